@@ -1,0 +1,70 @@
+# djc - top-level build. `make` builds build/djc and build/libdjc.a;
+# `make check` installs dependencies, starts throwaway servers and runs
+# every test on SQLite, PostgreSQL and MariaDB; `make demo` runs the demo.
+CC      ?= cc
+OPT     ?= -O2 -g
+SAN     ?=
+BUILD   ?= build
+CFLAGS  += -std=c11 $(OPT) -Wall -Wextra -Wshadow -Wno-unused-parameter -fno-strict-aliasing $(SAN)
+CPPFLAGS += -Iinclude -Isrc -I/usr/include/mariadb -I/usr/include/postgresql -D_GNU_SOURCE
+LDLIBS  = -lsqlite3 -lpq -lmariadb -ljansson -lpthread -lm
+LDFLAGS += $(SAN)
+
+LIB_SRC := $(sort $(wildcard src/util/*.c src/db/*.c src/schema/*.c src/table/*.c src/jobs/*.c src/populate/*.c))
+CLI_SRC := $(sort $(wildcard src/cli/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
+HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
+EX_BIN := $(BUILD)/examples/spikes
+
+.PHONY: all check check-quick demo deps clean stress bench fuzz unit
+
+all: $(BUILD)/djc $(BUILD)/libdjc.a $(UNIT_BIN) $(HELPER_BIN) $(EX_BIN)
+
+$(BUILD)/%.o: %.c $(wildcard include/*.h include/djc/*.h src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libdjc.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/djc: $(CLI_OBJ) $(BUILD)/libdjc.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/t.h $(BUILD)/libdjc.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdjc.a $(LDLIBS)
+
+$(BUILD)/tests/%: tests/helpers/%.c $(BUILD)/libdjc.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdjc.a $(LDLIBS)
+
+$(BUILD)/examples/spikes: examples/spikes.c $(BUILD)/libdjc.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdjc.a $(LDLIBS)
+
+deps:
+	@scripts/install-deps.sh
+
+# The whole suite: dependencies, servers, unit tests (also under ASan+UBSan),
+# CLI behaviour suite on every backend.
+check: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory BUILD=build-san OPT="-O1 -g" SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all
+	@scripts/run-tests.sh
+
+demo: deps all
+	@examples/demo.sh
+
+stress: deps all
+	@tests/stress/run.sh
+
+bench: deps all
+	@bench/run.sh
+
+clean:
+	rm -rf build build-san build-fuzz

@@ -1,0 +1,278 @@
+/* djc.h - the public API of libdjc: pipelines of tables filled by make(key),
+ * with distributed job reservation through a per-table jobs table.
+ *
+ * Conventions (see docs/api.md):
+ *  - every function returns an int status: DJC_OK (0) or a negative DJC_E*
+ *    code; details are in djc_error_last(conn) until the next call on conn;
+ *  - handles are opaque; each is freed by its NULL-safe djc_<type>_free();
+ *  - strings returned as `const char *` are owned by the object they came
+ *    from and live as long as it; strings returned as `char *` are the
+ *    caller's to free() with free().
+ */
+#ifndef DJC_H
+#define DJC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DJC_VERSION "0.1.0"
+
+/* Status codes. Only ever appended, never renumbered. */
+enum {
+	DJC_OK = 0,
+	DJC_ERROR = -1,       /* unclassified failure */
+	DJC_EINVAL = -2,      /* bad input: definition, row, option, name */
+	DJC_ENOTFOUND = -3,   /* no such table / row / job */
+	DJC_EDUPLICATE = -4,  /* a row with that primary key exists */
+	DJC_EFOREIGN = -5,    /* foreign key: missing parent / referenced by a child */
+	DJC_EBUSY = -6,       /* retryable: lock timeout, deadlock, serialization */
+	DJC_ECONN = -7,       /* connection lost or refused */
+	DJC_ELOST = -8,       /* the reservation was lost before commit */
+	DJC_EMAKE = -9,       /* make() failed (populate) */
+	DJC_ECONFLICT = -10,  /* declared definition differs from the stored one */
+	DJC_EINTR = -11       /* interrupted by SIGINT/SIGTERM */
+};
+
+/* A static English description of a status code. */
+const char *djc_strerror(int code);
+
+/* ---------------------------------------------------------------- values */
+
+typedef enum djc_type {
+	DJC_NULL = 0,
+	DJC_INT,    /* int8..int64, uint8..uint32 */
+	DJC_UINT,   /* uint64 */
+	DJC_FLOAT,  /* float32, float64 */
+	DJC_BOOL,
+	DJC_TEXT,   /* char, varchar, enum, date, datetime, uuid, decimal, json (its text) */
+	DJC_BYTES
+} djc_type;
+
+/* An ordered set of named values: a row, a key or a restriction. */
+typedef struct djc_row djc_row;
+
+djc_row *djc_row_new(void);
+void djc_row_free(djc_row *row);
+djc_row *djc_row_dup(const djc_row *row);
+/* Setters replace an existing value of the same name. They copy their input.
+ * They return DJC_EINVAL for a NULL or empty name. */
+int djc_row_set_null(djc_row *row, const char *name);
+int djc_row_set_int(djc_row *row, const char *name, int64_t v);
+int djc_row_set_uint(djc_row *row, const char *name, uint64_t v);
+int djc_row_set_float(djc_row *row, const char *name, double v);
+int djc_row_set_bool(djc_row *row, const char *name, int v);
+int djc_row_set_text(djc_row *row, const char *name, const char *v);
+int djc_row_set_bytes(djc_row *row, const char *name, const void *v, size_t n);
+
+size_t djc_row_count(const djc_row *row);
+const char *djc_row_name(const djc_row *row, size_t i);
+/* Index of name, or -1. */
+long djc_row_find(const djc_row *row, const char *name);
+djc_type djc_row_type(const djc_row *row, size_t i);
+/* Getters by index. They convert where exact (an INT to a FLOAT, a UINT that
+ * fits to an INT) and return DJC_EINVAL otherwise. Text and bytes point into
+ * the row. */
+int djc_row_int(const djc_row *row, size_t i, int64_t *out);
+int djc_row_uint(const djc_row *row, size_t i, uint64_t *out);
+int djc_row_float(const djc_row *row, size_t i, double *out);
+int djc_row_text(const djc_row *row, size_t i, const char **out);
+int djc_row_bytes(const djc_row *row, size_t i, const void **out, size_t *n);
+
+/* JSON object text of the row (bytes as base64 text); caller frees. */
+char *djc_row_to_json(const djc_row *row);
+/* Parse one JSON object into a row, untyped (numbers become INT/UINT/FLOAT,
+ * strings TEXT, nested arrays/objects their JSON text). On error *out is NULL
+ * and msg (if given, caller frees) says why. */
+int djc_row_from_json(djc_row **out, const char *json, char **msg);
+
+/* A list of rows, e.g. a fetch result. */
+typedef struct djc_rowset djc_rowset;
+size_t djc_rowset_count(const djc_rowset *rs);
+const djc_row *djc_rowset_row(const djc_rowset *rs, size_t i);
+void djc_rowset_free(djc_rowset *rs);
+
+/* ------------------------------------------------------------ connection */
+
+typedef struct djc_conn djc_conn;
+
+/* Open a connection. url NULL means $DJC_DATABASE_URL, then the config's
+ * database.url, then "sqlite:djc.db". schema NULL means the URL's default
+ * (SQLite: the file itself; PostgreSQL: "public"; MySQL: the URL's
+ * database). On failure *out is still a connection object (not connected)
+ * whose djc_error_last() says why; free it with djc_close(). */
+int djc_open(djc_conn **out, const char *url, const char *schema);
+void djc_close(djc_conn *conn);
+/* The message of the last failed call on conn ("" if none). Passwords never
+ * appear in it. Owned by conn. */
+const char *djc_error_last(const djc_conn *conn);
+
+/* ------------------------------------------------------------- pipelines */
+
+/* Declare every table of a pipeline text (DESIGN section 1). Idempotent: a
+ * table declared with the same definition is left alone, a different
+ * definition is DJC_ECONFLICT. Nothing is created unless the whole text
+ * parses. `filename` is used in messages ("file:line: ..."). If report is
+ * non-NULL it receives one line per table ("created X" or "exists X");
+ * caller frees. */
+int djc_declare(djc_conn *conn, const char *text, const char *filename, char **report);
+
+/* Names of the declared tables, in declaration order, as one
+ * newline-separated string; caller frees. */
+int djc_tables(djc_conn *conn, char **out);
+
+/* ------------------------------------------------------------------ rows */
+
+typedef struct djc_insert_options {
+	int version;           /* DJC_INSERT_OPTIONS_VERSION */
+	int skip_duplicates;   /* rows whose primary key exists are skipped */
+} djc_insert_options;
+#define DJC_INSERT_OPTIONS_VERSION 1
+#define DJC_INSERT_OPTIONS_INIT {DJC_INSERT_OPTIONS_VERSION, 0}
+
+/* Insert rows into table, all or nothing, in one transaction. Values are
+ * checked against the heading; the message of a bad row names it by its
+ * index (0-based) and key. *inserted (may be NULL) counts rows written. */
+int djc_insert(djc_conn *conn, const char *table, const djc_row *const *rows, size_t n,
+	       const djc_insert_options *opts, size_t *inserted);
+
+/* Fetch rows of table matching a restriction (JSON text, see docs/restrictions.md;
+ * NULL for all), ordered by primary key. */
+int djc_fetch(djc_conn *conn, const char *table, const char *where_json, djc_rowset **out);
+
+/* Insert JSON Lines (one object per line; blank lines skipped) read from
+ * `in`, typed by the table's heading (bytes as base64 strings, json
+ * attributes as any JSON value). All or nothing; errors name
+ * source_name:line. Needs <stdio.h>. */
+int djc_insert_jsonl(djc_conn *conn, const char *table, void *in /* FILE* */, const char *source_name,
+		     const djc_insert_options *opts, size_t *inserted);
+
+typedef enum djc_format { DJC_FORMAT_TABLE = 0, DJC_FORMAT_JSON, DJC_FORMAT_CSV } djc_format;
+/* Fetch and print rows to `out` (a FILE*): an aligned text table, JSON
+ * Lines, or CSV with a header row. */
+int djc_fetch_print(djc_conn *conn, const char *table, const char *where_json, djc_format format, void *out);
+/* JSON text of a row typed by table's heading (json attributes embedded,
+ * bytes base64); caller frees. */
+char *djc_row_to_json_typed(djc_conn *conn, const char *table, const djc_row *row);
+
+/* Delete the matching rows. DJC_EFOREIGN if a child row references one;
+ * then nothing is deleted. */
+int djc_delete(djc_conn *conn, const char *table, const char *where_json, size_t *deleted);
+
+/* ------------------------------------------------------------- populate */
+
+typedef struct djc_make_ctx djc_make_ctx;
+
+/* A make callback: compute the rows for key and stage them with
+ * djc_make_insert. Return 0 on success; anything else is an error whose
+ * message is the one set with djc_make_error (or a generic one). */
+typedef int (*djc_make_fn)(djc_make_ctx *ctx, const djc_row *key, void *payload);
+
+/* Stage a row for the target table (table NULL) or one of its part tables
+ * (table "Master.Part" or just "Part"). Key attributes may be omitted:
+ * they are filled from the key. The row is copied. Nothing is written
+ * before make returns successfully. */
+int djc_make_insert(djc_make_ctx *ctx, const char *table, const djc_row *row);
+/* Read rows of any table (usually upstream ones) restricted by where_json. */
+int djc_make_fetch(djc_make_ctx *ctx, const char *table, const char *where_json, djc_rowset **out);
+/* Set the error message recorded if make returns non-zero. */
+void djc_make_error(djc_make_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+typedef struct djc_populate_options {
+	int version;               /* DJC_POPULATE_OPTIONS_VERSION */
+	int reserve_jobs;          /* use the jobs table */
+	int processes;             /* worker processes; 1 = this process */
+	long max_calls;            /* 0 = no limit; per populate call (all processes) */
+	long priority;             /* reserve only jobs with priority <= this; -1 = any */
+	int suppress_errors;       /* go on after a failed make */
+	int display_progress;      /* progress bar on stderr */
+	int refresh;               /* -1 = jobs.auto_refresh; 0 no; 1 yes */
+	const char *where_json;    /* restriction on key attributes, or NULL */
+	djc_make_fn make;          /* C make, or NULL to use make_argv / the table's make line */
+	void *payload;             /* passed to make */
+	const char *const *make_argv; /* NULL-terminated program and arguments */
+} djc_populate_options;
+#define DJC_POPULATE_OPTIONS_VERSION 1
+#define DJC_POPULATE_OPTIONS_INIT {DJC_POPULATE_OPTIONS_VERSION, 0, 1, 0, -1, 0, 0, -1, NULL, NULL, NULL, NULL}
+void djc_populate_options_init(djc_populate_options *opts);
+
+typedef struct djc_populate_error {
+	char *key_json;
+	char *message;
+} djc_populate_error;
+
+typedef struct djc_populate_result {
+	long success_count;   /* keys made and committed */
+	long error_count;     /* keys whose make failed */
+	long skipped_count;   /* keys committed by someone else meanwhile */
+	long lost_count;      /* reservations lost before commit (not committed) */
+	size_t n_errors;
+	djc_populate_error *errors;
+	int interrupted;      /* signal number that stopped populate, or 0 */
+} djc_populate_result;
+void djc_populate_result_free(djc_populate_result *res);
+
+/* Call make for every key of (key_source & where) - target. Returns DJC_OK
+ * when every make succeeded, DJC_EMAKE when some failed (see *out), DJC_EINTR
+ * when a signal stopped it, another code when populate itself failed. *out
+ * is set whenever populate ran. */
+int djc_populate(djc_conn *conn, const char *table, const djc_populate_options *opts,
+		 djc_populate_result **out);
+
+/* Remaining and total keys of the key source (restricted by where_json). */
+int djc_progress(djc_conn *conn, const char *table, const char *where_json,
+		 long *remaining, long *total);
+
+/* ----------------------------------------------------------------- jobs */
+
+typedef struct djc_refresh_options {
+	int version;              /* DJC_REFRESH_OPTIONS_VERSION */
+	long priority;            /* -1 = jobs.default_priority */
+	double delay;             /* seconds from now (database clock) */
+	double stale_timeout;     /* -1 = jobs.stale_timeout; 0 = no stale removal */
+	double orphan_timeout;    /* 0 = none */
+	const char *where_json;   /* restricts what is added */
+} djc_refresh_options;
+#define DJC_REFRESH_OPTIONS_VERSION 1
+#define DJC_REFRESH_OPTIONS_INIT {DJC_REFRESH_OPTIONS_VERSION, -1, 0, -1, 0, NULL}
+
+typedef struct djc_refresh_result {
+	long added, removed, orphaned, re_pended;
+} djc_refresh_result;
+
+int djc_jobs_refresh(djc_conn *conn, const char *table, const djc_refresh_options *opts,
+		     djc_refresh_result *out);
+
+/* A reservation held by this connection. */
+typedef struct djc_job djc_job;
+const djc_row *djc_job_key(const djc_job *job);
+int64_t djc_job_token(const djc_job *job);
+void djc_job_free(djc_job *job);
+
+/* Reserve the most urgent eligible job (DJC_ENOTFOUND when none). */
+int djc_jobs_reserve(djc_conn *conn, const char *table, const char *where_json,
+		     long max_priority, djc_job **out);
+/* Commit rows (for the target, may be empty) and mark the job success, in
+ * one transaction, only if the reservation is still held: DJC_ELOST else. */
+int djc_jobs_complete(djc_conn *conn, djc_job *job, const djc_row *const *rows, size_t n,
+		      double duration);
+/* Record the job as an error (message truncated to 2047 characters). */
+int djc_jobs_error(djc_conn *conn, djc_job *job, const char *message, const char *stack);
+/* Mark a key `ignore` (inserting the job if needed). */
+int djc_jobs_ignore(djc_conn *conn, const char *table, const djc_row *key);
+/* Delete jobs with the given status ("error", ...); *n receives the count. */
+int djc_jobs_clear(djc_conn *conn, const char *table, const char *status, long *n);
+/* Counts of jobs by status: pending, reserved, success, error, ignore
+ * (in that order) into counts[5]. */
+int djc_jobs_counts(djc_conn *conn, const char *table, long counts[5]);
+/* Jobs rows, optionally only one status, as rows (key attributes and the
+ * job's columns). */
+int djc_jobs_list(djc_conn *conn, const char *table, const char *status, djc_rowset **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

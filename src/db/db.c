@@ -1,0 +1,221 @@
+/* db.c - URL parsing, driver registry and dispatch, result helpers. */
+#include "db.h"
+#include "djc.h"
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const db_driver *const drivers[] = {
+	&db_sqlite_driver, &db_postgres_driver, &db_mysql_driver,
+};
+
+static char *pct_decode(const char *s, size_t n)
+{
+	char *o = xmalloc(n + 1);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '%' && i + 2 < n && isxdigit((unsigned char)s[i + 1]) &&
+		    isxdigit((unsigned char)s[i + 2])) {
+			char h[3] = {s[i + 1], s[i + 2], 0};
+			o[k++] = (char)strtol(h, NULL, 16);
+			i += 2;
+		} else
+			o[k++] = s[i];
+	}
+	o[k] = 0;
+	return o;
+}
+
+void db_url_free(db_url *u)
+{
+	free(u->scheme); free(u->path); free(u->user); free(u->password);
+	free(u->host); free(u->dbname); free(u->redacted);
+	for (size_t i = 0; i < u->nopts; i++) { free(u->opt_keys[i]); free(u->opt_vals[i]); }
+	free(u->opt_keys); free(u->opt_vals);
+	memset(u, 0, sizeof *u);
+}
+
+int db_url_parse(db_url *u, const char *url, char *err, size_t errlen)
+{
+	memset(u, 0, sizeof *u);
+	const char *colon = strchr(url, ':');
+	if (!colon || colon == url) {
+		snprintf(err, errlen, "database URL has no scheme (expected sqlite:PATH, postgresql://... or mysql://...)");
+		return DJC_EINVAL;
+	}
+	u->scheme = xstrndup(url, (size_t)(colon - url));
+	for (char *p = u->scheme; *p; p++) *p = (char)tolower((unsigned char)*p);
+	if (!strcmp(u->scheme, "postgres")) { free(u->scheme); u->scheme = xstrdup("postgresql"); }
+	if (!strcmp(u->scheme, "mariadb")) { free(u->scheme); u->scheme = xstrdup("mysql"); }
+	const char *rest = colon + 1;
+	if (!strcmp(u->scheme, "sqlite")) {
+		if (!strncmp(rest, "//", 2)) rest += 2;   /* sqlite:///abs/path or sqlite://rel */
+		if (!*rest) {
+			snprintf(err, errlen, "database URL '%s' names no file", url);
+			db_url_free(u);
+			return DJC_EINVAL;
+		}
+		u->path = xstrdup(rest);
+		u->redacted = xstrdup(url);
+		return DJC_OK;
+	}
+	if (strcmp(u->scheme, "postgresql") && strcmp(u->scheme, "mysql")) {
+		snprintf(err, errlen, "unknown database URL scheme '%s' (expected sqlite, postgresql or mysql)", u->scheme);
+		db_url_free(u);
+		return DJC_EINVAL;
+	}
+	if (strncmp(rest, "//", 2)) {
+		snprintf(err, errlen, "database URL must look like %s://user:password@host:port/dbname", u->scheme);
+		db_url_free(u);
+		return DJC_EINVAL;
+	}
+	rest += 2;
+	const char *q = strchr(rest, '?');
+	const char *end = q ? q : rest + strlen(rest);
+	const char *slash = memchr(rest, '/', (size_t)(end - rest));
+	const char *auth_end = slash ? slash : end;
+	const char *at = NULL;
+	for (const char *p = rest; p < auth_end; p++)
+		if (*p == '@') at = p;   /* last @: passwords may contain @ only percent-encoded, be lenient */
+	const char *hostp = rest;
+	if (at) {
+		const char *c = memchr(rest, ':', (size_t)(at - rest));
+		if (c) {
+			u->user = pct_decode(rest, (size_t)(c - rest));
+			u->password = pct_decode(c + 1, (size_t)(at - c - 1));
+		} else
+			u->user = pct_decode(rest, (size_t)(at - rest));
+		hostp = at + 1;
+	}
+	const char *pc = NULL;
+	if (*hostp == '[') {
+		const char *rb = memchr(hostp, ']', (size_t)(auth_end - hostp));
+		if (!rb) { snprintf(err, errlen, "database URL has an unclosed '[' in the host"); db_url_free(u); return DJC_EINVAL; }
+		u->host = xstrndup(hostp + 1, (size_t)(rb - hostp - 1));
+		if (rb + 1 < auth_end && rb[1] == ':') pc = rb + 1;
+	} else {
+		pc = memchr(hostp, ':', (size_t)(auth_end - hostp));
+		u->host = xstrndup(hostp, (size_t)((pc ? pc : auth_end) - hostp));
+	}
+	if (pc) {
+		char *e;
+		long port = strtol(pc + 1, &e, 10);
+		if (e != auth_end || port <= 0 || port > 65535) {
+			snprintf(err, errlen, "database URL has a bad port '%.*s'", (int)(auth_end - pc - 1), pc + 1);
+			db_url_free(u);
+			return DJC_EINVAL;
+		}
+		u->port = (int)port;
+	}
+	if (!*u->host) { free(u->host); u->host = xstrdup("localhost"); }
+	if (slash && slash + 1 < end) u->dbname = pct_decode(slash + 1, (size_t)(end - slash - 1));
+	if (q) {
+		const char *p = q + 1;
+		while (*p) {
+			const char *amp = strchr(p, '&');
+			const char *e = amp ? amp : p + strlen(p);
+			const char *eq = memchr(p, '=', (size_t)(e - p));
+			if (e > p) {
+				u->opt_keys = xrealloc(u->opt_keys, (u->nopts + 1) * sizeof(char *));
+				u->opt_vals = xrealloc(u->opt_vals, (u->nopts + 1) * sizeof(char *));
+				u->opt_keys[u->nopts] = pct_decode(p, (size_t)((eq ? eq : e) - p));
+				u->opt_vals[u->nopts] = eq ? pct_decode(eq + 1, (size_t)(e - eq - 1)) : xstrdup("");
+				u->nopts++;
+			}
+			p = amp ? amp + 1 : e;
+		}
+	}
+	if (!u->password) {
+		const char *pw = getenv("DJC_DATABASE_PASSWORD");
+		if (pw && *pw) u->password = xstrdup(pw);
+	}
+	sb_t r = SB_INIT;
+	sb_printf(&r, "%s://", u->scheme);
+	if (u->user) sb_printf(&r, "%s%s@", u->user, u->password ? ":***" : "");
+	sb_add(&r, u->host);
+	if (u->port) sb_printf(&r, ":%d", u->port);
+	if (u->dbname) sb_printf(&r, "/%s", u->dbname);
+	u->redacted = sb_steal(&r);
+	return DJC_OK;
+}
+
+int db_open(db_conn **out, const char *url, const char *schema, char *err, size_t errlen)
+{
+	*out = NULL;
+	db_url u;
+	int rc = db_url_parse(&u, url, err, errlen);
+	if (rc) return rc;
+	if (schema && !db_ident_ok(schema)) {
+		snprintf(err, errlen, "invalid schema name '%s' (letters, digits and _ only, at most 64)", schema);
+		db_url_free(&u);
+		return DJC_EINVAL;
+	}
+	rc = DJC_EINVAL;
+	for (size_t i = 0; i < sizeof drivers / sizeof *drivers; i++)
+		if (!strcmp(drivers[i]->name, u.scheme)) {
+			rc = drivers[i]->open(out, &u, schema, err, errlen);
+			if (rc == DJC_OK) (*out)->drv = drivers[i];
+			break;
+		}
+	db_url_free(&u);
+	return rc;
+}
+
+void db_close(db_conn *c) { if (c) c->drv->close(c); }
+int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out) { return c->drv->exec(c, sql, p, n, out); }
+int db_begin(db_conn *c) { return c->drv->begin(c); }
+int db_commit(db_conn *c) { return c->drv->commit(c); }
+int db_rollback(db_conn *c) { return c->drv->rollback(c); }
+void db_qi(db_conn *c, sb_t *b, const char *name) { c->drv->quote_ident(b, name); }
+
+int db_ident_ok(const char *s)
+{
+	if (!s || !*s || strlen(s) > 64) return 0;
+	if (!(isalpha((unsigned char)*s) || *s == '_')) return 0;
+	for (const char *p = s; *p; p++)
+		if (!(isalnum((unsigned char)*p) || *p == '_')) return 0;
+	return 1;
+}
+
+void db_res_free(db_res *r)
+{
+	if (!r) return;
+	for (size_t i = 0; i < r->ncols; i++) free(r->cols[i]);
+	free(r->cols);
+	for (size_t i = 0; i < r->ncols * r->nrows; i++) val_free(&r->cells[i]);
+	free(r->cells);
+	free(r);
+}
+
+const val_t *db_cell(const db_res *r, size_t row, size_t col) { return &r->cells[row * r->ncols + col]; }
+
+int64_t db_cell_int(const db_res *r, size_t row, size_t col)
+{
+	const val_t *v = db_cell(r, row, col);
+	switch (v->t) {
+	case DJC_INT: case DJC_BOOL: return v->i;
+	case DJC_UINT: return (int64_t)v->u;
+	case DJC_FLOAT: return (int64_t)v->f;
+	case DJC_TEXT: return strtoll(v->s, NULL, 10);
+	default: return 0;
+	}
+}
+
+const char *db_cell_text(db_res *r, size_t row, size_t col)
+{
+	val_t *v = &r->cells[row * r->ncols + col];
+	char buf[64];
+	switch (v->t) {
+	case DJC_NULL: return NULL;
+	case DJC_INT: case DJC_BOOL: snprintf(buf, sizeof buf, "%" PRId64, v->i); break;
+	case DJC_UINT: snprintf(buf, sizeof buf, "%" PRIu64, v->u); break;
+	case DJC_FLOAT: snprintf(buf, sizeof buf, "%.17g", v->f); break;
+	default: return v->s;
+	}
+	free(v->s);
+	v->s = xstrdup(buf);
+	v->n = strlen(buf);
+	return v->s;
+}

@@ -1,0 +1,145 @@
+/* db.h - the database driver interface: one struct of function pointers per
+ * backend (sqlite.c, postgres.c, mysql.c), chosen by URL scheme in db.c.
+ * Everything above this layer speaks portable SQL with `?` placeholders plus
+ * the few dialect fragments a driver supplies here; no layer above tests
+ * which backend it runs on. */
+#ifndef DJC_DB_H
+#define DJC_DB_H
+#include <stddef.h>
+#include <stdint.h>
+#include "../util/sb.h"
+#include "../util/value.h"
+
+/* Column types of the DDL (DataJoint 2.x core types plus internal ones). */
+typedef enum coltype {
+	T_INT8, T_INT16, T_INT32, T_INT64,
+	T_UINT8, T_UINT16, T_UINT32, T_UINT64,
+	T_FLOAT32, T_FLOAT64, T_BOOL, T_DECIMAL,
+	T_CHAR, T_VARCHAR, T_ENUM,
+	T_DATE, T_DATETIME, T_UUID, T_JSON, T_BYTES,
+	T_TEXT        /* internal: unbounded text (definitions, error stacks) */
+} coltype;
+
+typedef struct coldef {
+	coltype t;
+	int p;          /* decimal precision; char/varchar length; datetime fractional digits */
+	int s;          /* decimal scale */
+	char **enums;   /* enum labels (owned by whoever built the coldef) */
+	size_t nenums;
+} coldef;
+
+/* A parsed connection URL. Every string is owned by the db_url. */
+typedef struct db_url {
+	char *scheme;    /* "sqlite", "postgresql", "mysql" */
+	char *path;      /* sqlite file path */
+	char *user, *password, *host, *dbname;
+	int port;        /* 0 = driver default */
+	size_t nopts;    /* query parameters (?sslmode=require&...) */
+	char **opt_keys, **opt_vals;
+	char *redacted;  /* the URL with the password replaced by "***" */
+} db_url;
+
+/* Parse url; on error returns DJC_EINVAL with a message in err. */
+int db_url_parse(db_url *out, const char *url, char *err, size_t errlen);
+void db_url_free(db_url *u);
+
+typedef struct db_driver db_driver;
+
+/* Base of every driver's connection struct (drivers put it first). */
+typedef struct db_conn {
+	const db_driver *drv;
+	char err[1024];     /* message of the last failure */
+	int in_tx;
+	char *schema;       /* effective schema name */
+} db_conn;
+
+/* A fully materialised result. Cells are row-major. A driver returns a cell
+ * as DJC_NULL, DJC_INT, DJC_FLOAT, DJC_BYTES (binary columns) or DJC_TEXT
+ * (the server's text form); callers coerce by the column's declared type. */
+typedef struct db_res {
+	size_t ncols, nrows;
+	char **cols;
+	val_t *cells;
+	long long affected;   /* rows changed by INSERT/UPDATE/DELETE */
+} db_res;
+
+void db_res_free(db_res *r);
+const val_t *db_cell(const db_res *r, size_t row, size_t col);
+/* Integer value of a cell (parses text); 0 for NULL. */
+int64_t db_cell_int(const db_res *r, size_t row, size_t col);
+/* Text of a cell (NULL for SQL NULL); owned by the result. Integers and
+ * floats are formatted into the cell on first call. */
+const char *db_cell_text(db_res *r, size_t row, size_t col);
+
+/* An atomic claim: mark up to `limit` rows of `table` matching `where`, taken
+ * in `order`, with `set`, such that no two concurrent claimers ever get the
+ * same row, and without waiting on rows another claimer holds (SKIP LOCKED
+ * or the backend's equivalent). Returns the claimed rows' key_cols. */
+typedef struct db_claim {
+	const char *table;      /* unquoted table name */
+	const char *key_cols;   /* quoted, comma-separated primary key columns */
+	const char *where;      /* condition with ? params */
+	const val_t *wparams;
+	size_t nw;
+	const char *order;      /* ORDER BY list */
+	long limit;
+	const char *set;        /* SET assignments with ? params */
+	const val_t *sparams;
+	size_t ns;
+} db_claim;
+
+#define DB_DRIVER_VERSION 1
+
+struct db_driver {
+	int version;
+	const char *name;     /* URL scheme */
+
+	/* must provide */
+	int (*open)(db_conn **out, const db_url *url, const char *schema, char *err, size_t errlen);
+	void (*close)(db_conn *c);
+	/* Run one statement with bound parameters. out may be NULL. Returns
+	 * DJC_OK or an error class: DJC_EDUPLICATE, DJC_EFOREIGN, DJC_EBUSY
+	 * (retryable), DJC_ECONN, DJC_EINVAL (data rejected), DJC_ERROR; with
+	 * c->err set. */
+	int (*exec)(db_conn *c, const char *sql, const val_t *params, size_t nparams, db_res **out);
+	int (*begin)(db_conn *c);      /* a write transaction (SQLite: IMMEDIATE) */
+	int (*commit)(db_conn *c);
+	int (*rollback)(db_conn *c);   /* safe to call after a failed statement */
+	int (*claim)(db_conn *c, const db_claim *cl, db_res **out);
+	int64_t (*connection_id)(db_conn *c);
+
+	/* dialect fragments */
+	void (*quote_ident)(sb_t *b, const char *name);
+	void (*column_type)(sb_t *b, const coldef *t);
+	void (*now)(sb_t *b);          /* current UTC time as datetime(3) */
+	void (*now_plus)(sb_t *b);     /* UTC now plus ? seconds (one FLOAT param) */
+	void (*create_index)(sb_t *b, const char *table, const char *index, const char *cols, int unique);
+	const char *insert_ignore_head;   /* e.g. "INSERT OR IGNORE INTO" */
+	const char *insert_ignore_tail;   /* e.g. " ON CONFLICT DO NOTHING" */
+	const char *table_suffix;         /* after CREATE TABLE (...) */
+	/* 1 if an empty result of SELECT ... with FOR UPDATE works. Unused. */
+	int reserved_flags;
+};
+
+extern const db_driver db_sqlite_driver;
+extern const db_driver db_postgres_driver;
+extern const db_driver db_mysql_driver;
+
+/* Open by URL (see djc_open for defaults). On failure returns a code and
+ * fills err; *out is NULL. */
+int db_open(db_conn **out, const char *url, const char *schema, char *err, size_t errlen);
+void db_close(db_conn *c);
+
+/* Convenience wrappers that dispatch through c->drv. */
+int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out);
+int db_begin(db_conn *c);
+int db_commit(db_conn *c);
+int db_rollback(db_conn *c);
+void db_qi(db_conn *c, sb_t *b, const char *name);   /* quoted identifier */
+
+/* 1 if name is a valid identifier for djc (letters, digits, _, and the
+ * DataJoint prefixes ~ # handled by callers): [A-Za-z_][A-Za-z0-9_]*,
+ * at most 64 bytes. */
+int db_ident_ok(const char *name);
+
+#endif

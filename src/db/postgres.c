@@ -1,0 +1,722 @@
+/* postgres.c - the PostgreSQL driver (libpq). One schema per djc schema
+ * (search_path), `?` placeholders rewritten to $n, parameters typed so the
+ * server coerces text to the column's type, an LRU cache of prepared
+ * statements, SKIP LOCKED claims, and a transparent reconnect between
+ * transactions so a server restart does not kill a long-running worker. */
+#include "db.h"
+#include "djc.h"
+#include <libpq-fe.h>
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STMT_CACHE 64
+
+/* OIDs of the built-in types we bind or read (pg_type.h is server-side). */
+#define OID_BOOL 16
+#define OID_BYTEA 17
+#define OID_INT8 20
+#define OID_INT2 21
+#define OID_INT4 23
+#define OID_FLOAT8 701
+#define OID_TIMESTAMP 1114
+#define OID_NUMERIC 1700
+
+/* A server-side prepared statement: key is the parameter types then the
+ * rewritten SQL (the types are fixed when a statement is prepared). */
+typedef struct pcached { char *key; char name[24]; unsigned long used; } pcached;
+
+typedef struct pg_conn {
+	db_conn base;
+	PGconn *pg;
+	pcached cache[STMT_CACHE];
+	unsigned long tick, seq;
+	int64_t pid;
+} pg_conn;
+
+static void quiet(void *arg, const char *msg) { (void)arg; (void)msg; }
+
+/* Copy msg into out as one line: newlines and tabs become single spaces,
+ * trailing blanks go. */
+static void one_line(char *out, size_t outlen, const char *prefix, const char *msg)
+{
+	size_t k = (size_t)snprintf(out, outlen, "%s", prefix);
+	if (k >= outlen) return;
+	int space = 0;
+	for (const char *p = msg ? msg : ""; *p && k + 1 < outlen; p++) {
+		if (*p == '\n' || *p == '\r' || *p == '\t' || *p == ' ') { space = 1; continue; }
+		if (space && k > strlen(prefix) && k + 2 < outlen) out[k++] = ' ';
+		space = 0;
+		out[k++] = *p;
+	}
+	out[k] = 0;
+}
+
+/* Replace every occurrence of secret in s (in place) with "***". libpq does
+ * not echo passwords; this is a guard. Passwords under 4 bytes would
+ * mangle the message and are left alone. */
+static void redact(char *s, const char *secret)
+{
+	size_t n = secret ? strlen(secret) : 0;
+	if (n < 4) return;
+	for (char *p = s; (p = strstr(p, secret)); p += 3) {
+		memcpy(p, "***", 3);
+		memmove(p + 3, p + n, strlen(p + n) + 1);
+	}
+}
+
+static void set_conn_err(pg_conn *c, const char *what)
+{
+	char msg[900];
+	one_line(msg, sizeof msg, "", PQerrorMessage(c->pg));
+	snprintf(c->base.err, sizeof c->base.err, "postgresql: %s%s%s", what, *msg ? ": " : "", msg);
+}
+
+/* Map a failed result (or a failed connection) to a djc error class and
+ * put "postgresql: <primary message>" in c->err. */
+static int classify(pg_conn *c, const PGresult *res)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	const char *prim = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	char local[600];
+	if (!prim) {
+		/* libpq's own message, e.g. "server closed the connection
+		 * unexpectedly" and a hint on further lines: keep the first */
+		const char *m = res && *PQresultErrorMessage(res) ? PQresultErrorMessage(res) : PQerrorMessage(c->pg);
+		snprintf(local, sizeof local, "%.*s", (int)strcspn(m, "\n"), m);
+		prim = *local ? local : "unknown error";
+	}
+	one_line(c->base.err, sizeof c->base.err, "postgresql: ", prim);
+	if (PQstatus(c->pg) == CONNECTION_BAD) return DJC_ECONN;
+	if (!state) return DJC_ERROR;
+	if (!strcmp(state, "23505")) return DJC_EDUPLICATE;
+	if (!strcmp(state, "23503")) return DJC_EFOREIGN;
+	if (!strcmp(state, "40001") || !strcmp(state, "40P01") || !strcmp(state, "55P03")) return DJC_EBUSY;
+	if (!strncmp(state, "08", 2) || !strcmp(state, "57P01") || !strcmp(state, "57P02") ||
+	    !strcmp(state, "57P03")) return DJC_ECONN;
+	if (!strncmp(state, "22", 2) || !strcmp(state, "23502") || !strcmp(state, "23514")) return DJC_EINVAL;
+	return DJC_ERROR;
+}
+
+static int is_ok(const PGresult *res)
+{
+	ExecStatusType st = PQresultStatus(res);
+	return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK || st == PGRES_EMPTY_QUERY;
+}
+
+/* Run one parameterless statement; DJC_OK or an error class. */
+static int simple(pg_conn *c, const char *sql)
+{
+	PGresult *res = PQexec(c->pg, sql);
+	int rc = is_ok(res) ? DJC_OK : classify(c, res);
+	PQclear(res);
+	return rc;
+}
+
+/* Forget every cached statement (deallocate: 0 after a reconnect, when the
+ * server has already forgotten them). */
+static void cache_clear(pg_conn *c, int deallocate)
+{
+	int any = 0;
+	for (int i = 0; i < STMT_CACHE; i++) {
+		if (c->cache[i].key) any = 1;
+		free(c->cache[i].key);
+		c->cache[i].key = NULL;
+		c->cache[i].used = 0;
+	}
+	if (any && deallocate) {
+		PGresult *res = PQexec(c->pg, "DEALLOCATE ALL");
+		PQclear(res);
+	}
+}
+
+static void pg_close(db_conn *bc)
+{
+	pg_conn *c = (pg_conn *)bc;
+	if (!c) return;
+	cache_clear(c, 0);
+	if (c->pg) PQfinish(c->pg);
+	free(c->base.schema);
+	free(c);
+}
+
+static void pg_qi(sb_t *b, const char *name)
+{
+	sb_addc(b, '"');
+	for (const char *p = name; *p; p++) {
+		if (*p == '"') sb_addc(b, '"');
+		sb_addc(b, *p);
+	}
+	sb_addc(b, '"');
+}
+
+/* Session settings, run at open and after every reconnect: UTC, ISO dates,
+ * exact floats, the schema (created when missing) on the search_path, and
+ * the backend pid for connection_id. */
+static int session_setup(pg_conn *c, int create_schema)
+{
+	int rc;
+	if ((rc = simple(c, "SET TIME ZONE 'UTC'")) || (rc = simple(c, "SET datestyle TO 'ISO, YMD'")) ||
+	    (rc = simple(c, "SET intervalstyle TO 'postgres'")) ||
+	    (rc = simple(c, "SET client_min_messages TO warning")))
+		return rc;
+	/* 12+ prints shortest-exact floats whenever extra_float_digits > 0 (the
+	 * default 1); older servers need 3 for a round trip. */
+	if ((rc = simple(c, PQserverVersion(c->pg) >= 120000 ? "SET extra_float_digits TO 1" : "SET extra_float_digits TO 3")))
+		return rc;
+	sb_t q = SB_INIT;
+	pg_qi(&q, c->base.schema);
+	char *quoted = sb_steal(&q);
+	if (create_schema && strcmp(c->base.schema, "public")) {
+		/* Look first: CREATE SCHEMA checks the CREATE privilege even when the
+		 * schema exists, and concurrent creators race on pg_namespace. */
+		const char *v[1] = {c->base.schema};
+		PGresult *res = PQexecParams(c->pg, "SELECT 1 FROM pg_namespace WHERE nspname = $1", 1, NULL, v, NULL, NULL, 0);
+		int exists = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) > 0;
+		rc = PQresultStatus(res) == PGRES_TUPLES_OK ? DJC_OK : classify(c, res);
+		PQclear(res);
+		if (!rc && !exists) {
+			sb_printf(&q, "CREATE SCHEMA IF NOT EXISTS %s", quoted);
+			res = PQexec(c->pg, sb_str(&q));
+			if (!is_ok(res)) {
+				const char *st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+				/* lost a race with another connection creating it: fine */
+				if (!st || (strcmp(st, "23505") && strcmp(st, "42P06"))) rc = classify(c, res);
+			}
+			PQclear(res);
+			sb_reset(&q);
+		}
+	}
+	if (!rc) {
+		sb_printf(&q, "SET search_path TO %s", quoted);
+		rc = simple(c, sb_str(&q));
+	}
+	sb_free(&q);
+	free(quoted);
+	if (rc) return rc;
+	PGresult *res = PQexec(c->pg, "SELECT pg_backend_pid()");
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
+		rc = classify(c, res);
+		PQclear(res);
+		return rc;
+	}
+	c->pid = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return DJC_OK;
+}
+
+/* Percent-decode a URL host (a unix socket directory may arrive as %2Ftmp). */
+static char *host_decode(const char *s)
+{
+	char *o = xstrdup(s), *w = o;
+	for (const char *p = s; *p; p++) {
+		if (*p == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
+			char h[3] = {p[1], p[2], 0};
+			*w++ = (char)strtol(h, NULL, 16);
+			p += 2;
+		} else
+			*w++ = *p;
+	}
+	*w = 0;
+	return o;
+}
+
+/* Keyword/value pairs for PQconnectdbParams: our defaults, then the URL's
+ * query options, which replace a default of the same name. */
+typedef struct kv { const char *k[64]; const char *v[64]; int n; } kv;
+
+static void kv_set(kv *a, const char *k, const char *v)
+{
+	for (int i = 0; i < a->n; i++)
+		if (!strcmp(a->k[i], k)) { a->v[i] = v; return; }
+	if (a->n < 63) { a->k[a->n] = k; a->v[a->n] = v; a->n++; }
+}
+
+static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err, size_t errlen)
+{
+	*out = NULL;
+	char port[16];
+	char *host = u->host ? host_decode(u->host) : NULL;
+	kv a = {{0}, {0}, 0};
+	if (host) kv_set(&a, "host", host);
+	if (u->port) { snprintf(port, sizeof port, "%d", u->port); kv_set(&a, "port", port); }
+	if (u->user) kv_set(&a, "user", u->user);
+	if (u->password) kv_set(&a, "password", u->password);
+	if (u->dbname) kv_set(&a, "dbname", u->dbname);
+	kv_set(&a, "application_name", "djc");
+	kv_set(&a, "client_encoding", "UTF8");
+	kv_set(&a, "connect_timeout", "10");
+	kv_set(&a, "keepalives", "1");
+	kv_set(&a, "keepalives_idle", "10");
+	kv_set(&a, "keepalives_interval", "5");
+	kv_set(&a, "keepalives_count", "3");
+	for (size_t i = 0; i < u->nopts; i++) kv_set(&a, u->opt_keys[i], u->opt_vals[i]);
+	a.k[a.n] = NULL;
+	a.v[a.n] = NULL;
+
+	pg_conn *c = xcalloc(1, sizeof *c);
+	c->base.schema = xstrdup(schema && *schema ? schema : "public");
+	/* expand_dbname = 0: a dbname is a name, never a conninfo string */
+	c->pg = PQconnectdbParams(a.k, a.v, 0);
+	free(host);
+	if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
+		char msg[900];
+		one_line(msg, sizeof msg, "", c->pg ? PQerrorMessage(c->pg) : "out of memory");
+		redact(msg, u->password);
+		snprintf(err, errlen, "postgresql: cannot connect to %s: %s", u->redacted, msg);
+		pg_close(&c->base);
+		return DJC_ECONN;
+	}
+	PQsetNoticeProcessor(c->pg, quiet, NULL);
+	int rc = session_setup(c, 1);
+	if (rc) {
+		snprintf(err, errlen, "%s", c->base.err);
+		redact(err, u->password);
+		pg_close(&c->base);
+		return rc;
+	}
+	*out = &c->base;
+	return DJC_OK;
+}
+
+/* Before a statement: notice a connection the server closed while we were
+ * idle (restart, admin kill), and outside a transaction reconnect once.
+ * Inside a transaction a lost connection is DJC_ECONN: the work is gone. */
+static int ensure(pg_conn *c)
+{
+	if (PQstatus(c->pg) == CONNECTION_OK && !c->base.in_tx &&
+	    PQtransactionStatus(c->pg) == PQTRANS_IDLE) {
+		struct pollfd pf = {PQsocket(c->pg), POLLIN, 0};
+		/* an idle socket with input: a goodbye message and/or EOF */
+		for (int i = 0; i < 4 && pf.fd >= 0 && poll(&pf, 1, 0) > 0; i++)
+			if (!PQconsumeInput(c->pg)) break;
+	}
+	if (PQstatus(c->pg) == CONNECTION_OK) return DJC_OK;
+	if (c->base.in_tx) {
+		set_conn_err(c, "connection lost inside a transaction");
+		return DJC_ECONN;
+	}
+	cache_clear(c, 0);
+	PQreset(c->pg);
+	if (PQstatus(c->pg) != CONNECTION_OK) {
+		set_conn_err(c, "connection lost, reconnect failed");
+		return DJC_ECONN;
+	}
+	int rc = session_setup(c, 0);
+	return rc == DJC_OK ? DJC_OK : DJC_ECONN;
+}
+
+/* Rewrite `?` placeholders to $1..$n, leaving alone any inside '...' (and
+ * E'...' with backslash escapes), "..." identifiers, $tag$...$tag$ strings,
+ * -- and nested block comments. Returns the number of placeholders. */
+static int rewrite(sb_t *o, const char *s)
+{
+	int n = 0;
+	const char *p = s;
+	while (*p) {
+		const char *start = p;
+		if (*p == '\'') {
+			int esc = p > s && (p[-1] == 'E' || p[-1] == 'e') &&
+				  (p - 1 == s || !(isalnum((unsigned char)p[-2]) || p[-2] == '_' || p[-2] == '$'));
+			for (p++; *p; p++) {
+				if (esc && *p == '\\' && p[1]) { p++; continue; }
+				if (*p == '\'') {
+					if (p[1] == '\'') { p++; continue; }
+					p++;
+					break;
+				}
+			}
+		} else if (*p == '"') {
+			for (p++; *p && *p != '"'; p++) {}
+			if (*p) p++;   /* a doubled "" closes and reopens: same result */
+		} else if (p[0] == '-' && p[1] == '-') {
+			while (*p && *p != '\n') p++;
+		} else if (p[0] == '/' && p[1] == '*') {
+			int depth = 1;
+			for (p += 2; *p && depth; ) {
+				if (p[0] == '/' && p[1] == '*') { depth++; p += 2; }
+				else if (p[0] == '*' && p[1] == '/') { depth--; p += 2; }
+				else p++;
+			}
+		} else if (*p == '$' && !(p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '$')) &&
+			   (p[1] == '$' || isalpha((unsigned char)p[1]) || p[1] == '_')) {
+			/* a dollar quote $tag$ (not $1, not part of an identifier) */
+			const char *q = p + 1;
+			while (isalnum((unsigned char)*q) || *q == '_') q++;
+			if (*q == '$') {
+				size_t tl = (size_t)(q - p) + 1;
+				const char *end;
+				for (end = q + 1; *end; end++)
+					if (*end == '$' && !strncmp(end, p, tl)) break;
+				p = *end ? end + tl : end;
+			} else
+				p++;
+		} else if (*p == '?') {
+			sb_printf(o, "$%d", ++n);
+			p++;
+			continue;
+		} else
+			p++;
+		sb_addn(o, start, (size_t)(p - start));
+	}
+	return n;
+}
+
+/* The statement's first keyword (skipping blanks, comments and '('),
+ * upper-cased into kw. */
+static void first_word(const char *s, char *kw, size_t n)
+{
+	for (;;) {
+		while (isspace((unsigned char)*s) || *s == '(') s++;
+		if (s[0] == '-' && s[1] == '-') { while (*s && *s != '\n') s++; continue; }
+		if (s[0] == '/' && s[1] == '*') {
+			const char *e = strstr(s + 2, "*/");
+			s = e ? e + 2 : s + strlen(s);
+			continue;
+		}
+		break;
+	}
+	size_t k = 0;
+	while (k + 1 < n && isalpha((unsigned char)s[k])) { kw[k] = (char)toupper((unsigned char)s[k]); k++; }
+	kw[k] = 0;
+}
+
+static PGresult *prepare_and_run(pg_conn *c, const char *key, const char *sql, int np, const Oid *types,
+				 const char *const *vals, const int *lens, const int *fmts)
+{
+	int lru = 0;
+	for (int i = 0; i < STMT_CACHE; i++) {
+		if (c->cache[i].key && !strcmp(c->cache[i].key, key)) {
+			c->cache[i].used = ++c->tick;
+			PGresult *res = PQexecPrepared(c->pg, c->cache[i].name, np, vals, lens, fmts, 0);
+			if (is_ok(res)) return res;
+			/* "cached plan must not change result type" after a table was
+			 * recreated elsewhere, or the statement was deallocated behind
+			 * our back: forget it; outside a transaction prepare afresh. */
+			const char *st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+			if (!st || (strcmp(st, "0A000") && strcmp(st, "26000"))) return res;
+			free(c->cache[i].key);
+			c->cache[i].key = NULL;
+			c->cache[i].used = 0;
+			if (PQtransactionStatus(c->pg) != PQTRANS_IDLE || c->base.in_tx) return res;
+			if (!strcmp(st, "0A000")) {
+				char dq[48];
+				snprintf(dq, sizeof dq, "DEALLOCATE %s", c->cache[i].name);
+				PQclear(PQexec(c->pg, dq));
+			}
+			PQclear(res);
+			lru = i;
+			break;
+		}
+		if (c->cache[i].used < c->cache[lru].used) lru = i;
+	}
+	char name[24];
+	snprintf(name, sizeof name, "djc_%lu", ++c->seq);
+	PGresult *res = PQprepare(c->pg, name, sql, np, types);
+	if (!is_ok(res)) return res;
+	PQclear(res);
+	/* evict only once the new statement exists (a failed prepare inside a
+	 * transaction would leave the DEALLOCATE unable to run) */
+	if (c->cache[lru].key) {
+		char dq[48];
+		snprintf(dq, sizeof dq, "DEALLOCATE %s", c->cache[lru].name);
+		PQclear(PQexec(c->pg, dq));
+		free(c->cache[lru].key);
+	}
+	c->cache[lru].key = xstrdup(key);
+	memcpy(c->cache[lru].name, name, sizeof name);
+	c->cache[lru].used = ++c->tick;
+	return PQexecPrepared(c->pg, name, np, vals, lens, fmts, 0);
+}
+
+/* A timestamp(p) value with all p fractional digits ("05.1" -> "05.100" for
+ * p = 3; the server drops trailing zeros), like MySQL's DATETIME(p). Values
+ * that are not plain 'YYYY-MM-DD HH:MM:SS[.f]' (infinity, BC) stay as is. */
+static val_t timestamp_text(const char *t, size_t n, int prec)
+{
+	const char *colon = strrchr(t, ':');
+	if (prec <= 0 || prec > 6 || n > 40 || !colon || !isdigit((unsigned char)colon[1]) || !isdigit((unsigned char)colon[2]))
+		return val_textn(t, n);
+	const char *f = colon + 3;
+	size_t have = 0;
+	if (*f == '.') {
+		for (have = 0; isdigit((unsigned char)f[1 + have]); have++) {}
+		if (f[1 + have]) return val_textn(t, n);
+	} else if (*f)
+		return val_textn(t, n);
+	if (have >= (size_t)prec) return val_textn(t, n);
+	char buf[64];
+	snprintf(buf, sizeof buf, "%.*s%s%.*s", (int)n, t, have ? "" : ".", (int)((size_t)prec - have), "000000");
+	return val_text(buf);
+}
+
+/* Fill a db_res from a successful result. Bytea cells come back as bytes,
+ * integer and boolean cells as DJC_INT, timestamps with all their declared
+ * fractional digits, everything else as the server's text (exact floats,
+ * ISO dates, numeric digits). */
+static db_res *materialise(const PGresult *res)
+{
+	db_res *r = xcalloc(1, sizeof *r);
+	r->ncols = (size_t)PQnfields(res);
+	r->nrows = (size_t)PQntuples(res);
+	r->cols = xcalloc(r->ncols ? r->ncols : 1, sizeof(char *));
+	Oid *types = xcalloc(r->ncols ? r->ncols : 1, sizeof(Oid));
+	for (size_t i = 0; i < r->ncols; i++) {
+		r->cols[i] = xstrdup(PQfname(res, (int)i));
+		types[i] = PQftype(res, (int)i);
+	}
+	size_t ncells = r->nrows * r->ncols;
+	r->cells = xcalloc(ncells ? ncells : 1, sizeof(val_t));
+	for (size_t j = 0; j < r->nrows; j++) {
+		val_t *row = r->cells + j * r->ncols;
+		for (size_t i = 0; i < r->ncols; i++) {
+			int rj = (int)j, ci = (int)i;
+			if (PQgetisnull(res, rj, ci)) { row[i] = val_null(); continue; }
+			const char *t = PQgetvalue(res, rj, ci);
+			switch (types[i]) {
+			case OID_BYTEA: {
+				size_t n = 0;
+				unsigned char *b = PQunescapeBytea((const unsigned char *)t, &n);
+				row[i] = val_textn(b ? (const char *)b : "", b ? n : 0);
+				row[i].t = DJC_BYTES;
+				PQfreemem(b);
+				break;
+			}
+			case OID_INT2: case OID_INT4: case OID_INT8:
+				row[i] = val_int(strtoll(t, NULL, 10));
+				break;
+			case OID_BOOL:
+				row[i] = val_int(*t == 't');
+				break;
+			case OID_TIMESTAMP:
+				row[i] = timestamp_text(t, (size_t)PQgetlength(res, rj, ci), PQfmod(res, ci));
+				break;
+			default:
+				row[i] = val_textn(t, (size_t)PQgetlength(res, rj, ci));
+			}
+		}
+	}
+	free(types);
+	const char *aff = PQcmdTuples((PGresult *)res);
+	r->affected = aff && *aff ? strtoll(aff, NULL, 10) : 0;
+	return r;
+}
+
+static int pg_exec(db_conn *bc, const char *sql, const val_t *params, size_t np, db_res **out)
+{
+	pg_conn *c = (pg_conn *)bc;
+	if (out) *out = NULL;
+	int rc = ensure(c);
+	if (rc) return rc;
+	sb_t q = SB_INIT;
+	int want = rewrite(&q, sql);
+	if ((size_t)want != np) {
+		snprintf(c->base.err, sizeof c->base.err, "postgresql: statement wants %d parameters, got %zu", want, np);
+		sb_free(&q);
+		return DJC_ERROR;
+	}
+	Oid *types = xcalloc(np + 1, sizeof(Oid));
+	const char **vals = xcalloc(np + 1, sizeof(char *));
+	int *lens = xcalloc(np + 1, sizeof(int));
+	int *fmts = xcalloc(np + 1, sizeof(int));
+	char (*num)[32] = xcalloc(np + 1, 32);
+	sb_t key = SB_INIT;
+	for (size_t i = 0; i < np; i++) {
+		const val_t *v = &params[i];
+		switch (v->t) {
+		case DJC_NULL: vals[i] = NULL; break;
+		case DJC_INT:
+			types[i] = OID_INT8;
+			snprintf(num[i], 32, "%" PRId64, v->i);
+			vals[i] = num[i];
+			break;
+		case DJC_UINT:
+			types[i] = OID_NUMERIC;
+			snprintf(num[i], 32, "%" PRIu64, v->u);
+			vals[i] = num[i];
+			break;
+		case DJC_FLOAT:
+			types[i] = OID_FLOAT8;
+			if (isnan(v->f)) snprintf(num[i], 32, "NaN");
+			else if (isinf(v->f)) snprintf(num[i], 32, "%s", v->f > 0 ? "Infinity" : "-Infinity");
+			else snprintf(num[i], 32, "%.17g", v->f);
+			vals[i] = num[i];
+			break;
+		case DJC_BOOL:
+			types[i] = OID_BOOL;
+			vals[i] = v->i ? "true" : "false";
+			break;
+		case DJC_BYTES:
+			types[i] = OID_BYTEA;
+			vals[i] = v->s ? v->s : "";
+			lens[i] = (int)v->n;
+			fmts[i] = 1;
+			break;
+		default:   /* text: type unknown, so the server reads it as the column's type */
+			vals[i] = v->s ? v->s : "";
+			break;
+		}
+		sb_printf(&key, "%u,", (unsigned)types[i]);
+	}
+	char kw[16];
+	first_word(q.s ? q.s : "", kw, sizeof kw);
+	int cacheable = !strcmp(kw, "SELECT") || !strcmp(kw, "INSERT") || !strcmp(kw, "UPDATE") ||
+			!strcmp(kw, "DELETE") || !strcmp(kw, "WITH") || !strcmp(kw, "VALUES");
+	PGresult *res;
+	if (cacheable) {
+		sb_addc(&key, '\n');
+		sb_add(&key, sb_str(&q));
+		res = prepare_and_run(c, sb_str(&key), sb_str(&q), (int)np, types, vals, lens, fmts);
+	} else
+		res = PQexecParams(c->pg, sb_str(&q), (int)np, types, vals, lens, fmts, 0);
+	sb_free(&key);
+	free(types); free(vals); free(lens); free(fmts); free(num);
+	sb_free(&q);
+	if (!is_ok(res)) {
+		rc = classify(c, res);
+		PQclear(res);
+		return rc;
+	}
+	/* DDL may change what cached statements return: start afresh */
+	if (!strcmp(kw, "ALTER") || !strcmp(kw, "DROP")) cache_clear(c, 1);
+	if (out) *out = materialise(res);
+	PQclear(res);
+	return DJC_OK;
+}
+
+static int pg_begin(db_conn *bc)
+{
+	pg_conn *c = (pg_conn *)bc;
+	int rc = ensure(c);
+	if (!rc) rc = simple(c, "BEGIN");
+	if (!rc) bc->in_tx = 1;
+	return rc;
+}
+
+static int pg_commit(db_conn *bc)
+{
+	pg_conn *c = (pg_conn *)bc;
+	if (PQstatus(c->pg) != CONNECTION_OK) {
+		set_conn_err(c, "connection lost before COMMIT");
+		bc->in_tx = 0;
+		return DJC_ECONN;
+	}
+	PGresult *res = PQexec(c->pg, "COMMIT");
+	int rc = DJC_OK;
+	if (!is_ok(res))
+		rc = classify(c, res);
+	else if (!strcmp(PQcmdStatus(res), "ROLLBACK")) {
+		/* COMMIT of a transaction a failed statement aborted rolls back */
+		snprintf(c->base.err, sizeof c->base.err,
+			 "postgresql: transaction was aborted by an earlier error and rolled back");
+		rc = DJC_ERROR;
+	}
+	PQclear(res);
+	/* success or failure, the server has ended the transaction */
+	if (rc == DJC_OK || PQtransactionStatus(c->pg) != PQTRANS_INTRANS) bc->in_tx = 0;
+	return rc;
+}
+
+static int pg_rollback(db_conn *bc)
+{
+	pg_conn *c = (pg_conn *)bc;
+	bc->in_tx = 0;
+	/* nothing open, or the connection is gone (and the transaction with it) */
+	if (PQstatus(c->pg) != CONNECTION_OK) return DJC_OK;
+	PGTransactionStatusType ts = PQtransactionStatus(c->pg);
+	if (ts != PQTRANS_INTRANS && ts != PQTRANS_INERROR) return DJC_OK;
+	int rc = simple(c, "ROLLBACK");
+	return PQstatus(c->pg) != CONNECTION_OK ? DJC_OK : rc;
+}
+
+static int pg_claim(db_conn *bc, const db_claim *cl, db_res **out)
+{
+	/* SKIP LOCKED: concurrent claimers lock disjoint rows and never wait;
+	 * the outer UPDATE touches only rows this statement has locked. */
+	sb_t q = SB_INIT;
+	sb_add(&q, "UPDATE ");
+	pg_qi(&q, cl->table);
+	sb_printf(&q, " SET %s WHERE ctid = ANY(ARRAY(SELECT ctid FROM ", cl->set);
+	pg_qi(&q, cl->table);
+	sb_printf(&q, " WHERE %s ORDER BY %s", cl->where, cl->order);
+	if (cl->limit >= 0) sb_printf(&q, " LIMIT %ld", cl->limit);
+	sb_printf(&q, " FOR UPDATE SKIP LOCKED)) RETURNING %s", cl->key_cols);
+	val_t *p = xcalloc(cl->ns + cl->nw + 1, sizeof(val_t));
+	if (cl->ns) memcpy(p, cl->sparams, cl->ns * sizeof(val_t));
+	if (cl->nw) memcpy(p + cl->ns, cl->wparams, cl->nw * sizeof(val_t));
+	int rc = pg_exec(bc, sb_str(&q), p, cl->ns + cl->nw, out);
+	free(p);
+	sb_free(&q);
+	return rc;
+}
+
+static int64_t pg_connection_id(db_conn *bc) { return ((pg_conn *)bc)->pid; }
+
+static void pg_column_type(sb_t *b, const coldef *t)
+{
+	switch (t->t) {
+	case T_INT8: case T_INT16: case T_UINT8: sb_add(b, "smallint"); break;
+	case T_INT32: case T_UINT16: sb_add(b, "integer"); break;
+	case T_INT64: case T_UINT32: sb_add(b, "bigint"); break;
+	case T_UINT64: sb_add(b, "numeric(20,0)"); break;
+	case T_FLOAT32: sb_add(b, "real"); break;
+	case T_FLOAT64: sb_add(b, "double precision"); break;
+	case T_BOOL: sb_add(b, "boolean"); break;
+	case T_DECIMAL:
+		if (t->p > 0) sb_printf(b, "numeric(%d,%d)", t->p, t->s);
+		else sb_add(b, "numeric");
+		break;
+	case T_CHAR: sb_printf(b, "char(%d)", t->p > 0 ? t->p : 1); break;
+	case T_VARCHAR:
+		if (t->p > 0) sb_printf(b, "varchar(%d)", t->p);
+		else sb_add(b, "varchar");
+		break;
+	case T_DATE: sb_add(b, "date"); break;
+	case T_DATETIME: sb_printf(b, "timestamp(%d)", t->p < 0 ? 0 : t->p > 6 ? 6 : t->p); break;
+	case T_UUID: sb_add(b, "uuid"); break;
+	case T_JSON: sb_add(b, "json"); break;   /* json, not jsonb: the text verbatim */
+	case T_BYTES: sb_add(b, "bytea"); break;
+	case T_ENUM: case T_TEXT: default: sb_add(b, "text"); break;
+	}
+}
+
+/* now() is the transaction's start, like CURRENT_TIMESTAMP elsewhere. */
+static void pg_now(sb_t *b) { sb_add(b, "(now() AT TIME ZONE 'UTC')::timestamp(3)"); }
+static void pg_now_plus(sb_t *b)
+{
+	sb_add(b, "((now() AT TIME ZONE 'UTC') + make_interval(secs => ?))::timestamp(3)");
+}
+
+static void pg_create_index(sb_t *b, const char *table, const char *index, const char *cols, int unique)
+{
+	sb_printf(b, "CREATE %sINDEX IF NOT EXISTS ", unique ? "UNIQUE " : "");
+	pg_qi(b, index);
+	sb_add(b, " ON ");
+	pg_qi(b, table);
+	sb_printf(b, " (%s)", cols);
+}
+
+const db_driver db_postgres_driver = {
+	.version = DB_DRIVER_VERSION,
+	.name = "postgresql",
+	.open = pg_open,
+	.close = pg_close,
+	.exec = pg_exec,
+	.begin = pg_begin,
+	.commit = pg_commit,
+	.rollback = pg_rollback,
+	.claim = pg_claim,
+	.connection_id = pg_connection_id,
+	.quote_ident = pg_qi,
+	.column_type = pg_column_type,
+	.now = pg_now,
+	.now_plus = pg_now_plus,
+	.create_index = pg_create_index,
+	.insert_ignore_head = "INSERT INTO",
+	.insert_ignore_tail = " ON CONFLICT DO NOTHING",
+	.table_suffix = "",
+};

@@ -1,0 +1,292 @@
+/* sqlite.c - the SQLite driver: the embedded default. WAL mode so readers
+ * never block the writer, a busy timeout so many local processes take
+ * turns, IMMEDIATE write transactions so a transaction never fails halfway
+ * on a lock upgrade, and a small prepared-statement cache. */
+#include "db.h"
+#include "djc.h"
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define STMT_CACHE 48
+
+typedef struct cached { char *sql; sqlite3_stmt *st; unsigned long used; } cached;
+
+typedef struct sq_conn {
+	db_conn base;
+	sqlite3 *db;
+	cached cache[STMT_CACHE];
+	unsigned long tick;
+} sq_conn;
+
+static int classify(sq_conn *c, int rc)
+{
+	int ext = sqlite3_extended_errcode(c->db);
+	snprintf(c->base.err, sizeof c->base.err, "sqlite: %s", sqlite3_errmsg(c->db));
+	switch (rc & 0xff) {
+	case SQLITE_CONSTRAINT:
+		if (ext == SQLITE_CONSTRAINT_PRIMARYKEY || ext == SQLITE_CONSTRAINT_UNIQUE) return DJC_EDUPLICATE;
+		if (ext == SQLITE_CONSTRAINT_FOREIGNKEY) return DJC_EFOREIGN;
+		return DJC_EINVAL;
+	case SQLITE_BUSY: case SQLITE_LOCKED: return DJC_EBUSY;
+	case SQLITE_MISMATCH: case SQLITE_RANGE: case SQLITE_TOOBIG: return DJC_EINVAL;
+	case SQLITE_CANTOPEN: case SQLITE_NOTADB: return DJC_ECONN;
+	default: return DJC_ERROR;
+	}
+}
+
+static void sq_close(db_conn *bc)
+{
+	sq_conn *c = (sq_conn *)bc;
+	if (!c) return;
+	for (int i = 0; i < STMT_CACHE; i++) {
+		if (c->cache[i].st) sqlite3_finalize(c->cache[i].st);
+		free(c->cache[i].sql);
+	}
+	if (c->db) sqlite3_close_v2(c->db);
+	free(c->base.schema);
+	free(c);
+}
+
+static int simple(sq_conn *c, const char *sql)
+{
+	char *msg = NULL;
+	int rc = sqlite3_exec(c->db, sql, NULL, NULL, &msg);
+	sqlite3_free(msg);
+	return rc == SQLITE_OK ? DJC_OK : classify(c, rc);
+}
+
+static int sq_open(db_conn **out, const db_url *u, const char *schema, char *err, size_t errlen)
+{
+	*out = NULL;
+	sb_t path = SB_INIT;
+	if (schema && *schema && strcmp(schema, "main")) {
+		/* One SQLite file is one schema: --schema lab with sqlite:dir/djc.db
+		 * is the file dir/djc.lab.db beside it. */
+		size_t n = strlen(u->path);
+		if (n > 3 && !strcmp(u->path + n - 3, ".db")) {
+			sb_addn(&path, u->path, n - 3);
+			sb_printf(&path, ".%s.db", schema);
+		} else
+			sb_printf(&path, "%s.%s", u->path, schema);
+	} else
+		sb_add(&path, u->path);
+	sq_conn *c = xcalloc(1, sizeof *c);
+	c->base.schema = xstrdup(schema && *schema ? schema : "main");
+	int rc = sqlite3_open_v2(sb_str(&path), &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		snprintf(err, errlen, "cannot open SQLite database '%s': %s", sb_str(&path),
+			 c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
+		sb_free(&path);
+		sq_close(&c->base);
+		return DJC_ECONN;
+	}
+	sb_free(&path);
+	sqlite3_extended_result_codes(c->db, 1);
+	sqlite3_busy_timeout(c->db, 60000);
+	/* journal_mode=WAL needs a write lock the first time; the busy timeout covers it. */
+	if (simple(c, "PRAGMA journal_mode=WAL") || simple(c, "PRAGMA foreign_keys=ON") ||
+	    simple(c, "PRAGMA synchronous=NORMAL")) {
+		snprintf(err, errlen, "%s", c->base.err);
+		sq_close(&c->base);
+		return DJC_ECONN;
+	}
+	*out = &c->base;
+	return DJC_OK;
+}
+
+static sqlite3_stmt *prepare(sq_conn *c, const char *sql, int *rc)
+{
+	int lru = 0;
+	for (int i = 0; i < STMT_CACHE; i++) {
+		if (c->cache[i].sql && !strcmp(c->cache[i].sql, sql)) {
+			c->cache[i].used = ++c->tick;
+			sqlite3_reset(c->cache[i].st);
+			sqlite3_clear_bindings(c->cache[i].st);
+			*rc = SQLITE_OK;
+			return c->cache[i].st;
+		}
+		if (c->cache[i].used < c->cache[lru].used) lru = i;
+	}
+	sqlite3_stmt *st = NULL;
+	*rc = sqlite3_prepare_v2(c->db, sql, -1, &st, NULL);
+	if (*rc != SQLITE_OK) return NULL;
+	if (c->cache[lru].st) sqlite3_finalize(c->cache[lru].st);
+	free(c->cache[lru].sql);
+	c->cache[lru].sql = xstrdup(sql);
+	c->cache[lru].st = st;
+	c->cache[lru].used = ++c->tick;
+	return st;
+}
+
+static int bind(sqlite3_stmt *st, const val_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int k = (int)i + 1, rc;
+		switch (p[i].t) {
+		case DJC_NULL: rc = sqlite3_bind_null(st, k); break;
+		case DJC_INT: case DJC_BOOL: rc = sqlite3_bind_int64(st, k, p[i].i); break;
+		/* uint64 above INT64_MAX is stored as the same 64 bits (see docs/types.md) */
+		case DJC_UINT: rc = sqlite3_bind_int64(st, k, (sqlite3_int64)p[i].u); break;
+		case DJC_FLOAT: rc = sqlite3_bind_double(st, k, p[i].f); break;
+		case DJC_TEXT: rc = sqlite3_bind_text(st, k, p[i].s, (int)p[i].n, SQLITE_STATIC); break;
+		default: rc = sqlite3_bind_blob(st, k, p[i].s ? p[i].s : "", (int)p[i].n, SQLITE_STATIC); break;
+		}
+		if (rc != SQLITE_OK) return rc;
+	}
+	return SQLITE_OK;
+}
+
+static int sq_exec(db_conn *bc, const char *sql, const val_t *params, size_t np, db_res **out)
+{
+	sq_conn *c = (sq_conn *)bc;
+	if (out) *out = NULL;
+	int rc;
+	sqlite3_stmt *st = prepare(c, sql, &rc);
+	if (!st) return classify(c, rc);
+	if ((size_t)sqlite3_bind_parameter_count(st) != np) {
+		snprintf(c->base.err, sizeof c->base.err, "sqlite: statement wants %d parameters, got %zu",
+			 sqlite3_bind_parameter_count(st), np);
+		return DJC_ERROR;
+	}
+	if ((rc = bind(st, params, np)) != SQLITE_OK) { sqlite3_reset(st); return classify(c, rc); }
+	db_res *r = xcalloc(1, sizeof *r);
+	r->ncols = (size_t)sqlite3_column_count(st);
+	r->cols = xcalloc(r->ncols, sizeof(char *));
+	for (size_t i = 0; i < r->ncols; i++) r->cols[i] = xstrdup(sqlite3_column_name(st, (int)i));
+	size_t cap = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (r->nrows == cap) {
+			cap = cap ? cap * 2 : 16;
+			r->cells = xrealloc(r->cells, cap * (r->ncols ? r->ncols : 1) * sizeof(val_t));
+		}
+		val_t *row = r->cells + r->nrows * r->ncols;
+		for (size_t i = 0; i < r->ncols; i++) {
+			int ci = (int)i;
+			switch (sqlite3_column_type(st, ci)) {
+			case SQLITE_NULL: row[i] = val_null(); break;
+			case SQLITE_INTEGER: row[i] = val_int(sqlite3_column_int64(st, ci)); break;
+			case SQLITE_FLOAT: row[i] = val_float(sqlite3_column_double(st, ci)); break;
+			case SQLITE_TEXT: {
+				const char *t = (const char *)sqlite3_column_text(st, ci);
+				row[i] = val_textn(t, (size_t)sqlite3_column_bytes(st, ci));
+				break;
+			}
+			default: {
+				const void *b = sqlite3_column_blob(st, ci);
+				size_t n = (size_t)sqlite3_column_bytes(st, ci);
+				row[i] = val_textn(b ? b : "", n);
+				row[i].t = DJC_BYTES;
+			}
+			}
+		}
+		r->nrows++;
+	}
+	if (rc != SQLITE_DONE) {
+		int e = classify(c, rc);
+		sqlite3_reset(st);
+		db_res_free(r);
+		return e;
+	}
+	r->affected = sqlite3_changes(c->db);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (out) *out = r; else db_res_free(r);
+	return DJC_OK;
+}
+
+static int sq_begin(db_conn *bc)
+{
+	int rc = simple((sq_conn *)bc, "BEGIN IMMEDIATE");
+	if (!rc) bc->in_tx = 1;
+	return rc;
+}
+static int sq_commit(db_conn *bc)
+{
+	int rc = simple((sq_conn *)bc, "COMMIT");
+	if (!rc) bc->in_tx = 0;
+	return rc;
+}
+static int sq_rollback(db_conn *bc)
+{
+	sq_conn *c = (sq_conn *)bc;
+	bc->in_tx = 0;
+	if (sqlite3_get_autocommit(c->db)) return DJC_OK;
+	return simple(c, "ROLLBACK");
+}
+
+static void sq_qi(sb_t *b, const char *name)
+{
+	sb_addc(b, '"');
+	for (const char *p = name; *p; p++) {
+		if (*p == '"') sb_addc(b, '"');
+		sb_addc(b, *p);
+	}
+	sb_addc(b, '"');
+}
+
+static int sq_claim(db_conn *bc, const db_claim *cl, db_res **out)
+{
+	sb_t q = SB_INIT;
+	sb_add(&q, "UPDATE ");
+	sq_qi(&q, cl->table);
+	sb_printf(&q, " SET %s WHERE rowid IN (SELECT rowid FROM ", cl->set);
+	sq_qi(&q, cl->table);
+	sb_printf(&q, " WHERE %s ORDER BY %s LIMIT %ld) RETURNING %s", cl->where, cl->order, cl->limit, cl->key_cols);
+	val_t *p = xcalloc(cl->ns + cl->nw + 1, sizeof(val_t));
+	memcpy(p, cl->sparams, cl->ns * sizeof(val_t));
+	memcpy(p + cl->ns, cl->wparams, cl->nw * sizeof(val_t));
+	int rc = sq_exec(bc, sb_str(&q), p, cl->ns + cl->nw, out);
+	free(p);
+	sb_free(&q);
+	return rc;
+}
+
+static int64_t sq_connection_id(db_conn *bc) { (void)bc; return (int64_t)getpid(); }
+
+static void sq_column_type(sb_t *b, const coldef *t)
+{
+	switch (t->t) {
+	case T_INT8: case T_INT16: case T_INT32: case T_INT64:
+	case T_UINT8: case T_UINT16: case T_UINT32: case T_UINT64: case T_BOOL:
+		sb_add(b, "INTEGER"); break;
+	case T_FLOAT32: case T_FLOAT64: sb_add(b, "REAL"); break;
+	case T_BYTES: sb_add(b, "BLOB"); break;
+	default: sb_add(b, "TEXT"); break;   /* exact text: decimal, dates, uuid, json */
+	}
+}
+
+static void sq_now(sb_t *b) { sb_add(b, "strftime('%Y-%m-%d %H:%M:%f','now')"); }
+static void sq_now_plus(sb_t *b) { sb_add(b, "strftime('%Y-%m-%d %H:%M:%f','now',printf('%+.3f seconds',?))"); }
+
+static void sq_create_index(sb_t *b, const char *table, const char *index, const char *cols, int unique)
+{
+	sb_printf(b, "CREATE %sINDEX IF NOT EXISTS ", unique ? "UNIQUE " : "");
+	sq_qi(b, index);
+	sb_add(b, " ON ");
+	sq_qi(b, table);
+	sb_printf(b, " (%s)", cols);
+}
+
+const db_driver db_sqlite_driver = {
+	.version = DB_DRIVER_VERSION,
+	.name = "sqlite",
+	.open = sq_open,
+	.close = sq_close,
+	.exec = sq_exec,
+	.begin = sq_begin,
+	.commit = sq_commit,
+	.rollback = sq_rollback,
+	.claim = sq_claim,
+	.connection_id = sq_connection_id,
+	.quote_ident = sq_qi,
+	.column_type = sq_column_type,
+	.now = sq_now,
+	.now_plus = sq_now_plus,
+	.create_index = sq_create_index,
+	.insert_ignore_head = "INSERT OR IGNORE INTO",
+	.insert_ignore_tail = "",
+	.table_suffix = "",
+};

@@ -1,0 +1,42 @@
+/* jobs.h - the per-table jobs table (~~name): its heading and DDL,
+ * reservation (claim), heartbeat leases, completion with a fencing token,
+ * errors, refresh. See docs/jobs.md for the state machine. */
+#ifndef DJC_JOBS_H
+#define DJC_JOBS_H
+#include "table/table.h"
+
+struct djc_job {
+	table *t;
+	djc_row *key;       /* typed key (source attributes) */
+	int64_t token;      /* fencing token of this reservation */
+};
+
+/* Create the jobs table of t if missing. */
+int jobs_ensure(djc_conn *c, table *t);
+/* Reserve up to n jobs at once; *out receives an array of jobs. */
+int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, double lease, long n,
+	       djc_job ***out, size_t *nout);
+/* Extend the lease of every job reserved under token; *held gets how many
+ * jobs still hold it (0 means the reservation was lost). */
+int jobs_renew(djc_conn *c, table *t, int64_t token, double lease, long *held);
+/* Commit the make's rows (prepared rows for target and parts) and mark the
+ * job done, in one transaction, fenced by the token. DJC_ELOST if the
+ * reservation is gone; DJC_EDUPLICATE if the target row already existed
+ * (made by another populate; the job is then closed as success). */
+int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_t n, double duration);
+/* Record an error (fenced). */
+int jobs_fail(djc_conn *c, djc_job *job, const char *message, const char *stack, double duration);
+/* Mark every job still reserved by (host, pid) as an error: the
+ * supervisor's answer to a worker child killed by a signal. */
+int jobs_fail_pid(djc_conn *c, table *t, const char *host, long pid, const char *message);
+/* Return jobs still reserved under token to pending (early stop). */
+int jobs_release(djc_conn *c, table *t, int64_t token);
+/* Count takeable jobs matching where (progress totals). */
+long jobs_ready_count(djc_conn *c, table *t, const char *where, long max_priority);
+/* Truncate to DataJoint's 2047 characters, ending in "...truncated". */
+char *jobs_truncate(const char *msg);
+int64_t jobs_new_token(void);
+const char *jobs_host(void);
+const char *jobs_user(void);
+const char *jobs_version(void);
+#endif

@@ -1,0 +1,380 @@
+/* make.c - make for one key: a C callback with a staging context, or a
+ * program run without a shell (key as JSON on stdin and in DJC_KEY, rows as
+ * JSON Lines on stdout, stderr's tail kept for the error stack). Nothing
+ * here writes to the database: rows are only staged and checked. */
+#include "populate.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_OUTPUT (256UL << 20)   /* a make's stdout beyond this is an error */
+#define STDERR_TAIL 4000
+
+volatile sig_atomic_t populate_signal;
+
+void staged_free(staged *s)
+{
+	for (size_t i = 0; i < s->n; i++) djc_row_free(s->rows[i]);
+	free(s->rows);
+	free(s->tables);
+	memset(s, 0, sizeof *s);
+}
+
+void make_result_free(make_result *r)
+{
+	free(r->message);
+	free(r->stack);
+	memset(r, 0, sizeof *r);
+}
+
+static void stage(staged *s, table *t, djc_row *r)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 8;
+		s->rows = xrealloc(s->rows, s->cap * sizeof(djc_row *));
+		s->tables = xrealloc(s->tables, s->cap * sizeof(table *));
+	}
+	s->tables[s->n] = t;
+	s->rows[s->n++] = r;
+}
+
+/* The part table of t named `name` ("Part" or "Master.Part"), or NULL. */
+static table *part_of(djc_conn *c, table *t, const char *name)
+{
+	for (size_t i = 0; i < c->pipe->n; i++) {
+		table *p = c->pipe->tables[i];
+		if (p->master != t) continue;
+		const char *dot = strchr(p->name, '.');
+		if (!strcmp(p->name, name) || (dot && !strcmp(dot + 1, name))) return p;
+	}
+	return NULL;
+}
+
+int stage_json_row(djc_conn *c, table *t, const djc_row *key, json_t *obj, staged *out, char **msg)
+{
+	*msg = NULL;
+	if (!json_is_object(obj)) { *msg = xstrdup("expected a JSON object per line"); return DJC_EINVAL; }
+	table *dest = t;
+	json_t *part = json_object_get(obj, "_part");
+	json_t *copy = NULL;
+	if (part) {
+		if (!json_is_string(part) || !(dest = part_of(c, t, json_string_value(part)))) {
+			*msg = xasprintf("\"_part\" must name a part table of %s", t->name);
+			return DJC_EINVAL;
+		}
+		copy = json_copy(obj);
+		json_object_del(copy, "_part");
+		obj = copy;
+	}
+	djc_row *r = NULL, *prep = NULL;
+	int rc = row_from_json_obj(dest, obj, &r, msg);
+	json_decref(copy);
+	if (rc) return rc;
+	rc = row_prepare(c, dest, r, key, &prep, msg);
+	djc_row_free(r);
+	if (rc) return rc;
+	stage(out, dest, prep);
+	return DJC_OK;
+}
+
+static int need_target_row(table *t, staged *out, make_result *res)
+{
+	for (size_t i = 0; i < out->n; i++)
+		if (out->tables[i] == t) return 1;
+	res->message = xasprintf("make produced no row for %s", t->name);
+	return 0;
+}
+
+/* --------------------------------------------------------- C callbacks */
+
+int djc_make_insert(djc_make_ctx *ctx, const char *name, const djc_row *row)
+{
+	table *dest = ctx->t;
+	if (name && *name && strcmp(name, ctx->t->name)) {
+		dest = part_of(ctx->c, ctx->t, name);
+		if (!dest) {
+			djc_make_error(ctx, "djc_make_insert: '%s' is not %s or one of its part tables", name, ctx->t->name);
+			return DJC_EINVAL;
+		}
+	}
+	djc_row *prep = NULL;
+	char *msg = NULL;
+	int rc = row_prepare(ctx->c, dest, row, ctx->key, &prep, &msg);
+	if (rc) {
+		djc_make_error(ctx, "%s: %s", dest->name, msg);
+		free(msg);
+		return rc;
+	}
+	stage(&ctx->out, dest, prep);
+	return DJC_OK;
+}
+
+int djc_make_fetch(djc_make_ctx *ctx, const char *name, const char *where, djc_rowset **out)
+{
+	return djc_fetch(ctx->c, name, where, out);
+}
+
+void djc_make_error(djc_make_ctx *ctx, const char *fmt, ...)
+{
+	sb_t b = SB_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	sb_vprintf(&b, fmt, ap);
+	va_end(ap);
+	free(ctx->err);
+	ctx->err = sb_steal(&b);
+}
+
+int make_callback(djc_conn *c, table *t, const djc_row *key, djc_make_fn fn, void *payload, staged *out,
+		  make_result *res)
+{
+	memset(res, 0, sizeof *res);
+	djc_make_ctx ctx = {c, t, key, {0}, NULL};
+	int rc = fn(&ctx, key, payload);
+	if (rc) {
+		res->message = ctx.err ? ctx.err : xasprintf("make returned %d", rc);
+		ctx.err = NULL;
+		staged_free(&ctx.out);
+		return DJC_EMAKE;
+	}
+	free(ctx.err);
+	if (populate_signal) {
+		res->stopped = 2;
+		res->message = xasprintf("interrupted by %s", populate_signal == SIGINT ? "SIGINT" : "SIGTERM");
+		staged_free(&ctx.out);
+		return DJC_EMAKE;
+	}
+	if (!need_target_row(t, &ctx.out, res)) { staged_free(&ctx.out); return DJC_EMAKE; }
+	*out = ctx.out;
+	res->ok = 1;
+	return DJC_OK;
+}
+
+/* ----------------------------------------------------------- programs */
+
+static void env_key(djc_conn *c, table *t, const djc_row *key, char ***envp, size_t *n)
+{
+	sb_t b = SB_INIT;
+	row_to_json(&b, t, key);
+	char **e = *envp;
+	e = xrealloc(e, (*n + key->n + 5) * sizeof(char *));
+	e[(*n)++] = xasprintf("DJC_KEY=%s", sb_str(&b));
+	e[(*n)++] = xasprintf("DJC_TABLE=%s", t->name);
+	e[(*n)++] = xasprintf("DJC_DATABASE_URL=%s", c->url);
+	if (c->schema) e[(*n)++] = xasprintf("DJC_SCHEMA=%s", c->schema);
+	for (size_t i = 0; i < key->n; i++) {
+		sb_reset(&b);
+		const attr *a = table_attr(t, key->names[i]);
+		const val_t *v = &key->vals[i];
+		if (v->t == DJC_TEXT) sb_addn(&b, v->s, v->n);
+		else value_to_json(&b, a, v);
+		if (v->t == DJC_BYTES && b.len >= 2) { memmove(b.s, b.s + 1, b.len - 2); b.len -= 2; b.s[b.len] = 0; }
+		e[(*n)++] = xasprintf("DJC_KEY_%s=%s", key->names[i], sb_str(&b));
+	}
+	e[*n] = NULL;
+	*envp = e;
+	sb_free(&b);
+}
+
+static const char *signame(int s)
+{
+	switch (s) {
+	case SIGKILL: return "SIGKILL";
+	case SIGTERM: return "SIGTERM";
+	case SIGINT: return "SIGINT";
+	case SIGSEGV: return "SIGSEGV";
+	case SIGABRT: return "SIGABRT";
+	case SIGBUS: return "SIGBUS";
+	case SIGFPE: return "SIGFPE";
+	case SIGPIPE: return "SIGPIPE";
+	case SIGHUP: return "SIGHUP";
+	default: return "signal";
+	}
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, volatile int *lost, staged *out,
+		 make_result *res)
+{
+	memset(res, 0, sizeof *res);
+	extern char **environ;
+	size_t ne = 0;
+	for (char **e = environ; *e; e++) ne++;
+	char **env = xcalloc(ne + 1, sizeof(char *));
+	size_t k = 0;
+	for (char **e = environ; *e; e++)
+		if (strncmp(*e, "DJC_KEY", 7) && strncmp(*e, "DJC_TABLE=", 10)) env[k++] = xstrdup(*e);
+	env_key(c, t, key, &env, &k);
+	sb_t keyjson = SB_INIT;
+	row_to_json(&keyjson, t, key);
+	sb_addc(&keyjson, '\n');
+
+	int in[2], outp[2], errp[2], ex[2];
+	if (pipe2(in, O_CLOEXEC) || pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) || pipe2(ex, O_CLOEXEC)) {
+		res->message = xasprintf("cannot create pipes: %s", strerror(errno));
+		goto done_env;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		res->message = xasprintf("cannot fork: %s", strerror(errno));
+		close(in[0]); close(in[1]); close(outp[0]); close(outp[1]); close(errp[0]); close(errp[1]); close(ex[0]); close(ex[1]);
+		goto done_env;
+	}
+	if (pid == 0) {
+		setpgid(0, 0);   /* its own group: we stop it (and its children) as one */
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		dup2(in[0], 0);
+		dup2(outp[1], 1);
+		dup2(errp[1], 2);
+		execvpe(argv[0], argv, env);
+		int e = errno;
+		if (write(ex[1], &e, sizeof e) < 0) _exit(127);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	close(in[0]); close(outp[1]); close(errp[1]); close(ex[1]);
+	int eno = 0;
+	if (read(ex[0], &eno, sizeof eno) == (ssize_t)sizeof eno) {
+		close(ex[0]);
+		close(in[1]); close(outp[0]); close(errp[0]);
+		waitpid(pid, NULL, 0);
+		res->message = xasprintf("cannot run make program '%s': %s", argv[0], strerror(eno));
+		goto done_env;
+	}
+	close(ex[0]);
+	fcntl(in[1], F_SETFL, O_NONBLOCK);
+	sb_t sout = SB_INIT;
+	char tail[STDERR_TAIL];
+	size_t tlen = 0;
+	size_t kpos = 0;
+	int fin = in[1], fo = outp[0], fe = errp[0];
+	int stop_reason = 0;
+	double stop_at = 0;
+	int too_big = 0;
+	while (fo >= 0 || fe >= 0) {
+		struct pollfd pf[3];
+		int np = 0, io = -1, ie = -1, ii = -1;
+		if (fo >= 0) { io = np; pf[np].fd = fo; pf[np++].events = POLLIN; }
+		if (fe >= 0) { ie = np; pf[np].fd = fe; pf[np++].events = POLLIN; }
+		if (fin >= 0) { ii = np; pf[np].fd = fin; pf[np++].events = POLLOUT; }
+		int pr = poll(pf, (nfds_t)np, 100);
+		if (pr < 0 && errno != EINTR) break;
+		if (!stop_reason && ((lost && *lost) || populate_signal || too_big)) {
+			stop_reason = too_big ? 3 : populate_signal ? 2 : 1;
+			kill(-pid, SIGTERM);
+			stop_at = mono();
+		}
+		if (stop_reason && mono() - stop_at > 3) kill(-pid, SIGKILL);
+		if (pr <= 0) continue;
+		if (ii >= 0 && (pf[ii].revents & (POLLOUT | POLLERR | POLLHUP))) {
+			ssize_t w = write(fin, keyjson.s + kpos, keyjson.len - kpos);
+			if (w > 0) kpos += (size_t)w;
+			if (w < 0 && errno != EAGAIN) kpos = keyjson.len;
+			if (kpos >= keyjson.len) { close(fin); fin = -1; }
+		}
+		char buf[65536];
+		if (io >= 0 && (pf[io].revents & (POLLIN | POLLHUP | POLLERR))) {
+			ssize_t r = read(fo, buf, sizeof buf);
+			if (r > 0) {
+				if (sout.len + (size_t)r > MAX_OUTPUT) too_big = 1;
+				else sb_addn(&sout, buf, (size_t)r);
+			} else if (r == 0 || errno != EINTR) { close(fo); fo = -1; }
+		}
+		if (ie >= 0 && (pf[ie].revents & (POLLIN | POLLHUP | POLLERR))) {
+			ssize_t r = read(fe, buf, sizeof buf);
+			if (r > 0) {
+				size_t n = (size_t)r;
+				if (n >= STDERR_TAIL) { memcpy(tail, buf + n - STDERR_TAIL, STDERR_TAIL); tlen = STDERR_TAIL; }
+				else {
+					if (tlen + n > STDERR_TAIL) { size_t drop = tlen + n - STDERR_TAIL; memmove(tail, tail + drop, tlen - drop); tlen -= drop; }
+					memcpy(tail + tlen, buf, n);
+					tlen += n;
+				}
+			} else if (r == 0 || errno != EINTR) { close(fe); fe = -1; }
+		}
+	}
+	if (fin >= 0) close(fin);
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+		if (!stop_reason && ((lost && *lost) || populate_signal)) { stop_reason = populate_signal ? 2 : 1; kill(-pid, SIGTERM); }
+	}
+	if (tlen) res->stack = xstrndup(tail, tlen);
+	if (stop_reason == 1) {
+		res->stopped = 1;
+		res->message = xstrdup("make stopped: the reservation was lost (lease lapsed)");
+	} else if (stop_reason == 2) {
+		res->stopped = 2;
+		res->message = xasprintf("interrupted by %s", populate_signal == SIGINT ? "SIGINT" : "SIGTERM");
+	} else if (stop_reason == 3) {
+		res->message = xasprintf("make program wrote more than %lu MiB to stdout", MAX_OUTPUT >> 20);
+	} else if (WIFSIGNALED(st)) {
+		res->signal = WTERMSIG(st);
+		res->message = xasprintf("make killed by signal %d (%s)", res->signal, signame(res->signal));
+	} else if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		/* the last stderr line is the most useful message */
+		char last[512] = "";
+		if (tlen) {
+			size_t e = tlen;
+			while (e && (tail[e - 1] == '\n' || tail[e - 1] == '\r')) e--;
+			size_t s = e;
+			while (s && tail[s - 1] != '\n') s--;
+			snprintf(last, sizeof last, ": %.*s", (int)(e - s), tail + s);
+		}
+		res->message = xasprintf("make exited with status %d%s", WEXITSTATUS(st), last);
+	} else {
+		/* parse the rows */
+		if (!utf8_valid(sout.s ? sout.s : "", sout.len)) {
+			res->message = xstrdup("make output is not valid UTF-8 (or contains NUL bytes)");
+		} else {
+			char *p = sout.s;
+			long line = 0;
+			while (p && *p) {
+				char *e = strchr(p, '\n');
+				if (e) *e = 0;
+				line++;
+				char *q = p;
+				while (*q == ' ' || *q == '\t' || *q == '\r') q++;
+				if (*q) {
+					json_error_t je;
+					json_t *j = json_loads(p, JSON_REJECT_DUPLICATES, &je);
+					char *msg = NULL;
+					if (!j) msg = xasprintf("malformed JSON (column %d): %s", je.column, je.text);
+					else {
+						stage_json_row(c, t, key, j, out, &msg);
+						json_decref(j);
+					}
+					if (msg) {
+						res->message = xasprintf("make output line %ld: %s", line, msg);
+						free(msg);
+						break;
+					}
+				}
+				p = e ? e + 1 : NULL;
+			}
+			if (!res->message && need_target_row(t, out, res)) res->ok = 1;
+		}
+	}
+	sb_free(&sout);
+	if (!res->ok) staged_free(out);
+done_env:
+	for (char **e = env; *e; e++) free(*e);
+	free(env);
+	sb_free(&keyjson);
+	return res->ok ? DJC_OK : DJC_EMAKE;
+}

@@ -1,0 +1,588 @@
+/* populate.c - populate a computed/imported table: direct mode (keys =
+ * (key_source & where) - target) and distributed mode (reserve jobs one
+ * atomic claim at a time), in this process or in N worker processes that
+ * take work dynamically. make runs outside any transaction; its rows are
+ * committed in one short transaction (fenced by the job's token when
+ * reserving). A heartbeat thread keeps a running job's lease alive and
+ * notices when it was lost. */
+#include "populate.h"
+#include "progress.h"
+#include "util/config.h"
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_PROCS 256
+
+typedef struct shared {
+	atomic_long next;        /* direct mode: next key index */
+	atomic_long calls;       /* makes started */
+	atomic_long success, errors, skipped, lost;
+	atomic_int stop;         /* stop taking work (error without suppress_errors) */
+} shared;
+
+typedef struct worker {
+	djc_conn *c;
+	table *t;
+	const djc_populate_options *o;
+	char *const *argv;
+	shared *sh;
+	djc_populate_result *res;
+	int outfd;                /* error reports to the parent, or -1 */
+	progress *prog;           /* single-process progress bar, or NULL */
+	/* heartbeat */
+	pthread_t hb;
+	int hb_on;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int64_t token;
+	volatile int lost;
+	int quit;
+	double lease;
+	djc_conn *hbc;
+} worker;
+
+void djc_populate_options_init(djc_populate_options *o)
+{
+	djc_populate_options d = DJC_POPULATE_OPTIONS_INIT;
+	*o = d;
+}
+
+void djc_populate_result_free(djc_populate_result *r)
+{
+	if (!r) return;
+	for (size_t i = 0; i < r->n_errors; i++) { free(r->errors[i].key_json); free(r->errors[i].message); }
+	free(r->errors);
+	free(r);
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void add_error(djc_populate_result *r, const char *key, const char *msg)
+{
+	r->errors = xrealloc(r->errors, (r->n_errors + 1) * sizeof *r->errors);
+	r->errors[r->n_errors].key_json = xstrdup(key);
+	r->errors[r->n_errors].message = xstrdup(msg ? msg : "make failed");
+	r->n_errors++;
+}
+
+static void report_error(worker *w, const djc_row *key, const char *msg)
+{
+	char *k = key ? key_to_json(w->t, key, 1) : xstrdup("{}");
+	atomic_fetch_add(&w->sh->errors, 1);
+	if (w->outfd >= 0) {
+		/* one JSON line to the parent */
+		sb_t b = SB_INIT;
+		sb_add(&b, "{\"key\":");
+		json_quote(&b, k, strlen(k));
+		sb_add(&b, ",\"message\":");
+		json_quote(&b, msg ? msg : "make failed", strlen(msg ? msg : "make failed"));
+		sb_add(&b, "}\n");
+		size_t off = 0;
+		while (off < b.len) {
+			ssize_t n = write(w->outfd, b.s + off, b.len - off);
+			if (n < 0 && errno == EINTR) continue;
+			if (n <= 0) break;
+			off += (size_t)n;
+		}
+		sb_free(&b);
+	} else
+		add_error(w->res, k, msg);
+	free(k);
+	if (!w->o->suppress_errors) atomic_store(&w->sh->stop, 1);
+}
+
+static void tick(worker *w, int final)
+{
+	if (w->prog)
+		progress_update(w->prog, atomic_load(&w->sh->success) + atomic_load(&w->sh->errors) + atomic_load(&w->sh->skipped),
+				atomic_load(&w->sh->errors), final);
+}
+
+static int should_stop(worker *w)
+{
+	return populate_signal || atomic_load(&w->sh->stop);
+}
+
+/* Claim a make call under max_calls; 0 when the budget is spent. */
+static int take_call(worker *w)
+{
+	long prev = atomic_fetch_add(&w->sh->calls, 1);
+	if (w->o->max_calls > 0 && prev >= w->o->max_calls) return 0;
+	return 1;
+}
+
+static int run_make(worker *w, const djc_row *key, staged *st, make_result *mr)
+{
+	if (w->o->make) return make_callback(w->c, w->t, key, w->o->make, w->o->payload, st, mr);
+	return make_program(w->c, w->t, key, w->argv, &w->lost, st, mr);
+}
+
+/* ------------------------------------------------------------ heartbeat */
+
+static void *hb_main(void *arg)
+{
+	worker *w = arg;
+	double period = w->lease / 4;
+	if (period < 0.05) period = 0.05;
+	double last_ok = mono();
+	pthread_mutex_lock(&w->mu);
+	while (!w->quit) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		double until = (double)ts.tv_sec + ts.tv_nsec / 1e9 + period;
+		ts.tv_sec = (time_t)until;
+		ts.tv_nsec = (long)((until - (double)ts.tv_sec) * 1e9);
+		pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+		if (w->quit) break;
+		if (!w->token) { last_ok = mono(); continue; }
+		long held = 0;
+		int rc = jobs_renew(w->hbc, w->t, w->token, w->lease, &held);
+		if (rc == DJC_OK) {
+			last_ok = mono();
+			if (held == 0) w->lost = 1;   /* taken or reset: stop the make */
+		} else if (mono() - last_ok > w->lease) {
+			w->lost = 1;                  /* cannot prove we still hold it */
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+static int hb_start(worker *w)
+{
+	w->lease = config_double("jobs.lease_timeout");
+	if (w->lease <= 0) w->lease = 60;
+	int rc = djc_open(&w->hbc, w->c->url, w->c->schema);
+	if (rc) {
+		conn_fail(w->c, rc, "heartbeat connection: %s", djc_error_last(w->hbc));
+		djc_close(w->hbc);
+		w->hbc = NULL;
+		return rc;
+	}
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	w->quit = 0;
+	w->token = 0;
+	if (pthread_create(&w->hb, NULL, hb_main, w)) {
+		djc_close(w->hbc);
+		w->hbc = NULL;
+		return conn_fail(w->c, DJC_ERROR, "cannot start the heartbeat thread");
+	}
+	w->hb_on = 1;
+	return DJC_OK;
+}
+
+static void hb_stop(worker *w)
+{
+	if (!w->hb_on) return;
+	pthread_mutex_lock(&w->mu);
+	w->quit = 1;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->hb, NULL);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	djc_close(w->hbc);
+	w->hbc = NULL;
+	w->hb_on = 0;
+}
+
+static void hb_hold(worker *w, int64_t token)
+{
+	pthread_mutex_lock(&w->mu);
+	w->token = token;
+	w->lost = 0;
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* ------------------------------------------------------------- direct */
+
+static int commit_direct(worker *w, staged *st)
+{
+	djc_conn *c = w->c;
+	int rc = db_begin(c->db);
+	if (rc) return conn_dbfail(c, rc, "commit");
+	for (size_t i = 0; i < st->n; i++) {
+		size_t bad;
+		rc = rows_insert(c, st->tables[i], &st->rows[i], 1, 0, NULL, &bad);
+		if (rc) {
+			char *k = key_to_json(st->tables[i], st->rows[i], 0);
+			if (rc == DJC_EDUPLICATE && st->tables[i] == w->t) conn_fail(c, rc, "%s %s already exists", w->t->name, k);
+			else if (rc == DJC_EDUPLICATE) conn_fail(c, rc, "make produced a duplicate row %s for %s", k, st->tables[i]->name);
+			else conn_fail(c, rc, "inserting %s into %s: %s", k, st->tables[i]->name, c->db->err);
+			free(k);
+			db_rollback(c->db);
+			return rc;
+		}
+	}
+	rc = db_commit(c->db);
+	if (rc) { rc = conn_dbfail(c, rc, "commit"); db_rollback(c->db); }
+	return rc;
+}
+
+static void work_direct(worker *w, djc_rowset *keys)
+{
+	for (;;) {
+		if (should_stop(w)) break;
+		long i = atomic_fetch_add(&w->sh->next, 1);
+		if (i >= (long)keys->n) break;
+		if (!take_call(w)) break;
+		const djc_row *key = keys->rows[i];
+		staged st = {0};
+		make_result mr;
+		if (run_make(w, key, &st, &mr) == DJC_OK) {
+			int rc = commit_direct(w, &st);
+			if (rc == DJC_OK) atomic_fetch_add(&w->sh->success, 1);
+			else if (rc == DJC_EDUPLICATE && strstr(w->c->err, "already exists") && !strstr(w->c->err, "duplicate row"))
+				atomic_fetch_add(&w->sh->skipped, 1);
+			else report_error(w, key, w->c->err);
+		} else
+			report_error(w, key, mr.message);
+		staged_free(&st);
+		make_result_free(&mr);
+		tick(w, 0);
+		if (populate_signal) break;
+	}
+}
+
+/* ------------------------------------------------------------ reserved */
+
+static void work_reserved(worker *w)
+{
+	long batch = config_long("jobs.reserve_batch");
+	if (batch < 1) batch = 1;
+	if (batch > 1000) batch = 1000;
+	if (w->o->max_calls > 0 && batch > w->o->max_calls) batch = w->o->max_calls;
+	while (!should_stop(w)) {
+		if (w->o->max_calls > 0 && atomic_load(&w->sh->calls) >= w->o->max_calls) break;
+		djc_job **jobs = NULL;
+		size_t n = 0;
+		int rc = jobs_claim(w->c, w->t, w->o->where_json, w->o->priority, w->lease, batch, &jobs, &n);
+		if (rc) {
+			if (rc == DJC_EBUSY || rc == DJC_ECONN) { usleep(200000); continue; }
+			atomic_store(&w->sh->stop, 1);
+			report_error(w, NULL, w->c->err);
+			break;
+		}
+		if (!n) break;
+		size_t i = 0;
+		for (; i < n; i++) {
+			djc_job *job = jobs[i];
+			if (should_stop(w) || !take_call(w)) break;
+			hb_hold(w, job->token);
+			double t0 = mono();
+			staged st = {0};
+			make_result mr;
+			int ok = run_make(w, job->key, &st, &mr) == DJC_OK;
+			double dur = mono() - t0;
+			if (ok && !w->lost) {
+				if (i + 1 == n) hb_hold(w, 0);
+				rc = jobs_commit(w->c, job, st.tables, st.rows, st.n, dur);
+				if (rc == DJC_OK) atomic_fetch_add(&w->sh->success, 1);
+				else if (rc == DJC_ELOST) atomic_fetch_add(&w->sh->lost, 1);
+				else if (rc == DJC_EDUPLICATE && strstr(w->c->err, "already exists")) atomic_fetch_add(&w->sh->skipped, 1);
+				else {
+					char *msg = xstrdup(w->c->err);
+					jobs_fail(w->c, job, msg, NULL, dur);
+					report_error(w, job->key, msg);
+					free(msg);
+				}
+			} else if (mr.stopped == 1 || (ok && w->lost)) {
+				atomic_fetch_add(&w->sh->lost, 1);   /* someone else holds it now */
+			} else {
+				if (i + 1 == n) hb_hold(w, 0);
+				rc = jobs_fail(w->c, job, mr.message, mr.stack, dur);
+				if (rc == DJC_ELOST) atomic_fetch_add(&w->sh->lost, 1);
+				report_error(w, job->key, mr.message);
+			}
+			staged_free(&st);
+			make_result_free(&mr);
+			tick(w, 0);
+			if (populate_signal) { i++; break; }
+		}
+		hb_hold(w, 0);
+		if (i < n) jobs_release(w->c, w->t, jobs[0]->token);
+		for (size_t k = 0; k < n; k++) djc_job_free(jobs[k]);
+		free(jobs);
+	}
+}
+
+/* -------------------------------------------------------------- driver */
+
+static void on_signal(int sig) { if (!populate_signal) populate_signal = sig; }
+
+static int key_list(djc_conn *c, table *t, const char *where, djc_rowset **out)
+{
+	sb_t q = SB_INIT;
+	pvec p = {0};
+	sb_add(&q, "SELECT * FROM (");
+	int rc = keysource_sql(c, t, &q, &p);
+	if (!rc) {
+		sb_add(&q, ") ks WHERE 1=1");
+		rc = where_build(c, t, where, "ks", 1, &q, &p);
+	}
+	if (!rc) {
+		not_in_target_sql(c, t, "ks", &q);
+		sb_add(&q, " ORDER BY ");
+		for (size_t i = 0; i < t->nsrc; i++) {
+			if (i) sb_add(&q, ", ");
+			sb_add(&q, "ks.");
+			db_qi(c->db, &q, t->attrs[t->src[i]].name);
+		}
+		rc = rows_select(c, t, sb_str(&q), &p, out);
+	}
+	sb_free(&q);
+	pvec_free(&p);
+	return rc;
+}
+
+int djc_progress(djc_conn *c, const char *name, const char *where, long *remaining, long *total)
+{
+	*remaining = *total = 0;
+	table *t;
+	int rc = conn_table(c, name, &t);
+	if (rc) return rc;
+	if (!t->nsrc || (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED))
+		return conn_fail(c, DJC_EINVAL, "table %s is %s: only computed and imported tables are populated", t->name, tier_name(t->tier));
+	sb_t q = SB_INIT;
+	pvec p = {0};
+	/* one query: total keys, and those without a target row */
+	sb_add(&q, "SELECT count(*), coalesce(sum(CASE WHEN NOT EXISTS (SELECT 1 FROM ");
+	db_qi(c->db, &q, t->sql_name);
+	sb_add(&q, " tg WHERE ");
+	for (size_t i = 0; i < t->nsrc; i++) {
+		const char *n = t->attrs[t->src[i]].name;
+		if (i) sb_add(&q, " AND ");
+		sb_add(&q, "tg.");
+		db_qi(c->db, &q, n);
+		sb_add(&q, " = ks.");
+		db_qi(c->db, &q, n);
+	}
+	sb_add(&q, ") THEN 1 ELSE 0 END), 0) FROM (");
+	if (!(rc = keysource_sql(c, t, &q, &p))) {
+		sb_add(&q, ") ks WHERE 1=1");
+		rc = where_build(c, t, where, "ks", 1, &q, &p);
+	}
+	db_res *r = NULL;
+	if (!rc && (rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r))) rc = conn_dbfail(c, rc, "progress");
+	if (!rc) {
+		*total = (long)db_cell_int(r, 0, 0);
+		*remaining = (long)db_cell_int(r, 0, 1);
+	}
+	db_res_free(r);
+	sb_free(&q);
+	pvec_free(&p);
+	return rc;
+}
+
+static void gather_line(djc_populate_result *res, char *line)
+{
+	json_t *j = json_loads(line, 0, NULL);
+	if (j) {
+		json_t *k = json_object_get(j, "key"), *m = json_object_get(j, "message");
+		add_error(res, json_is_string(k) ? json_string_value(k) : "{}", json_is_string(m) ? json_string_value(m) : "make failed");
+		json_decref(j);
+	}
+}
+
+int djc_populate(djc_conn *c, const char *name, const djc_populate_options *o, djc_populate_result **out)
+{
+	*out = NULL;
+	djc_populate_options defo = DJC_POPULATE_OPTIONS_INIT;
+	if (!o) o = &defo;
+	table *t;
+	int rc = conn_table(c, name, &t);
+	if (rc) return rc;
+	if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
+		return conn_fail(c, DJC_EINVAL, "table %s is %s: only computed and imported tables are populated", t->name, tier_name(t->tier));
+	char *const *argv = (char *const *)o->make_argv;
+	if (!o->make && (!argv || !argv[0])) argv = t->make_argv;
+	if (!o->make && (!argv || !argv[0]))
+		return conn_fail(c, DJC_EINVAL, "table %s has no make: give --make PROGRAM (or a 'make = ...' line in its definition)", t->name);
+	int procs = o->processes < 1 ? 1 : o->processes > MAX_PROCS ? MAX_PROCS : o->processes;
+	if (o->where_json) {
+		sb_t tmp = SB_INIT;
+		pvec p = {0};
+		rc = where_build(c, t, o->where_json, NULL, 1, &tmp, &p);
+		sb_free(&tmp);
+		pvec_free(&p);
+		if (rc) return rc;
+	}
+
+	djc_rowset *keys = NULL;
+	long total = 0;
+	if (o->reserve_jobs) {
+		if ((rc = jobs_ensure(c, t))) return rc;
+		int refresh = o->refresh >= 0 ? o->refresh : config_bool("jobs.auto_refresh");
+		if (refresh) {
+			djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
+			ro.where_json = o->where_json;
+			ro.stale_timeout = 0;   /* populate only adds; stale removal is refresh's */
+			djc_refresh_result rr;
+			if ((rc = djc_jobs_refresh(c, name, &ro, &rr))) return rc;
+		}
+		total = jobs_ready_count(c, t, o->where_json, o->priority);
+	} else {
+		if ((rc = key_list(c, t, o->where_json, &keys))) return rc;
+		total = (long)keys->n;
+	}
+	if (o->max_calls > 0 && total > o->max_calls) total = o->max_calls;
+
+	shared *sh = mmap(NULL, sizeof(shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED) { djc_rowset_free(keys); return conn_fail(c, DJC_ERROR, "mmap: %s", strerror(errno)); }
+	memset(sh, 0, sizeof *sh);
+	djc_populate_result *res = xcalloc(1, sizeof *res);
+	progress prog;
+	progress_start(&prog, t->name, total, o->display_progress);
+
+	struct sigaction sa = {0}, old_int, old_term;
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	populate_signal = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	signal(SIGPIPE, SIG_IGN);
+
+	rc = DJC_OK;
+	if (procs == 1) {
+		worker w = {0};
+		w.c = c; w.t = t; w.o = o; w.argv = argv; w.sh = sh; w.res = res; w.outfd = -1; w.prog = &prog;
+		if (o->reserve_jobs) {
+			if (!(rc = hb_start(&w))) {
+				work_reserved(&w);
+				hb_stop(&w);
+			}
+		} else
+			work_direct(&w, keys);
+	} else {
+		pid_t pids[MAX_PROCS];
+		int fds[MAX_PROCS];
+		sb_t bufs[MAX_PROCS];
+		int n = 0;
+		fflush(NULL);
+		for (int i = 0; i < procs; i++) {
+			int pf[2];
+			if (pipe(pf)) break;
+			pid_t pid = fork();
+			if (pid < 0) { close(pf[0]); close(pf[1]); break; }
+			if (pid == 0) {
+				close(pf[0]);
+				for (int k = 0; k < n; k++) close(fds[k]);
+				/* a fresh connection: never touch the parent's */
+				djc_conn *cc = NULL;
+				int crc = djc_open(&cc, c->url, c->schema);
+				worker w = {0};
+				djc_populate_result cres = {0};
+				w.c = cc; w.o = o; w.argv = argv; w.sh = sh; w.res = &cres; w.outfd = pf[1];
+				if (!crc) crc = conn_table(cc, t->name, &w.t);
+				if (!crc && o->reserve_jobs) crc = hb_start(&w);
+				if (crc) {
+					sb_t b = SB_INIT;
+					sb_add(&b, "{\"key\":\"{}\",\"message\":");
+					json_quote(&b, djc_error_last(cc), strlen(djc_error_last(cc)));
+					sb_add(&b, "}\n");
+					if (write(pf[1], b.s, b.len) < 0) {}
+					atomic_fetch_add(&sh->errors, 1);
+					atomic_store(&sh->stop, 1);
+					_exit(3);
+				}
+				if (o->reserve_jobs) { work_reserved(&w); hb_stop(&w); }
+				else work_direct(&w, keys);
+				djc_close(cc);
+				_exit(populate_signal ? 4 : 0);
+			}
+			close(pf[1]);
+			pids[n] = pid;
+			fds[n] = pf[0];
+			sb_t z = SB_INIT;
+			bufs[n] = z;
+			n++;
+		}
+		int alive = n, forwarded = 0;
+		while (alive > 0) {
+			struct pollfd pfd[MAX_PROCS];
+			int map[MAX_PROCS], np = 0;
+			for (int i = 0; i < n; i++) if (fds[i] >= 0) { pfd[np].fd = fds[i]; pfd[np].events = POLLIN; map[np++] = i; }
+			if (np) poll(pfd, (nfds_t)np, 100); else usleep(50000);
+			for (int k = 0; k < np; k++) {
+				if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+				int i = map[k];
+				char buf[8192];
+				ssize_t r = read(fds[i], buf, sizeof buf);
+				if (r > 0) {
+					sb_addn(&bufs[i], buf, (size_t)r);
+					char *nl;
+					while (bufs[i].s && (nl = strchr(bufs[i].s, '\n'))) {
+						*nl = 0;
+						gather_line(res, bufs[i].s);
+						size_t used = (size_t)(nl - bufs[i].s) + 1;
+						memmove(bufs[i].s, bufs[i].s + used, bufs[i].len - used + 1);
+						bufs[i].len -= used;
+					}
+				} else if (r == 0 || errno != EINTR) { close(fds[i]); fds[i] = -1; }
+			}
+			if (populate_signal && !forwarded) {
+				for (int i = 0; i < n; i++) if (pids[i] > 0) kill(pids[i], populate_signal);
+				forwarded = 1;
+			}
+			int st;
+			pid_t p;
+			while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+				for (int i = 0; i < n; i++) {
+					if (pids[i] != p) continue;
+					pids[i] = -1;
+					alive--;
+					if (WIFSIGNALED(st) && !(forwarded && (WTERMSIG(st) == SIGINT || WTERMSIG(st) == SIGTERM))) {
+						/* the worker died of its own (a crash in a C make, an OOM kill):
+						 * its job is that make's failure, recorded now */
+						char msg[128];
+						snprintf(msg, sizeof msg, "make killed by signal %d (worker process %d died)", WTERMSIG(st), (int)p);
+						if (o->reserve_jobs) jobs_fail_pid(c, t, jobs_host(), (long)p, msg);
+						add_error(res, "{}", msg);
+						atomic_fetch_add(&sh->errors, 1);
+						if (!o->suppress_errors) atomic_store(&sh->stop, 1);
+					}
+				}
+			}
+			progress_update(&prog, atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped),
+					atomic_load(&sh->errors), 0);
+		}
+		for (int i = 0; i < n; i++) { if (fds[i] >= 0) close(fds[i]); sb_free(&bufs[i]); }
+		if (n == 0) rc = conn_fail(c, DJC_ERROR, "cannot start worker processes: %s", strerror(errno));
+	}
+	progress_update(&prog, atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped),
+			atomic_load(&sh->errors), 1);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+
+	res->success_count = atomic_load(&sh->success);
+	res->error_count = atomic_load(&sh->errors);
+	res->skipped_count = atomic_load(&sh->skipped);
+	res->lost_count = atomic_load(&sh->lost);
+	res->interrupted = populate_signal;
+	munmap(sh, sizeof *sh);
+	djc_rowset_free(keys);
+	*out = res;
+	if (rc) return rc;
+	if (res->interrupted) return conn_fail(c, DJC_EINTR, "populate of %s interrupted by %s", t->name,
+					       res->interrupted == SIGINT ? "SIGINT" : "SIGTERM");
+	if (res->error_count) {
+		return conn_fail(c, DJC_EMAKE, "%ld make call%s of %s failed%s%s", res->error_count, res->error_count == 1 ? "" : "s",
+				 t->name, res->n_errors ? ": " : "", res->n_errors ? res->errors[0].message : "");
+	}
+	return DJC_OK;
+}

@@ -1,0 +1,792 @@
+/* parse.c - the pipeline file and DataJoint 2.x definition parser.
+ *
+ *   Name (tier)                     unindented header; tier is manual,
+ *       -> Parent                   lookup, imported, computed or part
+ *       attr = default : type  # comment
+ *       ---
+ *       index(a, b) / unique index(a)
+ *       make = program arg ...      (djc: the make command of the table)
+ *       key_source = {"a": 1}       (djc: a standing key-source restriction)
+ *
+ * Every error names the file and line. */
+#include "schema.h"
+#include "djc.h"
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct pctx {
+	const char *file;
+	char *msg;
+	const pipeline *prev;
+	pipeline *cur;
+} pctx;
+
+static int fail(pctx *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(pctx *c, int line, const char *fmt, ...)
+{
+	sb_t b = SB_INIT;
+	sb_printf(&b, "%s:%d: ", c->file, line);
+	va_list ap;
+	va_start(ap, fmt);
+	sb_vprintf(&b, fmt, ap);
+	va_end(ap);
+	free(c->msg);
+	c->msg = sb_steal(&b);
+	return DJC_EINVAL;
+}
+
+const char *tier_name(tier t)
+{
+	static const char *n[] = {"manual", "lookup", "imported", "computed", "part"};
+	return n[t];
+}
+
+static void free_table(table *t)
+{
+	if (!t) return;
+	free(t->name); free(t->sql_name); free(t->jobs_name);
+	for (size_t i = 0; i < t->nattrs; i++) {
+		attr *a = &t->attrs[i];
+		free(a->name); free(a->type_text); free(a->def); free(a->comment);
+		for (size_t k = 0; k < a->type.nenums; k++) free(a->type.enums[k]);
+		free(a->type.enums);
+	}
+	free(t->attrs);
+	for (size_t i = 0; i < t->nfks; i++) {
+		free(t->fks[i].parent);
+		for (size_t k = 0; k < t->fks[i].nattrs; k++) free(t->fks[i].attrs[k]);
+		free(t->fks[i].attrs);
+	}
+	free(t->fks);
+	for (size_t i = 0; i < t->nidx; i++) {
+		for (size_t k = 0; k < t->idx[i].nattrs; k++) free(t->idx[i].attrs[k]);
+		free(t->idx[i].attrs);
+	}
+	free(t->idx);
+	for (char **p = t->make_argv; p && *p; p++) free(*p);
+	free(t->make_argv);
+	free(t->key_source_where);
+	free(t->text); free(t->canon); free(t->src);
+	free(t);
+}
+
+void pipeline_free(pipeline *p)
+{
+	if (!p) return;
+	for (size_t i = 0; i < p->n; i++) free_table(p->tables[i]);
+	free(p->tables);
+	free(p);
+}
+
+table *pipeline_find(const pipeline *p, const char *name)
+{
+	for (size_t i = 0; p && i < p->n; i++)
+		if (!strcmp(p->tables[i]->name, name)) return p->tables[i];
+	return NULL;
+}
+
+table *pipeline_lookup(const pipeline *p, const char *name)
+{
+	table *t = pipeline_find(p, name);
+	if (t) return t;
+	table *hit = NULL;
+	int nhit = 0;
+	for (size_t i = 0; p && i < p->n; i++) {
+		table *x = p->tables[i];
+		if (!strcmp(x->sql_name, name)) return x;
+		const char *dot = strchr(x->name, '.');
+		if (dot && !strcmp(dot + 1, name)) { hit = x; nhit++; }
+	}
+	return nhit == 1 ? hit : NULL;
+}
+
+attr *table_attr(const table *t, const char *name)
+{
+	for (size_t i = 0; i < t->nattrs; i++)
+		if (!strcmp(t->attrs[i].name, name)) return &t->attrs[i];
+	return NULL;
+}
+
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t') s++;
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r')) s[--n] = 0;
+	return s;
+}
+
+/* Cut a trailing "# comment" outside quotes; returns the comment or NULL. */
+static char *cut_comment(char *s)
+{
+	char q = 0;
+	for (char *p = s; *p; p++) {
+		if (q) { if (*p == '\\' && p[1]) p++; else if (*p == q) q = 0; }
+		else if (*p == '\'' || *p == '"') q = *p;
+		else if (*p == '#') { *p = 0; return trim(p + 1); }
+	}
+	return NULL;
+}
+
+static int valid_table_name(const char *s)
+{
+	if (!isalpha((unsigned char)*s)) return 0;
+	for (const char *p = s; *p; p++)
+		if (!isalnum((unsigned char)*p)) return 0;
+	return strlen(s) <= 48;
+}
+
+static int valid_attr_name(const char *s)
+{
+	if (!(islower((unsigned char)*s) || *s == '_')) return 0;
+	for (const char *p = s; *p; p++)
+		if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_')) return 0;
+	return strlen(s) <= 64;
+}
+
+static void snake(sb_t *b, const char *s)
+{
+	for (const char *p = s; *p; p++) {
+		if (isupper((unsigned char)*p)) {
+			if (p != s) sb_addc(b, '_');
+			sb_addc(b, (char)tolower((unsigned char)*p));
+		} else
+			sb_addc(b, *p);
+	}
+}
+
+/* ------------------------------------------------------------ types */
+
+static const struct { const char *name; coltype t; } simple_types[] = {
+	{"int8", T_INT8}, {"int16", T_INT16}, {"int32", T_INT32}, {"int64", T_INT64},
+	{"uint8", T_UINT8}, {"uint16", T_UINT16}, {"uint32", T_UINT32}, {"uint64", T_UINT64},
+	{"float32", T_FLOAT32}, {"float64", T_FLOAT64}, {"bool", T_BOOL}, {"date", T_DATE},
+	{"uuid", T_UUID}, {"json", T_JSON}, {"bytes", T_BYTES},
+	/* MySQL-style names DataJoint 0.x users write */
+	{"tinyint", T_INT8}, {"smallint", T_INT16}, {"int", T_INT32}, {"bigint", T_INT64},
+	{"tinyint unsigned", T_UINT8}, {"smallint unsigned", T_UINT16}, {"int unsigned", T_UINT32},
+	{"bigint unsigned", T_UINT64}, {"float", T_FLOAT32}, {"double", T_FLOAT64},
+	{"boolean", T_BOOL}, {"longblob", T_BYTES}, {"blob", T_BYTES}, {"mediumblob", T_BYTES},
+};
+
+static const char *canon_simple(coltype t)
+{
+	static const char *n[] = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+				  "float32", "float64", "bool", "decimal", "char", "varchar", "enum",
+				  "date", "datetime", "uuid", "json", "bytes", "text"};
+	return n[t];
+}
+
+static int parse_int_arg(const char *s, int *out)
+{
+	char *e;
+	long v = strtol(s, &e, 10);
+	while (*e == ' ') e++;
+	if (e == s || *e || v < 0 || v > 65535) return -1;
+	*out = (int)v;
+	return 0;
+}
+
+static int parse_type(pctx *c, int line, const char *text, attr *a)
+{
+	char low[256];
+	size_t n = strlen(text);
+	if (n == 0) return fail(c, line, "attribute '%s' has no type after ':'", a->name);
+	if (n >= sizeof low) return fail(c, line, "type of attribute '%s' is too long", a->name);
+	for (size_t i = 0; i <= n; i++) low[i] = (char)tolower((unsigned char)text[i]);
+	/* collapse runs of spaces */
+	char *w = low;
+	for (char *r = low; *r; r++)
+		if (!(*r == ' ' && (w == low || w[-1] == ' '))) *w++ = *r;
+	*w = 0;
+	char *t = trim(low);
+	memset(&a->type, 0, sizeof a->type);
+	for (size_t i = 0; i < sizeof simple_types / sizeof *simple_types; i++)
+		if (!strcmp(t, simple_types[i].name)) {
+			a->type.t = simple_types[i].t;
+			a->type_text = xstrdup(canon_simple(a->type.t));
+			return 0;
+		}
+	char *lp = strchr(t, '(');
+	char *rp = strrchr(t, ')');
+	if (!lp || !rp || rp < lp || trim(rp + 1)[0]) {
+		if (!strcmp(t, "datetime") || !strcmp(t, "timestamp")) {
+			a->type.t = T_DATETIME;
+			a->type_text = xstrdup("datetime");
+			return 0;
+		}
+		if (!strcmp(t, "varchar") || !strcmp(t, "char") || !strcmp(t, "decimal") || !strcmp(t, "enum"))
+			return fail(c, line, "type '%s' of attribute '%s' needs its size, e.g. %s", text, a->name,
+				    !strcmp(t, "enum") ? "enum('a', 'b')" : !strcmp(t, "decimal") ? "decimal(8,3)" : "varchar(64)");
+		return fail(c, line, "unknown type '%s' for attribute '%s' (core types: int8..int64, uint8..uint64, "
+			    "float32, float64, bool, decimal(p,s), char(n), varchar(n), enum(...), date, datetime, "
+			    "datetime(3), uuid, json, bytes)", text, a->name);
+	}
+	*lp = 0;
+	char *base = trim(t);
+	*rp = 0;
+	char *args = lp + 1;
+	if (!strcmp(base, "varchar") || !strcmp(base, "char")) {
+		if (parse_int_arg(args, &a->type.p) || a->type.p < 1 || a->type.p > 16383)
+			return fail(c, line, "bad length in '%s' for attribute '%s' (expected 1..16383)", text, a->name);
+		a->type.t = base[0] == 'v' ? T_VARCHAR : T_CHAR;
+		if (a->type.t == T_CHAR && a->type.p > 255)
+			return fail(c, line, "char(%d) of attribute '%s' is longer than 255; use varchar", a->type.p, a->name);
+		a->type_text = xasprintf("%s(%d)", base, a->type.p);
+		return 0;
+	}
+	if (!strcmp(base, "datetime") || !strcmp(base, "timestamp")) {
+		if (parse_int_arg(args, &a->type.p) || a->type.p > 6)
+			return fail(c, line, "bad precision in '%s' for attribute '%s' (expected 0..6)", text, a->name);
+		a->type.t = T_DATETIME;
+		a->type_text = a->type.p ? xasprintf("datetime(%d)", a->type.p) : xstrdup("datetime");
+		return 0;
+	}
+	if (!strcmp(base, "decimal") || !strcmp(base, "numeric")) {
+		char *comma = strchr(args, ',');
+		if (comma) *comma = 0;
+		if (parse_int_arg(args, &a->type.p) || a->type.p < 1 || a->type.p > 38 ||
+		    (comma && parse_int_arg(trim(comma + 1), &a->type.s)) || a->type.s > a->type.p)
+			return fail(c, line, "bad precision in '%s' for attribute '%s' (expected decimal(p,s) with 1 <= p <= 38, 0 <= s <= p)",
+				    text, a->name);
+		a->type.t = T_DECIMAL;
+		a->type_text = xasprintf("decimal(%d,%d)", a->type.p, a->type.s);
+		return 0;
+	}
+	if (!strcmp(base, "enum")) {
+		/* labels are taken from the original text to keep their case */
+		const char *o = strchr(text, '(') + 1;
+		const char *end = strrchr(text, ')');
+		sb_t canon = SB_INIT;
+		sb_add(&canon, "enum(");
+		const char *p = o;
+		while (p < end) {
+			while (p < end && (*p == ' ' || *p == ',')) p++;
+			if (p >= end) break;
+			if (*p != '\'' && *p != '"') {
+				sb_free(&canon);
+				return fail(c, line, "enum labels of attribute '%s' must be quoted, e.g. enum('a', 'b')", a->name);
+			}
+			char q = *p++;
+			const char *s = p;
+			while (p < end && *p != q) p++;
+			if (p >= end) { sb_free(&canon); return fail(c, line, "unterminated enum label for attribute '%s'", a->name); }
+			if (p == s) { sb_free(&canon); return fail(c, line, "empty enum label for attribute '%s'", a->name); }
+			a->type.enums = xrealloc(a->type.enums, (a->type.nenums + 1) * sizeof(char *));
+			a->type.enums[a->type.nenums++] = xstrndup(s, (size_t)(p - s));
+			sb_printf(&canon, "%s'%.*s'", a->type.nenums > 1 ? "," : "", (int)(p - s), s);
+			p++;
+			while (p < end && *p == ' ') p++;
+			if (p < end && *p != ',') { sb_free(&canon); return fail(c, line, "expected ',' between enum labels of attribute '%s'", a->name); }
+		}
+		if (!a->type.nenums) { sb_free(&canon); return fail(c, line, "enum of attribute '%s' has no labels", a->name); }
+		for (size_t i = 0; i < a->type.nenums; i++)
+			for (size_t k = i + 1; k < a->type.nenums; k++)
+				if (!strcmp(a->type.enums[i], a->type.enums[k])) {
+					sb_free(&canon);
+					return fail(c, line, "enum label '%s' repeats in attribute '%s'", a->type.enums[i], a->name);
+				}
+		sb_addc(&canon, ')');
+		a->type.t = T_ENUM;
+		a->type.p = 255;
+		a->type_text = sb_steal(&canon);
+		return 0;
+	}
+	return fail(c, line, "unknown type '%s' for attribute '%s'", text, a->name);
+}
+
+/* --------------------------------------------------------- tables */
+
+static attr *add_attr(table *t)
+{
+	t->attrs = xrealloc(t->attrs, (t->nattrs + 1) * sizeof(attr));
+	attr *a = &t->attrs[t->nattrs++];
+	memset(a, 0, sizeof *a);
+	return a;
+}
+
+static table *resolve(pctx *c, const char *name)
+{
+	table *t = pipeline_find(c->cur, name);
+	return t ? t : pipeline_find(c->prev, name);
+}
+
+static int add_parent(pctx *c, int line, table *t, const char *pname, int in_key)
+{
+	if (!*pname) return fail(c, line, "'->' names no parent table");
+	table *p = resolve(c, pname);
+	if (!p) {
+		if (!strcmp(pname, t->name)) return fail(c, line, "table %s cannot reference itself", t->name);
+		return fail(c, line, "unknown parent table '%s' (declare it above this table, or check the spelling)", pname);
+	}
+	for (size_t i = 0; i < t->nfks; i++)
+		if (t->fks[i].ptable == p) return fail(c, line, "parent %s is referenced twice", pname);
+	t->fks = xrealloc(t->fks, (t->nfks + 1) * sizeof(fkey));
+	fkey *f = &t->fks[t->nfks++];
+	memset(f, 0, sizeof *f);
+	f->parent = xstrdup(p->name);
+	f->ptable = p;
+	f->in_key = in_key;
+	for (size_t i = 0; i < p->nkey; i++) {
+		attr *pa = &p->attrs[i];
+		f->attrs = xrealloc(f->attrs, (f->nattrs + 1) * sizeof(char *));
+		f->attrs[f->nattrs++] = xstrdup(pa->name);
+		attr *ex = table_attr(t, pa->name);
+		if (ex) {
+			if (strcmp(ex->type_text, pa->type_text))
+				return fail(c, line, "attribute '%s' from parent %s has type %s but is already %s", pa->name,
+					    pname, pa->type_text, ex->type_text);
+			continue;
+		}
+		attr *a = add_attr(t);
+		a->name = xstrdup(pa->name);
+		a->type = pa->type;
+		a->type.enums = NULL;
+		a->type.nenums = 0;
+		if (pa->type.nenums) {
+			a->type.enums = xcalloc(pa->type.nenums, sizeof(char *));
+			for (size_t k = 0; k < pa->type.nenums; k++) a->type.enums[k] = xstrdup(pa->type.enums[k]);
+			a->type.nenums = pa->type.nenums;
+		}
+		a->type_text = xstrdup(pa->type_text);
+		a->in_key = in_key;
+		a->from_parent = 1;
+	}
+	return 0;
+}
+
+/* Split "prog 'a b' c" into argv without any shell. */
+static int split_argv(pctx *c, int line, const char *s, char ***out)
+{
+	char **v = NULL;
+	size_t n = 0;
+	const char *p = s;
+	for (;;) {
+		while (*p == ' ' || *p == '\t') p++;
+		if (!*p) break;
+		sb_t w = SB_INIT;
+		sb_add(&w, "");
+		while (*p && *p != ' ' && *p != '\t') {
+			if (*p == '\'' || *p == '"') {
+				char q = *p++;
+				while (*p && *p != q) {
+					if (q == '"' && *p == '\\' && p[1]) p++;
+					sb_addc(&w, *p++);
+				}
+				if (!*p) {
+					sb_free(&w);
+					for (size_t i = 0; i < n; i++) free(v[i]);
+					free(v);
+					return fail(c, line, "unterminated quote in make command");
+				}
+				p++;
+			} else
+				sb_addc(&w, *p++);
+		}
+		v = xrealloc(v, (n + 2) * sizeof(char *));
+		v[n++] = sb_steal(&w);
+		v[n] = NULL;
+	}
+	if (!n) return fail(c, line, "'make =' names no program");
+	*out = v;
+	return 0;
+}
+
+static int parse_index(pctx *c, int line, table *t, char *s, int unique)
+{
+	s = trim(s);
+	size_t n = strlen(s);
+	if (s[0] != '(' || n < 2 || s[n - 1] != ')') return fail(c, line, "expected %sindex(attr, ...)", unique ? "unique " : "");
+	s[n - 1] = 0;
+	t->idx = xrealloc(t->idx, (t->nidx + 1) * sizeof(tindex));
+	tindex *ix = &t->idx[t->nidx++];
+	memset(ix, 0, sizeof *ix);
+	ix->unique = unique;
+	char *save = NULL;
+	for (char *tok = strtok_r(s + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *a = trim(tok);
+		if (!table_attr(t, a)) return fail(c, line, "index names unknown attribute '%s'", a);
+		ix->attrs = xrealloc(ix->attrs, (ix->nattrs + 1) * sizeof(char *));
+		ix->attrs[ix->nattrs++] = xstrdup(a);
+	}
+	if (!ix->nattrs) return fail(c, line, "index lists no attributes");
+	return 0;
+}
+
+static int parse_attr_line(pctx *c, int line, table *t, char *s, int in_key)
+{
+	char *comment = cut_comment(s);
+	s = trim(s);
+	/* name [= default] : type */
+	char *colon = NULL;
+	char q = 0;
+	char *eq = NULL;
+	for (char *p = s; *p; p++) {
+		if (q) { if (*p == '\\' && p[1]) p++; else if (*p == q) q = 0; continue; }
+		if (*p == '\'' || *p == '"') { if (eq) q = *p; continue; }
+		if (*p == '=' && !eq) eq = p;
+		if (*p == ':') { colon = p; break; }
+	}
+	if (!colon) return fail(c, line, "cannot read '%s': expected 'name : type' (or 'name = default : type')", s);
+	*colon = 0;
+	if (eq) *eq = 0;
+	char *name = trim(s);
+	if (!*name) return fail(c, line, "attribute has no name before ':'");
+	if (!valid_attr_name(name))
+		return fail(c, line, "invalid attribute name '%s' (lowercase letters, digits and _; starting with a letter)", name);
+	if (table_attr(t, name)) return fail(c, line, "duplicate attribute '%s' in table %s", name, t->name);
+	if (!strcmp(name, "make") || !strcmp(name, "key_source"))
+		return fail(c, line, "'%s' is reserved for the make directive; choose another attribute name", name);
+	attr *a = add_attr(t);
+	a->name = xstrdup(name);
+	a->in_key = in_key;
+	if (comment) a->comment = xstrdup(comment);
+	if (parse_type(c, line, trim(colon + 1), a)) return DJC_EINVAL;
+	if (eq) {
+		char *d = trim(eq + 1);
+		size_t n = strlen(d);
+		if (!n) return fail(c, line, "attribute '%s' has '=' but no default value", name);
+		if ((d[0] == '"' || d[0] == '\'') && n >= 2 && d[n - 1] == d[0]) {
+			a->def = xstrndup(d + 1, n - 2);
+			a->has_def = 1;
+		} else if (!strcasecmp(d, "null")) {
+			a->nullable = 1;
+		} else {
+			a->def = xstrdup(d);
+			a->has_def = 1;
+		}
+		if (in_key && a->nullable) return fail(c, line, "primary key attribute '%s' cannot be nullable", name);
+		if (in_key && a->has_def) return fail(c, line, "primary key attribute '%s' cannot have a default", name);
+		if (a->has_def && strcasecmp(a->def, "CURRENT_TIMESTAMP")) {
+			/* check the default against its type now, not at first insert */
+			val_t in = val_text(a->def), out = {0};
+			char *msg = NULL;
+			json_error_t je;
+			json_t *j = NULL;
+			int rc;
+			if (a->type.t <= T_BOOL && (j = json_loads(a->def, JSON_DECODE_ANY, &je)))
+				rc = value_from_json(a, j, &out, &msg);
+			else
+				rc = value_in(a, &in, &out, &msg);
+			json_decref(j);
+			val_free(&in);
+			val_free(&out);
+			if (rc) {
+				int r = fail(c, line, "bad default for '%s': %s", name, msg);
+				free(msg);
+				return r;
+			}
+		} else if (a->has_def && a->type.t != T_DATETIME)
+			return fail(c, line, "CURRENT_TIMESTAMP is a default for datetime attributes only");
+	}
+	return 0;
+}
+
+static void build_canon(table *t)
+{
+	sb_t b = SB_INIT;
+	sb_printf(&b, "%s (%s)\n", t->name, tier_name(t->tier));
+	for (size_t i = 0; i < t->nattrs; i++) {
+		attr *a = &t->attrs[i];
+		if (i == t->nkey) sb_add(&b, "---\n");
+		sb_printf(&b, "%s%s:%s%s%s\n", a->name, a->nullable ? "=null" : "", a->type_text,
+			  a->has_def ? "=" : "", a->has_def ? a->def : "");
+	}
+	if (t->nkey == t->nattrs) sb_add(&b, "---\n");
+	for (size_t i = 0; i < t->nfks; i++) sb_printf(&b, "->%s%s\n", t->fks[i].parent, t->fks[i].in_key ? "" : " (dep)");
+	for (size_t i = 0; i < t->nidx; i++) {
+		sb_add(&b, t->idx[i].unique ? "unique index(" : "index(");
+		for (size_t k = 0; k < t->idx[i].nattrs; k++) sb_printf(&b, "%s%s", k ? "," : "", t->idx[i].attrs[k]);
+		sb_add(&b, ")\n");
+	}
+	if (t->make_argv) {
+		sb_add(&b, "make =");
+		for (char **p = t->make_argv; *p; p++) sb_printf(&b, " [%s]", *p);
+		sb_addc(&b, '\n');
+	}
+	if (t->key_source_where) sb_printf(&b, "key_source = %s\n", t->key_source_where);
+	t->canon = sb_steal(&b);
+}
+
+static int directive(const char *s, const char *word)
+{
+	size_t n = strlen(word);
+	if (strncmp(s, word, n)) return 0;
+	const char *p = s + n;
+	while (*p == ' ' || *p == '\t') p++;
+	return *p == '=';
+}
+
+static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
+{
+	int in_key = 1, seen_sep = 0;
+	if (t->tier == TIER_PART && add_parent(c, t->line, t, t->master->name, 1)) return DJC_EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		int line = lineno[i];
+		char *s = trim(lines[i]);
+		if (!*s || *s == '#') continue;
+		if (s[0] == '-' && s[1] == '-' && s[2] == '-') {
+			char *p = s;
+			while (*p == '-') p++;
+			if (*trim(p) && *trim(p) != '#') return fail(c, line, "unexpected text after '---'");
+			if (seen_sep) return fail(c, line, "second '---' in table %s (only one separates the primary key)", t->name);
+			seen_sep = 1;
+			in_key = 0;
+			t->nkey = 0;
+			continue;
+		}
+		if (s[0] == '-' && s[1] == '>') {
+			cut_comment(s);
+			char *pn = trim(s + 2);
+			if (!strncmp(pn, "[nullable]", 10)) return fail(c, line, "nullable references are not supported; reference the parent below '---' without [nullable]");
+			if (add_parent(c, line, t, pn, in_key)) return DJC_EINVAL;
+			continue;
+		}
+		if (!strncmp(s, "unique index", 12) && (s[12] == '(' || s[12] == ' ')) {
+			cut_comment(s);
+			if (parse_index(c, line, t, s + 12, 1)) return DJC_EINVAL;
+			continue;
+		}
+		if (!strncmp(s, "index", 5) && (s[5] == '(' || s[5] == ' ')) {
+			cut_comment(s);
+			if (parse_index(c, line, t, s + 5, 0)) return DJC_EINVAL;
+			continue;
+		}
+		if (directive(s, "make")) {
+			if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
+				return fail(c, line, "'make =' belongs to computed and imported tables, not %s ones", tier_name(t->tier));
+			if (t->make_argv) return fail(c, line, "second 'make =' line in table %s", t->name);
+			if (split_argv(c, line, strchr(s, '=') + 1, &t->make_argv)) return DJC_EINVAL;
+			continue;
+		}
+		if (directive(s, "key_source")) {
+			if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
+				return fail(c, line, "'key_source =' belongs to computed and imported tables");
+			const char *js = trim(strchr(s, '=') + 1);
+			json_error_t je;
+			json_t *j = json_loads(js, 0, &je);
+			if (!j || !(json_is_object(j) || json_is_array(j))) {
+				json_decref(j);
+				return fail(c, line, "key_source must be a JSON restriction object, e.g. {\"session_id\": [1, 2]}");
+			}
+			json_decref(j);
+			t->key_source_where = xstrdup(js);
+			continue;
+		}
+		if (parse_attr_line(c, line, t, s, in_key)) return DJC_EINVAL;
+		if (in_key) t->nkey = t->nattrs;
+	}
+	if (!seen_sep)
+		return fail(c, t->line, "table %s has no '---' line separating the primary key from other attributes "
+			    "(write '---' after the key, even if nothing follows)", t->name);
+	/* primary key attributes first: stable partition */
+	attr *sorted = xcalloc(t->nattrs, sizeof(attr));
+	size_t k = 0;
+	for (size_t i = 0; i < t->nattrs; i++) if (t->attrs[i].in_key) sorted[k++] = t->attrs[i];
+	t->nkey = k;
+	for (size_t i = 0; i < t->nattrs; i++) if (!t->attrs[i].in_key) sorted[k++] = t->attrs[i];
+	free(t->attrs);
+	t->attrs = sorted;
+	if (!t->nkey) return fail(c, t->line, "table %s has no primary key attributes above '---'", t->name);
+	for (size_t i = 0; i < t->nidx; i++)
+		for (size_t j = 0; j < t->idx[i].nattrs; j++)
+			if (!table_attr(t, t->idx[i].attrs[j]))
+				return fail(c, t->line, "index names unknown attribute '%s'", t->idx[i].attrs[j]);
+	/* key source: key attributes inherited from parents in the key */
+	t->src = xcalloc(t->nkey, sizeof(size_t));
+	for (size_t i = 0; i < t->nkey; i++)
+		if (t->attrs[i].from_parent) t->src[t->nsrc++] = i;
+	if ((t->tier == TIER_COMPUTED || t->tier == TIER_IMPORTED) && !t->nsrc)
+		return fail(c, t->line, "%s table %s needs a parent in its primary key ('-> Parent' above '---') to define its keys",
+			    tier_name(t->tier), t->name);
+	if (t->key_source_where && t->nsrc) {
+		/* restriction attributes must be key-source attributes */
+		json_t *j = json_loads(t->key_source_where, 0, NULL);
+		json_t *objs = json_is_array(j) ? j : NULL;
+		size_t cnt = objs ? json_array_size(objs) : 1;
+		for (size_t i = 0; i < cnt; i++) {
+			json_t *o = objs ? json_array_get(objs, i) : j;
+			const char *key;
+			json_t *v;
+			if (!json_is_object(o)) { json_decref(j); return fail(c, t->line, "key_source list items must be objects"); }
+			json_object_foreach(o, key, v) {
+				attr *a = table_attr(t, key);
+				if (!a || !a->in_key || !a->from_parent) {
+					json_decref(j);
+					return fail(c, t->line, "key_source restricts '%s', which is not a key attribute from a parent of %s", key, t->name);
+				}
+			}
+		}
+		json_decref(j);
+	}
+	build_canon(t);
+	return 0;
+}
+
+int pipeline_parse(pipeline **out, const char *text, const char *filename, const pipeline *prev, char **msg)
+{
+	*out = NULL;
+	*msg = NULL;
+	pctx c = {filename ? filename : "<pipeline>", NULL, prev, xcalloc(1, sizeof(pipeline))};
+	size_t tlen = strlen(text);
+	if (!utf8_valid(text, tlen)) {
+		/* find the line of the first invalid byte */
+		int line = 1;
+		size_t i = 0;
+		for (; i < tlen; i++) {
+			size_t end = i;
+			while (end < tlen && text[end] != '\n') end++;
+			if (!utf8_valid(text + i, end - i)) break;
+			line++;
+			i = end;
+		}
+		fail(&c, line, "not valid UTF-8 text");
+		pipeline_free(c.cur);
+		*msg = c.msg;
+		return DJC_EINVAL;
+	}
+	char *buf = xstrdup(text);
+	char **lines = NULL;
+	int *nums = NULL;
+	size_t nl = 0;
+	for (char *p = buf, *e; p; p = e ? e + 1 : NULL) {
+		e = strchr(p, '\n');
+		if (e) *e = 0;
+		lines = xrealloc(lines, (nl + 1) * sizeof(char *));
+		nums = xrealloc(nums, (nl + 1) * sizeof(int));
+		lines[nl] = p;
+		nums[nl] = (int)nl + 1;
+		nl++;
+		if (!e) break;
+	}
+	/* keep original lines for the stored text */
+	char *orig = xstrdup(text);
+	char **olines = xcalloc(nl + 1, sizeof(char *));
+	{
+		size_t k = 0;
+		for (char *p = orig, *e; p && k < nl; p = e ? e + 1 : NULL) {
+			e = strchr(p, '\n');
+			if (e) *e = 0;
+			olines[k++] = p;
+			if (!e) break;
+		}
+	}
+	int rc = 0;
+	size_t i = 0;
+	while (i < nl && !rc) {
+		char *s = lines[i];
+		int line = nums[i];
+		char *t0 = trim(s);
+		if (!*t0 || *t0 == '#') { i++; continue; }
+		if (s[0] == ' ' || s[0] == '\t') {
+			rc = fail(&c, line, "indented line outside any table (a table starts with an unindented 'Name (tier)' line)");
+			break;
+		}
+		/* header: Name (tier) */
+		char *hdr = xstrdup(t0);
+		cut_comment(hdr);
+		char *h = trim(hdr);
+		char *lp = strchr(h, '(');
+		char *rp = strrchr(h, ')');
+		if (!lp || !rp || rp < lp || *trim(rp + 1)) {
+			rc = fail(&c, line, "expected a table header 'Name (tier)', got '%s'", h);
+			free(hdr);
+			break;
+		}
+		*lp = 0;
+		*rp = 0;
+		char *name = trim(h);
+		char *tiers = trim(lp + 1);
+		tier tr;
+		if (!strcmp(tiers, "manual")) tr = TIER_MANUAL;
+		else if (!strcmp(tiers, "lookup")) tr = TIER_LOOKUP;
+		else if (!strcmp(tiers, "imported")) tr = TIER_IMPORTED;
+		else if (!strcmp(tiers, "computed")) tr = TIER_COMPUTED;
+		else if (!strcmp(tiers, "part")) tr = TIER_PART;
+		else {
+			rc = fail(&c, line, "unknown tier '%s' (expected manual, lookup, imported, computed or part)", tiers);
+			free(hdr);
+			break;
+		}
+		char *dot = strchr(name, '.');
+		table *mst = NULL;
+		if (tr == TIER_PART) {
+			if (!dot) { rc = fail(&c, line, "a part table is named Master.Part, got '%s'", name); free(hdr); break; }
+			*dot = 0;
+			if (!valid_table_name(name) || !valid_table_name(dot + 1)) {
+				*dot = '.';
+				rc = fail(&c, line, "invalid table name '%s' (letters and digits, starting with a letter)", name);
+				free(hdr);
+				break;
+			}
+			mst = resolve(&c, name);
+			if (!mst || mst->tier == TIER_PART) {
+				rc = fail(&c, line, "part table %s.%s needs its master %s declared above it", name, dot + 1, name);
+				free(hdr);
+				break;
+			}
+			*dot = '.';
+		} else if (dot || !valid_table_name(name)) {
+			rc = fail(&c, line, "invalid table name '%s' (letters and digits, starting with a letter)", name);
+			free(hdr);
+			break;
+		}
+		if (resolve(&c, name) && pipeline_find(c.cur, name)) {
+			rc = fail(&c, line, "table %s is declared twice in this file", name);
+			free(hdr);
+			break;
+		}
+		table *t = xcalloc(1, sizeof(table));
+		t->name = xstrdup(name);
+		t->tier = tr;
+		t->line = line;
+		t->master = mst;
+		free(hdr);
+		sb_t sq = SB_INIT;
+		if (tr == TIER_PART) {
+			sb_add(&sq, mst->sql_name);
+			sb_add(&sq, "__");
+			snake(&sq, strchr(t->name, '.') + 1);
+		} else {
+			sb_add(&sq, tr == TIER_LOOKUP ? "#" : tr == TIER_IMPORTED ? "_" : tr == TIER_COMPUTED ? "__" : "");
+			snake(&sq, t->name);
+		}
+		t->sql_name = sb_steal(&sq);
+		if (strlen(t->sql_name) > 60) {
+			rc = fail(&c, line, "table name %s is too long (its SQL name '%s' exceeds 60 characters)", t->name, t->sql_name);
+			free_table(t);
+			break;
+		}
+		if (tr == TIER_COMPUTED || tr == TIER_IMPORTED) {
+			sb_add(&sq, "~~");
+			snake(&sq, t->name);
+			t->jobs_name = sb_steal(&sq);
+		}
+		size_t start = i;
+		i++;
+		while (i < nl) {
+			char *l = lines[i];
+			if (l[0] != ' ' && l[0] != '\t') {
+				char *tt = trim(l);
+				if (*tt && *tt != '#') break;
+			}
+			i++;
+		}
+		size_t end = i;
+		sb_t tb = SB_INIT;
+		for (size_t k = start; k < end; k++) { sb_add(&tb, olines[k]); sb_addc(&tb, '\n'); }
+		t->text = sb_steal(&tb);
+		c.cur->tables = xrealloc(c.cur->tables, (c.cur->n + 1) * sizeof(table *));
+		c.cur->tables[c.cur->n++] = t;
+		rc = parse_block(&c, t, lines + start + 1, nums + start + 1, end - start - 1);
+	}
+	free(lines); free(nums); free(buf); free(orig); free(olines);
+	if (rc) {
+		pipeline_free(c.cur);
+		*msg = c.msg;
+		return rc;
+	}
+	*out = c.cur;
+	return DJC_OK;
+}

@@ -1,0 +1,549 @@
+/* types.c - checking and converting values per attribute type: user input
+ * to bound parameter (value_in), database cell to typed value (value_out),
+ * and JSON in and out. Exactness rules are in docs/types.md. */
+#include "schema.h"
+#include "djc.h"
+#include <ctype.h>
+#include <errno.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int bad(char **msg, const attr *a, const char *fmt, const char *detail)
+{
+	sb_t b = SB_INIT;
+	sb_printf(&b, "attribute '%s' (%s): ", a->name, a->type_text);
+	sb_printf(&b, fmt, detail);
+	*msg = sb_steal(&b);
+	return DJC_EINVAL;
+}
+
+static const char *tname(djc_type t)
+{
+	static const char *n[] = {"null", "an integer", "an integer", "a number", "a boolean", "a string", "bytes"};
+	return n[t];
+}
+
+static int int_range(coltype t, int64_t *lo, int64_t *hi)
+{
+	switch (t) {
+	case T_INT8: *lo = INT8_MIN; *hi = INT8_MAX; return 1;
+	case T_INT16: *lo = INT16_MIN; *hi = INT16_MAX; return 1;
+	case T_INT32: *lo = INT32_MIN; *hi = INT32_MAX; return 1;
+	case T_INT64: *lo = INT64_MIN; *hi = INT64_MAX; return 1;
+	case T_UINT8: *lo = 0; *hi = UINT8_MAX; return 1;
+	case T_UINT16: *lo = 0; *hi = UINT16_MAX; return 1;
+	case T_UINT32: *lo = 0; *hi = UINT32_MAX; return 1;
+	default: return 0;
+	}
+}
+
+/* shortest decimal text that reads back as exactly f */
+static void fmt_double(char *buf, size_t n, double f)
+{
+	for (int p = 1; p <= 17; p++) {
+		snprintf(buf, n, "%.*g", p, f);
+		if (strtod(buf, NULL) == f) return;
+	}
+}
+
+static int digits_only(const char *s) { if (!*s) return 0; for (; *s; s++) if (!isdigit((unsigned char)*s)) return 0; return 1; }
+
+static int leap(int y) { return (y % 4 == 0 && y % 100) || y % 400 == 0; }
+
+static int check_date(const char *s, int *y, int *m, int *d)
+{
+	if (strlen(s) < 10 || s[4] != '-' || s[7] != '-') return -1;
+	for (int i = 0; i < 10; i++) if (i != 4 && i != 7 && !isdigit((unsigned char)s[i])) return -1;
+	*y = atoi(s); *m = atoi(s + 5); *d = atoi(s + 8);
+	static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	if (*y < 1 || *m < 1 || *m > 12 || *d < 1) return -1;
+	if (*d > mdays[*m - 1] + (*m == 2 && leap(*y))) return -1;
+	return 0;
+}
+
+/* "YYYY-MM-DD HH:MM:SS[.f]" (or T) to canonical text with p fractional digits. */
+static int norm_datetime(const char *s, int p, sb_t *out, int strict)
+{
+	int y, mo, d;
+	if (check_date(s, &y, &mo, &d)) return -1;
+	size_t n = strlen(s);
+	if (n == 10) {   /* a date alone means midnight */
+		sb_printf(out, "%.10s 00:00:00", s);
+	} else {
+		if (n < 19 || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':') return -1;
+		for (int i = 11; i < 19; i++) if (i != 13 && i != 16 && !isdigit((unsigned char)s[i])) return -1;
+		int hh = atoi(s + 11), mm = atoi(s + 14), ss = atoi(s + 17);
+		if (hh > 23 || mm > 59 || ss > 59) return -1;
+		sb_printf(out, "%.10s %.8s", s, s + 11);
+	}
+	char digits[8] = "000000";
+	if (n > 19) {
+		const char *frac = s + 19;
+		if (*frac != '.' || !digits_only(frac + 1) || strlen(frac + 1) > 6) return -1;
+		size_t k = strlen(frac + 1);
+		memcpy(digits, frac + 1, k);
+		for (size_t i = (size_t)p; i < k; i++)
+			if (strict && frac[1 + i] != '0') return -2;   /* more precision than the type keeps */
+	}
+	if (p > 0) sb_printf(out, ".%.*s", p, digits);
+	return 0;
+}
+
+static int norm_decimal(const char *s, int p, int sc, sb_t *out)
+{
+	const char *q = s;
+	int neg = 0;
+	if (*q == '+' || *q == '-') neg = *q++ == '-';
+	const char *ip = q;
+	while (isdigit((unsigned char)*q)) q++;
+	size_t ni = (size_t)(q - ip);
+	const char *fp = "";
+	size_t nf = 0;
+	if (*q == '.') { fp = ++q; while (isdigit((unsigned char)*q)) q++; nf = (size_t)(q - fp); }
+	if (*q || (ni == 0 && nf == 0)) return -1;
+	while (ni > 1 && *ip == '0') { ip++; ni--; }
+	if (nf > (size_t)sc) {
+		for (size_t i = (size_t)sc; i < nf; i++) if (fp[i] != '0') return -2;
+		nf = (size_t)sc;
+	}
+	if (ni == 1 && *ip == '0') ni = 0;
+	if ((int)ni > p - sc) return -3;
+	int zero = 1;
+	for (size_t i = 0; i < ni; i++) if (ip[i] != '0') zero = 0;
+	for (size_t i = 0; i < nf; i++) if (fp[i] != '0') zero = 0;
+	if (neg && !zero) sb_addc(out, '-');
+	if (ni) sb_addn(out, ip, ni); else sb_addc(out, '0');
+	if (sc) {
+		sb_addc(out, '.');
+		sb_addn(out, fp, nf);
+		for (size_t i = nf; i < (size_t)sc; i++) sb_addc(out, '0');
+	}
+	return 0;
+}
+
+static void json_dump_value(sb_t *b, json_t *j);
+
+int value_in(const attr *a, const val_t *in, val_t *out, char **msg)
+{
+	memset(out, 0, sizeof *out);
+	*msg = NULL;
+	if (in->t == DJC_NULL) {
+		if (a->nullable) return DJC_OK;
+		return bad(msg, a, "%s", "cannot be null");
+	}
+	int64_t lo, hi;
+	coltype t = a->type.t;
+	if (int_range(t, &lo, &hi)) {
+		int64_t v;
+		if (in->t == DJC_INT) v = in->i;
+		else if (in->t == DJC_UINT) {
+			if (in->u > (uint64_t)hi) return bad(msg, a, "%s", "value out of range");
+			v = (int64_t)in->u;
+		} else if (in->t == DJC_FLOAT && isfinite(in->f) && in->f == floor(in->f) && in->f >= -9.2e18 && in->f <= 9.2e18)
+			v = (int64_t)in->f;
+		else return bad(msg, a, "expects an integer, got %s", tname(in->t));
+		if (v < lo || v > hi) {
+			char d[64];
+			snprintf(d, sizeof d, "%" PRId64 " is out of range %" PRId64 "..%" PRId64, v, lo, hi);
+			return bad(msg, a, "%s", d);
+		}
+		*out = val_int(v);
+		return DJC_OK;
+	}
+	switch (t) {
+	case T_UINT64: {
+		uint64_t u;
+		if (in->t == DJC_UINT) u = in->u;
+		else if (in->t == DJC_INT) { if (in->i < 0) return bad(msg, a, "%s", "value out of range (negative)"); u = (uint64_t)in->i; }
+		else if (in->t == DJC_TEXT && digits_only(in->s) && strlen(in->s) <= 20) {
+			errno = 0;
+			unsigned long long x = strtoull(in->s, NULL, 10);
+			if (errno) return bad(msg, a, "%s", "value out of range");
+			u = x;
+		} else return bad(msg, a, "expects an unsigned integer, got %s", tname(in->t));
+		out->t = DJC_UINT;
+		out->u = u;
+		return DJC_OK;
+	}
+	case T_FLOAT32: case T_FLOAT64: {
+		double f;
+		if (in->t == DJC_FLOAT) f = in->f;
+		else if (in->t == DJC_INT) f = (double)in->i;
+		else if (in->t == DJC_UINT) f = (double)in->u;
+		else return bad(msg, a, "expects a number, got %s", tname(in->t));
+		if (!isfinite(f)) return bad(msg, a, "%s", "NaN and infinities are not stored (the backends disagree on them)");
+		if (t == T_FLOAT32) {
+			if (fabs(f) > FLT_MAX) return bad(msg, a, "%s", "value out of float32 range");
+			f = (double)(float)f;
+		}
+		*out = val_float(f);
+		return DJC_OK;
+	}
+	case T_BOOL:
+		if (in->t == DJC_BOOL || (in->t == DJC_INT && (in->i == 0 || in->i == 1))) {
+			out->t = DJC_BOOL;
+			out->i = in->i;
+			return DJC_OK;
+		}
+		return bad(msg, a, "expects true or false, got %s", tname(in->t));
+	case T_DECIMAL: {
+		sb_t b = SB_INIT;
+		char buf[64];
+		const char *s;
+		if (in->t == DJC_TEXT) s = in->s;
+		else if (in->t == DJC_INT) { snprintf(buf, sizeof buf, "%" PRId64, in->i); s = buf; }
+		else if (in->t == DJC_UINT) { snprintf(buf, sizeof buf, "%" PRIu64, in->u); s = buf; }
+		else if (in->t == DJC_FLOAT && isfinite(in->f)) { fmt_double(buf, sizeof buf, in->f); s = buf; if (strchr(buf, 'e')) snprintf(buf, sizeof buf, "%.*f", a->type.s, in->f); }
+		else return bad(msg, a, "expects a decimal number, got %s", tname(in->t));
+		int r = norm_decimal(s, a->type.p, a->type.s, &b);
+		if (r) {
+			sb_free(&b);
+			return bad(msg, a, r == -1 ? "'%s' is not a decimal number" : r == -2 ? "'%s' has more decimal places than the type keeps" : "'%s' has too many digits", s);
+		}
+		*out = val_textn(sb_str(&b), b.len);
+		sb_free(&b);
+		return DJC_OK;
+	}
+	case T_BYTES:
+		if (in->t != DJC_BYTES) return bad(msg, a, "expects bytes, got %s", tname(in->t));
+		val_copy(out, in);
+		return DJC_OK;
+	case T_JSON: {
+		if (in->t == DJC_TEXT) {
+			json_error_t je;
+			json_t *j = json_loadb(in->s, in->n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+			if (!j) return bad(msg, a, "is not valid JSON text: %s", je.text);
+			sb_t b = SB_INIT;
+			json_dump_value(&b, j);
+			json_decref(j);
+			*out = val_textn(sb_str(&b), b.len);
+			sb_free(&b);
+			return DJC_OK;
+		}
+		sb_t b = SB_INIT;
+		value_to_json(&b, NULL, in);
+		*out = val_textn(sb_str(&b), b.len);
+		sb_free(&b);
+		return DJC_OK;
+	}
+	default:
+		break;
+	}
+	/* the rest are text types */
+	if (in->t != DJC_TEXT) return bad(msg, a, "expects a string, got %s", tname(in->t));
+	if (!utf8_valid(in->s, in->n)) return bad(msg, a, "%s", "is not valid UTF-8 (or contains a NUL byte)");
+	switch (t) {
+	case T_CHAR: case T_VARCHAR: {
+		size_t n = in->n;
+		if (t == T_CHAR) while (n && in->s[n - 1] == ' ') n--;
+		size_t chars = utf8_len(in->s, n);
+		if (chars > (size_t)a->type.p) {
+			char d[64];
+			snprintf(d, sizeof d, "%zu characters do not fit in %d", chars, a->type.p);
+			return bad(msg, a, "%s", d);
+		}
+		*out = val_textn(in->s, n);
+		return DJC_OK;
+	}
+	case T_ENUM:
+		for (size_t i = 0; i < a->type.nenums; i++)
+			if (!strcmp(in->s, a->type.enums[i])) { *out = val_textn(in->s, in->n); return DJC_OK; }
+		return bad(msg, a, "'%s' is not one of the enum's labels", in->s);
+	case T_DATE: {
+		int y, m, d;
+		if (in->n != 10 || check_date(in->s, &y, &m, &d)) return bad(msg, a, "'%s' is not a date YYYY-MM-DD", in->s);
+		*out = val_textn(in->s, in->n);
+		return DJC_OK;
+	}
+	case T_DATETIME: {
+		sb_t b = SB_INIT;
+		int r = norm_datetime(in->s, a->type.p, &b, 1);
+		if (r) {
+			sb_free(&b);
+			return bad(msg, a, r == -2 ? "'%s' has more fractional digits than the type keeps" : "'%s' is not a datetime YYYY-MM-DD HH:MM:SS[.fff]", in->s);
+		}
+		*out = val_textn(sb_str(&b), b.len);
+		sb_free(&b);
+		return DJC_OK;
+	}
+	case T_UUID: {
+		char u[37];
+		size_t k = 0;
+		const char *s = in->s;
+		int ok = in->n == 36 || in->n == 32;
+		for (size_t i = 0; ok && i < in->n; i++) {
+			if (in->n == 36 && (i == 8 || i == 13 || i == 18 || i == 23)) { ok = s[i] == '-'; continue; }
+			if (!isxdigit((unsigned char)s[i])) { ok = 0; break; }
+			if (k == 8 || k == 13 || k == 18 || k == 23) u[k++] = '-';
+			u[k++] = (char)tolower((unsigned char)s[i]);
+		}
+		if (!ok || k != 36) return bad(msg, a, "'%s' is not a UUID", in->s);
+		u[36] = 0;
+		*out = val_textn(u, 36);
+		return DJC_OK;
+	}
+	default:
+		val_copy(out, in);
+		return DJC_OK;
+	}
+}
+
+int value_out(const attr *a, const val_t *cell, val_t *out)
+{
+	memset(out, 0, sizeof *out);
+	if (cell->t == DJC_NULL) return DJC_OK;
+	coltype t = a->type.t;
+	int64_t lo, hi;
+	if (int_range(t, &lo, &hi)) {
+		if (cell->t == DJC_INT || cell->t == DJC_BOOL) *out = val_int(cell->i);
+		else if (cell->t == DJC_FLOAT) *out = val_int((int64_t)cell->f);
+		else *out = val_int(strtoll(cell->s, NULL, 10));
+		return DJC_OK;
+	}
+	switch (t) {
+	case T_UINT64:
+		out->t = DJC_UINT;
+		out->u = cell->t == DJC_INT ? (uint64_t)cell->i : cell->t == DJC_UINT ? cell->u : strtoull(cell->s, NULL, 10);
+		return DJC_OK;
+	case T_FLOAT32: case T_FLOAT64: {
+		double f = cell->t == DJC_FLOAT ? cell->f : cell->t == DJC_INT ? (double)cell->i : strtod(cell->s, NULL);
+		if (t == T_FLOAT32) f = (double)(float)f;
+		*out = val_float(f);
+		return DJC_OK;
+	}
+	case T_BOOL:
+		out->t = DJC_BOOL;
+		if (cell->t == DJC_INT || cell->t == DJC_BOOL) out->i = cell->i != 0;
+		else out->i = cell->s[0] == 't' || cell->s[0] == '1' || cell->s[0] == 'T';
+		return DJC_OK;
+	case T_BYTES:
+		val_copy(out, cell);
+		out->t = DJC_BYTES;
+		return DJC_OK;
+	default:
+		break;
+	}
+	const char *s = cell->t == DJC_TEXT || cell->t == DJC_BYTES ? cell->s : NULL;
+	char buf[64];
+	if (!s) {
+		if (cell->t == DJC_INT) snprintf(buf, sizeof buf, "%" PRId64, cell->i);
+		else fmt_double(buf, sizeof buf, cell->f);
+		s = buf;
+	}
+	size_t n = strlen(s);
+	switch (t) {
+	case T_CHAR:
+		while (n && s[n - 1] == ' ') n--;
+		*out = val_textn(s, n);
+		return DJC_OK;
+	case T_DATETIME: {
+		sb_t b = SB_INIT;
+		if (norm_datetime(s, a->type.p, &b, 0)) *out = val_textn(s, n);
+		else *out = val_textn(sb_str(&b), b.len);
+		sb_free(&b);
+		return DJC_OK;
+	}
+	case T_DECIMAL: {
+		sb_t b = SB_INIT;
+		if (norm_decimal(s, 38, a->type.s, &b)) *out = val_textn(s, n);
+		else *out = val_textn(sb_str(&b), b.len);
+		sb_free(&b);
+		return DJC_OK;
+	}
+	case T_UUID:
+		*out = val_textn(s, n);
+		for (char *p = out->s; *p; p++) *p = (char)tolower((unsigned char)*p);
+		return DJC_OK;
+	default:
+		*out = val_textn(s, n);
+		return DJC_OK;
+	}
+}
+
+int value_from_json(const attr *a, json_t *j, val_t *out, char **msg)
+{
+	val_t v = {0};
+	*msg = NULL;
+	if (a->type.t == T_JSON && !json_is_null(j)) {
+		sb_t b = SB_INIT;
+		json_dump_value(&b, j);
+		*out = val_textn(sb_str(&b), b.len);
+		sb_free(&b);
+		return DJC_OK;
+	}
+	switch (json_typeof(j)) {
+	case JSON_NULL: break;
+	case JSON_INTEGER: v = val_int(json_integer_value(j)); break;
+	case JSON_REAL: v = val_float(json_real_value(j)); break;
+	case JSON_TRUE: case JSON_FALSE: v.t = DJC_BOOL; v.i = json_is_true(j); break;
+	case JSON_STRING:
+		if (a->type.t == T_BYTES) {
+			char *raw;
+			size_t n;
+			if (b64_decode(json_string_value(j), &raw, &n))
+				return bad(msg, a, "%s", "expects bytes as a base64 string");
+			v.t = DJC_BYTES;
+			v.s = raw;
+			v.n = n;
+		} else
+			v = val_textn(json_string_value(j), json_string_length(j));
+		break;
+	default:
+		return bad(msg, a, "%s", "does not take an object or array");
+	}
+	int rc = value_in(a, &v, out, msg);
+	val_free(&v);
+	return rc;
+}
+
+void json_quote(sb_t *b, const char *s, size_t n)
+{
+	sb_addc(b, '"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		switch (c) {
+		case '"': sb_add(b, "\\\""); break;
+		case '\\': sb_add(b, "\\\\"); break;
+		case '\n': sb_add(b, "\\n"); break;
+		case '\r': sb_add(b, "\\r"); break;
+		case '\t': sb_add(b, "\\t"); break;
+		default:
+			if (c < 0x20) sb_printf(b, "\\u%04x", c);
+			else sb_addc(b, (char)c);
+		}
+	}
+	sb_addc(b, '"');
+}
+
+static void json_dump_value(sb_t *b, json_t *j)
+{
+	char buf[64];
+	switch (json_typeof(j)) {
+	case JSON_OBJECT: {
+		const char *k;
+		json_t *v;
+		int first = 1;
+		sb_addc(b, '{');
+		json_object_foreach(j, k, v) {
+			if (!first) sb_addc(b, ',');
+			first = 0;
+			json_quote(b, k, strlen(k));
+			sb_addc(b, ':');
+			json_dump_value(b, v);
+		}
+		sb_addc(b, '}');
+		break;
+	}
+	case JSON_ARRAY:
+		sb_addc(b, '[');
+		for (size_t i = 0; i < json_array_size(j); i++) {
+			if (i) sb_addc(b, ',');
+			json_dump_value(b, json_array_get(j, i));
+		}
+		sb_addc(b, ']');
+		break;
+	case JSON_STRING: json_quote(b, json_string_value(j), json_string_length(j)); break;
+	case JSON_INTEGER: sb_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(j)); break;
+	case JSON_REAL:
+		fmt_double(buf, sizeof buf, json_real_value(j));
+		sb_add(b, buf);
+		if (!strpbrk(buf, ".eEni")) sb_add(b, ".0");
+		break;
+	case JSON_TRUE: sb_add(b, "true"); break;
+	case JSON_FALSE: sb_add(b, "false"); break;
+	default: sb_add(b, "null"); break;
+	}
+}
+
+void value_to_json(sb_t *b, const attr *a, const val_t *v)
+{
+	char buf[64];
+	switch (v->t) {
+	case DJC_NULL: sb_add(b, "null"); break;
+	case DJC_INT: sb_printf(b, "%" PRId64, v->i); break;
+	case DJC_UINT: sb_printf(b, "%" PRIu64, v->u); break;
+	case DJC_BOOL: sb_add(b, v->i ? "true" : "false"); break;
+	case DJC_FLOAT:
+		if (!isfinite(v->f)) { sb_add(b, "null"); break; }
+		fmt_double(buf, sizeof buf, v->f);
+		sb_add(b, buf);
+		break;
+	case DJC_BYTES: {
+		char *e = b64_encode(v->s, v->n);
+		json_quote(b, e, strlen(e));
+		free(e);
+		break;
+	}
+	case DJC_TEXT:
+		if (a && a->type.t == T_JSON) sb_addn(b, v->s, v->n);
+		else json_quote(b, v->s, v->n);
+		break;
+	}
+}
+
+int row_from_json_obj(const table *t, json_t *obj, djc_row **out, char **msg)
+{
+	*out = NULL;
+	*msg = NULL;
+	if (!json_is_object(obj)) { *msg = xstrdup("expected a JSON object"); return DJC_EINVAL; }
+	djc_row *r = djc_row_new();
+	const char *k;
+	json_t *v;
+	json_object_foreach(obj, k, v) {
+		attr *a = table_attr(t, k);
+		if (!a) {
+			sb_t b = SB_INIT;
+			sb_add(&b, "unknown attribute ");
+			json_quote(&b, k, strlen(k));
+			sb_printf(&b, " for table %s", t->name);
+			*msg = sb_steal(&b);
+			djc_row_free(r);
+			return DJC_EINVAL;
+		}
+		val_t x;
+		if (value_from_json(a, v, &x, msg)) { djc_row_free(r); return DJC_EINVAL; }
+		row_put(r, a->name, &x);
+	}
+	*out = r;
+	return DJC_OK;
+}
+
+void row_to_json(sb_t *b, const table *t, const djc_row *r)
+{
+	int first = 1;
+	sb_addc(b, '{');
+	for (size_t i = 0; i < t->nattrs; i++) {
+		const val_t *v = row_get(r, t->attrs[i].name);
+		if (!v) continue;
+		if (!first) sb_addc(b, ',');
+		first = 0;
+		json_quote(b, t->attrs[i].name, strlen(t->attrs[i].name));
+		sb_addc(b, ':');
+		value_to_json(b, &t->attrs[i], v);
+	}
+	sb_addc(b, '}');
+}
+
+char *key_to_json(const table *t, const djc_row *r, int source_only)
+{
+	sb_t b = SB_INIT;
+	int first = 1;
+	sb_addc(&b, '{');
+	size_t n = source_only ? t->nsrc : t->nkey;
+	for (size_t i = 0; i < n; i++) {
+		const attr *a = &t->attrs[source_only ? t->src[i] : i];
+		const val_t *v = row_get(r, a->name);
+		if (!v) continue;
+		if (!first) sb_add(&b, ", ");
+		first = 0;
+		json_quote(&b, a->name, strlen(a->name));
+		sb_add(&b, ": ");
+		value_to_json(&b, a, v);
+	}
+	sb_addc(&b, '}');
+	return sb_steal(&b);
+}

@@ -1,0 +1,233 @@
+/* io.c - JSON Lines insert and formatted fetch output for the CLI (and any
+ * caller that wants rows typed by the table's heading). */
+#include "table.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, size_t *inserted,
+		const long *lines, const char *src);
+
+int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, size_t *inserted,
+		const long *lines, const char *src)
+{
+	if (inserted) *inserted = 0;
+	if (t->tier == TIER_COMPUTED || t->tier == TIER_IMPORTED || t->tier == TIER_PART)
+		return conn_fail(c, DJC_EINVAL, "table %s is %s: its rows come from populate, not insert", t->name,
+				 t->tier == TIER_PART ? "a part table" : tier_name(t->tier));
+	int rc;
+	djc_row **prep = xcalloc(n ? n : 1, sizeof(djc_row *));
+	size_t np = 0;
+	for (size_t i = 0; i < n; i++, np++) {
+		char *msg = NULL;
+		if ((rc = row_prepare(c, t, rows[i], NULL, &prep[i], &msg))) {
+			char *k = key_to_json(t, rows[i], 0);
+			if (lines) conn_fail(c, DJC_EINVAL, "%s:%ld: row %s: %s", src, lines[i], k, msg);
+			else conn_fail(c, DJC_EINVAL, "row %zu %s: %s", i + 1, k, msg);
+			free(k);
+			free(msg);
+			goto out;
+		}
+	}
+	if ((rc = db_begin(c->db))) { rc = conn_dbfail(c, rc, "insert"); goto out; }
+	size_t bad = 0;
+	rc = rows_insert(c, t, prep, n, skip, inserted, &bad);
+	if (rc) {
+		char *k = key_to_json(t, prep[bad], 0);
+		char where[600];
+		if (lines) snprintf(where, sizeof where, "%s:%ld: row %s", src, lines[bad], k);
+		else snprintf(where, sizeof where, "row %zu %s", bad + 1, k);
+		if (rc == DJC_EDUPLICATE)
+			conn_fail(c, rc, "%s: duplicate primary key in %s (use --skip-duplicates to skip it)", where, t->name);
+		else if (rc == DJC_EFOREIGN)
+			conn_fail(c, rc, "%s: no matching row in a parent table of %s", where, t->name);
+		else if (rc == DJC_EINVAL)
+			conn_fail(c, rc, "%s: rejected by the database: %s", where, c->db->err);
+		else
+			conn_fail(c, rc, "%s: %s", where, c->db->err);
+		free(k);
+		db_rollback(c->db);
+		if (inserted) *inserted = 0;
+		goto out;
+	}
+	if ((rc = db_commit(c->db))) {
+		rc = conn_dbfail(c, rc, "insert");
+		db_rollback(c->db);
+		if (inserted) *inserted = 0;
+	}
+out:
+	for (size_t i = 0; i < np && i < n; i++) djc_row_free(prep[i]);
+	free(prep);
+	return rc;
+}
+
+int djc_insert(djc_conn *c, const char *name, const djc_row *const *rows, size_t n, const djc_insert_options *opts,
+	       size_t *inserted)
+{
+	table *t;
+	int rc = conn_table(c, name, &t);
+	if (rc) { if (inserted) *inserted = 0; return rc; }
+	return insert_rows(c, t, (djc_row **)rows, n, opts && opts->skip_duplicates, inserted, NULL, NULL);
+}
+
+int djc_insert_jsonl(djc_conn *c, const char *name, void *inp, const char *src, const djc_insert_options *opts,
+		     size_t *inserted)
+{
+	FILE *in = inp;
+	if (inserted) *inserted = 0;
+	if (!src) src = "<stdin>";
+	table *t;
+	int rc = conn_table(c, name, &t);
+	if (rc) return rc;
+	djc_row **rows = NULL;
+	long *lines = NULL;
+	size_t n = 0, cap = 0;
+	char *line = NULL;
+	size_t lcap = 0;
+	ssize_t len;
+	long lineno = 0;
+	rc = DJC_OK;
+	while ((len = getline(&line, &lcap, in)) >= 0) {
+		lineno++;
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+		const char *p = line;
+		while (*p == ' ' || *p == '\t') p++;
+		if (!*p) continue;
+		if ((size_t)len != strlen(line)) { rc = conn_fail(c, DJC_EINVAL, "%s:%ld: NUL byte in input", src, lineno); break; }
+		json_error_t je;
+		json_t *j = json_loadb(line, (size_t)len, JSON_REJECT_DUPLICATES, &je);
+		if (!j) { rc = conn_fail(c, DJC_EINVAL, "%s:%ld: malformed JSON (column %d): %s", src, lineno, je.column, je.text); break; }
+		djc_row *r = NULL;
+		char *msg = NULL;
+		if (row_from_json_obj(t, j, &r, &msg)) {
+			json_decref(j);
+			rc = conn_fail(c, DJC_EINVAL, "%s:%ld: %s", src, lineno, msg);
+			free(msg);
+			break;
+		}
+		json_decref(j);
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			rows = xrealloc(rows, cap * sizeof(djc_row *));
+			lines = xrealloc(lines, cap * sizeof(long));
+		}
+		rows[n] = r;
+		lines[n++] = lineno;
+	}
+	free(line);
+	if (!rc && ferror(in)) rc = conn_fail(c, DJC_EINVAL, "%s: read error", src);
+	if (!rc) rc = insert_rows(c, t, rows, n, opts && opts->skip_duplicates, inserted, lines, src);
+	for (size_t i = 0; i < n; i++) djc_row_free(rows[i]);
+	free(rows);
+	free(lines);
+	return rc;
+}
+
+char *djc_row_to_json_typed(djc_conn *c, const char *name, const djc_row *row)
+{
+	table *t;
+	if (conn_table(c, name, &t)) return djc_row_to_json(row);
+	sb_t b = SB_INIT;
+	row_to_json(&b, t, row);
+	return sb_steal(&b);
+}
+
+static void cell_text(sb_t *b, const attr *a, const val_t *v, int csv)
+{
+	if (v->t == DJC_NULL) { if (!csv) sb_add(b, "NULL"); return; }
+	if (v->t == DJC_TEXT) { sb_addn(b, v->s, v->n); return; }
+	value_to_json(b, a, v);
+	if (v->t == DJC_BYTES && b->len >= 2) {   /* drop the JSON quotes */
+		memmove(b->s, b->s + 1, b->len - 2);
+		b->len -= 2;
+		b->s[b->len] = 0;
+	}
+}
+
+int djc_fetch_print(djc_conn *c, const char *name, const char *where, djc_format fmt, void *outp)
+{
+	FILE *out = outp;
+	table *t;
+	int rc = conn_table(c, name, &t);
+	if (rc) return rc;
+	djc_rowset *rs = NULL;
+	if ((rc = djc_fetch(c, name, where, &rs))) return rc;
+	sb_t b = SB_INIT;
+	if (fmt == DJC_FORMAT_JSON) {
+		for (size_t i = 0; i < rs->n; i++) {
+			sb_reset(&b);
+			row_to_json(&b, t, rs->rows[i]);
+			fprintf(out, "%s\n", sb_str(&b));
+		}
+	} else if (fmt == DJC_FORMAT_CSV) {
+		for (size_t k = 0; k < t->nattrs; k++) fprintf(out, "%s%s", k ? "," : "", t->attrs[k].name);
+		fputc('\n', out);
+		for (size_t i = 0; i < rs->n; i++) {
+			for (size_t k = 0; k < t->nattrs; k++) {
+				sb_reset(&b);
+				const val_t *v = row_get(rs->rows[i], t->attrs[k].name);
+				if (v) cell_text(&b, &t->attrs[k], v, 1);
+				const char *s = sb_str(&b);
+				if (k) fputc(',', out);
+				if (strpbrk(s, ",\"\n\r")) {
+					fputc('"', out);
+					for (const char *p = s; *p; p++) { if (*p == '"') fputc('"', out); fputc(*p, out); }
+					fputc('"', out);
+				} else
+					fputs(s, out);
+			}
+			fputc('\n', out);
+		}
+	} else {
+		size_t nc = t->nattrs;
+		size_t *w = xcalloc(nc, sizeof(size_t));
+		char **cells = xcalloc(nc * (rs->n + 1), sizeof(char *));
+		for (size_t k = 0; k < nc; k++) {
+			cells[k] = xasprintf("%s%s", t->attrs[k].in_key ? "*" : "", t->attrs[k].name);
+			w[k] = utf8_len(cells[k], strlen(cells[k]));
+		}
+		for (size_t i = 0; i < rs->n; i++)
+			for (size_t k = 0; k < nc; k++) {
+				sb_reset(&b);
+				const val_t *v = row_get(rs->rows[i], t->attrs[k].name);
+				if (v) cell_text(&b, &t->attrs[k], v, 0);
+				char *s = xstrdup(sb_str(&b));
+				for (char *p = s; *p; p++) if (*p == '\n' || *p == '\t' || *p == '\r') *p = ' ';
+				size_t len = utf8_len(s, strlen(s));
+				if (len > 48) {   /* long values are cut for display; --format json shows all */
+					size_t cut = 0, ch = 0;
+					while (s[cut] && ch < 45) { cut++; while (((unsigned char)s[cut] & 0xC0) == 0x80) cut++; ch++; }
+					s[cut] = 0;
+					char *t2 = xasprintf("%s...", s);
+					free(s);
+					s = t2;
+					len = 48;
+				}
+				cells[(i + 1) * nc + k] = s;
+				if (len > w[k]) w[k] = len;
+			}
+		for (size_t i = 0; i <= rs->n; i++) {
+			for (size_t k = 0; k < nc; k++) {
+				const char *s = cells[i * nc + k];
+				size_t len = utf8_len(s, strlen(s));
+				fprintf(out, "%s%s", k ? "  " : "", s);
+				if (k + 1 < nc) for (size_t p = len; p < w[k]; p++) fputc(' ', out);
+			}
+			fputc('\n', out);
+			if (i == 0) {
+				for (size_t k = 0; k < nc; k++) {
+					if (k) fputs("  ", out);
+					for (size_t p = 0; p < w[k]; p++) fputc('-', out);
+				}
+				fputc('\n', out);
+			}
+		}
+		fprintf(out, "(%zu row%s)\n", rs->n, rs->n == 1 ? "" : "s");
+		for (size_t i = 0; i < nc * (rs->n + 1); i++) free(cells[i]);
+		free(cells);
+		free(w);
+	}
+	sb_free(&b);
+	djc_rowset_free(rs);
+	return DJC_OK;
+}

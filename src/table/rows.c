@@ -1,0 +1,493 @@
+/* rows.c - insert, fetch and delete rows; restrictions; key sources. */
+#include "table.h"
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void pvec_push(pvec *p, val_t v)
+{
+	if (p->n == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 16;
+		p->v = xrealloc(p->v, p->cap * sizeof(val_t));
+	}
+	p->v[p->n++] = v;
+}
+
+void pvec_free(pvec *p)
+{
+	for (size_t i = 0; i < p->n; i++) val_free(&p->v[i]);
+	free(p->v);
+	memset(p, 0, sizeof *p);
+}
+
+static void col(djc_conn *c, sb_t *b, const char *alias, const char *name)
+{
+	if (alias) { sb_add(b, alias); sb_addc(b, '.'); }
+	db_qi(c->db, b, name);
+}
+
+/* ------------------------------------------------------- restrictions */
+
+static int cond_obj(djc_conn *c, const table *t, json_t *o, const char *alias, int source_only, sb_t *sql, pvec *params)
+{
+	if (!json_is_object(o)) return conn_fail(c, DJC_EINVAL, "restriction must be a JSON object or a list of objects");
+	if (!json_object_size(o)) { sb_add(sql, "1=1"); return DJC_OK; }
+	const char *k;
+	json_t *v;
+	int first = 1;
+	sb_addc(sql, '(');
+	json_object_foreach(o, k, v) {
+		attr *a = table_attr(t, k);
+		int ok = a != NULL;
+		if (ok && source_only) {
+			ok = 0;
+			for (size_t i = 0; i < t->nsrc; i++) if (&t->attrs[t->src[i]] == a) ok = 1;
+		}
+		if (!ok) {
+			sb_t b = SB_INIT;
+			json_quote(&b, k, strlen(k));
+			int rc = conn_fail(c, DJC_EINVAL, "restriction names %s, which is not %s of %s", sb_str(&b),
+					   source_only ? "a key attribute from its parents" : "an attribute", t->name);
+			sb_free(&b);
+			return rc;
+		}
+		if (!first) sb_add(sql, " AND ");
+		first = 0;
+		if (json_is_null(v)) { col(c, sql, alias, a->name); sb_add(sql, " IS NULL"); continue; }
+		const char *op = "=";
+		json_t *val = v;
+		if (json_is_object(v) && a->type.t != T_JSON) {
+			if (json_object_size(v) != 1)
+				return conn_fail(c, DJC_EINVAL, "restriction on '%s' must have one operator, e.g. {\">\": 3}", a->name);
+			void *it = json_object_iter(v);
+			op = json_object_iter_key(it);
+			val = json_object_iter_value(it);
+			static const char *ops[] = {"=", "!=", "<>", "<", "<=", ">", ">=", "in", "not in", NULL};
+			int okop = 0;
+			for (int i = 0; ops[i]; i++) if (!strcmp(op, ops[i])) okop = 1;
+			if (!okop) return conn_fail(c, DJC_EINVAL, "unknown operator '%s' in restriction on '%s' (use = != < <= > >= in)", op, a->name);
+			if (!strcmp(op, "<>")) op = "!=";
+		}
+		if (json_is_array(val) || !strcmp(op, "in") || !strcmp(op, "not in")) {
+			if (!json_is_array(val)) return conn_fail(c, DJC_EINVAL, "'%s' on '%s' takes a list", op, a->name);
+			int neg = !strcmp(op, "not in") || !strcmp(op, "!=");
+			if (!json_array_size(val)) { sb_add(sql, neg ? "1=1" : "1=0"); continue; }
+			col(c, sql, alias, a->name);
+			sb_add(sql, neg ? " NOT IN (" : " IN (");
+			for (size_t i = 0; i < json_array_size(val); i++) {
+				val_t x;
+				char *msg = NULL;
+				if (value_from_json(a, json_array_get(val, i), &x, &msg)) {
+					int rc = conn_fail(c, DJC_EINVAL, "restriction: %s", msg);
+					free(msg);
+					return rc;
+				}
+				pvec_push(params, x);
+				sb_add(sql, i ? ", ?" : "?");
+			}
+			sb_addc(sql, ')');
+			continue;
+		}
+		val_t x;
+		char *msg = NULL;
+		if (value_from_json(a, val, &x, &msg)) {
+			int rc = conn_fail(c, DJC_EINVAL, "restriction: %s", msg);
+			free(msg);
+			return rc;
+		}
+		if (x.t == DJC_NULL) {
+			col(c, sql, alias, a->name);
+			sb_add(sql, strcmp(op, "!=") ? " IS NULL" : " IS NOT NULL");
+			continue;
+		}
+		pvec_push(params, x);
+		col(c, sql, alias, a->name);
+		sb_printf(sql, " %s ?", op);
+	}
+	sb_addc(sql, ')');
+	return DJC_OK;
+}
+
+int where_build(djc_conn *c, const table *t, const char *where_json, const char *alias, int source_only, sb_t *sql, pvec *params)
+{
+	if (!where_json || !*where_json) return DJC_OK;
+	json_error_t je;
+	json_t *j = json_loads(where_json, JSON_REJECT_DUPLICATES, &je);
+	if (!j) return conn_fail(c, DJC_EINVAL, "restriction is not valid JSON (column %d): %s", je.column, je.text);
+	int rc = DJC_OK;
+	sb_add(sql, " AND (");
+	if (json_is_array(j)) {
+		if (!json_array_size(j)) sb_add(sql, "1=0");
+		for (size_t i = 0; i < json_array_size(j) && !rc; i++) {
+			if (i) sb_add(sql, " OR ");
+			rc = cond_obj(c, t, json_array_get(j, i), alias, source_only, sql, params);
+		}
+	} else
+		rc = cond_obj(c, t, j, alias, source_only, sql, params);
+	sb_addc(sql, ')');
+	json_decref(j);
+	return rc;
+}
+
+/* ---------------------------------------------------------- key source */
+
+int keysource_sql(djc_conn *c, const table *t, sb_t *sql, pvec *params)
+{
+	/* parents named in the primary key, joined on their shared attributes */
+	size_t np = 0;
+	const fkey *ps[64];
+	for (size_t i = 0; i < t->nfks && np < 64; i++)
+		if (t->fks[i].in_key) ps[np++] = &t->fks[i];
+	sb_add(sql, "SELECT DISTINCT ");
+	for (size_t i = 0; i < t->nsrc; i++) {
+		const attr *a = &t->attrs[t->src[i]];
+		/* the first parent holding the attribute supplies it */
+		size_t owner = 0;
+		for (size_t p = 0; p < np; p++) {
+			int has = 0;
+			for (size_t k = 0; k < ps[p]->nattrs; k++) if (!strcmp(ps[p]->attrs[k], a->name)) has = 1;
+			if (has) { owner = p; break; }
+		}
+		if (i) sb_add(sql, ", ");
+		char al[16];
+		snprintf(al, sizeof al, "s%zu", owner);
+		col(c, sql, al, a->name);
+		sb_add(sql, " AS ");
+		db_qi(c->db, sql, a->name);
+	}
+	sb_add(sql, " FROM ");
+	for (size_t p = 0; p < np; p++) {
+		if (p) sb_add(sql, " JOIN ");
+		db_qi(c->db, sql, ps[p]->ptable->sql_name);
+		sb_printf(sql, " s%zu", p);
+		if (p) {
+			int first = 1;
+			for (size_t k = 0; k < ps[p]->nattrs; k++) {
+				/* join on attributes an earlier parent also has */
+				for (size_t e = 0; e < p; e++) {
+					int has = 0;
+					for (size_t m = 0; m < ps[e]->nattrs; m++) if (!strcmp(ps[e]->attrs[m], ps[p]->attrs[k])) has = 1;
+					if (!has) continue;
+					sb_add(sql, first ? " ON " : " AND ");
+					first = 0;
+					char a1[16], a2[16];
+					snprintf(a1, sizeof a1, "s%zu", e);
+					snprintf(a2, sizeof a2, "s%zu", p);
+					col(c, sql, a1, ps[p]->attrs[k]);
+					sb_add(sql, " = ");
+					col(c, sql, a2, ps[p]->attrs[k]);
+					break;
+				}
+			}
+			if (first) sb_add(sql, " ON 1=1");
+		}
+	}
+	if (t->key_source_where) {
+		/* the standing restriction is on source attributes; qualify by owner alias */
+		sb_t w = SB_INIT;
+		int rc;
+		sb_add(&w, " WHERE 1=1");
+		/* the restriction uses attribute names; wrap the join as a derived table */
+		sb_t inner = SB_INIT;
+		sb_add(&inner, sb_str(sql));
+		sb_reset(sql);
+		sb_add(sql, "SELECT * FROM (");
+		sb_add(sql, sb_str(&inner));
+		sb_add(sql, ") ksr WHERE 1=1");
+		rc = where_build(c, t, t->key_source_where, "ksr", 1, sql, params);
+		sb_free(&inner);
+		sb_free(&w);
+		if (rc) return rc;
+	}
+	return DJC_OK;
+}
+
+void not_in_target_sql(djc_conn *c, const table *t, const char *alias, sb_t *sql)
+{
+	sb_add(sql, " AND NOT EXISTS (SELECT 1 FROM ");
+	db_qi(c->db, sql, t->sql_name);
+	sb_add(sql, " tg WHERE ");
+	for (size_t i = 0; i < t->nsrc; i++) {
+		const char *n = t->attrs[t->src[i]].name;
+		if (i) sb_add(sql, " AND ");
+		col(c, sql, "tg", n);
+		sb_add(sql, " = ");
+		col(c, sql, alias, n);
+	}
+	sb_addc(sql, ')');
+}
+
+/* ----------------------------------------------------------------- rows */
+
+static void now_text(char *buf, size_t n, int p)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	struct tm tm;
+	gmtime_r(&ts.tv_sec, &tm);
+	size_t k = strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm);
+	if (p > 0) snprintf(buf + k, n - k, ".%06ld", ts.tv_nsec / 1000), buf[k + 1 + (size_t)p] = 0;
+}
+
+int row_prepare(djc_conn *c, const table *t, const djc_row *in, const djc_row *key, djc_row **out, char **msg)
+{
+	*out = NULL;
+	*msg = NULL;
+	djc_row *r = djc_row_new();
+	for (size_t i = 0; i < in->n; i++) {
+		const attr *a = table_attr(t, in->names[i]);
+		if (!a) {
+			sb_t b = SB_INIT;
+			sb_add(&b, "unknown attribute ");
+			json_quote(&b, in->names[i], strlen(in->names[i]));
+			sb_printf(&b, " for table %s", t->name);
+			*msg = sb_steal(&b);
+			djc_row_free(r);
+			return DJC_EINVAL;
+		}
+		val_t v;
+		if (value_in(a, &in->vals[i], &v, msg)) { djc_row_free(r); return DJC_EINVAL; }
+		row_put(r, a->name, &v);
+	}
+	if (key) {
+		for (size_t i = 0; i < key->n; i++) {
+			const attr *a = table_attr(t, key->names[i]);
+			if (!a) continue;
+			val_t v;
+			if (value_in(a, &key->vals[i], &v, msg)) { djc_row_free(r); return DJC_EINVAL; }
+			const val_t *have = row_get(r, a->name);
+			if (have) {
+				int same = have->t == v.t && have->i == v.i && have->u == v.u && have->f == v.f && have->n == v.n &&
+					   (!have->s || !memcmp(have->s, v.s, v.n));
+				if (!same) {
+					*msg = xasprintf("row is for another key: attribute '%s' differs from the key being made", a->name);
+					val_free(&v);
+					djc_row_free(r);
+					return DJC_EINVAL;
+				}
+				val_free(&v);
+			} else
+				row_put(r, a->name, &v);
+		}
+	}
+	for (size_t i = 0; i < t->nattrs; i++) {
+		const attr *a = &t->attrs[i];
+		if (row_get(r, a->name)) continue;
+		if (a->has_def) {
+			val_t in_v, v;
+			if (!strcasecmp(a->def, "CURRENT_TIMESTAMP")) {
+				char buf[64];
+				now_text(buf, sizeof buf, a->type.p);
+				in_v = val_text(buf);
+			} else {
+				json_t *j = a->type.t <= T_BOOL ? json_loads(a->def, JSON_DECODE_ANY, NULL) : NULL;
+				if (j) {
+					int rc = value_from_json(a, j, &v, msg);
+					json_decref(j);
+					if (rc) { djc_row_free(r); return rc; }
+					row_put(r, a->name, &v);
+					continue;
+				}
+				in_v = val_text(a->def);
+			}
+			int rc = value_in(a, &in_v, &v, msg);
+			val_free(&in_v);
+			if (rc) { djc_row_free(r); return rc; }
+			row_put(r, a->name, &v);
+		} else if (a->nullable) {
+			val_t v = val_null();
+			row_put(r, a->name, &v);
+		} else {
+			*msg = xasprintf("missing %sattribute '%s' of table %s", a->in_key ? "primary key " : "", a->name, t->name);
+			djc_row_free(r);
+			return DJC_EINVAL;
+		}
+	}
+	*out = r;
+	return DJC_OK;
+}
+
+int rows_insert(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, size_t *inserted, size_t *bad)
+{
+	sb_t q = SB_INIT;
+	sb_add(&q, skip_dup ? c->db->drv->insert_ignore_head : "INSERT INTO");
+	sb_addc(&q, ' ');
+	db_qi(c->db, &q, t->sql_name);
+	sb_add(&q, " (");
+	for (size_t i = 0; i < t->nattrs; i++) {
+		if (i) sb_add(&q, ", ");
+		db_qi(c->db, &q, t->attrs[i].name);
+	}
+	sb_add(&q, ") VALUES (");
+	for (size_t i = 0; i < t->nattrs; i++) sb_add(&q, i ? ", ?" : "?");
+	sb_addc(&q, ')');
+	if (skip_dup) sb_add(&q, c->db->drv->insert_ignore_tail);
+	val_t *p = xcalloc(t->nattrs, sizeof(val_t));
+	int rc = DJC_OK;
+	if (inserted) *inserted = 0;
+	for (size_t r = 0; r < n; r++) {
+		for (size_t i = 0; i < t->nattrs; i++) {
+			const val_t *v = row_get(rows[r], t->attrs[i].name);
+			p[i] = v ? *v : val_null();
+		}
+		db_res *res = NULL;
+		rc = db_exec(c->db, sb_str(&q), p, t->nattrs, &res);
+		if (rc) {
+			if (bad) *bad = r;
+			break;
+		}
+		if (inserted) *inserted += (size_t)res->affected;
+		db_res_free(res);
+	}
+	free(p);
+	sb_free(&q);
+	return rc;
+}
+
+int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params, djc_rowset **out)
+{
+	*out = NULL;
+	db_res *r = NULL;
+	int rc = db_exec(c->db, sql, params ? params->v : NULL, params ? params->n : 0, &r);
+	if (rc) return conn_dbfail(c, rc, t->name);
+	djc_rowset *rs = rowset_new();
+	const attr **attrs = xcalloc(r->ncols, sizeof(attr *));
+	for (size_t k = 0; k < r->ncols; k++) attrs[k] = table_attr(t, r->cols[k]);
+	for (size_t i = 0; i < r->nrows; i++) {
+		djc_row *row = djc_row_new();
+		for (size_t k = 0; k < r->ncols; k++) {
+			val_t v;
+			if (attrs[k]) value_out(attrs[k], db_cell(r, i, k), &v);
+			else val_copy(&v, db_cell(r, i, k));
+			row_put(row, r->cols[k], &v);
+		}
+		rowset_push(rs, row);
+	}
+	free(attrs);
+	db_res_free(r);
+	*out = rs;
+	return DJC_OK;
+}
+
+static void select_all(djc_conn *c, const table *t, sb_t *q)
+{
+	sb_add(q, "SELECT ");
+	for (size_t i = 0; i < t->nattrs; i++) {
+		if (i) sb_add(q, ", ");
+		db_qi(c->db, q, t->attrs[i].name);
+	}
+	sb_add(q, " FROM ");
+	db_qi(c->db, q, t->sql_name);
+	sb_add(q, " WHERE 1=1");
+}
+
+static void order_by_key(djc_conn *c, const table *t, sb_t *q)
+{
+	sb_add(q, " ORDER BY ");
+	for (size_t i = 0; i < t->nkey; i++) {
+		if (i) sb_add(q, ", ");
+		db_qi(c->db, q, t->attrs[i].name);
+	}
+}
+
+/* ------------------------------------------------------------- public */
+
+int djc_fetch(djc_conn *c, const char *name, const char *where_json, djc_rowset **out)
+{
+	*out = NULL;
+	table *t;
+	int rc = conn_table(c, name, &t);
+	if (rc) return rc;
+	sb_t q = SB_INIT;
+	pvec p = {0};
+	select_all(c, t, &q);
+	if (!(rc = where_build(c, t, where_json, NULL, 0, &q, &p))) {
+		order_by_key(c, t, &q);
+		rc = rows_select(c, t, sb_str(&q), &p, out);
+	}
+	sb_free(&q);
+	pvec_free(&p);
+	return rc;
+}
+
+int djc_delete(djc_conn *c, const char *name, const char *where_json, size_t *deleted)
+{
+	if (deleted) *deleted = 0;
+	table *t;
+	int rc = conn_table(c, name, &t);
+	if (rc) return rc;
+	sb_t q = SB_INIT;
+	pvec p = {0};
+	sb_add(&q, "DELETE FROM ");
+	db_qi(c->db, &q, t->sql_name);
+	sb_add(&q, " WHERE 1=1");
+	if ((rc = where_build(c, t, where_json, NULL, 0, &q, &p))) goto out;
+	db_res *r = NULL;
+	if ((rc = db_begin(c->db))) { rc = conn_dbfail(c, rc, "delete"); goto out; }
+	rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r);
+	if (rc == DJC_EFOREIGN) {
+		db_rollback(c->db);
+		rc = conn_fail(c, rc, "cannot delete from %s: rows of a child table reference them (delete those first)", t->name);
+		goto out;
+	}
+	if (rc) { rc = conn_dbfail(c, rc, t->name); db_rollback(c->db); goto out; }
+	if (deleted) *deleted = (size_t)r->affected;
+	db_res_free(r);
+	if ((rc = db_commit(c->db))) { rc = conn_dbfail(c, rc, "delete"); db_rollback(c->db); }
+out:
+	sb_free(&q);
+	pvec_free(&p);
+	return rc;
+}
+
+/* Untyped JSON for the public row API. */
+char *djc_row_to_json(const djc_row *r)
+{
+	sb_t b = SB_INIT;
+	sb_addc(&b, '{');
+	for (size_t i = 0; r && i < r->n; i++) {
+		if (i) sb_addc(&b, ',');
+		json_quote(&b, r->names[i], strlen(r->names[i]));
+		sb_addc(&b, ':');
+		value_to_json(&b, NULL, &r->vals[i]);
+	}
+	sb_addc(&b, '}');
+	return sb_steal(&b);
+}
+
+int djc_row_from_json(djc_row **out, const char *text, char **msg)
+{
+	*out = NULL;
+	if (msg) *msg = NULL;
+	json_error_t je;
+	json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+	if (!j || !json_is_object(j)) {
+		if (msg) *msg = j ? xstrdup("expected a JSON object") : xasprintf("malformed JSON (column %d): %s", je.column, je.text);
+		json_decref(j);
+		return DJC_EINVAL;
+	}
+	djc_row *r = djc_row_new();
+	const char *k;
+	json_t *v;
+	json_object_foreach(j, k, v) {
+		val_t x = {0};
+		switch (json_typeof(v)) {
+		case JSON_INTEGER: x = val_int(json_integer_value(v)); break;
+		case JSON_REAL: x = val_float(json_real_value(v)); break;
+		case JSON_TRUE: case JSON_FALSE: x.t = DJC_BOOL; x.i = json_is_true(v); break;
+		case JSON_STRING: x = val_textn(json_string_value(v), json_string_length(v)); break;
+		case JSON_NULL: break;
+		default: {
+			char *d = json_dumps(v, JSON_COMPACT);
+			x = val_text(d);
+			free(d);
+		}
+		}
+		row_put(r, k, &x);
+	}
+	json_decref(j);
+	*out = r;
+	return DJC_OK;
+}

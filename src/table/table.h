@@ -1,0 +1,66 @@
+/* table.h - the connection object behind djc_conn, the stored pipeline,
+ * rows (insert, fetch, delete), restrictions and key sources. */
+#ifndef DJC_TABLE_H
+#define DJC_TABLE_H
+#include "djc.h"
+#include "db/db.h"
+#include "schema/schema.h"
+
+struct djc_conn {
+	db_conn *db;
+	char *url;          /* as opened (workers and make programs reuse it) */
+	char *schema;       /* as requested (NULL = the URL's default) */
+	pipeline *pipe;     /* loaded from the database on first use */
+	char err[4096];
+	unsigned jobs_ready; /* unused bit set for callers */
+};
+
+#define META_TABLE "~djc_pipeline"
+
+/* Set conn's message and return code. */
+int conn_fail(djc_conn *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Message from the database error of the last statement, with context. */
+int conn_dbfail(djc_conn *c, int code, const char *context);
+/* (Re)load the stored pipeline. */
+int pipe_load(djc_conn *c);
+/* The named table, or DJC_ENOTFOUND with a message naming it. */
+int conn_table(djc_conn *c, const char *name, table **out);
+
+/* A growable parameter vector. */
+typedef struct pvec {
+	val_t *v;
+	size_t n, cap;
+} pvec;
+void pvec_push(pvec *p, val_t v);   /* takes v */
+void pvec_free(pvec *p);
+
+/* Append " AND (<condition>)" for a JSON restriction on t's attributes
+ * (source_only: only key-source attributes) with columns prefixed by
+ * `alias.` when alias is non-NULL. Nothing is appended for NULL/empty. */
+int where_build(djc_conn *c, const table *t, const char *where_json, const char *alias, int source_only,
+		sb_t *sql, pvec *params);
+
+/* SQL of t's key source: SELECT DISTINCT ... with one column per source
+ * attribute, named after it. Includes the table's standing key_source
+ * restriction. */
+int keysource_sql(djc_conn *c, const table *t, sb_t *sql, pvec *params);
+/* " AND NOT EXISTS (SELECT 1 FROM target WHERE target.a = alias.a ...)" */
+void not_in_target_sql(djc_conn *c, const table *t, const char *alias, sb_t *sql);
+
+/* Check a row against t's heading: known attributes, valid values,
+ * defaults filled, key attributes taken from `key` when given (a
+ * conflicting value is an error), every non-nullable attribute present.
+ * *out is the row of bound values. */
+int row_prepare(djc_conn *c, const table *t, const djc_row *in, const djc_row *key, djc_row **out, char **msg);
+/* INSERT prepared rows inside the caller's transaction. On a duplicate or
+ * missing parent, returns the code and *bad the row's index. */
+int rows_insert(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, size_t *inserted, size_t *bad);
+/* Select columns of t into typed rows. cols NULL = all attributes. */
+int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params, djc_rowset **out);
+
+/* Declare the tables of a pipeline text (tables only; the jobs layer adds
+ * jobs tables). *created receives the new tables (owned by c->pipe after). */
+int tbl_declare(djc_conn *c, const char *text, const char *filename, char **report, table ***created, size_t *ncreated);
+/* Append "CREATE TABLE ..." pieces. */
+void ddl_column(djc_conn *c, sb_t *b, const attr *a, int not_null);
+#endif

@@ -1,0 +1,29 @@
+/* config.h - effective settings: defaults, then djc.json (or $DJC_CONFIG),
+ * then DJC_* environment variables; command-line options are applied by
+ * the caller with config_set(). Each value remembers where it came from. */
+#ifndef DJC_CONFIG_H
+#define DJC_CONFIG_H
+
+typedef struct config_item {
+	const char *key;       /* "jobs.keep_completed" */
+	const char *env;       /* "DJC_JOBS_KEEP_COMPLETED" */
+	const char *def;       /* default text */
+	const char *kind;      /* "bool", "int", "float", "string" */
+	char *value;           /* effective text (owned) */
+	char *source;          /* "default", "djc.json", "environment", "command line" */
+} config_item;
+
+/* Load once per process; returns 0, or -1 with a one-line message in
+ * *msg (caller frees) for an unreadable or malformed file. */
+int config_load(char **msg);
+const char *config_get(const char *key);
+int config_bool(const char *key);
+long config_long(const char *key);
+double config_double(const char *key);
+void config_set(const char *key, const char *value, const char *source);
+/* All items, NULL-key terminated. */
+const config_item *config_items(void);
+/* Warnings found while loading (e.g. a file readable by others that holds
+ * a password), or NULL. */
+const char *config_warning(void);
+#endif

@@ -1,0 +1,33 @@
+/* sb.h - growable NUL-terminated string builder for SQL text and messages. */
+#ifndef DJC_SB_H
+#define DJC_SB_H
+#include <stddef.h>
+#include <stdarg.h>
+
+typedef struct sb {
+	char *s;      /* always NUL-terminated once anything was added; NULL before */
+	size_t len;
+	size_t cap;
+} sb_t;
+
+#define SB_INIT {NULL, 0, 0}
+
+void sb_add(sb_t *b, const char *s);
+void sb_addn(sb_t *b, const char *s, size_t n);
+void sb_addc(sb_t *b, char c);
+void sb_printf(sb_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_vprintf(sb_t *b, const char *fmt, va_list ap);
+void sb_reset(sb_t *b);               /* length 0, keeps memory */
+void sb_free(sb_t *b);
+const char *sb_str(const sb_t *b);    /* "" when empty; owned by b */
+char *sb_steal(sb_t *b);              /* caller frees; b is reset to empty */
+
+/* Memory helpers that abort on exhaustion: djc treats OOM as fatal. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,256 @@
+/* value.c - values, rows and rowsets; base64 and UTF-8 helpers. */
+#include "value.h"
+#include "sb.h"
+#include <stdlib.h>
+#include <string.h>
+
+void val_free(val_t *v) { free(v->s); memset(v, 0, sizeof *v); }
+
+void val_copy(val_t *dst, const val_t *src)
+{
+	*dst = *src;
+	if (src->s) {
+		dst->s = xmalloc(src->n + 1);
+		memcpy(dst->s, src->s, src->n);
+		dst->s[src->n] = 0;
+	}
+}
+
+val_t val_int(int64_t i) { val_t v = {0}; v.t = DJC_INT; v.i = i; return v; }
+val_t val_float(double f) { val_t v = {0}; v.t = DJC_FLOAT; v.f = f; return v; }
+val_t val_null(void) { val_t v = {0}; return v; }
+val_t val_textn(const char *s, size_t n) { val_t v = {0}; v.t = DJC_TEXT; v.s = xstrndup(s, n); v.n = n; return v; }
+val_t val_text(const char *s) { return val_textn(s, strlen(s)); }
+
+djc_row *djc_row_new(void) { return xcalloc(1, sizeof(djc_row)); }
+
+void djc_row_free(djc_row *r)
+{
+	if (!r) return;
+	for (size_t i = 0; i < r->n; i++) { free(r->names[i]); val_free(&r->vals[i]); }
+	free(r->names);
+	free(r->vals);
+	free(r);
+}
+
+djc_row *djc_row_dup(const djc_row *r)
+{
+	djc_row *d = djc_row_new();
+	for (size_t i = 0; r && i < r->n; i++) {
+		val_t v;
+		val_copy(&v, &r->vals[i]);
+		row_put(d, r->names[i], &v);
+	}
+	return d;
+}
+
+long djc_row_find(const djc_row *r, const char *name)
+{
+	for (size_t i = 0; r && i < r->n; i++)
+		if (strcmp(r->names[i], name) == 0) return (long)i;
+	return -1;
+}
+
+void row_put(djc_row *r, const char *name, val_t *v)
+{
+	long k = djc_row_find(r, name);
+	if (k >= 0) {
+		val_free(&r->vals[k]);
+		r->vals[k] = *v;
+	} else {
+		if (r->n == r->cap) {
+			r->cap = r->cap ? r->cap * 2 : 8;
+			r->names = xrealloc(r->names, r->cap * sizeof(char *));
+			r->vals = xrealloc(r->vals, r->cap * sizeof(val_t));
+		}
+		r->names[r->n] = xstrdup(name);
+		r->vals[r->n++] = *v;
+	}
+	memset(v, 0, sizeof *v);
+}
+
+const val_t *row_get(const djc_row *r, const char *name)
+{
+	long k = djc_row_find(r, name);
+	return k < 0 ? NULL : &r->vals[k];
+}
+
+static int put(djc_row *r, const char *name, val_t v)
+{
+	if (!r || !name || !*name) { val_free(&v); return DJC_EINVAL; }
+	row_put(r, name, &v);
+	return DJC_OK;
+}
+
+int djc_row_set_null(djc_row *r, const char *name) { return put(r, name, val_null()); }
+int djc_row_set_int(djc_row *r, const char *name, int64_t x) { return put(r, name, val_int(x)); }
+int djc_row_set_uint(djc_row *r, const char *name, uint64_t x) { val_t v = {0}; v.t = DJC_UINT; v.u = x; return put(r, name, v); }
+int djc_row_set_float(djc_row *r, const char *name, double x) { return put(r, name, val_float(x)); }
+int djc_row_set_bool(djc_row *r, const char *name, int x) { val_t v = {0}; v.t = DJC_BOOL; v.i = !!x; return put(r, name, v); }
+int djc_row_set_text(djc_row *r, const char *name, const char *x) { if (!x) return DJC_EINVAL; return put(r, name, val_text(x)); }
+int djc_row_set_bytes(djc_row *r, const char *name, const void *x, size_t n)
+{
+	if (!x && n) return DJC_EINVAL;
+	val_t v = val_textn(n ? x : "", n);
+	v.t = DJC_BYTES;
+	return put(r, name, v);
+}
+
+size_t djc_row_count(const djc_row *r) { return r ? r->n : 0; }
+const char *djc_row_name(const djc_row *r, size_t i) { return r && i < r->n ? r->names[i] : NULL; }
+djc_type djc_row_type(const djc_row *r, size_t i) { return r && i < r->n ? r->vals[i].t : DJC_NULL; }
+
+int djc_row_int(const djc_row *r, size_t i, int64_t *out)
+{
+	if (!r || i >= r->n) return DJC_EINVAL;
+	const val_t *v = &r->vals[i];
+	if (v->t == DJC_INT || v->t == DJC_BOOL) { *out = v->i; return DJC_OK; }
+	if (v->t == DJC_UINT && v->u <= INT64_MAX) { *out = (int64_t)v->u; return DJC_OK; }
+	return DJC_EINVAL;
+}
+
+int djc_row_uint(const djc_row *r, size_t i, uint64_t *out)
+{
+	if (!r || i >= r->n) return DJC_EINVAL;
+	const val_t *v = &r->vals[i];
+	if (v->t == DJC_UINT) { *out = v->u; return DJC_OK; }
+	if ((v->t == DJC_INT || v->t == DJC_BOOL) && v->i >= 0) { *out = (uint64_t)v->i; return DJC_OK; }
+	return DJC_EINVAL;
+}
+
+int djc_row_float(const djc_row *r, size_t i, double *out)
+{
+	if (!r || i >= r->n) return DJC_EINVAL;
+	const val_t *v = &r->vals[i];
+	if (v->t == DJC_FLOAT) { *out = v->f; return DJC_OK; }
+	if (v->t == DJC_INT) { *out = (double)v->i; return DJC_OK; }
+	if (v->t == DJC_UINT) { *out = (double)v->u; return DJC_OK; }
+	return DJC_EINVAL;
+}
+
+int djc_row_text(const djc_row *r, size_t i, const char **out)
+{
+	if (!r || i >= r->n || r->vals[i].t != DJC_TEXT) return DJC_EINVAL;
+	*out = r->vals[i].s;
+	return DJC_OK;
+}
+
+int djc_row_bytes(const djc_row *r, size_t i, const void **out, size_t *n)
+{
+	if (!r || i >= r->n || (r->vals[i].t != DJC_BYTES && r->vals[i].t != DJC_TEXT)) return DJC_EINVAL;
+	*out = r->vals[i].s;
+	*n = r->vals[i].n;
+	return DJC_OK;
+}
+
+djc_rowset *rowset_new(void) { return xcalloc(1, sizeof(djc_rowset)); }
+
+void rowset_push(djc_rowset *rs, djc_row *r)
+{
+	if (rs->n == rs->cap) {
+		rs->cap = rs->cap ? rs->cap * 2 : 16;
+		rs->rows = xrealloc(rs->rows, rs->cap * sizeof(djc_row *));
+	}
+	rs->rows[rs->n++] = r;
+}
+
+size_t djc_rowset_count(const djc_rowset *rs) { return rs ? rs->n : 0; }
+const djc_row *djc_rowset_row(const djc_rowset *rs, size_t i) { return rs && i < rs->n ? rs->rows[i] : NULL; }
+
+void djc_rowset_free(djc_rowset *rs)
+{
+	if (!rs) return;
+	for (size_t i = 0; i < rs->n; i++) djc_row_free(rs->rows[i]);
+	free(rs->rows);
+	free(rs);
+}
+
+static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+char *b64_encode(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	char *o = xmalloc((n + 2) / 3 * 4 + 1), *q = o;
+	size_t i = 0;
+	for (; i + 2 < n; i += 3) {
+		*q++ = B64[s[i] >> 2];
+		*q++ = B64[((s[i] & 3) << 4) | (s[i + 1] >> 4)];
+		*q++ = B64[((s[i + 1] & 15) << 2) | (s[i + 2] >> 6)];
+		*q++ = B64[s[i + 2] & 63];
+	}
+	if (i < n) {
+		*q++ = B64[s[i] >> 2];
+		if (i + 1 < n) {
+			*q++ = B64[((s[i] & 3) << 4) | (s[i + 1] >> 4)];
+			*q++ = B64[(s[i + 1] & 15) << 2];
+		} else {
+			*q++ = B64[(s[i] & 3) << 4];
+			*q++ = '=';
+		}
+		*q++ = '=';
+	}
+	*q = 0;
+	return o;
+}
+
+static int b64v(char c)
+{
+	const char *p = c ? strchr(B64, c) : NULL;
+	return p ? (int)(p - B64) : -1;
+}
+
+int b64_decode(const char *s, char **out, size_t *n)
+{
+	size_t len = strlen(s);
+	if (len % 4) return -1;
+	char *o = xmalloc(len / 4 * 3 + 1);
+	size_t k = 0;
+	for (size_t i = 0; i < len; i += 4) {
+		int a = b64v(s[i]), b = b64v(s[i + 1]);
+		int pad2 = s[i + 2] == '=', pad3 = s[i + 3] == '=';
+		int c = pad2 ? 0 : b64v(s[i + 2]), d = pad3 ? 0 : b64v(s[i + 3]);
+		if (a < 0 || b < 0 || c < 0 || d < 0 || (pad2 && !pad3) || ((pad2 || pad3) && i + 4 != len)) {
+			free(o);
+			return -1;
+		}
+		o[k++] = (char)((a << 2) | (b >> 4));
+		if (!pad2) o[k++] = (char)(((b & 15) << 4) | (c >> 2));
+		if (!pad3) o[k++] = (char)(((c & 3) << 6) | d);
+	}
+	o[k] = 0;
+	*out = o;
+	*n = k;
+	return 0;
+}
+
+int utf8_valid(const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+	while (i < n) {
+		unsigned c = s[i];
+		if (c == 0) return 0;
+		if (c < 0x80) { i++; continue; }
+		size_t k;
+		unsigned min;
+		if ((c & 0xE0) == 0xC0) { k = 1; min = 0x80; c &= 0x1F; }
+		else if ((c & 0xF0) == 0xE0) { k = 2; min = 0x800; c &= 0x0F; }
+		else if ((c & 0xF8) == 0xF0) { k = 3; min = 0x10000; c &= 0x07; }
+		else return 0;
+		for (size_t j = 1; j <= k; j++) {
+			if (i + j >= n || (s[i + j] & 0xC0) != 0x80) return 0;
+			c = (c << 6) | (s[i + j] & 0x3F);
+		}
+		if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
+		i += k + 1;
+	}
+	return 1;
+}
+
+size_t utf8_len(const char *s, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)s[i] & 0xC0) != 0x80) k++;
+	return k;
+}

@@ -1,0 +1,262 @@
+/* test_db.c - driver conformance: the same checks for every backend.
+ * The URL comes from $DJC_TEST_URL (default: a fresh SQLite file). */
+#include "t.h"
+#include "db/db.h"
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static db_conn *open_or_die(const char *url, const char *schema)
+{
+	char err[512];
+	db_conn *c = NULL;
+	int rc = db_open(&c, url, schema, err, sizeof err);
+	if (rc) { fprintf(stderr, "cannot open %s: %s\n", url, err); exit(1); }
+	return c;
+}
+
+static void ddl(db_conn *c, const char *sql)
+{
+	int rc = db_exec(c, sql, NULL, 0, NULL);
+	CHECK_MSG(rc == 0, "%s -> %s", sql, c->err);
+}
+
+static void q(db_conn *c, sb_t *b, const char *name) { sb_reset(b); db_qi(c, b, name); }
+
+int main(void)
+{
+	char path[64];
+	const char *url = getenv("DJC_TEST_URL");
+	if (!url) {
+		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-db-%d.db", (int)getpid());
+		url = path;
+	}
+	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_db";
+
+	/* URL parsing */
+	{
+		db_url u;
+		char err[256];
+		CHECK(db_url_parse(&u, "postgresql://al%40ice:p%3Aw@db.example:6543/lab?sslmode=require", err, sizeof err) == 0);
+		CHECK_STR(u.user, "al@ice");
+		CHECK_STR(u.password, "p:w");
+		CHECK_STR(u.host, "db.example");
+		CHECK(u.port == 6543);
+		CHECK_STR(u.dbname, "lab");
+		CHECK(u.nopts == 1 && !strcmp(u.opt_keys[0], "sslmode") && !strcmp(u.opt_vals[0], "require"));
+		CHECK(strstr(u.redacted, "p:w") == NULL && strstr(u.redacted, "***") != NULL);
+		db_url_free(&u);
+		CHECK(db_url_parse(&u, "mysql://root@127.0.0.1:99999/x", err, sizeof err) == DJC_EINVAL);
+		CHECK(strstr(err, "port") != NULL);
+		CHECK(db_url_parse(&u, "oracle://x", err, sizeof err) == DJC_EINVAL);
+		CHECK(db_url_parse(&u, "sqlite:", err, sizeof err) == DJC_EINVAL);
+		CHECK(db_url_parse(&u, "sqlite:/tmp/x.db", err, sizeof err) == 0 && !strcmp(u.path, "/tmp/x.db"));
+		db_url_free(&u);
+		CHECK(db_ident_ok("session_2"));
+		CHECK(!db_ident_ok("a;drop"));
+		CHECK(!db_ident_ok("a\"b"));
+		CHECK(!db_ident_ok("9a"));
+	}
+
+	db_conn *c = open_or_die(url, schema);
+	db_conn *c2 = open_or_die(url, schema);
+	sb_t b = SB_INIT, n = SB_INIT;
+
+	ddl(c, "DROP TABLE IF EXISTS t_child");
+	ddl(c, "DROP TABLE IF EXISTS t_vals");
+	ddl(c, "DROP TABLE IF EXISTS t_queue");
+
+	/* a table with every column type */
+	coldef defs[] = {
+		{T_INT64, 0, 0, NULL, 0}, {T_INT8, 0, 0, NULL, 0}, {T_UINT64, 0, 0, NULL, 0},
+		{T_FLOAT64, 0, 0, NULL, 0}, {T_FLOAT32, 0, 0, NULL, 0}, {T_BOOL, 0, 0, NULL, 0},
+		{T_DECIMAL, 10, 3, NULL, 0}, {T_VARCHAR, 20, 0, NULL, 0}, {T_DATE, 0, 0, NULL, 0},
+		{T_DATETIME, 3, 0, NULL, 0}, {T_UUID, 0, 0, NULL, 0}, {T_JSON, 0, 0, NULL, 0},
+		{T_BYTES, 0, 0, NULL, 0}, {T_TEXT, 0, 0, NULL, 0}, {T_UINT32, 0, 0, NULL, 0},
+	};
+	const char *names[] = {"id", "i8", "u64", "f64", "f32", "flag", "dec", "vc", "d", "dt", "uid", "js", "raw", "txt", "u32"};
+	size_t ncol = sizeof defs / sizeof *defs;
+	sb_add(&b, "CREATE TABLE t_vals (");
+	for (size_t i = 0; i < ncol; i++) {
+		if (i) sb_add(&b, ", ");
+		db_qi(c, &b, names[i]);
+		sb_addc(&b, ' ');
+		c->drv->column_type(&b, &defs[i]);
+		if (i == 0) sb_add(&b, " NOT NULL");
+	}
+	sb_add(&b, ", PRIMARY KEY (id))");
+	sb_add(&b, c->drv->table_suffix);
+	ddl(c, sb_str(&b));
+
+	val_t p[15];
+	p[0] = val_int(INT64_MIN);
+	p[1] = val_int(-128);
+	p[2] = val_null(); p[2].t = DJC_UINT; p[2].u = UINT64_MAX;
+	p[3] = val_float(0.1 + 0.2);
+	p[4] = val_float(1.5);
+	p[5] = val_null(); p[5].t = DJC_BOOL; p[5].i = 1;
+	p[6] = val_text("1234567.125");
+	p[7] = val_text("it's \"q\"; --x\\");
+	p[8] = val_text("2024-02-29");
+	p[9] = val_text("2024-02-29 23:59:59.123");
+	p[10] = val_text("123e4567-e89b-12d3-a456-426614174000");
+	p[11] = val_text("{\"a\":[1,2]}");
+	p[12] = val_textn("\0\1\2\xff", 4); p[12].t = DJC_BYTES;
+	p[13] = val_text("long text");
+	p[14] = val_int(4294967295LL);
+	sb_reset(&b);
+	sb_add(&b, "INSERT INTO t_vals VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	db_res *r = NULL;
+	int rc = db_exec(c, sb_str(&b), p, ncol, &r);
+	CHECK_MSG(rc == 0, "%s", c->err);
+	CHECK(r && r->affected == 1);
+	db_res_free(r);
+	rc = db_exec(c, sb_str(&b), p, ncol, NULL);
+	CHECK_MSG(rc == DJC_EDUPLICATE, "duplicate -> %d %s", rc, c->err);
+	p[0] = val_int(INT64_MAX);
+	p[2].u = 0;
+	CHECK(db_exec(c, sb_str(&b), p, ncol, NULL) == 0);
+	p[0] = val_int(INT64_MIN);
+
+	rc = db_exec(c, "SELECT * FROM t_vals ORDER BY id", NULL, 0, &r);
+	CHECK_MSG(rc == 0, "%s", c->err);
+	if (rc == 0) {
+		CHECK(r->nrows == 2 && r->ncols == ncol);
+		CHECK(db_cell_int(r, 0, 0) == INT64_MIN);
+		CHECK(db_cell_int(r, 1, 0) == INT64_MAX);
+		CHECK(db_cell_int(r, 0, 1) == -128);
+		CHECK_STR(db_cell_text(r, 0, 2), c->drv == &db_sqlite_driver ? "-1" : "18446744073709551615");
+		const char *f = db_cell_text(r, 0, 3);
+		CHECK_MSG(f && strtod(f, NULL) == 0.1 + 0.2, "float64 %s", f ? f : "null");
+		CHECK(strtod(db_cell_text(r, 0, 4), NULL) == 1.5);
+		const char *fl = db_cell_text(r, 0, 5);
+		CHECK_MSG(fl && (!strcmp(fl, "1") || !strcmp(fl, "t") || !strcmp(fl, "true")), "bool %s", fl ? fl : "null");
+		CHECK_STR(db_cell_text(r, 0, 6), "1234567.125");
+		CHECK_STR(db_cell_text(r, 0, 7), "it's \"q\"; --x\\");
+		CHECK_STR(db_cell_text(r, 0, 8), "2024-02-29");
+		CHECK_STR(db_cell_text(r, 0, 9), "2024-02-29 23:59:59.123");
+		CHECK_STR(db_cell_text(r, 0, 10), "123e4567-e89b-12d3-a456-426614174000");
+		const val_t *raw = db_cell(r, 0, 12);
+		CHECK(raw->t == DJC_BYTES && raw->n == 4 && !memcmp(raw->s, "\0\1\2\xff", 4));
+		CHECK(db_cell_int(r, 0, 14) == 4294967295LL);
+		db_res_free(r);
+	}
+	for (size_t i = 0; i < ncol; i++) val_free(&p[i]);
+
+	/* foreign keys */
+	ddl(c, c->drv == &db_mysql_driver
+		? "CREATE TABLE t_child (id BIGINT NOT NULL, k INT NOT NULL, PRIMARY KEY (id, k), FOREIGN KEY (id) REFERENCES t_vals (id)) ENGINE=InnoDB"
+		: "CREATE TABLE t_child (id BIGINT NOT NULL, k INT NOT NULL, PRIMARY KEY (id, k), FOREIGN KEY (id) REFERENCES t_vals (id))");
+	val_t fk[2] = {val_int(42), val_int(1)};
+	rc = db_exec(c, "INSERT INTO t_child (id, k) VALUES (?, ?)", fk, 2, NULL);
+	CHECK_MSG(rc == DJC_EFOREIGN, "missing parent -> %d %s", rc, c->err);
+	fk[0] = val_int(INT64_MAX);
+	CHECK(db_exec(c, "INSERT INTO t_child (id, k) VALUES (?, ?)", fk, 2, NULL) == 0);
+	val_t del = val_int(INT64_MAX);
+	rc = db_exec(c, "DELETE FROM t_vals WHERE id = ?", &del, 1, NULL);
+	CHECK_MSG(rc == DJC_EFOREIGN, "referenced parent -> %d %s", rc, c->err);
+
+	/* transactions: rollback discards, commit keeps */
+	CHECK(db_begin(c) == 0);
+	fk[1] = val_int(2);
+	CHECK(db_exec(c, "INSERT INTO t_child (id, k) VALUES (?, ?)", fk, 2, NULL) == 0);
+	CHECK(db_rollback(c) == 0);
+	CHECK(db_exec(c, "SELECT count(*) FROM t_child", NULL, 0, &r) == 0);
+	CHECK(r && db_cell_int(r, 0, 0) == 1);
+	db_res_free(r);
+	/* a failed statement inside a transaction, then rollback, leaves the connection usable */
+	CHECK(db_begin(c) == 0);
+	CHECK(db_exec(c, "INSERT INTO t_child (id, k) VALUES (?, ?)", fk, 2, NULL) == 0);
+	fk[0] = val_int(7);
+	CHECK(db_exec(c, "INSERT INTO t_child (id, k) VALUES (?, ?)", fk, 2, NULL) == DJC_EFOREIGN);
+	CHECK(db_rollback(c) == 0);
+	CHECK(db_exec(c, "SELECT count(*) FROM t_child", NULL, 0, &r) == 0);
+	CHECK(r && db_cell_int(r, 0, 0) == 1);
+	db_res_free(r);
+
+	/* insert-ignore fragments */
+	sb_reset(&b);
+	sb_printf(&b, "%s t_child (id, k) VALUES (?, ?)%s", c->drv->insert_ignore_head, c->drv->insert_ignore_tail);
+	fk[0] = val_int(INT64_MAX); fk[1] = val_int(1);
+	rc = db_exec(c, sb_str(&b), fk, 2, &r);
+	CHECK_MSG(rc == 0 && r->affected == 0, "insert ignore -> %d %s", rc, c->err);
+	db_res_free(r);
+
+	/* quoting: names built to break SQL are just names */
+	q(c, &n, "we\"ird`; DROP TABLE t_vals; --");
+	sb_reset(&b);
+	sb_printf(&b, "CREATE TABLE %s (x INT)", sb_str(&n));
+	ddl(c, sb_str(&b));
+	sb_reset(&b);
+	sb_printf(&b, "DROP TABLE %s", sb_str(&n));
+	ddl(c, sb_str(&b));
+	CHECK(db_exec(c, "SELECT count(*) FROM t_vals", NULL, 0, NULL) == 0);
+
+	/* clock fragments: now_plus(+60) > now > now_plus(-60) */
+	sb_reset(&b);
+	sb_add(&b, "SELECT CASE WHEN ");
+	c->drv->now_plus(&b);
+	sb_add(&b, " > ");
+	c->drv->now(&b);
+	sb_add(&b, " AND ");
+	c->drv->now_plus(&b);
+	sb_add(&b, " < ");
+	c->drv->now(&b);
+	sb_add(&b, " THEN 1 ELSE 0 END");
+	val_t secs[2] = {val_float(60.5), val_float(-60.5)};
+	rc = db_exec(c, sb_str(&b), secs, 2, &r);
+	CHECK_MSG(rc == 0 && db_cell_int(r, 0, 0) == 1, "clock -> %d %s", rc, c->err);
+	db_res_free(r);
+
+	/* claim: two connections never get the same row; order respected */
+	ddl(c, c->drv == &db_mysql_driver
+		? "CREATE TABLE t_queue (k INT NOT NULL, prio INT NOT NULL, owner INT NOT NULL, PRIMARY KEY (k)) ENGINE=InnoDB"
+		: "CREATE TABLE t_queue (k INT NOT NULL, prio INT NOT NULL, owner INT NOT NULL, PRIMARY KEY (k))");
+	for (int i = 0; i < 10; i++) {
+		val_t a[2] = {val_int(i), val_int(10 - i)};
+		CHECK(db_exec(c, "INSERT INTO t_queue (k, prio, owner) VALUES (?, ?, 0)", a, 2, NULL) == 0);
+	}
+	sb_reset(&n);
+	db_qi(c, &n, "k");
+	val_t own1 = val_int(1), own2 = val_int(2), zero = val_int(0);
+	db_claim cl = {"t_queue", sb_str(&n), "owner = ?", &zero, 1, "prio, k", 3, "owner = ?", &own1, 1};
+	rc = c->drv->claim(c, &cl, &r);
+	CHECK_MSG(rc == 0 && r && r->nrows == 3, "claim -> %d %s", rc, c->err);
+	if (r) {
+		int64_t got[3] = {0};
+		for (size_t i = 0; i < r->nrows && i < 3; i++) got[i] = db_cell_int(r, i, 0);
+		int has9 = 0, has8 = 0, has7 = 0;
+		for (int i = 0; i < 3; i++) { has9 |= got[i] == 9; has8 |= got[i] == 8; has7 |= got[i] == 7; }
+		CHECK(has9 && has8 && has7);
+		db_res_free(r);
+	}
+	cl.sparams = &own2;
+	cl.limit = 100;
+	rc = c2->drv->claim(c2, &cl, &r);
+	CHECK_MSG(rc == 0 && r && r->nrows == 7, "second claim -> %d %s", rc, c2->err);
+	db_res_free(r);
+	rc = c2->drv->claim(c2, &cl, &r);
+	CHECK(rc == 0 && r && r->nrows == 0);
+	db_res_free(r);
+	CHECK(db_exec(c, "SELECT count(*) FROM t_queue WHERE owner = 1", NULL, 0, &r) == 0 && db_cell_int(r, 0, 0) == 3);
+	db_res_free(r);
+
+	CHECK(c->drv->connection_id(c) != 0);
+	CHECK(c->drv->connection_id(c) != c2->drv->connection_id(c2) || c->drv == &db_sqlite_driver);
+
+	ddl(c, "DROP TABLE t_queue");
+	ddl(c, "DROP TABLE t_child");
+	ddl(c, "DROP TABLE t_vals");
+	sb_free(&b);
+	sb_free(&n);
+	db_close(c2);
+	db_close(c);
+	if (!getenv("DJC_TEST_URL")) {
+		unlink(path + 7);
+		char w[80];
+		snprintf(w, sizeof w, "%s-wal", path + 7); unlink(w);
+		snprintf(w, sizeof w, "%s-shm", path + 7); unlink(w);
+	}
+	return T_DONE("test_db");
+}
