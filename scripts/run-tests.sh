@@ -1,0 +1,83 @@
+#!/bin/bash
+# run-tests.sh - the whole suite: unit tests (plain and ASan+UBSan builds) and
+# the CLI behaviour suite, each on every backend. Starts throwaway PostgreSQL
+# and MariaDB servers and always stops them.
+#   DJC_BACKENDS="sqlite postgresql mysql"  (default: all three; CI requires all)
+#   DJC_TESTS="core populate"               (run only these CLI test files)
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+BACKENDS=${DJC_BACKENDS:-sqlite postgresql mysql}
+WORK=$(mktemp -d /tmp/djc-tests.XXXXXX)
+chmod 755 "$WORK"
+cleanup() {
+	[ -d "$WORK/pg" ] && scripts/pg-server.sh stop "$WORK/pg" >/dev/null 2>&1
+	[ -d "$WORK/my" ] && scripts/mariadb-server.sh stop "$WORK/my" >/dev/null 2>&1
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+declare -A URL
+PASSED=0
+FAILED=0
+SUITES_FAILED=""
+
+for b in $BACKENDS; do
+	case $b in
+	sqlite) URL[sqlite]="sqlite:$WORK/unit.db" ;;
+	postgresql)
+		URL[postgresql]=$(scripts/pg-server.sh start "$WORK/pg") || { echo "run-tests: PostgreSQL did not start" >&2; exit 1; } ;;
+	mysql)
+		URL[mysql]=$(scripts/mariadb-server.sh start "$WORK/my") || { echo "run-tests: MariaDB did not start" >&2; exit 1; } ;;
+	*) echo "run-tests: unknown backend $b" >&2; exit 2 ;;
+	esac
+done
+
+tally() {  # name output-file status
+	local line p f
+	line=$(grep -E '[0-9]+ passed, [0-9]+ failed' "$2" | tail -1)
+	p=$(printf '%s' "$line" | sed -E 's/.* ([0-9]+) passed.*/\1/')
+	f=$(printf '%s' "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+	[ -z "$line" ] && { p=0; f=1; }
+	[ "$3" != 0 ] && [ "$f" = 0 ] && f=1
+	PASSED=$((PASSED + p))
+	FAILED=$((FAILED + f))
+	if [ "$f" != 0 ]; then SUITES_FAILED="$SUITES_FAILED $1"; cat "$2"; else printf '%s\n' "$line"; fi
+}
+
+n=0
+for b in $BACKENDS; do
+	echo "== unit tests on $b"
+	for build in build build-san; do
+		for t in "$build"/tests/test_*; do
+			[ -x "$t" ] || continue
+			n=$((n + 1))
+			out="$WORK/out.$n"
+			schema="djct_u$n"
+			[ "$b" = sqlite ] && url="sqlite:$WORK/u$n.db" || url=${URL[$b]}
+			DJC_TEST_URL=$url DJC_TEST_SCHEMA=$schema DJC_BACKEND=$b ASAN_OPTIONS=detect_leaks=1 \
+				timeout 600 "$t" >"$out" 2>&1
+			tally "$(basename "$t")[$b,$build]" "$out" $?
+		done
+	done
+	echo "== CLI suite on $b"
+	for f in tests/cli/test_*.sh; do
+		name=$(basename "$f" .sh)
+		if [ -n "${DJC_TESTS:-}" ] && ! printf ' %s ' "$DJC_TESTS" | grep -q " ${name#test_} "; then continue; fi
+		n=$((n + 1))
+		dir="$WORK/t$n"
+		mkdir -p "$dir"
+		chmod 777 "$dir"
+		out="$WORK/out.$n"
+		if [ "$b" = sqlite ]; then url="sqlite:$dir/djc.db"; schema=""; else url=${URL[$b]}; schema="djct_${name#test_}_$n"; fi
+		(cd "$dir" && DJC="$ROOT/build/djc" ROOT="$ROOT" T="$dir" DJC_DATABASE_URL="$url" DJC_DATABASE_SCHEMA="$schema" \
+			DJC_BACKEND=$b timeout 900 bash "$ROOT/$f") >"$out" 2>&1
+		tally "$name[$b]" "$out" $?
+	done
+done
+
+echo
+[ -n "$SUITES_FAILED" ] && echo "failing:$SUITES_FAILED"
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]

@@ -1,0 +1,1002 @@
+/* mysql.c - the MariaDB/MySQL driver (MariaDB Connector/C). Every statement
+ * runs as a server-side prepared statement with bound parameters (values
+ * never enter SQL text), kept in a small LRU cache keyed by SQL text. The
+ * session is strict (sql_mode), UTC, READ COMMITTED, utf8mb4 with a binary
+ * collation so text keys compare byte for byte as on the other backends, and
+ * CLIENT_FOUND_ROWS so `affected` counts matched rows. A claim is SELECT ...
+ * FOR UPDATE SKIP LOCKED then UPDATE of the keys it got, in one transaction
+ * (MariaDB has no UPDATE ... RETURNING). A connection lost between
+ * transactions (server restart, wait_timeout) is re-established once on the
+ * next statement; inside a transaction the loss is reported as DJC_ECONN. */
+#include "db.h"
+#include "djc.h"
+#include <mysql.h>
+#include <errmsg.h>
+#include <mysqld_error.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define STMT_CACHE 64
+#define FETCH_BUF 256          /* first buffer per text/blob column; longer cells are fetched apart */
+#define CLAIM_BATCH 500        /* keys per UPDATE of a claim */
+#define SESSION_SQL_MODE "STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
+
+typedef struct cached { char *sql; MYSQL_STMT *st; unsigned long used; } cached;
+
+typedef struct my_conn {
+	db_conn base;
+	MYSQL *db;              /* NULL after a failed reconnect */
+	int broken;             /* the connection was lost: reconnect before the next statement */
+	unsigned long thread_id;
+	cached cache[STMT_CACHE];
+	unsigned long tick;
+	/* what (re)connecting needs, copied from the URL */
+	char *host, *user, *password, *socket, *redacted;
+	unsigned port, timeout;
+	int ssl_enforce, ssl_verify;
+	char *ssl_ca, *ssl_capath, *ssl_cert, *ssl_key, *ssl_cipher, *ssl_crl, *ssl_crlpath;
+} my_conn;
+
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+static void lib_init(void) { mysql_library_init(0, NULL, NULL); }
+
+static int is_conn_error(unsigned e)
+{
+	switch (e) {
+	case CR_CONNECTION_ERROR: case CR_CONN_HOST_ERROR: case CR_SERVER_GONE_ERROR:
+	case CR_SERVER_LOST: case 2055 /* CR_SERVER_LOST_EXTENDED */:
+	case 1927 /* ER_CONNECTION_KILLED */: case ER_SERVER_SHUTDOWN:
+	case 4031 /* ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8) */:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int classify_code(unsigned e)
+{
+	switch (e) {
+	case ER_DUP_ENTRY: return DJC_EDUPLICATE;
+	case ER_ROW_IS_REFERENCED_2: case ER_NO_REFERENCED_ROW_2:
+	case ER_NO_REFERENCED_ROW: case ER_ROW_IS_REFERENCED: return DJC_EFOREIGN;
+	case ER_LOCK_DEADLOCK: case ER_LOCK_WAIT_TIMEOUT: return DJC_EBUSY;
+	case ER_WARN_DATA_OUT_OF_RANGE: case ER_TRUNCATED_WRONG_VALUE_FOR_FIELD:
+	case ER_DATA_TOO_LONG: case ER_BAD_NULL_ERROR: case ER_TRUNCATED_WRONG_VALUE:
+	case ER_NO_DEFAULT_FOR_FIELD:
+	case 3140 /* ER_INVALID_JSON_TEXT (MySQL) */: case 4025 /* ER_CONSTRAINT_FAILED */:
+	case WARN_DATA_TRUNCATED:
+		return DJC_EINVAL;
+	default:
+		return is_conn_error(e) ? DJC_ECONN : DJC_ERROR;
+	}
+}
+
+/* Record a server/client error: "mysql: <message>" on one line in c->err;
+ * marks the connection lost for connection errors. Returns the class. */
+static int fail(my_conn *c, unsigned e, const char *msg)
+{
+	snprintf(c->base.err, sizeof c->base.err, "mysql: %s", msg && *msg ? msg : "unknown error");
+	for (char *p = c->base.err; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
+	if (is_conn_error(e)) c->broken = 1;
+	return classify_code(e);
+}
+
+static int fail_db(my_conn *c) { return fail(c, mysql_errno(c->db), mysql_error(c->db)); }
+static int fail_st(my_conn *c, MYSQL_STMT *st) { return fail(c, mysql_stmt_errno(st), mysql_stmt_error(st)); }
+
+static void drop_cache(my_conn *c)
+{
+	for (int i = 0; i < STMT_CACHE; i++) {
+		if (c->cache[i].st) mysql_stmt_close(c->cache[i].st);
+		free(c->cache[i].sql);
+		c->cache[i].st = NULL;
+		c->cache[i].sql = NULL;
+		c->cache[i].used = 0;
+	}
+}
+
+/* Statements are closed before their connection: mysql_stmt_close on a
+ * dead connection only frees memory. */
+static void close_db(my_conn *c)
+{
+	drop_cache(c);
+	if (c->db) mysql_close(c->db);
+	c->db = NULL;
+}
+
+static void my_close(db_conn *bc)
+{
+	my_conn *c = (my_conn *)bc;
+	if (!c) return;
+	close_db(c);
+	free(c->host); free(c->user); free(c->password); free(c->socket); free(c->redacted);
+	free(c->ssl_ca); free(c->ssl_capath); free(c->ssl_cert); free(c->ssl_key);
+	free(c->ssl_cipher); free(c->ssl_crl); free(c->ssl_crlpath);
+	free(c->base.schema);
+	free(c);
+}
+
+/* Run SQL without parameters through the text protocol, discarding any result. */
+static int simple(my_conn *c, const char *sql)
+{
+	if (mysql_real_query(c->db, sql, strlen(sql))) return fail_db(c);
+	do {
+		MYSQL_RES *res = mysql_store_result(c->db);
+		if (res) mysql_free_result(res);
+		else if (mysql_field_count(c->db)) return fail_db(c);
+	} while (mysql_more_results(c->db) && mysql_next_result(c->db) == 0);
+	if (mysql_errno(c->db)) return fail_db(c);
+	return DJC_OK;
+}
+
+static void my_qi(sb_t *b, const char *name)
+{
+	sb_addc(b, '`');
+	for (const char *p = name; *p; p++) {
+		if (*p == '`') sb_addc(b, '`');
+		sb_addc(b, *p);
+	}
+	sb_addc(b, '`');
+}
+
+/* Connect, apply the session settings and select db (may be NULL). On
+ * failure err holds a message without the password. */
+static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
+{
+	pthread_once(&lib_once, lib_init);
+	MYSQL *m = mysql_init(NULL);
+	if (!m) { snprintf(err, errlen, "mysql: out of memory"); return DJC_ECONN; }
+	unsigned timeout = c->timeout;
+	my_bool off = 0;
+	unsigned no = 0;
+	unsigned long maxpkt = 1UL << 30;
+	mysql_optionsv(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	mysql_optionsv(m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+	mysql_optionsv(m, MYSQL_OPT_RECONNECT, &off);            /* we reconnect ourselves */
+	mysql_optionsv(m, MYSQL_OPT_LOCAL_INFILE, &no);
+	mysql_optionsv(m, MYSQL_OPT_MAX_ALLOWED_PACKET, &maxpkt);
+	if (c->ssl_enforce) {
+		my_bool on = 1;
+		mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &on);
+	}
+	if (c->ssl_verify) {
+		my_bool on = 1;
+		mysql_optionsv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &on);
+	}
+	if (c->ssl_ca) mysql_optionsv(m, MYSQL_OPT_SSL_CA, c->ssl_ca);
+	if (c->ssl_capath) mysql_optionsv(m, MYSQL_OPT_SSL_CAPATH, c->ssl_capath);
+	if (c->ssl_cert) mysql_optionsv(m, MYSQL_OPT_SSL_CERT, c->ssl_cert);
+	if (c->ssl_key) mysql_optionsv(m, MYSQL_OPT_SSL_KEY, c->ssl_key);
+	if (c->ssl_cipher) mysql_optionsv(m, MYSQL_OPT_SSL_CIPHER, c->ssl_cipher);
+	if (c->ssl_crl) mysql_optionsv(m, MYSQL_OPT_SSL_CRL, c->ssl_crl);
+	if (c->ssl_crlpath) mysql_optionsv(m, MYSQL_OPT_SSL_CRLPATH, c->ssl_crlpath);
+	if (!mysql_real_connect(m, c->host, c->user, c->password, db, c->port, c->socket, CLIENT_FOUND_ROWS)) {
+		snprintf(err, errlen, "cannot connect to %s: mysql: %s", c->redacted, mysql_error(m));
+		mysql_close(m);
+		return DJC_ECONN;
+	}
+	/* Connector/C 3.3 quietly goes on in plain text when the server offers
+	 * no TLS and only ssl-mode=REQUIRED was asked for: refuse that here.
+	 * (A local socket needs no TLS.) */
+	int local = c->socket || !c->host || !strcmp(c->host, "localhost");
+	if (c->ssl_enforce && !local && !mysql_get_ssl_cipher(m)) {
+		snprintf(err, errlen, "cannot connect to %s: mysql: TLS is required (ssl-mode) but the server does not offer it",
+			 c->redacted);
+		mysql_close(m);
+		return DJC_ECONN;
+	}
+	c->db = m;
+	c->broken = 0;
+	c->thread_id = mysql_thread_id(m);
+	if (simple(c, "SET SESSION sql_mode='" SESSION_SQL_MODE "', time_zone='+00:00', "
+		      "collation_connection='utf8mb4_bin'") ||
+	    simple(c, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")) {
+		snprintf(err, errlen, "%s", c->base.err);
+		close_db(c);
+		return DJC_ECONN;
+	}
+	return DJC_OK;
+}
+
+static int reconnect(my_conn *c)
+{
+	char err[768];
+	close_db(c);
+	if (my_connect(c, c->base.schema, err, sizeof err)) {
+		snprintf(c->base.err, sizeof c->base.err, "mysql: connection lost, reconnecting failed: %s", err);
+		return DJC_ECONN;
+	}
+	return DJC_OK;
+}
+
+/* 1 if an idle connection has something to read: the server closed it (or
+ * sent a final error) while we were not looking. */
+static int looks_dead(my_conn *c)
+{
+	struct pollfd pf = {.fd = (int)mysql_get_socket(c->db), .events = POLLIN};
+	if (pf.fd < 0) return 1;
+	if (poll(&pf, 1, 0) <= 0) return 0;
+	return mysql_ping(c->db) != 0;   /* readable but alive (e.g. a TLS ticket) is fine */
+}
+
+/* Make sure there is a live connection before a statement: outside a
+ * transaction a lost one is replaced; inside one it is an error. */
+static int ensure(my_conn *c)
+{
+	if (c->base.in_tx) {
+		if (c->db && !c->broken) return DJC_OK;
+		snprintf(c->base.err, sizeof c->base.err, "mysql: connection lost inside a transaction");
+		return DJC_ECONN;
+	}
+	if (c->db && !c->broken && !looks_dead(c)) return DJC_OK;
+	return reconnect(c);
+}
+
+static int set_opt(char **dst, const char *v) { free(*dst); *dst = *v ? xstrdup(v) : NULL; return 0; }
+
+/* URL query parameters: ssl-mode, ssl-ca, ssl-capath, ssl-cert, ssl-key,
+ * ssl-cipher, ssl-crl, ssl-crlpath, connect-timeout, socket (also with _ for
+ * -, and the PostgreSQL spellings sslmode, sslrootcert, sslcert, sslkey). */
+static int parse_opts(my_conn *c, const db_url *u, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < u->nopts; i++) {
+		char k[64];
+		snprintf(k, sizeof k, "%s", u->opt_keys[i]);
+		for (char *p = k; *p; p++) *p = *p == '_' ? '-' : (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+		const char *v = u->opt_vals[i];
+		if (!strcmp(k, "ssl-mode") || !strcmp(k, "sslmode")) {
+			if (!strcasecmp(v, "DISABLED") || !strcasecmp(v, "disable") ||
+			    !strcasecmp(v, "PREFERRED") || !strcasecmp(v, "prefer") || !strcasecmp(v, "allow")) {
+				c->ssl_enforce = c->ssl_verify = 0;
+			} else if (!strcasecmp(v, "REQUIRED") || !strcasecmp(v, "require")) {
+				c->ssl_enforce = 1; c->ssl_verify = 0;
+			} else if (!strcasecmp(v, "VERIFY_CA") || !strcasecmp(v, "verify-ca") ||
+				   !strcasecmp(v, "VERIFY_IDENTITY") || !strcasecmp(v, "verify-full") ||
+				   !strcasecmp(v, "verify-identity")) {
+				/* Connector/C checks the chain and the host name together */
+				c->ssl_enforce = c->ssl_verify = 1;
+			} else {
+				snprintf(err, errlen, "bad ssl-mode '%s' (DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY)", v);
+				return DJC_EINVAL;
+			}
+		} else if (!strcmp(k, "ssl-ca") || !strcmp(k, "sslrootcert")) set_opt(&c->ssl_ca, v);
+		else if (!strcmp(k, "ssl-capath")) set_opt(&c->ssl_capath, v);
+		else if (!strcmp(k, "ssl-cert") || !strcmp(k, "sslcert")) set_opt(&c->ssl_cert, v);
+		else if (!strcmp(k, "ssl-key") || !strcmp(k, "sslkey")) set_opt(&c->ssl_key, v);
+		else if (!strcmp(k, "ssl-cipher")) set_opt(&c->ssl_cipher, v);
+		else if (!strcmp(k, "ssl-crl")) set_opt(&c->ssl_crl, v);
+		else if (!strcmp(k, "ssl-crlpath")) set_opt(&c->ssl_crlpath, v);
+		else if (!strcmp(k, "socket")) set_opt(&c->socket, v);
+		else if (!strcmp(k, "connect-timeout")) {
+			char *e;
+			long t = strtol(v, &e, 10);
+			if (*e || t <= 0 || t > 3600) {
+				snprintf(err, errlen, "bad connect-timeout '%s' (seconds)", v);
+				return DJC_EINVAL;
+			}
+			c->timeout = (unsigned)t;
+		} else {
+			snprintf(err, errlen, "unknown mysql URL parameter '%s' (known: ssl-mode, ssl-ca, ssl-capath, "
+				 "ssl-cert, ssl-key, ssl-cipher, ssl-crl, ssl-crlpath, connect-timeout, socket)", u->opt_keys[i]);
+			return DJC_EINVAL;
+		}
+	}
+	return DJC_OK;
+}
+
+static int my_open(db_conn **out, const db_url *u, const char *schema, char *err, size_t errlen)
+{
+	*out = NULL;
+	const char *s = schema && *schema ? schema : u->dbname;
+	if (!s || !*s) {
+		snprintf(err, errlen, "no schema: give one or name a database in the URL (%s/DBNAME)", u->redacted);
+		return DJC_EINVAL;
+	}
+	my_conn *c = xcalloc(1, sizeof *c);
+	c->host = u->host ? xstrdup(u->host) : NULL;
+	c->user = u->user ? xstrdup(u->user) : NULL;
+	c->password = u->password ? xstrdup(u->password) : NULL;
+	c->redacted = xstrdup(u->redacted);
+	c->port = (unsigned)u->port;
+	c->timeout = 10;
+	int rc = parse_opts(c, u, err, errlen);
+	if (rc) { my_close(&c->base); return rc; }
+	/* A schema of our own is created on demand; the URL's database must exist. */
+	int own = schema && *schema;
+	if ((rc = my_connect(c, own ? NULL : s, err, errlen))) { my_close(&c->base); return rc; }
+	c->base.schema = xstrdup(s);
+	if (own) {
+		sb_t q = SB_INIT;
+		sb_add(&q, "CREATE DATABASE IF NOT EXISTS ");
+		my_qi(&q, s);
+		sb_add(&q, " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
+		int crc = simple(c, sb_str(&q));
+		sb_free(&q);
+		/* without the CREATE privilege an existing database still works */
+		if (mysql_select_db(c->db, s)) {
+			if (crc == DJC_OK) fail_db(c);
+			snprintf(err, errlen, "cannot use schema '%s' on %s: %s", s, c->redacted, c->base.err);
+			my_close(&c->base);
+			return DJC_ECONN;
+		}
+	}
+	c->base.err[0] = 0;
+	*out = &c->base;
+	return DJC_OK;
+}
+
+/* 1 if sql starts with one of the words kw (case-insensitive). */
+static int starts_with(const char *sql, const char *const *kw, size_t n)
+{
+	while (*sql == ' ' || *sql == '\t' || *sql == '\n' || *sql == '\r' || *sql == '(') sql++;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = strlen(kw[i]);
+		if (!strncasecmp(sql, kw[i], k) && !((sql[k] >= 'A' && sql[k] <= 'Z') || (sql[k] >= 'a' && sql[k] <= 'z') || sql[k] == '_'))
+			return 1;
+	}
+	return 0;
+}
+
+/* Schema changes: cached statements may describe old columns afterwards. */
+static int is_ddl(const char *sql)
+{
+	static const char *const kw[] = {"CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE"};
+	return starts_with(sql, kw, sizeof kw / sizeof *kw);
+}
+
+/* Queries that may safely run twice. */
+static int is_read(const char *sql)
+{
+	static const char *const kw[] = {"SELECT", "WITH"};
+	return starts_with(sql, kw, sizeof kw / sizeof *kw);
+}
+
+/* Statements worth caching: DML and queries, not one-off DDL. */
+static int cacheable(const char *sql)
+{
+	static const char *const kw[] = {"SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE", "WITH"};
+	return starts_with(sql, kw, sizeof kw / sizeof *kw);
+}
+
+/* A prepared statement for sql, from the cache when possible. Returns 0, or
+ * the server's error number with c->err set. *slot is the cache slot or -1
+ * for an uncached statement the caller closes. */
+static unsigned prepare(my_conn *c, const char *sql, int cache, MYSQL_STMT **out, int *slot)
+{
+	*out = NULL;
+	*slot = -1;
+	int lru = 0;
+	if (cache)
+		for (int i = 0; i < STMT_CACHE; i++) {
+			if (c->cache[i].sql && !strcmp(c->cache[i].sql, sql)) {
+				c->cache[i].used = ++c->tick;
+				*out = c->cache[i].st;
+				*slot = i;
+				return 0;
+			}
+			if (c->cache[i].used < c->cache[lru].used) lru = i;
+		}
+	MYSQL_STMT *st = mysql_stmt_init(c->db);
+	if (!st) {
+		unsigned e = mysql_errno(c->db) ? mysql_errno(c->db) : CR_OUT_OF_MEMORY;
+		fail(c, e, mysql_errno(c->db) ? mysql_error(c->db) : "out of memory");
+		return e;
+	}
+	if (mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql))) {
+		unsigned e = mysql_stmt_errno(st);
+		fail_st(c, st);
+		mysql_stmt_close(st);
+		return e;
+	}
+	if (cache) {
+		if (c->cache[lru].st) mysql_stmt_close(c->cache[lru].st);
+		free(c->cache[lru].sql);
+		c->cache[lru].sql = xstrdup(sql);
+		c->cache[lru].st = st;
+		c->cache[lru].used = ++c->tick;
+		*slot = lru;
+	}
+	*out = st;
+	return 0;
+}
+
+/* Done with a statement: a cached one stays (discarded when it failed
+ * midway, so no stale state is reused), an uncached one is closed. */
+static void release(my_conn *c, MYSQL_STMT *st, int slot, int ok)
+{
+	if (slot < 0) { mysql_stmt_close(st); return; }
+	if (ok) { mysql_stmt_free_result(st); return; }
+	mysql_stmt_close(st);
+	free(c->cache[slot].sql);
+	c->cache[slot].sql = NULL;
+	c->cache[slot].st = NULL;
+	c->cache[slot].used = 0;
+}
+
+static int is_binary_field(const MYSQL_FIELD *f)
+{
+	if (f->charsetnr != 63) return 0;
+	switch (f->type) {
+	case MYSQL_TYPE_TINY_BLOB: case MYSQL_TYPE_MEDIUM_BLOB: case MYSQL_TYPE_LONG_BLOB:
+	case MYSQL_TYPE_BLOB: case MYSQL_TYPE_VAR_STRING: case MYSQL_TYPE_STRING:
+	case MYSQL_TYPE_VARCHAR: case MYSQL_TYPE_BIT: case MYSQL_TYPE_GEOMETRY:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+enum kind { K_TEXT, K_BYTES, K_INT, K_DOUBLE, K_FLOAT, K_TIME };
+
+static enum kind field_kind(const MYSQL_FIELD *f)
+{
+	if (is_binary_field(f)) return K_BYTES;
+	switch (f->type) {
+	case MYSQL_TYPE_TINY: case MYSQL_TYPE_SHORT: case MYSQL_TYPE_INT24:
+	case MYSQL_TYPE_LONG: case MYSQL_TYPE_LONGLONG:
+		return K_INT;
+	case MYSQL_TYPE_DOUBLE: return K_DOUBLE;
+	case MYSQL_TYPE_FLOAT: return K_FLOAT;
+	case MYSQL_TYPE_DATE: case MYSQL_TYPE_NEWDATE: case MYSQL_TYPE_DATETIME:
+	case MYSQL_TYPE_TIMESTAMP: case MYSQL_TYPE_TIME:
+		return K_TIME;
+	default:
+		return K_TEXT;
+	}
+}
+
+/* One result column's fetch buffers. */
+typedef struct colbuf {
+	enum kind k;
+	enum enum_field_types type;
+	unsigned decimals;
+	int is_unsigned;
+	long long ll;
+	double d;
+	float fl;
+	MYSQL_TIME tm;
+	char *buf;
+	unsigned long cap, len;
+	my_bool isnull, error;
+} colbuf;
+
+static val_t owned_text(char *s, size_t n, djc_type t)
+{
+	val_t v = val_null();
+	v.t = t;
+	v.s = s;
+	v.n = n;
+	return v;
+}
+
+/* 'YYYY-MM-DD', 'YYYY-MM-DD HH:MM:SS[.fff]' or '[-]HH:MM:SS[.fff]' (by the
+ * column's type: the protocol sends a midnight datetime as a bare date) with
+ * as many fractional digits as the column declares. */
+static val_t time_text(const MYSQL_TIME *t, enum enum_field_types type, unsigned decimals)
+{
+	char b[64];
+	int n;
+	if (type == MYSQL_TYPE_DATE || type == MYSQL_TYPE_NEWDATE)
+		return val_textn(b, (size_t)snprintf(b, sizeof b, "%04u-%02u-%02u", t->year, t->month, t->day));
+	if (type == MYSQL_TYPE_TIME)   /* hour holds the whole hours (up to 838) */
+		n = snprintf(b, sizeof b, "%s%02u:%02u:%02u", t->neg ? "-" : "", t->hour, t->minute, t->second);
+	else
+		n = snprintf(b, sizeof b, "%04u-%02u-%02u %02u:%02u:%02u", t->year, t->month, t->day,
+			     t->hour, t->minute, t->second);
+	char frac[8];
+	snprintf(frac, sizeof frac, "%06lu", t->second_part % 1000000);
+	if (decimals >= 1 && decimals <= 6)
+		n += snprintf(b + n, sizeof b - (size_t)n, ".%.*s", (int)decimals, frac);
+	else if (decimals > 6 && t->second_part) {   /* not fixed: trim trailing zeros */
+		int d = 6;
+		while (d > 1 && frac[d - 1] == '0') d--;
+		n += snprintf(b + n, sizeof b - (size_t)n, ".%.*s", d, frac);
+	}
+	return val_textn(b, (size_t)n);
+}
+
+/* float32 as the shortest text that reads back as the same float. */
+static val_t float_text(float f)
+{
+	char b[48];
+	for (int p = 6; p <= 9; p++) {
+		snprintf(b, sizeof b, "%.*g", p, (double)f);
+		if (strtof(b, NULL) == f) break;
+	}
+	return val_text(b);
+}
+
+/* Read every row of an executed statement into r. */
+static int fetch_rows(my_conn *c, MYSQL_STMT *st, MYSQL_RES *meta, db_res *r)
+{
+	unsigned nf = mysql_num_fields(meta);
+	MYSQL_FIELD *f = mysql_fetch_fields(meta);
+	r->ncols = nf;
+	r->cols = xcalloc(nf ? nf : 1, sizeof(char *));
+	colbuf *cb = xcalloc(nf ? nf : 1, sizeof *cb);
+	MYSQL_BIND *b = xcalloc(nf ? nf : 1, sizeof *b);
+	for (unsigned i = 0; i < nf; i++) {
+		r->cols[i] = xstrdup(f[i].name ? f[i].name : "");
+		cb[i].k = field_kind(&f[i]);
+		cb[i].type = f[i].type;
+		cb[i].decimals = f[i].decimals;
+		cb[i].is_unsigned = (f[i].flags & UNSIGNED_FLAG) != 0;
+		b[i].is_null = &cb[i].isnull;
+		b[i].error = &cb[i].error;
+		b[i].length = &cb[i].len;
+		switch (cb[i].k) {
+		case K_INT:
+			b[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			b[i].buffer = &cb[i].ll;
+			b[i].is_unsigned = (my_bool)cb[i].is_unsigned;
+			break;
+		case K_DOUBLE: b[i].buffer_type = MYSQL_TYPE_DOUBLE; b[i].buffer = &cb[i].d; break;
+		case K_FLOAT: b[i].buffer_type = MYSQL_TYPE_FLOAT; b[i].buffer = &cb[i].fl; break;
+		case K_TIME:
+			b[i].buffer_type = MYSQL_TYPE_DATETIME;
+			b[i].buffer = &cb[i].tm;
+			b[i].buffer_length = sizeof cb[i].tm;
+			break;
+		default:
+			cb[i].cap = FETCH_BUF;
+			cb[i].buf = xmalloc(cb[i].cap);
+			b[i].buffer_type = cb[i].k == K_BYTES ? MYSQL_TYPE_BLOB : MYSQL_TYPE_STRING;
+			b[i].buffer = cb[i].buf;
+			b[i].buffer_length = cb[i].cap;
+		}
+	}
+	int rc = DJC_OK;
+	if (nf && mysql_stmt_bind_result(st, b)) rc = fail_st(c, st);
+	size_t cap = 0;
+	while (rc == DJC_OK) {
+		int fr = mysql_stmt_fetch(st);
+		if (fr == MYSQL_NO_DATA) break;
+		if (fr == 1) { rc = fail_st(c, st); break; }
+		if (r->nrows == cap) {
+			cap = cap ? cap * 2 : 16;
+			r->cells = xrealloc(r->cells, cap * (nf ? nf : 1) * sizeof(val_t));
+		}
+		val_t *row = r->cells + r->nrows * nf;
+		for (unsigned i = 0; i < nf; i++) row[i] = val_null();
+		r->nrows++;
+		for (unsigned i = 0; i < nf && rc == DJC_OK; i++) {
+			colbuf *k = &cb[i];
+			if (k->isnull) continue;
+			switch (k->k) {
+			case K_INT:
+				if (k->is_unsigned && (unsigned long long)k->ll > (unsigned long long)INT64_MAX) {
+					char t[32];
+					snprintf(t, sizeof t, "%llu", (unsigned long long)k->ll);
+					row[i] = val_text(t);
+				} else
+					row[i] = val_int((int64_t)k->ll);
+				break;
+			case K_DOUBLE: row[i] = val_float(k->d); break;
+			case K_FLOAT: row[i] = float_text(k->fl); break;
+			case K_TIME: row[i] = time_text(&k->tm, k->type, k->decimals); break;
+			default: {
+				djc_type t = k->k == K_BYTES ? DJC_BYTES : DJC_TEXT;
+				if (k->len <= k->cap) {
+					row[i] = val_textn(k->buf, k->len);
+					row[i].t = t;
+					break;
+				}
+				/* longer than the buffer: fetch this cell whole */
+				char *big = xmalloc((size_t)k->len + 1);
+				unsigned long blen = 0;
+				my_bool bnull = 0, berr = 0;
+				MYSQL_BIND one = {0};
+				one.buffer_type = b[i].buffer_type;
+				one.buffer = big;
+				one.buffer_length = k->len;
+				one.length = &blen;
+				one.is_null = &bnull;
+				one.error = &berr;
+				if (mysql_stmt_fetch_column(st, &one, i, 0)) {
+					free(big);
+					rc = fail_st(c, st);
+					break;
+				}
+				if (blen > k->len) blen = k->len;
+				big[blen] = 0;
+				row[i] = owned_text(big, blen, t);
+			}
+			}
+		}
+	}
+	for (unsigned i = 0; i < nf; i++) free(cb[i].buf);
+	free(cb);
+	free(b);
+	return rc;
+}
+
+/* Statements the server cannot prepare: the text protocol, no parameters. */
+static int run_text(my_conn *c, const char *sql, size_t np, db_res **out)
+{
+	if (np) {
+		snprintf(c->base.err, sizeof c->base.err, "mysql: statement cannot be prepared, so it takes no parameters (got %zu)", np);
+		return DJC_ERROR;
+	}
+	if (mysql_real_query(c->db, sql, strlen(sql))) return fail_db(c);
+	db_res *r = xcalloc(1, sizeof *r);
+	MYSQL_RES *res = mysql_store_result(c->db);
+	if (res) {
+		unsigned nf = mysql_num_fields(res);
+		MYSQL_FIELD *f = mysql_fetch_fields(res);
+		r->ncols = nf;
+		r->cols = xcalloc(nf ? nf : 1, sizeof(char *));
+		for (unsigned i = 0; i < nf; i++) r->cols[i] = xstrdup(f[i].name ? f[i].name : "");
+		r->nrows = (size_t)mysql_num_rows(res);
+		r->cells = xcalloc(r->nrows * nf + 1, sizeof(val_t));
+		MYSQL_ROW row;
+		for (size_t k = 0; (row = mysql_fetch_row(res)) && k < r->nrows; k++) {
+			unsigned long *len = mysql_fetch_lengths(res);
+			for (unsigned i = 0; i < nf; i++) {
+				val_t *v = &r->cells[k * nf + i];
+				if (!row[i]) { *v = val_null(); continue; }
+				*v = val_textn(row[i], len[i]);
+				if (is_binary_field(&f[i])) v->t = DJC_BYTES;
+			}
+		}
+		r->affected = (long long)r->nrows;
+		mysql_free_result(res);
+	} else if (mysql_field_count(c->db)) {
+		db_res_free(r);
+		return fail_db(c);
+	} else
+		r->affected = (long long)mysql_affected_rows(c->db);
+	while (mysql_more_results(c->db) && mysql_next_result(c->db) == 0) {
+		MYSQL_RES *more = mysql_store_result(c->db);
+		if (more) mysql_free_result(more);
+	}
+	if (out) *out = r; else db_res_free(r);
+	return DJC_OK;
+}
+
+/* One attempt at a statement. *retry is set when the failure happened before
+ * the server could have run it (the connection was already gone), so running
+ * it again on a new connection is safe. */
+static int run(my_conn *c, const char *sql, const val_t *p, size_t np, db_res **out, int *retry)
+{
+	*retry = 0;
+	int cache = cacheable(sql), reprepared = 0;
+	MYSQL_STMT *st;
+	int slot;
+again:;
+	unsigned e = prepare(c, sql, cache, &st, &slot);
+	if (e == ER_MAX_PREPARED_STMT_COUNT_REACHED && c->tick) {
+		drop_cache(c);   /* the server-wide limit: give ours back and try once more */
+		e = prepare(c, sql, cache, &st, &slot);
+	}
+	if (e == ER_UNSUPPORTED_PS) return run_text(c, sql, np, out);
+	if (e) {
+		*retry = is_conn_error(e);   /* preparing has no effect on data */
+		return classify_code(e);
+	}
+	if ((size_t)mysql_stmt_param_count(st) != np) {
+		snprintf(c->base.err, sizeof c->base.err, "mysql: statement wants %lu parameters, got %zu",
+			 mysql_stmt_param_count(st), np);
+		release(c, st, slot, 1);
+		return DJC_ERROR;
+	}
+	if (np) {
+		MYSQL_BIND *b = xcalloc(np, sizeof *b);
+		for (size_t i = 0; i < np; i++) {
+			switch (p[i].t) {
+			case DJC_NULL: b[i].buffer_type = MYSQL_TYPE_NULL; break;
+			case DJC_INT: case DJC_BOOL:
+				b[i].buffer_type = MYSQL_TYPE_LONGLONG;
+				b[i].buffer = (void *)&p[i].i;
+				break;
+			case DJC_UINT:
+				b[i].buffer_type = MYSQL_TYPE_LONGLONG;
+				b[i].buffer = (void *)&p[i].u;
+				b[i].is_unsigned = 1;
+				break;
+			case DJC_FLOAT:
+				b[i].buffer_type = MYSQL_TYPE_DOUBLE;
+				b[i].buffer = (void *)&p[i].f;
+				break;
+			default:
+				b[i].buffer_type = p[i].t == DJC_TEXT ? MYSQL_TYPE_STRING : MYSQL_TYPE_BLOB;
+				b[i].buffer = p[i].s ? (void *)p[i].s : (void *)"";
+				b[i].buffer_length = p[i].s ? (unsigned long)p[i].n : 0;
+				break;
+			}
+		}
+		int bad = mysql_stmt_bind_param(st, b) != 0;
+		free(b);   /* the library copies the bind array */
+		if (bad) {
+			int rc = fail_st(c, st);
+			release(c, st, slot, 0);
+			return rc;
+		}
+	}
+	if (mysql_stmt_execute(st)) {
+		e = mysql_stmt_errno(st);
+		/* A stale cached statement: prepare afresh, once. CR_NEW_STMT_METADATA
+		 * (the table changed its columns) comes after the server ran it, so
+		 * only a query is run again. */
+		if (slot >= 0 && !reprepared && (e == ER_NEED_REPREPARE || e == ER_UNKNOWN_STMT_HANDLER ||
+						 (e == CR_NEW_STMT_METADATA && is_read(sql)))) {
+			release(c, st, slot, 0);
+			reprepared = 1;
+			goto again;
+		}
+		*retry = e == CR_SERVER_GONE_ERROR;   /* the request could not be sent */
+		int rc = fail_st(c, st);
+		release(c, st, slot, !is_conn_error(e));
+		return rc;
+	}
+	db_res *r = xcalloc(1, sizeof *r);
+	int rc = DJC_OK;
+	MYSQL_RES *meta = mysql_stmt_result_metadata(st);
+	if (meta) {
+		rc = fetch_rows(c, st, meta, r);
+		mysql_free_result(meta);
+		r->affected = (long long)r->nrows;
+	} else if (mysql_stmt_field_count(st)) {
+		rc = fail_st(c, st);
+	} else {
+		my_ulonglong a = mysql_stmt_affected_rows(st);
+		r->affected = a == (my_ulonglong)-1 ? 0 : (long long)a;
+	}
+	/* more result sets (CALL): discard them */
+	while (rc == DJC_OK && mysql_stmt_more_results(st) && mysql_stmt_next_result(st) == 0)
+		mysql_stmt_free_result(st);
+	release(c, st, slot, rc == DJC_OK);
+	if (is_ddl(sql)) drop_cache(c);   /* cached statements may describe the old columns */
+	if (rc) { db_res_free(r); return rc; }
+	r->cols = r->cols ? r->cols : xcalloc(1, sizeof(char *));
+	if (out) *out = r; else db_res_free(r);
+	return DJC_OK;
+}
+
+static int my_exec(db_conn *bc, const char *sql, const val_t *params, size_t np, db_res **out)
+{
+	my_conn *c = (my_conn *)bc;
+	if (out) *out = NULL;
+	int rc = ensure(c), retry = 0;
+	if (rc) return rc;
+	rc = run(c, sql, params, np, out, &retry);
+	if (rc == DJC_ECONN && retry && !bc->in_tx) {
+		if (reconnect(c)) return DJC_ECONN;
+		rc = run(c, sql, params, np, out, &retry);
+	}
+	return rc;
+}
+
+static int my_begin(db_conn *bc)
+{
+	my_conn *c = (my_conn *)bc;
+	if (bc->in_tx) {
+		snprintf(bc->err, sizeof bc->err, "mysql: a transaction is already open");
+		return DJC_ERROR;
+	}
+	int rc = ensure(c);
+	if (rc) return rc;
+	rc = simple(c, "START TRANSACTION");
+	if (rc == DJC_ECONN) {   /* starting has no effect yet: retry on a new connection */
+		if (reconnect(c)) return DJC_ECONN;
+		rc = simple(c, "START TRANSACTION");
+	}
+	if (!rc) bc->in_tx = 1;
+	return rc;
+}
+
+static int my_commit(db_conn *bc)
+{
+	my_conn *c = (my_conn *)bc;
+	if (!c->db || c->broken) {
+		bc->in_tx = 0;
+		snprintf(bc->err, sizeof bc->err, "mysql: connection lost; the transaction was rolled back");
+		return DJC_ECONN;
+	}
+	int rc = simple(c, "COMMIT");
+	if (!rc || rc == DJC_ECONN) bc->in_tx = 0;
+	return rc;
+}
+
+static int my_rollback(db_conn *bc)
+{
+	my_conn *c = (my_conn *)bc;
+	bc->in_tx = 0;
+	if (!c->db || c->broken) return DJC_OK;   /* the server rolled back when the connection went */
+	int rc = simple(c, "ROLLBACK");
+	return rc == DJC_ECONN ? DJC_OK : rc;
+}
+
+/* "k IN (?,..)" or "(a = ? AND b = ?) OR ..." for n keys named by cols. */
+static void key_match(sb_t *q, char **cols, size_t nk, size_t n)
+{
+	if (nk == 1) {
+		my_qi(q, cols[0]);
+		sb_add(q, " IN (");
+		for (size_t i = 0; i < n; i++) sb_add(q, i ? ",?" : "?");
+		sb_addc(q, ')');
+		return;
+	}
+	sb_addc(q, '(');
+	for (size_t i = 0; i < n; i++) {
+		sb_add(q, i ? " OR (" : "(");
+		for (size_t j = 0; j < nk; j++) {
+			if (j) sb_add(q, " AND ");
+			my_qi(q, cols[j]);
+			sb_add(q, " = ?");
+		}
+		sb_addc(q, ')');
+	}
+	sb_addc(q, ')');
+}
+
+/* Run sql with the params a (na of them) followed by b (nb). */
+static int exec2(db_conn *bc, const char *sql, const val_t *a, size_t na, const val_t *b, size_t nb, db_res **out)
+{
+	val_t *p = xcalloc(na + nb + 1, sizeof(val_t));
+	if (na) memcpy(p, a, na * sizeof(val_t));   /* shallow: nothing here is freed */
+	if (nb) memcpy(p + na, b, nb * sizeof(val_t));
+	int rc = my_exec(bc, sql, p, na + nb, out);
+	free(p);
+	return rc;
+}
+
+/* A claim in three steps, all in one transaction. A single SELECT ... ORDER
+ * BY ... LIMIT n FOR UPDATE SKIP LOCKED is not enough on InnoDB: unless an
+ * index serves both the condition and the order, it locks every eligible row
+ * it reads before sorting, and every other claimer then skips them all and
+ * sees an empty queue. So: (1) read the next candidates without locking;
+ * (2) lock those of them that are free and still eligible, by key (FOR
+ * UPDATE SKIP LOCKED: never waits, never takes a row another claimer holds);
+ * go on with the next candidates while short; (3) UPDATE the locked keys. */
+static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
+{
+	*out = NULL;
+	int own = !bc->in_tx;
+	int rc = own ? my_begin(bc) : DJC_OK;
+	if (rc) return rc;
+	db_res *got = NULL, *cand = NULL, *lk = NULL;
+	sb_t q = SB_INIT, t = SB_INIT;
+	my_qi(&t, cl->table);
+	long want = cl->limit > 0 ? cl->limit : 0;
+	long off = 0;
+	/* the keys make the order total, so the pages do not overlap */
+	sb_t ord = SB_INIT;
+	if (cl->order && *cl->order) sb_printf(&ord, "%s, ", cl->order);
+	sb_add(&ord, cl->key_cols);
+	for (;;) {
+		long w = want - (got ? (long)got->nrows : 0);
+		if (w > CLAIM_BATCH) w = CLAIM_BATCH;
+		sb_reset(&q);
+		sb_printf(&q, "SELECT %s FROM %s WHERE (%s) ORDER BY %s LIMIT %ld OFFSET %ld",
+			  cl->key_cols, sb_str(&t), cl->where, sb_str(&ord), w, off);
+		if ((rc = my_exec(bc, sb_str(&q), cl->wparams, cl->nw, &cand))) break;
+		if (!got) {   /* the result: the key columns, no rows yet */
+			got = xcalloc(1, sizeof *got);
+			got->ncols = cand->ncols;
+			got->cols = xcalloc(cand->ncols ? cand->ncols : 1, sizeof(char *));
+			for (size_t j = 0; j < cand->ncols; j++) got->cols[j] = xstrdup(cand->cols[j]);
+		}
+		if (!cand->nrows || !cand->ncols) break;
+		size_t nk = cand->ncols;
+		sb_reset(&q);
+		sb_printf(&q, "SELECT %s FROM %s WHERE ", cl->key_cols, sb_str(&t));
+		key_match(&q, cand->cols, nk, cand->nrows);
+		sb_printf(&q, " AND (%s) ORDER BY %s FOR UPDATE SKIP LOCKED", cl->where, sb_str(&ord));
+		if ((rc = exec2(bc, sb_str(&q), cand->cells, cand->nrows * nk, cl->wparams, cl->nw, &lk))) break;
+		if (lk->nrows) {
+			got->cells = xrealloc(got->cells, (got->nrows + lk->nrows) * nk * sizeof(val_t));
+			memcpy(got->cells + got->nrows * nk, lk->cells, lk->nrows * nk * sizeof(val_t));
+			got->nrows += lk->nrows;
+		}
+		lk->nrows = 0;   /* the cells moved to got */
+		db_res_free(lk);
+		lk = NULL;
+		if ((long)got->nrows >= want || (long)cand->nrows < w) break;
+		off += (long)cand->nrows;
+		db_res_free(cand);
+		cand = NULL;
+	}
+	db_res_free(cand);
+	db_res_free(lk);
+	size_t nk = got ? got->ncols : 0;
+	for (size_t done = 0; rc == DJC_OK && got && done < got->nrows; done += CLAIM_BATCH) {
+		size_t n = got->nrows - done < CLAIM_BATCH ? got->nrows - done : CLAIM_BATCH;
+		sb_reset(&q);
+		sb_printf(&q, "UPDATE %s SET %s WHERE ", sb_str(&t), cl->set);
+		key_match(&q, got->cols, nk, n);
+		rc = exec2(bc, sb_str(&q), cl->sparams, cl->ns, got->cells + done * nk, n * nk, NULL);
+	}
+	sb_free(&q);
+	sb_free(&t);
+	sb_free(&ord);
+	if (rc == DJC_OK && own) rc = my_commit(bc);
+	if (rc) {
+		if (own && bc->in_tx) {
+			char keep[sizeof bc->err];
+			memcpy(keep, bc->err, sizeof keep);
+			my_rollback(bc);
+			memcpy(bc->err, keep, sizeof keep);
+		}
+		db_res_free(got);
+		return rc;
+	}
+	if (!got) got = xcalloc(1, sizeof *got);
+	got->affected = (long long)got->nrows;
+	*out = got;
+	return DJC_OK;
+}
+
+static int64_t my_connection_id(db_conn *bc)
+{
+	my_conn *c = (my_conn *)bc;
+	return (int64_t)(c->db ? mysql_thread_id(c->db) : c->thread_id);
+}
+
+static void my_column_type(sb_t *b, const coldef *t)
+{
+	switch (t->t) {
+	case T_INT8: sb_add(b, "tinyint"); break;
+	case T_INT16: sb_add(b, "smallint"); break;
+	case T_INT32: sb_add(b, "int"); break;
+	case T_INT64: sb_add(b, "bigint"); break;
+	case T_UINT8: sb_add(b, "tinyint unsigned"); break;
+	case T_UINT16: sb_add(b, "smallint unsigned"); break;
+	case T_UINT32: sb_add(b, "int unsigned"); break;
+	case T_UINT64: sb_add(b, "bigint unsigned"); break;
+	case T_FLOAT32: sb_add(b, "float"); break;
+	case T_FLOAT64: sb_add(b, "double"); break;
+	case T_BOOL: sb_add(b, "tinyint"); break;
+	case T_DECIMAL: sb_printf(b, "decimal(%d,%d)", t->p, t->s); break;
+	case T_CHAR: sb_printf(b, "char(%d)", t->p > 0 ? t->p : 1); break;
+	case T_VARCHAR: sb_printf(b, "varchar(%d)", t->p > 0 ? t->p : 255); break;
+	case T_ENUM: sb_add(b, "varchar(255)"); break;
+	case T_DATE: sb_add(b, "date"); break;
+	case T_DATETIME:
+		if (t->p > 0) sb_printf(b, "datetime(%d)", t->p > 6 ? 6 : t->p);
+		else sb_add(b, "datetime");
+		break;
+	case T_UUID: sb_add(b, "char(36)"); break;
+	case T_BYTES: sb_add(b, "longblob"); break;
+	case T_JSON: /* text kept verbatim (MariaDB's json is longtext anyway) */
+	case T_TEXT: sb_add(b, "longtext"); break;
+	}
+}
+
+static void my_now(sb_t *b) { sb_add(b, "UTC_TIMESTAMP(3)"); }
+static void my_now_plus(sb_t *b) { sb_add(b, "TIMESTAMPADD(MICROSECOND, ROUND(? * 1000000), UTC_TIMESTAMP(3))"); }
+
+static void my_create_index(sb_t *b, const char *table, const char *index, const char *cols, int unique)
+{
+	sb_printf(b, "CREATE %sINDEX IF NOT EXISTS ", unique ? "UNIQUE " : "");
+	my_qi(b, index);
+	sb_add(b, " ON ");
+	my_qi(b, table);
+	sb_printf(b, " (%s)", cols);
+}
+
+const db_driver db_mysql_driver = {
+	.version = DB_DRIVER_VERSION,
+	.name = "mysql",
+	.open = my_open,
+	.close = my_close,
+	.exec = my_exec,
+	.begin = my_begin,
+	.commit = my_commit,
+	.rollback = my_rollback,
+	.claim = my_claim,
+	.connection_id = my_connection_id,
+	.quote_ident = my_qi,
+	.column_type = my_column_type,
+	.now = my_now,
+	.now_plus = my_now_plus,
+	.create_index = my_create_index,
+	.insert_ignore_head = "INSERT IGNORE INTO",
+	.insert_ignore_tail = "",
+	.table_suffix = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+};
