@@ -19,10 +19,12 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
 HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
 EX_BIN := $(BUILD)/examples/spikes
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all check check-quick demo deps clean stress bench fuzz unit
 
-all: $(BUILD)/djc $(BUILD)/libdjc.a $(UNIT_BIN) $(HELPER_BIN) $(EX_BIN)
+all: $(BUILD)/djc $(BUILD)/libdjc.a $(UNIT_BIN) $(HELPER_BIN) $(EX_BIN) $(BENCH_BIN)
 
 $(BUILD)/%.o: %.c $(wildcard include/*.h include/djc/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
@@ -47,6 +49,10 @@ $(BUILD)/examples/spikes: examples/spikes.c $(BUILD)/libdjc.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdjc.a $(LDLIBS)
 
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libdjc.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdjc.a $(LDLIBS)
+
 deps:
 	@scripts/install-deps.sh
 
@@ -65,6 +71,9 @@ stress: deps all
 
 bench: deps all
 	@bench/run.sh
+
+fuzz: deps
+	@tests/fuzz/run.sh
 
 clean:
 	rm -rf build build-san build-fuzz
