@@ -4,10 +4,13 @@
 # and MariaDB servers and always stops them.
 #   DJC_BACKENDS="sqlite postgresql mysql"  (default: all three; CI requires all)
 #   DJC_TESTS="core populate"               (run only these CLI test files)
+#   DJC_BUILD=build DJC_SAN_BUILD=build-san  (build directories to test; "" skips one)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 BACKENDS=${DJC_BACKENDS:-sqlite postgresql mysql}
+BUILD=${DJC_BUILD-build}
+SAN_BUILD=${DJC_SAN_BUILD-build-san}
 WORK=$(mktemp -d /tmp/djc-tests.XXXXXX)
 chmod 755 "$WORK"
 cleanup() {
@@ -49,7 +52,7 @@ tally() {  # name output-file status
 n=0
 for b in $BACKENDS; do
 	echo "== unit tests on $b"
-	for build in build build-san; do
+	for build in $BUILD $SAN_BUILD; do
 		for t in "$build"/tests/test_*; do
 			[ -x "$t" ] || continue
 			n=$((n + 1))
@@ -71,7 +74,7 @@ for b in $BACKENDS; do
 		chmod 777 "$dir"
 		out="$WORK/out.$n"
 		if [ "$b" = sqlite ]; then url="sqlite:$dir/djc.db"; schema=""; else url=${URL[$b]}; schema="djct_${name#test_}_$n"; fi
-		(cd "$dir" && DJC="$ROOT/build/djc" ROOT="$ROOT" T="$dir" DJC_DATABASE_URL="$url" DJC_DATABASE_SCHEMA="$schema" \
+		(cd "$dir" && DJC="$ROOT/$BUILD/djc" BUILD="$ROOT/$BUILD" ROOT="$ROOT" T="$dir" DJC_DATABASE_URL="$url" DJC_DATABASE_SCHEMA="$schema" \
 			DJC_BACKEND=$b timeout 900 bash "$ROOT/$f") >"$out" 2>&1
 		tally "$name[$b]" "$out" $?
 	done
