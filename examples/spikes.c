@@ -38,8 +38,11 @@ static int make_spikes(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	get_float(djc_rowset_row(rs, 0), "true_rate", &rate);
 	djc_rowset_free(rs);
 	int64_t sid = 0;
+	const char *subject = "";
 	djc_row_int(key, (size_t)djc_row_find(key, "session_id"), &sid);
+	djc_row_text(key, (size_t)djc_row_find(key, "subject"), &subject);
 	uint64_t seed = 0x9E3779B97F4A7C15ULL ^ (uint64_t)sid * 1000003ULL;
+	for (const char *p = subject; *p; p++) seed = (seed ^ (unsigned char)*p) * 0x100000001B3ULL;
 	size_t cap = 1024, n = 0;
 	double *t = malloc(cap * sizeof *t), now = 0;
 	for (;;) {
