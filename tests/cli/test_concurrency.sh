@@ -1,0 +1,73 @@
+#!/bin/bash
+# test_concurrency.sh - many workers, one table (DESIGN section 3): 8 worker
+# processes of one populate, and 8 separate populate commands started at
+# once, over 500 keys whose make sleeps a few milliseconds. Every make start
+# is logged (O_APPEND): every key is made exactly once, the target is full,
+# nothing is left pending or reserved.
+. "$ROOT/tests/cli/lib.sh"
+
+N=500
+{
+	printf 'K (manual)\n    k : int32\n    ---\n'
+	for t in C8 CS CD; do
+		printf '\n%s (computed)\n    -> K\n    ---\n    v : int64\n    who : int64\n' "$t"
+	done
+} > p.djc
+# sleeps 1-7 ms (varying with its pid), logs its start, prints v = k * 3
+cat > mk.sh <<'P'
+#!/bin/sh
+echo "$DJC_KEY_k" >> "$T/log.$DJC_TABLE"
+sleep 0.00$(( $$ % 7 + 1 ))
+echo "{\"v\": $((DJC_KEY_k * 3)), \"who\": $PPID}"
+P
+chmod +x mk.sh
+
+expect_rc 0 "declare" djc declare p.djc
+seq 1 $N | sed 's/.*/{"k":&}/' > keys.jsonl
+expect_out "insert $N keys" "inserted $N rows into K" djc insert K keys.jsonl
+
+verify() {  # table label
+	check "$2: $N make starts logged" [ "$(grep -c . "log.$1")" = $N ]
+	check "$2: $N distinct keys made" [ "$(sort -u "log.$1" | grep -c .)" = $N ]
+	check "$2: exactly the keys 1..$N" [ "$(sort -n "log.$1" | md5sum)" = "$(seq 1 $N | md5sum)" ]
+	check "$2: target has $N rows" [ "$(count "$1")" = $N ]
+	check "$2: every row right" [ "$(djc fetch "$1" --format json | jq -s -c 'all(.v == .k * 3)')" = true ]
+	check "$2: more than one worker did the work" [ "$(djc fetch "$1" --format json | jq -s -c 'map(.who) | unique | length > 1')" = true ]
+	expect_out "$2: progress complete" "{\"table\":\"$1\",\"remaining\":0,\"total\":$N}" djc progress "$1" --json
+}
+
+# one populate, 8 worker processes
+start=$(date +%s)
+expect_out "--processes 8 --reserve-jobs" "C8: $N made, 0 errors, 0 skipped" djc populate C8 --reserve-jobs --processes 8 --make ./mk.sh
+verify C8 "--processes 8"
+check "--processes 8: nothing pending or reserved (jobs table empty)" \
+	[ "$(djc jobs C8 --json)" = '{"table":"C8","pending":0,"reserved":0,"success":0,"error":0,"ignore":0}' ]
+
+# 8 separate commands started at once (each refreshes, then reserves); keep
+# completed jobs to count successes too
+export DJC_JOBS_KEEP_COMPLETED=true
+pids=()
+for i in 1 2 3 4 5 6 7 8; do
+	"$DJC" populate CS --reserve-jobs --json --make ./mk.sh > "out.$i" 2> "err.$i" &
+	pids+=($!)
+done
+fail=0
+for p in "${pids[@]}"; do wait "$p" || fail=1; done
+check "8 commands: all exit 0" [ "$fail" = 0 ]
+check "8 commands: no stderr" [ "$(cat err.*)" = "" ]
+check "8 commands: success counts add up to $N" [ "$(cat out.* | jq -s 'map(.success_count) | add')" = $N ]
+check "8 commands: no errors, skips or lost reservations" [ "$(cat out.* | jq -s -c 'map(.error_count + .skipped_count + .lost_count) | add')" = 0 ]
+verify CS "8 commands"
+check "8 commands: $N success jobs, nothing pending or reserved" \
+	[ "$(djc jobs CS --json)" = "{\"table\":\"CS\",\"pending\":0,\"reserved\":0,\"success\":$N,\"error\":0,\"ignore\":0}" ]
+check "8 commands: each job reserved exactly once" \
+	[ "$(djc jobs CS --status success --json | jq -s -c 'map(.reservations) | unique')" = '[1]' ]
+unset DJC_JOBS_KEEP_COMPLETED
+
+# direct mode, 8 processes
+expect_out "--processes 8 direct" "CD: $N made, 0 errors, 0 skipped" djc populate CD --processes 8 --make ./mk.sh
+verify CD "direct --processes 8"
+end=$(date +%s)
+check "under 60 s" [ $((end - start)) -lt 60 ]
+
+finish
