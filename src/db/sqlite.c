@@ -236,8 +236,8 @@ static int sq_claim(db_conn *bc, const db_claim *cl, db_res **out)
 	sq_qi(&q, cl->table);
 	sb_printf(&q, " WHERE %s ORDER BY %s LIMIT %ld) RETURNING %s", cl->where, cl->order, cl->limit, cl->key_cols);
 	val_t *p = xcalloc(cl->ns + cl->nw + 1, sizeof(val_t));
-	memcpy(p, cl->sparams, cl->ns * sizeof(val_t));
-	memcpy(p + cl->ns, cl->wparams, cl->nw * sizeof(val_t));
+	if (cl->ns) memcpy(p, cl->sparams, cl->ns * sizeof(val_t));
+	if (cl->nw) memcpy(p + cl->ns, cl->wparams, cl->nw * sizeof(val_t));
 	int rc = sq_exec(bc, sb_str(&q), p, cl->ns + cl->nw, out);
 	free(p);
 	sb_free(&q);

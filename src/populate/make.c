@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -87,7 +88,20 @@ int stage_json_row(djc_conn *c, table *t, const djc_row *key, json_t *obj, stage
 static int need_target_row(table *t, staged *out, make_result *res)
 {
 	for (size_t i = 0; i < out->n; i++)
-		if (out->tables[i] == t) return 1;
+		if (out->tables[i] == t) {
+			/* target rows first (stable), so part rows find their master row
+			 * whatever order make produced them in */
+			size_t k = 0;
+			for (size_t j = 0; j < out->n; j++) {
+				if (out->tables[j] != t) continue;
+				djc_row *r = out->rows[j];
+				memmove(&out->rows[k + 1], &out->rows[k], (j - k) * sizeof *out->rows);
+				memmove(&out->tables[k + 1], &out->tables[k], (j - k) * sizeof *out->tables);
+				out->rows[k] = r;
+				out->tables[k++] = t;
+			}
+			return 1;
+		}
 	res->message = xasprintf("make produced no row for %s", t->name);
 	return 0;
 }
@@ -183,6 +197,23 @@ static void env_key(djc_conn *c, table *t, const djc_row *key, char ***envp, siz
 	sb_free(&b);
 }
 
+/* Make a stderr tail safe to store: drop a partial character at its start
+ * and replace bytes that are not valid UTF-8 (or NUL) with '?'. */
+static void clean_utf8(char *s, size_t *n)
+{
+	size_t skip = 0;
+	while (skip < *n && ((unsigned char)s[skip] & 0xC0) == 0x80) skip++;
+	memmove(s, s + skip, *n - skip);
+	*n -= skip;
+	for (size_t i = 0; i < *n;) {
+		size_t k = 1;
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0xF0) k = 4; else if (c >= 0xE0) k = 3; else if (c >= 0xC0) k = 2;
+		if (i + k > *n || !utf8_valid(s + i, k)) { s[i] = '?'; i++; continue; }
+		i += k;
+	}
+}
+
 static const char *signame(int s)
 {
 	switch (s) {
@@ -228,6 +259,7 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, v
 		goto done_env;
 	}
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		res->message = xasprintf("cannot fork: %s", strerror(errno));
@@ -236,6 +268,11 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, v
 	}
 	if (pid == 0) {
 		setpgid(0, 0);   /* its own group: we stop it (and its children) as one */
+		/* dies with its supervisor: a worker killed outright (SIGKILL of
+		 * its process group, OOM) leaves no make running on, whose job
+		 * another worker takes over once the lease lapses */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent) _exit(127);
 		signal(SIGPIPE, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
@@ -267,6 +304,7 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, v
 	int stop_reason = 0;
 	double stop_at = 0;
 	int too_big = 0;
+	int st = 0, reaped = 0;
 	while (fo >= 0 || fe >= 0) {
 		struct pollfd pf[3];
 		int np = 0, io = -1, ie = -1, ii = -1;
@@ -281,6 +319,12 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, v
 			stop_at = mono();
 		}
 		if (stop_reason && mono() - stop_at > 3) kill(-pid, SIGKILL);
+		if (!reaped && waitpid(pid, &st, WNOHANG) == pid) {
+			reaped = 1;
+			/* killed by a signal: what it left running in its group (and
+			 * holding our pipes) goes too, so the error is recorded now */
+			if (WIFSIGNALED(st)) kill(-pid, SIGKILL);
+		}
 		if (pr <= 0) continue;
 		if (ii >= 0 && (pf[ii].revents & (POLLOUT | POLLERR | POLLHUP))) {
 			ssize_t w = write(fin, keyjson.s + kpos, keyjson.len - kpos);
@@ -310,10 +354,10 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, v
 		}
 	}
 	if (fin >= 0) close(fin);
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+	while (!reaped && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
 		if (!stop_reason && ((lost && *lost) || populate_signal)) { stop_reason = populate_signal ? 2 : 1; kill(-pid, SIGTERM); }
 	}
+	clean_utf8(tail, &tlen);
 	if (tlen) res->stack = xstrndup(tail, tlen);
 	if (stop_reason == 1) {
 		res->stopped = 1;
@@ -328,15 +372,14 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, v
 		res->message = xasprintf("make killed by signal %d (%s)", res->signal, signame(res->signal));
 	} else if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 		/* the last stderr line is the most useful message */
-		char last[512] = "";
+		/* (whole: the jobs table truncates error_message to 2047 characters) */
+		size_t e = tlen, s = 0;
 		if (tlen) {
-			size_t e = tlen;
 			while (e && (tail[e - 1] == '\n' || tail[e - 1] == '\r')) e--;
-			size_t s = e;
+			s = e;
 			while (s && tail[s - 1] != '\n') s--;
-			snprintf(last, sizeof last, ": %.*s", (int)(e - s), tail + s);
 		}
-		res->message = xasprintf("make exited with status %d%s", WEXITSTATUS(st), last);
+		res->message = xasprintf("make exited with status %d%s%.*s", WEXITSTATUS(st), e > s ? ": " : "", (int)(e - s), tail + s);
 	} else {
 		/* parse the rows */
 		if (!utf8_valid(sout.s ? sout.s : "", sout.len)) {
