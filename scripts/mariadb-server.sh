@@ -16,6 +16,8 @@
 # that user). No configuration file is read (--no-defaults). The server is
 # tuned for tests: innodb_flush_log_at_trx_commit=2 unless MARIADB_DURABLE=1.
 # Diagnostics go to stderr; stdout carries only the URL.
+# DJC_LISTEN_EXTRA="10.77.1.1 10.77.2.1" (start and restart) also binds those
+# addresses (tests/stress/run.sh); the djc user may connect from anywhere.
 set -euo pipefail
 
 MARKER=.djc-mariadb
@@ -100,7 +102,7 @@ launch() {
 	setsid "$MARIADBD" --no-defaults \
 		--datadir="$dir/data" \
 		--port="$port" \
-		--bind-address=127.0.0.1 \
+		--bind-address="127.0.0.1$(for a in $(printf '%s' "${DJC_LISTEN_EXTRA:-}" | tr ',' ' '); do printf ',%s' "$a"; done)" \
 		--socket="$dir/sock" \
 		--pid-file="$dir/pid" \
 		--tmpdir="$dir/tmp" \

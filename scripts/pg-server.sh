@@ -11,7 +11,11 @@
 # root, the server runs as the system user djcdb (created when missing).
 # Durability is off for speed (fsync, synchronous_commit, full_page_writes);
 # PG_DURABLE=1 turns it back on for benchmarks.
+# DJC_LISTEN_EXTRA="10.77.1.1 10.77.2.1" (start and restart) also listens on
+# those addresses and trusts clients of their /24 (tests/stress/run.sh).
 set -eu
+
+LISTEN_EXTRA=$(printf '%s' "${DJC_LISTEN_EXTRA:-}" | tr ',' ' ')
 
 PGUSER_OS=djcdb
 
@@ -95,7 +99,7 @@ write_conf() {
 	if [ "${PG_DURABLE:-0}" = 1 ]; then dur=on; else dur=off; fi
 	as_owner sh -c 'cat > "$1"' sh "$DIR/data/djc.conf" <<EOF
 port = $1
-listen_addresses = '127.0.0.1'
+listen_addresses = '127.0.0.1$(for a in $LISTEN_EXTRA; do printf ',%s' "$a"; done)'
 unix_socket_directories = '$DIR'
 max_connections = 300
 shared_buffers = 128MB
@@ -146,6 +150,9 @@ cmd_start() {
 	as_owner sh -c 'printf "%s\n" \
 		"local all all trust" \
 		"host all all 127.0.0.1/32 trust" > "$1"' sh "$DIR/data/pg_hba.conf"
+	for a in $LISTEN_EXTRA; do
+		as_owner sh -c 'echo "host all all $2.0/24 trust" >> "$1"' sh "$DIR/data/pg_hba.conf" "${a%.*}"
+	done
 	as_owner sh -c 'echo "include = '"'"'djc.conf'"'"'" >> "$1"' sh "$DIR/data/postgresql.conf"
 	tries=0
 	while :; do

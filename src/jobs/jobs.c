@@ -151,6 +151,7 @@ int jobs_ensure(djc_conn *c, table *t)
 {
 	if (!t->jobs_name) return conn_fail(c, DJC_EINVAL, "table %s is %s: only computed and imported tables have jobs",
 					    t->name, tier_name(t->tier));
+	if (t->jobs_ready) return DJC_OK;   /* once per table per connection, not per reserve */
 	sb_t q = SB_INIT;
 	sb_add(&q, "CREATE TABLE IF NOT EXISTS ");
 	qi(c, &q, t->jobs_name);
@@ -188,10 +189,21 @@ int jobs_ensure(djc_conn *c, table *t)
 			c->db->drv->create_index(&q, t->jobs_name, sb_str(&name), sb_str(&cols), 0);
 			rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
 		}
+		if (!rc) {
+			/* lapsed leases: (status, avail_time) finds them among the few
+			 * reserved rows, whatever the depth of the queue */
+			sb_reset(&cols); sb_reset(&name); sb_reset(&q);
+			qi(c, &cols, "status"); sb_add(&cols, ", ");
+			qi(c, &cols, "avail_time");
+			sb_printf(&name, "%s_lease", t->jobs_name);
+			c->db->drv->create_index(&q, t->jobs_name, sb_str(&name), sb_str(&cols), 0);
+			rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
+		}
 		sb_free(&cols);
 		sb_free(&name);
 	}
 	sb_free(&q);
+	if (!rc) t->jobs_ready = 1;
 	return rc ? conn_dbfail(c, rc, t->jobs_name) : DJC_OK;
 }
 
@@ -255,10 +267,28 @@ int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, doub
 	qi(c, &order, "priority");
 	sb_add(&order, ", ");
 	qi(c, &order, "avail_time");
-	db_claim cl = {t->jobs_name, sb_str(&keys), sb_str(&w), wp.v, wp.n, sb_str(&order), n > 0 ? n : 1,
+	/* never a NULL array, even when empty: drivers memcpy it (NULL is UB there) */
+	db_claim cl = {t->jobs_name, sb_str(&keys), sb_str(&w), wp.v ? wp.v : sp.v, wp.n, sb_str(&order), n > 0 ? n : 1,
 		       sb_str(&set), sp.v, sp.n};
 	db_res *r = NULL;
-	rc = c->db->drv->claim(c->db, &cl, &r);
+	/* First a job whose holder's lease lapsed (its worker died, hung or
+	 * was cut off): it was due before anything pending now, and taking it
+	 * first bounds its takeover by one lease even with a deep queue. The
+	 * reserved rows are few (one per running make), so this costs the
+	 * same whatever the depth of the queue. */
+	sb_t lw = SB_INIT;
+	sb_printf(&lw, "%s AND ", sb_str(&w));
+	qi(c, &lw, "status");
+	sb_add(&lw, " = 'reserved'");
+	db_claim lcl = cl;
+	lcl.where = sb_str(&lw);
+	rc = c->db->drv->claim(c->db, &lcl, &r);
+	sb_free(&lw);
+	if (!rc && !r->nrows) {
+		db_res_free(r);
+		r = NULL;
+		rc = c->db->drv->claim(c->db, &cl, &r);
+	}
 	sb_free(&order);
 	if (rc) { rc = conn_dbfail(c, rc, "reserve"); goto out; }
 	if (r->nrows) {
@@ -381,7 +411,7 @@ int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_
 		rc = rows_insert(c, tables[i], &rows[i], 1, 0, NULL, &bad);
 		if (rc) {
 			char *k = key_to_json(tables[i], rows[i], 0);
-			if (rc == DJC_EDUPLICATE && tables[i] == job->t)
+			if (rc == DJC_EDUPLICATE && tables[i] == job->t && i == 0)   /* later: make's own duplicate */
 				conn_fail(c, rc, "%s %s already exists", tables[i]->name, k);
 			else if (rc == DJC_EDUPLICATE)
 				conn_fail(c, rc, "make produced a duplicate row %s for %s", k, tables[i]->name);
@@ -391,7 +421,7 @@ int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_
 				conn_fail(c, rc, "inserting %s into %s: %s", k, tables[i]->name, c->db->err);
 			free(k);
 			db_rollback(c->db);
-			if (rc == DJC_EDUPLICATE && tables[i] == job->t) {
+			if (rc == DJC_EDUPLICATE && tables[i] == job->t && i == 0) {
 				/* made by someone else (e.g. a populate without reservation):
 				 * close the job as success, commit nothing of ours */
 				if (!db_begin(c->db)) {
@@ -403,8 +433,62 @@ int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_
 		}
 	}
 	if ((rc = db_commit(c->db))) {
+		/* the connection went while COMMIT was under way: it may have
+		 * taken effect; jobs_commit_outcome tells */
+		if (rc == DJC_ECONN) job->commit_unknown = 1;
 		rc = conn_dbfail(c, rc, "commit");
 		db_rollback(c->db);
+	}
+	return rc;
+}
+
+int jobs_commit_outcome(djc_conn *c, djc_job *job)
+{
+	sb_t q = SB_INIT;
+	pvec p = {0};
+	sb_add(&q, "SELECT ");
+	qi(c, &q, "status");
+	sb_add(&q, ", ");
+	qi(c, &q, "token");
+	sb_add(&q, " FROM ");
+	qi(c, &q, job->t->jobs_name);
+	sb_add(&q, " WHERE ");
+	key_cond(c, job->t, job->key, NULL, &q, &p);
+	db_res *r = NULL;
+	int rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r);
+	if (rc) goto out;
+	if (r->nrows) {
+		const char *st = db_cell_text(r, 0, 0);
+		int64_t tok = db_cell_int(r, 0, 1);
+		if (tok != job->token) rc = DJC_ELOST;                 /* reset or taken: not ours */
+		else if (st && !strcmp(st, "reserved")) rc = 1;       /* still ours, not committed */
+		else if (st && !strcmp(st, "success")) rc = DJC_OK;   /* keep_completed: committed */
+		else rc = DJC_ELOST;
+		goto out;
+	}
+	/* the job row is gone: deleted by our commit (keep_completed false), or
+	 * by a commit of whoever took it after our lease lapsed, or cleared.
+	 * The target row tells a commit from none; while we were renewing the
+	 * lease nobody else could have taken the job, so the commit is ours. */
+	db_res_free(r);
+	r = NULL;
+	pvec_free(&p);
+	sb_reset(&q);
+	sb_add(&q, "SELECT count(*) FROM ");
+	qi(c, &q, job->t->sql_name);
+	sb_add(&q, " WHERE ");
+	key_cond(c, job->t, job->key, NULL, &q, &p);
+	if ((rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r))) goto out;
+	rc = db_cell_int(r, 0, 0) > 0 ? DJC_OK : DJC_ELOST;
+out:
+	db_res_free(r);
+	sb_free(&q);
+	pvec_free(&p);
+	if (rc < 0 && rc != DJC_ELOST) return conn_dbfail(c, rc, "checking the outcome of a commit");
+	if (rc == DJC_ELOST) {
+		char *k = key_to_json(job->t, job->key, 1);
+		conn_fail(c, DJC_ELOST, "reservation of %s %s was lost before commit; nothing committed", job->t->name, k);
+		free(k);
 	}
 	return rc;
 }

@@ -9,6 +9,8 @@ struct djc_job {
 	table *t;
 	djc_row *key;       /* typed key (source attributes) */
 	int64_t token;      /* fencing token of this reservation */
+	int commit_unknown; /* set by jobs_commit: COMMIT was sent, the connection
+	                     * went, the outcome is unknown (see jobs_commit_outcome) */
 };
 
 /* Create the jobs table of t if missing. */
@@ -24,6 +26,11 @@ int jobs_renew(djc_conn *c, table *t, int64_t token, double lease, long *held);
  * reservation is gone; DJC_EDUPLICATE if the target row already existed
  * (made by another populate; the job is then closed as success). */
 int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_t n, double duration);
+/* After jobs_commit failed with job->commit_unknown set: find out (on a
+ * fresh connection, the driver reconnects) whether that COMMIT took effect.
+ * DJC_OK = committed; DJC_ELOST = not committed and no longer ours; 1 = not
+ * committed and still ours (commit again); DJC_ECONN/DJC_EBUSY = ask again. */
+int jobs_commit_outcome(djc_conn *c, djc_job *job);
 /* Record an error (fenced). */
 int jobs_fail(djc_conn *c, djc_job *job, const char *message, const char *stack, double duration);
 /* Mark every job still reserved by (host, pid) as an error: the

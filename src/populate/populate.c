@@ -48,6 +48,14 @@ typedef struct worker {
 	int quit;
 	double lease;
 	djc_conn *hbc;
+	/* watchdog: when the last renewal that proved the lease began (or the
+	 * hold started); a lease not proved for a whole lease period may be
+	 * taken by another worker, so the make is stopped */
+	pthread_t wd;
+	int wd_on;
+	double proved;
+	int64_t proved_token;
+	unsigned long gen;        /* bumped by every hb_hold */
 } worker;
 
 void djc_populate_options_init(djc_populate_options *o)
@@ -133,30 +141,61 @@ static int run_make(worker *w, const djc_row *key, staged *st, make_result *mr)
 
 /* ------------------------------------------------------------ heartbeat */
 
+static void wait_for(worker *w, double secs)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	double until = (double)ts.tv_sec + ts.tv_nsec / 1e9 + secs;
+	ts.tv_sec = (time_t)until;
+	ts.tv_nsec = (long)((until - (double)ts.tv_sec) * 1e9);
+	pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+}
+
+/* Renew the lease every lease/4 on the heartbeat's own connection. The
+ * renewal runs without the mutex, so a renewal stuck on a dead network
+ * never blocks the worker; a renewal that finds no row (taken, reset)
+ * sets `lost`, which stops the make program. Failed renewals are simply
+ * tried again next period (the driver reconnects). */
 static void *hb_main(void *arg)
 {
 	worker *w = arg;
 	double period = w->lease / 4;
 	if (period < 0.05) period = 0.05;
-	double last_ok = mono();
 	pthread_mutex_lock(&w->mu);
 	while (!w->quit) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		double until = (double)ts.tv_sec + ts.tv_nsec / 1e9 + period;
-		ts.tv_sec = (time_t)until;
-		ts.tv_nsec = (long)((until - (double)ts.tv_sec) * 1e9);
-		pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+		wait_for(w, period);
 		if (w->quit) break;
-		if (!w->token) { last_ok = mono(); continue; }
+		if (!w->token) continue;
+		int64_t tok = w->token;
+		unsigned long gen = w->gen;
+		pthread_mutex_unlock(&w->mu);
+		double t0 = mono();
 		long held = 0;
-		int rc = jobs_renew(w->hbc, w->t, w->token, w->lease, &held);
-		if (rc == DJC_OK) {
-			last_ok = mono();
-			if (held == 0) w->lost = 1;   /* taken or reset: stop the make */
-		} else if (mono() - last_ok > w->lease) {
-			w->lost = 1;                  /* cannot prove we still hold it */
-		}
+		int rc = jobs_renew(w->hbc, w->t, tok, w->lease, &held);
+		pthread_mutex_lock(&w->mu);
+		if (w->gen != gen) continue;          /* the worker moved on meanwhile */
+		if (rc == DJC_OK && held == 0) w->lost = 1;   /* taken or reset: stop the make */
+		else if (rc == DJC_OK && t0 > w->proved) w->proved = t0;
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* The watchdog: a lease that no renewal has proved for a whole lease period
+ * may already belong to someone else (network cut, database down, renewal
+ * stuck): stop the make, as the worker that takes the job over starts its
+ * own. The commit stays fenced either way. */
+static void *wd_main(void *arg)
+{
+	worker *w = arg;
+	double period = w->lease / 20;
+	if (period < 0.02) period = 0.02;
+	if (period > 0.5) period = 0.5;
+	pthread_mutex_lock(&w->mu);
+	while (!w->quit) {
+		wait_for(w, period);
+		if (w->quit) break;
+		if (w->token && !w->lost && mono() - w->proved > w->lease) w->lost = 2;
 	}
 	pthread_mutex_unlock(&w->mu);
 	return NULL;
@@ -177,12 +216,15 @@ static int hb_start(worker *w)
 	pthread_cond_init(&w->cv, NULL);
 	w->quit = 0;
 	w->token = 0;
+	w->gen = 0;
+	w->proved = mono();
 	if (pthread_create(&w->hb, NULL, hb_main, w)) {
 		djc_close(w->hbc);
 		w->hbc = NULL;
 		return conn_fail(w->c, DJC_ERROR, "cannot start the heartbeat thread");
 	}
 	w->hb_on = 1;
+	w->wd_on = pthread_create(&w->wd, NULL, wd_main, w) == 0;
 	return DJC_OK;
 }
 
@@ -191,9 +233,11 @@ static void hb_stop(worker *w)
 	if (!w->hb_on) return;
 	pthread_mutex_lock(&w->mu);
 	w->quit = 1;
-	pthread_cond_signal(&w->cv);
+	pthread_cond_broadcast(&w->cv);
 	pthread_mutex_unlock(&w->mu);
 	pthread_join(w->hb, NULL);
+	if (w->wd_on) pthread_join(w->wd, NULL);
+	w->wd_on = 0;
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	djc_close(w->hbc);
@@ -206,6 +250,9 @@ static void hb_hold(worker *w, int64_t token)
 	pthread_mutex_lock(&w->mu);
 	w->token = token;
 	w->lost = 0;
+	w->gen++;
+	if (token != w->proved_token) w->proved = mono();   /* the claim just proved it */
+	w->proved_token = token;
 	pthread_mutex_unlock(&w->mu);
 }
 
@@ -221,7 +268,9 @@ static int commit_direct(worker *w, staged *st)
 		rc = rows_insert(c, st->tables[i], &st->rows[i], 1, 0, NULL, &bad);
 		if (rc) {
 			char *k = key_to_json(st->tables[i], st->rows[i], 0);
-			if (rc == DJC_EDUPLICATE && st->tables[i] == w->t) conn_fail(c, rc, "%s %s already exists", w->t->name, k);
+			/* only the first target row can collide with someone else's commit;
+			 * a later one duplicates a row of this very make */
+			if (rc == DJC_EDUPLICATE && st->tables[i] == w->t && i == 0) conn_fail(c, rc, "%s %s already exists", w->t->name, k);
 			else if (rc == DJC_EDUPLICATE) conn_fail(c, rc, "make produced a duplicate row %s for %s", k, st->tables[i]->name);
 			else conn_fail(c, rc, "inserting %s into %s: %s", k, st->tables[i]->name, c->db->err);
 			free(k);
@@ -261,23 +310,72 @@ static void work_direct(worker *w, djc_rowset *keys)
 
 /* ------------------------------------------------------------ reserved */
 
+/* Database faults (connection lost, deadlock, serialization failure,
+ * busy) are retried with exponential backoff (50 ms doubling to 2 s) for
+ * at most max(60 s, 4 leases); the drivers reconnect between transactions.
+ * retry_wait returns 0 when the budget is spent (or a signal came). */
+typedef struct retry { double start, delay; } retry;
+
+static int retryable(int rc) { return rc == DJC_EBUSY || rc == DJC_ECONN; }
+
+static int retry_wait(worker *w, retry *r)
+{
+	double now = mono(), window = 4 * w->lease;
+	if (window < 60) window = 60;
+	if (r->start == 0) { r->start = now; r->delay = 0.05; }
+	if (now - r->start > window || populate_signal) return 0;
+	usleep((useconds_t)(r->delay * 1e6));
+	r->delay = r->delay * 2 > 2 ? 2 : r->delay * 2;
+	return 1;
+}
+
+/* Commit a job's rows, fenced by its token, retrying faults. When the
+ * connection went during COMMIT itself, the outcome is looked up before
+ * anything is retried: a commit is never reported that did not happen,
+ * and never made twice. */
+static int commit_job(worker *w, djc_job *job, staged *st, double dur)
+{
+	retry r = {0, 0};
+	for (;;) {
+		job->commit_unknown = 0;
+		int rc = jobs_commit(w->c, job, st->tables, st->rows, st->n, dur);
+		while (rc == DJC_ECONN && job->commit_unknown) {
+			int o = jobs_commit_outcome(w->c, job);
+			if (o == DJC_OK || o == DJC_ELOST) return o;
+			if (o == 1) { job->commit_unknown = 0; break; }   /* not committed: commit again */
+			if (!retryable(o) || !retry_wait(w, &r)) return rc;
+		}
+		if (!retryable(rc) || !retry_wait(w, &r)) return rc;
+	}
+}
+
+static int fail_job(worker *w, djc_job *job, const char *msg, const char *stack, double dur)
+{
+	retry r = {0, 0};
+	int rc;
+	while (retryable(rc = jobs_fail(w->c, job, msg, stack, dur)) && retry_wait(w, &r)) {}
+	return rc;
+}
+
 static void work_reserved(worker *w)
 {
 	long batch = config_long("jobs.reserve_batch");
 	if (batch < 1) batch = 1;
 	if (batch > 1000) batch = 1000;
 	if (w->o->max_calls > 0 && batch > w->o->max_calls) batch = w->o->max_calls;
+	retry cr = {0, 0};
 	while (!should_stop(w)) {
 		if (w->o->max_calls > 0 && atomic_load(&w->sh->calls) >= w->o->max_calls) break;
 		djc_job **jobs = NULL;
 		size_t n = 0;
 		int rc = jobs_claim(w->c, w->t, w->o->where_json, w->o->priority, w->lease, batch, &jobs, &n);
 		if (rc) {
-			if (rc == DJC_EBUSY || rc == DJC_ECONN) { usleep(200000); continue; }
+			if (retryable(rc) && retry_wait(w, &cr)) continue;
 			atomic_store(&w->sh->stop, 1);
 			report_error(w, NULL, w->c->err);
 			break;
 		}
+		cr.start = 0;
 		if (!n) break;
 		size_t i = 0;
 		for (; i < n; i++) {
@@ -289,15 +387,18 @@ static void work_reserved(worker *w)
 			make_result mr;
 			int ok = run_make(w, job->key, &st, &mr) == DJC_OK;
 			double dur = mono() - t0;
-			if (ok && !w->lost) {
-				if (i + 1 == n) hb_hold(w, 0);
-				rc = jobs_commit(w->c, job, st.tables, st.rows, st.n, dur);
+			/* lost == 1: a renewal found the job taken or reset; lost == 2:
+			 * not proved for a lease (it may still be ours: the fenced commit
+			 * decides). The heartbeat goes on during the commit and its
+			 * retries. */
+			if (ok && w->lost != 1) {
+				rc = commit_job(w, job, &st, dur);
 				if (rc == DJC_OK) atomic_fetch_add(&w->sh->success, 1);
 				else if (rc == DJC_ELOST) atomic_fetch_add(&w->sh->lost, 1);
 				else if (rc == DJC_EDUPLICATE && strstr(w->c->err, "already exists")) atomic_fetch_add(&w->sh->skipped, 1);
 				else {
 					char *msg = xstrdup(w->c->err);
-					jobs_fail(w->c, job, msg, NULL, dur);
+					fail_job(w, job, msg, NULL, dur);
 					report_error(w, job->key, msg);
 					free(msg);
 				}
@@ -305,7 +406,7 @@ static void work_reserved(worker *w)
 				atomic_fetch_add(&w->sh->lost, 1);   /* someone else holds it now */
 			} else {
 				if (i + 1 == n) hb_hold(w, 0);
-				rc = jobs_fail(w->c, job, mr.message, mr.stack, dur);
+				rc = fail_job(w, job, mr.message, mr.stack, dur);
 				if (rc == DJC_ELOST) atomic_fetch_add(&w->sh->lost, 1);
 				report_error(w, job->key, mr.message);
 			}

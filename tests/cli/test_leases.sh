@@ -1,0 +1,159 @@
+#!/bin/bash
+# test_leases.sh - leases, heartbeats and fencing, short versions (a few
+# seconds each, jobs.lease_timeout of 1-2 s). Every make start is logged
+# outside the database (O_APPEND writes from the make program), so the
+# assertions count exactly how often each key was made and committed.
+#   1. a worker killed outright (SIGKILL of its process group) has its job
+#      reclaimed by another worker within about one lease, without refresh,
+#      and the reclaimed job keeps a trace (reservations, last_end)
+#   2. a live worker's long make (several leases) is never taken away
+#   3. fencing: a worker stopped (SIGSTOP) past its lease while another
+#      takes and finishes the key cannot commit after SIGCONT
+#   4. a make program killed by a signal is recorded as an error at once
+. "$ROOT/tests/cli/lib.sh"
+
+cat > p.djc <<'P'
+Item (manual)
+    item_id : int32
+    ---
+    label : varchar(16)
+
+Res (computed)
+    -> Item
+    ---
+    attempt : varchar(64)
+P
+# The make program: logs "start KEY ATTEMPT", sleeps MK_SLEEP seconds (in a
+# way SIGTERM interrupts at once, logging "term"), prints its row, logs "end".
+cat > mk.sh <<'P'
+#!/bin/sh
+a="$DJC_KEY_item_id-$$"
+echo "start $DJC_KEY_item_id $a" >> "$MK_LOG"
+[ -n "$MK_PIDFILE" ] && echo $$ > "$MK_PIDFILE"
+trap 'echo "term $DJC_KEY_item_id $a" >> "$MK_LOG"; exit 143' TERM
+sleep "${MK_SLEEP:-0}" &
+wait $!
+echo "{\"attempt\": \"$a\"}"
+echo "end $DJC_KEY_item_id $a" >> "$MK_LOG"
+P
+chmod +x mk.sh
+export MK_PIDFILE=
+expect_rc 0 "declare" djc declare p.djc
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
+lines() { cat "$2" 2>/dev/null | grep -c "$1"; }
+# gone PID: the process no longer runs (a zombie awaiting its reaper counts as gone)
+gone() { local i=0; while [ $i -lt 40 ]; do case $(ps -o stat= -p "$1" 2>/dev/null) in ''|Z*) return 0 ;; esac; sleep 0.05; i=$((i + 1)); done; return 1; }
+# wait_for PATTERN FILE N SECONDS: until FILE has N lines matching PATTERN
+wait_for() {
+	local i=0 lim=$(( $4 * 20 ))
+	while [ "$(lines "$1" "$2")" -lt "$3" ] && [ $i -lt $lim ]; do sleep 0.05; i=$((i + 1)); done
+	[ "$(lines "$1" "$2")" -ge "$3" ]
+}
+pgid_of() { ps -o pgid= -p "$1" | tr -d ' '; }
+add_item() { printf '{"item_id":%d,"label":"k%d"}\n' "$1" "$1" | djc insert Item >/dev/null; }
+attempt_of() { djc fetch Res --where "{\"item_id\": $1}" --format json | sed -E 's/.*"attempt":"([^"]*)".*/\1/'; }
+
+# ------------------------------------------------------------ 1. SIGKILL
+export MK_LOG=$T/m1.log DJC_JOBS_LEASE_TIMEOUT=2
+add_item 1
+MK_SLEEP=30 MK_PIDFILE=$T/m1.pid setsid "$DJC" populate Res --reserve-jobs --make ./mk.sh > w1.out 2>&1 &
+w1=$!
+check "1: first worker starts the make" wait_for '^start 1 ' m1.log 1 10
+pg=$(pgid_of $w1)
+mk1=$(cat m1.pid)
+check "1: the worker leads its own process group" test "$pg" = "$w1"
+{ kill -KILL -- "-$pg"; tk=$(now); wait $w1; } 2>/dev/null
+run djc populate Res --reserve-jobs --no-refresh --make ./mk.sh
+check "1: before the lease lapses nobody takes the job" test "$OUT" = "Res: 0 made, 0 errors, 0 skipped"
+check "1: the job is still reserved (no live holder, no refresh)" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 1, success 0, error 0, ignore 0"
+check "1: the killed worker's make program died with it" gone "$mk1"
+kill -KILL -- "-$mk1" 2>/dev/null   # its own background sleep, left to us
+# a second worker, no refresh: it loops until it gets the job
+(
+	while :; do
+		o=$(MK_SLEEP=1.5 "$DJC" populate Res --reserve-jobs --no-refresh --make ./mk.sh)
+		case $o in *"1 made"*) echo "$o"; break ;; esac
+		sleep 0.1
+	done
+) > w2.out 2>&1 &
+w2=$!
+check "1: a second worker reclaims the job" wait_for '^start 1 ' m1.log 2 10
+tr=$(now)
+dt=$(elapsed "$tk" "$tr")
+check "1: reclaimed within about one lease of the kill (${dt}s, lease 2s)" le "$dt" 3.0
+check "1: ... and not before the lease lapsed (${dt}s)" le 1.4 "$dt"
+run djc jobs Res --status reserved
+check "1: the reclaimed job shows its trace while reserved" sh -c 'printf "%s" "$1" | grep -q "reservations=2 .*last_end=lease expired"' _ "$OUT"
+wait $w2
+check "1: the second worker made it" test "$(cat w2.out)" = "Res: 1 made, 0 errors, 0 skipped"
+check "1: committed exactly once" test "$(count Res '{"item_id": 1}')" = 1
+check "1: made twice, the first killed (2 starts, 1 end)" test "$(lines '^start 1 ' m1.log)/$(lines '^end 1 ' m1.log)/$(lines '^term' m1.log)" = "2/1/0"
+second=$(grep '^start 1 ' m1.log | sed -n 2p | cut -d' ' -f3)
+check "1: the committed row is the reclaiming worker's" test "$(attempt_of 1)" = "$second"
+check "1: nothing reserved or in error afterwards" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 0, success 0, error 0, ignore 0"
+
+# -------------------------------------------------- 2. long make is kept
+export MK_LOG=$T/m2.log DJC_JOBS_LEASE_TIMEOUT=1
+add_item 2
+MK_SLEEP=4.5 "$DJC" populate Res --reserve-jobs --json --make ./mk.sh > w1.out 2>&1 &
+w1=$!
+check "2: first worker starts a make of 4.5 leases" wait_for '^start 2 ' m2.log 1 10
+others=""
+for i in 1 2 3 4 5; do
+	sleep 0.7
+	others="$others$(MK_SLEEP=0 "$DJC" populate Res --reserve-jobs --make ./mk.sh 2>&1)|"
+done
+wait $w1
+z="Res: 0 made, 0 errors, 0 skipped"
+check "2: five attempts by a second worker during the make take nothing" test "$others" = "$z|$z|$z|$z|$z|"
+check "2: the first worker made and committed it" sh -c 'grep -q "\"success_count\":1,\"error_count\":0,\"skipped_count\":0,\"lost_count\":0" w1.out'
+check "2: made exactly once (1 start, 1 end)" test "$(lines '^start 2 ' m2.log)/$(lines '^end 2 ' m2.log)" = "1/1"
+check "2: committed exactly once" test "$(count Res '{"item_id": 2}')" = 1
+
+# ------------------------------------------------------ 3. fencing token
+export MK_LOG=$T/m3.log DJC_JOBS_LEASE_TIMEOUT=1
+add_item 3
+MK_SLEEP=1.5 setsid "$DJC" populate Res --reserve-jobs --json --make ./mk.sh > w1.out 2>&1 &
+w1=$!
+check "3: first worker starts the make" wait_for '^start 3 ' m3.log 1 10
+pg=$(pgid_of $w1)
+kill -STOP -- "-$pg"          # the worker and its heartbeat freeze; its make runs on
+sleep 1.4                      # past the lease
+run env MK_SLEEP=0.3 "$DJC" populate Res --reserve-jobs --no-refresh --make ./mk.sh
+check "3: a second worker takes the lapsed job and commits it" test "$OUT" = "Res: 1 made, 0 errors, 0 skipped"
+check "3: the stopped worker's make finished meanwhile" wait_for '^end 3 ' m3.log 2 10
+kill -CONT -- "-$pg"
+wait $w1
+w1rc=$?
+check "3: the resumed worker commits nothing and counts the job lost" sh -c 'grep -q "\"success_count\":0,\"error_count\":0,\"skipped_count\":0,\"lost_count\":1" w1.out'
+check "3: ... and exits 0 (a lost reservation is no error)" test "$w1rc" = 0
+second=$(grep '^start 3 ' m3.log | sed -n 2p | cut -d' ' -f3)
+check "3: exactly one row, the second worker's" test "$(count Res '{"item_id": 3}')/$(attempt_of 3)" = "1/$second"
+check "3: made twice, committed once" test "$(lines '^start 3 ' m3.log)/$(lines '^end 3 ' m3.log)" = "2/2"
+check "3: nothing reserved or in error afterwards" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 0, success 0, error 0, ignore 0"
+
+# ------------------------------------------ 4. make killed by a signal
+export MK_LOG=$T/m4.log
+unset DJC_JOBS_LEASE_TIMEOUT   # the default lease (60 s): the error must not wait for it
+add_item 4
+rm -f m4.pid
+MK_SLEEP=30 MK_PIDFILE=$T/m4.pid "$DJC" populate Res --reserve-jobs --make ./mk.sh > w1.out 2> w1.err &
+w1=$!
+check "4: the make starts" wait_for '^start 4 ' m4.log 1 10
+i=0; while [ ! -s m4.pid ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+tk=$(now)
+kill -KILL "$(cat m4.pid)"
+wait $w1
+w1rc=$?
+dt=$(elapsed "$tk" "$(now)")
+check "4: the worker records the error at once (${dt}s)" le "$dt" 2.0
+check "4: populate exits 1" test "$w1rc" = 1
+check "4: one error line on stderr naming the signal" test "$(cat w1.err)" = "djc: 1 make call of Res failed: make killed by signal 9 (SIGKILL)"
+run djc jobs Res --status error
+check "4: the job is an error with that message" sh -c 'printf "%s" "$1" | grep -q "^{\"item_id\": 4}  status=error .*error_message=make killed by signal 9 (SIGKILL)$"' _ "$OUT"
+check "4: nothing committed, made once" test "$(count Res '{"item_id": 4}')/$(lines '^start 4 ' m4.log)" = "0/1"
+check "4: job counts" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 0, success 0, error 1, ignore 0"
+finish
