@@ -235,6 +235,32 @@ static int cmd_delete(int argc, char **argv)
 	return code;
 }
 
+/* A JSON string of text that may hold invalid UTF-8 (a make's stderr):
+ * each byte outside valid UTF-8 becomes U+FFFD, so --json stays JSON. */
+static json_t *json_text(const char *s)
+{
+	json_t *j = json_string(s);
+	if (j) return j;
+	size_t n = strlen(s), k = 0;
+	char *o = malloc(n * 3 + 1);
+	if (!o) return json_string("");
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+		size_t m = 1;
+		while (len && m < len && i + m < n && ((unsigned char)s[i + m] & 0xC0) == 0x80) m++;
+		char tmp[5] = {0};
+		if (len && m == len) memcpy(tmp, s + i, len);
+		json_t *t = len && m == len ? json_string(tmp) : NULL;   /* rejects overlongs and surrogates */
+		if (t) { memcpy(o + k, s + i, len); k += len; i += len; json_decref(t); }
+		else { memcpy(o + k, "\xEF\xBF\xBD", 3); k += 3; i++; }
+	}
+	o[k] = 0;
+	j = json_string(o);
+	free(o);
+	return j ? j : json_string("");
+}
+
 static int cmd_populate(int argc, char **argv)
 {
 	static const char H[] =
@@ -291,7 +317,7 @@ static int cmd_populate(int argc, char **argv)
 			       r->interrupted == SIGINT ? "\"SIGINT\"" : r->interrupted == SIGTERM ? "\"SIGTERM\"" : "null");
 			for (size_t i = 0; i < r->n_errors; i++) {
 				json_t *k = json_loads(r->errors[i].key_json, 0, NULL);
-				json_t *e = json_pack("{s:o,s:s}", "key", k ? k : json_object(), "message", r->errors[i].message);
+				json_t *e = json_pack("{s:o,s:o}", "key", k ? k : json_object(), "message", json_text(r->errors[i].message));
 				char *s = json_dumps(e, JSON_COMPACT);
 				printf("%s%s", i ? "," : "", s);
 				free(s);
@@ -540,6 +566,7 @@ int main(int argc, char **argv)
 		else if (!strncmp(a, "--db=", 5)) g_db = a + 5;
 		else if (!strcmp(a, "--schema") && i + 1 < argc) g_schema = argv[++i];
 		else if (!strncmp(a, "--schema=", 9)) g_schema = a + 9;
+		else if (!strcmp(a, "--db") || !strcmp(a, "--schema")) die_usage("%s needs a value (see djc --help)", a);
 		else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(USAGE, stdout); return 0; }
 		else if (!strcmp(a, "--version")) { printf("djc %s\n", DJC_VERSION); return 0; }
 		else if (a[0] == '-') die_usage("unknown option %s (see djc --help)", a);

@@ -28,7 +28,10 @@ static int classify(sq_conn *c, int rc)
 	switch (rc & 0xff) {
 	case SQLITE_CONSTRAINT:
 		if (ext == SQLITE_CONSTRAINT_PRIMARYKEY || ext == SQLITE_CONSTRAINT_UNIQUE) return DJC_EDUPLICATE;
-		if (ext == SQLITE_CONSTRAINT_FOREIGNKEY) return DJC_EFOREIGN;
+		/* ON DELETE RESTRICT reports itself as a trigger constraint */
+		if (ext == SQLITE_CONSTRAINT_FOREIGNKEY ||
+		    (ext == SQLITE_CONSTRAINT_TRIGGER && strstr(sqlite3_errmsg(c->db), "FOREIGN KEY")))
+			return DJC_EFOREIGN;
 		return DJC_EINVAL;
 	case SQLITE_BUSY: case SQLITE_LOCKED: return DJC_EBUSY;
 	case SQLITE_MISMATCH: case SQLITE_RANGE: case SQLITE_TOOBIG: return DJC_EINVAL;

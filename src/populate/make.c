@@ -189,7 +189,7 @@ static void env_key(djc_conn *c, table *t, const djc_row *key, char ***envp, siz
 		const val_t *v = &key->vals[i];
 		if (v->t == DJC_TEXT) sb_addn(&b, v->s, v->n);
 		else value_to_json(&b, a, v);
-		if (v->t == DJC_BYTES && b.len >= 2) { memmove(b.s, b.s + 1, b.len - 2); b.len -= 2; b.s[b.len] = 0; }
+		if ((v->t == DJC_BYTES || v->t == DJC_UINT) && b.len >= 2 && b.s[0] == '"') { memmove(b.s, b.s + 1, b.len - 2); b.len -= 2; b.s[b.len] = 0; }
 		e[(*n)++] = xasprintf("DJC_KEY_%s=%s", key->names[i], sb_str(&b));
 	}
 	e[*n] = NULL;

@@ -315,11 +315,10 @@ static table *resolve(pctx *c, const char *name)
 static int add_parent(pctx *c, int line, table *t, const char *pname, int in_key)
 {
 	if (!*pname) return fail(c, line, "'->' names no parent table");
+	/* checked before resolving: the table being parsed is already in c->cur */
+	if (!strcmp(pname, t->name)) return fail(c, line, "table %s cannot reference itself", t->name);
 	table *p = resolve(c, pname);
-	if (!p) {
-		if (!strcmp(pname, t->name)) return fail(c, line, "table %s cannot reference itself", t->name);
-		return fail(c, line, "unknown parent table '%s' (declare it above this table, or check the spelling)", pname);
-	}
+	if (!p) return fail(c, line, "unknown parent table '%s' (declare it above this table, or check the spelling)", pname);
 	for (size_t i = 0; i < t->nfks; i++)
 		if (t->fks[i].ptable == p) return fail(c, line, "parent %s is referenced twice", pname);
 	t->fks = xrealloc(t->fks, (t->nfks + 1) * sizeof(fkey));
@@ -406,7 +405,10 @@ static int parse_index(pctx *c, int line, table *t, char *s, int unique)
 	char *save = NULL;
 	for (char *tok = strtok_r(s + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *a = trim(tok);
-		if (!table_attr(t, a)) return fail(c, line, "index names unknown attribute '%s'", a);
+		const attr *ia = table_attr(t, a);
+		if (!ia) return fail(c, line, "index names unknown attribute '%s'", a);
+		if (ia->type.t == T_JSON || ia->type.t == T_BYTES)
+			return fail(c, line, "attribute '%s' of type %s cannot be indexed", a, ia->type_text);
 		ix->attrs = xrealloc(ix->attrs, (ix->nattrs + 1) * sizeof(char *));
 		ix->attrs[ix->nattrs++] = xstrdup(a);
 	}
@@ -443,6 +445,8 @@ static int parse_attr_line(pctx *c, int line, table *t, char *s, int in_key)
 	a->in_key = in_key;
 	if (comment) a->comment = xstrdup(comment);
 	if (parse_type(c, line, trim(colon + 1), a)) return DJC_EINVAL;
+	if (in_key && (a->type.t == T_JSON || a->type.t == T_BYTES))
+		return fail(c, line, "attribute '%s' of type %s cannot be in the primary key (put it below '---')", name, a->type_text);
 	if (eq) {
 		char *d = trim(eq + 1);
 		size_t n = strlen(d);
@@ -613,8 +617,10 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 			json_object_foreach(o, key, v) {
 				attr *a = table_attr(t, key);
 				if (!a || !a->in_key || !a->from_parent) {
+					/* key points into j: format the message before freeing it */
+					int r = fail(c, t->line, "key_source restricts '%s', which is not a key attribute from a parent of %s", key, t->name);
 					json_decref(j);
-					return fail(c, t->line, "key_source restricts '%s', which is not a key attribute from a parent of %s", key, t->name);
+					return r;
 				}
 			}
 		}
@@ -762,6 +768,26 @@ int pipeline_parse(pipeline **out, const char *text, const char *filename, const
 			sb_add(&sq, "~~");
 			snake(&sq, t->name);
 			t->jobs_name = sb_steal(&sq);
+		}
+		/* names differing only in case ("Session", "session") map to one SQL table */
+		{
+			const table *clash = NULL;
+			for (int pass = 0; pass < 2 && !clash; pass++) {
+				const pipeline *pp = pass ? c.prev : c.cur;
+				for (size_t k = 0; pp && k < pp->n && !clash; k++) {
+					const table *o = pp->tables[k];
+					if (!strcmp(o->name, t->name)) continue;
+					if (!strcmp(o->sql_name, t->sql_name) ||
+					    (o->jobs_name && t->jobs_name && !strcmp(o->jobs_name, t->jobs_name)))
+						clash = o;
+				}
+			}
+			if (clash) {
+				rc = fail(&c, line, "table %s has the same SQL name '%s' as table %s", t->name,
+					  strcmp(clash->sql_name, t->sql_name) ? t->jobs_name : t->sql_name, clash->name);
+				free_table(t);
+				break;
+			}
 		}
 		size_t start = i;
 		i++;

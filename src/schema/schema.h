@@ -56,6 +56,7 @@ typedef struct table {
 	/* key source: the primary key attributes inherited from parents */
 	size_t nsrc;
 	size_t *src;           /* indexes into attrs */
+	int jobs_ready;        /* jobs table known to exist (jobs_ensure ran on this connection) */
 } table;
 
 typedef struct pipeline {

@@ -368,6 +368,7 @@ int value_from_json(const attr *a, json_t *j, val_t *out, char **msg)
 {
 	val_t v = {0};
 	*msg = NULL;
+	memset(out, 0, sizeof *out);   /* a NULL value on every error path, safe to val_free */
 	if (a->type.t == T_JSON && !json_is_null(j)) {
 		sb_t b = SB_INIT;
 		json_dump_value(&b, j);
@@ -465,7 +466,12 @@ void value_to_json(sb_t *b, const attr *a, const val_t *v)
 	switch (v->t) {
 	case DJC_NULL: sb_add(b, "null"); break;
 	case DJC_INT: sb_printf(b, "%" PRId64, v->i); break;
-	case DJC_UINT: sb_printf(b, "%" PRIu64, v->u); break;
+	case DJC_UINT:
+		/* above INT64_MAX as a string: JSON readers (jansson, jq) cannot take the
+		 * number exactly, and uint64 input accepts the string */
+		if (v->u > (uint64_t)INT64_MAX) sb_printf(b, "\"%" PRIu64 "\"", v->u);
+		else sb_printf(b, "%" PRIu64, v->u);
+		break;
 	case DJC_BOOL: sb_add(b, v->i ? "true" : "false"); break;
 	case DJC_FLOAT:
 		if (!isfinite(v->f)) { sb_add(b, "null"); break; }

@@ -70,6 +70,33 @@ int djc_insert(djc_conn *c, const char *name, const djc_row *const *rows, size_t
 	return insert_rows(c, t, (djc_row **)rows, n, opts && opts->skip_duplicates, inserted, NULL, NULL);
 }
 
+/* {"a": 1} of the key attributes present in a row object as written (for
+ * messages about rows that did not convert); NULL when there are none. */
+static char *raw_key(const table *t, json_t *obj)
+{
+	if (!json_is_object(obj)) return NULL;
+	sb_t b = SB_INIT;
+	int first = 1;
+	for (size_t i = 0; i < t->nkey; i++) {
+		json_t *v = json_object_get(obj, t->attrs[i].name);
+		if (!v) continue;
+		char *d = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		sb_add(&b, first ? "{" : ", ");
+		first = 0;
+		json_quote(&b, t->attrs[i].name, strlen(t->attrs[i].name));
+		if (d && strlen(d) > 40) {
+			int cut = 37;
+			while (cut > 0 && ((unsigned char)d[cut] & 0xC0) == 0x80) cut--;   /* whole characters */
+			sb_printf(&b, ": %.*s...", cut, d);
+		} else
+			sb_printf(&b, ": %s", d ? d : "?");
+		free(d);
+	}
+	if (first) return NULL;
+	sb_addc(&b, '}');
+	return sb_steal(&b);
+}
+
 int djc_insert_jsonl(djc_conn *c, const char *name, void *inp, const char *src, const djc_insert_options *opts,
 		     size_t *inserted)
 {
@@ -94,14 +121,18 @@ int djc_insert_jsonl(djc_conn *c, const char *name, void *inp, const char *src, 
 		while (*p == ' ' || *p == '\t') p++;
 		if (!*p) continue;
 		if ((size_t)len != strlen(line)) { rc = conn_fail(c, DJC_EINVAL, "%s:%ld: NUL byte in input", src, lineno); break; }
+		if (!utf8_valid(line, (size_t)len)) { rc = conn_fail(c, DJC_EINVAL, "%s:%ld: not valid UTF-8 text", src, lineno); break; }
 		json_error_t je;
 		json_t *j = json_loadb(line, (size_t)len, JSON_REJECT_DUPLICATES, &je);
 		if (!j) { rc = conn_fail(c, DJC_EINVAL, "%s:%ld: malformed JSON (column %d): %s", src, lineno, je.column, je.text); break; }
 		djc_row *r = NULL;
 		char *msg = NULL;
 		if (row_from_json_obj(t, j, &r, &msg)) {
+			char *k = raw_key(t, j);
 			json_decref(j);
-			rc = conn_fail(c, DJC_EINVAL, "%s:%ld: %s", src, lineno, msg);
+			if (k) rc = conn_fail(c, DJC_EINVAL, "%s:%ld: row %s: %s", src, lineno, k, msg);
+			else rc = conn_fail(c, DJC_EINVAL, "%s:%ld: %s", src, lineno, msg);
+			free(k);
 			free(msg);
 			break;
 		}
@@ -137,7 +168,7 @@ static void cell_text(sb_t *b, const attr *a, const val_t *v, int csv)
 	if (v->t == DJC_NULL) { if (!csv) sb_add(b, "NULL"); return; }
 	if (v->t == DJC_TEXT) { sb_addn(b, v->s, v->n); return; }
 	value_to_json(b, a, v);
-	if (v->t == DJC_BYTES && b->len >= 2) {   /* drop the JSON quotes */
+	if ((v->t == DJC_BYTES || v->t == DJC_UINT) && b->len >= 2 && b->s[b->len - 1] == '"') {   /* drop the JSON quotes */
 		memmove(b->s, b->s + 1, b->len - 2);
 		b->len -= 2;
 		b->s[b->len] = 0;

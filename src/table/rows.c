@@ -56,6 +56,16 @@ static int cond_obj(djc_conn *c, const table *t, json_t *o, const char *alias, i
 		if (!first) sb_add(sql, " AND ");
 		first = 0;
 		if (json_is_null(v)) { col(c, sql, alias, a->name); sb_add(sql, " IS NULL"); continue; }
+		if (a->type.t == T_JSON) {
+			/* backends cannot compare JSON values alike (PostgreSQL has no json = json) */
+			json_t *nn = json_is_object(v) && json_object_size(v) == 1 ? json_object_get(v, "!=") : NULL;
+			if (!nn || !json_is_null(nn))
+				return conn_fail(c, DJC_EINVAL, "json attribute '%s' can only be restricted to null or {\"!=\": null}",
+						 a->name);
+			col(c, sql, alias, a->name);
+			sb_add(sql, " IS NOT NULL");
+			continue;
+		}
 		const char *op = "=";
 		json_t *val = v;
 		if (json_is_object(v) && a->type.t != T_JSON) {
@@ -151,7 +161,7 @@ int keysource_sql(djc_conn *c, const table *t, sb_t *sql, pvec *params)
 			if (has) { owner = p; break; }
 		}
 		if (i) sb_add(sql, ", ");
-		char al[16];
+		char al[24];
 		snprintf(al, sizeof al, "s%zu", owner);
 		col(c, sql, al, a->name);
 		sb_add(sql, " AS ");
@@ -172,7 +182,7 @@ int keysource_sql(djc_conn *c, const table *t, sb_t *sql, pvec *params)
 					if (!has) continue;
 					sb_add(sql, first ? " ON " : " AND ");
 					first = 0;
-					char a1[16], a2[16];
+					char a1[24], a2[24];
 					snprintf(a1, sizeof a1, "s%zu", e);
 					snprintf(a2, sizeof a2, "s%zu", p);
 					col(c, sql, a1, ps[p]->attrs[k]);

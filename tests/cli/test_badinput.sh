@@ -1,0 +1,336 @@
+#!/bin/bash
+# test_badinput.sh - bad input as a new user writes it. Each case: exit status
+# 2, exactly one line on stderr naming the problem and where (file:line in a
+# pipeline, line and key of a row), and nothing written.
+. "$ROOT/tests/cli/lib.sh"
+
+rows() { count "$@" || true; }   # grep -c exits 1 on 0 rows
+no_tables() { OUT=$("$DJC" tables 2>&1); [ -z "$OUT" ]; }
+
+# ------------------------------------------------------------ pipeline files
+# each bad file also holds a good table above the bad one: nothing at all is created
+bad_pipe() {  # file-name line-of-bad-text
+	{ printf 'Good (manual)\n    good_id : int32\n    ---\n\n'; cat; } > "$1"
+}
+bad_pipe typo.djc <<'P'
+Session (manual)
+    session_id : int32
+    ---
+    n_spikes : int33
+P
+expect_fail 2 "type typo" "^djc: typo\.djc:8: unknown type 'int33' for attribute 'n_spikes'" djc declare typo.djc
+check "type typo: no stdout" test -z "$OUT"
+check "type typo: nothing created" no_tables
+
+bad_pipe nosep.djc <<'P'
+Session (manual)
+    session_id : int32
+    subject : varchar(64)
+P
+expect_fail 2 "missing ---" "^djc: nosep\.djc:5: table Session has no '---' line separating the primary key" djc declare nosep.djc
+check "missing ---: nothing created" no_tables
+
+bad_pipe parent.djc <<'P'
+Session (manual)
+    -> Subjcet
+    session_id : int32
+    ---
+P
+expect_fail 2 "unknown parent" "^djc: parent\.djc:6: unknown parent table 'Subjcet'" djc declare parent.djc
+check "unknown parent: nothing created" no_tables
+
+bad_pipe dupattr.djc <<'P'
+Session (manual)
+    session_id : int32
+    ---
+    rate : float64
+    rate : float32
+P
+expect_fail 2 "duplicate attribute" "^djc: dupattr\.djc:9: duplicate attribute 'rate' in table Session$" djc declare dupattr.djc
+check "duplicate attribute: nothing created" no_tables
+
+bad_pipe dupkey.djc <<'P'
+Session (manual)
+    -> Good
+    good_id : int32
+    ---
+P
+expect_fail 2 "attribute duplicating a parent's key" "^djc: dupkey\.djc:7: duplicate attribute 'good_id' in table Session$" djc declare dupkey.djc
+
+bad_pipe nullkey.djc <<'P'
+Session (manual)
+    session_id = null : int32
+    ---
+P
+expect_fail 2 "nullable primary key" "^djc: nullkey\.djc:6: primary key attribute 'session_id' cannot be nullable$" djc declare nullkey.djc
+
+bad_pipe jsonkey.djc <<'P'
+Session (manual)
+    session_id : int32
+    params : json
+    ---
+P
+expect_fail 2 "json in the primary key" "^djc: jsonkey\.djc:7: attribute 'params' of type json cannot be in the primary key" djc declare jsonkey.djc
+check "json key: nothing created" no_tables
+
+bad_pipe baddef.djc <<'P'
+Session (manual)
+    session_id : int32
+    ---
+    level = 1000 : uint8
+P
+expect_fail 2 "default out of range" "^djc: baddef\.djc:8: bad default for 'level': attribute 'level' \(uint8\): 1000 is out of range 0\.\.255$" \
+	djc declare baddef.djc
+
+bad_pipe badenum.djc <<'P'
+Session (manual)
+    session_id : int32
+    ---
+    kind : enum(awake, asleep)
+P
+expect_fail 2 "unquoted enum labels" "^djc: badenum\.djc:8: enum labels of attribute 'kind' must be quoted" djc declare badenum.djc
+
+bad_pipe quote.djc <<'P'
+Session'; DROP TABLE good; -- (manual)
+    session_id : int32
+    ---
+P
+expect_fail 2 "table name with a quote and semicolons" \
+	"^djc: quote\.djc:5: invalid table name 'Session'; DROP TABLE good; --' \(letters and digits, starting with a letter\)$" djc declare quote.djc
+bad_pipe semi.djc <<'P'
+Session;x (manual)
+    session_id : int32
+    ---
+P
+expect_fail 2 "table name with a semicolon" "^djc: semi\.djc:5: invalid table name 'Session;x'" djc declare semi.djc
+bad_pipe dq.djc <<'P'
+Ses"sion (manual)
+    session_id : int32
+    ---
+P
+expect_fail 2 "table name with a double quote" "^djc: dq\.djc:5: invalid table name 'Ses\"sion'" djc declare dq.djc
+
+printf '  stray : int32\nSession (manual)\n    session_id : int32\n    ---\n' > indent.djc
+expect_fail 2 "indented line outside a table" "^djc: indent\.djc:1: indented line outside any table" djc declare indent.djc
+
+bad_pipe tier.djc <<'P'
+Session (manaul)
+    session_id : int32
+    ---
+P
+expect_fail 2 "unknown tier" "^djc: tier\.djc:5: unknown tier 'manaul' \(expected manual, lookup, imported, computed or part\)$" djc declare tier.djc
+
+bad_pipe utf8.djc <<'P'
+Session (manual)
+    session_id : int32
+    ---
+P
+printf '    name : varchar(8)   # caf\351\n' >> utf8.djc
+expect_fail 2 "invalid UTF-8 in a pipeline" "^djc: utf8\.djc:8: not valid UTF-8 text$" djc declare utf8.djc
+
+bad_pipe self.djc <<'P'
+Session (manual)
+    -> Session
+    session_id : int32
+    ---
+P
+expect_fail 2 "table referencing itself" "^djc: self\.djc:6: table Session cannot reference itself$" djc declare self.djc
+
+bad_pipe case.djc <<'P'
+good (manual)
+    x : int32
+    ---
+P
+expect_fail 2 "two names for one SQL table" "^djc: case\.djc:5: table good has the same SQL name 'good' as table Good$" djc declare case.djc
+
+bad_pipe nokey.djc <<'P'
+Stats (computed)
+    stat_id : int32
+    ---
+P
+expect_fail 2 "computed table without a parent in its key" "^djc: nokey\.djc:5: computed table Stats needs a parent in its primary key" djc declare nokey.djc
+printf '# only comments\n\n' > empty.djc
+expect_fail 2 "a file with no tables" "^djc: empty\.djc: no tables declared" djc declare empty.djc
+printf 'A (manual)\n    a : int32\n    ---\n\0\n' > nul.djc
+expect_fail 2 "a NUL byte in a pipeline" "^djc: nul\.djc: contains a NUL byte$" djc declare nul.djc
+check "after all the bad pipelines: nothing created" no_tables
+
+# ------------------------------------------------------------ the good pipeline
+cat > p.djc <<'P'
+Subject (manual)
+    subject_id : int32
+    ---
+    name : varchar(8)
+    level = 0 : uint8
+    born = null : date
+
+Session (manual)
+    -> Subject
+    session : int16
+    ---
+    blob = null : bytes
+    info = null : json
+
+Stats (computed)
+    -> Session
+    ---
+    mean : float64
+P
+expect_rc 0 "declare the good pipeline" djc declare p.djc
+printf '{"subject_id": 1, "name": "Ann"}\n' > seed.jsonl
+expect_out "seed one subject" "inserted 1 row into Subject" djc insert Subject seed.jsonl
+
+# the same definition again with a bad table after it: nothing new
+cat p.djc > grow.djc
+printf '\nMore (manual)\n    m : int32\n    ---\n    x : int33\n' >> grow.djc
+expect_fail 2 "good tables then a bad one" "^djc: grow\.djc:23: unknown type 'int33'" djc declare grow.djc
+expect_fail 2 "the bad file created nothing" 'unknown table "More"' djc fetch More
+
+# ------------------------------------------------------------ rows
+# every bad file: two good rows, then the bad one on line 3; nothing is inserted
+bad_rows() {  # file bad-line
+	printf '{"subject_id": 10, "name": "Bea"}\n{"subject_id": 11, "name": "Cid"}\n%s\n{"subject_id": 12, "name": "Dan"}\n' "$2" > "$1"
+}
+rows_unchanged() { [ "$(count Subject)" = 1 ]; }
+
+bad_rows wrongtype.jsonl '{"subject_id": 13, "name": 42}'
+expect_fail 2 "row with a wrong type" \
+	"^djc: wrongtype\.jsonl:3: row \{\"subject_id\": 13\}: attribute 'name' \(varchar\(8\)\): expects a string, got an integer$" \
+	djc insert Subject wrongtype.jsonl
+check "wrong type: no stdout" test -z "$OUT"
+check "wrong type: nothing inserted" rows_unchanged
+bad_rows wrongkey.jsonl '{"subject_id": "13", "name": "Eve"}'
+expect_fail 2 "row with a key of the wrong type" \
+	"^djc: wrongkey\.jsonl:3: row \{\"subject_id\": \"13\"\}: attribute 'subject_id' \(int32\): expects an integer, got a string$" \
+	djc insert Subject wrongkey.jsonl
+check "wrong key type: nothing inserted" rows_unchanged
+bad_rows float.jsonl '{"subject_id": 13.5, "name": "Eve"}'
+expect_fail 2 "row with a fractional integer" "^djc: float\.jsonl:3: row \{\"subject_id\": 13\.5\}: attribute 'subject_id' \(int32\): expects an integer, got a number$" \
+	djc insert Subject float.jsonl
+bad_rows nokey.jsonl '{"name": "Eve"}'
+expect_fail 2 "row missing a key attribute" "^djc: nokey\.jsonl:3: row \{\}: missing primary key attribute 'subject_id' of table Subject$" \
+	djc insert Subject nokey.jsonl
+check "missing key: nothing inserted" rows_unchanged
+bad_rows noattr.jsonl '{"subject_id": 13}'
+expect_fail 2 "row missing a required attribute" "^djc: noattr\.jsonl:3: row \{\"subject_id\": 13\}: missing attribute 'name' of table Subject$" \
+	djc insert Subject noattr.jsonl
+bad_rows unknown.jsonl '{"subject_id": 13, "name": "Eve", "nmae": "Eve"}'
+expect_fail 2 "row with an unknown attribute" "^djc: unknown\.jsonl:3: row \{\"subject_id\": 13\}: unknown attribute \"nmae\" for table Subject$" \
+	djc insert Subject unknown.jsonl
+check "unknown attribute: nothing inserted" rows_unchanged
+bad_rows malformed.jsonl '{"subject_id": 13, "name": "Eve"'
+expect_fail 2 "malformed JSON in a row" "^djc: malformed\.jsonl:3: malformed JSON \(column [0-9]+\): " djc insert Subject malformed.jsonl
+check "malformed JSON: nothing inserted" rows_unchanged
+bad_rows notobj.jsonl '[13, "Eve"]'
+expect_fail 2 "a row that is not an object" "^djc: notobj\.jsonl:3: expected a JSON object$" djc insert Subject notobj.jsonl
+bad_rows dupname.jsonl '{"subject_id": 13, "name": "Eve", "name": "Eva"}'
+expect_fail 2 "an attribute twice in a row" "^djc: dupname\.jsonl:3: malformed JSON \(column [0-9]+\): duplicate object key" djc insert Subject dupname.jsonl
+bad_rows nan.jsonl '{"subject_id": 13, "name": "Eve", "level": NaN}'
+expect_fail 2 "NaN in a row" "^djc: nan\.jsonl:3: malformed JSON" djc insert Subject nan.jsonl
+for v in -1 256 1e3; do
+	bad_rows range.jsonl "{\"subject_id\": 13, \"name\": \"Eve\", \"level\": $v}"
+	expect_fail 2 "uint8 out of range: $v" "^djc: range\.jsonl:3: row \{\"subject_id\": 13\}: attribute 'level' \(uint8\): (-1|256|1000) is out of range 0\.\.255$" \
+		djc insert Subject range.jsonl
+done
+bad_rows range32.jsonl '{"subject_id": 2147483648, "name": "Eve"}'
+expect_fail 2 "int32 key out of range" \
+	"^djc: range32\.jsonl:3: row \{\"subject_id\": 2147483648\}: attribute 'subject_id' \(int32\): 2147483648 is out of range -2147483648\.\.2147483647$" \
+	djc insert Subject range32.jsonl
+bad_rows range64.jsonl '{"subject_id": 9223372036854775808, "name": "Eve"}'
+expect_fail 2 "integer beyond int64" "^djc: range64\.jsonl:3: malformed JSON \(column [0-9]+\): too big integer" djc insert Subject range64.jsonl
+check "out of range: nothing inserted" rows_unchanged
+bad_rows long.jsonl '{"subject_id": 13, "name": "Evangeline"}'
+expect_fail 2 "oversized varchar" "^djc: long\.jsonl:3: row \{\"subject_id\": 13\}: attribute 'name' \(varchar\(8\)\): 10 characters do not fit in 8$" \
+	djc insert Subject long.jsonl
+bad_rows longu.jsonl '{"subject_id": 13, "name": "ÉÉÉÉÉÉÉÉÉ"}'
+expect_fail 2 "oversized varchar counted in characters" "^djc: longu\.jsonl:3: row \{\"subject_id\": 13\}: attribute 'name' \(varchar\(8\)\): 9 characters do not fit in 8$" \
+	djc insert Subject longu.jsonl
+bad_rows fits.jsonl '{"subject_id": 13, "name": "ÉÉÉÉÉÉÉÉ"}'
+expect_out "8 two-byte characters fit in varchar(8)" "inserted 4 rows into Subject" djc insert Subject fits.jsonl
+expect_out "clean up" "deleted 4 rows from Subject" djc delete Subject --where '{"subject_id": {">": 1}}'
+bad_rows utf8.jsonl "$(printf '{"subject_id": 13, "name": "caf\351"}')"
+expect_fail 2 "invalid UTF-8 in a row" "^djc: utf8\.jsonl:3: not valid UTF-8 text$" djc insert Subject utf8.jsonl
+bad_rows nul.jsonl '{"subject_id": 13, "name": "a\u0000b"}'
+expect_fail 2 "NUL escape in a string" "^djc: nul\.jsonl:3: malformed JSON" djc insert Subject nul.jsonl
+printf '{"subject_id": 13, "name": "a\0b"}\n' > rawnul.jsonl
+expect_fail 2 "raw NUL byte in a row" "^djc: rawnul\.jsonl:1: NUL byte in input$" djc insert Subject rawnul.jsonl
+bad_rows date.jsonl '{"subject_id": 13, "name": "Eve", "born": "2023-02-30"}'
+expect_fail 2 "impossible date" "^djc: date\.jsonl:3: row \{\"subject_id\": 13\}: attribute 'born' \(date\): '2023-02-30' is not a date YYYY-MM-DD$" \
+	djc insert Subject date.jsonl
+deep=$(printf '%*s' 3000 '' | tr ' ' '['; printf '%*s' 3000 '' | tr ' ' ']')
+printf '{"subject_id": 1, "session": 1}\n{"subject_id": 1, "session": 2, "info": %s}\n' "$deep" > deep.jsonl
+expect_fail 2 "JSON nested very deep" "^djc: deep\.jsonl:2: malformed JSON \(column [0-9]+\): maximum parsing depth reached" djc insert Session deep.jsonl
+expect_out "deep JSON: nothing inserted" 0 rows Session
+printf '{"subject_id": 1, "session": 1, "blob": "not base64!"}\n' > b64.jsonl
+expect_fail 2 "bytes that are not base64" "^djc: b64\.jsonl:1: row \{\"subject_id\": 1, \"session\": 1\}: attribute 'blob' \(bytes\): expects bytes as a base64 string$" \
+	djc insert Session b64.jsonl
+printf '{"subject_id": 1, "session": 1}\n{"subject_id": 99, "session": 1}\n' > orphan.jsonl
+expect_fail 2 "row without its parent row" "^djc: orphan\.jsonl:2: row \{\"subject_id\": 99, \"session\": 1\}: no matching row in a parent table of Session$" \
+	djc insert Session orphan.jsonl
+expect_out "no parent: nothing inserted" 0 rows Session
+check "row errors: the table still holds only the seed" rows_unchanged
+
+# duplicates among good rows: the whole insert is refused
+printf '{"subject_id": 20, "name": "A"}\n{"subject_id": 21, "name": "B"}\n{"subject_id": 20, "name": "C"}\n' > dupin.jsonl
+expect_fail 2 "duplicate key within the file" \
+	"^djc: dupin\.jsonl:3: row \{\"subject_id\": 20\}: duplicate primary key in Subject \(use --skip-duplicates to skip it\)$" \
+	djc insert Subject dupin.jsonl
+check "duplicate within the file: nothing inserted" rows_unchanged
+printf '{"subject_id": 20, "name": "A"}\n{"subject_id": 1, "name": "Ann2"}\n{"subject_id": 21, "name": "B"}\n' > dupold.jsonl
+expect_fail 2 "duplicate of a stored row" \
+	"^djc: dupold\.jsonl:2: row \{\"subject_id\": 1\}: duplicate primary key in Subject \(use --skip-duplicates to skip it\)$" \
+	djc insert Subject dupold.jsonl
+check "duplicate of a stored row: nothing inserted" rows_unchanged
+expect_out "the stored row is unchanged" '{"subject_id":1,"name":"Ann","level":0,"born":null}' djc fetch Subject --format json
+
+# bad rows on stdin name <stdin>
+ins_stdin() { printf '%s\n' "$2" | djc insert "$1"; }
+expect_fail 2 "bad row on stdin" "^djc: <stdin>:1: row \{\"subject_id\": 5\}: attribute 'level' \(uint8\): 300 is out of range 0\.\.255$" \
+	ins_stdin Subject '{"subject_id": 5, "name": "x", "level": 300}'
+
+# computed tables are filled by populate only
+expect_fail 2 "insert into a computed table" "^djc: table Stats is computed: its rows come from populate, not insert$" \
+	ins_stdin Stats '{"subject_id": 1, "session": 1, "mean": 0.5}'
+expect_out "computed table still empty" 0 rows Stats
+
+# ------------------------------------------------------------ names and restrictions on the command line
+expect_fail 2 "table name with SQL on the command line" '^djc: unknown table "x;drop table session" ' djc fetch 'x;drop table session'
+expect_fail 2 "table name with a quote" '^djc: unknown table "Subject\\"; --" ' djc fetch 'Subject"; --'
+expect_fail 2 "insert into a name with SQL" "^djc: unknown table \"Subject'; DROP TABLE subject; --\" " \
+	ins_stdin "Subject'; DROP TABLE subject; --" '{"subject_id": 7, "name": "x"}'
+expect_fail 2 "delete from a name with SQL" '^djc: unknown table "Subject;" ' djc delete 'Subject;'
+check "the tables survived" test "$(count Subject)" = 1
+expect_fail 2 "malformed JSON in --where" '^djc: --where is not valid JSON: ' djc fetch Subject --where '{"subject_id": 1'
+expect_fail 2 "--where that is not an object" '^djc: restriction must be a JSON object or a list of objects$' djc fetch Subject --where '[5]'
+expect_fail 2 "--where with SQL in the attribute name" '^djc: restriction names "subject_id = 1 OR 1=1 --", which is not an attribute of Subject$' \
+	djc fetch Subject --where '{"subject_id = 1 OR 1=1 --": 1}'
+expect_fail 2 "--where with a value out of range" "^djc: restriction: attribute 'level' \(uint8\): 300 is out of range 0\.\.255$" \
+	djc fetch Subject --where '{"level": 300}'
+expect_fail 2 "--where nested very deep" '^djc: --where is not valid JSON: maximum parsing depth reached' djc fetch Subject --where "$deep"
+expect_fail 2 "delete with malformed --where" '^djc: --where is not valid JSON: ' djc delete Subject --where '{'
+check "bad deletes deleted nothing" test "$(count Subject)" = 1
+
+# ------------------------------------------------------------ connection and configuration
+expect_fail 2 "unknown URL scheme" "^djc: unknown database URL scheme 'mongodb' \(expected sqlite, postgresql or mysql\)$" \
+	djc --db 'mongodb://localhost/x' tables
+expect_fail 2 "URL without a scheme" '^djc: database URL has no scheme' djc --db 'nonsense' tables
+expect_fail 2 "URL with a bad port" "^djc: database URL has a bad port 'abc'$" djc --db 'postgresql://u@127.0.0.1:abc/db' tables
+expect_fail 2 "sqlite URL without a file" "^djc: database URL 'sqlite:' names no file$" djc --db 'sqlite:' tables
+expect_fail 2 "bad URL in the environment" "^djc: unknown database URL scheme 'bogus'" env DJC_DATABASE_URL='bogus://x' "$DJC" tables
+printf '{"jobs": {"keep_completed": true,\n' > bad.json
+expect_fail 2 "malformed config file" '^djc: bad\.json:2: malformed JSON: ' env DJC_CONFIG=bad.json "$DJC" tables
+printf '{"jobs": {"keep_completed": "maybe"}}\n' > badval.json
+expect_fail 2 "config setting of the wrong type" "^djc: badval\.json: setting 'jobs\.keep_completed' must be a bool$" env DJC_CONFIG=badval.json "$DJC" tables
+printf '{"jobs": {"keep_complete": true}}\n' > badkey.json
+expect_fail 2 "unknown config setting" "^djc: badkey\.json: unknown setting 'jobs\.keep_complete'" env DJC_CONFIG=badkey.json "$DJC" tables
+expect_fail 2 "missing config file" '^djc: cannot read config file nope\.json: No such file or directory$' env DJC_CONFIG=nope.json "$DJC" tables
+printf '[1]\n' > notobj.json
+expect_fail 2 "config that is not an object" '^djc: notobj\.json: the config must be a JSON object$' env DJC_CONFIG=notobj.json "$DJC" tables
+printf '{"jobs": {"keep_completed": true' > bad2.json
+cp bad2.json djc.json
+expect_fail 2 "malformed djc.json in the working directory" '^djc: djc\.json:1: malformed JSON: ' djc tables
+rm -f djc.json
+expect_fail 2 "a bad config stops insert before writing" '^djc: bad\.json:2: malformed JSON' \
+	env DJC_CONFIG=bad.json sh -c 'printf "{\"subject_id\": 30, \"name\": \"x\"}\n" | "$DJC" insert Subject'
+check "in the end: only the seed row" test "$(count Subject)" = 1
+finish
