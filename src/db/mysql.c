@@ -881,18 +881,27 @@ static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
 	sb_t q = SB_INIT, t = SB_INIT;
 	my_qi(&t, cl->table);
 	long want = cl->limit > 0 ? cl->limit : 0;
-	long off = 0;
-	/* the keys make the order total, so the pages do not overlap */
+	/* Keys already looked at are excluded from the next page (not skipped
+	 * by OFFSET: rows other claimers take meanwhile leave the eligible set
+	 * and an OFFSET would then pass over free rows). */
+	val_t *tried = NULL;
+	size_t ntried = 0, tcap = 0;
+	/* the keys make the order total */
 	sb_t ord = SB_INIT;
 	if (cl->order && *cl->order) sb_printf(&ord, "%s, ", cl->order);
 	sb_add(&ord, cl->key_cols);
-	for (;;) {
+	for (int page = 0; page < 32; page++) {
 		long w = want - (got ? (long)got->nrows : 0);
 		if (w > CLAIM_BATCH) w = CLAIM_BATCH;
 		sb_reset(&q);
-		sb_printf(&q, "SELECT %s FROM %s WHERE (%s) ORDER BY %s LIMIT %ld OFFSET %ld",
-			  cl->key_cols, sb_str(&t), cl->where, sb_str(&ord), w, off);
-		if ((rc = my_exec(bc, sb_str(&q), cl->wparams, cl->nw, &cand))) break;
+		sb_printf(&q, "SELECT %s FROM %s WHERE (%s)", cl->key_cols, sb_str(&t), cl->where);
+		if (ntried) {
+			sb_add(&q, " AND NOT (");
+			key_match(&q, got->cols, got->ncols, ntried);
+			sb_addc(&q, ')');
+		}
+		sb_printf(&q, " ORDER BY %s LIMIT %ld", sb_str(&ord), w);
+		if ((rc = exec2(bc, sb_str(&q), cl->wparams, cl->nw, tried, ntried * (got ? got->ncols : 0), &cand))) break;
 		if (!got) {   /* the result: the key columns, no rows yet */
 			got = xcalloc(1, sizeof *got);
 			got->ncols = cand->ncols;
@@ -915,10 +924,17 @@ static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
 		db_res_free(lk);
 		lk = NULL;
 		if ((long)got->nrows >= want || (long)cand->nrows < w) break;
-		off += (long)cand->nrows;
+		if (ntried + cand->nrows > tcap) {
+			tcap = (ntried + cand->nrows) * 2;
+			tried = xrealloc(tried, tcap * nk * sizeof(val_t));
+		}
+		for (size_t i = 0; i < cand->nrows * nk; i++) val_copy(&tried[ntried * nk + i], &cand->cells[i]);
+		ntried += cand->nrows;
 		db_res_free(cand);
 		cand = NULL;
 	}
+	for (size_t i = 0; got && i < ntried * got->ncols; i++) val_free(&tried[i]);
+	free(tried);
 	db_res_free(cand);
 	db_res_free(lk);
 	size_t nk = got ? got->ncols : 0;
