@@ -247,7 +247,9 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, v
 	char **env = xcalloc(ne + 1, sizeof(char *));
 	size_t k = 0;
 	for (char **e = environ; *e; e++)
-		if (strncmp(*e, "DJC_KEY", 7) && strncmp(*e, "DJC_TABLE=", 10)) env[k++] = xstrdup(*e);
+		if (strncmp(*e, "DJC_KEY", 7) && strncmp(*e, "DJC_TABLE=", 10) && strncmp(*e, "DJC_DATABASE_URL=", 17) &&
+		    strncmp(*e, "DJC_SCHEMA=", 11) && strncmp(*e, "DJC_DATABASE_SCHEMA=", 20))
+			env[k++] = xstrdup(*e);   /* ours below describe the database this populate uses */
 	env_key(c, t, key, &env, &k);
 	sb_t keyjson = SB_INIT;
 	row_to_json(&keyjson, t, key);

@@ -111,7 +111,14 @@ int config_load(char **msg)
 					return -1;
 				}
 				config_set(key, txt, path);
-				if (!strcmp(it->kind, "secret") && world)
+				int secret = !strcmp(it->kind, "secret") && *txt;
+				if (!strcmp(key, "database.url") && strstr(txt, "://")) {
+					/* a URL's user:password@ is a password too */
+					const char *s = strstr(txt, "://") + 3;
+					const char *at = strchr(s, '@'), *sl = strchr(s, '/');
+					if (at && (!sl || at < sl) && memchr(s, ':', (size_t)(at - s))) secret = 1;
+				}
+				if (secret && world)
 					warning = xasprintf("warning: %s holds a password and is readable by other users (chmod 600 %s)", path, path);
 			}
 		}

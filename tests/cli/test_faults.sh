@@ -1,0 +1,219 @@
+#!/bin/bash
+# test_faults.sh - faults around djc (issue 8, docs/bad-input.md): make
+# programs that print garbage, gigabytes or huge stderr, lost database
+# connections in the middle of a populate (killed from the server side), and
+# a full disk under SQLite. Nothing is half-written, no reservation is left
+# stuck, every failure is reported on one line.
+. "$ROOT/tests/cli/lib.sh"
+py() { python3 -c "$@"; }
+cnt() { count "$@"; return 0; }
+
+cat > p.djc <<'P'
+Src (manual)
+    id : int32
+    ---
+    pad = '' : varchar(4000)
+
+Out (computed)
+    -> Src
+    ---
+    v : int64
+
+Out.Item (part)
+    item : int32
+    ---
+    w : varchar(4000)
+P
+expect_rc 0 "declare" djc declare p.djc
+seq 1 12 | sed 's/.*/{"id": &}/' > src.jsonl
+expect_out "insert 12 keys" "inserted 12 rows into Src" djc insert Src src.jsonl
+
+# ------------------------------------------------- make output faults
+garbage() {  # DESC PATTERN PROGRAM...: one key made by PROGRAM fails, nothing stored
+	local desc=$1 pat=$2; shift 2
+	run djc populate Out --reserve-jobs --max-calls 1 --json --make "$@"
+	local msg
+	msg=$(printf '%s' "$OUT" | py 'import json,sys; d=json.loads(sys.stdin.read()); print(d["errors"][0]["message"] if d["errors"] else "")' 2>/dev/null)
+	if [ "$RC" = 1 ] && printf '%s' "$msg" | grep -Eq -- "$pat"; then _report ok "$desc"
+	else _report fail "$desc (exit $RC; message '$msg'; wanted $pat)" "OUT=$OUT
+ERR=$ERR"; fi
+	local n
+	n=$(cnt Out)
+	check "$desc: nothing stored" test "$n" = 0
+	djc jobs clear Out --status error >/dev/null
+}
+garbage "binary output" "UTF-8" sh -c 'printf "\377\376\000\001garbage"'
+garbage "text that is not JSON" "malformed JSON" sh -c 'echo hello world'
+garbage "a JSON array instead of an object" "object" sh -c 'echo "[1, 2, 3]"'
+garbage "a row then garbage" "line 2" sh -c 'echo "{\"v\": 1}"; echo "{oops"'
+garbage "an unknown attribute" "unknown attribute" sh -c 'echo "{\"v\": 1, \"x; DROP TABLE src\": 2}"'
+garbage "a row for another key" "another key" sh -c 'echo "{\"id\": 999, \"v\": 1}"'
+garbage "a value of the wrong type" "expects an integer" sh -c 'echo "{\"v\": \"ten\"}"'
+garbage "an out-of-range value" "out of range|too big" sh -c 'echo "{\"v\": 9223372036854775808}"'
+garbage "NaN" "malformed JSON|NaN" sh -c 'echo "{\"v\": NaN}"'
+garbage "a duplicate attribute" "duplicate" sh -c 'echo "{\"v\": 1, \"v\": 2}"'
+garbage "JSON nested too deep" "malformed|deep|nest" sh -c 'python3 -c "print(\"{\\\"v\\\": \" + \"[\" * 100000 + \"]\" * 100000 + \"}\")"'
+garbage "a part row with a bad _part" "_part" sh -c 'echo "{\"v\": 1}"; echo "{\"_part\": \"Src\", \"item\": 1, \"w\": \"x\"}"'
+garbage "a part row violating its heading (whole key rolled back)" "Item|w|attribute" sh -c 'echo "{\"v\": 1}"; echo "{\"_part\": \"Item\", \"item\": 1}"'
+garbage "no row at all" "no row" true
+garbage "a signal" "signal" sh -c 'kill -SEGV $$'
+garbage "a program that does not exist" "cannot run" ./no-such-make
+garbage "more than 256 MiB of output is stopped" "256 MiB" sh -c 'exec head -c 300000000 /dev/zero'
+# a large but legal output is taken whole: 20000 part rows of 1000 chars (20 MB)
+cat > mkbig.sh <<'M'
+#!/bin/sh
+python3 -c '
+import json, os
+print(json.dumps({"v": 1}))
+w = "x" * 1000
+for i in range(20000): print(json.dumps({"_part": "Item", "item": i, "w": w}))
+'
+M
+chmod +x mkbig.sh
+expect_out "a 20 MB make output is inserted" "Out: 1 made, 0 errors, 0 skipped" djc populate Out --max-calls 1 --make ./mkbig.sh
+expect_out "...all 20000 part rows" "20000" cnt Out.Item
+# stderr of any size: the message is one bounded line, the stack the tail
+cat > mkerr.sh <<'M'
+#!/bin/sh
+python3 -c '
+import sys
+sys.stderr.write(("e" * 999 + "\n") * 10000)
+sys.stderr.write("Z" * 100000 + "\n")
+sys.stderr.write("the last line\n")
+sys.exit(4)'
+M
+chmod +x mkerr.sh
+run djc populate Out --reserve-jobs --max-calls 1 --make ./mkerr.sh
+check "10 MB of stderr: populate exits 1" test "$RC" = 1
+run djc jobs Out --status error --json
+check "the error message is the last stderr line" sh -c "printf '%s' \"\$1\" | grep -q 'make exited with status 4: the last line'" _ "$OUT"
+check "message and stack are bounded" py 'import json,sys
+r=json.loads(sys.argv[1].splitlines()[0])
+sys.exit(0 if len(r["error_message"]) <= 2047 and 0 < len(r.get("error_stack") or "x") <= 65536 else 1)' "$OUT"
+djc jobs clear Out --status error >/dev/null
+cat > mkmsg.sh <<'M'
+#!/bin/sh
+python3 -c 'import sys; sys.stderr.write("\u00e9" * 5000 + "\xff"); sys.exit(2)' 2>&1 >/dev/null | cat >&2
+printf "\377\376 invalid UTF-8 on stderr\n" >&2
+exit 2
+M
+chmod +x mkmsg.sh
+run djc populate Out --reserve-jobs --max-calls 1 --json --make ./mkmsg.sh
+check "stderr with invalid UTF-8 is recorded (exit 1, valid JSON)" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["error_count"] == 1 else 1)' "$OUT"
+run djc jobs Out --status error --json
+check "jobs --json stays valid JSON" py 'import json,sys; [json.loads(l) for l in sys.argv[1].splitlines() if l.strip()]' "$OUT"
+djc jobs clear Out --status error >/dev/null
+expect_out "after all those faults only the good key is stored" "1" cnt Out
+expect_out "no job is left reserved" "Out jobs: pending 11, reserved 0, success 0, error 0, ignore 0" djc jobs Out
+
+# ------------------------------------------------- lost connections
+killconns() {  # terminate every other client connection of the test server
+	case $DJC_BACKEND in
+	postgresql)
+		psql "$DJC_DATABASE_URL" -qAt -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE pid <> pg_backend_pid() AND datname = current_database() AND backend_type = 'client backend'" 2>&1 ;;
+	mysql)
+		local u=${DJC_DATABASE_URL#mysql://} cred host port db
+		cred=${u%%@*}; u=${u#*@}; host=${u%%:*}; u=${u#*:}; port=${u%%/*}; db=${u#*/}
+		local ids
+		ids=$(mariadb --no-defaults -h"$host" -P"$port" -u"${cred%%:*}" -p"${cred#*:}" -N -e \
+			"SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID() AND user = '${cred%%:*}' AND command <> 'Daemon'" 2>&1)
+		for id in $ids; do
+			mariadb --no-defaults -h"$host" -P"$port" -u"${cred%%:*}" -p"${cred#*:}" -e "KILL CONNECTION $id" 2>/dev/null
+		done
+		echo "$ids" | grep -c . ;;
+	esac
+}
+if [ "$DJC_BACKEND" != sqlite ]; then
+	cat > mkslow.sh <<'M'
+#!/bin/sh
+sleep 0.4
+echo "{\"v\": $((DJC_KEY_id * 10))}"
+M
+	chmod +x mkslow.sh
+	export DJC_JOBS_LEASE_TIMEOUT=2
+	for round in 1 2 3; do
+		"$DJC" populate Out --reserve-jobs --suppress-errors --make ./mkslow.sh >pop.out 2>pop.err &
+		pid=$!
+		sleep 1.3
+		killed=$(killconns)
+		sleep 0.6
+		killconns >/dev/null
+		wait $pid
+		prc=$?
+		check "round $round: populate whose connections were killed ($killed) ends with exit 0 or 1, one-line error" \
+			sh -c "[ $prc = 0 -o $prc = 1 ] && [ \$(grep -c . pop.err) -le 1 ]"
+		[ "$prc" -le 1 ] || cat pop.out pop.err >&2
+	done
+	# whatever was committed is whole: every stored row is right
+	run djc fetch Out --format json
+	check "every committed row is whole and right" py 'import json,sys
+rows=[json.loads(l) for l in sys.argv[1].splitlines() if l.strip()]
+sys.exit(0 if all(r["v"] == r["id"] * 10 or r["id"] == 1 for r in rows) else 1)' "$OUT"
+	sleep 2.5   # any reservation of a dead connection lapses with the lease
+	expect_rc 0 "a new populate finishes the rest" djc populate Out --reserve-jobs --make ./mkslow.sh
+	expect_out "no key lost: all 12 made" "12" cnt Out
+	run djc jobs Out
+	check "no stuck reservation, no error" sh -c "printf '%s' \"\$1\" | grep -q 'reserved 0, success 0, error 0'" _ "$OUT"
+	unset DJC_JOBS_LEASE_TIMEOUT
+	# a direct populate killed likewise
+	expect_out "delete the rows again" "deleted 12 rows from Out" sh -c "$DJC delete Out.Item >/dev/null && $DJC delete Out"
+	"$DJC" populate Out --suppress-errors --make ./mkslow.sh >pop.out 2>pop.err &
+	pid=$!
+	sleep 1.3
+	killconns >/dev/null
+	wait $pid
+	prc=$?
+	# the driver may reconnect and finish (exit 0) or report the loss (exit 1)
+	check "direct populate with its connection killed: exit 0 or 1, at most one line" sh -c "[ $prc -le 1 ] && [ \$(grep -c . pop.err) -le 1 ]"
+	[ "$prc" -le 1 ] || cat pop.out pop.err >&2
+	expect_rc 0 "the rerun completes" djc populate Out --make ./mkslow.sh
+	expect_out "all 12 made once" "12" cnt Out
+fi
+
+# ------------------------------------------------------- full disk
+# A fresh SQLite file whose process may not grow any file past a limit
+# (ulimit -f, SIGXFSZ ignored: writes fail with EFBIG like on a full disk).
+if [ "$DJC_BACKEND" = sqlite ]; then
+	export DJC_DATABASE_URL="sqlite:$T/full.db"
+	DB=$T/full.db
+	expect_rc 0 "declare on a fresh file" djc declare p.djc
+	expect_rc 0 "insert its keys" djc insert Src src.jsonl
+	py 'import json
+with open("big.jsonl", "w") as f:
+    for i in range(1000, 3000): f.write(json.dumps({"id": i, "pad": "p" * 4000}) + "\n")'
+	limit() { echo $(( ( $(stat -c %s "$DB") + $(stat -c %s "$DB-wal" 2>/dev/null || echo 0) ) / 1024 + $1 )); }
+	run bash -c "trap '' XFSZ; ulimit -f $(limit 100); exec \"$DJC\" insert Src big.jsonl"
+	lines=$(printf '%s\n' "$ERR" | grep -c .)
+	check "insert on a full disk fails with one line (exit $RC)" sh -c "[ $RC = 1 -o $RC = 2 ] && [ $lines = 1 ]"
+	check "...naming the problem" sh -c "printf '%s' \"\$1\" | grep -Eiq 'full|disk|large|I/O|write'" _ "$ERR"
+	expect_out "...and nothing of it was written" "12" cnt Src
+	expect_rc 0 "the database is fine afterwards" djc insert Src src.jsonl --skip-duplicates
+	# a populate whose commits cannot be written
+	cat > mkpad.sh <<'M'
+#!/bin/sh
+python3 -c '
+import json
+print(json.dumps({"v": 1}))
+for i in range(300): print(json.dumps({"_part": "Item", "item": i, "w": "w" * 3999}))'
+M
+	chmod +x mkpad.sh
+	export DJC_JOBS_LEASE_TIMEOUT=2
+	run bash -c "trap '' XFSZ; ulimit -f $(limit 400); exec \"$DJC\" populate Out --reserve-jobs --suppress-errors --make ./mkpad.sh"
+	check "populate on a full disk fails (exit $RC)" test "$RC" != 0
+	[ "$RC" != 0 ] || printf '%s\n%s\n' "$OUT" "$ERR" >&2
+	check "...with a one-line message" test "$(printf '%s\n' "$ERR" | grep -c .)" -le 1
+	run djc fetch Out --format json
+	n=$(printf '%s\n' "$OUT" | grep -c .)
+	ni=$(cnt Out.Item)
+	check "every stored key is whole ($n keys, $ni part rows)" test "$ni" = "$((n * 300))"
+	sleep 2.5    # a reservation that could not be written back lapses with its lease
+	djc jobs clear Out --status error >/dev/null
+	expect_rc 0 "with space again, populate finishes" djc populate Out --reserve-jobs --make ./mkpad.sh
+	expect_out "all keys made" "12" cnt Out
+	expect_out "with all their part rows" "3600" cnt Out.Item
+	run djc jobs Out
+	check "no job left reserved or failed" sh -c "printf '%s' \"\$1\" | grep -q 'reserved 0, success 0, error 0'" _ "$OUT"
+	unset DJC_JOBS_LEASE_TIMEOUT
+fi
+finish
