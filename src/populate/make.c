@@ -178,11 +178,14 @@ static void env_key(djc_conn *c, table *t, const djc_row *key, char ***envp, siz
 	sb_t b = SB_INIT;
 	row_to_json(&b, t, key);
 	char **e = *envp;
-	e = xrealloc(e, (*n + key->n + 5) * sizeof(char *));
+	e = xrealloc(e, (*n + key->n + 6) * sizeof(char *));
 	e[(*n)++] = xasprintf("DJC_KEY=%s", sb_str(&b));
 	e[(*n)++] = xasprintf("DJC_TABLE=%s", t->name);
 	e[(*n)++] = xasprintf("DJC_DATABASE_URL=%s", c->url);
-	if (c->schema) e[(*n)++] = xasprintf("DJC_SCHEMA=%s", c->schema);
+	if (c->schema) {
+		e[(*n)++] = xasprintf("DJC_SCHEMA=%s", c->schema);
+		e[(*n)++] = xasprintf("DJC_DATABASE_SCHEMA=%s", c->schema);   /* so `djc fetch` in the make finds it */
+	}
 	for (size_t i = 0; i < key->n; i++) {
 		sb_reset(&b);
 		const attr *a = table_attr(t, key->names[i]);
