@@ -91,7 +91,13 @@ static int fail(my_conn *c, unsigned e, const char *msg)
 }
 
 static int fail_db(my_conn *c) { return fail(c, mysql_errno(c->db), mysql_error(c->db)); }
-static int fail_st(my_conn *c, MYSQL_STMT *st) { return fail(c, mysql_stmt_errno(st), mysql_stmt_error(st)); }
+/* A statement's error; some (a deadlock found while fetching rows) are only
+ * recorded on the connection. */
+static int fail_st(my_conn *c, MYSQL_STMT *st)
+{
+	if (!mysql_stmt_errno(st) && mysql_errno(c->db)) return fail_db(c);
+	return fail(c, mysql_stmt_errno(st), mysql_stmt_error(st));
+}
 
 static void drop_cache(my_conn *c)
 {
