@@ -31,7 +31,15 @@ int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, size_
 	}
 	if ((rc = db_begin(c->db))) { rc = conn_dbfail(c, rc, "insert"); goto out; }
 	size_t bad = 0;
-	rc = rows_insert(c, t, prep, n, skip, inserted, &bad);
+	/* many rows go in multi-row statements; if that fails, the one-by-one
+	 * pass finds the row to name in the message */
+	int one_by_one = n <= 1;
+	if (!one_by_one && (rc = rows_insert_many(c, t, prep, n, skip, inserted)) && rc != DJC_ECONN) {
+		db_rollback(c->db);
+		if ((rc = db_begin(c->db))) { rc = conn_dbfail(c, rc, "insert"); goto out; }
+		one_by_one = 1;
+	}
+	if (one_by_one) rc = rows_insert(c, t, prep, n, skip, inserted, &bad);
 	if (rc) {
 		char *k = key_to_json(t, prep[bad], 0);
 		char where[600];

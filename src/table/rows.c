@@ -356,6 +356,49 @@ int rows_insert(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int
 	return rc;
 }
 
+int rows_insert_many(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, size_t *inserted)
+{
+	if (inserted) *inserted = 0;
+	size_t per = 30000 / (t->nattrs ? t->nattrs : 1);
+	if (per > 500) per = 500;
+	if (per < 1) per = 1;
+	sb_t head = SB_INIT, q = SB_INIT;
+	sb_add(&head, skip_dup ? c->db->drv->insert_ignore_head : "INSERT INTO");
+	sb_addc(&head, ' ');
+	db_qi(c->db, &head, t->sql_name);
+	sb_add(&head, " (");
+	for (size_t i = 0; i < t->nattrs; i++) {
+		if (i) sb_add(&head, ", ");
+		db_qi(c->db, &head, t->attrs[i].name);
+	}
+	sb_add(&head, ") VALUES ");
+	val_t *p = xcalloc(per * t->nattrs + 1, sizeof(val_t));
+	int rc = DJC_OK;
+	for (size_t at = 0; at < n && !rc; at += per) {
+		size_t k = n - at < per ? n - at : per;
+		sb_reset(&q);
+		sb_add(&q, sb_str(&head));
+		for (size_t r = 0; r < k; r++) {
+			sb_add(&q, r ? ", (" : "(");
+			for (size_t i = 0; i < t->nattrs; i++) {
+				sb_add(&q, i ? ", ?" : "?");
+				const val_t *v = row_get(rows[at + r], t->attrs[i].name);
+				p[r * t->nattrs + i] = v ? *v : val_null();   /* shallow: rows own them */
+			}
+			sb_addc(&q, ')');
+		}
+		if (skip_dup) sb_add(&q, c->db->drv->insert_ignore_tail);
+		db_res *res = NULL;
+		rc = db_exec(c->db, sb_str(&q), p, k * t->nattrs, &res);
+		if (!rc && inserted) *inserted += (size_t)res->affected;
+		db_res_free(res);
+	}
+	free(p);
+	sb_free(&head);
+	sb_free(&q);
+	return rc;
+}
+
 int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params, djc_rowset **out)
 {
 	*out = NULL;

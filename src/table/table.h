@@ -55,6 +55,10 @@ int row_prepare(djc_conn *c, const table *t, const djc_row *in, const djc_row *k
 /* INSERT prepared rows inside the caller's transaction. On a duplicate or
  * missing parent, returns the code and *bad the row's index. */
 int rows_insert(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, size_t *inserted, size_t *bad);
+/* The same with multi-row INSERT statements (a few round trips for many
+ * rows). On failure it does not say which row: callers that need that roll
+ * back and insert one by one. */
+int rows_insert_many(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, size_t *inserted);
 /* Select columns of t into typed rows. cols NULL = all attributes. */
 int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params, djc_rowset **out);
 
