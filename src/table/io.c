@@ -8,6 +8,83 @@
 int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, size_t *inserted,
 		const long *lines, const char *src);
 
+/* A set of key texts (open addressing). */
+typedef struct kset { char **v; size_t cap, n; } kset;
+
+static size_t khash(const char *s) { size_t h = 1469598103934665603ULL; for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL; return h; }
+
+/* Add k (taken); 0 if it was already there (k is then freed). */
+static int kset_add(kset *ks, char *k)
+{
+	if (2 * (ks->n + 1) > ks->cap) {
+		kset big = {xcalloc(ks->cap ? ks->cap * 2 : 64, sizeof(char *)), ks->cap ? ks->cap * 2 : 64, 0};
+		for (size_t i = 0; i < ks->cap; i++) if (ks->v[i]) kset_add(&big, ks->v[i]);
+		free(ks->v);
+		*ks = big;
+	}
+	size_t i = khash(k) & (ks->cap - 1);
+	while (ks->v[i]) {
+		if (!strcmp(ks->v[i], k)) { free(k); return 0; }
+		i = (i + 1) & (ks->cap - 1);
+	}
+	ks->v[i] = k;
+	ks->n++;
+	return 1;
+}
+
+static void kset_free(kset *ks) { for (size_t i = 0; i < ks->cap; i++) free(ks->v[i]); free(ks->v); }
+
+/* skip_duplicates without INSERT IGNORE (which on MySQL also hides foreign
+ * key errors): drop the rows whose key is already stored, or repeats an
+ * earlier row of the input, inside the caller's transaction. Keeps the
+ * order; *kept receives the survivors (pointers into rows). */
+static int drop_existing(djc_conn *c, table *t, djc_row **rows, size_t n, djc_row ***kept, size_t *nkept, long **klines,
+			 const long *lines)
+{
+	kset ks = {0};
+	int rc = DJC_OK;
+	sb_t q = SB_INIT;
+	pvec p = {0};
+	for (size_t at = 0; at < n && !rc; at += 200) {
+		size_t k = n - at < 200 ? n - at : 200;
+		sb_reset(&q);
+		pvec_free(&p);
+		sb_add(&q, "SELECT ");
+		for (size_t i = 0; i < t->nkey; i++) { if (i) sb_add(&q, ", "); db_qi(c->db, &q, t->attrs[i].name); }
+		sb_add(&q, " FROM ");
+		db_qi(c->db, &q, t->sql_name);
+		sb_add(&q, " WHERE ");
+		for (size_t r = 0; r < k; r++) {
+			sb_add(&q, r ? " OR (" : "(");
+			for (size_t i = 0; i < t->nkey; i++) {
+				if (i) sb_add(&q, " AND ");
+				db_qi(c->db, &q, t->attrs[i].name);
+				sb_add(&q, " = ?");
+				val_t v;
+				val_copy(&v, row_get(rows[at + r], t->attrs[i].name));
+				pvec_push(&p, v);
+			}
+			sb_addc(&q, ')');
+		}
+		djc_rowset *rs = NULL;
+		if ((rc = rows_select(c, t, sb_str(&q), &p, &rs))) break;
+		for (size_t i = 0; i < rs->n; i++) kset_add(&ks, key_to_json(t, rs->rows[i], 0));
+		djc_rowset_free(rs);
+	}
+	sb_free(&q);
+	pvec_free(&p);
+	*kept = xcalloc(n ? n : 1, sizeof(djc_row *));
+	*klines = xcalloc(n ? n : 1, sizeof(long));
+	*nkept = 0;
+	for (size_t i = 0; !rc && i < n; i++)
+		if (kset_add(&ks, key_to_json(t, rows[i], 0))) {
+			(*klines)[*nkept] = lines ? lines[i] : (long)i + 1;
+			(*kept)[(*nkept)++] = rows[i];
+		}
+	kset_free(&ks);
+	return rc;
+}
+
 int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, size_t *inserted,
 		const long *lines, const char *src)
 {
@@ -16,6 +93,9 @@ int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, size_
 		return conn_fail(c, DJC_EINVAL, "table %s is %s: its rows come from populate, not insert", t->name,
 				 t->tier == TIER_PART ? "a part table" : tier_name(t->tier));
 	int rc;
+	djc_row **kept = NULL;
+	long *klines = NULL;
+	const long *orig_lines = lines;
 	djc_row **prep = xcalloc(n ? n : 1, sizeof(djc_row *));
 	size_t np = 0;
 	for (size_t i = 0; i < n; i++, np++) {
@@ -33,18 +113,38 @@ int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, size_
 	size_t bad = 0;
 	/* many rows go in multi-row statements; if that fails, the one-by-one
 	 * pass finds the row to name in the message */
-	int one_by_one = n <= 1;
-	if (!one_by_one && (rc = rows_insert_many(c, t, prep, n, skip, inserted)) && rc != DJC_ECONN) {
+	djc_row **ins = prep;
+	size_t nins = n;
+	if (skip) {
+		if ((rc = drop_existing(c, t, prep, n, &kept, &nins, &klines, orig_lines))) {
+			db_rollback(c->db);
+			goto out;
+		}
+		ins = kept;
+		lines = klines;
+	}
+	int one_by_one = nins <= 1;
+	if (!one_by_one && (rc = rows_insert_many(c, t, ins, nins, 0, inserted)) && rc != DJC_ECONN) {
 		db_rollback(c->db);
 		if ((rc = db_begin(c->db))) { rc = conn_dbfail(c, rc, "insert"); goto out; }
+		if (skip) {   /* the rows checked above may have changed meanwhile: check again */
+			free(kept); free(klines);
+			kept = NULL; klines = NULL;
+			if ((rc = drop_existing(c, t, prep, n, &kept, &nins, &klines, orig_lines))) {
+				db_rollback(c->db);
+				goto out;
+			}
+			ins = kept;
+			lines = klines;
+		}
 		one_by_one = 1;
 	}
-	if (one_by_one) rc = rows_insert(c, t, prep, n, skip, inserted, &bad);
+	if (one_by_one) rc = rows_insert(c, t, ins, nins, 0, inserted, &bad);
 	if (rc) {
-		char *k = key_to_json(t, prep[bad], 0);
+		char *k = key_to_json(t, ins[bad], 0);
 		char where[600];
-		if (lines) snprintf(where, sizeof where, "%s:%ld: row %s", src, lines[bad], k);
-		else snprintf(where, sizeof where, "row %zu %s", bad + 1, k);
+		if (orig_lines) snprintf(where, sizeof where, "%s:%ld: row %s", src, lines[bad], k);
+		else snprintf(where, sizeof where, "row %ld %s", lines ? lines[bad] : (long)bad + 1, k);
 		if (rc == DJC_EDUPLICATE)
 			conn_fail(c, rc, "%s: duplicate primary key in %s (use --skip-duplicates to skip it)", where, t->name);
 		else if (rc == DJC_EFOREIGN)
@@ -64,6 +164,8 @@ int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, size_
 		if (inserted) *inserted = 0;
 	}
 out:
+	free(kept);
+	free(klines);
 	for (size_t i = 0; i < np && i < n; i++) djc_row_free(prep[i]);
 	free(prep);
 	return rc;

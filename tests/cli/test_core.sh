@@ -198,6 +198,15 @@ expect_out "--skip-duplicates kept the first row of each key" '{"subject_id":2,"
 {"subject_id":4,"name":"Dee","sex":"U"}' djc fetch Subject --where '{"subject_id": [2, 4]}' --format json
 expect_out "--skip-duplicates before the table" "inserted 0 rows into Subject" djc insert --skip-duplicates Subject dup.jsonl
 
+# --skip-duplicates skips duplicates only: a missing parent is still an error
+# (MySQL's INSERT IGNORE would have hidden it)
+n_before=$(count Session)
+printf '{"subject_id": 1, "session": 901, "rig": "r1"}\n{"subject_id": 77, "session": 1, "rig": "r1"}\n' > orphan.jsonl
+expect_fail 2 "--skip-duplicates still refuses a missing parent" \
+	'^djc: orphan\.jsonl:2: row \{"subject_id": 77, "session": 1\}: no matching row in a parent table of Session$' \
+	djc insert Session orphan.jsonl --skip-duplicates
+expect_out "nothing inserted by it" "$n_before" count Session
+
 # ------------------------------------------------------------ delete
 expect_out "delete an unreferenced row" "deleted 1 row from Subject" djc delete Subject --where '{"subject_id": 4}'
 expect_out "deleted row is gone" 3 count Subject
