@@ -456,6 +456,62 @@ int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_
 	return rc;
 }
 
+int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, table **tables, djc_row **rows, size_t n, int *unknown)
+{
+	*unknown = 0;
+	if (!k) return DJC_OK;
+	if (config_bool("jobs.keep_completed")) return DJC_EINVAL;   /* per-job durations: one by one */
+	table *t = jobs[0]->t;
+	sb_t q = SB_INIT;
+	pvec p = {0};
+	sb_add(&q, "DELETE FROM ");
+	qi(c, &q, t->jobs_name);
+	sb_add(&q, " WHERE ");
+	qi(c, &q, "token");
+	sb_add(&q, " = ? AND ");
+	qi(c, &q, "status");
+	sb_add(&q, " = 'reserved' AND (");
+	pvec_push(&p, val_int(jobs[0]->token));
+	for (size_t i = 0; i < k; i++) {
+		sb_add(&q, i ? " OR (" : "(");
+		key_cond(c, t, jobs[i]->key, NULL, &q, &p);
+		sb_addc(&q, ')');
+	}
+	sb_addc(&q, ')');
+	db_res *r = NULL;
+	int rc = db_begin(c->db);
+	if (rc) { rc = conn_dbfail(c, rc, "commit"); goto out; }
+	if ((rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r))) { rc = conn_dbfail(c, rc, "commit"); goto fail; }
+	if ((size_t)r->affected != k) { rc = conn_fail(c, DJC_ELOST, "a reservation of the group was lost"); goto fail; }
+	/* the rows, table by table in order of first appearance (targets
+	 * come before their parts) */
+	djc_row **sel = xcalloc(n ? n : 1, sizeof(djc_row *));
+	char *done = xcalloc(n ? n : 1, 1);
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (done[i]) continue;
+		size_t m = 0;
+		for (size_t j = i; j < n; j++)
+			if (!done[j] && tables[j] == tables[i]) { sel[m++] = rows[j]; done[j] = 1; }
+		if ((rc = rows_insert_many(c, tables[i], sel, m, 0, NULL))) rc = conn_dbfail(c, rc, "commit");
+	}
+	free(sel);
+	free(done);
+	if (rc) goto fail;
+	if ((rc = db_commit(c->db))) {
+		if (rc == DJC_ECONN) *unknown = 1;
+		rc = conn_dbfail(c, rc, "commit");
+		goto fail;
+	}
+	goto out;
+fail:
+	db_rollback(c->db);
+out:
+	db_res_free(r);
+	sb_free(&q);
+	pvec_free(&p);
+	return rc;
+}
+
 int jobs_commit_outcome(djc_conn *c, djc_job *job)
 {
 	sb_t q = SB_INIT;

@@ -31,6 +31,14 @@ int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_
  * DJC_OK = committed; DJC_ELOST = not committed and no longer ours; 1 = not
  * committed and still ours (commit again); DJC_ECONN/DJC_EBUSY = ask again. */
 int jobs_commit_outcome(djc_conn *c, djc_job *job);
+/* Commit several finished jobs of one reservation (one token) at once: one
+ * fenced DELETE of their job rows, their rows in multi-row INSERTs, one
+ * COMMIT. On any failure nothing was committed (callers then commit the
+ * jobs one by one, which sorts out lost and duplicate ones) — except
+ * DJC_ECONN with *unknown set, when the COMMIT itself may have happened
+ * (jobs_commit_outcome tells per job). DJC_EINVAL without trying when
+ * jobs.keep_completed is on. */
+int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, table **tables, djc_row **rows, size_t n, int *unknown);
 /* Record an error (fenced). */
 int jobs_fail(djc_conn *c, djc_job *job, const char *message, const char *stack, double duration);
 /* Mark every job still reserved by (host, pid) as an error: the
