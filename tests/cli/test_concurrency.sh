@@ -9,7 +9,7 @@
 N=500
 {
 	printf 'K (manual)\n    k : int32\n    ---\n'
-	for t in C8 CS CD; do
+	for t in C8 CS CD CB; do
 		printf '\n%s (computed)\n    -> K\n    ---\n    v : int64\n    who : int64\n' "$t"
 	done
 } > p.djc
@@ -63,6 +63,13 @@ check "8 commands: $N success jobs, nothing pending or reserved" \
 check "8 commands: each job reserved exactly once" \
 	[ "$(djc jobs CS --status success --json | jq -s -c 'map(.reservations) | unique')" = '[1]' ]
 unset DJC_JOBS_KEEP_COMPLETED
+
+# claims of 7 jobs at a time, finished makes committed together in groups
+expect_out "--processes 8, reserve_batch 7" "CB: $N made, 0 errors, 0 skipped" \
+	env DJC_JOBS_RESERVE_BATCH=7 "$DJC" populate CB --reserve-jobs --processes 8 --make ./mk.sh
+verify CB "reserve_batch 7"
+check "reserve_batch 7: nothing pending or reserved" \
+	[ "$(djc jobs CB --json)" = '{"table":"CB","pending":0,"reserved":0,"success":0,"error":0,"ignore":0}' ]
 
 # direct mode, 8 processes
 expect_out "--processes 8 direct" "CD: $N made, 0 errors, 0 skipped" djc populate CD --processes 8 --make ./mk.sh
