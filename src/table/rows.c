@@ -321,39 +321,18 @@ int row_prepare(djc_conn *c, const table *t, const djc_row *in, const djc_row *k
 
 int rows_insert(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, size_t *inserted, size_t *bad)
 {
-	sb_t q = SB_INIT;
-	sb_add(&q, skip_dup ? c->db->drv->insert_ignore_head : "INSERT INTO");
-	sb_addc(&q, ' ');
-	db_qi(c->db, &q, t->sql_name);
-	sb_add(&q, " (");
-	for (size_t i = 0; i < t->nattrs; i++) {
-		if (i) sb_add(&q, ", ");
-		db_qi(c->db, &q, t->attrs[i].name);
-	}
-	sb_add(&q, ") VALUES (");
-	for (size_t i = 0; i < t->nattrs; i++) sb_add(&q, i ? ", ?" : "?");
-	sb_addc(&q, ')');
-	if (skip_dup) sb_add(&q, c->db->drv->insert_ignore_tail);
-	val_t *p = xcalloc(t->nattrs, sizeof(val_t));
-	int rc = DJC_OK;
+	/* one statement per row, so a failure names its row */
 	if (inserted) *inserted = 0;
 	for (size_t r = 0; r < n; r++) {
-		for (size_t i = 0; i < t->nattrs; i++) {
-			const val_t *v = row_get(rows[r], t->attrs[i].name);
-			p[i] = v ? *v : val_null();
-		}
-		db_res *res = NULL;
-		rc = db_exec(c->db, sb_str(&q), p, t->nattrs, &res);
+		size_t one = 0;
+		int rc = rows_insert_many(c, t, &rows[r], 1, skip_dup, &one);
 		if (rc) {
 			if (bad) *bad = r;
-			break;
+			return rc;
 		}
-		if (inserted) *inserted += (size_t)res->affected;
-		db_res_free(res);
+		if (inserted) *inserted += one;
 	}
-	free(p);
-	sb_free(&q);
-	return rc;
+	return DJC_OK;
 }
 
 int rows_insert_many(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, size_t *inserted)
