@@ -737,7 +737,22 @@ int djc_populate(djc_conn *c, const char *name, const djc_populate_options *o, d
 			progress_update(&prog, atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped),
 					atomic_load(&sh->errors), 0);
 		}
-		for (int i = 0; i < n; i++) { if (fds[i] >= 0) close(fds[i]); sb_free(&bufs[i]); }
+		/* the children are gone: read what they wrote last (the loop above
+		 * may have reaped the last one before reading its pipe to the end) */
+		for (int i = 0; i < n; i++) {
+			char buf[8192];
+			ssize_t r;
+			while (fds[i] >= 0 && ((r = read(fds[i], buf, sizeof buf)) > 0 || (r < 0 && errno == EINTR)))
+				if (r > 0) sb_addn(&bufs[i], buf, (size_t)r);
+			char *line = bufs[i].s, *nl;
+			while (line && (nl = strchr(line, '\n'))) {
+				*nl = 0;
+				gather_line(res, line);
+				line = nl + 1;
+			}
+			if (fds[i] >= 0) close(fds[i]);
+			sb_free(&bufs[i]);
+		}
 		if (n == 0) rc = conn_fail(c, DJC_ERROR, "cannot start worker processes: %s", strerror(errno));
 	}
 	progress_update(&prog, atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped),
