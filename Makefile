@@ -7,7 +7,8 @@ SAN     ?=
 BUILD   ?= build
 CFLAGS  += -std=c11 $(OPT) -Wall -Wextra -Wshadow -Wno-unused-parameter -fno-strict-aliasing $(SAN)
 CPPFLAGS += -Iinclude -Isrc -I/usr/include/mariadb -I/usr/include/postgresql -D_GNU_SOURCE
-LDLIBS  = -lsqlite3 -lpq -lmariadb -ljansson -lpthread -lm
+# libpq and MariaDB Connector/C are loaded when first used (src/db/dl.c)
+LDLIBS  = -lsqlite3 -ljansson -lpthread -lm -ldl
 LDFLAGS += $(SAN)
 
 LIB_SRC := $(sort $(wildcard src/util/*.c src/db/*.c src/schema/*.c src/table/*.c src/jobs/*.c src/populate/*.c))

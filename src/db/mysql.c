@@ -23,6 +23,146 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "dl.h"
+
+/* The library is loaded on first connect (dl.c); every call goes through
+ * this table. */
+static struct {
+	__typeof__(mysql_affected_rows) *mysql_affected_rows;
+	__typeof__(mysql_close) *mysql_close;
+	__typeof__(mysql_errno) *mysql_errno;
+	__typeof__(mysql_error) *mysql_error;
+	__typeof__(mysql_fetch_fields) *mysql_fetch_fields;
+	__typeof__(mysql_fetch_lengths) *mysql_fetch_lengths;
+	__typeof__(mysql_fetch_row) *mysql_fetch_row;
+	__typeof__(mysql_field_count) *mysql_field_count;
+	__typeof__(mysql_free_result) *mysql_free_result;
+	__typeof__(mysql_get_socket) *mysql_get_socket;
+	__typeof__(mysql_get_ssl_cipher) *mysql_get_ssl_cipher;
+	__typeof__(mysql_init) *mysql_init;
+	__typeof__(mysql_server_init) *mysql_library_init;
+	__typeof__(mysql_more_results) *mysql_more_results;
+	__typeof__(mysql_next_result) *mysql_next_result;
+	__typeof__(mysql_num_fields) *mysql_num_fields;
+	__typeof__(mysql_num_rows) *mysql_num_rows;
+	__typeof__(mysql_optionsv) *mysql_optionsv;
+	__typeof__(mysql_ping) *mysql_ping;
+	__typeof__(mysql_real_connect) *mysql_real_connect;
+	__typeof__(mysql_real_query) *mysql_real_query;
+	__typeof__(mysql_select_db) *mysql_select_db;
+	__typeof__(mysql_stmt_affected_rows) *mysql_stmt_affected_rows;
+	__typeof__(mysql_stmt_bind_param) *mysql_stmt_bind_param;
+	__typeof__(mysql_stmt_bind_result) *mysql_stmt_bind_result;
+	__typeof__(mysql_stmt_close) *mysql_stmt_close;
+	__typeof__(mysql_stmt_errno) *mysql_stmt_errno;
+	__typeof__(mysql_stmt_error) *mysql_stmt_error;
+	__typeof__(mysql_stmt_execute) *mysql_stmt_execute;
+	__typeof__(mysql_stmt_fetch) *mysql_stmt_fetch;
+	__typeof__(mysql_stmt_fetch_column) *mysql_stmt_fetch_column;
+	__typeof__(mysql_stmt_field_count) *mysql_stmt_field_count;
+	__typeof__(mysql_stmt_free_result) *mysql_stmt_free_result;
+	__typeof__(mysql_stmt_init) *mysql_stmt_init;
+	__typeof__(mysql_stmt_more_results) *mysql_stmt_more_results;
+	__typeof__(mysql_stmt_next_result) *mysql_stmt_next_result;
+	__typeof__(mysql_stmt_param_count) *mysql_stmt_param_count;
+	__typeof__(mysql_stmt_prepare) *mysql_stmt_prepare;
+	__typeof__(mysql_stmt_result_metadata) *mysql_stmt_result_metadata;
+	__typeof__(mysql_store_result) *mysql_store_result;
+	__typeof__(mysql_thread_id) *mysql_thread_id;
+} my_api;
+static const char *const my_api_names[] = {
+	"mysql_affected_rows",
+	"mysql_close",
+	"mysql_errno",
+	"mysql_error",
+	"mysql_fetch_fields",
+	"mysql_fetch_lengths",
+	"mysql_fetch_row",
+	"mysql_field_count",
+	"mysql_free_result",
+	"mysql_get_socket",
+	"mysql_get_ssl_cipher",
+	"mysql_init",
+	"mysql_server_init",
+	"mysql_more_results",
+	"mysql_next_result",
+	"mysql_num_fields",
+	"mysql_num_rows",
+	"mysql_optionsv",
+	"mysql_ping",
+	"mysql_real_connect",
+	"mysql_real_query",
+	"mysql_select_db",
+	"mysql_stmt_affected_rows",
+	"mysql_stmt_bind_param",
+	"mysql_stmt_bind_result",
+	"mysql_stmt_close",
+	"mysql_stmt_errno",
+	"mysql_stmt_error",
+	"mysql_stmt_execute",
+	"mysql_stmt_fetch",
+	"mysql_stmt_fetch_column",
+	"mysql_stmt_field_count",
+	"mysql_stmt_free_result",
+	"mysql_stmt_init",
+	"mysql_stmt_more_results",
+	"mysql_stmt_next_result",
+	"mysql_stmt_param_count",
+	"mysql_stmt_prepare",
+	"mysql_stmt_result_metadata",
+	"mysql_store_result",
+	"mysql_thread_id",
+};
+static const char *const my_api_sonames[] = {"libmariadb.so.3", "libmariadb.so", NULL};
+static int my_api_state;
+static int my_api_load(char *err, size_t errlen)
+{
+	return dl_load(&my_api_state, "MariaDB/MySQL", my_api_sonames, my_api_names, (void **)&my_api,
+		       sizeof my_api_names / sizeof *my_api_names, err, errlen);
+}
+#define mysql_affected_rows (*my_api.mysql_affected_rows)
+#define mysql_close (*my_api.mysql_close)
+#define mysql_errno (*my_api.mysql_errno)
+#define mysql_error (*my_api.mysql_error)
+#define mysql_fetch_fields (*my_api.mysql_fetch_fields)
+#define mysql_fetch_lengths (*my_api.mysql_fetch_lengths)
+#define mysql_fetch_row (*my_api.mysql_fetch_row)
+#define mysql_field_count (*my_api.mysql_field_count)
+#define mysql_free_result (*my_api.mysql_free_result)
+#define mysql_get_socket (*my_api.mysql_get_socket)
+#define mysql_get_ssl_cipher (*my_api.mysql_get_ssl_cipher)
+#define mysql_init (*my_api.mysql_init)
+#undef mysql_library_init
+#define mysql_library_init (*my_api.mysql_server_init)
+#define mysql_more_results (*my_api.mysql_more_results)
+#define mysql_next_result (*my_api.mysql_next_result)
+#define mysql_num_fields (*my_api.mysql_num_fields)
+#define mysql_num_rows (*my_api.mysql_num_rows)
+#define mysql_optionsv (*my_api.mysql_optionsv)
+#define mysql_ping (*my_api.mysql_ping)
+#define mysql_real_connect (*my_api.mysql_real_connect)
+#define mysql_real_query (*my_api.mysql_real_query)
+#define mysql_select_db (*my_api.mysql_select_db)
+#define mysql_stmt_affected_rows (*my_api.mysql_stmt_affected_rows)
+#define mysql_stmt_bind_param (*my_api.mysql_stmt_bind_param)
+#define mysql_stmt_bind_result (*my_api.mysql_stmt_bind_result)
+#define mysql_stmt_close (*my_api.mysql_stmt_close)
+#define mysql_stmt_errno (*my_api.mysql_stmt_errno)
+#define mysql_stmt_error (*my_api.mysql_stmt_error)
+#define mysql_stmt_execute (*my_api.mysql_stmt_execute)
+#define mysql_stmt_fetch (*my_api.mysql_stmt_fetch)
+#define mysql_stmt_fetch_column (*my_api.mysql_stmt_fetch_column)
+#define mysql_stmt_field_count (*my_api.mysql_stmt_field_count)
+#define mysql_stmt_free_result (*my_api.mysql_stmt_free_result)
+#define mysql_stmt_init (*my_api.mysql_stmt_init)
+#define mysql_stmt_more_results (*my_api.mysql_stmt_more_results)
+#define mysql_stmt_next_result (*my_api.mysql_stmt_next_result)
+#define mysql_stmt_param_count (*my_api.mysql_stmt_param_count)
+#define mysql_stmt_prepare (*my_api.mysql_stmt_prepare)
+#define mysql_stmt_result_metadata (*my_api.mysql_stmt_result_metadata)
+#define mysql_store_result (*my_api.mysql_store_result)
+#define mysql_thread_id (*my_api.mysql_thread_id)
+
 
 #define STMT_CACHE 64
 #define FETCH_BUF 256          /* first buffer per text/blob column; longer cells are fetched apart */
@@ -316,6 +456,7 @@ static int parse_opts(my_conn *c, const db_url *u, char *err, size_t errlen)
 static int my_open(db_conn **out, const db_url *u, const char *schema, char *err, size_t errlen)
 {
 	*out = NULL;
+	if (my_api_load(err, errlen)) return DJC_ECONN;
 	const char *s = schema && *schema ? schema : u->dbname;
 	if (!s || !*s) {
 		snprintf(err, errlen, "no schema: give one or name a database in the URL (%s/DBNAME)", u->redacted);

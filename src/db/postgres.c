@@ -13,6 +13,112 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "dl.h"
+
+/* The library is loaded on first connect (dl.c); every call goes through
+ * this table. */
+static struct {
+	__typeof__(PQclear) *PQclear;
+	__typeof__(PQcmdStatus) *PQcmdStatus;
+	__typeof__(PQcmdTuples) *PQcmdTuples;
+	__typeof__(PQconnectdbParams) *PQconnectdbParams;
+	__typeof__(PQconsumeInput) *PQconsumeInput;
+	__typeof__(PQerrorMessage) *PQerrorMessage;
+	__typeof__(PQexec) *PQexec;
+	__typeof__(PQexecParams) *PQexecParams;
+	__typeof__(PQexecPrepared) *PQexecPrepared;
+	__typeof__(PQfinish) *PQfinish;
+	__typeof__(PQfmod) *PQfmod;
+	__typeof__(PQfname) *PQfname;
+	__typeof__(PQfreemem) *PQfreemem;
+	__typeof__(PQftype) *PQftype;
+	__typeof__(PQgetisnull) *PQgetisnull;
+	__typeof__(PQgetlength) *PQgetlength;
+	__typeof__(PQgetvalue) *PQgetvalue;
+	__typeof__(PQnfields) *PQnfields;
+	__typeof__(PQntuples) *PQntuples;
+	__typeof__(PQprepare) *PQprepare;
+	__typeof__(PQreset) *PQreset;
+	__typeof__(PQresultErrorField) *PQresultErrorField;
+	__typeof__(PQresultErrorMessage) *PQresultErrorMessage;
+	__typeof__(PQresultStatus) *PQresultStatus;
+	__typeof__(PQserverVersion) *PQserverVersion;
+	__typeof__(PQsetNoticeProcessor) *PQsetNoticeProcessor;
+	__typeof__(PQsocket) *PQsocket;
+	__typeof__(PQstatus) *PQstatus;
+	__typeof__(PQtransactionStatus) *PQtransactionStatus;
+	__typeof__(PQunescapeBytea) *PQunescapeBytea;
+} pq;
+static const char *const pq_names[] = {
+	"PQclear",
+	"PQcmdStatus",
+	"PQcmdTuples",
+	"PQconnectdbParams",
+	"PQconsumeInput",
+	"PQerrorMessage",
+	"PQexec",
+	"PQexecParams",
+	"PQexecPrepared",
+	"PQfinish",
+	"PQfmod",
+	"PQfname",
+	"PQfreemem",
+	"PQftype",
+	"PQgetisnull",
+	"PQgetlength",
+	"PQgetvalue",
+	"PQnfields",
+	"PQntuples",
+	"PQprepare",
+	"PQreset",
+	"PQresultErrorField",
+	"PQresultErrorMessage",
+	"PQresultStatus",
+	"PQserverVersion",
+	"PQsetNoticeProcessor",
+	"PQsocket",
+	"PQstatus",
+	"PQtransactionStatus",
+	"PQunescapeBytea",
+};
+static const char *const pq_sonames[] = {"libpq.so.5", "libpq.so", NULL};
+static int pq_state;
+static int pq_load(char *err, size_t errlen)
+{
+	return dl_load(&pq_state, "PostgreSQL", pq_sonames, pq_names, (void **)&pq,
+		       sizeof pq_names / sizeof *pq_names, err, errlen);
+}
+#define PQclear (*pq.PQclear)
+#define PQcmdStatus (*pq.PQcmdStatus)
+#define PQcmdTuples (*pq.PQcmdTuples)
+#define PQconnectdbParams (*pq.PQconnectdbParams)
+#define PQconsumeInput (*pq.PQconsumeInput)
+#define PQerrorMessage (*pq.PQerrorMessage)
+#define PQexec (*pq.PQexec)
+#define PQexecParams (*pq.PQexecParams)
+#define PQexecPrepared (*pq.PQexecPrepared)
+#define PQfinish (*pq.PQfinish)
+#define PQfmod (*pq.PQfmod)
+#define PQfname (*pq.PQfname)
+#define PQfreemem (*pq.PQfreemem)
+#define PQftype (*pq.PQftype)
+#define PQgetisnull (*pq.PQgetisnull)
+#define PQgetlength (*pq.PQgetlength)
+#define PQgetvalue (*pq.PQgetvalue)
+#define PQnfields (*pq.PQnfields)
+#define PQntuples (*pq.PQntuples)
+#define PQprepare (*pq.PQprepare)
+#define PQreset (*pq.PQreset)
+#define PQresultErrorField (*pq.PQresultErrorField)
+#define PQresultErrorMessage (*pq.PQresultErrorMessage)
+#define PQresultStatus (*pq.PQresultStatus)
+#define PQserverVersion (*pq.PQserverVersion)
+#define PQsetNoticeProcessor (*pq.PQsetNoticeProcessor)
+#define PQsocket (*pq.PQsocket)
+#define PQstatus (*pq.PQstatus)
+#define PQtransactionStatus (*pq.PQtransactionStatus)
+#define PQunescapeBytea (*pq.PQunescapeBytea)
+
 
 #define STMT_CACHE 64
 
@@ -239,6 +345,7 @@ static void kv_set(kv *a, const char *k, const char *v)
 static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err, size_t errlen)
 {
 	*out = NULL;
+	if (pq_load(err, errlen)) return DJC_ECONN;
 	char port[16];
 	char *host = u->host ? host_decode(u->host) : NULL;
 	kv a = {{0}, {0}, 0};
