@@ -143,8 +143,8 @@ if (rss.length) {
 const sm = recs.filter((r) => r.s === 'smaps' && r.Rss);
 if (sm.length) {
   p('Where a worker\'s memory goes (`djc populate --reserve-jobs --make`, sampled mid-run from /proc/PID/smaps_rollup): ');
-  p('most of the RSS is clean pages of shared libraries (libpq with OpenSSL/GSSAPI/LDAP, MariaDB Connector/C, SQLite, jansson — ');
-  p('`djc --version` alone peaks at about 8 MiB), shared with every other process that maps them; the worker\'s own memory is the private part.');
+  p('most of the RSS is clean pages of shared libraries, shared with every other process that maps them. libpq and MariaDB Connector/C are loaded only by a process that connects to such a server (`djc --version` peaks at about 2.3 MiB); ');
+  p('libpq brings OpenSSL, GSSAPI and LDAP with it (about 6.5 MiB in an empty program), which is why a PostgreSQL worker stays above 8 MiB; the worker\'s own memory is the private part.');
   p();
   p('| backend | RSS | shared clean (libraries) | private (own) | PSS | private < 8 MiB |');
   p('|---|---:|---:|---:|---:|---|');
