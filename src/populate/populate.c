@@ -452,7 +452,24 @@ static void work_reserved(worker *w)
 		size_t i = 0;
 		for (; i < n; i++) {
 			djc_job *job = jobs[i];
-			if (should_stop(w) || !take_call(w)) break;
+			if (should_stop(w)) break;
+			pthread_mutex_lock(&w->mu);
+			int unproven = w->lost || mono() - w->proved > w->lease / 2;
+			pthread_mutex_unlock(&w->mu);
+			if (i > 0 && unproven) {
+				/* the reservation of this claim was found lost, or has not
+				 * been proved for half a lease (a freeze, a cut, a slow
+				 * database): prove it now before starting another make under
+				 * it (the watchdog would stop that make at once), or leave
+				 * the rest */
+				long held = 0;
+				if (jobs_renew(w->c, w->t, job->token, w->lease, &held) != DJC_OK || held == 0) break;
+				pthread_mutex_lock(&w->mu);
+				w->proved = mono();
+				w->lost = 0;
+				pthread_mutex_unlock(&w->mu);
+			}
+			if (!take_call(w)) break;
 			hb_hold(w, job->token);
 			double t0 = mono();
 			staged st = {0};
