@@ -285,13 +285,12 @@ int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, doub
 	/* Looked for at most every min(1 s, lease/4) per process: that keeps
 	 * the takeover bound (a lease plus a second) without a second claim
 	 * statement per job on the hot path. */
-	static double last_lapsed_check = -1e9;
 	struct timespec mts;
 	clock_gettime(CLOCK_MONOTONIC, &mts);
 	double mnow = (double)mts.tv_sec + mts.tv_nsec / 1e9;
 	double every = lease / 4 < 1.0 ? lease / 4 : 1.0;
-	if (mnow - last_lapsed_check >= every) {
-		last_lapsed_check = mnow;
+	if (!t->lapsed_check || mnow - t->lapsed_check >= every) {
+		t->lapsed_check = mnow;
 		rc = c->db->drv->claim(c->db, &lcl, &r);
 	} else {
 		rc = DJC_OK;
@@ -616,6 +615,58 @@ int jobs_release(djc_conn *c, table *t, int64_t token)
 	int rc = db_exec(c->db, sb_str(&q), &p, 1, NULL);
 	sb_free(&q);
 	return rc ? conn_dbfail(c, rc, "release") : DJC_OK;
+}
+
+/* Fenced statements on one job: key, token and status reserved. */
+static int one_job(djc_conn *c, djc_job *job, const char *set, const val_t *sp, size_t nsp, long *hit)
+{
+	sb_t q = SB_INIT;
+	pvec p = {0};
+	for (size_t i = 0; i < nsp; i++) { val_t v; val_copy(&v, &sp[i]); pvec_push(&p, v); }
+	sb_add(&q, "UPDATE ");
+	qi(c, &q, job->t->jobs_name);
+	sb_printf(&q, " SET %s WHERE ", set);
+	key_cond(c, job->t, job->key, NULL, &q, &p);
+	sb_add(&q, " AND ");
+	qi(c, &q, "token");
+	sb_add(&q, " = ? AND ");
+	qi(c, &q, "status");
+	sb_add(&q, " = 'reserved'");
+	pvec_push(&p, val_int(job->token));
+	db_res *r = NULL;
+	int rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r);
+	if (!rc) *hit = (long)r->affected;
+	db_res_free(r);
+	sb_free(&q);
+	pvec_free(&p);
+	return rc ? conn_dbfail(c, rc, job->t->jobs_name) : DJC_OK;
+}
+
+int jobs_hold(djc_conn *c, djc_job *job, double lease, long *held)
+{
+	sb_t set = SB_INIT;
+	qi(c, &set, "avail_time");
+	sb_add(&set, " = ");
+	now_plus(c, &set);
+	val_t p = val_float(lease);
+	int rc = one_job(c, job, sb_str(&set), &p, 1, held);
+	sb_free(&set);
+	return rc;
+}
+
+int jobs_release_job(djc_conn *c, djc_job *job)
+{
+	sb_t set = SB_INIT;
+	qi(c, &set, "status"); sb_add(&set, " = 'pending', ");
+	qi(c, &set, "avail_time"); sb_add(&set, " = ");
+	now(c, &set);
+	sb_add(&set, ", ");
+	qi(c, &set, "token"); sb_add(&set, " = NULL, ");
+	qi(c, &set, "last_end"); sb_add(&set, " = 'released'");
+	long hit = 0;
+	int rc = one_job(c, job, sb_str(&set), NULL, 0, &hit);
+	sb_free(&set);
+	return rc;
 }
 
 long jobs_ready_count(djc_conn *c, table *t, const char *where, long max_priority)

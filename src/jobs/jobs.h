@@ -46,6 +46,11 @@ int jobs_fail(djc_conn *c, djc_job *job, const char *message, const char *stack,
 int jobs_fail_pid(djc_conn *c, table *t, const char *host, long pid, const char *message);
 /* Return jobs still reserved under token to pending (early stop). */
 int jobs_release(djc_conn *c, table *t, int64_t token);
+/* Renew the lease of one job if it is still reserved under its token
+ * (*held 1) — proof that this worker still holds it — else *held 0. */
+int jobs_hold(djc_conn *c, djc_job *job, double lease, long *held);
+/* Return one job to pending if still reserved under its token. */
+int jobs_release_job(djc_conn *c, djc_job *job);
 /* Count takeable jobs matching where (progress totals). */
 long jobs_ready_count(djc_conn *c, table *t, const char *where, long max_priority);
 /* Truncate to DataJoint's 2047 characters, ending in "...truncated". */

@@ -240,7 +240,7 @@ static double mono(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, volatile int *lost, staged *out,
+int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, atomic_int *lost, staged *out,
 		 make_result *res)
 {
 	memset(res, 0, sizeof *res);
@@ -318,7 +318,7 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, v
 		if (fin >= 0) { ii = np; pf[np].fd = fin; pf[np++].events = POLLOUT; }
 		int pr = poll(pf, (nfds_t)np, 100);
 		if (pr < 0 && errno != EINTR) break;
-		if (!stop_reason && ((lost && *lost) || populate_signal || too_big)) {
+		if (!stop_reason && ((lost && atomic_load(lost)) || populate_signal || too_big)) {
 			stop_reason = too_big ? 3 : populate_signal ? 2 : 1;
 			kill(-pid, SIGTERM);
 			stop_at = mono();
@@ -360,7 +360,7 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, v
 	}
 	if (fin >= 0) close(fin);
 	while (!reaped && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-		if (!stop_reason && ((lost && *lost) || populate_signal)) { stop_reason = populate_signal ? 2 : 1; kill(-pid, SIGTERM); }
+		if (!stop_reason && ((lost && atomic_load(lost)) || populate_signal)) { stop_reason = populate_signal ? 2 : 1; kill(-pid, SIGTERM); }
 	}
 	clean_utf8(tail, &tlen);
 	if (tlen) res->stack = xstrndup(tail, tlen);

@@ -9,6 +9,7 @@
 #include "progress.h"
 #include "util/config.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -44,7 +45,7 @@ typedef struct worker {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int64_t token;
-	volatile int lost;
+	atomic_int lost;
 	int quit;
 	double lease;
 	djc_conn *hbc;
@@ -113,6 +114,27 @@ static void report_error(worker *w, const djc_row *key, const char *msg)
 	if (!w->o->suppress_errors) atomic_store(&w->sh->stop, 1);
 }
 
+/* Tell the parent which job this worker child is making, so that if the
+ * child dies of a signal the parent records that job (and only it) as the
+ * make's failure and hands the rest of the child's claim back. */
+static void report_making(worker *w, djc_job *job)
+{
+	char *k = key_to_json(w->t, job->key, 1);
+	sb_t b = SB_INIT;
+	sb_add(&b, "{\"making\":");
+	json_quote(&b, k, strlen(k));
+	sb_printf(&b, ",\"token\":\"%lld\"}\n", (long long)job->token);
+	free(k);
+	size_t off = 0;
+	while (off < b.len) {
+		ssize_t r = write(w->outfd, b.s + off, b.len - off);
+		if (r < 0 && errno == EINTR) continue;
+		if (r <= 0) break;
+		off += (size_t)r;
+	}
+	sb_free(&b);
+}
+
 static void tick(worker *w, int final)
 {
 	if (w->prog)
@@ -173,7 +195,8 @@ static void *hb_main(void *arg)
 		long held = 0;
 		int rc = jobs_renew(w->hbc, w->t, tok, w->lease, &held);
 		pthread_mutex_lock(&w->mu);
-		if (w->gen != gen) continue;          /* the worker moved on meanwhile */
+		(void)gen;
+		if (w->token != tok) continue;        /* the worker moved on to another claim */
 		if (rc == DJC_OK && held == 0) w->lost = 1;   /* taken or reset: stop the make */
 		else if (rc == DJC_OK && t0 > w->proved) w->proved = t0;
 	}
@@ -463,7 +486,7 @@ static void work_reserved(worker *w)
 				 * it (the watchdog would stop that make at once), or leave
 				 * the rest */
 				long held = 0;
-				if (jobs_renew(w->c, w->t, job->token, w->lease, &held) != DJC_OK || held == 0) break;
+				if (jobs_hold(w->c, job, w->lease, &held) != DJC_OK || held == 0) break;
 				pthread_mutex_lock(&w->mu);
 				w->proved = mono();
 				w->lost = 0;
@@ -471,6 +494,7 @@ static void work_reserved(worker *w)
 			}
 			if (!take_call(w)) break;
 			hb_hold(w, job->token);
+			if (w->outfd >= 0) report_making(w, job);
 			double t0 = mono();
 			staged st = {0};
 			make_result mr;
@@ -490,12 +514,16 @@ static void work_reserved(worker *w)
 				} else
 					finish_one(w, job, &st, dur);
 			} else if (mr.stopped == 1 || (ok && w->lost)) {
-				atomic_fetch_add(&w->sh->lost, 1);   /* someone else holds it now */
+				/* someone else holds it now, or (watchdog) nobody could prove
+				 * we do: if it is still ours, hand it back at once rather than
+				 * renewing it with the rest of the batch */
+				atomic_fetch_add(&w->sh->lost, 1);
+				jobs_release_job(w->c, job);
 			} else {
 				if (i + 1 == n) { group_flush(w, &g); hb_hold(w, 0); }
 				rc = fail_job(w, job, mr.message, mr.stack, dur);
-				if (rc == DJC_ELOST) atomic_fetch_add(&w->sh->lost, 1);
-				report_error(w, job->key, mr.message);
+				if (rc == DJC_ELOST) atomic_fetch_add(&w->sh->lost, 1);   /* someone else's now */
+				else report_error(w, job->key, mr.message);
 			}
 			staged_free(&st);
 			make_result_free(&mr);
@@ -582,14 +610,86 @@ int djc_progress(djc_conn *c, const char *name, const char *where, long *remaini
 	return rc;
 }
 
-static void gather_line(djc_populate_result *res, char *line)
+typedef struct making { char *key; int64_t token; } making;
+
+static void gather_line(djc_populate_result *res, char *line, making *mk)
 {
 	json_t *j = json_loads(line, 0, NULL);
-	if (j) {
+	if (!j) return;
+	json_t *mkey = json_object_get(j, "making");
+	if (json_is_string(mkey)) {
+		free(mk->key);
+		mk->key = xstrdup(json_string_value(mkey));
+		mk->token = strtoll(json_string_value(json_object_get(j, "token")) ? json_string_value(json_object_get(j, "token")) : "0", NULL, 10);
+	} else {
 		json_t *k = json_object_get(j, "key"), *m = json_object_get(j, "message");
 		add_error(res, json_is_string(k) ? json_string_value(k) : "{}", json_is_string(m) ? json_string_value(m) : "make failed");
-		json_decref(j);
 	}
+	json_decref(j);
+}
+
+/* A worker child died of a signal: its current job is that make's failure
+ * (fenced by key and token); the rest of its claim goes back to pending. */
+static void child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const char *msg)
+{
+	if (!mk->key) { jobs_fail_pid(c, t, jobs_host(), (long)pid, msg); return; }
+	json_t *kj = json_loads(mk->key, 0, NULL);
+	djc_row *key = NULL;
+	char *err = NULL;
+	if (kj && !row_from_json_obj(t, kj, &key, &err)) {
+		djc_job job = {t, key, mk->token, 0};
+		jobs_fail(c, &job, msg, NULL, 0);
+		jobs_release(c, t, mk->token);
+	} else
+		jobs_fail_pid(c, t, jobs_host(), (long)pid, msg);
+	json_decref(kj);
+	djc_row_free(key);
+	free(err);
+}
+
+/* Fork a worker child with its own connection; it reports errors (and,
+ * reserving, the job it is making) as JSON lines on a pipe whose read end
+ * goes to *fd. fds[0..nfds) are the other children's pipes, closed in the
+ * child. Returns the child's pid, or -1. */
+static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, shared *sh,
+			  djc_rowset *keys, const int *fds, int nfds, int *fd)
+{
+	int pf[2];
+	if (pipe(pf)) return -1;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) { close(pf[0]); close(pf[1]); return -1; }
+	if (pid == 0) {
+		close(pf[0]);
+		fcntl(pf[1], F_SETFD, FD_CLOEXEC);   /* make programs must not hold it open */
+		for (int k = 0; k < nfds; k++) if (fds[k] >= 0) close(fds[k]);
+		/* a fresh connection: never touch the parent's */
+		djc_conn *cc = NULL;
+		int crc = djc_open(&cc, c->url, c->schema);
+		worker w = {0};
+		djc_populate_result cres = {0};
+		w.c = cc; w.o = o; w.argv = argv; w.sh = sh; w.res = &cres; w.outfd = pf[1];
+		if (!crc) crc = conn_table(cc, t->name, &w.t);
+		if (!crc && o->reserve_jobs) crc = hb_start(&w);
+		if (crc) {
+			sb_t b = SB_INIT;
+			sb_add(&b, "{\"key\":\"{}\",\"message\":");
+			json_quote(&b, djc_error_last(cc), strlen(djc_error_last(cc)));
+			sb_add(&b, "}\n");
+			if (write(pf[1], b.s, b.len) < 0) {}
+			atomic_fetch_add(&sh->errors, 1);
+			atomic_store(&sh->stop, 1);
+			_exit(3);
+		}
+		if (o->reserve_jobs) { work_reserved(&w); hb_stop(&w); }
+		else work_direct(&w, keys);
+		djc_close(cc);
+		_exit(populate_signal ? 4 : 0);
+	}
+	close(pf[1]);
+	fcntl(pf[0], F_SETFL, O_NONBLOCK);
+	*fd = pf[0];
+	return pid;
 }
 
 int djc_populate(djc_conn *c, const char *name, const djc_populate_options *o, djc_populate_result **out)
@@ -665,46 +765,21 @@ int djc_populate(djc_conn *c, const char *name, const djc_populate_options *o, d
 		pid_t pids[MAX_PROCS];
 		int fds[MAX_PROCS];
 		sb_t bufs[MAX_PROCS];
+		making mk[MAX_PROCS];
+		memset(mk, 0, sizeof mk);
 		int n = 0;
 		fflush(NULL);
 		for (int i = 0; i < procs; i++) {
-			int pf[2];
-			if (pipe(pf)) break;
-			pid_t pid = fork();
-			if (pid < 0) { close(pf[0]); close(pf[1]); break; }
-			if (pid == 0) {
-				close(pf[0]);
-				for (int k = 0; k < n; k++) close(fds[k]);
-				/* a fresh connection: never touch the parent's */
-				djc_conn *cc = NULL;
-				int crc = djc_open(&cc, c->url, c->schema);
-				worker w = {0};
-				djc_populate_result cres = {0};
-				w.c = cc; w.o = o; w.argv = argv; w.sh = sh; w.res = &cres; w.outfd = pf[1];
-				if (!crc) crc = conn_table(cc, t->name, &w.t);
-				if (!crc && o->reserve_jobs) crc = hb_start(&w);
-				if (crc) {
-					sb_t b = SB_INIT;
-					sb_add(&b, "{\"key\":\"{}\",\"message\":");
-					json_quote(&b, djc_error_last(cc), strlen(djc_error_last(cc)));
-					sb_add(&b, "}\n");
-					if (write(pf[1], b.s, b.len) < 0) {}
-					atomic_fetch_add(&sh->errors, 1);
-					atomic_store(&sh->stop, 1);
-					_exit(3);
-				}
-				if (o->reserve_jobs) { work_reserved(&w); hb_stop(&w); }
-				else work_direct(&w, keys);
-				djc_close(cc);
-				_exit(populate_signal ? 4 : 0);
-			}
-			close(pf[1]);
+			int fd;
+			pid_t pid = spawn_worker(c, t, o, argv, sh, keys, fds, n, &fd);
+			if (pid < 0) break;
 			pids[n] = pid;
-			fds[n] = pf[0];
+			fds[n] = fd;
 			sb_t z = SB_INIT;
 			bufs[n] = z;
 			n++;
 		}
+		int respawns = 0;
 		int alive = n, forwarded = 0;
 		while (alive > 0) {
 			struct pollfd pfd[MAX_PROCS];
@@ -721,33 +796,57 @@ int djc_populate(djc_conn *c, const char *name, const djc_populate_options *o, d
 					char *nl;
 					while (bufs[i].s && (nl = strchr(bufs[i].s, '\n'))) {
 						*nl = 0;
-						gather_line(res, bufs[i].s);
+						gather_line(res, bufs[i].s, &mk[i]);
 						size_t used = (size_t)(nl - bufs[i].s) + 1;
 						memmove(bufs[i].s, bufs[i].s + used, bufs[i].len - used + 1);
 						bufs[i].len -= used;
 					}
-				} else if (r == 0 || errno != EINTR) { close(fds[i]); fds[i] = -1; }
+				} else if (r == 0 || (errno != EINTR && errno != EAGAIN)) { close(fds[i]); fds[i] = -1; }
 			}
 			if (populate_signal && !forwarded) {
 				for (int i = 0; i < n; i++) if (pids[i] > 0) kill(pids[i], populate_signal);
 				forwarded = 1;
 			}
-			int st;
-			pid_t p;
-			while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
-				for (int i = 0; i < n; i++) {
-					if (pids[i] != p) continue;
-					pids[i] = -1;
-					alive--;
-					if (WIFSIGNALED(st) && !(forwarded && (WTERMSIG(st) == SIGINT || WTERMSIG(st) == SIGTERM))) {
-						/* the worker died of its own (a crash in a C make, an OOM kill):
-						 * its job is that make's failure, recorded now */
-						char msg[128];
-						snprintf(msg, sizeof msg, "make killed by signal %d (worker process %d died)", WTERMSIG(st), (int)p);
-						if (o->reserve_jobs) jobs_fail_pid(c, t, jobs_host(), (long)p, msg);
-						add_error(res, "{}", msg);
-						atomic_fetch_add(&sh->errors, 1);
-						if (!o->suppress_errors) atomic_store(&sh->stop, 1);
+			for (int i = 0; i < n; i++) {
+				int st;
+				if (pids[i] <= 0 || waitpid(pids[i], &st, WNOHANG) != pids[i]) continue;
+				pid_t p = pids[i];
+				pids[i] = -1;
+				alive--;
+				/* what it wrote last (its current job) may still be in the pipe */
+				char buf[8192];
+				ssize_t r;
+				while (fds[i] >= 0 && ((r = read(fds[i], buf, sizeof buf)) > 0 || (r < 0 && errno == EINTR)))
+					if (r > 0) sb_addn(&bufs[i], buf, (size_t)r);
+				char *nl;
+				while (bufs[i].s && (nl = strchr(bufs[i].s, '\n'))) {
+					*nl = 0;
+					gather_line(res, bufs[i].s, &mk[i]);
+					size_t used = (size_t)(nl - bufs[i].s) + 1;
+					memmove(bufs[i].s, bufs[i].s + used, bufs[i].len - used + 1);
+					bufs[i].len -= used;
+				}
+				if (WIFSIGNALED(st) && !(forwarded && (WTERMSIG(st) == SIGINT || WTERMSIG(st) == SIGTERM))) {
+					/* the worker died of its own (a crash in a C make, an OOM kill):
+					 * its job is that make's failure, recorded now */
+					char msg[128];
+					snprintf(msg, sizeof msg, "make killed by signal %d (worker process %d died)", WTERMSIG(st), (int)p);
+					if (o->reserve_jobs) child_died(c, t, &mk[i], p, msg);
+					add_error(res, mk[i].key ? mk[i].key : "{}", msg);
+					atomic_fetch_add(&sh->errors, 1);
+					if (!o->suppress_errors) atomic_store(&sh->stop, 1);
+					/* the rest of the work (and the jobs handed back) need a
+					 * worker: start a new one in its place, a bounded number
+					 * of times so a make that always crashes ends */
+					if (!atomic_load(&sh->stop) && !populate_signal && respawns < 4 * procs) {
+						int fd;
+						if (fds[i] >= 0) close(fds[i]);
+						fds[i] = -1;
+						sb_reset(&bufs[i]);
+						free(mk[i].key);
+						mk[i].key = NULL;
+						pid_t npid = spawn_worker(c, t, o, argv, sh, keys, fds, n, &fd);
+						if (npid > 0) { pids[i] = npid; fds[i] = fd; alive++; respawns++; }
 					}
 				}
 			}
@@ -764,11 +863,12 @@ int djc_populate(djc_conn *c, const char *name, const djc_populate_options *o, d
 			char *line = bufs[i].s, *nl;
 			while (line && (nl = strchr(line, '\n'))) {
 				*nl = 0;
-				gather_line(res, line);
+				gather_line(res, line, &mk[i]);
 				line = nl + 1;
 			}
 			if (fds[i] >= 0) close(fds[i]);
 			sb_free(&bufs[i]);
+			free(mk[i].key);
 		}
 		if (n == 0) rc = conn_fail(c, DJC_ERROR, "cannot start worker processes: %s", strerror(errno));
 	}

@@ -3,6 +3,7 @@
 #ifndef DJC_POPULATE_H
 #define DJC_POPULATE_H
 #include <signal.h>
+#include <stdatomic.h>
 #include "jobs/jobs.h"
 
 /* Rows staged by one make: parallel arrays of target tables and prepared rows. */
@@ -37,7 +38,7 @@ extern volatile sig_atomic_t populate_signal;   /* SIGINT/SIGTERM received */
 
 /* Run the make program argv for key; stage and check its rows. `lost` (may
  * be NULL) is polled: when it becomes non-zero the program is stopped. */
-int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, volatile int *lost,
+int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, atomic_int *lost,
 		 staged *out, make_result *res);
 /* Call a C make for key. */
 int make_callback(djc_conn *c, table *t, const djc_row *key, djc_make_fn fn, void *payload, staged *out,
