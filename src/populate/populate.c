@@ -459,6 +459,7 @@ static void work_reserved(worker *w)
 	group g = {xcalloc((size_t)batch, sizeof(djc_job *)), xcalloc((size_t)batch, sizeof(staged)),
 		   xcalloc((size_t)batch, sizeof(double)), 0, 0};
 	retry cr = {0, 0};
+	int empty_claims = 0;
 	while (!should_stop(w)) {
 		if (w->o->max_calls > 0 && atomic_load(&w->sh->calls) >= w->o->max_calls) break;
 		djc_job **jobs = NULL;
@@ -471,7 +472,15 @@ static void work_reserved(worker *w)
 			break;
 		}
 		cr.start = 0;
-		if (!n) break;
+		if (!n) {
+			/* An empty claim can be momentary: rows locked by a claim or a
+			 * commit in flight are skipped (SKIP LOCKED), and a job handed
+			 * back a moment ago may not be visible yet. Look twice more
+			 * before leaving. */
+			if (empty_claims++ < 2) { usleep(empty_claims == 1 ? 20000 : 100000); continue; }
+			break;
+		}
+		empty_claims = 0;
 		size_t i = 0;
 		for (; i < n; i++) {
 			djc_job *job = jobs[i];
