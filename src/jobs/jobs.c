@@ -352,6 +352,28 @@ int jobs_renew(djc_conn *c, table *t, int64_t token, double lease, long *held)
 	return DJC_OK;
 }
 
+/* Finish q (an UPDATE ... SET ... or DELETE FROM of the jobs table) with
+ * the fence "WHERE key AND token = ? AND status = 'reserved'", run it with
+ * p, and free both; *hit = rows affected. */
+static int run_fenced(djc_conn *c, djc_job *job, sb_t *q, pvec *p, long *hit)
+{
+	sb_add(q, " WHERE ");
+	key_cond(c, job->t, job->key, NULL, q, p);
+	sb_add(q, " AND ");
+	qi(c, q, "token");
+	sb_add(q, " = ? AND ");
+	qi(c, q, "status");
+	sb_add(q, " = 'reserved'");
+	pvec_push(p, val_int(job->token));
+	db_res *r = NULL;
+	int rc = db_exec(c->db, sb_str(q), p->v, p->n, &r);
+	if (!rc) *hit = (long)r->affected;
+	db_res_free(r);
+	sb_free(q);
+	pvec_free(p);
+	return rc;
+}
+
 /* UPDATE/DELETE the job row fenced by its token; *hit = rows affected. */
 static int close_job(djc_conn *c, djc_job *job, const char *status, const char *msg, const char *stack,
 		     double duration, long *hit)
@@ -384,21 +406,7 @@ static int close_job(djc_conn *c, djc_job *job, const char *status, const char *
 		sb_add(&q, "DELETE FROM ");
 		qi(c, &q, job->t->jobs_name);
 	}
-	sb_add(&q, " WHERE ");
-	key_cond(c, job->t, job->key, NULL, &q, &p);
-	sb_add(&q, " AND ");
-	qi(c, &q, "token");
-	sb_add(&q, " = ? AND ");
-	qi(c, &q, "status");
-	sb_add(&q, " = 'reserved'");
-	pvec_push(&p, val_int(job->token));
-	db_res *r = NULL;
-	int rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r);
-	if (!rc) *hit = (long)r->affected;
-	db_res_free(r);
-	sb_free(&q);
-	pvec_free(&p);
-	return rc;
+	return run_fenced(c, job, &q, &p, hit);
 }
 
 int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_t n, double duration)
@@ -625,20 +633,8 @@ static int one_job(djc_conn *c, djc_job *job, const char *set, const val_t *sp, 
 	for (size_t i = 0; i < nsp; i++) { val_t v; val_copy(&v, &sp[i]); pvec_push(&p, v); }
 	sb_add(&q, "UPDATE ");
 	qi(c, &q, job->t->jobs_name);
-	sb_printf(&q, " SET %s WHERE ", set);
-	key_cond(c, job->t, job->key, NULL, &q, &p);
-	sb_add(&q, " AND ");
-	qi(c, &q, "token");
-	sb_add(&q, " = ? AND ");
-	qi(c, &q, "status");
-	sb_add(&q, " = 'reserved'");
-	pvec_push(&p, val_int(job->token));
-	db_res *r = NULL;
-	int rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r);
-	if (!rc) *hit = (long)r->affected;
-	db_res_free(r);
-	sb_free(&q);
-	pvec_free(&p);
+	sb_printf(&q, " SET %s", set);
+	int rc = run_fenced(c, job, &q, &p, hit);
 	return rc ? conn_dbfail(c, rc, job->t->jobs_name) : DJC_OK;
 }
 

@@ -56,7 +56,6 @@ typedef struct worker {
 	int wd_on;
 	double proved;
 	int64_t proved_token;
-	unsigned long gen;        /* bumped by every hb_hold */
 } worker;
 
 void djc_populate_options_init(djc_populate_options *o)
@@ -88,6 +87,18 @@ static void add_error(djc_populate_result *r, const char *key, const char *msg)
 	r->n_errors++;
 }
 
+/* A line to the parent; a pipe write of a whole line, retried on EINTR. */
+static void write_all(int fd, const sb_t *b)
+{
+	size_t off = 0;
+	while (off < b->len) {
+		ssize_t n = write(fd, b->s + off, b->len - off);
+		if (n < 0 && errno == EINTR) continue;
+		if (n <= 0) break;
+		off += (size_t)n;
+	}
+}
+
 static void report_error(worker *w, const djc_row *key, const char *msg)
 {
 	char *k = key ? key_to_json(w->t, key, 1) : xstrdup("{}");
@@ -100,13 +111,7 @@ static void report_error(worker *w, const djc_row *key, const char *msg)
 		sb_add(&b, ",\"message\":");
 		json_quote(&b, msg ? msg : "make failed", strlen(msg ? msg : "make failed"));
 		sb_add(&b, "}\n");
-		size_t off = 0;
-		while (off < b.len) {
-			ssize_t n = write(w->outfd, b.s + off, b.len - off);
-			if (n < 0 && errno == EINTR) continue;
-			if (n <= 0) break;
-			off += (size_t)n;
-		}
+		write_all(w->outfd, &b);
 		sb_free(&b);
 	} else
 		add_error(w->res, k, msg);
@@ -125,13 +130,7 @@ static void report_making(worker *w, djc_job *job)
 	json_quote(&b, k, strlen(k));
 	sb_printf(&b, ",\"token\":\"%lld\"}\n", (long long)job->token);
 	free(k);
-	size_t off = 0;
-	while (off < b.len) {
-		ssize_t r = write(w->outfd, b.s + off, b.len - off);
-		if (r < 0 && errno == EINTR) continue;
-		if (r <= 0) break;
-		off += (size_t)r;
-	}
+	write_all(w->outfd, &b);
 	sb_free(&b);
 }
 
@@ -189,13 +188,11 @@ static void *hb_main(void *arg)
 		if (w->quit) break;
 		if (!w->token) continue;
 		int64_t tok = w->token;
-		unsigned long gen = w->gen;
 		pthread_mutex_unlock(&w->mu);
 		double t0 = mono();
 		long held = 0;
 		int rc = jobs_renew(w->hbc, w->t, tok, w->lease, &held);
 		pthread_mutex_lock(&w->mu);
-		(void)gen;
 		if (w->token != tok) continue;        /* the worker moved on to another claim */
 		if (rc == DJC_OK && held == 0) w->lost = 1;   /* taken or reset: stop the make */
 		else if (rc == DJC_OK && t0 > w->proved) w->proved = t0;
@@ -239,7 +236,6 @@ static int hb_start(worker *w)
 	pthread_cond_init(&w->cv, NULL);
 	w->quit = 0;
 	w->token = 0;
-	w->gen = 0;
 	w->proved = mono();
 	if (pthread_create(&w->hb, NULL, hb_main, w)) {
 		djc_close(w->hbc);
@@ -273,7 +269,6 @@ static void hb_hold(worker *w, int64_t token)
 	pthread_mutex_lock(&w->mu);
 	w->token = token;
 	w->lost = 0;
-	w->gen++;
 	if (token != w->proved_token) w->proved = mono();   /* the claim just proved it */
 	w->proved_token = token;
 	pthread_mutex_unlock(&w->mu);
@@ -637,6 +632,29 @@ static void gather_line(djc_populate_result *res, char *line, making *mk)
 	json_decref(j);
 }
 
+/* Read what a child wrote to its (non-blocking) pipe and handle each whole
+ * line. At end of file the pipe is closed and *fd set to -1. */
+static void drain(int *fd, sb_t *buf, djc_populate_result *res, making *mk)
+{
+	char tmp[8192];
+	for (;;) {
+		if (*fd < 0) break;
+		ssize_t r = read(*fd, tmp, sizeof tmp);
+		if (r > 0) { sb_addn(buf, tmp, (size_t)r); continue; }
+		if (r < 0 && errno == EINTR) continue;
+		if (r == 0 || errno != EAGAIN) { close(*fd); *fd = -1; }
+		break;
+	}
+	char *nl;
+	while (buf->s && (nl = strchr(buf->s, '\n'))) {
+		*nl = 0;
+		gather_line(res, buf->s, mk);
+		size_t used = (size_t)(nl - buf->s) + 1;
+		memmove(buf->s, buf->s + used, buf->len - used + 1);
+		buf->len -= used;
+	}
+}
+
 /* A worker child died of a signal: its current job is that make's failure
  * (fenced by key and token); the rest of its claim goes back to pending. */
 static void child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const char *msg)
@@ -798,19 +816,7 @@ int djc_populate(djc_conn *c, const char *name, const djc_populate_options *o, d
 			for (int k = 0; k < np; k++) {
 				if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
 				int i = map[k];
-				char buf[8192];
-				ssize_t r = read(fds[i], buf, sizeof buf);
-				if (r > 0) {
-					sb_addn(&bufs[i], buf, (size_t)r);
-					char *nl;
-					while (bufs[i].s && (nl = strchr(bufs[i].s, '\n'))) {
-						*nl = 0;
-						gather_line(res, bufs[i].s, &mk[i]);
-						size_t used = (size_t)(nl - bufs[i].s) + 1;
-						memmove(bufs[i].s, bufs[i].s + used, bufs[i].len - used + 1);
-						bufs[i].len -= used;
-					}
-				} else if (r == 0 || (errno != EINTR && errno != EAGAIN)) { close(fds[i]); fds[i] = -1; }
+				drain(&fds[i], &bufs[i], res, &mk[i]);
 			}
 			if (populate_signal && !forwarded) {
 				for (int i = 0; i < n; i++) if (pids[i] > 0) kill(pids[i], populate_signal);
@@ -823,18 +829,7 @@ int djc_populate(djc_conn *c, const char *name, const djc_populate_options *o, d
 				pids[i] = -1;
 				alive--;
 				/* what it wrote last (its current job) may still be in the pipe */
-				char buf[8192];
-				ssize_t r;
-				while (fds[i] >= 0 && ((r = read(fds[i], buf, sizeof buf)) > 0 || (r < 0 && errno == EINTR)))
-					if (r > 0) sb_addn(&bufs[i], buf, (size_t)r);
-				char *nl;
-				while (bufs[i].s && (nl = strchr(bufs[i].s, '\n'))) {
-					*nl = 0;
-					gather_line(res, bufs[i].s, &mk[i]);
-					size_t used = (size_t)(nl - bufs[i].s) + 1;
-					memmove(bufs[i].s, bufs[i].s + used, bufs[i].len - used + 1);
-					bufs[i].len -= used;
-				}
+				drain(&fds[i], &bufs[i], res, &mk[i]);
 				if (WIFSIGNALED(st) && !(forwarded && (WTERMSIG(st) == SIGINT || WTERMSIG(st) == SIGTERM))) {
 					/* the worker died of its own (a crash in a C make, an OOM kill):
 					 * its job is that make's failure, recorded now */
@@ -865,16 +860,7 @@ int djc_populate(djc_conn *c, const char *name, const djc_populate_options *o, d
 		/* the children are gone: read what they wrote last (the loop above
 		 * may have reaped the last one before reading its pipe to the end) */
 		for (int i = 0; i < n; i++) {
-			char buf[8192];
-			ssize_t r;
-			while (fds[i] >= 0 && ((r = read(fds[i], buf, sizeof buf)) > 0 || (r < 0 && errno == EINTR)))
-				if (r > 0) sb_addn(&bufs[i], buf, (size_t)r);
-			char *line = bufs[i].s, *nl;
-			while (line && (nl = strchr(line, '\n'))) {
-				*nl = 0;
-				gather_line(res, line, &mk[i]);
-				line = nl + 1;
-			}
+			drain(&fds[i], &bufs[i], res, &mk[i]);
 			if (fds[i] >= 0) close(fds[i]);
 			sb_free(&bufs[i]);
 			free(mk[i].key);
