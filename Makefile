@@ -8,7 +8,7 @@ BUILD   ?= build
 CFLAGS  += -std=c11 $(OPT) -Wall -Wextra -Wshadow -Wno-unused-parameter -fno-strict-aliasing $(SAN)
 CPPFLAGS += -Iinclude -Isrc -I/usr/include/mariadb -I/usr/include/postgresql -D_GNU_SOURCE
 # libpq and MariaDB Connector/C are loaded when first used (src/db/dl.c)
-LDLIBS  = -lsqlite3 -ljansson -lpthread -lm -ldl
+LDLIBS  = -ljansson -lpthread -ldl
 LDFLAGS += $(SAN)
 
 LIB_SRC := $(sort $(wildcard src/util/*.c src/db/*.c src/schema/*.c src/table/*.c src/jobs/*.c src/populate/*.c))
@@ -46,9 +46,10 @@ $(BUILD)/tests/%: tests/helpers/%.c $(BUILD)/libdjc.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdjc.a $(LDLIBS)
 
+# the example's own makes use libm; libdjc does not
 $(BUILD)/examples/spikes: examples/spikes.c $(BUILD)/libdjc.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdjc.a $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdjc.a $(LDLIBS) -lm
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libdjc.a
 	@mkdir -p $(dir $@)

@@ -83,10 +83,20 @@ static const char *const pq_names[] = {
 };
 static const char *const pq_sonames[] = {"libpq.so.5", "libpq.so", NULL};
 static int pq_state;
+/* Debian's libpq brings libldap, which brings GnuTLS, whose constructor
+ * initialises itself when loaded (~0.7 MiB of a worker's memory). Neither
+ * libpq nor djc uses GnuTLS (libpq's TLS is OpenSSL; libldap initialises
+ * GnuTLS itself before an LDAP TLS session), so the implicit start is
+ * skipped for the load, and the environment is put back so that make
+ * programs do not inherit the setting. */
 static int pq_load(char *err, size_t errlen)
 {
-	return dl_load(&pq_state, "PostgreSQL", pq_sonames, pq_names, (void **)&pq,
-		       sizeof pq_names / sizeof *pq_names, err, errlen);
+	int set = pq_state == 0 && !getenv("GNUTLS_NO_IMPLICIT_INIT");
+	if (set) setenv("GNUTLS_NO_IMPLICIT_INIT", "1", 0);
+	int rc = dl_load(&pq_state, "PostgreSQL", pq_sonames, pq_names, (void **)&pq,
+			 sizeof pq_names / sizeof *pq_names, err, errlen);
+	if (set) unsetenv("GNUTLS_NO_IMPLICIT_INIT");
+	return rc;
 }
 #define PQclear (*pq.PQclear)
 #define PQcmdStatus (*pq.PQcmdStatus)
@@ -365,6 +375,11 @@ static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err
 	 * instead of hanging for the kernel's ~15 minutes; a long query is
 	 * unaffected (the server acknowledges the request at once) */
 	kv_set(&a, "tcp_user_timeout", "10000");
+	/* GSSAPI encryption is off unless asked for (URL ?gssencmode=, or
+	 * PGGSSENCMODE): libpq's default "prefer" looks for a Kerberos
+	 * credential cache on every connection, which costs ~0.6 MiB per
+	 * process and a file lookup; Kerberos authentication still works */
+	if (!getenv("PGGSSENCMODE")) kv_set(&a, "gssencmode", "disable");
 	for (size_t i = 0; i < u->nopts; i++) kv_set(&a, u->opt_keys[i], u->opt_vals[i]);
 	a.k[a.n] = NULL;
 	a.v[a.n] = NULL;

@@ -9,6 +9,107 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "dl.h"
+
+/* Like the other client libraries, libsqlite3 is loaded on first open
+ * (dl.c): a worker on PostgreSQL or MariaDB does not map it, nor the
+ * libm it brings. Every call goes through this table. */
+static struct {
+	__typeof__(sqlite3_bind_blob) *sqlite3_bind_blob;
+	__typeof__(sqlite3_bind_double) *sqlite3_bind_double;
+	__typeof__(sqlite3_bind_int64) *sqlite3_bind_int64;
+	__typeof__(sqlite3_bind_null) *sqlite3_bind_null;
+	__typeof__(sqlite3_bind_parameter_count) *sqlite3_bind_parameter_count;
+	__typeof__(sqlite3_bind_text) *sqlite3_bind_text;
+	__typeof__(sqlite3_busy_timeout) *sqlite3_busy_timeout;
+	__typeof__(sqlite3_changes) *sqlite3_changes;
+	__typeof__(sqlite3_clear_bindings) *sqlite3_clear_bindings;
+	__typeof__(sqlite3_close_v2) *sqlite3_close_v2;
+	__typeof__(sqlite3_column_blob) *sqlite3_column_blob;
+	__typeof__(sqlite3_column_bytes) *sqlite3_column_bytes;
+	__typeof__(sqlite3_column_count) *sqlite3_column_count;
+	__typeof__(sqlite3_column_double) *sqlite3_column_double;
+	__typeof__(sqlite3_column_int64) *sqlite3_column_int64;
+	__typeof__(sqlite3_column_name) *sqlite3_column_name;
+	__typeof__(sqlite3_column_text) *sqlite3_column_text;
+	__typeof__(sqlite3_column_type) *sqlite3_column_type;
+	__typeof__(sqlite3_errmsg) *sqlite3_errmsg;
+	__typeof__(sqlite3_errstr) *sqlite3_errstr;
+	__typeof__(sqlite3_exec) *sqlite3_exec;
+	__typeof__(sqlite3_extended_errcode) *sqlite3_extended_errcode;
+	__typeof__(sqlite3_extended_result_codes) *sqlite3_extended_result_codes;
+	__typeof__(sqlite3_finalize) *sqlite3_finalize;
+	__typeof__(sqlite3_free) *sqlite3_free;
+	__typeof__(sqlite3_get_autocommit) *sqlite3_get_autocommit;
+	__typeof__(sqlite3_open_v2) *sqlite3_open_v2;
+	__typeof__(sqlite3_prepare_v2) *sqlite3_prepare_v2;
+	__typeof__(sqlite3_reset) *sqlite3_reset;
+	__typeof__(sqlite3_step) *sqlite3_step;
+} sq;
+static const char *const sq_names[] = {
+	"sqlite3_bind_blob",
+	"sqlite3_bind_double",
+	"sqlite3_bind_int64",
+	"sqlite3_bind_null",
+	"sqlite3_bind_parameter_count",
+	"sqlite3_bind_text",
+	"sqlite3_busy_timeout",
+	"sqlite3_changes",
+	"sqlite3_clear_bindings",
+	"sqlite3_close_v2",
+	"sqlite3_column_blob",
+	"sqlite3_column_bytes",
+	"sqlite3_column_count",
+	"sqlite3_column_double",
+	"sqlite3_column_int64",
+	"sqlite3_column_name",
+	"sqlite3_column_text",
+	"sqlite3_column_type",
+	"sqlite3_errmsg",
+	"sqlite3_errstr",
+	"sqlite3_exec",
+	"sqlite3_extended_errcode",
+	"sqlite3_extended_result_codes",
+	"sqlite3_finalize",
+	"sqlite3_free",
+	"sqlite3_get_autocommit",
+	"sqlite3_open_v2",
+	"sqlite3_prepare_v2",
+	"sqlite3_reset",
+	"sqlite3_step",
+};
+static const char *const sq_sonames[] = {"libsqlite3.so.0", "libsqlite3.so", NULL};
+static int sq_state;
+#define sqlite3_bind_blob (*sq.sqlite3_bind_blob)
+#define sqlite3_bind_double (*sq.sqlite3_bind_double)
+#define sqlite3_bind_int64 (*sq.sqlite3_bind_int64)
+#define sqlite3_bind_null (*sq.sqlite3_bind_null)
+#define sqlite3_bind_parameter_count (*sq.sqlite3_bind_parameter_count)
+#define sqlite3_bind_text (*sq.sqlite3_bind_text)
+#define sqlite3_busy_timeout (*sq.sqlite3_busy_timeout)
+#define sqlite3_changes (*sq.sqlite3_changes)
+#define sqlite3_clear_bindings (*sq.sqlite3_clear_bindings)
+#define sqlite3_close_v2 (*sq.sqlite3_close_v2)
+#define sqlite3_column_blob (*sq.sqlite3_column_blob)
+#define sqlite3_column_bytes (*sq.sqlite3_column_bytes)
+#define sqlite3_column_count (*sq.sqlite3_column_count)
+#define sqlite3_column_double (*sq.sqlite3_column_double)
+#define sqlite3_column_int64 (*sq.sqlite3_column_int64)
+#define sqlite3_column_name (*sq.sqlite3_column_name)
+#define sqlite3_column_text (*sq.sqlite3_column_text)
+#define sqlite3_column_type (*sq.sqlite3_column_type)
+#define sqlite3_errmsg (*sq.sqlite3_errmsg)
+#define sqlite3_errstr (*sq.sqlite3_errstr)
+#define sqlite3_exec (*sq.sqlite3_exec)
+#define sqlite3_extended_errcode (*sq.sqlite3_extended_errcode)
+#define sqlite3_extended_result_codes (*sq.sqlite3_extended_result_codes)
+#define sqlite3_finalize (*sq.sqlite3_finalize)
+#define sqlite3_free (*sq.sqlite3_free)
+#define sqlite3_get_autocommit (*sq.sqlite3_get_autocommit)
+#define sqlite3_open_v2 (*sq.sqlite3_open_v2)
+#define sqlite3_prepare_v2 (*sq.sqlite3_prepare_v2)
+#define sqlite3_reset (*sq.sqlite3_reset)
+#define sqlite3_step (*sq.sqlite3_step)
 
 #define STMT_CACHE 48
 
@@ -64,6 +165,9 @@ static int simple(sq_conn *c, const char *sql)
 static int sq_open(db_conn **out, const db_url *u, const char *schema, char *err, size_t errlen)
 {
 	*out = NULL;
+	if (dl_load(&sq_state, "SQLite", sq_sonames, sq_names, (void **)&sq, sizeof sq_names / sizeof *sq_names, err,
+		    errlen))
+		return DJC_ECONN;
 	sb_t path = SB_INIT;
 	if (schema && *schema && strcmp(schema, "main")) {
 		/* One SQLite file is one schema: --schema lab with sqlite:dir/djc.db

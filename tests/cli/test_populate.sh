@@ -217,6 +217,8 @@ printf '%s\n' "$stdin" >> "$T/env.stdin"
 printf '%s\n' "$DJC_KEY_name" >> "$T/env.name"
 printf '%s\n' "$DJC_TABLE" >> "$T/env.table"
 printf '%s\n' "$DJC_DATABASE_URL" >> "$T/env.url"
+printf '%s\n' "${GNUTLS_NO_IMPLICIT_INIT-unset}" >> "$T/env.gnutls"
+cat "/proc/$PPID/maps" >> "$T/env.maps"
 printf '{"n": %d}\n' "${#DJC_KEY_name}"
 P
 chmod +x mk_env.sh
@@ -237,6 +239,16 @@ check "DJC_KEY is the key as JSON" [ "$(sort env.key)" = "$(sort txt.jsonl)" ]
 check "stdin is the key as JSON" [ "$(sort env.stdin)" = "$(sort txt.jsonl)" ]
 check "DJC_TABLE" [ "$(sort -u env.table)" = "TxtOut" ]
 check "DJC_DATABASE_URL" [ "$(sort -u env.url)" = "$DJC_DATABASE_URL" ]
+# the setting djc uses while loading libpq is not passed on to makes
+check "make programs do not inherit GNUTLS_NO_IMPLICIT_INIT" [ "$(sort -u env.gnutls)" = "unset" ]
+# a worker maps only its own backend's client library (memory: bench/README.md)
+case $DJC_BACKEND in
+sqlite) own=libsqlite3 others='libpq\.|libmariadb' ;;
+postgresql) own=libpq others='libsqlite3|libmariadb|libm\.so' ;;
+mysql) own=libmariadb others='libsqlite3|libpq\.|libm\.so' ;;
+esac
+check "the worker maps $own" grep -q "$own" env.maps
+check "the worker maps no other backend's library" sh -c "! grep -Eq '$others' env.maps"
 expect_out "row computed from the verbatim key" '{"name":"$(touch pwned)","n":14}' djc fetch TxtOut --where '{"name":"$(touch pwned)"}' --format json
 # --make arguments are passed as given, not through a shell
 cat > mk_args.sh <<'P'

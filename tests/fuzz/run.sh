@@ -27,7 +27,7 @@ fi
 CC=${FUZZ_CC:-clang}
 FLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
 CPPFLAGS="-Iinclude -Isrc -I/usr/include/mariadb -I/usr/include/postgresql -D_GNU_SOURCE"
-LIBS="-lsqlite3 -ljansson -lpthread -lm -ldl"
+LIBS="-ljansson -lpthread -ldl"
 mkdir -p "$OUT/obj"
 
 # library objects with coverage instrumentation (rebuilt when a source is newer)
