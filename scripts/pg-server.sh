@@ -7,7 +7,9 @@
 #   scripts/pg-server.sh psql DIR ...  run psql against it
 #
 # The cluster lives in DIR/data, its log in DIR/log, its unix socket in DIR.
-# Trust authentication, 127.0.0.1 only, superuser djc, database djc. Run as
+# Trust authentication, 127.0.0.1 only, superuser djc, database djc; a
+# second superuser djc_scram with password djc-scram-pw logs in with
+# SCRAM-SHA-256 (postgresql://djc_scram:djc-scram-pw@...). Run as
 # root, the server runs as the system user djcdb (created when missing).
 # Durability is off for speed (fsync, synchronous_commit, full_page_writes);
 # PG_DURABLE=1 turns it back on for benchmarks.
@@ -146,9 +148,13 @@ cmd_start() {
 			--auth-local=trust --auth-host=reject >>"$DIR/log" 2>&1 ||
 			{ log_tail; die "initdb failed in $DIR/data"; }
 	fi
-	# trust for TCP from 127.0.0.1 only; the unix socket lives in the private DIR
+	# trust for TCP from 127.0.0.1 only; the unix socket lives in the private DIR.
+	# The role djc_scram must give its password (SCRAM-SHA-256, the server's
+	# default method since PostgreSQL 14): tests of password handling and
+	# the benchmark's memory figure with password authentication use it.
 	as_owner sh -c 'printf "%s\n" \
 		"local all all trust" \
+		"host all djc_scram 127.0.0.1/32 scram-sha-256" \
 		"host all all 127.0.0.1/32 trust" > "$1"' sh "$DIR/data/pg_hba.conf"
 	for a in $LISTEN_EXTRA; do
 		as_owner sh -c 'echo "host all all $2.0/24 trust" >> "$1"' sh "$DIR/data/pg_hba.conf" "${a%.*}"
@@ -170,7 +176,9 @@ cmd_start() {
 	done
 	echo "$PORT" > "$DIR/port"
 	if ! "$BIN/psql" -X -q -h "$DIR" -p "$PORT" -U djc -d postgres -v ON_ERROR_STOP=1 \
-		-c "CREATE DATABASE djc" >>"$DIR/log" 2>&1; then
+		-c "CREATE DATABASE djc" \
+		-c "SET password_encryption = 'scram-sha-256'" \
+		-c "CREATE ROLE djc_scram LOGIN SUPERUSER PASSWORD 'djc-scram-pw'" >>"$DIR/log" 2>&1; then
 		log_tail
 		as_owner "$BIN/pg_ctl" -D "$DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
 		die "cannot create database djc"

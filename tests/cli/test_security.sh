@@ -316,6 +316,40 @@ nopw "djc config DJC_DATABASE_URL"
 expect_rc 0 "djc config with DJC_DATABASE_PASSWORD" env DJC_DATABASE_PASSWORD="$PW" "$DJC" config
 nopw "djc config DJC_DATABASE_PASSWORD"
 
+# real password authentication: PostgreSQL's djc_scram role logs in with
+# SCRAM-SHA-256 (scripts/pg-server.sh), MariaDB's djc user with its password;
+# each way of giving the password connects, a wrong one is refused in one
+# line that names the failure and holds no password
+case $DJC_BACKEND in
+postgresql)
+	AUTH_USER=djc_scram AUTH_PW=djc-scram-pw AUTH_REST=${DJC_DATABASE_URL#postgresql://*@} ;;
+mysql)
+	AUTH_USER=djc AUTH_PW=djc AUTH_REST=${DJC_DATABASE_URL#mysql://*@} ;;
+*) AUTH_USER= ;;
+esac
+if [ -n "$AUTH_USER" ]; then
+	S=$DJC_BACKEND
+	[ "$S" = mysql ] || S=postgresql
+	NOPW_URL="$S://$AUTH_USER@$AUTH_REST"
+	expect_rc 0 "password in the URL authenticates" djc --db "$S://$AUTH_USER:$AUTH_PW@$AUTH_REST" tables
+	expect_rc 0 "DJC_DATABASE_PASSWORD authenticates" env DJC_DATABASE_PASSWORD="$AUTH_PW" "$DJC" --db "$NOPW_URL" tables
+	printf '{"database": {"url": "%s", "password": "%s"}}\n' "$NOPW_URL" "$AUTH_PW" > cfg/auth.json
+	chmod 600 cfg/auth.json
+	expect_rc 0 "the password from djc.json authenticates" env -u DJC_DATABASE_URL DJC_CONFIG=cfg/auth.json "$DJC" tables
+	expect_rc 0 "an authenticated refresh of the jobs table" env DJC_DATABASE_PASSWORD="$AUTH_PW" "$DJC" --db "$NOPW_URL" jobs refresh Comp
+	for how in url env; do
+		if [ $how = url ]; then
+			run "$DJC" --db "$S://$AUTH_USER:$PW@$AUTH_REST" tables
+		else
+			run env DJC_DATABASE_PASSWORD="$PW" "$DJC" --db "$NOPW_URL" tables
+		fi
+		check "a wrong password ($how) exits 1" test "$RC" = 1
+		check "a wrong password ($how) is reported as such" sh -c "printf '%s' \"\$1\" | grep -Eq 'password authentication failed|Access denied'" _ "$ERR"
+		check "a wrong password ($how) is one line" test "$(printf '%s\n' "$ERR" | wc -l)" = 1
+		nopw "wrong password ($how)"
+	done
+fi
+
 # the jobs table of a failing make run with a password in the URL (a
 # trusting PostgreSQL ignores it; SQLite never uses one; MariaDB's is fixed)
 URL=$DJC_DATABASE_URL
