@@ -156,7 +156,10 @@ int db_open(db_conn **out, const char *url, const char *schema, char *err, size_
 	for (size_t i = 0; i < sizeof drivers / sizeof *drivers; i++)
 		if (!strcmp(drivers[i]->name, u.scheme)) {
 			rc = drivers[i]->open(out, &u, schema, err, errlen);
-			if (rc == DJC_OK) (*out)->drv = drivers[i];
+			if (rc == DJC_OK) {
+				(*out)->drv = drivers[i];
+				if (!(*out)->table_suffix) (*out)->table_suffix = drivers[i]->table_suffix;
+			}
 			break;
 		}
 	db_url_free(&u);

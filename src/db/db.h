@@ -51,6 +51,7 @@ typedef struct db_conn {
 	char err[1024];     /* message of the last failure */
 	int in_tx;
 	char *schema;       /* effective schema name */
+	const char *table_suffix;   /* after CREATE TABLE (...): the driver's, unless its open set one */
 } db_conn;
 
 /* A fully materialised result. Cells are row-major. A driver returns a cell

@@ -2,7 +2,8 @@
  * runs as a server-side prepared statement with bound parameters (values
  * never enter SQL text), kept in a small LRU cache keyed by SQL text. The
  * session is strict (sql_mode), UTC, READ COMMITTED, utf8mb4 with a binary
- * collation so text keys compare byte for byte as on the other backends, and
+ * NO PAD collation so text keys compare byte for byte as on the other
+ * backends (pick_collation), and
  * CLIENT_FOUND_ROWS so `affected` counts matched rows. A claim is SELECT ...
  * FOR UPDATE SKIP LOCKED then UPDATE of the keys it got, in one transaction
  * (MariaDB has no UPDATE ... RETURNING). A connection lost between
@@ -37,6 +38,7 @@ static struct {
 	__typeof__(mysql_fetch_row) *mysql_fetch_row;
 	__typeof__(mysql_field_count) *mysql_field_count;
 	__typeof__(mysql_free_result) *mysql_free_result;
+	__typeof__(mysql_get_server_info) *mysql_get_server_info;
 	__typeof__(mysql_get_socket) *mysql_get_socket;
 	__typeof__(mysql_get_ssl_cipher) *mysql_get_ssl_cipher;
 	__typeof__(mysql_init) *mysql_init;
@@ -80,6 +82,7 @@ static const char *const my_api_names[] = {
 	"mysql_fetch_row",
 	"mysql_field_count",
 	"mysql_free_result",
+	"mysql_get_server_info",
 	"mysql_get_socket",
 	"mysql_get_ssl_cipher",
 	"mysql_init",
@@ -129,6 +132,7 @@ static int my_api_load(char *err, size_t errlen)
 #define mysql_fetch_row (*my_api.mysql_fetch_row)
 #define mysql_field_count (*my_api.mysql_field_count)
 #define mysql_free_result (*my_api.mysql_free_result)
+#define mysql_get_server_info (*my_api.mysql_get_server_info)
 #define mysql_get_socket (*my_api.mysql_get_socket)
 #define mysql_get_ssl_cipher (*my_api.mysql_get_ssl_cipher)
 #define mysql_init (*my_api.mysql_init)
@@ -182,6 +186,8 @@ typedef struct my_conn {
 	char *host, *user, *password, *socket, *redacted;
 	unsigned port, timeout;
 	int ssl_enforce, ssl_verify;
+	char collation[32];     /* binary NO PAD collation of this server (pick_collation) */
+	char suffix[96];        /* after CREATE TABLE (...) */
 	char *ssl_ca, *ssl_capath, *ssl_cert, *ssl_key, *ssl_cipher, *ssl_crl, *ssl_crlpath;
 } my_conn;
 
@@ -296,6 +302,22 @@ static void my_qi(sb_t *b, const char *name)
 
 /* Connect, apply the session settings and select db (may be NULL). On
  * failure err holds a message without the password. */
+/* The binary collation that compares text byte for byte as SQLite and
+ * PostgreSQL do. utf8mb4_bin is PAD SPACE: 'ab' and 'ab  ' are equal, so
+ * they could not both be keys. MariaDB 10.2+ has utf8mb4_nopad_bin, MySQL
+ * 8.0.17+ utf8mb4_0900_bin (both NO PAD); older servers keep utf8mb4_bin.
+ * info: mysql_get_server_info, e.g. "10.11.6-MariaDB-0+deb12u1" or
+ * "8.0.36" (MariaDB may prefix "5.5.5-"). */
+static const char *pick_collation(const char *info)
+{
+	int mariadb = info && strstr(info, "MariaDB") != NULL;
+	if (info && mariadb && !strncmp(info, "5.5.5-", 6)) info += 6;
+	int major = 0, minor = 0, patch = 0;
+	if (!info || sscanf(info, "%d.%d.%d", &major, &minor, &patch) < 2) return "utf8mb4_bin";
+	if (mariadb) return major > 10 || (major == 10 && minor >= 2) ? "utf8mb4_nopad_bin" : "utf8mb4_bin";
+	return major > 8 || (major == 8 && (minor > 0 || patch >= 17)) ? "utf8mb4_0900_bin" : "utf8mb4_bin";
+}
+
 static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
 {
 	pthread_once(&lib_once, lib_init);
@@ -357,8 +379,13 @@ static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
 			setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof ut);
 		}
 	}
-	if (simple(c, "SET SESSION sql_mode='" SESSION_SQL_MODE "', time_zone='+00:00', "
-		      "collation_connection='utf8mb4_bin'") ||
+	snprintf(c->collation, sizeof c->collation, "%s", pick_collation(mysql_get_server_info(m)));
+	snprintf(c->suffix, sizeof c->suffix, " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=%s", c->collation);
+	c->base.table_suffix = c->suffix;
+	char set[256];
+	snprintf(set, sizeof set, "SET SESSION sql_mode='" SESSION_SQL_MODE "', time_zone='+00:00', "
+		 "collation_connection='%s'", c->collation);
+	if (simple(c, set) ||
 	    simple(c, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")) {
 		snprintf(err, errlen, "%s", c->base.err);
 		close_db(c);
@@ -479,7 +506,7 @@ static int my_open(db_conn **out, const db_url *u, const char *schema, char *err
 		sb_t q = SB_INIT;
 		sb_add(&q, "CREATE DATABASE IF NOT EXISTS ");
 		my_qi(&q, s);
-		sb_add(&q, " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
+		sb_printf(&q, " CHARACTER SET utf8mb4 COLLATE %s", c->collation);
 		int crc = simple(c, sb_str(&q));
 		sb_free(&q);
 		/* without the CREATE privilege an existing database still works */
@@ -1178,5 +1205,5 @@ const db_driver db_mysql_driver = {
 	.create_index = my_create_index,
 	.insert_ignore_head = "INSERT IGNORE INTO",
 	.insert_ignore_tail = "",
-	.table_suffix = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+	.table_suffix = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",   /* per server: my_conn.suffix */
 };

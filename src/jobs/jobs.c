@@ -171,7 +171,7 @@ int jobs_ensure(djc_conn *c, table *t)
 		qi(c, &q, t->attrs[t->src[i]].name);
 	}
 	sb_add(&q, "))");
-	sb_add(&q, c->db->drv->table_suffix);
+	sb_add(&q, c->db->table_suffix);
 	int rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
 	if (!rc) {
 		sb_t cols = SB_INIT, name = SB_INIT;

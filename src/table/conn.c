@@ -199,7 +199,7 @@ static int create_table(djc_conn *c, const table *t)
 			sb_addc(&q, ')');
 		}
 	sb_addc(&q, ')');
-	sb_add(&q, c->db->drv->table_suffix);
+	sb_add(&q, c->db->table_suffix);
 	int rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
 	if (rc) {
 		rc = conn_dbfail(c, rc, t->name);
@@ -274,7 +274,7 @@ int tbl_declare(djc_conn *c, const char *text, const char *filename, char **repo
 		sb_add(&q, ", PRIMARY KEY (");
 		db_qi(c->db, &q, "name");
 		sb_add(&q, "))");
-		sb_add(&q, c->db->drv->table_suffix);
+		sb_add(&q, c->db->table_suffix);
 	}
 	if ((rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL))) { rc = conn_dbfail(c, rc, "declare"); goto fail; }
 	long base = (long)c->pipe->n;

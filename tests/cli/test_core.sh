@@ -360,4 +360,36 @@ expect_fail 2 "tables takes no arguments" '^djc: tables takes no arguments$' djc
 expect_rc 2 "no command at all" djc
 check "no command prints the usage on stderr" sh -c 'printf "%s" "$1" | grep -q "^usage: djc"' _ "$ERR"
 expect_out "nothing changed by all that" 2 count Subject
+
+# ------------------------------------------- text keys compare byte for byte
+# 'ab', 'ab ' and 'ab  ' are three keys on every backend (MariaDB's
+# utf8mb4_bin would compare them equal: djc declares NO PAD collations)
+cat > tags.djc <<'P'
+Tag (manual)
+    tag : varchar(16)
+    ---
+    n = 0 : int32
+
+TagLen (computed)
+    -> Tag
+    ---
+    len : int32
+P
+expect_rc 0 "declare Tag" djc declare tags.djc
+printf '{"tag": "ab"}\n{"tag": "ab "}\n{"tag": "ab  "}\n' > tags.jsonl
+expect_out "keys differing only in trailing spaces are distinct" "inserted 3 rows into Tag" djc insert Tag tags.jsonl
+expect_out "a restriction matches one of them exactly" '{"tag":"ab ","n":0}' djc fetch Tag --where '{"tag": "ab "}' --format json
+printf '{"tag": "ab "}\n{"tag": "ab   "}\n' > tags2.jsonl
+expect_out "--skip-duplicates skips only the exact key" "inserted 1 row into Tag" djc insert Tag tags2.jsonl --skip-duplicates
+cat > mk_len.sh <<'M'
+#!/bin/sh
+cat >/dev/null
+printf '{"len": %d}\n' "${#DJC_KEY_tag}"
+M
+chmod +x mk_len.sh
+expect_out "each of them is its own job" "TagLen: 4 made, 0 errors, 0 skipped" djc populate TagLen --reserve-jobs --make ./mk_len.sh
+expect_out "and its own row" '{"tag":"ab","len":2}
+{"tag":"ab ","len":3}
+{"tag":"ab  ","len":4}
+{"tag":"ab   ","len":5}' djc fetch TagLen --format json
 finish
