@@ -44,8 +44,11 @@ T_START=$(date +%s)
 
 # ------------------------------------------------------------ setup
 cc -O2 -o "$WORK/noop_make" bench/prog/noop_make.c
+cc -O2 -o "$WORK/pq_connect" bench/prog/pq_connect.c -ldl
 say "bench: starting PostgreSQL and MariaDB in $WORK"
 PG=$(scripts/pg-server.sh start "$PGDIR")
+# the same server as a role that logs in with SCRAM-SHA-256 (pg-server.sh)
+PG_SCRAM=$(printf '%s' "$PG" | sed 's#^postgresql://djc@#postgresql://djc_scram:djc-scram-pw@#')
 # pg_stat_statements counts the statements each job costs
 scripts/pg-server.sh psql "$PGDIR" -q -c "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'" >/dev/null
 scripts/pg-server.sh restart "$PGDIR"
@@ -132,8 +135,9 @@ done
 # process's own (private) memory rather than shared library pages
 printf '#!/bin/sh\ncat >/dev/null; sleep 0.6; echo "{}"\n' >"$WORK/slow_make"
 chmod +x "$WORK/slow_make"
-for be in sqlite postgresql mariadb; do
-	U=$(url_of "$be")
+url_of_rss() { case $1 in postgresql-scram) echo "$PG_SCRAM" ;; *) url_of "$1" ;; esac; }
+for be in sqlite postgresql postgresql-scram mariadb; do
+	U=$(url_of_rss "$be")
 	"$NOOP" reset "$U" tpp >/dev/null
 	/usr/bin/time -f '%M' -o "$WORK/rss" "$DJC" --db "$U" --schema tpp populate Noop --reserve-jobs --make "$WORK/noop_make" >/dev/null
 	rec "{\"s\":\"rss\",\"backend\":\"$be\",\"what\":\"djc populate --reserve-jobs --make (1 process)\",\"kb\":$(tail -n 1 "$WORK/rss")}"
@@ -148,6 +152,9 @@ for be in sqlite postgresql mariadb; do
 	wait "$pid" || true
 	rec "{\"s\":\"smaps\",\"backend\":\"$be\",${sm}\"ok\":1}"
 done
+# the floor: a program that only loads libpq, connects and runs SELECT 1
+rec "{\"s\":\"floor\",\"backend\":\"postgresql\",\"kb\":$("$WORK/pq_connect" "$PG")}"
+rec "{\"s\":\"floor\",\"backend\":\"postgresql-scram\",\"kb\":$("$WORK/pq_connect" "$PG_SCRAM")}"
 
 # ------------------------------------------------ 3+4. queue depth and refresh
 say "bench: 3/4. reservation cost at 1k vs $BIG pending; refresh of 100k and $BIG keys"
