@@ -143,4 +143,8 @@ void db_qi(db_conn *c, sb_t *b, const char *name);   /* quoted identifier */
  * at most 64 bytes. */
 int db_ident_ok(const char *name);
 
+/* The binary NO PAD collation a MariaDB/MySQL server of this version
+ * (mysql_get_server_info) offers, or utf8mb4_bin on older servers. */
+const char *db_mysql_collation(const char *server_info);
+
 #endif

@@ -3,7 +3,7 @@
  * never enter SQL text), kept in a small LRU cache keyed by SQL text. The
  * session is strict (sql_mode), UTC, READ COMMITTED, utf8mb4 with a binary
  * NO PAD collation so text keys compare byte for byte as on the other
- * backends (pick_collation), and
+ * backends (db_mysql_collation), and
  * CLIENT_FOUND_ROWS so `affected` counts matched rows. A claim is SELECT ...
  * FOR UPDATE SKIP LOCKED then UPDATE of the keys it got, in one transaction
  * (MariaDB has no UPDATE ... RETURNING). A connection lost between
@@ -186,7 +186,7 @@ typedef struct my_conn {
 	char *host, *user, *password, *socket, *redacted;
 	unsigned port, timeout;
 	int ssl_enforce, ssl_verify;
-	char collation[32];     /* binary NO PAD collation of this server (pick_collation) */
+	char collation[32];     /* binary NO PAD collation of this server (db_mysql_collation) */
 	char suffix[96];        /* after CREATE TABLE (...) */
 	char *ssl_ca, *ssl_capath, *ssl_cert, *ssl_key, *ssl_cipher, *ssl_crl, *ssl_crlpath;
 } my_conn;
@@ -308,7 +308,7 @@ static void my_qi(sb_t *b, const char *name)
  * 8.0.17+ utf8mb4_0900_bin (both NO PAD); older servers keep utf8mb4_bin.
  * info: mysql_get_server_info, e.g. "10.11.6-MariaDB-0+deb12u1" or
  * "8.0.36" (MariaDB may prefix "5.5.5-"). */
-static const char *pick_collation(const char *info)
+const char *db_mysql_collation(const char *info)
 {
 	int mariadb = info && strstr(info, "MariaDB") != NULL;
 	if (info && mariadb && !strncmp(info, "5.5.5-", 6)) info += 6;
@@ -379,7 +379,7 @@ static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
 			setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof ut);
 		}
 	}
-	snprintf(c->collation, sizeof c->collation, "%s", pick_collation(mysql_get_server_info(m)));
+	snprintf(c->collation, sizeof c->collation, "%s", db_mysql_collation(mysql_get_server_info(m)));
 	snprintf(c->suffix, sizeof c->suffix, " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=%s", c->collation);
 	c->base.table_suffix = c->suffix;
 	char set[256];

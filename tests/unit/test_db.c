@@ -57,6 +57,18 @@ int main(void)
 		CHECK(!db_ident_ok("a;drop"));
 		CHECK(!db_ident_ok("a\"b"));
 		CHECK(!db_ident_ok("9a"));
+		/* MariaDB/MySQL: a NO PAD binary collation where the server has one */
+		CHECK_STR(db_mysql_collation("10.11.6-MariaDB-0+deb12u1"), "utf8mb4_nopad_bin");
+		CHECK_STR(db_mysql_collation("5.5.5-10.2.44-MariaDB"), "utf8mb4_nopad_bin");
+		CHECK_STR(db_mysql_collation("11.4.2-MariaDB"), "utf8mb4_nopad_bin");
+		CHECK_STR(db_mysql_collation("10.1.48-MariaDB"), "utf8mb4_bin");
+		CHECK_STR(db_mysql_collation("8.0.36"), "utf8mb4_0900_bin");
+		CHECK_STR(db_mysql_collation("8.0.17"), "utf8mb4_0900_bin");
+		CHECK_STR(db_mysql_collation("8.0.16"), "utf8mb4_bin");
+		CHECK_STR(db_mysql_collation("8.4.0"), "utf8mb4_0900_bin");
+		CHECK_STR(db_mysql_collation("5.7.44-log"), "utf8mb4_bin");
+		CHECK_STR(db_mysql_collation("garbage"), "utf8mb4_bin");
+		CHECK_STR(db_mysql_collation(NULL), "utf8mb4_bin");
 	}
 
 	db_conn *c = open_or_die(url, schema);
