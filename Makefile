@@ -23,7 +23,17 @@ EX_BIN := $(BUILD)/examples/spikes
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all check check-quick demo deps clean stress bench fuzz unit
+.PHONY: all check check-quick demo deps clean stress bench fuzz unit install uninstall
+
+# `make install` (PREFIX, DESTDIR as usual): the djc command, libdjc.a,
+# djc.h and a pkg-config file, so a program builds with
+# `cc prog.c $(pkg-config --cflags --libs djc)`.
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+PCDIR   ?= $(LIBDIR)/pkgconfig
+VERSION := $(shell sed -n 's/^\#define DJC_VERSION "\(.*\)"/\1/p' include/djc.h)
 
 all: $(BUILD)/djc $(BUILD)/libdjc.a $(UNIT_BIN) $(HELPER_BIN) $(EX_BIN) $(BENCH_BIN)
 
@@ -76,6 +86,19 @@ bench: deps all
 
 fuzz: deps
 	@tests/fuzz/run.sh
+
+install: $(BUILD)/djc $(BUILD)/libdjc.a
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PCDIR)
+	install -m 755 $(BUILD)/djc $(DESTDIR)$(BINDIR)/djc
+	install -m 644 $(BUILD)/libdjc.a $(DESTDIR)$(LIBDIR)/libdjc.a
+	install -m 644 include/djc.h $(DESTDIR)$(INCDIR)/djc.h
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
+		'Name: djc' 'Description: DataJoint computed tables and distributed job reservation in C' \
+		'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -ldjc $(LDLIBS)' \
+		> $(DESTDIR)$(PCDIR)/djc.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/djc $(DESTDIR)$(LIBDIR)/libdjc.a $(DESTDIR)$(INCDIR)/djc.h $(DESTDIR)$(PCDIR)/djc.pc
 
 clean:
 	rm -rf build build-san build-fuzz

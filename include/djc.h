@@ -1,7 +1,7 @@
 /* djc.h - the public API of libdjc: pipelines of tables filled by make(key),
  * with distributed job reservation through a per-table jobs table.
  *
- * Conventions (see docs/api.md):
+ * Conventions (README.md, "The C API", has an example):
  *  - every function returns an int status: DJC_OK (0) or a negative DJC_E*
  *    code; details are in djc_error_last(conn) until the next call on conn;
  *  - handles are opaque; each is freed by its NULL-safe djc_<type>_free();
@@ -139,7 +139,7 @@ typedef struct djc_insert_options {
 int djc_insert(djc_conn *conn, const char *table, const djc_row *const *rows, size_t n,
 	       const djc_insert_options *opts, size_t *inserted);
 
-/* Fetch rows of table matching a restriction (JSON text, see docs/restrictions.md;
+/* Fetch rows of table matching a restriction (JSON text, README.md "The command line";
  * NULL for all), ordered by primary key. */
 int djc_fetch(djc_conn *conn, const char *table, const char *where_json, djc_rowset **out);
 
