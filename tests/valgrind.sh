@@ -3,6 +3,9 @@
 # leak check) on a throwaway SQLite database. Any memory error or definite /
 # indirect leak fails the run (exit 1) and its report is printed.
 #   DJC_BUILD=build   the build directory holding djc (built with -O2 -g)
+#   VG_URL=URL        run against this database instead (a PostgreSQL or
+#                     MariaDB server: the driver paths); VG_SCHEMA names a
+#                     fresh schema there (default djc_vg_PID)
 # Takes about 30-60 s; not part of `make check`.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,8 +16,9 @@ command -v valgrind >/dev/null || { echo "valgrind.sh: valgrind is not installed
 W=$(mktemp -d /tmp/djc-valgrind.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 cd "$W"
-export DJC_DATABASE_URL="sqlite:$W/vg.db"
 unset DJC_DATABASE_SCHEMA DJC_CONFIG
+export DJC_DATABASE_URL="${VG_URL:-sqlite:$W/vg.db}"
+if [ -n "${VG_URL:-}" ]; then export DJC_DATABASE_SCHEMA="${VG_SCHEMA:-djc_vg_$$}"; fi
 VG="valgrind -q --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --trace-children=no"
 fails=0
 n=0
