@@ -990,26 +990,42 @@ int djc_jobs_refresh(djc_conn *c, const char *name, const djc_refresh_options *o
 	db_res_free(r);
 	r = NULL;
 
-	/* 2. re-pend successes whose target row is gone */
-	sb_reset(&q);
-	pvec_free(&p);
-	sb_printf(&q, "UPDATE %s SET ", sb_str(&jq));
-	qi(c, &q, "status"); sb_add(&q, " = 'pending', ");
-	qi(c, &q, "queue"); sb_add(&q, " = 1, ");
-	qi(c, &q, "scheduled_time"); sb_add(&q, " = "); now(c, &q); sb_add(&q, ", ");
-	qi(c, &q, "avail_time"); sb_add(&q, " = "); now(c, &q); sb_add(&q, ", ");
-	qi(c, &q, "last_end"); sb_add(&q, " = 're-pended: target row deleted' WHERE ");
-	qi(c, &q, "status"); sb_add(&q, " = 'success'");
-	{
-		sb_t tmp = SB_INIT;
-		not_in_target_sql(c, t, sb_str(&jq), &tmp);
-		sb_add(&q, sb_str(&tmp));
-		sb_free(&tmp);
+	/* 2. with keep_completed (as DataJoint): successes whose target row is
+	 * gone while the key is still in (key_source & restriction) go back to
+	 * pending, with this refresh's priority */
+	if (config_bool("jobs.keep_completed")) {
+		sb_reset(&q);
+		pvec_free(&p);
+		sb_printf(&q, "UPDATE %s SET ", sb_str(&jq));
+		qi(c, &q, "status"); sb_add(&q, " = 'pending', ");
+		qi(c, &q, "priority"); sb_add(&q, " = ?, ");
+		pvec_push(&p, val_int(prio));
+		qi(c, &q, "queue"); sb_add(&q, " = 1, ");
+		qi(c, &q, "scheduled_time"); sb_add(&q, " = "); now(c, &q); sb_add(&q, ", ");
+		qi(c, &q, "avail_time"); sb_add(&q, " = "); now(c, &q); sb_add(&q, ", ");
+		qi(c, &q, "last_end"); sb_add(&q, " = 're-pended: target row deleted' WHERE ");
+		qi(c, &q, "status"); sb_add(&q, " = 'success'");
+		{
+			sb_t tmp = SB_INIT;
+			not_in_target_sql(c, t, sb_str(&jq), &tmp);
+			sb_add(&q, sb_str(&tmp));
+			sb_free(&tmp);
+		}
+		sb_add(&q, " AND EXISTS (SELECT 1 FROM (");
+		if ((rc = keysource_sql(c, t, &q, &p))) goto fail;
+		sb_add(&q, ") ks WHERE 1=1");
+		for (size_t i = 0; i < t->nsrc; i++) {
+			const char *n = t->attrs[t->src[i]].name;
+			sb_add(&q, " AND ks."); qi(c, &q, n);
+			sb_printf(&q, " = %s.", sb_str(&jq)); qi(c, &q, n);
+		}
+		if ((rc = where_build(c, t, o->where_json, "ks", 1, &q, &p))) goto fail;
+		sb_addc(&q, ')');
+		if ((rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r))) { rc = conn_dbfail(c, rc, "refresh (re-pend)"); goto fail; }
+		res->re_pended = (long)r->affected;
+		db_res_free(r);
+		r = NULL;
 	}
-	if ((rc = db_exec(c->db, sb_str(&q), NULL, 0, &r))) { rc = conn_dbfail(c, rc, "refresh (re-pend)"); goto fail; }
-	res->re_pended = (long)r->affected;
-	db_res_free(r);
-	r = NULL;
 
 	/* 3. stale: old jobs whose key left the key source (never ignore or reserved) */
 	if (stale > 0) {

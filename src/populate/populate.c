@@ -751,7 +751,10 @@ int djc_populate(djc_conn *c, const char *name, const djc_populate_options *o, d
 		if (refresh) {
 			djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
 			ro.where_json = o->where_json;
-			ro.stale_timeout = 0;   /* populate only adds; stale removal is refresh's */
+			/* new jobs get populate's priority (DataJoint's populate does
+			 * the same), so --priority P also runs the keys it adds */
+			if (o->priority >= 0) ro.priority = o->priority;
+			ro.stale_timeout = 0;   /* stale removal is `djc jobs refresh`'s */
 			djc_refresh_result rr;
 			if ((rc = djc_jobs_refresh(c, name, &ro, &rr))) return rc;
 		}

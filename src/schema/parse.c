@@ -355,7 +355,9 @@ static int add_parent(pctx *c, int line, table *t, const char *pname, int in_key
 	return 0;
 }
 
-/* Split "prog 'a b' c" into argv without any shell. */
+/* Split "prog 'a b' c" into argv without any shell. As in sh, an unquoted
+ * '#' starting a word begins a comment (so `make = prog  # the program` is
+ * one word); inside a word or in quotes it is an ordinary character. */
 static int split_argv(pctx *c, int line, const char *s, char ***out)
 {
 	char **v = NULL;
@@ -363,7 +365,7 @@ static int split_argv(pctx *c, int line, const char *s, char ***out)
 	const char *p = s;
 	for (;;) {
 		while (*p == ' ' || *p == '\t') p++;
-		if (!*p) break;
+		if (!*p || *p == '#') break;
 		sb_t w = SB_INIT;
 		sb_add(&w, "");
 		while (*p && *p != ' ' && *p != '\t') {
@@ -524,7 +526,7 @@ static int directive(const char *s, const char *word)
 
 static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 {
-	int in_key = 1, seen_sep = 0;
+	int in_key = 1, seen_sep = 0, seen_master = 0;
 	if (t->tier == TIER_PART && add_parent(c, t->line, t, t->master->name, 1)) return DJC_EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		int line = lineno[i];
@@ -544,6 +546,14 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 			cut_comment(s);
 			char *pn = trim(s + 2);
 			if (!strncmp(pn, "[nullable]", 10)) return fail(c, line, "nullable references are not supported; reference the parent below '---' without [nullable]");
+			/* a part table always has its master's key (added above);
+			 * DataJoint spells that `-> master`, which is accepted once,
+			 * in the key, as is the master's own name */
+			if (t->tier == TIER_PART && (!strcmp(pn, "master") || !strcmp(pn, t->master->name))) {
+				if (!in_key) return fail(c, line, "'-> %s' in part table %s belongs above '---' (the master's key is the part's key)", pn, t->name);
+				if (seen_master++) return fail(c, line, "part table %s refers to its master twice", t->name);
+				continue;
+			}
 			if (add_parent(c, line, t, pn, in_key)) return DJC_EINVAL;
 			continue;
 		}
@@ -569,13 +579,16 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 				return fail(c, line, "'key_source =' belongs to computed and imported tables");
 			const char *js = trim(strchr(s, '=') + 1);
 			json_error_t je;
-			json_t *j = json_loads(js, 0, &je);
-			if (!j || !(json_is_object(j) || json_is_array(j))) {
+			/* the JSON value, then nothing or a # comment */
+			json_t *j = json_loads(js, JSON_DISABLE_EOF_CHECK, &je);
+			const char *rest = j ? js + je.position : js;
+			while (j && (*rest == ' ' || *rest == '\t')) rest++;
+			if (!j || !(json_is_object(j) || json_is_array(j)) || (*rest && *rest != '#')) {
 				json_decref(j);
 				return fail(c, line, "key_source must be a JSON restriction object, e.g. {\"session_id\": [1, 2]}");
 			}
 			json_decref(j);
-			t->key_source_where = xstrdup(js);
+			t->key_source_where = xstrndup(js, je.position);
 			continue;
 		}
 		if (parse_attr_line(c, line, t, s, in_key)) return DJC_EINVAL;

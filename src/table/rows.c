@@ -145,7 +145,9 @@ int where_build(djc_conn *c, const table *t, const char *where_json, const char 
 
 int keysource_sql(djc_conn *c, const table *t, sb_t *sql, pvec *params)
 {
-	/* parents named in the primary key, joined on their shared attributes */
+	/* parents named in the primary key, joined on their shared attributes;
+	 * appended to what the caller already wrote into sql */
+	size_t start = sql->len;
 	size_t np = 0;
 	const fkey *ps[64];
 	for (size_t i = 0; i < t->nfks && np < 64; i++)
@@ -195,20 +197,18 @@ int keysource_sql(djc_conn *c, const table *t, sb_t *sql, pvec *params)
 		}
 	}
 	if (t->key_source_where) {
-		/* the standing restriction is on source attributes; qualify by owner alias */
-		sb_t w = SB_INIT;
-		int rc;
-		sb_add(&w, " WHERE 1=1");
-		/* the restriction uses attribute names; wrap the join as a derived table */
+		/* the standing restriction names attributes, which come from
+		 * different parents: wrap the join (only the part this function
+		 * wrote) as a derived table and restrict that */
 		sb_t inner = SB_INIT;
-		sb_add(&inner, sb_str(sql));
-		sb_reset(sql);
+		sb_addn(&inner, sql->s + start, sql->len - start);
+		sql->len = start;
+		sql->s[start] = 0;
 		sb_add(sql, "SELECT * FROM (");
 		sb_add(sql, sb_str(&inner));
 		sb_add(sql, ") ksr WHERE 1=1");
-		rc = where_build(c, t, t->key_source_where, "ksr", 1, sql, params);
+		int rc = where_build(c, t, t->key_source_where, "ksr", 1, sql, params);
 		sb_free(&inner);
-		sb_free(&w);
 		if (rc) return rc;
 	}
 	return DJC_OK;

@@ -1,0 +1,181 @@
+#!/bin/bash
+# test_keysource.sh - the key source and how the jobs table follows it:
+# a `key_source =` restriction in every path that reads the key source
+# (progress, refresh, populate direct and reserved, stale removal), with one
+# and two parents; re-pending of completed jobs (DataJoint's rule: only with
+# keep_completed, only keys still in the key source); populate --priority on
+# a fresh queue; `# comments` on `make =` and `key_source =` lines; the
+# README's own pipeline; `-> master` in part tables.
+. "$ROOT/tests/cli/lib.sh"
+
+cat > mk.sh <<'M'
+#!/bin/sh
+cat >/dev/null
+echo '{"v": 1}'
+M
+chmod +x mk.sh
+cat > p.djc <<'P'
+Session (manual)
+    session_id : int32
+    ---
+    subject : varchar(16)
+
+Param (lookup)
+    param_id : int16
+    ---
+    k : float64
+
+Stats (computed)
+    -> Session
+    ---
+    v : int32
+    key_source = {"session_id": {">": 2}}   # only the later sessions
+
+Fit (computed)
+    -> Session
+    -> Param
+    ---
+    v : int32
+    key_source = [{"session_id": [1, 5], "param_id": 1}, {"param_id": 2}]
+P
+expect_rc 0 "declare with key_source lines and a comment" djc declare p.djc
+printf '{"session_id": %d, "subject": "s%d"}\n' 1 1 2 2 3 3 4 4 5 5 > s.jsonl
+expect_out "insert sessions" "inserted 5 rows into Session" djc insert Session s.jsonl
+printf '{"param_id": 1, "k": 0.5}\n{"param_id": 2, "k": 1.5}\n{"param_id": 3, "k": 2.5}\n' > prm.jsonl
+expect_out "insert params" "inserted 3 rows into Param" djc insert Param prm.jsonl
+
+# one parent
+expect_out "progress follows key_source" "Stats: Completed 0 of 3 (0.0%), 3 remaining" djc progress Stats
+expect_out "progress --json follows key_source" '{"table":"Stats","remaining":3,"total":3}' djc progress Stats --json
+expect_out "refresh adds only key_source's keys" '{"added":3,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Stats --json
+expect_out "a second refresh adds nothing" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Stats --json
+expect_out "refresh with --where inside key_source" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Stats --where '{"session_id": 1}' --json
+expect_out "populate --reserve-jobs makes key_source's keys" "Stats: 3 made, 0 errors, 0 skipped" djc populate Stats --reserve-jobs --make ./mk.sh
+expect_out "...exactly those" '{"session_id":3,"v":1}
+{"session_id":4,"v":1}
+{"session_id":5,"v":1}' djc fetch Stats --format json
+expect_out "progress after populate" '{"table":"Stats","remaining":0,"total":3}' djc progress Stats --json
+expect_out "stale removal keeps key_source's keys" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Stats --stale-timeout 0.001 --json
+
+# two parents, key_source an OR of restrictions on both
+expect_out "progress of a two-parent key_source" '{"table":"Fit","remaining":7,"total":7}' djc progress Fit --json
+expect_out "populate direct with a two-parent key_source" "Fit: 2 made, 0 errors, 0 skipped" djc populate Fit --where '{"param_id": 1}' --make ./mk.sh
+expect_out "refresh of the rest" '{"added":5,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Fit --json
+expect_out "populate --reserve-jobs --processes 2 with a two-parent key_source" "Fit: 5 made, 0 errors, 0 skipped" djc populate Fit --reserve-jobs --processes 2 --make ./mk.sh
+expect_out "Fit's keys" '1,1
+1,2
+2,2
+3,2
+4,2
+5,1
+5,2' sh -c '"$DJC" fetch Fit --format csv | tail -n +2 | cut -d, -f1,2 | sort'
+
+# ------------------------------------------------ re-pending completed jobs
+cat > q.djc <<'P'
+Src (manual)
+    src_id : int32
+    ---
+
+Out (computed)
+    -> Src
+    ---
+    v : int32
+P
+expect_rc 0 "declare Src/Out" djc declare q.djc
+printf '{"src_id": %d}\n' 1 2 3 > src.jsonl
+expect_out "insert Src" "inserted 3 rows into Src" djc insert Src src.jsonl
+export DJC_JOBS_KEEP_COMPLETED=true
+expect_out "populate keeping completed jobs" "Out: 3 made, 0 errors, 0 skipped" djc populate Out --reserve-jobs --make ./mk.sh
+expect_rc 0 "delete one computed row" djc delete Out --where '{"src_id": 1}'
+expect_out "its job is re-pended" '{"added":0,"removed":0,"orphaned":0,"re_pended":1}' djc jobs refresh Out --json
+expect_out "and made again" "Out: 1 made, 0 errors, 0 skipped" djc populate Out --reserve-jobs --make ./mk.sh
+expect_rc 0 "delete another computed row" djc delete Out --where '{"src_id": 2}'
+expect_rc 0 "...and its upstream row: the key leaves the key source" djc delete Src --where '{"src_id": 2}'
+expect_out "a key gone from the key source is not re-pended" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Out --json
+expect_out "populate finds nothing to make (and no error)" "Out: 0 made, 0 errors, 0 skipped" djc populate Out --reserve-jobs --make ./mk.sh
+expect_out "a refresh restricted elsewhere does not re-pend" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' sh -c '"$DJC" delete Out --where "{\"src_id\": 3}" >/dev/null && "$DJC" jobs refresh Out --where "{\"src_id\": 1}" --json'
+export DJC_JOBS_KEEP_COMPLETED=false
+expect_out "without keep_completed nothing is re-pended" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Out --json
+unset DJC_JOBS_KEEP_COMPLETED
+
+# ------------------------------------------------ populate --priority on a fresh queue
+cat > r.djc <<'P'
+Job (manual)
+    job_id : int32
+    ---
+
+Done (computed)
+    -> Job
+    ---
+    v : int32
+P
+expect_rc 0 "declare Job/Done" djc declare r.djc
+printf '{"job_id": %d}\n' 1 2 3 > j.jsonl
+expect_out "insert jobs" "inserted 3 rows into Job" djc insert Job j.jsonl
+expect_out "populate --priority 3 adds its keys with priority 3 and makes them" "Done: 3 made, 0 errors, 0 skipped" djc populate Done --reserve-jobs --priority 3 --make ./mk.sh
+printf '{"job_id": %d}\n' 4 5 > j2.jsonl
+expect_out "insert more" "inserted 2 rows into Job" djc insert Job j2.jsonl
+expect_rc 0 "refresh at the default priority (5)" djc jobs refresh Done
+expect_out "populate --priority 3 --no-refresh leaves priority-5 jobs" "Done: 0 made, 0 errors, 0 skipped" djc populate Done --reserve-jobs --priority 3 --no-refresh --make ./mk.sh
+expect_out "populate --priority 5 makes them" "Done: 2 made, 0 errors, 0 skipped" djc populate Done --reserve-jobs --priority 5 --make ./mk.sh
+
+# ------------------------------------------------ comments, the README pipeline, -> master
+cat > args.sh <<'M'
+#!/bin/sh
+cat >/dev/null
+printf '%s|' "$@" > "$T/args.$DJC_KEY_src_id"
+echo '{"v": 1}'
+M
+chmod +x args.sh
+cat > c.djc <<'P'
+Cmt (computed)
+    -> Src
+    ---
+    v : int32
+    make = ./args.sh a#b '# quoted' "it's"   # the table's make program, with a comment
+P
+expect_rc 0 "declare a make line with a trailing comment" djc declare c.djc
+expect_out "populate by the make line" "Cmt: 2 made, 0 errors, 0 skipped" djc populate Cmt
+check "the comment is not passed, quoted and inner # are" [ "$(cat args.1)" = "a#b|# quoted|it's|" ]
+printf 'Bad (computed)\n    -> Src\n    ---\n    v : int32\n    key_source = {"src_id": 1} trailing\n' > bad.djc
+expect_fail 2 "text after key_source's JSON that is not a comment" '^djc: bad\.djc:5: key_source must be a JSON restriction object' djc declare bad.djc
+
+# the pipeline shown in README.md declares as printed
+awk '/^## A pipeline/ {f = 1} f && /^```$/ {n++; if (n == 2) exit; next} f && n == 1' "$ROOT/README.md" > readme.djc
+check "the README's pipeline was extracted" grep -q 'SessionStats (computed)' readme.djc
+RS="${DJC_DATABASE_SCHEMA:-t}_readme"
+expect_rc 0 "the README's pipeline declares" djc --schema "$RS" declare readme.djc
+expect_out "...both of its tables" "Session
+SessionStats" djc --schema "$RS" tables
+
+cat > parts.djc <<'P'
+Rec (manual)
+    rec_id : int32
+    ---
+
+Seg (computed)
+    -> Rec
+    ---
+    n : int32
+
+Seg.Piece (part)
+    -> master
+    piece : int16
+    ---
+    w : float64
+
+Seg.Other (part)
+    -> Seg
+    other : int16
+    ---
+P
+expect_out "declare parts with '-> master' and '-> Master'" "created Rec (manual) as rec
+created Seg (computed) as __seg
+created Seg.Piece (part) as __seg__piece
+created Seg.Other (part) as __seg__other
+created Seg jobs table ~~seg" sh -c '"$DJC" declare parts.djc | grep "^created"'
+printf 'Rec2 (manual)\n    rec_id : int32\n    ---\n\nSeg2 (computed)\n    -> Rec2\n    ---\n    n : int32\n\nSeg2.P (part)\n    -> master\n    -> master\n    p : int16\n    ---\n' > twice.djc
+expect_fail 2 "'-> master' twice" '^djc: twice\.djc:12: part table Seg2\.P refers to its master twice$' djc declare twice.djc
+printf 'Rec3 (manual)\n    rec_id : int32\n    ---\n\nSeg3 (computed)\n    -> Rec3\n    ---\n    n : int32\n\nSeg3.P (part)\n    p : int16\n    ---\n    -> master\n' > below.djc
+expect_fail 2 "'-> master' below ---" "^djc: below\.djc:13: '-> master' in part table Seg3\.P belongs above '---'" djc declare below.djc
+finish
