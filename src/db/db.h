@@ -52,6 +52,7 @@ typedef struct db_conn {
 	int in_tx;
 	char *schema;       /* effective schema name */
 	const char *table_suffix;   /* after CREATE TABLE (...): the driver's, unless its open set one */
+	int dup_unique;     /* the last DJC_EDUPLICATE was a unique index, not the primary key */
 } db_conn;
 
 /* A fully materialised result. Cells are row-major. A driver returns a cell

@@ -233,6 +233,9 @@ static int fail(my_conn *c, unsigned e, const char *msg)
 	for (char *p = c->base.err; *p; p++)
 		if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
 	if (is_conn_error(e)) c->broken = 1;
+	/* "Duplicate entry 'x' for key 'PRIMARY'" (MySQL 8: 'tbl.PRIMARY'),
+	 * otherwise the unique index's name */
+	if (e == ER_DUP_ENTRY) c->base.dup_unique = !(msg && strstr(msg, "PRIMARY'"));
 	return classify_code(e);
 }
 

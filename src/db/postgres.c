@@ -209,7 +209,14 @@ static int classify(pg_conn *c, const PGresult *res)
 	one_line(c->base.err, sizeof c->base.err, "postgresql: ", prim);
 	if (PQstatus(c->pg) == CONNECTION_BAD) return DJC_ECONN;
 	if (!state) return DJC_ERROR;
-	if (!strcmp(state, "23505")) return DJC_EDUPLICATE;
+	if (!strcmp(state, "23505")) {
+		/* the primary key's constraint is <table>_pkey; a unique index's
+		 * is <table>_<columns>_key */
+		const char *cons = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
+		size_t n = cons ? strlen(cons) : 0;
+		c->base.dup_unique = n > 0 && !(n >= 5 && !strcmp(cons + n - 5, "_pkey"));
+		return DJC_EDUPLICATE;
+	}
 	if (!strcmp(state, "23503")) return DJC_EFOREIGN;
 	if (!strcmp(state, "40001") || !strcmp(state, "40P01") || !strcmp(state, "55P03")) return DJC_EBUSY;
 	if (!strncmp(state, "08", 2) || !strcmp(state, "57P01") || !strcmp(state, "57P02") ||

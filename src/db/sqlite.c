@@ -128,7 +128,10 @@ static int classify(sq_conn *c, int rc)
 	snprintf(c->base.err, sizeof c->base.err, "sqlite: %s", sqlite3_errmsg(c->db));
 	switch (rc & 0xff) {
 	case SQLITE_CONSTRAINT:
-		if (ext == SQLITE_CONSTRAINT_PRIMARYKEY || ext == SQLITE_CONSTRAINT_UNIQUE) return DJC_EDUPLICATE;
+		if (ext == SQLITE_CONSTRAINT_PRIMARYKEY || ext == SQLITE_CONSTRAINT_UNIQUE) {
+			c->base.dup_unique = ext == SQLITE_CONSTRAINT_UNIQUE;
+			return DJC_EDUPLICATE;
+		}
 		/* ON DELETE RESTRICT reports itself as a trigger constraint */
 		if (ext == SQLITE_CONSTRAINT_FOREIGNKEY ||
 		    (ext == SQLITE_CONSTRAINT_TRIGGER && strstr(sqlite3_errmsg(c->db), "FOREIGN KEY")))

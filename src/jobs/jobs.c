@@ -432,8 +432,13 @@ int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_
 		rc = rows_insert(c, tables[i], &rows[i], 1, 0, NULL, &bad);
 		if (rc) {
 			char *k = key_to_json(tables[i], rows[i], 0);
-			if (rc == DJC_EDUPLICATE && tables[i] == job->t && i == 0)   /* later: make's own duplicate */
+			/* the target row's key taken by someone else's commit (a later
+			 * row: make's own duplicate); a unique index is make's error */
+			int taken = rc == DJC_EDUPLICATE && !c->db->dup_unique && tables[i] == job->t && i == 0;
+			if (taken)
 				conn_fail(c, rc, "%s %s already exists", tables[i]->name, k);
+			else if (rc == DJC_EDUPLICATE && c->db->dup_unique)
+				conn_fail(c, rc, "row %s of %s repeats a value of a unique index: %s", k, tables[i]->name, c->db->err);
 			else if (rc == DJC_EDUPLICATE)
 				conn_fail(c, rc, "make produced a duplicate row %s for %s", k, tables[i]->name);
 			else if (rc == DJC_EFOREIGN)
@@ -442,7 +447,7 @@ int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_
 				conn_fail(c, rc, "inserting %s into %s: %s", k, tables[i]->name, c->db->err);
 			free(k);
 			db_rollback(c->db);
-			if (rc == DJC_EDUPLICATE && tables[i] == job->t && i == 0) {
+			if (taken) {
 				/* made by someone else (e.g. a populate without reservation):
 				 * close the job as success, commit nothing of ours */
 				if (!db_begin(c->db)) {

@@ -288,7 +288,10 @@ static int commit_direct(worker *w, staged *st)
 			char *k = key_to_json(st->tables[i], st->rows[i], 0);
 			/* only the first target row can collide with someone else's commit;
 			 * a later one duplicates a row of this very make */
-			if (rc == DJC_EDUPLICATE && st->tables[i] == w->t && i == 0) conn_fail(c, rc, "%s %s already exists", w->t->name, k);
+			if (rc == DJC_EDUPLICATE && !c->db->dup_unique && st->tables[i] == w->t && i == 0)
+				conn_fail(c, rc, "%s %s already exists", w->t->name, k);
+			else if (rc == DJC_EDUPLICATE && c->db->dup_unique)
+				conn_fail(c, rc, "row %s of %s repeats a value of a unique index: %s", k, st->tables[i]->name, c->db->err);
 			else if (rc == DJC_EDUPLICATE) conn_fail(c, rc, "make produced a duplicate row %s for %s", k, st->tables[i]->name);
 			else conn_fail(c, rc, "inserting %s into %s: %s", k, st->tables[i]->name, c->db->err);
 			free(k);

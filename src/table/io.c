@@ -145,7 +145,9 @@ int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, size_
 		char where[600];
 		if (orig_lines) snprintf(where, sizeof where, "%s:%ld: row %s", src, lines[bad], k);
 		else snprintf(where, sizeof where, "row %ld %s", lines ? lines[bad] : (long)bad + 1, k);
-		if (rc == DJC_EDUPLICATE)
+		if (rc == DJC_EDUPLICATE && c->db->dup_unique)
+			conn_fail(c, rc, "%s: repeats a value of a unique index of %s (%s)", where, t->name, c->db->err);
+		else if (rc == DJC_EDUPLICATE)
 			conn_fail(c, rc, "%s: duplicate primary key in %s (use --skip-duplicates to skip it)", where, t->name);
 		else if (rc == DJC_EFOREIGN)
 			conn_fail(c, rc, "%s: no matching row in a parent table of %s", where, t->name);

@@ -392,4 +392,45 @@ expect_out "and its own row" '{"tag":"ab","len":2}
 {"tag":"ab ","len":3}
 {"tag":"ab  ","len":4}
 {"tag":"ab   ","len":5}' djc fetch TagLen --format json
+
+# ------------------------------------------- unique indexes
+# a unique index violation is not a duplicate primary key: insert says so
+# (and --skip-duplicates does not hide it); a make whose row repeats a
+# unique value is an error, not "made by someone else"
+cat > uniq.djc <<'P'
+Animal (manual)
+    name : varchar(16)
+    ---
+    code : varchar(8)
+    unique index(code)
+
+Badge (computed)
+    -> Animal
+    ---
+    badge : varchar(8)
+    unique index(badge)
+P
+expect_rc 0 "declare a unique index" djc declare uniq.djc
+printf '{"name": "a", "code": "X1"}\n' | "$DJC" insert Animal >/dev/null
+expect_fail 2 "a repeated unique value is named as such" '^djc: <stdin>:1: row \{"name": "b"\}: repeats a value of a unique index of Animal \(.*\)$' \
+	sh -c 'printf "{\"name\": \"b\", \"code\": \"X1\"}\n" | "$1" insert Animal' _ "$DJC"
+expect_fail 2 "...also with --skip-duplicates" 'repeats a value of a unique index of Animal' \
+	sh -c 'printf "{\"name\": \"b\", \"code\": \"X1\"}\n" | "$1" insert Animal --skip-duplicates' _ "$DJC"
+printf '{"name": "b", "code": "X2"}\n{"name": "c", "code": "X3"}\n' | "$DJC" insert Animal >/dev/null
+cat > mk_badge.sh <<'M'
+#!/bin/sh
+cat >/dev/null
+echo '{"badge": "same"}'
+M
+chmod +x mk_badge.sh
+for mode in direct reserved; do
+	flag=; [ $mode = reserved ] && flag=--reserve-jobs
+	"$DJC" delete Badge >/dev/null 2>&1
+	run "$DJC" populate Badge $flag --suppress-errors --json --make ./mk_badge.sh
+	check "populate ($mode): one make commits, the other two are errors, none skipped" \
+		python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(not (r["success_count"]==1 and r["error_count"]==2 and r["skipped_count"]==0))' "$OUT"
+	check "populate ($mode): the error names the unique index" sh -c 'printf "%s" "$1" | grep -q "repeats a value of a unique index"' _ "$OUT"
+	expect_out "populate ($mode): one row" 1 count Badge
+	"$DJC" jobs clear Badge --status error >/dev/null 2>&1
+done
 finish
