@@ -139,6 +139,12 @@ typedef struct djc_insert_options {
 int djc_insert(djc_conn *conn, const char *table, const djc_row *const *rows, size_t n,
 	       const djc_insert_options *opts, size_t *inserted);
 
+/* A key as a restriction on `table` (DataJoint's `Table & key`): key_json
+ * is a JSON object; its attributes that table does not have are dropped
+ * (those it has are checked against its heading as usual). DJC_EINVAL when
+ * it shares no attribute with table. *where_json (caller frees) can be
+ * passed to djc_fetch, djc_fetch_print, djc_delete, ... */
+int djc_key_restriction(djc_conn *conn, const char *table, const char *key_json, char **where_json);
 /* Fetch rows of table matching a restriction (JSON text, README.md "The command line";
  * NULL for all), ordered by primary key. */
 int djc_fetch(djc_conn *conn, const char *table, const char *where_json, djc_rowset **out);
@@ -178,6 +184,10 @@ typedef int (*djc_make_fn)(djc_make_ctx *ctx, const djc_row *key, void *payload)
 int djc_make_insert(djc_make_ctx *ctx, const char *table, const djc_row *row);
 /* Read rows of any table (usually upstream ones) restricted by where_json. */
 int djc_make_fetch(djc_make_ctx *ctx, const char *table, const char *where_json, djc_rowset **out);
+/* Read the rows of `table` that match `key` on the attributes they share
+ * (DataJoint's `Table & key`): the usual way to read an upstream table in
+ * make, whatever other parents the key also comes from. */
+int djc_make_fetch_key(djc_make_ctx *ctx, const char *table, const djc_row *key, djc_rowset **out);
 /* Set the error message recorded if make returns non-zero. */
 void djc_make_error(djc_make_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

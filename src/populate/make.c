@@ -135,6 +135,17 @@ int djc_make_fetch(djc_make_ctx *ctx, const char *name, const char *where, djc_r
 	return djc_fetch(ctx->c, name, where, out);
 }
 
+int djc_make_fetch_key(djc_make_ctx *ctx, const char *name, const djc_row *key, djc_rowset **out)
+{
+	*out = NULL;
+	char *kj = djc_row_to_json(key), *where = NULL;
+	int rc = djc_key_restriction(ctx->c, name, kj, &where);
+	if (!rc) rc = djc_fetch(ctx->c, name, where, out);
+	free(where);
+	free(kj);
+	return rc;
+}
+
 void djc_make_error(djc_make_ctx *ctx, const char *fmt, ...)
 {
 	sb_t b = SB_INIT;

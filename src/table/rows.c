@@ -426,6 +426,35 @@ static void order_by_key(djc_conn *c, const table *t, sb_t *q)
 
 /* ------------------------------------------------------------- public */
 
+int djc_key_restriction(djc_conn *c, const char *name, const char *key_json, char **where_json)
+{
+	*where_json = NULL;
+	table *t;
+	int rc = conn_table(c, name, &t);
+	if (rc) return rc;
+	json_error_t je;
+	json_t *j = key_json ? json_loads(key_json, JSON_REJECT_DUPLICATES, &je) : NULL;
+	if (!j) return conn_fail(c, DJC_EINVAL, "key is not valid JSON%s", key_json ? "" : " (none given)");
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return conn_fail(c, DJC_EINVAL, "key must be a JSON object, e.g. {\"session_id\": 3}");
+	}
+	json_t *w = json_object();
+	const char *k;
+	json_t *v;
+	json_object_foreach(j, k, v)
+		if (table_attr(t, k)) json_object_set(w, k, v);
+	if (!json_object_size(w)) {
+		json_decref(w);
+		json_decref(j);
+		return conn_fail(c, DJC_EINVAL, "key shares no attribute with %s", t->name);
+	}
+	*where_json = json_dumps(w, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(w);
+	json_decref(j);
+	return DJC_OK;
+}
+
 int djc_fetch(djc_conn *c, const char *name, const char *where_json, djc_rowset **out)
 {
 	*out = NULL;
