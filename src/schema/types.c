@@ -41,14 +41,64 @@ static int int_range(coltype t, int64_t *lo, int64_t *hi)
 	}
 }
 
-/* shortest decimal text that reads back as exactly f */
-static void fmt_double(char *buf, size_t n, double f)
+/* The shortest decimal text that reads back as exactly f: the fewest
+ * significant digits that round-trip (correctly rounded, so the closest such
+ * text), in plain notation when 10^lo <= |f| < 10^hi and in exponent notation
+ * ("1e+16", "1.5e-10") otherwise. buf holds at least 32 bytes, or 400 for
+ * plain notation over the whole double range. */
+static void fmt_float(char *buf, size_t n, double f, int lo, int hi)
 {
-	for (int p = 1; p <= 17; p++) {
-		snprintf(buf, n, "%.*g", p, f);
-		if (strtod(buf, NULL) == f) return;
+	if (!isfinite(f)) { snprintf(buf, n, "%g", f); return; }
+	if (f == 0) { snprintf(buf, n, "%s", signbit(f) ? "-0" : "0"); return; }
+	char e[40];
+	for (int p = 1; p <= 17; p++) {   /* 17 significant digits always round-trip */
+		snprintf(e, sizeof e, "%.*e", p - 1, f);
+		if (strtod(e, NULL) == f) break;
 	}
+	/* e is [-]d[.ddd]e(+|-)x: take the digits and the exponent */
+	char dig[20];
+	int nd = 0;
+	const char *q = e;
+	int neg = *q == '-';
+	if (neg) q++;
+	for (; *q && *q != 'e'; q++)
+		if (isdigit((unsigned char)*q) && nd < (int)sizeof dig - 1) dig[nd++] = *q;
+	int x = *q == 'e' ? atoi(q + 1) : 0;
+	while (nd > 1 && dig[nd - 1] == '0') nd--;
+	char out[400];
+	size_t k = 0;
+	if (neg) out[k++] = '-';
+	if (x >= lo && x < hi) {
+		if (x < 0) {   /* 0.000ddd */
+			out[k++] = '0';
+			out[k++] = '.';
+			for (int i = 0; i < -x - 1; i++) out[k++] = '0';
+			for (int i = 0; i < nd; i++) out[k++] = dig[i];
+		} else {       /* ddd[000][.ddd] */
+			for (int i = 0; i <= x; i++) out[k++] = i < nd ? dig[i] : '0';
+			if (nd > x + 1) {
+				out[k++] = '.';
+				for (int i = x + 1; i < nd; i++) out[k++] = dig[i];
+			}
+		}
+		out[k] = 0;
+	} else {
+		out[k++] = dig[0];
+		if (nd > 1) {
+			out[k++] = '.';
+			for (int i = 1; i < nd; i++) out[k++] = dig[i];
+		}
+		snprintf(out + k, sizeof out - k, "e%c%d", x < 0 ? '-' : '+', x < 0 ? -x : x);
+	}
+	snprintf(buf, n, "%s", out);
 }
+
+/* How floats are written everywhere (docs/types.md): the shortest text that
+ * reads back exactly, plain for 1e-7 <= |f| < 1e16 ("10", "120", "0.1",
+ * "123456789", "0.0000001"), exponent notation outside ("1e+16", "1e-8",
+ * "1e+300"). The upper bound keeps an integral value's plain digits inside
+ * int64, which JSON readers such as jansson need to read it back. */
+static void fmt_double(char *buf, size_t n, double f) { fmt_float(buf, n, f, -7, 16); }
 
 static int digits_only(const char *s) { if (!*s) return 0; for (; *s; s++) if (!isdigit((unsigned char)*s)) return 0; return 1; }
 
@@ -192,17 +242,22 @@ int value_in(const attr *a, const val_t *in, val_t *out, char **msg)
 		return bad(msg, a, "expects true or false, got %s", tname(in->t));
 	case T_DECIMAL: {
 		sb_t b = SB_INIT;
-		char buf[64];
-		const char *s;
+		char buf[400], shown[64];
+		const char *s, *say;
 		if (in->t == DJC_TEXT) s = in->s;
 		else if (in->t == DJC_INT) { snprintf(buf, sizeof buf, "%" PRId64, in->i); s = buf; }
 		else if (in->t == DJC_UINT) { snprintf(buf, sizeof buf, "%" PRIu64, in->u); s = buf; }
-		else if (in->t == DJC_FLOAT && isfinite(in->f)) { fmt_double(buf, sizeof buf, in->f); s = buf; if (strchr(buf, 'e')) snprintf(buf, sizeof buf, "%.*f", a->type.s, in->f); }
-		else return bad(msg, a, "expects a decimal number, got %s", tname(in->t));
+		else if (in->t == DJC_FLOAT && isfinite(in->f)) {
+			/* the float's digits in plain notation, checked like text: never rounded */
+			fmt_float(buf, sizeof buf, in->f, -400, 400);
+			s = buf;
+		} else return bad(msg, a, "expects a decimal number, got %s", tname(in->t));
+		say = s;
+		if (s == buf && in->t == DJC_FLOAT) { fmt_double(shown, sizeof shown, in->f); say = shown; }
 		int r = norm_decimal(s, a->type.p, a->type.s, &b);
 		if (r) {
 			sb_free(&b);
-			return bad(msg, a, r == -1 ? "'%s' is not a decimal number" : r == -2 ? "'%s' has more decimal places than the type keeps" : "'%s' has too many digits", s);
+			return bad(msg, a, r == -1 ? "'%s' is not a decimal number" : r == -2 ? "'%s' has more decimal places than the type keeps" : "'%s' has too many digits", say);
 		}
 		*out = val_textn(sb_str(&b), b.len);
 		sb_free(&b);

@@ -613,6 +613,107 @@ static void test_floats(void)
 	CHECK_STR(vout("float64", val_int(3)), "3");
 }
 
+/* digits of a float's text that matter: without sign, point, exponent,
+ * leading zeros and trailing zeros */
+static int sig_digits(const char *s)
+{
+	char d[64];
+	int n = 0;
+	for (; *s && *s != 'e'; s++)
+		if (*s >= '0' && *s <= '9' && (n || *s != '0') && n < 63) d[n++] = *s;
+	while (n > 1 && d[n - 1] == '0') n--;
+	return n ? n : 1;
+}
+
+/* fewest significant digits that read back as x */
+static int shortest_digits(double x)
+{
+	char e[40];
+	for (int p = 1; p < 17; p++) {
+		snprintf(e, sizeof e, "%.*e", p - 1, x);
+		if (strtod(e, NULL) == x) return p;
+	}
+	return 17;
+}
+
+static void test_float_text(void)
+{
+	/* plain notation for 1e-7 <= |x| < 1e16, exponent notation outside */
+	static const struct { double x; const char *text; } c[] = {
+		{10, "10"}, {100, "100"}, {120, "120"}, {0.1, "0.1"}, {1.5, "1.5"}, {-3.25, "-3.25"},
+		{123456789.0, "123456789"}, {100.5, "100.5"}, {1234.5e-3, "1.2345"}, {1.0 / 3.0, "0.3333333333333333"},
+		{0.30000000000000004, "0.30000000000000004"}, {9007199254740992.0, "9007199254740992"},
+		{1e15, "1000000000000000"}, {9999999999999998.0, "9999999999999998"}, {-1e15, "-1000000000000000"},
+		{1e16, "1e+16"}, {1.5e16, "1.5e+16"}, {1e21, "1e+21"}, {6.02214076e23, "6.02214076e+23"}, {1e300, "1e+300"},
+		{DBL_MAX, "1.7976931348623157e+308"}, {1e-7, "0.0000001"}, {1.5e-7, "0.00000015"}, {0.000123, "0.000123"},
+		{9.99e-8, "9.99e-8"}, {1e-8, "1e-8"}, {1e-10, "1e-10"}, {-1e-10, "-1e-10"}, {1.5e-10, "1.5e-10"},
+		{5e-324, "5e-324"}, {2.2250738585072014e-308, "2.2250738585072014e-308"}, {0.0, "0"}, {-0.0, "-0"},
+	};
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++) CHECK_STR(vin("float64", val_float(c[i].x)), c[i].text);
+	CHECK_STR(fj("float64", "10"), "10");
+	CHECK_STR(fj("float64", "1e2"), "100");
+	CHECK_STR(fj("float64", "1.2e2"), "120");
+	CHECK_STR(fj("float64", "123456789.0"), "123456789");
+	CHECK_STR(fj("float32", "120"), "120");
+	CHECK_STR(fj("float32", "1.5"), "1.5");
+	CHECK_STR(fj("float32", "1e-10"), "1.000000013351432e-10");
+	CHECK_STR(fj("float32", "3.4028234663852886e38"), "3.4028234663852886e+38");
+	CHECK_STR(vout("float32", val_text("1e+01")), "10");
+	CHECK_STR(vout("float64", val_text("1.2e+02")), "120");
+	CHECK_STR(vout("float64", val_float(1e-300)), "1e-300");
+	/* json attributes keep a real a real; decimals from a float are never rounded */
+	CHECK_STR(fj("json", "[1e2, 10.0, 0.5, 1e-10, 1e16, 7]"), "[100.0,10.0,0.5,1e-10,1e+16,7]");
+	CHECK_STR(fj("decimal(10,3)", "1e2"), "\"100.000\"");
+	CHECK_STR(fj("decimal(10,3)", "1e-5"), "ERR attribute 'v' (decimal(10,3)): '0.00001' has more decimal places than the type keeps");
+	CHECK_STR(fj("decimal(10,3)", "1e-10"), "ERR attribute 'v' (decimal(10,3)): '1e-10' has more decimal places than the type keeps");
+	CHECK_STR(fj("decimal(10,3)", "1e20"), "ERR attribute 'v' (decimal(10,3)): '1e+20' has too many digits");
+	CHECK_STR(fj("decimal(38,0)", "1e20"), "\"100000000000000000000\"");
+	CHECK_STR(fj("decimal(38,12)", "1.5e-10"), "\"0.000000000150\"");
+
+	/* every magnitude: the text reads back exactly (strtod, and jansson then
+	 * value_from_json), uses the fewest digits, and the notation follows the rule */
+	const attr *a = typed("float64"), *a32 = typed("float32");
+	uint64_t seed = 0x9E3779B97F4A7C15ULL;
+	int bad = 0;
+	for (int k = -330; a && a32 && k <= 310 && !bad; k++) {
+		for (int r = 0; r < 40 && !bad; r++) {
+			seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17;
+			double m = 1.0 + (double)(seed >> 11) / 9007199254740992.0 * 9.0;   /* [1, 10) */
+			if (r < 3) m = (double)(r + 1);                                     /* round numbers too */
+			if (r == 3) m = 1.2;
+			char num[48];
+			snprintf(num, sizeof num, "%.17ge%d", m, k);   /* m * 10^k without libm */
+			double x = strtod(num, NULL);
+			if (r & 1) x = -x;
+			if (!isfinite(x) || x == 0) continue;
+			for (int w = 0; w < 2 && !bad; w++) {   /* as float64, then rounded to float32 */
+				const attr *t = w ? a32 : a;
+				if (w && (fabs(x) > FLT_MAX || (double)(float)x == 0)) continue;
+				double want = w ? (double)(float)x : x;
+				val_t in = val_float(x), out = {0}, back = {0};
+				char *msg = NULL;
+				int rc = value_in(t, &in, &out, &msg);
+				sb_t b = SB_INIT;
+				if (!rc) value_to_json(&b, t, &out);
+				const char *s = sb_str(&b);
+				double ax = fabs(want);
+				int expo = strchr(s, 'e') != NULL;
+				json_t *j = json_loads(s, JSON_DECODE_ANY, NULL);
+				int rc2 = j ? value_from_json(t, j, &back, &msg) : -1;
+				int ok = rc == 0 && strtod(s, NULL) == want && rc2 == 0 && back.t == DJC_FLOAT && back.f == want &&
+					 expo == (ax < 1e-7 || ax >= 1e16) && sig_digits(s) == shortest_digits(want) && strlen(s) <= 26;
+				CHECK_MSG(ok, "%s %.17g -> %s", w ? "float32" : "float64", want, s);
+				if (!ok) bad = 1;
+				json_decref(j);
+				free(msg);
+				sb_free(&b);
+				val_free(&out);
+				val_free(&back);
+			}
+		}
+	}
+}
+
 static void test_text_types(void)
 {
 	/* bool */
@@ -787,6 +888,7 @@ int main(void)
 	test_parse_errors();
 	test_ints();
 	test_floats();
+	test_float_text();
 	test_text_types();
 	test_rows();
 	for (size_t i = 0; i < npool; i++) free(pool[i]);
