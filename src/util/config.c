@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@ static config_item items[] = {
 	{"jobs.keep_completed", "DJC_JOBS_KEEP_COMPLETED", "false", "bool", NULL, NULL},
 	{"jobs.stale_timeout", "DJC_JOBS_STALE_TIMEOUT", "3600", "float", NULL, NULL},
 	{"jobs.default_priority", "DJC_JOBS_DEFAULT_PRIORITY", "5", "int", NULL, NULL},
-	{"jobs.version_method", "DJC_JOBS_VERSION_METHOD", "none", "string", NULL, NULL},
+	{"jobs.version_method", "DJC_JOBS_VERSION_METHOD", "none", "choice", NULL, NULL},
 	{"jobs.lease_timeout", "DJC_JOBS_LEASE_TIMEOUT", "60", "float", NULL, NULL},
 	{"jobs.reserve_batch", "DJC_JOBS_RESERVE_BATCH", "1", "int", NULL, NULL},
 	{"database.url", "DJC_DATABASE_URL", "sqlite:djc.db", "string", NULL, NULL},
@@ -26,6 +27,7 @@ static config_item items[] = {
 
 static int loaded;
 static char *warning;
+static char *load_error;   /* a failed load fails every later call the same way */
 
 static config_item *find(const char *key)
 {
@@ -44,22 +46,101 @@ void config_set(const char *key, const char *value, const char *source)
 	i->source = xstrdup(source);
 }
 
-static int check_kind(const config_item *i, const char *v)
+/* What each checked setting accepts. Numbers are bounded so that a typo
+ * cannot reach the database or a timer as an absurd value (a lease of
+ * 1e300 s would overflow the heartbeat's clock arithmetic). */
+static const struct limit {
+	const char *key;
+	double lo, hi;
+	int lo_open;          /* lo itself is not allowed */
+	const char *choices;  /* "choice": the values, '|'-separated */
+	const char *what;     /* for the error message */
+} limits[] = {
+	{"jobs.stale_timeout", 0, 1e9, 0, NULL, "a number of seconds from 0 to 1e9"},
+	{"jobs.lease_timeout", 0, 1e9, 1, NULL, "a number of seconds greater than 0 and at most 1e9"},
+	{"jobs.default_priority", 0, 2147483647.0, 0, NULL, "an integer from 0 to 2147483647"},
+	{"jobs.reserve_batch", 1, 1000, 0, NULL, "an integer from 1 to 1000"},
+	{"jobs.version_method", 0, 0, 0, "none|git", "none or git"},
+	{NULL, 0, 0, 0, NULL, NULL},
+};
+
+static const struct limit *limit_of(const char *key)
 {
-	char *e;
-	if (!strcmp(i->kind, "bool"))
-		return !strcasecmp(v, "true") || !strcasecmp(v, "false") || !strcmp(v, "1") || !strcmp(v, "0") ||
-		       !strcasecmp(v, "yes") || !strcasecmp(v, "no");
-	if (!strcmp(i->kind, "int")) { strtol(v, &e, 10); return *v && !*e; }
-	if (!strcmp(i->kind, "float")) { strtod(v, &e); return *v && !*e; }
-	return 1;
+	for (const struct limit *l = limits; l->key; l++)
+		if (!strcmp(l->key, key)) return l;
+	return NULL;
 }
+
+static int is_bool(const char *v)
+{
+	return !strcasecmp(v, "true") || !strcasecmp(v, "false") || !strcmp(v, "1") || !strcmp(v, "0") ||
+	       !strcasecmp(v, "yes") || !strcasecmp(v, "no");
+}
+
+/* NULL when v is a valid value of i, else what it must be ("none or git"). */
+static const char *check_value(const config_item *i, const char *v)
+{
+	const struct limit *l = limit_of(i->key);
+	if (!strcmp(i->kind, "bool")) return is_bool(v) ? NULL : "true or false (or 1/0, yes/no)";
+	if (!strcmp(i->kind, "choice")) {
+		size_t n = strlen(v);
+		for (const char *c = l->choices; *c;) {
+			size_t k = strcspn(c, "|");
+			if (k == n && !strncmp(c, v, n)) return NULL;
+			c += k + (c[k] == '|');
+		}
+		return l->what;
+	}
+	if (!strcmp(i->kind, "int") || !strcmp(i->kind, "float")) {
+		const char *what = l ? l->what : !strcmp(i->kind, "int") ? "an integer" : "a number";
+		/* plain decimal text only: no spaces, hex, inf or nan */
+		if (!*v || strspn(v, !strcmp(i->kind, "int") ? "+-0123456789" : "+-0123456789.eE") != strlen(v)) return what;
+		char *e;
+		errno = 0;
+		double x;
+		if (!strcmp(i->kind, "int")) {
+			long long y = strtoll(v, &e, 10);
+			if (*e || errno) return what;
+			x = (double)y;
+		} else {
+			x = strtod(v, &e);
+			if (*e || errno || !isfinite(x)) return what;
+		}
+		if (l && (x < l->lo || x > l->hi || (l->lo_open && x == l->lo))) return what;
+		return NULL;
+	}
+	return NULL;
+}
+
+/* v for an error message: at most 60 characters, control characters as '?'. */
+static char *shown(const char *v)
+{
+	size_t n = strlen(v);
+	char *s = xstrndup(v, n > 60 ? 60 : n);
+	for (char *p = s; *p; p++) if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+	if (n > 60) { char *t = xasprintf("%s...", s); free(s); s = t; }
+	return s;
+}
+
+static int load(char **msg);
 
 int config_load(char **msg)
 {
 	*msg = NULL;
-	if (loaded) return 0;
+	if (loaded) {
+		if (load_error) { *msg = xstrdup(load_error); return -1; }
+		return 0;
+	}
 	loaded = 1;
+	if (load(msg)) {
+		load_error = xstrdup(*msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int load(char **msg)
+{
 	for (config_item *i = items; i->key; i++) config_set(i->key, i->def, "default");
 	const char *path = getenv("DJC_CONFIG");
 	int explicit = path && *path;
@@ -103,10 +184,26 @@ int config_load(char **msg)
 				else if (json_is_true(v)) txt = "true";
 				else if (json_is_false(v)) txt = "false";
 				else if (json_is_integer(v)) { snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(v)); txt = buf; }
-				else if (json_is_real(v)) { snprintf(buf, sizeof buf, "%.17g", json_real_value(v)); txt = buf; }
+				else if (json_is_real(v)) {   /* the shortest text that reads back: 0.1, not 0.10000000000000001 */
+					for (int p = 1; p <= 17; p++) {
+						snprintf(buf, sizeof buf, "%.*g", p, json_real_value(v));
+						if (strtod(buf, NULL) == json_real_value(v)) break;
+					}
+					txt = buf;
+				}
 				else txt = NULL;
-				if (!txt || !check_kind(it, txt)) {
-					*msg = xasprintf("%s: setting '%s' must be a %s", path, key, it->kind);
+				const char *want = txt ? check_value(it, txt) : NULL;
+				if (!txt && !strcmp(it->kind, "bool")) want = "true or false";
+				else if (!txt && (!strcmp(it->kind, "string") || !strcmp(it->kind, "secret"))) want = "a string";
+				else if (!txt) want = check_value(it, "");
+				if (want) {
+					/* the value is shown, except where it may hold a password */
+					int quiet = !strcmp(it->kind, "string") || !strcmp(it->kind, "secret");
+					char *got = quiet ? NULL : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+					char *g = quiet ? NULL : shown(got ? got : "?");
+					*msg = xasprintf("%s: setting '%s' must be %s%s%s", path, key, want, g ? ", got " : "", g ? g : "");
+					free(g);
+					free(got);
 					json_decref(root);
 					return -1;
 				}
@@ -127,8 +224,11 @@ int config_load(char **msg)
 	for (config_item *i = items; i->key; i++) {
 		const char *v = getenv(i->env);
 		if (v && *v) {
-			if (!check_kind(i, v)) {
-				*msg = xasprintf("environment variable %s must be a %s, got '%s'", i->env, i->kind, v);
+			const char *want = check_value(i, v);
+			if (want) {
+				char *g = shown(v);
+				*msg = xasprintf("environment variable %s (%s) must be %s, got '%s'", i->env, i->key, want, g);
+				free(g);
 				return -1;
 			}
 			config_set(i->key, v, "environment");

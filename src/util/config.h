@@ -8,13 +8,16 @@ typedef struct config_item {
 	const char *key;       /* "jobs.keep_completed" */
 	const char *env;       /* "DJC_JOBS_KEEP_COMPLETED" */
 	const char *def;       /* default text */
-	const char *kind;      /* "bool", "int", "float", "string" */
+	const char *kind;      /* "bool", "int", "float", "choice", "string", "secret" */
 	char *value;           /* effective text (owned) */
 	char *source;          /* "default", "djc.json", "environment", "command line" */
 } config_item;
 
 /* Load once per process; returns 0, or -1 with a one-line message in
- * *msg (caller frees) for an unreadable or malformed file. */
+ * *msg (caller frees) for an unreadable or malformed file, an unknown
+ * setting, or a value that is not valid for its setting (a bool, a number
+ * in its range, one of its choices), naming the file or the environment
+ * variable it came from. A failed load fails every later call the same way. */
 int config_load(char **msg);
 const char *config_get(const char *key);
 int config_bool(const char *key);

@@ -320,7 +320,7 @@ expect_fail 2 "bad URL in the environment" "^djc: unknown database URL scheme 'b
 printf '{"jobs": {"keep_completed": true,\n' > bad.json
 expect_fail 2 "malformed config file" '^djc: bad\.json:2: malformed JSON: ' env DJC_CONFIG=bad.json "$DJC" tables
 printf '{"jobs": {"keep_completed": "maybe"}}\n' > badval.json
-expect_fail 2 "config setting of the wrong type" "^djc: badval\.json: setting 'jobs\.keep_completed' must be a bool$" env DJC_CONFIG=badval.json "$DJC" tables
+expect_fail 2 "config setting of the wrong type" "^djc: badval\.json: setting 'jobs\.keep_completed' must be true or false \(or 1/0, yes/no\), got \"maybe\"$" env DJC_CONFIG=badval.json "$DJC" tables
 printf '{"jobs": {"keep_complete": true}}\n' > badkey.json
 expect_fail 2 "unknown config setting" "^djc: badkey\.json: unknown setting 'jobs\.keep_complete'" env DJC_CONFIG=badkey.json "$DJC" tables
 expect_fail 2 "missing config file" '^djc: cannot read config file nope\.json: No such file or directory$' env DJC_CONFIG=nope.json "$DJC" tables
@@ -333,4 +333,65 @@ rm -f djc.json
 expect_fail 2 "a bad config stops insert before writing" '^djc: bad\.json:2: malformed JSON' \
 	env DJC_CONFIG=bad.json sh -c 'printf "{\"subject_id\": 30, \"name\": \"x\"}\n" | "$DJC" insert Subject'
 check "in the end: only the seed row" test "$(count Subject)" = 1
+# ------------------------------------------------------------ djc config: usage and every checked setting
+expect_fail 2 "config with an unknown option" '^djc: config: unknown option --bogus \(see djc config --help\)$' djc config --bogus
+expect_fail 2 "config with an argument" "^djc: config takes no arguments, only --json \(got 'extra'\)$" djc config extra --json
+expect_fail 2 "config --json with an argument after it" "^djc: config takes no arguments, only --json \(got 'extra'\)$" djc config --json extra
+expect_fail 2 "a usage error holding a newline is one line" "^djc: config takes no arguments, only --json \(got 'a b'\)$" djc config "$(printf 'a\nb')"
+run djc config --json
+check "config --json alone: exit 0, one JSON object" sh -c '[ "$1" = 0 ] && printf "%s" "$2" | jq -e "type == \"object\"" >/dev/null' _ "$RC" "$OUT"
+# environment: "environment variable NAME (key) must be WHAT, got 'VALUE'"
+bad_env() {  # VAR=VALUE key what
+	expect_fail 2 "config: $1 refused" "^djc: environment variable ${1%%=*} \($2\) must be $3, got '.*'$" env "$1" "$DJC" config
+}
+bad_env DJC_JOBS_VERSION_METHOD=svn 'jobs\.version_method' 'none or git'
+bad_env DJC_JOBS_VERSION_METHOD=GIT 'jobs\.version_method' 'none or git'
+bad_env DJC_JOBS_AUTO_REFRESH=maybe 'jobs\.auto_refresh' 'true or false \(or 1/0, yes/no\)'
+bad_env DJC_JOBS_KEEP_COMPLETED=2 'jobs\.keep_completed' 'true or false \(or 1/0, yes/no\)'
+bad_env DJC_JOBS_STALE_TIMEOUT=-1 'jobs\.stale_timeout' 'a number of seconds from 0 to 1e9'
+bad_env DJC_JOBS_STALE_TIMEOUT=1h 'jobs\.stale_timeout' 'a number of seconds from 0 to 1e9'
+bad_env DJC_JOBS_LEASE_TIMEOUT=0 'jobs\.lease_timeout' 'a number of seconds greater than 0 and at most 1e9'
+bad_env DJC_JOBS_LEASE_TIMEOUT=1e300 'jobs\.lease_timeout' 'a number of seconds greater than 0 and at most 1e9'
+bad_env DJC_JOBS_LEASE_TIMEOUT=nan 'jobs\.lease_timeout' 'a number of seconds greater than 0 and at most 1e9'
+bad_env DJC_JOBS_LEASE_TIMEOUT=0x10 'jobs\.lease_timeout' 'a number of seconds greater than 0 and at most 1e9'
+bad_env DJC_JOBS_DEFAULT_PRIORITY=-1 'jobs\.default_priority' 'an integer from 0 to 2147483647'
+bad_env DJC_JOBS_DEFAULT_PRIORITY=2.5 'jobs\.default_priority' 'an integer from 0 to 2147483647'
+bad_env DJC_JOBS_RESERVE_BATCH=0 'jobs\.reserve_batch' 'an integer from 1 to 1000'
+bad_env DJC_JOBS_RESERVE_BATCH=1001 'jobs\.reserve_batch' 'an integer from 1 to 1000'
+bad_env DJC_DISPLAY_PROGRESS=often 'display\.progress' 'true or false \(or 1/0, yes/no\)'
+expect_fail 2 "a value holding a newline is still one line" "must be none or git, got 'svn\?x'$" env "DJC_JOBS_VERSION_METHOD=$(printf 'svn\nx')" "$DJC" config
+for kv in DJC_JOBS_VERSION_METHOD=git DJC_JOBS_VERSION_METHOD=none DJC_JOBS_RESERVE_BATCH=1000 DJC_JOBS_LEASE_TIMEOUT=0.5 \
+	  DJC_JOBS_STALE_TIMEOUT=0 DJC_JOBS_DEFAULT_PRIORITY=0 DJC_JOBS_KEEP_COMPLETED=yes; do
+	expect_rc 0 "config: $kv accepted" env "$kv" "$DJC" config
+done
+# the file: "FILE: setting 'key' must be WHAT, got JSON"
+bad_file() {  # json pattern
+	printf '%s\n' "$1" > badset.json
+	expect_fail 2 "config file $1 refused" "^djc: badset\.json: setting $2" env DJC_CONFIG=badset.json "$DJC" config
+}
+bad_file '{"jobs": {"version_method": "svn"}}' "'jobs\.version_method' must be none or git, got \"svn\"$"
+bad_file '{"jobs": {"lease_timeout": 0}}' "'jobs\.lease_timeout' must be a number of seconds greater than 0 and at most 1e9, got 0$"
+bad_file '{"jobs": {"reserve_batch": 2.5}}' "'jobs\.reserve_batch' must be an integer from 1 to 1000, got 2\.5$"
+bad_file '{"jobs": {"default_priority": "high"}}' "'jobs\.default_priority' must be an integer from 0 to 2147483647, got \"high\"$"
+bad_file '{"jobs": {"stale_timeout": null}}' "'jobs\.stale_timeout' must be a number of seconds from 0 to 1e9, got null$"
+bad_file '{"jobs": {"auto_refresh": [true]}}' "'jobs\.auto_refresh' must be true or false, got \[true\]$"
+printf '{"jobs": {"version_method": "svn"}}\n' > djc.json
+expect_fail 2 "djc.json in the working directory: named in the message" "^djc: djc\.json: setting 'jobs\.version_method' must be none or git, got \"svn\"$" djc config --json
+expect_fail 2 "a bad djc.json value stops other commands too" "^djc: djc\.json: setting 'jobs\.version_method'" djc tables
+rm -f djc.json
+# populate refuses a bad value before any make runs
+printf '{"subject_id": 1, "session": 1}\n' | djc insert Session >/dev/null
+printf '#!/bin/sh\ntouch "$T/made.marker"\necho "{\\"mean\\": 1.5}"\n' > mkcfg.sh
+chmod +x mkcfg.sh
+expect_fail 2 "populate with a bad version_method in the environment" \
+	"^djc: environment variable DJC_JOBS_VERSION_METHOD \(jobs\.version_method\) must be none or git, got 'svn'$" \
+	env DJC_JOBS_VERSION_METHOD=svn "$DJC" populate Stats --reserve-jobs --make ./mkcfg.sh
+expect_fail 2 "populate with a bad reserve_batch in the environment" "^djc: environment variable DJC_JOBS_RESERVE_BATCH" \
+	env DJC_JOBS_RESERVE_BATCH=0 "$DJC" populate Stats --reserve-jobs --make ./mkcfg.sh
+printf '{"jobs": {"lease_timeout": -5}}\n' > badlease.json
+expect_fail 2 "populate with a bad lease_timeout in the file" "^djc: badlease\.json: setting 'jobs\.lease_timeout'" \
+	env DJC_CONFIG=badlease.json "$DJC" populate Stats --reserve-jobs --make ./mkcfg.sh
+check "no make ran, nothing stored" test "$(if [ -e "$T/made.marker" ]; then echo ran; else echo none; fi)/$(rows Stats)" = none/0
+expect_out "with a good value populate runs" "Stats: 1 made, 0 errors, 0 skipped" env DJC_JOBS_VERSION_METHOD=none "$DJC" populate Stats --reserve-jobs --make ./mkcfg.sh
+
 finish
