@@ -34,14 +34,25 @@ static const char USAGE[] =
 	"Run 'djc COMMAND --help' for a command's options.\n";
 
 static void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* fputs with newlines and other control characters as spaces: stderr
+ * messages stay one line. */
+static void put_line(const char *s, FILE *f)
+{
+	for (const char *p = s; *p; p++) fputc((unsigned char)*p < 0x20 || *p == 0x7f ? ' ' : *p, f);
+}
+
 static void die_usage(const char *fmt, ...)
 {
 	va_list ap;
+	char *m = NULL;
 	va_start(ap, fmt);
-	fputs("djc: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	int n = vasprintf(&m, fmt, ap);
 	va_end(ap);
+	if (n < 0) m = NULL;
+	fputs("djc: ", stderr);
+	put_line(m ? m : fmt, stderr);   /* one line, whatever the arguments hold */
+	fputc('\n', stderr);
+	free(m);
 	exit(2);
 }
 
@@ -187,14 +198,17 @@ static int cmd_insert(int argc, char **argv)
 
 static int cmd_fetch(int argc, char **argv)
 {
-	static const char H[] = "usage: djc fetch TABLE [--where JSON] [--format table|json|csv]\n"
+	static const char H[] = "usage: djc fetch TABLE [--where JSON | --key JSON] [--format table|json|csv]\n"
 				"Print rows ordered by primary key. --where takes {\"attr\": value}, {\"attr\": [v1, v2]},\n"
-				"{\"attr\": {\">\": 3}} or a list of such objects (OR).\n";
+				"{\"attr\": {\">\": 3}} or a list of such objects (OR); every attribute must be TABLE's.\n"
+				"--key takes a key object, e.g. a make program's $DJC_KEY, and matches TABLE's rows on the\n"
+				"attributes they share, ignoring the rest (DataJoint's Table & key).\n";
 	if (want_help(argc, argv, H)) return 0;
-	const char *table = NULL, *where = NULL;
+	const char *table = NULL, *where = NULL, *key = NULL;
 	djc_format fmt = DJC_FORMAT_TABLE;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--where") && i + 1 < argc) { where = argv[++i]; check_json("--where", where); }
+		else if (!strcmp(argv[i], "--key") && i + 1 < argc) { key = argv[++i]; check_json("--key", key); }
 		else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
 			const char *f = argv[++i];
 			if (!strcmp(f, "table")) fmt = DJC_FORMAT_TABLE;
@@ -206,8 +220,12 @@ static int cmd_fetch(int argc, char **argv)
 		else die_usage("fetch takes one TABLE");
 	}
 	if (!table) die_usage("fetch needs a TABLE (see djc fetch --help)");
+	if (where && key) die_usage("fetch takes --where or --key, not both");
 	djc_conn *c = connect_or_die();
-	int rc = djc_fetch_print(c, table, where, fmt, stdout);
+	char *kw = NULL;
+	int rc = key ? djc_key_restriction(c, table, key, &kw) : DJC_OK;
+	if (!rc) rc = djc_fetch_print(c, table, key ? kw : where, fmt, stdout);
+	free(kw);
 	int code = exit_for(rc, c);
 	djc_close(c);
 	return code;
@@ -259,6 +277,28 @@ static json_t *json_text(const char *s)
 	j = json_string(o);
 	free(o);
 	return j ? j : json_string("");
+}
+
+/* The one stderr line of a populate whose makes failed, naming the first
+ * failed key: "djc: 1 make call of T failed; key {...}: MESSAGE" or
+ * "djc: N make calls of T failed; first {...} (N-1 more): MESSAGE". */
+static void print_make_failures(const djc_populate_result *r, const char *table, const char *fallback)
+{
+	if (!r || r->error_count < 1 || r->n_errors == 0) {
+		fputs("djc: ", stderr);
+		put_line(fallback, stderr);
+		fputc('\n', stderr);
+		return;
+	}
+	long n = r->error_count;
+	fprintf(stderr, "djc: %ld make call%s of %s failed; ", n, n == 1 ? "" : "s", table);
+	if (n == 1) fputs("key ", stderr);
+	else fputs("first ", stderr);
+	put_line(r->errors[0].key_json, stderr);
+	if (n > 1) fprintf(stderr, " (%ld more)", n - 1);
+	fputs(": ", stderr);
+	put_line(r->errors[0].message, stderr);
+	fputc('\n', stderr);
 }
 
 static int cmd_populate(int argc, char **argv)
@@ -338,7 +378,7 @@ static int cmd_populate(int argc, char **argv)
 		fprintf(stderr, "djc: %s\n", djc_error_last(c));
 		code = 128 + (r ? r->interrupted : SIGTERM);
 	} else if (rc == DJC_EMAKE) {
-		fprintf(stderr, "djc: %s\n", djc_error_last(c));
+		print_make_failures(r, table, djc_error_last(c));
 		code = 1;
 	} else
 		code = exit_for(rc, c);
@@ -374,18 +414,37 @@ static int cmd_progress(int argc, char **argv)
 	return code;
 }
 
-static void print_jobs_rows(const djc_rowset *rs, int json)
+/* JSON text of s (a quoted, escaped string); caller frees. */
+static char *json_quoted(const char *s)
+{
+	json_t *j = json_text(s);
+	char *q = json_dumps(j, JSON_ENCODE_ANY);
+	json_decref(j);
+	return q;
+}
+
+/* --json: one object, {"table":T,"status":S,"jobs":[{...},...]}, each job
+ * the row as djc_row_to_json writes it. */
+static void print_jobs_json(const djc_rowset *rs, const char *table, const char *status)
+{
+	char *qt = json_quoted(table), *qs = json_quoted(status);
+	printf("{\"table\":%s,\"status\":%s,\"jobs\":[", qt ? qt : "\"\"", qs ? qs : "\"\"");
+	free(qt);
+	free(qs);
+	for (size_t i = 0; i < djc_rowset_count(rs); i++) {
+		char *s = djc_row_to_json(djc_rowset_row(rs, i));
+		printf("%s%s", i ? "," : "", s);
+		free(s);
+	}
+	printf("]}\n");
+}
+
+static void print_jobs_rows(const djc_rowset *rs)
 {
 	static const char *show[] = {"status", "priority", "reservations", "host", "pid", "reserved_time", "completed_time",
 				     "last_end", "error_message", NULL};
 	for (size_t i = 0; i < djc_rowset_count(rs); i++) {
 		const djc_row *r = djc_rowset_row(rs, i);
-		if (json) {
-			char *s = djc_row_to_json(r);
-			printf("%s\n", s);
-			free(s);
-			continue;
-		}
 		/* key attributes first (everything before "status"), then the chosen columns */
 		long st = djc_row_find(r, "status");
 		printf("{");
@@ -503,7 +562,10 @@ static int cmd_jobs(int argc, char **argv)
 	if (status) {
 		djc_rowset *rs = NULL;
 		rc = djc_jobs_list(c, table, status, &rs);
-		if (!rc) print_jobs_rows(rs, json);
+		if (!rc) {
+			if (json) print_jobs_json(rs, table, status);
+			else print_jobs_rows(rs);
+		}
 		djc_rowset_free(rs);
 	} else {
 		long n[5];
@@ -522,7 +584,12 @@ static int cmd_jobs(int argc, char **argv)
 static int cmd_config(int argc, char **argv)
 {
 	if (want_help(argc, argv, "usage: djc config [--json]\nEffective settings: defaults < djc.json ($DJC_CONFIG) < DJC_* environment < options.\n")) return 0;
-	int json = argc > 1 && !strcmp(argv[1], "--json");
+	int json = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) json = 1;
+		else if (argv[i][0] == '-') die_usage("config: unknown option %s (see djc config --help)", argv[i]);
+		else die_usage("config takes no arguments, only --json (got '%s')", argv[i]);
+	}
 	char *msg = NULL;
 	if (config_load(&msg)) { fprintf(stderr, "djc: %s\n", msg); free(msg); return 2; }
 	if (g_db) config_set("database.url", g_db, "command line");

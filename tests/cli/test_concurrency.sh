@@ -61,7 +61,7 @@ verify CS "8 commands"
 check "8 commands: $N success jobs, nothing pending or reserved" \
 	[ "$(djc jobs CS --json)" = "{\"table\":\"CS\",\"pending\":0,\"reserved\":0,\"success\":$N,\"error\":0,\"ignore\":0}" ]
 check "8 commands: each job reserved exactly once" \
-	[ "$(djc jobs CS --status success --json | jq -s -c 'map(.reservations) | unique')" = '[1]' ]
+	[ "$(djc jobs CS --status success --json | jq -c '.jobs | map(.reservations) | unique')" = '[1]' ]
 unset DJC_JOBS_KEEP_COMPLETED
 
 # claims of 7 jobs at a time, finished makes committed together in groups

@@ -70,9 +70,9 @@ expect_out "jobs counts text" "J jobs: pending 10, reserved 0, success 0, error 
 expect_out "jobs counts json" '{"table":"J","pending":10,"reserved":0,"success":0,"error":0,"ignore":0}' djc jobs J --json
 check "jobs --status pending lists 10" [ "$(djc jobs J --status pending | grep -c .)" = 10 ]
 check "jobs --status pending --json: 10 rows, default priority 5" \
-	[ "$(djc jobs J --status pending --json | jq -s -c '[length, (map(.priority) | unique)]')" = '[10,[5]]' ]
+	[ "$(djc jobs J --status pending --json | jq -c '.jobs | [length, (map(.priority) | unique)]')" = '[10,[5]]' ]
 check "jobs --status pending --json: key and status" \
-	[ "$(djc jobs J --status pending --json | jq -s -c 'map(.id) | sort')" = '[1,2,3,4,5,6,7,8,9,10]' ]
+	[ "$(djc jobs J --status pending --json | jq -c '.jobs | map(.id) | sort')" = '[1,2,3,4,5,6,7,8,9,10]' ]
 expect_out "jobs --status error is empty" "" djc jobs J --status error
 expect_fail 2 "jobs --status bogus" "status" djc jobs J --status bogus
 expect_fail 2 "jobs of a manual table" "Src" djc jobs Src
@@ -90,7 +90,7 @@ export DJC_JOBS_KEEP_COMPLETED=true
 expect_out "keep_completed: populate" "JG: 10 made, 0 errors, 0 skipped" djc populate JG --reserve-jobs --make ./mk.sh
 check "keep_completed: 10 success rows" [ "$(counts JG)" = '[0,0,10,0,0]' ]
 check "success rows have completed_time and duration" \
-	[ "$(djc jobs JG --status success --json | jq -s -c '[length, all(.completed_time != null and .duration != null and .duration >= 0 and .reserved_time != null)]')" = '[10,true]' ]
+	[ "$(djc jobs JG --status success --json | jq -c '.jobs | [length, all(.completed_time != null and .duration != null and .duration >= 0 and .reserved_time != null)]')" = '[10,true]' ]
 expect_out "delete a target row" "deleted 1 row from JG" djc delete JG --where '{"id":5}'
 expect_out "refresh re-pends it" '{"added":0,"removed":0,"orphaned":0,"re_pended":1}' djc jobs refresh JG --json
 check "one pending again" [ "$(counts JG)" = '[1,0,9,0,0]' ]
@@ -101,15 +101,20 @@ unset DJC_JOBS_KEEP_COMPLETED
 # ---------------------------------------------------------------- priorities
 expect_out "refresh 1-3 at priority 1" '{"added":3,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JP --priority 1 --where '{"id":[1,2,3]}' --json
 expect_out "refresh the rest at priority 8" '{"added":7,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JP --priority 8 --json
-check "priorities stored" [ "$(djc jobs JP --status pending --json | jq -s -c 'map([.id,.priority]) | sort')" = '[[1,1],[2,1],[3,1],[4,8],[5,8],[6,8],[7,8],[8,8],[9,8],[10,8]]' ]
+check "priorities stored" [ "$(djc jobs JP --status pending --json | jq -c '.jobs | map([.id,.priority]) | sort')" = '[[1,1],[2,1],[3,1],[4,8],[5,8],[6,8],[7,8],[8,8],[9,8],[10,8]]' ]
 expect_out "--priority 3 reserves only priority <= 3" "JP: 3 made, 0 errors, 0 skipped" djc populate JP --reserve-jobs --priority 3 --make ./mk.sh
 check "--priority: keys 1 2 3" [ "$(made log.JP)" = "1 2 3 " ]
 expect_out "--priority 7: none" "JP: 0 made, 0 errors, 0 skipped" djc populate JP --reserve-jobs --priority 7 --make ./mk.sh
 expect_out "--priority 8: the rest" "JP: 7 made, 0 errors, 0 skipped" djc populate JP --reserve-jobs --priority 8 --make ./mk.sh
-# populate's own refresh uses the default priority; --priority then filters
+# populate's own refresh adds jobs at populate's --priority (DataJoint's
+# populate does the same), so they are made; a plain refresh adds at 5
 expect_out "delete 2 JP rows" "deleted 2 rows from JP" djc delete JP --where '{"id":[9,10]}'
-expect_out "populate --priority 4 refreshes at 5 and reserves nothing" "JP: 0 made, 0 errors, 0 skipped" djc populate JP --reserve-jobs --priority 4 --make ./mk.sh
-check "the 2 jobs pending at priority 5" [ "$(djc jobs JP --status pending --json | jq -s -c 'map([.id,.priority]) | sort')" = '[[9,5],[10,5]]' ]
+expect_out "populate --priority 4 adds the missing keys at 4 and makes them" "JP: 2 made, 0 errors, 0 skipped" djc populate JP --reserve-jobs --priority 4 --make ./mk.sh
+check "--priority 4: keys 9 10 again" [ "$(made log.JP)" = "1 2 3 4 5 6 7 8 9 9 10 10 " ]
+expect_out "delete them again" "deleted 2 rows from JP" djc delete JP --where '{"id":[9,10]}'
+expect_rc 0 "refresh at the default priority" djc jobs refresh JP
+check "the 2 jobs pending at priority 5" [ "$(djc jobs JP --status pending --json | jq -c '.jobs | map([.id,.priority]) | sort')" = '[[9,5],[10,5]]' ]
+expect_out "populate --priority 4 --no-refresh reserves none of them" "JP: 0 made, 0 errors, 0 skipped" djc populate JP --reserve-jobs --priority 4 --no-refresh --make ./mk.sh
 
 # ---------------------------------------------------------------- the most urgent first
 djc jobs refresh JU --priority 2 --where '{"id":7}' >/dev/null
@@ -154,7 +159,7 @@ check "errors: exit 1, 9 made 1 error" [ "$RC" = 1 ]
 check "errors: summary" [ "$(printf '%s\n' "$OUT" | head -1)" = "JE: 9 made, 1 error, 0 skipped" ]
 check "error job recorded" [ "$(counts JE)" = '[0,0,0,1,0]' ]
 check "error row: message and stack" \
-	[ "$(djc jobs JE --status error --json | jq -c '[.id, .error_message, (.error_stack | test("boom for 4"))]')" = '[4,"make exited with status 3: boom for 4",true]' ]
+	[ "$(djc jobs JE --status error --json | jq -c '.jobs[] | [.id, .error_message, (.error_stack | test("boom for 4"))]')" = '[4,"make exited with status 3: boom for 4",true]' ]
 check "text listing shows the error" grep -q 'error_message=make exited with status 3: boom for 4' <<< "$(djc jobs JE --status error)"
 expect_out "error jobs are not reserved" "JE: 0 made, 0 errors, 0 skipped" djc populate JE --reserve-jobs --make ./mk.sh
 check "no make for the error job" [ "$(lines log.JE)" = 10 ]
@@ -179,7 +184,7 @@ check "inserted as ignore" [ "$(counts JI)" = '[0,0,0,0,1]' ]
 expect_out "refresh does not add an ignored key" '{"added":9,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JI --json
 expect_out "ignore a pending key" 'JI: ignoring {"id":6}' djc jobs ignore JI '{"id":6}'
 check "updated to ignore" [ "$(counts JI)" = '[8,0,0,0,2]' ]
-check "the ignored keys" [ "$(djc jobs JI --status ignore --json | jq -s -c 'map(.id) | sort')" = '[3,6]' ]
+check "the ignored keys" [ "$(djc jobs JI --status ignore --json | jq -c '.jobs | map(.id) | sort')" = '[3,6]' ]
 expect_out "ignored keys are not made" "JI: 8 made, 0 errors, 0 skipped" djc populate JI --reserve-jobs --make ./mk.sh
 check "not 3, not 6" [ "$(made log.JI)" = "1 2 4 5 7 8 9 10 " ]
 expect_fail 2 "ignore: key attribute missing" "id" djc jobs ignore JI '{}'
@@ -197,7 +202,7 @@ P
 chmod +x mk_long.sh
 run djc populate JT --reserve-jobs --where '{"id":1}' --make ./mk_long.sh
 check "long error: exit 1" [ "$RC" = 1 ]
-msg=$(djc jobs JT --status error --json | jq -r '.error_message')
+msg=$(djc jobs JT --status error --json | jq -r '.jobs[] | .error_message')
 check "error_message is exactly 2047 characters" [ "${#msg}" = 2047 ]
 check "error_message ends in ...truncated" [ "${msg: -12}" = "...truncated" ]
 check "error_message starts with the status" [ "${msg:0:30}" = "make exited with status 1: xxx" ]
@@ -208,7 +213,7 @@ exit 1
 P
 chmod +x mk_short.sh
 run djc populate JT --reserve-jobs --where '{"id":2}' --make ./mk_short.sh
-msg=$(djc jobs JT --status error --json | jq -r 'select(.id == 2) | .error_message')
+msg=$(djc jobs JT --status error --json | jq -r '.jobs[] | select(.id == 2) | .error_message')
 check "a message under 2047 characters is kept whole" [ "$msg" = "make exited with status 1: $(head -c 2000 /dev/zero | tr '\0' 'y')" ]
 
 # ---------------------------------------------------------------- stale removal
@@ -220,7 +225,7 @@ expect_out "--stale-timeout 30: jobs too young" '{"added":0,"removed":0,"orphane
 sleep 1.2
 expect_out "--stale-timeout 1 removes the gone key, not the ignored one" '{"added":0,"removed":1,"orphaned":0,"re_pended":0}' djc jobs refresh JS --stale-timeout 1 --json
 check "3 pending, 1 ignore" [ "$(counts JS)" = '[3,0,0,0,1]' ]
-check "the ignored gone key stays" [ "$(djc jobs JS --status ignore --json | jq -c .sid)" = 4 ]
+check "the ignored gone key stays" [ "$(djc jobs JS --status ignore --json | jq -c '.jobs[] | .sid')" = 4 ]
 
 # ---------------------------------------------------------------- orphans (SIGKILLed worker)
 DJC_JOBS_LEASE_TIMEOUT=300 "$DJC" populate JK --reserve-jobs --where '{"id":1}' --make ./mk_sleep.sh >/dev/null 2>&1 &
@@ -257,7 +262,7 @@ sigtest() {  # table signal want_rc processes
 	# the running make(s) recorded as error; with one process key 2 never started
 	check "$tb: $procs job(s) recorded as error" [ "$(counts "$tb")" = "[$((2 - procs)),0,0,$procs,0]" ]
 	check "$tb: error message names $sig" \
-		[ "$(djc jobs "$tb" --status error --json | jq -r .error_message | sort -u)" = "interrupted by SIG$sig" ]
+		[ "$(djc jobs "$tb" --status error --json | jq -r '.jobs[] | .error_message' | sort -u)" = "interrupted by SIG$sig" ]
 	check "$tb: its rows rolled back" [ "$(count "$tb")" = 0 ]
 	for f in mkpid.$tb.*; do
 		check "$tb: make program $f stopped" gone "$(cat "$f")"
@@ -275,7 +280,7 @@ check "git repository made" [ -n "$sha" ]
 (cd repo && DJC_JOBS_VERSION_METHOD=git DJC_JOBS_KEEP_COMPLETED=true "$DJC" populate J --reserve-jobs --no-refresh --make "$T/mk.sh" >/dev/null)
 djc delete J --where '{"id":1}' >/dev/null
 (cd repo && DJC_JOBS_VERSION_METHOD=git DJC_JOBS_KEEP_COMPLETED=true "$DJC" populate J --reserve-jobs --make "$T/mk.sh" >/dev/null)
-check "version records the short commit" [ "$(djc jobs J --status success --json | jq -r .version)" = "$sha" ]
+check "version records the short commit" [ "$(djc jobs J --status success --json | jq -r '.jobs[] | .version')" = "$sha" ]
 
 # ---------------------------------------------------------------- djc config
 mkdir -p cfg
@@ -292,9 +297,26 @@ check "config --json: environment overrides the file" [ "$(printf '%s' "$OUT" | 
 check "config --json: database.url from the environment" [ "$(printf '%s' "$OUT" | jq -r '.["database.url"].source')" = environment ]
 # and the file's settings take effect: keep_completed from djc.json
 (cd cfg && "$DJC" populate JX --reserve-jobs --where '{"id":3}' --make "$T/mk.sh" >/dev/null)
-check "djc.json keep_completed applies" [ "$(djc jobs JX --status success --json | jq -c .id)" = 3 ]
+check "djc.json keep_completed applies" [ "$(djc jobs JX --status success --json | jq -c '.jobs[] | .id')" = 3 ]
 echo '{"jobs": {"nope": 1}}' > cfg/djc.json
 run bash -c "cd cfg && \"$DJC\" config"
 check "config: unknown setting is an error" [ "$RC" = 2 ]
+
+# ---------------------------------------------------------------- jobs --status --json: one object
+{ cat p.djc; printf '\nJO (computed)\n    -> Src\n    ---\n    v : int64\n'; } > p2.djc
+expect_rc 0 "declare one more table" djc declare p2.djc
+expect_out "JO refresh" '{"added":10,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JO --json
+run djc jobs JO --status pending --json
+check "--status --json is one JSON object (one line, one value)" \
+	[ "$(printf '%s\n' "$OUT" | wc -l | tr -d ' ')/$(printf '%s' "$OUT" | jq -s length)" = 1/1 ]
+check "--status --json: table, status and the jobs array" \
+	[ "$(printf '%s' "$OUT" | jq -c '[.table, .status, (.jobs | length), (.jobs | map(.id) | sort)]')" = '["JO","pending",10,[1,2,3,4,5,6,7,8,9,10]]' ]
+expect_out "--status --json with no such job: an empty array" '{"table":"JO","status":"reserved","jobs":[]}' djc jobs JO --status reserved --json
+run djc populate JO --reserve-jobs --suppress-errors --make ./mk_fail4.sh
+run djc jobs JO --status error --json
+check "--status error --json: the job objects keep their fields" \
+	[ "$(printf '%s' "$OUT" | jq -c '[.status, (.jobs | length), (.jobs[0] | [.id, .status, .priority, .error_message, (.error_stack | test("boom for 4")), has("reserved_time"), has("host"), has("reservations")])]')" = '["error",1,[4,"error",5,"make exited with status 3: boom for 4",true,true,true,true]]' ]
+expect_out "--status success --json without keep_completed: no jobs" '{"table":"JO","status":"success","jobs":[]}' djc jobs JO --status success --json
+expect_out "jobs --json (counts) is unchanged" '{"table":"JO","pending":0,"reserved":0,"success":0,"error":1,"ignore":0}' djc jobs JO --json
 
 finish

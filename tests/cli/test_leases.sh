@@ -151,7 +151,7 @@ w1rc=$?
 dt=$(elapsed "$tk" "$(now)")
 check "4: the worker records the error at once (${dt}s)" le "$dt" 2.0
 check "4: populate exits 1" test "$w1rc" = 1
-check "4: one error line on stderr naming the signal" test "$(cat w1.err)" = "djc: 1 make call of Res failed: make killed by signal 9 (SIGKILL)"
+check "4: one error line on stderr naming the signal" test "$(cat w1.err)" = "djc: 1 make call of Res failed; key {\"item_id\": 4}: make killed by signal 9 (SIGKILL)"
 run djc jobs Res --status error
 check "4: the job is an error with that message" sh -c 'printf "%s" "$1" | grep -q "^{\"item_id\": 4}  status=error .*error_message=make killed by signal 9 (SIGKILL)$"' _ "$OUT"
 check "4: nothing committed, made once" test "$(count Res '{"item_id": 4}')/$(lines '^start 4 ' m4.log)" = "0/1"

@@ -147,7 +147,7 @@ run djc populate Out2 --make ./mk_fail4.sh
 check "failing make: exit 1" [ "$RC" = 1 ]
 check "failing make: first error stops (3 made, 1 error)" [ "$(printf '%s\n' "$OUT" | head -1)" = "Out2: 3 made, 1 error, 0 skipped" ]
 check "failing make: error line names key and message" [ "$(printf '%s\n' "$OUT" | sed -n 2p)" = 'error {"id": 4}: make exited with status 3: boom for 4' ]
-check "failing make: one stderr line with the message" [ "$ERR" = "djc: 1 make call of Out2 failed: make exited with status 3: boom for 4" ]
+check "failing make: one stderr line with the message" [ "$ERR" = "djc: 1 make call of Out2 failed; key {\"id\": 4}: make exited with status 3: boom for 4" ]
 check "failing make: no key after 4 was started" [ "$(sort -n log.Out2 | tr '\n' ' ')" = "1 2 3 4 " ]
 check "failing make: rows 1-3 only" [ "$(count Out2)" = 3 ]
 check "failing make: rows 1-3 only (2)" [ "$(count Out2 '{"id":4}')" = 0 ]

@@ -293,7 +293,7 @@ for g in groups:
             s["runs"] += 1
             for f in ("success_count", "lost_count", "error_count", "skipped_count"): s[f] += j.get(f, 0)
     rep[g[0]] = s
-jobs = [json.loads(l) for l in open(os.path.join(res, "jobs.jsonl")) if l.strip()]
+jobs = [j for l in open(os.path.join(res, "jobs.jsonl")) if l.strip() for j in json.loads(l)["jobs"]]
 status = {}
 for j in jobs: status[j["status"]] = status.get(j["status"], 0) + 1
 starts = len(att)

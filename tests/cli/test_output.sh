@@ -1,0 +1,113 @@
+#!/bin/bash
+# test_output.sh - the text djc writes: floats in fetch (json, csv, table) as
+# the shortest decimal text that reads back exactly, plain for ordinary
+# magnitudes (docs/types.md), and read back by insert; the one stderr line of
+# a populate whose makes failed, naming the first failed key.
+. "$ROOT/tests/cli/lib.sh"
+py() { python3 -c "$@"; }
+
+cat > p.djc <<'P'
+F (manual)
+    id : int32
+    ---
+    x : float64
+    f : float32
+
+F2 (manual)
+    id : int32
+    ---
+    x : float64
+    f : float32
+
+Made (computed)
+    -> F
+    ---
+    y : float64
+P
+expect_rc 0 "declare" djc declare p.djc
+
+# ---------------------------------------------------------------- floats
+cat > f.jsonl <<'R'
+{"id": 1, "x": 10, "f": 10}
+{"id": 2, "x": 100, "f": 0.5}
+{"id": 3, "x": 120, "f": 1.5}
+{"id": 4, "x": 0.1, "f": -3.25}
+{"id": 5, "x": 123456789.0, "f": 120}
+{"id": 6, "x": 1e300, "f": 1e30}
+{"id": 7, "x": 1e-10, "f": 0.1}
+{"id": 8, "x": -3.25, "f": 0}
+{"id": 9, "x": 1e16, "f": 1e15}
+{"id": 10, "x": 0.0000001, "f": 1e-10}
+{"id": 11, "x": 1e15, "f": 16777216}
+{"id": 12, "x": 1.5, "f": 1e2}
+R
+expect_out "insert floats" "inserted 12 rows into F" djc insert F f.jsonl
+expect_out "fetch --format json: plain for ordinary magnitudes, exponent for very large/small" \
+'{"id":1,"x":10,"f":10}
+{"id":2,"x":100,"f":0.5}
+{"id":3,"x":120,"f":1.5}
+{"id":4,"x":0.1,"f":-3.25}
+{"id":5,"x":123456789,"f":120}
+{"id":6,"x":1e+300,"f":1.0000000150474662e+30}
+{"id":7,"x":1e-10,"f":0.10000000149011612}
+{"id":8,"x":-3.25,"f":0}
+{"id":9,"x":1e+16,"f":999999986991104}
+{"id":10,"x":0.0000001,"f":1.000000013351432e-10}
+{"id":11,"x":1000000000000000,"f":16777216}
+{"id":12,"x":1.5,"f":100}' djc fetch F --format json
+expect_out "fetch --format csv" \
+'id,x,f
+1,10,10
+2,100,0.5
+3,120,1.5
+4,0.1,-3.25
+5,123456789,120
+6,1e+300,1.0000000150474662e+30
+7,1e-10,0.10000000149011612
+8,-3.25,0
+9,1e+16,999999986991104
+10,0.0000001,1.000000013351432e-10
+11,1000000000000000,16777216
+12,1.5,100' djc fetch F --format csv
+run djc fetch F --where '{"id": [1, 3, 5]}'
+check "fetch --format table: plain numbers" py 'import sys
+rows = [l.split() for l in sys.argv[1].splitlines()[2:5]]
+sys.exit(0 if rows == [["1", "10", "10"], ["3", "120", "1.5"], ["5", "123456789", "120"]] else 1)' "$OUT"
+# what fetch writes, insert reads back to the same bits
+run sh -c '"$DJC" fetch F --format json | "$DJC" insert F2'
+check "fetch --format json | insert reads every float back" test "$RC" = 0
+check "the copy prints the same" test "$(djc fetch F2 --format json)" = "$(djc fetch F --format json)"
+check "the copy holds the same doubles" py 'import json,sys
+a = [json.loads(l) for l in sys.argv[1].splitlines()]
+b = [json.loads(l) for l in sys.argv[2].splitlines()]
+sys.exit(0 if a == b and len(a) == 12 else 1)' "$(djc fetch F --format json)" "$(djc fetch F2 --format json)"
+check "python reads 10 and 1e+16 as the stored numbers" py 'import json,sys
+r = {json.loads(l)["id"]: json.loads(l) for l in sys.argv[1].splitlines()}
+sys.exit(0 if r[1]["x"] == 10.0 and r[9]["x"] == 1e16 and r[6]["x"] == 1e300 and r[10]["x"] == 1e-7 else 1)' "$(djc fetch F --format json)"
+check "--where matches a float written in plain text" test "$(count F '{"x": 120}')" = 1
+
+# ---------------------------------------------------------------- populate: the failure line names the key
+cat > mk.sh <<'P'
+#!/bin/sh
+case $DJC_KEY_id in
+3|4|5) echo "first line" >&2; echo "boom for $DJC_KEY_id" >&2; exit 3 ;;
+esac
+echo '{"y": 1.5}'
+P
+chmod +x mk.sh
+run djc populate Made --suppress-errors --make ./mk.sh
+check "three failed makes: exit 1" test "$RC" = 1
+check "three failed makes: one stderr line naming the first key and how many more" \
+	test "$ERR" = 'djc: 3 make calls of Made failed; first {"id": 3} (2 more): make exited with status 3: boom for 3'
+check "stdout still lists every error" test "$(printf '%s\n' "$OUT" | grep -c '^error {"id": [345]}: make exited with status 3: boom for [345]$')" = 3
+run djc populate Made --where '{"id": 4}' --make ./mk.sh
+check "one failed make: exit 1" test "$RC" = 1
+check "one failed make: the line names its key" \
+	test "$ERR" = 'djc: 1 make call of Made failed; key {"id": 4}: make exited with status 3: boom for 4'
+run djc populate Made --reserve-jobs --suppress-errors --json --make ./mk.sh
+check "with --reserve-jobs --json: stdout is one JSON object" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["error_count"] == 3 else 1)' "$OUT"
+# the order jobs are reserved in is the server's: any of the three keys may be first, with its own message
+check "with --reserve-jobs --json: one stderr line naming the first key" sh -c '[ "$(printf "%s\n" "$1" | wc -l)" = 1 ] &&
+	printf "%s" "$1" | grep -Eq "^djc: 3 make calls of Made failed; first \{\"id\": ([345])\} \(2 more\): make exited with status 3: boom for \1\$"' _ "$ERR"
+check "made rows print plain floats" test "$(djc fetch Made --where '{"id": 1}' --format json)" = '{"id":1,"y":1.5}'
+finish
