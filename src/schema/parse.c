@@ -577,6 +577,7 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 		if (directive(s, "key_source")) {
 			if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
 				return fail(c, line, "'key_source =' belongs to computed and imported tables");
+			if (t->key_source_where) return fail(c, line, "second 'key_source =' line in table %s", t->name);
 			const char *js = trim(strchr(s, '=') + 1);
 			json_error_t je;
 			/* the JSON value, then nothing or a # comment */

@@ -70,6 +70,26 @@ expect_out "Fit's keys" '1,1
 5,1
 5,2' sh -c '"$DJC" fetch Fit --format csv | tail -n +2 | cut -d, -f1,2 | sort'
 
+# a make program reading both parents with its whole key (fetch --key)
+cat > mk_key.sh <<'M'
+#!/bin/sh
+cat >/dev/null
+s=$("$DJC" fetch Session --key "$DJC_KEY" --format json) || exit 3
+p=$("$DJC" fetch Param --key "$DJC_KEY" --format json) || exit 4
+[ "$(printf '%s\n' "$s" | grep -c .)" = 1 ] && [ "$(printf '%s\n' "$p" | grep -c .)" = 1 ] || exit 5
+echo '{"v": 2}'
+M
+chmod +x mk_key.sh
+expect_rc 0 "delete Fit's rows" djc delete Fit
+expect_out "a two-parent make reads each parent with fetch --key" "Fit: 7 made, 0 errors, 0 skipped" env DJC="$DJC" "$DJC" populate Fit --make ./mk_key.sh
+expect_out "fetch --key ignores the attributes the table lacks" '{"session_id":3,"subject":"s3"}' djc fetch Session --key '{"session_id": 3, "param_id": 2}' --format json
+expect_fail 2 "fetch --where does not" 'param_id' djc fetch Session --where '{"session_id": 3, "param_id": 2}' --format json
+expect_fail 2 "fetch --key sharing nothing with the table" '^djc: key shares no attribute with Session$' djc fetch Session --key '{"param_id": 2}'
+expect_fail 2 "fetch --key with a value of the wrong type" 'session_id' djc fetch Session --key '{"session_id": "three"}'
+expect_fail 2 "fetch --key and --where together" '^djc: fetch takes --where or --key, not both$' djc fetch Session --key '{"session_id": 3}' --where '{"session_id": 3}'
+printf 'Two (computed)\n    -> Session\n    ---\n    v : int32\n    key_source = {"session_id": 1}\n    key_source = {"session_id": 2}\n' > two.djc
+expect_fail 2 "a second key_source line" "^djc: two\.djc:6: second 'key_source =' line in table Two$" djc declare two.djc
+
 # ------------------------------------------------ re-pending completed jobs
 cat > q.djc <<'P'
 Src (manual)
