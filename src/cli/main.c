@@ -348,6 +348,7 @@ static int cmd_populate(int argc, char **argv)
 	if (!table) die_usage("populate needs a TABLE (see djc populate --help)");
 	if (o.processes > 256) die_usage("--processes is at most 256");
 	djc_conn *c = connect_or_die();
+	if (!o.display_progress) o.display_progress = config_bool("display.progress");   /* djc.json / DJC_DISPLAY_PROGRESS */
 	djc_populate_result *r = NULL;
 	int rc = djc_populate(c, table, &o, &r);
 	if (r) {

@@ -164,6 +164,7 @@ static int run_make(worker *w, const djc_row *key, staged *st, make_result *mr)
 
 static void wait_for(worker *w, double secs)
 {
+	if (secs > 3600) secs = 3600;   /* callers loop; keeps the deadline within time_t */
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	double until = (double)ts.tv_sec + ts.tv_nsec / 1e9 + secs;

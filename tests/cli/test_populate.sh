@@ -303,6 +303,9 @@ check "--display-progress: stdout unchanged (2)" [ "$OUT" = "Out2: 10 made, 0 er
 check "--display-progress: a bar on stderr" grep -Eq '^Out2: 100%\|#{20}\| 10/10 \[' <<< "$ERR"
 run djc populate Out2 --make ./mk.sh
 check "no bar without --display-progress" [ -z "$ERR" ]
+djc delete Out2 >/dev/null
+run env DJC_DISPLAY_PROGRESS=true "$DJC" populate Out2 --make ./mk.sh
+check "display.progress=true: the bar without the option" grep -Eq '^Out2: 100%\|#{20}\| 10/10 \[' <<< "$ERR"
 
 # ---------------------------------------------------------------- completed meanwhile = skipped
 # the make for key 3 has another populate complete key 3 first
