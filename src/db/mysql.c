@@ -234,8 +234,14 @@ static int fail(my_conn *c, unsigned e, const char *msg)
 		if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
 	if (is_conn_error(e)) c->broken = 1;
 	/* "Duplicate entry 'x' for key 'PRIMARY'" (MySQL 8: 'tbl.PRIMARY'),
-	 * otherwise the unique index's name */
-	if (e == ER_DUP_ENTRY) c->base.dup_unique = !(msg && strstr(msg, "PRIMARY'"));
+	 * otherwise the unique index's name; only the end of the message is
+	 * looked at, as the value itself may hold anything */
+	if (e == ER_DUP_ENTRY) {
+		size_t n = msg ? strlen(msg) : 0;
+		int pk = (n >= 18 && !strcmp(msg + n - 18, " for key 'PRIMARY'")) ||
+			 (n >= 9 && !strcmp(msg + n - 9, ".PRIMARY'"));
+		c->base.dup_unique = !pk;
+	}
 	return classify_code(e);
 }
 
@@ -382,7 +388,9 @@ static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
 			setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof ut);
 		}
 	}
-	snprintf(c->collation, sizeof c->collation, "%s", db_mysql_collation(mysql_get_server_info(m)));
+	/* chosen once per connection object (keep_schema_collation may have
+	 * changed it; a reconnect keeps it) */
+	if (!c->collation[0]) snprintf(c->collation, sizeof c->collation, "%s", db_mysql_collation(mysql_get_server_info(m)));
 	snprintf(c->suffix, sizeof c->suffix, " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=%s", c->collation);
 	c->base.table_suffix = c->suffix;
 	char set[256];
@@ -483,6 +491,27 @@ static int parse_opts(my_conn *c, const db_url *u, char *err, size_t errlen)
 	return DJC_OK;
 }
 
+static int my_exec(db_conn *bc, const char *sql, const val_t *params, size_t np, db_res **out);
+
+/* A schema that already holds tables declared with utf8mb4_bin (by a djc
+ * from before NO PAD collations) keeps that collation: InnoDB forms a
+ * foreign key on text columns only between equal collations, so a new
+ * child of such a table must match it. */
+static int keep_schema_collation(my_conn *c)
+{
+	if (!strcmp(c->collation, "utf8mb4_bin")) return DJC_OK;
+	db_res *r = NULL;
+	int rc = my_exec(&c->base, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
+			 "AND TABLE_COLLATION = 'utf8mb4_bin'", NULL, 0, &r);
+	if (rc) return rc;
+	int old = r->nrows && db_cell_int(r, 0, 0) > 0;
+	db_res_free(r);
+	if (!old) return DJC_OK;
+	snprintf(c->collation, sizeof c->collation, "utf8mb4_bin");
+	snprintf(c->suffix, sizeof c->suffix, " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=%s", c->collation);
+	return simple(c, "SET SESSION collation_connection='utf8mb4_bin'");
+}
+
 static int my_open(db_conn **out, const db_url *u, const char *schema, char *err, size_t errlen)
 {
 	*out = NULL;
@@ -519,6 +548,11 @@ static int my_open(db_conn **out, const db_url *u, const char *schema, char *err
 			my_close(&c->base);
 			return DJC_ECONN;
 		}
+	}
+	if ((rc = keep_schema_collation(c))) {
+		snprintf(err, errlen, "cannot read schema '%s' on %s: %s", s, c->redacted, c->base.err);
+		my_close(&c->base);
+		return rc;
 	}
 	c->base.err[0] = 0;
 	*out = &c->base;

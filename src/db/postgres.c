@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,14 +89,31 @@ static int pq_state;
  * libpq nor djc uses GnuTLS (libpq's TLS is OpenSSL; libldap initialises
  * GnuTLS itself before an LDAP TLS session), so the implicit start is
  * skipped for the load, and the environment is put back so that make
- * programs do not inherit the setting. */
+ * programs do not inherit the setting. Changing the environment is safe
+ * only while no other thread may read it: a process that already runs
+ * threads (a program embedding libdjc) loads libpq as it is. */
+static int single_threaded(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	if (!f) return 0;
+	char line[128];
+	int n = 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Threads: %d", &n) == 1) break;
+	fclose(f);
+	return n == 1;
+}
+
 static int pq_load(char *err, size_t errlen)
 {
-	int set = pq_state == 0 && !getenv("GNUTLS_NO_IMPLICIT_INIT");
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_lock(&mu);
+	int set = pq_state == 0 && !getenv("GNUTLS_NO_IMPLICIT_INIT") && single_threaded();
 	if (set) setenv("GNUTLS_NO_IMPLICIT_INIT", "1", 0);
 	int rc = dl_load(&pq_state, "PostgreSQL", pq_sonames, pq_names, (void **)&pq,
 			 sizeof pq_names / sizeof *pq_names, err, errlen);
 	if (set) unsetenv("GNUTLS_NO_IMPLICIT_INIT");
+	pthread_mutex_unlock(&mu);
 	return rc;
 }
 #define PQclear (*pq.PQclear)
@@ -210,11 +228,13 @@ static int classify(pg_conn *c, const PGresult *res)
 	if (PQstatus(c->pg) == CONNECTION_BAD) return DJC_ECONN;
 	if (!state) return DJC_ERROR;
 	if (!strcmp(state, "23505")) {
-		/* the primary key's constraint is <table>_pkey; a unique index's
-		 * is <table>_<columns>_key */
+		/* the primary key's constraint is <table>_pkey, or <table>_pkeyN
+		 * when that name was taken; a unique index's is
+		 * <table>_<columns>_key[N] */
 		const char *cons = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
-		size_t n = cons ? strlen(cons) : 0;
-		c->base.dup_unique = n > 0 && !(n >= 5 && !strcmp(cons + n - 5, "_pkey"));
+		const char *p = cons ? cons + strlen(cons) : NULL;
+		while (p && p > cons && isdigit((unsigned char)p[-1])) p--;
+		c->base.dup_unique = cons && *cons && !(p - cons >= 5 && !strncmp(p - 5, "_pkey", 5));
 		return DJC_EDUPLICATE;
 	}
 	if (!strcmp(state, "23503")) return DJC_EFOREIGN;

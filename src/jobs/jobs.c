@@ -411,6 +411,7 @@ static int close_job(djc_conn *c, djc_job *job, const char *status, const char *
 
 int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_t n, double duration)
 {
+	c->taken = 0;
 	int rc = db_begin(c->db);
 	if (rc) return conn_dbfail(c, rc, "commit");
 	long hit = 0;
@@ -435,6 +436,7 @@ int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_
 			/* the target row's key taken by someone else's commit (a later
 			 * row: make's own duplicate); a unique index is make's error */
 			int taken = rc == DJC_EDUPLICATE && !c->db->dup_unique && tables[i] == job->t && i == 0;
+			c->taken = taken;
 			if (taken)
 				conn_fail(c, rc, "%s %s already exists", tables[i]->name, k);
 			else if (rc == DJC_EDUPLICATE && c->db->dup_unique)

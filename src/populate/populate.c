@@ -280,6 +280,7 @@ static void hb_hold(worker *w, int64_t token)
 static int commit_direct(worker *w, staged *st)
 {
 	djc_conn *c = w->c;
+	c->taken = 0;
 	int rc = db_begin(c->db);
 	if (rc) return conn_dbfail(c, rc, "commit");
 	for (size_t i = 0; i < st->n; i++) {
@@ -289,7 +290,8 @@ static int commit_direct(worker *w, staged *st)
 			char *k = key_to_json(st->tables[i], st->rows[i], 0);
 			/* only the first target row can collide with someone else's commit;
 			 * a later one duplicates a row of this very make */
-			if (rc == DJC_EDUPLICATE && !c->db->dup_unique && st->tables[i] == w->t && i == 0)
+			c->taken = rc == DJC_EDUPLICATE && !c->db->dup_unique && st->tables[i] == w->t && i == 0;
+			if (c->taken)
 				conn_fail(c, rc, "%s %s already exists", w->t->name, k);
 			else if (rc == DJC_EDUPLICATE && c->db->dup_unique)
 				conn_fail(c, rc, "row %s of %s repeats a value of a unique index: %s", k, st->tables[i]->name, c->db->err);
@@ -318,8 +320,7 @@ static void work_direct(worker *w, djc_rowset *keys)
 		if (run_make(w, key, &st, &mr) == DJC_OK) {
 			int rc = commit_direct(w, &st);
 			if (rc == DJC_OK) atomic_fetch_add(&w->sh->success, 1);
-			else if (rc == DJC_EDUPLICATE && strstr(w->c->err, "already exists") && !strstr(w->c->err, "duplicate row"))
-				atomic_fetch_add(&w->sh->skipped, 1);
+			else if (rc == DJC_EDUPLICATE && w->c->taken) atomic_fetch_add(&w->sh->skipped, 1);
 			else report_error(w, key, w->c->err);
 		} else
 			report_error(w, key, mr.message);
@@ -385,7 +386,7 @@ static void finish_one(worker *w, djc_job *job, staged *st, double dur)
 	int rc = commit_job(w, job, st, dur);
 	if (rc == DJC_OK) atomic_fetch_add(&w->sh->success, 1);
 	else if (rc == DJC_ELOST) atomic_fetch_add(&w->sh->lost, 1);
-	else if (rc == DJC_EDUPLICATE && strstr(w->c->err, "already exists")) atomic_fetch_add(&w->sh->skipped, 1);
+	else if (rc == DJC_EDUPLICATE && w->c->taken) atomic_fetch_add(&w->sh->skipped, 1);
 	else {
 		char *msg = xstrdup(w->c->err);
 		fail_job(w, job, msg, NULL, dur);

@@ -13,6 +13,7 @@ struct djc_conn {
 	pipeline *pipe;     /* loaded from the database on first use */
 	char err[4096];
 	unsigned jobs_ready; /* unused bit set for callers */
+	int taken;          /* the last commit found its key already committed by someone else */
 };
 
 #define META_TABLE "~djc_pipeline"

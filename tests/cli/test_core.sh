@@ -416,11 +416,13 @@ expect_fail 2 "a repeated unique value is named as such" '^djc: <stdin>:1: row \
 	sh -c 'printf "{\"name\": \"b\", \"code\": \"X1\"}\n" | "$1" insert Animal' _ "$DJC"
 expect_fail 2 "...also with --skip-duplicates" 'repeats a value of a unique index of Animal' \
 	sh -c 'printf "{\"name\": \"b\", \"code\": \"X1\"}\n" | "$1" insert Animal --skip-duplicates' _ "$DJC"
-printf '{"name": "b", "code": "X2"}\n{"name": "c", "code": "X3"}\n' | "$DJC" insert Animal >/dev/null
+# a key holding the words of the "already committed" message, and a value
+# holding MariaDB's primary-key index name, change nothing
+printf '{"name": "b", "code": "X2"}\n{"name": "already exists", "code": "X3"}\n' | "$DJC" insert Animal >/dev/null
 cat > mk_badge.sh <<'M'
 #!/bin/sh
 cat >/dev/null
-echo '{"badge": "same"}'
+echo '{"badge": "PRIMARY'"'"'"}'
 M
 chmod +x mk_badge.sh
 for mode in direct reserved; do
@@ -431,6 +433,13 @@ for mode in direct reserved; do
 		python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(not (r["success_count"]==1 and r["error_count"]==2 and r["skipped_count"]==0))' "$OUT"
 	check "populate ($mode): the error names the unique index" sh -c 'printf "%s" "$1" | grep -q "repeats a value of a unique index"' _ "$OUT"
 	expect_out "populate ($mode): one row" 1 count Badge
+	[ $mode = reserved ] && expect_out "populate ($mode): nothing left pending or reserved" "Badge jobs: pending 0, reserved 0, success 0, error 2, ignore 0" djc jobs Badge
 	"$DJC" jobs clear Badge --status error >/dev/null 2>&1
 done
+# a primary key whose constraint name was taken (PostgreSQL: <t>_pkey1)
+printf 'APkey (manual)\n    a_id : int32\n    ---\n\nA (manual)\n    a_id : int32\n    ---\n' > pk.djc
+expect_rc 0 "declare a_pkey and a" djc declare pk.djc
+printf '{"a_id": 1}\n' | "$DJC" insert A >/dev/null
+expect_fail 2 "a duplicate key is a duplicate primary key whatever its constraint's name" 'duplicate primary key in A' \
+	sh -c 'printf "{\"a_id\": 1}\n" | "$1" insert A' _ "$DJC"
 finish

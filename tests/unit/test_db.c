@@ -263,6 +263,26 @@ int main(void)
 	sb_free(&b);
 	sb_free(&n);
 	db_close(c2);
+
+	/* MariaDB/MySQL: a new schema's tables use a NO PAD binary collation;
+	 * a schema already holding utf8mb4_bin tables (declared by an older
+	 * djc) keeps utf8mb4_bin, so a new child's foreign key can be formed */
+	if (!strcmp(c->drv->name, "mysql")) {
+		CHECK_MSG(strstr(c->table_suffix, "COLLATE=utf8mb4_bin") == NULL, "%s", c->table_suffix);
+		ddl(c, "DROP TABLE IF EXISTS t_old_child");
+		ddl(c, "DROP TABLE IF EXISTS t_old");
+		ddl(c, "CREATE TABLE t_old (k varchar(8) NOT NULL, PRIMARY KEY (k)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin");
+		db_conn *c3 = open_or_die(url, schema);
+		CHECK_MSG(strstr(c3->table_suffix, "COLLATE=utf8mb4_bin") != NULL, "%s", c3->table_suffix);
+		sb_t q3 = SB_INIT;
+		sb_printf(&q3, "CREATE TABLE t_old_child (k varchar(8) NOT NULL, j int NOT NULL, PRIMARY KEY (k, j), "
+			  "FOREIGN KEY (k) REFERENCES t_old (k))%s", c3->table_suffix);
+		ddl(c3, sb_str(&q3));
+		sb_free(&q3);
+		ddl(c3, "DROP TABLE t_old_child");
+		ddl(c3, "DROP TABLE t_old");
+		db_close(c3);
+	}
 	db_close(c);
 	if (!getenv("DJC_TEST_URL")) {
 		unlink(path + 7);
