@@ -251,6 +251,49 @@ static double mono(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Replace every occurrence of secret in buf[0..*n) by "***". */
+static void redact_one(char *buf, size_t *n, const char *secret)
+{
+	size_t k = secret ? strlen(secret) : 0;
+	if (!k || k > *n) return;
+	size_t w = 0;
+	for (size_t r = 0; r < *n;) {
+		if (r + k <= *n && !memcmp(buf + r, secret, k)) {
+			/* "***" is never longer than what it replaces, except for a
+			 * secret of one or two characters: those become as many '*' */
+			size_t m = k < 3 ? k : 3;
+			memset(buf + w, '*', m);
+			w += m;
+			r += k;
+		} else
+			buf[w++] = buf[r++];
+	}
+	*n = w;
+}
+
+/* The database password, as the make program got it (decoded in the URL,
+ * as written in the URL, DJC_DATABASE_PASSWORD), never reaches the jobs
+ * table or populate's output through what the program printed. */
+static void redact_password(const djc_conn *c, char *buf, size_t *n)
+{
+	db_url u;
+	char err[256];
+	if (c->url && !db_url_parse(&u, c->url, err, sizeof err)) {
+		redact_one(buf, n, u.password);
+		db_url_free(&u);
+	}
+	/* the password as written between ':' and '@' in the URL */
+	const char *a = c->url ? strstr(c->url, "://") : NULL;
+	const char *at = a ? strchr(a + 3, '@') : NULL;
+	const char *colon = a ? memchr(a + 3, ':', at ? (size_t)(at - (a + 3)) : 0) : NULL;
+	if (colon && at && at > colon + 1) {
+		char *raw = xstrndup(colon + 1, (size_t)(at - colon - 1));
+		redact_one(buf, n, raw);
+		free(raw);
+	}
+	redact_one(buf, n, getenv("DJC_DATABASE_PASSWORD"));
+}
+
 int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, atomic_int *lost, staged *out,
 		 make_result *res)
 {
@@ -374,6 +417,7 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, a
 		if (!stop_reason && ((lost && atomic_load(lost)) || populate_signal)) { stop_reason = populate_signal ? 2 : 1; kill(-pid, SIGTERM); }
 	}
 	clean_utf8(tail, &tlen);
+	redact_password(c, tail, &tlen);
 	if (tlen) res->stack = xstrndup(tail, tlen);
 	if (stop_reason == 1) {
 		res->stopped = 1;

@@ -375,6 +375,25 @@ check "three errors recorded" py 'import json,sys; j=json.loads(sys.argv[1])["jo
 check "the error stack holds the make's stderr" sh -c "printf '%s' \"\$1\" | grep -q 'NoSuchUpstream'" _ "$OUT"
 if printf '%s\n' "$OUT" | grep -qF "$SECRET"; then _report fail "jobs table (error_message, error_stack) holds no password" "$OUT"; else _report ok "jobs table (error_message, error_stack) holds no password"; fi
 expect_rc 0 "clear the errors" djc jobs clear Comp --status error
+# a make program that prints its connection settings (a careless debug line)
+cat > mkleak.sh <<'M'
+#!/bin/sh
+cat >/dev/null
+echo "connecting with $DJC_DATABASE_URL and ${DJC_DATABASE_PASSWORD:-}" >&2
+echo "password was ${DJC_DATABASE_PASSWORD:-none}" >&2
+exit 1
+M
+chmod +x mkleak.sh
+run env DJC_DATABASE_URL="$URL" DJC_DATABASE_PASSWORD="$PW" "$DJC" populate Comp --reserve-jobs --suppress-errors --max-calls 2 --json --make ./mkleak.sh
+check "a make printing its URL and password: populate exits 1" test "$RC" = 1
+if printf '%s\n%s\n' "$OUT" "$ERR" | grep -qF "$PW"; then _report fail "populate output holds no password printed by a make" "$OUT $ERR"; else _report ok "populate output holds no password printed by a make"; fi
+run env DJC_DATABASE_URL="$URL" "$DJC" jobs Comp --status error --json
+check "the make's stderr was recorded" sh -c "printf '%s' \"\$1\" | grep -q 'password was \\*\\*\\*'" _ "$OUT"
+if printf '%s\n' "$OUT" | grep -qF "$PW"; then _report fail "error_stack holds no password printed by a make" "$OUT"; else _report ok "error_stack holds no password printed by a make"; fi
+if [ "$DJC_BACKEND" = mysql ]; then
+	if printf '%s\n' "$OUT" | grep -qF "$SECRET@"; then _report fail "error_stack holds no URL password printed by a make" "$OUT"; else _report ok "error_stack holds no URL password printed by a make"; fi
+fi
+expect_rc 0 "clear those errors" djc jobs clear Comp --status error
 
 # ------------------------------------------------------------------- TLS
 case $DJC_BACKEND in
