@@ -3,7 +3,8 @@
  *
  * Conventions (README.md, "The C API", has an example):
  *  - every function returns an int status: DJC_OK (0) or a negative DJC_E*
- *    code; details are in djc_error_last(conn) until the next call on conn;
+ *    code; on failure djc_error_last(conn) says why (it keeps the message of
+ *    the last failed call; a successful call does not clear it);
  *  - handles are opaque; each is freed by its NULL-safe djc_<type>_free();
  *  - strings returned as `const char *` are owned by the object they came
  *    from and live as long as it; strings returned as `char *` are the
@@ -84,9 +85,11 @@ int djc_row_bytes(const djc_row *row, size_t i, const void **out, size_t *n);
 
 /* JSON object text of the row (bytes as base64 text); caller frees. */
 char *djc_row_to_json(const djc_row *row);
-/* Parse one JSON object into a row, untyped (numbers become INT/UINT/FLOAT,
- * strings TEXT, nested arrays/objects their JSON text). On error *out is NULL
- * and msg (if given, caller frees) says why. */
+/* Parse one JSON object into a row, untyped (integers become INT, other
+ * numbers FLOAT, strings TEXT, nested arrays/objects their JSON text;
+ * integers beyond int64 are refused by the JSON parser: give them as
+ * strings, which djc_insert converts for uint64 attributes). On error *out
+ * is NULL and msg (if given, caller frees) says why. */
 int djc_row_from_json(djc_row **out, const char *json, char **msg);
 
 /* A list of rows, e.g. a fetch result. */
@@ -135,14 +138,18 @@ typedef struct djc_insert_options {
 
 /* Insert rows into table, all or nothing, in one transaction. Values are
  * checked against the heading; the message of a bad row names it by its
- * index (0-based) and key. *inserted (may be NULL) counts rows written. */
+ * position ("row 1" is rows[0]) and key. *inserted (may be NULL) counts
+ * rows written. opts NULL means DJC_INSERT_OPTIONS_INIT; a version other
+ * than DJC_INSERT_OPTIONS_VERSION is DJC_EINVAL (so for every options
+ * struct). */
 int djc_insert(djc_conn *conn, const char *table, const djc_row *const *rows, size_t n,
 	       const djc_insert_options *opts, size_t *inserted);
 
 /* A key as a restriction on `table` (DataJoint's `Table & key`): key_json
  * is a JSON object; its attributes that table does not have are dropped
- * (those it has are checked against its heading as usual). DJC_EINVAL when
- * it shares no attribute with table. *where_json (caller frees) can be
+ * (the values of those it keeps are checked against the heading when the
+ * restriction is used, as for any restriction). DJC_EINVAL when it shares
+ * no attribute with table. *where_json (caller frees) can be
  * passed to djc_fetch, djc_fetch_print, djc_delete, ... */
 int djc_key_restriction(djc_conn *conn, const char *table, const char *key_json, char **where_json);
 /* Fetch rows of table matching a restriction (JSON text, README.md "The command line";

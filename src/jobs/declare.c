@@ -6,6 +6,8 @@
 
 int djc_declare(djc_conn *c, const char *text, const char *filename, char **report)
 {
+	if (report) *report = NULL;
+	if (!text) return conn_fail(c, DJC_EINVAL, "no pipeline text (NULL)");
 	table **made = NULL;
 	size_t n = 0;
 	char *rep = NULL;

@@ -732,6 +732,10 @@ int djc_jobs_reserve(djc_conn *c, const char *name, const char *where, long max_
 
 int djc_jobs_complete(djc_conn *c, djc_job *job, const djc_row *const *rows, size_t n, double duration)
 {
+	if (!job) return conn_fail(c, DJC_EINVAL, "no job (NULL)");
+	if (n && !rows) return conn_fail(c, DJC_EINVAL, "%zu rows announced, none given (NULL)", n);
+	for (size_t i = 0; i < n; i++)
+		if (!rows[i]) return conn_fail(c, DJC_EINVAL, "row %zu is NULL", i + 1);
 	djc_row **prep = xcalloc(n ? n : 1, sizeof(djc_row *));
 	table **tabs = xcalloc(n ? n : 1, sizeof(table *));
 	int rc = DJC_OK;
@@ -759,6 +763,7 @@ int djc_jobs_error(djc_conn *c, djc_job *job, const char *message, const char *s
 
 int djc_jobs_ignore(djc_conn *c, const char *name, const djc_row *key)
 {
+	if (!key) return conn_fail(c, DJC_EINVAL, "no key (NULL)");
 	table *t;
 	int rc = jobs_table(c, name, &t);
 	if (rc) return rc;
@@ -942,9 +947,14 @@ int djc_jobs_list(djc_conn *c, const char *name, const char *status, djc_rowset 
 
 int djc_jobs_refresh(djc_conn *c, const char *name, const djc_refresh_options *o, djc_refresh_result *res)
 {
+	djc_refresh_result ignored;
+	if (!res) res = &ignored;
 	memset(res, 0, sizeof *res);
 	djc_refresh_options def = DJC_REFRESH_OPTIONS_INIT;
 	if (!o) o = &def;
+	if (o->version != DJC_REFRESH_OPTIONS_VERSION)
+		return conn_fail(c, DJC_EINVAL, "refresh options version %d is not %d (use DJC_REFRESH_OPTIONS_INIT)", o->version,
+				 DJC_REFRESH_OPTIONS_VERSION);
 	table *t;
 	int rc = jobs_table(c, name, &t);
 	if (rc) return rc;

@@ -729,6 +729,9 @@ int djc_populate(djc_conn *c, const char *name, const djc_populate_options *o, d
 	*out = NULL;
 	djc_populate_options defo = DJC_POPULATE_OPTIONS_INIT;
 	if (!o) o = &defo;
+	if (o->version != DJC_POPULATE_OPTIONS_VERSION)
+		return conn_fail(c, DJC_EINVAL, "populate options version %d is not %d (use DJC_POPULATE_OPTIONS_INIT)", o->version,
+				 DJC_POPULATE_OPTIONS_VERSION);
 	table *t;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;

@@ -75,11 +75,37 @@ void djc_close(djc_conn *c)
 	free(c);
 }
 
+/* Add the tables of np that c->pipe lacks to c->pipe, and free the rest
+ * of np. The tables c->pipe already has stay where they are: jobs, make
+ * contexts and populate hold pointers to them for as long as the
+ * connection lives, and a declared table's definition never changes. */
+static void pipe_merge(djc_conn *c, pipeline *np)
+{
+	if (!c->pipe) { c->pipe = np; return; }
+	size_t n0 = c->pipe->n;
+	for (size_t i = 0; i < np->n; i++) {
+		if (pipeline_find(c->pipe, np->tables[i]->name)) continue;
+		c->pipe->tables = xrealloc(c->pipe->tables, (c->pipe->n + 1) * sizeof(table *));
+		c->pipe->tables[c->pipe->n++] = np->tables[i];
+		np->tables[i] = NULL;
+	}
+	/* the added tables refer to their parents and masters in np: point
+	 * them at the copies c->pipe keeps */
+	for (size_t i = n0; i < c->pipe->n; i++) {
+		table *t = c->pipe->tables[i];
+		for (size_t k = 0; k < t->nfks; k++) t->fks[k].ptable = pipeline_find(c->pipe, t->fks[k].parent);
+		if (t->master) t->master = pipeline_find(c->pipe, t->master->name);
+	}
+	size_t w = 0;
+	for (size_t i = 0; i < np->n; i++)
+		if (np->tables[i]) np->tables[w++] = np->tables[i];
+	np->n = w;
+	pipeline_free(np);
+}
+
 int pipe_load(djc_conn *c)
 {
 	if (!c->db) return conn_fail(c, DJC_ECONN, "not connected");
-	pipeline_free(c->pipe);
-	c->pipe = NULL;
 	sb_t q = SB_INIT;
 	sb_add(&q, "SELECT definition FROM ");
 	db_qi(c->db, &q, META_TABLE);
@@ -91,7 +117,7 @@ int pipe_load(djc_conn *c)
 	if (rc) {
 		/* no pipeline declared yet */
 		if (c->db->in_tx) return conn_dbfail(c, rc, "cannot read the pipeline");
-		c->pipe = xcalloc(1, sizeof(pipeline));
+		if (!c->pipe) c->pipe = xcalloc(1, sizeof(pipeline));
 		return DJC_OK;
 	}
 	sb_t all = SB_INIT;
@@ -102,19 +128,22 @@ int pipe_load(djc_conn *c)
 	}
 	db_res_free(r);
 	char *msg = NULL;
-	rc = pipeline_parse(&c->pipe, sb_str(&all), "<stored pipeline>", NULL, &msg);
+	pipeline *np = NULL;
+	rc = pipeline_parse(&np, sb_str(&all), "<stored pipeline>", NULL, &msg);
 	sb_free(&all);
 	if (rc) {
 		rc = conn_fail(c, DJC_ERROR, "the pipeline stored in the database does not parse: %s", msg);
 		free(msg);
 		return rc;
 	}
+	pipe_merge(c, np);
 	return DJC_OK;
 }
 
 int conn_table(djc_conn *c, const char *name, table **out)
 {
 	*out = NULL;
+	if (!name) return conn_fail(c, DJC_EINVAL, "no table named (NULL)");
 	if (!c->pipe) {
 		int rc = pipe_load(c);
 		if (rc) return rc;

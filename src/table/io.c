@@ -176,9 +176,16 @@ out:
 int djc_insert(djc_conn *c, const char *name, const djc_row *const *rows, size_t n, const djc_insert_options *opts,
 	       size_t *inserted)
 {
+	if (inserted) *inserted = 0;
+	if (opts && opts->version != DJC_INSERT_OPTIONS_VERSION)
+		return conn_fail(c, DJC_EINVAL, "insert options version %d is not %d (use DJC_INSERT_OPTIONS_INIT)", opts->version,
+				 DJC_INSERT_OPTIONS_VERSION);
+	if (n && !rows) return conn_fail(c, DJC_EINVAL, "%zu rows announced, none given (NULL)", n);
+	for (size_t i = 0; i < n; i++)
+		if (!rows[i]) return conn_fail(c, DJC_EINVAL, "row %zu is NULL", i + 1);
 	table *t;
 	int rc = conn_table(c, name, &t);
-	if (rc) { if (inserted) *inserted = 0; return rc; }
+	if (rc) return rc;
 	return insert_rows(c, t, (djc_row **)rows, n, opts && opts->skip_duplicates, inserted, NULL, NULL);
 }
 
@@ -214,6 +221,10 @@ int djc_insert_jsonl(djc_conn *c, const char *name, void *inp, const char *src, 
 {
 	FILE *in = inp;
 	if (inserted) *inserted = 0;
+	if (!in) return conn_fail(c, DJC_EINVAL, "no input stream (NULL)");
+	if (opts && opts->version != DJC_INSERT_OPTIONS_VERSION)
+		return conn_fail(c, DJC_EINVAL, "insert options version %d is not %d (use DJC_INSERT_OPTIONS_INIT)", opts->version,
+				 DJC_INSERT_OPTIONS_VERSION);
 	if (!src) src = "<stdin>";
 	table *t;
 	int rc = conn_table(c, name, &t);
@@ -290,6 +301,9 @@ static void cell_text(sb_t *b, const attr *a, const val_t *v, int csv)
 int djc_fetch_print(djc_conn *c, const char *name, const char *where, djc_format fmt, void *outp)
 {
 	FILE *out = outp;
+	if (!out) return conn_fail(c, DJC_EINVAL, "no output stream (NULL)");
+	if (fmt != DJC_FORMAT_TABLE && fmt != DJC_FORMAT_JSON && fmt != DJC_FORMAT_CSV)
+		return conn_fail(c, DJC_EINVAL, "unknown output format %d", (int)fmt);
 	table *t;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;

@@ -520,8 +520,13 @@ char *djc_row_to_json(const djc_row *r)
 
 int djc_row_from_json(djc_row **out, const char *text, char **msg)
 {
-	*out = NULL;
 	if (msg) *msg = NULL;
+	if (!out) return DJC_EINVAL;
+	*out = NULL;
+	if (!text) {
+		if (msg) *msg = xstrdup("no JSON text (NULL)");
+		return DJC_EINVAL;
+	}
 	json_error_t je;
 	json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, &je);
 	if (!j || !json_is_object(j)) {

@@ -46,7 +46,7 @@ djc_row *djc_row_dup(const djc_row *r)
 
 long djc_row_find(const djc_row *r, const char *name)
 {
-	for (size_t i = 0; r && i < r->n; i++)
+	for (size_t i = 0; r && name && i < r->n; i++)
 		if (strcmp(r->names[i], name) == 0) return (long)i;
 	return -1;
 }
@@ -123,8 +123,19 @@ int djc_row_float(const djc_row *r, size_t i, double *out)
 	if (!r || i >= r->n) return DJC_EINVAL;
 	const val_t *v = &r->vals[i];
 	if (v->t == DJC_FLOAT) { *out = v->f; return DJC_OK; }
-	if (v->t == DJC_INT) { *out = (double)v->i; return DJC_OK; }
-	if (v->t == DJC_UINT) { *out = (double)v->u; return DJC_OK; }
+	/* integers only where the double holds them exactly */
+	if (v->t == DJC_INT) {
+		double d = (double)v->i;
+		if (d >= 9223372036854775808.0 || (int64_t)d != v->i) return DJC_EINVAL;
+		*out = d;
+		return DJC_OK;
+	}
+	if (v->t == DJC_UINT) {
+		double d = (double)v->u;
+		if (d >= 18446744073709551616.0 || (uint64_t)d != v->u) return DJC_EINVAL;
+		*out = d;
+		return DJC_OK;
+	}
 	return DJC_EINVAL;
 }
 

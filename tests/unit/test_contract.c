@@ -1,0 +1,177 @@
+/* test_contract.c - what include/djc.h promises at its edges: a job or a
+ * make context stays valid while the connection looks up unknown tables or
+ * declares again (the definitions it points to are never freed under it);
+ * NULL arguments are DJC_EINVAL, not a crash; options structs of another
+ * version are refused; getters convert only where exact. Found by an audit
+ * of the header against the library (the first item was a use-after-free).
+ * Runs on $DJC_TEST_URL / $DJC_TEST_SCHEMA (default: a fresh SQLite file);
+ * meant to run under ASan too. */
+#include "t.h"
+#include "djc.h"
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char PIPE[] =
+	"Src (manual)\n"
+	"    id : int32\n"
+	"    ---\n"
+	"    x : float64\n"
+	"\n"
+	"Out (computed)\n"
+	"    -> Src\n"
+	"    ---\n"
+	"    y : float64\n";
+
+/* reads an unknown table first (the connection reloads its definitions),
+ * then stages its row */
+static int mk_lookup(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	djc_rowset *rs = NULL;
+	if (djc_make_fetch(ctx, "NoSuchTable", NULL, &rs) != DJC_ENOTFOUND) return 1;
+	if (djc_make_fetch_key(ctx, "NoSuchTable", key, &rs) != DJC_ENOTFOUND) return 1;
+	djc_row *r = djc_row_new();
+	djc_row_set_float(r, "y", 1.5);
+	int rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	return rc;
+}
+
+int main(void)
+{
+	char path[64];
+	const char *url = getenv("DJC_TEST_URL");
+	if (!url) {
+		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-contract-%d.db", (int)getpid());
+		url = path;
+	}
+	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_contract";
+	if (!strncmp(url, "sqlite:", 7)) schema = NULL;
+	djc_conn *c = NULL;
+	if (djc_open(&c, url, schema)) {
+		fprintf(stderr, "cannot open %s: %s\n", url, djc_error_last(c));
+		return 1;
+	}
+	CHECK(djc_declare(c, PIPE, "c.djc", NULL) == DJC_OK);
+	djc_row *rows[6];
+	for (int i = 0; i < 6; i++) {
+		rows[i] = djc_row_new();
+		djc_row_set_int(rows[i], "id", i + 1);
+		djc_row_set_float(rows[i], "x", i);
+	}
+	CHECK(djc_insert(c, "Src", (const djc_row *const *)rows, 6, NULL, NULL) == DJC_OK);
+	for (int i = 0; i < 6; i++) djc_row_free(rows[i]);
+
+	/* a held job survives lookups of unknown tables and a repeated declare */
+	djc_job *j = NULL;
+	djc_refresh_result r0;
+	CHECK(djc_jobs_refresh(c, "Out", NULL, &r0) == DJC_OK && r0.added == 6);
+	CHECK(djc_jobs_reserve(c, "Out", "{\"id\": 1}", -1, &j) == DJC_OK && j);
+	djc_rowset *rs = NULL;
+	CHECK(djc_fetch(c, "NoSuchTable", NULL, &rs) == DJC_ENOTFOUND && !rs);
+	CHECK(djc_declare(c, PIPE, "c.djc", NULL) == DJC_OK);
+	CHECK(djc_fetch(c, "AlsoMissing", NULL, &rs) == DJC_ENOTFOUND);
+	djc_row *y = djc_row_new();
+	djc_row_set_float(y, "y", 2.5);
+	CHECK_MSG(djc_jobs_complete(c, j, (const djc_row *const *)&y, 1, 0.1) == DJC_OK, "%s", djc_error_last(c));
+	djc_row_free(y);
+	djc_job_free(j);
+
+	/* a make that looks up an unknown table, with one and with two processes */
+	for (int procs = 1; procs <= 2; procs++) {
+		djc_populate_options o;
+		djc_populate_options_init(&o);
+		o.reserve_jobs = 1;
+		o.processes = procs;
+		o.max_calls = procs == 1 ? 2 : 0;
+		o.make = mk_lookup;
+		djc_populate_result *res = NULL;
+		int rc = djc_populate(c, "Out", &o, &res);
+		CHECK_MSG(rc == DJC_OK && res && res->success_count == (procs == 1 ? 2 : 3) && res->error_count == 0,
+			  "processes %d: rc %d, made %ld: %s", procs, rc, res ? res->success_count : -1, djc_error_last(c));
+		djc_populate_result_free(res);
+	}
+
+	/* NULL table names: DJC_EINVAL from every function that takes one */
+	djc_row *k = djc_row_new();
+	djc_row_set_int(k, "id", 1);
+	const djc_row *kr[1] = {k};
+	char *s = NULL;
+	long a = 0, b = 0, counts[5];
+	size_t n = 0;
+	djc_populate_result *pr = NULL;
+	djc_refresh_result rr;
+	CHECK(djc_insert(c, NULL, kr, 1, NULL, NULL) == DJC_EINVAL);
+	CHECK(djc_fetch(c, NULL, NULL, &rs) == DJC_EINVAL);
+	CHECK(djc_key_restriction(c, NULL, "{\"id\": 1}", &s) == DJC_EINVAL && !s);
+	CHECK(djc_insert_jsonl(c, NULL, stdin, "x", NULL, &n) == DJC_EINVAL);
+	CHECK(djc_fetch_print(c, NULL, NULL, DJC_FORMAT_JSON, stdout) == DJC_EINVAL);
+	CHECK(djc_delete(c, NULL, NULL, &n) == DJC_EINVAL);
+	CHECK(djc_populate(c, NULL, NULL, &pr) == DJC_EINVAL);
+	djc_populate_result_free(pr);
+	CHECK(djc_progress(c, NULL, NULL, &a, &b) == DJC_EINVAL);
+	CHECK(djc_jobs_refresh(c, NULL, NULL, &rr) == DJC_EINVAL);
+	CHECK(djc_jobs_reserve(c, NULL, NULL, -1, &j) != DJC_OK);
+	CHECK(djc_jobs_ignore(c, NULL, k) == DJC_EINVAL);
+	CHECK(djc_jobs_clear(c, NULL, "error", &a) == DJC_EINVAL);
+	CHECK(djc_jobs_counts(c, NULL, counts) == DJC_EINVAL);
+	CHECK(djc_jobs_list(c, NULL, NULL, &rs) == DJC_EINVAL);
+	CHECK(!strcmp(djc_error_last(c), "no table named (NULL)"));
+	/* other NULL arguments */
+	CHECK(djc_declare(c, NULL, "x.djc", &s) == DJC_EINVAL && !s);
+	CHECK(djc_jobs_complete(c, NULL, NULL, 0, 0) == DJC_EINVAL);
+	CHECK(djc_jobs_ignore(c, "Out", NULL) == DJC_EINVAL);
+	CHECK(djc_jobs_refresh(c, "Out", NULL, NULL) == DJC_OK);
+	CHECK(djc_fetch_print(c, "Src", NULL, DJC_FORMAT_JSON, NULL) == DJC_EINVAL);
+	CHECK(djc_fetch_print(c, "Src", NULL, (djc_format)7, stdout) == DJC_EINVAL);
+	CHECK(djc_insert(c, "Src", NULL, 2, NULL, NULL) == DJC_EINVAL);
+	const djc_row *holes[2] = {k, NULL};
+	CHECK(djc_insert(c, "Src", holes, 2, NULL, NULL) == DJC_EINVAL);
+	CHECK(djc_insert_jsonl(c, "Src", NULL, "x", NULL, &n) == DJC_EINVAL);
+	CHECK(djc_row_find(k, NULL) == -1);
+	char *msg = NULL;
+	CHECK(djc_row_from_json(NULL, "{}", &msg) == DJC_EINVAL);
+	djc_row *out = NULL;
+	CHECK(djc_row_from_json(&out, NULL, &msg) == DJC_EINVAL && !out && msg);
+	free(msg);
+	djc_row_free(k);
+
+	/* options of another version are refused, not misread */
+	djc_insert_options io = {99, 0};
+	djc_row *r7 = djc_row_new();
+	djc_row_set_int(r7, "id", 7);
+	djc_row_set_float(r7, "x", 7);
+	CHECK(djc_insert(c, "Src", (const djc_row *const *)&r7, 1, &io, &n) == DJC_EINVAL && n == 0);
+	djc_row_free(r7);
+	djc_populate_options po;
+	djc_populate_options_init(&po);
+	po.version = 42;
+	pr = NULL;
+	CHECK(djc_populate(c, "Out", &po, &pr) == DJC_EINVAL);
+	djc_populate_result_free(pr);
+	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
+	ro.version = 77;
+	CHECK(djc_jobs_refresh(c, "Out", &ro, &rr) == DJC_EINVAL);
+
+	/* getters convert only where exact */
+	djc_row *v = djc_row_new();
+	double d = 0;
+	djc_row_set_int(v, "a", INT64_MAX);
+	djc_row_set_int(v, "b", (INT64_C(1) << 53) + 1);
+	djc_row_set_int(v, "c", -12);
+	djc_row_set_uint(v, "d", (UINT64_C(1) << 63) + 7);
+	djc_row_set_uint(v, "e", UINT64_C(1) << 63);
+	CHECK(djc_row_float(v, 0, &d) == DJC_EINVAL);
+	CHECK(djc_row_float(v, 1, &d) == DJC_EINVAL);
+	CHECK(djc_row_float(v, 2, &d) == DJC_OK && d == -12);
+	CHECK(djc_row_float(v, 3, &d) == DJC_EINVAL);
+	CHECK(djc_row_float(v, 4, &d) == DJC_OK && d == 9223372036854775808.0);
+	djc_row_free(v);
+
+	djc_close(c);
+	if (!getenv("DJC_TEST_URL")) unlink(path + 7);
+	return T_DONE("test_contract");
+}
