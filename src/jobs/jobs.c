@@ -839,16 +839,20 @@ out:
 	return rc;
 }
 
+static int status_ok(const char *status)
+{
+	static const char *ok[] = {"pending", "reserved", "success", "error", "ignore", NULL};
+	for (int i = 0; ok[i]; i++) if (status && !strcmp(status, ok[i])) return 1;
+	return 0;
+}
+
 int djc_jobs_clear(djc_conn *c, const char *name, const char *status, long *n)
 {
 	if (n) *n = 0;
 	table *t;
 	int rc = jobs_table(c, name, &t);
 	if (rc) return rc;
-	static const char *ok[] = {"pending", "reserved", "success", "error", "ignore", NULL};
-	int valid = 0;
-	for (int i = 0; ok[i]; i++) if (status && !strcmp(status, ok[i])) valid = 1;
-	if (!valid) return conn_fail(c, DJC_EINVAL, "unknown job status '%s' (pending, reserved, success, error, ignore)", status ? status : "");
+	if (!status_ok(status)) return conn_fail(c, DJC_EINVAL, "unknown job status '%s' (pending, reserved, success, error, ignore)", status ? status : "");
 	sb_t q = SB_INIT;
 	sb_add(&q, "DELETE FROM ");
 	qi(c, &q, t->jobs_name);
@@ -895,6 +899,8 @@ int djc_jobs_counts(djc_conn *c, const char *name, long counts[5])
 int djc_jobs_list(djc_conn *c, const char *name, const char *status, djc_rowset **out)
 {
 	*out = NULL;
+	if (status && !status_ok(status))
+		return conn_fail(c, DJC_EINVAL, "unknown job status '%s' (pending, reserved, success, error, ignore)", status);
 	table *t;
 	int rc = jobs_table(c, name, &t);
 	if (rc) return rc;

@@ -534,9 +534,15 @@ int djc_row_from_json(djc_row **out, const char *text, char **msg)
 		json_decref(j);
 		return DJC_EINVAL;
 	}
-	djc_row *r = djc_row_new();
 	const char *k;
 	json_t *v;
+	json_object_foreach(j, k, v)
+		if (!*k) {   /* as the setters refuse an empty name */
+			if (msg) *msg = xstrdup("an attribute name is empty");
+			json_decref(j);
+			return DJC_EINVAL;
+		}
+	djc_row *r = djc_row_new();
 	json_object_foreach(j, k, v) {
 		val_t x = {0};
 		switch (json_typeof(v)) {

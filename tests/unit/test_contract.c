@@ -137,6 +137,13 @@ int main(void)
 	djc_row *out = NULL;
 	CHECK(djc_row_from_json(&out, NULL, &msg) == DJC_EINVAL && !out && msg);
 	free(msg);
+	msg = NULL;
+	CHECK(djc_row_from_json(&out, "{\"\": 1}", &msg) == DJC_EINVAL && !out && msg);
+	free(msg);
+	rs = NULL;
+	CHECK(djc_jobs_list(c, "Out", "bogus", &rs) == DJC_EINVAL && !rs);
+	CHECK(djc_jobs_list(c, "Out", "pending", &rs) == DJC_OK);
+	djc_rowset_free(rs);
 	djc_row_free(k);
 
 	/* options of another version are refused, not misread */
