@@ -409,6 +409,34 @@ static int close_job(djc_conn *c, djc_job *job, const char *status, const char *
 	return run_fenced(c, job, &q, &p, hit);
 }
 
+int make_rows_insert(djc_conn *c, const table *target, table **tables, djc_row **rows, size_t n)
+{
+	c->taken = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t bad = 0;
+		int rc = rows_insert(c, tables[i], &rows[i], 1, 0, NULL, &bad);
+		if (!rc) continue;
+		char *k = key_to_json(tables[i], rows[i], 0);
+		/* only the first target row can collide with someone else's
+		 * commit (a later one duplicates a row of this very make); a
+		 * unique index is make's own error */
+		c->taken = rc == DJC_EDUPLICATE && !c->db->dup_unique && tables[i] == target && i == 0;
+		if (c->taken)
+			conn_fail(c, rc, "%s %s already exists", tables[i]->name, k);
+		else if (rc == DJC_EDUPLICATE && c->db->dup_unique)
+			conn_fail(c, rc, "row %s of %s repeats a value of a unique index: %s", k, tables[i]->name, c->db->err);
+		else if (rc == DJC_EDUPLICATE)
+			conn_fail(c, rc, "make produced a duplicate row %s for %s", k, tables[i]->name);
+		else if (rc == DJC_EFOREIGN)
+			conn_fail(c, rc, "row %s of %s references a missing parent row", k, tables[i]->name);
+		else
+			conn_fail(c, rc, "inserting %s into %s: %s", k, tables[i]->name, c->db->err);
+		free(k);
+		return rc;
+	}
+	return DJC_OK;
+}
+
 int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_t n, double duration)
 {
 	c->taken = 0;
@@ -428,37 +456,17 @@ int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_
 		free(k);
 		return rc;
 	}
-	size_t bad = 0;
-	for (size_t i = 0; i < n; i++) {
-		rc = rows_insert(c, tables[i], &rows[i], 1, 0, NULL, &bad);
-		if (rc) {
-			char *k = key_to_json(tables[i], rows[i], 0);
-			/* the target row's key taken by someone else's commit (a later
-			 * row: make's own duplicate); a unique index is make's error */
-			int taken = rc == DJC_EDUPLICATE && !c->db->dup_unique && tables[i] == job->t && i == 0;
-			c->taken = taken;
-			if (taken)
-				conn_fail(c, rc, "%s %s already exists", tables[i]->name, k);
-			else if (rc == DJC_EDUPLICATE && c->db->dup_unique)
-				conn_fail(c, rc, "row %s of %s repeats a value of a unique index: %s", k, tables[i]->name, c->db->err);
-			else if (rc == DJC_EDUPLICATE)
-				conn_fail(c, rc, "make produced a duplicate row %s for %s", k, tables[i]->name);
-			else if (rc == DJC_EFOREIGN)
-				conn_fail(c, rc, "row %s of %s references a missing parent row", k, tables[i]->name);
-			else
-				conn_fail(c, rc, "inserting %s into %s: %s", k, tables[i]->name, c->db->err);
-			free(k);
-			db_rollback(c->db);
-			if (taken) {
-				/* made by someone else (e.g. a populate without reservation):
-				 * close the job as success, commit nothing of ours */
-				if (!db_begin(c->db)) {
-					if (!close_job(c, job, "success", NULL, NULL, duration, &hit)) db_commit(c->db);
-					else db_rollback(c->db);
-				}
+	if ((rc = make_rows_insert(c, job->t, tables, rows, n))) {
+		db_rollback(c->db);
+		if (c->taken) {
+			/* made by someone else (e.g. a populate without reservation):
+			 * close the job as success, commit nothing of ours */
+			if (!db_begin(c->db)) {
+				if (!close_job(c, job, "success", NULL, NULL, duration, &hit)) db_commit(c->db);
+				else db_rollback(c->db);
 			}
-			return rc;
 		}
+		return rc;
 	}
 	if ((rc = db_commit(c->db))) {
 		/* the connection went while COMMIT was under way: it may have
@@ -951,6 +959,18 @@ int djc_jobs_list(djc_conn *c, const char *name, const char *status, djc_rowset 
 
 /* ------------------------------------------------------------- refresh */
 
+/* "ks.a = J.a AND ..." over the key source attributes: the key source row
+ * (alias ks) of the jobs row of table J (quoted name). */
+static void ks_is_job(djc_conn *c, const table *t, const char *jq, sb_t *q)
+{
+	for (size_t i = 0; i < t->nsrc; i++) {
+		const char *n = t->attrs[t->src[i]].name;
+		if (i) sb_add(q, " AND ");
+		sb_add(q, "ks."); qi(c, q, n);
+		sb_printf(q, " = %s.", jq); qi(c, q, n);
+	}
+}
+
 int djc_jobs_refresh(djc_conn *c, const char *name, const djc_refresh_options *o, djc_refresh_result *res)
 {
 	djc_refresh_result ignored;
@@ -999,12 +1019,7 @@ int djc_jobs_refresh(djc_conn *c, const char *name, const djc_refresh_options *o
 	if ((rc = where_build(c, t, o->where_json, "ks", 1, &q, &p))) goto out;
 	not_in_target_sql(c, t, "ks", &q);
 	sb_printf(&q, " AND NOT EXISTS (SELECT 1 FROM %s jj WHERE ", sb_str(&jq));
-	for (size_t i = 0; i < t->nsrc; i++) {
-		const char *n = t->attrs[t->src[i]].name;
-		if (i) sb_add(&q, " AND ");
-		sb_add(&q, "jj."); qi(c, &q, n);
-		sb_add(&q, " = ks."); qi(c, &q, n);
-	}
+	ks_is_job(c, t, "jj", &q);
 	sb_addc(&q, ')');
 	sb_add(&q, c->db->drv->insert_ignore_tail);
 	if ((rc = db_begin(c->db))) { rc = conn_dbfail(c, rc, "refresh"); goto out; }
@@ -1036,12 +1051,8 @@ int djc_jobs_refresh(djc_conn *c, const char *name, const djc_refresh_options *o
 		}
 		sb_add(&q, " AND EXISTS (SELECT 1 FROM (");
 		if ((rc = keysource_sql(c, t, &q, &p))) goto fail;
-		sb_add(&q, ") ks WHERE 1=1");
-		for (size_t i = 0; i < t->nsrc; i++) {
-			const char *n = t->attrs[t->src[i]].name;
-			sb_add(&q, " AND ks."); qi(c, &q, n);
-			sb_printf(&q, " = %s.", sb_str(&jq)); qi(c, &q, n);
-		}
+		sb_add(&q, ") ks WHERE ");
+		ks_is_job(c, t, sb_str(&jq), &q);
 		if ((rc = where_build(c, t, o->where_json, "ks", 1, &q, &p))) goto fail;
 		sb_addc(&q, ')');
 		if ((rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r))) { rc = conn_dbfail(c, rc, "refresh (re-pend)"); goto fail; }
@@ -1062,12 +1073,7 @@ int djc_jobs_refresh(djc_conn *c, const char *name, const djc_refresh_options *o
 		sb_add(&q, " AND NOT EXISTS (SELECT 1 FROM (");
 		if ((rc = keysource_sql(c, t, &q, &p))) goto fail;
 		sb_add(&q, ") ks WHERE ");
-		for (size_t i = 0; i < t->nsrc; i++) {
-			const char *n = t->attrs[t->src[i]].name;
-			if (i) sb_add(&q, " AND ");
-			sb_add(&q, "ks."); qi(c, &q, n);
-			sb_printf(&q, " = %s.", sb_str(&jq)); qi(c, &q, n);
-		}
+		ks_is_job(c, t, sb_str(&jq), &q);
 		sb_addc(&q, ')');
 		if ((rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r))) { rc = conn_dbfail(c, rc, "refresh (stale)"); goto fail; }
 		res->removed = (long)r->affected;

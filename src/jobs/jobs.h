@@ -26,6 +26,11 @@ int jobs_renew(djc_conn *c, table *t, int64_t token, double lease, long *held);
  * reservation is gone; DJC_EDUPLICATE if the target row already existed
  * (made by another populate; the job is then closed as success). */
 int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_t n, double duration);
+/* Insert a make's staged rows (tables[i] gets rows[i]; the target's row
+ * first) in the caller's transaction. On failure: a one-line message
+ * naming the row, and c->taken set when the target's key had already been
+ * committed by someone else (counted as skipped, not as make's error). */
+int make_rows_insert(djc_conn *c, const table *target, table **tables, djc_row **rows, size_t n);
 /* After jobs_commit failed with job->commit_unknown set: find out (on a
  * fresh connection, the driver reconnects) whether that COMMIT took effect.
  * DJC_OK = committed; DJC_ELOST = not committed and no longer ours; 1 = not

@@ -283,24 +283,9 @@ static int commit_direct(worker *w, staged *st)
 	c->taken = 0;
 	int rc = db_begin(c->db);
 	if (rc) return conn_dbfail(c, rc, "commit");
-	for (size_t i = 0; i < st->n; i++) {
-		size_t bad;
-		rc = rows_insert(c, st->tables[i], &st->rows[i], 1, 0, NULL, &bad);
-		if (rc) {
-			char *k = key_to_json(st->tables[i], st->rows[i], 0);
-			/* only the first target row can collide with someone else's commit;
-			 * a later one duplicates a row of this very make */
-			c->taken = rc == DJC_EDUPLICATE && !c->db->dup_unique && st->tables[i] == w->t && i == 0;
-			if (c->taken)
-				conn_fail(c, rc, "%s %s already exists", w->t->name, k);
-			else if (rc == DJC_EDUPLICATE && c->db->dup_unique)
-				conn_fail(c, rc, "row %s of %s repeats a value of a unique index: %s", k, st->tables[i]->name, c->db->err);
-			else if (rc == DJC_EDUPLICATE) conn_fail(c, rc, "make produced a duplicate row %s for %s", k, st->tables[i]->name);
-			else conn_fail(c, rc, "inserting %s into %s: %s", k, st->tables[i]->name, c->db->err);
-			free(k);
-			db_rollback(c->db);
-			return rc;
-		}
+	if ((rc = make_rows_insert(c, w->t, st->tables, st->rows, st->n))) {
+		db_rollback(c->db);
+		return rc;
 	}
 	rc = db_commit(c->db);
 	if (rc) { rc = conn_dbfail(c, rc, "commit"); db_rollback(c->db); }

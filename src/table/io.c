@@ -173,13 +173,20 @@ out:
 	return rc;
 }
 
+/* An options struct of this library's version (or NULL). */
+static int insert_opts_ok(djc_conn *c, const djc_insert_options *opts)
+{
+	if (!opts || opts->version == DJC_INSERT_OPTIONS_VERSION) return 1;
+	conn_fail(c, DJC_EINVAL, "insert options version %d is not %d (use DJC_INSERT_OPTIONS_INIT)", opts->version,
+		  DJC_INSERT_OPTIONS_VERSION);
+	return 0;
+}
+
 int djc_insert(djc_conn *c, const char *name, const djc_row *const *rows, size_t n, const djc_insert_options *opts,
 	       size_t *inserted)
 {
 	if (inserted) *inserted = 0;
-	if (opts && opts->version != DJC_INSERT_OPTIONS_VERSION)
-		return conn_fail(c, DJC_EINVAL, "insert options version %d is not %d (use DJC_INSERT_OPTIONS_INIT)", opts->version,
-				 DJC_INSERT_OPTIONS_VERSION);
+	if (!insert_opts_ok(c, opts)) return DJC_EINVAL;
 	if (n && !rows) return conn_fail(c, DJC_EINVAL, "%zu rows announced, none given (NULL)", n);
 	for (size_t i = 0; i < n; i++)
 		if (!rows[i]) return conn_fail(c, DJC_EINVAL, "row %zu is NULL", i + 1);
@@ -222,9 +229,7 @@ int djc_insert_jsonl(djc_conn *c, const char *name, void *inp, const char *src, 
 	FILE *in = inp;
 	if (inserted) *inserted = 0;
 	if (!in) return conn_fail(c, DJC_EINVAL, "no input stream (NULL)");
-	if (opts && opts->version != DJC_INSERT_OPTIONS_VERSION)
-		return conn_fail(c, DJC_EINVAL, "insert options version %d is not %d (use DJC_INSERT_OPTIONS_INIT)", opts->version,
-				 DJC_INSERT_OPTIONS_VERSION);
+	if (!insert_opts_ok(c, opts)) return DJC_EINVAL;
 	if (!src) src = "<stdin>";
 	table *t;
 	int rc = conn_table(c, name, &t);
