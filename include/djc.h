@@ -195,6 +195,14 @@ int djc_make_fetch(djc_make_ctx *ctx, const char *table, const char *where_json,
  * (DataJoint's `Table & key`): the usual way to read an upstream table in
  * make, whatever other parents the key also comes from. */
 int djc_make_fetch_key(djc_make_ctx *ctx, const char *table, const djc_row *key, djc_rowset **out);
+/* Whether make should stop as soon as it can: DJC_OK (0) to go on,
+ * DJC_EINTR when populate was interrupted (SIGINT/SIGTERM), DJC_ELOST when
+ * the job's reservation was lost (taken by another worker, or its lease
+ * could not be renewed). A long make should ask now and then and return
+ * non-zero when told to stop: nothing it staged is written, and the job is
+ * recorded as interrupted (or left to its new holder). Work a make
+ * finishes (returns 0) is committed even if a stop came meanwhile. */
+int djc_make_cancelled(const djc_make_ctx *ctx);
 /* Set the error message recorded if make returns non-zero. */
 void djc_make_error(djc_make_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -269,11 +277,23 @@ const djc_row *djc_job_key(const djc_job *job);
 int64_t djc_job_token(const djc_job *job);
 void djc_job_free(djc_job *job);
 
-/* Reserve the most urgent eligible job (DJC_ENOTFOUND when none). */
+/* Reserve the most urgent eligible job (DJC_ENOTFOUND when none). A job
+ * whose target row already exists is closed instead of being handed out. */
 int djc_jobs_reserve(djc_conn *conn, const char *table, const char *where_json,
 		     long max_priority, djc_job **out);
+/* Extend the lease of a held job: it stays this caller's for another
+ * jobs.lease_timeout seconds (60 by default; the database's clock). The
+ * holder of a job from djc_jobs_reserve must call this while it works on
+ * the job, at least once per lease and best every lease/4: a job not
+ * renewed for a whole lease counts as abandoned (its worker died) and may
+ * be reserved by another worker, after which this call, djc_jobs_complete
+ * and djc_jobs_error return DJC_ELOST. Stop working on the job then. (djc_populate
+ * renews for its makes by itself.) */
+int djc_jobs_renew(djc_conn *conn, djc_job *job);
 /* Commit rows (for the target, may be empty) and mark the job success, in
- * one transaction, only if the reservation is still held: DJC_ELOST else. */
+ * one transaction, only if the reservation is still held: DJC_ELOST else.
+ * DJC_EDUPLICATE when the target row already existed (made by someone
+ * else): the job is then closed and nothing of rows is written. */
 int djc_jobs_complete(djc_conn *conn, djc_job *job, const djc_row *const *rows, size_t n,
 		      double duration);
 /* Record the job as an error (message truncated to 2047 characters). */

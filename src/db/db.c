@@ -157,6 +157,11 @@ int db_open(db_conn **out, const char *url, const char *schema, char *err, size_
 		if (!strcmp(drivers[i]->name, u.scheme)) {
 			rc = drivers[i]->open(out, &u, schema, err, errlen);
 			if (rc == DJC_OK) {
+				pthread_mutexattr_t ma;
+				pthread_mutexattr_init(&ma);
+				pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+				pthread_mutex_init(&(*out)->mu, &ma);
+				pthread_mutexattr_destroy(&ma);
 				(*out)->drv = drivers[i];
 				if (!(*out)->table_suffix) (*out)->table_suffix = drivers[i]->table_suffix;
 			}
@@ -166,11 +171,65 @@ int db_open(db_conn **out, const char *url, const char *schema, char *err, size_
 	return rc;
 }
 
-void db_close(db_conn *c) { if (c) c->drv->close(c); }
-int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out) { return c->drv->exec(c, sql, p, n, out); }
-int db_begin(db_conn *c) { return c->drv->begin(c); }
-int db_commit(db_conn *c) { return c->drv->commit(c); }
-int db_rollback(db_conn *c) { return c->drv->rollback(c); }
+void db_close(db_conn *c)
+{
+	if (!c) return;
+	pthread_mutex_destroy(&c->mu);
+	c->drv->close(c);
+}
+
+int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out)
+{
+	pthread_mutex_lock(&c->mu);
+	int rc = c->drv->exec(c, sql, p, n, out);
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+int db_begin(db_conn *c)
+{
+	pthread_mutex_lock(&c->mu);
+	int rc = c->drv->begin(c);
+	if (rc == DJC_OK && !c->tx_held) c->tx_held = 1;   /* kept until the transaction ends */
+	else pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+/* The transaction ended: give back the hold db_begin kept. */
+static void tx_release(db_conn *c)
+{
+	if (c->tx_held && !c->in_tx) {
+		c->tx_held = 0;
+		pthread_mutex_unlock(&c->mu);
+	}
+}
+
+int db_commit(db_conn *c)
+{
+	pthread_mutex_lock(&c->mu);
+	int rc = c->drv->commit(c);
+	tx_release(c);
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+int db_rollback(db_conn *c)
+{
+	pthread_mutex_lock(&c->mu);
+	int rc = c->drv->rollback(c);
+	c->in_tx = 0;
+	tx_release(c);
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+int db_claim_run(db_conn *c, const db_claim *cl, db_res **out)
+{
+	pthread_mutex_lock(&c->mu);
+	int rc = c->drv->claim(c, cl, out);
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
 void db_qi(db_conn *c, sb_t *b, const char *name) { c->drv->quote_ident(b, name); }
 
 int db_ident_ok(const char *s)

@@ -5,6 +5,7 @@
  * which backend it runs on. */
 #ifndef DJC_DB_H
 #define DJC_DB_H
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "../util/sb.h"
@@ -52,7 +53,11 @@ typedef struct db_conn {
 	int in_tx;
 	char *schema;       /* effective schema name */
 	const char *table_suffix;   /* after CREATE TABLE (...): the driver's, unless its open set one */
-	int dup_unique;     /* the last DJC_EDUPLICATE was a unique index, not the primary key */
+	/* Threads sharing one connection (a worker and its heartbeat) take
+	 * turns: the db_* wrappers hold this recursive mutex around each
+	 * statement, and from db_begin to the end of the transaction. */
+	pthread_mutex_t mu;
+	int tx_held;        /* the open transaction holds mu (db.c) */
 } db_conn;
 
 /* A fully materialised result. Cells are row-major. A driver returns a cell
@@ -76,10 +81,12 @@ const char *db_cell_text(db_res *r, size_t row, size_t col);
 /* An atomic claim: mark up to `limit` rows of `table` matching `where`, taken
  * in `order`, with `set`, such that no two concurrent claimers ever get the
  * same row, and without waiting on rows another claimer holds (SKIP LOCKED
- * or the backend's equivalent). Returns the claimed rows' key_cols. */
+ * or the backend's equivalent). Returns the claimed rows' key_cols, then
+ * `extra` (evaluated on the claimed row) when given. */
 typedef struct db_claim {
 	const char *table;      /* unquoted table name */
 	const char *key_cols;   /* quoted, comma-separated primary key columns */
+	const char *extra;      /* one more returned expression without params, or NULL */
 	const char *where;      /* condition with ? params */
 	const val_t *wparams;
 	size_t nw;
@@ -89,6 +96,11 @@ typedef struct db_claim {
 	const val_t *sparams;
 	size_t ns;
 } db_claim;
+
+/* A result of exec beyond the public codes: a unique index other than the
+ * primary key was violated (DJC_EDUPLICATE is the primary key). Never
+ * returned by the public API: conn_fail() reports it as DJC_EDUPLICATE. */
+#define DB_EUNIQUE (-100)
 
 #define DB_DRIVER_VERSION 1
 
@@ -100,7 +112,7 @@ struct db_driver {
 	int (*open)(db_conn **out, const db_url *url, const char *schema, char *err, size_t errlen);
 	void (*close)(db_conn *c);
 	/* Run one statement with bound parameters. out may be NULL. Returns
-	 * DJC_OK or an error class: DJC_EDUPLICATE, DJC_EFOREIGN, DJC_EBUSY
+	 * DJC_OK or an error class: DJC_EDUPLICATE, DB_EUNIQUE, DJC_EFOREIGN, DJC_EBUSY
 	 * (retryable), DJC_ECONN, DJC_EINVAL (data rejected), DJC_ERROR; with
 	 * c->err set. */
 	int (*exec)(db_conn *c, const char *sql, const val_t *params, size_t nparams, db_res **out);
@@ -132,11 +144,13 @@ extern const db_driver db_mysql_driver;
 int db_open(db_conn **out, const char *url, const char *schema, char *err, size_t errlen);
 void db_close(db_conn *c);
 
-/* Convenience wrappers that dispatch through c->drv. */
+/* The wrappers that dispatch through c->drv, serialising the threads that
+ * share c (see db_conn.mu). */
 int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out);
 int db_begin(db_conn *c);
 int db_commit(db_conn *c);
 int db_rollback(db_conn *c);
+int db_claim_run(db_conn *c, const db_claim *cl, db_res **out);
 void db_qi(db_conn *c, sb_t *b, const char *name);   /* quoted identifier */
 
 /* 1 if name is a valid identifier for djc (letters, digits, _, and the

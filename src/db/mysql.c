@@ -240,7 +240,7 @@ static int fail(my_conn *c, unsigned e, const char *msg)
 		size_t n = msg ? strlen(msg) : 0;
 		int pk = (n >= 18 && !strcmp(msg + n - 18, " for key 'PRIMARY'")) ||
 			 (n >= 9 && !strcmp(msg + n - 9, ".PRIMARY'"));
-		c->base.dup_unique = !pk;
+		return pk ? DJC_EDUPLICATE : DB_EUNIQUE;
 	}
 	return classify_code(e);
 }
@@ -1089,6 +1089,7 @@ static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
 	int rc = own ? my_begin(bc) : DJC_OK;
 	if (rc) return rc;
 	db_res *got = NULL, *cand = NULL, *lk = NULL;
+	val_t *extra = NULL;   /* cl->extra of each row of got */
 	sb_t q = SB_INIT, t = SB_INIT;
 	my_qi(&t, cl->table);
 	long want = cl->limit > 0 ? cl->limit : 0;
@@ -1122,13 +1123,19 @@ static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
 		if (!cand->nrows || !cand->ncols) break;
 		size_t nk = cand->ncols;
 		sb_reset(&q);
-		sb_printf(&q, "SELECT %s FROM %s WHERE ", cl->key_cols, sb_str(&t));
+		sb_printf(&q, "SELECT %s%s%s FROM %s WHERE ", cl->key_cols, cl->extra ? ", " : "", cl->extra ? cl->extra : "",
+			  sb_str(&t));
 		key_match(&q, cand->cols, nk, cand->nrows);
 		sb_printf(&q, " AND (%s) ORDER BY %s FOR UPDATE SKIP LOCKED", cl->where, sb_str(&ord));
 		if ((rc = exec2(bc, sb_str(&q), cand->cells, cand->nrows * nk, cl->wparams, cl->nw, &lk))) break;
 		if (lk->nrows) {
+			/* the keys go to got (nk per row), the extra column beside them */
 			got->cells = xrealloc(got->cells, (got->nrows + lk->nrows) * nk * sizeof(val_t));
-			memcpy(got->cells + got->nrows * nk, lk->cells, lk->nrows * nk * sizeof(val_t));
+			if (cl->extra) extra = xrealloc(extra, (got->nrows + lk->nrows) * sizeof(val_t));
+			for (size_t i = 0; i < lk->nrows; i++) {
+				memcpy(got->cells + (got->nrows + i) * nk, lk->cells + i * lk->ncols, nk * sizeof(val_t));
+				if (cl->extra) extra[got->nrows + i] = lk->cells[i * lk->ncols + nk];
+			}
 			got->nrows += lk->nrows;
 		}
 		lk->nrows = 0;   /* the cells moved to got */
@@ -1167,10 +1174,27 @@ static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
 			my_rollback(bc);
 			memcpy(bc->err, keep, sizeof keep);
 		}
+		for (size_t i = 0; extra && got && i < got->nrows; i++) val_free(&extra[i]);
+		free(extra);
 		db_res_free(got);
 		return rc;
 	}
 	if (!got) got = xcalloc(1, sizeof *got);
+	if (cl->extra) {
+		/* key columns then the extra one, row by row */
+		size_t nc = nk + 1;
+		val_t *cells = xcalloc(got->nrows * nc + 1, sizeof(val_t));
+		for (size_t i = 0; i < got->nrows; i++) {
+			memcpy(cells + i * nc, got->cells + i * nk, nk * sizeof(val_t));
+			cells[i * nc + nk] = extra[i];
+		}
+		free(got->cells);
+		got->cells = cells;
+		got->cols = xrealloc(got->cols, nc * sizeof(char *));
+		got->cols[nk] = xstrdup("extra");
+		got->ncols = nc;
+	}
+	free(extra);
 	got->affected = (long long)got->nrows;
 	*out = got;
 	return DJC_OK;

@@ -234,8 +234,8 @@ static int classify(pg_conn *c, const PGresult *res)
 		const char *cons = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
 		const char *p = cons ? cons + strlen(cons) : NULL;
 		while (p && p > cons && isdigit((unsigned char)p[-1])) p--;
-		c->base.dup_unique = cons && *cons && !(p - cons >= 5 && !strncmp(p - 5, "_pkey", 5));
-		return DJC_EDUPLICATE;
+		int unique = cons && *cons && !(p - cons >= 5 && !strncmp(p - 5, "_pkey", 5));
+		return unique ? DB_EUNIQUE : DJC_EDUPLICATE;
 	}
 	if (!strcmp(state, "23503")) return DJC_EFOREIGN;
 	if (!strcmp(state, "40001") || !strcmp(state, "40P01") || !strcmp(state, "55P03")) return DJC_EBUSY;
@@ -798,6 +798,7 @@ static int pg_claim(db_conn *bc, const db_claim *cl, db_res **out)
 	sb_printf(&q, " WHERE %s ORDER BY %s", cl->where, cl->order);
 	if (cl->limit >= 0) sb_printf(&q, " LIMIT %ld", cl->limit);
 	sb_printf(&q, " FOR UPDATE SKIP LOCKED)) RETURNING %s", cl->key_cols);
+	if (cl->extra) sb_printf(&q, ", %s", cl->extra);
 	val_t *p = xcalloc(cl->ns + cl->nw + 1, sizeof(val_t));
 	if (cl->ns) memcpy(p, cl->sparams, cl->ns * sizeof(val_t));
 	if (cl->nw) memcpy(p + cl->ns, cl->wparams, cl->nw * sizeof(val_t));

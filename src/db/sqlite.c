@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "dl.h"
 
@@ -33,6 +35,7 @@ static struct {
 	__typeof__(sqlite3_column_name) *sqlite3_column_name;
 	__typeof__(sqlite3_column_text) *sqlite3_column_text;
 	__typeof__(sqlite3_column_type) *sqlite3_column_type;
+	__typeof__(sqlite3_create_function_v2) *sqlite3_create_function_v2;
 	__typeof__(sqlite3_errmsg) *sqlite3_errmsg;
 	__typeof__(sqlite3_errstr) *sqlite3_errstr;
 	__typeof__(sqlite3_exec) *sqlite3_exec;
@@ -44,7 +47,9 @@ static struct {
 	__typeof__(sqlite3_open_v2) *sqlite3_open_v2;
 	__typeof__(sqlite3_prepare_v2) *sqlite3_prepare_v2;
 	__typeof__(sqlite3_reset) *sqlite3_reset;
+	__typeof__(sqlite3_result_text) *sqlite3_result_text;
 	__typeof__(sqlite3_step) *sqlite3_step;
+	__typeof__(sqlite3_value_double) *sqlite3_value_double;
 } sq;
 static const char *const sq_names[] = {
 	"sqlite3_bind_blob",
@@ -65,6 +70,7 @@ static const char *const sq_names[] = {
 	"sqlite3_column_name",
 	"sqlite3_column_text",
 	"sqlite3_column_type",
+	"sqlite3_create_function_v2",
 	"sqlite3_errmsg",
 	"sqlite3_errstr",
 	"sqlite3_exec",
@@ -76,7 +82,9 @@ static const char *const sq_names[] = {
 	"sqlite3_open_v2",
 	"sqlite3_prepare_v2",
 	"sqlite3_reset",
+	"sqlite3_result_text",
 	"sqlite3_step",
+	"sqlite3_value_double",
 };
 static const char *const sq_sonames[] = {"libsqlite3.so.0", "libsqlite3.so", NULL};
 static int sq_state;
@@ -98,6 +106,7 @@ static int sq_state;
 #define sqlite3_column_name (*sq.sqlite3_column_name)
 #define sqlite3_column_text (*sq.sqlite3_column_text)
 #define sqlite3_column_type (*sq.sqlite3_column_type)
+#define sqlite3_create_function_v2 (*sq.sqlite3_create_function_v2)
 #define sqlite3_errmsg (*sq.sqlite3_errmsg)
 #define sqlite3_errstr (*sq.sqlite3_errstr)
 #define sqlite3_exec (*sq.sqlite3_exec)
@@ -109,7 +118,9 @@ static int sq_state;
 #define sqlite3_open_v2 (*sq.sqlite3_open_v2)
 #define sqlite3_prepare_v2 (*sq.sqlite3_prepare_v2)
 #define sqlite3_reset (*sq.sqlite3_reset)
+#define sqlite3_result_text (*sq.sqlite3_result_text)
 #define sqlite3_step (*sq.sqlite3_step)
+#define sqlite3_value_double (*sq.sqlite3_value_double)
 
 #define STMT_CACHE 48
 
@@ -128,10 +139,8 @@ static int classify(sq_conn *c, int rc)
 	snprintf(c->base.err, sizeof c->base.err, "sqlite: %s", sqlite3_errmsg(c->db));
 	switch (rc & 0xff) {
 	case SQLITE_CONSTRAINT:
-		if (ext == SQLITE_CONSTRAINT_PRIMARYKEY || ext == SQLITE_CONSTRAINT_UNIQUE) {
-			c->base.dup_unique = ext == SQLITE_CONSTRAINT_UNIQUE;
-			return DJC_EDUPLICATE;
-		}
+		if (ext == SQLITE_CONSTRAINT_PRIMARYKEY) return DJC_EDUPLICATE;
+		if (ext == SQLITE_CONSTRAINT_UNIQUE) return DB_EUNIQUE;
 		/* ON DELETE RESTRICT reports itself as a trigger constraint */
 		if (ext == SQLITE_CONSTRAINT_FOREIGNKEY ||
 		    (ext == SQLITE_CONSTRAINT_TRIGGER && strstr(sqlite3_errmsg(c->db), "FOREIGN KEY")))
@@ -163,6 +172,32 @@ static int simple(sq_conn *c, const char *sql)
 	int rc = sqlite3_exec(c->db, sql, NULL, NULL, &msg);
 	sqlite3_free(msg);
 	return rc == SQLITE_OK ? DJC_OK : classify(c, rc);
+}
+
+/* djc_now(seconds): the kernel's UTC clock plus seconds, as datetime(3)
+ * text ('YYYY-MM-DD HH:MM:SS.fff', what strftime('%Y-%m-%d %H:%M:%f')
+ * writes). Leases compare times written by one process with "now" read by
+ * another; on a server both are the server's clock. An SQLite database has
+ * no server, so every process reads the one clock of the machine, by the
+ * system call itself: a process whose C library reports another time (a
+ * preloaded time shim such as libfaketime) still agrees with the others,
+ * and cannot steal or block their leases. (A Linux time namespace cannot
+ * shift CLOCK_REALTIME.) tests/cli/test_clocks.sh proves it. */
+static void fn_now(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	double off = argc > 0 ? sqlite3_value_double(argv[0]) : 0;
+	struct timespec ts;
+	if (syscall(SYS_clock_gettime, CLOCK_REALTIME, &ts)) clock_gettime(CLOCK_REALTIME, &ts);
+	long long ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + (long long)(off * 1000 + (off < 0 ? -0.5 : 0.5));
+	time_t secs = (time_t)(ms / 1000);
+	int frac = (int)(ms % 1000);
+	if (frac < 0) { frac += 1000; secs--; }
+	struct tm tm;
+	gmtime_r(&secs, &tm);
+	char buf[40];
+	size_t k = strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf + k, sizeof buf - k, ".%03d", frac);
+	sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
 }
 
 static int sq_open(db_conn **out, const db_url *u, const char *schema, char *err, size_t errlen)
@@ -197,6 +232,11 @@ static int sq_open(db_conn **out, const db_url *u, const char *schema, char *err
 	sqlite3_extended_result_codes(c->db, 1);
 	sqlite3_busy_timeout(c->db, 60000);
 	/* journal_mode=WAL needs a write lock the first time; the busy timeout covers it. */
+	if (sqlite3_create_function_v2(c->db, "djc_now", 1, SQLITE_UTF8, NULL, fn_now, NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "sqlite: cannot register djc_now: %s", sqlite3_errmsg(c->db));
+		sq_close(&c->base);
+		return DJC_ECONN;
+	}
 	if (simple(c, "PRAGMA journal_mode=WAL") || simple(c, "PRAGMA foreign_keys=ON") ||
 	    simple(c, "PRAGMA synchronous=NORMAL")) {
 		snprintf(err, errlen, "%s", c->base.err);
@@ -345,6 +385,7 @@ static int sq_claim(db_conn *bc, const db_claim *cl, db_res **out)
 	sb_printf(&q, " SET %s WHERE rowid IN (SELECT rowid FROM ", cl->set);
 	sq_qi(&q, cl->table);
 	sb_printf(&q, " WHERE %s ORDER BY %s LIMIT %ld) RETURNING %s", cl->where, cl->order, cl->limit, cl->key_cols);
+	if (cl->extra) sb_printf(&q, ", %s", cl->extra);
 	val_t *p = xcalloc(cl->ns + cl->nw + 1, sizeof(val_t));
 	if (cl->ns) memcpy(p, cl->sparams, cl->ns * sizeof(val_t));
 	if (cl->nw) memcpy(p + cl->ns, cl->wparams, cl->nw * sizeof(val_t));
@@ -368,8 +409,8 @@ static void sq_column_type(sb_t *b, const coldef *t)
 	}
 }
 
-static void sq_now(sb_t *b) { sb_add(b, "strftime('%Y-%m-%d %H:%M:%f','now')"); }
-static void sq_now_plus(sb_t *b) { sb_add(b, "strftime('%Y-%m-%d %H:%M:%f','now',printf('%+.3f seconds',?))"); }
+static void sq_now(sb_t *b) { sb_add(b, "djc_now(0)"); }
+static void sq_now_plus(sb_t *b) { sb_add(b, "djc_now(?)"); }
 
 static void sq_create_index(sb_t *b, const char *table, const char *index, const char *cols, int unique)
 {

@@ -1,67 +1,96 @@
-/* jobs.h - the per-table jobs table (~~name): its heading and DDL,
- * reservation (claim), heartbeat leases, completion with a fencing token,
- * errors, refresh. See docs/jobs.md for the state machine. */
+/* jobs.h - the per-table jobs table (~~name): one function per transition
+ * of a job (docs/architecture.md has the state diagram), each running the
+ * named statements of statements.c. Functions named jobs_tx_* run inside
+ * the caller's transaction; the others run their own (retrying deadlocks
+ * and the like with bounded backoff, table.h conn_tx). */
 #ifndef DJC_JOBS_H
 #define DJC_JOBS_H
 #include "table/table.h"
 
 struct djc_job {
 	table *t;
-	djc_row *key;       /* typed key (source attributes) */
+	djc_row *key;       /* typed key (the key-source attributes) */
 	int64_t token;      /* fencing token of this reservation */
-	int commit_unknown; /* set by jobs_commit: COMMIT was sent, the connection
-	                     * went, the outcome is unknown (see jobs_commit_outcome) */
+	int made;           /* the claim found the target row already there */
 };
 
-/* Create the jobs table of t if missing. */
-int jobs_ensure(djc_conn *c, table *t);
-/* Reserve up to n jobs at once; *out receives an array of jobs. */
-int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, double lease, long n,
-	       djc_job ***out, size_t *nout);
-/* Extend the lease of every job reserved under token; *held gets how many
- * jobs still hold it (0 means the reservation was lost). */
-int jobs_renew(djc_conn *c, table *t, int64_t token, double lease, long *held);
-/* Commit the make's rows (prepared rows for target and parts) and mark the
- * job done, in one transaction, fenced by the token. DJC_ELOST if the
- * reservation is gone; DJC_EDUPLICATE if the target row already existed
- * (made by another populate; the job is then closed as success). */
-int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_t n, double duration);
-/* Insert a make's staged rows (tables[i] gets rows[i]; the target's row
- * first) in the caller's transaction. On failure: a one-line message
- * naming the row, and c->taken set when the target's key had already been
- * committed by someone else (counted as skipped, not as make's error). */
-int make_rows_insert(djc_conn *c, const table *target, table **tables, djc_row **rows, size_t n);
-/* After jobs_commit failed with job->commit_unknown set: find out (on a
- * fresh connection, the driver reconnects) whether that COMMIT took effect.
- * DJC_OK = committed; DJC_ELOST = not committed and no longer ours; 1 = not
- * committed and still ours (commit again); DJC_ECONN/DJC_EBUSY = ask again. */
-int jobs_commit_outcome(djc_conn *c, djc_job *job);
-/* Commit several finished jobs of one reservation (one token) at once: one
- * fenced DELETE of their job rows, their rows in multi-row INSERTs, one
- * COMMIT. On any failure nothing was committed (callers then commit the
- * jobs one by one, which sorts out lost and duplicate ones) — except
- * DJC_ECONN with *unknown set, when the COMMIT itself may have happened
- * (jobs_commit_outcome tells per job). DJC_EINVAL without trying when
- * jobs.keep_completed is on. */
-int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, table **tables, djc_row **rows, size_t n, int *unknown);
-/* Record an error (fenced). */
-int jobs_fail(djc_conn *c, djc_job *job, const char *message, const char *stack, double duration);
-/* Mark every job still reserved by (host, pid) as an error: the
- * supervisor's answer to a worker child killed by a signal. */
-int jobs_fail_pid(djc_conn *c, table *t, const char *host, long pid, const char *message);
-/* Return jobs still reserved under token to pending (early stop). */
-int jobs_release(djc_conn *c, table *t, int64_t token);
-/* Renew the lease of one job if it is still reserved under its token
- * (*held 1) — proof that this worker still holds it — else *held 0. */
-int jobs_hold(djc_conn *c, djc_job *job, double lease, long *held);
-/* Return one job to pending if still reserved under its token. */
-int jobs_release_job(djc_conn *c, djc_job *job);
-/* Count takeable jobs matching where (progress totals). */
-long jobs_ready_count(djc_conn *c, table *t, const char *where, long max_priority);
-/* Truncate to DataJoint's 2047 characters, ending in "...truncated". */
-char *jobs_truncate(const char *msg);
+/* ------------------------------------------------------------ identity */
+
 int64_t jobs_new_token(void);
 const char *jobs_host(void);
 const char *jobs_user(void);
 const char *jobs_version(void);
+/* DataJoint's 2047 characters, ending in "...truncated" (caller frees). */
+char *jobs_truncate(const char *msg);
+
+/* ----------------------------------------------------------------- ddl */
+
+/* Create t's jobs table and its indexes if missing (once per table per
+ * connection). DJC_EINVAL for a table that has no jobs. */
+int jobs_ensure(djc_conn *c, table *t);
+
+/* ------------------------------------------------- claim, lease, release */
+
+/* Reserve up to n jobs in one atomic claim (statements claim.*): a job
+ * whose holder's lease lapsed first, else the most urgent due ones.
+ * *out receives an array of *nout jobs (caller frees each and the array);
+ * none is not an error. A job with ->made set already has its target row:
+ * close it with jobs_close_made instead of running make. */
+int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, double lease, long n,
+	       djc_job ***out, size_t *nout);
+/* The heartbeat: extend every lease held under token; *held = how many
+ * jobs still hold it (0: the reservation was lost). */
+int jobs_renew(djc_conn *c, table *t, int64_t token, double lease, long *held);
+/* Renew one job, fenced; *held 1 if it is still ours, else 0. */
+int jobs_hold(djc_conn *c, djc_job *job, double lease, long *held);
+/* Hand back to pending every job still held under token (early stop). */
+int jobs_release(djc_conn *c, table *t, int64_t token);
+/* Hand back one job, fenced. */
+int jobs_release_job(djc_conn *c, djc_job *job);
+/* Jobs that can be taken now or later (pending or reserved), matching
+ * where and max_priority: populate's progress total. */
+int jobs_ready_count(djc_conn *c, table *t, const char *where, long max_priority, long *n);
+
+/* ------------------------------------------------------------- endings */
+
+/* What became of a fenced commit. */
+typedef enum commit_result {
+	COMMIT_DONE = 0,   /* the rows and the job's success are committed */
+	COMMIT_TAKEN,      /* the target row already existed (made by another route): the
+	                    * job was closed as success, nothing of ours written */
+	COMMIT_LOST,       /* the reservation was no longer ours: nothing written */
+	COMMIT_UNKNOWN,    /* the connection went during COMMIT: ask jobs_commit_outcome */
+	COMMIT_FAILED      /* see the return code and the connection's message */
+} commit_result;
+
+/* Insert a make's staged rows (tables[i] gets rows[i]; the target's rows
+ * first) in the caller's transaction. DJC_OK, or an error with a one-line
+ * message naming the row; *taken is set when the first target row collided
+ * with a committed one (someone else made this key: not make's error). */
+int make_rows_insert(djc_conn *c, const table *target, table **tables, djc_row **rows, size_t n, int *taken);
+/* Commit make's rows and the job's success in one transaction, fenced by
+ * the token (invariant 2). Returns DJC_OK with *res DONE, TAKEN or LOST;
+ * or an error code with *res UNKNOWN (the COMMIT itself may have happened)
+ * or FAILED (nothing committed; DJC_EBUSY / DJC_ECONN are worth retrying). */
+int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_t n, double duration,
+		commit_result *res);
+/* After COMMIT_UNKNOWN: did that COMMIT take effect? DJC_OK with *res
+ * DONE (committed), LOST (not committed, no longer ours) or FAILED (not
+ * committed, still ours: commit again); or an error to ask again later. */
+int jobs_commit_outcome(djc_conn *c, djc_job *job, commit_result *res);
+/* Commit several finished jobs of one claim (one token) at once: one fenced
+ * DELETE of their rows, their rows in multi-row INSERTs, one COMMIT.
+ * DONE, or FAILED with nothing committed (callers then commit one by one,
+ * which sorts out lost and duplicate jobs), or UNKNOWN. DJC_EINVAL without
+ * trying when jobs.keep_completed is on (per-job durations). */
+int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, table **tables, djc_row **rows, size_t n,
+		     commit_result *res);
+/* The claim found the target row (job->made): close the job as success
+ * without make (it counts as skipped). *res DONE or LOST. */
+int jobs_close_made(djc_conn *c, djc_job *job, commit_result *res);
+/* Record make's failure, fenced: DJC_ELOST when the job is no longer ours. */
+int jobs_fail(djc_conn *c, djc_job *job, const char *message, const char *stack, double duration);
+/* Every job still reserved by (host, pid) becomes an error: a worker child
+ * died without telling which job it was making. *n (may be NULL) = how many. */
+int jobs_fail_pid(djc_conn *c, table *t, const char *host, long pid, const char *message, long *n);
 #endif

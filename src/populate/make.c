@@ -157,25 +157,52 @@ void djc_make_error(djc_make_ctx *ctx, const char *fmt, ...)
 	ctx->err = sb_steal(&b);
 }
 
-int make_callback(djc_conn *c, table *t, const djc_row *key, djc_make_fn fn, void *payload, staged *out,
-		  make_result *res)
+static make_stop watch_check(const make_watch *w)
+{
+	if (w && w->check) return w->check(w->arg);
+	return populate_signal ? MAKE_STOP_SIGNAL : MAKE_GO;
+}
+
+static char *stop_message(make_stop why)
+{
+	switch (why) {
+	case MAKE_STOP_SIGNAL: return xasprintf("interrupted by %s", populate_signal == SIGINT ? "SIGINT" : "SIGTERM");
+	case MAKE_STOP_UNPROVEN: return xstrdup("make stopped: the lease could not be renewed for a whole lease");
+	default: return xstrdup("make stopped: the reservation was lost (lease lapsed)");
+	}
+}
+
+int djc_make_cancelled(const djc_make_ctx *ctx)
+{
+	if (!ctx) return DJC_OK;
+	switch (watch_check(ctx->watch)) {
+	case MAKE_GO: return DJC_OK;
+	case MAKE_STOP_SIGNAL: return DJC_EINTR;
+	default: return DJC_ELOST;
+	}
+}
+
+int make_callback(djc_conn *c, table *t, const djc_row *key, djc_make_fn fn, void *payload, const make_watch *watch,
+		  staged *out, make_result *res)
 {
 	memset(res, 0, sizeof *res);
-	djc_make_ctx ctx = {c, t, key, {0}, NULL};
+	djc_make_ctx ctx = {c, t, key, {0}, NULL, watch};
 	int rc = fn(&ctx, key, payload);
 	if (rc) {
-		res->message = ctx.err ? ctx.err : xasprintf("make returned %d", rc);
+		/* a make that gave up because it was asked to stop was stopped,
+		 * not failed */
+		make_stop why = watch_check(watch);
+		if (why != MAKE_GO) {
+			res->stopped = why;
+			res->message = stop_message(why);
+			free(ctx.err);
+		} else
+			res->message = ctx.err ? ctx.err : xasprintf("make returned %d", rc);
 		ctx.err = NULL;
 		staged_free(&ctx.out);
 		return DJC_EMAKE;
 	}
 	free(ctx.err);
-	if (populate_signal) {
-		res->stopped = 2;
-		res->message = xasprintf("interrupted by %s", populate_signal == SIGINT ? "SIGINT" : "SIGTERM");
-		staged_free(&ctx.out);
-		return DJC_EMAKE;
-	}
 	if (!need_target_row(t, &ctx.out, res)) { staged_free(&ctx.out); return DJC_EMAKE; }
 	*out = ctx.out;
 	res->ok = 1;
@@ -294,8 +321,8 @@ static void redact_password(const djc_conn *c, char *buf, size_t *n)
 	redact_one(buf, n, getenv("DJC_DATABASE_PASSWORD"));
 }
 
-int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, atomic_int *lost, staged *out,
-		 make_result *res)
+int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, const make_watch *watch,
+		 staged *out, make_result *res)
 {
 	memset(res, 0, sizeof *res);
 	extern char **environ;
@@ -360,7 +387,8 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, a
 	size_t tlen = 0;
 	size_t kpos = 0;
 	int fin = in[1], fo = outp[0], fe = errp[0];
-	int stop_reason = 0;
+	int stop_reason = 0;   /* 1: watch said stop (why), 3: output too big */
+	make_stop why = MAKE_GO;
 	double stop_at = 0;
 	int too_big = 0;
 	int st = 0, reaped = 0;
@@ -372,8 +400,8 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, a
 		if (fin >= 0) { ii = np; pf[np].fd = fin; pf[np++].events = POLLOUT; }
 		int pr = poll(pf, (nfds_t)np, 100);
 		if (pr < 0 && errno != EINTR) break;
-		if (!stop_reason && ((lost && atomic_load(lost)) || populate_signal || too_big)) {
-			stop_reason = too_big ? 3 : populate_signal ? 2 : 1;
+		if (!stop_reason && (too_big || (why = watch_check(watch)) != MAKE_GO)) {
+			stop_reason = too_big ? 3 : 1;
 			kill(-pid, SIGTERM);
 			stop_at = mono();
 		}
@@ -414,17 +442,14 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, a
 	}
 	if (fin >= 0) close(fin);
 	while (!reaped && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-		if (!stop_reason && ((lost && atomic_load(lost)) || populate_signal)) { stop_reason = populate_signal ? 2 : 1; kill(-pid, SIGTERM); }
+		if (!stop_reason && (why = watch_check(watch)) != MAKE_GO) { stop_reason = 1; kill(-pid, SIGTERM); }
 	}
 	clean_utf8(tail, &tlen);
 	redact_password(c, tail, &tlen);
 	if (tlen) res->stack = xstrndup(tail, tlen);
 	if (stop_reason == 1) {
-		res->stopped = 1;
-		res->message = xstrdup("make stopped: the reservation was lost (lease lapsed)");
-	} else if (stop_reason == 2) {
-		res->stopped = 2;
-		res->message = xasprintf("interrupted by %s", populate_signal == SIGINT ? "SIGINT" : "SIGTERM");
+		res->stopped = why;
+		res->message = stop_message(why);
 	} else if (stop_reason == 3) {
 		res->message = xasprintf("make program wrote more than %lu MiB to stdout", MAX_OUTPUT >> 20);
 	} else if (WIFSIGNALED(st)) {

@@ -137,9 +137,12 @@ static int valid_table_name(const char *s)
 	return strlen(s) <= 48;
 }
 
+/* DataJoint's rule: a lowercase letter first. Names starting with '_' are
+ * djc's own (hidden columns, a jobs-table column beside a key attribute of
+ * the same name: src/jobs/sql.c). */
 static int valid_attr_name(const char *s)
 {
-	if (!(islower((unsigned char)*s) || *s == '_')) return 0;
+	if (!islower((unsigned char)*s)) return 0;
 	for (const char *p = s; *p; p++)
 		if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_')) return 0;
 	return strlen(s) <= 64;

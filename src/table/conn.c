@@ -26,6 +26,7 @@ const char *djc_strerror(int code)
 
 int conn_fail(djc_conn *c, int code, const char *fmt, ...)
 {
+	if (code == DB_EUNIQUE) code = DJC_EDUPLICATE;   /* internal detail, public class */
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(c->err, sizeof c->err, fmt, ap);
@@ -69,6 +70,7 @@ void djc_close(djc_conn *c)
 {
 	if (!c) return;
 	db_close(c->db);
+	if (c->jobs_free) c->jobs_free(c->jobs);
 	pipeline_free(c->pipe);
 	free(c->url);
 	free(c->schema);

@@ -109,7 +109,15 @@ int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, size_
 			goto out;
 		}
 	}
-	if ((rc = db_begin(c->db))) { rc = conn_dbfail(c, rc, "insert"); goto out; }
+	/* a deadlock, serialization failure or busy database rolls the whole
+	 * insert back: it runs again (conn_retry's bounded backoff) */
+	int attempt = 0;
+again:
+	if ((rc = db_begin(c->db))) {
+		rc = conn_dbfail(c, rc, "insert");
+		if (conn_retry(c, rc, 0, 0, &attempt)) goto again;
+		goto out;
+	}
 	size_t bad = 0;
 	/* many rows go in multi-row statements; if that fails, the one-by-one
 	 * pass finds the row to name in the message */
@@ -145,7 +153,7 @@ int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, size_
 		char where[600];
 		if (orig_lines) snprintf(where, sizeof where, "%s:%ld: row %s", src, lines[bad], k);
 		else snprintf(where, sizeof where, "row %ld %s", lines ? lines[bad] : (long)bad + 1, k);
-		if (rc == DJC_EDUPLICATE && c->db->dup_unique)
+		if (rc == DB_EUNIQUE)
 			conn_fail(c, rc, "%s: repeats a value of a unique index of %s (%s)", where, t->name, c->db->err);
 		else if (rc == DJC_EDUPLICATE)
 			conn_fail(c, rc, "%s: duplicate primary key in %s (use --skip-duplicates to skip it)", where, t->name);
@@ -156,15 +164,26 @@ int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, size_
 		else
 			conn_fail(c, rc, "%s: %s", where, c->db->err);
 		free(k);
+		if (rc == DB_EUNIQUE) rc = DJC_EDUPLICATE;
 		db_rollback(c->db);
 		if (inserted) *inserted = 0;
+		if (conn_retry(c, rc, 0, 0, &attempt)) goto retry;
 		goto out;
 	}
 	if ((rc = db_commit(c->db))) {
 		rc = conn_dbfail(c, rc, "insert");
 		db_rollback(c->db);
 		if (inserted) *inserted = 0;
+		if (conn_retry(c, rc, 1, 0, &attempt)) goto retry;
 	}
+	goto out;
+retry:
+	free(kept);
+	free(klines);
+	kept = NULL;
+	klines = NULL;
+	lines = orig_lines;
+	goto again;
 out:
 	free(kept);
 	free(klines);

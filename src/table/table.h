@@ -12,8 +12,8 @@ struct djc_conn {
 	char *schema;       /* as requested (NULL = the URL's default) */
 	pipeline *pipe;     /* loaded from the database on first use */
 	char err[4096];
-	unsigned jobs_ready; /* unused bit set for callers */
-	int taken;          /* the last commit found its key already committed by someone else */
+	void *jobs;                  /* the jobs layer's per-connection state */
+	void (*jobs_free)(void *);   /* how djc_close frees it */
 };
 
 #define META_TABLE "~djc_pipeline"
@@ -22,6 +22,24 @@ struct djc_conn {
 int conn_fail(djc_conn *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Message from the database error of the last statement, with context. */
 int conn_dbfail(djc_conn *c, int code, const char *context);
+/* Run body inside a transaction (begin, body, commit). When the database
+ * reports a retryable failure (deadlock, serialization failure, lock wait
+ * timeout, SQLite busy) the transaction is rolled back and run again, with
+ * bounded exponential backoff; so is one cut short by a lost connection,
+ * and with TX_IDEMPOTENT (the body's effect is the same when repeated) even
+ * when the connection went during COMMIT. After the last try the error
+ * says "gave up after N tries". body must reset its outputs on each run.
+ * `what` names the operation in messages. */
+typedef int (*tx_body)(djc_conn *c, void *arg);
+#define TX_IDEMPOTENT 1
+#define TX_TRIES 12
+int conn_tx(djc_conn *c, const char *what, int flags, tx_body body, void *arg);
+/* The same policy for callers that run their own transaction: after an
+ * attempt failed with rc (and was rolled back), 1 when it is worth another
+ * try (the backoff was slept), else 0 (after the last try with the "gave
+ * up" message set). *attempt starts at 0. */
+int conn_retry(djc_conn *c, int rc, int in_commit, int flags, int *attempt);
+
 /* (Re)load the stored pipeline. */
 int pipe_load(djc_conn *c);
 /* The named table, or DJC_ENOTFOUND with a message naming it. */

@@ -9,7 +9,7 @@
 N=500
 {
 	printf 'K (manual)\n    k : int32\n    ---\n'
-	for t in C8 CS CD CB; do
+	for t in C8 CS CR CD CB; do
 		printf '\n%s (computed)\n    -> K\n    ---\n    v : int64\n    who : int64\n' "$t"
 	done
 } > p.djc
@@ -62,6 +62,27 @@ check "8 commands: $N success jobs, nothing pending or reserved" \
 	[ "$(djc jobs CS --json)" = "{\"table\":\"CS\",\"pending\":0,\"reserved\":0,\"success\":$N,\"error\":0,\"ignore\":0}" ]
 check "8 commands: each job reserved exactly once" \
 	[ "$(djc jobs CS --status success --json | jq -c '.jobs | map(.reservations) | unique')" = '[1]' ]
+
+# the same beside 10 refreshes run meanwhile: a refresh never re-pends a
+# job whose target row was just committed (issue 12.2: on MariaDB a
+# re-pend read the fresh `success` but not the target row committed with
+# it, and the key was made twice), and a refresh that meets a deadlock
+# tries again instead of failing (12.3)
+pids=()
+for i in 1 2 3 4 5 6 7 8; do
+	"$DJC" populate CR --reserve-jobs --json --make ./mk.sh > "rout.$i" 2> "rerr.$i" &
+	pids+=($!)
+done
+rfail=0
+for i in 1 2 3 4 5 6 7 8 9 10; do djc jobs refresh CR > "ref.$i" 2>&1 || rfail=1; done
+fail=0
+for p in "${pids[@]}"; do wait "$p" || fail=1; done
+check "beside refreshes: all populates exit 0" [ "$fail" = 0 ]
+check "beside refreshes: every refresh exits 0" [ "$rfail" = 0 ]
+check "beside refreshes: no stderr" [ "$(cat rerr.* ref.* | grep -v '^CR: added')" = "" ]
+verify CR "beside refreshes"
+check "beside refreshes: each job reserved exactly once" \
+	[ "$(djc jobs CR --status success --json | jq -c '.jobs | map(.reservations) | unique')" = '[1]' ]
 unset DJC_JOBS_KEEP_COMPLETED
 
 # claims of 7 jobs at a time, finished makes committed together in groups

@@ -232,7 +232,8 @@ int main(void)
 	sb_reset(&n);
 	db_qi(c, &n, "k");
 	val_t own1 = val_int(1), own2 = val_int(2), zero = val_int(0);
-	db_claim cl = {"t_queue", sb_str(&n), "owner = ?", &zero, 1, "prio, k", 3, "owner = ?", &own1, 1};
+	db_claim cl = {.table = "t_queue", .key_cols = sb_str(&n), .where = "owner = ?", .wparams = &zero, .nw = 1,
+		       .order = "prio, k", .limit = 3, .set = "owner = ?", .sparams = &own1, .ns = 1};
 	rc = c->drv->claim(c, &cl, &r);
 	CHECK_MSG(rc == 0 && r && r->nrows == 3, "claim -> %d %s", rc, c->err);
 	if (r) {

@@ -1,0 +1,95 @@
+/* identity.c - who holds a job (host, user, pid), the fencing tokens
+ * that tell reservations apart, the code version a job ran, and
+ * DataJoint's truncation of error messages. */
+#include "jobs.h"
+#include "util/config.h"
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ERR_LEN 2047
+#define TRUNC "...truncated"
+
+int64_t jobs_new_token(void)
+{
+	uint64_t x = 0;
+	if (getrandom(&x, sizeof x, 0) != sizeof x) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		x = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40);
+	}
+	x &= 0x7fffffffffffffffULL;
+	return x ? (int64_t)x : 1;
+}
+
+const char *jobs_host(void)
+{
+	static char host[256];
+	if (!host[0] && gethostname(host, sizeof host - 1)) strcpy(host, "unknown");
+	return host;
+}
+
+const char *jobs_user(void)
+{
+	static char user[128];
+	if (!user[0]) {
+		struct passwd *pw = getpwuid(getuid());
+		const char *u = pw ? pw->pw_name : getenv("USER");
+		snprintf(user, sizeof user, "%s", u ? u : "unknown");
+	}
+	return user;
+}
+
+const char *jobs_version(void)
+{
+	static char ver[64];
+	static int done;
+	if (done) return ver;
+	done = 1;
+	if (strcmp(config_get("jobs.version_method"), "git")) return ver;
+	int fd[2];
+	if (pipe(fd)) return ver;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		int dn = open("/dev/null", O_WRONLY);
+		if (dn >= 0) dup2(dn, 2);
+		close(fd[0]);
+		execlp("git", "git", "rev-parse", "--short", "HEAD", (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	ssize_t n = pid > 0 ? read(fd[0], ver, sizeof ver - 1) : -1;
+	close(fd[0]);
+	int st = 0;
+	if (pid > 0) waitpid(pid, &st, 0);
+	if (n <= 0 || !WIFEXITED(st) || WEXITSTATUS(st)) { ver[0] = 0; return ver; }
+	ver[n] = 0;
+	ver[strcspn(ver, "\r\n")] = 0;
+	return ver;
+}
+
+char *jobs_truncate(const char *msg)
+{
+	if (!msg) return NULL;
+	/* count characters, not bytes, so multibyte text is cut whole */
+	size_t len = strlen(msg), chars = utf8_len(msg, len);
+	if (chars <= ERR_LEN) return xstrdup(msg);
+	size_t keep = ERR_LEN - strlen(TRUNC), i = 0, ch = 0;
+	while (i < len && ch < keep) {
+		i++;
+		while (i < len && ((unsigned char)msg[i] & 0xC0) == 0x80) i++;
+		ch++;
+	}
+	char *o = xmalloc(i + strlen(TRUNC) + 1);
+	memcpy(o, msg, i);
+	strcpy(o + i, TRUNC);
+	return o;
+}
+

@@ -1,0 +1,73 @@
+/* refresh.c - djc_jobs_refresh: DataJoint's refresh as set-based
+ * statements in one short transaction (statements.c, refresh.*), retried
+ * as a whole when the database reports a deadlock or the like. */
+#include "jobs.h"
+#include "sql.h"
+#include "util/config.h"
+#include <string.h>
+
+typedef struct refresh_args {
+	table *t;
+	const char *where;
+	long prio;
+	double delay, stale, orphan;
+	int keep;                 /* jobs.keep_completed */
+	djc_refresh_result *res;
+} refresh_args;
+
+static int refresh_body(djc_conn *c, void *arg)
+{
+	refresh_args *a = arg;
+	djc_refresh_result *res = a->res;
+	memset(res, 0, sizeof *res);
+	jctx x = JCTX(a->t);
+	x.where = a->where;
+	int rc;
+	/* 1. new keys */
+	val_t add[3] = {val_float(a->delay), val_int(a->prio), val_float(a->delay)};
+	if ((rc = jsql_count(c, &JS_REFRESH_ADD, &x, add, 3, &res->added))) return rc;
+	/* 2. successes whose target row is gone (keep_completed): mark, re-pend, unmark */
+	if (a->keep) {
+		long marked = 0, unmarked = 0;
+		val_t pr = val_int(a->prio);
+		if ((rc = jsql_count(c, &JS_REFRESH_REPEND_MARK, &x, NULL, 0, &marked))) return rc;
+		if (marked) {
+			if ((rc = jsql_count(c, &JS_REFRESH_REPEND, &x, &pr, 1, &res->re_pended))) return rc;
+			if ((rc = jsql_count(c, &JS_REFRESH_REPEND_UNMARK, &x, NULL, 0, &unmarked))) return rc;
+		}
+	}
+	/* 3. stale jobs: their key left the key source */
+	if (a->stale > 0) {
+		val_t s = val_float(-a->stale);
+		if ((rc = jsql_count(c, &JS_REFRESH_STALE, &x, &s, 1, &res->removed))) return rc;
+	}
+	/* 4. orphans: reservations older than orphan_timeout */
+	if (a->orphan > 0) {
+		val_t o = val_float(-a->orphan);
+		if ((rc = jsql_count(c, &JS_REFRESH_ORPHANS, &x, &o, 1, &res->orphaned))) return rc;
+	}
+	return DJC_OK;
+}
+
+int djc_jobs_refresh(djc_conn *c, const char *name, const djc_refresh_options *o, djc_refresh_result *res)
+{
+	djc_refresh_result ignored;
+	if (!res) res = &ignored;
+	memset(res, 0, sizeof *res);
+	djc_refresh_options def = DJC_REFRESH_OPTIONS_INIT;
+	if (!o) o = &def;
+	if (o->version != DJC_REFRESH_OPTIONS_VERSION)
+		return conn_fail(c, DJC_EINVAL, "refresh options version %d is not %d (use DJC_REFRESH_OPTIONS_INIT)", o->version,
+				 DJC_REFRESH_OPTIONS_VERSION);
+	table *t;
+	int rc = conn_table(c, name, &t);
+	if (!rc) rc = jobs_ensure(c, t);
+	if (rc) return rc;
+	refresh_args a = {t, o->where_json, o->priority >= 0 ? o->priority : config_long("jobs.default_priority"),
+			  o->delay, o->stale_timeout >= 0 ? o->stale_timeout : config_double("jobs.stale_timeout"),
+			  o->orphan_timeout, config_bool("jobs.keep_completed"), res};
+	/* every step is a set operation that a second run repeats harmlessly */
+	rc = conn_tx(c, "refresh", TX_IDEMPOTENT, refresh_body, &a);
+	if (rc) memset(res, 0, sizeof *res);
+	return rc;
+}

@@ -1,0 +1,78 @@
+/* sql.h - the jobs layer's SQL: every statement on a jobs table is written
+ * once, whole, with its name and the reason it is safe, in statements.c;
+ * jsql_expand() turns it into the connection's dialect for one table.
+ *
+ * A template is SQL with `?` for the caller's arguments (taken in order)
+ * and {fragments}:
+ *   {J} {T}          the jobs table, the target table (quoted)
+ *   {status} ...     a column of the jobs table (JOB_COLS), quoted; a column
+ *                    whose name a key attribute already uses is `_name`
+ *   {now} {now+?}    the database's clock, and that plus ? seconds
+ *   {key}            "k1 = ? AND k2 = ?" with the values of jctx.key
+ *   {keyin}          "((k1 = ? AND ...) OR (...))" over jctx.keys
+ *   {keyvals}        "?, ?" with the values of jctx.key
+ *   {keys} {keys:A}  the key columns "k1, k2" (prefixed "A.")
+ *   {cols}           every column of JOB_COLS, in order
+ *   {join:A:B}       "A.k1 = B.k1 AND ..." (A, B: aliases, or J / T)
+ *   {keysource}      SELECT of the target's key source (with its params)
+ *   {where} {where:A}  " AND (<jctx.where>)" on key attributes, or nothing
+ *   {prio}           " AND priority <= ?" when jctx.max_priority >= 0
+ *   {insert_ignore} {insert_ignore_tail}   the dialect's INSERT-or-skip
+ * Values never enter the text: every value is a bound parameter. */
+#ifndef DJC_JOBS_SQL_H
+#define DJC_JOBS_SQL_H
+#include "table/table.h"
+
+typedef struct jsql {
+	const char *name;   /* e.g. "claim.due": messages, docs/architecture.md */
+	const char *sql;    /* the template */
+} jsql;
+
+/* What a template's fragments refer to. */
+typedef struct jctx {
+	const table *t;
+	const djc_row *key;             /* {key} */
+	const djc_row *const *keys;     /* {keyin} */
+	size_t nkeys;
+	const char *where;              /* {where}: JSON restriction, or NULL */
+	long max_priority;              /* {prio}: -1 = no bound */
+} jctx;
+
+#define JCTX(tab) ((jctx){.t = (tab), .max_priority = -1})
+
+/* The jobs table's own columns, in DDL order (statements.c). */
+typedef struct jcol {
+	const char *name;
+	coltype type;
+	int p;              /* varchar length, datetime digits */
+	int not_null;
+} jcol;
+extern const jcol JOB_COLS[];
+extern const size_t NJOB_COLS;
+
+/* The column `name` of t's jobs table as it is called there: `name`, or
+ * `_name` when a key attribute of t is called `name`. */
+const char *jobs_col(const table *t, const char *name, sb_t *buf);
+
+/* Expand s for c and x into *sql, pushing parameters in order into *params
+ * (args[0..nargs) for the template's own `?`). DJC_ERROR for a template
+ * mistake (unknown fragment, argument count), with a message naming s;
+ * restriction errors as where_build reports them. */
+int jsql_expand(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, size_t nargs, sb_t *sql, pvec *params);
+/* Expand and run; *out (may be NULL) as db_exec. Database errors go
+ * through conn_dbfail with s->name as context. */
+int jsql_run(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, size_t nargs, db_res **out);
+/* The same, returning the number of rows changed in *n. */
+int jsql_count(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, size_t nargs, long *n);
+
+/* The statements (statements.c). */
+extern const jsql JS_CLAIM_DUE, JS_CLAIM_LAPSED, JS_CLAIM_SET, JS_CLAIM_ORDER, JS_CLAIM_KEYS, JS_CLAIM_MADE;
+extern const jsql JS_RENEW, JS_HOLD, JS_RELEASE, JS_RELEASE_ONE;
+extern const jsql JS_CLOSE_DELETE, JS_CLOSE_SUCCESS, JS_CLOSE_MANY, JS_FAIL, JS_FAIL_PID;
+extern const jsql JS_OUTCOME_JOB, JS_OUTCOME_TARGET;
+extern const jsql JS_READY_COUNT, JS_IGNORE_UPDATE, JS_IGNORE_INSERT, JS_CLEAR, JS_COUNTS, JS_LIST, JS_LIST_STATUS;
+extern const jsql JS_REFRESH_ADD, JS_REFRESH_REPEND_MARK, JS_REFRESH_REPEND, JS_REFRESH_REPEND_UNMARK;
+extern const jsql JS_REFRESH_STALE, JS_REFRESH_ORPHANS;
+/* Every statement above, NULL-terminated (tests expand and prepare each). */
+extern const jsql *const JS_ALL[];
+#endif

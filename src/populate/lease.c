@@ -1,0 +1,128 @@
+/* lease.c - the heartbeat (lease.h). */
+#include "lease.h"
+#include "util/config.h"
+#include <time.h>
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+double lease_seconds(void)
+{
+	double s = config_double("jobs.lease_timeout");
+	return s > 0 ? s : 60;
+}
+
+/* Wait on the condition for at most secs, by the monotonic clock. */
+static void wait_for(lease *l, double secs)
+{
+	if (secs > 3600) secs = 3600;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	double until = (double)ts.tv_sec + ts.tv_nsec / 1e9 + secs;
+	ts.tv_sec = (time_t)until;
+	ts.tv_nsec = (long)((until - (double)ts.tv_sec) * 1e9);
+	pthread_cond_timedwait(&l->cv, &l->mu, &ts);
+}
+
+/* Renew every lease/4. The renewal runs without l->mu, so one stuck on a
+ * dead network never blocks the worker's questions; failed renewals are
+ * tried again next period (the driver reconnects between transactions). */
+static void *hb_main(void *arg)
+{
+	lease *l = arg;
+	double period = l->lease / 4;
+	if (period < 0.05) period = 0.05;
+	pthread_mutex_lock(&l->mu);
+	while (!l->quit) {
+		wait_for(l, period);
+		if (l->quit) break;
+		if (!l->token) continue;
+		int64_t tok = l->token;
+		pthread_mutex_unlock(&l->mu);
+		double t0 = mono();
+		long held = 0;
+		int rc = jobs_renew(l->c, l->t, tok, l->lease, &held);
+		pthread_mutex_lock(&l->mu);
+		if (l->token != tok) continue;        /* the worker moved on to another claim */
+		if (rc == DJC_OK && held == 0) l->lost = 1;
+		else if (rc == DJC_OK && t0 > l->proved) l->proved = t0;
+	}
+	pthread_mutex_unlock(&l->mu);
+	return NULL;
+}
+
+int lease_start(lease *l, djc_conn *c, table *t)
+{
+	l->c = c;
+	l->t = t;
+	l->lease = lease_seconds();
+	l->quit = 0;
+	l->token = 0;
+	l->lost = 0;
+	l->proved = mono();
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&l->mu, NULL);
+	pthread_cond_init(&l->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&l->hb, NULL, hb_main, l)) {
+		pthread_mutex_destroy(&l->mu);
+		pthread_cond_destroy(&l->cv);
+		return conn_fail(c, DJC_ERROR, "cannot start the heartbeat thread");
+	}
+	l->on = 1;
+	return DJC_OK;
+}
+
+void lease_stop(lease *l)
+{
+	if (!l->on) return;
+	pthread_mutex_lock(&l->mu);
+	l->quit = 1;
+	pthread_cond_broadcast(&l->cv);
+	pthread_mutex_unlock(&l->mu);
+	pthread_join(l->hb, NULL);
+	pthread_mutex_destroy(&l->mu);
+	pthread_cond_destroy(&l->cv);
+	l->on = 0;
+}
+
+void lease_hold(lease *l, int64_t token)
+{
+	pthread_mutex_lock(&l->mu);
+	if (token != l->token) {
+		l->lost = 0;
+		if (token) l->proved = mono();   /* the claim just proved it */
+	}
+	l->token = token;
+	pthread_mutex_unlock(&l->mu);
+}
+
+lease_state lease_get(lease *l)
+{
+	pthread_mutex_lock(&l->mu);
+	lease_state s = !l->token ? LEASE_HELD : l->lost ? LEASE_LOST : mono() - l->proved > l->lease ? LEASE_UNPROVEN : LEASE_HELD;
+	pthread_mutex_unlock(&l->mu);
+	return s;
+}
+
+void lease_proved(lease *l)
+{
+	pthread_mutex_lock(&l->mu);
+	l->proved = mono();
+	l->lost = 0;
+	pthread_mutex_unlock(&l->mu);
+}
+
+int lease_stale(lease *l)
+{
+	pthread_mutex_lock(&l->mu);
+	int s = l->lost || mono() - l->proved > l->lease / 2;
+	pthread_mutex_unlock(&l->mu);
+	return s;
+}

@@ -1,0 +1,51 @@
+/* lease.h - keeping a worker's reservation alive while make runs
+ * (docs/leases.md). A heartbeat thread renews the lease every lease/4 on
+ * the worker's own connection (the connection serialises it with the
+ * worker's statements: one connection per worker process); a renewal that
+ * finds no row proves the job was taken or reset. A lease that no renewal
+ * has proved for a whole lease may already be someone else's (the renewal
+ * hangs on a cut network, the database is down): that is read off the
+ * clock whenever asked, so it needs no thread that could hang too. All
+ * timers use CLOCK_MONOTONIC: a wall clock stepping back or forth changes
+ * nothing here; lease times themselves are the database's clock. */
+#ifndef DJC_LEASE_H
+#define DJC_LEASE_H
+#include <pthread.h>
+#include <stdint.h>
+#include "jobs/jobs.h"
+
+typedef enum lease_state {
+	LEASE_HELD = 0,     /* proved within the last lease (or nothing held) */
+	LEASE_LOST,         /* a renewal found the reservation gone */
+	LEASE_UNPROVEN      /* no renewal proved it for a whole lease */
+} lease_state;
+
+typedef struct lease {
+	djc_conn *c;
+	table *t;
+	double lease;           /* jobs.lease_timeout, seconds */
+	pthread_t hb;
+	int on;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;      /* on CLOCK_MONOTONIC */
+	int quit;
+	int64_t token;          /* the claim held now, 0 for none */
+	int lost;               /* a renewal of token found no row */
+	double proved;          /* when the last renewal that proved token began (or the claim) */
+} lease;
+
+/* Start the heartbeat for worker connection c. On failure the message is
+ * on c and nothing runs. */
+int lease_start(lease *l, djc_conn *c, table *t);
+void lease_stop(lease *l);
+double lease_seconds(void);
+/* The worker now holds the claim `token` (just claimed: proved now), or
+ * nothing (0). */
+void lease_hold(lease *l, int64_t token);
+lease_state lease_get(lease *l);
+/* The worker proved the lease itself (jobs_hold found the job ours). */
+void lease_proved(lease *l);
+/* Not proved for half a lease: prove it before starting another make
+ * under this claim. */
+int lease_stale(lease *l);
+#endif

@@ -1,0 +1,222 @@
+/* pool.c - populate --processes N: N worker processes, each with its own
+ * connection (its heartbeat shares it), taking work as they go. Each child
+ * reports errors, and the job it is making, as JSON lines on a pipe. The
+ * parent records the job of a child that dies of a signal (a crashing C
+ * make, an OOM kill) as that make's failure, hands the rest of its claim
+ * back, and starts a new worker in its place. The parent holds one
+ * connection: a node with --processes N uses N + 1. */
+#include "worker.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_PROCS 256
+
+typedef struct making { char *key; int64_t token; } making;
+
+static void add_error(djc_populate_result *r, const char *key, const char *msg)
+{
+	r->errors = xrealloc(r->errors, (r->n_errors + 1) * sizeof *r->errors);
+	r->errors[r->n_errors].key_json = xstrdup(key);
+	r->errors[r->n_errors].message = xstrdup(msg ? msg : "make failed");
+	r->n_errors++;
+}
+
+static void gather_line(djc_populate_result *res, char *line, making *mk)
+{
+	json_t *j = json_loads(line, 0, NULL);
+	if (!j) return;
+	json_t *mkey = json_object_get(j, "making");
+	if (json_is_string(mkey)) {
+		free(mk->key);
+		mk->key = xstrdup(json_string_value(mkey));
+		const char *tok = json_string_value(json_object_get(j, "token"));
+		mk->token = strtoll(tok ? tok : "0", NULL, 10);
+	} else {
+		json_t *k = json_object_get(j, "key"), *m = json_object_get(j, "message");
+		add_error(res, json_is_string(k) ? json_string_value(k) : "{}", json_is_string(m) ? json_string_value(m) : "make failed");
+	}
+	json_decref(j);
+}
+
+/* Read what a child wrote to its (non-blocking) pipe and handle each whole
+ * line. At end of file the pipe is closed and *fd set to -1. */
+static void drain(int *fd, sb_t *buf, djc_populate_result *res, making *mk)
+{
+	char tmp[8192];
+	for (;;) {
+		if (*fd < 0) break;
+		ssize_t r = read(*fd, tmp, sizeof tmp);
+		if (r > 0) { sb_addn(buf, tmp, (size_t)r); continue; }
+		if (r < 0 && errno == EINTR) continue;
+		if (r == 0 || errno != EAGAIN) { close(*fd); *fd = -1; }
+		break;
+	}
+	char *nl;
+	while (buf->s && (nl = strchr(buf->s, '\n'))) {
+		*nl = 0;
+		gather_line(res, buf->s, mk);
+		size_t used = (size_t)(nl - buf->s) + 1;
+		memmove(buf->s, buf->s + used, buf->len - used + 1);
+		buf->len -= used;
+	}
+}
+
+/* A worker child died of a signal: its current job is that make's failure
+ * (fenced by key and token); the rest of its claim goes back to pending.
+ * Returns 1 when a job was recorded as failed; 0 when the child had
+ * already ended that job (committed it or recorded its error: the fence
+ * finds it no longer reserved) and there is nothing to report. */
+static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const char *msg)
+{
+	int failed = 0;
+	json_t *kj = mk->key ? json_loads(mk->key, 0, NULL) : NULL;
+	djc_row *key = NULL;
+	char *err = NULL;
+	if (kj && !row_from_json_obj(t, kj, &key, &err)) {
+		djc_job job = {t, key, mk->token, 0};
+		failed = jobs_fail(c, &job, msg, NULL, 0) == DJC_OK;
+		jobs_release(c, t, mk->token);
+	} else {
+		/* it said nothing yet: whatever that process still holds */
+		long hit = 0;
+		jobs_fail_pid(c, t, jobs_host(), (long)pid, msg, &hit);
+		failed = hit > 0;
+	}
+	json_decref(kj);
+	djc_row_free(key);
+	free(err);
+	return failed;
+}
+
+/* Fork a worker child with its own connection; its reports go to a pipe
+ * whose read end goes to *fd. fds[0..nfds) are the other children's pipes,
+ * closed in the child. Returns the child's pid, or -1. */
+static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, counters *sh,
+			  djc_rowset *keys, const int *fds, int nfds, int *fd)
+{
+	int pf[2];
+	if (pipe(pf)) return -1;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) { close(pf[0]); close(pf[1]); return -1; }
+	if (pid == 0) {
+		close(pf[0]);
+		fcntl(pf[1], F_SETFD, FD_CLOEXEC);   /* make programs must not hold it open */
+		for (int k = 0; k < nfds; k++) if (fds[k] >= 0) close(fds[k]);
+		/* a fresh connection: never touch the parent's */
+		djc_conn *cc = NULL;
+		int crc = djc_open(&cc, c->url, c->schema);
+		worker w = {0};
+		djc_populate_result cres = {0};
+		w.c = cc; w.o = o; w.argv = argv; w.sh = sh; w.res = &cres; w.outfd = pf[1];
+		if (!crc) crc = conn_table(cc, t->name, &w.t);
+		if (!crc && o->reserve_jobs) crc = lease_start(&w.lease, cc, w.t);
+		if (crc) {
+			w.t = t;
+			worker_error(&w, NULL, djc_error_last(cc));
+			atomic_store(&sh->stop, 1);
+			_exit(3);
+		}
+		if (o->reserve_jobs) { work_reserved(&w); lease_stop(&w.lease); }
+		else work_direct(&w, keys);
+		djc_close(cc);
+		_exit(populate_signal ? 4 : 0);
+	}
+	close(pf[1]);
+	fcntl(pf[0], F_SETFL, O_NONBLOCK);
+	*fd = pf[0];
+	return pid;
+}
+
+int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, counters *sh,
+	     djc_rowset *keys, int procs, djc_populate_result *res, progress *prog)
+{
+	if (procs > MAX_PROCS) procs = MAX_PROCS;
+	pid_t pids[MAX_PROCS];
+	int fds[MAX_PROCS];
+	sb_t bufs[MAX_PROCS];
+	making mk[MAX_PROCS];
+	memset(mk, 0, sizeof mk);
+	int n = 0;
+	fflush(NULL);
+	for (int i = 0; i < procs; i++) {
+		int fd;
+		pid_t pid = spawn_worker(c, t, o, argv, sh, keys, fds, n, &fd);
+		if (pid < 0) break;
+		pids[n] = pid;
+		fds[n] = fd;
+		sb_t z = SB_INIT;
+		bufs[n] = z;
+		n++;
+	}
+	if (n == 0) return conn_fail(c, DJC_ERROR, "cannot start worker processes: %s", strerror(errno));
+	int respawns = 0;
+	int alive = n, forwarded = 0;
+	while (alive > 0) {
+		struct pollfd pfd[MAX_PROCS];
+		int map[MAX_PROCS], np = 0;
+		for (int i = 0; i < n; i++) if (fds[i] >= 0) { pfd[np].fd = fds[i]; pfd[np].events = POLLIN; map[np++] = i; }
+		if (np) poll(pfd, (nfds_t)np, 100); else usleep(50000);
+		for (int k = 0; k < np; k++) {
+			if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+			int i = map[k];
+			drain(&fds[i], &bufs[i], res, &mk[i]);
+		}
+		if (populate_signal && !forwarded) {
+			for (int i = 0; i < n; i++) if (pids[i] > 0) kill(pids[i], populate_signal);
+			forwarded = 1;
+		}
+		for (int i = 0; i < n; i++) {
+			int st;
+			if (pids[i] <= 0 || waitpid(pids[i], &st, WNOHANG) != pids[i]) continue;
+			pid_t p = pids[i];
+			pids[i] = -1;
+			alive--;
+			/* what it wrote last (its current job) may still be in the pipe */
+			drain(&fds[i], &bufs[i], res, &mk[i]);
+			if (!WIFSIGNALED(st) || (forwarded && (WTERMSIG(st) == SIGINT || WTERMSIG(st) == SIGTERM))) continue;
+			/* the worker died of its own (a crash in a C make, an OOM kill):
+			 * its job is that make's failure, recorded now, unless it had
+			 * already ended that job (then its death costs nothing) */
+			char msg[128];
+			snprintf(msg, sizeof msg, "make killed by signal %d (worker process %d died)", WTERMSIG(st), (int)p);
+			int failed = o->reserve_jobs ? child_died(c, t, &mk[i], p, msg) : 1;
+			if (failed) {
+				add_error(res, mk[i].key ? mk[i].key : "{}", msg);
+				atomic_fetch_add(&sh->errors, 1);
+				if (!o->suppress_errors) atomic_store(&sh->stop, 1);
+			}
+			/* the rest of the work (and the jobs handed back) need a
+			 * worker: start a new one in its place, a bounded number of
+			 * times so a make that always crashes ends */
+			if (!atomic_load(&sh->stop) && !populate_signal && respawns < 4 * procs) {
+				int fd;
+				if (fds[i] >= 0) close(fds[i]);
+				fds[i] = -1;
+				sb_reset(&bufs[i]);
+				free(mk[i].key);
+				mk[i].key = NULL;
+				pid_t npid = spawn_worker(c, t, o, argv, sh, keys, fds, n, &fd);
+				if (npid > 0) { pids[i] = npid; fds[i] = fd; alive++; respawns++; }
+			}
+		}
+		progress_update(prog, atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped),
+				atomic_load(&sh->errors), 0);
+	}
+	/* the children are gone: read what they wrote last (the loop above may
+	 * have reaped the last one before reading its pipe to the end) */
+	for (int i = 0; i < n; i++) {
+		drain(&fds[i], &bufs[i], res, &mk[i]);
+		if (fds[i] >= 0) close(fds[i]);
+		sb_free(&bufs[i]);
+		free(mk[i].key);
+	}
+	return DJC_OK;
+}

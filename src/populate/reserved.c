@@ -1,0 +1,256 @@
+/* reserved.c - populate with job reservation: claim (one atomic statement),
+ * make outside any transaction while the lease is kept, then one short
+ * fenced commit. With jobs.reserve_batch > 1 a claim takes several jobs and
+ * finished makes of it commit together. Database faults are retried. */
+#include "worker.h"
+#include "util/config.h"
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ retries */
+
+/* Database faults (connection lost, deadlock, serialization failure,
+ * busy) are retried with exponential backoff (50 ms doubling to 2 s) for
+ * at most max(60 s, 4 leases): a worker outlives a database restart. The
+ * drivers reconnect between transactions. retry_wait returns 0 when the
+ * budget is spent (or a signal came). */
+typedef struct retry { double start, delay; } retry;
+
+static int retryable(int rc) { return rc == DJC_EBUSY || rc == DJC_ECONN; }
+
+static int retry_wait(worker *w, retry *r)
+{
+	double now = mono_now(), window = 4 * w->lease.lease;
+	if (window < 60) window = 60;
+	if (r->start == 0) { r->start = now; r->delay = 0.05; }
+	if (now - r->start > window || populate_signal) return 0;
+	usleep((useconds_t)(r->delay * 1e6));
+	r->delay = r->delay * 2 > 2 ? 2 : r->delay * 2;
+	return 1;
+}
+
+/* ------------------------------------------------------------ endings */
+
+/* Count a decided commit. */
+static void count(worker *w, commit_result res)
+{
+	if (res == COMMIT_DONE) atomic_fetch_add(&w->sh->success, 1);
+	else if (res == COMMIT_TAKEN) atomic_fetch_add(&w->sh->skipped, 1);
+	else if (res == COMMIT_LOST) atomic_fetch_add(&w->sh->lost, 1);
+}
+
+/* Commit a job's rows, fenced by its token, retrying faults. When the
+ * connection went during COMMIT itself, the outcome is looked up before
+ * anything is retried: a commit is never reported that did not happen,
+ * and never made twice. DJC_OK with *res decided, or the last error. */
+static int commit_job(worker *w, djc_job *job, staged *st, double dur, commit_result *res)
+{
+	retry r = {0, 0};
+	for (;;) {
+		int rc = jobs_commit(w->c, job, st->tables, st->rows, st->n, dur, res);
+		while (rc && *res == COMMIT_UNKNOWN) {
+			commit_result o;
+			int orc = jobs_commit_outcome(w->c, job, &o);
+			if (!orc && o != COMMIT_FAILED) { *res = o; return DJC_OK; }
+			if (!orc) break;                                  /* not committed, still ours: commit again */
+			if (!retryable(orc) || !retry_wait(w, &r)) return rc;
+		}
+		if (!rc) return DJC_OK;
+		if (!retryable(rc) || !retry_wait(w, &r)) return rc;
+	}
+}
+
+static int fail_job(worker *w, djc_job *job, const char *msg, const char *stack, double dur)
+{
+	retry r = {0, 0};
+	int rc;
+	while (retryable(rc = jobs_fail(w->c, job, msg, stack, dur)) && retry_wait(w, &r)) {}
+	return rc;
+}
+
+/* Commit one finished job and count the outcome. */
+static void finish_one(worker *w, djc_job *job, staged *st, double dur)
+{
+	commit_result res;
+	int rc = commit_job(w, job, st, dur, &res);
+	if (!rc) { count(w, res); return; }
+	char *msg = xstrdup(w->c->err);
+	if (fail_job(w, job, msg, NULL, dur) == DJC_ELOST) atomic_fetch_add(&w->sh->lost, 1);
+	else worker_error(w, job->key, msg);
+	free(msg);
+}
+
+/* A job whose target row the claim found already there: close it. */
+static void finish_made(worker *w, djc_job *job)
+{
+	retry r = {0, 0};
+	commit_result res;
+	int rc;
+	while (retryable(rc = jobs_close_made(w->c, job, &res)) && retry_wait(w, &r)) {}
+	if (!rc) count(w, res);
+	else worker_error(w, job->key, w->c->err);
+}
+
+/* ------------------------------------------------------------ groups */
+
+/* Finished jobs of one claim waiting to be committed together. */
+typedef struct group {
+	djc_job **jobs;
+	staged *st;
+	double *dur;
+	size_t n;
+	double first;   /* when the oldest was finished */
+} group;
+
+/* Commit the group in one transaction; when that fails (a lost job, a
+ * duplicate, a fault) fall back to one transaction per job, which sorts
+ * each out exactly as without grouping. */
+static void group_flush(worker *w, group *g)
+{
+	if (!g->n) return;
+	int done = 0;
+	if (g->n > 1) {
+		size_t nrows = 0;
+		for (size_t i = 0; i < g->n; i++) nrows += g->st[i].n;
+		table **tabs = xcalloc(nrows, sizeof(table *));
+		djc_row **rows = xcalloc(nrows, sizeof(djc_row *));
+		size_t k = 0;
+		for (size_t i = 0; i < g->n; i++)
+			for (size_t j = 0; j < g->st[i].n; j++) { tabs[k] = g->st[i].tables[j]; rows[k++] = g->st[i].rows[j]; }
+		retry r = {0, 0};
+		commit_result res;
+		int rc;
+		while (retryable(rc = jobs_commit_many(w->c, g->jobs, g->n, tabs, rows, nrows, &res)) && res != COMMIT_UNKNOWN &&
+		       retry_wait(w, &r)) {}
+		free(tabs);
+		free(rows);
+		if (rc == DJC_OK) {
+			atomic_fetch_add(&w->sh->success, (long)g->n);
+			done = 1;
+		} else if (res == COMMIT_UNKNOWN) {
+			/* the COMMIT may have happened: ask, job by job */
+			for (size_t i = 0; i < g->n; i++) {
+				commit_result o = COMMIT_FAILED;
+				retry r2 = {0, 0};
+				int orc;
+				while (retryable(orc = jobs_commit_outcome(w->c, g->jobs[i], &o)) && retry_wait(w, &r2)) {}
+				if (!orc && o != COMMIT_FAILED) count(w, o);
+				else finish_one(w, g->jobs[i], &g->st[i], g->dur[i]);
+			}
+			done = 1;
+		}
+	}
+	if (!done)
+		for (size_t i = 0; i < g->n; i++) finish_one(w, g->jobs[i], &g->st[i], g->dur[i]);
+	for (size_t i = 0; i < g->n; i++) staged_free(&g->st[i]);
+	g->n = 0;
+	worker_tick(w);
+}
+
+/* ------------------------------------------------------------- the loop */
+
+/* Run make for one job of the current claim and end it: into the group
+ * (batches), committed, handed back, or recorded as an error. */
+static void make_one(worker *w, group *g, djc_job *job, size_t i, size_t n)
+{
+	lease_hold(&w->lease, job->token);
+	if (w->outfd >= 0) worker_making(w, job);
+	double t0 = mono_now();
+	staged st = {0};
+	make_result mr;
+	int ok = worker_make(w, job->key, &st, &mr) == DJC_OK;
+	double dur = mono_now() - t0;
+	lease_state ls = lease_get(&w->lease);
+	/* LEASE_LOST: a renewal found the job taken or reset; LEASE_UNPROVEN:
+	 * not proved for a lease (it may still be ours: the fenced commit
+	 * decides). The heartbeat goes on during the commit and its retries. */
+	if (ok && ls != LEASE_LOST) {
+		if (n > 1 && ls == LEASE_HELD) {
+			if (!g->n) g->first = mono_now();
+			g->jobs[g->n] = job;
+			g->st[g->n] = st;
+			g->dur[g->n++] = dur;
+			memset(&st, 0, sizeof st);
+		} else
+			finish_one(w, job, &st, dur);
+	} else if (mr.stopped == MAKE_STOP_LOST || mr.stopped == MAKE_STOP_UNPROVEN || (ok && ls != LEASE_HELD)) {
+		/* someone else holds it now, or nobody could prove we do: if it
+		 * is still ours, hand it back at once rather than renewing it
+		 * with the rest of the batch */
+		atomic_fetch_add(&w->sh->lost, 1);
+		jobs_release_job(w->c, job);
+	} else {
+		/* make failed or was interrupted: recorded (fenced) */
+		if (i + 1 == n) { group_flush(w, g); lease_hold(&w->lease, 0); }
+		int rc = fail_job(w, job, mr.message, mr.stack, dur);
+		if (rc == DJC_ELOST) atomic_fetch_add(&w->sh->lost, 1);   /* someone else's now */
+		else worker_error(w, job->key, mr.message);
+	}
+	staged_free(&st);
+	make_result_free(&mr);
+}
+
+void work_reserved(worker *w)
+{
+	long batch = config_long("jobs.reserve_batch");
+	if (batch < 1) batch = 1;
+	if (batch > 1000) batch = 1000;
+	if (w->o->max_calls > 0 && batch > w->o->max_calls) batch = w->o->max_calls;
+	/* with batches, short makes commit together: at most a batch, and
+	 * nothing finished waits more than 0.2 s */
+	group g = {xcalloc((size_t)batch, sizeof(djc_job *)), xcalloc((size_t)batch, sizeof(staged)),
+		   xcalloc((size_t)batch, sizeof(double)), 0, 0};
+	retry cr = {0, 0};
+	int empty_claims = 0;
+	while (!worker_stopping(w)) {
+		if (w->o->max_calls > 0 && atomic_load(&w->sh->calls) >= w->o->max_calls) break;
+		djc_job **jobs = NULL;
+		size_t n = 0;
+		int rc = jobs_claim(w->c, w->t, w->o->where_json, w->o->priority, w->lease.lease, batch, &jobs, &n);
+		if (rc) {
+			if (retryable(rc) && retry_wait(w, &cr)) continue;
+			atomic_store(&w->sh->stop, 1);
+			worker_error(w, NULL, w->c->err);
+			break;
+		}
+		cr.start = 0;
+		if (!n) {
+			/* An empty claim can be momentary: rows locked by a claim or a
+			 * commit in flight are skipped (SKIP LOCKED), and a job handed
+			 * back a moment ago may not be visible yet. Look twice more
+			 * before leaving. */
+			if (empty_claims++ < 2) { usleep(empty_claims == 1 ? 20000 : 100000); continue; }
+			break;
+		}
+		empty_claims = 0;
+		size_t i = 0;
+		for (; i < n; i++) {
+			djc_job *job = jobs[i];
+			if (worker_stopping(w)) break;
+			if (job->made) { finish_made(w, job); continue; }
+			if (i > 0 && lease_stale(&w->lease)) {
+				/* the reservation of this claim was found lost, or has not
+				 * been proved for half a lease (a freeze, a cut, a slow
+				 * database): prove it before starting another make under it,
+				 * or leave the rest */
+				long held = 0;
+				if (jobs_hold(w->c, job, w->lease.lease, &held) != DJC_OK || held == 0) break;
+				lease_proved(&w->lease);
+			}
+			if (!worker_take_call(w)) break;
+			make_one(w, &g, job, i, n);
+			if (g.n && mono_now() - g.first > 0.2) group_flush(w, &g);
+			worker_tick(w);
+			if (populate_signal) { i++; break; }
+		}
+		group_flush(w, &g);   /* before the release: those jobs are still reserved */
+		lease_hold(&w->lease, 0);
+		if (i < n) jobs_release(w->c, w->t, jobs[0]->token);
+		for (size_t k = 0; k < n; k++) djc_job_free(jobs[k]);
+		free(jobs);
+	}
+	free(g.jobs);
+	free(g.st);
+	free(g.dur);
+}

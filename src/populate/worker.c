@@ -1,0 +1,114 @@
+/* worker.c - what every worker of a populate does the same way: count and
+ * report, take make calls under max_calls, run make with a watch that says
+ * when to stop (worker.h). */
+#include "worker.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+double mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A line to the parent: a pipe write of a whole line, retried on EINTR. */
+static void write_all(int fd, const sb_t *b)
+{
+	size_t off = 0;
+	while (off < b->len) {
+		ssize_t n = write(fd, b->s + off, b->len - off);
+		if (n < 0 && errno == EINTR) continue;
+		if (n <= 0) break;
+		off += (size_t)n;
+	}
+}
+
+void worker_error(worker *w, const djc_row *key, const char *msg)
+{
+	char *k = key ? key_to_json(w->t, key, 1) : xstrdup("{}");
+	if (!msg) msg = "make failed";
+	atomic_fetch_add(&w->sh->errors, 1);
+	if (w->outfd >= 0) {
+		json_t *j = json_pack("{s:s,s:s}", "key", k, "message", msg);
+		char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+		if (s) {
+			sb_t b = SB_INIT;
+			sb_add(&b, s);
+			sb_addc(&b, '\n');
+			write_all(w->outfd, &b);
+			sb_free(&b);
+		}
+		free(s);
+		json_decref(j);
+	} else {
+		djc_populate_result *r = w->res;
+		r->errors = xrealloc(r->errors, (r->n_errors + 1) * sizeof *r->errors);
+		r->errors[r->n_errors].key_json = xstrdup(k);
+		r->errors[r->n_errors].message = xstrdup(msg);
+		r->n_errors++;
+	}
+	free(k);
+	if (!w->o->suppress_errors) atomic_store(&w->sh->stop, 1);
+}
+
+void worker_making(worker *w, const djc_job *job)
+{
+	char *k = key_to_json(w->t, job->key, 1);
+	char tok[32];
+	snprintf(tok, sizeof tok, "%lld", (long long)job->token);
+	json_t *j = json_pack("{s:s,s:s}", "making", k, "token", tok);
+	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	if (s) {
+		sb_t b = SB_INIT;
+		sb_add(&b, s);
+		sb_addc(&b, '\n');
+		write_all(w->outfd, &b);
+		sb_free(&b);
+	}
+	free(s);
+	json_decref(j);
+	free(k);
+}
+
+void worker_tick(worker *w)
+{
+	if (w->prog)
+		progress_update(w->prog, atomic_load(&w->sh->success) + atomic_load(&w->sh->errors) + atomic_load(&w->sh->skipped),
+				atomic_load(&w->sh->errors), 0);
+}
+
+int worker_stopping(worker *w)
+{
+	return populate_signal || atomic_load(&w->sh->stop);
+}
+
+int worker_take_call(worker *w)
+{
+	long prev = atomic_fetch_add(&w->sh->calls, 1);
+	return !(w->o->max_calls > 0 && prev >= w->o->max_calls);
+}
+
+/* The watch of a worker's makes: a signal, then the lease (reserved mode). */
+static make_stop watch_check(void *arg)
+{
+	worker *w = arg;
+	if (populate_signal) return MAKE_STOP_SIGNAL;
+	if (!w->lease.on) return MAKE_GO;
+	switch (lease_get(&w->lease)) {
+	case LEASE_LOST: return MAKE_STOP_LOST;
+	case LEASE_UNPROVEN: return MAKE_STOP_UNPROVEN;
+	default: return MAKE_GO;
+	}
+}
+
+int worker_make(worker *w, const djc_row *key, staged *st, make_result *mr)
+{
+	w->watch.check = watch_check;
+	w->watch.arg = w;
+	if (w->o->make) return make_callback(w->c, w->t, key, w->o->make, w->o->payload, &w->watch, st, mr);
+	return make_program(w->c, w->t, key, w->argv, &w->watch, st, mr);
+}
