@@ -110,6 +110,15 @@ int jobs_release(djc_conn *c, table *t, int64_t token)
 	return jsql_run(c, &JS_RELEASE, &x, &a, 1, NULL);
 }
 
+int jobs_release_pid(djc_conn *c, table *t, const char *host, long pid)
+{
+	jctx x = JCTX(t);
+	val_t a[2] = {val_text(host), val_int(pid)};
+	int rc = jsql_run(c, &JS_RELEASE_PID, &x, a, 2, NULL);
+	val_free(&a[0]);
+	return rc;
+}
+
 int jobs_release_job(djc_conn *c, djc_job *job)
 {
 	jctx x = JCTX(job->t);

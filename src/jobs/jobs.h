@@ -45,6 +45,8 @@ int jobs_renew(djc_conn *c, table *t, int64_t token, double lease, long *held);
 int jobs_hold(djc_conn *c, djc_job *job, double lease, long *held);
 /* Hand back to pending every job still held under token (early stop). */
 int jobs_release(djc_conn *c, table *t, int64_t token);
+/* Hand back every job still reserved by the process (host, pid): it died. */
+int jobs_release_pid(djc_conn *c, table *t, const char *host, long pid);
 /* Hand back one job, fenced. */
 int jobs_release_job(djc_conn *c, djc_job *job);
 /* Jobs that can be taken now or later (pending or reserved), matching

@@ -67,7 +67,7 @@ int jsql_count(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, siz
 
 /* The statements (statements.c). */
 extern const jsql JS_CLAIM_DUE, JS_CLAIM_LAPSED, JS_CLAIM_SET, JS_CLAIM_ORDER, JS_CLAIM_KEYS, JS_CLAIM_MADE;
-extern const jsql JS_RENEW, JS_HOLD, JS_RELEASE, JS_RELEASE_ONE;
+extern const jsql JS_RENEW, JS_HOLD, JS_RELEASE, JS_RELEASE_PID, JS_RELEASE_ONE;
 extern const jsql JS_CLOSE_DELETE, JS_CLOSE_SUCCESS, JS_CLOSE_MANY, JS_FAIL, JS_FAIL_PID;
 extern const jsql JS_OUTCOME_JOB, JS_OUTCOME_TARGET;
 extern const jsql JS_READY_COUNT, JS_IGNORE_UPDATE, JS_IGNORE_INSERT, JS_CLEAR, JS_COUNTS, JS_LIST, JS_LIST_STATUS;

@@ -124,6 +124,14 @@ const jsql JS_HOLD = {"hold",
 const jsql JS_RELEASE = {"release",
 	"UPDATE {J} SET " SET_PENDING("{now}") ", {last_end} = 'released' WHERE {token} = ? AND {status} = 'reserved'"};
 
+/* release.pid - a worker process died: the jobs it still holds and never
+ * started (the rest of its claim) go back to pending at once, without
+ * waiting for their leases to lapse. Host and pid name one process; the
+ * job it was making has been recorded first (fail). Arguments: host, pid. */
+const jsql JS_RELEASE_PID = {"release.pid",
+	"UPDATE {J} SET " SET_PENDING("{now}") ", {last_end} = 'released: worker died' "
+	"WHERE {status} = 'reserved' AND {host} = ? AND {pid} = ?"};
+
 /* release.one - one job handed back (its make was stopped because the
  * lease could not be proved), fenced. */
 const jsql JS_RELEASE_ONE = {"release.one",
@@ -260,7 +268,7 @@ const jsql JS_REFRESH_ORPHANS = {"refresh.orphans",
 
 const jsql *const JS_ALL[] = {
 	&JS_CLAIM_DUE, &JS_CLAIM_LAPSED, &JS_CLAIM_SET, &JS_CLAIM_ORDER, &JS_CLAIM_KEYS, &JS_CLAIM_MADE,
-	&JS_RENEW, &JS_HOLD, &JS_RELEASE, &JS_RELEASE_ONE,
+	&JS_RENEW, &JS_HOLD, &JS_RELEASE, &JS_RELEASE_PID, &JS_RELEASE_ONE,
 	&JS_CLOSE_DELETE, &JS_CLOSE_SUCCESS, &JS_CLOSE_MANY, &JS_FAIL, &JS_FAIL_PID,
 	&JS_OUTCOME_JOB, &JS_OUTCOME_TARGET,
 	&JS_READY_COUNT, &JS_IGNORE_UPDATE, &JS_IGNORE_INSERT, &JS_CLEAR, &JS_COUNTS, &JS_LIST, &JS_LIST_STATUS,

@@ -68,11 +68,12 @@ static void drain(int *fd, sb_t *buf, djc_populate_result *res, making *mk)
 	}
 }
 
-/* A worker child died of a signal: its current job is that make's failure
- * (fenced by key and token); the rest of its claim goes back to pending.
- * Returns 1 when a job was recorded as failed; 0 when the child had
- * already ended that job (committed it or recorded its error: the fence
- * finds it no longer reserved) and there is nothing to report. */
+/* A worker child died of a signal: the job it said it was making is that
+ * make's failure (fenced by key and token); whatever else it still holds
+ * (the rest of its claim, or a job claimed after its last report) goes
+ * back to pending. Returns 1 when a job was recorded as failed; 0 when the
+ * child had already ended its job (committed it or recorded its error: the
+ * fence finds it no longer reserved), so its death costs nothing. */
 static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const char *msg)
 {
 	int failed = 0;
@@ -82,7 +83,7 @@ static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const 
 	if (kj && !row_from_json_obj(t, kj, &key, &err)) {
 		djc_job job = {t, key, mk->token, 0};
 		failed = jobs_fail(c, &job, msg, NULL, 0) == DJC_OK;
-		jobs_release(c, t, mk->token);
+		jobs_release_pid(c, t, jobs_host(), (long)pid);
 	} else {
 		/* it said nothing yet: whatever that process still holds */
 		long hit = 0;

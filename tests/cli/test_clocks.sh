@@ -87,7 +87,7 @@ check "behind: the key was made once" [ "$(starts Behind)" = 1 ]
 # timed waits: to a timer computed from the wall clock, "+3600" is exactly a
 # system clock stepped back an hour after the deadline was computed (the
 # wait then lasts an hour more); "-3600" the other way.
-cc -shared -fPIC -o clockshift.so "$ROOT/tests/helpers/clockshift.c" -ldl || { echo "cannot build clockshift.so" >&2; exit 1; }
+cc -shared -fPIC -o clockshift.so "$ROOT/tests/cli/clockshift.c" -ldl || { echo "cannot build clockshift.so" >&2; exit 1; }
 n=0
 for shift in 3600 -3600; do
 	n=$((n + 1))

@@ -8,7 +8,9 @@
  * deadline computed from the wall clock an hour too late. Unlike
  * libfaketime, it does not translate the deadlines of pthread waits. Built
  * by the test itself: cc -shared -fPIC -o clockshift.so clockshift.c -ldl */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,12 +42,13 @@ int clock_gettime(clockid_t id, struct timespec *ts)
 	return rc;
 }
 
-int gettimeofday(struct timeval *tv, void *tz)
+int gettimeofday(struct timeval *restrict tv, void *restrict tz)
 {
 	struct timespec ts;
 	(void)tz;
 	int rc = clock_gettime(CLOCK_REALTIME, &ts);
-	if (rc == 0 && tv) { tv->tv_sec = ts.tv_sec; tv->tv_usec = ts.tv_nsec / 1000; }
+	struct timeval *out = tv;
+	if (rc == 0 && out) { out->tv_sec = ts.tv_sec; out->tv_usec = ts.tv_nsec / 1000; }
 	return rc;
 }
 

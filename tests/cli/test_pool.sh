@@ -1,0 +1,55 @@
+#!/bin/bash
+# test_pool.sh - populate --processes N when worker children are killed at
+# any moment (issue 12.4): a child killed after it committed its job (and
+# before it said which job comes next) is not reported as a failure; every
+# failure populate reports is a job the jobs table holds as an error, whose
+# key is not made; the rest of a dead child's claim goes back to pending at
+# once; the work still gets done.
+. "$ROOT/tests/cli/lib.sh"
+
+N=1500
+printf 'K (manual)\n    k : int32\n    ---\n\nP (computed)\n    -> K\n    ---\n    v : int32\n' > p.djc
+cat > mk.sh <<'P'
+#!/bin/sh
+echo '{"v": 1}'
+P
+chmod +x mk.sh
+expect_rc 0 "declare" djc declare p.djc
+seq 1 $N | sed 's/.*/{"k":&}/' > keys.jsonl
+expect_out "insert $N keys" "inserted $N rows into K" djc insert K keys.jsonl
+
+export DJC_JOBS_RESERVE_BATCH=3
+"$DJC" populate P --reserve-jobs --processes 3 --suppress-errors --json --make ./mk.sh > out.json 2> err.txt &
+pid=$!
+# kill a worker child every 50 ms, 10 times (the pool replaces each)
+killed=0
+for _ in $(seq 1 400); do
+	[ "$killed" -ge 10 ] && break
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.05
+	kids=$(pgrep -P "$pid" -x djc)
+	[ -n "$kids" ] || continue   # not forked yet (refresh first), or between workers
+	kid=$(printf '%s\n' $kids | shuf -n 1)
+	kill -9 "$kid" 2>/dev/null && killed=$((killed + 1))
+done
+wait "$pid"
+rc=$?
+check "children were killed ($killed)" [ "$killed" -ge 3 ]
+check "populate ended (exit 0 or 1)" [ "$rc" = 0 -o "$rc" = 1 ]
+reported=$(jq '.error_count' out.json)
+recorded=$(djc jobs P --json | jq '.error')
+check "every reported failure is a job recorded as an error ($reported reported, $recorded recorded)" \
+	[ "$reported" = "$recorded" ]
+made_errors=0
+for k in $(jq -r '.errors[].key.k' out.json); do
+	[ "$(count P "{\"k\": $k}")" = 0 ] || made_errors=$((made_errors + 1))
+done
+check "no reported failure is a key that was made ($made_errors)" [ "$made_errors" = 0 ]
+check "nothing left reserved by the dead children" [ "$(djc jobs P --json | jq '.reserved')" = 0 ]
+# the failures are retried and everything gets made
+expect_rc 0 "clear the errors" djc jobs clear P --status error
+expect_rc 0 "populate the rest" djc populate P --reserve-jobs --processes 3 --make ./mk.sh
+check "all $N keys made" [ "$(count P)" = $N ]
+check "no job left" [ "$(djc jobs P --json)" = '{"table":"P","pending":0,"reserved":0,"success":0,"error":0,"ignore":0}' ]
+
+finish
