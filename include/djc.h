@@ -134,7 +134,7 @@ typedef struct djc_insert_options {
 	int skip_duplicates;   /* rows whose primary key exists are skipped */
 } djc_insert_options;
 #define DJC_INSERT_OPTIONS_VERSION 1
-#define DJC_INSERT_OPTIONS_INIT {DJC_INSERT_OPTIONS_VERSION, 0}
+#define DJC_INSERT_OPTIONS_INIT {.version = DJC_INSERT_OPTIONS_VERSION}
 
 /* Insert rows into table, all or nothing, in one transaction. Values are
  * checked against the heading; the message of a bad row names it by its
@@ -221,7 +221,9 @@ typedef struct djc_populate_options {
 	const char *const *make_argv; /* NULL-terminated program and arguments */
 } djc_populate_options;
 #define DJC_POPULATE_OPTIONS_VERSION 1
-#define DJC_POPULATE_OPTIONS_INIT {DJC_POPULATE_OPTIONS_VERSION, 0, 1, 0, -1, 0, 0, -1, NULL, NULL, NULL, NULL}
+/* Designated initialisers: the fields not named are 0 / NULL. */
+#define DJC_POPULATE_OPTIONS_INIT \
+	{.version = DJC_POPULATE_OPTIONS_VERSION, .processes = 1, .priority = -1, .refresh = -1}
 void djc_populate_options_init(djc_populate_options *opts);
 
 typedef struct djc_populate_error {
@@ -262,7 +264,7 @@ typedef struct djc_refresh_options {
 	const char *where_json;   /* restricts what is added */
 } djc_refresh_options;
 #define DJC_REFRESH_OPTIONS_VERSION 1
-#define DJC_REFRESH_OPTIONS_INIT {DJC_REFRESH_OPTIONS_VERSION, -1, 0, -1, 0, NULL}
+#define DJC_REFRESH_OPTIONS_INIT {.version = DJC_REFRESH_OPTIONS_VERSION, .priority = -1, .stale_timeout = -1}
 
 typedef struct djc_refresh_result {
 	long added, removed, orphaned, re_pended;

@@ -84,7 +84,7 @@ int djc_jobs_complete(djc_conn *c, djc_job *job, const djc_row *const *rows, siz
 	}
 	if (!rc) {
 		commit_result res;
-		rc = jobs_commit(c, job, tabs, prep, n, duration, &res);
+		rc = jobs_commit(c, job, tabs, prep, n, duration, NULL, &res);
 		if (!rc && res == COMMIT_LOST) rc = DJC_ELOST;   /* message set by jobs_commit */
 		else if (!rc && res == COMMIT_TAKEN) {
 			char *kj = key_to_json(job->t, job->key, 1);

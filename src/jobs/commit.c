@@ -7,6 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+void next_claim_drop(next_claim *next)
+{
+	if (!next) return;
+	for (size_t i = 0; i < next->njobs; i++) djc_job_free(next->jobs[i]);
+	free(next->jobs);
+	next->jobs = NULL;
+	next->njobs = 0;
+}
+
 static jctx job_ctx(const djc_job *job)
 {
 	jctx x = JCTX(job->t);
@@ -64,10 +73,26 @@ static int lost(djc_conn *c, const djc_job *job, const char *what)
 	return rc;
 }
 
+/* The next claim inside the commit's transaction (next->n > 0). On a
+ * failure the transaction is rolled back and *retry set: commit again
+ * without the claim. */
+static int tx_claim_next(djc_conn *c, table *t, next_claim *next, int *retry)
+{
+	*retry = 0;
+	if (!next || next->n <= 0) return DJC_OK;
+	int rc = jobs_claim(c, t, next->where, next->max_priority, next->lease, next->n, &next->jobs, &next->njobs);
+	if (rc) {
+		db_rollback(c->db);
+		*retry = 1;
+	}
+	return rc;
+}
+
 int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_t n, double duration,
-		commit_result *res)
+		next_claim *next, commit_result *res)
 {
 	*res = COMMIT_FAILED;
+	if (next) { next->jobs = NULL; next->njobs = 0; }
 	int rc = db_begin(c->db);
 	if (rc) return conn_dbfail(c, rc, "commit");
 	long hit = 0;
@@ -91,12 +116,16 @@ int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_
 		*res = hit ? COMMIT_TAKEN : COMMIT_LOST;
 		return DJC_OK;
 	}
+	int again = 0;
+	if (tx_claim_next(c, job->t, next, &again)) return jobs_commit(c, job, tables, rows, n, duration, NULL, res);
 	if ((rc = db_commit(c->db))) {
 		/* the connection went while COMMIT was under way: it may have
-		 * taken effect; jobs_commit_outcome tells */
+		 * taken effect; jobs_commit_outcome tells (a claim made in it is
+		 * forgotten: its jobs come back when their leases lapse) */
 		if (rc == DJC_ECONN) *res = COMMIT_UNKNOWN;
 		rc = conn_dbfail(c, rc, "commit");
 		db_rollback(c->db);
+		next_claim_drop(next);
 		return rc;
 	}
 	*res = COMMIT_DONE;
@@ -107,9 +136,10 @@ fail:
 }
 
 int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, table **tables, djc_row **rows, size_t n,
-		     commit_result *res)
+		     next_claim *next, commit_result *res)
 {
 	*res = COMMIT_FAILED;
+	if (next) { next->jobs = NULL; next->njobs = 0; }
 	if (!k) { *res = COMMIT_DONE; return DJC_OK; }
 	if (config_bool("jobs.keep_completed")) return DJC_EINVAL;   /* per-job durations: one by one */
 	const djc_row **keys = xcalloc(k, sizeof *keys);
@@ -137,9 +167,15 @@ int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, table **tables, djc_
 	free(sel);
 	free(done);
 	if (rc) goto fail;
+	int again = 0;
+	if (tx_claim_next(c, jobs[0]->t, next, &again)) {
+		free(keys);
+		return jobs_commit_many(c, jobs, k, tables, rows, n, NULL, res);
+	}
 	if ((rc = db_commit(c->db))) {
 		if (rc == DJC_ECONN) *res = COMMIT_UNKNOWN;
 		rc = conn_dbfail(c, rc, "commit");
+		next_claim_drop(next);
 		goto fail;
 	}
 	*res = COMMIT_DONE;

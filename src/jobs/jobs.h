@@ -65,6 +65,23 @@ typedef enum commit_result {
 	COMMIT_FAILED      /* see the return code and the connection's message */
 } commit_result;
 
+/* A claim of the next jobs made inside the transaction that commits the
+ * finished ones, so that a steady worker pays one commit per job (or per
+ * batch): the claimed leases start when that transaction commits. When the
+ * commit does not happen (lost, taken, failed) nothing is claimed. */
+typedef struct next_claim {
+	const char *where;   /* in: as jobs_claim */
+	long max_priority;
+	double lease;
+	long n;              /* in: how many to claim (0: none) */
+	djc_job **jobs;      /* out: the claimed jobs (caller frees), or NULL */
+	size_t njobs;
+} next_claim;
+
+/* Free the jobs of a next claim (and forget them: they come back to
+ * pending when their leases lapse, or release them first). */
+void next_claim_drop(next_claim *next);
+
 /* Insert a make's staged rows (tables[i] gets rows[i]; the target's rows
  * first) in the caller's transaction. DJC_OK, or an error with a one-line
  * message naming the row; *taken is set when the first target row collided
@@ -73,9 +90,11 @@ int make_rows_insert(djc_conn *c, const table *target, table **tables, djc_row *
 /* Commit make's rows and the job's success in one transaction, fenced by
  * the token (invariant 2). Returns DJC_OK with *res DONE, TAKEN or LOST;
  * or an error code with *res UNKNOWN (the COMMIT itself may have happened)
- * or FAILED (nothing committed; DJC_EBUSY / DJC_ECONN are worth retrying). */
+ * or FAILED (nothing committed; DJC_EBUSY / DJC_ECONN are worth retrying).
+ * next (may be NULL): claim the next jobs in the same transaction (DONE
+ * only; a failed claim is rolled back and the commit made without it). */
 int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_t n, double duration,
-		commit_result *res);
+		next_claim *next, commit_result *res);
 /* After COMMIT_UNKNOWN: did that COMMIT take effect? DJC_OK with *res
  * DONE (committed), LOST (not committed, no longer ours) or FAILED (not
  * committed, still ours: commit again); or an error to ask again later. */
@@ -86,7 +105,7 @@ int jobs_commit_outcome(djc_conn *c, djc_job *job, commit_result *res);
  * which sorts out lost and duplicate jobs), or UNKNOWN. DJC_EINVAL without
  * trying when jobs.keep_completed is on (per-job durations). */
 int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, table **tables, djc_row **rows, size_t n,
-		     commit_result *res);
+		     next_claim *next, commit_result *res);
 /* The claim found the target row (job->made): close the job as success
  * without make (it counts as skipped). *res DONE or LOST. */
 int jobs_close_made(djc_conn *c, djc_job *job, commit_result *res);

@@ -44,11 +44,11 @@ static void count(worker *w, commit_result res)
  * connection went during COMMIT itself, the outcome is looked up before
  * anything is retried: a commit is never reported that did not happen,
  * and never made twice. DJC_OK with *res decided, or the last error. */
-static int commit_job(worker *w, djc_job *job, staged *st, double dur, commit_result *res)
+static int commit_job(worker *w, djc_job *job, staged *st, double dur, next_claim *next, commit_result *res)
 {
 	retry r = {0, 0};
 	for (;;) {
-		int rc = jobs_commit(w->c, job, st->tables, st->rows, st->n, dur, res);
+		int rc = jobs_commit(w->c, job, st->tables, st->rows, st->n, dur, next, res);
 		while (rc && *res == COMMIT_UNKNOWN) {
 			commit_result o;
 			int orc = jobs_commit_outcome(w->c, job, &o);
@@ -69,11 +69,13 @@ static int fail_job(worker *w, djc_job *job, const char *msg, const char *stack,
 	return rc;
 }
 
-/* Commit one finished job and count the outcome. */
-static void finish_one(worker *w, djc_job *job, staged *st, double dur)
+/* Commit one finished job and count the outcome; with next, claim the
+ * next jobs in the same transaction. */
+static void finish_one(worker *w, djc_job *job, staged *st, double dur, next_claim *next)
 {
 	commit_result res;
-	int rc = commit_job(w, job, st, dur, &res);
+	if (worker_stopping(w)) next = NULL;   /* nothing more to claim */
+	int rc = commit_job(w, job, st, dur, next, &res);
 	if (!rc) { count(w, res); return; }
 	char *msg = xstrdup(w->c->err);
 	if (fail_job(w, job, msg, NULL, dur) == DJC_ELOST) atomic_fetch_add(&w->sh->lost, 1);
@@ -103,12 +105,14 @@ typedef struct group {
 	double first;   /* when the oldest was finished */
 } group;
 
-/* Commit the group in one transaction; when that fails (a lost job, a
- * duplicate, a fault) fall back to one transaction per job, which sorts
- * each out exactly as without grouping. */
-static void group_flush(worker *w, group *g)
+/* Commit the group in one transaction (with next: claiming the next
+ * batch in it); when that fails (a lost job, a duplicate, a fault) fall
+ * back to one transaction per job, which sorts each out exactly as
+ * without grouping. */
+static void group_flush(worker *w, group *g, next_claim *next)
 {
 	if (!g->n) return;
+	if (worker_stopping(w)) next = NULL;
 	int done = 0;
 	if (g->n > 1) {
 		size_t nrows = 0;
@@ -121,7 +125,7 @@ static void group_flush(worker *w, group *g)
 		retry r = {0, 0};
 		commit_result res;
 		int rc;
-		while (retryable(rc = jobs_commit_many(w->c, g->jobs, g->n, tabs, rows, nrows, &res)) && res != COMMIT_UNKNOWN &&
+		while (retryable(rc = jobs_commit_many(w->c, g->jobs, g->n, tabs, rows, nrows, next, &res)) && res != COMMIT_UNKNOWN &&
 		       retry_wait(w, &r)) {}
 		free(tabs);
 		free(rows);
@@ -136,13 +140,14 @@ static void group_flush(worker *w, group *g)
 				int orc;
 				while (retryable(orc = jobs_commit_outcome(w->c, g->jobs[i], &o)) && retry_wait(w, &r2)) {}
 				if (!orc && o != COMMIT_FAILED) count(w, o);
-				else finish_one(w, g->jobs[i], &g->st[i], g->dur[i]);
+				else finish_one(w, g->jobs[i], &g->st[i], g->dur[i], NULL);
 			}
 			done = 1;
 		}
 	}
 	if (!done)
-		for (size_t i = 0; i < g->n; i++) finish_one(w, g->jobs[i], &g->st[i], g->dur[i]);
+		for (size_t i = 0; i < g->n; i++)
+			finish_one(w, g->jobs[i], &g->st[i], g->dur[i], i + 1 == g->n ? next : NULL);
 	for (size_t i = 0; i < g->n; i++) staged_free(&g->st[i]);
 	g->n = 0;
 	worker_tick(w);
@@ -151,8 +156,9 @@ static void group_flush(worker *w, group *g)
 /* ------------------------------------------------------------- the loop */
 
 /* Run make for one job of the current claim and end it: into the group
- * (batches), committed, handed back, or recorded as an error. */
-static void make_one(worker *w, group *g, djc_job *job, size_t i, size_t n)
+ * (batches), committed, handed back, or recorded as an error. The last job
+ * of a claim committed alone carries the next claim (next). */
+static void make_one(worker *w, group *g, djc_job *job, size_t i, size_t n, next_claim *next)
 {
 	lease_hold(&w->lease, job->token);
 	if (w->outfd >= 0) worker_making(w, job);
@@ -173,7 +179,7 @@ static void make_one(worker *w, group *g, djc_job *job, size_t i, size_t n)
 			g->dur[g->n++] = dur;
 			memset(&st, 0, sizeof st);
 		} else
-			finish_one(w, job, &st, dur);
+			finish_one(w, job, &st, dur, next);
 	} else if (mr.stopped == MAKE_STOP_LOST || mr.stopped == MAKE_STOP_UNPROVEN || (ok && ls != LEASE_HELD)) {
 		/* someone else holds it now, or nobody could prove we do: if it
 		 * is still ours, hand it back at once rather than renewing it
@@ -182,13 +188,26 @@ static void make_one(worker *w, group *g, djc_job *job, size_t i, size_t n)
 		jobs_release_job(w->c, job);
 	} else {
 		/* make failed or was interrupted: recorded (fenced) */
-		if (i + 1 == n) { group_flush(w, g); lease_hold(&w->lease, 0); }
+		if (i + 1 == n) { group_flush(w, g, NULL); lease_hold(&w->lease, 0); }
 		int rc = fail_job(w, job, mr.message, mr.stack, dur);
 		if (rc == DJC_ELOST) atomic_fetch_add(&w->sh->lost, 1);   /* someone else's now */
 		else worker_error(w, job->key, mr.message);
 	}
 	staged_free(&st);
 	make_result_free(&mr);
+}
+
+/* Whether the commit of this claim's last job should claim the next jobs:
+ * the worker goes on, and max_calls leaves room. */
+static long next_size(worker *w, long batch)
+{
+	if (worker_stopping(w)) return 0;
+	if (w->o->max_calls > 0) {
+		long left = w->o->max_calls - atomic_load(&w->sh->calls);
+		if (left <= 0) return 0;
+		if (left < batch) return left;
+	}
+	return batch;
 }
 
 void work_reserved(worker *w)
@@ -203,27 +222,32 @@ void work_reserved(worker *w)
 		   xcalloc((size_t)batch, sizeof(double)), 0, 0};
 	retry cr = {0, 0};
 	int empty_claims = 0;
+	/* the claim at hand: made on its own, or by the commit of the last one
+	 * (then a steady worker pays one commit per job, or per batch) */
+	djc_job **jobs = NULL;
+	size_t n = 0;
 	while (!worker_stopping(w)) {
-		if (w->o->max_calls > 0 && atomic_load(&w->sh->calls) >= w->o->max_calls) break;
-		djc_job **jobs = NULL;
-		size_t n = 0;
-		int rc = jobs_claim(w->c, w->t, w->o->where_json, w->o->priority, w->lease.lease, batch, &jobs, &n);
-		if (rc) {
-			if (retryable(rc) && retry_wait(w, &cr)) continue;
-			atomic_store(&w->sh->stop, 1);
-			worker_error(w, NULL, w->c->err);
-			break;
-		}
-		cr.start = 0;
 		if (!n) {
-			/* An empty claim can be momentary: rows locked by a claim or a
-			 * commit in flight are skipped (SKIP LOCKED), and a job handed
-			 * back a moment ago may not be visible yet. Look twice more
-			 * before leaving. */
-			if (empty_claims++ < 2) { usleep(empty_claims == 1 ? 20000 : 100000); continue; }
-			break;
+			if (w->o->max_calls > 0 && atomic_load(&w->sh->calls) >= w->o->max_calls) break;
+			int rc = jobs_claim(w->c, w->t, w->o->where_json, w->o->priority, w->lease.lease, batch, &jobs, &n);
+			if (rc) {
+				if (retryable(rc) && retry_wait(w, &cr)) continue;
+				atomic_store(&w->sh->stop, 1);
+				worker_error(w, NULL, w->c->err);
+				break;
+			}
+			cr.start = 0;
+			if (!n) {
+				/* An empty claim can be momentary: rows locked by a claim or a
+				 * commit in flight are skipped (SKIP LOCKED), and a job handed
+				 * back a moment ago may not be visible yet. Look twice more
+				 * before leaving. */
+				if (empty_claims++ < 2) { usleep(empty_claims == 1 ? 20000 : 100000); continue; }
+				break;
+			}
 		}
 		empty_claims = 0;
+		next_claim next = {w->o->where_json, w->o->priority, w->lease.lease, 0, NULL, 0};
 		size_t i = 0;
 		for (; i < n; i++) {
 			djc_job *job = jobs[i];
@@ -239,17 +263,27 @@ void work_reserved(worker *w)
 				lease_proved(&w->lease);
 			}
 			if (!worker_take_call(w)) break;
-			make_one(w, &g, job, i, n);
-			if (g.n && mono_now() - g.first > 0.2) group_flush(w, &g);
+			/* the last make of the claim: its commit may claim the next */
+			if (i + 1 == n) next.n = next_size(w, batch);
+			make_one(w, &g, job, i, n, i + 1 == n ? &next : NULL);
+			if (g.n && mono_now() - g.first > 0.2) group_flush(w, &g, NULL);
 			worker_tick(w);
 			if (populate_signal) { i++; break; }
 		}
-		group_flush(w, &g);   /* before the release: those jobs are still reserved */
+		/* before the release: those jobs are still reserved */
+		if (g.n && i == n && next.n == 0) next.n = next_size(w, batch);
+		group_flush(w, &g, i == n ? &next : NULL);
 		lease_hold(&w->lease, 0);
 		if (i < n) jobs_release(w->c, w->t, jobs[0]->token);
 		for (size_t k = 0; k < n; k++) djc_job_free(jobs[k]);
 		free(jobs);
+		jobs = next.jobs;
+		n = next.njobs;
 	}
+	/* stopped with a claim in hand: hand it back */
+	if (n) jobs_release(w->c, w->t, jobs[0]->token);
+	for (size_t k = 0; k < n; k++) djc_job_free(jobs[k]);
+	free(jobs);
 	free(g.jobs);
 	free(g.st);
 	free(g.dur);
