@@ -5,6 +5,11 @@
 #   DJC_BACKENDS="sqlite postgresql mysql"  (default: all three; CI requires all)
 #   DJC_TESTS="core populate"               (run only these CLI test files)
 #   DJC_BUILD=build DJC_SAN_BUILD=build-san  (build directories to test; "" skips one)
+# Every program the suite uses is declared in scripts/deps.txt (group check):
+# the runner stops at once, naming what is missing, when any is absent, and
+# runs everything (servers, unit tests, test files) with a PATH holding only
+# links to the declared programs, so a test that uses an undeclared program
+# fails here as it would on a fresh machine.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -13,6 +18,12 @@ BUILD=${DJC_BUILD-build}
 SAN_BUILD=${DJC_SAN_BUILD-build-san}
 WORK=$(mktemp -d /tmp/djc-tests.XXXXXX)
 chmod 755 "$WORK"
+if ! scripts/install-deps.sh --bin "$WORK/bin" check; then
+	rm -rf "$WORK"
+	echo "run-tests: not running the suite: programs or libraries it needs are missing (above)" >&2
+	exit 2
+fi
+export PATH="$WORK/bin"
 cleanup() {
 	[ -d "$WORK/pg" ] && scripts/pg-server.sh stop "$WORK/pg" >/dev/null 2>&1
 	[ -d "$WORK/my" ] && scripts/mariadb-server.sh stop "$WORK/my" >/dev/null 2>&1
@@ -50,6 +61,22 @@ tally() {  # name output-file status
 }
 
 n=0
+# checks of the library as built (tests/abi: no database): once, on the plain build
+if [ -n "$BUILD" ]; then
+	echo "== library checks"
+	for f in tests/abi/test_*.sh; do
+		[ -e "$f" ] || continue
+		name=$(basename "$f" .sh)
+		if [ -n "${DJC_TESTS:-}" ] && ! printf ' %s ' "$DJC_TESTS" | grep -q " ${name#test_} "; then continue; fi
+		n=$((n + 1))
+		dir="$WORK/t$n"
+		mkdir -p "$dir"
+		out="$WORK/out.$n"
+		(cd "$dir" && DJC="$ROOT/$BUILD/djc" BUILD="$ROOT/$BUILD" ROOT="$ROOT" T="$dir" DJC_BACKEND=abi \
+			timeout 900 bash "$ROOT/$f") >"$out" 2>&1
+		tally "$name" "$out" $?
+	done
+fi
 for b in $BACKENDS; do
 	echo "== unit tests on $b"
 	for build in $BUILD $SAN_BUILD; do
