@@ -132,27 +132,30 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libdjc.a
 deps:
 	@scripts/install-deps.sh check
 
+# the builds that follow make deps use every core unless make was given -j
+PAR = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 2))
+
 # The whole suite: dependencies, servers, unit tests (also under ASan+UBSan),
 # CLI behaviour suite on every backend.
 check: deps
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory BUILD=build-san OPT="-O1 -g" SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all
+	@$(MAKE) --no-print-directory $(PAR) all
+	@$(MAKE) --no-print-directory $(PAR) BUILD=build-san OPT="-O1 -g" SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all
 	@scripts/run-tests.sh
 
 # the demo needs only the build and SQLite: no database server is installed
 demo:
 	@scripts/install-deps.sh demo
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(PAR) all
 	@examples/demo.sh
 
 stress:
 	@scripts/install-deps.sh stress
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(PAR) all
 	@tests/stress/run.sh
 
 bench:
 	@scripts/install-deps.sh bench
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(PAR) all
 	@bench/run.sh
 
 fuzz: deps

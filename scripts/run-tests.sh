@@ -57,7 +57,9 @@ tally() {  # name output-file status
 	[ "$3" != 0 ] && [ "$f" = 0 ] && f=1
 	PASSED=$((PASSED + p))
 	FAILED=$((FAILED + f))
-	if [ "$f" != 0 ]; then SUITES_FAILED="$SUITES_FAILED $1"; cat "$2"; else printf '%s\n' "$line"; fi
+	# how long it took is reported, never checked
+	if [ "$f" != 0 ]; then SUITES_FAILED="$SUITES_FAILED $1"; cat "$2"; echo "  ($1: $((SECONDS - T0)) s)"
+	else printf '%s  (%d s)\n' "$line" $((SECONDS - T0)); fi
 }
 
 n=0
@@ -72,6 +74,7 @@ if [ -n "$BUILD" ]; then
 		dir="$WORK/t$n"
 		mkdir -p "$dir"
 		out="$WORK/out.$n"
+		T0=$SECONDS
 		(cd "$dir" && DJC="$ROOT/$BUILD/djc" BUILD="$ROOT/$BUILD" ROOT="$ROOT" T="$dir" DJC_BACKEND=abi \
 			timeout 900 bash "$ROOT/$f") >"$out" 2>&1
 		tally "$name" "$out" $?
@@ -86,6 +89,7 @@ for b in $BACKENDS; do
 			out="$WORK/out.$n"
 			schema="djct_u$n"
 			[ "$b" = sqlite ] && url="sqlite:$WORK/u$n.db" || url=${URL[$b]}
+			T0=$SECONDS
 			DJC_TEST_URL=$url DJC_TEST_SCHEMA=$schema DJC_BACKEND=$b ASAN_OPTIONS=detect_leaks=1 \
 				timeout 600 "$t" >"$out" 2>&1
 			tally "$(basename "$t")[$b,$build]" "$out" $?
@@ -101,6 +105,7 @@ for b in $BACKENDS; do
 		chmod 777 "$dir"
 		out="$WORK/out.$n"
 		if [ "$b" = sqlite ]; then url="sqlite:$dir/djc.db"; schema=""; else url=${URL[$b]}; schema="djct_${name#test_}_$n"; fi
+		T0=$SECONDS
 		(cd "$dir" && DJC="$ROOT/$BUILD/djc" BUILD="$ROOT/$BUILD" ROOT="$ROOT" T="$dir" DJC_DATABASE_URL="$url" DJC_DATABASE_SCHEMA="$schema" \
 			DJC_BACKEND=$b timeout 900 bash "$ROOT/$f") >"$out" 2>&1
 		tally "$name[$b]" "$out" $?
@@ -108,6 +113,7 @@ for b in $BACKENDS; do
 done
 
 echo
+echo "run-tests: $SECONDS s in all"
 [ -n "$SUITES_FAILED" ] && echo "failing:$SUITES_FAILED"
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]
