@@ -114,7 +114,7 @@ fi
 [ -z "$MISS" ] && exit 0
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
-if find_prog apt-get >/dev/null; then
+if APT=$(find_prog apt-get); then
 	PKGS=$(printf '%s\n' "$MISS" | awk '{ print $3 }' | sort -u | tr '\n' ' ')
 	echo "djc: installing Debian packages for '$GROUP': $PKGS" >&2
 	export DEBIAN_FRONTEND=noninteractive
@@ -124,14 +124,14 @@ if find_prog apt-get >/dev/null; then
 		$SUDO chmod +x /usr/sbin/policy-rc.d
 		trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
 	fi
-	$SUDO apt-get update -qq
+	$SUDO "$APT" update -qq
 	# shellcheck disable=SC2086  # a list of package names
-	$SUDO apt-get install -y -qq --no-install-recommends $PKGS >/dev/null
-elif find_prog dnf >/dev/null; then
+	$SUDO "$APT" install -y -qq --no-install-recommends $PKGS >/dev/null
+elif DNF=$(find_prog dnf); then
 	PKGS=$(printf '%s\n' "$MISS" | awk '$4 != "-" { print $4 }' | sort -u | tr '\n' ' ')
 	echo "djc: installing packages for '$GROUP' with dnf: $PKGS" >&2
 	# shellcheck disable=SC2086
-	$SUDO dnf install -y -q $PKGS
+	$SUDO "$DNF" install -y -q $PKGS
 else
 	echo "djc: neither apt-get nor dnf found; install these yourself, then run make again:" >&2
 	printf '%s\n' "$MISS" | report_missing || true
