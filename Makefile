@@ -53,7 +53,7 @@ SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 SONAME  := libdjc.so.$(SOMAJOR)
 SOREAL  := libdjc.so.$(VERSION)
 
-.PHONY: all check check-quick demo deps deps-demo clean stress bench fuzz unit install uninstall
+.PHONY: all check check-quick demo deps clean stress bench fuzz unit install uninstall
 
 # `make install` (PREFIX, DESTDIR as usual): the djc command, libdjc.a,
 # libdjc.so, djc.h and a pkg-config file, so a program builds with
@@ -142,11 +142,13 @@ check: deps
 	@$(MAKE) --no-print-directory $(PAR) BUILD=build-san OPT="-O1 -g" SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all
 	@scripts/run-tests.sh
 
-# the demo needs only the build and SQLite: no database server is installed
+# the demo needs only the build and SQLite: no database server is installed;
+# like the tests it runs with a PATH of its declared programs only
 demo:
 	@scripts/install-deps.sh demo
 	@$(MAKE) --no-print-directory $(PAR) all
-	@examples/demo.sh
+	@rm -rf $(BUILD)/demo-bin && scripts/install-deps.sh --bin $(BUILD)/demo-bin demo
+	@PATH="$(CURDIR)/$(BUILD)/demo-bin" examples/demo.sh
 
 stress:
 	@scripts/install-deps.sh stress
