@@ -160,7 +160,8 @@ bench:
 	@$(MAKE) --no-print-directory $(PAR) all
 	@bench/run.sh
 
-fuzz: deps
+fuzz:
+	@scripts/install-deps.sh fuzz
 	@tests/fuzz/run.sh
 
 install: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so

@@ -12,7 +12,7 @@
 #        a symbolic link to each program of GROUP: a PATH of DIR alone offers
 #        exactly the declared programs (scripts/run-tests.sh does this)
 #
-# Groups include the ones before them: build < demo < check < bench, stress.
+# Groups include the ones before them: build < demo < check < bench, stress, fuzz.
 # Programs are looked up in the system directories ($DJC_DEPS_PATH, default
 # /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin), not in a
 # personal PATH (pyenv, ~/bin, ...): what a fresh machine has is what counts.
@@ -35,7 +35,8 @@ demo) GROUPS_IN="build demo" ;;
 check) GROUPS_IN="build demo check" ;;
 bench) GROUPS_IN="build demo check bench" ;;
 stress) GROUPS_IN="build demo check stress" ;;
-*) echo "install-deps: unknown group '$GROUP' (build, demo, check, bench or stress)" >&2; exit 2 ;;
+fuzz) GROUPS_IN="build demo check fuzz" ;;
+*) echo "install-deps: unknown group '$GROUP' (build, demo, check, bench, stress or fuzz)" >&2; exit 2 ;;
 esac
 
 # the entries of the selected groups: "kind name debian rpm" per line
