@@ -1,15 +1,34 @@
-# djc - top-level build. `make` builds build/djc and build/libdjc.a;
-# `make check` installs dependencies, starts throwaway servers and runs
-# every test on SQLite, PostgreSQL and MariaDB; `make demo` runs the demo.
+# djc - top-level build. `make` builds build/djc, build/libdjc.a and
+# build/libdjc.so; `make check` installs dependencies, starts throwaway servers
+# and runs every test on SQLite, PostgreSQL and MariaDB; `make demo` runs the
+# demo. What each needs is listed in scripts/deps.txt.
 CC      ?= cc
+LD      ?= ld
+OBJCOPY ?= objcopy
+PKG_CONFIG ?= pkg-config
 OPT     ?= -O2 -g
 SAN     ?=
 BUILD   ?= build
 CFLAGS  += -std=c11 $(OPT) -Wall -Wextra -Wshadow -Wno-unused-parameter -fno-strict-aliasing $(SAN)
-CPPFLAGS += -Iinclude -Isrc -I/usr/include/mariadb -I/usr/include/postgresql -D_GNU_SOURCE
-# libpq and MariaDB Connector/C are loaded when first used (src/db/dl.c)
-LDLIBS  = -ljansson -lpthread -ldl
+CPPFLAGS += -Iinclude -Isrc -D_GNU_SOURCE $(DEP_CFLAGS)
+LDLIBS  = $(DEP_LIBS) -lpthread -ldl
+
 LDFLAGS += $(SAN)
+
+# Include and link flags come from pkg-config, so the build finds the headers
+# where each system puts them (Debian: /usr/include/postgresql and
+# /usr/include/mariadb; Fedora/RHEL: /usr/include and /usr/include/mysql).
+# libpq, MariaDB Connector/C and SQLite are loaded when first used
+# (src/db/dl.c), so only their headers are needed; jansson is linked.
+# Evaluated once, when a recipe first needs the flags, so that `make deps`,
+# `make clean` and the first step of `make check` run before pkg-config and
+# the libraries are installed.
+pc_have = $(shell $(PKG_CONFIG) --exists $(1) 2>/dev/null && echo y)
+pc_missing = $(strip $(foreach m,$(1),$(if $(call pc_have,$(m)),,$(m))))
+pc_flags = $(if $(call pc_missing,$(2)),$(error pkg-config ($(PKG_CONFIG)) finds no $(call pc_missing,$(2)): run `make deps` (scripts/install-deps.sh build); see scripts/deps.txt),$(shell $(PKG_CONFIG) $(1) $(2)))
+MARIADB_PC = $(firstword $(foreach m,libmariadb mariadb,$(if $(call pc_have,$(m)),$(m))) libmariadb)
+DEP_CFLAGS = $(eval DEP_CFLAGS := $(call pc_flags,--cflags,jansson sqlite3 libpq $(MARIADB_PC)))$(DEP_CFLAGS)
+DEP_LIBS = $(eval DEP_LIBS := $(call pc_flags,--libs,jansson))$(DEP_LIBS)
 
 LIB_SRC := $(sort $(wildcard src/util/*.c src/db/*.c src/schema/*.c src/table/*.c src/jobs/*.c src/populate/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
@@ -17,40 +36,82 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+# unit tests that include a header from src/ (or the fuzz harness, which
+# does) call internal functions: they link the internal archive; the others
+# use the public API only and link libdjc.a as a user's program does
+UNIT_INTERNAL := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(shell grep -l '^\#include "\(\.\./\|[a-z]*/\)' $(UNIT_SRC)))
 HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
 HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
 EX_BIN := $(BUILD)/examples/spikes
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
+# The shared library: SONAME libdjc.so.MAJOR, every public symbol (djc_*)
+# in the version node of libdjc.map, everything else local.
+VERSION := $(shell sed -n 's/^\#define DJC_VERSION "\(.*\)"/\1/p' include/djc.h)
+SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
+SONAME  := libdjc.so.$(SOMAJOR)
+SOREAL  := libdjc.so.$(VERSION)
+
 .PHONY: all check check-quick demo deps clean stress bench fuzz unit install uninstall
 
 # `make install` (PREFIX, DESTDIR as usual): the djc command, libdjc.a,
-# djc.h and a pkg-config file, so a program builds with
-# `cc prog.c $(pkg-config --cflags --libs djc)`.
+# libdjc.so, djc.h and a pkg-config file, so a program builds with
+# `cc prog.c $(pkg-config --cflags --libs djc)` (shared) or links libdjc.a
+# with `pkg-config --static --libs djc`.
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
 PCDIR   ?= $(LIBDIR)/pkgconfig
-VERSION := $(shell sed -n 's/^\#define DJC_VERSION "\(.*\)"/\1/p' include/djc.h)
 
-all: $(BUILD)/djc $(BUILD)/libdjc.a $(UNIT_BIN) $(HELPER_BIN) $(EX_BIN) $(BENCH_BIN)
+all: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so $(UNIT_BIN) $(HELPER_BIN) $(EX_BIN) $(BENCH_BIN)
 
 $(BUILD)/%.o: %.c $(wildcard include/*.h include/djc/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/libdjc.a: $(LIB_OBJ)
+# library objects go into the shared library too
+$(LIB_OBJ): CFLAGS += -fPIC
+
+# Every library object as it is, internal symbols included: for the CLI
+# (it reads the configuration through src/util/config.h) and for the unit
+# tests that test internal functions. Never installed.
+$(BUILD)/libdjc-internal.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/djc: $(CLI_OBJ) $(BUILD)/libdjc.a
+# The public archive holds one relocatable object made of all library objects
+# in which every global symbol not starting with djc_ is made local: a user's
+# program cannot collide with (or bind to) djc's internal names
+# (tests/abi/test_exports.sh checks this).
+$(BUILD)/libdjc.o: $(LIB_OBJ)
+	$(LD) -r -o $@.tmp $^
+	$(OBJCOPY) -w --keep-global-symbol='djc_*' $@.tmp $@
+	rm -f $@.tmp
+
+$(BUILD)/libdjc.a: $(BUILD)/libdjc.o
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/$(SOREAL): $(LIB_OBJ) libdjc.map
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=libdjc.map -Wl,--no-undefined \
+		$(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
+
+$(BUILD)/libdjc.so: $(BUILD)/$(SOREAL)
+	ln -sf $(SOREAL) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $@
+
+# the CLI links the internal archive for now: it uses src/util/config.h
+$(BUILD)/djc: $(CLI_OBJ) $(BUILD)/libdjc-internal.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/t.h $(BUILD)/libdjc.a
+$(filter-out $(UNIT_INTERNAL),$(UNIT_BIN)): $(BUILD)/tests/%: tests/unit/%.c tests/unit/t.h $(BUILD)/libdjc.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdjc.a $(LDLIBS)
+
+$(UNIT_INTERNAL): $(BUILD)/tests/%: tests/unit/%.c tests/unit/t.h $(BUILD)/libdjc-internal.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdjc-internal.a $(LDLIBS)
 
 $(BUILD)/tests/%: tests/helpers/%.c $(BUILD)/libdjc.a
 	@mkdir -p $(dir $@)
@@ -65,40 +126,65 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libdjc.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdjc.a $(LDLIBS)
 
+# What each target installs is group build, demo, check, bench or stress of
+# scripts/deps.txt. The targets that build after installing do so in a
+# second make, which reads the pkg-config flags of what was just installed.
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh check
+
+# the builds that follow make deps use every core unless make was given -j
+PAR = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 2))
 
 # The whole suite: dependencies, servers, unit tests (also under ASan+UBSan),
 # CLI behaviour suite on every backend.
 check: deps
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory BUILD=build-san OPT="-O1 -g" SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all
+	@$(MAKE) --no-print-directory $(PAR) all
+	@$(MAKE) --no-print-directory $(PAR) BUILD=build-san OPT="-O1 -g" SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all
 	@scripts/run-tests.sh
 
-demo: deps all
-	@examples/demo.sh
+# the demo needs only the build and SQLite: no database server is installed;
+# like the tests it runs with a PATH of its declared programs only
+demo:
+	@scripts/install-deps.sh demo
+	@$(MAKE) --no-print-directory $(PAR) all
+	@rm -rf $(BUILD)/demo-bin && scripts/install-deps.sh --bin $(BUILD)/demo-bin demo
+	@PATH="$(CURDIR)/$(BUILD)/demo-bin" examples/demo.sh
 
-stress: deps all
+stress:
+	@scripts/install-deps.sh stress
+	@$(MAKE) --no-print-directory $(PAR) all
 	@tests/stress/run.sh
 
-bench: deps all
+bench:
+	@scripts/install-deps.sh bench
+	@$(MAKE) --no-print-directory $(PAR) all
 	@bench/run.sh
 
-fuzz: deps
+fuzz:
+	@scripts/install-deps.sh fuzz
 	@tests/fuzz/run.sh
 
-install: $(BUILD)/djc $(BUILD)/libdjc.a
+install: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PCDIR)
 	install -m 755 $(BUILD)/djc $(DESTDIR)$(BINDIR)/djc
 	install -m 644 $(BUILD)/libdjc.a $(DESTDIR)$(LIBDIR)/libdjc.a
+	install -m 755 $(BUILD)/$(SOREAL) $(DESTDIR)$(LIBDIR)/$(SOREAL)
+	ln -sf $(SOREAL) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libdjc.so
 	install -m 644 include/djc.h $(DESTDIR)$(INCDIR)/djc.h
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
 		'Name: djc' 'Description: DataJoint computed tables and distributed job reservation in C' \
-		'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -ldjc $(LDLIBS)' \
+		'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -ldjc' \
+		'Libs.private: $(LDLIBS)' \
 		> $(DESTDIR)$(PCDIR)/djc.pc
+	@# a new shared library in a system directory is found once ldconfig ran
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig 2>/dev/null || PATH="$$PATH:/sbin:/usr/sbin" ldconfig || \
+		echo "make install: run ldconfig so that programs find $(LIBDIR)/$(SONAME)" >&2; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/djc $(DESTDIR)$(LIBDIR)/libdjc.a $(DESTDIR)$(INCDIR)/djc.h $(DESTDIR)$(PCDIR)/djc.pc
+	rm -f $(DESTDIR)$(BINDIR)/djc $(DESTDIR)$(LIBDIR)/libdjc.a $(DESTDIR)$(LIBDIR)/$(SOREAL) \
+		$(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libdjc.so \
+		$(DESTDIR)$(INCDIR)/djc.h $(DESTDIR)$(PCDIR)/djc.pc
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -21,7 +21,11 @@
 set -euo pipefail
 
 MARKER=.djc-mariadb
-PATH=$PATH:/usr/sbin:/usr/bin:/sbin:/bin
+# mariadbd lives in /usr/sbin, which an ordinary user's PATH may lack; the
+# directories are added only then, so that under scripts/run-tests.sh (whose
+# PATH offers only the programs of scripts/deps.txt) an undeclared program
+# is not found here either
+command -v mariadbd >/dev/null 2>&1 || command -v mysqld >/dev/null 2>&1 || PATH=$PATH:/usr/sbin:/usr/bin:/sbin:/bin
 
 die() { echo "mariadb-server.sh: $*" >&2; exit 1; }
 

@@ -5,6 +5,11 @@
 #   DJC_BACKENDS="sqlite postgresql mysql"  (default: all three; CI requires all)
 #   DJC_TESTS="core populate"               (run only these CLI test files)
 #   DJC_BUILD=build DJC_SAN_BUILD=build-san  (build directories to test; "" skips one)
+# Every program the suite uses is declared in scripts/deps.txt (group check):
+# the runner stops at once, naming what is missing, when any is absent, and
+# runs everything (servers, unit tests, test files) with a PATH holding only
+# links to the declared programs, so a test that uses an undeclared program
+# fails here as it would on a fresh machine.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -13,6 +18,12 @@ BUILD=${DJC_BUILD-build}
 SAN_BUILD=${DJC_SAN_BUILD-build-san}
 WORK=$(mktemp -d /tmp/djc-tests.XXXXXX)
 chmod 755 "$WORK"
+if ! scripts/install-deps.sh --bin "$WORK/bin" check; then
+	rm -rf "$WORK"
+	echo "run-tests: not running the suite: programs or libraries it needs are missing (above)" >&2
+	exit 2
+fi
+export PATH="$WORK/bin"
 cleanup() {
 	[ -d "$WORK/pg" ] && scripts/pg-server.sh stop "$WORK/pg" >/dev/null 2>&1
 	[ -d "$WORK/my" ] && scripts/mariadb-server.sh stop "$WORK/my" >/dev/null 2>&1
@@ -46,10 +57,29 @@ tally() {  # name output-file status
 	[ "$3" != 0 ] && [ "$f" = 0 ] && f=1
 	PASSED=$((PASSED + p))
 	FAILED=$((FAILED + f))
-	if [ "$f" != 0 ]; then SUITES_FAILED="$SUITES_FAILED $1"; cat "$2"; else printf '%s\n' "$line"; fi
+	# how long it took is reported, never checked
+	if [ "$f" != 0 ]; then SUITES_FAILED="$SUITES_FAILED $1"; cat "$2"; echo "  ($1: $((SECONDS - T0)) s)"
+	else printf '%s  (%d s)\n' "$line" $((SECONDS - T0)); fi
 }
 
 n=0
+# checks of the library as built (tests/abi: no database): once, on the plain build
+if [ -n "$BUILD" ]; then
+	echo "== library checks"
+	for f in tests/abi/test_*.sh; do
+		[ -e "$f" ] || continue
+		name=$(basename "$f" .sh)
+		if [ -n "${DJC_TESTS:-}" ] && ! printf ' %s ' "$DJC_TESTS" | grep -q " ${name#test_} "; then continue; fi
+		n=$((n + 1))
+		dir="$WORK/t$n"
+		mkdir -p "$dir"
+		out="$WORK/out.$n"
+		T0=$SECONDS
+		(cd "$dir" && DJC="$ROOT/$BUILD/djc" BUILD="$ROOT/$BUILD" ROOT="$ROOT" T="$dir" DJC_BACKEND=abi \
+			timeout 900 bash "$ROOT/$f") >"$out" 2>&1
+		tally "$name" "$out" $?
+	done
+fi
 for b in $BACKENDS; do
 	echo "== unit tests on $b"
 	for build in $BUILD $SAN_BUILD; do
@@ -59,6 +89,7 @@ for b in $BACKENDS; do
 			out="$WORK/out.$n"
 			schema="djct_u$n"
 			[ "$b" = sqlite ] && url="sqlite:$WORK/u$n.db" || url=${URL[$b]}
+			T0=$SECONDS
 			DJC_TEST_URL=$url DJC_TEST_SCHEMA=$schema DJC_BACKEND=$b ASAN_OPTIONS=detect_leaks=1 \
 				timeout 600 "$t" >"$out" 2>&1
 			tally "$(basename "$t")[$b,$build]" "$out" $?
@@ -74,6 +105,7 @@ for b in $BACKENDS; do
 		chmod 777 "$dir"
 		out="$WORK/out.$n"
 		if [ "$b" = sqlite ]; then url="sqlite:$dir/djc.db"; schema=""; else url=${URL[$b]}; schema="djct_${name#test_}_$n"; fi
+		T0=$SECONDS
 		(cd "$dir" && DJC="$ROOT/$BUILD/djc" BUILD="$ROOT/$BUILD" ROOT="$ROOT" T="$dir" DJC_DATABASE_URL="$url" DJC_DATABASE_SCHEMA="$schema" \
 			DJC_BACKEND=$b timeout 900 bash "$ROOT/$f") >"$out" 2>&1
 		tally "$name[$b]" "$out" $?
@@ -81,6 +113,7 @@ for b in $BACKENDS; do
 done
 
 echo
+echo "run-tests: $SECONDS s in all"
 [ -n "$SUITES_FAILED" ] && echo "failing:$SUITES_FAILED"
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]

@@ -1,32 +1,60 @@
 #!/bin/bash
 # test_install.sh - `make install` and what a user builds against it: the
-# djc command, libdjc.a, djc.h and djc.pc land under PREFIX (in a DESTDIR);
-# a program built with nothing but `pkg-config --cflags --libs djc` against
-# that tree (tests/install/hello.c) declares, inserts and populates with job
-# reservation on this backend; `make uninstall` removes every file again.
+# djc command, libdjc.a, libdjc.so (SONAME libdjc.so.0, symbols in version
+# DJC_0), djc.h and djc.pc land under PREFIX (in a DESTDIR); the program
+# tests/install/hello.c, built with nothing but pkg-config against that tree,
+# once against the shared library and once against the static one, declares,
+# inserts and populates with job reservation on this backend; `make
+# uninstall` removes every file again.
 . "$ROOT/tests/cli/lib.sh"
 
 D=$T/dest
 PREFIX=/opt/djc-test
+L=$D$PREFIX/lib
+VERSION=$(sed -n 's/^#define DJC_VERSION "\(.*\)"/\1/p' "$ROOT/include/djc.h")
 # the build directory relative to ROOT, as the Makefile names it
 B=${BUILD#"$ROOT"/}
 expect_rc 0 "make install into a DESTDIR" make --no-print-directory -C "$ROOT" BUILD="$B" DESTDIR="$D" PREFIX="$PREFIX" install
-for f in bin/djc lib/libdjc.a include/djc.h lib/pkgconfig/djc.pc; do
+for f in bin/djc lib/libdjc.a "lib/libdjc.so.$VERSION" include/djc.h lib/pkgconfig/djc.pc; do
 	check "installed $f" test -f "$D$PREFIX/$f"
 done
+check "lib/libdjc.so.0 links to libdjc.so.$VERSION" test "$(readlink "$L/libdjc.so.0")" = "libdjc.so.$VERSION"
+check "lib/libdjc.so links to libdjc.so.0" test "$(readlink "$L/libdjc.so")" = libdjc.so.0
 check "the installed djc is executable" test -x "$D$PREFIX/bin/djc"
-expect_out "the installed djc runs" "djc $(sed -n 's/^#define DJC_VERSION "\(.*\)"/\1/p' "$ROOT/include/djc.h")" "$D$PREFIX/bin/djc" --version
+expect_out "the installed djc runs" "djc $VERSION" "$D$PREFIX/bin/djc" --version
+run sh -c 'readelf -d "$1" | grep "(SONAME)"' _ "$L/libdjc.so.$VERSION"
+check "the shared library's SONAME is libdjc.so.0" sh -c 'printf "%s" "$1" | grep -q "\[libdjc\.so\.0\]"' _ "$OUT"
 
-pc() { PKG_CONFIG_SYSROOT_DIR="$D" PKG_CONFIG_PATH="$D$PREFIX/lib/pkgconfig" PKG_CONFIG_LIBDIR=/nonexistent pkg-config "$@"; }
+pc() { PKG_CONFIG_SYSROOT_DIR="$D" PKG_CONFIG_PATH="$L/pkgconfig" PKG_CONFIG_LIBDIR=/nonexistent pkg-config "$@"; }
 expect_rc 0 "pkg-config knows djc" pc --exists djc
 run pc --cflags --libs djc
 check "pkg-config points into the install" sh -c 'printf "%s" "$1" | grep -q -- "-I$2$3/include" && printf "%s" "$1" | grep -q -- "-ldjc"' _ "$OUT" "$D" "$PREFIX"
 FLAGS=$OUT
+
+# shared: the usual `cc prog.c $(pkg-config --cflags --libs djc)`
 # shellcheck disable=SC2086  # FLAGS is a list of flags
-expect_rc 0 "a program builds against the installed tree alone" cc -std=c11 -Wall -Wextra -Werror -o hello "$ROOT/tests/install/hello.c" $FLAGS
-expect_out "...and declares, inserts and populates with job reservation" "hello: ok" ./hello
+expect_rc 0 "a program builds against the installed shared library" cc -std=c11 -Wall -Wextra -Werror -o hello "$ROOT/tests/install/hello.c" $FLAGS
+run sh -c 'readelf -d hello | grep "(NEEDED)"'
+check "...it needs libdjc.so.0" sh -c 'printf "%s" "$1" | grep -q "\[libdjc\.so\.0\]"' _ "$OUT"
+run sh -c 'readelf -V hello | grep -A3 "File: libdjc.so.0"'
+check "...in version DJC_0" sh -c 'printf "%s" "$1" | grep -q "Name: DJC_0"' _ "$OUT"
+run ./hello
+check "...and does not start without it on the library path" sh -c 'test "$1" != 0 && printf "%s" "$2" | grep -q libdjc.so.0' _ "$RC" "$ERR"
+expect_out "...with it: declares, inserts and populates with job reservation" "hello: ok" env LD_LIBRARY_PATH="$L" ./hello
 expect_out "its rows are there for the installed djc too" 5 sh -c '"$1" fetch Square --format json | grep -c .' _ "$D$PREFIX/bin/djc"
 
+# static: libdjc.a and the private libraries pkg-config names with --static;
+# --as-needed keeps the -ldjc of that list from adding the shared library
+run pc --static --libs djc
+check "pkg-config --static adds the libraries libdjc.a needs" sh -c 'printf "%s" "$1" | grep -q -- "-ljansson"' _ "$OUT"
+SFLAGS=$OUT
+# shellcheck disable=SC2086
+expect_rc 0 "a program builds against the installed static library" cc -std=c11 -Wall -Wextra -Werror -o hello_static "$ROOT/tests/install/hello.c" $(pc --cflags djc) "$L/libdjc.a" -Wl,--as-needed $SFLAGS
+run sh -c 'readelf -d hello_static | grep "(NEEDED)"'
+check "...it does not need libdjc.so" sh -c '! printf "%s" "$1" | grep -q libdjc' _ "$OUT"
+if [ "$DJC_BACKEND" = sqlite ]; then export DJC_DATABASE_URL="sqlite:$T/static.db"; else export DJC_DATABASE_SCHEMA="${DJC_DATABASE_SCHEMA}_s"; fi
+expect_out "...and declares, inserts and populates with job reservation" "hello: ok" ./hello_static
+
 expect_rc 0 "make uninstall" make --no-print-directory -C "$ROOT" BUILD="$B" DESTDIR="$D" PREFIX="$PREFIX" uninstall
-check "uninstall removed every file" sh -c 'test -z "$(find "$1" -type f)"' _ "$D"
+check "uninstall removed every file and link" sh -c 'test -z "$(find "$1" ! -type d)"' _ "$D"
 finish

@@ -17,17 +17,14 @@ TARGETS=${FUZZ_TARGETS:-definition pipeline row}
 JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 [ "$JOBS" -gt 3 ] && JOBS=3
 
-if ! command -v clang >/dev/null 2>&1; then
-	echo "fuzz: installing clang (needed only for make fuzz)" >&2
-	SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
-	export DEBIAN_FRONTEND=noninteractive
-	$SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends clang >/dev/null ||
-		{ echo "fuzz: could not install clang" >&2; exit 2; }
-fi
+# clang (needed only for make fuzz) and the rest: group fuzz of scripts/deps.txt
+scripts/install-deps.sh fuzz || { echo "fuzz: could not install what it needs" >&2; exit 2; }
 CC=${FUZZ_CC:-clang}
 FLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
-CPPFLAGS="-Iinclude -Isrc -I/usr/include/mariadb -I/usr/include/postgresql -D_GNU_SOURCE"
-LIBS="-ljansson -lpthread -ldl"
+MARIADB_PC=libmariadb
+pkg-config --exists libmariadb || MARIADB_PC=mariadb
+CPPFLAGS="-Iinclude -Isrc $(pkg-config --cflags jansson sqlite3 libpq $MARIADB_PC) -D_GNU_SOURCE" || exit 2
+LIBS="$(pkg-config --libs jansson) -lpthread -ldl"
 mkdir -p "$OUT/obj"
 
 # library objects with coverage instrumentation (rebuilt when a source is newer)

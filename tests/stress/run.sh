@@ -23,8 +23,9 @@
 # the commits that are its own, every make beyond one per key is accounted
 # for (killed with its worker, or stopped / refused because its reservation
 # was lost, matching the workers' lost counts), nothing reserved, pending or
-# in error at the end, and the crash run ends within about one lease of the
-# last kill.
+# in error at the end, and every worker group finishes by itself. How long
+# the run went on after the last kill (about one lease when all is well) is
+# reported, not checked: a duration depends on the machine's load.
 #
 #   DJC_BACKENDS="sqlite postgresql mysql"  STRESS_KEYS=2000  STRESS_LEASE=3
 #   STRESS_OUT=docs/stress-results.md (results are appended to a fresh copy)
@@ -347,8 +348,6 @@ for g in groups:
 check(not bad, "each surviving group reports exactly its own commits, and its lost count equals its stopped/refused makes" + ("" if not bad else ": " + "; ".join(bad)))
 check(cat["unexplained"] == 0, "every make beyond one per key is accounted for (killed with its worker, or lost reservation)")
 check(not left, "every worker group finished by itself")
-if tlast:
-    check(tend - float(tlast) <= lease + 3.0, "run finished within about one lease of the last kill (%.1f s <= lease + 3 s)" % (tend - float(tlast)))
 if run == "chaos":
     check(cat["stopped: reservation lost"] + cat["finished, commit refused (reservation lost)"] > 0,
           "the cut host lost reservations (its late commits refused / makes stopped) and others took the keys over")
