@@ -157,7 +157,7 @@ static int take_call(worker *w)
 static int run_make(worker *w, const djc_row *key, staged *st, make_result *mr)
 {
 	if (w->o->make) return make_callback(w->c, w->t, key, w->o->make, w->o->payload, st, mr);
-	return make_program(w->c, w->t, key, w->argv, &w->lost, st, mr);
+	return make_program(w->c, w->t, key, w->argv, make_stop_check, &w->lost, st, mr);
 }
 
 /* ------------------------------------------------------------ heartbeat */

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include "jobs/jobs.h"
+#include "proc.h"
 
 /* Rows staged by one make: parallel arrays of target tables and prepared rows. */
 typedef struct staged {
@@ -28,7 +29,8 @@ typedef struct make_result {
 	char *message;      /* error message when !ok */
 	char *stack;        /* stderr tail of a make program */
 	int signal;         /* the make program died of this signal */
-	int stopped;        /* stopped by us: 1 = reservation lost, 2 = interrupted */
+	int stopped;        /* stopped by us: a proc_stop_reason (PROC_STOP_LOST = 1,
+	                       PROC_STOP_INTERRUPT = 2, ...), 0 if not */
 } make_result;
 void make_result_free(make_result *r);
 
@@ -36,10 +38,16 @@ void make_result_free(make_result *r);
  * heartbeat thread). */
 extern volatile sig_atomic_t populate_signal;   /* SIGINT/SIGTERM received */
 
-/* Run the make program argv for key; stage and check its rows. `lost` (may
- * be NULL) is polled: when it becomes non-zero the program is stopped. */
-int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, atomic_int *lost,
+/* Run the make program argv for key; stage and check its rows.
+ * should_stop(arg) (may be NULL) is polled while it runs: a proc_stop_reason
+ * stops it (SIGTERM to its group, SIGKILL after jobs.stop_grace
+ * seconds) and is returned in res->stopped. When its main process ends,
+ * whatever it left running is killed; nothing of it outlives the caller. */
+int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, proc_check should_stop, void *arg,
 		 staged *out, make_result *res);
+/* The stop check populate uses: PROC_STOP_INTERRUPT once SIGINT/SIGTERM
+ * was received, PROC_STOP_LOST once *(atomic_int *)lost is non-zero. */
+int make_stop_check(void *lost);
 /* Call a C make for key. */
 int make_callback(djc_conn *c, table *t, const djc_row *key, djc_make_fn fn, void *payload, staged *out,
 		  make_result *res);
