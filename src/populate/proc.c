@@ -220,6 +220,7 @@ typedef struct sup_state {
 	int sock;
 	pid_t self;
 	pid_t cur;                 /* the running program's main process, or 0 */
+	int devnull;               /* on 0, 1 and 2 between programs */
 	char *buf;                 /* request buffer (mmap) */
 	size_t cap;
 	posix_spawnattr_t attr;
@@ -340,9 +341,7 @@ static void sup_spawn(sup_state *s, const wire *w, const int *fds)
 		for (int i = 0; i < 3 && !err; i++)
 			if (dup2(fds[i], i) < 0) err = errno; else saved = i + 1;
 		if (!err) err = spawn_path(s, &pid, argv, envp, sh_argv);
-		int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
-		for (int i = 0; i < saved; i++) if (dn >= 0) dup2(dn, i);
-		if (dn > 2) close(dn);
+		for (int i = 0; i < saved; i++) dup2(s->devnull, i);
 	}
 	for (int i = 0; i < 3; i++) if (fds[i] > 2) close(fds[i]);
 	if (err) pid = 0;
@@ -381,9 +380,10 @@ static void sup_main(int sock, pid_t caller)
 	sup_state s = {0};
 	s.sock = sock;
 	s.self = getpid();
-	/* its own session: out of the caller's process group (a group kill of
-	 * the caller must leave it to clean up) and off any terminal */
-	setsid();
+	/* out of the caller's process group: a group kill of the caller (or the
+	 * terminal's ^C) must leave it to clean up. It stays in the caller's
+	 * session, so programs keep the caller's controlling terminal. */
+	setpgid(0, 0);
 	prctl(PR_SET_NAME, "djc-supervise");
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	sigset_t all;
@@ -397,11 +397,14 @@ static void sup_main(int sock, pid_t caller)
 	for (int i = 0; i < 3; i++) if (dn != i) dup2(dn, i);
 	if (hi != 3 && dup2(hi, 3) < 0) _exit(1);
 	s.sock = sock = 3;
-	if (syscall(SYS_close_range, 4, ~0U, 0) < 0) {
+	if (dup2(0, 4) < 0) _exit(1);
+	s.devnull = 4;
+	if (syscall(SYS_close_range, 5, ~0U, 0) < 0) {
 		long max = sysconf(_SC_OPEN_MAX);
-		for (long fd = 4; fd < (max > 0 && max < 65536 ? max : 65536); fd++) close((int)fd);
+		for (long fd = 5; fd < (max > 0 && max < 65536 ? max : 65536); fd++) close((int)fd);
 	}
 	fcntl(sock, F_SETFD, FD_CLOEXEC);
+	fcntl(s.devnull, F_SETFD, FD_CLOEXEC);
 	int pfd = -1;
 #ifdef SYS_pidfd_open
 	pfd = (int)syscall(SYS_pidfd_open, caller, 0);
