@@ -11,7 +11,7 @@
  *                    the supervisor, which also looks for leftovers)
  *
  * Each is timed N times for /bin/true (or PROG); the mean and median per
- * program are printed, in microseconds. The supervisor's start (once per
+ * program are printed on stderr, in microseconds. The supervisor's start (once per
  * worker process) is timed on its own. Not part of `make bench` (no
  * database); build and run after `make all`:
  *
@@ -148,7 +148,7 @@ static void measure(const char *name, void (*fn)(void), int n)
 		sum += t[i];
 	}
 	qsort(t, (size_t)n, sizeof *t, cmp);
-	printf("%-14s mean %7.1f us   median %7.1f us   p90 %7.1f us\n", name, sum / n, t[n / 2], t[n * 9 / 10]);
+	fprintf(stderr, "%-14s mean %7.1f us   median %7.1f us   p90 %7.1f us\n", name, sum / n, t[n / 2], t[n * 9 / 10]);
 	free(t);
 }
 
@@ -170,11 +170,14 @@ int main(int argc, char **argv)
 	long rss = 0;
 	while (f && fgets(line, sizeof line, f)) if (!strncmp(line, "VmRSS:", 6)) rss = atol(line + 6);
 	if (f) fclose(f);
-	printf("spawn_cost: %d runs of %s each; RSS %ld MiB (heap %ld MiB, %d client libraries), 2 threads\n", n, prog,
+	/* results on stderr; what PROG prints goes to /dev/null in every mode */
+	int dn = open("/dev/null", O_WRONLY);
+	if (dn >= 0) dup2(dn, 1);
+	fprintf(stderr, "spawn_cost: %d runs of %s each; RSS %ld MiB (heap %ld MiB, %d client libraries), 2 threads\n", n, prog,
 	       rss >> 10, heap_mb, loaded);
 	double a = proc_now();
 	via_proc();   /* starts this process's supervisor */
-	printf("%-14s %7.1f us (once per worker process)\n", "supervisor", (proc_now() - a) * 1e6);
+	fprintf(stderr, "%-14s %7.1f us (once per worker process)\n", "supervisor", (proc_now() - a) * 1e6);
 	measure("fork+exec", fork_exec, n);
 	measure("posix_spawn", spawn_bare, n);
 	measure("fork+pipes", fork_pipes, n);

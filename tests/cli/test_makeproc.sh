@@ -136,7 +136,7 @@ djc jobs clear Res --status error >/dev/null
 # the lease reset by refresh --orphan-timeout: the worker notices the loss
 # at its next renewal, stops the make (SIGTERM, ignored), kills it 1 s later
 rm -f smain.* sbg.*
-DJC_JOBS_LEASE_TIMEOUT=2 DJC_JOBS_STOP_GRACE=1 "$DJC" populate Res --reserve-jobs --json --max-calls 1 \
+DJC_JOBS_LEASE_TIMEOUT=4 DJC_JOBS_STOP_GRACE=1 "$DJC" populate Res --reserve-jobs --json --max-calls 1 \
 	--where '{"item_id": 6}' --make ./mkstub.sh > w.out 2> w.err &
 w=$!
 check "2: orphan: the stubborn make started" wait_for '^started 6$' "$LOG" 2
