@@ -5,8 +5,9 @@
  * stderr); stop it (SIGTERM to its group, SIGKILL after a grace period);
  * and report what became of it in a proc_status.
  *
- * Programs are started by a supervisor: a small process per caller
- * process, forked once on first use and kept, that is a child subreaper
+ * Programs are started by a supervisor: a small process forked from the
+ * caller on first use and kept for the next program (one per program
+ * running at the same time, idle ones pooled), that is a child subreaper
  * (PR_SET_CHILD_SUBREAPER), so every process a program starts, even one
  * that left its process group or session, is its descendant. When a
  * program's main process ends, the supervisor kills whatever that program
@@ -62,7 +63,7 @@ typedef struct proc_status {
 	int killed;           /* the grace period ran out: SIGKILL was sent to its group */
 	int too_big;          /* stdout went over the cap; what came after was dropped */
 	int leftovers;        /* processes of its tree still running when its main
-	                         process ended (or when we gave up on it), killed */
+	                         process ended: all killed then */
 	int abandoned;        /* its end was not seen within the bounds (SIGKILL did not
 	                         take, or the supervisor died): its supervisor was discarded */
 } proc_status;
