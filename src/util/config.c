@@ -18,6 +18,7 @@ static config_item items[] = {
 	{"jobs.version_method", "DJC_JOBS_VERSION_METHOD", "none", "choice", NULL, NULL},
 	{"jobs.lease_timeout", "DJC_JOBS_LEASE_TIMEOUT", "60", "float", NULL, NULL},
 	{"jobs.reserve_batch", "DJC_JOBS_RESERVE_BATCH", "1", "int", NULL, NULL},
+	{"jobs.stop_grace", "DJC_JOBS_STOP_GRACE", "5", "float", NULL, NULL},
 	{"database.url", "DJC_DATABASE_URL", "sqlite:djc.db", "string", NULL, NULL},
 	{"database.schema", "DJC_DATABASE_SCHEMA", "", "string", NULL, NULL},
 	{"database.password", "DJC_DATABASE_PASSWORD", "", "secret", NULL, NULL},
@@ -60,6 +61,7 @@ static const struct limit {
 	{"jobs.lease_timeout", 0, 1e9, 1, NULL, "a number of seconds greater than 0 and at most 1e9"},
 	{"jobs.default_priority", 0, 2147483647.0, 0, NULL, "an integer from 0 to 2147483647"},
 	{"jobs.reserve_batch", 1, 1000, 0, NULL, "an integer from 1 to 1000"},
+	{"jobs.stop_grace", 0, 3600, 0, NULL, "a number of seconds from 0 to 3600"},
 	{"jobs.version_method", 0, 0, 0, "none|git", "none or git"},
 	{NULL, 0, 0, 0, NULL, NULL},
 };
