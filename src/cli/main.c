@@ -87,7 +87,7 @@ static int want_help(int argc, char **argv, const char *text)
 {
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) break;
-		if (!strcmp(argv[i], "--make")) break;
+		if (!strcmp(argv[i], "--make") || !strcmp(argv[i], "--make-serve")) break;
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { fputs(text, stdout); return 1; }
 	}
 	return 0;
@@ -307,7 +307,7 @@ static int cmd_populate(int argc, char **argv)
 		"usage: djc populate TABLE [--reserve-jobs] [--processes N] [--max-calls N]\n"
 		"                     [--priority P] [--suppress-errors] [--display-progress]\n"
 		"                     [--refresh | --no-refresh] [--where JSON] [--json]\n"
-		"                     [--make COMMAND [ARG...]]\n"
+		"                     [--make COMMAND [ARG...] | --make-serve COMMAND [ARG...]]\n"
 		"Call make once for every key of (key_source & where) - TABLE.\n"
 		"  --reserve-jobs      coordinate through the jobs table (many workers, many hosts)\n"
 		"  --processes N       N worker processes, each taking keys as it goes\n"
@@ -319,6 +319,10 @@ static int cmd_populate(int argc, char **argv)
 		"  --make COMMAND ...  the make program and its arguments (must come last); it\n"
 		"                      gets the key as JSON on stdin and in DJC_KEY and prints\n"
 		"                      rows as JSON Lines\n"
+		"  --make-serve COMMAND ...  a make program started once per worker process and\n"
+		"                      kept: it gets keys and answers rows over its stdin and\n"
+		"                      stdout, and reads upstream rows from djc over the same\n"
+		"                      pipe (docs/serve-protocol.md); must come last\n"
 		"Exit status: 0 all made, 1 some make failed, 2 bad input, 130/143 interrupted.\n";
 	if (want_help(argc, argv, H)) return 0;
 	djc_populate_options o;
@@ -337,13 +341,14 @@ static int cmd_populate(int argc, char **argv)
 		else if (!strcmp(a, "--no-refresh")) o.refresh = 0;
 		else if (!strcmp(a, "--json")) json = 1;
 		else if (!strcmp(a, "--where") && i + 1 < argc) { o.where_json = argv[++i]; check_json("--where", o.where_json); }
-		else if (!strcmp(a, "--make")) {
-			if (i + 1 >= argc) die_usage("--make needs a program");
-			o.make_argv = (const char *const *)&argv[i + 1];
+		else if (!strcmp(a, "--make") || !strcmp(a, "--make-serve")) {
+			if (i + 1 >= argc) die_usage("%s needs a program", a);
+			if (!strcmp(a, "--make")) o.make_argv = (const char *const *)&argv[i + 1];
+			else o.make_serve_argv = (const char *const *)&argv[i + 1];
 			break;
 		} else if (a[0] == '-') die_usage("populate: unknown or incomplete option %s", a);
 		else if (!table) table = a;
-		else die_usage("populate takes one TABLE (put --make last)");
+		else die_usage("populate takes one TABLE (put --make or --make-serve last)");
 	}
 	if (!table) die_usage("populate needs a TABLE (see djc populate --help)");
 	if (o.processes > 256) die_usage("--processes is at most 256");

@@ -19,6 +19,7 @@ static config_item items[] = {
 	{"jobs.lease_timeout", "DJC_JOBS_LEASE_TIMEOUT", "60", "float", NULL, NULL},
 	{"jobs.reserve_batch", "DJC_JOBS_RESERVE_BATCH", "1", "int", NULL, NULL},
 	{"jobs.stop_grace", "DJC_JOBS_STOP_GRACE", "5", "float", NULL, NULL},
+	{"jobs.serve_restarts", "DJC_JOBS_SERVE_RESTARTS", "10", "int", NULL, NULL},
 	{"database.url", "DJC_DATABASE_URL", "sqlite:djc.db", "string", NULL, NULL},
 	{"database.schema", "DJC_DATABASE_SCHEMA", "", "string", NULL, NULL},
 	{"database.password", "DJC_DATABASE_PASSWORD", "", "secret", NULL, NULL},
@@ -62,6 +63,7 @@ static const struct limit {
 	{"jobs.default_priority", 0, 2147483647.0, 0, NULL, "an integer from 0 to 2147483647"},
 	{"jobs.reserve_batch", 1, 1000, 0, NULL, "an integer from 1 to 1000"},
 	{"jobs.stop_grace", 0, 3600, 0, NULL, "a number of seconds from 0 to 3600"},
+	{"jobs.serve_restarts", 0, 10000, 0, NULL, "an integer from 0 to 10000"},
 	{"jobs.version_method", 0, 0, 0, "none|git", "none or git"},
 	{NULL, 0, 0, 0, NULL, NULL},
 };
