@@ -211,6 +211,7 @@ def _take_stdio():
     os.dup2(null, 0)
     os.close(null)
     os.dup2(2, 1)
+    sys.stdout = sys.stderr   # in order with stderr, and not lost in a buffer if the make crashes
     sys.stdin = open(os.devnull)
     return rfile, wfile
 
