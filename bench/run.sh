@@ -190,6 +190,11 @@ for be in sqlite postgresql mariadb; do
 	say "bench:    $be done ($(($(date +%s) - T_START)) s)"
 done
 
+# ------------------------------------------------ serve protocol (issue 16)
+# bench/serve.sh on the same PostgreSQL; its own section of the report
+say "bench: make programs, serve vs per key (bench/serve.sh)"
+PG_URL=$PG BUILD=$BUILD bench/serve.sh >"$WORK/serve.md" || say "bench: bench/serve.sh failed"
+
 # ------------------------------------------------ report
 say "bench: writing $OUT"
 MACHINE="nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, $(uname -sr)"
@@ -199,5 +204,6 @@ if [ "$PEERS" = 1 ]; then
 fi
 cp "$LOG" "${BENCH_JSONL:-/dev/null}" 2>/dev/null || true
 node bench/report.mjs "$LOG" "$MACHINE" "$VERSIONS" "$(($(date +%s) - T_START))" >"$WORK/results.md"
+cat "$WORK/serve.md" >>"$WORK/results.md"
 cp "$WORK/results.md" "$OUT"
 cat "$OUT"
