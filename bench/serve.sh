@@ -55,6 +55,9 @@ T0=$(date +%s)
 cc -O2 -o "$WORK/noop_serve" bench/prog/noop_serve.c
 cc -O2 -o "$WORK/noop_make" bench/prog/noop_make.c
 PYMAKE=$ROOT/bench/prog/noop_make.py
+# the interpreter itself, not a wrapper that finds it (pyenv's shims are
+# shell scripts): both protocols start the same program
+PY=$(python3 -c 'import sys; print(sys.executable)')
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 if [ -z "${PG_URL:-}" ]; then
 	say "starting PostgreSQL in $WORK/pg"
@@ -91,8 +94,8 @@ bench_run() {
 say "A. no-op Python make, per key ($N_PYK keys) vs serve ($N_FAST keys)"
 for be in sqlite postgresql; do
 	for p in 1 4; do
-		rec "{\"s\":\"A\",\"proto\":\"perkey\",$(bench_run $be sv$N_PYK reserve $p perkey python3 "$PYMAKE" | cut -c2-)"
-		rec "{\"s\":\"A\",\"proto\":\"serve\",$(bench_run $be sv$N_FAST reserve $p serve python3 "$PYMAKE" | cut -c2-)"
+		rec "{\"s\":\"A\",\"proto\":\"perkey\",$(bench_run $be sv$N_PYK reserve $p perkey "$PY" "$PYMAKE" | cut -c2-)"
+		rec "{\"s\":\"A\",\"proto\":\"serve\",$(bench_run $be sv$N_FAST reserve $p serve "$PY" "$PYMAKE" | cut -c2-)"
 	done
 	say "   $be done ($(($(date +%s) - T0)) s)"
 done

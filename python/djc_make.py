@@ -45,15 +45,14 @@ stderr, which djc keeps per key for the error stack; stdin is empty.
 """
 
 import base64
-import datetime
-import decimal
 import json
 import os
-import shutil
-import subprocess
 import sys
 import traceback
-import uuid
+
+# Imported only when used (a per-key make starts an interpreter per key):
+# subprocess and shutil by the per-key fetch; datetime, decimal and uuid
+# values can only come from a make that imported those modules itself.
 
 __all__ = ["run", "FetchError", "ProtocolError", "b64", "PROTOCOL_VERSION"]
 
@@ -76,11 +75,13 @@ def b64(text):
 def _default(v):
     if isinstance(v, (bytes, bytearray, memoryview)):
         return base64.b64encode(bytes(v)).decode("ascii")
-    if isinstance(v, datetime.datetime):
+    mods = sys.modules
+    dt = mods.get("datetime")
+    if dt and isinstance(v, dt.datetime):
         return v.isoformat(" ")
-    if isinstance(v, (datetime.date, datetime.time)):
+    if dt and isinstance(v, (dt.date, dt.time)):
         return v.isoformat()
-    if isinstance(v, (decimal.Decimal, uuid.UUID)):
+    if (mods.get("decimal") and isinstance(v, mods["decimal"].Decimal)) or (mods.get("uuid") and isinstance(v, mods["uuid"].UUID)):
         return str(v)
     if hasattr(v, "tolist"):
         return v.tolist()
@@ -157,6 +158,9 @@ class _CliFetch(_Fetch):
     """fetch under the per-key protocol: run `djc fetch`."""
 
     def _fetch(self, table, key, where):
+        import shutil
+        import subprocess
+
         djc = os.environ.get("DJC") or shutil.which("djc")
         if not djc:
             raise FetchError("cannot find the djc program: set DJC to its path (or put djc on PATH)")
