@@ -329,10 +329,16 @@ again:
 		int over = proc_pump(s->p, 0);
 		size_t n;
 		const char *o = proc_out(s->p, &n);
-		if (n) {
-			const char *nl = memchr(o, '\n', n);
-			size_t k = nl ? (size_t)(nl - o) : n;
-			char *excerpt = xstrndup(o, k > 200 ? 200 : k);
+		size_t blank = 0;
+		while (blank < n && (o[blank] == ' ' || o[blank] == '\t' || o[blank] == '\r' || o[blank] == '\n')) blank++;
+		if (blank == n) proc_out_consume(s->p, n);   /* blank lines are no output */
+		else {
+			/* the first line that is not blank */
+			const char *l = o + blank;
+			while (l > o && l[-1] != '\n') l--;
+			const char *nl = memchr(l, '\n', n - (size_t)(l - o));
+			size_t k = nl ? (size_t)(nl - l) : n - (size_t)(l - o);
+			char *excerpt = xstrndup(l, k > 200 ? 200 : k);
 			size_t el = strlen(excerpt);
 			res->message = xasprintf("serve program wrote after its last closing line (\"%s\"%s): it is restarted",
 						 utf8_valid(excerpt, el) ? excerpt : "(not UTF-8)", k > 200 ? "..." : "");

@@ -271,6 +271,8 @@ while read -r line; do
 		badrow) echo '{"v": "ten"}'; echo '{"v": 2}'; echo '{"_djc": "done"}'; continue ;;
 		norow) echo '{"_djc": "done"}'; continue ;;
 		error) printf '%s\n' '{"_djc": "error", "message": "it went wrong", "stack": "frame 1\nframe 2"}'; continue ;;
+		after) printf '{"v": %s}\n{"_djc": "done"}\n\n{"v": 99}\n' "$id"; continue ;;   # one write: a line after done
+		blankafter) printf '{"v": %s}\n{"_djc": "done"}\n\n \n' "$id"; continue ;;
 		esac
 		echo '{"_djc": "done"}'
 		continue
@@ -309,6 +311,18 @@ check "4: a reported error's message, its stack, then the key's stderr" \
 	test "$(jget '.jobs[0].error_message + "|" + .jobs[0].error_stack')" = "it went wrong|frame 1
 frame 2
 bad output for 3"
+# output after a closing line: the next key fails (that output would
+# otherwise pass for its rows) and gets a new program; blank lines are no output
+clean
+run env BAD_ON=3 BAD=after "$DJC" populate Res --suppress-errors --json --where '{"item_id": {"<=": 5}}' --make-serve ./raw.sh
+check "4: a line after key 3's closing line: key 4 fails, saying so" \
+	test "$(jget '"\(.success_count)/\(.error_count)/\(.errors[0].key.item_id) \(.errors[0].message)"')" = \
+	'4/1/4 serve program wrote after its last closing line ("{"v": 99}"): it is restarted'
+check "4: ... key 3 as it closed it, key 5 by a new program" test "$(count Res '{"item_id": 3}')/$(count Res '{"item_id": 5}')/$(starts)" = "1/1/2"
+check "4: ... key 4 is not made (99 went nowhere)" test "$(count Res '{"item_id": 4}')/$(count Res '{"v": 99}')" = "0/0"
+clean
+run env BAD_ON=3 BAD=blankafter "$DJC" populate Res --suppress-errors --json --where '{"item_id": {"<=": 5}}' --make-serve ./raw.sh
+check "4: blank lines after a closing line are harmless" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')/$(starts)" = "0/5/0/1"
 clean
 run env RAISE_ON=4 "$DJC" populate Res --suppress-errors --json --make-serve python3 mk.py
 check "4: an exception in a Python make fails its key with its message" \
