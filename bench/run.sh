@@ -23,7 +23,7 @@ QUICK=${BENCH_QUICK:-0}
 BIG=${BENCH_BIG:-1000000}
 ROUNDS=${BENCH_ROUNDS:-3}
 N_H=20000         # part A: jobs per headline run, batched
-N_H1=5000         # part A: jobs per headline run, one job per transaction (x3 rounds; 20,000 with BENCH_N1=20000)
+N_H1=20000        # part A: jobs per headline run, one job per transaction (BENCH_N1 to change)
 N_HB=100000       # part A: jobs per large batched run
 N_DJ=2000         # part A: keys per DataJoint comparison run
 W_DJ=7            # part A: DataJoint workers (and djc processes) in that comparison
