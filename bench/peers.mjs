@@ -52,8 +52,8 @@ async function child(peer, url, opts) {
   process.stdout.write('ready\n');
   process.stdin.on('data', async () => {
     await stop();
-    process.stdout.write(JSON.stringify(ids) + '\n');
-    process.exit(0);
+    // a pipe is written asynchronously: exit only once all the ids are out
+    process.stdout.write(JSON.stringify(ids) + '\n', () => process.exit(0));
   });
 }
 

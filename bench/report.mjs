@@ -92,7 +92,9 @@ function table(gs, counters = 'postgresql') {
     const x = g.x;
     const isLoop = x.sys === 'pgbench' || x.sys === 'commit_loop';
     const nj = isLoop ? `${x.r ? f0(median(g.xs.map((y) => y.r?.commits ?? 0))) + ' tx' : '-'}` : f0(x.n);
-    const okc = g.ok ? `yes (${g.n} run${g.n > 1 ? 's' : ''})` : '**NO**';
+    const lost = g.xs.filter((y) => !y.r).length;
+    const okc = g.ok ? `yes (${g.n} run${g.n > 1 ? 's' : ''})`
+      : lost && g.xs.filter((y) => y.r).every(ok) ? `**${lost} of ${g.n} runs gave no result** (the others: yes)` : '**NO**';
     const label = `${NAME[x.sys]}${x.sys === 'djc' || isLoop || x.sys === 'datajoint' ? '' : ' ' + x.label}`;
     if (counters === 'postgresql')
       p(`| ${label} | ${settings(x)} | ${x.procs} | ${nj} | ${f0(g.rate)}${range(g)}${isLoop ? ' tx/s' : ''} | ${f2(g.stmts)} | ${f2(g.commits)} | ${f2(g.flushes)} | ${okc} |`);
@@ -114,6 +116,7 @@ p(`Versions: ${versions}  `);
 p(`Produced by \`${quick === '1' ? 'BENCH_QUICK=1 bench/run.sh' : 'make bench'}\` (bench/run.sh) in ${secs} s; every figure below comes from that one run, side by side.`);
 p('The machine is shared and was loaded by other work during the run: compare figures within a table and the ratios');
 p('of one run, not absolute rates across runs.');
+if (process.env.BENCH_NOTE) { p(); p(process.env.BENCH_NOTE); }
 p();
 const dur = (part) => recs.find((r) => r.s === 'durability' && r.part === part)?.text;
 
@@ -228,7 +231,10 @@ const h = (s = '') => H.push(s);
   }
   const allA = A.filter((x) => x.part === 'A');
   h();
-  h(`Exactly once: ${allA.filter(ok).length} of ${allA.length} runs of part A proved every job ran exactly once${allA.every(ok) ? '' : ' — **some did not, see the tables**'}.`);
+  const noRes = allA.filter((x) => !x.r).length, bad = allA.filter((x) => x.r && !ok(x)).length;
+  h(`Exactly once: ${allA.filter(ok).length} of ${allA.length} runs of part A proved every job ran exactly once` +
+    (bad ? `; **${bad} showed a job run twice, missed or failed, see the tables**` : '') +
+    (noRes ? `; **${noRes} gave no result** (the run failed; nothing was checked)` : '') + '.');
   h();
 }
 
