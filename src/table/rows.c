@@ -335,46 +335,104 @@ int rows_insert(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int
 	return DJC_OK;
 }
 
-int rows_insert_many(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, size_t *inserted)
+void stmt_list_add(stmt_list *l, sb_t *sql, pvec *p, long expect)
 {
-	if (inserted) *inserted = 0;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 8;
+		l->items = xrealloc(l->items, l->cap * sizeof *l->items);
+		l->texts = xrealloc(l->texts, l->cap * sizeof *l->texts);
+		l->params = xrealloc(l->params, l->cap * sizeof *l->params);
+	}
+	memset(&l->items[l->n], 0, sizeof *l->items);
+	l->items[l->n].expect = expect;
+	l->texts[l->n] = *sql;
+	l->params[l->n] = *p;
+	memset(sql, 0, sizeof *sql);
+	memset(p, 0, sizeof *p);
+	l->n++;
+}
+
+void stmt_list_claim(stmt_list *l, const db_claim *cl)
+{
+	sb_t none = SB_INIT;
+	pvec nop = {0};
+	stmt_list_add(l, &none, &nop, -1);
+	l->items[l->n - 1].claim = cl;
+}
+
+db_item *stmt_list_items(stmt_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		if (l->items[i].claim) continue;
+		l->items[i].sql = sb_str(&l->texts[i]);
+		l->items[i].params = l->params[i].v;
+		l->items[i].np = l->params[i].n;
+	}
+	return l->items;
+}
+
+void stmt_list_free(stmt_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) { sb_free(&l->texts[i]); pvec_free(&l->params[i]); }
+	free(l->items);
+	free(l->texts);
+	free(l->params);
+	memset(l, 0, sizeof *l);
+}
+
+void rows_insert_stmts(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, stmt_list *l)
+{
+	/* statements of at most 500 rows and ~30,000 parameters */
 	size_t per = 30000 / (t->nattrs ? t->nattrs : 1);
 	if (per > 500) per = 500;
 	if (per < 1) per = 1;
-	sb_t head = SB_INIT, q = SB_INIT;
-	sb_add(&head, skip_dup ? c->db->drv->insert_ignore_head : "INSERT INTO");
-	sb_addc(&head, ' ');
-	db_qi(c->db, &head, t->sql_name);
-	sb_add(&head, " (");
-	for (size_t i = 0; i < t->nattrs; i++) {
-		if (i) sb_add(&head, ", ");
-		db_qi(c->db, &head, t->attrs[i].name);
-	}
-	sb_add(&head, ") VALUES ");
-	val_t *p = xcalloc(per * t->nattrs + 1, sizeof(val_t));
-	int rc = DJC_OK;
-	for (size_t at = 0; at < n && !rc; at += per) {
+	for (size_t at = 0; at < n; at += per) {
 		size_t k = n - at < per ? n - at : per;
-		sb_reset(&q);
-		sb_add(&q, sb_str(&head));
+		sb_t q = SB_INIT;
+		pvec p = {0};
+		sb_add(&q, skip_dup ? c->db->drv->insert_ignore_head : "INSERT INTO");
+		sb_addc(&q, ' ');
+		db_qi(c->db, &q, t->sql_name);
+		sb_add(&q, " (");
+		for (size_t i = 0; i < t->nattrs; i++) {
+			if (i) sb_add(&q, ", ");
+			db_qi(c->db, &q, t->attrs[i].name);
+		}
+		sb_add(&q, ") VALUES ");
 		for (size_t r = 0; r < k; r++) {
 			sb_add(&q, r ? ", (" : "(");
 			for (size_t i = 0; i < t->nattrs; i++) {
 				sb_add(&q, i ? ", ?" : "?");
 				const val_t *v = row_get(rows[at + r], t->attrs[i].name);
-				p[r * t->nattrs + i] = v ? *v : val_null();   /* shallow: rows own them */
+				val_t x;
+				if (v) val_copy(&x, v);
+				else x = val_null();
+				pvec_push(&p, x);
 			}
 			sb_addc(&q, ')');
 		}
 		if (skip_dup) sb_add(&q, c->db->drv->insert_ignore_tail);
-		db_res *res = NULL;
-		rc = db_exec(c->db, sb_str(&q), p, k * t->nattrs, &res);
-		if (!rc && inserted) *inserted += (size_t)res->affected;
-		db_res_free(res);
+		stmt_list_add(l, &q, &p, -1);
 	}
-	free(p);
-	sb_free(&head);
-	sb_free(&q);
+}
+
+int rows_insert_many(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, size_t *inserted)
+{
+	if (inserted) *inserted = 0;
+	int rc = DJC_OK;
+	/* a slice at a time: the statements hold copies of the values */
+	for (size_t at = 0; at < n && !rc; at += 500) {
+		stmt_list l = {0};
+		rows_insert_stmts(c, t, rows + at, n - at < 500 ? n - at : 500, skip_dup, &l);
+		db_item *it = stmt_list_items(&l);
+		for (size_t i = 0; i < l.n && !rc; i++) {
+			db_res *res = NULL;
+			rc = db_exec(c->db, it[i].sql, it[i].params, it[i].np, &res);
+			if (!rc && inserted) *inserted += (size_t)res->affected;
+			db_res_free(res);
+		}
+		stmt_list_free(&l);
+	}
 	return rc;
 }
 

@@ -78,6 +78,24 @@ int rows_insert(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int
  * rows). On failure it does not say which row: callers that need that roll
  * back and insert one by one. */
 int rows_insert_many(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, size_t *inserted);
+/* Statements built for one db_batch: each item's text and parameters are
+ * owned by the list (stmt_list_items points the items at them). */
+typedef struct stmt_list {
+	db_item *items;
+	sb_t *texts;
+	pvec *params;
+	size_t n, cap;
+} stmt_list;
+/* Append a statement (sql and p are taken, left empty); expect as db_item. */
+void stmt_list_add(stmt_list *l, sb_t *sql, pvec *p, long expect);
+/* Append a claim item (cl must outlive the batch). */
+void stmt_list_claim(stmt_list *l, const db_claim *cl);
+/* The items, pointing at the list's texts and parameters. */
+db_item *stmt_list_items(stmt_list *l);
+void stmt_list_free(stmt_list *l);
+/* Append the multi-row INSERT statements of rows into t (values copied). */
+void rows_insert_stmts(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, stmt_list *l);
+
 /* Select columns of t into typed rows. cols NULL = all attributes. */
 int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params, djc_rowset **out);
 
