@@ -232,7 +232,7 @@ int db_claim_run(db_conn *c, const db_claim *cl, db_res **out)
 }
 
 /* A batch as a plain transaction: BEGIN, the items one by one, COMMIT. */
-static int batch_each(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed)
+int db_batch_each(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed)
 {
 	*failed = 0;
 	int rc = c->drv->begin(c);
@@ -268,7 +268,7 @@ int db_batch(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *f
 {
 	pthread_mutex_lock(&c->mu);
 	if (res) memset(res, 0, n * sizeof *res);
-	int rc = c->drv->batch && !c->in_tx ? c->drv->batch(c, items, n, res, failed) : batch_each(c, items, n, res, failed);
+	int rc = c->drv->batch && !c->in_tx ? c->drv->batch(c, items, n, res, failed) : db_batch_each(c, items, n, res, failed);
 	pthread_mutex_unlock(&c->mu);
 	return rc;
 }

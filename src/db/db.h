@@ -178,6 +178,9 @@ int db_rollback(db_conn *c);
 int db_claim_run(db_conn *c, const db_claim *cl, db_res **out);
 /* db_driver.batch, or its equivalent one item at a time. */
 int db_batch(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed);
+/* The one-item-at-a-time equivalent, for a driver whose batch cannot run
+ * (called with the connection's mutex held). */
+int db_batch_each(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed);
 void db_qi(db_conn *c, sb_t *b, const char *name);   /* quoted identifier */
 
 /* 1 if name is a valid identifier for djc (letters, digits, _, and the
