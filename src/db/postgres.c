@@ -44,7 +44,8 @@ static struct {
 	__typeof__(PQresultErrorField) *PQresultErrorField;
 	__typeof__(PQresultErrorMessage) *PQresultErrorMessage;
 	__typeof__(PQresultStatus) *PQresultStatus;
-	__typeof__(PQsendQueryParams) *PQsendQueryParams;
+	__typeof__(PQsendPrepare) *PQsendPrepare;
+	__typeof__(PQsendQueryPrepared) *PQsendQueryPrepared;
 	__typeof__(PQserverVersion) *PQserverVersion;
 	__typeof__(PQsetNoticeProcessor) *PQsetNoticeProcessor;
 	__typeof__(PQsocket) *PQsocket;
@@ -78,7 +79,8 @@ static const char *const pq_names[] = {
 	"PQresultErrorField",
 	"PQresultErrorMessage",
 	"PQresultStatus",
-	"PQsendQueryParams",
+	"PQsendPrepare",
+	"PQsendQueryPrepared",
 	"PQserverVersion",
 	"PQsetNoticeProcessor",
 	"PQsocket",
@@ -145,7 +147,8 @@ static int pq_load(char *err, size_t errlen)
 #define PQresultErrorField (*pq.PQresultErrorField)
 #define PQresultErrorMessage (*pq.PQresultErrorMessage)
 #define PQresultStatus (*pq.PQresultStatus)
-#define PQsendQueryParams (*pq.PQsendQueryParams)
+#define PQsendPrepare (*pq.PQsendPrepare)
+#define PQsendQueryPrepared (*pq.PQsendQueryPrepared)
 #define PQserverVersion (*pq.PQserverVersion)
 #define PQsetNoticeProcessor (*pq.PQsetNoticeProcessor)
 #define PQsocket (*pq.PQsocket)
@@ -871,6 +874,44 @@ static int pipe_ready(void)
 	return pipe_api.enter && pipe_api.exit && pipe_api.sync;
 }
 
+/* The cached prepared statement of key, or -1. */
+static int cache_find(pg_conn *c, const char *key)
+{
+	for (int i = 0; i < STMT_CACHE; i++)
+		if (c->cache[i].key && !strcmp(c->cache[i].key, key)) {
+			c->cache[i].used = ++c->tick;
+			return i;
+		}
+	return -1;
+}
+
+/* Remember a statement prepared under name; the one it evicts is given
+ * back by DEALLOCATE (outside any pipeline: the caller's business, later). */
+static void cache_add(pg_conn *c, const char *key, const char *name, char evicted[24])
+{
+	int lru = 0;
+	evicted[0] = 0;
+	for (int i = 0; i < STMT_CACHE; i++)
+		if (c->cache[i].used < c->cache[lru].used) lru = i;
+	if (c->cache[lru].key) {
+		memcpy(evicted, c->cache[lru].name, 24);
+		free(c->cache[lru].key);
+	}
+	c->cache[lru].key = xstrdup(key);
+	snprintf(c->cache[lru].name, sizeof c->cache[lru].name, "%s", name);
+	c->cache[lru].used = ++c->tick;
+}
+
+static void cache_forget(pg_conn *c, const char *name)
+{
+	for (int i = 0; i < STMT_CACHE; i++)
+		if (c->cache[i].key && !strcmp(c->cache[i].name, name)) {
+			free(c->cache[i].key);
+			c->cache[i].key = NULL;
+			c->cache[i].used = 0;
+		}
+}
+
 /* A batch as one pipeline: every item sent at once, then one Sync. With no
  * BEGIN, the statements up to the Sync are one implicit transaction: the
  * server commits it at the Sync, or rolls all of it back when one fails
@@ -878,7 +919,9 @@ static int pipe_ready(void)
  * costs one round trip and one commit. An item's `expect` becomes part of
  * its statement: WITH x AS (... RETURNING 1) SELECT 1 / (1 when it changed
  * exactly that many rows, else 0), so a fence that matched nothing fails
- * with division_by_zero inside the transaction and nothing is committed. */
+ * with division_by_zero inside the transaction and nothing is committed.
+ * Statements are prepared (in the pipeline itself the first time) and
+ * kept in the connection's cache, as pg_exec does. */
 static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, size_t *failed)
 {
 	pg_conn *c = (pg_conn *)bc;
@@ -917,22 +960,49 @@ static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 		sb_free(&raw);
 	}
 	PGresult **got = xcalloc(n, sizeof *got);
+	char (*names)[24] = xcalloc(n, 24);
+	char **keys = xcalloc(n, sizeof *keys);
+	int *fresh = xcalloc(n, sizeof *fresh);   /* prepared in this pipeline */
 	if (rc) goto out;
 	if (!pipe_api.enter(c->pg)) {
 		rc = db_batch_each(bc, items, n, res, failed);
 		goto out;
 	}
 	int sent = 1;
-	for (size_t i = 0; i < n && sent; i++)
-		sent = PQsendQueryParams(c->pg, sb_str(&texts[i]), nps[i], binds[i].types, binds[i].vals, binds[i].lens,
-					 binds[i].fmts, 0);
+	for (size_t i = 0; i < n && sent; i++) {
+		sb_t key = SB_INIT;
+		sb_printf(&key, "%s\n%s", sb_str(&binds[i].key), sb_str(&texts[i]));
+		keys[i] = sb_steal(&key);
+		int slot = cache_find(c, keys[i]);
+		if (slot >= 0)
+			memcpy(names[i], c->cache[slot].name, 24);
+		else {
+			snprintf(names[i], 24, "djc_%lu", ++c->seq);
+			fresh[i] = 1;
+			sent = PQsendPrepare(c->pg, names[i], sb_str(&texts[i]), nps[i], binds[i].types);
+		}
+		if (sent)
+			sent = PQsendQueryPrepared(c->pg, names[i], nps[i], binds[i].vals, binds[i].lens, binds[i].fmts, 0);
+	}
 	if (sent) sent = pipe_api.sync(c->pg);
-	/* the results: one per item (then a NULL), then the Sync's */
+	/* the results: per item the Prepare's (when sent) and the query's, each
+	 * followed by a NULL; then the Sync's */
 	int first_error = -1;
 	size_t i = 0;
+	char evicted[24];
+	sb_t dealloc = SB_INIT;
 	for (; sent && i < n; i++) {
-		PGresult *r = PQgetResult(c->pg);
-		if (!r) break;
+		PGresult *r;
+		if (fresh[i]) {
+			if (!(r = PQgetResult(c->pg))) break;
+			if (PQresultStatus(r) == PGRES_COMMAND_OK) {
+				cache_add(c, keys[i], names[i], evicted);
+				if (*evicted) sb_printf(&dealloc, "DEALLOCATE %s;", evicted);
+			}
+			PQclear(r);
+			while ((r = PQgetResult(c->pg))) PQclear(r);
+		}
+		if (!(r = PQgetResult(c->pg))) break;
 		got[i] = r;
 		while ((r = PQgetResult(c->pg))) PQclear(r);
 		ExecStatusType st = PQresultStatus(got[i]);
@@ -942,6 +1012,8 @@ static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 	int synced = syncr && PQresultStatus(syncr) == PGRES_PIPELINE_SYNC;
 	PQclear(syncr);
 	pipe_api.exit(c->pg);
+	if (dealloc.len && PQstatus(c->pg) == CONNECTION_OK) PQclear(PQexec(c->pg, sb_str(&dealloc)));
+	sb_free(&dealloc);
 	if (!synced || PQstatus(c->pg) != CONNECTION_OK) {
 		/* the connection went: the Sync (the COMMIT) may have been done */
 		set_conn_err(c, "connection lost during a pipeline");
@@ -957,6 +1029,12 @@ static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 			snprintf(c->base.err, sizeof c->base.err, "batch item %d changed other than %ld rows", first_error,
 				 items[first_error].expect);
 			rc = DB_EEXPECT;
+		} else if (!fresh[first_error] && state && (!strcmp(state, "0A000") || !strcmp(state, "26000"))) {
+			/* a cached statement gone or stale (a table recreated elsewhere):
+			 * forget it; nothing was committed, so the batch can run again */
+			cache_forget(c, names[first_error]);
+			classify(c, e);
+			rc = DJC_EBUSY;
 		} else
 			rc = classify(c, e);
 		goto out;
@@ -970,8 +1048,12 @@ out:
 		PQclear(got[k]);
 		sb_free(&texts[k]);
 		bind_free(&binds[k]);
+		free(keys[k]);
 	}
 	free(got);
+	free(names);
+	free(keys);
+	free(fresh);
 	free(texts);
 	free(binds);
 	free(nps);
