@@ -87,9 +87,12 @@ static void die_unknown(cli_args *a, const char *typed, const char *name, size_t
 	size_t k = 0;
 	for (const cli_option *o = a->opts; o && o->name && k < 120; o++) cand[k++] = o->name;
 	for (const cli_option *o = globals; o->name; o++) cand[k++] = o->name;
-	char word[64];
-	snprintf(word, sizeof word, "%.*s", (int)(n < 63 ? n : 63), name);
-	const char *best = name ? cli_closest(word, cand, k) : NULL;
+	const char *best = NULL;
+	if (name) {
+		char word[64];
+		snprintf(word, sizeof word, "%.*s", (int)(n < 63 ? n : 63), name);
+		best = cli_closest(word, cand, k);
+	}
 	if (best) die_usage("%sunknown option %s; did you mean --%s?", a->prefix, typed, best);
 	char msg[256];
 	snprintf(msg, sizeof msg, a->unknown_fmt, typed);

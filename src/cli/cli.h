@@ -106,8 +106,11 @@ void put_line(const char *s, FILE *f);
 int exit_for(int rc, djc_conn *c);
 
 /* Open the connection named by --db/--schema (or the configuration); on
- * failure print why and exit. */
-djc_conn *cli_connect(void);
+ * failure print why and exit. Only CLI_CREATE (declare) may create the
+ * SQLite file or the schema; with CLI_EXISTING a missing one is a one-line
+ * error, exit 2. */
+enum { CLI_EXISTING = 0, CLI_CREATE = 1 };
+djc_conn *cli_connect(int create);
 
 /* Option values: a usage error (exit 2) names opt when v is not what it
  * must be. */
@@ -120,8 +123,13 @@ void check_json(const char *opt, const char *v);
 /* A JSON string of text that may hold invalid UTF-8 (a make's stderr):
  * each invalid byte becomes U+FFFD. Never NULL. New reference. */
 json_t *cli_json_text(const char *s);
-/* Prints j on stdout as one compact line and releases it (steals the
- * reference). Objects keep their insertion order. */
+/* JSON text of j (caller frees; NULL if j is NULL or memory runs out).
+ * Reals are written with as few digits as read back exactly (as few as the
+ * real needing most allows: jansson has one precision per call), so 0.1
+ * is 0.1; objects keep their insertion order. */
+char *cli_json_dumps(json_t *j, size_t flags);
+/* Prints j on stdout as one compact line (cli_json_dumps) and releases it
+ * (steals the reference). */
 void cli_print_json(json_t *j);
 
 #endif

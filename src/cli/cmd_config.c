@@ -1,8 +1,21 @@
 /* cmd_config.c - djc config: the effective settings and their sources. */
 #include "cli.h"
-#include "util/config.h"
 #include <stdlib.h>
 #include <string.h>
+
+static int print_text(const djc_setting *s, void *payload)
+{
+	(void)payload;
+	printf("%-22s %-24s (%s)\n", s->key, s->value, s->source);
+	return 0;
+}
+
+static int add_json(const djc_setting *s, void *payload)
+{
+	json_object_set_new((json_t *)payload, s->key,
+			    json_pack("{s:o,s:o}", "value", cli_json_text(s->value), "source", cli_json_text(s->source)));
+	return 0;
+}
 
 int cmd_config(int argc, char **argv)
 {
@@ -18,35 +31,17 @@ int cmd_config(int argc, char **argv)
 		else die_usage("config takes no arguments, only --json (got '%s')", a.arg);
 	}
 	char *msg = NULL;
-	if (config_load(&msg)) { fprintf(stderr, "djc: %s\n", msg); free(msg); return 2; }
-	if (cli_db) config_set("database.url", cli_db, "command line");
-	if (cli_schema) config_set("database.schema", cli_schema, "command line");
-	if (json) printf("{");
-	int first = 1;
-	for (const config_item *i = config_items(); i->key; i++) {
-		const char *v = i->value;
-		if (!strcmp(i->kind, "secret") && *v) v = "***";
-		if (!strcmp(i->key, "database.url") && strstr(v, "@") && strstr(v, "://")) {
-			/* hide a password in the URL */
-			const char *s = strstr(v, "://") + 3, *at = strrchr(v, '@'), *colon = memchr(s, ':', (size_t)(at - s));
-			if (colon) {
-				static char red[1024];
-				snprintf(red, sizeof red, "%.*s:***%s", (int)(colon - v), v, at);
-				v = red;
-			}
-		}
-		if (json) {
-			json_t *o = json_pack("{s:s,s:s}", "value", v, "source", i->source);
-			char *s = json_dumps(o, JSON_COMPACT);
-			printf("%s\"%s\":%s", first ? "" : ",", i->key, s);
-			free(s);
-			json_decref(o);
-		} else
-			printf("%-22s %-24s (%s)\n", i->key, v, i->source);
-		first = 0;
-	}
-	if (json) printf("}\n");
-	const char *w = config_warning();
+	if (djc_config_load(&msg)) die_usage("%s", msg ? msg : "the configuration does not load");
+	if ((cli_db && djc_config_set("database.url", cli_db, "command line", &msg)) ||
+	    (cli_schema && djc_config_set("database.schema", cli_schema, "command line", &msg)))
+		die_usage("%s", msg ? msg : "cannot set --db/--schema");
+	if (json) {
+		json_t *o = json_object();
+		djc_config_foreach(add_json, o);
+		cli_print_json(o);
+	} else
+		djc_config_foreach(print_text, NULL);
+	const char *w = djc_config_warning();
 	if (w) fprintf(stderr, "djc: %s\n", w);
 	return 0;
 }

@@ -34,7 +34,7 @@ int cmd_declare(int argc, char **argv)
 	if (!text) die_usage("out of memory");
 	text[n] = 0;
 	if (strlen(text) != n) { free(text); die_usage("%s: contains a NUL byte", file); }
-	djc_conn *c = cli_connect();
+	djc_conn *c = cli_connect(CLI_CREATE);
 	char *report = NULL;
 	int rc = djc_declare(c, text, file, &report);
 	free(text);
@@ -51,7 +51,7 @@ int cmd_tables(int argc, char **argv)
 	cli_args_init(&a, argc, argv, NULL, "usage: djc tables\nList the declared tables in declaration order.\n");
 	for (int o; (o = cli_next(&a)) != CLI_END;)
 		if (o == CLI_ARG) die_usage("tables takes no arguments");
-	djc_conn *c = cli_connect();
+	djc_conn *c = cli_connect(CLI_EXISTING);
 	char *s = NULL;
 	int rc = djc_tables(c, &s);
 	if (!rc) fputs(s, stdout);
@@ -84,7 +84,7 @@ int cmd_insert(int argc, char **argv)
 		in = fopen(file, "r");
 		if (!in) die_usage("cannot read %s: %s", file, strerror(errno));
 	}
-	djc_conn *c = cli_connect();
+	djc_conn *c = cli_connect(CLI_EXISTING);
 	size_t n = 0;
 	int rc = djc_insert_jsonl(c, table, in, file ? file : "<stdin>", &io, &n);
 	if (in != stdin) fclose(in);
@@ -126,7 +126,7 @@ int cmd_fetch(int argc, char **argv)
 	}
 	if (!table) die_usage("fetch needs a TABLE (see djc fetch --help)");
 	if (where && key) die_usage("fetch takes --where or --key, not both");
-	djc_conn *c = cli_connect();
+	djc_conn *c = cli_connect(CLI_EXISTING);
 	char *kw = NULL;
 	int rc = key ? djc_key_restriction(c, table, key, &kw) : DJC_OK;
 	if (!rc) rc = djc_fetch_print(c, table, key ? kw : where, fmt, stdout);
@@ -152,7 +152,7 @@ int cmd_delete(int argc, char **argv)
 		else die_usage("delete takes one TABLE");
 	}
 	if (!table) die_usage("delete needs a TABLE");
-	djc_conn *c = cli_connect();
+	djc_conn *c = cli_connect(CLI_EXISTING);
 	size_t n = 0;
 	int rc = djc_delete(c, table, where, &n);
 	if (!rc) printf("deleted %zu row%s from %s\n", n, n == 1 ? "" : "s", table);

@@ -46,11 +46,13 @@ int cmd_jobs_refresh(int argc, char **argv)
 		}
 	}
 	if (!table) die_usage("jobs refresh needs a TABLE");
-	djc_conn *c = cli_connect();
+	djc_conn *c = cli_connect(CLI_EXISTING);
 	djc_refresh_result r;
 	int rc = djc_jobs_refresh(c, table, &o, &r);
 	if (!rc) {
-		if (json) printf("{\"added\":%ld,\"removed\":%ld,\"orphaned\":%ld,\"re_pended\":%ld}\n", r.added, r.removed, r.orphaned, r.re_pended);
+		if (json)
+			cli_print_json(json_pack("{s:I,s:I,s:I,s:I}", "added", (json_int_t)r.added, "removed", (json_int_t)r.removed,
+						 "orphaned", (json_int_t)r.orphaned, "re_pended", (json_int_t)r.re_pended));
 		else printf("%s: added %ld, removed %ld, orphaned %ld, re_pended %ld\n", table, r.added, r.removed, r.orphaned, r.re_pended);
 	}
 	int code = exit_for(rc, c);
@@ -74,7 +76,7 @@ int cmd_jobs_clear(int argc, char **argv)
 		else die_usage("jobs clear takes one TABLE");
 	}
 	if (!table || !status) die_usage("usage: djc jobs clear TABLE --status STATUS");
-	djc_conn *c = cli_connect();
+	djc_conn *c = cli_connect(CLI_EXISTING);
 	long n = 0;
 	int rc = djc_jobs_clear(c, table, status, &n);
 	if (!rc) printf("%s: cleared %ld %s job%s\n", table, n, status, n == 1 ? "" : "s");
@@ -104,7 +106,7 @@ int cmd_jobs_ignore(int argc, char **argv)
 		free(msg);
 		return 2;
 	}
-	djc_conn *c = cli_connect();
+	djc_conn *c = cli_connect(CLI_EXISTING);
 	int rc = djc_jobs_ignore(c, pos[0], key);
 	if (!rc) printf("%s: ignoring %s\n", pos[0], pos[1]);
 	djc_row_free(key);
@@ -113,55 +115,60 @@ int cmd_jobs_ignore(int argc, char **argv)
 	return code;
 }
 
-/* JSON text of s (a quoted, escaped string); caller frees. */
-static char *json_quoted(const char *s)
+/* A job row as JSON (djc_row_to_json), or NULL when it does not parse. */
+static json_t *row_json(const djc_row *r)
 {
-	json_t *j = cli_json_text(s);
-	char *q = json_dumps(j, JSON_ENCODE_ANY);
-	json_decref(j);
-	return q;
+	char *s = djc_row_to_json(r);
+	json_t *j = s ? json_loads(s, JSON_DECODE_ANY, NULL) : NULL;
+	free(s);
+	return j;
 }
 
 /* --json: one object, {"table":T,"status":S,"jobs":[{...},...]}, each job
  * the row as djc_row_to_json writes it. */
 static void print_jobs_json(const djc_rowset *rs, const char *table, const char *status)
 {
-	char *qt = json_quoted(table), *qs = json_quoted(status);
-	printf("{\"table\":%s,\"status\":%s,\"jobs\":[", qt ? qt : "\"\"", qs ? qs : "\"\"");
-	free(qt);
-	free(qs);
+	json_t *jobs = json_array();
 	for (size_t i = 0; i < djc_rowset_count(rs); i++) {
-		char *s = djc_row_to_json(djc_rowset_row(rs, i));
-		printf("%s%s", i ? "," : "", s);
-		free(s);
+		json_t *j = row_json(djc_rowset_row(rs, i));
+		json_array_append_new(jobs, j ? j : json_null());
 	}
-	printf("]}\n");
+	cli_print_json(json_pack("{s:o,s:o,s:o}", "table", cli_json_text(table), "status", cli_json_text(status), "jobs", jobs));
 }
 
+/* One line per job: its key as JSON that `djc jobs ignore TABLE KEY_JSON`
+ * takes back (every character escaped as JSON needs), then the chosen
+ * columns as name=value. */
 static void print_jobs_rows(const djc_rowset *rs)
 {
 	static const char *show[] = {"status", "priority", "reservations", "host", "pid", "reserved_time", "completed_time",
 				     "last_end", "error_message", NULL};
 	for (size_t i = 0; i < djc_rowset_count(rs); i++) {
 		const djc_row *r = djc_rowset_row(rs, i);
-		/* key attributes first (everything before "status"), then the chosen columns */
+		/* the key attributes come first (everything before "status") */
 		long st = djc_row_find(r, "status");
-		printf("{");
+		json_t *all = row_json(r), *key = json_object();
 		for (long k = 0; k < st; k++) {
-			const char *t = NULL;
-			int64_t v;
-			if (djc_row_text(r, (size_t)k, &t) == DJC_OK) printf("%s\"%s\": \"%s\"", k ? ", " : "", djc_row_name(r, (size_t)k), t);
-			else if (djc_row_int(r, (size_t)k, &v) == DJC_OK) printf("%s\"%s\": %" PRId64, k ? ", " : "", djc_row_name(r, (size_t)k), v);
-			else printf("%s\"%s\": ?", k ? ", " : "", djc_row_name(r, (size_t)k));
+			const char *name = djc_row_name(r, (size_t)k);
+			json_t *v = all ? json_object_get(all, name) : NULL;
+			json_object_set(key, name, v ? v : json_null());
 		}
-		printf("}");
+		json_decref(all);
+		/* ", " and ": " between items, as in populate's error lines */
+		char *ks = cli_json_dumps(key, 0);
+		json_decref(key);
+		fputs(ks ? ks : "{}", stdout);
+		free(ks);
 		for (int s = 0; show[s]; s++) {
 			long k = djc_row_find(r, show[s]);
 			if (k < 0 || djc_row_type(r, (size_t)k) == DJC_NULL) continue;
 			const char *t;
 			int64_t v;
-			if (djc_row_text(r, (size_t)k, &t) == DJC_OK) printf("  %s=%s", show[s], t);
-			else if (djc_row_int(r, (size_t)k, &v) == DJC_OK) printf("  %s=%" PRId64, show[s], v);
+			if (djc_row_text(r, (size_t)k, &t) == DJC_OK) {
+				printf("  %s=", show[s]);
+				put_line(t, stdout);   /* a message's newlines would start a fake job line */
+			} else if (djc_row_int(r, (size_t)k, &v) == DJC_OK)
+				printf("  %s=%" PRId64, show[s], v);
 		}
 		printf("\n");
 	}
@@ -195,7 +202,7 @@ int cmd_jobs(int argc, char **argv)
 		for (int i = 0; ok[i]; i++) if (!strcmp(status, ok[i])) valid = 1;
 		if (!valid) die_usage("--status must be pending, reserved, success, error or ignore, got '%s'", status);
 	}
-	djc_conn *c = cli_connect();
+	djc_conn *c = cli_connect(CLI_EXISTING);
 	int rc;
 	if (status) {
 		djc_rowset *rs = NULL;
@@ -209,8 +216,10 @@ int cmd_jobs(int argc, char **argv)
 		long n[5];
 		rc = djc_jobs_counts(c, table, n);
 		if (!rc) {
-			if (json) printf("{\"table\":\"%s\",\"pending\":%ld,\"reserved\":%ld,\"success\":%ld,\"error\":%ld,\"ignore\":%ld}\n",
-					 table, n[0], n[1], n[2], n[3], n[4]);
+			if (json)
+				cli_print_json(json_pack("{s:o,s:I,s:I,s:I,s:I,s:I}", "table", cli_json_text(table), "pending", (json_int_t)n[0],
+							 "reserved", (json_int_t)n[1], "success", (json_int_t)n[2], "error", (json_int_t)n[3],
+							 "ignore", (json_int_t)n[4]));
 			else printf("%s jobs: pending %ld, reserved %ld, success %ld, error %ld, ignore %ld\n", table, n[0], n[1], n[2], n[3], n[4]);
 		}
 	}

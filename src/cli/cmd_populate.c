@@ -1,6 +1,5 @@
 /* cmd_populate.c - filling computed tables: populate, progress. */
 #include "cli.h"
-#include "util/config.h"
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,24 +87,23 @@ int cmd_populate(int argc, char **argv)
 	}
 	if (!table) die_usage("populate needs a TABLE (see djc populate --help)");
 	if (o.processes > 256) die_usage("--processes is at most 256");
-	djc_conn *c = cli_connect();
-	if (!o.display_progress) o.display_progress = config_bool("display.progress");   /* djc.json / DJC_DISPLAY_PROGRESS */
+	djc_conn *c = cli_connect(CLI_EXISTING);
+	if (!o.display_progress) djc_config_get_bool(&o.display_progress, "display.progress");   /* djc.json / DJC_DISPLAY_PROGRESS */
 	djc_populate_result *r = NULL;
 	int rc = djc_populate(c, table, &o, &r);
 	if (r) {
 		if (json) {
-			printf("{\"table\":\"%s\",\"success_count\":%ld,\"error_count\":%ld,\"skipped_count\":%ld,\"lost_count\":%ld,"
-			       "\"interrupted\":%s,\"errors\":[", table, r->success_count, r->error_count, r->skipped_count, r->lost_count,
-			       r->interrupted == SIGINT ? "\"SIGINT\"" : r->interrupted == SIGTERM ? "\"SIGTERM\"" : "null");
+			json_t *errors = json_array();
 			for (size_t i = 0; i < r->n_errors; i++) {
 				json_t *k = json_loads(r->errors[i].key_json, 0, NULL);
-				json_t *e = json_pack("{s:o,s:o}", "key", k ? k : json_object(), "message", cli_json_text(r->errors[i].message));
-				char *s = json_dumps(e, JSON_COMPACT);
-				printf("%s%s", i ? "," : "", s);
-				free(s);
-				json_decref(e);
+				json_array_append_new(errors, json_pack("{s:o,s:o}", "key", k ? k : json_object(), "message",
+									 cli_json_text(r->errors[i].message)));
 			}
-			printf("]}\n");
+			const char *sig = r->interrupted == SIGINT ? "SIGINT" : r->interrupted == SIGTERM ? "SIGTERM" : NULL;
+			cli_print_json(json_pack("{s:o,s:I,s:I,s:I,s:I,s:o,s:o}", "table", cli_json_text(table),
+						 "success_count", (json_int_t)r->success_count, "error_count", (json_int_t)r->error_count,
+						 "skipped_count", (json_int_t)r->skipped_count, "lost_count", (json_int_t)r->lost_count,
+						 "interrupted", sig ? json_string(sig) : json_null(), "errors", errors));
 		} else {
 			printf("%s: %ld made, %ld error%s, %ld skipped", table, r->success_count, r->error_count,
 			       r->error_count == 1 ? "" : "s", r->skipped_count);
@@ -146,11 +144,13 @@ int cmd_progress(int argc, char **argv)
 		else die_usage("progress takes one TABLE");
 	}
 	if (!table) die_usage("progress needs a TABLE");
-	djc_conn *c = cli_connect();
+	djc_conn *c = cli_connect(CLI_EXISTING);
 	long rem = 0, tot = 0;
 	int rc = djc_progress(c, table, where, &rem, &tot);
 	if (!rc) {
-		if (json) printf("{\"table\":\"%s\",\"remaining\":%ld,\"total\":%ld}\n", table, rem, tot);
+		if (json)
+			cli_print_json(json_pack("{s:o,s:I,s:I}", "table", cli_json_text(table), "remaining", (json_int_t)rem,
+						 "total", (json_int_t)tot));
 		else printf("%s: Completed %ld of %ld (%.1f%%), %ld remaining\n", table, tot - rem, tot,
 			    tot ? 100.0 * (double)(tot - rem) / (double)tot : 100.0, rem);
 	}

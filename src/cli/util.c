@@ -1,7 +1,6 @@
 /* util.c - what every command needs: usage errors, exit statuses,
  * connecting, option values, JSON output. */
 #include "cli.h"
-#include "util/config.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -40,16 +39,18 @@ int exit_for(int rc, djc_conn *c)
 	}
 }
 
-djc_conn *cli_connect(void)
+djc_conn *cli_connect(int create)
 {
 	djc_conn *c = NULL;
-	int rc = djc_open(&c, cli_db, cli_schema);
+	djc_open_options o = DJC_OPEN_OPTIONS_INIT;
+	o.no_create = create != CLI_CREATE;
+	int rc = djc_open_ext(&c, cli_db, cli_schema, &o);
 	if (rc) {
 		int code = exit_for(rc, c);
 		djc_close(c);
 		exit(code);
 	}
-	const char *w = config_warning();
+	const char *w = djc_config_warning();
 	if (w) fprintf(stderr, "djc: %s\n", w);
 	return c;
 }
@@ -103,9 +104,38 @@ json_t *cli_json_text(const char *s)
 	return j ? j : json_string("");
 }
 
+/* The fewest significant digits (1..17) that write every real of j so it
+ * reads back exactly; 0 when j holds no real. */
+static int real_digits(json_t *j)
+{
+	int p = 0, d;
+	const char *k;
+	size_t i;
+	json_t *v;
+	if (json_is_real(j)) {
+		double x = json_real_value(j);
+		char b[40];
+		for (p = 1; p < 17; p++) {
+			snprintf(b, sizeof b, "%.*g", p, x);
+			if (strtod(b, NULL) == x) break;
+		}
+	} else if (json_is_object(j)) {
+		json_object_foreach(j, k, v) if ((d = real_digits(v)) > p) p = d;
+	} else if (json_is_array(j)) {
+		json_array_foreach(j, i, v) if ((d = real_digits(v)) > p) p = d;
+	}
+	return p;
+}
+
+char *cli_json_dumps(json_t *j, size_t flags)
+{
+	int p = j ? real_digits(j) : 0;
+	return j ? json_dumps(j, flags | JSON_ENCODE_ANY | JSON_REAL_PRECISION(p ? p : 17)) : NULL;
+}
+
 void cli_print_json(json_t *j)
 {
-	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	char *s = cli_json_dumps(j, JSON_COMPACT);
 	if (!s) {
 		fputs("djc: out of memory\n", stderr);
 		exit(1);

@@ -84,6 +84,39 @@ expect_out "the make got its arguments" '{"id":2,"args":"-a=1 b"}' djc fetch Arg
 expect_fail 2 "--make without a program" '^djc: populate: unknown or incomplete option --make$' djc populate Args --make
 expect_fail 2 "--make before the table: the table is the make's" '^djc: populate needs a TABLE' djc populate --make ./mk.sh Args
 
+# ------------------------------------------------------------ only declare creates a database or schema
+# a mistyped --schema (or a missing SQLite file) is a one-line error, exit
+# 2, and leaves nothing behind: the second try finds nothing either
+if [ "$DJC_BACKEND" = sqlite ]; then
+	missing() { test ! -e "$T/nope.db" && test ! -e "$T/djc.nope_$1.db"; }
+else
+	missing() { true; }
+fi
+n=0
+for cmd in "tables" "fetch Src" "progress Src" "jobs Args" "jobs Args --status error" "jobs Args --json" \
+	"insert Src src.jsonl" "delete Src" "populate Args --make /bin/true" "jobs refresh Args" \
+	"jobs clear Args --status error" "jobs ignore Args {\"id\":1}"; do
+	n=$((n + 1))
+	for try in 1 2; do
+		# shellcheck disable=SC2086
+		expect_fail 2 "$cmd with a schema that does not exist ($try)" "^djc: no (SQLite database|schema) '[^']*nope_$n" \
+			djc --schema "nope_$n" $cmd
+	done
+	check "$cmd created no schema" missing "$n"
+	if [ "$DJC_BACKEND" = sqlite ]; then
+		# shellcheck disable=SC2086
+		expect_fail 2 "$cmd on a SQLite file that does not exist" "^djc: no SQLite database '$T/nope\.db' \(djc declare creates it; or give --db\)$" \
+			djc --db "sqlite:$T/nope.db" $cmd
+		check "$cmd created no file" missing "$n"
+	fi
+done
+(mkdir -p empty && cd empty && env -u DJC_DATABASE_URL -u DJC_DATABASE_SCHEMA "$DJC" tables) >/dev/null 2>empty.err
+check "djc tables in an empty directory: a one-line error, no djc.db" sh -c \
+	'[ ! -e empty/djc.db ] && [ "$(cat empty.err)" = "djc: no SQLite database '"'djc.db'"' (djc declare creates it; or give --db)" ]'
+expect_rc 0 "declare creates the schema" djc --schema "nope_1" declare p.djc
+expect_out "...which then exists, empty" "" djc --schema "nope_1" fetch Src --format json
+expect_out "...and the other commands use it" "" djc --schema "nope_1" jobs Args --status error
+
 # ------------------------------------------------------------ help
 for c in declare tables insert fetch delete populate progress jobs "jobs refresh" "jobs clear" "jobs ignore" config help; do
 	# shellcheck disable=SC2086
@@ -100,4 +133,8 @@ run djc populate Args --db nowhere --help
 check "--help anywhere before --make wins over the rest" sh -c 'test "$1" = 0 && printf "%s" "$2" | grep -q "^usage: djc populate"' _ "$RC" "$OUT"
 expect_out "djc help: the list" "$(djc --help)" djc help
 check "the list names every subcommand" sh -c 'printf "%s" "$1" | grep -q "^  jobs refresh TABLE " && printf "%s" "$1" | grep -q "^  jobs ignore TABLE KEY_JSON "' _ "$OUT"
+
+# ------------------------------------------------------------ the command uses only the public API
+check "src/cli includes djc.h and its own headers only" sh -c \
+	'! grep -h "^#include \"" "$1"/src/cli/*.[ch] | grep -v -e "\"cli.h\"" -e "\"commands.h\"" -e "\"djc.h\""' _ "$ROOT"
 finish
