@@ -24,6 +24,7 @@ static config_item items[] = {
 	{"database.schema", "DJC_DATABASE_SCHEMA", "", "string", NULL, NULL},
 	{"database.password", "DJC_DATABASE_PASSWORD", "", "secret", NULL, NULL},
 	{"display.progress", "DJC_DISPLAY_PROGRESS", "false", "bool", NULL, NULL},
+	{"display.interval", "DJC_DISPLAY_INTERVAL", "30", "float", NULL, NULL},
 	{NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -63,6 +64,7 @@ static const struct limit {
 	{"jobs.default_priority", 0, 2147483647.0, 0, NULL, "an integer from 0 to 2147483647"},
 	{"jobs.reserve_batch", 1, 1000, 0, NULL, "an integer from 1 to 1000"},
 	{"jobs.version_method", 0, 0, 0, "none|git", "none or git"},
+	{"display.interval", 0, 86400, 0, NULL, "a number of seconds from 0 to 86400"},
 	{NULL, 0, 0, 0, NULL, NULL},
 };
 

@@ -112,6 +112,9 @@ int main(void)
 	rc = djc_config_set("jobs.version_method", "svn", "test", &msg);
 	CHECK(rc == DJC_EINVAL && msg && strstr(msg, "none or git"));
 	free(msg);
+	rc = djc_config_set("display.interval", "-1", "test", &msg);
+	CHECK(rc == DJC_EINVAL && msg && strstr(msg, "from 0 to 86400"));
+	free(msg);
 	rc = djc_config_set("jobs.nope", "1", "test", &msg);
 	CHECK(rc == DJC_ENOTFOUND && msg && strstr(msg, "unknown setting 'jobs.nope'"));
 	free(msg);
