@@ -98,6 +98,60 @@ size_t djc_rowset_count(const djc_rowset *rs);
 const djc_row *djc_rowset_row(const djc_rowset *rs, size_t i);
 void djc_rowset_free(djc_rowset *rs);
 
+/* --------------------------------------------------------- configuration
+ *
+ * Settings (jobs.*, database.*, display.*; `djc config` lists them) come
+ * from their defaults, then djc.json in the working directory (or the file
+ * named by $DJC_CONFIG), then DJC_* environment variables (jobs.keep_completed
+ * is DJC_JOBS_KEEP_COMPLETED), then djc_config_set. They are process-wide:
+ * read once, on the first djc_open or djc_config_* call, and shared by every
+ * connection of the process. Not safe to call djc_config_set while another
+ * thread uses the library. */
+
+/* Read the configuration if not yet read. Returns DJC_OK, or DJC_EINVAL for
+ * an unreadable or malformed file, an unknown setting or a value a setting
+ * does not take; then, if msg is non-NULL, *msg is a one-line message naming
+ * the file or environment variable (caller frees). A failed read fails every
+ * later call the same way (djc_open included). */
+int djc_config_load(char **msg);
+
+/* The effective value of a setting as text ("true", "60", "sqlite:djc.db"),
+ * passwords included. *out is owned by the library and valid until the
+ * setting is set again. DJC_ENOTFOUND for an unknown key, DJC_EINVAL when the
+ * configuration does not load (djc_config_load says why). */
+int djc_config_get(const char **out, const char *key);
+/* The value of a true/false setting: *out is 1 for true, 0 for false.
+ * DJC_EINVAL also when key is not a true/false setting. */
+int djc_config_get_bool(int *out, const char *key);
+
+/* Set a setting for the rest of the process, remembering `source` (e.g.
+ * "command line") as where it came from. The value is checked as one from
+ * a file would be: DJC_EINVAL for a value the setting does not take (or a
+ * configuration that does not load), DJC_ENOTFOUND for an unknown key; then
+ * nothing changes and, if msg is non-NULL, *msg says why (caller frees). */
+int djc_config_set(const char *key, const char *value, const char *source, char **msg);
+
+typedef struct djc_setting {
+	const char *key;      /* "jobs.keep_completed" */
+	const char *value;    /* the effective value as text, for display: a
+			       * password (database.password, or one in
+			       * database.url) is shown as "***" */
+	const char *source;   /* "default", the config file's name,
+			       * "environment", or a djc_config_set source */
+	const char *env;      /* its environment variable */
+	const char *kind;     /* "bool", "int", "float", "choice", "string" or "secret" */
+} djc_setting;
+
+/* Call cb once for every setting, in a fixed order (the order of `djc
+ * config`). The setting and its strings are valid during that call only. A
+ * non-zero return from cb stops the walk and is returned; DJC_EINVAL when the
+ * configuration does not load. */
+int djc_config_foreach(int (*cb)(const djc_setting *setting, void *payload), void *payload);
+
+/* A warning found while reading the configuration (a file that holds a
+ * password and other users can read), or NULL. Owned by the library. */
+const char *djc_config_warning(void);
+
 /* ------------------------------------------------------------ connection */
 
 typedef struct djc_conn djc_conn;
@@ -108,6 +162,23 @@ typedef struct djc_conn djc_conn;
  * database). On failure *out is still a connection object (not connected)
  * whose djc_error_last() says why; free it with djc_close(). */
 int djc_open(djc_conn **out, const char *url, const char *schema);
+
+/* How to open a connection (djc_open_ext). */
+typedef struct djc_open_options {
+	int version;     /* DJC_OPEN_OPTIONS_VERSION */
+	int no_create;   /* 1: create nothing. djc_open creates a missing SQLite
+			  * file, PostgreSQL schema or MariaDB/MySQL schema
+			  * (database); with no_create a missing one is
+			  * DJC_ENOTFOUND, for commands that only read or that
+			  * need declared tables. */
+} djc_open_options;
+#define DJC_OPEN_OPTIONS_VERSION 1
+#define DJC_OPEN_OPTIONS_INIT {DJC_OPEN_OPTIONS_VERSION, 0}
+void djc_open_options_init(djc_open_options *opts);
+
+/* djc_open with options; opts NULL is DJC_OPEN_OPTIONS_INIT, which is
+ * djc_open. On failure *out is as for djc_open. */
+int djc_open_ext(djc_conn **out, const char *url, const char *schema, const djc_open_options *opts);
 void djc_close(djc_conn *conn);
 /* The message of the last failed call on conn ("" if none). Passwords never
  * appear in it. Owned by conn. */

@@ -143,10 +143,16 @@ int db_url_parse(db_url *u, const char *url, char *err, size_t errlen)
 
 int db_open(db_conn **out, const char *url, const char *schema, char *err, size_t errlen)
 {
+	return db_open_ext(out, url, schema, 0, err, errlen);
+}
+
+int db_open_ext(db_conn **out, const char *url, const char *schema, int flags, char *err, size_t errlen)
+{
 	*out = NULL;
 	db_url u;
 	int rc = db_url_parse(&u, url, err, errlen);
 	if (rc) return rc;
+	u.flags = flags;
 	if (schema && !db_ident_ok(schema)) {
 		snprintf(err, errlen, "invalid schema name '%s' (letters, digits and _ only, at most 64)", schema);
 		db_url_free(&u);

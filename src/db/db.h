@@ -38,7 +38,12 @@ typedef struct db_url {
 	size_t nopts;    /* query parameters (?sslmode=require&...) */
 	char **opt_keys, **opt_vals;
 	char *redacted;  /* the URL with the password replaced by "***" */
+	int flags;       /* DB_OPEN_* (set by db_open_ext, not parsed) */
 } db_url;
+
+/* Open flags. DB_OPEN_NO_CREATE: a driver's open creates nothing (no
+ * SQLite file, no schema); a missing one is DJC_ENOTFOUND. */
+#define DB_OPEN_NO_CREATE 1
 
 /* Parse url; on error returns DJC_EINVAL with a message in err. */
 int db_url_parse(db_url *out, const char *url, char *err, size_t errlen);
@@ -167,6 +172,8 @@ extern const db_driver db_mysql_driver;
 /* Open by URL (see djc_open for defaults). On failure returns a code and
  * fills err; *out is NULL. */
 int db_open(db_conn **out, const char *url, const char *schema, char *err, size_t errlen);
+/* db_open with DB_OPEN_* flags (db_open is flags 0). */
+int db_open_ext(db_conn **out, const char *url, const char *schema, int flags, char *err, size_t errlen);
 void db_close(db_conn *c);
 
 /* The wrappers that dispatch through c->drv, serialising the threads that

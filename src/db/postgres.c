@@ -434,12 +434,28 @@ static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err
 		return DJC_ECONN;
 	}
 	PQsetNoticeProcessor(c->pg, quiet, NULL);
-	int rc = session_setup(c, 1);
+	int no_create = u->flags & DB_OPEN_NO_CREATE;
+	int rc = session_setup(c, !no_create);
 	if (rc) {
 		snprintf(err, errlen, "%s", c->base.err);
 		redact(err, u->password);
 		pg_close(&c->base);
 		return rc;
+	}
+	if (no_create) {
+		/* search_path accepts a schema that does not exist: look */
+		const char *v[1] = {c->base.schema};
+		PGresult *res = PQexecParams(c->pg, "SELECT 1 FROM pg_namespace WHERE nspname = $1", 1, NULL, v, NULL, NULL, 0);
+		int ok = PQresultStatus(res) == PGRES_TUPLES_OK, exists = ok && PQntuples(res) > 0;
+		rc = ok ? DJC_OK : classify(c, res);
+		PQclear(res);
+		if (rc || !exists) {
+			if (rc) snprintf(err, errlen, "%s", c->base.err);
+			else snprintf(err, errlen, "no schema '%s' on %s (djc declare creates it)", c->base.schema, u->redacted);
+			redact(err, u->password);
+			pg_close(&c->base);
+			return rc ? rc : DJC_ENOTFOUND;
+		}
 	}
 	*out = &c->base;
 	return DJC_OK;

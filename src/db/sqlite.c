@@ -4,10 +4,12 @@
  * on a lock upgrade, and a small prepared-statement cache. */
 #include "db.h"
 #include "djc.h"
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -218,9 +220,16 @@ static int sq_open(db_conn **out, const db_url *u, const char *schema, char *err
 			sb_printf(&path, "%s.%s", u->path, schema);
 	} else
 		sb_add(&path, u->path);
+	struct stat st;
+	if ((u->flags & DB_OPEN_NO_CREATE) && stat(sb_str(&path), &st) && errno == ENOENT) {
+		snprintf(err, errlen, "no SQLite database '%s' (djc declare creates it; or give --db)", sb_str(&path));
+		sb_free(&path);
+		return DJC_ENOTFOUND;
+	}
 	sq_conn *c = xcalloc(1, sizeof *c);
 	c->base.schema = xstrdup(schema && *schema ? schema : "main");
-	int rc = sqlite3_open_v2(sb_str(&path), &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	int create = u->flags & DB_OPEN_NO_CREATE ? 0 : SQLITE_OPEN_CREATE;
+	int rc = sqlite3_open_v2(sb_str(&path), &c->db, SQLITE_OPEN_READWRITE | create | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "cannot open SQLite database '%s': %s", sb_str(&path),
 			 c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));

@@ -41,10 +41,27 @@ int conn_dbfail(djc_conn *c, int code, const char *context)
 
 const char *djc_error_last(const djc_conn *c) { return c ? c->err : "no connection"; }
 
+void djc_open_options_init(djc_open_options *o)
+{
+	djc_open_options d = DJC_OPEN_OPTIONS_INIT;
+	*o = d;
+}
+
 int djc_open(djc_conn **out, const char *url, const char *schema)
 {
+	return djc_open_ext(out, url, schema, NULL);
+}
+
+int djc_open_ext(djc_conn **out, const char *url, const char *schema, const djc_open_options *opts)
+{
+	if (!out) return DJC_EINVAL;
 	djc_conn *c = xcalloc(1, sizeof *c);
 	*out = c;
+	djc_open_options def = DJC_OPEN_OPTIONS_INIT;
+	if (!opts) opts = &def;
+	if (opts->version != DJC_OPEN_OPTIONS_VERSION)
+		return conn_fail(c, DJC_EINVAL, "open options version %d is not %d (use DJC_OPEN_OPTIONS_INIT)", opts->version,
+				 DJC_OPEN_OPTIONS_VERSION);
 	char *msg = NULL;
 	if (config_load(&msg)) {
 		int rc = conn_fail(c, DJC_EINVAL, "%s", msg);
@@ -61,7 +78,7 @@ int djc_open(djc_conn **out, const char *url, const char *schema)
 	c->url = xstrdup(url);
 	c->schema = schema ? xstrdup(schema) : NULL;
 	char err[1024];
-	int rc = db_open(&c->db, url, schema, err, sizeof err);
+	int rc = db_open_ext(&c->db, url, schema, opts->no_create ? DB_OPEN_NO_CREATE : 0, err, sizeof err);
 	if (rc) return conn_fail(c, rc, "%s", err);
 	return DJC_OK;
 }

@@ -64,7 +64,8 @@ Scan
 Stats
 Stats.Unit'
 
-expect_out "tables before declare: none" "" djc tables
+# only declare creates the database (or schema): before it, tables says so
+expect_fail 2 "tables before declare: no database yet" "^djc: no (SQLite database|schema) '.*' .*djc declare creates it" djc tables
 expect_out "declare prints what it created" "$DECLARED" djc declare p.djc
 check "declare wrote nothing on stderr" test -z "$ERR"
 expect_out "declare again is a no-op" "$EXISTS" djc declare p.djc
