@@ -368,6 +368,16 @@ static int widens(const coldef *a, const coldef *b)
 
 static int same_str(const char *a, const char *b) { return !strcmp(a ? a : "", b ? b : ""); }
 
+/* The same definition text, but for the blank lines and spaces at its end
+ * (a stored block is read back with a newline more). */
+static int same_text(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	while (na && strchr(" \t\r\n", a[na - 1])) na--;
+	while (nb && strchr(" \t\r\n", b[nb - 1])) nb--;
+	return na == nb && !memcmp(a, b, na);
+}
+
 static void attr_text(sb_t *b, const attr *a)
 {
 	sb_add(b, a->name);
@@ -611,12 +621,12 @@ static int alter_once(djc_conn *c, const char *text, const char *file, int dry_r
 		}
 		size_t before = ch->n;
 		rc = alter_plan(c, old, nt, file, &ops[i], &nops[i], ch);
-		if (!rc && ch->n == before && strcmp(old->text, nt->text))
+		if (!rc && ch->n == before && !same_text(old->text, nt->text))
 			changes_add(ch, nt->name, nt->sql_name, "definition text", -1);
 	}
 	for (size_t i = 0; i < np->n && !rc && !dry_run; i++) {
 		table *nt = np->tables[i], *old = pipeline_find(c->pipe, nt->name);
-		if (!old || !strcmp(old->text, nt->text)) continue;
+		if (!old || same_text(old->text, nt->text)) continue;
 		/* the stored text first (put back if the ALTER fails where DDL is
 		 * not transactional), then the table's ALTER statement(s) */
 		if ((rc = meta_set_text(c, nt->name, nt->text))) { rc = conn_dbfail(c, rc, nt->name); break; }

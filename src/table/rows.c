@@ -627,7 +627,7 @@ static int delete_once(djc_conn *c, table **S, size_t nS, const char *where, con
 	long long *counts = xcalloc(nS, sizeof(long long));
 	if ((rc = db_begin(c->db))) { rc = conn_dbfail(c, rc, "delete"); goto out; }
 	/* DataJoint's part integrity: a part's rows go only with their master's */
-	for (size_t i = 1; i < nS && o->cascade; i++) {
+	for (size_t i = 0; i < nS && o->cascade; i++) {
 		table *x = S[i];
 		if (!x->master) continue;
 		size_t m = 0;
