@@ -370,8 +370,9 @@ static int check_sql_table(djc_conn *c, const table *nt, const table *old, const
 	if (!ncols)
 		return conn_fail(c, DJC_ECONFLICT,
 				 "%s:%d: table %s is declared, but its SQL table '%s' is missing from the database; "
-				 "'djc drop %s' removes its stored definition, then declare it again",
-				 file, nt->line, nt->name, old->sql_name, nt->name);
+				 "'djc drop %s' removes its stored definition%s, then declare it again",
+				 file, nt->line, nt->name, old->sql_name, old->master ? old->master->name : nt->name,
+				 old->master ? " (with its master's)" : "");
 	sb_t diff = SB_INIT;
 	for (size_t i = 0; i < old->nattrs; i++) {
 		int have = 0;

@@ -115,6 +115,44 @@ expect_out "the second file declares once fixed" "created Probe (manual) as prob
 created Quality (computed) as __quality
 created Quality jobs table ~~quality" djc declare grow.djc
 
+# ------------------------------------ declare never takes over a table
+# A table of that name that djc did not declare (here: as a DataJoint
+# schema has it, with other columns), a declared table whose SQL table was
+# changed by hand, or one whose SQL table is gone: exit 2 naming the table
+# and the difference, and nothing is created.
+qid() { if [ "$DJC_BACKEND" = mysql ]; then printf '`%s`' "$1"; else printf '"%s"' "$1"; fi; }
+A="${DJC_DATABASE_SCHEMA:-c}adopt"
+djca() { "$DJC" --schema "$A" "$@"; }
+djca tables >/dev/null
+sqlx "CREATE TABLE session (subject_id int, session int, extra int, PRIMARY KEY (subject_id, session))" "$A"
+BEFORE=$(sql_tables "$A")
+expect_fail 2 "a same-named table djc did not declare is refused, named" \
+	"^djc: base\.djc:6: table Session: a table named 'session' already exists in the database, and djc did not declare it" \
+	djca declare base.djc
+expect_out "nothing is declared" "" djca tables
+expect_out "nothing is created" "$BEFORE" sql_tables "$A"
+sqlx "DROP TABLE session; CREATE TABLE $(qid '~~stats') (subject_id int)" "$A"
+expect_fail 2 "a same-named jobs table is refused too" \
+	"^djc: base\.djc:12: table Stats: a table named '~~stats' already exists" djca declare base.djc
+expect_out "nothing is declared" "" djca tables
+sqlx "DROP TABLE $(qid '~~stats')" "$A"
+expect_rc 0 "declared once the names are free" djca declare base.djc
+sqlx "ALTER TABLE subject ADD COLUMN extra int" "$A"
+expect_fail 2 "a declared table changed by hand is refused, with the difference" \
+	"^djc: base\.djc:1: table Subject: its SQL table 'subject' differs from its stored definition \(column 'extra' is not in the definition\)" \
+	djca declare base.djc
+sqlx "ALTER TABLE subject DROP COLUMN extra" "$A"
+sqlx "ALTER TABLE subject DROP COLUMN name" "$A"
+expect_fail 2 "a declared table missing a column is refused" \
+	"table Subject: its SQL table 'subject' differs from its stored definition \(column 'name' is missing\)" \
+	djca declare base.djc
+sqlx "ALTER TABLE subject ADD COLUMN name varchar(32)" "$A"
+expect_rc 0 "whole again: declare is a no-op" djca declare base.djc
+sqlx "DROP TABLE $(qid __stats__unit)" "$A"
+expect_fail 2 "a declared table whose SQL table is gone is refused" \
+	"^djc: base\.djc:17: table Stats\.Unit is declared, but its SQL table '__stats__unit' is missing from the database; 'djc drop Stats' removes its stored definition \(with its master's\)" \
+	djca declare base.djc
+
 # ------------------------------------------- concurrent first declares
 # Workers on a cluster all start with declare: on a new schema, many at
 # once must all succeed (they are serialised), every time.
