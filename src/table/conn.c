@@ -392,6 +392,46 @@ static int check_sql_table(djc_conn *c, const table *nt, const table *old, const
 	return rc;
 }
 
+/* Without the lock: 1 when the text has a table that is not declared yet
+ * (or whose SQL table, or an auxiliary table of it, is not as stored), so
+ * that the locked path must decide (a conflicting definition too: it is
+ * refused there, after the latest stored pipeline was read); 0 with the
+ * "exists" report when every table is declared and whole; a code when
+ * the database failed. */
+static int declare_declared(djc_conn *c, const char *text, const char *file, sb_t *tabs)
+{
+	pipeline *np = NULL;
+	char *msg = NULL;
+	int rc = pipeline_parse(&np, text, file, c->pipe, &msg);
+	if (rc) {
+		rc = conn_fail(c, rc, "%s", msg);
+		free(msg);
+		return rc;
+	}
+	sb_reset(tabs);
+	for (size_t i = 0; i < np->n && !rc; i++) {
+		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
+		if (!old || strcmp(old->canon, t->canon)) { rc = 1; break; }
+		char **cols = NULL;
+		size_t ncols = 0;
+		if ((rc = sql_columns(c, old->sql_name, &cols, &ncols))) { rc = conn_dbfail(c, rc, t->name); break; }
+		int whole = ncols == old->nattrs;
+		for (size_t k = 0; k < ncols && whole; k++) whole = table_attr(old, cols[k]) != NULL;
+		strv_free(cols, ncols);
+		const char *names[TABLE_AUX_MAX];
+		size_t na = table_aux_tables(old, names, TABLE_AUX_MAX);
+		for (size_t k = 0; k < na && whole && !rc; k++) {
+			if ((rc = sql_columns(c, names[k], &cols, &ncols))) rc = conn_dbfail(c, rc, t->name);
+			strv_free(cols, ncols);
+			whole = ncols > 0;
+		}
+		if (!rc && !whole) rc = 1;
+		if (!rc) sb_printf(tabs, "exists  %s (%s) as %s\n", t->name, tier_name(t->tier), t->sql_name);
+	}
+	pipeline_free(np);
+	return rc;
+}
+
 /* One attempt at declaring (tbl_declare retries after DJC_EBUSY). */
 static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux_fn aux, sb_t *tabs, sb_t *jobs)
 {
@@ -453,9 +493,34 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 			sb_printf(tabs, "exists  %s (%s) as %s\n", t->name, tier_name(t->tier), t->sql_name);
 			continue;
 		}
-		/* each undo step is recorded before its step: a CREATE TABLE
-		 * whose index then fails has made the table all the same */
+		/* The stored definition first, then the table, then its
+		 * auxiliary tables; each undo step is recorded before its step (a
+		 * CREATE TABLE whose index then fails has made the table all the
+		 * same). Where DDL is not transactional, a declare killed half way
+		 * so leaves a stored definition that djc drop can clean up, never
+		 * a table that no stored definition owns. */
 		sb_reset(&q);
+		sb_add(&q, "DELETE FROM ");
+		db_qi(c->db, &q, META_TABLE);
+		sb_add(&q, " WHERE ");
+		db_qi(c->db, &q, "name");
+		sb_add(&q, " = ?");
+		val_t *up = xcalloc(1, sizeof(val_t));
+		up[0] = val_text(t->name);
+		stx_undo(&x, sb_steal(&q), up, 1);
+		sb_add(&q, "INSERT INTO ");
+		db_qi(c->db, &q, META_TABLE);
+		sb_add(&q, " (");
+		db_qi(c->db, &q, "name"); sb_add(&q, ", ");
+		db_qi(c->db, &q, "position"); sb_add(&q, ", ");
+		db_qi(c->db, &q, "tier"); sb_add(&q, ", ");
+		db_qi(c->db, &q, "definition");
+		sb_add(&q, ") VALUES (?, ?, ?, ?)");
+		val_t p[4] = {val_text(t->name), val_int(base + made), val_text(tier_name(t->tier)), val_text(t->text)};
+		rc = db_exec(c->db, sb_str(&q), p, 4, NULL);
+		for (int k = 0; k < 4; k++) val_free(&p[k]);
+		sb_reset(&q);
+		if (rc) { rc = conn_dbfail(c, rc, t->name); goto fail; }
 		sb_add(&q, "DROP TABLE IF EXISTS ");
 		db_qi(c->db, &q, t->sql_name);
 		stx_undo(&x, sb_steal(&q), NULL, 0);
@@ -472,27 +537,6 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 			if ((rc = aux(c, t))) goto fail;
 			sb_printf(jobs, "created %s jobs table %s\n", t->name, t->jobs_name);
 		}
-		sb_add(&q, "INSERT INTO ");
-		db_qi(c->db, &q, META_TABLE);
-		sb_add(&q, " (");
-		db_qi(c->db, &q, "name"); sb_add(&q, ", ");
-		db_qi(c->db, &q, "position"); sb_add(&q, ", ");
-		db_qi(c->db, &q, "tier"); sb_add(&q, ", ");
-		db_qi(c->db, &q, "definition");
-		sb_add(&q, ") VALUES (?, ?, ?, ?)");
-		val_t p[4] = {val_text(t->name), val_int(base + made), val_text(tier_name(t->tier)), val_text(t->text)};
-		rc = db_exec(c->db, sb_str(&q), p, 4, NULL);
-		for (int k = 0; k < 4; k++) val_free(&p[k]);
-		sb_reset(&q);
-		if (rc) { rc = conn_dbfail(c, rc, t->name); goto fail; }
-		sb_add(&q, "DELETE FROM ");
-		db_qi(c->db, &q, META_TABLE);
-		sb_add(&q, " WHERE ");
-		db_qi(c->db, &q, "name");
-		sb_add(&q, " = ?");
-		val_t *up = xcalloc(1, sizeof(val_t));
-		up[0] = val_text(t->name);
-		stx_undo(&x, sb_steal(&q), up, 1);
 		made++;
 		sb_printf(tabs, "created %s (%s) as %s\n", t->name, tier_name(t->tier), t->sql_name);
 	}
@@ -529,6 +573,14 @@ int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn 
 	pipeline_free(np);
 	if (!n) return conn_fail(c, DJC_EINVAL, "%s: no tables declared (a table starts with 'Name (tier)')", file);
 	sb_t tabs = SB_INIT, jobs = SB_INIT;
+	/* Every worker of a cluster may start with declare: when every table
+	 * of the text is declared already, as it is, and whole, nothing needs
+	 * the lock (which would make a thousand workers queue for it) */
+	if ((rc = declare_declared(c, text, file, &tabs)) != 1) {
+		if (!rc && report) *report = sb_steal(&tabs);
+		sb_free(&tabs);
+		return rc;
+	}
 	/* a deadlock with other sessions' DDL is retried, a few times */
 	for (int attempt = 0;; attempt++) {
 		rc = declare_once(c, text, file, aux, &tabs, &jobs);

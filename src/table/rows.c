@@ -668,7 +668,7 @@ static int delete_once(djc_conn *c, table **S, size_t nS, const char *where, con
 		sb_add(&q, sb_str(&ref));
 		sb_add(&q, " WHERE ");
 		if ((rc = cascade_cond(c, S, i, where, sb_str(&ref), &alias, &q, &p))) goto fail;
-		if (!o->dry_run && i > 0 && S[i]->jobs_name) {
+		if (i > 0 && S[i]->jobs_name) {
 			/* jobs of keys whose upstream rows go: a job for a key that has
 			 * left the key source would only fail (or linger). Jobs of the
 			 * table deleted from are kept: their upstream rows stay, and
@@ -676,7 +676,7 @@ static int delete_once(djc_conn *c, table **S, size_t nS, const char *where, con
 			sb_t jq = SB_INIT, jref = SB_INIT;
 			pvec jp = {0};
 			db_qi(c->db, &jref, S[i]->jobs_name);
-			sb_add(&jq, "DELETE FROM ");
+			sb_add(&jq, o->dry_run ? "SELECT COUNT(*) FROM " : "DELETE FROM ");
 			sb_add(&jq, sb_str(&jref));
 			sb_add(&jq, " WHERE 1=0");
 			int any = 0;
@@ -702,8 +702,8 @@ static int delete_once(djc_conn *c, table **S, size_t nS, const char *where, con
 			}
 			db_res *r = NULL;
 			if (!rc && any && (rc = db_exec(c->db, sb_str(&jq), jp.v, jp.n, &r))) rc = conn_dbfail(c, rc, S[i]->jobs_name);
-			if (!rc && r && r->affected > 0)
-				changes_add(ch, S[i]->name, S[i]->jobs_name, "delete jobs", r->affected);
+			long long nj = !r ? 0 : o->dry_run ? (r->nrows ? (long long)db_cell_int(r, 0, 0) : 0) : r->affected;
+			if (!rc && nj > 0) changes_add(ch, S[i]->name, S[i]->jobs_name, "delete jobs", nj);
 			db_res_free(r);
 			sb_free(&jq);
 			sb_free(&jref);

@@ -177,11 +177,12 @@ static void test_delete(djc_conn *c)
 	djc_changes *ch = NULL;
 	int rc = djc_delete_with_options(&ch, c, "Subject", "{\"subject_id\": 2}", &o);
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
-	CHECK(ch && !ch->applied && ch->n == 5);
-	if (ch && ch->n == 5) {
+	CHECK(ch && !ch->applied && ch->n == 6);
+	if (ch && ch->n == 6) {
 		CHECK_STR(ch->items[0].table, "Summary");
-		CHECK_STR(ch->items[4].table, "Subject");
+		CHECK_STR(ch->items[5].table, "Subject");
 	}
+	CHECK(rows_of(ch, "~~stats", "delete jobs") == 1);   /* 2/2's error job */
 	CHECK(rows_of(ch, "__summary", "delete") == 1);
 	CHECK(rows_of(ch, "__stats__unit", "delete") == 2);
 	CHECK(rows_of(ch, "__stats", "delete") == 1);
