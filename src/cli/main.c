@@ -2,6 +2,7 @@
  * the config module. Exit status: 0 success, 1 a make failed (or the
  * database failed), 2 bad usage or bad input, 128+N interrupted by signal N. */
 #include "djc.h"
+#include "cli.h"
 #include "util/config.h"
 #include <errno.h>
 #include <getopt.h>
@@ -23,7 +24,9 @@ static const char USAGE[] =
 	"  tables                       list declared tables\n"
 	"  insert TABLE [FILE]          insert JSON Lines rows (stdin by default)\n"
 	"  fetch TABLE                  print rows (--where JSON, --format table|json|csv)\n"
-	"  delete TABLE                 delete rows (--where JSON)\n"
+	"  delete TABLE                 delete rows and what depends on them (--where JSON)\n"
+	"  drop TABLE                   drop a table with what depends on it\n"
+	"  alter PIPELINE_FILE          change secondary attributes of declared tables\n"
 	"  populate TABLE               call make for every missing key\n"
 	"  progress TABLE               remaining and total keys\n"
 	"  jobs TABLE                   the jobs table: counts by status, or --status rows\n"
@@ -226,28 +229,6 @@ static int cmd_fetch(int argc, char **argv)
 	int rc = key ? djc_key_restriction(c, table, key, &kw) : DJC_OK;
 	if (!rc) rc = djc_fetch_print(c, table, key ? kw : where, fmt, stdout);
 	free(kw);
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
-}
-
-static int cmd_delete(int argc, char **argv)
-{
-	static const char H[] = "usage: djc delete TABLE [--where JSON]\n"
-				"Delete rows that no child row references (all matching rows, or none).\n";
-	if (want_help(argc, argv, H)) return 0;
-	const char *table = NULL, *where = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--where") && i + 1 < argc) { where = argv[++i]; check_json("--where", where); }
-		else if (argv[i][0] == '-') die_usage("delete: unknown or incomplete option %s", argv[i]);
-		else if (!table) table = argv[i];
-		else die_usage("delete takes one TABLE");
-	}
-	if (!table) die_usage("delete needs a TABLE");
-	djc_conn *c = connect_or_die();
-	size_t n = 0;
-	int rc = djc_delete(c, table, where, &n);
-	if (!rc) printf("deleted %zu row%s from %s\n", n, n == 1 ? "" : "s", table);
 	int code = exit_for(rc, c);
 	djc_close(c);
 	return code;
@@ -625,6 +606,21 @@ static int cmd_config(int argc, char **argv)
 	return 0;
 }
 
+/* for the commands in other files (cli.h) */
+void cli_die_usage(const char *fmt, ...)
+{
+	va_list ap;
+	char *m = NULL;
+	va_start(ap, fmt);
+	int n = vasprintf(&m, fmt, ap);
+	va_end(ap);
+	die_usage("%s", n < 0 ? fmt : m);
+}
+int cli_exit_for(int rc, djc_conn *c) { return exit_for(rc, c); }
+djc_conn *cli_connect(void) { return connect_or_die(); }
+int cli_want_help(int argc, char **argv, const char *text) { return want_help(argc, argv, text); }
+void cli_check_json(const char *opt, const char *v) { check_json(opt, v); }
+
 int main(int argc, char **argv)
 {
 	int i = 1;
@@ -649,6 +645,8 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "insert")) return cmd_insert(n, v);
 	if (!strcmp(cmd, "fetch")) return cmd_fetch(n, v);
 	if (!strcmp(cmd, "delete")) return cmd_delete(n, v);
+	if (!strcmp(cmd, "drop")) return cmd_drop(n, v);
+	if (!strcmp(cmd, "alter")) return cmd_alter(n, v);
 	if (!strcmp(cmd, "populate")) return cmd_populate(n, v);
 	if (!strcmp(cmd, "progress")) return cmd_progress(n, v);
 	if (!strcmp(cmd, "jobs")) return cmd_jobs(n, v);

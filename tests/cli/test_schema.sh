@@ -201,4 +201,256 @@ for r in 1 2 3; do
 		test "$nconf" = 3 -a "$nconf_msgs" = 3 -a "$conflicts" != "$ok_files"
 done
 
+# on_tty ANSWER CMD...: CMD with a terminal for stdin, stdout and stderr;
+# ANSWER and Enter are typed at its "[y/N]" prompt. Prints what the
+# terminal showed; exits with CMD's status.
+on_tty() {
+	python3 - "$@" <<'PY'
+import os, pty, select, sys
+answer = sys.argv[1].encode() + b"\n"
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+out, sent = b"", False
+while True:
+    r, _, _ = select.select([fd], [], [], 120)
+    if not r:
+        break
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        break
+    if not data:
+        break
+    out += data
+    if not sent and b"[y/N]" in out:
+        os.write(fd, answer)
+        sent = True
+_, st = os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace").replace("\r", ""))
+sys.exit(os.waitstatus_to_exitcode(st))
+PY
+}
+
+# ---------------------------------------------------------------- data
+# (in this test's own schema: Subject, Session, Stats, Stats.Unit from
+# base.djc, Probe and Quality from grow.djc)
+cat > mk_stats.sh <<'M'
+#!/bin/sh
+# mean = session, two units
+s=$DJC_KEY_session
+echo "{\"mean\": $s}"
+echo "{\"_part\": \"Unit\", \"unit\": 1, \"rate\": 0.5}"
+echo "{\"_part\": \"Unit\", \"unit\": 2, \"rate\": 1.5}"
+M
+cat > mk_q.sh <<'M'
+#!/bin/sh
+echo '{"q": 1}'
+M
+chmod +x mk_stats.sh mk_q.sh
+printf '{"subject_id": %d, "name": "s%d"}\n' 1 1 2 2 3 3 | djc insert Subject >/dev/null
+for s in 1 2 3; do for n in 1 2; do printf '{"subject_id": %d, "session": %d}\n' $s $n; done; done | djc insert Session >/dev/null
+printf '{"probe_id": 1}\n{"probe_id": 2}\n' | djc insert Probe >/dev/null
+expect_rc 0 "populate Stats" djc populate Stats --reserve-jobs --make ./mk_stats.sh
+expect_rc 0 "populate Quality" djc populate Quality --reserve-jobs --make ./mk_q.sh
+expect_out "6 Stats rows" 6 count Stats
+expect_out "12 Quality rows" 12 count Quality
+
+# -------------------------------------------------------------- delete
+printf '{"subject_id": 9, "name": "s9"}\n' | djc insert Subject >/dev/null
+expect_out "a delete that touches one table needs no confirmation (old output)" "deleted 1 row from Subject" \
+	djc delete Subject --where '{"subject_id": 9}'
+expect_out "--dry-run: the counts per table, dependents first" "would delete 2 rows from Quality
+would delete 2 rows from Stats.Unit
+would delete 1 row from Stats
+would delete 1 row from Session" djc delete Session --where '{"subject_id": 1, "session": 1}' --dry-run
+expect_out "--dry-run deleted nothing" 6 count Session
+expect_fail 2 "a cascading delete without --yes is refused off a terminal" \
+	"^djc: delete from Session: 5 rows of other tables would go too; run it with --yes" \
+	djc delete Session --where '{"subject_id": 1, "session": 1}'
+check "the refusal listed the counts first" test "$(printf '%s\n' "$OUT" | grep -c '^would delete')" = 4
+expect_out "nothing deleted" "6 12" sh -c "echo \$($DJC fetch Session --format json | grep -c .) \$($DJC fetch Quality --format json | grep -c .)"
+expect_fail 2 "--no-cascade keeps the old refusal" '^djc: cannot delete from Session: rows of a child table reference them' \
+	djc delete Session --where '{"subject_id": 1, "session": 1}' --no-cascade
+expect_fail 2 "rows of a part table go only with their master's" \
+	"^djc: cannot delete 3 rows of part table Stats\.Unit without their master rows in Stats \(DataJoint's part integrity\)" \
+	djc delete Stats.Unit --where '{"unit": 1, "session": 1}'
+run on_tty n "$DJC" delete Session --where '{"subject_id": 1, "session": 1}'
+check "on a terminal it asks; 'n' cancels (exit 1)" test "$RC" = 1
+check "the terminal showed the counts and the question" sh -c 'printf "%s" "$1" | grep -q "would delete 2 rows from Quality" && printf "%s" "$1" | grep -q "Delete these rows? \[y/N\]"' _ "$OUT"
+expect_out "cancelled: nothing deleted" 6 count Session
+run on_tty y "$DJC" delete Session --where '{"subject_id": 1, "session": 1}'
+check "'y' deletes (exit 0)" test "$RC" = 0
+check "and says what went" sh -c 'printf "%s" "$1" | grep -q "^deleted 2 rows from Quality"' _ "$OUT"
+expect_out "Session 1/1 is gone with what depends on it" "5 5 10 10" sh -c \
+	"echo \$($DJC fetch Session --format json | grep -c .) \$($DJC fetch Stats --format json | grep -c .) \$($DJC fetch Stats.Unit --format json | grep -c .) \$($DJC fetch Quality --format json | grep -c .)"
+# jobs: a pending job of a key whose upstream rows go is deleted with
+# them; refresh adds back exactly the keys whose upstream rows exist
+printf '{"subject_id": 3, "session": 3}\n' | djc insert Session >/dev/null
+expect_out "one pending Stats job for 3/3" '{"added":1,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Stats --json
+expect_out "delete subject 3 with --yes: rows and the job go" "deleted 4 rows from Quality
+deleted 4 rows from Stats.Unit
+deleted 1 job of Stats
+deleted 2 rows from Stats
+deleted 3 rows from Session
+deleted 1 row from Subject" djc delete Subject --where '{"subject_id": 3}' --yes
+expect_out "no job is left for the gone keys" "Stats jobs: pending 0, reserved 0, success 0, error 0, ignore 0" djc jobs Stats
+expect_out "refresh adds nothing: no upstream row is left for them" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Stats --json
+
+# The DataJoint way when computed results must be made again: delete them
+# (their dependents go too) and populate; the keys come back, as their
+# upstream rows are still there
+expect_out "delete the Stats of subject 2" "deleted 4 rows from Stats.Unit
+deleted 2 rows from Stats" djc delete Stats --where '{"subject_id": 2}' --yes
+expect_out "refresh re-adds exactly those keys" '{"added":2,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Stats --json
+expect_rc 0 "populate again" djc populate Stats --reserve-jobs --make ./mk_stats.sh
+expect_rc 0 "and downstream" djc populate Quality --reserve-jobs --make ./mk_q.sh
+expect_out "all made again" "3 6 6" sh -c \
+	"echo \$($DJC fetch Stats --format json | grep -c .) \$($DJC fetch Stats.Unit --format json | grep -c .) \$($DJC fetch Quality --format json | grep -c .)"
+# with jobs.keep_completed the success jobs of deleted rows are re-pended
+DJC_JOBS_KEEP_COMPLETED=true "$DJC" delete Stats --where '{"subject_id": 2, "session": 1}' --yes >/dev/null
+printf '{"subject_id": 2, "session": 3}\n' | djc insert Session >/dev/null
+DJC_JOBS_KEEP_COMPLETED=true "$DJC" populate Stats --reserve-jobs --make ./mk_stats.sh >/dev/null
+expect_out "keep_completed: the made jobs are kept as success" "Stats jobs: pending 0, reserved 0, success 2, error 0, ignore 0" djc jobs Stats
+DJC_JOBS_KEEP_COMPLETED=true "$DJC" delete Stats --where '{"session": 3}' --yes >/dev/null
+expect_out "keep_completed: refresh re-pends the deleted row's success job" '{"added":0,"removed":0,"orphaned":0,"re_pended":1}' \
+	env DJC_JOBS_KEEP_COMPLETED=true "$DJC" jobs refresh Stats --json
+expect_fail 2 "delete: unknown table" '^djc: unknown table "Nope"' djc delete Nope --yes
+
+# ---------------------------------------------------------------- alter
+cat > alter.djc <<'P'
+Subject (manual)
+    subject_id : int32
+    ---
+    name : varchar(32)
+
+Session (manual)
+    -> Subject
+    session : int16
+    ---
+    note = "" : varchar(64)
+
+Stats (computed)
+    -> Session
+    ---
+    mean : float64
+
+Stats.Unit (part)
+    unit : int16
+    ---
+    rate : float32
+P
+sed -e 's/    name : varchar(32)/    full_name : varchar(48)    # {name} as written\n    weight = null : float32\n    sex = "U" : varchar(1)/' \
+    -e 's/    note = "" : varchar(64)/    rig = 0 : int16/' alter.djc > alter2.djc
+expect_out "alter --dry-run lists the changes" "would alter Subject: rename name to full_name
+would alter Subject: widen full_name from varchar(32) to varchar(48)
+would alter Subject: comment of full_name
+would alter Subject: add weight = null : float32
+would alter Subject: add sex = U : varchar(1)
+would alter Session: drop note
+would alter Session: add rig = 0 : int16" djc alter alter2.djc --dry-run
+expect_fail 2 "--dry-run changed nothing" "already declared with a different definition" djc declare alter2.djc
+run djc alter alter2.djc
+check "alter: exit 0, one line per change" test "$RC" = 0 -a "$(printf '%s\n' "$OUT" | grep -c '^altered ')" = 7
+expect_out "the rows have the new columns, with the defaults" '{"subject_id":1,"full_name":"s1","weight":null,"sex":"U"}' \
+	djc fetch Subject --where '{"subject_id": 1}' --format json
+expect_out "declare of the altered file: every table exists" "exists  Subject (manual) as subject
+exists  Session (manual) as session
+exists  Stats (computed) as __stats
+exists  Stats.Unit (part) as __stats__unit" djc declare alter2.djc
+expect_out "alter again: nothing to do" "nothing to alter: the declared tables are as alter2.djc defines them" djc alter alter2.djc
+sed 's/    session : int16/    session : int32/' alter2.djc > alter3.djc
+expect_fail 2 "a primary key change is refused, saying what to do" \
+	"^djc: alter3\.djc:[0-9]+: table Session: the primary key changes from .* to .*; alter changes secondary attributes only; to change this, 'djc drop Session'" \
+	djc alter alter3.djc
+expect_fail 2 "alter of a missing file" '^djc: cannot read nope\.djc' djc alter nope.djc
+
+# ----------------------------------------------------------------- drop
+expect_fail 2 "drop without --yes is refused off a terminal" \
+	'^djc: drop Stats: not confirmed; run it with --yes to drop the 3 tables listed' djc drop Stats
+check "the refusal listed the tables with their row counts" sh -c 'printf "%s" "$1" | grep -q "^would drop Stats: __stats (3 rows)$"' _ "$OUT"
+expect_out "drop --dry-run lists every table that depends on it, dependents first" "would drop Quality: ~~quality (0 rows)
+would drop Quality: __quality (6 rows)
+would drop Stats.Unit: __stats__unit (6 rows)
+would drop Stats: ~~stats (2 rows)
+would drop Stats: __stats (3 rows)
+would drop Session: session (4 rows)" djc drop Session --dry-run
+expect_fail 2 "a part table is not dropped alone" '^djc: Stats\.Unit is a part table: it is dropped with its master \(djc drop Stats\)' \
+	djc drop Stats.Unit --yes
+run on_tty no "$DJC" drop Stats
+check "on a terminal it asks; 'no' cancels (exit 1)" test "$RC" = 1
+expect_out "nothing dropped" "$(lines Subject Session Stats Stats.Unit Probe Quality)" djc tables
+run djc drop Stats --yes
+check "drop --yes" test "$RC" = 0 -a "$(printf '%s\n' "$OUT" | grep -c '^dropped ')" = 3
+expect_out "the stored pipeline lost them" "$(lines Subject Session Probe Quality)" djc tables
+check "and so did the database" test -z "$(sql_tables | grep stats)"
+expect_fail 2 "a dropped table is unknown" '^djc: unknown table "Stats"' djc fetch Stats
+# the issue's case: a table under development is declared anew, changed
+sed 's/    mean : float64/    mean : float64\n    sd = null : float64/' alter2.djc > base2.djc
+expect_out "declared anew with another definition" "exists  Subject (manual) as subject
+exists  Session (manual) as session
+created Stats (computed) as __stats
+created Stats.Unit (part) as __stats__unit
+created Stats jobs table ~~stats" djc declare base2.djc
+expect_rc 0 "and populated" djc populate Stats --reserve-jobs --make ./mk_stats.sh
+expect_out "with every key" 4 count Stats
+# a table dropped by hand: djc drop clears what is stored of it
+sqlx "DROP TABLE $(qid __stats__unit); DROP TABLE $(qid __stats)"
+expect_out "a table gone by hand is dropped from the stored pipeline" "dropped Stats.Unit: __stats__unit (missing)
+dropped Stats: ~~stats (0 rows)
+dropped Stats: __stats (missing)" djc drop Stats --yes
+expect_rc 0 "then declared again" djc declare base2.djc
+run on_tty y "$DJC" drop Stats
+check "drop on a terminal, 'y': dropped" test "$RC" = 0 -a "$(printf '%s\n' "$OUT" | grep -c '^dropped ')" = 3
+expect_out "gone" "$(lines Subject Session Probe Quality)" djc tables
+
+# ------------------------------------------ drop racing a running populate
+# Workers are making Stats (two processes, short makes) when Session is
+# dropped with everything below it. The drop waits for the transactions
+# running on its tables or fails cleanly; either way nothing is left half
+# dropped, the workers stop (with an error, as their tables are gone), and
+# the pipeline can be declared and populated again.
+cat > mk_slow.sh <<'M'
+#!/bin/sh
+sleep 0.05
+echo "{\"mean\": $DJC_KEY_session}"
+echo "{\"_part\": \"Unit\", \"unit\": 1, \"rate\": 0.5}"
+M
+chmod +x mk_slow.sh
+for r in 1 2 3; do
+	S="${DJC_DATABASE_SCHEMA:-c}drop$r"
+	djcr() { "$DJC" --schema "$S" "$@"; }
+	djcr declare base.djc >/dev/null
+	printf '{"subject_id": 1, "name": "a"}\n' | djcr insert Subject >/dev/null
+	for n in $(seq 1 60); do printf '{"subject_id": 1, "session": %d}\n' "$n"; done | djcr insert Session >/dev/null
+	djcr populate Stats --reserve-jobs --processes 2 --suppress-errors --make ./mk_slow.sh >"pop.$r" 2>&1 &
+	pop=$!
+	# an event, not a time: wait until the workers have committed some rows
+	for i in $(seq 1 3000); do
+		n=$(djcr fetch Stats --format json 2>/dev/null | grep -c .)
+		[ "${n:-0}" -ge 4 ] && break
+		sleep 0.02
+	done
+	run djcr drop Session --yes
+	drc=$RC
+	derr=$ERR
+	wait "$pop"
+	prc=$?
+	check "round $r: the populate ended by itself (exit 0 or 1, not a signal)" test "$prc" -le 1
+	if [ "$drc" = 0 ]; then
+		expect_out "round $r: dropped: the stored pipeline keeps only Subject" "Subject" djcr tables
+		check "round $r: dropped: no SQL table of them is left" test -z "$(sql_tables "$S" | grep -E '^(session|__stats|__stats__unit|~~stats)$')"
+	else
+		check "round $r: the drop failed cleanly (one line)" test "$(printf '%s\n' "$derr" | grep -c .)" = 1
+		expect_out "round $r: not dropped: all still declared" "$(lines Subject Session Stats Stats.Unit)" djcr tables
+		check "round $r: not dropped: every SQL table is there" test "$(sql_tables "$S" | grep -cE '^(session|__stats|__stats__unit|~~stats)$')" = 4
+		djcr drop Session --yes >/dev/null
+	fi
+	expect_rc 0 "round $r: declared again" djcr declare base.djc
+	for n in $(seq 1 5); do printf '{"subject_id": 1, "session": %d}\n' "$n"; done | djcr insert Session >/dev/null
+	expect_rc 0 "round $r: populated again" djcr populate Stats --reserve-jobs --make ./mk_slow.sh
+	cnt_r() { djcr fetch "$1" --format json | grep -c .; }
+	expect_out "round $r: every key made" 5 cnt_r Stats
+done
+
 finish
