@@ -432,14 +432,19 @@ static int declare_declared(djc_conn *c, const char *text, const char *file, sb_
 	return rc;
 }
 
-/* One attempt at declaring (tbl_declare retries after DJC_EBUSY). */
-static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux_fn aux, sb_t *tabs, sb_t *jobs)
+/* One attempt at declaring. *locked is set once the schema-change lock
+ * was had (tbl_declare retries a DJC_EBUSY after that: a deadlock, not a
+ * lock that did not come in time). */
+static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux_fn aux, sb_t *tabs, sb_t *jobs,
+			int *locked)
 {
 	sb_reset(tabs);
 	sb_reset(jobs);
 	schema_tx x;
+	*locked = 0;
 	int rc = stx_begin(c, &x);
 	if (rc) return rc;
+	*locked = 1;
 	pipeline *np = NULL;
 	table **ran = NULL;   /* stored tables whose aux ran in this change */
 	size_t nran = 0;
@@ -583,8 +588,9 @@ int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn 
 	}
 	/* a deadlock with other sessions' DDL is retried, a few times */
 	for (int attempt = 0;; attempt++) {
-		rc = declare_once(c, text, file, aux, &tabs, &jobs);
-		if (rc != DJC_EBUSY || attempt == 4) break;
+		int locked;
+		rc = declare_once(c, text, file, aux, &tabs, &jobs, &locked);
+		if (rc != DJC_EBUSY || !locked || attempt == 4) break;
 	}
 	if (!rc && report) {
 		sb_add(&tabs, sb_str(&jobs));

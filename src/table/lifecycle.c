@@ -327,13 +327,9 @@ int djc_drop(djc_changes **out, djc_conn *c, const char *name, const djc_drop_op
 	table *t;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
-	djc_changes *ch = NULL;
-	for (int attempt = 0;; attempt++) {
-		djc_changes_free(ch);
-		ch = xcalloc(1, sizeof *ch);
-		rc = drop_once(c, name, o.dry_run, ch);
-		if (rc != DJC_EBUSY || attempt == 2) break;
-	}
+	/* not retried: a drop that waited its bound for the tables is told */
+	djc_changes *ch = xcalloc(1, sizeof *ch);
+	rc = drop_once(c, name, o.dry_run, ch);
 	if (out && ch->n) *out = ch;
 	else djc_changes_free(ch);
 	return rc;
