@@ -56,8 +56,6 @@ typedef struct table {
 	/* key source: the primary key attributes inherited from parents */
 	size_t nsrc;
 	size_t *src;           /* indexes into attrs */
-	int jobs_ready;        /* jobs table known to exist (jobs_ensure ran on this connection) */
-	double lapsed_check;   /* when this process last looked for lapsed reservations (monotonic s) */
 } table;
 
 typedef struct pipeline {

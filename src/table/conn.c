@@ -545,17 +545,35 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 		made++;
 		sb_printf(tabs, "created %s (%s) as %s\n", t->name, tier_name(t->tier), t->sql_name);
 	}
-	if ((rc = stx_commit(c, &x))) goto out;
+	if ((rc = stx_commit(c, &x))) goto undone;
 	/* the stored pipeline now holds the new tables */
 	rc = pipe_load(c);
 	goto out;
 fail:
 	stx_abort(c, &x);
-	/* a jobs table made in the change that was undone is gone again */
-	for (size_t i = 0; i < nran; i++) ran[i]->jobs_ready = 0;
+undone:
+	/* The jobs layer remembers per table object that its jobs table
+	 * exists; for a jobs table made in the change that was undone that is
+	 * no longer true. Those stored tables get fresh objects. */
+	if (nran) {
+		char keep[sizeof c->err];
+		snprintf(keep, sizeof keep, "%s", c->err);
+		for (size_t i = 0; i < nran; i++) pipe_retire(c, ran[i]);
+		pipe_load(c);
+		snprintf(c->err, sizeof c->err, "%s", keep);
+	}
 out:
 	free(ran);
 	sb_free(&q);
+	/* np's tables went through the jobs layer, which keeps state per table
+	 * object: they stay allocated until djc_close (retired), so that no
+	 * later table object takes the address of one and its state */
+	for (size_t i = 0; np && i < np->n; i++) {
+		if (!c->retired) c->retired = xcalloc(1, sizeof(pipeline));
+		c->retired->tables = xrealloc(c->retired->tables, (c->retired->n + 1) * sizeof(table *));
+		c->retired->tables[c->retired->n++] = np->tables[i];
+	}
+	if (np) np->n = 0;
 	pipeline_free(np);
 	return rc;
 }

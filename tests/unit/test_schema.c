@@ -465,6 +465,30 @@ static void test_alter(djc_conn *c)
 	CHECK(djc_alter(NULL, c, "Probe (manual\n", "alt.djc", NULL) == DJC_EINVAL);
 }
 
+/* A declare that fails half way, then the same tables again on the same
+ * connection: all or nothing, and the second one makes the jobs tables
+ * (the jobs layer must not think they exist from the first attempt). */
+static void test_declare_again(djc_conn *c)
+{
+	static const char good[] = "Fa (manual)\n    a : int32\n    ---\n\nFc (computed)\n    -> Fa\n    ---\n    v : float64\n";
+	size_t n = sizeof good + 2001 * 20 + 100;
+	char *bad = malloc(n);
+	int k = snprintf(bad, n, "%s\nWide (manual)\n    w : int32\n    ---\n", good);
+	for (int i = 1; i <= 2000; i++) k += snprintf(bad + k, n - (size_t)k, "    c%d : int8\n", i);
+	for (int round = 0; round < 3; round++) {
+		int rc = djc_declare(c, bad, "bad.djc", NULL);
+		CHECK_MSG(rc != DJC_OK && strstr(djc_error_last(c), "Wide"), "%d %s", rc, djc_error_last(c));
+		CHECK(has_table(c, "Fa") == 0 && has_table(c, "Fc") == 0);
+		rc = djc_declare(c, good, "good.djc", NULL);
+		CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+		CHECK(refresh_added(c, "Fc") == 0);   /* its jobs table exists */
+		djc_changes *ch = NULL;
+		CHECK(djc_drop(&ch, c, "Fa", NULL) == DJC_OK && ch && ch->applied);
+		djc_changes_free(ch);
+	}
+	free(bad);
+}
+
 int main(void)
 {
 	char path[64];
@@ -482,6 +506,7 @@ int main(void)
 	}
 	int rc = djc_declare(c, PIPE, "schema.djc", NULL);
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	test_declare_again(c);
 	test_delete(c);
 	test_drop(c, c2);
 	test_alter(c);
