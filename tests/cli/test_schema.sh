@@ -10,10 +10,19 @@
 sqlx() {
 	local schema=${2:-$DJC_DATABASE_SCHEMA}
 	case $DJC_BACKEND in
-	sqlite)
+	sqlite)   # python3's sqlite3 module: the sqlite3 program is not one the suite needs
 		local f=${DJC_DATABASE_URL#sqlite:}
 		[ -n "$schema" ] && f="${f%.db}.$schema.db"
-		sqlite3 -batch "$f" "$1" ;;
+		python3 - "$f" "$1" <<'PY' ;;
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+sql = sys.argv[2]
+if sql.lstrip().upper().startswith("SELECT"):
+    for row in db.execute(sql):
+        print("\t".join("" if v is None else str(v) for v in row))
+else:
+    db.executescript(sql)
+PY
 	postgresql)
 		psql "$DJC_DATABASE_URL" -qAt -v ON_ERROR_STOP=1 -c "SET search_path TO $schema; $1" ;;
 	mysql)
