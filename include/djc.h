@@ -347,7 +347,7 @@ typedef struct djc_drop_options {
 	int dry_run;      /* list what would be dropped, with row counts; change nothing */
 } djc_drop_options;
 #define DJC_DROP_OPTIONS_VERSION 1
-#define DJC_DROP_OPTIONS_INIT {DJC_DROP_OPTIONS_VERSION, 0}
+#define DJC_DROP_OPTIONS_INIT {.version = DJC_DROP_OPTIONS_VERSION}
 void djc_drop_options_init(djc_drop_options *opts);
 
 /* Drop `table`, its part tables, every table that depends on it (through
@@ -373,7 +373,7 @@ typedef struct djc_delete_options {
 	                   * and nothing deleted when a row has dependents */
 } djc_delete_options;
 #define DJC_DELETE_OPTIONS_VERSION 1
-#define DJC_DELETE_OPTIONS_INIT {DJC_DELETE_OPTIONS_VERSION, 0, 1}
+#define DJC_DELETE_OPTIONS_INIT {.version = DJC_DELETE_OPTIONS_VERSION, .cascade = 1}
 void djc_delete_options_init(djc_delete_options *opts);
 
 /* Delete the rows of `table` matching where_json (NULL: all of them) and,
@@ -395,7 +395,7 @@ typedef struct djc_alter_options {
 	int dry_run;      /* list the changes; change nothing */
 } djc_alter_options;
 #define DJC_ALTER_OPTIONS_VERSION 1
-#define DJC_ALTER_OPTIONS_INIT {DJC_ALTER_OPTIONS_VERSION, 0}
+#define DJC_ALTER_OPTIONS_INIT {.version = DJC_ALTER_OPTIONS_VERSION}
 void djc_alter_options_init(djc_alter_options *opts);
 
 /* Bring the declared tables of a pipeline text to their definitions in it,

@@ -604,11 +604,12 @@ int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn 
 		sb_free(&tabs);
 		return rc;
 	}
-	/* a deadlock with other sessions' DDL is retried, a few times */
-	for (int attempt = 0;; attempt++) {
+	/* a deadlock with other sessions' DDL is retried as every transaction
+	 * is (conn_retry); a lock that did not come in time is not */
+	for (int attempt = 0;;) {
 		int locked;
 		rc = declare_once(c, text, file, aux, &tabs, &jobs, &locked);
-		if (rc != DJC_EBUSY || !locked || attempt == 4) break;
+		if (!locked || !conn_retry(c, rc, 1, 0, &attempt)) break;
 	}
 	if (!rc && report) {
 		sb_add(&tabs, sb_str(&jobs));

@@ -765,12 +765,14 @@ int djc_delete_with_options(djc_changes **out, djc_conn *c, const char *name, co
 	S[0] = t;
 	djc_changes *ch = NULL;
 	/* a row inserted meanwhile that references one being deleted makes
-	 * the DELETE of its parent fail: count again and retry, a few times */
-	for (int attempt = 0;; attempt++) {
+	 * the DELETE of its parent fail: count again and retry, a few times;
+	 * deadlocks and the like as every transaction does (conn_retry) */
+	for (int attempt = 0, fk = 0;;) {
 		djc_changes_free(ch);
 		ch = xcalloc(1, sizeof *ch);
 		rc = delete_once(c, S, nS, where_json, &o, ch);
-		if (!((rc == DJC_EBUSY || (rc == DJC_EFOREIGN && o.cascade)) && attempt < 4)) break;
+		if (rc == DJC_EFOREIGN && o.cascade && ++fk < 5) continue;
+		if (!conn_retry(c, rc, 1, 0, &attempt)) break;
 	}
 	free(S);
 	if (out) *out = ch;
