@@ -178,7 +178,8 @@ int djc_fetch_print(djc_conn *conn, const char *table, const char *where_json, d
 char *djc_row_to_json_typed(djc_conn *conn, const char *table, const djc_row *row);
 
 /* Delete the matching rows. DJC_EFOREIGN if a child row references one;
- * then nothing is deleted. */
+ * then nothing is deleted. (djc_delete_with_options deletes the dependent
+ * rows too, as DataJoint's delete does.) */
 int djc_delete(djc_conn *conn, const char *table, const char *where_json, size_t *deleted);
 
 /* ------------------------------------------------------------- populate */
