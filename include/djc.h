@@ -188,9 +188,15 @@ const char *djc_error_last(const djc_conn *conn);
 
 /* Declare every table of a pipeline text (DESIGN section 1). Idempotent: a
  * table declared with the same definition is left alone, a different
- * definition is DJC_ECONFLICT. Nothing is created unless the whole text
- * parses. `filename` is used in messages ("file:line: ..."). If report is
- * non-NULL it receives one line per table ("created X" or "exists X");
+ * definition is DJC_ECONFLICT. All or nothing: on any failure no table,
+ * jobs table or stored definition of the text is left behind. Concurrent
+ * declares (many workers starting at once) run one after the other, so
+ * each of them succeeds when they declare the same definitions. djc never
+ * takes over a table it did not declare: DJC_ECONFLICT, naming the table,
+ * when a table of a new table's name exists already, or when a declared
+ * table's SQL table differs from (or is missing for) its stored
+ * definition. `filename` is used in messages ("file:line: ..."). If report
+ * is non-NULL it receives one line per table ("created X" or "exists X");
  * caller frees. */
 int djc_declare(djc_conn *conn, const char *text, const char *filename, char **report);
 
@@ -243,7 +249,8 @@ int djc_fetch_print(djc_conn *conn, const char *table, const char *where_json, d
 char *djc_row_to_json_typed(djc_conn *conn, const char *table, const djc_row *row);
 
 /* Delete the matching rows. DJC_EFOREIGN if a child row references one;
- * then nothing is deleted. */
+ * then nothing is deleted. (djc_delete_with_options deletes the dependent
+ * rows too, as DataJoint's delete does.) */
 int djc_delete(djc_conn *conn, const char *table, const char *where_json, size_t *deleted);
 
 /* ------------------------------------------------------------- populate */
@@ -381,6 +388,103 @@ int djc_jobs_counts(djc_conn *conn, const char *table, long counts[5]);
 /* Jobs rows, optionally only one status, as rows (key attributes and the
  * job's columns). */
 int djc_jobs_list(djc_conn *conn, const char *table, const char *status, djc_rowset **out);
+
+/* ================================================================
+ * Schema lifecycle: drop, cascading delete, alter (docs/schema.md).
+ * These functions follow libgit2's order: out-parameters first, then the
+ * connection, then inputs; options NULL means their _INIT defaults.
+ * ================================================================ */
+
+/* What a drop, delete or alter did (or, on a dry run, would do): one entry
+ * per table acted on, in the order acted on. */
+typedef struct djc_change {
+	char *table;      /* the table's pipeline name ("Stats", "Stats.Unit") */
+	char *sql_name;   /* the SQL table acted on: the table itself or one of
+	                   * its auxiliary tables (its jobs table "~~stats") */
+	char *action;     /* "drop", "delete", "delete jobs", "add n = 0 : int32", ... */
+	long long rows;   /* rows dropped or deleted (on a dry run: that would
+	                   * be); -1 where rows are not counted (alter, missing table) */
+} djc_change;
+
+typedef struct djc_changes {
+	size_t n;
+	djc_change *items;
+	int applied;      /* 1 when the changes were made; 0 on a dry run */
+} djc_changes;
+/* Free changes and every string in it. NULL-safe. */
+void djc_changes_free(djc_changes *changes);
+
+typedef struct djc_drop_options {
+	int version;      /* DJC_DROP_OPTIONS_VERSION */
+	int dry_run;      /* list what would be dropped, with row counts; change nothing */
+} djc_drop_options;
+#define DJC_DROP_OPTIONS_VERSION 1
+#define DJC_DROP_OPTIONS_INIT {.version = DJC_DROP_OPTIONS_VERSION}
+void djc_drop_options_init(djc_drop_options *opts);
+
+/* Drop `table`, its part tables, every table that depends on it (through
+ * `->`, transitively) and the auxiliary tables of each (its jobs table),
+ * dependents first, and remove their stored definitions. All or nothing:
+ * one transaction on SQLite and PostgreSQL; on MariaDB/MySQL, where DROP
+ * commits by itself, the stored definitions are removed first and put back
+ * if the DROP fails. Serialised with declare, alter and other drops; waits
+ * (at most about two minutes) for transactions running on the tables, then
+ * fails with DJC_EBUSY and drops nothing. A part table cannot be dropped
+ * alone (DJC_EINVAL: drop its master). A declared table whose SQL table is
+ * already gone is dropped from the stored pipeline only.
+ * @param[out] out  (may be NULL) each table and auxiliary table with its
+ *                  row count, also on a dry run and on failure when the
+ *                  list was made; caller frees with djc_changes_free. */
+int djc_drop(djc_changes **out, djc_conn *conn, const char *table, const djc_drop_options *opts);
+
+typedef struct djc_delete_options {
+	int version;      /* DJC_DELETE_OPTIONS_VERSION */
+	int dry_run;      /* count what would be deleted; change nothing */
+	int cascade;      /* 1: also delete the rows downstream that depend on the
+	                   * deleted ones (DataJoint's delete); 0: DJC_EFOREIGN
+	                   * and nothing deleted when a row has dependents */
+} djc_delete_options;
+#define DJC_DELETE_OPTIONS_VERSION 1
+#define DJC_DELETE_OPTIONS_INIT {.version = DJC_DELETE_OPTIONS_VERSION, .cascade = 1}
+void djc_delete_options_init(djc_delete_options *opts);
+
+/* Delete the rows of `table` matching where_json (NULL: all of them) and,
+ * with cascade, every row of a downstream table that depends on them, in
+ * one transaction. Jobs stay consistent: the jobs of a downstream computed
+ * or imported table whose keys lose their upstream rows are deleted with
+ * them, the rest are left alone, so a later refresh adds back exactly the
+ * keys whose upstream rows still exist (and re-pends kept success jobs
+ * whose target row was deleted). Rows of a part table are deleted only with
+ * their master row (DataJoint's part integrity): DJC_EINVAL otherwise.
+ * @param[out] out  (may be NULL) one entry per table reached with its
+ *                  count ("delete"), plus "delete jobs" entries; caller
+ *                  frees with djc_changes_free. */
+int djc_delete_with_options(djc_changes **out, djc_conn *conn, const char *table, const char *where_json,
+			    const djc_delete_options *opts);
+
+typedef struct djc_alter_options {
+	int version;      /* DJC_ALTER_OPTIONS_VERSION */
+	int dry_run;      /* list the changes; change nothing */
+} djc_alter_options;
+#define DJC_ALTER_OPTIONS_VERSION 1
+#define DJC_ALTER_OPTIONS_INIT {.version = DJC_ALTER_OPTIONS_VERSION}
+void djc_alter_options_init(djc_alter_options *opts);
+
+/* Bring the declared tables of a pipeline text to their definitions in it,
+ * for changes of secondary attributes: add one (with a default or
+ * nullable), drop one, rename one (`new : type  # {old} comment`), change
+ * a comment or a default, widen a varchar(n) or an integer type. The
+ * stored definitions are updated. Changes of the primary key, of
+ * dependencies (`->`), of indexes, of the tier, narrowing or other type
+ * changes are refused with DJC_EINVAL naming the table and what to do
+ * instead (drop and declare again); then nothing is changed. Tables of the
+ * text that are not declared yet are listed ("not declared") and left to
+ * djc_declare. One transaction on SQLite and PostgreSQL; on MariaDB/MySQL
+ * one ALTER TABLE per table (each table changes completely or not at all).
+ * @param[out] out  (may be NULL) one entry per change; caller frees. */
+int djc_alter(djc_changes **out, djc_conn *conn, const char *text, const char *filename,
+	      const djc_alter_options *opts);
+/* ============================ end of schema lifecycle ============ */
 
 #ifdef __cplusplus
 }

@@ -112,6 +112,10 @@ int exit_for(int rc, djc_conn *c);
 enum { CLI_EXISTING = 0, CLI_CREATE = 1 };
 djc_conn *cli_connect(int create);
 
+/* The whole file at path, NUL-terminated (caller frees); a usage error
+ * (exit 2) when it cannot be read or holds a NUL byte. */
+char *cli_read_file(const char *path);
+
 /* Option values: a usage error (exit 2) names opt when v is not what it
  * must be. */
 long parse_long(const char *opt, const char *v, long min);

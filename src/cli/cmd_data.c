@@ -1,4 +1,5 @@
-/* cmd_data.c - tables and their rows: declare, tables, insert, fetch, delete. */
+/* cmd_data.c - tables and their rows: declare, tables, insert, fetch
+ * (delete, drop and alter are in cmd_schema.c). */
 #include "cli.h"
 #include <errno.h>
 #include <stdlib.h>
@@ -16,24 +17,7 @@ int cmd_declare(int argc, char **argv)
 	for (int o; (o = cli_next(&a)) != CLI_END;)
 		if (o == CLI_ARG && !nargs++) file = a.arg;
 	if (nargs != 1) die_usage("declare takes one pipeline file (see djc declare --help)");
-	FILE *f = fopen(file, "r");
-	if (!f) die_usage("cannot read %s: %s", file, strerror(errno));
-	size_t cap = 1 << 16, n = 0;
-	char *text = malloc(cap);
-	size_t r;
-	while (text && (r = fread(text + n, 1, cap - n - 1, f)) > 0) {
-		n += r;
-		if (n + 1 >= cap) {
-			cap *= 2;
-			char *t = realloc(text, cap);
-			if (!t) free(text);
-			text = t;
-		}
-	}
-	fclose(f);
-	if (!text) die_usage("out of memory");
-	text[n] = 0;
-	if (strlen(text) != n) { free(text); die_usage("%s: contains a NUL byte", file); }
+	char *text = cli_read_file(file);
 	djc_conn *c = cli_connect(CLI_CREATE);
 	char *report = NULL;
 	int rc = djc_declare(c, text, file, &report);
@@ -131,31 +115,6 @@ int cmd_fetch(int argc, char **argv)
 	int rc = key ? djc_key_restriction(c, table, key, &kw) : DJC_OK;
 	if (!rc) rc = djc_fetch_print(c, table, key ? kw : where, fmt, stdout);
 	free(kw);
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
-}
-
-int cmd_delete(int argc, char **argv)
-{
-	static const char H[] = "usage: djc delete TABLE [--where JSON]\n"
-				"Delete rows that no child row references (all matching rows, or none).\n";
-	enum { WHERE = 1 };
-	static const cli_option opts[] = {{"where", CLI_VALUE, WHERE, 0}, {NULL, 0, 0, 0}};
-	cli_args a;
-	cli_args_init(&a, argc, argv, opts, H);
-	a.unknown_fmt = a.missing_fmt = "unknown or incomplete option %s";
-	const char *table = NULL, *where = NULL;
-	for (int o; (o = cli_next(&a)) != CLI_END;) {
-		if (o == WHERE) { where = a.arg; check_json("--where", where); }
-		else if (!table) table = a.arg;
-		else die_usage("delete takes one TABLE");
-	}
-	if (!table) die_usage("delete needs a TABLE");
-	djc_conn *c = cli_connect(CLI_EXISTING);
-	size_t n = 0;
-	int rc = djc_delete(c, table, where, &n);
-	if (!rc) printf("deleted %zu row%s from %s\n", n, n == 1 ? "" : "s", table);
 	int code = exit_for(rc, c);
 	djc_close(c);
 	return code;

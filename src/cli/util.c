@@ -145,3 +145,25 @@ void cli_print_json(json_t *j)
 	free(s);
 	json_decref(j);
 }
+
+char *cli_read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) die_usage("cannot read %s: %s", path, strerror(errno));
+	size_t cap = 1 << 16, n = 0, r;
+	char *text = malloc(cap);
+	while (text && (r = fread(text + n, 1, cap - n - 1, f)) > 0) {
+		n += r;
+		if (n + 1 >= cap) {
+			cap *= 2;
+			char *t = realloc(text, cap);
+			if (!t) free(text);
+			text = t;
+		}
+	}
+	fclose(f);
+	if (!text) die_usage("out of memory");
+	text[n] = 0;
+	if (strlen(text) != n) { free(text); die_usage("%s: contains a NUL byte", path); }
+	return text;
+}
