@@ -373,6 +373,11 @@ check "6: 3 programs started" test "$(starts)" = 3
 check "6: 3 jobs are errors, the key not tried is pending again" test "$(djc jobs Res)" = "Res jobs: pending $((N - 3)), reserved 0, success 0, error 3, ignore 0"
 djc jobs clear Res --status error >/dev/null
 expect_fail 2 "6: jobs.serve_restarts is checked" "DJC_JOBS_SERVE_RESTARTS.*integer from 0 to 10000" env DJC_JOBS_SERVE_RESTARTS=-1 "$DJC" populate Res --make-serve python3 mk.py
+expect_fail 2 "6: --make-serve without a program" '^djc: populate: unknown or incomplete option --make-serve$' "$DJC" populate Res --make-serve
+# everything after --make-serve is the program's: --help and --json included
+clean
+run "$DJC" populate Res --where '{"item_id": 1}' --make-serve python3 mk.py --help --json
+check "6: words after --make-serve go to the program" test "$RC/$OUT" = "0/Res: 1 made, 0 errors, 0 skipped"
 clean
 run "$DJC" populate Res --reserve-jobs --json --make-serve ./no-such-program
 check "6: a serve program that cannot be run: exit 1, saying so" \
