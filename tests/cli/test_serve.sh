@@ -120,7 +120,8 @@ starts() { grep -c '^start ' "$LOG"; }
 dupes() { awk '$1 == "make" {print $2}' "$LOG" | sort | uniq -d | wc -l; }
 distinct() { awk '$1 == "make" {print $2}' "$LOG" | sort -u | wc -l; }
 clean() {  # no rows, no jobs, an empty log
-	djc delete Res.Part >/dev/null; djc delete Res >/dev/null; : > "$LOG"
+	djc delete Res --yes >/dev/null || echo "test_serve: clean: cannot delete Res" >&2   # its parts with it
+	: > "$LOG"
 	for st in error pending; do djc jobs clear Res --status $st >/dev/null 2>&1; done
 	return 0
 }
