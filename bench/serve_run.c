@@ -44,7 +44,7 @@ static djc_conn *open_db(const char *url, const char *schema)
 {
 	djc_conn *c = NULL;
 	int rc = djc_open(&c, url, schema);
-	if (!rc) rc = djc_declare(c, PIPELINE, "noop", NULL);
+	if (!rc) rc = djc_declare(NULL, c, PIPELINE, "noop");
 	if (rc) {
 		fprintf(stderr, "serve_run: %s\n", djc_error_last(c));
 		exit(1);
@@ -55,7 +55,7 @@ static djc_conn *open_db(const char *url, const char *schema)
 static long made_rows(djc_conn *c)
 {
 	long remaining = 0, total = 0;
-	if (djc_progress(c, "Noop", NULL, &remaining, &total)) {
+	if (djc_progress(&remaining, &total, c, "Noop", NULL)) {
 		fprintf(stderr, "serve_run: progress: %s\n", djc_error_last(c));
 		exit(1);
 	}
@@ -85,7 +85,7 @@ static int cmd_run(const char *url, const char *schema, const char *mode, int pr
 	else o.make_serve_argv = (const char *const *)argv;
 	djc_populate_result *res = NULL;
 	double t0 = now();
-	int rc = djc_populate(c, "Noop", &o, &res);
+	int rc = djc_populate(&res, c, "Noop", &o);
 	double dt = now() - t0;
 	if (rc && rc != DJC_EMAKE) {
 		fprintf(stderr, "serve_run: populate: %s\n", djc_error_last(c));

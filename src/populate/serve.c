@@ -192,11 +192,11 @@ static void answer_fetch(keyrun *kr, json_t *j)
 		int rc = DJC_OK;
 		if (key) {
 			char *kj = json_dumps(key, JSON_COMPACT);
-			rc = djc_key_restriction(kr->c, name, kj, &w);
+			rc = djc_key_restriction(&w, kr->c, name, kj);
 			free(kj);
 		} else if (where)
 			w = json_dumps(where, JSON_COMPACT | JSON_ENCODE_ANY);
-		if (!rc) rc = djc_make_fetch(&ctx, name, w, &rs);
+		if (!rc) rc = djc_make_fetch(&rs, &ctx, name, w);
 		if (!rc) rc = conn_table(kr->c, name, &ft);
 		if (rc) err = xstrdup(djc_error_last(kr->c));
 		free(w);

@@ -59,14 +59,14 @@ static long sum_y(djc_conn *c, long *n)
 {
 	djc_rowset *rs = NULL;
 	*n = -1;
-	if (djc_fetch(c, "Out", NULL, &rs)) return -1;
+	if (djc_fetch(&rs, c, "Out", NULL)) return -1;
 	long s = 0;
 	*n = (long)djc_rowset_count(rs);
 	for (size_t i = 0; i < djc_rowset_count(rs); i++) {
 		const djc_row *r = djc_rowset_row(rs, i);
 		int64_t y = 0;
 		long k = djc_row_find(r, "y");
-		if (k >= 0) djc_row_int(r, (size_t)k, &y);
+		if (k >= 0) djc_row_int(&y, r, (size_t)k);
 		s += y;
 	}
 	djc_rowset_free(rs);
@@ -94,7 +94,7 @@ int main(void)
 	djc_conn *c = NULL;
 	int rc = djc_open(&c, url, schema);
 	if (rc) { fprintf(stderr, "djc_open: %s\n", djc_error_last(c)); return 1; }
-	rc = djc_declare(c, PIPE, "serve.djc", NULL);
+	rc = djc_declare(NULL, c, PIPE, "serve.djc");
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
 	long want = 0;
 	for (int i = 1; i <= 20; i++) {
@@ -114,7 +114,7 @@ int main(void)
 	o.max_calls = 12;
 	o.make_serve_argv = argv;
 	djc_populate_result *res = NULL;
-	rc = djc_populate(c, "Out", &o, &res);
+	rc = djc_populate(&res, c, "Out", &o);
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
 	CHECK(res && res->success_count == 12 && res->error_count == 0);
 	djc_populate_result_free(res);
@@ -122,7 +122,7 @@ int main(void)
 	o.reserve_jobs = 0;
 	o.max_calls = 0;
 	o.processes = 2;
-	rc = djc_populate(c, "Out", &o, &res);
+	rc = djc_populate(&res, c, "Out", &o);
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
 	CHECK(res && res->success_count == 8 && res->error_count == 0);
 	djc_populate_result_free(res);
@@ -135,20 +135,20 @@ int main(void)
 	djc_populate_options both = DJC_POPULATE_OPTIONS_INIT;
 	both.make_argv = perkey;
 	both.make_serve_argv = argv;
-	rc = djc_populate(c, "Out", &both, &res);
+	rc = djc_populate(&res, c, "Out", &both);
 	CHECK(rc == DJC_EINVAL && res == NULL);
 	CHECK_MSG(strstr(djc_error_last(c), "not both") != NULL, "%s", djc_error_last(c));
 
 	/* version 1 options (no make_serve_argv field) still work */
 	options_v1 v1 = {.version = 1, .processes = 1, .priority = -1, .refresh = -1, .make_argv = perkey};
-	rc = djc_populate(c, "Out", (const djc_populate_options *)&v1, &res);
+	rc = djc_populate(&res, c, "Out", (const djc_populate_options *)&v1);
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
 	CHECK(res && res->success_count == 0);   /* nothing left to make */
 	djc_populate_result_free(res);
 	res = NULL;
 	djc_populate_options v9 = DJC_POPULATE_OPTIONS_INIT;
 	v9.version = 9;
-	CHECK(djc_populate(c, "Out", &v9, &res) == DJC_EINVAL);
+	CHECK(djc_populate(&res, c, "Out", &v9) == DJC_EINVAL);
 
 	djc_close(c);
 	unlink(prog);
