@@ -25,41 +25,96 @@ static int frag(djc_conn *c, const jsql *s, const jctx *x, sb_t *b)
 	return rc;
 }
 
+/* After a claim of lapsed jobs: record each one's lapsed attempt, whose
+ * worker never could (it died, hung or was cut off), with who held it as
+ * lapsed.list saw it just before. Best effort outside a transaction (the
+ * claim stands either way); inside one (a commit's next claim) a failure
+ * fails the transaction, which is then made without the claim. */
+static int record_lapsed(djc_conn *c, table *t, db_res *prev, djc_job **jobs, size_t n)
+{
+	int rc = DJC_OK;
+	size_t nk = t->nsrc;
+	for (size_t i = 0; i < prev->nrows && !rc; i++) {
+		djc_row *pk = djc_row_new();
+		for (size_t k = 0; k < nk; k++) {
+			val_t v;
+			value_out(&t->attrs[t->src[k]], db_cell(prev, i, k), &v);
+			row_put(pk, t->attrs[t->src[k]].name, &v);
+		}
+		char *pj = key_to_json(t, pk, 1);
+		for (size_t j = 0; j < n && !rc; j++) {
+			char *kj = key_to_json(t, jobs[j]->key, 1);
+			int same = !strcmp(kj, pj);
+			free(kj);
+			if (!same) continue;
+			jctx x = JCTX(t);
+			x.key = jobs[j]->key;
+			char *msg = xasprintf("the lease lapsed at %s (its worker died, hung or was cut off); taken over by %s pid %ld",
+					      db_cell_text(prev, i, nk + 5) ? db_cell_text(prev, i, nk + 5) : "?", jobs_host(), (long)getpid());
+			val_t a[7];
+			val_copy(&a[0], db_cell(prev, i, nk));       /* attempt: its reservation number */
+			val_copy(&a[1], db_cell(prev, i, nk + 1));   /* host */
+			val_copy(&a[2], db_cell(prev, i, nk + 2));   /* pid */
+			val_copy(&a[3], db_cell(prev, i, nk + 3));   /* user */
+			val_copy(&a[4], db_cell(prev, i, nk + 4));   /* start */
+			a[5] = val_text(msg);
+			val_copy(&a[6], db_cell(prev, i, nk + 6));   /* its token */
+			free(msg);
+			long hit = 0;
+			rc = jsql_count(c, &JS_HISTORY_LAPSED, &x, a, 7, &hit);
+			for (int k = 0; k < 7; k++) val_free(&a[k]);
+			if (!rc && hit) {
+				val_t tok = val_int(jobs[j]->token);
+				rc = jsql_count(c, &JS_HISTORY_COUNT, &x, &tok, 1, &hit);
+				if (!rc && hit) jobs[j]->history = 1;
+			}
+		}
+		free(pj);
+		djc_row_free(pk);
+	}
+	return c->db->in_tx ? rc : DJC_OK;
+}
+
 int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, double lease, long n,
 	       djc_job ***out, size_t *nout)
 {
 	*out = NULL;
 	*nout = 0;
 	jctx x = {.t = t, .where = where, .max_priority = max_priority};
-	sb_t due = SB_INIT, lapsed = SB_INIT, set = SB_INIT, order = SB_INIT, keys = SB_INIT, made = SB_INIT;
+	sb_t due = SB_INIT, lapsed = SB_INIT, set = SB_INIT, order = SB_INIT, keys = SB_INIT, info = SB_INIT;
 	pvec dp = {0}, lp = {0}, sp = {0};
 	int64_t token = jobs_new_token();
 	val_t sargs[7] = {val_int(token), val_float(lease), val_text(jobs_host()), val_int(getpid()),
 			  val_text(jobs_user()), val_int(c->db->drv->connection_id(c->db)), val_text(jobs_version())};
-	db_res *r = NULL;
+	db_res *r = NULL, *prev = NULL;
 	int rc;
 	if ((rc = jsql_expand(c, &JS_CLAIM_DUE, &x, NULL, 0, &due, &dp)) ||
 	    (rc = jsql_expand(c, &JS_CLAIM_LAPSED, &x, NULL, 0, &lapsed, &lp)) ||
 	    (rc = jsql_expand(c, &JS_CLAIM_SET, &x, sargs, 7, &set, &sp)) || (rc = frag(c, &JS_CLAIM_ORDER, &x, &order)) ||
-	    (rc = frag(c, &JS_CLAIM_KEYS, &x, &keys)) || (rc = frag(c, &JS_CLAIM_MADE, &x, &made)))
+	    (rc = frag(c, &JS_CLAIM_KEYS, &x, &keys)) || (rc = frag(c, &JS_CLAIM_INFO, &x, &info)))
 		goto out;
-	db_claim cl = {.table = t->jobs_name, .key_cols = sb_str(&keys), .extra = sb_str(&made),
+	db_claim cl = {.table = t->jobs_name, .key_cols = sb_str(&keys), .extra = sb_str(&info),
 		       .where = sb_str(&due), .wparams = dp.v, .nw = dp.n, .order = sb_str(&order),
 		       .limit = n > 0 ? n : 1, .set = sb_str(&set), .sparams = sp.v, .ns = sp.n};
 	/* A job whose holder's lease lapsed first (claim.lapsed), looked for at
 	 * most every min(1 s, lease/4) per connection: that keeps the takeover
 	 * bound (a lease plus a second) without a second claim statement per
-	 * job on the hot path. */
+	 * job on the hot path. lapsed.list reads who held them; the claim runs
+	 * only when there are some. */
 	jobs_tab *jt = jobs_tab_of(c, t);
 	double now = mono(), every = lease / 4 < 1.0 ? lease / 4 : 1.0;
 	if (!jt->lapsed_check || now - jt->lapsed_check >= every) {
 		jt->lapsed_check = now;
-		db_claim lcl = cl;
-		lcl.where = sb_str(&lapsed);
-		lcl.wparams = lp.v;
-		lcl.nw = lp.n;
-		if ((rc = db_claim_run(c->db, &lcl, &r))) { rc = conn_dbfail(c, rc, JS_CLAIM_LAPSED.name); goto out; }
-		if (!r->nrows) { db_res_free(r); r = NULL; }
+		if ((rc = jsql_run(c, &JS_LAPSED_LIST, &x, NULL, 0, &prev))) goto out;
+		if (prev->nrows) {
+			db_claim lcl = cl;
+			lcl.where = sb_str(&lapsed);
+			lcl.wparams = lp.v;
+			lcl.nw = lp.n;
+			if ((rc = db_claim_run(c->db, &lcl, &r))) { rc = conn_dbfail(c, rc, JS_CLAIM_LAPSED.name); goto out; }
+			if (!r->nrows) { db_res_free(r); r = NULL; }
+		}
+		if (!r) { db_res_free(prev); prev = NULL; }
 	}
 	if (!r && (rc = db_claim_run(c->db, &cl, &r))) { rc = conn_dbfail(c, rc, JS_CLAIM_DUE.name); goto out; }
 	if (r->nrows) {
@@ -74,16 +129,28 @@ int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, doub
 				value_out(&t->attrs[t->src[k]], db_cell(r, i, k), &v);
 				row_put(j->key, t->attrs[t->src[k]].name, &v);
 			}
-			j->made = r->ncols > t->nsrc && db_cell_int(r, i, t->nsrc) != 0;
+			/* claim.info: bit 0 made, bit 1 has history, the rest the failed attempts */
+			int64_t info_v = r->ncols > t->nsrc ? db_cell_int(r, i, t->nsrc) : 0;
+			j->made = (info_v & 1) != 0;
+			j->history = (info_v & 2) != 0;
+			j->attempts = (long)(info_v >> 2);
 			jobs[i] = j;
 		}
 		*out = jobs;
 		*nout = r->nrows;
+		if (prev && (rc = record_lapsed(c, t, prev, jobs, r->nrows))) {
+			/* inside the caller's transaction, which now fails: no claim */
+			for (size_t i = 0; i < r->nrows; i++) djc_job_free(jobs[i]);
+			free(jobs);
+			*out = NULL;
+			*nout = 0;
+		}
 	}
 out:
 	db_res_free(r);
+	db_res_free(prev);
 	for (int i = 0; i < 7; i++) val_free(&sargs[i]);
-	sb_free(&due); sb_free(&lapsed); sb_free(&set); sb_free(&order); sb_free(&keys); sb_free(&made);
+	sb_free(&due); sb_free(&lapsed); sb_free(&set); sb_free(&order); sb_free(&keys); sb_free(&info);
 	pvec_free(&dp); pvec_free(&lp); pvec_free(&sp);
 	return rc;
 }
@@ -117,14 +184,6 @@ int jobs_release_pid(djc_conn *c, table *t, const char *host, long pid)
 	int rc = jsql_run(c, &JS_RELEASE_PID, &x, a, 2, NULL);
 	val_free(&a[0]);
 	return rc;
-}
-
-int jobs_release_job(djc_conn *c, djc_job *job)
-{
-	jctx x = JCTX(job->t);
-	x.key = job->key;
-	val_t a = val_int(job->token);
-	return jsql_run(c, &JS_RELEASE_ONE, &x, &a, 1, NULL);
 }
 
 int jobs_ready_count(djc_conn *c, table *t, const char *where, long max_priority, long *n)

@@ -19,6 +19,7 @@
 #define STDERR_TAIL 4000
 
 volatile sig_atomic_t populate_signal;
+volatile sig_atomic_t populate_drain;
 
 void staged_free(staged *s)
 {
@@ -163,11 +164,14 @@ static make_stop watch_check(const make_watch *w)
 	return populate_signal ? MAKE_STOP_SIGNAL : MAKE_GO;
 }
 
+/* (a timeout's message, which names the timeout, is the worker's) */
 static char *stop_message(make_stop why)
 {
 	switch (why) {
 	case MAKE_STOP_SIGNAL: return xasprintf("interrupted by %s", populate_signal == SIGINT ? "SIGINT" : "SIGTERM");
 	case MAKE_STOP_UNPROVEN: return xstrdup("make stopped: the lease could not be renewed for a whole lease");
+	case MAKE_STOP_TIMEOUT: return xstrdup("timed out");
+	case MAKE_STOP_CANCELLED: return xstrdup("make stopped: the job was cancelled");
 	default: return xstrdup("make stopped: the reservation was lost (lease lapsed)");
 	}
 }
@@ -178,15 +182,22 @@ int djc_make_cancelled(const djc_make_ctx *ctx)
 	switch (watch_check(ctx->watch)) {
 	case MAKE_GO: return DJC_OK;
 	case MAKE_STOP_SIGNAL: return DJC_EINTR;
+	case MAKE_STOP_TIMEOUT: return DJC_ETIMEDOUT;
+	case MAKE_STOP_CANCELLED: return DJC_ECANCELED;
 	default: return DJC_ELOST;
 	}
 }
 
-int make_callback(djc_conn *c, table *t, const djc_row *key, djc_make_fn fn, void *payload, const make_watch *watch,
-		  staged *out, make_result *res)
+int djc_make_attempt(const djc_make_ctx *ctx)
+{
+	return ctx && ctx->attempt > 0 ? ctx->attempt : 1;
+}
+
+int make_callback(djc_conn *c, table *t, const djc_row *key, int attempt, djc_make_fn fn, void *payload,
+		  const make_watch *watch, staged *out, make_result *res)
 {
 	memset(res, 0, sizeof *res);
-	djc_make_ctx ctx = {c, t, key, {0}, NULL, watch};
+	djc_make_ctx ctx = {c, t, key, {0}, NULL, watch, attempt};
 	int rc = fn(&ctx, key, payload);
 	if (rc) {
 		/* a make that gave up because it was asked to stop was stopped,
@@ -211,14 +222,15 @@ int make_callback(djc_conn *c, table *t, const djc_row *key, djc_make_fn fn, voi
 
 /* ----------------------------------------------------------- programs */
 
-static void env_key(djc_conn *c, table *t, const djc_row *key, char ***envp, size_t *n)
+static void env_key(djc_conn *c, table *t, const djc_row *key, int attempt, char ***envp, size_t *n)
 {
 	sb_t b = SB_INIT;
 	row_to_json(&b, t, key);
 	char **e = *envp;
-	e = xrealloc(e, (*n + key->n + 6) * sizeof(char *));
+	e = xrealloc(e, (*n + key->n + 7) * sizeof(char *));
 	e[(*n)++] = xasprintf("DJC_KEY=%s", sb_str(&b));
 	e[(*n)++] = xasprintf("DJC_TABLE=%s", t->name);
+	e[(*n)++] = xasprintf("DJC_ATTEMPT=%d", attempt > 0 ? attempt : 1);
 	e[(*n)++] = xasprintf("DJC_DATABASE_URL=%s", c->url);
 	if (c->schema) {
 		e[(*n)++] = xasprintf("DJC_SCHEMA=%s", c->schema);
@@ -321,7 +333,7 @@ static void redact_password(const djc_conn *c, char *buf, size_t *n)
 	redact_one(buf, n, getenv("DJC_DATABASE_PASSWORD"));
 }
 
-int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, const make_watch *watch,
+int make_program(djc_conn *c, table *t, const djc_row *key, int attempt, char *const *argv, const make_watch *watch,
 		 staged *out, make_result *res)
 {
 	memset(res, 0, sizeof *res);
@@ -332,9 +344,9 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, c
 	size_t k = 0;
 	for (char **e = environ; *e; e++)
 		if (strncmp(*e, "DJC_KEY", 7) && strncmp(*e, "DJC_TABLE=", 10) && strncmp(*e, "DJC_DATABASE_URL=", 17) &&
-		    strncmp(*e, "DJC_SCHEMA=", 11) && strncmp(*e, "DJC_DATABASE_SCHEMA=", 20))
+		    strncmp(*e, "DJC_SCHEMA=", 11) && strncmp(*e, "DJC_DATABASE_SCHEMA=", 20) && strncmp(*e, "DJC_ATTEMPT=", 12))
 			env[k++] = xstrdup(*e);   /* ours below describe the database this populate uses */
-	env_key(c, t, key, &env, &k);
+	env_key(c, t, key, attempt, &env, &k);
 	sb_t keyjson = SB_INIT;
 	row_to_json(&keyjson, t, key);
 	sb_addc(&keyjson, '\n');

@@ -6,11 +6,13 @@
  *       ---
  *       index(a, b) / unique index(a)
  *       make = program arg ...      (djc: the make command of the table)
+ *       timeout = 2h                (djc: how long one make may run)
  *       key_source = {"a": 1}       (djc: a standing key-source restriction)
  *
  * Every error names the file and line. */
 #include "schema.h"
 #include "djc.h"
+#include "util/duration.h"
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -515,6 +517,7 @@ static void build_canon(table *t)
 		sb_addc(&b, '\n');
 	}
 	if (t->key_source_where) sb_printf(&b, "key_source = %s\n", t->key_source_where);
+	if (t->timeout > 0) sb_printf(&b, "timeout = %.17g\n", t->timeout);
 	t->canon = sb_steal(&b);
 }
 
@@ -575,6 +578,19 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 				return fail(c, line, "'make =' belongs to computed and imported tables, not %s ones", tier_name(t->tier));
 			if (t->make_argv) return fail(c, line, "second 'make =' line in table %s", t->name);
 			if (split_argv(c, line, strchr(s, '=') + 1, &t->make_argv)) return DJC_EINVAL;
+			continue;
+		}
+		/* `timeout = 2h`; an attribute called timeout with a default has a
+		 * type after ':' (a duration never holds one) */
+		if (directive(s, "timeout") && !strchr(s, ':')) {
+			if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
+				return fail(c, line, "'timeout =' belongs to computed and imported tables, not %s ones", tier_name(t->tier));
+			if (t->timeout > 0) return fail(c, line, "second 'timeout =' line in table %s", t->name);
+			char *v = strchr(s, '=') + 1;
+			cut_comment(v);
+			v = trim(v);
+			if (duration_parse(v, &t->timeout) || t->timeout <= 0)
+				return fail(c, line, "timeout must be a duration greater than 0 such as 90, 30s, 15m, 2h or 1h30m, got '%s'", v);
 			continue;
 		}
 		if (directive(s, "key_source")) {

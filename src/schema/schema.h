@@ -50,6 +50,7 @@ typedef struct table {
 	size_t nidx;
 	char **make_argv;      /* make = prog args... (NULL-terminated) */
 	char *key_source_where;/* key_source = JSON restriction */
+	double timeout;        /* timeout = 2h: seconds one make may run (0: none) */
 	char *text;            /* the block as written, header included */
 	char *canon;           /* canonical form, compared for idempotent declare */
 	int line;              /* header line in its file */
