@@ -3,6 +3,7 @@
  * database failed), 2 bad usage or bad input, 128+N interrupted by signal N. */
 #include "djc.h"
 #include "util/config.h"
+#include "util/duration.h"
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -26,8 +27,9 @@ static const char USAGE[] =
 	"  delete TABLE                 delete rows (--where JSON)\n"
 	"  populate TABLE               call make for every missing key\n"
 	"  progress TABLE               remaining and total keys\n"
-	"  jobs TABLE                   the jobs table: counts by status, or --status rows\n"
-	"  jobs refresh|clear|ignore    manage the jobs table\n"
+	"  jobs TABLE                   the jobs table: counts by status, rows (--status, --where,\n"
+	"                               --all), or one job and its attempts (--key)\n"
+	"  jobs refresh|clear|ignore|cancel|set   manage the jobs table\n"
 	"  config                       effective settings and where each came from\n"
 	"\n"
 	"--db defaults to $DJC_DATABASE_URL, then database.url in djc.json, then sqlite:djc.db.\n"
@@ -316,9 +318,13 @@ static int cmd_populate(int argc, char **argv)
 		"  --suppress-errors   go on after a failed make (else the first error stops)\n"
 		"  --display-progress  a progress bar on stderr\n"
 		"  --refresh/--no-refresh  refresh the jobs table first (default jobs.auto_refresh)\n"
+		"  --timeout DURATION  stop a make that runs longer (90, 30s, 15m, 2h); it is\n"
+		"                      recorded as an error \"timed out after ...\" and retried like\n"
+		"                      any failure (default: the table's timeout =, jobs.make_timeout)\n"
 		"  --make COMMAND ...  the make program and its arguments (must come last); it\n"
 		"                      gets the key as JSON on stdin and in DJC_KEY and prints\n"
 		"                      rows as JSON Lines\n"
+		"SIGUSR1 drains: no new job is taken, running makes finish and commit, exit 0.\n"
 		"Exit status: 0 all made, 1 some make failed, 2 bad input, 130/143 interrupted.\n";
 	if (want_help(argc, argv, H)) return 0;
 	djc_populate_options o;
@@ -337,7 +343,11 @@ static int cmd_populate(int argc, char **argv)
 		else if (!strcmp(a, "--no-refresh")) o.refresh = 0;
 		else if (!strcmp(a, "--json")) json = 1;
 		else if (!strcmp(a, "--where") && i + 1 < argc) { o.where_json = argv[++i]; check_json("--where", o.where_json); }
-		else if (!strcmp(a, "--make")) {
+		else if (!strcmp(a, "--timeout") && i + 1 < argc) {
+			const char *v = argv[++i];
+			if (duration_parse(v, &o.timeout) || o.timeout <= 0)
+				die_usage("--timeout expects a duration greater than 0 such as 90, 30s, 15m or 2h, got '%s'", v);
+		} else if (!strcmp(a, "--make")) {
 			if (i + 1 >= argc) die_usage("--make needs a program");
 			o.make_argv = (const char *const *)&argv[i + 1];
 			break;
@@ -354,7 +364,9 @@ static int cmd_populate(int argc, char **argv)
 	if (r) {
 		if (json) {
 			printf("{\"table\":\"%s\",\"success_count\":%ld,\"error_count\":%ld,\"skipped_count\":%ld,\"lost_count\":%ld,"
+			       "\"retried_count\":%ld,\"cancelled_count\":%ld,\"drained\":%s,"
 			       "\"interrupted\":%s,\"errors\":[", table, r->success_count, r->error_count, r->skipped_count, r->lost_count,
+			       r->retried_count, r->cancelled_count, r->drained ? "true" : "false",
 			       r->interrupted == SIGINT ? "\"SIGINT\"" : r->interrupted == SIGTERM ? "\"SIGTERM\"" : "null");
 			for (size_t i = 0; i < r->n_errors; i++) {
 				json_t *k = json_loads(r->errors[i].key_json, 0, NULL);
@@ -369,6 +381,9 @@ static int cmd_populate(int argc, char **argv)
 			printf("%s: %ld made, %ld error%s, %ld skipped", table, r->success_count, r->error_count,
 			       r->error_count == 1 ? "" : "s", r->skipped_count);
 			if (r->lost_count) printf(", %ld lost reservation%s", r->lost_count, r->lost_count == 1 ? "" : "s");
+			if (r->retried_count) printf(", %ld retried", r->retried_count);
+			if (r->cancelled_count) printf(", %ld cancelled", r->cancelled_count);
+			if (r->drained) printf("; drained (SIGUSR1)");
 			printf("\n");
 			for (size_t i = 0; i < r->n_errors; i++) printf("error %s: %s\n", r->errors[i].key_json, r->errors[i].message);
 		}
@@ -425,11 +440,11 @@ static char *json_quoted(const char *s)
 }
 
 /* --json: one object, {"table":T,"status":S,"jobs":[{...},...]}, each job
- * the row as djc_row_to_json writes it. */
+ * the row as djc_row_to_json writes it (status null: every status). */
 static void print_jobs_json(const djc_rowset *rs, const char *table, const char *status)
 {
-	char *qt = json_quoted(table), *qs = json_quoted(status);
-	printf("{\"table\":%s,\"status\":%s,\"jobs\":[", qt ? qt : "\"\"", qs ? qs : "\"\"");
+	char *qt = json_quoted(table), *qs = status ? json_quoted(status) : NULL;
+	printf("{\"table\":%s,\"status\":%s,\"jobs\":[", qt ? qt : "\"\"", qs ? qs : "null");
 	free(qt);
 	free(qs);
 	for (size_t i = 0; i < djc_rowset_count(rs); i++) {
@@ -440,141 +455,333 @@ static void print_jobs_json(const djc_rowset *rs, const char *table, const char 
 	printf("]}\n");
 }
 
+/* The key attributes of a jobs or history row: everything before `first`. */
+static void print_key(const djc_row *r, const char *first)
+{
+	long st = djc_row_find(r, first);
+	printf("{");
+	for (long k = 0; k < st; k++) {
+		const char *t = NULL;
+		int64_t v;
+		if (djc_row_text(r, (size_t)k, &t) == DJC_OK) printf("%s\"%s\": \"%s\"", k ? ", " : "", djc_row_name(r, (size_t)k), t);
+		else if (djc_row_int(r, (size_t)k, &v) == DJC_OK) printf("%s\"%s\": %" PRId64, k ? ", " : "", djc_row_name(r, (size_t)k), v);
+		else printf("%s\"%s\": ?", k ? ", " : "", djc_row_name(r, (size_t)k));
+	}
+	printf("}");
+}
+
+/* "  name=value" for each of the columns that is set (attempts when > 0). */
+static void print_cols(const djc_row *r, const char *const *show)
+{
+	for (int s = 0; show[s]; s++) {
+		long k = djc_row_find(r, show[s]);
+		if (k < 0 || djc_row_type(r, (size_t)k) == DJC_NULL) continue;
+		const char *t;
+		int64_t v;
+		double f;
+		if (djc_row_text(r, (size_t)k, &t) == DJC_OK) {
+			printf("  %s=", show[s]);
+			put_line(t, stdout);
+		} else if (djc_row_int(r, (size_t)k, &v) == DJC_OK) {
+			if (!strcmp(show[s], "attempts") && v == 0) continue;
+			printf("  %s=%" PRId64, show[s], v);
+		} else if (djc_row_float(r, (size_t)k, &f) == DJC_OK)
+			printf("  %s=%.3f", show[s], f);
+	}
+}
+
 static void print_jobs_rows(const djc_rowset *rs)
 {
-	static const char *show[] = {"status", "priority", "reservations", "host", "pid", "reserved_time", "completed_time",
-				     "last_end", "error_message", NULL};
+	static const char *const show[] = {"status", "priority", "reservations", "attempts", "host", "pid", "reserved_time",
+					   "completed_time", "scheduled_time", "last_end", "error_message", NULL};
 	for (size_t i = 0; i < djc_rowset_count(rs); i++) {
 		const djc_row *r = djc_rowset_row(rs, i);
-		/* key attributes first (everything before "status"), then the chosen columns */
-		long st = djc_row_find(r, "status");
-		printf("{");
-		for (long k = 0; k < st; k++) {
-			const char *t = NULL;
-			int64_t v;
-			if (djc_row_text(r, (size_t)k, &t) == DJC_OK) printf("%s\"%s\": \"%s\"", k ? ", " : "", djc_row_name(r, (size_t)k), t);
-			else if (djc_row_int(r, (size_t)k, &v) == DJC_OK) printf("%s\"%s\": %" PRId64, k ? ", " : "", djc_row_name(r, (size_t)k), v);
-			else printf("%s\"%s\": ?", k ? ", " : "", djc_row_name(r, (size_t)k));
-		}
-		printf("}");
-		for (int s = 0; show[s]; s++) {
-			long k = djc_row_find(r, show[s]);
-			if (k < 0 || djc_row_type(r, (size_t)k) == DJC_NULL) continue;
-			const char *t;
-			int64_t v;
-			if (djc_row_text(r, (size_t)k, &t) == DJC_OK) printf("  %s=%s", show[s], t);
-			else if (djc_row_int(r, (size_t)k, &v) == DJC_OK) printf("  %s=%" PRId64, show[s], v);
+		/* key attributes first (everything before "status"), then the chosen columns;
+		 * scheduled_time only for pending jobs (when a retry is due) */
+		print_key(r, "status");
+		const char *st = NULL;
+		long k = djc_row_find(r, "status");
+		if (k >= 0) djc_row_text(r, (size_t)k, &st);
+		if (st && !strcmp(st, "pending")) print_cols(r, show);
+		else {
+			static const char *const rest[] = {"status", "priority", "reservations", "attempts", "host", "pid", "reserved_time",
+							   "completed_time", "last_end", "error_message", NULL};
+			print_cols(r, rest);
 		}
 		printf("\n");
 	}
 }
 
+/* The attempts of one job, one line each. */
+static void print_history(const djc_rowset *hs)
+{
+	static const char *const show[] = {"outcome", "host", "pid", "start_time", "end_time", "duration", "backoff", "message", NULL};
+	printf("history (%zu attempt%s):\n", djc_rowset_count(hs), djc_rowset_count(hs) == 1 ? "" : "s");
+	for (size_t i = 0; i < djc_rowset_count(hs); i++) {
+		const djc_row *r = djc_rowset_row(hs, i);
+		long k = djc_row_find(r, "attempt");
+		int64_t a = 0;
+		if (k >= 0) djc_row_int(r, (size_t)k, &a);
+		printf("  attempt %" PRId64 ":", a);
+		print_cols(r, show);
+		printf("\n");
+	}
+}
+
+/* The status a --status value names (DataJoint's view names too), or NULL. */
+static const char *status_arg(const char *v)
+{
+	static const char *const map[][2] = {
+		{"pending", "pending"}, {"reserved", "reserved"}, {"success", "success"}, {"error", "error"},
+		{"ignore", "ignore"}, {"errors", "error"}, {"completed", "success"}, {"ignored", "ignore"},
+	};
+	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+		if (!strcmp(v, map[i][0])) return map[i][1];
+	die_usage("--status must be pending, reserved, success, error or ignore (or errors, completed, ignored), got '%s'", v);
+}
+
+static int jobs_refresh_cmd(int argc, char **argv)
+{
+	djc_refresh_options o = DJC_REFRESH_OPTIONS_INIT;
+	const char *table = NULL;
+	int json = 0;
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--priority") && i + 1 < argc) o.priority = parse_long(a, argv[++i], 0);
+		else if (!strcmp(a, "--delay") && i + 1 < argc) o.delay = parse_double(a, argv[++i]);
+		else if (!strcmp(a, "--stale-timeout") && i + 1 < argc) o.stale_timeout = parse_double(a, argv[++i]);
+		else if (!strcmp(a, "--orphan-timeout") && i + 1 < argc) o.orphan_timeout = parse_double(a, argv[++i]);
+		else if (!strcmp(a, "--where") && i + 1 < argc) { o.where_json = argv[++i]; check_json("--where", o.where_json); }
+		else if (!strcmp(a, "--json")) json = 1;
+		else if (a[0] == '-') die_usage("jobs refresh: unknown or incomplete option %s", a);
+		else if (!table) table = a;
+		else die_usage("jobs refresh takes one TABLE");
+	}
+	if (!table) die_usage("jobs refresh needs a TABLE");
+	djc_conn *c = connect_or_die();
+	djc_refresh_result r;
+	int rc = djc_jobs_refresh(c, table, &o, &r);
+	if (!rc) {
+		if (json) printf("{\"added\":%ld,\"removed\":%ld,\"orphaned\":%ld,\"re_pended\":%ld}\n", r.added, r.removed, r.orphaned, r.re_pended);
+		else printf("%s: added %ld, removed %ld, orphaned %ld, re_pended %ld\n", table, r.added, r.removed, r.orphaned, r.re_pended);
+	}
+	int code = exit_for(rc, c);
+	djc_close(c);
+	return code;
+}
+
+/* The options the per-key subcommands share: TABLE, --where JSON, --all,
+ * --json; others are the caller's (`extra` returns 1 when it took argv[*i]). */
+typedef struct keyed_args {
+	const char *table, *where, *status;
+	int all, json;
+	long priority;
+	double delay;
+} keyed_args;
+
+static void keyed_parse(int argc, char **argv, const char *sub, int take_status, int take_set, keyed_args *k)
+{
+	memset(k, 0, sizeof *k);
+	k->priority = -1;
+	k->delay = -1;
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--where") && i + 1 < argc) { k->where = argv[++i]; check_json("--where", k->where); }
+		else if (!strcmp(a, "--all")) k->all = 1;
+		else if (!strcmp(a, "--json")) k->json = 1;
+		else if (take_status && !strcmp(a, "--status") && i + 1 < argc) k->status = status_arg(argv[++i]);
+		else if (take_set && !strcmp(a, "--priority") && i + 1 < argc) k->priority = parse_long(a, argv[++i], 0);
+		else if (take_set && !strcmp(a, "--delay") && i + 1 < argc) k->delay = parse_double(a, argv[++i]);
+		else if (a[0] == '-') die_usage("jobs %s: unknown or incomplete option %s", sub, a);
+		else if (!k->table) k->table = a;
+		else die_usage("jobs %s takes one TABLE", sub);
+	}
+	if (!k->table) die_usage("jobs %s needs a TABLE (see djc jobs --help)", sub);
+	if (k->where && k->all) die_usage("jobs %s takes --where or --all, not both", sub);
+}
+
 static int cmd_jobs(int argc, char **argv)
 {
 	static const char H[] =
-		"usage: djc jobs TABLE [--status pending|reserved|success|error|ignore] [--json]\n"
+		"usage: djc jobs TABLE [--status STATUS | --all] [--where JSON] [--counts] [--json]\n"
+		"       djc jobs TABLE --key JSON [--json]\n"
 		"       djc jobs refresh TABLE [--priority P] [--delay S] [--stale-timeout S]\n"
 		"                              [--orphan-timeout S] [--where JSON] [--json]\n"
-		"       djc jobs clear TABLE --status STATUS\n"
-		"       djc jobs ignore TABLE KEY_JSON\n";
+		"       djc jobs clear TABLE [--status STATUS] [--where JSON | --all]\n"
+		"       djc jobs ignore TABLE (KEY_JSON | --where JSON)\n"
+		"       djc jobs cancel TABLE (--where JSON | --all) [--json]\n"
+		"       djc jobs set TABLE (--where JSON | --all) [--priority P] [--delay S] [--json]\n"
+		"Without options: the counts by status and their total. --status S, --all or --where\n"
+		"list the jobs (every column with --json); --key shows one job with its attempts.\n"
+		"STATUS: pending, reserved, success, error, ignore (or DataJoint's errors, completed,\n"
+		"ignored). --where restricts the job keys, as for populate.\n"
+		"  clear   delete jobs (any status; clearing ignore un-ignores); the next refresh adds\n"
+		"          their keys again\n"
+		"  ignore  the keys are never reserved (a running make of one is cancelled)\n"
+		"  cancel  pending and reserved jobs become ignore; a running make is stopped within\n"
+		"          one heartbeat and nothing of it is committed\n"
+		"  set     re-prioritise (--priority) or reschedule (--delay S from now) pending jobs\n";
 	if (want_help(argc, argv, H)) return 0;
 	if (argc < 2) die_usage("jobs needs a TABLE (see djc jobs --help)");
 	const char *sub = argv[1];
-	if (!strcmp(sub, "refresh")) {
-		djc_refresh_options o = DJC_REFRESH_OPTIONS_INIT;
-		const char *table = NULL;
-		int json = 0;
-		for (int i = 2; i < argc; i++) {
-			const char *a = argv[i];
-			if (!strcmp(a, "--priority") && i + 1 < argc) o.priority = parse_long(a, argv[++i], 0);
-			else if (!strcmp(a, "--delay") && i + 1 < argc) o.delay = parse_double(a, argv[++i]);
-			else if (!strcmp(a, "--stale-timeout") && i + 1 < argc) o.stale_timeout = parse_double(a, argv[++i]);
-			else if (!strcmp(a, "--orphan-timeout") && i + 1 < argc) o.orphan_timeout = parse_double(a, argv[++i]);
-			else if (!strcmp(a, "--where") && i + 1 < argc) { o.where_json = argv[++i]; check_json("--where", o.where_json); }
-			else if (!strcmp(a, "--json")) json = 1;
-			else if (a[0] == '-') die_usage("jobs refresh: unknown or incomplete option %s", a);
-			else if (!table) table = a;
-			else die_usage("jobs refresh takes one TABLE");
-		}
-		if (!table) die_usage("jobs refresh needs a TABLE");
-		djc_conn *c = connect_or_die();
-		djc_refresh_result r;
-		int rc = djc_jobs_refresh(c, table, &o, &r);
-		if (!rc) {
-			if (json) printf("{\"added\":%ld,\"removed\":%ld,\"orphaned\":%ld,\"re_pended\":%ld}\n", r.added, r.removed, r.orphaned, r.re_pended);
-			else printf("%s: added %ld, removed %ld, orphaned %ld, re_pended %ld\n", table, r.added, r.removed, r.orphaned, r.re_pended);
-		}
-		int code = exit_for(rc, c);
-		djc_close(c);
-		return code;
-	}
+	if (!strcmp(sub, "refresh")) return jobs_refresh_cmd(argc, argv);
 	if (!strcmp(sub, "clear")) {
-		const char *table = NULL, *status = NULL;
-		for (int i = 2; i < argc; i++) {
-			if (!strcmp(argv[i], "--status") && i + 1 < argc) status = argv[++i];
-			else if (argv[i][0] == '-') die_usage("jobs clear: unknown or incomplete option %s", argv[i]);
-			else if (!table) table = argv[i];
-			else die_usage("jobs clear takes one TABLE");
-		}
-		if (!table || !status) die_usage("usage: djc jobs clear TABLE --status STATUS");
+		keyed_args k;
+		keyed_parse(argc, argv, "clear", 1, 0, &k);
+		if (!k.status && !k.where && !k.all)
+			die_usage("jobs clear needs --status STATUS, --where JSON or --all (every job)");
 		djc_conn *c = connect_or_die();
 		long n = 0;
-		int rc = djc_jobs_clear(c, table, status, &n);
-		if (!rc) printf("%s: cleared %ld %s job%s\n", table, n, status, n == 1 ? "" : "s");
+		int rc = djc_jobs_clear_where(c, k.table, k.status, k.where, &n);
+		if (!rc) {
+			if (k.json) printf("{\"table\":\"%s\",\"cleared\":%ld}\n", k.table, n);
+			else printf("%s: cleared %ld %s%sjob%s\n", k.table, n, k.status ? k.status : "", k.status ? " " : "", n == 1 ? "" : "s");
+		}
 		int code = exit_for(rc, c);
 		djc_close(c);
 		return code;
 	}
 	if (!strcmp(sub, "ignore")) {
-		if (argc != 4) die_usage("usage: djc jobs ignore TABLE KEY_JSON");
-		djc_row *key = NULL;
-		char *msg = NULL;
-		if (djc_row_from_json(&key, argv[3], &msg)) {
-			fprintf(stderr, "djc: KEY_JSON: %s\n", msg);
-			free(msg);
-			return 2;
+		if (argc == 4 && argv[3][0] != '-') {
+			djc_row *key = NULL;
+			char *msg = NULL;
+			if (djc_row_from_json(&key, argv[3], &msg)) {
+				fprintf(stderr, "djc: KEY_JSON: %s\n", msg);
+				free(msg);
+				return 2;
+			}
+			djc_conn *c = connect_or_die();
+			int rc = djc_jobs_ignore(c, argv[2], key);
+			if (!rc) printf("%s: ignoring %s\n", argv[2], argv[3]);
+			djc_row_free(key);
+			int code = exit_for(rc, c);
+			djc_close(c);
+			return code;
 		}
+		keyed_args k;
+		keyed_parse(argc, argv, "ignore", 0, 0, &k);
+		if (!k.where && !k.all) die_usage("usage: djc jobs ignore TABLE KEY_JSON, or djc jobs ignore TABLE --where JSON");
 		djc_conn *c = connect_or_die();
-		int rc = djc_jobs_ignore(c, argv[2], key);
-		if (!rc) printf("%s: ignoring %s\n", argv[2], argv[3]);
-		djc_row_free(key);
+		long n = 0;
+		int rc = djc_jobs_ignore_where(c, k.table, k.where, &n);
+		if (!rc) {
+			if (k.json) printf("{\"table\":\"%s\",\"ignored\":%ld}\n", k.table, n);
+			else printf("%s: ignoring %ld job%s\n", k.table, n, n == 1 ? "" : "s");
+		}
 		int code = exit_for(rc, c);
 		djc_close(c);
 		return code;
 	}
-	const char *table = NULL, *status = NULL;
-	int json = 0;
+	if (!strcmp(sub, "cancel")) {
+		keyed_args k;
+		keyed_parse(argc, argv, "cancel", 0, 0, &k);
+		if (!k.where && !k.all) die_usage("jobs cancel needs --where JSON (or --all: every pending and reserved job)");
+		djc_conn *c = connect_or_die();
+		long np = 0, nr = 0;
+		int rc = djc_jobs_cancel(c, k.table, k.where, &np, &nr);
+		if (!rc) {
+			if (k.json) printf("{\"table\":\"%s\",\"pending\":%ld,\"reserved\":%ld}\n", k.table, np, nr);
+			else printf("%s: cancelled %ld pending and %ld reserved job%s\n", k.table, np, nr, np + nr == 1 ? "" : "s");
+		}
+		int code = exit_for(rc, c);
+		djc_close(c);
+		return code;
+	}
+	if (!strcmp(sub, "set")) {
+		keyed_args k;
+		keyed_parse(argc, argv, "set", 0, 1, &k);
+		if (!k.where && !k.all) die_usage("jobs set needs --where JSON (or --all: every pending job)");
+		if (k.priority < 0 && k.delay < 0) die_usage("jobs set needs --priority P and/or --delay S");
+		djc_conn *c = connect_or_die();
+		djc_jobs_set_options o = DJC_JOBS_SET_OPTIONS_INIT;
+		o.priority = k.priority;
+		o.delay = k.delay;
+		long n = 0;
+		int rc = djc_jobs_set(c, k.table, k.where, &o, &n);
+		if (!rc) {
+			if (k.json) printf("{\"table\":\"%s\",\"updated\":%ld}\n", k.table, n);
+			else printf("%s: updated %ld pending job%s\n", k.table, n, n == 1 ? "" : "s");
+		}
+		int code = exit_for(rc, c);
+		djc_close(c);
+		return code;
+	}
+	const char *table = NULL, *status = NULL, *where = NULL, *key = NULL;
+	int json = 0, all = 0, counts = 0;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--status") && i + 1 < argc) status = argv[++i];
+		if (!strcmp(argv[i], "--status") && i + 1 < argc) status = status_arg(argv[++i]);
+		else if (!strcmp(argv[i], "--where") && i + 1 < argc) { where = argv[++i]; check_json("--where", where); }
+		else if (!strcmp(argv[i], "--key") && i + 1 < argc) { key = argv[++i]; check_json("--key", key); }
+		else if (!strcmp(argv[i], "--all")) all = 1;
+		else if (!strcmp(argv[i], "--counts")) counts = 1;
 		else if (!strcmp(argv[i], "--json")) json = 1;
 		else if (argv[i][0] == '-') die_usage("jobs: unknown or incomplete option %s", argv[i]);
 		else if (!table) table = argv[i];
-		else die_usage("jobs takes one TABLE (or refresh, clear, ignore)");
+		else die_usage("jobs takes one TABLE (or refresh, clear, ignore, cancel, set)");
 	}
 	if (!table) die_usage("jobs needs a TABLE");
-	if (status) {
-		static const char *ok[] = {"pending", "reserved", "success", "error", "ignore", NULL};
-		int valid = 0;
-		for (int i = 0; ok[i]; i++) if (!strcmp(status, ok[i])) valid = 1;
-		if (!valid) die_usage("--status must be pending, reserved, success, error or ignore, got '%s'", status);
-	}
+	if (key && (status || where || all || counts)) die_usage("jobs --key shows one job: no --status, --where, --all or --counts");
+	if (status && all) die_usage("jobs takes --status or --all, not both");
+	if (counts && (status || all)) die_usage("jobs --counts counts every status: no --status or --all");
 	djc_conn *c = connect_or_die();
 	int rc;
-	if (status) {
+	if (key) {
+		/* one job and its attempts */
+		djc_row *k = NULL;
+		char *msg = NULL;
+		djc_rowset *rs = NULL, *hs = NULL;
+		if (djc_row_from_json(&k, key, &msg)) {
+			fprintf(stderr, "djc: --key: %s\n", msg);
+			free(msg);
+			djc_close(c);
+			return 2;
+		}
+		rc = djc_jobs_history(c, table, k, &hs);
+		if (!rc) rc = djc_jobs_list_where(c, table, NULL, key, &rs);
+		if (!rc && djc_rowset_count(rs) == 0) {
+			fprintf(stderr, "djc: %s has no job with key ", table);
+			put_line(key, stderr);
+			fputc('\n', stderr);
+			djc_rowset_free(rs);
+			djc_rowset_free(hs);
+			djc_row_free(k);
+			djc_close(c);
+			return 2;
+		}
+		if (!rc && json) {
+			char *qt = json_quoted(table), *js = djc_row_to_json(djc_rowset_row(rs, 0));
+			printf("{\"table\":%s,\"job\":%s,\"history\":[", qt ? qt : "\"\"", js);
+			for (size_t i = 0; i < djc_rowset_count(hs); i++) {
+				char *h = djc_row_to_json(djc_rowset_row(hs, i));
+				printf("%s%s", i ? "," : "", h);
+				free(h);
+			}
+			printf("]}\n");
+			free(qt);
+			free(js);
+		} else if (!rc) {
+			print_jobs_rows(rs);
+			print_history(hs);
+		}
+		djc_rowset_free(rs);
+		djc_rowset_free(hs);
+		djc_row_free(k);
+	} else if (status || all || (where && !counts)) {
 		djc_rowset *rs = NULL;
-		rc = djc_jobs_list(c, table, status, &rs);
+		rc = djc_jobs_list_where(c, table, status, where, &rs);
 		if (!rc) {
 			if (json) print_jobs_json(rs, table, status);
 			else print_jobs_rows(rs);
 		}
 		djc_rowset_free(rs);
 	} else {
-		long n[5];
-		rc = djc_jobs_counts(c, table, n);
+		djc_job_counts n;
+		rc = djc_jobs_count(c, table, where, &n);
 		if (!rc) {
-			if (json) printf("{\"table\":\"%s\",\"pending\":%ld,\"reserved\":%ld,\"success\":%ld,\"error\":%ld,\"ignore\":%ld}\n",
-					 table, n[0], n[1], n[2], n[3], n[4]);
-			else printf("%s jobs: pending %ld, reserved %ld, success %ld, error %ld, ignore %ld\n", table, n[0], n[1], n[2], n[3], n[4]);
+			if (json) printf("{\"table\":\"%s\",\"pending\":%ld,\"reserved\":%ld,\"success\":%ld,\"error\":%ld,\"ignore\":%ld,\"total\":%ld}\n",
+					 table, n.pending, n.reserved, n.success, n.error, n.ignore, n.total);
+			else printf("%s jobs: pending %ld, reserved %ld, success %ld, error %ld, ignore %ld, total %ld\n", table, n.pending,
+				    n.reserved, n.success, n.error, n.ignore, n.total);
 		}
 	}
 	int code = exit_for(rc, c);

@@ -97,23 +97,26 @@ const size_t NHIST_COLS = sizeof HIST_COLS / sizeof *HIST_COLS;
 
 /* -------------------------------------------------------------------- claim */
 
-/* claim.due - the condition of a claim: the most urgent job that can be
- * taken now (see the encodings above). The driver claims in one atomic
- * statement (SKIP LOCKED on the servers, the single writer on SQLite), so
- * two workers never hold the same key (invariant 1: no check-then-update).
- * The index (queue, priority, avail_time) serves this condition and
- * JS_CLAIM_ORDER whatever the depth of the queue (invariant 5). The
- * restriction limits what is reserved, not only what refresh adds
- * (DataJoint issue 1413). */
+/* claim.due - the condition of a claim: the most urgent pending job that
+ * can be taken now (see the encodings above). The driver claims in one
+ * atomic statement (SKIP LOCKED on the servers, the single writer on
+ * SQLite), so two workers never hold the same key (invariant 1: no
+ * check-then-update). The index (queue, priority, avail_time) serves this
+ * condition and JS_CLAIM_ORDER whatever the depth of the queue (invariant
+ * 5); of the reserved rows it meets, only lapsed ones pass avail_time, and
+ * those are claim.lapsed's. The restriction limits what is reserved, not
+ * only what refresh adds (DataJoint issue 1413). */
 const jsql JS_CLAIM_DUE = {"claim.due",
-	"{queue} = 1 AND {avail_time} <= {now}{prio}{where}"};
+	"{queue} = 1 AND {avail_time} <= {now} AND {status} = 'pending'{prio}{where}"};
 
-/* claim.lapsed - the same, only jobs whose holder's lease lapsed (it died,
- * hung or was cut off). Looked for first, at most every min(1 s, lease/4)
- * per process: such a job was due before anything pending now, and taking
- * it first bounds its takeover by about one lease even behind a deep queue
- * (invariant 3). The reserved rows are few, and the index (status,
- * avail_time) finds them. */
+/* claim.lapsed - jobs whose holder's lease lapsed (it died, hung or was
+ * cut off): the only claim that takes them. Looked for first, at most
+ * every min(1 s, lease/4) per connection by every claiming worker: such a
+ * job was due before anything pending now, and taking it first bounds its
+ * takeover by a lease and a second even behind a deep queue (invariant 3);
+ * lapsed.list, read just before, lets the takeover record the lapsed
+ * attempt in the history. The reserved rows are few, and the index
+ * (status, avail_time) finds them. */
 const jsql JS_CLAIM_LAPSED = {"claim.lapsed",
 	"{queue} = 1 AND {avail_time} <= {now} AND {status} = 'reserved'{prio}{where}"};
 
