@@ -70,7 +70,7 @@ check "8 commands: success counts add up to $N" [ "$(cat out.* | jq -s 'map(.suc
 check "8 commands: no errors, skips or lost reservations" [ "$(cat out.* | jq -s -c 'map(.error_count + .skipped_count + .lost_count) | add')" = 0 ]
 verify CS "8 commands"
 check "8 commands: $N success jobs, nothing pending or reserved" \
-	[ "$(djc jobs CS --json)" = "{\"table\":\"CS\",\"pending\":0,\"reserved\":0,\"success\":$N,\"error\":0,\"ignore\":0}" ]
+	[ "$(djc jobs CS --json)" = "{\"table\":\"CS\",\"pending\":0,\"reserved\":0,\"success\":$N,\"error\":0,\"ignore\":0,\"total\":$N}" ]
 check "8 commands: each job reserved exactly once" \
 	[ "$(djc jobs CS --status success --json | jq -c '.jobs | map(.reservations) | unique')" = '[1]' ]
 

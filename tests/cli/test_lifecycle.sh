@@ -28,7 +28,8 @@ WAIT=120
 # environment: MK_SLEEP_ATTEMPT=a: on attempt a, waits on a child that
 # sleeps an hour (its pid in child.TABLE.KEY); MK_SLEEP_SECS=s: sleeps s
 # seconds; MK_KILL_PARENT_ATTEMPT=a: on attempt a kills its worker process
-# (SIGKILL); MK_HOLD=file: waits until the file exists; MK_FAIL_UNTIL=n:
+# (SIGKILL); MK_HOLD=file: waits until the file exists (only key
+# MK_HOLD_KEY, when set); MK_FAIL_UNTIL=n:
 # fails while the attempt is below n. SIGTERM logs "term KEY ATTEMPT".
 cat > mk.sh <<'P'
 #!/bin/sh
@@ -43,13 +44,13 @@ if [ -n "$MK_SLEEP_ATTEMPT" ] && [ "$a" = "$MK_SLEEP_ATTEMPT" ]; then
 fi
 [ -n "$MK_SLEEP_SECS" ] && sleep "$MK_SLEEP_SECS"
 if [ -n "$MK_KILL_PARENT_ATTEMPT" ] && [ "$a" = "$MK_KILL_PARENT_ATTEMPT" ]; then kill -KILL $PPID; sleep 60; fi
-if [ -n "$MK_HOLD" ]; then while [ ! -e "$MK_HOLD" ]; do sleep 0.05; done; fi
+if [ -n "$MK_HOLD" ] && { [ -z "$MK_HOLD_KEY" ] || [ "$k" = "$MK_HOLD_KEY" ]; }; then while [ ! -e "$MK_HOLD" ]; do sleep 0.05; done; fi
 if [ -n "$MK_FAIL_UNTIL" ] && [ "$a" -lt "$MK_FAIL_UNTIL" ]; then echo "fail $k on attempt $a" >&2; exit 1; fi
 echo "{\"v\": $((k * 10)), \"att\": $a}"
 echo "end $k $a" >> "$T/log.$DJC_TABLE"
 P
 chmod +x mk.sh
-export MK_SLEEP_ATTEMPT= MK_SLEEP_SECS= MK_KILL_PARENT_ATTEMPT= MK_HOLD= MK_FAIL_UNTIL=
+export MK_SLEEP_ATTEMPT= MK_SLEEP_SECS= MK_KILL_PARENT_ATTEMPT= MK_HOLD= MK_HOLD_KEY= MK_FAIL_UNTIL=
 # short backoffs, kept success rows (so a finished job's history can be read)
 export DJC_JOBS_RETRY_DELAY=0.2 DJC_JOBS_KEEP_COMPLETED=true
 
@@ -230,6 +231,23 @@ expect_out "cancel: nothing left to cancel" "Ca: cancelled 0 pending and 0 reser
 expect_out "clear the cancelled key 1 (status ignore)" "Ca: cleared 1 ignore job" djc jobs clear Ca --status ignored --where '{"id":1}'
 expect_out "populate after un-ignoring: makes 1 and 3" "Ca: 2 made, 0 errors, 0 skipped" djc populate Ca --reserve-jobs --where '{"id":[1,2,3]}' --make ./mk.sh
 check "cancel: key 2 stays ignored" [ "$(counts Ca)" = '[0,0,2,0,1,3]' ]
+
+# one job of a claim of two (jobs.reserve_batch 2): a renewal by token still
+# matches the other one, so the heartbeat also holds the job being made by
+# key, and sees it cancelled; the other job is made
+expect_rc 0 "refresh Dd keys 1-2" djc jobs refresh Dd --where '{"id":[1,2]}'
+DJC_JOBS_RESERVE_BATCH=2 DJC_JOBS_LEASE_TIMEOUT=2 MK_HOLD=$T/never MK_HOLD_KEY=1 "$DJC" populate Dd --reserve-jobs --no-refresh \
+	--json --make ./mk.sh > dd.out 2> dd.err &
+w=$!
+check "cancel in a batch: the make of key 1 runs" wait_for '^start 1 ' log.Dd 1
+expect_out "cancel in a batch: one reserved job" "Dd: cancelled 0 pending and 1 reserved job" djc jobs cancel Dd --where '{"id":1}'
+check "cancel in a batch: key 1 stopped" wait_for '^term 1 1$' log.Dd 1
+touch "$T/never"   # lets a make that was not stopped end, so a failure cannot hang the test
+wait $w
+rc=$?
+check "cancel in a batch: exit 0" [ "$rc" = 0 ]
+check "cancel in a batch: 1 made, 1 cancelled, none lost" [ "$(jq -c '[.success_count,.cancelled_count,.lost_count]' dd.out)" = '[1,1,0]' ]
+check "cancel in a batch: only key 2's row" [ "$(djc fetch Dd --format json | jq -c .id)" = 2 ]
 
 # ------------------------------------------------------------------ interruptions
 # With jobs.retry_interrupted, SIGTERM during a make sends the job back to
