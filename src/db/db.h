@@ -38,7 +38,12 @@ typedef struct db_url {
 	size_t nopts;    /* query parameters (?sslmode=require&...) */
 	char **opt_keys, **opt_vals;
 	char *redacted;  /* the URL with the password replaced by "***" */
+	int flags;       /* DB_OPEN_* (set by db_open_ext, not parsed) */
 } db_url;
+
+/* Open flags. DB_OPEN_NO_CREATE: a driver's open creates nothing (no
+ * SQLite file, no schema); a missing one is DJC_ENOTFOUND. */
+#define DB_OPEN_NO_CREATE 1
 
 /* Parse url; on error returns DJC_EINVAL with a message in err. */
 int db_url_parse(db_url *out, const char *url, char *err, size_t errlen);
@@ -91,6 +96,8 @@ typedef struct db_claim {
 	const val_t *wparams;
 	size_t nw;
 	const char *order;      /* ORDER BY list */
+	const char *index;      /* an index whose order serves `where` and `order` (unquoted name), or
+	                         * NULL; a driver may use it to claim in one locking read */
 	long limit;
 	const char *set;        /* SET assignments with ? params */
 	const val_t *sparams;
@@ -101,6 +108,18 @@ typedef struct db_claim {
  * primary key was violated (DJC_EDUPLICATE is the primary key). Never
  * returned by the public API: conn_fail() reports it as DJC_EDUPLICATE. */
 #define DB_EUNIQUE (-100)
+
+/* A batch item that did not change exactly the rows it expected (db_item.expect). */
+#define DB_EEXPECT (-101)
+
+/* One item of a batch: a statement, or a claim. */
+typedef struct db_item {
+	const char *sql;          /* with ? params; NULL for a claim */
+	const val_t *params;
+	size_t np;
+	long expect;              /* >= 0: the statement must change exactly this many rows */
+	const db_claim *claim;    /* a claim instead of sql (its result: the claimed rows) */
+} db_item;
 
 #define DB_DRIVER_VERSION 1
 
@@ -122,6 +141,17 @@ struct db_driver {
 	int (*claim)(db_conn *c, const db_claim *cl, db_res **out);
 	int64_t (*connection_id)(db_conn *c);
 
+	/* may provide (NULL: db.c runs the items one by one in a transaction) */
+	/* Run items[0..n) as one transaction, all or nothing, in as few round
+	 * trips as the protocol allows (PostgreSQL: one pipeline). Called
+	 * outside any transaction. On success res[i] (res may be NULL) holds
+	 * item i's result and the transaction is committed. On failure nothing
+	 * is committed, no result is returned, *failed is the index of the
+	 * item that failed (DB_EEXPECT when it changed other than `expect`
+	 * rows), or n when the COMMIT itself failed: DJC_ECONN then means the
+	 * outcome is unknown. */
+	int (*batch)(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed);
+
 	/* dialect fragments */
 	void (*quote_ident)(sb_t *b, const char *name);
 	void (*column_type)(sb_t *b, const coldef *t);
@@ -142,6 +172,8 @@ extern const db_driver db_mysql_driver;
 /* Open by URL (see djc_open for defaults). On failure returns a code and
  * fills err; *out is NULL. */
 int db_open(db_conn **out, const char *url, const char *schema, char *err, size_t errlen);
+/* db_open with DB_OPEN_* flags (db_open is flags 0). */
+int db_open_ext(db_conn **out, const char *url, const char *schema, int flags, char *err, size_t errlen);
 void db_close(db_conn *c);
 
 /* The wrappers that dispatch through c->drv, serialising the threads that
@@ -151,6 +183,11 @@ int db_begin(db_conn *c);
 int db_commit(db_conn *c);
 int db_rollback(db_conn *c);
 int db_claim_run(db_conn *c, const db_claim *cl, db_res **out);
+/* db_driver.batch, or its equivalent one item at a time. */
+int db_batch(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed);
+/* The one-item-at-a-time equivalent, for a driver whose batch cannot run
+ * (called with the connection's mutex held). */
+int db_batch_each(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed);
 void db_qi(db_conn *c, sb_t *b, const char *name);   /* quoted identifier */
 
 /* 1 if name is a valid identifier for djc (letters, digits, _, and the

@@ -43,7 +43,10 @@ if [ -n "$MK_SLEEP_ATTEMPT" ] && [ "$a" = "$MK_SLEEP_ATTEMPT" ]; then
 	wait $!
 fi
 [ -n "$MK_SLEEP_SECS" ] && sleep "$MK_SLEEP_SECS"
-if [ -n "$MK_KILL_PARENT_ATTEMPT" ] && [ "$a" = "$MK_KILL_PARENT_ATTEMPT" ]; then kill -KILL $PPID; sleep 60; fi
+if [ -n "$MK_KILL_PARENT_ATTEMPT" ] && [ "$a" = "$MK_KILL_PARENT_ATTEMPT" ]; then
+	# the worker process holding the job (the make's parent is its supervisor)
+	kill -KILL "$("$DJC" jobs "$DJC_TABLE" --key "$DJC_KEY" --json | jq .job.pid)"; sleep 60
+fi
 if [ -n "$MK_HOLD" ] && { [ -z "$MK_HOLD_KEY" ] || [ "$k" = "$MK_HOLD_KEY" ]; }; then while [ ! -e "$MK_HOLD" ]; do sleep 0.05; done; fi
 if [ -n "$MK_FAIL_UNTIL" ] && [ "$a" -lt "$MK_FAIL_UNTIL" ]; then echo "fail $k on attempt $a" >&2; exit 1; fi
 echo "{\"v\": $((k * 10)), \"att\": $a}"
@@ -65,10 +68,15 @@ att_of() { djc fetch "$1" --where "{\"id\": $2}" --format json | jq -r .att; }
 # gone PID: the process no longer runs (a zombie awaiting its reaper counts as gone)
 gone() { local i=0; while [ $i -lt $((WAIT * 20)) ]; do case $(ps -o stat= -p "$1" 2>/dev/null) in ''|Z*) return 0 ;; esac; sleep 0.05; i=$((i + 1)); done; return 1; }
 # wait_for PATTERN FILE N: until FILE has N lines matching PATTERN
+nmatch() {  # PATTERN FILE: its matching lines (0 when there is no file yet)
+	local n
+	n=$(grep -c "$1" "$2" 2>/dev/null)
+	echo "${n:-0}"
+}
 wait_for() {
 	local i=0
-	while [ "$(grep -c "$1" "$2" 2>/dev/null || echo 0)" -lt "$3" ] && [ $i -lt $((WAIT * 20)) ]; do sleep 0.05; i=$((i + 1)); done
-	[ "$(grep -c "$1" "$2" 2>/dev/null || echo 0)" -ge "$3" ]
+	while [ "$(nmatch "$1" "$2")" -lt "$3" ] && [ $i -lt $((WAIT * 20)) ]; do sleep 0.05; i=$((i + 1)); done
+	[ "$(nmatch "$1" "$2")" -ge "$3" ]
 }
 # handled PID SIG: the process has no signal SIG pending any more (its handler ran)
 handled() {
@@ -236,13 +244,13 @@ check "cancel: key 2 stays ignored" [ "$(counts Ca)" = '[0,0,2,0,1,3]' ]
 # matches the other one, so the heartbeat also holds the job being made by
 # key, and sees it cancelled; the other job is made
 expect_rc 0 "refresh Dd keys 1-2" djc jobs refresh Dd --where '{"id":[1,2]}'
-DJC_JOBS_RESERVE_BATCH=2 DJC_JOBS_LEASE_TIMEOUT=2 MK_HOLD=$T/never MK_HOLD_KEY=1 "$DJC" populate Dd --reserve-jobs --no-refresh \
+DJC_JOBS_RESERVE_BATCH=2 DJC_JOBS_LEASE_TIMEOUT=2 MK_HOLD=$T/hold.Dd MK_HOLD_KEY=1 "$DJC" populate Dd --reserve-jobs --no-refresh \
 	--json --make ./mk.sh > dd.out 2> dd.err &
 w=$!
 check "cancel in a batch: the make of key 1 runs" wait_for '^start 1 ' log.Dd 1
 expect_out "cancel in a batch: one reserved job" "Dd: cancelled 0 pending and 1 reserved job" djc jobs cancel Dd --where '{"id":1}'
 check "cancel in a batch: key 1 stopped" wait_for '^term 1 1$' log.Dd 1
-touch "$T/never"   # lets a make that was not stopped end, so a failure cannot hang the test
+touch "$T/hold.Dd"   # lets a make that was not stopped end, so a failure cannot hang the test
 wait $w
 rc=$?
 check "cancel in a batch: exit 0" [ "$rc" = 0 ]

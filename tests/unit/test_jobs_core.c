@@ -246,7 +246,7 @@ static void test_refresh_race(void)
 	pthread_create(&th, NULL, refresh_thread, &r);
 	djc_conn *probe = open_conn();
 	int waited = 0;
-	for (int i = 0; i < 400 && !(waited = lock_waits(probe)); i++) nap(0.025);
+	for (int i = 0; i < 2400 && !(waited = lock_waits(probe)); i++) nap(0.025);   /* up to a minute on a loaded machine */
 	CHECK_MSG(waited, "the refresh never waited on the lock");
 	/* W commits key 2 meanwhile */
 	CHECK(j2 && djc_jobs_complete(w, j2, rows, 1, 0.1) == 0);
@@ -358,6 +358,10 @@ static void test_tx_retries(void)
 
 static void test_renew(void)
 {
+	/* A lease of 3 s renewed every 0.5 s: a renewal comes late only after a
+	 * stall of 2.5 s (a loaded CI machine under the sanitizers stalls for
+	 * tenths); the lease is kept over 4 s, more than a lease. */
+	CHECK(djc_config_set("jobs.lease_timeout", "3", "test_renew", NULL) == 0);
 	djc_conn *a = open_conn(), *b = open_conn();
 	CHECK(insert_json(a, "Kk", "{\"k\": 10}") == 0);
 	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
@@ -365,14 +369,14 @@ static void test_renew(void)
 	CHECK(djc_jobs_refresh(a, "Rn", &ro, NULL) == 0);
 	djc_job *j = NULL, *j2 = NULL;
 	CHECK(djc_jobs_reserve(a, "Rn", "{\"k\": 10}", -1, &j) == 0 && j);
-	/* renewed every half lease for three leases: never free for b */
-	for (int i = 0; i < 6; i++) {
+	/* renewed every sixth of a lease for more than a lease: never free for b */
+	for (int i = 0; i < 8; i++) {
 		nap(0.5);
 		CHECK_MSG(djc_jobs_renew(a, j) == 0, "renew %d: %s", i, djc_error_last(a));
 		CHECK(djc_jobs_reserve(b, "Rn", "{\"k\": 10}", -1, &j2) == DJC_ENOTFOUND && !j2);
 	}
 	/* not renewed for more than a lease: another worker takes it */
-	nap(1.6);
+	nap(3.6);
 	CHECK_MSG(djc_jobs_reserve(b, "Rn", "{\"k\": 10}", -1, &j2) == 0 && j2, "takeover: %s", djc_error_last(b));
 	CHECK(djc_jobs_renew(a, j) == DJC_ELOST);
 	djc_row *row = djc_row_new();
@@ -386,6 +390,7 @@ static void test_renew(void)
 	djc_job_free(j2);
 	djc_close(a);
 	djc_close(b);
+	CHECK(djc_config_set("jobs.lease_timeout", "1", "test_renew", NULL) == 0);
 }
 
 /* ----------------------------------------------------- cancellation */
