@@ -5,6 +5,12 @@
  *  - every function returns an int status: DJC_OK (0) or a negative DJC_E*
  *    code; on failure djc_error_last(conn) says why (it keeps the message of
  *    the last failed call; a successful call does not clear it);
+ *  - arguments in libgit2's order: output parameters first (djc_fetch(&rows,
+ *    conn, table, where)), then the connection or object acted on, then the
+ *    inputs, then options (NULL means their _INIT defaults); an error
+ *    message parameter (char **msg), where there is one, comes last;
+ *  - option structs are initialised with their designated-initialiser _INIT
+ *    macro (or _init function); their version field is checked;
  *  - handles are opaque; each is freed by its NULL-safe djc_<type>_free();
  *  - strings returned as `const char *` are owned by the object they came
  *    from and live as long as it; strings returned as `char *` are the
@@ -79,11 +85,11 @@ djc_type djc_row_type(const djc_row *row, size_t i);
 /* Getters by index. They convert where exact (an INT to a FLOAT, a UINT that
  * fits to an INT) and return DJC_EINVAL otherwise. Text and bytes point into
  * the row. */
-int djc_row_int(const djc_row *row, size_t i, int64_t *out);
-int djc_row_uint(const djc_row *row, size_t i, uint64_t *out);
-int djc_row_float(const djc_row *row, size_t i, double *out);
-int djc_row_text(const djc_row *row, size_t i, const char **out);
-int djc_row_bytes(const djc_row *row, size_t i, const void **out, size_t *n);
+int djc_row_int(int64_t *out, const djc_row *row, size_t i);
+int djc_row_uint(uint64_t *out, const djc_row *row, size_t i);
+int djc_row_float(double *out, const djc_row *row, size_t i);
+int djc_row_text(const char **out, const djc_row *row, size_t i);
+int djc_row_bytes(const void **out, size_t *n, const djc_row *row, size_t i);
 
 /* JSON object text of the row (bytes as base64 text); caller frees. */
 char *djc_row_to_json(const djc_row *row);
@@ -200,11 +206,11 @@ const char *djc_error_last(const djc_conn *conn);
  * definition. `filename` is used in messages ("file:line: ..."). If report
  * is non-NULL it receives one line per table ("created X" or "exists X");
  * caller frees. */
-int djc_declare(djc_conn *conn, const char *text, const char *filename, char **report);
+int djc_declare(char **report, djc_conn *conn, const char *text, const char *filename);
 
 /* Names of the declared tables, in declaration order, as one
  * newline-separated string; caller frees. */
-int djc_tables(djc_conn *conn, char **out);
+int djc_tables(char **out, djc_conn *conn);
 
 /* ------------------------------------------------------------------ rows */
 
@@ -230,10 +236,10 @@ int djc_insert(djc_conn *conn, const char *table, const djc_row *const *rows, si
  * restriction is used, as for any restriction). DJC_EINVAL when it shares
  * no attribute with table. *where_json (caller frees) can be
  * passed to djc_fetch, djc_fetch_print, djc_delete, ... */
-int djc_key_restriction(djc_conn *conn, const char *table, const char *key_json, char **where_json);
+int djc_key_restriction(char **where_json, djc_conn *conn, const char *table, const char *key_json);
 /* Fetch rows of table matching a restriction (JSON text, README.md "The command line";
  * NULL for all), ordered by primary key. */
-int djc_fetch(djc_conn *conn, const char *table, const char *where_json, djc_rowset **out);
+int djc_fetch(djc_rowset **out, djc_conn *conn, const char *table, const char *where_json);
 
 /* Insert JSON Lines (one object per line; blank lines skipped) read from
  * `in`, typed by the table's heading (bytes as base64 strings, json
@@ -253,7 +259,7 @@ char *djc_row_to_json_typed(djc_conn *conn, const char *table, const djc_row *ro
 /* Delete the matching rows. DJC_EFOREIGN if a child row references one;
  * then nothing is deleted. (djc_delete_with_options deletes the dependent
  * rows too, as DataJoint's delete does.) */
-int djc_delete(djc_conn *conn, const char *table, const char *where_json, size_t *deleted);
+int djc_delete(size_t *deleted, djc_conn *conn, const char *table, const char *where_json);
 
 /* ------------------------------------------------------------- populate */
 
@@ -270,11 +276,11 @@ typedef int (*djc_make_fn)(djc_make_ctx *ctx, const djc_row *key, void *payload)
  * before make returns successfully. */
 int djc_make_insert(djc_make_ctx *ctx, const char *table, const djc_row *row);
 /* Read rows of any table (usually upstream ones) restricted by where_json. */
-int djc_make_fetch(djc_make_ctx *ctx, const char *table, const char *where_json, djc_rowset **out);
+int djc_make_fetch(djc_rowset **out, djc_make_ctx *ctx, const char *table, const char *where_json);
 /* Read the rows of `table` that match `key` on the attributes they share
  * (DataJoint's `Table & key`): the usual way to read an upstream table in
  * make, whatever other parents the key also comes from. */
-int djc_make_fetch_key(djc_make_ctx *ctx, const char *table, const djc_row *key, djc_rowset **out);
+int djc_make_fetch_key(djc_rowset **out, djc_make_ctx *ctx, const char *table, const djc_row *key);
 /* Whether make should stop as soon as it can: DJC_OK (0) to go on,
  * DJC_EINTR when populate was interrupted (SIGINT/SIGTERM), DJC_ELOST when
  * the job's reservation was lost (taken by another worker, or its lease
@@ -323,7 +329,7 @@ void djc_populate_options_init(djc_populate_options *opts);
  * "1h30m" (the form of a table's `timeout =` line and of populate's
  * --timeout) into seconds (0 to 1e9). DJC_OK, or DJC_EINVAL for anything
  * else (empty text, an unknown unit, a negative value, trailing text). */
-int djc_duration_parse(const char *text, double *seconds);
+int djc_duration_parse(double *seconds, const char *text);
 
 typedef struct djc_populate_error {
 	char *key_json;
@@ -360,12 +366,12 @@ void djc_populate_result_free(djc_populate_result *res);
  * (drain: take no more work, let the running makes finish and commit,
  * return DJC_OK with drained set), and ignores SIGPIPE; the previous
  * handlers of the three signals are restored when it returns. */
-int djc_populate(djc_conn *conn, const char *table, const djc_populate_options *opts,
-		 djc_populate_result **out);
+int djc_populate(djc_populate_result **out, djc_conn *conn, const char *table,
+		 const djc_populate_options *opts);
 
 /* Remaining and total keys of the key source (restricted by where_json). */
-int djc_progress(djc_conn *conn, const char *table, const char *where_json,
-		 long *remaining, long *total);
+int djc_progress(long *remaining, long *total, djc_conn *conn,
+		 const char *table, const char *where_json);
 
 /* ----------------------------------------------------------------- jobs */
 
@@ -384,8 +390,8 @@ typedef struct djc_refresh_result {
 	long added, removed, orphaned, re_pended;
 } djc_refresh_result;
 
-int djc_jobs_refresh(djc_conn *conn, const char *table, const djc_refresh_options *opts,
-		     djc_refresh_result *out);
+int djc_jobs_refresh(djc_refresh_result *out, djc_conn *conn, const char *table,
+		     const djc_refresh_options *opts);
 
 /* A reservation held by this connection. */
 typedef struct djc_job djc_job;
@@ -397,8 +403,8 @@ void djc_job_free(djc_job *job);
 
 /* Reserve the most urgent eligible job (DJC_ENOTFOUND when none). A job
  * whose target row already exists is closed instead of being handed out. */
-int djc_jobs_reserve(djc_conn *conn, const char *table, const char *where_json,
-		     long max_priority, djc_job **out);
+int djc_jobs_reserve(djc_job **out, djc_conn *conn, const char *table,
+		     const char *where_json, long max_priority);
 /* Extend the lease of a held job: it stays this caller's for another
  * jobs.lease_timeout seconds (60 by default; the database's clock). The
  * holder of a job from djc_jobs_reserve must call this while it works on
@@ -432,19 +438,19 @@ int djc_jobs_ignore(djc_conn *conn, const char *table, const djc_row *key);
  * as by djc_jobs_cancel), and add the restriction's keys of the key source
  * that have no job and no target row as `ignore`. *n (may be NULL): jobs
  * now ignored. */
-int djc_jobs_ignore_where(djc_conn *conn, const char *table, const char *where_json, long *n);
+int djc_jobs_ignore_where(long *n, djc_conn *conn, const char *table, const char *where_json);
 /* Cancel the pending and reserved jobs of the restriction: they become
  * `ignore` with a message naming who cancelled them. A reserved job's
  * worker stops its make within one heartbeat (jobs.lease_timeout / 4) and
  * commits nothing of it; the attempt is kept in its history. *pending and
  * *reserved (may be NULL) count them. */
-int djc_jobs_cancel(djc_conn *conn, const char *table, const char *where_json, long *pending, long *reserved);
+int djc_jobs_cancel(long *pending, long *reserved, djc_conn *conn, const char *table, const char *where_json);
 /* Delete jobs with the given status ("error", ...); *n receives the count. */
-int djc_jobs_clear(djc_conn *conn, const char *table, const char *status, long *n);
+int djc_jobs_clear(long *n, djc_conn *conn, const char *table, const char *status);
 /* Delete the jobs of the restriction with the given status (NULL: any
  * status) and their history; the next refresh adds their keys again
  * (clearing `ignore` un-ignores). *n (may be NULL) receives the count. */
-int djc_jobs_clear_where(djc_conn *conn, const char *table, const char *status, const char *where_json, long *n);
+int djc_jobs_clear_where(long *n, djc_conn *conn, const char *table, const char *status, const char *where_json);
 
 typedef struct djc_jobs_set_options {
 	int version;           /* DJC_JOBS_SET_OPTIONS_VERSION */
@@ -455,23 +461,23 @@ typedef struct djc_jobs_set_options {
 #define DJC_JOBS_SET_OPTIONS_INIT {.version = DJC_JOBS_SET_OPTIONS_VERSION, .priority = -1, .delay = -1}
 /* Re-prioritise and/or reschedule the pending jobs of the restriction.
  * *n (may be NULL): how many. DJC_EINVAL when o sets nothing. */
-int djc_jobs_set(djc_conn *conn, const char *table, const char *where_json, const djc_jobs_set_options *o, long *n);
+int djc_jobs_set(long *n, djc_conn *conn, const char *table, const char *where_json, const djc_jobs_set_options *o);
 
 /* Counts of jobs by status: pending, reserved, success, error, ignore
  * (in that order) into counts[5]. */
-int djc_jobs_counts(djc_conn *conn, const char *table, long counts[5]);
+int djc_jobs_counts(long counts[5], djc_conn *conn, const char *table);
 typedef struct djc_job_counts {
 	long pending, reserved, success, error, ignore;
 	long total;            /* all of them */
 } djc_job_counts;
 /* Counts of the jobs of the restriction, by status, and their total. */
-int djc_jobs_count(djc_conn *conn, const char *table, const char *where_json, djc_job_counts *out);
+int djc_jobs_count(djc_job_counts *out, djc_conn *conn, const char *table, const char *where_json);
 /* Jobs rows, optionally only one status, as rows (key attributes and the
  * job's columns). */
-int djc_jobs_list(djc_conn *conn, const char *table, const char *status, djc_rowset **out);
+int djc_jobs_list(djc_rowset **out, djc_conn *conn, const char *table, const char *status);
 /* The same, restricted (status NULL: every status). */
-int djc_jobs_list_where(djc_conn *conn, const char *table, const char *status, const char *where_json,
-			djc_rowset **out);
+int djc_jobs_list_where(djc_rowset **out, djc_conn *conn, const char *table, const char *status,
+			const char *where_json);
 /* One job's attempts, oldest first: its key attributes, then attempt (the
  * reservation number), outcome (error, timeout, interrupted, died,
  * cancelled, released, lease expired, orphaned, success), host, pid,
@@ -479,12 +485,11 @@ int djc_jobs_list_where(djc_conn *conn, const char *table, const char *status, c
  * was due, or NULL), message, stack (a make program's stderr tail), token.
  * The last 20 attempts of a job are kept; they are deleted with the job.
  * key: exactly the job's key attributes. */
-int djc_jobs_history(djc_conn *conn, const char *table, const djc_row *key, djc_rowset **out);
+int djc_jobs_history(djc_rowset **out, djc_conn *conn, const char *table, const djc_row *key);
 
 /* ================================================================
  * Schema lifecycle: drop, cascading delete, alter (docs/schema.md).
- * These functions follow libgit2's order: out-parameters first, then the
- * connection, then inputs; options NULL means their _INIT defaults.
+ * Options NULL means their _INIT defaults.
  * ================================================================ */
 
 /* What a drop, delete or alter did (or, on a dry run, would do): one entry

@@ -106,7 +106,7 @@ int cmd_jobs_refresh(int argc, char **argv)
 	if (!table) die_usage("jobs refresh needs a TABLE");
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	djc_refresh_result r;
-	int rc = djc_jobs_refresh(c, table, &o, &r);
+	int rc = djc_jobs_refresh(&r, c, table, &o);
 	if (!rc) {
 		if (json)
 			cli_print_json(json_pack("{s:I,s:I,s:I,s:I}", "added", (json_int_t)r.added, "removed", (json_int_t)r.removed,
@@ -132,7 +132,7 @@ int cmd_jobs_clear(int argc, char **argv)
 	if (!k.status && !k.where && !k.all) die_usage("jobs clear needs --status STATUS, --where JSON or --all (every job)");
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	long n = 0;
-	int rc = djc_jobs_clear_where(c, k.table, k.status, k.where, &n);
+	int rc = djc_jobs_clear_where(&n, c, k.table, k.status, k.where);
 	if (!rc) {
 		if (k.json) cli_print_json(json_pack("{s:o,s:I}", "table", cli_json_text(k.table), "cleared", (json_int_t)n));
 		else printf("%s: cleared %ld %s%sjob%s\n", k.table, n, k.status ? k.status : "", k.status ? " " : "", n == 1 ? "" : "s");
@@ -182,7 +182,7 @@ int cmd_jobs_ignore(int argc, char **argv)
 	} else {
 		c = cli_connect(CLI_EXISTING);
 		long n = 0;
-		rc = djc_jobs_ignore_where(c, k.table, k.where, &n);
+		rc = djc_jobs_ignore_where(&n, c, k.table, k.where);
 		if (!rc) {
 			if (k.json) cli_print_json(json_pack("{s:o,s:I}", "table", cli_json_text(k.table), "ignored", (json_int_t)n));
 			else printf("%s: ignoring %ld job%s\n", k.table, n, n == 1 ? "" : "s");
@@ -208,7 +208,7 @@ int cmd_jobs_cancel(int argc, char **argv)
 	if (!k.where && !k.all) die_usage("jobs cancel needs --where JSON (or --all: every pending and reserved job)");
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	long np = 0, nr = 0;
-	int rc = djc_jobs_cancel(c, k.table, k.where, &np, &nr);
+	int rc = djc_jobs_cancel(&np, &nr, c, k.table, k.where);
 	if (!rc) {
 		if (k.json)
 			cli_print_json(json_pack("{s:o,s:I,s:I}", "table", cli_json_text(k.table), "pending", (json_int_t)np,
@@ -238,7 +238,7 @@ int cmd_jobs_set(int argc, char **argv)
 	o.priority = k.priority;
 	o.delay = k.delay;
 	long n = 0;
-	int rc = djc_jobs_set(c, k.table, k.where, &o, &n);
+	int rc = djc_jobs_set(&n, c, k.table, k.where, &o);
 	if (!rc) {
 		if (k.json) cli_print_json(json_pack("{s:o,s:I}", "table", cli_json_text(k.table), "updated", (json_int_t)n));
 		else printf("%s: updated %ld pending job%s\n", k.table, n, n == 1 ? "" : "s");
@@ -299,13 +299,13 @@ static void print_cols(const djc_row *r, const char *const *show)
 		const char *t;
 		int64_t v;
 		double f;
-		if (djc_row_text(r, (size_t)k, &t) == DJC_OK) {
+		if (djc_row_text(&t, r, (size_t)k) == DJC_OK) {
 			printf("  %s=", show[s]);
 			put_line(t, stdout);   /* a message's newlines would start a fake job line */
-		} else if (djc_row_int(r, (size_t)k, &v) == DJC_OK) {
+		} else if (djc_row_int(&v, r, (size_t)k) == DJC_OK) {
 			if (!strcmp(show[s], "attempts") && v == 0) continue;
 			printf("  %s=%" PRId64, show[s], v);
-		} else if (djc_row_float(r, (size_t)k, &f) == DJC_OK)
+		} else if (djc_row_float(&f, r, (size_t)k) == DJC_OK)
 			printf("  %s=%.3f", show[s], f);
 	}
 }
@@ -323,7 +323,7 @@ static void print_jobs_rows(const djc_rowset *rs)
 		print_key(r);
 		const char *st = NULL;
 		long k = djc_row_find(r, "status");
-		if (k >= 0) djc_row_text(r, (size_t)k, &st);
+		if (k >= 0) djc_row_text(&st, r, (size_t)k);
 		print_cols(r, st && !strcmp(st, "pending") ? pending : other);
 		printf("\n");
 	}
@@ -338,7 +338,7 @@ static void print_history(const djc_rowset *hs)
 		const djc_row *r = djc_rowset_row(hs, i);
 		long k = djc_row_find(r, "attempt");
 		int64_t a = 0;
-		if (k >= 0) djc_row_int(r, (size_t)k, &a);
+		if (k >= 0) djc_row_int(&a, r, (size_t)k);
 		printf("  attempt %" PRId64 ":", a);
 		print_cols(r, show);
 		printf("\n");
@@ -358,8 +358,8 @@ static int show_job(djc_conn *c, const char *table, const char *key, int json)
 		return 2;
 	}
 	djc_rowset *rs = NULL, *hs = NULL;
-	int rc = djc_jobs_history(c, table, k, &hs);
-	if (!rc) rc = djc_jobs_list_where(c, table, NULL, key, &rs);
+	int rc = djc_jobs_history(&hs, c, table, k);
+	if (!rc) rc = djc_jobs_list_where(&rs, c, table, NULL, key);
 	int code = 0;
 	if (!rc && djc_rowset_count(rs) == 0) {
 		fprintf(stderr, "djc: %s has no job with key ", table);
@@ -426,7 +426,7 @@ int cmd_jobs(int argc, char **argv)
 	}
 	if (status || all || (where && !counts)) {
 		djc_rowset *rs = NULL;
-		rc = djc_jobs_list_where(c, table, status, where, &rs);
+		rc = djc_jobs_list_where(&rs, c, table, status, where);
 		if (!rc) {
 			if (json) print_jobs_json(rs, table, status);
 			else print_jobs_rows(rs);
@@ -434,7 +434,7 @@ int cmd_jobs(int argc, char **argv)
 		djc_rowset_free(rs);
 	} else {
 		djc_job_counts n;
-		rc = djc_jobs_count(c, table, where, &n);
+		rc = djc_jobs_count(&n, c, table, where);
 		if (!rc) {
 			if (json)
 				cli_print_json(json_pack("{s:o,s:I,s:I,s:I,s:I,s:I,s:I}", "table", cli_json_text(table), "pending",

@@ -85,7 +85,7 @@ int cmd_populate(int argc, char **argv)
 		case JSON: json = 1; break;
 		case WHERE: o.where_json = a.arg; check_json("--where", o.where_json); break;
 		case TIMEOUT:
-			if (djc_duration_parse(a.arg, &o.timeout) || o.timeout <= 0)
+			if (djc_duration_parse(&o.timeout, a.arg) || o.timeout <= 0)
 				die_usage("--timeout expects a duration greater than 0 such as 90, 30s, 15m or 2h, got '%s'", a.arg);
 			break;
 		case MAKE: o.make_argv = (const char *const *)a.rest; break;
@@ -99,7 +99,7 @@ int cmd_populate(int argc, char **argv)
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	if (!o.display_progress) djc_config_get_bool(&o.display_progress, "display.progress");   /* djc.json / DJC_DISPLAY_PROGRESS */
 	djc_populate_result *r = NULL;
-	int rc = djc_populate(c, table, &o, &r);
+	int rc = djc_populate(&r, c, table, &o);
 	if (r) {
 		if (json) {
 			json_t *errors = json_array();
@@ -160,7 +160,7 @@ int cmd_progress(int argc, char **argv)
 	if (!table) die_usage("progress needs a TABLE");
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	long rem = 0, tot = 0;
-	int rc = djc_progress(c, table, where, &rem, &tot);
+	int rc = djc_progress(&rem, &tot, c, table, where);
 	if (!rc) {
 		if (json)
 			cli_print_json(json_pack("{s:o,s:I,s:I}", "table", cli_json_text(table), "remaining", (json_int_t)rem,

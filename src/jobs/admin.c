@@ -25,7 +25,7 @@ void djc_job_free(djc_job *job)
 	free(job);
 }
 
-int djc_jobs_reserve(djc_conn *c, const char *name, const char *where, long max_priority, djc_job **out)
+int djc_jobs_reserve(djc_job **out, djc_conn *c, const char *name, const char *where, long max_priority)
 {
 	*out = NULL;
 	table *t;
@@ -216,7 +216,7 @@ static int cancel_body(djc_conn *c, void *arg)
 	return tx_cancel(c, &x, a->message, "cancelled", &a->pending, &a->reserved);
 }
 
-int djc_jobs_cancel(djc_conn *c, const char *name, const char *where_json, long *pending, long *reserved)
+int djc_jobs_cancel(long *pending, long *reserved, djc_conn *c, const char *name, const char *where_json)
 {
 	if (pending) *pending = 0;
 	if (reserved) *reserved = 0;
@@ -278,7 +278,7 @@ int djc_jobs_ignore(djc_conn *c, const char *name, const djc_row *key)
 	return rc;
 }
 
-int djc_jobs_ignore_where(djc_conn *c, const char *name, const char *where_json, long *n)
+int djc_jobs_ignore_where(long *n, djc_conn *c, const char *name, const char *where_json)
 {
 	if (n) *n = 0;
 	table *t;
@@ -309,7 +309,7 @@ static int clear_body(djc_conn *c, void *arg)
 	return rc;
 }
 
-int djc_jobs_clear_where(djc_conn *c, const char *name, const char *status, const char *where_json, long *n)
+int djc_jobs_clear_where(long *n, djc_conn *c, const char *name, const char *status, const char *where_json)
 {
 	if (n) *n = 0;
 	table *t;
@@ -324,7 +324,7 @@ int djc_jobs_clear_where(djc_conn *c, const char *name, const char *status, cons
 	return rc;
 }
 
-int djc_jobs_clear(djc_conn *c, const char *name, const char *status, long *n)
+int djc_jobs_clear(long *n, djc_conn *c, const char *name, const char *status)
 {
 	if (n) *n = 0;
 	if (!status_of(status)) {
@@ -333,7 +333,7 @@ int djc_jobs_clear(djc_conn *c, const char *name, const char *status, long *n)
 		int rc = jobs_table(c, name, &t);
 		return rc ? rc : bad_status(c, status);
 	}
-	return djc_jobs_clear_where(c, name, status, NULL, n);
+	return djc_jobs_clear_where(n, c, name, status, NULL);
 }
 
 typedef struct set_args { table *t; const char *where; long priority; double delay; long n; } set_args;
@@ -358,7 +358,7 @@ static int set_body(djc_conn *c, void *arg)
 	return rc;
 }
 
-int djc_jobs_set(djc_conn *c, const char *name, const char *where_json, const djc_jobs_set_options *o, long *n)
+int djc_jobs_set(long *n, djc_conn *c, const char *name, const char *where_json, const djc_jobs_set_options *o)
 {
 	if (n) *n = 0;
 	if (!o) return conn_fail(c, DJC_EINVAL, "no jobs set options (NULL)");
@@ -379,7 +379,7 @@ int djc_jobs_set(djc_conn *c, const char *name, const char *where_json, const dj
 	return rc;
 }
 
-int djc_jobs_count(djc_conn *c, const char *name, const char *where_json, djc_job_counts *out)
+int djc_jobs_count(djc_job_counts *out, djc_conn *c, const char *name, const char *where_json)
 {
 	memset(out, 0, sizeof *out);
 	table *t;
@@ -404,10 +404,10 @@ int djc_jobs_count(djc_conn *c, const char *name, const char *where_json, djc_jo
 	return DJC_OK;
 }
 
-int djc_jobs_counts(djc_conn *c, const char *name, long counts[5])
+int djc_jobs_counts(long counts[5], djc_conn *c, const char *name)
 {
 	djc_job_counts n;
-	int rc = djc_jobs_count(c, name, NULL, &n);
+	int rc = djc_jobs_count(&n, c, name, NULL);
 	counts[0] = n.pending;
 	counts[1] = n.reserved;
 	counts[2] = n.success;
@@ -437,7 +437,7 @@ static djc_rowset *typed_rows(table *t, db_res *r, const jcol *cols)
 	return rs;
 }
 
-int djc_jobs_list_where(djc_conn *c, const char *name, const char *status, const char *where_json, djc_rowset **out)
+int djc_jobs_list_where(djc_rowset **out, djc_conn *c, const char *name, const char *status, const char *where_json)
 {
 	*out = NULL;
 	const char *st = status ? status_of(status) : NULL;
@@ -457,12 +457,12 @@ int djc_jobs_list_where(djc_conn *c, const char *name, const char *status, const
 	return DJC_OK;
 }
 
-int djc_jobs_list(djc_conn *c, const char *name, const char *status, djc_rowset **out)
+int djc_jobs_list(djc_rowset **out, djc_conn *c, const char *name, const char *status)
 {
-	return djc_jobs_list_where(c, name, status, NULL, out);
+	return djc_jobs_list_where(out, c, name, status, NULL);
 }
 
-int djc_jobs_history(djc_conn *c, const char *name, const djc_row *key, djc_rowset **out)
+int djc_jobs_history(djc_rowset **out, djc_conn *c, const char *name, const djc_row *key)
 {
 	*out = NULL;
 	table *t;

@@ -56,7 +56,7 @@ static int key_list(djc_conn *c, table *t, const char *where, djc_rowset **out)
 	return rc;
 }
 
-int djc_progress(djc_conn *c, const char *name, const char *where, long *remaining, long *total)
+int djc_progress(long *remaining, long *total, djc_conn *c, const char *name, const char *where)
 {
 	*remaining = *total = 0;
 	table *t;
@@ -148,7 +148,7 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 			 * jobs.stale_timeout, as DataJoint's populate does: else they
 			 * would be reserved and end as errors */
 			djc_refresh_result rr;
-			if ((rc = djc_jobs_refresh(c, name, &ro, &rr))) return rc;
+			if ((rc = djc_jobs_refresh(&rr, c, name, &ro))) return rc;
 		}
 		if ((rc = jobs_ready_count(c, t, o->where_json, o->priority, &total))) return rc;
 	} else {
@@ -212,7 +212,7 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 	return DJC_OK;
 }
 
-int djc_populate(djc_conn *c, const char *name, const djc_populate_options *o, djc_populate_result **out)
+int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const djc_populate_options *o)
 {
 	*out = NULL;
 	djc_populate_options full = DJC_POPULATE_OPTIONS_INIT;

@@ -69,7 +69,7 @@ const char *duration_text(double secs, char *buf, size_t n)
 	return buf;
 }
 
-int djc_duration_parse(const char *text, double *seconds)
+int djc_duration_parse(double *seconds, const char *text)
 {
 	double v = 0;
 	if (duration_parse(text, &v)) return DJC_EINVAL;

@@ -86,7 +86,7 @@ static void set(const char *key, const char *value)
 static long count_where(djc_conn *c, const char *tab, const char *where)
 {
 	djc_rowset *rs = NULL;
-	if (djc_fetch(c, tab, where, &rs)) return -1;
+	if (djc_fetch(&rs, c, tab, where)) return -1;
 	long n = (long)djc_rowset_count(rs);
 	djc_rowset_free(rs);
 	return n;
@@ -105,7 +105,7 @@ static const char *text_of(const djc_rowset *rs, size_t i, const char *name)
 	const char *s = NULL;
 	const djc_row *r = rs && i < djc_rowset_count(rs) ? djc_rowset_row(rs, i) : NULL;
 	long k = r ? djc_row_find(r, name) : -1;
-	if (k < 0 || djc_row_text(r, (size_t)k, &s)) return "";
+	if (k < 0 || djc_row_text(&s, r, (size_t)k)) return "";
 	return s;
 }
 
@@ -114,7 +114,7 @@ static int64_t int_of(const djc_rowset *rs, size_t i, const char *name)
 	int64_t v = -1;
 	const djc_row *r = rs && i < djc_rowset_count(rs) ? djc_rowset_row(rs, i) : NULL;
 	long k = r ? djc_row_find(r, name) : -1;
-	if (k < 0 || djc_row_int(r, (size_t)k, &v)) return -1;
+	if (k < 0 || djc_row_int(&v, r, (size_t)k)) return -1;
 	return v;
 }
 
@@ -124,7 +124,7 @@ static char *outcomes(djc_conn *c, const char *tab, int k)
 	djc_row *key = key_of(k);
 	djc_rowset *hs = NULL;
 	char buf[512] = "";
-	if (djc_jobs_history(c, tab, key, &hs) == 0)
+	if (djc_jobs_history(&hs, c, tab, key) == 0)
 		for (size_t i = 0; i < djc_rowset_count(hs); i++) {
 			strncat(buf, i ? "," : "", sizeof buf - strlen(buf) - 1);
 			strncat(buf, text_of(hs, i, "outcome"), sizeof buf - strlen(buf) - 1);
@@ -141,7 +141,7 @@ static long refresh(djc_conn *c, const char *tab, const char *where)
 	djc_refresh_options o = DJC_REFRESH_OPTIONS_INIT;
 	o.where_json = where;
 	djc_refresh_result rr;
-	if (djc_jobs_refresh(c, tab, &o, &rr)) {
+	if (djc_jobs_refresh(&rr, c, tab, &o)) {
 		fprintf(stderr, "refresh %s: %s\n", tab, djc_error_last(c));
 		return -1;
 	}
@@ -189,14 +189,14 @@ static void test_retries(djc_conn *c)
 		o.make = mk_flaky;
 		o.payload = &until;
 		djc_populate_result *res = NULL;
-		int rc = djc_populate(c, "Re", &o, &res);
+		int rc = djc_populate(&res, c, "Re", &o);
 		CHECK_MSG(rc == 0 && res && res->success_count == 1 && res->error_count == 0 && res->retried_count == 2,
 			  "populate Re (keep %d): %d %s", keep, rc, djc_error_last(c));
 		djc_populate_result_free(res);
 		CHECK_MSG(atomic_load(&nseen) == 3 && seen[0] == 1 && seen[1] == 2 && seen[2] == 3, "attempts seen: %d: %d %d %d",
 			  atomic_load(&nseen), seen[0], seen[1], seen[2]);
 		djc_rowset *rs = NULL;
-		CHECK(djc_fetch(c, "Re", w, &rs) == 0 && int_of(rs, 0, "att") == 3);
+		CHECK(djc_fetch(&rs, c, "Re", w) == 0 && int_of(rs, 0, "att") == 3);
 		djc_rowset_free(rs);
 		char *h = outcomes(c, "Re", k);
 		/* without keep_completed the job row goes at commit, its history with it */
@@ -251,7 +251,7 @@ static void test_timeout(djc_conn *c)
 	o.timeout = 0.25;
 	atomic_store(&stop_code, 0);
 	djc_populate_result *res = NULL;
-	int rc = djc_populate(c, "Tm", &o, &res);
+	int rc = djc_populate(&res, c, "Tm", &o);
 	CHECK_MSG(rc == DJC_EMAKE && res && res->error_count == 1, "populate Tm: %d %s", rc, djc_error_last(c));
 	CHECK_MSG(atomic_load(&stop_code) == DJC_ETIMEDOUT, "djc_make_cancelled said %d", atomic_load(&stop_code));
 	CHECK(res && res->n_errors == 1 && !strcmp(res->errors[0].message, "timed out after 0.25s"));
@@ -268,7 +268,7 @@ static void test_timeout(djc_conn *c)
 	o1.make = mk_sleepy;
 	o1.timeout = 0.05;
 	res = NULL;
-	rc = djc_populate(c, "Tm", &o1, &res);
+	rc = djc_populate(&res, c, "Tm", &o1);
 	CHECK_MSG(rc == 0 && res && res->success_count == 1, "populate Tm with version 1 options: %d %s", rc, djc_error_last(c));
 	djc_populate_result_free(res);
 	set("jobs.keep_completed", "false");
@@ -284,7 +284,7 @@ static void *cancel_thread(void *arg)
 	canceller *x = arg;
 	for (int i = 0; i < 6000 && !atomic_load(x->started); i++) nap(0.01);
 	djc_conn *c = open_conn();
-	x->rc = djc_jobs_cancel(c, x->tab, "{\"k\": 1}", &x->pending, &x->reserved);
+	x->rc = djc_jobs_cancel(&x->pending, &x->reserved, c, x->tab, "{\"k\": 1}");
 	if (x->rc) fprintf(stderr, "cancel: %s\n", djc_error_last(c));
 	if (x->done) atomic_store(x->done, 1);
 	djc_close(c);
@@ -322,7 +322,7 @@ static void test_cancel(djc_conn *c)
 	o.payload = &started;
 	atomic_store(&stop_code, 0);
 	djc_populate_result *res = NULL;
-	int rc = djc_populate(c, "Ca", &o, &res);
+	int rc = djc_populate(&res, c, "Ca", &o);
 	pthread_join(th, NULL);
 	CHECK_MSG(x.rc == 0 && x.reserved == 1 && x.pending == 0, "cancel: %d, %ld reserved, %ld pending", x.rc, x.reserved, x.pending);
 	CHECK_MSG(rc == 0 && res && res->cancelled_count == 1 && res->lost_count == 0 && res->error_count == 0 && res->success_count == 0,
@@ -331,7 +331,7 @@ static void test_cancel(djc_conn *c)
 	CHECK_MSG(atomic_load(&stop_code) == DJC_ECANCELED, "djc_make_cancelled said %d", atomic_load(&stop_code));
 	CHECK(count_where(c, "Ca", NULL) == 0);
 	djc_rowset *rs = NULL;
-	CHECK(djc_jobs_list_where(c, "Ca", "ignored", "{\"k\": 1}", &rs) == 0 && djc_rowset_count(rs) == 1);
+	CHECK(djc_jobs_list_where(&rs, c, "Ca", "ignored", "{\"k\": 1}") == 0 && djc_rowset_count(rs) == 1);
 	CHECK(!strncmp(text_of(rs, 0, "error_message"), "cancelled by ", 13) && !strcmp(text_of(rs, 0, "last_end"), "cancelled"));
 	djc_rowset_free(rs);
 	char *h = outcomes(c, "Ca", 1);
@@ -340,7 +340,7 @@ static void test_cancel(djc_conn *c)
 
 	/* a make that finishes just after the cancel: its commit is refused by
 	 * the fence, counted cancelled, nothing written */
-	djc_jobs_clear_where(c, "Ca", NULL, NULL, NULL);
+	djc_jobs_clear_where(NULL, c, "Ca", NULL, NULL);
 	CHECK(refresh(c, "Ca", "{\"k\": 1}") == 1);
 	set("jobs.lease_timeout", "600");   /* no renewal during the make */
 	atomic_int st2 = 0, done = 0;
@@ -350,7 +350,7 @@ static void test_cancel(djc_conn *c)
 	o.make = mk_late;
 	o.payload = flags;
 	res = NULL;
-	rc = djc_populate(c, "Ca", &o, &res);
+	rc = djc_populate(&res, c, "Ca", &o);
 	pthread_join(th, NULL);
 	CHECK_MSG(rc == 0 && res && res->cancelled_count == 1 && res->success_count == 0 && res->lost_count == 0,
 		  "populate Ca (late): %d %s", rc, djc_error_last(c));
@@ -372,14 +372,14 @@ static void test_manual_retry(djc_conn *c)
 		djc_job *j = NULL;
 		int rc = DJC_ENOTFOUND;
 		/* due after its backoff: poll, bounded */
-		for (int i = 0; i < 6000 && (rc = djc_jobs_reserve(c, "Ma", NULL, -1, &j)) == DJC_ENOTFOUND; i++) nap(0.01);
+		for (int i = 0; i < 6000 && (rc = djc_jobs_reserve(&j, c, "Ma", NULL, -1)) == DJC_ENOTFOUND; i++) nap(0.01);
 		CHECK_MSG(rc == 0 && j, "reserve attempt %d: %s", a, djc_error_last(c));
 		if (!j) break;
 		CHECK_MSG(djc_job_attempt(j) == a, "attempt %d, djc_job_attempt %d", a, djc_job_attempt(j));
 		CHECK(djc_jobs_error(c, j, "manual failure", NULL) == 0);
 		djc_job_free(j);
 		djc_rowset *rs = NULL;
-		CHECK(djc_jobs_list_where(c, "Ma", NULL, "{\"k\": 1}", &rs) == 0);
+		CHECK(djc_jobs_list_where(&rs, c, "Ma", NULL, "{\"k\": 1}") == 0);
 		CHECK_MSG(!strcmp(text_of(rs, 0, "status"), a < 3 ? "pending" : "error") && int_of(rs, 0, "attempts") == a,
 			  "after attempt %d: %s, %lld attempts", a, text_of(rs, 0, "status"), (long long)int_of(rs, 0, "attempts"));
 		if (a < 3)   /* due after its backoff, not at once (database times, same format) */
@@ -388,12 +388,12 @@ static void test_manual_retry(djc_conn *c)
 		djc_rowset_free(rs);
 		djc_rowset *hs = NULL;
 		djc_row *key = key_of(1);
-		CHECK(djc_jobs_history(c, "Ma", key, &hs) == 0 && djc_rowset_count(hs) == (size_t)a);
+		CHECK(djc_jobs_history(&hs, c, "Ma", key) == 0 && djc_rowset_count(hs) == (size_t)a);
 		double b = -1;
 		const djc_row *last = hs && djc_rowset_count(hs) ? djc_rowset_row(hs, djc_rowset_count(hs) - 1) : NULL;
 		long bi = last ? djc_row_find(last, "backoff") : -1;
 		if (a < 3) {
-			CHECK(bi >= 0 && djc_row_float(last, (size_t)bi, &b) == 0 && b > prev);
+			CHECK(bi >= 0 && djc_row_float(&b, last, (size_t)bi) == 0 && b > prev);
 			prev = b;
 		} else
 			CHECK(bi >= 0 && djc_row_type(last, (size_t)bi) == DJC_NULL);
@@ -413,10 +413,10 @@ static void test_lapsed(djc_conn *c)
 	CHECK(refresh(c, "La", "{\"k\": 1}") == 1);
 	djc_conn *dead = open_conn();
 	djc_job *j1 = NULL, *j2 = NULL;
-	CHECK(djc_jobs_reserve(dead, "La", NULL, -1, &j1) == 0 && j1);
+	CHECK(djc_jobs_reserve(&j1, dead, "La", NULL, -1) == 0 && j1);
 	/* its holder never renews: another connection takes it once it lapsed */
 	int rc = DJC_ENOTFOUND;
-	for (int i = 0; i < 6000 && (rc = djc_jobs_reserve(c, "La", NULL, -1, &j2)) == DJC_ENOTFOUND; i++) nap(0.01);
+	for (int i = 0; i < 6000 && (rc = djc_jobs_reserve(&j2, c, "La", NULL, -1)) == DJC_ENOTFOUND; i++) nap(0.01);
 	CHECK_MSG(rc == 0 && j2, "takeover: %s", djc_error_last(c));
 	CHECK(j2 && djc_job_attempt(j2) == 1);   /* a lapse is no failure */
 	djc_row *r = djc_row_new();
@@ -430,7 +430,7 @@ static void test_lapsed(djc_conn *c)
 	free(h);
 	djc_row *key = key_of(1);
 	djc_rowset *hs = NULL;
-	CHECK(djc_jobs_history(c, "La", key, &hs) == 0);
+	CHECK(djc_jobs_history(&hs, c, "La", key) == 0);
 	CHECK(int_of(hs, 0, "attempt") == 1 && int_of(hs, 0, "pid") == (int64_t)getpid() && int_of(hs, 0, "token") == djc_job_token(j1));
 	CHECK(!strncmp(text_of(hs, 0, "message"), "the lease lapsed at ", 20));
 	djc_rowset_free(hs);
@@ -448,42 +448,42 @@ static void test_where(djc_conn *c)
 {
 	CHECK(refresh(c, "Wh", "{\"k\": {\"<=\": 6}}") == 6);
 	djc_job_counts n;
-	CHECK(djc_jobs_count(c, "Wh", "{\"k\": [1, 2, 3]}", &n) == 0 && n.pending == 3 && n.total == 3);
-	CHECK(djc_jobs_count(c, "Wh", NULL, &n) == 0 && n.pending == 6 && n.total == 6);
+	CHECK(djc_jobs_count(&n, c, "Wh", "{\"k\": [1, 2, 3]}") == 0 && n.pending == 3 && n.total == 3);
+	CHECK(djc_jobs_count(&n, c, "Wh", NULL) == 0 && n.pending == 6 && n.total == 6);
 	long k = 0;
-	CHECK(djc_jobs_ignore_where(c, "Wh", "{\"k\": [1, 7]}", &k) == 0 && k == 2);   /* 7 has no job yet: added */
+	CHECK(djc_jobs_ignore_where(&k, c, "Wh", "{\"k\": [1, 7]}") == 0 && k == 2);   /* 7 has no job yet: added */
 	djc_jobs_set_options so = DJC_JOBS_SET_OPTIONS_INIT;
 	so.priority = 1;
-	CHECK(djc_jobs_set(c, "Wh", "{\"k\": 2}", &so, &k) == 0 && k == 1);
+	CHECK(djc_jobs_set(&k, c, "Wh", "{\"k\": 2}", &so) == 0 && k == 1);
 	djc_rowset *rs = NULL;
-	CHECK(djc_jobs_list_where(c, "Wh", "pending", "{\"k\": 2}", &rs) == 0 && int_of(rs, 0, "priority") == 1);
+	CHECK(djc_jobs_list_where(&rs, c, "Wh", "pending", "{\"k\": 2}") == 0 && int_of(rs, 0, "priority") == 1);
 	djc_rowset_free(rs);
 	so.priority = -1;
 	so.delay = 3600;
-	CHECK(djc_jobs_set(c, "Wh", "{\"k\": [3, 4]}", &so, &k) == 0 && k == 2);
+	CHECK(djc_jobs_set(&k, c, "Wh", "{\"k\": [3, 4]}", &so) == 0 && k == 2);
 	djc_jobs_set_options none = DJC_JOBS_SET_OPTIONS_INIT;
-	CHECK(djc_jobs_set(c, "Wh", NULL, &none, &k) == DJC_EINVAL);
+	CHECK(djc_jobs_set(&k, c, "Wh", NULL, &none) == DJC_EINVAL);
 	none.version = 9;
 	none.priority = 1;
-	CHECK(djc_jobs_set(c, "Wh", NULL, &none, &k) == DJC_EINVAL);
+	CHECK(djc_jobs_set(&k, c, "Wh", NULL, &none) == DJC_EINVAL);
 	long p = 0, r = 0;
-	CHECK(djc_jobs_cancel(c, "Wh", "{\"k\": [5, 1]}", &p, &r) == 0 && p == 1 && r == 0);
-	CHECK(djc_jobs_count(c, "Wh", NULL, &n) == 0 && n.pending == 4 && n.ignore == 3 && n.total == 7);
-	CHECK(djc_jobs_list_where(c, "Wh", "ignored", NULL, &rs) == 0 && djc_rowset_count(rs) == 3);
+	CHECK(djc_jobs_cancel(&p, &r, c, "Wh", "{\"k\": [5, 1]}") == 0 && p == 1 && r == 0);
+	CHECK(djc_jobs_count(&n, c, "Wh", NULL) == 0 && n.pending == 4 && n.ignore == 3 && n.total == 7);
+	CHECK(djc_jobs_list_where(&rs, c, "Wh", "ignored", NULL) == 0 && djc_rowset_count(rs) == 3);
 	djc_rowset_free(rs);
-	CHECK(djc_jobs_list_where(c, "Wh", "bogus", NULL, &rs) == DJC_EINVAL && !rs);
-	CHECK(djc_jobs_cancel(c, "Wh", "{\"nope\": 1}", &p, &r) == DJC_EINVAL && strstr(djc_error_last(c), "nope"));
-	CHECK(djc_jobs_clear_where(c, "Wh", "ignore", "{\"k\": 7}", &k) == 0 && k == 1);
-	CHECK(djc_jobs_clear_where(c, "Wh", NULL, "{\"k\": [1, 2]}", &k) == 0 && k == 2);
-	CHECK(djc_jobs_clear_where(c, "Wh", "bogus", NULL, &k) == DJC_EINVAL);
-	CHECK(djc_jobs_count(c, "Wh", NULL, &n) == 0 && n.total == 4 && n.pending == 3 && n.ignore == 1);
+	CHECK(djc_jobs_list_where(&rs, c, "Wh", "bogus", NULL) == DJC_EINVAL && !rs);
+	CHECK(djc_jobs_cancel(&p, &r, c, "Wh", "{\"nope\": 1}") == DJC_EINVAL && strstr(djc_error_last(c), "nope"));
+	CHECK(djc_jobs_clear_where(&k, c, "Wh", "ignore", "{\"k\": 7}") == 0 && k == 1);
+	CHECK(djc_jobs_clear_where(&k, c, "Wh", NULL, "{\"k\": [1, 2]}") == 0 && k == 2);
+	CHECK(djc_jobs_clear_where(&k, c, "Wh", "bogus", NULL) == DJC_EINVAL);
+	CHECK(djc_jobs_count(&n, c, "Wh", NULL) == 0 && n.total == 4 && n.pending == 3 && n.ignore == 1);
 	/* only the due ones are taken: 3 and 4 wait an hour, 6 is due */
 	djc_populate_options o = DJC_POPULATE_OPTIONS_INIT;
 	o.reserve_jobs = 1;
 	o.refresh = 0;
 	o.make = mk_sleepy;
 	djc_populate_result *res = NULL;
-	int rc = djc_populate(c, "Wh", &o, &res);
+	int rc = djc_populate(&res, c, "Wh", &o);
 	CHECK_MSG(rc == 0 && res && res->success_count == 1, "populate Wh: %d %s", rc, djc_error_last(c));
 	djc_populate_result_free(res);
 	CHECK(count_where(c, "Wh", "{\"k\": 6}") == 1 && count_where(c, "Wh", NULL) == 1);
@@ -552,7 +552,7 @@ static void test_upgrade(djc_conn *c)
 	/* a new connection opens it: the columns and the history table appear */
 	djc_conn *d = open_conn();
 	djc_rowset *rs = NULL;
-	CHECK_MSG(djc_jobs_list_where(d, "Old", NULL, NULL, &rs) == 0, "list Old: %s", djc_error_last(d));
+	CHECK_MSG(djc_jobs_list_where(&rs, d, "Old", NULL, NULL) == 0, "list Old: %s", djc_error_last(d));
 	CHECK(djc_rowset_count(rs) == 1 && int_of(rs, 0, "attempts") == 0 && int_of(rs, 0, "history") == 0);
 	djc_rowset_free(rs);
 	set("jobs.max_attempts", "2");
@@ -564,7 +564,7 @@ static void test_upgrade(djc_conn *c)
 	o.make = mk_flaky;
 	o.payload = &until;
 	djc_populate_result *res = NULL;
-	int rc = djc_populate(d, "Old", &o, &res);
+	int rc = djc_populate(&res, d, "Old", &o);
 	CHECK_MSG(rc == 0 && res && res->success_count == 1 && res->retried_count == 1, "populate Old: %d %s", rc, djc_error_last(d));
 	djc_populate_result_free(res);
 	char *h = outcomes(d, "Old", 1);
@@ -585,7 +585,7 @@ int main(void)
 	set("jobs.lease_timeout", "1");
 	djc_conn *c = open_conn();
 	char *rep = NULL;
-	int rc = djc_declare(c, PIPE, "lifecycle.djc", &rep);
+	int rc = djc_declare(&rep, c, PIPE, "lifecycle.djc");
 	CHECK_MSG(rc == 0, "declare: %s", djc_error_last(c));
 	free(rep);
 	for (int k = 1; k <= 8; k++) {
