@@ -32,6 +32,7 @@
 # reported, not checked: a duration depends on the machine's load.
 #
 #   DJC_BACKENDS="sqlite postgresql mysql"  STRESS_KEYS=2000  STRESS_LEASE=3
+#   STRESS_RUNS="crash chaos retries" (the runs, in this order, per backend)
 #   STRESS_OUT=docs/stress-results.md (results are appended to a fresh copy)
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -44,6 +45,7 @@ HOSTS=3
 GROUPS_PER_HOST=3
 PROCS=2
 MAX_KILLS=${STRESS_KILLS:-8}
+RUNS=${STRESS_RUNS:-crash chaos retries}
 OUTFILE=${STRESS_OUT:-$ROOT/docs/stress-results.md}
 [ -x "$DJC" ] || { echo "stress: $DJC not built (make all)" >&2; exit 2; }
 WORK=$(mktemp -d /tmp/djc-stress.XXXXXX)
@@ -217,7 +219,7 @@ wait_all_done() {  # seconds
 }
 
 # ------------------------------------------------------------ one run
-run_one() {  # RUN (crash|chaos)
+run_one() {  # RUN (crash|chaos|retries)
 	RUN=$1
 	RES=$WORK/res-$BACKEND-$RUN
 	mkdir -p "$RES"
@@ -444,9 +446,12 @@ for BACKEND in $BACKENDS; do
 	postgresql) BASEURL=$("$ROOT/scripts/pg-server.sh" start "$WORK/pg") || { log "PostgreSQL did not start"; FAILS=$((FAILS + 1)); continue; } ;;
 	mysql) BASEURL=$("$ROOT/scripts/mariadb-server.sh" start "$WORK/my") || { log "MariaDB did not start"; FAILS=$((FAILS + 1)); continue; } ;;
 	esac
-	run_one crash
-	run_one chaos
-	run_one retries
+	for r in $RUNS; do
+		case $r in
+		crash | chaos | retries) run_one "$r" ;;
+		*) log "unknown run '$r' (crash, chaos, retries)"; FAILS=$((FAILS + 1)) ;;
+		esac
+	done
 	case $BACKEND in
 	postgresql) "$ROOT/scripts/pg-server.sh" stop "$WORK/pg" >/dev/null 2>&1 ;;
 	mysql) "$ROOT/scripts/mariadb-server.sh" stop "$WORK/my" >/dev/null 2>&1 ;;
