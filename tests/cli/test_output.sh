@@ -178,7 +178,7 @@ while IFS= read -r key; do
 	run djc jobs ignore QMade "$key"
 	check "the listed key $key pastes into jobs ignore" test "$RC:$OUT" = "0:QMade: ignoring $key"
 done < listed-keys
-expect_out "every listed key is now ignored" '{"table":"QMade","pending":0,"reserved":0,"success":0,"error":0,"ignore":5}' djc jobs QMade --json
+expect_out "every listed key is now ignored" '{"table":"QMade","pending":0,"reserved":0,"success":0,"error":0,"ignore":5,"total":5}' djc jobs QMade --json
 
 # ---------------------------------------------------------------- the progress bar
 cat > long.djc <<'P'
