@@ -25,6 +25,12 @@ static int refresh_body(djc_conn *c, void *arg)
 	jctx x = JCTX(a->t);
 	x.where = a->where;
 	int rc;
+	/* 0. history rows whose job row is gone without its history (a
+	 * cascading `djc delete` of upstream rows deletes jobs, and the table
+	 * layer does not know their history): before a key's job is added
+	 * again, so its new attempts do not meet the old ones */
+	long swept0 = 0;
+	if ((rc = jsql_count(c, &JS_HISTORY_SWEEP, &x, NULL, 0, &swept0))) return rc;
 	/* 1. new keys */
 	val_t add[3] = {val_float(a->delay), val_int(a->prio), val_float(a->delay)};
 	if ((rc = jsql_count(c, &JS_REFRESH_ADD, &x, add, 3, &res->added))) return rc;

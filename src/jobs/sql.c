@@ -23,7 +23,7 @@ const char *jobs_col(const table *t, const char *name, sb_t *buf)
 const char *jobs_hist_name(const table *t, sb_t *buf)
 {
 	sb_reset(buf);
-	sb_printf(buf, "%s__history", t->jobs_name);
+	sb_add(buf, t->hist_name);   /* schema/parse.c names it */
 	return sb_str(buf);
 }
 

@@ -302,7 +302,9 @@ const jsql JS_HISTORY_DELETE_MANY = {"history.delete.many",
 	"DELETE FROM {H} WHERE {keyin}"};
 
 /* history.sweep - history rows whose job row is gone (clear, stale
- * removal), after the jobs went, in their transaction: one set-based
+ * removal), after the jobs went, in their transaction; and at the start of
+ * every refresh, for jobs deleted by a cascading delete of upstream rows
+ * (src/table/rows.c), before their keys are added again: one set-based
  * statement over the history table (failed jobs only), not the queue. */
 const jsql JS_HISTORY_SWEEP = {"history.sweep",
 	"DELETE FROM {H} WHERE NOT EXISTS (SELECT 1 FROM {J} jj WHERE {join:jj:H})"};

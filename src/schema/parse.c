@@ -48,7 +48,7 @@ const char *tier_name(tier t)
 static void free_table(table *t)
 {
 	if (!t) return;
-	free(t->name); free(t->sql_name); free(t->jobs_name);
+	free(t->name); free(t->sql_name); free(t->jobs_name); free(t->hist_name);
 	for (size_t i = 0; i < t->nattrs; i++) {
 		attr *a = &t->attrs[i];
 		free(a->name); free(a->type_text); free(a->def); free(a->comment);
@@ -801,6 +801,14 @@ int pipeline_parse(pipeline **out, const char *text, const char *filename, const
 			sb_add(&sq, "~~");
 			snake(&sq, t->name);
 			t->jobs_name = sb_steal(&sq);
+			t->hist_name = xasprintf("%s__history", t->jobs_name);
+			/* MariaDB takes names of 64 characters, PostgreSQL keeps 63 */
+			if (strlen(t->hist_name) > 63) {
+				rc = fail(&c, line, "table name %s is too long for a %s table (the SQL name of its jobs' attempt "
+					  "history, '%s', exceeds 63 characters)", t->name, tier_name(tr), t->hist_name);
+				free_table(t);
+				break;
+			}
 		}
 		/* names differing only in case ("Session", "session") map to one SQL table */
 		{

@@ -40,6 +40,7 @@ typedef struct table {
 	char *name;            /* "SessionStats" or "SessionStats.Unit" */
 	char *sql_name;        /* "__session_stats" */
 	char *jobs_name;       /* "~~session_stats" (computed/imported only) */
+	char *hist_name;       /* "~~session_stats__history": its jobs' attempt history */
 	tier tier;
 	struct table *master;  /* part tables */
 	attr *attrs;           /* primary key attributes first */

@@ -18,7 +18,7 @@ WAIT=120
 	echo '    id : int32'
 	echo '    ---'
 	echo '    name : varchar(16)'
-	for t in Re Rx Bo To Tc Dr Dp Ca In Wh Pd Dd; do
+	for t in Re Rx Bo To Tc Dr Dp Ca In Wh Pd Dd Hd; do
 		printf '\n%s (computed)\n    -> Src\n    ---\n    v : int64\n    att : int32\n' "$t"
 	done
 	printf '\nTt (computed)\n    -> Src\n    ---\n    v : int64\n    att : int32\n    timeout = 1   # seconds\n'
@@ -287,6 +287,18 @@ run env DJC_JOBS_MAX_ATTEMPTS=2 MK_KILL_PARENT_ATTEMPT=1 "$DJC" populate Pd --re
 check "worker died: made on the retry" [ "$RC/$(printf '%s' "$OUT" | jq -c '[.success_count,.error_count,.retried_count]')" = '0/[1,0,1]' ]
 check "worker died: history" [ "$(hist Pd '{"id":1}' '[.history[] | [.attempt, .outcome]]')" = '[[1,"died"],[2,"success"]]' ]
 
+# ------------------------------------------------------------------ a job deleted by a cascading delete
+# `djc delete` of an upstream row deletes the downstream jobs of its key; a
+# later refresh that adds the key again must not find the old job's history
+# (its new first attempt would not be recorded beside the old first one)
+expect_rc 0 "refresh Hd key 10" djc jobs refresh Hd --where '{"id":10}'
+run env MK_FAIL_UNTIL=2 "$DJC" populate Hd --reserve-jobs --no-refresh --suppress-errors --make ./mk.sh
+check "cascade: key 10 failed once" [ "$(hist Hd '{"id":10}' '[.history[] | [.attempt, .outcome]]')" = '[[1,"error"]]' ]
+expect_rc 0 "cascade: delete Src key 10 with its downstream jobs" djc delete Src --where '{"id":10}' --yes
+expect_rc 0 "cascade: insert it again" sh -c 'echo "{\"id\":10,\"name\":\"n10\"}" | "$DJC" insert Src'
+expect_out "cascade: made again" "Hd: 1 made, 0 errors, 0 skipped" djc populate Hd --reserve-jobs --where '{"id":10}' --make ./mk.sh
+check "cascade: the new job's history is its own" [ "$(hist Hd '{"id":10}' '[.history[] | [.attempt, .outcome]]')" = '[[1,"success"]]' ]
+
 # ------------------------------------------------------------------ --where on every jobs command
 expect_out "refresh Wh keys 1-6" '{"added":6,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Wh --where '{"id":{"<=":6}}' --json
 check "jobs --where lists the matching jobs" [ "$(djc jobs Wh --where '{"id":[1,2]}' | grep -c '^{"id": [12]}  status=pending')" = 2 ]
@@ -336,6 +348,17 @@ for bad in 'timeout = 0' 'timeout = 2x' 'timeout = -3s' 'timeout = 1h30'; do
 done
 printf 'M (manual)\n    id : int32\n    ---\n    timeout = 2h\n' > bad.djc
 expect_fail 2 "declare: timeout on a manual table" "bad.djc:4: 'timeout =' belongs to computed and imported tables" djc declare bad.djc
+# a computed table's name that leaves its history table's SQL name over 63
+# characters (the longest both servers keep) is refused at declare, not at
+# its first populate (MariaDB refused the CREATE there)
+long=$(printf 'Ab%.0s' $(seq 1 17))cd   # ab_ab_..._abcd: a snake name of 52 characters, ~~...__history has 63
+printf 'Src (manual)\n    id : int32\n    ---\n    name : varchar(16)\n\n%s (computed)\n    -> Src\n    ---\n    v : int64\n' "${long}e" > long.djc
+expect_fail 2 "declare: a computed table whose history name is too long" "long.djc:6: table name ${long}e is too long for a computed table" djc declare long.djc
+printf 'Src (manual)\n    id : int32\n    ---\n    name : varchar(16)\n\n%s (computed)\n    -> Src\n    ---\n    v : int64\n' "$long" > long.djc
+expect_out "declare: the longest name that fits" "created $long (computed) as __$(printf 'ab_%.0s' $(seq 1 16))abcd" sh -c '"$DJC" declare long.djc | grep "^created $1 (computed)"' _ "$long"
+expect_out "... its jobs table works" "$long: added 2, removed 0, orphaned 0, re_pended 0" djc jobs refresh "$long" --where '{"id":[1,2]}'
+expect_out "... and its history table" "[0,2]" sh -c '"$DJC" jobs "$1" --key "{\"id\": 1}" --json | jq -c "[(.history | length), (.job.reservations + 2)]"' _ "$long"
+expect_out "... a cancel goes through both" "$long: cancelled 2 pending and 0 reserved jobs" djc jobs cancel "$long" --all
 # an attribute called timeout with a default is an attribute
 printf 'Tm (manual)\n    id : int32\n    ---\n    timeout = 30 : float64\n' > tm.djc
 expect_rc 0 "declare: an attribute called timeout with a default" djc declare tm.djc
