@@ -303,7 +303,7 @@ deleted 1 job of Stats
 deleted 2 rows from Stats
 deleted 3 rows from Session
 deleted 1 row from Subject" djc delete Subject --where '{"subject_id": 3}' --yes
-expect_out "no job is left for the gone keys" "Stats jobs: pending 0, reserved 0, success 0, error 0, ignore 0" djc jobs Stats
+expect_out "no job is left for the gone keys" "Stats jobs: pending 0, reserved 0, success 0, error 0, ignore 0, total 0" djc jobs Stats
 expect_out "refresh adds nothing: no upstream row is left for them" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Stats --json
 
 # The DataJoint way when computed results must be made again: delete them
@@ -320,7 +320,7 @@ expect_out "all made again" "3 6 6" sh -c \
 DJC_JOBS_KEEP_COMPLETED=true "$DJC" delete Stats --where '{"subject_id": 2, "session": 1}' --yes >/dev/null
 printf '{"subject_id": 2, "session": 3}\n' | djc insert Session >/dev/null
 DJC_JOBS_KEEP_COMPLETED=true "$DJC" populate Stats --reserve-jobs --make ./mk_stats.sh >/dev/null
-expect_out "keep_completed: the made jobs are kept as success" "Stats jobs: pending 0, reserved 0, success 2, error 0, ignore 0" djc jobs Stats
+expect_out "keep_completed: the made jobs are kept as success" "Stats jobs: pending 0, reserved 0, success 2, error 0, ignore 0, total 2" djc jobs Stats
 DJC_JOBS_KEEP_COMPLETED=true "$DJC" delete Stats --where '{"session": 3}' --yes >/dev/null
 expect_out "keep_completed: refresh re-pends the deleted row's success job" '{"added":0,"removed":0,"orphaned":0,"re_pended":1}' \
 	env DJC_JOBS_KEEP_COMPLETED=true "$DJC" jobs refresh Stats --json
