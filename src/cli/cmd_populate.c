@@ -32,7 +32,8 @@ int cmd_populate(int argc, char **argv)
 		"usage: djc populate TABLE [--reserve-jobs] [--processes N] [--max-calls N]\n"
 		"                     [--priority P] [--suppress-errors] [--display-progress]\n"
 		"                     [--refresh | --no-refresh] [--where JSON] [--json]\n"
-		"                     [--timeout DURATION] [--make COMMAND [ARG...]]\n"
+		"                     [--timeout DURATION]\n"
+		"                     [--make COMMAND [ARG...] | --make-serve COMMAND [ARG...]]\n"
 		"Call make once for every key of (key_source & where) - TABLE.\n"
 		"  --reserve-jobs      coordinate through the jobs table (many workers, many hosts)\n"
 		"  --processes N       N worker processes, each taking keys as it goes\n"
@@ -47,9 +48,13 @@ int cmd_populate(int argc, char **argv)
 		"  --make COMMAND ...  the make program and its arguments (must come last); it\n"
 		"                      gets the key as JSON on stdin and in DJC_KEY and prints\n"
 		"                      rows as JSON Lines\n"
+		"  --make-serve COMMAND ...  a make program started once per worker process and\n"
+		"                      kept: it gets keys and answers rows over its stdin and\n"
+		"                      stdout, and reads upstream rows from djc over the same\n"
+		"                      pipe (docs/serve-protocol.md); must come last\n"
 		"SIGUSR1 drains: no new job is taken, running makes finish and commit, exit 0.\n"
 		"Exit status: 0 all made, 1 some make failed, 2 bad input, 130/143 interrupted.\n";
-	enum { RESERVE = 1, PROCESSES, MAX_CALLS, PRIORITY, SUPPRESS, PROGRESS, REFRESH, NO_REFRESH, JSON, WHERE, TIMEOUT, MAKE };
+	enum { RESERVE = 1, PROCESSES, MAX_CALLS, PRIORITY, SUPPRESS, PROGRESS, REFRESH, NO_REFRESH, JSON, WHERE, TIMEOUT, MAKE, MAKE_SERVE };
 	static const cli_option opts[] = {
 		{"reserve-jobs", CLI_FLAG, RESERVE, 0},
 		{"processes", CLI_VALUE, PROCESSES, 0},
@@ -63,6 +68,7 @@ int cmd_populate(int argc, char **argv)
 		{"where", CLI_VALUE, WHERE, 0},
 		{"timeout", CLI_VALUE, TIMEOUT, 0},
 		{"make", CLI_REST, MAKE, 0},
+		{"make-serve", CLI_REST, MAKE_SERVE, 0},
 		{NULL, 0, 0, 0},
 	};
 	cli_args a;
@@ -89,8 +95,9 @@ int cmd_populate(int argc, char **argv)
 				die_usage("--timeout expects a duration greater than 0 such as 90, 30s, 15m or 2h, got '%s'", a.arg);
 			break;
 		case MAKE: o.make_argv = (const char *const *)a.rest; break;
+		case MAKE_SERVE: o.make_serve_argv = (const char *const *)a.rest; break;
 		default:
-			if (table) die_usage("populate takes one TABLE (put --make last)");
+			if (table) die_usage("populate takes one TABLE (put --make or --make-serve last)");
 			table = a.arg;
 		}
 	}

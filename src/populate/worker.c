@@ -2,6 +2,7 @@
  * report, take make calls under max_calls, run make with a watch that says
  * when to stop (worker.h). */
 #include "worker.h"
+#include "serve.h"
 #include "util/config.h"
 #include "util/duration.h"
 #include <errno.h>
@@ -98,7 +99,7 @@ void worker_retry_due(counters *sh, double delay)
 
 double worker_timeout(const djc_populate_options *o, const table *t)
 {
-	if (o->timeout > 0) return o->timeout;   /* djc_populate made o a version 2 struct */
+	if (o->timeout > 0) return o->timeout;   /* djc_populate made o a version 3 struct */
 	if (t->timeout > 0) return t->timeout;
 	return config_double("jobs.make_timeout");
 }
@@ -128,12 +129,28 @@ int worker_make(worker *w, const djc_row *key, int attempt, staged *st, make_res
 	w->watch.check = watch_check;
 	w->watch.arg = w;
 	w->make_start = mono_now();
-	int rc = w->o->make ? make_callback(w->c, w->t, key, attempt, w->o->make, w->o->payload, &w->watch, st, mr)
-			    : make_program(w->c, w->t, key, attempt, w->argv, &w->watch, st, mr);
+	int rc;
+	if (w->o->make) rc = make_callback(w->c, w->t, key, attempt, w->o->make, w->o->payload, &w->watch, st, mr);
+	else if (w->serve) {
+		if (!w->srv) w->srv = serve_new(w->argv);
+		rc = serve_make(w->srv, w->c, w->t, key, attempt, &w->watch, st, mr);
+	} else rc = make_program(w->c, w->t, key, attempt, w->argv, &w->watch, st, mr);
 	if (rc && mr->stopped == MAKE_STOP_TIMEOUT) {
 		char d[64];
 		free(mr->message);
 		mr->message = xasprintf("timed out after %s", duration_text(w->timeout, d, sizeof d));
 	}
 	return rc;
+}
+
+void worker_fatal(worker *w, const char *msg)
+{
+	atomic_store(&w->sh->stop, 1);
+	worker_error(w, NULL, msg);
+}
+
+void worker_end(worker *w)
+{
+	serve_free(w->srv);
+	w->srv = NULL;
 }

@@ -32,6 +32,8 @@ typedef struct worker {
 	progress *prog;            /* single-process progress bar, or NULL */
 	lease lease;               /* reserved mode */
 	make_watch watch;          /* what a running make asks */
+	int serve;                 /* argv is a serve program (serve.h), else per key */
+	struct serve *srv;         /* the serve program of this worker, once started */
 	double timeout;            /* seconds a make may run, 0: no limit (worker_timeout) */
 	double make_start;         /* when the running make started (monotonic) */
 } worker;
@@ -55,10 +57,16 @@ int worker_take_call(worker *w);
 /* The timeout of t's makes: populate's option, else the table's
  * `timeout =`, else jobs.make_timeout; 0 for none. */
 double worker_timeout(const djc_populate_options *o, const table *t);
-/* Run make (C callback or program) for key, its attempt-th attempt, with
- * w's watch: a signal, the lease, the timeout. A make stopped by its
- * timeout gets the message "timed out after ...". */
+/* Run make (C callback, program or serve program) for key, its attempt-th
+ * attempt, with w's watch: a signal, the lease, the timeout. A make stopped
+ * by its timeout gets the message "timed out after ...". mr->fatal: the key
+ * was not tried and the worker must stop (worker_fatal). */
 int worker_make(worker *w, const djc_row *key, int attempt, staged *st, make_result *mr);
+/* The worker cannot make keys (its serve program cannot be run): report
+ * msg and stop every worker of this populate. */
+void worker_fatal(worker *w, const char *msg);
+/* The worker is done: stop what it keeps running (its serve program). */
+void worker_end(worker *w);
 
 /* The two modes (direct.c, reserved.c). */
 void work_direct(worker *w, djc_rowset *keys);
@@ -67,7 +75,7 @@ void work_reserved(worker *w);
 /* The process pool (pool.c): run procs worker processes until the work is
  * done, collecting their errors into res. DJC_OK, or an error (message on
  * c) when no worker could be started. */
-int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, counters *sh,
+int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, int serve, counters *sh,
 	     djc_rowset *keys, int procs, djc_populate_result *res, progress *prog);
 
 double mono_now(void);

@@ -50,6 +50,7 @@ typedef struct table {
 	tindex *idx;
 	size_t nidx;
 	char **make_argv;      /* make = prog args... (NULL-terminated) */
+	char **make_serve_argv;/* make_serve = prog args... (NULL-terminated) */
 	char *key_source_where;/* key_source = JSON restriction */
 	double timeout;        /* timeout = 2h: seconds one make may run (0: none) */
 	char *text;            /* the block as written, header included */
