@@ -199,7 +199,7 @@ static void make_one(worker *w, group *g, djc_job *job, size_t i, size_t n, next
 	if (mr.fatal) {
 		/* the key was not tried (its serve program cannot be run): it
 		 * goes back to pending for another worker, and this one stops */
-		jobs_release_job(w->c, job, mr.message);
+		jobs_release_job(w->c, job, mr.message);   /* recorded: "released", why */
 		worker_fatal(w, mr.message);
 		make_result_free(&mr);
 		return;

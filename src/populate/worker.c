@@ -99,7 +99,7 @@ void worker_retry_due(counters *sh, double delay)
 
 double worker_timeout(const djc_populate_options *o, const table *t)
 {
-	if (o->timeout > 0) return o->timeout;   /* djc_populate made o a version 2 struct */
+	if (o->timeout > 0) return o->timeout;   /* djc_populate made o a version 3 struct */
 	if (t->timeout > 0) return t->timeout;
 	return config_double("jobs.make_timeout");
 }
