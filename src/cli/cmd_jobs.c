@@ -10,7 +10,10 @@ static const char JOBS_HELP[] =
 	"       djc jobs refresh TABLE [--priority P] [--delay S] [--stale-timeout S]\n"
 	"                              [--orphan-timeout S] [--where JSON] [--json]\n"
 	"       djc jobs clear TABLE --status STATUS\n"
-	"       djc jobs ignore TABLE KEY_JSON\n";
+	"       djc jobs ignore TABLE KEY_JSON\n"
+	"Without --status: the number of jobs of each status. With it: one line per job,\n"
+	"its key as JSON first (as jobs ignore takes it); an error's stack follows on\n"
+	"indented lines.\n";
 
 int cmd_jobs_refresh(int argc, char **argv)
 {
@@ -136,9 +139,34 @@ static void print_jobs_json(const djc_rowset *rs, const char *table, const char 
 	cli_print_json(json_pack("{s:o,s:o,s:o}", "table", cli_json_text(table), "status", cli_json_text(status), "jobs", jobs));
 }
 
+/* Below a job's line, its error_stack (a make program's last stderr, or
+ * what djc_jobs_error was given), one indented line per line of the stack:
+ * a job's line starts with '{', so a reader (or grep '^{') tells them apart.
+ * Nothing when the job has no stack. */
+static void print_job_stack(const djc_row *r)
+{
+	long k = djc_row_find(r, "error_stack");
+	const char *t;
+	if (k < 0 || djc_row_type(r, (size_t)k) == DJC_NULL || djc_row_text(r, (size_t)k, &t) != DJC_OK) return;
+	size_t n = strlen(t);
+	while (n && (t[n - 1] == '\n' || t[n - 1] == '\r')) n--;   /* no empty last line */
+	if (!n) return;
+	char *s = strndup(t, n);
+	if (!s) return;
+	fputs("    stack:\n", stdout);
+	for (char *line = s, *next; line; line = next) {
+		next = strchr(line, '\n');
+		if (next) *next++ = '\0';
+		fputs("      ", stdout);
+		put_line(line, stdout);   /* a tab or CR as a space: one line stays one line */
+		fputc('\n', stdout);
+	}
+	free(s);
+}
+
 /* One line per job: its key as JSON that `djc jobs ignore TABLE KEY_JSON`
  * takes back (every character escaped as JSON needs), then the chosen
- * columns as name=value. */
+ * columns as name=value; an error's stack follows on indented lines. */
 static void print_jobs_rows(const djc_rowset *rs)
 {
 	static const char *show[] = {"status", "priority", "reservations", "host", "pid", "reserved_time", "completed_time",
@@ -171,6 +199,7 @@ static void print_jobs_rows(const djc_rowset *rs)
 				printf("  %s=%" PRId64, show[s], v);
 		}
 		printf("\n");
+		print_job_stack(r);
 	}
 }
 
