@@ -205,5 +205,14 @@ int db_ident_ok(const char *name);
  * (mysql_get_server_info) offers, or utf8mb4_bin on older servers. */
 const char *db_mysql_collation(const char *server_info);
 
+/* SQLite on a network file system: the name of the network or cluster file
+ * system whose statfs f_type is f_type (NFS, SMB/CIFS, Lustre, GPFS, CephFS,
+ * BeeGFS, ...), or NULL for a local one. SQLite's WAL mode needs shared
+ * memory and POSIX locks that these do not provide across machines, so the
+ * SQLite driver refuses a database file on them (sqlite.c). */
+const char *db_netfs_name(unsigned long f_type);
+/* How the SQLite driver learns a path's f_type (statfs); -1 when it cannot.
+ * Tests only may replace it, to act out a network file system. */
+extern long (*db_fs_type)(const char *path);
 
 #endif
