@@ -20,7 +20,7 @@ int cmd_declare(int argc, char **argv)
 	char *text = cli_read_file(file);
 	djc_conn *c = cli_connect(CLI_CREATE);
 	char *report = NULL;
-	int rc = djc_declare(c, text, file, &report);
+	int rc = djc_declare(&report, c, text, file);
 	free(text);
 	if (!rc && report) fputs(report, stdout);
 	free(report);
@@ -37,7 +37,7 @@ int cmd_tables(int argc, char **argv)
 		if (o == CLI_ARG) die_usage("tables takes no arguments");
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	char *s = NULL;
-	int rc = djc_tables(c, &s);
+	int rc = djc_tables(&s, c);
 	if (!rc) fputs(s, stdout);
 	free(s);
 	int code = exit_for(rc, c);
@@ -112,7 +112,7 @@ int cmd_fetch(int argc, char **argv)
 	if (where && key) die_usage("fetch takes --where or --key, not both");
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	char *kw = NULL;
-	int rc = key ? djc_key_restriction(c, table, key, &kw) : DJC_OK;
+	int rc = key ? djc_key_restriction(&kw, c, table, key) : DJC_OK;
 	if (!rc) rc = djc_fetch_print(c, table, key ? kw : where, fmt, stdout);
 	free(kw);
 	int code = exit_for(rc, c);

@@ -19,7 +19,7 @@ extern char **environ;
 static json_t *load_graph(djc_conn *c)
 {
 	char *s = NULL;
-	int rc = djc_pipeline_json(c, &s);
+	int rc = djc_pipeline_json(&s, c);
 	if (rc) {
 		int code = exit_for(rc, c);
 		djc_close(c);
@@ -190,8 +190,8 @@ static int snapshot(djc_conn *c, json_t *g, tprog **out, size_t *n)
 		if (strcmp(tier, "computed") && strcmp(tier, "imported")) continue;
 		tprog *q = &p[k++];
 		q->name = json_string_value(json_object_get(t, "name"));
-		int rc = djc_progress(c, q->name, NULL, &q->remaining, &q->total);
-		if (!rc) rc = djc_jobs_counts(c, q->name, q->jobs);
+		int rc = djc_progress(&q->remaining, &q->total, c, q->name, NULL);
+		if (!rc) rc = djc_jobs_counts(q->jobs, c, q->name);
 		if (rc) { free(p); return exit_for(rc, c); }
 	}
 	*out = p;

@@ -5,7 +5,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 
-int djc_pipeline_json(djc_conn *c, char **out)
+int djc_pipeline_json(char **out, djc_conn *c)
 {
 	if (!out) return conn_fail(c, DJC_EINVAL, "djc_pipeline_json: out is NULL");
 	*out = NULL;

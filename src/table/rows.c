@@ -484,7 +484,7 @@ static void order_by_key(djc_conn *c, const table *t, sb_t *q)
 
 /* ------------------------------------------------------------- public */
 
-int djc_key_restriction(djc_conn *c, const char *name, const char *key_json, char **where_json)
+int djc_key_restriction(char **where_json, djc_conn *c, const char *name, const char *key_json)
 {
 	*where_json = NULL;
 	table *t;
@@ -513,7 +513,7 @@ int djc_key_restriction(djc_conn *c, const char *name, const char *key_json, cha
 	return DJC_OK;
 }
 
-int djc_fetch(djc_conn *c, const char *name, const char *where_json, djc_rowset **out)
+int djc_fetch(djc_rowset **out, djc_conn *c, const char *name, const char *where_json)
 {
 	*out = NULL;
 	table *t;
@@ -531,7 +531,7 @@ int djc_fetch(djc_conn *c, const char *name, const char *where_json, djc_rowset 
 	return rc;
 }
 
-int djc_delete(djc_conn *c, const char *name, const char *where_json, size_t *deleted)
+int djc_delete(size_t *deleted, djc_conn *c, const char *name, const char *where_json)
 {
 	if (deleted) *deleted = 0;
 	table *t;
