@@ -53,7 +53,7 @@ expect_fail 2 "a bad port in a host list" "^djc: database URL has a bad port 'x'
 PW=djc-scram-pw
 SURL="postgresql://$HOSTPORT/$DB?user=djc_scram&password=$PW&sslmode=disable"
 nopw() {  # DESC TEXT: TEXT does not hold the password
-	check "$1: no password" eval '! printf "%s" "$2" | grep -qF -- "$PW"'
+	check "$1: no password" sh -c '! printf "%s" "$1" | grep -qF -- "$2"' _ "$2" "$PW"
 }
 expect_out "?password= logs in (SCRAM)" "A
 B" djc --db "$SURL" tables
