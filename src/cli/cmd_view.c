@@ -225,15 +225,22 @@ static int print_table_lines(const tprog *p, size_t n, int width, int in_place)
 				  pct, p[i].jobs[3], p[i].jobs[1], p[i].jobs[0]);
 		int barw = width - 1 - namew - 4 - tl;   /* name, " [", "]", the tail, a spare column */
 		if (barw > 40) barw = 40;
-		if (in_place) fputs("\033[K", stdout);
-		printf("%-*s", namew, p[i].name);
-		if (barw >= 5) {
+		char line[512];
+		int len = snprintf(line, sizeof line, "%-*s", namew, p[i].name);
+		if (barw >= 5 && len + barw + 3 < (int)sizeof line) {
 			int fill = p[i].total ? (int)((double)barw * (double)done / (double)p[i].total) : barw;
-			fputs(" [", stdout);
-			for (int b = 0; b < barw; b++) fputc(b < fill ? '#' : '.', stdout);
-			fputc(']', stdout);
+			line[len++] = ' ';
+			line[len++] = '[';
+			for (int b = 0; b < barw; b++) line[len++] = b < fill ? '#' : '.';
+			line[len++] = ']';
+			line[len] = 0;
 		}
-		fputs(tail, stdout);
+		if (len < (int)sizeof line) snprintf(line + len, sizeof line - (size_t)len, "%s", tail);
+		/* on a terminal a line never wraps (a wrapped line would break the
+		 * redraw in place): cut at the width */
+		if (in_place && width > 1 && (int)strlen(line) > width - 1) line[width - 1] = 0;
+		if (in_place) fputs("\033[K", stdout);
+		fputs(line, stdout);
 		fputc('\n', stdout);
 	}
 	return n ? (int)n : 1;

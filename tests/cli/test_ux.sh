@@ -4,6 +4,7 @@
 # and djc progress without a table (every computed/imported table in
 # dependency order, --watch).
 . "$ROOT/tests/cli/lib.sh"
+py() { python3 -c "$@"; }
 
 cat > p.djc <<'P'
 A (manual)
@@ -105,9 +106,11 @@ check "progress --watch: every snapshot whole (3 lines each)" eval 'test "$(grep
 
 # --watch on a terminal: redrawn in place (cursor up over the last drawing)
 cat > watchpty.py <<'PY'
-import os, pty, select, signal, sys, time
+import fcntl, os, pty, select, signal, struct, sys, termios, time
 pid, fd = pty.fork()
 if pid == 0:
+    cols = int(sys.argv[2]) if len(sys.argv) > 2 else 80
+    fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
     os.execv(sys.argv[1], [sys.argv[1], "progress", "--watch", "--interval", "0.1"])
 buf = b""
 deadline = time.monotonic() + 60
@@ -122,6 +125,10 @@ os.kill(pid, signal.SIGINT)
 os.waitpid(pid, 0)
 sys.stdout.write(buf.decode("utf-8", "replace"))
 PY
+run python3 watchpty.py "$DJC" 30
+check "progress --watch on a 30-column terminal: no line wider than 29 columns" py 'import re, sys
+lines = re.sub(r"\x1b\[[0-9]*[AK]|\r", "", sys.argv[1]).split("\n")
+sys.exit(0 if len(lines) >= 6 and max(len(l) for l in lines) <= 29 else 1)' "$OUT"
 run python3 watchpty.py "$DJC"
 check "progress --watch on a terminal: redrawn in place, no time lines" eval '
 	test "$(printf "%s" "$OUT" | grep -c "$(printf "\r\033\\[3A")")" -ge 2 && ! printf "%s" "$OUT" | grep -q "^== "'
