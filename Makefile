@@ -59,7 +59,8 @@ SOREAL  := libdjc.so.$(VERSION)
 # libdjc.so, djc.h, a pkg-config file, the manual pages djc(1) and libdjc(3)
 # and bash completion, so a program builds with
 # `cc prog.c $(pkg-config --cflags --libs djc)` (shared) or links libdjc.a
-# with `pkg-config --static --libs djc`.
+# with `pkg-config --static --libs djc`; and the Python make module,
+# djc_make.py, in PYDIR (a Python make finds it with PYTHONPATH=PYDIR).
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
@@ -67,6 +68,7 @@ INCDIR  ?= $(PREFIX)/include
 PCDIR   ?= $(LIBDIR)/pkgconfig
 MANDIR  ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+PYDIR   ?= $(PREFIX)/share/djc/python
 
 all: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so $(UNIT_BIN) $(HELPER_BIN) $(EX_BIN) $(BENCH_BIN)
 
@@ -169,7 +171,7 @@ fuzz:
 	@tests/fuzz/run.sh
 
 install: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PCDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PCDIR) $(DESTDIR)$(PYDIR)
 	install -m 755 $(BUILD)/djc $(DESTDIR)$(BINDIR)/djc
 	install -m 644 $(BUILD)/libdjc.a $(DESTDIR)$(LIBDIR)/libdjc.a
 	install -m 755 $(BUILD)/$(SOREAL) $(DESTDIR)$(LIBDIR)/$(SOREAL)
@@ -180,6 +182,7 @@ install: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so
 	install -m 644 man/djc.1 $(DESTDIR)$(MANDIR)/man1/djc.1
 	install -m 644 man/libdjc.3 $(DESTDIR)$(MANDIR)/man3/libdjc.3
 	install -m 644 completion/djc.bash $(DESTDIR)$(BASHCOMPDIR)/djc
+	install -m 644 python/djc_make.py $(DESTDIR)$(PYDIR)/djc_make.py
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
 		'Name: djc' 'Description: DataJoint computed tables and distributed job reservation in C' \
 		'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -ldjc' \
@@ -192,7 +195,7 @@ install: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/djc $(DESTDIR)$(LIBDIR)/libdjc.a $(DESTDIR)$(LIBDIR)/$(SOREAL) \
 		$(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libdjc.so \
-		$(DESTDIR)$(INCDIR)/djc.h $(DESTDIR)$(PCDIR)/djc.pc \
+		$(DESTDIR)$(INCDIR)/djc.h $(DESTDIR)$(PCDIR)/djc.pc $(DESTDIR)$(PYDIR)/djc_make.py \
 		$(DESTDIR)$(MANDIR)/man1/djc.1 $(DESTDIR)$(MANDIR)/man3/libdjc.3 $(DESTDIR)$(BASHCOMPDIR)/djc
 
 clean:

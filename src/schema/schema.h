@@ -49,6 +49,7 @@ typedef struct table {
 	tindex *idx;
 	size_t nidx;
 	char **make_argv;      /* make = prog args... (NULL-terminated) */
+	char **make_serve_argv;/* make_serve = prog args... (NULL-terminated) */
 	char *key_source_where;/* key_source = JSON restriction */
 	char *text;            /* the block as written, header included */
 	char *canon;           /* canonical form, compared for idempotent declare */
