@@ -23,7 +23,7 @@ void work_direct(worker *w, djc_rowset *keys)
 		const djc_row *key = keys->rows[i];
 		staged st = {0};
 		make_result mr;
-		if (worker_make(w, key, &st, &mr) == DJC_OK) {
+		if (worker_make(w, key, 1, &st, &mr) == DJC_OK) {
 			direct_commit d = {w, &st, 0};
 			/* a deadlock or busy database rolls the insert back: try again */
 			int rc = conn_tx(w->c, "commit", 0, commit_body, &d);

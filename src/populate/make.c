@@ -14,6 +14,7 @@
 #define STDERR_TAIL 4000
 
 volatile sig_atomic_t populate_signal;
+volatile sig_atomic_t populate_drain;
 
 void staged_free(staged *s)
 {
@@ -161,11 +162,14 @@ make_stop make_watch_check(const make_watch *w)
 	return populate_signal ? MAKE_STOP_SIGNAL : MAKE_GO;
 }
 
+/* (a timeout's message, which names the timeout, is the worker's) */
 char *make_stop_message(make_stop why)
 {
 	switch (why) {
 	case MAKE_STOP_SIGNAL: return xasprintf("interrupted by %s", populate_signal == SIGINT ? "SIGINT" : "SIGTERM");
 	case MAKE_STOP_UNPROVEN: return xstrdup("make stopped: the lease could not be renewed for a whole lease");
+	case MAKE_STOP_TIMEOUT: return xstrdup("timed out");
+	case MAKE_STOP_CANCELLED: return xstrdup("make stopped: the job was cancelled");
 	default: return xstrdup("make stopped: the reservation was lost (lease lapsed)");
 	}
 }
@@ -176,15 +180,22 @@ int djc_make_cancelled(const djc_make_ctx *ctx)
 	switch (make_watch_check(ctx->watch)) {
 	case MAKE_GO: return DJC_OK;
 	case MAKE_STOP_SIGNAL: return DJC_EINTR;
+	case MAKE_STOP_TIMEOUT: return DJC_ETIMEDOUT;
+	case MAKE_STOP_CANCELLED: return DJC_ECANCELED;
 	default: return DJC_ELOST;
 	}
 }
 
-int make_callback(djc_conn *c, table *t, const djc_row *key, djc_make_fn fn, void *payload, const make_watch *watch,
-		  staged *out, make_result *res)
+int djc_make_attempt(const djc_make_ctx *ctx)
+{
+	return ctx && ctx->attempt > 0 ? ctx->attempt : 1;
+}
+
+int make_callback(djc_conn *c, table *t, const djc_row *key, int attempt, djc_make_fn fn, void *payload,
+		  const make_watch *watch, staged *out, make_result *res)
 {
 	memset(res, 0, sizeof *res);
-	djc_make_ctx ctx = {c, t, key, {0}, NULL, watch};
+	djc_make_ctx ctx = {c, t, key, {0}, NULL, watch, attempt};
 	int rc = fn(&ctx, key, payload);
 	if (rc) {
 		/* a make that gave up because it was asked to stop was stopped,
@@ -258,7 +269,8 @@ char **make_env_base(const djc_conn *c, int without_secrets, size_t *n)
 		const char *v = *e;
 		/* ours (added by the caller) describe the database this populate uses */
 		if (!strncmp(v, "DJC_KEY", 7) || !strncmp(v, "DJC_TABLE=", 10) || !strncmp(v, "DJC_DATABASE_URL=", 17) ||
-		    !strncmp(v, "DJC_SCHEMA=", 11) || !strncmp(v, "DJC_DATABASE_SCHEMA=", 20) || !strncmp(v, "DJC_SERVE=", 10))
+		    !strncmp(v, "DJC_SCHEMA=", 11) || !strncmp(v, "DJC_DATABASE_SCHEMA=", 20) || !strncmp(v, "DJC_SERVE=", 10) ||
+		    !strncmp(v, "DJC_ATTEMPT=", 12))
 			continue;
 		if (without_secrets) {
 			const char *eq = strchr(v, '=');
@@ -283,14 +295,16 @@ void make_env_free(char **env)
  * DJC_TABLE, DJC_DATABASE_URL, the schema and DJC_KEY_<attr>. Appended to
  * env[0..*n) (whose entries are borrowed); *own receives the added
  * strings, to be freed. */
-static char **env_key(djc_conn *c, table *t, const djc_row *key, const char *keyjson, char **env, size_t *n, char ***own)
+static char **env_key(djc_conn *c, table *t, const djc_row *key, const char *keyjson, int attempt, char **env, size_t *n,
+			    char ***own)
 {
 	sb_t b = SB_INIT;
-	env = xrealloc(env, (*n + key->n + 6) * sizeof(char *));
-	char **o = xcalloc(key->n + 6, sizeof(char *));
+	env = xrealloc(env, (*n + key->n + 7) * sizeof(char *));
+	char **o = xcalloc(key->n + 7, sizeof(char *));
 	size_t k = 0;
 	o[k++] = xasprintf("DJC_KEY=%s", keyjson);
 	o[k++] = xasprintf("DJC_TABLE=%s", t->name);
+	o[k++] = xasprintf("DJC_ATTEMPT=%d", attempt > 0 ? attempt : 1);
 	o[k++] = xasprintf("DJC_DATABASE_URL=%s", c->url);
 	if (c->schema) {
 		o[k++] = xasprintf("DJC_SCHEMA=%s", c->schema);
@@ -386,7 +400,12 @@ char *make_stderr_text(const djc_conn *c, const char *tail, size_t n)
 
 int make_proc_reason(make_stop why)
 {
-	return why == MAKE_STOP_SIGNAL ? PROC_STOP_INTERRUPT : PROC_STOP_LOST;
+	switch (why) {
+	case MAKE_STOP_SIGNAL: return PROC_STOP_INTERRUPT;
+	case MAKE_STOP_TIMEOUT: return PROC_STOP_TIMEOUT;
+	case MAKE_STOP_CANCELLED: return PROC_STOP_CANCELLED;
+	default: return PROC_STOP_LOST;
+	}
 }
 
 /* A make_watch asked by the process module: it maps the reason to the
@@ -451,7 +470,7 @@ static void parse_rows(djc_conn *c, table *t, const djc_row *key, char *buf, siz
 	if (make_need_target_row(t, out, res)) res->ok = 1;
 }
 
-int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, const make_watch *watch,
+int make_program(djc_conn *c, table *t, const djc_row *key, int attempt, char *const *argv, const make_watch *watch,
 		 staged *out, make_result *res)
 {
 	memset(res, 0, sizeof *res);
@@ -460,7 +479,7 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, c
 	size_t ne = 0;
 	char **own = NULL;
 	char **env = make_env_base(c, 0, &ne);
-	env = env_key(c, t, key, sb_str(&keyjson), env, &ne, &own);
+	env = env_key(c, t, key, sb_str(&keyjson), attempt, env, &ne, &own);
 	sb_addc(&keyjson, '\n');
 
 	proc_spec spec = {argv, env, MAX_OUTPUT, STDERR_TAIL};
@@ -483,7 +502,8 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, c
 	const char *tail = proc_err(p, &tlen);
 	res->stack = make_stderr_text(c, tail, tlen);
 	tlen = res->stack ? strlen(res->stack) : 0;
-	if (ps.stop == PROC_STOP_LOST || ps.stop == PROC_STOP_INTERRUPT) {
+	if (ps.stop == PROC_STOP_LOST || ps.stop == PROC_STOP_INTERRUPT || ps.stop == PROC_STOP_TIMEOUT ||
+	    ps.stop == PROC_STOP_CANCELLED) {
 		res->stopped = ask.why;
 		res->message = make_stop_message(ask.why);
 	} else if (ps.stop == PROC_STOP_TOO_BIG) {

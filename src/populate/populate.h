@@ -15,12 +15,16 @@ typedef struct staged {
 } staged;
 void staged_free(staged *s);
 
-/* Why a running make must stop; MAKE_GO (0) lets it go on. */
+/* Why a running make must stop; MAKE_GO (0) lets it go on. Reasons are
+ * only ever appended, never renumbered (make_result stores them). A drain
+ * (SIGUSR1) is no reason: it lets running makes finish. */
 typedef enum make_stop {
 	MAKE_GO = 0,
 	MAKE_STOP_LOST,       /* a renewal found the reservation taken or reset */
 	MAKE_STOP_UNPROVEN,   /* no renewal proved the lease for a whole lease: it may be someone else's */
-	MAKE_STOP_SIGNAL      /* SIGINT/SIGTERM: populate is stopping */
+	MAKE_STOP_SIGNAL,     /* SIGINT/SIGTERM: populate is stopping */
+	MAKE_STOP_TIMEOUT,    /* it ran past its timeout (--timeout, timeout =, jobs.make_timeout) */
+	MAKE_STOP_CANCELLED   /* its job was cancelled (jobs cancel, jobs ignore): a renewal found it ignore */
 } make_stop;
 
 /* Asked while a make runs (a program: every poll; a C make: through
@@ -37,6 +41,7 @@ struct djc_make_ctx {
 	staged out;
 	char *err;
 	const make_watch *watch;
+	int attempt;        /* 1 for a job's first attempt (djc_make_attempt) */
 };
 
 /* What became of one make. */
@@ -56,17 +61,19 @@ void make_result_free(make_result *r);
 /* The signal (SIGINT/SIGTERM) that asked populate to stop, or 0; set by
  * populate's handlers. */
 extern volatile sig_atomic_t populate_signal;
+/* SIGUSR1 asked populate to drain: take no more work, finish what runs. */
+extern volatile sig_atomic_t populate_drain;
 
-/* Run the make program argv for key; stage and check its rows. watch (may
- * be NULL) is asked while it runs; when it says stop, the program is
- * stopped and res->stopped says why. */
-int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, const make_watch *watch,
+/* Run the make program argv for key (its attempt number in DJC_ATTEMPT);
+ * stage and check its rows. watch (may be NULL) is asked while it runs;
+ * when it says stop, the program is stopped and res->stopped says why. */
+int make_program(djc_conn *c, table *t, const djc_row *key, int attempt, char *const *argv, const make_watch *watch,
 		 staged *out, make_result *res);
 /* Call a C make for key. Work it finished is kept even if a stop was asked
  * meanwhile (the caller commits it, then stops); a make that returns an
  * error after a stop was asked is recorded as stopped. */
-int make_callback(djc_conn *c, table *t, const djc_row *key, djc_make_fn fn, void *payload, const make_watch *watch,
-		  staged *out, make_result *res);
+int make_callback(djc_conn *c, table *t, const djc_row *key, int attempt, djc_make_fn fn, void *payload,
+		  const make_watch *watch, staged *out, make_result *res);
 /* Check a row (JSON object) from make for t or one of its parts; stage it. */
 int stage_json_row(djc_conn *c, table *t, const djc_row *key, json_t *obj, staged *out, char **msg);
 

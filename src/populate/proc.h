@@ -35,7 +35,9 @@ typedef enum proc_stop_reason {
 	PROC_STOP_LOST = 1,      /* the job's reservation was lost */
 	PROC_STOP_INTERRUPT = 2, /* the caller got SIGINT or SIGTERM */
 	PROC_STOP_TOO_BIG = 3,   /* its stdout went over the cap (set by proc itself) */
-	PROC_STOP_PROTOCOL = 4   /* it broke its protocol with the caller (a serve program's garbage) */
+	PROC_STOP_PROTOCOL = 4,  /* it broke its protocol with the caller (a serve program's garbage) */
+	PROC_STOP_TIMEOUT = 5,   /* it ran past its timeout */
+	PROC_STOP_CANCELLED = 6  /* its job was cancelled */
 } proc_stop_reason;
 
 /* Polled while a program runs (at least every PROC_POLL_MS): returns a

@@ -187,7 +187,7 @@ static void answer_fetch(keyrun *kr, json_t *j)
 	else if (key && where) err = xstrdup("a fetch takes \"key\" or \"where\", not both");
 	else if (key && !json_is_object(key)) err = xstrdup("a fetch's \"key\" must be a JSON object");
 	else {
-		djc_make_ctx ctx = {kr->c, kr->t, kr->key, {0}, NULL, kr->watch};
+		djc_make_ctx ctx = {.c = kr->c, .t = kr->t, .key = kr->key, .watch = kr->watch};
 		char *w = NULL;
 		int rc = DJC_OK;
 		if (key) {

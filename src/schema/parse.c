@@ -7,11 +7,13 @@
  *       index(a, b) / unique index(a)
  *       make = program arg ...      (djc: the make command of the table)
  *       make_serve = program arg ...  (djc: its serve program, instead)
+ *       timeout = 2h                (djc: how long one make may run)
  *       key_source = {"a": 1}       (djc: a standing key-source restriction)
  *
  * Every error names the file and line. */
 #include "schema.h"
 #include "djc.h"
+#include "util/duration.h"
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -47,7 +49,7 @@ const char *tier_name(tier t)
 static void free_table(table *t)
 {
 	if (!t) return;
-	free(t->name); free(t->sql_name); free(t->jobs_name);
+	free(t->name); free(t->sql_name); free(t->jobs_name); free(t->hist_name);
 	for (size_t i = 0; i < t->nattrs; i++) {
 		attr *a = &t->attrs[i];
 		free(a->name); free(a->type_text); free(a->def); free(a->comment);
@@ -523,6 +525,7 @@ static void build_canon(table *t)
 		sb_addc(&b, '\n');
 	}
 	if (t->key_source_where) sb_printf(&b, "key_source = %s\n", t->key_source_where);
+	if (t->timeout > 0) sb_printf(&b, "timeout = %.17g\n", t->timeout);
 	t->canon = sb_steal(&b);
 }
 
@@ -588,6 +591,19 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 					    what, t->name);
 			if (split_argv(c, line, what, strchr(s, '=') + 1, serve ? &t->make_serve_argv : &t->make_argv))
 				return DJC_EINVAL;
+			continue;
+		}
+		/* `timeout = 2h`; an attribute called timeout with a default has a
+		 * type after ':' (a duration never holds one) */
+		if (directive(s, "timeout") && !strchr(s, ':')) {
+			if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
+				return fail(c, line, "'timeout =' belongs to computed and imported tables, not %s ones", tier_name(t->tier));
+			if (t->timeout > 0) return fail(c, line, "second 'timeout =' line in table %s", t->name);
+			char *v = strchr(s, '=') + 1;
+			cut_comment(v);
+			v = trim(v);
+			if (duration_parse(v, &t->timeout) || t->timeout <= 0)
+				return fail(c, line, "timeout must be a duration greater than 0 such as 90, 30s, 15m, 2h or 1h30m, got '%s'", v);
 			continue;
 		}
 		if (directive(s, "key_source")) {
@@ -798,6 +814,14 @@ int pipeline_parse(pipeline **out, const char *text, const char *filename, const
 			sb_add(&sq, "~~");
 			snake(&sq, t->name);
 			t->jobs_name = sb_steal(&sq);
+			t->hist_name = xasprintf("%s__history", t->jobs_name);
+			/* MariaDB takes names of 64 characters, PostgreSQL keeps 63 */
+			if (strlen(t->hist_name) > 63) {
+				rc = fail(&c, line, "table name %s is too long for a %s table (the SQL name of its jobs' attempt "
+					  "history, '%s', exceeds 63 characters)", t->name, tier_name(tr), t->hist_name);
+				free_table(t);
+				break;
+			}
 		}
 		/* names differing only in case ("Session", "session") map to one SQL table */
 		{

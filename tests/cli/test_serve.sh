@@ -146,7 +146,7 @@ done
 check "1: the part rows hold what the program fetched over the pipe" \
 	test "$(djc fetch Res.Part --where '{"item_id": 7}' --format csv | tail -1)" = "7,1,n7"
 run djc jobs Res
-check "1: no job left" test "$OUT" = "Res jobs: pending 0, reserved 0, success 0, error 0, ignore 0"
+check "1: no job left" test "$OUT" = "Res jobs: pending 0, reserved 0, success 0, error 0, ignore 0, total 0"
 # the same program: a second populate finds nothing to make
 : > "$LOG"
 run djc populate Res --reserve-jobs --make-serve python3 mk.py
@@ -371,7 +371,7 @@ check "6: three keys failed (a start and 2 restarts), then the worker stopped" t
 check "6: ... saying why" test "$(jget '.errors[3].message')" = \
 	"serve program 'python3' failed and was restarted 2 times in the last minute (jobs.serve_restarts is 2): this worker stops"
 check "6: 3 programs started" test "$(starts)" = 3
-check "6: 3 jobs are errors, the key not tried is pending again" test "$(djc jobs Res)" = "Res jobs: pending $((N - 3)), reserved 0, success 0, error 3, ignore 0"
+check "6: 3 jobs are errors, the key not tried is pending again" test "$(djc jobs Res)" = "Res jobs: pending $((N - 3)), reserved 0, success 0, error 3, ignore 0, total $N"
 djc jobs clear Res --status error >/dev/null
 expect_fail 2 "6: jobs.serve_restarts is checked" "DJC_JOBS_SERVE_RESTARTS.*integer from 0 to 10000" env DJC_JOBS_SERVE_RESTARTS=-1 "$DJC" populate Res --make-serve python3 mk.py
 expect_fail 2 "6: --make-serve without a program" '^djc: populate: unknown or incomplete option --make-serve$' "$DJC" populate Res --make-serve
@@ -383,7 +383,7 @@ clean
 run "$DJC" populate Res --reserve-jobs --json --make-serve ./no-such-program
 check "6: a serve program that cannot be run: exit 1, saying so" \
 	test "$RC/$(jget '"\(.success_count)/\(.errors[0].message)"')" = "1/0/cannot run serve program './no-such-program': No such file or directory"
-check "6: ... and no job failed" test "$(djc jobs Res)" = "Res jobs: pending $N, reserved 0, success 0, error 0, ignore 0"
+check "6: ... and no job failed" test "$(djc jobs Res)" = "Res jobs: pending $N, reserved 0, success 0, error 0, ignore 0, total $N"
 cat > v2.sh <<'P'
 #!/bin/sh
 read -r hello
@@ -394,7 +394,7 @@ chmod +x v2.sh
 run "$DJC" populate Res --reserve-jobs --json --make-serve ./v2.sh
 check "6: a program speaking version 2: exit 1, naming the versions" \
 	test "$RC/$(jget '.errors[0].message')" = "1/serve program './v2.sh' speaks serve protocol version 2; this djc speaks version 1"
-check "6: ... and no job failed" test "$(djc jobs Res)" = "Res jobs: pending $N, reserved 0, success 0, error 0, ignore 0"
+check "6: ... and no job failed" test "$(djc jobs Res)" = "Res jobs: pending $N, reserved 0, success 0, error 0, ignore 0, total $N"
 
 # ------------------------------------- 7. SIGTERM and a lost lease stop the program
 clean
