@@ -56,7 +56,8 @@ SOREAL  := libdjc.so.$(VERSION)
 .PHONY: all check check-quick demo deps clean stress bench fuzz unit install uninstall
 
 # `make install` (PREFIX, DESTDIR as usual): the djc command, libdjc.a,
-# libdjc.so, djc.h and a pkg-config file, so a program builds with
+# libdjc.so, djc.h, a pkg-config file, the manual pages djc(1) and libdjc(3)
+# and bash completion, so a program builds with
 # `cc prog.c $(pkg-config --cflags --libs djc)` (shared) or links libdjc.a
 # with `pkg-config --static --libs djc`; and the Python make module,
 # djc_make.py, in PYDIR (a Python make finds it with PYTHONPATH=PYDIR).
@@ -65,6 +66,8 @@ BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
 PCDIR   ?= $(LIBDIR)/pkgconfig
+MANDIR  ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 PYDIR   ?= $(PREFIX)/share/djc/python
 
 all: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so $(UNIT_BIN) $(HELPER_BIN) $(EX_BIN) $(BENCH_BIN)
@@ -175,6 +178,10 @@ install: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so
 	ln -sf $(SOREAL) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libdjc.so
 	install -m 644 include/djc.h $(DESTDIR)$(INCDIR)/djc.h
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(BASHCOMPDIR)
+	install -m 644 man/djc.1 $(DESTDIR)$(MANDIR)/man1/djc.1
+	install -m 644 man/libdjc.3 $(DESTDIR)$(MANDIR)/man3/libdjc.3
+	install -m 644 completion/djc.bash $(DESTDIR)$(BASHCOMPDIR)/djc
 	install -m 644 python/djc_make.py $(DESTDIR)$(PYDIR)/djc_make.py
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
 		'Name: djc' 'Description: DataJoint computed tables and distributed job reservation in C' \
@@ -188,7 +195,8 @@ install: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/djc $(DESTDIR)$(LIBDIR)/libdjc.a $(DESTDIR)$(LIBDIR)/$(SOREAL) \
 		$(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libdjc.so \
-		$(DESTDIR)$(INCDIR)/djc.h $(DESTDIR)$(PCDIR)/djc.pc $(DESTDIR)$(PYDIR)/djc_make.py
+		$(DESTDIR)$(INCDIR)/djc.h $(DESTDIR)$(PCDIR)/djc.pc $(DESTDIR)$(PYDIR)/djc_make.py \
+		$(DESTDIR)$(MANDIR)/man1/djc.1 $(DESTDIR)$(MANDIR)/man3/libdjc.3 $(DESTDIR)$(BASHCOMPDIR)/djc
 
 clean:
 	rm -rf build build-san build-fuzz

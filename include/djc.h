@@ -212,6 +212,14 @@ int djc_declare(char **report, djc_conn *conn, const char *text, const char *fil
  * newline-separated string; caller frees. */
 int djc_tables(char **out, djc_conn *conn);
 
+/* The declared pipeline as a graph, for diagrams and overviews: one JSON
+ * object {"tables": [{"name": "B", "tier": "computed", "master": null,
+ * "key": ["id"], "parents": [{"name": "A", "primary": true}, ...]}, ...]}
+ * with the tables in declaration order (a table after the tables it
+ * references), a part's master by name, and each `->` reference as a parent
+ * (primary: in the primary key). Caller frees *out; NULL on failure. */
+int djc_pipeline_json(char **out, djc_conn *conn);
+
 /* ------------------------------------------------------------------ rows */
 
 typedef struct djc_insert_options {

@@ -122,6 +122,11 @@ long parse_long(const char *opt, const char *v, long min);
 double parse_double(const char *opt, const char *v);
 void check_json(const char *opt, const char *v);
 
+/* djc progress without a TABLE (cmd_view.c): every computed and imported
+ * table; with watch, again every interval seconds until SIGINT/SIGTERM.
+ * Returns the exit status. */
+int cli_progress_all(int json, int watch, double interval);
+
 /* --------------------------------------------------------- JSON output */
 
 /* A JSON string of text that may hold invalid UTF-8 (a make's stderr):

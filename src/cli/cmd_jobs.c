@@ -17,7 +17,8 @@ static const char JOBS_HELP[] =
 	"Without options: the counts by status and their total. --status S, --all or --where\n"
 	"list the jobs (every column with --json); --key shows one job with its attempts.\n"
 	"STATUS: pending, reserved, success, error, ignore (or DataJoint's errors, completed,\n"
-	"ignored). --where restricts the job keys, as for populate.\n";
+	"ignored). --where restricts the job keys, as for populate. In a listing, an\n"
+	"error's stack follows its job's line, indented.\n";
 
 /* The status a --status value names (DataJoint's view names too). */
 static const char *status_arg(const char *v)
@@ -270,6 +271,31 @@ static void print_jobs_json(const djc_rowset *rs, const char *table, const char 
 				 status ? cli_json_text(status) : json_null(), "jobs", jobs));
 }
 
+/* Below a job's line, its error_stack (a make program's last stderr, or
+ * what djc_jobs_error was given), one indented line per line of the stack:
+ * a job's line starts with '{', so a reader (or grep '^{') tells them apart.
+ * Nothing when the job has no stack. */
+static void print_job_stack(const djc_row *r)
+{
+	long k = djc_row_find(r, "error_stack");
+	const char *t;
+	if (k < 0 || djc_row_type(r, (size_t)k) == DJC_NULL || djc_row_text(&t, r, (size_t)k) != DJC_OK) return;
+	size_t n = strlen(t);
+	while (n && (t[n - 1] == '\n' || t[n - 1] == '\r')) n--;   /* no empty last line */
+	if (!n) return;
+	char *s = strndup(t, n);
+	if (!s) return;
+	fputs("    stack:\n", stdout);
+	for (char *line = s, *next; line; line = next) {
+		next = strchr(line, '\n');
+		if (next) *next++ = '\0';
+		fputs("      ", stdout);
+		put_line(line, stdout);   /* a tab or CR as a space: one line stays one line */
+		fputc('\n', stdout);
+	}
+	free(s);
+}
+
 /* The key attributes of a jobs row (everything before "status") as JSON
  * that `djc jobs ignore TABLE KEY_JSON` takes back. */
 static void print_key(const djc_row *r)
@@ -326,6 +352,7 @@ static void print_jobs_rows(const djc_rowset *rs)
 		if (k >= 0) djc_row_text(&st, r, (size_t)k);
 		print_cols(r, st && !strcmp(st, "pending") ? pending : other);
 		printf("\n");
+		print_job_stack(r);
 	}
 }
 

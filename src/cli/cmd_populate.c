@@ -150,21 +150,41 @@ int cmd_populate(int argc, char **argv)
 
 int cmd_progress(int argc, char **argv)
 {
-	static const char H[] = "usage: djc progress TABLE [--where JSON] [--json]\nRemaining and total keys of the key source.\n";
-	enum { WHERE = 1, JSON };
-	static const cli_option opts[] = {{"where", CLI_VALUE, WHERE, 0}, {"json", CLI_FLAG, JSON, 0}, {NULL, 0, 0, 0}};
+	static const char H[] =
+		"usage: djc progress TABLE [--where JSON] [--json]\n"
+		"       djc progress [--watch [--interval S]] [--json]\n"
+		"Remaining and total keys of TABLE's key source. Without a TABLE: every computed\n"
+		"and imported table in dependency order, with a bar, counts and its jobs (errors,\n"
+		"reserved, pending).\n"
+		"  --watch        show it again every --interval seconds (default 2) until\n"
+		"                 interrupted: redrawn in place on a terminal, else a snapshot\n"
+		"                 under a time line each time (a log)\n";
+	enum { WHERE = 1, JSON, WATCH, INTERVAL };
+	static const cli_option opts[] = {{"where", CLI_VALUE, WHERE, 0}, {"json", CLI_FLAG, JSON, 0},
+					  {"watch", CLI_FLAG, WATCH, 0}, {"interval", CLI_VALUE, INTERVAL, 0}, {NULL, 0, 0, 0}};
 	cli_args a;
 	cli_args_init(&a, argc, argv, opts, H);
 	a.unknown_fmt = a.missing_fmt = "unknown or incomplete option %s";
 	const char *table = NULL, *where = NULL;
-	int json = 0;
+	int json = 0, watch = 0, interval_given = 0;
+	double interval = 2;
 	for (int o; (o = cli_next(&a)) != CLI_END;) {
 		if (o == WHERE) { where = a.arg; check_json("--where", where); }
 		else if (o == JSON) json = 1;
-		else if (!table) table = a.arg;
+		else if (o == WATCH) watch = 1;
+		else if (o == INTERVAL) {
+			interval = parse_double(a.opt, a.arg);
+			if (!(interval >= 0.05 && interval <= 86400)) die_usage("--interval must be 0.05 to 86400 seconds, got '%s'", a.arg);
+			interval_given = 1;
+		} else if (!table) table = a.arg;
 		else die_usage("progress takes one TABLE");
 	}
-	if (!table) die_usage("progress needs a TABLE");
+	if (interval_given && !watch) die_usage("--interval goes with --watch");
+	if (!table) {
+		if (where) die_usage("--where needs a TABLE (progress TABLE --where JSON)");
+		return cli_progress_all(json, watch, interval);
+	}
+	if (watch) die_usage("--watch follows every table: leave out TABLE");
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	long rem = 0, tot = 0;
 	int rc = djc_progress(&rem, &tot, c, table, where);

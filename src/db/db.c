@@ -31,7 +31,7 @@ static char *pct_decode(const char *s, size_t n)
 void db_url_free(db_url *u)
 {
 	free(u->scheme); free(u->path); free(u->user); free(u->password);
-	free(u->host); free(u->dbname); free(u->redacted);
+	free(u->host); free(u->dbname); free(u->redacted); free(u->conninfo);
 	for (size_t i = 0; i < u->nopts; i++) { free(u->opt_keys[i]); free(u->opt_vals[i]); }
 	free(u->opt_keys); free(u->opt_vals);
 	memset(u, 0, sizeof *u);
@@ -66,6 +66,17 @@ int db_url_parse(db_url *u, const char *url, char *err, size_t errlen)
 		db_url_free(u);
 		return DJC_EINVAL;
 	}
+	/* a driver that parses its own URLs (PostgreSQL: libpq's parser) */
+	for (size_t i = 0; i < sizeof drivers / sizeof *drivers; i++)
+		if (!strcmp(drivers[i]->name, u->scheme) && drivers[i]->url_parse) {
+			int rc = drivers[i]->url_parse(u, url, err, errlen);
+			if (rc) { db_url_free(u); return rc; }
+			if (!u->password) {
+				const char *pw = getenv("DJC_DATABASE_PASSWORD");
+				if (pw && *pw) u->password = xstrdup(pw);
+			}
+			return DJC_OK;
+		}
 	if (strncmp(rest, "//", 2)) {
 		snprintf(err, errlen, "database URL must look like %s://user:password@host:port/dbname", u->scheme);
 		db_url_free(u);

@@ -38,6 +38,7 @@ typedef struct db_url {
 	size_t nopts;    /* query parameters (?sslmode=require&...) */
 	char **opt_keys, **opt_vals;
 	char *redacted;  /* the URL with the password replaced by "***" */
+	char *conninfo;  /* postgresql: the URL as libpq gets it (djc_* parameters taken out) */
 	int flags;       /* DB_OPEN_* (set by db_open_ext, not parsed) */
 } db_url;
 
@@ -129,6 +130,11 @@ struct db_driver {
 
 	/* must provide */
 	int (*open)(db_conn **out, const db_url *url, const char *schema, char *err, size_t errlen);
+	/* may provide: parse the URL itself (into a zeroed db_url whose scheme
+	 * is set), instead of db_url_parse's generic scheme://user:password@
+	 * host:port/dbname?k=v. DJC_EINVAL with a message (never holding the
+	 * password) in err when it is not a URL the driver accepts. */
+	int (*url_parse)(db_url *u, const char *url, char *err, size_t errlen);
 	void (*close)(db_conn *c);
 	/* Run one statement with bound parameters. out may be NULL. Returns
 	 * DJC_OK or an error class: DJC_EDUPLICATE, DB_EUNIQUE, DJC_EFOREIGN, DJC_EBUSY
@@ -198,5 +204,15 @@ int db_ident_ok(const char *name);
 /* The binary NO PAD collation a MariaDB/MySQL server of this version
  * (mysql_get_server_info) offers, or utf8mb4_bin on older servers. */
 const char *db_mysql_collation(const char *server_info);
+
+/* SQLite on a network file system: the name of the network or cluster file
+ * system whose statfs f_type is f_type (NFS, SMB/CIFS, Lustre, GPFS, CephFS,
+ * BeeGFS, ...), or NULL for a local one. SQLite's WAL mode needs shared
+ * memory and POSIX locks that these do not provide across machines, so the
+ * SQLite driver refuses a database file on them (sqlite.c). */
+const char *db_netfs_name(unsigned long f_type);
+/* How the SQLite driver learns a path's f_type (statfs); -1 when it cannot.
+ * Tests only may replace it, to act out a network file system. */
+extern long (*db_fs_type)(const char *path);
 
 #endif

@@ -23,6 +23,8 @@ static struct {
 	__typeof__(PQcmdStatus) *PQcmdStatus;
 	__typeof__(PQcmdTuples) *PQcmdTuples;
 	__typeof__(PQconnectdbParams) *PQconnectdbParams;
+	__typeof__(PQconninfoFree) *PQconninfoFree;
+	__typeof__(PQconninfoParse) *PQconninfoParse;
 	__typeof__(PQconsumeInput) *PQconsumeInput;
 	__typeof__(PQerrorMessage) *PQerrorMessage;
 	__typeof__(PQexec) *PQexec;
@@ -58,6 +60,8 @@ static const char *const pq_names[] = {
 	"PQcmdStatus",
 	"PQcmdTuples",
 	"PQconnectdbParams",
+	"PQconninfoFree",
+	"PQconninfoParse",
 	"PQconsumeInput",
 	"PQerrorMessage",
 	"PQexec",
@@ -126,6 +130,8 @@ static int pq_load(char *err, size_t errlen)
 #define PQcmdStatus (*pq.PQcmdStatus)
 #define PQcmdTuples (*pq.PQcmdTuples)
 #define PQconnectdbParams (*pq.PQconnectdbParams)
+#define PQconninfoFree (*pq.PQconninfoFree)
+#define PQconninfoParse (*pq.PQconninfoParse)
 #define PQconsumeInput (*pq.PQconsumeInput)
 #define PQerrorMessage (*pq.PQerrorMessage)
 #define PQexec (*pq.PQexec)
@@ -361,11 +367,13 @@ static int session_setup(pg_conn *c, int create_schema)
 	return DJC_OK;
 }
 
-/* Percent-decode a URL host (a unix socket directory may arrive as %2Ftmp). */
-static char *host_decode(const char *s)
+/* ------------------------------------------------------------ URLs */
+
+/* Percent-decode s[0..n) (a djc_* parameter of the query). */
+static char *pct_decode_n(const char *s, size_t n)
 {
-	char *o = xstrdup(s), *w = o;
-	for (const char *p = s; *p; p++) {
+	char *o = xstrndup(s, n), *w = o;
+	for (const char *p = o; *p; p++) {
 		if (*p == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
 			char h[3] = {p[1], p[2], 0};
 			*w++ = (char)strtol(h, NULL, 16);
@@ -375,6 +383,123 @@ static char *host_decode(const char *s)
 	}
 	*w = 0;
 	return o;
+}
+
+/* The password as written between "user:" and "@" of a URL, or NULL: what
+ * to keep out of a message when libpq could not parse the URL. */
+static char *raw_password(const char *url)
+{
+	const char *a = strstr(url, "://");
+	if (!a) return NULL;
+	a += 3;
+	size_t n = strcspn(a, "/?");
+	const char *at = NULL;
+	for (const char *p = a; p < a + n; p++)
+		if (*p == '@') at = p;
+	const char *colon = at ? memchr(a, ':', (size_t)(at - a)) : NULL;
+	return colon && at > colon + 1 ? xstrndup(colon + 1, (size_t)(at - colon - 1)) : NULL;
+}
+
+/* A postgresql:// (or postgres://) URL, parsed by libpq's own parser
+ * (PQconninfoParse), so that every URL libpq accepts works: several hosts
+ * (host1:5432,host2:5433, tried in turn), unix socket directories,
+ * ?service= with a service file, and every libpq parameter. Query
+ * parameters named djc_* are djc's own: taken out (into opt_keys/opt_vals)
+ * before libpq sees the URL. Fills user, password, host, port (when one),
+ * dbname, conninfo (what pg_open hands to libpq) and redacted
+ * (postgresql://user:***@hosts/dbname?non-secret parameters). On failure
+ * DJC_EINVAL with libpq's reason in err, the password kept out of it. */
+static int pg_url_parse(db_url *u, const char *url, char *err, size_t errlen)
+{
+	if (pq_load(err, errlen)) return DJC_ECONN;
+	/* djc_* query parameters out, the rest as written */
+	sb_t clean = SB_INIT;
+	const char *q = strchr(url, '?');
+	sb_addn(&clean, url, q ? (size_t)(q - url) : strlen(url));
+	if (q) {
+		int first = 1;
+		for (const char *p = q + 1; *p;) {
+			size_t n = strcspn(p, "&");
+			if (n >= 4 && !strncmp(p, "djc_", 4)) {
+				const char *eq = memchr(p, '=', n);
+				u->opt_keys = xrealloc(u->opt_keys, (u->nopts + 1) * sizeof(char *));
+				u->opt_vals = xrealloc(u->opt_vals, (u->nopts + 1) * sizeof(char *));
+				u->opt_keys[u->nopts] = pct_decode_n(p, eq ? (size_t)(eq - p) : n);
+				u->opt_vals[u->nopts] = eq ? pct_decode_n(eq + 1, (size_t)(p + n - eq - 1)) : xstrdup("");
+				u->nopts++;
+			} else if (n) {
+				sb_addc(&clean, first ? '?' : '&');
+				sb_addn(&clean, p, n);
+				first = 0;
+			}
+			p += n;
+			if (*p == '&') p++;
+		}
+	}
+	char *msg = NULL;
+	PQconninfoOption *opts = PQconninfoParse(sb_str(&clean), &msg);
+	if (!opts) {
+		char line[700];
+		one_line(line, sizeof line, "", msg ? msg : "out of memory");
+		char *pw = raw_password(url);
+		redact(line, pw);
+		free(pw);
+		snprintf(err, errlen, "database URL: postgresql: %s", line);
+		if (msg) PQfreemem(msg);
+		sb_free(&clean);
+		return DJC_EINVAL;
+	}
+	const char *host = NULL, *hostaddr = NULL, *port = NULL;
+	sb_t extra = SB_INIT;
+	for (PQconninfoOption *o = opts; o->keyword; o++) {
+		if (!o->val) continue;
+		if (!strcmp(o->keyword, "user")) u->user = xstrdup(o->val);
+		else if (!strcmp(o->keyword, "password")) u->password = xstrdup(o->val);
+		else if (!strcmp(o->keyword, "host")) host = o->val;
+		else if (!strcmp(o->keyword, "hostaddr")) hostaddr = o->val;
+		else if (!strcmp(o->keyword, "port")) port = o->val;
+		else if (!strcmp(o->keyword, "dbname")) u->dbname = xstrdup(o->val);
+		else if (!strstr(o->keyword, "password") && !strchr(o->dispchar, '*'))   /* secrets never shown */
+			sb_printf(&extra, "%s%s=%s", extra.len ? "&" : "?", o->keyword, o->val);
+	}
+	/* a port that cannot be one is bad input now, not a failed connection later */
+	for (const char *pt = port; pt && *pt;) {
+		size_t n = strcspn(pt, ",");
+		long v = 0;
+		int ok = n > 0 && n <= 5 && strspn(pt, "0123456789") >= n;
+		if (ok) { v = strtol(pt, NULL, 10); ok = v >= 1 && v <= 65535; }
+		if (!ok) {
+			snprintf(err, errlen, "database URL has a bad port '%.*s'", (int)(n > 64 ? 64 : n), pt);
+			PQconninfoFree(opts);
+			sb_free(&clean);
+			sb_free(&extra);
+			return DJC_EINVAL;
+		}
+		pt += n + (pt[n] == ',');
+	}
+	if (host || hostaddr) u->host = xstrdup(host ? host : hostaddr);
+	if (port && strspn(port, "0123456789") == strlen(port) && *port) u->port = atoi(port);
+	/* postgresql://user:***@h1:p1,h2:p2/dbname?k=v */
+	sb_t r = SB_INIT;
+	sb_add(&r, "postgresql://");
+	if (u->user) sb_printf(&r, "%s%s@", u->user, u->password ? ":***" : "");
+	const char *h = host ? host : hostaddr ? hostaddr : "", *pt = port ? port : "";
+	for (int i = 0; *h || *pt; i++) {
+		size_t hn = strcspn(h, ","), pn = strcspn(pt, ",");
+		if (i) sb_addc(&r, ',');
+		if (memchr(h, '/', hn)) sb_add(&r, "[socket]");   /* a directory: not URL text */
+		else sb_addn(&r, h, hn);
+		if (pn) { sb_addc(&r, ':'); sb_addn(&r, pt, pn); }
+		h += hn + (h[hn] == ',');
+		pt += pn + (pt[pn] == ',');
+	}
+	if (u->dbname) sb_printf(&r, "/%s", u->dbname);
+	sb_add(&r, sb_str(&extra));
+	sb_free(&extra);
+	u->redacted = sb_steal(&r);
+	u->conninfo = sb_steal(&clean);
+	PQconninfoFree(opts);
+	return DJC_OK;
 }
 
 /* Keyword/value pairs for PQconnectdbParams: our defaults, then the URL's
@@ -392,14 +517,7 @@ static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err
 {
 	*out = NULL;
 	if (pq_load(err, errlen)) return DJC_ECONN;
-	char port[16];
-	char *host = u->host ? host_decode(u->host) : NULL;
 	kv a = {{0}, {0}, 0};
-	if (host) kv_set(&a, "host", host);
-	if (u->port) { snprintf(port, sizeof port, "%d", u->port); kv_set(&a, "port", port); }
-	if (u->user) kv_set(&a, "user", u->user);
-	if (u->password) kv_set(&a, "password", u->password);
-	if (u->dbname) kv_set(&a, "dbname", u->dbname);
 	kv_set(&a, "application_name", "djc");
 	kv_set(&a, "client_encoding", "UTF8");
 	kv_set(&a, "connect_timeout", "10");
@@ -416,15 +534,18 @@ static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err
 	 * credential cache on every connection, which costs ~0.6 MiB per
 	 * process and a file lookup; Kerberos authentication still works */
 	if (!getenv("PGGSSENCMODE")) kv_set(&a, "gssencmode", "disable");
-	for (size_t i = 0; i < u->nopts; i++) kv_set(&a, u->opt_keys[i], u->opt_vals[i]);
+	/* then the URL, expanded by libpq (expand_dbname): its parameters
+	 * replace the defaults above; only this first dbname is expanded, so
+	 * the URL's own database name stays a name */
+	kv_set(&a, "dbname", u->conninfo);
+	/* a password from DJC_DATABASE_PASSWORD / djc.json when the URL has none */
+	if (u->password) kv_set(&a, "password", u->password);
 	a.k[a.n] = NULL;
 	a.v[a.n] = NULL;
 
 	pg_conn *c = xcalloc(1, sizeof *c);
 	c->base.schema = xstrdup(schema && *schema ? schema : "public");
-	/* expand_dbname = 0: a dbname is a name, never a conninfo string */
-	c->pg = PQconnectdbParams(a.k, a.v, 0);
-	free(host);
+	c->pg = PQconnectdbParams(a.k, a.v, 1);
 	if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
 		char msg[900];
 		one_line(msg, sizeof msg, "", c->pg ? PQerrorMessage(c->pg) : "out of memory");
@@ -1126,6 +1247,7 @@ const db_driver db_postgres_driver = {
 	.version = DB_DRIVER_VERSION,
 	.name = "postgresql",
 	.open = pg_open,
+	.url_parse = pg_url_parse,
 	.close = pg_close,
 	.exec = pg_exec,
 	.begin = pg_begin,

@@ -1,6 +1,6 @@
 /* sqlite.c - the SQLite driver: the embedded default. WAL mode so readers
- * never block the writer, a busy timeout so many local processes take
- * turns, IMMEDIATE write transactions so a transaction never fails halfway
+ * never block the writer (so a file on a network file system is refused),
+ * a busy timeout so many local processes take turns, IMMEDIATE write transactions so a transaction never fails halfway
  * on a lock upgrade, and a small prepared-statement cache. */
 #include "db.h"
 #include "djc.h"
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -206,6 +207,67 @@ static void fn_now(sqlite3_context *ctx, int argc, sqlite3_value **argv)
  * after the first few): about a minute. */
 #define OPEN_BUSY_RETRIES 1200
 
+/* Network and cluster file systems by statfs f_type (linux/magic.h and the
+ * file systems' own sources): on all of them SQLite's locks and WAL shared
+ * memory are unsafe between machines (and often within one). A FUSE mount
+ * (sshfs, GlusterFS, but also local ones) cannot be told apart and passes. */
+static const struct { unsigned long magic; const char *name; } netfs[] = {
+	{0x6969, "NFS"},
+	{0x517B, "SMB"},
+	{0xFF534D42, "CIFS"},
+	{0xFE534D42, "SMB2"},
+	{0x564C, "NCP"},
+	{0x0BD00BD0, "Lustre"},
+	{0x47504653, "GPFS"},
+	{0x00C36400, "CephFS"},
+	{0x19830326, "BeeGFS"},
+	{0xAAD7AAEA, "PanFS"},
+	{0x20030528, "OrangeFS"},
+	{0x01161970, "GFS2"},
+	{0x7461636F, "OCFS2"},
+	{0x5346414F, "AFS"},
+	{0x6B414653, "AFS"},
+	{0x73757245, "Coda"},
+	{0x01021997, "9P"},
+};
+
+const char *db_netfs_name(unsigned long f_type)
+{
+	f_type &= 0xFFFFFFFFul;   /* f_type is signed on some ABIs: CIFS's magic reads negative */
+	for (size_t i = 0; i < sizeof netfs / sizeof *netfs; i++)
+		if (netfs[i].magic == f_type) return netfs[i].name;
+	return NULL;
+}
+
+static long statfs_type(const char *path)
+{
+	struct statfs sf;
+	return statfs(path, &sf) ? -1 : (long)(unsigned long)sf.f_type;
+}
+
+long (*db_fs_type)(const char *path) = statfs_type;
+
+/* DJC_EINVAL with a message when the database file (or, before it exists,
+ * its directory) is on a network file system; else DJC_OK. */
+static int refuse_netfs(const char *path, char *err, size_t errlen)
+{
+	long t = db_fs_type(path);
+	if (t == -1) {
+		/* not there yet: the directory it will be created in */
+		const char *slash = strrchr(path, '/');
+		char *dir = slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
+		t = db_fs_type(dir);
+		free(dir);
+	}
+	const char *fs = t == -1 ? NULL : db_netfs_name((unsigned long)t);
+	if (!fs) return DJC_OK;
+	snprintf(err, errlen,
+		 "SQLite database '%s' is on a network file system (%s), where SQLite's WAL mode and locks are unsafe: "
+		 "use PostgreSQL or MariaDB for a shared database (--db postgresql://...), or put the file on a local disk",
+		 path, fs);
+	return DJC_EINVAL;
+}
+
 static int sq_open(db_conn **out, const db_url *u, const char *schema, char *err, size_t errlen)
 {
 	*out = NULL;
@@ -229,6 +291,10 @@ static int sq_open(db_conn **out, const db_url *u, const char *schema, char *err
 		snprintf(err, errlen, "no SQLite database '%s' (djc declare creates it; or give --db)", sb_str(&path));
 		sb_free(&path);
 		return DJC_ENOTFOUND;
+	}
+	if (strcmp(sb_str(&path), ":memory:") && refuse_netfs(sb_str(&path), err, errlen)) {
+		sb_free(&path);
+		return DJC_EINVAL;
 	}
 	sq_conn *c = xcalloc(1, sizeof *c);
 	c->base.schema = xstrdup(schema && *schema ? schema : "main");

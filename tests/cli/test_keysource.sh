@@ -160,8 +160,9 @@ check "the comment is not passed, quoted and inner # are" [ "$(cat args.1)" = "a
 printf 'Bad (computed)\n    -> Src\n    ---\n    v : int32\n    key_source = {"src_id": 1} trailing\n' > bad.djc
 expect_fail 2 "text after key_source's JSON that is not a comment" '^djc: bad\.djc:5: key_source must be a JSON restriction object' djc declare bad.djc
 
-# the pipeline shown in README.md declares as printed
-awk '/^## A pipeline/ {f = 1} f && /^```$/ {n++; if (n == 2) exit; next} f && n == 1' "$ROOT/README.md" > readme.djc
+# the pipeline shown in README.md declares as printed (test_readme checks
+# that the README shows examples/first/pipeline.djc exactly)
+cp "$ROOT/examples/first/pipeline.djc" readme.djc
 check "the README's pipeline was extracted" grep -q 'SessionStats (computed)' readme.djc
 RS="${DJC_DATABASE_SCHEMA:-t}_readme"
 expect_rc 0 "the README's pipeline declares" djc --schema "$RS" declare readme.djc

@@ -162,16 +162,20 @@ check "config --json" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit
 expect_fail 2 "a table name with a quote: one error line" '^djc: unknown table "Q\\"x" ' djc progress 'Q"x' --json
 check "...and nothing on stdout" test -z "$OUT"
 
-# the text listing: one line per job, its key first as JSON to paste back
+# the text listing: one line per job, its key first as JSON to paste back;
+# an error's stack below it on indented lines (here "stack:" and two lines)
 run djc jobs QMade --status error
-check "text listing: one line per job, newlines in messages and keys escaped" test "$(printf '%s\n' "$OUT" | grep -c .)" = 5
-check "text listing: each line starts with its key as JSON" py "$keys_ok"'
+check "text listing: one line per job, newlines in messages and keys escaped" test "$(printf '%s\n' "$OUT" | grep -c '^{')" = 5
+check "text listing: each job's stack on 3 indented lines, nothing else" \
+	test "$(printf '%s\n' "$OUT" | grep -c '^    ')" = 15 -a "$(printf '%s\n' "$OUT" | grep -c .)" = 20
+check "text listing: each job line starts with its key as JSON" py "$keys_ok"'
 dec = json.JSONDecoder()
-keys = [dec.raw_decode(l)[0] for l in sys.argv[1].splitlines()]
+keys = [dec.raw_decode(l)[0] for l in sys.argv[1].splitlines() if not l.startswith(" ")]
 sys.exit(0 if {k["k"] for k in keys} == want and all(list(k) == ["k"] for k in keys) else 1)' "$OUT"
 printf '%s\n' "$OUT" | python3 -c 'import json,sys
 dec = json.JSONDecoder()
 for l in sys.stdin.read().splitlines():
+    if l.startswith(" "): continue   # a stack line
     k, end = dec.raw_decode(l)
     print(l[:end])' > listed-keys
 while IFS= read -r key; do

@@ -1,0 +1,15 @@
+#!/usr/bin/env python3
+# stats.py - the make program of SessionStats (pipeline.djc). djc runs it once
+# per key: the key arrives as one JSON object on stdin, the rows to insert go
+# to stdout as JSON Lines (the key's attributes may be left out).
+import json
+import subprocess
+import sys
+
+key = json.load(sys.stdin)
+# the upstream row: `djc fetch Session --key` is DataJoint's (Session & key);
+# the database URL comes from the environment djc sets for its make programs
+out = subprocess.run(["djc", "fetch", "Session", "--key", json.dumps(key), "--format", "json"],
+                     check=True, capture_output=True, text=True).stdout
+session = json.loads(out.splitlines()[0])
+print(json.dumps({"mean_rate": session["n_spikes"] / session["duration_s"]}))

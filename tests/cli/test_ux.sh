@@ -1,0 +1,136 @@
+#!/bin/bash
+# test_ux.sh - inspecting a pipeline from the command line: the text error
+# listing with each error's stack, djc diagram (DOT, SVG through Graphviz),
+# and djc progress without a table (every computed/imported table in
+# dependency order, --watch).
+. "$ROOT/tests/cli/lib.sh"
+py() { python3 -c "$@"; }
+
+cat > p.djc <<'P'
+A (manual)
+    id : int32
+    ---
+B (computed)
+    -> A
+    ---
+    y : int32
+P
+expect_rc 0 "declare" djc declare p.djc
+printf '{"id": 1}\n{"id": 2}\n' | djc insert A >/dev/null
+cat > fail.sh <<'S'
+#!/bin/sh
+cat >/dev/null
+echo "first line of stderr" >&2
+printf 'second\tline\n\n' >&2
+exit 3
+S
+chmod +x fail.sh
+expect_rc 1 "populate with a failing make" djc populate B --reserve-jobs --suppress-errors --make ./fail.sh
+
+# ------------------------------------------------------ the error listing
+run djc jobs B --status error
+check "one line per job starts with its key" test "$(printf '%s\n' "$OUT" | grep -c '^{')" = 2
+check "the message is on the job's line" eval 'printf "%s\n" "$OUT" | grep -q "^{\"id\": 1}.*error_message=make exited with status 3"'
+check "the stack follows, indented, line by line" eval 'printf "%s\n" "$OUT" | grep -A3 "^{\"id\": 1}" | sed -n 2,4p | tr -d "\n" | grep -qx "    stack:      first line of stderr      second line"'
+check "no stack lines for jobs without a stack" eval 'djc jobs B --status pending | grep -vc "^{" | grep -qx 0'
+run djc jobs B --status error
+key=$(printf '%s\n' "$OUT" | grep '^{' | head -1 | sed 's/}  .*/}/')
+expect_rc 0 "the listed key pastes into jobs ignore" djc jobs ignore B "$key"
+
+# ------------------------------------------------------------- diagram
+cat > p2.djc <<'P'
+L (lookup)
+    l : int32
+    ---
+C (computed)
+    -> B
+    ---
+    z : int32
+C.Part (part)
+    -> C
+    k : int32
+    ---
+D (imported)
+    -> A
+    ---
+    -> L
+P
+expect_rc 0 "declare more tables" djc declare p2.djc
+run djc diagram
+check "diagram: DOT text" eval 'printf "%s\n" "$OUT" | head -1 | grep -qx "digraph pipeline {" && printf "%s\n" "$OUT" | tail -1 | grep -qx "}"'
+check "diagram: one node per table, styled by tier" eval 'test "$(printf "%s\n" "$OUT" | grep -c "tooltip=")" = 6 &&
+	printf "%s\n" "$OUT" | grep -q "^	\"A\" \[shape=box.*tooltip=\"manual\"" &&
+	printf "%s\n" "$OUT" | grep -q "^	\"L\" \[shape=plaintext.*tooltip=\"lookup\"" &&
+	printf "%s\n" "$OUT" | grep -q "^	\"D\" \[shape=ellipse.*tooltip=\"imported\"" &&
+	printf "%s\n" "$OUT" | grep -q "^	\"C\" \[shape=ellipse.*tooltip=\"computed\""'
+check "diagram: edges (primary solid, secondary dashed, part tied to its master)" eval '
+	printf "%s\n" "$OUT" | grep -qx "	\"A\" -> \"B\";" && printf "%s\n" "$OUT" | grep -qx "	\"B\" -> \"C\";" &&
+	printf "%s\n" "$OUT" | grep -qx "	\"L\" -> \"D\" \[style=dashed\];" &&
+	printf "%s\n" "$OUT" | grep -q "^	\"C\" -> \"C.Part\" \[color" && test "$(printf "%s\n" "$OUT" | grep -c -- "->")" = 5'
+expect_out "diagram --format dot is the default" "$OUT" djc diagram --format=dot
+run djc diagram --format svg
+check "diagram --format svg: SVG from Graphviz, a node per table" eval 'printf "%s\n" "$OUT" | grep -q "^<svg" && test "$(printf "%s\n" "$OUT" | grep -c "<g id=\"node")" = 6'
+expect_fail 1 "diagram --format svg without Graphviz says what to install" "^djc: diagram --format svg needs Graphviz's dot program.*install graphviz" \
+	env PATH=/nonexistent "$DJC" diagram --format svg
+expect_fail 2 "diagram --format png" "^djc: --format must be dot or svg, got 'png'$" djc diagram --format png
+expect_fail 2 "diagram takes no table" "^djc: diagram takes no arguments" djc diagram B
+
+# ------------------------------------------------ progress of everything
+run djc progress
+check "progress without a table: the computed and imported tables in dependency order" \
+	eval 'test "$(printf "%s\n" "$OUT" | cut -d" " -f1 | tr "\n" " ")" = "B C D "'
+check "progress: bar, counts and errors" eval 'printf "%s\n" "$OUT" | grep -Eq "^B +\[\.+\] 0/2 +0\.0%  errors 1, reserved 0, pending 0$"'
+run djc progress --json
+check "progress --json: every table" eval 'test "$(printf "%s" "$OUT" | jq -c "[.tables[] | [.table, .total, .remaining, .error]]")" = "[[\"B\",2,2,1],[\"C\",0,0,0],[\"D\",2,2,0]]"'
+expect_fail 2 "progress --where without a table" "^djc: --where needs a TABLE" djc progress --where '{"id": 1}'
+expect_fail 2 "progress TABLE --watch" "^djc: --watch follows every table" djc progress B --watch
+expect_fail 2 "progress --interval without --watch" "^djc: --interval goes with --watch" djc progress --interval 1
+
+# --watch, piped: a snapshot under a time line per interval, until SIGTERM;
+# a change shows in a later snapshot (waits are for events, bounded)
+"$DJC" progress --watch --interval 0.1 > watch.out 2>watch.err &
+wpid=$!
+wait_for() {  # CONDITION: polls up to 60 s
+	for _ in $(seq 600); do eval "$1" && return 0; sleep 0.1; done
+	return 1
+}
+check "progress --watch: snapshots keep coming" wait_for 'test "$(grep -c "^== " watch.out)" -ge 2'
+"$DJC" jobs clear B --status error >/dev/null
+echo '{"l": 1}' | "$DJC" insert L >/dev/null
+"$DJC" populate D --make sh -c 'cat >/dev/null; echo "{\"l\": 1}"' >/dev/null
+check "progress --watch: a later snapshot shows the change" wait_for 'grep -Eq "^D +\[#+\] 2/2 100\.0%" watch.out'
+kill -TERM $wpid; wait $wpid
+wrc=$?
+check "progress --watch ends on SIGTERM with status 0" test "$wrc" = 0
+check "progress --watch: every snapshot whole (3 lines each)" eval 'test "$(grep -vc "^== " watch.out)" = "$(( $(grep -c "^== " watch.out) * 3 ))"'
+
+# --watch on a terminal: redrawn in place (cursor up over the last drawing)
+cat > watchpty.py <<'PY'
+import fcntl, os, pty, select, signal, struct, sys, termios, time
+pid, fd = pty.fork()
+if pid == 0:
+    cols = int(sys.argv[2]) if len(sys.argv) > 2 else 80
+    fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+    os.execv(sys.argv[1], [sys.argv[1], "progress", "--watch", "--interval", "0.1"])
+buf = b""
+deadline = time.monotonic() + 60
+while buf.count(b"\r\x1b[3A") < 2 and time.monotonic() < deadline:
+    r, _, _ = select.select([fd], [], [], 1)
+    if r:
+        try:
+            buf += os.read(fd, 4096)
+        except OSError:
+            break
+os.kill(pid, signal.SIGINT)
+os.waitpid(pid, 0)
+sys.stdout.write(buf.decode("utf-8", "replace"))
+PY
+run python3 watchpty.py "$DJC" 30
+check "progress --watch on a 30-column terminal: no line wider than 29 columns" py 'import re, sys
+lines = re.sub(r"\x1b\[[0-9]*[AK]|\r", "", sys.argv[1]).split("\n")
+sys.exit(0 if len(lines) >= 6 and max(len(l) for l in lines) <= 29 else 1)' "$OUT"
+run python3 watchpty.py "$DJC"
+check "progress --watch on a terminal: redrawn in place, no time lines" eval '
+	test "$(printf "%s" "$OUT" | grep -c "$(printf "\r\033\\[3A")")" -ge 2 && ! printf "%s" "$OUT" | grep -q "^== "'
+
+finish
