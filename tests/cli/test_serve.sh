@@ -482,4 +482,25 @@ clean
 run env DJC_JOBS_SERVE_RESTARTS=0 "$DJC" populate Res --reserve-jobs --where '{"item_id": {"<=": 6}}' --make-serve ./once.sh
 check "9: one key per program, no restart allowed after a failure: all 6 made" test "$RC/$OUT" = "0/Res: 6 made, 0 errors, 0 skipped"
 check "9: six programs" test "$(starts)/$(dupes)/$(distinct)" = "6/0/6"
+# ------------------------------------- 10. the attempt reaches the program
+cat > retry.py <<'P'
+import os
+import djc_make
+
+def make(key, fetch):
+    with open(os.environ["LOG"], "a") as f:
+        f.write("attempt %d %d %d\n" % (key["item_id"], fetch.attempt, os.getpid()))
+    if fetch.attempt < 2:
+        raise ValueError("attempt %d of %d" % (fetch.attempt, key["item_id"]))
+    return {"v": key["item_id"]}
+
+djc_make.run(make)
+P
+clean
+run env DJC_JOBS_MAX_ATTEMPTS=2 DJC_JOBS_RETRY_DELAY=0 "$DJC" populate Res --reserve-jobs --suppress-errors --where '{"item_id": {"<=": 2}}' --make-serve python3 retry.py
+check "10: jobs.max_attempts 2: both keys made (on their second attempt)" test "$(count Res '{"item_id": {"<=": 2}}')" = 2
+check "10: the program was told attempt 1, then attempt 2, of each key" \
+	test "$(awk '$1 == "attempt" {print $2 ":" $3}' "$LOG" | sort | tr '\n' ' ')" = "1:1 1:2 2:1 2:2 "
+check "10: one program served the four attempts (a raised error keeps it)" \
+	test "$(awk '$1 == "attempt" {print $4}' "$LOG" | sort -u | wc -l)" = 1
 finish
