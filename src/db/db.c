@@ -232,6 +232,23 @@ int db_claim_run(db_conn *c, const db_claim *cl, db_res **out)
 }
 void db_qi(db_conn *c, sb_t *b, const char *name) { c->drv->quote_ident(b, name); }
 
+void db_qtable(db_conn *c, sb_t *b, const char *name)
+{
+	if (c->qualify && c->schema) {
+		c->drv->quote_ident(b, c->schema);
+		sb_addc(b, '.');
+	}
+	c->drv->quote_ident(b, name);
+}
+
+void db_create_index(db_conn *c, sb_t *b, const char *table, const char *index, const char *cols, int unique)
+{
+	sb_t qt = SB_INIT;
+	db_qtable(c, &qt, table);
+	c->drv->create_index(b, sb_str(&qt), index, cols, unique);
+	sb_free(&qt);
+}
+
 int db_ident_ok(const char *s)
 {
 	if (!s || !*s || strlen(s) > 64) return 0;

@@ -52,6 +52,7 @@ typedef struct db_conn {
 	char err[1024];     /* message of the last failure */
 	int in_tx;
 	char *schema;       /* effective schema name */
+	int qualify;        /* table names carry the schema (db_qtable): set by the driver's open */
 	const char *table_suffix;   /* after CREATE TABLE (...): the driver's, unless its open set one */
 	/* Threads sharing one connection (a worker and its heartbeat) take
 	 * turns: the db_* wrappers hold this recursive mutex around each
@@ -84,7 +85,7 @@ const char *db_cell_text(db_res *r, size_t row, size_t col);
  * or the backend's equivalent). Returns the claimed rows' key_cols, then
  * `extra` (evaluated on the claimed row) when given. */
 typedef struct db_claim {
-	const char *table;      /* unquoted table name */
+	const char *table;      /* unquoted table name (the driver writes it with db_qtable) */
 	const char *key_cols;   /* quoted, comma-separated primary key columns */
 	const char *extra;      /* one more returned expression without params, or NULL */
 	const char *where;      /* condition with ? params */
@@ -127,7 +128,9 @@ struct db_driver {
 	void (*column_type)(sb_t *b, const coldef *t);
 	void (*now)(sb_t *b);          /* current UTC time as datetime(3) */
 	void (*now_plus)(sb_t *b);     /* UTC now plus ? seconds (one FLOAT param) */
-	void (*create_index)(sb_t *b, const char *table, const char *index, const char *cols, int unique);
+	/* CREATE INDEX IF NOT EXISTS index ON qtable (cols); qtable is quoted
+	 * already (db_qtable), index is not (it lives in the table's schema) */
+	void (*create_index)(sb_t *b, const char *qtable, const char *index, const char *cols, int unique);
 	const char *insert_ignore_head;   /* e.g. "INSERT OR IGNORE INTO" */
 	const char *insert_ignore_tail;   /* e.g. " ON CONFLICT DO NOTHING" */
 	const char *table_suffix;         /* after CREATE TABLE (...) */
@@ -152,6 +155,13 @@ int db_commit(db_conn *c);
 int db_rollback(db_conn *c);
 int db_claim_run(db_conn *c, const db_claim *cl, db_res **out);
 void db_qi(db_conn *c, sb_t *b, const char *name);   /* quoted identifier */
+/* The table `name` of the connection's schema, quoted: "schema"."name"
+ * where the driver qualifies names (PostgreSQL), else "name". Every
+ * statement names its tables through this, so none depends on session
+ * state such as the search_path (a transaction pooler does not keep it). */
+void db_qtable(db_conn *c, sb_t *b, const char *name);
+/* CREATE INDEX IF NOT EXISTS index ON <table> (cols) in the dialect. */
+void db_create_index(db_conn *c, sb_t *b, const char *table, const char *index, const char *cols, int unique);
 
 /* 1 if name is a valid identifier for djc (letters, digits, _, and the
  * DataJoint prefixes ~ # handled by callers): [A-Za-z_][A-Za-z0-9_]*,

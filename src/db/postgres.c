@@ -413,6 +413,7 @@ static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err
 
 	pg_conn *c = xcalloc(1, sizeof *c);
 	c->base.schema = xstrdup(schema && *schema ? schema : "public");
+	c->base.qualify = 1;   /* "schema"."table" in every statement (db_qtable) */
 	/* expand_dbname = 0: a dbname is a name, never a conninfo string */
 	c->pg = PQconnectdbParams(a.k, a.v, 0);
 	free(host);
@@ -792,9 +793,9 @@ static int pg_claim(db_conn *bc, const db_claim *cl, db_res **out)
 	 * the outer UPDATE touches only rows this statement has locked. */
 	sb_t q = SB_INIT;
 	sb_add(&q, "UPDATE ");
-	pg_qi(&q, cl->table);
+	db_qtable(bc, &q, cl->table);
 	sb_printf(&q, " SET %s WHERE ctid = ANY(ARRAY(SELECT ctid FROM ", cl->set);
-	pg_qi(&q, cl->table);
+	db_qtable(bc, &q, cl->table);
 	sb_printf(&q, " WHERE %s ORDER BY %s", cl->where, cl->order);
 	if (cl->limit >= 0) sb_printf(&q, " LIMIT %ld", cl->limit);
 	sb_printf(&q, " FOR UPDATE SKIP LOCKED)) RETURNING %s", cl->key_cols);
@@ -845,12 +846,12 @@ static void pg_now_plus(sb_t *b)
 	sb_add(b, "((now() AT TIME ZONE 'UTC') + make_interval(secs => ?))::timestamp(3)");
 }
 
-static void pg_create_index(sb_t *b, const char *table, const char *index, const char *cols, int unique)
+static void pg_create_index(sb_t *b, const char *qtable, const char *index, const char *cols, int unique)
 {
 	sb_printf(b, "CREATE %sINDEX IF NOT EXISTS ", unique ? "UNIQUE " : "");
 	pg_qi(b, index);
 	sb_add(b, " ON ");
-	pg_qi(b, table);
+	sb_add(b, qtable);
 	sb_printf(b, " (%s)", cols);
 }
 

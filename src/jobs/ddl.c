@@ -41,7 +41,7 @@ static int index_on(djc_conn *c, const table *t, const char *suffix, const char 
 		db_qi(c->db, &list, jobs_col(t, cols[i], &b));
 	}
 	sb_printf(&name, "%s_%s", t->jobs_name, suffix);
-	c->db->drv->create_index(&q, t->jobs_name, sb_str(&name), sb_str(&list), 0);
+	db_create_index(c->db, &q, t->jobs_name, sb_str(&name), sb_str(&list), 0);
 	int rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
 	sb_free(&list); sb_free(&name); sb_free(&q); sb_free(&b);
 	return rc;
@@ -55,7 +55,7 @@ int jobs_ensure(djc_conn *c, table *t)
 	if (jt->ready) return DJC_OK;   /* once per table per connection, not per reserve */
 	sb_t q = SB_INIT, b = SB_INIT;
 	sb_add(&q, "CREATE TABLE IF NOT EXISTS ");
-	db_qi(c->db, &q, t->jobs_name);
+	db_qtable(c->db, &q, t->jobs_name);
 	sb_add(&q, " (");
 	for (size_t i = 0; i < t->nsrc; i++) {
 		ddl_column(c, &q, &t->attrs[t->src[i]], 1);

@@ -66,7 +66,7 @@ int djc_progress(djc_conn *c, const char *name, const char *where, long *remaini
 	pvec p = {0};
 	/* one query: total keys, and those without a target row */
 	sb_add(&q, "SELECT count(*), coalesce(sum(CASE WHEN NOT EXISTS (SELECT 1 FROM ");
-	db_qi(c->db, &q, t->sql_name);
+	db_qtable(c->db, &q, t->sql_name);
 	sb_add(&q, " tg WHERE ");
 	for (size_t i = 0; i < t->nsrc; i++) {
 		const char *n = t->attrs[t->src[i]].name;

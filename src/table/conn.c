@@ -110,7 +110,7 @@ int pipe_load(djc_conn *c)
 	if (!c->db) return conn_fail(c, DJC_ECONN, "not connected");
 	sb_t q = SB_INIT;
 	sb_add(&q, "SELECT definition FROM ");
-	db_qi(c->db, &q, META_TABLE);
+	db_qtable(c->db, &q, META_TABLE);
 	sb_add(&q, " ORDER BY position");
 	db_res *r = NULL;
 	int rc = db_exec(c->db, sb_str(&q), NULL, 0, &r);
@@ -201,7 +201,7 @@ static int create_table(djc_conn *c, const table *t)
 {
 	sb_t q = SB_INIT;
 	sb_add(&q, "CREATE TABLE IF NOT EXISTS ");
-	db_qi(c->db, &q, t->sql_name);
+	db_qtable(c->db, &q, t->sql_name);
 	sb_add(&q, " (");
 	for (size_t i = 0; i < t->nattrs; i++) {
 		if (i) sb_add(&q, ", ");
@@ -218,7 +218,7 @@ static int create_table(djc_conn *c, const table *t)
 		sb_add(&q, ", FOREIGN KEY (");
 		cols_list(c, &q, f->attrs, f->nattrs);
 		sb_add(&q, ") REFERENCES ");
-		db_qi(c->db, &q, f->ptable->sql_name);
+		db_qtable(c->db, &q, f->ptable->sql_name);
 		sb_add(&q, " (");
 		cols_list(c, &q, f->attrs, f->nattrs);
 		sb_add(&q, ") ON UPDATE CASCADE ON DELETE RESTRICT");
@@ -243,7 +243,7 @@ static int create_table(djc_conn *c, const table *t)
 		cols_list(c, &cols, t->idx[i].attrs, t->idx[i].nattrs);
 		sb_printf(&name, "%s_i%zu", t->sql_name, i);
 		sb_reset(&q);
-		c->db->drv->create_index(&q, t->sql_name, sb_str(&name), sb_str(&cols), 0);
+		db_create_index(c->db, &q, t->sql_name, sb_str(&name), sb_str(&cols), 0);
 		rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
 		sb_free(&cols);
 		sb_free(&name);
@@ -291,7 +291,7 @@ int tbl_declare(djc_conn *c, const char *text, const char *filename, char **repo
 	sb_t q = SB_INIT;
 	if ((rc = db_begin(c->db))) { rc = conn_dbfail(c, rc, "declare"); goto out; }
 	sb_add(&q, "CREATE TABLE IF NOT EXISTS ");
-	db_qi(c->db, &q, META_TABLE);
+	db_qtable(c->db, &q, META_TABLE);
 	sb_add(&q, " (");
 	{
 		attr name = {.name = "name", .type = {T_VARCHAR, 255, 0, NULL, 0}};
@@ -318,7 +318,7 @@ int tbl_declare(djc_conn *c, const char *text, const char *filename, char **repo
 		if ((rc = create_table(c, t))) goto fail;
 		sb_reset(&q);
 		sb_add(&q, "INSERT INTO ");
-		db_qi(c->db, &q, META_TABLE);
+		db_qtable(c->db, &q, META_TABLE);
 		sb_add(&q, " (");
 		db_qi(c->db, &q, "name"); sb_add(&q, ", ");
 		db_qi(c->db, &q, "position"); sb_add(&q, ", ");

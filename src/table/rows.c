@@ -172,7 +172,7 @@ int keysource_sql(djc_conn *c, const table *t, sb_t *sql, pvec *params)
 	sb_add(sql, " FROM ");
 	for (size_t p = 0; p < np; p++) {
 		if (p) sb_add(sql, " JOIN ");
-		db_qi(c->db, sql, ps[p]->ptable->sql_name);
+		db_qtable(c->db, sql, ps[p]->ptable->sql_name);
 		sb_printf(sql, " s%zu", p);
 		if (p) {
 			int first = 1;
@@ -217,7 +217,7 @@ int keysource_sql(djc_conn *c, const table *t, sb_t *sql, pvec *params)
 void not_in_target_sql(djc_conn *c, const table *t, const char *alias, sb_t *sql)
 {
 	sb_add(sql, " AND NOT EXISTS (SELECT 1 FROM ");
-	db_qi(c->db, sql, t->sql_name);
+	db_qtable(c->db, sql, t->sql_name);
 	sb_add(sql, " tg WHERE ");
 	for (size_t i = 0; i < t->nsrc; i++) {
 		const char *n = t->attrs[t->src[i]].name;
@@ -344,7 +344,7 @@ int rows_insert_many(djc_conn *c, const table *t, djc_row *const *rows, size_t n
 	sb_t head = SB_INIT, q = SB_INIT;
 	sb_add(&head, skip_dup ? c->db->drv->insert_ignore_head : "INSERT INTO");
 	sb_addc(&head, ' ');
-	db_qi(c->db, &head, t->sql_name);
+	db_qtable(c->db, &head, t->sql_name);
 	sb_add(&head, " (");
 	for (size_t i = 0; i < t->nattrs; i++) {
 		if (i) sb_add(&head, ", ");
@@ -411,7 +411,7 @@ static void select_all(djc_conn *c, const table *t, sb_t *q)
 		db_qi(c->db, q, t->attrs[i].name);
 	}
 	sb_add(q, " FROM ");
-	db_qi(c->db, q, t->sql_name);
+	db_qtable(c->db, q, t->sql_name);
 	sb_add(q, " WHERE 1=1");
 }
 
@@ -482,7 +482,7 @@ int djc_delete(djc_conn *c, const char *name, const char *where_json, size_t *de
 	sb_t q = SB_INIT;
 	pvec p = {0};
 	sb_add(&q, "DELETE FROM ");
-	db_qi(c->db, &q, t->sql_name);
+	db_qtable(c->db, &q, t->sql_name);
 	sb_add(&q, " WHERE 1=1");
 	if ((rc = where_build(c, t, where_json, NULL, 0, &q, &p))) goto out;
 	db_res *r = NULL;
