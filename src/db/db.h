@@ -38,7 +38,14 @@ typedef struct db_url {
 	size_t nopts;    /* query parameters (?sslmode=require&...) */
 	char **opt_keys, **opt_vals;
 	char *redacted;  /* the URL with the password replaced by "***" */
+	int flags;       /* DB_OPEN_* (set by db_open_ext, not parsed) */
 } db_url;
+
+/* Open flags. DB_OPEN_POOLED: the server is reached through a transaction
+ * pooler (database.pooler = transaction); the URL parameter pooler=none or
+ * pooler=transaction decides instead when given. Only PostgreSQL's driver
+ * reads it. */
+#define DB_OPEN_POOLED 2
 
 /* Parse url; on error returns DJC_EINVAL with a message in err. */
 int db_url_parse(db_url *out, const char *url, char *err, size_t errlen);
@@ -136,6 +143,20 @@ struct db_driver {
 	const char *table_suffix;         /* after CREATE TABLE (...) */
 	/* 1 if an empty result of SELECT ... with FOR UPDATE works. Unused. */
 	int reserved_flags;
+
+	/* may provide (NULL: the backend has no notifications; db.c copes) */
+	/* Subscribe the connection to channel (kept across reconnects);
+	 * DJC_EINVAL when this connection cannot receive notifications (through
+	 * a transaction pooler). */
+	int (*listen)(db_conn *c, const char *channel);
+	/* Notify channel's listeners, when the current transaction commits (at
+	 * once outside one). */
+	int (*notify)(db_conn *c, const char *channel, const char *payload);
+	/* Without waiting: 1 and the payload (caller frees) of a notification
+	 * that arrived, 0 when none, DJC_ECONN when the connection is gone. */
+	int (*notified)(db_conn *c, char **payload);
+	/* The connection's socket, to poll while waiting for notifications. */
+	int (*socket)(db_conn *c);
 };
 
 extern const db_driver db_sqlite_driver;
@@ -145,6 +166,8 @@ extern const db_driver db_mysql_driver;
 /* Open by URL (see djc_open for defaults). On failure returns a code and
  * fills err; *out is NULL. */
 int db_open(db_conn **out, const char *url, const char *schema, char *err, size_t errlen);
+/* db_open with DB_OPEN_* flags (db_open is flags 0). */
+int db_open_ext(db_conn **out, const char *url, const char *schema, int flags, char *err, size_t errlen);
 void db_close(db_conn *c);
 
 /* The wrappers that dispatch through c->drv, serialising the threads that
@@ -160,6 +183,16 @@ void db_qi(db_conn *c, sb_t *b, const char *name);   /* quoted identifier */
  * statement names its tables through this, so none depends on session
  * state such as the search_path (a transaction pooler does not keep it). */
 void db_qtable(db_conn *c, sb_t *b, const char *name);
+/* Notifications (LISTEN/NOTIFY on PostgreSQL): db_listen is DJC_EINVAL
+ * (message on c) where the connection cannot receive them (another backend,
+ * a transaction pooler); db_notify does nothing where there are none.
+ * db_wait_notify waits up to `seconds` for a notification: 1 with its
+ * payload (caller frees), 0 when none came, or an error code (the
+ * connection went; the next statement reconnects). It holds the
+ * connection's mutex only to read what arrived, never while waiting. */
+int db_listen(db_conn *c, const char *channel);
+int db_notify(db_conn *c, const char *channel, const char *payload);
+int db_wait_notify(db_conn *c, double seconds, char **payload);
 /* CREATE INDEX IF NOT EXISTS index ON <table> (cols) in the dialect. */
 void db_create_index(db_conn *c, sb_t *b, const char *table, const char *index, const char *cols, int unique);
 

@@ -61,7 +61,9 @@ int djc_open(djc_conn **out, const char *url, const char *schema)
 	c->url = xstrdup(url);
 	c->schema = schema ? xstrdup(schema) : NULL;
 	char err[1024];
-	int rc = db_open(&c->db, url, schema, err, sizeof err);
+	/* database.pooler: the URL's pooler= parameter, when given, decides */
+	int flags = !strcmp(config_get("database.pooler"), "transaction") ? DB_OPEN_POOLED : 0;
+	int rc = db_open_ext(&c->db, url, schema, flags, err, sizeof err);
 	if (rc) return conn_fail(c, rc, "%s", err);
 	return DJC_OK;
 }

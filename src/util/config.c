@@ -21,6 +21,7 @@ static config_item items[] = {
 	{"database.url", "DJC_DATABASE_URL", "sqlite:djc.db", "string", NULL, NULL},
 	{"database.schema", "DJC_DATABASE_SCHEMA", "", "string", NULL, NULL},
 	{"database.password", "DJC_DATABASE_PASSWORD", "", "secret", NULL, NULL},
+	{"database.pooler", "DJC_DATABASE_POOLER", "none", "choice", NULL, NULL},
 	{"display.progress", "DJC_DISPLAY_PROGRESS", "false", "bool", NULL, NULL},
 	{NULL, NULL, NULL, NULL, NULL, NULL},
 };
@@ -61,6 +62,7 @@ static const struct limit {
 	{"jobs.default_priority", 0, 2147483647.0, 0, NULL, "an integer from 0 to 2147483647"},
 	{"jobs.reserve_batch", 1, 1000, 0, NULL, "an integer from 1 to 1000"},
 	{"jobs.version_method", 0, 0, 0, "none|git", "none or git"},
+	{"database.pooler", 0, 0, 0, "none|transaction", "none or transaction"},
 	{NULL, 0, 0, 0, NULL, NULL},
 };
 
