@@ -15,6 +15,8 @@
 
 static const char *g_db, *g_schema;
 
+int cmd_worker(int argc, char **argv, const char *db, const char *schema);   /* cmd_worker.c */
+
 static const char USAGE[] =
 	"usage: djc [--db URL] [--schema NAME] COMMAND ...\n"
 	"\n"
@@ -25,6 +27,7 @@ static const char USAGE[] =
 	"  fetch TABLE                  print rows (--where JSON, --format table|json|csv)\n"
 	"  delete TABLE                 delete rows (--where JSON)\n"
 	"  populate TABLE               call make for every missing key\n"
+	"  worker [TABLE...]            serve the computed tables for as long as work may appear\n"
 	"  progress TABLE               remaining and total keys\n"
 	"  jobs TABLE                   the jobs table: counts by status, or --status rows\n"
 	"  jobs refresh|clear|ignore    manage the jobs table\n"
@@ -650,6 +653,7 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "fetch")) return cmd_fetch(n, v);
 	if (!strcmp(cmd, "delete")) return cmd_delete(n, v);
 	if (!strcmp(cmd, "populate")) return cmd_populate(n, v);
+	if (!strcmp(cmd, "worker")) return cmd_worker(n, v, g_db, g_schema);
 	if (!strcmp(cmd, "progress")) return cmd_progress(n, v);
 	if (!strcmp(cmd, "jobs")) return cmd_jobs(n, v);
 	if (!strcmp(cmd, "config")) return cmd_config(n, v);

@@ -18,7 +18,7 @@
 
 #define MAX_PROCS 256
 
-typedef struct making { char *key; int64_t token; } making;
+typedef struct making { char *key; int64_t token; char *table; } making;
 
 static void add_error(djc_populate_result *r, const char *key, const char *msg)
 {
@@ -38,6 +38,9 @@ static void gather_line(djc_populate_result *res, char *line, making *mk)
 		mk->key = xstrdup(json_string_value(mkey));
 		const char *tok = json_string_value(json_object_get(j, "token"));
 		mk->token = strtoll(tok ? tok : "0", NULL, 10);
+		const char *tab = json_string_value(json_object_get(j, "table"));
+		free(mk->table);
+		mk->table = tab ? xstrdup(tab) : NULL;
 	} else {
 		json_t *k = json_object_get(j, "key"), *m = json_object_get(j, "message");
 		add_error(res, json_is_string(k) ? json_string_value(k) : "{}", json_is_string(m) ? json_string_value(m) : "make failed");
@@ -74,20 +77,28 @@ static void drain(int *fd, sb_t *buf, djc_populate_result *res, making *mk)
  * back to pending. Returns 1 when a job was recorded as failed; 0 when the
  * child had already ended its job (committed it or recorded its error: the
  * fence finds it no longer reserved), so its death costs nothing. */
-static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const char *msg)
+static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const char *msg, const pool_work *pw)
 {
 	int failed = 0;
+	/* djc worker's children say which table they are making a job of */
+	if (mk->table && conn_table(c, mk->table, &t)) return 0;
 	json_t *kj = mk->key ? json_loads(mk->key, 0, NULL) : NULL;
 	djc_row *key = NULL;
 	char *err = NULL;
 	if (kj && !row_from_json_obj(t, kj, &key, &err)) {
 		djc_job job = {t, key, mk->token, 0};
 		failed = jobs_fail(c, &job, msg, NULL, 0) == DJC_OK;
-		jobs_release_pid(c, t, jobs_host(), (long)pid);
+		for (size_t i = 0; pw && i < pw->ntables; i++) jobs_release_pid(c, pw->tables[i], jobs_host(), (long)pid);
+		if (!pw) jobs_release_pid(c, t, jobs_host(), (long)pid);
 	} else {
 		/* it said nothing yet: whatever that process still holds */
 		long hit = 0;
-		jobs_fail_pid(c, t, jobs_host(), (long)pid, msg, &hit);
+		for (size_t i = 0; pw && i < pw->ntables; i++) {
+			long h = 0;
+			jobs_fail_pid(c, pw->tables[i], jobs_host(), (long)pid, msg, &h);
+			hit += h;
+		}
+		if (!pw) jobs_fail_pid(c, t, jobs_host(), (long)pid, msg, &hit);
 		failed = hit > 0;
 	}
 	json_decref(kj);
@@ -100,7 +111,7 @@ static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const 
  * whose read end goes to *fd. fds[0..nfds) are the other children's pipes,
  * closed in the child. Returns the child's pid, or -1. */
 static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, counters *sh,
-			  djc_rowset *keys, const int *fds, int nfds, int *fd)
+			  djc_rowset *keys, const int *fds, int nfds, int *fd, const pool_work *pw)
 {
 	int pf[2];
 	if (pipe(pf)) return -1;
@@ -125,8 +136,10 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 			atomic_store(&sh->stop, 1);
 			_exit(3);
 		}
-		if (o->reserve_jobs) { work_reserved(&w); lease_stop(&w.lease); }
+		if (pw) pw->run(&w, pw->arg);
+		else if (o->reserve_jobs) work_reserved(&w);
 		else work_direct(&w, keys);
+		if (o->reserve_jobs) lease_stop(&w.lease);
 		djc_close(cc);
 		_exit(populate_signal ? 4 : 0);
 	}
@@ -137,7 +150,7 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 }
 
 int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, counters *sh,
-	     djc_rowset *keys, int procs, djc_populate_result *res, progress *prog)
+	     djc_rowset *keys, int procs, djc_populate_result *res, progress *prog, const pool_work *pw)
 {
 	if (procs > MAX_PROCS) procs = MAX_PROCS;
 	pid_t pids[MAX_PROCS];
@@ -149,7 +162,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 	fflush(NULL);
 	for (int i = 0; i < procs; i++) {
 		int fd;
-		pid_t pid = spawn_worker(c, t, o, argv, sh, keys, fds, n, &fd);
+		pid_t pid = spawn_worker(c, t, o, argv, sh, keys, fds, n, &fd, pw);
 		if (pid < 0) break;
 		pids[n] = pid;
 		fds[n] = fd;
@@ -188,7 +201,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 			 * already ended that job (then its death costs nothing) */
 			char msg[128];
 			snprintf(msg, sizeof msg, "make killed by signal %d (worker process %d died)", WTERMSIG(st), (int)p);
-			int failed = o->reserve_jobs ? child_died(c, t, &mk[i], p, msg) : 1;
+			int failed = o->reserve_jobs ? child_died(c, t, &mk[i], p, msg, pw) : 1;
 			if (failed) {
 				add_error(res, mk[i].key ? mk[i].key : "{}", msg);
 				atomic_fetch_add(&sh->errors, 1);
@@ -203,8 +216,9 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 				fds[i] = -1;
 				sb_reset(&bufs[i]);
 				free(mk[i].key);
-				mk[i].key = NULL;
-				pid_t npid = spawn_worker(c, t, o, argv, sh, keys, fds, n, &fd);
+				free(mk[i].table);
+				mk[i].key = mk[i].table = NULL;
+				pid_t npid = spawn_worker(c, t, o, argv, sh, keys, fds, n, &fd, pw);
 				if (npid > 0) { pids[i] = npid; fds[i] = fd; alive++; respawns++; }
 			}
 		}
@@ -218,6 +232,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 		if (fds[i] >= 0) close(fds[i]);
 		sb_free(&bufs[i]);
 		free(mk[i].key);
+		free(mk[i].table);
 	}
 	return DJC_OK;
 }

@@ -172,7 +172,7 @@ int djc_populate(djc_conn *c, const char *name, const djc_populate_options *o, d
 		} else
 			work_direct(&w, keys);
 	} else
-		rc = pool_run(c, t, o, argv, sh, keys, procs, res, &prog);
+		rc = pool_run(c, t, o, argv, sh, keys, procs, res, &prog, NULL);
 	progress_update(&prog, atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped),
 			atomic_load(&sh->errors), 1);
 	sigaction(SIGINT, &old_int, NULL);

@@ -60,7 +60,7 @@ void worker_making(worker *w, const djc_job *job)
 	char *k = key_to_json(w->t, job->key, 1);
 	char tok[32];
 	snprintf(tok, sizeof tok, "%lld", (long long)job->token);
-	json_t *j = json_pack("{s:s,s:s}", "making", k, "token", tok);
+	json_t *j = json_pack("{s:s,s:s,s:s}", "making", k, "token", tok, "table", w->t->name);
 	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	if (s) {
 		sb_t b = SB_INIT;
