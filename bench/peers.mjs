@@ -1,82 +1,98 @@
 // peers.mjs - the same no-op burn-down as bench/noop.c, with graphile-worker
 // and pg-boss on the same PostgreSQL server (see bench/README.md).
 //
-//   node bench/peers.mjs PEER URL N PROCS SETTINGS
-//     PEER      graphile | pgboss
-//     SETTINGS  basic  (library defaults, one job at a time per process)
-//               batch  (their batching: graphile-worker localQueue.size=50 +
-//                       completeJobBatchDelay=0; pg-boss batchSize=50)
+//   node bench/peers.mjs PEER URL N PROCS LABEL OPTIONS-JSON
+//     PEER     graphile | pgboss
+//     LABEL    a name for the report (e.g. defaults, best)
+//     OPTIONS  the peer's own options, as JSON, passed through unchanged:
+//              graphile: worker preset options (concurrentJobs, maxPoolSize,
+//                localQueue, completeJobBatchDelay, failJobBatchDelay, ...);
+//                {} = the library's defaults
+//              pgboss: {"work": {...work() options...}, "boss": {...constructor
+//                options...}}; {} = the library's defaults
 //
-// PROCS worker processes (one job at a time each, like djc's --processes)
-// are started and wait on an empty queue; then N jobs are inserted in one
-// statement and the clock runs until the queue is empty. Each worker logs
-// the ids it ran; the driver checks that every id ran exactly once. Prints
-// one JSON object. The packages come from bench/peers (installed by
-// bench/run.sh, never committed).
+// PROCS worker processes are started and wait on an empty queue; then N jobs
+// are inserted in one statement and the clock runs until no job is left
+// unfinished. Each worker logs the ids it ran; the driver checks that every
+// id ran exactly once. Prints one JSON object (with the server's counters of
+// statements, transactions and WAL syncs over the burn-down). The packages
+// come from bench/peers (installed by bench/run.sh, never committed).
 import { createRequire } from 'node:module';
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.join(here, 'peers', 'package.json'));
 const pg = require('pg');
 const POLL = '/* djcbench_poll */ ';
+const quiet = () => new (require('graphile-worker').Logger)(() => () => {});
+const loadBoss = async () => (await import(pathToFileURL(require.resolve('pg-boss')).href)).PgBoss;
 
-async function child(peer, url, settings) {
+async function child(peer, url, opts) {
   const ids = [];
-  const batch = settings === 'batch';
   let stop;
   if (peer === 'graphile') {
     const { run } = require('graphile-worker');
-    const preset = { worker: batch ? { localQueue: { size: 50 }, completeJobBatchDelay: 0 } : {} };
     const runner = await run({
-      connectionString: url, concurrency: 1, noHandleSignals: true, pollInterval: 2000,
-      taskList: { noop: async (p) => { ids.push(p.id); } }, preset,
-      logger: new (require('graphile-worker').Logger)(() => () => {}),
+      preset: { worker: { connectionString: url, ...opts } },
+      noHandleSignals: true,
+      taskList: { noop: async (p) => { ids.push(p.id); } },
+      logger: quiet(),
     });
     stop = () => runner.stop();
   } else {
-    const PgBoss = require('pg-boss');
-    const boss = new PgBoss({ connectionString: url, max: 2, supervise: false, schedule: false, migrate: false });
+    const PgBoss = await loadBoss();
+    const boss = new PgBoss({ connectionString: url, schedule: false, migrate: false, ...(opts.boss || {}) });
     boss.on('error', (e) => process.stderr.write(`pg-boss: ${e.message}\n`));
     await boss.start();
-    await boss.work('noop', { batchSize: batch ? 50 : 1, pollingIntervalSeconds: 0.5 },
-      async (jobs) => { for (const j of jobs) ids.push(j.data.id); });
-    stop = () => boss.stop({ graceful: true, wait: true, timeout: 5000 });
+    await boss.work('noop', opts.work || {}, async (jobs) => { for (const j of jobs) ids.push(j.data.id); });
+    stop = () => boss.stop({ graceful: true, wait: true, timeout: 10000 });
   }
   process.stdout.write('ready\n');
   process.stdin.on('data', async () => {
     await stop();
-    process.stdout.write(JSON.stringify(ids) + '\n');
-    process.exit(0);
+    // a pipe is written asynchronously: exit only once all the ids are out
+    process.stdout.write(JSON.stringify(ids) + '\n', () => process.exit(0));
   });
 }
 
 async function setup(peer, url) {
+  const c = new pg.Client(url); await c.connect();
   if (peer === 'graphile') {
     const { runMigrations } = require('graphile-worker');
-    await runMigrations({ connectionString: url, logger: new (require('graphile-worker').Logger)(() => () => {}) });
-    const c = new pg.Client(url); await c.connect();
+    await runMigrations({ connectionString: url, logger: quiet() });
     await c.query('DELETE FROM graphile_worker._private_jobs');
-    await c.end();
   } else {
-    const PgBoss = require('pg-boss');
+    const PgBoss = await loadBoss();
     const boss = new PgBoss({ connectionString: url, supervise: false, schedule: false });
     boss.on('error', () => {});
     await boss.start();
-    await boss.createQueue('noop').catch(() => {});
-    const c = new pg.Client(url); await c.connect();
-    await c.query("DELETE FROM pgboss.job WHERE name = 'noop'");
-    await c.end();
+    await boss.deleteQueue('noop').catch(() => {});
+    await boss.createQueue('noop');
     await boss.stop({ graceful: false, wait: true });
   }
+  await c.end();
 }
 
-function insertSql(peer) {
-  if (peer === 'graphile')
-    return "SELECT count(graphile_worker.add_job('noop', json_build_object('id', i))) FROM generate_series(0, $1::int - 1) i";
-  return "INSERT INTO pgboss.job (name, data) SELECT 'noop', json_build_object('id', i)::jsonb FROM generate_series(0, $1::int - 1) i";
+async function insert(peer, url, c, n) {
+  if (peer === 'graphile') {
+    // add_jobs: graphile-worker's bulk insert, one statement for all N jobs
+    await c.query("SELECT count(*) FROM graphile_worker.add_jobs(array(SELECT json_populate_record(null::graphile_worker.job_spec, " +
+      "json_build_object('identifier', 'noop', 'payload', json_build_object('id', i))) FROM generate_series(0, $1::int - 1) i))", [n]);
+  } else {
+    // boss.insert: one INSERT ... SELECT FROM json_to_recordset($1) of all N jobs
+    const PgBoss = await loadBoss();
+    const boss = new PgBoss({ connectionString: url, supervise: false, schedule: false, migrate: false, max: 1 });
+    boss.on('error', () => {});
+    await boss.start();
+    const t0 = performance.now();
+    await boss.insert('noop', Array.from({ length: n }, (_, i) => ({ data: { id: i } })));
+    const dt = performance.now() - t0;
+    await boss.stop({ graceful: false, wait: true });
+    return dt;
+  }
+  return null;
 }
 
 function leftSql(peer) {
@@ -85,20 +101,22 @@ function leftSql(peer) {
 }
 
 async function stats(c) {
+  await c.query(POLL + 'SELECT pg_stat_clear_snapshot()');
   const r = await c.query(POLL + 'SELECT xact_commit + xact_rollback AS x FROM pg_stat_database WHERE datname = current_database()');
+  const w = await c.query(POLL + 'SELECT wal_sync FROM pg_stat_wal').catch(() => ({ rows: [{ wal_sync: null }] }));
   let calls = null;
   try {
     const s = await c.query(POLL + "SELECT coalesce(sum(calls), 0)::bigint AS n FROM pg_stat_statements WHERE query NOT LIKE '%djcbench_poll%'");
     calls = Number(s.rows[0].n);
   } catch { /* pg_stat_statements not loaded */ }
-  return { xacts: Number(r.rows[0].x), calls };
+  return { xacts: Number(r.rows[0].x), calls, walsync: w.rows[0].wal_sync == null ? null : Number(w.rows[0].wal_sync) };
 }
 
-async function driver(peer, url, n, procs, settings) {
+async function driver(peer, url, n, procs, label, opts) {
   await setup(peer, url);
   const kids = [];
   for (let i = 0; i < procs; i++) {
-    const k = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', peer, url, settings],
+    const k = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', peer, url, JSON.stringify(opts)],
       { stdio: ['pipe', 'pipe', 'inherit'] });
     k.out = '';
     k.stdout.on('data', (d) => { k.out += d; });
@@ -109,21 +127,26 @@ async function driver(peer, url, n, procs, settings) {
   const c = new pg.Client(url); await c.connect();
   const s0 = await stats(c);
   const t0i = performance.now();
-  await c.query(insertSql(peer), [n]);
+  await insert(peer, url, c, n);
   const insertS = (performance.now() - t0i) / 1000;
   const t0 = performance.now();
+  let polls = 0;
   for (;;) {
+    polls++;
     const r = await c.query(leftSql(peer));
     if (r.rows[0].n === 0) break;
     await new Promise((res) => setTimeout(res, 10));
   }
   const secs = (performance.now() - t0) / 1000;
-  await new Promise((res) => setTimeout(res, 1200));   // backends flush pg_stat_database about once a second
-  const s1 = await stats(c);
-  await c.end();
+  // stop the workers first: a backend flushes its transaction counts to
+  // pg_stat_database when its connection closes (an idle one only after
+  // up to 10 s)
   const exits = kids.map((k) => new Promise((res) => k.on('exit', res)));
   for (const k of kids) k.stdin.write('stop\n');
   await Promise.all(exits);
+  await new Promise((res) => setTimeout(res, 300));
+  const s1 = await stats(c);
+  await c.end();
   const seen = new Map();
   let runs = 0;
   for (const k of kids) {
@@ -131,17 +154,19 @@ async function driver(peer, url, n, procs, settings) {
     for (const id of JSON.parse(line)) { runs++; seen.set(id, (seen.get(id) || 0) + 1); }
   }
   let once = 0, more = 0;
-  for (const v of seen.values()) { if (v === 1) once++; else more++; }
+  for (const [id, v] of seen) { if (v === 1 && id >= 0 && id < n) once++; else more++; }
+  const per = (a, b, fix = 0) => (a == null || b == null ? null : +((b - a - fix) / n).toFixed(3));
   const out = {
-    peer, settings, procs, keys: n, secs: +secs.toFixed(4), keys_per_s: +(n / secs).toFixed(1),
+    peer, label, options: opts, procs, keys: n, secs: +secs.toFixed(4), keys_per_s: +(n / secs).toFixed(1),
     us_per_key: +(secs * 1e6 / n).toFixed(1), insert_s: +insertS.toFixed(3), runs, keys_once: once, keys_more: more,
-    xacts_per_key: +((s1.xacts - s0.xacts - 1) / n).toFixed(2),
-    stmts_per_key: s1.calls === null ? null : +((s1.calls - s0.calls - 1) / n).toFixed(2),
+    // the driver's own statements are excluded by their djcbench_poll marker,
+    // its own transactions (polls, counter reads) are subtracted
+    xacts_per_key: per(s0.xacts, s1.xacts, polls + 4), stmts_per_key: per(s0.calls, s1.calls), walsync_per_key: per(s0.walsync, s1.walsync),
   };
   process.stdout.write(JSON.stringify(out) + '\n');
 }
 
 const a = process.argv.slice(2);
-if (a[0] === '--child') await child(a[1], a[2], a[3]);
-else if (a.length === 5) await driver(a[0], a[1], Number(a[2]), Number(a[3]), a[4]);
-else { process.stderr.write('usage: node bench/peers.mjs graphile|pgboss URL N PROCS basic|batch\n'); process.exit(2); }
+if (a[0] === '--child') await child(a[1], a[2], JSON.parse(a[3]));
+else if (a.length === 6) await driver(a[0], a[1], Number(a[2]), Number(a[3]), a[4], JSON.parse(a[5]));
+else { process.stderr.write('usage: node bench/peers.mjs graphile|pgboss URL N PROCS LABEL OPTIONS-JSON\n'); process.exit(2); }

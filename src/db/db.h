@@ -99,6 +99,8 @@ typedef struct db_claim {
 	const val_t *wparams;
 	size_t nw;
 	const char *order;      /* ORDER BY list */
+	const char *index;      /* an index whose order serves `where` and `order` (unquoted name), or
+	                         * NULL; a driver may use it to claim in one locking read */
 	long limit;
 	const char *set;        /* SET assignments with ? params */
 	const val_t *sparams;

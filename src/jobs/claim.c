@@ -43,7 +43,9 @@ int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, doub
 	    (rc = jsql_expand(c, &JS_CLAIM_SET, &x, sargs, 7, &set, &sp)) || (rc = frag(c, &JS_CLAIM_ORDER, &x, &order)) ||
 	    (rc = frag(c, &JS_CLAIM_KEYS, &x, &keys)) || (rc = frag(c, &JS_CLAIM_MADE, &x, &made)))
 		goto out;
-	db_claim cl = {.table = t->jobs_name, .key_cols = sb_str(&keys), .extra = sb_str(&made),
+	sb_t next_idx = SB_INIT;
+	sb_printf(&next_idx, "%s_next", t->jobs_name);   /* ddl.c: (queue, priority, avail_time) */
+	db_claim cl = {.table = t->jobs_name, .key_cols = sb_str(&keys), .extra = sb_str(&made), .index = sb_str(&next_idx),
 		       .where = sb_str(&due), .wparams = dp.v, .nw = dp.n, .order = sb_str(&order),
 		       .limit = n > 0 ? n : 1, .set = sb_str(&set), .sparams = sp.v, .ns = sp.n};
 	/* A job whose holder's lease lapsed first (claim.lapsed), looked for at
@@ -55,6 +57,7 @@ int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, doub
 	if (!jt->lapsed_check || now - jt->lapsed_check >= every) {
 		jt->lapsed_check = now;
 		db_claim lcl = cl;
+		lcl.index = NULL;   /* the few reserved rows: (status, avail_time) finds them */
 		lcl.where = sb_str(&lapsed);
 		lcl.wparams = lp.v;
 		lcl.nw = lp.n;
@@ -83,6 +86,7 @@ int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, doub
 out:
 	db_res_free(r);
 	for (int i = 0; i < 7; i++) val_free(&sargs[i]);
+	sb_free(&next_idx);
 	sb_free(&due); sb_free(&lapsed); sb_free(&set); sb_free(&order); sb_free(&keys); sb_free(&made);
 	pvec_free(&dp); pvec_free(&lp); pvec_free(&sp);
 	return rc;

@@ -1,19 +1,14 @@
 /* make.c - make for one key: a C callback with a staging context, or a
  * program run without a shell (key as JSON on stdin and in DJC_KEY, rows as
- * JSON Lines on stdout, stderr's tail kept for the error stack). Nothing
- * here writes to the database: rows are only staged and checked. */
+ * JSON Lines on stdout, stderr's tail kept for the error stack; the process
+ * itself is proc.c's). Nothing here writes to the database: rows are only
+ * staged and checked. */
 #include "populate.h"
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
+#include "util/config.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #define MAX_OUTPUT (256UL << 20)   /* a make's stdout beyond this is an error */
 #define STDERR_TAIL 4000
@@ -271,13 +266,6 @@ static const char *signame(int s)
 	}
 }
 
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Replace every occurrence of secret in buf[0..*n) by "***". */
 static void redact_one(char *buf, size_t *n, const char *secret)
 {
@@ -321,6 +309,68 @@ static void redact_password(const djc_conn *c, char *buf, size_t *n)
 	redact_one(buf, n, getenv("DJC_DATABASE_PASSWORD"));
 }
 
+/* A make_watch asked by the process module: it maps the reason to the
+ * module's (its stop and kill) and keeps ours for the message. */
+typedef struct watch_ask { const make_watch *watch; make_stop why; } watch_ask;
+
+static int watch_proc_check(void *arg)
+{
+	watch_ask *a = arg;
+	make_stop why = watch_check(a->watch);
+	if (why == MAKE_GO) return PROC_RUN;
+	a->why = why;
+	return why == MAKE_STOP_SIGNAL ? PROC_STOP_INTERRUPT : PROC_STOP_LOST;
+}
+
+/* "make exited with status 3: boom": the last stderr line is the most
+ * useful message (whole: the jobs table truncates error_message to 2047
+ * characters). */
+static char *exit_message(int code, const char *tail, size_t tlen)
+{
+	size_t e = tlen, s = 0;
+	if (tlen) {
+		while (e && (tail[e - 1] == '\n' || tail[e - 1] == '\r')) e--;
+		s = e;
+		while (s && tail[s - 1] != '\n') s--;
+	}
+	return xasprintf("make exited with status %d%s%.*s", code, e > s ? ": " : "", (int)(e - s), tail + s);
+}
+
+/* Stage the JSON Lines a make printed (buf is changed in place). */
+static void parse_rows(djc_conn *c, table *t, const djc_row *key, char *buf, size_t n, staged *out, make_result *res)
+{
+	if (!utf8_valid(buf, n)) {
+		res->message = xstrdup("make output is not valid UTF-8 (or contains NUL bytes)");
+		return;
+	}
+	char *p = buf;
+	long line = 0;
+	while (p && *p) {
+		char *e = strchr(p, '\n');
+		if (e) *e = 0;
+		line++;
+		char *q = p;
+		while (*q == ' ' || *q == '\t' || *q == '\r') q++;
+		if (*q) {
+			json_error_t je;
+			json_t *j = json_loads(p, JSON_REJECT_DUPLICATES, &je);
+			char *msg = NULL;
+			if (!j) msg = xasprintf("malformed JSON (column %d): %s", je.column, je.text);
+			else {
+				stage_json_row(c, t, key, j, out, &msg);
+				json_decref(j);
+			}
+			if (msg) {
+				res->message = xasprintf("make output line %ld: %s", line, msg);
+				free(msg);
+				return;
+			}
+		}
+		p = e ? e + 1 : NULL;
+	}
+	if (need_target_row(t, out, res)) res->ok = 1;
+}
+
 int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, const make_watch *watch,
 		 staged *out, make_result *res)
 {
@@ -339,166 +389,52 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, c
 	row_to_json(&keyjson, t, key);
 	sb_addc(&keyjson, '\n');
 
-	int in[2], outp[2], errp[2], ex[2];
-	if (pipe2(in, O_CLOEXEC) || pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) || pipe2(ex, O_CLOEXEC)) {
-		res->message = xasprintf("cannot create pipes: %s", strerror(errno));
+	proc_spec spec = {argv, env, MAX_OUTPUT, STDERR_TAIL};
+	proc_status ps;
+	proc *p = NULL;
+	if (proc_spawn(&p, &spec, &ps)) {
+		if (ps.spawn_failed == PROC_SPAWN_EXEC)
+			res->message = xasprintf("cannot run make program '%s': %s", argv[0], strerror(ps.spawn_errno));
+		else
+			res->message = xasprintf("cannot start make program '%s': %s: %s", argv[0],
+						 ps.spawn_failed == PROC_SPAWN_PIPES ? "cannot create pipes" : "cannot start its supervisor",
+						 strerror(ps.spawn_errno));
 		goto done_env;
 	}
-	fflush(NULL);
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0) {
-		res->message = xasprintf("cannot fork: %s", strerror(errno));
-		close(in[0]); close(in[1]); close(outp[0]); close(outp[1]); close(errp[0]); close(errp[1]); close(ex[0]); close(ex[1]);
-		goto done_env;
+	proc_input(p, keyjson.s, keyjson.len, 1);
+	watch_ask ask = {watch, MAKE_GO};
+	proc_wait(p, watch_proc_check, &ask, config_double("jobs.stop_grace"), &ps);
+
+	size_t tlen;
+	const char *tail0 = proc_err(p, &tlen);
+	char *tail = tlen ? xstrndup(tail0, tlen) : NULL;
+	if (tlen) {
+		clean_utf8(tail, &tlen);
+		redact_password(c, tail, &tlen);
 	}
-	if (pid == 0) {
-		setpgid(0, 0);   /* its own group: we stop it (and its children) as one */
-		/* dies with its supervisor: a worker killed outright (SIGKILL of
-		 * its process group, OOM) leaves no make running on, whose job
-		 * another worker takes over once the lease lapses */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent) _exit(127);
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		dup2(in[0], 0);
-		dup2(outp[1], 1);
-		dup2(errp[1], 2);
-		execvpe(argv[0], argv, env);
-		int e = errno;
-		if (write(ex[1], &e, sizeof e) < 0) _exit(127);
-		_exit(127);
-	}
-	setpgid(pid, pid);
-	close(in[0]); close(outp[1]); close(errp[1]); close(ex[1]);
-	int eno = 0;
-	if (read(ex[0], &eno, sizeof eno) == (ssize_t)sizeof eno) {
-		close(ex[0]);
-		close(in[1]); close(outp[0]); close(errp[0]);
-		waitpid(pid, NULL, 0);
-		res->message = xasprintf("cannot run make program '%s': %s", argv[0], strerror(eno));
-		goto done_env;
-	}
-	close(ex[0]);
-	fcntl(in[1], F_SETFL, O_NONBLOCK);
-	sb_t sout = SB_INIT;
-	char tail[STDERR_TAIL];
-	size_t tlen = 0;
-	size_t kpos = 0;
-	int fin = in[1], fo = outp[0], fe = errp[0];
-	int stop_reason = 0;   /* 1: watch said stop (why), 3: output too big */
-	make_stop why = MAKE_GO;
-	double stop_at = 0;
-	int too_big = 0;
-	int st = 0, reaped = 0;
-	while (fo >= 0 || fe >= 0) {
-		struct pollfd pf[3];
-		int np = 0, io = -1, ie = -1, ii = -1;
-		if (fo >= 0) { io = np; pf[np].fd = fo; pf[np++].events = POLLIN; }
-		if (fe >= 0) { ie = np; pf[np].fd = fe; pf[np++].events = POLLIN; }
-		if (fin >= 0) { ii = np; pf[np].fd = fin; pf[np++].events = POLLOUT; }
-		int pr = poll(pf, (nfds_t)np, 100);
-		if (pr < 0 && errno != EINTR) break;
-		if (!stop_reason && (too_big || (why = watch_check(watch)) != MAKE_GO)) {
-			stop_reason = too_big ? 3 : 1;
-			kill(-pid, SIGTERM);
-			stop_at = mono();
-		}
-		if (stop_reason && mono() - stop_at > 3) kill(-pid, SIGKILL);
-		if (!reaped && waitpid(pid, &st, WNOHANG) == pid) {
-			reaped = 1;
-			/* killed by a signal: what it left running in its group (and
-			 * holding our pipes) goes too, so the error is recorded now */
-			if (WIFSIGNALED(st)) kill(-pid, SIGKILL);
-		}
-		if (pr <= 0) continue;
-		if (ii >= 0 && (pf[ii].revents & (POLLOUT | POLLERR | POLLHUP))) {
-			ssize_t w = write(fin, keyjson.s + kpos, keyjson.len - kpos);
-			if (w > 0) kpos += (size_t)w;
-			if (w < 0 && errno != EAGAIN) kpos = keyjson.len;
-			if (kpos >= keyjson.len) { close(fin); fin = -1; }
-		}
-		char buf[65536];
-		if (io >= 0 && (pf[io].revents & (POLLIN | POLLHUP | POLLERR))) {
-			ssize_t r = read(fo, buf, sizeof buf);
-			if (r > 0) {
-				if (sout.len + (size_t)r > MAX_OUTPUT) too_big = 1;
-				else sb_addn(&sout, buf, (size_t)r);
-			} else if (r == 0 || errno != EINTR) { close(fo); fo = -1; }
-		}
-		if (ie >= 0 && (pf[ie].revents & (POLLIN | POLLHUP | POLLERR))) {
-			ssize_t r = read(fe, buf, sizeof buf);
-			if (r > 0) {
-				size_t n = (size_t)r;
-				if (n >= STDERR_TAIL) { memcpy(tail, buf + n - STDERR_TAIL, STDERR_TAIL); tlen = STDERR_TAIL; }
-				else {
-					if (tlen + n > STDERR_TAIL) { size_t drop = tlen + n - STDERR_TAIL; memmove(tail, tail + drop, tlen - drop); tlen -= drop; }
-					memcpy(tail + tlen, buf, n);
-					tlen += n;
-				}
-			} else if (r == 0 || errno != EINTR) { close(fe); fe = -1; }
-		}
-	}
-	if (fin >= 0) close(fin);
-	while (!reaped && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-		if (!stop_reason && (why = watch_check(watch)) != MAKE_GO) { stop_reason = 1; kill(-pid, SIGTERM); }
-	}
-	clean_utf8(tail, &tlen);
-	redact_password(c, tail, &tlen);
 	if (tlen) res->stack = xstrndup(tail, tlen);
-	if (stop_reason == 1) {
-		res->stopped = why;
-		res->message = stop_message(why);
-	} else if (stop_reason == 3) {
+	if (ps.stop == PROC_STOP_LOST || ps.stop == PROC_STOP_INTERRUPT) {
+		res->stopped = ask.why;
+		res->message = stop_message(ask.why);
+	} else if (ps.stop == PROC_STOP_TOO_BIG) {
 		res->message = xasprintf("make program wrote more than %lu MiB to stdout", MAX_OUTPUT >> 20);
-	} else if (WIFSIGNALED(st)) {
-		res->signal = WTERMSIG(st);
-		res->message = xasprintf("make killed by signal %d (%s)", res->signal, signame(res->signal));
-	} else if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-		/* the last stderr line is the most useful message */
-		/* (whole: the jobs table truncates error_message to 2047 characters) */
-		size_t e = tlen, s = 0;
-		if (tlen) {
-			while (e && (tail[e - 1] == '\n' || tail[e - 1] == '\r')) e--;
-			s = e;
-			while (s && tail[s - 1] != '\n') s--;
-		}
-		res->message = xasprintf("make exited with status %d%s%.*s", WEXITSTATUS(st), e > s ? ": " : "", (int)(e - s), tail + s);
+	} else if (ps.stop) {
+		res->stopped = ask.why != MAKE_GO ? ask.why : MAKE_STOP_LOST;
+		res->message = xasprintf("make stopped (reason %d)", ps.stop);
+	} else if (!ps.exited) {
+		res->message = xstrdup("make program lost: its supervisor died and its end was not seen");
+	} else if (ps.signal) {
+		res->signal = ps.signal;
+		res->message = xasprintf("make killed by signal %d (%s)", ps.signal, signame(ps.signal));
+	} else if (ps.code) {
+		res->message = exit_message(ps.code, tail, tlen);
 	} else {
-		/* parse the rows */
-		if (!utf8_valid(sout.s ? sout.s : "", sout.len)) {
-			res->message = xstrdup("make output is not valid UTF-8 (or contains NUL bytes)");
-		} else {
-			char *p = sout.s;
-			long line = 0;
-			while (p && *p) {
-				char *e = strchr(p, '\n');
-				if (e) *e = 0;
-				line++;
-				char *q = p;
-				while (*q == ' ' || *q == '\t' || *q == '\r') q++;
-				if (*q) {
-					json_error_t je;
-					json_t *j = json_loads(p, JSON_REJECT_DUPLICATES, &je);
-					char *msg = NULL;
-					if (!j) msg = xasprintf("malformed JSON (column %d): %s", je.column, je.text);
-					else {
-						stage_json_row(c, t, key, j, out, &msg);
-						json_decref(j);
-					}
-					if (msg) {
-						res->message = xasprintf("make output line %ld: %s", line, msg);
-						free(msg);
-						break;
-					}
-				}
-				p = e ? e + 1 : NULL;
-			}
-			if (!res->message && need_target_row(t, out, res)) res->ok = 1;
-		}
+		size_t n;
+		char *o = proc_out(p, &n);
+		parse_rows(c, t, key, o, n, out, res);
 	}
-	sb_free(&sout);
+	free(tail);
+	proc_free(p);
 	if (!res->ok) staged_free(out);
 done_env:
 	for (char **e = env; *e; e++) free(*e);

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include "jobs/jobs.h"
+#include "proc.h"
 
 /* Rows staged by one make: parallel arrays of target tables and prepared rows. */
 typedef struct staged {

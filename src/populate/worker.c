@@ -27,24 +27,29 @@ static void write_all(int fd, const sb_t *b)
 	}
 }
 
+/* One JSON object as a line to the parent (j is released). */
+static void write_json_line(int fd, json_t *j)
+{
+	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	if (s) {
+		sb_t b = SB_INIT;
+		sb_add(&b, s);
+		sb_addc(&b, '\n');
+		write_all(fd, &b);
+		sb_free(&b);
+	}
+	free(s);
+	json_decref(j);
+}
+
 void worker_error(worker *w, const djc_row *key, const char *msg)
 {
 	char *k = key ? key_to_json(w->t, key, 1) : xstrdup("{}");
 	if (!msg) msg = "make failed";
 	atomic_fetch_add(&w->sh->errors, 1);
-	if (w->outfd >= 0) {
-		json_t *j = json_pack("{s:s,s:s}", "key", k, "message", msg);
-		char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
-		if (s) {
-			sb_t b = SB_INIT;
-			sb_add(&b, s);
-			sb_addc(&b, '\n');
-			write_all(w->outfd, &b);
-			sb_free(&b);
-		}
-		free(s);
-		json_decref(j);
-	} else {
+	if (w->outfd >= 0)
+		write_json_line(w->outfd, json_pack("{s:s,s:s}", "key", k, "message", msg));
+	else {
 		djc_populate_result *r = w->res;
 		r->errors = xrealloc(r->errors, (r->n_errors + 1) * sizeof *r->errors);
 		r->errors[r->n_errors].key_json = xstrdup(k);
@@ -60,17 +65,7 @@ void worker_making(worker *w, const djc_job *job)
 	char *k = key_to_json(w->t, job->key, 1);
 	char tok[32];
 	snprintf(tok, sizeof tok, "%lld", (long long)job->token);
-	json_t *j = json_pack("{s:s,s:s,s:s}", "making", k, "token", tok, "table", w->t->name);
-	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	if (s) {
-		sb_t b = SB_INIT;
-		sb_add(&b, s);
-		sb_addc(&b, '\n');
-		write_all(w->outfd, &b);
-		sb_free(&b);
-	}
-	free(s);
-	json_decref(j);
+	write_json_line(w->outfd, json_pack("{s:s,s:s,s:s}", "making", k, "token", tok, "table", w->t->name));
 	free(k);
 }
 

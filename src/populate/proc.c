@@ -1,0 +1,944 @@
+/* proc.c - run a program as a process tree that never outlives its caller
+ * (contract in proc.h).
+ *
+ * Two halves talk over a unix stream socket:
+ *  - the caller side (proc_spawn, proc_pump, ...) owns the program's pipes
+ *    and does all the I/O;
+ *  - the supervisor, one process per running program (kept in a small
+ *    per-process pool between programs), spawns the program, signals its
+ *    group on request, reaps it, kills what it left behind, and reports.
+ *
+ * The supervisor is forked (twice, so it is nobody's zombie) from a
+ * process that may be large and multi-threaded, so it runs only system
+ * calls and posix_spawn: no malloc, no stdio, no locks. It is a child
+ * subreaper: every descendant of a program that is orphaned, including one
+ * that called setsid(), becomes its child, so "the program's tree" is
+ * exactly "the supervisor's children". It notices the caller's death by a
+ * pidfd (the whole process, not the thread that forked it, unlike
+ * PR_SET_PDEATHSIG) and by EOF on the socket only the caller holds. */
+#include "proc.h"
+#include "util/sb.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* After SIGKILL, how long the end of a program may take to be reported
+ * before it is abandoned; after its end, how long its pipes may stay open
+ * (a descriptor passed out of its tree) before they are closed unread. */
+#define KILL_WAIT 5.0
+#define DRAIN_WAIT 1.0
+#define SPAWN_WAIT 60.0   /* for the supervisor's answer to a spawn (an exec) */
+#define POOL_MAX 4        /* idle supervisors kept per process */
+#define KILLED_MAX 1024   /* distinct processes one tree kill counts */
+
+double proc_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ------------------------------------------------------------ the wire */
+
+enum {
+	M_READY = 1,   /* sup -> caller: a = supervisor pid */
+	M_SPAWN,       /* caller -> sup: a = argc, b = envc, len = bytes of argv then envp
+	                  strings (each NUL-terminated); stdin, stdout, stderr attached */
+	M_SPAWNED,     /* sup -> caller: a = pid, or 0 and b = errno */
+	M_SIGNAL,      /* caller -> sup: a = signal for the running program's group */
+	M_EXITED       /* sup -> caller: a = pid, b = wait status, c = leftovers killed */
+};
+typedef struct wire {
+	int32_t type, a, b, c;
+	uint64_t len;
+} wire;
+
+/* Test hook (tests/unit/test_proc.c): list a supervisor's children by
+ * scanning /proc, as on a kernel without /proc/PID/task/TID/children. */
+int proc_test_scan_proc;
+
+/* ------------------------------------------------------- the supervisor */
+
+/* Everything below up to the caller side runs in the supervisor: system
+ * calls only (see the file comment). */
+
+static ssize_t read_full(int fd, void *buf, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = read(fd, (char *)buf + got, n - got);
+		if (r < 0 && errno == EINTR) continue;
+		if (r <= 0) return r < 0 ? -1 : (ssize_t)got;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+static void sup_send(int sock, int type, int a, int b, int c)
+{
+	wire w = {type, a, b, c, 0};
+	while (send(sock, &w, sizeof w, MSG_NOSIGNAL) < 0 && errno == EINTR) {}
+}
+
+static long parse_pids(const char *s, size_t n, pid_t *out, long max)
+{
+	long k = 0;
+	for (size_t i = 0; i < n && k < max;) {
+		while (i < n && (s[i] < '0' || s[i] > '9')) i++;
+		long v = 0;
+		int any = 0;
+		while (i < n && s[i] >= '0' && s[i] <= '9') { v = v * 10 + (s[i++] - '0'); any = 1; }
+		if (any && v > 0) out[k++] = (pid_t)v;
+	}
+	return k;
+}
+
+/* The children of process `self` by scanning /proc/PID/stat for PPid:
+ * for kernels without CONFIG_PROC_CHILDREN. */
+static long scan_children(pid_t self, pid_t *out, long max)
+{
+	struct linux_dirent64 {
+		uint64_t d_ino;
+		int64_t d_off;
+		unsigned short d_reclen;
+		unsigned char d_type;
+		char d_name[];
+	};
+	int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) return 0;
+	long k = 0;
+	char buf[8192];
+	for (;;) {
+		long n = syscall(SYS_getdents64, dfd, buf, sizeof buf);
+		if (n <= 0) break;
+		for (long off = 0; off < n;) {
+			struct linux_dirent64 *d = (struct linux_dirent64 *)(buf + off);
+			off += d->d_reclen;
+			if (d->d_name[0] < '1' || d->d_name[0] > '9') continue;
+			char path[64] = "/proc/";
+			size_t l = 6, nl = strlen(d->d_name);
+			if (nl > 20) continue;
+			memcpy(path + l, d->d_name, nl);
+			memcpy(path + l + nl, "/stat", 6);
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0) continue;
+			char st[512];
+			ssize_t r = read(fd, st, sizeof st - 1);
+			close(fd);
+			if (r <= 0) continue;
+			st[r] = 0;
+			/* "pid (comm) S ppid ...": comm may hold anything, so after its last ')' */
+			char *p = NULL;
+			for (char *q = st; *q; q++) if (*q == ')') p = q;
+			if (!p || p[1] != ' ' || !p[2] || p[3] != ' ') continue;
+			pid_t pp;
+			if (parse_pids(p + 4, strlen(p + 4), &pp, 1) == 1 && pp == self && k < max)
+				parse_pids(d->d_name, nl, &out[k++], 1);
+		}
+	}
+	close(dfd);
+	return k;
+}
+
+static long list_children(pid_t self, pid_t *out, long max)
+{
+	if (!proc_test_scan_proc) {
+		char path[64];
+		/* single-threaded: the supervisor's one thread has its pid as tid */
+		char num[16];
+		int nn = 0;
+		for (pid_t v = self; v; v /= 10) num[nn++] = (char)('0' + v % 10);
+		size_t l = 0;
+		memcpy(path, "/proc/self/task/", 16);
+		l = 16;
+		while (nn) path[l++] = num[--nn];
+		memcpy(path + l, "/children", 10);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			char buf[8192];
+			ssize_t r = read(fd, buf, sizeof buf);
+			close(fd);
+			return r > 0 ? parse_pids(buf, (size_t)r, out, max) : 0;
+		}
+	}
+	return scan_children(self, out, max);
+}
+
+/* Kill every child of the supervisor, and every process that becomes one
+ * as its parent dies, until none is left; reap them all. Returns how many
+ * distinct processes were killed (up to KILLED_MAX). Zombies already on
+ * hand are reaped first and not counted. */
+static int kill_tree(pid_t self)
+{
+	pid_t killed[KILLED_MAX];
+	int nk = 0, empty_rounds = 0;
+	for (;;) {
+		int st;
+		pid_t r = waitpid(-1, &st, WNOHANG);
+		if (r > 0) continue;
+		if (r < 0 && errno == EINTR) continue;
+		if (r < 0) break;   /* ECHILD: nothing of the tree is left */
+		pid_t kids[512];
+		long n = list_children(self, kids, 512);
+		for (long i = 0; i < n; i++) {
+			int seen = 0;
+			for (int j = 0; j < nk; j++) if (killed[j] == kids[i]) { seen = 1; break; }
+			kill(kids[i], SIGKILL);
+			if (!seen && nk < KILLED_MAX) killed[nk++] = kids[i];
+		}
+		if (n > 0) {
+			empty_rounds = 0;
+			/* one of them dies (SIGKILL cannot be caught): reap it, orphaning its children to us */
+			while (waitpid(-1, &st, 0) < 0 && errno == EINTR) {}
+		} else {
+			/* children exist but none was listed: the listing raced with a
+			 * reparenting; look again shortly (bounded: 2 s) */
+			if (++empty_rounds > 2000) break;
+			struct timespec ms = {0, 1000000};
+			nanosleep(&ms, NULL);
+		}
+	}
+	return nk;
+}
+
+typedef struct sup_state {
+	int sock;
+	pid_t self;
+	pid_t cur;                 /* the running program's main process, or 0 */
+	int devnull;               /* on 0, 1 and 2 between programs */
+	char *buf;                 /* request buffer (mmap) */
+	size_t cap;
+	posix_spawnattr_t attr;
+} sup_state;
+
+/* The value of NAME in envp, or NULL. */
+static const char *env_of(char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+	for (; *envp; envp++)
+		if (!strncmp(*envp, name, n) && (*envp)[n] == '=') return *envp + n + 1;
+	return NULL;
+}
+
+/* Spawn path; a file without "#!" that the kernel will not run (ENOEXEC)
+ * goes to /bin/sh, as execvpe does. sh_argv has room for argc + 2. */
+static int spawn_one(sup_state *s, pid_t *pid, const char *path, char *const *argv, char *const *envp, char **sh_argv)
+{
+	int r = posix_spawn(pid, path, NULL, &s->attr, argv, envp);
+	if (r != ENOEXEC) return r;
+	size_t k = 0;
+	sh_argv[k++] = (char *)"/bin/sh";
+	sh_argv[k++] = (char *)path;
+	for (size_t i = 1; argv[i]; i++) sh_argv[k++] = argv[i];
+	sh_argv[k] = NULL;
+	return posix_spawn(pid, "/bin/sh", NULL, &s->attr, sh_argv, envp);
+}
+
+/* Look argv[0] up as execvpe(3) does (PATH of the program's environment,
+ * "/bin:/usr/bin" without one; a denied candidate is skipped but reported
+ * if nothing else is found) and spawn it. Returns 0 or an errno. */
+static int spawn_path(sup_state *s, pid_t *pid, char *const *argv, char *const *envp, char **sh_argv)
+{
+	const char *file = argv[0];
+	if (!file || !*file) return ENOENT;
+	if (strchr(file, '/')) return spawn_one(s, pid, file, argv, envp, sh_argv);
+	const char *path = env_of(envp, "PATH");
+	if (!path) path = "/bin:/usr/bin";
+	size_t fl = strlen(file);
+	int denied = 0, toolong = 0;
+	for (const char *p = path;; ) {
+		const char *e = strchr(p, ':');
+		size_t dl = e ? (size_t)(e - p) : strlen(p);
+		char cand[4096];
+		if (dl + 1 + fl + 1 > sizeof cand) toolong = 1;
+		else {
+			size_t l = 0;
+			if (dl) { memcpy(cand, p, dl); l = dl; } else cand[l++] = '.';
+			cand[l++] = '/';
+			memcpy(cand + l, file, fl + 1);
+			struct stat sb;
+			if (stat(cand, &sb) == 0) {
+				int r = spawn_one(s, pid, cand, argv, envp, sh_argv);
+				if (r == 0) return 0;
+				if (r == EACCES) denied = 1;
+				else if (r != ENOENT && r != ENOTDIR) return r;
+			} else if (errno == EACCES)
+				denied = 1;
+		}
+		if (!e) break;
+		p = e + 1;
+	}
+	return denied ? EACCES : toolong ? ENAMETOOLONG : ENOENT;
+}
+
+static void sup_spawn(sup_state *s, const wire *w, const int *fds)
+{
+	int err = 0;
+	pid_t pid = 0;
+	size_t argc = (size_t)w->a, envc = (size_t)w->b;
+	/* strings, then argv, envp and the /bin/sh argv, pointer-aligned */
+	size_t soff = (w->len + 15) & ~(size_t)15;
+	size_t need = soff + (argc + 1 + envc + 1 + argc + 3) * sizeof(char *);
+	if (w->a < 1 || w->b < 0 || w->len > ((size_t)1 << 32) || argc > (1 << 24) || envc > (1 << 24)) err = E2BIG;
+	else if (need > s->cap) {
+		size_t cap = (need + 65535) & ~(size_t)65535;
+		void *nb = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (nb == MAP_FAILED) err = ENOMEM;
+		else {
+			if (s->buf) munmap(s->buf, s->cap);
+			s->buf = nb;
+			s->cap = cap;
+		}
+	}
+	/* the strings follow the header on the socket: read them even if refused */
+	size_t left = (size_t)w->len;
+	while (left) {
+		char sink[4096];
+		char *dst = err ? sink : s->buf + (w->len - left);
+		size_t chunk = err ? (left < sizeof sink ? left : sizeof sink) : left;
+		ssize_t r = read_full(s->sock, dst, chunk);
+		if (r <= 0) _exit(0);   /* the caller is gone: the loop would notice too */
+		left -= (size_t)r;
+	}
+	char **argv = NULL, **envp = NULL, **sh_argv = NULL;
+	if (!err) {
+		argv = (char **)(s->buf + soff);
+		envp = argv + argc + 1;
+		sh_argv = envp + envc + 1;
+		size_t k = 0, i = 0;
+		for (size_t off = 0; off < w->len && k < argc + envc; k++) {
+			char *str = s->buf + off;
+			size_t l = strnlen(str, (size_t)w->len - off);
+			if (off + l >= w->len) break;   /* not NUL-terminated */
+			if (k < argc) argv[k] = str; else envp[k - argc] = str;
+			off += l + 1;
+			i = off;
+		}
+		if (k != argc + envc || i != w->len) err = EINVAL;
+		argv[argc] = NULL;
+		envp[envc] = NULL;
+	}
+	if (!err && s->cur) err = EBUSY;
+	if (!err) {
+		/* the program's stdin, stdout and stderr: posix_spawn without file
+		 * actions (which would allocate) inherits 0, 1 and 2 */
+		int saved = 0;
+		for (int i = 0; i < 3 && !err; i++)
+			if (dup2(fds[i], i) < 0) err = errno; else saved = i + 1;
+		if (!err) err = spawn_path(s, &pid, argv, envp, sh_argv);
+		for (int i = 0; i < saved; i++) dup2(s->devnull, i);
+	}
+	for (int i = 0; i < 3; i++) if (fds[i] > 2) close(fds[i]);
+	if (err) pid = 0;
+	s->cur = pid;
+	sup_send(s->sock, M_SPAWNED, pid, err, 0);
+}
+
+/* Reap; when the running program's main process ended, kill what it left
+ * and report its end. */
+static void sup_reap(sup_state *s)
+{
+	for (;;) {
+		int st;
+		pid_t r = waitpid(-1, &st, WNOHANG);
+		if (r < 0 && errno == EINTR) continue;
+		if (r <= 0) return;
+		if (s->cur && r == s->cur) {
+			int left = kill_tree(s->self);
+			sup_send(s->sock, M_EXITED, r, st, left);
+			s->cur = 0;
+		}
+	}
+}
+
+/* The caller is gone (or hung up): nothing of its program may outlive it. */
+static void sup_quit(sup_state *s)
+{
+	if (s->cur) kill(-s->cur, SIGKILL);
+	kill_tree(s->self);
+	_exit(0);
+}
+
+static void sup_main(int sock, pid_t caller) __attribute__((noreturn));
+static void sup_main(int sock, pid_t caller)
+{
+	sup_state s = {0};
+	s.sock = sock;
+	s.self = getpid();
+	/* out of the caller's process group: a group kill of the caller (or the
+	 * terminal's ^C) must leave it to clean up. It stays in the caller's
+	 * session, so programs keep the caller's controlling terminal. */
+	setpgid(0, 0);
+	prctl(PR_SET_NAME, "djc-supervise");
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	sigset_t all;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);   /* SIGTERM & co. do nothing; SIGCHLD comes by signalfd */
+	/* nothing of the caller's stays open here: database connections, other
+	 * programs' pipes, a worker's report pipe */
+	int hi = fcntl(sock, F_DUPFD_CLOEXEC, 3);   /* the socket may be 0, 1 or 2 */
+	int dn = open("/dev/null", O_RDWR);
+	if (hi < 0 || dn < 0) _exit(1);
+	for (int i = 0; i < 3; i++) if (dn != i) dup2(dn, i);
+	if (hi != 3 && dup2(hi, 3) < 0) _exit(1);
+	s.sock = sock = 3;
+	if (dup2(0, 4) < 0) _exit(1);
+	s.devnull = 4;
+	if (syscall(SYS_close_range, 5, ~0U, 0) < 0) {
+		long max = sysconf(_SC_OPEN_MAX);
+		for (long fd = 5; fd < (max > 0 && max < 65536 ? max : 65536); fd++) close((int)fd);
+	}
+	fcntl(sock, F_SETFD, FD_CLOEXEC);
+	fcntl(s.devnull, F_SETFD, FD_CLOEXEC);
+	int pfd = -1;
+#ifdef SYS_pidfd_open
+	pfd = (int)syscall(SYS_pidfd_open, caller, 0);
+	if (pfd < 0 && errno == ESRCH) _exit(0);
+	if (pfd >= 0) fcntl(pfd, F_SETFD, FD_CLOEXEC);
+#endif
+	(void)caller;
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) _exit(1);
+	posix_spawnattr_init(&s.attr);
+	sigset_t none;
+	sigemptyset(&none);
+	posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setpgroup(&s.attr, 0);
+	posix_spawnattr_setsigmask(&s.attr, &none);
+	posix_spawnattr_setsigdefault(&s.attr, &all);   /* the caller's SIG_IGN (SIGPIPE, ...) stays here */
+	sup_send(sock, M_READY, s.self, 0, 0);
+	for (;;) {
+		struct pollfd pf[3] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}, {pfd, POLLIN, 0}};
+		if (poll(pf, pfd >= 0 ? 3 : 2, -1) < 0) {
+			if (errno == EINTR) continue;
+			sup_quit(&s);
+		}
+		if (pfd >= 0 && pf[2].revents) sup_quit(&s);   /* the caller process ended */
+		if (pf[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof si) > 0) {}
+			sup_reap(&s);
+		}
+		if (!(pf[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+		wire w;
+		int fds[3] = {-1, -1, -1};
+		char cbuf[CMSG_SPACE(3 * sizeof(int))];
+		struct iovec iov = {&w, sizeof w};
+		struct msghdr mh = {0};
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof cbuf;
+		ssize_t r = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+		if (r < 0 && errno == EINTR) continue;
+		if (r <= 0) sup_quit(&s);   /* EOF: the caller hung up or died */
+		int nfd = 0;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+				int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+				int got[8];
+				memcpy(got, CMSG_DATA(c), (size_t)(n < 8 ? n : 8) * sizeof(int));
+				for (int i = 0; i < n && i < 8; i++) { if (nfd < 3) fds[nfd++] = got[i]; else close(got[i]); }
+			}
+		if ((size_t)r < sizeof w && read_full(sock, (char *)&w + r, sizeof w - (size_t)r) != (ssize_t)(sizeof w - (size_t)r))
+			sup_quit(&s);
+		if (w.type == M_SPAWN && nfd == 3) sup_spawn(&s, &w, fds);
+		else {
+			for (int i = 0; i < nfd; i++) close(fds[i]);
+			if (w.type == M_SPAWN) sup_quit(&s);   /* a protocol error: trust nothing */
+			if (w.type == M_SIGNAL && s.cur) kill(-s.cur, w.a);
+		}
+	}
+}
+
+/* -------------------------------------------------------- caller side */
+
+typedef struct sup {
+	pid_t pid;          /* the supervisor (not our child: it was double-forked) */
+	pid_t owner;        /* the process that started it */
+	int sock;
+	struct sup *next;
+} sup;
+
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static sup *pool;
+static int pool_n;
+
+static void sup_discard(sup *s)
+{
+	if (!s) return;
+	/* it sees EOF, kills whatever it still runs, and exits */
+	close(s->sock);
+	free(s);
+}
+
+/* Wait until sock is readable or `until` passes. */
+static int wait_readable(int fd, double until)
+{
+	for (;;) {
+		double left = until - proc_now();
+		if (left <= 0) return 0;
+		struct pollfd pf = {fd, POLLIN, 0};
+		int r = poll(&pf, 1, left > 1000 ? 1000000 : (int)(left * 1000) + 1);
+		if (r > 0) return 1;
+		if (r < 0 && errno != EINTR) return -1;
+	}
+}
+
+/* Start a supervisor for this process. NULL with errno set on failure. */
+static sup *sup_start(void)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) return NULL;
+	pid_t caller = getpid();
+	pid_t mid = fork();
+	if (mid < 0) { int e = errno; close(sv[0]); close(sv[1]); errno = e; return NULL; }
+	if (mid == 0) {
+		/* double fork: the supervisor is not our child, so it is never our
+		 * zombie and never reaped by a waitpid(-1) of the caller's own */
+		pid_t p = fork();
+		if (p == 0) sup_main(sv[1], caller);
+		_exit(p < 0 ? 1 : 0);
+	}
+	close(sv[1]);
+	int st;
+	while (waitpid(mid, &st, 0) < 0 && errno == EINTR) {}
+	wire w;
+	if (wait_readable(sv[0], proc_now() + SPAWN_WAIT) <= 0 || read_full(sv[0], &w, sizeof w) != (ssize_t)sizeof w ||
+	    w.type != M_READY) {
+		close(sv[0]);
+		errno = ECHILD;
+		return NULL;
+	}
+	sup *s = xcalloc(1, sizeof *s);
+	s->pid = w.a;
+	s->owner = caller;
+	s->sock = sv[0];
+	return s;
+}
+
+/* An idle supervisor of this process, or a new one. */
+static sup *sup_get(void)
+{
+	pid_t me = getpid();
+	sup *s = NULL;
+	pthread_mutex_lock(&pool_mu);
+	/* after a fork the pool belongs to the parent: let go of our copies */
+	while (pool && pool->owner != me) {
+		sup *x = pool;
+		pool = x->next;
+		pool_n--;
+		sup_discard(x);
+	}
+	if (pool) { s = pool; pool = s->next; pool_n--; }
+	pthread_mutex_unlock(&pool_mu);
+	return s ? s : sup_start();
+}
+
+static void sup_put(sup *s)
+{
+	pthread_mutex_lock(&pool_mu);
+	if (s->owner == getpid() && pool_n < POOL_MAX) {
+		s->next = pool;
+		pool = s;
+		pool_n++;
+		s = NULL;
+	}
+	pthread_mutex_unlock(&pool_mu);
+	sup_discard(s);
+}
+
+struct proc {
+	sup *s;
+	int in, out, err;          /* our ends of its pipes, -1 once closed */
+	sb_t inq;                  /* input not yet written */
+	size_t inpos;
+	int in_close;              /* close stdin once inq is written */
+	sb_t outb;
+	size_t out_cap;
+	char *tail;                /* stderr tail */
+	size_t tail_cap, tail_len;
+	char rbuf[8 * sizeof(wire)];   /* the supervisor's messages, as they come */
+	size_t rlen;
+	proc_status st;
+	int over;
+	double grace, term_at, kill_at, drain_until;
+};
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0) close(*fd);
+	*fd = -1;
+}
+
+/* Receive what the supervisor sent (without blocking); 0 on EOF/error. */
+static int sup_recv(proc *p)
+{
+	for (;;) {
+		if (p->rlen == sizeof p->rbuf) return 1;
+		ssize_t r = recv(p->s->sock, p->rbuf + p->rlen, sizeof p->rbuf - p->rlen, MSG_DONTWAIT);
+		if (r > 0) { p->rlen += (size_t)r; continue; }
+		if (r < 0 && errno == EINTR) continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 1;
+		return 0;
+	}
+}
+
+static int sup_take(proc *p, wire *w)
+{
+	if (p->rlen < sizeof *w) return 0;
+	memcpy(w, p->rbuf, sizeof *w);
+	memmove(p->rbuf, p->rbuf + sizeof *w, p->rlen - sizeof *w);
+	p->rlen -= sizeof *w;
+	return 1;
+}
+
+static void on_wire(proc *p, const wire *w)
+{
+	if (w->type != M_EXITED || w->a != p->st.pid || p->st.exited) return;
+	p->st.exited = 1;
+	if (WIFEXITED(w->b)) p->st.code = WEXITSTATUS(w->b);
+	else if (WIFSIGNALED(w->b)) p->st.signal = WTERMSIG(w->b);
+	p->st.leftovers = w->c;
+	p->drain_until = proc_now() + DRAIN_WAIT;
+	close_fd(&p->in);
+}
+
+static int sup_signal(proc *p, int sig)
+{
+	wire w = {M_SIGNAL, sig, 0, 0, 0};
+	ssize_t r;
+	while ((r = send(p->s->sock, &w, sizeof w, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+	return r == (ssize_t)sizeof w ? 0 : -1;
+}
+
+/* We cannot see the program's end (the supervisor died or SIGKILL did not
+ * take): stop waiting. Its supervisor is discarded: it kills the tree on
+ * EOF if it still can. */
+static void abandon(proc *p)
+{
+	if (!p->st.exited && p->st.pid > 0) kill(-p->st.pid, SIGKILL);   /* in case the supervisor is gone */
+	p->st.abandoned = 1;
+	close_fd(&p->in);
+	close_fd(&p->out);
+	close_fd(&p->err);
+	p->over = 1;
+}
+
+static int send_spawn(sup *s, const proc_spec *spec, const int fds[3])
+{
+	size_t argc = 0, envc = 0;
+	sb_t b = SB_INIT;
+	wire w = {M_SPAWN, 0, 0, 0, 0};
+	sb_addn(&b, (const char *)&w, sizeof w);
+	for (; spec->argv[argc]; argc++) sb_addn(&b, spec->argv[argc], strlen(spec->argv[argc]) + 1);
+	for (; spec->envp && spec->envp[envc]; envc++) sb_addn(&b, spec->envp[envc], strlen(spec->envp[envc]) + 1);
+	w.a = (int32_t)argc;
+	w.b = (int32_t)envc;
+	w.len = b.len - sizeof w;
+	memcpy(b.s, &w, sizeof w);
+	char cbuf[CMSG_SPACE(3 * sizeof(int))];
+	memset(cbuf, 0, sizeof cbuf);
+	struct iovec iov = {b.s, b.len};
+	struct msghdr mh = {0};
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof cbuf;
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(3 * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, 3 * sizeof(int));
+	size_t off = 0;
+	int rc = 0;
+	while (off < b.len) {
+		ssize_t r = off ? send(s->sock, b.s + off, b.len - off, MSG_NOSIGNAL) : sendmsg(s->sock, &mh, MSG_NOSIGNAL);
+		if (r < 0 && errno == EINTR) continue;
+		if (r <= 0) { rc = -1; break; }
+		off += (size_t)r;
+	}
+	sb_free(&b);
+	return rc;
+}
+
+int proc_spawn(proc **out, const proc_spec *spec, proc_status *st)
+{
+	*out = NULL;
+	memset(st, 0, sizeof *st);
+	int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1};
+	if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) || pipe2(perr, O_CLOEXEC)) {
+		st->spawn_failed = PROC_SPAWN_PIPES;
+		st->spawn_errno = errno;
+		for (int i = 0; i < 2; i++) { close_fd(&pin[i]); close_fd(&pout[i]); close_fd(&perr[i]); }
+		return -1;
+	}
+	int fds[3] = {pin[0], pout[1], perr[1]};
+	/* a pooled supervisor may have died since (killed by someone): then
+	 * its socket fails at once, and a fresh one is tried */
+	sup *s = NULL;
+	wire w = {0};
+	proc *p = NULL;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		s = sup_get();
+		if (!s) { st->spawn_errno = errno; break; }
+		p = xcalloc(1, sizeof *p);
+		p->s = s;
+		if (send_spawn(s, spec, fds) == 0) {
+			int got = 0;
+			while (!got && wait_readable(s->sock, proc_now() + SPAWN_WAIT) > 0 && sup_recv(p))
+				while (!got && sup_take(p, &w)) got = w.type == M_SPAWNED;
+			if (got) break;
+		}
+		st->spawn_errno = ECHILD;
+		sup_discard(s);
+		s = NULL;
+		free(p);
+		p = NULL;
+	}
+	close_fd(&fds[0]);
+	close_fd(&fds[1]);
+	close_fd(&fds[2]);
+	if (!s || w.a <= 0) {
+		close_fd(&pin[1]);
+		close_fd(&pout[0]);
+		close_fd(&perr[0]);
+		if (s) {
+			st->spawn_failed = PROC_SPAWN_EXEC;
+			st->spawn_errno = w.b;
+			sup_put(s);
+			free(p);
+		} else
+			st->spawn_failed = PROC_SPAWN_SUPERVISOR;
+		return -1;
+	}
+	p->in = pin[1];
+	p->out = pout[0];
+	p->err = perr[0];
+	fcntl(p->in, F_SETFL, O_NONBLOCK);
+	fcntl(p->out, F_SETFL, O_NONBLOCK);
+	fcntl(p->err, F_SETFL, O_NONBLOCK);
+	p->out_cap = spec->out_cap;
+	p->tail_cap = spec->err_tail > PROC_TAIL_MAX ? PROC_TAIL_MAX : spec->err_tail;
+	p->tail = p->tail_cap ? xmalloc(p->tail_cap) : NULL;
+	p->st.pid = w.a;
+	*st = p->st;
+	*out = p;
+	return 0;
+}
+
+void proc_input(proc *p, const char *buf, size_t n, int close_after)
+{
+	if (p->in >= 0) sb_addn(&p->inq, buf, n);
+	if (close_after) p->in_close = 1;
+}
+
+/* Write queued input. A program that closed its stdin makes the write
+ * EPIPE: SIGPIPE is blocked in this thread around the write and a SIGPIPE
+ * it raised is taken back, so the caller's disposition is never touched. */
+static void write_input(proc *p)
+{
+	sigset_t pipe_set, old, pending;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	sigpending(&pending);
+	int was_pending = sigismember(&pending, SIGPIPE);
+	ssize_t w = write(p->in, p->inq.s + p->inpos, p->inq.len - p->inpos);
+	if (w > 0) p->inpos += (size_t)w;
+	else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+		if (errno == EPIPE && !was_pending) {
+			struct timespec zero = {0, 0};
+			sigtimedwait(&pipe_set, NULL, &zero);
+		}
+		p->inpos = p->inq.len;   /* it will not read the rest */
+		p->in_close = 1;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (p->inpos == p->inq.len) {
+		sb_reset(&p->inq);
+		p->inpos = 0;
+		if (p->in_close) close_fd(&p->in);
+	}
+}
+
+static void read_out(proc *p)
+{
+	char buf[65536];
+	for (int i = 0; i < 16; i++) {   /* bounded, so stderr and the supervisor get their turn */
+		ssize_t r = read(p->out, buf, sizeof buf);
+		if (r > 0) {
+			if (p->st.too_big || (p->out_cap && p->outb.len + (size_t)r > p->out_cap)) p->st.too_big = 1;
+			else sb_addn(&p->outb, buf, (size_t)r);
+			continue;
+		}
+		if (r < 0 && errno == EINTR) continue;
+		if (r < 0 && errno == EAGAIN) return;
+		close_fd(&p->out);
+		return;
+	}
+}
+
+static void read_err(proc *p)
+{
+	char buf[65536];
+	for (int i = 0; i < 16; i++) {
+		ssize_t r = read(p->err, buf, sizeof buf);
+		if (r > 0) {
+			size_t n = (size_t)r, cap = p->tail_cap;
+			if (!cap) continue;
+			if (n >= cap) { memcpy(p->tail, buf + n - cap, cap); p->tail_len = cap; continue; }
+			if (p->tail_len + n > cap) {
+				size_t drop = p->tail_len + n - cap;
+				memmove(p->tail, p->tail + drop, p->tail_len - drop);
+				p->tail_len -= drop;
+			}
+			memcpy(p->tail + p->tail_len, buf, n);
+			p->tail_len += n;
+			continue;
+		}
+		if (r < 0 && errno == EINTR) continue;
+		if (r < 0 && errno == EAGAIN) return;
+		close_fd(&p->err);
+		return;
+	}
+}
+
+int proc_pump(proc *p, int timeout_ms)
+{
+	if (p->over) return 1;
+	wire w;
+	while (sup_take(p, &w)) on_wire(p, &w);   /* what came with the spawn's answer */
+	double now = proc_now();
+	/* deadlines: a stop's grace, SIGKILL's, the pipes' after the end */
+	if (!p->st.exited && p->st.stop) {
+		if (!p->st.killed && now >= p->term_at + p->grace) {
+			p->st.killed = 1;
+			p->kill_at = now;
+			if (sup_signal(p, SIGKILL)) { abandon(p); return 1; }
+		} else if (p->st.killed && now >= p->kill_at + KILL_WAIT) {
+			abandon(p);
+			return 1;
+		}
+	}
+	if (p->st.exited && ((p->out < 0 && p->err < 0) || now >= p->drain_until)) {
+		close_fd(&p->out);
+		close_fd(&p->err);
+		p->over = 1;
+		return 1;
+	}
+	double next = now + timeout_ms / 1000.0;
+	if (!p->st.exited && p->st.stop) {
+		double d = p->st.killed ? p->kill_at + KILL_WAIT : p->term_at + p->grace;
+		if (d < next) next = d;
+	}
+	if (p->st.exited && p->drain_until < next) next = p->drain_until;
+	struct pollfd pf[4];
+	int np = 0, ii = -1, io = -1, ie = -1, is = -1;
+	if (p->in >= 0 && (p->inq.len > p->inpos || p->in_close)) { ii = np; pf[np].fd = p->in; pf[np++].events = POLLOUT; }
+	if (p->out >= 0) { io = np; pf[np].fd = p->out; pf[np++].events = POLLIN; }
+	if (p->err >= 0) { ie = np; pf[np].fd = p->err; pf[np++].events = POLLIN; }
+	if (!p->st.exited) { is = np; pf[np].fd = p->s->sock; pf[np++].events = POLLIN; }
+	int ms = (int)((next - now) * 1000) + 1;
+	if (ms < 0) ms = 0;
+	int r = np ? poll(pf, (nfds_t)np, ms) : 0;
+	if (!np) { struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L}; nanosleep(&ts, NULL); }
+	if (r <= 0) return 0;
+	if (ii >= 0 && pf[ii].revents) {
+		if (p->inq.len > p->inpos) write_input(p);
+		else if (p->in_close) close_fd(&p->in);
+	}
+	if (io >= 0 && pf[io].revents) read_out(p);
+	if (ie >= 0 && pf[ie].revents) read_err(p);
+	if (is >= 0 && pf[is].revents) {
+		int alive = sup_recv(p);
+		while (sup_take(p, &w)) on_wire(p, &w);
+		if (!alive && !p->st.exited) abandon(p);   /* the supervisor died under it */
+	}
+	return p->over;
+}
+
+void proc_stop(proc *p, int reason, double grace)
+{
+	if (p->over || p->st.exited || p->st.stop || !reason) return;
+	p->st.stop = reason;
+	p->st.termed = 1;
+	p->grace = grace < 0 ? 0 : grace;
+	p->term_at = proc_now();
+	if (sup_signal(p, SIGTERM)) abandon(p);
+}
+
+void proc_wait(proc *p, proc_check should_stop, void *arg, double grace, proc_status *st)
+{
+	while (!p->over) {
+		if (!p->st.stop && !p->st.exited) {
+			int r = p->st.too_big ? PROC_STOP_TOO_BIG : should_stop ? should_stop(arg) : PROC_RUN;
+			if (r) proc_stop(p, r, grace);
+		}
+		proc_pump(p, PROC_POLL_MS);
+	}
+	*st = p->st;
+}
+
+char *proc_out(proc *p, size_t *n)
+{
+	*n = p->outb.len;
+	if (!p->outb.s) sb_addn(&p->outb, "", 0);
+	return p->outb.s;
+}
+
+const char *proc_err(const proc *p, size_t *n)
+{
+	*n = p->tail_len;
+	return p->tail;
+}
+
+void proc_out_consume(proc *p, size_t n)
+{
+	if (n > p->outb.len) n = p->outb.len;
+	memmove(p->outb.s, p->outb.s + n, p->outb.len - n + 1);
+	p->outb.len -= n;
+}
+
+void proc_get_status(const proc *p, proc_status *st)
+{
+	*st = p->st;
+}
+
+void proc_free(proc *p)
+{
+	if (!p) return;
+	if (!p->over) {
+		/* still running: no grace, SIGKILL now (bounded by KILL_WAIT) */
+		if (!p->st.exited && !p->st.stop) proc_stop(p, PROC_STOP_INTERRUPT, 0);
+		p->grace = 0;
+		while (!proc_pump(p, PROC_POLL_MS)) {}
+	}
+	close_fd(&p->in);
+	close_fd(&p->out);
+	close_fd(&p->err);
+	if (p->st.abandoned) sup_discard(p->s);
+	else sup_put(p->s);
+	sb_free(&p->inq);
+	sb_free(&p->outb);
+	free(p->tail);
+	free(p);
+}
