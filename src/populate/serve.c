@@ -67,10 +67,10 @@ static const attr W_COLS[] = {
 static const char SQL_SLOT[] =
 	"UPDATE {W} SET refresh_at = {now}, refresh_gen = refresh_gen + 1, refresh_host = ?, refresh_pid = ? "
 	"WHERE name = ? AND (refresh_gen = 0 OR refresh_at <= {now+?})";
-/* worker.gen - the generation of the slot just taken (same transaction,
- * the row still locked by worker.slot), or the generations a worker
- * compares before --until-empty lets it go. Argument: name. */
-static const char SQL_GEN[] = "SELECT refresh_gen, refreshed_gen FROM {W} WHERE name = ?";
+/* worker.gen - the generation of the slot just taken (with who took it,
+ * to be sure it is ours), or the generations a worker compares before
+ * --until-empty lets it go. Argument: name. */
+static const char SQL_GEN[] = "SELECT refresh_gen, refreshed_gen, refresh_host, refresh_pid FROM {W} WHERE name = ?";
 /* worker.refreshed - the refresh of generation G committed. Arguments: G, name, G. */
 static const char SQL_REFRESHED[] = "UPDATE {W} SET refreshed_gen = ? WHERE name = ? AND refreshed_gen < ?";
 /* worker.add - the row of a served table, when missing: its slot open
@@ -356,11 +356,15 @@ static const work_hooks HOOKS = {hook_claim_size, hook_claimed, hook_made};
 /* ---------------------------------------------------------- refresh */
 
 /* Refresh tab if its slot is ours to take (at most once per interval
- * among all workers). A retryable failure waits for the next slot; any
- * other stops the worker (its message in the errors), as a failed refresh
- * fails populate. */
-static int maybe_refresh(serve *s, stab *tb)
+ * among all workers); *added: the jobs it added. Taking the slot is one
+ * autocommit UPDATE (what an idle worker pays per interval); the winner
+ * then reads the generation it started, and marks it committed after the
+ * refresh. A retryable failure waits for the next slot; any other stops
+ * the worker (its message in the errors), as a failed refresh fails
+ * populate. */
+static int maybe_refresh(serve *s, stab *tb, long *added)
 {
+	*added = 0;
 	if (!s->p->refresh || mono_now() < tb->next_refresh) return DJC_OK;
 	djc_conn *c = s->w->c;
 	/* whoever takes the slot, it is not worth looking before about one
@@ -368,31 +372,34 @@ static int maybe_refresh(serve *s, stab *tb)
 	tb->next_refresh = mono_now() + s->p->interval * jitter(s, 0.5, 1.5);
 	int64_t gen = 0;
 	long got = 0;
-	int rc = db_begin(c->db);
-	if (!rc) {
-		db_res *r = NULL;
-		val_t a[4] = {val_text(jobs_host()), val_int(getpid()), val_text(tb->t->name), val_float(-s->p->interval)};
-		rc = wexec(c, "worker.slot", SQL_SLOT, a, 4, &r);
-		if (!rc) got = (long)r->affected;
-		db_res_free(r);
-		r = NULL;
-		if (!rc && got == 1 && !(rc = wexec(c, "worker.gen", SQL_GEN, &a[2], 1, &r))) gen = db_cell_int(r, 0, 0);
-		db_res_free(r);
-		for (int i = 0; i < 4; i++) val_free(&a[i]);
-		rc = rc ? rc : db_commit(c->db);
-		if (rc) db_rollback(c->db);
+	db_res *r = NULL;
+	val_t a[4] = {val_text(jobs_host()), val_int(getpid()), val_text(tb->t->name), val_float(-s->p->interval)};
+	int rc = wexec(c, "worker.slot", SQL_SLOT, a, 4, &r);
+	if (!rc) got = (long)r->affected;
+	db_res_free(r);
+	r = NULL;
+	/* the generation we started: the row still names us (another worker
+	 * could take the slot only an interval later) */
+	if (!rc && got == 1 && !(rc = wexec(c, "worker.gen", SQL_GEN, &a[2], 1, &r)) && r->nrows == 1) {
+		const char *h = db_cell_text(r, 0, 2);
+		if (h && !strcmp(h, jobs_host()) && db_cell_int(r, 0, 3) == (int64_t)getpid()) gen = db_cell_int(r, 0, 0);
 	}
+	db_res_free(r);
+	for (int i = 0; i < 4; i++) val_free(&a[i]);
 	if (rc) goto failed;
 	if (got != 1) return DJC_OK;
 	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
 	ro.delay = -1;   /* due at once, whatever the clocks say (as populate's refresh) */
 	djc_refresh_result rr;
 	if ((rc = djc_jobs_refresh(c, tb->t->name, &ro, &rr))) goto failed;
+	*added = rr.added + rr.re_pended + rr.orphaned;
 	event("refresh %s gen=%lld added=%ld", tb->t->name, (long long)gen, rr.added);
-	val_t g[3] = {val_int(gen), val_text(tb->t->name), val_int(gen)};
-	rc = wexec(c, "worker.refreshed", SQL_REFRESHED, g, 3, NULL);
-	val_free(&g[1]);
-	if (rc) goto failed;
+	if (gen > 0) {
+		val_t g[3] = {val_int(gen), val_text(tb->t->name), val_int(gen)};
+		rc = wexec(c, "worker.refreshed", SQL_REFRESHED, g, 3, NULL);
+		val_free(&g[1]);
+		if (rc) goto failed;
+	}
 	return DJC_OK;
 failed:
 	if (rc == DJC_ECONN || rc == DJC_EBUSY) return DJC_OK;   /* the next slot will do */
@@ -486,12 +493,16 @@ static void use_table(serve *s, size_t i)
 	s->yield_at = mono_now() + YIELD_AFTER;
 }
 
-/* One worker process's life: returns why it stopped. */
+/* One worker process's life: returns why it stopped. Two timers: when to
+ * look for work again (the backoff, reset by work, a notification, or a
+ * refresh that added jobs) and when to try each table's refresh slot (an
+ * interval); a wait lasts until the first of them, the deadline or the
+ * idle limit, so an idle worker's refresh tries cost no extra claims. */
 static int serve_loop(serve *s)
 {
 	worker *w = s->w;
 	const djc_worker_options *o = s->p->o;
-	double idle_since = mono_now(), backoff = POLL_MIN;
+	double idle_since = mono_now(), backoff = POLL_MIN, claim_at = 0;
 	int busy = 1;   /* since the last "idle" event */
 	mark_gens(s, 0);
 	for (;;) {
@@ -499,47 +510,56 @@ static int serve_loop(serve *s)
 		if (worker_stopping(w)) return DJC_WORKER_FAILED;
 		if (o->max_jobs > 0 && atomic_load(&w->sh->calls) >= o->max_jobs) return DJC_WORKER_MAX_JOBS;
 		if (s->p->deadline && s->p->deadline - mono_now() <= DEADLINE_MARGIN) return DJC_WORKER_DEADLINE;
-		int any_fits = 0;
-		s->claimed = 0;
+		if (o->idle_exit > 0 && mono_now() - idle_since >= o->idle_exit) return DJC_WORKER_IDLE;
 		for (size_t i = 0; i < s->n; i++) {
-			stab *tb = &s->tabs[i];
-			int rc = maybe_refresh(s, tb);
-			if (rc) {
+			long added = 0;
+			if (maybe_refresh(s, &s->tabs[i], &added)) {
 				worker_error(w, NULL, w->c->err);
 				return DJC_WORKER_FAILED;
 			}
-			if (!fit(s, tb, 0)) continue;
-			any_fits = 1;
-			use_table(s, i);
-			work_reserved(w);
-			if (worker_stopping(w)) break;
-			if (s->claimed) break;   /* work was found: look upstream again first */
+			if (added) claim_at = 0;   /* jobs appeared: look now */
 		}
-		if (s->claimed) {
-			idle_since = mono_now();
-			backoff = POLL_MIN;
-			busy = 1;
-			mark_gens(s, s->cur + 1);
-			continue;
-		}
-		if (worker_stopping(w)) continue;
-		if (s->p->deadline && !any_fits) return DJC_WORKER_DEADLINE;
-		if (o->until_empty && queue_empty(s)) return DJC_WORKER_EMPTY;
 		double now = mono_now();
-		if (o->idle_exit > 0 && now - idle_since >= o->idle_exit) return DJC_WORKER_IDLE;
-		if (busy) event("idle");   /* once per stretch without work */
-		busy = 0;
-		/* nothing to claim: wait, at most until the next refresh try, the
-		 * deadline or the idle limit */
-		double wait = backoff * jitter(s, 0.5, 1.5);
+		if (now >= claim_at) {
+			int any_fits = 0;
+			s->claimed = 0;
+			for (size_t i = 0; i < s->n; i++) {
+				if (!fit(s, &s->tabs[i], 0)) continue;
+				any_fits = 1;
+				use_table(s, i);
+				work_reserved(w);
+				if (worker_stopping(w)) break;
+				if (s->claimed) break;   /* work was found: look upstream again first */
+			}
+			if (s->claimed) {
+				idle_since = mono_now();
+				backoff = POLL_MIN;
+				claim_at = 0;
+				busy = 1;
+				mark_gens(s, s->cur + 1);
+				continue;
+			}
+			if (worker_stopping(w)) continue;
+			if (s->p->deadline && !any_fits) return DJC_WORKER_DEADLINE;
+			if (o->until_empty && queue_empty(s)) return DJC_WORKER_EMPTY;
+			now = mono_now();
+			if (o->idle_exit > 0 && now - idle_since >= o->idle_exit) return DJC_WORKER_IDLE;
+			if (busy) event("idle");   /* once per stretch without work */
+			busy = 0;
+			claim_at = now + backoff * jitter(s, 0.5, 1.5);
+			double cap = s->listening ? LISTEN_MAX : POLL_MAX;
+			backoff = backoff * 2 > cap ? cap : backoff * 2;
+		}
+		/* wait for the first of: the next look, a refresh try, the
+		 * deadline, the idle limit (or a notification) */
+		double wait = claim_at - now;
 		for (size_t i = 0; s->p->refresh && i < s->n; i++)
 			if (s->tabs[i].next_refresh - now < wait) wait = s->tabs[i].next_refresh - now;
 		if (s->p->deadline && s->p->deadline - DEADLINE_MARGIN - now < wait) wait = s->p->deadline - DEADLINE_MARGIN - now;
 		if (o->idle_exit > 0 && idle_since + o->idle_exit - now < wait) wait = idle_since + o->idle_exit - now;
-		if (wait_for_work(s, wait)) backoff = POLL_MIN;
-		else {
-			double cap = s->listening ? LISTEN_MAX : POLL_MAX;
-			backoff = backoff * 2 > cap ? cap : backoff * 2;
+		if (wait_for_work(s, wait)) {
+			claim_at = 0;
+			backoff = POLL_MIN;
 		}
 	}
 }
