@@ -9,7 +9,7 @@
 
 /* The notification channel (db_notify/db_listen) on which a refresh that
  * made jobs takeable says so, with the payload "schema.Table": waiting
- * `djc worker` processes wake up (src/populate/serve.c). */
+ * `djc worker` processes wake up (src/populate/workloop.c). */
 #define JOBS_CHANNEL "djc"
 
 struct djc_job {

@@ -18,7 +18,7 @@ typedef struct counters {
 	atomic_int stop;         /* stop taking work (an error without suppress_errors) */
 } counters;
 
-/* What `djc worker` (serve.c) asks of work_reserved, which otherwise
+/* What `djc worker` (workloop.c) asks of work_reserved, which otherwise
  * behaves as populate's: how many jobs to claim now (at most batch, with
  * `ahead` makes of this worker still to run before the claimed ones could
  * start; 0: claim nothing and return, e.g. nothing fits before the

@@ -1,4 +1,4 @@
-/* serve.c - djc_worker (`djc worker`): the long-running form of populate
+/* workloop.c - djc_worker (`djc worker`): the long-running form of populate
  * with job reservation. Each worker process serves several tables,
  * upstream first, claiming and committing through work_reserved
  * (reserved.c, steered by work_hooks); when nothing can be claimed it
@@ -225,7 +225,7 @@ typedef struct stab {
 
 /* What every worker process of one djc_worker call shares (the parent's
  * memory, copied into each child by fork; stops is shared memory). */
-typedef struct serve_params {
+typedef struct wloop_params {
 	const djc_worker_options *o;
 	char **names;               /* the served tables, upstream first */
 	size_t n;
@@ -234,11 +234,11 @@ typedef struct serve_params {
 	double interval;            /* refresh interval (s) */
 	int refresh;                /* refresh at all */
 	atomic_long *stops;         /* [DJC_WORKER_NSTOPS], shared */
-} serve_params;
+} wloop_params;
 
-typedef struct serve {
+typedef struct wloop {
 	worker *w;
-	const serve_params *p;
+	const wloop_params *p;
 	stab *tabs;
 	size_t n, cur;
 	double yield_at;
@@ -247,15 +247,15 @@ typedef struct serve {
 	char prefix[80];            /* "schema." of our notifications' payloads */
 	unsigned seed;
 	int stop;                   /* djc_worker_stop, or -1 */
-} serve;
+} wloop;
 
-static double jitter(serve *s, double lo, double hi)
+static double jitter(wloop *s, double lo, double hi)
 {
 	return lo + (hi - lo) * ((double)rand_r(&s->seed) / RAND_MAX);
 }
 
 /* Read the shared histogram of tab (a failure keeps the old one). */
-static void stats_read(serve *s, stab *tb)
+static void stats_read(wloop *s, stab *tb)
 {
 	djc_conn *c = s->w->c;
 	val_t name = val_text(tb->t->name);
@@ -272,7 +272,7 @@ static void stats_read(serve *s, stab *tb)
 
 /* Add this process's durations to the shared histogram: one UPDATE of the
  * table's row, only the buckets that changed. */
-static void stats_flush(serve *s, stab *tb)
+static void stats_flush(wloop *s, stab *tb)
 {
 	if (!tb->nlocal) return;
 	djc_conn *c = s->w->c;
@@ -302,7 +302,7 @@ static void stats_flush(serve *s, stab *tb)
 
 /* The 90th percentile of the durations of tab's makes (the top of its
  * bucket), or -1 when none is known yet. */
-static double p90(serve *s, stab *tb)
+static double p90(wloop *s, stab *tb)
 {
 	if (mono_now() - tb->read_at > STATS_READ_S) stats_read(s, tb);
 	long tot = 0;
@@ -318,7 +318,7 @@ static double p90(serve *s, stab *tb)
 
 /* How many jobs of tab this worker can still finish before the deadline,
  * with `ahead` makes to run first (2^30 without a deadline). */
-static long fit(serve *s, stab *tb, long ahead)
+static long fit(wloop *s, stab *tb, long ahead)
 {
 	if (!s->p->deadline) return 1L << 30;
 	double left = s->p->deadline - mono_now() - DEADLINE_MARGIN;
@@ -333,18 +333,18 @@ static long fit(serve *s, stab *tb, long ahead)
 
 static long hook_claim_size(void *arg, long batch, long ahead)
 {
-	serve *s = arg;
+	wloop *s = arg;
 	/* a downstream table is left now and then to look upstream again */
 	if (s->cur > 0 && mono_now() >= s->yield_at) return 0;
 	long k = fit(s, &s->tabs[s->cur], ahead);
 	return k < batch ? k : batch;
 }
 
-static void hook_claimed(void *arg, size_t n) { ((serve *)arg)->claimed += (long)n; }
+static void hook_claimed(void *arg, size_t n) { ((wloop *)arg)->claimed += (long)n; }
 
 static void hook_made(void *arg, double seconds)
 {
-	serve *s = arg;
+	wloop *s = arg;
 	stab *tb = &s->tabs[s->cur];
 	tb->local[bucket_of(seconds)]++;
 	tb->nlocal++;
@@ -362,7 +362,7 @@ static const work_hooks HOOKS = {hook_claim_size, hook_claimed, hook_made};
  * refresh. A retryable failure waits for the next slot; any other stops
  * the worker (its message in the errors), as a failed refresh fails
  * populate. */
-static int maybe_refresh(serve *s, stab *tb, long *added)
+static int maybe_refresh(wloop *s, stab *tb, long *added)
 {
 	*added = 0;
 	if (!s->p->refresh || mono_now() < tb->next_refresh) return DJC_OK;
@@ -410,7 +410,7 @@ failed:
  * and for each, a refresh started after this worker's last claim (after
  * its last commit) has committed, so no key it made is waiting to become
  * a job downstream. */
-static int queue_empty(serve *s)
+static int queue_empty(wloop *s)
 {
 	djc_conn *c = s->w->c;
 	for (size_t i = 0; i < s->n; i++) {
@@ -435,7 +435,7 @@ static int queue_empty(serve *s)
  * Called at start (every table), and after work on table i for the tables
  * after it: only they can get new keys from i's rows (a key source is made
  * of parents, and parents are declared first). */
-static void mark_gens(serve *s, size_t from)
+static void mark_gens(wloop *s, size_t from)
 {
 	if (!s->p->o->until_empty || !s->p->refresh) return;
 	for (size_t i = from; i < s->n; i++) {
@@ -452,7 +452,7 @@ static void mark_gens(serve *s, size_t from)
 
 /* Wait up to secs: a relevant notification (jobs added to one of our
  * schema's tables) ends the wait early (returns 1). */
-static int wait_for_work(serve *s, double secs)
+static int wait_for_work(wloop *s, double secs)
 {
 	if (secs < 0.01) secs = 0.01;
 	double end = mono_now() + secs;
@@ -481,7 +481,7 @@ static int wait_for_work(serve *s, double secs)
 
 /* ------------------------------------------------------------ the loop */
 
-static void use_table(serve *s, size_t i)
+static void use_table(wloop *s, size_t i)
 {
 	worker *w = s->w;
 	s->cur = i;
@@ -498,7 +498,7 @@ static void use_table(serve *s, size_t i)
  * refresh that added jobs) and when to try each table's refresh slot (an
  * interval); a wait lasts until the first of them, the deadline or the
  * idle limit, so an idle worker's refresh tries cost no extra claims. */
-static int serve_loop(serve *s)
+static int work_loop(wloop *s)
 {
 	worker *w = s->w;
 	const djc_worker_options *o = s->p->o;
@@ -565,10 +565,10 @@ static int serve_loop(serve *s)
 }
 
 /* A worker process (this one, or a child of the pool) serving the tables. */
-static void serve_run(worker *w, void *arg)
+static void wloop_run(worker *w, void *arg)
 {
-	const serve_params *p = arg;
-	serve s = {.w = w, .p = p, .stop = -1};
+	const wloop_params *p = arg;
+	wloop s = {.w = w, .p = p, .stop = -1};
 	s.seed = (unsigned)getpid() ^ (unsigned)(mono_now() * 1e6);
 	s.n = p->n;
 	s.tabs = xcalloc(p->n, sizeof *s.tabs);
@@ -598,7 +598,7 @@ static void serve_run(worker *w, void *arg)
 		event("start listen=%s tables=%s", s.listening ? "yes" : "no", sb_str(&names));
 		sb_free(&names);
 	}
-	int why = serve_loop(&s);
+	int why = work_loop(&s);
 	event("stop %s", djc_worker_stop_name(why));
 	for (size_t i = 0; i < s.n; i++) stats_flush(&s, &s.tabs[i]);
 	atomic_fetch_add(&p->stops[why], 1);
@@ -728,7 +728,7 @@ int djc_worker(djc_conn *c, const char *const *names, size_t nnames, const djc_w
 	counters *sh = mem;
 	atomic_long *stops = (atomic_long *)((char *)mem + sizeof(counters));
 
-	serve_params sp = {.o = o, .n = n, .argv = argv, .stops = stops};
+	wloop_params sp = {.o = o, .n = n, .argv = argv, .stops = stops};
 	sp.names = xcalloc(n, sizeof(char *));
 	for (size_t i = 0; i < n; i++) sp.names[i] = tabs[i]->name;
 	sp.refresh = o->refresh >= 0 ? o->refresh : config_bool("jobs.auto_refresh");
@@ -754,13 +754,13 @@ int djc_worker(djc_conn *c, const char *const *names, size_t nnames, const djc_w
 		worker w = {0};
 		w.c = c; w.t = tabs[0]; w.o = &po; w.argv = argv; w.sh = sh; w.res = &pres; w.outfd = -1;
 		if (!(rc = lease_start(&w.lease, c, tabs[0]))) {
-			serve_run(&w, &sp);
+			wloop_run(&w, &sp);
 			lease_stop(&w.lease);
 		}
 	} else {
 		progress prog;
 		progress_start(&prog, tabs[0]->name, 0, 0);
-		pool_work pw = {serve_run, &sp, tabs, n};
+		pool_work pw = {wloop_run, &sp, tabs, n};
 		rc = pool_run(c, tabs[0], &po, argv, sh, NULL, procs, &pres, &prog, &pw);
 	}
 	sigaction(SIGINT, &old_int, NULL);
