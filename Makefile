@@ -11,7 +11,7 @@ SAN     ?=
 BUILD   ?= build
 CFLAGS  += -std=c11 $(OPT) -Wall -Wextra -Wshadow -Wno-unused-parameter -fno-strict-aliasing $(SAN)
 CPPFLAGS += -Iinclude -Isrc -D_GNU_SOURCE $(DEP_CFLAGS)
-LDLIBS  = $(DEP_LIBS) -lpthread -ldl
+LDLIBS  = $(DEP_LIBS) -lpthread -ldl -lm
 
 LDFLAGS += $(SAN)
 
@@ -101,8 +101,9 @@ $(BUILD)/libdjc.so: $(BUILD)/$(SOREAL)
 	ln -sf $(SOREAL) $(BUILD)/$(SONAME)
 	ln -sf $(SONAME) $@
 
-# the CLI links the internal archive for now: it uses src/util/config.h
-$(BUILD)/djc: $(CLI_OBJ) $(BUILD)/libdjc-internal.a
+# the CLI uses the public API only (tests/cli/test_cli.sh checks its
+# includes): it links the public archive, like any program
+$(BUILD)/djc: $(CLI_OBJ) $(BUILD)/libdjc.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(filter-out $(UNIT_INTERNAL),$(UNIT_BIN)): $(BUILD)/tests/%: tests/unit/%.c tests/unit/t.h $(BUILD)/libdjc.a

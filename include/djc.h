@@ -5,6 +5,12 @@
  *  - every function returns an int status: DJC_OK (0) or a negative DJC_E*
  *    code; on failure djc_error_last(conn) says why (it keeps the message of
  *    the last failed call; a successful call does not clear it);
+ *  - arguments in libgit2's order: output parameters first (djc_fetch(&rows,
+ *    conn, table, where)), then the connection or object acted on, then the
+ *    inputs, then options (NULL means their _INIT defaults); an error
+ *    message parameter (char **msg), where there is one, comes last;
+ *  - option structs are initialised with their designated-initialiser _INIT
+ *    macro (or _init function); their version field is checked;
  *  - handles are opaque; each is freed by its NULL-safe djc_<type>_free();
  *  - strings returned as `const char *` are owned by the object they came
  *    from and live as long as it; strings returned as `char *` are the
@@ -77,11 +83,11 @@ djc_type djc_row_type(const djc_row *row, size_t i);
 /* Getters by index. They convert where exact (an INT to a FLOAT, a UINT that
  * fits to an INT) and return DJC_EINVAL otherwise. Text and bytes point into
  * the row. */
-int djc_row_int(const djc_row *row, size_t i, int64_t *out);
-int djc_row_uint(const djc_row *row, size_t i, uint64_t *out);
-int djc_row_float(const djc_row *row, size_t i, double *out);
-int djc_row_text(const djc_row *row, size_t i, const char **out);
-int djc_row_bytes(const djc_row *row, size_t i, const void **out, size_t *n);
+int djc_row_int(int64_t *out, const djc_row *row, size_t i);
+int djc_row_uint(uint64_t *out, const djc_row *row, size_t i);
+int djc_row_float(double *out, const djc_row *row, size_t i);
+int djc_row_text(const char **out, const djc_row *row, size_t i);
+int djc_row_bytes(const void **out, size_t *n, const djc_row *row, size_t i);
 
 /* JSON object text of the row (bytes as base64 text); caller frees. */
 char *djc_row_to_json(const djc_row *row);
@@ -98,6 +104,60 @@ size_t djc_rowset_count(const djc_rowset *rs);
 const djc_row *djc_rowset_row(const djc_rowset *rs, size_t i);
 void djc_rowset_free(djc_rowset *rs);
 
+/* --------------------------------------------------------- configuration
+ *
+ * Settings (jobs.*, database.*, display.*; `djc config` lists them) come
+ * from their defaults, then djc.json in the working directory (or the file
+ * named by $DJC_CONFIG), then DJC_* environment variables (jobs.keep_completed
+ * is DJC_JOBS_KEEP_COMPLETED), then djc_config_set. They are process-wide:
+ * read once, on the first djc_open or djc_config_* call, and shared by every
+ * connection of the process. Not safe to call djc_config_set while another
+ * thread uses the library. */
+
+/* Read the configuration if not yet read. Returns DJC_OK, or DJC_EINVAL for
+ * an unreadable or malformed file, an unknown setting or a value a setting
+ * does not take; then, if msg is non-NULL, *msg is a one-line message naming
+ * the file or environment variable (caller frees). A failed read fails every
+ * later call the same way (djc_open included). */
+int djc_config_load(char **msg);
+
+/* The effective value of a setting as text ("true", "60", "sqlite:djc.db"),
+ * passwords included. *out is owned by the library and valid until the
+ * setting is set again. DJC_ENOTFOUND for an unknown key, DJC_EINVAL when the
+ * configuration does not load (djc_config_load says why). */
+int djc_config_get(const char **out, const char *key);
+/* The value of a true/false setting: *out is 1 for true, 0 for false.
+ * DJC_EINVAL also when key is not a true/false setting. */
+int djc_config_get_bool(int *out, const char *key);
+
+/* Set a setting for the rest of the process, remembering `source` (e.g.
+ * "command line") as where it came from. The value is checked as one from
+ * a file would be: DJC_EINVAL for a value the setting does not take (or a
+ * configuration that does not load), DJC_ENOTFOUND for an unknown key; then
+ * nothing changes and, if msg is non-NULL, *msg says why (caller frees). */
+int djc_config_set(const char *key, const char *value, const char *source, char **msg);
+
+typedef struct djc_setting {
+	const char *key;      /* "jobs.keep_completed" */
+	const char *value;    /* the effective value as text, for display: a
+			       * password (database.password, or one in
+			       * database.url) is shown as "***" */
+	const char *source;   /* "default", the config file's name,
+			       * "environment", or a djc_config_set source */
+	const char *env;      /* its environment variable */
+	const char *kind;     /* "bool", "int", "float", "choice", "string" or "secret" */
+} djc_setting;
+
+/* Call cb once for every setting, in a fixed order (the order of `djc
+ * config`). The setting and its strings are valid during that call only. A
+ * non-zero return from cb stops the walk and is returned; DJC_EINVAL when the
+ * configuration does not load. */
+int djc_config_foreach(int (*cb)(const djc_setting *setting, void *payload), void *payload);
+
+/* A warning found while reading the configuration (a file that holds a
+ * password and other users can read), or NULL. Owned by the library. */
+const char *djc_config_warning(void);
+
 /* ------------------------------------------------------------ connection */
 
 typedef struct djc_conn djc_conn;
@@ -108,6 +168,23 @@ typedef struct djc_conn djc_conn;
  * database). On failure *out is still a connection object (not connected)
  * whose djc_error_last() says why; free it with djc_close(). */
 int djc_open(djc_conn **out, const char *url, const char *schema);
+
+/* How to open a connection (djc_open_ext). */
+typedef struct djc_open_options {
+	int version;     /* DJC_OPEN_OPTIONS_VERSION */
+	int no_create;   /* 1: create nothing. djc_open creates a missing SQLite
+			  * file, PostgreSQL schema or MariaDB/MySQL schema
+			  * (database); with no_create a missing one is
+			  * DJC_ENOTFOUND, for commands that only read or that
+			  * need declared tables. */
+} djc_open_options;
+#define DJC_OPEN_OPTIONS_VERSION 1
+#define DJC_OPEN_OPTIONS_INIT {DJC_OPEN_OPTIONS_VERSION, 0}
+void djc_open_options_init(djc_open_options *opts);
+
+/* djc_open with options; opts NULL is DJC_OPEN_OPTIONS_INIT, which is
+ * djc_open. On failure *out is as for djc_open. */
+int djc_open_ext(djc_conn **out, const char *url, const char *schema, const djc_open_options *opts);
 void djc_close(djc_conn *conn);
 /* The message of the last failed call on conn ("" if none). Passwords never
  * appear in it. Owned by conn. */
@@ -117,15 +194,21 @@ const char *djc_error_last(const djc_conn *conn);
 
 /* Declare every table of a pipeline text (DESIGN section 1). Idempotent: a
  * table declared with the same definition is left alone, a different
- * definition is DJC_ECONFLICT. Nothing is created unless the whole text
- * parses. `filename` is used in messages ("file:line: ..."). If report is
- * non-NULL it receives one line per table ("created X" or "exists X");
+ * definition is DJC_ECONFLICT. All or nothing: on any failure no table,
+ * jobs table or stored definition of the text is left behind. Concurrent
+ * declares (many workers starting at once) run one after the other, so
+ * each of them succeeds when they declare the same definitions. djc never
+ * takes over a table it did not declare: DJC_ECONFLICT, naming the table,
+ * when a table of a new table's name exists already, or when a declared
+ * table's SQL table differs from (or is missing for) its stored
+ * definition. `filename` is used in messages ("file:line: ..."). If report
+ * is non-NULL it receives one line per table ("created X" or "exists X");
  * caller frees. */
-int djc_declare(djc_conn *conn, const char *text, const char *filename, char **report);
+int djc_declare(char **report, djc_conn *conn, const char *text, const char *filename);
 
 /* Names of the declared tables, in declaration order, as one
  * newline-separated string; caller frees. */
-int djc_tables(djc_conn *conn, char **out);
+int djc_tables(char **out, djc_conn *conn);
 
 /* ------------------------------------------------------------------ rows */
 
@@ -151,10 +234,10 @@ int djc_insert(djc_conn *conn, const char *table, const djc_row *const *rows, si
  * restriction is used, as for any restriction). DJC_EINVAL when it shares
  * no attribute with table. *where_json (caller frees) can be
  * passed to djc_fetch, djc_fetch_print, djc_delete, ... */
-int djc_key_restriction(djc_conn *conn, const char *table, const char *key_json, char **where_json);
+int djc_key_restriction(char **where_json, djc_conn *conn, const char *table, const char *key_json);
 /* Fetch rows of table matching a restriction (JSON text, README.md "The command line";
  * NULL for all), ordered by primary key. */
-int djc_fetch(djc_conn *conn, const char *table, const char *where_json, djc_rowset **out);
+int djc_fetch(djc_rowset **out, djc_conn *conn, const char *table, const char *where_json);
 
 /* Insert JSON Lines (one object per line; blank lines skipped) read from
  * `in`, typed by the table's heading (bytes as base64 strings, json
@@ -172,8 +255,9 @@ int djc_fetch_print(djc_conn *conn, const char *table, const char *where_json, d
 char *djc_row_to_json_typed(djc_conn *conn, const char *table, const djc_row *row);
 
 /* Delete the matching rows. DJC_EFOREIGN if a child row references one;
- * then nothing is deleted. */
-int djc_delete(djc_conn *conn, const char *table, const char *where_json, size_t *deleted);
+ * then nothing is deleted. (djc_delete_with_options deletes the dependent
+ * rows too, as DataJoint's delete does.) */
+int djc_delete(size_t *deleted, djc_conn *conn, const char *table, const char *where_json);
 
 /* ------------------------------------------------------------- populate */
 
@@ -190,11 +274,11 @@ typedef int (*djc_make_fn)(djc_make_ctx *ctx, const djc_row *key, void *payload)
  * before make returns successfully. */
 int djc_make_insert(djc_make_ctx *ctx, const char *table, const djc_row *row);
 /* Read rows of any table (usually upstream ones) restricted by where_json. */
-int djc_make_fetch(djc_make_ctx *ctx, const char *table, const char *where_json, djc_rowset **out);
+int djc_make_fetch(djc_rowset **out, djc_make_ctx *ctx, const char *table, const char *where_json);
 /* Read the rows of `table` that match `key` on the attributes they share
  * (DataJoint's `Table & key`): the usual way to read an upstream table in
  * make, whatever other parents the key also comes from. */
-int djc_make_fetch_key(djc_make_ctx *ctx, const char *table, const djc_row *key, djc_rowset **out);
+int djc_make_fetch_key(djc_rowset **out, djc_make_ctx *ctx, const char *table, const djc_row *key);
 /* Whether make should stop as soon as it can: DJC_OK (0) to go on,
  * DJC_EINTR when populate was interrupted (SIGINT/SIGTERM), DJC_ELOST when
  * the job's reservation was lost (taken by another worker, or its lease
@@ -246,8 +330,8 @@ void djc_populate_result_free(djc_populate_result *res);
  * when every make succeeded, DJC_EMAKE when some failed (see *out), DJC_EINTR
  * when a signal stopped it, another code when populate itself failed. *out
  * is set whenever populate ran. */
-int djc_populate(djc_conn *conn, const char *table, const djc_populate_options *opts,
-		 djc_populate_result **out);
+int djc_populate(djc_populate_result **out, djc_conn *conn, const char *table,
+		 const djc_populate_options *opts);
 
 /* ---------------------------------------------------------------- worker */
 
@@ -310,15 +394,15 @@ void djc_worker_result_free(djc_worker_result *res);
  * make failed (see *out), DJC_EINTR when a signal stopped it, or another
  * code when the worker could not start or go on; *out is set whenever it
  * ran. */
-int djc_worker(djc_conn *conn, const char *const *tables, size_t ntables, const djc_worker_options *opts,
-	       djc_worker_result **out);
+int djc_worker(djc_worker_result **out, djc_conn *conn, const char *const *tables, size_t ntables,
+	       const djc_worker_options *opts);
 /* The name of a djc_worker_stop ("idle", "max_jobs", "empty", "deadline",
  * "signal", "failed"); static. */
 const char *djc_worker_stop_name(int stop);
 
 /* Remaining and total keys of the key source (restricted by where_json). */
-int djc_progress(djc_conn *conn, const char *table, const char *where_json,
-		 long *remaining, long *total);
+int djc_progress(long *remaining, long *total, djc_conn *conn,
+		 const char *table, const char *where_json);
 
 /* ----------------------------------------------------------------- jobs */
 
@@ -337,8 +421,8 @@ typedef struct djc_refresh_result {
 	long added, removed, orphaned, re_pended;
 } djc_refresh_result;
 
-int djc_jobs_refresh(djc_conn *conn, const char *table, const djc_refresh_options *opts,
-		     djc_refresh_result *out);
+int djc_jobs_refresh(djc_refresh_result *out, djc_conn *conn, const char *table,
+		     const djc_refresh_options *opts);
 
 /* A reservation held by this connection. */
 typedef struct djc_job djc_job;
@@ -348,8 +432,8 @@ void djc_job_free(djc_job *job);
 
 /* Reserve the most urgent eligible job (DJC_ENOTFOUND when none). A job
  * whose target row already exists is closed instead of being handed out. */
-int djc_jobs_reserve(djc_conn *conn, const char *table, const char *where_json,
-		     long max_priority, djc_job **out);
+int djc_jobs_reserve(djc_job **out, djc_conn *conn, const char *table,
+		     const char *where_json, long max_priority);
 /* Extend the lease of a held job: it stays this caller's for another
  * jobs.lease_timeout seconds (60 by default; the database's clock). The
  * holder of a job from djc_jobs_reserve must call this while it works on
@@ -370,13 +454,109 @@ int djc_jobs_error(djc_conn *conn, djc_job *job, const char *message, const char
 /* Mark a key `ignore` (inserting the job if needed). */
 int djc_jobs_ignore(djc_conn *conn, const char *table, const djc_row *key);
 /* Delete jobs with the given status ("error", ...); *n receives the count. */
-int djc_jobs_clear(djc_conn *conn, const char *table, const char *status, long *n);
+int djc_jobs_clear(long *n, djc_conn *conn, const char *table, const char *status);
 /* Counts of jobs by status: pending, reserved, success, error, ignore
  * (in that order) into counts[5]. */
-int djc_jobs_counts(djc_conn *conn, const char *table, long counts[5]);
+int djc_jobs_counts(long counts[5], djc_conn *conn, const char *table);
 /* Jobs rows, optionally only one status, as rows (key attributes and the
  * job's columns). */
-int djc_jobs_list(djc_conn *conn, const char *table, const char *status, djc_rowset **out);
+int djc_jobs_list(djc_rowset **out, djc_conn *conn, const char *table, const char *status);
+
+/* ================================================================
+ * Schema lifecycle: drop, cascading delete, alter (docs/schema.md).
+ * Options NULL means their _INIT defaults.
+ * ================================================================ */
+
+/* What a drop, delete or alter did (or, on a dry run, would do): one entry
+ * per table acted on, in the order acted on. */
+typedef struct djc_change {
+	char *table;      /* the table's pipeline name ("Stats", "Stats.Unit") */
+	char *sql_name;   /* the SQL table acted on: the table itself or one of
+	                   * its auxiliary tables (its jobs table "~~stats") */
+	char *action;     /* "drop", "delete", "delete jobs", "add n = 0 : int32", ... */
+	long long rows;   /* rows dropped or deleted (on a dry run: that would
+	                   * be); -1 where rows are not counted (alter, missing table) */
+} djc_change;
+
+typedef struct djc_changes {
+	size_t n;
+	djc_change *items;
+	int applied;      /* 1 when the changes were made; 0 on a dry run */
+} djc_changes;
+/* Free changes and every string in it. NULL-safe. */
+void djc_changes_free(djc_changes *changes);
+
+typedef struct djc_drop_options {
+	int version;      /* DJC_DROP_OPTIONS_VERSION */
+	int dry_run;      /* list what would be dropped, with row counts; change nothing */
+} djc_drop_options;
+#define DJC_DROP_OPTIONS_VERSION 1
+#define DJC_DROP_OPTIONS_INIT {.version = DJC_DROP_OPTIONS_VERSION}
+void djc_drop_options_init(djc_drop_options *opts);
+
+/* Drop `table`, its part tables, every table that depends on it (through
+ * `->`, transitively) and the auxiliary tables of each (its jobs table),
+ * dependents first, and remove their stored definitions. All or nothing:
+ * one transaction on SQLite and PostgreSQL; on MariaDB/MySQL, where DROP
+ * commits by itself, the stored definitions are removed first and put back
+ * if the DROP fails. Serialised with declare, alter and other drops; waits
+ * (at most about two minutes) for transactions running on the tables, then
+ * fails with DJC_EBUSY and drops nothing. A part table cannot be dropped
+ * alone (DJC_EINVAL: drop its master). A declared table whose SQL table is
+ * already gone is dropped from the stored pipeline only.
+ * @param[out] out  (may be NULL) each table and auxiliary table with its
+ *                  row count, also on a dry run and on failure when the
+ *                  list was made; caller frees with djc_changes_free. */
+int djc_drop(djc_changes **out, djc_conn *conn, const char *table, const djc_drop_options *opts);
+
+typedef struct djc_delete_options {
+	int version;      /* DJC_DELETE_OPTIONS_VERSION */
+	int dry_run;      /* count what would be deleted; change nothing */
+	int cascade;      /* 1: also delete the rows downstream that depend on the
+	                   * deleted ones (DataJoint's delete); 0: DJC_EFOREIGN
+	                   * and nothing deleted when a row has dependents */
+} djc_delete_options;
+#define DJC_DELETE_OPTIONS_VERSION 1
+#define DJC_DELETE_OPTIONS_INIT {.version = DJC_DELETE_OPTIONS_VERSION, .cascade = 1}
+void djc_delete_options_init(djc_delete_options *opts);
+
+/* Delete the rows of `table` matching where_json (NULL: all of them) and,
+ * with cascade, every row of a downstream table that depends on them, in
+ * one transaction. Jobs stay consistent: the jobs of a downstream computed
+ * or imported table whose keys lose their upstream rows are deleted with
+ * them, the rest are left alone, so a later refresh adds back exactly the
+ * keys whose upstream rows still exist (and re-pends kept success jobs
+ * whose target row was deleted). Rows of a part table are deleted only with
+ * their master row (DataJoint's part integrity): DJC_EINVAL otherwise.
+ * @param[out] out  (may be NULL) one entry per table reached with its
+ *                  count ("delete"), plus "delete jobs" entries; caller
+ *                  frees with djc_changes_free. */
+int djc_delete_with_options(djc_changes **out, djc_conn *conn, const char *table, const char *where_json,
+			    const djc_delete_options *opts);
+
+typedef struct djc_alter_options {
+	int version;      /* DJC_ALTER_OPTIONS_VERSION */
+	int dry_run;      /* list the changes; change nothing */
+} djc_alter_options;
+#define DJC_ALTER_OPTIONS_VERSION 1
+#define DJC_ALTER_OPTIONS_INIT {.version = DJC_ALTER_OPTIONS_VERSION}
+void djc_alter_options_init(djc_alter_options *opts);
+
+/* Bring the declared tables of a pipeline text to their definitions in it,
+ * for changes of secondary attributes: add one (with a default or
+ * nullable), drop one, rename one (`new : type  # {old} comment`), change
+ * a comment or a default, widen a varchar(n) or an integer type. The
+ * stored definitions are updated. Changes of the primary key, of
+ * dependencies (`->`), of indexes, of the tier, narrowing or other type
+ * changes are refused with DJC_EINVAL naming the table and what to do
+ * instead (drop and declare again); then nothing is changed. Tables of the
+ * text that are not declared yet are listed ("not declared") and left to
+ * djc_declare. One transaction on SQLite and PostgreSQL; on MariaDB/MySQL
+ * one ALTER TABLE per table (each table changes completely or not at all).
+ * @param[out] out  (may be NULL) one entry per change; caller frees. */
+int djc_alter(djc_changes **out, djc_conn *conn, const char *text, const char *filename,
+	      const djc_alter_options *opts);
+/* ============================ end of schema lifecycle ============ */
 
 #ifdef __cplusplus
 }

@@ -1,17 +1,18 @@
 /* cmd_worker.c - `djc worker`: the long-running form of populate (the C
  * API's djc_worker). Uses only the public API. */
-#include "djc.h"
-#include "util/config.h"
+#include "cli.h"
 #include <errno.h>
-#include <jansson.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-int cmd_worker(int argc, char **argv, const char *db, const char *schema);
+static double seconds(const char *opt, const char *v)
+{
+	double x = parse_double(opt, v);
+	if (x < 0 || x > 1e9) die_usage("%s expects a number of seconds from 0 to 1e9, got '%s'", opt, v);
+	return x;
+}
 
 static const char HELP[] =
 	"usage: djc worker [TABLE...] [--processes N] [--max-jobs N] [--idle-exit SECONDS]\n"
@@ -39,39 +40,6 @@ static const char HELP[] =
 	"Without --idle-exit, --max-jobs, --until-empty or --deadline it runs until a signal.\n"
 	"Exit status: 0 stopped as asked, 1 some make failed (or the worker could not go on),\n"
 	"2 bad input, 130/143 interrupted by SIGINT/SIGTERM.\n";
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-	char *m = NULL;
-	va_start(ap, fmt);
-	if (vasprintf(&m, fmt, ap) < 0) m = NULL;
-	va_end(ap);
-	fputs("djc: ", stderr);
-	for (const char *p = m ? m : fmt; *p; p++) fputc((unsigned char)*p < 0x20 ? ' ' : *p, stderr);
-	fputc('\n', stderr);
-	free(m);
-	exit(2);
-}
-
-static long num_long(const char *opt, const char *v, long min)
-{
-	char *e;
-	errno = 0;
-	long x = strtol(v, &e, 10);
-	if (!*v || *e || errno || x < min) die("%s expects an integer >= %ld, got '%s'", opt, min, v);
-	return x;
-}
-
-static double num_seconds(const char *opt, const char *v)
-{
-	char *e;
-	errno = 0;
-	double x = strtod(v, &e);
-	if (!*v || *e || errno || x != x || x < 0 || x > 1e9) die("%s expects a number of seconds from 0 to 1e9, got '%s'", opt, v);
-	return x;
-}
 
 /* +DURATION: numbers each followed by s, m, h or d (or nothing: seconds),
  * e.g. +90, +30m, +1h30m. -1 when malformed. */
@@ -149,22 +117,9 @@ static double parse_deadline(const char *v)
 	double nowd = (double)now.tv_sec + now.tv_nsec / 1e9;
 	double t = *v == '+' ? (duration(v + 1) >= 0 ? nowd + duration(v + 1) : -1) : clock_time(v);
 	if (t < 0)
-		die("--deadline must be a time (2026-12-01T18:00[:SS][Z|+HH:MM], @UNIX_SECONDS) or +DURATION (+90, +30m, +2h), got '%s'", v);
-	if (t <= nowd) die("--deadline '%s' is in the past", v);
+		die_usage("--deadline must be a time (2026-12-01T18:00[:SS][Z|+HH:MM], @UNIX_SECONDS) or +DURATION (+90, +30m, +2h), got '%s'", v);
+	if (t <= nowd) die_usage("--deadline '%s' is in the past", v);
 	return t;
-}
-
-static void check_json(const char *opt, const char *v)
-{
-	json_error_t je;
-	json_t *j = json_loads(v, 0, &je);
-	if (!j) die("%s is not valid JSON: %s", opt, je.text);
-	json_decref(j);
-}
-
-static void put_line(const char *s, FILE *f)
-{
-	for (const char *p = s; *p; p++) fputc((unsigned char)*p < 0x20 || *p == 0x7f ? ' ' : *p, f);
 }
 
 static void print_result(const djc_worker_result *r, int json)
@@ -173,7 +128,7 @@ static void print_result(const djc_worker_result *r, int json)
 	size_t n = r->n_tables;
 	if (json) {
 		json_t *o = json_object(), *tv = json_array(), *st = json_object(), *ev = json_array();
-		for (size_t i = 0; i < n; i++) json_array_append_new(tv, json_string(tables[i]));
+		for (size_t i = 0; i < n; i++) json_array_append_new(tv, cli_json_text(tables[i]));
 		json_object_set_new(o, "tables", tv);
 		json_object_set_new(o, "success_count", json_integer(r->success_count));
 		json_object_set_new(o, "error_count", json_integer(r->error_count));
@@ -186,14 +141,10 @@ static void print_result(const djc_worker_result *r, int json)
 		json_object_set_new(o, "stopped", st);
 		for (size_t i = 0; i < r->n_errors; i++) {
 			json_t *k = json_loads(r->errors[i].key_json, 0, NULL);
-			json_t *m = json_string(r->errors[i].message);
-			json_array_append_new(ev, json_pack("{s:o,s:o}", "key", k ? k : json_object(), "message", m ? m : json_string("")));
+			json_array_append_new(ev, json_pack("{s:o,s:o}", "key", k ? k : json_object(), "message", cli_json_text(r->errors[i].message)));
 		}
 		json_object_set_new(o, "errors", ev);
-		char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		if (s) puts(s);
-		free(s);
-		json_decref(o);
+		cli_print_json(o);
 	} else {
 		printf("worker: %ld made, %ld error%s, %ld skipped", r->success_count, r->error_count,
 		       r->error_count == 1 ? "" : "s", r->skipped_count);
@@ -215,60 +166,59 @@ static void print_result(const djc_worker_result *r, int json)
 	fflush(stdout);
 }
 
-int cmd_worker(int argc, char **argv, const char *db, const char *schema)
+int cmd_worker(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--make") || !strcmp(argv[i], "--")) break;
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { fputs(HELP, stdout); return 0; }
-	}
+	enum { PROCESSES = 1, MAX_JOBS, IDLE_EXIT, UNTIL_EMPTY, DEADLINE, PRIORITY, WHERE, REFRESH, NO_REFRESH, INTERVAL, JSON, MAKE };
+	static const cli_option opts[] = {
+		{"processes", CLI_VALUE, PROCESSES, 0},
+		{"max-jobs", CLI_VALUE, MAX_JOBS, 0},
+		{"idle-exit", CLI_VALUE, IDLE_EXIT, 0},
+		{"until-empty", CLI_FLAG, UNTIL_EMPTY, 0},
+		{"deadline", CLI_VALUE, DEADLINE, 0},
+		{"priority", CLI_VALUE, PRIORITY, 0},
+		{"where", CLI_VALUE, WHERE, 0},
+		{"refresh", CLI_FLAG, REFRESH, 0},
+		{"no-refresh", CLI_FLAG, NO_REFRESH, 0},
+		{"refresh-interval", CLI_VALUE, INTERVAL, 0},
+		{"json", CLI_FLAG, JSON, 0},
+		{"make", CLI_REST, MAKE, 0},
+		{NULL, 0, 0, 0},
+	};
+	cli_args a;
+	cli_args_init(&a, argc, argv, opts, HELP);
+	a.unknown_fmt = a.missing_fmt = "unknown or incomplete option %s";
 	djc_worker_options o;
 	djc_worker_options_init(&o);
 	const char **tables = calloc((size_t)argc + 1, sizeof *tables);
-	if (!tables) die("out of memory");
+	if (!tables) die_usage("out of memory");
 	size_t nt = 0;
 	int json = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define VALUE(name) (!strcmp(a, name) && v && (i++, 1))
-		if (VALUE("--processes")) o.processes = (int)num_long(a, v, 1);
-		else if (VALUE("--max-jobs")) o.max_jobs = num_long(a, v, 1);
-		else if (VALUE("--idle-exit")) o.idle_exit = num_seconds(a, v);
-		else if (!strcmp(a, "--until-empty")) o.until_empty = 1;
-		else if (VALUE("--deadline")) o.deadline = parse_deadline(v);
-		else if (VALUE("--priority")) o.priority = num_long(a, v, 0);
-		else if (VALUE("--where")) { o.where_json = v; check_json("--where", v); }
-		else if (!strcmp(a, "--refresh")) o.refresh = 1;
-		else if (!strcmp(a, "--no-refresh")) o.refresh = 0;
-		else if (VALUE("--refresh-interval")) {
-			o.refresh_interval = num_seconds(a, v);
-			if (o.refresh_interval <= 0) die("--refresh-interval must be greater than 0, got '%s'", v);
-		} else if (!strcmp(a, "--json")) json = 1;
-		else if (!strcmp(a, "--make")) {
-			if (i + 1 >= argc) die("--make needs a program");
-			o.make_argv = (const char *const *)&argv[i + 1];
+	for (int k; (k = cli_next(&a)) != CLI_END;) {
+		switch (k) {
+		case PROCESSES: o.processes = (int)parse_long(a.opt, a.arg, 1); break;
+		case MAX_JOBS: o.max_jobs = parse_long(a.opt, a.arg, 1); break;
+		case IDLE_EXIT: o.idle_exit = seconds(a.opt, a.arg); break;
+		case UNTIL_EMPTY: o.until_empty = 1; break;
+		case DEADLINE: o.deadline = parse_deadline(a.arg); break;
+		case PRIORITY: o.priority = parse_long(a.opt, a.arg, 0); break;
+		case WHERE: o.where_json = a.arg; check_json("--where", a.arg); break;
+		case REFRESH: o.refresh = 1; break;
+		case NO_REFRESH: o.refresh = 0; break;
+		case INTERVAL:
+			o.refresh_interval = seconds(a.opt, a.arg);
+			if (o.refresh_interval <= 0) die_usage("--refresh-interval must be greater than 0, got '%s'", a.arg);
 			break;
-		} else if (a[0] == '-') die("worker: unknown or incomplete option %s (see djc worker --help)", a);
-		else tables[nt++] = a;
-#undef VALUE
+		case JSON: json = 1; break;
+		case MAKE: o.make_argv = (const char *const *)a.rest; break;
+		default: tables[nt++] = a.arg;
+		}
 	}
-	if (o.processes > 256) die("--processes is at most 256");
-	djc_conn *c = NULL;
-	int rc = djc_open(&c, db, schema);
-	if (rc) {
-		fputs("djc: ", stderr);
-		put_line(djc_error_last(c), stderr);
-		fputc('\n', stderr);
-		djc_close(c);
-		free(tables);
-		return rc == DJC_EINVAL ? 2 : 1;
-	}
-	const char *w = config_warning();
-	if (w) fprintf(stderr, "djc: %s\n", w);
+	if (o.processes > 256) die_usage("--processes is at most 256");
+	djc_conn *c = cli_connect(CLI_EXISTING);
 	djc_worker_result *r = NULL;
-	rc = djc_worker(c, nt ? tables : NULL, nt, &o, &r);
+	int rc = djc_worker(&r, c, nt ? tables : NULL, nt, &o);
 	if (r) print_result(r, json);
-	int code = 0;
+	int code;
 	if (rc == DJC_EINTR) {
 		fprintf(stderr, "djc: %s\n", djc_error_last(c));
 		code = 128 + (r ? r->interrupted : SIGTERM);
@@ -281,12 +231,8 @@ int cmd_worker(int argc, char **argv, const char *db, const char *schema)
 		put_line(r->errors[0].message, stderr);
 		fputc('\n', stderr);
 		code = 1;
-	} else if (rc) {
-		fputs("djc: ", stderr);
-		put_line(djc_error_last(c), stderr);
-		fputc('\n', stderr);
-		code = rc == DJC_EINVAL || rc == DJC_ENOTFOUND ? 2 : 1;
-	}
+	} else
+		code = exit_for(rc, c);
 	djc_worker_result_free(r);
 	djc_close(c);
 	free(tables);

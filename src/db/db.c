@@ -239,6 +239,48 @@ int db_claim_run(db_conn *c, const db_claim *cl, db_res **out)
 	pthread_mutex_unlock(&c->mu);
 	return rc;
 }
+
+/* A batch as a plain transaction: BEGIN, the items one by one, COMMIT. */
+int db_batch_each(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed)
+{
+	*failed = 0;
+	int rc = c->drv->begin(c);
+	if (rc) return rc;
+	size_t i = 0;
+	for (; i < n; i++) {
+		db_res *r = NULL;
+		rc = items[i].claim ? c->drv->claim(c, items[i].claim, &r)
+				    : c->drv->exec(c, items[i].sql, items[i].params, items[i].np, &r);
+		if (!rc && items[i].expect >= 0 && r->affected != items[i].expect) {
+			snprintf(c->err, sizeof c->err, "batch item %zu changed %lld rows, not %ld", i, r->affected, items[i].expect);
+			rc = DB_EEXPECT;
+		}
+		if (rc) {
+			db_res_free(r);
+			break;
+		}
+		if (res) res[i] = r;
+		else db_res_free(r);
+	}
+	if (!rc && (rc = c->drv->commit(c)) == DJC_OK) return DJC_OK;
+	*failed = i;
+	char keep[sizeof c->err];
+	memcpy(keep, c->err, sizeof keep);
+	c->drv->rollback(c);
+	memcpy(c->err, keep, sizeof keep);
+	c->in_tx = 0;
+	for (size_t k = 0; res && k < i; k++) { db_res_free(res[k]); res[k] = NULL; }
+	return rc;
+}
+
+int db_batch(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed)
+{
+	pthread_mutex_lock(&c->mu);
+	if (res) memset(res, 0, n * sizeof *res);
+	int rc = c->drv->batch && !c->in_tx ? c->drv->batch(c, items, n, res, failed) : db_batch_each(c, items, n, res, failed);
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
 void db_qi(db_conn *c, sb_t *b, const char *name) { c->drv->quote_ident(b, name); }
 
 void db_qtable(db_conn *c, sb_t *b, const char *name)

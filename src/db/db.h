@@ -41,10 +41,13 @@ typedef struct db_url {
 	int flags;       /* DB_OPEN_* (set by db_open_ext, not parsed) */
 } db_url;
 
-/* Open flags. DB_OPEN_POOLED: the server is reached through a transaction
- * pooler (database.pooler = transaction); the URL parameter pooler=none or
+/* Open flags. DB_OPEN_NO_CREATE: a driver's open creates nothing (no
+ * SQLite file, no schema); a missing one is DJC_ENOTFOUND.
+ * DB_OPEN_POOLED: the server is reached through a transaction pooler
+ * (database.pooler = transaction); the URL parameter pooler=none or
  * pooler=transaction decides instead when given. Only PostgreSQL's driver
  * reads it. */
+#define DB_OPEN_NO_CREATE 1
 #define DB_OPEN_POOLED 2
 
 /* Parse url; on error returns DJC_EINVAL with a message in err. */
@@ -112,6 +115,18 @@ typedef struct db_claim {
  * returned by the public API: conn_fail() reports it as DJC_EDUPLICATE. */
 #define DB_EUNIQUE (-100)
 
+/* A batch item that did not change exactly the rows it expected (db_item.expect). */
+#define DB_EEXPECT (-101)
+
+/* One item of a batch: a statement, or a claim. */
+typedef struct db_item {
+	const char *sql;          /* with ? params; NULL for a claim */
+	const val_t *params;
+	size_t np;
+	long expect;              /* >= 0: the statement must change exactly this many rows */
+	const db_claim *claim;    /* a claim instead of sql (its result: the claimed rows) */
+} db_item;
+
 #define DB_DRIVER_VERSION 1
 
 struct db_driver {
@@ -131,6 +146,17 @@ struct db_driver {
 	int (*rollback)(db_conn *c);   /* safe to call after a failed statement */
 	int (*claim)(db_conn *c, const db_claim *cl, db_res **out);
 	int64_t (*connection_id)(db_conn *c);
+
+	/* may provide (NULL: db.c runs the items one by one in a transaction) */
+	/* Run items[0..n) as one transaction, all or nothing, in as few round
+	 * trips as the protocol allows (PostgreSQL: one pipeline). Called
+	 * outside any transaction. On success res[i] (res may be NULL) holds
+	 * item i's result and the transaction is committed. On failure nothing
+	 * is committed, no result is returned, *failed is the index of the
+	 * item that failed (DB_EEXPECT when it changed other than `expect`
+	 * rows), or n when the COMMIT itself failed: DJC_ECONN then means the
+	 * outcome is unknown. */
+	int (*batch)(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed);
 
 	/* dialect fragments */
 	void (*quote_ident)(sb_t *b, const char *name);
@@ -179,6 +205,11 @@ int db_begin(db_conn *c);
 int db_commit(db_conn *c);
 int db_rollback(db_conn *c);
 int db_claim_run(db_conn *c, const db_claim *cl, db_res **out);
+/* db_driver.batch, or its equivalent one item at a time. */
+int db_batch(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed);
+/* The one-item-at-a-time equivalent, for a driver whose batch cannot run
+ * (called with the connection's mutex held). */
+int db_batch_each(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed);
 void db_qi(db_conn *c, sb_t *b, const char *name);   /* quoted identifier */
 /* The table `name` of the connection's schema, quoted: "schema"."name"
  * where the driver qualifies names (PostgreSQL), else "name". Every

@@ -7,6 +7,19 @@
 
 static pthread_mutex_t dl_mu = PTHREAD_MUTEX_INITIALIZER;
 
+void *dl_optional(const char *const *sonames, const char *name)
+{
+	for (size_t i = 0; sonames[i]; i++) {
+		void *h = dlopen(sonames[i], RTLD_NOW | RTLD_NOLOAD | RTLD_LOCAL);
+		if (h) {
+			void *f = dlsym(h, name);
+			dlclose(h);   /* dl_load's reference keeps it loaded */
+			return f;
+		}
+	}
+	return NULL;
+}
+
 int dl_load(int *state, const char *what, const char *const *sonames, const char *const *names, void **slots,
 	    size_t n, char *err, size_t errlen)
 {

@@ -535,14 +535,22 @@ static int my_open(db_conn **out, const db_url *u, const char *schema, char *err
 	if ((rc = my_connect(c, own ? NULL : s, err, errlen))) { my_close(&c->base); return rc; }
 	c->base.schema = xstrdup(s);
 	if (own) {
-		sb_t q = SB_INIT;
-		sb_add(&q, "CREATE DATABASE IF NOT EXISTS ");
-		my_qi(&q, s);
-		sb_printf(&q, " CHARACTER SET utf8mb4 COLLATE %s", c->collation);
-		int crc = simple(c, sb_str(&q));
-		sb_free(&q);
+		int crc = DJC_OK;
+		if (!(u->flags & DB_OPEN_NO_CREATE)) {
+			sb_t q = SB_INIT;
+			sb_add(&q, "CREATE DATABASE IF NOT EXISTS ");
+			my_qi(&q, s);
+			sb_printf(&q, " CHARACTER SET utf8mb4 COLLATE %s", c->collation);
+			crc = simple(c, sb_str(&q));
+			sb_free(&q);
+		}
 		/* without the CREATE privilege an existing database still works */
 		if (mysql_select_db(c->db, s)) {
+			if ((u->flags & DB_OPEN_NO_CREATE) && mysql_errno(c->db) == 1049 /* ER_BAD_DB_ERROR */) {
+				snprintf(err, errlen, "no schema '%s' on %s (djc declare creates it)", s, c->redacted);
+				my_close(&c->base);
+				return DJC_ENOTFOUND;
+			}
 			if (crc == DJC_OK) fail_db(c);
 			snprintf(err, errlen, "cannot use schema '%s' on %s: %s", s, c->redacted, c->base.err);
 			my_close(&c->base);

@@ -46,6 +46,7 @@ static struct {
 	__typeof__(PQgetisnull) *PQgetisnull;
 	__typeof__(PQgetlength) *PQgetlength;
 	__typeof__(PQgetvalue) *PQgetvalue;
+	__typeof__(PQgetResult) *PQgetResult;
 	__typeof__(PQnfields) *PQnfields;
 	__typeof__(PQnotifies) *PQnotifies;
 	__typeof__(PQntuples) *PQntuples;
@@ -54,6 +55,9 @@ static struct {
 	__typeof__(PQresultErrorField) *PQresultErrorField;
 	__typeof__(PQresultErrorMessage) *PQresultErrorMessage;
 	__typeof__(PQresultStatus) *PQresultStatus;
+	__typeof__(PQsendPrepare) *PQsendPrepare;
+	__typeof__(PQsendQueryParams) *PQsendQueryParams;
+	__typeof__(PQsendQueryPrepared) *PQsendQueryPrepared;
 	__typeof__(PQserverVersion) *PQserverVersion;
 	__typeof__(PQsetNoticeProcessor) *PQsetNoticeProcessor;
 	__typeof__(PQsocket) *PQsocket;
@@ -79,6 +83,7 @@ static const char *const pq_names[] = {
 	"PQgetisnull",
 	"PQgetlength",
 	"PQgetvalue",
+	"PQgetResult",
 	"PQnfields",
 	"PQnotifies",
 	"PQntuples",
@@ -87,6 +92,9 @@ static const char *const pq_names[] = {
 	"PQresultErrorField",
 	"PQresultErrorMessage",
 	"PQresultStatus",
+	"PQsendPrepare",
+	"PQsendQueryParams",
+	"PQsendQueryPrepared",
 	"PQserverVersion",
 	"PQsetNoticeProcessor",
 	"PQsocket",
@@ -145,6 +153,7 @@ static int pq_load(char *err, size_t errlen)
 #define PQgetisnull (*pq.PQgetisnull)
 #define PQgetlength (*pq.PQgetlength)
 #define PQgetvalue (*pq.PQgetvalue)
+#define PQgetResult (*pq.PQgetResult)
 #define PQnfields (*pq.PQnfields)
 #define PQnotifies (*pq.PQnotifies)
 #define PQntuples (*pq.PQntuples)
@@ -153,6 +162,9 @@ static int pq_load(char *err, size_t errlen)
 #define PQresultErrorField (*pq.PQresultErrorField)
 #define PQresultErrorMessage (*pq.PQresultErrorMessage)
 #define PQresultStatus (*pq.PQresultStatus)
+#define PQsendPrepare (*pq.PQsendPrepare)
+#define PQsendQueryParams (*pq.PQsendQueryParams)
+#define PQsendQueryPrepared (*pq.PQsendQueryPrepared)
 #define PQserverVersion (*pq.PQserverVersion)
 #define PQsetNoticeProcessor (*pq.PQsetNoticeProcessor)
 #define PQsocket (*pq.PQsocket)
@@ -478,12 +490,28 @@ static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err
 		return DJC_ECONN;
 	}
 	PQsetNoticeProcessor(c->pg, quiet, NULL);
-	int rc = session_setup(c, 1);
+	int no_create = u->flags & DB_OPEN_NO_CREATE;
+	int rc = session_setup(c, !no_create);
 	if (rc) {
 		snprintf(err, errlen, "%s", c->base.err);
 		redact(err, u->password);
 		pg_close(&c->base);
 		return rc;
+	}
+	if (no_create) {
+		/* search_path accepts a schema that does not exist: look */
+		const char *v[1] = {c->base.schema};
+		PGresult *res = PQexecParams(c->pg, "SELECT 1 FROM pg_namespace WHERE nspname = $1", 1, NULL, v, NULL, NULL, 0);
+		int ok = PQresultStatus(res) == PGRES_TUPLES_OK, exists = ok && PQntuples(res) > 0;
+		rc = ok ? DJC_OK : classify(c, res);
+		PQclear(res);
+		if (rc || !exists) {
+			if (rc) snprintf(err, errlen, "%s", c->base.err);
+			else snprintf(err, errlen, "no schema '%s' on %s (djc declare creates it)", c->base.schema, u->redacted);
+			redact(err, u->password);
+			pg_close(&c->base);
+			return rc ? rc : DJC_ENOTFOUND;
+		}
 	}
 	*out = &c->base;
 	return DJC_OK;
@@ -712,6 +740,71 @@ static db_res *materialise(const PGresult *res)
 	return r;
 }
 
+/* Parameters as libpq takes them, typed so that the server coerces text to
+ * the column's type; key: the types, the start of a prepared statement's
+ * cache key. */
+typedef struct pg_bind {
+	Oid *types;
+	const char **vals;
+	int *lens, *fmts;
+	char (*num)[32];
+	sb_t key;
+} pg_bind;
+
+static void bind_init(pg_bind *b, const val_t *params, size_t np)
+{
+	b->types = xcalloc(np + 1, sizeof(Oid));
+	b->vals = xcalloc(np + 1, sizeof(char *));
+	b->lens = xcalloc(np + 1, sizeof(int));
+	b->fmts = xcalloc(np + 1, sizeof(int));
+	b->num = xcalloc(np + 1, 32);
+	sb_t z = SB_INIT;
+	b->key = z;
+	for (size_t i = 0; i < np; i++) {
+		const val_t *v = &params[i];
+		switch (v->t) {
+		case DJC_NULL: b->vals[i] = NULL; break;
+		case DJC_INT:
+			b->types[i] = OID_INT8;
+			snprintf(b->num[i], 32, "%" PRId64, v->i);
+			b->vals[i] = b->num[i];
+			break;
+		case DJC_UINT:
+			b->types[i] = OID_NUMERIC;
+			snprintf(b->num[i], 32, "%" PRIu64, v->u);
+			b->vals[i] = b->num[i];
+			break;
+		case DJC_FLOAT:
+			b->types[i] = OID_FLOAT8;
+			if (isnan(v->f)) snprintf(b->num[i], 32, "NaN");
+			else if (isinf(v->f)) snprintf(b->num[i], 32, "%s", v->f > 0 ? "Infinity" : "-Infinity");
+			else snprintf(b->num[i], 32, "%.17g", v->f);
+			b->vals[i] = b->num[i];
+			break;
+		case DJC_BOOL:
+			b->types[i] = OID_BOOL;
+			b->vals[i] = v->i ? "true" : "false";
+			break;
+		case DJC_BYTES:
+			b->types[i] = OID_BYTEA;
+			b->vals[i] = v->s ? v->s : "";
+			b->lens[i] = (int)v->n;
+			b->fmts[i] = 1;
+			break;
+		default:   /* text: type unknown, so the server reads it as the column's type */
+			b->vals[i] = v->s ? v->s : "";
+			break;
+		}
+		sb_printf(&b->key, "%u,", (unsigned)b->types[i]);
+	}
+}
+
+static void bind_free(pg_bind *b)
+{
+	free(b->types); free(b->vals); free(b->lens); free(b->fmts); free(b->num);
+	sb_free(&b->key);
+}
+
 static int pg_exec(db_conn *bc, const char *sql, const val_t *params, size_t np, db_res **out)
 {
 	pg_conn *c = (pg_conn *)bc;
@@ -725,49 +818,12 @@ static int pg_exec(db_conn *bc, const char *sql, const val_t *params, size_t np,
 		sb_free(&q);
 		return DJC_ERROR;
 	}
-	Oid *types = xcalloc(np + 1, sizeof(Oid));
-	const char **vals = xcalloc(np + 1, sizeof(char *));
-	int *lens = xcalloc(np + 1, sizeof(int));
-	int *fmts = xcalloc(np + 1, sizeof(int));
-	char (*num)[32] = xcalloc(np + 1, 32);
-	sb_t key = SB_INIT;
-	for (size_t i = 0; i < np; i++) {
-		const val_t *v = &params[i];
-		switch (v->t) {
-		case DJC_NULL: vals[i] = NULL; break;
-		case DJC_INT:
-			types[i] = OID_INT8;
-			snprintf(num[i], 32, "%" PRId64, v->i);
-			vals[i] = num[i];
-			break;
-		case DJC_UINT:
-			types[i] = OID_NUMERIC;
-			snprintf(num[i], 32, "%" PRIu64, v->u);
-			vals[i] = num[i];
-			break;
-		case DJC_FLOAT:
-			types[i] = OID_FLOAT8;
-			if (isnan(v->f)) snprintf(num[i], 32, "NaN");
-			else if (isinf(v->f)) snprintf(num[i], 32, "%s", v->f > 0 ? "Infinity" : "-Infinity");
-			else snprintf(num[i], 32, "%.17g", v->f);
-			vals[i] = num[i];
-			break;
-		case DJC_BOOL:
-			types[i] = OID_BOOL;
-			vals[i] = v->i ? "true" : "false";
-			break;
-		case DJC_BYTES:
-			types[i] = OID_BYTEA;
-			vals[i] = v->s ? v->s : "";
-			lens[i] = (int)v->n;
-			fmts[i] = 1;
-			break;
-		default:   /* text: type unknown, so the server reads it as the column's type */
-			vals[i] = v->s ? v->s : "";
-			break;
-		}
-		sb_printf(&key, "%u,", (unsigned)types[i]);
-	}
+	pg_bind b;
+	bind_init(&b, params, np);
+	Oid *types = b.types;
+	const char **vals = b.vals;
+	int *lens = b.lens, *fmts = b.fmts;
+	sb_t key = b.key;
 	char kw[16];
 	first_word(q.s ? q.s : "", kw, sizeof kw);
 	/* a prepared statement lives on one server connection: not through a pooler */
@@ -780,8 +836,8 @@ static int pg_exec(db_conn *bc, const char *sql, const val_t *params, size_t np,
 		res = prepare_and_run(c, sb_str(&key), sb_str(&q), (int)np, types, vals, lens, fmts);
 	} else
 		res = PQexecParams(c->pg, sb_str(&q), (int)np, types, vals, lens, fmts, 0);
-	sb_free(&key);
-	free(types); free(vals); free(lens); free(fmts); free(num);
+	b.key = key;
+	bind_free(&b);
 	sb_free(&q);
 	if (!is_ok(res)) {
 		rc = classify(c, res);
@@ -840,25 +896,248 @@ static int pg_rollback(db_conn *bc)
 	return PQstatus(c->pg) != CONNECTION_OK ? DJC_OK : rc;
 }
 
+/* The claim as one statement, and its parameters (*p, a shallow copy:
+ * caller frees the array only). SKIP LOCKED: concurrent claimers lock
+ * disjoint rows and never wait; the outer UPDATE touches only rows this
+ * statement has locked. */
+static void claim_sql(db_conn *bc, const db_claim *cl, sb_t *q, val_t **p)
+{
+	sb_add(q, "UPDATE ");
+	db_qtable(bc, q, cl->table);
+	sb_printf(q, " SET %s WHERE ctid = ANY(ARRAY(SELECT ctid FROM ", cl->set);
+	db_qtable(bc, q, cl->table);
+	sb_printf(q, " WHERE %s ORDER BY %s", cl->where, cl->order);
+	if (cl->limit >= 0) sb_printf(q, " LIMIT %ld", cl->limit);
+	sb_printf(q, " FOR UPDATE SKIP LOCKED)) RETURNING %s", cl->key_cols);
+	if (cl->extra) sb_printf(q, ", %s", cl->extra);
+	*p = xcalloc(cl->ns + cl->nw + 1, sizeof(val_t));
+	if (cl->ns) memcpy(*p, cl->sparams, cl->ns * sizeof(val_t));
+	if (cl->nw) memcpy(*p + cl->ns, cl->wparams, cl->nw * sizeof(val_t));
+}
+
 static int pg_claim(db_conn *bc, const db_claim *cl, db_res **out)
 {
-	/* SKIP LOCKED: concurrent claimers lock disjoint rows and never wait;
-	 * the outer UPDATE touches only rows this statement has locked. */
 	sb_t q = SB_INIT;
-	sb_add(&q, "UPDATE ");
-	db_qtable(bc, &q, cl->table);
-	sb_printf(&q, " SET %s WHERE ctid = ANY(ARRAY(SELECT ctid FROM ", cl->set);
-	db_qtable(bc, &q, cl->table);
-	sb_printf(&q, " WHERE %s ORDER BY %s", cl->where, cl->order);
-	if (cl->limit >= 0) sb_printf(&q, " LIMIT %ld", cl->limit);
-	sb_printf(&q, " FOR UPDATE SKIP LOCKED)) RETURNING %s", cl->key_cols);
-	if (cl->extra) sb_printf(&q, ", %s", cl->extra);
-	val_t *p = xcalloc(cl->ns + cl->nw + 1, sizeof(val_t));
-	if (cl->ns) memcpy(p, cl->sparams, cl->ns * sizeof(val_t));
-	if (cl->nw) memcpy(p + cl->ns, cl->wparams, cl->nw * sizeof(val_t));
+	val_t *p = NULL;
+	claim_sql(bc, cl, &q, &p);
 	int rc = pg_exec(bc, sb_str(&q), p, cl->ns + cl->nw, out);
 	free(p);
 	sb_free(&q);
+	return rc;
+}
+
+/* ----------------------------------------------------------- pipelines */
+
+/* libpq 14's pipeline API, when the loaded libpq has it */
+static struct {
+	int (*enter)(PGconn *);
+	int (*exit)(PGconn *);
+	int (*sync)(PGconn *);
+	int loaded;
+} pipe_api;
+
+static int pipe_ready(void)
+{
+	if (!pipe_api.loaded) {
+		pipe_api.enter = (int (*)(PGconn *))dl_optional(pq_sonames, "PQenterPipelineMode");
+		pipe_api.exit = (int (*)(PGconn *))dl_optional(pq_sonames, "PQexitPipelineMode");
+		pipe_api.sync = (int (*)(PGconn *))dl_optional(pq_sonames, "PQpipelineSync");
+		pipe_api.loaded = 1;
+	}
+	return pipe_api.enter && pipe_api.exit && pipe_api.sync;
+}
+
+/* The cached prepared statement of key, or -1. */
+static int cache_find(pg_conn *c, const char *key)
+{
+	for (int i = 0; i < STMT_CACHE; i++)
+		if (c->cache[i].key && !strcmp(c->cache[i].key, key)) {
+			c->cache[i].used = ++c->tick;
+			return i;
+		}
+	return -1;
+}
+
+/* Remember a statement prepared under name; the one it evicts is given
+ * back by DEALLOCATE (outside any pipeline: the caller's business, later). */
+static void cache_add(pg_conn *c, const char *key, const char *name, char evicted[24])
+{
+	int lru = 0;
+	evicted[0] = 0;
+	for (int i = 0; i < STMT_CACHE; i++)
+		if (c->cache[i].used < c->cache[lru].used) lru = i;
+	if (c->cache[lru].key) {
+		memcpy(evicted, c->cache[lru].name, 24);
+		free(c->cache[lru].key);
+	}
+	c->cache[lru].key = xstrdup(key);
+	snprintf(c->cache[lru].name, sizeof c->cache[lru].name, "%s", name);
+	c->cache[lru].used = ++c->tick;
+}
+
+static void cache_forget(pg_conn *c, const char *name)
+{
+	for (int i = 0; i < STMT_CACHE; i++)
+		if (c->cache[i].key && !strcmp(c->cache[i].name, name)) {
+			free(c->cache[i].key);
+			c->cache[i].key = NULL;
+			c->cache[i].used = 0;
+		}
+}
+
+/* A batch as one pipeline: every item sent at once, then one Sync. With no
+ * BEGIN, the statements up to the Sync are one implicit transaction: the
+ * server commits it at the Sync, or rolls all of it back when one fails
+ * (the rest are then skipped). So a job's commit (fence, rows, next claim)
+ * costs one round trip and one commit. An item's `expect` becomes part of
+ * its statement: WITH x AS (... RETURNING 1) SELECT 1 / (1 when it changed
+ * exactly that many rows, else 0), so a fence that matched nothing fails
+ * with division_by_zero inside the transaction and nothing is committed.
+ * Statements are prepared (in the pipeline itself the first time) and
+ * kept in the connection's cache, as pg_exec does; through a transaction
+ * pooler they are unnamed ones (Parse, Bind, Execute per item, one Sync:
+ * the pipeline is one transaction, so the pooler lends one server
+ * connection for all of it). */
+static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, size_t *failed)
+{
+	pg_conn *c = (pg_conn *)bc;
+	*failed = 0;
+	if (!pipe_ready()) return db_batch_each(bc, items, n, res, failed);
+	int rc = ensure(c);
+	if (rc) return rc;
+	sb_t *texts = xcalloc(n, sizeof *texts);
+	pg_bind *binds = xcalloc(n, sizeof *binds);
+	int *nps = xcalloc(n, sizeof *nps);
+	for (size_t i = 0; i < n && !rc; i++) {
+		sb_t raw = SB_INIT;
+		val_t *cp = NULL;
+		const val_t *p = items[i].params;
+		size_t np = items[i].np;
+		if (items[i].claim) {
+			claim_sql(bc, items[i].claim, &raw, &cp);
+			p = cp;
+			np = items[i].claim->ns + items[i].claim->nw;
+		} else
+			sb_add(&raw, items[i].sql);
+		sb_t q = SB_INIT;
+		if (items[i].expect >= 0) sb_add(&q, "WITH x AS (");
+		int want = rewrite(&q, sb_str(&raw));
+		if (items[i].expect >= 0)
+			sb_printf(&q, " RETURNING 1) SELECT 1 / (CASE WHEN count(*) = %ld THEN 1 ELSE 0 END) FROM x", items[i].expect);
+		if ((size_t)want != np) {
+			snprintf(c->base.err, sizeof c->base.err, "postgresql: statement wants %d parameters, got %zu", want, np);
+			rc = DJC_ERROR;
+			*failed = i;
+		}
+		texts[i] = q;
+		bind_init(&binds[i], p, np);
+		nps[i] = (int)np;
+		free(cp);
+		sb_free(&raw);
+	}
+	PGresult **got = xcalloc(n, sizeof *got);
+	char (*names)[24] = xcalloc(n, 24);
+	char **keys = xcalloc(n, sizeof *keys);
+	int *fresh = xcalloc(n, sizeof *fresh);   /* prepared in this pipeline */
+	if (rc) goto out;
+	if (!pipe_api.enter(c->pg)) {
+		rc = db_batch_each(bc, items, n, res, failed);
+		goto out;
+	}
+	int sent = 1;
+	for (size_t i = 0; i < n && sent; i++) {
+		sb_t key = SB_INIT;
+		sb_printf(&key, "%s\n%s", sb_str(&binds[i].key), sb_str(&texts[i]));
+		keys[i] = sb_steal(&key);
+		if (c->pooled) {
+			sent = PQsendQueryParams(c->pg, sb_str(&texts[i]), nps[i], binds[i].types, binds[i].vals, binds[i].lens,
+						 binds[i].fmts, 0);
+			continue;
+		}
+		int slot = cache_find(c, keys[i]);
+		if (slot >= 0)
+			memcpy(names[i], c->cache[slot].name, 24);
+		else {
+			snprintf(names[i], 24, "djc_%lu", ++c->seq);
+			fresh[i] = 1;
+			sent = PQsendPrepare(c->pg, names[i], sb_str(&texts[i]), nps[i], binds[i].types);
+		}
+		if (sent)
+			sent = PQsendQueryPrepared(c->pg, names[i], nps[i], binds[i].vals, binds[i].lens, binds[i].fmts, 0);
+	}
+	if (sent) sent = pipe_api.sync(c->pg);
+	/* the results: per item the Prepare's (when sent) and the query's, each
+	 * followed by a NULL; then the Sync's */
+	int first_error = -1;
+	size_t i = 0;
+	char evicted[24];
+	sb_t dealloc = SB_INIT;
+	for (; sent && i < n; i++) {
+		PGresult *r;
+		if (fresh[i]) {
+			if (!(r = PQgetResult(c->pg))) break;
+			if (PQresultStatus(r) == PGRES_COMMAND_OK) {
+				cache_add(c, keys[i], names[i], evicted);
+				if (*evicted) sb_printf(&dealloc, "DEALLOCATE %s;", evicted);
+			}
+			PQclear(r);
+			while ((r = PQgetResult(c->pg))) PQclear(r);
+		}
+		if (!(r = PQgetResult(c->pg))) break;
+		got[i] = r;
+		while ((r = PQgetResult(c->pg))) PQclear(r);
+		ExecStatusType st = PQresultStatus(got[i]);
+		if (first_error < 0 && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) first_error = (int)i;
+	}
+	PGresult *syncr = sent && i == n ? PQgetResult(c->pg) : NULL;
+	int synced = syncr && PQresultStatus(syncr) == PGRES_PIPELINE_SYNC;
+	PQclear(syncr);
+	pipe_api.exit(c->pg);
+	if (dealloc.len && PQstatus(c->pg) == CONNECTION_OK) PQclear(PQexec(c->pg, sb_str(&dealloc)));
+	sb_free(&dealloc);
+	if (!synced || PQstatus(c->pg) != CONNECTION_OK) {
+		/* the connection went: the Sync (the COMMIT) may have been done */
+		set_conn_err(c, "connection lost during a pipeline");
+		*failed = first_error >= 0 ? (size_t)first_error : n;
+		rc = DJC_ECONN;
+		goto out;
+	}
+	if (first_error >= 0) {
+		*failed = (size_t)first_error;
+		PGresult *e = got[first_error];
+		const char *state = PQresultErrorField(e, PG_DIAG_SQLSTATE);
+		if (items[first_error].expect >= 0 && state && !strcmp(state, "22012")) {
+			snprintf(c->base.err, sizeof c->base.err, "batch item %d changed other than %ld rows", first_error,
+				 items[first_error].expect);
+			rc = DB_EEXPECT;
+		} else if (!fresh[first_error] && state && (!strcmp(state, "0A000") || !strcmp(state, "26000"))) {
+			/* a cached statement gone or stale (a table recreated elsewhere):
+			 * forget it; nothing was committed, so the batch can run again */
+			cache_forget(c, names[first_error]);
+			classify(c, e);
+			rc = DJC_EBUSY;
+		} else
+			rc = classify(c, e);
+		goto out;
+	}
+	for (size_t k = 0; res && k < n; k++) {
+		res[k] = materialise(got[k]);
+		if (items[k].expect >= 0) res[k]->affected = items[k].expect;
+	}
+out:
+	for (size_t k = 0; k < n; k++) {
+		PQclear(got[k]);
+		sb_free(&texts[k]);
+		bind_free(&binds[k]);
+		free(keys[k]);
+	}
+	free(got);
+	free(names);
+	free(keys);
+	free(fresh);
+	free(texts);
+	free(binds);
+	free(nps);
 	return rc;
 }
 
@@ -974,6 +1253,7 @@ const db_driver db_postgres_driver = {
 	.rollback = pg_rollback,
 	.claim = pg_claim,
 	.connection_id = pg_connection_id,
+	.batch = pg_batch,
 	.quote_ident = pg_qi,
 	.column_type = pg_column_type,
 	.now = pg_now,

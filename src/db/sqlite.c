@@ -4,10 +4,12 @@
  * on a lock upgrade, and a small prepared-statement cache. */
 #include "db.h"
 #include "djc.h"
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -200,6 +202,10 @@ static void fn_now(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
 }
 
+/* Bound of the retries of an open that found the file busy (50 ms apart
+ * after the first few): about a minute. */
+#define OPEN_BUSY_RETRIES 1200
+
 static int sq_open(db_conn **out, const db_url *u, const char *schema, char *err, size_t errlen)
 {
 	*out = NULL;
@@ -218,9 +224,16 @@ static int sq_open(db_conn **out, const db_url *u, const char *schema, char *err
 			sb_printf(&path, "%s.%s", u->path, schema);
 	} else
 		sb_add(&path, u->path);
+	struct stat st;
+	if ((u->flags & DB_OPEN_NO_CREATE) && stat(sb_str(&path), &st) && errno == ENOENT) {
+		snprintf(err, errlen, "no SQLite database '%s' (djc declare creates it; or give --db)", sb_str(&path));
+		sb_free(&path);
+		return DJC_ENOTFOUND;
+	}
 	sq_conn *c = xcalloc(1, sizeof *c);
 	c->base.schema = xstrdup(schema && *schema ? schema : "main");
-	int rc = sqlite3_open_v2(sb_str(&path), &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	int create = u->flags & DB_OPEN_NO_CREATE ? 0 : SQLITE_OPEN_CREATE;
+	int rc = sqlite3_open_v2(sb_str(&path), &c->db, SQLITE_OPEN_READWRITE | create | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "cannot open SQLite database '%s': %s", sb_str(&path),
 			 c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
@@ -231,14 +244,24 @@ static int sq_open(db_conn **out, const db_url *u, const char *schema, char *err
 	sb_free(&path);
 	sqlite3_extended_result_codes(c->db, 1);
 	sqlite3_busy_timeout(c->db, 60000);
-	/* journal_mode=WAL needs a write lock the first time; the busy timeout covers it. */
 	if (sqlite3_create_function_v2(c->db, "djc_now", 1, SQLITE_UTF8, NULL, fn_now, NULL, NULL, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "sqlite: cannot register djc_now: %s", sqlite3_errmsg(c->db));
 		sq_close(&c->base);
 		return DJC_ECONN;
 	}
-	if (simple(c, "PRAGMA journal_mode=WAL") || simple(c, "PRAGMA foreign_keys=ON") ||
-	    simple(c, "PRAGMA synchronous=NORMAL")) {
+	/* Switching a brand-new file to WAL takes an exclusive lock, and when
+	 * other processes are opening the same new file at that moment SQLite
+	 * may answer SQLITE_BUSY at once, without asking the busy handler
+	 * (about 1 in 560 opens failed so when many workers started together).
+	 * So that step is retried, with a growing pause, within a bound
+	 * (about a minute, as the busy timeout). */
+	int rc2 = DJC_OK;
+	for (int attempt = 0;; attempt++) {
+		rc2 = simple(c, "PRAGMA journal_mode=WAL");
+		if (rc2 != DJC_EBUSY || attempt >= OPEN_BUSY_RETRIES) break;
+		usleep((useconds_t)(attempt < 6 ? 1000u << attempt : 50000u) + (useconds_t)(getpid() % 997));
+	}
+	if (rc2 || simple(c, "PRAGMA foreign_keys=ON") || simple(c, "PRAGMA synchronous=NORMAL")) {
 		snprintf(err, errlen, "%s", c->base.err);
 		sq_close(&c->base);
 		return DJC_ECONN;

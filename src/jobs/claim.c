@@ -25,70 +25,105 @@ static int frag(djc_conn *c, const jsql *s, const jctx *x, sb_t *b)
 	return rc;
 }
 
+void claim_build_free(claim_build *b)
+{
+	for (int i = 0; i < 7; i++) val_free(&b->sargs[i]);
+	sb_free(&b->due); sb_free(&b->lapsed); sb_free(&b->set); sb_free(&b->order);
+	sb_free(&b->keys); sb_free(&b->made); sb_free(&b->index);
+	pvec_free(&b->dp); pvec_free(&b->lp); pvec_free(&b->sp);
+	memset(b, 0, sizeof *b);
+}
+
+int claim_build_init(djc_conn *c, table *t, const char *where, long max_priority, double lease, long n, claim_build *b)
+{
+	memset(b, 0, sizeof *b);
+	jctx x = {.t = t, .where = where, .max_priority = max_priority};
+	b->t = t;
+	b->token = jobs_new_token();
+	val_t a[7] = {val_int(b->token), val_float(lease), val_text(jobs_host()), val_int(getpid()),
+		      val_text(jobs_user()), val_int(c->db->drv->connection_id(c->db)), val_text(jobs_version())};
+	memcpy(b->sargs, a, sizeof a);
+	int rc;
+	if ((rc = jsql_expand(c, &JS_CLAIM_DUE, &x, NULL, 0, &b->due, &b->dp)) ||
+	    (rc = jsql_expand(c, &JS_CLAIM_LAPSED, &x, NULL, 0, &b->lapsed, &b->lp)) ||
+	    (rc = jsql_expand(c, &JS_CLAIM_SET, &x, b->sargs, 7, &b->set, &b->sp)) ||
+	    (rc = frag(c, &JS_CLAIM_ORDER, &x, &b->order)) || (rc = frag(c, &JS_CLAIM_KEYS, &x, &b->keys)) ||
+	    (rc = frag(c, &JS_CLAIM_MADE, &x, &b->made))) {
+		claim_build_free(b);
+		return rc;
+	}
+	sb_printf(&b->index, "%s_next", t->jobs_name);   /* ddl.c: (queue, priority, avail_time) */
+	db_claim cl = {.table = t->jobs_name, .key_cols = sb_str(&b->keys), .extra = sb_str(&b->made),
+		       .index = sb_str(&b->index), .where = sb_str(&b->due), .wparams = b->dp.v, .nw = b->dp.n,
+		       .order = sb_str(&b->order), .limit = n > 0 ? n : 1, .set = sb_str(&b->set), .sparams = b->sp.v,
+		       .ns = b->sp.n};
+	b->due_claim = cl;
+	/* the few reserved rows: (status, avail_time) finds them, not the order's index */
+	cl.index = NULL;
+	cl.where = sb_str(&b->lapsed);
+	cl.wparams = b->lp.v;
+	cl.nw = b->lp.n;
+	b->lapsed_claim = cl;
+	return DJC_OK;
+}
+
+int claim_lapsed_due(djc_conn *c, const table *t, double lease)
+{
+	/* at most every min(1 s, lease/4) per connection: that keeps the
+	 * takeover bound (a lease plus a second) without a second claim
+	 * statement per job on the hot path */
+	jobs_tab *jt = jobs_tab_of(c, t);
+	double now = mono(), every = lease / 4 < 1.0 ? lease / 4 : 1.0;
+	if (jt->lapsed_check && now - jt->lapsed_check < every) return 0;
+	jt->lapsed_check = now;
+	return 1;
+}
+
+void claim_parse(const claim_build *b, const db_res *r, djc_job ***out, size_t *nout)
+{
+	*out = NULL;
+	*nout = 0;
+	table *t = b->t;
+	if (!r || !r->nrows) return;
+	djc_job **jobs = xcalloc(r->nrows, sizeof(djc_job *));
+	for (size_t i = 0; i < r->nrows; i++) {
+		djc_job *j = xcalloc(1, sizeof *j);
+		j->t = t;
+		j->token = b->token;
+		j->key = djc_row_new();
+		for (size_t k = 0; k < t->nsrc; k++) {
+			val_t v;
+			value_out(&t->attrs[t->src[k]], db_cell(r, i, k), &v);
+			row_put(j->key, t->attrs[t->src[k]].name, &v);
+		}
+		j->made = r->ncols > t->nsrc && db_cell_int(r, i, t->nsrc) != 0;
+		jobs[i] = j;
+	}
+	*out = jobs;
+	*nout = r->nrows;
+}
+
 int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, double lease, long n,
 	       djc_job ***out, size_t *nout)
 {
 	*out = NULL;
 	*nout = 0;
-	jctx x = {.t = t, .where = where, .max_priority = max_priority};
-	sb_t due = SB_INIT, lapsed = SB_INIT, set = SB_INIT, order = SB_INIT, keys = SB_INIT, made = SB_INIT;
-	pvec dp = {0}, lp = {0}, sp = {0};
-	int64_t token = jobs_new_token();
-	val_t sargs[7] = {val_int(token), val_float(lease), val_text(jobs_host()), val_int(getpid()),
-			  val_text(jobs_user()), val_int(c->db->drv->connection_id(c->db)), val_text(jobs_version())};
+	claim_build b;
+	int rc = claim_build_init(c, t, where, max_priority, lease, n, &b);
+	if (rc) return rc;
 	db_res *r = NULL;
-	int rc;
-	if ((rc = jsql_expand(c, &JS_CLAIM_DUE, &x, NULL, 0, &due, &dp)) ||
-	    (rc = jsql_expand(c, &JS_CLAIM_LAPSED, &x, NULL, 0, &lapsed, &lp)) ||
-	    (rc = jsql_expand(c, &JS_CLAIM_SET, &x, sargs, 7, &set, &sp)) || (rc = frag(c, &JS_CLAIM_ORDER, &x, &order)) ||
-	    (rc = frag(c, &JS_CLAIM_KEYS, &x, &keys)) || (rc = frag(c, &JS_CLAIM_MADE, &x, &made)))
-		goto out;
-	sb_t next_idx = SB_INIT;
-	sb_printf(&next_idx, "%s_next", t->jobs_name);   /* ddl.c: (queue, priority, avail_time) */
-	db_claim cl = {.table = t->jobs_name, .key_cols = sb_str(&keys), .extra = sb_str(&made), .index = sb_str(&next_idx),
-		       .where = sb_str(&due), .wparams = dp.v, .nw = dp.n, .order = sb_str(&order),
-		       .limit = n > 0 ? n : 1, .set = sb_str(&set), .sparams = sp.v, .ns = sp.n};
-	/* A job whose holder's lease lapsed first (claim.lapsed), looked for at
-	 * most every min(1 s, lease/4) per connection: that keeps the takeover
-	 * bound (a lease plus a second) without a second claim statement per
-	 * job on the hot path. */
-	jobs_tab *jt = jobs_tab_of(c, t);
-	double now = mono(), every = lease / 4 < 1.0 ? lease / 4 : 1.0;
-	if (!jt->lapsed_check || now - jt->lapsed_check >= every) {
-		jt->lapsed_check = now;
-		db_claim lcl = cl;
-		lcl.index = NULL;   /* the few reserved rows: (status, avail_time) finds them */
-		lcl.where = sb_str(&lapsed);
-		lcl.wparams = lp.v;
-		lcl.nw = lp.n;
-		if ((rc = db_claim_run(c->db, &lcl, &r))) { rc = conn_dbfail(c, rc, JS_CLAIM_LAPSED.name); goto out; }
+	/* a job whose holder's lease lapsed first (claim.lapsed): it was due
+	 * before anything pending now, and taking it first bounds its
+	 * takeover by about one lease even behind a deep queue */
+	if (claim_lapsed_due(c, t, lease)) {
+		if ((rc = db_claim_run(c->db, &b.lapsed_claim, &r))) { rc = conn_dbfail(c, rc, JS_CLAIM_LAPSED.name); goto out; }
 		if (!r->nrows) { db_res_free(r); r = NULL; }
 	}
-	if (!r && (rc = db_claim_run(c->db, &cl, &r))) { rc = conn_dbfail(c, rc, JS_CLAIM_DUE.name); goto out; }
-	if (r->nrows) {
-		djc_job **jobs = xcalloc(r->nrows, sizeof(djc_job *));
-		for (size_t i = 0; i < r->nrows; i++) {
-			djc_job *j = xcalloc(1, sizeof *j);
-			j->t = t;
-			j->token = token;
-			j->key = djc_row_new();
-			for (size_t k = 0; k < t->nsrc; k++) {
-				val_t v;
-				value_out(&t->attrs[t->src[k]], db_cell(r, i, k), &v);
-				row_put(j->key, t->attrs[t->src[k]].name, &v);
-			}
-			j->made = r->ncols > t->nsrc && db_cell_int(r, i, t->nsrc) != 0;
-			jobs[i] = j;
-		}
-		*out = jobs;
-		*nout = r->nrows;
-	}
+	if (!r && (rc = db_claim_run(c->db, &b.due_claim, &r))) { rc = conn_dbfail(c, rc, JS_CLAIM_DUE.name); goto out; }
+	claim_parse(&b, r, out, nout);
 out:
 	db_res_free(r);
-	for (int i = 0; i < 7; i++) val_free(&sargs[i]);
-	sb_free(&next_idx);
-	sb_free(&due); sb_free(&lapsed); sb_free(&set); sb_free(&order); sb_free(&keys); sb_free(&made);
-	pvec_free(&dp); pvec_free(&lp); pvec_free(&sp);
+	claim_build_free(&b);
 	return rc;
 }
 

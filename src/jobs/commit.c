@@ -2,6 +2,7 @@
  * or the row deleted), fail (-> error), each fenced by the token inside the
  * transaction that writes make's rows (DESIGN invariant 2). */
 #include "jobs.h"
+#include "jobs_state.h"
 #include "sql.h"
 #include "util/config.h"
 #include <stdlib.h>
@@ -73,26 +74,113 @@ static int lost(djc_conn *c, const djc_job *job, const char *what)
 	return rc;
 }
 
-/* The next claim inside the commit's transaction (next->n > 0). On a
- * failure the transaction is rolled back and *retry set: commit again
- * without the claim. */
-static int tx_claim_next(djc_conn *c, table *t, next_claim *next, int *retry)
+/* A commit as one db_batch: the fenced close of the k jobs of one claim
+ * (it must match all k: DB_EEXPECT otherwise), make's rows table by table
+ * in multi-row INSERTs (targets first), and, when next asks, the claim of
+ * the next jobs. On PostgreSQL that is one pipeline: one round trip and
+ * one commit; elsewhere the same statements in one transaction. Returns
+ * DJC_OK with *res DONE (next filled) or LOST (nothing written), or an
+ * error with *res UNKNOWN (the COMMIT's outcome is unknown) or FAILED
+ * (nothing written: retry a retryable code; with *exact set, let the
+ * one-statement-at-a-time path sort out which row is wrong or taken). */
+static int commit_batch(djc_conn *c, djc_job **jobs, size_t k, table **tables, djc_row **rows, size_t n,
+			double duration, next_claim *next, commit_result *res, int *exact)
 {
-	*retry = 0;
-	if (!next || next->n <= 0) return DJC_OK;
-	int rc = jobs_claim(c, t, next->where, next->max_priority, next->lease, next->n, &next->jobs, &next->njobs);
-	if (rc) {
-		db_rollback(c->db);
-		*retry = 1;
+	*res = COMMIT_FAILED;
+	*exact = 0;
+	table *t = jobs[0]->t;
+	stmt_list l = {0};
+	sb_t q = SB_INIT;
+	pvec p = {0};
+	int rc;
+	/* 1. the fence */
+	jctx x = JCTX(t);
+	const djc_row **keys = NULL;
+	if (k == 1) {
+		x.key = jobs[0]->key;
+		if (config_bool("jobs.keep_completed")) {
+			val_t a[2] = {val_float(duration), val_int(jobs[0]->token)};
+			rc = jsql_expand(c, &JS_CLOSE_SUCCESS, &x, a, 2, &q, &p);
+		} else {
+			val_t a = val_int(jobs[0]->token);
+			rc = jsql_expand(c, &JS_CLOSE_DELETE, &x, &a, 1, &q, &p);
+		}
+	} else {
+		keys = xcalloc(k, sizeof *keys);
+		for (size_t i = 0; i < k; i++) keys[i] = jobs[i]->key;
+		x.keys = keys;
+		x.nkeys = k;
+		val_t a = val_int(jobs[0]->token);
+		rc = jsql_expand(c, &JS_CLOSE_MANY, &x, &a, 1, &q, &p);
 	}
+	free(keys);
+	if (rc) { sb_free(&q); pvec_free(&p); return rc; }
+	stmt_list_add(&l, &q, &p, (long)k);
+	/* 2. the rows, table by table in order of first appearance */
+	djc_row **sel = xcalloc(n ? n : 1, sizeof(djc_row *));
+	char *done = xcalloc(n ? n : 1, 1);
+	for (size_t i = 0; i < n; i++) {
+		if (done[i]) continue;
+		size_t m = 0;
+		for (size_t j = i; j < n; j++)
+			if (!done[j] && tables[j] == tables[i]) { sel[m++] = rows[j]; done[j] = 1; }
+		rows_insert_stmts(c, tables[i], sel, m, 0, &l);
+	}
+	free(sel);
+	free(done);
+	/* 3. the next claim, unless this connection should look for lapsed
+	 * leases first (then the caller claims on its own) */
+	claim_build b;
+	int claimed = next && next->n > 0 && !claim_lapsed_due(c, t, next->lease);
+	if (claimed) {
+		if ((rc = claim_build_init(c, t, next->where, next->max_priority, next->lease, next->n, &b))) {
+			stmt_list_free(&l);
+			return rc;
+		}
+		stmt_list_claim(&l, &b.due_claim);
+	}
+	db_res **out = xcalloc(l.n, sizeof *out);
+	size_t failed = 0;
+	rc = db_batch(c->db, stmt_list_items(&l), l.n, out, &failed);
+	if (rc == DJC_OK) {
+		*res = COMMIT_DONE;
+		if (claimed) claim_parse(&b, out[l.n - 1], &next->jobs, &next->njobs);
+	} else if (rc == DB_EEXPECT && failed == 0 && k == 1) {
+		*res = COMMIT_LOST;
+		lost(c, jobs[0], "commit");
+		rc = DJC_OK;
+	} else if (rc == DB_EEXPECT && failed == 0) {
+		rc = conn_fail(c, DJC_ELOST, "a reservation of the group was lost");
+	} else if (failed == l.n) {
+		/* the COMMIT itself: with the connection gone, it may have taken
+		 * effect; jobs_commit_outcome tells */
+		if (rc == DJC_ECONN) *res = COMMIT_UNKNOWN;
+		rc = conn_dbfail(c, rc, "commit");
+	} else if (claimed && failed == l.n - 1 && rc != DJC_ECONN) {
+		/* the claim failed (a deadlock, a busy server): commit without it */
+		for (size_t i = 0; i < l.n; i++) db_res_free(out[i]);
+		free(out);
+		stmt_list_free(&l);
+		claim_build_free(&b);
+		return commit_batch(c, jobs, k, tables, rows, n, duration, NULL, res, exact);
+	} else {
+		*exact = rc != DJC_EBUSY && rc != DJC_ECONN;
+		rc = conn_dbfail(c, rc, "commit");
+	}
+	for (size_t i = 0; i < l.n; i++) db_res_free(out[i]);
+	free(out);
+	stmt_list_free(&l);
+	if (claimed) claim_build_free(&b);
 	return rc;
 }
 
-int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_t n, double duration,
-		next_claim *next, commit_result *res)
+/* A commit one statement at a time, after a batch failed on a row: it
+ * names the row, and tells a target row made by someone else (taken) from
+ * make's own mistakes. No next claim. */
+static int commit_exact(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_t n, double duration,
+			commit_result *res)
 {
 	*res = COMMIT_FAILED;
-	if (next) { next->jobs = NULL; next->njobs = 0; }
 	int rc = db_begin(c->db);
 	if (rc) return conn_dbfail(c, rc, "commit");
 	long hit = 0;
@@ -116,16 +204,10 @@ int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_
 		*res = hit ? COMMIT_TAKEN : COMMIT_LOST;
 		return DJC_OK;
 	}
-	int again = 0;
-	if (tx_claim_next(c, job->t, next, &again)) return jobs_commit(c, job, tables, rows, n, duration, NULL, res);
 	if ((rc = db_commit(c->db))) {
-		/* the connection went while COMMIT was under way: it may have
-		 * taken effect; jobs_commit_outcome tells (a claim made in it is
-		 * forgotten: its jobs come back when their leases lapse) */
 		if (rc == DJC_ECONN) *res = COMMIT_UNKNOWN;
 		rc = conn_dbfail(c, rc, "commit");
 		db_rollback(c->db);
-		next_claim_drop(next);
 		return rc;
 	}
 	*res = COMMIT_DONE;
@@ -135,6 +217,16 @@ fail:
 	return rc;
 }
 
+int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_t n, double duration,
+		next_claim *next, commit_result *res)
+{
+	if (next) { next->jobs = NULL; next->njobs = 0; }
+	int exact = 0;
+	int rc = commit_batch(c, &job, 1, tables, rows, n, duration, next, res, &exact);
+	if (!exact) return rc;
+	return commit_exact(c, job, tables, rows, n, duration, res);
+}
+
 int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, table **tables, djc_row **rows, size_t n,
 		     next_claim *next, commit_result *res)
 {
@@ -142,49 +234,9 @@ int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, table **tables, djc_
 	if (next) { next->jobs = NULL; next->njobs = 0; }
 	if (!k) { *res = COMMIT_DONE; return DJC_OK; }
 	if (config_bool("jobs.keep_completed")) return DJC_EINVAL;   /* per-job durations: one by one */
-	const djc_row **keys = xcalloc(k, sizeof *keys);
-	for (size_t i = 0; i < k; i++) keys[i] = jobs[i]->key;
-	jctx x = JCTX(jobs[0]->t);
-	x.keys = keys;
-	x.nkeys = k;
-	val_t tok = val_int(jobs[0]->token);
-	long hit = 0;
-	int rc = db_begin(c->db);
-	if (rc) { rc = conn_dbfail(c, rc, "commit"); goto out; }
-	if ((rc = jsql_count(c, &JS_CLOSE_MANY, &x, &tok, 1, &hit))) goto fail;
-	if ((size_t)hit != k) { rc = conn_fail(c, DJC_ELOST, "a reservation of the group was lost"); goto fail; }
-	/* the rows, table by table in order of first appearance (targets
-	 * come before their parts) */
-	djc_row **sel = xcalloc(n ? n : 1, sizeof(djc_row *));
-	char *done = xcalloc(n ? n : 1, 1);
-	for (size_t i = 0; i < n && !rc; i++) {
-		if (done[i]) continue;
-		size_t m = 0;
-		for (size_t j = i; j < n; j++)
-			if (!done[j] && tables[j] == tables[i]) { sel[m++] = rows[j]; done[j] = 1; }
-		if ((rc = rows_insert_many(c, tables[i], sel, m, 0, NULL))) rc = conn_dbfail(c, rc, "commit");
-	}
-	free(sel);
-	free(done);
-	if (rc) goto fail;
-	int again = 0;
-	if (tx_claim_next(c, jobs[0]->t, next, &again)) {
-		free(keys);
-		return jobs_commit_many(c, jobs, k, tables, rows, n, NULL, res);
-	}
-	if ((rc = db_commit(c->db))) {
-		if (rc == DJC_ECONN) *res = COMMIT_UNKNOWN;
-		rc = conn_dbfail(c, rc, "commit");
-		next_claim_drop(next);
-		goto fail;
-	}
-	*res = COMMIT_DONE;
-	goto out;
-fail:
-	db_rollback(c->db);
-out:
-	free(keys);
-	return rc;
+	int exact = 0;
+	/* anything but DONE and UNKNOWN: the caller commits the jobs one by one */
+	return commit_batch(c, jobs, k, tables, rows, n, 0, next, res, &exact);
 }
 
 int jobs_commit_outcome(djc_conn *c, djc_job *job, commit_result *res)

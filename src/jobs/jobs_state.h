@@ -17,4 +17,21 @@ typedef struct jobs_state {
 
 /* The entry for t on c (created on first use; owned by c). */
 jobs_tab *jobs_tab_of(djc_conn *c, const table *t);
+
+/* A claim, built (claim.c): its two forms (lapsed leases only, and any
+ * due job) share the token and what they set. */
+typedef struct claim_build {
+	table *t;
+	int64_t token;
+	val_t sargs[7];
+	sb_t due, lapsed, set, order, keys, made, index;
+	pvec dp, lp, sp;
+	db_claim due_claim, lapsed_claim;
+} claim_build;
+int claim_build_init(djc_conn *c, table *t, const char *where, long max_priority, double lease, long n, claim_build *b);
+void claim_build_free(claim_build *b);
+/* Whether this connection should look for lapsed leases now (and note that it did). */
+int claim_lapsed_due(djc_conn *c, const table *t, double lease);
+/* The claimed jobs of a claim's result (caller frees). */
+void claim_parse(const claim_build *b, const db_res *r, djc_job ***out, size_t *nout);
 #endif

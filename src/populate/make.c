@@ -125,17 +125,17 @@ int djc_make_insert(djc_make_ctx *ctx, const char *name, const djc_row *row)
 	return DJC_OK;
 }
 
-int djc_make_fetch(djc_make_ctx *ctx, const char *name, const char *where, djc_rowset **out)
+int djc_make_fetch(djc_rowset **out, djc_make_ctx *ctx, const char *name, const char *where)
 {
-	return djc_fetch(ctx->c, name, where, out);
+	return djc_fetch(out, ctx->c, name, where);
 }
 
-int djc_make_fetch_key(djc_make_ctx *ctx, const char *name, const djc_row *key, djc_rowset **out)
+int djc_make_fetch_key(djc_rowset **out, djc_make_ctx *ctx, const char *name, const djc_row *key)
 {
 	*out = NULL;
 	char *kj = djc_row_to_json(key), *where = NULL;
-	int rc = djc_key_restriction(ctx->c, name, kj, &where);
-	if (!rc) rc = djc_fetch(ctx->c, name, where, out);
+	int rc = djc_key_restriction(&where, ctx->c, name, kj);
+	if (!rc) rc = djc_fetch(out, ctx->c, name, where);
 	free(where);
 	free(kj);
 	return rc;

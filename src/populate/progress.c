@@ -1,6 +1,10 @@
-/* progress.c - the progress bar. */
+/* progress.c - the progress bar (progress.h says what it shows where). */
 #include "progress.h"
+#include "util/config.h"
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -11,6 +15,17 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Columns of the terminal on stderr: the kernel's idea, else $COLUMNS,
+ * else 80. */
+static int term_width(void)
+{
+	struct winsize ws;
+	if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+	const char *c = getenv("COLUMNS");
+	int n = c ? atoi(c) : 0;
+	return n > 0 ? n : 80;
+}
+
 void progress_start(progress *p, const char *label, long total, int on)
 {
 	p->label = label;
@@ -19,6 +34,8 @@ void progress_start(progress *p, const char *label, long total, int on)
 	p->tty = isatty(2);
 	p->on = on;
 	p->drawn = 0;
+	p->shown = 0;
+	p->interval = p->tty ? 0.1 : config_double("display.interval");
 }
 
 static void hms(char *b, size_t n, double s)
@@ -28,26 +45,100 @@ static void hms(char *b, size_t n, double s)
 	else snprintf(b, n, "%02ld:%02ld", t / 60, t % 60);
 }
 
+/* label cut to n characters, keeping both ends: "SessionSt...Channel". */
+static void shorten(char *out, size_t cap, const char *label, size_t n)
+{
+	size_t len = strlen(label);
+	if (len <= n) { snprintf(out, cap, "%s", label); return; }
+	if (n <= 3) { snprintf(out, cap, "%.*s", (int)n, label); return; }
+	size_t head = (n - 3 + 1) / 2, tail = n - 3 - head;
+	snprintf(out, cap, "%.*s...%s", (int)head, label, label + len - tail);
+}
+
+/* The line for these counts in at most width characters (width <= 0: no
+ * limit). From the richest layout to the plainest, the first that fits:
+ * a long label is shortened (to 16 characters at the least) before the
+ * bar narrows, the bar goes before the rate, the times before the counts. */
+static void format_line(char *out, size_t cap, int width, const char *label, long done, long total, long errors,
+			double el)
+{
+	double rate = el > 0 ? done / el : 0;
+	int pct = total ? (int)(100.0 * done / total) : 100;
+	char e[32], r[32], counts[64], times[96], errs[48];
+	hms(e, sizeof e, el);
+	if (rate > 0) hms(r, sizeof r, (total - done) / rate); else snprintf(r, sizeof r, "?");
+	snprintf(counts, sizeof counts, "%ld/%ld", done, total);
+	snprintf(errs, sizeof errs, "%ld error%s", errors, errors == 1 ? "" : "s");
+	snprintf(times, sizeof times, "%s<%s, %.1f keys/s, ", e, r, rate);
+	static const struct layout {
+		int bar;       /* bar width, 0 = none */
+		int rate;      /* [elapsed<remaining, rate, errors] or [errors] */
+		int shorten;   /* the label may be shortened */
+	} layouts[] = {
+		{20, 1, 0}, {20, 1, 1}, {10, 1, 1}, {0, 1, 1}, {0, 0, 1}, {0, -1, 1},
+	};
+	size_t ll = strlen(label), min_label = ll < 16 ? ll : 16;
+	for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++) {
+		const struct layout *L = &layouts[i];
+		char bar[32] = "", tailbuf[320];
+		if (L->bar) {
+			int fill = total ? (int)((double)L->bar * done / total) : L->bar;
+			bar[0] = '|';
+			for (int k = 0; k < L->bar; k++) bar[1 + k] = k < fill ? '#' : ' ';
+			bar[1 + L->bar] = '|';
+			bar[2 + L->bar] = 0;
+		}
+		if (L->rate > 0) snprintf(tailbuf, sizeof tailbuf, "%3d%%%s %s [%s%s]", pct, bar, counts, times, errs);
+		else if (L->rate == 0) snprintf(tailbuf, sizeof tailbuf, "%3d%%%s %s [%s]", pct, bar, counts, errs);
+		else snprintf(tailbuf, sizeof tailbuf, "%3d%%%s %s", pct, bar, counts);
+		size_t fixed = strlen(tailbuf) + 2;   /* ": " */
+		size_t room = width > 0 ? (size_t)width : (size_t)-1;
+		if (fixed + ll <= room) { snprintf(out, cap, "%s: %s", label, tailbuf); return; }
+		if (L->shorten && fixed + min_label <= room) {
+			char lab[128];
+			shorten(lab, sizeof lab, label, room - fixed < sizeof lab - 1 ? room - fixed : sizeof lab - 1);
+			snprintf(out, cap, "%s: %s", lab, tailbuf);
+			return;
+		}
+	}
+	/* narrower than "SixteenCharacter: 100% 3/10": the counts, and what
+	 * fits of the label before them */
+	char tail[96], lab[128];
+	snprintf(tail, sizeof tail, "%3d%% %s", pct, counts);
+	size_t fixed = strlen(tail) + 2;
+	if ((size_t)width >= fixed + 4) {
+		shorten(lab, sizeof lab, label, (size_t)width - fixed < sizeof lab - 1 ? (size_t)width - fixed : sizeof lab - 1);
+		snprintf(out, cap, "%s: %s", lab, tail);
+	} else
+		snprintf(out, cap, "%.*s", width, tail);
+}
+
 void progress_update(progress *p, long done, long errors, int final)
 {
 	if (!p->on) return;
 	double t = now_s();
-	if (!final && t - p->last < (p->tty ? 0.1 : 1.0)) return;
+	if (!final && t - p->last < p->interval) return;
+	/* with a short interval in a log: a line when the counts change */
+	if (!final && !p->tty && p->interval < 1 && p->drawn && done == p->last_done && errors == p->last_errors) return;
 	p->last = t;
-	double el = t - p->start;
-	double rate = el > 0 ? done / el : 0;
+	p->last_done = done;
+	p->last_errors = errors;
 	long total = p->total > done ? p->total : done;
-	int pct = total ? (int)(100.0 * done / total) : 100;
-	char bar[32];
-	int w = 20, fill = total ? (int)((double)w * done / total) : w;
-	for (int i = 0; i < w; i++) bar[i] = i < fill ? '#' : ' ';
-	bar[w] = 0;
-	char e[64], r[64];
-	hms(e, sizeof e, el);
-	if (rate > 0) hms(r, sizeof r, (total - done) / rate); else snprintf(r, sizeof r, "?");
-	fprintf(stderr, "%s%s: %3d%%|%s| %ld/%ld [%s<%s, %.1f keys/s%s%ld errors]%s", p->tty ? "\r" : "", p->label, pct, bar,
-		done, total, e, r, rate, ", ", errors, p->tty && !final ? "\033[K" : "\n");
-	if (p->tty && final) fputs("", stderr);
+	char line[512];
+	if (!p->tty) {
+		format_line(line, sizeof line, 0, p->label, done, total, errors, t - p->start);
+		fprintf(stderr, "%s\n", line);
+	} else {
+		/* one column spare: a line as wide as the terminal wraps on some */
+		int w = term_width() - 1;
+		if (w < 1) w = 1;
+		format_line(line, sizeof line, w, p->label, done, total, errors, t - p->start);
+		size_t n = strlen(line);
+		/* spaces over what is left of a longer previous line */
+		size_t prev = p->shown < (size_t)w ? p->shown : (size_t)w;
+		fprintf(stderr, "\r%s%*s%s", line, prev > n ? (int)(prev - n) : 0, "", final ? "\n" : "");
+		p->shown = final ? 0 : n;
+	}
 	fflush(stderr);
 	p->drawn = 1;
 }

@@ -391,7 +391,7 @@ static int maybe_refresh(wloop *s, stab *tb, long *added)
 	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
 	ro.delay = -1;   /* due at once, whatever the clocks say (as populate's refresh) */
 	djc_refresh_result rr;
-	if ((rc = djc_jobs_refresh(c, tb->t->name, &ro, &rr))) goto failed;
+	if ((rc = djc_jobs_refresh(&rr, c, tb->t->name, &ro))) goto failed;
 	*added = rr.added + rr.re_pended + rr.orphaned;
 	event("refresh %s gen=%lld added=%ld", tb->t->name, (long long)gen, rr.added);
 	if (gen > 0) {
@@ -667,9 +667,10 @@ static int served_tables(djc_conn *c, const char *const *names, size_t n, table 
 	return DJC_OK;
 }
 
-int djc_worker(djc_conn *c, const char *const *names, size_t nnames, const djc_worker_options *o,
-	       djc_worker_result **out)
+int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, size_t nnames,
+	       const djc_worker_options *o)
 {
+	if (!out) return c ? conn_fail(c, DJC_EINVAL, "djc_worker: out is NULL") : DJC_EINVAL;
 	*out = NULL;
 	djc_worker_options defo = DJC_WORKER_OPTIONS_INIT;
 	if (!o) o = &defo;

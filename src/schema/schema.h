@@ -56,8 +56,6 @@ typedef struct table {
 	/* key source: the primary key attributes inherited from parents */
 	size_t nsrc;
 	size_t *src;           /* indexes into attrs */
-	int jobs_ready;        /* jobs table known to exist (jobs_ensure ran on this connection) */
-	double lapsed_check;   /* when this process last looked for lapsed reservations (monotonic s) */
 } table;
 
 typedef struct pipeline {
@@ -96,5 +94,56 @@ int row_from_json_obj(const table *t, json_t *obj, djc_row **out, char **msg);
 void row_to_json(sb_t *b, const table *t, const djc_row *r);
 /* {"a": 1, ...} for the key attributes only (for messages). */
 char *key_to_json(const table *t, const djc_row *r, int source_only);
+
+/* ------------------------------------------------ schema changes (ddl.c) */
+
+/* What differs between dialects when the schema changes. */
+typedef struct ddl_dialect {
+	const char *driver;        /* db_driver.name */
+	int transactional;         /* CREATE/DROP/ALTER TABLE roll back with the transaction */
+	const char *lock_setup;    /* run first inside the transaction (NULL: none) */
+	const char *lock;          /* takes the schema-change lock; NULL: the write transaction is the lock */
+	int lock_returns_1;        /* the lock statement answers 1 when it got the lock */
+	const char *unlock;        /* frees a session lock; NULL: the transaction's end frees it */
+	const char *columns;       /* column names of the table named by the one parameter, in order */
+	int by_schema;             /* lock and columns take the schema's name as a first parameter
+	                            * (PostgreSQL: never the session's current_schema(), which a
+	                            * transaction pooler does not keep) */
+	int drop_many;             /* DROP TABLE a, b in one statement */
+	int alter_combined;        /* all changes of a table in one ALTER TABLE statement */
+	const char *retype_head, *retype_mid; /* "ALTER COLUMN " c " TYPE " t; NULL: no type change needed ever */
+	int backslash_escapes;     /* string literals treat \ as an escape character */
+} ddl_dialect;
+
+/* The dialect of a driver, or NULL for an unknown one. */
+const ddl_dialect *ddl_dialect_for(const char *driver);
+
+/* The SQL names of the auxiliary tables that belong to t and live and die
+ * with it (its jobs table, ...), at most max of them; returns how many.
+ * Declare creates them through the jobs layer, drop drops them: this is the
+ * one list both go by. The names are owned by t. */
+size_t table_aux_tables(const table *t, const char **names, size_t max);
+#define TABLE_AUX_MAX 8
+
+/* The default of attribute a as an SQL literal of dialect d (for ADD
+ * COLUMN: rows that exist get it, and so do inserts by processes that still
+ * know the old definition). DJC_EINVAL with *msg (caller frees) when it
+ * cannot be written as one. */
+int ddl_default_literal(sb_t *b, const ddl_dialect *d, const attr *a, char **msg);
+
+typedef enum alt_kind { ALT_DROP, ALT_RENAME, ALT_RETYPE, ALT_ADD } alt_kind;
+typedef struct alt_op {
+	alt_kind kind;
+	const char *col;   /* the column as it is now (drop, rename) */
+	const attr *a;     /* the attribute as it will be (rename, retype, add) */
+	const attr *old;   /* the attribute as it is now (retype) */
+} alt_op;
+
+/* The statements that apply ops to table sql_name: one per change, or one
+ * for all with alter_combined; *out is NULL-terminated, the caller frees
+ * each string and the array. DJC_EINVAL with *msg (caller frees) when a
+ * change cannot be written in this dialect; *out is NULL then. */
+int ddl_alter(char ***out, const ddl_dialect *d, const db_driver *drv, const char *sql_name, const alt_op *ops, size_t n,
+	      char **msg);
 
 #endif

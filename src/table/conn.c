@@ -41,10 +41,27 @@ int conn_dbfail(djc_conn *c, int code, const char *context)
 
 const char *djc_error_last(const djc_conn *c) { return c ? c->err : "no connection"; }
 
+void djc_open_options_init(djc_open_options *o)
+{
+	djc_open_options d = DJC_OPEN_OPTIONS_INIT;
+	*o = d;
+}
+
 int djc_open(djc_conn **out, const char *url, const char *schema)
 {
+	return djc_open_ext(out, url, schema, NULL);
+}
+
+int djc_open_ext(djc_conn **out, const char *url, const char *schema, const djc_open_options *opts)
+{
+	if (!out) return DJC_EINVAL;
 	djc_conn *c = xcalloc(1, sizeof *c);
 	*out = c;
+	djc_open_options def = DJC_OPEN_OPTIONS_INIT;
+	if (!opts) opts = &def;
+	if (opts->version != DJC_OPEN_OPTIONS_VERSION)
+		return conn_fail(c, DJC_EINVAL, "open options version %d is not %d (use DJC_OPEN_OPTIONS_INIT)", opts->version,
+				 DJC_OPEN_OPTIONS_VERSION);
 	char *msg = NULL;
 	if (config_load(&msg)) {
 		int rc = conn_fail(c, DJC_EINVAL, "%s", msg);
@@ -61,8 +78,9 @@ int djc_open(djc_conn **out, const char *url, const char *schema)
 	c->url = xstrdup(url);
 	c->schema = schema ? xstrdup(schema) : NULL;
 	char err[1024];
+	int flags = opts->no_create ? DB_OPEN_NO_CREATE : 0;
 	/* database.pooler: the URL's pooler= parameter, when given, decides */
-	int flags = !strcmp(config_get("database.pooler"), "transaction") ? DB_OPEN_POOLED : 0;
+	if (!strcmp(config_get("database.pooler"), "transaction")) flags |= DB_OPEN_POOLED;
 	int rc = db_open_ext(&c->db, url, schema, flags, err, sizeof err);
 	if (rc) return conn_fail(c, rc, "%s", err);
 	return DJC_OK;
@@ -74,37 +92,87 @@ void djc_close(djc_conn *c)
 	db_close(c->db);
 	if (c->jobs_free) c->jobs_free(c->jobs);
 	pipeline_free(c->pipe);
+	pipeline_free(c->retired);
 	free(c->url);
 	free(c->schema);
 	free(c);
 }
 
-/* Add the tables of np that c->pipe lacks to c->pipe, and free the rest
- * of np. The tables c->pipe already has stay where they are: jobs, make
- * contexts and populate hold pointers to them for as long as the
- * connection lives, and a declared table's definition never changes. */
+/* Move table i of p to the end of c->retired. */
+static void retire_at(djc_conn *c, pipeline *p, size_t i)
+{
+	if (!c->retired) c->retired = xcalloc(1, sizeof(pipeline));
+	c->retired->tables = xrealloc(c->retired->tables, (c->retired->n + 1) * sizeof(table *));
+	c->retired->tables[c->retired->n++] = p->tables[i];
+	memmove(p->tables + i, p->tables + i + 1, (p->n - i - 1) * sizeof(table *));
+	p->n--;
+}
+
+void pipe_retire(djc_conn *c, table *t)
+{
+	for (size_t i = 0; c->pipe && i < c->pipe->n; i++)
+		if (c->pipe->tables[i] == t) { retire_at(c, c->pipe, i); return; }
+}
+
+/* Make c->pipe the stored pipeline np (freshly parsed; freed here). A
+ * table whose stored text is unchanged keeps its object: jobs, make
+ * contexts and populate hold pointers to it for as long as the connection
+ * lives. A table dropped or redefined since (by this or another process)
+ * is retired: out of c->pipe, but alive until djc_close. */
 static void pipe_merge(djc_conn *c, pipeline *np)
 {
 	if (!c->pipe) { c->pipe = np; return; }
-	size_t n0 = c->pipe->n;
+	pipeline *old = c->pipe;
+	table **v = xcalloc(np->n + 1, sizeof(table *));
 	for (size_t i = 0; i < np->n; i++) {
-		if (pipeline_find(c->pipe, np->tables[i]->name)) continue;
-		c->pipe->tables = xrealloc(c->pipe->tables, (c->pipe->n + 1) * sizeof(table *));
-		c->pipe->tables[c->pipe->n++] = np->tables[i];
-		np->tables[i] = NULL;
+		table *o = pipeline_find(old, np->tables[i]->name);
+		if (o && !strcmp(o->text, np->tables[i]->text)) {
+			v[i] = o;
+			for (size_t k = 0; k < old->n; k++)
+				if (old->tables[k] == o) { memmove(old->tables + k, old->tables + k + 1, (old->n - k - 1) * sizeof(table *)); old->n--; break; }
+		} else {
+			v[i] = np->tables[i];
+			np->tables[i] = NULL;
+		}
 	}
-	/* the added tables refer to their parents and masters in np: point
-	 * them at the copies c->pipe keeps */
-	for (size_t i = n0; i < c->pipe->n; i++) {
-		table *t = c->pipe->tables[i];
-		for (size_t k = 0; k < t->nfks; k++) t->fks[k].ptable = pipeline_find(c->pipe, t->fks[k].parent);
-		if (t->master) t->master = pipeline_find(c->pipe, t->master->name);
+	/* what is left of the old pipeline is gone or redefined */
+	while (old->n) retire_at(c, old, 0);
+	free(old->tables);
+	old->tables = v;
+	old->n = np->n;
+	/* parents and masters by name, within the new set */
+	for (size_t i = 0; i < old->n; i++) {
+		table *t = old->tables[i];
+		for (size_t k = 0; k < t->nfks; k++) t->fks[k].ptable = pipeline_find(old, t->fks[k].parent);
+		if (t->master) t->master = pipeline_find(old, t->master->name);
 	}
 	size_t w = 0;
 	for (size_t i = 0; i < np->n; i++)
 		if (np->tables[i]) np->tables[w++] = np->tables[i];
 	np->n = w;
 	pipeline_free(np);
+}
+
+table **pipe_descendants(djc_conn *c, table *t, size_t *n)
+{
+	/* the stored order is a topological one: a parent or master is always
+	 * declared before the tables that refer to it */
+	table **v = xcalloc(c->pipe->n + 1, sizeof(table *));
+	size_t k = 0;
+	v[k++] = t;
+	for (size_t i = 0; i < c->pipe->n; i++) {
+		table *x = c->pipe->tables[i];
+		if (x == t) continue;
+		int dep = 0;
+		for (size_t j = 0; j < k && !dep; j++) {
+			if (x->master == v[j]) dep = 1;
+			for (size_t f = 0; f < x->nfks && !dep; f++)
+				if (x->fks[f].ptable == v[j]) dep = 1;
+		}
+		if (dep) v[k++] = x;
+	}
+	*n = k;
+	return v;
 }
 
 int pipe_load(djc_conn *c)
@@ -171,7 +239,7 @@ int conn_table(djc_conn *c, const char *name, table **out)
 	return DJC_OK;
 }
 
-int djc_tables(djc_conn *c, char **out)
+int djc_tables(char **out, djc_conn *c)
 {
 	*out = NULL;
 	int rc = pipe_load(c);
@@ -202,7 +270,9 @@ static void cols_list(djc_conn *c, sb_t *b, char **names, size_t n)
 static int create_table(djc_conn *c, const table *t)
 {
 	sb_t q = SB_INIT;
-	sb_add(&q, "CREATE TABLE IF NOT EXISTS ");
+	/* never IF NOT EXISTS: a table of that name that djc did not create
+	 * is an error, not something to adopt */
+	sb_add(&q, "CREATE TABLE ");
 	db_qtable(c->db, &q, t->sql_name);
 	sb_add(&q, " (");
 	for (size_t i = 0; i < t->nattrs; i++) {
@@ -255,70 +325,214 @@ static int create_table(djc_conn *c, const table *t)
 	return rc;
 }
 
-int tbl_declare(djc_conn *c, const char *text, const char *filename, char **report, table ***created, size_t *ncreated)
+/* CREATE TABLE IF NOT EXISTS for the stored pipeline (under the schema
+ * lock, so concurrent first declares do not race on it). */
+static int create_meta(djc_conn *c, schema_tx *x)
 {
-	*created = NULL;
-	*ncreated = 0;
-	if (report) *report = NULL;
-	int rc = pipe_load(c);
-	if (rc) return rc;
+	char **cols = NULL;
+	size_t ncols = 0;
+	int rc = sql_columns(c, META_TABLE, &cols, &ncols);
+	strv_free(cols, ncols);
+	if (rc) return conn_dbfail(c, rc, "declare");
+	if (ncols) return DJC_OK;
+	sb_t q = SB_INIT;
+	sb_add(&q, "CREATE TABLE IF NOT EXISTS ");
+	db_qtable(c->db, &q, META_TABLE);
+	sb_add(&q, " (");
+	attr name = {.name = "name", .type = {T_VARCHAR, 255, 0, NULL, 0}};
+	attr pos = {.name = "position", .type = {T_INT32, 0, 0, NULL, 0}};
+	attr tiera = {.name = "tier", .type = {T_VARCHAR, 16, 0, NULL, 0}};
+	attr def = {.name = "definition", .type = {T_TEXT, 0, 0, NULL, 0}};
+	ddl_column(c, &q, &name, 1); sb_add(&q, ", ");
+	ddl_column(c, &q, &pos, 1); sb_add(&q, ", ");
+	ddl_column(c, &q, &tiera, 1); sb_add(&q, ", ");
+	ddl_column(c, &q, &def, 1);
+	sb_add(&q, ", PRIMARY KEY (");
+	db_qi(c->db, &q, "name");
+	sb_add(&q, "))");
+	sb_add(&q, c->db->table_suffix);
+	rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
+	sb_reset(&q);
+	if (rc) { sb_free(&q); return conn_dbfail(c, rc, "declare"); }
+	/* a first declare that fails leaves no empty catalogue behind either */
+	sb_add(&q, "DROP TABLE IF EXISTS ");
+	db_qtable(c->db, &q, META_TABLE);
+	stx_undo(x, sb_steal(&q), NULL, 0);
+	return DJC_OK;
+}
+
+/* djc never takes over a table it did not declare. A new table: no table
+ * of its name (or of its auxiliary tables' names) may exist. A declared
+ * table: its SQL table must exist with the columns of its stored
+ * definition. DJC_ECONFLICT naming the table and the difference. */
+static int check_sql_table(djc_conn *c, const table *nt, const table *old, const char *file)
+{
+	char **cols = NULL;
+	size_t ncols = 0;
+	int rc;
+	if (!old) {
+		const char *names[TABLE_AUX_MAX + 1];
+		names[0] = nt->sql_name;
+		size_t n = 1 + table_aux_tables(nt, names + 1, TABLE_AUX_MAX);
+		for (size_t i = 0; i < n; i++) {
+			if ((rc = sql_columns(c, names[i], &cols, &ncols))) return conn_dbfail(c, rc, nt->name);
+			strv_free(cols, ncols);
+			if (ncols)
+				return conn_fail(c, DJC_ECONFLICT,
+						 "%s:%d: table %s: a table named '%s' already exists in the database, and djc did not "
+						 "declare it (it is not in the stored pipeline); djc never takes over a table it did not "
+						 "create: drop or rename that table, or declare into another --schema",
+						 file, nt->line, nt->name, names[i]);
+		}
+		return DJC_OK;
+	}
+	if ((rc = sql_columns(c, old->sql_name, &cols, &ncols))) return conn_dbfail(c, rc, nt->name);
+	if (!ncols)
+		return conn_fail(c, DJC_ECONFLICT,
+				 "%s:%d: table %s is declared, but its SQL table '%s' is missing from the database; "
+				 "'djc drop %s' removes its stored definition%s, then declare it again",
+				 file, nt->line, nt->name, old->sql_name, old->master ? old->master->name : nt->name,
+				 old->master ? " (with its master's)" : "");
+	sb_t diff = SB_INIT;
+	for (size_t i = 0; i < old->nattrs; i++) {
+		int have = 0;
+		for (size_t k = 0; k < ncols && !have; k++) have = !strcmp(cols[k], old->attrs[i].name);
+		if (!have) sb_printf(&diff, "%scolumn '%s' is missing", diff.len ? ", " : "", old->attrs[i].name);
+	}
+	for (size_t k = 0; k < ncols; k++)
+		if (!table_attr(old, cols[k])) sb_printf(&diff, "%scolumn '%s' is not in the definition", diff.len ? ", " : "", cols[k]);
+	strv_free(cols, ncols);
+	rc = DJC_OK;
+	if (diff.len)
+		rc = conn_fail(c, DJC_ECONFLICT,
+			       "%s:%d: table %s: its SQL table '%s' differs from its stored definition (%s); djc never takes "
+			       "over a table it did not create: 'djc drop %s' removes it with its rows, then declare it again",
+			       file, nt->line, nt->name, old->sql_name, sb_str(&diff), nt->name);
+	sb_free(&diff);
+	return rc;
+}
+
+/* Without the lock: 1 when the text has a table that is not declared yet
+ * (or whose SQL table, or an auxiliary table of it, is not as stored), so
+ * that the locked path must decide (a conflicting definition too: it is
+ * refused there, after the latest stored pipeline was read); 0 with the
+ * "exists" report when every table is declared and whole; a code when
+ * the database failed. */
+static int declare_declared(djc_conn *c, const char *text, const char *file, sb_t *tabs)
+{
 	pipeline *np = NULL;
 	char *msg = NULL;
-	rc = pipeline_parse(&np, text, filename, c->pipe, &msg);
+	int rc = pipeline_parse(&np, text, file, c->pipe, &msg);
 	if (rc) {
 		rc = conn_fail(c, rc, "%s", msg);
 		free(msg);
 		return rc;
 	}
-	if (!np->n) {
-		pipeline_free(np);
-		return conn_fail(c, DJC_EINVAL, "%s: no tables declared (a table starts with 'Name (tier)')", filename ? filename : "<pipeline>");
-	}
-	/* check every table against the stored ones before creating anything */
-	for (size_t i = 0; i < np->n; i++) {
-		table *old = pipeline_find(c->pipe, np->tables[i]->name);
-		if (old && strcmp(old->canon, np->tables[i]->canon)) {
-			rc = conn_fail(c, DJC_ECONFLICT,
-				       "%s:%d: table %s is already declared with a different definition; djc never alters or drops "
-				       "tables (drop it yourself, or declare into another --schema)",
-				       filename ? filename : "<pipeline>", np->tables[i]->line, np->tables[i]->name);
-			pipeline_free(np);
-			return rc;
+	sb_reset(tabs);
+	for (size_t i = 0; i < np->n && !rc; i++) {
+		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
+		if (!old || strcmp(old->canon, t->canon)) { rc = 1; break; }
+		char **cols = NULL;
+		size_t ncols = 0;
+		if ((rc = sql_columns(c, old->sql_name, &cols, &ncols))) { rc = conn_dbfail(c, rc, t->name); break; }
+		int whole = ncols == old->nattrs;
+		for (size_t k = 0; k < ncols && whole; k++) whole = table_attr(old, cols[k]) != NULL;
+		strv_free(cols, ncols);
+		const char *names[TABLE_AUX_MAX];
+		size_t na = table_aux_tables(old, names, TABLE_AUX_MAX);
+		for (size_t k = 0; k < na && whole && !rc; k++) {
+			if ((rc = sql_columns(c, names[k], &cols, &ncols))) rc = conn_dbfail(c, rc, t->name);
+			strv_free(cols, ncols);
+			whole = ncols > 0;
 		}
+		if (!rc && !whole) rc = 1;
+		if (!rc) sb_printf(tabs, "exists  %s (%s) as %s\n", t->name, tier_name(t->tier), t->sql_name);
 	}
-	sb_t rep = SB_INIT;
-	sb_add(&rep, "");
-	table **made = xcalloc(np->n, sizeof(table *));
-	size_t nmade = 0;
+	pipeline_free(np);
+	return rc;
+}
+
+/* One attempt at declaring. *locked is set once the schema-change lock
+ * was had (tbl_declare retries a DJC_EBUSY after that: a deadlock, not a
+ * lock that did not come in time). */
+static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux_fn aux, sb_t *tabs, sb_t *jobs,
+			int *locked)
+{
+	sb_reset(tabs);
+	sb_reset(jobs);
+	schema_tx x;
+	*locked = 0;
+	int rc = stx_begin(c, &x);
+	if (rc) return rc;
+	*locked = 1;
+	pipeline *np = NULL;
+	table **ran = NULL;   /* stored tables whose aux ran in this change */
+	size_t nran = 0;
 	sb_t q = SB_INIT;
-	if ((rc = db_begin(c->db))) { rc = conn_dbfail(c, rc, "declare"); goto out; }
-	sb_add(&q, "CREATE TABLE IF NOT EXISTS ");
-	db_qtable(c->db, &q, META_TABLE);
-	sb_add(&q, " (");
-	{
-		attr name = {.name = "name", .type = {T_VARCHAR, 255, 0, NULL, 0}};
-		attr pos = {.name = "position", .type = {T_INT32, 0, 0, NULL, 0}};
-		attr tiera = {.name = "tier", .type = {T_VARCHAR, 16, 0, NULL, 0}};
-		attr def = {.name = "definition", .type = {T_TEXT, 0, 0, NULL, 0}};
-		ddl_column(c, &q, &name, 1); sb_add(&q, ", ");
-		ddl_column(c, &q, &pos, 1); sb_add(&q, ", ");
-		ddl_column(c, &q, &tiera, 1); sb_add(&q, ", ");
-		ddl_column(c, &q, &def, 1);
-		sb_add(&q, ", PRIMARY KEY (");
-		db_qi(c->db, &q, "name");
-		sb_add(&q, "))");
-		sb_add(&q, c->db->table_suffix);
+	if ((rc = create_meta(c, &x))) goto fail;
+	/* what is stored now, under the lock: another declare may just have
+	 * stored the very tables of this text */
+	if ((rc = pipe_load(c))) goto fail;
+	char *msg = NULL;
+	if ((rc = pipeline_parse(&np, text, file, c->pipe, &msg))) {
+		rc = conn_fail(c, rc, "%s", msg);
+		free(msg);
+		goto fail;
 	}
-	if ((rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL))) { rc = conn_dbfail(c, rc, "declare"); goto fail; }
-	long base = (long)c->pipe->n;
+	/* check everything before creating anything */
+	for (size_t i = 0; i < np->n; i++) {
+		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
+		if (old && strcmp(old->canon, t->canon)) {
+			rc = conn_fail(c, DJC_ECONFLICT,
+				       "%s:%d: table %s is already declared with a different definition; 'djc alter %s' changes "
+				       "secondary attributes, 'djc drop %s' drops it (and what depends on it) to declare it anew, "
+				       "or declare into another --schema",
+				       file, t->line, t->name, file, t->name);
+			goto fail;
+		}
+		if ((rc = check_sql_table(c, t, old, file))) goto fail;
+	}
+	long base = 0;
+	{
+		db_res *r = NULL;
+		sb_add(&q, "SELECT MAX(");
+		db_qi(c->db, &q, "position");
+		sb_add(&q, ") FROM ");
+		db_qtable(c->db, &q, META_TABLE);
+		if ((rc = db_exec(c->db, sb_str(&q), NULL, 0, &r))) { rc = conn_dbfail(c, rc, "declare"); goto fail; }
+		if (r->nrows && db_cell(r, 0, 0)->t != DJC_NULL) base = (long)db_cell_int(r, 0, 0) + 1;
+		db_res_free(r);
+	}
+	ran = xcalloc(c->pipe->n + 1, sizeof(table *));
+	for (size_t i = 0; i < c->pipe->n; i++) {
+		/* jobs tables of the declared tables (made again if lost) */
+		table *t = c->pipe->tables[i];
+		if (!t->jobs_name) continue;
+		ran[nran++] = t;
+		if ((rc = aux(c, t))) goto fail;
+	}
+	long made = 0;
 	for (size_t i = 0; i < np->n; i++) {
 		table *t = np->tables[i];
 		if (pipeline_find(c->pipe, t->name)) {
-			sb_printf(&rep, "exists  %s (%s) as %s\n", t->name, tier_name(t->tier), t->sql_name);
+			sb_printf(tabs, "exists  %s (%s) as %s\n", t->name, tier_name(t->tier), t->sql_name);
 			continue;
 		}
-		if ((rc = create_table(c, t))) goto fail;
+		/* The stored definition first, then the table, then its
+		 * auxiliary tables; each undo step is recorded before its step (a
+		 * CREATE TABLE whose index then fails has made the table all the
+		 * same). Where DDL is not transactional, a declare killed half way
+		 * so leaves a stored definition that djc drop can clean up, never
+		 * a table that no stored definition owns. */
 		sb_reset(&q);
+		sb_add(&q, "DELETE FROM ");
+		db_qtable(c->db, &q, META_TABLE);
+		sb_add(&q, " WHERE ");
+		db_qi(c->db, &q, "name");
+		sb_add(&q, " = ?");
+		val_t *up = xcalloc(1, sizeof(val_t));
+		up[0] = val_text(t->name);
+		stx_undo(&x, sb_steal(&q), up, 1);
 		sb_add(&q, "INSERT INTO ");
 		db_qtable(c->db, &q, META_TABLE);
 		sb_add(&q, " (");
@@ -327,33 +541,102 @@ int tbl_declare(djc_conn *c, const char *text, const char *filename, char **repo
 		db_qi(c->db, &q, "tier"); sb_add(&q, ", ");
 		db_qi(c->db, &q, "definition");
 		sb_add(&q, ") VALUES (?, ?, ?, ?)");
-		val_t p[4] = {val_text(t->name), val_int(base + (long)nmade), val_text(tier_name(t->tier)), val_text(t->text)};
+		val_t p[4] = {val_text(t->name), val_int(base + made), val_text(tier_name(t->tier)), val_text(t->text)};
 		rc = db_exec(c->db, sb_str(&q), p, 4, NULL);
 		for (int k = 0; k < 4; k++) val_free(&p[k]);
-		if (rc == DJC_EDUPLICATE) {
-			rc = conn_fail(c, DJC_ECONFLICT, "table %s was declared by another process at the same time; run declare again", t->name);
-			goto fail;
-		}
+		sb_reset(&q);
 		if (rc) { rc = conn_dbfail(c, rc, t->name); goto fail; }
-		made[nmade++] = t;
-		sb_printf(&rep, "created %s (%s) as %s\n", t->name, tier_name(t->tier), t->sql_name);
+		sb_add(&q, "DROP TABLE IF EXISTS ");
+		db_qtable(c->db, &q, t->sql_name);
+		stx_undo(&x, sb_steal(&q), NULL, 0);
+		if ((rc = create_table(c, t))) goto fail;
+		if (t->jobs_name) {
+			const char *names[TABLE_AUX_MAX];
+			size_t na = table_aux_tables(t, names, TABLE_AUX_MAX);
+			/* undone in reverse: these go before the table */
+			for (size_t k = na; k-- > 0;) {
+				sb_add(&q, "DROP TABLE IF EXISTS ");
+				db_qtable(c->db, &q, names[k]);
+				stx_undo(&x, sb_steal(&q), NULL, 0);
+			}
+			if ((rc = aux(c, t))) goto fail;
+			sb_printf(jobs, "created %s jobs table %s\n", t->name, t->jobs_name);
+		}
+		made++;
+		sb_printf(tabs, "created %s (%s) as %s\n", t->name, tier_name(t->tier), t->sql_name);
 	}
-	if ((rc = db_commit(c->db))) { rc = conn_dbfail(c, rc, "declare"); goto fail; }
-	/* the stored pipeline now holds the new tables: reload it and hand back
-	 * the created ones from the reloaded copy */
-	if ((rc = pipe_load(c))) goto out;
-	for (size_t i = 0; i < nmade; i++) made[i] = pipeline_find(c->pipe, made[i]->name);
-	*created = made;
-	*ncreated = nmade;
-	made = NULL;
-	if (report) *report = sb_steal(&rep);
+	if ((rc = stx_commit(c, &x))) goto undone;
+	/* the stored pipeline now holds the new tables */
+	rc = pipe_load(c);
 	goto out;
 fail:
-	db_rollback(c->db);
+	stx_abort(c, &x);
+undone:
+	/* The jobs layer remembers per table object that its jobs table
+	 * exists; for a jobs table made in the change that was undone that is
+	 * no longer true. Those stored tables get fresh objects. */
+	if (nran) {
+		char keep[sizeof c->err];
+		snprintf(keep, sizeof keep, "%s", c->err);
+		for (size_t i = 0; i < nran; i++) pipe_retire(c, ran[i]);
+		pipe_load(c);
+		snprintf(c->err, sizeof c->err, "%s", keep);
+	}
 out:
-	free(made);
-	sb_free(&rep);
+	free(ran);
 	sb_free(&q);
+	/* np's tables went through the jobs layer, which keeps state per table
+	 * object: they stay allocated until djc_close (retired), so that no
+	 * later table object takes the address of one and its state */
+	for (size_t i = 0; np && i < np->n; i++) {
+		if (!c->retired) c->retired = xcalloc(1, sizeof(pipeline));
+		c->retired->tables = xrealloc(c->retired->tables, (c->retired->n + 1) * sizeof(table *));
+		c->retired->tables[c->retired->n++] = np->tables[i];
+	}
+	if (np) np->n = 0;
 	pipeline_free(np);
+	return rc;
+}
+
+int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn aux, char **report)
+{
+	if (report) *report = NULL;
+	const char *file = filename ? filename : "<pipeline>";
+	int rc = pipe_load(c);
+	if (rc) return rc;
+	/* bad input is refused before any lock is taken or anything written */
+	pipeline *np = NULL;
+	char *msg = NULL;
+	if ((rc = pipeline_parse(&np, text, file, c->pipe, &msg))) {
+		rc = conn_fail(c, rc, "%s", msg);
+		free(msg);
+		return rc;
+	}
+	size_t n = np->n;
+	pipeline_free(np);
+	if (!n) return conn_fail(c, DJC_EINVAL, "%s: no tables declared (a table starts with 'Name (tier)')", file);
+	sb_t tabs = SB_INIT, jobs = SB_INIT;
+	/* Every worker of a cluster may start with declare: when every table
+	 * of the text is declared already, as it is, and whole, nothing needs
+	 * the lock (which would make a thousand workers queue for it) */
+	if ((rc = declare_declared(c, text, file, &tabs)) != 1) {
+		if (!rc && report) *report = sb_steal(&tabs);
+		sb_free(&tabs);
+		return rc;
+	}
+	/* a deadlock with other sessions' DDL is retried as every transaction
+	 * is (conn_retry); a lock that did not come in time is not */
+	for (int attempt = 0;;) {
+		int locked;
+		rc = declare_once(c, text, file, aux, &tabs, &jobs, &locked);
+		if (!locked || !conn_retry(c, rc, 1, 0, &attempt)) break;
+	}
+	if (!rc && report) {
+		sb_add(&tabs, sb_str(&jobs));
+		if (!tabs.len) sb_add(&tabs, "");
+		*report = sb_steal(&tabs);
+	}
+	sb_free(&tabs);
+	sb_free(&jobs);
 	return rc;
 }

@@ -332,7 +332,7 @@ int djc_fetch_print(djc_conn *c, const char *name, const char *where, djc_format
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
 	djc_rowset *rs = NULL;
-	if ((rc = djc_fetch(c, name, where, &rs))) return rc;
+	if ((rc = djc_fetch(&rs, c, name, where))) return rc;
 	sb_t b = SB_INIT;
 	if (fmt == DJC_FORMAT_JSON) {
 		for (size_t i = 0; i < rs->n; i++) {

@@ -335,46 +335,104 @@ int rows_insert(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int
 	return DJC_OK;
 }
 
-int rows_insert_many(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, size_t *inserted)
+void stmt_list_add(stmt_list *l, sb_t *sql, pvec *p, long expect)
 {
-	if (inserted) *inserted = 0;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 8;
+		l->items = xrealloc(l->items, l->cap * sizeof *l->items);
+		l->texts = xrealloc(l->texts, l->cap * sizeof *l->texts);
+		l->params = xrealloc(l->params, l->cap * sizeof *l->params);
+	}
+	memset(&l->items[l->n], 0, sizeof *l->items);
+	l->items[l->n].expect = expect;
+	l->texts[l->n] = *sql;
+	l->params[l->n] = *p;
+	memset(sql, 0, sizeof *sql);
+	memset(p, 0, sizeof *p);
+	l->n++;
+}
+
+void stmt_list_claim(stmt_list *l, const db_claim *cl)
+{
+	sb_t none = SB_INIT;
+	pvec nop = {0};
+	stmt_list_add(l, &none, &nop, -1);
+	l->items[l->n - 1].claim = cl;
+}
+
+db_item *stmt_list_items(stmt_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		if (l->items[i].claim) continue;
+		l->items[i].sql = sb_str(&l->texts[i]);
+		l->items[i].params = l->params[i].v;
+		l->items[i].np = l->params[i].n;
+	}
+	return l->items;
+}
+
+void stmt_list_free(stmt_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) { sb_free(&l->texts[i]); pvec_free(&l->params[i]); }
+	free(l->items);
+	free(l->texts);
+	free(l->params);
+	memset(l, 0, sizeof *l);
+}
+
+void rows_insert_stmts(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, stmt_list *l)
+{
+	/* statements of at most 500 rows and ~30,000 parameters */
 	size_t per = 30000 / (t->nattrs ? t->nattrs : 1);
 	if (per > 500) per = 500;
 	if (per < 1) per = 1;
-	sb_t head = SB_INIT, q = SB_INIT;
-	sb_add(&head, skip_dup ? c->db->drv->insert_ignore_head : "INSERT INTO");
-	sb_addc(&head, ' ');
-	db_qtable(c->db, &head, t->sql_name);
-	sb_add(&head, " (");
-	for (size_t i = 0; i < t->nattrs; i++) {
-		if (i) sb_add(&head, ", ");
-		db_qi(c->db, &head, t->attrs[i].name);
-	}
-	sb_add(&head, ") VALUES ");
-	val_t *p = xcalloc(per * t->nattrs + 1, sizeof(val_t));
-	int rc = DJC_OK;
-	for (size_t at = 0; at < n && !rc; at += per) {
+	for (size_t at = 0; at < n; at += per) {
 		size_t k = n - at < per ? n - at : per;
-		sb_reset(&q);
-		sb_add(&q, sb_str(&head));
+		sb_t q = SB_INIT;
+		pvec p = {0};
+		sb_add(&q, skip_dup ? c->db->drv->insert_ignore_head : "INSERT INTO");
+		sb_addc(&q, ' ');
+		db_qtable(c->db, &q, t->sql_name);
+		sb_add(&q, " (");
+		for (size_t i = 0; i < t->nattrs; i++) {
+			if (i) sb_add(&q, ", ");
+			db_qi(c->db, &q, t->attrs[i].name);
+		}
+		sb_add(&q, ") VALUES ");
 		for (size_t r = 0; r < k; r++) {
 			sb_add(&q, r ? ", (" : "(");
 			for (size_t i = 0; i < t->nattrs; i++) {
 				sb_add(&q, i ? ", ?" : "?");
 				const val_t *v = row_get(rows[at + r], t->attrs[i].name);
-				p[r * t->nattrs + i] = v ? *v : val_null();   /* shallow: rows own them */
+				val_t x;
+				if (v) val_copy(&x, v);
+				else x = val_null();
+				pvec_push(&p, x);
 			}
 			sb_addc(&q, ')');
 		}
 		if (skip_dup) sb_add(&q, c->db->drv->insert_ignore_tail);
-		db_res *res = NULL;
-		rc = db_exec(c->db, sb_str(&q), p, k * t->nattrs, &res);
-		if (!rc && inserted) *inserted += (size_t)res->affected;
-		db_res_free(res);
+		stmt_list_add(l, &q, &p, -1);
 	}
-	free(p);
-	sb_free(&head);
-	sb_free(&q);
+}
+
+int rows_insert_many(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, size_t *inserted)
+{
+	if (inserted) *inserted = 0;
+	int rc = DJC_OK;
+	/* a slice at a time: the statements hold copies of the values */
+	for (size_t at = 0; at < n && !rc; at += 500) {
+		stmt_list l = {0};
+		rows_insert_stmts(c, t, rows + at, n - at < 500 ? n - at : 500, skip_dup, &l);
+		db_item *it = stmt_list_items(&l);
+		for (size_t i = 0; i < l.n && !rc; i++) {
+			db_res *res = NULL;
+			rc = db_exec(c->db, it[i].sql, it[i].params, it[i].np, &res);
+			if (!rc && inserted) *inserted += (size_t)res->affected;
+			db_res_free(res);
+		}
+		stmt_list_free(&l);
+	}
 	return rc;
 }
 
@@ -426,7 +484,7 @@ static void order_by_key(djc_conn *c, const table *t, sb_t *q)
 
 /* ------------------------------------------------------------- public */
 
-int djc_key_restriction(djc_conn *c, const char *name, const char *key_json, char **where_json)
+int djc_key_restriction(char **where_json, djc_conn *c, const char *name, const char *key_json)
 {
 	*where_json = NULL;
 	table *t;
@@ -455,7 +513,7 @@ int djc_key_restriction(djc_conn *c, const char *name, const char *key_json, cha
 	return DJC_OK;
 }
 
-int djc_fetch(djc_conn *c, const char *name, const char *where_json, djc_rowset **out)
+int djc_fetch(djc_rowset **out, djc_conn *c, const char *name, const char *where_json)
 {
 	*out = NULL;
 	table *t;
@@ -473,7 +531,7 @@ int djc_fetch(djc_conn *c, const char *name, const char *where_json, djc_rowset 
 	return rc;
 }
 
-int djc_delete(djc_conn *c, const char *name, const char *where_json, size_t *deleted)
+int djc_delete(size_t *deleted, djc_conn *c, const char *name, const char *where_json)
 {
 	if (deleted) *deleted = 0;
 	table *t;
@@ -562,4 +620,220 @@ int djc_row_from_json(djc_row **out, const char *text, char **msg)
 	json_decref(j);
 	*out = r;
 	return DJC_OK;
+}
+
+/* ------------------------------------------------------ cascading delete */
+
+/* Append the condition under which a row of S[i], named `ref` in the SQL,
+ * is deleted: for the table deleted from (i = 0), the user's restriction;
+ * for a dependent, that it references a deleted row of one of its parents
+ * in S (S is in declaration order, so parents come before it). *alias
+ * numbers the subqueries' aliases, unique within a statement so that no
+ * inner alias hides an outer one. */
+static int cascade_cond(djc_conn *c, table **S, size_t i, const char *where, const char *ref, int *alias, sb_t *sql,
+			pvec *p)
+{
+	const table *x = S[i];
+	if (i == 0) {
+		sb_add(sql, "(1=1");
+		int rc = where_build(c, x, where, ref, 0, sql, p);
+		sb_addc(sql, ')');
+		return rc;
+	}
+	sb_addc(sql, '(');
+	int first = 1;
+	for (size_t f = 0; f < x->nfks; f++) {
+		size_t j = 0;
+		while (j < i && S[j] != x->fks[f].ptable) j++;
+		if (j == i) continue;
+		char al[24];
+		snprintf(al, sizeof al, "d%d", ++*alias);
+		sb_add(sql, first ? "EXISTS (SELECT 1 FROM " : " OR EXISTS (SELECT 1 FROM ");
+		first = 0;
+		db_qtable(c->db, sql, S[j]->sql_name);
+		sb_printf(sql, " %s WHERE ", al);
+		for (size_t k = 0; k < x->fks[f].nattrs; k++) {
+			col(c, sql, al, x->fks[f].attrs[k]);
+			sb_add(sql, " = ");
+			col(c, sql, ref, x->fks[f].attrs[k]);
+			sb_add(sql, " AND ");
+		}
+		int rc = cascade_cond(c, S, j, where, al, alias, sql, p);
+		if (rc) return rc;
+		sb_addc(sql, ')');
+	}
+	if (first) sb_add(sql, "1=0");
+	sb_addc(sql, ')');
+	return DJC_OK;
+}
+
+/* SELECT COUNT(*) of sql's rows, or -1 on error (c->err set). */
+static long long count_of(djc_conn *c, const char *sql, const pvec *p, int *rc)
+{
+	db_res *r = NULL;
+	if ((*rc = db_exec(c->db, sql, p->v, p->n, &r))) return -1;
+	long long n = r->nrows ? (long long)db_cell_int(r, 0, 0) : 0;
+	db_res_free(r);
+	return n;
+}
+
+static int delete_once(djc_conn *c, table **S, size_t nS, const char *where, const djc_delete_options *o, djc_changes *ch)
+{
+	sb_t q = SB_INIT, ref = SB_INIT;
+	pvec p = {0};
+	int rc, alias = 0;
+	long long *counts = xcalloc(nS, sizeof(long long));
+	if ((rc = db_begin(c->db))) { rc = conn_dbfail(c, rc, "delete"); goto out; }
+	/* DataJoint's part integrity: a part's rows go only with their master's */
+	for (size_t i = 0; i < nS && o->cascade; i++) {
+		table *x = S[i];
+		if (!x->master) continue;
+		size_t m = 0;
+		while (m < nS && S[m] != x->master) m++;
+		sb_reset(&q); sb_reset(&ref); pvec_free(&p);
+		db_qtable(c->db, &ref, x->sql_name);
+		sb_add(&q, "SELECT COUNT(*) FROM ");
+		sb_add(&q, sb_str(&ref));
+		sb_add(&q, " WHERE ");
+		if ((rc = cascade_cond(c, S, i, where, sb_str(&ref), &alias, &q, &p))) goto fail;
+		if (m < nS) {
+			sb_add(&q, " AND NOT EXISTS (SELECT 1 FROM ");
+			db_qtable(c->db, &q, x->master->sql_name);
+			sb_add(&q, " pm WHERE ");
+			for (size_t k = 0; k < x->master->nkey; k++) {
+				col(c, &q, "pm", x->master->attrs[k].name);
+				sb_add(&q, " = ");
+				col(c, &q, sb_str(&ref), x->master->attrs[k].name);
+				sb_add(&q, " AND ");
+			}
+			if ((rc = cascade_cond(c, S, m, where, "pm", &alias, &q, &p))) goto fail;
+			sb_addc(&q, ')');
+		}
+		long long n = count_of(c, sb_str(&q), &p, &rc);
+		if (rc) { rc = conn_dbfail(c, rc, x->name); goto fail; }
+		if (n > 0) {
+			rc = conn_fail(c, DJC_EINVAL, "cannot delete %lld row%s of part table %s without their master rows in %s "
+				       "(DataJoint's part integrity): delete from %s instead", n, n == 1 ? "" : "s", x->name,
+				       x->master->name, x->master->name);
+			goto fail;
+		}
+	}
+	/* the counts, in the order of deletion: dependents first */
+	for (size_t i = nS; i-- > 0;) {
+		sb_reset(&q); sb_reset(&ref); pvec_free(&p);
+		db_qtable(c->db, &ref, S[i]->sql_name);
+		sb_add(&q, o->dry_run ? "SELECT COUNT(*) FROM " : "DELETE FROM ");
+		sb_add(&q, sb_str(&ref));
+		sb_add(&q, " WHERE ");
+		if ((rc = cascade_cond(c, S, i, where, sb_str(&ref), &alias, &q, &p))) goto fail;
+		if (i > 0 && S[i]->jobs_name) {
+			/* jobs of keys whose upstream rows go: a job for a key that has
+			 * left the key source would only fail (or linger). Jobs of the
+			 * table deleted from are kept: their upstream rows stay, and
+			 * refresh re-adds or re-pends them. */
+			sb_t jq = SB_INIT, jref = SB_INIT;
+			pvec jp = {0};
+			db_qtable(c->db, &jref, S[i]->jobs_name);
+			sb_add(&jq, o->dry_run ? "SELECT COUNT(*) FROM " : "DELETE FROM ");
+			sb_add(&jq, sb_str(&jref));
+			sb_add(&jq, " WHERE 1=0");
+			int any = 0;
+			for (size_t f = 0; f < S[i]->nfks && !rc; f++) {
+				const fkey *fk = &S[i]->fks[f];
+				size_t j = 0;
+				while (j < i && S[j] != fk->ptable) j++;
+				if (j == i || !fk->in_key) continue;
+				any = 1;
+				char al[24];
+				snprintf(al, sizeof al, "d%d", ++alias);
+				sb_add(&jq, " OR EXISTS (SELECT 1 FROM ");
+				db_qtable(c->db, &jq, S[j]->sql_name);
+				sb_printf(&jq, " %s WHERE ", al);
+				for (size_t k = 0; k < fk->nattrs; k++) {
+					col(c, &jq, al, fk->attrs[k]);
+					sb_add(&jq, " = ");
+					col(c, &jq, sb_str(&jref), fk->attrs[k]);
+					sb_add(&jq, " AND ");
+				}
+				rc = cascade_cond(c, S, j, where, al, &alias, &jq, &jp);
+				sb_addc(&jq, ')');
+			}
+			db_res *r = NULL;
+			if (!rc && any && (rc = db_exec(c->db, sb_str(&jq), jp.v, jp.n, &r))) rc = conn_dbfail(c, rc, S[i]->jobs_name);
+			long long nj = !r ? 0 : o->dry_run ? (r->nrows ? (long long)db_cell_int(r, 0, 0) : 0) : r->affected;
+			if (!rc && nj > 0) changes_add(ch, S[i]->name, S[i]->jobs_name, "delete jobs", nj);
+			db_res_free(r);
+			sb_free(&jq);
+			sb_free(&jref);
+			pvec_free(&jp);
+			if (rc) goto fail;
+		}
+		if (o->dry_run) {
+			counts[i] = count_of(c, sb_str(&q), &p, &rc);
+		} else {
+			db_res *r = NULL;
+			rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r);
+			counts[i] = r ? r->affected : -1;
+			db_res_free(r);
+		}
+		if (rc == DJC_EFOREIGN && !o->cascade) {
+			rc = conn_fail(c, rc, "cannot delete from %s: rows of a child table reference them (delete those first, "
+				       "or delete with cascade)", S[i]->name);
+			goto fail;
+		}
+		if (rc) { rc = conn_dbfail(c, rc, S[i]->name); goto fail; }
+		changes_add(ch, S[i]->name, S[i]->sql_name, "delete", counts[i]);
+	}
+	if (o->dry_run) {
+		db_rollback(c->db);
+		goto out;
+	}
+	if ((rc = db_commit(c->db))) { rc = conn_dbfail(c, rc, "delete"); db_rollback(c->db); goto out; }
+	ch->applied = 1;
+	goto out;
+fail:
+	db_rollback(c->db);
+out:
+	free(counts);
+	sb_free(&q);
+	sb_free(&ref);
+	pvec_free(&p);
+	return rc;
+}
+
+int djc_delete_with_options(djc_changes **out, djc_conn *c, const char *name, const char *where_json,
+			    const djc_delete_options *opts)
+{
+	if (out) *out = NULL;
+	if (!c) return DJC_EINVAL;
+	djc_delete_options o = DJC_DELETE_OPTIONS_INIT;
+	if (opts) {
+		if (opts->version != DJC_DELETE_OPTIONS_VERSION)
+			return conn_fail(c, DJC_EINVAL, "djc_delete_options version %d is not %d", opts->version,
+					 DJC_DELETE_OPTIONS_VERSION);
+		o = *opts;
+	}
+	table *t;
+	int rc = conn_table(c, name, &t);
+	if (rc) return rc;
+	/* the tables other processes declared since may depend on t */
+	if ((rc = pipe_load(c)) || (rc = conn_table(c, name, &t))) return rc;
+	size_t nS = 1;
+	table **S = o.cascade ? pipe_descendants(c, t, &nS) : xcalloc(1, sizeof(table *));
+	S[0] = t;
+	djc_changes *ch = NULL;
+	/* a row inserted meanwhile that references one being deleted makes
+	 * the DELETE of its parent fail: count again and retry, a few times;
+	 * deadlocks and the like as every transaction does (conn_retry) */
+	for (int attempt = 0, fk = 0;;) {
+		djc_changes_free(ch);
+		ch = xcalloc(1, sizeof *ch);
+		rc = delete_once(c, S, nS, where_json, &o, ch);
+		if (rc == DJC_EFOREIGN && o.cascade && ++fk < 5) continue;
+		if (!conn_retry(c, rc, 1, 0, &attempt)) break;
+	}
+	free(S);
+	if (out) *out = ch;
+	else djc_changes_free(ch);
+	return rc;
 }

@@ -14,6 +14,8 @@ struct djc_conn {
 	char err[4096];
 	void *jobs;                  /* the jobs layer's per-connection state */
 	void (*jobs_free)(void *);   /* how djc_close frees it */
+	pipeline *retired;  /* tables dropped or redefined since loaded: kept until djc_close,
+	                     * as populate, jobs and make contexts may still point at them */
 };
 
 #define META_TABLE "~djc_pipeline"
@@ -78,12 +80,88 @@ int rows_insert(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int
  * rows). On failure it does not say which row: callers that need that roll
  * back and insert one by one. */
 int rows_insert_many(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, size_t *inserted);
+/* Statements built for one db_batch: each item's text and parameters are
+ * owned by the list (stmt_list_items points the items at them). */
+typedef struct stmt_list {
+	db_item *items;
+	sb_t *texts;
+	pvec *params;
+	size_t n, cap;
+} stmt_list;
+/* Append a statement (sql and p are taken, left empty); expect as db_item. */
+void stmt_list_add(stmt_list *l, sb_t *sql, pvec *p, long expect);
+/* Append a claim item (cl must outlive the batch). */
+void stmt_list_claim(stmt_list *l, const db_claim *cl);
+/* The items, pointing at the list's texts and parameters. */
+db_item *stmt_list_items(stmt_list *l);
+void stmt_list_free(stmt_list *l);
+/* Append the multi-row INSERT statements of rows into t (values copied). */
+void rows_insert_stmts(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, stmt_list *l);
+
 /* Select columns of t into typed rows. cols NULL = all attributes. */
 int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params, djc_rowset **out);
 
-/* Declare the tables of a pipeline text (tables only; the jobs layer adds
- * jobs tables). *created receives the new tables (owned by c->pipe after). */
-int tbl_declare(djc_conn *c, const char *text, const char *filename, char **report, table ***created, size_t *ncreated);
+/* Creates the auxiliary tables of t (table_aux_tables) if missing: the
+ * jobs layer's part of declare. */
+typedef int (*tbl_aux_fn)(djc_conn *c, table *t);
+/* Declare the tables of a pipeline text, all or nothing, serialised with
+ * every other schema change of the schema (see schema_tx): new tables are
+ * created with their auxiliary tables (aux, called for every computed and
+ * imported table of the stored pipeline) and stored; tables declared
+ * before with the same definition are left alone. DJC_ECONFLICT when a
+ * table is declared with another definition, when a table of that name
+ * exists that djc did not declare, or when a declared table's SQL table
+ * differs from its stored definition; then nothing is created. *report
+ * (may be NULL; caller frees) gets one line per table. */
+int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn aux, char **report);
 /* Append "CREATE TABLE ..." pieces. */
 void ddl_column(djc_conn *c, sb_t *b, const attr *a, int not_null);
+
+/* ------------------------------------- schema changes (declare, drop, alter) */
+
+typedef struct undo_step {
+	char *sql;
+	val_t *p;
+	size_t np;
+} undo_step;
+
+/* A schema change in progress. Every schema change of a schema (declare,
+ * drop, alter) takes the schema-change lock first, so concurrent ones run
+ * one after the other, and each sees what the one before it stored. Where
+ * DDL is transactional (SQLite, PostgreSQL) the change is one transaction;
+ * where it is not (MariaDB/MySQL) each step records how to undo it, and a
+ * failed change is undone in reverse order. */
+typedef struct schema_tx {
+	const ddl_dialect *d;
+	int active;
+	undo_step *undo;
+	size_t nundo;
+} schema_tx;
+
+/* Wait (bounded) for the schema-change lock and take it; DJC_EBUSY when it
+ * did not come in time. */
+int stx_begin(djc_conn *c, schema_tx *x);
+/* Record how to undo the step just done: sql with np parameters (both
+ * taken). Runs only where DDL is not transactional. */
+void stx_undo(schema_tx *x, char *sql, val_t *p, size_t np);
+/* Finish: commit, free the lock. On failure the change is aborted. */
+int stx_commit(djc_conn *c, schema_tx *x);
+/* Give up: roll back, or undo the recorded steps in reverse order; free
+ * the lock. c's message is kept (an undo that fails is added to it). */
+void stx_abort(djc_conn *c, schema_tx *x);
+/* The column names of the SQL table sql_name, in order (*n = 0 and *cols
+ * NULL when it does not exist); free with strv_free. */
+int sql_columns(djc_conn *c, const char *sql_name, char ***cols, size_t *n);
+void strv_free(char **v, size_t n);
+/* Row count of the SQL table sql_name (-1 if it does not exist). */
+int sql_count(djc_conn *c, const char *sql_name, long long *n);
+/* Take t out of c->pipe (it stays allocated until djc_close). */
+void pipe_retire(djc_conn *c, table *t);
+/* Tables of c->pipe that depend on t (through a -> reference or as its
+ * parts), t first, then in declaration order; *n entries, caller frees the
+ * array. */
+table **pipe_descendants(djc_conn *c, table *t, size_t *n);
+
+/* djc_changes (djc.h) builder */
+void changes_add(djc_changes *ch, const char *tname, const char *sql_name, const char *action, long long rows);
 #endif

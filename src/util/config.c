@@ -1,5 +1,7 @@
-/* config.c - djc.json / environment / defaults. */
+/* config.c - djc.json / environment / defaults, and the public djc_config_*
+ * API over them. */
 #include "config.h"
+#include "djc.h"
 #include "sb.h"
 #include <ctype.h>
 #include <errno.h>
@@ -24,6 +26,7 @@ static config_item items[] = {
 	{"database.password", "DJC_DATABASE_PASSWORD", "", "secret", NULL, NULL},
 	{"database.pooler", "DJC_DATABASE_POOLER", "none", "choice", NULL, NULL},
 	{"display.progress", "DJC_DISPLAY_PROGRESS", "false", "bool", NULL, NULL},
+	{"display.interval", "DJC_DISPLAY_INTERVAL", "30", "float", NULL, NULL},
 	{NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -65,6 +68,7 @@ static const struct limit {
 	{"jobs.stop_grace", 0, 3600, 0, NULL, "a number of seconds from 0 to 3600"},
 	{"jobs.version_method", 0, 0, 0, "none|git", "none or git"},
 	{"database.pooler", 0, 0, 0, "none|transaction", "none or transaction"},
+	{"display.interval", 0, 86400, 0, NULL, "a number of seconds from 0 to 86400"},
 	{NULL, 0, 0, 0, NULL, NULL},
 };
 
@@ -258,3 +262,101 @@ long config_long(const char *key) { return strtol(config_get(key), NULL, 10); }
 double config_double(const char *key) { return strtod(config_get(key), NULL); }
 const config_item *config_items(void) { return items; }
 const char *config_warning(void) { return warning; }
+
+/* ------------------------------------------------------------ public API */
+
+int djc_config_load(char **msg)
+{
+	char *m = NULL;
+	if (msg) *msg = NULL;
+	if (!config_load(&m)) return DJC_OK;
+	if (msg) *msg = m;
+	else free(m);
+	return DJC_EINVAL;
+}
+
+int djc_config_get(const char **out, const char *key)
+{
+	if (out) *out = NULL;
+	if (!out || !key) return DJC_EINVAL;
+	if (djc_config_load(NULL)) return DJC_EINVAL;
+	const config_item *i = find(key);
+	if (!i) return DJC_ENOTFOUND;
+	*out = i->value;
+	return DJC_OK;
+}
+
+int djc_config_get_bool(int *out, const char *key)
+{
+	const char *v;
+	if (out) *out = 0;
+	if (!out) return DJC_EINVAL;
+	int rc = djc_config_get(&v, key);
+	if (rc) return rc;
+	if (strcmp(find(key)->kind, "bool")) return DJC_EINVAL;
+	*out = config_bool(key);
+	return DJC_OK;
+}
+
+int djc_config_set(const char *key, const char *value, const char *source, char **msg)
+{
+	if (msg) *msg = NULL;
+	char *m = NULL;
+	int rc = DJC_OK;
+	const config_item *i = key ? find(key) : NULL;
+	if (!key || !value || !source) {
+		m = xstrdup("djc_config_set: key, value and source must not be NULL");
+		rc = DJC_EINVAL;
+	} else if (config_load(&m))
+		rc = DJC_EINVAL;
+	else if (!i) {
+		char *k = shown(key);
+		m = xasprintf("unknown setting '%s' (see djc config)", k);
+		free(k);
+		rc = DJC_ENOTFOUND;
+	} else {
+		const char *want = check_value(i, value);
+		if (want) {
+			int quiet = !strcmp(i->kind, "string") || !strcmp(i->kind, "secret");
+			char *g = quiet ? NULL : shown(value);
+			m = xasprintf("setting '%s' must be %s%s%s%s", key, want, g ? ", got '" : "", g ? g : "", g ? "'" : "");
+			free(g);
+			rc = DJC_EINVAL;
+		} else
+			config_set(key, value, source);
+	}
+	if (msg) *msg = m;
+	else free(m);
+	return rc;
+}
+
+/* v for display: a password in it replaced by "***" (caller frees). */
+static char *redacted(const config_item *i)
+{
+	const char *v = i->value ? i->value : i->def;
+	if (!strcmp(i->kind, "secret") && *v) return xstrdup("***");
+	const char *sep = strstr(v, "://");
+	if (!strcmp(i->key, "database.url") && sep) {
+		/* scheme://user:password@host...: the last '@' ends the password */
+		const char *s = sep + 3, *at = strrchr(v, '@');
+		const char *colon = at && at > s ? memchr(s, ':', (size_t)(at - s)) : NULL;
+		if (colon) return xasprintf("%.*s:***%s", (int)(colon - v), v, at);
+	}
+	return xstrdup(v);
+}
+
+int djc_config_foreach(int (*cb)(const djc_setting *setting, void *payload), void *payload)
+{
+	if (!cb) return DJC_EINVAL;
+	if (djc_config_load(NULL)) return DJC_EINVAL;
+	for (const config_item *i = items; i->key; i++) {
+		char *v = redacted(i);
+		djc_setting s = {i->key, v, i->source ? i->source : "default", i->env, i->kind};
+		int rc = cb(&s, payload);
+		free(v);
+		if (rc) return rc;
+	}
+	return DJC_OK;
+}
+
+const char *djc_config_warning(void) { return warning; }

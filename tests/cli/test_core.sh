@@ -64,7 +64,8 @@ Scan
 Stats
 Stats.Unit'
 
-expect_out "tables before declare: none" "" djc tables
+# only declare creates the database (or schema): before it, tables says so
+expect_fail 2 "tables before declare: no database yet" "^djc: no (SQLite database|schema) '.*' .*djc declare creates it" djc tables
 expect_out "declare prints what it created" "$DECLARED" djc declare p.djc
 check "declare wrote nothing on stderr" test -z "$ERR"
 expect_out "declare again is a no-op" "$EXISTS" djc declare p.djc
@@ -211,11 +212,11 @@ expect_out "nothing inserted by it" "$n_before" count Session
 expect_out "delete an unreferenced row" "deleted 1 row from Subject" djc delete Subject --where '{"subject_id": 4}'
 expect_out "deleted row is gone" 3 count Subject
 expect_out "delete matching nothing" "deleted 0 rows from Subject" djc delete Subject --where '{"subject_id": 99}'
-expect_fail 2 "delete of referenced rows is refused" \
-	'^djc: cannot delete from Subject: rows of a child table reference them' djc delete Subject --where '{"subject_id": [1, 2]}'
+expect_fail 2 "delete --no-cascade of referenced rows is refused" \
+	'^djc: cannot delete from Subject: rows of a child table reference them' djc delete Subject --no-cascade --where '{"subject_id": [1, 2]}'
 check "refused delete: no stdout" test -z "$OUT"
 expect_out "refused delete left every row" 3 count Subject
-expect_fail 2 "delete all rows of a referenced table is refused" 'cannot delete from Rig' djc delete Rig
+expect_fail 2 "delete --no-cascade of all rows of a referenced table is refused" 'cannot delete from Rig' djc delete Rig --no-cascade
 expect_out "refused delete left Rig" 3 count Rig
 expect_out "delete a child row" "deleted 1 row from Note" djc delete Note
 expect_out "delete the child's sessions" "deleted 1 row from Session" djc delete Session --where '{"subject_id": 3}'

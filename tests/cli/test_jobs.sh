@@ -229,7 +229,7 @@ check "a message under 2047 characters is kept whole" [ "$msg" = "make exited wi
 # ---------------------------------------------------------------- stale removal
 expect_out "JS refresh" '{"added":5,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JS --json
 djc jobs ignore JS '{"sid":4}' >/dev/null
-expect_out "remove 2 keys from the key source" "deleted 2 rows from St" djc delete St --where '{"sid":[4,5]}'
+expect_out "remove 2 keys from the key source" "deleted 2 rows from St" djc delete St --no-cascade --where '{"sid":[4,5]}'
 expect_out "default stale timeout (3600 s): nothing removed" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JS --json
 expect_out "--stale-timeout 30: jobs too young" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JS --stale-timeout 30 --json
 sleep 1.2

@@ -2,7 +2,10 @@
 # test_output.sh - the text djc writes: floats in fetch (json, csv, table) as
 # the shortest decimal text that reads back exactly, plain for ordinary
 # magnitudes (docs/types.md), and read back by insert; the one stderr line of
-# a populate whose makes failed, naming the first failed key.
+# a populate whose makes failed, naming the first failed key; every --json
+# output is JSON whatever the keys hold, and the keys of the text job
+# listing paste back into `djc jobs ignore`; the progress bar fits the
+# terminal and, in a log, writes a line at most every display.interval.
 . "$ROOT/tests/cli/lib.sh"
 py() { python3 -c "$@"; }
 
@@ -110,4 +113,141 @@ check "with --reserve-jobs --json: stdout is one JSON object" py 'import json,sy
 check "with --reserve-jobs --json: one stderr line naming the first key" sh -c '[ "$(printf "%s\n" "$1" | wc -l)" = 1 ] &&
 	printf "%s" "$1" | grep -Eq "^djc: 3 make calls of Made failed; first \{\"id\": ([345])\} \(2 more\): make exited with status 3: boom for \1\$"' _ "$ERR"
 check "made rows print plain floats" test "$(djc fetch Made --where '{"id": 1}' --format json)" = '{"id":1,"y":1.5}'
+# ---------------------------------------------------------------- JSON output, keys that need escaping
+cat > q.djc <<'P'
+Q (manual)
+    k : varchar(32)
+    ---
+
+QMade (computed)
+    -> Q
+    ---
+    v : int32
+P
+expect_rc 0 "declare Q" djc declare q.djc
+cat > q.jsonl <<'R'
+{"k": "a\"b"}
+{"k": "back\\slash"}
+{"k": "tab\there"}
+{"k": "new\nline"}
+{"k": "ünï {}"}
+R
+expect_out "insert keys that need escaping" "inserted 5 rows into Q" djc insert Q q.jsonl
+cat > qmk.sh <<'P'
+#!/bin/sh
+printf 'first line\nbad "quote" \\ back\n' >&2
+exit 3
+P
+chmod +x qmk.sh
+keys_ok='import json,sys
+want = {"a\"b", "back\\slash", "tab\there", "new\nline", "ünï {}"}'
+run djc populate QMade --reserve-jobs --suppress-errors --json --make ./qmk.sh
+check "populate --json: one JSON object with every failed key" py "$keys_ok"'
+d = json.loads(sys.argv[1])
+sys.exit(0 if d["table"] == "QMade" and d["error_count"] == 5 and {e["key"]["k"] for e in d["errors"]} == want
+         and all(e["message"].startswith("make exited with status 3: ") for e in d["errors"]) else 1)' "$OUT"
+run djc progress QMade --json
+check "progress --json" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"table": "QMade", "remaining": 5, "total": 5} else 1)' "$OUT"
+run djc jobs QMade --json
+check "jobs --json: the counts" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"table": "QMade", "pending": 0, "reserved": 0, "success": 0, "error": 5, "ignore": 0} else 1)' "$OUT"
+run djc jobs QMade --status error --json
+check "jobs --status error --json: every job, its key and message" py "$keys_ok"'
+d = json.loads(sys.argv[1])
+sys.exit(0 if d["table"] == "QMade" and d["status"] == "error" and {j["k"] for j in d["jobs"]} == want
+         and all(j["error_message"] == "make exited with status 3: bad \"quote\" \\ back" and j["error_stack"].startswith("first line\n") for j in d["jobs"]) else 1)' "$OUT"
+run djc jobs refresh QMade --json
+check "jobs refresh --json" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if set(d) == {"added", "removed", "orphaned", "re_pended"} else 1)' "$OUT"
+run djc config --json
+check "config --json" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d["jobs.lease_timeout"] == {"value": "60", "source": "default"} else 1)' "$OUT"
+expect_fail 2 "a table name with a quote: one error line" '^djc: unknown table "Q\\"x" ' djc progress 'Q"x' --json
+check "...and nothing on stdout" test -z "$OUT"
+
+# the text listing: one line per job, its key first as JSON to paste back
+run djc jobs QMade --status error
+check "text listing: one line per job, newlines in messages and keys escaped" test "$(printf '%s\n' "$OUT" | grep -c .)" = 5
+check "text listing: each line starts with its key as JSON" py "$keys_ok"'
+dec = json.JSONDecoder()
+keys = [dec.raw_decode(l)[0] for l in sys.argv[1].splitlines()]
+sys.exit(0 if {k["k"] for k in keys} == want and all(list(k) == ["k"] for k in keys) else 1)' "$OUT"
+printf '%s\n' "$OUT" | python3 -c 'import json,sys
+dec = json.JSONDecoder()
+for l in sys.stdin.read().splitlines():
+    k, end = dec.raw_decode(l)
+    print(l[:end])' > listed-keys
+while IFS= read -r key; do
+	run djc jobs ignore QMade "$key"
+	check "the listed key $key pastes into jobs ignore" test "$RC:$OUT" = "0:QMade: ignoring $key"
+done < listed-keys
+expect_out "every listed key is now ignored" '{"table":"QMade","pending":0,"reserved":0,"success":0,"error":0,"ignore":5}' djc jobs QMade --json
+
+# ---------------------------------------------------------------- the progress bar
+cat > long.djc <<'P'
+AVeryLongComputedTableNameForTheProgressBar (computed)
+    -> F
+    ---
+    z : int32
+P
+expect_rc 0 "declare a table with a long name" djc declare long.djc
+cat > slow.sh <<'P'
+#!/bin/sh
+sleep 0.1
+echo '{"z": 1}'
+P
+chmod +x slow.sh
+# on a terminal (a pty of a given width): never wider than the terminal
+# less one column, so it never wraps; no escape sequences (no colour)
+cat > onpty.py <<'P'
+import os, pty, sys, struct, fcntl, termios
+cols, out = int(sys.argv[1]), sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    fcntl.ioctl(2, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+    os.dup2(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 1)
+    os.environ.pop("COLUMNS", None)
+    os.execvp(sys.argv[3], sys.argv[3:])
+data = b""
+while True:
+    try:
+        b = os.read(fd, 4096)
+    except OSError:
+        break
+    if not b:
+        break
+    data += b
+_, st = os.waitpid(pid, 0)
+sys.stdout.buffer.write(data)
+sys.exit(os.WEXITSTATUS(st))
+P
+fits='import re,sys
+cols, data = int(sys.argv[1]), sys.argv[2]
+segs = [s for s in re.split("[\r\n]", data) if s]
+ok = segs and "\x1b" not in data and all(len(s) <= cols - 1 for s in segs)
+last = [s for s in segs if s.strip()][-1] if segs else ""
+ok = ok and "100%" in last and "12/12" in last
+full = "AVeryLongComputedTableNameForTheProgressBar"
+if cols < 20: ok = ok and full not in data
+elif cols < 100: ok = ok and "..." in last and full not in data
+else: ok = ok and last.startswith(full + ": 100%|" + "#" * 20 + "| 12/12 [")
+sys.exit(0 if ok else 1)'
+for cols in 200 80 45 24 12; do
+	djc delete AVeryLongComputedTableNameForTheProgressBar > /dev/null
+	run python3 onpty.py "$cols" pty.out "$DJC" populate AVeryLongComputedTableNameForTheProgressBar --display-progress --make ./slow.sh
+	check "progress on a $cols-column terminal: populate ran" test "$RC:$(cat pty.out)" = "0:AVeryLongComputedTableNameForTheProgressBar: 12 made, 0 errors, 0 skipped"
+	check "progress on a $cols-column terminal: every line fits, the name shortened" py "$fits" "$cols" "$OUT"
+done
+# in a log: the final line, and a line at most every display.interval seconds
+run djc config --json
+check "display.interval is 30 s by default" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d["display.interval"] == {"value": "30", "source": "default"} else 1)' "$OUT"
+djc delete AVeryLongComputedTableNameForTheProgressBar > /dev/null
+run env DJC_DISPLAY_INTERVAL=86400 "$DJC" populate AVeryLongComputedTableNameForTheProgressBar --display-progress --make ./slow.sh
+check "piped, a long interval: only the final line" test "$(printf '%s\n' "$ERR" | grep -c .)" = 1
+check "...which is the whole bar, name unshortened" grep -Eq '^AVeryLongComputedTableNameForTheProgressBar: 100%\|#{20}\| 12/12 \[[0-9:]+<[0-9:?]+, [0-9.]+ keys/s, 0 errors\]$' <<< "$ERR"
+djc delete AVeryLongComputedTableNameForTheProgressBar > /dev/null
+run env DJC_DISPLAY_INTERVAL=0 "$DJC" populate AVeryLongComputedTableNameForTheProgressBar --display-progress --make ./slow.sh
+n=$(printf '%s\n' "$ERR" | grep -c .)
+check "piped, interval 0: a line per change of the counts (got $n)" test "$n" -ge 3 -a "$n" -le 13
+check "...no carriage returns in a log" sh -c '! printf "%s" "$1" | grep -q "$(printf "\r")"' _ "$ERR"
+check "...ending with the final line" sh -c 'printf "%s\n" "$1" | tail -1 | grep -q " 100%|#*| 12/12 \["' _ "$ERR"
+expect_fail 2 "display.interval is checked" "^djc: environment variable DJC_DISPLAY_INTERVAL \(display\.interval\) must be a number of seconds from 0 to 86400, got '-1'$" \
+	env DJC_DISPLAY_INTERVAL=-1 "$DJC" populate AVeryLongComputedTableNameForTheProgressBar --make ./slow.sh
 finish

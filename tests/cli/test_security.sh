@@ -408,8 +408,10 @@ mysql)
 	expect_fail 2 "an unknown ssl-mode is refused" "ssl-mode" djc --db "$DJC_DATABASE_URL?ssl-mode=bogus" tables
 	expect_rc 0 "ssl-mode=DISABLED connects" djc --db "$DJC_DATABASE_URL?ssl-mode=DISABLED" tables ;;
 sqlite)
-	expect_rc 0 "an sqlite path with ; and quotes is a file name" djc --db "sqlite:$T/we'ird; DROP.db" tables
-	check "...created as that file" test -f "$T/we'ird; DROP.db" ;;
+	expect_fail 2 "an sqlite path with ; and quotes is a file name (tables creates none)" \
+		"^djc: no SQLite database '$T/we'ird; DROP\.db' " djc --db "sqlite:$T/we'ird; DROP.db" tables
+	expect_rc 0 "...declare creates it" djc --db "sqlite:$T/we'ird; DROP.db" declare p.djc
+	check "...as that file" test -f "$T/we'ird; DROP.db" ;;
 esac
 intact "the end"
 finish

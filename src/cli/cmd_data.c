@@ -1,0 +1,121 @@
+/* cmd_data.c - tables and their rows: declare, tables, insert, fetch
+ * (delete, drop and alter are in cmd_schema.c). */
+#include "cli.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_declare(int argc, char **argv)
+{
+	static const char H[] = "usage: djc declare PIPELINE_FILE\n"
+				"Declare every table of the pipeline file (and the jobs table of each computed\n"
+				"or imported one). Idempotent; a changed definition is an error.\n";
+	cli_args a;
+	cli_args_init(&a, argc, argv, NULL, H);
+	const char *file = NULL;
+	int nargs = 0;
+	for (int o; (o = cli_next(&a)) != CLI_END;)
+		if (o == CLI_ARG && !nargs++) file = a.arg;
+	if (nargs != 1) die_usage("declare takes one pipeline file (see djc declare --help)");
+	char *text = cli_read_file(file);
+	djc_conn *c = cli_connect(CLI_CREATE);
+	char *report = NULL;
+	int rc = djc_declare(&report, c, text, file);
+	free(text);
+	if (!rc && report) fputs(report, stdout);
+	free(report);
+	int code = exit_for(rc, c);
+	djc_close(c);
+	return code;
+}
+
+int cmd_tables(int argc, char **argv)
+{
+	cli_args a;
+	cli_args_init(&a, argc, argv, NULL, "usage: djc tables\nList the declared tables in declaration order.\n");
+	for (int o; (o = cli_next(&a)) != CLI_END;)
+		if (o == CLI_ARG) die_usage("tables takes no arguments");
+	djc_conn *c = cli_connect(CLI_EXISTING);
+	char *s = NULL;
+	int rc = djc_tables(&s, c);
+	if (!rc) fputs(s, stdout);
+	free(s);
+	int code = exit_for(rc, c);
+	djc_close(c);
+	return code;
+}
+
+int cmd_insert(int argc, char **argv)
+{
+	static const char H[] = "usage: djc insert TABLE [FILE] [--skip-duplicates]\n"
+				"Insert rows given as JSON Lines (one object per line) from FILE or stdin.\n"
+				"All rows or none. bytes are base64 strings; json attributes take any JSON value.\n";
+	enum { SKIP = 1 };
+	static const cli_option opts[] = {{"skip-duplicates", CLI_FLAG, SKIP, 0}, {NULL, 0, 0, 0}};
+	cli_args a;
+	cli_args_init(&a, argc, argv, opts, H);
+	const char *table = NULL, *file = NULL;
+	djc_insert_options io = DJC_INSERT_OPTIONS_INIT;
+	for (int o; (o = cli_next(&a)) != CLI_END;) {
+		if (o == SKIP) io.skip_duplicates = 1;
+		else if (!table) table = a.arg;
+		else if (!file) file = a.arg;
+		else die_usage("insert takes TABLE [FILE]");
+	}
+	if (!table) die_usage("insert needs a TABLE (see djc insert --help)");
+	FILE *in = stdin;
+	if (file && strcmp(file, "-")) {
+		in = fopen(file, "r");
+		if (!in) die_usage("cannot read %s: %s", file, strerror(errno));
+	}
+	djc_conn *c = cli_connect(CLI_EXISTING);
+	size_t n = 0;
+	int rc = djc_insert_jsonl(c, table, in, file ? file : "<stdin>", &io, &n);
+	if (in != stdin) fclose(in);
+	if (!rc) printf("inserted %zu row%s into %s\n", n, n == 1 ? "" : "s", table);
+	int code = exit_for(rc, c);
+	djc_close(c);
+	return code;
+}
+
+int cmd_fetch(int argc, char **argv)
+{
+	static const char H[] = "usage: djc fetch TABLE [--where JSON | --key JSON] [--format table|json|csv]\n"
+				"Print rows ordered by primary key. --where takes {\"attr\": value}, {\"attr\": [v1, v2]},\n"
+				"{\"attr\": {\">\": 3}} or a list of such objects (OR); every attribute must be TABLE's.\n"
+				"--key takes a key object, e.g. a make program's $DJC_KEY, and matches TABLE's rows on the\n"
+				"attributes they share, ignoring the rest (DataJoint's Table & key).\n";
+	enum { WHERE = 1, KEY, FORMAT };
+	static const cli_option opts[] = {
+		{"where", CLI_VALUE, WHERE, 0}, {"key", CLI_VALUE, KEY, 0}, {"format", CLI_VALUE, FORMAT, 0}, {NULL, 0, 0, 0}};
+	cli_args a;
+	cli_args_init(&a, argc, argv, opts, H);
+	a.unknown_fmt = a.missing_fmt = "unknown or incomplete option %s";
+	const char *table = NULL, *where = NULL, *key = NULL;
+	djc_format fmt = DJC_FORMAT_TABLE;
+	for (int o; (o = cli_next(&a)) != CLI_END;) {
+		switch (o) {
+		case WHERE: where = a.arg; check_json("--where", where); break;
+		case KEY: key = a.arg; check_json("--key", key); break;
+		case FORMAT:
+			if (!strcmp(a.arg, "table")) fmt = DJC_FORMAT_TABLE;
+			else if (!strcmp(a.arg, "json")) fmt = DJC_FORMAT_JSON;
+			else if (!strcmp(a.arg, "csv")) fmt = DJC_FORMAT_CSV;
+			else die_usage("--format must be table, json or csv, got '%s'", a.arg);
+			break;
+		default:
+			if (table) die_usage("fetch takes one TABLE");
+			table = a.arg;
+		}
+	}
+	if (!table) die_usage("fetch needs a TABLE (see djc fetch --help)");
+	if (where && key) die_usage("fetch takes --where or --key, not both");
+	djc_conn *c = cli_connect(CLI_EXISTING);
+	char *kw = NULL;
+	int rc = key ? djc_key_restriction(&kw, c, table, key) : DJC_OK;
+	if (!rc) rc = djc_fetch_print(c, table, key ? kw : where, fmt, stdout);
+	free(kw);
+	int code = exit_for(rc, c);
+	djc_close(c);
+	return code;
+}

@@ -1,0 +1,160 @@
+/* cmd_populate.c - filling computed tables: populate, progress. */
+#include "cli.h"
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The one stderr line of a populate whose makes failed, naming the first
+ * failed key: "djc: 1 make call of T failed; key {...}: MESSAGE" or
+ * "djc: N make calls of T failed; first {...} (N-1 more): MESSAGE". */
+static void print_make_failures(const djc_populate_result *r, const char *table, const char *fallback)
+{
+	if (!r || r->error_count < 1 || r->n_errors == 0) {
+		fputs("djc: ", stderr);
+		put_line(fallback, stderr);
+		fputc('\n', stderr);
+		return;
+	}
+	long n = r->error_count;
+	fprintf(stderr, "djc: %ld make call%s of %s failed; ", n, n == 1 ? "" : "s", table);
+	if (n == 1) fputs("key ", stderr);
+	else fputs("first ", stderr);
+	put_line(r->errors[0].key_json, stderr);
+	if (n > 1) fprintf(stderr, " (%ld more)", n - 1);
+	fputs(": ", stderr);
+	put_line(r->errors[0].message, stderr);
+	fputc('\n', stderr);
+}
+
+int cmd_populate(int argc, char **argv)
+{
+	static const char H[] =
+		"usage: djc populate TABLE [--reserve-jobs] [--processes N] [--max-calls N]\n"
+		"                     [--priority P] [--suppress-errors] [--display-progress]\n"
+		"                     [--refresh | --no-refresh] [--where JSON] [--json]\n"
+		"                     [--make COMMAND [ARG...]]\n"
+		"Call make once for every key of (key_source & where) - TABLE.\n"
+		"  --reserve-jobs      coordinate through the jobs table (many workers, many hosts)\n"
+		"  --processes N       N worker processes, each taking keys as it goes\n"
+		"  --max-calls N       at most N make calls in all\n"
+		"  --priority P        reserve only jobs with priority <= P\n"
+		"  --suppress-errors   go on after a failed make (else the first error stops)\n"
+		"  --display-progress  a progress bar on stderr\n"
+		"  --refresh/--no-refresh  refresh the jobs table first (default jobs.auto_refresh)\n"
+		"  --make COMMAND ...  the make program and its arguments (must come last); it\n"
+		"                      gets the key as JSON on stdin and in DJC_KEY and prints\n"
+		"                      rows as JSON Lines\n"
+		"Exit status: 0 all made, 1 some make failed, 2 bad input, 130/143 interrupted.\n";
+	enum { RESERVE = 1, PROCESSES, MAX_CALLS, PRIORITY, SUPPRESS, PROGRESS, REFRESH, NO_REFRESH, JSON, WHERE, MAKE };
+	static const cli_option opts[] = {
+		{"reserve-jobs", CLI_FLAG, RESERVE, 0},
+		{"processes", CLI_VALUE, PROCESSES, 0},
+		{"max-calls", CLI_VALUE, MAX_CALLS, 0},
+		{"priority", CLI_VALUE, PRIORITY, 0},
+		{"suppress-errors", CLI_FLAG, SUPPRESS, 0},
+		{"display-progress", CLI_FLAG, PROGRESS, 0},
+		{"refresh", CLI_FLAG, REFRESH, 0},
+		{"no-refresh", CLI_FLAG, NO_REFRESH, 0},
+		{"json", CLI_FLAG, JSON, 0},
+		{"where", CLI_VALUE, WHERE, 0},
+		{"make", CLI_REST, MAKE, 0},
+		{NULL, 0, 0, 0},
+	};
+	cli_args a;
+	cli_args_init(&a, argc, argv, opts, H);
+	a.unknown_fmt = a.missing_fmt = "unknown or incomplete option %s";
+	djc_populate_options o;
+	djc_populate_options_init(&o);
+	const char *table = NULL;
+	int json = 0;
+	for (int k; (k = cli_next(&a)) != CLI_END;) {
+		switch (k) {
+		case RESERVE: o.reserve_jobs = 1; break;
+		case PROCESSES: o.processes = (int)parse_long(a.opt, a.arg, 1); break;
+		case MAX_CALLS: o.max_calls = parse_long(a.opt, a.arg, 1); break;
+		case PRIORITY: o.priority = parse_long(a.opt, a.arg, 0); break;
+		case SUPPRESS: o.suppress_errors = 1; break;
+		case PROGRESS: o.display_progress = 1; break;
+		case REFRESH: o.refresh = 1; break;
+		case NO_REFRESH: o.refresh = 0; break;
+		case JSON: json = 1; break;
+		case WHERE: o.where_json = a.arg; check_json("--where", o.where_json); break;
+		case MAKE: o.make_argv = (const char *const *)a.rest; break;
+		default:
+			if (table) die_usage("populate takes one TABLE (put --make last)");
+			table = a.arg;
+		}
+	}
+	if (!table) die_usage("populate needs a TABLE (see djc populate --help)");
+	if (o.processes > 256) die_usage("--processes is at most 256");
+	djc_conn *c = cli_connect(CLI_EXISTING);
+	if (!o.display_progress) djc_config_get_bool(&o.display_progress, "display.progress");   /* djc.json / DJC_DISPLAY_PROGRESS */
+	djc_populate_result *r = NULL;
+	int rc = djc_populate(&r, c, table, &o);
+	if (r) {
+		if (json) {
+			json_t *errors = json_array();
+			for (size_t i = 0; i < r->n_errors; i++) {
+				json_t *k = json_loads(r->errors[i].key_json, 0, NULL);
+				json_array_append_new(errors, json_pack("{s:o,s:o}", "key", k ? k : json_object(), "message",
+									 cli_json_text(r->errors[i].message)));
+			}
+			const char *sig = r->interrupted == SIGINT ? "SIGINT" : r->interrupted == SIGTERM ? "SIGTERM" : NULL;
+			cli_print_json(json_pack("{s:o,s:I,s:I,s:I,s:I,s:o,s:o}", "table", cli_json_text(table),
+						 "success_count", (json_int_t)r->success_count, "error_count", (json_int_t)r->error_count,
+						 "skipped_count", (json_int_t)r->skipped_count, "lost_count", (json_int_t)r->lost_count,
+						 "interrupted", sig ? json_string(sig) : json_null(), "errors", errors));
+		} else {
+			printf("%s: %ld made, %ld error%s, %ld skipped", table, r->success_count, r->error_count,
+			       r->error_count == 1 ? "" : "s", r->skipped_count);
+			if (r->lost_count) printf(", %ld lost reservation%s", r->lost_count, r->lost_count == 1 ? "" : "s");
+			printf("\n");
+			for (size_t i = 0; i < r->n_errors; i++) printf("error %s: %s\n", r->errors[i].key_json, r->errors[i].message);
+		}
+		fflush(stdout);
+	}
+	int code;
+	if (rc == DJC_EINTR) {
+		fprintf(stderr, "djc: %s\n", djc_error_last(c));
+		code = 128 + (r ? r->interrupted : SIGTERM);
+	} else if (rc == DJC_EMAKE) {
+		print_make_failures(r, table, djc_error_last(c));
+		code = 1;
+	} else
+		code = exit_for(rc, c);
+	djc_populate_result_free(r);
+	djc_close(c);
+	return code;
+}
+
+int cmd_progress(int argc, char **argv)
+{
+	static const char H[] = "usage: djc progress TABLE [--where JSON] [--json]\nRemaining and total keys of the key source.\n";
+	enum { WHERE = 1, JSON };
+	static const cli_option opts[] = {{"where", CLI_VALUE, WHERE, 0}, {"json", CLI_FLAG, JSON, 0}, {NULL, 0, 0, 0}};
+	cli_args a;
+	cli_args_init(&a, argc, argv, opts, H);
+	a.unknown_fmt = a.missing_fmt = "unknown or incomplete option %s";
+	const char *table = NULL, *where = NULL;
+	int json = 0;
+	for (int o; (o = cli_next(&a)) != CLI_END;) {
+		if (o == WHERE) { where = a.arg; check_json("--where", where); }
+		else if (o == JSON) json = 1;
+		else if (!table) table = a.arg;
+		else die_usage("progress takes one TABLE");
+	}
+	if (!table) die_usage("progress needs a TABLE");
+	djc_conn *c = cli_connect(CLI_EXISTING);
+	long rem = 0, tot = 0;
+	int rc = djc_progress(&rem, &tot, c, table, where);
+	if (!rc) {
+		if (json)
+			cli_print_json(json_pack("{s:o,s:I,s:I}", "table", cli_json_text(table), "remaining", (json_int_t)rem,
+						 "total", (json_int_t)tot));
+		else printf("%s: Completed %ld of %ld (%.1f%%), %ld remaining\n", table, tot - rem, tot,
+			    tot ? 100.0 * (double)(tot - rem) / (double)tot : 100.0, rem);
+	}
+	int code = exit_for(rc, c);
+	djc_close(c);
+	return code;
+}
