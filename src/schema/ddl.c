@@ -151,7 +151,7 @@ static int same_type_sql(const db_driver *drv, const coldef *x, const coldef *y)
 	return same;
 }
 
-int ddl_alter(char ***out, const ddl_dialect *d, const db_driver *drv, const char *sql_name, const alt_op *ops, size_t n,
+int ddl_alter(char ***out, const ddl_dialect *d, const db_driver *drv, const char *qtable, const alt_op *ops, size_t n,
 	      char **msg)
 {
 	*out = NULL;
@@ -160,7 +160,7 @@ int ddl_alter(char ***out, const ddl_dialect *d, const db_driver *drv, const cha
 	size_t nv = 0;
 	sb_t head = SB_INIT, one = SB_INIT;
 	sb_add(&head, "ALTER TABLE ");
-	drv->quote_ident(&head, sql_name);
+	sb_add(&head, qtable);
 	sb_addc(&head, ' ');
 	/* in the order drops, renames, type changes, adds: a name given up by a
 	 * drop or a rename is free for what follows */

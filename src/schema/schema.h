@@ -139,11 +139,12 @@ typedef struct alt_op {
 	const attr *old;   /* the attribute as it is now (retype) */
 } alt_op;
 
-/* The statements that apply ops to table sql_name: one per change, or one
- * for all with alter_combined; *out is NULL-terminated, the caller frees
+/* The statements that apply ops to the table qtable (its name already
+ * quoted, and schema-qualified where the driver wants it: db_qtable): one
+ * per change, or one for all with alter_combined; *out is NULL-terminated, the caller frees
  * each string and the array. DJC_EINVAL with *msg (caller frees) when a
  * change cannot be written in this dialect; *out is NULL then. */
-int ddl_alter(char ***out, const ddl_dialect *d, const db_driver *drv, const char *sql_name, const alt_op *ops, size_t n,
+int ddl_alter(char ***out, const ddl_dialect *d, const db_driver *drv, const char *qtable, const alt_op *ops, size_t n,
 	      char **msg);
 
 #endif

@@ -643,7 +643,11 @@ static int alter_once(djc_conn *c, const char *text, const char *file, int dry_r
 		p[1] = val_text(nt->name);
 		stx_undo(&x, sb_steal(&q), p, 2);
 		char **st = NULL;
-		if (nops[i] && (rc = ddl_alter(&st, x.d, c->db->drv, nt->sql_name, ops[i], nops[i], &msg))) {
+		sb_t qt = SB_INIT;
+		db_qtable(c->db, &qt, nt->sql_name);
+		rc = nops[i] ? ddl_alter(&st, x.d, c->db->drv, sb_str(&qt), ops[i], nops[i], &msg) : DJC_OK;
+		sb_free(&qt);
+		if (rc) {
 			rc = conn_fail(c, rc, "%s:%d: table %s: %s", file, nt->line, nt->name, msg);
 			free(msg);
 			break;
