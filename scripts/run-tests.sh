@@ -51,8 +51,14 @@ for b in $BACKENDS; do
 	mysql)
 		URL[mysql]=$(scripts/mariadb-server.sh start "$WORK/my") || { echo "run-tests: MariaDB did not start" >&2; exit 1; } ;;
 	pgbouncer)
-		# the same PostgreSQL server as the postgresql backend (one is started when that is not run)
+		# the same PostgreSQL server as the postgresql backend (one is started
+		# when that is not run), but a database of its own: test files that
+		# use fixed schema names (djc --schema nope_1) must not find what the
+		# postgresql run left in the server's database
 		SERVER_URL=$(scripts/pg-server.sh start "$WORK/pg") || { echo "run-tests: PostgreSQL did not start" >&2; exit 1; }
+		scripts/pg-server.sh psql "$WORK/pg" -qAt -c "CREATE DATABASE djc_pgb" >/dev/null ||
+			{ echo "run-tests: cannot create the database djc_pgb for pgbouncer" >&2; exit 1; }
+		SERVER_URL=${SERVER_URL%/*}/djc_pgb
 		URL[pgbouncer]=$(scripts/pgbouncer.sh start "$WORK/pgb" "$SERVER_URL") || { echo "run-tests: pgbouncer did not start" >&2; exit 1; } ;;
 	*) echo "run-tests: unknown backend $b" >&2; exit 2 ;;
 	esac
