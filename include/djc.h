@@ -41,7 +41,9 @@ enum {
 	DJC_ELOST = -8,       /* the reservation was lost before commit */
 	DJC_EMAKE = -9,       /* make() failed (populate) */
 	DJC_ECONFLICT = -10,  /* declared definition differs from the stored one */
-	DJC_EINTR = -11       /* interrupted by SIGINT/SIGTERM */
+	DJC_EINTR = -11,      /* interrupted by SIGINT/SIGTERM */
+	DJC_ETIMEDOUT = -12,  /* make ran past its timeout (djc_make_cancelled) */
+	DJC_ECANCELED = -13   /* the job was cancelled or ignored (djc_make_cancelled) */
 };
 
 /* A static English description of a status code. */
@@ -282,11 +284,21 @@ int djc_make_fetch_key(djc_rowset **out, djc_make_ctx *ctx, const char *table, c
 /* Whether make should stop as soon as it can: DJC_OK (0) to go on,
  * DJC_EINTR when populate was interrupted (SIGINT/SIGTERM), DJC_ELOST when
  * the job's reservation was lost (taken by another worker, or its lease
- * could not be renewed). A long make should ask now and then and return
- * non-zero when told to stop: nothing it staged is written, and the job is
- * recorded as interrupted (or left to its new holder). Work a make
- * finishes (returns 0) is committed even if a stop came meanwhile. */
+ * could not be renewed), DJC_ETIMEDOUT when make ran past its timeout
+ * (djc_populate_options.timeout, the table's `timeout =`,
+ * jobs.make_timeout), DJC_ECANCELED when the job was cancelled
+ * (djc_jobs_cancel, djc_jobs_ignore). A long make should ask now and then
+ * and return non-zero when told to stop: nothing it staged is written, and
+ * the job is recorded as interrupted or timed out (retried like any
+ * failure when attempts are left), cancelled, or left to its new holder.
+ * Work a make finishes (returns 0) is committed even if a stop came
+ * meanwhile (unless the job was cancelled or lost: the fence refuses it).
+ * A drain (SIGUSR1) never stops a running make. */
 int djc_make_cancelled(const djc_make_ctx *ctx);
+/* The attempt this make is: 1 for a job's first, 2 after one failure, ...
+ * (jobs.max_attempts; a make program gets it as DJC_ATTEMPT). Always 1
+ * without job reservation. */
+int djc_make_attempt(const djc_make_ctx *ctx);
 /* Set the error message recorded if make returns non-zero. */
 void djc_make_error(djc_make_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -302,13 +314,30 @@ typedef struct djc_populate_options {
 	const char *where_json;    /* restriction on key attributes, or NULL */
 	djc_make_fn make;          /* C make, or NULL to use make_argv / the table's make line */
 	void *payload;             /* passed to make */
-	const char *const *make_argv; /* NULL-terminated program and arguments */
+	const char *const *make_argv; /* NULL-terminated program and arguments, run once per
+	                                 key (the per-key protocol, README.md) */
+	/* Since version 2: */
+	const char *const *make_serve_argv; /* NULL-terminated program and arguments, started
+	                                 once per worker process and kept for many keys (the
+	                                 serve protocol, docs/serve-protocol.md); not with
+	                                 make_argv. Neither given: the table's `make =` or
+	                                 `make_serve =` line. */
+	/* Since version 3: */
+	double timeout;            /* seconds one make may run; 0 = the table's `timeout =`, then
+	                              jobs.make_timeout (0 there: no limit) */
 } djc_populate_options;
-#define DJC_POPULATE_OPTIONS_VERSION 1
+/* Versions 1 (without make_serve_argv and timeout) and 2 (without timeout)
+ * are still accepted. */
+#define DJC_POPULATE_OPTIONS_VERSION 3
 /* Designated initialisers: the fields not named are 0 / NULL. */
 #define DJC_POPULATE_OPTIONS_INIT \
 	{.version = DJC_POPULATE_OPTIONS_VERSION, .processes = 1, .priority = -1, .refresh = -1}
 void djc_populate_options_init(djc_populate_options *opts);
+/* A duration as people write it: "90" or "90s", "15m", "2h", "1d", "1.5h",
+ * "1h30m" (the form of a table's `timeout =` line and of populate's
+ * --timeout) into seconds (0 to 1e9). DJC_OK, or DJC_EINVAL for anything
+ * else (empty text, an unknown unit, a negative value, trailing text). */
+int djc_duration_parse(double *seconds, const char *text);
 
 typedef struct djc_populate_error {
 	char *key_json;
@@ -323,13 +352,28 @@ typedef struct djc_populate_result {
 	size_t n_errors;
 	djc_populate_error *errors;
 	int interrupted;      /* signal number that stopped populate, or 0 */
+	long retried_count;   /* failed or interrupted makes whose job went back to pending
+	                         (jobs.max_attempts, jobs.retry_interrupted); not errors */
+	long cancelled_count; /* running makes stopped because their job was cancelled */
+	int drained;          /* SIGUSR1 asked populate to take no more work; it finished
+	                         the makes it had started */
 } djc_populate_result;
 void djc_populate_result_free(djc_populate_result *res);
 
 /* Call make for every key of (key_source & where) - target. Returns DJC_OK
  * when every make succeeded, DJC_EMAKE when some failed (see *out), DJC_EINTR
  * when a signal stopped it, another code when populate itself failed. *out
- * is set whenever populate ran. */
+ * is set whenever populate ran.
+ *
+ * With reserve_jobs, a failed make whose job has attempts left
+ * (jobs.max_attempts) goes back to pending after its backoff; populate
+ * waits for the retries of the jobs it failed itself and takes them again
+ * (another worker may take them first), so its result counts the final
+ * outcome. While it runs, populate handles SIGINT and SIGTERM (stop: the
+ * running makes are stopped and recorded as interrupted) and SIGUSR1
+ * (drain: take no more work, let the running makes finish and commit,
+ * return DJC_OK with drained set), and ignores SIGPIPE; the previous
+ * handlers of the three signals are restored when it returns. */
 int djc_populate(djc_populate_result **out, djc_conn *conn, const char *table,
 		 const djc_populate_options *opts);
 
@@ -428,6 +472,8 @@ int djc_jobs_refresh(djc_refresh_result *out, djc_conn *conn, const char *table,
 typedef struct djc_job djc_job;
 const djc_row *djc_job_key(const djc_job *job);
 int64_t djc_job_token(const djc_job *job);
+/* The attempt this reservation is (1 for the first; see djc_make_attempt). */
+int djc_job_attempt(const djc_job *job);
 void djc_job_free(djc_job *job);
 
 /* Reserve the most urgent eligible job (DJC_ENOTFOUND when none). A job
@@ -449,18 +495,72 @@ int djc_jobs_renew(djc_conn *conn, djc_job *job);
  * else): the job is then closed and nothing of rows is written. */
 int djc_jobs_complete(djc_conn *conn, djc_job *job, const djc_row *const *rows, size_t n,
 		      double duration);
-/* Record the job as an error (message truncated to 2047 characters). */
+/* Record a failed attempt (message truncated to 2047 characters), with a
+ * history row: with attempts left (jobs.max_attempts) the job goes back to
+ * pending, due after its backoff (jobs.retry_delay doubling per failure,
+ * at most jobs.retry_delay_max, with jitter); else it is an error. */
 int djc_jobs_error(djc_conn *conn, djc_job *job, const char *message, const char *stack);
-/* Mark a key `ignore` (inserting the job if needed). */
+
+/* Statuses: "pending", "reserved", "success", "error", "ignore"; DataJoint's
+ * view names "errors", "completed", "ignored" are accepted for the last
+ * three. A restriction (where_json) is on the jobs' key attributes, as for
+ * populate; NULL means every job. */
+
+/* Mark a key `ignore` (inserting the job if needed). A reserved job is
+ * cancelled as by djc_jobs_cancel. */
 int djc_jobs_ignore(djc_conn *conn, const char *table, const djc_row *key);
+/* Mark every job of the restriction `ignore` (a reserved one is cancelled
+ * as by djc_jobs_cancel), and add the restriction's keys of the key source
+ * that have no job and no target row as `ignore`. *n (may be NULL): jobs
+ * now ignored. */
+int djc_jobs_ignore_where(long *n, djc_conn *conn, const char *table, const char *where_json);
+/* Cancel the pending and reserved jobs of the restriction: they become
+ * `ignore` with a message naming who cancelled them. A reserved job's
+ * worker stops its make within one heartbeat (jobs.lease_timeout / 4) and
+ * commits nothing of it; the attempt is kept in its history. *pending and
+ * *reserved (may be NULL) count them. */
+int djc_jobs_cancel(long *pending, long *reserved, djc_conn *conn, const char *table, const char *where_json);
 /* Delete jobs with the given status ("error", ...); *n receives the count. */
 int djc_jobs_clear(long *n, djc_conn *conn, const char *table, const char *status);
+/* Delete the jobs of the restriction with the given status (NULL: any
+ * status) and their history; the next refresh adds their keys again
+ * (clearing `ignore` un-ignores). *n (may be NULL) receives the count. */
+int djc_jobs_clear_where(long *n, djc_conn *conn, const char *table, const char *status, const char *where_json);
+
+typedef struct djc_jobs_set_options {
+	int version;           /* DJC_JOBS_SET_OPTIONS_VERSION */
+	long priority;         /* the new priority; -1 = unchanged */
+	double delay;          /* due this many seconds from now (database clock); -1 = unchanged */
+} djc_jobs_set_options;
+#define DJC_JOBS_SET_OPTIONS_VERSION 1
+#define DJC_JOBS_SET_OPTIONS_INIT {.version = DJC_JOBS_SET_OPTIONS_VERSION, .priority = -1, .delay = -1}
+/* Re-prioritise and/or reschedule the pending jobs of the restriction.
+ * *n (may be NULL): how many. DJC_EINVAL when o sets nothing. */
+int djc_jobs_set(long *n, djc_conn *conn, const char *table, const char *where_json, const djc_jobs_set_options *o);
+
 /* Counts of jobs by status: pending, reserved, success, error, ignore
  * (in that order) into counts[5]. */
 int djc_jobs_counts(long counts[5], djc_conn *conn, const char *table);
+typedef struct djc_job_counts {
+	long pending, reserved, success, error, ignore;
+	long total;            /* all of them */
+} djc_job_counts;
+/* Counts of the jobs of the restriction, by status, and their total. */
+int djc_jobs_count(djc_job_counts *out, djc_conn *conn, const char *table, const char *where_json);
 /* Jobs rows, optionally only one status, as rows (key attributes and the
  * job's columns). */
 int djc_jobs_list(djc_rowset **out, djc_conn *conn, const char *table, const char *status);
+/* The same, restricted (status NULL: every status). */
+int djc_jobs_list_where(djc_rowset **out, djc_conn *conn, const char *table, const char *status,
+			const char *where_json);
+/* One job's attempts, oldest first: its key attributes, then attempt (the
+ * reservation number), outcome (error, timeout, interrupted, died,
+ * cancelled, released, lease expired, orphaned, success), host, pid,
+ * user, start_time, end_time, duration, backoff (seconds until its retry
+ * was due, or NULL), message, stack (a make program's stderr tail), token.
+ * The last 20 attempts of a job are kept; they are deleted with the job.
+ * key: exactly the job's key attributes. */
+int djc_jobs_history(djc_rowset **out, djc_conn *conn, const char *table, const djc_row *key);
 
 /* ================================================================
  * Schema lifecycle: drop, cascading delete, alter (docs/schema.md).

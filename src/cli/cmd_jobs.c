@@ -6,11 +6,69 @@
 #include <string.h>
 
 static const char JOBS_HELP[] =
-	"usage: djc jobs TABLE [--status pending|reserved|success|error|ignore] [--json]\n"
+	"usage: djc jobs TABLE [--status STATUS | --all] [--where JSON] [--counts] [--json]\n"
+	"       djc jobs TABLE --key JSON [--json]\n"
 	"       djc jobs refresh TABLE [--priority P] [--delay S] [--stale-timeout S]\n"
 	"                              [--orphan-timeout S] [--where JSON] [--json]\n"
-	"       djc jobs clear TABLE --status STATUS\n"
-	"       djc jobs ignore TABLE KEY_JSON\n";
+	"       djc jobs clear TABLE [--status STATUS] [--where JSON | --all] [--json]\n"
+	"       djc jobs ignore TABLE (KEY_JSON | --where JSON) [--json]\n"
+	"       djc jobs cancel TABLE (--where JSON | --all) [--json]\n"
+	"       djc jobs set TABLE (--where JSON | --all) [--priority P] [--delay S] [--json]\n"
+	"Without options: the counts by status and their total. --status S, --all or --where\n"
+	"list the jobs (every column with --json); --key shows one job with its attempts.\n"
+	"STATUS: pending, reserved, success, error, ignore (or DataJoint's errors, completed,\n"
+	"ignored). --where restricts the job keys, as for populate.\n";
+
+/* The status a --status value names (DataJoint's view names too). */
+static const char *status_arg(const char *v)
+{
+	static const char *const map[][2] = {
+		{"pending", "pending"}, {"reserved", "reserved"}, {"success", "success"}, {"error", "error"},
+		{"ignore", "ignore"}, {"errors", "error"}, {"completed", "success"}, {"ignored", "ignore"},
+	};
+	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+		if (!strcmp(v, map[i][0])) return map[i][1];
+	die_usage("--status must be pending, reserved, success, error or ignore (or errors, completed, ignored), got '%s'", v);
+}
+
+/* The options the per-key subcommands (clear, ignore, cancel, set) share:
+ * TABLE (and, for ignore, KEY_JSON), --where JSON, --all, --json; --status
+ * for clear, --priority and --delay for set. */
+typedef struct keyed_args {
+	const char *table, *key, *where, *status;
+	int all, json;
+	long priority;
+	double delay;
+} keyed_args;
+
+enum { K_STATUS = 1, K_WHERE, K_ALL, K_JSON, K_PRIORITY, K_DELAY };
+
+static void keyed_parse(int argc, char **argv, const char *sub, const cli_option *opts, const char *help, int take_key,
+			keyed_args *k)
+{
+	memset(k, 0, sizeof *k);
+	k->priority = -1;
+	k->delay = -1;
+	cli_args a;
+	cli_args_init(&a, argc, argv, opts, help);
+	a.unknown_fmt = a.missing_fmt = "unknown or incomplete option %s";
+	for (int o; (o = cli_next(&a)) != CLI_END;) {
+		switch (o) {
+		case K_STATUS: k->status = status_arg(a.arg); break;
+		case K_WHERE: k->where = a.arg; check_json("--where", k->where); break;
+		case K_ALL: k->all = 1; break;
+		case K_JSON: k->json = 1; break;
+		case K_PRIORITY: k->priority = parse_long(a.opt, a.arg, 0); break;
+		case K_DELAY: k->delay = parse_double(a.opt, a.arg); break;
+		default:
+			if (!k->table) k->table = a.arg;
+			else if (take_key && !k->key) k->key = a.arg;
+			else die_usage("jobs %s takes one TABLE%s", sub, take_key ? " and one KEY_JSON" : "");
+		}
+	}
+	if (!k->table) die_usage("jobs %s needs a TABLE (see djc jobs --help)", sub);
+	if (k->where && k->all) die_usage("jobs %s takes --where or --all, not both", sub);
+}
 
 int cmd_jobs_refresh(int argc, char **argv)
 {
@@ -62,24 +120,23 @@ int cmd_jobs_refresh(int argc, char **argv)
 
 int cmd_jobs_clear(int argc, char **argv)
 {
-	static const char H[] = "usage: djc jobs clear TABLE --status STATUS\n"
-				"Delete the jobs of a status: clearing errors makes their keys eligible again.\n";
-	enum { STATUS = 1 };
-	static const cli_option opts[] = {{"status", CLI_VALUE, STATUS, 0}, {NULL, 0, 0, 0}};
-	cli_args a;
-	cli_args_init(&a, argc, argv, opts, H);
-	a.unknown_fmt = a.missing_fmt = "unknown or incomplete option %s";
-	const char *table = NULL, *status = NULL;
-	for (int k; (k = cli_next(&a)) != CLI_END;) {
-		if (k == STATUS) status = a.arg;
-		else if (!table) table = a.arg;
-		else die_usage("jobs clear takes one TABLE");
-	}
-	if (!table || !status) die_usage("usage: djc jobs clear TABLE --status STATUS");
+	static const char H[] =
+		"usage: djc jobs clear TABLE [--status STATUS] [--where JSON | --all] [--json]\n"
+		"Delete jobs: those of a status, those of the restriction, or (--all) every one, of\n"
+		"any status. Clearing errors makes their keys eligible again (the next refresh adds\n"
+		"them); clearing ignore un-ignores. Their attempt history goes with them.\n";
+	static const cli_option opts[] = {{"status", CLI_VALUE, K_STATUS, 0}, {"where", CLI_VALUE, K_WHERE, 0},
+					  {"all", CLI_FLAG, K_ALL, 0}, {"json", CLI_FLAG, K_JSON, 0}, {NULL, 0, 0, 0}};
+	keyed_args k;
+	keyed_parse(argc, argv, "clear", opts, H, 0, &k);
+	if (!k.status && !k.where && !k.all) die_usage("jobs clear needs --status STATUS, --where JSON or --all (every job)");
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	long n = 0;
-	int rc = djc_jobs_clear(&n, c, table, status);
-	if (!rc) printf("%s: cleared %ld %s job%s\n", table, n, status, n == 1 ? "" : "s");
+	int rc = djc_jobs_clear_where(&n, c, k.table, k.status, k.where);
+	if (!rc) {
+		if (k.json) cli_print_json(json_pack("{s:o,s:I}", "table", cli_json_text(k.table), "cleared", (json_int_t)n));
+		else printf("%s: cleared %ld %s%sjob%s\n", k.table, n, k.status ? k.status : "", k.status ? " " : "", n == 1 ? "" : "s");
+	}
 	int code = exit_for(rc, c);
 	djc_close(c);
 	return code;
@@ -87,29 +144,105 @@ int cmd_jobs_clear(int argc, char **argv)
 
 int cmd_jobs_ignore(int argc, char **argv)
 {
-	static const char H[] = "usage: djc jobs ignore TABLE KEY_JSON\n"
-				"Mark a key `ignore`: populate never makes it (djc jobs clear TABLE --status ignore\n"
-				"undoes it). KEY_JSON is a key as the job listings print it.\n";
-	cli_args a;
-	cli_args_init(&a, argc, argv, NULL, H);
-	const char *pos[2] = {NULL, NULL};
-	int n = 0;
-	for (int k; (k = cli_next(&a)) != CLI_END;)
-		if (n++ < 2) pos[n - 1] = a.arg;
-	if (n != 2) die_usage("usage: djc jobs ignore TABLE KEY_JSON");
-	djc_row *key = NULL;
-	char *msg = NULL;
-	if (djc_row_from_json(&key, pos[1], &msg)) {
-		fputs("djc: KEY_JSON: ", stderr);
-		put_line(msg ? msg : "not a JSON object", stderr);
-		fputc('\n', stderr);
-		free(msg);
-		return 2;
+	static const char H[] =
+		"usage: djc jobs ignore TABLE (KEY_JSON | --where JSON) [--json]\n"
+		"Mark keys `ignore`: populate never makes them (djc jobs clear TABLE --status ignore\n"
+		"undoes it). KEY_JSON is a key as the job listings print it; --where marks the jobs\n"
+		"of the restriction and adds its keys of the key source that have no job. A pending\n"
+		"or reserved job is cancelled (a running make is stopped, nothing of it committed).\n";
+	static const cli_option opts[] = {{"where", CLI_VALUE, K_WHERE, 0}, {"all", CLI_FLAG, K_ALL, 0},
+					  {"json", CLI_FLAG, K_JSON, 0}, {NULL, 0, 0, 0}};
+	keyed_args k;
+	keyed_parse(argc, argv, "ignore", opts, H, 1, &k);
+	if (k.key && (k.where || k.all)) die_usage("jobs ignore takes KEY_JSON or --where JSON, not both");
+	if (!k.key && !k.where && !k.all) die_usage("usage: djc jobs ignore TABLE KEY_JSON, or djc jobs ignore TABLE --where JSON");
+	int rc;
+	djc_conn *c;
+	if (k.key) {
+		djc_row *key = NULL;
+		char *msg = NULL;
+		if (djc_row_from_json(&key, k.key, &msg)) {
+			fputs("djc: KEY_JSON: ", stderr);
+			put_line(msg ? msg : "not a JSON object", stderr);
+			fputc('\n', stderr);
+			free(msg);
+			return 2;
+		}
+		c = cli_connect(CLI_EXISTING);
+		rc = djc_jobs_ignore(c, k.table, key);
+		if (!rc) {
+			if (k.json) cli_print_json(json_pack("{s:o,s:I}", "table", cli_json_text(k.table), "ignored", (json_int_t)1));
+			else {
+				printf("%s: ignoring ", k.table);
+				put_line(k.key, stdout);
+				printf("\n");
+			}
+		}
+		djc_row_free(key);
+	} else {
+		c = cli_connect(CLI_EXISTING);
+		long n = 0;
+		rc = djc_jobs_ignore_where(&n, c, k.table, k.where);
+		if (!rc) {
+			if (k.json) cli_print_json(json_pack("{s:o,s:I}", "table", cli_json_text(k.table), "ignored", (json_int_t)n));
+			else printf("%s: ignoring %ld job%s\n", k.table, n, n == 1 ? "" : "s");
+		}
 	}
+	int code = exit_for(rc, c);
+	djc_close(c);
+	return code;
+}
+
+int cmd_jobs_cancel(int argc, char **argv)
+{
+	static const char H[] =
+		"usage: djc jobs cancel TABLE (--where JSON | --all) [--json]\n"
+		"Pending and reserved jobs of the restriction become ignore (last_end cancelled, the\n"
+		"message naming who cancelled). A running make is stopped by its worker within one\n"
+		"heartbeat (jobs.lease_timeout / 4) and nothing of it is committed. djc jobs clear\n"
+		"TABLE --status ignore --where JSON undoes it.\n";
+	static const cli_option opts[] = {{"where", CLI_VALUE, K_WHERE, 0}, {"all", CLI_FLAG, K_ALL, 0},
+					  {"json", CLI_FLAG, K_JSON, 0}, {NULL, 0, 0, 0}};
+	keyed_args k;
+	keyed_parse(argc, argv, "cancel", opts, H, 0, &k);
+	if (!k.where && !k.all) die_usage("jobs cancel needs --where JSON (or --all: every pending and reserved job)");
 	djc_conn *c = cli_connect(CLI_EXISTING);
-	int rc = djc_jobs_ignore(c, pos[0], key);
-	if (!rc) printf("%s: ignoring %s\n", pos[0], pos[1]);
-	djc_row_free(key);
+	long np = 0, nr = 0;
+	int rc = djc_jobs_cancel(&np, &nr, c, k.table, k.where);
+	if (!rc) {
+		if (k.json)
+			cli_print_json(json_pack("{s:o,s:I,s:I}", "table", cli_json_text(k.table), "pending", (json_int_t)np,
+						 "reserved", (json_int_t)nr));
+		else printf("%s: cancelled %ld pending and %ld reserved job%s\n", k.table, np, nr, np + nr == 1 ? "" : "s");
+	}
+	int code = exit_for(rc, c);
+	djc_close(c);
+	return code;
+}
+
+int cmd_jobs_set(int argc, char **argv)
+{
+	static const char H[] =
+		"usage: djc jobs set TABLE (--where JSON | --all) [--priority P] [--delay S] [--json]\n"
+		"Re-prioritise (--priority, lower is more urgent) or reschedule (--delay: due S seconds\n"
+		"from now) the pending jobs of the restriction.\n";
+	static const cli_option opts[] = {{"where", CLI_VALUE, K_WHERE, 0}, {"all", CLI_FLAG, K_ALL, 0},
+					  {"json", CLI_FLAG, K_JSON, 0}, {"priority", CLI_VALUE, K_PRIORITY, 0},
+					  {"delay", CLI_VALUE, K_DELAY, 0}, {NULL, 0, 0, 0}};
+	keyed_args k;
+	keyed_parse(argc, argv, "set", opts, H, 0, &k);
+	if (!k.where && !k.all) die_usage("jobs set needs --where JSON (or --all: every pending job)");
+	if (k.priority < 0 && k.delay < 0) die_usage("jobs set needs --priority P and/or --delay S");
+	djc_conn *c = cli_connect(CLI_EXISTING);
+	djc_jobs_set_options o = DJC_JOBS_SET_OPTIONS_INIT;
+	o.priority = k.priority;
+	o.delay = k.delay;
+	long n = 0;
+	int rc = djc_jobs_set(&n, c, k.table, k.where, &o);
+	if (!rc) {
+		if (k.json) cli_print_json(json_pack("{s:o,s:I}", "table", cli_json_text(k.table), "updated", (json_int_t)n));
+		else printf("%s: updated %ld pending job%s\n", k.table, n, n == 1 ? "" : "s");
+	}
 	int code = exit_for(rc, c);
 	djc_close(c);
 	return code;
@@ -125,7 +258,7 @@ static json_t *row_json(const djc_row *r)
 }
 
 /* --json: one object, {"table":T,"status":S,"jobs":[{...},...]}, each job
- * the row as djc_row_to_json writes it. */
+ * the row as djc_row_to_json writes it (status null: every status). */
 static void print_jobs_json(const djc_rowset *rs, const char *table, const char *status)
 {
 	json_t *jobs = json_array();
@@ -133,97 +266,186 @@ static void print_jobs_json(const djc_rowset *rs, const char *table, const char 
 		json_t *j = row_json(djc_rowset_row(rs, i));
 		json_array_append_new(jobs, j ? j : json_null());
 	}
-	cli_print_json(json_pack("{s:o,s:o,s:o}", "table", cli_json_text(table), "status", cli_json_text(status), "jobs", jobs));
+	cli_print_json(json_pack("{s:o,s:o,s:o}", "table", cli_json_text(table), "status",
+				 status ? cli_json_text(status) : json_null(), "jobs", jobs));
 }
 
-/* One line per job: its key as JSON that `djc jobs ignore TABLE KEY_JSON`
- * takes back (every character escaped as JSON needs), then the chosen
- * columns as name=value. */
+/* The key attributes of a jobs row (everything before "status") as JSON
+ * that `djc jobs ignore TABLE KEY_JSON` takes back. */
+static void print_key(const djc_row *r)
+{
+	long st = djc_row_find(r, "status");
+	json_t *all = row_json(r), *key = json_object();
+	for (long k = 0; k < st; k++) {
+		const char *name = djc_row_name(r, (size_t)k);
+		json_t *v = all ? json_object_get(all, name) : NULL;
+		json_object_set(key, name, v ? v : json_null());
+	}
+	json_decref(all);
+	/* ", " and ": " between items, as in populate's error lines */
+	char *ks = cli_json_dumps(key, 0);
+	json_decref(key);
+	fputs(ks ? ks : "{}", stdout);
+	free(ks);
+}
+
+/* "  name=value" for each of the columns that is set (attempts only when
+ * some failed). */
+static void print_cols(const djc_row *r, const char *const *show)
+{
+	for (int s = 0; show[s]; s++) {
+		long k = djc_row_find(r, show[s]);
+		if (k < 0 || djc_row_type(r, (size_t)k) == DJC_NULL) continue;
+		const char *t;
+		int64_t v;
+		double f;
+		if (djc_row_text(&t, r, (size_t)k) == DJC_OK) {
+			printf("  %s=", show[s]);
+			put_line(t, stdout);   /* a message's newlines would start a fake job line */
+		} else if (djc_row_int(&v, r, (size_t)k) == DJC_OK) {
+			if (!strcmp(show[s], "attempts") && v == 0) continue;
+			printf("  %s=%" PRId64, show[s], v);
+		} else if (djc_row_float(&f, r, (size_t)k) == DJC_OK)
+			printf("  %s=%.3f", show[s], f);
+	}
+}
+
+/* One line per job: its key, then the chosen columns as name=value
+ * (scheduled_time only for a pending job: when a retry is due). */
 static void print_jobs_rows(const djc_rowset *rs)
 {
-	static const char *show[] = {"status", "priority", "reservations", "host", "pid", "reserved_time", "completed_time",
-				     "last_end", "error_message", NULL};
+	static const char *const pending[] = {"status", "priority", "reservations", "attempts", "host", "pid", "reserved_time",
+					      "completed_time", "scheduled_time", "last_end", "error_message", NULL};
+	static const char *const other[] = {"status", "priority", "reservations", "attempts", "host", "pid", "reserved_time",
+					    "completed_time", "last_end", "error_message", NULL};
 	for (size_t i = 0; i < djc_rowset_count(rs); i++) {
 		const djc_row *r = djc_rowset_row(rs, i);
-		/* the key attributes come first (everything before "status") */
-		long st = djc_row_find(r, "status");
-		json_t *all = row_json(r), *key = json_object();
-		for (long k = 0; k < st; k++) {
-			const char *name = djc_row_name(r, (size_t)k);
-			json_t *v = all ? json_object_get(all, name) : NULL;
-			json_object_set(key, name, v ? v : json_null());
-		}
-		json_decref(all);
-		/* ", " and ": " between items, as in populate's error lines */
-		char *ks = cli_json_dumps(key, 0);
-		json_decref(key);
-		fputs(ks ? ks : "{}", stdout);
-		free(ks);
-		for (int s = 0; show[s]; s++) {
-			long k = djc_row_find(r, show[s]);
-			if (k < 0 || djc_row_type(r, (size_t)k) == DJC_NULL) continue;
-			const char *t;
-			int64_t v;
-			if (djc_row_text(&t, r, (size_t)k) == DJC_OK) {
-				printf("  %s=", show[s]);
-				put_line(t, stdout);   /* a message's newlines would start a fake job line */
-			} else if (djc_row_int(&v, r, (size_t)k) == DJC_OK)
-				printf("  %s=%" PRId64, show[s], v);
-		}
+		print_key(r);
+		const char *st = NULL;
+		long k = djc_row_find(r, "status");
+		if (k >= 0) djc_row_text(&st, r, (size_t)k);
+		print_cols(r, st && !strcmp(st, "pending") ? pending : other);
 		printf("\n");
 	}
 }
 
+/* The attempts of one job, one line each. */
+static void print_history(const djc_rowset *hs)
+{
+	static const char *const show[] = {"outcome", "host", "pid", "start_time", "end_time", "duration", "backoff", "message", NULL};
+	printf("history (%zu attempt%s):\n", djc_rowset_count(hs), djc_rowset_count(hs) == 1 ? "" : "s");
+	for (size_t i = 0; i < djc_rowset_count(hs); i++) {
+		const djc_row *r = djc_rowset_row(hs, i);
+		long k = djc_row_find(r, "attempt");
+		int64_t a = 0;
+		if (k >= 0) djc_row_int(&a, r, (size_t)k);
+		printf("  attempt %" PRId64 ":", a);
+		print_cols(r, show);
+		printf("\n");
+	}
+}
+
+/* `djc jobs TABLE --key JSON`: one job and its attempts. */
+static int show_job(djc_conn *c, const char *table, const char *key, int json)
+{
+	djc_row *k = NULL;
+	char *msg = NULL;
+	if (djc_row_from_json(&k, key, &msg)) {
+		fputs("djc: --key: ", stderr);
+		put_line(msg ? msg : "not a JSON object", stderr);
+		fputc('\n', stderr);
+		free(msg);
+		return 2;
+	}
+	djc_rowset *rs = NULL, *hs = NULL;
+	int rc = djc_jobs_history(&hs, c, table, k);
+	if (!rc) rc = djc_jobs_list_where(&rs, c, table, NULL, key);
+	int code = 0;
+	if (!rc && djc_rowset_count(rs) == 0) {
+		fprintf(stderr, "djc: %s has no job with key ", table);
+		put_line(key, stderr);
+		fputc('\n', stderr);
+		code = 2;
+	} else if (!rc && json) {
+		json_t *h = json_array();
+		for (size_t i = 0; i < djc_rowset_count(hs); i++) {
+			json_t *j = row_json(djc_rowset_row(hs, i));
+			json_array_append_new(h, j ? j : json_null());
+		}
+		json_t *job = row_json(djc_rowset_row(rs, 0));
+		cli_print_json(json_pack("{s:o,s:o,s:o}", "table", cli_json_text(table), "job", job ? job : json_null(), "history", h));
+	} else if (!rc) {
+		print_jobs_rows(rs);
+		print_history(hs);
+	} else
+		code = exit_for(rc, c);
+	djc_rowset_free(rs);
+	djc_rowset_free(hs);
+	djc_row_free(k);
+	return code;
+}
+
 int cmd_jobs(int argc, char **argv)
 {
-	enum { STATUS = 1, JSON };
-	static const cli_option opts[] = {{"status", CLI_VALUE, STATUS, 0}, {"json", CLI_FLAG, JSON, 0}, {NULL, 0, 0, 0}};
+	enum { STATUS = 1, JSON, WHERE, KEY, ALL, COUNTS };
+	static const cli_option opts[] = {{"status", CLI_VALUE, STATUS, 0}, {"json", CLI_FLAG, JSON, 0},
+					  {"where", CLI_VALUE, WHERE, 0}, {"key", CLI_VALUE, KEY, 0},
+					  {"all", CLI_FLAG, ALL, 0}, {"counts", CLI_FLAG, COUNTS, 0}, {NULL, 0, 0, 0}};
 	cli_args a;
 	cli_args_init(&a, argc, argv, opts, JOBS_HELP);
 	a.unknown_fmt = a.missing_fmt = "unknown or incomplete option %s";
 	if (argc < 2) die_usage("jobs needs a TABLE (see djc jobs --help)");
-	const char *table = NULL, *status = NULL;
-	int json = 0;
+	const char *table = NULL, *status = NULL, *where = NULL, *key = NULL;
+	int json = 0, all = 0, counts = 0;
 	for (int k; (k = cli_next(&a)) != CLI_END;) {
-		if (k == STATUS) status = a.arg;
-		else if (k == JSON) json = 1;
-		else if (!table) table = a.arg;
-		else {
+		switch (k) {
+		case STATUS: status = status_arg(a.arg); break;
+		case JSON: json = 1; break;
+		case WHERE: where = a.arg; check_json("--where", where); break;
+		case KEY: key = a.arg; check_json("--key", key); break;
+		case ALL: all = 1; break;
+		case COUNTS: counts = 1; break;
+		default:
+			if (!table) { table = a.arg; break; }
 			/* `djc jobs refrsh T`: a mistyped subcommand, not two tables */
 			const char *sub = cli_subcommand_near("jobs", table);
 			if (sub) die_usage("jobs: unknown subcommand '%s'; did you mean '%s'?", table, sub);
-			die_usage("jobs takes one TABLE (or refresh, clear, ignore)");
+			die_usage("jobs takes one TABLE (or refresh, clear, ignore, cancel, set)");
 		}
 	}
 	if (!table) die_usage("jobs needs a TABLE");
-	if (status) {
-		static const char *ok[] = {"pending", "reserved", "success", "error", "ignore", NULL};
-		int valid = 0;
-		for (int i = 0; ok[i]; i++) if (!strcmp(status, ok[i])) valid = 1;
-		if (!valid) die_usage("--status must be pending, reserved, success, error or ignore, got '%s'", status);
-	}
+	if (key && (status || where || all || counts)) die_usage("jobs --key shows one job: no --status, --where, --all or --counts");
+	if (status && all) die_usage("jobs takes --status or --all, not both");
+	if (counts && (status || all)) die_usage("jobs --counts counts every status: no --status or --all");
 	djc_conn *c = cli_connect(CLI_EXISTING);
-	int rc;
-	if (status) {
+	int rc = DJC_OK, code;
+	if (key) {
+		code = show_job(c, table, key, json);
+		djc_close(c);
+		return code;
+	}
+	if (status || all || (where && !counts)) {
 		djc_rowset *rs = NULL;
-		rc = djc_jobs_list(&rs, c, table, status);
+		rc = djc_jobs_list_where(&rs, c, table, status, where);
 		if (!rc) {
 			if (json) print_jobs_json(rs, table, status);
 			else print_jobs_rows(rs);
 		}
 		djc_rowset_free(rs);
 	} else {
-		long n[5];
-		rc = djc_jobs_counts(n, c, table);
+		djc_job_counts n;
+		rc = djc_jobs_count(&n, c, table, where);
 		if (!rc) {
 			if (json)
-				cli_print_json(json_pack("{s:o,s:I,s:I,s:I,s:I,s:I}", "table", cli_json_text(table), "pending", (json_int_t)n[0],
-							 "reserved", (json_int_t)n[1], "success", (json_int_t)n[2], "error", (json_int_t)n[3],
-							 "ignore", (json_int_t)n[4]));
-			else printf("%s jobs: pending %ld, reserved %ld, success %ld, error %ld, ignore %ld\n", table, n[0], n[1], n[2], n[3], n[4]);
+				cli_print_json(json_pack("{s:o,s:I,s:I,s:I,s:I,s:I,s:I}", "table", cli_json_text(table), "pending",
+							 (json_int_t)n.pending, "reserved", (json_int_t)n.reserved, "success",
+							 (json_int_t)n.success, "error", (json_int_t)n.error, "ignore", (json_int_t)n.ignore,
+							 "total", (json_int_t)n.total));
+			else printf("%s jobs: pending %ld, reserved %ld, success %ld, error %ld, ignore %ld, total %ld\n", table,
+				    n.pending, n.reserved, n.success, n.error, n.ignore, n.total);
 		}
 	}
-	int code = exit_for(rc, c);
+	code = exit_for(rc, c);
 	djc_close(c);
 	return code;
 }

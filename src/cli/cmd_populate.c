@@ -32,7 +32,8 @@ int cmd_populate(int argc, char **argv)
 		"usage: djc populate TABLE [--reserve-jobs] [--processes N] [--max-calls N]\n"
 		"                     [--priority P] [--suppress-errors] [--display-progress]\n"
 		"                     [--refresh | --no-refresh] [--where JSON] [--json]\n"
-		"                     [--make COMMAND [ARG...]]\n"
+		"                     [--timeout DURATION]\n"
+		"                     [--make COMMAND [ARG...] | --make-serve COMMAND [ARG...]]\n"
 		"Call make once for every key of (key_source & where) - TABLE.\n"
 		"  --reserve-jobs      coordinate through the jobs table (many workers, many hosts)\n"
 		"  --processes N       N worker processes, each taking keys as it goes\n"
@@ -41,11 +42,19 @@ int cmd_populate(int argc, char **argv)
 		"  --suppress-errors   go on after a failed make (else the first error stops)\n"
 		"  --display-progress  a progress bar on stderr\n"
 		"  --refresh/--no-refresh  refresh the jobs table first (default jobs.auto_refresh)\n"
+		"  --timeout DURATION  stop a make that runs longer (90, 30s, 15m, 2h); it is\n"
+		"                      recorded as an error \"timed out after ...\" and retried like\n"
+		"                      any failure (default: the table's timeout =, jobs.make_timeout)\n"
 		"  --make COMMAND ...  the make program and its arguments (must come last); it\n"
 		"                      gets the key as JSON on stdin and in DJC_KEY and prints\n"
 		"                      rows as JSON Lines\n"
+		"  --make-serve COMMAND ...  a make program started once per worker process and\n"
+		"                      kept: it gets keys and answers rows over its stdin and\n"
+		"                      stdout, and reads upstream rows from djc over the same\n"
+		"                      pipe (docs/serve-protocol.md); must come last\n"
+		"SIGUSR1 drains: no new job is taken, running makes finish and commit, exit 0.\n"
 		"Exit status: 0 all made, 1 some make failed, 2 bad input, 130/143 interrupted.\n";
-	enum { RESERVE = 1, PROCESSES, MAX_CALLS, PRIORITY, SUPPRESS, PROGRESS, REFRESH, NO_REFRESH, JSON, WHERE, MAKE };
+	enum { RESERVE = 1, PROCESSES, MAX_CALLS, PRIORITY, SUPPRESS, PROGRESS, REFRESH, NO_REFRESH, JSON, WHERE, TIMEOUT, MAKE, MAKE_SERVE };
 	static const cli_option opts[] = {
 		{"reserve-jobs", CLI_FLAG, RESERVE, 0},
 		{"processes", CLI_VALUE, PROCESSES, 0},
@@ -57,7 +66,9 @@ int cmd_populate(int argc, char **argv)
 		{"no-refresh", CLI_FLAG, NO_REFRESH, 0},
 		{"json", CLI_FLAG, JSON, 0},
 		{"where", CLI_VALUE, WHERE, 0},
+		{"timeout", CLI_VALUE, TIMEOUT, 0},
 		{"make", CLI_REST, MAKE, 0},
+		{"make-serve", CLI_REST, MAKE_SERVE, 0},
 		{NULL, 0, 0, 0},
 	};
 	cli_args a;
@@ -79,9 +90,14 @@ int cmd_populate(int argc, char **argv)
 		case NO_REFRESH: o.refresh = 0; break;
 		case JSON: json = 1; break;
 		case WHERE: o.where_json = a.arg; check_json("--where", o.where_json); break;
+		case TIMEOUT:
+			if (djc_duration_parse(&o.timeout, a.arg) || o.timeout <= 0)
+				die_usage("--timeout expects a duration greater than 0 such as 90, 30s, 15m or 2h, got '%s'", a.arg);
+			break;
 		case MAKE: o.make_argv = (const char *const *)a.rest; break;
+		case MAKE_SERVE: o.make_serve_argv = (const char *const *)a.rest; break;
 		default:
-			if (table) die_usage("populate takes one TABLE (put --make last)");
+			if (table) die_usage("populate takes one TABLE (put --make or --make-serve last)");
 			table = a.arg;
 		}
 	}
@@ -100,14 +116,19 @@ int cmd_populate(int argc, char **argv)
 									 cli_json_text(r->errors[i].message)));
 			}
 			const char *sig = r->interrupted == SIGINT ? "SIGINT" : r->interrupted == SIGTERM ? "SIGTERM" : NULL;
-			cli_print_json(json_pack("{s:o,s:I,s:I,s:I,s:I,s:o,s:o}", "table", cli_json_text(table),
+			cli_print_json(json_pack("{s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:o,s:o}", "table", cli_json_text(table),
 						 "success_count", (json_int_t)r->success_count, "error_count", (json_int_t)r->error_count,
 						 "skipped_count", (json_int_t)r->skipped_count, "lost_count", (json_int_t)r->lost_count,
+						 "retried_count", (json_int_t)r->retried_count,
+						 "cancelled_count", (json_int_t)r->cancelled_count, "drained", r->drained,
 						 "interrupted", sig ? json_string(sig) : json_null(), "errors", errors));
 		} else {
 			printf("%s: %ld made, %ld error%s, %ld skipped", table, r->success_count, r->error_count,
 			       r->error_count == 1 ? "" : "s", r->skipped_count);
 			if (r->lost_count) printf(", %ld lost reservation%s", r->lost_count, r->lost_count == 1 ? "" : "s");
+			if (r->retried_count) printf(", %ld retried", r->retried_count);
+			if (r->cancelled_count) printf(", %ld cancelled", r->cancelled_count);
+			if (r->drained) printf("; drained (SIGUSR1)");
 			printf("\n");
 			for (size_t i = 0; i < r->n_errors; i++) printf("error %s: %s\n", r->errors[i].key_json, r->errors[i].message);
 		}

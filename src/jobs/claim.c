@@ -25,11 +25,61 @@ static int frag(djc_conn *c, const jsql *s, const jctx *x, sb_t *b)
 	return rc;
 }
 
+/* After a claim of lapsed jobs: record each one's lapsed attempt, whose
+ * worker never could (it died, hung or was cut off), with who held it as
+ * lapsed.list saw it just before. Best effort outside a transaction (the
+ * claim stands either way); inside one (a commit's next claim) a failure
+ * fails the transaction, which is then made without the claim. */
+static int record_lapsed(djc_conn *c, table *t, db_res *prev, djc_job **jobs, size_t n)
+{
+	int rc = DJC_OK;
+	size_t nk = t->nsrc;
+	for (size_t i = 0; i < prev->nrows && !rc; i++) {
+		djc_row *pk = djc_row_new();
+		for (size_t k = 0; k < nk; k++) {
+			val_t v;
+			value_out(&t->attrs[t->src[k]], db_cell(prev, i, k), &v);
+			row_put(pk, t->attrs[t->src[k]].name, &v);
+		}
+		char *pj = key_to_json(t, pk, 1);
+		for (size_t j = 0; j < n && !rc; j++) {
+			char *kj = key_to_json(t, jobs[j]->key, 1);
+			int same = !strcmp(kj, pj);
+			free(kj);
+			if (!same) continue;
+			jctx x = JCTX(t);
+			x.key = jobs[j]->key;
+			char *msg = xasprintf("the lease lapsed at %s (its worker died, hung or was cut off); taken over by %s pid %ld",
+					      db_cell_text(prev, i, nk + 5) ? db_cell_text(prev, i, nk + 5) : "?", jobs_host(), (long)getpid());
+			val_t a[7];
+			val_copy(&a[0], db_cell(prev, i, nk));       /* attempt: its reservation number */
+			val_copy(&a[1], db_cell(prev, i, nk + 1));   /* host */
+			val_copy(&a[2], db_cell(prev, i, nk + 2));   /* pid */
+			val_copy(&a[3], db_cell(prev, i, nk + 3));   /* user */
+			val_copy(&a[4], db_cell(prev, i, nk + 4));   /* start */
+			a[5] = val_text(msg);
+			val_copy(&a[6], db_cell(prev, i, nk + 6));   /* its token */
+			free(msg);
+			long hit = 0;
+			rc = jsql_count(c, &JS_HISTORY_LAPSED, &x, a, 7, &hit);
+			for (int k = 0; k < 7; k++) val_free(&a[k]);
+			if (!rc && hit) {
+				val_t tok = val_int(jobs[j]->token);
+				rc = jsql_count(c, &JS_HISTORY_COUNT, &x, &tok, 1, &hit);
+				if (!rc && hit) jobs[j]->history = 1;
+			}
+		}
+		free(pj);
+		djc_row_free(pk);
+	}
+	return c->db->in_tx ? rc : DJC_OK;
+}
+
 void claim_build_free(claim_build *b)
 {
 	for (int i = 0; i < 7; i++) val_free(&b->sargs[i]);
 	sb_free(&b->due); sb_free(&b->lapsed); sb_free(&b->set); sb_free(&b->order);
-	sb_free(&b->keys); sb_free(&b->made); sb_free(&b->index);
+	sb_free(&b->keys); sb_free(&b->info); sb_free(&b->index);
 	pvec_free(&b->dp); pvec_free(&b->lp); pvec_free(&b->sp);
 	memset(b, 0, sizeof *b);
 }
@@ -48,12 +98,12 @@ int claim_build_init(djc_conn *c, table *t, const char *where, long max_priority
 	    (rc = jsql_expand(c, &JS_CLAIM_LAPSED, &x, NULL, 0, &b->lapsed, &b->lp)) ||
 	    (rc = jsql_expand(c, &JS_CLAIM_SET, &x, b->sargs, 7, &b->set, &b->sp)) ||
 	    (rc = frag(c, &JS_CLAIM_ORDER, &x, &b->order)) || (rc = frag(c, &JS_CLAIM_KEYS, &x, &b->keys)) ||
-	    (rc = frag(c, &JS_CLAIM_MADE, &x, &b->made))) {
+	    (rc = frag(c, &JS_CLAIM_INFO, &x, &b->info))) {
 		claim_build_free(b);
 		return rc;
 	}
 	sb_printf(&b->index, "%s_next", t->jobs_name);   /* ddl.c: (queue, priority, avail_time) */
-	db_claim cl = {.table = t->jobs_name, .key_cols = sb_str(&b->keys), .extra = sb_str(&b->made),
+	db_claim cl = {.table = t->jobs_name, .key_cols = sb_str(&b->keys), .extra = sb_str(&b->info),
 		       .index = sb_str(&b->index), .where = sb_str(&b->due), .wparams = b->dp.v, .nw = b->dp.n,
 		       .order = sb_str(&b->order), .limit = n > 0 ? n : 1, .set = sb_str(&b->set), .sparams = b->sp.v,
 		       .ns = b->sp.n};
@@ -96,7 +146,11 @@ void claim_parse(const claim_build *b, const db_res *r, djc_job ***out, size_t *
 			value_out(&t->attrs[t->src[k]], db_cell(r, i, k), &v);
 			row_put(j->key, t->attrs[t->src[k]].name, &v);
 		}
-		j->made = r->ncols > t->nsrc && db_cell_int(r, i, t->nsrc) != 0;
+		/* claim.info: bit 0 made, bit 1 has history, the rest the failed attempts */
+		int64_t info = r->ncols > t->nsrc ? db_cell_int(r, i, t->nsrc) : 0;
+		j->made = (info & 1) != 0;
+		j->history = (info & 2) != 0;
+		j->attempts = (long)(info >> 2);
 		jobs[i] = j;
 	}
 	*out = jobs;
@@ -111,18 +165,33 @@ int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, doub
 	claim_build b;
 	int rc = claim_build_init(c, t, where, max_priority, lease, n, &b);
 	if (rc) return rc;
-	db_res *r = NULL;
+	db_res *r = NULL, *prev = NULL;
 	/* a job whose holder's lease lapsed first (claim.lapsed): it was due
 	 * before anything pending now, and taking it first bounds its
-	 * takeover by about one lease even behind a deep queue */
+	 * takeover by about one lease even behind a deep queue. lapsed.list
+	 * reads who held them (for their history); the claim runs only when
+	 * there are some. */
 	if (claim_lapsed_due(c, t, lease)) {
-		if ((rc = db_claim_run(c->db, &b.lapsed_claim, &r))) { rc = conn_dbfail(c, rc, JS_CLAIM_LAPSED.name); goto out; }
-		if (!r->nrows) { db_res_free(r); r = NULL; }
+		jctx x = {.t = t, .where = where, .max_priority = max_priority};
+		if ((rc = jsql_run(c, &JS_LAPSED_LIST, &x, NULL, 0, &prev))) goto out;
+		if (prev->nrows) {
+			if ((rc = db_claim_run(c->db, &b.lapsed_claim, &r))) { rc = conn_dbfail(c, rc, JS_CLAIM_LAPSED.name); goto out; }
+			if (!r->nrows) { db_res_free(r); r = NULL; }
+		}
+		if (!r) { db_res_free(prev); prev = NULL; }
 	}
 	if (!r && (rc = db_claim_run(c->db, &b.due_claim, &r))) { rc = conn_dbfail(c, rc, JS_CLAIM_DUE.name); goto out; }
 	claim_parse(&b, r, out, nout);
+	if (prev && *nout && (rc = record_lapsed(c, t, prev, *out, *nout))) {
+		/* inside the caller's transaction, which now fails: no claim */
+		for (size_t i = 0; i < *nout; i++) djc_job_free((*out)[i]);
+		free(*out);
+		*out = NULL;
+		*nout = 0;
+	}
 out:
 	db_res_free(r);
+	db_res_free(prev);
 	claim_build_free(&b);
 	return rc;
 }
@@ -156,14 +225,6 @@ int jobs_release_pid(djc_conn *c, table *t, const char *host, long pid)
 	int rc = jsql_run(c, &JS_RELEASE_PID, &x, a, 2, NULL);
 	val_free(&a[0]);
 	return rc;
-}
-
-int jobs_release_job(djc_conn *c, djc_job *job)
-{
-	jctx x = JCTX(job->t);
-	x.key = job->key;
-	val_t a = val_int(job->token);
-	return jsql_run(c, &JS_RELEASE_ONE, &x, &a, 1, NULL);
 }
 
 int jobs_ready_count(djc_conn *c, table *t, const char *where, long max_priority, long *n)

@@ -1,12 +1,16 @@
 /* commit.c - the transitions that end a reservation: commit (-> success,
- * or the row deleted), fail (-> error), each fenced by the token inside the
- * transaction that writes make's rows (DESIGN invariant 2). */
+ * or the row deleted), fail (-> error, or back to pending for a retry),
+ * release of a stopped make (-> pending), each fenced by the token inside
+ * one transaction (DESIGN invariant 2) that also writes or deletes the
+ * job's history. */
 #include "jobs.h"
 #include "jobs_state.h"
 #include "sql.h"
 #include "util/config.h"
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 void next_claim_drop(next_claim *next)
 {
@@ -52,17 +56,45 @@ int make_rows_insert(djc_conn *c, const table *target, table **tables, djc_row *
 	return DJC_OK;
 }
 
-/* The fenced close of a job as success, in the caller's transaction:
- * close.delete, or close.success with jobs.keep_completed. *hit = rows. */
-static int tx_close_success(djc_conn *c, djc_job *job, double duration, long *hit)
+/* history.add for job (fenced), then history.trim when the job had rows
+ * before (a first row needs none). *added = rows added (0: not ours). */
+static int tx_history(djc_conn *c, djc_job *job, const char *outcome, double duration, double backoff,
+		      const char *message, const char *stack, long *added)
 {
 	jctx x = job_ctx(job);
+	val_t a[6] = {val_text(outcome), val_float(duration), val_float(backoff), message ? val_text(message) : val_null(),
+		      stack ? val_text(stack) : val_null(), val_int(job->token)};
+	int rc = jsql_count(c, &JS_HISTORY_ADD, &x, a, 6, added);
+	for (int i = 0; i < 6; i++) val_free(&a[i]);
+	if (!rc && *added && job->history) {
+		val_t keep = val_int(HISTORY_KEEP);
+		long n = 0;
+		rc = jsql_count(c, &JS_HISTORY_TRIM, &x, &keep, 1, &n);
+	}
+	return rc;
+}
+
+/* The fenced close of a job as success, in the caller's transaction:
+ * close.delete (and its history, if the claim said it has some), or, with
+ * jobs.keep_completed, close.success (recording the attempt when
+ * `record`: make ran). *hit = rows. */
+static int tx_close_success(djc_conn *c, djc_job *job, double duration, int record, long *hit)
+{
+	jctx x = job_ctx(job);
+	int rc;
 	if (config_bool("jobs.keep_completed")) {
-		val_t a[2] = {val_float(duration), val_int(job->token)};
-		return jsql_count(c, &JS_CLOSE_SUCCESS, &x, a, 2, hit);
+		long added = 0;
+		if (record && (rc = tx_history(c, job, "success", duration, -1, NULL, NULL, &added))) return rc;
+		val_t a[3] = {val_int(added), val_float(duration), val_int(job->token)};
+		return jsql_count(c, &JS_CLOSE_SUCCESS, &x, a, 3, hit);
 	}
 	val_t a = val_int(job->token);
-	return jsql_count(c, &JS_CLOSE_DELETE, &x, &a, 1, hit);
+	if ((rc = jsql_count(c, &JS_CLOSE_DELETE, &x, &a, 1, hit))) return rc;
+	if (*hit && job->history) {
+		long n = 0;
+		rc = jsql_count(c, &JS_HISTORY_DELETE, &x, NULL, 0, &n);
+	}
+	return rc;
 }
 
 static int lost(djc_conn *c, const djc_job *job, const char *what)
@@ -93,17 +125,42 @@ static int commit_batch(djc_conn *c, djc_job **jobs, size_t k, table **tables, d
 	sb_t q = SB_INIT;
 	pvec p = {0};
 	int rc;
-	/* 1. the fence */
+	/* 1. the fence, with the job's history: with keep_completed the
+	 * attempt's row first (history.add is fenced too: it reads the row
+	 * while it is still ours), then close.success, then history.trim if
+	 * the job had rows before; else close.delete, then history.delete
+	 * only when the claim said the job has some (a job that never failed
+	 * pays no statement for it). The fence is the item that must match
+	 * k rows: when it is short, the reservation was lost. */
 	jctx x = JCTX(t);
 	const djc_row **keys = NULL;
+	size_t fence;
 	if (k == 1) {
 		x.key = jobs[0]->key;
 		if (config_bool("jobs.keep_completed")) {
-			val_t a[2] = {val_float(duration), val_int(jobs[0]->token)};
-			rc = jsql_expand(c, &JS_CLOSE_SUCCESS, &x, a, 2, &q, &p);
+			val_t h[6] = {val_text("success"), val_float(duration), val_float(-1), val_null(), val_null(),
+				      val_int(jobs[0]->token)};
+			rc = jsql_expand(c, &JS_HISTORY_ADD, &x, h, 6, &q, &p);
+			for (int i = 0; i < 6; i++) val_free(&h[i]);
+			if (rc) { sb_free(&q); pvec_free(&p); return rc; }
+			stmt_list_add(&l, &q, &p, -1);
+			/* history.add matches exactly when the fence does (the same
+			 * token, the same transaction): one row more */
+			val_t a[3] = {val_int(1), val_float(duration), val_int(jobs[0]->token)};
+			rc = jsql_expand(c, &JS_CLOSE_SUCCESS, &x, a, 3, &q, &p);
+			fence = l.n;
+			if (!rc) stmt_list_add(&l, &q, &p, 1);
+			if (!rc && jobs[0]->history) {
+				val_t keep = val_int(HISTORY_KEEP);
+				if (!(rc = jsql_expand(c, &JS_HISTORY_TRIM, &x, &keep, 1, &q, &p))) stmt_list_add(&l, &q, &p, -1);
+			}
 		} else {
 			val_t a = val_int(jobs[0]->token);
 			rc = jsql_expand(c, &JS_CLOSE_DELETE, &x, &a, 1, &q, &p);
+			fence = l.n;
+			if (!rc) stmt_list_add(&l, &q, &p, 1);
+			if (!rc && jobs[0]->history && !(rc = jsql_expand(c, &JS_HISTORY_DELETE, &x, NULL, 0, &q, &p)))
+				stmt_list_add(&l, &q, &p, -1);
 		}
 	} else {
 		keys = xcalloc(k, sizeof *keys);
@@ -112,10 +169,20 @@ static int commit_batch(djc_conn *c, djc_job **jobs, size_t k, table **tables, d
 		x.nkeys = k;
 		val_t a = val_int(jobs[0]->token);
 		rc = jsql_expand(c, &JS_CLOSE_MANY, &x, &a, 1, &q, &p);
+		fence = l.n;
+		if (!rc) stmt_list_add(&l, &q, &p, (long)k);
+		/* the history of those that have some goes with them */
+		size_t nh = 0;
+		for (size_t i = 0; i < k; i++) if (jobs[i]->history) keys[nh++] = jobs[i]->key;
+		if (!rc && nh) {
+			jctx hx = JCTX(t);
+			hx.keys = keys;
+			hx.nkeys = nh;
+			if (!(rc = jsql_expand(c, &JS_HISTORY_DELETE_MANY, &hx, NULL, 0, &q, &p))) stmt_list_add(&l, &q, &p, -1);
+		}
 	}
 	free(keys);
-	if (rc) { sb_free(&q); pvec_free(&p); return rc; }
-	stmt_list_add(&l, &q, &p, (long)k);
+	if (rc) { sb_free(&q); pvec_free(&p); stmt_list_free(&l); return rc; }
 	/* 2. the rows, table by table in order of first appearance */
 	djc_row **sel = xcalloc(n ? n : 1, sizeof(djc_row *));
 	char *done = xcalloc(n ? n : 1, 1);
@@ -145,11 +212,11 @@ static int commit_batch(djc_conn *c, djc_job **jobs, size_t k, table **tables, d
 	if (rc == DJC_OK) {
 		*res = COMMIT_DONE;
 		if (claimed) claim_parse(&b, out[l.n - 1], &next->jobs, &next->njobs);
-	} else if (rc == DB_EEXPECT && failed == 0 && k == 1) {
+	} else if (rc == DB_EEXPECT && failed == fence && k == 1) {
 		*res = COMMIT_LOST;
 		lost(c, jobs[0], "commit");
 		rc = DJC_OK;
-	} else if (rc == DB_EEXPECT && failed == 0) {
+	} else if (rc == DB_EEXPECT && failed == fence) {
 		rc = conn_fail(c, DJC_ELOST, "a reservation of the group was lost");
 	} else if (failed == l.n) {
 		/* the COMMIT itself: with the connection gone, it may have taken
@@ -185,7 +252,7 @@ static int commit_exact(djc_conn *c, djc_job *job, table **tables, djc_row **row
 	if (rc) return conn_dbfail(c, rc, "commit");
 	long hit = 0;
 	/* the fence first: it also locks the job row until COMMIT */
-	if ((rc = tx_close_success(c, job, duration, &hit))) goto fail;
+	if ((rc = tx_close_success(c, job, duration, 1, &hit))) goto fail;
 	if (!hit) {
 		db_rollback(c->db);
 		*res = COMMIT_LOST;
@@ -199,7 +266,7 @@ static int commit_exact(djc_conn *c, djc_job *job, table **tables, djc_row **row
 		/* made by someone else (a populate without reservation, a direct
 		 * insert): close the job as success, commit nothing of ours */
 		if ((rc = db_begin(c->db))) return conn_dbfail(c, rc, "commit");
-		if ((rc = tx_close_success(c, job, duration, &hit))) goto fail;
+		if ((rc = tx_close_success(c, job, duration, 0, &hit))) goto fail;
 		if ((rc = db_commit(c->db))) { rc = conn_dbfail(c, rc, "commit"); goto fail; }
 		*res = hit ? COMMIT_TAKEN : COMMIT_LOST;
 		return DJC_OK;
@@ -277,7 +344,7 @@ int jobs_close_made(djc_conn *c, djc_job *job, commit_result *res)
 	int rc = db_begin(c->db);
 	if (rc) return conn_dbfail(c, rc, "closing a job already made");
 	long hit = 0;
-	if ((rc = tx_close_success(c, job, 0, &hit))) { db_rollback(c->db); return rc; }
+	if ((rc = tx_close_success(c, job, 0, 0, &hit))) { db_rollback(c->db); return rc; }
 	if ((rc = db_commit(c->db))) {
 		rc = conn_dbfail(c, rc, "closing a job already made");
 		db_rollback(c->db);
@@ -287,29 +354,169 @@ int jobs_close_made(djc_conn *c, djc_job *job, commit_result *res)
 	return DJC_OK;
 }
 
-int jobs_fail(djc_conn *c, djc_job *job, const char *message, const char *stack, double duration)
+/* A uniform random number in [0, 1). */
+static double unit_random(void)
 {
+	uint64_t r = 0;
+	if (getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r) r = (uint64_t)clock() * 2654435761u;
+	return (double)(r >> 11) / 9007199254740992.0;
+}
+
+double jobs_backoff(long failures)
+{
+	double base = config_double("jobs.retry_delay"), cap = config_double("jobs.retry_delay_max");
+	double d = base;
+	for (long i = 1; i < failures && d < cap; i++) d *= 2;
+	if (d > cap) d = cap;
+	/* jitter in [d/2, d): workers that failed together do not come back
+	 * together, and each delay is at least the whole of the previous one */
+	return d / 2 + unit_random() * d / 2;
+}
+
+static const char *kind_name(fail_kind k)
+{
+	switch (k) {
+	case FAIL_TIMEOUT: return "timeout";
+	case FAIL_INTERRUPTED: return "interrupted";
+	case FAIL_DIED: return "died";
+	default: return "error";
+	}
+}
+
+typedef struct fail_args {
+	djc_job *job;
+	fail_kind kind;
+	const char *message, *stack;
+	double duration;
+	fail_result res;
+	double delay;
+} fail_args;
+
+static int fail_body(djc_conn *c, void *arg)
+{
+	fail_args *a = arg;
+	djc_job *job = a->job;
 	jctx x = job_ctx(job);
-	char *m = jobs_truncate(message ? message : "make failed");
-	val_t a[4] = {val_float(duration), val_text(m), stack ? val_text(stack) : val_null(), val_int(job->token)};
-	free(m);
-	long hit = 0;
-	int rc = jsql_count(c, &JS_FAIL, &x, a, 4, &hit);
-	for (int i = 0; i < 4; i++) val_free(&a[i]);
+	/* what becomes of the job: an interruption with retry_interrupted
+	 * comes back at once without using an attempt; a failure with
+	 * attempts left comes back after its backoff; else an error */
+	int interrupted = a->kind == FAIL_INTERRUPTED;
+	long inc = 1;
+	double delay = -1;
+	if (interrupted && config_bool("jobs.retry_interrupted")) {
+		a->res = FAILED_REPENDED;
+		inc = 0;
+		delay = 0;
+	} else if (!interrupted && job->attempts + 1 < config_long("jobs.max_attempts")) {
+		a->res = FAILED_RETRY;
+		delay = jobs_backoff(job->attempts + 1);
+	} else
+		a->res = FAILED_ERROR;
+	a->delay = delay > 0 ? delay : 0;
+	long added = 0, hit = 0;
+	int rc = tx_history(c, job, kind_name(a->kind), a->duration, a->res == FAILED_RETRY ? delay : -1, a->message, a->stack, &added);
 	if (rc) return rc;
-	if (!hit) return conn_fail(c, DJC_ELOST, "reservation lost before the error could be recorded");
-	return DJC_OK;
+	if (a->res == FAILED_ERROR) {
+		val_t v[4] = {val_float(a->duration), val_text(a->message), a->stack ? val_text(a->stack) : val_null(), val_int(job->token)};
+		rc = jsql_count(c, &JS_FAIL, &x, v, 4, &hit);
+		for (int i = 0; i < 4; i++) val_free(&v[i]);
+	} else {
+		val_t v[8] = {val_int(inc), val_float(delay), val_float(delay), val_float(a->duration), val_text(a->message),
+			      a->stack ? val_text(a->stack) : val_null(), val_text(interrupted ? "interrupted" : "retry"), val_int(job->token)};
+		rc = jsql_count(c, &JS_RETRY, &x, v, 8, &hit);
+		for (int i = 0; i < 8; i++) val_free(&v[i]);
+	}
+	if (!rc && !hit) rc = conn_fail(c, DJC_ELOST, "reservation lost before the error could be recorded");
+	return rc;
+}
+
+int jobs_fail(djc_conn *c, djc_job *job, fail_kind kind, const char *message, const char *stack, double duration,
+	      fail_result *res, double *delay)
+{
+	char *m = jobs_truncate(message ? message : "make failed");
+	fail_args a = {job, kind, m, stack, duration, FAILED_ERROR, 0};
+	/* not idempotent: a COMMIT whose outcome is unknown is not made again
+	 * (it would find the job no longer ours) */
+	int rc = conn_tx(c, "recording the error", 0, fail_body, &a);
+	free(m);
+	if (!rc) {
+		job->history = 1;
+		if (a.res != FAILED_REPENDED) job->attempts++;
+	}
+	if (res) *res = a.res;
+	if (delay) *delay = a.delay;
+	return rc;
+}
+
+typedef struct release_args { djc_job *job; const char *message; } release_args;
+
+static int release_body(djc_conn *c, void *arg)
+{
+	release_args *a = arg;
+	jctx x = job_ctx(a->job);
+	long added = 0, hit = 0;
+	int rc = tx_history(c, a->job, "released", 0, -1, a->message, NULL, &added);
+	val_t tok = val_int(a->job->token);
+	if (!rc) rc = jsql_count(c, &JS_RELEASE_ONE, &x, &tok, 1, &hit);
+	if (!rc && !hit) rc = conn_fail(c, DJC_ELOST, "reservation lost before the job could be handed back");
+	return rc;
+}
+
+int jobs_release_job(djc_conn *c, djc_job *job, const char *message)
+{
+	release_args a = {job, message};
+	return conn_tx(c, "handing a job back", 0, release_body, &a);
+}
+
+typedef struct pid_args { table *t; const char *host; long pid; const char *message; long n; } pid_args;
+
+static int fail_pid_body(djc_conn *c, void *arg)
+{
+	pid_args *a = arg;
+	jctx x = JCTX(a->t);
+	long marked = 0, added = 0;
+	a->n = 0;
+	val_t m[2] = {val_text(a->host), val_int(a->pid)};
+	int rc = jsql_count(c, &JS_PID_MARK, &x, m, 2, &marked);
+	val_free(&m[0]);
+	if (rc || !marked) return rc;
+	val_t h[2] = {val_text("died"), val_text(a->message)};
+	rc = jsql_count(c, &JS_HISTORY_MARKED, &x, h, 2, &added);
+	val_free(&h[0]);
+	val_free(&h[1]);
+	if (rc) return rc;
+	val_t f = val_text(a->message);
+	rc = jsql_count(c, &JS_FAIL_MARKED, &x, &f, 1, &a->n);
+	val_free(&f);
+	return rc;
 }
 
 int jobs_fail_pid(djc_conn *c, table *t, const char *host, long pid, const char *message, long *n)
 {
-	long hit = 0;
-	jctx x = JCTX(t);
 	char *m = jobs_truncate(message);
-	val_t a[3] = {val_text(m), val_text(host), val_int(pid)};
+	pid_args a = {t, host, pid, m, 0};
+	int rc = conn_tx(c, "recording a dead worker's jobs", TX_IDEMPOTENT, fail_pid_body, &a);
 	free(m);
-	int rc = jsql_count(c, &JS_FAIL_PID, &x, a, 3, &hit);
-	for (int i = 0; i < 3; i++) val_free(&a[i]);
-	if (n) *n = hit;
+	if (n) *n = rc ? 0 : a.n;
+	return rc;
+}
+
+int jobs_lost_why(djc_conn *c, djc_job *job, int *cancelled, char **message)
+{
+	*cancelled = 0;
+	if (message) *message = NULL;
+	jctx x = job_ctx(job);
+	db_res *r = NULL;
+	int rc = jsql_run(c, &JS_LOST_WHY, &x, NULL, 0, &r);
+	if (!rc && r->nrows) {
+		const char *st = db_cell_text(r, 0, 0);
+		/* ignore under our own token: cancel and ignore keep the holder's token */
+		if (st && !strcmp(st, "ignore") && db_cell_int(r, 0, 1) == job->token) {
+			*cancelled = 1;
+			const char *m = db_cell_text(r, 0, 2);
+			if (message && m) *message = xstrdup(m);
+		}
+	}
+	db_res_free(r);
 	return rc;
 }

@@ -47,24 +47,31 @@ static int index_on(djc_conn *c, const table *t, const char *suffix, const char 
 	return rc;
 }
 
-int jobs_ensure(djc_conn *c, table *t)
+/* The column c of JOB_COLS or HIST_COLS, as DDL: name, type, NOT NULL,
+ * DEFAULT. */
+static void col_ddl(djc_conn *c, const table *t, const jcol *jc, sb_t *q)
 {
-	if (!t->jobs_name) return conn_fail(c, DJC_EINVAL, "table %s is %s: only computed and imported tables have jobs",
-					    t->name, tier_name(t->tier));
-	jobs_tab *jt = jobs_tab_of(c, t);
-	if (jt->ready) return DJC_OK;   /* once per table per connection, not per reserve */
+	sb_t b = SB_INIT;
+	attr a = {.name = (char *)jobs_col(t, jc->name, &b), .type = {jc->type, jc->p, 0, NULL, 0}};
+	ddl_column(c, q, &a, jc->not_null);
+	if (jc->def) sb_printf(q, " DEFAULT %s", jc->def);
+	sb_free(&b);
+}
+
+/* CREATE TABLE IF NOT EXISTS name: t's key-source attributes, then cols,
+ * primary key (the key[, extra]). */
+static int create(djc_conn *c, const table *t, const char *name, const jcol *cols, size_t ncols, const char *extra_key)
+{
 	sb_t q = SB_INIT, b = SB_INIT;
 	sb_add(&q, "CREATE TABLE IF NOT EXISTS ");
-	db_qtable(c->db, &q, t->jobs_name);
+	db_qtable(c->db, &q, name);
 	sb_add(&q, " (");
 	for (size_t i = 0; i < t->nsrc; i++) {
 		ddl_column(c, &q, &t->attrs[t->src[i]], 1);
 		sb_add(&q, ", ");
 	}
-	for (size_t i = 0; i < NJOB_COLS; i++) {
-		attr a = {.name = (char *)jobs_col(t, JOB_COLS[i].name, &b),
-			  .type = {JOB_COLS[i].type, JOB_COLS[i].p, 0, NULL, 0}};
-		ddl_column(c, &q, &a, JOB_COLS[i].not_null);
+	for (size_t i = 0; i < ncols; i++) {
+		col_ddl(c, t, &cols[i], &q);
 		sb_add(&q, ", ");
 	}
 	sb_add(&q, "PRIMARY KEY (");
@@ -72,9 +79,79 @@ int jobs_ensure(djc_conn *c, table *t)
 		if (i) sb_add(&q, ", ");
 		db_qi(c->db, &q, t->attrs[t->src[i]].name);
 	}
+	if (extra_key) {
+		sb_add(&q, ", ");
+		db_qi(c->db, &q, jobs_col(t, extra_key, &b));
+	}
 	sb_add(&q, "))");
 	sb_add(&q, c->db->table_suffix);
 	int rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
+	sb_free(&q);
+	sb_free(&b);
+	return rc;
+}
+
+/* Which columns of JOB_COLS the jobs table lacks: a jobs table made by an
+ * earlier djc (before the attempt columns). Read from the column names of
+ * an empty SELECT, which works the same on every backend and fails on
+ * none. missing[i] is set for JOB_COLS[i]; returns how many. */
+static int missing_cols(djc_conn *c, const table *t, char *missing, size_t *nmissing)
+{
+	*nmissing = 0;
+	sb_t q = SB_INIT, b = SB_INIT;
+	sb_add(&q, "SELECT * FROM ");
+	db_qtable(c->db, &q, t->jobs_name);
+	sb_add(&q, " WHERE 1=0");
+	db_res *r = NULL;
+	int rc = db_exec(c->db, sb_str(&q), NULL, 0, &r);
+	for (size_t i = 0; !rc && i < NJOB_COLS; i++) {
+		const char *want = jobs_col(t, JOB_COLS[i].name, &b);
+		int have = 0;
+		for (size_t k = 0; k < r->ncols && !have; k++) have = !strcmp(r->cols[k], want);
+		missing[i] = !have;
+		if (!have) (*nmissing)++;
+	}
+	db_res_free(r);
+	sb_free(&q);
+	sb_free(&b);
+	return rc;
+}
+
+/* Add the columns a jobs table of an earlier djc lacks (each has a
+ * default, so its rows stay valid). Workers upgrading at the same time:
+ * an ALTER that fails is forgiven when the column is there afterwards. */
+static int upgrade(djc_conn *c, const table *t)
+{
+	char missing[64];
+	size_t n = 0;
+	int rc = missing_cols(c, t, missing, &n);
+	for (size_t i = 0; !rc && n && i < NJOB_COLS; i++) {
+		if (!missing[i]) continue;
+		if (!JOB_COLS[i].def)
+			return conn_fail(c, DJC_ERROR, "jobs table %s lacks column %s and cannot be upgraded", t->jobs_name, JOB_COLS[i].name);
+		sb_t q = SB_INIT;
+		sb_add(&q, "ALTER TABLE ");
+		db_qtable(c->db, &q, t->jobs_name);
+		sb_add(&q, " ADD COLUMN ");
+		col_ddl(c, t, &JOB_COLS[i], &q);
+		rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
+		sb_free(&q);
+		if (rc) {
+			char again[64];
+			size_t n2 = 0;
+			if (!missing_cols(c, t, again, &n2) && !again[i]) rc = DJC_OK;   /* another worker added it */
+		}
+	}
+	return rc;
+}
+
+int jobs_ensure(djc_conn *c, table *t)
+{
+	if (!t->jobs_name) return conn_fail(c, DJC_EINVAL, "table %s is %s: only computed and imported tables have jobs",
+					    t->name, tier_name(t->tier));
+	jobs_tab *jt = jobs_tab_of(c, t);
+	if (jt->ready) return DJC_OK;   /* once per table per connection, not per reserve */
+	int rc = create(c, t, t->jobs_name, JOB_COLS, NJOB_COLS, NULL);
 	/* the claim: "most urgent takeable job" (statements.c, claim.due) */
 	static const char *const next[] = {"queue", "priority", "avail_time"};
 	/* the heartbeat renews by token */
@@ -82,11 +159,14 @@ int jobs_ensure(djc_conn *c, table *t)
 	/* lapsed leases: (status, avail_time) finds them among the few reserved
 	 * rows, whatever the depth of the queue (claim.lapsed) */
 	static const char *const lease[] = {"status", "avail_time"};
+	if (!rc) rc = upgrade(c, t);
 	if (!rc) rc = index_on(c, t, "next", next, 3);
 	if (!rc) rc = index_on(c, t, "token", token, 1);
 	if (!rc) rc = index_on(c, t, "lease", lease, 2);
-	sb_free(&q);
-	sb_free(&b);
+	/* the attempts of each job (statements.c, history.*), keyed by (key, attempt) */
+	sb_t hn = SB_INIT;
+	if (!rc) rc = create(c, t, jobs_hist_name(t, &hn), HIST_COLS, NHIST_COLS, "attempt");
+	sb_free(&hn);
 	if (rc) return conn_dbfail(c, rc, t->jobs_name);
 	jt->ready = 1;
 	return DJC_OK;

@@ -17,6 +17,8 @@ struct djc_job {
 	djc_row *key;       /* typed key (the key-source attributes) */
 	int64_t token;      /* fencing token of this reservation */
 	int made;           /* the claim found the target row already there */
+	long attempts;      /* failed attempts before this one (this is attempt attempts + 1) */
+	int history;        /* the job has history rows (its commit deletes them) */
 };
 
 /* ------------------------------------------------------------ identity */
@@ -52,8 +54,10 @@ int jobs_hold(djc_conn *c, djc_job *job, double lease, long *held);
 int jobs_release(djc_conn *c, table *t, int64_t token);
 /* Hand back every job still reserved by the process (host, pid): it died. */
 int jobs_release_pid(djc_conn *c, table *t, const char *host, long pid);
-/* Hand back one job, fenced. */
-int jobs_release_job(djc_conn *c, djc_job *job);
+/* Hand back one job whose make was stopped (its lease could not be
+ * proved), fenced, recording the attempt ("released", message). DJC_ELOST
+ * when it is no longer ours. */
+int jobs_release_job(djc_conn *c, djc_job *job, const char *message);
 /* Jobs that can be taken now or later (pending or reserved), matching
  * where and max_priority: populate's progress total. */
 int jobs_ready_count(djc_conn *c, table *t, const char *where, long max_priority, long *n);
@@ -114,9 +118,38 @@ int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, table **tables, djc_
 /* The claim found the target row (job->made): close the job as success
  * without make (it counts as skipped). *res DONE or LOST. */
 int jobs_close_made(djc_conn *c, djc_job *job, commit_result *res);
-/* Record make's failure, fenced: DJC_ELOST when the job is no longer ours. */
-int jobs_fail(djc_conn *c, djc_job *job, const char *message, const char *stack, double duration);
-/* Every job still reserved by (host, pid) becomes an error: a worker child
- * died without telling which job it was making. *n (may be NULL) = how many. */
+/* How an attempt failed (its history row's outcome). */
+typedef enum fail_kind {
+	FAIL_ERROR = 0,     /* make failed */
+	FAIL_TIMEOUT,       /* make ran past its timeout and was stopped */
+	FAIL_INTERRUPTED,   /* SIGINT/SIGTERM: the worker is stopping */
+	FAIL_DIED           /* the worker process making it died */
+} fail_kind;
+/* What became of a failed job. */
+typedef enum fail_result {
+	FAILED_ERROR = 0,   /* an error: no attempt left, or an interruption (retry_interrupted off) */
+	FAILED_RETRY,       /* back to pending, due after its backoff (jobs.max_attempts) */
+	FAILED_REPENDED     /* an interruption, back to pending at once (jobs.retry_interrupted) */
+} fail_result;
+/* Record a failed attempt, fenced, with its history row, in one
+ * transaction: a failure with attempts left (jobs.max_attempts; the job's
+ * attempts as the claim read them) goes back to pending after
+ * jobs_backoff; an interruption with jobs.retry_interrupted at once,
+ * without using an attempt; anything else becomes an error. *res (may be
+ * NULL) says which, *delay (may be NULL) after how many seconds a retry is
+ * due. DJC_ELOST when the job is no longer ours (nothing written). */
+int jobs_fail(djc_conn *c, djc_job *job, fail_kind kind, const char *message, const char *stack, double duration,
+	      fail_result *res, double *delay);
+/* Seconds until the retry after the n-th failure: jobs.retry_delay doubled
+ * n - 1 times, at most jobs.retry_delay_max, then a random part of it in
+ * [d/2, d) (so a delay is never shorter than the previous one's whole). */
+double jobs_backoff(long failures);
+/* Every job still reserved by (host, pid) becomes an error, recorded in
+ * its history: a worker child died without telling which job it was
+ * making. *n (may be NULL) = how many. */
 int jobs_fail_pid(djc_conn *c, table *t, const char *host, long pid, const char *message, long *n);
+/* After a renewal or a commit found the job no longer held: *cancelled = 1
+ * when it was cancelled (ignore under this holder's own token; *message,
+ * may be NULL, caller frees: who cancelled it), 0 when it was lost. */
+int jobs_lost_why(djc_conn *c, djc_job *job, int *cancelled, char **message);
 #endif

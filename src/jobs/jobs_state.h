@@ -24,7 +24,7 @@ typedef struct claim_build {
 	table *t;
 	int64_t token;
 	val_t sargs[7];
-	sb_t due, lapsed, set, order, keys, made, index;
+	sb_t due, lapsed, set, order, keys, info, index;
 	pvec dp, lp, sp;
 	db_claim due_claim, lapsed_claim;
 } claim_build;

@@ -4,7 +4,9 @@
 #include "jobs.h"
 #include "sql.h"
 #include "util/config.h"
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct refresh_args {
 	table *t;
@@ -23,6 +25,12 @@ static int refresh_body(djc_conn *c, void *arg)
 	jctx x = JCTX(a->t);
 	x.where = a->where;
 	int rc;
+	/* 0. history rows whose job row is gone without its history (a
+	 * cascading `djc delete` of upstream rows deletes jobs, and the table
+	 * layer does not know their history): before a key's job is added
+	 * again, so its new attempts do not meet the old ones */
+	long swept0 = 0;
+	if ((rc = jsql_count(c, &JS_HISTORY_SWEEP, &x, NULL, 0, &swept0))) return rc;
 	/* 1. new keys */
 	val_t add[3] = {val_float(a->delay), val_int(a->prio), val_float(a->delay)};
 	if ((rc = jsql_count(c, &JS_REFRESH_ADD, &x, add, 3, &res->added))) return rc;
@@ -36,15 +44,29 @@ static int refresh_body(djc_conn *c, void *arg)
 			if ((rc = jsql_count(c, &JS_REFRESH_REPEND_UNMARK, &x, NULL, 0, &unmarked))) return rc;
 		}
 	}
-	/* 3. stale jobs: their key left the key source */
+	/* 3. stale jobs: their key left the key source (and their history goes) */
 	if (a->stale > 0) {
 		val_t s = val_float(-a->stale);
+		long swept = 0;
 		if ((rc = jsql_count(c, &JS_REFRESH_STALE, &x, &s, 1, &res->removed))) return rc;
+		if (res->removed && (rc = jsql_count(c, &JS_HISTORY_SWEEP, &x, NULL, 0, &swept))) return rc;
 	}
-	/* 4. orphans: reservations older than orphan_timeout */
+	/* 4. orphans: reservations older than orphan_timeout, recorded in
+	 * their history, back to pending */
 	if (a->orphan > 0) {
 		val_t o = val_float(-a->orphan);
-		if ((rc = jsql_count(c, &JS_REFRESH_ORPHANS, &x, &o, 1, &res->orphaned))) return rc;
+		long marked = 0, added = 0;
+		if ((rc = jsql_count(c, &JS_REFRESH_ORPHANS_MARK, &x, &o, 1, &marked))) return rc;
+		if (marked) {
+			char *m = xasprintf("orphan timeout: reset by a refresh (%s pid %ld)", jobs_host(), (long)getpid());
+			val_t h[2] = {val_text("orphaned"), val_text(m)};
+			free(m);
+			rc = jsql_count(c, &JS_HISTORY_MARKED, &x, h, 2, &added);
+			val_free(&h[0]);
+			val_free(&h[1]);
+			if (!rc) rc = jsql_count(c, &JS_REFRESH_ORPHANS, &x, NULL, 0, &res->orphaned);
+			if (rc) return rc;
+		}
 	}
 	return DJC_OK;
 }

@@ -20,10 +20,19 @@ const char *jobs_col(const table *t, const char *name, sb_t *buf)
 	return sb_str(buf);
 }
 
+const char *jobs_hist_name(const table *t, sb_t *buf)
+{
+	sb_reset(buf);
+	sb_add(buf, t->hist_name);   /* schema/parse.c names it */
+	return sb_str(buf);
+}
+
 static int is_job_col(const char *name, size_t n)
 {
 	for (size_t i = 0; i < NJOB_COLS; i++)
 		if (strlen(JOB_COLS[i].name) == n && !strncmp(JOB_COLS[i].name, name, n)) return 1;
+	for (size_t i = 0; i < NHIST_COLS; i++)
+		if (strlen(HIST_COLS[i].name) == n && !strncmp(HIST_COLS[i].name, name, n)) return 1;
 	return 0;
 }
 
@@ -34,12 +43,16 @@ static void qcol(djc_conn *c, const table *t, const char *name, sb_t *q)
 	sb_free(&b);
 }
 
-/* An alias of a fragment: J and T are the jobs and target tables. */
+/* An alias of a fragment: J, T and H are the jobs, target and history tables. */
 static void alias(djc_conn *c, const table *t, const char *a, size_t n, sb_t *q)
 {
 	if (n == 1 && *a == 'J') db_qtable(c->db, q, t->jobs_name);
 	else if (n == 1 && *a == 'T') db_qtable(c->db, q, t->sql_name);
-	else sb_addn(q, a, n);
+	else if (n == 1 && *a == 'H') {
+		sb_t b = SB_INIT;
+		db_qtable(c->db, q, jobs_hist_name(t, &b));
+		sb_free(&b);
+	} else sb_addn(q, a, n);
 }
 
 static void key_cols(djc_conn *c, const table *t, const char *a, size_t an, sb_t *q)
@@ -109,7 +122,7 @@ int jsql_expand(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, si
 		const char *colon = memchr(f, ':', n);
 		size_t head = colon ? (size_t)(colon - f) : n;
 #define IS(lit) (head == sizeof lit - 1 && !strncmp(f, lit, head))
-		if (IS("J") || IS("T")) alias(c, t, f, 1, q);
+		if (IS("J") || IS("T") || IS("H")) alias(c, t, f, 1, q);
 		else if (IS("now")) c->db->drv->now(q);
 		else if (IS("now+?")) {
 			if (ai >= nargs) return bad(c, s, "no argument for", f, n);
@@ -133,10 +146,12 @@ int jsql_expand(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, si
 			if (!x->nkeys) sb_add(q, "1=0");
 			sb_addc(q, ')');
 		} else if (IS("keys")) key_cols(c, t, colon ? colon + 1 : NULL, colon ? n - head - 1 : 0, q);
-		else if (IS("cols")) {
-			for (size_t i = 0; i < NJOB_COLS; i++) {
+		else if (IS("cols") || IS("hcols")) {
+			const jcol *cols = IS("cols") ? JOB_COLS : HIST_COLS;
+			size_t nc = IS("cols") ? NJOB_COLS : NHIST_COLS;
+			for (size_t i = 0; i < nc; i++) {
 				if (i) sb_add(q, ", ");
-				qcol(c, t, JOB_COLS[i].name, q);
+				qcol(c, t, cols[i].name, q);
 			}
 		} else if (IS("join")) {
 			/* join:A:B */
@@ -165,6 +180,13 @@ int jsql_expand(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, si
 				qcol(c, t, "priority", q);
 				sb_add(q, " <= ?");
 				pvec_push(p, val_int(x->max_priority));
+			}
+		} else if (IS("ifstatus")) {
+			if (x->status) {
+				sb_add(q, " AND ");
+				qcol(c, t, "status", q);
+				sb_add(q, " = ?");
+				pvec_push(p, val_text(x->status));
 			}
 		} else if (IS("insert_ignore")) sb_add(q, c->db->drv->insert_ignore_head);
 		else if (IS("insert_ignore_tail")) sb_add(q, c->db->drv->insert_ignore_tail);

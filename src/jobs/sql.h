@@ -4,19 +4,21 @@
  *
  * A template is SQL with `?` for the caller's arguments (taken in order)
  * and {fragments}:
- *   {J} {T}          the jobs table, the target table (quoted)
- *   {status} ...     a column of the jobs table (JOB_COLS), quoted; a column
- *                    whose name a key attribute already uses is `_name`
+ *   {J} {T} {H}      the jobs table, the target table, the history table (quoted)
+ *   {status} ...     a column of the jobs or the history table (JOB_COLS,
+ *                    HIST_COLS), quoted; a column whose name a key
+ *                    attribute already uses is `_name`
  *   {now} {now+?}    the database's clock, and that plus ? seconds
  *   {key}            "k1 = ? AND k2 = ?" with the values of jctx.key
  *   {keyin}          "((k1 = ? AND ...) OR (...))" over jctx.keys
  *   {keyvals}        "?, ?" with the values of jctx.key
  *   {keys} {keys:A}  the key columns "k1, k2" (prefixed "A.")
- *   {cols}           every column of JOB_COLS, in order
+ *   {cols} {hcols}   every column of JOB_COLS, of HIST_COLS, in order
  *   {join:A:B}       "A.k1 = B.k1 AND ..." (A, B: aliases, or J / T)
  *   {keysource}      SELECT of the target's key source (with its params)
  *   {where} {where:A}  " AND (<jctx.where>)" on key attributes, or nothing
  *   {prio}           " AND priority <= ?" when jctx.max_priority >= 0
+ *   {ifstatus}       " AND status = ?" when jctx.status is set, or nothing
  *   {insert_ignore} {insert_ignore_tail}   the dialect's INSERT-or-skip
  * Values never enter the text: every value is a bound parameter. */
 #ifndef DJC_JOBS_SQL_H
@@ -36,6 +38,7 @@ typedef struct jctx {
 	size_t nkeys;
 	const char *where;              /* {where}: JSON restriction, or NULL */
 	long max_priority;              /* {prio}: -1 = no bound */
+	const char *status;             /* {ifstatus}: a status, or NULL */
 } jctx;
 
 #define JCTX(tab) ((jctx){.t = (tab), .max_priority = -1})
@@ -46,9 +49,18 @@ typedef struct jcol {
 	coltype type;
 	int p;              /* varchar length, datetime digits */
 	int not_null;
+	const char *def;    /* DEFAULT (SQL text), or NULL */
 } jcol;
 extern const jcol JOB_COLS[];
 extern const size_t NJOB_COLS;
+/* The history table's own columns (statements.c). */
+extern const jcol HIST_COLS[];
+extern const size_t NHIST_COLS;
+/* How many attempts the history keeps per job. */
+#define HISTORY_KEEP 20
+
+/* The name of t's history table ("~~name__history") into buf. */
+const char *jobs_hist_name(const table *t, sb_t *buf);
 
 /* The column `name` of t's jobs table as it is called there: `name`, or
  * `_name` when a key attribute of t is called `name`. */
@@ -66,13 +78,16 @@ int jsql_run(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, size_
 int jsql_count(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, size_t nargs, long *n);
 
 /* The statements (statements.c). */
-extern const jsql JS_CLAIM_DUE, JS_CLAIM_LAPSED, JS_CLAIM_SET, JS_CLAIM_ORDER, JS_CLAIM_KEYS, JS_CLAIM_MADE;
+extern const jsql JS_CLAIM_DUE, JS_CLAIM_LAPSED, JS_CLAIM_SET, JS_CLAIM_ORDER, JS_CLAIM_KEYS, JS_CLAIM_INFO, JS_LAPSED_LIST;
 extern const jsql JS_RENEW, JS_HOLD, JS_RELEASE, JS_RELEASE_PID, JS_RELEASE_ONE;
-extern const jsql JS_CLOSE_DELETE, JS_CLOSE_SUCCESS, JS_CLOSE_MANY, JS_FAIL, JS_FAIL_PID;
+extern const jsql JS_CLOSE_DELETE, JS_CLOSE_SUCCESS, JS_CLOSE_MANY, JS_FAIL, JS_RETRY, JS_PID_MARK, JS_FAIL_MARKED;
+extern const jsql JS_HISTORY_ADD, JS_HISTORY_MARKED, JS_HISTORY_LAPSED, JS_HISTORY_COUNT, JS_HISTORY_TRIM;
+extern const jsql JS_HISTORY_DELETE, JS_HISTORY_DELETE_MANY, JS_HISTORY_SWEEP, JS_HISTORY_LIST;
 extern const jsql JS_OUTCOME_JOB, JS_OUTCOME_TARGET;
-extern const jsql JS_READY_COUNT, JS_IGNORE_UPDATE, JS_IGNORE_INSERT, JS_CLEAR, JS_COUNTS, JS_LIST, JS_LIST_STATUS;
+extern const jsql JS_READY_COUNT, JS_CANCEL_MARK, JS_CANCEL, JS_IGNORE_UPDATE, JS_IGNORE_ADD, JS_IGNORE_INSERT;
+extern const jsql JS_CLEAR, JS_SET_PRIORITY, JS_SET_DELAY, JS_LOST_WHY, JS_COUNTS, JS_LIST, JS_LIST_STATUS;
 extern const jsql JS_REFRESH_ADD, JS_REFRESH_REPEND_MARK, JS_REFRESH_REPEND, JS_REFRESH_REPEND_UNMARK;
-extern const jsql JS_REFRESH_STALE, JS_REFRESH_ORPHANS;
+extern const jsql JS_REFRESH_STALE, JS_REFRESH_ORPHANS_MARK, JS_REFRESH_ORPHANS;
 /* Every statement above, NULL-terminated (tests expand and prepare each). */
 extern const jsql *const JS_ALL[];
 #endif

@@ -10,29 +10,55 @@
 /* ------------------------------------------------------------------ columns */
 
 /* The jobs table's columns after the target's key-source attributes:
- * DataJoint's, then djc's lease columns (docs/jobs.md). */
+ * DataJoint's, then djc's lease and attempt columns (docs/jobs.md). A jobs
+ * table made before a column existed gets it when first opened (ddl.c,
+ * jobs_ensure): such columns have a default. */
 const jcol JOB_COLS[] = {
-	{"status", T_VARCHAR, 10, 1},
-	{"priority", T_INT32, 0, 1},
-	{"created_time", T_DATETIME, 3, 1},
-	{"scheduled_time", T_DATETIME, 3, 1},
-	{"reserved_time", T_DATETIME, 3, 0},
-	{"completed_time", T_DATETIME, 3, 0},
-	{"duration", T_FLOAT64, 0, 0},
-	{"error_message", T_VARCHAR, 2047, 0},
-	{"error_stack", T_TEXT, 0, 0},
-	{"user", T_VARCHAR, 255, 0},
-	{"host", T_VARCHAR, 255, 0},
-	{"pid", T_INT64, 0, 0},
-	{"connection_id", T_INT64, 0, 0},
-	{"version", T_VARCHAR, 255, 0},
-	{"token", T_INT64, 0, 0},
-	{"queue", T_INT8, 0, 1},
-	{"avail_time", T_DATETIME, 3, 0},
-	{"reservations", T_INT32, 0, 1},
-	{"last_end", T_VARCHAR, 255, 0},
+	{"status", T_VARCHAR, 10, 1, NULL},
+	{"priority", T_INT32, 0, 1, NULL},
+	{"created_time", T_DATETIME, 3, 1, NULL},
+	{"scheduled_time", T_DATETIME, 3, 1, NULL},
+	{"reserved_time", T_DATETIME, 3, 0, NULL},
+	{"completed_time", T_DATETIME, 3, 0, NULL},
+	{"duration", T_FLOAT64, 0, 0, NULL},
+	{"error_message", T_VARCHAR, 2047, 0, NULL},
+	{"error_stack", T_TEXT, 0, 0, NULL},
+	{"user", T_VARCHAR, 255, 0, NULL},
+	{"host", T_VARCHAR, 255, 0, NULL},
+	{"pid", T_INT64, 0, 0, NULL},
+	{"connection_id", T_INT64, 0, 0, NULL},
+	{"version", T_VARCHAR, 255, 0, NULL},
+	{"token", T_INT64, 0, 0, NULL},
+	{"queue", T_INT8, 0, 1, NULL},
+	{"avail_time", T_DATETIME, 3, 0, NULL},
+	{"reservations", T_INT32, 0, 1, NULL},
+	{"last_end", T_VARCHAR, 255, 0, NULL},
+	{"attempts", T_INT32, 0, 1, "0"},   /* failed attempts, counted against jobs.max_attempts */
+	{"history", T_INT32, 0, 1, "0"},    /* history rows written for this job (the last HISTORY_KEEP are kept) */
 };
 const size_t NJOB_COLS = sizeof JOB_COLS / sizeof *JOB_COLS;
+
+/* The history table beside each jobs table ({H}, `~~name__history`): one
+ * row per attempt that did not end in success (and, with
+ * jobs.keep_completed, the success too), after the key-source attributes;
+ * its primary key is (key, attempt). attempt is the job's reservation
+ * number (`reservations` when it was claimed). */
+const jcol HIST_COLS[] = {
+	{"attempt", T_INT32, 0, 1, NULL},
+	/* error, timeout, interrupted, died, cancelled, released, lease expired, orphaned, success */
+	{"outcome", T_VARCHAR, 32, 1, NULL},
+	{"host", T_VARCHAR, 255, 0, NULL},
+	{"pid", T_INT64, 0, 0, NULL},
+	{"user", T_VARCHAR, 255, 0, NULL},
+	{"start_time", T_DATETIME, 3, 0, NULL},
+	{"end_time", T_DATETIME, 3, 1, NULL},
+	{"duration", T_FLOAT64, 0, 0, NULL},
+	{"backoff", T_FLOAT64, 0, 0, NULL},   /* seconds until the retry was due; NULL: not retried */
+	{"message", T_VARCHAR, 2047, 0, NULL},
+	{"stack", T_TEXT, 0, 0, NULL},
+	{"token", T_INT64, 0, 0, NULL},
+};
+const size_t NHIST_COLS = sizeof HIST_COLS / sizeof *HIST_COLS;
 
 /* ---------------------------------------------------------- state encodings
  *
@@ -45,13 +71,23 @@ const size_t NJOB_COLS = sizeof JOB_COLS / sizeof *JOB_COLS;
  *   success, error, ignore
  *              queue = 0, avail_time NULL; the token stays (who closed it)
  * `queue = 1 AND avail_time <= now` is therefore exactly "can be taken now":
- * pending and due, or reserved with a lapsed lease. */
+ * pending and due, or reserved with a lapsed lease.
+ *   marked     queue = MARK_RESERVED or MARK_PENDING (or 2, refresh.repend.mark):
+ *              a value that exists only inside one transaction, which marks
+ *              (and so locks) the rows it is about to end before it records
+ *              their history, then moves every marked row to its new status.
+ *              Never committed; never takeable (queue is not 1). */
 #define SET_PENDING(due) "{status} = 'pending', {queue} = 1, {token} = NULL, {avail_time} = " due
 #define PENDING_COLS "{status}, {queue}, {avail_time}"
 #define PENDING_VALS(due) "'pending', 1, " due
 #define SET_CLOSED(st) "{status} = " st ", {queue} = 0, {avail_time} = NULL"
 #define CLOSED_COLS "{status}, {queue}, {avail_time}"
 #define CLOSED_VALS(st) st ", 0, NULL"
+#define MARK_RESERVED "3"
+#define MARK_PENDING "4"
+
+/* The history columns an attempt's row is written with (history.*). */
+#define HIST_INTO "{insert_ignore} {H} ({keys}, {attempt}, {outcome}, {host}, {pid}, {user}, {start_time}, {end_time}"
 
 /* The fence: this key, still reserved under the token its holder got from
  * the claim. Every statement a holder runs on its job carries it, so once
@@ -61,23 +97,26 @@ const size_t NJOB_COLS = sizeof JOB_COLS / sizeof *JOB_COLS;
 
 /* -------------------------------------------------------------------- claim */
 
-/* claim.due - the condition of a claim: the most urgent job that can be
- * taken now (see the encodings above). The driver claims in one atomic
- * statement (SKIP LOCKED on the servers, the single writer on SQLite), so
- * two workers never hold the same key (invariant 1: no check-then-update).
- * The index (queue, priority, avail_time) serves this condition and
- * JS_CLAIM_ORDER whatever the depth of the queue (invariant 5). The
- * restriction limits what is reserved, not only what refresh adds
- * (DataJoint issue 1413). */
+/* claim.due - the condition of a claim: the most urgent pending job that
+ * can be taken now (see the encodings above). The driver claims in one
+ * atomic statement (SKIP LOCKED on the servers, the single writer on
+ * SQLite), so two workers never hold the same key (invariant 1: no
+ * check-then-update). The index (queue, priority, avail_time) serves this
+ * condition and JS_CLAIM_ORDER whatever the depth of the queue (invariant
+ * 5); of the reserved rows it meets, only lapsed ones pass avail_time, and
+ * those are claim.lapsed's. The restriction limits what is reserved, not
+ * only what refresh adds (DataJoint issue 1413). */
 const jsql JS_CLAIM_DUE = {"claim.due",
-	"{queue} = 1 AND {avail_time} <= {now}{prio}{where}"};
+	"{queue} = 1 AND {avail_time} <= {now} AND {status} = 'pending'{prio}{where}"};
 
-/* claim.lapsed - the same, only jobs whose holder's lease lapsed (it died,
- * hung or was cut off). Looked for first, at most every min(1 s, lease/4)
- * per process: such a job was due before anything pending now, and taking
- * it first bounds its takeover by about one lease even behind a deep queue
- * (invariant 3). The reserved rows are few, and the index (status,
- * avail_time) finds them. */
+/* claim.lapsed - jobs whose holder's lease lapsed (it died, hung or was
+ * cut off): the only claim that takes them. Looked for first, at most
+ * every min(1 s, lease/4) per connection by every claiming worker: such a
+ * job was due before anything pending now, and taking it first bounds its
+ * takeover by a lease and a second even behind a deep queue (invariant 3);
+ * lapsed.list, read just before, lets the takeover record the lapsed
+ * attempt in the history. The reserved rows are few, and the index
+ * (status, avail_time) finds them. */
 const jsql JS_CLAIM_LAPSED = {"claim.lapsed",
 	"{queue} = 1 AND {avail_time} <= {now} AND {status} = 'reserved'{prio}{where}"};
 
@@ -96,14 +135,30 @@ const jsql JS_CLAIM_SET = {"claim.set",
 /* claim.order - most urgent first: lowest priority, then earliest due. */
 const jsql JS_CLAIM_ORDER = {"claim.order", "{priority}, {avail_time}"};
 
-/* claim.keys, claim.made - what a claim returns: the claimed keys, and
- * whether the target row already exists (made directly, or by another
+/* claim.keys, claim.info - what a claim returns: the claimed keys, and
+ * about each job one integer (the driver returns one extra expression):
+ * bit 0, the target row already exists (made directly, or by another
  * route): such a job is closed at once instead of running make for
- * nothing, as DataJoint checks before make. Read by the claim itself, so
- * it costs no round trip. */
+ * nothing, as DataJoint checks before make; bit 1, the job has history
+ * rows (its commit deletes them; a job that never failed costs no
+ * statement for it); the bits above, its failed attempts (DJC_ATTEMPT is
+ * one more; jobs.max_attempts decides a failure). Read by the claim
+ * itself, so it costs no round trip. The claim changes neither count, so
+ * it does not matter whether the driver reads them before the update
+ * (MariaDB) or after (RETURNING). */
 const jsql JS_CLAIM_KEYS = {"claim.keys", "{keys}"};
-const jsql JS_CLAIM_MADE = {"claim.made",
-	"CASE WHEN EXISTS (SELECT 1 FROM {T} tg WHERE {join:tg:J}) THEN 1 ELSE 0 END"};
+const jsql JS_CLAIM_INFO = {"claim.info",
+	"CASE WHEN EXISTS (SELECT 1 FROM {T} tg WHERE {join:tg:J}) THEN 1 ELSE 0 END "
+	"+ CASE WHEN {history} > 0 THEN 2 ELSE 0 END + 4 * {attempts}"};
+
+/* lapsed.list - before claiming lapsed jobs (claim.lapsed), who held them:
+ * the takeover then records the lapsed attempt in the history (outcome
+ * `lease expired`), which its worker, gone, never could. A read, and the
+ * claim follows only when it finds something, so the periodic look for
+ * lapsed jobs costs one statement as before. */
+const jsql JS_LAPSED_LIST = {"lapsed.list",
+	"SELECT {keys}, {reservations}, {host}, {pid}, {user}, {reserved_time}, {avail_time}, {token} FROM {J} "
+	"WHERE {queue} = 1 AND {avail_time} <= {now} AND {status} = 'reserved'{prio}{where} ORDER BY {priority}, {avail_time} LIMIT 1000"};
 
 /* -------------------------------------------------------------- leases */
 
@@ -133,9 +188,10 @@ const jsql JS_RELEASE_PID = {"release.pid",
 	"WHERE {status} = 'reserved' AND {host} = ? AND {pid} = ?"};
 
 /* release.one - one job handed back (its make was stopped because the
- * lease could not be proved), fenced. */
+ * lease could not be proved), fenced; history.add recorded the stopped
+ * attempt first. */
 const jsql JS_RELEASE_ONE = {"release.one",
-	"UPDATE {J} SET " SET_PENDING("{now}") ", {last_end} = 'released' WHERE " FENCE};
+	"UPDATE {J} SET {history} = {history} + 1, " SET_PENDING("{now}") ", {last_end} = 'released' WHERE " FENCE};
 
 /* ------------------------------------------------------------- endings */
 
@@ -148,9 +204,10 @@ const jsql JS_CLOSE_DELETE = {"close.delete",
 	"DELETE FROM {J} WHERE " FENCE};
 
 /* close.success - the same with jobs.keep_completed: the row stays as a
- * success record. Argument: duration. */
+ * success record (and history.add recorded the attempt: history is 1).
+ * Arguments: history rows added, duration. */
 const jsql JS_CLOSE_SUCCESS = {"close.success",
-	"UPDATE {J} SET " SET_CLOSED("'success'") ", {completed_time} = {now}, {duration} = ?, "
+	"UPDATE {J} SET {history} = {history} + ?, " SET_CLOSED("'success'") ", {completed_time} = {now}, {duration} = ?, "
 	"{error_message} = NULL, {error_stack} = NULL, {last_end} = 'success' WHERE " FENCE};
 
 /* close.many - a grouped commit (jobs.reserve_batch > 1): the rows of
@@ -159,20 +216,102 @@ const jsql JS_CLOSE_SUCCESS = {"close.success",
 const jsql JS_CLOSE_MANY = {"close.many",
 	"DELETE FROM {J} WHERE {token} = ? AND {status} = 'reserved' AND {keyin}"};
 
-/* fail - make failed: the job becomes an error with its message and
- * stack, fenced like a commit (a holder that lost the job records
- * nothing). Arguments: duration, message, stack. */
+/* fail - make failed with no attempt left (jobs.max_attempts), or was
+ * interrupted without jobs.retry_interrupted: the job becomes an error with
+ * its message and stack, fenced like a commit (a holder that lost the job
+ * records nothing); history.add recorded the attempt first, in the same
+ * transaction. Arguments: duration, message, stack. */
 const jsql JS_FAIL = {"fail",
-	"UPDATE {J} SET " SET_CLOSED("'error'") ", {completed_time} = {now}, {duration} = ?, "
+	"UPDATE {J} SET {attempts} = {attempts} + 1, {history} = {history} + 1, " SET_CLOSED("'error'") ", "
+	"{completed_time} = {now}, {duration} = ?, "
 	"{error_message} = ?, {error_stack} = ?, {last_end} = 'error' WHERE " FENCE};
 
-/* fail.pid - a worker child died without saying which job it was making:
- * every job still reserved by that process becomes an error. Host and pid
+/* retry - make failed (error, timeout, its worker died) with attempts
+ * left: the job goes back to pending by itself, due after its backoff
+ * (scheduled_time = avail_time = now + delay), and any worker's claim takes
+ * it again, no refresh needed (invariant 3's "by itself"). An interruption
+ * with jobs.retry_interrupted comes back the same way at once and does not
+ * use up an attempt (increment 0). Fenced; history.add recorded the
+ * attempt first. Arguments: attempts increment, delay, delay, duration,
+ * message, stack, last_end ('retry' or 'interrupted'). */
+const jsql JS_RETRY = {"retry",
+	"UPDATE {J} SET {attempts} = {attempts} + ?, {history} = {history} + 1, " SET_PENDING("{now+?}") ", "
+	"{scheduled_time} = {now+?}, {completed_time} = {now}, {duration} = ?, {error_message} = ?, {error_stack} = ?, "
+	"{last_end} = ? WHERE " FENCE};
+
+/* pid.mark, fail.marked - a worker child died without saying which job it
+ * was making: every job still reserved by that process is marked (and so
+ * locked), recorded by history.marked, and becomes an error. Host and pid
  * name one live process at a time; a job already taken over has another
- * holder's host and pid. Arguments: message, host, pid. */
-const jsql JS_FAIL_PID = {"fail.pid",
-	"UPDATE {J} SET " SET_CLOSED("'error'") ", {completed_time} = {now}, {error_message} = ?, "
-	"{last_end} = 'error' WHERE {status} = 'reserved' AND {host} = ? AND {pid} = ?"};
+ * holder's host and pid. Arguments of pid.mark: host, pid; of
+ * fail.marked: message. */
+const jsql JS_PID_MARK = {"pid.mark",
+	"UPDATE {J} SET {queue} = " MARK_RESERVED " WHERE {status} = 'reserved' AND {host} = ? AND {pid} = ?"};
+const jsql JS_FAIL_MARKED = {"fail.marked",
+	"UPDATE {J} SET {attempts} = {attempts} + 1, {history} = {history} + 1, " SET_CLOSED("'error'") ", "
+	"{completed_time} = {now}, {error_message} = ?, {last_end} = 'error' WHERE {queue} = " MARK_RESERVED};
+
+/* ------------------------------------------------------------- history */
+
+/* history.add - the end of one attempt, written beside the jobs table in
+ * the transaction of the transition that ends it (fail, retry,
+ * release.one, close.success) and fenced like it: a holder that lost the
+ * job writes nothing, and the caller rolls the row back unless the
+ * transition matched too. attempt is the job's reservation number, start
+ * its reserved_time; who held it comes from the job row. Arguments:
+ * outcome, duration, backoff (-1: not retried), message, stack. */
+const jsql JS_HISTORY_ADD = {"history.add",
+	HIST_INTO ", {duration}, {backoff}, {message}, {stack}, {token}) "
+	"SELECT {keys}, {reservations}, ?, {host}, {pid}, {user}, {reserved_time}, {now}, ?, NULLIF(?, -1), ?, ?, {token} "
+	"FROM {J} WHERE " FENCE "{insert_ignore_tail}"};
+
+/* history.marked - the marked reserved jobs (MARK_RESERVED: cancelled,
+ * orphaned, their worker died), recorded before the statement that ends
+ * them, in its transaction. Arguments: outcome, message. */
+const jsql JS_HISTORY_MARKED = {"history.marked",
+	HIST_INTO ", {message}, {token}) "
+	"SELECT {keys}, {reservations}, ?, {host}, {pid}, {user}, {reserved_time}, {now}, ?, {token} "
+	"FROM {J} WHERE {queue} = " MARK_RESERVED "{insert_ignore_tail}"};
+
+/* history.lapsed - an attempt whose worker vanished (its lease lapsed),
+ * recorded by the worker that took the job over (lapsed.list told who held
+ * it). Arguments: attempt, host, pid, user, start, message, token. */
+const jsql JS_HISTORY_LAPSED = {"history.lapsed",
+	HIST_INTO ", {message}, {token}) VALUES ({keyvals}, ?, 'lease expired', ?, ?, ?, ?, {now}, ?, ?){insert_ignore_tail}"};
+
+/* history.count - the job (just claimed by this worker: fenced) now has a
+ * history row (history.lapsed). */
+const jsql JS_HISTORY_COUNT = {"history.count",
+	"UPDATE {J} SET {history} = {history} + 1 WHERE " FENCE};
+
+/* history.trim - at most the last few attempts per job (the argument):
+ * the older rows of the key go. Run with every history.add (only ever on
+ * a job that did not succeed). Arguments: how many to keep. */
+const jsql JS_HISTORY_TRIM = {"history.trim",
+	"DELETE FROM {H} WHERE {key} AND {attempt} <= (SELECT {reservations} FROM {J} WHERE {key}) - ?"};
+
+/* history.delete - the job row went (committed without
+ * jobs.keep_completed): its history goes with it in the same transaction.
+ * Run only when the claim said the job has history. */
+const jsql JS_HISTORY_DELETE = {"history.delete",
+	"DELETE FROM {H} WHERE {key}"};
+
+/* history.delete.many - the same for the jobs of a grouped commit that
+ * have history. */
+const jsql JS_HISTORY_DELETE_MANY = {"history.delete.many",
+	"DELETE FROM {H} WHERE {keyin}"};
+
+/* history.sweep - history rows whose job row is gone (clear, stale
+ * removal), after the jobs went, in their transaction; and at the start of
+ * every refresh, for jobs deleted by a cascading delete of upstream rows
+ * (src/table/rows.c), before their keys are added again: one set-based
+ * statement over the history table (failed jobs only), not the queue. */
+const jsql JS_HISTORY_SWEEP = {"history.sweep",
+	"DELETE FROM {H} WHERE NOT EXISTS (SELECT 1 FROM {J} jj WHERE {join:jj:H})"};
+
+/* history.list - one job's attempts, oldest first. */
+const jsql JS_HISTORY_LIST = {"history.list",
+	"SELECT {keys}, {hcols} FROM {H} WHERE {key} ORDER BY {attempt}"};
 
 /* outcome.job, outcome.target - after the connection went during COMMIT,
  * whether that COMMIT took effect: the job row with our token still
@@ -189,24 +328,67 @@ const jsql JS_OUTCOME_TARGET = {"outcome.target",
 const jsql JS_READY_COUNT = {"ready.count",
 	"SELECT count(*) FROM {J} WHERE {queue} = 1{prio}{where}"};
 
-/* ignore.update, ignore.insert - `jobs ignore`: the key is never reserved
- * again. A reserved job becomes ignore too; its holder's commit is then
- * refused by the fence. One transaction: update, or insert when the key
- * has no job yet. Arguments of insert: priority, user, host. */
+/* cancel.mark, cancel - `jobs cancel` (and `jobs ignore` of pending and
+ * reserved jobs): in one transaction the pending and reserved jobs of the
+ * restriction are marked (MARK_RESERVED, MARK_PENDING: locked, so no claim
+ * or commit slips in between), history.marked records the reserved ones,
+ * and all become ignore, never reserved again, with a message naming who
+ * cancelled them. A reserved job keeps its holder's token (as every closed
+ * status does): the holder's next renewal matches nothing, so its make is
+ * stopped within one heartbeat, its commit is refused by the fence
+ * (nothing of it is written), and it reads the job as ignore under its own
+ * token: cancelled, not lost. Arguments of cancel: message, last_end. */
+const jsql JS_CANCEL_MARK = {"cancel.mark",
+	"UPDATE {J} SET {queue} = CASE WHEN {status} = 'reserved' THEN " MARK_RESERVED " ELSE " MARK_PENDING " END "
+	"WHERE {status} IN ('pending', 'reserved'){where}"};
+const jsql JS_CANCEL = {"cancel",
+	"UPDATE {J} SET {history} = {history} + CASE WHEN {queue} = " MARK_RESERVED " THEN 1 ELSE 0 END, "
+	SET_CLOSED("'ignore'") ", {completed_time} = {now}, {error_message} = ?, {last_end} = ? "
+	"WHERE {queue} IN (" MARK_RESERVED ", " MARK_PENDING ")"};
+
+/* ignore.update, ignore.add, ignore.insert - `jobs ignore`: the keys are
+ * never reserved again. ignore.update turns the restriction's error and
+ * success jobs to ignore (and counts those already ignored), then cancel
+ * does the pending and reserved ones;
+ * ignore.add adds the keys of (key_source & where) - target that have no
+ * job yet, as ignore; ignore.insert adds one key that has no job (DataJoint
+ * ignores any key). One transaction. Arguments of ignore.add: priority,
+ * user, host; of ignore.insert: priority, user, host. */
 const jsql JS_IGNORE_UPDATE = {"ignore.update",
-	"UPDATE {J} SET " SET_CLOSED("'ignore'") " WHERE {key}"};
+	"UPDATE {J} SET " SET_CLOSED("'ignore'") " WHERE {status} IN ('error', 'success', 'ignore'){where}"};
+const jsql JS_IGNORE_ADD = {"ignore.add",
+	"{insert_ignore} {J} ({keys}, " CLOSED_COLS ", {priority}, {created_time}, {scheduled_time}, {reservations}, {user}, {host}) "
+	"SELECT {keys:ks}, " CLOSED_VALS("'ignore'") ", ?, {now}, {now}, 0, ?, ? FROM ({keysource}) ks WHERE 1=1{where:ks} "
+	"AND NOT EXISTS (SELECT 1 FROM {T} tg WHERE {join:tg:ks}) "
+	"AND NOT EXISTS (SELECT 1 FROM {J} jj WHERE {join:jj:ks}){insert_ignore_tail}"};
 const jsql JS_IGNORE_INSERT = {"ignore.insert",
 	"INSERT INTO {J} ({keys}, " CLOSED_COLS ", {priority}, {created_time}, {scheduled_time}, {reservations}, "
 	"{user}, {host}) VALUES ({keyvals}, " CLOSED_VALS("'ignore'") ", ?, {now}, {now}, 0, ?, ?)"};
 
-/* clear - delete the jobs of one status (errors to retry: the next refresh
- * adds their keys again). Argument: the status. */
+/* clear - delete the jobs of one status, or of any, in the restriction
+ * (errors to retry: the next refresh adds their keys again; ignore to
+ * un-ignore). A reserved job's holder then finds nothing to commit to
+ * (fenced). history.sweep follows in the transaction. */
 const jsql JS_CLEAR = {"clear",
-	"DELETE FROM {J} WHERE {status} = ?"};
+	"DELETE FROM {J} WHERE 1=1{ifstatus}{where}"};
+
+/* set.priority, set.delay - `jobs set`: re-prioritise or reschedule
+ * pending jobs of the restriction (due now + delay). Only pending ones: a
+ * reserved job's lease is its holder's. Arguments: priority; delay, delay. */
+const jsql JS_SET_PRIORITY = {"set.priority",
+	"UPDATE {J} SET {priority} = ? WHERE {status} = 'pending'{where}"};
+const jsql JS_SET_DELAY = {"set.delay",
+	"UPDATE {J} SET " SET_PENDING("{now+?}") ", {scheduled_time} = {now+?} WHERE {status} = 'pending'{where}"};
+
+/* lost.why - a holder's renewal or commit found its job gone: the job row
+ * as it is now. `ignore` under the holder's own token means it was
+ * cancelled (cancel, ignore); anything else, that it was lost. */
+const jsql JS_LOST_WHY = {"lost.why",
+	"SELECT {status}, {token}, {error_message} FROM {J} WHERE {key}"};
 
 /* counts, list - reading the jobs table. */
 const jsql JS_COUNTS = {"counts",
-	"SELECT {status}, count(*) FROM {J} GROUP BY {status}"};
+	"SELECT {status}, count(*) FROM {J} WHERE 1=1{where} GROUP BY {status}"};
 const jsql JS_LIST = {"list",
 	"SELECT {keys}, {cols} FROM {J} WHERE 1=1{where} ORDER BY {priority}, {scheduled_time}"};
 const jsql JS_LIST_STATUS = {"list.status",
@@ -259,20 +441,26 @@ const jsql JS_REFRESH_STALE = {"refresh.stale",
 	"DELETE FROM {J} WHERE {status} NOT IN ('ignore', 'reserved') AND {created_time} < {now+?} "
 	"AND NOT EXISTS (SELECT 1 FROM ({keysource}) ks WHERE {join:ks:J})"};
 
-/* refresh.orphans - DataJoint's orphan_timeout: reservations older than it
+/* refresh.orphans.mark, refresh.orphans - DataJoint's orphan_timeout:
+ * reservations older than it are marked, recorded by history.marked, and
  * go back to pending, live or not (their holders' commits are then
- * refused by the fence). Argument: -orphan_timeout. */
+ * refused by the fence). Argument of the mark: -orphan_timeout. */
+const jsql JS_REFRESH_ORPHANS_MARK = {"refresh.orphans.mark",
+	"UPDATE {J} SET {queue} = " MARK_RESERVED " WHERE {status} = 'reserved' AND {reserved_time} < {now+?}"};
 const jsql JS_REFRESH_ORPHANS = {"refresh.orphans",
-	"UPDATE {J} SET " SET_PENDING("{now}") ", {last_end} = 'orphan timeout' "
-	"WHERE {status} = 'reserved' AND {reserved_time} < {now+?}"};
+	"UPDATE {J} SET {history} = {history} + 1, " SET_PENDING("{now}") ", {last_end} = 'orphan timeout' "
+	"WHERE {queue} = " MARK_RESERVED};
 
 const jsql *const JS_ALL[] = {
-	&JS_CLAIM_DUE, &JS_CLAIM_LAPSED, &JS_CLAIM_SET, &JS_CLAIM_ORDER, &JS_CLAIM_KEYS, &JS_CLAIM_MADE,
+	&JS_CLAIM_DUE, &JS_CLAIM_LAPSED, &JS_CLAIM_SET, &JS_CLAIM_ORDER, &JS_CLAIM_KEYS, &JS_CLAIM_INFO, &JS_LAPSED_LIST,
 	&JS_RENEW, &JS_HOLD, &JS_RELEASE, &JS_RELEASE_PID, &JS_RELEASE_ONE,
-	&JS_CLOSE_DELETE, &JS_CLOSE_SUCCESS, &JS_CLOSE_MANY, &JS_FAIL, &JS_FAIL_PID,
+	&JS_CLOSE_DELETE, &JS_CLOSE_SUCCESS, &JS_CLOSE_MANY, &JS_FAIL, &JS_RETRY, &JS_PID_MARK, &JS_FAIL_MARKED,
+	&JS_HISTORY_ADD, &JS_HISTORY_MARKED, &JS_HISTORY_LAPSED, &JS_HISTORY_COUNT, &JS_HISTORY_TRIM,
+	&JS_HISTORY_DELETE, &JS_HISTORY_DELETE_MANY, &JS_HISTORY_SWEEP, &JS_HISTORY_LIST,
 	&JS_OUTCOME_JOB, &JS_OUTCOME_TARGET,
-	&JS_READY_COUNT, &JS_IGNORE_UPDATE, &JS_IGNORE_INSERT, &JS_CLEAR, &JS_COUNTS, &JS_LIST, &JS_LIST_STATUS,
+	&JS_READY_COUNT, &JS_CANCEL_MARK, &JS_CANCEL, &JS_IGNORE_UPDATE, &JS_IGNORE_ADD, &JS_IGNORE_INSERT,
+	&JS_CLEAR, &JS_SET_PRIORITY, &JS_SET_DELAY, &JS_LOST_WHY, &JS_COUNTS, &JS_LIST, &JS_LIST_STATUS,
 	&JS_REFRESH_ADD, &JS_REFRESH_REPEND_MARK, &JS_REFRESH_REPEND, &JS_REFRESH_REPEND_UNMARK,
-	&JS_REFRESH_STALE, &JS_REFRESH_ORPHANS,
+	&JS_REFRESH_STALE, &JS_REFRESH_ORPHANS_MARK, &JS_REFRESH_ORPHANS,
 	NULL,
 };

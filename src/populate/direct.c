@@ -23,13 +23,15 @@ void work_direct(worker *w, djc_rowset *keys)
 		const djc_row *key = keys->rows[i];
 		staged st = {0};
 		make_result mr;
-		if (worker_make(w, key, &st, &mr) == DJC_OK) {
+		if (worker_make(w, key, 1, &st, &mr) == DJC_OK) {
 			direct_commit d = {w, &st, 0};
 			/* a deadlock or busy database rolls the insert back: try again */
 			int rc = conn_tx(w->c, "commit", 0, commit_body, &d);
 			if (rc == DJC_OK) atomic_fetch_add(&w->sh->success, 1);
 			else if (d.taken) atomic_fetch_add(&w->sh->skipped, 1);
 			else worker_error(w, key, w->c->err);
+		} else if (mr.fatal) {
+			worker_fatal(w, mr.message);   /* the key was not tried */
 		} else
 			worker_error(w, key, mr.message);
 		staged_free(&st);

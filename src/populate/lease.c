@@ -30,7 +30,9 @@ static void wait_for(lease *l, double secs)
 
 /* Renew every lease/4. The renewal runs without l->mu, so one stuck on a
  * dead network never blocks the worker's questions; failed renewals are
- * tried again next period (the driver reconnects between transactions). */
+ * tried again next period (the driver reconnects between transactions).
+ * When the job being made is gone, one more read tells a cancel (the job
+ * is ignore under our token) from a loss. */
 static void *hb_main(void *arg)
 {
 	lease *l = arg;
@@ -42,14 +44,27 @@ static void *hb_main(void *arg)
 		if (l->quit) break;
 		if (!l->token) continue;
 		int64_t tok = l->token;
+		long njobs = l->njobs;
+		unsigned gen = l->gen;
+		djc_row *key = l->making ? djc_row_dup(l->making) : NULL;
 		pthread_mutex_unlock(&l->mu);
 		double t0 = mono();
-		long held = 0;
+		long held = 0, cur = 1;
+		int cancelled = 0;
+		djc_job job = {.t = l->t, .key = key, .token = tok};
 		int rc = jobs_renew(l->c, l->t, tok, l->lease, &held);
+		/* several jobs under one token: is the one being made still ours? */
+		if (rc == DJC_OK && held > 0 && njobs > 1 && key && jobs_hold(l->c, &job, l->lease, &cur) != DJC_OK) cur = 1;
+		if (rc == DJC_OK && (held == 0 || cur == 0) && key) jobs_lost_why(l->c, &job, &cancelled, NULL);
+		djc_row_free(key);
 		pthread_mutex_lock(&l->mu);
 		if (l->token != tok) continue;        /* the worker moved on to another claim */
 		if (rc == DJC_OK && held == 0) l->lost = 1;
-		else if (rc == DJC_OK && t0 > l->proved) l->proved = t0;
+		else if (rc == DJC_OK) {
+			if (t0 > l->proved) l->proved = t0;
+			if (cur == 0 && l->gen == gen) l->job_lost = 1;
+		}
+		if (cancelled && l->gen == gen) l->cancelled = 1;
 	}
 	pthread_mutex_unlock(&l->mu);
 	return NULL;
@@ -62,7 +77,12 @@ int lease_start(lease *l, djc_conn *c, table *t)
 	l->lease = lease_seconds();
 	l->quit = 0;
 	l->token = 0;
+	l->njobs = 0;
+	l->making = NULL;
+	l->gen = 0;
 	l->lost = 0;
+	l->job_lost = 0;
+	l->cancelled = 0;
 	l->proved = mono();
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -87,26 +107,45 @@ void lease_stop(lease *l)
 	pthread_cond_broadcast(&l->cv);
 	pthread_mutex_unlock(&l->mu);
 	pthread_join(l->hb, NULL);
+	djc_row_free(l->making);
+	l->making = NULL;
 	pthread_mutex_destroy(&l->mu);
 	pthread_cond_destroy(&l->cv);
 	l->on = 0;
 }
 
-void lease_hold(lease *l, int64_t token)
+void lease_hold(lease *l, int64_t token, long njobs)
 {
 	pthread_mutex_lock(&l->mu);
 	if (token != l->token) {
 		l->lost = 0;
+		l->job_lost = 0;
+		l->cancelled = 0;
 		if (token) l->proved = mono();   /* the claim just proved it */
 	}
 	l->token = token;
+	l->njobs = njobs;
 	pthread_mutex_unlock(&l->mu);
+}
+
+void lease_making(lease *l, const djc_row *key)
+{
+	djc_row *k = key ? djc_row_dup(key) : NULL;
+	pthread_mutex_lock(&l->mu);
+	djc_row *old = l->making;
+	l->making = k;
+	l->gen++;
+	l->job_lost = 0;
+	l->cancelled = 0;
+	pthread_mutex_unlock(&l->mu);
+	djc_row_free(old);
 }
 
 lease_state lease_get(lease *l)
 {
 	pthread_mutex_lock(&l->mu);
-	lease_state s = !l->token ? LEASE_HELD : l->lost ? LEASE_LOST : mono() - l->proved > l->lease ? LEASE_UNPROVEN : LEASE_HELD;
+	lease_state s = !l->token ? LEASE_HELD : l->cancelled ? LEASE_CANCELLED : l->lost || l->job_lost ? LEASE_LOST
+		      : mono() - l->proved > l->lease ? LEASE_UNPROVEN : LEASE_HELD;
 	pthread_mutex_unlock(&l->mu);
 	return s;
 }

@@ -17,7 +17,8 @@
 typedef enum lease_state {
 	LEASE_HELD = 0,     /* proved within the last lease (or nothing held) */
 	LEASE_LOST,         /* a renewal found the reservation gone */
-	LEASE_UNPROVEN      /* no renewal proved it for a whole lease */
+	LEASE_UNPROVEN,     /* no renewal proved it for a whole lease */
+	LEASE_CANCELLED     /* a renewal found the job being made cancelled (ignore under our token) */
 } lease_state;
 
 typedef struct lease {
@@ -30,7 +31,12 @@ typedef struct lease {
 	pthread_cond_t cv;      /* on CLOCK_MONOTONIC */
 	int quit;
 	int64_t token;          /* the claim held now, 0 for none */
+	long njobs;             /* how many jobs the claim took */
+	djc_row *making;        /* the key of the job being made (a copy), or NULL */
+	unsigned gen;           /* counts changes of `making` */
 	int lost;               /* a renewal of token found no row */
+	int job_lost;           /* the job being made was not found held */
+	int cancelled;          /* ... because it was cancelled */
 	double proved;          /* when the last renewal that proved token began (or the claim) */
 } lease;
 
@@ -39,9 +45,15 @@ typedef struct lease {
 int lease_start(lease *l, djc_conn *c, table *t);
 void lease_stop(lease *l);
 double lease_seconds(void);
-/* The worker now holds the claim `token` (just claimed: proved now), or
- * nothing (0). */
-void lease_hold(lease *l, int64_t token);
+/* The worker now holds the claim `token` of njobs jobs (just claimed:
+ * proved now), or nothing (0). */
+void lease_hold(lease *l, int64_t token, long njobs);
+/* The worker starts making the job `key` of its claim (copied), or has
+ * finished it (NULL). While a job is being made, a renewal that finds it
+ * gone tells whether it was cancelled (LEASE_CANCELLED) or lost; with a
+ * claim of several jobs the heartbeat also holds that job by key, since
+ * a renewal by token still matches the others. */
+void lease_making(lease *l, const djc_row *key);
 lease_state lease_get(lease *l);
 /* The worker proved the lease itself (jobs_hold found the job ours). */
 void lease_proved(lease *l);

@@ -18,7 +18,7 @@
 
 #define MAX_PROCS 256
 
-typedef struct making { char *key; int64_t token; char *table; } making;
+typedef struct making { char *key; int64_t token; long attempts; int history; char *table; } making;
 
 static void add_error(djc_populate_result *r, const char *key, const char *msg)
 {
@@ -41,6 +41,8 @@ static void gather_line(djc_populate_result *res, char *line, making *mk)
 		const char *tab = json_string_value(json_object_get(j, "table"));
 		free(mk->table);
 		mk->table = tab ? xstrdup(tab) : NULL;
+		mk->attempts = (long)json_integer_value(json_object_get(j, "attempts"));
+		mk->history = json_is_true(json_object_get(j, "history"));
 	} else {
 		json_t *k = json_object_get(j, "key"), *m = json_object_get(j, "message");
 		add_error(res, json_is_string(k) ? json_string_value(k) : "{}", json_is_string(m) ? json_string_value(m) : "make failed");
@@ -72,12 +74,16 @@ static void drain(int *fd, sb_t *buf, djc_populate_result *res, making *mk)
 }
 
 /* A worker child died of a signal: the job it said it was making is that
- * make's failure (fenced by key and token); whatever else it still holds
- * (the rest of its claim, or a job claimed after its last report) goes
- * back to pending. Returns 1 when a job was recorded as failed; 0 when the
- * child had already ended its job (committed it or recorded its error: the
- * fence finds it no longer reserved), so its death costs nothing. */
-static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const char *msg, const pool_work *pw)
+ * make's failure (fenced by key and token; retried when it has attempts
+ * left); whatever else it still holds (the rest of its claim, or a job
+ * claimed after its last report) goes back to pending. Returns 1 when a
+ * job was recorded as an error, 2 when it went back to pending for a
+ * retry; 0 when the child had already ended its job (committed it or
+ * recorded its error: the fence finds it no longer reserved), so its
+ * death costs nothing. pw: djc worker's children hold jobs of
+ * pw->tables (NULL: populate, t only). */
+static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const char *msg, double *retry_in,
+		      const pool_work *pw)
 {
 	int failed = 0;
 	/* djc worker's children say which table they are making a job of */
@@ -86,8 +92,11 @@ static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const 
 	djc_row *key = NULL;
 	char *err = NULL;
 	if (kj && !row_from_json_obj(t, kj, &key, &err)) {
-		djc_job job = {t, key, mk->token, 0};
-		failed = jobs_fail(c, &job, msg, NULL, 0) == DJC_OK;
+		djc_job job = {.t = t, .key = key, .token = mk->token, .attempts = mk->attempts, .history = mk->history};
+		fail_result fr = FAILED_ERROR;
+		double delay = 0;
+		if (jobs_fail(c, &job, FAIL_DIED, msg, NULL, 0, &fr, &delay) == DJC_OK) failed = fr == FAILED_ERROR ? 1 : 2;
+		if (failed == 2) *retry_in = delay;
 		for (size_t i = 0; pw && i < pw->ntables; i++) jobs_release_pid(c, pw->tables[i], jobs_host(), (long)pid);
 		if (!pw) jobs_release_pid(c, t, jobs_host(), (long)pid);
 	} else {
@@ -110,7 +119,7 @@ static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const 
 /* Fork a worker child with its own connection; its reports go to a pipe
  * whose read end goes to *fd. fds[0..nfds) are the other children's pipes,
  * closed in the child. Returns the child's pid, or -1. */
-static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, counters *sh,
+static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, int serve, counters *sh,
 			  djc_rowset *keys, const int *fds, int nfds, int *fd, const pool_work *pw)
 {
 	int pf[2];
@@ -127,8 +136,9 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 		int crc = djc_open(&cc, c->url, c->schema);
 		worker w = {0};
 		djc_populate_result cres = {0};
-		w.c = cc; w.o = o; w.argv = argv; w.sh = sh; w.res = &cres; w.outfd = pf[1];
+		w.c = cc; w.o = o; w.argv = argv; w.serve = serve; w.sh = sh; w.res = &cres; w.outfd = pf[1];
 		if (!crc) crc = conn_table(cc, t->name, &w.t);
+		if (!crc) w.timeout = worker_timeout(o, w.t);
 		if (!crc && o->reserve_jobs) crc = lease_start(&w.lease, cc, w.t);
 		if (crc) {
 			w.t = t;
@@ -140,6 +150,7 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 		else if (o->reserve_jobs) work_reserved(&w);
 		else work_direct(&w, keys);
 		if (o->reserve_jobs) lease_stop(&w.lease);
+		worker_end(&w);
 		djc_close(cc);
 		_exit(populate_signal ? 4 : 0);
 	}
@@ -149,7 +160,7 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 	return pid;
 }
 
-int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, counters *sh,
+int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, int serve, counters *sh,
 	     djc_rowset *keys, int procs, djc_populate_result *res, progress *prog, const pool_work *pw)
 {
 	if (procs > MAX_PROCS) procs = MAX_PROCS;
@@ -162,7 +173,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 	fflush(NULL);
 	for (int i = 0; i < procs; i++) {
 		int fd;
-		pid_t pid = spawn_worker(c, t, o, argv, sh, keys, fds, n, &fd, pw);
+		pid_t pid = spawn_worker(c, t, o, argv, serve, sh, keys, fds, n, &fd, pw);
 		if (pid < 0) break;
 		pids[n] = pid;
 		fds[n] = fd;
@@ -172,7 +183,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 	}
 	if (n == 0) return conn_fail(c, DJC_ERROR, "cannot start worker processes: %s", strerror(errno));
 	int respawns = 0;
-	int alive = n, forwarded = 0;
+	int alive = n, forwarded = 0, drained = 0;
 	while (alive > 0) {
 		struct pollfd pfd[MAX_PROCS];
 		int map[MAX_PROCS], np = 0;
@@ -186,6 +197,17 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 		if (populate_signal && !forwarded) {
 			for (int i = 0; i < n; i++) if (pids[i] > 0) kill(pids[i], populate_signal);
 			forwarded = 1;
+		}
+		/* a drain (SIGUSR1) goes to every worker: each finishes its make
+		 * and takes no new job. Said on stderr once forwarded, so whoever
+		 * sent it (a batch script, a test) knows every worker has it. */
+		if (populate_drain && !drained) {
+			int k = 0;
+			for (int i = 0; i < n; i++) if (pids[i] > 0 && kill(pids[i], SIGUSR1) == 0) k++;
+			drained = 1;
+			fprintf(stderr, "djc: draining on SIGUSR1: %d worker process%s finish their makes and take no new job\n", k,
+				k == 1 ? "" : "es");
+			fflush(stderr);
 		}
 		for (int i = 0; i < n; i++) {
 			int st;
@@ -201,8 +223,13 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 			 * already ended that job (then its death costs nothing) */
 			char msg[128];
 			snprintf(msg, sizeof msg, "make killed by signal %d (worker process %d died)", WTERMSIG(st), (int)p);
-			int failed = o->reserve_jobs ? child_died(c, t, &mk[i], p, msg, pw) : 1;
-			if (failed) {
+			double retry_in = 0;
+			int failed = o->reserve_jobs ? child_died(c, t, &mk[i], p, msg, &retry_in, pw) : 1;
+			if (failed == 2) {
+				atomic_fetch_add(&sh->retried, 1);
+				worker_retry_due(sh, retry_in);
+			}
+			else if (failed) {
 				add_error(res, mk[i].key ? mk[i].key : "{}", msg);
 				atomic_fetch_add(&sh->errors, 1);
 				if (!o->suppress_errors) atomic_store(&sh->stop, 1);
@@ -210,7 +237,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 			/* the rest of the work (and the jobs handed back) need a
 			 * worker: start a new one in its place, a bounded number of
 			 * times so a make that always crashes ends */
-			if (!atomic_load(&sh->stop) && !populate_signal && respawns < 4 * procs) {
+			if (!atomic_load(&sh->stop) && !populate_signal && !populate_drain && respawns < 4 * procs) {
 				int fd;
 				if (fds[i] >= 0) close(fds[i]);
 				fds[i] = -1;
@@ -218,7 +245,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 				free(mk[i].key);
 				free(mk[i].table);
 				mk[i].key = mk[i].table = NULL;
-				pid_t npid = spawn_worker(c, t, o, argv, sh, keys, fds, n, &fd, pw);
+				pid_t npid = spawn_worker(c, t, o, argv, serve, sh, keys, fds, n, &fd, pw);
 				if (npid > 0) { pids[i] = npid; fds[i] = fd; alive++; respawns++; }
 			}
 		}

@@ -6,6 +6,7 @@
 #include "util/config.h"
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ void djc_populate_result_free(djc_populate_result *r)
 }
 
 static void on_signal(int sig) { if (!populate_signal) populate_signal = sig; }
+static void on_drain(int sig) { (void)sig; populate_drain = 1; }
 
 static int key_list(djc_conn *c, table *t, const char *where, djc_rowset **out)
 {
@@ -106,23 +108,32 @@ int djc_progress(long *remaining, long *total, djc_conn *c, const char *name, co
 	return rc;
 }
 
-int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const djc_populate_options *o)
+/* djc_populate itself, with SIGUSR1 (drain) already handled. */
+static int populate(djc_conn *c, const char *name, const djc_populate_options *o, djc_populate_result **out)
 {
-	*out = NULL;
-	djc_populate_options defo = DJC_POPULATE_OPTIONS_INIT;
-	if (!o) o = &defo;
-	if (o->version != DJC_POPULATE_OPTIONS_VERSION)
-		return conn_fail(c, DJC_EINVAL, "populate options version %d is not %d (use DJC_POPULATE_OPTIONS_INIT)", o->version,
-				 DJC_POPULATE_OPTIONS_VERSION);
 	table *t;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
 	if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
 		return conn_fail(c, DJC_EINVAL, "table %s is %s: only computed and imported tables are populated", t->name, tier_name(t->tier));
-	char *const *argv = (char *const *)o->make_argv;
-	if (!o->make && (!argv || !argv[0])) argv = t->make_argv;
+	/* which make: the C callback, else a program given by the caller (per
+	 * key or serve), else the table's own line */
+	char *const *argv = (char *const *)o->make_argv, *const *sargv = (char *const *)o->make_serve_argv;
+	if (argv && !argv[0]) argv = NULL;
+	if (sargv && !sargv[0]) sargv = NULL;
+	if (argv && sargv)
+		return conn_fail(c, DJC_EINVAL, "populate takes a per-key make program or a serve program, not both (--make or --make-serve)");
+	int serve = 0;
+	if (!o->make && !argv && !sargv) {
+		argv = t->make_argv;
+		sargv = t->make_serve_argv;
+	}
+	if (sargv) { argv = sargv; serve = 1; }
 	if (!o->make && (!argv || !argv[0]))
-		return conn_fail(c, DJC_EINVAL, "table %s has no make: give --make PROGRAM (or a 'make = ...' line in its definition)", t->name);
+		return conn_fail(c, DJC_EINVAL, "table %s has no make: give --make PROGRAM or --make-serve PROGRAM "
+				 "(or a 'make = ...' or 'make_serve = ...' line in its definition)", t->name);
+	if (!(o->timeout >= 0) || o->timeout > 1e9)
+		return conn_fail(c, DJC_EINVAL, "populate timeout must be a number of seconds from 0 (none) to 1e9");
 	int procs = o->processes < 1 ? 1 : o->processes > MAX_PROCS ? MAX_PROCS : o->processes;
 	if (o->where_json) {
 		sb_t tmp = SB_INIT;
@@ -176,7 +187,8 @@ int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const
 	rc = DJC_OK;
 	if (procs == 1) {
 		worker w = {0};
-		w.c = c; w.t = t; w.o = o; w.argv = argv; w.sh = sh; w.res = res; w.outfd = -1; w.prog = &prog;
+		w.c = c; w.t = t; w.o = o; w.argv = argv; w.serve = serve; w.sh = sh; w.res = res; w.outfd = -1; w.prog = &prog;
+		w.timeout = worker_timeout(o, t);
 		if (o->reserve_jobs) {
 			if (!(rc = lease_start(&w.lease, c, t))) {
 				work_reserved(&w);
@@ -184,8 +196,9 @@ int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const
 			}
 		} else
 			work_direct(&w, keys);
+		worker_end(&w);
 	} else
-		rc = pool_run(c, t, o, argv, sh, keys, procs, res, &prog, NULL);
+		rc = pool_run(c, t, o, argv, serve, sh, keys, procs, res, &prog, NULL);
 	progress_update(&prog, atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped),
 			atomic_load(&sh->errors), 1);
 	sigaction(SIGINT, &old_int, NULL);
@@ -195,7 +208,10 @@ int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const
 	res->error_count = atomic_load(&sh->errors);
 	res->skipped_count = atomic_load(&sh->skipped);
 	res->lost_count = atomic_load(&sh->lost);
+	res->retried_count = atomic_load(&sh->retried);
+	res->cancelled_count = atomic_load(&sh->cancelled);
 	res->interrupted = populate_signal;
+	res->drained = populate_drain != 0;
 	munmap(sh, sizeof *sh);
 	djc_rowset_free(keys);
 	*out = res;
@@ -207,4 +223,31 @@ int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const
 				 t->name, res->n_errors ? ": " : "", res->n_errors ? res->errors[0].message : "");
 	}
 	return DJC_OK;
+}
+
+int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const djc_populate_options *o)
+{
+	*out = NULL;
+	djc_populate_options full = DJC_POPULATE_OPTIONS_INIT;
+	if (!o) o = &full;
+	if (o->version == 1 || o->version == 2) {
+		/* a caller built against version 1 (its struct ends before
+		 * make_serve_argv) or 2 (before timeout) */
+		memcpy(&full, o, o->version == 1 ? offsetof(djc_populate_options, make_serve_argv)
+						 : offsetof(djc_populate_options, timeout));
+		full.version = DJC_POPULATE_OPTIONS_VERSION;
+		o = &full;
+	} else if (o->version != DJC_POPULATE_OPTIONS_VERSION)
+		return conn_fail(c, DJC_EINVAL, "populate options version %d is not %d (use DJC_POPULATE_OPTIONS_INIT)", o->version,
+				 DJC_POPULATE_OPTIONS_VERSION);
+	/* SIGUSR1 from the start, so a drain asked while populate refreshes is
+	 * not the signal's default (the end of the process) */
+	struct sigaction sa = {0}, old_usr1;
+	sa.sa_handler = on_drain;
+	sigemptyset(&sa.sa_mask);
+	populate_drain = 0;
+	sigaction(SIGUSR1, &sa, &old_usr1);
+	int rc = populate(c, name, o, out);
+	sigaction(SIGUSR1, &old_usr1, NULL);
+	return rc;
 }

@@ -15,12 +15,16 @@ typedef struct staged {
 } staged;
 void staged_free(staged *s);
 
-/* Why a running make must stop; MAKE_GO (0) lets it go on. */
+/* Why a running make must stop; MAKE_GO (0) lets it go on. Reasons are
+ * only ever appended, never renumbered (make_result stores them). A drain
+ * (SIGUSR1) is no reason: it lets running makes finish. */
 typedef enum make_stop {
 	MAKE_GO = 0,
 	MAKE_STOP_LOST,       /* a renewal found the reservation taken or reset */
 	MAKE_STOP_UNPROVEN,   /* no renewal proved the lease for a whole lease: it may be someone else's */
-	MAKE_STOP_SIGNAL      /* SIGINT/SIGTERM: populate is stopping */
+	MAKE_STOP_SIGNAL,     /* SIGINT/SIGTERM: populate is stopping */
+	MAKE_STOP_TIMEOUT,    /* it ran past its timeout (--timeout, timeout =, jobs.make_timeout) */
+	MAKE_STOP_CANCELLED   /* its job was cancelled (jobs cancel, jobs ignore): a renewal found it ignore */
 } make_stop;
 
 /* Asked while a make runs (a program: every poll; a C make: through
@@ -37,6 +41,7 @@ struct djc_make_ctx {
 	staged out;
 	char *err;
 	const make_watch *watch;
+	int attempt;        /* 1 for a job's first attempt (djc_make_attempt) */
 };
 
 /* What became of one make. */
@@ -46,23 +51,52 @@ typedef struct make_result {
 	char *stack;        /* stderr tail of a make program */
 	int signal;         /* the make program died of this signal */
 	make_stop stopped;  /* we stopped it, and why (MAKE_GO: we did not) */
+	int fatal;          /* make could not be tried at all and the worker must
+	                       stop (a serve program that cannot be started, speaks
+	                       another protocol version, or was restarted too often):
+	                       the key was not attempted, message says why */
 } make_result;
 void make_result_free(make_result *r);
 
 /* The signal (SIGINT/SIGTERM) that asked populate to stop, or 0; set by
  * populate's handlers. */
 extern volatile sig_atomic_t populate_signal;
+/* SIGUSR1 asked populate to drain: take no more work, finish what runs. */
+extern volatile sig_atomic_t populate_drain;
 
-/* Run the make program argv for key; stage and check its rows. watch (may
- * be NULL) is asked while it runs; when it says stop, the program is
- * stopped and res->stopped says why. */
-int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, const make_watch *watch,
+/* Run the make program argv for key (its attempt number in DJC_ATTEMPT);
+ * stage and check its rows. watch (may be NULL) is asked while it runs;
+ * when it says stop, the program is stopped and res->stopped says why. */
+int make_program(djc_conn *c, table *t, const djc_row *key, int attempt, char *const *argv, const make_watch *watch,
 		 staged *out, make_result *res);
 /* Call a C make for key. Work it finished is kept even if a stop was asked
  * meanwhile (the caller commits it, then stops); a make that returns an
  * error after a stop was asked is recorded as stopped. */
-int make_callback(djc_conn *c, table *t, const djc_row *key, djc_make_fn fn, void *payload, const make_watch *watch,
-		  staged *out, make_result *res);
+int make_callback(djc_conn *c, table *t, const djc_row *key, int attempt, djc_make_fn fn, void *payload,
+		  const make_watch *watch, staged *out, make_result *res);
 /* Check a row (JSON object) from make for t or one of its parts; stage it. */
 int stage_json_row(djc_conn *c, table *t, const djc_row *key, json_t *obj, staged *out, char **msg);
+
+/* Shared by the two make-program protocols (make.c, serve.c). */
+/* What the watch says now (no watch: the signal flag only). */
+make_stop make_watch_check(const make_watch *w);
+/* The process module's stop reason for a make_stop (not MAKE_GO). */
+int make_proc_reason(make_stop why);
+/* "interrupted by SIGTERM", "make stopped: ..." (caller frees). */
+char *make_stop_message(make_stop why);
+/* The target's rows first; 0 with res->message set when make produced no
+ * row for the target. */
+int make_need_target_row(table *t, staged *out, make_result *res);
+/* A make program's stderr tail made fit for the jobs table: valid UTF-8
+ * and the database password redacted; NULL when empty (caller frees). */
+char *make_stderr_text(const djc_conn *c, const char *tail, size_t n);
+/* "SIGSEGV" for SIGSEGV, ... ("signal" for the rarer ones). */
+const char *make_signame(int sig);
+/* The environment of the current process, without the variables that
+ * describe djc's database (DJC_DATABASE_URL, DJC_KEY..., DJC_TABLE, the
+ * schema variables); with without_secrets also without those that hold
+ * its password (docs/serve-protocol.md). NULL-terminated; free with
+ * make_env_free. */
+char **make_env_base(const djc_conn *c, int without_secrets, size_t *n);
+void make_env_free(char **env);
 #endif

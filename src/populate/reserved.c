@@ -1,7 +1,10 @@
 /* reserved.c - populate with job reservation: claim (one atomic statement),
  * make outside any transaction while the lease is kept, then one short
  * fenced commit. With jobs.reserve_batch > 1 a claim takes several jobs and
- * finished makes of it commit together. Database faults are retried. */
+ * finished makes of it commit together. Database faults are retried. A
+ * failed make whose job has attempts left goes back to pending (jobs_fail)
+ * and the worker waits for its retry before it leaves; a cancelled job's
+ * make is stopped and counted as cancelled; a drain takes no new work. */
 #include "worker.h"
 #include "util/config.h"
 #include <stdlib.h>
@@ -32,12 +35,21 @@ static int retry_wait(worker *w, retry *r)
 
 /* ------------------------------------------------------------ endings */
 
+/* A job found no longer ours (a refused commit, a renewal, a fenced
+ * error): cancelled (ignore under our token) or lost. */
+static void count_gone(worker *w, djc_job *job)
+{
+	int cancelled = 0;
+	jobs_lost_why(w->c, job, &cancelled, NULL);
+	atomic_fetch_add(cancelled ? &w->sh->cancelled : &w->sh->lost, 1);
+}
+
 /* Count a decided commit. */
-static void count(worker *w, commit_result res)
+static void count(worker *w, djc_job *job, commit_result res)
 {
 	if (res == COMMIT_DONE) atomic_fetch_add(&w->sh->success, 1);
 	else if (res == COMMIT_TAKEN) atomic_fetch_add(&w->sh->skipped, 1);
-	else if (res == COMMIT_LOST) atomic_fetch_add(&w->sh->lost, 1);
+	else if (res == COMMIT_LOST) count_gone(w, job);
 }
 
 /* Commit a job's rows, fenced by its token, retrying faults. When the
@@ -61,12 +73,29 @@ static int commit_job(worker *w, djc_job *job, staged *st, double dur, next_clai
 	}
 }
 
-static int fail_job(worker *w, djc_job *job, const char *msg, const char *stack, double dur)
+static int fail_job(worker *w, djc_job *job, fail_kind kind, const char *msg, const char *stack, double dur,
+		    fail_result *res, double *delay)
 {
 	retry r = {0, 0};
 	int rc;
-	while (retryable(rc = jobs_fail(w->c, job, msg, stack, dur)) && retry_wait(w, &r)) {}
+	while (retryable(rc = jobs_fail(w->c, job, kind, msg, stack, dur, res, delay)) && retry_wait(w, &r)) {}
 	return rc;
+}
+
+/* Record a failed attempt and count what became of it: back to pending
+ * (retried: this worker waits for it before leaving, unless stopping),
+ * an error, or no longer ours. */
+static void failed(worker *w, djc_job *job, fail_kind kind, const char *msg, const char *stack, double dur)
+{
+	fail_result fr = FAILED_ERROR;
+	double delay = 0;
+	int rc = fail_job(w, job, kind, msg, stack, dur, &fr, &delay);
+	if (rc == DJC_ELOST) count_gone(w, job);          /* someone else's now, or cancelled */
+	else if (rc == DJC_OK && fr != FAILED_ERROR) {
+		atomic_fetch_add(&w->sh->retried, 1);
+		worker_retry_due(w->sh, delay);
+	} else
+		worker_error(w, job->key, rc == DJC_OK ? msg : w->c->err);
 }
 
 /* Commit one finished job and count the outcome; with next, claim the
@@ -76,10 +105,9 @@ static void finish_one(worker *w, djc_job *job, staged *st, double dur, next_cla
 	commit_result res;
 	if (worker_stopping(w)) next = NULL;   /* nothing more to claim */
 	int rc = commit_job(w, job, st, dur, next, &res);
-	if (!rc) { count(w, res); return; }
+	if (!rc) { count(w, job, res); return; }
 	char *msg = xstrdup(w->c->err);
-	if (fail_job(w, job, msg, NULL, dur) == DJC_ELOST) atomic_fetch_add(&w->sh->lost, 1);
-	else worker_error(w, job->key, msg);
+	failed(w, job, FAIL_ERROR, msg, NULL, dur);
 	free(msg);
 }
 
@@ -90,7 +118,7 @@ static void finish_made(worker *w, djc_job *job)
 	commit_result res;
 	int rc;
 	while (retryable(rc = jobs_close_made(w->c, job, &res)) && retry_wait(w, &r)) {}
-	if (!rc) count(w, res);
+	if (!rc) count(w, job, res);
 	else worker_error(w, job->key, w->c->err);
 }
 
@@ -139,7 +167,7 @@ static void group_flush(worker *w, group *g, next_claim *next)
 				retry r2 = {0, 0};
 				int orc;
 				while (retryable(orc = jobs_commit_outcome(w->c, g->jobs[i], &o)) && retry_wait(w, &r2)) {}
-				if (!orc && o != COMMIT_FAILED) count(w, o);
+				if (!orc && o != COMMIT_FAILED) count(w, g->jobs[i], o);
 				else finish_one(w, g->jobs[i], &g->st[i], g->dur[i], NULL);
 			}
 			done = 1;
@@ -160,19 +188,30 @@ static void group_flush(worker *w, group *g, next_claim *next)
  * of a claim committed alone carries the next claim (next). */
 static void make_one(worker *w, group *g, djc_job *job, size_t i, size_t n, next_claim *next)
 {
-	lease_hold(&w->lease, job->token);
+	lease_hold(&w->lease, job->token, (long)n);
+	lease_making(&w->lease, job->key);
 	if (w->outfd >= 0) worker_making(w, job);
 	double t0 = mono_now();
 	staged st = {0};
 	make_result mr;
-	int ok = worker_make(w, job->key, &st, &mr) == DJC_OK;
+	int ok = worker_make(w, job->key, (int)job->attempts + 1, &st, &mr) == DJC_OK;
 	double dur = mono_now() - t0;
+	if (mr.fatal) {
+		/* the key was not tried (its serve program cannot be run): it
+		 * goes back to pending for another worker, and this one stops */
+		jobs_release_job(w->c, job, mr.message);
+		worker_fatal(w, mr.message);
+		make_result_free(&mr);
+		return;
+	}
 	if (w->hooks && !mr.stopped) w->hooks->made(w->hooks_arg, dur);
 	lease_state ls = lease_get(&w->lease);
-	/* LEASE_LOST: a renewal found the job taken or reset; LEASE_UNPROVEN:
-	 * not proved for a lease (it may still be ours: the fenced commit
-	 * decides). The heartbeat goes on during the commit and its retries. */
-	if (ok && ls != LEASE_LOST) {
+	lease_making(&w->lease, NULL);
+	/* LEASE_LOST: a renewal found the job taken or reset; LEASE_CANCELLED:
+	 * found it cancelled; LEASE_UNPROVEN: not proved for a lease (it may
+	 * still be ours: the fenced commit decides). The heartbeat goes on
+	 * during the commit and its retries. */
+	if (ok && ls != LEASE_LOST && ls != LEASE_CANCELLED) {
 		if (n > 1 && ls == LEASE_HELD) {
 			if (!g->n) g->first = mono_now();
 			g->jobs[g->n] = job;
@@ -181,18 +220,22 @@ static void make_one(worker *w, group *g, djc_job *job, size_t i, size_t n, next
 			memset(&st, 0, sizeof st);
 		} else
 			finish_one(w, job, &st, dur, next);
+	} else if (mr.stopped == MAKE_STOP_CANCELLED || ls == LEASE_CANCELLED) {
+		/* cancelled: the job is ignore already, the attempt recorded by
+		 * the cancel; nothing of the make is written */
+		atomic_fetch_add(&w->sh->cancelled, 1);
 	} else if (mr.stopped == MAKE_STOP_LOST || mr.stopped == MAKE_STOP_UNPROVEN || (ok && ls != LEASE_HELD)) {
 		/* someone else holds it now, or nobody could prove we do: if it
-		 * is still ours, hand it back at once rather than renewing it
-		 * with the rest of the batch */
+		 * is still ours, hand it back at once (recording the stopped
+		 * attempt) rather than renewing it with the rest of the batch */
 		atomic_fetch_add(&w->sh->lost, 1);
-		jobs_release_job(w->c, job);
+		jobs_release_job(w->c, job, mr.message ? mr.message : "make stopped: the lease could not be proved");
 	} else {
-		/* make failed or was interrupted: recorded (fenced) */
-		if (i + 1 == n) { group_flush(w, g, NULL); lease_hold(&w->lease, 0); }
-		int rc = fail_job(w, job, mr.message, mr.stack, dur);
-		if (rc == DJC_ELOST) atomic_fetch_add(&w->sh->lost, 1);   /* someone else's now */
-		else worker_error(w, job->key, mr.message);
+		/* make failed, timed out or was interrupted: recorded (fenced),
+		 * retried when attempts are left */
+		if (i + 1 == n) { group_flush(w, g, NULL); lease_hold(&w->lease, 0, 0); }
+		fail_kind k = mr.stopped == MAKE_STOP_SIGNAL ? FAIL_INTERRUPTED : mr.stopped == MAKE_STOP_TIMEOUT ? FAIL_TIMEOUT : FAIL_ERROR;
+		failed(w, job, k, mr.message, mr.stack, dur);
 	}
 	staged_free(&st);
 	make_result_free(&mr);
@@ -245,6 +288,15 @@ void work_reserved(worker *w)
 			if (w->hooks) w->hooks->claimed(w->hooks_arg, n);
 			if (!n && w->hooks) break;   /* djc worker waits its own way */
 			if (!n) {
+				/* A retry this populate scheduled is not due yet: wait for
+				 * it (another worker may take it first; then this one finds
+				 * nothing once it is due, and leaves) */
+				double wait = (double)atomic_load(&w->sh->retry_due) / 1e6 - mono_now();
+				if (wait > 0) {
+					usleep((useconds_t)((wait < 0.2 ? wait : 0.2) * 1e6) + 1000);
+					empty_claims = 0;
+					continue;
+				}
 				/* An empty claim can be momentary: rows locked by a claim or a
 				 * commit in flight are skipped (SKIP LOCKED), and a job handed
 				 * back a moment ago may not be visible yet. Look twice more
@@ -280,7 +332,7 @@ void work_reserved(worker *w)
 		/* before the release: those jobs are still reserved */
 		if (g.n && i == n && next.n == 0) next.n = next_size(w, batch);
 		group_flush(w, &g, i == n ? &next : NULL);
-		lease_hold(&w->lease, 0);
+		lease_hold(&w->lease, 0, 0);
 		if (i < n) jobs_release(w->c, w->t, jobs[0]->token);
 		for (size_t k = 0; k < n; k++) djc_job_free(jobs[k]);
 		free(jobs);

@@ -2,6 +2,9 @@
  * report, take make calls under max_calls, run make with a watch that says
  * when to stop (worker.h). */
 #include "worker.h"
+#include "serve.h"
+#include "util/config.h"
+#include "util/duration.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +68,8 @@ void worker_making(worker *w, const djc_job *job)
 	char *k = key_to_json(w->t, job->key, 1);
 	char tok[32];
 	snprintf(tok, sizeof tok, "%lld", (long long)job->token);
-	write_json_line(w->outfd, json_pack("{s:s,s:s,s:s}", "making", k, "token", tok, "table", w->t->name));
+	write_json_line(w->outfd, json_pack("{s:s,s:s,s:I,s:b,s:s}", "making", k, "token", tok, "attempts", (json_int_t)job->attempts,
+					    "history", job->history, "table", w->t->name));
 	free(k);
 }
 
@@ -78,7 +82,7 @@ void worker_tick(worker *w)
 
 int worker_stopping(worker *w)
 {
-	return populate_signal || atomic_load(&w->sh->stop);
+	return populate_signal || populate_drain || atomic_load(&w->sh->stop);
 }
 
 int worker_take_call(worker *w)
@@ -87,23 +91,66 @@ int worker_take_call(worker *w)
 	return !(w->o->max_calls > 0 && prev >= w->o->max_calls);
 }
 
-/* The watch of a worker's makes: a signal, then the lease (reserved mode). */
+void worker_retry_due(counters *sh, double delay)
+{
+	long long due = (long long)((mono_now() + delay) * 1e6), cur = atomic_load(&sh->retry_due);
+	while (due > cur && !atomic_compare_exchange_weak(&sh->retry_due, &cur, due)) {}
+}
+
+double worker_timeout(const djc_populate_options *o, const table *t)
+{
+	if (o->timeout > 0) return o->timeout;   /* djc_populate made o a version 2 struct */
+	if (t->timeout > 0) return t->timeout;
+	return config_double("jobs.make_timeout");
+}
+
+/* The watch of a worker's makes: a signal; then the lease (reserved mode):
+ * the job cancelled, lost, or not proved (it may be someone else's: a
+ * timeout would be recorded for nothing); then the timeout. A drain is
+ * not asked here: running makes finish. */
 static make_stop watch_check(void *arg)
 {
 	worker *w = arg;
 	if (populate_signal) return MAKE_STOP_SIGNAL;
-	if (!w->lease.on) return MAKE_GO;
-	switch (lease_get(&w->lease)) {
-	case LEASE_LOST: return MAKE_STOP_LOST;
-	case LEASE_UNPROVEN: return MAKE_STOP_UNPROVEN;
-	default: return MAKE_GO;
+	if (w->lease.on) {
+		switch (lease_get(&w->lease)) {
+		case LEASE_CANCELLED: return MAKE_STOP_CANCELLED;
+		case LEASE_LOST: return MAKE_STOP_LOST;
+		case LEASE_UNPROVEN: return MAKE_STOP_UNPROVEN;
+		default: break;
+		}
 	}
+	if (w->timeout > 0 && mono_now() - w->make_start > w->timeout) return MAKE_STOP_TIMEOUT;
+	return MAKE_GO;
 }
 
-int worker_make(worker *w, const djc_row *key, staged *st, make_result *mr)
+int worker_make(worker *w, const djc_row *key, int attempt, staged *st, make_result *mr)
 {
 	w->watch.check = watch_check;
 	w->watch.arg = w;
-	if (w->o->make) return make_callback(w->c, w->t, key, w->o->make, w->o->payload, &w->watch, st, mr);
-	return make_program(w->c, w->t, key, w->argv, &w->watch, st, mr);
+	w->make_start = mono_now();
+	int rc;
+	if (w->o->make) rc = make_callback(w->c, w->t, key, attempt, w->o->make, w->o->payload, &w->watch, st, mr);
+	else if (w->serve) {
+		if (!w->srv) w->srv = serve_new(w->argv);
+		rc = serve_make(w->srv, w->c, w->t, key, attempt, &w->watch, st, mr);
+	} else rc = make_program(w->c, w->t, key, attempt, w->argv, &w->watch, st, mr);
+	if (rc && mr->stopped == MAKE_STOP_TIMEOUT) {
+		char d[64];
+		free(mr->message);
+		mr->message = xasprintf("timed out after %s", duration_text(w->timeout, d, sizeof d));
+	}
+	return rc;
+}
+
+void worker_fatal(worker *w, const char *msg)
+{
+	atomic_store(&w->sh->stop, 1);
+	worker_error(w, NULL, msg);
+}
+
+void worker_end(worker *w)
+{
+	serve_free(w->srv);
+	w->srv = NULL;
 }

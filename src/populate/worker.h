@@ -15,6 +15,9 @@ typedef struct counters {
 	atomic_long next;        /* direct mode: next key index */
 	atomic_long calls;       /* makes started */
 	atomic_long success, errors, skipped, lost;
+	atomic_long retried;     /* failed attempts whose job went back to pending */
+	atomic_long cancelled;   /* makes stopped (or commits refused) because their job was cancelled */
+	atomic_llong retry_due;  /* when the last retry scheduled by this populate is due (monotonic us) */
 	atomic_int stop;         /* stop taking work (an error without suppress_errors) */
 } counters;
 
@@ -44,21 +47,41 @@ typedef struct worker {
 	make_watch watch;          /* what a running make asks */
 	const work_hooks *hooks;   /* djc worker's, or NULL (populate) */
 	void *hooks_arg;
+	int serve;                 /* argv is a serve program (serve.h), else per key */
+	struct serve *srv;         /* the serve program of this worker, once started */
+	double timeout;            /* seconds a make may run, 0: no limit (worker_timeout) */
+	double make_start;         /* when the running make started (monotonic) */
 } worker;
+
+/* A retry of this populate is due `delay` seconds from now: its workers
+ * wait for it before they leave. */
+void worker_retry_due(counters *sh, double delay);
 
 /* A make failed (or a worker could not work): count it, report it (to
  * the parent, or into w->res), and stop the others unless suppress_errors. */
 void worker_error(worker *w, const djc_row *key, const char *msg);
-/* A pool child tells its parent which job it is making (key, token), so
- * that if it dies the parent fails that job and only it. */
+/* A pool child tells its parent which job it is making (key, token, its
+ * attempts), so that if it dies the parent fails that job and only it. */
 void worker_making(worker *w, const djc_job *job);
 void worker_tick(worker *w);
-/* populate should stop taking work: a signal, or an error without suppress_errors. */
+/* populate should stop taking work: a signal, a drain (SIGUSR1), or an
+ * error without suppress_errors. */
 int worker_stopping(worker *w);
 /* Take a make call under max_calls; 0 when the budget is spent. */
 int worker_take_call(worker *w);
-/* Run make (C callback or program) for key with w's watch. */
-int worker_make(worker *w, const djc_row *key, staged *st, make_result *mr);
+/* The timeout of t's makes: populate's option, else the table's
+ * `timeout =`, else jobs.make_timeout; 0 for none. */
+double worker_timeout(const djc_populate_options *o, const table *t);
+/* Run make (C callback, program or serve program) for key, its attempt-th
+ * attempt, with w's watch: a signal, the lease, the timeout. A make stopped
+ * by its timeout gets the message "timed out after ...". mr->fatal: the key
+ * was not tried and the worker must stop (worker_fatal). */
+int worker_make(worker *w, const djc_row *key, int attempt, staged *st, make_result *mr);
+/* The worker cannot make keys (its serve program cannot be run): report
+ * msg and stop every worker of this populate. */
+void worker_fatal(worker *w, const char *msg);
+/* The worker is done: stop what it keeps running (its serve program). */
+void worker_end(worker *w);
 
 /* The two modes (direct.c, reserved.c). */
 void work_direct(worker *w, djc_rowset *keys);
@@ -78,8 +101,9 @@ typedef struct pool_work {
 
 /* The process pool (pool.c): run procs worker processes until the work is
  * done, collecting their errors into res. DJC_OK, or an error (message on
- * c) when no worker could be started. pw: see pool_work (NULL: populate). */
-int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, counters *sh,
+ * c) when no worker could be started. serve: argv is a serve program.
+ * pw: see pool_work (NULL: populate). */
+int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, int serve, counters *sh,
 	     djc_rowset *keys, int procs, djc_populate_result *res, progress *prog, const pool_work *pw);
 
 double mono_now(void);

@@ -215,6 +215,7 @@ static int bucket_of(double s)
 typedef struct stab {
 	table *t;
 	char *const *argv;
+	int serve;                  /* argv is a serve program (the table's make_serve line) */
 	double next_refresh;        /* monotonic: when to try the refresh slot again */
 	int64_t gen0;               /* --until-empty: a refresh started after this generation must have committed */
 	long shared[NBUCKET];       /* the histogram as last read */
@@ -484,9 +485,13 @@ static int wait_for_work(wloop *s, double secs)
 static void use_table(wloop *s, size_t i)
 {
 	worker *w = s->w;
+	/* a serve program makes one table's keys: another table's ends here */
+	if (w->srv && i != s->cur) worker_end(w);
 	s->cur = i;
 	w->t = s->tabs[i].t;
 	w->argv = s->tabs[i].argv;
+	w->serve = s->tabs[i].serve;
+	w->timeout = worker_timeout(w->o, w->t);   /* the table's `timeout =` line */
 	pthread_mutex_lock(&w->lease.mu);   /* no token is held between claims */
 	w->lease.t = w->t;
 	pthread_mutex_unlock(&w->lease.mu);
@@ -578,7 +583,12 @@ static void wloop_run(worker *w, void *arg)
 	for (size_t i = 0; i < p->n && !rc; i++) {
 		stab *tb = &s.tabs[i];
 		if (!(rc = conn_table(w->c, p->names[i], &tb->t))) rc = jobs_ensure(w->c, tb->t);
-		tb->argv = p->argv ? p->argv : tb->t->make_argv;
+		if (p->argv) tb->argv = p->argv;
+		else if (tb->t->make_serve_argv && tb->t->make_serve_argv[0]) {
+			tb->argv = tb->t->make_serve_argv;
+			tb->serve = 1;
+		} else
+			tb->argv = tb->t->make_argv;
 		tb->flushed_at = mono_now();
 		tb->next_refresh = 0;   /* try the slot at once: of workers starting together one wins */
 		if (!rc) stats_read(&s, tb);
@@ -694,9 +704,10 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (!o->make && !argv && (!tabs[i]->make_argv || !tabs[i]->make_argv[0])) {
-			rc = conn_fail(c, DJC_EINVAL, "table %s has no make: give --make PROGRAM (or a 'make = ...' line in its definition)",
-				       tabs[i]->name);
+		if (!o->make && !argv && (!tabs[i]->make_argv || !tabs[i]->make_argv[0]) &&
+		    (!tabs[i]->make_serve_argv || !tabs[i]->make_serve_argv[0])) {
+			rc = conn_fail(c, DJC_EINVAL, "table %s has no make: give --make PROGRAM (or a 'make = ...' or "
+				       "'make_serve = ...' line in its definition)", tabs[i]->name);
 			goto out;
 		}
 		if (o->where_json) {
@@ -757,12 +768,13 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 		if (!(rc = lease_start(&w.lease, c, tabs[0]))) {
 			wloop_run(&w, &sp);
 			lease_stop(&w.lease);
+			worker_end(&w);
 		}
 	} else {
 		progress prog;
 		progress_start(&prog, tabs[0]->name, 0, 0);
 		pool_work pw = {wloop_run, &sp, tabs, n};
-		rc = pool_run(c, tabs[0], &po, argv, sh, NULL, procs, &pres, &prog, &pw);
+		rc = pool_run(c, tabs[0], &po, argv, 0, sh, NULL, procs, &pres, &prog, &pw);
 	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);

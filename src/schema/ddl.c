@@ -74,9 +74,10 @@ const ddl_dialect *ddl_dialect_for(const char *driver)
 size_t table_aux_tables(const table *t, const char **names, size_t max)
 {
 	size_t n = 0;
-	/* the jobs table of a computed or imported table; an attempt-history
-	 * table beside it belongs here too when there is one */
+	/* the jobs table of a computed or imported table, and the attempt
+	 * history of its jobs beside it */
 	if (t->jobs_name && n < max) names[n++] = t->jobs_name;
+	if (t->hist_name && n < max) names[n++] = t->hist_name;
 	return n;
 }
 

@@ -6,11 +6,14 @@
  *       ---
  *       index(a, b) / unique index(a)
  *       make = program arg ...      (djc: the make command of the table)
+ *       make_serve = program arg ...  (djc: its serve program, instead)
+ *       timeout = 2h                (djc: how long one make may run)
  *       key_source = {"a": 1}       (djc: a standing key-source restriction)
  *
  * Every error names the file and line. */
 #include "schema.h"
 #include "djc.h"
+#include "util/duration.h"
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -46,7 +49,7 @@ const char *tier_name(tier t)
 static void free_table(table *t)
 {
 	if (!t) return;
-	free(t->name); free(t->sql_name); free(t->jobs_name);
+	free(t->name); free(t->sql_name); free(t->jobs_name); free(t->hist_name);
 	for (size_t i = 0; i < t->nattrs; i++) {
 		attr *a = &t->attrs[i];
 		free(a->name); free(a->type_text); free(a->def); free(a->comment);
@@ -67,6 +70,8 @@ static void free_table(table *t)
 	free(t->idx);
 	for (char **p = t->make_argv; p && *p; p++) free(*p);
 	free(t->make_argv);
+	for (char **p = t->make_serve_argv; p && *p; p++) free(*p);
+	free(t->make_serve_argv);
 	free(t->key_source_where);
 	free(t->text); free(t->canon); free(t->src);
 	free(t);
@@ -361,7 +366,7 @@ static int add_parent(pctx *c, int line, table *t, const char *pname, int in_key
 /* Split "prog 'a b' c" into argv without any shell. As in sh, an unquoted
  * '#' starting a word begins a comment (so `make = prog  # the program` is
  * one word); inside a word or in quotes it is an ordinary character. */
-static int split_argv(pctx *c, int line, const char *s, char ***out)
+static int split_argv(pctx *c, int line, const char *what, const char *s, char ***out)
 {
 	char **v = NULL;
 	size_t n = 0;
@@ -382,7 +387,7 @@ static int split_argv(pctx *c, int line, const char *s, char ***out)
 					sb_free(&w);
 					for (size_t i = 0; i < n; i++) free(v[i]);
 					free(v);
-					return fail(c, line, "unterminated quote in make command");
+					return fail(c, line, "unterminated quote in %s command", what);
 				}
 				p++;
 			} else
@@ -392,7 +397,7 @@ static int split_argv(pctx *c, int line, const char *s, char ***out)
 		v[n++] = sb_steal(&w);
 		v[n] = NULL;
 	}
-	if (!n) return fail(c, line, "'make =' names no program");
+	if (!n) return fail(c, line, "'%s =' names no program", what);
 	*out = v;
 	return 0;
 }
@@ -443,7 +448,7 @@ static int parse_attr_line(pctx *c, int line, table *t, char *s, int in_key)
 	if (!valid_attr_name(name))
 		return fail(c, line, "invalid attribute name '%s' (lowercase letters, digits and _; starting with a letter)", name);
 	if (table_attr(t, name)) return fail(c, line, "duplicate attribute '%s' in table %s", name, t->name);
-	if (!strcmp(name, "make") || !strcmp(name, "key_source"))
+	if (!strcmp(name, "make") || !strcmp(name, "make_serve") || !strcmp(name, "key_source"))
 		return fail(c, line, "'%s' is reserved for the make directive; choose another attribute name", name);
 	attr *a = add_attr(t);
 	a->name = xstrdup(name);
@@ -514,7 +519,13 @@ static void build_canon(table *t)
 		for (char **p = t->make_argv; *p; p++) sb_printf(&b, " [%s]", *p);
 		sb_addc(&b, '\n');
 	}
+	if (t->make_serve_argv) {
+		sb_add(&b, "make_serve =");
+		for (char **p = t->make_serve_argv; *p; p++) sb_printf(&b, " [%s]", *p);
+		sb_addc(&b, '\n');
+	}
 	if (t->key_source_where) sb_printf(&b, "key_source = %s\n", t->key_source_where);
+	if (t->timeout > 0) sb_printf(&b, "timeout = %.17g\n", t->timeout);
 	t->canon = sb_steal(&b);
 }
 
@@ -570,11 +581,29 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 			if (parse_index(c, line, t, s + 5, 0)) return DJC_EINVAL;
 			continue;
 		}
-		if (directive(s, "make")) {
+		if (directive(s, "make") || directive(s, "make_serve")) {
+			int serve = directive(s, "make_serve");
+			const char *what = serve ? "make_serve" : "make";
 			if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
-				return fail(c, line, "'make =' belongs to computed and imported tables, not %s ones", tier_name(t->tier));
-			if (t->make_argv) return fail(c, line, "second 'make =' line in table %s", t->name);
-			if (split_argv(c, line, strchr(s, '=') + 1, &t->make_argv)) return DJC_EINVAL;
+				return fail(c, line, "'%s =' belongs to computed and imported tables, not %s ones", what, tier_name(t->tier));
+			if (t->make_argv || t->make_serve_argv)
+				return fail(c, line, "second make line ('%s =') in table %s: a table has one 'make =' or one 'make_serve ='",
+					    what, t->name);
+			if (split_argv(c, line, what, strchr(s, '=') + 1, serve ? &t->make_serve_argv : &t->make_argv))
+				return DJC_EINVAL;
+			continue;
+		}
+		/* `timeout = 2h`; an attribute called timeout with a default has a
+		 * type after ':' (a duration never holds one) */
+		if (directive(s, "timeout") && !strchr(s, ':')) {
+			if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
+				return fail(c, line, "'timeout =' belongs to computed and imported tables, not %s ones", tier_name(t->tier));
+			if (t->timeout > 0) return fail(c, line, "second 'timeout =' line in table %s", t->name);
+			char *v = strchr(s, '=') + 1;
+			cut_comment(v);
+			v = trim(v);
+			if (duration_parse(v, &t->timeout) || t->timeout <= 0)
+				return fail(c, line, "timeout must be a duration greater than 0 such as 90, 30s, 15m, 2h or 1h30m, got '%s'", v);
 			continue;
 		}
 		if (directive(s, "key_source")) {
@@ -785,6 +814,14 @@ int pipeline_parse(pipeline **out, const char *text, const char *filename, const
 			sb_add(&sq, "~~");
 			snake(&sq, t->name);
 			t->jobs_name = sb_steal(&sq);
+			t->hist_name = xasprintf("%s__history", t->jobs_name);
+			/* MariaDB takes names of 64 characters, PostgreSQL keeps 63 */
+			if (strlen(t->hist_name) > 63) {
+				rc = fail(&c, line, "table name %s is too long for a %s table (the SQL name of its jobs' attempt "
+					  "history, '%s', exceeds 63 characters)", t->name, tier_name(tr), t->hist_name);
+				free_table(t);
+				break;
+			}
 		}
 		/* names differing only in case ("Session", "session") map to one SQL table */
 		{

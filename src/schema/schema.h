@@ -40,6 +40,7 @@ typedef struct table {
 	char *name;            /* "SessionStats" or "SessionStats.Unit" */
 	char *sql_name;        /* "__session_stats" */
 	char *jobs_name;       /* "~~session_stats" (computed/imported only) */
+	char *hist_name;       /* "~~session_stats__history": its jobs' attempt history */
 	tier tier;
 	struct table *master;  /* part tables */
 	attr *attrs;           /* primary key attributes first */
@@ -49,7 +50,9 @@ typedef struct table {
 	tindex *idx;
 	size_t nidx;
 	char **make_argv;      /* make = prog args... (NULL-terminated) */
+	char **make_serve_argv;/* make_serve = prog args... (NULL-terminated) */
 	char *key_source_where;/* key_source = JSON restriction */
+	double timeout;        /* timeout = 2h: seconds one make may run (0: none) */
 	char *text;            /* the block as written, header included */
 	char *canon;           /* canonical form, compared for idempotent declare */
 	int line;              /* header line in its file */

@@ -20,6 +20,8 @@ const char *djc_strerror(int code)
 	case DJC_EMAKE: return "make failed";
 	case DJC_ECONFLICT: return "definition conflicts with the declared one";
 	case DJC_EINTR: return "interrupted";
+	case DJC_ETIMEDOUT: return "make timed out";
+	case DJC_ECANCELED: return "job cancelled";
 	default: return "error";
 	}
 }

@@ -106,7 +106,7 @@ for shift in 3600 -3600; do
 	check "step $shift: the holder committed" [ "$(cat a3.$n)" = "Step: 1 made, 0 errors, 0 skipped" ]
 	check "step $shift: the key was made once" [ "$(starts Step)" = "$n" ]
 	check "step $shift: nothing left reserved or pending" \
-		[ "$(djc jobs Step --json)" = '{"table":"Step","pending":0,"reserved":0,"success":0,"error":0,"ignore":0}' ]
+		[ "$(djc jobs Step --json)" = '{"table":"Step","pending":0,"reserved":0,"success":0,"error":0,"ignore":0,"total":0}' ]
 done
 
 finish

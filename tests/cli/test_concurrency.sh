@@ -52,7 +52,7 @@ verify() {  # table label
 expect_out "--processes 8 --reserve-jobs" "C8: $N made, 0 errors, 0 skipped" djc populate C8 --reserve-jobs --processes 8 --make ./mk.sh
 verify C8 "--processes 8"
 check "--processes 8: nothing pending or reserved (jobs table empty)" \
-	[ "$(djc jobs C8 --json)" = '{"table":"C8","pending":0,"reserved":0,"success":0,"error":0,"ignore":0}' ]
+	[ "$(djc jobs C8 --json)" = '{"table":"C8","pending":0,"reserved":0,"success":0,"error":0,"ignore":0,"total":0}' ]
 
 # 8 separate commands started at once (each refreshes, then reserves); keep
 # completed jobs to count successes too
@@ -70,7 +70,7 @@ check "8 commands: success counts add up to $N" [ "$(cat out.* | jq -s 'map(.suc
 check "8 commands: no errors, skips or lost reservations" [ "$(cat out.* | jq -s -c 'map(.error_count + .skipped_count + .lost_count) | add')" = 0 ]
 verify CS "8 commands"
 check "8 commands: $N success jobs, nothing pending or reserved" \
-	[ "$(djc jobs CS --json)" = "{\"table\":\"CS\",\"pending\":0,\"reserved\":0,\"success\":$N,\"error\":0,\"ignore\":0}" ]
+	[ "$(djc jobs CS --json)" = "{\"table\":\"CS\",\"pending\":0,\"reserved\":0,\"success\":$N,\"error\":0,\"ignore\":0,\"total\":$N}" ]
 check "8 commands: each job reserved exactly once" \
 	[ "$(djc jobs CS --status success --json | jq -c '.jobs | map(.reservations) | unique')" = '[1]' ]
 
@@ -101,7 +101,7 @@ expect_out "--processes 8, reserve_batch 7" "CB: $N made, 0 errors, 0 skipped" \
 	env DJC_JOBS_RESERVE_BATCH=7 "$DJC" populate CB --reserve-jobs --processes 8 --make ./mk.sh
 verify CB "reserve_batch 7"
 check "reserve_batch 7: nothing pending or reserved" \
-	[ "$(djc jobs CB --json)" = '{"table":"CB","pending":0,"reserved":0,"success":0,"error":0,"ignore":0}' ]
+	[ "$(djc jobs CB --json)" = '{"table":"CB","pending":0,"reserved":0,"success":0,"error":0,"ignore":0,"total":0}' ]
 
 # direct mode, 8 processes
 expect_out "--processes 8 direct" "CD: $N made, 0 errors, 0 skipped" djc populate CD --processes 8 --make ./mk.sh

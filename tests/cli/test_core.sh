@@ -434,7 +434,7 @@ for mode in direct reserved; do
 		python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(not (r["success_count"]==1 and r["error_count"]==2 and r["skipped_count"]==0))' "$OUT"
 	check "populate ($mode): the error names the unique index" sh -c 'printf "%s" "$1" | grep -q "repeats a value of a unique index"' _ "$OUT"
 	expect_out "populate ($mode): one row" 1 count Badge
-	[ $mode = reserved ] && expect_out "populate ($mode): nothing left pending or reserved" "Badge jobs: pending 0, reserved 0, success 0, error 2, ignore 0" djc jobs Badge
+	[ $mode = reserved ] && expect_out "populate ($mode): nothing left pending or reserved" "Badge jobs: pending 0, reserved 0, success 0, error 2, ignore 0, total 2" djc jobs Badge
 	"$DJC" jobs clear Badge --status error >/dev/null 2>&1
 done
 # a primary key whose constraint name was taken (PostgreSQL: <t>_pkey1)

@@ -104,7 +104,7 @@ run djc jobs Out --status error --json
 check "jobs --json stays valid JSON" py 'import json,sys; json.loads(sys.argv[1])["jobs"]' "$OUT"
 djc jobs clear Out --status error >/dev/null
 expect_out "after all those faults only the good key is stored" "1" cnt Out
-expect_out "no job is left reserved" "Out jobs: pending 11, reserved 0, success 0, error 0, ignore 0" djc jobs Out
+expect_out "no job is left reserved" "Out jobs: pending 11, reserved 0, success 0, error 0, ignore 0, total 11" djc jobs Out
 
 # ------------------------------------------------- lost connections
 killconns() {  # terminate every other client connection of the test server

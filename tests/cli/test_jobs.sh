@@ -66,8 +66,8 @@ gone() { ! kill -0 "$1" 2>/dev/null; }
 # ---------------------------------------------------------------- refresh counts
 expect_out "refresh adds 10 pending" '{"added":10,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh J --json
 expect_out "refresh text" "J: added 0, removed 0, orphaned 0, re_pended 0" djc jobs refresh J
-expect_out "jobs counts text" "J jobs: pending 10, reserved 0, success 0, error 0, ignore 0" djc jobs J
-expect_out "jobs counts json" '{"table":"J","pending":10,"reserved":0,"success":0,"error":0,"ignore":0}' djc jobs J --json
+expect_out "jobs counts text" "J jobs: pending 10, reserved 0, success 0, error 0, ignore 0, total 10" djc jobs J
+expect_out "jobs counts json" '{"table":"J","pending":10,"reserved":0,"success":0,"error":0,"ignore":0,"total":10}' djc jobs J --json
 check "jobs --status pending lists 10" [ "$(djc jobs J --status pending | grep -c .)" = 10 ]
 check "jobs --status pending --json: 10 rows, default priority 5" \
 	[ "$(djc jobs J --status pending --json | jq -c '.jobs | [length, (map(.priority) | unique)]')" = '[10,[5]]' ]
@@ -327,6 +327,6 @@ run djc jobs JO --status error --json
 check "--status error --json: the job objects keep their fields" \
 	[ "$(printf '%s' "$OUT" | jq -c '[.status, (.jobs | length), (.jobs[0] | [.id, .status, .priority, .error_message, (.error_stack | test("boom for 4")), has("reserved_time"), has("host"), has("reservations")])]')" = '["error",1,[4,"error",5,"make exited with status 3: boom for 4",true,true,true,true]]' ]
 expect_out "--status success --json without keep_completed: no jobs" '{"table":"JO","status":"success","jobs":[]}' djc jobs JO --status success --json
-expect_out "jobs --json (counts) is unchanged" '{"table":"JO","pending":0,"reserved":0,"success":0,"error":1,"ignore":0}' djc jobs JO --json
+expect_out "jobs --json (counts) is unchanged" '{"table":"JO","pending":0,"reserved":0,"success":0,"error":1,"ignore":0,"total":1}' djc jobs JO --json
 
 finish

@@ -80,7 +80,7 @@ check "1: the worker leads its own process group" test "$pg" = "$w1"
 { kill -KILL -- "-$pg"; wait $w1; } 2>/dev/null
 run djc populate Res --reserve-jobs --no-refresh --make ./mk.sh
 check "1: before the lease lapses nobody takes the job" test "$OUT" = "Res: 0 made, 0 errors, 0 skipped"
-check "1: the job is still reserved (no live holder, no refresh)" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 1, success 0, error 0, ignore 0"
+check "1: the job is still reserved (no live holder, no refresh)" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 1, success 0, error 0, ignore 0, total 1"
 check "1: the killed worker's make program died with it" gone "$mk1"
 kill -KILL -- "-$mk1" 2>/dev/null   # its own background sleep, left to us
 # The lease the dead worker left: every renewal sets it to (database) now +
@@ -113,7 +113,7 @@ check "1: committed exactly once" test "$(count Res '{"item_id": 1}')" = 1
 check "1: made twice, the first killed (2 starts, 1 end)" test "$(lines '^start 1 ' m1.log)/$(lines '^end 1 ' m1.log)/$(lines '^term' m1.log)" = "2/1/0"
 second=$(grep '^start 1 ' m1.log | sed -n 2p | cut -d' ' -f3)
 check "1: the committed row is the reclaiming worker's" test "$(attempt_of 1)" = "$second"
-check "1: nothing reserved or in error afterwards" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 0, success 0, error 0, ignore 0"
+check "1: nothing reserved or in error afterwards" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 0, success 0, error 0, ignore 0, total 0"
 
 # -------------------------------------------------- 2. long make is kept
 export MK_LOG=$T/m2.log DJC_JOBS_LEASE_TIMEOUT=1
@@ -153,7 +153,7 @@ check "3: ... and exits 0 (a lost reservation is no error)" test "$w1rc" = 0
 second=$(grep '^start 3 ' m3.log | sed -n 2p | cut -d' ' -f3)
 check "3: exactly one row, the second worker's" test "$(count Res '{"item_id": 3}')/$(attempt_of 3)" = "1/$second"
 check "3: made twice, committed once" test "$(lines '^start 3 ' m3.log)/$(lines '^end 3 ' m3.log)" = "2/2"
-check "3: nothing reserved or in error afterwards" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 0, success 0, error 0, ignore 0"
+check "3: nothing reserved or in error afterwards" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 0, success 0, error 0, ignore 0, total 0"
 
 # ------------------------------------------ 4. make killed by a signal
 # The lease and the make's own child (its sleep, which keeps the make's
@@ -179,5 +179,5 @@ check "4: one error line on stderr naming the signal" test "$(cat w1.err)" = "dj
 run djc jobs Res --status error
 check "4: the job is an error with that message" sh -c 'printf "%s" "$1" | grep -q "^{\"item_id\": 4}  status=error .*error_message=make killed by signal 9 (SIGKILL)$"' _ "$OUT"
 check "4: nothing committed, made once" test "$(count Res '{"item_id": 4}')/$(lines '^start 4 ' m4.log)" = "0/1"
-check "4: job counts" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 0, success 0, error 1, ignore 0"
+check "4: job counts" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 0, success 0, error 1, ignore 0, total 1"
 finish

@@ -76,7 +76,7 @@ export LOG=$T/bg.log
 run djc populate Res --reserve-jobs --where '{"item_id": 1}' --make ./mkbg.sh
 check "1: populate ends with the make's main process: 1 made" test "$RC/$OUT" = "0/Res: 1 made, 0 errors, 0 skipped"
 check "1: its row is what it printed before exiting" test "$(djc fetch Res --where '{"item_id": 1}' --format csv | tail -1)" = "1,1"
-check "1: the job is done, nothing left reserved" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 0, success 0, error 0, ignore 0"
+check "1: the job is done, nothing left reserved" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 0, success 0, error 0, ignore 0, total 0"
 pids_gone "1: the child holding stdout and the setsid'd process were killed" bg.1 sid.1
 check "1: neither lived on to log" test "$(lines survived "$LOG")/$(lines 'main exits 1' "$LOG")" = "0/1"
 stop_left bg.1 sid.1

@@ -149,7 +149,7 @@ sys.exit(0 if d["table"] == "QMade" and d["error_count"] == 5 and {e["key"]["k"]
 run djc progress QMade --json
 check "progress --json" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"table": "QMade", "remaining": 5, "total": 5} else 1)' "$OUT"
 run djc jobs QMade --json
-check "jobs --json: the counts" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"table": "QMade", "pending": 0, "reserved": 0, "success": 0, "error": 5, "ignore": 0} else 1)' "$OUT"
+check "jobs --json: the counts" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"table": "QMade", "pending": 0, "reserved": 0, "success": 0, "error": 5, "ignore": 0, "total": 5} else 1)' "$OUT"
 run djc jobs QMade --status error --json
 check "jobs --status error --json: every job, its key and message" py "$keys_ok"'
 d = json.loads(sys.argv[1])
@@ -178,7 +178,7 @@ while IFS= read -r key; do
 	run djc jobs ignore QMade "$key"
 	check "the listed key $key pastes into jobs ignore" test "$RC:$OUT" = "0:QMade: ignoring $key"
 done < listed-keys
-expect_out "every listed key is now ignored" '{"table":"QMade","pending":0,"reserved":0,"success":0,"error":0,"ignore":5}' djc jobs QMade --json
+expect_out "every listed key is now ignored" '{"table":"QMade","pending":0,"reserved":0,"success":0,"error":0,"ignore":5,"total":5}' djc jobs QMade --json
 
 # ---------------------------------------------------------------- the progress bar
 cat > long.djc <<'P'

@@ -50,6 +50,6 @@ check "nothing left reserved by the dead children" [ "$(djc jobs P --json | jq '
 expect_rc 0 "clear the errors" djc jobs clear P --status error
 expect_rc 0 "populate the rest" djc populate P --reserve-jobs --processes 3 --make ./mk.sh
 check "all $N keys made" [ "$(count P)" = $N ]
-check "no job left" [ "$(djc jobs P --json)" = '{"table":"P","pending":0,"reserved":0,"success":0,"error":0,"ignore":0}' ]
+check "no job left" [ "$(djc jobs P --json)" = '{"table":"P","pending":0,"reserved":0,"success":0,"error":0,"ignore":0,"total":0}' ]
 
 finish

@@ -303,7 +303,7 @@ deleted 1 job of Stats
 deleted 2 rows from Stats
 deleted 3 rows from Session
 deleted 1 row from Subject" djc delete Subject --where '{"subject_id": 3}' --yes
-expect_out "no job is left for the gone keys" "Stats jobs: pending 0, reserved 0, success 0, error 0, ignore 0" djc jobs Stats
+expect_out "no job is left for the gone keys" "Stats jobs: pending 0, reserved 0, success 0, error 0, ignore 0, total 0" djc jobs Stats
 expect_out "refresh adds nothing: no upstream row is left for them" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Stats --json
 
 # The DataJoint way when computed results must be made again: delete them
@@ -320,7 +320,7 @@ expect_out "all made again" "3 6 6" sh -c \
 DJC_JOBS_KEEP_COMPLETED=true "$DJC" delete Stats --where '{"subject_id": 2, "session": 1}' --yes >/dev/null
 printf '{"subject_id": 2, "session": 3}\n' | djc insert Session >/dev/null
 DJC_JOBS_KEEP_COMPLETED=true "$DJC" populate Stats --reserve-jobs --make ./mk_stats.sh >/dev/null
-expect_out "keep_completed: the made jobs are kept as success" "Stats jobs: pending 0, reserved 0, success 2, error 0, ignore 0" djc jobs Stats
+expect_out "keep_completed: the made jobs are kept as success" "Stats jobs: pending 0, reserved 0, success 2, error 0, ignore 0, total 2" djc jobs Stats
 DJC_JOBS_KEEP_COMPLETED=true "$DJC" delete Stats --where '{"session": 3}' --yes >/dev/null
 expect_out "keep_completed: refresh re-pends the deleted row's success job" '{"added":0,"removed":0,"orphaned":0,"re_pended":1}' \
 	env DJC_JOBS_KEEP_COMPLETED=true "$DJC" jobs refresh Stats --json
@@ -376,12 +376,14 @@ expect_fail 2 "alter of a missing file" '^djc: cannot read nope\.djc' djc alter 
 
 # ----------------------------------------------------------------- drop
 expect_fail 2 "drop without --yes is refused off a terminal" \
-	'^djc: drop Stats: not confirmed; run it with --yes to drop the 3 tables listed' djc drop Stats
+	'^djc: drop Stats: not confirmed; run it with --yes to drop the 4 tables listed' djc drop Stats
 check "the refusal listed the tables with their row counts" sh -c 'printf "%s" "$1" | grep -q "^would drop Stats: __stats (3 rows)$"' _ "$OUT"
 expect_out "drop --dry-run lists every table that depends on it, dependents first" "would drop Quality: ~~quality (0 rows)
+would drop Quality: ~~quality__history (0 rows)
 would drop Quality: __quality (6 rows)
 would drop Stats.Unit: __stats__unit (6 rows)
 would drop Stats: ~~stats (2 rows)
+would drop Stats: ~~stats__history (2 rows)
 would drop Stats: __stats (3 rows)
 would drop Session: session (4 rows)" djc drop Session --dry-run
 expect_fail 2 "a part table is not dropped alone" '^djc: Stats\.Unit is a part table: it is dropped with its master \(djc drop Stats\)' \
@@ -390,7 +392,7 @@ run on_tty no "$DJC" drop Stats
 check "on a terminal it asks; 'no' cancels (exit 1)" test "$RC" = 1
 expect_out "nothing dropped" "$(lines Subject Session Stats Stats.Unit Probe Quality)" djc tables
 run djc drop Stats --yes
-check "drop --yes" test "$RC" = 0 -a "$(printf '%s\n' "$OUT" | grep -c '^dropped ')" = 3
+check "drop --yes" test "$RC" = 0 -a "$(printf '%s\n' "$OUT" | grep -c '^dropped ')" = 4
 expect_out "the stored pipeline lost them" "$(lines Subject Session Probe Quality)" djc tables
 check "and so did the database" test -z "$(sql_tables | grep stats)"
 expect_fail 2 "a dropped table is unknown" '^djc: unknown table "Stats"' djc fetch Stats
@@ -407,10 +409,11 @@ expect_out "with every key" 4 count Stats
 sqlx "DROP TABLE $(qid __stats__unit); DROP TABLE $(qid __stats)"
 expect_out "a table gone by hand is dropped from the stored pipeline" "dropped Stats.Unit: __stats__unit (missing)
 dropped Stats: ~~stats (0 rows)
+dropped Stats: ~~stats__history (0 rows)
 dropped Stats: __stats (missing)" djc drop Stats --yes
 expect_rc 0 "then declared again" djc declare base2.djc
 run on_tty y "$DJC" drop Stats
-check "drop on a terminal, 'y': dropped" test "$RC" = 0 -a "$(printf '%s\n' "$OUT" | grep -c '^dropped ')" = 3
+check "drop on a terminal, 'y': dropped" test "$RC" = 0 -a "$(printf '%s\n' "$OUT" | grep -c '^dropped ')" = 4
 expect_out "gone" "$(lines Subject Session Probe Quality)" djc tables
 
 # ------------------------------------------ drop racing a running populate

@@ -216,7 +216,7 @@ expect_fail 2 "jobs ignore with malformed JSON" "KEY_JSON" djc jobs ignore Comp 
 expect_fail 2 "jobs clear with a SQL status" "status" djc jobs clear Comp --status "error' OR '1'='1"
 expect_fail 2 "jobs --status with SQL" "status" djc jobs Comp --status "error' OR 1=1 --"
 expect_out "jobs ignore a real key" 'Comp: ignoring {"id": 2}' djc jobs ignore Comp '{"id": 2}'
-expect_out "job counts are sane" "Comp jobs: pending 18, reserved 0, success 0, error 0, ignore 1" djc jobs Comp
+expect_out "job counts are sane" "Comp jobs: pending 18, reserved 0, success 0, error 0, ignore 1, total 19" djc jobs Comp
 # text job keys holding payloads
 py 'exec(open("payloads.py").read())
 import json

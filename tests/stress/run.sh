@@ -1,6 +1,6 @@
 #!/bin/bash
 # run.sh - `make stress`: exactly once under contention and failure, on every
-# backend, with throwaway PostgreSQL and MariaDB servers. Two runs per backend:
+# backend, with throwaway PostgreSQL and MariaDB servers. Three runs per backend:
 #
 #   crash  KEYS keys with random make times (10-300 ms) done by 9 worker groups
 #          (a loop of `djc populate --reserve-jobs --processes 2`, each group its
@@ -10,6 +10,10 @@
 #   chaos  the same workload; host 3 is cut off (ip link set down) for 2.5
 #          leases while its makes run, then healed; later the database server
 #          is restarted mid-run (PostgreSQL, MariaDB).
+#   retries the crash run with retries on (jobs.max_attempts 3, retry_delay
+#          0.2 s): keys divisible by 7 fail their first attempt, keys
+#          divisible by 11 their first two, on purpose; each still commits
+#          exactly once, from the attempt after its failures.
 #
 # As root, each host is a network namespace joined to the database's (the
 # root namespace) by a veth pair, and the servers also listen on the veth
@@ -28,6 +32,7 @@
 # reported, not checked: a duration depends on the machine's load.
 #
 #   DJC_BACKENDS="sqlite postgresql mysql"  STRESS_KEYS=2000  STRESS_LEASE=3
+#   STRESS_RUNS="crash chaos retries" (the runs, in this order, per backend)
 #   STRESS_OUT=docs/stress-results.md (results are appended to a fresh copy)
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -40,6 +45,7 @@ HOSTS=3
 GROUPS_PER_HOST=3
 PROCS=2
 MAX_KILLS=${STRESS_KILLS:-8}
+RUNS=${STRESS_RUNS:-crash chaos retries}
 OUTFILE=${STRESS_OUT:-$ROOT/docs/stress-results.md}
 [ -x "$DJC" ] || { echo "stress: $DJC not built (make all)" >&2; exit 2; }
 WORK=$(mktemp -d /tmp/djc-stress.XXXXXX)
@@ -110,6 +116,7 @@ Res (computed)
     ---
     attempt : varchar(80)
     worker : varchar(32)
+    n : int32
 P
 cat > "$WORK/mk.sh" <<'P'
 #!/bin/sh
@@ -120,7 +127,29 @@ trap 'echo "term $k $a $STRESS_WORKER" >> "$MK_LOG"; exit 143' TERM
 ms=$(( 10 + (k * 7919 + 13) % 291 ))
 sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))" &
 wait $!
-echo "{\"attempt\": \"$a\", \"worker\": \"$STRESS_WORKER\"}"
+echo "{\"attempt\": \"$a\", \"worker\": \"$STRESS_WORKER\", \"n\": ${DJC_ATTEMPT:-1}}"
+echo "end $k $a $STRESS_WORKER" >> "$MK_LOG"
+P
+# the same, failing on purpose: keys divisible by 11 their first two
+# attempts, by 7 their first (DJC_ATTEMPT counts the failures)
+cat > "$WORK/mk_retry.sh" <<'P'
+#!/bin/sh
+k=$DJC_KEY_k
+a="$k-$$-$(date +%s%N)"
+echo "start $k $a $STRESS_WORKER" >> "$MK_LOG"
+trap 'echo "term $k $a $STRESS_WORKER" >> "$MK_LOG"; exit 143' TERM
+ms=$(( 10 + (k * 7919 + 13) % 291 ))
+sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))" &
+wait $!
+f=0
+[ $((k % 7)) = 0 ] && f=1
+[ $((k % 11)) = 0 ] && f=2
+if [ "$DJC_ATTEMPT" -le "$f" ]; then
+	echo "fail $k $a $STRESS_WORKER" >> "$MK_LOG"
+	echo "failing $k on attempt $DJC_ATTEMPT on purpose" >&2
+	exit 1
+fi
+echo "{\"attempt\": \"$a\", \"worker\": \"$STRESS_WORKER\", \"n\": $DJC_ATTEMPT}"
 echo "end $k $a $STRESS_WORKER" >> "$MK_LOG"
 P
 cat > "$WORK/group.sh" <<'P'
@@ -138,7 +167,7 @@ while :; do
 done
 echo done > "$RES/$W.done"
 P
-chmod +x "$WORK/mk.sh" "$WORK/group.sh"
+chmod +x "$WORK/mk.sh" "$WORK/mk_retry.sh" "$WORK/group.sh"
 python3 - "$KEYS" > "$WORK/items.jsonl" <<'P'
 import sys
 for k in range(1, int(sys.argv[1]) + 1): print('{"k": %d, "ms": %d}' % (k, 10 + (k * 7919 + 13) % 291))
@@ -190,7 +219,7 @@ wait_all_done() {  # seconds
 }
 
 # ------------------------------------------------------------ one run
-run_one() {  # RUN (crash|chaos)
+run_one() {  # RUN (crash|chaos|retries)
 	RUN=$1
 	RES=$WORK/res-$BACKEND-$RUN
 	mkdir -p "$RES"
@@ -200,6 +229,8 @@ run_one() {  # RUN (crash|chaos)
 	: > "$RES/events"
 	export RES DJC MK="$WORK/mk.sh" MK_LOG="$RES/makes.log" PROCS
 	export DJC_JOBS_LEASE_TIMEOUT=$LEASE DJC_JOBS_KEEP_COMPLETED=true DJC_JOBS_AUTO_REFRESH=false
+	export DJC_JOBS_MAX_ATTEMPTS=1 DJC_JOBS_RETRY_DELAY=0.2
+	[ "$RUN" = retries ] && { MK="$WORK/mk_retry.sh"; DJC_JOBS_MAX_ATTEMPTS=3; }
 	export DJC_DATABASE_URL=$BASEURL
 	if [ "$BACKEND" = sqlite ]; then export DJC_DATABASE_URL="sqlite:$RES/djc.db"; BASEURL=$DJC_DATABASE_URL; export DJC_DATABASE_SCHEMA=""
 	else export DJC_DATABASE_SCHEMA="stress_$RUN"; fi
@@ -216,7 +247,7 @@ run_one() {  # RUN (crash|chaos)
 		r=$(remaining)
 		[ -z "$r" ] && continue
 		[ "$r" = 0 ] && break
-		if [ "$RUN" = crash ]; then
+		if [ "$RUN" != chaos ]; then
 			if [ "$kills" -lt "$MAX_KILLS" ] && [ "$r" -gt 150 ] && [ $(( $(date +%s%N) / 1000000 % 3 )) = 0 ]; then
 				set -- $(alive_groups | shuf -n 1)
 				[ $# = 3 ] && { kill_group "$1" "$3"; kills=$((kills + 1)); start_group "$2"; }
@@ -263,6 +294,13 @@ run_one() {  # RUN (crash|chaos)
 	"$DJC" fetch Res --format json > "$RES/rows.jsonl"
 	"$DJC" jobs Res > "$RES/jobs.txt"
 	for k in pending reserved success error ignore; do "$DJC" jobs Res --status $k --json; done > "$RES/jobs.jsonl"
+	# the attempt history of every key that failed on purpose
+	: > "$RES/history.jsonl"
+	if [ "$RUN" = retries ]; then
+		for k in $(seq 1 "$KEYS"); do
+			if [ $((k % 7)) = 0 ] || [ $((k % 11)) = 0 ]; then "$DJC" jobs Res --key "{\"k\": $k}" --json >> "$RES/history.jsonl"; fi
+		done
+	fi
 	python3 - "$RES" "$KEYS" "$LEASE" "$BACKEND" "$RUN" "$t0" "$tend" "${tlast:-}" "$NETNS" "$left" >> "$REPORT" <<'P'
 import json, os, sys
 res, keys, lease, backend, run, t0, tend, tlast, netns, left = sys.argv[1:11]
@@ -279,20 +317,23 @@ for l in open(os.path.join(res, "makes.log")):
     p = l.split()
     if len(p) != 4: continue
     kind, k, a, w = p
-    d = att.setdefault(a, {"k": int(k), "w": w, "end": False, "term": False})
+    d = att.setdefault(a, {"k": int(k), "w": w, "end": False, "term": False, "fail": False})
     d[kind if kind != "start" else "start"] = True
+def fails(k):  # the failures of key k on purpose (retries run)
+    if run != "retries": return 0
+    return 2 if k % 11 == 0 else 1 if k % 7 == 0 else 0
 killed = set(l.strip() for l in open(os.path.join(res, "killed")) if l.strip())
 groups = [l.split() for l in open(os.path.join(res, "groups")) if l.strip()]
 rep = {}
 for g in groups:
-    s = {"success_count": 0, "lost_count": 0, "error_count": 0, "skipped_count": 0, "runs": 0}
+    s = {"success_count": 0, "lost_count": 0, "error_count": 0, "skipped_count": 0, "retried_count": 0, "runs": 0}
     fn = os.path.join(res, g[0] + ".json")
     if os.path.exists(fn):
         for l in open(fn):
             try: j = json.loads(l)
             except Exception: continue
             s["runs"] += 1
-            for f in ("success_count", "lost_count", "error_count", "skipped_count"): s[f] += j.get(f, 0)
+            for f in ("success_count", "lost_count", "error_count", "skipped_count", "retried_count"): s[f] += j.get(f, 0)
     rep[g[0]] = s
 jobs = [j for l in open(os.path.join(res, "jobs.jsonl")) if l.strip() for j in json.loads(l)["jobs"]]
 status = {}
@@ -313,11 +354,15 @@ hist = {}
 for j in jobs: hist[j.get("reservations")] = hist.get(j.get("reservations"), 0) + 1
 out.append("reservations per key: " + ", ".join("%s x%s" % (n, c) for c, n in sorted(hist.items(), key=lambda x: (x[0] is None, x[0]))))
 made_twice = sum(1 for k, a in per_key.items() if len(a) > 1)
-cat = {"killed with its worker": 0, "stopped: reservation lost": 0, "finished, commit refused (reservation lost)": 0, "unexplained": 0}
+cat = {"killed with its worker": 0, "stopped: reservation lost": 0, "finished, commit refused (reservation lost)": 0,
+       "failed on purpose (retried)": 0, "unexplained": 0}
 surv_lost_attempts = {}
+surv_fails = {}
 for a, d in att.items():
     if a in committed: continue
-    if d["w"] in killed and not d["term"]:
+    if d["fail"]:
+        cat["failed on purpose (retried)"] += 1; surv_fails[d["w"]] = surv_fails.get(d["w"], 0) + 1
+    elif d["w"] in killed and not d["term"]:
         cat["killed with its worker"] += 1
     elif d["term"]:
         cat["stopped: reservation lost"] += 1; surv_lost_attempts[d["w"]] = surv_lost_attempts.get(d["w"], 0) + 1
@@ -327,7 +372,7 @@ for a, d in att.items():
         cat["unexplained"] += 1
 out.append("keys made exactly once: %d; keys made more than once: %d; extra makes: %d" % (sum(1 for a in per_key.values() if len(a) == 1), made_twice, starts - len(per_key)))
 for c, n in cat.items(): out.append("  extra makes %s: %d" % (c, n))
-tot = {f: sum(s[f] for s in rep.values()) for f in ("success_count", "lost_count", "error_count", "skipped_count")}
+tot = {f: sum(s[f] for s in rep.values()) for f in ("success_count", "lost_count", "error_count", "skipped_count", "retried_count")}
 out.append("workers' reports (surviving groups' populate --json, summed): " + ", ".join("%s %d" % kv for kv in tot.items()))
 if tlast:
     out.append("last SIGKILL to last commit: %.1f s (lease %.0f s)" % (tend - float(tlast), lease))
@@ -346,7 +391,19 @@ for g in groups:
     if mine != rep[w]["success_count"]: bad.append("%s: %d rows, reported %d" % (w, mine, rep[w]["success_count"]))
     if surv_lost_attempts.get(w, 0) != rep[w]["lost_count"]: bad.append("%s: %d lost makes, reported %d" % (w, surv_lost_attempts.get(w, 0), rep[w]["lost_count"]))
 check(not bad, "each surviving group reports exactly its own commits, and its lost count equals its stopped/refused makes" + ("" if not bad else ": " + "; ".join(bad)))
-check(cat["unexplained"] == 0, "every make beyond one per key is accounted for (killed with its worker, or lost reservation)")
+check(cat["unexplained"] == 0, "every make beyond one per key is accounted for (killed with its worker, lost reservation, or failed on purpose)")
+if run == "retries":
+    want = {k: fails(k) for k in range(1, keys + 1)}
+    badn = [r["k"] for r in rows if r.get("n") != want[r["k"]] + 1]
+    check(not badn, "every row comes from the attempt after its failures (DJC_ATTEMPT = failures + 1)" + ("" if not badn else ": keys %s" % badn[:10]))
+    bada = [j["k"] for j in jobs if j.get("attempts") != want[j["k"]]]
+    check(not bada, "every job's attempts equals its failures on purpose (%d failures in all)" % sum(want.values()) + ("" if not bada else ": keys %s" % bada[:10]))
+    hist_rows = [json.loads(l) for l in open(os.path.join(res, "history.jsonl")) if l.strip()]
+    badh = [h["job"]["k"] for h in hist_rows if [x["outcome"] for x in h["history"] if x["outcome"] != "lease expired"] != ["error"] * want[h["job"]["k"]] + ["success"]]
+    check(len(hist_rows) == sum(1 for k in want if want[k]) and not badh,
+          "the history of each key that failed: its errors, then its success (%d keys; lapsed attempts aside)" % len(hist_rows) + ("" if not badh else ": keys %s" % badh[:10]))
+    badr = ["%s: %d retried, %d failed makes" % (w, rep[w]["retried_count"], surv_fails.get(w, 0)) for w in rep if w not in killed and rep[w]["retried_count"] != surv_fails.get(w, 0)]
+    check(not badr, "each surviving group's retried count equals its failed makes" + ("" if not badr else ": " + "; ".join(badr)))
 check(not left, "every worker group finished by itself")
 if run == "chaos":
     check(cat["stopped: reservation lost"] + cat["finished, commit refused (reservation lost)"] > 0,
@@ -378,7 +435,10 @@ START=$(date +%s)
 	echo "(the group was SIGKILLed; its job was taken over after the lease), *stopped* (the heartbeat"
 	echo "found the reservation taken, or the watchdog could not prove it for a lease) or *finished,"
 	echo "commit refused* (the fenced commit found another token: DJC_ELOST, nothing written). The"
-	echo "last two must equal the lost counts the surviving workers report themselves."
+	echo "last two must equal the lost counts the surviving workers report themselves. In the"
+	echo "retries run (jobs.max_attempts 3) some makes also *failed on purpose* (keys divisible by 7"
+	echo "on their first attempt, by 11 on their first two): each such job went back to pending by"
+	echo "itself and was claimed again; its committed row must come from the attempt after its failures."
 } > "$REPORT"
 for BACKEND in $BACKENDS; do
 	case $BACKEND in
@@ -386,8 +446,12 @@ for BACKEND in $BACKENDS; do
 	postgresql) BASEURL=$("$ROOT/scripts/pg-server.sh" start "$WORK/pg") || { log "PostgreSQL did not start"; FAILS=$((FAILS + 1)); continue; } ;;
 	mysql) BASEURL=$("$ROOT/scripts/mariadb-server.sh" start "$WORK/my") || { log "MariaDB did not start"; FAILS=$((FAILS + 1)); continue; } ;;
 	esac
-	run_one crash
-	run_one chaos
+	for r in $RUNS; do
+		case $r in
+		crash | chaos | retries) run_one "$r" ;;
+		*) log "unknown run '$r' (crash, chaos, retries)"; FAILS=$((FAILS + 1)) ;;
+		esac
+	done
 	case $BACKEND in
 	postgresql) "$ROOT/scripts/pg-server.sh" stop "$WORK/pg" >/dev/null 2>&1 ;;
 	mysql) "$ROOT/scripts/mariadb-server.sh" stop "$WORK/my" >/dev/null 2>&1 ;;

@@ -270,13 +270,16 @@ static void test_drop(djc_conn *c, djc_conn *c2)
 	ch = NULL;
 	rc = djc_drop(&ch, c, "Stats", &o);
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
-	CHECK(ch && !ch->applied && ch->n == 5);
-	if (ch && ch->n == 5) {
+	/* each jobs table with the attempt history beside it */
+	CHECK(ch && !ch->applied && ch->n == 7);
+	if (ch && ch->n == 7) {
 		CHECK_STR(ch->items[0].sql_name, "~~summary");
-		CHECK_STR(ch->items[1].sql_name, "__summary");
-		CHECK_STR(ch->items[2].sql_name, "__stats__unit");
-		CHECK_STR(ch->items[3].sql_name, "~~stats");
-		CHECK_STR(ch->items[4].sql_name, "__stats");
+		CHECK_STR(ch->items[1].sql_name, "~~summary__history");
+		CHECK_STR(ch->items[2].sql_name, "__summary");
+		CHECK_STR(ch->items[3].sql_name, "__stats__unit");
+		CHECK_STR(ch->items[4].sql_name, "~~stats");
+		CHECK_STR(ch->items[5].sql_name, "~~stats__history");
+		CHECK_STR(ch->items[6].sql_name, "__stats");
 	}
 	CHECK(rows_of(ch, "__summary", "drop") == 3);
 	CHECK(rows_of(ch, "__stats__unit", "drop") == 6);
