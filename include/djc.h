@@ -388,6 +388,7 @@ typedef enum djc_worker_stop {
 	DJC_WORKER_DEADLINE,      /* no job fits before the deadline any more */
 	DJC_WORKER_SIGNAL,        /* SIGINT/SIGTERM */
 	DJC_WORKER_FAILED,        /* the worker could not go on (database gone too long, ...) */
+	DJC_WORKER_DRAIN,         /* SIGUSR1: took no new job, finished and committed the running makes */
 	DJC_WORKER_NSTOPS
 } djc_worker_stop;
 

@@ -38,6 +38,8 @@ static const char HELP[] =
 	"  --refresh-interval S  at most one refresh per table per S seconds (default 10)\n"
 	"  --make COMMAND ...    the make program (one served table only; must come last)\n"
 	"Without --idle-exit, --max-jobs, --until-empty or --deadline it runs until a signal.\n"
+	"SIGUSR1 drains: no new job, the running makes finish and commit, then exit 0.\n"
+	"A table's make_serve = line runs one serve program per worker process.\n"
 	"Exit status: 0 stopped as asked, 1 some make failed (or the worker could not go on),\n"
 	"2 bad input, 130/143 interrupted by SIGINT/SIGTERM.\n";
 

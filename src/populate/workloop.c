@@ -512,6 +512,7 @@ static int work_loop(wloop *s)
 	mark_gens(s, 0);
 	for (;;) {
 		if (populate_signal) return DJC_WORKER_SIGNAL;
+		if (populate_drain) return DJC_WORKER_DRAIN;
 		if (worker_stopping(w)) return DJC_WORKER_FAILED;
 		if (o->max_jobs > 0 && atomic_load(&w->sh->calls) >= o->max_jobs) return DJC_WORKER_MAX_JOBS;
 		if (s->p->deadline && s->p->deadline - mono_now() <= DEADLINE_MARGIN) return DJC_WORKER_DEADLINE;
@@ -635,11 +636,12 @@ void djc_worker_result_free(djc_worker_result *r)
 
 const char *djc_worker_stop_name(int stop)
 {
-	static const char *const names[DJC_WORKER_NSTOPS] = {"idle", "max_jobs", "empty", "deadline", "signal", "failed"};
+	static const char *const names[DJC_WORKER_NSTOPS] = {"idle", "max_jobs", "empty", "deadline", "signal", "failed", "drain"};
 	return stop >= 0 && stop < DJC_WORKER_NSTOPS ? names[stop] : "unknown";
 }
 
 static void on_signal(int sig) { if (!populate_signal) populate_signal = sig; }
+static void on_drain(int sig) { (void)sig; populate_drain = 1; }
 
 /* The tables to serve, upstream first (pipeline order), each once. */
 static int served_tables(djc_conn *c, const char *const *names, size_t n, table ***out, size_t *nout)
@@ -753,12 +755,17 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 	}
 
 	djc_populate_result pres = {0};
-	struct sigaction sa = {0}, old_int, old_term;
+	struct sigaction sa = {0}, old_int, old_term, old_usr1;
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	populate_signal = 0;
+	populate_drain = 0;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
+	/* a drain (SIGUSR1): no new job; the running makes finish and commit
+	 * (the --processes parent forwards it to every worker process) */
+	sa.sa_handler = on_drain;
+	sigaction(SIGUSR1, &sa, &old_usr1);
 	signal(SIGPIPE, SIG_IGN);
 
 	int procs = o->processes < 1 ? 1 : o->processes;
@@ -778,6 +785,7 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGUSR1, &old_usr1, NULL);
 
 	djc_worker_result *res = xcalloc(1, sizeof *res);
 	res->success_count = atomic_load(&sh->success);

@@ -271,6 +271,66 @@ rc=$?
 check "SIGTERM to a waiting worker: exit 143" [ "$rc" = 143 ]
 check "... it reports stopped: signal" grep -q "stopped: signal (1)" sig.out
 
+# ------------------------------------------ a serve program (make_serve =)
+# A table whose block says `make_serve = ...`: each worker process keeps one
+# serve program for that table and sends it key after key
+# (docs/serve-protocol.md); the program logs each key with its pid.
+S="${DJC_DATABASE_SCHEMA:-w}srv"
+cat > s.djc <<'P'
+Item (manual)
+    item_id : int32
+    ---
+
+Tag (computed)
+    -> Item
+    ---
+    tag : varchar(32)
+    make_serve = python3 mk_serve.py
+P
+cat > mk_serve.py <<'P'
+import os
+import djc_make
+
+def make(key, fetch):
+    with open(os.environ["SERVE_LOG"], "a") as f:
+        f.write("make %d %d\n" % (key["item_id"], os.getpid()))
+    return {"tag": "t%d" % key["item_id"]}
+
+djc_make.run(make)
+P
+expect_rc 0 "serve: declare" djc --schema "$S" declare s.djc
+for i in $(seq 1 20); do printf '{"item_id": %d}\n' "$i"; done > sitems.jsonl
+expect_rc 0 "serve: insert 20 items" djc --schema "$S" insert Item sitems.jsonl
+: > serve.log
+run env PYTHONPATH="$ROOT/python" SERVE_LOG="$T/serve.log" "$DJC" --schema "$S" worker --processes 2 --until-empty --json
+check "serve: 2 worker processes until empty: 20 made, both stopped empty" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["success_count"] == 20 and d["error_count"] == 0 and d["stopped"] == {"empty": 2} else 1)' "$OUT"
+check "serve: every key made once (20 lines, 20 keys)" test "$(wc -l < serve.log)/$(awk '{print $2}' serve.log | sort -u | wc -l)" = "20/20"
+check "serve: by at most 2 programs (one per worker process)" [ "$(awk '{print $3}' serve.log | sort -u | wc -l)" -le 2 ]
+expect_out "serve: the rows are the program's" "t7" sh -c "\"$DJC\" --schema \"$S\" fetch Tag --where '{\"item_id\": 7}' --format csv | tail -n 1 | cut -d, -f2"
+
+# ------------------------------------------------------ a drain (SIGUSR1)
+# Two worker processes each in a make that waits for the file "go": SIGUSR1
+# to the parent, which passes it on (its stderr says so); then the makes
+# finish: both commit, neither takes another job, exit 0.
+D="${DJC_DATABASE_SCHEMA:-w}drain"
+expect_rc 0 "drain: declare" djc --schema "$D" declare p.djc
+for i in 1 2 3 4 5 6; do echo "{\"session_id\": $i, \"v\": 1}"; done > dsessions.jsonl
+expect_rc 0 "drain: 6 sessions" djc --schema "$D" insert Session dsessions.jsonl
+rm -f started.* go
+"$DJC" --schema "$D" worker Stats --processes 2 --json --make ./mkwait.sh > drain.out 2> drain.err &
+wpid=$!
+wait_until 120 sh -c '[ $(ls started.* 2>/dev/null | wc -l) -ge 2 ]'
+kill -USR1 "$wpid"
+wait_until 60 grep -q "draining on SIGUSR1: 2 worker processes" drain.err
+touch go
+wait "$wpid"
+rc=$?
+check "drain: exit 0" [ "$rc" = 0 ]
+check "drain: both processes stopped for the drain, 2 made" py 'import json,sys; d=json.loads(open(sys.argv[1]).read()); sys.exit(0 if d["stopped"] == {"drain": 2} and d["success_count"] == 2 else 1)' drain.out
+check "drain: no other make started (2)" [ "$(nfiles started.*)" = 2 ]
+expect_out "drain: the 2 running makes committed" "2" sh -c "\"$DJC\" --schema \"$D\" fetch Stats --format json | grep -c ."
+rm -f started.* go
+
 # ----------------------------------------------------------- bad input
 expect_fail 2 "an unknown table" '^djc: unknown table "Nope"' djc worker Nope --idle-exit 1
 expect_fail 2 "a manual table" "^djc: table Session is manual: only computed and imported tables are populated$" djc worker Session --idle-exit 1
