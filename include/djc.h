@@ -385,6 +385,74 @@ void djc_populate_result_free(djc_populate_result *res);
 int djc_populate(djc_populate_result **out, djc_conn *conn, const char *table,
 		 const djc_populate_options *opts);
 
+/* ---------------------------------------------------------------- worker */
+
+/* Why a worker process stopped (djc_worker_result.stopped counts the
+ * processes that stopped for each). Appended, never renumbered. */
+typedef enum djc_worker_stop {
+	DJC_WORKER_IDLE = 0,      /* no job for idle_exit seconds */
+	DJC_WORKER_MAX_JOBS,      /* max_jobs make calls were started */
+	DJC_WORKER_EMPTY,         /* until_empty: nothing pending or reserved is left */
+	DJC_WORKER_DEADLINE,      /* no job fits before the deadline any more */
+	DJC_WORKER_SIGNAL,        /* SIGINT/SIGTERM */
+	DJC_WORKER_FAILED,        /* the worker could not go on (database gone too long, ...) */
+	DJC_WORKER_DRAIN,         /* SIGUSR1: took no new job, finished and committed the running makes */
+	DJC_WORKER_NSTOPS
+} djc_worker_stop;
+
+typedef struct djc_worker_options {
+	int version;               /* DJC_WORKER_OPTIONS_VERSION */
+	int processes;             /* worker processes; 1 = this process */
+	long max_jobs;             /* stop after this many make calls in all (all processes); 0 = no limit */
+	double idle_exit;          /* a process stops after this many seconds without a job; 0 = never */
+	int until_empty;           /* a process stops when the served jobs tables hold nothing pending or
+	                            * reserved (after a refresh made since it started) */
+	double deadline;           /* Unix time to be done by: claim only jobs that fit, then stop; 0 = none */
+	long priority;             /* reserve only jobs with priority <= this; -1 = any */
+	const char *where_json;    /* restriction on key attributes (each served table must have them), or NULL */
+	int refresh;               /* -1 = jobs.auto_refresh; 0 no; 1 yes: refresh each table at most once
+	                            * per refresh_interval, by whichever worker claims it first */
+	double refresh_interval;   /* seconds; 0 = 10 */
+	djc_make_fn make;          /* C make (one served table only), or NULL for make_argv / the table's make line */
+	void *payload;             /* passed to make */
+	const char *const *make_argv; /* NULL-terminated program and arguments (one served table only) */
+} djc_worker_options;
+#define DJC_WORKER_OPTIONS_VERSION 1
+#define DJC_WORKER_OPTIONS_INIT {.version = DJC_WORKER_OPTIONS_VERSION, .processes = 1, .priority = -1, .refresh = -1}
+void djc_worker_options_init(djc_worker_options *opts);
+
+typedef struct djc_worker_result {
+	long success_count;   /* keys made and committed */
+	long error_count;     /* keys whose make failed (recorded as errors; the worker went on) */
+	long skipped_count;   /* keys committed by someone else meanwhile */
+	long lost_count;      /* reservations lost before commit (not committed) */
+	size_t n_errors;
+	djc_populate_error *errors;
+	int interrupted;      /* signal number that stopped the worker, or 0 */
+	long stopped[DJC_WORKER_NSTOPS];   /* processes that stopped for each djc_worker_stop */
+	char **tables;        /* the tables served, upstream first */
+	size_t n_tables;
+} djc_worker_result;
+void djc_worker_result_free(djc_worker_result *res);
+
+/* The long-running form of populate with job reservation: serve the named
+ * tables (NULL / 0: every computed and imported table of the pipeline), in
+ * pipeline order (upstream first), for as long as work may appear: when
+ * nothing can be claimed, wait (woken by a notification where the
+ * connection can receive one: PostgreSQL without a pooler; else polling
+ * with jittered exponential backoff up to a few seconds), refreshing each
+ * table at most once per refresh_interval among all workers. A failed make
+ * is recorded and the worker goes on. Stops on idle_exit, max_jobs,
+ * until_empty, deadline or a signal. Returns DJC_OK, DJC_EMAKE when some
+ * make failed (see *out), DJC_EINTR when a signal stopped it, or another
+ * code when the worker could not start or go on; *out is set whenever it
+ * ran. */
+int djc_worker(djc_worker_result **out, djc_conn *conn, const char *const *tables, size_t ntables,
+	       const djc_worker_options *opts);
+/* The name of a djc_worker_stop ("idle", "max_jobs", "empty", "deadline",
+ * "signal", "failed"); static. */
+const char *djc_worker_stop_name(int stop);
+
 /* Remaining and total keys of the key source (restricted by where_json). */
 int djc_progress(long *remaining, long *total, djc_conn *conn,
 		 const char *table, const char *where_json);

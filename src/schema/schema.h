@@ -109,6 +109,9 @@ typedef struct ddl_dialect {
 	int lock_returns_1;        /* the lock statement answers 1 when it got the lock */
 	const char *unlock;        /* frees a session lock; NULL: the transaction's end frees it */
 	const char *columns;       /* column names of the table named by the one parameter, in order */
+	int by_schema;             /* lock and columns take the schema's name as a first parameter
+	                            * (PostgreSQL: never the session's current_schema(), which a
+	                            * transaction pooler does not keep) */
 	int drop_many;             /* DROP TABLE a, b in one statement */
 	int alter_combined;        /* all changes of a table in one ALTER TABLE statement */
 	const char *retype_head, *retype_mid; /* "ALTER COLUMN " c " TYPE " t; NULL: no type change needed ever */
@@ -139,11 +142,12 @@ typedef struct alt_op {
 	const attr *old;   /* the attribute as it is now (retype) */
 } alt_op;
 
-/* The statements that apply ops to table sql_name: one per change, or one
- * for all with alter_combined; *out is NULL-terminated, the caller frees
+/* The statements that apply ops to the table qtable (its name already
+ * quoted, and schema-qualified where the driver wants it: db_qtable): one
+ * per change, or one for all with alter_combined; *out is NULL-terminated, the caller frees
  * each string and the array. DJC_EINVAL with *msg (caller frees) when a
  * change cannot be written in this dialect; *out is NULL then. */
-int ddl_alter(char ***out, const ddl_dialect *d, const db_driver *drv, const char *sql_name, const alt_op *ops, size_t n,
+int ddl_alter(char ***out, const ddl_dialect *d, const db_driver *drv, const char *qtable, const alt_op *ops, size_t n,
 	      char **msg);
 
 #endif

@@ -80,7 +80,10 @@ int djc_open_ext(djc_conn **out, const char *url, const char *schema, const djc_
 	c->url = xstrdup(url);
 	c->schema = schema ? xstrdup(schema) : NULL;
 	char err[1024];
-	int rc = db_open_ext(&c->db, url, schema, opts->no_create ? DB_OPEN_NO_CREATE : 0, err, sizeof err);
+	int flags = opts->no_create ? DB_OPEN_NO_CREATE : 0;
+	/* database.pooler: the URL's pooler= parameter, when given, decides */
+	if (!strcmp(config_get("database.pooler"), "transaction")) flags |= DB_OPEN_POOLED;
+	int rc = db_open_ext(&c->db, url, schema, flags, err, sizeof err);
 	if (rc) return conn_fail(c, rc, "%s", err);
 	return DJC_OK;
 }
@@ -179,7 +182,7 @@ int pipe_load(djc_conn *c)
 	if (!c->db) return conn_fail(c, DJC_ECONN, "not connected");
 	sb_t q = SB_INIT;
 	sb_add(&q, "SELECT definition FROM ");
-	db_qi(c->db, &q, META_TABLE);
+	db_qtable(c->db, &q, META_TABLE);
 	sb_add(&q, " ORDER BY position");
 	db_res *r = NULL;
 	int rc = db_exec(c->db, sb_str(&q), NULL, 0, &r);
@@ -272,7 +275,7 @@ static int create_table(djc_conn *c, const table *t)
 	/* never IF NOT EXISTS: a table of that name that djc did not create
 	 * is an error, not something to adopt */
 	sb_add(&q, "CREATE TABLE ");
-	db_qi(c->db, &q, t->sql_name);
+	db_qtable(c->db, &q, t->sql_name);
 	sb_add(&q, " (");
 	for (size_t i = 0; i < t->nattrs; i++) {
 		if (i) sb_add(&q, ", ");
@@ -289,7 +292,7 @@ static int create_table(djc_conn *c, const table *t)
 		sb_add(&q, ", FOREIGN KEY (");
 		cols_list(c, &q, f->attrs, f->nattrs);
 		sb_add(&q, ") REFERENCES ");
-		db_qi(c->db, &q, f->ptable->sql_name);
+		db_qtable(c->db, &q, f->ptable->sql_name);
 		sb_add(&q, " (");
 		cols_list(c, &q, f->attrs, f->nattrs);
 		sb_add(&q, ") ON UPDATE CASCADE ON DELETE RESTRICT");
@@ -314,7 +317,7 @@ static int create_table(djc_conn *c, const table *t)
 		cols_list(c, &cols, t->idx[i].attrs, t->idx[i].nattrs);
 		sb_printf(&name, "%s_i%zu", t->sql_name, i);
 		sb_reset(&q);
-		c->db->drv->create_index(&q, t->sql_name, sb_str(&name), sb_str(&cols), 0);
+		db_create_index(c->db, &q, t->sql_name, sb_str(&name), sb_str(&cols), 0);
 		rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
 		sb_free(&cols);
 		sb_free(&name);
@@ -336,7 +339,7 @@ static int create_meta(djc_conn *c, schema_tx *x)
 	if (ncols) return DJC_OK;
 	sb_t q = SB_INIT;
 	sb_add(&q, "CREATE TABLE IF NOT EXISTS ");
-	db_qi(c->db, &q, META_TABLE);
+	db_qtable(c->db, &q, META_TABLE);
 	sb_add(&q, " (");
 	attr name = {.name = "name", .type = {T_VARCHAR, 255, 0, NULL, 0}};
 	attr pos = {.name = "position", .type = {T_INT32, 0, 0, NULL, 0}};
@@ -355,7 +358,7 @@ static int create_meta(djc_conn *c, schema_tx *x)
 	if (rc) { sb_free(&q); return conn_dbfail(c, rc, "declare"); }
 	/* a first declare that fails leaves no empty catalogue behind either */
 	sb_add(&q, "DROP TABLE IF EXISTS ");
-	db_qi(c->db, &q, META_TABLE);
+	db_qtable(c->db, &q, META_TABLE);
 	stx_undo(x, sb_steal(&q), NULL, 0);
 	return DJC_OK;
 }
@@ -497,7 +500,7 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 		sb_add(&q, "SELECT MAX(");
 		db_qi(c->db, &q, "position");
 		sb_add(&q, ") FROM ");
-		db_qi(c->db, &q, META_TABLE);
+		db_qtable(c->db, &q, META_TABLE);
 		if ((rc = db_exec(c->db, sb_str(&q), NULL, 0, &r))) { rc = conn_dbfail(c, rc, "declare"); goto fail; }
 		if (r->nrows && db_cell(r, 0, 0)->t != DJC_NULL) base = (long)db_cell_int(r, 0, 0) + 1;
 		db_res_free(r);
@@ -525,7 +528,7 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 		 * a table that no stored definition owns. */
 		sb_reset(&q);
 		sb_add(&q, "DELETE FROM ");
-		db_qi(c->db, &q, META_TABLE);
+		db_qtable(c->db, &q, META_TABLE);
 		sb_add(&q, " WHERE ");
 		db_qi(c->db, &q, "name");
 		sb_add(&q, " = ?");
@@ -533,7 +536,7 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 		up[0] = val_text(t->name);
 		stx_undo(&x, sb_steal(&q), up, 1);
 		sb_add(&q, "INSERT INTO ");
-		db_qi(c->db, &q, META_TABLE);
+		db_qtable(c->db, &q, META_TABLE);
 		sb_add(&q, " (");
 		db_qi(c->db, &q, "name"); sb_add(&q, ", ");
 		db_qi(c->db, &q, "position"); sb_add(&q, ", ");
@@ -546,7 +549,7 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 		sb_reset(&q);
 		if (rc) { rc = conn_dbfail(c, rc, t->name); goto fail; }
 		sb_add(&q, "DROP TABLE IF EXISTS ");
-		db_qi(c->db, &q, t->sql_name);
+		db_qtable(c->db, &q, t->sql_name);
 		stx_undo(&x, sb_steal(&q), NULL, 0);
 		if ((rc = create_table(c, t))) goto fail;
 		if (t->jobs_name) {
@@ -555,7 +558,7 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 			/* undone in reverse: these go before the table */
 			for (size_t k = na; k-- > 0;) {
 				sb_add(&q, "DROP TABLE IF EXISTS ");
-				db_qi(c->db, &q, names[k]);
+				db_qtable(c->db, &q, names[k]);
 				stx_undo(&x, sb_steal(&q), NULL, 0);
 			}
 			if ((rc = aux(c, t))) goto fail;

@@ -52,7 +52,7 @@ static int drop_existing(djc_conn *c, table *t, djc_row **rows, size_t n, djc_ro
 		sb_add(&q, "SELECT ");
 		for (size_t i = 0; i < t->nkey; i++) { if (i) sb_add(&q, ", "); db_qi(c->db, &q, t->attrs[i].name); }
 		sb_add(&q, " FROM ");
-		db_qi(c->db, &q, t->sql_name);
+		db_qtable(c->db, &q, t->sql_name);
 		sb_add(&q, " WHERE ");
 		for (size_t r = 0; r < k; r++) {
 			sb_add(&q, r ? " OR (" : "(");

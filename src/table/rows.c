@@ -172,7 +172,7 @@ int keysource_sql(djc_conn *c, const table *t, sb_t *sql, pvec *params)
 	sb_add(sql, " FROM ");
 	for (size_t p = 0; p < np; p++) {
 		if (p) sb_add(sql, " JOIN ");
-		db_qi(c->db, sql, ps[p]->ptable->sql_name);
+		db_qtable(c->db, sql, ps[p]->ptable->sql_name);
 		sb_printf(sql, " s%zu", p);
 		if (p) {
 			int first = 1;
@@ -217,7 +217,7 @@ int keysource_sql(djc_conn *c, const table *t, sb_t *sql, pvec *params)
 void not_in_target_sql(djc_conn *c, const table *t, const char *alias, sb_t *sql)
 {
 	sb_add(sql, " AND NOT EXISTS (SELECT 1 FROM ");
-	db_qi(c->db, sql, t->sql_name);
+	db_qtable(c->db, sql, t->sql_name);
 	sb_add(sql, " tg WHERE ");
 	for (size_t i = 0; i < t->nsrc; i++) {
 		const char *n = t->attrs[t->src[i]].name;
@@ -392,7 +392,7 @@ void rows_insert_stmts(djc_conn *c, const table *t, djc_row *const *rows, size_t
 		pvec p = {0};
 		sb_add(&q, skip_dup ? c->db->drv->insert_ignore_head : "INSERT INTO");
 		sb_addc(&q, ' ');
-		db_qi(c->db, &q, t->sql_name);
+		db_qtable(c->db, &q, t->sql_name);
 		sb_add(&q, " (");
 		for (size_t i = 0; i < t->nattrs; i++) {
 			if (i) sb_add(&q, ", ");
@@ -469,7 +469,7 @@ static void select_all(djc_conn *c, const table *t, sb_t *q)
 		db_qi(c->db, q, t->attrs[i].name);
 	}
 	sb_add(q, " FROM ");
-	db_qi(c->db, q, t->sql_name);
+	db_qtable(c->db, q, t->sql_name);
 	sb_add(q, " WHERE 1=1");
 }
 
@@ -540,7 +540,7 @@ int djc_delete(size_t *deleted, djc_conn *c, const char *name, const char *where
 	sb_t q = SB_INIT;
 	pvec p = {0};
 	sb_add(&q, "DELETE FROM ");
-	db_qi(c->db, &q, t->sql_name);
+	db_qtable(c->db, &q, t->sql_name);
 	sb_add(&q, " WHERE 1=1");
 	if ((rc = where_build(c, t, where_json, NULL, 0, &q, &p))) goto out;
 	db_res *r = NULL;
@@ -650,7 +650,7 @@ static int cascade_cond(djc_conn *c, table **S, size_t i, const char *where, con
 		snprintf(al, sizeof al, "d%d", ++*alias);
 		sb_add(sql, first ? "EXISTS (SELECT 1 FROM " : " OR EXISTS (SELECT 1 FROM ");
 		first = 0;
-		db_qi(c->db, sql, S[j]->sql_name);
+		db_qtable(c->db, sql, S[j]->sql_name);
 		sb_printf(sql, " %s WHERE ", al);
 		for (size_t k = 0; k < x->fks[f].nattrs; k++) {
 			col(c, sql, al, x->fks[f].attrs[k]);
@@ -691,14 +691,14 @@ static int delete_once(djc_conn *c, table **S, size_t nS, const char *where, con
 		size_t m = 0;
 		while (m < nS && S[m] != x->master) m++;
 		sb_reset(&q); sb_reset(&ref); pvec_free(&p);
-		db_qi(c->db, &ref, x->sql_name);
+		db_qtable(c->db, &ref, x->sql_name);
 		sb_add(&q, "SELECT COUNT(*) FROM ");
 		sb_add(&q, sb_str(&ref));
 		sb_add(&q, " WHERE ");
 		if ((rc = cascade_cond(c, S, i, where, sb_str(&ref), &alias, &q, &p))) goto fail;
 		if (m < nS) {
 			sb_add(&q, " AND NOT EXISTS (SELECT 1 FROM ");
-			db_qi(c->db, &q, x->master->sql_name);
+			db_qtable(c->db, &q, x->master->sql_name);
 			sb_add(&q, " pm WHERE ");
 			for (size_t k = 0; k < x->master->nkey; k++) {
 				col(c, &q, "pm", x->master->attrs[k].name);
@@ -721,7 +721,7 @@ static int delete_once(djc_conn *c, table **S, size_t nS, const char *where, con
 	/* the counts, in the order of deletion: dependents first */
 	for (size_t i = nS; i-- > 0;) {
 		sb_reset(&q); sb_reset(&ref); pvec_free(&p);
-		db_qi(c->db, &ref, S[i]->sql_name);
+		db_qtable(c->db, &ref, S[i]->sql_name);
 		sb_add(&q, o->dry_run ? "SELECT COUNT(*) FROM " : "DELETE FROM ");
 		sb_add(&q, sb_str(&ref));
 		sb_add(&q, " WHERE ");
@@ -733,7 +733,7 @@ static int delete_once(djc_conn *c, table **S, size_t nS, const char *where, con
 			 * refresh re-adds or re-pends them. */
 			sb_t jq = SB_INIT, jref = SB_INIT;
 			pvec jp = {0};
-			db_qi(c->db, &jref, S[i]->jobs_name);
+			db_qtable(c->db, &jref, S[i]->jobs_name);
 			sb_add(&jq, o->dry_run ? "SELECT COUNT(*) FROM " : "DELETE FROM ");
 			sb_add(&jq, sb_str(&jref));
 			sb_add(&jq, " WHERE 1=0");
@@ -747,7 +747,7 @@ static int delete_once(djc_conn *c, table **S, size_t nS, const char *where, con
 				char al[24];
 				snprintf(al, sizeof al, "d%d", ++alias);
 				sb_add(&jq, " OR EXISTS (SELECT 1 FROM ");
-				db_qi(c->db, &jq, S[j]->sql_name);
+				db_qtable(c->db, &jq, S[j]->sql_name);
 				sb_printf(&jq, " %s WHERE ", al);
 				for (size_t k = 0; k < fk->nattrs; k++) {
 					col(c, &jq, al, fk->attrs[k]);

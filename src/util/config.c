@@ -30,6 +30,7 @@ static config_item items[] = {
 	{"database.url", "DJC_DATABASE_URL", "sqlite:djc.db", "string", NULL, NULL},
 	{"database.schema", "DJC_DATABASE_SCHEMA", "", "string", NULL, NULL},
 	{"database.password", "DJC_DATABASE_PASSWORD", "", "secret", NULL, NULL},
+	{"database.pooler", "DJC_DATABASE_POOLER", "none", "choice", NULL, NULL},
 	{"display.progress", "DJC_DISPLAY_PROGRESS", "false", "bool", NULL, NULL},
 	{"display.interval", "DJC_DISPLAY_INTERVAL", "30", "float", NULL, NULL},
 	{NULL, NULL, NULL, NULL, NULL, NULL},
@@ -77,6 +78,7 @@ static const struct limit {
 	{"jobs.stop_grace", 0, 3600, 0, NULL, "a number of seconds from 0 to 3600"},
 	{"jobs.serve_restarts", 0, 10000, 0, NULL, "an integer from 0 to 10000"},
 	{"jobs.version_method", 0, 0, 0, "none|git", "none or git"},
+	{"database.pooler", 0, 0, 0, "none|transaction", "none or transaction"},
 	{"display.interval", 0, 86400, 0, NULL, "a number of seconds from 0 to 86400"},
 	{NULL, 0, 0, 0, NULL, NULL},
 };
