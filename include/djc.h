@@ -209,8 +209,18 @@ int djc_tables(djc_conn *conn, char **out);
 typedef struct djc_insert_options {
 	int version;           /* DJC_INSERT_OPTIONS_VERSION */
 	int skip_duplicates;   /* rows whose primary key exists are skipped */
+	/* version 2: */
+	int allow_direct_insert; /* 1: insert into a computed, imported or part
+				  * table by hand (DataJoint's allow_direct_insert,
+				  * for backfills and repairs); 0: such tables are
+				  * filled by populate only (DJC_EINVAL). The jobs
+				  * table stays consistent without being touched: a
+				  * key whose row exists is never added by refresh or
+				  * populate, and its pending job is closed as made
+				  * when it is next reserved (docs/parity.md). */
 } djc_insert_options;
-#define DJC_INSERT_OPTIONS_VERSION 1
+/* Version 1 (without allow_direct_insert) is still accepted. */
+#define DJC_INSERT_OPTIONS_VERSION 2
 #define DJC_INSERT_OPTIONS_INIT {.version = DJC_INSERT_OPTIONS_VERSION}
 
 /* Insert rows into table, all or nothing, in one transaction. Values are
@@ -267,11 +277,16 @@ typedef int (*djc_make_fn)(djc_make_ctx *ctx, const djc_row *key, void *payload)
  * they are filled from the key. The row is copied. Nothing is written
  * before make returns successfully. */
 int djc_make_insert(djc_make_ctx *ctx, const char *table, const djc_row *row);
-/* Read rows of any table (usually upstream ones) restricted by where_json. */
+/* Read rows of an upstream table restricted by where_json. `table` must be
+ * an ancestor of the make's target (DataJoint's self.upstream): a parent
+ * through `->`, a parent's parent, ...; any other table is DJC_EINVAL with
+ * a message naming both tables (also set as make's error message), so a
+ * make cannot silently depend on data outside its lineage. */
 int djc_make_fetch(djc_make_ctx *ctx, const char *table, const char *where_json, djc_rowset **out);
 /* Read the rows of `table` that match `key` on the attributes they share
  * (DataJoint's `Table & key`): the usual way to read an upstream table in
- * make, whatever other parents the key also comes from. */
+ * make, whatever other parents the key also comes from. Ancestors only, as
+ * djc_make_fetch. */
 int djc_make_fetch_key(djc_make_ctx *ctx, const char *table, const djc_row *key, djc_rowset **out);
 /* Whether make should stop as soon as it can: DJC_OK (0) to go on,
  * DJC_EINTR when populate was interrupted (SIGINT/SIGTERM), DJC_ELOST when
@@ -326,6 +341,12 @@ void djc_populate_result_free(djc_populate_result *res);
  * is set whenever populate ran. */
 int djc_populate(djc_conn *conn, const char *table, const djc_populate_options *opts,
 		 djc_populate_result **out);
+
+/* DJC_OK when `table` is an ancestor of `target` (what a make of target
+ * may read, as djc_make_fetch), else DJC_EINVAL with a message naming both
+ * (DJC_ENOTFOUND for an unknown table). `djc fetch` run by a make program
+ * checks this against $DJC_TABLE. */
+int djc_upstream_check(djc_conn *conn, const char *target, const char *table);
 
 /* Remaining and total keys of the key source (restricted by where_json). */
 int djc_progress(djc_conn *conn, const char *table, const char *where_json,

@@ -125,16 +125,31 @@ int djc_make_insert(djc_make_ctx *ctx, const char *name, const djc_row *row)
 	return DJC_OK;
 }
 
+/* make may read its target's ancestors only (DataJoint's self.upstream). */
+static int make_reads(djc_make_ctx *ctx, const char *name)
+{
+	table *a;
+	int rc = conn_table(ctx->c, name, &a);
+	if (!rc) rc = table_upstream_check(ctx->c, ctx->t, a);
+	if (rc) djc_make_error(ctx, "%s", djc_error_last(ctx->c));
+	return rc;
+}
+
 int djc_make_fetch(djc_make_ctx *ctx, const char *name, const char *where, djc_rowset **out)
 {
+	*out = NULL;
+	int rc = make_reads(ctx, name);
+	if (rc) return rc;
 	return djc_fetch(ctx->c, name, where, out);
 }
 
 int djc_make_fetch_key(djc_make_ctx *ctx, const char *name, const djc_row *key, djc_rowset **out)
 {
 	*out = NULL;
+	int rc = make_reads(ctx, name);
+	if (rc) return rc;
 	char *kj = djc_row_to_json(key), *where = NULL;
-	int rc = djc_key_restriction(ctx->c, name, kj, &where);
+	rc = djc_key_restriction(ctx->c, name, kj, &where);
 	if (!rc) rc = djc_fetch(ctx->c, name, where, out);
 	free(where);
 	free(kj);

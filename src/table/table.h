@@ -98,6 +98,14 @@ void stmt_list_free(stmt_list *l);
 /* Append the multi-row INSERT statements of rows into t (values copied). */
 void rows_insert_stmts(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, stmt_list *l);
 
+/* upstream.c: 1 when a is an ancestor of t (reached through the `->`
+ * references of t, of its parents, ...; a part's master counts), else 0
+ * (t itself is not its own ancestor). */
+int table_is_ancestor(const djc_conn *c, const table *t, const table *a);
+/* DJC_OK when a is an ancestor of t, else DJC_EINVAL with a one-line
+ * message naming both (a make of t reading a). */
+int table_upstream_check(djc_conn *c, const table *t, const table *a);
+
 /* Select columns of t into typed rows. cols NULL = all attributes. */
 int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params, djc_rowset **out);
 

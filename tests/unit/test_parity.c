@@ -1,0 +1,219 @@
+/* test_parity.c - DataJoint 2.x parity through the C API (docs/parity.md):
+ * djc_insert with allow_direct_insert into computed and part tables and
+ * the jobs table after it (refresh, reserve with keep_completed), options
+ * version 1 still accepted; djc_make_fetch / djc_make_fetch_key limited to
+ * the target's ancestors. Runs on the backend named by $DJC_TEST_URL /
+ * $DJC_TEST_SCHEMA (default: a fresh SQLite file). */
+#include "t.h"
+#include "djc.h"
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char PIPE[] =
+	"Src (manual)\n"
+	"    id : int32\n"
+	"    ---\n"
+	"    x : float64\n"
+	"\n"
+	"Side (manual)\n"
+	"    id : int32\n"
+	"    ---\n"
+	"    s : int32\n"
+	"\n"
+	"Mid (computed)\n"
+	"    -> Src\n"
+	"    ---\n"
+	"    y : float64\n"
+	"\n"
+	"Mid.Part (part)\n"
+	"    p : int32\n"
+	"    ---\n"
+	"    z : int64\n"
+	"\n"
+	"Top (computed)\n"
+	"    -> Mid\n"
+	"    ---\n"
+	"    w : float64\n";
+
+static long nrows(djc_conn *c, const char *table, const char *where)
+{
+	djc_rowset *rs = NULL;
+	int rc = djc_fetch(c, table, where, &rs);
+	if (rc) { fprintf(stderr, "fetch %s: %s\n", table, djc_error_last(c)); return -1; }
+	long n = (long)djc_rowset_count(rs);
+	djc_rowset_free(rs);
+	return n;
+}
+
+static double get_float(const djc_row *r, const char *name)
+{
+	double v = -1;
+	long i = djc_row_find(r, name);
+	if (i >= 0) djc_row_float(r, (size_t)i, &v);
+	return v;
+}
+
+static int mid_calls;
+
+/* Mid: y = Src.x + 1 */
+static int mk_mid(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	mid_calls++;
+	djc_rowset *up = NULL;
+	if (djc_make_fetch_key(ctx, "Src", key, &up) || djc_rowset_count(up) != 1) { djc_rowset_free(up); return 1; }
+	djc_row *r = djc_row_new();
+	djc_row_set_float(r, "y", get_float(djc_rowset_row(up, 0), "x") + 1);
+	djc_rowset_free(up);
+	int rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	return rc;
+}
+
+/* what Top's make saw, per read */
+static int rc_grand, rc_side, rc_self, rc_key_side;
+
+/* Top reads its grandparent (allowed), then Side, itself and Side by key
+ * (refused), and records the outcomes. */
+static int mk_top(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	djc_rowset *rs = NULL;
+	rc_grand = djc_make_fetch(ctx, "Src", NULL, &rs);
+	djc_rowset_free(rs);
+	rs = NULL;
+	rc_side = djc_make_fetch(ctx, "Side", NULL, &rs);
+	CHECK(rs == NULL);
+	djc_rowset_free(rs);
+	rs = NULL;
+	rc_self = djc_make_fetch(ctx, "Top", NULL, &rs);
+	djc_rowset_free(rs);
+	rs = NULL;
+	rc_key_side = djc_make_fetch_key(ctx, "Side", key, &rs);
+	djc_rowset_free(rs);
+	rs = NULL;
+	if (rc_side) {
+		/* the refusal is make's error message unless make sets another */
+		return 3;
+	}
+	djc_row *r = djc_row_new();
+	djc_row_set_float(r, "w", 1);
+	int rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	return rc;
+}
+
+int main(void)
+{
+	char path[64];
+	const char *url = getenv("DJC_TEST_URL");
+	if (!url) {
+		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-parity-%d.db", (int)getpid());
+		url = path;
+	}
+	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_parity";
+	if (!strncmp(url, "sqlite:", 7)) schema = NULL;
+	djc_conn *c = NULL;
+	int rc = djc_open(&c, url, schema);
+	if (rc) { fprintf(stderr, "djc_open: %s\n", djc_error_last(c)); return 1; }
+	rc = djc_declare(c, PIPE, "parity.djc", NULL);
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+
+	djc_row *src[4], *side = djc_row_new();
+	for (int i = 0; i < 4; i++) {
+		src[i] = djc_row_new();
+		djc_row_set_int(src[i], "id", i + 1);
+		djc_row_set_float(src[i], "x", 10 * (i + 1));
+	}
+	djc_row_set_int(side, "id", 1);
+	djc_row_set_int(side, "s", 7);
+	size_t n = 0;
+	CHECK(djc_insert(c, "Src", (const djc_row *const *)src, 4, NULL, &n) == DJC_OK && n == 4);
+	CHECK(djc_insert(c, "Side", (const djc_row *const *)&side, 1, NULL, &n) == DJC_OK && n == 1);
+
+	/* ------------------------------------------- 2. allow_direct_insert */
+	djc_row *m2 = djc_row_new();
+	djc_row_set_int(m2, "id", 2);
+	djc_row_set_float(m2, "y", -2);
+	djc_insert_options io = DJC_INSERT_OPTIONS_INIT;
+	CHECK(io.version == 2 && io.allow_direct_insert == 0);
+	CHECK(djc_insert(c, "Mid", (const djc_row *const *)&m2, 1, &io, &n) == DJC_EINVAL && n == 0);
+	CHECK(strstr(djc_error_last(c), "table Mid is computed") != NULL);
+	/* version 1 of the options (no allow_direct_insert) is still read */
+	djc_insert_options v1 = {.version = 1, .skip_duplicates = 0, .allow_direct_insert = 1};
+	CHECK(djc_insert(c, "Mid", (const djc_row *const *)&m2, 1, &v1, &n) == DJC_EINVAL && n == 0);
+	djc_insert_options v9 = {.version = 9};
+	CHECK(djc_insert(c, "Src", (const djc_row *const *)&src[0], 1, &v9, &n) == DJC_EINVAL);
+
+	/* a pending job for every key, then key 2 made by hand */
+	djc_refresh_result rr;
+	CHECK(djc_jobs_refresh(c, "Mid", NULL, &rr) == DJC_OK && rr.added == 4);
+	io.allow_direct_insert = 1;
+	rc = djc_insert(c, "Mid", (const djc_row *const *)&m2, 1, &io, &n);
+	CHECK_MSG(rc == DJC_OK && n == 1, "%s", djc_error_last(c));
+	djc_row *pp = djc_row_new();
+	djc_row_set_int(pp, "id", 2);
+	djc_row_set_int(pp, "p", 1);
+	djc_row_set_int(pp, "z", 21);
+	rc = djc_insert(c, "Mid.Part", (const djc_row *const *)&pp, 1, &io, &n);
+	CHECK_MSG(rc == DJC_OK && n == 1, "%s", djc_error_last(c));
+	djc_row_set_int(pp, "id", 3);   /* no master row for 3 */
+	CHECK(djc_insert(c, "Mid.Part", (const djc_row *const *)&pp, 1, &io, &n) == DJC_EFOREIGN && n == 0);
+	long rem = -1, tot = -1;
+	CHECK(djc_progress(c, "Mid", NULL, &rem, &tot) == DJC_OK && rem == 3 && tot == 4);
+	CHECK(djc_jobs_refresh(c, "Mid", NULL, &rr) == DJC_OK && rr.added == 0);
+
+	/* with keep_completed, reserving key 2 closes its job as success */
+	CHECK(djc_config_set("jobs.keep_completed", "true", "test", NULL) == DJC_OK);
+	djc_job *j = NULL;
+	CHECK(djc_jobs_reserve(c, "Mid", "{\"id\": 2}", -1, &j) == DJC_ENOTFOUND && !j);
+	djc_rowset *jobs = NULL;
+	CHECK(djc_jobs_list(c, "Mid", "success", &jobs) == DJC_OK && djc_rowset_count(jobs) == 1);
+	djc_rowset_free(jobs);
+	CHECK(djc_config_set("jobs.keep_completed", "false", "test", NULL) == DJC_OK);
+
+	/* populate makes the other three, never key 2 */
+	djc_populate_options po = DJC_POPULATE_OPTIONS_INIT;
+	po.reserve_jobs = 1;
+	po.make = mk_mid;
+	djc_populate_result *pr = NULL;
+	rc = djc_populate(c, "Mid", &po, &pr);
+	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 3 && mid_calls == 3, "%s", djc_error_last(c));
+	djc_populate_result_free(pr);
+	djc_rowset *mid = NULL;
+	CHECK(djc_fetch(c, "Mid", "{\"id\": 2}", &mid) == DJC_OK && djc_rowset_count(mid) == 1 &&
+	      get_float(djc_rowset_row(mid, 0), "y") == -2);
+	djc_rowset_free(mid);
+	long counts[5] = {9, 9, 9, 9, 9};
+	CHECK(djc_jobs_counts(c, "Mid", counts) == DJC_OK && counts[0] == 0 && counts[1] == 0 && counts[3] == 0);
+
+	/* ------------------------------------------- 3. ancestors only */
+	po = (djc_populate_options)DJC_POPULATE_OPTIONS_INIT;
+	po.make = mk_top;
+	po.suppress_errors = 1;
+	po.where_json = "{\"id\": 1}";
+	pr = NULL;
+	rc = djc_populate(c, "Top", &po, &pr);
+	CHECK(rc == DJC_EMAKE && pr && pr->error_count == 1 && pr->n_errors == 1);
+	CHECK(rc_grand == DJC_OK);
+	CHECK(rc_side == DJC_EINVAL && rc_self == DJC_EINVAL && rc_key_side == DJC_EINVAL);
+	if (pr && pr->n_errors)
+		CHECK_STR(pr->errors[0].message, "make of Top may read only its ancestors (the tables it depends on through ->): "
+						 "Side is not upstream of Top");
+	djc_populate_result_free(pr);
+	CHECK(nrows(c, "Top", NULL) == 0);
+	CHECK(djc_upstream_check(c, "Top", "Src") == DJC_OK);
+	CHECK(djc_upstream_check(c, "Mid.Part", "Mid") == DJC_OK);
+	CHECK(djc_upstream_check(c, "Mid", "Mid.Part") == DJC_EINVAL);
+	CHECK(djc_upstream_check(c, "Src", "Top") == DJC_EINVAL);
+	CHECK(djc_upstream_check(c, "Top", "Nope") == DJC_ENOTFOUND);
+
+	for (int i = 0; i < 4; i++) djc_row_free(src[i]);
+	djc_row_free(side);
+	djc_row_free(m2);
+	djc_row_free(pp);
+	djc_close(c);
+	if (!strncmp(url, "sqlite:/tmp/djc-test-parity-", 28)) unlink(url + 7);
+	return T_DONE("test_parity");
+}
