@@ -243,6 +243,21 @@ int djc_key_restriction(djc_conn *conn, const char *table, const char *key_json,
  * NULL for all), ordered by primary key. */
 int djc_fetch(djc_conn *conn, const char *table, const char *where_json, djc_rowset **out);
 
+/* How to fetch (djc_fetch_ext, djc_fetch_print_ext). */
+typedef struct djc_fetch_options {
+	int version;       /* DJC_FETCH_OPTIONS_VERSION */
+	int all_columns;   /* 1: also the hidden job metadata columns
+			    * (_job_start_time, _job_duration, _job_version) of a
+			    * table declared with them (docs/parity.md); they are
+			    * NULL in rows not made by populate */
+} djc_fetch_options;
+#define DJC_FETCH_OPTIONS_VERSION 1
+#define DJC_FETCH_OPTIONS_INIT {.version = DJC_FETCH_OPTIONS_VERSION}
+void djc_fetch_options_init(djc_fetch_options *opts);
+/* djc_fetch with options; opts NULL is djc_fetch. */
+int djc_fetch_ext(djc_conn *conn, const char *table, const char *where_json, const djc_fetch_options *opts,
+		  djc_rowset **out);
+
 /* Insert JSON Lines (one object per line; blank lines skipped) read from
  * `in`, typed by the table's heading (bytes as base64 strings, json
  * attributes as any JSON value). All or nothing; errors name
@@ -254,6 +269,10 @@ typedef enum djc_format { DJC_FORMAT_TABLE = 0, DJC_FORMAT_JSON, DJC_FORMAT_CSV 
 /* Fetch and print rows to `out` (a FILE*): an aligned text table, JSON
  * Lines, or CSV with a header row. */
 int djc_fetch_print(djc_conn *conn, const char *table, const char *where_json, djc_format format, void *out);
+/* djc_fetch_print with options (all_columns: the hidden columns after the
+ * others); opts NULL is djc_fetch_print. */
+int djc_fetch_print_ext(djc_conn *conn, const char *table, const char *where_json, djc_format format,
+			const djc_fetch_options *opts, void *out);
 /* JSON text of a row typed by table's heading (json attributes embedded,
  * bytes base64); caller frees. */
 char *djc_row_to_json_typed(djc_conn *conn, const char *table, const djc_row *row);

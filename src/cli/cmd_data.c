@@ -84,16 +84,20 @@ int cmd_insert(int argc, char **argv)
 
 int cmd_fetch(int argc, char **argv)
 {
-	static const char H[] = "usage: djc fetch TABLE [--where JSON | --key JSON] [--format table|json|csv]\n"
+	static const char H[] = "usage: djc fetch TABLE [--where JSON | --key JSON] [--format table|json|csv] [--all-columns]\n"
 				"Print rows ordered by primary key. --where takes {\"attr\": value}, {\"attr\": [v1, v2]},\n"
 				"{\"attr\": {\">\": 3}} or a list of such objects (OR); every attribute must be TABLE's.\n"
 				"--key takes a key object, e.g. a make program's $DJC_KEY, and matches TABLE's rows on the\n"
 				"attributes they share, ignoring the rest (DataJoint's Table & key).\n"
 				"Run by a make program (DJC_TABLE and DJC_KEY set by djc), it reads only ancestors of\n"
-				"$DJC_TABLE, as DataJoint's self.upstream does.\n";
-	enum { WHERE = 1, KEY, FORMAT };
+				"$DJC_TABLE, as DataJoint's self.upstream does.\n"
+				"--all-columns also shows the hidden job metadata columns (_job_start_time,\n"
+				"_job_duration, _job_version) of a table declared with jobs.add_job_metadata.\n";
+	enum { WHERE = 1, KEY, FORMAT, ALL };
 	static const cli_option opts[] = {
-		{"where", CLI_VALUE, WHERE, 0}, {"key", CLI_VALUE, KEY, 0}, {"format", CLI_VALUE, FORMAT, 0}, {NULL, 0, 0, 0}};
+		{"where", CLI_VALUE, WHERE, 0}, {"key", CLI_VALUE, KEY, 0}, {"format", CLI_VALUE, FORMAT, 0},
+		{"all-columns", CLI_FLAG, ALL, 0}, {NULL, 0, 0, 0}};
+	djc_fetch_options fo = DJC_FETCH_OPTIONS_INIT;
 	cli_args a;
 	cli_args_init(&a, argc, argv, opts, H);
 	a.unknown_fmt = a.missing_fmt = "unknown or incomplete option %s";
@@ -103,6 +107,7 @@ int cmd_fetch(int argc, char **argv)
 		switch (o) {
 		case WHERE: where = a.arg; check_json("--where", where); break;
 		case KEY: key = a.arg; check_json("--key", key); break;
+		case ALL: fo.all_columns = 1; break;
 		case FORMAT:
 			if (!strcmp(a.arg, "table")) fmt = DJC_FORMAT_TABLE;
 			else if (!strcmp(a.arg, "json")) fmt = DJC_FORMAT_JSON;
@@ -122,7 +127,7 @@ int cmd_fetch(int argc, char **argv)
 	const char *target = getenv("DJC_TABLE");
 	int rc = target && *target && getenv("DJC_KEY") ? djc_upstream_check(c, target, table) : DJC_OK;
 	if (!rc && key) rc = djc_key_restriction(c, table, key, &kw);
-	if (!rc) rc = djc_fetch_print(c, table, key ? kw : where, fmt, stdout);
+	if (!rc) rc = djc_fetch_print_ext(c, table, key ? kw : where, fmt, &fo, stdout);
 	free(kw);
 	int code = exit_for(rc, c);
 	djc_close(c);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_OUTPUT (256UL << 20)   /* a make's stdout beyond this is an error */
 #define STDERR_TAIL 4000
@@ -99,6 +100,59 @@ static int need_target_row(table *t, staged *out, make_result *res)
 		}
 	res->message = xasprintf("make produced no row for %s", t->name);
 	return 0;
+}
+
+/* ------------------------------------------------------- job metadata */
+
+/* What _job_version records: jobs.job_version when set, else the code
+ * version of the jobs table (jobs.version_method git: the commit), else
+ * "djc " and the library's version. */
+static const char *job_version(void)
+{
+	const char *v = config_get("jobs.job_version");
+	if (v && *v) return v;
+	v = jobs_version();
+	return v && *v ? v : "djc " DJC_VERSION;
+}
+
+/* When a make started: the worker's wall clock (UTC) for _job_start_time,
+ * a monotonic clock for _job_duration. */
+typedef struct make_clock { struct timespec wall, mono; } make_clock;
+
+static void clock_start(make_clock *k)
+{
+	clock_gettime(CLOCK_REALTIME, &k->wall);
+	clock_gettime(CLOCK_MONOTONIC, &k->mono);
+}
+
+/* A make of t (declared with job metadata) succeeded: its target rows get
+ * the hidden columns, written with them by whichever commit follows
+ * (reserved or direct). Part rows do not have them. */
+static void stamp_job_meta(djc_conn *c, table *t, staged *out, const make_clock *k)
+{
+	if (!t->job_meta || !t->nhidden) return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double dur = (double)(now.tv_sec - k->mono.tv_sec) + (double)(now.tv_nsec - k->mono.tv_nsec) / 1e9;
+	struct tm tm;
+	gmtime_r(&k->wall.tv_sec, &tm);
+	char when[64], ver[65];
+	size_t w = strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(when + w, sizeof when - w, ".%03ld", k->wall.tv_nsec / 1000000);
+	snprintf(ver, sizeof ver, "%s", job_version());
+	while (!utf8_valid(ver, strlen(ver))) ver[strlen(ver) - 1] = 0;   /* a cut character */
+	val_t in[3] = {val_text(when), val_float(dur), val_text(ver)};
+	for (size_t i = 0; i < out->n; i++) {
+		if (out->tables[i] != t) continue;
+		for (size_t h = 0; h < 3 && h < t->nhidden; h++) {
+			val_t v = {0};
+			char *msg = NULL;
+			if (value_in(&t->attrs[t->nattrs + h], &in[h], &v, &msg) == DJC_OK) row_put(out->rows[i], t->attrs[t->nattrs + h].name, &v);
+			free(msg);
+		}
+	}
+	for (int h = 0; h < 3; h++) val_free(&in[h]);
+	(void)c;
 }
 
 /* --------------------------------------------------------- C callbacks */
@@ -197,6 +251,8 @@ int make_callback(djc_conn *c, table *t, const djc_row *key, djc_make_fn fn, voi
 {
 	memset(res, 0, sizeof *res);
 	djc_make_ctx ctx = {c, t, key, {0}, NULL, watch};
+	make_clock clk;
+	clock_start(&clk);
 	int rc = fn(&ctx, key, payload);
 	if (rc) {
 		/* a make that gave up because it was asked to stop was stopped,
@@ -214,6 +270,7 @@ int make_callback(djc_conn *c, table *t, const djc_row *key, djc_make_fn fn, voi
 	}
 	free(ctx.err);
 	if (!need_target_row(t, &ctx.out, res)) { staged_free(&ctx.out); return DJC_EMAKE; }
+	stamp_job_meta(c, t, &ctx.out, &clk);
 	*out = ctx.out;
 	res->ok = 1;
 	return DJC_OK;
@@ -407,6 +464,8 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, c
 	proc_spec spec = {argv, env, MAX_OUTPUT, STDERR_TAIL};
 	proc_status ps;
 	proc *p = NULL;
+	make_clock clk;
+	clock_start(&clk);
 	if (proc_spawn(&p, &spec, &ps)) {
 		if (ps.spawn_failed == PROC_SPAWN_EXEC)
 			res->message = xasprintf("cannot run make program '%s': %s", argv[0], strerror(ps.spawn_errno));
@@ -447,6 +506,7 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, c
 		size_t n;
 		char *o = proc_out(p, &n);
 		parse_rows(c, t, key, o, n, out, res);
+		if (res->ok) stamp_job_meta(c, t, out, &clk);
 	}
 	free(tail);
 	proc_free(p);

@@ -7,6 +7,7 @@
  *       index(a, b) / unique index(a)
  *       make = program arg ...      (djc: the make command of the table)
  *       key_source = {"a": 1}       (djc: a standing key-source restriction)
+ *       job_metadata = true         (djc: hidden job metadata columns)
  *
  * Every error names the file and line. */
 #include "schema.h"
@@ -47,7 +48,7 @@ static void free_table(table *t)
 {
 	if (!t) return;
 	free(t->name); free(t->sql_name); free(t->jobs_name);
-	for (size_t i = 0; i < t->nattrs; i++) {
+	for (size_t i = 0; i < t->nattrs + t->nhidden; i++) {
 		attr *a = &t->attrs[i];
 		free(a->name); free(a->type_text); free(a->def); free(a->comment);
 		for (size_t k = 0; k < a->type.nenums; k++) free(a->type.enums[k]);
@@ -107,6 +108,47 @@ attr *table_attr(const table *t, const char *name)
 	for (size_t i = 0; i < t->nattrs; i++)
 		if (!strcmp(t->attrs[i].name, name)) return &t->attrs[i];
 	return NULL;
+}
+
+attr *table_attr_any(const table *t, const char *name)
+{
+	for (size_t i = 0; i < t->nattrs + t->nhidden; i++)
+		if (!strcmp(t->attrs[i].name, name)) return &t->attrs[i];
+	return NULL;
+}
+
+/* The hidden attributes, with DataJoint's names: when make started (UTC,
+ * the worker's clock), how long it ran (seconds), which code made it. */
+static void add_job_meta_attrs(table *t)
+{
+	static const struct { const char *name; coltype ty; int n; const char *text; } H[] = {
+		{"_job_start_time", T_DATETIME, 3, "datetime(3)"},
+		{"_job_duration", T_FLOAT64, 0, "float64"},
+		{"_job_version", T_VARCHAR, 64, "varchar(64)"},
+	};
+	size_t n = sizeof H / sizeof *H;
+	t->attrs = xrealloc(t->attrs, (t->nattrs + n) * sizeof(attr));
+	for (size_t i = 0; i < n; i++) {
+		attr *a = &t->attrs[t->nattrs + i];
+		memset(a, 0, sizeof *a);
+		a->name = xstrdup(H[i].name);
+		a->type.t = H[i].ty;
+		a->type.p = H[i].n;   /* varchar length, datetime's fractional digits */
+		a->type_text = xstrdup(H[i].text);
+		a->nullable = 1;
+	}
+	t->nhidden = n;
+	t->job_meta = 1;
+}
+
+void table_enable_job_meta(table *t)
+{
+	if (t->job_meta || (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)) return;
+	add_job_meta_attrs(t);
+	char *nt = xasprintf("%s%s" JOB_META_LINE, t->text,
+			     *t->text && t->text[strlen(t->text) - 1] != '\n' ? "\n" : "");
+	free(t->text);
+	t->text = nt;
 }
 
 static char *trim(char *s)
@@ -443,7 +485,7 @@ static int parse_attr_line(pctx *c, int line, table *t, char *s, int in_key)
 	if (!valid_attr_name(name))
 		return fail(c, line, "invalid attribute name '%s' (lowercase letters, digits and _; starting with a letter)", name);
 	if (table_attr(t, name)) return fail(c, line, "duplicate attribute '%s' in table %s", name, t->name);
-	if (!strcmp(name, "make") || !strcmp(name, "key_source"))
+	if (!strcmp(name, "make") || !strcmp(name, "key_source") || !strcmp(name, "job_metadata"))
 		return fail(c, line, "'%s' is reserved for the make directive; choose another attribute name", name);
 	attr *a = add_attr(t);
 	a->name = xstrdup(name);
@@ -529,7 +571,7 @@ static int directive(const char *s, const char *word)
 
 static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 {
-	int in_key = 1, seen_sep = 0, seen_master = 0;
+	int in_key = 1, seen_sep = 0, seen_master = 0, seen_meta = 0, want_meta = 0;
 	if (t->tier == TIER_PART && add_parent(c, t->line, t, t->master->name, 1)) return DJC_EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		int line = lineno[i];
@@ -575,6 +617,17 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 				return fail(c, line, "'make =' belongs to computed and imported tables, not %s ones", tier_name(t->tier));
 			if (t->make_argv) return fail(c, line, "second 'make =' line in table %s", t->name);
 			if (split_argv(c, line, strchr(s, '=') + 1, &t->make_argv)) return DJC_EINVAL;
+			continue;
+		}
+		if (directive(s, "job_metadata")) {
+			if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
+				return fail(c, line, "'job_metadata =' belongs to computed and imported tables");
+			cut_comment(s);
+			const char *v = trim(strchr(s, '=') + 1);
+			if (strcmp(v, "true") && strcmp(v, "false"))
+				return fail(c, line, "job_metadata must be true or false, got '%s'", v);
+			if (seen_meta++) return fail(c, line, "second 'job_metadata =' line in table %s", t->name);
+			want_meta = !strcmp(v, "true");
 			continue;
 		}
 		if (directive(s, "key_source")) {
@@ -643,7 +696,10 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 		}
 		json_decref(j);
 	}
+	/* after the canonical form: the hidden columns are not part of the
+	 * definition a declare compares */
 	build_canon(t);
+	if (want_meta) add_job_meta_attrs(t);
 	return 0;
 }
 

@@ -336,6 +336,12 @@ static void cell_text(sb_t *b, const attr *a, const val_t *v, int csv)
 
 int djc_fetch_print(djc_conn *c, const char *name, const char *where, djc_format fmt, void *outp)
 {
+	return djc_fetch_print_ext(c, name, where, fmt, NULL, outp);
+}
+
+int djc_fetch_print_ext(djc_conn *c, const char *name, const char *where, djc_format fmt, const djc_fetch_options *opts,
+			void *outp)
+{
 	FILE *out = outp;
 	if (!out) return conn_fail(c, DJC_EINVAL, "no output stream (NULL)");
 	if (fmt != DJC_FORMAT_TABLE && fmt != DJC_FORMAT_JSON && fmt != DJC_FORMAT_CSV)
@@ -344,19 +350,31 @@ int djc_fetch_print(djc_conn *c, const char *name, const char *where, djc_format
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
 	djc_rowset *rs = NULL;
-	if ((rc = djc_fetch(c, name, where, &rs))) return rc;
+	if ((rc = djc_fetch_ext(c, name, where, opts, &rs))) return rc;
+	/* the columns shown: the heading, then (all_columns) the hidden ones */
+	size_t ncol = t->nattrs + (opts && opts->all_columns ? t->nhidden : 0);
 	sb_t b = SB_INIT;
 	if (fmt == DJC_FORMAT_JSON) {
 		for (size_t i = 0; i < rs->n; i++) {
 			sb_reset(&b);
 			row_to_json(&b, t, rs->rows[i]);
+			for (size_t k = t->nattrs; k < ncol; k++) {   /* "...}" -> "..., "_job_x": v}" */
+				const val_t *v = row_get(rs->rows[i], t->attrs[k].name);
+				b.s[--b.len] = 0;
+				sb_add(&b, ",");
+				json_quote(&b, t->attrs[k].name, strlen(t->attrs[k].name));
+				sb_add(&b, ":");
+				if (v) value_to_json(&b, &t->attrs[k], v);
+				else sb_add(&b, "null");
+				sb_addc(&b, '}');
+			}
 			fprintf(out, "%s\n", sb_str(&b));
 		}
 	} else if (fmt == DJC_FORMAT_CSV) {
-		for (size_t k = 0; k < t->nattrs; k++) fprintf(out, "%s%s", k ? "," : "", t->attrs[k].name);
+		for (size_t k = 0; k < ncol; k++) fprintf(out, "%s%s", k ? "," : "", t->attrs[k].name);
 		fputc('\n', out);
 		for (size_t i = 0; i < rs->n; i++) {
-			for (size_t k = 0; k < t->nattrs; k++) {
+			for (size_t k = 0; k < ncol; k++) {
 				sb_reset(&b);
 				const val_t *v = row_get(rs->rows[i], t->attrs[k].name);
 				if (v) cell_text(&b, &t->attrs[k], v, 1);
@@ -372,7 +390,7 @@ int djc_fetch_print(djc_conn *c, const char *name, const char *where, djc_format
 			fputc('\n', out);
 		}
 	} else {
-		size_t nc = t->nattrs;
+		size_t nc = ncol;
 		size_t *w = xcalloc(nc, sizeof(size_t));
 		char **cells = xcalloc(nc * (rs->n + 1), sizeof(char *));
 		for (size_t k = 0; k < nc; k++) {

@@ -606,6 +606,18 @@ static int alter_once(djc_conn *c, const char *text, const char *file, int dry_r
 		free(msg);
 		goto fail;
 	}
+	/* the job metadata columns of a stored table stay (alter neither adds
+	 * nor drops them; its stored text keeps its job_metadata line) */
+	for (size_t i = 0; i < np->n && !rc; i++) {
+		table *nt = np->tables[i], *old = pipeline_find(c->pipe, nt->name);
+		if (old && old->job_meta) table_enable_job_meta(nt);
+		else if (old && nt->job_meta)
+			rc = conn_fail(c, DJC_EINVAL,
+				       "%s:%d: table %s: alter does not add job metadata columns (job_metadata = true); 'djc "
+				       "drop %s' and declare it again to add them",
+				       file, nt->line, nt->name, nt->name);
+	}
+	if (rc) goto fail;
 	alt_op **ops = xcalloc(np->n + 1, sizeof(alt_op *));
 	size_t *nops = xcalloc(np->n + 1, sizeof(size_t));
 	/* plan every table before changing any */

@@ -382,8 +382,11 @@ void stmt_list_free(stmt_list *l)
 
 void rows_insert_stmts(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, stmt_list *l)
 {
+	/* make's rows carry the job metadata (the hidden columns, docs/parity.md)
+	 * when the table has them; other rows leave them NULL */
+	size_t ncol = t->nattrs + (t->nhidden && n && row_get(rows[0], t->attrs[t->nattrs].name) ? t->nhidden : 0);
 	/* statements of at most 500 rows and ~30,000 parameters */
-	size_t per = 30000 / (t->nattrs ? t->nattrs : 1);
+	size_t per = 30000 / (ncol ? ncol : 1);
 	if (per > 500) per = 500;
 	if (per < 1) per = 1;
 	for (size_t at = 0; at < n; at += per) {
@@ -394,14 +397,14 @@ void rows_insert_stmts(djc_conn *c, const table *t, djc_row *const *rows, size_t
 		sb_addc(&q, ' ');
 		db_qi(c->db, &q, t->sql_name);
 		sb_add(&q, " (");
-		for (size_t i = 0; i < t->nattrs; i++) {
+		for (size_t i = 0; i < ncol; i++) {
 			if (i) sb_add(&q, ", ");
 			db_qi(c->db, &q, t->attrs[i].name);
 		}
 		sb_add(&q, ") VALUES ");
 		for (size_t r = 0; r < k; r++) {
 			sb_add(&q, r ? ", (" : "(");
-			for (size_t i = 0; i < t->nattrs; i++) {
+			for (size_t i = 0; i < ncol; i++) {
 				sb_add(&q, i ? ", ?" : "?");
 				const val_t *v = row_get(rows[at + r], t->attrs[i].name);
 				val_t x;
@@ -444,7 +447,7 @@ int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params
 	if (rc) return conn_dbfail(c, rc, t->name);
 	djc_rowset *rs = rowset_new();
 	const attr **attrs = xcalloc(r->ncols, sizeof(attr *));
-	for (size_t k = 0; k < r->ncols; k++) attrs[k] = table_attr(t, r->cols[k]);
+	for (size_t k = 0; k < r->ncols; k++) attrs[k] = table_attr_any(t, r->cols[k]);
 	for (size_t i = 0; i < r->nrows; i++) {
 		djc_row *row = djc_row_new();
 		for (size_t k = 0; k < r->ncols; k++) {
@@ -461,10 +464,11 @@ int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params
 	return DJC_OK;
 }
 
-static void select_all(djc_conn *c, const table *t, sb_t *q)
+/* SELECT of t's attributes (with hidden: the job metadata columns too). */
+static void select_cols(djc_conn *c, const table *t, sb_t *q, int hidden)
 {
 	sb_add(q, "SELECT ");
-	for (size_t i = 0; i < t->nattrs; i++) {
+	for (size_t i = 0; i < t->nattrs + (hidden ? t->nhidden : 0); i++) {
 		if (i) sb_add(q, ", ");
 		db_qi(c->db, q, t->attrs[i].name);
 	}
@@ -511,6 +515,35 @@ int djc_key_restriction(djc_conn *c, const char *name, const char *key_json, cha
 	json_decref(w);
 	json_decref(j);
 	return DJC_OK;
+}
+
+static void select_all(djc_conn *c, const table *t, sb_t *q) { select_cols(c, t, q, 0); }
+
+void djc_fetch_options_init(djc_fetch_options *o)
+{
+	djc_fetch_options d = DJC_FETCH_OPTIONS_INIT;
+	*o = d;
+}
+
+int djc_fetch_ext(djc_conn *c, const char *name, const char *where_json, const djc_fetch_options *opts, djc_rowset **out)
+{
+	*out = NULL;
+	if (opts && opts->version != DJC_FETCH_OPTIONS_VERSION)
+		return conn_fail(c, DJC_EINVAL, "fetch options version %d is not %d (use DJC_FETCH_OPTIONS_INIT)", opts->version,
+				 DJC_FETCH_OPTIONS_VERSION);
+	table *t;
+	int rc = conn_table(c, name, &t);
+	if (rc) return rc;
+	sb_t q = SB_INIT;
+	pvec p = {0};
+	select_cols(c, t, &q, opts && opts->all_columns);
+	if (!(rc = where_build(c, t, where_json, NULL, 0, &q, &p))) {
+		order_by_key(c, t, &q);
+		rc = rows_select(c, t, sb_str(&q), &p, out);
+	}
+	sb_free(&q);
+	pvec_free(&p);
+	return rc;
 }
 
 int djc_fetch(djc_conn *c, const char *name, const char *where_json, djc_rowset **out)

@@ -21,6 +21,8 @@ static config_item items[] = {
 	{"jobs.lease_timeout", "DJC_JOBS_LEASE_TIMEOUT", "60", "float", NULL, NULL},
 	{"jobs.reserve_batch", "DJC_JOBS_RESERVE_BATCH", "1", "int", NULL, NULL},
 	{"jobs.stop_grace", "DJC_JOBS_STOP_GRACE", "5", "float", NULL, NULL},
+	{"jobs.add_job_metadata", "DJC_JOBS_ADD_JOB_METADATA", "false", "bool", NULL, NULL},
+	{"jobs.job_version", "DJC_JOBS_JOB_VERSION", "", "string", NULL, NULL},
 	{"database.url", "DJC_DATABASE_URL", "sqlite:djc.db", "string", NULL, NULL},
 	{"database.schema", "DJC_DATABASE_SCHEMA", "", "string", NULL, NULL},
 	{"database.password", "DJC_DATABASE_PASSWORD", "", "secret", NULL, NULL},

@@ -175,4 +175,93 @@ expect_fail 2 "...and the target itself" "Reader is not upstream of Reader" \
 expect_out "...but reads a parent" '{"id":1,"v2":11}' env DJC_TABLE=Reader DJC_KEY='{"id": 1}' "$DJC" fetch Calc2 --key '{"id": 1}' --format json
 expect_out "a part reads its master" '{"id":1,"n":2}' env DJC_TABLE=Load.Unit DJC_KEY='{"id": 1}' "$DJC" fetch Load --key '{"id": 1}' --format json
 expect_out "outside a make, fetch reads any table" '{"id":1,"w":5}' djc fetch Other --format json
+
+# --------------------------------------------------------- 4. job metadata
+# jobs.add_job_metadata (default off): computed and imported tables declared
+# while it is on get hidden columns _job_start_time, _job_duration and
+# _job_version, filled when make's rows are committed, left out of fetches,
+# restrictions and key sources; djc fetch --all-columns shows them.
+cat > p4a.djc <<'P'
+Plain (computed)
+    -> Item
+    ---
+    v : int32
+P
+expect_rc 0 "declare a computed table with the setting off" djc declare p4a.djc
+cat > p4.djc <<'P'
+Meta (computed)
+    -> Item
+    ---
+    v : int32
+
+MetaD (imported)
+    -> Item
+    ---
+    v : int32
+
+Child (computed)
+    -> Meta
+    ---
+    c : int32
+P
+expect_out "declare with jobs.add_job_metadata on" "created Meta (computed) as __meta
+created MetaD (imported) as _meta_d
+created Child (computed) as __child
+created Meta jobs table ~~meta
+created MetaD jobs table ~~meta_d
+created Child jobs table ~~child" env DJC_JOBS_ADD_JOB_METADATA=true "$DJC" declare p4.djc
+expect_out "declaring again with the setting off changes nothing" "exists  Meta (computed) as __meta
+exists  MetaD (imported) as _meta_d
+exists  Child (computed) as __child" djc declare p4.djc
+expect_out "a table declared without them is left as is, and says so" \
+	"exists  Plain (computed) as __plain (left without job metadata columns: it was declared without them; 'djc drop' it and declare again to add them)" \
+	env DJC_JOBS_ADD_JOB_METADATA=true "$DJC" declare p4a.djc
+expect_out "populate --reserve-jobs" "Meta: 4 made, 0 errors, 0 skipped" \
+	env DJC_JOBS_JOB_VERSION=v-test "$DJC" populate Meta --reserve-jobs --make ./mk.sh
+expect_out "populate (direct)" "MetaD: 4 made, 0 errors, 0 skipped" djc populate MetaD --make ./mk.sh
+expect_out "a default fetch hides the metadata" '{"id":1,"v":10}
+{"id":2,"v":20}
+{"id":3,"v":30}
+{"id":4,"v":40}' djc fetch Meta --format json
+expect_out "...so does csv" "id,v" sh -c '"$DJC" fetch Meta --format csv | head -1'
+expect_out "--all-columns shows them, filled at commit" '4 true true v-test' \
+	sh -c '"$DJC" fetch Meta --all-columns --format json | jq -s -r "[length, all(._job_duration >= 0), all(._job_start_time | test(\"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}\")), (map(._job_version) | unique | join(\",\"))] | join(\" \")"'
+expect_out "the version defaults to djc's" "djc 0.1.0" \
+	sh -c '"$DJC" fetch MetaD --all-columns --format json | jq -r "._job_version" | sort -u'
+expect_out "--all-columns csv header" "id,v,_job_start_time,_job_duration,_job_version" \
+	sh -c '"$DJC" fetch Meta --all-columns --format csv | head -1'
+expect_out "--all-columns of a table without them" '{"id":1,"name":"i1"}' djc fetch Item --where '{"id": 1}' --all-columns --format json
+expect_fail 2 "restrictions do not see them" 'restriction names "_job_version", which is not an attribute of Meta' \
+	djc fetch Meta --where '{"_job_version": "v-test"}'
+echo '{"id": 1, "v": 1, "_job_version": "x"}' > metarow.jsonl
+expect_fail 2 "rows cannot set them" "_job_version" djc insert Meta metarow.jsonl --allow-direct-insert
+expect_out "a downstream key source ignores them" '{"table":"Child","remaining":4,"total":4}' djc progress Child --json
+cat > mkc.sh <<'M'
+#!/bin/sh
+cat >/dev/null
+echo '{"c": 1}'
+M
+chmod +x mkc.sh
+expect_out "...and its populate joins on the key only" "Child: 4 made, 0 errors, 0 skipped" djc populate Child --reserve-jobs --make ./mkc.sh
+expect_out "a repair by hand leaves them NULL" "inserted 1 row into Meta" sh -c '"$DJC" delete Meta --where "{\"id\": 4}" --yes >/dev/null && echo "{\"id\": 4, \"v\": 44}" | "$DJC" insert Meta --allow-direct-insert'
+expect_out "...NULL" '{"id":4,"v":44,"_job_start_time":null,"_job_duration":null,"_job_version":null}' \
+	djc fetch Meta --where '{"id": 4}' --all-columns --format json
+sed 's/^    v : int32$/    v : int32\n    note = "" : varchar(8)/' p4.djc > p4b.djc
+expect_rc 0 "alter adds an attribute to a table with metadata" djc alter p4b.djc
+expect_out "...which keeps its metadata columns" 'id,v,note,_job_start_time,_job_duration,_job_version' \
+	sh -c '"$DJC" fetch Meta --all-columns --format csv | head -1'
+expect_out "...and declares as it is" "exists  Meta (computed) as __meta" sh -c '"$DJC" declare p4b.djc | head -1'
+printf 'Plain (computed)\n    -> Item\n    ---\n    v : int32\n    job_metadata = true\n' > p4c.djc
+expect_fail 2 "alter does not add them" "alter does not add job metadata columns" djc alter p4c.djc
+printf 'Man (manual)\n    id : int32\n    ---\n    job_metadata = true\n' > p4d.djc
+expect_fail 2 "job_metadata on a manual table" "'job_metadata =' belongs to computed and imported tables" djc declare p4d.djc
+printf 'Expl (computed)\n    -> Item\n    ---\n    v : int32\n    job_metadata = true\n' > p4e.djc
+expect_rc 0 "job_metadata = true in the definition (setting off)" djc declare p4e.djc
+expect_out "...gives the table the columns" "id,v,_job_start_time,_job_duration,_job_version" \
+	sh -c '"$DJC" fetch Expl --all-columns --format csv | head -1'
+expect_out "populate in batches of 3 jobs per commit" "Expl: 4 made, 0 errors, 0 skipped" \
+	env DJC_JOBS_RESERVE_BATCH=3 "$DJC" populate Expl --reserve-jobs --make ./mk.sh
+expect_out "...fills every row's metadata" "4" \
+	sh -c '"$DJC" fetch Expl --all-columns --format json | jq -s "map(select(._job_duration != null and ._job_start_time != null and ._job_version != null)) | length"'
+expect_rc 0 "drop a table with metadata" djc drop Meta --yes
 finish

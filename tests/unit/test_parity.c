@@ -209,6 +209,47 @@ int main(void)
 	CHECK(djc_upstream_check(c, "Src", "Top") == DJC_EINVAL);
 	CHECK(djc_upstream_check(c, "Top", "Nope") == DJC_ENOTFOUND);
 
+	/* ------------------------------------------- 4. job metadata */
+	CHECK(djc_config_set("jobs.add_job_metadata", "true", "test", NULL) == DJC_OK);
+	CHECK(djc_config_set("jobs.job_version", "cv-7", "test", NULL) == DJC_OK);
+	rc = djc_declare(c, "Meta (computed)\n    -> Src\n    ---\n    y : float64\n", "meta.djc", NULL);
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	CHECK(djc_config_set("jobs.add_job_metadata", "false", "test", NULL) == DJC_OK);
+	po = (djc_populate_options)DJC_POPULATE_OPTIONS_INIT;
+	po.make = mk_mid;   /* reads Src, an ancestor of Meta too */
+	pr = NULL;
+	mid_calls = 0;
+	rc = djc_populate(c, "Meta", &po, &pr);
+	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 4, "%s", djc_error_last(c));
+	djc_populate_result_free(pr);
+	djc_rowset *mr = NULL;
+	CHECK(djc_fetch(c, "Meta", NULL, &mr) == DJC_OK && djc_rowset_count(mr) == 4);
+	if (mr && djc_rowset_count(mr)) {
+		const djc_row *r0 = djc_rowset_row(mr, 0);
+		CHECK(djc_row_count(r0) == 2 && djc_row_find(r0, "_job_duration") < 0);
+	}
+	djc_rowset_free(mr);
+	mr = NULL;
+	djc_fetch_options fo = DJC_FETCH_OPTIONS_INIT;
+	fo.all_columns = 1;
+	CHECK(djc_fetch_ext(c, "Meta", "{\"id\": 3}", &fo, &mr) == DJC_OK && djc_rowset_count(mr) == 1);
+	if (mr && djc_rowset_count(mr)) {
+		const djc_row *r0 = djc_rowset_row(mr, 0);
+		long iv = djc_row_find(r0, "_job_version"), id = djc_row_find(r0, "_job_duration"), is = djc_row_find(r0, "_job_start_time");
+		const char *ver = NULL, *st = NULL;
+		double dur = -1;
+		CHECK(iv >= 0 && djc_row_text(r0, (size_t)iv, &ver) == DJC_OK && ver && !strcmp(ver, "cv-7"));
+		CHECK(id >= 0 && djc_row_float(r0, (size_t)id, &dur) == DJC_OK && dur >= 0);
+		CHECK(is >= 0 && djc_row_text(r0, (size_t)is, &st) == DJC_OK && st && strlen(st) == 23);
+		CHECK(get_float(r0, "y") == 31);
+	}
+	djc_rowset_free(mr);
+	fo.version = 5;
+	mr = NULL;
+	CHECK(djc_fetch_ext(c, "Meta", NULL, &fo, &mr) == DJC_EINVAL && !mr);
+	CHECK(djc_fetch_ext(c, "Mid", NULL, NULL, &mr) == DJC_OK && djc_rowset_count(mr) == 4);
+	djc_rowset_free(mr);
+
 	for (int i = 0; i < 4; i++) djc_row_free(src[i]);
 	djc_row_free(side);
 	djc_row_free(m2);
