@@ -180,31 +180,43 @@ int djc_make_insert(djc_make_ctx *ctx, const char *name, const djc_row *row)
 }
 
 /* make may read its target's ancestors only (DataJoint's self.upstream). */
-static int make_reads(djc_make_ctx *ctx, const char *name)
+static int make_reads(djc_make_ctx *ctx, const char *name, table **a)
 {
-	table *a;
-	int rc = conn_table(ctx->c, name, &a);
-	if (!rc) rc = table_upstream_check(ctx->c, ctx->t, a);
+	int rc = conn_table(ctx->c, name, a);
+	if (!rc) rc = table_upstream_check(ctx->c, ctx->t, *a);
 	if (rc) djc_make_error(ctx, "%s", djc_error_last(ctx->c));
 	return rc;
+}
+
+/* Read a restricted by where, and remember what was read: the commit
+ * checks it is still the same (upstream.c). */
+static int make_read(djc_make_ctx *ctx, table *a, const char *where, djc_rowset **out)
+{
+	int rc = djc_fetch(ctx->c, a->name, where, out);
+	if (rc) return rc;
+	if (!ctx->reads) ctx->reads = read_set_new();
+	read_set_add(ctx->reads, a, where, *out);
+	return DJC_OK;
 }
 
 int djc_make_fetch(djc_make_ctx *ctx, const char *name, const char *where, djc_rowset **out)
 {
 	*out = NULL;
-	int rc = make_reads(ctx, name);
+	table *a;
+	int rc = make_reads(ctx, name, &a);
 	if (rc) return rc;
-	return djc_fetch(ctx->c, name, where, out);
+	return make_read(ctx, a, where, out);
 }
 
 int djc_make_fetch_key(djc_make_ctx *ctx, const char *name, const djc_row *key, djc_rowset **out)
 {
 	*out = NULL;
-	int rc = make_reads(ctx, name);
+	table *a;
+	int rc = make_reads(ctx, name, &a);
 	if (rc) return rc;
 	char *kj = djc_row_to_json(key), *where = NULL;
 	rc = djc_key_restriction(ctx->c, name, kj, &where);
-	if (!rc) rc = djc_fetch(ctx->c, name, where, out);
+	if (!rc) rc = make_read(ctx, a, where, out);
 	free(where);
 	free(kj);
 	return rc;
@@ -250,7 +262,7 @@ int make_callback(djc_conn *c, table *t, const djc_row *key, djc_make_fn fn, voi
 		  staged *out, make_result *res)
 {
 	memset(res, 0, sizeof *res);
-	djc_make_ctx ctx = {c, t, key, {0}, NULL, watch};
+	djc_make_ctx ctx = {c, t, key, {0}, NULL, watch, NULL};
 	make_clock clk;
 	clock_start(&clk);
 	int rc = fn(&ctx, key, payload);
@@ -266,11 +278,15 @@ int make_callback(djc_conn *c, table *t, const djc_row *key, djc_make_fn fn, voi
 			res->message = ctx.err ? ctx.err : xasprintf("make returned %d", rc);
 		ctx.err = NULL;
 		staged_free(&ctx.out);
+		read_set_free(ctx.reads);
 		return DJC_EMAKE;
 	}
 	free(ctx.err);
-	if (!need_target_row(t, &ctx.out, res)) { staged_free(&ctx.out); return DJC_EMAKE; }
+	if (!need_target_row(t, &ctx.out, res)) { staged_free(&ctx.out); read_set_free(ctx.reads); return DJC_EMAKE; }
 	stamp_job_meta(c, t, &ctx.out, &clk);
+	/* what make read waits on this connection for the commit of its first
+	 * target row's key */
+	conn_reads_put(c, t, ctx.out.rows[0], ctx.reads);
 	*out = ctx.out;
 	res->ok = 1;
 	return DJC_OK;

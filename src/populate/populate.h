@@ -37,6 +37,7 @@ struct djc_make_ctx {
 	staged out;
 	char *err;
 	const make_watch *watch;
+	read_set *reads;   /* what make read through djc, checked at commit (table.h) */
 };
 
 /* What became of one make. */

@@ -104,6 +104,39 @@ static int mk_top(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	return rc;
 }
 
+/* 6. upstream checked at commit: Down's make reads Up by key; for the key
+ * in *payload it has a second connection replace that Up row (delete, then
+ * insert it with another x, or the same x when replace_same) before it
+ * returns, as another user would while the make computes. */
+static djc_conn *other;
+static int replace_same;
+static int mk_down(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	djc_rowset *up = NULL;
+	if (djc_make_fetch_key(ctx, "Up", key, &up) || djc_rowset_count(up) != 1) { djc_rowset_free(up); return 1; }
+	double x = get_float(djc_rowset_row(up, 0), "x");
+	djc_rowset_free(up);
+	int64_t id = -1;
+	djc_row_int(key, (size_t)djc_row_find(key, "id"), &id);
+	if (id == *(int64_t *)payload) {
+		char where[64];
+		snprintf(where, sizeof where, "{\"id\": %lld}", (long long)id);
+		size_t n = 0;
+		djc_row *r = djc_row_new();
+		djc_row_set_int(r, "id", id);
+		djc_row_set_float(r, "x", replace_same ? x : x + 0.5);
+		int ok = djc_delete(other, "Up", where, &n) == DJC_OK && n == 1 &&
+			 djc_insert(other, "Up", (const djc_row *const *)&r, 1, NULL, &n) == DJC_OK && n == 1;
+		CHECK_MSG(ok, "replacing Up %lld: %s", (long long)id, djc_error_last(other));
+		djc_row_free(r);
+	}
+	djc_row *r = djc_row_new();
+	djc_row_set_float(r, "y", 2 * x);
+	int rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	return rc;
+}
+
 int main(void)
 {
 	char path[64];
@@ -249,6 +282,78 @@ int main(void)
 	CHECK(djc_fetch_ext(c, "Meta", NULL, &fo, &mr) == DJC_EINVAL && !mr);
 	CHECK(djc_fetch_ext(c, "Mid", NULL, NULL, &mr) == DJC_OK && djc_rowset_count(mr) == 4);
 	djc_rowset_free(mr);
+
+	/* ------------------------------------------- 6. upstream checked at commit */
+	rc = djc_declare(c, "Up (manual)\n    id : int32\n    ---\n    x : float64\n\n"
+			    "Down (computed)\n    -> Up\n    ---\n    y : float64\n", "up.djc", NULL);
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	rc = djc_open(&other, url, schema);
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(other));
+	for (int i = 0; i < 4; i++) djc_row_set_float(src[i], "x", i + 1);   /* Up: ids 1..4, x = id */
+	CHECK(djc_insert(c, "Up", (const djc_row *const *)src, 4, NULL, &n) == DJC_OK && n == 4);
+	for (int direct = 0; direct <= 1; direct++) {
+		/* reserved (jobs) first, then direct populate */
+		int64_t victim = direct ? 4 : 2;
+		po = (djc_populate_options)DJC_POPULATE_OPTIONS_INIT;
+		po.reserve_jobs = !direct;
+		po.make = mk_down;
+		po.payload = &victim;
+		po.suppress_errors = 1;
+		po.where_json = direct ? "{\"id\": [3, 4]}" : "{\"id\": [1, 2]}";
+		pr = NULL;
+		rc = djc_populate(c, "Down", &po, &pr);
+		CHECK_MSG(rc == DJC_EMAKE && pr && pr->success_count == 1 && pr->error_count == 1 && pr->n_errors == 1,
+			  "direct=%d rc=%d %s", direct, rc, djc_error_last(c));
+		if (pr && pr->n_errors) {
+			char want[256];
+			snprintf(want, sizeof want,
+				 "upstream changed while make ran: the rows of Up that make of Down read (restricted by "
+				 "{\"id\":%lld}, 1 row then, 1 now) are not the same at commit; nothing committed",
+				 (long long)victim);
+			CHECK_STR(pr->errors[0].message, want);
+			CHECK(strstr(pr->errors[0].key_json, direct ? "4" : "2") != NULL);
+		}
+		djc_populate_result_free(pr);
+		char where[64];
+		snprintf(where, sizeof where, "{\"id\": %lld}", (long long)victim);
+		CHECK(nrows(c, "Down", where) == 0);   /* nothing of the changed key committed */
+	}
+	CHECK(nrows(c, "Down", NULL) == 2);
+	djc_rowset *errs = NULL;
+	CHECK(djc_jobs_list(c, "Down", "error", &errs) == DJC_OK && djc_rowset_count(errs) == 1);
+	if (errs && djc_rowset_count(errs)) {
+		const djc_row *e = djc_rowset_row(errs, 0);
+		const char *m = NULL;
+		long im = djc_row_find(e, "error_message");
+		CHECK(im >= 0 && djc_row_text(e, (size_t)im, &m) == DJC_OK && m && strstr(m, "the rows of Up that make of Down read"));
+	}
+	djc_rowset_free(errs);
+	/* clear the error: the key is made from the new row */
+	long cleared = 0;
+	CHECK(djc_jobs_clear(c, "Down", "error", &cleared) == DJC_OK && cleared == 1);
+	int64_t none = -1;
+	po = (djc_populate_options)DJC_POPULATE_OPTIONS_INIT;
+	po.make = mk_down;
+	po.payload = &none;
+	pr = NULL;
+	rc = djc_populate(c, "Down", &po, &pr);
+	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 2, "%s", djc_error_last(c));
+	djc_populate_result_free(pr);
+	mr = NULL;
+	CHECK(djc_fetch(c, "Down", "{\"id\": 2}", &mr) == DJC_OK && djc_rowset_count(mr) == 1 &&
+	      get_float(djc_rowset_row(mr, 0), "y") == 5);   /* 2 * 2.5, the replaced row */
+	djc_rowset_free(mr);
+	/* a row replaced by the same values is the same upstream: committed */
+	CHECK(djc_delete(c, "Down", "{\"id\": 1}", &n) == DJC_OK && n == 1);
+	replace_same = 1;
+	int64_t one = 1;
+	po.payload = &one;
+	po.reserve_jobs = 1;
+	pr = NULL;
+	rc = djc_populate(c, "Down", &po, &pr);
+	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 1 && pr->error_count == 0, "%s", djc_error_last(c));
+	djc_populate_result_free(pr);
+	djc_close(other);
 
 	for (int i = 0; i < 4; i++) djc_row_free(src[i]);
 	djc_row_free(side);
