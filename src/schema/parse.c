@@ -7,6 +7,8 @@
  *       index(a, b) / unique index(a)
  *       make = program arg ...      (djc: the make command of the table)
  *       key_source = {"a": 1}       (djc: a standing key-source restriction)
+ *       key_source = A * B & {"a": 1}  (a join of upstream tables, restricted,
+ *                                   projected on the target's attributes)
  *       job_metadata = true         (djc: hidden job metadata columns)
  *
  * Every error names the file and line. */
@@ -69,6 +71,8 @@ static void free_table(table *t)
 	for (char **p = t->make_argv; p && *p; p++) free(*p);
 	free(t->make_argv);
 	free(t->key_source_where);
+	free(t->key_source_join);
+	free(t->ks_tables);
 	free(t->text); free(t->canon); free(t->src);
 	free(t);
 }
@@ -556,8 +560,48 @@ static void build_canon(table *t)
 		for (char **p = t->make_argv; *p; p++) sb_printf(&b, " [%s]", *p);
 		sb_addc(&b, '\n');
 	}
+	if (t->key_source_join) sb_printf(&b, "key_source join = %s\n", t->key_source_join);
 	if (t->key_source_where) sb_printf(&b, "key_source = %s\n", t->key_source_where);
 	t->canon = sb_steal(&b);
+}
+
+/* key_source = A * B ...: upstream tables to join (checked against the
+ * target's ancestors and heading at the end of the block). A trailing
+ * # comment ends the list. */
+static int parse_ks_join(pctx *c, int line, table *t, char *s)
+{
+	cut_comment(s);
+	sb_t canon = SB_INIT;
+	char *save = NULL;
+	for (char *w = strtok_r(s, "*", &save); w; w = strtok_r(NULL, "*", &save)) {
+		char *name = trim(w);
+		if (!*name) { sb_free(&canon); return fail(c, line, "key_source: empty table name in the join (write A * B)"); }
+		if (!strcmp(name, t->name)) { sb_free(&canon); return fail(c, line, "key_source of %s cannot be %s itself", t->name, name); }
+		table *k = resolve(c, name);
+		if (!k) {
+			int r = fail(c, line, "key_source names unknown table '%s' (a table declared above %s)", name, t->name);
+			sb_free(&canon);
+			return r;
+		}
+		for (size_t i = 0; i < t->nks; i++)
+			if (t->ks_tables[i] == k) { sb_free(&canon); return fail(c, line, "key_source joins %s twice", name); }
+		t->ks_tables = xrealloc(t->ks_tables, (t->nks + 1) * sizeof(table *));
+		t->ks_tables[t->nks++] = k;
+		sb_printf(&canon, "%s%s", canon.len ? " * " : "", k->name);
+	}
+	if (!t->nks) { sb_free(&canon); return fail(c, line, "key_source names no table"); }
+	t->key_source_join = sb_steal(&canon);
+	return 0;
+}
+
+/* a is t's parent, a parent's parent, ... (through ->; a part's master is
+ * its parent). */
+static int is_upstream(const table *t, const table *a)
+{
+	if (t->master == a) return 1;
+	for (size_t i = 0; i < t->nfks; i++)
+		if (t->fks[i].ptable == a || is_upstream(t->fks[i].ptable, a)) return 1;
+	return t->master && is_upstream(t->master, a);
 }
 
 static int directive(const char *s, const char *word)
@@ -633,8 +677,18 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 		if (directive(s, "key_source")) {
 			if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
 				return fail(c, line, "'key_source =' belongs to computed and imported tables");
-			if (t->key_source_where) return fail(c, line, "second 'key_source =' line in table %s", t->name);
-			const char *js = trim(strchr(s, '=') + 1);
+			if (t->key_source_where || t->key_source_join) return fail(c, line, "second 'key_source =' line in table %s", t->name);
+			char *js = trim(strchr(s, '=') + 1);
+			if (*js != '{' && *js != '[') {
+				/* A * B ... [& restriction]: the tables now, the rest below */
+				char *amp = strchr(js, '&');
+				if (amp) *amp = 0;
+				if (parse_ks_join(c, line, t, js)) return DJC_EINVAL;
+				if (!amp) continue;
+				js = trim(amp + 1);
+				if (!*js || *js == '#')
+					return fail(c, line, "key_source has '&' but no restriction after it (a JSON object, e.g. {\"a\": 1})");
+			}
 			json_error_t je;
 			/* the JSON value, then nothing or a # comment */
 			json_t *j = json_loads(js, JSON_DISABLE_EOF_CHECK, &je);
@@ -667,12 +721,42 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 		for (size_t j = 0; j < t->idx[i].nattrs; j++)
 			if (!table_attr(t, t->idx[i].attrs[j]))
 				return fail(c, t->line, "index names unknown attribute '%s'", t->idx[i].attrs[j]);
-	/* key source: key attributes inherited from parents in the key */
-	t->src = xcalloc(t->nkey, sizeof(size_t));
-	for (size_t i = 0; i < t->nkey; i++)
-		if (t->attrs[i].from_parent) t->src[t->nsrc++] = i;
+	/* key source: key attributes inherited from parents in the key; with
+	 * key_source = A * B, the target's attributes from its parents (in the
+	 * key or below '---') that the join gives, which must include every
+	 * key attribute that comes from a parent */
+	t->src = xcalloc(t->nattrs ? t->nattrs : 1, sizeof(size_t));
+	if (t->nks) {
+		sb_t all = SB_INIT;
+		for (size_t q = 0; q < t->nks; q++) {
+			const table *u = t->ks_tables[q];
+			if (!is_upstream(t, u))
+				return fail(c, t->line, "key_source of %s joins %s, which is not upstream of it (a parent through ->, "
+					    "or a parent's parent)", t->name, u->name);
+		}
+		for (size_t i = 0; i < t->nattrs; i++) {
+			const attr *a = &t->attrs[i];
+			int has = 0;
+			for (size_t q = 0; q < t->nks && !has; q++) has = table_attr(t->ks_tables[q], a->name) != NULL;
+			if (has && a->from_parent) t->src[t->nsrc++] = i;
+			else if (a->in_key && a->from_parent) {
+				for (size_t q = 0; q < t->nks; q++) sb_printf(&all, "%s%s", q ? " * " : "", t->ks_tables[q]->name);
+				int r = fail(c, t->line, "key_source of %s does not give its primary key attribute '%s' (%s lacks it); "
+					    "join the parent that has it", t->name, a->name, sb_str(&all));
+				sb_free(&all);
+				return r;
+			}
+		}
+		sb_free(&all);
+		if (!t->nsrc)
+			return fail(c, t->line, "key_source of %s gives none of its attributes from a parent (%s): join a parent of %s",
+				    t->name, t->key_source_join, t->name);
+	} else
+		for (size_t i = 0; i < t->nkey; i++)
+			if (t->attrs[i].from_parent) t->src[t->nsrc++] = i;
 	if ((t->tier == TIER_COMPUTED || t->tier == TIER_IMPORTED) && !t->nsrc)
-		return fail(c, t->line, "%s table %s needs a parent in its primary key ('-> Parent' above '---') to define its keys",
+		return fail(c, t->line, "%s table %s needs a parent in its primary key ('-> Parent' above '---') to define its keys, "
+			    "or a key_source (e.g. key_source = Parent for a parent below '---')",
 			    tier_name(t->tier), t->name);
 	if (t->key_source_where && t->nsrc) {
 		/* restriction attributes must be key-source attributes */
@@ -686,7 +770,9 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 			if (!json_is_object(o)) { json_decref(j); return fail(c, t->line, "key_source list items must be objects"); }
 			json_object_foreach(o, key, v) {
 				attr *a = table_attr(t, key);
-				if (!a || !a->in_key || !a->from_parent) {
+				int src = 0;
+				for (size_t s = 0; a && s < t->nsrc; s++) src = src || &t->attrs[t->src[s]] == a;
+				if (!src) {
 					/* key points into j: format the message before freeing it */
 					int r = fail(c, t->line, "key_source restricts '%s', which is not a key attribute from a parent of %s", key, t->name);
 					json_decref(j);

@@ -50,6 +50,10 @@ typedef struct table {
 	size_t nidx;
 	char **make_argv;      /* make = prog args... (NULL-terminated) */
 	char *key_source_where;/* key_source = JSON restriction */
+	char *key_source_join; /* key_source = A * B ...: the tables joined, as "A * B" (NULL: the
+	                        * parents in the primary key); docs/parity.md */
+	struct table **ks_tables;
+	size_t nks;
 	char *text;            /* the block as written, header included */
 	char *canon;           /* canonical form, compared for idempotent declare */
 	int line;              /* header line in its file */

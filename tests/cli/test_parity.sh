@@ -264,4 +264,93 @@ expect_out "populate in batches of 3 jobs per commit" "Expl: 4 made, 0 errors, 0
 expect_out "...fills every row's metadata" "4" \
 	sh -c '"$DJC" fetch Expl --all-columns --format json | jq -s "map(select(._job_duration != null and ._job_start_time != null and ._job_version != null)) | length"'
 expect_rc 0 "drop a table with metadata" djc drop Meta --yes
+
+# ------------------------------------------------------------ 5. key_source
+# key_source = a table or a join of upstream tables, optionally restricted,
+# projected on the target's attributes; checked at declare; used by
+# progress, refresh and populate (direct and reserved) alike. A secondary
+# parent (-> Topic below ---) as the key source.
+cat > p5.djc <<'P'
+Topic (manual)
+    topic_id : int32
+    ---
+    title : varchar(16)
+
+Param (lookup)
+    param_id : int16
+    ---
+    note : varchar(16)
+
+Summary (computed)
+    summary_id : int32
+    ---
+    -> Topic
+    words : int32
+    key_source = Topic
+
+Fit (computed)
+    -> Item
+    -> Param
+    ---
+    f : int32
+    key_source = Item * Param & {"param_id": [1, 2]}   # two of the params
+
+Deep (computed)
+    -> Calc2
+    ---
+    d : int32
+    key_source = Item & {"id": {"<": 3}}
+P
+expect_rc 0 "declare key sources: a secondary parent, a restricted join, a grandparent" djc declare p5.djc
+expect_out "declaring again is idempotent" "3" sh -c '"$DJC" declare p5.djc | grep -c "^exists.*\(Summary\|Fit\|Deep\)"'
+printf '{"topic_id": %d, "title": "t"}\n' 1 2 3 > topics.jsonl
+expect_out "insert topics" "inserted 3 rows into Topic" djc insert Topic topics.jsonl
+printf '{"param_id": %d, "note": "p"}\n' 1 2 3 > params.jsonl
+expect_out "insert params (note is also Param's, not a join attribute)" "inserted 3 rows into Param" djc insert Param params.jsonl
+expect_out "progress of a secondary parent key source" '{"table":"Summary","remaining":3,"total":3}' djc progress Summary --json
+cat > mks.sh <<'M'
+#!/bin/sh
+cat >/dev/null
+echo "{\"summary_id\": $((DJC_KEY_topic_id * 100)), \"words\": 7}"
+M
+chmod +x mks.sh
+expect_out "refresh adds one job per topic" '{"added":3,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Summary --json
+expect_out "populate --reserve-jobs makes them" "Summary: 3 made, 0 errors, 0 skipped" djc populate Summary --reserve-jobs --make ./mks.sh
+expect_out "...one row per topic, with the make's own key" '100,1,7
+200,2,7
+300,3,7' sh -c '"$DJC" fetch Summary --format csv | tail -n +2'
+expect_out "...and nothing remains" '{"table":"Summary","remaining":0,"total":3}' djc progress Summary --json
+expect_out "a refresh adds nothing more" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Summary --json
+expect_out "progress of a restricted join" '{"table":"Fit","remaining":8,"total":8}' djc progress Fit --json
+printf '#!/bin/sh\ncat >/dev/null\necho "{\\"f\\": $DJC_KEY_param_id}"\n' > mkf.sh
+chmod +x mkf.sh
+expect_out "populate (direct) of one item" "Fit: 2 made, 0 errors, 0 skipped" djc populate Fit --where '{"id": 1}' --make ./mkf.sh
+expect_out "refresh of the rest" '{"added":6,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Fit --json
+expect_out "populate --reserve-jobs of the rest" "Fit: 6 made, 0 errors, 0 skipped" djc populate Fit --reserve-jobs --make ./mkf.sh
+expect_out "...only params 1 and 2" "1,2" sh -c '"$DJC" fetch Fit --format csv | tail -n +2 | cut -d, -f2 | sort -u | paste -sd,'
+expect_out "a grandparent as key source, restricted" '{"table":"Deep","remaining":2,"total":2}' djc progress Deep --json
+printf '#!/bin/sh\ncat >/dev/null\necho "{\\"d\\": 1}"\n' > mkd.sh
+chmod +x mkd.sh
+expect_out "populate of it" "Deep: 2 made, 0 errors, 0 skipped" djc populate Deep --reserve-jobs --make ./mkd.sh
+expect_out "...the keys it gives" "1,2" sh -c '"$DJC" fetch Deep --format csv | tail -n +2 | cut -d, -f1 | paste -sd,'
+# checked at declare
+printf 'B1 (computed)\n    -> Item\n    -> Param\n    ---\n    v : int32\n    key_source = Item\n' > b1.djc
+expect_fail 2 "a key source that lacks a key attribute" \
+	"^djc: b1\.djc:1: key_source of B1 does not give its primary key attribute 'param_id' \(Item lacks it\); join the parent that has it$" djc declare b1.djc
+printf 'B2 (computed)\n    -> Item\n    ---\n    v : int32\n    key_source = Other\n' > b2.djc
+expect_fail 2 "a key source that is not upstream" "^djc: b2\.djc:1: key_source of B2 joins Other, which is not upstream of it" djc declare b2.djc
+printf 'B3 (computed)\n    -> Item\n    ---\n    v : int32\n    key_source = Nope * Item\n' > b3.djc
+expect_fail 2 "an unknown table" "^djc: b3\.djc:5: key_source names unknown table 'Nope'" djc declare b3.djc
+printf 'B4 (computed)\n    -> Item\n    ---\n    v : int32\n    key_source = Item & {"name": "i1"}\n' > b4.djc
+expect_fail 2 "a restriction on an attribute the key source does not give" "^djc: b4\.djc:1: key_source restricts 'name'" djc declare b4.djc
+printf 'B5 (computed)\n    -> Item\n    ---\n    v : int32\n    key_source = Item &\n' > b5.djc
+expect_fail 2 "'&' without a restriction" "^djc: b5\.djc:5: key_source has '&' but no restriction" djc declare b5.djc
+printf 'B6 (computed)\n    b_id : int32\n    ---\n    v : int32\n' > b6.djc
+expect_fail 2 "no parent and no key source" "needs a parent in its primary key .* or a key_source" djc declare b6.djc
+expect_out "nothing of them was declared" "0" sh -c '"$DJC" tables | grep -c "^B[0-9]" || true'
+sed 's/key_source = Item & {"id": {"<": 3}}/key_source = Calc \& {"id": {"<": 3}}/' p5.djc > p5b.djc
+expect_fail 2 "alter does not change key_source's tables" "alter does not change the tables of key_source" djc alter p5b.djc
+sed 's/key_source = Item \* Param & {"param_id": \[1, 2\]}.*/key_source = Item * Param \& {"param_id": [1, 2, 3]}/' p5.djc > p5c.djc
+expect_rc 0 "alter changes its restriction" djc alter p5c.djc
+expect_out "...which progress follows" '{"table":"Fit","remaining":4,"total":12}' djc progress Fit --json
 finish
