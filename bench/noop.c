@@ -52,7 +52,7 @@ static djc_conn *open_db(const char *url, const char *schema)
 	djc_conn *c = NULL;
 	int rc = djc_open(&c, url, schema);
 	if (rc) die(c, rc, "open");
-	rc = djc_declare(c, PIPELINE, "noop", NULL);
+	rc = djc_declare(NULL, c, PIPELINE, "noop");
 	if (rc) die(c, rc, "declare");
 	return c;
 }
@@ -70,7 +70,7 @@ static int noop_make(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	shared *sh = payload;
 	int64_t id = -1;
 	long i = djc_row_find(key, "id");
-	if (i >= 0) djc_row_int(key, (size_t)i, &id);
+	if (i >= 0) djc_row_int(&id, key, (size_t)i);
 	atomic_fetch_add(&sh->calls, 1);
 	if (id >= 0 && id < sh->n) atomic_fetch_add(&sh->per_key[id], 1);
 	djc_row *r = djc_row_new();   /* {} : the key is filled in */
@@ -83,7 +83,7 @@ static int noop_make(djc_make_ctx *ctx, const djc_row *key, void *payload)
 static void counts_of(djc_conn *c, long *total, long *made)
 {
 	long remaining = 0;
-	int rc = djc_progress(c, "Noop", NULL, &remaining, total);
+	int rc = djc_progress(&remaining, total, c, "Noop", NULL);
 	if (rc) die(c, rc, "progress");
 	*made = *total - remaining;
 }
@@ -119,7 +119,7 @@ static int cmd_refresh(const char *url, const char *schema)
 	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
 	djc_refresh_result rr;
 	double t0 = now();
-	int rc = djc_jobs_refresh(c, "Noop", &ro, &rr);
+	int rc = djc_jobs_refresh(&rr, c, "Noop", &ro);
 	double dt = now() - t0;
 	if (rc) die(c, rc, "refresh");
 	printf("{\"added\":%ld,\"refresh_s\":%.3f}\n", rr.added, dt);
@@ -131,12 +131,12 @@ static int cmd_reset(const char *url, const char *schema)
 {
 	djc_conn *c = open_db(url, schema);
 	size_t del = 0;
-	int rc = djc_delete(c, "Noop", NULL, &del);
+	int rc = djc_delete(&del, c, "Noop", NULL);
 	if (rc) die(c, rc, "delete");
 	long cleared = 0, n;
 	const char *st[] = {"pending", "reserved", "success", "error", "ignore"};
 	for (int i = 0; i < 5; i++) {
-		if ((rc = djc_jobs_clear(c, "Noop", st[i], &n))) die(c, rc, "clear");
+		if ((rc = djc_jobs_clear(&n, c, "Noop", st[i]))) die(c, rc, "clear");
 		cleared += n;
 	}
 	printf("{\"deleted\":%zu,\"jobs_cleared\":%ld}\n", del, cleared);
@@ -163,14 +163,14 @@ static int cmd_run(const char *url, const char *schema, const char *mode, int pr
 	else o.make_argv = (const char *const *)make;
 	djc_populate_result *res = NULL;
 	double t0 = now();
-	int rc = djc_populate(c, "Noop", &o, &res);
+	int rc = djc_populate(&res, c, "Noop", &o);
 	double dt = now() - t0;
 	if (rc && rc != DJC_EMAKE) die(c, rc, "populate");
 	long total_after, after;
 	counts_of(c, &total_after, &after);
 	long made = after - before;
 	long counts[5] = {0};
-	if (o.reserve_jobs) djc_jobs_counts(c, "Noop", counts);
+	if (o.reserve_jobs) djc_jobs_counts(counts, c, "Noop");
 	long once = 0, twice = 0;
 	for (long i = 0; i < n; i++) {
 		int k = atomic_load(&sh->per_key[i]);
@@ -199,7 +199,7 @@ static int cmd_reserve(const char *url, const char *schema, long m)
 {
 	djc_conn *c = open_db(url, schema);
 	long counts[5];
-	djc_jobs_counts(c, "Noop", counts);
+	djc_jobs_counts(counts, c, "Noop");
 	long pending = counts[0];
 	/* warm up (statement caches) */
 	double t0 = 0;
@@ -207,7 +207,7 @@ static int cmd_reserve(const char *url, const char *schema, long m)
 	for (long i = 0; i < m + 20; i++) {
 		if (i == 20) t0 = now();
 		djc_job *job = NULL;
-		int rc = djc_jobs_reserve(c, "Noop", NULL, -1, &job);
+		int rc = djc_jobs_reserve(&job, c, "Noop", NULL, -1);
 		if (rc == DJC_ENOTFOUND) break;
 		if (rc) die(c, rc, "reserve");
 		djc_row *r = djc_row_new();

@@ -22,7 +22,7 @@ static double uniform(uint64_t *s)
 static int get_float(const djc_row *r, const char *name, double *out)
 {
 	long i = djc_row_find(r, name);
-	return i < 0 ? DJC_EINVAL : djc_row_float(r, (size_t)i, out);
+	return i < 0 ? DJC_EINVAL : djc_row_float(out, r, (size_t)i);
 }
 
 static int make_spikes(djc_make_ctx *ctx, const djc_row *key, void *payload)
@@ -30,7 +30,7 @@ static int make_spikes(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	(void)payload;
 	char *where = djc_row_to_json(key);
 	djc_rowset *rs = NULL;
-	int rc = djc_make_fetch(ctx, "Session", where, &rs);
+	int rc = djc_make_fetch(&rs, ctx, "Session", where);
 	free(where);
 	if (rc || djc_rowset_count(rs) != 1) { djc_rowset_free(rs); djc_make_error(ctx, "session not found"); return 1; }
 	double dur = 0, rate = 0;
@@ -39,8 +39,8 @@ static int make_spikes(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	djc_rowset_free(rs);
 	int64_t sid = 0;
 	const char *subject = "";
-	djc_row_int(key, (size_t)djc_row_find(key, "session_id"), &sid);
-	djc_row_text(key, (size_t)djc_row_find(key, "subject"), &subject);
+	djc_row_int(&sid, key, (size_t)djc_row_find(key, "session_id"));
+	djc_row_text(&subject, key, (size_t)djc_row_find(key, "subject"));
 	uint64_t seed = 0x9E3779B97F4A7C15ULL ^ (uint64_t)sid * 1000003ULL;
 	for (const char *p = subject; *p; p++) seed = (seed ^ (unsigned char)*p) * 0x100000001B3ULL;
 	size_t cap = 1024, n = 0;
@@ -65,8 +65,8 @@ static int make_stats(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	(void)payload;
 	char *where = djc_row_to_json(key);
 	djc_rowset *rs = NULL, *ss = NULL;
-	int rc = djc_make_fetch(ctx, "SpikeTrain", where, &rs);
-	if (!rc) rc = djc_make_fetch(ctx, "Session", where, &ss);
+	int rc = djc_make_fetch(&rs, ctx, "SpikeTrain", where);
+	if (!rc) rc = djc_make_fetch(&ss, ctx, "Session", where);
 	free(where);
 	if (rc || djc_rowset_count(rs) != 1 || djc_rowset_count(ss) != 1) {
 		djc_rowset_free(rs); djc_rowset_free(ss);
@@ -75,7 +75,7 @@ static int make_stats(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	}
 	const void *raw; size_t nb;
 	const djc_row *sp = djc_rowset_row(rs, 0);
-	djc_row_bytes(sp, (size_t)djc_row_find(sp, "spikes"), &raw, &nb);
+	djc_row_bytes(&raw, &nb, sp, (size_t)djc_row_find(sp, "spikes"));
 	size_t n = nb / sizeof(double);
 	const double *t = raw;
 	double dur = 0;
@@ -105,7 +105,7 @@ static int populate(djc_conn *c, const char *table, djc_make_fn fn, int procs, i
 	o.display_progress = 1;
 	o.suppress_errors = 1;
 	djc_populate_result *r = NULL;
-	int rc = djc_populate(c, table, &o, &r);
+	int rc = djc_populate(&r, c, table, &o);
 	if (r) printf("%s: %ld made, %ld errors\n", table, r->success_count, r->error_count);
 	if (rc) fprintf(stderr, "spikes: %s\n", djc_error_last(c));
 	djc_populate_result_free(r);

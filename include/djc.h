@@ -5,6 +5,12 @@
  *  - every function returns an int status: DJC_OK (0) or a negative DJC_E*
  *    code; on failure djc_error_last(conn) says why (it keeps the message of
  *    the last failed call; a successful call does not clear it);
+ *  - arguments in libgit2's order: output parameters first (djc_fetch(&rows,
+ *    conn, table, where)), then the connection or object acted on, then the
+ *    inputs, then options (NULL means their _INIT defaults); an error
+ *    message parameter (char **msg), where there is one, comes last;
+ *  - option structs are initialised with their designated-initialiser _INIT
+ *    macro (or _init function); their version field is checked;
  *  - handles are opaque; each is freed by its NULL-safe djc_<type>_free();
  *  - strings returned as `const char *` are owned by the object they came
  *    from and live as long as it; strings returned as `char *` are the
@@ -77,11 +83,11 @@ djc_type djc_row_type(const djc_row *row, size_t i);
 /* Getters by index. They convert where exact (an INT to a FLOAT, a UINT that
  * fits to an INT) and return DJC_EINVAL otherwise. Text and bytes point into
  * the row. */
-int djc_row_int(const djc_row *row, size_t i, int64_t *out);
-int djc_row_uint(const djc_row *row, size_t i, uint64_t *out);
-int djc_row_float(const djc_row *row, size_t i, double *out);
-int djc_row_text(const djc_row *row, size_t i, const char **out);
-int djc_row_bytes(const djc_row *row, size_t i, const void **out, size_t *n);
+int djc_row_int(int64_t *out, const djc_row *row, size_t i);
+int djc_row_uint(uint64_t *out, const djc_row *row, size_t i);
+int djc_row_float(double *out, const djc_row *row, size_t i);
+int djc_row_text(const char **out, const djc_row *row, size_t i);
+int djc_row_bytes(const void **out, size_t *n, const djc_row *row, size_t i);
 
 /* JSON object text of the row (bytes as base64 text); caller frees. */
 char *djc_row_to_json(const djc_row *row);
@@ -198,11 +204,11 @@ const char *djc_error_last(const djc_conn *conn);
  * definition. `filename` is used in messages ("file:line: ..."). If report
  * is non-NULL it receives one line per table ("created X" or "exists X");
  * caller frees. */
-int djc_declare(djc_conn *conn, const char *text, const char *filename, char **report);
+int djc_declare(char **report, djc_conn *conn, const char *text, const char *filename);
 
 /* Names of the declared tables, in declaration order, as one
  * newline-separated string; caller frees. */
-int djc_tables(djc_conn *conn, char **out);
+int djc_tables(char **out, djc_conn *conn);
 
 /* ------------------------------------------------------------------ rows */
 
@@ -238,10 +244,10 @@ int djc_insert(djc_conn *conn, const char *table, const djc_row *const *rows, si
  * restriction is used, as for any restriction). DJC_EINVAL when it shares
  * no attribute with table. *where_json (caller frees) can be
  * passed to djc_fetch, djc_fetch_print, djc_delete, ... */
-int djc_key_restriction(djc_conn *conn, const char *table, const char *key_json, char **where_json);
+int djc_key_restriction(char **where_json, djc_conn *conn, const char *table, const char *key_json);
 /* Fetch rows of table matching a restriction (JSON text, README.md "The command line";
  * NULL for all), ordered by primary key. */
-int djc_fetch(djc_conn *conn, const char *table, const char *where_json, djc_rowset **out);
+int djc_fetch(djc_rowset **out, djc_conn *conn, const char *table, const char *where_json);
 
 /* How to fetch (djc_fetch_ext, djc_fetch_print_ext). */
 typedef struct djc_fetch_options {
@@ -255,8 +261,8 @@ typedef struct djc_fetch_options {
 #define DJC_FETCH_OPTIONS_INIT {.version = DJC_FETCH_OPTIONS_VERSION}
 void djc_fetch_options_init(djc_fetch_options *opts);
 /* djc_fetch with options; opts NULL is djc_fetch. */
-int djc_fetch_ext(djc_conn *conn, const char *table, const char *where_json, const djc_fetch_options *opts,
-		  djc_rowset **out);
+int djc_fetch_ext(djc_rowset **out, djc_conn *conn, const char *table, const char *where_json,
+		  const djc_fetch_options *opts);
 
 /* Insert JSON Lines (one object per line; blank lines skipped) read from
  * `in`, typed by the table's heading (bytes as base64 strings, json
@@ -280,7 +286,7 @@ char *djc_row_to_json_typed(djc_conn *conn, const char *table, const djc_row *ro
 /* Delete the matching rows. DJC_EFOREIGN if a child row references one;
  * then nothing is deleted. (djc_delete_with_options deletes the dependent
  * rows too, as DataJoint's delete does.) */
-int djc_delete(djc_conn *conn, const char *table, const char *where_json, size_t *deleted);
+int djc_delete(size_t *deleted, djc_conn *conn, const char *table, const char *where_json);
 
 /* ------------------------------------------------------------- populate */
 
@@ -300,13 +306,14 @@ int djc_make_insert(djc_make_ctx *ctx, const char *table, const djc_row *row);
  * an ancestor of the make's target (DataJoint's self.upstream): a parent
  * through `->`, a parent's parent, ...; any other table is DJC_EINVAL with
  * a message naming both tables (also set as make's error message), so a
- * make cannot silently depend on data outside its lineage. */
-int djc_make_fetch(djc_make_ctx *ctx, const char *table, const char *where_json, djc_rowset **out);
+ * make cannot silently depend on data outside its lineage. What it read is
+ * checked again when make's rows are committed (docs/parity.md). */
+int djc_make_fetch(djc_rowset **out, djc_make_ctx *ctx, const char *table, const char *where_json);
 /* Read the rows of `table` that match `key` on the attributes they share
  * (DataJoint's `Table & key`): the usual way to read an upstream table in
  * make, whatever other parents the key also comes from. Ancestors only, as
  * djc_make_fetch. */
-int djc_make_fetch_key(djc_make_ctx *ctx, const char *table, const djc_row *key, djc_rowset **out);
+int djc_make_fetch_key(djc_rowset **out, djc_make_ctx *ctx, const char *table, const djc_row *key);
 /* Whether make should stop as soon as it can: DJC_OK (0) to go on,
  * DJC_EINTR when populate was interrupted (SIGINT/SIGTERM), DJC_ELOST when
  * the job's reservation was lost (taken by another worker, or its lease
@@ -358,8 +365,8 @@ void djc_populate_result_free(djc_populate_result *res);
  * when every make succeeded, DJC_EMAKE when some failed (see *out), DJC_EINTR
  * when a signal stopped it, another code when populate itself failed. *out
  * is set whenever populate ran. */
-int djc_populate(djc_conn *conn, const char *table, const djc_populate_options *opts,
-		 djc_populate_result **out);
+int djc_populate(djc_populate_result **out, djc_conn *conn, const char *table,
+		 const djc_populate_options *opts);
 
 /* DJC_OK when `table` is an ancestor of `target` (what a make of target
  * may read, as djc_make_fetch), else DJC_EINVAL with a message naming both
@@ -368,8 +375,8 @@ int djc_populate(djc_conn *conn, const char *table, const djc_populate_options *
 int djc_upstream_check(djc_conn *conn, const char *target, const char *table);
 
 /* Remaining and total keys of the key source (restricted by where_json). */
-int djc_progress(djc_conn *conn, const char *table, const char *where_json,
-		 long *remaining, long *total);
+int djc_progress(long *remaining, long *total, djc_conn *conn,
+		 const char *table, const char *where_json);
 
 /* ----------------------------------------------------------------- jobs */
 
@@ -388,8 +395,8 @@ typedef struct djc_refresh_result {
 	long added, removed, orphaned, re_pended;
 } djc_refresh_result;
 
-int djc_jobs_refresh(djc_conn *conn, const char *table, const djc_refresh_options *opts,
-		     djc_refresh_result *out);
+int djc_jobs_refresh(djc_refresh_result *out, djc_conn *conn, const char *table,
+		     const djc_refresh_options *opts);
 
 /* A reservation held by this connection. */
 typedef struct djc_job djc_job;
@@ -399,8 +406,8 @@ void djc_job_free(djc_job *job);
 
 /* Reserve the most urgent eligible job (DJC_ENOTFOUND when none). A job
  * whose target row already exists is closed instead of being handed out. */
-int djc_jobs_reserve(djc_conn *conn, const char *table, const char *where_json,
-		     long max_priority, djc_job **out);
+int djc_jobs_reserve(djc_job **out, djc_conn *conn, const char *table,
+		     const char *where_json, long max_priority);
 /* Extend the lease of a held job: it stays this caller's for another
  * jobs.lease_timeout seconds (60 by default; the database's clock). The
  * holder of a job from djc_jobs_reserve must call this while it works on
@@ -421,18 +428,17 @@ int djc_jobs_error(djc_conn *conn, djc_job *job, const char *message, const char
 /* Mark a key `ignore` (inserting the job if needed). */
 int djc_jobs_ignore(djc_conn *conn, const char *table, const djc_row *key);
 /* Delete jobs with the given status ("error", ...); *n receives the count. */
-int djc_jobs_clear(djc_conn *conn, const char *table, const char *status, long *n);
+int djc_jobs_clear(long *n, djc_conn *conn, const char *table, const char *status);
 /* Counts of jobs by status: pending, reserved, success, error, ignore
  * (in that order) into counts[5]. */
-int djc_jobs_counts(djc_conn *conn, const char *table, long counts[5]);
+int djc_jobs_counts(long counts[5], djc_conn *conn, const char *table);
 /* Jobs rows, optionally only one status, as rows (key attributes and the
  * job's columns). */
-int djc_jobs_list(djc_conn *conn, const char *table, const char *status, djc_rowset **out);
+int djc_jobs_list(djc_rowset **out, djc_conn *conn, const char *table, const char *status);
 
 /* ================================================================
  * Schema lifecycle: drop, cascading delete, alter (docs/schema.md).
- * These functions follow libgit2's order: out-parameters first, then the
- * connection, then inputs; options NULL means their _INIT defaults.
+ * Options NULL means their _INIT defaults.
  * ================================================================ */
 
 /* What a drop, delete or alter did (or, on a dry run, would do): one entry

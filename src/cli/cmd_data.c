@@ -20,7 +20,7 @@ int cmd_declare(int argc, char **argv)
 	char *text = cli_read_file(file);
 	djc_conn *c = cli_connect(CLI_CREATE);
 	char *report = NULL;
-	int rc = djc_declare(c, text, file, &report);
+	int rc = djc_declare(&report, c, text, file);
 	free(text);
 	if (!rc && report) fputs(report, stdout);
 	free(report);
@@ -37,7 +37,7 @@ int cmd_tables(int argc, char **argv)
 		if (o == CLI_ARG) die_usage("tables takes no arguments");
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	char *s = NULL;
-	int rc = djc_tables(c, &s);
+	int rc = djc_tables(&s, c);
 	if (!rc) fputs(s, stdout);
 	free(s);
 	int code = exit_for(rc, c);
@@ -126,7 +126,7 @@ int cmd_fetch(int argc, char **argv)
 	/* inside a make program: the make context's reads, ancestors only */
 	const char *target = getenv("DJC_TABLE");
 	int rc = target && *target && getenv("DJC_KEY") ? djc_upstream_check(c, target, table) : DJC_OK;
-	if (!rc && key) rc = djc_key_restriction(c, table, key, &kw);
+	if (!rc && key) rc = djc_key_restriction(&kw, c, table, key);
 	if (!rc) rc = djc_fetch_print_ext(c, table, key ? kw : where, fmt, &fo, stdout);
 	free(kw);
 	int code = exit_for(rc, c);

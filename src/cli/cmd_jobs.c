@@ -59,7 +59,7 @@ int cmd_jobs_refresh(int argc, char **argv)
 	if (!table) die_usage("jobs refresh needs a TABLE");
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	djc_refresh_result r;
-	int rc = djc_jobs_refresh(c, table, &o, &r);
+	int rc = djc_jobs_refresh(&r, c, table, &o);
 	if (!rc) {
 		if (json)
 			cli_print_json(json_pack("{s:I,s:I,s:I,s:I}", "added", (json_int_t)r.added, "removed", (json_int_t)r.removed,
@@ -89,7 +89,7 @@ int cmd_jobs_clear(int argc, char **argv)
 	if (!table || !status) die_usage("usage: djc jobs clear TABLE --status STATUS");
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	long n = 0;
-	int rc = djc_jobs_clear(c, table, status, &n);
+	int rc = djc_jobs_clear(&n, c, table, status);
 	if (!rc) printf("%s: cleared %ld %s job%s\n", table, n, status, n == 1 ? "" : "s");
 	int code = exit_for(rc, c);
 	djc_close(c);
@@ -175,10 +175,10 @@ static void print_jobs_rows(const djc_rowset *rs)
 			if (k < 0 || djc_row_type(r, (size_t)k) == DJC_NULL) continue;
 			const char *t;
 			int64_t v;
-			if (djc_row_text(r, (size_t)k, &t) == DJC_OK) {
+			if (djc_row_text(&t, r, (size_t)k) == DJC_OK) {
 				printf("  %s=", show[s]);
 				put_line(t, stdout);   /* a message's newlines would start a fake job line */
-			} else if (djc_row_int(r, (size_t)k, &v) == DJC_OK)
+			} else if (djc_row_int(&v, r, (size_t)k) == DJC_OK)
 				printf("  %s=%" PRId64, show[s], v);
 		}
 		printf("\n");
@@ -217,7 +217,7 @@ int cmd_jobs(int argc, char **argv)
 	int rc;
 	if (status) {
 		djc_rowset *rs = NULL;
-		rc = djc_jobs_list(c, table, status, &rs);
+		rc = djc_jobs_list(&rs, c, table, status);
 		if (!rc) {
 			if (json) print_jobs_json(rs, table, status);
 			else print_jobs_rows(rs);
@@ -225,7 +225,7 @@ int cmd_jobs(int argc, char **argv)
 		djc_rowset_free(rs);
 	} else {
 		long n[5];
-		rc = djc_jobs_counts(c, table, n);
+		rc = djc_jobs_counts(n, c, table);
 		if (!rc) {
 			if (json)
 				cli_print_json(json_pack("{s:o,s:I,s:I,s:I,s:I,s:I}", "table", cli_json_text(table), "pending", (json_int_t)n[0],

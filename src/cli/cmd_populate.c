@@ -90,7 +90,7 @@ int cmd_populate(int argc, char **argv)
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	if (!o.display_progress) djc_config_get_bool(&o.display_progress, "display.progress");   /* djc.json / DJC_DISPLAY_PROGRESS */
 	djc_populate_result *r = NULL;
-	int rc = djc_populate(c, table, &o, &r);
+	int rc = djc_populate(&r, c, table, &o);
 	if (r) {
 		if (json) {
 			json_t *errors = json_array();
@@ -146,7 +146,7 @@ int cmd_progress(int argc, char **argv)
 	if (!table) die_usage("progress needs a TABLE");
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	long rem = 0, tot = 0;
-	int rc = djc_progress(c, table, where, &rem, &tot);
+	int rc = djc_progress(&rem, &tot, c, table, where);
 	if (!rc) {
 		if (json)
 			cli_print_json(json_pack("{s:o,s:I,s:I}", "table", cli_json_text(table), "remaining", (json_int_t)rem,

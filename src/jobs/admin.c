@@ -22,7 +22,7 @@ void djc_job_free(djc_job *job)
 	free(job);
 }
 
-int djc_jobs_reserve(djc_conn *c, const char *name, const char *where, long max_priority, djc_job **out)
+int djc_jobs_reserve(djc_job **out, djc_conn *c, const char *name, const char *where, long max_priority)
 {
 	*out = NULL;
 	table *t;
@@ -180,7 +180,7 @@ static int clear_body(djc_conn *c, void *arg)
 	return rc;
 }
 
-int djc_jobs_clear(djc_conn *c, const char *name, const char *status, long *n)
+int djc_jobs_clear(long *n, djc_conn *c, const char *name, const char *status)
 {
 	if (n) *n = 0;
 	table *t;
@@ -194,7 +194,7 @@ int djc_jobs_clear(djc_conn *c, const char *name, const char *status, long *n)
 	return rc;
 }
 
-int djc_jobs_counts(djc_conn *c, const char *name, long counts[5])
+int djc_jobs_counts(long counts[5], djc_conn *c, const char *name)
 {
 	memset(counts, 0, 5 * sizeof(long));
 	table *t;
@@ -212,7 +212,7 @@ int djc_jobs_counts(djc_conn *c, const char *name, long counts[5])
 	return DJC_OK;
 }
 
-int djc_jobs_list(djc_conn *c, const char *name, const char *status, djc_rowset **out)
+int djc_jobs_list(djc_rowset **out, djc_conn *c, const char *name, const char *status)
 {
 	*out = NULL;
 	if (status && !status_ok(status))

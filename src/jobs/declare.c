@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int djc_declare(djc_conn *c, const char *text, const char *filename, char **report)
+int djc_declare(char **report, djc_conn *c, const char *text, const char *filename)
 {
 	if (report) *report = NULL;
 	if (!text) return conn_fail(c, DJC_EINVAL, "no pipeline text (NULL)");

@@ -49,7 +49,7 @@ static int refresh_body(djc_conn *c, void *arg)
 	return DJC_OK;
 }
 
-int djc_jobs_refresh(djc_conn *c, const char *name, const djc_refresh_options *o, djc_refresh_result *res)
+int djc_jobs_refresh(djc_refresh_result *res, djc_conn *c, const char *name, const djc_refresh_options *o)
 {
 	djc_refresh_result ignored;
 	if (!res) res = &ignored;

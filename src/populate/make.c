@@ -192,14 +192,14 @@ static int make_reads(djc_make_ctx *ctx, const char *name, table **a)
  * checks it is still the same (upstream.c). */
 static int make_read(djc_make_ctx *ctx, table *a, const char *where, djc_rowset **out)
 {
-	int rc = djc_fetch(ctx->c, a->name, where, out);
+	int rc = djc_fetch(out, ctx->c, a->name, where);
 	if (rc) return rc;
 	if (!ctx->reads) ctx->reads = read_set_new();
 	read_set_add(ctx->reads, a, where, *out);
 	return DJC_OK;
 }
 
-int djc_make_fetch(djc_make_ctx *ctx, const char *name, const char *where, djc_rowset **out)
+int djc_make_fetch(djc_rowset **out, djc_make_ctx *ctx, const char *name, const char *where)
 {
 	*out = NULL;
 	table *a;
@@ -208,14 +208,14 @@ int djc_make_fetch(djc_make_ctx *ctx, const char *name, const char *where, djc_r
 	return make_read(ctx, a, where, out);
 }
 
-int djc_make_fetch_key(djc_make_ctx *ctx, const char *name, const djc_row *key, djc_rowset **out)
+int djc_make_fetch_key(djc_rowset **out, djc_make_ctx *ctx, const char *name, const djc_row *key)
 {
 	*out = NULL;
 	table *a;
 	int rc = make_reads(ctx, name, &a);
 	if (rc) return rc;
 	char *kj = djc_row_to_json(key), *where = NULL;
-	rc = djc_key_restriction(ctx->c, name, kj, &where);
+	rc = djc_key_restriction(&where, ctx->c, name, kj);
 	if (!rc) rc = make_read(ctx, a, where, out);
 	free(where);
 	free(kj);

@@ -54,7 +54,7 @@ static int key_list(djc_conn *c, table *t, const char *where, djc_rowset **out)
 	return rc;
 }
 
-int djc_progress(djc_conn *c, const char *name, const char *where, long *remaining, long *total)
+int djc_progress(long *remaining, long *total, djc_conn *c, const char *name, const char *where)
 {
 	*remaining = *total = 0;
 	table *t;
@@ -106,7 +106,7 @@ int djc_progress(djc_conn *c, const char *name, const char *where, long *remaini
 	return rc;
 }
 
-int djc_populate(djc_conn *c, const char *name, const djc_populate_options *o, djc_populate_result **out)
+int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const djc_populate_options *o)
 {
 	*out = NULL;
 	djc_populate_options defo = DJC_POPULATE_OPTIONS_INIT;
@@ -149,7 +149,7 @@ int djc_populate(djc_conn *c, const char *name, const djc_populate_options *o, d
 			 * jobs.stale_timeout, as DataJoint's populate does: else they
 			 * would be reserved and end as errors */
 			djc_refresh_result rr;
-			if ((rc = djc_jobs_refresh(c, name, &ro, &rr))) return rc;
+			if ((rc = djc_jobs_refresh(&rr, c, name, &ro))) return rc;
 		}
 		if ((rc = jobs_ready_count(c, t, o->where_json, o->priority, &total))) return rc;
 	} else {

@@ -237,7 +237,7 @@ int conn_table(djc_conn *c, const char *name, table **out)
 	return DJC_OK;
 }
 
-int djc_tables(djc_conn *c, char **out)
+int djc_tables(char **out, djc_conn *c)
 {
 	*out = NULL;
 	int rc = pipe_load(c);

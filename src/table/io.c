@@ -350,7 +350,7 @@ int djc_fetch_print_ext(djc_conn *c, const char *name, const char *where, djc_fo
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
 	djc_rowset *rs = NULL;
-	if ((rc = djc_fetch_ext(c, name, where, opts, &rs))) return rc;
+	if ((rc = djc_fetch_ext(&rs, c, name, where, opts))) return rc;
 	/* the columns shown: the heading, then (all_columns) the hidden ones */
 	size_t ncol = t->nattrs + (opts && opts->all_columns ? t->nhidden : 0);
 	sb_t b = SB_INIT;

@@ -518,7 +518,7 @@ static void order_by_key(djc_conn *c, const table *t, sb_t *q)
 
 /* ------------------------------------------------------------- public */
 
-int djc_key_restriction(djc_conn *c, const char *name, const char *key_json, char **where_json)
+int djc_key_restriction(char **where_json, djc_conn *c, const char *name, const char *key_json)
 {
 	*where_json = NULL;
 	table *t;
@@ -555,7 +555,7 @@ void djc_fetch_options_init(djc_fetch_options *o)
 	*o = d;
 }
 
-int djc_fetch_ext(djc_conn *c, const char *name, const char *where_json, const djc_fetch_options *opts, djc_rowset **out)
+int djc_fetch_ext(djc_rowset **out, djc_conn *c, const char *name, const char *where_json, const djc_fetch_options *opts)
 {
 	*out = NULL;
 	if (opts && opts->version != DJC_FETCH_OPTIONS_VERSION)
@@ -576,7 +576,7 @@ int djc_fetch_ext(djc_conn *c, const char *name, const char *where_json, const d
 	return rc;
 }
 
-int djc_fetch(djc_conn *c, const char *name, const char *where_json, djc_rowset **out)
+int djc_fetch(djc_rowset **out, djc_conn *c, const char *name, const char *where_json)
 {
 	*out = NULL;
 	table *t;
@@ -594,7 +594,7 @@ int djc_fetch(djc_conn *c, const char *name, const char *where_json, djc_rowset 
 	return rc;
 }
 
-int djc_delete(djc_conn *c, const char *name, const char *where_json, size_t *deleted)
+int djc_delete(size_t *deleted, djc_conn *c, const char *name, const char *where_json)
 {
 	if (deleted) *deleted = 0;
 	table *t;

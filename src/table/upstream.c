@@ -132,7 +132,7 @@ int read_set_verify(djc_conn *c, const table *t, const read_set *rs)
 	for (size_t i = 0; rs && i < rs->n; i++) {
 		const read_entry *e = &rs->v[i];
 		djc_rowset *now = NULL;
-		int rc = djc_fetch(c, e->a->name, e->where, &now);
+		int rc = djc_fetch(&now, c, e->a->name, e->where);
 		if (rc) return rc;
 		int same = now->n == e->nrows && rows_hash(e->a, now) == e->hash;
 		size_t n = now->n;

@@ -100,7 +100,7 @@ size_t djc_row_count(const djc_row *r) { return r ? r->n : 0; }
 const char *djc_row_name(const djc_row *r, size_t i) { return r && i < r->n ? r->names[i] : NULL; }
 djc_type djc_row_type(const djc_row *r, size_t i) { return r && i < r->n ? r->vals[i].t : DJC_NULL; }
 
-int djc_row_int(const djc_row *r, size_t i, int64_t *out)
+int djc_row_int(int64_t *out, const djc_row *r, size_t i)
 {
 	if (!r || i >= r->n) return DJC_EINVAL;
 	const val_t *v = &r->vals[i];
@@ -109,7 +109,7 @@ int djc_row_int(const djc_row *r, size_t i, int64_t *out)
 	return DJC_EINVAL;
 }
 
-int djc_row_uint(const djc_row *r, size_t i, uint64_t *out)
+int djc_row_uint(uint64_t *out, const djc_row *r, size_t i)
 {
 	if (!r || i >= r->n) return DJC_EINVAL;
 	const val_t *v = &r->vals[i];
@@ -118,7 +118,7 @@ int djc_row_uint(const djc_row *r, size_t i, uint64_t *out)
 	return DJC_EINVAL;
 }
 
-int djc_row_float(const djc_row *r, size_t i, double *out)
+int djc_row_float(double *out, const djc_row *r, size_t i)
 {
 	if (!r || i >= r->n) return DJC_EINVAL;
 	const val_t *v = &r->vals[i];
@@ -139,14 +139,14 @@ int djc_row_float(const djc_row *r, size_t i, double *out)
 	return DJC_EINVAL;
 }
 
-int djc_row_text(const djc_row *r, size_t i, const char **out)
+int djc_row_text(const char **out, const djc_row *r, size_t i)
 {
 	if (!r || i >= r->n || r->vals[i].t != DJC_TEXT) return DJC_EINVAL;
 	*out = r->vals[i].s;
 	return DJC_OK;
 }
 
-int djc_row_bytes(const djc_row *r, size_t i, const void **out, size_t *n)
+int djc_row_bytes(const void **out, size_t *n, const djc_row *r, size_t i)
 {
 	if (!r || i >= r->n || (r->vals[i].t != DJC_BYTES && r->vals[i].t != DJC_TEXT)) return DJC_EINVAL;
 	*out = r->vals[i].s;

@@ -257,11 +257,11 @@ static int djcfz_row(const uint8_t *d, size_t n)
 		djc_row_free(dup);
 		for (size_t i = 0; i < djc_row_count(r); i++) {
 			int64_t iv; uint64_t uv; double fv; const char *tv; const void *bv; size_t bn;
-			djc_row_int(r, i, &iv);
-			djc_row_uint(r, i, &uv);
-			djc_row_float(r, i, &fv);
-			djc_row_text(r, i, &tv);
-			djc_row_bytes(r, i, &bv, &bn);
+			djc_row_int(&iv, r, i);
+			djc_row_uint(&uv, r, i);
+			djc_row_float(&fv, r, i);
+			djc_row_text(&tv, r, i);
+			djc_row_bytes(&bv, &bn, r, i);
 		}
 	}
 	djc_row_free(r);

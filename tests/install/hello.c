@@ -30,10 +30,10 @@ static int make_square(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	(void)payload;
 	char *where = djc_row_to_json(key);
 	djc_rowset *rs = NULL;
-	int rc = djc_make_fetch(ctx, "Item", where, &rs);
+	int rc = djc_make_fetch(&rs, ctx, "Item", where);
 	free(where);
 	double x = 0;
-	if (rc || djc_rowset_count(rs) != 1 || djc_row_float(djc_rowset_row(rs, 0), (size_t)djc_row_find(djc_rowset_row(rs, 0), "x"), &x)) {
+	if (rc || djc_rowset_count(rs) != 1 || djc_row_float(&x, djc_rowset_row(rs, 0), (size_t)djc_row_find(djc_rowset_row(rs, 0), "x"))) {
 		djc_rowset_free(rs);
 		djc_make_error(ctx, "item not found");
 		return 1;
@@ -50,7 +50,7 @@ int main(void)
 {
 	djc_conn *c = NULL;
 	if (djc_open(&c, NULL, getenv("DJC_DATABASE_SCHEMA"))) return fail(c, "open");
-	if (djc_declare(c, pipeline, "hello.djc", NULL)) return fail(c, "declare");
+	if (djc_declare(NULL, c, pipeline, "hello.djc")) return fail(c, "declare");
 	djc_row *rows[5];
 	for (int i = 0; i < 5; i++) {
 		rows[i] = djc_row_new();
@@ -65,17 +65,17 @@ int main(void)
 	o.reserve_jobs = 1;
 	o.make = make_square;
 	djc_populate_result *res = NULL;
-	rc = djc_populate(c, "Square", &o, &res);
+	rc = djc_populate(&res, c, "Square", &o);
 	if (rc || !res || res->success_count != 5) {
 		djc_populate_result_free(res);
 		return fail(c, "populate");
 	}
 	djc_populate_result_free(res);
 	djc_rowset *rs = NULL;
-	if (djc_fetch(c, "Square", NULL, &rs)) return fail(c, "fetch");
+	if (djc_fetch(&rs, c, "Square", NULL)) return fail(c, "fetch");
 	double sum = 0, y;
 	for (size_t i = 0; i < djc_rowset_count(rs); i++)
-		if (!djc_row_float(djc_rowset_row(rs, i), (size_t)djc_row_find(djc_rowset_row(rs, i), "y"), &y)) sum += y;
+		if (!djc_row_float(&y, djc_rowset_row(rs, i), (size_t)djc_row_find(djc_rowset_row(rs, i), "y"))) sum += y;
 	size_t n = djc_rowset_count(rs);
 	djc_rowset_free(rs);
 	djc_close(c);

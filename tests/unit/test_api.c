@@ -32,7 +32,7 @@ static const char PIPE[] =
 static long nrows(djc_conn *c, const char *table, const char *where)
 {
 	djc_rowset *rs = NULL;
-	int rc = djc_fetch(c, table, where, &rs);
+	int rc = djc_fetch(&rs, c, table, where);
 	if (rc) { fprintf(stderr, "fetch %s: %s\n", table, djc_error_last(c)); return -1; }
 	long n = (long)djc_rowset_count(rs);
 	djc_rowset_free(rs);
@@ -43,7 +43,7 @@ static int64_t key_id(const djc_row *key)
 {
 	int64_t v = -1;
 	long i = djc_row_find(key, "id");
-	if (i >= 0) djc_row_int(key, (size_t)i, &v);
+	if (i >= 0) djc_row_int(&v, key, (size_t)i);
 	return v;
 }
 
@@ -57,14 +57,14 @@ static int mk(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	char where[64];
 	snprintf(where, sizeof where, "{\"id\": %lld}", (long long)id);
 	djc_rowset *up = NULL;
-	if (djc_make_fetch(ctx, "Src", where, &up) || djc_rowset_count(up) != 1) {
+	if (djc_make_fetch(&up, ctx, "Src", where) || djc_rowset_count(up) != 1) {
 		djc_rowset_free(up);
 		djc_make_error(ctx, "no upstream row for %lld", (long long)id);
 		return 1;
 	}
 	double x = 0;
 	const djc_row *u = djc_rowset_row(up, 0);
-	djc_row_float(u, (size_t)djc_row_find(u, "x"), &x);
+	djc_row_float(&x, u, (size_t)djc_row_find(u, "x"));
 	djc_rowset_free(up);
 	djc_row *r = djc_row_new();
 	djc_row_set_float(r, "y", 2 * x);   /* key omitted: filled from the key */
@@ -126,7 +126,7 @@ static djc_row *yrow(double y)
 static void counts_are(djc_conn *c, const char *t, long p, long r, long s, long e, long i, int line)
 {
 	long n[5];
-	int rc = djc_jobs_counts(c, t, n);
+	int rc = djc_jobs_counts(n, c, t);
 	CHECK_MSG(rc == 0 && n[0] == p && n[1] == r && n[2] == s && n[3] == e && n[4] == i,
 		  "line %d: counts %ld %ld %ld %ld %ld, wanted %ld %ld %ld %ld %ld (%s)", line, n[0], n[1], n[2], n[3], n[4],
 		  p, r, s, e, i, djc_error_last(c));
@@ -137,7 +137,7 @@ static const char *text_of(const djc_row *r, const char *name)
 {
 	const char *s = NULL;
 	long i = djc_row_find(r, name);
-	if (i < 0 || djc_row_text(r, (size_t)i, &s)) return NULL;
+	if (i < 0 || djc_row_text(&s, r, (size_t)i)) return NULL;
 	return s;
 }
 
@@ -160,15 +160,15 @@ int main(void)
 
 	/* ------------------------------------------------------- declare */
 	char *report = NULL;
-	rc = djc_declare(c, PIPE, "api.djc", &report);
+	rc = djc_declare(&report, c, PIPE, "api.djc");
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
 	CHECK(report && strstr(report, "created Out.Part"));
 	free(report);
 	report = NULL;
-	rc = djc_declare(c, PIPE, "api.djc", &report);
+	rc = djc_declare(&report, c, PIPE, "api.djc");
 	CHECK(rc == DJC_OK && report && strstr(report, "exists") && !strstr(report, "created"));
 	free(report);
-	CHECK(djc_declare(c, "Src (manual)\n    id : int64\n    ---\n", "x.djc", NULL) == DJC_ECONFLICT);
+	CHECK(djc_declare(NULL, c, "Src (manual)\n    id : int64\n    ---\n", "x.djc") == DJC_ECONFLICT);
 
 	/* ------------------------------------------------ insert / fetch / delete */
 	{
@@ -207,22 +207,22 @@ int main(void)
 		djc_row_free(bad);
 
 		djc_rowset *rs = NULL;
-		rc = djc_fetch(c, "Src", "{\"id\": {\">\": 4}}", &rs);
+		rc = djc_fetch(&rs, c, "Src", "{\"id\": {\">\": 4}}");
 		CHECK(rc == DJC_OK && djc_rowset_count(rs) == 3);
 		if (rs && djc_rowset_count(rs) == 3) {
 			const djc_row *r = djc_rowset_row(rs, 0);
 			int64_t id = 0;
 			double x = 0;
-			djc_row_int(r, (size_t)djc_row_find(r, "id"), &id);
-			djc_row_float(r, (size_t)djc_row_find(r, "x"), &x);
+			djc_row_int(&id, r, (size_t)djc_row_find(r, "id"));
+			djc_row_float(&x, r, (size_t)djc_row_find(r, "x"));
 			CHECK(id == 5 && x == 7.5);
 		}
 		djc_rowset_free(rs);
 		size_t del = 0;
-		rc = djc_delete(c, "Src", "{\"id\": [6, 100]}", &del);
+		rc = djc_delete(&del, c, "Src", "{\"id\": [6, 100]}");
 		CHECK(rc == DJC_OK && del == 2);
 		CHECK(nrows(c, "Src", NULL) == 5);
-		CHECK(djc_fetch(c, "Nope", NULL, &rs) == DJC_ENOTFOUND);
+		CHECK(djc_fetch(&rs, c, "Nope", NULL) == DJC_ENOTFOUND);
 	}
 
 	/* ------------------------------------------------ populate with a C make */
@@ -235,7 +235,7 @@ int main(void)
 		o.suppress_errors = 1;
 		djc_populate_result *res = NULL;
 		calls = 0;
-		rc = djc_populate(c, "Out", &o, &res);
+		rc = djc_populate(&res, c, "Out", &o);
 		CHECK_MSG(rc == DJC_EMAKE, "rc %d: %s", rc, djc_error_last(c));
 		CHECK(res && res->success_count == 4 && res->error_count == 1 && res->skipped_count == 0 && res->n_errors == 1);
 		CHECK(calls == 5);
@@ -249,59 +249,59 @@ int main(void)
 		CHECK(nrows(c, "Out.Part", NULL) == 8);
 		CHECK(nrows(c, "Out.Part", "{\"id\": 3}") == 0);   /* a failing make leaves nothing */
 		djc_rowset *rs = NULL;
-		if (djc_fetch(c, "Out", "{\"id\": 2}", &rs) == DJC_OK && djc_rowset_count(rs) == 1) {
+		if (djc_fetch(&rs, c, "Out", "{\"id\": 2}") == DJC_OK && djc_rowset_count(rs) == 1) {
 			double y = 0;
 			const djc_row *r = djc_rowset_row(rs, 0);
-			djc_row_float(r, (size_t)djc_row_find(r, "y"), &y);
+			djc_row_float(&y, r, (size_t)djc_row_find(r, "y"));
 			CHECK(y == 6.0);
 		} else
 			CHECK(!"Out row 2");
 		djc_rowset_free(rs);
 		rs = NULL;
-		if (djc_fetch(c, "Out.Part", "{\"id\": 4, \"p\": 2}", &rs) == DJC_OK && djc_rowset_count(rs) == 1) {
+		if (djc_fetch(&rs, c, "Out.Part", "{\"id\": 4, \"p\": 2}") == DJC_OK && djc_rowset_count(rs) == 1) {
 			int64_t z = 0;
 			const djc_row *r = djc_rowset_row(rs, 0);
-			djc_row_int(r, (size_t)djc_row_find(r, "z"), &z);
+			djc_row_int(&z, r, (size_t)djc_row_find(r, "z"));
 			CHECK(z == 402);
 		} else
 			CHECK(!"Out.Part row 4/2");
 		djc_rowset_free(rs);
 		long rem = -1, tot = -1;
-		CHECK(djc_progress(c, "Out", NULL, &rem, &tot) == DJC_OK && rem == 1 && tot == 5);
+		CHECK(djc_progress(&rem, &tot, c, "Out", NULL) == DJC_OK && rem == 1 && tot == 5);
 
 		/* bad part name and bad row type inside a make: refused, nothing written */
 		o.make = mk_badpart;
 		o.payload = NULL;
-		rc = djc_populate(c, "Out", &o, &res);
+		rc = djc_populate(&res, c, "Out", &o);
 		CHECK(rc == DJC_EMAKE && res && res->error_count == 1 && res->success_count == 0);
 		djc_populate_result_free(res);
 		CHECK(nrows(c, "Out.Part", NULL) == 8);
 
 		o.make = mk;
 		calls = 0;
-		rc = djc_populate(c, "Out", &o, &res);
+		rc = djc_populate(&res, c, "Out", &o);
 		CHECK(rc == DJC_OK && res && res->success_count == 1 && res->error_count == 0 && calls == 1);
 		djc_populate_result_free(res);
 		CHECK(nrows(c, "Out", NULL) == 5 && nrows(c, "Out.Part", NULL) == 10);
-		CHECK(djc_populate(c, "Src", &o, &res) == DJC_EINVAL);
+		CHECK(djc_populate(&res, c, "Src", &o) == DJC_EINVAL);
 		djc_populate_result_free(res);
 	}
 
 	/* ------------------------------------------------ jobs */
 	{
 		djc_refresh_result rr;
-		rc = djc_jobs_refresh(c, "Jb", NULL, &rr);
+		rc = djc_jobs_refresh(&rr, c, "Jb", NULL);
 		CHECK_MSG(rc == DJC_OK && rr.added == 5 && rr.removed == 0 && rr.orphaned == 0 && rr.re_pended == 0,
 			  "rc %d added %ld: %s", rc, rr.added, djc_error_last(c));
-		rc = djc_jobs_refresh(c, "Jb", NULL, &rr);
+		rc = djc_jobs_refresh(&rr, c, "Jb", NULL);
 		CHECK(rc == DJC_OK && rr.added == 0);
 		COUNTS(c, "Jb", 5, 0, 0, 0, 0);
 
 		/* one pending job, reserved twice: the second finds nothing */
 		djc_job *j1 = NULL, *j1b = NULL;
-		rc = djc_jobs_reserve(c, "Jb", "{\"id\": 1}", -1, &j1);
+		rc = djc_jobs_reserve(&j1, c, "Jb", "{\"id\": 1}", -1);
 		CHECK_MSG(rc == DJC_OK && j1 && key_id(djc_job_key(j1)) == 1, "%s", djc_error_last(c));
-		rc = djc_jobs_reserve(c2, "Jb", "{\"id\": 1}", -1, &j1b);
+		rc = djc_jobs_reserve(&j1b, c2, "Jb", "{\"id\": 1}", -1);
 		CHECK(rc == DJC_ENOTFOUND && j1b == NULL);
 		COUNTS(c, "Jb", 4, 1, 0, 0, 0);
 		djc_row *r = yrow(1.25);
@@ -315,19 +315,19 @@ int main(void)
 
 		/* priority filter: all are at 5 */
 		djc_job *jp = NULL;
-		CHECK(djc_jobs_reserve(c, "Jb", NULL, 4, &jp) == DJC_ENOTFOUND && !jp);
+		CHECK(djc_jobs_reserve(&jp, c, "Jb", NULL, 4) == DJC_ENOTFOUND && !jp);
 
 		/* a reservation reset by refresh --orphan-timeout cannot complete */
 		djc_job *j2 = NULL, *j2b = NULL;
-		rc = djc_jobs_reserve(c, "Jb", "{\"id\": 2}", -1, &j2);
+		rc = djc_jobs_reserve(&j2, c, "Jb", "{\"id\": 2}", -1);
 		CHECK(rc == DJC_OK && j2);
 		sleep(2);
 		djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
 		ro.orphan_timeout = 1;
-		rc = djc_jobs_refresh(c2, "Jb", &ro, &rr);
+		rc = djc_jobs_refresh(&rr, c2, "Jb", &ro);
 		CHECK_MSG(rc == DJC_OK && rr.orphaned == 1, "orphaned %ld: %s", rr.orphaned, djc_error_last(c2));
 		COUNTS(c, "Jb", 4, 0, 0, 0, 0);
-		rc = djc_jobs_reserve(c2, "Jb", "{\"id\": 2}", -1, &j2b);
+		rc = djc_jobs_reserve(&j2b, c2, "Jb", "{\"id\": 2}", -1);
 		CHECK(rc == DJC_OK && j2b && djc_job_token(j2b) != djc_job_token(j2));
 		r = yrow(-1);
 		rp = r;
@@ -345,10 +345,10 @@ int main(void)
 		djc_job_free(j2);
 		djc_job_free(j2b);
 		djc_rowset *rs = NULL;
-		if (djc_fetch(c, "Jb", "{\"id\": 2}", &rs) == DJC_OK && djc_rowset_count(rs) == 1) {
+		if (djc_fetch(&rs, c, "Jb", "{\"id\": 2}") == DJC_OK && djc_rowset_count(rs) == 1) {
 			double y = 0;
 			const djc_row *row = djc_rowset_row(rs, 0);
-			djc_row_float(row, (size_t)djc_row_find(row, "y"), &y);
+			djc_row_float(&y, row, (size_t)djc_row_find(row, "y"));
 			CHECK(y == 2.5);
 		} else
 			CHECK(!"Jb row 2");
@@ -356,8 +356,8 @@ int main(void)
 
 		/* errors: truncation at 2047 characters, exact length kept whole */
 		djc_job *j3 = NULL, *j4 = NULL;
-		CHECK(djc_jobs_reserve(c, "Jb", "{\"id\": 3}", -1, &j3) == DJC_OK);
-		CHECK(djc_jobs_reserve(c, "Jb", "{\"id\": 4}", -1, &j4) == DJC_OK);
+		CHECK(djc_jobs_reserve(&j3, c, "Jb", "{\"id\": 3}", -1) == DJC_OK);
+		CHECK(djc_jobs_reserve(&j4, c, "Jb", "{\"id\": 4}", -1) == DJC_OK);
 		char *big = malloc(5001), *exact = malloc(2048);
 		memset(big, 'a', 5000);
 		big[5000] = 0;
@@ -369,7 +369,7 @@ int main(void)
 		djc_job_free(j4);
 		COUNTS(c, "Jb", 1, 0, 0, 2, 0);
 		rs = NULL;
-		rc = djc_jobs_list(c, "Jb", "error", &rs);
+		rc = djc_jobs_list(&rs, c, "Jb", "error");
 		CHECK(rc == DJC_OK && djc_rowset_count(rs) == 2);
 		for (size_t i = 0; rs && i < djc_rowset_count(rs); i++) {
 			const djc_row *row = djc_rowset_row(rs, i);
@@ -387,7 +387,7 @@ int main(void)
 		free(exact);
 		/* error jobs are not reserved */
 		djc_job *jx = NULL;
-		CHECK(djc_jobs_reserve(c, "Jb", "{\"id\": [3, 4]}", -1, &jx) == DJC_ENOTFOUND);
+		CHECK(djc_jobs_reserve(&jx, c, "Jb", "{\"id\": [3, 4]}", -1) == DJC_ENOTFOUND);
 
 		/* ignore: updates a pending job, inserts a missing one */
 		djc_row *k = djc_row_new();
@@ -399,26 +399,26 @@ int main(void)
 		CHECK(djc_jobs_ignore(c, "Jb", k) == DJC_EINVAL);
 		djc_row_free(k);
 		COUNTS(c, "Jb", 0, 0, 0, 2, 2);
-		CHECK(djc_jobs_reserve(c, "Jb", NULL, -1, &jx) == DJC_ENOTFOUND);
+		CHECK(djc_jobs_reserve(&jx, c, "Jb", NULL, -1) == DJC_ENOTFOUND);
 
 		/* clear errors: eligible again at the next refresh */
 		long n = -1;
-		CHECK(djc_jobs_clear(c, "Jb", "error", &n) == DJC_OK && n == 2);
-		CHECK(djc_jobs_clear(c, "Jb", "bogus", &n) == DJC_EINVAL);
+		CHECK(djc_jobs_clear(&n, c, "Jb", "error") == DJC_OK && n == 2);
+		CHECK(djc_jobs_clear(&n, c, "Jb", "bogus") == DJC_EINVAL);
 		COUNTS(c, "Jb", 0, 0, 0, 0, 2);
-		rc = djc_jobs_refresh(c, "Jb", NULL, &rr);
+		rc = djc_jobs_refresh(&rr, c, "Jb", NULL);
 		CHECK(rc == DJC_OK && rr.added == 2);
 		rs = NULL;
-		CHECK(djc_jobs_list(c, "Jb", "pending", &rs) == DJC_OK && djc_rowset_count(rs) == 2);
+		CHECK(djc_jobs_list(&rs, c, "Jb", "pending") == DJC_OK && djc_rowset_count(rs) == 2);
 		for (size_t i = 0; rs && i < djc_rowset_count(rs); i++) {
 			const djc_row *row = djc_rowset_row(rs, i);
 			int64_t prio = -1;
-			djc_row_int(row, (size_t)djc_row_find(row, "priority"), &prio);
+			djc_row_int(&prio, row, (size_t)djc_row_find(row, "priority"));
 			CHECK(prio == 5 && (key_id(row) == 3 || key_id(row) == 4));
 		}
 		djc_rowset_free(rs);
 		rs = NULL;
-		CHECK(djc_jobs_list(c, "Jb", NULL, &rs) == DJC_OK && djc_rowset_count(rs) == 4);
+		CHECK(djc_jobs_list(&rs, c, "Jb", NULL) == DJC_OK && djc_rowset_count(rs) == 4);
 		djc_rowset_free(rs);
 
 		/* populate with reservation and a C make: a failing key is an error job, nothing inserted */
@@ -431,7 +431,7 @@ int main(void)
 		o.payload = &failing;
 		djc_populate_result *res = NULL;
 		calls = 0;
-		rc = djc_populate(c, "Jb", &o, &res);
+		rc = djc_populate(&res, c, "Jb", &o);
 		CHECK_MSG(rc == DJC_EMAKE, "rc %d: %s", rc, djc_error_last(c));
 		CHECK(res && res->success_count == 1 && res->error_count == 1 && calls == 2);
 		if (res && res->n_errors == 1) CHECK_STR(res->errors[0].message, "bad key 4");
@@ -439,7 +439,7 @@ int main(void)
 		CHECK(nrows(c, "Jb", NULL) == 3 && nrows(c, "Jb", "{\"id\": 4}") == 0);
 		COUNTS(c, "Jb", 0, 0, 0, 1, 2);
 		rs = NULL;
-		CHECK(djc_jobs_list(c, "Jb", "error", &rs) == DJC_OK && djc_rowset_count(rs) == 1);
+		CHECK(djc_jobs_list(&rs, c, "Jb", "error") == DJC_OK && djc_rowset_count(rs) == 1);
 		if (rs && djc_rowset_count(rs) == 1) CHECK_STR(text_of(djc_rowset_row(rs, 0), "error_message"), "bad key 4");
 		djc_rowset_free(rs);
 	}

@@ -31,8 +31,8 @@ static int mk_lookup(djc_make_ctx *ctx, const djc_row *key, void *payload)
 {
 	(void)payload;
 	djc_rowset *rs = NULL;
-	if (djc_make_fetch(ctx, "NoSuchTable", NULL, &rs) != DJC_ENOTFOUND) return 1;
-	if (djc_make_fetch_key(ctx, "NoSuchTable", key, &rs) != DJC_ENOTFOUND) return 1;
+	if (djc_make_fetch(&rs, ctx, "NoSuchTable", NULL) != DJC_ENOTFOUND) return 1;
+	if (djc_make_fetch_key(&rs, ctx, "NoSuchTable", key) != DJC_ENOTFOUND) return 1;
 	djc_row *r = djc_row_new();
 	djc_row_set_float(r, "y", 1.5);
 	int rc = djc_make_insert(ctx, NULL, r);
@@ -55,7 +55,7 @@ int main(void)
 		fprintf(stderr, "cannot open %s: %s\n", url, djc_error_last(c));
 		return 1;
 	}
-	CHECK(djc_declare(c, PIPE, "c.djc", NULL) == DJC_OK);
+	CHECK(djc_declare(NULL, c, PIPE, "c.djc") == DJC_OK);
 	djc_row *rows[6];
 	for (int i = 0; i < 6; i++) {
 		rows[i] = djc_row_new();
@@ -68,12 +68,12 @@ int main(void)
 	/* a held job survives lookups of unknown tables and a repeated declare */
 	djc_job *j = NULL;
 	djc_refresh_result r0;
-	CHECK(djc_jobs_refresh(c, "Out", NULL, &r0) == DJC_OK && r0.added == 6);
-	CHECK(djc_jobs_reserve(c, "Out", "{\"id\": 1}", -1, &j) == DJC_OK && j);
+	CHECK(djc_jobs_refresh(&r0, c, "Out", NULL) == DJC_OK && r0.added == 6);
+	CHECK(djc_jobs_reserve(&j, c, "Out", "{\"id\": 1}", -1) == DJC_OK && j);
 	djc_rowset *rs = NULL;
-	CHECK(djc_fetch(c, "NoSuchTable", NULL, &rs) == DJC_ENOTFOUND && !rs);
-	CHECK(djc_declare(c, PIPE, "c.djc", NULL) == DJC_OK);
-	CHECK(djc_fetch(c, "AlsoMissing", NULL, &rs) == DJC_ENOTFOUND);
+	CHECK(djc_fetch(&rs, c, "NoSuchTable", NULL) == DJC_ENOTFOUND && !rs);
+	CHECK(djc_declare(NULL, c, PIPE, "c.djc") == DJC_OK);
+	CHECK(djc_fetch(&rs, c, "AlsoMissing", NULL) == DJC_ENOTFOUND);
 	djc_row *y = djc_row_new();
 	djc_row_set_float(y, "y", 2.5);
 	CHECK_MSG(djc_jobs_complete(c, j, (const djc_row *const *)&y, 1, 0.1) == DJC_OK, "%s", djc_error_last(c));
@@ -89,7 +89,7 @@ int main(void)
 		o.max_calls = procs == 1 ? 2 : 0;
 		o.make = mk_lookup;
 		djc_populate_result *res = NULL;
-		int rc = djc_populate(c, "Out", &o, &res);
+		int rc = djc_populate(&res, c, "Out", &o);
 		CHECK_MSG(rc == DJC_OK && res && res->success_count == (procs == 1 ? 2 : 3) && res->error_count == 0,
 			  "processes %d: rc %d, made %ld: %s", procs, rc, res ? res->success_count : -1, djc_error_last(c));
 		djc_populate_result_free(res);
@@ -105,26 +105,26 @@ int main(void)
 	djc_populate_result *pr = NULL;
 	djc_refresh_result rr;
 	CHECK(djc_insert(c, NULL, kr, 1, NULL, NULL) == DJC_EINVAL);
-	CHECK(djc_fetch(c, NULL, NULL, &rs) == DJC_EINVAL);
-	CHECK(djc_key_restriction(c, NULL, "{\"id\": 1}", &s) == DJC_EINVAL && !s);
+	CHECK(djc_fetch(&rs, c, NULL, NULL) == DJC_EINVAL);
+	CHECK(djc_key_restriction(&s, c, NULL, "{\"id\": 1}") == DJC_EINVAL && !s);
 	CHECK(djc_insert_jsonl(c, NULL, stdin, "x", NULL, &n) == DJC_EINVAL);
 	CHECK(djc_fetch_print(c, NULL, NULL, DJC_FORMAT_JSON, stdout) == DJC_EINVAL);
-	CHECK(djc_delete(c, NULL, NULL, &n) == DJC_EINVAL);
-	CHECK(djc_populate(c, NULL, NULL, &pr) == DJC_EINVAL);
+	CHECK(djc_delete(&n, c, NULL, NULL) == DJC_EINVAL);
+	CHECK(djc_populate(&pr, c, NULL, NULL) == DJC_EINVAL);
 	djc_populate_result_free(pr);
-	CHECK(djc_progress(c, NULL, NULL, &a, &b) == DJC_EINVAL);
-	CHECK(djc_jobs_refresh(c, NULL, NULL, &rr) == DJC_EINVAL);
-	CHECK(djc_jobs_reserve(c, NULL, NULL, -1, &j) != DJC_OK);
+	CHECK(djc_progress(&a, &b, c, NULL, NULL) == DJC_EINVAL);
+	CHECK(djc_jobs_refresh(&rr, c, NULL, NULL) == DJC_EINVAL);
+	CHECK(djc_jobs_reserve(&j, c, NULL, NULL, -1) != DJC_OK);
 	CHECK(djc_jobs_ignore(c, NULL, k) == DJC_EINVAL);
-	CHECK(djc_jobs_clear(c, NULL, "error", &a) == DJC_EINVAL);
-	CHECK(djc_jobs_counts(c, NULL, counts) == DJC_EINVAL);
-	CHECK(djc_jobs_list(c, NULL, NULL, &rs) == DJC_EINVAL);
+	CHECK(djc_jobs_clear(&a, c, NULL, "error") == DJC_EINVAL);
+	CHECK(djc_jobs_counts(counts, c, NULL) == DJC_EINVAL);
+	CHECK(djc_jobs_list(&rs, c, NULL, NULL) == DJC_EINVAL);
 	CHECK(!strcmp(djc_error_last(c), "no table named (NULL)"));
 	/* other NULL arguments */
-	CHECK(djc_declare(c, NULL, "x.djc", &s) == DJC_EINVAL && !s);
+	CHECK(djc_declare(&s, c, NULL, "x.djc") == DJC_EINVAL && !s);
 	CHECK(djc_jobs_complete(c, NULL, NULL, 0, 0) == DJC_EINVAL);
 	CHECK(djc_jobs_ignore(c, "Out", NULL) == DJC_EINVAL);
-	CHECK(djc_jobs_refresh(c, "Out", NULL, NULL) == DJC_OK);
+	CHECK(djc_jobs_refresh(NULL, c, "Out", NULL) == DJC_OK);
 	CHECK(djc_fetch_print(c, "Src", NULL, DJC_FORMAT_JSON, NULL) == DJC_EINVAL);
 	CHECK(djc_fetch_print(c, "Src", NULL, (djc_format)7, stdout) == DJC_EINVAL);
 	CHECK(djc_insert(c, "Src", NULL, 2, NULL, NULL) == DJC_EINVAL);
@@ -141,8 +141,8 @@ int main(void)
 	CHECK(djc_row_from_json(&out, "{\"\": 1}", &msg) == DJC_EINVAL && !out && msg);
 	free(msg);
 	rs = NULL;
-	CHECK(djc_jobs_list(c, "Out", "bogus", &rs) == DJC_EINVAL && !rs);
-	CHECK(djc_jobs_list(c, "Out", "pending", &rs) == DJC_OK);
+	CHECK(djc_jobs_list(&rs, c, "Out", "bogus") == DJC_EINVAL && !rs);
+	CHECK(djc_jobs_list(&rs, c, "Out", "pending") == DJC_OK);
 	djc_rowset_free(rs);
 	djc_row_free(k);
 
@@ -157,11 +157,11 @@ int main(void)
 	djc_populate_options_init(&po);
 	po.version = 42;
 	pr = NULL;
-	CHECK(djc_populate(c, "Out", &po, &pr) == DJC_EINVAL);
+	CHECK(djc_populate(&pr, c, "Out", &po) == DJC_EINVAL);
 	djc_populate_result_free(pr);
 	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
 	ro.version = 77;
-	CHECK(djc_jobs_refresh(c, "Out", &ro, &rr) == DJC_EINVAL);
+	CHECK(djc_jobs_refresh(&rr, c, "Out", &ro) == DJC_EINVAL);
 
 	/* getters convert only where exact */
 	djc_row *v = djc_row_new();
@@ -171,11 +171,11 @@ int main(void)
 	djc_row_set_int(v, "c", -12);
 	djc_row_set_uint(v, "d", (UINT64_C(1) << 63) + 7);
 	djc_row_set_uint(v, "e", UINT64_C(1) << 63);
-	CHECK(djc_row_float(v, 0, &d) == DJC_EINVAL);
-	CHECK(djc_row_float(v, 1, &d) == DJC_EINVAL);
-	CHECK(djc_row_float(v, 2, &d) == DJC_OK && d == -12);
-	CHECK(djc_row_float(v, 3, &d) == DJC_EINVAL);
-	CHECK(djc_row_float(v, 4, &d) == DJC_OK && d == 9223372036854775808.0);
+	CHECK(djc_row_float(&d, v, 0) == DJC_EINVAL);
+	CHECK(djc_row_float(&d, v, 1) == DJC_EINVAL);
+	CHECK(djc_row_float(&d, v, 2) == DJC_OK && d == -12);
+	CHECK(djc_row_float(&d, v, 3) == DJC_EINVAL);
+	CHECK(djc_row_float(&d, v, 4) == DJC_OK && d == 9223372036854775808.0);
 	djc_row_free(v);
 
 	djc_close(c);

@@ -14,7 +14,7 @@ static int crash_on_5(djc_make_ctx *ctx, const djc_row *key, void *payload)
 {
 	(void)payload;
 	int64_t id = 0;
-	djc_row_int(key, (size_t)djc_row_find(key, "id"), &id);
+	djc_row_int(&id, key, (size_t)djc_row_find(key, "id"));
 	if (id == 5) raise(SIGKILL);   /* an OOM kill, a segfault: the worker child dies */
 	djc_row *r = djc_row_new();
 	djc_row_set_int(r, "y", id * 2);
@@ -35,8 +35,8 @@ int main(void)
 	setenv("DJC_JOBS_LEASE_TIMEOUT", "60", 1);   /* recovery must not wait for a lease */
 	djc_conn *c = NULL;
 	if (djc_open(&c, url, getenv("DJC_TEST_SCHEMA"))) { fprintf(stderr, "open: %s\n", djc_error_last(c)); return 1; }
-	int rc = djc_declare(c, "CrSrc (manual)\n    id : int32\n    ---\n\nCrOut (computed)\n    -> CrSrc\n    ---\n    y : int64\n",
-			     "crash.djc", NULL);
+	int rc = djc_declare(NULL, c,
+			     "CrSrc (manual)\n    id : int32\n    ---\n\nCrOut (computed)\n    -> CrSrc\n    ---\n    y : int64\n", "crash.djc");
 	CHECK_MSG(rc == DJC_OK, "declare: %s", djc_error_last(c));
 	djc_row *rows[12];
 	for (int i = 0; i < 12; i++) { rows[i] = djc_row_new(); djc_row_set_int(rows[i], "id", i + 1); }
@@ -50,7 +50,7 @@ int main(void)
 	o.suppress_errors = 1;
 	o.make = crash_on_5;
 	djc_populate_result *res = NULL;
-	rc = djc_populate(c, "CrOut", &o, &res);
+	rc = djc_populate(&res, c, "CrOut", &o);
 	CHECK_MSG(rc == DJC_EMAKE, "rc %d: %s", rc, djc_error_last(c));
 	CHECK_MSG(res && res->success_count == 11 && res->error_count == 1, "success %ld errors %ld",
 		  res ? res->success_count : -1, res ? res->error_count : -1);
@@ -62,22 +62,22 @@ int main(void)
 	djc_populate_result_free(res);
 
 	long n[5];
-	CHECK(djc_jobs_counts(c, "CrOut", n) == DJC_OK);
+	CHECK(djc_jobs_counts(n, c, "CrOut") == DJC_OK);
 	CHECK_MSG(n[0] == 0 && n[1] == 0 && n[3] == 1, "pending %ld reserved %ld error %ld", n[0], n[1], n[3]);
 	djc_rowset *rs = NULL;
-	CHECK(djc_fetch(c, "CrOut", NULL, &rs) == DJC_OK && djc_rowset_count(rs) == 11);
+	CHECK(djc_fetch(&rs, c, "CrOut", NULL) == DJC_OK && djc_rowset_count(rs) == 11);
 	djc_rowset_free(rs);
 	rs = NULL;
-	CHECK(djc_fetch(c, "CrOut", "{\"id\": 5}", &rs) == DJC_OK && djc_rowset_count(rs) == 0);
+	CHECK(djc_fetch(&rs, c, "CrOut", "{\"id\": 5}") == DJC_OK && djc_rowset_count(rs) == 0);
 	djc_rowset_free(rs);
 	rs = NULL;
-	CHECK(djc_jobs_list(c, "CrOut", "error", &rs) == DJC_OK && djc_rowset_count(rs) == 1);
+	CHECK(djc_jobs_list(&rs, c, "CrOut", "error") == DJC_OK && djc_rowset_count(rs) == 1);
 	if (rs && djc_rowset_count(rs) == 1) {
 		const djc_row *r = djc_rowset_row(rs, 0);
 		int64_t id = 0;
 		const char *m = "";
-		djc_row_int(r, (size_t)djc_row_find(r, "id"), &id);
-		djc_row_text(r, (size_t)djc_row_find(r, "error_message"), &m);
+		djc_row_int(&id, r, (size_t)djc_row_find(r, "id"));
+		djc_row_text(&m, r, (size_t)djc_row_find(r, "error_message"));
 		CHECK(id == 5);
 		CHECK_MSG(strstr(m, "make killed by signal 9") != NULL, "%s", m);
 	}

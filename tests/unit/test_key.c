@@ -29,7 +29,7 @@ static const char PIPE[] =
 static int get_float(const djc_row *r, const char *name, double *out)
 {
 	long i = djc_row_find(r, name);
-	return i < 0 ? DJC_EINVAL : djc_row_float(r, (size_t)i, out);
+	return i < 0 ? DJC_EINVAL : djc_row_float(out, r, (size_t)i);
 }
 
 /* y = rate * gain, each read with the whole key */
@@ -38,8 +38,8 @@ static int mk(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	(void)payload;
 	djc_rowset *s = NULL, *p = NULL;
 	double rate = 0, gain = 0;
-	int rc = djc_make_fetch_key(ctx, "Session", key, &s);
-	if (!rc) rc = djc_make_fetch_key(ctx, "Param", key, &p);
+	int rc = djc_make_fetch_key(&s, ctx, "Session", key);
+	if (!rc) rc = djc_make_fetch_key(&p, ctx, "Param", key);
 	if (!rc && (djc_rowset_count(s) != 1 || djc_rowset_count(p) != 1)) rc = DJC_ENOTFOUND;
 	if (!rc) rc = get_float(djc_rowset_row(s, 0), "rate", &rate) || get_float(djc_rowset_row(p, 0), "gain", &gain);
 	djc_rowset_free(s);
@@ -70,7 +70,7 @@ int main(void)
 		fprintf(stderr, "cannot open %s: %s\n", url, djc_error_last(c));
 		return 1;
 	}
-	CHECK(djc_declare(c, PIPE, "key.djc", NULL) == DJC_OK);
+	CHECK(djc_declare(NULL, c, PIPE, "key.djc") == DJC_OK);
 	for (int i = 1; i <= 3; i++) {
 		djc_row *r = djc_row_new();
 		djc_row_set_int(r, "session_id", i);
@@ -88,33 +88,33 @@ int main(void)
 
 	/* the attributes a table lacks are dropped; order is kept */
 	char *w = NULL;
-	CHECK(djc_key_restriction(c, "Session", "{\"param_id\": 2, \"session_id\": 3}", &w) == DJC_OK);
+	CHECK(djc_key_restriction(&w, c, "Session", "{\"param_id\": 2, \"session_id\": 3}") == DJC_OK);
 	CHECK_STR(w, "{\"session_id\":3}");
 	free(w);
 	w = NULL;
-	CHECK(djc_key_restriction(c, "Fit", "{\"session_id\": 1, \"param_id\": 2, \"other\": \"x\"}", &w) == DJC_OK);
+	CHECK(djc_key_restriction(&w, c, "Fit", "{\"session_id\": 1, \"param_id\": 2, \"other\": \"x\"}") == DJC_OK);
 	CHECK_STR(w, "{\"session_id\":1,\"param_id\":2}");
 	free(w);
 	/* non-key attributes count too (DataJoint matches on shared names) */
 	w = NULL;
-	CHECK(djc_key_restriction(c, "Session", "{\"rate\": 20}", &w) == DJC_OK);
+	CHECK(djc_key_restriction(&w, c, "Session", "{\"rate\": 20}") == DJC_OK);
 	CHECK_STR(w, "{\"rate\":20}");
 	djc_rowset *rs = NULL;
-	CHECK(djc_fetch(c, "Session", w, &rs) == DJC_OK && djc_rowset_count(rs) == 1);
+	CHECK(djc_fetch(&rs, c, "Session", w) == DJC_OK && djc_rowset_count(rs) == 1);
 	djc_rowset_free(rs);
 	free(w);
 	/* nothing shared, not an object, not JSON, unknown table: errors */
 	w = (char *)"unchanged";
-	CHECK(djc_key_restriction(c, "Session", "{\"param_id\": 1}", &w) == DJC_EINVAL);
+	CHECK(djc_key_restriction(&w, c, "Session", "{\"param_id\": 1}") == DJC_EINVAL);
 	CHECK(w == NULL);
 	CHECK_STR(djc_error_last(c), "key shares no attribute with Session");
-	CHECK(djc_key_restriction(c, "Session", "[1]", &w) == DJC_EINVAL && w == NULL);
-	CHECK(djc_key_restriction(c, "Session", "{", &w) == DJC_EINVAL && w == NULL);
-	CHECK(djc_key_restriction(c, "NoSuch", "{\"a\": 1}", &w) == DJC_ENOTFOUND && w == NULL);
+	CHECK(djc_key_restriction(&w, c, "Session", "[1]") == DJC_EINVAL && w == NULL);
+	CHECK(djc_key_restriction(&w, c, "Session", "{") == DJC_EINVAL && w == NULL);
+	CHECK(djc_key_restriction(&w, c, "NoSuch", "{\"a\": 1}") == DJC_ENOTFOUND && w == NULL);
 	/* values are still checked against the heading */
-	CHECK(djc_key_restriction(c, "Session", "{\"session_id\": \"one\"}", &w) == DJC_OK);
+	CHECK(djc_key_restriction(&w, c, "Session", "{\"session_id\": \"one\"}") == DJC_OK);
 	rs = NULL;
-	CHECK(djc_fetch(c, "Session", w, &rs) == DJC_EINVAL);
+	CHECK(djc_fetch(&rs, c, "Session", w) == DJC_EINVAL);
 	djc_rowset_free(rs);
 	free(w);
 
@@ -124,11 +124,11 @@ int main(void)
 	o.reserve_jobs = 1;
 	o.make = mk;
 	djc_populate_result *res = NULL;
-	int rc = djc_populate(c, "Fit", &o, &res);
+	int rc = djc_populate(&res, c, "Fit", &o);
 	CHECK_MSG(rc == DJC_OK && res && res->success_count == 6, "rc %d: %s", rc, djc_error_last(c));
 	djc_populate_result_free(res);
 	rs = NULL;
-	CHECK(djc_fetch(c, "Fit", "{\"session_id\": 3, \"param_id\": 2}", &rs) == DJC_OK && djc_rowset_count(rs) == 1);
+	CHECK(djc_fetch(&rs, c, "Fit", "{\"session_id\": 3, \"param_id\": 2}") == DJC_OK && djc_rowset_count(rs) == 1);
 	double y = 0;
 	if (rs && djc_rowset_count(rs) == 1) get_float(djc_rowset_row(rs, 0), "y", &y);
 	CHECK(y == 60);

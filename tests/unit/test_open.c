@@ -43,7 +43,7 @@ int main(void)
 				djc_conn *c = NULL;
 				int rc = djc_open(&c, url, NULL);
 				char *tables = NULL;
-				if (!rc) rc = djc_tables(c, &tables);
+				if (!rc) rc = djc_tables(&tables, c);
 				free(tables);
 				char msg[300];
 				int n = snprintf(msg, sizeof msg, "%d %.280s\n", rc, rc ? djc_error_last(c) : "");

@@ -75,13 +75,13 @@ int main(void)
 	c = NULL;
 	rc = djc_open_ext(&c, url, schema, NULL);
 	CHECK_MSG(rc == DJC_OK, "opts NULL creates: %s", djc_error_last(c));
-	if (!rc) CHECK_MSG(djc_declare(c, "T (manual)\n    id : int32\n    ---\n", "t.djc", NULL) == DJC_OK, "%s", djc_error_last(c));
+	if (!rc) CHECK_MSG(djc_declare(NULL, c, "T (manual)\n    id : int32\n    ---\n", "t.djc") == DJC_OK, "%s", djc_error_last(c));
 	djc_close(c);
 	c = NULL;
 	rc = djc_open_ext(&c, url, schema, &o);
 	CHECK_MSG(rc == DJC_OK, "no_create on an existing schema: %s", djc_error_last(c));
 	char *tables = NULL;
-	if (!rc) CHECK(djc_tables(c, &tables) == DJC_OK && tables && !strcmp(tables, "T\n"));
+	if (!rc) CHECK(djc_tables(&tables, c) == DJC_OK && tables && !strcmp(tables, "T\n"));
 	free(tables);
 	djc_close(c);
 

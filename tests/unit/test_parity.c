@@ -39,7 +39,7 @@ static const char PIPE[] =
 static long nrows(djc_conn *c, const char *table, const char *where)
 {
 	djc_rowset *rs = NULL;
-	int rc = djc_fetch(c, table, where, &rs);
+	int rc = djc_fetch(&rs, c, table, where);
 	if (rc) { fprintf(stderr, "fetch %s: %s\n", table, djc_error_last(c)); return -1; }
 	long n = (long)djc_rowset_count(rs);
 	djc_rowset_free(rs);
@@ -50,7 +50,7 @@ static double get_float(const djc_row *r, const char *name)
 {
 	double v = -1;
 	long i = djc_row_find(r, name);
-	if (i >= 0) djc_row_float(r, (size_t)i, &v);
+	if (i >= 0) djc_row_float(&v, r, (size_t)i);
 	return v;
 }
 
@@ -62,7 +62,7 @@ static int mk_mid(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	(void)payload;
 	mid_calls++;
 	djc_rowset *up = NULL;
-	if (djc_make_fetch_key(ctx, "Src", key, &up) || djc_rowset_count(up) != 1) { djc_rowset_free(up); return 1; }
+	if (djc_make_fetch_key(&up, ctx, "Src", key) || djc_rowset_count(up) != 1) { djc_rowset_free(up); return 1; }
 	djc_row *r = djc_row_new();
 	djc_row_set_float(r, "y", get_float(djc_rowset_row(up, 0), "x") + 1);
 	djc_rowset_free(up);
@@ -80,17 +80,17 @@ static int mk_top(djc_make_ctx *ctx, const djc_row *key, void *payload)
 {
 	(void)payload;
 	djc_rowset *rs = NULL;
-	rc_grand = djc_make_fetch(ctx, "Src", NULL, &rs);
+	rc_grand = djc_make_fetch(&rs, ctx, "Src", NULL);
 	djc_rowset_free(rs);
 	rs = NULL;
-	rc_side = djc_make_fetch(ctx, "Side", NULL, &rs);
+	rc_side = djc_make_fetch(&rs, ctx, "Side", NULL);
 	CHECK(rs == NULL);
 	djc_rowset_free(rs);
 	rs = NULL;
-	rc_self = djc_make_fetch(ctx, "Top", NULL, &rs);
+	rc_self = djc_make_fetch(&rs, ctx, "Top", NULL);
 	djc_rowset_free(rs);
 	rs = NULL;
-	rc_key_side = djc_make_fetch_key(ctx, "Side", key, &rs);
+	rc_key_side = djc_make_fetch_key(&rs, ctx, "Side", key);
 	djc_rowset_free(rs);
 	rs = NULL;
 	if (rc_side) {
@@ -113,11 +113,11 @@ static int replace_same;
 static int mk_down(djc_make_ctx *ctx, const djc_row *key, void *payload)
 {
 	djc_rowset *up = NULL;
-	if (djc_make_fetch_key(ctx, "Up", key, &up) || djc_rowset_count(up) != 1) { djc_rowset_free(up); return 1; }
+	if (djc_make_fetch_key(&up, ctx, "Up", key) || djc_rowset_count(up) != 1) { djc_rowset_free(up); return 1; }
 	double x = get_float(djc_rowset_row(up, 0), "x");
 	djc_rowset_free(up);
 	int64_t id = -1;
-	djc_row_int(key, (size_t)djc_row_find(key, "id"), &id);
+	djc_row_int(&id, key, (size_t)djc_row_find(key, "id"));
 	if (id == *(int64_t *)payload) {
 		char where[64];
 		snprintf(where, sizeof where, "{\"id\": %lld}", (long long)id);
@@ -125,7 +125,7 @@ static int mk_down(djc_make_ctx *ctx, const djc_row *key, void *payload)
 		djc_row *r = djc_row_new();
 		djc_row_set_int(r, "id", id);
 		djc_row_set_float(r, "x", replace_same ? x : x + 0.5);
-		int ok = djc_delete(other, "Up", where, &n) == DJC_OK && n == 1 &&
+		int ok = djc_delete(&n, other, "Up", where) == DJC_OK && n == 1 &&
 			 djc_insert(other, "Up", (const djc_row *const *)&r, 1, NULL, &n) == DJC_OK && n == 1;
 		CHECK_MSG(ok, "replacing Up %lld: %s", (long long)id, djc_error_last(other));
 		djc_row_free(r);
@@ -150,7 +150,7 @@ int main(void)
 	djc_conn *c = NULL;
 	int rc = djc_open(&c, url, schema);
 	if (rc) { fprintf(stderr, "djc_open: %s\n", djc_error_last(c)); return 1; }
-	rc = djc_declare(c, PIPE, "parity.djc", NULL);
+	rc = djc_declare(NULL, c, PIPE, "parity.djc");
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
 
 	djc_row *src[4], *side = djc_row_new();
@@ -181,7 +181,7 @@ int main(void)
 
 	/* a pending job for every key, then key 2 made by hand */
 	djc_refresh_result rr;
-	CHECK(djc_jobs_refresh(c, "Mid", NULL, &rr) == DJC_OK && rr.added == 4);
+	CHECK(djc_jobs_refresh(&rr, c, "Mid", NULL) == DJC_OK && rr.added == 4);
 	io.allow_direct_insert = 1;
 	rc = djc_insert(c, "Mid", (const djc_row *const *)&m2, 1, &io, &n);
 	CHECK_MSG(rc == DJC_OK && n == 1, "%s", djc_error_last(c));
@@ -194,15 +194,15 @@ int main(void)
 	djc_row_set_int(pp, "id", 3);   /* no master row for 3 */
 	CHECK(djc_insert(c, "Mid.Part", (const djc_row *const *)&pp, 1, &io, &n) == DJC_EFOREIGN && n == 0);
 	long rem = -1, tot = -1;
-	CHECK(djc_progress(c, "Mid", NULL, &rem, &tot) == DJC_OK && rem == 3 && tot == 4);
-	CHECK(djc_jobs_refresh(c, "Mid", NULL, &rr) == DJC_OK && rr.added == 0);
+	CHECK(djc_progress(&rem, &tot, c, "Mid", NULL) == DJC_OK && rem == 3 && tot == 4);
+	CHECK(djc_jobs_refresh(&rr, c, "Mid", NULL) == DJC_OK && rr.added == 0);
 
 	/* with keep_completed, reserving key 2 closes its job as success */
 	CHECK(djc_config_set("jobs.keep_completed", "true", "test", NULL) == DJC_OK);
 	djc_job *j = NULL;
-	CHECK(djc_jobs_reserve(c, "Mid", "{\"id\": 2}", -1, &j) == DJC_ENOTFOUND && !j);
+	CHECK(djc_jobs_reserve(&j, c, "Mid", "{\"id\": 2}", -1) == DJC_ENOTFOUND && !j);
 	djc_rowset *jobs = NULL;
-	CHECK(djc_jobs_list(c, "Mid", "success", &jobs) == DJC_OK && djc_rowset_count(jobs) == 1);
+	CHECK(djc_jobs_list(&jobs, c, "Mid", "success") == DJC_OK && djc_rowset_count(jobs) == 1);
 	djc_rowset_free(jobs);
 	CHECK(djc_config_set("jobs.keep_completed", "false", "test", NULL) == DJC_OK);
 
@@ -211,15 +211,15 @@ int main(void)
 	po.reserve_jobs = 1;
 	po.make = mk_mid;
 	djc_populate_result *pr = NULL;
-	rc = djc_populate(c, "Mid", &po, &pr);
+	rc = djc_populate(&pr, c, "Mid", &po);
 	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 3 && mid_calls == 3, "%s", djc_error_last(c));
 	djc_populate_result_free(pr);
 	djc_rowset *mid = NULL;
-	CHECK(djc_fetch(c, "Mid", "{\"id\": 2}", &mid) == DJC_OK && djc_rowset_count(mid) == 1 &&
+	CHECK(djc_fetch(&mid, c, "Mid", "{\"id\": 2}") == DJC_OK && djc_rowset_count(mid) == 1 &&
 	      get_float(djc_rowset_row(mid, 0), "y") == -2);
 	djc_rowset_free(mid);
 	long counts[5] = {9, 9, 9, 9, 9};
-	CHECK(djc_jobs_counts(c, "Mid", counts) == DJC_OK && counts[0] == 0 && counts[1] == 0 && counts[3] == 0);
+	CHECK(djc_jobs_counts(counts, c, "Mid") == DJC_OK && counts[0] == 0 && counts[1] == 0 && counts[3] == 0);
 
 	/* ------------------------------------------- 3. ancestors only */
 	po = (djc_populate_options)DJC_POPULATE_OPTIONS_INIT;
@@ -227,7 +227,7 @@ int main(void)
 	po.suppress_errors = 1;
 	po.where_json = "{\"id\": 1}";
 	pr = NULL;
-	rc = djc_populate(c, "Top", &po, &pr);
+	rc = djc_populate(&pr, c, "Top", &po);
 	CHECK(rc == DJC_EMAKE && pr && pr->error_count == 1 && pr->n_errors == 1);
 	CHECK(rc_grand == DJC_OK);
 	CHECK(rc_side == DJC_EINVAL && rc_self == DJC_EINVAL && rc_key_side == DJC_EINVAL);
@@ -245,18 +245,18 @@ int main(void)
 	/* ------------------------------------------- 4. job metadata */
 	CHECK(djc_config_set("jobs.add_job_metadata", "true", "test", NULL) == DJC_OK);
 	CHECK(djc_config_set("jobs.job_version", "cv-7", "test", NULL) == DJC_OK);
-	rc = djc_declare(c, "Meta (computed)\n    -> Src\n    ---\n    y : float64\n", "meta.djc", NULL);
+	rc = djc_declare(NULL, c, "Meta (computed)\n    -> Src\n    ---\n    y : float64\n", "meta.djc");
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
 	CHECK(djc_config_set("jobs.add_job_metadata", "false", "test", NULL) == DJC_OK);
 	po = (djc_populate_options)DJC_POPULATE_OPTIONS_INIT;
 	po.make = mk_mid;   /* reads Src, an ancestor of Meta too */
 	pr = NULL;
 	mid_calls = 0;
-	rc = djc_populate(c, "Meta", &po, &pr);
+	rc = djc_populate(&pr, c, "Meta", &po);
 	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 4, "%s", djc_error_last(c));
 	djc_populate_result_free(pr);
 	djc_rowset *mr = NULL;
-	CHECK(djc_fetch(c, "Meta", NULL, &mr) == DJC_OK && djc_rowset_count(mr) == 4);
+	CHECK(djc_fetch(&mr, c, "Meta", NULL) == DJC_OK && djc_rowset_count(mr) == 4);
 	if (mr && djc_rowset_count(mr)) {
 		const djc_row *r0 = djc_rowset_row(mr, 0);
 		CHECK(djc_row_count(r0) == 2 && djc_row_find(r0, "_job_duration") < 0);
@@ -265,27 +265,27 @@ int main(void)
 	mr = NULL;
 	djc_fetch_options fo = DJC_FETCH_OPTIONS_INIT;
 	fo.all_columns = 1;
-	CHECK(djc_fetch_ext(c, "Meta", "{\"id\": 3}", &fo, &mr) == DJC_OK && djc_rowset_count(mr) == 1);
+	CHECK(djc_fetch_ext(&mr, c, "Meta", "{\"id\": 3}", &fo) == DJC_OK && djc_rowset_count(mr) == 1);
 	if (mr && djc_rowset_count(mr)) {
 		const djc_row *r0 = djc_rowset_row(mr, 0);
 		long iv = djc_row_find(r0, "_job_version"), id = djc_row_find(r0, "_job_duration"), is = djc_row_find(r0, "_job_start_time");
 		const char *ver = NULL, *st = NULL;
 		double dur = -1;
-		CHECK(iv >= 0 && djc_row_text(r0, (size_t)iv, &ver) == DJC_OK && ver && !strcmp(ver, "cv-7"));
-		CHECK(id >= 0 && djc_row_float(r0, (size_t)id, &dur) == DJC_OK && dur >= 0);
-		CHECK(is >= 0 && djc_row_text(r0, (size_t)is, &st) == DJC_OK && st && strlen(st) == 23);
+		CHECK(iv >= 0 && djc_row_text(&ver, r0, (size_t)iv) == DJC_OK && ver && !strcmp(ver, "cv-7"));
+		CHECK(id >= 0 && djc_row_float(&dur, r0, (size_t)id) == DJC_OK && dur >= 0);
+		CHECK(is >= 0 && djc_row_text(&st, r0, (size_t)is) == DJC_OK && st && strlen(st) == 23);
 		CHECK(get_float(r0, "y") == 31);
 	}
 	djc_rowset_free(mr);
 	fo.version = 5;
 	mr = NULL;
-	CHECK(djc_fetch_ext(c, "Meta", NULL, &fo, &mr) == DJC_EINVAL && !mr);
-	CHECK(djc_fetch_ext(c, "Mid", NULL, NULL, &mr) == DJC_OK && djc_rowset_count(mr) == 4);
+	CHECK(djc_fetch_ext(&mr, c, "Meta", NULL, &fo) == DJC_EINVAL && !mr);
+	CHECK(djc_fetch_ext(&mr, c, "Mid", NULL, NULL) == DJC_OK && djc_rowset_count(mr) == 4);
 	djc_rowset_free(mr);
 
 	/* ------------------------------------------- 6. upstream checked at commit */
-	rc = djc_declare(c, "Up (manual)\n    id : int32\n    ---\n    x : float64\n\n"
-			    "Down (computed)\n    -> Up\n    ---\n    y : float64\n", "up.djc", NULL);
+	rc = djc_declare(NULL, c, "Up (manual)\n    id : int32\n    ---\n    x : float64\n\n"
+			    "Down (computed)\n    -> Up\n    ---\n    y : float64\n", "up.djc");
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
 	rc = djc_open(&other, url, schema);
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(other));
@@ -301,7 +301,7 @@ int main(void)
 		po.suppress_errors = 1;
 		po.where_json = direct ? "{\"id\": [3, 4]}" : "{\"id\": [1, 2]}";
 		pr = NULL;
-		rc = djc_populate(c, "Down", &po, &pr);
+		rc = djc_populate(&pr, c, "Down", &po);
 		CHECK_MSG(rc == DJC_EMAKE && pr && pr->success_count == 1 && pr->error_count == 1 && pr->n_errors == 1,
 			  "direct=%d rc=%d %s", direct, rc, djc_error_last(c));
 		if (pr && pr->n_errors) {
@@ -320,37 +320,37 @@ int main(void)
 	}
 	CHECK(nrows(c, "Down", NULL) == 2);
 	djc_rowset *errs = NULL;
-	CHECK(djc_jobs_list(c, "Down", "error", &errs) == DJC_OK && djc_rowset_count(errs) == 1);
+	CHECK(djc_jobs_list(&errs, c, "Down", "error") == DJC_OK && djc_rowset_count(errs) == 1);
 	if (errs && djc_rowset_count(errs)) {
 		const djc_row *e = djc_rowset_row(errs, 0);
 		const char *m = NULL;
 		long im = djc_row_find(e, "error_message");
-		CHECK(im >= 0 && djc_row_text(e, (size_t)im, &m) == DJC_OK && m && strstr(m, "the rows of Up that make of Down read"));
+		CHECK(im >= 0 && djc_row_text(&m, e, (size_t)im) == DJC_OK && m && strstr(m, "the rows of Up that make of Down read"));
 	}
 	djc_rowset_free(errs);
 	/* clear the error: the key is made from the new row */
 	long cleared = 0;
-	CHECK(djc_jobs_clear(c, "Down", "error", &cleared) == DJC_OK && cleared == 1);
+	CHECK(djc_jobs_clear(&cleared, c, "Down", "error") == DJC_OK && cleared == 1);
 	int64_t none = -1;
 	po = (djc_populate_options)DJC_POPULATE_OPTIONS_INIT;
 	po.make = mk_down;
 	po.payload = &none;
 	pr = NULL;
-	rc = djc_populate(c, "Down", &po, &pr);
+	rc = djc_populate(&pr, c, "Down", &po);
 	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 2, "%s", djc_error_last(c));
 	djc_populate_result_free(pr);
 	mr = NULL;
-	CHECK(djc_fetch(c, "Down", "{\"id\": 2}", &mr) == DJC_OK && djc_rowset_count(mr) == 1 &&
+	CHECK(djc_fetch(&mr, c, "Down", "{\"id\": 2}") == DJC_OK && djc_rowset_count(mr) == 1 &&
 	      get_float(djc_rowset_row(mr, 0), "y") == 5);   /* 2 * 2.5, the replaced row */
 	djc_rowset_free(mr);
 	/* a row replaced by the same values is the same upstream: committed */
-	CHECK(djc_delete(c, "Down", "{\"id\": 1}", &n) == DJC_OK && n == 1);
+	CHECK(djc_delete(&n, c, "Down", "{\"id\": 1}") == DJC_OK && n == 1);
 	replace_same = 1;
 	int64_t one = 1;
 	po.payload = &one;
 	po.reserve_jobs = 1;
 	pr = NULL;
-	rc = djc_populate(c, "Down", &po, &pr);
+	rc = djc_populate(&pr, c, "Down", &po);
 	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 1 && pr->error_count == 0, "%s", djc_error_last(c));
 	djc_populate_result_free(pr);
 	djc_close(other);

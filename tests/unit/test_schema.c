@@ -42,7 +42,7 @@ static const char PIPE[] =
 static long nrows(djc_conn *c, const char *table, const char *where)
 {
 	djc_rowset *rs = NULL;
-	if (djc_fetch(c, table, where, &rs)) return -1;
+	if (djc_fetch(&rs, c, table, where)) return -1;
 	long n = (long)djc_rowset_count(rs);
 	djc_rowset_free(rs);
 	return n;
@@ -52,7 +52,7 @@ static int64_t geti(const djc_row *r, const char *name)
 {
 	int64_t v = -1;
 	long i = djc_row_find(r, name);
-	if (i >= 0) djc_row_int(r, (size_t)i, &v);
+	if (i >= 0) djc_row_int(&v, r, (size_t)i);
 	return v;
 }
 
@@ -97,7 +97,7 @@ static long populate(djc_conn *c, const char *table, djc_make_fn fn)
 	o.reserve_jobs = 1;
 	o.suppress_errors = 1;
 	djc_populate_result *res = NULL;
-	int rc = djc_populate(c, table, &o, &res);
+	int rc = djc_populate(&res, c, table, &o);
 	long n = res ? res->success_count : -1;
 	if (rc && rc != DJC_EMAKE) fprintf(stderr, "populate %s: %s\n", table, djc_error_last(c));
 	djc_populate_result_free(res);
@@ -108,7 +108,7 @@ static long refresh_added(djc_conn *c, const char *table)
 {
 	djc_refresh_options o = DJC_REFRESH_OPTIONS_INIT;
 	djc_refresh_result r = {0};
-	if (djc_jobs_refresh(c, table, &o, &r)) {
+	if (djc_jobs_refresh(&r, c, table, &o)) {
 		fprintf(stderr, "refresh %s: %s\n", table, djc_error_last(c));
 		return -1;
 	}
@@ -118,7 +118,7 @@ static long refresh_added(djc_conn *c, const char *table)
 static long jobs_total(djc_conn *c, const char *table)
 {
 	long k[5] = {0};
-	if (djc_jobs_counts(c, table, k)) return -1;
+	if (djc_jobs_counts(k, c, table)) return -1;
 	return k[0] + k[1] + k[2] + k[3] + k[4];
 }
 
@@ -149,7 +149,7 @@ static void insert_json(djc_conn *c, const char *table, const char *const *json,
 static int has_table(djc_conn *c, const char *name)
 {
 	char *t = NULL;
-	if (djc_tables(c, &t)) return -1;
+	if (djc_tables(&t, c)) return -1;
 	int found = 0;
 	for (char *p = t, *e; p && *p; p = e + 1) {
 		e = strchr(p, '\n');
@@ -295,15 +295,15 @@ static void test_drop(djc_conn *c, djc_conn *c2)
 	CHECK(has_table(c, "Stats") == 0 && has_table(c, "Stats.Unit") == 0 && has_table(c, "Summary") == 0);
 	CHECK(has_table(c, "Session") == 1 && has_table(c, "Other") == 1);
 	djc_rowset *rs = NULL;
-	CHECK(djc_fetch(c, "Stats", NULL, &rs) == DJC_ENOTFOUND);
+	CHECK(djc_fetch(&rs, c, "Stats", NULL) == DJC_ENOTFOUND);
 	/* a connection that had loaded it fails cleanly too */
-	CHECK(djc_fetch(c2, "Summary", NULL, &rs) != DJC_OK);
+	CHECK(djc_fetch(&rs, c2, "Summary", NULL) != DJC_OK);
 	CHECK(has_table(c2, "Summary") == 0);
-	CHECK(djc_fetch(c2, "Summary", NULL, &rs) == DJC_ENOTFOUND);
+	CHECK(djc_fetch(&rs, c2, "Summary", NULL) == DJC_ENOTFOUND);
 
 	/* declared anew, with another definition */
 	char *rep = NULL;
-	rc = djc_declare(c, "Stats (computed)\n    -> Session\n    ---\n    mean : float32\n    n = 0 : int32\n", "new.djc", &rep);
+	rc = djc_declare(&rep, c, "Stats (computed)\n    -> Session\n    ---\n    mean : float32\n    n = 0 : int32\n", "new.djc");
 	CHECK_MSG(rc == DJC_OK && rep && strstr(rep, "created Stats (computed)") && strstr(rep, "jobs table ~~stats"), "%s",
 		  djc_error_last(c));
 	free(rep);
@@ -320,7 +320,7 @@ static void test_drop(djc_conn *c, djc_conn *c2)
 	CHECK(rows_of(ch, "~~stats", "drop") == 3);
 	djc_changes_free(ch);
 	char *t = NULL;
-	CHECK(djc_tables(c, &t) == DJC_OK && t && !strcmp(t, "Other\n"));
+	CHECK(djc_tables(&t, c) == DJC_OK && t && !strcmp(t, "Other\n"));
 	free(t);
 	CHECK(djc_drop(NULL, c, "Subject", NULL) == DJC_ENOTFOUND);
 	djc_drop_options bad = DJC_DROP_OPTIONS_INIT;
@@ -363,7 +363,7 @@ static const char ALT1[] =
 
 static void test_alter(djc_conn *c)
 {
-	int rc = djc_declare(c, ALT0, "alt.djc", NULL);
+	int rc = djc_declare(NULL, c, ALT0, "alt.djc");
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
 	const char *pr[] = {"{\"probe_id\": 1, \"depth\": 100, \"label\": \"p1\", \"gain\": 2.5}",
 			    "{\"probe_id\": 2, \"depth\": -5, \"label\": \"p2\", \"gain\": 0}"};
@@ -395,7 +395,7 @@ static void test_alter(djc_conn *c)
 		CHECK(!ch || !ch->applied);
 		djc_changes_free(ch);
 	}
-	CHECK(djc_declare(c, ALT0, "alt.djc", NULL) == DJC_OK);   /* still the old definition */
+	CHECK(djc_declare(NULL, c, ALT0, "alt.djc") == DJC_OK);   /* still the old definition */
 
 	/* dry run: the list, nothing changed */
 	djc_alter_options o = DJC_ALTER_OPTIONS_INIT;
@@ -410,7 +410,7 @@ static void test_alter(djc_conn *c)
 	      entry(ch, "probe", "widen name from varchar(10) to varchar(24)") && entry(ch, "probe", "comment of depth"));
 	CHECK(!entry(ch, "trace", "definition text"));
 	djc_changes_free(ch);
-	CHECK(djc_declare(c, ALT0, "alt.djc", NULL) == DJC_OK);
+	CHECK(djc_declare(NULL, c, ALT0, "alt.djc") == DJC_OK);
 
 	ch = NULL;
 	rc = djc_alter(&ch, c, ALT1, "alt.djc", NULL);
@@ -418,19 +418,19 @@ static void test_alter(djc_conn *c)
 	CHECK(ch && ch->applied);
 	djc_changes_free(ch);
 	/* the stored definition is the new one */
-	CHECK(djc_declare(c, ALT1, "alt.djc", NULL) == DJC_OK);
-	CHECK(djc_declare(c, ALT0, "alt.djc", NULL) == DJC_ECONFLICT);
+	CHECK(djc_declare(NULL, c, ALT1, "alt.djc") == DJC_OK);
+	CHECK(djc_declare(NULL, c, ALT0, "alt.djc") == DJC_ECONFLICT);
 	/* the rows kept their values, under the new names and with the defaults */
 	djc_rowset *rs = NULL;
-	rc = djc_fetch(c, "Probe", "{\"probe_id\": 1}", &rs);
+	rc = djc_fetch(&rs, c, "Probe", "{\"probe_id\": 1}");
 	CHECK_MSG(rc == DJC_OK && djc_rowset_count(rs) == 1, "%s", djc_error_last(c));
 	if (rs && djc_rowset_count(rs) == 1) {
 		const djc_row *r = djc_rowset_row(rs, 0);
 		const char *name = NULL, *note = NULL;
 		long i = djc_row_find(r, "name");
-		if (i >= 0) djc_row_text(r, (size_t)i, &name);
+		if (i >= 0) djc_row_text(&name, r, (size_t)i);
 		i = djc_row_find(r, "note");
-		if (i >= 0) djc_row_text(r, (size_t)i, &note);
+		if (i >= 0) djc_row_text(&note, r, (size_t)i);
 		CHECK(name && !strcmp(name, "p1"));
 		CHECK(note && !strcmp(note, "it's c:\\x"));
 		CHECK(geti(r, "n_sites") == 32 && geti(r, "depth") == 100);
@@ -476,10 +476,10 @@ static void test_declare_again(djc_conn *c)
 	int k = snprintf(bad, n, "%s\nWide (manual)\n    w : int32\n    ---\n", good);
 	for (int i = 1; i <= 2000; i++) k += snprintf(bad + k, n - (size_t)k, "    c%d : int8\n", i);
 	for (int round = 0; round < 3; round++) {
-		int rc = djc_declare(c, bad, "bad.djc", NULL);
+		int rc = djc_declare(NULL, c, bad, "bad.djc");
 		CHECK_MSG(rc != DJC_OK && strstr(djc_error_last(c), "Wide"), "%d %s", rc, djc_error_last(c));
 		CHECK(has_table(c, "Fa") == 0 && has_table(c, "Fc") == 0);
-		rc = djc_declare(c, good, "good.djc", NULL);
+		rc = djc_declare(NULL, c, good, "good.djc");
 		CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
 		CHECK(refresh_added(c, "Fc") == 0);   /* its jobs table exists */
 		djc_changes *ch = NULL;
@@ -504,7 +504,7 @@ int main(void)
 		fprintf(stderr, "djc_open: %s\n", djc_error_last(c));
 		return 1;
 	}
-	int rc = djc_declare(c, PIPE, "schema.djc", NULL);
+	int rc = djc_declare(NULL, c, PIPE, "schema.djc");
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
 	test_declare_again(c);
 	test_delete(c);
