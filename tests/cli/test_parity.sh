@@ -115,7 +115,7 @@ echo "{\"v2\": $((v + 1))}"
 M
 chmod +x mk2.sh
 expect_out "downstream of hand-made rows populates" "Calc2: 4 made, 0 errors, 0 skipped" djc populate Calc2 --make ./mk2.sh
-expect_out "...from them" '-1,11,34,41' sh -c '"$DJC" fetch Calc2 --format csv | tail -n +2 | cut -d, -f2 | sort -n | paste -sd,'
+expect_out "...from them" '-1,11,34,41' sh -c '"$DJC" fetch Calc2 --format csv | tail -n +2 | cut -d, -f2 | sort -n | tr "\n" , | sed "s/,$//"'
 
 # imported and part tables
 echo '{"id": 1, "n": 2}' > load.jsonl
@@ -165,7 +165,7 @@ echo '{"r": 1}'
 M
 chmod +x mk_reader.sh
 expect_rc 1 "a make reading a non-ancestor fails" djc populate Reader --reserve-jobs --suppress-errors --make ./mk_reader.sh
-expect_out "...only that key" "2,3,4" sh -c '"$DJC" fetch Reader --format csv | tail -n +2 | cut -d, -f1 | paste -sd,'
+expect_out "...only that key" "2,3,4" sh -c '"$DJC" fetch Reader --format csv | tail -n +2 | cut -d, -f1 | tr "\n" , | sed "s/,$//"'
 expect_out "...whose error names both tables" '1' sh -c '"$DJC" jobs Reader --status error --json | jq -r ".jobs[0].error_stack" | grep -c "make of Reader may read only its ancestors (the tables it depends on through ->): Other is not upstream of Reader"'
 expect_fail 2 "djc fetch in a make's environment refuses a non-ancestor" \
 	"^djc: make of Reader may read only its ancestors \(the tables it depends on through ->\): Other is not upstream of Reader$" \
@@ -327,12 +327,12 @@ chmod +x mkf.sh
 expect_out "populate (direct) of one item" "Fit: 2 made, 0 errors, 0 skipped" djc populate Fit --where '{"id": 1}' --make ./mkf.sh
 expect_out "refresh of the rest" '{"added":6,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Fit --json
 expect_out "populate --reserve-jobs of the rest" "Fit: 6 made, 0 errors, 0 skipped" djc populate Fit --reserve-jobs --make ./mkf.sh
-expect_out "...only params 1 and 2" "1,2" sh -c '"$DJC" fetch Fit --format csv | tail -n +2 | cut -d, -f2 | sort -u | paste -sd,'
+expect_out "...only params 1 and 2" "1,2" sh -c '"$DJC" fetch Fit --format csv | tail -n +2 | cut -d, -f2 | sort -u | tr "\n" , | sed "s/,$//"'
 expect_out "a grandparent as key source, restricted" '{"table":"Deep","remaining":2,"total":2}' djc progress Deep --json
 printf '#!/bin/sh\ncat >/dev/null\necho "{\\"d\\": 1}"\n' > mkd.sh
 chmod +x mkd.sh
 expect_out "populate of it" "Deep: 2 made, 0 errors, 0 skipped" djc populate Deep --reserve-jobs --make ./mkd.sh
-expect_out "...the keys it gives" "1,2" sh -c '"$DJC" fetch Deep --format csv | tail -n +2 | cut -d, -f1 | paste -sd,'
+expect_out "...the keys it gives" "1,2" sh -c '"$DJC" fetch Deep --format csv | tail -n +2 | cut -d, -f1 | tr "\n" , | sed "s/,$//"'
 # checked at declare
 printf 'B1 (computed)\n    -> Item\n    -> Param\n    ---\n    v : int32\n    key_source = Item\n' > b1.djc
 expect_fail 2 "a key source that lacks a key attribute" \
