@@ -42,7 +42,15 @@ struct djc_make_ctx {
 	char *err;
 	const make_watch *watch;
 	int attempt;        /* 1 for a job's first attempt (djc_make_attempt) */
+	read_set *reads;   /* what make read through djc, checked at commit (table.h) */
 };
+
+/* When a make started (wall clock for _job_start_time, monotonic for
+ * _job_duration); make_stamp_job_meta gives a successful make's target rows
+ * their hidden job metadata columns (tables declared with job metadata). */
+typedef struct make_clock { struct timespec wall, mono; } make_clock;
+void make_clock_start(make_clock *k);
+void make_stamp_job_meta(djc_conn *c, table *t, staged *out, const make_clock *k);
 
 /* What became of one make. */
 typedef struct make_result {

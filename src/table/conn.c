@@ -93,6 +93,7 @@ void djc_close(djc_conn *c)
 	if (!c) return;
 	db_close(c->db);
 	if (c->jobs_free) c->jobs_free(c->jobs);
+	if (c->reads_free) c->reads_free(c->reads);
 	pipeline_free(c->pipe);
 	pipeline_free(c->retired);
 	free(c->url);
@@ -277,7 +278,7 @@ static int create_table(djc_conn *c, const table *t)
 	sb_add(&q, "CREATE TABLE ");
 	db_qtable(c->db, &q, t->sql_name);
 	sb_add(&q, " (");
-	for (size_t i = 0; i < t->nattrs; i++) {
+	for (size_t i = 0; i < t->nattrs + t->nhidden; i++) {   /* the job metadata columns too */
 		if (i) sb_add(&q, ", ");
 		ddl_column(c, &q, &t->attrs[i], !t->attrs[i].nullable);
 	}
@@ -396,13 +397,13 @@ static int check_sql_table(djc_conn *c, const table *nt, const table *old, const
 				 file, nt->line, nt->name, old->sql_name, old->master ? old->master->name : nt->name,
 				 old->master ? " (with its master's)" : "");
 	sb_t diff = SB_INIT;
-	for (size_t i = 0; i < old->nattrs; i++) {
+	for (size_t i = 0; i < old->nattrs + old->nhidden; i++) {
 		int have = 0;
 		for (size_t k = 0; k < ncols && !have; k++) have = !strcmp(cols[k], old->attrs[i].name);
 		if (!have) sb_printf(&diff, "%scolumn '%s' is missing", diff.len ? ", " : "", old->attrs[i].name);
 	}
 	for (size_t k = 0; k < ncols; k++)
-		if (!table_attr(old, cols[k])) sb_printf(&diff, "%scolumn '%s' is not in the definition", diff.len ? ", " : "", cols[k]);
+		if (!table_attr_any(old, cols[k])) sb_printf(&diff, "%scolumn '%s' is not in the definition", diff.len ? ", " : "", cols[k]);
 	strv_free(cols, ncols);
 	rc = DJC_OK;
 	if (diff.len)
@@ -412,6 +413,18 @@ static int check_sql_table(djc_conn *c, const table *nt, const table *old, const
 			       file, nt->line, nt->name, old->sql_name, sb_str(&diff), nt->name);
 	sb_free(&diff);
 	return rc;
+}
+
+/* A declared table is never changed by declare: when the text (its
+ * job_metadata line) or jobs.add_job_metadata asks for job metadata columns
+ * that the declared table lacks, the "exists" line says so and how to get
+ * them (docs/parity.md). */
+static const char *job_meta_note(const table *old, const table *nt)
+{
+	if (!old || old->job_meta || (old->tier != TIER_COMPUTED && old->tier != TIER_IMPORTED)) return "";
+	if (!nt->job_meta && !config_bool("jobs.add_job_metadata")) return "";
+	return " (left without job metadata columns: it was declared without them; 'djc drop' it and declare "
+	       "again to add them)";
 }
 
 /* Without the lock: 1 when the text has a table that is not declared yet
@@ -437,8 +450,8 @@ static int declare_declared(djc_conn *c, const char *text, const char *file, sb_
 		char **cols = NULL;
 		size_t ncols = 0;
 		if ((rc = sql_columns(c, old->sql_name, &cols, &ncols))) { rc = conn_dbfail(c, rc, t->name); break; }
-		int whole = ncols == old->nattrs;
-		for (size_t k = 0; k < ncols && whole; k++) whole = table_attr(old, cols[k]) != NULL;
+		int whole = ncols == old->nattrs + old->nhidden;
+		for (size_t k = 0; k < ncols && whole; k++) whole = table_attr_any(old, cols[k]) != NULL;
 		strv_free(cols, ncols);
 		const char *names[TABLE_AUX_MAX];
 		size_t na = table_aux_tables(old, names, TABLE_AUX_MAX);
@@ -448,7 +461,7 @@ static int declare_declared(djc_conn *c, const char *text, const char *file, sb_
 			whole = ncols > 0;
 		}
 		if (!rc && !whole) rc = 1;
-		if (!rc) sb_printf(tabs, "exists  %s (%s) as %s\n", t->name, tier_name(t->tier), t->sql_name);
+		if (!rc) sb_printf(tabs, "exists  %s (%s) as %s%s\n", t->name, tier_name(t->tier), t->sql_name, job_meta_note(old, t));
 	}
 	pipeline_free(np);
 	return rc;
@@ -517,9 +530,12 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 	for (size_t i = 0; i < np->n; i++) {
 		table *t = np->tables[i];
 		if (pipeline_find(c->pipe, t->name)) {
-			sb_printf(tabs, "exists  %s (%s) as %s\n", t->name, tier_name(t->tier), t->sql_name);
+			sb_printf(tabs, "exists  %s (%s) as %s%s\n", t->name, tier_name(t->tier), t->sql_name,
+				  job_meta_note(pipeline_find(c->pipe, t->name), t));
 			continue;
 		}
+		/* jobs.add_job_metadata: the hidden columns on the tables made now */
+		if (config_bool("jobs.add_job_metadata")) table_enable_job_meta(t);
 		/* The stored definition first, then the table, then its
 		 * auxiliary tables; each undo step is recorded before its step (a
 		 * CREATE TABLE whose index then fails has made the table all the

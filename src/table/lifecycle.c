@@ -568,7 +568,11 @@ static int alter_plan(djc_conn *c, const table *old, const table *nt, const char
 		for (size_t i = 0; !mk && old->make_argv && (old->make_argv[i] || nt->make_argv[i]); i++)
 			mk = !old->make_argv[i] || !nt->make_argv[i] || strcmp(old->make_argv[i], nt->make_argv[i]);
 		if (mk) changes_add(ch, nm, nt->sql_name, "make", -1);
-		if (!same_str(old->key_source_where, nt->key_source_where)) changes_add(ch, nm, nt->sql_name, "key_source", -1);
+		if (!same_str(old->key_source_join, nt->key_source_join))   /* its jobs table's key may change */
+			rc = conn_fail(c, DJC_EINVAL, "%s:%d: table %s: alter does not change the tables of key_source (%s -> %s); drop "
+				       "and declare it again", file, nt->line, nm, old->key_source_join ? old->key_source_join : "its parents",
+				       nt->key_source_join ? nt->key_source_join : "its parents");
+		else if (!same_str(old->key_source_where, nt->key_source_where)) changes_add(ch, nm, nt->sql_name, "key_source", -1);
 	}
 	sb_free(&act);
 	free(from);
@@ -610,6 +614,18 @@ static int alter_once(djc_conn *c, const char *text, const char *file, int dry_r
 		free(msg);
 		goto fail;
 	}
+	/* the job metadata columns of a stored table stay (alter neither adds
+	 * nor drops them; its stored text keeps its job_metadata line) */
+	for (size_t i = 0; i < np->n && !rc; i++) {
+		table *nt = np->tables[i], *old = pipeline_find(c->pipe, nt->name);
+		if (old && old->job_meta) table_enable_job_meta(nt);
+		else if (old && nt->job_meta)
+			rc = conn_fail(c, DJC_EINVAL,
+				       "%s:%d: table %s: alter does not add job metadata columns (job_metadata = true); 'djc "
+				       "drop %s' and declare it again to add them",
+				       file, nt->line, nt->name, nt->name);
+	}
+	if (rc) goto fail;
 	alt_op **ops = xcalloc(np->n + 1, sizeof(alt_op *));
 	size_t *nops = xcalloc(np->n + 1, sizeof(size_t));
 	/* plan every table before changing any */

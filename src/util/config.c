@@ -27,6 +27,8 @@ static config_item items[] = {
 	{"jobs.make_timeout", "DJC_JOBS_MAKE_TIMEOUT", "0", "float", NULL, NULL},
 	{"jobs.stop_grace", "DJC_JOBS_STOP_GRACE", "5", "float", NULL, NULL},
 	{"jobs.serve_restarts", "DJC_JOBS_SERVE_RESTARTS", "10", "int", NULL, NULL},
+	{"jobs.add_job_metadata", "DJC_JOBS_ADD_JOB_METADATA", "false", "bool", NULL, NULL},
+	{"jobs.job_version", "DJC_JOBS_JOB_VERSION", "", "string", NULL, NULL},
 	{"database.url", "DJC_DATABASE_URL", "sqlite:djc.db", "string", NULL, NULL},
 	{"database.schema", "DJC_DATABASE_SCHEMA", "", "string", NULL, NULL},
 	{"database.password", "DJC_DATABASE_PASSWORD", "", "secret", NULL, NULL},

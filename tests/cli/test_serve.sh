@@ -183,8 +183,8 @@ cat > fetches.jsonl <<'P'
 {"table": "Item", "where": [{"item_id": 1}, {"name": "n5"}, {"item_id": 100}]}
 {"table": "Item", "key": {"item_id": 100, "not_an_item_attribute": 5}}
 {"table": "Item", "where": {"big": "18446744073709551615"}}
-{"table": "Res.Part", "where": {"n": 1, "item_id": {">": 10}}}
-{"table": "Res", "key": {"item_id": 4}}
+{"table": "Item", "where": {"item_id": {">": 10}}}
+{"table": "Item", "key": {"item_id": 4}}
 {"table": "Item", "where": {"item_id": []}}
 {"table": "Item", "where": {"no_such_attribute": 1}}
 {"table": "NoSuchTable"}
@@ -220,6 +220,15 @@ got:  $(cat ans.$i 2>&1)"; fi
 	i=$((i + 1))
 done < fetches.jsonl
 check "2: every request was answered" test -s ans.11
+# only ancestors of the target may be read (DataJoint's self.upstream; issue 20)
+printf '%s\n' '{"table": "Res"}' '{"table": "Res.Part", "key": {"item_id": 4}}' > fetches.jsonl
+rm -f ans.*
+djc delete Tagged >/dev/null
+run env FETCHES=fetches.jsonl "$DJC" populate Tagged --where '{"item_id": 1}' --make-serve python3 fetcher.py
+check "2: a fetch of a table that is not upstream is refused, naming both" \
+	test "$(jq -r .error ans.0)" = "make of Tagged may read only its ancestors (the tables it depends on through ->): Res is not upstream of Tagged"
+check "2: ... a part table's too" \
+	test "$(jq -r .error ans.1)" = "make of Tagged may read only its ancestors (the tables it depends on through ->): Res.Part is not upstream of Tagged"
 
 # ------------------------------------- 3. a crash fails only that key
 clean
