@@ -58,12 +58,14 @@ SOREAL  := libdjc.so.$(VERSION)
 # `make install` (PREFIX, DESTDIR as usual): the djc command, libdjc.a,
 # libdjc.so, djc.h and a pkg-config file, so a program builds with
 # `cc prog.c $(pkg-config --cflags --libs djc)` (shared) or links libdjc.a
-# with `pkg-config --static --libs djc`.
+# with `pkg-config --static --libs djc`; and the Python make module,
+# djc_make.py, in PYDIR (a Python make finds it with PYTHONPATH=PYDIR).
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
 PCDIR   ?= $(LIBDIR)/pkgconfig
+PYDIR   ?= $(PREFIX)/share/djc/python
 
 all: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so $(UNIT_BIN) $(HELPER_BIN) $(EX_BIN) $(BENCH_BIN)
 
@@ -166,13 +168,14 @@ fuzz:
 	@tests/fuzz/run.sh
 
 install: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PCDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PCDIR) $(DESTDIR)$(PYDIR)
 	install -m 755 $(BUILD)/djc $(DESTDIR)$(BINDIR)/djc
 	install -m 644 $(BUILD)/libdjc.a $(DESTDIR)$(LIBDIR)/libdjc.a
 	install -m 755 $(BUILD)/$(SOREAL) $(DESTDIR)$(LIBDIR)/$(SOREAL)
 	ln -sf $(SOREAL) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libdjc.so
 	install -m 644 include/djc.h $(DESTDIR)$(INCDIR)/djc.h
+	install -m 644 python/djc_make.py $(DESTDIR)$(PYDIR)/djc_make.py
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
 		'Name: djc' 'Description: DataJoint computed tables and distributed job reservation in C' \
 		'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -ldjc' \
@@ -185,7 +188,7 @@ install: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/djc $(DESTDIR)$(LIBDIR)/libdjc.a $(DESTDIR)$(LIBDIR)/$(SOREAL) \
 		$(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libdjc.so \
-		$(DESTDIR)$(INCDIR)/djc.h $(DESTDIR)$(PCDIR)/djc.pc
+		$(DESTDIR)$(INCDIR)/djc.h $(DESTDIR)$(PCDIR)/djc.pc $(DESTDIR)$(PYDIR)/djc_make.py
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -12,7 +12,8 @@
 # BENCH_ROUNDS (default 3), BENCH_DATAJOINT (a datajoint-python checkout, default
 # bench/peers/datajoint-python), BENCH_PYTHON (the interpreter for it),
 # BENCH_JSONL (also keep the raw measurements there), BENCH_PARTS (run only
-# these tables, e.g. "A2" or "A1 A3 B"; B = sections B1-B5; default all).
+# these tables, e.g. "A2" or "A1 A3 B"; B = sections B1-B5, S = the make
+# programs of bench/serve.sh; default all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -391,6 +392,15 @@ done
 
 fi   # want B
 
+# ------------------------------------------------ serve protocol (issue 16)
+# bench/serve.sh on the same PostgreSQL (durability off, as part B); its own
+# section of the report
+: >"$WORK/serve.md"
+if want S; then
+	say "bench: S. make programs, serve vs per key (bench/serve.sh)"
+	PG_URL=$PG BUILD=$BUILD BENCH_QUICK=$QUICK bench/serve.sh >"$WORK/serve.md" || say "bench: bench/serve.sh failed"
+fi
+
 # ------------------------------------------------ report
 say "bench: writing $OUT"
 MACHINE="nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, $(uname -sr); load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -405,5 +415,6 @@ else
 fi
 [ -z "${BENCH_JSONL:-}" ] || cp "$LOG" "$BENCH_JSONL"
 "$NODE" bench/report.mjs "$LOG" "$MACHINE" "$VERSIONS" "$(($(date +%s) - T_START))" "$QUICK" >"$WORK/results.md"
+cat "$WORK/serve.md" >>"$WORK/results.md"
 cp "$WORK/results.md" "$OUT"
 cat "$OUT"

@@ -5,6 +5,8 @@ cd "$(dirname "$0")/.."
 DB=${DJC_DEMO_DB:-build/demo.db}
 rm -f "$DB" "$DB-wal" "$DB-shm"
 export DJC_DATABASE_URL="sqlite:$DB" DJC="$PWD/build/djc"
+# the Python make (examples/bursts.py) imports djc_make from python/
+export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
 djc=build/djc
 echo "== declare the pipeline (examples/demo.djc)"
 $djc declare examples/demo.djc
@@ -20,7 +22,7 @@ for s in m1 m2 r1; do
 done | $djc insert Session
 echo "== populate SpikeTrain and SessionStats with C makes, 4 processes"
 build/examples/spikes --processes 4
-echo "== populate Bursts with a Python make program, 4 processes, job reservation"
+echo "== populate Bursts with a Python make (a serve program: one Python process per worker), 4 processes, job reservation"
 $djc populate Bursts --reserve-jobs --processes 4 --display-progress
 $djc progress SessionStats
 echo "== results"

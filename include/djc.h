@@ -337,9 +337,17 @@ typedef struct djc_populate_options {
 	const char *where_json;    /* restriction on key attributes, or NULL */
 	djc_make_fn make;          /* C make, or NULL to use make_argv / the table's make line */
 	void *payload;             /* passed to make */
-	const char *const *make_argv; /* NULL-terminated program and arguments */
+	const char *const *make_argv; /* NULL-terminated program and arguments, run once per
+	                                 key (the per-key protocol, README.md) */
+	/* Since version 2: */
+	const char *const *make_serve_argv; /* NULL-terminated program and arguments, started
+	                                 once per worker process and kept for many keys (the
+	                                 serve protocol, docs/serve-protocol.md); not with
+	                                 make_argv. Neither given: the table's `make =` or
+	                                 `make_serve =` line. */
 } djc_populate_options;
-#define DJC_POPULATE_OPTIONS_VERSION 1
+/* Version 1 (without make_serve_argv) is still accepted. */
+#define DJC_POPULATE_OPTIONS_VERSION 2
 /* Designated initialisers: the fields not named are 0 / NULL. */
 #define DJC_POPULATE_OPTIONS_INIT \
 	{.version = DJC_POPULATE_OPTIONS_VERSION, .processes = 1, .priority = -1, .refresh = -1}

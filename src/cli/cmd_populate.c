@@ -32,7 +32,7 @@ int cmd_populate(int argc, char **argv)
 		"usage: djc populate TABLE [--reserve-jobs] [--processes N] [--max-calls N]\n"
 		"                     [--priority P] [--suppress-errors] [--display-progress]\n"
 		"                     [--refresh | --no-refresh] [--where JSON] [--json]\n"
-		"                     [--make COMMAND [ARG...]]\n"
+		"                     [--make COMMAND [ARG...] | --make-serve COMMAND [ARG...]]\n"
 		"Call make once for every key of (key_source & where) - TABLE.\n"
 		"  --reserve-jobs      coordinate through the jobs table (many workers, many hosts)\n"
 		"  --processes N       N worker processes, each taking keys as it goes\n"
@@ -44,8 +44,12 @@ int cmd_populate(int argc, char **argv)
 		"  --make COMMAND ...  the make program and its arguments (must come last); it\n"
 		"                      gets the key as JSON on stdin and in DJC_KEY and prints\n"
 		"                      rows as JSON Lines\n"
+		"  --make-serve COMMAND ...  a make program started once per worker process and\n"
+		"                      kept: it gets keys and answers rows over its stdin and\n"
+		"                      stdout, and reads upstream rows from djc over the same\n"
+		"                      pipe (docs/serve-protocol.md); must come last\n"
 		"Exit status: 0 all made, 1 some make failed, 2 bad input, 130/143 interrupted.\n";
-	enum { RESERVE = 1, PROCESSES, MAX_CALLS, PRIORITY, SUPPRESS, PROGRESS, REFRESH, NO_REFRESH, JSON, WHERE, MAKE };
+	enum { RESERVE = 1, PROCESSES, MAX_CALLS, PRIORITY, SUPPRESS, PROGRESS, REFRESH, NO_REFRESH, JSON, WHERE, MAKE, MAKE_SERVE };
 	static const cli_option opts[] = {
 		{"reserve-jobs", CLI_FLAG, RESERVE, 0},
 		{"processes", CLI_VALUE, PROCESSES, 0},
@@ -58,6 +62,7 @@ int cmd_populate(int argc, char **argv)
 		{"json", CLI_FLAG, JSON, 0},
 		{"where", CLI_VALUE, WHERE, 0},
 		{"make", CLI_REST, MAKE, 0},
+		{"make-serve", CLI_REST, MAKE_SERVE, 0},
 		{NULL, 0, 0, 0},
 	};
 	cli_args a;
@@ -80,8 +85,9 @@ int cmd_populate(int argc, char **argv)
 		case JSON: json = 1; break;
 		case WHERE: o.where_json = a.arg; check_json("--where", o.where_json); break;
 		case MAKE: o.make_argv = (const char *const *)a.rest; break;
+		case MAKE_SERVE: o.make_serve_argv = (const char *const *)a.rest; break;
 		default:
-			if (table) die_usage("populate takes one TABLE (put --make last)");
+			if (table) die_usage("populate takes one TABLE (put --make or --make-serve last)");
 			table = a.arg;
 		}
 	}

@@ -30,6 +30,8 @@ void work_direct(worker *w, djc_rowset *keys)
 			if (rc == DJC_OK) atomic_fetch_add(&w->sh->success, 1);
 			else if (d.taken) atomic_fetch_add(&w->sh->skipped, 1);
 			else worker_error(w, key, w->c->err);
+		} else if (mr.fatal) {
+			worker_fatal(w, mr.message);   /* the key was not tried */
 		} else
 			worker_error(w, key, mr.message);
 		staged_free(&st);

@@ -81,7 +81,7 @@ int stage_json_row(djc_conn *c, table *t, const djc_row *key, json_t *obj, stage
 	return DJC_OK;
 }
 
-static int need_target_row(table *t, staged *out, make_result *res)
+int make_need_target_row(table *t, staged *out, make_result *res)
 {
 	for (size_t i = 0; i < out->n; i++)
 		if (out->tables[i] == t) {
@@ -117,9 +117,7 @@ static const char *job_version(void)
 
 /* When a make started: the worker's wall clock (UTC) for _job_start_time,
  * a monotonic clock for _job_duration. */
-typedef struct make_clock { struct timespec wall, mono; } make_clock;
-
-static void clock_start(make_clock *k)
+void make_clock_start(make_clock *k)
 {
 	clock_gettime(CLOCK_REALTIME, &k->wall);
 	clock_gettime(CLOCK_MONOTONIC, &k->mono);
@@ -153,6 +151,14 @@ static void stamp_job_meta(djc_conn *c, table *t, staged *out, const make_clock 
 	}
 	for (int h = 0; h < 3; h++) val_free(&in[h]);
 	(void)c;
+}
+
+void make_succeeded(djc_conn *c, table *t, staged *out, const make_clock *k, read_set *reads)
+{
+	stamp_job_meta(c, t, out, k);
+	/* what make read waits on this connection for the commit of its first
+	 * target row's key */
+	conn_reads_put(c, t, out->rows[0], reads);
 }
 
 /* --------------------------------------------------------- C callbacks */
@@ -199,6 +205,10 @@ static int make_read(djc_make_ctx *ctx, table *a, const char *where, djc_rowset 
 	return DJC_OK;
 }
 
+/* Every read of a make goes through here: C makes (djc_make_fetch,
+ * djc_make_fetch_key) and serve programs (serve.c) alike, so a rule on
+ * what a make may read (ancestors only) and the record of what it read
+ * (checked at commit) are kept in one place. */
 int djc_make_fetch(djc_rowset **out, djc_make_ctx *ctx, const char *name, const char *where)
 {
 	*out = NULL;
@@ -233,13 +243,13 @@ void djc_make_error(djc_make_ctx *ctx, const char *fmt, ...)
 	ctx->err = sb_steal(&b);
 }
 
-static make_stop watch_check(const make_watch *w)
+make_stop make_watch_check(const make_watch *w)
 {
 	if (w && w->check) return w->check(w->arg);
 	return populate_signal ? MAKE_STOP_SIGNAL : MAKE_GO;
 }
 
-static char *stop_message(make_stop why)
+char *make_stop_message(make_stop why)
 {
 	switch (why) {
 	case MAKE_STOP_SIGNAL: return xasprintf("interrupted by %s", populate_signal == SIGINT ? "SIGINT" : "SIGTERM");
@@ -251,7 +261,7 @@ static char *stop_message(make_stop why)
 int djc_make_cancelled(const djc_make_ctx *ctx)
 {
 	if (!ctx) return DJC_OK;
-	switch (watch_check(ctx->watch)) {
+	switch (make_watch_check(ctx->watch)) {
 	case MAKE_GO: return DJC_OK;
 	case MAKE_STOP_SIGNAL: return DJC_EINTR;
 	default: return DJC_ELOST;
@@ -264,15 +274,15 @@ int make_callback(djc_conn *c, table *t, const djc_row *key, djc_make_fn fn, voi
 	memset(res, 0, sizeof *res);
 	djc_make_ctx ctx = {c, t, key, {0}, NULL, watch, NULL};
 	make_clock clk;
-	clock_start(&clk);
+	make_clock_start(&clk);
 	int rc = fn(&ctx, key, payload);
 	if (rc) {
 		/* a make that gave up because it was asked to stop was stopped,
 		 * not failed */
-		make_stop why = watch_check(watch);
+		make_stop why = make_watch_check(watch);
 		if (why != MAKE_GO) {
 			res->stopped = why;
-			res->message = stop_message(why);
+			res->message = make_stop_message(why);
 			free(ctx.err);
 		} else
 			res->message = ctx.err ? ctx.err : xasprintf("make returned %d", rc);
@@ -282,11 +292,8 @@ int make_callback(djc_conn *c, table *t, const djc_row *key, djc_make_fn fn, voi
 		return DJC_EMAKE;
 	}
 	free(ctx.err);
-	if (!need_target_row(t, &ctx.out, res)) { staged_free(&ctx.out); read_set_free(ctx.reads); return DJC_EMAKE; }
-	stamp_job_meta(c, t, &ctx.out, &clk);
-	/* what make read waits on this connection for the commit of its first
-	 * target row's key */
-	conn_reads_put(c, t, ctx.out.rows[0], ctx.reads);
+	if (!make_need_target_row(t, &ctx.out, res)) { staged_free(&ctx.out); read_set_free(ctx.reads); return DJC_EMAKE; }
+	make_succeeded(c, t, &ctx.out, &clk, ctx.reads);
 	*out = ctx.out;
 	res->ok = 1;
 	return DJC_OK;
@@ -294,18 +301,92 @@ int make_callback(djc_conn *c, table *t, const djc_row *key, djc_make_fn fn, voi
 
 /* ----------------------------------------------------------- programs */
 
-static void env_key(djc_conn *c, table *t, const djc_row *key, char ***envp, size_t *n)
+/* The forms of the database password a program could be given: decoded
+ * from the URL, as written in the URL, DJC_DATABASE_PASSWORD (which also
+ * carries database.password of djc.json: djc_open sets it). Each is
+ * malloc'ed or NULL. */
+static void password_forms(const djc_conn *c, char *forms[3])
+{
+	forms[0] = forms[1] = forms[2] = NULL;
+	db_url u;
+	char err[256];
+	if (c->url && !db_url_parse(&u, c->url, err, sizeof err)) {
+		if (u.password && *u.password) forms[0] = xstrdup(u.password);
+		db_url_free(&u);
+	}
+	const char *a = c->url ? strstr(c->url, "://") : NULL;
+	const char *at = a ? strrchr(a + 3, '@') : NULL;
+	const char *colon = a && at ? memchr(a + 3, ':', (size_t)(at - (a + 3))) : NULL;
+	if (colon && at > colon + 1) forms[1] = xstrndup(colon + 1, (size_t)(at - colon - 1));
+	const char *e = getenv("DJC_DATABASE_PASSWORD");
+	if (e && *e) forms[2] = xstrdup(e);
+}
+
+/* Whether an environment value holds a password: it is one, or has one
+ * as a URL holds it (":password@"). */
+static int holds_password(const char *value, char *const forms[3])
+{
+	for (int i = 0; i < 3; i++) {
+		const char *f = forms[i];
+		if (!f) continue;
+		if (!strcmp(value, f)) return 1;
+		size_t k = strlen(f);
+		for (const char *p = strchr(value, ':'); p; p = strchr(p + 1, ':'))
+			if (!strncmp(p + 1, f, k) && p[1 + k] == '@') return 1;
+	}
+	return 0;
+}
+
+char **make_env_base(const djc_conn *c, int without_secrets, size_t *n)
+{
+	extern char **environ;
+	size_t ne = 0;
+	for (char **e = environ; *e; e++) ne++;
+	char **env = xcalloc(ne + 1, sizeof(char *));
+	char *forms[3] = {NULL, NULL, NULL};
+	if (without_secrets) password_forms(c, forms);
+	size_t k = 0;
+	for (char **e = environ; *e; e++) {
+		const char *v = *e;
+		/* ours (added by the caller) describe the database this populate uses */
+		if (!strncmp(v, "DJC_KEY", 7) || !strncmp(v, "DJC_TABLE=", 10) || !strncmp(v, "DJC_DATABASE_URL=", 17) ||
+		    !strncmp(v, "DJC_SCHEMA=", 11) || !strncmp(v, "DJC_DATABASE_SCHEMA=", 20) || !strncmp(v, "DJC_SERVE=", 10))
+			continue;
+		if (without_secrets) {
+			const char *eq = strchr(v, '=');
+			if (!strncmp(v, "DJC_DATABASE_PASSWORD=", 22) || !strncmp(v, "PGPASSWORD=", 11) ||
+			    !strncmp(v, "MYSQL_PWD=", 10) || (eq && holds_password(eq + 1, forms)))
+				continue;
+		}
+		env[k++] = *e;   /* borrowed: only the array is ours */
+	}
+	env[k] = NULL;
+	for (int i = 0; i < 3; i++) free(forms[i]);
+	*n = k;
+	return env;
+}
+
+void make_env_free(char **env)
+{
+	free(env);
+}
+
+/* The per-key protocol's variables: DJC_KEY (the key's JSON, given),
+ * DJC_TABLE, DJC_DATABASE_URL, the schema and DJC_KEY_<attr>. Appended to
+ * env[0..*n) (whose entries are borrowed); *own receives the added
+ * strings, to be freed. */
+static char **env_key(djc_conn *c, table *t, const djc_row *key, const char *keyjson, char **env, size_t *n, char ***own)
 {
 	sb_t b = SB_INIT;
-	row_to_json(&b, t, key);
-	char **e = *envp;
-	e = xrealloc(e, (*n + key->n + 6) * sizeof(char *));
-	e[(*n)++] = xasprintf("DJC_KEY=%s", sb_str(&b));
-	e[(*n)++] = xasprintf("DJC_TABLE=%s", t->name);
-	e[(*n)++] = xasprintf("DJC_DATABASE_URL=%s", c->url);
+	env = xrealloc(env, (*n + key->n + 6) * sizeof(char *));
+	char **o = xcalloc(key->n + 6, sizeof(char *));
+	size_t k = 0;
+	o[k++] = xasprintf("DJC_KEY=%s", keyjson);
+	o[k++] = xasprintf("DJC_TABLE=%s", t->name);
+	o[k++] = xasprintf("DJC_DATABASE_URL=%s", c->url);
 	if (c->schema) {
-		e[(*n)++] = xasprintf("DJC_SCHEMA=%s", c->schema);
-		e[(*n)++] = xasprintf("DJC_DATABASE_SCHEMA=%s", c->schema);   /* so `djc fetch` in the make finds it */
+		o[k++] = xasprintf("DJC_SCHEMA=%s", c->schema);
+		o[k++] = xasprintf("DJC_DATABASE_SCHEMA=%s", c->schema);   /* so `djc fetch` in the make finds it */
 	}
 	for (size_t i = 0; i < key->n; i++) {
 		sb_reset(&b);
@@ -314,11 +395,13 @@ static void env_key(djc_conn *c, table *t, const djc_row *key, char ***envp, siz
 		if (v->t == DJC_TEXT) sb_addn(&b, v->s, v->n);
 		else value_to_json(&b, a, v);
 		if ((v->t == DJC_BYTES || v->t == DJC_UINT) && b.len >= 2 && b.s[0] == '"') { memmove(b.s, b.s + 1, b.len - 2); b.len -= 2; b.s[b.len] = 0; }
-		e[(*n)++] = xasprintf("DJC_KEY_%s=%s", key->names[i], sb_str(&b));
+		o[k++] = xasprintf("DJC_KEY_%s=%s", key->names[i], sb_str(&b));
 	}
-	e[*n] = NULL;
-	*envp = e;
+	for (size_t i = 0; i < k; i++) env[(*n)++] = o[i];
+	env[*n] = NULL;
+	*own = o;
 	sb_free(&b);
+	return env;
 }
 
 /* Make a stderr tail safe to store: drop a partial character at its start
@@ -338,7 +421,7 @@ static void clean_utf8(char *s, size_t *n)
 	}
 }
 
-static const char *signame(int s)
+const char *make_signame(int s)
 {
 	switch (s) {
 	case SIGKILL: return "SIGKILL";
@@ -374,27 +457,28 @@ static void redact_one(char *buf, size_t *n, const char *secret)
 	*n = w;
 }
 
-/* The database password, as the make program got it (decoded in the URL,
- * as written in the URL, DJC_DATABASE_PASSWORD), never reaches the jobs
- * table or populate's output through what the program printed. */
-static void redact_password(const djc_conn *c, char *buf, size_t *n)
+char *make_stderr_text(const djc_conn *c, const char *tail, size_t n)
 {
-	db_url u;
-	char err[256];
-	if (c->url && !db_url_parse(&u, c->url, err, sizeof err)) {
-		redact_one(buf, n, u.password);
-		db_url_free(&u);
+	if (!n) return NULL;
+	char *t = xstrndup(tail, n);
+	clean_utf8(t, &n);
+	/* the password, as the make program got it (decoded in the URL, as
+	 * written in the URL, DJC_DATABASE_PASSWORD), never reaches the jobs
+	 * table or populate's output through what the program printed */
+	char *forms[3];
+	password_forms(c, forms);
+	for (int i = 0; i < 3; i++) {
+		redact_one(t, &n, forms[i]);
+		free(forms[i]);
 	}
-	/* the password as written between ':' and '@' in the URL */
-	const char *a = c->url ? strstr(c->url, "://") : NULL;
-	const char *at = a ? strchr(a + 3, '@') : NULL;
-	const char *colon = a ? memchr(a + 3, ':', at ? (size_t)(at - (a + 3)) : 0) : NULL;
-	if (colon && at && at > colon + 1) {
-		char *raw = xstrndup(colon + 1, (size_t)(at - colon - 1));
-		redact_one(buf, n, raw);
-		free(raw);
-	}
-	redact_one(buf, n, getenv("DJC_DATABASE_PASSWORD"));
+	t[n] = 0;
+	if (!n) { free(t); return NULL; }
+	return t;
+}
+
+int make_proc_reason(make_stop why)
+{
+	return why == MAKE_STOP_SIGNAL ? PROC_STOP_INTERRUPT : PROC_STOP_LOST;
 }
 
 /* A make_watch asked by the process module: it maps the reason to the
@@ -404,10 +488,10 @@ typedef struct watch_ask { const make_watch *watch; make_stop why; } watch_ask;
 static int watch_proc_check(void *arg)
 {
 	watch_ask *a = arg;
-	make_stop why = watch_check(a->watch);
+	make_stop why = make_watch_check(a->watch);
 	if (why == MAKE_GO) return PROC_RUN;
 	a->why = why;
-	return why == MAKE_STOP_SIGNAL ? PROC_STOP_INTERRUPT : PROC_STOP_LOST;
+	return make_proc_reason(why);
 }
 
 /* "make exited with status 3: boom": the last stderr line is the most
@@ -456,32 +540,26 @@ static void parse_rows(djc_conn *c, table *t, const djc_row *key, char *buf, siz
 		}
 		p = e ? e + 1 : NULL;
 	}
-	if (need_target_row(t, out, res)) res->ok = 1;
+	if (make_need_target_row(t, out, res)) res->ok = 1;
 }
 
 int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, const make_watch *watch,
 		 staged *out, make_result *res)
 {
 	memset(res, 0, sizeof *res);
-	extern char **environ;
-	size_t ne = 0;
-	for (char **e = environ; *e; e++) ne++;
-	char **env = xcalloc(ne + 1, sizeof(char *));
-	size_t k = 0;
-	for (char **e = environ; *e; e++)
-		if (strncmp(*e, "DJC_KEY", 7) && strncmp(*e, "DJC_TABLE=", 10) && strncmp(*e, "DJC_DATABASE_URL=", 17) &&
-		    strncmp(*e, "DJC_SCHEMA=", 11) && strncmp(*e, "DJC_DATABASE_SCHEMA=", 20))
-			env[k++] = xstrdup(*e);   /* ours below describe the database this populate uses */
-	env_key(c, t, key, &env, &k);
 	sb_t keyjson = SB_INIT;
 	row_to_json(&keyjson, t, key);
+	size_t ne = 0;
+	char **own = NULL;
+	char **env = make_env_base(c, 0, &ne);
+	env = env_key(c, t, key, sb_str(&keyjson), env, &ne, &own);
 	sb_addc(&keyjson, '\n');
 
 	proc_spec spec = {argv, env, MAX_OUTPUT, STDERR_TAIL};
 	proc_status ps;
 	proc *p = NULL;
 	make_clock clk;
-	clock_start(&clk);
+	make_clock_start(&clk);
 	if (proc_spawn(&p, &spec, &ps)) {
 		if (ps.spawn_failed == PROC_SPAWN_EXEC)
 			res->message = xasprintf("cannot run make program '%s': %s", argv[0], strerror(ps.spawn_errno));
@@ -496,16 +574,12 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, c
 	proc_wait(p, watch_proc_check, &ask, config_double("jobs.stop_grace"), &ps);
 
 	size_t tlen;
-	const char *tail0 = proc_err(p, &tlen);
-	char *tail = tlen ? xstrndup(tail0, tlen) : NULL;
-	if (tlen) {
-		clean_utf8(tail, &tlen);
-		redact_password(c, tail, &tlen);
-	}
-	if (tlen) res->stack = xstrndup(tail, tlen);
+	const char *tail = proc_err(p, &tlen);
+	res->stack = make_stderr_text(c, tail, tlen);
+	tlen = res->stack ? strlen(res->stack) : 0;
 	if (ps.stop == PROC_STOP_LOST || ps.stop == PROC_STOP_INTERRUPT) {
 		res->stopped = ask.why;
-		res->message = stop_message(ask.why);
+		res->message = make_stop_message(ask.why);
 	} else if (ps.stop == PROC_STOP_TOO_BIG) {
 		res->message = xasprintf("make program wrote more than %lu MiB to stdout", MAX_OUTPUT >> 20);
 	} else if (ps.stop) {
@@ -515,21 +589,21 @@ int make_program(djc_conn *c, table *t, const djc_row *key, char *const *argv, c
 		res->message = xstrdup("make program lost: its supervisor died and its end was not seen");
 	} else if (ps.signal) {
 		res->signal = ps.signal;
-		res->message = xasprintf("make killed by signal %d (%s)", ps.signal, signame(ps.signal));
+		res->message = xasprintf("make killed by signal %d (%s)", ps.signal, make_signame(ps.signal));
 	} else if (ps.code) {
-		res->message = exit_message(ps.code, tail, tlen);
+		res->message = exit_message(ps.code, res->stack, tlen);
 	} else {
 		size_t n;
 		char *o = proc_out(p, &n);
 		parse_rows(c, t, key, o, n, out, res);
-		if (res->ok) stamp_job_meta(c, t, out, &clk);
+		if (res->ok) make_succeeded(c, t, out, &clk, NULL);
 	}
-	free(tail);
 	proc_free(p);
 	if (!res->ok) staged_free(out);
 done_env:
-	for (char **e = env; *e; e++) free(*e);
-	free(env);
+	for (size_t i = 0; own && own[i]; i++) free(own[i]);
+	free(own);
+	make_env_free(env);
 	sb_free(&keyjson);
 	return res->ok ? DJC_OK : DJC_EMAKE;
 }

@@ -99,7 +99,7 @@ static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const 
 /* Fork a worker child with its own connection; its reports go to a pipe
  * whose read end goes to *fd. fds[0..nfds) are the other children's pipes,
  * closed in the child. Returns the child's pid, or -1. */
-static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, counters *sh,
+static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, int serve, counters *sh,
 			  djc_rowset *keys, const int *fds, int nfds, int *fd)
 {
 	int pf[2];
@@ -116,7 +116,7 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 		int crc = djc_open(&cc, c->url, c->schema);
 		worker w = {0};
 		djc_populate_result cres = {0};
-		w.c = cc; w.o = o; w.argv = argv; w.sh = sh; w.res = &cres; w.outfd = pf[1];
+		w.c = cc; w.o = o; w.argv = argv; w.serve = serve; w.sh = sh; w.res = &cres; w.outfd = pf[1];
 		if (!crc) crc = conn_table(cc, t->name, &w.t);
 		if (!crc && o->reserve_jobs) crc = lease_start(&w.lease, cc, w.t);
 		if (crc) {
@@ -127,6 +127,7 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 		}
 		if (o->reserve_jobs) { work_reserved(&w); lease_stop(&w.lease); }
 		else work_direct(&w, keys);
+		worker_end(&w);
 		djc_close(cc);
 		_exit(populate_signal ? 4 : 0);
 	}
@@ -136,7 +137,7 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 	return pid;
 }
 
-int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, counters *sh,
+int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, int serve, counters *sh,
 	     djc_rowset *keys, int procs, djc_populate_result *res, progress *prog)
 {
 	if (procs > MAX_PROCS) procs = MAX_PROCS;
@@ -149,7 +150,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 	fflush(NULL);
 	for (int i = 0; i < procs; i++) {
 		int fd;
-		pid_t pid = spawn_worker(c, t, o, argv, sh, keys, fds, n, &fd);
+		pid_t pid = spawn_worker(c, t, o, argv, serve, sh, keys, fds, n, &fd);
 		if (pid < 0) break;
 		pids[n] = pid;
 		fds[n] = fd;
@@ -204,7 +205,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 				sb_reset(&bufs[i]);
 				free(mk[i].key);
 				mk[i].key = NULL;
-				pid_t npid = spawn_worker(c, t, o, argv, sh, keys, fds, n, &fd);
+				pid_t npid = spawn_worker(c, t, o, argv, serve, sh, keys, fds, n, &fd);
 				if (npid > 0) { pids[i] = npid; fds[i] = fd; alive++; respawns++; }
 			}
 		}

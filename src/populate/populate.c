@@ -6,6 +6,7 @@
 #include "util/config.h"
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,13 @@ int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const
 	*out = NULL;
 	djc_populate_options defo = DJC_POPULATE_OPTIONS_INIT;
 	if (!o) o = &defo;
+	if (o->version == 1) {
+		/* a caller built against version 1: its struct ends before make_serve_argv */
+		memcpy(&defo, o, offsetof(djc_populate_options, make_serve_argv));
+		defo.version = DJC_POPULATE_OPTIONS_VERSION;
+		defo.make_serve_argv = NULL;
+		o = &defo;
+	}
 	if (o->version != DJC_POPULATE_OPTIONS_VERSION)
 		return conn_fail(c, DJC_EINVAL, "populate options version %d is not %d (use DJC_POPULATE_OPTIONS_INIT)", o->version,
 				 DJC_POPULATE_OPTIONS_VERSION);
@@ -119,10 +127,22 @@ int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const
 	if (rc) return rc;
 	if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
 		return conn_fail(c, DJC_EINVAL, "table %s is %s: only computed and imported tables are populated", t->name, tier_name(t->tier));
-	char *const *argv = (char *const *)o->make_argv;
-	if (!o->make && (!argv || !argv[0])) argv = t->make_argv;
+	/* which make: the C callback, else a program given by the caller (per
+	 * key or serve), else the table's own line */
+	char *const *argv = (char *const *)o->make_argv, *const *sargv = (char *const *)o->make_serve_argv;
+	if (argv && !argv[0]) argv = NULL;
+	if (sargv && !sargv[0]) sargv = NULL;
+	if (argv && sargv)
+		return conn_fail(c, DJC_EINVAL, "populate takes a per-key make program or a serve program, not both (--make or --make-serve)");
+	int serve = 0;
+	if (!o->make && !argv && !sargv) {
+		argv = t->make_argv;
+		sargv = t->make_serve_argv;
+	}
+	if (sargv) { argv = sargv; serve = 1; }
 	if (!o->make && (!argv || !argv[0]))
-		return conn_fail(c, DJC_EINVAL, "table %s has no make: give --make PROGRAM (or a 'make = ...' line in its definition)", t->name);
+		return conn_fail(c, DJC_EINVAL, "table %s has no make: give --make PROGRAM or --make-serve PROGRAM "
+				 "(or a 'make = ...' or 'make_serve = ...' line in its definition)", t->name);
 	int procs = o->processes < 1 ? 1 : o->processes > MAX_PROCS ? MAX_PROCS : o->processes;
 	if (o->where_json) {
 		sb_t tmp = SB_INIT;
@@ -176,7 +196,7 @@ int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const
 	rc = DJC_OK;
 	if (procs == 1) {
 		worker w = {0};
-		w.c = c; w.t = t; w.o = o; w.argv = argv; w.sh = sh; w.res = res; w.outfd = -1; w.prog = &prog;
+		w.c = c; w.t = t; w.o = o; w.argv = argv; w.serve = serve; w.sh = sh; w.res = res; w.outfd = -1; w.prog = &prog;
 		if (o->reserve_jobs) {
 			if (!(rc = lease_start(&w.lease, c, t))) {
 				work_reserved(&w);
@@ -184,8 +204,9 @@ int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const
 			}
 		} else
 			work_direct(&w, keys);
+		worker_end(&w);
 	} else
-		rc = pool_run(c, t, o, argv, sh, keys, procs, res, &prog);
+		rc = pool_run(c, t, o, argv, serve, sh, keys, procs, res, &prog);
 	progress_update(&prog, atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped),
 			atomic_load(&sh->errors), 1);
 	sigaction(SIGINT, &old_int, NULL);

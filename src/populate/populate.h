@@ -4,6 +4,7 @@
 #define DJC_POPULATE_H
 #include <signal.h>
 #include <stdatomic.h>
+#include <time.h>
 #include "jobs/jobs.h"
 #include "proc.h"
 
@@ -47,6 +48,10 @@ typedef struct make_result {
 	char *stack;        /* stderr tail of a make program */
 	int signal;         /* the make program died of this signal */
 	make_stop stopped;  /* we stopped it, and why (MAKE_GO: we did not) */
+	int fatal;          /* make could not be tried at all and the worker must
+	                       stop (a serve program that cannot be started, speaks
+	                       another protocol version, or was restarted too often):
+	                       the key was not attempted, message says why */
 } make_result;
 void make_result_free(make_result *r);
 
@@ -66,4 +71,36 @@ int make_callback(djc_conn *c, table *t, const djc_row *key, djc_make_fn fn, voi
 		  staged *out, make_result *res);
 /* Check a row (JSON object) from make for t or one of its parts; stage it. */
 int stage_json_row(djc_conn *c, table *t, const djc_row *key, json_t *obj, staged *out, char **msg);
+
+/* Shared by the two make-program protocols (make.c, serve.c). */
+/* What the watch says now (no watch: the signal flag only). */
+make_stop make_watch_check(const make_watch *w);
+/* The process module's stop reason for a make_stop (not MAKE_GO). */
+int make_proc_reason(make_stop why);
+/* "interrupted by SIGTERM", "make stopped: ..." (caller frees). */
+char *make_stop_message(make_stop why);
+/* The target's rows first; 0 with res->message set when make produced no
+ * row for the target. */
+int make_need_target_row(table *t, staged *out, make_result *res);
+
+/* When a make started (docs/parity.md: job metadata). */
+typedef struct make_clock { struct timespec wall, mono; } make_clock;
+void make_clock_start(make_clock *k);
+/* A make of t succeeded with rows out (target rows first): its target rows
+ * get the job metadata columns (a table declared with them), and reads
+ * (taken; NULL: none) wait on c for the commit of that key, which checks
+ * them (upstream.c). */
+void make_succeeded(djc_conn *c, table *t, staged *out, const make_clock *k, read_set *reads);
+/* A make program's stderr tail made fit for the jobs table: valid UTF-8
+ * and the database password redacted; NULL when empty (caller frees). */
+char *make_stderr_text(const djc_conn *c, const char *tail, size_t n);
+/* "SIGSEGV" for SIGSEGV, ... ("signal" for the rarer ones). */
+const char *make_signame(int sig);
+/* The environment of the current process, without the variables that
+ * describe djc's database (DJC_DATABASE_URL, DJC_KEY..., DJC_TABLE, the
+ * schema variables); with without_secrets also without those that hold
+ * its password (docs/serve-protocol.md). NULL-terminated; free with
+ * make_env_free. */
+char **make_env_base(const djc_conn *c, int without_secrets, size_t *n);
+void make_env_free(char **env);
 #endif

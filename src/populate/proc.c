@@ -857,7 +857,9 @@ int proc_pump(proc *p, int timeout_ms)
 	if (p->out >= 0) { io = np; pf[np].fd = p->out; pf[np++].events = POLLIN; }
 	if (p->err >= 0) { ie = np; pf[np].fd = p->err; pf[np++].events = POLLIN; }
 	if (!p->st.exited) { is = np; pf[np].fd = p->s->sock; pf[np++].events = POLLIN; }
-	int ms = (int)((next - now) * 1000) + 1;
+	/* timeout_ms 0 is a look without waiting (a serve loop asks between
+	 * keys); else round up so a deadline is not polled for in a busy loop */
+	int ms = timeout_ms <= 0 ? 0 : (int)((next - now) * 1000) + 1;
 	if (ms < 0) ms = 0;
 	int r = np ? poll(pf, (nfds_t)np, ms) : 0;
 	if (!np) { struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L}; nanosleep(&ts, NULL); }
@@ -909,6 +911,11 @@ const char *proc_err(const proc *p, size_t *n)
 {
 	*n = p->tail_len;
 	return p->tail;
+}
+
+void proc_err_clear(proc *p)
+{
+	p->tail_len = 0;
 }
 
 void proc_out_consume(proc *p, size_t n)

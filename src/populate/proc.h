@@ -34,7 +34,8 @@ typedef enum proc_stop_reason {
 	PROC_RUN = 0,            /* not stopped: it ended by itself */
 	PROC_STOP_LOST = 1,      /* the job's reservation was lost */
 	PROC_STOP_INTERRUPT = 2, /* the caller got SIGINT or SIGTERM */
-	PROC_STOP_TOO_BIG = 3    /* its stdout went over the cap (set by proc itself) */
+	PROC_STOP_TOO_BIG = 3,   /* its stdout went over the cap (set by proc itself) */
+	PROC_STOP_PROTOCOL = 4   /* it broke its protocol with the caller (a serve program's garbage) */
 } proc_stop_reason;
 
 /* Polled while a program runs (at least every PROC_POLL_MS): returns a
@@ -90,7 +91,7 @@ void proc_input(proc *p, const char *buf, size_t n, int close_after);
 
 /* One round of I/O: write queued input, read what stdout and stderr have,
  * notice the end of the program, escalate a stop whose grace ran out.
- * Waits at most timeout_ms for something to happen. Returns 1 once the
+ * Waits at most timeout_ms for something to happen (0: does not wait). Returns 1 once the
  * program is over (its main process ended and its pipes were read to their
  * end, or it was abandoned), else 0. */
 int proc_pump(proc *p, int timeout_ms);
@@ -115,6 +116,9 @@ const char *proc_err(const proc *p, size_t *n);
 /* Drop the first n bytes of collected stdout (a long-lived program's
  * answers are consumed as they come). */
 void proc_out_consume(proc *p, size_t n);
+/* Forget the stderr tail kept so far (a long-lived program's stderr is
+ * kept per request). */
+void proc_err_clear(proc *p);
 /* Its status so far (final once proc_pump returned 1). */
 void proc_get_status(const proc *p, proc_status *st);
 

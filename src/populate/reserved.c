@@ -167,6 +167,14 @@ static void make_one(worker *w, group *g, djc_job *job, size_t i, size_t n, next
 	make_result mr;
 	int ok = worker_make(w, job->key, &st, &mr) == DJC_OK;
 	double dur = mono_now() - t0;
+	if (mr.fatal) {
+		/* the key was not tried (its serve program cannot be run): it
+		 * goes back to pending for another worker, and this one stops */
+		jobs_release_job(w->c, job);
+		worker_fatal(w, mr.message);
+		make_result_free(&mr);
+		return;
+	}
 	lease_state ls = lease_get(&w->lease);
 	/* LEASE_LOST: a renewal found the job taken or reset; LEASE_UNPROVEN:
 	 * not proved for a lease (it may still be ours: the fenced commit

@@ -2,6 +2,7 @@
  * report, take make calls under max_calls, run make with a watch that says
  * when to stop (worker.h). */
 #include "worker.h"
+#include "serve.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,5 +106,21 @@ int worker_make(worker *w, const djc_row *key, staged *st, make_result *mr)
 	w->watch.check = watch_check;
 	w->watch.arg = w;
 	if (w->o->make) return make_callback(w->c, w->t, key, w->o->make, w->o->payload, &w->watch, st, mr);
+	if (w->serve) {
+		if (!w->srv) w->srv = serve_new(w->argv);
+		return serve_make(w->srv, w->c, w->t, key, w->attempt > 0 ? w->attempt : 1, &w->watch, st, mr);
+	}
 	return make_program(w->c, w->t, key, w->argv, &w->watch, st, mr);
+}
+
+void worker_fatal(worker *w, const char *msg)
+{
+	atomic_store(&w->sh->stop, 1);
+	worker_error(w, NULL, msg);
+}
+
+void worker_end(worker *w)
+{
+	serve_free(w->srv);
+	w->srv = NULL;
 }

@@ -29,6 +29,9 @@ typedef struct worker {
 	progress *prog;            /* single-process progress bar, or NULL */
 	lease lease;               /* reserved mode */
 	make_watch watch;          /* what a running make asks */
+	int serve;                 /* argv is a serve program (serve.h), else per key */
+	struct serve *srv;         /* the serve program of this worker, once started */
+	long attempt;              /* the attempt at the key being made (1: first) */
 } worker;
 
 /* A make failed (or a worker could not work): count it, report it (to
@@ -42,8 +45,14 @@ void worker_tick(worker *w);
 int worker_stopping(worker *w);
 /* Take a make call under max_calls; 0 when the budget is spent. */
 int worker_take_call(worker *w);
-/* Run make (C callback or program) for key with w's watch. */
+/* Run make (C callback or program) for key with w's watch. mr->fatal:
+ * the key was not tried and the worker must stop (worker_fatal). */
 int worker_make(worker *w, const djc_row *key, staged *st, make_result *mr);
+/* The worker cannot make keys (its serve program cannot be run): report
+ * msg and stop every worker of this populate. */
+void worker_fatal(worker *w, const char *msg);
+/* The worker is done: stop what it keeps running (its serve program). */
+void worker_end(worker *w);
 
 /* The two modes (direct.c, reserved.c). */
 void work_direct(worker *w, djc_rowset *keys);
@@ -52,7 +61,7 @@ void work_reserved(worker *w);
 /* The process pool (pool.c): run procs worker processes until the work is
  * done, collecting their errors into res. DJC_OK, or an error (message on
  * c) when no worker could be started. */
-int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, counters *sh,
+int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, int serve, counters *sh,
 	     djc_rowset *keys, int procs, djc_populate_result *res, progress *prog);
 
 double mono_now(void);

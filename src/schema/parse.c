@@ -6,6 +6,7 @@
  *       ---
  *       index(a, b) / unique index(a)
  *       make = program arg ...      (djc: the make command of the table)
+ *       make_serve = program arg ...  (djc: its serve program, instead)
  *       key_source = {"a": 1}       (djc: a standing key-source restriction)
  *       key_source = A * B & {"a": 1}  (a join of upstream tables, restricted,
  *                                   projected on the target's attributes)
@@ -70,6 +71,8 @@ static void free_table(table *t)
 	free(t->idx);
 	for (char **p = t->make_argv; p && *p; p++) free(*p);
 	free(t->make_argv);
+	for (char **p = t->make_serve_argv; p && *p; p++) free(*p);
+	free(t->make_serve_argv);
 	free(t->key_source_where);
 	free(t->key_source_join);
 	free(t->ks_tables);
@@ -407,7 +410,7 @@ static int add_parent(pctx *c, int line, table *t, const char *pname, int in_key
 /* Split "prog 'a b' c" into argv without any shell. As in sh, an unquoted
  * '#' starting a word begins a comment (so `make = prog  # the program` is
  * one word); inside a word or in quotes it is an ordinary character. */
-static int split_argv(pctx *c, int line, const char *s, char ***out)
+static int split_argv(pctx *c, int line, const char *what, const char *s, char ***out)
 {
 	char **v = NULL;
 	size_t n = 0;
@@ -428,7 +431,7 @@ static int split_argv(pctx *c, int line, const char *s, char ***out)
 					sb_free(&w);
 					for (size_t i = 0; i < n; i++) free(v[i]);
 					free(v);
-					return fail(c, line, "unterminated quote in make command");
+					return fail(c, line, "unterminated quote in %s command", what);
 				}
 				p++;
 			} else
@@ -438,7 +441,7 @@ static int split_argv(pctx *c, int line, const char *s, char ***out)
 		v[n++] = sb_steal(&w);
 		v[n] = NULL;
 	}
-	if (!n) return fail(c, line, "'make =' names no program");
+	if (!n) return fail(c, line, "'%s =' names no program", what);
 	*out = v;
 	return 0;
 }
@@ -489,7 +492,7 @@ static int parse_attr_line(pctx *c, int line, table *t, char *s, int in_key)
 	if (!valid_attr_name(name))
 		return fail(c, line, "invalid attribute name '%s' (lowercase letters, digits and _; starting with a letter)", name);
 	if (table_attr(t, name)) return fail(c, line, "duplicate attribute '%s' in table %s", name, t->name);
-	if (!strcmp(name, "make") || !strcmp(name, "key_source") || !strcmp(name, "job_metadata"))
+	if (!strcmp(name, "make") || !strcmp(name, "make_serve") || !strcmp(name, "key_source") || !strcmp(name, "job_metadata"))
 		return fail(c, line, "'%s' is reserved for the make directive; choose another attribute name", name);
 	attr *a = add_attr(t);
 	a->name = xstrdup(name);
@@ -558,6 +561,11 @@ static void build_canon(table *t)
 	if (t->make_argv) {
 		sb_add(&b, "make =");
 		for (char **p = t->make_argv; *p; p++) sb_printf(&b, " [%s]", *p);
+		sb_addc(&b, '\n');
+	}
+	if (t->make_serve_argv) {
+		sb_add(&b, "make_serve =");
+		for (char **p = t->make_serve_argv; *p; p++) sb_printf(&b, " [%s]", *p);
 		sb_addc(&b, '\n');
 	}
 	if (t->key_source_join) sb_printf(&b, "key_source join = %s\n", t->key_source_join);
@@ -656,11 +664,16 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 			if (parse_index(c, line, t, s + 5, 0)) return DJC_EINVAL;
 			continue;
 		}
-		if (directive(s, "make")) {
+		if (directive(s, "make") || directive(s, "make_serve")) {
+			int serve = directive(s, "make_serve");
+			const char *what = serve ? "make_serve" : "make";
 			if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
-				return fail(c, line, "'make =' belongs to computed and imported tables, not %s ones", tier_name(t->tier));
-			if (t->make_argv) return fail(c, line, "second 'make =' line in table %s", t->name);
-			if (split_argv(c, line, strchr(s, '=') + 1, &t->make_argv)) return DJC_EINVAL;
+				return fail(c, line, "'%s =' belongs to computed and imported tables, not %s ones", what, tier_name(t->tier));
+			if (t->make_argv || t->make_serve_argv)
+				return fail(c, line, "second make line ('%s =') in table %s: a table has one 'make =' or one 'make_serve ='",
+					    what, t->name);
+			if (split_argv(c, line, what, strchr(s, '=') + 1, serve ? &t->make_serve_argv : &t->make_argv))
+				return DJC_EINVAL;
 			continue;
 		}
 		if (directive(s, "job_metadata")) {

@@ -49,6 +49,7 @@ typedef struct table {
 	tindex *idx;
 	size_t nidx;
 	char **make_argv;      /* make = prog args... (NULL-terminated) */
+	char **make_serve_argv;/* make_serve = prog args... (NULL-terminated) */
 	char *key_source_where;/* key_source = JSON restriction */
 	char *key_source_join; /* key_source = A * B ...: the tables joined, as "A * B" (NULL: the
 	                        * parents in the primary key); docs/parity.md */

@@ -4,8 +4,9 @@
 # DJC_0), djc.h and djc.pc land under PREFIX (in a DESTDIR); the program
 # tests/install/hello.c, built with nothing but pkg-config against that tree,
 # once against the shared library and once against the static one, declares,
-# inserts and populates with job reservation on this backend; `make
-# uninstall` removes every file again.
+# inserts and populates with job reservation on this backend; the Python
+# make module (share/djc/python/djc_make.py) serves a populate of the
+# installed djc with PYTHONPATH; `make uninstall` removes every file again.
 . "$ROOT/tests/cli/lib.sh"
 
 D=$T/dest
@@ -15,7 +16,7 @@ VERSION=$(sed -n 's/^#define DJC_VERSION "\(.*\)"/\1/p' "$ROOT/include/djc.h")
 # the build directory relative to ROOT, as the Makefile names it
 B=${BUILD#"$ROOT"/}
 expect_rc 0 "make install into a DESTDIR" make --no-print-directory -C "$ROOT" BUILD="$B" DESTDIR="$D" PREFIX="$PREFIX" install
-for f in bin/djc lib/libdjc.a "lib/libdjc.so.$VERSION" include/djc.h lib/pkgconfig/djc.pc; do
+for f in bin/djc lib/libdjc.a "lib/libdjc.so.$VERSION" include/djc.h lib/pkgconfig/djc.pc share/djc/python/djc_make.py; do
 	check "installed $f" test -f "$D$PREFIX/$f"
 done
 check "lib/libdjc.so.0 links to libdjc.so.$VERSION" test "$(readlink "$L/libdjc.so.0")" = "libdjc.so.$VERSION"
@@ -54,6 +55,18 @@ run sh -c 'readelf -d hello_static | grep "(NEEDED)"'
 check "...it does not need libdjc.so" sh -c '! printf "%s" "$1" | grep -q libdjc' _ "$OUT"
 if [ "$DJC_BACKEND" = sqlite ]; then export DJC_DATABASE_URL="sqlite:$T/static.db"; else export DJC_DATABASE_SCHEMA="${DJC_DATABASE_SCHEMA}_s"; fi
 expect_out "...and declares, inserts and populates with job reservation" "hello: ok" ./hello_static
+
+# the Python module, found with PYTHONPATH, serves a populate of the installed djc
+cat > sq.py <<'P'
+import djc_make
+def make(key, fetch):
+    return {"y": fetch("Item", key)[0]["x"] ** 2}
+djc_make.run(make)
+P
+expect_rc 0 "delete Square's rows" "$D$PREFIX/bin/djc" delete Square
+run env PYTHONPATH="$D$PREFIX/share/djc/python" "$D$PREFIX/bin/djc" populate Square --reserve-jobs --make-serve python3 sq.py
+check "the installed Python module serves a populate of the installed djc" test "$RC/$OUT" = "0/Square: 5 made, 0 errors, 0 skipped"
+expect_rc 0 "the installed Python module imports" env PYTHONPATH="$D$PREFIX/share/djc/python" python3 -c 'import djc_make; djc_make.b64("")'
 
 expect_rc 0 "make uninstall" make --no-print-directory -C "$ROOT" BUILD="$B" DESTDIR="$D" PREFIX="$PREFIX" uninstall
 check "uninstall removed every file and link" sh -c 'test -z "$(find "$1" ! -type d)"' _ "$D"

@@ -1,0 +1,476 @@
+/* serve.c - the serve protocol (contract in serve.h, messages in
+ * docs/serve-protocol.md): a make program kept for many keys. djc writes
+ * one JSON line per message to its stdin (hello, key, rows); it answers
+ * with JSON lines on stdout (hello, result rows, fetch requests, a closing
+ * done or error per key). Its stderr is kept per key for the error stack.
+ * The program runs through the process module (proc.c), so its whole tree
+ * is stopped with it. Nothing here writes to the database: rows are only
+ * staged and checked, as for the per-key protocol (make.c). */
+#include "serve.h"
+#include "util/config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_OUTPUT (256UL << 20)   /* what a program may write for one key */
+#define STDERR_TAIL 4000           /* its stderr kept per key */
+#define STACK_MAX 65536            /* its own stack (an error's "stack"), at most */
+#define RESTART_WINDOW 60.0        /* jobs.serve_restarts counts restarts in this many seconds */
+
+struct serve {
+	char **argv;
+	proc *p;           /* the program; NULL before the first key and once it ended */
+	int hello;         /* its hello was read */
+	long served;       /* keys it closed (done or error) */
+	int counted;       /* its next start is a restart that counts (it failed or was stopped) */
+	long starts;
+	double *restarts;  /* when counted restarts happened (monotonic seconds) */
+	size_t nrestarts;
+};
+
+serve *serve_new(char *const *argv)
+{
+	serve *s = xcalloc(1, sizeof *s);
+	size_t n = 0;
+	while (argv[n]) n++;
+	s->argv = xcalloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++) s->argv[i] = xstrdup(argv[i]);
+	return s;
+}
+
+/* Stop the program now (its whole tree: SIGTERM, SIGKILL after grace),
+ * wait for its end (bounded: proc.c) and keep its status; its stderr
+ * stays readable until proc_free. */
+static void stop_program(serve *s, int reason, double grace, proc_status *st)
+{
+	proc_stop(s->p, reason, grace);
+	proc_wait(s->p, NULL, NULL, grace, st);
+}
+
+static void drop_program(serve *s)
+{
+	proc_free(s->p);
+	s->p = NULL;
+	s->hello = 0;
+	s->served = 0;
+}
+
+void serve_free(serve *s)
+{
+	if (!s) return;
+	if (s->p) {
+		/* end of its input: a serve program exits then; one that does
+		 * not gets jobs.stop_grace to do so, then SIGTERM and SIGKILL */
+		double grace = config_double("jobs.stop_grace");
+		proc_input(s->p, "", 0, 1);
+		double until = proc_now() + grace;
+		while (!proc_pump(s->p, PROC_POLL_MS))
+			if (proc_now() >= until) {
+				proc_status st;
+				stop_program(s, PROC_STOP_INTERRUPT, grace, &st);
+				break;
+			}
+		drop_program(s);
+	}
+	for (char **a = s->argv; *a; a++) free(*a);
+	free(s->argv);
+	free(s->restarts);
+	free(s);
+}
+
+/* Start the program and send djc's hello. A restart that counts is
+ * refused beyond jobs.serve_restarts in the last minute. -1 with
+ * res->fatal and res->message when it cannot (or may not) be started. */
+static int start(serve *s, djc_conn *c, make_result *res)
+{
+	if (s->counted) {
+		double now = proc_now();
+		size_t k = 0;
+		for (size_t i = 0; i < s->nrestarts; i++)
+			if (now - s->restarts[i] < RESTART_WINDOW) s->restarts[k++] = s->restarts[i];
+		s->nrestarts = k;
+		long limit = config_long("jobs.serve_restarts");
+		if ((long)k >= limit) {
+			res->fatal = 1;
+			res->message = xasprintf("serve program '%s' failed and was restarted %zu time%s in the last minute "
+						 "(jobs.serve_restarts is %ld): this worker stops",
+						 s->argv[0], k, k == 1 ? "" : "s", limit);
+			return -1;
+		}
+		s->restarts = xrealloc(s->restarts, (k + 1) * sizeof(double));
+		s->restarts[s->nrestarts++] = now;
+	}
+	size_t ne = 0;
+	char **env = make_env_base(c, 1, &ne);
+	env = xrealloc(env, (ne + 2) * sizeof(char *));
+	char ver[32];
+	snprintf(ver, sizeof ver, "DJC_SERVE=%d", SERVE_VERSION);
+	env[ne++] = ver;
+	env[ne] = NULL;
+	/* the cap of the process module is a backstop: a key's output is
+	 * counted here, line by line, and stopped at MAX_OUTPUT first */
+	proc_spec spec = {s->argv, env, MAX_OUTPUT + (1UL << 20), STDERR_TAIL};
+	proc_status ps;
+	int rc = proc_spawn(&s->p, &spec, &ps);
+	make_env_free(env);
+	if (rc) {
+		res->fatal = 1;
+		if (ps.spawn_failed == PROC_SPAWN_EXEC)
+			res->message = xasprintf("cannot run serve program '%s': %s", s->argv[0], strerror(ps.spawn_errno));
+		else
+			res->message = xasprintf("cannot start serve program '%s': %s: %s", s->argv[0],
+						 ps.spawn_failed == PROC_SPAWN_PIPES ? "cannot create pipes" : "cannot start its supervisor",
+						 strerror(ps.spawn_errno));
+		return -1;
+	}
+	s->starts++;
+	s->hello = 0;
+	s->served = 0;
+	s->counted = 1;   /* until it ends well */
+	char hello[64];
+	int n = snprintf(hello, sizeof hello, "{\"_djc\":\"hello\",\"version\":%d}\n", SERVE_VERSION);
+	proc_input(s->p, hello, (size_t)n, 0);
+	return 0;
+}
+
+/* ------------------------------------------------------------ one key */
+
+/* How the lines of one key ended. */
+typedef enum line_end {
+	L_MORE = 0,   /* not yet */
+	L_DONE,       /* {"_djc":"done"} */
+	L_ERROR,      /* {"_djc":"error",...} */
+	L_GARBAGE,    /* not the protocol: the program is stopped */
+	L_FATAL,      /* a program this djc cannot talk to: the worker stops */
+	L_TOO_BIG,    /* more than MAX_OUTPUT for the key */
+	L_DIED,       /* the program ended */
+	L_STOPPED     /* the watch said stop */
+} line_end;
+
+typedef struct keyrun {
+	serve *s;
+	djc_conn *c;
+	table *t;
+	const djc_row *key;
+	const make_watch *watch;
+	staged *out;
+	long line;      /* lines read for this key */
+	size_t bytes;   /* bytes read for this key */
+	char *bad;      /* the first row that did not fit: the key fails, the program is kept */
+	char *msg;      /* why it ended (garbage, fatal, the program's error) */
+	char *stack;    /* the program's own stack */
+	read_set *reads;  /* what it fetched, checked at commit (docs/parity.md) */
+	make_clock clk;   /* when it was given the key (job metadata) */
+} keyrun;
+
+static line_end garbage(keyrun *kr, const char *fmt, const char *arg)
+{
+	sb_t b = SB_INIT;
+	sb_printf(&b, "serve program output line %ld: ", kr->line);
+	sb_printf(&b, fmt, arg);
+	kr->msg = sb_steal(&b);
+	return L_GARBAGE;
+}
+
+/* Answer a fetch request on the pipe: the rows as `djc fetch --format
+ * json` prints them, after a header line with their count; or an error.
+ * Every read goes through the make context's fetch (djc_make_fetch). */
+static void answer_fetch(keyrun *kr, json_t *j)
+{
+	const char *name = json_string_value(json_object_get(j, "table"));
+	json_t *key = json_object_get(j, "key"), *where = json_object_get(j, "where");
+	if (key && json_is_null(key)) key = NULL;
+	if (where && json_is_null(where)) where = NULL;
+	sb_t b = SB_INIT;
+	char *err = NULL;
+	djc_rowset *rs = NULL;
+	table *ft = NULL;
+	if (!name) err = xstrdup("a fetch names its table: {\"_djc\": \"fetch\", \"table\": \"Name\", ...}");
+	else if (key && where) err = xstrdup("a fetch takes \"key\" or \"where\", not both");
+	else if (key && !json_is_object(key)) err = xstrdup("a fetch's \"key\" must be a JSON object");
+	else {
+		djc_make_ctx ctx = {kr->c, kr->t, kr->key, {0}, NULL, kr->watch, kr->reads};
+		char *w = NULL;
+		int rc = DJC_OK;
+		if (key) {
+			char *kj = json_dumps(key, JSON_COMPACT);
+			rc = djc_key_restriction(&w, kr->c, name, kj);
+			free(kj);
+		} else if (where)
+			w = json_dumps(where, JSON_COMPACT | JSON_ENCODE_ANY);
+		if (!rc) rc = djc_make_fetch(&rs, &ctx, name, w);
+		kr->reads = ctx.reads;   /* the key's reads, kept across its fetches */
+		if (!rc) rc = conn_table(kr->c, name, &ft);
+		if (rc) err = xstrdup(djc_error_last(kr->c));
+		free(w);
+		free(ctx.err);
+	}
+	if (err) {
+		json_t *e = json_pack("{s:s,s:s}", "_djc", "rows", "error", err);
+		char *t = e ? json_dumps(e, JSON_COMPACT) : NULL;
+		sb_add(&b, t ? t : "{\"_djc\":\"rows\",\"error\":\"fetch failed\"}");
+		sb_addc(&b, '\n');
+		free(t);
+		json_decref(e);
+		free(err);
+	} else {
+		sb_printf(&b, "{\"_djc\":\"rows\",\"count\":%zu}\n", rs->n);
+		for (size_t i = 0; i < rs->n; i++) {
+			row_to_json(&b, ft, rs->rows[i]);
+			sb_addc(&b, '\n');
+		}
+	}
+	djc_rowset_free(rs);
+	proc_input(kr->s->p, b.s, b.len, 0);
+	sb_free(&b);
+}
+
+/* One line the program wrote (l[0..n), no newline). */
+static line_end on_line(keyrun *kr, const char *l, size_t n)
+{
+	kr->line++;
+	size_t i = 0;
+	while (i < n && (l[i] == ' ' || l[i] == '\t' || l[i] == '\r')) i++;
+	if (i == n) return L_MORE;   /* blank lines are skipped, as in the per-key protocol */
+	if (!utf8_valid(l, n)) return garbage(kr, "not valid UTF-8 (or holds a NUL byte)%s", "");
+	json_error_t je;
+	json_t *j = json_loadb(l, n, JSON_REJECT_DUPLICATES, &je);
+	if (!j) {
+		char col[32];
+		snprintf(col, sizeof col, "%d", je.column);
+		line_end e = garbage(kr, "malformed JSON (column %s): ", col);
+		char *m = xasprintf("%s%s", kr->msg, je.text);
+		free(kr->msg);
+		kr->msg = m;
+		return e;
+	}
+	line_end end = L_MORE;
+	serve *s = kr->s;
+	json_t *tag = json_object_get(j, "_djc");
+	if (!json_is_object(j)) end = garbage(kr, "expected a JSON object (a row or a message)%s", "");
+	else if (!tag) {
+		/* a result row */
+		if (!s->hello) end = garbage(kr, "a row before the program's hello%s", "");
+		else if (!kr->bad) {
+			char *m = NULL;
+			if (stage_json_row(kr->c, kr->t, kr->key, j, kr->out, &m)) {
+				kr->bad = xasprintf("serve program output line %ld: %s", kr->line, m);
+				free(m);
+			}
+		}
+	} else if (!json_is_string(tag))
+		end = garbage(kr, "\"_djc\" must be a string naming the message%s", "");
+	else {
+		const char *k = json_string_value(tag);
+		if (!strcmp(k, "hello")) {
+			json_t *v = json_object_get(j, "version");
+			if (s->hello) end = garbage(kr, "a second hello%s", "");
+			else if (!json_is_integer(v)) end = garbage(kr, "a hello without an integer \"version\"%s", "");
+			else if (json_integer_value(v) != SERVE_VERSION) {
+				kr->msg = xasprintf("serve program '%s' speaks serve protocol version %lld; this djc speaks version %d",
+						    s->argv[0], (long long)json_integer_value(v), SERVE_VERSION);
+				end = L_FATAL;
+			} else
+				s->hello = 1;
+		} else if (!s->hello)
+			end = garbage(kr, "\"%s\" before the program's hello", k);
+		else if (!strcmp(k, "fetch"))
+			answer_fetch(kr, j);
+		else if (!strcmp(k, "done"))
+			end = L_DONE;
+		else if (!strcmp(k, "error")) {
+			const char *m = json_string_value(json_object_get(j, "message"));
+			const char *st = json_string_value(json_object_get(j, "stack"));
+			kr->msg = xstrdup(m && *m ? m : "serve program reported an error");
+			if (st && *st) kr->stack = xstrndup(st, strnlen(st, STACK_MAX));
+			end = L_ERROR;
+		} else
+			end = garbage(kr, "unknown message \"_djc\": \"%s\"", k);
+	}
+	json_decref(j);
+	return end;
+}
+
+/* The stack of a failed key: the program's own, then its stderr while it
+ * made the key (cleaned, the password redacted). */
+static char *key_stack(keyrun *kr)
+{
+	size_t n;
+	const char *tail = proc_err(kr->s->p, &n);
+	char *err = make_stderr_text(kr->c, tail, n);
+	if (!kr->stack) return err;
+	if (!err) { char *st = kr->stack; kr->stack = NULL; return st; }
+	char *both = xasprintf("%s\n%s", kr->stack, err);
+	free(err);
+	return both;
+}
+
+/* The message of a program that ended while it made a key. */
+static char *died_message(serve *s, const proc_status *st, const char *stack)
+{
+	const char *when = s->hello ? "while making the key" : "before its hello";
+	if (!st->exited) return xasprintf("serve program lost %s: its supervisor died and its end was not seen", when);
+	if (st->signal) return xasprintf("serve program killed by signal %d (%s) %s", st->signal, make_signame(st->signal), when);
+	/* the last stderr line says most */
+	size_t e = stack ? strlen(stack) : 0, b;
+	while (e && (stack[e - 1] == '\n' || stack[e - 1] == '\r')) e--;
+	b = e;
+	while (b && stack[b - 1] != '\n') b--;
+	return xasprintf("serve program exited with status %d %s%s%.*s", st->code, when, e > b ? ": " : "", (int)(e - b),
+			 stack ? stack + b : "");
+}
+
+int serve_make(serve *s, djc_conn *c, table *t, const djc_row *key, long attempt, const make_watch *watch,
+	       staged *out, make_result *res)
+{
+	memset(res, 0, sizeof *res);
+	int retried = 0;
+again:
+	if (s->p) {
+		/* between keys: a program that ended, or wrote after its last
+		 * closing line, is not given another key */
+		int over = proc_pump(s->p, 0);
+		size_t n;
+		const char *o = proc_out(s->p, &n);
+		size_t blank = 0;
+		while (blank < n && (o[blank] == ' ' || o[blank] == '\t' || o[blank] == '\r' || o[blank] == '\n')) blank++;
+		if (blank == n) proc_out_consume(s->p, n);   /* blank lines are no output */
+		else {
+			/* the first line that is not blank */
+			const char *l = o + blank;
+			while (l > o && l[-1] != '\n') l--;
+			const char *nl = memchr(l, '\n', n - (size_t)(l - o));
+			size_t k = nl ? (size_t)(nl - l) : n - (size_t)(l - o);
+			char *excerpt = xstrndup(l, k > 200 ? 200 : k);
+			size_t el = strlen(excerpt);
+			res->message = xasprintf("serve program wrote after its last closing line (\"%s\"%s): it is restarted",
+						 utf8_valid(excerpt, el) ? excerpt : "(not UTF-8)", k > 200 ? "..." : "");
+			free(excerpt);
+			proc_status st;
+			stop_program(s, PROC_STOP_PROTOCOL, 0, &st);
+			drop_program(s);
+			return DJC_EMAKE;
+		}
+		if (over) {
+			proc_status st;
+			proc_get_status(s->p, &st);
+			/* a program that served and exited with status 0 between keys
+			 * ended well: starting it again is no failure */
+			s->counted = !(st.exited && !st.signal && !st.code && s->served > 0);
+			drop_program(s);
+		}
+	}
+	if (!s->p && start(s, c, res)) return DJC_EMAKE;
+
+	sb_t b = SB_INIT;
+	sb_add(&b, "{\"_djc\":\"key\",\"table\":");
+	json_quote(&b, t->name, strlen(t->name));
+	sb_add(&b, ",\"key\":");
+	row_to_json(&b, t, key);
+	sb_printf(&b, ",\"attempt\":%ld}\n", attempt);
+	proc_err_clear(s->p);
+	proc_input(s->p, b.s, b.len, 0);
+	sb_free(&b);
+
+	keyrun kr = {.s = s, .c = c, .t = t, .key = key, .watch = watch, .out = out};
+	make_clock_start(&kr.clk);
+	line_end end = L_MORE;
+	make_stop why = MAKE_GO;
+	int over = 0;
+	for (;;) {
+		size_t n, used = 0;
+		char *o = proc_out(s->p, &n);
+		while (end == L_MORE) {
+			char *nl = memchr(o + used, '\n', n - used);
+			if (!nl) break;
+			size_t len = (size_t)(nl - (o + used));
+			kr.bytes += len + 1;
+			if (kr.bytes > MAX_OUTPUT) { end = L_TOO_BIG; break; }
+			end = on_line(&kr, o + used, len);
+			used += len + 1;
+		}
+		proc_out_consume(s->p, used);
+		if (end != L_MORE) break;
+		proc_status ps;
+		proc_get_status(s->p, &ps);
+		if (kr.bytes + (n - used) > MAX_OUTPUT || ps.too_big) { end = L_TOO_BIG; break; }
+		if (over) { end = L_DIED; break; }
+		if ((why = make_watch_check(watch)) != MAKE_GO) { end = L_STOPPED; break; }
+		over = proc_pump(s->p, PROC_POLL_MS);
+	}
+
+	proc_status st;
+	switch (end) {
+	case L_DONE:
+		s->served++;
+		if (kr.bad) {
+			proc_pump(s->p, 0);   /* its stderr up to its closing line */
+			res->message = kr.bad;
+			kr.bad = NULL;
+			res->stack = key_stack(&kr);
+		} else if (make_need_target_row(t, out, res)) {
+			res->ok = 1;
+			make_succeeded(c, t, out, &kr.clk, kr.reads);
+			kr.reads = NULL;
+		}
+		break;
+	case L_ERROR:
+		s->served++;
+		proc_pump(s->p, 0);
+		res->message = kr.msg;
+		kr.msg = NULL;
+		res->stack = key_stack(&kr);
+		break;
+	case L_DIED:
+		proc_get_status(s->p, &st);
+		if (st.exited && !st.signal && !st.code && kr.line == 0 && s->served > 0 && !retried) {
+			/* it ended between keys and never saw this one (it exited
+			 * with status 0 after its last closing line): again, once,
+			 * with a fresh program */
+			s->counted = 0;
+			drop_program(s);
+			staged_free(out);
+			free(kr.bad);
+			read_set_free(kr.reads);
+			retried = 1;
+			goto again;
+		}
+		res->stack = key_stack(&kr);
+		res->signal = st.signal;
+		res->message = died_message(s, &st, res->stack);
+		drop_program(s);
+		break;
+	case L_STOPPED:
+		/* djc stopped it (a signal, a lost lease, ...): not the program's
+		 * failure, so its restart does not count */
+		stop_program(s, make_proc_reason(why), config_double("jobs.stop_grace"), &st);
+		s->counted = 0;
+		res->stopped = why;
+		res->message = make_stop_message(why);
+		res->stack = key_stack(&kr);
+		drop_program(s);
+		break;
+	case L_TOO_BIG:
+		stop_program(s, PROC_STOP_TOO_BIG, 0, &st);
+		res->message = xasprintf("serve program wrote more than %lu MiB for one key", MAX_OUTPUT >> 20);
+		res->stack = key_stack(&kr);
+		drop_program(s);
+		break;
+	case L_FATAL:
+	case L_GARBAGE:
+	default:
+		stop_program(s, PROC_STOP_PROTOCOL, 0, &st);
+		res->fatal = end == L_FATAL;
+		res->message = kr.msg;
+		kr.msg = NULL;
+		res->stack = key_stack(&kr);
+		drop_program(s);
+		break;
+	}
+	free(kr.bad);
+	free(kr.msg);
+	free(kr.stack);
+	read_set_free(kr.reads);
+	if (!res->ok) staged_free(out);
+	return res->ok ? DJC_OK : DJC_EMAKE;
+}

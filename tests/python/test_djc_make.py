@@ -1,0 +1,364 @@
+"""Tests of python/djc_make.py alone (no database): each runs a small make
+program in a subprocess, playing djc's side of the serve protocol on its
+pipes, or feeding it a key under the per-key protocol (with a stand-in for
+the djc program that `fetch` runs). Run by tests/cli/test_pymake.sh (make
+check); by hand: PYTHONPATH=python python3 -m unittest tests/python/test_djc_make.py
+"""
+import base64
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODULE_DIR = os.path.join(HERE, "..", "..", "python")
+sys.path.insert(0, MODULE_DIR)
+import djc_make  # noqa: E402
+
+# the make programs of these tests: make() is given as its body
+PROGRAM = """
+import base64, datetime, decimal, json, os, sys, uuid
+import djc_make
+
+def make(key, fetch):
+    i = key.get("id")
+{body}
+{extra}
+if __name__ == "__main__":
+    djc_make.run({target})
+"""
+
+
+class Program:
+    """A make program written to a temporary file."""
+
+    def __init__(self, body, target="make", extra=""):
+        self.dir = tempfile.mkdtemp(prefix="djc-pymake-")
+        self.path = os.path.join(self.dir, "mk.py")
+        with open(self.path, "w") as f:
+            f.write(PROGRAM.format(body=textwrap.indent(textwrap.dedent(body), "    "), target=target, extra=extra))
+
+    def env(self, serve, **more):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DJC_")}
+        env["PYTHONPATH"] = os.path.abspath(MODULE_DIR)
+        if serve:
+            env["DJC_SERVE"] = "1"
+        env.update(more)
+        return env
+
+
+class Served:
+    """A program under the serve protocol, djc's side played here."""
+
+    def __init__(self, prog, hello=True, **env):
+        self.p = subprocess.Popen([sys.executable, prog.path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, env=prog.env(True, **env))
+        if hello:
+            self.send({"_djc": "hello", "version": 1})
+            self.hello = self.read()
+
+    def send(self, msg):
+        self.p.stdin.write((json.dumps(msg) + "\n").encode())
+        self.p.stdin.flush()
+
+    def raw(self, data):
+        self.p.stdin.write(data)
+        self.p.stdin.flush()
+
+    def readline(self):
+        return self.p.stdout.readline().decode()
+
+    def read(self):
+        line = self.readline()
+        return json.loads(line) if line else None
+
+    def key(self, key, table="T", attempt=1):
+        """Send a key; return (rows, closing message)."""
+        self.send({"_djc": "key", "table": table, "key": key, "attempt": attempt})
+        rows = []
+        while True:
+            m = self.read()
+            if m is None or "_djc" in m:
+                return rows, m
+            rows.append(m)
+
+    def close(self):
+        """End of input: the program exits; its status and stderr."""
+        self.p.stdin.close()
+        rest = self.p.stdout.read()
+        err = self.p.stderr.read().decode()
+        self.p.wait(timeout=60)
+        self.p.stdout.close()
+        self.p.stderr.close()
+        return self.p.returncode, rest, err
+
+
+def per_key(prog, key, **env):
+    """Run prog under the per-key protocol: (status, rows, stderr)."""
+    p = subprocess.run([sys.executable, prog.path], input=json.dumps(key).encode(), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, env=prog.env(False, **env), timeout=60)
+    rows = [json.loads(l) for l in p.stdout.decode().splitlines() if l.strip()]
+    return p.returncode, rows, p.stderr.decode()
+
+
+class ServeProtocol(unittest.TestCase):
+    def test_hello_then_rows_and_done_per_key(self):
+        s = Served(Program("return {'v': i * 10}"))
+        self.assertEqual(s.hello, {"_djc": "hello", "version": 1})
+        for i in (1, 2, 3):
+            rows, end = s.key({"id": i})
+            self.assertEqual(rows, [{"v": i * 10}])
+            self.assertEqual(end, {"_djc": "done"})
+        status, rest, err = s.close()
+        self.assertEqual((status, rest), (0, b""))
+
+    def test_one_process_for_every_key(self):
+        s = Served(Program("return {'pid': os.getpid()}"))
+        pids = {s.key({"id": i})[0][0]["pid"] for i in range(5)}
+        self.assertEqual(len(pids), 1)
+        self.assertEqual(s.close()[0], 0)
+
+    def test_what_make_may_return(self):
+        body = """
+        if i == 1: return None
+        if i == 2: return [{"v": 1}, {"_part": "P", "w": 2}]
+        if i == 3: return ({"v": k} for k in range(3))
+        if i == 4: return [{"v": 1}, 5]
+        return "text"
+        """
+        s = Served(Program(body))
+        self.assertEqual(s.key({"id": 1}), ([], {"_djc": "done"}))
+        self.assertEqual(s.key({"id": 2}), ([{"v": 1}, {"_part": "P", "w": 2}], {"_djc": "done"}))
+        self.assertEqual(s.key({"id": 3}), ([{"v": 0}, {"v": 1}, {"v": 2}], {"_djc": "done"}))
+        rows, end = s.key({"id": 4})
+        self.assertEqual(rows, [])   # nothing of a key that fails is sent
+        self.assertEqual(end["_djc"], "error")
+        self.assertIn("must return a dict", end["message"])
+        rows, end = s.key({"id": 5})
+        self.assertEqual(end["_djc"], "error")
+        self.assertEqual(s.close()[0], 0)
+
+    def test_values_are_converted(self):
+        body = """
+        return {"b": b"\\x00\\x01\\xff", "ba": bytearray(b"ab"), "d": datetime.date(2026, 1, 2),
+                "t": datetime.datetime(2026, 1, 2, 3, 4, 5), "dec": decimal.Decimal("1.50"),
+                "u": uuid.UUID(int=1), "s": "\\u2603 \\"q\\"", "n": None, "f": 0.1, "big": 2 ** 64 - 1}
+        """
+        s = Served(Program(body))
+        rows, end = s.key({"id": 1})
+        self.assertEqual(end, {"_djc": "done"})
+        self.assertEqual(rows, [{"b": base64.b64encode(b"\x00\x01\xff").decode(), "ba": "YWI=", "d": "2026-01-02",
+                                 "t": "2026-01-02 03:04:05", "dec": "1.50", "u": "00000000-0000-0000-0000-000000000001",
+                                 "s": "\u2603 \"q\"", "n": None, "f": 0.1, "big": 2 ** 64 - 1}])
+        self.assertEqual(s.close()[0], 0)
+
+    def test_nan_and_unknown_types_fail_the_key(self):
+        s = Served(Program("return {'v': float('nan')} if i == 1 else {'v': object()}"))
+        rows, end = s.key({"id": 1})
+        self.assertEqual((rows, end["_djc"]), ([], "error"))
+        self.assertIn("ValueError", end["message"])
+        rows, end = s.key({"id": 2})
+        self.assertEqual(end["_djc"], "error")
+        self.assertIn("cannot be sent to djc", end["message"])
+        self.assertEqual(s.close()[0], 0)
+
+    def test_an_exception_is_the_keys_error_with_its_traceback(self):
+        body = """
+        if i == 2:
+            raise KeyError("missing thing")
+        return {"v": i}
+        """
+        s = Served(Program(body))
+        self.assertEqual(s.key({"id": 1})[1], {"_djc": "done"})
+        rows, end = s.key({"id": 2})
+        self.assertEqual(rows, [])
+        self.assertEqual(end["_djc"], "error")
+        self.assertEqual(end["message"], "KeyError: 'missing thing'")
+        self.assertIn("Traceback", end["stack"])
+        self.assertIn('raise KeyError("missing thing")', end["stack"])
+        # and the program goes on
+        self.assertEqual(s.key({"id": 3}), ([{"v": 3}], {"_djc": "done"}))
+        self.assertEqual(s.close()[0], 0)
+
+    def test_fetch_asks_djc_on_the_pipe(self):
+        body = """
+        a = fetch("Up", key)
+        b = fetch("Up", where={"x": {">": 1}})
+        c = fetch("Up")
+        return {"n": len(a) + len(b) + len(c), "first": a[0]["x"]}
+        """
+        s = Served(Program(body))
+        s.send({"_djc": "key", "table": "T", "key": {"id": 7}, "attempt": 1})
+        self.assertEqual(s.read(), {"_djc": "fetch", "table": "Up", "key": {"id": 7}})
+        s.raw(b'{"_djc":"rows","count":2}\n{"id":7,"x":1}\n{"id":7,"x":2}\n')
+        self.assertEqual(s.read(), {"_djc": "fetch", "table": "Up", "where": {"x": {">": 1}}})
+        s.raw(b'{"_djc":"rows","count":0}\n')
+        self.assertEqual(s.read(), {"_djc": "fetch", "table": "Up"})
+        s.raw(b'{"_djc":"rows","count":1}\n{"id":1,"x":5}\n')
+        self.assertEqual(s.read(), {"n": 3, "first": 1})
+        self.assertEqual(s.read(), {"_djc": "done"})
+        self.assertEqual(s.close()[0], 0)
+
+    def test_a_failed_fetch_raises_fetch_error(self):
+        body = """
+        try:
+            fetch("Nope", key)
+        except djc_make.FetchError as e:
+            if i == 1:
+                return {"caught": str(e)}
+            raise
+        """
+        s = Served(Program(body))
+        for i in (1, 2):
+            s.send({"_djc": "key", "table": "T", "key": {"id": i}, "attempt": 1})
+            self.assertEqual(s.read()["_djc"], "fetch")
+            s.send({"_djc": "rows", "error": "no table named Nope"})
+            if i == 1:
+                self.assertEqual(s.read(), {"caught": "no table named Nope"})
+                self.assertEqual(s.read(), {"_djc": "done"})
+            else:
+                end = s.read()
+                self.assertEqual((end["_djc"], end["message"]), ("error", "FetchError: no table named Nope"))
+        self.assertEqual(s.close()[0], 0)
+
+    def test_fetch_arguments_are_checked(self):
+        s = Served(Program("fetch('Up', key, where={'x': 1})"))
+        rows, end = s.key({"id": 1})
+        self.assertEqual(end["_djc"], "error")
+        self.assertIn("key or where, not both", end["message"])
+        self.assertEqual(s.close()[0], 0)
+
+    def test_table_and_attempt_reach_the_make(self):
+        s = Served(Program("return {'t': fetch.table, 'a': fetch.attempt}"))
+        self.assertEqual(s.key({"id": 1}, table="Bursts", attempt=3)[0], [{"t": "Bursts", "a": 3}])
+        self.assertEqual(s.close()[0], 0)
+
+    def test_a_dict_of_makes_serves_several_tables(self):
+        extra = "\ndef other(key, fetch):\n    return {'other': key['id']}\n"
+        s = Served(Program("return {'one': i}", target="{'One': make, 'Other': other}", extra=extra))
+        self.assertEqual(s.key({"id": 1}, table="One")[0], [{"one": 1}])
+        self.assertEqual(s.key({"id": 2}, table="Other")[0], [{"other": 2}])
+        rows, end = s.key({"id": 3}, table="Third")
+        self.assertEqual(end["_djc"], "error")
+        self.assertIn("makes One, Other, not Third", end["message"])
+        self.assertEqual(s.close()[0], 0)
+
+    def test_prints_and_stdin_cannot_touch_the_protocol(self):
+        body = """
+        print("printed %d" % i)
+        sys.stdout.write("written\\n")
+        os.write(1, b"fd one\\n")
+        return {"stdin": sys.stdin.read()}
+        """
+        s = Served(Program(body))
+        rows, end = s.key({"id": 1})
+        self.assertEqual((rows, end), ([{"stdin": ""}], {"_djc": "done"}))
+        status, rest, err = s.close()
+        self.assertEqual((status, rest), (0, b""))
+        self.assertIn("printed 1\nwritten\nfd one\n", err)
+
+    def test_stderr_is_written_before_the_closing_line(self):
+        s = Served(Program("sys.stderr.write('partial line without newline'); return {'v': 1}"))
+        s.send({"_djc": "key", "table": "T", "key": {"id": 1}, "attempt": 1})
+        self.assertEqual(s.read(), {"v": 1})
+        self.assertEqual(s.read(), {"_djc": "done"})
+        # djc reads stderr once it has the closing line: it is there already
+        os.set_blocking(s.p.stderr.fileno(), False)
+        self.assertEqual(os.read(s.p.stderr.fileno(), 4096), b"partial line without newline")
+        os.set_blocking(s.p.stderr.fileno(), True)
+        self.assertEqual(s.close()[0], 0)
+
+    def test_end_of_input_before_hello_is_a_clean_exit(self):
+        s = Served(Program("return {}"), hello=False)
+        self.assertEqual(s.close()[:2], (0, b""))
+
+    def test_a_protocol_error_ends_the_program(self):
+        s = Served(Program("return {}"), hello=False)
+        s.send({"_djc": "key", "key": {}})
+        status, rest, err = s.close()
+        self.assertNotEqual(status, 0)
+        self.assertIn("expected djc's hello", err)
+        s = Served(Program("return {}"))
+        s.raw(b"garbage\n")
+        status, rest, err = s.close()
+        self.assertNotEqual(status, 0)
+        s = Served(Program("return {}"), hello=False)
+        s.send({"_djc": "hello", "version": 0})
+        status, rest, err = s.close()
+        self.assertNotEqual(status, 0)
+        self.assertIn("needs 1", err)
+
+
+class PerKeyProtocol(unittest.TestCase):
+    def setUp(self):
+        # a stand-in for the djc program: prints its arguments as a row
+        self.dir = tempfile.mkdtemp(prefix="djc-pymake-")
+        self.djc = os.path.join(self.dir, "djc")
+        with open(self.djc, "w") as f:
+            f.write("#!%s\nimport json, os, sys\n"
+                    "if sys.argv[2] == 'Nope':\n"
+                    "    sys.stderr.write('djc: no table named Nope\\n'); sys.exit(2)\n"
+                    "print(json.dumps({'argv': sys.argv[1:], 'url': os.environ.get('DJC_DATABASE_URL')}))\n"
+                    "print(json.dumps({'second': 1}))\n" % sys.executable)
+        os.chmod(self.djc, 0o755)
+
+    def test_key_in_rows_out(self):
+        st, rows, err = per_key(Program("return [{'v': i}, {'_part': 'P', 'w': 1}]"), {"id": 4})
+        self.assertEqual((st, rows), (0, [{"v": 4}, {"_part": "P", "w": 1}]))
+
+    def test_the_key_from_djc_key_when_stdin_is_empty(self):
+        prog = Program("return {'v': i}")
+        p = subprocess.run([sys.executable, prog.path], input=b"", stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=prog.env(False, DJC_KEY='{"id": 9}'), timeout=60)
+        self.assertEqual((p.returncode, p.stdout), (0, b'{"v":9}\n'))
+
+    def test_an_exception_exits_1_with_the_error_as_the_last_stderr_line(self):
+        st, rows, err = per_key(Program("raise ValueError('bad %d' % i)"), {"id": 2})
+        self.assertEqual((st, rows), (1, []))
+        self.assertIn("Traceback", err)
+        self.assertEqual(err.strip().splitlines()[-1], "ValueError: bad 2")
+
+    def test_fetch_runs_djc_fetch(self):
+        body = """
+        a = fetch("Up", key)
+        b = fetch("Up", where={"x": [1, 2]})
+        c = fetch("Up")
+        return {"a": a, "b": b[0]["argv"], "c": c[0]["argv"]}
+        """
+        st, rows, err = per_key(Program(body), {"id": 3}, DJC=self.djc, DJC_DATABASE_URL="sqlite:x.db")
+        self.assertEqual(st, 0, err)
+        self.assertEqual(rows[0]["a"], [{"argv": ["fetch", "Up", "--format", "json", "--key", '{"id":3}'],
+                                         "url": "sqlite:x.db"}, {"second": 1}])
+        self.assertEqual(rows[0]["b"], ["fetch", "Up", "--format", "json", "--where", '{"x":[1,2]}'])
+        self.assertEqual(rows[0]["c"], ["fetch", "Up", "--format", "json"])
+
+    def test_a_failed_fetch_raises_fetch_error(self):
+        st, rows, err = per_key(Program("fetch('Nope', key)"), {"id": 1}, DJC=self.djc)
+        self.assertEqual(st, 1)
+        self.assertEqual(err.strip().splitlines()[-1], "djc_make.FetchError: no table named Nope")
+
+    def test_prints_go_to_stderr(self):
+        st, rows, err = per_key(Program("print('hello'); return {'v': 1}"), {"id": 1})
+        self.assertEqual((st, rows), (0, [{"v": 1}]))
+        self.assertIn("hello", err)
+
+    def test_table_and_attempt(self):
+        st, rows, err = per_key(Program("return {'t': fetch.table, 'a': fetch.attempt}"), {"id": 1},
+                                DJC_TABLE="Bursts", DJC_ATTEMPT="2")
+        self.assertEqual(rows, [{"t": "Bursts", "a": 2}])
+
+
+class Helpers(unittest.TestCase):
+    def test_b64(self):
+        self.assertEqual(djc_make.b64("AAEC/w=="), b"\x00\x01\x02\xff")
+
+    def test_run_wants_a_function(self):
+        with self.assertRaises(TypeError):
+            djc_make.run(42)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,158 @@
+/* test_serve_api.c - the serve protocol through the public C API
+ * (djc_populate_options.make_serve_argv): a serve program makes every key,
+ * reading each key's upstream row over its pipe; a per-key and a serve
+ * program together are refused; options of version 1 (before
+ * make_serve_argv) are still taken. Runs on the backend named by
+ * $DJC_TEST_URL / $DJC_TEST_SCHEMA (default: a fresh SQLite file). */
+#include "t.h"
+#include "djc.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char PIPE[] =
+	"Src (manual)\n"
+	"    id : int32\n"
+	"    ---\n"
+	"    x : int32\n"
+	"\n"
+	"Out (computed)\n"
+	"    -> Src\n"
+	"    ---\n"
+	"    y : int32\n";
+
+/* A serve program in sh: per key, fetch its Src row over the pipe and
+ * answer y = that row's x + 1 (the row is {"id":N,"x":M}). */
+static const char PROG[] =
+	"#!/bin/sh\n"
+	"read -r hello\n"
+	"echo '{\"_djc\":\"hello\",\"version\":1}'\n"
+	"while read -r req; do\n"
+	"  key=$(printf '%s' \"$req\" | sed 's/.*\"key\":\\({[^}]*}\\).*/\\1/')\n"
+	"  echo \"{\\\"_djc\\\":\\\"fetch\\\",\\\"table\\\":\\\"Src\\\",\\\"key\\\":$key}\"\n"
+	"  read -r head\n"
+	"  read -r row\n"
+	"  x=$(printf '%s' \"$row\" | sed 's/.*\"x\":\\([0-9]*\\).*/\\1/')\n"
+	"  echo \"{\\\"y\\\":$((x + 1))}\"\n"
+	"  echo '{\"_djc\":\"done\"}'\n"
+	"done\n";
+
+/* The layout of djc_populate_options version 1: a caller built then. */
+typedef struct options_v1 {
+	int version;
+	int reserve_jobs;
+	int processes;
+	long max_calls;
+	long priority;
+	int suppress_errors;
+	int display_progress;
+	int refresh;
+	const char *where_json;
+	djc_make_fn make;
+	void *payload;
+	const char *const *make_argv;
+} options_v1;
+
+static long sum_y(djc_conn *c, long *n)
+{
+	djc_rowset *rs = NULL;
+	*n = -1;
+	if (djc_fetch(&rs, c, "Out", NULL)) return -1;
+	long s = 0;
+	*n = (long)djc_rowset_count(rs);
+	for (size_t i = 0; i < djc_rowset_count(rs); i++) {
+		const djc_row *r = djc_rowset_row(rs, i);
+		int64_t y = 0;
+		long k = djc_row_find(r, "y");
+		if (k >= 0) djc_row_int(&y, r, (size_t)k);
+		s += y;
+	}
+	djc_rowset_free(rs);
+	return s;
+}
+
+int main(void)
+{
+	char path[64], dir[] = "/tmp/djc-serve-api-XXXXXX", prog[128];
+	const char *url = getenv("DJC_TEST_URL");
+	if (!url) {
+		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-serve-%d.db", (int)getpid());
+		url = path;
+	}
+	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_serve";
+	if (!strncmp(url, "sqlite:", 7)) schema = NULL;
+	if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+	snprintf(prog, sizeof prog, "%s/serve.sh", dir);
+	FILE *f = fopen(prog, "w");
+	if (!f) { perror(prog); return 1; }
+	fputs(PROG, f);
+	fclose(f);
+	chmod(prog, 0755);
+
+	djc_conn *c = NULL;
+	int rc = djc_open(&c, url, schema);
+	if (rc) { fprintf(stderr, "djc_open: %s\n", djc_error_last(c)); return 1; }
+	rc = djc_declare(NULL, c, PIPE, "serve.djc");
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	long want = 0;
+	for (int i = 1; i <= 20; i++) {
+		djc_row *r = djc_row_new();
+		djc_row_set_int(r, "id", i);
+		djc_row_set_int(r, "x", i * 3);
+		want += i * 3 + 1;
+		const djc_row *rows[1] = {r};
+		CHECK(djc_insert(c, "Src", rows, 1, NULL, NULL) == DJC_OK);
+		djc_row_free(r);
+	}
+
+	/* a serve program makes every key, reading Src over its pipe */
+	const char *argv[] = {prog, NULL};
+	djc_populate_options o = DJC_POPULATE_OPTIONS_INIT;
+	o.reserve_jobs = 1;
+	o.max_calls = 12;
+	o.make_serve_argv = argv;
+	djc_populate_result *res = NULL;
+	rc = djc_populate(&res, c, "Out", &o);
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	CHECK(res && res->success_count == 12 && res->error_count == 0);
+	djc_populate_result_free(res);
+	res = NULL;
+	o.reserve_jobs = 0;
+	o.max_calls = 0;
+	o.processes = 2;
+	rc = djc_populate(&res, c, "Out", &o);
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	CHECK(res && res->success_count == 8 && res->error_count == 0);
+	djc_populate_result_free(res);
+	res = NULL;
+	long n = 0;
+	CHECK_MSG(sum_y(c, &n) == want && n == 20, "n=%ld", n);
+
+	/* a per-key and a serve program together are refused */
+	const char *perkey[] = {"/bin/true", NULL};
+	djc_populate_options both = DJC_POPULATE_OPTIONS_INIT;
+	both.make_argv = perkey;
+	both.make_serve_argv = argv;
+	rc = djc_populate(&res, c, "Out", &both);
+	CHECK(rc == DJC_EINVAL && res == NULL);
+	CHECK_MSG(strstr(djc_error_last(c), "not both") != NULL, "%s", djc_error_last(c));
+
+	/* version 1 options (no make_serve_argv field) still work */
+	options_v1 v1 = {.version = 1, .processes = 1, .priority = -1, .refresh = -1, .make_argv = perkey};
+	rc = djc_populate(&res, c, "Out", (const djc_populate_options *)&v1);
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	CHECK(res && res->success_count == 0);   /* nothing left to make */
+	djc_populate_result_free(res);
+	res = NULL;
+	djc_populate_options v9 = DJC_POPULATE_OPTIONS_INIT;
+	v9.version = 9;
+	CHECK(djc_populate(&res, c, "Out", &v9) == DJC_EINVAL);
+
+	djc_close(c);
+	unlink(prog);
+	rmdir(dir);
+	if (url == path) unlink(path + 7);
+	return T_DONE("test_serve_api");
+}
