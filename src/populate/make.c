@@ -127,7 +127,7 @@ void make_clock_start(make_clock *k)
 /* A make of t (declared with job metadata) succeeded: its target rows get
  * the hidden columns, written with them by whichever commit follows
  * (reserved or direct). Part rows do not have them. */
-void make_stamp_job_meta(djc_conn *c, table *t, staged *out, const make_clock *k)
+static void stamp_job_meta(djc_conn *c, table *t, staged *out, const make_clock *k)
 {
 	if (!t->job_meta || !t->nhidden) return;
 	struct timespec now;
@@ -154,6 +154,14 @@ void make_stamp_job_meta(djc_conn *c, table *t, staged *out, const make_clock *k
 	(void)c;
 }
 
+void make_succeeded(djc_conn *c, table *t, staged *out, const make_clock *k, read_set *reads)
+{
+	stamp_job_meta(c, t, out, k);
+	/* what make read waits on this connection for the commit of its first
+	 * target row's key */
+	conn_reads_put(c, t, out->rows[0], reads);
+}
+
 /* --------------------------------------------------------- C callbacks */
 
 int djc_make_insert(djc_make_ctx *ctx, const char *name, const djc_row *row)
@@ -178,9 +186,6 @@ int djc_make_insert(djc_make_ctx *ctx, const char *name, const djc_row *row)
 	return DJC_OK;
 }
 
-/* Every read of a make goes through here: C makes (djc_make_fetch,
- * djc_make_fetch_key) and serve programs (serve.c) alike, so a rule on
- * what a make may read is kept in one place. */
 /* make may read its target's ancestors only (DataJoint's self.upstream). */
 static int make_reads(djc_make_ctx *ctx, const char *name, table **a)
 {
@@ -201,6 +206,10 @@ static int make_read(djc_make_ctx *ctx, table *a, const char *where, djc_rowset 
 	return DJC_OK;
 }
 
+/* Every read of a make goes through here: C makes (djc_make_fetch,
+ * djc_make_fetch_key) and serve programs (serve.c) alike, so a rule on
+ * what a make may read (ancestors only) and the record of what it read
+ * (checked at commit) are kept in one place. */
 int djc_make_fetch(djc_rowset **out, djc_make_ctx *ctx, const char *name, const char *where)
 {
 	*out = NULL;
@@ -295,10 +304,7 @@ int make_callback(djc_conn *c, table *t, const djc_row *key, int attempt, djc_ma
 	}
 	free(ctx.err);
 	if (!make_need_target_row(t, &ctx.out, res)) { staged_free(&ctx.out); read_set_free(ctx.reads); return DJC_EMAKE; }
-	make_stamp_job_meta(c, t, &ctx.out, &clk);
-	/* what make read waits on this connection for the commit of its first
-	 * target row's key */
-	conn_reads_put(c, t, ctx.out.rows[0], ctx.reads);
+	make_succeeded(c, t, &ctx.out, &clk, ctx.reads);
 	*out = ctx.out;
 	res->ok = 1;
 	return DJC_OK;
@@ -610,7 +616,7 @@ int make_program(djc_conn *c, table *t, const djc_row *key, int attempt, char *c
 		size_t n;
 		char *o = proc_out(p, &n);
 		parse_rows(c, t, key, o, n, out, res);
-		if (res->ok) make_stamp_job_meta(c, t, out, &clk);
+		if (res->ok) make_succeeded(c, t, out, &clk, NULL);
 	}
 	proc_free(p);
 	if (!res->ok) staged_free(out);

@@ -159,7 +159,8 @@ typedef struct keyrun {
 	char *bad;      /* the first row that did not fit: the key fails, the program is kept */
 	char *msg;      /* why it ended (garbage, fatal, the program's error) */
 	char *stack;    /* the program's own stack */
-	read_set *reads;/* what it read through djc, checked at commit (table.h) */
+	read_set *reads;  /* what it fetched, checked at commit (docs/parity.md) */
+	make_clock clk;   /* when it was given the key (job metadata) */
 } keyrun;
 
 static line_end garbage(keyrun *kr, const char *fmt, const char *arg)
@@ -198,6 +199,7 @@ static void answer_fetch(keyrun *kr, json_t *j)
 		} else if (where)
 			w = json_dumps(where, JSON_COMPACT | JSON_ENCODE_ANY);
 		if (!rc) rc = djc_make_fetch(&rs, &ctx, name, w);
+		kr->reads = ctx.reads;   /* the key's reads, kept across its fetches */
 		if (!rc) rc = conn_table(kr->c, name, &ft);
 		if (rc) err = xstrdup(djc_error_last(kr->c));
 		free(w);
@@ -372,8 +374,7 @@ again:
 	sb_free(&b);
 
 	keyrun kr = {.s = s, .c = c, .t = t, .key = key, .watch = watch, .out = out};
-	make_clock clk;
-	make_clock_start(&clk);
+	make_clock_start(&kr.clk);
 	line_end end = L_MORE;
 	make_stop why = MAKE_GO;
 	int over = 0;
@@ -410,9 +411,7 @@ again:
 			res->stack = key_stack(&kr);
 		} else if (make_need_target_row(t, out, res)) {
 			res->ok = 1;
-			make_stamp_job_meta(c, t, out, &clk);
-			/* checked by the commit of the first target row's key */
-			conn_reads_put(c, t, out->rows[0], kr.reads);
+			make_succeeded(c, t, out, &kr.clk, kr.reads);
 			kr.reads = NULL;
 		}
 		break;

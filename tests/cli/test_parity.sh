@@ -353,4 +353,61 @@ expect_fail 2 "alter does not change key_source's tables" "alter does not change
 sed 's/key_source = Item \* Param & {"param_id": \[1, 2\]}.*/key_source = Item * Param \& {"param_id": [1, 2, 3]}/' p5.djc > p5c.djc
 expect_rc 0 "alter changes its restriction" djc alter p5c.djc
 expect_out "...which progress follows" '{"table":"Fit","remaining":4,"total":12}' djc progress Fit --json
+
+# ------------------------------------------- serve programs (docs/parity.md)
+# A serve program's fetches go through the make context: ancestors only,
+# checked at commit; its rows get the job metadata.
+export PYTHONPATH="$ROOT/python"
+cat > p6.djc <<'P'
+Src6 (manual)
+    id : int32
+    ---
+    x : int32
+
+Dst6 (computed)
+    -> Src6
+    ---
+    y : int32
+P
+expect_rc 0 "declare a pair for serve" env DJC_JOBS_ADD_JOB_METADATA=true "$DJC" declare p6.djc
+printf '{"id": %d, "x": %d}\n' 1 1 2 2 3 3 > src6.jsonl
+expect_out "insert" "inserted 3 rows into Src6" djc insert Src6 src6.jsonl
+cat > mk6.py <<'P'
+import os, time
+import djc_make
+
+def make(key, fetch):
+    i = key["id"]
+    row = fetch("Src6", key)[0]
+    if i == 1:
+        fetch("Other", key)          # not upstream of Dst6: refused
+    if i == 2:
+        # reads the rows after it; the test adds one while it computes (a
+        # delete would take the job with it: djc delete keeps jobs
+        # consistent); the program has no database URL to do it itself
+        later = fetch("Src6", where={"id": {">": 1}})
+        open("ready6", "w").close()
+        while not os.path.exists("done6"):
+            time.sleep(0.05)
+        return {"y": len(later)}
+    return {"y": row["x"] * 10}
+
+djc_make.run(make)
+P
+"$DJC" populate Dst6 --reserve-jobs --suppress-errors --make-serve python3 mk6.py >pop6.out 2>pop6.err &
+POP6=$!
+for _ in $(seq 1 1200); do [ -e ready6 ] && break; sleep 0.05; done
+check "the make of key 2 has read" [ -e ready6 ]
+echo '{"id": 9, "x": 9}' > src6b.jsonl
+expect_out "another user adds a row it read" "inserted 1 row into Src6" djc insert Src6 src6b.jsonl
+touch done6
+wait $POP6
+check "populate with a serve program: exit 1 (failed keys)" [ $? = 1 ]
+expect_out "only the key that read its own upstream, unchanged, is made" '{"id":3,"y":30}' djc fetch Dst6 --format json
+expect_out "a fetch of a non-ancestor failed its key" "1" \
+	sh -c '"$DJC" jobs Dst6 --status error --json | jq -r ".jobs[] | select(.id == 1) | .error_message" | grep -c "Other is not upstream of Dst6"'
+expect_out "a row added to what it read failed its key at commit" "true" \
+	sh -c '"$DJC" jobs Dst6 --status error --json | jq -r ".jobs[] | select(.id == 2) | .error_message | startswith(\"upstream changed while make ran: the rows of Src6 that make of Dst6 read\") and contains(\"2 rows then, 3 now) are not the same at commit; nothing committed\")"'
+expect_out "its row has the job metadata" "true" \
+	sh -c '"$DJC" fetch Dst6 --all-columns --format json | jq -c "._job_duration != null and ._job_version != null"'
 finish

@@ -203,7 +203,9 @@ while IFS= read -r req; do
 	args=()
 	[ -n "$where" ] && args+=(--where "$where")
 	[ -n "$key" ] && args+=(--key "$key")
-	"$DJC" fetch "$tbl" "${args[@]}" --format json > want.$i 2> want.err
+	# as run by a make of Tagged's key 1 (DJC_TABLE, DJC_KEY): ancestors only,
+	# so Res and Res.Part are refused by both (docs/parity.md)
+	DJC_TABLE=Tagged DJC_KEY='{"item_id": 1}' "$DJC" fetch "$tbl" "${args[@]}" --format json > want.$i 2> want.err
 	wrc=$?
 	if [ $wrc = 0 ]; then
 		{ printf '{"_djc":"rows","count":%d}\n' "$(grep -c . want.$i)"; cat want.$i; } > want.$i.full
