@@ -160,6 +160,7 @@ stress:
 	@scripts/install-deps.sh stress
 	@$(MAKE) --no-print-directory $(PAR) all
 	@tests/stress/run.sh
+	@tests/stress/scale.sh
 
 bench:
 	@scripts/install-deps.sh bench

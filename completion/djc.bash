@@ -30,7 +30,7 @@ _djc()
 		else nargs=$((nargs + 1)); fi
 	done
 	case $prev in
-	--db|--where|--key|--priority|--delay|--stale-timeout|--orphan-timeout|--processes|--max-calls|--interval|--schema)
+	--db|--where|--key|--priority|--delay|--stale-timeout|--orphan-timeout|--processes|--max-calls|--interval|--schema|--timeout|--max-jobs|--idle-exit|--deadline|--refresh-interval)
 		return 0 ;;
 	--format)
 		if [ "$cmd" = diagram ]; then COMPREPLY=($(compgen -W "dot svg" -- "$cur"))

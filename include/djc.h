@@ -225,8 +225,18 @@ int djc_pipeline_json(char **out, djc_conn *conn);
 typedef struct djc_insert_options {
 	int version;           /* DJC_INSERT_OPTIONS_VERSION */
 	int skip_duplicates;   /* rows whose primary key exists are skipped */
+	/* version 2: */
+	int allow_direct_insert; /* 1: insert into a computed, imported or part
+				  * table by hand (DataJoint's allow_direct_insert,
+				  * for backfills and repairs); 0: such tables are
+				  * filled by populate only (DJC_EINVAL). The jobs
+				  * table stays consistent without being touched: a
+				  * key whose row exists is never added by refresh or
+				  * populate, and its pending job is closed as made
+				  * when it is next reserved (docs/parity.md). */
 } djc_insert_options;
-#define DJC_INSERT_OPTIONS_VERSION 1
+/* Version 1 (without allow_direct_insert) is still accepted. */
+#define DJC_INSERT_OPTIONS_VERSION 2
 #define DJC_INSERT_OPTIONS_INIT {.version = DJC_INSERT_OPTIONS_VERSION}
 
 /* Insert rows into table, all or nothing, in one transaction. Values are
@@ -249,6 +259,21 @@ int djc_key_restriction(char **where_json, djc_conn *conn, const char *table, co
  * NULL for all), ordered by primary key. */
 int djc_fetch(djc_rowset **out, djc_conn *conn, const char *table, const char *where_json);
 
+/* How to fetch (djc_fetch_ext, djc_fetch_print_ext). */
+typedef struct djc_fetch_options {
+	int version;       /* DJC_FETCH_OPTIONS_VERSION */
+	int all_columns;   /* 1: also the hidden job metadata columns
+			    * (_job_start_time, _job_duration, _job_version) of a
+			    * table declared with them (docs/parity.md); they are
+			    * NULL in rows not made by populate */
+} djc_fetch_options;
+#define DJC_FETCH_OPTIONS_VERSION 1
+#define DJC_FETCH_OPTIONS_INIT {.version = DJC_FETCH_OPTIONS_VERSION}
+void djc_fetch_options_init(djc_fetch_options *opts);
+/* djc_fetch with options; opts NULL is djc_fetch. */
+int djc_fetch_ext(djc_rowset **out, djc_conn *conn, const char *table, const char *where_json,
+		  const djc_fetch_options *opts);
+
 /* Insert JSON Lines (one object per line; blank lines skipped) read from
  * `in`, typed by the table's heading (bytes as base64 strings, json
  * attributes as any JSON value). All or nothing; errors name
@@ -260,6 +285,10 @@ typedef enum djc_format { DJC_FORMAT_TABLE = 0, DJC_FORMAT_JSON, DJC_FORMAT_CSV 
 /* Fetch and print rows to `out` (a FILE*): an aligned text table, JSON
  * Lines, or CSV with a header row. */
 int djc_fetch_print(djc_conn *conn, const char *table, const char *where_json, djc_format format, void *out);
+/* djc_fetch_print with options (all_columns: the hidden columns after the
+ * others); opts NULL is djc_fetch_print. */
+int djc_fetch_print_ext(djc_conn *conn, const char *table, const char *where_json, djc_format format,
+			const djc_fetch_options *opts, void *out);
 /* JSON text of a row typed by table's heading (json attributes embedded,
  * bytes base64); caller frees. */
 char *djc_row_to_json_typed(djc_conn *conn, const char *table, const djc_row *row);
@@ -283,11 +312,17 @@ typedef int (*djc_make_fn)(djc_make_ctx *ctx, const djc_row *key, void *payload)
  * they are filled from the key. The row is copied. Nothing is written
  * before make returns successfully. */
 int djc_make_insert(djc_make_ctx *ctx, const char *table, const djc_row *row);
-/* Read rows of any table (usually upstream ones) restricted by where_json. */
+/* Read rows of an upstream table restricted by where_json. `table` must be
+ * an ancestor of the make's target (DataJoint's self.upstream): a parent
+ * through `->`, a parent's parent, ...; any other table is DJC_EINVAL with
+ * a message naming both tables (also set as make's error message), so a
+ * make cannot silently depend on data outside its lineage. What it read is
+ * checked again when make's rows are committed (docs/parity.md). */
 int djc_make_fetch(djc_rowset **out, djc_make_ctx *ctx, const char *table, const char *where_json);
 /* Read the rows of `table` that match `key` on the attributes they share
  * (DataJoint's `Table & key`): the usual way to read an upstream table in
- * make, whatever other parents the key also comes from. */
+ * make, whatever other parents the key also comes from. Ancestors only, as
+ * djc_make_fetch. */
 int djc_make_fetch_key(djc_rowset **out, djc_make_ctx *ctx, const char *table, const djc_row *key);
 /* Whether make should stop as soon as it can: DJC_OK (0) to go on,
  * DJC_EINTR when populate was interrupted (SIGINT/SIGTERM), DJC_ELOST when
@@ -384,6 +419,80 @@ void djc_populate_result_free(djc_populate_result *res);
  * handlers of the three signals are restored when it returns. */
 int djc_populate(djc_populate_result **out, djc_conn *conn, const char *table,
 		 const djc_populate_options *opts);
+
+/* ---------------------------------------------------------------- worker */
+
+/* Why a worker process stopped (djc_worker_result.stopped counts the
+ * processes that stopped for each). Appended, never renumbered. */
+typedef enum djc_worker_stop {
+	DJC_WORKER_IDLE = 0,      /* no job for idle_exit seconds */
+	DJC_WORKER_MAX_JOBS,      /* max_jobs make calls were started */
+	DJC_WORKER_EMPTY,         /* until_empty: nothing pending or reserved is left */
+	DJC_WORKER_DEADLINE,      /* no job fits before the deadline any more */
+	DJC_WORKER_SIGNAL,        /* SIGINT/SIGTERM */
+	DJC_WORKER_FAILED,        /* the worker could not go on (database gone too long, ...) */
+	DJC_WORKER_DRAIN,         /* SIGUSR1: took no new job, finished and committed the running makes */
+	DJC_WORKER_NSTOPS
+} djc_worker_stop;
+
+typedef struct djc_worker_options {
+	int version;               /* DJC_WORKER_OPTIONS_VERSION */
+	int processes;             /* worker processes; 1 = this process */
+	long max_jobs;             /* stop after this many make calls in all (all processes); 0 = no limit */
+	double idle_exit;          /* a process stops after this many seconds without a job; 0 = never */
+	int until_empty;           /* a process stops when the served jobs tables hold nothing pending or
+	                            * reserved (after a refresh made since it started) */
+	double deadline;           /* Unix time to be done by: claim only jobs that fit, then stop; 0 = none */
+	long priority;             /* reserve only jobs with priority <= this; -1 = any */
+	const char *where_json;    /* restriction on key attributes (each served table must have them), or NULL */
+	int refresh;               /* -1 = jobs.auto_refresh; 0 no; 1 yes: refresh each table at most once
+	                            * per refresh_interval, by whichever worker claims it first */
+	double refresh_interval;   /* seconds; 0 = 10 */
+	djc_make_fn make;          /* C make (one served table only), or NULL for make_argv / the table's make line */
+	void *payload;             /* passed to make */
+	const char *const *make_argv; /* NULL-terminated program and arguments (one served table only) */
+} djc_worker_options;
+#define DJC_WORKER_OPTIONS_VERSION 1
+#define DJC_WORKER_OPTIONS_INIT {.version = DJC_WORKER_OPTIONS_VERSION, .processes = 1, .priority = -1, .refresh = -1}
+void djc_worker_options_init(djc_worker_options *opts);
+
+typedef struct djc_worker_result {
+	long success_count;   /* keys made and committed */
+	long error_count;     /* keys whose make failed (recorded as errors; the worker went on) */
+	long skipped_count;   /* keys committed by someone else meanwhile */
+	long lost_count;      /* reservations lost before commit (not committed) */
+	size_t n_errors;
+	djc_populate_error *errors;
+	int interrupted;      /* signal number that stopped the worker, or 0 */
+	long stopped[DJC_WORKER_NSTOPS];   /* processes that stopped for each djc_worker_stop */
+	char **tables;        /* the tables served, upstream first */
+	size_t n_tables;
+} djc_worker_result;
+void djc_worker_result_free(djc_worker_result *res);
+
+/* The long-running form of populate with job reservation: serve the named
+ * tables (NULL / 0: every computed and imported table of the pipeline), in
+ * pipeline order (upstream first), for as long as work may appear: when
+ * nothing can be claimed, wait (woken by a notification where the
+ * connection can receive one: PostgreSQL without a pooler; else polling
+ * with jittered exponential backoff up to a few seconds), refreshing each
+ * table at most once per refresh_interval among all workers. A failed make
+ * is recorded and the worker goes on. Stops on idle_exit, max_jobs,
+ * until_empty, deadline or a signal. Returns DJC_OK, DJC_EMAKE when some
+ * make failed (see *out), DJC_EINTR when a signal stopped it, or another
+ * code when the worker could not start or go on; *out is set whenever it
+ * ran. */
+int djc_worker(djc_worker_result **out, djc_conn *conn, const char *const *tables, size_t ntables,
+	       const djc_worker_options *opts);
+/* The name of a djc_worker_stop ("idle", "max_jobs", "empty", "deadline",
+ * "signal", "failed"); static. */
+const char *djc_worker_stop_name(int stop);
+
+/* DJC_OK when `table` is an ancestor of `target` (what a make of target
+ * may read, as djc_make_fetch), else DJC_EINVAL with a message naming both
+ * (DJC_ENOTFOUND for an unknown table). `djc fetch` run by a make program
+ * checks this against $DJC_TABLE. */
+int djc_upstream_check(djc_conn *conn, const char *target, const char *table);
 
 /* Remaining and total keys of the key source (restricted by where_json). */
 int djc_progress(long *remaining, long *total, djc_conn *conn,

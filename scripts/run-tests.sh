@@ -2,7 +2,12 @@
 # run-tests.sh - the whole suite: unit tests (plain and ASan+UBSan builds) and
 # the CLI behaviour suite, each on every backend. Starts throwaway PostgreSQL
 # and MariaDB servers and always stops them.
-#   DJC_BACKENDS="sqlite postgresql mysql"  (default: all three; CI requires all)
+#   DJC_BACKENDS="sqlite postgresql mysql pgbouncer"  (default: all four; CI requires all)
+#     pgbouncer: the CLI suite through pgbouncer in transaction pooling mode
+#     in front of the PostgreSQL server (scripts/pgbouncer.sh), with
+#     DJC_DATABASE_POOLER=transaction; the test files see DJC_BACKEND=postgresql
+#     (everything that passes on PostgreSQL must pass through the pooler),
+#     DJC_POOLER=pgbouncer, and the server's own URL in DJC_SERVER_URL
 #   DJC_TESTS="core populate"               (run only these CLI test files)
 #   DJC_BUILD=build DJC_SAN_BUILD=build-san  (build directories to test; "" skips one)
 # Every program the suite uses is declared in scripts/deps.txt (group check):
@@ -13,7 +18,7 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-BACKENDS=${DJC_BACKENDS:-sqlite postgresql mysql}
+BACKENDS=${DJC_BACKENDS:-sqlite postgresql mysql pgbouncer}
 BUILD=${DJC_BUILD-build}
 SAN_BUILD=${DJC_SAN_BUILD-build-san}
 WORK=$(mktemp -d /tmp/djc-tests.XXXXXX)
@@ -25,6 +30,7 @@ if ! scripts/install-deps.sh --bin "$WORK/bin" check; then
 fi
 export PATH="$WORK/bin"
 cleanup() {
+	[ -d "$WORK/pgb" ] && scripts/pgbouncer.sh stop "$WORK/pgb" >/dev/null 2>&1
 	[ -d "$WORK/pg" ] && scripts/pg-server.sh stop "$WORK/pg" >/dev/null 2>&1
 	[ -d "$WORK/my" ] && scripts/mariadb-server.sh stop "$WORK/my" >/dev/null 2>&1
 	rm -rf "$WORK"
@@ -44,6 +50,16 @@ for b in $BACKENDS; do
 		URL[postgresql]=$(scripts/pg-server.sh start "$WORK/pg") || { echo "run-tests: PostgreSQL did not start" >&2; exit 1; } ;;
 	mysql)
 		URL[mysql]=$(scripts/mariadb-server.sh start "$WORK/my") || { echo "run-tests: MariaDB did not start" >&2; exit 1; } ;;
+	pgbouncer)
+		# the same PostgreSQL server as the postgresql backend (one is started
+		# when that is not run), but a database of its own: test files that
+		# use fixed schema names (djc --schema nope_1) must not find what the
+		# postgresql run left in the server's database
+		SERVER_URL=$(scripts/pg-server.sh start "$WORK/pg") || { echo "run-tests: PostgreSQL did not start" >&2; exit 1; }
+		scripts/pg-server.sh psql "$WORK/pg" -qAt -c "CREATE DATABASE djc_pgb" >/dev/null ||
+			{ echo "run-tests: cannot create the database djc_pgb for pgbouncer" >&2; exit 1; }
+		SERVER_URL=${SERVER_URL%/*}/djc_pgb
+		URL[pgbouncer]=$(scripts/pgbouncer.sh start "$WORK/pgb" "$SERVER_URL") || { echo "run-tests: pgbouncer did not start" >&2; exit 1; } ;;
 	*) echo "run-tests: unknown backend $b" >&2; exit 2 ;;
 	esac
 done
@@ -81,6 +97,14 @@ if [ -n "$BUILD" ]; then
 	done
 fi
 for b in $BACKENDS; do
+	# through the pooler: the CLI suite, as PostgreSQL with DJC_DATABASE_POOLER=transaction
+	pooler_env=""
+	backend=$b
+	if [ "$b" = pgbouncer ]; then
+		pooler_env="DJC_DATABASE_POOLER=transaction DJC_POOLER=pgbouncer DJC_SERVER_URL=$SERVER_URL"
+		backend=postgresql
+		echo "== unit tests on $b: not run (they drive the drivers with raw SQL and session state; the CLI suite runs through the pooler)"
+	else
 	echo "== unit tests on $b"
 	for build in $BUILD $SAN_BUILD; do
 		for t in "$build"/tests/test_*; do
@@ -95,6 +119,7 @@ for b in $BACKENDS; do
 			tally "$(basename "$t")[$b,$build]" "$out" $?
 		done
 	done
+	fi
 	echo "== CLI suite on $b"
 	for f in tests/cli/test_*.sh; do
 		name=$(basename "$f" .sh)
@@ -106,8 +131,8 @@ for b in $BACKENDS; do
 		out="$WORK/out.$n"
 		if [ "$b" = sqlite ]; then url="sqlite:$dir/djc.db"; schema=""; else url=${URL[$b]}; schema="djct_${name#test_}_$n"; fi
 		T0=$SECONDS
-		(cd "$dir" && DJC="$ROOT/$BUILD/djc" BUILD="$ROOT/$BUILD" ROOT="$ROOT" T="$dir" DJC_DATABASE_URL="$url" DJC_DATABASE_SCHEMA="$schema" \
-			DJC_BACKEND=$b timeout 900 bash "$ROOT/$f") >"$out" 2>&1
+		(cd "$dir" && env $pooler_env DJC="$ROOT/$BUILD/djc" BUILD="$ROOT/$BUILD" ROOT="$ROOT" T="$dir" DJC_DATABASE_URL="$url" \
+			DJC_DATABASE_SCHEMA="$schema" DJC_BACKEND=$backend timeout 900 bash "$ROOT/$f") >"$out" 2>&1
 		tally "$name[$b]" "$out" $?
 	done
 done

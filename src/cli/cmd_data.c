@@ -47,17 +47,21 @@ int cmd_tables(int argc, char **argv)
 
 int cmd_insert(int argc, char **argv)
 {
-	static const char H[] = "usage: djc insert TABLE [FILE] [--skip-duplicates]\n"
+	static const char H[] = "usage: djc insert TABLE [FILE] [--skip-duplicates] [--allow-direct-insert]\n"
 				"Insert rows given as JSON Lines (one object per line) from FILE or stdin.\n"
-				"All rows or none. bytes are base64 strings; json attributes take any JSON value.\n";
-	enum { SKIP = 1 };
-	static const cli_option opts[] = {{"skip-duplicates", CLI_FLAG, SKIP, 0}, {NULL, 0, 0, 0}};
+				"All rows or none. bytes are base64 strings; json attributes take any JSON value.\n"
+				"--allow-direct-insert lets rows into a computed, imported or part table by hand\n"
+				"(a backfill or a repair); populate then never makes those keys again.\n";
+	enum { SKIP = 1, DIRECT };
+	static const cli_option opts[] = {{"skip-duplicates", CLI_FLAG, SKIP, 0},
+					  {"allow-direct-insert", CLI_FLAG, DIRECT, 0}, {NULL, 0, 0, 0}};
 	cli_args a;
 	cli_args_init(&a, argc, argv, opts, H);
 	const char *table = NULL, *file = NULL;
 	djc_insert_options io = DJC_INSERT_OPTIONS_INIT;
 	for (int o; (o = cli_next(&a)) != CLI_END;) {
 		if (o == SKIP) io.skip_duplicates = 1;
+		else if (o == DIRECT) io.allow_direct_insert = 1;
 		else if (!table) table = a.arg;
 		else if (!file) file = a.arg;
 		else die_usage("insert takes TABLE [FILE]");
@@ -80,14 +84,20 @@ int cmd_insert(int argc, char **argv)
 
 int cmd_fetch(int argc, char **argv)
 {
-	static const char H[] = "usage: djc fetch TABLE [--where JSON | --key JSON] [--format table|json|csv]\n"
+	static const char H[] = "usage: djc fetch TABLE [--where JSON | --key JSON] [--format table|json|csv] [--all-columns]\n"
 				"Print rows ordered by primary key. --where takes {\"attr\": value}, {\"attr\": [v1, v2]},\n"
 				"{\"attr\": {\">\": 3}} or a list of such objects (OR); every attribute must be TABLE's.\n"
 				"--key takes a key object, e.g. a make program's $DJC_KEY, and matches TABLE's rows on the\n"
-				"attributes they share, ignoring the rest (DataJoint's Table & key).\n";
-	enum { WHERE = 1, KEY, FORMAT };
+				"attributes they share, ignoring the rest (DataJoint's Table & key).\n"
+				"Run by a make program (DJC_TABLE and DJC_KEY set by djc), it reads only ancestors of\n"
+				"$DJC_TABLE, as DataJoint's self.upstream does.\n"
+				"--all-columns also shows the hidden job metadata columns (_job_start_time,\n"
+				"_job_duration, _job_version) of a table declared with jobs.add_job_metadata.\n";
+	enum { WHERE = 1, KEY, FORMAT, ALL };
 	static const cli_option opts[] = {
-		{"where", CLI_VALUE, WHERE, 0}, {"key", CLI_VALUE, KEY, 0}, {"format", CLI_VALUE, FORMAT, 0}, {NULL, 0, 0, 0}};
+		{"where", CLI_VALUE, WHERE, 0}, {"key", CLI_VALUE, KEY, 0}, {"format", CLI_VALUE, FORMAT, 0},
+		{"all-columns", CLI_FLAG, ALL, 0}, {NULL, 0, 0, 0}};
+	djc_fetch_options fo = DJC_FETCH_OPTIONS_INIT;
 	cli_args a;
 	cli_args_init(&a, argc, argv, opts, H);
 	a.unknown_fmt = a.missing_fmt = "unknown or incomplete option %s";
@@ -97,6 +107,7 @@ int cmd_fetch(int argc, char **argv)
 		switch (o) {
 		case WHERE: where = a.arg; check_json("--where", where); break;
 		case KEY: key = a.arg; check_json("--key", key); break;
+		case ALL: fo.all_columns = 1; break;
 		case FORMAT:
 			if (!strcmp(a.arg, "table")) fmt = DJC_FORMAT_TABLE;
 			else if (!strcmp(a.arg, "json")) fmt = DJC_FORMAT_JSON;
@@ -112,8 +123,11 @@ int cmd_fetch(int argc, char **argv)
 	if (where && key) die_usage("fetch takes --where or --key, not both");
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	char *kw = NULL;
-	int rc = key ? djc_key_restriction(&kw, c, table, key) : DJC_OK;
-	if (!rc) rc = djc_fetch_print(c, table, key ? kw : where, fmt, stdout);
+	/* inside a make program: the make context's reads, ancestors only */
+	const char *target = getenv("DJC_TABLE");
+	int rc = target && *target && getenv("DJC_KEY") ? djc_upstream_check(c, target, table) : DJC_OK;
+	if (!rc && key) rc = djc_key_restriction(&kw, c, table, key);
+	if (!rc) rc = djc_fetch_print_ext(c, table, key ? kw : where, fmt, &fo, stdout);
 	free(kw);
 	int code = exit_for(rc, c);
 	djc_close(c);

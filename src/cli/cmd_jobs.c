@@ -71,12 +71,23 @@ static void keyed_parse(int argc, char **argv, const char *sub, const cli_option
 	if (k->where && k->all) die_usage("jobs %s takes --where or --all, not both", sub);
 }
 
+/* --delay: seconds from now, negative too (DataJoint's populate refreshes
+ * with delay=-1: due at once whatever the clocks say); finite. */
+static double parse_delay(const char *opt, const char *v)
+{
+	char *e;
+	double x = strtod(v, &e);
+	if (!*v || *e || x != x || x > 1e12 || x < -1e12) die_usage("%s expects a number of seconds, got '%s'", opt, v);
+	return x;
+}
+
 int cmd_jobs_refresh(int argc, char **argv)
 {
 	static const char H[] =
 		"usage: djc jobs refresh TABLE [--priority P] [--delay S] [--stale-timeout S]\n"
 		"                              [--orphan-timeout S] [--where JSON] [--json]\n"
 		"Add the keys of (key_source & where) - TABLE that have no job as pending jobs,\n"
+		"due after --delay seconds (negative: due already, ahead of jobs due now),\n"
 		"re-pend successes whose row is gone, remove jobs older than the stale timeout\n"
 		"whose key left the key source, and re-pend reservations older than the orphan\n"
 		"timeout.\n";
@@ -94,7 +105,7 @@ int cmd_jobs_refresh(int argc, char **argv)
 	for (int k; (k = cli_next(&a)) != CLI_END;) {
 		switch (k) {
 		case PRIORITY: o.priority = parse_long(a.opt, a.arg, 0); break;
-		case DELAY: o.delay = parse_double(a.opt, a.arg); break;
+		case DELAY: o.delay = parse_delay(a.opt, a.arg); break;
 		case STALE: o.stale_timeout = parse_double(a.opt, a.arg); break;
 		case ORPHAN: o.orphan_timeout = parse_double(a.opt, a.arg); break;
 		case WHERE: o.where_json = a.arg; check_json("--where", o.where_json); break;

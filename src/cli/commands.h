@@ -11,6 +11,7 @@ CLI_COMMAND("delete", cmd_delete, "delete TABLE", "delete rows and what depends 
 CLI_COMMAND("drop", cmd_drop, "drop TABLE", "drop a table with what depends on it")
 CLI_COMMAND("alter", cmd_alter, "alter PIPELINE_FILE", "change secondary attributes of declared tables")
 CLI_COMMAND("populate", cmd_populate, "populate TABLE", "call make for every missing key")
+CLI_COMMAND("worker", cmd_worker, "worker [TABLE...]", "serve the computed tables for as long as work may appear")
 CLI_COMMAND("progress", cmd_progress, "progress [TABLE]", "remaining and total keys (every table without TABLE; --watch)")
 CLI_COMMAND("diagram", cmd_diagram, "diagram", "the pipeline as a graph (--format dot|svg)")
 CLI_COMMAND("jobs", cmd_jobs, "jobs TABLE", "the jobs table: counts, rows (--status, --where), one job (--key)")

@@ -2,7 +2,10 @@
 #include "db.h"
 #include "djc.h"
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,6 +293,75 @@ int db_batch(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *f
 	return rc;
 }
 void db_qi(db_conn *c, sb_t *b, const char *name) { c->drv->quote_ident(b, name); }
+
+void db_qtable(db_conn *c, sb_t *b, const char *name)
+{
+	if (c->qualify && c->schema) {
+		c->drv->quote_ident(b, c->schema);
+		sb_addc(b, '.');
+	}
+	c->drv->quote_ident(b, name);
+}
+
+int db_listen(db_conn *c, const char *channel)
+{
+	if (!c->drv->listen) {
+		snprintf(c->err, sizeof c->err, "%s: no notifications (LISTEN) on this backend", c->drv->name);
+		return DJC_EINVAL;
+	}
+	pthread_mutex_lock(&c->mu);
+	int rc = c->drv->listen(c, channel);
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+int db_notify(db_conn *c, const char *channel, const char *payload)
+{
+	if (!c->drv->notify) return DJC_OK;
+	pthread_mutex_lock(&c->mu);
+	int rc = c->drv->notify(c, channel, payload);
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+static double db_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int db_wait_notify(db_conn *c, double seconds, char **payload)
+{
+	*payload = NULL;
+	if (!c->drv->notified || !c->drv->socket) return 0;
+	double end = db_mono() + (seconds > 0 ? seconds : 0);
+	for (;;) {
+		/* what arrived (a statement of another thread sharing the
+		 * connection may have read it off the socket already) */
+		pthread_mutex_lock(&c->mu);
+		int rc = c->drv->notified(c, payload);
+		int fd = c->drv->socket(c);
+		pthread_mutex_unlock(&c->mu);
+		if (rc) return rc;
+		double left = end - db_mono();
+		if (left <= 0 || fd < 0) return 0;
+		/* the socket turning readable ends the wait early; at most a
+		 * second at a time, so a wake-up another thread consumed costs
+		 * at most that */
+		struct pollfd pf = {fd, POLLIN, 0};
+		int ms = left > 1 ? 1000 : (int)(left * 1000) + 1;
+		if (poll(&pf, 1, ms) < 0 && errno != EINTR) return 0;
+	}
+}
+
+void db_create_index(db_conn *c, sb_t *b, const char *table, const char *index, const char *cols, int unique)
+{
+	sb_t qt = SB_INIT;
+	db_qtable(c, &qt, table);
+	c->drv->create_index(b, sb_str(&qt), index, cols, unique);
+	sb_free(&qt);
+}
 
 int db_ident_ok(const char *s)
 {

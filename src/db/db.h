@@ -43,8 +43,13 @@ typedef struct db_url {
 } db_url;
 
 /* Open flags. DB_OPEN_NO_CREATE: a driver's open creates nothing (no
- * SQLite file, no schema); a missing one is DJC_ENOTFOUND. */
+ * SQLite file, no schema); a missing one is DJC_ENOTFOUND.
+ * DB_OPEN_POOLED: the server is reached through a transaction pooler
+ * (database.pooler = transaction); the URL parameter pooler=none or
+ * pooler=transaction decides instead when given. Only PostgreSQL's driver
+ * reads it. */
 #define DB_OPEN_NO_CREATE 1
+#define DB_OPEN_POOLED 2
 
 /* Parse url; on error returns DJC_EINVAL with a message in err. */
 int db_url_parse(db_url *out, const char *url, char *err, size_t errlen);
@@ -58,6 +63,7 @@ typedef struct db_conn {
 	char err[1024];     /* message of the last failure */
 	int in_tx;
 	char *schema;       /* effective schema name */
+	int qualify;        /* table names carry the schema (db_qtable): set by the driver's open */
 	const char *table_suffix;   /* after CREATE TABLE (...): the driver's, unless its open set one */
 	/* Threads sharing one connection (a worker and its heartbeat) take
 	 * turns: the db_* wrappers hold this recursive mutex around each
@@ -90,7 +96,7 @@ const char *db_cell_text(db_res *r, size_t row, size_t col);
  * or the backend's equivalent). Returns the claimed rows' key_cols, then
  * `extra` (evaluated on the claimed row) when given. */
 typedef struct db_claim {
-	const char *table;      /* unquoted table name */
+	const char *table;      /* unquoted table name (the driver writes it with db_qtable) */
 	const char *key_cols;   /* quoted, comma-separated primary key columns */
 	const char *extra;      /* one more returned expression without params, or NULL */
 	const char *where;      /* condition with ? params */
@@ -163,12 +169,28 @@ struct db_driver {
 	void (*column_type)(sb_t *b, const coldef *t);
 	void (*now)(sb_t *b);          /* current UTC time as datetime(3) */
 	void (*now_plus)(sb_t *b);     /* UTC now plus ? seconds (one FLOAT param) */
-	void (*create_index)(sb_t *b, const char *table, const char *index, const char *cols, int unique);
+	/* CREATE INDEX IF NOT EXISTS index ON qtable (cols); qtable is quoted
+	 * already (db_qtable), index is not (it lives in the table's schema) */
+	void (*create_index)(sb_t *b, const char *qtable, const char *index, const char *cols, int unique);
 	const char *insert_ignore_head;   /* e.g. "INSERT OR IGNORE INTO" */
 	const char *insert_ignore_tail;   /* e.g. " ON CONFLICT DO NOTHING" */
 	const char *table_suffix;         /* after CREATE TABLE (...) */
 	/* 1 if an empty result of SELECT ... with FOR UPDATE works. Unused. */
 	int reserved_flags;
+
+	/* may provide (NULL: the backend has no notifications; db.c copes) */
+	/* Subscribe the connection to channel (kept across reconnects);
+	 * DJC_EINVAL when this connection cannot receive notifications (through
+	 * a transaction pooler). */
+	int (*listen)(db_conn *c, const char *channel);
+	/* Notify channel's listeners, when the current transaction commits (at
+	 * once outside one). */
+	int (*notify)(db_conn *c, const char *channel, const char *payload);
+	/* Without waiting: 1 and the payload (caller frees) of a notification
+	 * that arrived, 0 when none, DJC_ECONN when the connection is gone. */
+	int (*notified)(db_conn *c, char **payload);
+	/* The connection's socket, to poll while waiting for notifications. */
+	int (*socket)(db_conn *c);
 };
 
 extern const db_driver db_sqlite_driver;
@@ -195,6 +217,23 @@ int db_batch(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *f
  * (called with the connection's mutex held). */
 int db_batch_each(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed);
 void db_qi(db_conn *c, sb_t *b, const char *name);   /* quoted identifier */
+/* The table `name` of the connection's schema, quoted: "schema"."name"
+ * where the driver qualifies names (PostgreSQL), else "name". Every
+ * statement names its tables through this, so none depends on session
+ * state such as the search_path (a transaction pooler does not keep it). */
+void db_qtable(db_conn *c, sb_t *b, const char *name);
+/* Notifications (LISTEN/NOTIFY on PostgreSQL): db_listen is DJC_EINVAL
+ * (message on c) where the connection cannot receive them (another backend,
+ * a transaction pooler); db_notify does nothing where there are none.
+ * db_wait_notify waits up to `seconds` for a notification: 1 with its
+ * payload (caller frees), 0 when none came, or an error code (the
+ * connection went; the next statement reconnects). It holds the
+ * connection's mutex only to read what arrived, never while waiting. */
+int db_listen(db_conn *c, const char *channel);
+int db_notify(db_conn *c, const char *channel, const char *payload);
+int db_wait_notify(db_conn *c, double seconds, char **payload);
+/* CREATE INDEX IF NOT EXISTS index ON <table> (cols) in the dialect. */
+void db_create_index(db_conn *c, sb_t *b, const char *table, const char *index, const char *cols, int unique);
 
 /* 1 if name is a valid identifier for djc (letters, digits, _, and the
  * DataJoint prefixes ~ # handled by callers): [A-Za-z_][A-Za-z0-9_]*,

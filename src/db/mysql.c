@@ -1099,7 +1099,7 @@ static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
 	db_res *got = NULL, *cand = NULL, *lk = NULL;
 	val_t *extra = NULL;   /* cl->extra of each row of got */
 	sb_t q = SB_INIT, t = SB_INIT;
-	my_qi(&t, cl->table);
+	db_qtable(bc, &t, cl->table);
 	long want = cl->limit > 0 ? cl->limit : 0;
 	/* Keys already looked at are excluded from the next page (not skipped
 	 * by OFFSET: rows other claimers take meanwhile leave the eligible set
@@ -1280,12 +1280,12 @@ static void my_column_type(sb_t *b, const coldef *t)
 static void my_now(sb_t *b) { sb_add(b, "UTC_TIMESTAMP(3)"); }
 static void my_now_plus(sb_t *b) { sb_add(b, "TIMESTAMPADD(MICROSECOND, ROUND(? * 1000000), UTC_TIMESTAMP(3))"); }
 
-static void my_create_index(sb_t *b, const char *table, const char *index, const char *cols, int unique)
+static void my_create_index(sb_t *b, const char *qtable, const char *index, const char *cols, int unique)
 {
 	sb_printf(b, "CREATE %sINDEX IF NOT EXISTS ", unique ? "UNIQUE " : "");
 	my_qi(b, index);
 	sb_add(b, " ON ");
-	my_qi(b, table);
+	sb_add(b, qtable);
 	sb_printf(b, " (%s)", cols);
 }
 

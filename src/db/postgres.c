@@ -1,8 +1,18 @@
 /* postgres.c - the PostgreSQL driver (libpq). One schema per djc schema
- * (search_path), `?` placeholders rewritten to $n, parameters typed so the
- * server coerces text to the column's type, an LRU cache of prepared
- * statements, SKIP LOCKED claims, and a transparent reconnect between
- * transactions so a server restart does not kill a long-running worker. */
+ * (every table named "schema"."table"), `?` placeholders rewritten to $n,
+ * parameters typed so the server coerces text to the column's type, an LRU
+ * cache of prepared statements, SKIP LOCKED claims, LISTEN/NOTIFY, and a
+ * transparent reconnect between transactions so a server restart does not
+ * kill a long-running worker.
+ *
+ * Through a transaction pooler (pgbouncer with pool_mode = transaction,
+ * chosen by the URL parameter pooler=transaction or the setting
+ * database.pooler) each transaction may run on another server connection,
+ * so the driver keeps nothing on the server between transactions: no
+ * prepared statements (every statement is an unnamed one, PQexecParams),
+ * no search_path (names are qualified anyway), no LISTEN; only the
+ * settings pgbouncer itself carries from one server connection to the
+ * next (TimeZone, DateStyle) are SET. */
 #include "db.h"
 #include "djc.h"
 #include <libpq-fe.h>
@@ -40,6 +50,7 @@ static struct {
 	__typeof__(PQgetvalue) *PQgetvalue;
 	__typeof__(PQgetResult) *PQgetResult;
 	__typeof__(PQnfields) *PQnfields;
+	__typeof__(PQnotifies) *PQnotifies;
 	__typeof__(PQntuples) *PQntuples;
 	__typeof__(PQprepare) *PQprepare;
 	__typeof__(PQreset) *PQreset;
@@ -47,6 +58,7 @@ static struct {
 	__typeof__(PQresultErrorMessage) *PQresultErrorMessage;
 	__typeof__(PQresultStatus) *PQresultStatus;
 	__typeof__(PQsendPrepare) *PQsendPrepare;
+	__typeof__(PQsendQueryParams) *PQsendQueryParams;
 	__typeof__(PQsendQueryPrepared) *PQsendQueryPrepared;
 	__typeof__(PQserverVersion) *PQserverVersion;
 	__typeof__(PQsetNoticeProcessor) *PQsetNoticeProcessor;
@@ -77,6 +89,7 @@ static const char *const pq_names[] = {
 	"PQgetvalue",
 	"PQgetResult",
 	"PQnfields",
+	"PQnotifies",
 	"PQntuples",
 	"PQprepare",
 	"PQreset",
@@ -84,6 +97,7 @@ static const char *const pq_names[] = {
 	"PQresultErrorMessage",
 	"PQresultStatus",
 	"PQsendPrepare",
+	"PQsendQueryParams",
 	"PQsendQueryPrepared",
 	"PQserverVersion",
 	"PQsetNoticeProcessor",
@@ -147,6 +161,7 @@ static int pq_load(char *err, size_t errlen)
 #define PQgetvalue (*pq.PQgetvalue)
 #define PQgetResult (*pq.PQgetResult)
 #define PQnfields (*pq.PQnfields)
+#define PQnotifies (*pq.PQnotifies)
 #define PQntuples (*pq.PQntuples)
 #define PQprepare (*pq.PQprepare)
 #define PQreset (*pq.PQreset)
@@ -154,6 +169,7 @@ static int pq_load(char *err, size_t errlen)
 #define PQresultErrorMessage (*pq.PQresultErrorMessage)
 #define PQresultStatus (*pq.PQresultStatus)
 #define PQsendPrepare (*pq.PQsendPrepare)
+#define PQsendQueryParams (*pq.PQsendQueryParams)
 #define PQsendQueryPrepared (*pq.PQsendQueryPrepared)
 #define PQserverVersion (*pq.PQserverVersion)
 #define PQsetNoticeProcessor (*pq.PQsetNoticeProcessor)
@@ -185,6 +201,8 @@ typedef struct pg_conn {
 	pcached cache[STMT_CACHE];
 	unsigned long tick, seq;
 	int64_t pid;
+	int pooled;         /* through a transaction pooler: no server-side state */
+	char *channel;      /* LISTENed to (again after a reconnect), or NULL */
 } pg_conn;
 
 static void quiet(void *arg, const char *msg) { (void)arg; (void)msg; }
@@ -299,6 +317,7 @@ static void pg_close(db_conn *bc)
 	cache_clear(c, 0);
 	if (c->pg) PQfinish(c->pg);
 	free(c->base.schema);
+	free(c->channel);
 	free(c);
 }
 
@@ -314,17 +333,31 @@ static void pg_qi(sb_t *b, const char *name)
 
 /* Session settings, run at open and after every reconnect: UTC, ISO dates,
  * exact floats, the schema (created when missing) on the search_path, and
- * the backend pid for connection_id. */
+ * the backend pid for connection_id. Through a transaction pooler only
+ * what the pooler carries to every server connection it lends us (TimeZone
+ * and DateStyle: pgbouncer re-applies them) is SET; nothing else may be,
+ * since a SET would stay behind on a server connection other clients
+ * borrow next. Nothing depends on the rest: every table name is qualified,
+ * floats print shortest-exact by default since PostgreSQL 12, and notices
+ * are dropped by the notice processor. */
 static int session_setup(pg_conn *c, int create_schema)
 {
 	int rc;
-	if ((rc = simple(c, "SET TIME ZONE 'UTC'")) || (rc = simple(c, "SET datestyle TO 'ISO, YMD'")) ||
-	    (rc = simple(c, "SET intervalstyle TO 'postgres'")) ||
-	    (rc = simple(c, "SET client_min_messages TO warning")))
+	if ((rc = simple(c, "SET TIME ZONE 'UTC'")) || (rc = simple(c, "SET datestyle TO 'ISO, YMD'")))
+		return rc;
+	if (c->pooled && PQserverVersion(c->pg) < 120000) {
+		snprintf(c->base.err, sizeof c->base.err,
+			 "postgresql: pooler=transaction needs PostgreSQL 12 or later (the server is %d.%d)",
+			 PQserverVersion(c->pg) / 10000, PQserverVersion(c->pg) / 100 % 100);
+		return DJC_EINVAL;
+	}
+	if (!c->pooled &&
+	    ((rc = simple(c, "SET intervalstyle TO 'postgres'")) || (rc = simple(c, "SET client_min_messages TO warning"))))
 		return rc;
 	/* 12+ prints shortest-exact floats whenever extra_float_digits > 0 (the
 	 * default 1); older servers need 3 for a round trip. */
-	if ((rc = simple(c, PQserverVersion(c->pg) >= 120000 ? "SET extra_float_digits TO 1" : "SET extra_float_digits TO 3")))
+	if (!c->pooled &&
+	    (rc = simple(c, PQserverVersion(c->pg) >= 120000 ? "SET extra_float_digits TO 1" : "SET extra_float_digits TO 3")))
 		return rc;
 	sb_t q = SB_INIT;
 	pg_qi(&q, c->base.schema);
@@ -349,13 +382,23 @@ static int session_setup(pg_conn *c, int create_schema)
 			sb_reset(&q);
 		}
 	}
-	if (!rc) {
+	if (!rc && !c->pooled) {
+		/* not needed by djc's own statements (db_qtable qualifies every
+		 * table), but raw SQL on a djc connection finds the tables */
 		sb_printf(&q, "SET search_path TO %s", quoted);
+		rc = simple(c, sb_str(&q));
+	}
+	if (!rc && c->channel) {
+		sb_reset(&q);
+		sb_add(&q, "LISTEN ");
+		pg_qi(&q, c->channel);
 		rc = simple(c, sb_str(&q));
 	}
 	sb_free(&q);
 	free(quoted);
 	if (rc) return rc;
+	/* through a pooler no server process is ours: connection_id is 0 */
+	if (c->pooled) { c->pid = 0; return DJC_OK; }
 	PGresult *res = PQexec(c->pg, "SELECT pg_backend_pid()");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
 		rc = classify(c, res);
@@ -420,7 +463,8 @@ static int pg_url_parse(db_url *u, const char *url, char *err, size_t errlen)
 		int first = 1;
 		for (const char *p = q + 1; *p;) {
 			size_t n = strcspn(p, "&");
-			if (n >= 4 && !strncmp(p, "djc_", 4)) {
+			/* djc's own: djc_* and pooler= (docs/workers.md) */
+			if ((n >= 4 && !strncmp(p, "djc_", 4)) || (n >= 7 && !strncmp(p, "pooler=", 7))) {
 				const char *eq = memchr(p, '=', n);
 				u->opt_keys = xrealloc(u->opt_keys, (u->nopts + 1) * sizeof(char *));
 				u->opt_vals = xrealloc(u->opt_vals, (u->nopts + 1) * sizeof(char *));
@@ -540,11 +584,24 @@ static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err
 	kv_set(&a, "dbname", u->conninfo);
 	/* a password from DJC_DATABASE_PASSWORD / djc.json when the URL has none */
 	if (u->password) kv_set(&a, "password", u->password);
+	/* pooler=transaction (djc's own parameter, not libpq's): see the top */
+	int pooled = (u->flags & DB_OPEN_POOLED) != 0;
+	for (size_t i = 0; i < u->nopts; i++) {
+		if (strcmp(u->opt_keys[i], "pooler")) continue;   /* other djc_* parameters are not libpq's */
+		if (!strcmp(u->opt_vals[i], "transaction")) pooled = 1;
+		else if (!strcmp(u->opt_vals[i], "none")) pooled = 0;
+		else {
+			snprintf(err, errlen, "database URL parameter pooler must be none or transaction, got '%s'", u->opt_vals[i]);
+			return DJC_EINVAL;
+		}
+	}
 	a.k[a.n] = NULL;
 	a.v[a.n] = NULL;
 
 	pg_conn *c = xcalloc(1, sizeof *c);
 	c->base.schema = xstrdup(schema && *schema ? schema : "public");
+	c->base.qualify = 1;   /* "schema"."table" in every statement (db_qtable) */
+	c->pooled = pooled;
 	c->pg = PQconnectdbParams(a.k, a.v, 1);
 	if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
 		char msg[900];
@@ -891,8 +948,9 @@ static int pg_exec(db_conn *bc, const char *sql, const val_t *params, size_t np,
 	sb_t key = b.key;
 	char kw[16];
 	first_word(q.s ? q.s : "", kw, sizeof kw);
-	int cacheable = !strcmp(kw, "SELECT") || !strcmp(kw, "INSERT") || !strcmp(kw, "UPDATE") ||
-			!strcmp(kw, "DELETE") || !strcmp(kw, "WITH") || !strcmp(kw, "VALUES");
+	/* a prepared statement lives on one server connection: not through a pooler */
+	int cacheable = !c->pooled && (!strcmp(kw, "SELECT") || !strcmp(kw, "INSERT") || !strcmp(kw, "UPDATE") ||
+			!strcmp(kw, "DELETE") || !strcmp(kw, "WITH") || !strcmp(kw, "VALUES"));
 	PGresult *res;
 	if (cacheable) {
 		sb_addc(&key, '\n');
@@ -964,12 +1022,12 @@ static int pg_rollback(db_conn *bc)
  * caller frees the array only). SKIP LOCKED: concurrent claimers lock
  * disjoint rows and never wait; the outer UPDATE touches only rows this
  * statement has locked. */
-static void claim_sql(const db_claim *cl, sb_t *q, val_t **p)
+static void claim_sql(db_conn *bc, const db_claim *cl, sb_t *q, val_t **p)
 {
 	sb_add(q, "UPDATE ");
-	pg_qi(q, cl->table);
+	db_qtable(bc, q, cl->table);
 	sb_printf(q, " SET %s WHERE ctid = ANY(ARRAY(SELECT ctid FROM ", cl->set);
-	pg_qi(q, cl->table);
+	db_qtable(bc, q, cl->table);
 	sb_printf(q, " WHERE %s ORDER BY %s", cl->where, cl->order);
 	if (cl->limit >= 0) sb_printf(q, " LIMIT %ld", cl->limit);
 	sb_printf(q, " FOR UPDATE SKIP LOCKED)) RETURNING %s", cl->key_cols);
@@ -983,7 +1041,7 @@ static int pg_claim(db_conn *bc, const db_claim *cl, db_res **out)
 {
 	sb_t q = SB_INIT;
 	val_t *p = NULL;
-	claim_sql(cl, &q, &p);
+	claim_sql(bc, cl, &q, &p);
 	int rc = pg_exec(bc, sb_str(&q), p, cl->ns + cl->nw, out);
 	free(p);
 	sb_free(&q);
@@ -1058,7 +1116,10 @@ static void cache_forget(pg_conn *c, const char *name)
  * exactly that many rows, else 0), so a fence that matched nothing fails
  * with division_by_zero inside the transaction and nothing is committed.
  * Statements are prepared (in the pipeline itself the first time) and
- * kept in the connection's cache, as pg_exec does. */
+ * kept in the connection's cache, as pg_exec does; through a transaction
+ * pooler they are unnamed ones (Parse, Bind, Execute per item, one Sync:
+ * the pipeline is one transaction, so the pooler lends one server
+ * connection for all of it). */
 static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, size_t *failed)
 {
 	pg_conn *c = (pg_conn *)bc;
@@ -1075,7 +1136,7 @@ static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 		const val_t *p = items[i].params;
 		size_t np = items[i].np;
 		if (items[i].claim) {
-			claim_sql(items[i].claim, &raw, &cp);
+			claim_sql(bc, items[i].claim, &raw, &cp);
 			p = cp;
 			np = items[i].claim->ns + items[i].claim->nw;
 		} else
@@ -1110,6 +1171,11 @@ static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 		sb_t key = SB_INIT;
 		sb_printf(&key, "%s\n%s", sb_str(&binds[i].key), sb_str(&texts[i]));
 		keys[i] = sb_steal(&key);
+		if (c->pooled) {
+			sent = PQsendQueryParams(c->pg, sb_str(&texts[i]), nps[i], binds[i].types, binds[i].vals, binds[i].lens,
+						 binds[i].fmts, 0);
+			continue;
+		}
 		int slot = cache_find(c, keys[i]);
 		if (slot >= 0)
 			memcpy(names[i], c->cache[slot].name, 24);
@@ -1199,6 +1265,61 @@ out:
 
 static int64_t pg_connection_id(db_conn *bc) { return ((pg_conn *)bc)->pid; }
 
+/* LISTEN on this connection (again after every reconnect). A transaction
+ * pooler hands each transaction to any server connection, so a LISTEN
+ * would be heard by whoever borrows that one next: refused. */
+static int pg_listen(db_conn *bc, const char *channel)
+{
+	pg_conn *c = (pg_conn *)bc;
+	if (c->pooled) {
+		snprintf(c->base.err, sizeof c->base.err, "postgresql: no LISTEN through a transaction pooler (pooler=transaction)");
+		return DJC_EINVAL;
+	}
+	int rc = ensure(c);
+	if (rc) return rc;
+	sb_t q = SB_INIT;
+	sb_add(&q, "LISTEN ");
+	pg_qi(&q, channel);
+	rc = simple(c, sb_str(&q));
+	sb_free(&q);
+	if (!rc) {
+		free(c->channel);
+		c->channel = xstrdup(channel);
+	}
+	return rc;
+}
+
+/* NOTIFY, as a function call with bound values: delivered when the
+ * transaction commits (at once outside one). Works through a pooler too. */
+static int pg_notify(db_conn *bc, const char *channel, const char *payload)
+{
+	val_t p[2] = {val_text(channel), val_text(payload ? payload : "")};
+	int rc = pg_exec(bc, "SELECT pg_notify(?, ?)", p, 2, NULL);
+	val_free(&p[0]);
+	val_free(&p[1]);
+	return rc;
+}
+
+/* A notification that arrived (reading what the socket holds, without
+ * waiting): 1 and its payload, 0 when none, DJC_ECONN when the connection
+ * is gone (the next statement reconnects). */
+static int pg_notified(db_conn *bc, char **payload)
+{
+	pg_conn *c = (pg_conn *)bc;
+	*payload = NULL;
+	if (PQstatus(c->pg) != CONNECTION_OK || (!c->base.in_tx && !PQconsumeInput(c->pg))) {
+		set_conn_err(c, "connection lost while waiting for notifications");
+		return DJC_ECONN;
+	}
+	PGnotify *n = PQnotifies(c->pg);
+	if (!n) return 0;
+	*payload = xstrdup(n->extra ? n->extra : "");
+	PQfreemem(n);
+	return 1;
+}
+
+static int pg_socket(db_conn *bc) { return PQsocket(((pg_conn *)bc)->pg); }
+
 static void pg_column_type(sb_t *b, const coldef *t)
 {
 	switch (t->t) {
@@ -1234,12 +1355,12 @@ static void pg_now_plus(sb_t *b)
 	sb_add(b, "((now() AT TIME ZONE 'UTC') + make_interval(secs => ?))::timestamp(3)");
 }
 
-static void pg_create_index(sb_t *b, const char *table, const char *index, const char *cols, int unique)
+static void pg_create_index(sb_t *b, const char *qtable, const char *index, const char *cols, int unique)
 {
 	sb_printf(b, "CREATE %sINDEX IF NOT EXISTS ", unique ? "UNIQUE " : "");
 	pg_qi(b, index);
 	sb_add(b, " ON ");
-	pg_qi(b, table);
+	sb_add(b, qtable);
 	sb_printf(b, " (%s)", cols);
 }
 
@@ -1264,4 +1385,8 @@ const db_driver db_postgres_driver = {
 	.insert_ignore_head = "INSERT INTO",
 	.insert_ignore_tail = " ON CONFLICT DO NOTHING",
 	.table_suffix = "",
+	.listen = pg_listen,
+	.notify = pg_notify,
+	.notified = pg_notified,
+	.socket = pg_socket,
 };

@@ -470,9 +470,9 @@ static int sq_claim(db_conn *bc, const db_claim *cl, db_res **out)
 {
 	sb_t q = SB_INIT;
 	sb_add(&q, "UPDATE ");
-	sq_qi(&q, cl->table);
+	db_qtable(bc, &q, cl->table);
 	sb_printf(&q, " SET %s WHERE rowid IN (SELECT rowid FROM ", cl->set);
-	sq_qi(&q, cl->table);
+	db_qtable(bc, &q, cl->table);
 	sb_printf(&q, " WHERE %s ORDER BY %s LIMIT %ld) RETURNING %s", cl->where, cl->order, cl->limit, cl->key_cols);
 	if (cl->extra) sb_printf(&q, ", %s", cl->extra);
 	val_t *p = xcalloc(cl->ns + cl->nw + 1, sizeof(val_t));
@@ -501,12 +501,12 @@ static void sq_column_type(sb_t *b, const coldef *t)
 static void sq_now(sb_t *b) { sb_add(b, "djc_now(0)"); }
 static void sq_now_plus(sb_t *b) { sb_add(b, "djc_now(?)"); }
 
-static void sq_create_index(sb_t *b, const char *table, const char *index, const char *cols, int unique)
+static void sq_create_index(sb_t *b, const char *qtable, const char *index, const char *cols, int unique)
 {
 	sb_printf(b, "CREATE %sINDEX IF NOT EXISTS ", unique ? "UNIQUE " : "");
 	sq_qi(b, index);
 	sb_add(b, " ON ");
-	sq_qi(b, table);
+	sb_add(b, qtable);
 	sb_printf(b, " (%s)", cols);
 }
 

@@ -31,6 +31,11 @@ static jctx job_ctx(const djc_job *job)
 int make_rows_insert(djc_conn *c, const table *target, table **tables, djc_row **rows, size_t n, int *taken)
 {
 	*taken = 0;
+	/* upstream checked at commit: what make read is still what is there */
+	if (n && tables[0] == target) {
+		int rc = conn_reads_verify(c, target, rows[0]);
+		if (rc) return rc;
+	}
 	for (size_t i = 0; i < n; i++) {
 		size_t bad = 0;
 		int rc = rows_insert(c, tables[i], &rows[i], 1, 0, NULL, &bad);
@@ -288,6 +293,16 @@ int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_
 		next_claim *next, commit_result *res)
 {
 	if (next) { next->jobs = NULL; next->njobs = 0; }
+	/* a make whose reads must be checked commits statement by statement:
+	 * the check reads inside the transaction, which one batch cannot */
+	if (n && tables[0] == job->t && conn_reads_pending(c, job->t, rows[0])) {
+		int rc = commit_exact(c, job, tables, rows, n, duration, res);
+		/* decided (or failed for good): forget; retried: check again */
+		if (*res == COMMIT_DONE || *res == COMMIT_TAKEN || *res == COMMIT_LOST ||
+		    (*res == COMMIT_FAILED && rc != DJC_EBUSY && rc != DJC_ECONN))
+			conn_reads_forget(c, job->t, rows[0]);
+		return rc;
+	}
 	int exact = 0;
 	int rc = commit_batch(c, &job, 1, tables, rows, n, duration, next, res, &exact);
 	if (!exact) return rc;
@@ -301,6 +316,8 @@ int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, table **tables, djc_
 	if (next) { next->jobs = NULL; next->njobs = 0; }
 	if (!k) { *res = COMMIT_DONE; return DJC_OK; }
 	if (config_bool("jobs.keep_completed")) return DJC_EINVAL;   /* per-job durations: one by one */
+	for (size_t i = 0; i < n; i++)   /* reads to check: one by one (jobs_commit) */
+		if (tables[i] == jobs[0]->t && conn_reads_pending(c, tables[i], rows[i])) return DJC_EINVAL;
 	int exact = 0;
 	/* anything but DONE and UNKNOWN: the caller commits the jobs one by one */
 	return commit_batch(c, jobs, k, tables, rows, n, 0, next, res, &exact);

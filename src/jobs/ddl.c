@@ -41,7 +41,7 @@ static int index_on(djc_conn *c, const table *t, const char *suffix, const char 
 		db_qi(c->db, &list, jobs_col(t, cols[i], &b));
 	}
 	sb_printf(&name, "%s_%s", t->jobs_name, suffix);
-	c->db->drv->create_index(&q, t->jobs_name, sb_str(&name), sb_str(&list), 0);
+	db_create_index(c->db, &q, t->jobs_name, sb_str(&name), sb_str(&list), 0);
 	int rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
 	sb_free(&list); sb_free(&name); sb_free(&q); sb_free(&b);
 	return rc;
@@ -64,7 +64,7 @@ static int create(djc_conn *c, const table *t, const char *name, const jcol *col
 {
 	sb_t q = SB_INIT, b = SB_INIT;
 	sb_add(&q, "CREATE TABLE IF NOT EXISTS ");
-	db_qi(c->db, &q, name);
+	db_qtable(c->db, &q, name);
 	sb_add(&q, " (");
 	for (size_t i = 0; i < t->nsrc; i++) {
 		ddl_column(c, &q, &t->attrs[t->src[i]], 1);
@@ -100,7 +100,7 @@ static int missing_cols(djc_conn *c, const table *t, char *missing, size_t *nmis
 	*nmissing = 0;
 	sb_t q = SB_INIT, b = SB_INIT;
 	sb_add(&q, "SELECT * FROM ");
-	db_qi(c->db, &q, t->jobs_name);
+	db_qtable(c->db, &q, t->jobs_name);
 	sb_add(&q, " WHERE 1=0");
 	db_res *r = NULL;
 	int rc = db_exec(c->db, sb_str(&q), NULL, 0, &r);
@@ -131,7 +131,7 @@ static int upgrade(djc_conn *c, const table *t)
 			return conn_fail(c, DJC_ERROR, "jobs table %s lacks column %s and cannot be upgraded", t->jobs_name, JOB_COLS[i].name);
 		sb_t q = SB_INIT;
 		sb_add(&q, "ALTER TABLE ");
-		db_qi(c->db, &q, t->jobs_name);
+		db_qtable(c->db, &q, t->jobs_name);
 		sb_add(&q, " ADD COLUMN ");
 		col_ddl(c, t, &JOB_COLS[i], &q);
 		rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);

@@ -7,6 +7,11 @@
 #define DJC_JOBS_H
 #include "table/table.h"
 
+/* The notification channel (db_notify/db_listen) on which a refresh that
+ * made jobs takeable says so, with the payload "schema.Table": waiting
+ * `djc worker` processes wake up (src/populate/workloop.c). */
+#define JOBS_CHANNEL "djc"
+
 struct djc_job {
 	table *t;
 	djc_row *key;       /* typed key (the key-source attributes) */

@@ -91,5 +91,13 @@ int djc_jobs_refresh(djc_refresh_result *res, djc_conn *c, const char *name, con
 	/* every step is a set operation that a second run repeats harmlessly */
 	rc = conn_tx(c, "refresh", TX_IDEMPOTENT, refresh_body, &a);
 	if (rc) memset(res, 0, sizeof *res);
+	else if (res->added || res->re_pended || res->orphaned) {
+		/* waiting workers wake up (a failure costs them only their next
+		 * poll: nothing depends on it) */
+		sb_t p = SB_INIT;
+		sb_printf(&p, "%s.%s", c->db->schema ? c->db->schema : "", t->name);
+		db_notify(c->db, JOBS_CHANNEL, sb_str(&p));
+		sb_free(&p);
+	}
 	return rc;
 }

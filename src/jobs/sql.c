@@ -46,11 +46,11 @@ static void qcol(djc_conn *c, const table *t, const char *name, sb_t *q)
 /* An alias of a fragment: J, T and H are the jobs, target and history tables. */
 static void alias(djc_conn *c, const table *t, const char *a, size_t n, sb_t *q)
 {
-	if (n == 1 && *a == 'J') db_qi(c->db, q, t->jobs_name);
-	else if (n == 1 && *a == 'T') db_qi(c->db, q, t->sql_name);
+	if (n == 1 && *a == 'J') db_qtable(c->db, q, t->jobs_name);
+	else if (n == 1 && *a == 'T') db_qtable(c->db, q, t->sql_name);
 	else if (n == 1 && *a == 'H') {
 		sb_t b = SB_INIT;
-		db_qi(c->db, q, jobs_hist_name(t, &b));
+		db_qtable(c->db, q, jobs_hist_name(t, &b));
 		sb_free(&b);
 	} else sb_addn(q, a, n);
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_OUTPUT (256UL << 20)   /* a make's stdout beyond this is an error */
 #define STDERR_TAIL 4000
@@ -102,6 +103,65 @@ int make_need_target_row(table *t, staged *out, make_result *res)
 	return 0;
 }
 
+/* ------------------------------------------------------- job metadata */
+
+/* What _job_version records: jobs.job_version when set, else the code
+ * version of the jobs table (jobs.version_method git: the commit), else
+ * "djc " and the library's version. */
+static const char *job_version(void)
+{
+	const char *v = config_get("jobs.job_version");
+	if (v && *v) return v;
+	v = jobs_version();
+	return v && *v ? v : "djc " DJC_VERSION;
+}
+
+/* When a make started: the worker's wall clock (UTC) for _job_start_time,
+ * a monotonic clock for _job_duration. */
+void make_clock_start(make_clock *k)
+{
+	clock_gettime(CLOCK_REALTIME, &k->wall);
+	clock_gettime(CLOCK_MONOTONIC, &k->mono);
+}
+
+/* A make of t (declared with job metadata) succeeded: its target rows get
+ * the hidden columns, written with them by whichever commit follows
+ * (reserved or direct). Part rows do not have them. */
+static void stamp_job_meta(djc_conn *c, table *t, staged *out, const make_clock *k)
+{
+	if (!t->job_meta || !t->nhidden) return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double dur = (double)(now.tv_sec - k->mono.tv_sec) + (double)(now.tv_nsec - k->mono.tv_nsec) / 1e9;
+	struct tm tm;
+	gmtime_r(&k->wall.tv_sec, &tm);
+	char when[64], ver[65];
+	size_t w = strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(when + w, sizeof when - w, ".%03ld", k->wall.tv_nsec / 1000000);
+	snprintf(ver, sizeof ver, "%s", job_version());
+	while (!utf8_valid(ver, strlen(ver))) ver[strlen(ver) - 1] = 0;   /* a cut character */
+	val_t in[3] = {val_text(when), val_float(dur), val_text(ver)};
+	for (size_t i = 0; i < out->n; i++) {
+		if (out->tables[i] != t) continue;
+		for (size_t h = 0; h < 3 && h < t->nhidden; h++) {
+			val_t v = {0};
+			char *msg = NULL;
+			if (value_in(&t->attrs[t->nattrs + h], &in[h], &v, &msg) == DJC_OK) row_put(out->rows[i], t->attrs[t->nattrs + h].name, &v);
+			free(msg);
+		}
+	}
+	for (int h = 0; h < 3; h++) val_free(&in[h]);
+	(void)c;
+}
+
+void make_succeeded(djc_conn *c, table *t, staged *out, const make_clock *k, read_set *reads)
+{
+	stamp_job_meta(c, t, out, k);
+	/* what make read waits on this connection for the commit of its first
+	 * target row's key */
+	conn_reads_put(c, t, out->rows[0], reads);
+}
+
 /* --------------------------------------------------------- C callbacks */
 
 int djc_make_insert(djc_make_ctx *ctx, const char *name, const djc_row *row)
@@ -126,20 +186,48 @@ int djc_make_insert(djc_make_ctx *ctx, const char *name, const djc_row *row)
 	return DJC_OK;
 }
 
+/* make may read its target's ancestors only (DataJoint's self.upstream). */
+static int make_reads(djc_make_ctx *ctx, const char *name, table **a)
+{
+	int rc = conn_table(ctx->c, name, a);
+	if (!rc) rc = table_upstream_check(ctx->c, ctx->t, *a);
+	if (rc) djc_make_error(ctx, "%s", djc_error_last(ctx->c));
+	return rc;
+}
+
+/* Read a restricted by where, and remember what was read: the commit
+ * checks it is still the same (upstream.c). */
+static int make_read(djc_make_ctx *ctx, table *a, const char *where, djc_rowset **out)
+{
+	int rc = djc_fetch(out, ctx->c, a->name, where);
+	if (rc) return rc;
+	if (!ctx->reads) ctx->reads = read_set_new();
+	read_set_add(ctx->reads, a, where, *out);
+	return DJC_OK;
+}
+
 /* Every read of a make goes through here: C makes (djc_make_fetch,
  * djc_make_fetch_key) and serve programs (serve.c) alike, so a rule on
- * what a make may read is kept in one place. */
+ * what a make may read (ancestors only) and the record of what it read
+ * (checked at commit) are kept in one place. */
 int djc_make_fetch(djc_rowset **out, djc_make_ctx *ctx, const char *name, const char *where)
 {
-	return djc_fetch(out, ctx->c, name, where);
+	*out = NULL;
+	table *a;
+	int rc = make_reads(ctx, name, &a);
+	if (rc) return rc;
+	return make_read(ctx, a, where, out);
 }
 
 int djc_make_fetch_key(djc_rowset **out, djc_make_ctx *ctx, const char *name, const djc_row *key)
 {
 	*out = NULL;
+	table *a;
+	int rc = make_reads(ctx, name, &a);
+	if (rc) return rc;
 	char *kj = djc_row_to_json(key), *where = NULL;
-	int rc = djc_key_restriction(&where, ctx->c, name, kj);
-	if (!rc) rc = djc_make_fetch(out, ctx, name, where);
+	rc = djc_key_restriction(&where, ctx->c, name, kj);
+	if (!rc) rc = make_read(ctx, a, where, out);
 	free(where);
 	free(kj);
 	return rc;
@@ -195,7 +283,9 @@ int make_callback(djc_conn *c, table *t, const djc_row *key, int attempt, djc_ma
 		  const make_watch *watch, staged *out, make_result *res)
 {
 	memset(res, 0, sizeof *res);
-	djc_make_ctx ctx = {c, t, key, {0}, NULL, watch, attempt};
+	djc_make_ctx ctx = {.c = c, .t = t, .key = key, .watch = watch, .attempt = attempt};
+	make_clock clk;
+	make_clock_start(&clk);
 	int rc = fn(&ctx, key, payload);
 	if (rc) {
 		/* a make that gave up because it was asked to stop was stopped,
@@ -209,10 +299,12 @@ int make_callback(djc_conn *c, table *t, const djc_row *key, int attempt, djc_ma
 			res->message = ctx.err ? ctx.err : xasprintf("make returned %d", rc);
 		ctx.err = NULL;
 		staged_free(&ctx.out);
+		read_set_free(ctx.reads);
 		return DJC_EMAKE;
 	}
 	free(ctx.err);
-	if (!make_need_target_row(t, &ctx.out, res)) { staged_free(&ctx.out); return DJC_EMAKE; }
+	if (!make_need_target_row(t, &ctx.out, res)) { staged_free(&ctx.out); read_set_free(ctx.reads); return DJC_EMAKE; }
+	make_succeeded(c, t, &ctx.out, &clk, ctx.reads);
 	*out = ctx.out;
 	res->ok = 1;
 	return DJC_OK;
@@ -485,6 +577,8 @@ int make_program(djc_conn *c, table *t, const djc_row *key, int attempt, char *c
 	proc_spec spec = {argv, env, MAX_OUTPUT, STDERR_TAIL};
 	proc_status ps;
 	proc *p = NULL;
+	make_clock clk;
+	make_clock_start(&clk);
 	if (proc_spawn(&p, &spec, &ps)) {
 		if (ps.spawn_failed == PROC_SPAWN_EXEC)
 			res->message = xasprintf("cannot run make program '%s': %s", argv[0], strerror(ps.spawn_errno));
@@ -522,6 +616,7 @@ int make_program(djc_conn *c, table *t, const djc_row *key, int attempt, char *c
 		size_t n;
 		char *o = proc_out(p, &n);
 		parse_rows(c, t, key, o, n, out, res);
+		if (res->ok) make_succeeded(c, t, out, &clk, NULL);
 	}
 	proc_free(p);
 	if (!res->ok) staged_free(out);

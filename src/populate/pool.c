@@ -18,7 +18,7 @@
 
 #define MAX_PROCS 256
 
-typedef struct making { char *key; int64_t token; long attempts; int history; } making;
+typedef struct making { char *key; int64_t token; long attempts; int history; char *table; } making;
 
 static void add_error(djc_populate_result *r, const char *key, const char *msg)
 {
@@ -38,6 +38,9 @@ static void gather_line(djc_populate_result *res, char *line, making *mk)
 		mk->key = xstrdup(json_string_value(mkey));
 		const char *tok = json_string_value(json_object_get(j, "token"));
 		mk->token = strtoll(tok ? tok : "0", NULL, 10);
+		const char *tab = json_string_value(json_object_get(j, "table"));
+		free(mk->table);
+		mk->table = tab ? xstrdup(tab) : NULL;
 		mk->attempts = (long)json_integer_value(json_object_get(j, "attempts"));
 		mk->history = json_is_true(json_object_get(j, "history"));
 	} else {
@@ -77,10 +80,14 @@ static void drain(int *fd, sb_t *buf, djc_populate_result *res, making *mk)
  * job was recorded as an error, 2 when it went back to pending for a
  * retry; 0 when the child had already ended its job (committed it or
  * recorded its error: the fence finds it no longer reserved), so its
- * death costs nothing. */
-static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const char *msg, double *retry_in)
+ * death costs nothing. pw: djc worker's children hold jobs of
+ * pw->tables (NULL: populate, t only). */
+static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const char *msg, double *retry_in,
+		      const pool_work *pw)
 {
 	int failed = 0;
+	/* djc worker's children say which table they are making a job of */
+	if (mk->table && conn_table(c, mk->table, &t)) return 0;
 	json_t *kj = mk->key ? json_loads(mk->key, 0, NULL) : NULL;
 	djc_row *key = NULL;
 	char *err = NULL;
@@ -90,11 +97,17 @@ static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const 
 		double delay = 0;
 		if (jobs_fail(c, &job, FAIL_DIED, msg, NULL, 0, &fr, &delay) == DJC_OK) failed = fr == FAILED_ERROR ? 1 : 2;
 		if (failed == 2) *retry_in = delay;
-		jobs_release_pid(c, t, jobs_host(), (long)pid);
+		for (size_t i = 0; pw && i < pw->ntables; i++) jobs_release_pid(c, pw->tables[i], jobs_host(), (long)pid);
+		if (!pw) jobs_release_pid(c, t, jobs_host(), (long)pid);
 	} else {
 		/* it said nothing yet: whatever that process still holds */
 		long hit = 0;
-		jobs_fail_pid(c, t, jobs_host(), (long)pid, msg, &hit);
+		for (size_t i = 0; pw && i < pw->ntables; i++) {
+			long h = 0;
+			jobs_fail_pid(c, pw->tables[i], jobs_host(), (long)pid, msg, &h);
+			hit += h;
+		}
+		if (!pw) jobs_fail_pid(c, t, jobs_host(), (long)pid, msg, &hit);
 		failed = hit > 0;
 	}
 	json_decref(kj);
@@ -107,7 +120,7 @@ static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const 
  * whose read end goes to *fd. fds[0..nfds) are the other children's pipes,
  * closed in the child. Returns the child's pid, or -1. */
 static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, int serve, counters *sh,
-			  djc_rowset *keys, const int *fds, int nfds, int *fd)
+			  djc_rowset *keys, const int *fds, int nfds, int *fd, const pool_work *pw)
 {
 	int pf[2];
 	if (pipe(pf)) return -1;
@@ -133,8 +146,10 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 			atomic_store(&sh->stop, 1);
 			_exit(3);
 		}
-		if (o->reserve_jobs) { work_reserved(&w); lease_stop(&w.lease); }
+		if (pw) pw->run(&w, pw->arg);
+		else if (o->reserve_jobs) work_reserved(&w);
 		else work_direct(&w, keys);
+		if (o->reserve_jobs) lease_stop(&w.lease);
 		worker_end(&w);
 		djc_close(cc);
 		_exit(populate_signal ? 4 : 0);
@@ -146,7 +161,7 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 }
 
 int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, int serve, counters *sh,
-	     djc_rowset *keys, int procs, djc_populate_result *res, progress *prog)
+	     djc_rowset *keys, int procs, djc_populate_result *res, progress *prog, const pool_work *pw)
 {
 	if (procs > MAX_PROCS) procs = MAX_PROCS;
 	pid_t pids[MAX_PROCS];
@@ -158,7 +173,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 	fflush(NULL);
 	for (int i = 0; i < procs; i++) {
 		int fd;
-		pid_t pid = spawn_worker(c, t, o, argv, serve, sh, keys, fds, n, &fd);
+		pid_t pid = spawn_worker(c, t, o, argv, serve, sh, keys, fds, n, &fd, pw);
 		if (pid < 0) break;
 		pids[n] = pid;
 		fds[n] = fd;
@@ -209,7 +224,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 			char msg[128];
 			snprintf(msg, sizeof msg, "make killed by signal %d (worker process %d died)", WTERMSIG(st), (int)p);
 			double retry_in = 0;
-			int failed = o->reserve_jobs ? child_died(c, t, &mk[i], p, msg, &retry_in) : 1;
+			int failed = o->reserve_jobs ? child_died(c, t, &mk[i], p, msg, &retry_in, pw) : 1;
 			if (failed == 2) {
 				atomic_fetch_add(&sh->retried, 1);
 				worker_retry_due(sh, retry_in);
@@ -228,8 +243,9 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 				fds[i] = -1;
 				sb_reset(&bufs[i]);
 				free(mk[i].key);
-				mk[i].key = NULL;
-				pid_t npid = spawn_worker(c, t, o, argv, serve, sh, keys, fds, n, &fd);
+				free(mk[i].table);
+				mk[i].key = mk[i].table = NULL;
+				pid_t npid = spawn_worker(c, t, o, argv, serve, sh, keys, fds, n, &fd, pw);
 				if (npid > 0) { pids[i] = npid; fds[i] = fd; alive++; respawns++; }
 			}
 		}
@@ -243,6 +259,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 		if (fds[i] >= 0) close(fds[i]);
 		sb_free(&bufs[i]);
 		free(mk[i].key);
+		free(mk[i].table);
 	}
 	return DJC_OK;
 }

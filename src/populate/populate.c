@@ -83,7 +83,7 @@ int djc_progress(long *remaining, long *total, djc_conn *c, const char *name, co
 			db_qi(c->db, &q, t->attrs[t->src[i]].name);
 		}
 		sb_add(&q, " FROM ");
-		db_qi(c->db, &q, t->sql_name);
+		db_qtable(c->db, &q, t->sql_name);
 		sb_add(&q, ") tg ON ");
 		for (size_t i = 0; i < t->nsrc; i++) {
 			const char *n = t->attrs[t->src[i]].name;
@@ -198,7 +198,7 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 			work_direct(&w, keys);
 		worker_end(&w);
 	} else
-		rc = pool_run(c, t, o, argv, serve, sh, keys, procs, res, &prog);
+		rc = pool_run(c, t, o, argv, serve, sh, keys, procs, res, &prog, NULL);
 	progress_update(&prog, atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped),
 			atomic_load(&sh->errors), 1);
 	sigaction(SIGINT, &old_int, NULL);

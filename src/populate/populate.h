@@ -4,6 +4,7 @@
 #define DJC_POPULATE_H
 #include <signal.h>
 #include <stdatomic.h>
+#include <time.h>
 #include "jobs/jobs.h"
 #include "proc.h"
 
@@ -42,6 +43,7 @@ struct djc_make_ctx {
 	char *err;
 	const make_watch *watch;
 	int attempt;        /* 1 for a job's first attempt (djc_make_attempt) */
+	read_set *reads;   /* what make read through djc, checked at commit (table.h) */
 };
 
 /* What became of one make. */
@@ -87,6 +89,15 @@ char *make_stop_message(make_stop why);
 /* The target's rows first; 0 with res->message set when make produced no
  * row for the target. */
 int make_need_target_row(table *t, staged *out, make_result *res);
+
+/* When a make started (docs/parity.md: job metadata). */
+typedef struct make_clock { struct timespec wall, mono; } make_clock;
+void make_clock_start(make_clock *k);
+/* A make of t succeeded with rows out (target rows first): its target rows
+ * get the job metadata columns (a table declared with them), and reads
+ * (taken; NULL: none) wait on c for the commit of that key, which checks
+ * them (upstream.c). */
+void make_succeeded(djc_conn *c, table *t, staged *out, const make_clock *k, read_set *reads);
 /* A make program's stderr tail made fit for the jobs table: valid UTF-8
  * and the database password redacted; NULL when empty (caller frees). */
 char *make_stderr_text(const djc_conn *c, const char *tail, size_t n);

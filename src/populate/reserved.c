@@ -204,6 +204,7 @@ static void make_one(worker *w, group *g, djc_job *job, size_t i, size_t n, next
 		make_result_free(&mr);
 		return;
 	}
+	if (w->hooks && !mr.stopped) w->hooks->made(w->hooks_arg, dur);
 	lease_state ls = lease_get(&w->lease);
 	lease_making(&w->lease, NULL);
 	/* LEASE_LOST: a renewal found the job taken or reset; LEASE_CANCELLED:
@@ -248,8 +249,10 @@ static long next_size(worker *w, long batch)
 	if (w->o->max_calls > 0) {
 		long left = w->o->max_calls - atomic_load(&w->sh->calls);
 		if (left <= 0) return 0;
-		if (left < batch) return left;
+		if (left < batch) batch = left;
 	}
+	/* djc worker: the claim would start after the make about to run */
+	if (w->hooks) batch = w->hooks->claim_size(w->hooks_arg, batch, 1);
 	return batch;
 }
 
@@ -272,7 +275,9 @@ void work_reserved(worker *w)
 	while (!worker_stopping(w)) {
 		if (!n) {
 			if (w->o->max_calls > 0 && atomic_load(&w->sh->calls) >= w->o->max_calls) break;
-			int rc = jobs_claim(w->c, w->t, w->o->where_json, w->o->priority, w->lease.lease, batch, &jobs, &n);
+			long want = w->hooks ? w->hooks->claim_size(w->hooks_arg, batch, 0) : batch;
+			if (want <= 0) break;
+			int rc = jobs_claim(w->c, w->t, w->o->where_json, w->o->priority, w->lease.lease, want, &jobs, &n);
 			if (rc) {
 				if (retryable(rc) && retry_wait(w, &cr)) continue;
 				atomic_store(&w->sh->stop, 1);
@@ -280,6 +285,8 @@ void work_reserved(worker *w)
 				break;
 			}
 			cr.start = 0;
+			if (w->hooks) w->hooks->claimed(w->hooks_arg, n);
+			if (!n && w->hooks) break;   /* djc worker waits its own way */
 			if (!n) {
 				/* A retry this populate scheduled is not due yet: wait for
 				 * it (another worker may take it first; then this one finds
@@ -331,6 +338,7 @@ void work_reserved(worker *w)
 		free(jobs);
 		jobs = next.jobs;
 		n = next.njobs;
+		if (n && w->hooks) w->hooks->claimed(w->hooks_arg, n);
 	}
 	/* stopped with a claim in hand: hand it back */
 	if (n) jobs_release(w->c, w->t, jobs[0]->token);

@@ -159,6 +159,8 @@ typedef struct keyrun {
 	char *bad;      /* the first row that did not fit: the key fails, the program is kept */
 	char *msg;      /* why it ended (garbage, fatal, the program's error) */
 	char *stack;    /* the program's own stack */
+	read_set *reads;  /* what it fetched, checked at commit (docs/parity.md) */
+	make_clock clk;   /* when it was given the key (job metadata) */
 } keyrun;
 
 static line_end garbage(keyrun *kr, const char *fmt, const char *arg)
@@ -187,7 +189,7 @@ static void answer_fetch(keyrun *kr, json_t *j)
 	else if (key && where) err = xstrdup("a fetch takes \"key\" or \"where\", not both");
 	else if (key && !json_is_object(key)) err = xstrdup("a fetch's \"key\" must be a JSON object");
 	else {
-		djc_make_ctx ctx = {.c = kr->c, .t = kr->t, .key = kr->key, .watch = kr->watch};
+		djc_make_ctx ctx = {.c = kr->c, .t = kr->t, .key = kr->key, .watch = kr->watch, .reads = kr->reads};
 		char *w = NULL;
 		int rc = DJC_OK;
 		if (key) {
@@ -197,10 +199,12 @@ static void answer_fetch(keyrun *kr, json_t *j)
 		} else if (where)
 			w = json_dumps(where, JSON_COMPACT | JSON_ENCODE_ANY);
 		if (!rc) rc = djc_make_fetch(&rs, &ctx, name, w);
+		kr->reads = ctx.reads;   /* the key's reads, kept across its fetches */
 		if (!rc) rc = conn_table(kr->c, name, &ft);
 		if (rc) err = xstrdup(djc_error_last(kr->c));
 		free(w);
 		free(ctx.err);
+		kr->reads = ctx.reads;   /* the reads of this key so far */
 	}
 	if (err) {
 		json_t *e = json_pack("{s:s,s:s}", "_djc", "rows", "error", err);
@@ -370,6 +374,7 @@ again:
 	sb_free(&b);
 
 	keyrun kr = {.s = s, .c = c, .t = t, .key = key, .watch = watch, .out = out};
+	make_clock_start(&kr.clk);
 	line_end end = L_MORE;
 	make_stop why = MAKE_GO;
 	int over = 0;
@@ -404,8 +409,11 @@ again:
 			res->message = kr.bad;
 			kr.bad = NULL;
 			res->stack = key_stack(&kr);
-		} else if (make_need_target_row(t, out, res))
+		} else if (make_need_target_row(t, out, res)) {
 			res->ok = 1;
+			make_succeeded(c, t, out, &kr.clk, kr.reads);
+			kr.reads = NULL;
+		}
 		break;
 	case L_ERROR:
 		s->served++;
@@ -424,6 +432,7 @@ again:
 			drop_program(s);
 			staged_free(out);
 			free(kr.bad);
+			read_set_free(kr.reads);
 			retried = 1;
 			goto again;
 		}
@@ -462,6 +471,7 @@ again:
 	free(kr.bad);
 	free(kr.msg);
 	free(kr.stack);
+	read_set_free(kr.reads);
 	if (!res->ok) staged_free(out);
 	return res->ok ? DJC_OK : DJC_EMAKE;
 }

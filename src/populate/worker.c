@@ -68,8 +68,8 @@ void worker_making(worker *w, const djc_job *job)
 	char *k = key_to_json(w->t, job->key, 1);
 	char tok[32];
 	snprintf(tok, sizeof tok, "%lld", (long long)job->token);
-	write_json_line(w->outfd, json_pack("{s:s,s:s,s:I,s:b}", "making", k, "token", tok, "attempts", (json_int_t)job->attempts,
-					    "history", job->history));
+	write_json_line(w->outfd, json_pack("{s:s,s:s,s:I,s:b,s:s}", "making", k, "token", tok, "attempts", (json_int_t)job->attempts,
+					    "history", job->history, "table", w->t->name));
 	free(k);
 }
 

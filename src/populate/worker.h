@@ -21,6 +21,19 @@ typedef struct counters {
 	atomic_int stop;         /* stop taking work (an error without suppress_errors) */
 } counters;
 
+/* What `djc worker` (workloop.c) asks of work_reserved, which otherwise
+ * behaves as populate's: how many jobs to claim now (at most batch, with
+ * `ahead` makes of this worker still to run before the claimed ones could
+ * start; 0: claim nothing and return, e.g. nothing fits before the
+ * deadline), that a claim got n jobs, and how long each make ran (not
+ * counting makes that were stopped). With hooks, an empty claim returns at
+ * once (the caller waits as it sees fit) instead of looking twice more. */
+typedef struct work_hooks {
+	long (*claim_size)(void *arg, long batch, long ahead);
+	void (*claimed)(void *arg, size_t n);
+	void (*made)(void *arg, double seconds);
+} work_hooks;
+
 typedef struct worker {
 	djc_conn *c;
 	table *t;
@@ -32,6 +45,8 @@ typedef struct worker {
 	progress *prog;            /* single-process progress bar, or NULL */
 	lease lease;               /* reserved mode */
 	make_watch watch;          /* what a running make asks */
+	const work_hooks *hooks;   /* djc worker's, or NULL (populate) */
+	void *hooks_arg;
 	int serve;                 /* argv is a serve program (serve.h), else per key */
 	struct serve *srv;         /* the serve program of this worker, once started */
 	double timeout;            /* seconds a make may run, 0: no limit (worker_timeout) */
@@ -72,11 +87,24 @@ void worker_end(worker *w);
 void work_direct(worker *w, djc_rowset *keys);
 void work_reserved(worker *w);
 
+/* What the worker processes of a pool do: NULL runs populate's work on t
+ * (work_reserved or work_direct); djc worker runs its loop over several
+ * tables. tables[0..ntables) are the tables a child may hold jobs of, for
+ * the parent to clean up after a child that died before saying which job
+ * it was making. */
+typedef struct pool_work {
+	void (*run)(worker *w, void *arg);
+	void *arg;
+	table *const *tables;
+	size_t ntables;
+} pool_work;
+
 /* The process pool (pool.c): run procs worker processes until the work is
  * done, collecting their errors into res. DJC_OK, or an error (message on
- * c) when no worker could be started. */
+ * c) when no worker could be started. serve: argv is a serve program.
+ * pw: see pool_work (NULL: populate). */
 int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, int serve, counters *sh,
-	     djc_rowset *keys, int procs, djc_populate_result *res, progress *prog);
+	     djc_rowset *keys, int procs, djc_populate_result *res, progress *prog, const pool_work *pw);
 
 double mono_now(void);
 #endif

@@ -38,9 +38,10 @@ static const ddl_dialect dialects[] = {
 		 * time is 55P03 (DJC_EBUSY), and so is a DROP TABLE that waits
 		 * too long for a running transaction on the table */
 		.lock_setup = "SET LOCAL lock_timeout = '120s'",
-		.lock = "SELECT pg_advisory_xact_lock(6580835, hashtext(current_schema()))",
-		.columns = "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+		.lock = "SELECT pg_advisory_xact_lock(6580835, hashtext(?))",
+		.columns = "SELECT column_name FROM information_schema.columns WHERE table_schema = ? "
 			   "AND table_name = ? ORDER BY ordinal_position",
+		.by_schema = 1,
 		.drop_many = 0,
 		.alter_combined = 0,
 		.retype_head = "ALTER COLUMN ",
@@ -151,7 +152,7 @@ static int same_type_sql(const db_driver *drv, const coldef *x, const coldef *y)
 	return same;
 }
 
-int ddl_alter(char ***out, const ddl_dialect *d, const db_driver *drv, const char *sql_name, const alt_op *ops, size_t n,
+int ddl_alter(char ***out, const ddl_dialect *d, const db_driver *drv, const char *qtable, const alt_op *ops, size_t n,
 	      char **msg)
 {
 	*out = NULL;
@@ -160,7 +161,7 @@ int ddl_alter(char ***out, const ddl_dialect *d, const db_driver *drv, const cha
 	size_t nv = 0;
 	sb_t head = SB_INIT, one = SB_INIT;
 	sb_add(&head, "ALTER TABLE ");
-	drv->quote_ident(&head, sql_name);
+	sb_add(&head, qtable);
 	sb_addc(&head, ' ');
 	/* in the order drops, renames, type changes, adds: a name given up by a
 	 * drop or a rename is free for what follows */

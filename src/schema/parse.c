@@ -9,6 +9,9 @@
  *       make_serve = program arg ...  (djc: its serve program, instead)
  *       timeout = 2h                (djc: how long one make may run)
  *       key_source = {"a": 1}       (djc: a standing key-source restriction)
+ *       key_source = A * B & {"a": 1}  (a join of upstream tables, restricted,
+ *                                   projected on the target's attributes)
+ *       job_metadata = true         (djc: hidden job metadata columns)
  *
  * Every error names the file and line. */
 #include "schema.h"
@@ -50,7 +53,7 @@ static void free_table(table *t)
 {
 	if (!t) return;
 	free(t->name); free(t->sql_name); free(t->jobs_name); free(t->hist_name);
-	for (size_t i = 0; i < t->nattrs; i++) {
+	for (size_t i = 0; i < t->nattrs + t->nhidden; i++) {
 		attr *a = &t->attrs[i];
 		free(a->name); free(a->type_text); free(a->def); free(a->comment);
 		for (size_t k = 0; k < a->type.nenums; k++) free(a->type.enums[k]);
@@ -73,6 +76,8 @@ static void free_table(table *t)
 	for (char **p = t->make_serve_argv; p && *p; p++) free(*p);
 	free(t->make_serve_argv);
 	free(t->key_source_where);
+	free(t->key_source_join);
+	free(t->ks_tables);
 	free(t->text); free(t->canon); free(t->src);
 	free(t);
 }
@@ -112,6 +117,47 @@ attr *table_attr(const table *t, const char *name)
 	for (size_t i = 0; i < t->nattrs; i++)
 		if (!strcmp(t->attrs[i].name, name)) return &t->attrs[i];
 	return NULL;
+}
+
+attr *table_attr_any(const table *t, const char *name)
+{
+	for (size_t i = 0; i < t->nattrs + t->nhidden; i++)
+		if (!strcmp(t->attrs[i].name, name)) return &t->attrs[i];
+	return NULL;
+}
+
+/* The hidden attributes, with DataJoint's names: when make started (UTC,
+ * the worker's clock), how long it ran (seconds), which code made it. */
+static void add_job_meta_attrs(table *t)
+{
+	static const struct { const char *name; coltype ty; int n; const char *text; } H[] = {
+		{"_job_start_time", T_DATETIME, 3, "datetime(3)"},
+		{"_job_duration", T_FLOAT64, 0, "float64"},
+		{"_job_version", T_VARCHAR, 64, "varchar(64)"},
+	};
+	size_t n = sizeof H / sizeof *H;
+	t->attrs = xrealloc(t->attrs, (t->nattrs + n) * sizeof(attr));
+	for (size_t i = 0; i < n; i++) {
+		attr *a = &t->attrs[t->nattrs + i];
+		memset(a, 0, sizeof *a);
+		a->name = xstrdup(H[i].name);
+		a->type.t = H[i].ty;
+		a->type.p = H[i].n;   /* varchar length, datetime's fractional digits */
+		a->type_text = xstrdup(H[i].text);
+		a->nullable = 1;
+	}
+	t->nhidden = n;
+	t->job_meta = 1;
+}
+
+void table_enable_job_meta(table *t)
+{
+	if (t->job_meta || (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)) return;
+	add_job_meta_attrs(t);
+	char *nt = xasprintf("%s%s" JOB_META_LINE, t->text,
+			     *t->text && t->text[strlen(t->text) - 1] != '\n' ? "\n" : "");
+	free(t->text);
+	t->text = nt;
 }
 
 static char *trim(char *s)
@@ -448,7 +494,7 @@ static int parse_attr_line(pctx *c, int line, table *t, char *s, int in_key)
 	if (!valid_attr_name(name))
 		return fail(c, line, "invalid attribute name '%s' (lowercase letters, digits and _; starting with a letter)", name);
 	if (table_attr(t, name)) return fail(c, line, "duplicate attribute '%s' in table %s", name, t->name);
-	if (!strcmp(name, "make") || !strcmp(name, "make_serve") || !strcmp(name, "key_source"))
+	if (!strcmp(name, "make") || !strcmp(name, "make_serve") || !strcmp(name, "key_source") || !strcmp(name, "job_metadata"))
 		return fail(c, line, "'%s' is reserved for the make directive; choose another attribute name", name);
 	attr *a = add_attr(t);
 	a->name = xstrdup(name);
@@ -524,9 +570,49 @@ static void build_canon(table *t)
 		for (char **p = t->make_serve_argv; *p; p++) sb_printf(&b, " [%s]", *p);
 		sb_addc(&b, '\n');
 	}
+	if (t->key_source_join) sb_printf(&b, "key_source join = %s\n", t->key_source_join);
 	if (t->key_source_where) sb_printf(&b, "key_source = %s\n", t->key_source_where);
 	if (t->timeout > 0) sb_printf(&b, "timeout = %.17g\n", t->timeout);
 	t->canon = sb_steal(&b);
+}
+
+/* key_source = A * B ...: upstream tables to join (checked against the
+ * target's ancestors and heading at the end of the block). A trailing
+ * # comment ends the list. */
+static int parse_ks_join(pctx *c, int line, table *t, char *s)
+{
+	cut_comment(s);
+	sb_t canon = SB_INIT;
+	char *save = NULL;
+	for (char *w = strtok_r(s, "*", &save); w; w = strtok_r(NULL, "*", &save)) {
+		char *name = trim(w);
+		if (!*name) { sb_free(&canon); return fail(c, line, "key_source: empty table name in the join (write A * B)"); }
+		if (!strcmp(name, t->name)) { sb_free(&canon); return fail(c, line, "key_source of %s cannot be %s itself", t->name, name); }
+		table *k = resolve(c, name);
+		if (!k) {
+			int r = fail(c, line, "key_source names unknown table '%s' (a table declared above %s)", name, t->name);
+			sb_free(&canon);
+			return r;
+		}
+		for (size_t i = 0; i < t->nks; i++)
+			if (t->ks_tables[i] == k) { sb_free(&canon); return fail(c, line, "key_source joins %s twice", name); }
+		t->ks_tables = xrealloc(t->ks_tables, (t->nks + 1) * sizeof(table *));
+		t->ks_tables[t->nks++] = k;
+		sb_printf(&canon, "%s%s", canon.len ? " * " : "", k->name);
+	}
+	if (!t->nks) { sb_free(&canon); return fail(c, line, "key_source names no table"); }
+	t->key_source_join = sb_steal(&canon);
+	return 0;
+}
+
+/* a is t's parent, a parent's parent, ... (through ->; a part's master is
+ * its parent). */
+static int is_upstream(const table *t, const table *a)
+{
+	if (t->master == a) return 1;
+	for (size_t i = 0; i < t->nfks; i++)
+		if (t->fks[i].ptable == a || is_upstream(t->fks[i].ptable, a)) return 1;
+	return t->master && is_upstream(t->master, a);
 }
 
 static int directive(const char *s, const char *word)
@@ -540,7 +626,7 @@ static int directive(const char *s, const char *word)
 
 static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 {
-	int in_key = 1, seen_sep = 0, seen_master = 0;
+	int in_key = 1, seen_sep = 0, seen_master = 0, seen_meta = 0, want_meta = 0;
 	if (t->tier == TIER_PART && add_parent(c, t->line, t, t->master->name, 1)) return DJC_EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		int line = lineno[i];
@@ -606,11 +692,32 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 				return fail(c, line, "timeout must be a duration greater than 0 such as 90, 30s, 15m, 2h or 1h30m, got '%s'", v);
 			continue;
 		}
+		if (directive(s, "job_metadata")) {
+			if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
+				return fail(c, line, "'job_metadata =' belongs to computed and imported tables");
+			cut_comment(s);
+			const char *v = trim(strchr(s, '=') + 1);
+			if (strcmp(v, "true") && strcmp(v, "false"))
+				return fail(c, line, "job_metadata must be true or false, got '%s'", v);
+			if (seen_meta++) return fail(c, line, "second 'job_metadata =' line in table %s", t->name);
+			want_meta = !strcmp(v, "true");
+			continue;
+		}
 		if (directive(s, "key_source")) {
 			if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
 				return fail(c, line, "'key_source =' belongs to computed and imported tables");
-			if (t->key_source_where) return fail(c, line, "second 'key_source =' line in table %s", t->name);
-			const char *js = trim(strchr(s, '=') + 1);
+			if (t->key_source_where || t->key_source_join) return fail(c, line, "second 'key_source =' line in table %s", t->name);
+			char *js = trim(strchr(s, '=') + 1);
+			if (*js != '{' && *js != '[') {
+				/* A * B ... [& restriction]: the tables now, the rest below */
+				char *amp = strchr(js, '&');
+				if (amp) *amp = 0;
+				if (parse_ks_join(c, line, t, js)) return DJC_EINVAL;
+				if (!amp) continue;
+				js = trim(amp + 1);
+				if (!*js || *js == '#')
+					return fail(c, line, "key_source has '&' but no restriction after it (a JSON object, e.g. {\"a\": 1})");
+			}
 			json_error_t je;
 			/* the JSON value, then nothing or a # comment */
 			json_t *j = json_loads(js, JSON_DISABLE_EOF_CHECK, &je);
@@ -643,12 +750,42 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 		for (size_t j = 0; j < t->idx[i].nattrs; j++)
 			if (!table_attr(t, t->idx[i].attrs[j]))
 				return fail(c, t->line, "index names unknown attribute '%s'", t->idx[i].attrs[j]);
-	/* key source: key attributes inherited from parents in the key */
-	t->src = xcalloc(t->nkey, sizeof(size_t));
-	for (size_t i = 0; i < t->nkey; i++)
-		if (t->attrs[i].from_parent) t->src[t->nsrc++] = i;
+	/* key source: key attributes inherited from parents in the key; with
+	 * key_source = A * B, the target's attributes from its parents (in the
+	 * key or below '---') that the join gives, which must include every
+	 * key attribute that comes from a parent */
+	t->src = xcalloc(t->nattrs ? t->nattrs : 1, sizeof(size_t));
+	if (t->nks) {
+		sb_t all = SB_INIT;
+		for (size_t q = 0; q < t->nks; q++) {
+			const table *u = t->ks_tables[q];
+			if (!is_upstream(t, u))
+				return fail(c, t->line, "key_source of %s joins %s, which is not upstream of it (a parent through ->, "
+					    "or a parent's parent)", t->name, u->name);
+		}
+		for (size_t i = 0; i < t->nattrs; i++) {
+			const attr *a = &t->attrs[i];
+			int has = 0;
+			for (size_t q = 0; q < t->nks && !has; q++) has = table_attr(t->ks_tables[q], a->name) != NULL;
+			if (has && a->from_parent) t->src[t->nsrc++] = i;
+			else if (a->in_key && a->from_parent) {
+				for (size_t q = 0; q < t->nks; q++) sb_printf(&all, "%s%s", q ? " * " : "", t->ks_tables[q]->name);
+				int r = fail(c, t->line, "key_source of %s does not give its primary key attribute '%s' (%s lacks it); "
+					    "join the parent that has it", t->name, a->name, sb_str(&all));
+				sb_free(&all);
+				return r;
+			}
+		}
+		sb_free(&all);
+		if (!t->nsrc)
+			return fail(c, t->line, "key_source of %s gives none of its attributes from a parent (%s): join a parent of %s",
+				    t->name, t->key_source_join, t->name);
+	} else
+		for (size_t i = 0; i < t->nkey; i++)
+			if (t->attrs[i].from_parent) t->src[t->nsrc++] = i;
 	if ((t->tier == TIER_COMPUTED || t->tier == TIER_IMPORTED) && !t->nsrc)
-		return fail(c, t->line, "%s table %s needs a parent in its primary key ('-> Parent' above '---') to define its keys",
+		return fail(c, t->line, "%s table %s needs a parent in its primary key ('-> Parent' above '---') to define its keys, "
+			    "or a key_source (e.g. key_source = Parent for a parent below '---')",
 			    tier_name(t->tier), t->name);
 	if (t->key_source_where && t->nsrc) {
 		/* restriction attributes must be key-source attributes */
@@ -662,7 +799,9 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 			if (!json_is_object(o)) { json_decref(j); return fail(c, t->line, "key_source list items must be objects"); }
 			json_object_foreach(o, key, v) {
 				attr *a = table_attr(t, key);
-				if (!a || !a->in_key || !a->from_parent) {
+				int src = 0;
+				for (size_t s = 0; a && s < t->nsrc; s++) src = src || &t->attrs[t->src[s]] == a;
+				if (!src) {
 					/* key points into j: format the message before freeing it */
 					int r = fail(c, t->line, "key_source restricts '%s', which is not a key attribute from a parent of %s", key, t->name);
 					json_decref(j);
@@ -672,7 +811,10 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 		}
 		json_decref(j);
 	}
+	/* after the canonical form: the hidden columns are not part of the
+	 * definition a declare compares */
 	build_canon(t);
+	if (want_meta) add_job_meta_attrs(t);
 	return 0;
 }
 

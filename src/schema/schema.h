@@ -53,12 +53,24 @@ typedef struct table {
 	char **make_serve_argv;/* make_serve = prog args... (NULL-terminated) */
 	char *key_source_where;/* key_source = JSON restriction */
 	double timeout;        /* timeout = 2h: seconds one make may run (0: none) */
+	char *key_source_join; /* key_source = A * B ...: the tables joined, as "A * B" (NULL: the
+	                        * parents in the primary key); docs/parity.md */
+	struct table **ks_tables;
+	size_t nks;
 	char *text;            /* the block as written, header included */
 	char *canon;           /* canonical form, compared for idempotent declare */
 	int line;              /* header line in its file */
 	/* key source: the primary key attributes inherited from parents */
 	size_t nsrc;
 	size_t *src;           /* indexes into attrs */
+	/* job metadata (docs/parity.md): hidden attributes _job_start_time,
+	 * _job_duration, _job_version, stored after the others in attrs
+	 * (attrs[nattrs .. nattrs + nhidden)), so that every loop over
+	 * nattrs (headings, joins, restrictions, key sources, fetches, alter)
+	 * leaves them out; only DDL, make's rows and fetch --all-columns use
+	 * them. */
+	int job_meta;
+	size_t nhidden;
 } table;
 
 typedef struct pipeline {
@@ -75,6 +87,15 @@ table *pipeline_find(const pipeline *p, const char *name);
 /* Find by name or SQL name; also "Part" alone when unambiguous. */
 table *pipeline_lookup(const pipeline *p, const char *name);
 attr *table_attr(const table *t, const char *name);
+/* The attribute or hidden attribute of that name, or NULL. */
+attr *table_attr_any(const table *t, const char *name);
+/* Give t (computed or imported) the job metadata columns: sets job_meta,
+ * adds the hidden attributes and appends the `job_metadata = true` line to
+ * its stored text, so the stored pipeline says so. For a table just parsed
+ * by declare (jobs.add_job_metadata) or alter (keeping the columns of the
+ * stored table), before it is stored or shared. No-op if it has them. */
+void table_enable_job_meta(table *t);
+#define JOB_META_LINE "    job_metadata = true   # djc: hidden columns _job_start_time, _job_duration, _job_version\n"
 const char *tier_name(tier t);
 
 /* Check and convert a value for attribute a (a user's input) into the value
@@ -109,6 +130,9 @@ typedef struct ddl_dialect {
 	int lock_returns_1;        /* the lock statement answers 1 when it got the lock */
 	const char *unlock;        /* frees a session lock; NULL: the transaction's end frees it */
 	const char *columns;       /* column names of the table named by the one parameter, in order */
+	int by_schema;             /* lock and columns take the schema's name as a first parameter
+	                            * (PostgreSQL: never the session's current_schema(), which a
+	                            * transaction pooler does not keep) */
 	int drop_many;             /* DROP TABLE a, b in one statement */
 	int alter_combined;        /* all changes of a table in one ALTER TABLE statement */
 	const char *retype_head, *retype_mid; /* "ALTER COLUMN " c " TYPE " t; NULL: no type change needed ever */
@@ -139,11 +163,12 @@ typedef struct alt_op {
 	const attr *old;   /* the attribute as it is now (retype) */
 } alt_op;
 
-/* The statements that apply ops to table sql_name: one per change, or one
- * for all with alter_combined; *out is NULL-terminated, the caller frees
+/* The statements that apply ops to the table qtable (its name already
+ * quoted, and schema-qualified where the driver wants it: db_qtable): one
+ * per change, or one for all with alter_combined; *out is NULL-terminated, the caller frees
  * each string and the array. DJC_EINVAL with *msg (caller frees) when a
  * change cannot be written in this dialect; *out is NULL then. */
-int ddl_alter(char ***out, const ddl_dialect *d, const db_driver *drv, const char *sql_name, const alt_op *ops, size_t n,
+int ddl_alter(char ***out, const ddl_dialect *d, const db_driver *drv, const char *qtable, const alt_op *ops, size_t n,
 	      char **msg);
 
 #endif

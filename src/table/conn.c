@@ -80,7 +80,10 @@ int djc_open_ext(djc_conn **out, const char *url, const char *schema, const djc_
 	c->url = xstrdup(url);
 	c->schema = schema ? xstrdup(schema) : NULL;
 	char err[1024];
-	int rc = db_open_ext(&c->db, url, schema, opts->no_create ? DB_OPEN_NO_CREATE : 0, err, sizeof err);
+	int flags = opts->no_create ? DB_OPEN_NO_CREATE : 0;
+	/* database.pooler: the URL's pooler= parameter, when given, decides */
+	if (!strcmp(config_get("database.pooler"), "transaction")) flags |= DB_OPEN_POOLED;
+	int rc = db_open_ext(&c->db, url, schema, flags, err, sizeof err);
 	if (rc) return conn_fail(c, rc, "%s", err);
 	return DJC_OK;
 }
@@ -90,6 +93,7 @@ void djc_close(djc_conn *c)
 	if (!c) return;
 	db_close(c->db);
 	if (c->jobs_free) c->jobs_free(c->jobs);
+	if (c->reads_free) c->reads_free(c->reads);
 	pipeline_free(c->pipe);
 	pipeline_free(c->retired);
 	free(c->url);
@@ -179,7 +183,7 @@ int pipe_load(djc_conn *c)
 	if (!c->db) return conn_fail(c, DJC_ECONN, "not connected");
 	sb_t q = SB_INIT;
 	sb_add(&q, "SELECT definition FROM ");
-	db_qi(c->db, &q, META_TABLE);
+	db_qtable(c->db, &q, META_TABLE);
 	sb_add(&q, " ORDER BY position");
 	db_res *r = NULL;
 	int rc = db_exec(c->db, sb_str(&q), NULL, 0, &r);
@@ -272,9 +276,9 @@ static int create_table(djc_conn *c, const table *t)
 	/* never IF NOT EXISTS: a table of that name that djc did not create
 	 * is an error, not something to adopt */
 	sb_add(&q, "CREATE TABLE ");
-	db_qi(c->db, &q, t->sql_name);
+	db_qtable(c->db, &q, t->sql_name);
 	sb_add(&q, " (");
-	for (size_t i = 0; i < t->nattrs; i++) {
+	for (size_t i = 0; i < t->nattrs + t->nhidden; i++) {   /* the job metadata columns too */
 		if (i) sb_add(&q, ", ");
 		ddl_column(c, &q, &t->attrs[i], !t->attrs[i].nullable);
 	}
@@ -289,7 +293,7 @@ static int create_table(djc_conn *c, const table *t)
 		sb_add(&q, ", FOREIGN KEY (");
 		cols_list(c, &q, f->attrs, f->nattrs);
 		sb_add(&q, ") REFERENCES ");
-		db_qi(c->db, &q, f->ptable->sql_name);
+		db_qtable(c->db, &q, f->ptable->sql_name);
 		sb_add(&q, " (");
 		cols_list(c, &q, f->attrs, f->nattrs);
 		sb_add(&q, ") ON UPDATE CASCADE ON DELETE RESTRICT");
@@ -314,7 +318,7 @@ static int create_table(djc_conn *c, const table *t)
 		cols_list(c, &cols, t->idx[i].attrs, t->idx[i].nattrs);
 		sb_printf(&name, "%s_i%zu", t->sql_name, i);
 		sb_reset(&q);
-		c->db->drv->create_index(&q, t->sql_name, sb_str(&name), sb_str(&cols), 0);
+		db_create_index(c->db, &q, t->sql_name, sb_str(&name), sb_str(&cols), 0);
 		rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
 		sb_free(&cols);
 		sb_free(&name);
@@ -336,7 +340,7 @@ static int create_meta(djc_conn *c, schema_tx *x)
 	if (ncols) return DJC_OK;
 	sb_t q = SB_INIT;
 	sb_add(&q, "CREATE TABLE IF NOT EXISTS ");
-	db_qi(c->db, &q, META_TABLE);
+	db_qtable(c->db, &q, META_TABLE);
 	sb_add(&q, " (");
 	attr name = {.name = "name", .type = {T_VARCHAR, 255, 0, NULL, 0}};
 	attr pos = {.name = "position", .type = {T_INT32, 0, 0, NULL, 0}};
@@ -355,7 +359,7 @@ static int create_meta(djc_conn *c, schema_tx *x)
 	if (rc) { sb_free(&q); return conn_dbfail(c, rc, "declare"); }
 	/* a first declare that fails leaves no empty catalogue behind either */
 	sb_add(&q, "DROP TABLE IF EXISTS ");
-	db_qi(c->db, &q, META_TABLE);
+	db_qtable(c->db, &q, META_TABLE);
 	stx_undo(x, sb_steal(&q), NULL, 0);
 	return DJC_OK;
 }
@@ -393,13 +397,13 @@ static int check_sql_table(djc_conn *c, const table *nt, const table *old, const
 				 file, nt->line, nt->name, old->sql_name, old->master ? old->master->name : nt->name,
 				 old->master ? " (with its master's)" : "");
 	sb_t diff = SB_INIT;
-	for (size_t i = 0; i < old->nattrs; i++) {
+	for (size_t i = 0; i < old->nattrs + old->nhidden; i++) {
 		int have = 0;
 		for (size_t k = 0; k < ncols && !have; k++) have = !strcmp(cols[k], old->attrs[i].name);
 		if (!have) sb_printf(&diff, "%scolumn '%s' is missing", diff.len ? ", " : "", old->attrs[i].name);
 	}
 	for (size_t k = 0; k < ncols; k++)
-		if (!table_attr(old, cols[k])) sb_printf(&diff, "%scolumn '%s' is not in the definition", diff.len ? ", " : "", cols[k]);
+		if (!table_attr_any(old, cols[k])) sb_printf(&diff, "%scolumn '%s' is not in the definition", diff.len ? ", " : "", cols[k]);
 	strv_free(cols, ncols);
 	rc = DJC_OK;
 	if (diff.len)
@@ -409,6 +413,18 @@ static int check_sql_table(djc_conn *c, const table *nt, const table *old, const
 			       file, nt->line, nt->name, old->sql_name, sb_str(&diff), nt->name);
 	sb_free(&diff);
 	return rc;
+}
+
+/* A declared table is never changed by declare: when the text (its
+ * job_metadata line) or jobs.add_job_metadata asks for job metadata columns
+ * that the declared table lacks, the "exists" line says so and how to get
+ * them (docs/parity.md). */
+static const char *job_meta_note(const table *old, const table *nt)
+{
+	if (!old || old->job_meta || (old->tier != TIER_COMPUTED && old->tier != TIER_IMPORTED)) return "";
+	if (!nt->job_meta && !config_bool("jobs.add_job_metadata")) return "";
+	return " (left without job metadata columns: it was declared without them; 'djc drop' it and declare "
+	       "again to add them)";
 }
 
 /* Without the lock: 1 when the text has a table that is not declared yet
@@ -434,8 +450,8 @@ static int declare_declared(djc_conn *c, const char *text, const char *file, sb_
 		char **cols = NULL;
 		size_t ncols = 0;
 		if ((rc = sql_columns(c, old->sql_name, &cols, &ncols))) { rc = conn_dbfail(c, rc, t->name); break; }
-		int whole = ncols == old->nattrs;
-		for (size_t k = 0; k < ncols && whole; k++) whole = table_attr(old, cols[k]) != NULL;
+		int whole = ncols == old->nattrs + old->nhidden;
+		for (size_t k = 0; k < ncols && whole; k++) whole = table_attr_any(old, cols[k]) != NULL;
 		strv_free(cols, ncols);
 		const char *names[TABLE_AUX_MAX];
 		size_t na = table_aux_tables(old, names, TABLE_AUX_MAX);
@@ -445,7 +461,7 @@ static int declare_declared(djc_conn *c, const char *text, const char *file, sb_
 			whole = ncols > 0;
 		}
 		if (!rc && !whole) rc = 1;
-		if (!rc) sb_printf(tabs, "exists  %s (%s) as %s\n", t->name, tier_name(t->tier), t->sql_name);
+		if (!rc) sb_printf(tabs, "exists  %s (%s) as %s%s\n", t->name, tier_name(t->tier), t->sql_name, job_meta_note(old, t));
 	}
 	pipeline_free(np);
 	return rc;
@@ -497,7 +513,7 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 		sb_add(&q, "SELECT MAX(");
 		db_qi(c->db, &q, "position");
 		sb_add(&q, ") FROM ");
-		db_qi(c->db, &q, META_TABLE);
+		db_qtable(c->db, &q, META_TABLE);
 		if ((rc = db_exec(c->db, sb_str(&q), NULL, 0, &r))) { rc = conn_dbfail(c, rc, "declare"); goto fail; }
 		if (r->nrows && db_cell(r, 0, 0)->t != DJC_NULL) base = (long)db_cell_int(r, 0, 0) + 1;
 		db_res_free(r);
@@ -514,9 +530,12 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 	for (size_t i = 0; i < np->n; i++) {
 		table *t = np->tables[i];
 		if (pipeline_find(c->pipe, t->name)) {
-			sb_printf(tabs, "exists  %s (%s) as %s\n", t->name, tier_name(t->tier), t->sql_name);
+			sb_printf(tabs, "exists  %s (%s) as %s%s\n", t->name, tier_name(t->tier), t->sql_name,
+				  job_meta_note(pipeline_find(c->pipe, t->name), t));
 			continue;
 		}
+		/* jobs.add_job_metadata: the hidden columns on the tables made now */
+		if (config_bool("jobs.add_job_metadata")) table_enable_job_meta(t);
 		/* The stored definition first, then the table, then its
 		 * auxiliary tables; each undo step is recorded before its step (a
 		 * CREATE TABLE whose index then fails has made the table all the
@@ -525,7 +544,7 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 		 * a table that no stored definition owns. */
 		sb_reset(&q);
 		sb_add(&q, "DELETE FROM ");
-		db_qi(c->db, &q, META_TABLE);
+		db_qtable(c->db, &q, META_TABLE);
 		sb_add(&q, " WHERE ");
 		db_qi(c->db, &q, "name");
 		sb_add(&q, " = ?");
@@ -533,7 +552,7 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 		up[0] = val_text(t->name);
 		stx_undo(&x, sb_steal(&q), up, 1);
 		sb_add(&q, "INSERT INTO ");
-		db_qi(c->db, &q, META_TABLE);
+		db_qtable(c->db, &q, META_TABLE);
 		sb_add(&q, " (");
 		db_qi(c->db, &q, "name"); sb_add(&q, ", ");
 		db_qi(c->db, &q, "position"); sb_add(&q, ", ");
@@ -546,7 +565,7 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 		sb_reset(&q);
 		if (rc) { rc = conn_dbfail(c, rc, t->name); goto fail; }
 		sb_add(&q, "DROP TABLE IF EXISTS ");
-		db_qi(c->db, &q, t->sql_name);
+		db_qtable(c->db, &q, t->sql_name);
 		stx_undo(&x, sb_steal(&q), NULL, 0);
 		if ((rc = create_table(c, t))) goto fail;
 		if (t->jobs_name) {
@@ -555,7 +574,7 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 			/* undone in reverse: these go before the table */
 			for (size_t k = na; k-- > 0;) {
 				sb_add(&q, "DROP TABLE IF EXISTS ");
-				db_qi(c->db, &q, names[k]);
+				db_qtable(c->db, &q, names[k]);
 				stx_undo(&x, sb_steal(&q), NULL, 0);
 			}
 			if ((rc = aux(c, t))) goto fail;

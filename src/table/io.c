@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, size_t *inserted,
+int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, int direct, size_t *inserted,
 		const long *lines, const char *src);
 
 /* A set of key texts (open addressing). */
@@ -52,7 +52,7 @@ static int drop_existing(djc_conn *c, table *t, djc_row **rows, size_t n, djc_ro
 		sb_add(&q, "SELECT ");
 		for (size_t i = 0; i < t->nkey; i++) { if (i) sb_add(&q, ", "); db_qi(c->db, &q, t->attrs[i].name); }
 		sb_add(&q, " FROM ");
-		db_qi(c->db, &q, t->sql_name);
+		db_qtable(c->db, &q, t->sql_name);
 		sb_add(&q, " WHERE ");
 		for (size_t r = 0; r < k; r++) {
 			sb_add(&q, r ? " OR (" : "(");
@@ -85,13 +85,19 @@ static int drop_existing(djc_conn *c, table *t, djc_row **rows, size_t n, djc_ro
 	return rc;
 }
 
-int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, size_t *inserted,
+/* Insert rows into t, all or nothing. `direct` lets rows into a computed,
+ * imported or part table (DataJoint's allow_direct_insert): the jobs table
+ * needs nothing, as a key with a target row is skipped by refresh and
+ * populate and its job closed when reserved (claim.made). */
+int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, int direct, size_t *inserted,
 		const long *lines, const char *src)
 {
 	if (inserted) *inserted = 0;
-	if (t->tier == TIER_COMPUTED || t->tier == TIER_IMPORTED || t->tier == TIER_PART)
-		return conn_fail(c, DJC_EINVAL, "table %s is %s: its rows come from populate, not insert", t->name,
-				 t->tier == TIER_PART ? "a part table" : tier_name(t->tier));
+	if (!direct && (t->tier == TIER_COMPUTED || t->tier == TIER_IMPORTED || t->tier == TIER_PART))
+		return conn_fail(c, DJC_EINVAL,
+				 "table %s is %s: its rows come from populate, not insert (--allow-direct-insert, or the "
+				 "option allow_direct_insert, inserts them by hand for a repair)",
+				 t->name, t->tier == TIER_PART ? "a part table" : tier_name(t->tier));
 	int rc;
 	djc_row **kept = NULL;
 	long *klines = NULL;
@@ -195,10 +201,16 @@ out:
 /* An options struct of this library's version (or NULL). */
 static int insert_opts_ok(djc_conn *c, const djc_insert_options *opts)
 {
-	if (!opts || opts->version == DJC_INSERT_OPTIONS_VERSION) return 1;
-	conn_fail(c, DJC_EINVAL, "insert options version %d is not %d (use DJC_INSERT_OPTIONS_INIT)", opts->version,
+	if (!opts || opts->version == DJC_INSERT_OPTIONS_VERSION || opts->version == 1) return 1;
+	conn_fail(c, DJC_EINVAL, "insert options version %d is not 1 or %d (use DJC_INSERT_OPTIONS_INIT)", opts->version,
 		  DJC_INSERT_OPTIONS_VERSION);
 	return 0;
+}
+
+/* allow_direct_insert, which version 1 of the options does not have. */
+static int opts_direct(const djc_insert_options *opts)
+{
+	return opts && opts->version >= 2 && opts->allow_direct_insert;
 }
 
 int djc_insert(djc_conn *c, const char *name, const djc_row *const *rows, size_t n, const djc_insert_options *opts,
@@ -212,7 +224,7 @@ int djc_insert(djc_conn *c, const char *name, const djc_row *const *rows, size_t
 	table *t;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
-	return insert_rows(c, t, (djc_row **)rows, n, opts && opts->skip_duplicates, inserted, NULL, NULL);
+	return insert_rows(c, t, (djc_row **)rows, n, opts && opts->skip_duplicates, opts_direct(opts), inserted, NULL, NULL);
 }
 
 /* {"a": 1} of the key attributes present in a row object as written (for
@@ -294,7 +306,7 @@ int djc_insert_jsonl(djc_conn *c, const char *name, void *inp, const char *src, 
 	}
 	free(line);
 	if (!rc && ferror(in)) rc = conn_fail(c, DJC_EINVAL, "%s: read error", src);
-	if (!rc) rc = insert_rows(c, t, rows, n, opts && opts->skip_duplicates, inserted, lines, src);
+	if (!rc) rc = insert_rows(c, t, rows, n, opts && opts->skip_duplicates, opts_direct(opts), inserted, lines, src);
 	for (size_t i = 0; i < n; i++) djc_row_free(rows[i]);
 	free(rows);
 	free(lines);
@@ -324,6 +336,12 @@ static void cell_text(sb_t *b, const attr *a, const val_t *v, int csv)
 
 int djc_fetch_print(djc_conn *c, const char *name, const char *where, djc_format fmt, void *outp)
 {
+	return djc_fetch_print_ext(c, name, where, fmt, NULL, outp);
+}
+
+int djc_fetch_print_ext(djc_conn *c, const char *name, const char *where, djc_format fmt, const djc_fetch_options *opts,
+			void *outp)
+{
 	FILE *out = outp;
 	if (!out) return conn_fail(c, DJC_EINVAL, "no output stream (NULL)");
 	if (fmt != DJC_FORMAT_TABLE && fmt != DJC_FORMAT_JSON && fmt != DJC_FORMAT_CSV)
@@ -332,19 +350,31 @@ int djc_fetch_print(djc_conn *c, const char *name, const char *where, djc_format
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
 	djc_rowset *rs = NULL;
-	if ((rc = djc_fetch(&rs, c, name, where))) return rc;
+	if ((rc = djc_fetch_ext(&rs, c, name, where, opts))) return rc;
+	/* the columns shown: the heading, then (all_columns) the hidden ones */
+	size_t ncol = t->nattrs + (opts && opts->all_columns ? t->nhidden : 0);
 	sb_t b = SB_INIT;
 	if (fmt == DJC_FORMAT_JSON) {
 		for (size_t i = 0; i < rs->n; i++) {
 			sb_reset(&b);
 			row_to_json(&b, t, rs->rows[i]);
+			for (size_t k = t->nattrs; k < ncol; k++) {   /* "...}" -> "..., "_job_x": v}" */
+				const val_t *v = row_get(rs->rows[i], t->attrs[k].name);
+				b.s[--b.len] = 0;
+				sb_add(&b, ",");
+				json_quote(&b, t->attrs[k].name, strlen(t->attrs[k].name));
+				sb_add(&b, ":");
+				if (v) value_to_json(&b, &t->attrs[k], v);
+				else sb_add(&b, "null");
+				sb_addc(&b, '}');
+			}
 			fprintf(out, "%s\n", sb_str(&b));
 		}
 	} else if (fmt == DJC_FORMAT_CSV) {
-		for (size_t k = 0; k < t->nattrs; k++) fprintf(out, "%s%s", k ? "," : "", t->attrs[k].name);
+		for (size_t k = 0; k < ncol; k++) fprintf(out, "%s%s", k ? "," : "", t->attrs[k].name);
 		fputc('\n', out);
 		for (size_t i = 0; i < rs->n; i++) {
-			for (size_t k = 0; k < t->nattrs; k++) {
+			for (size_t k = 0; k < ncol; k++) {
 				sb_reset(&b);
 				const val_t *v = row_get(rs->rows[i], t->attrs[k].name);
 				if (v) cell_text(&b, &t->attrs[k], v, 1);
@@ -360,7 +390,7 @@ int djc_fetch_print(djc_conn *c, const char *name, const char *where, djc_format
 			fputc('\n', out);
 		}
 	} else {
-		size_t nc = t->nattrs;
+		size_t nc = ncol;
 		size_t *w = xcalloc(nc, sizeof(size_t));
 		char **cells = xcalloc(nc * (rs->n + 1), sizeof(char *));
 		for (size_t k = 0; k < nc; k++) {

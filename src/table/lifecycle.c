@@ -18,7 +18,10 @@ int stx_begin(djc_conn *c, schema_tx *x)
 	if (x->d->lock_setup && (rc = db_exec(c->db, x->d->lock_setup, NULL, 0, NULL))) goto fail;
 	if (x->d->lock) {
 		db_res *r = NULL;
-		if ((rc = db_exec(c->db, x->d->lock, NULL, 0, &r))) goto fail;
+		val_t s = val_text(c->db->schema ? c->db->schema : "");
+		rc = db_exec(c->db, x->d->lock, &s, x->d->by_schema ? 1 : 0, &r);
+		val_free(&s);
+		if (rc) goto fail;
 		int got = !x->d->lock_returns_1 || (r->nrows == 1 && db_cell(r, 0, 0)->t != DJC_NULL && db_cell_int(r, 0, 0) == 1);
 		db_res_free(r);
 		if (!got) {
@@ -108,10 +111,11 @@ int sql_columns(djc_conn *c, const char *sql_name, char ***cols, size_t *n)
 	*n = 0;
 	const ddl_dialect *d = ddl_dialect_for(c->db->drv->name);
 	if (!d) return DJC_ERROR;
-	val_t p = val_text(sql_name);
+	val_t p[2] = {val_text(c->db->schema ? c->db->schema : ""), val_text(sql_name)};
 	db_res *r = NULL;
-	int rc = db_exec(c->db, d->columns, &p, 1, &r);
-	val_free(&p);
+	int rc = db_exec(c->db, d->columns, d->by_schema ? p : p + 1, d->by_schema ? 2 : 1, &r);
+	val_free(&p[0]);
+	val_free(&p[1]);
 	if (rc) return rc;
 	if (r->nrows) {
 		*cols = xcalloc(r->nrows, sizeof(char *));
@@ -135,7 +139,7 @@ int sql_count(djc_conn *c, const char *sql_name, long long *n)
 	if (rc || !nc) return rc;
 	sb_t q = SB_INIT;
 	sb_add(&q, "SELECT COUNT(*) FROM ");
-	db_qi(c->db, &q, sql_name);
+	db_qtable(c->db, &q, sql_name);
 	db_res *r = NULL;
 	rc = db_exec(c->db, sb_str(&q), NULL, 0, &r);
 	sb_free(&q);
@@ -192,7 +196,7 @@ static int meta_rows(djc_conn *c, table **v, size_t n, db_res **out)
 	db_qi(c->db, &q, "tier"); sb_add(&q, ", ");
 	db_qi(c->db, &q, "definition");
 	sb_add(&q, " FROM ");
-	db_qi(c->db, &q, META_TABLE);
+	db_qtable(c->db, &q, META_TABLE);
 	sb_add(&q, " WHERE ");
 	db_qi(c->db, &q, "name");
 	sb_add(&q, " IN (");
@@ -254,7 +258,7 @@ static int drop_once(djc_conn *c, const char *name, int dry_run, djc_changes *ch
 	if ((rc = meta_rows(c, v, n, &meta))) { free(drops); rc = conn_dbfail(c, rc, "drop"); goto fail; }
 	for (size_t i = 0; i < meta->nrows; i++) {
 		sb_add(&q, "INSERT INTO ");
-		db_qi(c->db, &q, META_TABLE);
+		db_qtable(c->db, &q, META_TABLE);
 		sb_add(&q, " (");
 		db_qi(c->db, &q, "name"); sb_add(&q, ", ");
 		db_qi(c->db, &q, "position"); sb_add(&q, ", ");
@@ -269,7 +273,7 @@ static int drop_once(djc_conn *c, const char *name, int dry_run, djc_changes *ch
 		stx_undo(&x, sb_steal(&q), p, 4);
 	}
 	sb_add(&q, "DELETE FROM ");
-	db_qi(c->db, &q, META_TABLE);
+	db_qtable(c->db, &q, META_TABLE);
 	sb_add(&q, " WHERE ");
 	db_qi(c->db, &q, "name");
 	sb_add(&q, " IN (");
@@ -288,7 +292,7 @@ static int drop_once(djc_conn *c, const char *name, int dry_run, djc_changes *ch
 		sb_add(&q, "DROP TABLE IF EXISTS ");
 		for (size_t i = 0; i < nd; i++) {
 			if (i) sb_add(&q, ", ");
-			db_qi(c->db, &q, drops[i]);
+			db_qtable(c->db, &q, drops[i]);
 		}
 		rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
 		if (rc) rc = conn_dbfail(c, rc, "drop");
@@ -296,7 +300,7 @@ static int drop_once(djc_conn *c, const char *name, int dry_run, djc_changes *ch
 		for (size_t i = 0; i < nd && !rc; i++) {
 			sb_reset(&q);
 			sb_add(&q, "DROP TABLE IF EXISTS ");
-			db_qi(c->db, &q, drops[i]);
+			db_qtable(c->db, &q, drops[i]);
 			if ((rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL))) rc = conn_dbfail(c, rc, drops[i]);
 		}
 	free(drops);
@@ -564,7 +568,11 @@ static int alter_plan(djc_conn *c, const table *old, const table *nt, const char
 		for (size_t i = 0; !mk && old->make_argv && (old->make_argv[i] || nt->make_argv[i]); i++)
 			mk = !old->make_argv[i] || !nt->make_argv[i] || strcmp(old->make_argv[i], nt->make_argv[i]);
 		if (mk) changes_add(ch, nm, nt->sql_name, "make", -1);
-		if (!same_str(old->key_source_where, nt->key_source_where)) changes_add(ch, nm, nt->sql_name, "key_source", -1);
+		if (!same_str(old->key_source_join, nt->key_source_join))   /* its jobs table's key may change */
+			rc = conn_fail(c, DJC_EINVAL, "%s:%d: table %s: alter does not change the tables of key_source (%s -> %s); drop "
+				       "and declare it again", file, nt->line, nm, old->key_source_join ? old->key_source_join : "its parents",
+				       nt->key_source_join ? nt->key_source_join : "its parents");
+		else if (!same_str(old->key_source_where, nt->key_source_where)) changes_add(ch, nm, nt->sql_name, "key_source", -1);
 	}
 	sb_free(&act);
 	free(from);
@@ -578,7 +586,7 @@ static int meta_set_text(djc_conn *c, const char *name, const char *text)
 {
 	sb_t q = SB_INIT;
 	sb_add(&q, "UPDATE ");
-	db_qi(c->db, &q, META_TABLE);
+	db_qtable(c->db, &q, META_TABLE);
 	sb_add(&q, " SET ");
 	db_qi(c->db, &q, "definition");
 	sb_add(&q, " = ? WHERE ");
@@ -606,6 +614,18 @@ static int alter_once(djc_conn *c, const char *text, const char *file, int dry_r
 		free(msg);
 		goto fail;
 	}
+	/* the job metadata columns of a stored table stay (alter neither adds
+	 * nor drops them; its stored text keeps its job_metadata line) */
+	for (size_t i = 0; i < np->n && !rc; i++) {
+		table *nt = np->tables[i], *old = pipeline_find(c->pipe, nt->name);
+		if (old && old->job_meta) table_enable_job_meta(nt);
+		else if (old && nt->job_meta)
+			rc = conn_fail(c, DJC_EINVAL,
+				       "%s:%d: table %s: alter does not add job metadata columns (job_metadata = true); 'djc "
+				       "drop %s' and declare it again to add them",
+				       file, nt->line, nt->name, nt->name);
+	}
+	if (rc) goto fail;
 	alt_op **ops = xcalloc(np->n + 1, sizeof(alt_op *));
 	size_t *nops = xcalloc(np->n + 1, sizeof(size_t));
 	/* plan every table before changing any */
@@ -628,7 +648,7 @@ static int alter_once(djc_conn *c, const char *text, const char *file, int dry_r
 		if ((rc = meta_set_text(c, nt->name, nt->text))) { rc = conn_dbfail(c, rc, nt->name); break; }
 		sb_t q = SB_INIT;
 		sb_add(&q, "UPDATE ");
-		db_qi(c->db, &q, META_TABLE);
+		db_qtable(c->db, &q, META_TABLE);
 		sb_add(&q, " SET ");
 		db_qi(c->db, &q, "definition");
 		sb_add(&q, " = ? WHERE ");
@@ -639,7 +659,11 @@ static int alter_once(djc_conn *c, const char *text, const char *file, int dry_r
 		p[1] = val_text(nt->name);
 		stx_undo(&x, sb_steal(&q), p, 2);
 		char **st = NULL;
-		if (nops[i] && (rc = ddl_alter(&st, x.d, c->db->drv, nt->sql_name, ops[i], nops[i], &msg))) {
+		sb_t qt = SB_INIT;
+		db_qtable(c->db, &qt, nt->sql_name);
+		rc = nops[i] ? ddl_alter(&st, x.d, c->db->drv, sb_str(&qt), ops[i], nops[i], &msg) : DJC_OK;
+		sb_free(&qt);
+		if (rc) {
 			rc = conn_fail(c, rc, "%s:%d: table %s: %s", file, nt->line, nt->name, msg);
 			free(msg);
 			break;

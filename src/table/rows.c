@@ -143,25 +143,50 @@ int where_build(djc_conn *c, const table *t, const char *where_json, const char 
 
 /* ---------------------------------------------------------- key source */
 
+/* The tables a key source joins, each with the attributes it brings. */
+typedef struct ks_part {
+	const table *tb;
+	char **names;        /* the parent's key (default) or its heading (key_source = A * B) */
+	size_t n;
+} ks_part;
+
+static int part_has(const ks_part *p, const char *name)
+{
+	for (size_t k = 0; k < p->n; k++)
+		if (!strcmp(p->names[k], name)) return 1;
+	return 0;
+}
+
 int keysource_sql(djc_conn *c, const table *t, sb_t *sql, pvec *params)
 {
-	/* parents named in the primary key, joined on their shared attributes;
-	 * appended to what the caller already wrote into sql */
+	/* the parents named in the primary key (or key_source's tables),
+	 * joined on their shared attributes and projected on the key-source
+	 * attributes; appended to what the caller already wrote into sql */
 	size_t start = sql->len;
 	size_t np = 0;
-	const fkey *ps[64];
-	for (size_t i = 0; i < t->nfks && np < 64; i++)
-		if (t->fks[i].in_key) ps[np++] = &t->fks[i];
+	ks_part ps[64];
+	char **heads[64];
+	if (t->nks) {
+		for (size_t i = 0; i < t->nks && np < 64; i++) {
+			const table *u = t->ks_tables[i];
+			heads[np] = xcalloc(u->nattrs ? u->nattrs : 1, sizeof(char *));
+			for (size_t k = 0; k < u->nattrs; k++) heads[np][k] = u->attrs[k].name;
+			ps[np] = (ks_part){u, heads[np], u->nattrs};
+			np++;
+		}
+	} else
+		for (size_t i = 0; i < t->nfks && np < 64; i++)
+			if (t->fks[i].in_key) {
+				heads[np] = NULL;
+				ps[np++] = (ks_part){t->fks[i].ptable, t->fks[i].attrs, t->fks[i].nattrs};
+			}
 	sb_add(sql, "SELECT DISTINCT ");
 	for (size_t i = 0; i < t->nsrc; i++) {
 		const attr *a = &t->attrs[t->src[i]];
-		/* the first parent holding the attribute supplies it */
+		/* the first table holding the attribute supplies it */
 		size_t owner = 0;
-		for (size_t p = 0; p < np; p++) {
-			int has = 0;
-			for (size_t k = 0; k < ps[p]->nattrs; k++) if (!strcmp(ps[p]->attrs[k], a->name)) has = 1;
-			if (has) { owner = p; break; }
-		}
+		for (size_t p = 0; p < np; p++)
+			if (part_has(&ps[p], a->name)) { owner = p; break; }
 		if (i) sb_add(sql, ", ");
 		char al[24];
 		snprintf(al, sizeof al, "s%zu", owner);
@@ -172,30 +197,35 @@ int keysource_sql(djc_conn *c, const table *t, sb_t *sql, pvec *params)
 	sb_add(sql, " FROM ");
 	for (size_t p = 0; p < np; p++) {
 		if (p) sb_add(sql, " JOIN ");
-		db_qi(c->db, sql, ps[p]->ptable->sql_name);
+		db_qtable(c->db, sql, ps[p].tb->sql_name);
 		sb_printf(sql, " s%zu", p);
 		if (p) {
 			int first = 1;
-			for (size_t k = 0; k < ps[p]->nattrs; k++) {
-				/* join on attributes an earlier parent also has */
+			for (size_t k = 0; k < ps[p].n; k++) {
+				/* join on attributes an earlier table also has, where
+				 * one of the two has it in its key (a secondary
+				 * attribute of the same name in both is not a link:
+				 * DataJoint 2's semantic join) */
+				const attr *pa = table_attr(ps[p].tb, ps[p].names[k]);
 				for (size_t e = 0; e < p; e++) {
-					int has = 0;
-					for (size_t m = 0; m < ps[e]->nattrs; m++) if (!strcmp(ps[e]->attrs[m], ps[p]->attrs[k])) has = 1;
-					if (!has) continue;
+					if (!part_has(&ps[e], ps[p].names[k])) continue;
+					const attr *ea = table_attr(ps[e].tb, ps[p].names[k]);
+					if (!(pa && pa->in_key) && !(ea && ea->in_key)) continue;
 					sb_add(sql, first ? " ON " : " AND ");
 					first = 0;
 					char a1[24], a2[24];
 					snprintf(a1, sizeof a1, "s%zu", e);
 					snprintf(a2, sizeof a2, "s%zu", p);
-					col(c, sql, a1, ps[p]->attrs[k]);
+					col(c, sql, a1, ps[p].names[k]);
 					sb_add(sql, " = ");
-					col(c, sql, a2, ps[p]->attrs[k]);
+					col(c, sql, a2, ps[p].names[k]);
 					break;
 				}
 			}
 			if (first) sb_add(sql, " ON 1=1");
 		}
 	}
+	for (size_t p = 0; p < np; p++) free(heads[p]);
 	if (t->key_source_where) {
 		/* the standing restriction names attributes, which come from
 		 * different parents: wrap the join (only the part this function
@@ -217,7 +247,7 @@ int keysource_sql(djc_conn *c, const table *t, sb_t *sql, pvec *params)
 void not_in_target_sql(djc_conn *c, const table *t, const char *alias, sb_t *sql)
 {
 	sb_add(sql, " AND NOT EXISTS (SELECT 1 FROM ");
-	db_qi(c->db, sql, t->sql_name);
+	db_qtable(c->db, sql, t->sql_name);
 	sb_add(sql, " tg WHERE ");
 	for (size_t i = 0; i < t->nsrc; i++) {
 		const char *n = t->attrs[t->src[i]].name;
@@ -382,8 +412,11 @@ void stmt_list_free(stmt_list *l)
 
 void rows_insert_stmts(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, stmt_list *l)
 {
+	/* make's rows carry the job metadata (the hidden columns, docs/parity.md)
+	 * when the table has them; other rows leave them NULL */
+	size_t ncol = t->nattrs + (t->nhidden && n && row_get(rows[0], t->attrs[t->nattrs].name) ? t->nhidden : 0);
 	/* statements of at most 500 rows and ~30,000 parameters */
-	size_t per = 30000 / (t->nattrs ? t->nattrs : 1);
+	size_t per = 30000 / (ncol ? ncol : 1);
 	if (per > 500) per = 500;
 	if (per < 1) per = 1;
 	for (size_t at = 0; at < n; at += per) {
@@ -392,16 +425,16 @@ void rows_insert_stmts(djc_conn *c, const table *t, djc_row *const *rows, size_t
 		pvec p = {0};
 		sb_add(&q, skip_dup ? c->db->drv->insert_ignore_head : "INSERT INTO");
 		sb_addc(&q, ' ');
-		db_qi(c->db, &q, t->sql_name);
+		db_qtable(c->db, &q, t->sql_name);
 		sb_add(&q, " (");
-		for (size_t i = 0; i < t->nattrs; i++) {
+		for (size_t i = 0; i < ncol; i++) {
 			if (i) sb_add(&q, ", ");
 			db_qi(c->db, &q, t->attrs[i].name);
 		}
 		sb_add(&q, ") VALUES ");
 		for (size_t r = 0; r < k; r++) {
 			sb_add(&q, r ? ", (" : "(");
-			for (size_t i = 0; i < t->nattrs; i++) {
+			for (size_t i = 0; i < ncol; i++) {
 				sb_add(&q, i ? ", ?" : "?");
 				const val_t *v = row_get(rows[at + r], t->attrs[i].name);
 				val_t x;
@@ -444,7 +477,7 @@ int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params
 	if (rc) return conn_dbfail(c, rc, t->name);
 	djc_rowset *rs = rowset_new();
 	const attr **attrs = xcalloc(r->ncols, sizeof(attr *));
-	for (size_t k = 0; k < r->ncols; k++) attrs[k] = table_attr(t, r->cols[k]);
+	for (size_t k = 0; k < r->ncols; k++) attrs[k] = table_attr_any(t, r->cols[k]);
 	for (size_t i = 0; i < r->nrows; i++) {
 		djc_row *row = djc_row_new();
 		for (size_t k = 0; k < r->ncols; k++) {
@@ -461,15 +494,16 @@ int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params
 	return DJC_OK;
 }
 
-static void select_all(djc_conn *c, const table *t, sb_t *q)
+/* SELECT of t's attributes (with hidden: the job metadata columns too). */
+static void select_cols(djc_conn *c, const table *t, sb_t *q, int hidden)
 {
 	sb_add(q, "SELECT ");
-	for (size_t i = 0; i < t->nattrs; i++) {
+	for (size_t i = 0; i < t->nattrs + (hidden ? t->nhidden : 0); i++) {
 		if (i) sb_add(q, ", ");
 		db_qi(c->db, q, t->attrs[i].name);
 	}
 	sb_add(q, " FROM ");
-	db_qi(c->db, q, t->sql_name);
+	db_qtable(c->db, q, t->sql_name);
 	sb_add(q, " WHERE 1=1");
 }
 
@@ -513,6 +547,35 @@ int djc_key_restriction(char **where_json, djc_conn *c, const char *name, const 
 	return DJC_OK;
 }
 
+static void select_all(djc_conn *c, const table *t, sb_t *q) { select_cols(c, t, q, 0); }
+
+void djc_fetch_options_init(djc_fetch_options *o)
+{
+	djc_fetch_options d = DJC_FETCH_OPTIONS_INIT;
+	*o = d;
+}
+
+int djc_fetch_ext(djc_rowset **out, djc_conn *c, const char *name, const char *where_json, const djc_fetch_options *opts)
+{
+	*out = NULL;
+	if (opts && opts->version != DJC_FETCH_OPTIONS_VERSION)
+		return conn_fail(c, DJC_EINVAL, "fetch options version %d is not %d (use DJC_FETCH_OPTIONS_INIT)", opts->version,
+				 DJC_FETCH_OPTIONS_VERSION);
+	table *t;
+	int rc = conn_table(c, name, &t);
+	if (rc) return rc;
+	sb_t q = SB_INIT;
+	pvec p = {0};
+	select_cols(c, t, &q, opts && opts->all_columns);
+	if (!(rc = where_build(c, t, where_json, NULL, 0, &q, &p))) {
+		order_by_key(c, t, &q);
+		rc = rows_select(c, t, sb_str(&q), &p, out);
+	}
+	sb_free(&q);
+	pvec_free(&p);
+	return rc;
+}
+
 int djc_fetch(djc_rowset **out, djc_conn *c, const char *name, const char *where_json)
 {
 	*out = NULL;
@@ -540,7 +603,7 @@ int djc_delete(size_t *deleted, djc_conn *c, const char *name, const char *where
 	sb_t q = SB_INIT;
 	pvec p = {0};
 	sb_add(&q, "DELETE FROM ");
-	db_qi(c->db, &q, t->sql_name);
+	db_qtable(c->db, &q, t->sql_name);
 	sb_add(&q, " WHERE 1=1");
 	if ((rc = where_build(c, t, where_json, NULL, 0, &q, &p))) goto out;
 	db_res *r = NULL;
@@ -650,7 +713,7 @@ static int cascade_cond(djc_conn *c, table **S, size_t i, const char *where, con
 		snprintf(al, sizeof al, "d%d", ++*alias);
 		sb_add(sql, first ? "EXISTS (SELECT 1 FROM " : " OR EXISTS (SELECT 1 FROM ");
 		first = 0;
-		db_qi(c->db, sql, S[j]->sql_name);
+		db_qtable(c->db, sql, S[j]->sql_name);
 		sb_printf(sql, " %s WHERE ", al);
 		for (size_t k = 0; k < x->fks[f].nattrs; k++) {
 			col(c, sql, al, x->fks[f].attrs[k]);
@@ -691,14 +754,14 @@ static int delete_once(djc_conn *c, table **S, size_t nS, const char *where, con
 		size_t m = 0;
 		while (m < nS && S[m] != x->master) m++;
 		sb_reset(&q); sb_reset(&ref); pvec_free(&p);
-		db_qi(c->db, &ref, x->sql_name);
+		db_qtable(c->db, &ref, x->sql_name);
 		sb_add(&q, "SELECT COUNT(*) FROM ");
 		sb_add(&q, sb_str(&ref));
 		sb_add(&q, " WHERE ");
 		if ((rc = cascade_cond(c, S, i, where, sb_str(&ref), &alias, &q, &p))) goto fail;
 		if (m < nS) {
 			sb_add(&q, " AND NOT EXISTS (SELECT 1 FROM ");
-			db_qi(c->db, &q, x->master->sql_name);
+			db_qtable(c->db, &q, x->master->sql_name);
 			sb_add(&q, " pm WHERE ");
 			for (size_t k = 0; k < x->master->nkey; k++) {
 				col(c, &q, "pm", x->master->attrs[k].name);
@@ -721,7 +784,7 @@ static int delete_once(djc_conn *c, table **S, size_t nS, const char *where, con
 	/* the counts, in the order of deletion: dependents first */
 	for (size_t i = nS; i-- > 0;) {
 		sb_reset(&q); sb_reset(&ref); pvec_free(&p);
-		db_qi(c->db, &ref, S[i]->sql_name);
+		db_qtable(c->db, &ref, S[i]->sql_name);
 		sb_add(&q, o->dry_run ? "SELECT COUNT(*) FROM " : "DELETE FROM ");
 		sb_add(&q, sb_str(&ref));
 		sb_add(&q, " WHERE ");
@@ -733,7 +796,7 @@ static int delete_once(djc_conn *c, table **S, size_t nS, const char *where, con
 			 * refresh re-adds or re-pends them. */
 			sb_t jq = SB_INIT, jref = SB_INIT;
 			pvec jp = {0};
-			db_qi(c->db, &jref, S[i]->jobs_name);
+			db_qtable(c->db, &jref, S[i]->jobs_name);
 			sb_add(&jq, o->dry_run ? "SELECT COUNT(*) FROM " : "DELETE FROM ");
 			sb_add(&jq, sb_str(&jref));
 			sb_add(&jq, " WHERE 1=0");
@@ -747,7 +810,7 @@ static int delete_once(djc_conn *c, table **S, size_t nS, const char *where, con
 				char al[24];
 				snprintf(al, sizeof al, "d%d", ++alias);
 				sb_add(&jq, " OR EXISTS (SELECT 1 FROM ");
-				db_qi(c->db, &jq, S[j]->sql_name);
+				db_qtable(c->db, &jq, S[j]->sql_name);
 				sb_printf(&jq, " %s WHERE ", al);
 				for (size_t k = 0; k < fk->nattrs; k++) {
 					col(c, &jq, al, fk->attrs[k]);

@@ -16,6 +16,8 @@ struct djc_conn {
 	void (*jobs_free)(void *);   /* how djc_close frees it */
 	pipeline *retired;  /* tables dropped or redefined since loaded: kept until djc_close,
 	                     * as populate, jobs and make contexts may still point at them */
+	void *reads;                 /* upstream.c: what makes read, until their commits */
+	void (*reads_free)(void *);  /* how djc_close frees it */
 };
 
 #define META_TABLE "~djc_pipeline"
@@ -97,6 +99,38 @@ db_item *stmt_list_items(stmt_list *l);
 void stmt_list_free(stmt_list *l);
 /* Append the multi-row INSERT statements of rows into t (values copied). */
 void rows_insert_stmts(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, stmt_list *l);
+
+/* upstream.c: 1 when a is an ancestor of t (reached through the `->`
+ * references of t, of its parents, ...; a part's master counts), else 0
+ * (t itself is not its own ancestor). */
+int table_is_ancestor(const djc_conn *c, const table *t, const table *a);
+/* DJC_OK when a is an ancestor of t, else DJC_EINVAL with a one-line
+ * message naming both (a make of t reading a). */
+int table_upstream_check(djc_conn *c, const table *t, const table *a);
+
+/* What a make read through djc (table, restriction, a hash of the rows),
+ * checked again inside its commit's transaction (docs/parity.md). Any
+ * protocol's reads can feed it: record each read with read_set_add and
+ * hand the set to conn_reads_put when make succeeded. */
+typedef struct read_set read_set;
+read_set *read_set_new(void);
+void read_set_free(read_set *rs);
+/* Record that rows (in primary key order, as djc_fetch returns them) were
+ * read from a restricted by where (JSON text, NULL: all rows). */
+void read_set_add(read_set *rs, const table *a, const char *where, const djc_rowset *rows);
+/* Read each recorded restriction again (in the caller's transaction) and
+ * compare: DJC_OK when all are the same, else DJC_ECONFLICT with a
+ * one-line message naming the changed table and make's target t. */
+int read_set_verify(djc_conn *c, const table *t, const read_set *rs);
+/* Keep rs (taken; NULL or empty: nothing to check) for the commit of key
+ * of t on this connection; replaces what an earlier make of key read. */
+void conn_reads_put(djc_conn *c, const table *t, const djc_row *key, read_set *rs);
+/* 1 when reads of key of t wait for their commit. */
+int conn_reads_pending(djc_conn *c, const table *t, const djc_row *key);
+/* In the commit's transaction: verify the reads of key of t, if any. */
+int conn_reads_verify(djc_conn *c, const table *t, const djc_row *key);
+/* The commit of key of t is over: forget its reads. */
+void conn_reads_forget(djc_conn *c, const table *t, const djc_row *key);
 
 /* Select columns of t into typed rows. cols NULL = all attributes. */
 int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params, djc_rowset **out);

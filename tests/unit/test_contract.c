@@ -147,7 +147,7 @@ int main(void)
 	djc_row_free(k);
 
 	/* options of another version are refused, not misread */
-	djc_insert_options io = {99, 0};
+	djc_insert_options io = {.version = 99};
 	djc_row *r7 = djc_row_new();
 	djc_row_set_int(r7, "id", 7);
 	djc_row_set_float(r7, "x", 7);

@@ -459,7 +459,8 @@ static void test_parse_errors(void)
 	CHECK_STR(err_parse("M.Unit (part)\n    a : int32\n    ---\n"),
 		  "p.djc:1: part table M.Unit needs its master M declared above it");
 	CHECK_STR(err_parse("A (manual)\n    a : int32\n    ---\nC (computed)\n    a2 : int32\n    ---\n    -> A\n"),
-		  "p.djc:4: computed table C needs a parent in its primary key ('-> Parent' above '---') to define its keys");
+		  "p.djc:4: computed table C needs a parent in its primary key ('-> Parent' above '---') to define its keys, "
+		  "or a key_source (e.g. key_source = Parent for a parent below '---')");
 	CHECK_STR(err_parse("A (manual)\n    a : int32\n    ---\n    make = ./prog\n"),
 		  "p.djc:4: 'make =' belongs to computed and imported tables, not manual ones");
 	CHECK_STR(err_parse("A (manual)\n    a : int32\n    ---\nC (computed)\n    -> A\n    ---\n    make = 'unterminated\n"),

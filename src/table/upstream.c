@@ -1,0 +1,222 @@
+/* upstream.c - a computed table's lineage: which tables are its ancestors
+ * (DataJoint's `self.upstream[T]` refuses any other), so that a make reads
+ * only what its target depends on. */
+#include "table.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The parents of t: the tables its `->` lines reference (a part's master
+ * among them). */
+static int is_parent(const table *t, const table *p)
+{
+	if (t->master == p) return 1;
+	for (size_t i = 0; i < t->nfks; i++)
+		if (t->fks[i].ptable == p) return 1;
+	return 0;
+}
+
+int table_is_ancestor(const djc_conn *c, const table *t, const table *a)
+{
+	if (!t || !a || t == a) return 0;
+	size_t n = c->pipe->n;
+	char *up = xcalloc(n ? n : 1, 1);
+	/* mark t's parents, then their parents, until nothing changes */
+	int found = 0, more = 1;
+	while (more && !found) {
+		more = 0;
+		for (size_t j = 0; j < n; j++) {
+			const table *p = c->pipe->tables[j];
+			if (up[j]) continue;
+			int par = is_parent(t, p);
+			for (size_t i = 0; i < n && !par; i++)
+				par = up[i] && is_parent(c->pipe->tables[i], p);
+			if (par) { up[j] = 1; more = 1; if (p == a) found = 1; }
+		}
+	}
+	free(up);
+	return found;
+}
+
+int table_upstream_check(djc_conn *c, const table *t, const table *a)
+{
+	if (table_is_ancestor(c, t, a)) return DJC_OK;
+	return conn_fail(c, DJC_EINVAL,
+			 "make of %s may read only its ancestors (the tables it depends on through ->): %s is not upstream "
+			 "of %s",
+			 t->name, a->name, t->name);
+}
+
+int djc_upstream_check(djc_conn *c, const char *target, const char *name)
+{
+	table *t, *a;
+	int rc = conn_table(c, target, &t);
+	if (!rc) rc = conn_table(c, name, &a);
+	if (!rc) rc = table_upstream_check(c, t, a);
+	return rc;
+}
+
+/* ------------------------------------------------ reads checked at commit
+ *
+ * DataJoint's three-part make fetches the upstream data again inside the
+ * insert's transaction and refuses to commit if it changed. djc records
+ * every read a make does through djc (table, restriction, a hash of the
+ * rows) and, inside the commit's transaction, reads again and compares.
+ * The record is kept on the make's connection by (target, key) until that
+ * key's commit. */
+
+typedef struct read_entry {
+	const table *a;     /* the table read */
+	char *where;        /* its restriction as JSON text (NULL: all rows) */
+	uint64_t hash;      /* FNV-1a of the rows' JSON, in primary key order */
+	size_t nrows;
+} read_entry;
+
+struct read_set {
+	read_entry *v;
+	size_t n, cap;
+};
+
+/* The reads of one make, waiting for its commit. */
+typedef struct read_slot {
+	const table *t;
+	char *key;          /* key_to_json(t, key, 1) */
+	read_set *rs;
+	int checked;        /* a commit verified it: dropped at the next put */
+} read_slot;
+
+typedef struct read_store {
+	read_slot *v;
+	size_t n, cap;
+} read_store;
+
+static uint64_t rows_hash(const table *a, const djc_rowset *rows)
+{
+	uint64_t h = 1469598103934665603ULL;
+	sb_t b = SB_INIT;
+	for (size_t i = 0; rows && i < rows->n; i++) {
+		sb_reset(&b);
+		row_to_json(&b, a, rows->rows[i]);
+		sb_addc(&b, '\n');
+		for (size_t k = 0; k < b.len; k++) h = (h ^ (unsigned char)b.s[k]) * 1099511628211ULL;
+	}
+	sb_free(&b);
+	return h;
+}
+
+read_set *read_set_new(void) { return xcalloc(1, sizeof(read_set)); }
+
+void read_set_free(read_set *rs)
+{
+	if (!rs) return;
+	for (size_t i = 0; i < rs->n; i++) free(rs->v[i].where);
+	free(rs->v);
+	free(rs);
+}
+
+void read_set_add(read_set *rs, const table *a, const char *where, const djc_rowset *rows)
+{
+	if (rs->n == rs->cap) {
+		rs->cap = rs->cap ? rs->cap * 2 : 4;
+		rs->v = xrealloc(rs->v, rs->cap * sizeof *rs->v);
+	}
+	read_entry *e = &rs->v[rs->n++];
+	e->a = a;
+	e->where = where ? xstrdup(where) : NULL;
+	e->hash = rows_hash(a, rows);
+	e->nrows = rows ? rows->n : 0;
+}
+
+int read_set_verify(djc_conn *c, const table *t, const read_set *rs)
+{
+	for (size_t i = 0; rs && i < rs->n; i++) {
+		const read_entry *e = &rs->v[i];
+		djc_rowset *now = NULL;
+		int rc = djc_fetch(&now, c, e->a->name, e->where);
+		if (rc) return rc;
+		int same = now->n == e->nrows && rows_hash(e->a, now) == e->hash;
+		size_t n = now->n;
+		djc_rowset_free(now);
+		if (!same)
+			return conn_fail(c, DJC_ECONFLICT,
+					 "upstream changed while make ran: the rows of %s that make of %s read (%s%s, %zu row%s then, "
+					 "%zu now) are not the same at commit; nothing committed",
+					 e->a->name, t->name, e->where ? "restricted by " : "all rows", e->where ? e->where : "",
+					 e->nrows, e->nrows == 1 ? "" : "s", n);
+	}
+	return DJC_OK;
+}
+
+static void store_free(void *p)
+{
+	read_store *s = p;
+	if (!s) return;
+	for (size_t i = 0; i < s->n; i++) { free(s->v[i].key); read_set_free(s->v[i].rs); }
+	free(s->v);
+	free(s);
+}
+
+static void slot_drop(read_store *s, size_t i)
+{
+	free(s->v[i].key);
+	read_set_free(s->v[i].rs);
+	s->v[i] = s->v[--s->n];
+}
+
+static long slot_find(read_store *s, const table *t, const char *key)
+{
+	for (size_t i = 0; s && i < s->n; i++)
+		if (s->v[i].t == t && !strcmp(s->v[i].key, key)) return (long)i;
+	return -1;
+}
+
+void conn_reads_put(djc_conn *c, const table *t, const djc_row *key, read_set *rs)
+{
+	if (!c->reads) { c->reads = xcalloc(1, sizeof(read_store)); c->reads_free = store_free; }
+	read_store *s = c->reads;
+	/* the commits that verified their reads are over by now: a worker
+	 * commits a key before it makes keys beyond its group */
+	for (size_t i = s->n; i-- > 0;)
+		if (s->v[i].checked) slot_drop(s, i);
+	char *k = key_to_json(t, key, 1);
+	long at = slot_find(s, t, k);
+	if (at >= 0) slot_drop(s, (size_t)at);
+	if (!rs || !rs->n) { free(k); read_set_free(rs); return; }
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 8;
+		s->v = xrealloc(s->v, s->cap * sizeof *s->v);
+	}
+	s->v[s->n++] = (read_slot){t, k, rs, 0};
+}
+
+int conn_reads_pending(djc_conn *c, const table *t, const djc_row *key)
+{
+	if (!c->reads || !((read_store *)c->reads)->n) return 0;
+	char *k = key_to_json(t, key, 1);
+	long at = slot_find(c->reads, t, k);
+	free(k);
+	return at >= 0;
+}
+
+int conn_reads_verify(djc_conn *c, const table *t, const djc_row *key)
+{
+	read_store *s = c->reads;
+	if (!s || !s->n) return DJC_OK;
+	char *k = key_to_json(t, key, 1);
+	long at = slot_find(s, t, k);
+	free(k);
+	if (at < 0) return DJC_OK;
+	int rc = read_set_verify(c, t, s->v[at].rs);
+	s->v[at].checked = 1;
+	return rc;
+}
+
+void conn_reads_forget(djc_conn *c, const table *t, const djc_row *key)
+{
+	read_store *s = c->reads;
+	if (!s || !s->n) return;
+	char *k = key_to_json(t, key, 1);
+	long at = slot_find(s, t, k);
+	free(k);
+	if (at >= 0) slot_drop(s, (size_t)at);
+}

@@ -1,0 +1,413 @@
+#!/bin/bash
+# test_parity.sh - DataJoint 2.x parity (issue 20, docs/parity.md):
+# refresh --delay with negative seconds; direct inserts into computed,
+# imported and part tables for repair, with the jobs table left consistent;
+# make-context reads limited to the target's ancestors; job metadata
+# columns.
+. "$ROOT/tests/cli/lib.sh"
+
+cat > mk.sh <<'M'
+#!/bin/sh
+cat >/dev/null
+echo "{\"v\": $(( DJC_KEY_id * 10 ))}"
+M
+chmod +x mk.sh
+cat > p.djc <<'P'
+Item (manual)
+    id : int32
+    ---
+    name : varchar(16)
+
+Other (manual)
+    id : int32
+    ---
+    w : int32
+
+Calc (computed)
+    -> Item
+    ---
+    v : int32
+
+Calc2 (computed)
+    -> Calc
+    ---
+    v2 : int32
+
+Load (imported)
+    -> Item
+    ---
+    n : int32
+
+Load.Unit (part)
+    u : int16
+    ---
+    x : float64
+P
+expect_rc 0 "declare" djc declare p.djc
+printf '{"id": %d, "name": "i%d"}\n' 1 1 2 2 3 3 4 4 > items.jsonl
+expect_out "insert items" "inserted 4 rows into Item" djc insert Item items.jsonl
+
+# ---------------------------------------------------------------- 1. --delay
+# DataJoint's populate refreshes with delay=-1: jobs due at once whatever the
+# clocks say. A job added with --delay -1 is due one second before one added
+# with --delay 0 at the same priority, so it is reserved first.
+expect_out "refresh --delay 0 adds item 1" '{"added":1,"removed":0,"orphaned":0,"re_pended":0}' \
+	djc jobs refresh Calc --where '{"id": 1}' --delay 0 --json
+expect_out "refresh --delay -1 adds item 2" '{"added":1,"removed":0,"orphaned":0,"re_pended":0}' \
+	djc jobs refresh Calc --where '{"id": 2}' --delay -1 --json
+expect_out "refresh --delay=-2.5 adds item 3" '{"added":1,"removed":0,"orphaned":0,"re_pended":0}' \
+	djc jobs refresh Calc --where '{"id": 3}' --delay=-2.5 --json
+expect_out "the earliest scheduled job is made first" "Calc: 1 made, 0 errors, 0 skipped" \
+	djc populate Calc --reserve-jobs --no-refresh --max-calls 1 --make ./mk.sh
+expect_out "...it is item 3 (delay -2.5)" '{"id":3,"v":30}' djc fetch Calc --format json
+expect_out "then item 2 (delay -1)" "Calc: 1 made, 0 errors, 0 skipped" \
+	djc populate Calc --reserve-jobs --no-refresh --max-calls 1 --make ./mk.sh
+expect_out "...item 2" '{"id":2,"v":20}
+{"id":3,"v":30}' djc fetch Calc --format json
+expect_fail 2 "--delay takes a number" "--delay expects a number of seconds, got 'soon'" \
+	djc jobs refresh Calc --delay soon
+expect_fail 2 "--delay refuses nan" "--delay expects a number of seconds, got 'nan'" \
+	djc jobs refresh Calc --delay nan
+expect_fail 2 "--stale-timeout stays >= 0" "--stale-timeout expects a number of seconds >= 0" \
+	djc jobs refresh Calc --stale-timeout -1
+expect_rc 0 "clean up Calc" djc delete Calc --yes
+expect_rc 0 "clear Calc's jobs" djc jobs clear Calc --status pending
+
+# ------------------------------------------------- 2. --allow-direct-insert
+# DataJoint's insert(..., allow_direct_insert=True): rows of computed,
+# imported and part tables by hand, for a backfill or a repair. The jobs
+# table needs nothing: refresh and populate skip keys whose row exists, and
+# a pending job of such a key is closed as made when reserved.
+echo '{"id": 2, "v": -2}' > calc2.jsonl
+expect_fail 2 "insert into a computed table without the option" \
+	"table Calc is computed: its rows come from populate, not insert \(--allow-direct-insert" djc insert Calc calc2.jsonl
+expect_out "refresh adds the four keys" '{"added":4,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Calc --json
+expect_out "insert --allow-direct-insert into a computed table" "inserted 1 row into Calc" \
+	djc insert Calc calc2.jsonl --allow-direct-insert
+expect_out "the hand-made row is there" '{"id":2,"v":-2}' djc fetch Calc --format json
+expect_out "progress counts it as made" '{"table":"Calc","remaining":3,"total":4}' djc progress Calc --json
+expect_out "a refresh adds nothing for it" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Calc --json
+expect_out "populate --reserve-jobs skips its pending job" "Calc: 3 made, 0 errors, 1 skipped" \
+	djc populate Calc --reserve-jobs --make ./mk.sh
+expect_out "...and never made it again" '{"id":1,"v":10}
+{"id":2,"v":-2}
+{"id":3,"v":30}
+{"id":4,"v":40}' djc fetch Calc --format json
+expect_out "no job is left" '{"pending":0,"reserved":0,"success":0,"error":0,"ignore":0}' \
+	sh -c '"$DJC" jobs Calc --json | jq -c "{pending,reserved,success,error,ignore}"'
+expect_out "a repair: delete a wrong row" "" sh -c '"$DJC" delete Calc --where "{\"id\": 3}" --yes >/dev/null'
+echo '{"id": 3, "v": 33}' > calc3.jsonl
+expect_out "...and insert the right one by hand" "inserted 1 row into Calc" djc insert Calc calc3.jsonl --allow-direct-insert
+expect_out "populate (direct) has nothing to make" "Calc: 0 made, 0 errors, 0 skipped" djc populate Calc --make ./mk.sh
+expect_out "the repaired row stays" '{"id":3,"v":33}' djc fetch Calc --where '{"id": 3}' --format json
+expect_fail 2 "a duplicate is refused as for any table" "duplicate primary key in Calc" \
+	djc insert Calc calc3.jsonl --allow-direct-insert
+expect_out "--skip-duplicates with --allow-direct-insert" "inserted 0 rows into Calc" \
+	djc insert Calc calc3.jsonl --allow-direct-insert --skip-duplicates
+echo '{"id": 9, "v": 90}' > calc9.jsonl
+expect_fail 2 "a row without its upstream row is refused" "no matching row in a parent table of Calc" \
+	djc insert Calc calc9.jsonl --allow-direct-insert
+cat > mk2.sh <<'M'
+#!/bin/sh
+cat >/dev/null
+v=$("$DJC" fetch Calc --key "$DJC_KEY" --format csv | tail -n 1 | cut -d, -f2)
+echo "{\"v2\": $((v + 1))}"
+M
+chmod +x mk2.sh
+expect_out "downstream of hand-made rows populates" "Calc2: 4 made, 0 errors, 0 skipped" djc populate Calc2 --make ./mk2.sh
+expect_out "...from them" '-1,11,34,41' sh -c '"$DJC" fetch Calc2 --format csv | tail -n +2 | cut -d, -f2 | sort -n | tr "\n" , | sed "s/,$//"'
+
+# imported and part tables
+echo '{"id": 1, "n": 2}' > load.jsonl
+printf '{"id": 1, "u": 1, "x": 0.5}\n{"id": 1, "u": 2, "x": 1.5}\n' > unit.jsonl
+echo '{"id": 2, "u": 1, "x": 0.5}' > orphan_unit.jsonl
+expect_fail 2 "insert into a part table without the option" "table Load.Unit is a part table: its rows come from populate" \
+	djc insert Load.Unit unit.jsonl
+expect_out "insert --allow-direct-insert into an imported table" "inserted 1 row into Load" djc insert Load load.jsonl --allow-direct-insert
+expect_out "...and into its part table" "inserted 2 rows into Load.Unit" djc insert Load.Unit unit.jsonl --allow-direct-insert
+expect_fail 2 "a part row needs its master row" "no matching row in a parent table of Load.Unit" \
+	djc insert Load.Unit orphan_unit.jsonl --allow-direct-insert
+cat > mkload.sh <<'M'
+#!/bin/sh
+cat >/dev/null
+echo '{"n": 1}'
+echo '{"_part": "Unit", "u": 1, "x": 2.5}'
+M
+chmod +x mkload.sh
+expect_out "populate of the imported table skips the hand-made key" "Load: 3 made, 0 errors, 0 skipped" \
+	djc populate Load --reserve-jobs --make ./mkload.sh
+expect_out "its part rows are the hand-made ones" '{"id":1,"u":1,"x":0.5}
+{"id":1,"u":2,"x":1.5}' djc fetch Load.Unit --where '{"id": 1}' --format json
+
+# ------------------------------------------------ 3. reads limited to ancestors
+# DataJoint's self.upstream[T] refuses a table that is not an ancestor of the
+# target. djc fetch run by a make program (DJC_TABLE, DJC_KEY set) does the
+# same; djc_make_fetch / djc_make_fetch_key: tests/unit/test_parity.c.
+cat > p3.djc <<'P'
+Reader (computed)
+    -> Calc2
+    ---
+    r : int32
+P
+expect_rc 0 "declare a grandchild" djc declare p3.djc
+printf '{"id": 1, "w": 5}\n' > other.jsonl
+expect_out "insert Other" "inserted 1 row into Other" djc insert Other other.jsonl
+cat > mk_reader.sh <<'M'
+#!/bin/sh
+cat >/dev/null
+# Item is an ancestor (Reader -> Calc2 -> Calc -> Item): allowed
+n=$("$DJC" fetch Item --key "$DJC_KEY" --format json | grep -c .) || exit 3
+[ "$n" = 1 ] || exit 4
+if [ "$DJC_KEY_id" = 1 ]; then
+	"$DJC" fetch Other --key "$DJC_KEY" --format json || exit 5
+fi
+echo '{"r": 1}'
+M
+chmod +x mk_reader.sh
+expect_rc 1 "a make reading a non-ancestor fails" djc populate Reader --reserve-jobs --suppress-errors --make ./mk_reader.sh
+expect_out "...only that key" "2,3,4" sh -c '"$DJC" fetch Reader --format csv | tail -n +2 | cut -d, -f1 | tr "\n" , | sed "s/,$//"'
+expect_out "...whose error names both tables" '1' sh -c '"$DJC" jobs Reader --status error --json | jq -r ".jobs[0].error_stack" | grep -c "make of Reader may read only its ancestors (the tables it depends on through ->): Other is not upstream of Reader"'
+expect_fail 2 "djc fetch in a make's environment refuses a non-ancestor" \
+	"^djc: make of Reader may read only its ancestors \(the tables it depends on through ->\): Other is not upstream of Reader$" \
+	env DJC_TABLE=Reader DJC_KEY='{"id": 1}' "$DJC" fetch Other
+expect_fail 2 "...and the target itself" "Reader is not upstream of Reader" \
+	env DJC_TABLE=Reader DJC_KEY='{"id": 1}' "$DJC" fetch Reader
+expect_out "...but reads a parent" '{"id":1,"v2":11}' env DJC_TABLE=Reader DJC_KEY='{"id": 1}' "$DJC" fetch Calc2 --key '{"id": 1}' --format json
+expect_out "a part reads its master" '{"id":1,"n":2}' env DJC_TABLE=Load.Unit DJC_KEY='{"id": 1}' "$DJC" fetch Load --key '{"id": 1}' --format json
+expect_out "outside a make, fetch reads any table" '{"id":1,"w":5}' djc fetch Other --format json
+
+# --------------------------------------------------------- 4. job metadata
+# jobs.add_job_metadata (default off): computed and imported tables declared
+# while it is on get hidden columns _job_start_time, _job_duration and
+# _job_version, filled when make's rows are committed, left out of fetches,
+# restrictions and key sources; djc fetch --all-columns shows them.
+cat > p4a.djc <<'P'
+Plain (computed)
+    -> Item
+    ---
+    v : int32
+P
+expect_rc 0 "declare a computed table with the setting off" djc declare p4a.djc
+cat > p4.djc <<'P'
+Meta (computed)
+    -> Item
+    ---
+    v : int32
+
+MetaD (imported)
+    -> Item
+    ---
+    v : int32
+
+Child (computed)
+    -> Meta
+    ---
+    c : int32
+P
+expect_out "declare with jobs.add_job_metadata on" "created Meta (computed) as __meta
+created MetaD (imported) as _meta_d
+created Child (computed) as __child
+created Meta jobs table ~~meta
+created MetaD jobs table ~~meta_d
+created Child jobs table ~~child" env DJC_JOBS_ADD_JOB_METADATA=true "$DJC" declare p4.djc
+expect_out "declaring again with the setting off changes nothing" "exists  Meta (computed) as __meta
+exists  MetaD (imported) as _meta_d
+exists  Child (computed) as __child" djc declare p4.djc
+expect_out "a table declared without them is left as is, and says so" \
+	"exists  Plain (computed) as __plain (left without job metadata columns: it was declared without them; 'djc drop' it and declare again to add them)" \
+	env DJC_JOBS_ADD_JOB_METADATA=true "$DJC" declare p4a.djc
+expect_out "populate --reserve-jobs" "Meta: 4 made, 0 errors, 0 skipped" \
+	env DJC_JOBS_JOB_VERSION=v-test "$DJC" populate Meta --reserve-jobs --make ./mk.sh
+expect_out "populate (direct)" "MetaD: 4 made, 0 errors, 0 skipped" djc populate MetaD --make ./mk.sh
+expect_out "a default fetch hides the metadata" '{"id":1,"v":10}
+{"id":2,"v":20}
+{"id":3,"v":30}
+{"id":4,"v":40}' djc fetch Meta --format json
+expect_out "...so does csv" "id,v" sh -c '"$DJC" fetch Meta --format csv | head -1'
+expect_out "--all-columns shows them, filled at commit" '4 true true v-test' \
+	sh -c '"$DJC" fetch Meta --all-columns --format json | jq -s -r "[length, all(._job_duration >= 0), all(._job_start_time | test(\"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}\")), (map(._job_version) | unique | join(\",\"))] | join(\" \")"'
+expect_out "the version defaults to djc's" "djc 0.1.0" \
+	sh -c '"$DJC" fetch MetaD --all-columns --format json | jq -r "._job_version" | sort -u'
+expect_out "--all-columns csv header" "id,v,_job_start_time,_job_duration,_job_version" \
+	sh -c '"$DJC" fetch Meta --all-columns --format csv | head -1'
+expect_out "--all-columns of a table without them" '{"id":1,"name":"i1"}' djc fetch Item --where '{"id": 1}' --all-columns --format json
+expect_fail 2 "restrictions do not see them" 'restriction names "_job_version", which is not an attribute of Meta' \
+	djc fetch Meta --where '{"_job_version": "v-test"}'
+echo '{"id": 1, "v": 1, "_job_version": "x"}' > metarow.jsonl
+expect_fail 2 "rows cannot set them" "_job_version" djc insert Meta metarow.jsonl --allow-direct-insert
+expect_out "a downstream key source ignores them" '{"table":"Child","remaining":4,"total":4}' djc progress Child --json
+cat > mkc.sh <<'M'
+#!/bin/sh
+cat >/dev/null
+echo '{"c": 1}'
+M
+chmod +x mkc.sh
+expect_out "...and its populate joins on the key only" "Child: 4 made, 0 errors, 0 skipped" djc populate Child --reserve-jobs --make ./mkc.sh
+expect_out "a repair by hand leaves them NULL" "inserted 1 row into Meta" sh -c '"$DJC" delete Meta --where "{\"id\": 4}" --yes >/dev/null && echo "{\"id\": 4, \"v\": 44}" | "$DJC" insert Meta --allow-direct-insert'
+expect_out "...NULL" '{"id":4,"v":44,"_job_start_time":null,"_job_duration":null,"_job_version":null}' \
+	djc fetch Meta --where '{"id": 4}' --all-columns --format json
+sed 's/^    v : int32$/    v : int32\n    note = "" : varchar(8)/' p4.djc > p4b.djc
+expect_rc 0 "alter adds an attribute to a table with metadata" djc alter p4b.djc
+expect_out "...which keeps its metadata columns" 'id,v,note,_job_start_time,_job_duration,_job_version' \
+	sh -c '"$DJC" fetch Meta --all-columns --format csv | head -1'
+expect_out "...and declares as it is" "exists  Meta (computed) as __meta" sh -c '"$DJC" declare p4b.djc | head -1'
+printf 'Plain (computed)\n    -> Item\n    ---\n    v : int32\n    job_metadata = true\n' > p4c.djc
+expect_fail 2 "alter does not add them" "alter does not add job metadata columns" djc alter p4c.djc
+printf 'Man (manual)\n    id : int32\n    ---\n    job_metadata = true\n' > p4d.djc
+expect_fail 2 "job_metadata on a manual table" "'job_metadata =' belongs to computed and imported tables" djc declare p4d.djc
+printf 'Expl (computed)\n    -> Item\n    ---\n    v : int32\n    job_metadata = true\n' > p4e.djc
+expect_rc 0 "job_metadata = true in the definition (setting off)" djc declare p4e.djc
+expect_out "...gives the table the columns" "id,v,_job_start_time,_job_duration,_job_version" \
+	sh -c '"$DJC" fetch Expl --all-columns --format csv | head -1'
+expect_out "populate in batches of 3 jobs per commit" "Expl: 4 made, 0 errors, 0 skipped" \
+	env DJC_JOBS_RESERVE_BATCH=3 "$DJC" populate Expl --reserve-jobs --make ./mk.sh
+expect_out "...fills every row's metadata" "4" \
+	sh -c '"$DJC" fetch Expl --all-columns --format json | jq -s "map(select(._job_duration != null and ._job_start_time != null and ._job_version != null)) | length"'
+expect_rc 0 "drop a table with metadata" djc drop Meta --yes
+
+# ------------------------------------------------------------ 5. key_source
+# key_source = a table or a join of upstream tables, optionally restricted,
+# projected on the target's attributes; checked at declare; used by
+# progress, refresh and populate (direct and reserved) alike. A secondary
+# parent (-> Topic below ---) as the key source.
+cat > p5.djc <<'P'
+Topic (manual)
+    topic_id : int32
+    ---
+    title : varchar(16)
+
+Param (lookup)
+    param_id : int16
+    ---
+    note : varchar(16)
+
+Summary (computed)
+    summary_id : int32
+    ---
+    -> Topic
+    words : int32
+    key_source = Topic
+
+Fit (computed)
+    -> Item
+    -> Param
+    ---
+    f : int32
+    key_source = Item * Param & {"param_id": [1, 2]}   # two of the params
+
+Deep (computed)
+    -> Calc2
+    ---
+    d : int32
+    key_source = Item & {"id": {"<": 3}}
+P
+expect_rc 0 "declare key sources: a secondary parent, a restricted join, a grandparent" djc declare p5.djc
+expect_out "declaring again is idempotent" "3" sh -c '"$DJC" declare p5.djc | grep -c "^exists.*\(Summary\|Fit\|Deep\)"'
+printf '{"topic_id": %d, "title": "t"}\n' 1 2 3 > topics.jsonl
+expect_out "insert topics" "inserted 3 rows into Topic" djc insert Topic topics.jsonl
+printf '{"param_id": %d, "note": "p"}\n' 1 2 3 > params.jsonl
+expect_out "insert params (note is also Param's, not a join attribute)" "inserted 3 rows into Param" djc insert Param params.jsonl
+expect_out "progress of a secondary parent key source" '{"table":"Summary","remaining":3,"total":3}' djc progress Summary --json
+cat > mks.sh <<'M'
+#!/bin/sh
+cat >/dev/null
+echo "{\"summary_id\": $((DJC_KEY_topic_id * 100)), \"words\": 7}"
+M
+chmod +x mks.sh
+expect_out "refresh adds one job per topic" '{"added":3,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Summary --json
+expect_out "populate --reserve-jobs makes them" "Summary: 3 made, 0 errors, 0 skipped" djc populate Summary --reserve-jobs --make ./mks.sh
+expect_out "...one row per topic, with the make's own key" '100,1,7
+200,2,7
+300,3,7' sh -c '"$DJC" fetch Summary --format csv | tail -n +2'
+expect_out "...and nothing remains" '{"table":"Summary","remaining":0,"total":3}' djc progress Summary --json
+expect_out "a refresh adds nothing more" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Summary --json
+expect_out "progress of a restricted join" '{"table":"Fit","remaining":8,"total":8}' djc progress Fit --json
+printf '#!/bin/sh\ncat >/dev/null\necho "{\\"f\\": $DJC_KEY_param_id}"\n' > mkf.sh
+chmod +x mkf.sh
+expect_out "populate (direct) of one item" "Fit: 2 made, 0 errors, 0 skipped" djc populate Fit --where '{"id": 1}' --make ./mkf.sh
+expect_out "refresh of the rest" '{"added":6,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Fit --json
+expect_out "populate --reserve-jobs of the rest" "Fit: 6 made, 0 errors, 0 skipped" djc populate Fit --reserve-jobs --make ./mkf.sh
+expect_out "...only params 1 and 2" "1,2" sh -c '"$DJC" fetch Fit --format csv | tail -n +2 | cut -d, -f2 | sort -u | tr "\n" , | sed "s/,$//"'
+expect_out "a grandparent as key source, restricted" '{"table":"Deep","remaining":2,"total":2}' djc progress Deep --json
+printf '#!/bin/sh\ncat >/dev/null\necho "{\\"d\\": 1}"\n' > mkd.sh
+chmod +x mkd.sh
+expect_out "populate of it" "Deep: 2 made, 0 errors, 0 skipped" djc populate Deep --reserve-jobs --make ./mkd.sh
+expect_out "...the keys it gives" "1,2" sh -c '"$DJC" fetch Deep --format csv | tail -n +2 | cut -d, -f1 | tr "\n" , | sed "s/,$//"'
+# checked at declare
+printf 'B1 (computed)\n    -> Item\n    -> Param\n    ---\n    v : int32\n    key_source = Item\n' > b1.djc
+expect_fail 2 "a key source that lacks a key attribute" \
+	"^djc: b1\.djc:1: key_source of B1 does not give its primary key attribute 'param_id' \(Item lacks it\); join the parent that has it$" djc declare b1.djc
+printf 'B2 (computed)\n    -> Item\n    ---\n    v : int32\n    key_source = Other\n' > b2.djc
+expect_fail 2 "a key source that is not upstream" "^djc: b2\.djc:1: key_source of B2 joins Other, which is not upstream of it" djc declare b2.djc
+printf 'B3 (computed)\n    -> Item\n    ---\n    v : int32\n    key_source = Nope * Item\n' > b3.djc
+expect_fail 2 "an unknown table" "^djc: b3\.djc:5: key_source names unknown table 'Nope'" djc declare b3.djc
+printf 'B4 (computed)\n    -> Item\n    ---\n    v : int32\n    key_source = Item & {"name": "i1"}\n' > b4.djc
+expect_fail 2 "a restriction on an attribute the key source does not give" "^djc: b4\.djc:1: key_source restricts 'name'" djc declare b4.djc
+printf 'B5 (computed)\n    -> Item\n    ---\n    v : int32\n    key_source = Item &\n' > b5.djc
+expect_fail 2 "'&' without a restriction" "^djc: b5\.djc:5: key_source has '&' but no restriction" djc declare b5.djc
+printf 'B6 (computed)\n    b_id : int32\n    ---\n    v : int32\n' > b6.djc
+expect_fail 2 "no parent and no key source" "needs a parent in its primary key .* or a key_source" djc declare b6.djc
+expect_out "nothing of them was declared" "0" sh -c '"$DJC" tables | grep -c "^B[0-9]" || true'
+sed 's/key_source = Item & {"id": {"<": 3}}/key_source = Calc \& {"id": {"<": 3}}/' p5.djc > p5b.djc
+expect_fail 2 "alter does not change key_source's tables" "alter does not change the tables of key_source" djc alter p5b.djc
+sed 's/key_source = Item \* Param & {"param_id": \[1, 2\]}.*/key_source = Item * Param \& {"param_id": [1, 2, 3]}/' p5.djc > p5c.djc
+expect_rc 0 "alter changes its restriction" djc alter p5c.djc
+expect_out "...which progress follows" '{"table":"Fit","remaining":4,"total":12}' djc progress Fit --json
+
+# ------------------------------------------- serve programs (docs/parity.md)
+# A serve program's fetches go through the make context: ancestors only,
+# checked at commit; its rows get the job metadata.
+export PYTHONPATH="$ROOT/python"
+cat > p6.djc <<'P'
+Src6 (manual)
+    id : int32
+    ---
+    x : int32
+
+Dst6 (computed)
+    -> Src6
+    ---
+    y : int32
+P
+expect_rc 0 "declare a pair for serve" env DJC_JOBS_ADD_JOB_METADATA=true "$DJC" declare p6.djc
+printf '{"id": %d, "x": %d}\n' 1 1 2 2 3 3 > src6.jsonl
+expect_out "insert" "inserted 3 rows into Src6" djc insert Src6 src6.jsonl
+cat > mk6.py <<'P'
+import os, time
+import djc_make
+
+def make(key, fetch):
+    i = key["id"]
+    row = fetch("Src6", key)[0]
+    if i == 1:
+        fetch("Other", key)          # not upstream of Dst6: refused
+    if i == 2:
+        # reads the rows after it; the test adds one while it computes (a
+        # delete would take the job with it: djc delete keeps jobs
+        # consistent); the program has no database URL to do it itself
+        later = fetch("Src6", where={"id": {">": 1}})
+        open("ready6", "w").close()
+        while not os.path.exists("done6"):
+            time.sleep(0.05)
+        return {"y": len(later)}
+    return {"y": row["x"] * 10}
+
+djc_make.run(make)
+P
+"$DJC" populate Dst6 --reserve-jobs --suppress-errors --make-serve python3 mk6.py >pop6.out 2>pop6.err &
+POP6=$!
+for _ in $(seq 1 1200); do [ -e ready6 ] && break; sleep 0.05; done
+check "the make of key 2 has read" [ -e ready6 ]
+echo '{"id": 9, "x": 9}' > src6b.jsonl
+expect_out "another user adds a row it read" "inserted 1 row into Src6" djc insert Src6 src6b.jsonl
+touch done6
+wait $POP6
+check "populate with a serve program: exit 1 (failed keys)" [ $? = 1 ]
+expect_out "only the key that read its own upstream, unchanged, is made" '{"id":3,"y":30}' djc fetch Dst6 --format json
+expect_out "a fetch of a non-ancestor failed its key" "1" \
+	sh -c '"$DJC" jobs Dst6 --status error --json | jq -r ".jobs[] | select(.id == 1) | .error_message" | grep -c "Other is not upstream of Dst6"'
+expect_out "a row added to what it read failed its key at commit" "true" \
+	sh -c '"$DJC" jobs Dst6 --status error --json | jq -r ".jobs[] | select(.id == 2) | .error_message | startswith(\"upstream changed while make ran: the rows of Src6 that make of Dst6 read\") and contains(\"2 rows then, 3 now) are not the same at commit; nothing committed\")"'
+expect_out "its row has the job metadata" "true" \
+	sh -c '"$DJC" fetch Dst6 --all-columns --format json | jq -c "._job_duration != null and ._job_version != null"'
+finish

@@ -1,0 +1,345 @@
+#!/bin/bash
+# test_worker.sh - a thousand workers on one server (issue 14), in the small:
+#   - connections: populate --reserve-jobs --processes 4 and djc worker
+#     --processes 4 hold at most 5 connections, a single process 1, counted
+#     by the server (pg_stat_activity, information_schema.processlist) or,
+#     through pgbouncer, by the pooler's admin console;
+#   - the pooler: pooler=transaction in the URL, database.pooler, bad values;
+#   - djc worker: every table upstream first, keeps going while work may
+#     appear, stops on --until-empty, --max-jobs, --idle-exit, --deadline
+#     (claiming only jobs that fit) and signals, one refresh per table per
+#     interval among workers started together, woken by NOTIFY on
+#     PostgreSQL without a pooler, goes on after a failed make;
+#   - bad input, one line and exit 2.
+# Waits are for events (files, log lines, exits), bounded; nothing asserts
+# how long anything took.
+. "$ROOT/tests/cli/lib.sh"
+
+export DJC_WORKER_LOG=$T/worker.log
+export DJC_JOBS_LEASE_TIMEOUT=10
+
+# wait_until SECONDS CMD...: until CMD succeeds (0), or SECONDS passed (1)
+wait_until() {
+	local lim=$(($1 * 10)) i=0
+	shift
+	while ! "$@"; do
+		i=$((i + 1))
+		[ $i -ge $lim ] && return 1
+		sleep 0.1
+	done
+}
+nfiles() { ls "$@" 2>/dev/null | wc -l; }
+# in_range N MIN MAX: N is a number from MIN to MAX
+in_range() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+count_is() { [ "$(count "$1")" = "$2" ]; }
+py() { python3 -c "$@"; }
+
+cat > p.djc <<'P'
+Session (manual)
+    session_id : int32
+    ---
+    v : float64
+
+Stats (computed)
+    -> Session
+    ---
+    m : float64
+    make = ./mk.sh
+
+Summary (computed)
+    -> Stats
+    ---
+    s : float64
+    make = ./mk2.sh
+P
+cat > mk.sh <<'P'
+#!/bin/sh
+echo "Stats $DJC_KEY_session_id" >> made.log
+[ -n "${MK_FAIL:-}" ] && [ "$DJC_KEY_session_id" = "$MK_FAIL" ] && { echo "boom $DJC_KEY_session_id" >&2; exit 3; }
+[ -n "${MK_SLEEP:-}" ] && sleep "$MK_SLEEP"
+echo "{\"m\": $DJC_KEY_session_id.5}"
+P
+cat > mk2.sh <<'P'
+#!/bin/sh
+echo "Summary $DJC_KEY_session_id" >> made.log
+echo '{"s": 2.5}'
+P
+# a make that waits for ./go (bounded): the workers stay busy while connections are counted
+cat > mkwait.sh <<'P'
+#!/bin/sh
+touch "started.$DJC_KEY_session_id"
+i=0
+while [ ! -e go ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+echo '{"m": 1.5}'
+P
+chmod +x mk.sh mk2.sh mkwait.sh
+expect_rc 0 "declare" djc declare p.djc
+sessions() { for i in $(seq "$1" "$2"); do echo "{\"session_id\": $i, \"v\": 1}"; done | "$DJC" insert Session >/dev/null; }
+
+# one refresh per table for workers started together (the slot, open since
+# no worker served these tables yet), with an interval of an hour; they
+# also create ~djc_worker together
+refreshes() { grep -c " refresh $1 " "$DJC_WORKER_LOG"; }
+: > "$DJC_WORKER_LOG"
+for i in 1 2 3 4 5 6; do "$DJC" worker --idle-exit 1 --refresh-interval 3600 > /dev/null 2>&1 & done
+wait
+check "6 workers started together: 6 started" [ "$(grep -c ' start ' "$DJC_WORKER_LOG")" = 6 ]
+check "... one refreshed Stats" [ "$(refreshes Stats)" = 1 ]
+check "... one refreshed Summary" [ "$(refreshes Summary)" = 1 ]
+check "... all stopped idle" [ "$(grep -c ' stop idle' "$DJC_WORKER_LOG")" = 6 ]
+
+# ------------------------------------------------------ connections
+# djc's connections, counted where they arrive
+conns() {
+	case $DJC_BACKEND in
+	postgresql)
+		if [ -n "${DJC_POOLER:-}" ]; then
+			# through pgbouncer: its clients on this database (the admin console)
+			local admin=${DJC_DATABASE_URL%/*}/pgbouncer db=${DJC_DATABASE_URL##*/}
+			psql "$admin" -qA -F '|' -c "SHOW CLIENTS" 2>/dev/null | awk -F'|' -v db="$db" '
+				NR == 1 { for (i = 1; i <= NF; i++) if ($i == "database") c = i; next }
+				c && $c == db { n++ } END { print n + 0 }'
+		else
+			psql "$DJC_DATABASE_URL" -qAt -c "SELECT count(*) FROM pg_stat_activity
+				WHERE application_name = 'djc' AND datname = current_database()" 2>/dev/null
+		fi ;;
+	mysql)
+		local u=${DJC_DATABASE_URL#mysql://} cred host port
+		cred=${u%%@*}; u=${u#*@}; host=${u%%:*}; u=${u#*:}; port=${u%%/*}
+		mariadb --no-defaults -h"$host" -P"$port" -u"${cred%%:*}" -p"${cred#*:}" -N -e \
+			"SELECT count(*) FROM information_schema.processlist WHERE db = '$DJC_DATABASE_SCHEMA' AND id <> CONNECTION_ID()" 2>/dev/null ;;
+	esac
+}
+# conns_during N DESC MAX MIN CMD...: run CMD in the background with makes that
+# wait; once N makes started, count the connections; let them go
+conns_during() {
+	local n=$1 desc=$2 max=$3 min=$4 pid got
+	shift 4
+	rm -f started.* go
+	"$@" > during.out 2> during.err &
+	pid=$!
+	if wait_until 120 sh -c "[ \$(ls started.* 2>/dev/null | wc -l) -ge $n ]"; then
+		got=$(conns)
+		touch go
+		wait "$pid"
+		check "$desc: at most $max connections (counted $got)" in_range "$got" "$min" "$max"
+	else
+		touch go
+		wait "$pid"
+		_report fail "$desc: $n makes did not start" "$(cat during.out during.err)"
+	fi
+	rm -f started.* go
+}
+if [ "$DJC_BACKEND" = sqlite ]; then
+	echo "  (connections: SQLite has no server to count them; skipped)"
+else
+	sessions 1 10
+	conns_during 4 "populate --reserve-jobs --processes 4" 5 4 "$DJC" populate Stats --reserve-jobs --processes 4 --make ./mkwait.sh
+	expect_out "... all 10 made" "10" count Stats
+	djc delete Stats >/dev/null
+	conns_during 1 "populate --reserve-jobs, one process" 1 1 "$DJC" populate Stats --reserve-jobs --max-calls 1 --make ./mkwait.sh
+	djc delete Stats >/dev/null
+	conns_during 4 "djc worker --processes 4" 5 4 "$DJC" worker Stats --processes 4 --until-empty --make ./mkwait.sh
+	expect_out "... all 10 made by the worker" "10" count Stats
+	djc delete Stats >/dev/null
+	djc delete Session >/dev/null
+fi
+
+# -------------------------------------------------------------- pooler
+if [ "$DJC_BACKEND" = postgresql ]; then
+	expect_fail 2 "a bad pooler= in the URL" "^djc: database URL parameter pooler must be none or transaction, got 'bogus'$" \
+		djc --db "$DJC_DATABASE_URL?pooler=bogus" tables
+	expect_fail 2 "a bad database.pooler" "DJC_DATABASE_POOLER.*none or transaction" env DJC_DATABASE_POOLER=bogus "$DJC" tables
+	if [ -n "${DJC_POOLER:-}" ]; then
+		# the URL parameter alone (not the setting the runner gives) makes djc work through the pooler
+		sessions 1 40
+		run env -u DJC_DATABASE_POOLER "$DJC" --db "$DJC_DATABASE_URL?pooler=transaction" populate Stats --reserve-jobs --processes 4 --json
+		check "pooler=transaction in the URL: 4 processes populate through pgbouncer" [ "$RC" = 0 ]
+		check "... every key made once" [ "$(env -u DJC_DATABASE_POOLER "$DJC" --db "$DJC_DATABASE_URL?pooler=transaction" fetch Stats --format json | grep -c .)" = 40 ]
+		expect_rc 0 "... and a new connection (another server connection) finds the tables" \
+			env -u DJC_DATABASE_POOLER "$DJC" --db "$DJC_DATABASE_URL?pooler=transaction" fetch Summary
+		djc delete Stats >/dev/null
+		djc delete Session >/dev/null
+	fi
+else
+	echo "  (pooler: PostgreSQL only; skipped on $DJC_BACKEND)"
+fi
+
+# ------------------------------------------------------- djc worker
+sessions 1 8
+: > made.log
+: > "$DJC_WORKER_LOG"
+run djc worker --until-empty --refresh-interval 1 --json
+check "worker --until-empty exits 0" [ "$RC" = 0 ]
+check "... made 16 jobs (Stats and Summary)" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["success_count"] == 16 and d["error_count"] == 0 else 1)' "$OUT"
+check "... served both tables, upstream first" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["tables"] == ["Stats", "Summary"] else 1)' "$OUT"
+check "... stopped: empty" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["stopped"] == {"empty": 1} else 1)' "$OUT"
+expect_out "every Summary row made" "8" count Summary
+check "each key made once per table (no line twice, 16 lines)" test "$(sort made.log | uniq -d | wc -l)/$(wc -l < made.log)" = "0/16"
+check "each Stats make came before its Summary make" py '
+import sys
+seen = {}
+for i, l in enumerate(open("made.log")):
+    t, k = l.split(); seen[(t, k)] = i
+sys.exit(0 if all(seen[("Stats", k)] < seen[("Summary", k)] for (t, k) in seen if t == "Summary") else 1)'
+case $DJC_BACKEND in
+postgresql)
+	if [ -n "${DJC_POOLER:-}" ]; then
+		check "through the pooler the worker polls (no LISTEN)" grep -q "start listen=no" "$DJC_WORKER_LOG"
+	else
+		check "on PostgreSQL the worker LISTENs" grep -q "start listen=yes" "$DJC_WORKER_LOG"
+	fi ;;
+*) check "on $DJC_BACKEND the worker polls" grep -q "start listen=no" "$DJC_WORKER_LOG" ;;
+esac
+
+# nothing to do: --idle-exit
+run djc worker --idle-exit 0.5 --refresh-interval 1
+check "worker --idle-exit with nothing to do: exit 0" [ "$RC" = 0 ]
+check "... says it stopped idle, having made nothing" sh -c "printf '%s' \"\$1\" | grep -q '^worker: 0 made, 0 errors, 0 skipped; stopped: idle (1)$'" _ "$OUT"
+
+# keeps going while work may appear: started with nothing to do, it makes
+# what is inserted later (a refresh of the slot adds the jobs) and stops
+# at --max-jobs
+: > "$DJC_WORKER_LOG"
+"$DJC" worker --max-jobs 6 --refresh-interval 1 --json > late.json 2> late.err &
+wpid=$!
+wait_until 60 grep -q "^$wpid idle" "$DJC_WORKER_LOG"   # it found nothing and waits
+sessions 9 11
+wait_until 120 sh -c "! kill -0 $wpid 2>/dev/null"
+wait "$wpid"
+check "a worker started before the data makes it (exit $?)" py 'import json,sys; d=json.loads(open("late.json").read()); sys.exit(0 if d["success_count"] == 6 and d["stopped"] == {"max_jobs": 1} else 1)'
+expect_out "... Summary of the late keys made" "11" count Summary
+
+# woken by the refresh's notification (PostgreSQL, no pooler), else by polling:
+# the worker waits with a refresh interval of an hour; an outside refresh adds jobs
+: > "$DJC_WORKER_LOG"
+"$DJC" worker Stats --max-jobs 2 --refresh-interval 3600 > woken.out 2>&1 &
+wpid=$!
+wait_until 60 grep -q "^$wpid idle" "$DJC_WORKER_LOG"   # it found nothing and waits
+sessions 12 13
+expect_rc 0 "an outside refresh adds the new keys" djc jobs refresh Stats
+wait_until 120 sh -c "! kill -0 $wpid 2>/dev/null"
+wait "$wpid"
+check "the waiting worker made them and stopped (max_jobs)" grep -q "^worker: 2 made, 0 errors, 0 skipped; stopped: max_jobs (1)$" woken.out
+if [ "$DJC_BACKEND" = postgresql ] && [ -z "${DJC_POOLER:-}" ]; then
+	check "... woken by the notification" grep -q " wake Stats$" "$DJC_WORKER_LOG"
+else
+	check "... found by polling (no notification here)" sh -c "! grep -q ' wake ' \"$DJC_WORKER_LOG\""
+fi
+
+# a failed make is recorded, the worker goes on; exit 1 with the one-line summary
+sessions 14 16
+run env MK_FAIL=15 "$DJC" worker Stats --until-empty --refresh-interval 1
+check "a failing make: worker exits 1" [ "$RC" = 1 ]
+check "... the others made" [ "$(count Stats)" = 15 ]
+check "... one stderr line naming the key" sh -c "[ \$(printf '%s\n' \"\$1\" | wc -l) = 1 ] && printf '%s' \"\$1\" | grep -q '^djc: 1 make call failed; key {\"session_id\": *15}: make exited with status 3'" _ "$ERR"
+check "... recorded as an error" sh -c "\"$DJC\" jobs Stats --json | grep -q '\"error\":1'"
+djc jobs clear Stats --status error > /dev/null
+
+# several processes
+sessions 17 30
+run djc worker --processes 3 --until-empty --refresh-interval 1 --json
+check "worker --processes 3 --until-empty: exit 0" [ "$RC" = 0 ]
+check "... three processes stopped empty" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["stopped"] == {"empty": 3} else 1)' "$OUT"
+expect_out "... everything made (key 15 too, after its error was cleared)" "30" count Summary
+
+# --deadline: a worker learns how long a make takes (the shared histogram)
+# and claims only what fits. A table of its own (Slow, declared now): its
+# makes sleep 1.5 s (estimate: the top of their bucket, 2 s). Keys 1-12.
+printf 'Slow (computed)\n    -> Session\n    ---\n    m : float64\n    make = ./mk.sh\n' > slow.djc
+expect_rc 0 "declare Slow" djc declare slow.djc
+W12='{"session_id": {"<=": 12}}'
+expect_rc 0 "learn: one slow make" env MK_SLEEP=1.5 "$DJC" worker Slow --max-jobs 1 --refresh-interval 1
+run env MK_SLEEP=1.5 "$DJC" worker Slow --where "$W12" --deadline +2.5 --refresh-interval 1 --json
+check "a deadline nothing fits before: exit 0, nothing made" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["success_count"] == 0 and d["stopped"] == {"deadline": 1} else 1)' "$OUT"
+check "... nothing left reserved" sh -c "\"$DJC\" jobs Slow --json | grep -q '\"reserved\":0'"
+run env MK_SLEEP=1.5 "$DJC" worker Slow --where "$W12" --deadline +9 --refresh-interval 1 --json
+check "a deadline some jobs fit before: some made, then stopped (deadline)" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if 1 <= d["success_count"] < 11 and d["stopped"] == {"deadline": 1} else 1)' "$OUT"
+check "... it drained: nothing left reserved" sh -c "\"$DJC\" jobs Slow --json | grep -q '\"reserved\":0'"
+deadline=$(date -d '+1 hour' '+%Y-%m-%dT%H:%M:%S')
+run env MK_SLEEP=1.5 "$DJC" worker Slow --where "$W12" --deadline "$deadline" --until-empty --refresh-interval 1 --json
+check "a deadline an hour away (local time $deadline): the rest made, stopped empty" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["stopped"] == {"empty": 1} else 1)' "$OUT"
+expect_out "... keys 1-12 made" "12" count Slow "$W12"
+
+# a signal while waiting
+"$DJC" worker --refresh-interval 3600 > sig.out 2> sig.err &
+wpid=$!
+wait_until 60 grep -q "^$wpid start" "$DJC_WORKER_LOG"
+kill -TERM "$wpid"
+wait "$wpid"
+rc=$?
+check "SIGTERM to a waiting worker: exit 143" [ "$rc" = 143 ]
+check "... it reports stopped: signal" grep -q "stopped: signal (1)" sig.out
+
+# ------------------------------------------ a serve program (make_serve =)
+# A table whose block says `make_serve = ...`: each worker process keeps one
+# serve program for that table and sends it key after key
+# (docs/serve-protocol.md); the program logs each key with its pid.
+S="${DJC_DATABASE_SCHEMA:-w}srv"
+cat > s.djc <<'P'
+Item (manual)
+    item_id : int32
+    ---
+
+Tag (computed)
+    -> Item
+    ---
+    tag : varchar(32)
+    make_serve = python3 mk_serve.py
+P
+cat > mk_serve.py <<'P'
+import os
+import djc_make
+
+def make(key, fetch):
+    with open(os.environ["SERVE_LOG"], "a") as f:
+        f.write("make %d %d\n" % (key["item_id"], os.getpid()))
+    return {"tag": "t%d" % key["item_id"]}
+
+djc_make.run(make)
+P
+expect_rc 0 "serve: declare" djc --schema "$S" declare s.djc
+for i in $(seq 1 20); do printf '{"item_id": %d}\n' "$i"; done > sitems.jsonl
+expect_rc 0 "serve: insert 20 items" djc --schema "$S" insert Item sitems.jsonl
+: > serve.log
+run env PYTHONPATH="$ROOT/python" SERVE_LOG="$T/serve.log" "$DJC" --schema "$S" worker --processes 2 --until-empty --json
+check "serve: 2 worker processes until empty: 20 made, both stopped empty" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["success_count"] == 20 and d["error_count"] == 0 and d["stopped"] == {"empty": 2} else 1)' "$OUT"
+check "serve: every key made once (20 lines, 20 keys)" test "$(wc -l < serve.log)/$(awk '{print $2}' serve.log | sort -u | wc -l)" = "20/20"
+check "serve: by at most 2 programs (one per worker process)" [ "$(awk '{print $3}' serve.log | sort -u | wc -l)" -le 2 ]
+expect_out "serve: the rows are the program's" "t7" sh -c "\"$DJC\" --schema \"$S\" fetch Tag --where '{\"item_id\": 7}' --format csv | tail -n 1 | cut -d, -f2"
+
+# ------------------------------------------------------ a drain (SIGUSR1)
+# Two worker processes each in a make that waits for the file "go": SIGUSR1
+# to the parent, which passes it on (its stderr says so); then the makes
+# finish: both commit, neither takes another job, exit 0.
+D="${DJC_DATABASE_SCHEMA:-w}drain"
+expect_rc 0 "drain: declare" djc --schema "$D" declare p.djc
+for i in 1 2 3 4 5 6; do echo "{\"session_id\": $i, \"v\": 1}"; done > dsessions.jsonl
+expect_rc 0 "drain: 6 sessions" djc --schema "$D" insert Session dsessions.jsonl
+rm -f started.* go
+"$DJC" --schema "$D" worker Stats --processes 2 --json --make ./mkwait.sh > drain.out 2> drain.err &
+wpid=$!
+wait_until 120 sh -c '[ $(ls started.* 2>/dev/null | wc -l) -ge 2 ]'
+kill -USR1 "$wpid"
+wait_until 60 grep -q "draining on SIGUSR1: 2 worker processes" drain.err
+touch go
+wait "$wpid"
+rc=$?
+check "drain: exit 0" [ "$rc" = 0 ]
+check "drain: both processes stopped for the drain, 2 made" py 'import json,sys; d=json.loads(open(sys.argv[1]).read()); sys.exit(0 if d["stopped"] == {"drain": 2} and d["success_count"] == 2 else 1)' drain.out
+check "drain: no other make started (2)" [ "$(nfiles started.*)" = 2 ]
+expect_out "drain: the 2 running makes committed" "2" sh -c "\"$DJC\" --schema \"$D\" fetch Stats --format json | grep -c ."
+rm -f started.* go
+
+# ----------------------------------------------------------- bad input
+expect_fail 2 "an unknown table" '^djc: unknown table "Nope"' djc worker Nope --idle-exit 1
+expect_fail 2 "a manual table" "^djc: table Session is manual: only computed and imported tables are populated$" djc worker Session --idle-exit 1
+expect_fail 2 "--make with three tables served" "^djc: a make given to the worker serves one table, and 3 would be served \(Stats, Summary, \.\.\.\): name the table$" \
+	djc worker --idle-exit 1 --make ./mk.sh
+expect_fail 2 "a bad --deadline" "^djc: --deadline must be a time" djc worker --deadline tomorrow
+expect_fail 2 "a --deadline in the past" "^djc: --deadline '2001-01-01T00:00' is in the past$" djc worker --deadline 2001-01-01T00:00
+expect_fail 2 "a --where on an attribute a served table lacks" "restriction names" djc worker --where '{"nope": 1}' --idle-exit 1
+expect_fail 2 "--processes 0" "^djc: --processes expects an integer >= 1, got '0'$" djc worker --processes 0
+expect_fail 2 "--idle-exit -1" "^djc: --idle-exit expects a number of seconds" djc worker --idle-exit -1
+expect_fail 2 "an unknown option" "^djc: worker: unknown or incomplete option --bogus" djc worker --bogus
+finish

@@ -1,0 +1,365 @@
+/* test_parity.c - DataJoint 2.x parity through the C API (docs/parity.md):
+ * djc_insert with allow_direct_insert into computed and part tables and
+ * the jobs table after it (refresh, reserve with keep_completed), options
+ * version 1 still accepted; djc_make_fetch / djc_make_fetch_key limited to
+ * the target's ancestors. Runs on the backend named by $DJC_TEST_URL /
+ * $DJC_TEST_SCHEMA (default: a fresh SQLite file). */
+#include "t.h"
+#include "djc.h"
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char PIPE[] =
+	"Src (manual)\n"
+	"    id : int32\n"
+	"    ---\n"
+	"    x : float64\n"
+	"\n"
+	"Side (manual)\n"
+	"    id : int32\n"
+	"    ---\n"
+	"    s : int32\n"
+	"\n"
+	"Mid (computed)\n"
+	"    -> Src\n"
+	"    ---\n"
+	"    y : float64\n"
+	"\n"
+	"Mid.Part (part)\n"
+	"    p : int32\n"
+	"    ---\n"
+	"    z : int64\n"
+	"\n"
+	"Top (computed)\n"
+	"    -> Mid\n"
+	"    ---\n"
+	"    w : float64\n";
+
+static long nrows(djc_conn *c, const char *table, const char *where)
+{
+	djc_rowset *rs = NULL;
+	int rc = djc_fetch(&rs, c, table, where);
+	if (rc) { fprintf(stderr, "fetch %s: %s\n", table, djc_error_last(c)); return -1; }
+	long n = (long)djc_rowset_count(rs);
+	djc_rowset_free(rs);
+	return n;
+}
+
+static double get_float(const djc_row *r, const char *name)
+{
+	double v = -1;
+	long i = djc_row_find(r, name);
+	if (i >= 0) djc_row_float(&v, r, (size_t)i);
+	return v;
+}
+
+static int mid_calls;
+
+/* Mid: y = Src.x + 1 */
+static int mk_mid(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	mid_calls++;
+	djc_rowset *up = NULL;
+	if (djc_make_fetch_key(&up, ctx, "Src", key) || djc_rowset_count(up) != 1) { djc_rowset_free(up); return 1; }
+	djc_row *r = djc_row_new();
+	djc_row_set_float(r, "y", get_float(djc_rowset_row(up, 0), "x") + 1);
+	djc_rowset_free(up);
+	int rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	return rc;
+}
+
+/* what Top's make saw, per read */
+static int rc_grand, rc_side, rc_self, rc_key_side;
+
+/* Top reads its grandparent (allowed), then Side, itself and Side by key
+ * (refused), and records the outcomes. */
+static int mk_top(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	djc_rowset *rs = NULL;
+	rc_grand = djc_make_fetch(&rs, ctx, "Src", NULL);
+	djc_rowset_free(rs);
+	rs = NULL;
+	rc_side = djc_make_fetch(&rs, ctx, "Side", NULL);
+	CHECK(rs == NULL);
+	djc_rowset_free(rs);
+	rs = NULL;
+	rc_self = djc_make_fetch(&rs, ctx, "Top", NULL);
+	djc_rowset_free(rs);
+	rs = NULL;
+	rc_key_side = djc_make_fetch_key(&rs, ctx, "Side", key);
+	djc_rowset_free(rs);
+	rs = NULL;
+	if (rc_side) {
+		/* the refusal is make's error message unless make sets another */
+		return 3;
+	}
+	djc_row *r = djc_row_new();
+	djc_row_set_float(r, "w", 1);
+	int rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	return rc;
+}
+
+/* 6. upstream checked at commit: Down's make reads Up by key; for the key
+ * in *payload it has a second connection replace that Up row (delete, then
+ * insert it with another x, or the same x when replace_same) before it
+ * returns, as another user would while the make computes. */
+static djc_conn *other;
+static int replace_same;
+static int mk_down(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	djc_rowset *up = NULL;
+	if (djc_make_fetch_key(&up, ctx, "Up", key) || djc_rowset_count(up) != 1) { djc_rowset_free(up); return 1; }
+	double x = get_float(djc_rowset_row(up, 0), "x");
+	djc_rowset_free(up);
+	int64_t id = -1;
+	djc_row_int(&id, key, (size_t)djc_row_find(key, "id"));
+	if (id == *(int64_t *)payload) {
+		char where[64];
+		snprintf(where, sizeof where, "{\"id\": %lld}", (long long)id);
+		size_t n = 0;
+		djc_row *r = djc_row_new();
+		djc_row_set_int(r, "id", id);
+		djc_row_set_float(r, "x", replace_same ? x : x + 0.5);
+		int ok = djc_delete(&n, other, "Up", where) == DJC_OK && n == 1 &&
+			 djc_insert(other, "Up", (const djc_row *const *)&r, 1, NULL, &n) == DJC_OK && n == 1;
+		CHECK_MSG(ok, "replacing Up %lld: %s", (long long)id, djc_error_last(other));
+		djc_row_free(r);
+	}
+	djc_row *r = djc_row_new();
+	djc_row_set_float(r, "y", 2 * x);
+	int rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	return rc;
+}
+
+int main(void)
+{
+	char path[64];
+	const char *url = getenv("DJC_TEST_URL");
+	if (!url) {
+		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-parity-%d.db", (int)getpid());
+		url = path;
+	}
+	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_parity";
+	if (!strncmp(url, "sqlite:", 7)) schema = NULL;
+	djc_conn *c = NULL;
+	int rc = djc_open(&c, url, schema);
+	if (rc) { fprintf(stderr, "djc_open: %s\n", djc_error_last(c)); return 1; }
+	rc = djc_declare(NULL, c, PIPE, "parity.djc");
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+
+	djc_row *src[4], *side = djc_row_new();
+	for (int i = 0; i < 4; i++) {
+		src[i] = djc_row_new();
+		djc_row_set_int(src[i], "id", i + 1);
+		djc_row_set_float(src[i], "x", 10 * (i + 1));
+	}
+	djc_row_set_int(side, "id", 1);
+	djc_row_set_int(side, "s", 7);
+	size_t n = 0;
+	CHECK(djc_insert(c, "Src", (const djc_row *const *)src, 4, NULL, &n) == DJC_OK && n == 4);
+	CHECK(djc_insert(c, "Side", (const djc_row *const *)&side, 1, NULL, &n) == DJC_OK && n == 1);
+
+	/* ------------------------------------------- 2. allow_direct_insert */
+	djc_row *m2 = djc_row_new();
+	djc_row_set_int(m2, "id", 2);
+	djc_row_set_float(m2, "y", -2);
+	djc_insert_options io = DJC_INSERT_OPTIONS_INIT;
+	CHECK(io.version == 2 && io.allow_direct_insert == 0);
+	CHECK(djc_insert(c, "Mid", (const djc_row *const *)&m2, 1, &io, &n) == DJC_EINVAL && n == 0);
+	CHECK(strstr(djc_error_last(c), "table Mid is computed") != NULL);
+	/* version 1 of the options (no allow_direct_insert) is still read */
+	djc_insert_options v1 = {.version = 1, .skip_duplicates = 0, .allow_direct_insert = 1};
+	CHECK(djc_insert(c, "Mid", (const djc_row *const *)&m2, 1, &v1, &n) == DJC_EINVAL && n == 0);
+	djc_insert_options v9 = {.version = 9};
+	CHECK(djc_insert(c, "Src", (const djc_row *const *)&src[0], 1, &v9, &n) == DJC_EINVAL);
+
+	/* a pending job for every key, then key 2 made by hand */
+	djc_refresh_result rr;
+	CHECK(djc_jobs_refresh(&rr, c, "Mid", NULL) == DJC_OK && rr.added == 4);
+	io.allow_direct_insert = 1;
+	rc = djc_insert(c, "Mid", (const djc_row *const *)&m2, 1, &io, &n);
+	CHECK_MSG(rc == DJC_OK && n == 1, "%s", djc_error_last(c));
+	djc_row *pp = djc_row_new();
+	djc_row_set_int(pp, "id", 2);
+	djc_row_set_int(pp, "p", 1);
+	djc_row_set_int(pp, "z", 21);
+	rc = djc_insert(c, "Mid.Part", (const djc_row *const *)&pp, 1, &io, &n);
+	CHECK_MSG(rc == DJC_OK && n == 1, "%s", djc_error_last(c));
+	djc_row_set_int(pp, "id", 3);   /* no master row for 3 */
+	CHECK(djc_insert(c, "Mid.Part", (const djc_row *const *)&pp, 1, &io, &n) == DJC_EFOREIGN && n == 0);
+	long rem = -1, tot = -1;
+	CHECK(djc_progress(&rem, &tot, c, "Mid", NULL) == DJC_OK && rem == 3 && tot == 4);
+	CHECK(djc_jobs_refresh(&rr, c, "Mid", NULL) == DJC_OK && rr.added == 0);
+
+	/* with keep_completed, reserving key 2 closes its job as success */
+	CHECK(djc_config_set("jobs.keep_completed", "true", "test", NULL) == DJC_OK);
+	djc_job *j = NULL;
+	CHECK(djc_jobs_reserve(&j, c, "Mid", "{\"id\": 2}", -1) == DJC_ENOTFOUND && !j);
+	djc_rowset *jobs = NULL;
+	CHECK(djc_jobs_list(&jobs, c, "Mid", "success") == DJC_OK && djc_rowset_count(jobs) == 1);
+	djc_rowset_free(jobs);
+	CHECK(djc_config_set("jobs.keep_completed", "false", "test", NULL) == DJC_OK);
+
+	/* populate makes the other three, never key 2 */
+	djc_populate_options po = DJC_POPULATE_OPTIONS_INIT;
+	po.reserve_jobs = 1;
+	po.make = mk_mid;
+	djc_populate_result *pr = NULL;
+	rc = djc_populate(&pr, c, "Mid", &po);
+	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 3 && mid_calls == 3, "%s", djc_error_last(c));
+	djc_populate_result_free(pr);
+	djc_rowset *mid = NULL;
+	CHECK(djc_fetch(&mid, c, "Mid", "{\"id\": 2}") == DJC_OK && djc_rowset_count(mid) == 1 &&
+	      get_float(djc_rowset_row(mid, 0), "y") == -2);
+	djc_rowset_free(mid);
+	long counts[5] = {9, 9, 9, 9, 9};
+	CHECK(djc_jobs_counts(counts, c, "Mid") == DJC_OK && counts[0] == 0 && counts[1] == 0 && counts[3] == 0);
+
+	/* ------------------------------------------- 3. ancestors only */
+	po = (djc_populate_options)DJC_POPULATE_OPTIONS_INIT;
+	po.make = mk_top;
+	po.suppress_errors = 1;
+	po.where_json = "{\"id\": 1}";
+	pr = NULL;
+	rc = djc_populate(&pr, c, "Top", &po);
+	CHECK(rc == DJC_EMAKE && pr && pr->error_count == 1 && pr->n_errors == 1);
+	CHECK(rc_grand == DJC_OK);
+	CHECK(rc_side == DJC_EINVAL && rc_self == DJC_EINVAL && rc_key_side == DJC_EINVAL);
+	if (pr && pr->n_errors)
+		CHECK_STR(pr->errors[0].message, "make of Top may read only its ancestors (the tables it depends on through ->): "
+						 "Side is not upstream of Top");
+	djc_populate_result_free(pr);
+	CHECK(nrows(c, "Top", NULL) == 0);
+	CHECK(djc_upstream_check(c, "Top", "Src") == DJC_OK);
+	CHECK(djc_upstream_check(c, "Mid.Part", "Mid") == DJC_OK);
+	CHECK(djc_upstream_check(c, "Mid", "Mid.Part") == DJC_EINVAL);
+	CHECK(djc_upstream_check(c, "Src", "Top") == DJC_EINVAL);
+	CHECK(djc_upstream_check(c, "Top", "Nope") == DJC_ENOTFOUND);
+
+	/* ------------------------------------------- 4. job metadata */
+	CHECK(djc_config_set("jobs.add_job_metadata", "true", "test", NULL) == DJC_OK);
+	CHECK(djc_config_set("jobs.job_version", "cv-7", "test", NULL) == DJC_OK);
+	rc = djc_declare(NULL, c, "Meta (computed)\n    -> Src\n    ---\n    y : float64\n", "meta.djc");
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	CHECK(djc_config_set("jobs.add_job_metadata", "false", "test", NULL) == DJC_OK);
+	po = (djc_populate_options)DJC_POPULATE_OPTIONS_INIT;
+	po.make = mk_mid;   /* reads Src, an ancestor of Meta too */
+	pr = NULL;
+	mid_calls = 0;
+	rc = djc_populate(&pr, c, "Meta", &po);
+	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 4, "%s", djc_error_last(c));
+	djc_populate_result_free(pr);
+	djc_rowset *mr = NULL;
+	CHECK(djc_fetch(&mr, c, "Meta", NULL) == DJC_OK && djc_rowset_count(mr) == 4);
+	if (mr && djc_rowset_count(mr)) {
+		const djc_row *r0 = djc_rowset_row(mr, 0);
+		CHECK(djc_row_count(r0) == 2 && djc_row_find(r0, "_job_duration") < 0);
+	}
+	djc_rowset_free(mr);
+	mr = NULL;
+	djc_fetch_options fo = DJC_FETCH_OPTIONS_INIT;
+	fo.all_columns = 1;
+	CHECK(djc_fetch_ext(&mr, c, "Meta", "{\"id\": 3}", &fo) == DJC_OK && djc_rowset_count(mr) == 1);
+	if (mr && djc_rowset_count(mr)) {
+		const djc_row *r0 = djc_rowset_row(mr, 0);
+		long iv = djc_row_find(r0, "_job_version"), id = djc_row_find(r0, "_job_duration"), is = djc_row_find(r0, "_job_start_time");
+		const char *ver = NULL, *st = NULL;
+		double dur = -1;
+		CHECK(iv >= 0 && djc_row_text(&ver, r0, (size_t)iv) == DJC_OK && ver && !strcmp(ver, "cv-7"));
+		CHECK(id >= 0 && djc_row_float(&dur, r0, (size_t)id) == DJC_OK && dur >= 0);
+		CHECK(is >= 0 && djc_row_text(&st, r0, (size_t)is) == DJC_OK && st && strlen(st) == 23);
+		CHECK(get_float(r0, "y") == 31);
+	}
+	djc_rowset_free(mr);
+	fo.version = 5;
+	mr = NULL;
+	CHECK(djc_fetch_ext(&mr, c, "Meta", NULL, &fo) == DJC_EINVAL && !mr);
+	CHECK(djc_fetch_ext(&mr, c, "Mid", NULL, NULL) == DJC_OK && djc_rowset_count(mr) == 4);
+	djc_rowset_free(mr);
+
+	/* ------------------------------------------- 6. upstream checked at commit */
+	rc = djc_declare(NULL, c, "Up (manual)\n    id : int32\n    ---\n    x : float64\n\n"
+			    "Down (computed)\n    -> Up\n    ---\n    y : float64\n", "up.djc");
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	rc = djc_open(&other, url, schema);
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(other));
+	for (int i = 0; i < 4; i++) djc_row_set_float(src[i], "x", i + 1);   /* Up: ids 1..4, x = id */
+	CHECK(djc_insert(c, "Up", (const djc_row *const *)src, 4, NULL, &n) == DJC_OK && n == 4);
+	for (int direct = 0; direct <= 1; direct++) {
+		/* reserved (jobs) first, then direct populate */
+		int64_t victim = direct ? 4 : 2;
+		po = (djc_populate_options)DJC_POPULATE_OPTIONS_INIT;
+		po.reserve_jobs = !direct;
+		po.make = mk_down;
+		po.payload = &victim;
+		po.suppress_errors = 1;
+		po.where_json = direct ? "{\"id\": [3, 4]}" : "{\"id\": [1, 2]}";
+		pr = NULL;
+		rc = djc_populate(&pr, c, "Down", &po);
+		CHECK_MSG(rc == DJC_EMAKE && pr && pr->success_count == 1 && pr->error_count == 1 && pr->n_errors == 1,
+			  "direct=%d rc=%d %s", direct, rc, djc_error_last(c));
+		if (pr && pr->n_errors) {
+			char want[256];
+			snprintf(want, sizeof want,
+				 "upstream changed while make ran: the rows of Up that make of Down read (restricted by "
+				 "{\"id\":%lld}, 1 row then, 1 now) are not the same at commit; nothing committed",
+				 (long long)victim);
+			CHECK_STR(pr->errors[0].message, want);
+			CHECK(strstr(pr->errors[0].key_json, direct ? "4" : "2") != NULL);
+		}
+		djc_populate_result_free(pr);
+		char where[64];
+		snprintf(where, sizeof where, "{\"id\": %lld}", (long long)victim);
+		CHECK(nrows(c, "Down", where) == 0);   /* nothing of the changed key committed */
+	}
+	CHECK(nrows(c, "Down", NULL) == 2);
+	djc_rowset *errs = NULL;
+	CHECK(djc_jobs_list(&errs, c, "Down", "error") == DJC_OK && djc_rowset_count(errs) == 1);
+	if (errs && djc_rowset_count(errs)) {
+		const djc_row *e = djc_rowset_row(errs, 0);
+		const char *m = NULL;
+		long im = djc_row_find(e, "error_message");
+		CHECK(im >= 0 && djc_row_text(&m, e, (size_t)im) == DJC_OK && m && strstr(m, "the rows of Up that make of Down read"));
+	}
+	djc_rowset_free(errs);
+	/* clear the error: the key is made from the new row */
+	long cleared = 0;
+	CHECK(djc_jobs_clear(&cleared, c, "Down", "error") == DJC_OK && cleared == 1);
+	int64_t none = -1;
+	po = (djc_populate_options)DJC_POPULATE_OPTIONS_INIT;
+	po.make = mk_down;
+	po.payload = &none;
+	pr = NULL;
+	rc = djc_populate(&pr, c, "Down", &po);
+	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 2, "%s", djc_error_last(c));
+	djc_populate_result_free(pr);
+	mr = NULL;
+	CHECK(djc_fetch(&mr, c, "Down", "{\"id\": 2}") == DJC_OK && djc_rowset_count(mr) == 1 &&
+	      get_float(djc_rowset_row(mr, 0), "y") == 5);   /* 2 * 2.5, the replaced row */
+	djc_rowset_free(mr);
+	/* a row replaced by the same values is the same upstream: committed */
+	CHECK(djc_delete(&n, c, "Down", "{\"id\": 1}") == DJC_OK && n == 1);
+	replace_same = 1;
+	int64_t one = 1;
+	po.payload = &one;
+	po.reserve_jobs = 1;
+	pr = NULL;
+	rc = djc_populate(&pr, c, "Down", &po);
+	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 1 && pr->error_count == 0, "%s", djc_error_last(c));
+	djc_populate_result_free(pr);
+	djc_close(other);
+
+	for (int i = 0; i < 4; i++) djc_row_free(src[i]);
+	djc_row_free(side);
+	djc_row_free(m2);
+	djc_row_free(pp);
+	djc_close(c);
+	if (!strncmp(url, "sqlite:/tmp/djc-test-parity-", 28)) unlink(url + 7);
+	return T_DONE("test_parity");
+}
