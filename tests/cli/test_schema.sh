@@ -132,7 +132,11 @@ created Quality jobs table ~~quality" djc declare grow.djc
 qid() { if [ "$DJC_BACKEND" = mysql ]; then printf '`%s`' "$1"; else printf '"%s"' "$1"; fi; }
 A="${DJC_DATABASE_SCHEMA:-c}adopt"
 djca() { "$DJC" --schema "$A" "$@"; }
-djca tables >/dev/null
+# the schema exists before djc ever sees it (djc tables never creates one)
+case $DJC_BACKEND in
+postgresql) psql "$DJC_DATABASE_URL" -qAt -v ON_ERROR_STOP=1 -c "CREATE SCHEMA IF NOT EXISTS \"$A\"" ;;
+mysql) sqlx "CREATE DATABASE IF NOT EXISTS \`$A\`" "$DJC_DATABASE_SCHEMA" ;;
+esac
 sqlx "CREATE TABLE session (subject_id int, session int, extra int, PRIMARY KEY (subject_id, session))" "$A"
 BEFORE=$(sql_tables "$A")
 expect_fail 2 "a same-named table djc did not declare is refused, named" \
