@@ -11,7 +11,7 @@ SAN     ?=
 BUILD   ?= build
 CFLAGS  += -std=c11 $(OPT) -Wall -Wextra -Wshadow -Wno-unused-parameter -fno-strict-aliasing $(SAN)
 CPPFLAGS += -Iinclude -Isrc -D_GNU_SOURCE $(DEP_CFLAGS)
-LDLIBS  = $(DEP_LIBS) -lpthread -ldl -lm
+LDLIBS  = $(DEP_LIBS) -lpthread -ldl
 
 LDFLAGS += $(SAN)
 

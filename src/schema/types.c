@@ -193,7 +193,8 @@ int value_in(const attr *a, const val_t *in, val_t *out, char **msg)
 		else if (in->t == DJC_UINT) {
 			if (in->u > (uint64_t)hi) return bad(msg, a, "%s", "value out of range");
 			v = (int64_t)in->u;
-		} else if (in->t == DJC_FLOAT && isfinite(in->f) && in->f == floor(in->f) && in->f >= -9.2e18 && in->f <= 9.2e18)
+		} else if (in->t == DJC_FLOAT && isfinite(in->f) && in->f >= -9.2e18 && in->f <= 9.2e18 &&
+			   in->f == (double)(int64_t)in->f)
 			v = (int64_t)in->f;
 		else return bad(msg, a, "expects an integer, got %s", tname(in->t));
 		if (v < lo || v > hi) {
