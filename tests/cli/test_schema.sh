@@ -331,28 +331,7 @@ expect_out "keep_completed: refresh re-pends the deleted row's success job" '{"a
 expect_fail 2 "delete: unknown table" '^djc: unknown table "Nope"' djc delete Nope --yes
 
 # ---------------------------------------------------------------- alter
-cat > alter.djc <<'P'
-Subject (manual)
-    subject_id : int32
-    ---
-    name : varchar(32)
-
-Session (manual)
-    -> Subject
-    session : int16
-    ---
-    note = "" : varchar(64)
-
-Stats (computed)
-    -> Session
-    ---
-    mean : float64
-
-Stats.Unit (part)
-    unit : int16
-    ---
-    rate : float32
-P
+cp base.djc alter.djc   # the base pipeline, changed below
 sed -e 's/    name : varchar(32)/    full_name : varchar(48)    # {name} as written\n    weight = null : float32\n    sex = "U" : varchar(1)/' \
     -e 's/    note = "" : varchar(64)/    rig = 0 : int16/' alter.djc > alter2.djc
 expect_out "alter --dry-run lists the changes" "would alter Subject: rename name to full_name

@@ -51,37 +51,12 @@ OUTFILE=${STRESS_OUT:-$ROOT/docs/stress-results.md}
 WORK=$(mktemp -d /tmp/djc-stress.XXXXXX)
 chmod 755 "$WORK"
 TAG=s$$
-NETNS=0
 FAILS=0
 
 log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
 
-ns() { echo "${TAG}h$1"; }
-veth() { echo "${TAG}v$1"; }
-
-net_up() {
-	[ "$(id -u)" = 0 ] && command -v ip >/dev/null || return 1
-	local h
-	for h in $(seq 1 $HOSTS); do
-		ip netns add "$(ns $h)" || return 1
-		ip link add "$(veth $h)a" type veth peer name "$(veth $h)b" || return 1
-		ip link set "$(veth $h)b" netns "$(ns $h)" || return 1
-		ip addr add "10.77.$h.1/24" dev "$(veth $h)a" || return 1
-		ip link set "$(veth $h)a" up || return 1
-		ip netns exec "$(ns $h)" ip addr add "10.77.$h.2/24" dev "$(veth $h)b" || return 1
-		ip netns exec "$(ns $h)" ip link set "$(veth $h)b" up || return 1
-		ip netns exec "$(ns $h)" ip link set lo up || return 1
-	done
-	return 0
-}
-
-net_down() {
-	local h
-	for h in $(seq 1 $HOSTS); do
-		ip link del "$(veth $h)a" 2>/dev/null
-		ip netns del "$(ns $h)" 2>/dev/null
-	done
-}
+NET=10.77
+. "$ROOT/tests/stress/hosts.sh"
 
 ALLPG=""   # process groups we started
 cleanup() {
@@ -89,20 +64,13 @@ cleanup() {
 	for g in $ALLPG; do kill -KILL -- "-$g" 2>/dev/null; kill -CONT -- "-$g" 2>/dev/null; done
 	[ -d "$WORK/pg" ] && "$ROOT/scripts/pg-server.sh" stop "$WORK/pg" >/dev/null 2>&1
 	[ -d "$WORK/my" ] && "$ROOT/scripts/mariadb-server.sh" stop "$WORK/my" >/dev/null 2>&1
-	[ $NETNS = 1 ] && net_down
+	hosts_down
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if net_up; then
-	NETNS=1
-	export DJC_LISTEN_EXTRA="$(for h in $(seq 1 $HOSTS); do printf '10.77.%d.1 ' $h; done)"
-	log "simulated hosts: $HOSTS network namespaces on veth pairs (10.77.N.2 -> 10.77.N.1)"
-else
-	net_down
-	log "not root (or no ip netns): simulated hosts are local process groups"
-fi
+hosts_up
 
 # ------------------------------------------------------------ programs
 cat > "$WORK/p.djc" <<'P'
@@ -184,7 +152,7 @@ start_group() {
 	NGROUP=$((NGROUP + 1))
 	w="h$h-g$NGROUP"
 	url=$BASEURL
-	if [ $NETNS = 1 ] && [ "$BACKEND" != sqlite ]; then url=${BASEURL/127.0.0.1/10.77.$h.1}; fi
+	if [ $NETNS = 1 ] && [ "$BACKEND" != sqlite ]; then url=${BASEURL/127.0.0.1/$(host_ip $h)}; fi
 	if [ $NETNS = 1 ]; then
 		DJC_DATABASE_URL=$url ip netns exec "$(ns $h)" setsid "$WORK/group.sh" "$w" </dev/null >/dev/null 2>&1 &
 		disown

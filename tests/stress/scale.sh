@@ -44,36 +44,12 @@ IDLE_WINDOW=30
 WORK=$(mktemp -d /tmp/djc-scale.XXXXXX)
 chmod 755 "$WORK"
 TAG=z$$
-NETNS=0
 FAILS=0
 RATIOS=""
 
 log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
-ns() { echo "${TAG}h$1"; }
-veth() { echo "${TAG}v$1"; }
-
-net_up() {
-	[ "$(id -u)" = 0 ] && command -v ip >/dev/null || return 1
-	local h
-	for h in $(seq 1 $HOSTS); do
-		ip netns add "$(ns $h)" || return 1
-		ip link add "$(veth $h)a" type veth peer name "$(veth $h)b" || return 1
-		ip link set "$(veth $h)b" netns "$(ns $h)" || return 1
-		ip addr add "10.78.$h.1/24" dev "$(veth $h)a" || return 1
-		ip link set "$(veth $h)a" up || return 1
-		ip netns exec "$(ns $h)" ip addr add "10.78.$h.2/24" dev "$(veth $h)b" || return 1
-		ip netns exec "$(ns $h)" ip link set "$(veth $h)b" up || return 1
-		ip netns exec "$(ns $h)" ip link set lo up || return 1
-	done
-}
-
-net_down() {
-	local h
-	for h in $(seq 1 $HOSTS); do
-		ip link del "$(veth $h)a" 2>/dev/null
-		ip netns del "$(ns $h)" 2>/dev/null
-	done
-}
+NET=10.78
+. "$ROOT/tests/stress/hosts.sh"
 
 ALLPG=""
 cleanup() {
@@ -83,20 +59,13 @@ cleanup() {
 	[ -d "$WORK/pgb" ] && "$ROOT/scripts/pgbouncer.sh" stop "$WORK/pgb" >/dev/null 2>&1
 	[ -d "$WORK/pg" ] && "$ROOT/scripts/pg-server.sh" stop "$WORK/pg" >/dev/null 2>&1
 	[ -d "$WORK/my" ] && "$ROOT/scripts/mariadb-server.sh" stop "$WORK/my" >/dev/null 2>&1
-	[ $NETNS = 1 ] && net_down
+	hosts_down
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if net_up; then
-	NETNS=1
-	export DJC_LISTEN_EXTRA="$(for h in $(seq 1 $HOSTS); do printf '10.78.%d.1 ' $h; done)"
-	log "simulated hosts: $HOSTS network namespaces on veth pairs (10.78.N.2 -> 10.78.N.1)"
-else
-	net_down
-	log "not root (or no ip netns): simulated hosts are local process groups"
-fi
+hosts_up
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 # ------------------------------------------------------------ programs
@@ -163,7 +132,7 @@ queries() {  # statements the workers sent so far
 }
 url_for_host() {  # HOST: the workers' URL from that host
 	local u=$WURL
-	[ $NETNS = 1 ] && u=${u/127.0.0.1/10.78.$1.1}
+	[ $NETNS = 1 ] && u=${u/127.0.0.1/$(host_ip $1)}
 	echo "$u"
 }
 

@@ -3,6 +3,7 @@
  * its fence, error, ignore, clear, counts, list). Runs on the backend named by
  * $DJC_TEST_URL / $DJC_TEST_SCHEMA (default: a fresh SQLite file). */
 #include "t.h"
+#include "tdb.h"
 #include "djc.h"
 #include <stdlib.h>
 #include <string.h>
@@ -28,16 +29,6 @@ static const char PIPE[] =
 	"    -> Src\n"
 	"    ---\n"
 	"    y : float64\n";
-
-static long nrows(djc_conn *c, const char *table, const char *where)
-{
-	djc_rowset *rs = NULL;
-	int rc = djc_fetch(&rs, c, table, where);
-	if (rc) { fprintf(stderr, "fetch %s: %s\n", table, djc_error_last(c)); return -1; }
-	long n = (long)djc_rowset_count(rs);
-	djc_rowset_free(rs);
-	return n;
-}
 
 static int64_t key_id(const djc_row *key)
 {
@@ -185,7 +176,7 @@ int main(void)
 		djc_row_set_int(rows[0], "id", 100);
 		rc = djc_insert(c, "Src", (const djc_row *const *)rows, 2, NULL, &ins);
 		CHECK(rc == DJC_EDUPLICATE);
-		CHECK(nrows(c, "Src", NULL) == 6);
+		CHECK(t_count(c, "Src", NULL) == 6);
 		djc_insert_options io = DJC_INSERT_OPTIONS_INIT;
 		io.skip_duplicates = 1;
 		rc = djc_insert(c, "Src", (const djc_row *const *)rows, 2, &io, &ins);
@@ -221,7 +212,7 @@ int main(void)
 		size_t del = 0;
 		rc = djc_delete(&del, c, "Src", "{\"id\": [6, 100]}");
 		CHECK(rc == DJC_OK && del == 2);
-		CHECK(nrows(c, "Src", NULL) == 5);
+		CHECK(t_count(c, "Src", NULL) == 5);
 		CHECK(djc_fetch(&rs, c, "Nope", NULL) == DJC_ENOTFOUND);
 	}
 
@@ -244,10 +235,10 @@ int main(void)
 			CHECK(strstr(res->errors[0].key_json, "3") != NULL);
 		}
 		djc_populate_result_free(res);
-		CHECK(nrows(c, "Out", NULL) == 4);
-		CHECK(nrows(c, "Out", "{\"id\": 3}") == 0);
-		CHECK(nrows(c, "Out.Part", NULL) == 8);
-		CHECK(nrows(c, "Out.Part", "{\"id\": 3}") == 0);   /* a failing make leaves nothing */
+		CHECK(t_count(c, "Out", NULL) == 4);
+		CHECK(t_count(c, "Out", "{\"id\": 3}") == 0);
+		CHECK(t_count(c, "Out.Part", NULL) == 8);
+		CHECK(t_count(c, "Out.Part", "{\"id\": 3}") == 0);   /* a failing make leaves nothing */
 		djc_rowset *rs = NULL;
 		if (djc_fetch(&rs, c, "Out", "{\"id\": 2}") == DJC_OK && djc_rowset_count(rs) == 1) {
 			double y = 0;
@@ -275,14 +266,14 @@ int main(void)
 		rc = djc_populate(&res, c, "Out", &o);
 		CHECK(rc == DJC_EMAKE && res && res->error_count == 1 && res->success_count == 0);
 		djc_populate_result_free(res);
-		CHECK(nrows(c, "Out.Part", NULL) == 8);
+		CHECK(t_count(c, "Out.Part", NULL) == 8);
 
 		o.make = mk;
 		calls = 0;
 		rc = djc_populate(&res, c, "Out", &o);
 		CHECK(rc == DJC_OK && res && res->success_count == 1 && res->error_count == 0 && calls == 1);
 		djc_populate_result_free(res);
-		CHECK(nrows(c, "Out", NULL) == 5 && nrows(c, "Out.Part", NULL) == 10);
+		CHECK(t_count(c, "Out", NULL) == 5 && t_count(c, "Out.Part", NULL) == 10);
 		CHECK(djc_populate(&res, c, "Src", &o) == DJC_EINVAL);
 		djc_populate_result_free(res);
 	}
@@ -310,7 +301,7 @@ int main(void)
 		CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
 		djc_row_free(r);
 		djc_job_free(j1);
-		CHECK(nrows(c, "Jb", "{\"id\": 1}") == 1);
+		CHECK(t_count(c, "Jb", "{\"id\": 1}") == 1);
 		COUNTS(c, "Jb", 4, 0, 0, 0, 0);   /* keep_completed is off: the row is gone */
 
 		/* priority filter: all are at 5 */
@@ -334,7 +325,7 @@ int main(void)
 		rc = djc_jobs_complete(c, j2, &rp, 1, 0.1);
 		CHECK_MSG(rc == DJC_ELOST, "rc %d", rc);
 		djc_row_free(r);
-		CHECK(nrows(c, "Jb", "{\"id\": 2}") == 0);   /* nothing committed */
+		CHECK(t_count(c, "Jb", "{\"id\": 2}") == 0);   /* nothing committed */
 		CHECK(djc_jobs_error(c, j2, "late", NULL) == DJC_ELOST);
 		COUNTS(c, "Jb", 3, 1, 0, 0, 0);
 		r = yrow(2.5);
@@ -436,7 +427,7 @@ int main(void)
 		CHECK(res && res->success_count == 1 && res->error_count == 1 && calls == 2);
 		if (res && res->n_errors == 1) CHECK_STR(res->errors[0].message, "bad key 4");
 		djc_populate_result_free(res);
-		CHECK(nrows(c, "Jb", NULL) == 3 && nrows(c, "Jb", "{\"id\": 4}") == 0);
+		CHECK(t_count(c, "Jb", NULL) == 3 && t_count(c, "Jb", "{\"id\": 4}") == 0);
 		COUNTS(c, "Jb", 0, 0, 0, 1, 2);
 		rs = NULL;
 		CHECK(djc_jobs_list(&rs, c, "Jb", "error") == DJC_OK && djc_rowset_count(rs) == 1);

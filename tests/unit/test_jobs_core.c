@@ -6,6 +6,7 @@
  * up after a bound (12.3); djc_jobs_renew keeps a lease (12.6); a C make
  * sees cancellation and its finished work survives a signal (12.6). */
 #include "t.h"
+#include "tdb.h"
 #include "djc.h"
 #include "jobs/jobs.h"
 #include "jobs/sql.h"
@@ -18,43 +19,6 @@
 #include <unistd.h>
 
 static const char *url, *schema, *backend;
-
-static djc_conn *open_conn(void)
-{
-	djc_conn *c = NULL;
-	if (djc_open(&c, url, schema)) {
-		fprintf(stderr, "open: %s\n", djc_error_last(c));
-		exit(2);
-	}
-	return c;
-}
-
-static void nap(double s)
-{
-	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-	nanosleep(&ts, NULL);
-}
-
-static int insert_json(djc_conn *c, const char *tab, const char *json)
-{
-	djc_row *r = NULL;
-	char *msg = NULL;
-	if (djc_row_from_json(&r, json, &msg)) { free(msg); return -1; }
-	const djc_row *rows[1] = {r};
-	int rc = djc_insert(c, tab, rows, 1, NULL, NULL);
-	if (rc) fprintf(stderr, "insert %s %s: %s\n", tab, json, djc_error_last(c));
-	djc_row_free(r);
-	return rc;
-}
-
-static long count_where(djc_conn *c, const char *tab, const char *where)
-{
-	djc_rowset *rs = NULL;
-	if (djc_fetch(&rs, c, tab, where)) return -1;
-	long n = (long)djc_rowset_count(rs);
-	djc_rowset_free(rs);
-	return n;
-}
 
 static long jobs_with(djc_conn *c, const char *tab, const char *status)
 {
@@ -136,8 +100,8 @@ static int mk_named(djc_make_ctx *ctx, const djc_row *key, void *payload)
 static void test_named_keys(djc_conn *c)
 {
 	/* Named: key attributes version, status, user, priority (jobs columns) */
-	CHECK(insert_json(c, "Up", "{\"k\": 1, \"version\": \"a\", \"status\": \"x\", \"user\": \"u\", \"priority\": 9}") == 0);
-	CHECK(insert_json(c, "Up", "{\"k\": 2, \"version\": \"b\", \"status\": \"y\", \"user\": \"w\", \"priority\": 8}") == 0);
+	CHECK(t_insert_json(c, "Up", "{\"k\": 1, \"version\": \"a\", \"status\": \"x\", \"user\": \"u\", \"priority\": 9}") == 0);
+	CHECK(t_insert_json(c, "Up", "{\"k\": 2, \"version\": \"b\", \"status\": \"y\", \"user\": \"w\", \"priority\": 8}") == 0);
 	djc_refresh_result rr;
 	CHECK_MSG(djc_jobs_refresh(&rr, c, "Named", NULL) == 0 && rr.added == 2, "refresh: %s", djc_error_last(c));
 	CHECK(jobs_with(c, "Named", "pending") == 2);
@@ -160,7 +124,7 @@ static void test_named_keys(djc_conn *c)
 	int rc = djc_populate(&res, c, "Named", &o);
 	CHECK_MSG(rc == 0 && res && res->success_count == 2, "populate Named: %d %s", rc, djc_error_last(c));
 	djc_populate_result_free(res);
-	CHECK(count_where(c, "Named", NULL) == 2);
+	CHECK(t_count(c, "Named", NULL) == 2);
 	long n[5];
 	CHECK(djc_jobs_counts(n, c, "Named") == 0 && n[0] == 0 && n[1] == 0);
 	djc_row *key = NULL;
@@ -207,9 +171,9 @@ static void test_refresh_race(void)
 		printf("refresh race: skipped on sqlite (one writer: a refresh cannot interleave with a commit)\n");
 		return;
 	}
-	djc_conn *c = open_conn(), *x = open_conn(), *w = open_conn();
-	CHECK(insert_json(c, "Kk", "{\"k\": 1}") == 0);
-	CHECK(insert_json(c, "Kk", "{\"k\": 2}") == 0);
+	djc_conn *c = t_open(url, schema), *x = t_open(url, schema), *w = t_open(url, schema);
+	CHECK(t_insert_json(c, "Kk", "{\"k\": 1}") == 0);
+	CHECK(t_insert_json(c, "Kk", "{\"k\": 2}") == 0);
 	djc_refresh_result rr;
 	CHECK(djc_jobs_refresh(&rr, c, "Kc", NULL) == 0 && rr.added == 2);
 	/* key 1: made, then its target row deleted: a success job to re-pend */
@@ -244,12 +208,12 @@ static void test_refresh_race(void)
 	refresher r = {c, -1, {0}};
 	pthread_t th;
 	pthread_create(&th, NULL, refresh_thread, &r);
-	djc_conn *probe = open_conn();
+	djc_conn *probe = t_open(url, schema);
 	int waited = 0;
 	/* up to a minute on a loaded machine; InnoDB refreshes what innodb_trx
 	 * shows only when it was last read more than 0.1 s ago, so polling it
 	 * faster than that can keep showing the state before the wait for ever */
-	for (int i = 0; i < 400 && !(waited = lock_waits(probe)); i++) nap(0.15);
+	for (int i = 0; i < 400 && !(waited = lock_waits(probe)); i++) t_nap(0.15);
 	CHECK_MSG(waited, "the refresh never waited on the lock");
 	/* W commits key 2 meanwhile */
 	CHECK(j2 && djc_jobs_complete(w, j2, rows, 1, 0.1) == 0);
@@ -258,7 +222,7 @@ static void test_refresh_race(void)
 	CHECK_MSG(r.rc == 0, "refresh: %s", djc_error_last(c));
 	CHECK_MSG(r.rr.re_pended == 1, "re_pended %ld (only key 1)", r.rr.re_pended);
 	/* key 2 is made and stays success: never pending again */
-	CHECK(count_where(c, "Kc", "{\"k\": 2}") == 1);
+	CHECK(t_count(c, "Kc", "{\"k\": 2}") == 1);
 	djc_rowset *rs = NULL;
 	CHECK(djc_jobs_list(&rs, c, "Kc", "pending") == 0);
 	CHECK_MSG(rs && djc_rowset_count(rs) == 1, "pending jobs: %zu (wanted only key 1)", rs ? djc_rowset_count(rs) : 0);
@@ -325,7 +289,7 @@ static int always_busy(djc_conn *c, void *arg)
 
 static void test_tx_retries(void)
 {
-	djc_conn *c = open_conn();
+	djc_conn *c = t_open(url, schema);
 	int runs = 0;
 	int rc = conn_tx(c, "test", TX_IDEMPOTENT, always_busy, &runs);
 	CHECK(rc == DJC_EBUSY && runs == TX_TRIES);
@@ -335,9 +299,9 @@ static void test_tx_retries(void)
 		printf("deadlock: skipped on sqlite (BEGIN IMMEDIATE: writers queue, they never deadlock)\n");
 		return;
 	}
-	djc_conn *a = open_conn(), *b = open_conn();
-	CHECK(insert_json(a, "Dl", "{\"k\": 1, \"v\": 0}") == 0);
-	CHECK(insert_json(a, "Dl", "{\"k\": 2, \"v\": 0}") == 0);
+	djc_conn *a = t_open(url, schema), *b = t_open(url, schema);
+	CHECK(t_insert_json(a, "Dl", "{\"k\": 1, \"v\": 0}") == 0);
+	CHECK(t_insert_json(a, "Dl", "{\"k\": 2, \"v\": 0}") == 0);
 	pthread_barrier_t bar;
 	pthread_barrier_init(&bar, NULL, 2);
 	locker la = {a, "Dl", 1, 2, &bar, 0, -1}, lb = {b, "Dl", 2, 1, &bar, 0, -1};
@@ -365,8 +329,8 @@ static void test_renew(void)
 	 * stall of 2.5 s (a loaded CI machine under the sanitizers stalls for
 	 * tenths); the lease is kept over 4 s, more than a lease. */
 	CHECK(djc_config_set("jobs.lease_timeout", "3", "test_renew", NULL) == 0);
-	djc_conn *a = open_conn(), *b = open_conn();
-	CHECK(insert_json(a, "Kk", "{\"k\": 10}") == 0);
+	djc_conn *a = t_open(url, schema), *b = t_open(url, schema);
+	CHECK(t_insert_json(a, "Kk", "{\"k\": 10}") == 0);
 	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
 	ro.where_json = "{\"k\": 10}";
 	CHECK(djc_jobs_refresh(NULL, a, "Rn", &ro) == 0);
@@ -374,12 +338,12 @@ static void test_renew(void)
 	CHECK(djc_jobs_reserve(&j, a, "Rn", "{\"k\": 10}", -1) == 0 && j);
 	/* renewed every sixth of a lease for more than a lease: never free for b */
 	for (int i = 0; i < 8; i++) {
-		nap(0.5);
+		t_nap(0.5);
 		CHECK_MSG(djc_jobs_renew(a, j) == 0, "renew %d: %s", i, djc_error_last(a));
 		CHECK(djc_jobs_reserve(&j2, b, "Rn", "{\"k\": 10}", -1) == DJC_ENOTFOUND && !j2);
 	}
 	/* not renewed for more than a lease: another worker takes it */
-	nap(3.6);
+	t_nap(3.6);
 	CHECK_MSG(djc_jobs_reserve(&j2, b, "Rn", "{\"k\": 10}", -1) == 0 && j2, "takeover: %s", djc_error_last(b));
 	CHECK(djc_jobs_renew(a, j) == DJC_ELOST);
 	djc_row *row = djc_row_new();
@@ -433,9 +397,9 @@ static int mk_gives_up(djc_make_ctx *ctx, const djc_row *key, void *payload)
 
 static void test_cancel(void)
 {
-	djc_conn *c = open_conn();
-	CHECK(insert_json(c, "Kk", "{\"k\": 20}") == 0);
-	CHECK(insert_json(c, "Kk", "{\"k\": 21}") == 0);
+	djc_conn *c = t_open(url, schema);
+	CHECK(t_insert_json(c, "Kk", "{\"k\": 20}") == 0);
+	CHECK(t_insert_json(c, "Kk", "{\"k\": 21}") == 0);
 	djc_populate_options o = DJC_POPULATE_OPTIONS_INIT;
 	o.reserve_jobs = 1;
 	o.make = mk_signal;
@@ -448,13 +412,13 @@ static void test_cancel(void)
 	CHECK_MSG(res && res->success_count == 1 && res->error_count == 0, "success %ld errors %ld",
 		  res ? res->success_count : -1, res ? res->error_count : -1);
 	djc_populate_result_free(res);
-	CHECK(count_where(c, "Cn", NULL) == 1);
+	CHECK(t_count(c, "Cn", NULL) == 1);
 	CHECK(jobs_with(c, "Cn", "pending") == 1);   /* key 21 untouched */
 	o.make = mk_gives_up;   /* the other key */
 	res = NULL;
 	rc = djc_populate(&res, c, "Cn", &o);
 	CHECK(rc == DJC_EINTR);
-	CHECK(count_where(c, "Cn", NULL) == 1);
+	CHECK(t_count(c, "Cn", NULL) == 1);
 	djc_rowset *rs = NULL;
 	CHECK(djc_jobs_list(&rs, c, "Cn", "error") == 0 && rs && djc_rowset_count(rs) == 1);
 	if (rs && djc_rowset_count(rs)) {
@@ -488,7 +452,7 @@ int main(void)
 	if (!backend) backend = "sqlite";
 	setenv("DJC_JOBS_KEEP_COMPLETED", "true", 1);
 	setenv("DJC_JOBS_LEASE_TIMEOUT", "1", 1);
-	djc_conn *c = open_conn();
+	djc_conn *c = t_open(url, schema);
 	char *rep = NULL;
 	int rc = djc_declare(&rep, c, PIPE, "core.djc");
 	CHECK_MSG(rc == 0, "declare: %s", djc_error_last(c));

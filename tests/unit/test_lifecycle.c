@@ -8,6 +8,7 @@
  * cancel with a restriction, status aliases); version 1 populate options;
  * a jobs table of the previous version gains the new columns when opened. */
 #include "t.h"
+#include "tdb.h"
 #include "djc.h"
 #include "jobs/jobs.h"
 #include "jobs/sql.h"
@@ -61,35 +62,10 @@ static const char PIPE[] =
 	"    ---\n"
 	"    att : int32\n";
 
-static djc_conn *open_conn(void)
-{
-	djc_conn *c = NULL;
-	if (djc_open(&c, url, schema)) {
-		fprintf(stderr, "open: %s\n", djc_error_last(c));
-		exit(2);
-	}
-	return c;
-}
-
-static void nap(double s)
-{
-	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-	nanosleep(&ts, NULL);
-}
-
 static void set(const char *key, const char *value)
 {
 	config_get(key);   /* loaded first, so the load does not undo this */
 	config_set(key, value, "test");
-}
-
-static long count_where(djc_conn *c, const char *tab, const char *where)
-{
-	djc_rowset *rs = NULL;
-	if (djc_fetch(&rs, c, tab, where)) return -1;
-	long n = (long)djc_rowset_count(rs);
-	djc_rowset_free(rs);
-	return n;
 }
 
 static djc_row *key_of(int k)
@@ -224,7 +200,7 @@ static int mk_patient(djc_make_ctx *ctx, const djc_row *key, void *payload)
 			djc_make_error(ctx, "stopped: %s", djc_strerror(rc));
 			return 1;
 		}
-		nap(0.01);
+		t_nap(0.01);
 	}
 	return 1;
 }
@@ -232,7 +208,7 @@ static int mk_patient(djc_make_ctx *ctx, const djc_row *key, void *payload)
 static int mk_sleepy(djc_make_ctx *ctx, const djc_row *key, void *payload)
 {
 	(void)key; (void)payload;
-	nap(0.4);
+	t_nap(0.4);
 	djc_row *r = djc_row_new();
 	djc_row_set_int(r, "att", djc_make_attempt(ctx));
 	int rc = djc_make_insert(ctx, NULL, r);
@@ -282,8 +258,8 @@ typedef struct canceller { const char *tab; atomic_int *started, *done; long pen
 static void *cancel_thread(void *arg)
 {
 	canceller *x = arg;
-	for (int i = 0; i < 6000 && !atomic_load(x->started); i++) nap(0.01);
-	djc_conn *c = open_conn();
+	for (int i = 0; i < 6000 && !atomic_load(x->started); i++) t_nap(0.01);
+	djc_conn *c = t_open(url, schema);
 	x->rc = djc_jobs_cancel(&x->pending, &x->reserved, c, x->tab, "{\"k\": 1}");
 	if (x->rc) fprintf(stderr, "cancel: %s\n", djc_error_last(c));
 	if (x->done) atomic_store(x->done, 1);
@@ -297,7 +273,7 @@ static int mk_late(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	(void)key;
 	atomic_int **flags = payload;
 	atomic_store(flags[0], 1);
-	for (int i = 0; i < 6000 && !atomic_load(flags[1]); i++) nap(0.01);
+	for (int i = 0; i < 6000 && !atomic_load(flags[1]); i++) t_nap(0.01);
 	djc_row *r = djc_row_new();
 	djc_row_set_int(r, "att", djc_make_attempt(ctx));
 	int rc = djc_make_insert(ctx, NULL, r);
@@ -329,7 +305,7 @@ static void test_cancel(djc_conn *c)
 		  "populate Ca: %d %s", rc, djc_error_last(c));
 	djc_populate_result_free(res);
 	CHECK_MSG(atomic_load(&stop_code) == DJC_ECANCELED, "djc_make_cancelled said %d", atomic_load(&stop_code));
-	CHECK(count_where(c, "Ca", NULL) == 0);
+	CHECK(t_count(c, "Ca", NULL) == 0);
 	djc_rowset *rs = NULL;
 	CHECK(djc_jobs_list_where(&rs, c, "Ca", "ignored", "{\"k\": 1}") == 0 && djc_rowset_count(rs) == 1);
 	CHECK(!strncmp(text_of(rs, 0, "error_message"), "cancelled by ", 13) && !strcmp(text_of(rs, 0, "last_end"), "cancelled"));
@@ -355,7 +331,7 @@ static void test_cancel(djc_conn *c)
 	CHECK_MSG(rc == 0 && res && res->cancelled_count == 1 && res->success_count == 0 && res->lost_count == 0,
 		  "populate Ca (late): %d %s", rc, djc_error_last(c));
 	djc_populate_result_free(res);
-	CHECK(count_where(c, "Ca", NULL) == 0);
+	CHECK(t_count(c, "Ca", NULL) == 0);
 	set("jobs.lease_timeout", "1");
 }
 
@@ -372,7 +348,7 @@ static void test_manual_retry(djc_conn *c)
 		djc_job *j = NULL;
 		int rc = DJC_ENOTFOUND;
 		/* due after its backoff: poll, bounded */
-		for (int i = 0; i < 6000 && (rc = djc_jobs_reserve(&j, c, "Ma", NULL, -1)) == DJC_ENOTFOUND; i++) nap(0.01);
+		for (int i = 0; i < 6000 && (rc = djc_jobs_reserve(&j, c, "Ma", NULL, -1)) == DJC_ENOTFOUND; i++) t_nap(0.01);
 		CHECK_MSG(rc == 0 && j, "reserve attempt %d: %s", a, djc_error_last(c));
 		if (!j) break;
 		CHECK_MSG(djc_job_attempt(j) == a, "attempt %d, djc_job_attempt %d", a, djc_job_attempt(j));
@@ -411,12 +387,12 @@ static void test_lapsed(djc_conn *c)
 	set("jobs.lease_timeout", "0.5");
 	set("jobs.keep_completed", "true");
 	CHECK(refresh(c, "La", "{\"k\": 1}") == 1);
-	djc_conn *dead = open_conn();
+	djc_conn *dead = t_open(url, schema);
 	djc_job *j1 = NULL, *j2 = NULL;
 	CHECK(djc_jobs_reserve(&j1, dead, "La", NULL, -1) == 0 && j1);
 	/* its holder never renews: another connection takes it once it lapsed */
 	int rc = DJC_ENOTFOUND;
-	for (int i = 0; i < 6000 && (rc = djc_jobs_reserve(&j2, c, "La", NULL, -1)) == DJC_ENOTFOUND; i++) nap(0.01);
+	for (int i = 0; i < 6000 && (rc = djc_jobs_reserve(&j2, c, "La", NULL, -1)) == DJC_ENOTFOUND; i++) t_nap(0.01);
 	CHECK_MSG(rc == 0 && j2, "takeover: %s", djc_error_last(c));
 	CHECK(j2 && djc_job_attempt(j2) == 1);   /* a lapse is no failure */
 	djc_row *r = djc_row_new();
@@ -486,7 +462,7 @@ static void test_where(djc_conn *c)
 	int rc = djc_populate(&res, c, "Wh", &o);
 	CHECK_MSG(rc == 0 && res && res->success_count == 1, "populate Wh: %d %s", rc, djc_error_last(c));
 	djc_populate_result_free(res);
-	CHECK(count_where(c, "Wh", "{\"k\": 6}") == 1 && count_where(c, "Wh", NULL) == 1);
+	CHECK(t_count(c, "Wh", "{\"k\": 6}") == 1 && t_count(c, "Wh", NULL) == 1);
 }
 
 /* --------------------------------------- a jobs table of the last version */
@@ -550,7 +526,7 @@ static void test_upgrade(djc_conn *c)
 	sb_free(&q);
 	sb_free(&hn);
 	/* a new connection opens it: the columns and the history table appear */
-	djc_conn *d = open_conn();
+	djc_conn *d = t_open(url, schema);
 	djc_rowset *rs = NULL;
 	CHECK_MSG(djc_jobs_list_where(&rs, d, "Old", NULL, NULL) == 0, "list Old: %s", djc_error_last(d));
 	CHECK(djc_rowset_count(rs) == 1 && int_of(rs, 0, "attempts") == 0 && int_of(rs, 0, "history") == 0);
@@ -583,7 +559,7 @@ int main(void)
 	if (!url) url = "sqlite:/tmp/djc-test-lifecycle.db";
 	if (!backend) backend = "sqlite";
 	set("jobs.lease_timeout", "1");
-	djc_conn *c = open_conn();
+	djc_conn *c = t_open(url, schema);
 	char *rep = NULL;
 	int rc = djc_declare(&rep, c, PIPE, "lifecycle.djc");
 	CHECK_MSG(rc == 0, "declare: %s", djc_error_last(c));

@@ -5,6 +5,7 @@
  * the target's ancestors. Runs on the backend named by $DJC_TEST_URL /
  * $DJC_TEST_SCHEMA (default: a fresh SQLite file). */
 #include "t.h"
+#include "tdb.h"
 #include "djc.h"
 #include <stdlib.h>
 #include <string.h>
@@ -35,16 +36,6 @@ static const char PIPE[] =
 	"    -> Mid\n"
 	"    ---\n"
 	"    w : float64\n";
-
-static long nrows(djc_conn *c, const char *table, const char *where)
-{
-	djc_rowset *rs = NULL;
-	int rc = djc_fetch(&rs, c, table, where);
-	if (rc) { fprintf(stderr, "fetch %s: %s\n", table, djc_error_last(c)); return -1; }
-	long n = (long)djc_rowset_count(rs);
-	djc_rowset_free(rs);
-	return n;
-}
 
 static double get_float(const djc_row *r, const char *name)
 {
@@ -235,7 +226,7 @@ int main(void)
 		CHECK_STR(pr->errors[0].message, "make of Top may read only its ancestors (the tables it depends on through ->): "
 						 "Side is not upstream of Top");
 	djc_populate_result_free(pr);
-	CHECK(nrows(c, "Top", NULL) == 0);
+	CHECK(t_count(c, "Top", NULL) == 0);
 	CHECK(djc_upstream_check(c, "Top", "Src") == DJC_OK);
 	CHECK(djc_upstream_check(c, "Mid.Part", "Mid") == DJC_OK);
 	CHECK(djc_upstream_check(c, "Mid", "Mid.Part") == DJC_EINVAL);
@@ -316,9 +307,9 @@ int main(void)
 		djc_populate_result_free(pr);
 		char where[64];
 		snprintf(where, sizeof where, "{\"id\": %lld}", (long long)victim);
-		CHECK(nrows(c, "Down", where) == 0);   /* nothing of the changed key committed */
+		CHECK(t_count(c, "Down", where) == 0);   /* nothing of the changed key committed */
 	}
-	CHECK(nrows(c, "Down", NULL) == 2);
+	CHECK(t_count(c, "Down", NULL) == 2);
 	djc_rowset *errs = NULL;
 	CHECK(djc_jobs_list(&errs, c, "Down", "error") == DJC_OK && djc_rowset_count(errs) == 1);
 	if (errs && djc_rowset_count(errs)) {
