@@ -22,7 +22,7 @@ _djc()
 		case $w in
 		--db|--schema) conn+=("$w" "${COMP_WORDS[i+1]}"); ((i++)); continue ;;
 		--db=*|--schema=*) conn+=("$w"); continue ;;
-		--make) return 0 ;;   # the rest of the line is the make program's
+		--make|--make-serve) return 0 ;;   # the rest of the line is the make program's
 		-*) continue ;;
 		esac
 		if [ -z "$cmd" ]; then cmd=$w

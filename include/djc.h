@@ -416,7 +416,10 @@ void djc_populate_result_free(djc_populate_result *res);
  * running makes are stopped and recorded as interrupted) and SIGUSR1
  * (drain: take no more work, let the running makes finish and commit,
  * return DJC_OK with drained set), and ignores SIGPIPE; the previous
- * handlers of the three signals are restored when it returns. */
+ * handlers of the three signals are restored when it returns. SIGUSR1 is
+ * unblocked while it runs (and blocked again after if it was): a caller
+ * that blocks SIGUSR1 from its start loses no drain asked before (the
+ * populate then drains before its first make). djc_worker does the same. */
 int djc_populate(djc_populate_result **out, djc_conn *conn, const char *table,
 		 const djc_populate_options *opts);
 
@@ -451,8 +454,13 @@ typedef struct djc_worker_options {
 	djc_make_fn make;          /* C make (one served table only), or NULL for make_argv / the table's make line */
 	void *payload;             /* passed to make */
 	const char *const *make_argv; /* NULL-terminated program and arguments (one served table only) */
+	const char *const *make_serve_argv; /* NULL-terminated serve program and arguments, started once per
+	                            * worker process (one served table only; docs/serve-protocol.md) */
+	double timeout;            /* seconds a make may run; 0 = each table's `timeout =` line, else
+	                            * jobs.make_timeout */
 } djc_worker_options;
-#define DJC_WORKER_OPTIONS_VERSION 1
+/* Version 1 (without make_serve_argv and timeout) is still accepted. */
+#define DJC_WORKER_OPTIONS_VERSION 2
 #define DJC_WORKER_OPTIONS_INIT {.version = DJC_WORKER_OPTIONS_VERSION, .processes = 1, .priority = -1, .refresh = -1}
 void djc_worker_options_init(djc_worker_options *opts);
 

@@ -111,6 +111,11 @@ int exit_for(int rc, djc_conn *c);
  * error, exit 2. */
 enum { CLI_EXISTING = 0, CLI_CREATE = 1 };
 djc_conn *cli_connect(int create);
+/* Block SIGUSR1 from the start of populate and worker: a drain asked while
+ * they read settings and connect stays pending until djc_populate /
+ * djc_worker catch it (and drain before the first job), instead of ending
+ * the process. */
+void cli_block_drain(void);
 
 /* The whole file at path, NUL-terminated (caller frees); a usage error
  * (exit 2) when it cannot be read or holds a NUL byte. */

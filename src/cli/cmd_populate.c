@@ -55,6 +55,7 @@ int cmd_populate(int argc, char **argv)
 		"SIGUSR1 drains: no new job is taken, running makes finish and commit, exit 0.\n"
 		"Exit status: 0 all made, 1 some make failed, 2 bad input, 130/143 interrupted.\n";
 	enum { RESERVE = 1, PROCESSES, MAX_CALLS, PRIORITY, SUPPRESS, PROGRESS, REFRESH, NO_REFRESH, JSON, WHERE, TIMEOUT, MAKE, MAKE_SERVE };
+	cli_block_drain();
 	static const cli_option opts[] = {
 		{"reserve-jobs", CLI_FLAG, RESERVE, 0},
 		{"processes", CLI_VALUE, PROCESSES, 0},

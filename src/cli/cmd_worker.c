@@ -18,7 +18,8 @@ static const char HELP[] =
 	"usage: djc worker [TABLE...] [--processes N] [--max-jobs N] [--idle-exit SECONDS]\n"
 	"                  [--until-empty] [--deadline TIME|+DURATION] [--priority P]\n"
 	"                  [--where JSON] [--refresh | --no-refresh] [--refresh-interval SECONDS]\n"
-	"                  [--json] [--make COMMAND [ARG...]]\n"
+	"                  [--timeout DURATION] [--json]\n"
+	"                  [--make COMMAND [ARG...] | --make-serve COMMAND [ARG...]]\n"
 	"Serve the computed and imported tables (all of the pipeline, or those named),\n"
 	"upstream first, for as long as work may appear: claim a job, make it, commit it;\n"
 	"when nothing can be claimed, wait for work (a notification on PostgreSQL, else\n"
@@ -36,7 +37,11 @@ static const char HELP[] =
 	"  --where JSON          restrict the jobs reserved (key attributes of every served table)\n"
 	"  --refresh/--no-refresh  refresh the jobs tables (default jobs.auto_refresh)\n"
 	"  --refresh-interval S  at most one refresh per table per S seconds (default 10)\n"
+	"  --timeout DURATION    stop a make that runs longer (90, 30s, 15m, 2h) and record it\n"
+	"                        as an error (default: each table's timeout =, jobs.make_timeout)\n"
 	"  --make COMMAND ...    the make program (one served table only; must come last)\n"
+	"  --make-serve COMMAND ...  a serve program, started once per worker process and kept\n"
+	"                        (one served table only; docs/serve-protocol.md; must come last)\n"
 	"Without --idle-exit, --max-jobs, --until-empty or --deadline it runs until a signal.\n"
 	"SIGUSR1 drains: no new job, the running makes finish and commit, then exit 0.\n"
 	"A table's make_serve = line runs one serve program per worker process.\n"
@@ -170,7 +175,9 @@ static void print_result(const djc_worker_result *r, int json)
 
 int cmd_worker(int argc, char **argv)
 {
-	enum { PROCESSES = 1, MAX_JOBS, IDLE_EXIT, UNTIL_EMPTY, DEADLINE, PRIORITY, WHERE, REFRESH, NO_REFRESH, INTERVAL, JSON, MAKE };
+	enum { PROCESSES = 1, MAX_JOBS, IDLE_EXIT, UNTIL_EMPTY, DEADLINE, PRIORITY, WHERE, REFRESH, NO_REFRESH, INTERVAL, TIMEOUT, JSON,
+	       MAKE, MAKE_SERVE };
+	cli_block_drain();
 	static const cli_option opts[] = {
 		{"processes", CLI_VALUE, PROCESSES, 0},
 		{"max-jobs", CLI_VALUE, MAX_JOBS, 0},
@@ -182,8 +189,10 @@ int cmd_worker(int argc, char **argv)
 		{"refresh", CLI_FLAG, REFRESH, 0},
 		{"no-refresh", CLI_FLAG, NO_REFRESH, 0},
 		{"refresh-interval", CLI_VALUE, INTERVAL, 0},
+		{"timeout", CLI_VALUE, TIMEOUT, 0},
 		{"json", CLI_FLAG, JSON, 0},
 		{"make", CLI_REST, MAKE, 0},
+		{"make-serve", CLI_REST, MAKE_SERVE, 0},
 		{NULL, 0, 0, 0},
 	};
 	cli_args a;
@@ -210,8 +219,13 @@ int cmd_worker(int argc, char **argv)
 			o.refresh_interval = seconds(a.opt, a.arg);
 			if (o.refresh_interval <= 0) die_usage("--refresh-interval must be greater than 0, got '%s'", a.arg);
 			break;
+		case TIMEOUT:
+			if (djc_duration_parse(&o.timeout, a.arg) || o.timeout <= 0)
+				die_usage("--timeout expects a duration greater than 0 such as 90, 30s, 15m or 2h, got '%s'", a.arg);
+			break;
 		case JSON: json = 1; break;
 		case MAKE: o.make_argv = (const char *const *)a.rest; break;
+		case MAKE_SERVE: o.make_serve_argv = (const char *const *)a.rest; break;
 		default: tables[nt++] = a.arg;
 		}
 	}

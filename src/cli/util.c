@@ -2,6 +2,7 @@
  * connecting, option values, JSON output. */
 #include "cli.h"
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,14 @@ djc_conn *cli_connect(int create)
 	const char *w = djc_config_warning();
 	if (w) fprintf(stderr, "djc: %s\n", w);
 	return c;
+}
+
+void cli_block_drain(void)
+{
+	sigset_t u;
+	sigemptyset(&u);
+	sigaddset(&u, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &u, NULL);
 }
 
 long parse_long(const char *opt, const char *v, long min)

@@ -5,6 +5,7 @@
 #include "worker.h"
 #include "util/config.h"
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -30,6 +31,31 @@ void djc_populate_result_free(djc_populate_result *r)
 
 static void on_signal(int sig) { if (!populate_signal) populate_signal = sig; }
 static void on_drain(int sig) { (void)sig; populate_drain = 1; }
+
+void drain_catch(drain_saved *d)
+{
+	struct sigaction sa = {0};
+	sa.sa_handler = on_drain;
+	sigemptyset(&sa.sa_mask);
+	populate_drain = 0;
+	sigaction(SIGUSR1, &sa, &d->act);
+	sigset_t u, old;
+	sigemptyset(&u);
+	sigaddset(&u, SIGUSR1);
+	pthread_sigmask(SIG_UNBLOCK, &u, &old);
+	d->was_blocked = sigismember(&old, SIGUSR1) == 1;
+}
+
+void drain_release(const drain_saved *d)
+{
+	if (d->was_blocked) {
+		sigset_t u;
+		sigemptyset(&u);
+		sigaddset(&u, SIGUSR1);
+		pthread_sigmask(SIG_BLOCK, &u, NULL);
+	}
+	sigaction(SIGUSR1, &d->act, NULL);
+}
 
 static int key_list(djc_conn *c, table *t, const char *where, djc_rowset **out)
 {
@@ -240,14 +266,9 @@ int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const
 	} else if (o->version != DJC_POPULATE_OPTIONS_VERSION)
 		return conn_fail(c, DJC_EINVAL, "populate options version %d is not %d (use DJC_POPULATE_OPTIONS_INIT)", o->version,
 				 DJC_POPULATE_OPTIONS_VERSION);
-	/* SIGUSR1 from the start, so a drain asked while populate refreshes is
-	 * not the signal's default (the end of the process) */
-	struct sigaction sa = {0}, old_usr1;
-	sa.sa_handler = on_drain;
-	sigemptyset(&sa.sa_mask);
-	populate_drain = 0;
-	sigaction(SIGUSR1, &sa, &old_usr1);
+	drain_saved ds;
+	drain_catch(&ds);
 	int rc = populate(c, name, o, out);
-	sigaction(SIGUSR1, &old_usr1, NULL);
+	drain_release(&ds);
 	return rc;
 }

@@ -65,6 +65,18 @@ void make_result_free(make_result *r);
 extern volatile sig_atomic_t populate_signal;
 /* SIGUSR1 asked populate to drain: take no more work, finish what runs. */
 extern volatile sig_atomic_t populate_drain;
+/* SIGUSR1 caught (populate_drain cleared, then set by it) from the start of
+ * djc_populate and djc_worker, so a drain asked while they set up is not
+ * the signal's default, the end of the process. A SIGUSR1 the caller
+ * blocked is unblocked meanwhile, so one that came while it was blocked
+ * (the CLI blocks it from its start) drains at once. drain_release puts
+ * back the caller's handler and mask. */
+typedef struct drain_saved {
+	struct sigaction act;
+	int was_blocked;
+} drain_saved;
+void drain_catch(drain_saved *d);
+void drain_release(const drain_saved *d);
 
 /* Run the make program argv for key (its attempt number in DJC_ATTEMPT);
  * stage and check its rows. watch (may be NULL) is asked while it runs;

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,7 +231,8 @@ typedef struct wloop_params {
 	const djc_worker_options *o;
 	char **names;               /* the served tables, upstream first */
 	size_t n;
-	char *const *argv;          /* --make, or NULL: each table's make line */
+	char *const *argv;          /* --make or --make-serve, or NULL: each table's make line */
+	int serve;                  /* argv is a serve program */
 	double deadline;            /* monotonic; 0 = none */
 	double interval;            /* refresh interval (s) */
 	int refresh;                /* refresh at all */
@@ -584,8 +586,10 @@ static void wloop_run(worker *w, void *arg)
 	for (size_t i = 0; i < p->n && !rc; i++) {
 		stab *tb = &s.tabs[i];
 		if (!(rc = conn_table(w->c, p->names[i], &tb->t))) rc = jobs_ensure(w->c, tb->t);
-		if (p->argv) tb->argv = p->argv;
-		else if (tb->t->make_serve_argv && tb->t->make_serve_argv[0]) {
+		if (p->argv) {
+			tb->argv = p->argv;
+			tb->serve = p->serve;
+		} else if (tb->t->make_serve_argv && tb->t->make_serve_argv[0]) {
 			tb->argv = tb->t->make_serve_argv;
 			tb->serve = 1;
 		} else
@@ -641,7 +645,6 @@ const char *djc_worker_stop_name(int stop)
 }
 
 static void on_signal(int sig) { if (!populate_signal) populate_signal = sig; }
-static void on_drain(int sig) { (void)sig; populate_drain = 1; }
 
 /* The tables to serve, upstream first (pipeline order), each once. */
 static int served_tables(djc_conn *c, const char *const *names, size_t n, table ***out, size_t *nout)
@@ -686,20 +689,37 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 	*out = NULL;
 	djc_worker_options defo = DJC_WORKER_OPTIONS_INIT;
 	if (!o) o = &defo;
-	if (o->version != DJC_WORKER_OPTIONS_VERSION)
+	if (o->version == 1) {
+		/* a caller built against version 1 (its struct ends before make_serve_argv) */
+		memcpy(&defo, o, offsetof(djc_worker_options, make_serve_argv));
+		defo.version = DJC_WORKER_OPTIONS_VERSION;
+		o = &defo;
+	} else if (o->version != DJC_WORKER_OPTIONS_VERSION)
 		return conn_fail(c, DJC_EINVAL, "worker options version %d is not %d (use DJC_WORKER_OPTIONS_INIT)", o->version,
 				 DJC_WORKER_OPTIONS_VERSION);
 	if (nnames && !names) return conn_fail(c, DJC_EINVAL, "%zu tables announced, none given (NULL)", nnames);
 	if (o->max_jobs < 0 || !(o->idle_exit >= 0) || !(o->deadline >= 0) || !(o->refresh_interval >= 0) ||
-	    o->processes < 0 || o->processes > MAX_PROCS)
+	    !(o->timeout >= 0 && o->timeout <= 1e9) || o->processes < 0 || o->processes > MAX_PROCS)
 		return conn_fail(c, DJC_EINVAL, "worker options out of range (max_jobs, idle_exit, deadline, refresh_interval >= 0; "
-				 "processes 1 to %d)", MAX_PROCS);
+				 "timeout 0 to 1e9; processes 1 to %d)", MAX_PROCS);
+	char *const *argv = (char *const *)o->make_argv, *const *sargv = (char *const *)o->make_serve_argv;
+	if (argv && !argv[0]) argv = NULL;
+	if (sargv && !sargv[0]) sargv = NULL;
+	if (!!o->make + !!argv + !!sargv > 1)
+		return conn_fail(c, DJC_EINVAL, "give the worker one make: a C make, make_argv or make_serve_argv");
+	int serve = sargv != NULL;
+	if (serve) argv = sargv;
+	/* SIGUSR1 from here on: a drain asked while the worker sets up stops it
+	 * before its first job instead of ending the process */
+	drain_saved ds;
+	drain_catch(&ds);
 	table **tabs = NULL;
 	size_t n = 0;
 	int rc = served_tables(c, names, nnames, &tabs, &n);
-	if (rc) return rc;
-	char *const *argv = (char *const *)o->make_argv;
-	if (argv && !argv[0]) argv = NULL;
+	if (rc) {
+		drain_release(&ds);
+		return rc;
+	}
 	if ((o->make || argv) && n > 1) {
 		rc = conn_fail(c, DJC_EINVAL, "a make given to the worker serves one table, and %zu would be served (%s, %s%s): "
 			       "name the table", n, tabs[0]->name, tabs[1]->name, n > 2 ? ", ..." : "");
@@ -733,7 +753,9 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 	po.where_json = o->where_json;
 	po.make = o->make;
 	po.payload = o->payload;
-	po.make_argv = o->make_argv;
+	po.make_argv = serve ? NULL : (const char *const *)argv;
+	po.make_serve_argv = serve ? (const char *const *)argv : NULL;
+	po.timeout = o->timeout;
 
 	size_t shsz = sizeof(counters) + DJC_WORKER_NSTOPS * sizeof(atomic_long);
 	void *mem = mmap(NULL, shsz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -742,7 +764,7 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 	counters *sh = mem;
 	atomic_long *stops = (atomic_long *)((char *)mem + sizeof(counters));
 
-	wloop_params sp = {.o = o, .n = n, .argv = argv, .stops = stops};
+	wloop_params sp = {.o = o, .n = n, .argv = argv, .serve = serve, .stops = stops};
 	sp.names = xcalloc(n, sizeof(char *));
 	for (size_t i = 0; i < n; i++) sp.names[i] = tabs[i]->name;
 	sp.refresh = o->refresh >= 0 ? o->refresh : config_bool("jobs.auto_refresh");
@@ -755,17 +777,15 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 	}
 
 	djc_populate_result pres = {0};
-	struct sigaction sa = {0}, old_int, old_term, old_usr1;
+	struct sigaction sa = {0}, old_int, old_term;
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	populate_signal = 0;
-	populate_drain = 0;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	/* a drain (SIGUSR1): no new job; the running makes finish and commit
-	 * (the --processes parent forwards it to every worker process) */
-	sa.sa_handler = on_drain;
-	sigaction(SIGUSR1, &sa, &old_usr1);
+	/* a drain (SIGUSR1, caught since the start): no new job; the running
+	 * makes finish and commit (the --processes parent forwards it to every
+	 * worker process) */
 	signal(SIGPIPE, SIG_IGN);
 
 	int procs = o->processes < 1 ? 1 : o->processes;
@@ -785,7 +805,6 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGUSR1, &old_usr1, NULL);
 
 	djc_worker_result *res = xcalloc(1, sizeof *res);
 	res->success_count = atomic_load(&sh->success);
@@ -817,6 +836,7 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 			       res->n_errors ? ": " : "", res->n_errors ? res->errors[0].message : "");
 	}
 out:
+	drain_release(&ds);
 	free(tabs);
 	return rc;
 }

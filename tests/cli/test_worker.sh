@@ -331,6 +331,53 @@ check "drain: no other make started (2)" [ "$(nfiles started.*)" = 2 ]
 expect_out "drain: the 2 running makes committed" "2" sh -c "\"$DJC\" --schema \"$D\" fetch Stats --format json | grep -c ."
 rm -f started.* go
 
+# A drain asked while the process starts (reading its settings, connecting)
+# drains it before its first job instead of ending it: the settings file is
+# a FIFO, so start-up waits until it is written; SIGUSR1 comes once the CLI
+# has blocked it (SigBlk in /proc, bounded), before djc_populate/djc_worker
+# catch it.
+usr1_blocked() { b=$(awk '/^SigBlk:/ {print $2}' "/proc/$1/status" 2>/dev/null) && [ -n "$b" ] && [ $((0x$b & 0x200)) != 0 ]; }
+early_drain() {   # early_drain OUTFILE djc-args...
+	rm -f early.cfg
+	mkfifo early.cfg
+	local out=$1
+	shift
+	DJC_CONFIG=early.cfg "$DJC" --schema "$D" "$@" > "$out" 2> "$out.err" &
+	local pid=$!
+	wait_until 20 usr1_blocked "$pid"
+	kill -USR1 "$pid"
+	timeout 20 sh -c 'echo "{}" > early.cfg'
+	wait "$pid"
+	rc=$?
+	rm -f early.cfg
+}
+echo '{"session_id": 7, "v": 1}' | "$DJC" --schema "$D" insert Session > /dev/null
+early_drain early.out worker Stats --idle-exit 30 --json --make ./mk.sh
+check "SIGUSR1 while the worker starts: exit 0 (not killed: $rc)" [ "$rc" = 0 ]
+check "... stopped for the drain before any job" py 'import json,sys; d=json.loads(open(sys.argv[1]).read()); sys.exit(0 if d["stopped"] == {"drain": 1} and d["success_count"] == 0 else 1)' early.out
+early_drain early.out populate Stats --reserve-jobs --json --make ./mk.sh
+check "SIGUSR1 while populate starts: exit 0 (not killed: $rc)" [ "$rc" = 0 ]
+check "... drained before any make" py 'import json,sys; d=json.loads(open(sys.argv[1]).read()); sys.exit(0 if d["drained"] and d["success_count"] == 0 else 1)' early.out
+check "... key 7 still to be made" sh -c "[ \"\$(\"$DJC\" --schema \"$D\" fetch Stats --where '{\"session_id\": 7}' --format json | grep -c .)\" = 0 ]"
+
+# ------------------------------------------ --timeout and --make-serve
+# --timeout: a make that outlives it is stopped and recorded as an error
+run env MK_SLEEP=60 "$DJC" --schema "$D" worker Stats --max-jobs 1 --timeout 1 --json --make ./mk.sh
+check "worker --timeout 1, a make sleeping 60 s: exit 1" [ "$RC" = 1 ]
+check "... recorded as timed out" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["error_count"] == 1 and d["errors"][0]["message"].startswith("timed out after 1s") else 1)' "$OUT"
+check "... the job is an error" sh -c "\"$DJC\" --schema \"$D\" jobs Stats --json | grep -q '\"error\":1'"
+"$DJC" --schema "$D" jobs clear Stats --status error > /dev/null
+# --make-serve: a serve program given on the command line instead of the
+# table's line (it tags its rows "cli")
+sed 's/"tag": "t%d"/"tag": "cli%d"/' mk_serve.py > mk_serve_cli.py
+for i in 21 22 23 24; do printf '{"item_id": %d}\n' "$i"; done > sitems2.jsonl
+expect_rc 0 "serve: insert 4 more items" djc --schema "$S" insert Item sitems2.jsonl
+: > serve.log
+run env PYTHONPATH="$ROOT/python" SERVE_LOG="$T/serve.log" "$DJC" --schema "$S" worker Tag --until-empty --json --make-serve python3 mk_serve_cli.py
+check "worker --make-serve: 4 made by one program" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["success_count"] == 4 and d["stopped"] == {"empty": 1} else 1)' "$OUT"
+check "... one program (one pid) for the 4 keys" test "$(wc -l < serve.log)/$(awk '{print $3}' serve.log | sort -u | wc -l)" = "4/1"
+expect_out "... its rows" "cli23" sh -c "\"$DJC\" --schema \"$S\" fetch Tag --where '{\"item_id\": 23}' --format csv | tail -n 1 | cut -d, -f2"
+
 # ----------------------------------------------------------- bad input
 expect_fail 2 "an unknown table" '^djc: unknown table "Nope"' djc worker Nope --idle-exit 1
 expect_fail 2 "a manual table" "^djc: table Session is manual: only computed and imported tables are populated$" djc worker Session --idle-exit 1
@@ -342,4 +389,7 @@ expect_fail 2 "a --where on an attribute a served table lacks" "restriction name
 expect_fail 2 "--processes 0" "^djc: --processes expects an integer >= 1, got '0'$" djc worker --processes 0
 expect_fail 2 "--idle-exit -1" "^djc: --idle-exit expects a number of seconds" djc worker --idle-exit -1
 expect_fail 2 "an unknown option" "^djc: worker: unknown or incomplete option --bogus" djc worker --bogus
+expect_fail 2 "--timeout 0" "^djc: --timeout expects a duration greater than 0 such as 90, 30s, 15m or 2h, got '0'$" djc worker --timeout 0
+expect_fail 2 "--make-serve with three tables served" "^djc: a make given to the worker serves one table, and 3 would be served" \
+	djc worker --idle-exit 1 --make-serve ./mk.sh
 finish

@@ -2,7 +2,8 @@
  * (djc_populate_options.make_serve_argv): a serve program makes every key,
  * reading each key's upstream row over its pipe; a per-key and a serve
  * program together are refused; options of version 1 (before
- * make_serve_argv) are still taken. Runs on the backend named by
+ * make_serve_argv) are still taken; the same for djc_worker
+ * (djc_worker_options.make_serve_argv, version 1 still taken). Runs on the backend named by
  * $DJC_TEST_URL / $DJC_TEST_SCHEMA (default: a fresh SQLite file). */
 #include "t.h"
 #include "djc.h"
@@ -54,6 +55,23 @@ typedef struct options_v1 {
 	void *payload;
 	const char *const *make_argv;
 } options_v1;
+
+/* The layout of djc_worker_options version 1. */
+typedef struct worker_options_v1 {
+	int version;
+	int processes;
+	long max_jobs;
+	double idle_exit;
+	int until_empty;
+	double deadline;
+	long priority;
+	const char *where_json;
+	int refresh;
+	double refresh_interval;
+	djc_make_fn make;
+	void *payload;
+	const char *const *make_argv;
+} worker_options_v1;
 
 static long sum_y(djc_conn *c, long *n)
 {
@@ -149,6 +167,44 @@ int main(void)
 	djc_populate_options v9 = DJC_POPULATE_OPTIONS_INIT;
 	v9.version = 9;
 	CHECK(djc_populate(&res, c, "Out", &v9) == DJC_EINVAL);
+
+	/* djc_worker with a serve program: keys 21-24 */
+	for (int i = 21; i <= 24; i++) {
+		djc_row *r = djc_row_new();
+		djc_row_set_int(r, "id", i);
+		djc_row_set_int(r, "x", i * 3);
+		want += i * 3 + 1;
+		const djc_row *rows[1] = {r};
+		CHECK(djc_insert(c, "Src", rows, 1, NULL, NULL) == DJC_OK);
+		djc_row_free(r);
+	}
+	const char *outs[] = {"Out"};
+	djc_worker_options wo = DJC_WORKER_OPTIONS_INIT;
+	wo.until_empty = 1;
+	wo.refresh = 1;
+	wo.make_serve_argv = argv;
+	wo.make_argv = perkey;
+	djc_worker_result *wr = NULL;
+	CHECK(djc_worker(&wr, c, outs, 1, &wo) == DJC_EINVAL && wr == NULL);
+	CHECK_MSG(strstr(djc_error_last(c), "one make") != NULL, "%s", djc_error_last(c));
+	wo.make_argv = NULL;
+	rc = djc_worker(&wr, c, outs, 1, &wo);
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	CHECK(wr && wr->success_count == 4 && wr->error_count == 0 && wr->stopped[DJC_WORKER_EMPTY] == 1);
+	djc_worker_result_free(wr);
+	wr = NULL;
+	CHECK_MSG(sum_y(c, &n) == want && n == 24, "n=%ld", n);
+	/* version 1 worker options (no make_serve_argv, timeout) still work */
+	worker_options_v1 w1 = {.version = 1, .processes = 1, .priority = -1, .refresh = 1, .until_empty = 1,
+				.make_argv = perkey};
+	rc = djc_worker(&wr, c, outs, 1, (const djc_worker_options *)&w1);
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	CHECK(wr && wr->success_count == 0 && wr->stopped[DJC_WORKER_EMPTY] == 1);
+	djc_worker_result_free(wr);
+	wr = NULL;
+	djc_worker_options w9 = DJC_WORKER_OPTIONS_INIT;
+	w9.version = 9;
+	CHECK(djc_worker(&wr, c, outs, 1, &w9) == DJC_EINVAL);
 
 	djc_close(c);
 	unlink(prog);
