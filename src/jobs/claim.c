@@ -162,6 +162,17 @@ int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, doub
 {
 	*out = NULL;
 	*nout = 0;
+	/* an idle poll (the last claim of this table here found nothing):
+	 * first one plain read, claim.peek; nothing takeable, no claim */
+	jobs_tab *jt = jobs_tab_of(c, t);
+	if (jt->idle && !c->db->in_tx) {
+		jctx x = {.t = t, .where = where, .max_priority = max_priority};
+		db_res *pk = NULL;
+		int rc = jsql_run(c, &JS_CLAIM_PEEK, &x, NULL, 0, &pk);
+		int any = !rc && pk->nrows > 0;
+		db_res_free(pk);
+		if (rc || !any) return rc;
+	}
 	claim_build b;
 	int rc = claim_build_init(c, t, where, max_priority, lease, n, &b);
 	if (rc) return rc;
@@ -193,6 +204,7 @@ out:
 	db_res_free(r);
 	db_res_free(prev);
 	claim_build_free(&b);
+	jobs_tab_of(c, t)->idle = !rc && *nout == 0;   /* (re-read: the entries may have moved) */
 	return rc;
 }
 

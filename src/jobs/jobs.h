@@ -42,7 +42,10 @@ int jobs_ensure(djc_conn *c, table *t);
  * whose holder's lease lapsed first, else the most urgent due ones.
  * *out receives an array of *nout jobs (caller frees each and the array);
  * none is not an error. A job with ->made set already has its target row:
- * close it with jobs_close_made instead of running make. */
+ * close it with jobs_close_made instead of running make. After a claim
+ * that found nothing, the next one on the connection first asks whether
+ * anything is takeable at all (claim.peek, one plain read) and claims only
+ * then: an idle poll costs one statement. */
 int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, double lease, long n,
 	       djc_job ***out, size_t *nout);
 /* The heartbeat: extend every lease held under token; *held = how many

@@ -8,6 +8,7 @@ typedef struct jobs_tab {
 	const table *t;
 	int ready;             /* jobs table known to exist on this connection */
 	double lapsed_check;   /* when this connection last looked for lapsed leases (monotonic s) */
+	int idle;              /* its last claim found nothing: the next one peeks first (claim.peek) */
 } jobs_tab;
 
 typedef struct jobs_state {

@@ -120,6 +120,18 @@ const jsql JS_CLAIM_DUE = {"claim.due",
 const jsql JS_CLAIM_LAPSED = {"claim.lapsed",
 	"{queue} = 1 AND {avail_time} <= {now} AND {status} = 'reserved'{prio}{where}"};
 
+/* claim.peek - is anything takeable at all: a pending job that is due, or
+ * a reserved one whose lease lapsed (both have queue = 1 and avail_time
+ * <= now; claim.due and claim.lapsed each take a part of these rows)? A
+ * plain read, no lock and no transaction. A connection whose last claim of
+ * the table found nothing asks it first (claim.c), so an idle worker's
+ * poll costs the server this one statement; the claim and the look for
+ * lapsed leases follow only when it finds a row. It can only say "maybe"
+ * too often (a row another claim has locked), never miss what a claim
+ * would take. */
+const jsql JS_CLAIM_PEEK = {"claim.peek",
+	"SELECT 1 FROM {J} WHERE {queue} = 1 AND {avail_time} <= {now}{prio}{where} LIMIT 1"};
+
 /* claim.set - what a claim writes: a fresh random token (the fence of
  * every later statement of this holder), the lease (avail_time = now +
  * lease), who holds it, and the count of reservations; a job taken over
@@ -452,7 +464,7 @@ const jsql JS_REFRESH_ORPHANS = {"refresh.orphans",
 	"WHERE {queue} = " MARK_RESERVED};
 
 const jsql *const JS_ALL[] = {
-	&JS_CLAIM_DUE, &JS_CLAIM_LAPSED, &JS_CLAIM_SET, &JS_CLAIM_ORDER, &JS_CLAIM_KEYS, &JS_CLAIM_INFO, &JS_LAPSED_LIST,
+	&JS_CLAIM_DUE, &JS_CLAIM_LAPSED, &JS_CLAIM_SET, &JS_CLAIM_ORDER, &JS_CLAIM_KEYS, &JS_CLAIM_INFO, &JS_LAPSED_LIST, &JS_CLAIM_PEEK,
 	&JS_RENEW, &JS_HOLD, &JS_RELEASE, &JS_RELEASE_PID, &JS_RELEASE_ONE,
 	&JS_CLOSE_DELETE, &JS_CLOSE_SUCCESS, &JS_CLOSE_MANY, &JS_FAIL, &JS_RETRY, &JS_PID_MARK, &JS_FAIL_MARKED,
 	&JS_HISTORY_ADD, &JS_HISTORY_MARKED, &JS_HISTORY_LAPSED, &JS_HISTORY_COUNT, &JS_HISTORY_TRIM,

@@ -4,7 +4,10 @@
  * a job whose target row is committed (issue 12.2, deterministic
  * interleaving on the servers); transactions retry real deadlocks and give
  * up after a bound (12.3); djc_jobs_renew keeps a lease (12.6); a C make
- * sees cancellation and its finished work survives a signal (12.6). */
+ * sees cancellation and its finished work survives a signal (12.6); after
+ * an empty claim the next one peeks first (one statement on MariaDB,
+ * counted by the server) and still takes a job that became pending or
+ * whose lease lapsed. */
 #include "t.h"
 #include "tdb.h"
 #include "djc.h"
@@ -432,6 +435,78 @@ static void test_cancel(void)
 	djc_close(c);
 }
 
+/* ------------------------------------------------------- an idle poll */
+
+/* Statements this session sent (MariaDB's Questions, the SHOW included). */
+static long questions(djc_conn *c)
+{
+	db_res *r = NULL;
+	long n = -1;
+	if (!db_exec(c->db, "SHOW SESSION STATUS LIKE 'Questions'", NULL, 0, &r) && r->nrows == 1)
+		n = (long)db_cell_int(r, 0, 1);
+	db_res_free(r);
+	return n;
+}
+
+static void free_jobs(djc_job **jobs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) djc_job_free(jobs[i]);
+	free(jobs);
+}
+
+static void test_idle_peek(void)
+{
+	djc_conn *a = t_open(url, schema), *b = t_open(url, schema);
+	table *ta = NULL, *tb = NULL;
+	CHECK(conn_table(a, "Pk", &ta) == 0 && ta && conn_table(b, "Pk", &tb) == 0 && tb);
+	if (!ta || !tb) return;
+	CHECK(jobs_ensure(a, ta) == 0 && jobs_ensure(b, tb) == 0);
+	djc_job **jobs = NULL;
+	size_t n = 9;
+	/* nothing to take: an empty claim, then an idle one (the peek) */
+	CHECK(jobs_claim(b, tb, NULL, -1, 60, 1, &jobs, &n) == 0 && n == 0);
+	if (!strcmp(backend, "mysql")) {
+		long q0 = questions(b);
+		CHECK(jobs_claim(b, tb, NULL, -1, 60, 1, &jobs, &n) == 0 && n == 0);
+		long q1 = questions(b);
+		/* the SHOW counts itself: q1 - q0 - 1 statements in between */
+		CHECK_MSG(q0 >= 0 && q1 - q0 - 1 == 1, "an idle claim sent %ld statements (wanted 1, claim.peek)", q1 - q0 - 1);
+	}
+	CHECK(jobs_claim(b, tb, NULL, -1, 60, 1, &jobs, &n) == 0 && n == 0);
+	/* a job becomes pending: the idle connection's next claim takes it */
+	CHECK(t_insert_json(a, "Kk", "{\"k\": 80}") == 0);
+	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
+	ro.where_json = "{\"k\": 80}";
+	djc_refresh_result rr;
+	CHECK(djc_jobs_refresh(&rr, a, "Pk", &ro) == 0 && rr.added == 1);
+	CHECK(jobs_claim(b, tb, NULL, -1, 60, 1, &jobs, &n) == 0 && n == 1);
+	free_jobs(jobs, n);
+	/* b holds it for a minute; a, idle, takes nothing meanwhile */
+	CHECK(jobs_claim(a, ta, NULL, -1, 60, 1, &jobs, &n) == 0 && n == 0);
+	CHECK(jobs_claim(a, ta, NULL, -1, 60, 1, &jobs, &n) == 0 && n == 0);
+	/* a job whose lease lapses: the idle connection takes it over (its
+	 * lease of 4 ms makes the look for lapsed leases due at every claim) */
+	CHECK(t_insert_json(a, "Kk", "{\"k\": 81}") == 0);
+	ro.where_json = "{\"k\": 81}";
+	CHECK(djc_jobs_refresh(&rr, a, "Pk", &ro) == 0 && rr.added == 1);
+	CHECK(jobs_claim(b, tb, "{\"k\": 81}", -1, 0.05, 1, &jobs, &n) == 0 && n == 1);   /* a lease of 50 ms */
+	free_jobs(jobs, n);
+	CHECK(jobs_claim(a, ta, "{\"k\": 81}", -1, 0.004, 1, &jobs, &n) == 0);
+	free_jobs(jobs, n);
+	/* (a claim of a just-taken job may find it not lapsed yet: wait past
+	 * the 50 ms lease, then the idle claim peeks, finds it, takes it) */
+	t_nap(0.5);
+	CHECK(jobs_claim(a, ta, "{\"k\": 81}", -1, 0.004, 1, &jobs, &n) == 0 && n == 1);
+	if (n == 1) {
+		int64_t k = 0;
+		long i = djc_row_find(jobs[0]->key, "k");
+		CHECK(i >= 0 && djc_row_int(&k, jobs[0]->key, (size_t)i) == 0 && k == 81);
+	}
+	free_jobs(jobs, n);
+	djc_close(a);
+	djc_close(b);
+}
+
 static const char PIPE[] =
 	"Cat (manual)\n    k : int32\n    version : varchar(16)\n    ---\n    x : int32\n\n"
 	"CatC (computed)\n    -> Cat\n    ---\n    y : int32\n\n"
@@ -441,6 +516,7 @@ static const char PIPE[] =
 	"Kc (computed)\n    -> Kk\n    ---\n    v : int32\n\n"
 	"Rn (computed)\n    -> Kk\n    ---\n    v : int32\n\n"
 	"Cn (computed)\n    -> Kk\n    ---\n    v : int32\n\n"
+	"Pk (computed)\n    -> Kk\n    ---\n    v : int32\n\n"
 	"Dl (manual)\n    k : int32\n    ---\n    v : int32\n";
 
 int main(void)
@@ -465,5 +541,6 @@ int main(void)
 	test_tx_retries();
 	test_renew();
 	test_cancel();
+	test_idle_peek();
 	return T_DONE("test_jobs_core");
 }
