@@ -1308,4 +1308,6 @@ const db_driver db_mysql_driver = {
 	.insert_ignore_head = "INSERT IGNORE INTO",
 	.insert_ignore_tail = "",
 	.table_suffix = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",   /* per server: my_conn.suffix */
+	.index_count_sql = "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? "
+			   "AND INDEX_NAME IN (?, ?, ?) AND SEQ_IN_INDEX = 1",
 };

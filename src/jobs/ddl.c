@@ -145,12 +145,55 @@ static int upgrade(djc_conn *c, const table *t)
 	return rc;
 }
 
+/* Whether the jobs table, its indexes and its history table are all
+ * there, read without DDL: the catalog for the indexes (which a jobs table
+ * gets right after it is made), then, once the table is known to exist, an
+ * empty SELECT of each table for their columns. A worker that starts then
+ * takes no lock on the jobs table. A CREATE INDEX IF NOT EXISTS, even of
+ * an index that exists, waits for every transaction on the table and holds
+ * up every later one (PostgreSQL's SHARE lock, MariaDB's exclusive
+ * metadata lock): 1,000 workers starting together against a busy jobs
+ * table queued behind 3,000 of them (docs/scale-results.md). Outside a
+ * transaction only: a failed read there would end it on PostgreSQL. */
+static int jobs_complete(djc_conn *c, const table *t)
+{
+	const char *q = c->db->drv->index_count_sql;
+	if (!q || c->db->in_tx) return 0;
+	sb_t n[3] = {SB_INIT, SB_INIT, SB_INIT};
+	static const char *const sfx[3] = {"next", "token", "lease"};
+	for (int i = 0; i < 3; i++) sb_printf(&n[i], "%s_%s", t->jobs_name, sfx[i]);
+	val_t p[5] = {c->db->schema ? val_text(c->db->schema) : val_null(), val_text(t->jobs_name), val_text(sb_str(&n[0])),
+		      val_text(sb_str(&n[1])), val_text(sb_str(&n[2]))};
+	db_res *r = NULL;
+	int ok = db_exec(c->db, q, p, 5, &r) == DJC_OK && r->nrows == 1 && db_cell_int(r, 0, 0) == 3;
+	db_res_free(r);
+	for (int i = 0; i < 5; i++) val_free(&p[i]);
+	for (int i = 0; i < 3; i++) sb_free(&n[i]);
+	char missing[64];
+	size_t nm = 0;
+	if (ok) ok = missing_cols(c, t, missing, &nm) == DJC_OK && nm == 0;
+	if (ok) {
+		sb_t hq = SB_INIT, hn = SB_INIT;
+		sb_add(&hq, "SELECT * FROM ");
+		db_qtable(c->db, &hq, jobs_hist_name(t, &hn));
+		sb_add(&hq, " WHERE 1=0");
+		ok = db_exec(c->db, sb_str(&hq), NULL, 0, NULL) == DJC_OK;
+		sb_free(&hq);
+		sb_free(&hn);
+	}
+	return ok;
+}
+
 int jobs_ensure(djc_conn *c, table *t)
 {
 	if (!t->jobs_name) return conn_fail(c, DJC_EINVAL, "table %s is %s: only computed and imported tables have jobs",
 					    t->name, tier_name(t->tier));
 	jobs_tab *jt = jobs_tab_of(c, t);
 	if (jt->ready) return DJC_OK;   /* once per table per connection, not per reserve */
+	if (jobs_complete(c, t)) {
+		jt->ready = 1;
+		return DJC_OK;
+	}
 	int rc = create(c, t, t->jobs_name, JOB_COLS, NJOB_COLS, NULL);
 	/* the claim: "most urgent takeable job" (statements.c, claim.due) */
 	static const char *const next[] = {"queue", "priority", "avail_time"};
