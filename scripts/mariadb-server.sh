@@ -18,6 +18,8 @@
 # Diagnostics go to stderr; stdout carries only the URL.
 # DJC_LISTEN_EXTRA="10.77.1.1 10.77.2.1" (start and restart) also binds those
 # addresses (tests/stress/run.sh); the djc user may connect from anywhere.
+# MARIADB_OPTS="--thread-handling=pool-of-threads" (start) adds server
+# options (tests/stress/scale.sh: a thousand connections).
 set -euo pipefail
 
 MARKER=.djc-mariadb
@@ -120,6 +122,7 @@ launch() {
 		--collation-server=utf8mb4_bin \
 		--skip-name-resolve \
 		--skip-log-bin \
+		${MARIADB_OPTS:-} \
 		</dev/null >>"$dir/log" 2>&1 &
 	local child=$!
 	for _ in $(seq 1 600); do   # up to 60 s
