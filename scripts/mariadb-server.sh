@@ -84,7 +84,7 @@ port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 pick_port() {
 	local p
 	for _ in $(seq 1 50); do
-		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		p=$((20000 + (RANDOM * 32768 + RANDOM) % 12768))   # below the ephemeral ports (32768-60999)
 		port_busy "$p" || { echo "$p"; return 0; }
 	done
 	die "cannot find a free TCP port on 127.0.0.1"

@@ -66,10 +66,12 @@ port_busy() {
 pick_port() {
 	i=0
 	while [ $i -lt 200 ]; do
-		# random in 20000..59999 so parallel starts rarely collide
+		# random in 20000..32767 so parallel starts rarely collide, and below
+		# the kernel's ephemeral ports (32768-60999): a client connection
+		# holding the port as its local end would make the bind fail
 		r=$(od -An -N4 -tu4 /dev/urandom 2>/dev/null | tr -d ' ')
 		[ -n "$r" ] || r=$(( $$ * 7919 + i * 104729 ))
-		p=$(( r % 40000 + 20000 ))
+		p=$(( r % 12768 + 20000 ))
 		if ! port_busy "$p"; then echo "$p"; return 0; fi
 		i=$((i + 1))
 	done

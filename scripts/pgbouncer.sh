@@ -43,7 +43,7 @@ pick_port() {
 	i=0
 	while [ $i -lt 200 ]; do
 		r=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
-		p=$(( r % 40000 + 20000 ))
+		p=$(( r % 12768 + 20000 ))   # below the ephemeral ports (32768-60999)
 		if ! port_busy "$p"; then echo "$p"; return 0; fi
 		i=$((i + 1))
 	done
