@@ -355,11 +355,13 @@ int db_wait_notify(db_conn *c, double seconds, char **payload)
 	}
 }
 
-void db_create_index(db_conn *c, sb_t *b, const char *table, const char *index, const char *cols, int unique)
+void db_create_index(db_conn *c, sb_t *b, const char *table, const char *index, const char *cols, int unique,
+		     const char *where)
 {
 	sb_t qt = SB_INIT;
 	db_qtable(c, &qt, table);
 	c->drv->create_index(b, sb_str(&qt), index, cols, unique);
+	if (where && c->drv->partial_index) sb_printf(b, " WHERE %s", where);
 	sb_free(&qt);
 }
 

@@ -105,6 +105,8 @@ typedef struct db_claim {
 	const char *order;      /* ORDER BY list */
 	const char *index;      /* an index whose order serves `where` and `order` (unquoted name), or
 	                         * NULL; a driver may use it to claim in one locking read */
+	const char *hint;       /* without index: the index to read the rows with (unquoted name),
+	                         * for a driver that names it (SQLite: INDEXED BY) */
 	long limit;
 	const char *set;        /* SET assignments with ? params */
 	const val_t *sparams;
@@ -179,8 +181,14 @@ struct db_driver {
 	 * (no lock on the table): parameters schema (NULL on SQLite), table,
 	 * and the three index names. NULL: unknown (callers create them). */
 	const char *index_count_sql;
-	/* 1 if an empty result of SELECT ... with FOR UPDATE works. Unused. */
-	int reserved_flags;
+	/* 1 if CREATE INDEX takes a WHERE (a partial index): SQLite and
+	 * PostgreSQL; MariaDB has none. */
+	int partial_index;
+	/* What names the index a query reads a table with, put after the
+	 * table's name and followed by the quoted index (" INDEXED BY "), or
+	 * NULL. For a planner without statistics (SQLite's) that misjudges
+	 * the jobs table's indexes (sql.h, {by:...}). */
+	const char *index_hint;
 
 	/* may provide (NULL: the backend has no notifications; db.c copes) */
 	/* Subscribe the connection to channel (kept across reconnects);
@@ -236,8 +244,11 @@ void db_qtable(db_conn *c, sb_t *b, const char *name);
 int db_listen(db_conn *c, const char *channel);
 int db_notify(db_conn *c, const char *channel, const char *payload);
 int db_wait_notify(db_conn *c, double seconds, char **payload);
-/* CREATE INDEX IF NOT EXISTS index ON <table> (cols) in the dialect. */
-void db_create_index(db_conn *c, sb_t *b, const char *table, const char *index, const char *cols, int unique);
+/* CREATE INDEX IF NOT EXISTS index ON <table> (cols) in the dialect, of
+ * the rows matching where when it is not NULL (only where the driver has
+ * partial_index). */
+void db_create_index(db_conn *c, sb_t *b, const char *table, const char *index, const char *cols, int unique,
+		     const char *where);
 
 /* 1 if name is a valid identifier for djc (letters, digits, _, and the
  * DataJoint prefixes ~ # handled by callers): [A-Za-z_][A-Za-z0-9_]*,

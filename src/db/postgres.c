@@ -1021,20 +1021,28 @@ static int pg_rollback(db_conn *bc)
 /* The claim as one statement, and its parameters (*p, a shallow copy:
  * caller frees the array only). SKIP LOCKED: concurrent claimers lock
  * disjoint rows and never wait; the outer UPDATE touches only rows this
- * statement has locked. */
+ * statement has locked. The locked rows' ctids come from a materialized
+ * CTE joined on ctid: the planner then reaches each row by a TID scan
+ * whatever it believes about the table. The form `ctid = ANY(ARRAY(...))`
+ * let it choose a sequential scan of the whole jobs table on every claim
+ * while the table had no statistics yet (a fresh jobs table, until
+ * autoanalyze: test_jobs_core "a claim reads the head"). */
 static void claim_sql(db_conn *bc, const db_claim *cl, sb_t *q, val_t **p)
 {
-	sb_add(q, "UPDATE ");
-	db_qtable(bc, q, cl->table);
-	sb_printf(q, " SET %s WHERE ctid = ANY(ARRAY(SELECT ctid FROM ", cl->set);
+	sb_add(q, "WITH djc_claimed AS MATERIALIZED (SELECT ctid AS djc_ctid FROM ");
 	db_qtable(bc, q, cl->table);
 	sb_printf(q, " WHERE %s ORDER BY %s", cl->where, cl->order);
 	if (cl->limit >= 0) sb_printf(q, " LIMIT %ld", cl->limit);
-	sb_printf(q, " FOR UPDATE SKIP LOCKED)) RETURNING %s", cl->key_cols);
+	sb_add(q, " FOR UPDATE SKIP LOCKED) UPDATE ");
+	db_qtable(bc, q, cl->table);
+	sb_printf(q, " SET %s FROM djc_claimed WHERE ", cl->set);
+	db_qtable(bc, q, cl->table);
+	sb_printf(q, ".ctid = djc_claimed.djc_ctid RETURNING %s", cl->key_cols);
 	if (cl->extra) sb_printf(q, ", %s", cl->extra);
+	/* the parameters in the order of their `?`: the condition's, then SET's */
 	*p = xcalloc(cl->ns + cl->nw + 1, sizeof(val_t));
-	if (cl->ns) memcpy(*p, cl->sparams, cl->ns * sizeof(val_t));
-	if (cl->nw) memcpy(*p + cl->ns, cl->wparams, cl->nw * sizeof(val_t));
+	if (cl->nw) memcpy(*p, cl->wparams, cl->nw * sizeof(val_t));
+	if (cl->ns) memcpy(*p + cl->nw, cl->sparams, cl->ns * sizeof(val_t));
 }
 
 static int pg_claim(db_conn *bc, const db_claim *cl, db_res **out)
@@ -1382,6 +1390,7 @@ const db_driver db_postgres_driver = {
 	.now = pg_now,
 	.now_plus = pg_now_plus,
 	.create_index = pg_create_index,
+	.partial_index = 1,
 	.insert_ignore_head = "INSERT INTO",
 	.insert_ignore_tail = " ON CONFLICT DO NOTHING",
 	.table_suffix = "",

@@ -79,7 +79,7 @@ void claim_build_free(claim_build *b)
 {
 	for (int i = 0; i < 7; i++) val_free(&b->sargs[i]);
 	sb_free(&b->due); sb_free(&b->lapsed); sb_free(&b->set); sb_free(&b->order);
-	sb_free(&b->keys); sb_free(&b->info); sb_free(&b->index);
+	sb_free(&b->keys); sb_free(&b->info); sb_free(&b->index); sb_free(&b->lease_index);
 	pvec_free(&b->dp); pvec_free(&b->lp); pvec_free(&b->sp);
 	memset(b, 0, sizeof *b);
 }
@@ -108,8 +108,10 @@ int claim_build_init(djc_conn *c, table *t, const char *where, long max_priority
 		       .order = sb_str(&b->order), .limit = n > 0 ? n : 1, .set = sb_str(&b->set), .sparams = b->sp.v,
 		       .ns = b->sp.n};
 	b->due_claim = cl;
-	/* the few reserved rows: (status, avail_time) finds them, not the order's index */
+	/* the few reserved rows: the lease index finds them (ddl.c), not the order's */
 	cl.index = NULL;
+	sb_printf(&b->lease_index, "%s_lease", t->jobs_name);
+	cl.hint = sb_str(&b->lease_index);
 	cl.where = sb_str(&b->lapsed);
 	cl.wparams = b->lp.v;
 	cl.nw = b->lp.n;

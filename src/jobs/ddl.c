@@ -32,8 +32,10 @@ jobs_tab *jobs_tab_of(djc_conn *c, const table *t)
 	return &s->tabs[s->n++];
 }
 
-/* CREATE INDEX for the jobs columns cols[0..n) (names before renaming). */
-static int index_on(djc_conn *c, const table *t, const char *suffix, const char *const *cols, size_t n)
+/* CREATE INDEX for the jobs columns cols[0..n) (names before renaming),
+ * of the rows whose status is `only` when it is not NULL and the backend
+ * has partial indexes. */
+static int index_on(djc_conn *c, const table *t, const char *suffix, const char *const *cols, size_t n, const char *only)
 {
 	sb_t list = SB_INIT, name = SB_INIT, q = SB_INIT, b = SB_INIT;
 	for (size_t i = 0; i < n; i++) {
@@ -41,7 +43,13 @@ static int index_on(djc_conn *c, const table *t, const char *suffix, const char 
 		db_qi(c->db, &list, jobs_col(t, cols[i], &b));
 	}
 	sb_printf(&name, "%s_%s", t->jobs_name, suffix);
-	db_create_index(c->db, &q, t->jobs_name, sb_str(&name), sb_str(&list), 0);
+	sb_t where = SB_INIT;
+	if (only) {
+		db_qi(c->db, &where, jobs_col(t, "status", &b));
+		sb_printf(&where, " = '%s'", only);   /* a status name: a constant of this file */
+	}
+	db_create_index(c->db, &q, t->jobs_name, sb_str(&name), sb_str(&list), 0, only ? sb_str(&where) : NULL);
+	sb_free(&where);
 	int rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
 	sb_free(&list); sb_free(&name); sb_free(&q); sb_free(&b);
 	return rc;
@@ -199,13 +207,22 @@ int jobs_ensure(djc_conn *c, table *t)
 	static const char *const next[] = {"queue", "priority", "avail_time"};
 	/* the heartbeat renews by token */
 	static const char *const token[] = {"token"};
-	/* lapsed leases: (status, avail_time) finds them among the few reserved
-	 * rows, whatever the depth of the queue (claim.lapsed) */
-	static const char *const lease[] = {"status", "avail_time"};
+	/* lapsed leases: the index finds them among the few reserved rows,
+	 * whatever the depth of the queue (claim.lapsed, lapsed.list). Where
+	 * the backend has partial indexes it holds the reserved rows only, on
+	 * avail_time: a claim and the commit that deletes the job then write
+	 * one page of it, and no planner can prefer the order of `next` (which
+	 * PostgreSQL did on a table without statistics yet, reading the whole
+	 * queue on each look for lapsed leases). Elsewhere (MariaDB) all rows,
+	 * on (status, avail_time). Every statement that should use it says
+	 * status = 'reserved'. */
+	static const char *const lease_partial[] = {"avail_time"};
+	static const char *const lease_full[] = {"status", "avail_time"};
+	int partial = c->db->drv->partial_index;
 	if (!rc) rc = upgrade(c, t);
-	if (!rc) rc = index_on(c, t, "next", next, 3);
-	if (!rc) rc = index_on(c, t, "token", token, 1);
-	if (!rc) rc = index_on(c, t, "lease", lease, 2);
+	if (!rc) rc = index_on(c, t, "next", next, 3, NULL);
+	if (!rc) rc = index_on(c, t, "token", token, 1, NULL);
+	if (!rc) rc = index_on(c, t, "lease", partial ? lease_partial : lease_full, partial ? 1 : 2, partial ? "reserved" : NULL);
 	/* the attempts of each job (statements.c, history.*), keyed by (key, attempt) */
 	sb_t hn = SB_INIT;
 	if (!rc) rc = create(c, t, jobs_hist_name(t, &hn), HIST_COLS, NHIST_COLS, "attempt");

@@ -25,7 +25,7 @@ typedef struct claim_build {
 	table *t;
 	int64_t token;
 	val_t sargs[7];
-	sb_t due, lapsed, set, order, keys, info, index;
+	sb_t due, lapsed, set, order, keys, info, index, lease_index;
 	pvec dp, lp, sp;
 	db_claim due_claim, lapsed_claim;
 } claim_build;

@@ -188,6 +188,17 @@ int jsql_expand(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, si
 				sb_add(q, " = ?");
 				pvec_push(p, val_text(x->status));
 			}
+		} else if (IS("by")) {
+			/* by:SUFFIX - read the jobs table with its index SUFFIX
+			 * (ddl.c), where the dialect names one */
+			if (!colon) return bad(c, s, "malformed", f, n);
+			if (c->db->drv->index_hint) {
+				sb_t ix = SB_INIT;
+				sb_printf(&ix, "%s_%.*s", t->jobs_name, (int)(n - head - 1), colon + 1);
+				sb_add(q, c->db->drv->index_hint);
+				db_qi(c->db, q, sb_str(&ix));
+				sb_free(&ix);
+			}
 		} else if (IS("insert_ignore")) sb_add(q, c->db->drv->insert_ignore_head);
 		else if (IS("insert_ignore_tail")) sb_add(q, c->db->drv->insert_ignore_tail);
 		else if (!colon && is_job_col(f, n)) {

@@ -20,6 +20,8 @@
  *   {prio}           " AND priority <= ?" when jctx.max_priority >= 0
  *   {ifstatus}       " AND status = ?" when jctx.status is set, or nothing
  *   {insert_ignore} {insert_ignore_tail}   the dialect's INSERT-or-skip
+ *   {by:lease}       after {J}: read it with its index `lease` (ddl.c), in
+ *                    a dialect that names indexes (SQLite), else nothing
  * Values never enter the text: every value is a bound parameter. */
 #ifndef DJC_JOBS_SQL_H
 #define DJC_JOBS_SQL_H

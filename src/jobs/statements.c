@@ -115,8 +115,9 @@ const jsql JS_CLAIM_DUE = {"claim.due",
  * job was due before anything pending now, and taking it first bounds its
  * takeover by a lease and a second even behind a deep queue (invariant 3);
  * lapsed.list, read just before, lets the takeover record the lapsed
- * attempt in the history. The reserved rows are few, and the index
- * (status, avail_time) finds them. */
+ * attempt in the history. The reserved rows are few, and the lease index
+ * finds them (ddl.c: the reserved rows on avail_time, or all rows on
+ * (status, avail_time) where partial indexes do not exist). */
 const jsql JS_CLAIM_LAPSED = {"claim.lapsed",
 	"{queue} = 1 AND {avail_time} <= {now} AND {status} = 'reserved'{prio}{where}"};
 
@@ -157,19 +158,24 @@ const jsql JS_CLAIM_ORDER = {"claim.order", "{priority}, {avail_time}"};
  * one more; jobs.max_attempts decides a failure). Read by the claim
  * itself, so it costs no round trip. The claim changes neither count, so
  * it does not matter whether the driver reads them before the update
- * (MariaDB) or after (RETURNING). */
+ * (MariaDB) or after (RETURNING). Bit 0 is a scalar subquery by the
+ * target's primary key (at most one row), not EXISTS: PostgreSQL may run an
+ * EXISTS as a hashed subplan, which reads the whole target table per
+ * claim when it misjudges the table (no statistics yet). */
 const jsql JS_CLAIM_KEYS = {"claim.keys", "{keys}"};
 const jsql JS_CLAIM_INFO = {"claim.info",
-	"CASE WHEN EXISTS (SELECT 1 FROM {T} tg WHERE {join:tg:J}) THEN 1 ELSE 0 END "
+	"coalesce((SELECT 1 FROM {T} tg WHERE {join:tg:J}), 0) "
 	"+ CASE WHEN {history} > 0 THEN 2 ELSE 0 END + 4 * {attempts}"};
 
 /* lapsed.list - before claiming lapsed jobs (claim.lapsed), who held them:
  * the takeover then records the lapsed attempt in the history (outcome
  * `lease expired`), which its worker, gone, never could. A read, and the
  * claim follows only when it finds something, so the periodic look for
- * lapsed jobs costs one statement as before. */
+ * lapsed jobs costs one statement as before. It reads the reserved rows'
+ * index (SQLite's planner, without statistics, took `next` for its order
+ * and read the whole queue). */
 const jsql JS_LAPSED_LIST = {"lapsed.list",
-	"SELECT {keys}, {reservations}, {host}, {pid}, {user}, {reserved_time}, {avail_time}, {token} FROM {J} "
+	"SELECT {keys}, {reservations}, {host}, {pid}, {user}, {reserved_time}, {avail_time}, {token} FROM {J}{by:lease} "
 	"WHERE {queue} = 1 AND {avail_time} <= {now} AND {status} = 'reserved'{prio}{where} ORDER BY {priority}, {avail_time} LIMIT 1000"};
 
 /* -------------------------------------------------------------- leases */

@@ -318,7 +318,7 @@ static int create_table(djc_conn *c, const table *t)
 		cols_list(c, &cols, t->idx[i].attrs, t->idx[i].nattrs);
 		sb_printf(&name, "%s_i%zu", t->sql_name, i);
 		sb_reset(&q);
-		db_create_index(c->db, &q, t->sql_name, sb_str(&name), sb_str(&cols), 0);
+		db_create_index(c->db, &q, t->sql_name, sb_str(&name), sb_str(&cols), 0, NULL);
 		rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
 		sb_free(&cols);
 		sb_free(&name);

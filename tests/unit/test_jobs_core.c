@@ -8,7 +8,8 @@
  * an empty claim the next one peeks first (one statement on MariaDB,
  * counted by the server) and still takes a job that became pending or
  * whose lease lapsed; a connection that finds the jobs table made takes no
- * lock on it (no DDL while other sessions work). */
+ * lock on it (no DDL while other sessions work); a claim reads the head of
+ * a deep queue, not the queue (invariant 5). */
 #include "t.h"
 #include "tdb.h"
 #include "djc.h"
@@ -548,6 +549,120 @@ static void test_ensure_no_lock(void)
 	djc_close(a);
 }
 
+/* ------------------------------------------------ a claim reads the head */
+
+/* What the server read for this connection so far, in rows (MariaDB: its
+ * handler reads; PostgreSQL, inside the caller's transaction: the jobs
+ * table's tuples read by scans; SQLite: the virtual-machine steps of the
+ * statements on the jobs table), and on SQLite the sorts they did. */
+static long reads_so_far(djc_conn *c, const table *t, long *sorts)
+{
+	db_res *r = NULL;
+	long n = -1;
+	*sorts = 0;
+	if (!strcmp(backend, "mysql")) {
+		if (!db_exec(c->db, "SELECT sum(VARIABLE_VALUE) FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME IN "
+			     "('HANDLER_READ_KEY', 'HANDLER_READ_NEXT', 'HANDLER_READ_PREV', 'HANDLER_READ_FIRST', 'HANDLER_READ_LAST', "
+			     "'HANDLER_READ_RND', 'HANDLER_READ_RND_NEXT')", NULL, 0, &r) && r->nrows == 1)
+			n = (long)db_cell_int(r, 0, 0);
+	} else if (!strcmp(backend, "postgresql")) {
+		val_t p = val_text(t->jobs_name);
+		if (!db_exec(c->db, "SELECT coalesce(sum(seq_tup_read), 0) + coalesce(sum(idx_tup_fetch), 0) "
+			     "FROM pg_stat_xact_user_tables WHERE relname = ? AND schemaname = current_schema()", &p, 1, &r) &&
+		    r->nrows == 1)
+			n = (long)db_cell_int(r, 0, 0);
+		val_free(&p);
+	} else {
+		sb_t like = SB_INIT;
+		sb_add(&like, "%");
+		db_qtable(c->db, &like, t->jobs_name);
+		sb_add(&like, " %");
+		val_t p = val_text(sb_str(&like));
+		if (!db_exec(c->db, "SELECT coalesce(sum(nstep), 0), coalesce(sum(nsort), 0) FROM sqlite_stmt WHERE sql LIKE ?",
+			     &p, 1, &r) && r->nrows == 1) {
+			n = (long)db_cell_int(r, 0, 0);
+			*sorts = (long)db_cell_int(r, 0, 1);
+		}
+		val_free(&p);
+		sb_free(&like);
+	}
+	db_res_free(r);
+	return n;
+}
+
+/* One claim of a job of t on c, and what it read (reads_so_far, less what
+ * reading the counters costs by itself: MariaDB counts its reads of the
+ * status table). PostgreSQL counts a transaction's reads until it ends:
+ * the claim (one statement there) runs inside one, rolled back after. */
+static long claim_reads(djc_conn *c, table *t, long *sorts, size_t *n)
+{
+	int pg = !strcmp(backend, "postgresql");
+	djc_job **jobs = NULL;
+	long s0 = 0, s1 = 0;
+	if (pg) CHECK(db_exec(c->db, "BEGIN", NULL, 0, NULL) == 0);
+	long r0 = reads_so_far(c, t, &s0), rb = reads_so_far(c, t, &s0);
+	CHECK(jobs_claim(c, t, NULL, -1, 60, 1, &jobs, n) == 0);
+	long r1 = reads_so_far(c, t, &s1);
+	if (pg) CHECK(db_exec(c->db, "COMMIT", NULL, 0, NULL) == 0);
+	CHECK_MSG(r0 >= 0 && rb >= 0 && r1 >= 0, "counters: %s", djc_error_last(c));
+	free_jobs(jobs, *n);
+	*sorts = s1 - s0;
+	return r1 - rb - (rb - r0);
+}
+
+/* Invariant 5: a claim costs the same whatever the depth of the queue. With
+ * 3,000 pending jobs, a claim that takes over a lapsed lease (lapsed.list,
+ * claim.lapsed) and one that takes a pending job (claim.due) each read a
+ * handful of rows, and the second sorts nothing. Before, SQLite's planner
+ * (no statistics) took the (status, avail_time) index for claim.due, read
+ * every pending row and sorted them, on every claim; and PostgreSQL, on a
+ * jobs table without statistics yet, read the whole queue through `next`
+ * on every look for lapsed leases (once a second per worker). */
+static void test_claim_reads_head(void)
+{
+	enum { DEPTH = 3000 };
+	djc_conn *c = t_open(url, schema), *d = t_open(url, schema);
+	const djc_row **rows = calloc(DEPTH, sizeof *rows);
+	for (int i = 0; i < DEPTH; i++) {
+		djc_row *r = djc_row_new();
+		djc_row_set_int(r, "k", 1000 + i);
+		rows[i] = r;
+	}
+	CHECK_MSG(djc_insert(c, "Dq", rows, DEPTH, NULL, NULL) == 0, "insert: %s", djc_error_last(c));
+	for (int i = 0; i < DEPTH; i++) djc_row_free((djc_row *)rows[i]);
+	free(rows);
+	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
+	djc_refresh_result rr;
+	CHECK(djc_jobs_refresh(&rr, c, "Dc", &ro) == 0 && rr.added == DEPTH);
+	table *t = NULL, *td = NULL;
+	CHECK(conn_table(c, "Dc", &t) == 0 && t && jobs_ensure(c, t) == 0);
+	CHECK(conn_table(d, "Dc", &td) == 0 && td && jobs_ensure(d, td) == 0);
+	if (!t || !td) { djc_close(c); djc_close(d); return; }
+	/* d holds one job with a lease of 50 ms and lets it lapse */
+	djc_job **jobs = NULL;
+	size_t n = 0;
+	CHECK(jobs_claim(d, td, NULL, -1, 0.05, 1, &jobs, &n) == 0 && n == 1);
+	free_jobs(jobs, n);
+	t_nap(0.3);
+	/* c's first claim looks for lapsed leases and takes that job; its
+	 * second (within the second) takes a pending one */
+	long sorts = 0;
+	long lapsed = claim_reads(c, t, &sorts, &n);
+	CHECK_MSG(n == 1, "the lapsed job was not taken over (%zu)", n);
+	long due = claim_reads(c, t, &sorts, &n);
+	CHECK(n == 1);
+	/* the bound: far under the depth (SQLite counts steps, several per
+	 * row: a claim that reads the whole queue takes tens of thousands) */
+	long bound = strcmp(backend, "sqlite") ? 50 : 1500;
+	fprintf(stderr, "claim among %d pending: lapsed takeover read %ld, due claim %ld (%s; bound %ld)\n", DEPTH, lapsed, due,
+		strcmp(backend, "sqlite") ? "rows" : "steps", bound);
+	CHECK_MSG(lapsed >= 0 && lapsed < bound, "taking over 1 lapsed job among %d pending read %ld (%s)", DEPTH, lapsed, backend);
+	CHECK_MSG(due >= 0 && due < bound, "claiming 1 of %d pending jobs read %ld (%s)", DEPTH, due, backend);
+	CHECK_MSG(sorts == 0, "claiming 1 of %d pending jobs sorted %ld times", DEPTH, sorts);
+	djc_close(d);
+	djc_close(c);
+}
+
 static const char PIPE[] =
 	"Cat (manual)\n    k : int32\n    version : varchar(16)\n    ---\n    x : int32\n\n"
 	"CatC (computed)\n    -> Cat\n    ---\n    y : int32\n\n"
@@ -558,7 +673,9 @@ static const char PIPE[] =
 	"Rn (computed)\n    -> Kk\n    ---\n    v : int32\n\n"
 	"Cn (computed)\n    -> Kk\n    ---\n    v : int32\n\n"
 	"Pk (computed)\n    -> Kk\n    ---\n    v : int32\n\n"
-	"Dl (manual)\n    k : int32\n    ---\n    v : int32\n";
+	"Dl (manual)\n    k : int32\n    ---\n    v : int32\n\n"
+	"Dq (manual)\n    k : int32\n    ---\n\n"
+	"Dc (computed)\n    -> Dq\n    ---\n    v : int32\n";
 
 int main(void)
 {
@@ -584,5 +701,6 @@ int main(void)
 	test_cancel();
 	test_idle_peek();
 	test_ensure_no_lock();
+	test_claim_reads_head();
 	return T_DONE("test_jobs_core");
 }
