@@ -436,15 +436,17 @@ static int sq_exec(db_conn *bc, const char *sql, const val_t *params, size_t np,
 	return DJC_OK;
 }
 
+/* BEGIN and COMMIT run as cached statements like any other: every job's
+ * transaction has them, and sqlite3_exec would parse them each time */
 static int sq_begin(db_conn *bc)
 {
-	int rc = simple((sq_conn *)bc, "BEGIN IMMEDIATE");
+	int rc = sq_exec(bc, "BEGIN IMMEDIATE", NULL, 0, NULL);
 	if (!rc) bc->in_tx = 1;
 	return rc;
 }
 static int sq_commit(db_conn *bc)
 {
-	int rc = simple((sq_conn *)bc, "COMMIT");
+	int rc = sq_exec(bc, "COMMIT", NULL, 0, NULL);
 	if (!rc) bc->in_tx = 0;
 	return rc;
 }

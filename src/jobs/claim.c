@@ -75,46 +75,91 @@ static int record_lapsed(djc_conn *c, table *t, db_res *prev, djc_job **jobs, si
 	return c->db->in_tx ? rc : DJC_OK;
 }
 
+void claim_text_free(claim_text *ct)
+{
+	if (!ct) return;
+	free(ct->where);
+	sb_free(&ct->due); sb_free(&ct->lapsed); sb_free(&ct->set); sb_free(&ct->order);
+	sb_free(&ct->keys); sb_free(&ct->info); sb_free(&ct->index); sb_free(&ct->lease_index);
+	pvec_free(&ct->dp); pvec_free(&ct->lp);
+	free(ct);
+}
+
 void claim_build_free(claim_build *b)
 {
 	for (int i = 0; i < 7; i++) val_free(&b->sargs[i]);
-	sb_free(&b->due); sb_free(&b->lapsed); sb_free(&b->set); sb_free(&b->order);
-	sb_free(&b->keys); sb_free(&b->info); sb_free(&b->index); sb_free(&b->lease_index);
-	pvec_free(&b->dp); pvec_free(&b->lp); pvec_free(&b->sp);
 	memset(b, 0, sizeof *b);
+}
+
+/* The text of t's claims on c for this restriction, priority bound and
+ * size: the one kept from the last claim when they are the same, else
+ * expanded afresh. claim.set takes the claim's 7 arguments in order
+ * (token, lease, host, pid, user, connection id, version). */
+static int claim_text_of(djc_conn *c, table *t, const char *where, long max_priority, long n, claim_text **out)
+{
+	jobs_tab *jt = jobs_tab_of(c, t);
+	claim_text *ct = jt->claims;
+	if (ct && ct->max_priority == max_priority && ct->n == n &&
+	    (ct->where ? where && !strcmp(ct->where, where) : !where)) {
+		*out = ct;
+		return DJC_OK;
+	}
+	claim_text_free(ct);
+	jt->claims = NULL;
+	ct = xcalloc(1, sizeof *ct);
+	ct->where = where ? xstrdup(where) : NULL;
+	ct->max_priority = max_priority;
+	ct->n = n;
+	jctx x = {.t = t, .where = where, .max_priority = max_priority};
+	val_t a[7] = {val_int(0), val_float(0), val_text(""), val_int(0), val_text(""), val_int(0), val_text("")};
+	pvec sp = {0};
+	int rc;
+	if ((rc = jsql_expand(c, &JS_CLAIM_DUE, &x, NULL, 0, &ct->due, &ct->dp)) ||
+	    (rc = jsql_expand(c, &JS_CLAIM_LAPSED, &x, NULL, 0, &ct->lapsed, &ct->lp)) ||
+	    (rc = jsql_expand(c, &JS_CLAIM_SET, &x, a, 7, &ct->set, &sp)) ||
+	    (rc = frag(c, &JS_CLAIM_ORDER, &x, &ct->order)) || (rc = frag(c, &JS_CLAIM_KEYS, &x, &ct->keys)) ||
+	    (rc = frag(c, &JS_CLAIM_INFO, &x, &ct->info))) {
+		pvec_free(&sp);
+		for (int i = 0; i < 7; i++) val_free(&a[i]);
+		claim_text_free(ct);
+		return rc;
+	}
+	size_t nset = sp.n;
+	pvec_free(&sp);
+	for (int i = 0; i < 7; i++) val_free(&a[i]);
+	if (nset != 7) {
+		claim_text_free(ct);
+		return conn_fail(c, DJC_ERROR, "jobs statement %s takes %zu arguments, not 7", JS_CLAIM_SET.name, nset);
+	}
+	sb_printf(&ct->index, "%s_next", t->jobs_name);         /* ddl.c: (queue, priority, avail_time) */
+	sb_printf(&ct->lease_index, "%s_lease", t->jobs_name);  /* ddl.c: the reserved rows */
+	/* (re-read: expanding may have added entries, and they may have moved) */
+	jobs_tab_of(c, t)->claims = ct;
+	*out = ct;
+	return DJC_OK;
 }
 
 int claim_build_init(djc_conn *c, table *t, const char *where, long max_priority, double lease, long n, claim_build *b)
 {
 	memset(b, 0, sizeof *b);
-	jctx x = {.t = t, .where = where, .max_priority = max_priority};
+	claim_text *ct = NULL;
+	int rc = claim_text_of(c, t, where, max_priority, n > 0 ? n : 1, &ct);
+	if (rc) return rc;
 	b->t = t;
 	b->token = jobs_new_token();
 	val_t a[7] = {val_int(b->token), val_float(lease), val_text(jobs_host()), val_int(getpid()),
 		      val_text(jobs_user()), val_int(c->db->drv->connection_id(c->db)), val_text(jobs_version())};
 	memcpy(b->sargs, a, sizeof a);
-	int rc;
-	if ((rc = jsql_expand(c, &JS_CLAIM_DUE, &x, NULL, 0, &b->due, &b->dp)) ||
-	    (rc = jsql_expand(c, &JS_CLAIM_LAPSED, &x, NULL, 0, &b->lapsed, &b->lp)) ||
-	    (rc = jsql_expand(c, &JS_CLAIM_SET, &x, b->sargs, 7, &b->set, &b->sp)) ||
-	    (rc = frag(c, &JS_CLAIM_ORDER, &x, &b->order)) || (rc = frag(c, &JS_CLAIM_KEYS, &x, &b->keys)) ||
-	    (rc = frag(c, &JS_CLAIM_INFO, &x, &b->info))) {
-		claim_build_free(b);
-		return rc;
-	}
-	sb_printf(&b->index, "%s_next", t->jobs_name);   /* ddl.c: (queue, priority, avail_time) */
-	db_claim cl = {.table = t->jobs_name, .key_cols = sb_str(&b->keys), .extra = sb_str(&b->info),
-		       .index = sb_str(&b->index), .where = sb_str(&b->due), .wparams = b->dp.v, .nw = b->dp.n,
-		       .order = sb_str(&b->order), .limit = n > 0 ? n : 1, .set = sb_str(&b->set), .sparams = b->sp.v,
-		       .ns = b->sp.n};
+	db_claim cl = {.table = t->jobs_name, .key_cols = sb_str(&ct->keys), .extra = sb_str(&ct->info),
+		       .index = sb_str(&ct->index), .where = sb_str(&ct->due), .wparams = ct->dp.v, .nw = ct->dp.n,
+		       .order = sb_str(&ct->order), .limit = ct->n, .set = sb_str(&ct->set), .sparams = b->sargs, .ns = 7};
 	b->due_claim = cl;
 	/* the few reserved rows: the lease index finds them (ddl.c), not the order's */
 	cl.index = NULL;
-	sb_printf(&b->lease_index, "%s_lease", t->jobs_name);
-	cl.hint = sb_str(&b->lease_index);
-	cl.where = sb_str(&b->lapsed);
-	cl.wparams = b->lp.v;
-	cl.nw = b->lp.n;
+	cl.hint = sb_str(&ct->lease_index);
+	cl.where = sb_str(&ct->lapsed);
+	cl.wparams = ct->lp.v;
+	cl.nw = ct->lp.n;
 	b->lapsed_claim = cl;
 	return DJC_OK;
 }

@@ -12,6 +12,7 @@ static void state_free(void *p)
 {
 	jobs_state *s = p;
 	if (!s) return;
+	for (size_t i = 0; i < s->n; i++) claim_text_free(s->tabs[i].claims);
 	free(s->tabs);
 	free(s);
 }

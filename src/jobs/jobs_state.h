@@ -4,8 +4,20 @@
 #define DJC_JOBS_STATE_H
 #include "table/table.h"
 
+/* The text of one table's claims on one connection (claim.c), kept from
+ * one claim to the next: it depends only on the restriction, the priority
+ * bound and the batch size, which a steady worker keeps, so its claims
+ * (each commit's, on the hot path) expand no template. */
+typedef struct claim_text {
+	char *where;           /* the restriction it was made for (NULL: none) */
+	long max_priority, n;
+	sb_t due, lapsed, set, order, keys, info, index, lease_index;
+	pvec dp, lp;           /* the restriction's parameters, in due and lapsed */
+} claim_text;
+
 typedef struct jobs_tab {
 	const table *t;
+	claim_text *claims;    /* the last claim's text (owned; NULL until the first) */
 	int ready;             /* jobs table known to exist on this connection */
 	double lapsed_check;   /* when this connection last looked for lapsed leases (monotonic s) */
 	int idle;              /* its last claim found nothing: the next one peeks first (claim.peek) */
@@ -20,15 +32,15 @@ typedef struct jobs_state {
 jobs_tab *jobs_tab_of(djc_conn *c, const table *t);
 
 /* A claim, built (claim.c): its two forms (lapsed leases only, and any
- * due job) share the token and what they set. */
+ * due job) share the token and what they set; their text is the
+ * connection's claim_text (valid until the next claim_build_init). */
 typedef struct claim_build {
 	table *t;
 	int64_t token;
-	val_t sargs[7];
-	sb_t due, lapsed, set, order, keys, info, index, lease_index;
-	pvec dp, lp, sp;
+	val_t sargs[7];        /* claim.set's arguments */
 	db_claim due_claim, lapsed_claim;
 } claim_build;
+void claim_text_free(claim_text *ct);
 int claim_build_init(djc_conn *c, table *t, const char *where, long max_priority, double lease, long n, claim_build *b);
 void claim_build_free(claim_build *b);
 /* Whether this connection should look for lapsed leases now (and note that it did). */
