@@ -98,10 +98,10 @@ const size_t NHIST_COLS = sizeof HIST_COLS / sizeof *HIST_COLS;
 /* -------------------------------------------------------------------- claim */
 
 /* claim.due - the condition of a claim: the most urgent pending job that
- * can be taken now (see the encodings above). The driver claims in one
- * atomic statement (SKIP LOCKED on the servers, the single writer on
- * SQLite), so two workers never hold the same key (invariant 1: no
- * check-then-update). The index (queue, priority, avail_time) serves this
+ * can be taken now (see the encodings above). The driver claims
+ * atomically (SKIP LOCKED on the servers; on SQLite a read and an update
+ * under its single writer's lock), so two workers never hold the same key
+ * (invariant 1: no check-then-update outside such a lock). The index (queue, priority, avail_time) serves this
  * condition and JS_CLAIM_ORDER whatever the depth of the queue (invariant
  * 5); of the reserved rows it meets, only lapsed ones pass avail_time, and
  * those are claim.lapsed's. The restriction limits what is reserved, not
