@@ -34,6 +34,29 @@ static long jobs_with(djc_conn *c, const char *tab, const char *status)
 	return n;
 }
 
+/* Write to t's jobs rows without changing them (UPDATE ... SET priority =
+ * priority), all of them or key k's: inside a transaction, that holds
+ * their row locks (and a write on the table) until it ends. */
+static int touch_jobs(djc_conn *c, const table *t, const int64_t *k)
+{
+	sb_t q = SB_INIT;
+	sb_add(&q, "UPDATE ");
+	db_qtable(c->db, &q, t->jobs_name);
+	sb_add(&q, " SET ");
+	db_qi(c->db, &q, "priority");
+	sb_add(&q, " = ");
+	db_qi(c->db, &q, "priority");
+	val_t v = val_int(k ? *k : 0);
+	if (k) {
+		sb_add(&q, " WHERE ");
+		db_qi(c->db, &q, "k");
+		sb_add(&q, " = ?");
+	}
+	int rc = db_exec(c->db, sb_str(&q), &v, k ? 1 : 0, NULL);
+	sb_free(&q);
+	return rc;
+}
+
 /* ------------------------------------------------------------ catalogue */
 
 /* How many arguments a template takes: its `?` outside literals. */
@@ -196,19 +219,8 @@ static void test_refresh_race(void)
 	table *xt = NULL;
 	CHECK(conn_table(x, "Kc", &xt) == 0);
 	CHECK(db_begin(x->db) == 0);
-	val_t one = val_int(1);
-	sb_t q = SB_INIT;
-	sb_add(&q, "UPDATE ");
-	db_qi(x->db, &q, xt->jobs_name);
-	sb_add(&q, " SET ");
-	db_qi(x->db, &q, "priority");
-	sb_add(&q, " = ");
-	db_qi(x->db, &q, "priority");
-	sb_add(&q, " WHERE ");
-	db_qi(x->db, &q, "k");
-	sb_add(&q, " = ?");
-	CHECK(db_exec(x->db, sb_str(&q), &one, 1, NULL) == 0);
-	sb_free(&q);
+	int64_t one = 1;
+	CHECK(touch_jobs(x, xt, &one) == 0);
 	/* the refresh starts and waits behind X */
 	refresher r = {c, -1, {0}};
 	pthread_t th;
@@ -528,15 +540,7 @@ static void test_ensure_no_lock(void)
 	CHECK(conn_table(a, "Pk", &t) == 0 && t && jobs_ensure(a, t) == 0);
 	if (!t) return;
 	CHECK(db_begin(a->db) == 0);
-	sb_t q = SB_INIT;
-	sb_add(&q, "UPDATE ");
-	db_qtable(a->db, &q, t->jobs_name);
-	sb_add(&q, " SET ");
-	db_qi(a->db, &q, "priority");
-	sb_add(&q, " = ");
-	db_qi(a->db, &q, "priority");
-	CHECK(db_exec(a->db, sb_str(&q), NULL, 0, NULL) == 0);
-	sb_free(&q);
+	CHECK(touch_jobs(a, t, NULL) == 0);
 	djc_conn *b = t_open(url, schema);
 	const char *lim = !strcmp(backend, "postgresql") ? "SET lock_timeout = '2s'"
 			  : !strcmp(backend, "mysql") ? "SET SESSION lock_wait_timeout = 2" : "PRAGMA busy_timeout = 2000";

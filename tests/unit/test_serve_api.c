@@ -73,6 +73,23 @@ typedef struct worker_options_v1 {
 	const char *const *make_argv;
 } worker_options_v1;
 
+/* Insert Src rows id = from..to with x = 3 id; what the serve program
+ * makes of them adds up to the sum returned (y = x + 1 each). */
+static long add_src(djc_conn *c, int from, int to)
+{
+	long want = 0;
+	for (int i = from; i <= to; i++) {
+		djc_row *r = djc_row_new();
+		djc_row_set_int(r, "id", i);
+		djc_row_set_int(r, "x", i * 3);
+		want += i * 3 + 1;
+		const djc_row *rows[1] = {r};
+		CHECK(djc_insert(c, "Src", rows, 1, NULL, NULL) == DJC_OK);
+		djc_row_free(r);
+	}
+	return want;
+}
+
 static long sum_y(djc_conn *c, long *n)
 {
 	djc_rowset *rs = NULL;
@@ -114,16 +131,7 @@ int main(void)
 	if (rc) { fprintf(stderr, "djc_open: %s\n", djc_error_last(c)); return 1; }
 	rc = djc_declare(NULL, c, PIPE, "serve.djc");
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
-	long want = 0;
-	for (int i = 1; i <= 20; i++) {
-		djc_row *r = djc_row_new();
-		djc_row_set_int(r, "id", i);
-		djc_row_set_int(r, "x", i * 3);
-		want += i * 3 + 1;
-		const djc_row *rows[1] = {r};
-		CHECK(djc_insert(c, "Src", rows, 1, NULL, NULL) == DJC_OK);
-		djc_row_free(r);
-	}
+	long want = add_src(c, 1, 20);
 
 	/* a serve program makes every key, reading Src over its pipe */
 	const char *argv[] = {prog, NULL};
@@ -169,15 +177,7 @@ int main(void)
 	CHECK(djc_populate(&res, c, "Out", &v9) == DJC_EINVAL);
 
 	/* djc_worker with a serve program: keys 21-24 */
-	for (int i = 21; i <= 24; i++) {
-		djc_row *r = djc_row_new();
-		djc_row_set_int(r, "id", i);
-		djc_row_set_int(r, "x", i * 3);
-		want += i * 3 + 1;
-		const djc_row *rows[1] = {r};
-		CHECK(djc_insert(c, "Src", rows, 1, NULL, NULL) == DJC_OK);
-		djc_row_free(r);
-	}
+	want += add_src(c, 21, 24);
 	const char *outs[] = {"Out"};
 	djc_worker_options wo = DJC_WORKER_OPTIONS_INIT;
 	wo.until_empty = 1;
