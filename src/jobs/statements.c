@@ -101,11 +101,12 @@ const size_t NHIST_COLS = sizeof HIST_COLS / sizeof *HIST_COLS;
  * can be taken now (see the encodings above). The driver claims
  * atomically (SKIP LOCKED on the servers; on SQLite a read and an update
  * under its single writer's lock), so two workers never hold the same key
- * (invariant 1: no check-then-update outside such a lock). The index (queue, priority, avail_time) serves this
- * condition and JS_CLAIM_ORDER whatever the depth of the queue (invariant
- * 5); of the reserved rows it meets, only lapsed ones pass avail_time, and
- * those are claim.lapsed's. The restriction limits what is reserved, not
- * only what refresh adds (DataJoint issue 1413). */
+ * (invariant 1: no check-then-update outside such a lock). The index
+ * (queue, priority, avail_time) serves this condition and JS_CLAIM_ORDER
+ * whatever the depth of the queue (invariant 5); of the reserved rows it
+ * meets, only lapsed ones pass avail_time, and those are claim.lapsed's.
+ * The restriction limits what is reserved, not only what refresh adds
+ * (DataJoint issue 1413). */
 const jsql JS_CLAIM_DUE = {"claim.due",
 	"{queue} = 1 AND {avail_time} <= {now} AND {status} = 'pending'{prio}{where}"};
 
