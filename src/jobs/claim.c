@@ -204,6 +204,16 @@ void claim_parse(const claim_build *b, const db_res *r, djc_job ***out, size_t *
 	*nout = r->nrows;
 }
 
+int jobs_peek(djc_conn *c, table *t, const char *where, long max_priority, int *any)
+{
+	jctx x = {.t = t, .where = where, .max_priority = max_priority};
+	db_res *pk = NULL;
+	int rc = jsql_run(c, &JS_CLAIM_PEEK, &x, NULL, 0, &pk);
+	*any = !rc && pk->nrows > 0;
+	db_res_free(pk);
+	return rc;
+}
+
 int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, double lease, long n,
 	       djc_job ***out, size_t *nout)
 {
@@ -213,11 +223,8 @@ int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, doub
 	 * first one plain read, claim.peek; nothing takeable, no claim */
 	jobs_tab *jt = jobs_tab_of(c, t);
 	if (jt->idle && !c->db->in_tx) {
-		jctx x = {.t = t, .where = where, .max_priority = max_priority};
-		db_res *pk = NULL;
-		int rc = jsql_run(c, &JS_CLAIM_PEEK, &x, NULL, 0, &pk);
-		int any = !rc && pk->nrows > 0;
-		db_res_free(pk);
+		int any = 0;
+		int rc = jobs_peek(c, t, where, max_priority, &any);
 		if (rc || !any) return rc;
 	}
 	claim_build b;

@@ -48,6 +48,11 @@ int jobs_ensure(djc_conn *c, table *t);
  * then: an idle poll costs one statement. */
 int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, double lease, long n,
 	       djc_job ***out, size_t *nout);
+/* Whether anything matching where and max_priority is takeable now, by a
+ * plain read that skips nothing (claim.peek): a due pending job, or a
+ * reserved one whose lease lapsed, including rows a claim or commit in
+ * flight holds. *any 0 after an empty claim: the queue is empty now. */
+int jobs_peek(djc_conn *c, table *t, const char *where, long max_priority, int *any);
 /* The heartbeat: extend every lease held under token; *held = how many
  * jobs still hold it (0: the reservation was lost). */
 int jobs_renew(djc_conn *c, table *t, int64_t token, double lease, long *held);

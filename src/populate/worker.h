@@ -107,4 +107,6 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 	     djc_rowset *keys, int procs, djc_populate_result *res, progress *prog, const pool_work *pw);
 
 double mono_now(void);
+/* One line to $DJC_WORKER_LOG, if set (worker.c says which). */
+void worker_event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #endif

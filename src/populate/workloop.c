@@ -16,9 +16,7 @@
 #include "worker.h"
 #include "util/config.h"
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,31 +164,6 @@ static int worker_table_ensure(djc_conn *c, table *const *tabs, size_t n)
 }
 
 /* ------------------------------------------------------------- events */
-
-/* $DJC_WORKER_LOG (a file name): one line per event of each worker process
- * ("<pid> start listen=yes tables=A,B", "<pid> refresh A gen=3 added=5",
- * "<pid> idle" when it starts waiting for work, "<pid> wake A",
- * "<pid> stop idle"), appended with O_APPEND, for
- * diagnosis and for the tests. Nothing is written per job. */
-static void event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void event(const char *fmt, ...)
-{
-	const char *path = getenv("DJC_WORKER_LOG");
-	if (!path || !*path) return;
-	char line[512];
-	int k = snprintf(line, sizeof line, "%ld ", (long)getpid());
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line + k, sizeof line - (size_t)k - 1, fmt, ap);
-	va_end(ap);
-	size_t n = strlen(line);
-	line[n++] = '\n';
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0) return;
-	ssize_t w = write(fd, line, n);
-	(void)w;
-	close(fd);
-}
 
 /* ------------------------------------------------------- durations */
 
@@ -396,7 +369,7 @@ static int maybe_refresh(wloop *s, stab *tb, long *added)
 	djc_refresh_result rr;
 	if ((rc = djc_jobs_refresh(&rr, c, tb->t->name, &ro))) goto failed;
 	*added = rr.added + rr.re_pended + rr.orphaned;
-	event("refresh %s gen=%lld added=%ld", tb->t->name, (long long)gen, rr.added);
+	worker_event("refresh %s gen=%lld added=%ld", tb->t->name, (long long)gen, rr.added);
 	if (gen > 0) {
 		val_t g[3] = {val_int(gen), val_text(tb->t->name), val_int(gen)};
 		rc = wexec(c, "worker.refreshed", SQL_REFRESHED, g, 3, NULL);
@@ -466,7 +439,7 @@ static int wait_for_work(wloop *s, double secs)
 			char *payload = NULL;
 			int rc = db_wait_notify(s->w->c->db, left, &payload);
 			int ours = rc == 1 && payload && !strncmp(payload, s->prefix, strlen(s->prefix));
-			if (ours) event("wake %s", payload + strlen(s->prefix));
+			if (ours) worker_event("wake %s", payload + strlen(s->prefix));
 			free(payload);
 			if (ours) return 1;
 			if (rc >= 0) continue;
@@ -552,7 +525,7 @@ static int work_loop(wloop *s)
 			if (o->until_empty && queue_empty(s)) return DJC_WORKER_EMPTY;
 			now = mono_now();
 			if (o->idle_exit > 0 && now - idle_since >= o->idle_exit) return DJC_WORKER_IDLE;
-			if (busy) event("idle");   /* once per stretch without work */
+			if (busy) worker_event("idle");   /* once per stretch without work */
 			busy = 0;
 			claim_at = now + backoff * jitter(s, 0.5, 1.5);
 			double cap = s->listening ? LISTEN_MAX : POLL_MAX;
@@ -610,11 +583,11 @@ static void wloop_run(worker *w, void *arg)
 	{
 		sb_t names = SB_INIT;
 		for (size_t i = 0; i < s.n; i++) sb_printf(&names, "%s%s", i ? "," : "", s.tabs[i].t->name);
-		event("start listen=%s tables=%s", s.listening ? "yes" : "no", sb_str(&names));
+		worker_event("start listen=%s tables=%s", s.listening ? "yes" : "no", sb_str(&names));
 		sb_free(&names);
 	}
 	int why = work_loop(&s);
-	event("stop %s", djc_worker_stop_name(why));
+	worker_event("stop %s", djc_worker_stop_name(why));
 	for (size_t i = 0; i < s.n; i++) stats_flush(&s, &s.tabs[i]);
 	atomic_fetch_add(&p->stops[why], 1);
 	free(s.tabs);
