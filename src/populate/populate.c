@@ -188,7 +188,8 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 			djc_refresh_result rr;
 			if ((rc = djc_jobs_refresh(&rr, c, name, &ro))) return rc;
 		}
-		if ((rc = jobs_ready_count(c, t, o->where_json, o->priority, &total))) return rc;
+		/* the bar's total: a count over the queue, so only for a bar */
+		if (o->display_progress && (rc = jobs_ready_count(c, t, o->where_json, o->priority, &total))) return rc;
 	} else {
 		if ((rc = key_list(c, t, o->where_json, &keys))) return rc;
 		total = (long)keys->n;
