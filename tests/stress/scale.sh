@@ -16,7 +16,9 @@
 # workers to the end of the last make, the make log's modification time),
 # the server's CPU time per job (its processes' user + system time, /proc,
 # from before the workers start to a second after the last make ended;
-# pgbouncer's own beside it), and, once every key is made and the workers
+# pgbouncer's own beside it), the statements sent over the same span (per
+# job, and the server's CPU per statement: whether a bigger run costs more
+# statements or dearer ones), and, once every key is made and the workers
 # idle (10 s on, their backoff at its cap), the statements per second each
 # idle worker sends (pgbouncer's SHOW STATS total_query_count, which counts
 # as it goes; MariaDB's Questions) over 30 s.
@@ -184,9 +186,10 @@ run_one() {  # WORKERS KEYS
 	# sample the server's connections every 0.5 s until the work is done
 	( peak=0; while [ ! -e "$RES/done" ]; do n=$(server_conns); [ -n "$n" ] && [ "$n" -gt "$peak" ] && peak=$n && echo "$peak" > "$RES/peak"; sleep 0.5; done ) &
 	SAMPLER=$!
-	local cpu0 pcpu0 t0
+	local cpu0 pcpu0 t0 rq0 rq1
 	cpu0=$(server_cpu)
 	pcpu0=$(pooler_cpu)
+	rq0=$(queries)
 	t0=$(date +%s.%N)
 	log "$BACKEND: $W worker processes ($G groups over $HOSTS hosts), $K keys"
 	for g in $(seq 1 $G); do
@@ -215,6 +218,7 @@ run_one() {  # WORKERS KEYS
 	local cpu1 pcpu1 t1
 	cpu1=$(server_cpu)
 	pcpu1=$(pooler_cpu)
+	rq1=$(queries)
 	t1=$(date +%s.%N)
 	# idle: the backoff reaches its cap, then the statements over the window
 	sleep 10
@@ -227,9 +231,9 @@ run_one() {  # WORKERS KEYS
 	"$DJC" fetch Res --format json > "$RES/rows.jsonl"
 	"$DJC" jobs Res --json > "$RES/jobs.json"
 	python3 - "$RES" "$BACKEND" "$W" "$K" "$G" "$t0" "$t1" "$cpu0" "$cpu1" "$pcpu0" "$pcpu1" "$(cat "$RES/peak" 2>/dev/null || echo 0)" \
-		"$q0" "$q1" "$IDLE_WINDOW" "$icpu0" "$icpu1" >> "$REPORT" 2> "$RES/ratio" <<'P'
+		"$q0" "$q1" "$IDLE_WINDOW" "$icpu0" "$icpu1" "$rq0" "$rq1" >> "$REPORT" 2> "$RES/ratio" <<'P'
 import glob, json, os, sys
-res, backend, W, K, G, t0, t1, cpu0, cpu1, pcpu0, pcpu1, peak, q0, q1, win, icpu0, icpu1 = sys.argv[1:18]
+res, backend, W, K, G, t0, t1, cpu0, cpu1, pcpu0, pcpu1, peak, q0, q1, win, icpu0, icpu1, rq0, rq1 = sys.argv[1:20]
 W, K, G, win = int(W), int(K), int(G), float(win)
 ok = True
 out = []
@@ -267,6 +271,9 @@ out.append("worker groups: %d (djc worker --processes %s), rows by host: %s" % (
 out.append("peak server connections: %s" % peak)
 out.append("wall time from starting the workers to the last make's end: %.1f s; claims per second: %.1f" % (wall, K / wall))
 out.append("server CPU: %.2f s in all, %.2f ms per job" % (cpu, 1000 * cpu / K))
+if rq0.strip() and rq1.strip():
+    nq = int(rq1) - int(rq0)
+    out.append("statements from start to end: %d, %.2f per job; server CPU per statement %.0f us" % (nq, nq / K, 1e6 * cpu / nq if nq else float("nan")))
 if backend == "postgresql": out.append("pgbouncer CPU: %.2f s in all, %.2f ms per job" % (pcpu, 1000 * pcpu / K))
 out.append("idle (%.0f s window after the backoff reached its cap): %.3f statements per second per worker; server CPU %.1f%% of a core" % (win, idle_q, 100 * idle_cpu))
 out.append("workers' reports: " + ", ".join("%s %d" % kv for kv in rep.items()) + "; stopped: " + json.dumps(stops))
