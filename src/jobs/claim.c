@@ -226,6 +226,9 @@ int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, doub
 		int any = 0;
 		int rc = jobs_peek(c, t, where, max_priority, &any);
 		if (rc || !any) return rc;
+		/* what it saw may be a lease that lapsed since this connection
+		 * last looked: look for those now, not up to a second later */
+		jt->lapsed_check = 0;
 	}
 	claim_build b;
 	int rc = claim_build_init(c, t, where, max_priority, lease, n, &b);

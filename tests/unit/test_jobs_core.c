@@ -517,6 +517,23 @@ static void test_idle_peek(void)
 		CHECK(i >= 0 && djc_row_int(&k, jobs[0]->key, (size_t)i) == 0 && k == 81);
 	}
 	free_jobs(jobs, n);
+	/* b, idle after an empty claim that also looked for lapsed leases,
+	 * peeks and sees a lease that lapsed since: its claim takes that job
+	 * now (it used to look for lapsed leases at most once a second, so
+	 * a populate at its end could leave without it) */
+	CHECK(t_insert_json(a, "Kk", "{\"k\": 82}") == 0);
+	ro.where_json = "{\"k\": 82}";
+	CHECK(djc_jobs_refresh(&rr, a, "Pk", &ro) == 0 && rr.added == 1);
+	CHECK(jobs_claim(a, ta, "{\"k\": 82}", -1, 0.4, 1, &jobs, &n) == 0 && n == 1);   /* a lease of 0.4 s */
+	free_jobs(jobs, n);
+	/* (a lease of 4 ms: this claim looks for lapsed leases, finds none) */
+	CHECK(jobs_claim(b, tb, "{\"k\": 82}", -1, 0.004, 1, &jobs, &n) == 0 && n == 0);
+	free_jobs(jobs, n);
+	t_nap(0.6);
+	/* (a lease of 60 s: its look for lapsed leases is due a second after the last) */
+	CHECK(jobs_claim(b, tb, "{\"k\": 82}", -1, 60, 1, &jobs, &n) == 0);
+	CHECK_MSG(n == 1, "the idle claim did not take over the lapsed job (%zu)", n);
+	free_jobs(jobs, n);
 	djc_close(a);
 	djc_close(b);
 }
