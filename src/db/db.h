@@ -189,6 +189,12 @@ struct db_driver {
 	 * NULL. For a planner without statistics (SQLite's) that misjudges
 	 * the jobs table's indexes (sql.h, {by:...}). */
 	const char *index_hint;
+	/* The statement, followed by the quoted table, that has the planner
+	 * count a table again ("ANALYZE "), where its plans of the claim
+	 * depend on the counts, or NULL. PostgreSQL: with the counts of an
+	 * empty or never counted jobs table, a claim among 100,000 pending
+	 * jobs was a bitmap scan and a sort of all of them. */
+	const char *analyze_head;
 
 	/* may provide (NULL: the backend has no notifications; db.c copes) */
 	/* Subscribe the connection to channel (kept across reconnects);

@@ -1391,6 +1391,7 @@ const db_driver db_postgres_driver = {
 	.now_plus = pg_now_plus,
 	.create_index = pg_create_index,
 	.partial_index = 1,
+	.analyze_head = "ANALYZE ",
 	.insert_ignore_head = "INSERT INTO",
 	.insert_ignore_tail = " ON CONFLICT DO NOTHING",
 	.table_suffix = "",
