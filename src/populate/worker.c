@@ -21,7 +21,6 @@ double mono_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* A line to the parent: a pipe write of a whole line, retried on EINTR. */
 /* $DJC_WORKER_LOG (a file name): one line per event of each worker process
  * ("<pid> start listen=yes tables=A,B", "<pid> refresh A gen=3 added=5",
  * "<pid> idle" when it starts waiting for work, "<pid> wake A",
@@ -47,6 +46,7 @@ void worker_event(const char *fmt, ...)
 	close(fd);
 }
 
+/* A line to the parent: a pipe write of a whole line, retried on EINTR. */
 static void write_all(int fd, const sb_t *b)
 {
 	size_t off = 0;

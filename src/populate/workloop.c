@@ -163,8 +163,6 @@ static int worker_table_ensure(djc_conn *c, table *const *tabs, size_t n)
 	return rc;
 }
 
-/* ------------------------------------------------------------- events */
-
 /* ------------------------------------------------------- durations */
 
 /* The upper end of bucket b (s): 2^((b - 8) / 2), so bucket 0 holds
