@@ -749,10 +749,10 @@ static int log_lines(const char *path, const char *what, char *last, size_t cap)
 
 /* A reserved populate leaves as soon as a claim finds nothing and a plain
  * read (claim.peek) sees nothing takeable: one look, where it used to look
- * three times (20 ms, then 100 ms apart) at the end of every populate. When the read
- * sees a row the claim skipped (another session holds it: a claim or a
- * commit in flight), it looks twice more, then leaves the row to its
- * holder. The workers' event log says how many looks each took. */
+ * three times (20 ms, then 100 ms apart) at the end of every populate.
+ * When the read sees a row the claim skipped (another session holds it: a
+ * claim or a commit in flight), it looks twice more, then leaves the row
+ * to its holder. The workers' event log says how many looks each took. */
 static void test_leave_empty(void)
 {
 	char path[] = "/tmp/djc-leave-XXXXXX";
