@@ -301,11 +301,11 @@ void work_reserved(worker *w)
 				 * commit in flight are skipped (SKIP LOCKED). A plain read
 				 * that skips nothing (claim.peek) tells: it sees no takeable
 				 * row, the queue is empty and the worker leaves now (it used
-				 * to wait 120 ms at the end of every populate); it sees one,
-				 * look twice more before leaving. */
+				 * to wait 120 ms at the end of every populate); it sees one
+				 * (or cannot tell), look twice more before leaving. */
 				int any = 1;
 				empty_claims++;
-				if (empty_claims <= 2 && jobs_peek(w->c, w->t, w->o->where_json, w->o->priority, &any) == DJC_OK && any) {
+				if (empty_claims <= 2 && (jobs_peek(w->c, w->t, w->o->where_json, w->o->priority, &any) != DJC_OK || any)) {
 					usleep(empty_claims == 1 ? 20000 : 100000);
 					continue;
 				}

@@ -753,6 +753,20 @@ static int log_lines(const char *path, const char *what, char *last, size_t cap)
  * When the read sees a row the claim skipped (another session holds it: a
  * claim or a commit in flight), it looks twice more, then leaves the row
  * to its holder. The workers' event log says how many looks each took. */
+/* One populate of Lv that makes `made` keys, and its process's line in
+ * the event log at path: the n-th leave line, after `looks` looks. */
+static void populate_leaves(djc_conn *c, const djc_populate_options *o, const char *path, long made, int n, int looks,
+			    const char *when)
+{
+	djc_populate_result *res = NULL;
+	int rc = djc_populate(&res, c, "Lv", o);
+	CHECK_MSG(rc == 0 && res && res->success_count == made, "populate Lv %s: %d %s", when, rc, djc_error_last(c));
+	djc_populate_result_free(res);
+	char last[512] = "", want[64];
+	snprintf(want, sizeof want, "leave Lv looks=%d\n", looks);
+	CHECK_MSG(log_lines(path, "leave Lv ", last, sizeof last) == n && !strcmp(last, want), "%s: %s", when, last);
+}
+
 static void test_leave_empty(void)
 {
 	char path[] = "/tmp/djc-leave-XXXXXX";
@@ -767,20 +781,8 @@ static void test_leave_empty(void)
 	djc_populate_options o = DJC_POPULATE_OPTIONS_INIT;
 	o.reserve_jobs = 1;
 	o.make = mk_named;
-	djc_populate_result *res = NULL;
-	int rc = djc_populate(&res, c, "Lv", &o);
-	CHECK_MSG(rc == 0 && res && res->success_count == 2, "populate Lv: %d %s", rc, djc_error_last(c));
-	djc_populate_result_free(res);
-	char last[512] = "";
-	CHECK_MSG(log_lines(path, "leave Lv ", last, sizeof last) == 1 && !strcmp(last, "leave Lv looks=1\n"),
-		  "after the last job: %s", last);
-	/* nothing to do from the start: one look too */
-	res = NULL;
-	rc = djc_populate(&res, c, "Lv", &o);
-	CHECK(rc == 0 && res && res->success_count == 0);
-	djc_populate_result_free(res);
-	CHECK_MSG(log_lines(path, "leave Lv ", last, sizeof last) == 2 && !strcmp(last, "leave Lv looks=1\n"),
-		  "on an empty queue: %s", last);
+	populate_leaves(c, &o, path, 2, 1, 1, "after the last job");
+	populate_leaves(c, &o, path, 0, 2, 1, "on an empty queue");
 	if (strcmp(backend, "sqlite")) {
 		/* key 3's job is held by x (SQLite has no row locks: a writer
 		 * holds the whole file, and the claim waits for it) */
@@ -796,21 +798,11 @@ static void test_leave_empty(void)
 		/* (refreshed above: populate's own refresh would wait for x's
 		 * row lock on MariaDB) */
 		o.refresh = 0;
-		res = NULL;
-		rc = djc_populate(&res, c, "Lv", &o);
-		CHECK(rc == 0 && res && res->success_count == 0);
-		djc_populate_result_free(res);
-		CHECK_MSG(log_lines(path, "leave Lv ", last, sizeof last) == 3 && !strcmp(last, "leave Lv looks=3\n"),
-			  "with a held row: %s", last);
+		populate_leaves(c, &o, path, 0, 3, 3, "with a held row");
 		CHECK(db_commit(x->db) == 0);
 		djc_close(x);
 		CHECK(jobs_with(c, "Lv", "pending") == 1);
-		res = NULL;
-		rc = djc_populate(&res, c, "Lv", &o);
-		CHECK(rc == 0 && res && res->success_count == 1);
-		djc_populate_result_free(res);
-		CHECK_MSG(log_lines(path, "leave Lv ", last, sizeof last) == 4 && !strcmp(last, "leave Lv looks=1\n"),
-			  "once let go: %s", last);
+		populate_leaves(c, &o, path, 1, 4, 1, "once let go");
 	}
 	unsetenv("DJC_WORKER_LOG");
 	unlink(path);
