@@ -187,6 +187,7 @@ typedef struct my_conn {
 	unsigned port, timeout;
 	int ssl_enforce, ssl_verify;
 	char collation[32];     /* binary NO PAD collation of this server (db_mysql_collation) */
+	int compound;           /* batches run as one compound statement (my_batch) */
 	char suffix[96];        /* after CREATE TABLE (...) */
 	char *ssl_ca, *ssl_capath, *ssl_cert, *ssl_key, *ssl_cipher, *ssl_crl, *ssl_crlpath;
 } my_conn;
@@ -317,12 +318,20 @@ static void my_qi(sb_t *b, const char *name)
  * 8.0.17+ utf8mb4_0900_bin (both NO PAD); older servers keep utf8mb4_bin.
  * info: mysql_get_server_info, e.g. "10.11.6-MariaDB-0+deb12u1" or
  * "8.0.36" (MariaDB may prefix "5.5.5-"). */
+/* The server's kind and version from mysql_get_server_info; 0 when it
+ * cannot be read. */
+static int server_version(const char *info, int *mariadb, int *major, int *minor, int *patch)
+{
+	*mariadb = info && strstr(info, "MariaDB") != NULL;
+	if (info && *mariadb && !strncmp(info, "5.5.5-", 6)) info += 6;
+	*major = *minor = *patch = 0;
+	return info && sscanf(info, "%d.%d.%d", major, minor, patch) >= 2;
+}
+
 const char *db_mysql_collation(const char *info)
 {
-	int mariadb = info && strstr(info, "MariaDB") != NULL;
-	if (info && mariadb && !strncmp(info, "5.5.5-", 6)) info += 6;
-	int major = 0, minor = 0, patch = 0;
-	if (!info || sscanf(info, "%d.%d.%d", &major, &minor, &patch) < 2) return "utf8mb4_bin";
+	int mariadb, major, minor, patch;
+	if (!server_version(info, &mariadb, &major, &minor, &patch)) return "utf8mb4_bin";
 	if (mariadb) return major > 10 || (major == 10 && minor >= 2) ? "utf8mb4_nopad_bin" : "utf8mb4_bin";
 	return major > 8 || (major == 8 && (minor > 0 || patch >= 17)) ? "utf8mb4_0900_bin" : "utf8mb4_bin";
 }
@@ -391,6 +400,13 @@ static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
 	/* chosen once per connection object (keep_schema_collation may have
 	 * changed it; a reconnect keeps it) */
 	if (!c->collation[0]) snprintf(c->collation, sizeof c->collation, "%s", db_mysql_collation(mysql_get_server_info(m)));
+	{
+		/* MariaDB 10.3+ runs a batch as one compound statement (my_batch) */
+		int mariadb, major, minor, patch;
+		const char *env = getenv("DJC_MYSQL_COMPOUND");
+		c->compound = server_version(mysql_get_server_info(m), &mariadb, &major, &minor, &patch) && mariadb &&
+			      (major > 10 || (major == 10 && minor >= 3)) && !(env && !strcmp(env, "0"));
+	}
 	snprintf(c->suffix, sizeof c->suffix, " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=%s", c->collation);
 	c->base.table_suffix = c->suffix;
 	char set[256];
@@ -593,10 +609,20 @@ static int is_read(const char *sql)
 	return starts_with(sql, kw, sizeof kw / sizeof *kw);
 }
 
-/* Statements worth caching: DML and queries, not one-off DDL. */
+#define COMPOUND_HEAD "BEGIN NOT ATOMIC "
+
+/* Statements worth caching: DML and queries, not one-off DDL; and the
+ * compound statements of batches (my_batch), which repeat. */
 static int cacheable(const char *sql)
 {
 	static const char *const kw[] = {"SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE", "WITH"};
+	return starts_with(sql, kw, sizeof kw / sizeof *kw) || !strncmp(sql, COMPOUND_HEAD, strlen(COMPOUND_HEAD));
+}
+
+/* DML that returns no rows: what a compound statement may hold. */
+static int is_dml(const char *sql)
+{
+	static const char *const kw[] = {"INSERT", "UPDATE", "DELETE", "REPLACE"};
 	return starts_with(sql, kw, sizeof kw / sizeof *kw);
 }
 
@@ -1241,6 +1267,212 @@ static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
 	return DJC_OK;
 }
 
+/* Split "`a`, `b`" (claim key_cols) into its quoted names; 0 when it is not
+ * such a list. */
+static size_t split_cols(const char *s, char ***out)
+{
+	*out = NULL;
+	size_t n = 0;
+	char **v = NULL;
+	const char *p = s;
+	for (;;) {
+		if (*p != '`') goto bad;
+		const char *q = p + 1;
+		for (;;) {
+			if (!*q) goto bad;
+			if (*q == '`' && q[1] == '`') { q += 2; continue; }
+			if (*q == '`') break;
+			q++;
+		}
+		v = xrealloc(v, (n + 1) * sizeof *v);
+		v[n++] = xstrndup(p, (size_t)(q + 1 - p));
+		p = q + 1;
+		if (!*p) break;
+		if (strncmp(p, ", ", 2)) goto bad;
+		p += 2;
+	}
+	*out = v;
+	return n;
+bad:
+	for (size_t i = 0; i < n; i++) free(v[i]);
+	free(v);
+	return 0;
+}
+
+/* A name quoted by my_qi, unquoted. */
+static char *unquote(const char *q)
+{
+	size_t n = strlen(q);
+	char *s = xmalloc(n + 1), *o = s;
+	for (size_t i = 1; i + 1 < n; i++) {
+		*o++ = q[i];
+		if (q[i] == '`') i++;
+	}
+	*o = 0;
+	return s;
+}
+
+/* A batch as one statement: on MariaDB 10.3+, when the items are DML and at
+ * most one claim of a single job (with the index that serves its order, the
+ * last item, as a commit's next claim is), all of them run in one anonymous
+ * compound statement (BEGIN NOT ATOMIC ... END) that starts the transaction,
+ * runs the items, checks each `expect` against ROW_COUNT(), claims (the
+ * locking read of my_claim's single path into variables, then the UPDATE of
+ * what it locked), commits, and returns one row: each item's row count, then
+ * the claimed key and claim.info. One round trip and one statement from the
+ * client per commit, as a PostgreSQL pipeline; the statements inside are the
+ * same ones db_batch_each would send. It is prepared once per shape and
+ * cached like any statement. On an error the exit handler leaves the
+ * failing item's index in @djc_item and re-raises the error as it was (its
+ * number and message); the transaction is then rolled back here. An item
+ * that matched other than `expect` rows raises SQLSTATE 45000 with the
+ * message db_batch_each gives, read back as DB_EEXPECT. A lost connection
+ * is an unknown outcome (*failed = n), as a lost COMMIT is. Anything else
+ * (MySQL, a batched claim, an item that returns rows): db_batch_each. The
+ * claim's extra expression (claim.info) must be an integer. */
+static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, size_t *failed)
+{
+	my_conn *c = (my_conn *)bc;
+	*failed = 0;
+	const db_claim *cl = NULL;
+	int fits = c->compound && n > 0;
+	for (size_t i = 0; i < n && fits; i++) {
+		if (items[i].claim) {
+			cl = items[i].claim;
+			fits = i == n - 1 && cl->limit == 1 && cl->index && items[i].expect < 0;
+		} else
+			fits = items[i].sql && is_dml(items[i].sql) && !strchr(items[i].sql, ';');
+	}
+	char **kq = NULL;
+	size_t nk = 0;
+	if (fits && cl && !(nk = split_cols(cl->key_cols, &kq))) fits = 0;
+	if (!fits) return db_batch_each(bc, items, n, res, failed);
+
+	sb_t q = SB_INIT, t = SB_INIT;
+	size_t np = 0;
+	for (size_t i = 0; i < n; i++) np += items[i].claim ? items[i].claim->nw + items[i].claim->ns : items[i].np;
+	val_t *p = xcalloc(np + 1, sizeof *p);   /* shallow: nothing here is freed */
+	size_t k = 0;
+	sb_add(&q, COMPOUND_HEAD "DECLARE djc_i INT DEFAULT 0; DECLARE djc_m VARCHAR(255); ");
+	for (size_t i = 0; i < n; i++) sb_printf(&q, "DECLARE djc_c%zu BIGINT DEFAULT 0; ", i);
+	if (cl) {
+		db_qtable(bc, &t, cl->table);
+		for (size_t j = 0; j < nk; j++) sb_printf(&q, "DECLARE djc_k%zu TYPE OF %s.%s; ", j, sb_str(&t), kq[j]);
+		if (cl->extra) sb_add(&q, "DECLARE djc_x BIGINT; ");
+	}
+	sb_add(&q, "DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN SET @djc_item = djc_i; RESIGNAL; END; START TRANSACTION; ");
+	for (size_t i = 0; i < n; i++) {
+		sb_printf(&q, "SET djc_i = %zu; ", i);
+		if (!items[i].claim) {
+			sb_printf(&q, "%s; SET djc_c%zu = ROW_COUNT(); ", items[i].sql, i);
+			if (items[i].expect >= 0)
+				sb_printf(&q, "IF djc_c%zu <> %ld THEN SET djc_m = CONCAT('batch item %zu changed ', djc_c%zu, ' rows, not %ld'); "
+					  "SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = djc_m; END IF; ",
+					  i, items[i].expect, i, i, items[i].expect);
+			if (items[i].np) memcpy(p + k, items[i].params, items[i].np * sizeof *p);
+			k += items[i].np;
+			continue;
+		}
+		sb_t ix = SB_INIT;
+		my_qi(&ix, cl->index);
+		sb_printf(&q, "SELECT %s%s%s INTO ", cl->key_cols, cl->extra ? ", " : "", cl->extra ? cl->extra : "");
+		for (size_t j = 0; j < nk; j++) sb_printf(&q, "%sdjc_k%zu", j ? ", " : "", j);
+		sb_printf(&q, "%s FROM %s FORCE INDEX (%s) WHERE (%s) ORDER BY ", cl->extra ? ", djc_x" : "", sb_str(&t), sb_str(&ix),
+			  cl->where);
+		sb_free(&ix);
+		if (cl->order && *cl->order) sb_printf(&q, "%s, ", cl->order);
+		sb_printf(&q, "%s LIMIT 1 FOR UPDATE SKIP LOCKED; IF djc_k0 IS NOT NULL THEN UPDATE %s SET %s WHERE ", cl->key_cols,
+			  sb_str(&t), cl->set);
+		for (size_t j = 0; j < nk; j++) sb_printf(&q, "%s%s = djc_k%zu", j ? " AND " : "", kq[j], j);
+		sb_printf(&q, "; SET djc_c%zu = 1; END IF; ", i);
+		if (cl->nw) memcpy(p + k, cl->wparams, cl->nw * sizeof *p);
+		k += cl->nw;
+		if (cl->ns) memcpy(p + k, cl->sparams, cl->ns * sizeof *p);
+		k += cl->ns;
+	}
+	sb_printf(&q, "SET djc_i = %zu; COMMIT; SELECT ", n);
+	for (size_t i = 0; i < n; i++) sb_printf(&q, "%sdjc_c%zu", i ? ", " : "", i);
+	for (size_t j = 0; j < nk; j++) sb_printf(&q, ", djc_k%zu", j);
+	if (cl && cl->extra) sb_add(&q, ", djc_x");
+	sb_add(&q, "; END");
+
+	db_res *r = NULL;
+	int retry = 0, rc = ensure(c);
+	if (!rc) {
+		bc->in_tx = 1;   /* from here a lost connection is not retried blindly */
+		rc = run(c, sb_str(&q), p, np, &r, &retry);
+		if (rc == DJC_ECONN && retry) {   /* never sent: nothing happened */
+			bc->in_tx = 0;
+			if (!(rc = reconnect(c))) {
+				bc->in_tx = 1;
+				rc = run(c, sb_str(&q), p, np, &r, &retry);
+			}
+		}
+	}
+	free(p);
+	sb_free(&q);
+	sb_free(&t);
+	size_t ncol = n + nk + (cl && cl->extra ? 1 : 0);
+	if (!rc && (r->nrows != 1 || r->ncols != ncol)) {
+		snprintf(bc->err, sizeof bc->err, "mysql: a batch returned %zu rows of %zu columns, not 1 of %zu", r->nrows,
+			 r->ncols, ncol);
+		rc = DJC_ERROR;
+		*failed = n;
+	} else if (rc == DJC_ECONN) {
+		*failed = n;   /* the COMMIT inside may have run: unknown */
+	} else if (rc) {
+		/* which item: the handler's @djc_item, read after the rollback */
+		char keep[sizeof bc->err];
+		memcpy(keep, bc->err, sizeof keep);
+		*failed = n;
+		if (!simple(c, "ROLLBACK")) {
+			db_res *w = NULL;
+			int retry2 = 0;
+			if (!run(c, "SELECT @djc_item", NULL, 0, &w, &retry2) && w->nrows == 1 && w->ncols == 1 &&
+			    w->cells[0].t == DJC_INT && w->cells[0].i >= 0 && (size_t)w->cells[0].i <= n)
+				*failed = (size_t)w->cells[0].i;
+			db_res_free(w);
+			simple(c, "SET @djc_item = NULL");   /* a later failure before the handler ran must not read it */
+		}
+		memcpy(bc->err, keep, sizeof keep);
+		static const char expect_msg[] = "mysql: batch item ";
+		if (*failed < n && !strncmp(bc->err, expect_msg, sizeof expect_msg - 1)) {
+			memmove(bc->err, bc->err + 7, strlen(bc->err + 7) + 1);   /* as db_batch_each words it */
+			rc = DB_EEXPECT;
+		}
+	}
+	bc->in_tx = 0;
+	if (rc) {
+		db_res_free(r);
+		for (size_t j = 0; j < nk; j++) free(kq[j]);
+		free(kq);
+		return rc;
+	}
+	for (size_t i = 0; res && i < n; i++) {
+		db_res *o = xcalloc(1, sizeof *o);
+		o->affected = db_cell_int(r, 0, i);
+		if (items[i].claim) {
+			size_t nc = nk + (cl->extra ? 1 : 0);
+			o->ncols = nc;
+			o->cols = xcalloc(nc, sizeof(char *));
+			for (size_t j = 0; j < nk; j++) o->cols[j] = unquote(kq[j]);
+			if (cl->extra) o->cols[nk] = xstrdup("extra");
+			o->nrows = o->affected ? 1 : 0;
+			o->cells = xcalloc(nc, sizeof(val_t));
+			for (size_t j = 0; o->nrows && j < nc; j++) {
+				o->cells[j] = r->cells[n + j];
+				r->cells[n + j] = val_null();   /* moved */
+			}
+		} else
+			o->cols = xcalloc(1, sizeof(char *));
+		res[i] = o;
+	}
+	db_res_free(r);
+	for (size_t j = 0; j < nk; j++) free(kq[j]);
+	free(kq);
+	return DJC_OK;
+}
+
 static int64_t my_connection_id(db_conn *bc)
 {
 	my_conn *c = (my_conn *)bc;
@@ -1299,6 +1531,7 @@ const db_driver db_mysql_driver = {
 	.commit = my_commit,
 	.rollback = my_rollback,
 	.claim = my_claim,
+	.batch = my_batch,
 	.connection_id = my_connection_id,
 	.quote_ident = my_qi,
 	.column_type = my_column_type,

@@ -292,6 +292,76 @@ int main(void)
 	CHECK(db_exec(c, "SELECT count(*) FROM t_queue WHERE owner = 1", NULL, 0, &r) == 0 && db_cell_int(r, 0, 0) == 3);
 	db_res_free(r);
 
+	/* batch: the items in one transaction, all or nothing; an item that
+	 * changes other than `expect` rows fails as DB_EEXPECT and names its
+	 * index, so does a statement's error; the claim's rows come back. On
+	 * MariaDB a batch with a claim of one job is one statement (my_batch). */
+	{
+		int my = c->drv == &db_mysql_driver;
+		ddl(c, "UPDATE t_queue SET owner = 0");
+		ddl(c, "CREATE INDEX t_queue_next ON t_queue (owner, prio)");
+		ddl(c, my ? "CREATE TABLE t_made (k INT NOT NULL, PRIMARY KEY (k)) ENGINE=InnoDB"
+			  : "CREATE TABLE t_made (k INT NOT NULL, PRIMARY KEY (k))");
+		val_t k9 = val_int(9), k7 = val_int(7), k0 = val_int(0), own6 = val_int(6), none = val_int(99);
+		const char *fence = "UPDATE t_queue SET owner = 5 WHERE k = ? AND owner = 0";
+		db_claim one = {.table = "t_queue", .key_cols = sb_str(&n), .extra = "prio * 10", .where = "owner = ?",
+				.wparams = &zero, .nw = 1, .order = "prio", .index = "t_queue_next", .limit = 1,
+				.set = "owner = ?", .sparams = &own6, .ns = 1};
+		db_item it[3] = {{.sql = fence, .params = &k9, .np = 1, .expect = 1},
+				 {.sql = "INSERT INTO t_made (k) VALUES (?)", .params = &k9, .np = 1, .expect = -1},
+				 {.claim = &one, .expect = -1}};
+		db_res *out[3] = {0}, *qa = NULL, *qb = NULL;
+		size_t failed = 99;
+		const char *questions = "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'QUESTIONS'";
+		if (my) CHECK(db_exec(c, questions, NULL, 0, &qa) == 0);
+		rc = db_batch(c, it, 3, out, &failed);
+		if (my) {
+			/* the statement that reads the count, and the batch */
+			CHECK(db_exec(c, questions, NULL, 0, &qb) == 0);
+			long before = qa ? atol(db_cell_text(qa, 0, 0)) : 0, after = qb ? atol(db_cell_text(qb, 0, 0)) : 0;
+			CHECK_MSG(after - before == 2, "a batch sent %ld statements, not 1", after - before - 1);
+			db_res_free(qa);
+			db_res_free(qb);
+		}
+		CHECK_MSG(rc == 0, "batch -> %d %s", rc, c->err);
+		CHECK(out[0] && out[0]->affected == 1 && out[1] && out[1]->affected == 1);
+		/* k = 9 (prio 1) left the queue in the batch itself: the claim takes k = 8 (prio 2) */
+		CHECK_MSG(out[2] && out[2]->nrows == 1 && db_cell_int(out[2], 0, 0) == 8 && db_cell_int(out[2], 0, 1) == 20,
+			  "claimed %zu rows", out[2] ? out[2]->nrows : 0);
+		for (int i = 0; i < 3; i++) { db_res_free(out[i]); out[i] = NULL; }
+		CHECK(db_exec(c, "SELECT count(*) FROM t_made WHERE k = 9", NULL, 0, &r) == 0 && db_cell_int(r, 0, 0) == 1);
+		db_res_free(r);
+		CHECK(db_exec(c, "SELECT owner FROM t_queue WHERE k = 8", NULL, 0, &r) == 0 && db_cell_int(r, 0, 0) == 6);
+		db_res_free(r);
+		/* the fence (item 1) matches nothing now: nothing of the batch stays */
+		db_item lost[3] = {{.sql = "INSERT INTO t_made (k) VALUES (?)", .params = &k7, .np = 1, .expect = -1},
+				   {.sql = fence, .params = &k9, .np = 1, .expect = 1},
+				   {.claim = &one, .expect = -1}};
+		rc = db_batch(c, lost, 3, out, &failed);
+		CHECK_MSG(rc == DB_EEXPECT && failed == 1, "lost fence -> %d, item %zu: %s", rc, failed, c->err);
+		CHECK_MSG(strstr(c->err, "batch item 1 changed ") != NULL, "%s", c->err);   /* PostgreSQL: "other than 1 rows" */
+		CHECK(!c->in_tx);
+		/* a duplicate row (item 1) after a change (item 0): neither stays */
+		db_item dup[2] = {{.sql = fence, .params = &k0, .np = 1, .expect = 1},
+				  {.sql = "INSERT INTO t_made (k) VALUES (?)", .params = &k9, .np = 1, .expect = -1}};
+		rc = db_batch(c, dup, 2, out, &failed);
+		CHECK_MSG(rc == DJC_EDUPLICATE && failed == 1, "duplicate -> %d, item %zu: %s", rc, failed, c->err);
+		CHECK(db_exec(c, "SELECT count(*) FROM t_made", NULL, 0, &r) == 0 && db_cell_int(r, 0, 0) == 1);
+		db_res_free(r);
+		CHECK(db_exec(c, "SELECT count(*) FROM t_queue WHERE owner <> 0", NULL, 0, &r) == 0 && db_cell_int(r, 0, 0) == 2);
+		db_res_free(r);
+		/* a claim that finds nothing: the rest commits, the claim returns no row */
+		one.wparams = &none;
+		db_item empty[2] = {{.sql = "INSERT INTO t_made (k) VALUES (?)", .params = &k7, .np = 1, .expect = 1},
+				    {.claim = &one, .expect = -1}};
+		rc = db_batch(c, empty, 2, out, &failed);
+		CHECK_MSG(rc == 0 && out[1] && out[1]->nrows == 0, "empty claim -> %d %s", rc, c->err);
+		for (int i = 0; i < 2; i++) { db_res_free(out[i]); out[i] = NULL; }
+		CHECK(db_exec(c, "SELECT count(*) FROM t_made", NULL, 0, &r) == 0 && db_cell_int(r, 0, 0) == 2);
+		db_res_free(r);
+		ddl(c, "DROP TABLE t_made");
+	}
+
 	CHECK(c->drv->connection_id(c) != 0);
 	CHECK(c->drv->connection_id(c) != c2->drv->connection_id(c2) || c->drv == &db_sqlite_driver);
 
