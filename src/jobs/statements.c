@@ -130,9 +130,13 @@ const jsql JS_CLAIM_LAPSED = {"claim.lapsed",
  * poll costs the server this one statement; the claim and the look for
  * lapsed leases follow only when it finds a row. It can only say "maybe"
  * too often (a row another claim has locked), never miss what a claim
- * would take. */
+ * would take. It reads the `next` index in the claim's order, so it reads
+ * the head of the queue, never the table: with a plain LIMIT 1, PostgreSQL
+ * planned a sequential scan whenever its counts said most rows were
+ * takeable (just after a refresh), and then read every row of a table
+ * whose jobs had all ended since (deleted, or in error). */
 const jsql JS_CLAIM_PEEK = {"claim.peek",
-	"SELECT 1 FROM {J} WHERE {queue} = 1 AND {avail_time} <= {now}{prio}{where} LIMIT 1"};
+	"SELECT 1 FROM {J}{by:next} WHERE {queue} = 1 AND {avail_time} <= {now}{prio}{where} ORDER BY {priority}, {avail_time} LIMIT 1"};
 
 /* claim.set - what a claim writes: a fresh random token (the fence of
  * every later statement of this holder), the lease (avail_time = now +
