@@ -145,7 +145,11 @@ measure() {
 	case $sys in
 	djc)
 		sch=h$n; make=c; batch=$arg
-		case $arg in prog:*) make=$WORK/noop_make; batch=${arg#prog:} ;; esac
+		local compound=""
+		case $arg in
+		prog:*) make=$WORK/noop_make; batch=${arg#prog:} ;;
+		compound:*) batch=${arg#compound:}; compound=1 ;;   # DJC_MYSQL_COMPOUND=1 (docs/jobs.md)
+		esac
 		"$NOOP" reset "$U" "$sch" >/dev/null
 		# let the planner see the emptied tables: right after a delete of
 		# 100,000 rows, djc_progress (noop.c counts the keys with it before
@@ -154,7 +158,7 @@ measure() {
 		"$NOOP" refresh "$U" "$sch" >/dev/null
 		rm -f "$WORK/made.log"
 		a=$(ctr "$be")
-		r=$(NOOP_LOG=$WORK/made.log DJC_JOBS_RESERVE_BATCH=$batch "$NOOP" run "$U" "$sch" reserve "$p" "$make") || r=null
+		r=$(NOOP_LOG=$WORK/made.log DJC_MYSQL_COMPOUND=$compound DJC_JOBS_RESERVE_BATCH=$batch "$NOOP" run "$U" "$sch" reserve "$p" "$make") || r=null
 		b=$(ctr "$be")
 		if [ "$make" != c ]; then
 			r="${r%\}},\"prog_runs\":$(wc -l <"$WORK/made.log"),\"prog_distinct\":$(sort -u "$WORK/made.log" | wc -l)}"
@@ -253,6 +257,7 @@ postgresql|$N_HB|pgboss|best|2|$B_BEST
 say "bench: A3. MariaDB: djc and a commit loop ($ROUNDS rounds)"
 rounds A3 "
 mariadb|$N_H1|djc|batch 1|4|1
+mariadb|$N_H1|djc|batch 1, compound|4|compound:1
 mariadb|$N_H|djc|batch 50|2|50|full
 mariadb|$N_H|djc|batch 200|2|200
 mariadb|$N_H|djc|batch 200|4|200|full

@@ -401,11 +401,14 @@ static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
 	 * changed it; a reconnect keeps it) */
 	if (!c->collation[0]) snprintf(c->collation, sizeof c->collation, "%s", db_mysql_collation(mysql_get_server_info(m)));
 	{
-		/* MariaDB 10.3+ runs a batch as one compound statement (my_batch) */
+		/* with DJC_MYSQL_COMPOUND=1, MariaDB 10.3+ runs a batch as one
+		 * compound statement (my_batch). Not the default: at 1,000
+		 * workers it cost the server 1.5-1.7x the CPU per job and some
+		 * live workers lost their leases (docs/jobs.md) */
 		int mariadb, major, minor, patch;
 		const char *env = getenv("DJC_MYSQL_COMPOUND");
 		c->compound = server_version(mysql_get_server_info(m), &mariadb, &major, &minor, &patch) && mariadb &&
-			      (major > 10 || (major == 10 && minor >= 3)) && !(env && !strcmp(env, "0"));
+			      (major > 10 || (major == 10 && minor >= 3)) && env && !strcmp(env, "1");
 	}
 	snprintf(c->suffix, sizeof c->suffix, " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=%s", c->collation);
 	c->base.table_suffix = c->suffix;
@@ -1328,8 +1331,11 @@ static char *unquote(const char *q)
  * that matched other than `expect` rows raises SQLSTATE 45000 with the
  * message db_batch_each gives, read back as DB_EEXPECT. A lost connection
  * is an unknown outcome (*failed = n), as a lost COMMIT is. Anything else
- * (MySQL, a batched claim, an item that returns rows): db_batch_each. The
- * claim's extra expression (claim.info) must be an integer. */
+ * (MySQL, a batched claim, an item that returns rows, DJC_MYSQL_COMPOUND
+ * not 1): db_batch_each. The
+ * claim's extra expression (claim.info) must be an integer. The local
+ * variables are named djc$...: a stored program's variable shadows a
+ * column of the same name, and no attribute name holds a $. */
 static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, size_t *failed)
 {
 	my_conn *c = (my_conn *)bc;
@@ -1353,21 +1359,21 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 	for (size_t i = 0; i < n; i++) np += items[i].claim ? items[i].claim->nw + items[i].claim->ns : items[i].np;
 	val_t *p = xcalloc(np + 1, sizeof *p);   /* shallow: nothing here is freed */
 	size_t k = 0;
-	sb_add(&q, COMPOUND_HEAD "DECLARE djc_i INT DEFAULT 0; DECLARE djc_m VARCHAR(255); ");
-	for (size_t i = 0; i < n; i++) sb_printf(&q, "DECLARE djc_c%zu BIGINT DEFAULT 0; ", i);
+	sb_add(&q, COMPOUND_HEAD "DECLARE djc$i INT DEFAULT 0; DECLARE djc$m VARCHAR(255); ");
+	for (size_t i = 0; i < n; i++) sb_printf(&q, "DECLARE djc$c%zu BIGINT DEFAULT 0; ", i);
 	if (cl) {
 		db_qtable(bc, &t, cl->table);
-		for (size_t j = 0; j < nk; j++) sb_printf(&q, "DECLARE djc_k%zu TYPE OF %s.%s; ", j, sb_str(&t), kq[j]);
-		if (cl->extra) sb_add(&q, "DECLARE djc_x BIGINT; ");
+		for (size_t j = 0; j < nk; j++) sb_printf(&q, "DECLARE djc$k%zu TYPE OF %s.%s; ", j, sb_str(&t), kq[j]);
+		if (cl->extra) sb_add(&q, "DECLARE djc$x BIGINT; ");
 	}
-	sb_add(&q, "DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN SET @djc_item = djc_i; RESIGNAL; END; START TRANSACTION; ");
+	sb_add(&q, "DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN SET @djc_item = djc$i; RESIGNAL; END; START TRANSACTION; ");
 	for (size_t i = 0; i < n; i++) {
-		sb_printf(&q, "SET djc_i = %zu; ", i);
+		sb_printf(&q, "SET djc$i = %zu; ", i);
 		if (!items[i].claim) {
-			sb_printf(&q, "%s; SET djc_c%zu = ROW_COUNT(); ", items[i].sql, i);
+			sb_printf(&q, "%s; SET djc$c%zu = ROW_COUNT(); ", items[i].sql, i);
 			if (items[i].expect >= 0)
-				sb_printf(&q, "IF djc_c%zu <> %ld THEN SET djc_m = CONCAT('batch item %zu changed ', djc_c%zu, ' rows, not %ld'); "
-					  "SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = djc_m; END IF; ",
+				sb_printf(&q, "IF djc$c%zu <> %ld THEN SET djc$m = CONCAT('batch item %zu changed ', djc$c%zu, ' rows, not %ld'); "
+					  "SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = djc$m; END IF; ",
 					  i, items[i].expect, i, i, items[i].expect);
 			if (items[i].np) memcpy(p + k, items[i].params, items[i].np * sizeof *p);
 			k += items[i].np;
@@ -1376,24 +1382,24 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 		sb_t ix = SB_INIT;
 		my_qi(&ix, cl->index);
 		sb_printf(&q, "SELECT %s%s%s INTO ", cl->key_cols, cl->extra ? ", " : "", cl->extra ? cl->extra : "");
-		for (size_t j = 0; j < nk; j++) sb_printf(&q, "%sdjc_k%zu", j ? ", " : "", j);
-		sb_printf(&q, "%s FROM %s FORCE INDEX (%s) WHERE (%s) ORDER BY ", cl->extra ? ", djc_x" : "", sb_str(&t), sb_str(&ix),
+		for (size_t j = 0; j < nk; j++) sb_printf(&q, "%sdjc$k%zu", j ? ", " : "", j);
+		sb_printf(&q, "%s FROM %s FORCE INDEX (%s) WHERE (%s) ORDER BY ", cl->extra ? ", djc$x" : "", sb_str(&t), sb_str(&ix),
 			  cl->where);
 		sb_free(&ix);
 		if (cl->order && *cl->order) sb_printf(&q, "%s, ", cl->order);
-		sb_printf(&q, "%s LIMIT 1 FOR UPDATE SKIP LOCKED; IF djc_k0 IS NOT NULL THEN UPDATE %s SET %s WHERE ", cl->key_cols,
+		sb_printf(&q, "%s LIMIT 1 FOR UPDATE SKIP LOCKED; IF djc$k0 IS NOT NULL THEN UPDATE %s SET %s WHERE ", cl->key_cols,
 			  sb_str(&t), cl->set);
-		for (size_t j = 0; j < nk; j++) sb_printf(&q, "%s%s = djc_k%zu", j ? " AND " : "", kq[j], j);
-		sb_printf(&q, "; SET djc_c%zu = 1; END IF; ", i);
+		for (size_t j = 0; j < nk; j++) sb_printf(&q, "%s%s = djc$k%zu", j ? " AND " : "", kq[j], j);
+		sb_printf(&q, "; SET djc$c%zu = 1; END IF; ", i);
 		if (cl->nw) memcpy(p + k, cl->wparams, cl->nw * sizeof *p);
 		k += cl->nw;
 		if (cl->ns) memcpy(p + k, cl->sparams, cl->ns * sizeof *p);
 		k += cl->ns;
 	}
-	sb_printf(&q, "SET djc_i = %zu; COMMIT; SELECT ", n);
-	for (size_t i = 0; i < n; i++) sb_printf(&q, "%sdjc_c%zu", i ? ", " : "", i);
-	for (size_t j = 0; j < nk; j++) sb_printf(&q, ", djc_k%zu", j);
-	if (cl && cl->extra) sb_add(&q, ", djc_x");
+	sb_printf(&q, "SET djc$i = %zu; COMMIT; SELECT ", n);
+	for (size_t i = 0; i < n; i++) sb_printf(&q, "%sdjc$c%zu", i ? ", " : "", i);
+	for (size_t j = 0; j < nk; j++) sb_printf(&q, ", djc$k%zu", j);
+	if (cl && cl->extra) sb_add(&q, ", djc$x");
 	sb_add(&q, "; END");
 
 	db_res *r = NULL;
