@@ -538,6 +538,67 @@ static void test_idle_peek(void)
 	djc_close(b);
 }
 
+/* ------------------------------------- the next claim of a slow make */
+
+/* A commit claims the next job in its own transaction even when the
+ * connection's look for lapsed leases is due (a make longer than a
+ * second): lapsed.list looks first, finds nothing, and the claim goes
+ * with the commit. It used to leave such a commit without its claim, so a
+ * worker of slow makes paid two transactions per job. When a lease has
+ * lapsed, the commit leaves the claiming to the caller, whose claim takes
+ * the lapsed job first. */
+static int64_t key_k(const djc_job *j)
+{
+	int64_t k = -1;
+	long i = djc_row_find(j->key, "k");
+	if (i >= 0) djc_row_int(&k, j->key, (size_t)i);
+	return k;
+}
+
+static void test_commit_next_due(void)
+{
+	djc_conn *c = t_open(url, schema), *d = t_open(url, schema);
+	table *t = NULL, *td = NULL;
+	CHECK(conn_table(c, "Nc", &t) == 0 && t && conn_table(d, "Nc", &td) == 0 && td);
+	if (!t || !td) { djc_close(c); djc_close(d); return; }
+	for (int k = 1; k <= 3; k++) {
+		char js[32];
+		snprintf(js, sizeof js, "{\"k\": %d}", k);
+		CHECK(t_insert_json(c, "Nk", js) == 0);
+	}
+	djc_refresh_result rr;
+	CHECK(djc_jobs_refresh(&rr, c, "Nc", NULL) == 0 && rr.added == 3);
+	djc_job **jobs = NULL;
+	size_t n = 0;
+	CHECK(jobs_claim(c, t, NULL, -1, 60, 1, &jobs, &n) == 0 && n == 1);
+	djc_job *a = n ? jobs[0] : NULL;
+	free(jobs);
+	t_nap(1.1);   /* a slow make: the look for lapsed leases is due */
+	next_claim next = {NULL, -1, 60, 1, NULL, 0};
+	commit_result res = COMMIT_FAILED;
+	CHECK_MSG(a && jobs_commit(c, a, NULL, NULL, 0, 1.1, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s", djc_error_last(c));
+	CHECK_MSG(next.njobs == 1, "the commit after a slow make claimed %zu jobs, not 1", next.njobs);
+	djc_job *b = next.njobs ? next.jobs[0] : NULL;
+	free(next.jobs);
+	djc_job_free(a);
+	/* d takes the last job with a lease of 50 ms, and lets it lapse */
+	CHECK(jobs_claim(d, td, NULL, -1, 0.05, 1, &jobs, &n) == 0 && n == 1);
+	int64_t lapsed = n ? key_k(jobs[0]) : -1;
+	free_jobs(jobs, n);
+	t_nap(1.1);
+	next = (next_claim){NULL, -1, 60, 1, NULL, 0};
+	CHECK_MSG(b && jobs_commit(c, b, NULL, NULL, 0, 1.1, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s", djc_error_last(c));
+	CHECK_MSG(next.njobs == 0, "the commit claimed %zu jobs while a lease had lapsed", next.njobs);
+	next_claim_drop(&next);
+	djc_job_free(b);
+	/* the caller's claim takes the lapsed job over */
+	CHECK(jobs_claim(c, t, NULL, -1, 60, 1, &jobs, &n) == 0 && n == 1);
+	CHECK_MSG(n == 1 && key_k(jobs[0]) == lapsed, "the claim after the commit did not take the lapsed job over");
+	free_jobs(jobs, n);
+	djc_close(d);
+	djc_close(c);
+}
+
 /* --------------------------------------------- no DDL on a made table */
 
 /* A connection that finds the jobs table made (its indexes, its history)
@@ -855,7 +916,9 @@ static const char PIPE[] =
 	"Lv (computed)\n    -> Lk\n    ---\n    v : int32\n\n"
 	"Dl (manual)\n    k : int32\n    ---\n    v : int32\n\n"
 	"Dq (manual)\n    k : int32\n    ---\n\n"
-	"Dc (computed)\n    -> Dq\n    ---\n    v : int32\n";
+	"Dc (computed)\n    -> Dq\n    ---\n    v : int32\n\n"
+	"Nk (manual)\n    k : int32\n    ---\n\n"
+	"Nc (computed)\n    -> Nk\n    ---\n    v : int32\n";
 
 int main(void)
 {
@@ -883,6 +946,7 @@ int main(void)
 	test_ensure_no_lock();
 	test_claim_reads_head();
 	test_claim_after_load();
+	test_commit_next_due();
 	test_leave_empty();
 	return T_DONE("test_jobs_core");
 }
