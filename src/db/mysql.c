@@ -310,14 +310,6 @@ static void my_qi(sb_t *b, const char *name)
 	sb_addc(b, '`');
 }
 
-/* Connect, apply the session settings and select db (may be NULL). On
- * failure err holds a message without the password. */
-/* The binary collation that compares text byte for byte as SQLite and
- * PostgreSQL do. utf8mb4_bin is PAD SPACE: 'ab' and 'ab  ' are equal, so
- * they could not both be keys. MariaDB 10.2+ has utf8mb4_nopad_bin, MySQL
- * 8.0.17+ utf8mb4_0900_bin (both NO PAD); older servers keep utf8mb4_bin.
- * info: mysql_get_server_info, e.g. "10.11.6-MariaDB-0+deb12u1" or
- * "8.0.36" (MariaDB may prefix "5.5.5-"). */
 /* The server's kind and version from mysql_get_server_info; 0 when it
  * cannot be read. */
 static int server_version(const char *info, int *mariadb, int *major, int *minor, int *patch)
@@ -328,6 +320,12 @@ static int server_version(const char *info, int *mariadb, int *major, int *minor
 	return info && sscanf(info, "%d.%d.%d", major, minor, patch) >= 2;
 }
 
+/* The binary collation that compares text byte for byte as SQLite and
+ * PostgreSQL do. utf8mb4_bin is PAD SPACE: 'ab' and 'ab  ' are equal, so
+ * they could not both be keys. MariaDB 10.2+ has utf8mb4_nopad_bin, MySQL
+ * 8.0.17+ utf8mb4_0900_bin (both NO PAD); older servers keep utf8mb4_bin.
+ * info: mysql_get_server_info, e.g. "10.11.6-MariaDB-0+deb12u1" or
+ * "8.0.36" (MariaDB may prefix "5.5.5-"). */
 const char *db_mysql_collation(const char *info)
 {
 	int mariadb, major, minor, patch;
@@ -336,6 +334,8 @@ const char *db_mysql_collation(const char *info)
 	return major > 8 || (major == 8 && (minor > 0 || patch >= 17)) ? "utf8mb4_0900_bin" : "utf8mb4_bin";
 }
 
+/* Connect, apply the session settings and select db (may be NULL). On
+ * failure err holds a message without the password. */
 static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
 {
 	pthread_once(&lib_once, lib_init);
