@@ -500,39 +500,6 @@ int jobs_release_job(djc_conn *c, djc_job *job, const char *message)
 	return conn_tx(c, "handing a job back", 0, release_body, &a);
 }
 
-typedef struct pid_args { table *t; const char *host; long pid; const char *message; long n; } pid_args;
-
-static int fail_pid_body(djc_conn *c, void *arg)
-{
-	pid_args *a = arg;
-	jctx x = JCTX(a->t);
-	long marked = 0, added = 0;
-	a->n = 0;
-	val_t m[2] = {val_text(a->host), val_int(a->pid)};
-	int rc = jsql_count(c, &JS_PID_MARK, &x, m, 2, &marked);
-	val_free(&m[0]);
-	if (rc || !marked) return rc;
-	val_t h[2] = {val_text("died"), val_text(a->message)};
-	rc = jsql_count(c, &JS_HISTORY_MARKED, &x, h, 2, &added);
-	val_free(&h[0]);
-	val_free(&h[1]);
-	if (rc) return rc;
-	val_t f = val_text(a->message);
-	rc = jsql_count(c, &JS_FAIL_MARKED, &x, &f, 1, &a->n);
-	val_free(&f);
-	return rc;
-}
-
-int jobs_fail_pid(djc_conn *c, table *t, const char *host, long pid, const char *message, long *n)
-{
-	char *m = jobs_truncate(message);
-	pid_args a = {t, host, pid, m, 0};
-	int rc = conn_tx(c, "recording a dead worker's jobs", TX_IDEMPOTENT, fail_pid_body, &a);
-	free(m);
-	if (n) *n = rc ? 0 : a.n;
-	return rc;
-}
-
 int jobs_lost_why(djc_conn *c, djc_job *job, int *cancelled, char **message)
 {
 	*cancelled = 0;

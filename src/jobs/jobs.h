@@ -152,10 +152,6 @@ int jobs_fail(djc_conn *c, djc_job *job, fail_kind kind, const char *message, co
  * n - 1 times, at most jobs.retry_delay_max, then a random part of it in
  * [d/2, d) (so a delay is never shorter than the previous one's whole). */
 double jobs_backoff(long failures);
-/* Every job still reserved by (host, pid) becomes an error, recorded in
- * its history: a worker child died without telling which job it was
- * making. *n (may be NULL) = how many. */
-int jobs_fail_pid(djc_conn *c, table *t, const char *host, long pid, const char *message, long *n);
 /* After a renewal or a commit found the job no longer held: *cancelled = 1
  * when it was cancelled (ignore under this holder's own token; *message,
  * may be NULL, caller frees: who cancelled it), 0 when it was lost. */

@@ -205,7 +205,8 @@ const jsql JS_RELEASE = {"release",
 /* release.pid - a worker process died: the jobs it still holds and never
  * started (the rest of its claim) go back to pending at once, without
  * waiting for their leases to lapse. Host and pid name one process; the
- * job it was making has been recorded first (fail). Arguments: host, pid. */
+ * job it was making, if it said which, has been recorded first (fail);
+ * one that said nothing had started no make. Arguments: host, pid. */
 const jsql JS_RELEASE_PID = {"release.pid",
 	"UPDATE {J} SET " SET_PENDING("{now}") ", {last_end} = 'released: worker died' "
 	"WHERE {status} = 'reserved' AND {host} = ? AND {pid} = ?"};
@@ -261,18 +262,6 @@ const jsql JS_RETRY = {"retry",
 	"UPDATE {J} SET {attempts} = {attempts} + ?, {history} = {history} + 1, " SET_PENDING("{now+?}") ", "
 	"{scheduled_time} = {now+?}, {completed_time} = {now}, {duration} = ?, {error_message} = ?, {error_stack} = ?, "
 	"{last_end} = ? WHERE " FENCE};
-
-/* pid.mark, fail.marked - a worker child died without saying which job it
- * was making: every job still reserved by that process is marked (and so
- * locked), recorded by history.marked, and becomes an error. Host and pid
- * name one live process at a time; a job already taken over has another
- * holder's host and pid. Arguments of pid.mark: host, pid; of
- * fail.marked: message. */
-const jsql JS_PID_MARK = {"pid.mark",
-	"UPDATE {J} SET {queue} = " MARK_RESERVED " WHERE {status} = 'reserved' AND {host} = ? AND {pid} = ?"};
-const jsql JS_FAIL_MARKED = {"fail.marked",
-	"UPDATE {J} SET {attempts} = {attempts} + 1, {history} = {history} + 1, " SET_CLOSED("'error'") ", "
-	"{completed_time} = {now}, {error_message} = ?, {last_end} = 'error' WHERE {queue} = " MARK_RESERVED};
 
 /* ------------------------------------------------------------- history */
 
@@ -477,7 +466,7 @@ const jsql JS_REFRESH_ORPHANS = {"refresh.orphans",
 const jsql *const JS_ALL[] = {
 	&JS_CLAIM_DUE, &JS_CLAIM_LAPSED, &JS_CLAIM_SET, &JS_CLAIM_ORDER, &JS_CLAIM_KEYS, &JS_CLAIM_INFO, &JS_LAPSED_LIST, &JS_CLAIM_PEEK,
 	&JS_RENEW, &JS_HOLD, &JS_RELEASE, &JS_RELEASE_PID, &JS_RELEASE_ONE,
-	&JS_CLOSE_DELETE, &JS_CLOSE_SUCCESS, &JS_CLOSE_MANY, &JS_FAIL, &JS_RETRY, &JS_PID_MARK, &JS_FAIL_MARKED,
+	&JS_CLOSE_DELETE, &JS_CLOSE_SUCCESS, &JS_CLOSE_MANY, &JS_FAIL, &JS_RETRY,
 	&JS_HISTORY_ADD, &JS_HISTORY_MARKED, &JS_HISTORY_LAPSED, &JS_HISTORY_COUNT, &JS_HISTORY_TRIM,
 	&JS_HISTORY_DELETE, &JS_HISTORY_DELETE_MANY, &JS_HISTORY_SWEEP, &JS_HISTORY_LIST,
 	&JS_OUTCOME_JOB, &JS_OUTCOME_TARGET,

@@ -76,12 +76,14 @@ static void drain(int *fd, sb_t *buf, djc_populate_result *res, making *mk)
 /* A worker child died of a signal: the job it said it was making is that
  * make's failure (fenced by key and token; retried when it has attempts
  * left); whatever else it still holds (the rest of its claim, or a job
- * claimed after its last report) goes back to pending. Returns 1 when a
- * job was recorded as an error, 2 when it went back to pending for a
- * retry; 0 when the child had already ended its job (committed it or
- * recorded its error: the fence finds it no longer reserved), so its
- * death costs nothing. pw: djc worker's children hold jobs of
- * pw->tables (NULL: populate, t only). */
+ * claimed after its last report) goes back to pending. A child says which
+ * job it makes before the make starts, so one that said nothing made
+ * nothing: all it holds goes back to pending, and its death is no
+ * failure. Returns 1 when a job was recorded as an error, 2 when it went
+ * back to pending for a retry; 0 when the child had already ended its job
+ * (committed it or recorded its error: the fence finds it no longer
+ * reserved) or had started none, so its death costs nothing. pw: djc
+ * worker's children hold jobs of pw->tables (NULL: populate, t only). */
 static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const char *msg, double *retry_in,
 		      const pool_work *pw)
 {
@@ -97,19 +99,9 @@ static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const 
 		double delay = 0;
 		if (jobs_fail(c, &job, FAIL_DIED, msg, NULL, 0, &fr, &delay) == DJC_OK) failed = fr == FAILED_ERROR ? 1 : 2;
 		if (failed == 2) *retry_in = delay;
-		for (size_t i = 0; pw && i < pw->ntables; i++) jobs_release_pid(c, pw->tables[i], jobs_host(), (long)pid);
-		if (!pw) jobs_release_pid(c, t, jobs_host(), (long)pid);
-	} else {
-		/* it said nothing yet: whatever that process still holds */
-		long hit = 0;
-		for (size_t i = 0; pw && i < pw->ntables; i++) {
-			long h = 0;
-			jobs_fail_pid(c, pw->tables[i], jobs_host(), (long)pid, msg, &h);
-			hit += h;
-		}
-		if (!pw) jobs_fail_pid(c, t, jobs_host(), (long)pid, msg, &hit);
-		failed = hit > 0;
 	}
+	for (size_t i = 0; pw && i < pw->ntables; i++) jobs_release_pid(c, pw->tables[i], jobs_host(), (long)pid);
+	if (!pw) jobs_release_pid(c, t, jobs_host(), (long)pid);
 	json_decref(kj);
 	djc_row_free(key);
 	free(err);
