@@ -4,7 +4,9 @@
 #include "jobs.h"
 #include "util/config.h"
 #include <fcntl.h>
+#include <pthread.h>
 #include <pwd.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +18,57 @@
 #define ERR_LEN 2047
 #define TRUNC "...truncated"
 
-int64_t jobs_new_token(void)
+/* Tokens come from a generator of this process: a random seed read once
+ * (a system call per claim cost a worker a tenth of its time at batch 1),
+ * then seed + n * an odd constant through splitmix64's finalizer, a
+ * bijection, so one process never repeats a token, and two processes share
+ * one only by the chance that two random tokens are equal. A forked child
+ * reads a seed of its own (id_forked), and knows its own pid. */
+static _Atomic uint64_t tok_seed, tok_n;
+static _Atomic long self_pid;
+static pthread_once_t id_once = PTHREAD_ONCE_INIT;
+
+static void id_forked(void)
 {
-	uint64_t x = 0;
-	if (getrandom(&x, sizeof x, 0) != sizeof x) {
+	atomic_store(&tok_seed, 0);
+	atomic_store(&self_pid, 0);
+}
+
+static void id_register(void) { pthread_atfork(NULL, NULL, id_forked); }
+
+static uint64_t token_seed(void)
+{
+	uint64_t s = atomic_load(&tok_seed);
+	if (s) return s;
+	pthread_once(&id_once, id_register);
+	if (getrandom(&s, sizeof s, 0) != sizeof s) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		x = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40);
+		s = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40);
 	}
+	s |= 1;   /* never 0, which means "not read yet" */
+	uint64_t want = 0;
+	return atomic_compare_exchange_strong(&tok_seed, &want, s) ? s : want;
+}
+
+int64_t jobs_new_token(void)
+{
+	uint64_t x = token_seed() + (atomic_fetch_add(&tok_n, 1) + 1) * 0x9E3779B97F4A7C15ULL;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+	x ^= x >> 31;
 	x &= 0x7fffffffffffffffULL;
 	return x ? (int64_t)x : 1;
+}
+
+long jobs_pid(void)
+{
+	long p = atomic_load(&self_pid);
+	if (p) return p;
+	pthread_once(&id_once, id_register);
+	p = (long)getpid();
+	atomic_store(&self_pid, p);
+	return p;
 }
 
 const char *jobs_host(void)

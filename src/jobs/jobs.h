@@ -24,6 +24,8 @@ struct djc_job {
 /* ------------------------------------------------------------ identity */
 
 int64_t jobs_new_token(void);
+/* getpid(), read once per process (and again in a forked child). */
+long jobs_pid(void);
 const char *jobs_host(void);
 const char *jobs_user(void);
 const char *jobs_version(void);

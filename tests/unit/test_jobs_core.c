@@ -9,7 +9,8 @@
  * counted by the server) and still takes a job that became pending or
  * whose lease lapsed; a connection that finds the jobs table made takes no
  * lock on it (no DDL while other sessions work); a claim reads the head of
- * a deep queue, not the queue (invariant 5). */
+ * a deep queue, not the queue (invariant 5); a forked child draws fencing
+ * tokens of its own. */
 #include "t.h"
 #include "tdb.h"
 #include "djc.h"
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char *url, *schema, *backend;
@@ -900,6 +902,54 @@ static void test_leave_empty(void)
 	djc_close(c);
 }
 
+/* Fencing tokens come from a generator seeded once per process: a forked
+ * child seeds its own (its first tokens are not its parent's next ones),
+ * and one process never repeats a token; the pid too is the child's own. */
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static void test_tokens_fork(void)
+{
+	enum { N = 20000 };
+	int64_t *mine = malloc(N * sizeof *mine);
+	CHECK(jobs_new_token() > 0);
+	CHECK(jobs_pid() == (long)getpid());
+	int fd[2];
+	CHECK(pipe(fd) == 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int64_t got[16];
+		for (int i = 0; i < 16; i++) got[i] = jobs_new_token();
+		long p = jobs_pid();
+		ssize_t w = write(fd[1], got, sizeof got) + write(fd[1], &p, sizeof p);
+		_exit(w == (ssize_t)(sizeof got + sizeof p) ? 0 : 1);
+	}
+	int64_t child[16];
+	long cpid = 0;
+	CHECK(read(fd[0], child, sizeof child) == (ssize_t)sizeof child);
+	CHECK(read(fd[0], &cpid, sizeof cpid) == (ssize_t)sizeof cpid);
+	int st = 0;
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_MSG(cpid == (long)pid, "the child's jobs_pid is %ld, its pid %ld", cpid, (long)pid);
+	CHECK(jobs_pid() == (long)getpid());
+	for (int i = 0; i < N; i++) mine[i] = jobs_new_token();
+	int shared = 0, repeated = 0, negative = 0;
+	for (int i = 0; i < N; i++) {
+		if (mine[i] <= 0) negative++;
+		for (int k = 0; k < 16; k++) shared += mine[i] == child[k];
+	}
+	qsort(mine, N, sizeof *mine, cmp_i64);
+	for (int i = 1; i < N; i++) repeated += mine[i] == mine[i - 1];
+	CHECK_MSG(shared == 0, "%d of the parent's tokens are the child's", shared);
+	CHECK_MSG(repeated == 0 && negative == 0, "%d repeated, %d not positive of %d tokens", repeated, negative, N);
+	close(fd[0]);
+	close(fd[1]);
+	free(mine);
+}
+
 static const char PIPE[] =
 	"Cat (manual)\n    k : int32\n    version : varchar(16)\n    ---\n    x : int32\n\n"
 	"CatC (computed)\n    -> Cat\n    ---\n    y : int32\n\n"
@@ -948,5 +998,6 @@ int main(void)
 	test_claim_after_load();
 	test_commit_next_due();
 	test_leave_empty();
+	test_tokens_fork();
 	return T_DONE("test_jobs_core");
 }
