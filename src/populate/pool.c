@@ -1,6 +1,8 @@
 /* pool.c - populate --processes N: N worker processes, each with its own
  * connection (its heartbeat shares it), taking work as they go. Each child
- * reports errors, and the job it is making, as JSON lines on a pipe. The
+ * reports errors as JSON lines on a pipe, and the job it is making in a
+ * slot of shared memory (worker.h: making_slot), so a job costs the parent
+ * nothing and wakes it never. The
  * parent records the job of a child that dies of a signal (a crashing C
  * make, an OOM kill) as that make's failure, hands the rest of its claim
  * back, and starts a new worker in its place. The parent holds one
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,6 +51,24 @@ static void gather_line(djc_populate_result *res, char *line, making *mk)
 		add_error(res, json_is_string(k) ? json_string_value(k) : "{}", json_is_string(m) ? json_string_value(m) : "make failed");
 	}
 	json_decref(j);
+}
+
+/* A dead child's slot: the job it was making, unless that one's key went
+ * on the pipe (gather_line has it) or the child died while writing it
+ * (then it had started no make: nothing is its job). */
+static void slot_read(making_slot *s, making *mk)
+{
+	unsigned q = atomic_load_explicit(&s->seq, memory_order_acquire);
+	if (q == 0 || (!(q & 1) && s->in_pipe)) return;
+	free(mk->key);
+	free(mk->table);
+	mk->key = mk->table = NULL;
+	if (q & 1) return;
+	mk->key = xstrdup(s->key);
+	mk->table = xstrdup(s->table);
+	mk->token = (int64_t)s->token;
+	mk->attempts = s->attempts;
+	mk->history = s->history;
 }
 
 /* Read what a child wrote to its (non-blocking) pipe and handle each whole
@@ -112,8 +133,9 @@ static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const 
  * whose read end goes to *fd. fds[0..nfds) are the other children's pipes,
  * closed in the child. Returns the child's pid, or -1. */
 static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, int serve, counters *sh,
-			  djc_rowset *keys, const int *fds, int nfds, int *fd, const pool_work *pw)
+			  djc_rowset *keys, const int *fds, int nfds, int *fd, making_slot *slot, const pool_work *pw)
 {
+	memset(slot, 0, sizeof *slot);
 	int pf[2];
 	if (pipe(pf)) return -1;
 	fflush(NULL);
@@ -128,7 +150,7 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 		int crc = djc_open(&cc, c->url, c->schema);
 		worker w = {0};
 		djc_populate_result cres = {0};
-		w.c = cc; w.o = o; w.argv = argv; w.serve = serve; w.sh = sh; w.res = &cres; w.outfd = pf[1];
+		w.c = cc; w.o = o; w.argv = argv; w.serve = serve; w.sh = sh; w.res = &cres; w.outfd = pf[1]; w.slot = slot;
 		if (!crc) crc = conn_table(cc, t->name, &w.t);
 		if (!crc) w.timeout = worker_timeout(o, w.t);
 		if (!crc && o->reserve_jobs) crc = lease_start(&w.lease, cc, w.t);
@@ -161,11 +183,13 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 	sb_t bufs[MAX_PROCS];
 	making mk[MAX_PROCS];
 	memset(mk, 0, sizeof mk);
+	making_slot *slots = mmap(NULL, (size_t)procs * sizeof *slots, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (slots == MAP_FAILED) return conn_fail(c, DJC_ERROR, "cannot start worker processes: %s", strerror(errno));
 	int n = 0;
 	fflush(NULL);
 	for (int i = 0; i < procs; i++) {
 		int fd;
-		pid_t pid = spawn_worker(c, t, o, argv, serve, sh, keys, fds, n, &fd, pw);
+		pid_t pid = spawn_worker(c, t, o, argv, serve, sh, keys, fds, n, &fd, &slots[i], pw);
 		if (pid < 0) break;
 		pids[n] = pid;
 		fds[n] = fd;
@@ -173,7 +197,11 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 		bufs[n] = z;
 		n++;
 	}
-	if (n == 0) return conn_fail(c, DJC_ERROR, "cannot start worker processes: %s", strerror(errno));
+	if (n == 0) {
+		int e = errno;
+		munmap(slots, (size_t)procs * sizeof *slots);
+		return conn_fail(c, DJC_ERROR, "cannot start worker processes: %s", strerror(e));
+	}
 	int respawns = 0;
 	int alive = n, forwarded = 0, drained = 0;
 	while (alive > 0) {
@@ -207,8 +235,10 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 			pid_t p = pids[i];
 			pids[i] = -1;
 			alive--;
-			/* what it wrote last (its current job) may still be in the pipe */
+			/* what it wrote last may still be in the pipe; its slot says
+			 * which job it was making */
 			drain(&fds[i], &bufs[i], res, &mk[i]);
+			slot_read(&slots[i], &mk[i]);
 			if (!WIFSIGNALED(st) || (forwarded && (WTERMSIG(st) == SIGINT || WTERMSIG(st) == SIGTERM))) continue;
 			/* the worker died of its own (a crash in a C make, an OOM kill):
 			 * its job is that make's failure, recorded now, unless it had
@@ -237,7 +267,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 				free(mk[i].key);
 				free(mk[i].table);
 				mk[i].key = mk[i].table = NULL;
-				pid_t npid = spawn_worker(c, t, o, argv, serve, sh, keys, fds, n, &fd, pw);
+				pid_t npid = spawn_worker(c, t, o, argv, serve, sh, keys, fds, n, &fd, &slots[i], pw);
 				if (npid > 0) { pids[i] = npid; fds[i] = fd; alive++; respawns++; }
 			}
 		}
@@ -253,5 +283,6 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 		free(mk[i].key);
 		free(mk[i].table);
 	}
+	munmap(slots, (size_t)procs * sizeof *slots);
 	return DJC_OK;
 }

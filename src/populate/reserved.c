@@ -190,7 +190,7 @@ static void make_one(worker *w, group *g, djc_job *job, size_t i, size_t n, next
 {
 	lease_hold(&w->lease, job->token, (long)n);
 	lease_making(&w->lease, job->key);
-	if (w->outfd >= 0) worker_making(w, job);
+	if (w->slot) worker_making(w, job);
 	double t0 = mono_now();
 	staged st = {0};
 	make_result mr;

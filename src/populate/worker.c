@@ -94,10 +94,26 @@ void worker_error(worker *w, const djc_row *key, const char *msg)
 void worker_making(worker *w, const djc_job *job)
 {
 	char *k = key_to_json(w->t, job->key, 1);
-	char tok[32];
-	snprintf(tok, sizeof tok, "%lld", (long long)job->token);
-	write_json_line(w->outfd, json_pack("{s:s,s:s,s:I,s:b,s:s}", "making", k, "token", tok, "attempts", (json_int_t)job->attempts,
-					    "history", job->history, "table", w->t->name));
+	making_slot *s = w->slot;
+	size_t kl = strlen(k), tl = strlen(w->t->name);
+	int fits = kl < sizeof s->key && tl < sizeof s->table;
+	unsigned q = atomic_load_explicit(&s->seq, memory_order_relaxed);
+	atomic_store_explicit(&s->seq, q + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	s->in_pipe = !fits;
+	if (fits) {
+		memcpy(s->key, k, kl + 1);
+		memcpy(s->table, w->t->name, tl + 1);
+		s->token = (long long)job->token;
+		s->attempts = job->attempts;
+		s->history = job->history;
+	} else {
+		char tok[32];
+		snprintf(tok, sizeof tok, "%lld", (long long)job->token);
+		write_json_line(w->outfd, json_pack("{s:s,s:s,s:I,s:b,s:s}", "making", k, "token", tok, "attempts",
+						    (json_int_t)job->attempts, "history", job->history, "table", w->t->name));
+	}
+	atomic_store_explicit(&s->seq, q + 2, memory_order_release);
 	free(k);
 }
 

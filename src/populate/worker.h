@@ -21,6 +21,23 @@ typedef struct counters {
 	atomic_int stop;         /* stop taking work (an error without suppress_errors) */
 } counters;
 
+/* Which job a pool child is making, in memory it shares with its parent
+ * (pool.c): written before each make starts, so the parent learns it
+ * without a system call or a wakeup per job, and read by the parent only
+ * once the child is dead. seq is odd while the child writes (a child that
+ * died then had started no make). A key or table name that does not fit
+ * goes as a "making" line on the pipe instead (in_pipe), written before seq
+ * is even again. */
+typedef struct making_slot {
+	atomic_uint seq;
+	int in_pipe;
+	int history;
+	long long token;
+	long attempts;
+	char table[128];
+	char key[3968];
+} making_slot;
+
 /* What `djc worker` (workloop.c) asks of work_reserved, which otherwise
  * behaves as populate's: how many jobs to claim now (at most batch, with
  * `ahead` makes of this worker still to run before the claimed ones could
@@ -42,6 +59,7 @@ typedef struct worker {
 	counters *sh;
 	djc_populate_result *res;  /* errors of this process (outfd < 0) */
 	int outfd;                 /* a pool child: reports to the parent, else -1 */
+	making_slot *slot;         /* a pool child: says which job it makes, else NULL */
 	progress *prog;            /* single-process progress bar, or NULL */
 	lease lease;               /* reserved mode */
 	make_watch watch;          /* what a running make asks */
@@ -61,7 +79,8 @@ void worker_retry_due(counters *sh, double delay);
  * the parent, or into w->res), and stop the others unless suppress_errors. */
 void worker_error(worker *w, const djc_row *key, const char *msg);
 /* A pool child tells its parent which job it is making (key, token, its
- * attempts), so that if it dies the parent fails that job and only it. */
+ * attempts; in w->slot), so that if it dies the parent fails that job and
+ * only it. */
 void worker_making(worker *w, const djc_job *job);
 void worker_tick(worker *w);
 /* populate should stop taking work: a signal, a drain (SIGUSR1), or an
