@@ -53,17 +53,21 @@ static void gather_line(djc_populate_result *res, char *line, making *mk)
 	json_decref(j);
 }
 
-/* A dead child's slot: the job it was making, unless that one's key went
- * on the pipe (gather_line has it) or the child died while writing it
- * (then it had started no make: nothing is its job). */
+/* A dead child's slot: the job whose make was running, unless that one's
+ * key went on the pipe (gather_line has it); none when the child died
+ * while writing the slot or with no make running (between makes, or
+ * committing one). The child may have scribbled on the slot as it died:
+ * its strings are cut at their size. */
 static void slot_read(making_slot *s, making *mk)
 {
-	unsigned q = atomic_load_explicit(&s->seq, memory_order_acquire);
+	unsigned long long q = atomic_load_explicit(&s->seq, memory_order_acquire);
 	if (q == 0 || (!(q & 1) && s->in_pipe)) return;
 	free(mk->key);
 	free(mk->table);
 	mk->key = mk->table = NULL;
-	if (q & 1) return;
+	s->key[sizeof s->key - 1] = 0;
+	s->table[sizeof s->table - 1] = 0;
+	if ((q & 1) || !s->key[0]) return;
 	mk->key = xstrdup(s->key);
 	mk->table = xstrdup(s->table);
 	mk->token = (int64_t)s->token;
@@ -98,9 +102,10 @@ static void drain(int *fd, sb_t *buf, djc_populate_result *res, making *mk)
  * make's failure (fenced by key and token; retried when it has attempts
  * left); whatever else it still holds (the rest of its claim, or a job
  * claimed after its last report) goes back to pending. A child says which
- * job it makes before the make starts, so one that said nothing made
- * nothing: all it holds goes back to pending, and its death is no
- * failure. Returns 1 when a job was recorded as an error, 2 when it went
+ * job it makes before the make starts, and that the make ended once it
+ * returns, so one that said nothing, or died between makes or committing
+ * one, was running no make: all it holds goes back to pending, and its
+ * death is no failure. Returns 1 when a job was recorded as an error, 2 when it went
  * back to pending for a retry; 0 when the child had already ended its job
  * (committed it or recorded its error: the fence finds it no longer
  * reserved) or had started none, so its death costs nothing. pw: djc
@@ -109,9 +114,10 @@ static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const 
 		      const pool_work *pw)
 {
 	int failed = 0;
-	/* djc worker's children say which table they are making a job of */
-	if (mk->table && conn_table(c, mk->table, &t)) return 0;
-	json_t *kj = mk->key ? json_loads(mk->key, 0, NULL) : NULL;
+	/* djc worker's children say which table they are making a job of (one
+	 * the parent cannot open: that job goes back to pending with the rest) */
+	int known = !mk->table || !conn_table(c, mk->table, &t);
+	json_t *kj = known && mk->key ? json_loads(mk->key, 0, NULL) : NULL;
 	djc_row *key = NULL;
 	char *err = NULL;
 	if (kj && !row_from_json_obj(t, kj, &key, &err)) {
@@ -230,23 +236,32 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 			fflush(stderr);
 		}
 		for (int i = 0; i < n; i++) {
-			int st;
-			if (pids[i] <= 0 || waitpid(pids[i], &st, WNOHANG) != pids[i]) continue;
+			/* ended? (not reaped yet: until its jobs are handed back, no
+			 * other process can have its pid, which release.pid goes by) */
+			siginfo_t si;
+			si.si_pid = 0;
+			if (pids[i] <= 0 || waitid(P_PID, (id_t)pids[i], &si, WEXITED | WNOHANG | WNOWAIT) || si.si_pid != pids[i])
+				continue;
 			pid_t p = pids[i];
 			pids[i] = -1;
 			alive--;
+			int sig = si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED ? si.si_status : 0;
 			/* what it wrote last may still be in the pipe; its slot says
 			 * which job it was making */
 			drain(&fds[i], &bufs[i], res, &mk[i]);
 			slot_read(&slots[i], &mk[i]);
-			if (!WIFSIGNALED(st) || (forwarded && (WTERMSIG(st) == SIGINT || WTERMSIG(st) == SIGTERM))) continue;
+			if (!sig || (forwarded && (sig == SIGINT || sig == SIGTERM))) {
+				waitpid(p, NULL, 0);
+				continue;
+			}
 			/* the worker died of its own (a crash in a C make, an OOM kill):
 			 * its job is that make's failure, recorded now, unless it had
 			 * already ended that job (then its death costs nothing) */
 			char msg[128];
-			snprintf(msg, sizeof msg, "make killed by signal %d (worker process %d died)", WTERMSIG(st), (int)p);
+			snprintf(msg, sizeof msg, "make killed by signal %d (worker process %d died)", sig, (int)p);
 			double retry_in = 0;
 			int failed = o->reserve_jobs ? child_died(c, t, &mk[i], p, msg, &retry_in, pw) : 1;
+			waitpid(p, NULL, 0);
 			if (failed == 2) {
 				atomic_fetch_add(&sh->retried, 1);
 				worker_retry_due(sh, retry_in);

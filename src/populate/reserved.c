@@ -196,6 +196,7 @@ static void make_one(worker *w, group *g, djc_job *job, size_t i, size_t n, next
 	make_result mr;
 	int ok = worker_make(w, job->key, (int)job->attempts + 1, &st, &mr) == DJC_OK;
 	double dur = mono_now() - t0;
+	if (w->slot) worker_made(w);
 	if (mr.fatal) {
 		/* the key was not tried (its serve program cannot be run): it
 		 * goes back to pending for another worker, and this one stops */

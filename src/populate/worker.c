@@ -91,16 +91,31 @@ void worker_error(worker *w, const djc_row *key, const char *msg)
 	if (!w->o->suppress_errors) atomic_store(&w->sh->stop, 1);
 }
 
+/* The slot's seqlock (worker.h): odd, the fields, even. Only the compiler
+ * could reorder the plain stores across the odd one for a reader that
+ * looks once the writer is dead: the signal fence keeps them after it. */
+static unsigned long long slot_open(making_slot *s)
+{
+	unsigned long long q = atomic_load_explicit(&s->seq, memory_order_relaxed);
+	atomic_store_explicit(&s->seq, q + 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	return q;
+}
+
+static void slot_close(making_slot *s, unsigned long long q)
+{
+	atomic_store_explicit(&s->seq, q + 2, memory_order_release);
+}
+
 void worker_making(worker *w, const djc_job *job)
 {
 	char *k = key_to_json(w->t, job->key, 1);
 	making_slot *s = w->slot;
 	size_t kl = strlen(k), tl = strlen(w->t->name);
 	int fits = kl < sizeof s->key && tl < sizeof s->table;
-	unsigned q = atomic_load_explicit(&s->seq, memory_order_relaxed);
-	atomic_store_explicit(&s->seq, q + 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
+	unsigned long long q = slot_open(s);
 	s->in_pipe = !fits;
+	s->key[0] = 0;
 	if (fits) {
 		memcpy(s->key, k, kl + 1);
 		memcpy(s->table, w->t->name, tl + 1);
@@ -113,8 +128,17 @@ void worker_making(worker *w, const djc_job *job)
 		write_json_line(w->outfd, json_pack("{s:s,s:s,s:I,s:b,s:s}", "making", k, "token", tok, "attempts",
 						    (json_int_t)job->attempts, "history", job->history, "table", w->t->name));
 	}
-	atomic_store_explicit(&s->seq, q + 2, memory_order_release);
+	slot_close(s, q);
 	free(k);
+}
+
+void worker_made(worker *w)
+{
+	making_slot *s = w->slot;
+	unsigned long long q = slot_open(s);
+	s->in_pipe = 0;
+	s->key[0] = 0;
+	slot_close(s, q);
 }
 
 void worker_tick(worker *w)

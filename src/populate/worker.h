@@ -22,14 +22,15 @@ typedef struct counters {
 } counters;
 
 /* Which job a pool child is making, in memory it shares with its parent
- * (pool.c): written before each make starts, so the parent learns it
- * without a system call or a wakeup per job, and read by the parent only
- * once the child is dead. seq is odd while the child writes (a child that
- * died then had started no make). A key or table name that does not fit
- * goes as a "making" line on the pipe instead (in_pipe), written before seq
- * is even again. */
+ * (pool.c): written before each make starts and emptied when it ends, so
+ * the parent learns it without a system call or a wakeup per job, and read
+ * by the parent only once the child is dead. seq is odd while the child
+ * writes (a child that died then was running no make); an empty key: no
+ * make is running (the child died between makes, or committing one). A key
+ * or table name that does not fit goes as a "making" line on the pipe
+ * instead (in_pipe), written before seq is even again. */
 typedef struct making_slot {
-	atomic_uint seq;
+	atomic_ullong seq;
 	int in_pipe;
 	int history;
 	long long token;
@@ -82,6 +83,9 @@ void worker_error(worker *w, const djc_row *key, const char *msg);
  * attempts; in w->slot), so that if it dies the parent fails that job and
  * only it. */
 void worker_making(worker *w, const djc_job *job);
+/* ... and that the make has ended (whatever comes of it, the commit or
+ * the error's record, is no longer that make's crash). */
+void worker_made(worker *w);
 void worker_tick(worker *w);
 /* populate should stop taking work: a signal, a drain (SIGUSR1), or an
  * error without suppress_errors. */

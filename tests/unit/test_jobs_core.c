@@ -10,7 +10,7 @@
  * whose lease lapsed; a connection that finds the jobs table made takes no
  * lock on it (no DDL while other sessions work); a claim reads the head of
  * a deep queue, not the queue (invariant 5); a forked child draws fencing
- * tokens of its own. */
+ * tokens of its own; a pool child killed while it commits fails no job. */
 #include "t.h"
 #include "tdb.h"
 #include "djc.h"
@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -920,13 +922,16 @@ static void test_tokens_fork(void)
 	int fd[2];
 	CHECK(pipe(fd) == 0);
 	pid_t pid = fork();
+	CHECK(pid >= 0);
 	if (pid == 0) {
+		close(fd[0]);
 		int64_t got[16];
 		for (int i = 0; i < 16; i++) got[i] = jobs_new_token();
 		long p = jobs_pid();
 		ssize_t w = write(fd[1], got, sizeof got) + write(fd[1], &p, sizeof p);
 		_exit(w == (ssize_t)(sizeof got + sizeof p) ? 0 : 1);
 	}
+	close(fd[1]);   /* a child that dies before it writes: read says so */
 	int64_t child[16];
 	long cpid = 0;
 	CHECK(read(fd[0], child, sizeof child) == (ssize_t)sizeof child);
@@ -946,8 +951,81 @@ static void test_tokens_fork(void)
 	CHECK_MSG(shared == 0, "%d of the parent's tokens are the child's", shared);
 	CHECK_MSG(repeated == 0 && negative == 0, "%d repeated, %d not positive of %d tokens", repeated, negative, N);
 	close(fd[0]);
-	close(fd[1]);
 	free(mine);
+}
+
+/* A pool child killed after its make ended, while its commit waits for a
+ * row lock (another session of the make holds the job's row until the
+ * process dies): its death was no make's crash, so no attempt fails. The
+ * parent hands the job back and a new worker makes it; or, on the servers,
+ * the dead child's commit, already sent whole, takes the row lock first
+ * and commits on the server after all (it still held the job: the fence
+ * lets it), and the parent finds nothing to hand back. Either way the key
+ * is made once and nothing is failed. The make does this once (a flag in
+ * memory shared with every child). */
+static atomic_int *hang_once;
+
+static int mk_hang(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	int64_t k = 0;
+	djc_row_int(&k, key, (size_t)djc_row_find(key, "k"));
+	if (atomic_exchange(hang_once, 0)) {
+		djc_conn *x = t_open(url, schema);
+		table *xt = NULL;
+		if (conn_table(x, "Hv", &xt) || db_begin(x->db) || touch_jobs(x, xt, &k)) _exit(9);
+		pid_t killer = fork();
+		if (killer == 0) {
+			usleep(500000);
+			kill(getppid(), SIGKILL);
+			_exit(0);
+		}
+	}
+	djc_row *r = djc_row_new();
+	djc_row_set_int(r, "v", 7);
+	int rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	return rc;
+}
+
+static void test_killed_committing(void)
+{
+	hang_once = mmap(NULL, sizeof *hang_once, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(hang_once != MAP_FAILED);
+	if (hang_once == MAP_FAILED) return;
+	atomic_store(hang_once, 1);
+	djc_conn *c = t_open(url, schema);
+	CHECK(t_insert_json(c, "Hk", "{\"k\": 1}") == 0);
+	djc_populate_options o = DJC_POPULATE_OPTIONS_INIT;
+	o.reserve_jobs = 1;
+	o.processes = 2;
+	o.suppress_errors = 1;
+	o.make = mk_hang;
+	djc_populate_result *res = NULL;
+	int rc = djc_populate(&res, c, "Hv", &o);
+	CHECK_MSG(atomic_load(hang_once) == 0, "the make never held the row");
+	CHECK_MSG(rc == 0 && res && res->error_count == 0 && res->retried_count == 0 && res->lost_count == 0,
+		  "rc %d (%s): errors %ld, retried %ld, lost %ld", rc, djc_error_last(c), res ? res->error_count : -1,
+		  res ? res->retried_count : -1, res ? res->lost_count : -1);
+	long made = res ? res->success_count : -1;   /* 0: the dead child's commit landed */
+	djc_populate_result_free(res);
+	CHECK(t_count(c, "Hv", NULL) == 1);
+	djc_rowset *rs = NULL;
+	CHECK(djc_jobs_list(&rs, c, "Hv", NULL) == DJC_OK && rs && djc_rowset_count(rs) == 1);
+	if (rs && djc_rowset_count(rs) == 1) {
+		const djc_row *r = djc_rowset_row(rs, 0);
+		const char *st = "";
+		int64_t att = -1, resv = -1;
+		djc_row_text(&st, r, (size_t)djc_row_find(r, "status"));
+		djc_row_int(&att, r, (size_t)djc_row_find(r, "attempts"));
+		djc_row_int(&resv, r, (size_t)djc_row_find(r, "reservations"));
+		CHECK_MSG(!strcmp(st, "success") && att == 0 && resv == made + 1, "status %s, attempts %lld, reservations %lld, made %ld",
+			  st, (long long)att, (long long)resv, made);
+		if (!strcmp(backend, "sqlite")) CHECK_MSG(made == 1, "made %ld", made);   /* the lock is the whole file */
+	}
+	djc_rowset_free(rs);
+	djc_close(c);
+	munmap(hang_once, sizeof *hang_once);
 }
 
 static const char PIPE[] =
@@ -968,7 +1046,9 @@ static const char PIPE[] =
 	"Dq (manual)\n    k : int32\n    ---\n\n"
 	"Dc (computed)\n    -> Dq\n    ---\n    v : int32\n\n"
 	"Nk (manual)\n    k : int32\n    ---\n\n"
-	"Nc (computed)\n    -> Nk\n    ---\n    v : int32\n";
+	"Nc (computed)\n    -> Nk\n    ---\n    v : int32\n\n"
+	"Hk (manual)\n    k : int32\n    ---\n\n"
+	"Hv (computed)\n    -> Hk\n    ---\n    v : int32\n";
 
 int main(void)
 {
@@ -999,5 +1079,6 @@ int main(void)
 	test_commit_next_due();
 	test_leave_empty();
 	test_tokens_fork();
+	test_killed_committing();
 	return T_DONE("test_jobs_core");
 }
