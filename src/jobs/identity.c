@@ -20,9 +20,11 @@
 
 /* Tokens come from a generator of this process: a random seed read once
  * (a system call per claim cost a worker a tenth of its time at batch 1),
- * then seed + n * an odd constant through splitmix64's finalizer, a
- * bijection, so one process never repeats a token, and two processes share
- * one only by the chance that two random tokens are equal. A forked child
+ * then seed + n * an odd constant through splitmix64's mixing steps, all
+ * taken mod 2^63 (a xorshift and a multiplication by an odd number are
+ * each a permutation of the 63-bit numbers), so one process never repeats
+ * a token (0, which no token is, is skipped), and two processes share one
+ * only by the chance that two random tokens are equal. A forked child
  * reads a seed of its own (id_forked), and knows its own pid. */
 static _Atomic uint64_t tok_seed, tok_n;
 static _Atomic long self_pid;
@@ -51,14 +53,17 @@ static uint64_t token_seed(void)
 	return atomic_compare_exchange_strong(&tok_seed, &want, s) ? s : want;
 }
 
+#define M63 0x7fffffffffffffffULL
+
 int64_t jobs_new_token(void)
 {
-	uint64_t x = token_seed() + (atomic_fetch_add(&tok_n, 1) + 1) * 0x9E3779B97F4A7C15ULL;
-	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-	x ^= x >> 31;
-	x &= 0x7fffffffffffffffULL;
-	return x ? (int64_t)x : 1;
+	for (;;) {
+		uint64_t x = (token_seed() + (atomic_fetch_add(&tok_n, 1) + 1) * 0x9E3779B97F4A7C15ULL) & M63;
+		x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL) & M63;
+		x = ((x ^ (x >> 27)) * 0x94D049BB133111EBULL) & M63;
+		x ^= x >> 31;
+		if (x) return (int64_t)x;
+	}
 }
 
 long jobs_pid(void)
