@@ -139,7 +139,7 @@ static int worker_table_ensure(djc_conn *c, table *const *tabs, size_t n)
 			ddl_column(c, &d, &W_COLS[i], i < 3);
 		}
 		for (int b = 0; b < NBUCKET; b++) {
-			char nm[8];
+			char nm[16];
 			snprintf(nm, sizeof nm, "d%d", b);
 			attr a = {.name = nm, .type = {T_INT64, 0, 0, NULL, 0}};
 			sb_add(&d, ", ");
