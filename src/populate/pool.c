@@ -1,12 +1,12 @@
 /* pool.c - populate --processes N: N worker processes, each with its own
  * connection (its heartbeat shares it), taking work as they go. Each child
  * reports errors as JSON lines on a pipe, and the job it is making in a
- * slot of shared memory (worker.h: making_slot), so a job costs the parent
- * nothing and wakes it never. The
- * parent records the job of a child that dies of a signal (a crashing C
- * make, an OOM kill) as that make's failure, hands the rest of its claim
- * back, and starts a new worker in its place. The parent holds one
- * connection: a node with --processes N uses N + 1. */
+ * slot of shared memory (worker.h: making_slot), so a job neither costs
+ * the parent anything nor wakes it. The parent records the job of a child
+ * that dies of a signal (a crashing C make, an OOM kill) as that make's
+ * failure, hands the rest of its claim back, and starts a new worker in
+ * its place. The parent holds one connection: a node with --processes N
+ * uses N + 1. */
 #include "worker.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -105,11 +105,12 @@ static void drain(int *fd, sb_t *buf, djc_populate_result *res, making *mk)
  * job it makes before the make starts, and that the make ended once it
  * returns, so one that said nothing, or died between makes or committing
  * one, was running no make: all it holds goes back to pending, and its
- * death is no failure. Returns 1 when a job was recorded as an error, 2 when it went
- * back to pending for a retry; 0 when the child had already ended its job
- * (committed it or recorded its error: the fence finds it no longer
- * reserved) or had started none, so its death costs nothing. pw: djc
- * worker's children hold jobs of pw->tables (NULL: populate, t only). */
+ * death is no failure. Returns 1 when a job was recorded as an error, 2
+ * when it went back to pending for a retry; 0 when the child had already
+ * ended its job (committed it or recorded its error: the fence finds it
+ * no longer reserved) or was running none, so its death costs nothing.
+ * pw: djc worker's children hold jobs of pw->tables (NULL: populate, t
+ * only). */
 static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const char *msg, double *retry_in,
 		      const pool_work *pw)
 {
