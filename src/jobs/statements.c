@@ -205,8 +205,8 @@ const jsql JS_RELEASE = {"release",
 /* release.pid - a worker process died: the jobs it still holds and never
  * started (the rest of its claim) go back to pending at once, without
  * waiting for their leases to lapse. Host and pid name one process; the
- * job it was making, if it said which, has been recorded first (fail);
- * one that said nothing had started no make. Arguments: host, pid. */
+ * job whose make was running, if one was, has been recorded first (fail);
+ * otherwise all it holds goes back. Arguments: host, pid. */
 const jsql JS_RELEASE_PID = {"release.pid",
 	"UPDATE {J} SET " SET_PENDING("{now}") ", {last_end} = 'released: worker died' "
 	"WHERE {status} = 'reserved' AND {host} = ? AND {pid} = ?"};

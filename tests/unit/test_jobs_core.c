@@ -19,12 +19,12 @@
 #include "util/config.h"
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *url, *schema, *backend;
