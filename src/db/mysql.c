@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,20 @@ static int my_api_load(char *err, size_t errlen)
 
 typedef struct cached { char *sql; MYSQL_STMT *st; unsigned long used; } cached;
 
+/* The position in claim order (the order's columns, then the key's) of the
+ * last job a connection claimed from a table with a condition, and when it
+ * last read the queue from its head (my_claim). */
+#define CLAIM_POS 4
+#define CLAIM_POS_AGE 1.0      /* seconds a position is used before the claim reads the head again */
+typedef struct claim_pos {
+	char *table, *where;   /* the claim's table and condition */
+	val_t *w;              /* the condition's parameters (nw) */
+	size_t nw;
+	val_t *v;              /* the position (n values) */
+	size_t n;
+	double head;           /* when a claim last read from the head (mono) */
+} claim_pos;
+
 typedef struct my_conn {
 	db_conn base;
 	MYSQL *db;              /* NULL after a failed reconnect */
@@ -190,6 +205,8 @@ typedef struct my_conn {
 	int compound;           /* batches run as one compound statement (my_batch) */
 	char suffix[96];        /* after CREATE TABLE (...) */
 	char *ssl_ca, *ssl_capath, *ssl_cert, *ssl_key, *ssl_cipher, *ssl_crl, *ssl_crlpath;
+	claim_pos pos[CLAIM_POS];   /* where this connection's last claims were (my_claim) */
+	unsigned pos_next;          /* the entry replaced next */
 } my_conn;
 
 static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
@@ -275,11 +292,23 @@ static void close_db(my_conn *c)
 	c->db = NULL;
 }
 
+static void pos_clear(claim_pos *p)
+{
+	free(p->table);
+	free(p->where);
+	for (size_t i = 0; i < p->nw; i++) val_free(&p->w[i]);
+	free(p->w);
+	for (size_t i = 0; i < p->n; i++) val_free(&p->v[i]);
+	free(p->v);
+	memset(p, 0, sizeof *p);
+}
+
 static void my_close(db_conn *bc)
 {
 	my_conn *c = (my_conn *)bc;
 	if (!c) return;
 	close_db(c);
+	for (int i = 0; i < CLAIM_POS; i++) pos_clear(&c->pos[i]);
 	free(c->host); free(c->user); free(c->password); free(c->socket); free(c->redacted);
 	free(c->ssl_ca); free(c->ssl_capath); free(c->ssl_cert); free(c->ssl_key);
 	free(c->ssl_cipher); free(c->ssl_crl); free(c->ssl_crlpath);
@@ -1111,6 +1140,110 @@ static int exec2(db_conn *bc, const char *sql, const val_t *a, size_t na, const 
 	return rc;
 }
 
+static size_t split_cols(const char *s, char ***out);
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A claim's order as columns: the order's (claim.order), then the key's;
+ * n = 0 when they are not plain quoted names (then no position is kept). */
+typedef struct claim_cols { char **oc, **kc; size_t no, nk, n; } claim_cols;
+
+static void cols_free(claim_cols *o)
+{
+	for (size_t j = 0; j < o->no; j++) free(o->oc[j]);
+	for (size_t j = 0; j < o->nk; j++) free(o->kc[j]);
+	free(o->oc);
+	free(o->kc);
+	memset(o, 0, sizeof *o);
+}
+
+static void cols_of(const db_claim *cl, claim_cols *o)
+{
+	memset(o, 0, sizeof *o);
+	int ordered = cl->order && *cl->order;
+	if (ordered && !(o->no = split_cols(cl->order, &o->oc))) return;
+	if (!(o->nk = split_cols(cl->key_cols, &o->kc))) { cols_free(o); return; }
+	o->n = o->no + o->nk;
+}
+
+static int val_same(const val_t *a, const val_t *b)
+{
+	return a->t == b->t && a->i == b->i && a->u == b->u && !memcmp(&a->f, &b->f, sizeof a->f) && a->n == b->n &&
+	       (!a->s || !b->s ? a->s == b->s : !memcmp(a->s, b->s, a->n));
+}
+
+/* The position kept for cl's table, condition and its parameters, or NULL. */
+static claim_pos *pos_of(my_conn *c, const db_claim *cl)
+{
+	for (int i = 0; i < CLAIM_POS; i++) {
+		claim_pos *p = &c->pos[i];
+		if (!p->table || strcmp(p->table, cl->table) || strcmp(p->where, cl->where) || p->nw != cl->nw) continue;
+		size_t j = 0;
+		while (j < p->nw && val_same(&p->w[j], &cl->wparams[j])) j++;
+		if (j == p->nw) return p;
+	}
+	return NULL;
+}
+
+/* This connection's position for cl when it may be used now (kept, and
+ * read from the head less than CLAIM_POS_AGE ago). */
+static claim_pos *pos_usable(my_conn *c, const db_claim *cl, const claim_cols *o, double now)
+{
+	claim_pos *p = o->n ? pos_of(c, cl) : NULL;
+	return p && p->n == o->n && now - p->head < CLAIM_POS_AGE ? p : NULL;
+}
+
+/* Keep where a claim ended: ord, the last claimed row's order columns, and
+ * key, its keys (o->no and o->nk values); head, whether it read from the
+ * head (now). A NULL among them keeps no position: from the head next. */
+static void pos_keep(my_conn *c, const db_claim *cl, const claim_cols *o, const val_t *ord, const val_t *key, int head, double now)
+{
+	if (!o->n) return;
+	claim_pos *p = pos_of(c, cl);
+	if (!p) {
+		p = &c->pos[c->pos_next++ % CLAIM_POS];   /* in place of the oldest made */
+		pos_clear(p);
+		p->table = xstrdup(cl->table);
+		p->where = xstrdup(cl->where);
+		p->w = xcalloc(cl->nw + 1, sizeof *p->w);
+		for (size_t j = 0; j < cl->nw; j++) val_copy(&p->w[j], &cl->wparams[j]);
+		p->nw = cl->nw;
+	}
+	for (size_t j = 0; j < p->n; j++) val_free(&p->v[j]);
+	p->n = 0;
+	for (size_t j = 0; j < o->n; j++)
+		if ((j < o->no ? ord[j] : key[j - o->no]).t == DJC_NULL) return;
+	p->v = xrealloc(p->v, o->n * sizeof *p->v);
+	for (size_t j = 0; j < o->n; j++) val_copy(&p->v[j], j < o->no ? &ord[j] : &key[j - o->no]);
+	p->n = o->n;
+	if (head) p->head = now;
+}
+
+/* " AND (o1, .., k1, ..) > the position", as nested comparisons the range
+ * optimizer turns into ranges that start there; its parameters (shallow
+ * copies of p->v, 2n - 1 of them) go to pp. Returns their count. */
+static size_t pos_cond(sb_t *q, const claim_cols *o, const claim_pos *p, val_t *pp)
+{
+	size_t np = 0;
+	sb_add(q, " AND ");
+	for (size_t j = 0; j < o->n; j++) {
+		const char *col = j < o->no ? o->oc[j] : o->kc[j - o->no];
+		pp[np++] = p->v[j];
+		if (j + 1 < o->n) {
+			sb_printf(q, "(%s > ? OR %s = ? AND ", col, col);
+			pp[np++] = p->v[j];
+		} else
+			sb_printf(q, "%s > ?", col);
+	}
+	for (size_t j = 0; j + 1 < o->n; j++) sb_addc(q, ')');
+	return np;
+}
+
 /* A claim in three steps, all in one transaction. A single SELECT ... ORDER
  * BY ... LIMIT n FOR UPDATE SKIP LOCKED is not enough on InnoDB: unless an
  * index serves both the condition and the order, it locks every eligible row
@@ -1121,6 +1254,7 @@ static int exec2(db_conn *bc, const char *sql, const val_t *a, size_t na, const 
  * go on with the next candidates while short; (3) UPDATE the locked keys. */
 static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
 {
+	my_conn *c = (my_conn *)bc;
 	*out = NULL;
 	int own = !bc->in_tx;
 	int rc = own ? my_begin(bc) : DJC_OK;
@@ -1146,16 +1280,51 @@ static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
 		 * the key at the end of every entry): InnoDB then reads the
 		 * candidates in claim order, skips those another claimer holds,
 		 * and stops after `want`; under READ COMMITTED the rows it reads
-		 * and does not take are not kept locked. */
-		sb_t ix = SB_INIT;
-		my_qi(&ix, cl->index);
-		sb_printf(&q, "SELECT %s%s%s FROM %s FORCE INDEX (%s) WHERE (%s) ORDER BY %s LIMIT %ld FOR UPDATE SKIP LOCKED",
-			  cl->key_cols, cl->extra ? ", " : "", cl->extra ? cl->extra : "", sb_str(&t), sb_str(&ix), cl->where,
-			  sb_str(&ord), want);
-		sb_free(&ix);
-		rc = exec2(bc, sb_str(&q), cl->wparams, cl->nw, NULL, 0, &lk);
+		 * and does not take are not kept locked.
+		 *
+		 * It reads from where this connection's last claim of the same
+		 * queue was, not from the head, for up to CLAIM_POS_AGE seconds:
+		 * the head of a busy queue is a run of index entries of jobs
+		 * already taken, delete-marked until InnoDB's purge removes them,
+		 * and a locking read checks each one against the clustered
+		 * index. At 4 workers that was about 900 pages read per claim
+		 * (the slow log's Pages_accessed), most of the server's work per
+		 * job. When the read from there finds nothing, the claim reads
+		 * from the head at once; and it does at least every
+		 * CLAIM_POS_AGE seconds, so a job that went in before that
+		 * position (a more urgent one, one released) waits at most that
+		 * long behind later ones (docs/jobs.md). The position only
+		 * orders the claim: what it takes is still only what the
+		 * condition and SKIP LOCKED let it take. */
+		claim_cols o;
+		cols_of(cl, &o);
+		double now = mono();
+		claim_pos *pos = pos_usable(c, cl, &o, now);
+		int pass = pos ? 0 : 1;
+		for (;; pass++) {
+			sb_t ix = SB_INIT;
+			my_qi(&ix, cl->index);
+			sb_reset(&q);
+			sb_printf(&q, "SELECT %s%s%s", cl->key_cols, cl->extra ? ", " : "", cl->extra ? cl->extra : "");
+			for (size_t j = 0; o.n && j < o.no; j++) sb_printf(&q, ", %s", o.oc[j]);
+			sb_printf(&q, " FROM %s FORCE INDEX (%s) WHERE (%s)", sb_str(&t), sb_str(&ix), cl->where);
+			sb_free(&ix);
+			val_t *pp = pass == 0 ? xcalloc(2 * o.n, sizeof *pp) : NULL;
+			size_t npp = pass == 0 ? pos_cond(&q, &o, pos, pp) : 0;
+			sb_printf(&q, " ORDER BY %s LIMIT %ld FOR UPDATE SKIP LOCKED", sb_str(&ord), want);
+			rc = exec2(bc, sb_str(&q), cl->wparams, cl->nw, pp, npp, &lk);
+			free(pp);
+			if (rc || lk->nrows || pass > 0) break;
+			db_res_free(lk);   /* nothing from there: from the head */
+			lk = NULL;
+		}
 		if (!rc) {
-			size_t nk = lk->ncols - (cl->extra ? 1 : 0);
+			size_t ncol = lk->ncols - (o.n ? o.no : 0);   /* keys and extra */
+			size_t nk = ncol - (cl->extra ? 1 : 0);
+			if (lk->nrows) {
+				const val_t *last = lk->cells + (lk->nrows - 1) * lk->ncols;
+				pos_keep(c, cl, &o, last + ncol, last, pass > 0, now);
+			}
 			got = xcalloc(1, sizeof *got);
 			got->ncols = nk;
 			got->cols = xcalloc(nk ? nk : 1, sizeof(char *));
@@ -1163,14 +1332,17 @@ static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
 			got->cells = xcalloc(lk->nrows * nk + 1, sizeof(val_t));
 			if (cl->extra) extra = xcalloc(lk->nrows + 1, sizeof(val_t));
 			for (size_t i = 0; i < lk->nrows; i++) {
-				memcpy(got->cells + i * nk, lk->cells + i * lk->ncols, nk * sizeof(val_t));
-				if (cl->extra) extra[i] = lk->cells[i * lk->ncols + nk];
+				val_t *row = lk->cells + i * lk->ncols;
+				memcpy(got->cells + i * nk, row, nk * sizeof(val_t));
+				if (cl->extra) extra[i] = row[nk];
+				for (size_t j = ncol; j < lk->ncols; j++) val_free(&row[j]);   /* the order columns */
 			}
 			got->nrows = lk->nrows;
 			lk->nrows = 0;   /* the cells moved to got */
 		}
 		db_res_free(lk);
 		lk = NULL;
+		cols_free(&o);
 	}
 	for (int page = 0; page < 32 && !single; page++) {
 		long w = want - (got ? (long)got->nrows : 0);
@@ -1354,9 +1526,17 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 	if (fits && cl && !(nk = split_cols(cl->key_cols, &kq))) fits = 0;
 	if (!fits) return db_batch_each(bc, items, n, res, failed);
 
+	claim_cols o = {0};
+	claim_pos *pos = NULL;
+	double now = mono();
+	if (cl) {
+		cols_of(cl, &o);
+		pos = pos_usable(c, cl, &o, now);
+	}
 	sb_t q = SB_INIT, t = SB_INIT;
 	size_t np = 0;
 	for (size_t i = 0; i < n; i++) np += items[i].claim ? items[i].claim->nw + items[i].claim->ns : items[i].np;
+	if (pos) np += cl->nw + 2 * o.n - 1;   /* the read from the position, then from the head */
 	val_t *p = xcalloc(np + 1, sizeof *p);   /* shallow: nothing here is freed */
 	size_t k = 0;
 	sb_add(&q, COMPOUND_HEAD "DECLARE djc$i INT DEFAULT 0; DECLARE djc$m VARCHAR(255); ");
@@ -1365,6 +1545,8 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 		db_qtable(bc, &t, cl->table);
 		for (size_t j = 0; j < nk; j++) sb_printf(&q, "DECLARE djc$k%zu TYPE OF %s.%s; ", j, sb_str(&t), kq[j]);
 		if (cl->extra) sb_add(&q, "DECLARE djc$x BIGINT; ");
+		for (size_t j = 0; j < o.no; j++) sb_printf(&q, "DECLARE djc$o%zu TYPE OF %s.%s; ", j, sb_str(&t), o.oc[j]);
+		sb_add(&q, "DECLARE djc$h INT DEFAULT 0; ");
 	}
 	sb_add(&q, "DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN SET @djc_item = djc$i; RESIGNAL; END; START TRANSACTION; ");
 	for (size_t i = 0; i < n; i++) {
@@ -1381,18 +1563,29 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 		}
 		sb_t ix = SB_INIT;
 		my_qi(&ix, cl->index);
-		sb_printf(&q, "SELECT %s%s%s INTO ", cl->key_cols, cl->extra ? ", " : "", cl->extra ? cl->extra : "");
-		for (size_t j = 0; j < nk; j++) sb_printf(&q, "%sdjc$k%zu", j ? ", " : "", j);
-		sb_printf(&q, "%s FROM %s FORCE INDEX (%s) WHERE (%s) ORDER BY ", cl->extra ? ", djc$x" : "", sb_str(&t), sb_str(&ix),
-			  cl->where);
+		/* the claim's locking read into variables: from this
+		 * connection's position when it has one (my_claim), and from the
+		 * head when that finds nothing */
+		for (int from = pos ? 0 : 1; from < 2; from++) {
+			if (from == 1 && pos) sb_add(&q, "IF djc$k0 IS NULL THEN ");
+			sb_printf(&q, "SELECT %s%s%s", cl->key_cols, cl->extra ? ", " : "", cl->extra ? cl->extra : "");
+			for (size_t j = 0; j < o.no; j++) sb_printf(&q, ", %s", o.oc[j]);
+			sb_add(&q, " INTO ");
+			for (size_t j = 0; j < nk; j++) sb_printf(&q, "%sdjc$k%zu", j ? ", " : "", j);
+			if (cl->extra) sb_add(&q, ", djc$x");
+			for (size_t j = 0; j < o.no; j++) sb_printf(&q, ", djc$o%zu", j);
+			sb_printf(&q, " FROM %s FORCE INDEX (%s) WHERE (%s)", sb_str(&t), sb_str(&ix), cl->where);
+			if (cl->nw) memcpy(p + k, cl->wparams, cl->nw * sizeof *p);
+			k += cl->nw;
+			if (from == 0) k += pos_cond(&q, &o, pos, p + k);
+			sb_printf(&q, " ORDER BY %s%s%s LIMIT 1 FOR UPDATE SKIP LOCKED; ", cl->order && *cl->order ? cl->order : "",
+				  cl->order && *cl->order ? ", " : "", cl->key_cols);
+			if (from == 1) sb_add(&q, pos ? "SET djc$h = 1; END IF; " : "SET djc$h = 1; ");
+		}
 		sb_free(&ix);
-		if (cl->order && *cl->order) sb_printf(&q, "%s, ", cl->order);
-		sb_printf(&q, "%s LIMIT 1 FOR UPDATE SKIP LOCKED; IF djc$k0 IS NOT NULL THEN UPDATE %s SET %s WHERE ", cl->key_cols,
-			  sb_str(&t), cl->set);
+		sb_printf(&q, "IF djc$k0 IS NOT NULL THEN UPDATE %s SET %s WHERE ", sb_str(&t), cl->set);
 		for (size_t j = 0; j < nk; j++) sb_printf(&q, "%s%s = djc$k%zu", j ? " AND " : "", kq[j], j);
 		sb_printf(&q, "; SET djc$c%zu = 1; END IF; ", i);
-		if (cl->nw) memcpy(p + k, cl->wparams, cl->nw * sizeof *p);
-		k += cl->nw;
 		if (cl->ns) memcpy(p + k, cl->sparams, cl->ns * sizeof *p);
 		k += cl->ns;
 	}
@@ -1400,6 +1593,8 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 	for (size_t i = 0; i < n; i++) sb_printf(&q, "%sdjc$c%zu", i ? ", " : "", i);
 	for (size_t j = 0; j < nk; j++) sb_printf(&q, ", djc$k%zu", j);
 	if (cl && cl->extra) sb_add(&q, ", djc$x");
+	for (size_t j = 0; j < o.no; j++) sb_printf(&q, ", djc$o%zu", j);
+	if (cl) sb_add(&q, ", djc$h");
 	sb_add(&q, "; END");
 
 	db_res *r = NULL;
@@ -1418,7 +1613,8 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 	free(p);
 	sb_free(&q);
 	sb_free(&t);
-	size_t ncol = n + nk + (cl && cl->extra ? 1 : 0);
+	size_t nx = cl && cl->extra ? 1 : 0;   /* then the order columns, then djc$h */
+	size_t ncol = n + nk + nx + (cl ? o.no + 1 : 0);
 	if (!rc && (r->nrows != 1 || r->ncols != ncol)) {
 		snprintf(bc->err, sizeof bc->err, "mysql: a batch returned %zu rows of %zu columns, not 1 of %zu", r->nrows,
 			 r->ncols, ncol);
@@ -1452,30 +1648,34 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 		db_res_free(r);
 		for (size_t j = 0; j < nk; j++) free(kq[j]);
 		free(kq);
+		cols_free(&o);
 		return rc;
 	}
+	if (cl && db_cell_int(r, 0, n - 1))   /* claimed: where it was, and whether read from the head */
+		pos_keep(c, cl, &o, r->cells + n + nk + nx, r->cells + n, db_cell_int(r, 0, n + nk + nx + o.no) != 0, now);
 	for (size_t i = 0; res && i < n; i++) {
-		db_res *o = xcalloc(1, sizeof *o);
-		o->affected = db_cell_int(r, 0, i);
+		db_res *e = xcalloc(1, sizeof *e);
+		e->affected = db_cell_int(r, 0, i);
 		if (items[i].claim) {
 			size_t nc = nk + (cl->extra ? 1 : 0);
-			o->ncols = nc;
-			o->cols = xcalloc(nc, sizeof(char *));
-			for (size_t j = 0; j < nk; j++) o->cols[j] = unquote(kq[j]);
-			if (cl->extra) o->cols[nk] = xstrdup("extra");
-			o->nrows = o->affected ? 1 : 0;
-			o->cells = xcalloc(nc, sizeof(val_t));
-			for (size_t j = 0; o->nrows && j < nc; j++) {
-				o->cells[j] = r->cells[n + j];
+			e->ncols = nc;
+			e->cols = xcalloc(nc, sizeof(char *));
+			for (size_t j = 0; j < nk; j++) e->cols[j] = unquote(kq[j]);
+			if (cl->extra) e->cols[nk] = xstrdup("extra");
+			e->nrows = e->affected ? 1 : 0;
+			e->cells = xcalloc(nc, sizeof(val_t));
+			for (size_t j = 0; e->nrows && j < nc; j++) {
+				e->cells[j] = r->cells[n + j];
 				r->cells[n + j] = val_null();   /* moved */
 			}
 		} else
-			o->cols = xcalloc(1, sizeof(char *));
-		res[i] = o;
+			e->cols = xcalloc(1, sizeof(char *));
+		res[i] = e;
 	}
 	db_res_free(r);
 	for (size_t j = 0; j < nk; j++) free(kq[j]);
 	free(kq);
+	cols_free(&o);
 	return DJC_OK;
 }
 

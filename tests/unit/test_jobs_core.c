@@ -680,15 +680,24 @@ static long reads_so_far(djc_conn *c, const table *t, long *sorts)
  * reading the counters costs by itself: MariaDB counts its reads of the
  * status table). PostgreSQL counts a transaction's reads until it ends:
  * the claim (one statement there) runs inside one, rolled back after. */
+static long claim_reads_where(djc_conn *c, table *t, const char *where, long *sorts, size_t *n, int64_t *k);
+
 static long claim_reads(djc_conn *c, table *t, long *sorts, size_t *n)
+{
+	return claim_reads_where(c, t, NULL, sorts, n, NULL);
+}
+
+/* The same with a restriction; the claimed key's k in *k (when given). */
+static long claim_reads_where(djc_conn *c, table *t, const char *where, long *sorts, size_t *n, int64_t *k)
 {
 	int pg = !strcmp(backend, "postgresql");
 	djc_job **jobs = NULL;
 	long s0 = 0, s1 = 0;
 	if (pg) CHECK(db_exec(c->db, "BEGIN", NULL, 0, NULL) == 0);
 	long r0 = reads_so_far(c, t, &s0), rb = reads_so_far(c, t, &s0);
-	CHECK(jobs_claim(c, t, NULL, -1, 60, 1, &jobs, n) == 0);
+	CHECK(jobs_claim(c, t, where, -1, 60, 1, &jobs, n) == 0);
 	long r1 = reads_so_far(c, t, &s1);
+	if (k) *k = *n ? key_k(jobs[0]) : -1;
 	if (pg) CHECK(db_exec(c->db, "COMMIT", NULL, 0, NULL) == 0);
 	CHECK_MSG(r0 >= 0 && rb >= 0 && r1 >= 0, "counters: %s", djc_error_last(c));
 	free_jobs(jobs, *n);
@@ -1028,6 +1037,139 @@ static void test_killed_committing(void)
 	munmap(hang_once, sizeof *hang_once);
 }
 
+/* ------------------------------------------------ the claim's position */
+
+/* One job of Oc claimed by c with the restriction where, by a claim alone
+ * (*held stays reserved) or by the commit of *held with the next claim;
+ * returns its k (-1: none) and leaves it in *held. */
+static int64_t claim_k(djc_conn *c, table *t, const char *where, djc_job **held, int by_commit)
+{
+	djc_job *j = NULL;
+	if (by_commit && *held) {
+		next_claim next = {where, -1, 60, 1, NULL, 0};
+		commit_result res = COMMIT_FAILED;
+		djc_row *row = djc_row_new();   /* its row: a later refresh would re-pend a success without one */
+		djc_row_set_int(row, "k", key_k(*held));
+		djc_row_set_int(row, "v", 0);
+		CHECK_MSG(jobs_commit(c, *held, &t, &row, 1, 0.01, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s",
+			  djc_error_last(c));
+		djc_row_free(row);
+		j = next.njobs ? next.jobs[0] : NULL;
+		for (size_t i = 1; i < next.njobs; i++) djc_job_free(next.jobs[i]);
+		free(next.jobs);
+	} else {
+		djc_job **jobs = NULL;
+		size_t n = 0;
+		CHECK(jobs_claim(c, t, where, -1, 60, 1, &jobs, &n) == 0);
+		j = n ? jobs[0] : NULL;
+		for (size_t i = 1; i < n; i++) djc_job_free(jobs[i]);
+		free(jobs);   /* *held stays reserved */
+	}
+	djc_job_free(*held);
+	*held = j;
+	return j ? key_k(j) : -1;
+}
+
+/* Priority k's key (refresh with that priority). */
+static void add_job(djc_conn *c, int k, long priority)
+{
+	char js[32];
+	snprintf(js, sizeof js, "{\"k\": %d}", k);
+	CHECK(t_insert_json(c, "Ok", js) == 0);
+	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
+	ro.priority = priority;
+	djc_refresh_result rr;
+	CHECK(djc_jobs_refresh(&rr, c, "Oc", &ro) == 0 && rr.added == 1);
+}
+
+/* MariaDB's claim reads on from where the connection's last claim of the
+ * same queue and restriction ended, and from the head when that finds
+ * nothing and at least once a second (mysql.c, my_claim: the head of a
+ * busy queue is index entries of jobs already taken, which InnoDB checks
+ * one by one until its purge removes them). Here the head is 500 jobs a
+ * restriction excludes (rows the claim reads, where InnoDB's delete-marked
+ * entries are not counted): the second claim reads a handful of rows, not
+ * 500 again. On every backend: a more urgent job behind the position is
+ * claimed as soon as nothing after the position is takeable, and after
+ * the second, whether a claim alone or the commit's next claim. */
+static void test_claim_position(void)
+{
+	djc_conn *c = t_open(url, schema);
+	table *t = NULL;
+	CHECK(conn_table(c, "Oc", &t) == 0 && t && jobs_ensure(c, t) == 0);
+	if (!t) { djc_close(c); return; }
+	enum { HEAD = 500 };
+	const djc_row **rows = calloc(HEAD, sizeof *rows);
+	for (int i = 0; i < HEAD; i++) {
+		djc_row *r = djc_row_new();
+		djc_row_set_int(r, "k", i + 1);
+		rows[i] = r;
+	}
+	CHECK_MSG(djc_insert(c, "Ok", rows, HEAD, NULL, NULL) == 0, "insert: %s", djc_error_last(c));
+	for (int i = 0; i < HEAD; i++) djc_row_free((djc_row *)rows[i]);
+	free(rows);
+	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
+	ro.priority = 5;
+	djc_refresh_result rr;
+	CHECK(djc_jobs_refresh(&rr, c, "Oc", &ro) == 0 && rr.added == HEAD);
+	/* d holds them all with a lease of 50 ms, and lets it lapse; then 20
+	 * more: the head is 500 lapsed jobs, which claim.due reads and passes
+	 * over (status), before the pending ones */
+	djc_conn *d = t_open(url, schema);
+	table *td = NULL;
+	CHECK(conn_table(d, "Oc", &td) == 0 && td);
+	djc_job **jobs = NULL;
+	size_t n = 0;
+	if (td) CHECK(jobs_claim(d, td, NULL, -1, 0.05, HEAD, &jobs, &n) == 0 && n == HEAD);
+	free_jobs(jobs, n);
+	djc_close(d);
+	t_nap(0.3);
+	for (int i = 0; i < 20; i++) add_job(c, HEAD + 1 + i, 5);
+	/* c's first claim takes one of them over (the look for lapsed leases),
+	 * the second reads past the other 499 from the head, the third from
+	 * where the second ended */
+	long sorts = 0;
+	int64_t k1 = -1, k2 = -1;
+	claim_reads_where(c, t, NULL, &sorts, &n, &k1);
+	long second = claim_reads_where(c, t, NULL, &sorts, &n, &k1);
+	long third = claim_reads_where(c, t, NULL, &sorts, &n, &k2);
+	fprintf(stderr, "claims behind %d lapsed jobs: read %ld, then %ld rows\n", HEAD - 1, second, third);
+	CHECK_MSG(k1 == HEAD + 1 && k2 == HEAD + 2, "claimed %lld, then %lld", (long long)k1, (long long)k2);
+	if (!strcmp(backend, "mysql")) {
+		CHECK_MSG(second >= HEAD - 1, "the claim read %ld rows: the head was not read", second);
+		CHECK_MSG(third >= 0 && third < 50, "the next claim read %ld rows, not from its position", third);
+	}
+	/* the rest: one job left after the position, then a more urgent one */
+	djc_job *held = NULL;
+	for (int by_commit = 0; by_commit < 2; by_commit++) {
+		const char *w = by_commit ? "{\"k\": {\">\": 2000}}" : "{\"k\": {\">\": 1000}}";
+		int base = by_commit ? 2000 : 1000, urgent = base + 100;
+		add_job(c, base + 1, 5);
+		add_job(c, base + 2, 5);
+		CHECK(claim_k(c, t, w, &held, 0) == base + 1);
+		add_job(c, urgent, 1);
+		int64_t k = claim_k(c, t, w, &held, by_commit);
+		/* after the position: base + 2 (MariaDB) or the urgent job */
+		CHECK_MSG(k == base + 2 || k == urgent, "claimed %lld (%s)", (long long)k, by_commit ? "commit" : "claim");
+		int64_t k3 = claim_k(c, t, w, &held, by_commit);
+		CHECK_MSG(k3 == (k == urgent ? base + 2 : urgent), "then claimed %lld, not the urgent job %d (%s)", (long long)k3,
+			  urgent, by_commit ? "commit" : "claim");
+		/* after a second the claim reads from the head */
+		add_job(c, base + 3, 5);
+		add_job(c, base + 4, 5);
+		k = claim_k(c, t, w, &held, by_commit);
+		CHECK_MSG(k == base + 3, "claimed %lld, not %d (%s)", (long long)k, base + 3, by_commit ? "commit" : "claim");
+		add_job(c, urgent + 1, 1);
+		t_nap(1.1);
+		k = claim_k(c, t, w, &held, by_commit);
+		CHECK_MSG(k == urgent + 1, "a second later claimed %lld, not the urgent job %d (%s)", (long long)k, urgent + 1,
+			  by_commit ? "commit" : "claim");
+		djc_job_free(held);
+		held = NULL;
+	}
+	djc_close(c);
+}
+
 static const char PIPE[] =
 	"Cat (manual)\n    k : int32\n    version : varchar(16)\n    ---\n    x : int32\n\n"
 	"CatC (computed)\n    -> Cat\n    ---\n    y : int32\n\n"
@@ -1048,7 +1190,9 @@ static const char PIPE[] =
 	"Nk (manual)\n    k : int32\n    ---\n\n"
 	"Nc (computed)\n    -> Nk\n    ---\n    v : int32\n\n"
 	"Hk (manual)\n    k : int32\n    ---\n\n"
-	"Hv (computed)\n    -> Hk\n    ---\n    v : int32\n";
+	"Hv (computed)\n    -> Hk\n    ---\n    v : int32\n\n"
+	"Ok (manual)\n    k : int32\n    ---\n\n"
+	"Oc (computed)\n    -> Ok\n    ---\n    v : int32\n";
 
 int main(void)
 {
@@ -1076,6 +1220,7 @@ int main(void)
 	test_ensure_no_lock();
 	test_claim_reads_head();
 	test_claim_after_load();
+	test_claim_position();
 	test_commit_next_due();
 	test_leave_empty();
 	test_tokens_fork();
