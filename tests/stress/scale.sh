@@ -30,6 +30,7 @@
 #   DJC_BACKENDS="postgresql mysql"  SCALE_WORKERS="10 100 1000"
 #   SCALE_KEYS="400 3000 20000" (keys per run, in the same order)
 #   SCALE_OUT=docs/scale-results.md
+#   SCALE_KEEP=1 keeps the work directory (logs, the servers' data) to look into a failure
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${DJC_BUILD:-build}
@@ -62,7 +63,7 @@ cleanup() {
 	[ -d "$WORK/pg" ] && "$ROOT/scripts/pg-server.sh" stop "$WORK/pg" >/dev/null 2>&1
 	[ -d "$WORK/my" ] && "$ROOT/scripts/mariadb-server.sh" stop "$WORK/my" >/dev/null 2>&1
 	hosts_down
-	rm -rf "$WORK"
+	if [ -n "${SCALE_KEEP:-}" ]; then echo "scale: kept $WORK (SCALE_KEEP)" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
