@@ -1274,6 +1274,12 @@ static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
 	if (cl->order && *cl->order) sb_printf(&ord, "%s, ", cl->order);
 	sb_add(&ord, cl->key_cols);
 	int single = cl->index && want <= CLAIM_BATCH;
+	/* the position (my_claim's single path): only for a claim of one job,
+	 * where a short read from it means nothing is left after it */
+	claim_cols o = {0};
+	val_t *npos = NULL;
+	int npos_head = 0;
+	double now = mono();
 	if (single) {
 		/* One locking read when an index serves both the condition and
 		 * the order (the jobs table's (queue, priority, avail_time), with
@@ -1282,8 +1288,9 @@ static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
 		 * and stops after `want`; under READ COMMITTED the rows it reads
 		 * and does not take are not kept locked.
 		 *
-		 * It reads from where this connection's last claim of the same
-		 * queue was, not from the head, for up to CLAIM_POS_AGE seconds:
+		 * A claim of one job reads from where this connection's last
+		 * such claim of the same queue ended (kept once that claim
+		 * stood), not from the head, for up to CLAIM_POS_AGE seconds:
 		 * the head of a busy queue is a run of index entries of jobs
 		 * already taken, delete-marked until InnoDB's purge removes them,
 		 * and a locking read checks each one against the clustered
@@ -1295,11 +1302,11 @@ static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
 		 * position (a more urgent one, one released) waits at most that
 		 * long behind later ones (docs/jobs.md). The position only
 		 * orders the claim: what it takes is still only what the
-		 * condition and SKIP LOCKED let it take. */
-		claim_cols o;
+		 * condition and SKIP LOCKED let it take. (A batched claim reads
+		 * from the head: one that came back short from the position
+		 * could not tell whether jobs were left before it.) */
 		cols_of(cl, &o);
-		double now = mono();
-		claim_pos *pos = pos_usable(c, cl, &o, now);
+		claim_pos *pos = want == 1 ? pos_usable(c, cl, &o, now) : NULL;
 		int pass = pos ? 0 : 1;
 		for (;; pass++) {
 			sb_t ix = SB_INIT;
@@ -1321,9 +1328,12 @@ static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
 		if (!rc) {
 			size_t ncol = lk->ncols - (o.n ? o.no : 0);   /* keys and extra */
 			size_t nk = ncol - (cl->extra ? 1 : 0);
-			if (lk->nrows) {
-				const val_t *last = lk->cells + (lk->nrows - 1) * lk->ncols;
-				pos_keep(c, cl, &o, last + ncol, last, pass > 0, now);
+			if (want == 1 && lk->nrows && o.n) {
+				/* where it ended, kept once the claim stands (below) */
+				const val_t *row = lk->cells;
+				npos = xcalloc(o.n, sizeof *npos);
+				for (size_t j = 0; j < o.n; j++) val_copy(&npos[j], j < o.no ? &row[ncol + j] : &row[j - o.no]);
+				npos_head = pass > 0;
 			}
 			got = xcalloc(1, sizeof *got);
 			got->ncols = nk;
@@ -1342,7 +1352,6 @@ static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
 		}
 		db_res_free(lk);
 		lk = NULL;
-		cols_free(&o);
 	}
 	for (int page = 0; page < 32 && !single; page++) {
 		long w = want - (got ? (long)got->nrows : 0);
@@ -1409,6 +1418,10 @@ static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
 	sb_free(&t);
 	sb_free(&ord);
 	if (rc == DJC_OK && own) rc = my_commit(bc);
+	if (rc == DJC_OK && npos) pos_keep(c, cl, &o, npos, npos + o.no, npos_head, now);
+	for (size_t j = 0; npos && j < o.n; j++) val_free(&npos[j]);
+	free(npos);
+	cols_free(&o);
 	if (rc) {
 		if (own && bc->in_tx) {
 			char keep[sizeof bc->err];

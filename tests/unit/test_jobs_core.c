@@ -1086,10 +1086,10 @@ static void add_job(djc_conn *c, int k, long priority)
  * same queue and restriction ended, and from the head when that finds
  * nothing and at least once a second (mysql.c, my_claim: the head of a
  * busy queue is index entries of jobs already taken, which InnoDB checks
- * one by one until its purge removes them). Here the head is 500 jobs a
- * restriction excludes (rows the claim reads, where InnoDB's delete-marked
- * entries are not counted): the second claim reads a handful of rows, not
- * 500 again. On every backend: a more urgent job behind the position is
+ * one by one until its purge removes them). Here the head is 499 lapsed
+ * jobs, which claim.due reads and passes over (rows the claim reads and
+ * counts, where InnoDB's delete-marked entries are not counted): the claim
+ * after the one that read them reads a handful of rows, not 499 again. On every backend: a more urgent job behind the position is
  * claimed as soon as nothing after the position is takeable, and after
  * the second, whether a claim alone or the commit's next claim. */
 static void test_claim_position(void)
@@ -1130,12 +1130,22 @@ static void test_claim_position(void)
 	 * where the second ended */
 	long sorts = 0;
 	int64_t k1 = -1, k2 = -1;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	claim_reads_where(c, t, NULL, &sorts, &n, &k1);
 	long second = claim_reads_where(c, t, NULL, &sorts, &n, &k1);
 	long third = claim_reads_where(c, t, NULL, &sorts, &n, &k2);
-	fprintf(stderr, "claims behind %d lapsed jobs: read %ld, then %ld rows\n", HEAD - 1, second, third);
-	CHECK_MSG(k1 == HEAD + 1 && k2 == HEAD + 2, "claimed %lld, then %lld", (long long)k1, (long long)k2);
-	if (!strcmp(backend, "mysql")) {
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double took = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	fprintf(stderr, "claims behind %d lapsed jobs: read %ld, then %ld rows (%.3f s)\n", HEAD - 1, second, third, took);
+	/* the three within the second: else the look for lapsed leases (at
+	 * most once a second) takes another lapsed job, and the position is
+	 * read from the head again; a machine that slow proves nothing here */
+	if (took >= 0.9)
+		fprintf(stderr, "claims behind lapsed jobs: not checked, the three claims took %.3f s\n", took);
+	else
+		CHECK_MSG(k1 == HEAD + 1 && k2 == HEAD + 2, "claimed %lld, then %lld", (long long)k1, (long long)k2);
+	if (took < 0.9 && !strcmp(backend, "mysql")) {
 		CHECK_MSG(second >= HEAD - 1, "the claim read %ld rows: the head was not read", second);
 		CHECK_MSG(third >= 0 && third < 50, "the next claim read %ld rows, not from its position", third);
 	}
@@ -1167,6 +1177,19 @@ static void test_claim_position(void)
 		djc_job_free(held);
 		held = NULL;
 	}
+	/* a batched claim reads from the head: from the position it would
+	 * come back with the one job after it, not three */
+	const char *w3 = "{\"k\": {\">\": 3000}}";
+	add_job(c, 3001, 5);
+	CHECK(claim_k(c, t, w3, &held, 0) == 3001);
+	djc_job_free(held);
+	for (int i = 2; i <= 4; i++) add_job(c, 3000 + i, 1);
+	add_job(c, 3005, 5);
+	jobs = NULL;
+	n = 0;
+	CHECK(jobs_claim(c, t, w3, -1, 60, 3, &jobs, &n) == 0);
+	CHECK_MSG(n == 3, "a claim of 3 jobs with 4 takeable got %zu", n);
+	free_jobs(jobs, n);
 	djc_close(c);
 }
 
