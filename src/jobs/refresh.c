@@ -52,8 +52,9 @@ static int refresh_body(djc_conn *c, void *arg)
 	/* 3. stale jobs: their key left the key source (and their history goes) */
 	if (a->stale > 0) {
 		val_t s = val_float(-a->stale);
-		long swept = 0;
-		if ((rc = jsql_count(c, &JS_REFRESH_STALE, &x, &s, 1, &res->removed))) return rc;
+		long swept = 0, marked = 0;
+		if ((rc = jsql_count(c, &JS_REFRESH_STALE_MARK, &x, &s, 1, &marked))) return rc;
+		if (marked && (rc = jsql_count(c, &JS_REFRESH_STALE, &x, NULL, 0, &res->removed))) return rc;
 		if (res->removed && (rc = jsql_count(c, &JS_HISTORY_SWEEP, &x, NULL, 0, &swept))) return rc;
 	}
 	/* 4. orphans: reservations older than orphan_timeout, recorded in

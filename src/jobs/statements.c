@@ -72,7 +72,8 @@ const size_t NHIST_COLS = sizeof HIST_COLS / sizeof *HIST_COLS;
  *              queue = 0, avail_time NULL; the token stays (who closed it)
  * `queue = 1 AND avail_time <= now` is therefore exactly "can be taken now":
  * pending and due, or reserved with a lapsed lease.
- *   marked     queue = MARK_RESERVED or MARK_PENDING (or 2, refresh.repend.mark):
+ *   marked     queue = MARK_RESERVED, MARK_PENDING or MARK_STALE (or 2,
+ *              refresh.repend.mark):
  *              a value that exists only inside one transaction, which marks
  *              (and so locks) the rows it is about to end before it records
  *              their history, then moves every marked row to its new status.
@@ -85,6 +86,7 @@ const size_t NHIST_COLS = sizeof HIST_COLS / sizeof *HIST_COLS;
 #define CLOSED_VALS(st) st ", 0, NULL"
 #define MARK_RESERVED "3"
 #define MARK_PENDING "4"
+#define MARK_STALE "5"
 
 /* The history columns an attempt's row is written with (history.*). */
 #define HIST_INTO "{insert_ignore} {H} ({keys}, {attempt}, {outcome}, {host}, {pid}, {user}, {start_time}, {end_time}"
@@ -446,12 +448,27 @@ const jsql JS_REFRESH_REPEND = {"refresh.repend",
 const jsql JS_REFRESH_REPEND_UNMARK = {"refresh.repend.unmark",
 	"UPDATE {J} SET {queue} = 0 WHERE {queue} = 2"};
 
-/* refresh.stale - jobs older than stale_timeout whose key left the key
- * source; never ignore (the user's decision) or reserved (a live make's:
- * its fenced commit decides). Argument: -stale_timeout. */
-const jsql JS_REFRESH_STALE = {"refresh.stale",
-	"DELETE FROM {J} WHERE {status} NOT IN ('ignore', 'reserved') AND {created_time} < {now+?} "
+/* refresh.stale.mark, refresh.stale - jobs older than stale_timeout
+ * whose key left the key source; never ignore (the user's decision) or
+ * reserved (a live make's: its fenced commit decides). Marked by an
+ * UPDATE, then the marked rows deleted. Not one DELETE: its scan reads
+ * every jobs row, and under READ COMMITTED InnoDB makes a DELETE wait for
+ * each row another transaction holds (a job being claimed or committed)
+ * and, once it waited for a row, keeps that row locked to the end of the
+ * statement, matched or not (MariaDB 10.11). On a busy table such a scan
+ * held the rows of live jobs for over a minute: their renewals and fenced
+ * commits waited, and leases lapsed under running makes (docs/jobs.md).
+ * An UPDATE reads a row another transaction holds as last committed, and
+ * passes it without waiting when that does not match (a semi-consistent
+ * read); it waits only for a row that was stale when last committed.
+ * PostgreSQL's DELETE would not wait for rows that do not match, and
+ * SQLite has one writer: the same two statements serve all three.
+ * Argument of the mark: -stale_timeout. */
+const jsql JS_REFRESH_STALE_MARK = {"refresh.stale.mark",
+	"UPDATE {J} SET {queue} = " MARK_STALE " WHERE {status} NOT IN ('ignore', 'reserved') AND {created_time} < {now+?} "
 	"AND NOT EXISTS (SELECT 1 FROM ({keysource}) ks WHERE {join:ks:J})"};
+const jsql JS_REFRESH_STALE = {"refresh.stale",
+	"DELETE FROM {J} WHERE {queue} = " MARK_STALE};
 
 /* refresh.orphans.mark, refresh.orphans - DataJoint's orphan_timeout:
  * reservations older than it are marked, recorded by history.marked, and
@@ -473,6 +490,6 @@ const jsql *const JS_ALL[] = {
 	&JS_READY_COUNT, &JS_CANCEL_MARK, &JS_CANCEL, &JS_IGNORE_UPDATE, &JS_IGNORE_ADD, &JS_IGNORE_INSERT,
 	&JS_CLEAR, &JS_SET_PRIORITY, &JS_SET_DELAY, &JS_LOST_WHY, &JS_COUNTS, &JS_LIST, &JS_LIST_STATUS,
 	&JS_REFRESH_ADD, &JS_REFRESH_REPEND_MARK, &JS_REFRESH_REPEND, &JS_REFRESH_REPEND_UNMARK,
-	&JS_REFRESH_STALE, &JS_REFRESH_ORPHANS_MARK, &JS_REFRESH_ORPHANS,
+	&JS_REFRESH_STALE_MARK, &JS_REFRESH_STALE, &JS_REFRESH_ORPHANS_MARK, &JS_REFRESH_ORPHANS,
 	NULL,
 };
