@@ -6,6 +6,7 @@
 #ifndef DJC_DB_H
 #define DJC_DB_H
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "../util/sb.h"
@@ -67,9 +68,13 @@ typedef struct db_conn {
 	const char *table_suffix;   /* after CREATE TABLE (...): the driver's, unless its open set one */
 	/* Threads sharing one connection (a worker and its heartbeat) take
 	 * turns: the db_* wrappers hold this recursive mutex around each
-	 * statement, and from db_begin to the end of the transaction. */
+	 * statement, and from db_begin to the end of the transaction. A
+	 * thread marked urgent (db_thread_urgent: the heartbeat) goes before
+	 * the others' next statement (db.c, conn_lock). */
 	pthread_mutex_t mu;
 	int tx_held;        /* the open transaction holds mu (db.c) */
+	int depth;          /* how many times its holder has taken mu */
+	atomic_int urgent;  /* urgent threads waiting for mu */
 } db_conn;
 
 /* A fully materialised result. Cells are row-major. A driver returns a cell
@@ -224,6 +229,12 @@ void db_close(db_conn *c);
 
 /* The wrappers that dispatch through c->drv, serialising the threads that
  * share c (see db_conn.mu). */
+/* Mark the calling thread urgent (on) or not: its statements on a shared
+ * connection go before the next statement of any other thread (which may
+ * still finish its transaction first). For the heartbeat, whose renewal
+ * must not wait behind a worker's statements one after another until the
+ * lease lapses. */
+void db_thread_urgent(int on);
 int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out);
 int db_begin(db_conn *c);
 int db_commit(db_conn *c);

@@ -1,7 +1,8 @@
 /* mysql.c - the MariaDB/MySQL driver (MariaDB Connector/C). Every statement
  * runs as a server-side prepared statement with bound parameters (values
  * never enter SQL text), kept in a small LRU cache keyed by SQL text. The
- * session is strict (sql_mode), UTC, READ COMMITTED, utf8mb4 with a binary
+ * session is strict (sql_mode), UTC, READ COMMITTED, waits at most
+ * LOCK_WAIT_S for a row lock, utf8mb4 with a binary
  * NO PAD collation so text keys compare byte for byte as on the other
  * backends (db_mysql_collation), and
  * CLIENT_FOUND_ROWS so `affected` counts matched rows. A claim is SELECT ...
@@ -172,6 +173,19 @@ static int my_api_load(char *err, size_t errlen)
 #define STMT_CACHE 64
 #define FETCH_BUF 256          /* first buffer per text/blob column; longer cells are fetched apart */
 #define CLAIM_BATCH 500        /* keys per UPDATE of a claim */
+/* How long a statement of djc waits for a row lock before it fails as
+ * DJC_EBUSY (innodb_lock_wait_timeout, per session; the server's default
+ * is 50 s). The caller rolls back and retries after a backoff (a commit:
+ * populate/reserved.c; a renewal: the next period, lease/4). Short,
+ * because a wait holds what the waiting transaction has locked already,
+ * and behind it whoever wants those rows: at 1,000 workers on MariaDB's
+ * thread pool such chains lasted the full 50 s, the renewals of live jobs
+ * stuck in them, and leases (60 s) lapsed under running makes
+ * (docs/jobs.md). Five seconds ends every chain well within a renewal
+ * period of the default lease, and is still a hundred times longer than
+ * any lock djc holds for its own statements. */
+#define LOCK_WAIT_S 5
+
 #define SESSION_SQL_MODE "STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
 
 typedef struct cached { char *sql; MYSQL_STMT *st; unsigned long used; } cached;
@@ -441,9 +455,9 @@ static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
 	}
 	snprintf(c->suffix, sizeof c->suffix, " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=%s", c->collation);
 	c->base.table_suffix = c->suffix;
-	char set[256];
+	char set[320];
 	snprintf(set, sizeof set, "SET SESSION sql_mode='" SESSION_SQL_MODE "', time_zone='+00:00', "
-		 "collation_connection='%s'", c->collation);
+		 "collation_connection='%s', innodb_lock_wait_timeout=%d", c->collation, LOCK_WAIT_S);
 	if (simple(c, set) ||
 	    simple(c, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")) {
 		snprintf(err, errlen, "%s", c->base.err);

@@ -1,6 +1,7 @@
 /* lease.c - the heartbeat (lease.h). */
 #include "lease.h"
 #include "util/config.h"
+#include "db/db.h"
 #include <time.h>
 
 static double mono(void)
@@ -36,6 +37,7 @@ static void wait_for(lease *l, double secs)
 static void *hb_main(void *arg)
 {
 	lease *l = arg;
+	db_thread_urgent(1);   /* a renewal goes before the worker's next statement */
 	double period = l->lease / 4;
 	if (period < 0.05) period = 0.05;
 	pthread_mutex_lock(&l->mu);

@@ -4,6 +4,7 @@
 #include "db/db.h"
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -23,6 +24,17 @@ static void ddl(db_conn *c, const char *sql)
 }
 
 static void q(db_conn *c, sb_t *b, const char *name) { sb_reset(b); db_qi(c, b, name); }
+
+/* The heartbeat's side of the urgent-thread test: one statement, marked
+ * urgent. */
+static void *urgent_insert(void *arg)
+{
+	db_conn *c = arg;
+	db_thread_urgent(1);
+	int rc = db_exec(c, "INSERT INTO t_urgent (k) VALUES (1)", NULL, 0, NULL);
+	CHECK_MSG(rc == 0, "urgent insert -> %s", c->err);
+	return NULL;
+}
 
 int main(void)
 {
@@ -385,6 +397,45 @@ int main(void)
 		db_res_free(r);
 		sb_free(&kc);
 		ddl(c, "DROP TABLE t_shadow");
+	}
+
+	/* MariaDB/MySQL: a statement waits at most 5 s for a row lock
+	 * (mysql.c, LOCK_WAIT_S), not the server's 50: it then fails as busy,
+	 * names its item, and nothing of its batch stays */
+	if (c->drv == &db_mysql_driver) {
+		CHECK(db_exec(c, "SELECT @@session.innodb_lock_wait_timeout", NULL, 0, &r) == 0 && db_cell_int(r, 0, 0) == 5);
+		db_res_free(r);
+		CHECK(db_begin(c2) == 0);
+		CHECK(db_exec(c2, "UPDATE t_queue SET owner = 7 WHERE k = 1", NULL, 0, NULL) == 0);
+		db_item w[2] = {{.sql = "UPDATE t_queue SET owner = 8 WHERE k = 2", .expect = 1},
+				{.sql = "UPDATE t_queue SET owner = 8 WHERE k = 1", .expect = 1}};
+		db_res *wo[2] = {0};
+		size_t wf = 99;
+		rc = db_batch(c, w, 2, wo, &wf);
+		CHECK_MSG(rc == DJC_EBUSY && wf == 1, "a batch behind a row lock -> %d, item %zu: %s", rc, wf, c->err);
+		CHECK(!c->in_tx);
+		for (int i = 0; i < 2; i++) db_res_free(wo[i]);
+		CHECK(db_rollback(c2) == 0);
+		CHECK(db_exec(c, "SELECT count(*) FROM t_queue WHERE owner IN (7, 8)", NULL, 0, &r) == 0 && db_cell_int(r, 0, 0) == 0);
+		db_res_free(r);
+	}
+
+	/* two threads on one connection (a worker and its heartbeat): the
+	 * urgent one, waiting while the other's transaction runs, goes before
+	 * that thread's next statement, though the other asks at once */
+	{
+		ddl(c, c->drv == &db_mysql_driver ? "CREATE TABLE t_urgent (k INT NOT NULL, PRIMARY KEY (k)) ENGINE=InnoDB"
+						  : "CREATE TABLE t_urgent (k INT NOT NULL, PRIMARY KEY (k))");
+		CHECK(db_begin(c) == 0);
+		pthread_t th;
+		CHECK(pthread_create(&th, NULL, urgent_insert, c) == 0);
+		while (atomic_load(&c->urgent) == 0) usleep(1000);   /* it waits for the transaction */
+		CHECK(db_commit(c) == 0);
+		CHECK(db_exec(c, "SELECT count(*) FROM t_urgent", NULL, 0, &r) == 0);
+		CHECK_MSG(r && db_cell_int(r, 0, 0) == 1, "the next statement ran before the urgent one");
+		db_res_free(r);
+		pthread_join(th, NULL);
+		ddl(c, "DROP TABLE t_urgent");
 	}
 
 	CHECK(c->drv->connection_id(c) != 0);
