@@ -148,7 +148,7 @@ measure() {
 		local compound=""
 		case $arg in
 		prog:*) make=$WORK/noop_make; batch=${arg#prog:} ;;
-		compound:*) batch=${arg#compound:}; compound=1 ;;   # DJC_MYSQL_COMPOUND=1 (docs/jobs.md)
+		separate:*) batch=${arg#separate:}; compound=0 ;;   # DJC_MYSQL_COMPOUND=0 (docs/jobs.md)
 		esac
 		"$NOOP" reset "$U" "$sch" >/dev/null
 		# let the planner see the emptied tables: right after a delete of
@@ -257,7 +257,7 @@ postgresql|$N_HB|pgboss|best|2|$B_BEST
 say "bench: A3. MariaDB: djc and a commit loop ($ROUNDS rounds)"
 rounds A3 "
 mariadb|$N_H1|djc|batch 1|4|1
-mariadb|$N_H1|djc|batch 1, compound|4|compound:1
+mariadb|$N_H1|djc|batch 1, separate statements|4|separate:1
 mariadb|$N_H|djc|batch 50|2|50|full
 mariadb|$N_H|djc|batch 200|2|200
 mariadb|$N_H|djc|batch 200|4|200|full

@@ -444,14 +444,13 @@ static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
 	 * changed it; a reconnect keeps it) */
 	if (!c->collation[0]) snprintf(c->collation, sizeof c->collation, "%s", db_mysql_collation(mysql_get_server_info(m)));
 	{
-		/* with DJC_MYSQL_COMPOUND=1, MariaDB 10.3+ runs a batch as one
-		 * compound statement (my_batch). Not the default: at 1,000
-		 * workers it cost the server 1.5-1.7x the CPU per job and some
-		 * live workers lost their leases (docs/jobs.md) */
+		/* MariaDB 10.3+ runs a batch as one compound statement
+		 * (my_batch): one round trip per job. DJC_MYSQL_COMPOUND=0
+		 * turns it off (the statements one by one, as on MySQL). */
 		int mariadb, major, minor, patch;
 		const char *env = getenv("DJC_MYSQL_COMPOUND");
 		c->compound = server_version(mysql_get_server_info(m), &mariadb, &major, &minor, &patch) && mariadb &&
-			      (major > 10 || (major == 10 && minor >= 3)) && env && !strcmp(env, "1");
+			      (major > 10 || (major == 10 && minor >= 3)) && !(env && !strcmp(env, "0"));
 	}
 	snprintf(c->suffix, sizeof c->suffix, " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=%s", c->collation);
 	c->base.table_suffix = c->suffix;
@@ -1530,9 +1529,8 @@ static char *unquote(const char *q)
  * that matched other than `expect` rows raises SQLSTATE 45000 with the
  * message db_batch_each gives, read back as DB_EEXPECT. A lost connection
  * is an unknown outcome (*failed = n), as a lost COMMIT is. Anything else
- * (MySQL, a batched claim, an item that returns rows, DJC_MYSQL_COMPOUND
- * not 1): db_batch_each. The
- * claim's extra expression (claim.info) must be an integer. The local
+ * (MySQL, a batched claim, an item that returns rows, DJC_MYSQL_COMPOUND=0):
+ * db_batch_each. The claim's extra expression (claim.info) must be an integer. The local
  * variables are named djc$...: a stored program's variable shadows a
  * column of the same name, and no attribute name holds a $. */
 static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, size_t *failed)
