@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_PROCS 256
@@ -98,6 +99,29 @@ static void drain(int *fd, sb_t *buf, djc_populate_result *res, making *mk)
 	}
 }
 
+/* Hand back the jobs a dead child still held (release.pid), retried while
+ * the server is busy or the connection goes, for at most max(60 s, 4
+ * leases), backing off 50 ms doubling to 2 s (as a worker retries its own
+ * statements: reserved.c), and not after a signal. A row the dead child
+ * held stays locked until the server has rolled its transaction back, and
+ * MariaDB waits only 5 s for it (mysql.c): one busy try left the job
+ * reserved by a dead process until its lease lapsed, with no worker left
+ * to take it. The statement is idempotent, so a retry after a lost
+ * connection is safe. (jobs_fail retries inside its own transaction,
+ * conn_tx, and must not be repeated after a lost COMMIT.) */
+static void release_dead(djc_conn *c, table *t, pid_t pid)
+{
+	double start = mono_now(), delay = 0.05, window = 4 * lease_seconds();
+	if (window < 60) window = 60;
+	for (;;) {
+		int rc = jobs_release_pid(c, t, jobs_host(), (long)pid);
+		if ((rc != DJC_EBUSY && rc != DJC_ECONN) || mono_now() - start > window || populate_signal) return;
+		struct timespec ts = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
+		nanosleep(&ts, NULL);
+		delay = delay * 2 > 2 ? 2 : delay * 2;
+	}
+}
+
 /* A worker child died of a signal: the job it said it was making is that
  * make's failure (fenced by key and token; retried when it has attempts
  * left); whatever else it still holds (the rest of its claim, or a job
@@ -111,29 +135,9 @@ static void drain(int *fd, sb_t *buf, djc_populate_result *res, making *mk)
  * no longer reserved) or was running none, so its death costs nothing.
  * pw: djc worker's children hold jobs of pw->tables (NULL: populate, t
  * only). */
-/* Whether to try a dead child's statement again: the server was busy (a
- * lock wait that ran out, a deadlock) or the connection went, within
- * max(60 s, 4 leases) of the first try, backing off 50 ms doubling to 2 s
- * (as a worker retries its own: reserved.c). A row the dead child held
- * stays locked until the server has rolled its transaction back; a
- * record given up after one busy try left the job reserved by a dead
- * process until its lease lapsed, with no worker left to take it. */
-static int again(int rc, double *start, double *delay)
-{
-	if (rc != DJC_EBUSY && rc != DJC_ECONN) return 0;
-	double now = mono_now(), window = 4 * lease_seconds();
-	if (window < 60) window = 60;
-	if (*start == 0) { *start = now; *delay = 0.05; }
-	if (now - *start > window || populate_signal) return 0;
-	usleep((useconds_t)(*delay * 1e6));
-	*delay = *delay * 2 > 2 ? 2 : *delay * 2;
-	return 1;
-}
-
 static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const char *msg, double *retry_in,
 		      const pool_work *pw)
 {
-	double start = 0, delay = 0;
 	int failed = 0;
 	/* djc worker's children say which table they are making a job of (one
 	 * the parent cannot open: that job goes back to pending with the rest) */
@@ -144,15 +148,12 @@ static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const 
 	if (kj && !row_from_json_obj(t, kj, &key, &err)) {
 		djc_job job = {.t = t, .key = key, .token = mk->token, .attempts = mk->attempts, .history = mk->history};
 		fail_result fr = FAILED_ERROR;
-		double due = 0;
-		int rc;
-		while (again(rc = jobs_fail(c, &job, FAIL_DIED, msg, NULL, 0, &fr, &due), &start, &delay)) {}
-		if (rc == DJC_OK) failed = fr == FAILED_ERROR ? 1 : 2;
-		if (failed == 2) *retry_in = due;
+		double delay = 0;
+		if (jobs_fail(c, &job, FAIL_DIED, msg, NULL, 0, &fr, &delay) == DJC_OK) failed = fr == FAILED_ERROR ? 1 : 2;
+		if (failed == 2) *retry_in = delay;
 	}
-	for (size_t i = 0; pw && i < pw->ntables; i++)
-		while (again(jobs_release_pid(c, pw->tables[i], jobs_host(), (long)pid), &start, &delay)) {}
-	if (!pw) while (again(jobs_release_pid(c, t, jobs_host(), (long)pid), &start, &delay)) {}
+	for (size_t i = 0; pw && i < pw->ntables; i++) release_dead(c, pw->tables[i], pid);
+	if (!pw) release_dead(c, t, pid);
 	json_decref(kj);
 	djc_row_free(key);
 	free(err);
