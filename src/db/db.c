@@ -249,6 +249,31 @@ int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out)
 	return rc;
 }
 
+void db_publish_session(db_conn *c, _Atomic long long *out)
+{
+	conn_lock(c);
+	c->session_out = out;
+	atomic_store(out, (long long)c->drv->connection_id(c));
+	conn_unlock(c);
+}
+
+void db_session_changed(db_conn *c, int64_t id)
+{
+	if (c->session_out) atomic_store(c->session_out, (long long)id);
+}
+
+int db_session_alive(db_conn *c, int64_t id)
+{
+	if (!c->drv->session_sql) return 0;
+	if (id == 0) return DJC_EINVAL;
+	val_t v = val_int(id);
+	db_res *r = NULL;
+	int rc = db_exec(c, c->drv->session_sql, &v, 1, &r);
+	if (rc == DJC_OK) rc = r->nrows > 0;
+	db_res_free(r);
+	return rc;
+}
+
 int db_begin(db_conn *c)
 {
 	conn_lock(c);

@@ -75,6 +75,10 @@ typedef struct db_conn {
 	int tx_held;        /* the open transaction holds mu (db.c) */
 	int depth;          /* how many times its holder has taken mu */
 	atomic_int urgent;  /* urgent threads waiting for mu */
+	/* Where the driver publishes connection_id each time it (re)connects,
+	 * before the new session's first statement (db_publish_session: a
+	 * pool child's shared slot), or NULL. */
+	_Atomic long long *session_out;
 } db_conn;
 
 /* A fully materialised result. Cells are row-major. A driver returns a cell
@@ -200,6 +204,12 @@ struct db_driver {
 	 * empty or never counted jobs table, a claim among 100,000 pending
 	 * jobs was a bitmap scan and a sort of all of them. */
 	const char *analyze_head;
+	/* A read with one ? parameter, a connection_id, that returns a row
+	 * while that server session exists; NULL where a session ends with its
+	 * process (SQLite). A session's end is the one point after which
+	 * nothing it sent can still commit: a client killed just after it sent
+	 * a COMMIT leaves the server to run it (db_session_alive). */
+	const char *session_sql;
 
 	/* may provide (NULL: the backend has no notifications; db.c copes) */
 	/* Subscribe the connection to channel (kept across reconnects);
@@ -235,6 +245,15 @@ void db_close(db_conn *c);
  * must not wait behind a worker's statements one after another until the
  * lease lapses. */
 void db_thread_urgent(int on);
+/* Whether the server session with this connection_id (another process's,
+ * from its connection_id) still exists: 1 yes, 0 no (or the backend's
+ * sessions end with their processes), else an error code. id 0 names no
+ * session (through a transaction pooler): DJC_EINVAL. */
+int db_session_alive(db_conn *c, int64_t id);
+/* Publish c's connection_id at *out now and after every reconnect (drivers
+ * call db_session_changed when they have a new session). */
+void db_publish_session(db_conn *c, _Atomic long long *out);
+void db_session_changed(db_conn *c, int64_t id);
 int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out);
 int db_begin(db_conn *c);
 int db_commit(db_conn *c);

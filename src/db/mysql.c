@@ -426,6 +426,7 @@ static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
 	c->db = m;
 	c->broken = 0;
 	c->thread_id = mysql_thread_id(m);
+	db_session_changed(&c->base, (int64_t)c->thread_id);
 	{
 		/* TCP only (a unix socket refuses these): keepalives find a dead
 		 * peer of an idle connection, and data unacknowledged for 10 s (a
@@ -1772,6 +1773,7 @@ const db_driver db_mysql_driver = {
 	.insert_ignore_head = "INSERT IGNORE INTO",
 	.insert_ignore_tail = "",
 	.table_suffix = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",   /* per server: my_conn.suffix */
+	.session_sql = "SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = ?",
 	.index_count_sql = "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? "
 			   "AND INDEX_NAME IN (?, ?, ?) AND SEQ_IN_INDEX = 1",
 };

@@ -398,7 +398,7 @@ static int session_setup(pg_conn *c, int create_schema)
 	free(quoted);
 	if (rc) return rc;
 	/* through a pooler no server process is ours: connection_id is 0 */
-	if (c->pooled) { c->pid = 0; return DJC_OK; }
+	if (c->pooled) { c->pid = 0; db_session_changed(&c->base, 0); return DJC_OK; }
 	PGresult *res = PQexec(c->pg, "SELECT pg_backend_pid()");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
 		rc = classify(c, res);
@@ -407,6 +407,7 @@ static int session_setup(pg_conn *c, int create_schema)
 	}
 	c->pid = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
 	PQclear(res);
+	db_session_changed(&c->base, c->pid);
 	return DJC_OK;
 }
 
@@ -1392,6 +1393,7 @@ const db_driver db_postgres_driver = {
 	.create_index = pg_create_index,
 	.partial_index = 1,
 	.analyze_head = "ANALYZE ",
+	.session_sql = "SELECT 1 FROM pg_stat_activity WHERE pid = ?",
 	.insert_ignore_head = "INSERT INTO",
 	.insert_ignore_tail = " ON CONFLICT DO NOTHING",
 	.table_suffix = "",

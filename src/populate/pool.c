@@ -21,6 +21,11 @@
 #include <unistd.h>
 
 #define MAX_PROCS 256
+/* A dead child whose server session could not be watched (through a
+ * transaction pooler) may have left a transaction for the server to run:
+ * its jobs are handed back at once and again this many seconds later. A
+ * claim that commits later still waits for its lease to lapse. */
+#define ZOMBIE_GRACE 2.0
 
 typedef struct making { char *key; int64_t token; long attempts; int history; char *table; } making;
 
@@ -99,9 +104,24 @@ static void drain(int *fd, sb_t *buf, djc_populate_result *res, making *mk)
 	}
 }
 
+/* How long a parent keeps at a dead child's statements while the server is
+ * busy: max(60 s, 4 leases), from the first try. */
+static double dead_window(void)
+{
+	double w = 4 * lease_seconds();
+	return w < 60 ? 60 : w;
+}
+
+static void pause_for(double *delay, double most)
+{
+	struct timespec ts = {(time_t)*delay, (long)((*delay - (double)(time_t)*delay) * 1e9)};
+	nanosleep(&ts, NULL);
+	*delay = *delay * 2 > most ? most : *delay * 2;
+}
+
 /* Hand back the jobs a dead child still held (release.pid), retried while
- * the server is busy or the connection goes, for at most max(60 s, 4
- * leases), backing off 50 ms doubling to 2 s (as a worker retries its own
+ * the server is busy or the connection goes, for at most dead_window(),
+ * backing off 50 ms doubling to 2 s (as a worker retries its own
  * statements: reserved.c), and not after a signal. A row the dead child
  * held stays locked until the server has rolled its transaction back, and
  * MariaDB waits only 5 s for it (mysql.c): one busy try left the job
@@ -111,14 +131,40 @@ static void drain(int *fd, sb_t *buf, djc_populate_result *res, making *mk)
  * conn_tx, and must not be repeated after a lost COMMIT.) */
 static void release_dead(djc_conn *c, table *t, pid_t pid)
 {
-	double start = mono_now(), delay = 0.05, window = 4 * lease_seconds();
-	if (window < 60) window = 60;
+	double start = mono_now(), delay = 0.05;
 	for (;;) {
 		int rc = jobs_release_pid(c, t, jobs_host(), (long)pid);
-		if ((rc != DJC_EBUSY && rc != DJC_ECONN) || mono_now() - start > window || populate_signal) return;
-		struct timespec ts = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
-		nanosleep(&ts, NULL);
-		delay = delay * 2 > 2 ? 2 : delay * 2;
+		if ((rc != DJC_EBUSY && rc != DJC_ECONN) || mono_now() - start > dead_window() || populate_signal) return;
+		pause_for(&delay, 2);
+	}
+}
+
+/* Everything a dead child may hold: pw->tables' jobs for djc worker's
+ * children, t's for populate's. */
+static void release_all(djc_conn *c, table *t, pid_t pid, const pool_work *pw)
+{
+	for (size_t i = 0; pw && i < pw->ntables; i++) release_dead(c, pw->tables[i], pid);
+	if (!pw) release_dead(c, t, pid);
+}
+
+/* Wait until a dead child's server session has ended (sid: its
+ * connection_id, which it published in its slot). A child killed just
+ * after it sent a transaction (a claim, or a commit with the next claim in
+ * it) leaves the server to run that transaction to its COMMIT: a claim
+ * that commits after release.pid ran stays reserved by a dead process
+ * until its lease lapses. Once the session is gone, nothing it sent can
+ * still commit. Polls 5 ms doubling to 200 ms, for at most dead_window().
+ * 1: ended (on SQLite at once: a transaction ends with its process); 0:
+ * not known, through a transaction pooler (no server session is the
+ * child's: sid 0), after an error, a signal or the window. */
+static int session_ended(djc_conn *c, long long sid)
+{
+	double start = mono_now(), delay = 0.005;
+	for (;;) {
+		int rc = db_session_alive(c->db, (int64_t)sid);
+		if (rc == 0) return 1;
+		if (rc != 1 || mono_now() - start > dead_window() || populate_signal) return 0;
+		pause_for(&delay, 0.2);
 	}
 }
 
@@ -129,16 +175,21 @@ static void release_dead(djc_conn *c, table *t, pid_t pid)
  * job it makes before the make starts, and that the make ended once it
  * returns, so one that said nothing, or died between makes or committing
  * one, was running no make: all it holds goes back to pending, and its
- * death is no failure. Returns 1 when a job was recorded as an error, 2
- * when it went back to pending for a retry; 0 when the child had already
- * ended its job (committed it or recorded its error: the fence finds it
- * no longer reserved) or was running none, so its death costs nothing.
- * pw: djc worker's children hold jobs of pw->tables (NULL: populate, t
- * only). */
-static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const char *msg, double *retry_in,
-		      const pool_work *pw)
+ * death is no failure. Both wait for the end of its server session first
+ * (session_ended), so they see whatever it sent before it died as
+ * committed or not; *ended says whether that wait succeeded (if not, the
+ * caller hands its jobs back once more later). Returns 1 when a job was
+ * recorded as an error, 2 when it went back to pending for a retry; 0 when
+ * the child had already ended its job (committed it or recorded its error:
+ * the fence finds it no longer reserved) or was running none, so its death
+ * costs nothing. pw: djc worker's children hold jobs of pw->tables (NULL:
+ * populate, t only). */
+static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, long long sid, const char *msg,
+		      double *retry_in, int *ended, const pool_work *pw)
 {
 	int failed = 0;
+	table *root = t;
+	*ended = session_ended(c, sid);
 	/* djc worker's children say which table they are making a job of (one
 	 * the parent cannot open: that job goes back to pending with the rest) */
 	int known = !mk->table || !conn_table(c, mk->table, &t);
@@ -152,8 +203,7 @@ static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, const 
 		if (jobs_fail(c, &job, FAIL_DIED, msg, NULL, 0, &fr, &delay) == DJC_OK) failed = fr == FAILED_ERROR ? 1 : 2;
 		if (failed == 2) *retry_in = delay;
 	}
-	for (size_t i = 0; pw && i < pw->ntables; i++) release_dead(c, pw->tables[i], pid);
-	if (!pw) release_dead(c, t, pid);
+	release_all(c, root, pid, pw);
 	json_decref(kj);
 	djc_row_free(key);
 	free(err);
@@ -179,6 +229,9 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 		/* a fresh connection: never touch the parent's */
 		djc_conn *cc = NULL;
 		int crc = djc_open(&cc, c->url, c->schema);
+		/* the parent waits for the end of this server session before it
+		 * hands back what the child held, should it die (child_died) */
+		if (!crc) db_publish_session(cc->db, &slot->session);
 		worker w = {0};
 		djc_populate_result cres = {0};
 		w.c = cc; w.o = o; w.argv = argv; w.serve = serve; w.sh = sh; w.res = &cres; w.outfd = pf[1]; w.slot = slot;
@@ -235,7 +288,12 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 	}
 	int respawns = 0;
 	int alive = n, forwarded = 0, drained = 0;
-	while (alive > 0) {
+	/* dead children whose session end was not seen (through a transaction
+	 * pooler): not reaped (their pids stay theirs) until their jobs have
+	 * been handed back once more, ZOMBIE_GRACE seconds later */
+	struct { pid_t pid; double due; } zombies[MAX_PROCS * 5];
+	size_t nz = 0;
+	while (alive > 0 || nz > 0) {
 		struct pollfd pfd[MAX_PROCS];
 		int map[MAX_PROCS], np = 0;
 		for (int i = 0; i < n; i++) if (fds[i] >= 0) { pfd[np].fd = fds[i]; pfd[np].events = POLLIN; map[np++] = i; }
@@ -285,8 +343,12 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 			char msg[128];
 			snprintf(msg, sizeof msg, "make killed by signal %d (worker process %d died)", sig, (int)p);
 			double retry_in = 0;
-			int failed = o->reserve_jobs ? child_died(c, t, &mk[i], p, msg, &retry_in, pw) : 1;
-			waitpid(p, NULL, 0);
+			int ended = 1;
+			int failed = o->reserve_jobs
+					     ? child_died(c, t, &mk[i], p, atomic_load(&slots[i].session), msg, &retry_in, &ended, pw)
+					     : 1;
+			if (ended || nz == sizeof zombies / sizeof *zombies) waitpid(p, NULL, 0);
+			else { zombies[nz].pid = p; zombies[nz].due = mono_now() + ZOMBIE_GRACE; nz++; }
 			if (failed == 2) {
 				atomic_fetch_add(&sh->retried, 1);
 				worker_retry_due(sh, retry_in);
@@ -310,6 +372,12 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 				pid_t npid = spawn_worker(c, t, o, argv, serve, sh, keys, fds, n, &fd, &slots[i], pw);
 				if (npid > 0) { pids[i] = npid; fds[i] = fd; alive++; respawns++; }
 			}
+		}
+		for (size_t z = 0; z < nz;) {
+			if (mono_now() < zombies[z].due && !populate_signal) { z++; continue; }
+			release_all(c, t, zombies[z].pid, pw);
+			waitpid(zombies[z].pid, NULL, 0);
+			zombies[z] = zombies[--nz];
 		}
 		progress_update(prog, atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped),
 				atomic_load(&sh->errors), 0);

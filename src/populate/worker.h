@@ -31,6 +31,7 @@ typedef struct counters {
  * instead (in_pipe), written before seq is even again. */
 typedef struct making_slot {
 	atomic_ullong seq;
+	_Atomic long long session;  /* the child's server session (connection_id; db_publish_session) */
 	int in_pipe;
 	int history;
 	long long token;
