@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_PROCS 256
@@ -104,39 +103,19 @@ static void drain(int *fd, sb_t *buf, djc_populate_result *res, making *mk)
 	}
 }
 
-/* How long a parent keeps at a dead child's statements while the server is
- * busy: max(60 s, 4 leases), from the first try. */
-static double dead_window(void)
-{
-	double w = 4 * lease_seconds();
-	return w < 60 ? 60 : w;
-}
-
-static void pause_for(double *delay, double most)
-{
-	struct timespec ts = {(time_t)*delay, (long)((*delay - (double)(time_t)*delay) * 1e9)};
-	nanosleep(&ts, NULL);
-	*delay = *delay * 2 > most ? most : *delay * 2;
-}
-
 /* Hand back the jobs a dead child still held (release.pid), retried while
- * the server is busy or the connection goes, for at most dead_window(),
- * backing off 50 ms doubling to 2 s (as a worker retries its own
- * statements: reserved.c), and not after a signal. A row the dead child
- * held stays locked until the server has rolled its transaction back, and
- * MariaDB waits only 5 s for it (mysql.c): one busy try left the job
- * reserved by a dead process until its lease lapsed, with no worker left
- * to take it. The statement is idempotent, so a retry after a lost
- * connection is safe. (jobs_fail retries inside its own transaction,
- * conn_tx, and must not be repeated after a lost COMMIT.) */
+ * the server is busy or the connection goes (retry_wait: as a worker
+ * retries its own statements). A row the dead child held stays locked
+ * until the server has rolled its transaction back, and MariaDB waits only
+ * 5 s for it (mysql.c): one busy try left the job reserved by a dead
+ * process until its lease lapsed, with no worker left to take it. The
+ * statement is idempotent, so a retry after a lost connection is safe.
+ * (jobs_fail retries inside its own transaction, conn_tx, and must not be
+ * repeated after a lost COMMIT.) */
 static void release_dead(djc_conn *c, table *t, pid_t pid)
 {
-	double start = mono_now(), delay = 0.05;
-	for (;;) {
-		int rc = jobs_release_pid(c, t, jobs_host(), (long)pid);
-		if ((rc != DJC_EBUSY && rc != DJC_ECONN) || mono_now() - start > dead_window() || populate_signal) return;
-		pause_for(&delay, 2);
-	}
+	retry r = {0, 0};
+	while (retryable(jobs_release_pid(c, t, jobs_host(), (long)pid)) && retry_wait(&r, lease_seconds())) {}
 }
 
 /* Everything a dead child may hold: pw->tables' jobs for djc worker's
@@ -153,19 +132,17 @@ static void release_all(djc_conn *c, table *t, pid_t pid, const pool_work *pw)
  * it) leaves the server to run that transaction to its COMMIT: a claim
  * that commits after release.pid ran stays reserved by a dead process
  * until its lease lapses. Once the session is gone, nothing it sent can
- * still commit. Polls 5 ms doubling to 200 ms, for at most dead_window().
+ * still commit. Polled as a fault is retried (retry_wait).
  * 1: ended (on SQLite at once: a transaction ends with its process); 0:
  * not known, through a transaction pooler (no server session is the
  * child's: sid 0), after an error, a signal or the window. */
 static int session_ended(djc_conn *c, long long sid)
 {
-	double start = mono_now(), delay = 0.005;
-	for (;;) {
-		int rc = db_session_alive(c->db, (int64_t)sid);
-		if (rc == 0) return 1;
-		if (rc != 1 || mono_now() - start > dead_window() || populate_signal) return 0;
-		pause_for(&delay, 0.2);
-	}
+	retry r = {0, 0};
+	int rc;
+	while ((rc = db_session_alive(c->db, (int64_t)sid)) == 1 || retryable(rc))
+		if (!retry_wait(&r, lease_seconds())) return 0;
+	return rc == 0;
 }
 
 /* A worker child died of a signal: the job it said it was making is that

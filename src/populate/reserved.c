@@ -13,26 +13,8 @@
 
 /* ------------------------------------------------------------ retries */
 
-/* Database faults (connection lost, deadlock, serialization failure,
- * busy) are retried with exponential backoff (50 ms doubling to 2 s) for
- * at most max(60 s, 4 leases): a worker outlives a database restart. The
- * drivers reconnect between transactions. retry_wait returns 0 when the
- * budget is spent (or a signal came). */
-typedef struct retry { double start, delay; } retry;
-
-static int retryable(int rc) { return rc == DJC_EBUSY || rc == DJC_ECONN; }
-
-static int retry_wait(worker *w, retry *r)
-{
-	double now = mono_now(), window = 4 * w->lease.lease;
-	if (window < 60) window = 60;
-	if (r->start == 0) { r->start = now; r->delay = 0.05; }
-	if (now - r->start > window || populate_signal) return 0;
-	usleep((useconds_t)(r->delay * 1e6));
-	r->delay = r->delay * 2 > 2 ? 2 : r->delay * 2;
-	return 1;
-}
-
+/* Database faults are retried (worker.h: retry_wait), with the lease of
+ * this worker's heartbeat. */
 /* ------------------------------------------------------------ endings */
 
 /* A job found no longer ours (a refused commit, a renewal, a fenced
@@ -66,10 +48,10 @@ static int commit_job(worker *w, djc_job *job, staged *st, double dur, next_clai
 			int orc = jobs_commit_outcome(w->c, job, &o);
 			if (!orc && o != COMMIT_FAILED) { *res = o; return DJC_OK; }
 			if (!orc) break;                                  /* not committed, still ours: commit again */
-			if (!retryable(orc) || !retry_wait(w, &r)) return rc;
+			if (!retryable(orc) || !retry_wait(&r, w->lease.lease)) return rc;
 		}
 		if (!rc) return DJC_OK;
-		if (!retryable(rc) || !retry_wait(w, &r)) return rc;
+		if (!retryable(rc) || !retry_wait(&r, w->lease.lease)) return rc;
 	}
 }
 
@@ -78,7 +60,7 @@ static int fail_job(worker *w, djc_job *job, fail_kind kind, const char *msg, co
 {
 	retry r = {0, 0};
 	int rc;
-	while (retryable(rc = jobs_fail(w->c, job, kind, msg, stack, dur, res, delay)) && retry_wait(w, &r)) {}
+	while (retryable(rc = jobs_fail(w->c, job, kind, msg, stack, dur, res, delay)) && retry_wait(&r, w->lease.lease)) {}
 	return rc;
 }
 
@@ -117,7 +99,7 @@ static void finish_made(worker *w, djc_job *job)
 	retry r = {0, 0};
 	commit_result res;
 	int rc;
-	while (retryable(rc = jobs_close_made(w->c, job, &res)) && retry_wait(w, &r)) {}
+	while (retryable(rc = jobs_close_made(w->c, job, &res)) && retry_wait(&r, w->lease.lease)) {}
 	if (!rc) count(w, job, res);
 	else worker_error(w, job->key, w->c->err);
 }
@@ -154,7 +136,7 @@ static void group_flush(worker *w, group *g, next_claim *next)
 		commit_result res;
 		int rc;
 		while (retryable(rc = jobs_commit_many(w->c, g->jobs, g->n, tabs, rows, nrows, next, &res)) && res != COMMIT_UNKNOWN &&
-		       retry_wait(w, &r)) {}
+		       retry_wait(&r, w->lease.lease)) {}
 		free(tabs);
 		free(rows);
 		if (rc == DJC_OK) {
@@ -166,7 +148,7 @@ static void group_flush(worker *w, group *g, next_claim *next)
 				commit_result o = COMMIT_FAILED;
 				retry r2 = {0, 0};
 				int orc;
-				while (retryable(orc = jobs_commit_outcome(w->c, g->jobs[i], &o)) && retry_wait(w, &r2)) {}
+				while (retryable(orc = jobs_commit_outcome(w->c, g->jobs[i], &o)) && retry_wait(&r2, w->lease.lease)) {}
 				if (!orc && o != COMMIT_FAILED) count(w, g->jobs[i], o);
 				else finish_one(w, g->jobs[i], &g->st[i], g->dur[i], NULL);
 			}
@@ -280,7 +262,7 @@ void work_reserved(worker *w)
 			if (want <= 0) break;
 			int rc = jobs_claim(w->c, w->t, w->o->where_json, w->o->priority, w->lease.lease, want, &jobs, &n);
 			if (rc) {
-				if (retryable(rc) && retry_wait(w, &cr)) continue;
+				if (retryable(rc) && retry_wait(&cr, w->lease.lease)) continue;
 				atomic_store(&w->sh->stop, 1);
 				worker_error(w, NULL, w->c->err);
 				break;

@@ -21,6 +21,18 @@ double mono_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+int retry_wait(retry *r, double lease_s)
+{
+	double now = mono_now(), window = 4 * lease_s;
+	if (window < 60) window = 60;
+	if (r->start == 0) { r->start = now; r->delay = 0.05; }
+	if (now - r->start > window || populate_signal) return 0;
+	struct timespec ts = {(time_t)r->delay, (long)((r->delay - (double)(time_t)r->delay) * 1e9)};
+	nanosleep(&ts, NULL);
+	r->delay = r->delay * 2 > 2 ? 2 : r->delay * 2;
+	return 1;
+}
+
 /* $DJC_WORKER_LOG (a file name): one line per event of each worker process
  * ("<pid> start listen=yes tables=A,B", "<pid> refresh A gen=3 added=5",
  * "<pid> idle" when it starts waiting for work, "<pid> wake A",

@@ -131,6 +131,16 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 	     djc_rowset *keys, int procs, djc_populate_result *res, progress *prog, const pool_work *pw);
 
 double mono_now(void);
+
+/* Retrying a database fault (busy: a lock wait that ran out, a deadlock, a
+ * serialization failure; or a lost connection, which the drivers reconnect
+ * between transactions): back off 50 ms doubling to 2 s, for at most
+ * max(60 s, 4 leases of lease_s seconds) from the first wait, so a worker
+ * outlives a database restart. retry_wait sleeps and returns 1, or returns
+ * 0 when the budget is spent or a signal came. Start with {0, 0}. */
+typedef struct retry { double start, delay; } retry;
+static inline int retryable(int rc) { return rc == DJC_EBUSY || rc == DJC_ECONN; }
+int retry_wait(retry *r, double lease_s);
 /* One line to $DJC_WORKER_LOG, if set (worker.c says which). */
 void worker_event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #endif
