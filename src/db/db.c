@@ -222,8 +222,9 @@ static void conn_lock(db_conn *c)
 	for (;;) {
 		pthread_mutex_lock(&c->mu);
 		/* depth > 0: this thread holds it already (nested, or its open
-		 * transaction): going on is the only way to let it go */
-		if (c->depth > 0 || c->tx_held || !atomic_load(&c->urgent)) {
+		 * transaction, which holds it at depth 1 or more): going on is the
+		 * only way to let it go */
+		if (c->depth > 0 || !atomic_load(&c->urgent)) {
 			c->depth++;
 			return;
 		}

@@ -176,14 +176,16 @@ static int my_api_load(char *err, size_t errlen)
 /* How long a statement of djc waits for a row lock before it fails as
  * DJC_EBUSY (innodb_lock_wait_timeout, per session; the server's default
  * is 50 s). The caller rolls back and retries after a backoff (a commit:
- * populate/reserved.c; a renewal: the next period, lease/4). Short,
- * because a wait holds what the waiting transaction has locked already,
- * and behind it whoever wants those rows: at 1,000 workers on MariaDB's
- * thread pool such chains lasted the full 50 s, the renewals of live jobs
- * stuck in them, and leases (60 s) lapsed under running makes
- * (docs/jobs.md). Five seconds ends every chain well within a renewal
- * period of the default lease, and is still a hundred times longer than
- * any lock djc holds for its own statements. */
+ * populate/reserved.c; a renewal: the next period, lease/4). A bound on
+ * any wait that keeps a heartbeat from renewing: its renewal waits for the
+ * row locks of its jobs, and for the worker's statement ahead of it on the
+ * shared connection (db.c, conn_lock). At 1,000 workers a refresh's stale
+ * DELETE held the rows of live jobs it had waited for to the end of its
+ * scan, about 70 s, and leases (60 s) lapsed under running makes; refresh
+ * marks with an UPDATE now (statements.c, refresh.stale.mark), and this
+ * bound stays for whatever else holds a row (docs/jobs.md). Five seconds
+ * is well within a renewal period of the default lease, and still a
+ * hundred times longer than any lock djc holds for its own statements. */
 #define LOCK_WAIT_S 5
 
 #define SESSION_SQL_MODE "STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
