@@ -329,9 +329,13 @@ int main(void)
 		const char *questions = "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'QUESTIONS'";
 		const char *cenv = getenv("DJC_MYSQL_COMPOUND");
 		db_res *ver = NULL;
+		/* the driver's compound needs MariaDB 10.3 or later */
 		int mariadb = my && db_exec(c, "SELECT VERSION()", NULL, 0, &ver) == 0 && strstr(db_cell_text(ver, 0, 0), "MariaDB");
+		int major = 0, minor = 0;
+		if (mariadb) sscanf(db_cell_text(ver, 0, 0), "%d.%d", &major, &minor);
 		db_res_free(ver);
-		int compound = mariadb && !(cenv && !strcmp(cenv, "0"));
+		int compound = mariadb && (major > 10 || (major == 10 && minor >= 3)) && !(cenv && !strcmp(cenv, "0"));
+		if (mariadb) CHECK_MSG(major >= 10, "MariaDB version %d.%d", major, minor);
 		if (compound) CHECK(db_exec(c, questions, NULL, 0, &qa) == 0);
 		rc = db_batch(c, it, 3, out, &failed);
 		if (compound) {

@@ -179,15 +179,17 @@ static void *refresh_thread(void *arg)
 	return NULL;
 }
 
-/* Whether some session waits on a row lock (the refresh blocked behind X). */
-static int lock_waits(djc_conn *c)
+/* Whether the session of connection `of` waits on a row lock (the refresh
+ * blocked behind X), as c sees it. */
+static int lock_waits(djc_conn *c, djc_conn *of)
 {
 	db_res *r = NULL;
 	const char *q = !strcmp(backend, "postgresql")
-		? "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-		: "SELECT count(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'";
+		? "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid = ?"
+		: "SELECT count(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT' AND trx_mysql_thread_id = ?";
+	val_t id = val_int(of->db->drv->connection_id(of->db));
 	long n = 0;
-	if (!db_exec(c->db, q, NULL, 0, &r)) n = (long)db_cell_int(r, 0, 0);
+	if (!db_exec(c->db, q, &id, 1, &r)) n = (long)db_cell_int(r, 0, 0);
 	db_res_free(r);
 	return n > 0;
 }
@@ -234,7 +236,7 @@ static void test_refresh_race(void)
 	/* up to a minute on a loaded machine; InnoDB refreshes what innodb_trx
 	 * shows only when it was last read more than 0.1 s ago, so polling it
 	 * faster than that can keep showing the state before the wait for ever */
-	for (int i = 0; i < 400 && !(waited = lock_waits(probe)); i++) t_nap(0.15);
+	for (int i = 0; i < 400 && !(waited = lock_waits(probe, c)); i++) t_nap(0.15);
 	CHECK_MSG(waited, "the refresh never waited on the lock");
 	/* W commits key 2 meanwhile */
 	CHECK(j2 && djc_jobs_complete(w, j2, rows, 1, 0.1) == 0);
@@ -291,11 +293,11 @@ static void test_refresh_holds_nothing(void)
 	/* a DELETE waits at key 61 (an UPDATE passes it): up to 3 s to see it
 	 * (innodb_trx may show what it showed 0.1 s ago) */
 	t_nap(0.3);
-	for (int i = 0; i < 20 && !lock_waits(probe); i++) t_nap(0.15);
+	for (int i = 0; i < 20 && !lock_waits(probe, c); i++) t_nap(0.15);
 	CHECK(db_commit(x->db) == 0);
 	/* then at key 62, with key 61 still locked, or not at all */
 	t_nap(0.3);
-	for (int i = 0; i < 20 && !lock_waits(probe); i++) t_nap(0.15);
+	for (int i = 0; i < 20 && !lock_waits(probe, c); i++) t_nap(0.15);
 	/* the renewal waits at most 1 s for a row lock (the refresh's own
 	 * statements 5 s): a renewal stuck behind the refresh fails as busy */
 	if (!strcmp(backend, "mysql")) CHECK(db_exec(w->db, "SET SESSION innodb_lock_wait_timeout = 1", NULL, 0, NULL) == 0);
