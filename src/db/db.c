@@ -4,11 +4,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 static const db_driver *const drivers[] = {
 	&db_sqlite_driver, &db_postgres_driver, &db_mysql_driver,
@@ -250,17 +252,39 @@ int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out)
 	return rc;
 }
 
+static long long own_session(db_conn *c)
+{
+	return (long long)(c->drv->session_id ? c->drv->session_id(c) : c->drv->connection_id(c));
+}
+
 void db_publish_session(db_conn *c, _Atomic long long *out)
 {
 	conn_lock(c);
 	c->session_out = out;
-	atomic_store(out, (long long)c->drv->connection_id(c));
+	atomic_store(out, own_session(c));
 	conn_unlock(c);
 }
 
-void db_session_changed(db_conn *c, int64_t id)
+void db_session_changed(db_conn *c)
 {
-	if (c->session_out) atomic_store(c->session_out, (long long)id);
+	if (c->session_out) atomic_store(c->session_out, own_session(c));
+}
+
+int db_socket_port_is(int fd, long port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof ss;
+	if (fd < 0 || port <= 0 || getsockname(fd, (struct sockaddr *)&ss, &len)) return 0;
+	if (ss.ss_family == AF_INET) return ntohs(((struct sockaddr_in *)&ss)->sin_port) == port;
+	if (ss.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port) == port;
+	return 0;
+}
+
+int db_session_end(db_conn *c, int64_t id)
+{
+	if (!c->drv->session_end_sql || id <= 0) return DJC_EINVAL;
+	val_t v = val_int(id);
+	return db_exec(c, c->drv->session_end_sql, &v, 1, NULL);
 }
 
 int db_session_alive(db_conn *c, int64_t id)

@@ -163,6 +163,11 @@ struct db_driver {
 	int (*rollback)(db_conn *c);   /* safe to call after a failed statement */
 	int (*claim)(db_conn *c, const db_claim *cl, db_res **out);
 	int64_t (*connection_id)(db_conn *c);
+	/* may provide: connection_id when it names this connection's own
+	 * server session, checked (the server sees the TCP port this client's
+	 * socket has), else 0: through a proxy or pooler, NAT, a unix socket.
+	 * NULL: connection_id as it is (SQLite: the process). */
+	int64_t (*session_id)(db_conn *c);
 
 	/* may provide (NULL: db.c runs the items one by one in a transaction) */
 	/* Run items[0..n) as one transaction, all or nothing, in as few round
@@ -210,6 +215,10 @@ struct db_driver {
 	 * nothing it sent can still commit: a client killed just after it sent
 	 * a COMMIT leaves the server to run it (db_session_alive). */
 	const char *session_sql;
+	/* The statement that ends the server session with the connection_id
+	 * given as its one ? parameter (rolling back whatever it runs), or
+	 * NULL. Only for a session db_session_id vouched for. */
+	const char *session_end_sql;
 
 	/* may provide (NULL: the backend has no notifications; db.c copes) */
 	/* Subscribe the connection to channel (kept across reconnects);
@@ -245,15 +254,23 @@ void db_close(db_conn *c);
  * must not wait behind a worker's statements one after another until the
  * lease lapses. */
 void db_thread_urgent(int on);
-/* Whether the server session with this connection_id (another process's,
- * from its connection_id) still exists: 1 yes, 0 no (or the backend's
- * sessions end with their processes), else an error code. id 0 names no
- * session (through a transaction pooler): DJC_EINVAL. */
+/* Whether the server session with this id (another process's, as its
+ * db_publish_session published it) still exists: 1 yes, 0 no (or the
+ * backend's sessions end with their processes), else an error code. id 0
+ * names no session: DJC_EINVAL. */
 int db_session_alive(db_conn *c, int64_t id);
-/* Publish c's connection_id at *out now and after every reconnect (drivers
- * call db_session_changed when they have a new session). */
+/* End that session now (its owner is dead): DJC_OK, or an error code;
+ * DJC_EINVAL where the backend cannot. */
+int db_session_end(db_conn *c, int64_t id);
+/* Publish c's own server session (session_id: 0 when the connection is
+ * not known to be its own, e.g. through a proxy) at *out now, and again
+ * each time the driver has a new session (drivers call db_session_changed
+ * after every reconnect, before djc's first statement on it). */
 void db_publish_session(db_conn *c, _Atomic long long *out);
-void db_session_changed(db_conn *c, int64_t id);
+void db_session_changed(db_conn *c);
+/* 1 if the server saw `port` as this client socket's own port (fd: the
+ * socket; port: as the server reports it, e.g. inet_client_port()). */
+int db_socket_port_is(int fd, long port);
 int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out);
 int db_begin(db_conn *c);
 int db_commit(db_conn *c);

@@ -428,7 +428,6 @@ static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
 	c->db = m;
 	c->broken = 0;
 	c->thread_id = mysql_thread_id(m);
-	db_session_changed(&c->base, (int64_t)c->thread_id);
 	{
 		/* TCP only (a unix socket refuses these): keepalives find a dead
 		 * peer of an idle connection, and data unacknowledged for 10 s (a
@@ -466,6 +465,7 @@ static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
 		close_db(c);
 		return DJC_ECONN;
 	}
+	db_session_changed(&c->base);   /* a pool child publishes its new session */
 	return DJC_OK;
 }
 
@@ -1713,6 +1713,28 @@ static int64_t my_connection_id(db_conn *bc)
 	return (int64_t)(c->db ? mysql_thread_id(c->db) : c->thread_id);
 }
 
+/* This connection's own session: CONNECTION_ID() when the server lists it
+ * with the TCP port of our socket (not so through a proxy such as ProxySQL
+ * or MaxScale, or over a unix socket: 0). One read, only for a connection
+ * that publishes its session (db_publish_session). */
+static int64_t my_session_id(db_conn *bc)
+{
+	my_conn *c = (my_conn *)bc;
+	if (!c->db || c->broken) return 0;
+	db_res *r = NULL;
+	int retry = 0;
+	int64_t id = 0;
+	if (!run(c, "SELECT CONNECTION_ID(), HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()", NULL, 0,
+		 &r, &retry) &&
+	    r->nrows == 1) {
+		const char *host = db_cell_text(r, 0, 1), *colon = host ? strrchr(host, ':') : NULL;
+		if (colon && db_socket_port_is((int)mysql_get_socket(c->db), strtol(colon + 1, NULL, 10)))
+			id = db_cell_int(r, 0, 0);
+	}
+	db_res_free(r);
+	return id;
+}
+
 static void my_column_type(sb_t *b, const coldef *t)
 {
 	switch (t->t) {
@@ -1767,6 +1789,7 @@ const db_driver db_mysql_driver = {
 	.claim = my_claim,
 	.batch = my_batch,
 	.connection_id = my_connection_id,
+	.session_id = my_session_id,
 	.quote_ident = my_qi,
 	.column_type = my_column_type,
 	.now = my_now,
@@ -1776,6 +1799,7 @@ const db_driver db_mysql_driver = {
 	.insert_ignore_tail = "",
 	.table_suffix = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",   /* per server: my_conn.suffix */
 	.session_sql = "SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = ?",
+	.session_end_sql = "KILL CONNECTION ?",
 	.index_count_sql = "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? "
 			   "AND INDEX_NAME IN (?, ?, ?) AND SEQ_IN_INDEX = 1",
 };

@@ -202,6 +202,8 @@ typedef struct pg_conn {
 	unsigned long tick, seq;
 	int64_t pid;
 	int pooled;         /* through a transaction pooler: no server-side state */
+	int own;            /* pid is our own server session (session_setup) */
+	int unset;          /* reconnected, session_setup not yet done (ensure) */
 	char *channel;      /* LISTENed to (again after a reconnect), or NULL */
 } pg_conn;
 
@@ -398,16 +400,20 @@ static int session_setup(pg_conn *c, int create_schema)
 	free(quoted);
 	if (rc) return rc;
 	/* through a pooler no server process is ours: connection_id is 0 */
-	if (c->pooled) { c->pid = 0; db_session_changed(&c->base, 0); return DJC_OK; }
-	PGresult *res = PQexec(c->pg, "SELECT pg_backend_pid()");
+	c->own = 0;
+	if (c->pooled) { c->pid = 0; db_session_changed(&c->base); return DJC_OK; }
+	/* the session is our own (not a proxy's, such as pgbouncer in session
+	 * mode) when the server saw our socket's TCP port */
+	PGresult *res = PQexec(c->pg, "SELECT pg_backend_pid(), inet_client_port()");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
 		rc = classify(c, res);
 		PQclear(res);
 		return rc;
 	}
 	c->pid = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	c->own = !PQgetisnull(res, 0, 1) && db_socket_port_is(PQsocket(c->pg), strtol(PQgetvalue(res, 0, 1), NULL, 10));
 	PQclear(res);
-	db_session_changed(&c->base, c->pid);
+	db_session_changed(&c->base);   /* a pool child publishes its new session */
 	return DJC_OK;
 }
 
@@ -652,18 +658,25 @@ static int ensure(pg_conn *c)
 		for (int i = 0; i < 4 && pf.fd >= 0 && poll(&pf, 1, 0) > 0; i++)
 			if (!PQconsumeInput(c->pg)) break;
 	}
-	if (PQstatus(c->pg) == CONNECTION_OK) return DJC_OK;
+	if (PQstatus(c->pg) == CONNECTION_OK && !c->unset) return DJC_OK;
 	if (c->base.in_tx) {
 		set_conn_err(c, "connection lost inside a transaction");
 		return DJC_ECONN;
 	}
-	cache_clear(c, 0);
-	PQreset(c->pg);
 	if (PQstatus(c->pg) != CONNECTION_OK) {
-		set_conn_err(c, "connection lost, reconnect failed");
-		return DJC_ECONN;
+		cache_clear(c, 0);
+		PQreset(c->pg);
+		if (PQstatus(c->pg) != CONNECTION_OK) {
+			set_conn_err(c, "connection lost, reconnect failed");
+			return DJC_ECONN;
+		}
 	}
+	/* until the new session is set up (UTC, search_path, LISTEN, its
+	 * published id), no statement of ours runs on it: a setup that failed
+	 * is tried again before the next statement */
+	c->unset = 1;
 	int rc = session_setup(c, 0);
+	if (rc == DJC_OK) c->unset = 0;
 	return rc == DJC_OK ? DJC_OK : DJC_ECONN;
 }
 
@@ -1273,6 +1286,7 @@ out:
 }
 
 static int64_t pg_connection_id(db_conn *bc) { return ((pg_conn *)bc)->pid; }
+static int64_t pg_session_id(db_conn *bc) { return ((pg_conn *)bc)->own ? ((pg_conn *)bc)->pid : 0; }
 
 /* LISTEN on this connection (again after every reconnect). A transaction
  * pooler hands each transaction to any server connection, so a LISTEN
@@ -1385,6 +1399,7 @@ const db_driver db_postgres_driver = {
 	.rollback = pg_rollback,
 	.claim = pg_claim,
 	.connection_id = pg_connection_id,
+	.session_id = pg_session_id,
 	.batch = pg_batch,
 	.quote_ident = pg_qi,
 	.column_type = pg_column_type,
@@ -1394,6 +1409,7 @@ const db_driver db_postgres_driver = {
 	.partial_index = 1,
 	.analyze_head = "ANALYZE ",
 	.session_sql = "SELECT 1 FROM pg_stat_activity WHERE pid = ?",
+	.session_end_sql = "SELECT pg_terminate_backend(CAST(? AS integer))",
 	.insert_ignore_head = "INSERT INTO",
 	.insert_ignore_tail = " ON CONFLICT DO NOTHING",
 	.table_suffix = "",

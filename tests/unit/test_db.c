@@ -476,12 +476,14 @@ int main(void)
 		db_close(c3);
 	}
 	/* db_session_alive: another connection's server session exists while
-	 * that connection is open and not once it is closed (a pool parent
-	 * waits for a dead child's session to end before it hands back the
-	 * child's jobs: pool.c); on SQLite a session ends with its process, so
-	 * never "alive". db_publish_session publishes the connection id at
-	 * once and again after a reconnect, before the new session's first
-	 * statement. */
+	 * that connection is open and not once it is closed or ended
+	 * (db_session_end); a pool parent waits for a dead child's session to
+	 * end before it hands back the child's jobs, and ends one that lives on
+	 * (pool.c). On SQLite a session ends with its process, so never
+	 * "alive". db_publish_session publishes the connection's own session
+	 * (the test servers are reached over TCP, directly: its connection id)
+	 * at once, and again after a reconnect, before djc's first statement
+	 * on the new session. */
 	{
 		db_conn *c4 = open_or_die(url, schema);
 		_Atomic long long pub = -1;
@@ -491,26 +493,27 @@ int main(void)
 		if (c->drv->session_sql) {
 			CHECK(id != 0);
 			CHECK_MSG(db_session_alive(c, id) == 1, "an open connection's session (%lld) is not alive: %s", (long long)id, c->err);
-			char q[96];
-			snprintf(q, sizeof q, !strcmp(c->drv->name, "mysql") ? "KILL CONNECTION %lld" : "SELECT pg_terminate_backend(%lld)",
-				 (long long)id);
-			CHECK_MSG(db_exec(c, q, NULL, 0, NULL) == 0, "%s: %s", q, c->err);
-			int ok = 0;
-			for (int i = 0; i < 5 && !ok; i++) {
-				ok = db_exec(c4, "SELECT 1", NULL, 0, NULL) == 0;
-				if (!ok) usleep(100000);
-			}
-			int64_t id2 = c4->drv->connection_id(c4);
-			CHECK_MSG(ok && id2 != id && atomic_load(&pub) == id2, "after a reconnect: published %lld, old %lld, new %lld",
-				  (long long)atomic_load(&pub), (long long)id, (long long)id2);
-			db_close(c4);
+			CHECK_MSG(db_session_end(c, id) == 0, "ending session %lld: %s", (long long)id, c->err);
 			int gone = 0;
+			for (int i = 0; i < 500 && !(gone = db_session_alive(c, id) == 0); i++) usleep(10000);
+			CHECK_MSG(gone, "session %lld still exists 5 s after it was ended", (long long)id);
+			/* c4 reconnects: a new session, published */
+			int64_t id2 = id;
+			for (int i = 0; i < 5 && id2 == id; i++) {
+				if (db_exec(c4, "SELECT 1", NULL, 0, NULL)) usleep(100000);
+				id2 = c4->drv->connection_id(c4);
+			}
+			CHECK_MSG(id2 != id && atomic_load(&pub) == id2, "after a reconnect: published %lld, old %lld, new %lld",
+				  (long long)atomic_load(&pub), (long long)id, (long long)id2);
+			CHECK(db_exec(c4, "SELECT 1", NULL, 0, NULL) == 0);
+			db_close(c4);
 			for (int i = 0; i < 500 && !(gone = db_session_alive(c, id2) == 0); i++) usleep(10000);
 			CHECK_MSG(gone, "session %lld still exists 5 s after its connection closed", (long long)id2);
-			CHECK(db_session_alive(c, id) == 0);
 			CHECK(db_session_alive(c, 0) == DJC_EINVAL);
+			CHECK(db_session_end(c, 0) == DJC_EINVAL);
 		} else {
 			CHECK(db_session_alive(c, id) == 0);
+			CHECK(db_session_end(c, id) == DJC_EINVAL);
 			db_close(c4);
 		}
 	}
