@@ -21,9 +21,10 @@
 
 #define MAX_PROCS 256
 /* A dead child whose server session could not be watched (through a
- * transaction pooler) may have left a transaction for the server to run:
- * its jobs are handed back at once and again this many seconds later. A
- * claim that commits later still waits for its lease to lapse. */
+ * pooler or a proxy; session_ended) may have left a transaction for the
+ * server to run: its jobs are handed back at once and again this many
+ * seconds later. A claim that commits later still waits for its lease to
+ * lapse. */
 #define ZOMBIE_GRACE 2.0
 
 typedef struct making { char *key; int64_t token; long attempts; int history; char *table; } making;
@@ -126,22 +127,36 @@ static void release_all(djc_conn *c, table *t, pid_t pid, const pool_work *pw)
 	if (!pw) release_dead(c, t, pid);
 }
 
-/* Wait until a dead child's server session has ended (sid: its
- * connection_id, which it published in its slot). A child killed just
- * after it sent a transaction (a claim, or a commit with the next claim in
- * it) leaves the server to run that transaction to its COMMIT: a claim
- * that commits after release.pid ran stays reserved by a dead process
- * until its lease lapses. Once the session is gone, nothing it sent can
- * still commit. Polled as a fault is retried (retry_wait).
- * 1: ended (on SQLite at once: a transaction ends with its process); 0:
- * not known, through a transaction pooler (no server session is the
- * child's: sid 0), after an error, a signal or the window. */
+/* Wait until a dead child's server session has ended (sid: the session
+ * it published in its slot). A child killed just after it sent a
+ * transaction (a claim, or a commit with the next claim in it) leaves the
+ * server to run that transaction to its COMMIT: a claim that commits after
+ * release.pid ran stays reserved by a dead process until its lease lapses.
+ * Once the session is gone, nothing it sent can still commit. Usually the
+ * server ends it within milliseconds, as soon as it reads the end of the
+ * connection; one that lives on for a second (a long statement, a wait for
+ * a lock, a socket a forked grandchild still holds) is ended by the parent
+ * (db_session_end: its owner is dead, so this only rolls back sooner what
+ * the server would roll back). Polled as a fault is retried (retry_wait).
+ * 1: ended, or nothing to wait for (the child never connected: sid -1;
+ * SQLite, where a transaction ends with its process); 0: not known (no
+ * session of its own was published: through a pooler or a proxy, sid 0;
+ * an error; a signal; the window), and the caller hands the child's jobs
+ * back once more later. */
 static int session_ended(djc_conn *c, long long sid)
 {
+	if (sid < 0) return 1;
 	retry r = {0, 0};
-	int rc;
-	while ((rc = db_session_alive(c->db, (int64_t)sid)) == 1 || retryable(rc))
+	double start = mono_now();
+	int rc, ended_it = 0;
+	while ((rc = db_session_alive(c->db, (int64_t)sid)) == 1 || retryable(rc)) {
+		if (rc == 1 && !ended_it && mono_now() - start >= 1.0) {
+			ended_it = 1;
+			db_session_end(c->db, (int64_t)sid);
+			continue;
+		}
 		if (!retry_wait(&r, lease_seconds())) return 0;
+	}
 	return rc == 0;
 }
 
@@ -194,6 +209,7 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 			  djc_rowset *keys, const int *fds, int nfds, int *fd, making_slot *slot, const pool_work *pw)
 {
 	memset(slot, 0, sizeof *slot);
+	atomic_store(&slot->session, -1);   /* no session yet */
 	int pf[2];
 	if (pipe(pf)) return -1;
 	fflush(NULL);
@@ -265,9 +281,10 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 	}
 	int respawns = 0;
 	int alive = n, forwarded = 0, drained = 0;
-	/* dead children whose session end was not seen (through a transaction
-	 * pooler): not reaped (their pids stay theirs) until their jobs have
-	 * been handed back once more, ZOMBIE_GRACE seconds later */
+	/* dead children whose session end was not seen (session_ended: through
+	 * a pooler or a proxy, an error, a signal): not reaped (their pids stay
+	 * theirs) until their jobs have been handed back once more,
+	 * ZOMBIE_GRACE seconds later, signal or not */
 	struct { pid_t pid; double due; } zombies[MAX_PROCS * 5];
 	size_t nz = 0;
 	while (alive > 0 || nz > 0) {
@@ -351,7 +368,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 			}
 		}
 		for (size_t z = 0; z < nz;) {
-			if (mono_now() < zombies[z].due && !populate_signal) { z++; continue; }
+			if (mono_now() < zombies[z].due) { z++; continue; }
 			release_all(c, t, zombies[z].pid, pw);
 			waitpid(zombies[z].pid, NULL, 0);
 			zombies[z] = zombies[--nz];

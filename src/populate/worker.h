@@ -31,7 +31,8 @@ typedef struct counters {
  * instead (in_pipe), written before seq is even again. */
 typedef struct making_slot {
 	atomic_ullong seq;
-	_Atomic long long session;  /* the child's server session (connection_id; db_publish_session) */
+	_Atomic long long session;  /* the child's own server session (db_publish_session): -1 none yet,
+	                             * 0 not known to be its own (pooler, proxy) */
 	int in_pipe;
 	int history;
 	long long token;

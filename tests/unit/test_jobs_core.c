@@ -179,15 +179,15 @@ static void *refresh_thread(void *arg)
 	return NULL;
 }
 
-/* Whether the session of connection `of` waits on a row lock (the refresh
- * blocked behind X), as c sees it. */
-static int lock_waits(djc_conn *c, djc_conn *of)
+/* Whether the session with connection id `of` waits on a row lock (the
+ * refresh blocked behind X), as c sees it. */
+static int lock_waits(djc_conn *c, int64_t of)
 {
 	db_res *r = NULL;
 	const char *q = !strcmp(backend, "postgresql")
 		? "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid = ?"
 		: "SELECT count(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT' AND trx_mysql_thread_id = ?";
-	val_t id = val_int(of->db->drv->connection_id(of->db));
+	val_t id = val_int(of);
 	long n = 0;
 	if (!db_exec(c->db, q, &id, 1, &r)) n = (long)db_cell_int(r, 0, 0);
 	db_res_free(r);
@@ -228,6 +228,7 @@ static void test_refresh_race(void)
 	int64_t one = 1;
 	CHECK(touch_jobs(x, xt, &one) == 0);
 	/* the refresh starts and waits behind X */
+	int64_t cid = c->db->drv->connection_id(c->db);   /* read before the refresh thread uses c */
 	refresher r = {c, -1, {0}};
 	pthread_t th;
 	pthread_create(&th, NULL, refresh_thread, &r);
@@ -236,7 +237,7 @@ static void test_refresh_race(void)
 	/* up to a minute on a loaded machine; InnoDB refreshes what innodb_trx
 	 * shows only when it was last read more than 0.1 s ago, so polling it
 	 * faster than that can keep showing the state before the wait for ever */
-	for (int i = 0; i < 400 && !(waited = lock_waits(probe, c)); i++) t_nap(0.15);
+	for (int i = 0; i < 400 && !(waited = lock_waits(probe, cid)); i++) t_nap(0.15);
 	CHECK_MSG(waited, "the refresh never waited on the lock");
 	/* W commits key 2 meanwhile */
 	CHECK(j2 && djc_jobs_complete(w, j2, rows, 1, 0.1) == 0);
@@ -287,17 +288,18 @@ static void test_refresh_holds_nothing(void)
 	int64_t k61 = 61, k62 = 62;
 	CHECK(db_begin(x->db) == 0 && touch_jobs(x, xt, &k61) == 0);
 	CHECK(db_begin(y->db) == 0 && touch_jobs(y, yt, &k62) == 0);
+	int64_t cid = c->db->drv->connection_id(c->db);   /* read before the refresh thread uses c */
 	refresher r = {c, -1, {0}};
 	pthread_t th;
 	pthread_create(&th, NULL, refresh_thread, &r);
 	/* a DELETE waits at key 61 (an UPDATE passes it): up to 3 s to see it
 	 * (innodb_trx may show what it showed 0.1 s ago) */
 	t_nap(0.3);
-	for (int i = 0; i < 20 && !lock_waits(probe, c); i++) t_nap(0.15);
+	for (int i = 0; i < 20 && !lock_waits(probe, cid); i++) t_nap(0.15);
 	CHECK(db_commit(x->db) == 0);
 	/* then at key 62, with key 61 still locked, or not at all */
 	t_nap(0.3);
-	for (int i = 0; i < 20 && !lock_waits(probe, c); i++) t_nap(0.15);
+	for (int i = 0; i < 20 && !lock_waits(probe, cid); i++) t_nap(0.15);
 	/* the renewal waits at most 1 s for a row lock (the refresh's own
 	 * statements 5 s): a renewal stuck behind the refresh fails as busy */
 	if (!strcmp(backend, "mysql")) CHECK(db_exec(w->db, "SET SESSION innodb_lock_wait_timeout = 1", NULL, 0, NULL) == 0);
@@ -1098,6 +1100,83 @@ static void test_killed_committing(void)
 	munmap(hang_once, sizeof *hang_once);
 }
 
+/* A make that forks a process, which holds every descriptor of its worker
+ * (the connection's socket too), and then kills its worker: the server
+ * never reads the end of the dead worker's connection, so its session
+ * lives on. The pool parent waits for a dead child's session to end
+ * before it hands back the child's jobs, and ends one that outlives a
+ * second (pool.c, session_ended) instead of waiting for the holder (30 s)
+ * or for its window (60 s). */
+static atomic_int *fork_once;
+static pid_t *holder;
+
+static int mk_fork_die(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)key;
+	(void)payload;
+	if (atomic_exchange(fork_once, 0)) {
+		pid_t g = fork();
+		if (g == 0) {
+			sleep(30);
+			_exit(0);
+		}
+		*holder = g;
+		kill(getpid(), SIGKILL);
+	}
+	djc_row *r = djc_row_new();
+	djc_row_set_int(r, "v", 1);
+	int rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	return rc;
+}
+
+/* Whether process p is running (not gone, not a zombie). */
+static int running(pid_t p)
+{
+	char path[64], st[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
+	FILE *f = fopen(path, "r");
+	if (!f) return 0;
+	size_t n = fread(st, 1, sizeof st - 1, f);
+	fclose(f);
+	st[n] = 0;
+	const char *e = strrchr(st, ')');
+	return e && e[1] == ' ' && e[2] != 'Z';
+}
+
+static void test_killed_socket_held(void)
+{
+	if (!strcmp(backend, "sqlite")) {
+		printf("killed, socket held: skipped on sqlite (no server session)\n");
+		return;
+	}
+	fork_once = mmap(NULL, sizeof *fork_once + sizeof *holder, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(fork_once != MAP_FAILED);
+	if (fork_once == MAP_FAILED) return;
+	holder = (pid_t *)(fork_once + 1);
+	*holder = 0;
+	atomic_store(fork_once, 1);
+	djc_conn *c = t_open(url, schema);
+	CHECK(t_insert_json(c, "Gk", "{\"k\": 1}") == 0);
+	djc_populate_options o = DJC_POPULATE_OPTIONS_INIT;
+	o.reserve_jobs = 1;
+	o.processes = 2;
+	o.suppress_errors = 1;
+	o.make = mk_fork_die;
+	djc_populate_result *res = NULL;
+	int rc = djc_populate(&res, c, "Gv", &o);
+	pid_t g = *holder;
+	CHECK_MSG(atomic_load(fork_once) == 0 && g > 0, "the make never forked");
+	CHECK_MSG(g > 0 && running(g), "populate waited until the process holding the dead worker's connection was gone");
+	/* the make that died is that make's failure, recorded once */
+	CHECK_MSG(res && res->error_count + res->retried_count == 1, "rc %d (%s): errors %ld, retried %ld", rc,
+		  djc_error_last(c), res ? res->error_count : -1, res ? res->retried_count : -1);
+	djc_populate_result_free(res);
+	if (g > 0) kill(g, SIGKILL);
+	djc_close(c);
+	munmap(fork_once, sizeof *fork_once + sizeof *holder);
+}
+
 /* ------------------------------------------------ the claim's position */
 
 /* One job of Oc claimed by c with the restriction where, by a claim alone
@@ -1275,6 +1354,8 @@ static const char PIPE[] =
 	"Nc (computed)\n    -> Nk\n    ---\n    v : int32\n\n"
 	"Hk (manual)\n    k : int32\n    ---\n\n"
 	"Hv (computed)\n    -> Hk\n    ---\n    v : int32\n\n"
+	"Gk (manual)\n    k : int32\n    ---\n\n"
+	"Gv (computed)\n    -> Gk\n    ---\n    v : int32\n\n"
 	"Ok (manual)\n    k : int32\n    ---\n\n"
 	"Oc (computed)\n    -> Ok\n    ---\n    v : int32\n";
 
@@ -1310,5 +1391,6 @@ int main(void)
 	test_leave_empty();
 	test_tokens_fork();
 	test_killed_committing();
+	test_killed_socket_held();
 	return T_DONE("test_jobs_core");
 }
