@@ -40,6 +40,8 @@ typedef struct making_slot {
 	char table[128];
 	char key[3968];
 } making_slot;
+/* The slot is shared between processes: its atomics must not be locks. */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "making_slot needs lock-free 64-bit atomics");
 
 /* What `djc worker` (workloop.c) asks of work_reserved, which otherwise
  * behaves as populate's: how many jobs to claim now (at most batch, with
