@@ -75,9 +75,9 @@ typedef struct db_conn {
 	int tx_held;        /* the open transaction holds mu (db.c) */
 	int depth;          /* how many times its holder has taken mu */
 	atomic_int urgent;  /* urgent threads waiting for mu */
-	/* Where the driver publishes connection_id each time it (re)connects,
-	 * before the new session's first statement (db_publish_session: a
-	 * pool child's shared slot), or NULL. */
+	/* Where the driver publishes this connection's own session (session_id)
+	 * each time it (re)connects, before djc's first statement on the new
+	 * session (db_publish_session: a pool child's shared slot), or NULL. */
 	_Atomic long long *session_out;
 } db_conn;
 
@@ -217,7 +217,7 @@ struct db_driver {
 	const char *session_sql;
 	/* The statement that ends the server session with the connection_id
 	 * given as its one ? parameter (rolling back whatever it runs), or
-	 * NULL. Only for a session db_session_id vouched for. */
+	 * NULL. Only for a session the driver's session_id vouched for. */
 	const char *session_end_sql;
 
 	/* may provide (NULL: the backend has no notifications; db.c copes) */

@@ -11,11 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ------------------------------------------------------------ retries */
+/* ------------------------------------------------------------ endings */
 
 /* Database faults are retried (worker.h: retry_wait), with the lease of
  * this worker's heartbeat. */
-/* ------------------------------------------------------------ endings */
 
 /* A job found no longer ours (a refused commit, a renewal, a fenced
  * error): cancelled (ignore under our token) or lost. */

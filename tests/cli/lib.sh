@@ -14,6 +14,14 @@ NAME=$(basename "$0" .sh)
 
 djc() { "$DJC" "$@"; }
 
+# mariadb_cli ARGS...: the mariadb client on the server of $DJC_DATABASE_URL
+# (mysql://user:password@host:port/db), as its user
+mariadb_cli() {
+	local u=${DJC_DATABASE_URL#mysql://} cred host port
+	cred=${u%%@*}; u=${u#*@}; host=${u%%:*}; u=${u#*:}; port=${u%%/*}
+	mariadb --no-defaults -h"$host" -P"$port" -u"${cred%%:*}" -p"${cred#*:}" "$@"
+}
+
 _report() {  # status description [details]
 	if [ "$1" = ok ]; then
 		PASS=$((PASS + 1))

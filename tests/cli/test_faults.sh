@@ -113,13 +113,11 @@ killconns() {  # terminate every other client connection of the test server
 		psql "$DJC_DATABASE_URL" -qAt -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 			WHERE pid <> pg_backend_pid() AND datname = current_database() AND backend_type = 'client backend'" 2>&1 ;;
 	mysql)
-		local u=${DJC_DATABASE_URL#mysql://} cred host port db
-		cred=${u%%@*}; u=${u#*@}; host=${u%%:*}; u=${u#*:}; port=${u%%/*}; db=${u#*/}
 		local ids
-		ids=$(mariadb --no-defaults -h"$host" -P"$port" -u"${cred%%:*}" -p"${cred#*:}" -N -e \
-			"SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID() AND user = '${cred%%:*}' AND command <> 'Daemon'" 2>&1)
+		ids=$(mariadb_cli -N -e "SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID()
+			AND user = SUBSTRING_INDEX(USER(), '@', 1) AND command <> 'Daemon'" 2>&1)
 		for id in $ids; do
-			mariadb --no-defaults -h"$host" -P"$port" -u"${cred%%:*}" -p"${cred#*:}" -e "KILL CONNECTION $id" 2>/dev/null
+			mariadb_cli -e "KILL CONNECTION $id" 2>/dev/null
 		done
 		echo "$ids" | grep -c . ;;
 	esac

@@ -18,10 +18,7 @@ server_sql() {
 	case $DJC_BACKEND in
 	postgresql)
 		psql "$DJC_DATABASE_URL" -qAt -v ON_ERROR_STOP=1 -c "$1" ;;
-	mysql)
-		local u=${DJC_DATABASE_URL#mysql://} cred host port
-		cred=${u%%@*}; u=${u#*@}; host=${u%%:*}; u=${u#*:}; port=${u%%/*}
-		mariadb --no-defaults -h"$host" -P"$port" -u"${cred%%:*}" -p"${cred#*:}" -N -B "$DJC_DATABASE_SCHEMA" -e "$1" ;;
+	mysql) mariadb_cli -N -B "$DJC_DATABASE_SCHEMA" -e "$1" ;;
 	esac
 }
 

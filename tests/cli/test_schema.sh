@@ -25,10 +25,7 @@ else:
 PY
 	postgresql)
 		psql "$DJC_DATABASE_URL" -qAt -v ON_ERROR_STOP=1 -c "SET search_path TO $schema; $1" ;;
-	mysql)
-		local u=${DJC_DATABASE_URL#mysql://} cred host port
-		cred=${u%%@*}; u=${u#*@}; host=${u%%:*}; u=${u#*:}; port=${u%%/*}
-		mariadb --no-defaults -h"$host" -P"$port" -u"${cred%%:*}" -p"${cred#*:}" -N -B "$schema" -e "$1" ;;
+	mysql) mariadb_cli -N -B "$schema" -e "$1" ;;
 	esac
 }
 

@@ -104,9 +104,7 @@ conns() {
 				WHERE application_name = 'djc' AND datname = current_database()" 2>/dev/null
 		fi ;;
 	mysql)
-		local u=${DJC_DATABASE_URL#mysql://} cred host port
-		cred=${u%%@*}; u=${u#*@}; host=${u%%:*}; u=${u#*:}; port=${u%%/*}
-		mariadb --no-defaults -h"$host" -P"$port" -u"${cred%%:*}" -p"${cred#*:}" -N -e \
+		mariadb_cli -N -e \
 			"SELECT count(*) FROM information_schema.processlist WHERE db = '$DJC_DATABASE_SCHEMA' AND id <> CONNECTION_ID()" 2>/dev/null ;;
 	esac
 }

@@ -1060,6 +1060,19 @@ static int mk_hang(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	return rc;
 }
 
+/* Populate `name` with 2 worker processes, reserved, errors suppressed:
+ * how the tests of a killed worker run their make. */
+static int populate_pool(djc_conn *c, const char *name, djc_make_fn make, djc_populate_result **res)
+{
+	djc_populate_options o = DJC_POPULATE_OPTIONS_INIT;
+	o.reserve_jobs = 1;
+	o.processes = 2;
+	o.suppress_errors = 1;
+	o.make = make;
+	*res = NULL;
+	return djc_populate(res, c, name, &o);
+}
+
 static void test_killed_committing(void)
 {
 	hang_once = mmap(NULL, sizeof *hang_once, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -1068,13 +1081,8 @@ static void test_killed_committing(void)
 	atomic_store(hang_once, 1);
 	djc_conn *c = t_open(url, schema);
 	CHECK(t_insert_json(c, "Hk", "{\"k\": 1}") == 0);
-	djc_populate_options o = DJC_POPULATE_OPTIONS_INIT;
-	o.reserve_jobs = 1;
-	o.processes = 2;
-	o.suppress_errors = 1;
-	o.make = mk_hang;
-	djc_populate_result *res = NULL;
-	int rc = djc_populate(&res, c, "Hv", &o);
+	djc_populate_result *res;
+	int rc = populate_pool(c, "Hv", mk_hang, &res);
 	CHECK_MSG(atomic_load(hang_once) == 0, "the make never held the row");
 	CHECK_MSG(rc == 0 && res && res->error_count == 0 && res->retried_count == 0 && res->lost_count == 0,
 		  "rc %d (%s): errors %ld, retried %ld, lost %ld", rc, djc_error_last(c), res ? res->error_count : -1,
@@ -1158,13 +1166,8 @@ static void test_killed_socket_held(void)
 	atomic_store(fork_once, 1);
 	djc_conn *c = t_open(url, schema);
 	CHECK(t_insert_json(c, "Gk", "{\"k\": 1}") == 0);
-	djc_populate_options o = DJC_POPULATE_OPTIONS_INIT;
-	o.reserve_jobs = 1;
-	o.processes = 2;
-	o.suppress_errors = 1;
-	o.make = mk_fork_die;
-	djc_populate_result *res = NULL;
-	int rc = djc_populate(&res, c, "Gv", &o);
+	djc_populate_result *res;
+	int rc = populate_pool(c, "Gv", mk_fork_die, &res);
 	pid_t g = *holder;
 	CHECK_MSG(atomic_load(fork_once) == 0 && g > 0, "the make never forked");
 	CHECK_MSG(g > 0 && running(g), "populate waited until the process holding the dead worker's connection was gone");
