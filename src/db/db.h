@@ -108,6 +108,10 @@ typedef struct db_claim {
 	const char *table;      /* unquoted table name (the driver writes it with db_qtable) */
 	const char *key_cols;   /* quoted, comma-separated primary key columns */
 	const char *extra;      /* one more returned expression without params, or NULL */
+	const char *extra_rest; /* or NULL: extra is the sum of a lookup of the claimed key in the table */
+	const char *made_in;    /* made_in (unquoted; 1 when it holds the key, else 0) and of extra_rest
+	                         * (on the row without params): for a driver that holds the claimed key in
+	                         * variables and looks it up by value (MariaDB's compound statement) */
 	const char *where;      /* condition with ? params */
 	const val_t *wparams;
 	size_t nw;

@@ -1533,7 +1533,9 @@ static char *unquote(const char *q)
  * message db_batch_each gives, read back as DB_EEXPECT. A lost connection
  * is an unknown outcome (*failed = n), as a lost COMMIT is. Anything else
  * (MySQL, a batched claim, an item that returns rows, DJC_MYSQL_COMPOUND=0):
- * db_batch_each. The claim's extra expression (claim.info) must be an integer. The local
+ * db_batch_each. The claim's extra expression must be an integer; when it comes in two
+ * parts (db_claim.extra_rest, made_in), the target is looked up by the
+ * claimed key's value after the read (claim.made, statements.c). The local
  * variables are named djc$...: a stored program's variable shadows a
  * column of the same name, and no attribute name holds a $. */
 static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, size_t *failed)
@@ -1561,7 +1563,16 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 		cols_of(cl, &o);
 		pos = pos_usable(c, cl, &o, now);
 	}
-	sb_t q = SB_INIT, t = SB_INIT;
+	/* the claim's extra in two parts when it has them: the row's part read
+	 * with the key, the target looked up by the key's value after it (a
+	 * correlated subquery would cost a temporary table per claim: the
+	 * server's subquery cache) */
+	const char *extra = cl ? cl->extra : NULL, *made_in = NULL;
+	if (extra && cl->extra_rest && cl->made_in) {
+		extra = cl->extra_rest;
+		made_in = cl->made_in;
+	}
+	sb_t q = SB_INIT, t = SB_INIT, mt = SB_INIT;
 	size_t np = 0;
 	for (size_t i = 0; i < n; i++) np += items[i].claim ? items[i].claim->nw + items[i].claim->ns : items[i].np;
 	if (pos) np += cl->nw + 2 * o.n - 1;   /* the read from the position, then from the head */
@@ -1572,7 +1583,7 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 	if (cl) {
 		db_qtable(bc, &t, cl->table);
 		for (size_t j = 0; j < nk; j++) sb_printf(&q, "DECLARE djc$k%zu TYPE OF %s.%s; ", j, sb_str(&t), kq[j]);
-		if (cl->extra) sb_add(&q, "DECLARE djc$x BIGINT; ");
+		if (extra) sb_add(&q, "DECLARE djc$x BIGINT; ");
 		for (size_t j = 0; j < o.no; j++) sb_printf(&q, "DECLARE djc$o%zu TYPE OF %s.%s; ", j, sb_str(&t), o.oc[j]);
 		sb_add(&q, "DECLARE djc$h INT DEFAULT 0; ");
 	}
@@ -1596,11 +1607,11 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 		 * head when that finds nothing */
 		for (int from = pos ? 0 : 1; from < 2; from++) {
 			if (from == 1 && pos) sb_add(&q, "IF djc$k0 IS NULL THEN ");
-			sb_printf(&q, "SELECT %s%s%s", cl->key_cols, cl->extra ? ", " : "", cl->extra ? cl->extra : "");
+			sb_printf(&q, "SELECT %s%s%s", cl->key_cols, extra ? ", " : "", extra ? extra : "");
 			for (size_t j = 0; j < o.no; j++) sb_printf(&q, ", %s", o.oc[j]);
 			sb_add(&q, " INTO ");
 			for (size_t j = 0; j < nk; j++) sb_printf(&q, "%sdjc$k%zu", j ? ", " : "", j);
-			if (cl->extra) sb_add(&q, ", djc$x");
+			if (extra) sb_add(&q, ", djc$x");
 			for (size_t j = 0; j < o.no; j++) sb_printf(&q, ", djc$o%zu", j);
 			sb_printf(&q, " FROM %s FORCE INDEX (%s) WHERE (%s)", sb_str(&t), sb_str(&ix), cl->where);
 			if (cl->nw) memcpy(p + k, cl->wparams, cl->nw * sizeof *p);
@@ -1611,6 +1622,12 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 			if (from == 1) sb_add(&q, pos ? "SET djc$h = 1; END IF; " : "SET djc$h = 1; ");
 		}
 		sb_free(&ix);
+		if (made_in) {
+			db_qtable(bc, &mt, made_in);
+			sb_printf(&q, "IF djc$k0 IS NOT NULL AND EXISTS (SELECT 1 FROM %s WHERE ", sb_str(&mt));
+			for (size_t j = 0; j < nk; j++) sb_printf(&q, "%s%s = djc$k%zu", j ? " AND " : "", kq[j], j);
+			sb_add(&q, ") THEN SET djc$x = djc$x + 1; END IF; ");
+		}
 		sb_printf(&q, "IF djc$k0 IS NOT NULL THEN UPDATE %s SET %s WHERE ", sb_str(&t), cl->set);
 		for (size_t j = 0; j < nk; j++) sb_printf(&q, "%s%s = djc$k%zu", j ? " AND " : "", kq[j], j);
 		sb_printf(&q, "; SET djc$c%zu = 1; END IF; ", i);
@@ -1620,7 +1637,7 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 	sb_printf(&q, "SET djc$i = %zu; COMMIT; SELECT ", n);
 	for (size_t i = 0; i < n; i++) sb_printf(&q, "%sdjc$c%zu", i ? ", " : "", i);
 	for (size_t j = 0; j < nk; j++) sb_printf(&q, ", djc$k%zu", j);
-	if (cl && cl->extra) sb_add(&q, ", djc$x");
+	if (extra) sb_add(&q, ", djc$x");
 	for (size_t j = 0; j < o.no; j++) sb_printf(&q, ", djc$o%zu", j);
 	if (cl) sb_add(&q, ", djc$h");
 	sb_add(&q, "; END");
@@ -1641,7 +1658,8 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 	free(p);
 	sb_free(&q);
 	sb_free(&t);
-	size_t nx = cl && cl->extra ? 1 : 0;   /* then the order columns, then djc$h */
+	sb_free(&mt);
+	size_t nx = extra ? 1 : 0;   /* then the order columns, then djc$h */
 	size_t ncol = n + nk + nx + (cl ? o.no + 1 : 0);
 	if (!rc && (r->nrows != 1 || r->ncols != ncol)) {
 		snprintf(bc->err, sizeof bc->err, "mysql: a batch returned %zu rows of %zu columns, not 1 of %zu", r->nrows,

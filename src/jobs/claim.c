@@ -80,7 +80,7 @@ void claim_text_free(claim_text *ct)
 	if (!ct) return;
 	free(ct->where);
 	sb_free(&ct->due); sb_free(&ct->lapsed); sb_free(&ct->set); sb_free(&ct->order);
-	sb_free(&ct->keys); sb_free(&ct->info); sb_free(&ct->index); sb_free(&ct->lease_index);
+	sb_free(&ct->keys); sb_free(&ct->info); sb_free(&ct->rest); sb_free(&ct->index); sb_free(&ct->lease_index);
 	pvec_free(&ct->dp); pvec_free(&ct->lp);
 	free(ct);
 }
@@ -118,12 +118,13 @@ static int claim_text_of(djc_conn *c, table *t, const char *where, long max_prio
 	    (rc = jsql_expand(c, &JS_CLAIM_LAPSED, &x, NULL, 0, &ct->lapsed, &ct->lp)) ||
 	    (rc = jsql_expand(c, &JS_CLAIM_SET, &x, a, 7, &ct->set, &sp)) ||
 	    (rc = frag(c, &JS_CLAIM_ORDER, &x, &ct->order)) || (rc = frag(c, &JS_CLAIM_KEYS, &x, &ct->keys)) ||
-	    (rc = frag(c, &JS_CLAIM_INFO, &x, &ct->info))) {
+	    (rc = frag(c, &JS_CLAIM_MADE, &x, &ct->info)) || (rc = frag(c, &JS_CLAIM_INFO, &x, &ct->rest))) {
 		pvec_free(&sp);
 		for (int i = 0; i < 7; i++) val_free(&a[i]);
 		claim_text_free(ct);
 		return rc;
 	}
+	sb_printf(&ct->info, " + %s", sb_str(&ct->rest));
 	size_t nset = sp.n;
 	pvec_free(&sp);
 	for (int i = 0; i < 7; i++) val_free(&a[i]);
@@ -151,6 +152,7 @@ int claim_build_init(djc_conn *c, table *t, const char *where, long max_priority
 		      val_text(jobs_user()), val_int(c->db->drv->connection_id(c->db)), val_text(jobs_version())};
 	memcpy(b->sargs, a, sizeof a);
 	db_claim cl = {.table = t->jobs_name, .key_cols = sb_str(&ct->keys), .extra = sb_str(&ct->info),
+		       .extra_rest = sb_str(&ct->rest), .made_in = t->sql_name,
 		       .index = sb_str(&ct->index), .where = sb_str(&ct->due), .wparams = ct->dp.v, .nw = ct->dp.n,
 		       .order = sb_str(&ct->order), .limit = ct->n, .set = sb_str(&ct->set), .sparams = b->sargs, .ns = 7};
 	b->due_claim = cl;

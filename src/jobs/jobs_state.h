@@ -11,7 +11,7 @@
 typedef struct claim_text {
 	char *where;           /* the restriction it was made for (NULL: none) */
 	long max_priority, n;
-	sb_t due, lapsed, set, order, keys, info, index, lease_index;
+	sb_t due, lapsed, set, order, keys, info, rest, index, lease_index;   /* info: claim.made + rest (claim.info) */
 	pvec dp, lp;           /* the restriction's parameters, in due and lapsed */
 } claim_text;
 

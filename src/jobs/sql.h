@@ -80,7 +80,7 @@ int jsql_run(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, size_
 int jsql_count(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, size_t nargs, long *n);
 
 /* The statements (statements.c). */
-extern const jsql JS_CLAIM_DUE, JS_CLAIM_LAPSED, JS_CLAIM_SET, JS_CLAIM_ORDER, JS_CLAIM_KEYS, JS_CLAIM_INFO, JS_LAPSED_LIST,
+extern const jsql JS_CLAIM_DUE, JS_CLAIM_LAPSED, JS_CLAIM_SET, JS_CLAIM_ORDER, JS_CLAIM_KEYS, JS_CLAIM_MADE, JS_CLAIM_INFO, JS_LAPSED_LIST,
 	JS_CLAIM_PEEK;
 extern const jsql JS_RENEW, JS_HOLD, JS_RELEASE, JS_RELEASE_PID, JS_RELEASE_ONE;
 extern const jsql JS_CLOSE_DELETE, JS_CLOSE_SUCCESS, JS_CLOSE_MANY, JS_FAIL, JS_RETRY;

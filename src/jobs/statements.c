@@ -155,8 +155,9 @@ const jsql JS_CLAIM_SET = {"claim.set",
 /* claim.order - most urgent first: lowest priority, then earliest due. */
 const jsql JS_CLAIM_ORDER = {"claim.order", "{priority}, {avail_time}"};
 
-/* claim.keys, claim.info - what a claim returns: the claimed keys, and
- * about each job one integer (the driver returns one extra expression):
+/* claim.keys, claim.made, claim.info - what a claim returns: the claimed
+ * keys, and about each job one integer, claim.made + claim.info (the driver
+ * returns one extra expression):
  * bit 0, the target row already exists (made directly, or by another
  * route): such a job is closed at once instead of running make for
  * nothing, as DataJoint checks before make; bit 1, the job has history
@@ -165,14 +166,17 @@ const jsql JS_CLAIM_ORDER = {"claim.order", "{priority}, {avail_time}"};
  * one more; jobs.max_attempts decides a failure). Read by the claim
  * itself, so it costs no round trip. The claim changes neither count, so
  * it does not matter whether the driver reads them before the update
- * (MariaDB) or after (RETURNING). Bit 0 is a scalar subquery by the
- * target's primary key (at most one row), not EXISTS: PostgreSQL may run an
- * EXISTS as a hashed subplan, which reads the whole target table per
- * claim when it misjudges the table (no statistics yet). */
+ * (MariaDB) or after (RETURNING). Bit 0 (claim.made) is a scalar subquery
+ * by the target's primary key (at most one row), not EXISTS: PostgreSQL may
+ * run an EXISTS as a hashed subplan, which reads the whole target table
+ * per claim when it misjudges the table (no statistics yet). A driver that
+ * holds the claimed key in variables (MariaDB's compound statement) looks
+ * the key up in the target by value instead (db_claim.made_in): there a
+ * correlated subquery costs a temporary table per claim (MariaDB's
+ * subquery cache), about a tenth of the server's time per job. */
 const jsql JS_CLAIM_KEYS = {"claim.keys", "{keys}"};
-const jsql JS_CLAIM_INFO = {"claim.info",
-	"coalesce((SELECT 1 FROM {T} tg WHERE {join:tg:J}), 0) "
-	"+ CASE WHEN {history} > 0 THEN 2 ELSE 0 END + 4 * {attempts}"};
+const jsql JS_CLAIM_MADE = {"claim.made", "coalesce((SELECT 1 FROM {T} tg WHERE {join:tg:J}), 0)"};
+const jsql JS_CLAIM_INFO = {"claim.info", "CASE WHEN {history} > 0 THEN 2 ELSE 0 END + 4 * {attempts}"};
 
 /* lapsed.list - before claiming lapsed jobs (claim.lapsed), who held them:
  * the takeover then records the lapsed attempt in the history (outcome
@@ -481,7 +485,8 @@ const jsql JS_REFRESH_ORPHANS = {"refresh.orphans",
 	"WHERE {queue} = " MARK_RESERVED};
 
 const jsql *const JS_ALL[] = {
-	&JS_CLAIM_DUE, &JS_CLAIM_LAPSED, &JS_CLAIM_SET, &JS_CLAIM_ORDER, &JS_CLAIM_KEYS, &JS_CLAIM_INFO, &JS_LAPSED_LIST, &JS_CLAIM_PEEK,
+	&JS_CLAIM_DUE, &JS_CLAIM_LAPSED, &JS_CLAIM_SET, &JS_CLAIM_ORDER, &JS_CLAIM_KEYS, &JS_CLAIM_MADE, &JS_CLAIM_INFO,
+	&JS_LAPSED_LIST, &JS_CLAIM_PEEK,
 	&JS_RENEW, &JS_HOLD, &JS_RELEASE, &JS_RELEASE_PID, &JS_RELEASE_ONE,
 	&JS_CLOSE_DELETE, &JS_CLOSE_SUCCESS, &JS_CLOSE_MANY, &JS_FAIL, &JS_RETRY,
 	&JS_HISTORY_ADD, &JS_HISTORY_MARKED, &JS_HISTORY_LAPSED, &JS_HISTORY_COUNT, &JS_HISTORY_TRIM,

@@ -666,6 +666,98 @@ static void test_commit_next_due(void)
 	djc_close(c);
 }
 
+/* ----------------------------------------- a claim that finds it made */
+
+/* A job whose target row is already there (inserted directly, or made by
+ * another route) comes out of its claim marked made (claim.made), so the
+ * worker closes it without make; one whose row is missing does not. Both
+ * for a claim of its own and for one that rides on a commit: MariaDB's
+ * compound statement looks the claimed key up in the target by value
+ * there, the other claims with a subquery on the claimed row. The same
+ * through populate: make runs for the missing keys only. */
+static atomic_int made_calls;
+
+static int mk_count(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	atomic_fetch_add(&made_calls, 1);
+	(void)key;
+	djc_row *r = djc_row_new();
+	djc_row_set_int(r, "v", 1);   /* the key is filled from the key */
+	int rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	return rc;
+}
+
+static void test_claim_sees_made(void)
+{
+	djc_conn *c = t_open(url, schema);
+	table *t = NULL;
+	CHECK(conn_table(c, "Mc", &t) == 0 && t);
+	if (!t) { djc_close(c); return; }
+	for (int k = 1; k <= 8; k++) {
+		char js[32];
+		snprintf(js, sizeof js, "{\"k\": %d}", k);
+		CHECK(t_insert_json(c, "Mk", js) == 0);
+	}
+	djc_refresh_result rr;
+	CHECK(djc_jobs_refresh(&rr, c, "Mc", NULL) == 0 && rr.added == 8);
+	/* the even keys are made behind the jobs' back (a repair by hand) */
+	djc_insert_options io = DJC_INSERT_OPTIONS_INIT;
+	io.allow_direct_insert = 1;
+	for (int k = 2; k <= 8; k += 2) {
+		djc_row *r = djc_row_new();
+		djc_row_set_int(r, "k", k);
+		djc_row_set_int(r, "v", 0);
+		const djc_row *rows[1] = {r};
+		CHECK_MSG(djc_insert(c, "Mc", rows, 1, &io, NULL) == 0, "insert: %s", djc_error_last(c));
+		djc_row_free(r);
+	}
+	/* keys 1 to 4 by hand: a claim of its own finds 1 (and then 3) not
+	 * made, the claim of its commit finds 2 (and then 4) made */
+	for (int k = 1; k <= 3; k += 2) {
+		djc_job **jobs = NULL;
+		size_t n = 0;
+		char own[32], then[32];
+		snprintf(own, sizeof own, "{\"k\": %d}", k);
+		snprintf(then, sizeof then, "{\"k\": %d}", k + 1);
+		CHECK(jobs_claim(c, t, own, -1, 60, 1, &jobs, &n) == 0 && n == 1);
+		djc_job *a = n ? jobs[0] : NULL;
+		free(jobs);
+		CHECK_MSG(a && key_k(a) == k && !a->made, "the claim of key %d: key %lld, made %d", k,
+			  a ? (long long)key_k(a) : -1LL, a ? a->made : -1);
+		next_claim next = {then, -1, 60, 1, NULL, 0};
+		commit_result res = COMMIT_FAILED;
+		djc_row *row = djc_row_new();
+		djc_row_set_int(row, "k", k);
+		djc_row_set_int(row, "v", 1);
+		CHECK_MSG(a && jobs_commit(c, a, &t, &row, 1, 0.1, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s",
+			  djc_error_last(c));
+		djc_row_free(row);
+		djc_job *b = next.njobs ? next.jobs[0] : NULL;
+		CHECK_MSG(next.njobs == 1 && b && key_k(b) == k + 1 && b->made, "the commit's claim: %zu jobs, key %lld, made %d",
+			  next.njobs, b ? (long long)key_k(b) : -1LL, b ? b->made : -1);
+		res = COMMIT_FAILED;
+		CHECK(b && jobs_close_made(c, b, &res) == 0 && res == COMMIT_TAKEN);
+		next_claim_drop(&next);
+		djc_job_free(a);
+	}
+	/* keys 5 to 8 through populate: one process, one job per claim (the
+	 * default jobs.reserve_batch) */
+	djc_populate_options o = DJC_POPULATE_OPTIONS_INIT;
+	o.reserve_jobs = 1;
+	o.make = mk_count;
+	djc_populate_result *res = NULL;
+	atomic_store(&made_calls, 0);
+	CHECK_MSG(djc_populate(&res, c, "Mc", &o) == 0, "populate: %s", djc_error_last(c));
+	CHECK_MSG(res && res->success_count == 2 && res->skipped_count == 2 && atomic_load(&made_calls) == 2,
+		  "populate: %ld made, %ld skipped, make ran %d times (2, 2, 2)", res ? res->success_count : -1,
+		  res ? res->skipped_count : -1, atomic_load(&made_calls));
+	djc_populate_result_free(res);
+	CHECK(jobs_with(c, "Mc", "success") == 8 && jobs_with(c, "Mc", "pending") == 0);
+	djc_close(c);
+}
+
 /* --------------------------------------------- no DDL on a made table */
 
 /* A connection that finds the jobs table made (its indexes, its history)
@@ -1360,7 +1452,9 @@ static const char PIPE[] =
 	"Gk (manual)\n    k : int32\n    ---\n\n"
 	"Gv (computed)\n    -> Gk\n    ---\n    v : int32\n\n"
 	"Ok (manual)\n    k : int32\n    ---\n\n"
-	"Oc (computed)\n    -> Ok\n    ---\n    v : int32\n";
+	"Oc (computed)\n    -> Ok\n    ---\n    v : int32\n\n"
+	"Mk (manual)\n    k : int32\n    ---\n\n"
+	"Mc (computed)\n    -> Mk\n    ---\n    v : int32\n";
 
 int main(void)
 {
@@ -1391,6 +1485,7 @@ int main(void)
 	test_claim_after_load();
 	test_claim_position();
 	test_commit_next_due();
+	test_claim_sees_made();
 	test_leave_empty();
 	test_tokens_fork();
 	test_killed_committing();
