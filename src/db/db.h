@@ -237,6 +237,12 @@ struct db_driver {
 	int (*notified)(db_conn *c, char **payload);
 	/* The connection's socket, to poll while waiting for notifications. */
 	int (*socket)(db_conn *c);
+	/* Write the head of a DELETE of table that reads it with index (both
+	 * unquoted): for a planner that would scan the whole table once most
+	 * of it matches (MariaDB's, whose DELETE then waits for each row
+	 * another transaction holds, and keeps it locked to its end). NULL:
+	 * DELETE FROM table (sql.h, {delete:...}). */
+	void (*delete_using)(db_conn *c, sb_t *q, const char *table, const char *index);
 };
 
 extern const db_driver db_sqlite_driver;

@@ -199,6 +199,18 @@ int jsql_expand(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, si
 				db_qi(c->db, q, sb_str(&ix));
 				sb_free(&ix);
 			}
+		} else if (IS("delete")) {
+			/* delete:SUFFIX - "DELETE FROM {J}", reading it with its
+			 * index SUFFIX where the driver must be told */
+			if (!colon) return bad(c, s, "malformed", f, n);
+			sb_t ix = SB_INIT;
+			sb_printf(&ix, "%s_%.*s", t->jobs_name, (int)(n - head - 1), colon + 1);
+			if (c->db->drv->delete_using) c->db->drv->delete_using(c->db, q, t->jobs_name, sb_str(&ix));
+			else {
+				sb_add(q, "DELETE FROM ");
+				db_qtable(c->db, q, t->jobs_name);
+			}
+			sb_free(&ix);
 		} else if (IS("insert_ignore")) sb_add(q, c->db->drv->insert_ignore_head);
 		else if (IS("insert_ignore_tail")) sb_add(q, c->db->drv->insert_ignore_tail);
 		else if (!colon && is_job_col(f, n)) {

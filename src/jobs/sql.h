@@ -22,6 +22,8 @@
  *   {insert_ignore} {insert_ignore_tail}   the dialect's INSERT-or-skip
  *   {by:lease}       after {J}: read it with its index `lease` (ddl.c), in
  *                    a dialect that names indexes (SQLite), else nothing
+ *   {delete:next}    "DELETE FROM {J}", reading it with its index `next`
+ *                    where the driver must be told (MariaDB: db.h, delete_using)
  * Values never enter the text: every value is a bound parameter. */
 #ifndef DJC_JOBS_SQL_H
 #define DJC_JOBS_SQL_H

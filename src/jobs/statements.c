@@ -466,13 +466,16 @@ const jsql JS_REFRESH_REPEND_UNMARK = {"refresh.repend.unmark",
  * passes it without waiting when that does not match (a semi-consistent
  * read); it waits only for a row that was stale when last committed.
  * PostgreSQL's DELETE would not wait for rows that do not match, and
- * SQLite has one writer: the same two statements serve all three.
- * Argument of the mark: -stale_timeout. */
+ * SQLite has one writer: the same two statements serve all three. The
+ * DELETE reads the marked rows with the index `next` (whose first column
+ * is the mark): once most of the table was marked, MariaDB's planner
+ * scanned all of it instead, and met the rows of live jobs the mark had
+ * passed. Argument of the mark: -stale_timeout. */
 const jsql JS_REFRESH_STALE_MARK = {"refresh.stale.mark",
 	"UPDATE {J} SET {queue} = " MARK_STALE " WHERE {status} NOT IN ('ignore', 'reserved') AND {created_time} < {now+?} "
 	"AND NOT EXISTS (SELECT 1 FROM ({keysource}) ks WHERE {join:ks:J})"};
 const jsql JS_REFRESH_STALE = {"refresh.stale",
-	"DELETE FROM {J} WHERE {queue} = " MARK_STALE};
+	"{delete:next} WHERE {queue} = " MARK_STALE};
 
 /* refresh.orphans.mark, refresh.orphans - DataJoint's orphan_timeout:
  * reservations older than it are marked, recorded by history.marked, and
