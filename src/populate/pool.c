@@ -224,7 +224,14 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 		int crc = djc_open(&cc, c->url, c->schema);
 		/* the parent waits for the end of this server session before it
 		 * hands back what the child held, should it die (child_died) */
-		if (!crc) db_publish_session(cc->db, &slot->session);
+		if (!crc) {
+			db_publish_session(cc->db, &slot->session);
+			/* say so when the server's session could not be vouched
+			 * for (a pooler, a proxy, NAT, a unix socket): a death is
+			 * then handed back at once and again 2 s later */
+			if (atomic_load(&slot->session) == 0 && cc->db->drv->session_sql)
+				worker_event("session unverified: a death is handed back twice");
+		}
 		worker w = {0};
 		djc_populate_result cres = {0};
 		w.c = cc; w.o = o; w.argv = argv; w.serve = serve; w.sh = sh; w.res = &cres; w.outfd = pf[1]; w.slot = slot;

@@ -37,7 +37,9 @@ int retry_wait(retry *r, double lease_s)
  * ("<pid> start listen=yes tables=A,B", "<pid> refresh A gen=3 added=5",
  * "<pid> idle" when it starts waiting for work, "<pid> wake A",
  * "<pid> stop idle"; populate's workers: "<pid> leave A looks=1" when they
- * leave an empty queue, after that many empty claims), appended with
+ * leave an empty queue, after that many empty claims; a pool child whose
+ * server session could not be vouched for: "<pid> session unverified:
+ * ..."), appended with
  * O_APPEND, for diagnosis and for the tests. Nothing is written per job. */
 void worker_event(const char *fmt, ...)
 {

@@ -44,7 +44,7 @@ mysql)
 		SET @slow = IF(NEW.status = '"'reserved'"' AND OLD.status = '"'pending'"', SLEEP(0.01), 0)' ;;
 esac
 export DJC_JOBS_RESERVE_BATCH=3
-"$DJC" populate P --reserve-jobs --processes 3 --suppress-errors --json --make ./mk.sh > out.json 2> err.txt &
+DJC_WORKER_LOG=$PWD/wl.txt "$DJC" populate P --reserve-jobs --processes 3 --suppress-errors --json --make ./mk.sh > out.json 2> err.txt &
 pid=$!
 # kill a worker child every 50 ms, 10 times (the pool replaces each)
 killed=0
@@ -74,6 +74,14 @@ for k in $(jq -r '.errors[].key.k' out.json); do
 done
 check "no reported failure is a key that was made ($made_errors)" [ "$made_errors" = 0 ]
 check "nothing left reserved by the dead children" [ "$(djc jobs P --json | jq '.reserved')" = 0 ]
+# each child says when its server session could not be vouched for: only
+# through the pooler (direct TCP: the server sees the child's own port)
+unverified=$(grep -c 'session unverified' wl.txt || true)
+case ${DJC_POOLER:-}/$DJC_BACKEND in
+pgbouncer/*) check "through the pooler every child says its session is unverified ($unverified)" [ "$unverified" -ge 3 ] ;;
+*/sqlite) check "no session to verify on sqlite ($unverified)" [ "$unverified" = 0 ] ;;
+*) check "every child's session vouched for ($unverified unverified)" [ "$unverified" = 0 ] ;;
+esac
 case $DJC_BACKEND in
 postgresql) expect_rc 0 "claims at full speed again" server_sql 'DROP TRIGGER slow_claim ON "'"$S"'"."~~p"' ;;
 mysql) expect_rc 0 "claims at full speed again" server_sql 'DROP TRIGGER slow_claim' ;;
