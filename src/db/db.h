@@ -108,10 +108,13 @@ typedef struct db_claim {
 	const char *table;      /* unquoted table name (the driver writes it with db_qtable) */
 	const char *key_cols;   /* quoted, comma-separated primary key columns */
 	const char *extra;      /* one more returned expression without params, or NULL */
-	const char *extra_rest; /* or NULL: extra is the sum of a lookup of the claimed key in the table */
-	const char *made_in;    /* made_in (unquoted; 1 when it holds the key, else 0) and of extra_rest
-	                         * (on the row without params): for a driver that holds the claimed key in
-	                         * variables and looks it up by value (MariaDB's compound statement) */
+	/* Or NULL, NULL: extra in two parts, for a driver that holds the claimed
+	 * key in variables and looks it up by value (MariaDB's compound
+	 * statement): extra = (1 when the table made_in, unquoted, has a row
+	 * with the claimed key's values in its columns of the same names, else
+	 * 0) + extra_rest (on the claimed row, without params). */
+	const char *extra_rest;
+	const char *made_in;
 	const char *where;      /* condition with ? params */
 	const val_t *wparams;
 	size_t nw;

@@ -1523,7 +1523,7 @@ static char *unquote(const char *q)
  * runs the items, checks each `expect` against ROW_COUNT(), claims (the
  * locking read of my_claim's single path into variables, then the UPDATE of
  * what it locked), commits, and returns one row: each item's row count, then
- * the claimed key and claim.info. One round trip and one statement from the
+ * the claimed key and its extra (claim.made + claim.info). One round trip and one statement from the
  * client per commit, as a PostgreSQL pipeline; the statements inside are the
  * same ones db_batch_each would send. It is prepared once per shape and
  * cached like any statement. On an error the exit handler leaves the
@@ -1703,11 +1703,11 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 		db_res *e = xcalloc(1, sizeof *e);
 		e->affected = db_cell_int(r, 0, i);
 		if (items[i].claim) {
-			size_t nc = nk + (cl->extra ? 1 : 0);
+			size_t nc = nk + nx;
 			e->ncols = nc;
 			e->cols = xcalloc(nc, sizeof(char *));
 			for (size_t j = 0; j < nk; j++) e->cols[j] = unquote(kq[j]);
-			if (cl->extra) e->cols[nk] = xstrdup("extra");
+			if (nx) e->cols[nk] = xstrdup("extra");
 			e->nrows = e->affected ? 1 : 0;
 			e->cells = xcalloc(nc, sizeof(val_t));
 			for (size_t j = 0; e->nrows && j < nc; j++) {

@@ -195,7 +195,7 @@ void claim_parse(const claim_build *b, const db_res *r, djc_job ***out, size_t *
 			value_out(&t->attrs[t->src[k]], db_cell(r, i, k), &v);
 			row_put(j->key, t->attrs[t->src[k]].name, &v);
 		}
-		/* claim.info: bit 0 made, bit 1 has history, the rest the failed attempts */
+		/* claim.made + claim.info: bit 0 made, bit 1 has history, the rest the failed attempts */
 		int64_t info = r->ncols > t->nsrc ? db_cell_int(r, i, t->nsrc) : 0;
 		j->made = (info & 1) != 0;
 		j->history = (info & 2) != 0;

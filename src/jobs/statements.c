@@ -167,15 +167,17 @@ const jsql JS_CLAIM_ORDER = {"claim.order", "{priority}, {avail_time}"};
  * itself, so it costs no round trip. The claim changes neither count, so
  * it does not matter whether the driver reads them before the update
  * (MariaDB) or after (RETURNING). Bit 0 (claim.made) is a scalar subquery
- * by the target's primary key (at most one row), not EXISTS: PostgreSQL may
- * run an EXISTS as a hashed subplan, which reads the whole target table
- * per claim when it misjudges the table (no statistics yet). A driver that
- * holds the claimed key in variables (MariaDB's compound statement) looks
- * the key up in the target by value instead (db_claim.made_in): there a
- * correlated subquery costs a temporary table per claim (MariaDB's
- * subquery cache), about a tenth of the server's time per job. */
+ * by the target's primary key, not EXISTS: PostgreSQL may run an EXISTS as
+ * a hashed subplan, which reads the whole target table per claim when it
+ * misjudges the table (no statistics yet). It takes one row (LIMIT 1): a
+ * target with key attributes of its own holds several rows per job, and a
+ * scalar subquery that found two failed the claim. A driver that holds the
+ * claimed key in variables (MariaDB's compound statement) looks the key up
+ * in the target by value instead (db_claim.made_in): there a correlated
+ * subquery costs a temporary table per claim (MariaDB's subquery cache),
+ * about 8% of the server's time per job. */
 const jsql JS_CLAIM_KEYS = {"claim.keys", "{keys}"};
-const jsql JS_CLAIM_MADE = {"claim.made", "coalesce((SELECT 1 FROM {T} tg WHERE {join:tg:J}), 0)"};
+const jsql JS_CLAIM_MADE = {"claim.made", "coalesce((SELECT 1 FROM {T} tg WHERE {join:tg:J} LIMIT 1), 0)"};
 const jsql JS_CLAIM_INFO = {"claim.info", "CASE WHEN {history} > 0 THEN 2 ELSE 0 END + 4 * {attempts}"};
 
 /* lapsed.list - before claiming lapsed jobs (claim.lapsed), who held them:

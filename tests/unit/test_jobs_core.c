@@ -365,10 +365,15 @@ static void test_stale_mass_holds_nothing(void)
 	int64_t k1 = 1;
 	CHECK(conn_table(x, "Sc", &xt) == 0 && xt);
 	CHECK(xt && db_begin(x->db) == 0 && touch_jobs(x, xt, &k1) == 0);
+	/* a refresh that waited for the row must fail, not hang: MariaDB's
+	 * sessions wait at most 5 s for a row lock (mysql.c), PostgreSQL's
+	 * as long as this says */
+	if (!strcmp(backend, "postgresql")) CHECK(db_exec(c->db, "SET lock_timeout = '10s'", NULL, 0, NULL) == 0);
 	stale_refresher r = {c, -1, {0}};
 	pthread_t th;
-	pthread_create(&th, NULL, stale_refresh_thread, &r);
-	pthread_join(th, NULL);   /* with key 1's row still held */
+	int started = pthread_create(&th, NULL, stale_refresh_thread, &r) == 0;
+	CHECK(started);
+	if (started) pthread_join(th, NULL);   /* with key 1's row still held */
 	CHECK_MSG(r.rc == 0 && r.rr.removed == 58, "refresh while a live job's row is held: %s (%ld removed)",
 		  r.rc ? djc_error_last(c) : "ok", r.rr.removed);
 	CHECK(db_commit(x->db) == 0);
@@ -811,6 +816,73 @@ static void test_claim_sees_made(void)
 		  res ? res->skipped_count : -1, atomic_load(&made_calls));
 	djc_populate_result_free(res);
 	CHECK(jobs_with(c, "Mc", "success") == 8 && jobs_with(c, "Mc", "pending") == 0);
+	djc_close(c);
+}
+
+/* A target with key attributes of its own holds several rows per job: the
+ * claim's made check takes one of them (claim.made, LIMIT 1). A scalar
+ * subquery that found two failed the claim on PostgreSQL and MariaDB
+ * ("more than one row"), so a job made that way could never be claimed. */
+static int insert_w(djc_conn *c, int k, int part)
+{
+	djc_insert_options io = DJC_INSERT_OPTIONS_INIT;
+	io.allow_direct_insert = 1;
+	djc_row *r = djc_row_new();
+	djc_row_set_int(r, "k", k);
+	djc_row_set_int(r, "part", part);
+	djc_row_set_int(r, "v", 0);
+	const djc_row *rows[1] = {r};
+	int rc = djc_insert(c, "Wc", rows, 1, &io, NULL);
+	if (rc) fprintf(stderr, "insert Wc: %s\n", djc_error_last(c));
+	djc_row_free(r);
+	return rc;
+}
+
+static void test_claim_sees_made_parts(void)
+{
+	djc_conn *c = t_open(url, schema);
+	table *t = NULL;
+	CHECK(conn_table(c, "Wc", &t) == 0 && t);
+	if (!t) { djc_close(c); return; }
+	for (int k = 1; k <= 3; k++) {
+		char js[32];
+		snprintf(js, sizeof js, "{\"k\": %d}", k);
+		CHECK(t_insert_json(c, "Wk", js) == 0);
+	}
+	djc_refresh_result rr;
+	CHECK(djc_jobs_refresh(&rr, c, "Wc", NULL) == 0 && rr.added == 3);
+	/* keys 2 and 3 made by hand, two rows each */
+	for (int k = 2; k <= 3; k++)
+		for (int part = 1; part <= 2; part++) CHECK(insert_w(c, k, part) == 0);
+	/* a claim of its own finds key 2 made */
+	djc_job **jobs = NULL;
+	size_t n = 0;
+	int rc = jobs_claim(c, t, "{\"k\": 2}", -1, 60, 1, &jobs, &n);
+	CHECK_MSG(rc == 0 && n == 1 && jobs[0]->made, "the claim of key 2 (two rows made): %s, %zu jobs, made %d",
+		  rc ? djc_error_last(c) : "ok", n, n ? jobs[0]->made : -1);
+	commit_result res = COMMIT_FAILED;
+	CHECK(n == 1 && jobs_close_made(c, jobs[0], &res) == 0 && res == COMMIT_TAKEN);
+	free_jobs(jobs, n);
+	/* the claim that rides on key 1's commit finds key 3 made */
+	CHECK(jobs_claim(c, t, "{\"k\": 1}", -1, 60, 1, &jobs, &n) == 0 && n == 1 && !jobs[0]->made);
+	djc_job *a = n ? jobs[0] : NULL;
+	free(jobs);
+	next_claim next = {"{\"k\": 3}", -1, 60, 1, NULL, 0};
+	djc_row *row = djc_row_new();
+	djc_row_set_int(row, "k", 1);
+	djc_row_set_int(row, "part", 1);
+	djc_row_set_int(row, "v", 1);
+	res = COMMIT_FAILED;
+	CHECK_MSG(a && jobs_commit(c, a, &t, &row, 1, 0.1, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s",
+		  djc_error_last(c));
+	djc_row_free(row);
+	djc_job *b = next.njobs ? next.jobs[0] : NULL;
+	CHECK_MSG(b && b->made, "the commit's claim of key 3 (two rows made): %zu jobs, made %d", next.njobs, b ? b->made : -1);
+	res = COMMIT_FAILED;
+	CHECK(b && jobs_close_made(c, b, &res) == 0 && res == COMMIT_TAKEN);
+	next_claim_drop(&next);
+	djc_job_free(a);
+	CHECK(jobs_with(c, "Wc", "success") == 3);
 	djc_close(c);
 }
 
@@ -1512,7 +1584,9 @@ static const char PIPE[] =
 	"Mk (manual)\n    k : int32\n    ---\n\n"
 	"Mc (computed)\n    -> Mk\n    ---\n    v : int32\n\n"
 	"Sk (manual)\n    k : int32\n    ---\n\n"
-	"Sc (computed)\n    -> Sk\n    ---\n    v : int32\n";
+	"Sc (computed)\n    -> Sk\n    ---\n    v : int32\n\n"
+	"Wk (manual)\n    k : int32\n    ---\n\n"
+	"Wc (computed)\n    -> Wk\n    part : int32\n    ---\n    v : int32\n";
 
 int main(void)
 {
@@ -1545,6 +1619,7 @@ int main(void)
 	test_claim_position();
 	test_commit_next_due();
 	test_claim_sees_made();
+	test_claim_sees_made_parts();
 	test_leave_empty();
 	test_tokens_fork();
 	test_killed_committing();
