@@ -11,39 +11,12 @@
  * {"clients":4,"mode":"own","commits":N,"secs":S,"tps":T}. Built by
  * bench/run.sh against MariaDB Connector/C; it does not use libdjc. */
 #define _GNU_SOURCE
-#include <mysql.h>
-#include <stdio.h>
-#include <stdlib.h>
+#define PROG "commit_loop"
+#include "mysql_client.h"
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static MYSQL *conn(char **a)
-{
-	MYSQL *m = mysql_init(NULL);
-	if (!m || !mysql_real_connect(m, a[1], a[3], a[4], a[5], (unsigned)atoi(a[2]), NULL, 0)) {
-		fprintf(stderr, "commit_loop: connect: %s\n", m ? mysql_error(m) : "out of memory");
-		exit(1);
-	}
-	return m;
-}
-
-static void q(MYSQL *m, const char *sql)
-{
-	if (mysql_query(m, sql)) {
-		fprintf(stderr, "commit_loop: %s: %s\n", sql, mysql_error(m));
-		exit(1);
-	}
-}
 
 int main(int argc, char **argv)
 {

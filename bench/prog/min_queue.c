@@ -17,39 +17,12 @@
  * error attribution. Prints {"clients":C,"jobs":N,"secs":S,"jobs_per_s":R};
  * fails unless every job's result row is there exactly once. */
 #define _GNU_SOURCE
-#include <mysql.h>
-#include <stdio.h>
-#include <stdlib.h>
+#define PROG "min_queue"
+#include "mysql_client.h"
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static MYSQL *conn(char **a)
-{
-	MYSQL *m = mysql_init(NULL);
-	if (!m || !mysql_real_connect(m, a[1], a[3], a[4], a[5], (unsigned)atoi(a[2]), NULL, 0)) {
-		fprintf(stderr, "min_queue: connect: %s\n", m ? mysql_error(m) : "out of memory");
-		exit(1);
-	}
-	return m;
-}
-
-static void q(MYSQL *m, const char *sql)
-{
-	if (mysql_query(m, sql)) {
-		fprintf(stderr, "min_queue: %s: %s\n", sql, mysql_error(m));
-		exit(1);
-	}
-}
 
 static const char JOB[] =
 	"BEGIN NOT ATOMIC DECLARE v BIGINT; DECLARE p INT; DECLARE a DATETIME(3); START TRANSACTION; "

@@ -188,27 +188,22 @@ int jsql_expand(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, si
 				sb_add(q, " = ?");
 				pvec_push(p, val_text(x->status));
 			}
-		} else if (IS("by")) {
+		} else if (IS("by") || IS("delete")) {
 			/* by:SUFFIX - read the jobs table with its index SUFFIX
-			 * (ddl.c), where the dialect names one */
+			 * (ddl.c), where the dialect names one; delete:SUFFIX -
+			 * "DELETE FROM {J}", reading it with that index where the
+			 * driver must be told */
 			if (!colon) return bad(c, s, "malformed", f, n);
-			if (c->db->drv->index_hint) {
-				sb_t ix = SB_INIT;
-				sb_printf(&ix, "%s_%.*s", t->jobs_name, (int)(n - head - 1), colon + 1);
-				sb_add(q, c->db->drv->index_hint);
-				db_qi(c->db, q, sb_str(&ix));
-				sb_free(&ix);
-			}
-		} else if (IS("delete")) {
-			/* delete:SUFFIX - "DELETE FROM {J}", reading it with its
-			 * index SUFFIX where the driver must be told */
-			if (!colon) return bad(c, s, "malformed", f, n);
+			int del = IS("delete");
 			sb_t ix = SB_INIT;
 			sb_printf(&ix, "%s_%.*s", t->jobs_name, (int)(n - head - 1), colon + 1);
-			if (c->db->drv->delete_using) c->db->drv->delete_using(c->db, q, t->jobs_name, sb_str(&ix));
-			else {
+			if (del && c->db->drv->delete_using) c->db->drv->delete_using(c->db, q, t->jobs_name, sb_str(&ix));
+			else if (del) {
 				sb_add(q, "DELETE FROM ");
 				db_qtable(c->db, q, t->jobs_name);
+			} else if (c->db->drv->index_hint) {
+				sb_add(q, c->db->drv->index_hint);
+				db_qi(c->db, q, sb_str(&ix));
 			}
 			sb_free(&ix);
 		} else if (IS("insert_ignore")) sb_add(q, c->db->drv->insert_ignore_head);

@@ -740,14 +740,55 @@ static atomic_int made_calls;
 
 static int mk_count(djc_make_ctx *ctx, const djc_row *key, void *payload)
 {
+	(void)key;
 	(void)payload;
 	atomic_fetch_add(&made_calls, 1);
-	(void)key;
 	djc_row *r = djc_row_new();
 	djc_row_set_int(r, "v", 1);   /* the key is filled from the key */
 	int rc = djc_make_insert(ctx, NULL, r);
 	djc_row_free(r);
 	return rc;
+}
+
+/* Insert name's row (k, part when part > 0, v) by hand, as a repair
+ * would: the job of k then finds it made. */
+static int insert_made(djc_conn *c, const char *name, int k, int part)
+{
+	djc_insert_options io = DJC_INSERT_OPTIONS_INIT;
+	io.allow_direct_insert = 1;
+	djc_row *r = djc_row_new();
+	djc_row_set_int(r, "k", k);
+	if (part > 0) djc_row_set_int(r, "part", part);
+	djc_row_set_int(r, "v", 0);
+	const djc_row *rows[1] = {r};
+	int rc = djc_insert(c, name, rows, 1, &io, NULL);
+	if (rc) fprintf(stderr, "insert %s: %s\n", name, djc_error_last(c));
+	djc_row_free(r);
+	return rc;
+}
+
+/* Commit a (key k) with its row (part when part > 0) and claim the job of
+ * key `then` in the same transaction: that claim must find it made; it is
+ * then closed as such. */
+static void commit_claims_made(djc_conn *c, table *t, djc_job *a, int k, int part, int then)
+{
+	char w[32];
+	snprintf(w, sizeof w, "{\"k\": %d}", then);
+	next_claim next = {w, -1, 60, 1, NULL, 0};
+	commit_result res = COMMIT_FAILED;
+	djc_row *row = djc_row_new();
+	djc_row_set_int(row, "k", k);
+	if (part > 0) djc_row_set_int(row, "part", part);
+	djc_row_set_int(row, "v", 1);
+	CHECK_MSG(a && jobs_commit(c, a, &t, &row, 1, 0.1, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s",
+		  djc_error_last(c));
+	djc_row_free(row);
+	djc_job *b = next.njobs ? next.jobs[0] : NULL;
+	CHECK_MSG(next.njobs == 1 && b && key_k(b) == then && b->made, "the commit's claim of key %d: %zu jobs, key %lld, made %d",
+		  then, next.njobs, b ? (long long)key_k(b) : -1LL, b ? b->made : -1);
+	res = COMMIT_FAILED;
+	CHECK(b && jobs_close_made(c, b, &res) == 0 && res == COMMIT_TAKEN);
+	next_claim_drop(&next);
 }
 
 static void test_claim_sees_made(void)
@@ -764,43 +805,20 @@ static void test_claim_sees_made(void)
 	djc_refresh_result rr;
 	CHECK(djc_jobs_refresh(&rr, c, "Mc", NULL) == 0 && rr.added == 8);
 	/* the even keys are made behind the jobs' back (a repair by hand) */
-	djc_insert_options io = DJC_INSERT_OPTIONS_INIT;
-	io.allow_direct_insert = 1;
-	for (int k = 2; k <= 8; k += 2) {
-		djc_row *r = djc_row_new();
-		djc_row_set_int(r, "k", k);
-		djc_row_set_int(r, "v", 0);
-		const djc_row *rows[1] = {r};
-		CHECK_MSG(djc_insert(c, "Mc", rows, 1, &io, NULL) == 0, "insert: %s", djc_error_last(c));
-		djc_row_free(r);
-	}
+	for (int k = 2; k <= 8; k += 2) CHECK(insert_made(c, "Mc", k, 0) == 0);
 	/* keys 1 to 4 by hand: a claim of its own finds 1 (and then 3) not
 	 * made, the claim of its commit finds 2 (and then 4) made */
 	for (int k = 1; k <= 3; k += 2) {
 		djc_job **jobs = NULL;
 		size_t n = 0;
-		char own[32], then[32];
+		char own[32];
 		snprintf(own, sizeof own, "{\"k\": %d}", k);
-		snprintf(then, sizeof then, "{\"k\": %d}", k + 1);
 		CHECK(jobs_claim(c, t, own, -1, 60, 1, &jobs, &n) == 0 && n == 1);
 		djc_job *a = n ? jobs[0] : NULL;
 		free(jobs);
 		CHECK_MSG(a && key_k(a) == k && !a->made, "the claim of key %d: key %lld, made %d", k,
 			  a ? (long long)key_k(a) : -1LL, a ? a->made : -1);
-		next_claim next = {then, -1, 60, 1, NULL, 0};
-		commit_result res = COMMIT_FAILED;
-		djc_row *row = djc_row_new();
-		djc_row_set_int(row, "k", k);
-		djc_row_set_int(row, "v", 1);
-		CHECK_MSG(a && jobs_commit(c, a, &t, &row, 1, 0.1, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s",
-			  djc_error_last(c));
-		djc_row_free(row);
-		djc_job *b = next.njobs ? next.jobs[0] : NULL;
-		CHECK_MSG(next.njobs == 1 && b && key_k(b) == k + 1 && b->made, "the commit's claim: %zu jobs, key %lld, made %d",
-			  next.njobs, b ? (long long)key_k(b) : -1LL, b ? b->made : -1);
-		res = COMMIT_FAILED;
-		CHECK(b && jobs_close_made(c, b, &res) == 0 && res == COMMIT_TAKEN);
-		next_claim_drop(&next);
+		commit_claims_made(c, t, a, k, 0, k + 1);
 		djc_job_free(a);
 	}
 	/* keys 5 to 8 through populate: one process, one job per claim (the
@@ -823,21 +841,6 @@ static void test_claim_sees_made(void)
  * claim's made check takes one of them (claim.made, LIMIT 1). A scalar
  * subquery that found two failed the claim on PostgreSQL and MariaDB
  * ("more than one row"), so a job made that way could never be claimed. */
-static int insert_w(djc_conn *c, int k, int part)
-{
-	djc_insert_options io = DJC_INSERT_OPTIONS_INIT;
-	io.allow_direct_insert = 1;
-	djc_row *r = djc_row_new();
-	djc_row_set_int(r, "k", k);
-	djc_row_set_int(r, "part", part);
-	djc_row_set_int(r, "v", 0);
-	const djc_row *rows[1] = {r};
-	int rc = djc_insert(c, "Wc", rows, 1, &io, NULL);
-	if (rc) fprintf(stderr, "insert Wc: %s\n", djc_error_last(c));
-	djc_row_free(r);
-	return rc;
-}
-
 static void test_claim_sees_made_parts(void)
 {
 	djc_conn *c = t_open(url, schema);
@@ -853,7 +856,7 @@ static void test_claim_sees_made_parts(void)
 	CHECK(djc_jobs_refresh(&rr, c, "Wc", NULL) == 0 && rr.added == 3);
 	/* keys 2 and 3 made by hand, two rows each */
 	for (int k = 2; k <= 3; k++)
-		for (int part = 1; part <= 2; part++) CHECK(insert_w(c, k, part) == 0);
+		for (int part = 1; part <= 2; part++) CHECK(insert_made(c, "Wc", k, part) == 0);
 	/* a claim of its own finds key 2 made */
 	djc_job **jobs = NULL;
 	size_t n = 0;
@@ -867,20 +870,7 @@ static void test_claim_sees_made_parts(void)
 	CHECK(jobs_claim(c, t, "{\"k\": 1}", -1, 60, 1, &jobs, &n) == 0 && n == 1 && !jobs[0]->made);
 	djc_job *a = n ? jobs[0] : NULL;
 	free(jobs);
-	next_claim next = {"{\"k\": 3}", -1, 60, 1, NULL, 0};
-	djc_row *row = djc_row_new();
-	djc_row_set_int(row, "k", 1);
-	djc_row_set_int(row, "part", 1);
-	djc_row_set_int(row, "v", 1);
-	res = COMMIT_FAILED;
-	CHECK_MSG(a && jobs_commit(c, a, &t, &row, 1, 0.1, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s",
-		  djc_error_last(c));
-	djc_row_free(row);
-	djc_job *b = next.njobs ? next.jobs[0] : NULL;
-	CHECK_MSG(b && b->made, "the commit's claim of key 3 (two rows made): %zu jobs, made %d", next.njobs, b ? b->made : -1);
-	res = COMMIT_FAILED;
-	CHECK(b && jobs_close_made(c, b, &res) == 0 && res == COMMIT_TAKEN);
-	next_claim_drop(&next);
+	commit_claims_made(c, t, a, 1, 1, 3);
 	djc_job_free(a);
 	CHECK(jobs_with(c, "Wc", "success") == 3);
 	djc_close(c);
