@@ -198,9 +198,9 @@ struct db_driver {
 	const char *insert_ignore_head;   /* e.g. "INSERT OR IGNORE INTO" */
 	const char *insert_ignore_tail;   /* e.g. " ON CONFLICT DO NOTHING" */
 	const char *table_suffix;         /* after CREATE TABLE (...) */
-	/* How many of three named indexes a table has, from the catalog
+	/* How many of two named indexes a table has, from the catalog
 	 * (no lock on the table): parameters schema (NULL on SQLite), table,
-	 * and the three index names. NULL: unknown (callers create them). */
+	 * and the two index names. NULL: unknown (callers create them). */
 	const char *index_count_sql;
 	/* 1 if CREATE INDEX takes a WHERE (a partial index): SQLite and
 	 * PostgreSQL; MariaDB has none. */

@@ -1831,5 +1831,5 @@ const db_driver db_mysql_driver = {
 	.session_sql = "SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = ?",
 	.session_end_sql = "KILL CONNECTION ?",
 	.index_count_sql = "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? "
-			   "AND INDEX_NAME IN (?, ?, ?) AND SEQ_IN_INDEX = 1",
+			   "AND INDEX_NAME IN (?, ?) AND SEQ_IN_INDEX = 1",
 };

@@ -1413,7 +1413,7 @@ const db_driver db_postgres_driver = {
 	.insert_ignore_head = "INSERT INTO",
 	.insert_ignore_tail = " ON CONFLICT DO NOTHING",
 	.table_suffix = "",
-	.index_count_sql = "SELECT count(*) FROM pg_indexes WHERE schemaname = ? AND tablename = ? AND indexname IN (?, ?, ?)",
+	.index_count_sql = "SELECT count(*) FROM pg_indexes WHERE schemaname = ? AND tablename = ? AND indexname IN (?, ?)",
 	.listen = pg_listen,
 	.notify = pg_notify,
 	.notified = pg_notified,

@@ -594,5 +594,5 @@ const db_driver db_sqlite_driver = {
 	.insert_ignore_tail = "",
 	.table_suffix = "",
 	.index_count_sql = "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND (? IS NULL OR 1) AND tbl_name = ? "
-			   "AND name IN (?, ?, ?)",
+			   "AND name IN (?, ?)",
 };

@@ -267,9 +267,11 @@ out:
 	return rc;
 }
 
-int jobs_renew(djc_conn *c, table *t, int64_t token, double lease, long *held)
+int jobs_renew(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n, double lease, long *held)
 {
 	jctx x = JCTX(t);
+	x.keys = keys;
+	x.nkeys = n;
 	val_t a[2] = {val_float(lease), val_int(token)};
 	return jsql_count(c, &JS_RENEW, &x, a, 2, held);
 }
@@ -282,9 +284,11 @@ int jobs_hold(djc_conn *c, djc_job *job, double lease, long *held)
 	return jsql_count(c, &JS_HOLD, &x, a, 2, held);
 }
 
-int jobs_release(djc_conn *c, table *t, int64_t token)
+int jobs_release(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n)
 {
 	jctx x = JCTX(t);
+	x.keys = keys;
+	x.nkeys = n;
 	val_t a = val_int(token);
 	return jsql_run(c, &JS_RELEASE, &x, &a, 1, NULL);
 }

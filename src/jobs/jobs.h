@@ -55,13 +55,15 @@ int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, doub
  * reserved one whose lease lapsed, including rows a claim or commit in
  * flight holds. *any 0 after an empty claim: the queue is empty now. */
 int jobs_peek(djc_conn *c, table *t, const char *where, long max_priority, int *any);
-/* The heartbeat: extend every lease held under token; *held = how many
- * jobs still hold it (0: the reservation was lost). */
-int jobs_renew(djc_conn *c, table *t, int64_t token, double lease, long *held);
+/* The heartbeat: extend every lease held under token, the claim of the
+ * jobs keys[0..n) (the token is checked, the keys find the rows); *held =
+ * how many jobs still hold it (0: the reservation was lost). */
+int jobs_renew(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n, double lease, long *held);
 /* Renew one job, fenced; *held 1 if it is still ours, else 0. */
 int jobs_hold(djc_conn *c, djc_job *job, double lease, long *held);
-/* Hand back to pending every job still held under token (early stop). */
-int jobs_release(djc_conn *c, table *t, int64_t token);
+/* Hand back to pending every job of keys[0..n) still held under token
+ * (early stop). */
+int jobs_release(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n);
 /* Hand back every job still reserved by the process (host, pid): it died. */
 int jobs_release_pid(djc_conn *c, table *t, const char *host, long pid);
 /* Hand back one job whose make was stopped (its lease could not be

@@ -193,12 +193,14 @@ const jsql JS_LAPSED_LIST = {"lapsed.list",
 
 /* -------------------------------------------------------------- leases */
 
-/* renew - the heartbeat: extend every lease still held under the token.
- * No row matched proves the reservation was taken or reset: the worker
- * stops the make (its commit would be refused anyway). One indexed UPDATE
- * by token per running claim every lease/4 (invariant 3). */
+/* renew - the heartbeat: extend every lease still held under the token,
+ * found by the keys of the claim (the primary key: the jobs table has no
+ * index on token, which every claim would write; a token only ever holds
+ * the keys its claim took). No row matched proves the reservation was
+ * taken or reset: the worker stops the make (its commit would be refused
+ * anyway). One UPDATE per running claim every lease/4 (invariant 3). */
 const jsql JS_RENEW = {"renew",
-	"UPDATE {J} SET {avail_time} = {now+?} WHERE {token} = ? AND {status} = 'reserved'"};
+	"UPDATE {J} SET {avail_time} = {now+?} WHERE {token} = ? AND {status} = 'reserved' AND {keyin}"};
 
 /* hold - renew one job of a claim, fenced: the proof, before starting the
  * next make of a batch, that this worker still holds it. */
@@ -206,9 +208,10 @@ const jsql JS_HOLD = {"hold",
 	"UPDATE {J} SET {avail_time} = {now+?} WHERE " FENCE};
 
 /* release - an early stop hands the unstarted jobs of a claim back,
- * pending and due at once; only those still held under its token. */
+ * pending and due at once; only those still held under its token, found
+ * by the claim's keys (as renew). */
 const jsql JS_RELEASE = {"release",
-	"UPDATE {J} SET " SET_PENDING("{now}") ", {last_end} = 'released' WHERE {token} = ? AND {status} = 'reserved'"};
+	"UPDATE {J} SET " SET_PENDING("{now}") ", {last_end} = 'released' WHERE {token} = ? AND {status} = 'reserved' AND {keyin}"};
 
 /* release.pid - a worker process died: the jobs it still holds and never
  * started (the rest of its claim) go back to pending at once, without

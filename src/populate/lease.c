@@ -2,6 +2,7 @@
 #include "lease.h"
 #include "util/config.h"
 #include "db/db.h"
+#include <stdlib.h>
 #include <time.h>
 
 static double mono(void)
@@ -49,16 +50,20 @@ static void *hb_main(void *arg)
 		long njobs = l->njobs;
 		unsigned gen = l->gen;
 		djc_row *key = l->making ? djc_row_dup(l->making) : NULL;
+		djc_row **keys = xcalloc(njobs > 0 ? (size_t)njobs : 1, sizeof *keys);
+		for (long i = 0; i < njobs; i++) keys[i] = djc_row_dup(l->jobs[i]->key);
 		pthread_mutex_unlock(&l->mu);
 		double t0 = mono();
 		long held = 0, cur = 1;
 		int cancelled = 0;
 		djc_job job = {.t = l->t, .key = key, .token = tok};
-		int rc = jobs_renew(l->c, l->t, tok, l->lease, &held);
+		int rc = jobs_renew(l->c, l->t, tok, (const djc_row *const *)keys, (size_t)njobs, l->lease, &held);
 		/* several jobs under one token: is the one being made still ours? */
 		if (rc == DJC_OK && held > 0 && njobs > 1 && key && jobs_hold(l->c, &job, l->lease, &cur) != DJC_OK) cur = 1;
 		if (rc == DJC_OK && (held == 0 || cur == 0) && key) jobs_lost_why(l->c, &job, &cancelled, NULL);
 		djc_row_free(key);
+		for (long i = 0; i < njobs; i++) djc_row_free(keys[i]);
+		free(keys);
 		pthread_mutex_lock(&l->mu);
 		if (l->token != tok) continue;        /* the worker moved on to another claim */
 		if (rc == DJC_OK && held == 0) l->lost = 1;
@@ -79,6 +84,7 @@ int lease_start(lease *l, djc_conn *c, table *t)
 	l->lease = lease_seconds();
 	l->quit = 0;
 	l->token = 0;
+	l->jobs = NULL;
 	l->njobs = 0;
 	l->making = NULL;
 	l->gen = 0;
@@ -116,7 +122,7 @@ void lease_stop(lease *l)
 	l->on = 0;
 }
 
-void lease_hold(lease *l, int64_t token, long njobs)
+void lease_hold(lease *l, int64_t token, djc_job *const *jobs, long njobs)
 {
 	pthread_mutex_lock(&l->mu);
 	if (token != l->token) {
@@ -126,7 +132,8 @@ void lease_hold(lease *l, int64_t token, long njobs)
 		if (token) l->proved = mono();   /* the claim just proved it */
 	}
 	l->token = token;
-	l->njobs = njobs;
+	l->jobs = token ? jobs : NULL;
+	l->njobs = token ? njobs : 0;
 	pthread_mutex_unlock(&l->mu);
 }
 

@@ -31,6 +31,7 @@ typedef struct lease {
 	pthread_cond_t cv;      /* on CLOCK_MONOTONIC */
 	int quit;
 	int64_t token;          /* the claim held now, 0 for none */
+	djc_job *const *jobs;   /* its jobs (the worker's: valid until the next lease_hold) */
 	long njobs;             /* how many jobs the claim took */
 	djc_row *making;        /* the key of the job being made (a copy), or NULL */
 	unsigned gen;           /* counts changes of `making` */
@@ -45,9 +46,11 @@ typedef struct lease {
 int lease_start(lease *l, djc_conn *c, table *t);
 void lease_stop(lease *l);
 double lease_seconds(void);
-/* The worker now holds the claim `token` of njobs jobs (just claimed:
- * proved now), or nothing (0). */
-void lease_hold(lease *l, int64_t token, long njobs);
+/* The worker now holds the claim `token` of the njobs jobs (just
+ * claimed: proved now), or nothing (0, NULL, 0). The array stays the
+ * worker's and must live until the next lease_hold: the heartbeat copies
+ * the keys it renews under the lock. */
+void lease_hold(lease *l, int64_t token, djc_job *const *jobs, long njobs);
 /* The worker starts making the job `key` of its claim (copied), or has
  * finished it (NULL). While a job is being made, a renewal that finds it
  * gone tells whether it was cancelled (LEASE_CANCELLED) or lost; with a

@@ -167,9 +167,10 @@ static void group_flush(worker *w, group *g, next_claim *next)
 /* Run make for one job of the current claim and end it: into the group
  * (batches), committed, handed back, or recorded as an error. The last job
  * of a claim committed alone carries the next claim (next). */
-static void make_one(worker *w, group *g, djc_job *job, size_t i, size_t n, next_claim *next)
+static void make_one(worker *w, group *g, djc_job *const *jobs, size_t i, size_t n, next_claim *next)
 {
-	lease_hold(&w->lease, job->token, (long)n);
+	djc_job *job = jobs[i];
+	lease_hold(&w->lease, job->token, jobs, (long)n);
 	lease_making(&w->lease, job->key);
 	if (w->slot) worker_making(w, job);
 	double t0 = mono_now();
@@ -215,12 +216,21 @@ static void make_one(worker *w, group *g, djc_job *job, size_t i, size_t n, next
 	} else {
 		/* make failed, timed out or was interrupted: recorded (fenced),
 		 * retried when attempts are left */
-		if (i + 1 == n) { group_flush(w, g, NULL); lease_hold(&w->lease, 0, 0); }
+		if (i + 1 == n) { group_flush(w, g, NULL); lease_hold(&w->lease, 0, NULL, 0); }
 		fail_kind k = mr.stopped == MAKE_STOP_SIGNAL ? FAIL_INTERRUPTED : mr.stopped == MAKE_STOP_TIMEOUT ? FAIL_TIMEOUT : FAIL_ERROR;
 		failed(w, job, k, mr.message, mr.stack, dur);
 	}
 	staged_free(&st);
 	make_result_free(&mr);
+}
+
+/* Hand back what is still held of a claim (its unstarted jobs). */
+static void release_claim(worker *w, djc_job *const *jobs, size_t n)
+{
+	const djc_row **keys = xcalloc(n, sizeof *keys);
+	for (size_t k = 0; k < n; k++) keys[k] = jobs[k]->key;
+	jobs_release(w->c, w->t, jobs[0]->token, keys, n);
+	free(keys);
 }
 
 /* Whether the commit of this claim's last job should claim the next jobs:
@@ -314,7 +324,7 @@ void work_reserved(worker *w)
 			if (!worker_take_call(w)) break;
 			/* the last make of the claim: its commit may claim the next */
 			if (i + 1 == n) next.n = next_size(w, batch);
-			make_one(w, &g, job, i, n, i + 1 == n ? &next : NULL);
+			make_one(w, &g, jobs, i, n, i + 1 == n ? &next : NULL);
 			if (g.n && mono_now() - g.first > 0.2) group_flush(w, &g, NULL);
 			worker_tick(w);
 			if (populate_signal) { i++; break; }
@@ -322,8 +332,8 @@ void work_reserved(worker *w)
 		/* before the release: those jobs are still reserved */
 		if (g.n && i == n && next.n == 0) next.n = next_size(w, batch);
 		group_flush(w, &g, i == n ? &next : NULL);
-		lease_hold(&w->lease, 0, 0);
-		if (i < n) jobs_release(w->c, w->t, jobs[0]->token);
+		lease_hold(&w->lease, 0, NULL, 0);
+		if (i < n) release_claim(w, jobs, n);
 		for (size_t k = 0; k < n; k++) djc_job_free(jobs[k]);
 		free(jobs);
 		jobs = next.jobs;
@@ -331,7 +341,7 @@ void work_reserved(worker *w)
 		if (n && w->hooks) w->hooks->claimed(w->hooks_arg, n);
 	}
 	/* stopped with a claim in hand: hand it back */
-	if (n) jobs_release(w->c, w->t, jobs[0]->token);
+	if (n) release_claim(w, jobs, n);
 	for (size_t k = 0; k < n; k++) djc_job_free(jobs[k]);
 	free(jobs);
 	free(g.jobs);

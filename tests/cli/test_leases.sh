@@ -15,6 +15,9 @@
 #   4. a make program killed by a signal is recorded as an error at once:
 #      without waiting for the lease or for the make's child that still
 #      holds its output open (both an hour)
+#   5. a claim of several jobs (jobs.reserve_batch) is kept whole while
+#      its makes run one by one for several leases: the heartbeat renews
+#      the unstarted jobs too
 # No check measures a duration: waits for an event are bounded only by
 # $WAIT seconds, so that a defect ends the test instead of hanging it.
 . "$ROOT/tests/cli/lib.sh"
@@ -180,4 +183,27 @@ run djc jobs Res --status error
 check "4: the job is an error with that message" sh -c 'printf "%s" "$1" | grep -q "^{\"item_id\": 4}  status=error .*error_message=make killed by signal 9 (SIGKILL)$"' _ "$OUT"
 check "4: nothing committed, made once" test "$(count Res '{"item_id": 4}')/$(lines '^start 4 ' m4.log)" = "0/1"
 check "4: job counts" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 0, success 0, error 1, ignore 0, total 1"
+
+# ------------------------- 5. a claim of several jobs is kept whole
+# jobs.reserve_batch 3: one claim takes all three; their makes run one
+# after the other for 4.5 leases. The heartbeat renews every job of the
+# claim (the unstarted ones too), so a second worker polling meanwhile
+# finds nothing to take.
+export MK_LOG=$T/m5.log DJC_JOBS_LEASE_TIMEOUT=1
+add_item 51; add_item 52; add_item 53
+MK_SLEEP=1.5 DJC_JOBS_RESERVE_BATCH=3 "$DJC" populate Res --reserve-jobs --json --make ./mk.sh > w1.out 2>&1 &
+w1=$!
+check "5: first worker starts the first make of its claim" wait_for '^start 5' m5.log 1 $WAIT
+check "5: ... having claimed all three (the error is case 4's)" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 3, success 0, error 1, ignore 0, total 4"
+others=""
+for i in 1 2 3 4 5; do
+	sleep 0.7
+	others="$others$(MK_SLEEP=0 "$DJC" populate Res --reserve-jobs --make ./mk.sh 2>&1)|"
+done
+wait $w1
+z="Res: 0 made, 0 errors, 0 skipped"
+check "5: five attempts by a second worker during the claim take nothing" test "$others" = "$z|$z|$z|$z|$z|"
+check "5: the first worker made and committed all three" sh -c 'grep -q "\"success_count\":3,\"error_count\":0,\"skipped_count\":0,\"lost_count\":0" w1.out'
+check "5: each made exactly once (3 starts, 3 ends)" test "$(lines '^start 5' m5.log)/$(lines '^end 5' m5.log)" = "3/3"
+check "5: each committed exactly once" test "$(count Res '{"item_id": 51}')$(count Res '{"item_id": 52}')$(count Res '{"item_id": 53}')" = 111
 finish
