@@ -7,7 +7,8 @@
  *   min_queue HOST PORT USER PASSWORD DB CLIENTS JOBS
  *
  * The queue table has djc's jobs row shape (its columns, the claim order's
- * index and two more secondary indexes, the claim's SET list); CLIENTS
+ * index and the lapsed leases' index, the claim's SET list; like djc's
+ * since 2026-12-03, no index on token); CLIENTS
  * processes each run one prepared compound statement per job, under READ
  * COMMITTED as djc's sessions do: the fenced DELETE of the job it made,
  * the INSERT of its result row, the locking read of the next job from
@@ -110,7 +111,7 @@ int main(int argc, char **argv)
 	     "user VARCHAR(255), host VARCHAR(255), pid BIGINT, connection_id BIGINT, version VARCHAR(255), token BIGINT, "
 	     "queue TINYINT NOT NULL, avail_time DATETIME(3), reservations INT NOT NULL, last_end VARCHAR(255), "
 	     "attempts INT NOT NULL DEFAULT 0, history INT NOT NULL DEFAULT 0, KEY nx (queue, priority, avail_time), "
-	     "KEY tk (token), KEY ls (status, avail_time)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin");
+	     "KEY ls (status, avail_time)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin");
 	q(m, "CREATE TABLE mq_done (id BIGINT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB");
 	char sql[512];
 	snprintf(sql, sizeof sql,
