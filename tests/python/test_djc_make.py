@@ -6,7 +6,9 @@ check); by hand: PYTHONPATH=python python3 -m unittest tests/python/test_djc_mak
 """
 import base64
 import json
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,6 +39,7 @@ class Program:
 
     def __init__(self, body, target="make", extra=""):
         self.dir = tempfile.mkdtemp(prefix="djc-pymake-")
+        atexit.register(shutil.rmtree, self.dir, True)   # at exit: a program may still run until then
         self.path = os.path.join(self.dir, "mk.py")
         with open(self.path, "w") as f:
             f.write(PROGRAM.format(body=textwrap.indent(textwrap.dedent(body), "    "), target=target, extra=extra))
@@ -296,6 +299,7 @@ class PerKeyProtocol(unittest.TestCase):
     def setUp(self):
         # a stand-in for the djc program: prints its arguments as a row
         self.dir = tempfile.mkdtemp(prefix="djc-pymake-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
         self.djc = os.path.join(self.dir, "djc")
         with open(self.djc, "w") as f:
             f.write("#!%s\nimport json, os, sys\n"
