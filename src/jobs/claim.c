@@ -267,13 +267,29 @@ out:
 	return rc;
 }
 
+/* How many keys one renew or release names: its parameters stay under
+ * 999, the least limit of any SQLite build (a claim holds up to 1,000
+ * jobs, and a key may have several columns). */
+static size_t keys_per_statement(const table *t)
+{
+	size_t k = 900 / (t->nsrc ? t->nsrc : 1);
+	return k ? k : 1;
+}
+
 int jobs_renew(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n, double lease, long *held)
 {
 	jctx x = JCTX(t);
-	x.keys = keys;
-	x.nkeys = n;
 	val_t a[2] = {val_float(lease), val_int(token)};
-	return jsql_count(c, &JS_RENEW, &x, a, 2, held);
+	size_t step = keys_per_statement(t);
+	int rc = DJC_OK;
+	*held = 0;
+	for (size_t i = 0; !rc && (i < n || i == 0); i += step) {
+		long h = 0;
+		x.keys = keys + i;
+		x.nkeys = n - i < step ? n - i : step;
+		if (!(rc = jsql_count(c, &JS_RENEW, &x, a, 2, &h))) *held += h;
+	}
+	return rc;
 }
 
 int jobs_hold(djc_conn *c, djc_job *job, double lease, long *held)
@@ -287,10 +303,15 @@ int jobs_hold(djc_conn *c, djc_job *job, double lease, long *held)
 int jobs_release(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n)
 {
 	jctx x = JCTX(t);
-	x.keys = keys;
-	x.nkeys = n;
 	val_t a = val_int(token);
-	return jsql_run(c, &JS_RELEASE, &x, &a, 1, NULL);
+	size_t step = keys_per_statement(t);
+	int rc = DJC_OK;
+	for (size_t i = 0; !rc && i < n; i += step) {
+		x.keys = keys + i;
+		x.nkeys = n - i < step ? n - i : step;
+		rc = jsql_run(c, &JS_RELEASE, &x, &a, 1, NULL);
+	}
+	return rc;
 }
 
 int jobs_release_pid(djc_conn *c, table *t, const char *host, long pid)

@@ -47,6 +47,7 @@ static void *hb_main(void *arg)
 		if (l->quit) break;
 		if (!l->token) continue;
 		int64_t tok = l->token;
+		table *t = l->t;   /* use_table may change it under the lock */
 		long njobs = l->njobs;
 		unsigned gen = l->gen;
 		djc_row *key = l->making ? djc_row_dup(l->making) : NULL;
@@ -56,8 +57,8 @@ static void *hb_main(void *arg)
 		double t0 = mono();
 		long held = 0, cur = 1;
 		int cancelled = 0;
-		djc_job job = {.t = l->t, .key = key, .token = tok};
-		int rc = jobs_renew(l->c, l->t, tok, (const djc_row *const *)keys, (size_t)njobs, l->lease, &held);
+		djc_job job = {.t = t, .key = key, .token = tok};
+		int rc = jobs_renew(l->c, t, tok, (const djc_row *const *)keys, (size_t)njobs, l->lease, &held);
 		/* several jobs under one token: is the one being made still ours? */
 		if (rc == DJC_OK && held > 0 && njobs > 1 && key && jobs_hold(l->c, &job, l->lease, &cur) != DJC_OK) cur = 1;
 		if (rc == DJC_OK && (held == 0 || cur == 0) && key) jobs_lost_why(l->c, &job, &cancelled, NULL);

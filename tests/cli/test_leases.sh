@@ -17,7 +17,8 @@
 #      holds its output open (both an hour)
 #   5. a claim of several jobs (jobs.reserve_batch) is kept whole while
 #      its makes run one by one for several leases: the heartbeat renews
-#      the unstarted jobs too
+#      the unstarted jobs too; 6. the same for a claim of 1,000 jobs
+#      (the heartbeat's statement split in two)
 # No check measures a duration: waits for an event are bounded only by
 # $WAIT seconds, so that a defect ends the test instead of hanging it.
 . "$ROOT/tests/cli/lib.sh"
@@ -206,4 +207,22 @@ check "5: five attempts by a second worker during the claim take nothing" test "
 check "5: the first worker made and committed all three" sh -c 'grep -q "\"success_count\":3,\"error_count\":0,\"skipped_count\":0,\"lost_count\":0" w1.out'
 check "5: each made exactly once (3 starts, 3 ends)" test "$(lines '^start 5' m5.log)/$(lines '^end 5' m5.log)" = "3/3"
 check "5: each committed exactly once" test "$(count Res '{"item_id": 51}')$(count Res '{"item_id": 52}')$(count Res '{"item_id": 53}')" = 111
+# --------------------- 6. a claim of 1,000 jobs is kept whole as well
+# The heartbeat names at most 900 keys per statement (the least SQLite
+# limit of bound parameters): a claim of 1,000 takes two, and both count.
+export MK_LOG=$T/m6.log DJC_JOBS_LEASE_TIMEOUT=1
+seq 1000 1999 | awk '{ printf "{\"item_id\":%d,\"label\":\"k%d\"}\n", $1, $1 }' | djc insert Item >/dev/null
+MK_SLEEP=0.003 DJC_JOBS_RESERVE_BATCH=1000 "$DJC" populate Res --reserve-jobs --json --make ./mk.sh > w1.out 2>&1 &
+w1=$!
+check "6: first worker starts the first make of its claim" wait_for '^start 1' m6.log 1 $WAIT
+others=""
+for i in 1 2 3; do
+	sleep 0.8
+	others="$others$(MK_SLEEP=0 "$DJC" populate Res --reserve-jobs --make ./mk.sh 2>&1)|"
+done
+check "6: the claim outlasted three leases (the first worker is still making)" kill -0 $w1
+wait $w1
+check "6: three attempts by a second worker during the claim take nothing" test "$others" = "$z|$z|$z|"
+check "6: the first worker made and committed all 1,000" sh -c 'grep -q "\"success_count\":1000,\"error_count\":0,\"skipped_count\":0,\"lost_count\":0" w1.out'
+check "6: each made exactly once" test "$(grep -c '^start 1' m6.log)/$(grep '^start 1' m6.log | cut -d' ' -f2 | sort -u | wc -l)" = "1000/1000"
 finish
