@@ -148,19 +148,13 @@ async function driver(peer, url, n, procs, label, opts) {
   // is asked only every 0.5 s until then (a count over the jobs table
   // every 10 ms cost djc's runs about 20% of their rate at one job per
   // transaction when they were timed that way: bench/results-2026-12-03.md)
-  for (let last = 0; kids.reduce((a, k) => a + k.handled, 0) < n;) {
-    await new Promise((res) => setTimeout(res, 10));
-    if (performance.now() - last < 500) continue;
+  for (let last = -Infinity; ; await new Promise((res) => setTimeout(res, 10))) {
+    const ran = kids.reduce((a, k) => a + k.handled, 0);
+    if (ran < n && performance.now() - last < 500) continue;
     last = performance.now();
     polls++;
     const r = await c.query(leftSql(peer));
     if (r.rows[0].n === 0) break;
-  }
-  for (;;) {
-    polls++;
-    const r = await c.query(leftSql(peer));
-    if (r.rows[0].n === 0) break;
-    await new Promise((res) => setTimeout(res, 10));
   }
   const secs = (performance.now() - t0) / 1000;
   // stop the workers first: a backend flushes its transaction counts to

@@ -276,20 +276,28 @@ static size_t keys_per_statement(const table *t)
 	return k ? k : 1;
 }
 
-int jobs_renew(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n, double lease, long *held)
+/* Run s for the keys[0..n) of a claim, keys_per_statement at a time;
+ * *rows = the rows changed in all. */
+static int by_keys(djc_conn *c, const jsql *s, table *t, const val_t *args, size_t nargs, const djc_row *const *keys,
+		   size_t n, long *rows)
 {
 	jctx x = JCTX(t);
-	val_t a[2] = {val_float(lease), val_int(token)};
 	size_t step = keys_per_statement(t);
 	int rc = DJC_OK;
-	*held = 0;
-	for (size_t i = 0; !rc && (i < n || i == 0); i += step) {
-		long h = 0;
+	*rows = 0;
+	for (size_t i = 0; !rc && i < n; i += step) {
+		long k = 0;
 		x.keys = keys + i;
 		x.nkeys = n - i < step ? n - i : step;
-		if (!(rc = jsql_count(c, &JS_RENEW, &x, a, 2, &h))) *held += h;
+		if (!(rc = jsql_count(c, s, &x, args, nargs, &k))) *rows += k;
 	}
 	return rc;
+}
+
+int jobs_renew(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n, double lease, long *held)
+{
+	val_t a[2] = {val_float(lease), val_int(token)};
+	return by_keys(c, &JS_RENEW, t, a, 2, keys, n, held);
 }
 
 int jobs_hold(djc_conn *c, djc_job *job, double lease, long *held)
@@ -302,16 +310,9 @@ int jobs_hold(djc_conn *c, djc_job *job, double lease, long *held)
 
 int jobs_release(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n)
 {
-	jctx x = JCTX(t);
 	val_t a = val_int(token);
-	size_t step = keys_per_statement(t);
-	int rc = DJC_OK;
-	for (size_t i = 0; !rc && i < n; i += step) {
-		x.keys = keys + i;
-		x.nkeys = n - i < step ? n - i : step;
-		rc = jsql_run(c, &JS_RELEASE, &x, &a, 1, NULL);
-	}
-	return rc;
+	long rows = 0;
+	return by_keys(c, &JS_RELEASE, t, &a, 1, keys, n, &rows);
 }
 
 int jobs_release_pid(djc_conn *c, table *t, const char *host, long pid)

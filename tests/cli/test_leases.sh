@@ -70,6 +70,10 @@ wait_for() {
 }
 pgid_of() { ps -o pgid= -p "$1" | tr -d ' '; }
 add_item() { printf '{"item_id":%d,"label":"k%d"}\n' "$1" "$1" | djc insert Item >/dev/null; }
+# others N SECS: N tries of a second worker, SECS apart, their outputs each
+# followed by "|"; nothing N: what N tries that took nothing print
+others() { local i out=""; for i in $(seq "$1"); do sleep "$2"; out="$out$(MK_SLEEP=0 "$DJC" populate Res --reserve-jobs --make ./mk.sh 2>&1)|"; done; printf '%s' "$out"; }
+nothing() { local i; for i in $(seq "$1"); do printf 'Res: 0 made, 0 errors, 0 skipped|'; done; }
 attempt_of() { djc fetch Res --where "{\"item_id\": $1}" --format json | sed -E 's/.*"attempt":"([^"]*)".*/\1/'; }
 
 # ------------------------------------------------------------ 1. SIGKILL
@@ -125,14 +129,9 @@ add_item 2
 MK_SLEEP=4.5 "$DJC" populate Res --reserve-jobs --json --make ./mk.sh > w1.out 2>&1 &
 w1=$!
 check "2: first worker starts a make of 4.5 leases" wait_for '^start 2 ' m2.log 1 $WAIT
-others=""
-for i in 1 2 3 4 5; do
-	sleep 0.7
-	others="$others$(MK_SLEEP=0 "$DJC" populate Res --reserve-jobs --make ./mk.sh 2>&1)|"
-done
+tries=$(others 5 0.7)
 wait $w1
-z="Res: 0 made, 0 errors, 0 skipped"
-check "2: five attempts by a second worker during the make take nothing" test "$others" = "$z|$z|$z|$z|$z|"
+check "2: five attempts by a second worker during the make take nothing" test "$tries" = "$(nothing 5)"
 check "2: the first worker made and committed it" sh -c 'grep -q "\"success_count\":1,\"error_count\":0,\"skipped_count\":0,\"lost_count\":0" w1.out'
 check "2: made exactly once (1 start, 1 end)" test "$(lines '^start 2 ' m2.log)/$(lines '^end 2 ' m2.log)" = "1/1"
 check "2: committed exactly once" test "$(count Res '{"item_id": 2}')" = 1
@@ -196,14 +195,9 @@ MK_SLEEP=1.5 DJC_JOBS_RESERVE_BATCH=3 "$DJC" populate Res --reserve-jobs --json 
 w1=$!
 check "5: first worker starts the first make of its claim" wait_for '^start 5' m5.log 1 $WAIT
 check "5: ... having claimed all three (the error is case 4's)" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 3, success 0, error 1, ignore 0, total 4"
-others=""
-for i in 1 2 3 4 5; do
-	sleep 0.7
-	others="$others$(MK_SLEEP=0 "$DJC" populate Res --reserve-jobs --make ./mk.sh 2>&1)|"
-done
+tries=$(others 5 0.7)
 wait $w1
-z="Res: 0 made, 0 errors, 0 skipped"
-check "5: five attempts by a second worker during the claim take nothing" test "$others" = "$z|$z|$z|$z|$z|"
+check "5: five attempts by a second worker during the claim take nothing" test "$tries" = "$(nothing 5)"
 check "5: the first worker made and committed all three" sh -c 'grep -q "\"success_count\":3,\"error_count\":0,\"skipped_count\":0,\"lost_count\":0" w1.out'
 check "5: each made exactly once (3 starts, 3 ends)" test "$(lines '^start 5' m5.log)/$(lines '^end 5' m5.log)" = "3/3"
 check "5: each committed exactly once" test "$(count Res '{"item_id": 51}')$(count Res '{"item_id": 52}')$(count Res '{"item_id": 53}')" = 111
@@ -215,14 +209,10 @@ seq 1000 1999 | awk '{ printf "{\"item_id\":%d,\"label\":\"k%d\"}\n", $1, $1 }' 
 MK_SLEEP=0.003 DJC_JOBS_RESERVE_BATCH=1000 "$DJC" populate Res --reserve-jobs --json --make ./mk.sh > w1.out 2>&1 &
 w1=$!
 check "6: first worker starts the first make of its claim" wait_for '^start 1' m6.log 1 $WAIT
-others=""
-for i in 1 2 3; do
-	sleep 0.8
-	others="$others$(MK_SLEEP=0 "$DJC" populate Res --reserve-jobs --make ./mk.sh 2>&1)|"
-done
+tries=$(others 3 0.8)
 check "6: the claim outlasted three leases (the first worker is still making)" kill -0 $w1
 wait $w1
-check "6: three attempts by a second worker during the claim take nothing" test "$others" = "$z|$z|$z|"
+check "6: three attempts by a second worker during the claim take nothing" test "$tries" = "$(nothing 3)"
 check "6: the first worker made and committed all 1,000" sh -c 'grep -q "\"success_count\":1000,\"error_count\":0,\"skipped_count\":0,\"lost_count\":0" w1.out'
 check "6: each made exactly once" test "$(grep -c '^start 1' m6.log)/$(grep '^start 1' m6.log | cut -d' ' -f2 | sort -u | wc -l)" = "1000/1000"
 finish
