@@ -74,7 +74,16 @@ static int refresh_body(djc_conn *c, void *arg)
 			if (rc) return rc;
 		}
 	}
-	return DJC_OK;
+	/* 5. waiting workers wake up: inside the transaction, so the
+	 * notification is delivered when the jobs become visible, at the
+	 * commit (PostgreSQL; elsewhere workers poll) */
+	if (res->added || res->re_pended || res->orphaned) {
+		sb_t p = SB_INIT;
+		sb_printf(&p, "%s.%s", c->db->schema ? c->db->schema : "", a->t->name);
+		rc = db_notify(c->db, JOBS_CHANNEL, sb_str(&p));
+		sb_free(&p);
+	}
+	return rc;
 }
 
 int djc_jobs_refresh(djc_refresh_result *res, djc_conn *c, const char *name, const djc_refresh_options *o)
@@ -110,13 +119,5 @@ int djc_jobs_refresh(djc_refresh_result *res, djc_conn *c, const char *name, con
 		sb_free(&q);
 	}
 	if (rc) memset(res, 0, sizeof *res);
-	else if (res->added || res->re_pended || res->orphaned) {
-		/* waiting workers wake up (a failure costs them only their next
-		 * poll: nothing depends on it) */
-		sb_t p = SB_INIT;
-		sb_printf(&p, "%s.%s", c->db->schema ? c->db->schema : "", t->name);
-		db_notify(c->db, JOBS_CHANNEL, sb_str(&p));
-		sb_free(&p);
-	}
 	return rc;
 }

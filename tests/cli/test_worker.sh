@@ -214,6 +214,9 @@ expect_out "... Summary of the late keys made" "11" count Summary
 "$DJC" worker Stats --max-jobs 2 --refresh-interval 3600 > woken.out 2>&1 &
 wpid=$!
 wait_until 60 grep -q "^$wpid idle" "$DJC_WORKER_LOG"   # it found nothing and waits
+# its looks grow apart (0.1 s, doubling): after 2 s the next one is about a
+# second or more away, so the notification, not a look, finds the new jobs
+sleep 2
 sessions 12 13
 expect_rc 0 "an outside refresh adds the new keys" djc jobs refresh Stats
 wait_until 120 sh -c "! kill -0 $wpid 2>/dev/null"
