@@ -127,6 +127,11 @@ typedef struct db_claim {
 	const char *set;        /* SET assignments with ? params */
 	const val_t *sparams;
 	size_t ns;
+	/* The column types of key_cols, then of order's columns, in order, for
+	 * a driver that declares variables of them (MariaDB's compound
+	 * statement); NULL: it finds them itself. */
+	const coldef *types;
+	size_t ntypes;
 } db_claim;
 
 /* A result of exec beyond the public codes: a unique index other than the

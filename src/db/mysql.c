@@ -1516,6 +1516,30 @@ static char *unquote(const char *q)
 	return s;
 }
 
+/* The type of a compound statement's variable that holds a value of
+ * column qcol of qtable: a number or a time as the column was declared
+ * (db_claim.types), for the server resolves `TYPE OF` afresh on every
+ * execution (some 4% of its time per job at batch 1, bench/results-
+ * 2026-12-04.md); text by `TYPE OF`, which keeps the column's collation
+ * (comparisons and the key's own bytes depend on it). */
+static void my_column_type(sb_t *b, const coldef *t);
+
+static void var_type(sb_t *q, const coldef *ty, const char *qtable, const char *qcol)
+{
+	if (ty) switch (ty->t) {
+	case T_INT8: case T_INT16: case T_INT32: case T_INT64:
+	case T_UINT8: case T_UINT16: case T_UINT32: case T_UINT64:
+	case T_FLOAT32: case T_FLOAT64: case T_BOOL: case T_DECIMAL:
+	case T_DATE: case T_DATETIME:
+		my_column_type(q, ty);
+		sb_add(q, "; ");
+		return;
+	default:
+		break;
+	}
+	sb_printf(q, "TYPE OF %s.%s; ", qtable, qcol);
+}
+
 /* A batch as one statement: on MariaDB 10.3+, when the items are DML and at
  * most one claim of a single job (with the index that serves its order, the
  * last item, as a commit's next claim is), all of them run in one anonymous
@@ -1582,9 +1606,16 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 	for (size_t i = 0; i < n; i++) sb_printf(&q, "DECLARE djc$c%zu BIGINT DEFAULT 0; ", i);
 	if (cl) {
 		db_qtable(bc, &t, cl->table);
-		for (size_t j = 0; j < nk; j++) sb_printf(&q, "DECLARE djc$k%zu TYPE OF %s.%s; ", j, sb_str(&t), kq[j]);
+		const coldef *ty = cl->types && cl->ntypes == nk + o.no ? cl->types : NULL;
+		for (size_t j = 0; j < nk; j++) {
+			sb_printf(&q, "DECLARE djc$k%zu ", j);
+			var_type(&q, ty ? &ty[j] : NULL, sb_str(&t), kq[j]);
+		}
 		if (extra) sb_add(&q, "DECLARE djc$x BIGINT; ");
-		for (size_t j = 0; j < o.no; j++) sb_printf(&q, "DECLARE djc$o%zu TYPE OF %s.%s; ", j, sb_str(&t), o.oc[j]);
+		for (size_t j = 0; j < o.no; j++) {
+			sb_printf(&q, "DECLARE djc$o%zu ", j);
+			var_type(&q, ty ? &ty[nk + j] : NULL, sb_str(&t), o.oc[j]);
+		}
 		sb_add(&q, "DECLARE djc$h INT DEFAULT 0; ");
 	}
 	sb_add(&q, "DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN SET @djc_item = djc$i; RESIGNAL; END; START TRANSACTION; ");

@@ -82,6 +82,7 @@ void claim_text_free(claim_text *ct)
 	sb_free(&ct->due); sb_free(&ct->lapsed); sb_free(&ct->set); sb_free(&ct->order);
 	sb_free(&ct->keys); sb_free(&ct->info); sb_free(&ct->rest); sb_free(&ct->index); sb_free(&ct->lease_index);
 	pvec_free(&ct->dp); pvec_free(&ct->lp);
+	free(ct->types);
 	free(ct);
 }
 
@@ -132,6 +133,20 @@ static int claim_text_of(djc_conn *c, table *t, const char *where, long max_prio
 		claim_text_free(ct);
 		return conn_fail(c, DJC_ERROR, "jobs statement %s takes %zu arguments, not 7", JS_CLAIM_SET.name, nset);
 	}
+	/* the types of the claim's columns: the key's as declared (no enum
+	 * labels: no driver declares a variable of them), then claim.order's */
+	static const char *const order_cols[] = {"priority", "avail_time"};
+	ct->ntypes = t->nsrc + 2;
+	ct->types = xcalloc(ct->ntypes, sizeof *ct->types);
+	for (size_t i = 0; i < t->nsrc; i++) {
+		ct->types[i] = t->attrs[t->src[i]].type;
+		ct->types[i].enums = NULL;
+		ct->types[i].nenums = 0;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		const jcol *jc = jcol_named(order_cols[i]);
+		ct->types[t->nsrc + i] = (coldef){.t = jc->type, .p = jc->p};
+	}
 	sb_printf(&ct->index, "%s_next", t->jobs_name);         /* ddl.c: (queue, priority, avail_time) */
 	sb_printf(&ct->lease_index, "%s_lease", t->jobs_name);  /* ddl.c: the reserved rows */
 	/* (re-read: expanding may have added entries, and they may have moved) */
@@ -154,7 +169,8 @@ int claim_build_init(djc_conn *c, table *t, const char *where, long max_priority
 	db_claim cl = {.table = t->jobs_name, .key_cols = sb_str(&ct->keys), .extra = sb_str(&ct->info),
 		       .extra_rest = sb_str(&ct->rest), .made_in = t->sql_name,
 		       .index = sb_str(&ct->index), .where = sb_str(&ct->due), .wparams = ct->dp.v, .nw = ct->dp.n,
-		       .order = sb_str(&ct->order), .limit = ct->n, .set = sb_str(&ct->set), .sparams = b->sargs, .ns = 7};
+		       .order = sb_str(&ct->order), .limit = ct->n, .set = sb_str(&ct->set), .sparams = b->sargs, .ns = 7,
+		       .types = ct->types, .ntypes = ct->ntypes};
 	b->due_claim = cl;
 	/* the few reserved rows: the lease index finds them (ddl.c), not the order's */
 	cl.index = NULL;

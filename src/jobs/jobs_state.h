@@ -13,6 +13,8 @@ typedef struct claim_text {
 	long max_priority, n;
 	sb_t due, lapsed, set, order, keys, info, rest, index, lease_index;   /* info: claim.made + rest (claim.info) */
 	pvec dp, lp;           /* the restriction's parameters, in due and lapsed */
+	coldef *types;         /* of keys, then of order's columns (db_claim.types) */
+	size_t ntypes;
 } claim_text;
 
 typedef struct jobs_tab {

@@ -57,6 +57,8 @@ typedef struct jcol {
 } jcol;
 extern const jcol JOB_COLS[];
 extern const size_t NJOB_COLS;
+/* The jobs table's column of that name (one of JOB_COLS). */
+const jcol *jcol_named(const char *name);
 /* The history table's own columns (statements.c). */
 extern const jcol HIST_COLS[];
 extern const size_t NHIST_COLS;

@@ -7,6 +7,9 @@
  * connection and table by jsql_expand() (sql.h lists the fragments). */
 #include "sql.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 /* ------------------------------------------------------------------ columns */
 
 /* The jobs table's columns after the target's key-source attributes:
@@ -37,6 +40,13 @@ const jcol JOB_COLS[] = {
 	{"history", T_INT32, 0, 1, "0"},    /* history rows written for this job (the last HISTORY_KEEP are kept) */
 };
 const size_t NJOB_COLS = sizeof JOB_COLS / sizeof *JOB_COLS;
+
+const jcol *jcol_named(const char *name)
+{
+	for (size_t i = 0; i < NJOB_COLS; i++)
+		if (!strcmp(JOB_COLS[i].name, name)) return &JOB_COLS[i];
+	abort();   /* only ever asked for a column of the list above */
+}
 
 /* The history table beside each jobs table ({H}, `~~name__history`): one
  * row per attempt that did not end in success (and, with
@@ -152,7 +162,8 @@ const jsql JS_CLAIM_SET = {"claim.set",
 	"{reservations} = {reservations} + 1, {status} = 'reserved', {token} = ?, {reserved_time} = {now}, "
 	"{avail_time} = {now+?}, {host} = ?, {pid} = ?, {user} = ?, {connection_id} = ?, {version} = ?"};
 
-/* claim.order - most urgent first: lowest priority, then earliest due. */
+/* claim.order - most urgent first: lowest priority, then earliest due.
+ * (claim.c gives the drivers these columns' types, in this order.) */
 const jsql JS_CLAIM_ORDER = {"claim.order", "{priority}, {avail_time}"};
 
 /* claim.keys, claim.made, claim.info - what a claim returns: the claimed

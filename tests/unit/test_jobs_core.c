@@ -1546,6 +1546,52 @@ static void test_claim_position(void)
 	djc_close(c);
 }
 
+/* A commit claims the next job in its transaction whatever the key's
+ * kinds: on MariaDB the claimed key is held in variables of the columns'
+ * declared types (numbers, times) or of their TYPE OF (text) inside the
+ * compound statement, and a variable too narrow for a value fails the
+ * statement (strict mode), so the commit would come back without its
+ * claim. The first claim takes the plain key (the lowest i8); the commits
+ * claim the extreme values, and the next commits, fenced by every key
+ * column, find their job rows by those values. */
+static void test_commit_next_kinds(void)
+{
+	djc_conn *c = t_open(url, schema);
+	table *t = NULL;
+	CHECK(conn_table(c, "Xc", &t) == 0 && t);
+	if (!t) { djc_close(c); return; }
+	static const char *const rows[] = {
+		"{\"i8\": -128, \"u64\": 1, \"dec\": \"1.000\", \"d\": \"2000-01-01\", \"dt\": \"2000-01-01 00:00:00.001\", \"b\": false, \"s\": \"a\"}",
+		"{\"i8\": 0, \"u64\": \"18446744073709551615\", \"dec\": \"-123456789.125\", \"d\": \"2024-02-29\", "
+		"\"dt\": \"2024-01-02 03:04:05.500\", \"b\": true, \"s\": \"\\u00dcn\\u00efcode 'q'\"}",
+		"{\"i8\": 127, \"u64\": 9007199254740993, \"dec\": \"999999999.999\", \"d\": \"2038-01-19\", "
+		"\"dt\": \"1999-12-31 23:59:59.999\", \"b\": true, \"s\": \"a \"}",
+	};
+	for (size_t i = 0; i < 3; i++) CHECK_MSG(t_insert_json(c, "Xk", rows[i]) == 0, "insert %s: %s", rows[i], djc_error_last(c));
+	djc_refresh_result rr;
+	CHECK(djc_jobs_refresh(&rr, c, "Xc", NULL) == 0 && rr.added == 3);
+	djc_job **jobs = NULL;
+	size_t n = 0;
+	CHECK(jobs_claim(c, t, NULL, -1, 60, 1, &jobs, &n) == 0 && n == 1);
+	djc_job *a = n ? jobs[0] : NULL;
+	free(jobs);
+	for (int round = 0; a; round++) {
+		next_claim next = {NULL, -1, 60, 1, NULL, 0};
+		commit_result res = COMMIT_FAILED;
+		CHECK_MSG(jobs_commit(c, a, NULL, NULL, 0, 0.01, &next, &res) == 0 && res == COMMIT_DONE, "commit %d: %s", round,
+			  djc_error_last(c));
+		CHECK_MSG(next.njobs == (round < 2 ? 1u : 0u), "commit %d claimed %zu jobs", round, next.njobs);
+		djc_job_free(a);
+		a = next.njobs ? next.jobs[0] : NULL;
+		for (size_t i = 1; i < next.njobs; i++) djc_job_free(next.jobs[i]);
+		free(next.jobs);
+		if (round > 3) break;
+	}
+	djc_job_free(a);
+	CHECK_MSG(jobs_with(c, "Xc", "success") == 3, "success jobs: %ld, not 3", jobs_with(c, "Xc", "success"));
+	djc_close(c);
+}
+
 static const char PIPE[] =
 	"Cat (manual)\n    k : int32\n    version : varchar(16)\n    ---\n    x : int32\n\n"
 	"CatC (computed)\n    -> Cat\n    ---\n    y : int32\n\n"
@@ -1576,7 +1622,10 @@ static const char PIPE[] =
 	"Sk (manual)\n    k : int32\n    ---\n\n"
 	"Sc (computed)\n    -> Sk\n    ---\n    v : int32\n\n"
 	"Wk (manual)\n    k : int32\n    ---\n\n"
-	"Wc (computed)\n    -> Wk\n    part : int32\n    ---\n    v : int32\n";
+	"Wc (computed)\n    -> Wk\n    part : int32\n    ---\n    v : int32\n\n"
+	"Xk (manual)\n    i8 : int8\n    u64 : uint64\n    dec : decimal(12,3)\n    d : date\n    dt : datetime(3)\n"
+	"    b : bool\n    s : varchar(20)\n    ---\n\n"
+	"Xc (computed)\n    -> Xk\n    ---\n    v : int32\n";
 
 int main(void)
 {
@@ -1608,6 +1657,7 @@ int main(void)
 	test_claim_after_load();
 	test_claim_position();
 	test_commit_next_due();
+	test_commit_next_kinds();
 	test_claim_sees_made();
 	test_claim_sees_made_parts();
 	test_leave_empty();
