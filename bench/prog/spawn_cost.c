@@ -16,10 +16,11 @@
  * database); build and run after `make all`:
  *
  *   cc -O2 -Iinclude -Isrc -D_GNU_SOURCE -o /tmp/spawn_cost bench/prog/spawn_cost.c \
- *      build/libdjc.a -ljansson -lpthread -ldl
+ *      build/libdjc-internal.a -ljansson -lpthread -ldl
  *   /tmp/spawn_cost [N=2000] [HEAP_MB=64] [PROG=/bin/true]
  */
 #include "populate/proc.h"
+#include "util/clock.h"
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -142,9 +143,9 @@ static void measure(const char *name, void (*fn)(void), int n)
 	double *t = malloc((size_t)n * sizeof *t), sum = 0;
 	for (int i = 0; i < 20; i++) fn();   /* warm up */
 	for (int i = 0; i < n; i++) {
-		double a = proc_now();
+		double a = mono_now();
 		fn();
-		t[i] = (proc_now() - a) * 1e6;
+		t[i] = (mono_now() - a) * 1e6;
 		sum += t[i];
 	}
 	qsort(t, (size_t)n, sizeof *t, cmp);
@@ -175,9 +176,9 @@ int main(int argc, char **argv)
 	if (dn >= 0) dup2(dn, 1);
 	fprintf(stderr, "spawn_cost: %d runs of %s each; RSS %ld MiB (heap %ld MiB, %d client libraries), 2 threads\n", n, prog,
 	       rss >> 10, heap_mb, loaded);
-	double a = proc_now();
+	double a = mono_now();
 	via_proc();   /* starts this process's supervisor */
-	fprintf(stderr, "%-14s %7.1f us (once per worker process)\n", "supervisor", (proc_now() - a) * 1e6);
+	fprintf(stderr, "%-14s %7.1f us (once per worker process)\n", "supervisor", (mono_now() - a) * 1e6);
 	measure("fork+exec", fork_exec, n);
 	measure("posix_spawn", spawn_bare, n);
 	measure("fork+pipes", fork_pipes, n);

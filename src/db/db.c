@@ -1,6 +1,7 @@
 /* db.c - URL parsing, driver registry and dispatch, result helpers. */
 #include "db.h"
 #include "djc.h"
+#include "util/clock.h"
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -417,18 +418,11 @@ int db_notify(db_conn *c, const char *channel, const char *payload)
 	return rc;
 }
 
-static double db_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int db_wait_notify(db_conn *c, double seconds, char **payload)
 {
 	*payload = NULL;
 	if (!c->drv->notified || !c->drv->socket) return 0;
-	double end = db_mono() + (seconds > 0 ? seconds : 0);
+	double end = mono_now() + (seconds > 0 ? seconds : 0);
 	for (;;) {
 		/* what arrived (a statement of another thread sharing the
 		 * connection may have read it off the socket already) */
@@ -437,7 +431,7 @@ int db_wait_notify(db_conn *c, double seconds, char **payload)
 		int fd = c->drv->socket(c);
 		conn_unlock(c);
 		if (rc) return rc;
-		double left = end - db_mono();
+		double left = end - mono_now();
 		if (left <= 0 || fd < 0) return 0;
 		/* the socket turning readable ends the wait early; at most a
 		 * second at a time, so a wake-up another thread consumed costs

@@ -12,6 +12,7 @@
  * next statement; inside a transaction the loss is reported as DJC_ECONN. */
 #include "db.h"
 #include "djc.h"
+#include "util/clock.h"
 #include <mysql.h>
 #include <errmsg.h>
 #include <mysqld_error.h>
@@ -1158,13 +1159,6 @@ static int exec2(db_conn *bc, const char *sql, const val_t *a, size_t na, const 
 
 static size_t split_cols(const char *s, char ***out);
 
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* A claim's order as columns: the order's (claim.order), then the key's;
  * n = 0 when they are not plain quoted names (then no position is kept). */
 typedef struct claim_cols { char **oc, **kc; size_t no, nk, n; } claim_cols;
@@ -1295,7 +1289,7 @@ static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
 	claim_cols o = {0};
 	val_t *npos = NULL;
 	int npos_head = 0;
-	double now = mono();
+	double now = mono_now();
 	if (single) {
 		/* One locking read when an index serves both the condition and
 		 * the order (the jobs table's (queue, priority, avail_time), with
@@ -1582,7 +1576,7 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 
 	claim_cols o = {0};
 	claim_pos *pos = NULL;
-	double now = mono();
+	double now = mono_now();
 	if (cl) {
 		cols_of(cl, &o);
 		pos = pos_usable(c, cl, &o, now);

@@ -3,18 +3,12 @@
 #include "jobs.h"
 #include "jobs_state.h"
 #include "sql.h"
+#include "util/clock.h"
 #include "util/config.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Expand a parameterless fragment statement into b. */
 static int frag(djc_conn *c, const jsql *s, const jctx *x, sb_t *b)
@@ -188,7 +182,7 @@ int claim_lapsed_due(djc_conn *c, const table *t, double lease)
 	 * takeover bound (a lease plus a second) without a second claim
 	 * statement per job on the hot path */
 	jobs_tab *jt = jobs_tab_of(c, t);
-	double now = mono(), every = lease / 4 < 1.0 ? lease / 4 : 1.0;
+	double now = mono_now(), every = lease / 4 < 1.0 ? lease / 4 : 1.0;
 	if (jt->lapsed_check && now - jt->lapsed_check < every) return 0;
 	jt->lapsed_check = now;
 	return 1;

@@ -1,16 +1,10 @@
 /* lease.c - the heartbeat (lease.h). */
 #include "lease.h"
+#include "util/clock.h"
 #include "util/config.h"
 #include "db/db.h"
 #include <stdlib.h>
 #include <time.h>
-
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 double lease_seconds(void)
 {
@@ -54,7 +48,7 @@ static void *hb_main(void *arg)
 		djc_row **keys = xcalloc(njobs > 0 ? (size_t)njobs : 1, sizeof *keys);
 		for (long i = 0; i < njobs; i++) keys[i] = djc_row_dup(l->jobs[i]->key);
 		pthread_mutex_unlock(&l->mu);
-		double t0 = mono();
+		double t0 = mono_now();
 		long held = 0, cur = 1;
 		int cancelled = 0;
 		djc_job job = {.t = t, .key = key, .token = tok};
@@ -92,7 +86,7 @@ int lease_start(lease *l, djc_conn *c, table *t)
 	l->lost = 0;
 	l->job_lost = 0;
 	l->cancelled = 0;
-	l->proved = mono();
+	l->proved = mono_now();
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -130,7 +124,7 @@ void lease_hold(lease *l, int64_t token, djc_job *const *jobs, long njobs)
 		l->lost = 0;
 		l->job_lost = 0;
 		l->cancelled = 0;
-		if (token) l->proved = mono();   /* the claim just proved it */
+		if (token) l->proved = mono_now();   /* the claim just proved it */
 	}
 	l->token = token;
 	l->jobs = token ? jobs : NULL;
@@ -155,7 +149,7 @@ lease_state lease_get(lease *l)
 {
 	pthread_mutex_lock(&l->mu);
 	lease_state s = !l->token ? LEASE_HELD : l->cancelled ? LEASE_CANCELLED : l->lost || l->job_lost ? LEASE_LOST
-		      : mono() - l->proved > l->lease ? LEASE_UNPROVEN : LEASE_HELD;
+		      : mono_now() - l->proved > l->lease ? LEASE_UNPROVEN : LEASE_HELD;
 	pthread_mutex_unlock(&l->mu);
 	return s;
 }
@@ -163,7 +157,7 @@ lease_state lease_get(lease *l)
 void lease_proved(lease *l)
 {
 	pthread_mutex_lock(&l->mu);
-	l->proved = mono();
+	l->proved = mono_now();
 	l->lost = 0;
 	pthread_mutex_unlock(&l->mu);
 }
@@ -171,7 +165,7 @@ void lease_proved(lease *l)
 int lease_stale(lease *l)
 {
 	pthread_mutex_lock(&l->mu);
-	int s = l->lost || mono() - l->proved > l->lease / 2;
+	int s = l->lost || mono_now() - l->proved > l->lease / 2;
 	pthread_mutex_unlock(&l->mu);
 	return s;
 }

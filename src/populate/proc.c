@@ -17,6 +17,7 @@
  * pidfd (the whole process, not the thread that forked it, unlike
  * PR_SET_PDEATHSIG) and by EOF on the socket only the caller holds. */
 #include "proc.h"
+#include "util/clock.h"
 #include "util/sb.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -45,13 +46,6 @@
 #define SPAWN_WAIT 60.0   /* for the supervisor's answer to a spawn (an exec) */
 #define POOL_MAX 4        /* idle supervisors kept per process */
 #define KILLED_MAX 1024   /* distinct processes one tree kill counts */
-
-double proc_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* ------------------------------------------------------------ the wire */
 
@@ -494,7 +488,7 @@ static void sup_discard(sup *s)
 static int wait_readable(int fd, double until)
 {
 	for (;;) {
-		double left = until - proc_now();
+		double left = until - mono_now();
 		if (left <= 0) return 0;
 		struct pollfd pf = {fd, POLLIN, 0};
 		int r = poll(&pf, 1, left > 1000 ? 1000000 : (int)(left * 1000) + 1);
@@ -522,7 +516,7 @@ static sup *sup_start(void)
 	int st;
 	while (waitpid(mid, &st, 0) < 0 && errno == EINTR) {}
 	wire w;
-	if (wait_readable(sv[0], proc_now() + SPAWN_WAIT) <= 0 || read_full(sv[0], &w, sizeof w) != (ssize_t)sizeof w ||
+	if (wait_readable(sv[0], mono_now() + SPAWN_WAIT) <= 0 || read_full(sv[0], &w, sizeof w) != (ssize_t)sizeof w ||
 	    w.type != M_READY) {
 		close(sv[0]);
 		errno = ECHILD;
@@ -618,7 +612,7 @@ static void on_wire(proc *p, const wire *w)
 	if (WIFEXITED(w->b)) p->st.code = WEXITSTATUS(w->b);
 	else if (WIFSIGNALED(w->b)) p->st.signal = WTERMSIG(w->b);
 	p->st.leftovers = w->c;
-	p->drain_until = proc_now() + DRAIN_WAIT;
+	p->drain_until = mono_now() + DRAIN_WAIT;
 	close_fd(&p->in);
 }
 
@@ -704,7 +698,7 @@ int proc_spawn(proc **out, const proc_spec *spec, proc_status *st)
 		p->s = s;
 		if (send_spawn(s, spec, fds) == 0) {
 			int got = 0;
-			while (!got && wait_readable(s->sock, proc_now() + SPAWN_WAIT) > 0 && sup_recv(p))
+			while (!got && wait_readable(s->sock, mono_now() + SPAWN_WAIT) > 0 && sup_recv(p))
 				while (!got && sup_take(p, &w)) got = w.type == M_SPAWNED;
 			if (got) break;
 		}
@@ -827,7 +821,7 @@ int proc_pump(proc *p, int timeout_ms)
 	if (p->over) return 1;
 	wire w;
 	while (sup_take(p, &w)) on_wire(p, &w);   /* what came with the spawn's answer */
-	double now = proc_now();
+	double now = mono_now();
 	/* deadlines: a stop's grace, SIGKILL's, the pipes' after the end */
 	if (!p->st.exited && p->st.stop) {
 		if (!p->st.killed && now >= p->term_at + p->grace) {
@@ -884,7 +878,7 @@ void proc_stop(proc *p, int reason, double grace)
 	p->st.stop = reason;
 	p->st.termed = 1;
 	p->grace = grace < 0 ? 0 : grace;
-	p->term_at = proc_now();
+	p->term_at = mono_now();
 	if (sup_signal(p, SIGTERM)) abandon(p);
 }
 

@@ -127,7 +127,4 @@ void proc_get_status(const proc *p, proc_status *st);
 /* Free p. A program still running is killed first (SIGKILL to its whole
  * tree), with a bounded wait. NULL is fine. */
 void proc_free(proc *p);
-
-/* Seconds on a monotonic clock (never steps with the wall clock). */
-double proc_now(void);
 #endif

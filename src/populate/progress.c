@@ -1,5 +1,6 @@
 /* progress.c - the progress bar (progress.h says what it shows where). */
 #include "progress.h"
+#include "util/clock.h"
 #include "util/config.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,13 +8,6 @@
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Columns of the terminal on stderr: the kernel's idea, else $COLUMNS,
  * else 80. */
@@ -30,7 +24,7 @@ void progress_start(progress *p, const char *label, long total, int on)
 {
 	p->label = label;
 	p->total = total;
-	p->start = p->last = now_s();
+	p->start = p->last = mono_now();
 	p->tty = isatty(2);
 	p->on = on;
 	p->drawn = 0;
@@ -116,7 +110,7 @@ static void format_line(char *out, size_t cap, int width, const char *label, lon
 void progress_update(progress *p, long done, long errors, int final)
 {
 	if (!p->on) return;
-	double t = now_s();
+	double t = mono_now();
 	if (!final && t - p->last < p->interval) return;
 	/* with a short interval in a log: a line when the counts change */
 	if (!final && !p->tty && p->interval < 1 && p->drawn && done == p->last_done && errors == p->last_errors) return;

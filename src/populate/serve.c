@@ -7,6 +7,7 @@
  * is stopped with it. Nothing here writes to the database: rows are only
  * staged and checked, as for the per-key protocol (make.c). */
 #include "serve.h"
+#include "util/clock.h"
 #include "util/config.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,9 +64,9 @@ void serve_free(serve *s)
 		 * not gets jobs.stop_grace to do so, then SIGTERM and SIGKILL */
 		double grace = config_double("jobs.stop_grace");
 		proc_input(s->p, "", 0, 1);
-		double until = proc_now() + grace;
+		double until = mono_now() + grace;
 		while (!proc_pump(s->p, PROC_POLL_MS))
-			if (proc_now() >= until) {
+			if (mono_now() >= until) {
 				proc_status st;
 				stop_program(s, PROC_STOP_INTERRUPT, grace, &st);
 				break;
@@ -84,7 +85,7 @@ void serve_free(serve *s)
 static int start(serve *s, djc_conn *c, make_result *res)
 {
 	if (s->counted) {
-		double now = proc_now();
+		double now = mono_now();
 		size_t k = 0;
 		for (size_t i = 0; i < s->nrestarts; i++)
 			if (now - s->restarts[i] < RESTART_WINDOW) s->restarts[k++] = s->restarts[i];

@@ -3,6 +3,7 @@
  * when to stop (worker.h). */
 #include "worker.h"
 #include "serve.h"
+#include "util/clock.h"
 #include "util/config.h"
 #include "util/duration.h"
 #include <errno.h>
@@ -13,13 +14,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-double mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 int retry_wait(retry *r, double lease_s)
 {

@@ -8,6 +8,7 @@
 #include "lease.h"
 #include "populate.h"
 #include "progress.h"
+#include "../util/clock.h"
 
 /* Counters shared by the workers of one populate (in shared memory when
  * there are worker processes). */
@@ -132,8 +133,6 @@ typedef struct pool_work {
  * pw: see pool_work (NULL: populate). */
 int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, int serve, counters *sh,
 	     djc_rowset *keys, int procs, djc_populate_result *res, progress *prog, const pool_work *pw);
-
-double mono_now(void);
 
 /* Retrying a database fault (busy: a lock wait that ran out, a deadlock, a
  * serialization failure; or a lost connection, which the drivers reconnect
