@@ -199,17 +199,13 @@ printf 'Rec2 (manual)\n    rec_id : int32\n    ---\n\nSeg2 (computed)\n    -> Re
 expect_fail 2 "'-> master' twice" '^djc: twice\.djc:12: part table Seg2\.P refers to its master twice$' djc declare twice.djc
 printf 'Rec3 (manual)\n    rec_id : int32\n    ---\n\nSeg3 (computed)\n    -> Rec3\n    ---\n    n : int32\n\nSeg3.P (part)\n    p : int16\n    ---\n    -> master\n' > below.djc
 expect_fail 2 "'-> master' below ---" "^djc: below\.djc:13: '-> master' in part table Seg3\.P belongs above '---'" djc declare below.djc
+
 # ------------------------------------------------ every kind of key through the jobs table
 # a key of numbers, times and text: each claimed, made once, committed
 # under its own values; by populate one job per claim, and by a worker in
 # batches (test_jobs_core's test_commit_next_kinds proves that a commit's
-# own claim, on MariaDB a compound statement, takes such keys)
-cat > mkk.sh <<'M'
-#!/bin/sh
-cat >/dev/null
-echo '{"v": 1}'
-M
-chmod +x mkk.sh
+# own claim, on MariaDB a compound statement, takes such keys); mk.sh
+# (above) makes each
 cat > kinds.djc <<'P'
 Kinds (manual)
     i8 : int8
@@ -234,10 +230,10 @@ cat > kinds.jsonl <<'J'
 {"i8": 1, "u64": 1, "dec": "1.000", "d": "2000-01-01", "dt": "2000-01-01 00:00:00.001", "b": false, "s": "a "}
 J
 expect_out "insert four keys" "inserted 4 rows into Kinds" djc insert Kinds kinds.jsonl
-expect_out "populate --reserve-jobs makes every kind of key" "KindMade: 4 made, 0 errors, 0 skipped" djc populate KindMade --reserve-jobs --make ./mkk.sh
+expect_out "populate --reserve-jobs makes every kind of key" "KindMade: 4 made, 0 errors, 0 skipped" djc populate KindMade --reserve-jobs --make ./mk.sh
 expect_out "... each under its own key" "$(djc fetch Kinds --format json | sed 's/}$/,"v":1}/')" djc fetch KindMade --format json
 expect_out "... no job left" '{"table":"KindMade","remaining":0,"total":4}' djc progress KindMade --json
 expect_out "delete the made rows" "deleted 4 rows from KindMade" djc delete KindMade
-expect_out "a worker in batches makes them again" "worker: 4 made, 0 errors, 0 skipped; stopped: empty (1)" sh -c 'DJC_JOBS_RESERVE_BATCH=3 "$DJC" worker KindMade --until-empty --make ./mkk.sh 2>&1 | tail -1'
+expect_out "a worker in batches makes them again" "worker: 4 made, 0 errors, 0 skipped; stopped: empty (1)" sh -c 'DJC_JOBS_RESERVE_BATCH=3 "$DJC" worker KindMade --until-empty --make ./mk.sh 2>&1 | tail -1'
 expect_out "... each under its own key" "$(djc fetch Kinds --format json | sed 's/}$/,"v":1}/')" djc fetch KindMade --format json
 finish
