@@ -18,6 +18,7 @@
 #include <libpq-fe.h>
 #include <ctype.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -192,8 +193,24 @@ static int pq_load(char *err, size_t errlen)
 #define OID_NUMERIC 1700
 
 /* A server-side prepared statement: key is the parameter types then the
- * rewritten SQL (the types are fixed when a statement is prepared). */
-typedef struct pcached { char *key; char name[24]; unsigned long used; } pcached;
+ * rewritten SQL (the types are fixed when a statement is prepared).
+ *
+ * runs counts its executions since it was prepared; at replan it is
+ * prepared afresh, and the next replan is twice as far (REPLAN_FIRST, then
+ * 32, 64, ...). The server keeps a prepared statement's generic plan until
+ * a table it reads is analyzed, and it plans for the sizes the tables have
+ * when it plans: a claim planned while the target table was empty (as a
+ * VACUUM left it: no pages, no rows) looked for each claimed key's target
+ * row with a sequential scan of the target, and kept doing so as the
+ * target grew to 100,000 rows, until autovacuum analyzed it up to a
+ * minute later: every claim then read the whole target, and a run of
+ * 100,000 jobs went from 40,000-60,000 to 1,800-6,400 jobs/s
+ * (test_jobs_core "a claim reads the target by key"). Remade at every doubling of its executions,
+ * a plan made for a small table serves while the table is at most about
+ * twice that size (a statement adds at most a batch of rows per
+ * execution), and the cost is a few plans per doubling. */
+typedef struct pcached { char *key; char name[24]; unsigned long used, runs, replan; } pcached;
+#define REPLAN_FIRST 16
 
 typedef struct pg_conn {
 	db_conn base;
@@ -305,6 +322,7 @@ static void cache_clear(pg_conn *c, int deallocate)
 		free(c->cache[i].key);
 		c->cache[i].key = NULL;
 		c->cache[i].used = 0;
+		c->cache[i].runs = 0;
 	}
 	if (any && deallocate) {
 		PGresult *res = PQexec(c->pg, "DEALLOCATE ALL");
@@ -755,13 +773,33 @@ static void first_word(const char *s, char *kw, size_t n)
 	kw[k] = 0;
 }
 
+/* Count an execution of the cached statement i: 0 when it is due to be
+ * prepared afresh instead (*replan: when the new one is due). */
+static int cache_run(pg_conn *c, int i, unsigned long *replan)
+{
+	pcached *e = &c->cache[i];
+	e->used = ++c->tick;
+	if (e->runs >= e->replan) {
+		*replan = e->replan < ULONG_MAX / 2 ? 2 * e->replan : e->replan;
+		return 0;
+	}
+	e->runs++;
+	return 1;
+}
+
 static PGresult *prepare_and_run(pg_conn *c, const char *key, const char *sql, int np, const Oid *types,
 				 const char *const *vals, const int *lens, const int *fmts)
 {
 	int lru = 0;
+	unsigned long replan = REPLAN_FIRST;
 	for (int i = 0; i < STMT_CACHE; i++) {
 		if (c->cache[i].key && !strcmp(c->cache[i].key, key)) {
-			c->cache[i].used = ++c->tick;
+			if (!cache_run(c, i, &replan)) {
+				/* due: prepared afresh below, in its place; the old one
+				 * is deallocated once the new one exists */
+				lru = i;
+				break;
+			}
 			PGresult *res = PQexecPrepared(c->pg, c->cache[i].name, np, vals, lens, fmts, 0);
 			if (is_ok(res)) return res;
 			/* "cached plan must not change result type" after a table was
@@ -800,6 +838,8 @@ static PGresult *prepare_and_run(pg_conn *c, const char *key, const char *sql, i
 	c->cache[lru].key = xstrdup(key);
 	memcpy(c->cache[lru].name, name, sizeof name);
 	c->cache[lru].used = ++c->tick;
+	c->cache[lru].runs = 1;
+	c->cache[lru].replan = replan;
 	return PQexecPrepared(c->pg, name, np, vals, lens, fmts, 0);
 }
 
@@ -1091,25 +1131,31 @@ static int pipe_ready(void)
 	return pipe_api.enter && pipe_api.exit && pipe_api.sync;
 }
 
-/* The cached prepared statement of key, or -1. */
-static int cache_find(pg_conn *c, const char *key)
+/* The cached prepared statement of key, or -1: none, or one due to be
+ * prepared afresh (cache_run; *replan: when the new one is due). */
+static int cache_find(pg_conn *c, const char *key, unsigned long *replan)
 {
+	*replan = REPLAN_FIRST;
 	for (int i = 0; i < STMT_CACHE; i++)
-		if (c->cache[i].key && !strcmp(c->cache[i].key, key)) {
-			c->cache[i].used = ++c->tick;
-			return i;
-		}
+		if (c->cache[i].key && !strcmp(c->cache[i].key, key)) return cache_run(c, i, replan) ? i : -1;
 	return -1;
 }
 
-/* Remember a statement prepared under name; the one it evicts is given
- * back by DEALLOCATE (outside any pipeline: the caller's business, later). */
-static void cache_add(pg_conn *c, const char *key, const char *name, char evicted[24])
+/* Remember a statement prepared under name, in the place of the one of the
+ * same key (prepared afresh) or else of the least recently used; the one it
+ * replaces is given back by DEALLOCATE (outside any pipeline: the caller's
+ * business, later). */
+static void cache_add(pg_conn *c, const char *key, const char *name, unsigned long replan, char evicted[24])
 {
 	int lru = 0;
 	evicted[0] = 0;
-	for (int i = 0; i < STMT_CACHE; i++)
+	for (int i = 0; i < STMT_CACHE; i++) {
+		if (c->cache[i].key && !strcmp(c->cache[i].key, key)) {
+			lru = i;
+			break;
+		}
 		if (c->cache[i].used < c->cache[lru].used) lru = i;
+	}
 	if (c->cache[lru].key) {
 		memcpy(evicted, c->cache[lru].name, 24);
 		free(c->cache[lru].key);
@@ -1117,6 +1163,8 @@ static void cache_add(pg_conn *c, const char *key, const char *name, char evicte
 	c->cache[lru].key = xstrdup(key);
 	snprintf(c->cache[lru].name, sizeof c->cache[lru].name, "%s", name);
 	c->cache[lru].used = ++c->tick;
+	c->cache[lru].runs = 1;
+	c->cache[lru].replan = replan;
 }
 
 static void cache_forget(pg_conn *c, const char *name)
@@ -1183,6 +1231,7 @@ static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 	char (*names)[24] = xcalloc(n, 24);
 	char **keys = xcalloc(n, sizeof *keys);
 	int *fresh = xcalloc(n, sizeof *fresh);   /* prepared in this pipeline */
+	unsigned long *replan = xcalloc(n, sizeof *replan);
 	if (rc) goto out;
 	if (!pipe_api.enter(c->pg)) {
 		rc = db_batch_each(bc, items, n, res, failed);
@@ -1198,7 +1247,7 @@ static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 						 binds[i].fmts, 0);
 			continue;
 		}
-		int slot = cache_find(c, keys[i]);
+		int slot = cache_find(c, keys[i], &replan[i]);
 		if (slot >= 0)
 			memcpy(names[i], c->cache[slot].name, 24);
 		else {
@@ -1221,7 +1270,7 @@ static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 		if (fresh[i]) {
 			if (!(r = PQgetResult(c->pg))) break;
 			if (PQresultStatus(r) == PGRES_COMMAND_OK) {
-				cache_add(c, keys[i], names[i], evicted);
+				cache_add(c, keys[i], names[i], replan[i], evicted);
 				if (*evicted) sb_printf(&dealloc, "DEALLOCATE %s;", evicted);
 			}
 			PQclear(r);
@@ -1279,6 +1328,7 @@ out:
 	free(names);
 	free(keys);
 	free(fresh);
+	free(replan);
 	free(texts);
 	free(binds);
 	free(nps);
