@@ -80,19 +80,34 @@ async function setup(peer, url) {
   await c.end();
 }
 
+// The jobs are added and their table analyzed in one transaction, so the
+// workers' first fetch is planned for the full queue (ANALYZE counts the
+// rows its own transaction inserted). djc's refresh analyzes its jobs table
+// by itself after adding many jobs; without this, a peer's fetch was planned
+// for the empty table the harness's VACUUM left (bench/run.sh, settle):
+// graphile-worker's get_jobs then took 25 ms per 500 jobs instead of 6.9 ms
+// (30,497 against 65,694 jobs/s at 100,000 jobs; bench/results-2026-12-04.md).
 async function insert(peer, url, c, n) {
   if (peer === 'graphile') {
     // add_jobs: graphile-worker's bulk insert, one statement for all N jobs
+    await c.query('BEGIN');
     await c.query("SELECT count(*) FROM graphile_worker.add_jobs(array(SELECT json_populate_record(null::graphile_worker.job_spec, " +
       "json_build_object('identifier', 'noop', 'payload', json_build_object('id', i))) FROM generate_series(0, $1::int - 1) i))", [n]);
+    await c.query('ANALYZE graphile_worker._private_jobs');
+    await c.query('COMMIT');
   } else {
-    // boss.insert: one INSERT ... SELECT FROM json_to_recordset($1) of all N jobs
+    // boss.insert: one INSERT ... SELECT FROM json_to_recordset($1) of all N
+    // jobs, here through the driver's connection (pg-boss's `db` option)
     const PgBoss = await loadBoss();
     const boss = new PgBoss({ connectionString: url, supervise: false, schedule: false, migrate: false, max: 1 });
     boss.on('error', () => {});
     await boss.start();
     const t0 = performance.now();
-    await boss.insert('noop', Array.from({ length: n }, (_, i) => ({ data: { id: i } })));
+    await c.query('BEGIN');
+    await boss.insert('noop', Array.from({ length: n }, (_, i) => ({ data: { id: i } })),
+      { db: { executeSql: (text, values) => c.query(text, values) } });
+    await c.query('ANALYZE pgboss.job');
+    await c.query('COMMIT');
     const dt = performance.now() - t0;
     await boss.stop({ graceful: false, wait: true });
     return dt;

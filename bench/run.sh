@@ -132,6 +132,15 @@ ctr_my() {
 		awk 'BEGIN { printf "{" } { printf "%s\"%s\":%s", (NR > 1 ? "," : ""), $1, $2 } END { printf "}" }'
 }
 ctr() { sleep 0.3; case $1 in postgresql) ctr_pg ;; mariadb) ctr_my ;; esac; }
+# Before every measurement on PostgreSQL, whatever the system: VACUUM
+# (ANALYZE) the whole database, then CHECKPOINT, as pgbench vacuums before
+# its runs. Every run starts with no dead rows left by the run before it
+# (the 100,000 deleted jobs of a previous system were otherwise vacuumed by
+# autovacuum at a moment of its choosing, sometimes in the middle of the
+# next system's run, and a queue's claim reads past the dead index entries
+# at its head until then) and right after a checkpoint (so no run meets a
+# checkpoint's full-page writes that the run before it caused).
+settle() { pgq "VACUUM (ANALYZE)" >/dev/null; pgq "CHECKPOINT" >/dev/null; }
 
 # one headline measurement: BACKEND N ROUND SYSTEM LABEL PROCS ARG TABLE
 #   djc:        ARG = jobs.reserve_batch, or prog:BATCH (make program)
@@ -142,6 +151,7 @@ measure() {
 	local be=$1 n=$2 round=$3 sys=$4 label=$5 p=$6 arg=$7 tbl=$8 U r a b sch batch make t0
 	U=$(url_of "$be")
 	t0=$(date +%s)
+	[ "$be" != postgresql ] || [ "$sys" = djc ] || settle
 	case $sys in
 	djc)
 		sch=h$n; make=c; batch=$arg
@@ -151,10 +161,13 @@ measure() {
 		separate:*) batch=${arg#separate:}; compound=0 ;;   # DJC_MYSQL_COMPOUND=0 (docs/jobs.md)
 		esac
 		"$NOOP" reset "$U" "$sch" >/dev/null
-		# let the planner see the emptied tables: right after a delete of
-		# 100,000 rows, djc_progress (noop.c counts the keys with it before
-		# the clock starts) ran for over 10 minutes with stale statistics
-		[ "$be" != postgresql ] || pgq "ANALYZE \"$sch\".\"__noop\"; ANALYZE \"$sch\".\"~~noop\"" >/dev/null
+		# settle after the reset (its deleted rows vacuumed), before the
+		# refresh adds the jobs, as the peers' jobs are added after it; its
+		# ANALYZE lets the planner see the emptied tables: right after a
+		# delete of 100,000 rows, djc_progress (noop.c counts the keys with
+		# it before the clock starts) ran for over 10 minutes with stale
+		# statistics
+		[ "$be" != postgresql ] || settle
 		"$NOOP" refresh "$U" "$sch" >/dev/null
 		rm -f "$WORK/made.log"
 		a=$(ctr "$be")
