@@ -29,6 +29,13 @@ const POLL = '/* djcbench_poll */ ';
 const quiet = () => new (require('graphile-worker').Logger)(() => () => {});
 const loadBoss = async () => (await import(pathToFileURL(require.resolve('pg-boss')).href)).PgBoss;
 
+// PEER_RESULT=1: the handler commits a result row per job, as a djc make
+// does (bench_result, keyed by the job's id, with a foreign key to
+// bench_src): graphile-worker one INSERT per job through its own pool,
+// pg-boss one INSERT of the whole fetched batch.
+const RESULT = process.env.PEER_RESULT === '1';
+const RESULT_SQL = 'INSERT INTO bench_result (id) SELECT unnest($1::int[])';
+
 async function child(peer, url, opts) {
   const ids = [];
   let stop;
@@ -37,7 +44,12 @@ async function child(peer, url, opts) {
     const runner = await run({
       preset: { worker: { connectionString: url, ...opts } },
       noHandleSignals: true,
-      taskList: { noop: async (p) => { ids.push(p.id); } },
+      taskList: {
+        noop: async (p, helpers) => {
+          if (RESULT) await helpers.query(RESULT_SQL, [[p.id]]);
+          ids.push(p.id);
+        },
+      },
       logger: quiet(),
     });
     stop = () => runner.stop();
@@ -46,8 +58,12 @@ async function child(peer, url, opts) {
     const boss = new PgBoss({ connectionString: url, schedule: false, migrate: false, ...(opts.boss || {}) });
     boss.on('error', (e) => process.stderr.write(`pg-boss: ${e.message}\n`));
     await boss.start();
-    await boss.work('noop', opts.work || {}, async (jobs) => { for (const j of jobs) ids.push(j.data.id); });
-    stop = () => boss.stop({ graceful: true, wait: true, timeout: 10000 });
+    const pool = RESULT ? new pg.Pool({ connectionString: url, max: 4 }) : null;
+    await boss.work('noop', opts.work || {}, async (jobs) => {
+      if (RESULT) await pool.query(RESULT_SQL, [jobs.map((j) => j.data.id)]);
+      for (const j of jobs) ids.push(j.data.id);
+    });
+    stop = async () => { await boss.stop({ graceful: true, wait: true, timeout: 10000 }); if (pool) await pool.end(); };
   }
   process.stdout.write('ready\n');
   // how many jobs the handlers ran, every 20 ms while it changes: the
@@ -62,8 +78,14 @@ async function child(peer, url, opts) {
   });
 }
 
-async function setup(peer, url) {
+async function setup(peer, url, n) {
   const c = new pg.Client(url); await c.connect();
+  if (RESULT) {
+    await c.query('DROP TABLE IF EXISTS bench_result; DROP TABLE IF EXISTS bench_src');
+    await c.query('CREATE TABLE bench_src (id int PRIMARY KEY); CREATE TABLE bench_result (id int PRIMARY KEY REFERENCES bench_src (id))');
+    await c.query('INSERT INTO bench_src SELECT generate_series(0, $1::int - 1)', [n]);
+    await c.query('ANALYZE bench_src');
+  }
   if (peer === 'graphile') {
     const { runMigrations } = require('graphile-worker');
     await runMigrations({ connectionString: url, logger: quiet() });
@@ -86,7 +108,7 @@ async function setup(peer, url) {
 // by itself after adding many jobs; without this, a peer's fetch was planned
 // for the empty table the harness's VACUUM left (bench/run.sh, settle):
 // graphile-worker's get_jobs then took 25 ms per 500 jobs instead of 6.9 ms
-// (30,497 against 65,694 jobs/s at 100,000 jobs; bench/results-2026-12-04.md).
+// (30,497 against 65,694 jobs/s at 100,000 jobs, fsync off; bench/results-2026-12-04.md).
 async function insert(peer, url, c, n) {
   if (peer === 'graphile') {
     // add_jobs: graphile-worker's bulk insert, one statement for all N jobs
@@ -133,7 +155,7 @@ async function stats(c) {
 }
 
 async function driver(peer, url, n, procs, label, opts) {
-  await setup(peer, url);
+  await setup(peer, url, n);
   const kids = [];
   for (let i = 0; i < procs; i++) {
     const k = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', peer, url, JSON.stringify(opts)],
@@ -180,6 +202,7 @@ async function driver(peer, url, n, procs, label, opts) {
   await Promise.all(exits);
   await new Promise((res) => setTimeout(res, 300));
   const s1 = await stats(c);
+  const resultRows = RESULT ? Number((await c.query(POLL + 'SELECT count(*) AS n FROM bench_result')).rows[0].n) : null;
   await c.end();
   const seen = new Map();
   let runs = 0;
@@ -193,6 +216,7 @@ async function driver(peer, url, n, procs, label, opts) {
   const out = {
     peer, label, options: opts, procs, keys: n, secs: +secs.toFixed(4), keys_per_s: +(n / secs).toFixed(1),
     us_per_key: +(secs * 1e6 / n).toFixed(1), insert_s: +insertS.toFixed(3), runs, keys_once: once, keys_more: more,
+    ...(RESULT ? { result_rows: resultRows } : {}),
     // the driver's own statements are excluded by their djcbench_poll marker,
     // its own transactions (polls, counter reads) are subtracted
     xacts_per_key: per(s0.xacts, s1.xacts, polls + 4), stmts_per_key: per(s0.calls, s1.calls), walsync_per_key: per(s0.walsync, s1.walsync),

@@ -29,7 +29,7 @@ function ok(x) {
   if (!r) return false;
   switch (x.sys) {
     case 'djc': return okDjc(x);
-    case 'graphile': case 'pgboss': return r.runs === r.keys && r.keys_once === r.keys && r.keys_more === 0;
+    case 'graphile': case 'pgboss': return r.runs === r.keys && r.keys_once === r.keys && r.keys_more === 0 && (r.result_rows == null || r.result_rows === r.keys);
     case 'datajoint': return r.rows === r.keys && r.make_calls === r.keys && r.keys_once === r.keys && !r.keys_more && !r.errors && !r.jobs_left;
     case 'pgbench': return r.commits > 0 && r.commits === r.rows_sum;
     case 'commit_loop': return r.commits > 0;   // the program checks the rows itself
@@ -157,6 +157,17 @@ if (A2.length) {
   p(`## A2. PostgreSQL, ${f0(nHB)} jobs, batched configurations`);
   p();
   table(A2);
+}
+const A5 = groups(A.filter((x) => x.part === 'A' && x.t === 'A5'));
+if (A5.length) {
+  p(`## A5. PostgreSQL, ${f0(A5[0].x.n)} jobs, the same work: every job commits a result row`);
+  p();
+  p('The peers\' handlers here commit one row per job, keyed by the job\'s id, with a foreign key to a table of the keys (PEER_RESULT=1 of ');
+  p('bench/peers.mjs), as djc\'s make does in every table of part A: graphile-worker one INSERT per job through its pool (a transaction ');
+  p('of its own: graphile-worker completes jobs in transactions of its own), pg-boss one INSERT of the rows of its whole fetch. ');
+  p('"exactly once" also checks that the result table holds one row per job.');
+  p();
+  table(A5);
 }
 const A3 = groups(A.filter((x) => x.part === 'A' && x.t === 'A3'));
 if (A3.length) {

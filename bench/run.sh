@@ -180,7 +180,8 @@ measure() {
 	graphile | pgboss)
 		[ "$PEERS" = 1 ] || return 0
 		a=null; b=null   # peers.mjs reads the counters itself
-		r=$("$NODE" bench/peers.mjs "$sys" "$U" "$n" "$p" "$label" "$arg") || r=null
+		# A5: the handler commits a result row per job (bench/peers.mjs)
+		r=$(PEER_RESULT=$([ "$tbl" = A5 ] && echo 1 || echo 0) "$NODE" bench/peers.mjs "$sys" "$U" "$n" "$p" "$label" "$arg") || r=null
 		;;
 	pgbench)
 		pgq "CREATE TABLE IF NOT EXISTS bench_commit (id int PRIMARY KEY, n bigint NOT NULL); TRUNCATE bench_commit; INSERT INTO bench_commit SELECT g, 0 FROM generate_series(0, $p - 1) g" >/dev/null
@@ -264,6 +265,12 @@ rounds A2 "
 postgresql|$N_HB|djc|batch 50|2|50|full
 postgresql|$N_HB|djc|batch 200|2|200
 postgresql|$N_HB|djc|batch 200|4|200|full
+postgresql|$N_HB|graphile|best|2|$G_BEST
+postgresql|$N_HB|pgboss|best|2|$B_BEST
+"
+say "bench: A5. PostgreSQL, $N_HB jobs, the same work: the peers commit a result row per job ($ROUNDS rounds)"
+rounds A5 "
+postgresql|$N_HB|djc|batch 200|4|200
 postgresql|$N_HB|graphile|best|2|$G_BEST
 postgresql|$N_HB|pgboss|best|2|$B_BEST
 "
