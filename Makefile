@@ -40,8 +40,6 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 # does) call internal functions: they link the internal archive; the others
 # use the public API only and link libdjc.a as a user's program does
 UNIT_INTERNAL := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(shell grep -l '^\#include "\(\.\./\|[a-z]*/\)' $(UNIT_SRC)))
-HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
-HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
 EX_BIN := $(BUILD)/examples/spikes
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
@@ -70,7 +68,7 @@ MANDIR  ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 PYDIR   ?= $(PREFIX)/share/djc/python
 
-all: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so $(UNIT_BIN) $(HELPER_BIN) $(EX_BIN) $(BENCH_BIN)
+all: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so $(UNIT_BIN) $(EX_BIN) $(BENCH_BIN)
 
 $(BUILD)/%.o: %.c $(wildcard include/*.h include/djc/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
@@ -119,10 +117,6 @@ $(UNIT_INTERNAL): $(BUILD)/tests/%: tests/unit/%.c tests/unit/t.h $(BUILD)/libdj
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdjc-internal.a $(LDLIBS)
 
-$(BUILD)/tests/%: tests/helpers/%.c $(BUILD)/libdjc.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdjc.a $(LDLIBS)
-
 # the example's own makes use libm; libdjc does not
 $(BUILD)/examples/spikes: examples/spikes.c $(BUILD)/libdjc.a
 	@mkdir -p $(dir $@)
@@ -141,12 +135,31 @@ deps:
 # the builds that follow make deps use every core unless make was given -j
 PAR = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 2))
 
+# What the test targets pass to scripts/run-tests.sh: T names test files
+# (`make check T="test_jobs_core leases"`), CASE one case of them
+# (`make check T=test_jobs_core CASE="lapsed lease"`), on every backend
+# unless DJC_BACKENDS says otherwise.
+TEST_SEL = DJC_TESTS="$(T)" DJC_CASE="$(CASE)"
+SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
 # The whole suite: dependencies, servers, unit tests (also under ASan+UBSan),
 # CLI behaviour suite on every backend.
 check: deps
 	@$(MAKE) --no-print-directory $(PAR) all
-	@$(MAKE) --no-print-directory $(PAR) BUILD=build-san OPT="-O1 -g" SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all
-	@scripts/run-tests.sh
+	@$(MAKE) --no-print-directory $(PAR) BUILD=build-san OPT="-O1 -g" SAN="$(SAN_FLAGS)" all
+	@$(TEST_SEL) scripts/run-tests.sh
+
+# The quick loop: the plain build, every test on SQLite only (no servers, no
+# sanitizer build).
+check-quick: deps
+	@$(MAKE) --no-print-directory $(PAR) all
+	@$(TEST_SEL) DJC_BACKENDS=sqlite DJC_SAN_BUILD= scripts/run-tests.sh
+
+# The unit tests (tests/unit) alone, plain and sanitizer builds, on SQLite.
+unit: deps
+	@$(MAKE) --no-print-directory $(PAR) all
+	@$(MAKE) --no-print-directory $(PAR) BUILD=build-san OPT="-O1 -g" SAN="$(SAN_FLAGS)" all
+	@$(TEST_SEL) DJC_KINDS=unit DJC_BACKENDS=sqlite scripts/run-tests.sh
 
 # the demo needs only the build and SQLite: no database server is installed;
 # like the tests it runs with a PATH of its declared programs only

@@ -1,15 +1,31 @@
 #!/bin/bash
 # run-tests.sh - the whole suite: unit tests (plain and ASan+UBSan builds) and
-# the CLI behaviour suite, each on every backend. Starts throwaway PostgreSQL
-# and MariaDB servers and always stops them.
+# the CLI behaviour suite, each on every backend, several at a time. Starts
+# throwaway PostgreSQL and MariaDB servers and always stops them.
 #   DJC_BACKENDS="sqlite postgresql mysql pgbouncer"  (default: all four; CI requires all)
 #     pgbouncer: the CLI suite through pgbouncer in transaction pooling mode
 #     in front of the PostgreSQL server (scripts/pgbouncer.sh), with
 #     DJC_DATABASE_POOLER=transaction; the test files see DJC_BACKEND=postgresql
 #     (everything that passes on PostgreSQL must pass through the pooler),
 #     DJC_POOLER=pgbouncer, and the server's own URL in DJC_SERVER_URL
-#   DJC_TESTS="core populate"               (run only these CLI test files)
+#   DJC_TESTS="core jobs_core"   run only these test files (CLI, unit or abi;
+#                                the test_ prefix may be given or left out)
+#   DJC_CASE="name"              passed to each test file run: a file that
+#                                knows cases runs only the named one (t.h,
+#                                tests/cli/lib.sh)
+#   DJC_KINDS="abi unit cli"     which kinds of test files to run (default all)
 #   DJC_BUILD=build DJC_SAN_BUILD=build-san  (build directories to test; "" skips one)
+#   DJC_JOBS=N                   test files run at once (default: 2 per core)
+# `make check T=... CASE=...` sets DJC_TESTS and DJC_CASE; `make check-quick`
+# and `make unit` are this script on SQLite alone.
+#
+# Every test file runs alone in its own directory, with its own SQLite file
+# or server schema; on PostgreSQL (and through pgbouncer) each CLI file also
+# gets a database of its own, so what one file does to the sessions of its
+# database (terminating them, counting them) cannot touch another's. A CLI
+# file whose first lines hold `# run-tests: alone` runs after all others,
+# with nothing beside it.
+#
 # Every program the suite uses is declared in scripts/deps.txt (group check):
 # the runner stops at once, naming what is missing, when any is absent, and
 # runs everything (servers, unit tests, test files) with a PATH holding only
@@ -21,6 +37,8 @@ cd "$ROOT"
 BACKENDS=${DJC_BACKENDS:-sqlite postgresql mysql pgbouncer}
 BUILD=${DJC_BUILD-build}
 SAN_BUILD=${DJC_SAN_BUILD-build-san}
+KINDS=" ${DJC_KINDS:-abi unit cli} "
+JOBS=${DJC_JOBS:-$(( $(nproc 2>/dev/null || echo 2) * 2 ))}
 WORK=$(mktemp -d /tmp/djc-tests.XXXXXX)
 chmod 755 "$WORK"
 if ! scripts/install-deps.sh --bin "$WORK/bin" check; then
@@ -30,6 +48,8 @@ if ! scripts/install-deps.sh --bin "$WORK/bin" check; then
 fi
 export PATH="$WORK/bin"
 cleanup() {
+	# test files still running (interrupted run) go first
+	jobs -p | xargs -r kill 2>/dev/null
 	[ -d "$WORK/pgb" ] && scripts/pgbouncer.sh stop "$WORK/pgb" >/dev/null 2>&1
 	[ -d "$WORK/pg" ] && scripts/pg-server.sh stop "$WORK/pg" >/dev/null 2>&1
 	[ -d "$WORK/my" ] && scripts/mariadb-server.sh stop "$WORK/my" >/dev/null 2>&1
@@ -38,119 +58,192 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-declare -A URL
-PASSED=0
-FAILED=0
-SUITES_FAILED=""
+# selected NAME: 0 when DJC_TESTS is empty or names NAME (with or without test_)
+selected() {
+	[ -z "${DJC_TESTS:-}" ] && return 0
+	local want
+	for want in $DJC_TESTS; do
+		[ "test_${want#test_}" = "$1" ] && return 0
+	done
+	return 1
+}
 
+declare -A URL
 for b in $BACKENDS; do
 	case $b in
-	sqlite) URL[sqlite]="sqlite:$WORK/unit.db" ;;
+	sqlite) ;;
 	postgresql)
 		URL[postgresql]=$(scripts/pg-server.sh start "$WORK/pg") || { echo "run-tests: PostgreSQL did not start" >&2; exit 1; } ;;
 	mysql)
 		URL[mysql]=$(scripts/mariadb-server.sh start "$WORK/my") || { echo "run-tests: MariaDB did not start" >&2; exit 1; } ;;
 	pgbouncer)
 		# the same PostgreSQL server as the postgresql backend (one is started
-		# when that is not run), but a database of its own: test files that
-		# use fixed schema names (djc --schema nope_1) must not find what the
-		# postgresql run left in the server's database
-		SERVER_URL=$(scripts/pg-server.sh start "$WORK/pg") || { echo "run-tests: PostgreSQL did not start" >&2; exit 1; }
-		scripts/pg-server.sh psql "$WORK/pg" -qAt -c "CREATE DATABASE djc_pgb" >/dev/null ||
-			{ echo "run-tests: cannot create the database djc_pgb for pgbouncer" >&2; exit 1; }
-		SERVER_URL=${SERVER_URL%/*}/djc_pgb
-		URL[pgbouncer]=$(scripts/pgbouncer.sh start "$WORK/pgb" "$SERVER_URL") || { echo "run-tests: pgbouncer did not start" >&2; exit 1; } ;;
+		# when that is not run); every file gets a database of its own below
+		[ -d "$WORK/pg" ] || URL[postgresql]=$(scripts/pg-server.sh start "$WORK/pg") ||
+			{ echo "run-tests: PostgreSQL did not start" >&2; exit 1; }
+		URL[pgbouncer]=$(scripts/pgbouncer.sh start "$WORK/pgb" "${URL[postgresql]}") ||
+			{ echo "run-tests: pgbouncer did not start" >&2; exit 1; } ;;
 	*) echo "run-tests: unknown backend $b" >&2; exit 2 ;;
 	esac
 done
 
-tally() {  # name output-file status
-	local line p f
-	line=$(grep -E '[0-9]+ passed, [0-9]+ failed' "$2" | tail -1)
-	p=$(printf '%s' "$line" | sed -E 's/.* ([0-9]+) passed.*/\1/')
-	f=$(printf '%s' "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
-	[ -z "$line" ] && { p=0; f=1; }
-	[ "$3" != 0 ] && [ "$f" = 0 ] && f=1
-	PASSED=$((PASSED + p))
-	FAILED=$((FAILED + f))
-	# how long it took is reported, never checked
-	if [ "$f" != 0 ]; then SUITES_FAILED="$SUITES_FAILED $1"; cat "$2"; echo "  ($1: $((SECONDS - T0)) s)"
-	else printf '%s  (%d s)\n' "$line" $((SECONDS - T0)); fi
+# newdb NAME: create the PostgreSQL database NAME on the test server
+newdb() {
+	scripts/pg-server.sh psql "$WORK/pg" -qAt -c "CREATE DATABASE \"$1\"" >/dev/null ||
+		{ echo "run-tests: cannot create the database $1" >&2; return 1; }
+}
+
+# ---------------------------------------------------------------- the jobs
+# Each job is one test file on one backend (and build): its name, the
+# command (a string for eval, quoted with %q), whether it runs alone.
+JNAME=() JCMD=() JALONE=()
+add_job() {  # name alone command...
+	local name=$1 alone=$2 cmd
+	shift 2
+	printf -v cmd '%q ' "$@"
+	JNAME+=("$name") JALONE+=("$alone") JCMD+=("$cmd")
+}
+
+# The slowest files start first, so that the last minutes are not one long
+# file running alone (how long each takes is only ever reported, never checked).
+SLOW="worker serve leases lifecycle jobs_core serve_api security concurrency clocks output pool faults jobs"
+order_files() {  # the CLI files, slow ones first
+	local s f
+	for s in $SLOW; do [ -e "tests/cli/test_$s.sh" ] && echo "tests/cli/test_$s.sh"; done
+	for f in tests/cli/test_*.sh; do
+		s=$(basename "$f" .sh); s=${s#test_}
+		case " $SLOW " in *" $s "*) ;; *) echo "$f" ;; esac
+	done
 }
 
 n=0
 # checks of the library as built (tests/abi: no database): once, on the plain build
-if [ -n "$BUILD" ]; then
-	echo "== library checks"
+if [ -n "$BUILD" ] && [[ $KINDS == *" abi "* ]]; then
 	for f in tests/abi/test_*.sh; do
 		[ -e "$f" ] || continue
 		name=$(basename "$f" .sh)
-		if [ -n "${DJC_TESTS:-}" ] && ! printf ' %s ' "$DJC_TESTS" | grep -q " ${name#test_} "; then continue; fi
+		selected "$name" || continue
 		n=$((n + 1))
-		dir="$WORK/t$n"
-		mkdir -p "$dir"
-		out="$WORK/out.$n"
-		T0=$SECONDS
-		(cd "$dir" && DJC="$ROOT/$BUILD/djc" BUILD="$ROOT/$BUILD" ROOT="$ROOT" T="$dir" DJC_BACKEND=abi \
-			timeout 900 bash "$ROOT/$f") >"$out" 2>&1
-		tally "$name" "$out" $?
+		add_job "$name[abi]" 0 cli_job "$n" "$f" abi "" ""
 	done
 fi
 for b in $BACKENDS; do
-	# through the pooler: the CLI suite, as PostgreSQL with DJC_DATABASE_POOLER=transaction
-	pooler_env=""
-	backend=$b
-	if [ "$b" = pgbouncer ]; then
-		pooler_env="DJC_DATABASE_POOLER=transaction DJC_POOLER=pgbouncer DJC_SERVER_URL=$SERVER_URL"
-		backend=postgresql
-		echo "== unit tests on $b: not run (they drive the drivers with raw SQL and session state; the CLI suite runs through the pooler)"
-	else
-	echo "== unit tests on $b"
+	[[ $KINDS == *" unit "* ]] || break
+	[ "$b" = pgbouncer ] && continue  # unit tests drive the drivers with raw SQL and session state
 	for build in $BUILD $SAN_BUILD; do
 		for t in "$build"/tests/test_*; do
 			[ -x "$t" ] || continue
+			selected "$(basename "$t")" || continue
 			n=$((n + 1))
-			out="$WORK/out.$n"
-			schema="djct_u$n"
-			[ "$b" = sqlite ] && url="sqlite:$WORK/u$n.db" || url=${URL[$b]}
-			T0=$SECONDS
-			DJC_TEST_URL=$url DJC_TEST_SCHEMA=$schema DJC_BACKEND=$b ASAN_OPTIONS=detect_leaks=1 \
-				timeout 600 "$t" >"$out" 2>&1
-			tally "$(basename "$t")[$b,$build]" "$out" $?
-		done
-	done
-	if [ "$b" = mysql ]; then
-		# the statements one by one instead of MariaDB's one-statement
-		# commit (DJC_MYSQL_COMPOUND=0, as on MySQL; docs/jobs.md): the
-		# tests that commit through the driver's batch, once more
-		for build in $BUILD $SAN_BUILD; do
-			for t in "$build"/tests/test_db "$build"/tests/test_jobs_core; do
-				[ -x "$t" ] || continue
+			add_job "$(basename "$t")[$b,$build]" 0 unit_job "$n" "$t" "$b" ""
+			# MariaDB: the statements one by one instead of its one-statement
+			# commit (DJC_MYSQL_COMPOUND=0, as on MySQL; docs/jobs.md): the
+			# tests that commit through the driver's batch, once more
+			case $b/$(basename "$t") in
+			mysql/test_db|mysql/test_jobs_core)
 				n=$((n + 1))
-				out="$WORK/out.$n"
-				T0=$SECONDS
-				DJC_MYSQL_COMPOUND=0 DJC_TEST_URL=${URL[$b]} DJC_TEST_SCHEMA="djct_u$n" DJC_BACKEND=$b ASAN_OPTIONS=detect_leaks=1 \
-					timeout 600 "$t" >"$out" 2>&1
-				tally "$(basename "$t")[$b+separate,$build]" "$out" $?
-			done
+				add_job "$(basename "$t")[$b+separate,$build]" 0 unit_job "$n" "$t" "$b" 0 ;;
+			esac
 		done
-	fi
-	fi
-	echo "== CLI suite on $b"
-	for f in tests/cli/test_*.sh; do
-		name=$(basename "$f" .sh)
-		if [ -n "${DJC_TESTS:-}" ] && ! printf ' %s ' "$DJC_TESTS" | grep -q " ${name#test_} "; then continue; fi
-		n=$((n + 1))
-		dir="$WORK/t$n"
-		mkdir -p "$dir"
-		chmod 777 "$dir"
-		out="$WORK/out.$n"
-		if [ "$b" = sqlite ]; then url="sqlite:$dir/djc.db"; schema=""; else url=${URL[$b]}; schema="djct_${name#test_}_$n"; fi
-		T0=$SECONDS
-		(cd "$dir" && env $pooler_env DJC="$ROOT/$BUILD/djc" BUILD="$ROOT/$BUILD" ROOT="$ROOT" T="$dir" DJC_DATABASE_URL="$url" \
-			DJC_DATABASE_SCHEMA="$schema" DJC_BACKEND=$backend timeout 900 bash "$ROOT/$f") >"$out" 2>&1
-		tally "$name[$b]" "$out" $?
 	done
+done
+for f in $(order_files); do
+	[[ $KINDS == *" cli "* ]] || break
+	name=$(basename "$f" .sh)
+	selected "$name" || continue
+	alone=0
+	head -n 5 "$f" | grep -q '^# run-tests: alone' && alone=1
+	for b in $BACKENDS; do
+		n=$((n + 1))
+		add_job "$name[$b]" "$alone" cli_job "$n" "$f" "$b" "" ""
+	done
+done
+
+# unit_job N BINARY BACKEND COMPOUND: one unit test binary
+unit_job() {
+	local url
+	[ "$3" = sqlite ] && url="sqlite:$WORK/u$1.db" || url=${URL[$3]}
+	env ${4:+DJC_MYSQL_COMPOUND=$4} DJC_TEST_URL="$url" DJC_TEST_SCHEMA="djct_u$1" DJC_BACKEND="$3" \
+		ASAN_OPTIONS=detect_leaks=1 timeout 600 "$2"
+}
+
+# cli_job N FILE BACKEND: one CLI test file in a fresh directory
+cli_job() {
+	local dir="$WORK/t$1" name url schema backend=$3 extra=()
+	name=$(basename "$2" .sh)
+	mkdir -p "$dir" && chmod 777 "$dir"
+	case $3 in
+	abi) url=""; schema="" ;;
+	sqlite) url="sqlite:$dir/djc.db"; schema="" ;;
+	mysql) url=${URL[mysql]}; schema="djct_${name#test_}_$1" ;;
+	postgresql)
+		newdb "djct_$1" || return 1
+		url=${URL[postgresql]%/*}/djct_$1; schema="djct_${name#test_}_$1" ;;
+	pgbouncer)
+		newdb "djct_$1" || return 1
+		url=${URL[pgbouncer]%/*}/djct_$1; schema="djct_${name#test_}_$1"; backend=postgresql
+		extra=(DJC_DATABASE_POOLER=transaction DJC_POOLER=pgbouncer DJC_SERVER_URL="${URL[postgresql]%/*}/djct_$1") ;;
+	esac
+	(cd "$dir" && env "${extra[@]}" DJC="$ROOT/$BUILD/djc" BUILD="$ROOT/$BUILD" ROOT="$ROOT" T="$dir" \
+		DJC_DATABASE_URL="$url" DJC_DATABASE_SCHEMA="$schema" DJC_BACKEND="$backend" \
+		timeout 900 bash "$ROOT/$2")
+}
+
+# ---------------------------------------------------------- run and tally
+PASSED=0
+FAILED=0
+SUITES_FAILED=""
+T0=() DONE=()
+
+tally() {  # job index
+	local i=$1 out="$WORK/out.$i" rc line p f
+	rc=$(cat "$WORK/rc.$i")
+	line=$(grep -E '[0-9]+ passed, [0-9]+ failed' "$out" | tail -1)
+	p=$(printf '%s' "$line" | sed -E 's/.* ([0-9]+) passed.*/\1/')
+	f=$(printf '%s' "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+	[ -z "$line" ] && { p=0; f=1; }
+	[ "$rc" != 0 ] && [ "$f" = 0 ] && f=1
+	PASSED=$((PASSED + p))
+	FAILED=$((FAILED + f))
+	# how long it took is reported, never checked
+	if [ "$f" != 0 ]; then
+		SUITES_FAILED="$SUITES_FAILED ${JNAME[i]}"
+		echo "== ${JNAME[i]}: FAILED"; cat "$out"; echo "  (${JNAME[i]}: $((SECONDS - T0[i])) s)"
+	else
+		printf '%s: %d passed, %d failed  (%d s)\n' "${JNAME[i]}" "$p" "$f" $((SECONDS - T0[i]))
+	fi
+}
+
+start() {  # job index: in the background; its status lands in rc.N, then done.N
+	T0[$1]=$SECONDS
+	# (shell builtins only: the PATH holds just the declared programs)
+	( eval "${JCMD[$1]}" >"$WORK/out.$1" 2>&1; echo $? >"$WORK/rc.$1"; : >"$WORK/done.$1" ) &
+}
+
+RUNNING=0
+reap() {  # tally every started job that has finished
+	local i
+	for i in "${!T0[@]}"; do
+		[ -z "${DONE[i]:-}" ] && [ -e "$WORK/done.$i" ] || continue
+		DONE[$i]=1
+		RUNNING=$((RUNNING - 1))
+		tally "$i"
+	done
+}
+
+echo "run-tests: ${#JNAME[@]} test files on $BACKENDS, $JOBS at a time"
+for i in "${!JNAME[@]}"; do
+	[ "${JALONE[i]}" = 1 ] && continue
+	while [ "$RUNNING" -ge "$JOBS" ]; do wait -n 2>/dev/null || sleep 0.2; reap; done
+	start "$i"
+	RUNNING=$((RUNNING + 1))
+done
+while [ "$RUNNING" -gt 0 ]; do wait -n 2>/dev/null || sleep 0.2; reap; done
+for i in "${!JNAME[@]}"; do
+	[ "${JALONE[i]}" = 1 ] || continue
+	start "$i"
+	RUNNING=$((RUNNING + 1))
+	while [ "$RUNNING" -gt 0 ]; do wait -n 2>/dev/null || sleep 0.2; reap; done
 done
 
 echo

@@ -107,7 +107,7 @@ expect_out "after all those faults only the good key is stored" "1" cnt Out
 expect_out "no job is left reserved" "Out jobs: pending 11, reserved 0, success 0, error 0, ignore 0, total 11" djc jobs Out
 
 # ------------------------------------------------- lost connections
-killconns() {  # terminate every other client connection of the test server
+killconns() {  # terminate every other client connection of this file's database (PostgreSQL) or schema (MariaDB)
 	case $DJC_BACKEND in
 	postgresql)
 		psql "$DJC_DATABASE_URL" -qAt -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
@@ -115,7 +115,8 @@ killconns() {  # terminate every other client connection of the test server
 	mysql)
 		local ids
 		ids=$(mariadb_cli -N -e "SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID()
-			AND user = SUBSTRING_INDEX(USER(), '@', 1) AND command <> 'Daemon'" 2>&1)
+			AND user = SUBSTRING_INDEX(USER(), '@', 1) AND command <> 'Daemon'
+			AND db = '$DJC_DATABASE_SCHEMA'" 2>&1)
 		for id in $ids; do
 			mariadb_cli -e "KILL CONNECTION $id" 2>/dev/null
 		done
