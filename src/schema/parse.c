@@ -185,7 +185,7 @@ static int valid_table_name(const char *s)
 	if (!isalpha((unsigned char)*s)) return 0;
 	for (const char *p = s; *p; p++)
 		if (!isalnum((unsigned char)*p)) return 0;
-	return strlen(s) <= 48;
+	return 1;   /* its length is its SQL name's (pipeline_parse) */
 }
 
 /* DataJoint's rule: a lowercase letter first. Names starting with '_' are
@@ -818,6 +818,25 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 	return 0;
 }
 
+/* No shortened SQL name of t (names.c) is one of another table's: the
+ * hash of two long names may, however rarely, be the same. */
+static int names_distinct(pctx *c, const table *t)
+{
+	char buf[128];
+	for (int pass = 0; pass < 2; pass++) {
+		const pipeline *pp = pass ? c->prev : c->cur;
+		for (size_t k = 0; pp && k < pp->n; k++) {
+			const table *o = pp->tables[k];
+			if (o == t || !strcmp(o->name, t->name)) continue;
+			if (table_names_clash(t, o, buf, sizeof buf))
+				return fail(c, t->line, "table %s: the SQL name '%s' that djc derives from its name (shortened to fit "
+					    "%d characters) is also one of table %s's; rename one of the two tables", t->name, buf,
+					    SQL_DERIVED_MAX, o->name);
+		}
+	}
+	return 0;
+}
+
 int pipeline_parse(pipeline **out, const char *text, const char *filename, const pipeline *prev, char **msg)
 {
 	*out = NULL;
@@ -947,24 +966,14 @@ int pipeline_parse(pipeline **out, const char *text, const char *filename, const
 			snake(&sq, t->name);
 		}
 		t->sql_name = sb_steal(&sq);
-		if (strlen(t->sql_name) > 60) {
-			rc = fail(&c, line, "table name %s is too long (its SQL name '%s' exceeds 60 characters)", t->name, t->sql_name);
+		if (strlen(t->sql_name) > SQL_NAME_MAX) {
+			rc = fail(&c, line, "table name %s is too long: its SQL name '%s' has %zu characters, more than the %d "
+				  "DataJoint allows", t->name, t->sql_name, strlen(t->sql_name), SQL_NAME_MAX);
 			free_table(t);
 			break;
 		}
-		if (tr == TIER_COMPUTED || tr == TIER_IMPORTED) {
-			sb_add(&sq, "~~");
-			snake(&sq, t->name);
-			t->jobs_name = sb_steal(&sq);
-			t->hist_name = xasprintf("%s__history", t->jobs_name);
-			/* MariaDB takes names of 64 characters, PostgreSQL keeps 63 */
-			if (strlen(t->hist_name) > 63) {
-				rc = fail(&c, line, "table name %s is too long for a %s table (the SQL name of its jobs' attempt "
-					  "history, '%s', exceeds 63 characters)", t->name, tier_name(tr), t->hist_name);
-				free_table(t);
-				break;
-			}
-		}
+		/* the jobs table and the rest: shortened when too long (names.c) */
+		if (tr == TIER_COMPUTED || tr == TIER_IMPORTED) table_jobs_names(t);
 		/* names differing only in case ("Session", "session") map to one SQL table */
 		{
 			const table *clash = NULL;
@@ -1002,6 +1011,7 @@ int pipeline_parse(pipeline **out, const char *text, const char *filename, const
 		c.cur->tables = xrealloc(c.cur->tables, (c.cur->n + 1) * sizeof(table *));
 		c.cur->tables[c.cur->n++] = t;
 		rc = parse_block(&c, t, lines + start + 1, nums + start + 1, end - start - 1);
+		if (!rc) rc = names_distinct(&c, t);
 	}
 	free(lines); free(nums); free(buf); free(orig); free(olines);
 	if (rc) {

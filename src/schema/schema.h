@@ -98,6 +98,32 @@ void table_enable_job_meta(table *t);
 #define JOB_META_LINE "    job_metadata = true   # djc: hidden columns _job_start_time, _job_duration, _job_version\n"
 const char *tier_name(tier t);
 
+/* ------------------------------------------------ SQL names (names.c) */
+
+/* A table's SQL name may have 64 characters, as in DataJoint (MariaDB's
+ * limit; PostgreSQL keeps 63: ddl_dialect.max_name). The names djc derives
+ * from it fit 63 on every backend. */
+#define SQL_NAME_MAX 64
+#define SQL_DERIVED_MAX 63
+/* Append stem + suffix to b, or, when longer than SQL_DERIVED_MAX, the
+ * stem cut so that stem cut + "_" + 9 digits of a hash of the whole +
+ * suffix has exactly SQL_DERIVED_MAX characters. A pure function of its
+ * arguments, never changed between versions. Returns 1 when shortened. */
+int sql_derived_name(sb_t *b, const char *stem, const char *suffix);
+/* Set t->jobs_name and t->hist_name (computed and imported tables, after
+ * t->sql_name). */
+void table_jobs_names(table *t);
+/* Append the name of index suffix ("next", "lease") of t's jobs table;
+ * 1 when shortened. */
+int table_jobs_index(sb_t *b, const table *t, const char *suffix);
+/* Append the name of t's i-th index (index(...) lines), of its i-th
+ * foreign key (MariaDB's own name for it, <table>_ibfk_<i+1>, when that
+ * fits); 1 when shortened (a foreign key is then named in the DDL). */
+int table_index_name(sb_t *b, const table *t, size_t i);
+int table_fk_name(sb_t *b, const table *t, size_t i);
+/* A shortened derived name that tables a and b share (into buf), or NULL. */
+const char *table_names_clash(const table *a, const table *b, char *buf, size_t n);
+
 /* Check and convert a value for attribute a (a user's input) into the value
  * bound for the database. On error returns DJC_EINVAL with a message. */
 int value_in(const attr *a, const val_t *in, val_t *out, char **msg);
@@ -137,6 +163,7 @@ typedef struct ddl_dialect {
 	int alter_combined;        /* all changes of a table in one ALTER TABLE statement */
 	const char *retype_head, *retype_mid; /* "ALTER COLUMN " c " TYPE " t; NULL: no type change needed ever */
 	int backslash_escapes;     /* string literals treat \ as an escape character */
+	int max_name;              /* the longest table name it keeps (<= SQL_NAME_MAX) */
 } ddl_dialect;
 
 /* The dialect of a driver, or NULL for an unknown one. */

@@ -290,7 +290,16 @@ static int create_table(djc_conn *c, const table *t)
 	sb_addc(&q, ')');
 	for (size_t i = 0; i < t->nfks; i++) {
 		const fkey *f = &t->fks[i];
-		sb_add(&q, ", FOREIGN KEY (");
+		/* MariaDB names a foreign key <table>_ibfk_<n>, which must fit
+		 * 64 characters: a long table's is named here, shortened */
+		sb_t fk = SB_INIT;
+		if (table_fk_name(&fk, t, i)) {
+			sb_add(&q, ", CONSTRAINT ");
+			db_qi(c->db, &q, sb_str(&fk));
+			sb_add(&q, " FOREIGN KEY (");
+		} else
+			sb_add(&q, ", FOREIGN KEY (");
+		sb_free(&fk);
 		cols_list(c, &q, f->attrs, f->nattrs);
 		sb_add(&q, ") REFERENCES ");
 		db_qtable(c->db, &q, f->ptable->sql_name);
@@ -316,7 +325,7 @@ static int create_table(djc_conn *c, const table *t)
 		if (t->idx[i].unique) continue;
 		sb_t cols = SB_INIT, name = SB_INIT;
 		cols_list(c, &cols, t->idx[i].attrs, t->idx[i].nattrs);
-		sb_printf(&name, "%s_i%zu", t->sql_name, i);
+		table_index_name(&name, t, i);
 		sb_reset(&q);
 		db_create_index(c->db, &q, t->sql_name, sb_str(&name), sb_str(&cols), 0, NULL);
 		rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
@@ -631,6 +640,18 @@ int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn 
 		return rc;
 	}
 	size_t n = np->n;
+	/* DataJoint's limit is the backend's: PostgreSQL keeps 63 characters */
+	const ddl_dialect *d = c->db ? ddl_dialect_for(c->db->drv->name) : NULL;
+	for (size_t i = 0; d && i < np->n; i++) {
+		const table *t = np->tables[i];
+		if (strlen(t->sql_name) > (size_t)d->max_name) {
+			rc = conn_fail(c, DJC_EINVAL, "%s:%d: table name %s is too long for %s: its SQL name '%s' has %zu characters, "
+				       "more than the %d it keeps", file, t->line, t->name, d->driver, t->sql_name,
+				       strlen(t->sql_name), d->max_name);
+			pipeline_free(np);
+			return rc;
+		}
+	}
 	pipeline_free(np);
 	if (!n) return conn_fail(c, DJC_EINVAL, "%s: no tables declared (a table starts with 'Name (tier)')", file);
 	sb_t tabs = SB_INIT, jobs = SB_INIT;

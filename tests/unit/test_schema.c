@@ -492,6 +492,54 @@ static void test_declare_again(djc_conn *c)
 	free(bad);
 }
 
+
+static int mk_long(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	djc_row *r = djc_row_new();
+	djc_row_set_int(r, "v", geti(key, "id") * 10);
+	int rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	return rc;
+}
+
+/* Issue 36, item 13: tables whose SQL names have 40 to 64 characters
+ * (DataJoint's limit; PostgreSQL's is 63) are declared with their jobs
+ * tables, indexes and foreign keys, populated with reserved jobs and
+ * dropped; on PostgreSQL 64 is "too long". */
+static void test_long_names(djc_conn *c)
+{
+	const char *be = getenv("DJC_BACKEND") ? getenv("DJC_BACKEND") : "sqlite";
+	static const int len[] = {40, 50, 60, 63, 64};
+	for (size_t i = 0; i < sizeof len / sizeof *len; i++) {
+		char name[80], text[512];
+		snprintf(name, sizeof name, "L%0*d", len[i] - 3, 0);   /* __l000...: len[i] characters */
+		snprintf(text, sizeof text, "Ls (manual)\n    id : int32\n    ---\n\n%s (computed)\n    -> Ls\n    ---\n"
+			 "    v : int64\n    index(v)\n", name);
+		int rc = djc_declare(NULL, c, text, "long.djc");
+		if (len[i] == 64 && !strcmp(be, "postgresql")) {
+			CHECK_MSG(rc == DJC_EINVAL && strstr(djc_error_last(c), "long.djc:5: table name L000") &&
+				  strstr(djc_error_last(c), " is too long for postgresql: its SQL name '__l000") &&
+				  strstr(djc_error_last(c), "' has 64 characters, more than the 63 it keeps"),
+				  "%d %s", rc, djc_error_last(c));
+			CHECK(has_table(c, "Ls") == 0);
+			continue;
+		}
+		CHECK_MSG(rc == DJC_OK, "%d: %s", len[i], djc_error_last(c));
+		const char *ks[] = {"{\"id\": 1}", "{\"id\": 2}", "{\"id\": 3}"};
+		insert_json(c, "Ls", ks, 3);
+		CHECK_MSG(populate(c, name, mk_long) == 3, "%d", len[i]);
+		CHECK(nrows(c, name, "{\"v\": 20}") == 1);
+		const char *more[] = {"{\"id\": 4}"};
+		insert_json(c, "Ls", more, 1);
+		CHECK(refresh_added(c, name) == 1 && jobs_total(c, name) == 1);
+		djc_changes *ch = NULL;
+		CHECK_MSG(djc_drop(&ch, c, "Ls", NULL) == DJC_OK && ch && ch->n == 4, "%d: %s", len[i], djc_error_last(c));
+		djc_changes_free(ch);
+		CHECK(has_table(c, name) == 0);
+	}
+}
+
 int main(void)
 {
 	char path[64];
@@ -513,6 +561,7 @@ int main(void)
 	test_delete(c);
 	test_drop(c, c2);
 	test_alter(c);
+	test_long_names(c);
 	djc_close(c);
 	djc_close(c2);
 	if (!getenv("DJC_TEST_URL")) {
