@@ -78,7 +78,7 @@ static void free_table(table *t)
 	free(t->key_source_where);
 	free(t->key_source_join);
 	free(t->ks_tables);
-	free(t->text); free(t->canon); free(t->src);
+	free(t->text); free(t->canon); free(t->how); free(t->src);
 	free(t);
 }
 
@@ -560,6 +560,12 @@ static void build_canon(table *t)
 		for (size_t k = 0; k < t->idx[i].nattrs; k++) sb_printf(&b, "%s%s", k ? "," : "", t->idx[i].attrs[k]);
 		sb_add(&b, ")\n");
 	}
+	/* which keys the table holds is its definition */
+	if (t->key_source_join) sb_printf(&b, "key_source join = %s\n", t->key_source_join);
+	if (t->key_source_where) sb_printf(&b, "key_source = %s\n", t->key_source_where);
+	t->canon = sb_steal(&b);
+	/* how they are made is not (make is code, as in DataJoint) */
+	sb_add(&b, "");
 	if (t->make_argv) {
 		sb_add(&b, "make =");
 		for (char **p = t->make_argv; *p; p++) sb_printf(&b, " [%s]", *p);
@@ -570,10 +576,8 @@ static void build_canon(table *t)
 		for (char **p = t->make_serve_argv; *p; p++) sb_printf(&b, " [%s]", *p);
 		sb_addc(&b, '\n');
 	}
-	if (t->key_source_join) sb_printf(&b, "key_source join = %s\n", t->key_source_join);
-	if (t->key_source_where) sb_printf(&b, "key_source = %s\n", t->key_source_where);
 	if (t->timeout > 0) sb_printf(&b, "timeout = %.17g\n", t->timeout);
-	t->canon = sb_steal(&b);
+	t->how = sb_steal(&b);
 }
 
 /* key_source = A * B ...: upstream tables to join (checked against the
@@ -622,6 +626,100 @@ static int directive(const char *s, const char *word)
 	const char *p = s + n;
 	while (*p == ' ' || *p == '\t') p++;
 	return *p == '=';
+}
+
+/* 1 if the line (of a table's text, header included) says how the rows
+ * are made: `make =`, `make_serve =`, `timeout =` (parse_block's test). */
+static int how_line(const char *line, size_t n)
+{
+	if (!n || (*line != ' ' && *line != '\t')) return 0;   /* the header */
+	char *s = xstrndup(line, n), *p = trim(s);
+	int how = directive(p, "make") || directive(p, "make_serve") || (directive(p, "timeout") && !strchr(p, ':'));
+	free(s);
+	return how;
+}
+
+char *table_text_with_how(const table *old, const table *nt)
+{
+	sb_t how = SB_INIT, out = SB_INIT;
+	sb_add(&how, "");
+	for (const char *l = nt->text, *e; *l; l = *e ? e + 1 : e) {
+		e = l + strcspn(l, "\n");
+		if (how_line(l, (size_t)(e - l))) sb_printf(&how, "%.*s\n", (int)(e - l), l);
+	}
+	/* old's lines, its how lines replaced by nt's where the first was */
+	int put = 0;
+	size_t last = 0;   /* the end of old's last line with text */
+	sb_add(&out, "");
+	for (const char *l = old->text, *e; *l; l = *e ? e + 1 : e) {
+		e = l + strcspn(l, "\n");
+		if (how_line(l, (size_t)(e - l))) {
+			if (!put++) sb_add(&out, sb_str(&how));
+			last = out.len;
+			continue;
+		}
+		sb_printf(&out, "%.*s\n", (int)(e - l), l);
+		if (l + strspn(l, " \t\r") < e) last = out.len;
+	}
+	/* none before: after the last line with text; the blank lines after
+	 * it go (a stored text read back has one more each time) */
+	sb_t b = SB_INIT;
+	sb_printf(&b, "%.*s%s", (int)last, sb_str(&out), put ? "" : sb_str(&how));
+	sb_free(&out);
+	sb_free(&how);
+	return sb_steal(&b);
+}
+
+/* The command line of argv as one would write it ("none" without one). */
+static void argv_text(sb_t *b, char *const *argv)
+{
+	if (!argv) { sb_add(b, "none"); return; }
+	for (char *const *p = argv; *p; p++) {
+		if (p != argv) sb_addc(b, ' ');
+		if (**p && !strpbrk(*p, " \t'\"#")) { sb_add(b, *p); continue; }
+		sb_addc(b, '"');
+		for (const char *s = *p; *s; s++) {
+			if (*s == '"' || *s == '\\') sb_addc(b, '\\');
+			sb_addc(b, *s);
+		}
+		sb_addc(b, '"');
+	}
+}
+
+static int same_argv(char *const *a, char *const *b)
+{
+	if (!a || !b) return a == b;
+	for (; *a && *b; a++, b++)
+		if (strcmp(*a, *b)) return 0;
+	return !*a && !*b;
+}
+
+size_t table_how_changes(const table *old, const table *nt, char **v)
+{
+	size_t n = 0;
+	sb_t b = SB_INIT;
+	if (!same_argv(old->make_argv, nt->make_argv)) {
+		sb_add(&b, "make: ");
+		argv_text(&b, old->make_argv);
+		sb_add(&b, " -> ");
+		argv_text(&b, nt->make_argv);
+		v[n++] = sb_steal(&b);
+	}
+	if (!same_argv(old->make_serve_argv, nt->make_serve_argv)) {
+		sb_add(&b, "make_serve: ");
+		argv_text(&b, old->make_serve_argv);
+		sb_add(&b, " -> ");
+		argv_text(&b, nt->make_serve_argv);
+		v[n++] = sb_steal(&b);
+	}
+	if (old->timeout != nt->timeout) {
+		char x[64], y[64];
+		sb_printf(&b, "timeout: %s -> %s", old->timeout > 0 ? duration_text(old->timeout, x, sizeof x) : "none",
+			  nt->timeout > 0 ? duration_text(nt->timeout, y, sizeof y) : "none");
+		v[n++] = sb_steal(&b);
+	}
+	sb_free(&b);
+	return n;
 }
 
 static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)

@@ -58,7 +58,9 @@ typedef struct table {
 	struct table **ks_tables;
 	size_t nks;
 	char *text;            /* the block as written, header included */
-	char *canon;           /* canonical form, compared for idempotent declare */
+	char *canon;           /* canonical form of the definition, compared for idempotent declare */
+	char *how;             /* canonical form of how its rows are made (make, make_serve,
+	                        * timeout): not its definition; declare updates it (docs/schema.md) */
 	int line;              /* header line in its file */
 	/* key source: the primary key attributes inherited from parents */
 	size_t nsrc;
@@ -95,6 +97,15 @@ attr *table_attr_any(const table *t, const char *name);
  * by declare (jobs.add_job_metadata) or alter (keeping the columns of the
  * stored table), before it is stored or shared. No-op if it has them. */
 void table_enable_job_meta(table *t);
+/* How the rows of a table are made (its make, make_serve and timeout
+ * lines) is not its definition: declare changes it without an alter.
+ * table_text_with_how: old's text (caller frees) with its how lines
+ * replaced by nt's, put where old's first one was (else after its last
+ * line); everything else of old's text is kept. table_how_changes: one
+ * line per change from old to nt into v (at most 3; "make: ./a -> ./b",
+ * "timeout: 1h -> 2h"), returns how many; caller frees each. */
+char *table_text_with_how(const table *old, const table *nt);
+size_t table_how_changes(const table *old, const table *nt, char **v);
 #define JOB_META_LINE "    job_metadata = true   # djc: hidden columns _job_start_time, _job_duration, _job_version\n"
 const char *tier_name(tier t);
 

@@ -455,7 +455,7 @@ static int declare_declared(djc_conn *c, const char *text, const char *file, sb_
 	sb_reset(tabs);
 	for (size_t i = 0; i < np->n && !rc; i++) {
 		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
-		if (!old || strcmp(old->canon, t->canon)) { rc = 1; break; }
+		if (!old || strcmp(old->canon, t->canon) || strcmp(old->how, t->how)) { rc = 1; break; }
 		char **cols = NULL;
 		size_t ncols = 0;
 		if ((rc = sql_columns(c, old->sql_name, &cols, &ncols))) { rc = conn_dbfail(c, rc, t->name); break; }
@@ -474,6 +474,46 @@ static int declare_declared(djc_conn *c, const char *text, const char *file, sb_
 	}
 	pipeline_free(np);
 	return rc;
+}
+
+/* DJC_ECONFLICT: the declared table old is not as the text t defines it;
+ * the message says what differs and what to do (alter, or drop). */
+static int declare_conflict(djc_conn *c, const table *old, const table *t, const char *file)
+{
+	sb_t why = SB_INIT;
+	int rc;
+	if (tbl_declare_diff(c, old, t, file, &why))
+		rc = conn_fail(c, DJC_ECONFLICT, "%s:%d: table %s is already declared with a different definition: %s", file,
+			       t->line, t->name, sb_str(&why));
+	else
+		rc = conn_fail(c, DJC_ECONFLICT,
+			       "%s:%d: table %s is already declared with a different definition (%s); 'djc alter %s' makes %s, "
+			       "'djc drop %s' drops it (and what depends on it) to declare it anew, or declare into another "
+			       "--schema",
+			       file, t->line, t->name, why.len ? sb_str(&why) : "its text", file, "the change", t->name);
+	sb_free(&why);
+	return rc;
+}
+
+/* The declared table old and t differ only in how their rows are made
+ * (make, make_serve, timeout): not the table's definition (in DataJoint,
+ * make is code). Its stored text gets t's lines (table_text_with_how),
+ * under the schema-change lock; the report says what changed. */
+static int declare_how(djc_conn *c, schema_tx *x, const table *old, const table *t, sb_t *tabs)
+{
+	char *text = table_text_with_how(old, t);
+	int rc = pipe_set_text(c, x, old->name, text, old->text);
+	free(text);
+	if (rc) return rc;
+	char *how[3];
+	size_t n = table_how_changes(old, t, how);
+	sb_printf(tabs, "updated %s (%s) as %s:", t->name, tier_name(t->tier), t->sql_name);
+	for (size_t i = 0; i < n; i++) {
+		sb_printf(tabs, "%s %s", i ? "," : "", how[i]);
+		free(how[i]);
+	}
+	sb_printf(tabs, "%s\n", job_meta_note(old, t));
+	return DJC_OK;
 }
 
 /* One attempt at declaring. *locked is set once the schema-change lock
@@ -507,11 +547,7 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 	for (size_t i = 0; i < np->n; i++) {
 		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
 		if (old && strcmp(old->canon, t->canon)) {
-			rc = conn_fail(c, DJC_ECONFLICT,
-				       "%s:%d: table %s is already declared with a different definition; 'djc alter %s' changes "
-				       "secondary attributes, 'djc drop %s' drops it (and what depends on it) to declare it anew, "
-				       "or declare into another --schema",
-				       file, t->line, t->name, file, t->name);
+			rc = declare_conflict(c, old, t, file);
 			goto fail;
 		}
 		if ((rc = check_sql_table(c, t, old, file))) goto fail;
@@ -537,10 +573,13 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 	}
 	long made = 0;
 	for (size_t i = 0; i < np->n; i++) {
-		table *t = np->tables[i];
-		if (pipeline_find(c->pipe, t->name)) {
-			sb_printf(tabs, "exists  %s (%s) as %s%s\n", t->name, tier_name(t->tier), t->sql_name,
-				  job_meta_note(pipeline_find(c->pipe, t->name), t));
+		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
+		if (old && strcmp(old->how, t->how)) {
+			if ((rc = declare_how(c, &x, old, t, tabs))) goto fail;
+			continue;
+		}
+		if (old) {
+			sb_printf(tabs, "exists  %s (%s) as %s%s\n", t->name, tier_name(t->tier), t->sql_name, job_meta_note(old, t));
 			continue;
 		}
 		/* jobs.add_job_metadata: the hidden columns on the tables made now */

@@ -396,6 +396,66 @@ run on_tty y "$DJC" drop Stats
 check "drop on a terminal, 'y': dropped" test "$RC" = 0 -a "$(printf '%s\n' "$OUT" | grep -c '^dropped ')" = 4
 expect_out "gone" "$(lines Subject Session Probe Quality)" djc tables
 
+# ------------------------------------- how a table is made (issue 36, 11)
+# make, make_serve and timeout lines say how the rows are made, not what
+# the table is (in DataJoint, make is code): declare takes a change of
+# them without an alter, stores it under the schema-change lock, and says
+# so; alter --dry-run lists it as what it is. key_source is the table's
+# definition (which keys it holds): declare refuses a change of it, naming
+# it and alter.
+H="${DJC_DATABASE_SCHEMA:-c}how"
+djch() { "$DJC" --schema "$H" "$@"; }
+printf '#!/bin/sh\necho "{\\"v\\": 1}"\n' > mk_a.sh
+printf '#!/bin/sh\necho "{\\"v\\": 2}"\n' > mk_b.sh
+chmod +x mk_a.sh mk_b.sh
+cat > how.djc <<'P'
+Hs (manual)
+    id : int32
+    ---
+
+Hc (computed)
+    -> Hs
+    ---
+    v : int64
+    make = ./mk_a.sh
+    timeout = 1h
+P
+sed -e 's/mk_a/mk_b/' -e 's/timeout = 1h/timeout = 2h/' how.djc > how2.djc
+expect_rc 0 "how: declare" djch declare how.djc
+printf '{"id": 1}\n{"id": 2}\n' | djch insert Hs >/dev/null
+expect_out "alter --dry-run lists a make and a timeout change as what they are" "would alter Hc: make: ./mk_a.sh -> ./mk_b.sh
+would alter Hc: timeout: 1h -> 2h" djch alter how2.djc --dry-run
+expect_out "declare takes a changed make line, no alter needed, and says so" "exists  Hs (manual) as hs
+updated Hc (computed) as __hc: make: ./mk_a.sh -> ./mk_b.sh, timeout: 1h -> 2h" djch declare how2.djc
+expect_out "populate runs the new make" "Hc: 2 made, 0 errors, 0 skipped" djch populate Hc --reserve-jobs
+expect_out "... its rows" "[2,2]" sh -c '"$DJC" --schema "$1" fetch Hc --format json | jq -s -c "map(.v)"' _ "$H"
+expect_out "declare again: nothing to update" "exists  Hs (manual) as hs
+exists  Hc (computed) as __hc" djch declare how2.djc
+expect_out "alter: nothing to do" "nothing to alter: the declared tables are as how2.djc defines them" djch alter how2.djc
+# many workers declaring a changed make line at once: one at a time, the
+# first updates it, the others find it done, all succeed
+for r in 1 2 3; do
+	f=how.djc; [ $((r % 2)) = 0 ] && f=how2.djc
+	pids=""
+	for i in $(seq 1 $NDECL); do
+		djch declare "$f" >"hout.$r.$i" 2>"herr.$r.$i" &
+		pids="$pids $!"
+	done
+	hbad=0
+	for p in $pids; do wait "$p" || hbad=$((hbad + 1)); done
+	check "round $r: $NDECL concurrent declares of a changed make line ($f) all succeed" test "$hbad" = 0 -a -z "$(cat herr.$r.*)"
+	check "round $r: one updated it, the others found it done" \
+		test "$(cat hout.$r.* | grep -c '^updated Hc (computed) as __hc: make: ')/$(cat hout.$r.* | grep -c '^exists  Hc ')" = "1/$((NDECL - 1))"
+done
+expect_out "the stored make line is the last file's" "nothing to alter: the declared tables are as how.djc defines them" djch alter how.djc
+sed 's/    v : int64/    v : int64\n    key_source = {"id": 1}/' how.djc > how3.djc
+expect_fail 2 "a key_source change is one of the definition: declare names it and alter" \
+	"^djc: how3\.djc:5: table Hc is already declared with a different definition \(key_source: none -> \{\"id\": 1\}\); 'djc alter how3\.djc' makes the change" \
+	djch declare how3.djc
+expect_out "alter makes it" 'altered Hc: key_source: none -> {"id": 1}' djch alter how3.djc
+expect_out "then declare finds it declared" "exists  Hs (manual) as hs
+exists  Hc (computed) as __hc" djch declare how3.djc
+
 # --------------------------------------- long table names (issue 36, 13)
 # Any name DataJoint takes (a SQL name of up to 64 characters; PostgreSQL
 # keeps 63) works: the names djc derives from it (jobs table, history,

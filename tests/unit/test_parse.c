@@ -997,11 +997,63 @@ static void test_long_names(void)
 }
 
 
+/* Issue 36, item 11: how a table's rows are made (make, make_serve,
+ * timeout) is not its definition: canon leaves it out, how holds it, and
+ * a declare replaces only those lines of the stored text. key_source stays
+ * in the definition (which keys the table holds). */
+static void test_how(void)
+{
+	static const char A[] = "S (manual)\n    id : int32\n    ---\n\n"
+				"C (computed)   # calc\n    -> S\n    ---\n    v : int32   # value\n    make = ./a.sh x\n    timeout = 1h\n"
+				"    w = 0 : int32\n\n";
+	static const char B[] = "S (manual)\n    id : int32\n    ---\n\n"
+				"C (computed)   # calc, changed\n    -> S\n    ---\n    v : int32   # the value\n    make = './b 2.sh' \"q\\\"\"\n"
+				"    timeout = 90m\n    w = 0 : int32\n";
+	static const char N[] = "S (manual)\n    id : int32\n    ---\n\nC (computed)\n    -> S\n    ---\n    v : int32\n"
+				"    w = 0 : int32\n";
+	static const char K[] = "S (manual)\n    id : int32\n    ---\n\nC (computed)\n    -> S\n    ---\n    v : int32\n"
+				"    w = 0 : int32\n    key_source = {\"id\": 1}\n";
+	pipeline *a = ok_parse(A), *b = ok_parse(B), *n = ok_parse(N), *k = ok_parse(K);
+	if (!a || !b || !n || !k) return;
+	const table *ta = a->tables[1], *tb = b->tables[1], *tn = n->tables[1], *tk = k->tables[1];
+	CHECK_STR(ta->canon, tb->canon);
+	CHECK_STR(ta->canon, tn->canon);
+	CHECK(strcmp(ta->canon, tk->canon) != 0);   /* key_source is the definition */
+	CHECK_STR(ta->how, "make = [./a.sh] [x]\ntimeout = 3600\n");
+	CHECK(strcmp(ta->how, tb->how) != 0);
+	CHECK_STR(tn->how, "");
+	/* the stored text keeps everything but those lines (comments too) */
+	CHECK_STR(keep(table_text_with_how(ta, tb)), "C (computed)   # calc\n    -> S\n    ---\n    v : int32   # value\n"
+						     "    make = './b 2.sh' \"q\\\"\"\n    timeout = 90m\n    w = 0 : int32\n");
+	CHECK_STR(keep(table_text_with_how(ta, tn)), "C (computed)   # calc\n    -> S\n    ---\n    v : int32   # value\n"
+						     "    w = 0 : int32\n");
+	CHECK_STR(keep(table_text_with_how(tn, ta)), "C (computed)\n    -> S\n    ---\n    v : int32\n    w = 0 : int32\n"
+						     "    make = ./a.sh x\n    timeout = 1h\n");
+	/* an attribute called timeout with a default is an attribute */
+	pipeline *t2 = ok_parse("S (manual)\n    id : int32\n    ---\nC (computed)\n    -> S\n    ---\n    timeout = 5 : int32\n");
+	if (t2) CHECK_STR(keep(table_text_with_how(t2->tables[1], tn)), "C (computed)\n    -> S\n    ---\n    timeout = 5 : int32\n");
+	char *v[3];
+	size_t nv = table_how_changes(ta, tb, v);
+	CHECK(nv == 2);
+	if (nv == 2) {
+		CHECK_STR(keep(v[0]), "make: ./a.sh x -> \"./b 2.sh\" \"q\\\"\"");
+		CHECK_STR(keep(v[1]), "timeout: 1h -> 1h30m");
+	}
+	nv = table_how_changes(ta, tn, v);
+	CHECK(nv == 2);
+	if (nv == 2) {
+		CHECK_STR(keep(v[0]), "make: ./a.sh x -> none");
+		CHECK_STR(keep(v[1]), "timeout: 1h -> none");
+	}
+	CHECK(table_how_changes(ta, ta, v) == 0);
+}
+
 int main(void)
 {
 	test_pipeline();
 	test_names_and_refs();
 	test_long_names();
+	test_how();
 	test_types_parse();
 	test_parse_errors();
 	test_ints();

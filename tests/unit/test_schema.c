@@ -493,6 +493,64 @@ static void test_declare_again(djc_conn *c)
 }
 
 
+/* Issue 36, item 11: how a table's rows are made is not its definition.
+ * A declare whose make, make_serve or timeout lines differ updates the
+ * stored lines (no alter), says so, and is idempotent; every process sees
+ * them. key_source is the definition: declare refuses it, naming the
+ * change and djc alter. */
+static void test_how_lines(djc_conn *c, djc_conn *c2)
+{
+	static const char H0[] = "Hs (manual)\n    id : int32\n    ---\n\n"
+				 "Hc (computed)\n    -> Hs\n    ---\n    v : int64\n    make = ./a.sh\n    timeout = 1h\n";
+	static const char H1[] = "Hs (manual)\n    id : int32\n    ---\n\n"
+				 "Hc (computed)\n    -> Hs\n    ---\n    v : int64\n    make = ./b.sh 'x y'\n    timeout = 2h\n";
+	static const char H2[] = "Hs (manual)\n    id : int32\n    ---\n\n"
+				 "Hc (computed)\n    -> Hs\n    ---\n    v : int64\n    make_serve = ./serve.sh\n    timeout = 2h\n"
+				 "    key_source = {\"id\": 1}\n";
+	char *rep = NULL;
+	int rc = djc_declare(&rep, c, H0, "h.djc");
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	free(rep);
+	rep = NULL;
+	rc = djc_declare(&rep, c, H1, "h.djc");
+	CHECK_MSG(rc == DJC_OK && rep && strstr(rep, "exists  Hs (manual) as hs\n") &&
+		  strstr(rep, "updated Hc (computed) as __hc: make: ./a.sh -> ./b.sh \"x y\", timeout: 1h -> 2h\n"),
+		  "%d %s %s", rc, djc_error_last(c), rep ? rep : "");
+	free(rep);
+	/* stored: another connection declares it as it is, and alter finds it so */
+	rep = NULL;
+	rc = djc_declare(&rep, c2, H1, "h.djc");
+	CHECK_MSG(rc == DJC_OK && rep && strstr(rep, "exists  Hc (computed) as __hc\n"), "%d %s %s", rc, djc_error_last(c2), rep ? rep : "");
+	free(rep);
+	djc_alter_options o = DJC_ALTER_OPTIONS_INIT;
+	o.dry_run = 1;
+	djc_changes *ch = NULL;
+	CHECK(djc_alter(&ch, c2, H1, "h.djc", &o) == DJC_OK && ch && ch->n == 0);
+	djc_changes_free(ch);
+	/* alter --dry-run lists such changes as what they are */
+	ch = NULL;
+	CHECK(djc_alter(&ch, c2, H0, "h.djc", &o) == DJC_OK && ch && ch->n == 2 && entry(ch, "__hc", "make: ./b.sh \"x y\" -> ./a.sh") &&
+	      entry(ch, "__hc", "timeout: 2h -> 1h"));
+	djc_changes_free(ch);
+	/* a key_source change is one of the definition */
+	rc = djc_declare(NULL, c, H2, "h.djc");
+	CHECK_MSG(rc == DJC_ECONFLICT &&
+		  !strcmp(djc_error_last(c), "h.djc:5: table Hc is already declared with a different definition (key_source: "
+					     "none -> {\"id\": 1}, make: ./b.sh \"x y\" -> none, make_serve: none -> ./serve.sh); "
+					     "'djc alter h.djc' makes the change, 'djc drop Hc' drops it (and what depends on it) "
+					     "to declare it anew, or declare into another --schema"),
+		  "%d %s", rc, djc_error_last(c));
+	ch = NULL;
+	CHECK(djc_alter(&ch, c, H2, "h.djc", NULL) == DJC_OK && ch && ch->applied);
+	djc_changes_free(ch);
+	rep = NULL;
+	CHECK(djc_declare(&rep, c2, H2, "h.djc") == DJC_OK && rep && strstr(rep, "exists  Hc (computed) as __hc\n"));
+	free(rep);
+	ch = NULL;
+	CHECK(djc_drop(&ch, c, "Hs", NULL) == DJC_OK);
+	djc_changes_free(ch);
+}
+
 static int mk_long(djc_make_ctx *ctx, const djc_row *key, void *payload)
 {
 	(void)payload;
@@ -561,6 +619,7 @@ int main(void)
 	test_delete(c);
 	test_drop(c, c2);
 	test_alter(c);
+	test_how_lines(c, c2);
 	test_long_names(c);
 	djc_close(c);
 	djc_close(c2);
