@@ -476,6 +476,33 @@ static int declare_declared(djc_conn *c, const char *text, const char *file, sb_
 	return rc;
 }
 
+/* DataJoint 2.x refuses to declare a computed or imported table with a
+ * primary key attribute that comes from no parent (make is called once
+ * per key of the parents, so one job would make several rows), unless
+ * jobs.allow_new_pk_fields_in_computed_tables is true; so does djc, for
+ * a table whose key source is its parents (a key_source line naming its
+ * tables says what a job is). DJC_EINVAL naming the attributes. */
+static int own_key_check(djc_conn *c, const table *t, const char *file)
+{
+	if ((t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED) || t->key_source_join ||
+	    config_bool("jobs.allow_new_pk_fields_in_computed_tables"))
+		return DJC_OK;
+	sb_t own = SB_INIT;
+	size_t n = 0;
+	for (size_t i = 0; i < t->nkey; i++)
+		if (!t->attrs[i].from_parent) sb_printf(&own, "%s%s", n++ ? ", " : "", t->attrs[i].name);
+	int rc = DJC_OK;
+	if (n)
+		rc = conn_fail(c, DJC_EINVAL,
+			       "%s:%d: %s table %s has primary key attribute%s %s from no parent: make is called once per key of "
+			       "its parents, so one job would make several rows; as DataJoint does, djc declares such a table "
+			       "only with jobs.allow_new_pk_fields_in_computed_tables set to true (jobs are then the parents' "
+			       "keys); a part table holds several rows per key",
+			       file, t->line, tier_name(t->tier), t->name, n > 1 ? "s" : "", sb_str(&own));
+	sb_free(&own);
+	return rc;
+}
+
 /* DJC_ECONFLICT: the declared table old is not as the text t defines it;
  * the message says what differs and what to do (alter, or drop). */
 static int declare_conflict(djc_conn *c, const table *old, const table *t, const char *file)
@@ -550,6 +577,7 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 			rc = declare_conflict(c, old, t, file);
 			goto fail;
 		}
+		if (!old && (rc = own_key_check(c, t, file))) goto fail;
 		if ((rc = check_sql_table(c, t, old, file))) goto fail;
 	}
 	long base = 0;

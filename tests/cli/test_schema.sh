@@ -456,6 +456,41 @@ expect_out "alter makes it" 'altered Hc: key_source: none -> {"id": 1}' djch alt
 expect_out "then declare finds it declared" "exists  Hs (manual) as hs
 exists  Hc (computed) as __hc" djch declare how3.djc
 
+# ------------------------- a key attribute of its own (issue 36, 15)
+# DataJoint 2.x refuses a computed or imported table with a primary key
+# attribute that comes from no parent unless
+# jobs.allow_new_pk_fields_in_computed_tables is set; so does djc, except
+# for a table whose key_source line names the tables a job's key comes
+# from.
+K="${DJC_DATABASE_SCHEMA:-c}ownkey"
+djck() { "$DJC" --schema "$K" "$@"; }
+cat > own.djc <<'P'
+Session (manual)
+    session_id : int32
+    ---
+
+Seg (computed)
+    -> Session
+    seg_id : int32
+    ---
+    v : int64
+P
+expect_fail 2 "a computed table with a key attribute of its own is refused, as in DataJoint" \
+	"^djc: own\.djc:5: computed table Seg has primary key attribute seg_id from no parent: make is called once per key of its parents, so one job would make several rows; .*jobs\.allow_new_pk_fields_in_computed_tables set to true" \
+	djck declare own.djc
+expect_out "with the setting it is declared (and nothing was before)" "created Session (manual) as session
+created Seg (computed) as __seg
+created Seg jobs table ~~seg" env DJC_JOBS_ALLOW_NEW_PK_FIELDS_IN_COMPUTED_TABLES=true "$DJC" --schema "$K" declare own.djc
+expect_out "declared, it is declared again without the setting" "exists  Session (manual) as session
+exists  Seg (computed) as __seg" djck declare own.djc
+printf '#!/bin/sh\nfor s in 1 2 3; do echo "{\\"seg_id\\": $s, \\"v\\": $s}"; done\n' > mk_seg.sh
+chmod +x mk_seg.sh
+printf '{"session_id": 1}\n{"session_id": 2}\n' | djck insert Session >/dev/null
+expect_out "one job per parent key, several rows each" "Seg: 2 made, 0 errors, 0 skipped" djck populate Seg --reserve-jobs --make ./mk_seg.sh
+expect_out "... all rows made" 6 sh -c '"$DJC" --schema "$1" fetch Seg --format json | grep -c .' _ "$K"
+printf '\nSeg2 (computed)\n    -> Session\n    seg_id : int32\n    ---\n    v : int64\n    key_source = Session\n' >> own.djc
+expect_out "a key_source line naming its tables needs no setting" "created Seg2 (computed) as __seg2" sh -c '"$DJC" --schema "$1" declare own.djc | grep "^created Seg2 ("' _ "$K"
+
 # --------------------------------------- long table names (issue 36, 13)
 # Any name DataJoint takes (a SQL name of up to 64 characters; PostgreSQL
 # keeps 63) works: the names djc derives from it (jobs table, history,

@@ -551,6 +551,46 @@ static void test_how_lines(djc_conn *c, djc_conn *c2)
 	djc_changes_free(ch);
 }
 
+/* Issue 36, item 15: as DataJoint 2.x, a computed or imported table with a
+ * primary key attribute of its own is declared only with
+ * jobs.allow_new_pk_fields_in_computed_tables; a key_source line naming
+ * its tables declares what a job is and needs no setting. */
+static void test_own_key(djc_conn *c)
+{
+	static const char K[] = "Ks (manual)\n    id : int32\n    ---\n\n"
+				"Kseg (computed)\n    -> Ks\n    seg_id : int32\n    ---\n    v : int64\n";
+	static const char KI[] = "Ks (manual)\n    id : int32\n    ---\n\n"
+				 "Kimp (imported)\n    -> Ks\n    a : int32\n    b : int32\n    ---\n";
+	static const char KS[] = "Ks (manual)\n    id : int32\n    ---\n\n"
+				 "Kjoin (computed)\n    -> Ks\n    seg_id : int32\n    ---\n    v : int64\n    key_source = Ks\n";
+	int rc = djc_declare(NULL, c, K, "k.djc");
+	CHECK_MSG(rc == DJC_EINVAL &&
+		  !strcmp(djc_error_last(c), "k.djc:5: computed table Kseg has primary key attribute seg_id from no parent: make is "
+					     "called once per key of its parents, so one job would make several rows; as DataJoint does, "
+					     "djc declares such a table only with jobs.allow_new_pk_fields_in_computed_tables set to true "
+					     "(jobs are then the parents' keys); a part table holds several rows per key"),
+		  "%d %s", rc, djc_error_last(c));
+	CHECK(has_table(c, "Ks") == 0);   /* nothing of the file */
+	rc = djc_declare(NULL, c, KI, "k.djc");
+	CHECK_MSG(rc == DJC_EINVAL && strstr(djc_error_last(c), "imported table Kimp has primary key attributes a, b from no parent"),
+		  "%d %s", rc, djc_error_last(c));
+	rc = djc_declare(NULL, c, KS, "k.djc");
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	CHECK(djc_config_set("jobs.allow_new_pk_fields_in_computed_tables", "true", "test", NULL) == DJC_OK);
+	rc = djc_declare(NULL, c, K, "k.djc");
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	CHECK(djc_config_set("jobs.allow_new_pk_fields_in_computed_tables", "false", "test", NULL) == DJC_OK);
+	/* declared: declaring it again needs no setting */
+	rc = djc_declare(NULL, c, K, "k.djc");
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	const char *ks[] = {"{\"id\": 1}", "{\"id\": 2}"};
+	insert_json(c, "Ks", ks, 2);
+	CHECK(refresh_added(c, "Kseg") == 2);   /* a job per parent key */
+	djc_changes *ch = NULL;
+	CHECK(djc_drop(&ch, c, "Ks", NULL) == DJC_OK);
+	djc_changes_free(ch);
+}
+
 static int mk_long(djc_make_ctx *ctx, const djc_row *key, void *payload)
 {
 	(void)payload;
@@ -620,6 +660,7 @@ int main(void)
 	test_drop(c, c2);
 	test_alter(c);
 	test_how_lines(c, c2);
+	test_own_key(c);
 	test_long_names(c);
 	djc_close(c);
 	djc_close(c2);
