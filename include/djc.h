@@ -203,8 +203,16 @@ const char *djc_error_last(const djc_conn *conn);
  * takes over a table it did not declare: DJC_ECONFLICT, naming the table,
  * when a table of a new table's name exists already, or when a declared
  * table's SQL table differs from (or is missing for) its stored
- * definition. `filename` is used in messages ("file:line: ..."). If report
- * is non-NULL it receives one line per table ("created X" or "exists X");
+ * definition. `filename` is used in messages ("file:line: ..."); the
+ * message of DJC_ECONFLICT for a changed definition says what changed.
+ * How a declared table's rows are made (its make, make_serve and timeout
+ * lines) is not its definition: a change of those is stored, under the
+ * same serialisation ("updated X ...: make: old -> new"). A computed or
+ * imported table with a primary key attribute from no parent is
+ * DJC_EINVAL unless jobs.allow_new_pk_fields_in_computed_tables is true
+ * (as in DataJoint). A table whose SQL name is longer than the backend
+ * keeps (64; PostgreSQL 63) is DJC_EINVAL. If report is non-NULL it
+ * receives one line per table ("created X", "exists X" or "updated X");
  * caller frees. */
 int djc_declare(char **report, djc_conn *conn, const char *text, const char *filename);
 
@@ -703,7 +711,8 @@ void djc_alter_options_init(djc_alter_options *opts);
 /* Bring the declared tables of a pipeline text to their definitions in it,
  * for changes of secondary attributes: add one (with a default or
  * nullable), drop one, rename one (`new : type  # {old} comment`), change
- * a comment or a default, widen a varchar(n) or an integer type. The
+ * a comment or a default, widen a varchar(n) or an integer type, change
+ * the key_source restriction or the make, make_serve and timeout lines. The
  * stored definitions are updated. Changes of the primary key, of
  * dependencies (`->`), of indexes, of the tier, narrowing or other type
  * changes are refused with DJC_EINVAL naming the table and what to do

@@ -141,8 +141,8 @@ static int claim_text_of(djc_conn *c, table *t, const char *where, long max_prio
 		const jcol *jc = jcol_named(order_cols[i]);
 		ct->types[t->nsrc + i] = (coldef){.t = jc->type, .p = jc->p};
 	}
-	sb_printf(&ct->index, "%s_next", t->jobs_name);         /* ddl.c: (queue, priority, avail_time) */
-	sb_printf(&ct->lease_index, "%s_lease", t->jobs_name);  /* ddl.c: the reserved rows */
+	table_jobs_index(&ct->index, t, "next");         /* ddl.c: (queue, priority, avail_time) */
+	table_jobs_index(&ct->lease_index, t, "lease");  /* ddl.c: the reserved rows */
 	/* (re-read: expanding may have added entries, and they may have moved) */
 	jobs_tab_of(c, t)->claims = ct;
 	*out = ct;

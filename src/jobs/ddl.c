@@ -43,7 +43,7 @@ static int index_on(djc_conn *c, const table *t, const char *suffix, const char 
 		if (i) sb_add(&list, ", ");
 		db_qi(c->db, &list, jobs_col(t, cols[i], &b));
 	}
-	sb_printf(&name, "%s_%s", t->jobs_name, suffix);
+	table_jobs_index(&name, t, suffix);
 	sb_t where = SB_INIT;
 	if (only) {
 		db_qi(c->db, &where, jobs_col(t, "status", &b));
@@ -170,7 +170,7 @@ static int jobs_complete(djc_conn *c, const table *t)
 	if (!q || c->db->in_tx) return 0;
 	sb_t n[2] = {SB_INIT, SB_INIT};
 	static const char *const sfx[2] = {"next", "lease"};
-	for (int i = 0; i < 2; i++) sb_printf(&n[i], "%s_%s", t->jobs_name, sfx[i]);
+	for (int i = 0; i < 2; i++) table_jobs_index(&n[i], t, sfx[i]);
 	val_t p[4] = {c->db->schema ? val_text(c->db->schema) : val_null(), val_text(t->jobs_name), val_text(sb_str(&n[0])),
 		      val_text(sb_str(&n[1]))};
 	db_res *r = NULL;

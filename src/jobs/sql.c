@@ -196,7 +196,9 @@ int jsql_expand(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, si
 			if (!colon) return bad(c, s, "malformed", f, n);
 			int del = IS("delete");
 			sb_t ix = SB_INIT;
-			sb_printf(&ix, "%s_%.*s", t->jobs_name, (int)(n - head - 1), colon + 1);
+			char *sfx = xstrndup(colon + 1, n - head - 1);
+			table_jobs_index(&ix, t, sfx);   /* names.c */
+			free(sfx);
 			if (del && c->db->drv->delete_using) c->db->drv->delete_using(c->db, q, t->jobs_name, sb_str(&ix));
 			else if (del) {
 				sb_add(q, "DELETE FROM ");

@@ -30,6 +30,7 @@ static const ddl_dialect dialects[] = {
 		.drop_many = 0,
 		.alter_combined = 0,
 		.backslash_escapes = 0,
+		.max_name = 64,   /* none of its own: DataJoint's (MariaDB's), so a pipeline moves */
 	},
 	{
 		.driver = "postgresql",
@@ -47,6 +48,7 @@ static const ddl_dialect dialects[] = {
 		.retype_head = "ALTER COLUMN ",
 		.retype_mid = " TYPE ",
 		.backslash_escapes = 0,
+		.max_name = 63,   /* NAMEDATALEN - 1: a longer name is cut, silently */
 	},
 	{
 		.driver = "mysql",
@@ -61,6 +63,7 @@ static const ddl_dialect dialects[] = {
 		.drop_many = 1,
 		.alter_combined = 1,
 		.backslash_escapes = 1,   /* the session's sql_mode has no NO_BACKSLASH_ESCAPES */
+		.max_name = 64,
 	},
 };
 

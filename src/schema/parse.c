@@ -78,7 +78,7 @@ static void free_table(table *t)
 	free(t->key_source_where);
 	free(t->key_source_join);
 	free(t->ks_tables);
-	free(t->text); free(t->canon); free(t->src);
+	free(t->text); free(t->canon); free(t->how); free(t->src);
 	free(t);
 }
 
@@ -185,7 +185,7 @@ static int valid_table_name(const char *s)
 	if (!isalpha((unsigned char)*s)) return 0;
 	for (const char *p = s; *p; p++)
 		if (!isalnum((unsigned char)*p)) return 0;
-	return strlen(s) <= 48;
+	return 1;   /* its length is its SQL name's (pipeline_parse) */
 }
 
 /* DataJoint's rule: a lowercase letter first. Names starting with '_' are
@@ -560,6 +560,12 @@ static void build_canon(table *t)
 		for (size_t k = 0; k < t->idx[i].nattrs; k++) sb_printf(&b, "%s%s", k ? "," : "", t->idx[i].attrs[k]);
 		sb_add(&b, ")\n");
 	}
+	/* which keys the table holds is its definition */
+	if (t->key_source_join) sb_printf(&b, "key_source join = %s\n", t->key_source_join);
+	if (t->key_source_where) sb_printf(&b, "key_source = %s\n", t->key_source_where);
+	t->canon = sb_steal(&b);
+	/* how they are made is not (make is code, as in DataJoint) */
+	sb_add(&b, "");
 	if (t->make_argv) {
 		sb_add(&b, "make =");
 		for (char **p = t->make_argv; *p; p++) sb_printf(&b, " [%s]", *p);
@@ -570,10 +576,8 @@ static void build_canon(table *t)
 		for (char **p = t->make_serve_argv; *p; p++) sb_printf(&b, " [%s]", *p);
 		sb_addc(&b, '\n');
 	}
-	if (t->key_source_join) sb_printf(&b, "key_source join = %s\n", t->key_source_join);
-	if (t->key_source_where) sb_printf(&b, "key_source = %s\n", t->key_source_where);
 	if (t->timeout > 0) sb_printf(&b, "timeout = %.17g\n", t->timeout);
-	t->canon = sb_steal(&b);
+	t->how = sb_steal(&b);
 }
 
 /* key_source = A * B ...: upstream tables to join (checked against the
@@ -622,6 +626,100 @@ static int directive(const char *s, const char *word)
 	const char *p = s + n;
 	while (*p == ' ' || *p == '\t') p++;
 	return *p == '=';
+}
+
+/* 1 if the line (of a table's text, header included) says how the rows
+ * are made: `make =`, `make_serve =`, `timeout =` (parse_block's test). */
+static int how_line(const char *line, size_t n)
+{
+	if (!n || (*line != ' ' && *line != '\t')) return 0;   /* the header */
+	char *s = xstrndup(line, n), *p = trim(s);
+	int how = directive(p, "make") || directive(p, "make_serve") || (directive(p, "timeout") && !strchr(p, ':'));
+	free(s);
+	return how;
+}
+
+char *table_text_with_how(const table *old, const table *nt)
+{
+	sb_t how = SB_INIT, out = SB_INIT;
+	sb_add(&how, "");
+	for (const char *l = nt->text, *e; *l; l = *e ? e + 1 : e) {
+		e = l + strcspn(l, "\n");
+		if (how_line(l, (size_t)(e - l))) sb_printf(&how, "%.*s\n", (int)(e - l), l);
+	}
+	/* old's lines, its how lines replaced by nt's where the first was */
+	int put = 0;
+	size_t last = 0;   /* the end of old's last line with text */
+	sb_add(&out, "");
+	for (const char *l = old->text, *e; *l; l = *e ? e + 1 : e) {
+		e = l + strcspn(l, "\n");
+		if (how_line(l, (size_t)(e - l))) {
+			if (!put++) sb_add(&out, sb_str(&how));
+			last = out.len;
+			continue;
+		}
+		sb_printf(&out, "%.*s\n", (int)(e - l), l);
+		if (l + strspn(l, " \t\r") < e) last = out.len;
+	}
+	/* none before: after the last line with text; the blank lines after
+	 * it go (a stored text read back has one more each time) */
+	sb_t b = SB_INIT;
+	sb_printf(&b, "%.*s%s", (int)last, sb_str(&out), put ? "" : sb_str(&how));
+	sb_free(&out);
+	sb_free(&how);
+	return sb_steal(&b);
+}
+
+/* The command line of argv as one would write it ("none" without one). */
+static void argv_text(sb_t *b, char *const *argv)
+{
+	if (!argv) { sb_add(b, "none"); return; }
+	for (char *const *p = argv; *p; p++) {
+		if (p != argv) sb_addc(b, ' ');
+		if (**p && !strpbrk(*p, " \t'\"#")) { sb_add(b, *p); continue; }
+		sb_addc(b, '"');
+		for (const char *s = *p; *s; s++) {
+			if (*s == '"' || *s == '\\') sb_addc(b, '\\');
+			sb_addc(b, *s);
+		}
+		sb_addc(b, '"');
+	}
+}
+
+static int same_argv(char *const *a, char *const *b)
+{
+	if (!a || !b) return a == b;
+	for (; *a && *b; a++, b++)
+		if (strcmp(*a, *b)) return 0;
+	return !*a && !*b;
+}
+
+size_t table_how_changes(const table *old, const table *nt, char **v)
+{
+	size_t n = 0;
+	sb_t b = SB_INIT;
+	if (!same_argv(old->make_argv, nt->make_argv)) {
+		sb_add(&b, "make: ");
+		argv_text(&b, old->make_argv);
+		sb_add(&b, " -> ");
+		argv_text(&b, nt->make_argv);
+		v[n++] = sb_steal(&b);
+	}
+	if (!same_argv(old->make_serve_argv, nt->make_serve_argv)) {
+		sb_add(&b, "make_serve: ");
+		argv_text(&b, old->make_serve_argv);
+		sb_add(&b, " -> ");
+		argv_text(&b, nt->make_serve_argv);
+		v[n++] = sb_steal(&b);
+	}
+	if (old->timeout != nt->timeout) {
+		char x[64], y[64];
+		sb_printf(&b, "timeout: %s -> %s", old->timeout > 0 ? duration_text(old->timeout, x, sizeof x) : "none",
+			  nt->timeout > 0 ? duration_text(nt->timeout, y, sizeof y) : "none");
+		v[n++] = sb_steal(&b);
+	}
+	sb_free(&b);
+	return n;
 }
 
 static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
@@ -818,6 +916,25 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 	return 0;
 }
 
+/* No shortened SQL name of t (names.c) is one of another table's: the
+ * hash of two long names may, however rarely, be the same. */
+static int names_distinct(pctx *c, const table *t)
+{
+	char buf[128];
+	for (int pass = 0; pass < 2; pass++) {
+		const pipeline *pp = pass ? c->prev : c->cur;
+		for (size_t k = 0; pp && k < pp->n; k++) {
+			const table *o = pp->tables[k];
+			if (o == t || !strcmp(o->name, t->name)) continue;
+			if (table_names_clash(t, o, buf, sizeof buf))
+				return fail(c, t->line, "table %s: the SQL name '%s' that djc derives from its name (shortened to fit "
+					    "%d characters) is also one of table %s's; rename one of the two tables", t->name, buf,
+					    SQL_DERIVED_MAX, o->name);
+		}
+	}
+	return 0;
+}
+
 int pipeline_parse(pipeline **out, const char *text, const char *filename, const pipeline *prev, char **msg)
 {
 	*out = NULL;
@@ -947,24 +1064,14 @@ int pipeline_parse(pipeline **out, const char *text, const char *filename, const
 			snake(&sq, t->name);
 		}
 		t->sql_name = sb_steal(&sq);
-		if (strlen(t->sql_name) > 60) {
-			rc = fail(&c, line, "table name %s is too long (its SQL name '%s' exceeds 60 characters)", t->name, t->sql_name);
+		if (strlen(t->sql_name) > SQL_NAME_MAX) {
+			rc = fail(&c, line, "table name %s is too long: its SQL name '%s' has %zu characters, more than the %d "
+				  "DataJoint allows", t->name, t->sql_name, strlen(t->sql_name), SQL_NAME_MAX);
 			free_table(t);
 			break;
 		}
-		if (tr == TIER_COMPUTED || tr == TIER_IMPORTED) {
-			sb_add(&sq, "~~");
-			snake(&sq, t->name);
-			t->jobs_name = sb_steal(&sq);
-			t->hist_name = xasprintf("%s__history", t->jobs_name);
-			/* MariaDB takes names of 64 characters, PostgreSQL keeps 63 */
-			if (strlen(t->hist_name) > 63) {
-				rc = fail(&c, line, "table name %s is too long for a %s table (the SQL name of its jobs' attempt "
-					  "history, '%s', exceeds 63 characters)", t->name, tier_name(tr), t->hist_name);
-				free_table(t);
-				break;
-			}
-		}
+		/* the jobs table and the rest: shortened when too long (names.c) */
+		if (tr == TIER_COMPUTED || tr == TIER_IMPORTED) table_jobs_names(t);
 		/* names differing only in case ("Session", "session") map to one SQL table */
 		{
 			const table *clash = NULL;
@@ -1002,6 +1109,7 @@ int pipeline_parse(pipeline **out, const char *text, const char *filename, const
 		c.cur->tables = xrealloc(c.cur->tables, (c.cur->n + 1) * sizeof(table *));
 		c.cur->tables[c.cur->n++] = t;
 		rc = parse_block(&c, t, lines + start + 1, nums + start + 1, end - start - 1);
+		if (!rc) rc = names_distinct(&c, t);
 	}
 	free(lines); free(nums); free(buf); free(orig); free(olines);
 	if (rc) {

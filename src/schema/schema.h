@@ -58,7 +58,9 @@ typedef struct table {
 	struct table **ks_tables;
 	size_t nks;
 	char *text;            /* the block as written, header included */
-	char *canon;           /* canonical form, compared for idempotent declare */
+	char *canon;           /* canonical form of the definition, compared for idempotent declare */
+	char *how;             /* canonical form of how its rows are made (make, make_serve,
+	                        * timeout): not its definition; declare updates it (docs/schema.md) */
 	int line;              /* header line in its file */
 	/* key source: the primary key attributes inherited from parents */
 	size_t nsrc;
@@ -95,8 +97,43 @@ attr *table_attr_any(const table *t, const char *name);
  * by declare (jobs.add_job_metadata) or alter (keeping the columns of the
  * stored table), before it is stored or shared. No-op if it has them. */
 void table_enable_job_meta(table *t);
+/* How the rows of a table are made (its make, make_serve and timeout
+ * lines) is not its definition: declare changes it without an alter.
+ * table_text_with_how: old's text (caller frees) with its how lines
+ * replaced by nt's, put where old's first one was (else after its last
+ * line); everything else of old's text is kept. table_how_changes: one
+ * line per change from old to nt into v (at most 3; "make: ./a -> ./b",
+ * "timeout: 1h -> 2h"), returns how many; caller frees each. */
+char *table_text_with_how(const table *old, const table *nt);
+size_t table_how_changes(const table *old, const table *nt, char **v);
 #define JOB_META_LINE "    job_metadata = true   # djc: hidden columns _job_start_time, _job_duration, _job_version\n"
 const char *tier_name(tier t);
+
+/* ------------------------------------------------ SQL names (names.c) */
+
+/* A table's SQL name may have 64 characters, as in DataJoint (MariaDB's
+ * limit; PostgreSQL keeps 63: ddl_dialect.max_name). The names djc derives
+ * from it fit 63 on every backend. */
+#define SQL_NAME_MAX 64
+#define SQL_DERIVED_MAX 63
+/* Append stem + suffix to b, or, when longer than SQL_DERIVED_MAX, the
+ * stem cut so that stem cut + "_" + 9 digits of a hash of the whole +
+ * suffix has exactly SQL_DERIVED_MAX characters. A pure function of its
+ * arguments, never changed between versions. Returns 1 when shortened. */
+int sql_derived_name(sb_t *b, const char *stem, const char *suffix);
+/* Set t->jobs_name and t->hist_name (computed and imported tables, after
+ * t->sql_name). */
+void table_jobs_names(table *t);
+/* Append the name of index suffix ("next", "lease") of t's jobs table;
+ * 1 when shortened. */
+int table_jobs_index(sb_t *b, const table *t, const char *suffix);
+/* Append the name of t's i-th index (index(...) lines), of its i-th
+ * foreign key (MariaDB's own name for it, <table>_ibfk_<i+1>, when that
+ * fits); 1 when shortened (a foreign key is then named in the DDL). */
+int table_index_name(sb_t *b, const table *t, size_t i);
+int table_fk_name(sb_t *b, const table *t, size_t i);
+/* A shortened derived name that tables a and b share (into buf), or NULL. */
+const char *table_names_clash(const table *a, const table *b, char *buf, size_t n);
 
 /* Check and convert a value for attribute a (a user's input) into the value
  * bound for the database. On error returns DJC_EINVAL with a message. */
@@ -137,6 +174,7 @@ typedef struct ddl_dialect {
 	int alter_combined;        /* all changes of a table in one ALTER TABLE statement */
 	const char *retype_head, *retype_mid; /* "ALTER COLUMN " c " TYPE " t; NULL: no type change needed ever */
 	int backslash_escapes;     /* string literals treat \ as an escape character */
+	int max_name;              /* the longest table name it keeps (<= SQL_NAME_MAX) */
 } ddl_dialect;
 
 /* The dialect of a driver, or NULL for an unknown one. */

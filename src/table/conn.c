@@ -290,7 +290,16 @@ static int create_table(djc_conn *c, const table *t)
 	sb_addc(&q, ')');
 	for (size_t i = 0; i < t->nfks; i++) {
 		const fkey *f = &t->fks[i];
-		sb_add(&q, ", FOREIGN KEY (");
+		/* MariaDB names a foreign key <table>_ibfk_<n>, which must fit
+		 * 64 characters: a long table's is named here, shortened */
+		sb_t fk = SB_INIT;
+		if (table_fk_name(&fk, t, i)) {
+			sb_add(&q, ", CONSTRAINT ");
+			db_qi(c->db, &q, sb_str(&fk));
+			sb_add(&q, " FOREIGN KEY (");
+		} else
+			sb_add(&q, ", FOREIGN KEY (");
+		sb_free(&fk);
 		cols_list(c, &q, f->attrs, f->nattrs);
 		sb_add(&q, ") REFERENCES ");
 		db_qtable(c->db, &q, f->ptable->sql_name);
@@ -316,7 +325,7 @@ static int create_table(djc_conn *c, const table *t)
 		if (t->idx[i].unique) continue;
 		sb_t cols = SB_INIT, name = SB_INIT;
 		cols_list(c, &cols, t->idx[i].attrs, t->idx[i].nattrs);
-		sb_printf(&name, "%s_i%zu", t->sql_name, i);
+		table_index_name(&name, t, i);
 		sb_reset(&q);
 		db_create_index(c->db, &q, t->sql_name, sb_str(&name), sb_str(&cols), 0, NULL);
 		rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
@@ -446,7 +455,7 @@ static int declare_declared(djc_conn *c, const char *text, const char *file, sb_
 	sb_reset(tabs);
 	for (size_t i = 0; i < np->n && !rc; i++) {
 		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
-		if (!old || strcmp(old->canon, t->canon)) { rc = 1; break; }
+		if (!old || strcmp(old->canon, t->canon) || strcmp(old->how, t->how)) { rc = 1; break; }
 		char **cols = NULL;
 		size_t ncols = 0;
 		if ((rc = sql_columns(c, old->sql_name, &cols, &ncols))) { rc = conn_dbfail(c, rc, t->name); break; }
@@ -465,6 +474,73 @@ static int declare_declared(djc_conn *c, const char *text, const char *file, sb_
 	}
 	pipeline_free(np);
 	return rc;
+}
+
+/* DataJoint 2.x refuses to declare a computed or imported table with a
+ * primary key attribute that comes from no parent (make is called once
+ * per key of the parents, so one job would make several rows), unless
+ * jobs.allow_new_pk_fields_in_computed_tables is true; so does djc, for
+ * a table whose key source is its parents (a key_source line naming its
+ * tables says what a job is). DJC_EINVAL naming the attributes. */
+static int own_key_check(djc_conn *c, const table *t, const char *file)
+{
+	if ((t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED) || t->key_source_join ||
+	    config_bool("jobs.allow_new_pk_fields_in_computed_tables"))
+		return DJC_OK;
+	sb_t own = SB_INIT;
+	size_t n = 0;
+	for (size_t i = 0; i < t->nkey; i++)
+		if (!t->attrs[i].from_parent) sb_printf(&own, "%s%s", n++ ? ", " : "", t->attrs[i].name);
+	int rc = DJC_OK;
+	if (n)
+		rc = conn_fail(c, DJC_EINVAL,
+			       "%s:%d: %s table %s has primary key attribute%s %s from no parent: make is called once per key of "
+			       "its parents, so one job would make several rows; as DataJoint does, djc declares such a table "
+			       "only with jobs.allow_new_pk_fields_in_computed_tables set to true (jobs are then the parents' "
+			       "keys); a part table holds several rows per key",
+			       file, t->line, tier_name(t->tier), t->name, n > 1 ? "s" : "", sb_str(&own));
+	sb_free(&own);
+	return rc;
+}
+
+/* DJC_ECONFLICT: the declared table old is not as the text t defines it;
+ * the message says what differs and what to do (alter, or drop). */
+static int declare_conflict(djc_conn *c, const table *old, const table *t, const char *file)
+{
+	sb_t why = SB_INIT;
+	int rc;
+	if (tbl_declare_diff(c, old, t, file, &why))
+		rc = conn_fail(c, DJC_ECONFLICT, "%s:%d: table %s is already declared with a different definition: %s", file,
+			       t->line, t->name, sb_str(&why));
+	else
+		rc = conn_fail(c, DJC_ECONFLICT,
+			       "%s:%d: table %s is already declared with a different definition (%s); 'djc alter %s' makes %s, "
+			       "'djc drop %s' drops it (and what depends on it) to declare it anew, or declare into another "
+			       "--schema",
+			       file, t->line, t->name, why.len ? sb_str(&why) : "its text", file, "the change", t->name);
+	sb_free(&why);
+	return rc;
+}
+
+/* The declared table old and t differ only in how their rows are made
+ * (make, make_serve, timeout): not the table's definition (in DataJoint,
+ * make is code). Its stored text gets t's lines (table_text_with_how),
+ * under the schema-change lock; the report says what changed. */
+static int declare_how(djc_conn *c, schema_tx *x, const table *old, const table *t, sb_t *tabs)
+{
+	char *text = table_text_with_how(old, t);
+	int rc = pipe_set_text(c, x, old->name, text, old->text);
+	free(text);
+	if (rc) return rc;
+	char *how[3];
+	size_t n = table_how_changes(old, t, how);
+	sb_printf(tabs, "updated %s (%s) as %s:", t->name, tier_name(t->tier), t->sql_name);
+	for (size_t i = 0; i < n; i++) {
+		sb_printf(tabs, "%s %s", i ? "," : "", how[i]);
+		free(how[i]);
+	}
+	sb_printf(tabs, "%s\n", job_meta_note(old, t));
+	return DJC_OK;
 }
 
 /* One attempt at declaring. *locked is set once the schema-change lock
@@ -498,13 +574,10 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 	for (size_t i = 0; i < np->n; i++) {
 		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
 		if (old && strcmp(old->canon, t->canon)) {
-			rc = conn_fail(c, DJC_ECONFLICT,
-				       "%s:%d: table %s is already declared with a different definition; 'djc alter %s' changes "
-				       "secondary attributes, 'djc drop %s' drops it (and what depends on it) to declare it anew, "
-				       "or declare into another --schema",
-				       file, t->line, t->name, file, t->name);
+			rc = declare_conflict(c, old, t, file);
 			goto fail;
 		}
+		if (!old && (rc = own_key_check(c, t, file))) goto fail;
 		if ((rc = check_sql_table(c, t, old, file))) goto fail;
 	}
 	long base = 0;
@@ -528,10 +601,13 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 	}
 	long made = 0;
 	for (size_t i = 0; i < np->n; i++) {
-		table *t = np->tables[i];
-		if (pipeline_find(c->pipe, t->name)) {
-			sb_printf(tabs, "exists  %s (%s) as %s%s\n", t->name, tier_name(t->tier), t->sql_name,
-				  job_meta_note(pipeline_find(c->pipe, t->name), t));
+		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
+		if (old && strcmp(old->how, t->how)) {
+			if ((rc = declare_how(c, &x, old, t, tabs))) goto fail;
+			continue;
+		}
+		if (old) {
+			sb_printf(tabs, "exists  %s (%s) as %s%s\n", t->name, tier_name(t->tier), t->sql_name, job_meta_note(old, t));
 			continue;
 		}
 		/* jobs.add_job_metadata: the hidden columns on the tables made now */
@@ -631,6 +707,18 @@ int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn 
 		return rc;
 	}
 	size_t n = np->n;
+	/* DataJoint's limit is the backend's: PostgreSQL keeps 63 characters */
+	const ddl_dialect *d = c->db ? ddl_dialect_for(c->db->drv->name) : NULL;
+	for (size_t i = 0; d && i < np->n; i++) {
+		const table *t = np->tables[i];
+		if (strlen(t->sql_name) > (size_t)d->max_name) {
+			rc = conn_fail(c, DJC_EINVAL, "%s:%d: table name %s is too long for %s: its SQL name '%s' has %zu characters, "
+				       "more than the %d it keeps", file, t->line, t->name, d->driver, t->sql_name,
+				       strlen(t->sql_name), d->max_name);
+			pipeline_free(np);
+			return rc;
+		}
+	}
 	pipeline_free(np);
 	if (!n) return conn_fail(c, DJC_EINVAL, "%s: no tables declared (a table starts with 'Name (tier)')", file);
 	sb_t tabs = SB_INIT, jobs = SB_INIT;

@@ -564,15 +564,25 @@ static int alter_plan(djc_conn *c, const table *old, const table *nt, const char
 		}
 	}
 	if (!rc) {
-		int mk = (old->make_argv != NULL) != (nt->make_argv != NULL);
-		for (size_t i = 0; !mk && old->make_argv && (old->make_argv[i] || nt->make_argv[i]); i++)
-			mk = !old->make_argv[i] || !nt->make_argv[i] || strcmp(old->make_argv[i], nt->make_argv[i]);
-		if (mk) changes_add(ch, nm, nt->sql_name, "make", -1);
 		if (!same_str(old->key_source_join, nt->key_source_join))   /* its jobs table's key may change */
 			rc = conn_fail(c, DJC_EINVAL, "%s:%d: table %s: alter does not change the tables of key_source (%s -> %s); drop "
 				       "and declare it again", file, nt->line, nm, old->key_source_join ? old->key_source_join : "its parents",
 				       nt->key_source_join ? nt->key_source_join : "its parents");
-		else if (!same_str(old->key_source_where, nt->key_source_where)) changes_add(ch, nm, nt->sql_name, "key_source", -1);
+		else if (!same_str(old->key_source_where, nt->key_source_where)) {
+			sb_reset(&act);
+			sb_printf(&act, "key_source: %s -> %s", old->key_source_where ? old->key_source_where : "none",
+				  nt->key_source_where ? nt->key_source_where : "none");
+			changes_add(ch, nm, nt->sql_name, sb_str(&act), -1);
+		}
+	}
+	if (!rc) {
+		/* how the rows are made (declare changes it too) */
+		char *how[3];
+		size_t nh = table_how_changes(old, nt, how);
+		for (size_t i = 0; i < nh; i++) {
+			changes_add(ch, nm, nt->sql_name, how[i], -1);
+			free(how[i]);
+		}
 	}
 	sb_free(&act);
 	free(from);
@@ -582,7 +592,25 @@ static int alter_plan(djc_conn *c, const table *old, const table *nt, const char
 	return DJC_OK;
 }
 
-static int meta_set_text(djc_conn *c, const char *name, const char *text)
+int tbl_declare_diff(djc_conn *c, const table *old, const table *nt, const char *file, sb_t *b)
+{
+	djc_changes *ch = xcalloc(1, sizeof *ch);
+	alt_op *ops = NULL;
+	size_t nops = 0;
+	int rc = alter_plan(c, old, nt, file, &ops, &nops, ch);
+	free(ops);
+	if (rc) {
+		/* alter's reason, without its "file:line: table X: " */
+		char head[512];
+		snprintf(head, sizeof head, "%s:%d: table %s: ", file, nt->line, nt->name);
+		sb_add(b, strncmp(c->err, head, strlen(head)) ? c->err : c->err + strlen(head));
+	} else
+		for (size_t i = 0; i < ch->n; i++) sb_printf(b, "%s%s", i ? ", " : "", ch->items[i].action);
+	djc_changes_free(ch);
+	return rc;
+}
+
+int pipe_set_text(djc_conn *c, schema_tx *x, const char *name, const char *text, const char *was)
 {
 	sb_t q = SB_INIT;
 	sb_add(&q, "UPDATE ");
@@ -596,8 +624,15 @@ static int meta_set_text(djc_conn *c, const char *name, const char *text)
 	int rc = db_exec(c->db, sb_str(&q), p, 2, NULL);
 	val_free(&p[0]);
 	val_free(&p[1]);
-	sb_free(&q);
-	return rc;
+	if (rc) {
+		sb_free(&q);
+		return conn_dbfail(c, rc, name);
+	}
+	val_t *u = xcalloc(2, sizeof(val_t));
+	u[0] = val_text(was);
+	u[1] = val_text(name);
+	stx_undo(x, sb_steal(&q), u, 2);
+	return DJC_OK;
 }
 
 static int alter_once(djc_conn *c, const char *text, const char *file, int dry_run, djc_changes *ch)
@@ -645,19 +680,7 @@ static int alter_once(djc_conn *c, const char *text, const char *file, int dry_r
 		if (!old || same_text(old->text, nt->text)) continue;
 		/* the stored text first (put back if the ALTER fails where DDL is
 		 * not transactional), then the table's ALTER statement(s) */
-		if ((rc = meta_set_text(c, nt->name, nt->text))) { rc = conn_dbfail(c, rc, nt->name); break; }
-		sb_t q = SB_INIT;
-		sb_add(&q, "UPDATE ");
-		db_qtable(c->db, &q, META_TABLE);
-		sb_add(&q, " SET ");
-		db_qi(c->db, &q, "definition");
-		sb_add(&q, " = ? WHERE ");
-		db_qi(c->db, &q, "name");
-		sb_add(&q, " = ?");
-		val_t *p = xcalloc(2, sizeof(val_t));
-		p[0] = val_text(old->text);
-		p[1] = val_text(nt->name);
-		stx_undo(&x, sb_steal(&q), p, 2);
+		if ((rc = pipe_set_text(c, &x, nt->name, nt->text, old->text))) break;
 		char **st = NULL;
 		sb_t qt = SB_INIT;
 		db_qtable(c->db, &qt, nt->sql_name);

@@ -183,6 +183,14 @@ int stx_commit(djc_conn *c, schema_tx *x);
 /* Give up: roll back, or undo the recorded steps in reverse order; free
  * the lock. c's message is kept (an undo that fails is added to it). */
 void stx_abort(djc_conn *c, schema_tx *x);
+/* Store text as the definition of the declared table name, recording
+ * how to put back was. A code (with the message) when it failed. */
+int pipe_set_text(djc_conn *c, schema_tx *x, const char *name, const char *text, const char *was);
+/* What differs between the declared table old and its definition nt in
+ * file, for declare's refusal, into b: DJC_OK with the changes alter makes
+ * ("add n = 0 : int32, key_source: {...} -> {...}"), or alter's code with
+ * its reason for not making them (c's message is then alter's). */
+int tbl_declare_diff(djc_conn *c, const table *old, const table *nt, const char *file, sb_t *b);
 /* The column names of the SQL table sql_name, in order (*n = 0 and *cols
  * NULL when it does not exist); free with strv_free. */
 int sql_columns(djc_conn *c, const char *sql_name, char ***cols, size_t *n);

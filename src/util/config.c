@@ -29,6 +29,8 @@ static config_item items[] = {
 	{"jobs.serve_restarts", "DJC_JOBS_SERVE_RESTARTS", "10", "int", NULL, NULL},
 	{"jobs.add_job_metadata", "DJC_JOBS_ADD_JOB_METADATA", "false", "bool", NULL, NULL},
 	{"jobs.job_version", "DJC_JOBS_JOB_VERSION", "", "string", NULL, NULL},
+	{"jobs.allow_new_pk_fields_in_computed_tables", "DJC_JOBS_ALLOW_NEW_PK_FIELDS_IN_COMPUTED_TABLES", "false", "bool", NULL,
+	 NULL},
 	{"database.url", "DJC_DATABASE_URL", "sqlite:djc.db", "string", NULL, NULL},
 	{"database.schema", "DJC_DATABASE_SCHEMA", "", "string", NULL, NULL},
 	{"database.password", "DJC_DATABASE_PASSWORD", "", "secret", NULL, NULL},

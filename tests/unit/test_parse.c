@@ -881,10 +881,179 @@ static void test_rows(void)
 	json_decref(o);
 }
 
+
+/* n copies of s, kept */
+static const char *rep(const char *s, int n)
+{
+	size_t k = strlen(s);
+	char *o = keep(calloc(k * (size_t)n + 1, 1));
+	for (int i = 0; i < n; i++) memcpy(o + k * (size_t)i, s, k);
+	return o;
+}
+
+/* Issue 36, item 13: a table's SQL name may have 64 characters, as in
+ * DataJoint; the names djc derives from it (jobs table, history, their
+ * indexes, the table's indexes and foreign keys) fit 63, shortened by a
+ * fixed rule (cut + "_" + 9 digits of FNV-1a + suffix; docs/schema.md) that
+ * leaves every name an earlier djc made as it was. The expected names
+ * were computed by a separate implementation of that rule. */
+static void test_long_names(void)
+{
+	sb_t b = SB_INIT;
+	CHECK(sql_derived_name(&b, "~~session_stats", "__history") == 0);
+	CHECK_STR(sb_str(&b), "~~session_stats__history");
+	sb_reset(&b);
+	char stem[80];
+	snprintf(stem, sizeof stem, "~~%s", rep("x", 70));
+	CHECK(sql_derived_name(&b, stem, "") == 1);
+	CHECK_STR(sb_str(&b), keep(xasprintf("~~%s_071497573", rep("x", 51))));
+	CHECK(strlen(sb_str(&b)) == 63);
+	sb_free(&b);
+
+	/* every name an earlier djc accepted (a computed table's snake name
+	 * of at most 52 characters) keeps its derived names */
+	for (int n = 1; n <= 52; n++) {
+		const char *name = keep(xasprintf("A%s", rep("b", n - 1))), *sn = keep(xasprintf("a%s", rep("b", n - 1)));
+		pipeline *p = ok_parse(keep(xasprintf("S (manual)\n    id : int32\n    ---\n%s (computed)\n    -> S\n    ---\n"
+						      "    v : int32\n    index(v)\n", name)));
+		const table *t = p ? p->tables[1] : NULL;
+		if (!t) continue;
+		sb_t x = SB_INIT;
+		int cut = table_jobs_index(&x, t, "next") + table_jobs_index(&x, t, "lease") + table_index_name(&x, t, 0) +
+			  table_fk_name(&x, t, 0);
+		CHECK_MSG(!strcmp(t->jobs_name, keep(xasprintf("~~%s", sn))) && !strcmp(t->hist_name, keep(xasprintf("~~%s__history", sn))) &&
+			  !cut && !strcmp(sb_str(&x), keep(xasprintf("~~%s_next~~%s_lease__%s_i0__%s_ibfk_1", sn, sn, sn, sn))),
+			  "snake name of %d characters: %s %s %s", n, t->jobs_name, t->hist_name, sb_str(&x));
+		sb_free(&x);
+	}
+
+	/* 53 characters: refused before (its history's name had 64); now the
+	 * history's name is shortened, the others are as they were */
+	const char *n53 = keep(xasprintf("%scde", rep("Ab", 17)));
+	pipeline *p = ok_parse(keep(xasprintf("S (manual)\n    id : int32\n    ---\n%s (computed)\n    -> S\n    ---\n    v : int32\n", n53)));
+	if (p) {
+		const table *t = p->tables[1];
+		CHECK_STR(t->sql_name, "__ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_abcde");
+		CHECK_STR(t->jobs_name, "~~ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_abcde");
+		CHECK_STR(t->hist_name, "~~ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab__854610078__history");
+	}
+
+	/* SQL names of 64 characters: a computed and an imported table, with an
+	 * index and a foreign key */
+	const char *lx = keep(xasprintf("L%s", rep("x", 61))), *my = keep(xasprintf("M%s", rep("y", 62)));
+	p = ok_parse(keep(xasprintf("S (manual)\n    id : int32\n    ---\n%s (computed)\n    -> S\n    ---\n    v : int32\n    index(v)\n"
+				    "%s (imported)\n    -> S\n    ---\n    v : int32\n    index(v)\n", lx, my)));
+	static const char *const want[2][7] = {
+		{"__lxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+		 "~~lxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_197496897",
+		 "~~lxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_699502209__history",
+		 "~~lxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_268041015_next",
+		 "~~lxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_779206456_lease",
+		 "__lxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_971520593_i0",
+		 "__lxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_545858832_ibfk_1"},
+		{"_myyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy",
+		 "~~myyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy_458167450",
+		 "~~myyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy_312390648__history",
+		 "~~myyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy_214747646_next",
+		 "~~myyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy_423125971_lease",
+		 "_myyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy_873286201_i0",
+		 "_myyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy_154813304_ibfk_1"},
+	};
+	for (int k = 0; p && k < 2; k++) {
+		const table *t = p->tables[1 + k];
+		sb_t x[4] = {SB_INIT, SB_INIT, SB_INIT, SB_INIT};
+		CHECK(table_jobs_index(&x[0], t, "next") && table_jobs_index(&x[1], t, "lease") && table_index_name(&x[2], t, 0) &&
+		      table_fk_name(&x[3], t, 0));
+		const char *got[7] = {t->sql_name, t->jobs_name, t->hist_name, sb_str(&x[0]), sb_str(&x[1]), sb_str(&x[2]), sb_str(&x[3])};
+		for (int i = 0; i < 7; i++) CHECK_STR(got[i], want[k][i]);
+		for (int i = 0; i < 4; i++) sb_free(&x[i]);
+	}
+	/* names are letters and digits of any length; 65 SQL characters is too long */
+	p = ok_parse(keep(xasprintf("A%s (manual)\n    id : int32\n    ---\n", rep("b", 63))));
+	CHECK(p && strlen(p->tables[0]->sql_name) == 64);
+	CHECK_STR(err_parse(keep(xasprintf("S (manual)\n    id : int32\n    ---\n%sx (computed)\n    -> S\n    ---\n", lx))),
+		  keep(xasprintf("p.djc:4: table name %sx is too long: its SQL name '__l%sx' has 65 characters, more than the 64 "
+				 "DataJoint allows", lx, rep("x", 61))));
+	CHECK_STR(err_parse(keep(xasprintf("S (manual)\n    id : int32\n    ---\nS.P%s (part)\n    v : int32\n    ---\n", rep("q", 61)))),
+		  keep(xasprintf("p.djc:4: table name S.P%s is too long: its SQL name 's__p%s' has 65 characters, more than the 64 "
+				 "DataJoint allows", rep("q", 61), rep("q", 61))));
+
+	/* two long names whose shortened names meet (found by search: the same
+	 * cut, the same 9 digits) are refused, not mixed up: their jobs tables
+	 * ... */
+	const char *ja = keep(xasprintf("A%svdigrhsxmrg", rep("b", 50))), *jb = keep(xasprintf("A%stptqcckxeku", rep("b", 50)));
+	CHECK_STR(err_parse(keep(xasprintf("S (manual)\n    id : int32\n    ---\n%s (computed)\n    -> S\n    ---\n"
+					   "%s (computed)\n    -> S\n    ---\n", ja, jb))),
+		  keep(xasprintf("p.djc:7: table %s has the same SQL name '~~a%s_513446165' as table %s", jb, rep("b", 50), ja)));
+	/* ... their history tables (here a table declared before) */
+	const char *ha = keep(xasprintf("A%sxqsnzdwnqt", rep("b", 45))), *hb = keep(xasprintf("A%srecpeknjdn", rep("b", 45)));
+	pipeline *prev = ok_parse(keep(xasprintf("S (manual)\n    id : int32\n    ---\n%s (computed)\n    -> S\n    ---\n", ha)));
+	CHECK_STR(err_parse_prev(keep(xasprintf("%s (computed)\n    -> S\n    ---\n", hb)), prev),
+		  keep(xasprintf("p.djc:1: table %s: the SQL name '~~a%s_580295844__history' that djc derives from its name "
+				 "(shortened to fit 63 characters) is also one of table %s's; rename one of the two tables",
+				 hb, rep("b", 41), ha)));
+	/* declaring the same table again is no clash */
+	CHECK(ok_parse_prev(keep(xasprintf("%s (computed)\n    -> S\n    ---\n", ha)), prev) != NULL);
+}
+
+
+/* Issue 36, item 11: how a table's rows are made (make, make_serve,
+ * timeout) is not its definition: canon leaves it out, how holds it, and
+ * a declare replaces only those lines of the stored text. key_source stays
+ * in the definition (which keys the table holds). */
+static void test_how(void)
+{
+	static const char A[] = "S (manual)\n    id : int32\n    ---\n\n"
+				"C (computed)   # calc\n    -> S\n    ---\n    v : int32   # value\n    make = ./a.sh x\n    timeout = 1h\n"
+				"    w = 0 : int32\n\n";
+	static const char B[] = "S (manual)\n    id : int32\n    ---\n\n"
+				"C (computed)   # calc, changed\n    -> S\n    ---\n    v : int32   # the value\n    make = './b 2.sh' \"q\\\"\"\n"
+				"    timeout = 90m\n    w = 0 : int32\n";
+	static const char N[] = "S (manual)\n    id : int32\n    ---\n\nC (computed)\n    -> S\n    ---\n    v : int32\n"
+				"    w = 0 : int32\n";
+	static const char K[] = "S (manual)\n    id : int32\n    ---\n\nC (computed)\n    -> S\n    ---\n    v : int32\n"
+				"    w = 0 : int32\n    key_source = {\"id\": 1}\n";
+	pipeline *a = ok_parse(A), *b = ok_parse(B), *n = ok_parse(N), *k = ok_parse(K);
+	if (!a || !b || !n || !k) return;
+	const table *ta = a->tables[1], *tb = b->tables[1], *tn = n->tables[1], *tk = k->tables[1];
+	CHECK_STR(ta->canon, tb->canon);
+	CHECK_STR(ta->canon, tn->canon);
+	CHECK(strcmp(ta->canon, tk->canon) != 0);   /* key_source is the definition */
+	CHECK_STR(ta->how, "make = [./a.sh] [x]\ntimeout = 3600\n");
+	CHECK(strcmp(ta->how, tb->how) != 0);
+	CHECK_STR(tn->how, "");
+	/* the stored text keeps everything but those lines (comments too) */
+	CHECK_STR(keep(table_text_with_how(ta, tb)), "C (computed)   # calc\n    -> S\n    ---\n    v : int32   # value\n"
+						     "    make = './b 2.sh' \"q\\\"\"\n    timeout = 90m\n    w = 0 : int32\n");
+	CHECK_STR(keep(table_text_with_how(ta, tn)), "C (computed)   # calc\n    -> S\n    ---\n    v : int32   # value\n"
+						     "    w = 0 : int32\n");
+	CHECK_STR(keep(table_text_with_how(tn, ta)), "C (computed)\n    -> S\n    ---\n    v : int32\n    w = 0 : int32\n"
+						     "    make = ./a.sh x\n    timeout = 1h\n");
+	/* an attribute called timeout with a default is an attribute */
+	pipeline *t2 = ok_parse("S (manual)\n    id : int32\n    ---\nC (computed)\n    -> S\n    ---\n    timeout = 5 : int32\n");
+	if (t2) CHECK_STR(keep(table_text_with_how(t2->tables[1], tn)), "C (computed)\n    -> S\n    ---\n    timeout = 5 : int32\n");
+	char *v[3];
+	size_t nv = table_how_changes(ta, tb, v);
+	CHECK(nv == 2);
+	if (nv == 2) {
+		CHECK_STR(keep(v[0]), "make: ./a.sh x -> \"./b 2.sh\" \"q\\\"\"");
+		CHECK_STR(keep(v[1]), "timeout: 1h -> 1h30m");
+	}
+	nv = table_how_changes(ta, tn, v);
+	CHECK(nv == 2);
+	if (nv == 2) {
+		CHECK_STR(keep(v[0]), "make: ./a.sh x -> none");
+		CHECK_STR(keep(v[1]), "timeout: 1h -> none");
+	}
+	CHECK(table_how_changes(ta, ta, v) == 0);
+}
+
 int main(void)
 {
 	test_pipeline();
 	test_names_and_refs();
+	test_long_names();
+	test_how();
 	test_types_parse();
 	test_parse_errors();
 	test_ints();

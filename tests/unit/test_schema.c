@@ -492,6 +492,152 @@ static void test_declare_again(djc_conn *c)
 	free(bad);
 }
 
+
+/* Issue 36, item 11: how a table's rows are made is not its definition.
+ * A declare whose make, make_serve or timeout lines differ updates the
+ * stored lines (no alter), says so, and is idempotent; every process sees
+ * them. key_source is the definition: declare refuses it, naming the
+ * change and djc alter. */
+static void test_how_lines(djc_conn *c, djc_conn *c2)
+{
+	static const char H0[] = "Hs (manual)\n    id : int32\n    ---\n\n"
+				 "Hc (computed)\n    -> Hs\n    ---\n    v : int64\n    make = ./a.sh\n    timeout = 1h\n";
+	static const char H1[] = "Hs (manual)\n    id : int32\n    ---\n\n"
+				 "Hc (computed)\n    -> Hs\n    ---\n    v : int64\n    make = ./b.sh 'x y'\n    timeout = 2h\n";
+	static const char H2[] = "Hs (manual)\n    id : int32\n    ---\n\n"
+				 "Hc (computed)\n    -> Hs\n    ---\n    v : int64\n    make_serve = ./serve.sh\n    timeout = 2h\n"
+				 "    key_source = {\"id\": 1}\n";
+	char *rep = NULL;
+	int rc = djc_declare(&rep, c, H0, "h.djc");
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	free(rep);
+	rep = NULL;
+	rc = djc_declare(&rep, c, H1, "h.djc");
+	CHECK_MSG(rc == DJC_OK && rep && strstr(rep, "exists  Hs (manual) as hs\n") &&
+		  strstr(rep, "updated Hc (computed) as __hc: make: ./a.sh -> ./b.sh \"x y\", timeout: 1h -> 2h\n"),
+		  "%d %s %s", rc, djc_error_last(c), rep ? rep : "");
+	free(rep);
+	/* stored: another connection declares it as it is, and alter finds it so */
+	rep = NULL;
+	rc = djc_declare(&rep, c2, H1, "h.djc");
+	CHECK_MSG(rc == DJC_OK && rep && strstr(rep, "exists  Hc (computed) as __hc\n"), "%d %s %s", rc, djc_error_last(c2), rep ? rep : "");
+	free(rep);
+	djc_alter_options o = DJC_ALTER_OPTIONS_INIT;
+	o.dry_run = 1;
+	djc_changes *ch = NULL;
+	CHECK(djc_alter(&ch, c2, H1, "h.djc", &o) == DJC_OK && ch && ch->n == 0);
+	djc_changes_free(ch);
+	/* alter --dry-run lists such changes as what they are */
+	ch = NULL;
+	CHECK(djc_alter(&ch, c2, H0, "h.djc", &o) == DJC_OK && ch && ch->n == 2 && entry(ch, "__hc", "make: ./b.sh \"x y\" -> ./a.sh") &&
+	      entry(ch, "__hc", "timeout: 2h -> 1h"));
+	djc_changes_free(ch);
+	/* a key_source change is one of the definition */
+	rc = djc_declare(NULL, c, H2, "h.djc");
+	CHECK_MSG(rc == DJC_ECONFLICT &&
+		  !strcmp(djc_error_last(c), "h.djc:5: table Hc is already declared with a different definition (key_source: "
+					     "none -> {\"id\": 1}, make: ./b.sh \"x y\" -> none, make_serve: none -> ./serve.sh); "
+					     "'djc alter h.djc' makes the change, 'djc drop Hc' drops it (and what depends on it) "
+					     "to declare it anew, or declare into another --schema"),
+		  "%d %s", rc, djc_error_last(c));
+	ch = NULL;
+	CHECK(djc_alter(&ch, c, H2, "h.djc", NULL) == DJC_OK && ch && ch->applied);
+	djc_changes_free(ch);
+	rep = NULL;
+	CHECK(djc_declare(&rep, c2, H2, "h.djc") == DJC_OK && rep && strstr(rep, "exists  Hc (computed) as __hc\n"));
+	free(rep);
+	ch = NULL;
+	CHECK(djc_drop(&ch, c, "Hs", NULL) == DJC_OK);
+	djc_changes_free(ch);
+}
+
+/* Issue 36, item 15: as DataJoint 2.x, a computed or imported table with a
+ * primary key attribute of its own is declared only with
+ * jobs.allow_new_pk_fields_in_computed_tables; a key_source line naming
+ * its tables declares what a job is and needs no setting. */
+static void test_own_key(djc_conn *c)
+{
+	static const char K[] = "Ks (manual)\n    id : int32\n    ---\n\n"
+				"Kseg (computed)\n    -> Ks\n    seg_id : int32\n    ---\n    v : int64\n";
+	static const char KI[] = "Ks (manual)\n    id : int32\n    ---\n\n"
+				 "Kimp (imported)\n    -> Ks\n    a : int32\n    b : int32\n    ---\n";
+	static const char KS[] = "Ks (manual)\n    id : int32\n    ---\n\n"
+				 "Kjoin (computed)\n    -> Ks\n    seg_id : int32\n    ---\n    v : int64\n    key_source = Ks\n";
+	int rc = djc_declare(NULL, c, K, "k.djc");
+	CHECK_MSG(rc == DJC_EINVAL &&
+		  !strcmp(djc_error_last(c), "k.djc:5: computed table Kseg has primary key attribute seg_id from no parent: make is "
+					     "called once per key of its parents, so one job would make several rows; as DataJoint does, "
+					     "djc declares such a table only with jobs.allow_new_pk_fields_in_computed_tables set to true "
+					     "(jobs are then the parents' keys); a part table holds several rows per key"),
+		  "%d %s", rc, djc_error_last(c));
+	CHECK(has_table(c, "Ks") == 0);   /* nothing of the file */
+	rc = djc_declare(NULL, c, KI, "k.djc");
+	CHECK_MSG(rc == DJC_EINVAL && strstr(djc_error_last(c), "imported table Kimp has primary key attributes a, b from no parent"),
+		  "%d %s", rc, djc_error_last(c));
+	rc = djc_declare(NULL, c, KS, "k.djc");
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	CHECK(djc_config_set("jobs.allow_new_pk_fields_in_computed_tables", "true", "test", NULL) == DJC_OK);
+	rc = djc_declare(NULL, c, K, "k.djc");
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	CHECK(djc_config_set("jobs.allow_new_pk_fields_in_computed_tables", "false", "test", NULL) == DJC_OK);
+	/* declared: declaring it again needs no setting */
+	rc = djc_declare(NULL, c, K, "k.djc");
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	const char *ks[] = {"{\"id\": 1}", "{\"id\": 2}"};
+	insert_json(c, "Ks", ks, 2);
+	CHECK(refresh_added(c, "Kseg") == 2);   /* a job per parent key */
+	djc_changes *ch = NULL;
+	CHECK(djc_drop(&ch, c, "Ks", NULL) == DJC_OK);
+	djc_changes_free(ch);
+}
+
+static int mk_long(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	djc_row *r = djc_row_new();
+	djc_row_set_int(r, "v", geti(key, "id") * 10);
+	int rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	return rc;
+}
+
+/* Issue 36, item 13: tables whose SQL names have 40 to 64 characters
+ * (DataJoint's limit; PostgreSQL's is 63) are declared with their jobs
+ * tables, indexes and foreign keys, populated with reserved jobs and
+ * dropped; on PostgreSQL 64 is "too long". */
+static void test_long_names(djc_conn *c)
+{
+	const char *be = getenv("DJC_BACKEND") ? getenv("DJC_BACKEND") : "sqlite";
+	static const int len[] = {40, 50, 60, 63, 64};
+	for (size_t i = 0; i < sizeof len / sizeof *len; i++) {
+		char name[80], text[512];
+		snprintf(name, sizeof name, "L%0*d", len[i] - 3, 0);   /* __l000...: len[i] characters */
+		snprintf(text, sizeof text, "Ls (manual)\n    id : int32\n    ---\n\n%s (computed)\n    -> Ls\n    ---\n"
+			 "    v : int64\n    index(v)\n", name);
+		int rc = djc_declare(NULL, c, text, "long.djc");
+		if (len[i] == 64 && !strcmp(be, "postgresql")) {
+			CHECK_MSG(rc == DJC_EINVAL && strstr(djc_error_last(c), "long.djc:5: table name L000") &&
+				  strstr(djc_error_last(c), " is too long for postgresql: its SQL name '__l000") &&
+				  strstr(djc_error_last(c), "' has 64 characters, more than the 63 it keeps"),
+				  "%d %s", rc, djc_error_last(c));
+			CHECK(has_table(c, "Ls") == 0);
+			continue;
+		}
+		CHECK_MSG(rc == DJC_OK, "%d: %s", len[i], djc_error_last(c));
+		const char *ks[] = {"{\"id\": 1}", "{\"id\": 2}", "{\"id\": 3}"};
+		insert_json(c, "Ls", ks, 3);
+		CHECK_MSG(populate(c, name, mk_long) == 3, "%d", len[i]);
+		CHECK(nrows(c, name, "{\"v\": 20}") == 1);
+		const char *more[] = {"{\"id\": 4}"};
+		insert_json(c, "Ls", more, 1);
+		CHECK(refresh_added(c, name) == 1 && jobs_total(c, name) == 1);
+		djc_changes *ch = NULL;
+		CHECK_MSG(djc_drop(&ch, c, "Ls", NULL) == DJC_OK && ch && ch->n == 4, "%d: %s", len[i], djc_error_last(c));
+		djc_changes_free(ch);
+		CHECK(has_table(c, name) == 0);
+	}
+}
+
 int main(void)
 {
 	char path[64];
@@ -513,6 +659,9 @@ int main(void)
 	test_delete(c);
 	test_drop(c, c2);
 	test_alter(c);
+	test_how_lines(c, c2);
+	test_own_key(c);
+	test_long_names(c);
 	djc_close(c);
 	djc_close(c2);
 	if (!getenv("DJC_TEST_URL")) {
