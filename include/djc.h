@@ -400,6 +400,12 @@ typedef struct djc_populate_result {
 	long cancelled_count; /* running makes stopped because their job was cancelled */
 	int drained;          /* SIGUSR1 asked populate to take no more work; it finished
 	                         the makes it had started */
+	char **error_tables;  /* [n_errors]: the table of each error (populate: its table) */
+	char *failure;        /* why the workers could not go on, which is no make's failure
+	                         (a serve program that cannot be run or restarted, a database
+	                         gone for longer than the retries), or NULL. Not counted in
+	                         error_count nor listed in errors; populate then returns
+	                         DJC_ERROR with this message. */
 } djc_populate_result;
 void djc_populate_result_free(djc_populate_result *res);
 
@@ -475,6 +481,13 @@ typedef struct djc_worker_result {
 	long stopped[DJC_WORKER_NSTOPS];   /* processes that stopped for each djc_worker_stop */
 	char **tables;        /* the tables served, upstream first */
 	size_t n_tables;
+	long retried_count;   /* failed or interrupted makes whose job went back to pending */
+	long cancelled_count; /* running makes stopped because their job was cancelled */
+	int drained;          /* SIGUSR1 asked the worker to take no more work */
+	char **error_tables;  /* [n_errors]: the table of each error */
+	char *failure;        /* why a worker process could not go on (stopped[DJC_WORKER_FAILED]),
+	                         which is no make's failure; NULL when none did. Not counted in
+	                         error_count nor listed in errors. */
 } djc_worker_result;
 void djc_worker_result_free(djc_worker_result *res);
 

@@ -602,8 +602,14 @@ void djc_worker_options_init(djc_worker_options *o)
 void djc_worker_result_free(djc_worker_result *r)
 {
 	if (!r) return;
-	for (size_t i = 0; i < r->n_errors; i++) { free(r->errors[i].key_json); free(r->errors[i].message); }
+	for (size_t i = 0; i < r->n_errors; i++) {
+		free(r->errors[i].key_json);
+		free(r->errors[i].message);
+		if (r->error_tables) free(r->error_tables[i]);
+	}
 	free(r->errors);
+	free(r->error_tables);
+	free(r->failure);
 	for (size_t i = 0; i < r->n_tables; i++) free(r->tables[i]);
 	free(r->tables);
 	free(r);
@@ -782,8 +788,13 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 	res->error_count = atomic_load(&sh->errors);
 	res->skipped_count = atomic_load(&sh->skipped);
 	res->lost_count = atomic_load(&sh->lost);
+	res->retried_count = atomic_load(&sh->retried);
+	res->cancelled_count = atomic_load(&sh->cancelled);
+	res->drained = populate_drain != 0;
+	res->failure = worker_failure_text(sh);
 	res->n_errors = pres.n_errors;
 	res->errors = pres.errors;
+	res->error_tables = pres.error_tables;
 	res->interrupted = populate_signal;
 	for (int i = 0; i < DJC_WORKER_NSTOPS; i++) res->stopped[i] = atomic_load(&stops[i]);
 	res->tables = xcalloc(n, sizeof(char *));
@@ -796,12 +807,9 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 	if (rc) goto out;
 	if (res->interrupted) {
 		rc = conn_fail(c, DJC_EINTR, "worker interrupted by %s", res->interrupted == SIGINT ? "SIGINT" : "SIGTERM");
-	} else if (failed) {
-		/* the worker's own failure (not a make's) is the first error without a key */
-		const char *m = "a worker process could not go on";
-		for (size_t i = 0; i < res->n_errors; i++)
-			if (!strcmp(res->errors[i].key_json, "{}")) { m = res->errors[i].message; break; }
-		rc = conn_fail(c, DJC_ERROR, "%s", m);
+	} else if (failed || res->failure) {
+		/* the worker's own failure, not a make's */
+		rc = conn_fail(c, DJC_ERROR, "%s", res->failure ? res->failure : "a worker process could not go on");
 	} else if (res->error_count) {
 		rc = conn_fail(c, DJC_EMAKE, "%ld make call%s failed%s%s", res->error_count, res->error_count == 1 ? "" : "s",
 			       res->n_errors ? ": " : "", res->n_errors ? res->errors[0].message : "");

@@ -233,8 +233,20 @@ sessions 14 16
 run env MK_FAIL=15 "$DJC" worker Stats --until-empty --refresh-interval 1
 check "a failing make: worker exits 1" [ "$RC" = 1 ]
 check "... the others made" [ "$(count Stats)" = 15 ]
-check "... one stderr line naming the key" sh -c "[ \$(printf '%s\n' \"\$1\" | wc -l) = 1 ] && printf '%s' \"\$1\" | grep -q '^djc: 1 make call failed; key {\"session_id\": *15}: make exited with status 3'" _ "$ERR"
+# the closing line and the error line name the table (issue 36.7)
+check "... one stderr line naming the table and the key" sh -c "[ \$(printf '%s\n' \"\$1\" | wc -l) = 1 ] && printf '%s' \"\$1\" | grep -q '^djc: 1 make call of Stats failed; key {\"session_id\": *15}: make exited with status 3'" _ "$ERR"
+check "... the error line names the table" sh -c "printf '%s\n' \"\$1\" | grep -q '^error Stats {\"session_id\": *15}: make exited with status 3'" _ "$OUT"
 check "... recorded as an error" sh -c "\"$DJC\" jobs Stats --json | grep -q '\"error\":1'"
+djc jobs clear Stats --status error > /dev/null
+# --json has populate's counts (retried, cancelled, drained) and each
+# error's table, from worker processes too (their errors come over a pipe);
+# with jobs.max_attempts 2 the failed make is retried after its backoff,
+# which --until-empty waits for, then fails for good
+run env MK_FAIL=15 DJC_JOBS_MAX_ATTEMPTS=2 DJC_JOBS_RETRY_DELAY=0.5 "$DJC" worker Stats --processes 2 --until-empty --refresh-interval 1 --json
+check "worker --json: a make failing twice (max_attempts 2): exit 1" [ "$RC" = 1 ]
+check "... retried once, then one error, of table Stats; no failure, not drained" \
+	test "$(printf '%s' "$OUT" | jq -c '[.retried_count, .error_count, .cancelled_count, .drained, .failure, [.errors[] | [.table, .key.session_id]], .stopped]')" = \
+	'[1,1,0,false,null,[["Stats",15]],{"empty":2}]'
 djc jobs clear Stats --status error > /dev/null
 
 # several processes
@@ -328,6 +340,7 @@ wait "$wpid"
 rc=$?
 check "drain: exit 0" [ "$rc" = 0 ]
 check "drain: both processes stopped for the drain, 2 made" py 'import json,sys; d=json.loads(open(sys.argv[1]).read()); sys.exit(0 if d["stopped"] == {"drain": 2} and d["success_count"] == 2 else 1)' drain.out
+check "drain: --json says drained (issue 36.7)" py 'import json,sys; d=json.loads(open(sys.argv[1]).read()); sys.exit(0 if d["drained"] is True else 1)' drain.out
 check "drain: no other make started (2)" [ "$(nfiles started.*)" = 2 ]
 expect_out "drain: the 2 running makes committed" "2" sh -c "\"$DJC\" --schema \"$D\" fetch Stats --format json | grep -c ."
 rm -f started.* go
@@ -368,6 +381,17 @@ check "worker --timeout 1, a make sleeping 60 s: exit 1" [ "$RC" = 1 ]
 check "... recorded as timed out" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["error_count"] == 1 and d["errors"][0]["message"].startswith("timed out after 1s") else 1)' "$OUT"
 check "... the job is an error" sh -c "\"$DJC\" --schema \"$D\" jobs Stats --json | grep -q '\"error\":1'"
 "$DJC" --schema "$D" jobs clear Stats --status error > /dev/null
+# a cancel stops the running make: --json counts it cancelled (issue 36.7)
+rm -f started.* go
+"$DJC" --schema "$D" worker Stats --max-jobs 1 --json --make ./mkwait.sh > cancel.out 2> cancel.err &
+wpid=$!
+wait_until 120 sh -c '[ $(ls started.* 2>/dev/null | wc -l) -ge 1 ]'
+k=$(ls started.* | head -n 1)
+expect_rc 0 "cancel the running job" djc --schema "$D" jobs cancel Stats --where "{\"session_id\": ${k#started.}}"
+wait "$wpid"
+check "... the worker counts it cancelled, nothing made" \
+	test "$(jq -c '[.cancelled_count, .success_count, .error_count]' cancel.out 2>&1)" = '[1,0,0]'
+rm -f started.* go
 # --make-serve: a serve program given on the command line instead of the
 # table's line (it tags its rows "cli")
 sed 's/"tag": "t%d"/"tag": "cli%d"/' mk_serve.py > mk_serve_cli.py
