@@ -348,7 +348,8 @@ void djc_make_error(djc_make_ctx *ctx, const char *fmt, ...) __attribute__((form
 typedef struct djc_populate_options {
 	int version;               /* DJC_POPULATE_OPTIONS_VERSION */
 	int reserve_jobs;          /* use the jobs table */
-	int processes;             /* worker processes; 1 = this process */
+	int processes;             /* worker processes; 1 = this process. Above 1 the calling
+	                            * thread forks them (see djc_populate) */
 	long max_calls;            /* 0 = no limit; per populate call (all processes) */
 	long priority;             /* reserve only jobs with priority <= this; -1 = any */
 	int suppress_errors;       /* go on after a failed make */
@@ -425,7 +426,21 @@ void djc_populate_result_free(djc_populate_result *res);
  * handlers of the three signals are restored when it returns. SIGUSR1 is
  * unblocked while it runs (and blocked again after if it was): a caller
  * that blocks SIGUSR1 from its start loses no drain asked before (the
- * populate then drains before its first make). djc_worker does the same. */
+ * populate then drains before its first make). djc_worker does the same.
+ *
+ * With processes > 1 the calling thread forks that many worker processes
+ * (each opens its own connection; the caller's is used only by the thread
+ * that stays in the call) and returns once all have ended. They are copies
+ * of the caller made by fork: they run the make, then leave with _exit
+ * (no atexit handler, no stdio flush of the caller's). Each asks the kernel
+ * for SIGTERM on its parent's death (PR_SET_PDEATHSIG, tied to the calling
+ * thread, which stays in this call until they have ended: in effect, on
+ * the death of the caller's process, a kill -9 or a crash): a worker
+ * process then stops as on SIGTERM (its make recorded as interrupted, the
+ * rest of its claim handed back), claims nothing more and exits, instead
+ * of working on with nobody to report to. This is set in the worker
+ * processes only; nothing of the caller's process changes. djc_worker
+ * with processes > 1 does the same. */
 int djc_populate(djc_populate_result **out, djc_conn *conn, const char *table,
 		 const djc_populate_options *opts);
 
@@ -446,7 +461,8 @@ typedef enum djc_worker_stop {
 
 typedef struct djc_worker_options {
 	int version;               /* DJC_WORKER_OPTIONS_VERSION */
-	int processes;             /* worker processes; 1 = this process */
+	int processes;             /* worker processes; 1 = this process; above 1, forked by
+	                            * the calling thread as djc_populate's are */
 	long max_jobs;             /* stop after this many make calls in all (all processes); 0 = no limit */
 	double idle_exit;          /* a process stops after this many seconds without a job; 0 = never */
 	int until_empty;           /* a process stops when the served jobs tables hold nothing pending or

@@ -10,12 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_OUTPUT (256UL << 20)   /* a make's stdout beyond this is an error */
 #define STDERR_TAIL 4000
 
 volatile sig_atomic_t populate_signal;
 volatile sig_atomic_t populate_drain;
+pid_t populate_parent;
+
+int populate_orphaned(void)
+{
+	return populate_parent > 0 && getppid() != populate_parent;
+}
 
 void staged_free(staged *s)
 {
@@ -254,7 +261,10 @@ make_stop make_watch_check(const make_watch *w)
 char *make_stop_message(make_stop why)
 {
 	switch (why) {
-	case MAKE_STOP_SIGNAL: return xasprintf("interrupted by %s", populate_signal == SIGINT ? "SIGINT" : "SIGTERM");
+	case MAKE_STOP_SIGNAL:
+		if (populate_signal == SIGTERM && populate_orphaned())
+			return xasprintf("interrupted by SIGTERM: its worker's parent process (pid %ld) died", (long)populate_parent);
+		return xasprintf("interrupted by %s", populate_signal == SIGINT ? "SIGINT" : "SIGTERM");
 	case MAKE_STOP_UNPROVEN: return xstrdup("make stopped: the lease could not be renewed for a whole lease");
 	case MAKE_STOP_TIMEOUT: return xstrdup("timed out");
 	case MAKE_STOP_CANCELLED: return xstrdup("make stopped: the job was cancelled");

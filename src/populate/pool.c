@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -197,6 +198,22 @@ static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, long l
 	return failed;
 }
 
+/* In a worker child just forked from parent: stop as on SIGTERM when the
+ * parent dies (kill -9, the OOM killer), rather than go on claiming jobs
+ * with nobody to report to. The kernel sends the signal on the death of
+ * the thread that forked the child (PR_SET_PDEATHSIG), which is the one in
+ * pool_run until every child has ended: so on the parent process's death
+ * only. Populate's handler (on_signal) is inherited: the running make is
+ * stopped and recorded as interrupted, the rest of the claim handed back,
+ * nothing more claimed. A parent that died before the request was made is
+ * seen by getppid. */
+static void watch_parent(pid_t parent)
+{
+	populate_parent = parent;
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent) raise(SIGTERM);
+}
+
 /* Fork a worker child with its own connection; its reports go to a pipe
  * whose read end goes to *fd. fds[0..nfds) are the other children's pipes,
  * closed in the child. Returns the child's pid, or -1. */
@@ -208,9 +225,11 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 	int pf[2];
 	if (pipe(pf)) return -1;
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) { close(pf[0]); close(pf[1]); return -1; }
 	if (pid == 0) {
+		watch_parent(parent);
 		close(pf[0]);
 		fcntl(pf[1], F_SETFD, FD_CLOEXEC);   /* make programs must not hold it open */
 		for (int k = 0; k < nfds; k++) if (fds[k] >= 0) close(fds[k]);
@@ -245,6 +264,12 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 		if (o->reserve_jobs) lease_stop(&w.lease);
 		worker_end(&w);
 		djc_close(cc);
+		if (populate_orphaned()) {
+			/* nobody reads the pipe any more: say it where a person may */
+			worker_event("orphaned parent=%ld", (long)parent);
+			fprintf(stderr, "djc: worker process %ld stopped as on SIGTERM: its parent process %ld died\n", (long)getpid(),
+				(long)parent);
+		}
 		_exit(populate_signal ? 4 : 0);
 	}
 	close(pf[1]);

@@ -65,6 +65,11 @@ void make_result_free(make_result *r);
 extern volatile sig_atomic_t populate_signal;
 /* SIGUSR1 asked populate to drain: take no more work, finish what runs. */
 extern volatile sig_atomic_t populate_drain;
+/* In a worker process of the pool (pool.c): its parent's pid, which it
+ * watches (a SIGTERM when the parent dies); 0 in any other process. */
+extern pid_t populate_parent;
+/* 1 when this is a pool's worker process whose parent died. */
+int populate_orphaned(void);
 /* SIGUSR1 caught (populate_drain cleared, then set by it) from the start of
  * djc_populate and djc_worker, so a drain asked while they set up is not
  * the signal's default, the end of the process. A SIGUSR1 the caller
