@@ -76,16 +76,25 @@ chmod +x mk.sh mk2.sh mkwait.sh
 expect_rc 0 "declare" djc declare p.djc
 sessions() { for i in $(seq "$1" "$2"); do echo "{\"session_id\": $i, \"v\": 1}"; done | "$DJC" insert Session >/dev/null; }
 
-# one refresh per table for workers started together (the slot, open since
-# no worker served these tables yet), with an interval of an hour; they
-# also create ~djc_worker together
-refreshes() { grep -c " refresh $1 " "$DJC_WORKER_LOG"; }
+# workers started together, with an interval of an hour (they also create
+# ~djc_worker together): one interval refresh per table (the slot, open
+# since no worker served these tables yet); a worker whose start no
+# refresh followed refreshes at once (why=start: issue 36.3, before it
+# waited for the next interval); each refresh is one generation of the
+# slot, taken by exactly one worker
+refreshes() { grep -c " refresh $1 .*why=$2\$" "$DJC_WORKER_LOG"; }
+# no generation twice (0: a worker that could not tell which it started)
+gens_distinct() { [ -z "$(grep " refresh $1 " "$DJC_WORKER_LOG" | sed 's/.* gen=\([0-9]*\) .*/\1/' | grep -v '^0$' | sort | uniq -d)" ]; }
 : > "$DJC_WORKER_LOG"
 for i in 1 2 3 4 5 6; do "$DJC" worker --idle-exit 1 --refresh-interval 3600 > /dev/null 2>&1 & done
 wait
 check "6 workers started together: 6 started" [ "$(grep -c ' start ' "$DJC_WORKER_LOG")" = 6 ]
-check "... one refreshed Stats" [ "$(refreshes Stats)" = 1 ]
-check "... one refreshed Summary" [ "$(refreshes Summary)" = 1 ]
+check "... one refreshed Stats for the interval" [ "$(refreshes Stats interval)" = 1 ]
+check "... one refreshed Summary for the interval" [ "$(refreshes Summary interval)" = 1 ]
+check "... at most one refresh per worker and table, none for another reason" \
+	[ "$(grep -c ' refresh ' "$DJC_WORKER_LOG")" = "$(($(grep -c ' refresh .*why=interval$' "$DJC_WORKER_LOG") + $(grep -c ' refresh .*why=start$' "$DJC_WORKER_LOG")))" -a "$(grep -c ' refresh Stats ' "$DJC_WORKER_LOG")" -le 6 ]
+check "... each refresh of Stats its own generation" gens_distinct Stats
+check "... each refresh of Summary its own generation" gens_distinct Summary
 check "... all stopped idle" [ "$(grep -c ' stop idle' "$DJC_WORKER_LOG")" = 6 ]
 
 # ------------------------------------------------------ connections
@@ -255,6 +264,46 @@ run djc worker --processes 3 --until-empty --refresh-interval 1 --json
 check "worker --processes 3 --until-empty: exit 0" [ "$RC" = 0 ]
 check "... three processes stopped empty" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["stopped"] == {"empty": 3} else 1)' "$OUT"
 expect_out "... everything made (key 15 too, after its error was cleared)" "30" count Summary
+
+# between pipeline levels (issue 36.3): with an interval of an hour (and
+# the tables refreshed by the workers above moments ago), a worker makes
+# the keys inserted before it started (it refreshes at its start, as no
+# refresh followed it) and, after committing Stats rows, refreshes Summary
+# at once instead of at the next interval; --until-empty and --idle-exit
+# decide only after that. Before, it refreshed nothing within the interval
+# (--idle-exit, the safety net here, stopped it with nothing made).
+sessions 31 38
+: > "$DJC_WORKER_LOG"
+run djc worker --until-empty --idle-exit 5 --refresh-interval 3600 --json
+check "levels, --until-empty: exit 0, 16 made, stopped empty" \
+	test "$RC/$(printf '%s' "$OUT" | jq -c '[.success_count, .error_count, .stopped]')" = '0/[16,0,{"empty":1}]'
+expect_out "... Summary of keys 31-38 made" "8" count Summary '{"session_id": {">=": 31}}'
+check "... it refreshed Stats at its start (8 keys)" grep -q " refresh Stats gen=[0-9]* added=8 why=start$" "$DJC_WORKER_LOG"
+check "... and Summary after committing Stats rows (8 keys)" grep -q " refresh Summary gen=[0-9]* added=8 why=after:Stats$" "$DJC_WORKER_LOG"
+check "... no refresh waited for the interval" sh -c '! grep -q "why=interval" "$1"' _ "$DJC_WORKER_LOG"
+sessions 39 42
+: > "$DJC_WORKER_LOG"
+run djc worker --idle-exit 0.5 --refresh-interval 3600 --json
+check "levels, --idle-exit: 8 made before it stopped idle" \
+	test "$RC/$(printf '%s' "$OUT" | jq -c '[.success_count, .stopped]')" = '0/[8,{"idle":1}]'
+check "... Summary refreshed after Stats (4 keys)" grep -q " refresh Summary gen=[0-9]* added=4 why=after:Stats$" "$DJC_WORKER_LOG"
+# 45 keys over two levels, 3 processes: every process stops empty only
+# once both levels are done
+sessions 43 87
+: > "$DJC_WORKER_LOG"
+run djc worker --processes 3 --until-empty --idle-exit 10 --refresh-interval 3600 --json
+check "levels, 3 processes: 90 made, all three stopped empty" \
+	test "$RC/$(printf '%s' "$OUT" | jq -c '[.success_count, .stopped]')" = '0/[90,{"empty":3}]'
+expect_out "... every Summary row made" "87" count Summary
+check "... Summary refreshed after Stats" grep -q " refresh Summary gen=[0-9]* added=[1-9][0-9]* why=after:Stats$" "$DJC_WORKER_LOG"
+
+# --until-empty waits for jobs pending but not due yet (a delay, a retry's
+# backoff): they are work still to do. Two keys delayed 2 s, no refresh
+sessions 88 89
+expect_rc 0 "two jobs delayed 2 s" djc jobs refresh Stats --delay 2
+run djc worker Stats --until-empty --no-refresh --json
+check "--until-empty with delayed jobs: waits, makes both, stops empty" \
+	test "$RC/$(printf '%s' "$OUT" | jq -c '[.success_count, .stopped]')" = '0/[2,{"empty":1}]'
 
 # --deadline: a worker learns how long a make takes (the shared histogram)
 # and claims only what fits. A table of its own (Slow, declared now): its
