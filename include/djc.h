@@ -359,7 +359,15 @@ typedef struct djc_populate_options {
 	djc_make_fn make;          /* C make, or NULL to use make_argv / the table's make line */
 	void *payload;             /* passed to make */
 	const char *const *make_argv; /* NULL-terminated program and arguments, run once per
-	                                 key (the per-key protocol, README.md) */
+	                                 key (the per-key protocol, README.md). A make
+	                                 program (per key or serve) gets this process's
+	                                 environment plus djc's variables: DJC as the
+	                                 environment has it, else the djc installed beside
+	                                 libdjc.so (PREFIX/bin) or in the BINDIR the library
+	                                 was built for, if there is one; and the directory of
+	                                 djc_make.py (beside libdjc.so, or the PYDIR it was
+	                                 built for) first on PYTHONPATH, the environment's
+	                                 after it. Nothing of this process changes. */
 	/* Since version 2: */
 	const char *const *make_serve_argv; /* NULL-terminated program and arguments, started
 	                                 once per worker process and kept for many keys (the

@@ -5,7 +5,8 @@
  * make_serve_argv) are still taken; the same for djc_worker
  * (djc_worker_options.make_serve_argv, version 1 still taken); a serve
  * program's restart limit is the failure of populate and of the worker,
- * apart from the failed makes. Runs on the backend named by
+ * apart from the failed makes; a make program gets the caller's DJC and
+ * PYTHONPATH. Runs on the backend named by
  * $DJC_TEST_URL / $DJC_TEST_SCHEMA (default: a fresh SQLite file). */
 #include "t.h"
 #include "djc.h"
@@ -258,6 +259,38 @@ int main(void)
 	djc_worker_result_free(wr);
 	wr = NULL;
 	unlink(crash);
+
+	/* a C program's make programs (issue 36.10): DJC as the program's
+	 * environment has it (the library finds one only where it was
+	 * installed), and its PYTHONPATH kept, after djc_make.py's directory
+	 * when the library finds one */
+	char envf[160], script[400];
+	snprintf(envf, sizeof envf, "%s/env.txt", dir);
+	snprintf(script, sizeof script, "printf '%%s\\n%%s\\n' \"$DJC\" \"$PYTHONPATH\" > '%s'; echo '{\"y\": 1}'", envf);
+	setenv("DJC", "/opt/elsewhere/djc", 1);
+	setenv("PYTHONPATH", "/my/lib", 1);
+	const char *env_argv[] = {"/bin/sh", "-c", script, NULL};
+	add_src(c, 31, 31);
+	djc_populate_options eo = DJC_POPULATE_OPTIONS_INIT;
+	eo.make_argv = env_argv;
+	eo.where_json = "{\"id\": 31}";
+	rc = djc_populate(&res, c, "Out", &eo);
+	CHECK_MSG(rc == DJC_OK && res && res->success_count == 1, "%d %s", rc, djc_error_last(c));
+	djc_populate_result_free(res);
+	res = NULL;
+	char line1[256] = "", line2[512] = "";
+	f = fopen(envf, "r");
+	if (f) {
+		if (!fgets(line1, sizeof line1, f)) line1[0] = 0;
+		if (!fgets(line2, sizeof line2, f)) line2[0] = 0;
+		fclose(f);
+	}
+	CHECK_STR(line1, "/opt/elsewhere/djc\n");
+	size_t l2 = strlen(line2);
+	CHECK_MSG(!strcmp(line2, "/my/lib\n") || (l2 > 9 && !strcmp(line2 + l2 - 9, ":/my/lib\n")), "PYTHONPATH %s", line2);
+	unsetenv("DJC");
+	unsetenv("PYTHONPATH");
+	unlink(envf);
 
 	djc_close(c);
 	unlink(prog);
