@@ -28,12 +28,13 @@ int retry_wait(retry *r, double lease_s)
 }
 
 /* $DJC_WORKER_LOG (a file name): one line per event of each worker process
- * ("<pid> start listen=yes tables=A,B", "<pid> refresh A gen=3 added=5",
- * "<pid> idle" when it starts waiting for work, "<pid> wake A",
- * "<pid> stop idle"; populate's workers: "<pid> leave A looks=1" when they
- * leave an empty queue, after that many empty claims; a pool child whose
- * server session could not be vouched for: "<pid> session unverified:
- * ..."), appended with
+ * ("<pid> start listen=yes tables=A,B", "<pid> refresh B gen=3 added=5
+ * why=after:A" (why: interval, start, after:TABLE), "<pid> idle" when it
+ * starts waiting for work, "<pid> wake A", "<pid> stop idle"; populate's
+ * workers: "<pid> leave A looks=1" when they leave an empty queue, after
+ * that many empty claims; a pool child whose server session could not be
+ * vouched for: "<pid> session unverified: ..."; a pool child whose parent
+ * died: "<pid> orphaned parent=PID"), appended with
  * O_APPEND, for diagnosis and for the tests. Nothing is written per job. */
 void worker_event(const char *fmt, ...)
 {

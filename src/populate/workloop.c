@@ -9,6 +9,9 @@
  * table through the table ~djc_worker, never through their own memory:
  *   - the refresh slot: at most one refresh of a table per interval among
  *     all workers, taken by an atomic conditional UPDATE (worker.slot);
+ *     and at once, whatever the interval, by a worker whose start or
+ *     commits upstream no refresh has followed yet (worker.slot.now, by
+ *     the slot's generation: flush_dirty);
  *   - the durations of makes, as a histogram, so that a worker with a
  *     deadline claims only jobs it can finish before it (their 90th
  *     percentile), even a worker that has not made one of them yet.
