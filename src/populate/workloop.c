@@ -355,7 +355,11 @@ static int run_refresh(wloop *s, stab *tb, int64_t gen, const char *why, long *a
 	ro.delay = -1;   /* due at once, whatever the clocks say (as populate's refresh) */
 	djc_refresh_result rr;
 	int rc = djc_jobs_refresh(&rr, c, tb->t->name, &ro);
-	if (rc) return rc;
+	if (rc) {
+		/* it saw nothing: a refresh after this generation must follow */
+		if (tb->dirty && gen > tb->gen0) tb->gen0 = gen;
+		return rc;
+	}
 	*added = rr.added + rr.re_pended + rr.orphaned;
 	worker_event("refresh %s gen=%lld added=%ld why=%s", tb->t->name, (long long)gen, rr.added, why);
 	/* a refresh started after the baseline: what was missing is seen */

@@ -86,8 +86,8 @@ def make(key, fetch):
     return {"y": fetch("Item", key)[0]["x"] ** 2}
 djc_make.run(make)
 P
-inst_djc=$(realpath "$D$PREFIX/bin/djc")
-inst_py=$(realpath "$D$PREFIX/share/djc/python")
+inst_djc=$(readlink -f "$D$PREFIX/bin/djc")
+inst_py=$(readlink -f "$D$PREFIX/share/djc/python")
 expect_rc 0 "delete Square's rows" "$D$PREFIX/bin/djc" delete Square
 run env -u PYTHONPATH -u DJC PATH="$nodjc" "$D$PREFIX/bin/djc" populate Square --reserve-jobs --make-serve python3 sq.py
 check "no PYTHONPATH: the installed djc's serve make imports its module" test "$RC/$OUT" = "0/Square: 5 made, 0 errors, 0 skipped"

@@ -52,8 +52,8 @@ P
 bin=$(printf '%s\n' "$PATH" | tr ':' '\n' | while read -r d; do [ -n "$d" ] && [ ! -x "$d/djc" ] && printf '%s:' "$d"; done)
 bin=${bin%:}
 check "the PATH of these runs has no djc" sh -c '! PATH="$1" command -v djc' _ "$bin"
-real_djc=$(realpath "$DJC")
-real_py=$(realpath "$ROOT/python")
+real_djc=$(readlink -f "$DJC")
+real_py=$(readlink -f "$ROOT/python")
 run env -u PYTHONPATH -u DJC PATH="$bin" "$DJC" populate Sq --where '{"item_id": 1}' --make python3 sq.py
 check "per key: imported djc_make and fetched through \$DJC (exit $RC)" test "$RC/$OUT" = "0/Sq: 1 made, 0 errors, 0 skipped"
 check "... DJC is djc's own path, PYTHONPATH its module's directory" \
@@ -62,7 +62,7 @@ run env PYTHONPATH=/my/lib DJC=/not/this/djc PATH="$bin" "$DJC" populate Sq --wh
 check "serve: imported djc_make (exit $RC)" test "$RC/$OUT" = "0/Sq: 1 made, 0 errors, 0 skipped"
 check "... DJC is this djc whatever it was, the user's PYTHONPATH after djc's" \
 	test "$(jq -r '"\(.DJC) \(.PYTHONPATH)"' env.2.json)" = "$real_djc $real_py:/my/lib"
-expect_out "both rows made" "9,16" sh -c '"$DJC" fetch Sq --format csv | tail -n +2 | cut -d, -f2 | paste -sd,'
+expect_out "both rows made" "[9,16]" sh -c '"$DJC" fetch Sq --format json | jq -s -c "map(.y) | sort"'
 # the README's first pipeline (examples/first: stats.py runs `$DJC fetch`),
 # on a SQLite file of its own, with that PATH
 mkdir -p first

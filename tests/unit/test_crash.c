@@ -73,7 +73,8 @@ static void program(const char *url, const char *schema)
 	_exit(4);   /* not reached: it is killed first */
 }
 
-/* Read report lines from fd into buf (appending) for at most ms. */
+/* Read report lines from fd into buf (appending), waiting at most ms; at
+ * the end of the pipe (every writer gone), sleep ms instead. */
 static void read_reports(int fd, char *buf, size_t cap, int ms)
 {
 	struct pollfd p = {fd, POLLIN, 0};
@@ -81,6 +82,7 @@ static void read_reports(int fd, char *buf, size_t cap, int ms)
 	size_t len = strlen(buf);
 	ssize_t n = read(fd, buf + len, cap - 1 - len);
 	if (n > 0) buf[len + (size_t)n] = 0;
+	else usleep((useconds_t)ms * 1000);
 }
 
 static int count_lines(const char *buf, const char *what)
@@ -119,10 +121,11 @@ static void test_program_killed(djc_conn *c, const char *url, const char *schema
 	int ended = 0;
 	for (int i = 0; i < 600 && ended < 2; i++) {
 		read_reports(fds[0], buf, sizeof buf, 100);
+		if (i) usleep(100000);   /* at least 60 s in all, however fast the pipe answers */
 		for (int k = 0; k < 2; k++)
 			if (workers[k] > 0 && waitpid((pid_t)workers[k], NULL, WNOHANG) == (pid_t)workers[k]) { workers[k] = -1; ended++; }
 	}
-	CHECK_MSG(ended == 2, "worker processes that ended by themselves: %d of 2", ended);
+	CHECK_MSG(ended == 2, "worker processes that ended by themselves: %d of 2 (%s)", ended, buf);
 	read_reports(fds[0], buf, sizeof buf, 100);
 	char want[32];
 	snprintf(want, sizeof want, " %d\n", DJC_EINTR);
