@@ -58,7 +58,7 @@ SOREAL  := libdjc.so.$(VERSION)
 # and bash completion, so a program builds with
 # `cc prog.c $(pkg-config --cflags --libs djc)` (shared) or links libdjc.a
 # with `pkg-config --static --libs djc`; and the Python make module,
-# djc_make.py, in PYDIR (a Python make finds it with PYTHONPATH=PYDIR).
+# djc_make.py, in PYDIR (djc puts it first on a make program's PYTHONPATH).
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
@@ -76,6 +76,9 @@ $(BUILD)/%.o: %.c $(wildcard include/*.h include/djc/*.h src/*/*.h)
 
 # library objects go into the shared library too
 $(LIB_OBJ): CFLAGS += -fPIC
+# where `make install` puts djc and djc_make.py: the last place the library
+# looks for them for its make programs (src/populate/locate.c)
+$(BUILD)/src/populate/locate.o: CPPFLAGS += -DDJC_INSTALL_BINDIR='"$(BINDIR)"' -DDJC_INSTALL_PYDIR='"$(PYDIR)"'
 
 # Every library object as it is, internal symbols included: for the CLI
 # (it reads the configuration through src/util/config.h) and for the unit

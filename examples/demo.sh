@@ -4,9 +4,9 @@ set -e
 cd "$(dirname "$0")/.."
 DB=${DJC_DEMO_DB:-build/demo.db}
 rm -f "$DB" "$DB-wal" "$DB-shm"
-export DJC_DATABASE_URL="sqlite:$DB" DJC="$PWD/build/djc"
-# the Python make (examples/bursts.py) imports djc_make from python/
-export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
+export DJC_DATABASE_URL="sqlite:$DB"
+# the Python make (examples/bursts.py) imports djc_make: djc puts python/
+# (beside its build/) on its make programs' PYTHONPATH
 djc=build/djc
 echo "== declare the pipeline (examples/demo.djc)"
 $djc declare examples/demo.djc

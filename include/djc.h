@@ -356,7 +356,8 @@ void djc_make_error(djc_make_ctx *ctx, const char *fmt, ...) __attribute__((form
 typedef struct djc_populate_options {
 	int version;               /* DJC_POPULATE_OPTIONS_VERSION */
 	int reserve_jobs;          /* use the jobs table */
-	int processes;             /* worker processes; 1 = this process */
+	int processes;             /* worker processes; 1 = this process. Above 1 the calling
+	                            * thread forks them (see djc_populate) */
 	long max_calls;            /* 0 = no limit; per populate call (all processes) */
 	long priority;             /* reserve only jobs with priority <= this; -1 = any */
 	int suppress_errors;       /* go on after a failed make */
@@ -366,7 +367,15 @@ typedef struct djc_populate_options {
 	djc_make_fn make;          /* C make, or NULL to use make_argv / the table's make line */
 	void *payload;             /* passed to make */
 	const char *const *make_argv; /* NULL-terminated program and arguments, run once per
-	                                 key (the per-key protocol, README.md) */
+	                                 key (the per-key protocol, README.md). A make
+	                                 program (per key or serve) gets this process's
+	                                 environment plus djc's variables: DJC as the
+	                                 environment has it, else the djc installed beside
+	                                 libdjc.so (PREFIX/bin) or in the BINDIR the library
+	                                 was built for, if there is one; and the directory of
+	                                 djc_make.py (beside libdjc.so, or the PYDIR it was
+	                                 built for) first on PYTHONPATH, the environment's
+	                                 after it. Nothing of this process changes. */
 	/* Since version 2: */
 	const char *const *make_serve_argv; /* NULL-terminated program and arguments, started
 	                                 once per worker process and kept for many keys (the
@@ -408,6 +417,12 @@ typedef struct djc_populate_result {
 	long cancelled_count; /* running makes stopped because their job was cancelled */
 	int drained;          /* SIGUSR1 asked populate to take no more work; it finished
 	                         the makes it had started */
+	char **error_tables;  /* [n_errors]: the table of each error (populate: its table) */
+	char *failure;        /* why the workers could not go on, which is no make's failure
+	                         (a serve program that cannot be run or restarted, a database
+	                         gone for longer than the retries), or NULL. Not counted in
+	                         error_count nor listed in errors; populate then returns
+	                         DJC_ERROR with this message. */
 } djc_populate_result;
 void djc_populate_result_free(djc_populate_result *res);
 
@@ -427,7 +442,21 @@ void djc_populate_result_free(djc_populate_result *res);
  * handlers of the three signals are restored when it returns. SIGUSR1 is
  * unblocked while it runs (and blocked again after if it was): a caller
  * that blocks SIGUSR1 from its start loses no drain asked before (the
- * populate then drains before its first make). djc_worker does the same. */
+ * populate then drains before its first make). djc_worker does the same.
+ *
+ * With processes > 1 the calling thread forks that many worker processes
+ * (each opens its own connection; the caller's is used only by the thread
+ * that stays in the call) and returns once all have ended. They are copies
+ * of the caller made by fork: they run the make, then leave with _exit
+ * (no atexit handler, no stdio flush of the caller's). Each asks the kernel
+ * for SIGTERM on its parent's death (PR_SET_PDEATHSIG, tied to the calling
+ * thread, which stays in this call until they have ended: in effect, on
+ * the death of the caller's process, a kill -9 or a crash): a worker
+ * process then stops as on SIGTERM (its make recorded as interrupted, the
+ * rest of its claim handed back), claims nothing more and exits, instead
+ * of working on with nobody to report to. This is set in the worker
+ * processes only; nothing of the caller's process changes. djc_worker
+ * with processes > 1 does the same. */
 int djc_populate(djc_populate_result **out, djc_conn *conn, const char *table,
 		 const djc_populate_options *opts);
 
@@ -448,7 +477,8 @@ typedef enum djc_worker_stop {
 
 typedef struct djc_worker_options {
 	int version;               /* DJC_WORKER_OPTIONS_VERSION */
-	int processes;             /* worker processes; 1 = this process */
+	int processes;             /* worker processes; 1 = this process; above 1, forked by
+	                            * the calling thread as djc_populate's are */
 	long max_jobs;             /* stop after this many make calls in all (all processes); 0 = no limit */
 	double idle_exit;          /* a process stops after this many seconds without a job; 0 = never */
 	int until_empty;           /* a process stops when the served jobs tables hold nothing pending or
@@ -483,6 +513,13 @@ typedef struct djc_worker_result {
 	long stopped[DJC_WORKER_NSTOPS];   /* processes that stopped for each djc_worker_stop */
 	char **tables;        /* the tables served, upstream first */
 	size_t n_tables;
+	long retried_count;   /* failed or interrupted makes whose job went back to pending */
+	long cancelled_count; /* running makes stopped because their job was cancelled */
+	int drained;          /* SIGUSR1 asked the worker to take no more work */
+	char **error_tables;  /* [n_errors]: the table of each error */
+	char *failure;        /* why a worker process could not go on (stopped[DJC_WORKER_FAILED]),
+	                         which is no make's failure; NULL when none did. Not counted in
+	                         error_count nor listed in errors. */
 } djc_worker_result;
 void djc_worker_result_free(djc_worker_result *res);
 

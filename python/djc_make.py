@@ -19,8 +19,12 @@ The same file runs under both of djc's make protocols:
   rows over the same pipe, so the program needs no database driver, URL or
   password (docs/serve-protocol.md);
 - per key (``--make`` or ``make =``): one process per key; ``fetch`` runs
-  ``djc fetch`` (the program named by $DJC, else ``djc`` on PATH) with the
-  database djc passed in DJC_DATABASE_URL.
+  ``djc fetch`` (the program named by $DJC, which djc sets to itself for
+  its make programs, else ``djc`` on PATH) with the database djc passed in
+  DJC_DATABASE_URL.
+
+djc puts the directory of this module first on its make programs'
+PYTHONPATH, so ``import djc_make`` works without setting it.
 
 ``key`` is the key as a dict (as ``djc fetch --format json`` writes rows).
 ``fetch(table, key=None, where=None)`` returns the rows of ``table`` as a

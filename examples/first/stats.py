@@ -3,13 +3,14 @@
 # per key: the key arrives as one JSON object on stdin, the rows to insert go
 # to stdout as JSON Lines (the key's attributes may be left out).
 import json
+import os
 import subprocess
 import sys
 
 key = json.load(sys.stdin)
 # the upstream row: `djc fetch Session --key` is DataJoint's (Session & key);
-# the database URL comes from the environment djc sets for its make programs
-out = subprocess.run(["djc", "fetch", "Session", "--key", json.dumps(key), "--format", "json"],
+# djc tells its make programs where it is ($DJC) and the database URL
+out = subprocess.run([os.environ["DJC"], "fetch", "Session", "--key", json.dumps(key), "--format", "json"],
                      check=True, capture_output=True, text=True).stdout
 session = json.loads(out.splitlines()[0])
 print(json.dumps({"mean_rate": session["n_spikes"] / session["duration_s"]}))

@@ -117,12 +117,13 @@ int cmd_populate(int argc, char **argv)
 									 cli_json_text(r->errors[i].message)));
 			}
 			const char *sig = r->interrupted == SIGINT ? "SIGINT" : r->interrupted == SIGTERM ? "SIGTERM" : NULL;
-			cli_print_json(json_pack("{s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:o,s:o}", "table", cli_json_text(table),
+			cli_print_json(json_pack("{s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:o,s:o,s:o}", "table", cli_json_text(table),
 						 "success_count", (json_int_t)r->success_count, "error_count", (json_int_t)r->error_count,
 						 "skipped_count", (json_int_t)r->skipped_count, "lost_count", (json_int_t)r->lost_count,
 						 "retried_count", (json_int_t)r->retried_count,
 						 "cancelled_count", (json_int_t)r->cancelled_count, "drained", r->drained,
-						 "interrupted", sig ? json_string(sig) : json_null(), "errors", errors));
+						 "interrupted", sig ? json_string(sig) : json_null(), "errors", errors, "failure",
+						 r->failure ? cli_json_text(r->failure) : json_null()));
 		} else {
 			printf("%s: %ld made, %ld error%s, %ld skipped", table, r->success_count, r->error_count,
 			       r->error_count == 1 ? "" : "s", r->skipped_count);

@@ -129,6 +129,41 @@ static double parse_deadline(const char *v)
 	return t;
 }
 
+/* The table of the i-th error ("" when not known). */
+static const char *error_table(const djc_worker_result *r, size_t i)
+{
+	return r->error_tables && r->error_tables[i] ? r->error_tables[i] : "";
+}
+
+/* The one stderr line of a worker whose makes failed, naming the first
+ * failed key and its table: "djc: 1 make call of T failed; key {...}:
+ * MESSAGE", or with several "djc: N make calls of T failed; first {...}
+ * (N-1 more): MESSAGE"; when the errors are of several tables, "djc: N
+ * make calls failed; first T {...} (N-1 more): MESSAGE". */
+static void print_make_failures(const djc_worker_result *r)
+{
+	long n = r->error_count;
+	const char *t = error_table(r, 0);
+	int one_table = 1;
+	for (size_t i = 1; i < r->n_errors; i++) one_table &= !strcmp(error_table(r, i), t);
+	fprintf(stderr, "djc: %ld make call%s", n, n == 1 ? "" : "s");
+	if (one_table) {
+		fputs(" of ", stderr);
+		put_line(t, stderr);
+	}
+	fputs(" failed; ", stderr);
+	fputs(n == 1 ? "key " : "first ", stderr);
+	if (!one_table) {
+		put_line(t, stderr);
+		fputc(' ', stderr);
+	}
+	put_line(r->errors[0].key_json, stderr);
+	if (n > 1) fprintf(stderr, " (%ld more)", n - 1);
+	fputs(": ", stderr);
+	put_line(r->errors[0].message, stderr);
+	fputc('\n', stderr);
+}
+
 static void print_result(const djc_worker_result *r, int json)
 {
 	char *const *tables = r->tables;
@@ -141,6 +176,9 @@ static void print_result(const djc_worker_result *r, int json)
 		json_object_set_new(o, "error_count", json_integer(r->error_count));
 		json_object_set_new(o, "skipped_count", json_integer(r->skipped_count));
 		json_object_set_new(o, "lost_count", json_integer(r->lost_count));
+		json_object_set_new(o, "retried_count", json_integer(r->retried_count));
+		json_object_set_new(o, "cancelled_count", json_integer(r->cancelled_count));
+		json_object_set_new(o, "drained", json_boolean(r->drained));
 		json_object_set_new(o, "interrupted", r->interrupted == SIGINT ? json_string("SIGINT")
 					: r->interrupted == SIGTERM ? json_string("SIGTERM") : json_null());
 		for (int i = 0; i < DJC_WORKER_NSTOPS; i++)
@@ -148,14 +186,18 @@ static void print_result(const djc_worker_result *r, int json)
 		json_object_set_new(o, "stopped", st);
 		for (size_t i = 0; i < r->n_errors; i++) {
 			json_t *k = json_loads(r->errors[i].key_json, 0, NULL);
-			json_array_append_new(ev, json_pack("{s:o,s:o}", "key", k ? k : json_object(), "message", cli_json_text(r->errors[i].message)));
+			json_array_append_new(ev, json_pack("{s:o,s:o,s:o}", "table", cli_json_text(error_table(r, i)), "key",
+							    k ? k : json_object(), "message", cli_json_text(r->errors[i].message)));
 		}
 		json_object_set_new(o, "errors", ev);
+		json_object_set_new(o, "failure", r->failure ? cli_json_text(r->failure) : json_null());
 		cli_print_json(o);
 	} else {
 		printf("worker: %ld made, %ld error%s, %ld skipped", r->success_count, r->error_count,
 		       r->error_count == 1 ? "" : "s", r->skipped_count);
 		if (r->lost_count) printf(", %ld lost reservation%s", r->lost_count, r->lost_count == 1 ? "" : "s");
+		if (r->retried_count) printf(", %ld retried", r->retried_count);
+		if (r->cancelled_count) printf(", %ld cancelled", r->cancelled_count);
 		printf("; stopped:");
 		int any = 0;
 		for (int i = 0; i < DJC_WORKER_NSTOPS; i++)
@@ -164,6 +206,8 @@ static void print_result(const djc_worker_result *r, int json)
 		printf("\n");
 		for (size_t i = 0; i < r->n_errors; i++) {
 			fputs("error ", stdout);
+			put_line(error_table(r, i), stdout);
+			fputc(' ', stdout);
 			put_line(r->errors[i].key_json, stdout);
 			fputs(": ", stdout);
 			put_line(r->errors[i].message, stdout);
@@ -239,13 +283,7 @@ int cmd_worker(int argc, char **argv)
 		fprintf(stderr, "djc: %s\n", djc_error_last(c));
 		code = 128 + (r ? r->interrupted : SIGTERM);
 	} else if (rc == DJC_EMAKE && r && r->n_errors) {
-		long n = r->error_count;
-		fprintf(stderr, "djc: %ld make call%s failed; %s", n, n == 1 ? "" : "s", n == 1 ? "key " : "first ");
-		put_line(r->errors[0].key_json, stderr);
-		if (n > 1) fprintf(stderr, " (%ld more)", n - 1);
-		fputs(": ", stderr);
-		put_line(r->errors[0].message, stderr);
-		fputc('\n', stderr);
+		print_make_failures(r);
 		code = 1;
 	} else
 		code = exit_for(rc, c);

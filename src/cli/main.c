@@ -138,6 +138,15 @@ int cmd_help(int argc, char **argv)
 	return cmd->run(2, v);
 }
 
+/* Make programs are told where this djc is: DJC, its own path (a node's
+ * PATH may lack it), whatever the variable said before. */
+static void set_djc_path(void)
+{
+	char *self = realpath("/proc/self/exe", NULL);
+	if (self) setenv("DJC", self, 1);
+	free(self);
+}
+
 int main(int argc, char **argv)
 {
 	enum { HELP = 1, VERSION };
@@ -156,5 +165,6 @@ int main(int argc, char **argv)
 	}
 	argv[0] = argv0;
 	if (k == CLI_END) { usage(stderr); return 2; }
+	set_djc_path();
 	return dispatch(a.arg, argc, argv, a.i);
 }

@@ -10,12 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_OUTPUT (256UL << 20)   /* a make's stdout beyond this is an error */
 #define STDERR_TAIL 4000
 
 volatile sig_atomic_t populate_signal;
 volatile sig_atomic_t populate_drain;
+pid_t populate_parent;
+
+int populate_orphaned(void)
+{
+	return populate_parent > 0 && getppid() != populate_parent;
+}
 
 void staged_free(staged *s)
 {
@@ -254,7 +261,10 @@ make_stop make_watch_check(const make_watch *w)
 char *make_stop_message(make_stop why)
 {
 	switch (why) {
-	case MAKE_STOP_SIGNAL: return xasprintf("interrupted by %s", populate_signal == SIGINT ? "SIGINT" : "SIGTERM");
+	case MAKE_STOP_SIGNAL:
+		if (populate_signal == SIGTERM && populate_orphaned())
+			return xasprintf("interrupted by SIGTERM: its worker's parent process (pid %ld) died", (long)populate_parent);
+		return xasprintf("interrupted by %s", populate_signal == SIGINT ? "SIGINT" : "SIGTERM");
 	case MAKE_STOP_UNPROVEN: return xstrdup("make stopped: the lease could not be renewed for a whole lease");
 	case MAKE_STOP_TIMEOUT: return xstrdup("timed out");
 	case MAKE_STOP_CANCELLED: return xstrdup("make stopped: the job was cancelled");
@@ -348,12 +358,14 @@ static int holds_password(const char *value, char *const forms[3])
 	return 0;
 }
 
-char **make_env_base(const djc_conn *c, int without_secrets, size_t *n)
+char **make_env_base(const djc_conn *c, int without_secrets, size_t *n, char **own)
 {
 	extern char **environ;
 	size_t ne = 0;
 	for (char **e = environ; *e; e++) ne++;
-	char **env = xcalloc(ne + 1, sizeof(char *));
+	char **env = xcalloc(ne + 3, sizeof(char *));
+	const char *dj = getenv("DJC"), *py = make_py_dir(), *pp = NULL;
+	*own = NULL;
 	char *forms[3] = {NULL, NULL, NULL};
 	if (without_secrets) password_forms(c, forms);
 	size_t k = 0;
@@ -370,8 +382,14 @@ char **make_env_base(const djc_conn *c, int without_secrets, size_t *n)
 			    !strncmp(v, "MYSQL_PWD=", 10) || (eq && holds_password(eq + 1, forms)))
 				continue;
 		}
+		if (py && !strncmp(v, "PYTHONPATH=", 11)) { pp = v + 11; continue; }   /* composed below */
+		if (!strcmp(v, "DJC=")) continue;   /* empty: as if unset */
 		env[k++] = *e;   /* borrowed: only the array is ours */
 	}
+	/* where djc is: the process's DJC (the djc command sets it to itself),
+	 * else one found beside this library; its Python module first */
+	if ((!dj || !*dj) && make_djc_env()) env[k++] = (char *)make_djc_env();
+	if (py) env[k++] = *own = pp && *pp ? xasprintf("PYTHONPATH=%s:%s", py, pp) : xasprintf("PYTHONPATH=%s", py);
 	env[k] = NULL;
 	for (int i = 0; i < 3; i++) free(forms[i]);
 	*n = k;
@@ -569,8 +587,8 @@ int make_program(djc_conn *c, table *t, const djc_row *key, int attempt, char *c
 	sb_t keyjson = SB_INIT;
 	row_to_json(&keyjson, t, key);
 	size_t ne = 0;
-	char **own = NULL;
-	char **env = make_env_base(c, 0, &ne);
+	char **own = NULL, *own_env = NULL;
+	char **env = make_env_base(c, 0, &ne, &own_env);
 	env = env_key(c, t, key, sb_str(&keyjson), attempt, env, &ne, &own);
 	sb_addc(&keyjson, '\n');
 
@@ -624,6 +642,7 @@ done_env:
 	for (size_t i = 0; own && own[i]; i++) free(own[i]);
 	free(own);
 	make_env_free(env);
+	free(own_env);
 	sb_free(&keyjson);
 	return res->ok ? DJC_OK : DJC_EMAKE;
 }

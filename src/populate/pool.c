@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,15 +30,9 @@
 
 typedef struct making { char *key; int64_t token; long attempts; int history; char *table; } making;
 
-static void add_error(djc_populate_result *r, const char *key, const char *msg)
-{
-	r->errors = xrealloc(r->errors, (r->n_errors + 1) * sizeof *r->errors);
-	r->errors[r->n_errors].key_json = xstrdup(key);
-	r->errors[r->n_errors].message = xstrdup(msg ? msg : "make failed");
-	r->n_errors++;
-}
-
-static void gather_line(djc_populate_result *res, char *line, making *mk)
+/* A line of a child (t: the populated table): which job it makes, or a
+ * failed make (key, message and its table). */
+static void gather_line(djc_populate_result *res, const table *t, char *line, making *mk)
 {
 	json_t *j = json_loads(line, 0, NULL);
 	if (!j) return;
@@ -53,8 +48,9 @@ static void gather_line(djc_populate_result *res, char *line, making *mk)
 		mk->attempts = (long)json_integer_value(json_object_get(j, "attempts"));
 		mk->history = json_is_true(json_object_get(j, "history"));
 	} else {
-		json_t *k = json_object_get(j, "key"), *m = json_object_get(j, "message");
-		add_error(res, json_is_string(k) ? json_string_value(k) : "{}", json_is_string(m) ? json_string_value(m) : "make failed");
+		json_t *k = json_object_get(j, "key"), *m = json_object_get(j, "message"), *tb = json_object_get(j, "table");
+		result_add_error(res, json_is_string(tb) ? json_string_value(tb) : t->name, json_is_string(k) ? json_string_value(k) : "{}",
+				 json_is_string(m) ? json_string_value(m) : "make failed");
 	}
 	json_decref(j);
 }
@@ -83,7 +79,7 @@ static void slot_read(making_slot *s, making *mk)
 
 /* Read what a child wrote to its (non-blocking) pipe and handle each whole
  * line. At end of file the pipe is closed and *fd set to -1. */
-static void drain(int *fd, sb_t *buf, djc_populate_result *res, making *mk)
+static void drain(int *fd, sb_t *buf, djc_populate_result *res, const table *t, making *mk)
 {
 	char tmp[8192];
 	for (;;) {
@@ -97,7 +93,7 @@ static void drain(int *fd, sb_t *buf, djc_populate_result *res, making *mk)
 	char *nl;
 	while (buf->s && (nl = strchr(buf->s, '\n'))) {
 		*nl = 0;
-		gather_line(res, buf->s, mk);
+		gather_line(res, t, buf->s, mk);
 		size_t used = (size_t)(nl - buf->s) + 1;
 		memmove(buf->s, buf->s + used, buf->len - used + 1);
 		buf->len -= used;
@@ -202,6 +198,22 @@ static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, long l
 	return failed;
 }
 
+/* In a worker child just forked from parent: stop as on SIGTERM when the
+ * parent dies (kill -9, the OOM killer), rather than go on claiming jobs
+ * with nobody to report to. The kernel sends the signal on the death of
+ * the thread that forked the child (PR_SET_PDEATHSIG), which is the one in
+ * pool_run until every child has ended: so on the parent process's death
+ * only. Populate's handler (on_signal) is inherited: the running make is
+ * stopped and recorded as interrupted, the rest of the claim handed back,
+ * nothing more claimed. A parent that died before the request was made is
+ * seen by getppid. */
+static void watch_parent(pid_t parent)
+{
+	populate_parent = parent;
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent) raise(SIGTERM);
+}
+
 /* Fork a worker child with its own connection; its reports go to a pipe
  * whose read end goes to *fd. fds[0..nfds) are the other children's pipes,
  * closed in the child. Returns the child's pid, or -1. */
@@ -213,9 +225,11 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 	int pf[2];
 	if (pipe(pf)) return -1;
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) { close(pf[0]); close(pf[1]); return -1; }
 	if (pid == 0) {
+		watch_parent(parent);
 		close(pf[0]);
 		fcntl(pf[1], F_SETFD, FD_CLOEXEC);   /* make programs must not hold it open */
 		for (int k = 0; k < nfds; k++) if (fds[k] >= 0) close(fds[k]);
@@ -250,6 +264,12 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 		if (o->reserve_jobs) lease_stop(&w.lease);
 		worker_end(&w);
 		djc_close(cc);
+		if (populate_orphaned()) {
+			/* nobody reads the pipe any more: say it where a person may */
+			worker_event("orphaned parent=%ld", (long)parent);
+			fprintf(stderr, "djc: worker process %ld stopped as on SIGTERM: its parent process %ld died\n", (long)getpid(),
+				(long)parent);
+		}
 		_exit(populate_signal ? 4 : 0);
 	}
 	close(pf[1]);
@@ -302,7 +322,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 		for (int k = 0; k < np; k++) {
 			if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
 			int i = map[k];
-			drain(&fds[i], &bufs[i], res, &mk[i]);
+			drain(&fds[i], &bufs[i], res, t, &mk[i]);
 		}
 		if (populate_signal && !forwarded) {
 			for (int i = 0; i < n; i++) if (pids[i] > 0) kill(pids[i], populate_signal);
@@ -332,7 +352,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 			int sig = si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED ? si.si_status : 0;
 			/* what it wrote last may still be in the pipe; its slot says
 			 * which job it was making */
-			drain(&fds[i], &bufs[i], res, &mk[i]);
+			drain(&fds[i], &bufs[i], res, t, &mk[i]);
 			slot_read(&slots[i], &mk[i]);
 			if (!sig || (forwarded && (sig == SIGINT || sig == SIGTERM))) {
 				waitpid(p, NULL, 0);
@@ -355,7 +375,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 				worker_retry_due(sh, retry_in);
 			}
 			else if (failed) {
-				add_error(res, mk[i].key ? mk[i].key : "{}", msg);
+				result_add_error(res, mk[i].table ? mk[i].table : t->name, mk[i].key ? mk[i].key : "{}", msg);
 				atomic_fetch_add(&sh->errors, 1);
 				if (!o->suppress_errors) atomic_store(&sh->stop, 1);
 			}
@@ -386,7 +406,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 	/* the children are gone: read what they wrote last (the loop above may
 	 * have reaped the last one before reading its pipe to the end) */
 	for (int i = 0; i < n; i++) {
-		drain(&fds[i], &bufs[i], res, &mk[i]);
+		drain(&fds[i], &bufs[i], res, t, &mk[i]);
 		if (fds[i] >= 0) close(fds[i]);
 		sb_free(&bufs[i]);
 		free(mk[i].key);

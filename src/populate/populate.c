@@ -24,8 +24,14 @@ void djc_populate_options_init(djc_populate_options *o)
 void djc_populate_result_free(djc_populate_result *r)
 {
 	if (!r) return;
-	for (size_t i = 0; i < r->n_errors; i++) { free(r->errors[i].key_json); free(r->errors[i].message); }
+	for (size_t i = 0; i < r->n_errors; i++) {
+		free(r->errors[i].key_json);
+		free(r->errors[i].message);
+		if (r->error_tables) free(r->error_tables[i]);
+	}
 	free(r->errors);
+	free(r->error_tables);
+	free(r->failure);
 	free(r);
 }
 
@@ -239,12 +245,15 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 	res->cancelled_count = atomic_load(&sh->cancelled);
 	res->interrupted = populate_signal;
 	res->drained = populate_drain != 0;
+	res->failure = worker_failure_text(sh);
 	munmap(sh, sizeof *sh);
 	djc_rowset_free(keys);
 	*out = res;
 	if (rc) return rc;
 	if (res->interrupted) return conn_fail(c, DJC_EINTR, "populate of %s interrupted by %s", t->name,
 					       res->interrupted == SIGINT ? "SIGINT" : "SIGTERM");
+	/* the workers' own failure (not a make's) says why populate stopped */
+	if (res->failure) return conn_fail(c, DJC_ERROR, "%s", res->failure);
 	if (res->error_count) {
 		return conn_fail(c, DJC_EMAKE, "%ld make call%s of %s failed%s%s", res->error_count, res->error_count == 1 ? "" : "s",
 				 t->name, res->n_errors ? ": " : "", res->n_errors ? res->errors[0].message : "");

@@ -65,6 +65,11 @@ void make_result_free(make_result *r);
 extern volatile sig_atomic_t populate_signal;
 /* SIGUSR1 asked populate to drain: take no more work, finish what runs. */
 extern volatile sig_atomic_t populate_drain;
+/* In a worker process of the pool (pool.c): its parent's pid, which it
+ * watches (a SIGTERM when the parent dies); 0 in any other process. */
+extern pid_t populate_parent;
+/* 1 when this is a pool's worker process whose parent died. */
+int populate_orphaned(void);
 /* SIGUSR1 caught (populate_drain cleared, then set by it) from the start of
  * djc_populate and djc_worker, so a drain asked while they set up is not
  * the signal's default, the end of the process. A SIGUSR1 the caller
@@ -118,8 +123,20 @@ const char *make_signame(int sig);
 /* The environment of the current process, without the variables that
  * describe djc's database (DJC_DATABASE_URL, DJC_KEY..., DJC_TABLE, the
  * schema variables); with without_secrets also without those that hold
- * its password (docs/serve-protocol.md). NULL-terminated; free with
- * make_env_free. */
-char **make_env_base(const djc_conn *c, int without_secrets, size_t *n);
+ * its password (docs/serve-protocol.md). Plus where djc is: DJC as the
+ * process has it (the djc command sets it to itself), else a djc found
+ * beside this library or in its BINDIR (make_djc_env); and the directory
+ * of djc_make.py first on PYTHONPATH (make_py_dir), the caller's
+ * PYTHONPATH after it. NULL-terminated, with *n entries; its strings are
+ * borrowed but for *own (the composed PYTHONPATH or NULL), which the
+ * caller frees after make_env_free. */
+char **make_env_base(const djc_conn *c, int without_secrets, size_t *n, char **own);
 void make_env_free(char **env);
+/* locate.c: "DJC=/path/to/djc" for a djc found beside this code (the
+ * djc command itself; PREFIX/bin/djc beside PREFIX/lib/libdjc.so) or in
+ * the BINDIR it was built for, else NULL; the directory of djc_make.py
+ * (PREFIX/share/djc/python, a build tree's python/, the PYDIR it was
+ * built for), else NULL. Looked for once per process; static. */
+const char *make_djc_env(void);
+const char *make_py_dir(void);
 #endif

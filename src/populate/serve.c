@@ -102,7 +102,8 @@ static int start(serve *s, djc_conn *c, make_result *res)
 		s->restarts[s->nrestarts++] = now;
 	}
 	size_t ne = 0;
-	char **env = make_env_base(c, 1, &ne);
+	char *own_env = NULL;
+	char **env = make_env_base(c, 1, &ne, &own_env);
 	env = xrealloc(env, (ne + 2) * sizeof(char *));
 	char ver[32];
 	snprintf(ver, sizeof ver, "DJC_SERVE=%d", SERVE_VERSION);
@@ -114,6 +115,7 @@ static int start(serve *s, djc_conn *c, make_result *res)
 	proc_status ps;
 	int rc = proc_spawn(&s->p, &spec, &ps);
 	make_env_free(env);
+	free(own_env);
 	if (rc) {
 		res->fatal = 1;
 		if (ps.spawn_failed == PROC_SPAWN_EXEC)

@@ -28,12 +28,13 @@ int retry_wait(retry *r, double lease_s)
 }
 
 /* $DJC_WORKER_LOG (a file name): one line per event of each worker process
- * ("<pid> start listen=yes tables=A,B", "<pid> refresh A gen=3 added=5",
- * "<pid> idle" when it starts waiting for work, "<pid> wake A",
- * "<pid> stop idle"; populate's workers: "<pid> leave A looks=1" when they
- * leave an empty queue, after that many empty claims; a pool child whose
- * server session could not be vouched for: "<pid> session unverified:
- * ..."), appended with
+ * ("<pid> start listen=yes tables=A,B", "<pid> refresh B gen=3 added=5
+ * why=after:A" (why: interval, start, after:TABLE), "<pid> idle" when it
+ * starts waiting for work, "<pid> wake A", "<pid> stop idle"; populate's
+ * workers: "<pid> leave A looks=1" when they leave an empty queue, after
+ * that many empty claims; a pool child whose server session could not be
+ * vouched for: "<pid> session unverified: ..."; a pool child whose parent
+ * died: "<pid> orphaned parent=PID"), appended with
  * O_APPEND, for diagnosis and for the tests. Nothing is written per job. */
 void worker_event(const char *fmt, ...)
 {
@@ -81,22 +82,44 @@ static void write_json_line(int fd, json_t *j)
 	json_decref(j);
 }
 
+void result_add_error(djc_populate_result *r, const char *tname, const char *key, const char *msg)
+{
+	r->errors = xrealloc(r->errors, (r->n_errors + 1) * sizeof *r->errors);
+	r->error_tables = xrealloc(r->error_tables, (r->n_errors + 1) * sizeof *r->error_tables);
+	r->errors[r->n_errors].key_json = xstrdup(key);
+	r->errors[r->n_errors].message = xstrdup(msg ? msg : "make failed");
+	r->error_tables[r->n_errors] = xstrdup(tname ? tname : "");
+	r->n_errors++;
+}
+
 void worker_error(worker *w, const djc_row *key, const char *msg)
 {
-	char *k = key ? key_to_json(w->t, key, 1) : xstrdup("{}");
+	if (!key) { worker_failure(w, msg); return; }
+	char *k = key_to_json(w->t, key, 1);
 	if (!msg) msg = "make failed";
 	atomic_fetch_add(&w->sh->errors, 1);
 	if (w->outfd >= 0)
-		write_json_line(w->outfd, json_pack("{s:s,s:s}", "key", k, "message", msg));
-	else {
-		djc_populate_result *r = w->res;
-		r->errors = xrealloc(r->errors, (r->n_errors + 1) * sizeof *r->errors);
-		r->errors[r->n_errors].key_json = xstrdup(k);
-		r->errors[r->n_errors].message = xstrdup(msg);
-		r->n_errors++;
-	}
+		write_json_line(w->outfd, json_pack("{s:s,s:s,s:s}", "key", k, "message", msg, "table", w->t->name));
+	else
+		result_add_error(w->res, w->t->name, k, msg);
 	free(k);
 	if (!w->o->suppress_errors) atomic_store(&w->sh->stop, 1);
+}
+
+void worker_failure(worker *w, const char *msg)
+{
+	counters *sh = w->sh;
+	int none = 0;
+	if (!atomic_compare_exchange_strong(&sh->failure_state, &none, 1)) return;   /* the first one is kept */
+	snprintf(sh->failure, sizeof sh->failure, "%s", msg && *msg ? msg : "a worker process could not go on");
+	atomic_store(&sh->failure_state, 2);
+}
+
+char *worker_failure_text(counters *sh)
+{
+	if (atomic_load(&sh->failure_state) != 2) return NULL;
+	sh->failure[sizeof sh->failure - 1] = 0;
+	return xstrdup(sh->failure);
 }
 
 /* The slot's seqlock (worker.h): odd, the fields, even. Only the compiler
@@ -222,7 +245,7 @@ int worker_make(worker *w, const djc_row *key, int attempt, staged *st, make_res
 void worker_fatal(worker *w, const char *msg)
 {
 	atomic_store(&w->sh->stop, 1);
-	worker_error(w, NULL, msg);
+	worker_failure(w, msg);
 }
 
 void worker_end(worker *w)

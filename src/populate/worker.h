@@ -20,6 +20,10 @@ typedef struct counters {
 	atomic_long cancelled;   /* makes stopped (or commits refused) because their job was cancelled */
 	atomic_llong retry_due;  /* when the last retry scheduled by this populate is due (monotonic us) */
 	atomic_int stop;         /* stop taking work (an error without suppress_errors) */
+	/* why a worker could not go on (worker_failure): the first one only;
+	 * failure_state 0 none, 1 being written, 2 written */
+	atomic_int failure_state;
+	char failure[1024];
 } counters;
 
 /* Which job a pool child is making, in memory it shares with its parent
@@ -81,9 +85,19 @@ typedef struct worker {
  * wait for it before they leave. */
 void worker_retry_due(counters *sh, double delay);
 
-/* A make failed (or a worker could not work): count it, report it (to
- * the parent, or into w->res), and stop the others unless suppress_errors. */
+/* A make of key failed: count it, report it with w->t's name (to the
+ * parent, or into w->res), and stop the others unless suppress_errors.
+ * Without a key it is the worker's own failure: worker_failure. */
 void worker_error(worker *w, const djc_row *key, const char *msg);
+/* The worker cannot go on, which is no make's failure (a claim that failed
+ * for longer than its retries, a serve program that cannot be run): keep
+ * msg as the failure of this populate or djc_worker (the first one of all
+ * its processes, in w->sh), counting no error and stopping nobody (the
+ * caller decides). */
+void worker_failure(worker *w, const char *msg);
+/* The failure of all the processes, or NULL (for the result, once they are
+ * done). */
+char *worker_failure_text(counters *sh);
 /* A pool child tells its parent which job it is making (key, token, its
  * attempts; in w->slot), so that if it dies the parent fails that job and
  * only it. */
@@ -105,9 +119,11 @@ double worker_timeout(const djc_populate_options *o, const table *t);
  * by its timeout gets the message "timed out after ...". mr->fatal: the key
  * was not tried and the worker must stop (worker_fatal). */
 int worker_make(worker *w, const djc_row *key, int attempt, staged *st, make_result *mr);
-/* The worker cannot make keys (its serve program cannot be run): report
- * msg and stop every worker of this populate. */
+/* The worker cannot make keys (its serve program cannot be run): keep msg
+ * as the failure (worker_failure) and stop every worker of this populate. */
 void worker_fatal(worker *w, const char *msg);
+/* Append an error (key_json of table tname: msg) to r, with copies. */
+void result_add_error(djc_populate_result *r, const char *tname, const char *key, const char *msg);
 /* The worker is done: stop what it keeps running (its serve program). */
 void worker_end(worker *w);
 

@@ -9,6 +9,9 @@
  * table through the table ~djc_worker, never through their own memory:
  *   - the refresh slot: at most one refresh of a table per interval among
  *     all workers, taken by an atomic conditional UPDATE (worker.slot);
+ *     and at once, whatever the interval, by a worker whose start or
+ *     commits upstream no refresh has followed yet (worker.slot.now, by
+ *     the slot's generation: flush_dirty);
  *   - the durations of makes, as a histogram, so that a worker with a
  *     deadline claims only jobs it can finish before it (their 90th
  *     percentile), even a worker that has not made one of them yet.
@@ -66,6 +69,14 @@ static const attr W_COLS[] = {
 static const char SQL_SLOT[] =
 	"UPDATE {W} SET refresh_at = {now}, refresh_gen = refresh_gen + 1, refresh_host = ?, refresh_pid = ? "
 	"WHERE name = ? AND (refresh_gen = 0 OR refresh_at <= {now+?})";
+/* worker.slot.now - take the refresh slot of a table at once, whatever the
+ * interval, if no refresh started since generation G (read by the caller
+ * after its commits, or at its start): of workers trying together with the
+ * same G exactly one changes the row; for the others a refresh started
+ * after G, which sees what they committed. Arguments: host, pid, name, G. */
+static const char SQL_SLOT_NOW[] =
+	"UPDATE {W} SET refresh_at = {now}, refresh_gen = refresh_gen + 1, refresh_host = ?, refresh_pid = ? "
+	"WHERE name = ? AND refresh_gen = ?";
 /* worker.gen - the generation of the slot just taken (with who took it,
  * to be sure it is ours), or the generations a worker compares before
  * --until-empty lets it go. Argument: name. */
@@ -189,7 +200,11 @@ typedef struct stab {
 	char *const *argv;
 	int serve;                  /* argv is a serve program (the table's make_serve line) */
 	double next_refresh;        /* monotonic: when to try the refresh slot again */
-	int64_t gen0;               /* --until-empty: a refresh started after this generation must have committed */
+	int64_t gen0;               /* a refresh started after this generation sees this worker's rows
+	                             * upstream (and, --until-empty, must have committed); -1 unknown */
+	int dirty;                  /* keys may be missing from the jobs table that no refresh started
+	                             * after gen0 has seen: refresh now (flush_dirty) */
+	long why;                   /* what made it dirty: the index of the upstream table worked on, or -1: the start */
 	long shared[NBUCKET];       /* the histogram as last read */
 	long local[NBUCKET];        /* this process's makes, not yet added to it */
 	long nlocal;
@@ -215,6 +230,7 @@ typedef struct wloop {
 	const wloop_params *p;
 	stab *tabs;
 	size_t n, cur;
+	unsigned char *down;        /* down[i * n + j]: table j is downstream of table i (its rows can make j's keys) */
 	double yield_at;
 	long claimed;               /* jobs claimed since the loop last looked */
 	int listening;
@@ -329,13 +345,46 @@ static const work_hooks HOOKS = {hook_claim_size, hook_claimed, hook_made};
 
 /* ---------------------------------------------------------- refresh */
 
+/* Refresh tab, the slot of generation gen being ours (0: not known), and
+ * mark that generation committed; why says what asked for it, for the log
+ * ("interval", "start", "after:A"). *added: the jobs it made takeable. */
+static int run_refresh(wloop *s, stab *tb, int64_t gen, const char *why, long *added)
+{
+	djc_conn *c = s->w->c;
+	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
+	ro.delay = -1;   /* due at once, whatever the clocks say (as populate's refresh) */
+	djc_refresh_result rr;
+	int rc = djc_jobs_refresh(&rr, c, tb->t->name, &ro);
+	if (rc) {
+		/* it saw nothing: a refresh after this generation must follow */
+		if (tb->dirty && gen > tb->gen0) tb->gen0 = gen;
+		return rc;
+	}
+	*added = rr.added + rr.re_pended + rr.orphaned;
+	worker_event("refresh %s gen=%lld added=%ld why=%s", tb->t->name, (long long)gen, rr.added, why);
+	/* a refresh started after the baseline: what was missing is seen */
+	if (gen > tb->gen0 && tb->gen0 >= 0) tb->dirty = 0;
+	if (gen > 0) {
+		val_t g[3] = {val_int(gen), val_text(tb->t->name), val_int(gen)};
+		rc = wexec(c, "worker.refreshed", SQL_REFRESHED, g, 3, NULL);
+		val_free(&g[1]);
+	}
+	return rc;
+}
+
+/* A failed refresh: a retryable one waits for the next try; any other
+ * stops the worker (its message the failure), as a failed refresh fails
+ * populate. */
+static int refresh_failed(int rc)
+{
+	return rc == DJC_ECONN || rc == DJC_EBUSY ? DJC_OK : rc;
+}
+
 /* Refresh tab if its slot is ours to take (at most once per interval
  * among all workers); *added: the jobs it added. Taking the slot is one
  * autocommit UPDATE (what an idle worker pays per interval); the winner
  * then reads the generation it started, and marks it committed after the
- * refresh. A retryable failure waits for the next slot; any other stops
- * the worker (its message in the errors), as a failed refresh fails
- * populate. */
+ * refresh. */
 static int maybe_refresh(wloop *s, stab *tb, long *added)
 {
 	*added = 0;
@@ -353,50 +402,92 @@ static int maybe_refresh(wloop *s, stab *tb, long *added)
 	db_res_free(r);
 	r = NULL;
 	/* the generation we started: the row still names us (another worker
-	 * could take the slot only an interval later) */
+	 * could take the slot only an interval later, or at once by the
+	 * generation we started, which it cannot have read yet) */
 	if (!rc && got == 1 && !(rc = wexec(c, "worker.gen", SQL_GEN, &a[2], 1, &r)) && r->nrows == 1) {
 		const char *h = db_cell_text(r, 0, 2);
 		if (h && !strcmp(h, jobs_host()) && db_cell_int(r, 0, 3) == (int64_t)getpid()) gen = db_cell_int(r, 0, 0);
 	}
 	db_res_free(r);
 	for (int i = 0; i < 4; i++) val_free(&a[i]);
-	if (rc) goto failed;
-	if (got != 1) return DJC_OK;
-	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
-	ro.delay = -1;   /* due at once, whatever the clocks say (as populate's refresh) */
-	djc_refresh_result rr;
-	if ((rc = djc_jobs_refresh(&rr, c, tb->t->name, &ro))) goto failed;
-	*added = rr.added + rr.re_pended + rr.orphaned;
-	worker_event("refresh %s gen=%lld added=%ld", tb->t->name, (long long)gen, rr.added);
-	if (gen > 0) {
-		val_t g[3] = {val_int(gen), val_text(tb->t->name), val_int(gen)};
-		rc = wexec(c, "worker.refreshed", SQL_REFRESHED, g, 3, NULL);
-		val_free(&g[1]);
-		if (rc) goto failed;
+	if (!rc && got == 1) rc = run_refresh(s, tb, gen, "interval", added);
+	return refresh_failed(rc);
+}
+
+/* The generations of tab: started (*gen) and committed (*done). */
+static int read_gens(wloop *s, stab *tb, int64_t *gen, int64_t *done)
+{
+	db_res *r = NULL;
+	val_t name = val_text(tb->t->name);
+	int rc = wexec(s->w->c, "worker.gen", SQL_GEN, &name, 1, &r);
+	if (!rc && r->nrows != 1) rc = conn_fail(s->w->c, DJC_ENOTFOUND, "%s has no row for %s", WORKER_TABLE, tb->t->name);
+	if (!rc) {
+		*gen = db_cell_int(r, 0, 0);
+		*done = db_cell_int(r, 0, 1);
 	}
-	return DJC_OK;
-failed:
-	if (rc == DJC_ECONN || rc == DJC_EBUSY) return DJC_OK;   /* the next slot will do */
+	db_res_free(r);
+	val_free(&name);
 	return rc;
 }
 
-/* --until-empty: nothing pending or reserved is left in any served table,
- * and for each, a refresh started after this worker's last claim (after
- * its last commit) has committed, so no key it made is waiting to become
- * a job downstream. */
+/* A table marked dirty (mark_dirty) gets its refresh now, not at the next
+ * interval: unless one started since its baseline (by any worker: it sees
+ * the keys), this worker takes the slot by that generation (worker.slot.now)
+ * and refreshes. So keys made by this worker's commits upstream, or
+ * inserted before it started, become jobs at once, and of the workers that
+ * committed before one refresh started, one refreshes. *added: the jobs it
+ * made takeable. */
+static int flush_dirty(wloop *s, stab *tb, long *added)
+{
+	*added = 0;
+	if (!tb->dirty) return DJC_OK;
+	int64_t gen = 0, done = 0;
+	int rc = read_gens(s, tb, &gen, &done);
+	if (rc) return refresh_failed(rc);
+	if (tb->gen0 < 0) tb->gen0 = gen;   /* the baseline was not read: now will do (later than needed) */
+	else if (gen > tb->gen0) {
+		tb->dirty = 0;   /* another worker's refresh started since */
+		return DJC_OK;
+	}
+	db_res *r = NULL;
+	val_t a[4] = {val_text(jobs_host()), val_int(getpid()), val_text(tb->t->name), val_int(tb->gen0)};
+	rc = wexec(s->w->c, "worker.slot.now", SQL_SLOT_NOW, a, 4, &r);
+	long got = rc ? 0 : (long)r->affected;
+	db_res_free(r);
+	for (int i = 0; i < 4; i++) val_free(&a[i]);
+	if (rc) return refresh_failed(rc);
+	if (got != 1) {
+		tb->dirty = 0;   /* taken by another worker since we read it: that refresh started after the baseline */
+		return DJC_OK;
+	}
+	char why[300];
+	if (tb->why < 0) snprintf(why, sizeof why, "start");
+	else snprintf(why, sizeof why, "after:%s", s->tabs[tb->why].t->name);
+	return refresh_failed(run_refresh(s, tb, tb->gen0 + 1, why, added));
+}
+
+/* Whether a table still waits for its refresh (flush_dirty). */
+static int any_dirty(const wloop *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->tabs[i].dirty) return 1;
+	return 0;
+}
+
+/* --until-empty: nothing pending (due or not: a delayed job, a retry in
+ * its backoff) or reserved is left in any served table, and for each, a
+ * refresh started after this worker's start and after its last commit
+ * upstream has committed, so no key it made is waiting to become a job
+ * downstream. */
 static int queue_empty(wloop *s)
 {
 	djc_conn *c = s->w->c;
+	if (any_dirty(s)) return 0;
 	for (size_t i = 0; i < s->n; i++) {
 		stab *tb = &s->tabs[i];
 		if (s->p->refresh) {
-			db_res *r = NULL;
-			val_t name = val_text(tb->t->name);
-			int rc = wexec(c, "worker.gen", SQL_GEN, &name, 1, &r);
-			int fresh = !rc && r->nrows == 1 && db_cell_int(r, 0, 1) > tb->gen0;
-			db_res_free(r);
-			val_free(&name);
-			if (!fresh) return 0;
+			int64_t gen = 0, done = 0;
+			if (read_gens(s, tb, &gen, &done) || tb->gen0 < 0 || done <= tb->gen0) return 0;
 		}
 		long n = 0;
 		if (jobs_ready_count(c, tb->t, s->p->o->where_json, s->p->o->priority, &n) || n > 0) return 0;
@@ -404,22 +495,41 @@ static int queue_empty(wloop *s)
 	return 1;
 }
 
-/* The refresh generations of tables from..n-1 as they are now: a refresh
- * of each must start after this for --until-empty to trust its queue.
- * Called at start (every table), and after work on table i for the tables
- * after it: only they can get new keys from i's rows (a key source is made
- * of parents, and parents are declared first). */
-static void mark_gens(wloop *s, size_t from)
+/* Mark the tables that may have keys no refresh has seen: at the start
+ * (from < 0) every served table (keys inserted before this worker
+ * started); after work on table `from`, the served tables downstream of
+ * it (its rows make their keys; a key source is made of ancestors). Each
+ * one's generation now is its baseline: a refresh started after it sees
+ * those keys (flush_dirty, queue_empty). Read after the commits, so a
+ * baseline is never too old; when it cannot be read, flush_dirty reads it
+ * then. */
+static void mark_dirty(wloop *s, long from)
 {
-	if (!s->p->o->until_empty || !s->p->refresh) return;
-	for (size_t i = from; i < s->n; i++) {
-		db_res *r = NULL;
-		val_t name = val_text(s->tabs[i].t->name);
-		if (!wexec(s->w->c, "worker.gen", SQL_GEN, &name, 1, &r) && r->nrows == 1) s->tabs[i].gen0 = db_cell_int(r, 0, 0);
-		else s->tabs[i].gen0 = INT64_MAX - 1;   /* unknown: not empty until read */
-		db_res_free(r);
-		val_free(&name);
+	if (!s->p->refresh) return;
+	for (size_t i = 0; i < s->n; i++) {
+		if (from >= 0 && !s->down[(size_t)from * s->n + i]) continue;
+		stab *tb = &s->tabs[i];
+		int64_t gen = 0, done = 0;
+		tb->gen0 = read_gens(s, tb, &gen, &done) ? -1 : gen;
+		tb->dirty = 1;
+		tb->why = from;
 	}
+}
+
+/* The refreshes due: each table's slot when its interval is over, and the
+ * tables marked dirty at once. DJC_OK with *added the jobs they made
+ * takeable, or a failure that stops the worker. */
+static int refresh_due(wloop *s, long *added)
+{
+	*added = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		long a = 0, b = 0;
+		int rc = maybe_refresh(s, &s->tabs[i], &a);
+		if (!rc) rc = flush_dirty(s, &s->tabs[i], &b);
+		if (rc) return rc;
+		*added += a + b;
+	}
+	return DJC_OK;
 }
 
 /* ------------------------------------------------------------ waiting */
@@ -482,22 +592,21 @@ static int work_loop(wloop *s)
 	const djc_worker_options *o = s->p->o;
 	double idle_since = mono_now(), backoff = POLL_MIN, claim_at = 0;
 	int busy = 1;   /* since the last "idle" event */
-	mark_gens(s, 0);
+	mark_dirty(s, -1);
 	for (;;) {
 		if (populate_signal) return DJC_WORKER_SIGNAL;
 		if (populate_drain) return DJC_WORKER_DRAIN;
 		if (worker_stopping(w)) return DJC_WORKER_FAILED;
 		if (o->max_jobs > 0 && atomic_load(&w->sh->calls) >= o->max_jobs) return DJC_WORKER_MAX_JOBS;
 		if (s->p->deadline && s->p->deadline - mono_now() <= DEADLINE_MARGIN) return DJC_WORKER_DEADLINE;
-		if (o->idle_exit > 0 && mono_now() - idle_since >= o->idle_exit) return DJC_WORKER_IDLE;
-		for (size_t i = 0; i < s->n; i++) {
-			long added = 0;
-			if (maybe_refresh(s, &s->tabs[i], &added)) {
-				worker_error(w, NULL, w->c->err);
-				return DJC_WORKER_FAILED;
-			}
-			if (added) claim_at = 0;   /* jobs appeared: look now */
+		long added = 0;
+		if (refresh_due(s, &added)) {
+			worker_error(w, NULL, w->c->err);
+			return DJC_WORKER_FAILED;
 		}
+		if (added) claim_at = 0;   /* jobs appeared: look now */
+		/* idle only once the keys of this worker's own commits are jobs */
+		else if (o->idle_exit > 0 && mono_now() - idle_since >= o->idle_exit && !any_dirty(s)) return DJC_WORKER_IDLE;
 		double now = mono_now();
 		if (now >= claim_at) {
 			int any_fits = 0;
@@ -515,14 +624,14 @@ static int work_loop(wloop *s)
 				backoff = POLL_MIN;
 				claim_at = 0;
 				busy = 1;
-				mark_gens(s, s->cur + 1);
+				mark_dirty(s, (long)s->cur);   /* its rows may make keys downstream */
 				continue;
 			}
 			if (worker_stopping(w)) continue;
 			if (s->p->deadline && !any_fits) return DJC_WORKER_DEADLINE;
 			if (o->until_empty && queue_empty(s)) return DJC_WORKER_EMPTY;
 			now = mono_now();
-			if (o->idle_exit > 0 && now - idle_since >= o->idle_exit) return DJC_WORKER_IDLE;
+			if (o->idle_exit > 0 && now - idle_since >= o->idle_exit && !any_dirty(s)) return DJC_WORKER_IDLE;
 			if (busy) worker_event("idle");   /* once per stretch without work */
 			busy = 0;
 			claim_at = now + backoff * jitter(s, 0.5, 1.5);
@@ -551,6 +660,7 @@ static void wloop_run(worker *w, void *arg)
 	s.seed = (unsigned)getpid() ^ (unsigned)(mono_now() * 1e6);
 	s.n = p->n;
 	s.tabs = xcalloc(p->n, sizeof *s.tabs);
+	s.down = xcalloc(p->n * p->n, 1);
 	w->hooks = &HOOKS;
 	w->hooks_arg = &s;
 	int rc = DJC_OK;
@@ -573,8 +683,11 @@ static void wloop_run(worker *w, void *arg)
 		worker_error(w, NULL, w->c->err);
 		atomic_fetch_add(&p->stops[DJC_WORKER_FAILED], 1);
 		free(s.tabs);
+		free(s.down);
 		return;
 	}
+	for (size_t i = 0; i < s.n; i++)
+		for (size_t j = 0; j < s.n; j++) s.down[i * s.n + j] = (unsigned char)table_is_ancestor(w->c, s.tabs[j].t, s.tabs[i].t);
 	/* notifications wake us where the connection can hear them */
 	snprintf(s.prefix, sizeof s.prefix, "%s.", w->c->db->schema ? w->c->db->schema : "");
 	s.listening = db_listen(w->c->db, JOBS_CHANNEL) == DJC_OK;
@@ -589,6 +702,7 @@ static void wloop_run(worker *w, void *arg)
 	for (size_t i = 0; i < s.n; i++) stats_flush(&s, &s.tabs[i]);
 	atomic_fetch_add(&p->stops[why], 1);
 	free(s.tabs);
+	free(s.down);
 }
 
 /* ------------------------------------------------------------ the API */
@@ -602,8 +716,14 @@ void djc_worker_options_init(djc_worker_options *o)
 void djc_worker_result_free(djc_worker_result *r)
 {
 	if (!r) return;
-	for (size_t i = 0; i < r->n_errors; i++) { free(r->errors[i].key_json); free(r->errors[i].message); }
+	for (size_t i = 0; i < r->n_errors; i++) {
+		free(r->errors[i].key_json);
+		free(r->errors[i].message);
+		if (r->error_tables) free(r->error_tables[i]);
+	}
 	free(r->errors);
+	free(r->error_tables);
+	free(r->failure);
 	for (size_t i = 0; i < r->n_tables; i++) free(r->tables[i]);
 	free(r->tables);
 	free(r);
@@ -782,8 +902,13 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 	res->error_count = atomic_load(&sh->errors);
 	res->skipped_count = atomic_load(&sh->skipped);
 	res->lost_count = atomic_load(&sh->lost);
+	res->retried_count = atomic_load(&sh->retried);
+	res->cancelled_count = atomic_load(&sh->cancelled);
+	res->drained = populate_drain != 0;
+	res->failure = worker_failure_text(sh);
 	res->n_errors = pres.n_errors;
 	res->errors = pres.errors;
+	res->error_tables = pres.error_tables;
 	res->interrupted = populate_signal;
 	for (int i = 0; i < DJC_WORKER_NSTOPS; i++) res->stopped[i] = atomic_load(&stops[i]);
 	res->tables = xcalloc(n, sizeof(char *));
@@ -796,12 +921,9 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 	if (rc) goto out;
 	if (res->interrupted) {
 		rc = conn_fail(c, DJC_EINTR, "worker interrupted by %s", res->interrupted == SIGINT ? "SIGINT" : "SIGTERM");
-	} else if (failed) {
-		/* the worker's own failure (not a make's) is the first error without a key */
-		const char *m = "a worker process could not go on";
-		for (size_t i = 0; i < res->n_errors; i++)
-			if (!strcmp(res->errors[i].key_json, "{}")) { m = res->errors[i].message; break; }
-		rc = conn_fail(c, DJC_ERROR, "%s", m);
+	} else if (failed || res->failure) {
+		/* the worker's own failure, not a make's */
+		rc = conn_fail(c, DJC_ERROR, "%s", res->failure ? res->failure : "a worker process could not go on");
 	} else if (res->error_count) {
 		rc = conn_fail(c, DJC_EMAKE, "%ld make call%s failed%s%s", res->error_count, res->error_count == 1 ? "" : "s",
 			       res->n_errors ? ": " : "", res->n_errors ? res->errors[0].message : "");

@@ -6,7 +6,9 @@
 # once against the shared library and once against the static one, declares,
 # inserts and populates with job reservation on this backend; the Python
 # make module (share/djc/python/djc_make.py) serves a populate of the
-# installed djc with PYTHONPATH; `make uninstall` removes every file again.
+# installed djc with PYTHONPATH, and without it (djc, and a program linked
+# with the installed libdjc.so, put it on their make programs' PYTHONPATH
+# and tell them DJC); `make uninstall` removes every file again.
 . "$ROOT/tests/cli/lib.sh"
 
 D=$T/dest
@@ -67,6 +69,40 @@ expect_rc 0 "delete Square's rows" "$D$PREFIX/bin/djc" delete Square
 run env PYTHONPATH="$D$PREFIX/share/djc/python" "$D$PREFIX/bin/djc" populate Square --reserve-jobs --make-serve python3 sq.py
 check "the installed Python module serves a populate of the installed djc" test "$RC/$OUT" = "0/Square: 5 made, 0 errors, 0 skipped"
 expect_rc 0 "the installed Python module imports" env PYTHONPATH="$D$PREFIX/share/djc/python" python3 -c 'import djc_make; djc_make.b64("")'
+
+# (issue 36.10) without PYTHONPATH and with no djc on PATH: the installed
+# djc puts its module's directory (share/djc/python beside its bin/) first
+# on a make's PYTHONPATH and tells it DJC, its own path, which a per-key
+# make's fetch runs; a C program linked with the installed libdjc.so gets
+# the djc and the module installed beside the library
+nodjc=$(printf '%s\n' "$PATH" | tr ':' '\n' | while read -r d; do [ -n "$d" ] && [ ! -x "$d/djc" ] && printf '%s:' "$d"; done)
+nodjc=${nodjc%:}
+cat > sqenv.py <<'P'
+import json, os
+import djc_make
+def make(key, fetch):
+    with open("env.json", "w") as f:
+        json.dump({"DJC": os.environ.get("DJC"), "PYTHONPATH": os.environ.get("PYTHONPATH")}, f)
+    return {"y": fetch("Item", key)[0]["x"] ** 2}
+djc_make.run(make)
+P
+inst_djc=$(readlink -f "$D$PREFIX/bin/djc")
+inst_py=$(readlink -f "$D$PREFIX/share/djc/python")
+expect_rc 0 "delete Square's rows" "$D$PREFIX/bin/djc" delete Square
+run env -u PYTHONPATH -u DJC PATH="$nodjc" "$D$PREFIX/bin/djc" populate Square --reserve-jobs --make-serve python3 sq.py
+check "no PYTHONPATH: the installed djc's serve make imports its module" test "$RC/$OUT" = "0/Square: 5 made, 0 errors, 0 skipped"
+expect_rc 0 "delete Square's rows" "$D$PREFIX/bin/djc" delete Square
+run env -u PYTHONPATH -u DJC PATH="$nodjc" "$D$PREFIX/bin/djc" populate Square --reserve-jobs --make python3 sqenv.py
+check "no PYTHONPATH, no djc on PATH: a per-key make imports the module and fetches through \$DJC" \
+	test "$RC/$OUT" = "0/Square: 5 made, 0 errors, 0 skipped"
+check "... DJC is the installed djc, PYTHONPATH its module's directory" \
+	test "$(jq -r '"\(.DJC) \(.PYTHONPATH)"' env.json)" = "$inst_djc $inst_py"
+if [ "$DJC_BACKEND" = sqlite ]; then export DJC_DATABASE_URL="sqlite:$T/pymake.db"; else export DJC_DATABASE_SCHEMA="${DJC_DATABASE_SCHEMA}_p"; fi
+rm -f env.json
+expect_out "a C program (installed libdjc.so) populates with a per-key Python make, no PYTHONPATH, no djc on PATH" "hello: ok" \
+	env -u PYTHONPATH -u DJC PATH="$nodjc" LD_LIBRARY_PATH="$L" ./hello python3 sqenv.py
+check "... its make got the djc and the module installed beside the library" \
+	test "$(jq -r '"\(.DJC) \(.PYTHONPATH)"' env.json 2>&1)" = "$inst_djc $inst_py"
 
 expect_rc 0 "make uninstall" make --no-print-directory -C "$ROOT" BUILD="$B" DESTDIR="$D" PREFIX="$PREFIX" uninstall
 check "uninstall removed every file and link" sh -c 'test -z "$(find "$1" ! -type d)"' _ "$D"

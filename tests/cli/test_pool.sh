@@ -9,7 +9,8 @@
 # claim in flight, which the server runs to its COMMIT after the child is
 # gone: the parent waits for the end of the child's session before it
 # hands its jobs back (through a transaction pooler, where no session is
-# the child's, it hands them back again 2 s later).
+# the child's, it hands them back again 2 s later). A killed parent's
+# children stop by themselves, as on SIGTERM (populate and djc worker).
 . "$ROOT/tests/cli/lib.sh"
 
 # server_sql SQL: run SQL with the backend's client (PostgreSQL: names
@@ -117,5 +118,83 @@ for k in "$long" '{"name":"short"}'; do
 	check "killed in make: history of a ${#k}-character key" \
 		[ "$(djc jobs Q --key "$k" --json | jq -c '[.history[] | [.attempt, .outcome]]')" = '[[1,"died"],[2,"success"]]' ]
 done
+
+# ------------------------------------- the parent killed (issue 36.2)
+# kill -9 of the --processes parent: its children notice at once (the
+# kernel's SIGTERM on the parent's death) and stop as on SIGTERM: the
+# running make is stopped and recorded as interrupted, the rest of each
+# child's claim (jobs.reserve_batch 3) goes back to pending, nothing more
+# is claimed, and they exit. Before, they went on claiming and making, and
+# a djc worker's ran forever. The makes log their start and wait for ./go,
+# which never comes.
+# wait_until SECONDS CMD...: until CMD succeeds (0), or SECONDS passed (1)
+wait_until() {
+	local lim=$(($1 * 10)) i=0
+	shift
+	while ! "$@"; do
+		i=$((i + 1))
+		[ $i -ge $lim ] && return 1
+		sleep 0.1
+	done
+}
+printf 'M (manual)\n    m : int32\n    ---\n\nR (computed)\n    -> M\n    ---\n    v : int32\n    make = ./mkwait.sh\n\nS (computed)\n    -> M\n    ---\n    v : int32\n    make = ./mkwait.sh\n' > m.djc
+expect_rc 0 "declare M, R, S" djc declare m.djc
+seq 1 10 | sed 's/.*/{"m":&}/' | "$DJC" insert M > /dev/null
+cat > mkwait.sh <<'P'
+#!/bin/sh
+echo "start $DJC_TABLE $DJC_KEY_m" >> made.log
+i=0
+while [ ! -e go ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i + 1)); done
+echo '{"v": 1}'
+P
+chmod +x mkwait.sh
+alive() { for k in "$@"; do kill -0 "$k" 2>/dev/null && return 0; done; return 1; }
+none_alive() { ! alive "$@"; }
+# orphan_run TABLE CMD...: start CMD (2 worker processes), kill -9 it once
+# both makes started, then wait (bounded) for its children to end
+orphan_run() {
+	local table=$1 ppid
+	shift
+	rm -f go made.log
+	"$@" > orphan.out 2> orphan.err &
+	ppid=$!
+	wait_until 120 sh -c "[ \$(cat made.log 2>/dev/null | grep -c '^start $table ') -ge 2 ]"
+	KIDS=$(pgrep -P "$ppid" -x djc | tr '\n' ' ')
+	kill -KILL "$ppid"
+	wait "$ppid" 2>/dev/null
+	PPID_KILLED=$ppid
+	# shellcheck disable=SC2086  # KIDS is a list of pids
+	wait_until 60 none_alive $KIDS
+	GONE=$?
+	STARTS=$(grep -c "^start $table " made.log)
+	# whatever is left (before the fix: the children) is ended here
+	touch go
+	for k in $KIDS; do kill -KILL "$k" 2>/dev/null; done
+	# shellcheck disable=SC2086
+	wait_until 30 none_alive $KIDS
+}
+jobs_json() { "$DJC" jobs "$1" --json | jq -c '[.pending, .reserved, .error]'; }
+errors_of() { "$DJC" jobs "$1" --status error --json | jq -r '.jobs[].error_message' | sort -u; }
+
+orphan_run R "$DJC" populate R --reserve-jobs --processes 2 --suppress-errors
+check "populate parent killed: it had 2 worker processes ($KIDS)" [ "$(echo $KIDS | wc -w)" = 2 ]
+check "... both ended by themselves" [ "$GONE" = 0 ]
+check "... no make started after the kill (2 started)" [ "$STARTS" = 2 ]
+check "... the 2 running makes are errors, the rest of their claims pending, nothing reserved" [ "$(jobs_json R)" = '[8,0,2]' ]
+check "... recorded as interrupted by the parent's death" \
+	[ "$(errors_of R)" = "interrupted by SIGTERM: its worker's parent process (pid $PPID_KILLED) died" ]
+check "... each child said so on stderr" [ "$(grep -c "^djc: worker process [0-9]* stopped as on SIGTERM: its parent process $PPID_KILLED died$" orphan.err)" = 2 ]
+
+# djc worker, without any stop condition, likewise
+: > wl.txt
+orphan_run S env DJC_WORKER_LOG="$PWD/wl.txt" "$DJC" worker S --processes 2 --refresh-interval 3600
+check "worker parent killed: it had 2 worker processes ($KIDS)" [ "$(echo $KIDS | wc -w)" = 2 ]
+check "... both ended by themselves" [ "$GONE" = 0 ]
+check "... no make started after the kill (2 started)" [ "$STARTS" = 2 ]
+check "... the 2 running makes are errors, the rest pending, nothing reserved" [ "$(jobs_json S)" = '[8,0,2]' ]
+check "... recorded as interrupted by the parent's death" \
+	[ "$(errors_of S)" = "interrupted by SIGTERM: its worker's parent process (pid $PPID_KILLED) died" ]
+check "... each logged it and stopped (signal)" \
+	[ "$(grep -c " orphaned parent=$PPID_KILLED$" wl.txt)/$(grep -c ' stop signal$' wl.txt)" = 2/2 ]
 
 finish

@@ -378,11 +378,25 @@ check "5: (a per-key program does get DJC_DATABASE_URL and the password)" \
 clean
 run env CRASH_ON=all DJC_JOBS_SERVE_RESTARTS=2 "$DJC" populate Res --reserve-jobs --suppress-errors --json --make-serve python3 mk.py
 check "6: a program crashing on every key: populate exits 1" test "$RC" = 1
-check "6: three keys failed (a start and 2 restarts), then the worker stopped" test "$(jget '"\(.success_count)/\(.error_count)"')" = "0/4"
-check "6: ... saying why" test "$(jget '.errors[3].message')" = \
+# the limit is no make's failure: counted and listed apart (issue 36.7:
+# it used to be a fourth error, of key {})
+check "6: three keys failed (a start and 2 restarts), then the worker stopped" \
+	test "$(jget '"\(.success_count)/\(.error_count)/\(.errors | length)/\([.errors[].key.item_id | numbers] | length)"')" = "0/3/3/3"
+check "6: ... saying why, as the failure" test "$(jget '.failure')" = \
 	"serve program 'python3' failed and was restarted 2 times in the last minute (jobs.serve_restarts is 2): this worker stops"
+check "6: ... the one stderr line" test "$ERR" = \
+	"djc: serve program 'python3' failed and was restarted 2 times in the last minute (jobs.serve_restarts is 2): this worker stops"
 check "6: 3 programs started" test "$(starts)" = 3
 check "6: 3 jobs are errors, the key not tried is pending again" test "$(djc jobs Res)" = "Res jobs: pending $((N - 3)), reserved 0, success 0, error 3, ignore 0, total $N"
+djc jobs clear Res --status error >/dev/null
+# the same under djc worker: 3 errors of table Res and the failure apart
+clean
+run env CRASH_ON=all DJC_JOBS_SERVE_RESTARTS=2 "$DJC" worker Res --until-empty --json --make-serve python3 mk.py
+check "6: worker: 3 errors of Res, the limit as its failure, stopped: failed" \
+	test "$RC/$(jget '"\(.error_count)/\([.errors[].table] | unique)/\(.failure)/\(.stopped)"')" = \
+	"1/3/[\"Res\"]/serve program 'python3' failed and was restarted 2 times in the last minute (jobs.serve_restarts is 2): this worker stops/{\"failed\":1}"
+check "6: worker: ... the one stderr line is the failure" test "$ERR" = \
+	"djc: serve program 'python3' failed and was restarted 2 times in the last minute (jobs.serve_restarts is 2): this worker stops"
 djc jobs clear Res --status error >/dev/null
 expect_fail 2 "6: jobs.serve_restarts is checked" "DJC_JOBS_SERVE_RESTARTS.*integer from 0 to 10000" env DJC_JOBS_SERVE_RESTARTS=-1 "$DJC" populate Res --make-serve python3 mk.py
 expect_fail 2 "6: --make-serve without a program" '^djc: populate: unknown or incomplete option --make-serve$' "$DJC" populate Res --make-serve
@@ -392,8 +406,8 @@ run "$DJC" populate Res --where '{"item_id": 1}' --make-serve python3 mk.py --he
 check "6: words after --make-serve go to the program" test "$RC/$OUT" = "0/Res: 1 made, 0 errors, 0 skipped"
 clean
 run "$DJC" populate Res --reserve-jobs --json --make-serve ./no-such-program
-check "6: a serve program that cannot be run: exit 1, saying so" \
-	test "$RC/$(jget '"\(.success_count)/\(.errors[0].message)"')" = "1/0/cannot run serve program './no-such-program': No such file or directory"
+check "6: a serve program that cannot be run: exit 1, saying so (no make failed)" \
+	test "$RC/$(jget '"\(.success_count)/\(.error_count)/\(.errors | length)/\(.failure)"')" = "1/0/0/0/cannot run serve program './no-such-program': No such file or directory"
 check "6: ... and no job failed" test "$(djc jobs Res)" = "Res jobs: pending $N, reserved 0, success 0, error 0, ignore 0, total $N"
 cat > v2.sh <<'P'
 #!/bin/sh
@@ -404,7 +418,7 @@ P
 chmod +x v2.sh
 run "$DJC" populate Res --reserve-jobs --json --make-serve ./v2.sh
 check "6: a program speaking version 2: exit 1, naming the versions" \
-	test "$RC/$(jget '.errors[0].message')" = "1/serve program './v2.sh' speaks serve protocol version 2; this djc speaks version 1"
+	test "$RC/$(jget '"\(.error_count)/\(.errors | length)/\(.failure)"')" = "1/0/0/serve program './v2.sh' speaks serve protocol version 2; this djc speaks version 1"
 check "6: ... and no job failed" test "$(djc jobs Res)" = "Res jobs: pending $N, reserved 0, success 0, error 0, ignore 0, total $N"
 
 # ------------------------------------- 7. SIGTERM and a lost lease stop the program

@@ -76,16 +76,25 @@ chmod +x mk.sh mk2.sh mkwait.sh
 expect_rc 0 "declare" djc declare p.djc
 sessions() { for i in $(seq "$1" "$2"); do echo "{\"session_id\": $i, \"v\": 1}"; done | "$DJC" insert Session >/dev/null; }
 
-# one refresh per table for workers started together (the slot, open since
-# no worker served these tables yet), with an interval of an hour; they
-# also create ~djc_worker together
-refreshes() { grep -c " refresh $1 " "$DJC_WORKER_LOG"; }
+# workers started together, with an interval of an hour (they also create
+# ~djc_worker together): one interval refresh per table (the slot, open
+# since no worker served these tables yet); a worker whose start no
+# refresh followed refreshes at once (why=start: issue 36.3, before it
+# waited for the next interval); each refresh is one generation of the
+# slot, taken by exactly one worker
+refreshes() { grep -c " refresh $1 .*why=$2\$" "$DJC_WORKER_LOG"; }
+# no generation twice (0: a worker that could not tell which it started)
+gens_distinct() { [ -z "$(grep " refresh $1 " "$DJC_WORKER_LOG" | sed 's/.* gen=\([0-9]*\) .*/\1/' | grep -v '^0$' | sort | uniq -d)" ]; }
 : > "$DJC_WORKER_LOG"
 for i in 1 2 3 4 5 6; do "$DJC" worker --idle-exit 1 --refresh-interval 3600 > /dev/null 2>&1 & done
 wait
 check "6 workers started together: 6 started" [ "$(grep -c ' start ' "$DJC_WORKER_LOG")" = 6 ]
-check "... one refreshed Stats" [ "$(refreshes Stats)" = 1 ]
-check "... one refreshed Summary" [ "$(refreshes Summary)" = 1 ]
+check "... one refreshed Stats for the interval" [ "$(refreshes Stats interval)" = 1 ]
+check "... one refreshed Summary for the interval" [ "$(refreshes Summary interval)" = 1 ]
+check "... at most one refresh per worker and table, none for another reason" \
+	[ "$(grep -c ' refresh ' "$DJC_WORKER_LOG")" = "$(($(grep -c ' refresh .*why=interval$' "$DJC_WORKER_LOG") + $(grep -c ' refresh .*why=start$' "$DJC_WORKER_LOG")))" -a "$(grep -c ' refresh Stats ' "$DJC_WORKER_LOG")" -le 6 ]
+check "... each refresh of Stats its own generation" gens_distinct Stats
+check "... each refresh of Summary its own generation" gens_distinct Summary
 check "... all stopped idle" [ "$(grep -c ' stop idle' "$DJC_WORKER_LOG")" = 6 ]
 
 # ------------------------------------------------------ connections
@@ -233,8 +242,20 @@ sessions 14 16
 run env MK_FAIL=15 "$DJC" worker Stats --until-empty --refresh-interval 1
 check "a failing make: worker exits 1" [ "$RC" = 1 ]
 check "... the others made" [ "$(count Stats)" = 15 ]
-check "... one stderr line naming the key" sh -c "[ \$(printf '%s\n' \"\$1\" | wc -l) = 1 ] && printf '%s' \"\$1\" | grep -q '^djc: 1 make call failed; key {\"session_id\": *15}: make exited with status 3'" _ "$ERR"
+# the closing line and the error line name the table (issue 36.7)
+check "... one stderr line naming the table and the key" sh -c "[ \$(printf '%s\n' \"\$1\" | wc -l) = 1 ] && printf '%s' \"\$1\" | grep -q '^djc: 1 make call of Stats failed; key {\"session_id\": *15}: make exited with status 3'" _ "$ERR"
+check "... the error line names the table" sh -c "printf '%s\n' \"\$1\" | grep -q '^error Stats {\"session_id\": *15}: make exited with status 3'" _ "$OUT"
 check "... recorded as an error" sh -c "\"$DJC\" jobs Stats --json | grep -q '\"error\":1'"
+djc jobs clear Stats --status error > /dev/null
+# --json has populate's counts (retried, cancelled, drained) and each
+# error's table, from worker processes too (their errors come over a pipe);
+# with jobs.max_attempts 2 the failed make is retried after its backoff,
+# which --until-empty waits for, then fails for good
+run env MK_FAIL=15 DJC_JOBS_MAX_ATTEMPTS=2 DJC_JOBS_RETRY_DELAY=0.5 "$DJC" worker Stats --processes 2 --until-empty --refresh-interval 1 --json
+check "worker --json: a make failing twice (max_attempts 2): exit 1" [ "$RC" = 1 ]
+check "... retried once, then one error, of table Stats; no failure, not drained" \
+	test "$(printf '%s' "$OUT" | jq -c '[.retried_count, .error_count, .cancelled_count, .drained, .failure, [.errors[] | [.table, .key.session_id]], .stopped]')" = \
+	'[1,1,0,false,null,[["Stats",15]],{"empty":2}]'
 djc jobs clear Stats --status error > /dev/null
 
 # several processes
@@ -243,6 +264,46 @@ run djc worker --processes 3 --until-empty --refresh-interval 1 --json
 check "worker --processes 3 --until-empty: exit 0" [ "$RC" = 0 ]
 check "... three processes stopped empty" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["stopped"] == {"empty": 3} else 1)' "$OUT"
 expect_out "... everything made (key 15 too, after its error was cleared)" "30" count Summary
+
+# between pipeline levels (issue 36.3): with an interval of an hour (and
+# the tables refreshed by the workers above moments ago), a worker makes
+# the keys inserted before it started (it refreshes at its start, as no
+# refresh followed it) and, after committing Stats rows, refreshes Summary
+# at once instead of at the next interval; --until-empty and --idle-exit
+# decide only after that. Before, it refreshed nothing within the interval
+# (--idle-exit, the safety net here, stopped it with nothing made).
+sessions 31 38
+: > "$DJC_WORKER_LOG"
+run djc worker --until-empty --idle-exit 5 --refresh-interval 3600 --json
+check "levels, --until-empty: exit 0, 16 made, stopped empty" \
+	test "$RC/$(printf '%s' "$OUT" | jq -c '[.success_count, .error_count, .stopped]')" = '0/[16,0,{"empty":1}]'
+expect_out "... Summary of keys 31-38 made" "8" count Summary '{"session_id": {">=": 31}}'
+check "... it refreshed Stats at its start (8 keys)" grep -q " refresh Stats gen=[0-9]* added=8 why=start$" "$DJC_WORKER_LOG"
+check "... and Summary after committing Stats rows (8 keys)" grep -q " refresh Summary gen=[0-9]* added=8 why=after:Stats$" "$DJC_WORKER_LOG"
+check "... no refresh waited for the interval" sh -c '! grep -q "why=interval" "$1"' _ "$DJC_WORKER_LOG"
+sessions 39 42
+: > "$DJC_WORKER_LOG"
+run djc worker --idle-exit 0.5 --refresh-interval 3600 --json
+check "levels, --idle-exit: 8 made before it stopped idle" \
+	test "$RC/$(printf '%s' "$OUT" | jq -c '[.success_count, .stopped]')" = '0/[8,{"idle":1}]'
+check "... Summary refreshed after Stats (4 keys)" grep -q " refresh Summary gen=[0-9]* added=4 why=after:Stats$" "$DJC_WORKER_LOG"
+# 45 keys over two levels, 3 processes: every process stops empty only
+# once both levels are done
+sessions 43 87
+: > "$DJC_WORKER_LOG"
+run djc worker --processes 3 --until-empty --idle-exit 10 --refresh-interval 3600 --json
+check "levels, 3 processes: 90 made, all three stopped empty" \
+	test "$RC/$(printf '%s' "$OUT" | jq -c '[.success_count, .stopped]')" = '0/[90,{"empty":3}]'
+expect_out "... every Summary row made" "87" count Summary
+check "... Summary refreshed after Stats" grep -q " refresh Summary gen=[0-9]* added=[1-9][0-9]* why=after:Stats$" "$DJC_WORKER_LOG"
+
+# --until-empty waits for jobs pending but not due yet (a delay, a retry's
+# backoff): they are work still to do. Two keys delayed 2 s, no refresh
+sessions 88 89
+expect_rc 0 "two jobs delayed 2 s" djc jobs refresh Stats --delay 2
+run djc worker Stats --until-empty --no-refresh --json
+check "--until-empty with delayed jobs: waits, makes both, stops empty" \
+	test "$RC/$(printf '%s' "$OUT" | jq -c '[.success_count, .stopped]')" = '0/[2,{"empty":1}]'
 
 # --deadline: a worker learns how long a make takes (the shared histogram)
 # and claims only what fits. A table of its own (Slow, declared now): its
@@ -328,6 +389,7 @@ wait "$wpid"
 rc=$?
 check "drain: exit 0" [ "$rc" = 0 ]
 check "drain: both processes stopped for the drain, 2 made" py 'import json,sys; d=json.loads(open(sys.argv[1]).read()); sys.exit(0 if d["stopped"] == {"drain": 2} and d["success_count"] == 2 else 1)' drain.out
+check "drain: --json says drained (issue 36.7)" py 'import json,sys; d=json.loads(open(sys.argv[1]).read()); sys.exit(0 if d["drained"] is True else 1)' drain.out
 check "drain: no other make started (2)" [ "$(nfiles started.*)" = 2 ]
 expect_out "drain: the 2 running makes committed" "2" sh -c "\"$DJC\" --schema \"$D\" fetch Stats --format json | grep -c ."
 rm -f started.* go
@@ -368,6 +430,17 @@ check "worker --timeout 1, a make sleeping 60 s: exit 1" [ "$RC" = 1 ]
 check "... recorded as timed out" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["error_count"] == 1 and d["errors"][0]["message"].startswith("timed out after 1s") else 1)' "$OUT"
 check "... the job is an error" sh -c "\"$DJC\" --schema \"$D\" jobs Stats --json | grep -q '\"error\":1'"
 "$DJC" --schema "$D" jobs clear Stats --status error > /dev/null
+# a cancel stops the running make: --json counts it cancelled (issue 36.7)
+rm -f started.* go
+"$DJC" --schema "$D" worker Stats --max-jobs 1 --json --make ./mkwait.sh > cancel.out 2> cancel.err &
+wpid=$!
+wait_until 120 sh -c '[ $(ls started.* 2>/dev/null | wc -l) -ge 1 ]'
+k=$(ls started.* | head -n 1)
+expect_rc 0 "cancel the running job" djc --schema "$D" jobs cancel Stats --where "{\"session_id\": ${k#started.}}"
+wait "$wpid"
+check "... the worker counts it cancelled, nothing made" \
+	test "$(jq -c '[.cancelled_count, .success_count, .error_count]' cancel.out 2>&1)" = '[1,0,0]'
+rm -f started.* go
 # --make-serve: a serve program given on the command line instead of the
 # table's line (it tags its rows "cli")
 sed 's/"tag": "t%d"/"tag": "cli%d"/' mk_serve.py > mk_serve_cli.py

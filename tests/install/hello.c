@@ -3,7 +3,10 @@
  * pipeline, inserts five rows, populates the computed table with a C make
  * and job reservation, and checks the result. Run by tests/cli/test_install.sh
  * on every backend; the database is $DJC_DATABASE_URL, the schema
- * $DJC_DATABASE_SCHEMA. Prints "hello: ok" and exits 0 when all is right. */
+ * $DJC_DATABASE_SCHEMA. Prints "hello: ok" and exits 0 when all is right.
+ * `hello PROGRAM ARG...` populates with that make program instead (per key,
+ * the same squares): test_install.sh runs a Python make so, one that finds
+ * djc and djc_make.py through the library (djc.h: djc_populate). */
 #include <djc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +49,7 @@ static int make_square(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	return rc;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	djc_conn *c = NULL;
 	if (djc_open(&c, NULL, getenv("DJC_DATABASE_SCHEMA"))) return fail(c, "open");
@@ -63,7 +66,8 @@ int main(void)
 	djc_populate_options o;
 	djc_populate_options_init(&o);
 	o.reserve_jobs = 1;
-	o.make = make_square;
+	if (argc > 1) o.make_argv = (const char *const *)(argv + 1);
+	else o.make = make_square;
 	djc_populate_result *res = NULL;
 	rc = djc_populate(&res, c, "Square", &o);
 	if (rc || !res || res->success_count != 5) {

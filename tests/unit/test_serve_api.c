@@ -3,7 +3,10 @@
  * reading each key's upstream row over its pipe; a per-key and a serve
  * program together are refused; options of version 1 (before
  * make_serve_argv) are still taken; the same for djc_worker
- * (djc_worker_options.make_serve_argv, version 1 still taken). Runs on the backend named by
+ * (djc_worker_options.make_serve_argv, version 1 still taken); a serve
+ * program's restart limit is the failure of populate and of the worker,
+ * apart from the failed makes; a make program gets the caller's DJC and
+ * PYTHONPATH. Runs on the backend named by
  * $DJC_TEST_URL / $DJC_TEST_SCHEMA (default: a fresh SQLite file). */
 #include "t.h"
 #include "djc.h"
@@ -205,6 +208,89 @@ int main(void)
 	djc_worker_options w9 = DJC_WORKER_OPTIONS_INIT;
 	w9.version = 9;
 	CHECK(djc_worker(&wr, c, outs, 1, &w9) == DJC_EINVAL);
+
+	/* a serve program that fails every key, allowed one restart: two keys
+	 * fail, then the restart limit stops the worker; that is its failure,
+	 * not a third error (issue 36.7: it was an error of key {}) */
+	add_src(c, 25, 30);
+	char crash[160];
+	snprintf(crash, sizeof crash, "%s/crash.sh", dir);
+	f = fopen(crash, "w");
+	if (f) {
+		fputs("#!/bin/sh\nread -r hello\necho '{\"_djc\":\"hello\",\"version\":1}'\nread -r key\nexit 3\n", f);
+		fclose(f);
+	}
+	chmod(crash, 0755);
+	char *msg = NULL;
+	CHECK_MSG(djc_config_set("jobs.serve_restarts", "1", "test_serve_api", &msg) == DJC_OK, "%s", msg ? msg : "");
+	free(msg);
+	const char *crash_argv[] = {crash, NULL};
+	djc_populate_options co = DJC_POPULATE_OPTIONS_INIT;
+	co.reserve_jobs = 1;
+	co.suppress_errors = 1;
+	co.make_serve_argv = crash_argv;
+	rc = djc_populate(&res, c, "Out", &co);
+	CHECK_MSG(rc == DJC_ERROR, "populate: %d %s", rc, djc_error_last(c));
+	CHECK_MSG(res && res->error_count == 2 && res->n_errors == 2 && res->failure, "errors %ld, listed %zu, failure %s",
+		  res ? res->error_count : -1, res ? res->n_errors : 0, res && res->failure ? res->failure : "(none)");
+	if (res && res->failure) {
+		CHECK_MSG(strstr(res->failure, "jobs.serve_restarts is 1") != NULL, "%s", res->failure);
+		CHECK_STR(djc_error_last(c), res->failure);
+	}
+	for (size_t i = 0; res && res->error_tables && i < res->n_errors; i++) {
+		CHECK_STR(res->error_tables[i], "Out");
+		CHECK(strcmp(res->errors[i].key_json, "{}") != 0);
+	}
+	djc_populate_result_free(res);
+	res = NULL;
+	/* djc_worker: the same, and populate's counts besides */
+	wo.make_serve_argv = crash_argv;
+	wo.until_empty = 0;
+	wo.idle_exit = 30;
+	rc = djc_worker(&wr, c, outs, 1, &wo);
+	CHECK_MSG(rc == DJC_ERROR, "worker: %d %s", rc, djc_error_last(c));
+	CHECK_MSG(wr && wr->error_count == 2 && wr->n_errors == 2 && wr->stopped[DJC_WORKER_FAILED] == 1 && wr->failure &&
+			  wr->retried_count == 0 && wr->cancelled_count == 0 && !wr->drained,
+		  "errors %ld, listed %zu, failed %ld, failure %s", wr ? wr->error_count : -1, wr ? wr->n_errors : 0,
+		  wr ? wr->stopped[DJC_WORKER_FAILED] : -1, wr && wr->failure ? wr->failure : "(none)");
+	if (wr && wr->failure) CHECK_STR(djc_error_last(c), wr->failure);
+	for (size_t i = 0; wr && wr->error_tables && i < wr->n_errors; i++) CHECK_STR(wr->error_tables[i], "Out");
+	CHECK(wr && wr->error_tables);
+	djc_worker_result_free(wr);
+	wr = NULL;
+	unlink(crash);
+
+	/* a C program's make programs (issue 36.10): DJC as the program's
+	 * environment has it (the library finds one only where it was
+	 * installed), and its PYTHONPATH kept, after djc_make.py's directory
+	 * when the library finds one */
+	char envf[160], script[400];
+	snprintf(envf, sizeof envf, "%s/env.txt", dir);
+	snprintf(script, sizeof script, "printf '%%s\\n%%s\\n' \"$DJC\" \"$PYTHONPATH\" > '%s'; echo '{\"y\": 1}'", envf);
+	setenv("DJC", "/opt/elsewhere/djc", 1);
+	setenv("PYTHONPATH", "/my/lib", 1);
+	const char *env_argv[] = {"/bin/sh", "-c", script, NULL};
+	add_src(c, 31, 31);
+	djc_populate_options eo = DJC_POPULATE_OPTIONS_INIT;
+	eo.make_argv = env_argv;
+	eo.where_json = "{\"id\": 31}";
+	rc = djc_populate(&res, c, "Out", &eo);
+	CHECK_MSG(rc == DJC_OK && res && res->success_count == 1, "%d %s", rc, djc_error_last(c));
+	djc_populate_result_free(res);
+	res = NULL;
+	char line1[256] = "", line2[512] = "";
+	f = fopen(envf, "r");
+	if (f) {
+		if (!fgets(line1, sizeof line1, f)) line1[0] = 0;
+		if (!fgets(line2, sizeof line2, f)) line2[0] = 0;
+		fclose(f);
+	}
+	CHECK_STR(line1, "/opt/elsewhere/djc\n");
+	size_t l2 = strlen(line2);
+	CHECK_MSG(!strcmp(line2, "/my/lib\n") || (l2 > 9 && !strcmp(line2 + l2 - 9, ":/my/lib\n")), "PYTHONPATH %s", line2);
+	unsetenv("DJC");
+	unsetenv("PYTHONPATH");
+	unlink(envf);
 
 	djc_close(c);
 	unlink(prog);
