@@ -282,13 +282,26 @@ static void print_jobs_json(const djc_rowset *rs, const char *table, const char 
 				 status ? cli_json_text(status) : json_null(), "jobs", jobs));
 }
 
+/* The index of the jobs (or history) table's own column `name` in one of
+ * its rows, or -1: `_name` when a key attribute has that name (the jobs
+ * table's column steps aside: a key `status` makes the job's `_status`;
+ * attribute names start with a letter, so `_name` is never a key
+ * attribute's), else `name`. */
+static long job_col(const djc_row *r, const char *name)
+{
+	char u[64];
+	snprintf(u, sizeof u, "_%s", name);
+	long k = djc_row_find(r, u);
+	return k >= 0 ? k : djc_row_find(r, name);
+}
+
 /* Below a job's line, its error_stack (a make program's last stderr, or
  * what djc_jobs_error was given), one indented line per line of the stack:
  * a job's line starts with '{', so a reader (or grep '^{') tells them apart.
  * Nothing when the job has no stack. */
 static void print_job_stack(const djc_row *r)
 {
-	long k = djc_row_find(r, "error_stack");
+	long k = job_col(r, "error_stack");
 	const char *t;
 	if (k < 0 || djc_row_type(r, (size_t)k) == DJC_NULL || djc_row_text(&t, r, (size_t)k) != DJC_OK) return;
 	size_t n = strlen(t);
@@ -307,11 +320,12 @@ static void print_job_stack(const djc_row *r)
 	free(s);
 }
 
-/* The key attributes of a jobs row (everything before "status") as JSON
- * that `djc jobs ignore TABLE KEY_JSON` takes back. */
-static void print_key(const djc_row *r)
+/* The key attributes of a jobs row (everything before its status column;
+ * of a history row, before its attempt column) as JSON that `djc jobs
+ * ignore TABLE KEY_JSON` takes back. */
+static void print_key(const djc_row *r, const char *first_col)
 {
-	long st = djc_row_find(r, "status");
+	long st = job_col(r, first_col);
 	json_t *all = row_json(r), *key = json_object();
 	for (long k = 0; k < st; k++) {
 		const char *name = djc_row_name(r, (size_t)k);
@@ -331,7 +345,7 @@ static void print_key(const djc_row *r)
 static void print_cols(const djc_row *r, const char *const *show)
 {
 	for (int s = 0; show[s]; s++) {
-		long k = djc_row_find(r, show[s]);
+		long k = job_col(r, show[s]);
 		if (k < 0 || djc_row_type(r, (size_t)k) == DJC_NULL) continue;
 		const char *t;
 		int64_t v;
@@ -357,9 +371,9 @@ static void print_jobs_rows(const djc_rowset *rs)
 					    "completed_time", "last_end", "error_message", NULL};
 	for (size_t i = 0; i < djc_rowset_count(rs); i++) {
 		const djc_row *r = djc_rowset_row(rs, i);
-		print_key(r);
+		print_key(r, "status");
 		const char *st = NULL;
-		long k = djc_row_find(r, "status");
+		long k = job_col(r, "status");
 		if (k >= 0) djc_row_text(&st, r, (size_t)k);
 		print_cols(r, st && !strcmp(st, "pending") ? pending : other);
 		printf("\n");
@@ -374,7 +388,7 @@ static void print_history(const djc_rowset *hs)
 	printf("history (%zu attempt%s):\n", djc_rowset_count(hs), djc_rowset_count(hs) == 1 ? "" : "s");
 	for (size_t i = 0; i < djc_rowset_count(hs); i++) {
 		const djc_row *r = djc_rowset_row(hs, i);
-		long k = djc_row_find(r, "attempt");
+		long k = job_col(r, "attempt");
 		int64_t a = 0;
 		if (k >= 0) djc_row_int(&a, r, (size_t)k);
 		printf("  attempt %" PRId64 ":", a);

@@ -184,6 +184,38 @@ while IFS= read -r key; do
 done < listed-keys
 expect_out "every listed key is now ignored" '{"table":"QMade","pending":0,"reserved":0,"success":0,"error":0,"ignore":5,"total":5}' djc jobs QMade --json
 
+# keys named like the jobs table's own columns (status, host) and the
+# history's (attempt, outcome): the text shows the key whole, then the
+# job's values, as --json does
+cat > n.djc <<'P'
+N (manual)
+    status : int32
+    host : varchar(8)
+    attempt : int32
+    outcome : varchar(8)
+    ---
+
+NMade (computed)
+    -> N
+    ---
+    v : int32
+P
+expect_rc 0 "declare keys named status, host, attempt and outcome" djc declare n.djc
+echo '{"status": 7, "host": "h1", "attempt": 9, "outcome": "o"}' | djc insert N >/dev/null
+expect_rc 1 "populate NMade with a failing make" djc populate NMade --reserve-jobs --suppress-errors --make ./qmk.sh
+jhost=$(djc jobs NMade --status error --json | jq -r '.jobs[0]._host')
+nkey='{"status": 7, "host": "h1", "attempt": 9, "outcome": "o"}'
+run djc jobs NMade --status error
+check "a key named status: the job line starts with the whole key, then the job's status" \
+	eval 'printf "%s\n" "$OUT" | head -1 | grep -qF "$nkey  status=error  "'
+check "...and the job's host, not the key's" eval 'printf "%s\n" "$OUT" | head -1 | grep -qF "  host=$jhost  "'
+run djc jobs NMade --key "$nkey"
+check "jobs --key: the job line as in the listing" eval 'printf "%s\n" "$OUT" | head -1 | grep -qF "$nkey  status=error  "'
+check "jobs --key: the history line shows the attempt's number, outcome and host, not the key's" \
+	eval 'printf "%s\n" "$OUT" | grep -qF "  attempt 1:  outcome=error  host=$jhost  "'
+key=$(djc jobs NMade --status error | head -1 | python3 -c 'import json,sys; l = sys.stdin.read(); print(l[:json.JSONDecoder().raw_decode(l)[1]])')
+expect_out "the listed key pastes into jobs ignore" "NMade: ignoring $nkey" djc jobs ignore NMade "$key"
+
 # ---------------------------------------------------------------- the progress bar
 cat > long.djc <<'P'
 AVeryLongComputedTableNameForTheProgressBar (computed)
