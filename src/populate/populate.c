@@ -100,10 +100,17 @@ int djc_progress(long *remaining, long *total, djc_conn *c, const char *name, co
 	db_qi(c->db, &q, t->attrs[t->src[0]].name);
 	sb_add(&q, " IS NULL THEN 1 ELSE 0 END), 0) FROM (");
 	if (!(rc = keysource_sql(c, t, &q, &p))) {
-		/* the target's rows by key-source attributes: one per key (a target
-		 * whose primary key has more attributes holds several) */
+		/* the target's rows by key-source attributes: one per key. A
+		 * target holds several rows of a key when its primary key has
+		 * more attributes, or when the key source is a secondary parent
+		 * (key_source = Topic: the rows' own key, several per topic);
+		 * only when the key-source attributes are the primary key is
+		 * each row a key of its own */
+		int own_key = t->nkey == t->nsrc;
+		for (size_t i = 0; i < t->nsrc; i++)
+			if (!t->attrs[t->src[i]].in_key) own_key = 0;
 		sb_add(&q, ") ks LEFT JOIN (SELECT ");
-		if (t->nkey > t->nsrc) sb_add(&q, "DISTINCT ");
+		if (!own_key) sb_add(&q, "DISTINCT ");
 		for (size_t i = 0; i < t->nsrc; i++) {
 			if (i) sb_add(&q, ", ");
 			db_qi(c->db, &q, t->attrs[t->src[i]].name);

@@ -321,6 +321,30 @@ expect_out "...one row per topic, with the make's own key" '100,1,7
 300,3,7' sh -c '"$DJC" fetch Summary --format csv | tail -n +2'
 expect_out "...and nothing remains" '{"table":"Summary","remaining":0,"total":3}' djc progress Summary --json
 expect_out "a refresh adds nothing more" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Summary --json
+# several rows per key-source key (DataJoint's test_uuid_dependencies: an
+# Item per word of each Topic): progress counts the distinct keys of the key
+# source, remaining those without a row, as DataJoint's progress does
+cat > p5w.djc <<'P'
+Word (computed)
+    word_id : int32
+    ---
+    -> Topic
+    word : varchar(16)
+    key_source = Topic
+P
+expect_rc 0 "declare a table with several rows per key-source key" djc declare p5w.djc
+cat > mkw.sh <<'M'
+#!/bin/sh
+cat >/dev/null
+for w in 1 2 3 4; do echo "{\"word_id\": $((DJC_KEY_topic_id * 10 + w)), \"word\": \"w$w\"}"; done
+M
+chmod +x mkw.sh
+expect_out "progress before any row" '{"table":"Word","remaining":3,"total":3}' sh -c '"$DJC" progress Word --json | jq -c "{table, remaining, total}"'
+expect_out "populate one topic: four rows" "Word: 1 made, 0 errors, 0 skipped" djc populate Word --where '{"topic_id": 1}' --make ./mkw.sh
+expect_out "midway: the distinct keys, not the rows" '{"table":"Word","remaining":2,"total":3}' sh -c '"$DJC" progress Word --json | jq -c "{table, remaining, total}"'
+expect_out "populate the rest" "Word: 2 made, 0 errors, 0 skipped" djc populate Word --make ./mkw.sh
+expect_out "...12 rows" "12" count Word
+expect_out "done: (0, 3), not (0, 12)" '{"table":"Word","remaining":0,"total":3}' sh -c '"$DJC" progress Word --json | jq -c "{table, remaining, total}"'
 expect_out "progress of a restricted join" '{"table":"Fit","remaining":8,"total":8}' djc progress Fit --json
 printf '#!/bin/sh\ncat >/dev/null\necho "{\\"f\\": $DJC_KEY_param_id}"\n' > mkf.sh
 chmod +x mkf.sh
