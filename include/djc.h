@@ -605,6 +605,21 @@ typedef struct djc_job_counts {
 } djc_job_counts;
 /* Counts of the jobs of the restriction, by status, and their total. */
 int djc_jobs_count(djc_job_counts *out, djc_conn *conn, const char *table, const char *where_json);
+/* Why a reserve finds nothing to take now (a populate that made nothing):
+ * the pending jobs of the restriction that are not due yet (a retry's
+ * backoff, a refresh's or djc_jobs_set's delay), and those due but above
+ * the priority bound. */
+typedef struct djc_jobs_wait {
+	long later;             /* pending jobs (priority <= max_priority) not due yet */
+	double first_due_in;    /* seconds from now, by the database's clock, until the
+	                         * first of them is due; 0 when later is 0 */
+	char first_due[32];     /* when that is, UTC ("2026-12-04 16:32:15.328"); "" when
+	                         * later is 0 */
+	long above_priority;    /* jobs due now whose priority is above max_priority
+	                         * (0 when max_priority is -1: no bound) */
+} djc_jobs_wait;
+int djc_jobs_waiting(djc_jobs_wait *out, djc_conn *conn, const char *table, const char *where_json,
+		     long max_priority);
 /* Jobs rows, optionally only one status, as rows (key attributes and the
  * job's columns). */
 int djc_jobs_list(djc_rowset **out, djc_conn *conn, const char *table, const char *status);

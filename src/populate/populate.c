@@ -195,8 +195,10 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 			djc_refresh_result rr;
 			if ((rc = djc_jobs_refresh(&rr, c, name, &ro))) return rc;
 		}
-		/* the bar's total: a count over the queue, so only for a bar */
-		if (o->display_progress && (rc = jobs_ready_count(c, t, o->where_json, o->priority, &total))) return rc;
+		/* the bar's total: the jobs this run could take now (not other
+		 * workers' live reservations, not jobs due later); a count over
+		 * the queue, so only for a bar */
+		if (o->display_progress && (rc = jobs_claimable_count(c, t, o->where_json, o->priority, &total))) return rc;
 	} else {
 		if ((rc = key_list(c, t, o->where_json, &keys))) return rc;
 		total = (long)keys->n;
@@ -233,8 +235,13 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 		worker_end(&w);
 	} else
 		rc = pool_run(c, t, o, argv, serve, sh, keys, procs, res, &prog, NULL);
-	progress_update(&prog, atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped),
-			atomic_load(&sh->errors), 1);
+	long done = atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped);
+	/* a run that took everything it could (not stopped by a signal, a
+	 * drain, its own failure or a first error) ends its bar full: what
+	 * the total counted and this run did not do, another worker took */
+	if (!rc && !populate_signal && !populate_drain && (o->suppress_errors || !atomic_load(&sh->errors)) && done < prog.total)
+		prog.total = done;
+	progress_update(&prog, done, atomic_load(&sh->errors), 1);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 

@@ -147,7 +147,9 @@ d = json.loads(sys.argv[1])
 sys.exit(0 if d["table"] == "QMade" and d["error_count"] == 5 and {e["key"]["k"] for e in d["errors"]} == want
          and all(e["message"].startswith("make exited with status 3: ") for e in d["errors"]) else 1)' "$OUT"
 run djc progress QMade --json
-check "progress --json" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"table": "QMade", "remaining": 5, "total": 5} else 1)' "$OUT"
+check "progress TABLE --json: the fields of progress --json" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"table": "QMade", "remaining": 5, "total": 5, "pending": 0, "reserved": 0, "success": 0, "error": 5, "ignore": 0} else 1)' "$OUT"
+run djc progress --json
+check "...as each table of progress --json has" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if [t for t in d["tables"] if t["table"] == "QMade"] == [{"table": "QMade", "remaining": 5, "total": 5, "pending": 0, "reserved": 0, "success": 0, "error": 5, "ignore": 0}] else 1)' "$OUT"
 run djc jobs QMade --json
 check "jobs --json: the counts" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"table": "QMade", "pending": 0, "reserved": 0, "success": 0, "error": 5, "ignore": 0, "total": 5} else 1)' "$OUT"
 run djc jobs QMade --status error --json
@@ -286,4 +288,79 @@ check "...no carriage returns in a log" sh -c '! printf "%s" "$1" | grep -q "$(p
 check "...ending with the final line" sh -c 'printf "%s\n" "$1" | tail -1 | grep -q " 100%|#*| 12/12 \["' _ "$ERR"
 expect_fail 2 "display.interval is checked" "^djc: environment variable DJC_DISPLAY_INTERVAL \(display\.interval\) must be a number of seconds from 0 to 86400, got '-1'$" \
 	env DJC_DISPLAY_INTERVAL=-1 "$DJC" populate AVeryLongComputedTableNameForTheProgressBar --make ./slow.sh
+# the bar's total: the jobs this run can take now, not another worker's
+# reservation nor jobs due later; a run that took all it could ends full
+cat > tot.djc <<'P'
+Tot (computed)
+    -> F
+    ---
+    z : int32
+P
+expect_rc 0 "declare Tot" djc declare tot.djc
+expect_out "12 jobs" "Tot: added 12, removed 0, orphaned 0, re_pended 0" djc jobs refresh Tot
+expect_out "2 of them due in an hour" "Tot: updated 2 pending jobs" djc jobs set Tot --where '{"id": [1, 2]}' --delay 3600
+cat > hold.sh <<'P'
+#!/bin/sh
+cat >/dev/null
+touch held
+while [ ! -e release ]; do sleep 0.1; done
+echo '{"z": 1}'
+P
+chmod +x hold.sh
+"$DJC" populate Tot --reserve-jobs --no-refresh --where '{"id": 3}' --make ./hold.sh > hold.out 2>&1 &
+hpid=$!
+wait_for() { for _ in $(seq 600); do eval "$1" && return 0; sleep 0.1; done; return 1; }
+check "another worker holds one job" wait_for 'test -e held'
+run env DJC_DISPLAY_INTERVAL=0 "$DJC" populate Tot --reserve-jobs --no-refresh --display-progress --make ./slow.sh
+check "the other 9 are made" test "$RC:$OUT" = "0:Tot: 9 made, 0 errors, 0 skipped"
+check "every line of the bar counts 9 jobs, not the 12 of the queue" \
+	eval 'test "$(printf "%s\n" "$ERR" | grep -c " [0-9]*/9 \[")" = "$(printf "%s\n" "$ERR" | grep -c .)"'
+check "...and it ends full" sh -c 'printf "%s\n" "$1" | tail -1 | grep -q "^Tot: 100%|#*| 9/9 \["' _ "$ERR"
+touch release
+wait $hpid
+check "the other worker made its job" grep -q "^Tot: 1 made" hold.out
+# two runs share the queue: each total counted what the other then took;
+# each bar still ends full, as each run took all it could
+cat > tot2.djc <<'P'
+Tot2 (computed)
+    -> F
+    ---
+    z : int32
+P
+expect_rc 0 "declare Tot2" djc declare tot2.djc
+cat > both.sh <<'P'
+#!/bin/sh
+cat >/dev/null
+touch "s.$DJC_KEY_id"
+i=0
+while [ "$(ls s.* | wc -l)" -lt 2 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.05
+echo '{"z": 1}'
+P
+chmod +x both.sh
+DJC_DISPLAY_INTERVAL=86400 "$DJC" populate Tot2 --reserve-jobs --display-progress --make ./both.sh > r1.out 2> r1.err &
+p1=$!
+check "the first run started a make" wait_for 'ls s.* >/dev/null 2>&1'
+DJC_DISPLAY_INTERVAL=86400 "$DJC" populate Tot2 --reserve-jobs --display-progress --make ./both.sh > r2.out 2> r2.err
+wait $p1
+n1=$(sed -n 's/^Tot2: \([0-9]*\) made.*/\1/p' r1.out); n2=$(sed -n 's/^Tot2: \([0-9]*\) made.*/\1/p' r2.out)
+check "the two runs made the 12 keys between them ($n1 + $n2)" test "$((n1 + n2))" = 12
+check "each run's bar ends full (at its own count)" \
+	eval 'tail -1 r1.err | grep -Eq "^Tot2: 100%\|#{20}\| ([0-9]+)/\1 \[" && tail -1 r2.err | grep -Eq "^Tot2: 100%\|#{20}\| ([0-9]+)/\1 \["'
+# nothing due: populate says why it made nothing, and when the first is due
+run djc populate Tot --reserve-jobs --no-refresh --make ./slow.sh
+check "all jobs delayed: 0 made" test "$RC:$OUT" = "0:Tot: 0 made, 0 errors, 0 skipped"
+check "...and a note: how many wait and when the first is due" \
+	grep -Eq '^djc: note: no job of Tot was due: 2 pending jobs wait \(.*\); the first is due in ([0-9]+m[0-9]+s|1h00m) \([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} UTC\)$' <<< "$ERR"
+expect_out "due now, at priority 7" "Tot: updated 2 pending jobs" djc jobs set Tot --all --delay 0 --priority 7
+run djc populate Tot --reserve-jobs --no-refresh --priority 3 --make ./slow.sh
+check "above --priority: 0 made, and a note says so" \
+	test "$RC:$OUT:$ERR" = "0:Tot: 0 made, 0 errors, 0 skipped:djc: note: 2 jobs of Tot are due but above --priority 3"
+expect_out "made at their priority" "Tot: 2 made, 0 errors, 0 skipped" djc populate Tot --reserve-jobs --no-refresh --make ./slow.sh
+run djc populate Tot --reserve-jobs --make ./slow.sh
+check "nothing left: no note" test "$RC:$OUT:$ERR" = "0:Tot: 0 made, 0 errors, 0 skipped:"
+# no keys: no percentage, an empty bar
+run env DJC_DISPLAY_INTERVAL=0 "$DJC" populate Tot --display-progress --make ./slow.sh
+check "a populate with no key: an empty bar at 0/0, no percentage" \
+	sh -c 'printf "%s\n" "$1" | tail -1 | grep -Eq "^Tot:  --%\| {20}\| 0/0 \["' _ "$ERR"
 finish

@@ -79,7 +79,10 @@ expect_fail 2 "diagram takes no table" "^djc: diagram takes no arguments" djc di
 run djc progress
 check "progress without a table: the computed and imported tables in dependency order" \
 	eval 'test "$(printf "%s\n" "$OUT" | cut -d" " -f1 | tr "\n" " ")" = "B C D "'
-check "progress: bar, counts and errors" eval 'printf "%s\n" "$OUT" | grep -Eq "^B +\[\.+\] 0/2 +0\.0%  errors 1, reserved 0, pending 0$"'
+check "progress: bar, counts, errors and ignored jobs" eval 'printf "%s\n" "$OUT" | grep -Eq "^B +\[\.+\] 0/2 +0\.0%  errors 1, ignored 1, reserved 0, pending 0$"'
+check "progress: a table without keys has an empty bar and no percentage" \
+	eval 'printf "%s\n" "$OUT" | grep -Eq "^C +\[\.+\] 0/0 +--  errors 0, ignored 0, reserved 0, pending 0$"'
+expect_out "progress TABLE without keys" "C: Completed 0 of 0 (no keys in its key source)" djc progress C
 run djc progress --json
 check "progress --json: every table" eval 'test "$(printf "%s" "$OUT" | jq -c "[.tables[] | [.table, .total, .remaining, .error]]")" = "[[\"B\",2,2,1],[\"C\",0,0,0],[\"D\",2,2,0]]"'
 expect_fail 2 "progress --where without a table" "^djc: --where needs a TABLE" djc progress --where '{"id": 1}'
