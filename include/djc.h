@@ -156,6 +156,20 @@ typedef struct djc_setting {
  * configuration does not load. */
 int djc_config_foreach(int (*cb)(const djc_setting *setting, void *payload), void *payload);
 
+/* Check a number given for an option against what it takes, with the one
+ * check every command, option and setting of that kind of value shares:
+ * "priority" (a job's priority, or a bound on it: an integer from 0 to
+ * 2147483647, as jobs.default_priority), "delay" (seconds from now, -1e9 to
+ * 1e9), "timeout" (one make's: 0 to 1e9 seconds, as jobs.make_timeout),
+ * "stale_timeout" and "orphan_timeout" (0 to 1e9 seconds, as
+ * jobs.stale_timeout), or the key of a numeric setting ("jobs.lease_timeout").
+ * DJC_OK; DJC_EINVAL when value is not one it takes, with *msg (if msg is
+ * non-NULL; caller frees) saying what it must be ("an integer from 0 to
+ * 2147483647"); DJC_ENOTFOUND for a name without a check. The library's
+ * functions check their options' values the same way (djc_jobs_refresh,
+ * djc_jobs_set, djc_populate, djc_worker). */
+int djc_option_check(const char *name, double value, char **msg);
+
 /* A warning found while reading the configuration (a file that holds a
  * password and other users can read), or NULL. Owned by the library. */
 const char *djc_config_warning(void);
@@ -367,8 +381,12 @@ typedef struct djc_populate_options {
 	                                 `make_serve =` line. */
 	/* Since version 3: */
 	double timeout;            /* seconds one make may run; 0 = the table's `timeout =`, then
-	                              jobs.make_timeout (0 there: no limit) */
+	                              jobs.make_timeout (0 there: no limit); DJC_TIMEOUT_NONE: no
+	                              limit for this run, whatever the table or the setting say */
 } djc_populate_options;
+/* A timeout (djc_populate_options, djc_worker_options) that lifts every
+ * limit for one run (`--timeout 0`). */
+#define DJC_TIMEOUT_NONE (-1.0)
 /* Versions 1 (without make_serve_argv and timeout) and 2 (without timeout)
  * are still accepted. */
 #define DJC_POPULATE_OPTIONS_VERSION 3
@@ -457,7 +475,7 @@ typedef struct djc_worker_options {
 	const char *const *make_serve_argv; /* NULL-terminated serve program and arguments, started once per
 	                            * worker process (one served table only; docs/serve-protocol.md) */
 	double timeout;            /* seconds a make may run; 0 = each table's `timeout =` line, else
-	                            * jobs.make_timeout */
+	                            * jobs.make_timeout; DJC_TIMEOUT_NONE: no limit */
 } djc_worker_options;
 /* Version 1 (without make_serve_argv and timeout) is still accepted. */
 #define DJC_WORKER_OPTIONS_VERSION 2

@@ -59,8 +59,8 @@ static void keyed_parse(int argc, char **argv, const char *sub, const cli_option
 		case K_WHERE: k->where = a.arg; check_json("--where", k->where); break;
 		case K_ALL: k->all = 1; break;
 		case K_JSON: k->json = 1; break;
-		case K_PRIORITY: k->priority = parse_long(a.opt, a.arg, 0); break;
-		case K_DELAY: k->delay = parse_double(a.opt, a.arg); break;
+		case K_PRIORITY: k->priority = parse_priority(a.opt, a.arg); break;
+		case K_DELAY: k->delay = parse_double(a.opt, a.arg); check_value(a.opt, "delay", k->delay, a.arg); break;
 		default:
 			if (!k->table) k->table = a.arg;
 			else if (take_key && !k->key) k->key = a.arg;
@@ -72,12 +72,14 @@ static void keyed_parse(int argc, char **argv, const char *sub, const cli_option
 }
 
 /* --delay: seconds from now, negative too (DataJoint's populate refreshes
- * with delay=-1: due at once whatever the clocks say); finite. */
+ * with delay=-1: due at once whatever the clocks say), within what a delay
+ * takes (check_value). */
 static double parse_delay(const char *opt, const char *v)
 {
 	char *e;
 	double x = strtod(v, &e);
-	if (!*v || *e || x != x || x > 1e12 || x < -1e12) die_usage("%s expects a number of seconds, got '%s'", opt, v);
+	if (!*v || *e || x != x) die_usage("%s expects a number of seconds, got '%s'", opt, v);
+	check_value(opt, "delay", x, v);
 	return x;
 }
 
@@ -104,10 +106,16 @@ int cmd_jobs_refresh(int argc, char **argv)
 	int json = 0;
 	for (int k; (k = cli_next(&a)) != CLI_END;) {
 		switch (k) {
-		case PRIORITY: o.priority = parse_long(a.opt, a.arg, 0); break;
+		case PRIORITY: o.priority = parse_priority(a.opt, a.arg); break;
 		case DELAY: o.delay = parse_delay(a.opt, a.arg); break;
-		case STALE: o.stale_timeout = parse_double(a.opt, a.arg); break;
-		case ORPHAN: o.orphan_timeout = parse_double(a.opt, a.arg); break;
+		case STALE:
+			o.stale_timeout = parse_double(a.opt, a.arg);
+			check_value(a.opt, "stale_timeout", o.stale_timeout, a.arg);
+			break;
+		case ORPHAN:
+			o.orphan_timeout = parse_double(a.opt, a.arg);
+			check_value(a.opt, "orphan_timeout", o.orphan_timeout, a.arg);
+			break;
 		case WHERE: o.where_json = a.arg; check_json("--where", o.where_json); break;
 		case JSON: json = 1; break;
 		default:
@@ -121,8 +129,9 @@ int cmd_jobs_refresh(int argc, char **argv)
 	int rc = djc_jobs_refresh(&r, c, table, &o);
 	if (!rc) {
 		if (json)
-			cli_print_json(json_pack("{s:I,s:I,s:I,s:I}", "added", (json_int_t)r.added, "removed", (json_int_t)r.removed,
-						 "orphaned", (json_int_t)r.orphaned, "re_pended", (json_int_t)r.re_pended));
+			cli_print_json(json_pack("{s:o,s:I,s:I,s:I,s:I}", "table", cli_json_text(table), "added", (json_int_t)r.added,
+						 "removed", (json_int_t)r.removed, "orphaned", (json_int_t)r.orphaned, "re_pended",
+						 (json_int_t)r.re_pended));
 		else printf("%s: added %ld, removed %ld, orphaned %ld, re_pended %ld\n", table, r.added, r.removed, r.orphaned, r.re_pended);
 	}
 	int code = exit_for(rc, c);
@@ -260,6 +269,8 @@ int cmd_jobs_set(int argc, char **argv)
 	return code;
 }
 
+static long job_col(const djc_row *r, const char *name);
+
 /* A job row as JSON (djc_row_to_json), or NULL when it does not parse. */
 static json_t *row_json(const djc_row *r)
 {
@@ -269,13 +280,29 @@ static json_t *row_json(const djc_row *r)
 	return j;
 }
 
+/* A jobs or history row as JSON for --json, its fencing token as a
+ * string of digits: tokens use 63 bits, and JSON readers that hold
+ * numbers as doubles (jq, JavaScript) would round them. */
+static json_t *job_json(const djc_row *r)
+{
+	json_t *j = row_json(r);
+	long k = job_col(r, "token");
+	int64_t v;
+	if (j && k >= 0 && djc_row_int(&v, r, (size_t)k) == DJC_OK) {
+		char b[32];
+		snprintf(b, sizeof b, "%" PRId64, v);
+		json_object_set_new(j, djc_row_name(r, (size_t)k), json_string(b));
+	}
+	return j;
+}
+
 /* --json: one object, {"table":T,"status":S,"jobs":[{...},...]}, each job
  * the row as djc_row_to_json writes it (status null: every status). */
 static void print_jobs_json(const djc_rowset *rs, const char *table, const char *status)
 {
 	json_t *jobs = json_array();
 	for (size_t i = 0; i < djc_rowset_count(rs); i++) {
-		json_t *j = row_json(djc_rowset_row(rs, i));
+		json_t *j = job_json(djc_rowset_row(rs, i));
 		json_array_append_new(jobs, j ? j : json_null());
 	}
 	cli_print_json(json_pack("{s:o,s:o,s:o}", "table", cli_json_text(table), "status",
@@ -421,10 +448,10 @@ static int show_job(djc_conn *c, const char *table, const char *key, int json)
 	} else if (!rc && json) {
 		json_t *h = json_array();
 		for (size_t i = 0; i < djc_rowset_count(hs); i++) {
-			json_t *j = row_json(djc_rowset_row(hs, i));
+			json_t *j = job_json(djc_rowset_row(hs, i));
 			json_array_append_new(h, j ? j : json_null());
 		}
-		json_t *job = row_json(djc_rowset_row(rs, 0));
+		json_t *job = job_json(djc_rowset_row(rs, 0));
 		cli_print_json(json_pack("{s:o,s:o,s:o}", "table", cli_json_text(table), "job", job ? job : json_null(), "history", h));
 	} else if (!rc) {
 		print_jobs_rows(rs);

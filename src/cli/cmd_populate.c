@@ -73,7 +73,8 @@ int cmd_populate(int argc, char **argv)
 		"  --refresh/--no-refresh  refresh the jobs table first (default jobs.auto_refresh)\n"
 		"  --timeout DURATION  stop a make that runs longer (90, 30s, 15m, 2h); it is\n"
 		"                      recorded as an error \"timed out after ...\" and retried like\n"
-		"                      any failure (default: the table's timeout =, jobs.make_timeout)\n"
+		"                      any failure (default: the table's timeout =, jobs.make_timeout;\n"
+		"                      0: no limit for this run)\n"
 		"  --make COMMAND ...  the make program and its arguments (must come last); it\n"
 		"                      gets the key as JSON on stdin and in DJC_KEY and prints\n"
 		"                      rows as JSON Lines\n"
@@ -113,17 +114,14 @@ int cmd_populate(int argc, char **argv)
 		case RESERVE: o.reserve_jobs = 1; break;
 		case PROCESSES: o.processes = (int)parse_long(a.opt, a.arg, 1); break;
 		case MAX_CALLS: o.max_calls = parse_long(a.opt, a.arg, 1); break;
-		case PRIORITY: o.priority = parse_long(a.opt, a.arg, 0); break;
+		case PRIORITY: o.priority = parse_priority(a.opt, a.arg); break;
 		case SUPPRESS: o.suppress_errors = 1; break;
 		case PROGRESS: o.display_progress = 1; break;
 		case REFRESH: o.refresh = 1; break;
 		case NO_REFRESH: o.refresh = 0; break;
 		case JSON: json = 1; break;
 		case WHERE: o.where_json = a.arg; check_json("--where", o.where_json); break;
-		case TIMEOUT:
-			if (djc_duration_parse(&o.timeout, a.arg) || o.timeout <= 0)
-				die_usage("--timeout expects a duration greater than 0 such as 90, 30s, 15m or 2h, got '%s'", a.arg);
-			break;
+		case TIMEOUT: o.timeout = parse_timeout(a.opt, a.arg); break;
 		case MAKE: o.make_argv = (const char *const *)a.rest; break;
 		case MAKE_SERVE: o.make_serve_argv = (const char *const *)a.rest; break;
 		default:
@@ -188,7 +186,8 @@ int cmd_progress(int argc, char **argv)
 		"       djc progress [--watch [--interval S]] [--json]\n"
 		"Remaining and total keys of TABLE's key source. Without a TABLE: every computed\n"
 		"and imported table in dependency order, with a bar, counts and its jobs (errors,\n"
-		"reserved, pending).\n"
+		"ignored, reserved, pending). --json: for TABLE, its keys and its jobs by status;\n"
+		"without, {\"time\": UTC, \"tables\": [...]}, one object per snapshot with --watch.\n"
 		"  --watch        show it again every --interval seconds (default 2) until\n"
 		"                 interrupted: redrawn in place on a terminal, else a snapshot\n"
 		"                 under a time line each time (a log)\n";

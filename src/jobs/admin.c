@@ -367,10 +367,14 @@ int djc_jobs_set(long *n, djc_conn *c, const char *name, const char *where_json,
 	if (o->version != DJC_JOBS_SET_OPTIONS_VERSION)
 		return conn_fail(c, DJC_EINVAL, "jobs set options version %d is not %d (use DJC_JOBS_SET_OPTIONS_INIT)", o->version,
 				 DJC_JOBS_SET_OPTIONS_VERSION);
-	if (o->priority < 0 && !(o->delay >= 0))
+	const char *what;
+	if (o->priority == -1 && o->delay == -1)
 		return conn_fail(c, DJC_EINVAL, "jobs set: nothing to set (give a priority >= 0 or a delay >= 0)");
-	if (o->priority > 2147483647L || o->delay > 1e9)
-		return conn_fail(c, DJC_EINVAL, "jobs set: priority at most 2147483647, delay at most 1e9 seconds");
+	if (o->priority != -1 && (what = config_limit("priority", (double)o->priority)))
+		return conn_fail(c, DJC_EINVAL, "jobs set: priority must be %s (or -1: unchanged), got %ld", what, o->priority);
+	if (o->delay != -1 && ((what = config_limit("delay", o->delay)) || o->delay < 0))
+		return conn_fail(c, DJC_EINVAL, "jobs set: delay must be a number of seconds from 0 to 1e9 (or -1: unchanged), got %g",
+				 o->delay);
 	table *t;
 	int rc = jobs_table(c, name, &t);
 	if (!rc) rc = where_ok(c, t, where_json);

@@ -165,8 +165,11 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 	if (!o->make && (!argv || !argv[0]))
 		return conn_fail(c, DJC_EINVAL, "table %s has no make: give --make PROGRAM or --make-serve PROGRAM "
 				 "(or a 'make = ...' or 'make_serve = ...' line in its definition)", t->name);
-	if (!(o->timeout >= 0) || o->timeout > 1e9)
-		return conn_fail(c, DJC_EINVAL, "populate timeout must be a number of seconds from 0 (none) to 1e9");
+	const char *what;
+	if (o->timeout != DJC_TIMEOUT_NONE && (what = config_limit("timeout", o->timeout)))
+		return conn_fail(c, DJC_EINVAL, "populate: timeout must be %s (or DJC_TIMEOUT_NONE: no limit), got %g", what, o->timeout);
+	if (o->priority != -1 && (what = config_limit("priority", (double)o->priority)))
+		return conn_fail(c, DJC_EINVAL, "populate: priority must be %s (or -1: any), got %ld", what, o->priority);
 	int procs = o->processes < 1 ? 1 : o->processes > MAX_PROCS ? MAX_PROCS : o->processes;
 	if (o->where_json) {
 		sb_t tmp = SB_INIT;

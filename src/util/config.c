@@ -92,6 +92,50 @@ static const struct limit *limit_of(const char *key)
 	return NULL;
 }
 
+/* Values that options of the C API and of the command line take: each is
+ * a setting's (checked by the setting's row of limits) or one of its own
+ * (a row here). One check per kind of value, so that a value one command
+ * or the configuration refuses, every command refuses the same way. */
+static const struct limit option_own[] = {
+	{"delay", -1e9, 1e9, 0, NULL, "a number of seconds from -1e9 to 1e9"},
+	{NULL, 0, 0, 0, NULL, NULL},
+};
+static const struct { const char *name, *setting; } option_setting[] = {
+	{"priority", "jobs.default_priority"},   /* a job's priority, a bound on it */
+	{"timeout", "jobs.make_timeout"},        /* one make's timeout */
+	{"stale_timeout", "jobs.stale_timeout"},
+	{"orphan_timeout", "jobs.stale_timeout"},
+	{NULL, NULL},
+};
+
+const char *config_limit(const char *name, double x)
+{
+	const struct limit *l = NULL;
+	const char *kind = "float";
+	for (size_t i = 0; option_setting[i].name && !l; i++)
+		if (!strcmp(option_setting[i].name, name)) name = option_setting[i].setting;
+	for (const struct limit *o = option_own; o->key && !l; o++)
+		if (!strcmp(o->key, name)) l = o;
+	if (!l) {
+		const config_item *i = find(name);
+		if (!i || !(l = limit_of(name)) || l->choices) return NULL;
+		kind = i->kind;
+	}
+	if (!(x >= l->lo && x <= l->hi) || (l->lo_open && x == l->lo)) return l->what;
+	if (!strcmp(kind, "int") && x != floor(x)) return l->what;
+	return NULL;
+}
+
+int config_limit_known(const char *name)
+{
+	for (size_t i = 0; option_setting[i].name; i++)
+		if (!strcmp(option_setting[i].name, name)) return 1;
+	for (const struct limit *o = option_own; o->key; o++)
+		if (!strcmp(o->key, name)) return 1;
+	const struct limit *l = limit_of(name);
+	return l && !l->choices && find(name);
+}
+
 static int is_bool(const char *v)
 {
 	return !strcasecmp(v, "true") || !strcasecmp(v, "false") || !strcmp(v, "1") || !strcmp(v, "0") ||
@@ -127,7 +171,7 @@ static const char *check_value(const config_item *i, const char *v)
 			x = strtod(v, &e);
 			if (*e || errno || !isfinite(x)) return what;
 		}
-		if (l && (x < l->lo || x > l->hi || (l->lo_open && x == l->lo))) return what;
+		if (config_limit(i->key, x)) return what;   /* the check options share */
 		return NULL;
 	}
 	return NULL;
@@ -401,3 +445,20 @@ int djc_config_foreach(int (*cb)(const djc_setting *setting, void *payload), voi
 }
 
 const char *djc_config_warning(void) { return warning; }
+
+int djc_option_check(const char *name, double value, char **msg)
+{
+	if (msg) *msg = NULL;
+	if (!name || !config_limit_known(name)) {
+		if (msg) {
+			char *n = shown(name ? name : "(NULL)");
+			*msg = xasprintf("no check for a value called '%s'", n);
+			free(n);
+		}
+		return DJC_ENOTFOUND;
+	}
+	const char *what = config_limit(name, value);
+	if (!what) return DJC_OK;
+	if (msg) *msg = xstrdup(what);
+	return DJC_EINVAL;
+}

@@ -394,4 +394,25 @@ expect_fail 2 "populate with a bad lease_timeout in the file" "^djc: badlease\.j
 check "no make ran, nothing stored" test "$(if [ -e "$T/made.marker" ]; then echo ran; else echo none; fi)/$(rows Stats)" = none/0
 expect_out "with a good value populate runs" "Stats: 1 made, 0 errors, 0 skipped" env DJC_JOBS_VERSION_METHOD=none "$DJC" populate Stats --reserve-jobs --make ./mkcfg.sh
 
+# ------------------------------------------------------------ one check per kind of value, every command
+# a priority, a delay, a timeout: what one command or the configuration
+# refuses, every command refuses, with the same words
+n_jobs=$(djc jobs Stats --json | jq .total)
+prio="must be an integer from 0 to 2147483647, got '99999999999'$"
+expect_fail 2 "jobs refresh --priority beyond an int32" "^djc: --priority $prio" djc jobs refresh Stats --priority 99999999999
+expect_fail 2 "jobs set --priority: the same" "^djc: --priority $prio" djc jobs set Stats --all --priority 99999999999
+expect_fail 2 "populate --priority: the same" "^djc: --priority $prio" djc populate Stats --reserve-jobs --priority 99999999999 --make ./mkcfg.sh
+expect_fail 2 "worker --priority: the same" "^djc: --priority $prio" djc worker --priority 99999999999 --until-empty
+expect_fail 2 "jobs.default_priority: the same" "^djc: environment variable DJC_JOBS_DEFAULT_PRIORITY \(jobs\.default_priority\) $prio" \
+	env DJC_JOBS_DEFAULT_PRIORITY=99999999999 "$DJC" jobs refresh Stats
+delay="must be a number of seconds from -1e9 to 1e9, got"
+expect_fail 2 "jobs refresh --delay 1e12 (due in the year 33715)" "^djc: --delay $delay '1e12'$" djc jobs refresh Stats --delay 1e12
+expect_fail 2 "jobs refresh --delay -1e12" "^djc: --delay $delay '-1e12'$" djc jobs refresh Stats --delay=-1e12
+expect_fail 2 "jobs set --delay: the same" "^djc: --delay $delay '1e12'$" djc jobs set Stats --all --delay 1e12
+expect_fail 2 "jobs refresh --stale-timeout: as jobs.stale_timeout" "^djc: --stale-timeout must be a number of seconds from 0 to 1e9, got '1e12'$" \
+	djc jobs refresh Stats --stale-timeout 1e12
+expect_fail 2 "jobs refresh --orphan-timeout: the same" "^djc: --orphan-timeout must be a number of seconds from 0 to 1e9, got '1e12'$" \
+	djc jobs refresh Stats --orphan-timeout 1e12
+check "nothing was added or changed" test "$(djc jobs Stats --json | jq .total)/$(djc jobs Stats --status pending --json | jq '[.jobs[] | .priority] | max // 0')" = "$n_jobs/0"
+
 finish
