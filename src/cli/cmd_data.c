@@ -31,14 +31,25 @@ int cmd_declare(int argc, char **argv)
 
 int cmd_tables(int argc, char **argv)
 {
+	enum { JSON = 1 };
+	static const cli_option opts[] = {{"json", CLI_FLAG, JSON, 0}, {NULL, 0, 0, 0}};
 	cli_args a;
-	cli_args_init(&a, argc, argv, NULL, "usage: djc tables\nList the declared tables in declaration order.\n");
-	for (int o; (o = cli_next(&a)) != CLI_END;)
-		if (o == CLI_ARG) die_usage("tables takes no arguments");
+	cli_args_init(&a, argc, argv, opts,
+		      "usage: djc tables [--json]\nList the declared tables in declaration order. --json: one object,\n"
+		      "{\"tables\": [{\"name\", \"tier\", \"master\", \"key\", \"parents\"}, ...]} (djc_pipeline_json).\n");
+	int json = 0;
+	for (int o; (o = cli_next(&a)) != CLI_END;) {
+		if (o == JSON) json = 1;
+		else die_usage("tables takes no arguments");
+	}
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	char *s = NULL;
-	int rc = djc_tables(&s, c);
-	if (!rc) fputs(s, stdout);
+	int rc = json ? djc_pipeline_json(&s, c) : djc_tables(&s, c);
+	if (!rc && json) {
+		json_t *j = json_loads(s, 0, NULL);
+		if (j) cli_print_json(j);
+		else fputs(s, stdout);
+	} else if (!rc) fputs(s, stdout);
 	free(s);
 	int code = exit_for(rc, c);
 	djc_close(c);

@@ -280,7 +280,10 @@ int cli_progress_all(int json, int watch, double interval)
 								     "pending", (json_int_t)p[i].jobs[0], "reserved", (json_int_t)p[i].jobs[1],
 								     "success", (json_int_t)p[i].jobs[2], "error", (json_int_t)p[i].jobs[3],
 								     "ignore", (json_int_t)p[i].jobs[4]));
-			cli_print_json(json_pack("{s:o}", "tables", arr));
+			char ts[32];
+			time_t now = time(NULL);
+			strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));   /* each snapshot's time, UTC */
+			cli_print_json(json_pack("{s:s,s:o}", "time", ts, "tables", arr));
 		} else if (watch && tty) {
 			if (lines) printf("\r\033[%dA", lines);   /* back to the first line of the last drawing */
 			lines = print_table_lines(p, n, term_width(), 1);

@@ -158,9 +158,12 @@ d = json.loads(sys.argv[1])
 sys.exit(0 if d["table"] == "QMade" and d["status"] == "error" and {j["k"] for j in d["jobs"]} == want
          and all(j["error_message"] == "make exited with status 3: bad \"quote\" \\ back" and j["error_stack"].startswith("first line\n") for j in d["jobs"]) else 1)' "$OUT"
 run djc jobs refresh QMade --json
-check "jobs refresh --json" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if set(d) == {"added", "removed", "orphaned", "re_pended"} else 1)' "$OUT"
+check "jobs refresh --json" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if list(d) == ["table", "added", "removed", "orphaned", "re_pended"] and d["table"] == "QMade" else 1)' "$OUT"
 run djc config --json
-check "config --json" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d["jobs.lease_timeout"] == {"value": "60", "source": "default"} else 1)' "$OUT"
+check "config --json: values typed by their setting" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d["jobs.lease_timeout"] == {"value": 60, "source": "default"}
+and d["jobs.keep_completed"]["value"] is False and d["jobs.version_method"]["value"] == "none" and d["database.schema"]["value"] == (sys.argv[2] or "") else 1)' "$OUT" "$DJC_DATABASE_SCHEMA"
+run env DJC_JOBS_RETRY_DELAY=0.5 DJC_JOBS_AUTO_REFRESH=no "$DJC" config --json
+check "config --json: a fraction and a bool written as no" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d["jobs.retry_delay"]["value"] == 0.5 and d["jobs.auto_refresh"]["value"] is False else 1)' "$OUT"
 expect_fail 2 "a table name with a quote: one error line" '^djc: unknown table "Q\\"x" ' djc progress 'Q"x' --json
 check "...and nothing on stdout" test -z "$OUT"
 
@@ -215,6 +218,11 @@ run djc jobs NMade --key "$nkey"
 check "jobs --key: the job line as in the listing" eval 'printf "%s\n" "$OUT" | head -1 | grep -qF "$nkey  status=error  "'
 check "jobs --key: the history line shows the attempt's number, outcome and host, not the key's" \
 	eval 'printf "%s\n" "$OUT" | grep -qF "  attempt 1:  outcome=error  host=$jhost  "'
+run djc jobs NMade --key "$nkey" --json
+check "jobs --key --json: fencing tokens as strings of digits (jq would round a 63-bit number)" \
+	eval 'printf "%s" "$OUT" | jq -e "(.job.token | test(\"^[0-9]+\$\")) and ([.history[].token | type] == [\"string\"])" >/dev/null'
+run djc jobs NMade --status error --json
+check "jobs --status --json: the token as a string" eval 'printf "%s" "$OUT" | jq -e ".jobs[0].token | type == \"string\"" >/dev/null'
 key=$(djc jobs NMade --status error | head -1 | python3 -c 'import json,sys; l = sys.stdin.read(); print(l[:json.JSONDecoder().raw_decode(l)[1]])')
 expect_out "the listed key pastes into jobs ignore" "NMade: ignoring $nkey" djc jobs ignore NMade "$key"
 
@@ -275,7 +283,7 @@ for cols in 200 80 45 24 12; do
 done
 # in a log: the final line, and a line at most every display.interval seconds
 run djc config --json
-check "display.interval is 30 s by default" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d["display.interval"] == {"value": "30", "source": "default"} else 1)' "$OUT"
+check "display.interval is 30 s by default" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d["display.interval"] == {"value": 30, "source": "default"} else 1)' "$OUT"
 djc delete AVeryLongComputedTableNameForTheProgressBar > /dev/null
 run env DJC_DISPLAY_INTERVAL=86400 "$DJC" populate AVeryLongComputedTableNameForTheProgressBar --display-progress --make ./slow.sh
 check "piped, a long interval: only the final line" test "$(printf '%s\n' "$ERR" | grep -c .)" = 1

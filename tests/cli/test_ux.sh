@@ -83,7 +83,10 @@ check "progress: bar, counts, errors and ignored jobs" eval 'printf "%s\n" "$OUT
 check "progress: a table without keys has an empty bar and no percentage" \
 	eval 'printf "%s\n" "$OUT" | grep -Eq "^C +\[\.+\] 0/0 +--  errors 0, ignored 0, reserved 0, pending 0$"'
 expect_out "progress TABLE without keys" "C: Completed 0 of 0 (no keys in its key source)" djc progress C
+run djc tables --json
+check "tables --json: each table with its tier, key and parents" eval 'test "$(printf "%s" "$OUT" | jq -c "[.tables[] | [.name, .tier, .key, [.parents[].name]]]")" = "[[\"A\",\"manual\",[\"id\"],[]],[\"B\",\"computed\",[\"id\"],[\"A\"]],[\"L\",\"lookup\",[\"l\"],[]],[\"C\",\"computed\",[\"id\"],[\"B\"]],[\"C.Part\",\"part\",[\"id\",\"k\"],[\"C\"]],[\"D\",\"imported\",[\"id\"],[\"A\",\"L\"]]]"'
 run djc progress --json
+check "progress --json: the time of the snapshot, UTC" eval 'printf "%s" "$OUT" | jq -e ".time | test(\"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$\")" >/dev/null'
 check "progress --json: every table" eval 'test "$(printf "%s" "$OUT" | jq -c "[.tables[] | [.table, .total, .remaining, .error]]")" = "[[\"B\",2,2,1],[\"C\",0,0,0],[\"D\",2,2,0]]"'
 expect_fail 2 "progress --where without a table" "^djc: --where needs a TABLE" djc progress --where '{"id": 1}'
 expect_fail 2 "progress TABLE --watch" "^djc: --watch follows every table" djc progress B --watch
@@ -105,6 +108,11 @@ check "progress --watch: a later snapshot shows the change" wait_for 'grep -Eq "
 kill -TERM $wpid; wait $wpid
 wrc=$?
 check "progress --watch ends on SIGTERM with status 0" test "$wrc" = 0
+"$DJC" progress --watch --interval 0.1 --json > watchj.out 2>watchj.err &
+wpid=$!
+check "progress --watch --json: one object per snapshot, each with its time" \
+	wait_for 'test "$(jq -c "select(.time and .tables) | 1" watchj.out 2>/dev/null | grep -c 1)" -ge 2'
+kill -TERM $wpid; wait $wpid
 check "progress --watch: every snapshot whole (3 lines each)" eval 'test "$(grep -vc "^== " watch.out)" = "$(( $(grep -c "^== " watch.out) * 3 ))"'
 
 # --watch on a terminal: redrawn in place (cursor up over the last drawing)
