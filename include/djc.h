@@ -170,8 +170,13 @@ int djc_config_foreach(int (*cb)(const djc_setting *setting, void *payload), voi
  * djc_jobs_set, djc_populate, djc_worker). */
 int djc_option_check(const char *name, double value, char **msg);
 
-/* A warning found while reading the configuration (a file that holds a
- * password and other users can read), or NULL. Owned by the library. */
+/* The warnings found while reading the configuration, one per line
+ * (separated by '\n'), or NULL: a file that holds a password and other
+ * users can read; a DJC_* environment variable that is not a setting (a
+ * typo: DJC_JOBS_LEASE_TIMOUT), naming the closest setting. Variables djc
+ * itself sets or reads that are not settings (DJC_KEY, DJC_KEY_<name>,
+ * DJC_TABLE, DJC_SCHEMA, DJC_ATTEMPT, DJC_CONFIG, ...: README.md,
+ * "Configuration") earn none. Owned by the library. */
 const char *djc_config_warning(void);
 
 /* ------------------------------------------------------------ connection */

@@ -111,6 +111,9 @@ int exit_for(int rc, djc_conn *c);
  * error, exit 2. */
 enum { CLI_EXISTING = 0, CLI_CREATE = 1 };
 djc_conn *cli_connect(int create);
+/* The configuration's warnings (djc_config_warning), each line as
+ * "djc: warning: ..." on stderr; cli_connect prints them. */
+void cli_print_warnings(void);
 /* Block SIGUSR1 from the start of populate and worker: a drain asked while
  * they read settings and connect stays pending until djc_populate /
  * djc_worker catch it (and drain before the first job), instead of ending

@@ -62,7 +62,6 @@ int cmd_config(int argc, char **argv)
 		cli_print_json(o);
 	} else
 		djc_config_foreach(print_text, NULL);
-	const char *w = djc_config_warning();
-	if (w) fprintf(stderr, "djc: %s\n", w);
+	cli_print_warnings();
 	return 0;
 }

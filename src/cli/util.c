@@ -51,9 +51,18 @@ djc_conn *cli_connect(int create)
 		djc_close(c);
 		exit(code);
 	}
-	const char *w = djc_config_warning();
-	if (w) fprintf(stderr, "djc: %s\n", w);
+	cli_print_warnings();
 	return c;
+}
+
+void cli_print_warnings(void)
+{
+	const char *w = djc_config_warning();
+	while (w && *w) {
+		size_t n = strcspn(w, "\n");
+		fprintf(stderr, "djc: %.*s\n", (int)n, w);
+		w += n + (w[n] == '\n');
+	}
 }
 
 void cli_block_drain(void)

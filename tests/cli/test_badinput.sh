@@ -394,6 +394,35 @@ expect_fail 2 "populate with a bad lease_timeout in the file" "^djc: badlease\.j
 check "no make ran, nothing stored" test "$(if [ -e "$T/made.marker" ]; then echo ran; else echo none; fi)/$(rows Stats)" = none/0
 expect_out "with a good value populate runs" "Stats: 1 made, 0 errors, 0 skipped" env DJC_JOBS_VERSION_METHOD=none "$DJC" populate Stats --reserve-jobs --make ./mkcfg.sh
 
+# ------------------------------------------------------------ DJC_* variables that are not settings
+# a typo in djc.json stops the command; the same typo in the environment
+# is a warning naming the closest setting (the command runs: a make
+# program inherits its worker's DJC_* variables, which a djc of another
+# version may not know)
+expect_fail 2 "a misspelt setting in the file names the closest one" \
+	"^djc: badkey\.json: unknown setting 'jobs\.keep_complete'; did you mean 'jobs\.keep_completed'\?$" env DJC_CONFIG=badkey.json "$DJC" tables
+run env DJC_JOBS_LEASE_TIMOUT=5 "$DJC" tables
+check "a misspelt DJC_* variable: the command runs, with one warning naming the closest setting" \
+	test "$RC:$ERR" = "0:djc: warning: environment variable DJC_JOBS_LEASE_TIMOUT is not a djc setting and changes nothing; did you mean DJC_JOBS_LEASE_TIMEOUT (jobs.lease_timeout)?"
+run env DJC_LEASE_TIMEOUT=5 "$DJC" config
+check "...a setting's variable without its section (djc config warns too)" \
+	test "$RC:$ERR" = "0:djc: warning: environment variable DJC_LEASE_TIMEOUT is not a djc setting and changes nothing; did you mean DJC_JOBS_LEASE_TIMEOUT (jobs.lease_timeout)?"
+run env DJC_SOMETHING_ELSE=1 "$DJC" tables
+check "...a name close to none" test "$RC:$ERR" = "0:djc: warning: environment variable DJC_SOMETHING_ELSE is not a djc setting and changes nothing (djc config lists them)"
+run env DJC_KEY='{"subject_id": 1}' DJC_KEY_subject_id=1 DJC_TABLE=Stats DJC_SCHEMA=x DJC_ATTEMPT=1 DJC_SERVE=1 DJC_CONFIG= \
+	DJC_MYSQL_COMPOUND=1 DJC_WORKER_LOG= DJC_TEST_ANY=1 DJC_BACKENDS=sqlite DJC_TESTS=x DJC_BUILD=b DJC_SAN_BUILD= "$DJC" tables
+check "the variables djc sets for make programs, and those of its scripts and tests: no warning" test "$RC:$ERR" = "0:"
+printf '{"subject_id": 1, "session": 2}\n' | djc insert Session >/dev/null
+cat > mkenv.sh <<'P'
+#!/bin/sh
+"$DJC" fetch Session --key "$DJC_KEY" --format json >/dev/null 2>> "$T/make.stderr"
+echo '{"mean": 2.5}'
+P
+chmod +x mkenv.sh
+: > "$T/make.stderr"
+expect_out "a make program that runs djc" "Stats: 1 made, 0 errors, 0 skipped" djc populate Stats --reserve-jobs --make ./mkenv.sh
+check "...gets no warning for the variables its worker set" test ! -s "$T/make.stderr"
+
 # ------------------------------------------------------------ one check per kind of value, every command
 # a priority, a delay, a timeout: what one command or the configuration
 # refuses, every command refuses, with the same words
