@@ -90,6 +90,20 @@ int djc_row_uint(uint64_t *out, const djc_row *row, size_t i);
 int djc_row_float(double *out, const djc_row *row, size_t i);
 int djc_row_text(const char **out, const djc_row *row, size_t i);
 int djc_row_bytes(const void **out, size_t *n, const djc_row *row, size_t i);
+/* Getters by attribute name (a row fetched, a key, a make's key): as the
+ * getters by index, converting the same way, and DJC_ENOTFOUND when the
+ * row has no value of that name. A NULL value is DJC_EINVAL for every
+ * getter: djc_row_is_null tells it apart. djc_row_get_bool takes a bool
+ * (or an integer 0 or 1) into *out as 0 or 1. */
+int djc_row_get_int(int64_t *out, const djc_row *row, const char *name);
+int djc_row_get_uint(uint64_t *out, const djc_row *row, const char *name);
+int djc_row_get_float(double *out, const djc_row *row, const char *name);
+int djc_row_get_bool(int *out, const djc_row *row, const char *name);
+int djc_row_get_text(const char **out, const djc_row *row, const char *name);
+int djc_row_get_bytes(const void **out, size_t *n, const djc_row *row, const char *name);
+/* 1 when the row's value of name is NULL, 0 when it is another value,
+ * DJC_ENOTFOUND when the row has no value of that name. */
+int djc_row_is_null(const djc_row *row, const char *name);
 
 /* JSON object text of the row (bytes as base64 text); caller frees. */
 char *djc_row_to_json(const djc_row *row);
