@@ -144,4 +144,45 @@ run python3 watchpty.py "$DJC"
 check "progress --watch on a terminal: redrawn in place, no time lines" eval '
 	test "$(printf "%s" "$OUT" | grep -c "$(printf "\r\033\\[3A")")" -ge 2 && ! printf "%s" "$OUT" | grep -q "^== "'
 
+# ------------------------------------- every table's errors, grouped by message
+cat > p3.djc <<'P'
+E (computed)
+    -> A
+    ---
+    y : int32
+P
+expect_rc 0 "declare E" djc declare p3.djc
+cat > same.sh <<'S'
+#!/bin/sh
+cat >/dev/null
+echo "Traceback: the same failure" >&2
+exit 1
+S
+chmod +x same.sh
+expect_rc 1 "E: two keys fail the same way" djc populate E --reserve-jobs --suppress-errors --make ./same.sh
+expect_rc 1 "B: its error again" djc populate B --reserve-jobs --suppress-errors --make ./fail.sh
+run djc jobs --status error
+check "jobs --status error without a table: each table's errors grouped by message, no stack" test "$RC:$OUT" = '0:B: 1 error job, 1 message
+       1  make exited with status 3: second line  (first {"id": 2})
+E: 2 error jobs, 1 message
+       2  make exited with status 1: Traceback: the same failure  (first {"id": 1})'
+run djc jobs --status error --json
+check "...and as JSON" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"status": "error", "tables": [
+ {"table": "B", "count": 1, "messages": [{"message": "make exited with status 3: second\tline", "count": 1, "first": {"id": 2}}]},
+ {"table": "E", "count": 2, "messages": [{"message": "make exited with status 1: Traceback: the same failure", "count": 2, "first": {"id": 1}}]}]} else 1)' "$OUT"
+expect_out "jobs --status pending without a table: none" "no pending job in any table" djc jobs --status pending
+expect_fail 2 "jobs without a table needs --status" "^djc: jobs needs a TABLE \(or --status STATUS alone" djc jobs --where '{"id": 1}'
+
+# ------------------------------------- an empty listing says why, when it is not plain
+run djc jobs E --status success
+check "completed jobs are not kept: the empty listing says so" \
+	test "$RC:$OUT:$ERR" = "0::djc: note: completed jobs are not kept (a job's row is deleted when its make commits) unless jobs.keep_completed is true"
+run env DJC_JOBS_KEEP_COMPLETED=true "$DJC" jobs E --status success
+check "...not when they are kept" test "$RC:$OUT:$ERR" = "0::"
+run djc jobs D --status error
+check "a table populated without --reserve-jobs: no job at all, and the note says why" \
+	test "$RC:$OUT:$ERR" = "0::djc: note: D has no job at all: a populate without --reserve-jobs records no jobs (it printed its errors), and djc jobs refresh D adds the missing keys as jobs"
+run djc jobs E --status reserved
+check "an empty listing of a table with jobs: no note" test "$RC:$OUT:$ERR" = "0::"
+
 finish
