@@ -309,10 +309,23 @@ int djc_fetch_ext(djc_rowset **out, djc_conn *conn, const char *table, const cha
 
 /* Insert JSON Lines (one object per line; blank lines skipped) read from
  * `in`, typed by the table's heading (bytes as base64 strings, json
- * attributes as any JSON value). All or nothing; errors name
- * source_name:line. Needs <stdio.h>. */
+ * attributes as any JSON value); or, when the input starts with '[', one
+ * JSON array of objects (rows named "row N" in messages). All or nothing;
+ * errors name source_name:line. Needs <stdio.h>. */
 int djc_insert_jsonl(djc_conn *conn, const char *table, void *in /* FILE* */, const char *source_name,
 		     const djc_insert_options *opts, size_t *inserted);
+
+/* Insert CSV read from `in` (RFC 4180: what djc_fetch_print writes with
+ * DJC_FORMAT_CSV, or a spreadsheet's export): a header line of attribute
+ * names (any order, any subset), then one record per row; fields may be
+ * quoted ("a, b", "say ""hi""") and quoted fields may span lines; LF or
+ * CRLF; a UTF-8 byte order mark is skipped; blank lines are skipped. An
+ * empty field is no value (NULL for a nullable attribute, the default for
+ * one with a default, else an error); "" is an empty text. Numbers,
+ * true/false (or 1/0) and json attributes are read from their text, bytes
+ * as base64. All or nothing; errors name source_name:line. Needs <stdio.h>. */
+int djc_insert_csv(djc_conn *conn, const char *table, void *in /* FILE* */, const char *source_name,
+		   const djc_insert_options *opts, size_t *inserted);
 
 typedef enum djc_format { DJC_FORMAT_TABLE = 0, DJC_FORMAT_JSON, DJC_FORMAT_CSV } djc_format;
 /* Fetch and print rows to `out` (a FILE*): an aligned text table, JSON

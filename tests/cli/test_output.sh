@@ -89,6 +89,52 @@ r = {json.loads(l)["id"]: json.loads(l) for l in sys.argv[1].splitlines()}
 sys.exit(0 if r[1]["x"] == 10.0 and r[9]["x"] == 1e16 and r[6]["x"] == 1e300 and r[10]["x"] == 1e-7 else 1)' "$(djc fetch F --format json)"
 check "--where matches a float written in plain text" test "$(count F '{"x": 120}')" = 1
 
+# what fetch --format csv writes, insert reads back: every type, NULL apart
+# from an empty text, quotes, commas and line breaks
+cat > csv.djc <<'P'
+Every (manual)
+    id : int32
+    ---
+    name : varchar(32)
+    note = null : varchar(64)
+    score = 1.5 : float64
+    ok : bool
+    big : uint64
+    amount = null : decimal(8,3)
+    params = null : json
+    raw = null : bytes
+    day = null : date
+    at = null : datetime(3)
+    uid = null : uuid
+
+Every2 (manual)
+    id : int32
+    ---
+    name : varchar(32)
+    note = null : varchar(64)
+    score = 1.5 : float64
+    ok : bool
+    big : uint64
+    amount = null : decimal(8,3)
+    params = null : json
+    raw = null : bytes
+    day = null : date
+    at = null : datetime(3)
+    uid = null : uuid
+P
+expect_rc 0 "declare tables of every kind of value" djc declare csv.djc
+cat > every.jsonl <<'R'
+{"id": 1, "name": "Smith, J.", "note": "says \"hi\"", "score": 0.1, "ok": true, "big": "18446744073709551615", "amount": "12.340", "params": {"a": [1, 2.5], "b": "x,y"}, "raw": "AAEC/w==", "day": "2026-02-28", "at": "2026-02-28 12:34:56.789", "uid": "0f0e0d0c-0b0a-0908-0706-050403020100"}
+{"id": 2, "name": "", "note": "", "score": -1e+300, "ok": false, "big": 0, "params": "just text", "raw": ""}
+{"id": 3, "name": "two\nlines", "note": null, "ok": true, "big": 5, "params": [1, "two"]}
+R
+expect_out "insert them" "inserted 3 rows into Every" djc insert Every every.jsonl
+run sh -c '"$DJC" fetch Every --format csv > every.csv && "$DJC" insert Every2 every.csv'
+check "fetch --format csv | insert: read back" test "$RC:$OUT" = "0:inserted 3 rows into Every2"
+check "...the same rows, as JSON" test "$(djc fetch Every2 --format json)" = "$(djc fetch Every --format json)"
+check "...an empty text is \"\" in CSV, NULL an empty field" grep -q '^2,"","",' every.csv
+run sh -c '"$DJC" fetch Every --format csv | "$DJC" insert Every2 --format csv --skip-duplicates'
+check "CSV on stdin with --format csv" test "$RC:$OUT" = "0:inserted 0 rows into Every2"
 # ---------------------------------------------------------------- populate: the failure line names the key
 cat > mk.sh <<'P'
 #!/bin/sh
