@@ -444,4 +444,45 @@ expect_fail 2 "jobs refresh --orphan-timeout: the same" "^djc: --orphan-timeout 
 	djc jobs refresh Stats --orphan-timeout 1e12
 check "nothing was added or changed" test "$(djc jobs Stats --json | jq .total)/$(djc jobs Stats --status pending --json | jq '[.jobs[] | .priority] | max // 0')" = "$n_jobs/0"
 
+# ------------------------------------------------------------ JSON arrays and CSV
+# one JSON array of objects is read whole; a pretty-printed object gets a
+# message saying what insert reads
+printf '[\n  {"subject_id": 20, "name": "Fay"},\n  {"subject_id": 21, "name": "Gus", "level": 3}\n]\n' > arr.json
+expect_out "a JSON array of objects" "inserted 2 rows into Subject" djc insert Subject arr.json
+printf '[{"subject_id": 22, "name": "Hal"}, {"subject_id": 23, "name": 5}]' > badarr.json
+expect_fail 2 "a bad element of an array names it" "^djc: badarr\.json: element 2: row \{\"subject_id\": 23\}: attribute 'name' \(varchar\(8\)\): expects a string" \
+	djc insert Subject badarr.json
+printf '[{"subject_id": 22, "name": "Hal"}, 7]' > badarr2.json
+expect_fail 2 "an array element that is not an object" "^djc: badarr2\.json: element 2: expected a JSON object$" djc insert Subject badarr2.json
+printf '{\n  "subject_id": 22,\n  "name": "Hal"\n}\n' > pretty.json
+expect_fail 2 "a pretty-printed object: what insert reads" \
+	"^djc: pretty\.json:1: malformed JSON \(column [0-9]+\): .*\(insert reads one JSON object per line, or one JSON array of objects\)$" djc insert Subject pretty.json
+check "no row of the bad inputs" test "$(count Subject '{"subject_id": [22, 23]}' || true)" = 0
+# CSV: a header of attribute names, RFC 4180 quoting, an empty field is no value
+printf 'name,subject_id,born\r\n"Ivy, Jr.",30,2020-02-29\r\nJo,31,\r\n"a\nb ""q""",32,\r\n\r\n' > ok.csv
+expect_out "CSV (by the file name): header, quoting, CRLF, a blank line" "inserted 3 rows into Subject" djc insert Subject ok.csv
+expect_out "...values read as written" '{"subject_id":30,"name":"Ivy, Jr.","level":0,"born":"2020-02-29"}
+{"subject_id":31,"name":"Jo","level":0,"born":null}
+{"subject_id":32,"name":"a\nb \"q\"","level":0,"born":null}' djc fetch Subject --where '{"subject_id": {">=": 30}}' --format json
+printf 'subject_id,nmae\n40,Kim\n' > badhead.csv
+expect_fail 2 "CSV: a header column that is no attribute" '^djc: badhead\.csv:1: header column 2, "nmae", is not an attribute of Subject' djc insert Subject badhead.csv
+printf 'subject_id,name,name\n40,Kim,Kim\n' > twice.csv
+expect_fail 2 "CSV: a column twice" "^djc: twice\.csv:1: column 'name' twice in the header$" djc insert Subject twice.csv
+printf 'subject_id,name\n40,Kim\n41\n' > short.csv
+expect_fail 2 "CSV: a record with too few fields" "^djc: short\.csv:3: 1 field, the header has 2$" djc insert Subject short.csv
+printf 'subject_id,name\n40,Kim\n41,"Lu\n' > open.csv
+expect_fail 2 "CSV: a quoted field that does not close" "^djc: open\.csv:3: a quoted field does not close" djc insert Subject open.csv
+printf 'subject_id,name\n40,Kim\n41,\n' > empty.csv
+expect_fail 2 "CSV: an empty field for a required attribute" "^djc: empty\.csv:3: row \{\"subject_id\": 41\}: missing attribute 'name' of table Subject$" djc insert Subject empty.csv
+printf 'subject_id,name,level\n40,Kim,high\n' > nan.csv
+expect_fail 2 "CSV: a number that is not one" "^djc: nan\.csv:2: row \{\"subject_id\": 40\}: attribute 'level' \(uint8\): expects an integer, got a string$" djc insert Subject nan.csv
+: > none.csv
+expect_fail 2 "CSV: no header" "^djc: none\.csv:1: no header line" djc insert Subject none.csv
+expect_fail 2 "insert --format: json or csv" "^djc: --format must be json or csv, got 'xml'$" djc insert Subject ok.csv --format xml
+check "nothing of the bad CSV files" test "$(count Subject '{"subject_id": [40, 41]}' || true)" = 0
+printf 'subject_id,name\n50,Max\n' | djc insert Subject --format csv >/dev/null
+check "CSV from stdin with --format csv" test "$(count Subject '{"subject_id": 50}')" = 1
+
+expect_out "clean up the rows of the JSON and CSV cases" "deleted 6 rows from Subject" djc delete Subject --where '{"subject_id": {">": 1}}' --yes
+
 finish
