@@ -141,6 +141,28 @@ int djc_progress(long *remaining, long *total, djc_conn *c, const char *name, co
 	return rc;
 }
 
+/* The options' values, each by the one check of its kind (config_limit). */
+static int options_check(djc_conn *c, const djc_populate_options *o)
+{
+	const char *what;
+	if (o->timeout != DJC_TIMEOUT_NONE && (what = config_limit("timeout", o->timeout)))
+		return conn_fail(c, DJC_EINVAL, "populate: timeout must be %s (or DJC_TIMEOUT_NONE: no limit), got %g", what, o->timeout);
+	if (o->priority != -1 && (what = config_limit("priority", (double)o->priority)))
+		return conn_fail(c, DJC_EINVAL, "populate: priority must be %s (or -1: any), got %ld", what, o->priority);
+	return DJC_OK;
+}
+
+/* The bar's last line. A run that took everything it could (not stopped
+ * by a signal, a drain, its own failure or a first error) ends it full:
+ * what the total counted and this run did not do, another worker took. */
+static void bar_final(progress *prog, counters *sh, const djc_populate_options *o, int rc)
+{
+	long done = atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped);
+	if (!rc && !populate_signal && !populate_drain && (o->suppress_errors || !atomic_load(&sh->errors)) && done < prog->total)
+		prog->total = done;
+	progress_update(prog, done, atomic_load(&sh->errors), 1);
+}
+
 /* djc_populate itself, with SIGUSR1 (drain) already handled. */
 static int populate(djc_conn *c, const char *name, const djc_populate_options *o, djc_populate_result **out)
 {
@@ -165,11 +187,7 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 	if (!o->make && (!argv || !argv[0]))
 		return conn_fail(c, DJC_EINVAL, "table %s has no make: give --make PROGRAM or --make-serve PROGRAM "
 				 "(or a 'make = ...' or 'make_serve = ...' line in its definition)", t->name);
-	const char *what;
-	if (o->timeout != DJC_TIMEOUT_NONE && (what = config_limit("timeout", o->timeout)))
-		return conn_fail(c, DJC_EINVAL, "populate: timeout must be %s (or DJC_TIMEOUT_NONE: no limit), got %g", what, o->timeout);
-	if (o->priority != -1 && (what = config_limit("priority", (double)o->priority)))
-		return conn_fail(c, DJC_EINVAL, "populate: priority must be %s (or -1: any), got %ld", what, o->priority);
+	if ((rc = options_check(c, o))) return rc;
 	int procs = o->processes < 1 ? 1 : o->processes > MAX_PROCS ? MAX_PROCS : o->processes;
 	if (o->where_json) {
 		sb_t tmp = SB_INIT;
@@ -238,13 +256,7 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 		worker_end(&w);
 	} else
 		rc = pool_run(c, t, o, argv, serve, sh, keys, procs, res, &prog, NULL);
-	long done = atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped);
-	/* a run that took everything it could (not stopped by a signal, a
-	 * drain, its own failure or a first error) ends its bar full: what
-	 * the total counted and this run did not do, another worker took */
-	if (!rc && !populate_signal && !populate_drain && (o->suppress_errors || !atomic_load(&sh->errors)) && done < prog.total)
-		prog.total = done;
-	progress_update(&prog, done, atomic_load(&sh->errors), 1);
+	bar_final(&prog, sh, o, rc);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 

@@ -256,16 +256,25 @@ static char *raw_key(const table *t, json_t *obj)
 	return sb_steal(&b);
 }
 
-/* Append r (read at line) to the rows being read. */
-static void push_row(djc_row ***rows, long **lines, size_t *n, size_t *cap, djc_row *r, long line)
+/* The rows read from an input, each with the line (or position) it came from. */
+typedef struct rowbuf { djc_row **rows; long *lines; size_t n, cap; } rowbuf;
+
+static void push_row(rowbuf *b, djc_row *r, long line)
 {
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 64;
-		*rows = xrealloc(*rows, *cap * sizeof(djc_row *));
-		*lines = xrealloc(*lines, *cap * sizeof(long));
+	if (b->n == b->cap) {
+		b->cap = b->cap ? b->cap * 2 : 64;
+		b->rows = xrealloc(b->rows, b->cap * sizeof(djc_row *));
+		b->lines = xrealloc(b->lines, b->cap * sizeof(long));
 	}
-	(*rows)[*n] = r;
-	(*lines)[(*n)++] = line;
+	b->rows[b->n] = r;
+	b->lines[b->n++] = line;
+}
+
+static void rowbuf_free(rowbuf *b)
+{
+	for (size_t i = 0; i < b->n; i++) djc_row_free(b->rows[i]);
+	free(b->rows);
+	free(b->lines);
 }
 
 /* One JSON object as a row of t; where ("rows.jsonl:3") names it in the
@@ -285,8 +294,7 @@ static int json_row(djc_conn *c, table *t, json_t *j, const char *where, djc_row
 /* The input as one JSON array of objects (what json.dump of a list, or jq
  * -s, writes): first is its first line, the rest is read from in. Each
  * row is named by its position in messages ("rows.json: element 3"). */
-static int read_json_array(djc_conn *c, table *t, FILE *in, const char *first, const char *src, djc_row ***rows,
-			   long **lines, size_t *n)
+static int read_json_array(djc_conn *c, table *t, FILE *in, const char *first, const char *src, rowbuf *out)
 {
 	sb_t b = SB_INIT;
 	sb_add(&b, first);
@@ -304,7 +312,7 @@ static int read_json_array(djc_conn *c, table *t, FILE *in, const char *first, c
 	sb_free(&b);
 	if (!a) return conn_fail(c, DJC_EINVAL, "%s:%d: malformed JSON array (column %d): %s", src, je.line, je.column, je.text);
 	int rc = DJC_OK;
-	size_t cap = 0, i;
+	size_t i;
 	json_t *j;
 	if (!json_is_array(a)) rc = conn_fail(c, DJC_EINVAL, "%s: expected a JSON array of objects", src);
 	json_array_foreach(a, i, j) {
@@ -312,7 +320,7 @@ static int read_json_array(djc_conn *c, table *t, FILE *in, const char *first, c
 		char *where = xasprintf("%s: element %zu", src, i + 1);
 		djc_row *row = NULL;
 		if (!json_is_object(j)) rc = conn_fail(c, DJC_EINVAL, "%s: expected a JSON object", where);
-		else if (!(rc = json_row(c, t, j, where, &row))) push_row(rows, lines, n, &cap, row, (long)i + 1);
+		else if (!(rc = json_row(c, t, j, where, &row))) push_row(out, row, (long)i + 1);
 		free(where);
 	}
 	json_decref(a);
@@ -330,9 +338,7 @@ int djc_insert_jsonl(djc_conn *c, const char *name, void *inp, const char *src, 
 	table *t;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
-	djc_row **rows = NULL;
-	long *lines = NULL;
-	size_t n = 0, cap = 0;
+	rowbuf rb = {0};
 	char *line = NULL;
 	size_t lcap = 0;
 	ssize_t len;
@@ -347,8 +353,8 @@ int djc_insert_jsonl(djc_conn *c, const char *name, void *inp, const char *src, 
 		if (!*p) continue;
 		if ((size_t)len != strlen(line)) { rc = conn_fail(c, DJC_EINVAL, "%s:%ld: NUL byte in input", src, lineno); break; }
 		if (!utf8_valid(line, (size_t)len)) { rc = conn_fail(c, DJC_EINVAL, "%s:%ld: not valid UTF-8 text", src, lineno); break; }
-		if (*p == '[' && !n) {   /* not JSON Lines: one JSON array of objects, the whole input */
-			rc = read_json_array(c, t, in, line, src, &rows, &lines, &n);
+		if (*p == '[' && !rb.n) {   /* not JSON Lines: one JSON array of objects, the whole input */
+			rc = read_json_array(c, t, in, line, src, &rb);
 			array = 1;
 			break;
 		}
@@ -367,15 +373,14 @@ int djc_insert_jsonl(djc_conn *c, const char *name, void *inp, const char *src, 
 		free(where);
 		json_decref(j);
 		if (rc) break;
-		push_row(&rows, &lines, &n, &cap, r, lineno);
+		push_row(&rb, r, lineno);
 	}
 	free(line);
 	if (!rc && ferror(in)) rc = conn_fail(c, DJC_EINVAL, "%s: read error", src);
 	/* an array's rows are named by their position ("row 3"), not a line */
-	if (!rc) rc = insert_rows(c, t, rows, n, opts && opts->skip_duplicates, opts_direct(opts), inserted, array ? NULL : lines, src);
-	for (size_t i = 0; i < n; i++) djc_row_free(rows[i]);
-	free(rows);
-	free(lines);
+	if (!rc)
+		rc = insert_rows(c, t, rb.rows, rb.n, opts && opts->skip_duplicates, opts_direct(opts), inserted, array ? NULL : rb.lines, src);
+	rowbuf_free(&rb);
 	return rc;
 }
 
@@ -385,15 +390,20 @@ int djc_insert_jsonl(djc_conn *c, const char *name, void *inp, const char *src, 
  * quoted ("" is an empty text; an empty unquoted field is no value). */
 typedef struct csv_field { char *s; int quoted; } csv_field;
 
-/* The next record of RFC 4180 CSV text at *pos (fields separated by
- * commas, records by LF or CRLF, a field quoted with '"' may hold commas,
- * line breaks and doubled quotes), into f (up to max fields, each
- * allocated). *nf: its fields; *line: advanced over the record's line
- * breaks. Returns 1 for a record, 0 at the end, -1 for a quote that does
- * not close or text after a closing quote (*line: where). */
-static int csv_record(const char *s, size_t len, size_t *pos, long *line, csv_field *f, size_t max, size_t *nf)
+/* The next record of RFC 4180 CSV text (fields separated by commas,
+ * records by LF or CRLF, a field quoted with '"' may hold commas, line
+ * breaks and doubled quotes), into f (up to max fields, each allocated).
+ * *nf: its fields; in->line: advanced over the record's line breaks.
+ * Returns 1 for a record, 0 at the end, -1 for a quote that does not
+ * close or text after a closing quote. */
+/* CSV text being read: s[pos..len), pos at the start of line + 1. */
+typedef struct csv_in { const char *s; size_t len, pos; long line; } csv_in;
+
+static int csv_record(csv_in *in, csv_field *f, size_t max, size_t *nf)
 {
-	size_t i = *pos;
+	const char *s = in->s;
+	size_t len = in->len, i = in->pos;
+	long *line = &in->line;
 	*nf = 0;
 	if (i >= len) return 0;
 	sb_t b = SB_INIT;
@@ -428,7 +438,7 @@ static int csv_record(const char *s, size_t len, size_t *pos, long *line, csv_fi
 		break;
 	}
 	sb_free(&b);
-	*pos = i;
+	in->pos = i;
 	return 1;
 }
 
@@ -490,13 +500,12 @@ static int csv_header(djc_conn *c, table *t, const csv_field *f, size_t nf, cons
 }
 
 /* The records of a CSV text after its header, as rows of t. */
-static int csv_rows(djc_conn *c, table *t, const char *s, size_t len, size_t pos, long line, const attr **cols, size_t ncol,
-		    const char *src, djc_row ***rows, long **lines, size_t *n)
+static int csv_rows(djc_conn *c, table *t, csv_in *in, const attr **cols, size_t ncol, const char *src, rowbuf *out)
 {
 	csv_field *f = xcalloc(ncol + 1, sizeof *f);
-	size_t cap = 0, nf = 0;
+	size_t nf = 0;
 	int rc = DJC_OK, r;
-	for (long at = line + 1; !rc && (r = csv_record(s, len, &pos, &line, f, ncol + 1, &nf)) != 0; at = line + 1) {
+	for (long at = in->line + 1; !rc && (r = csv_record(in, f, ncol + 1, &nf)) != 0; at = in->line + 1) {
 		if (r < 0) { rc = conn_fail(c, DJC_EINVAL, "%s:%ld: a quoted field does not close (or text follows its closing quote)", src, at); break; }
 		if (nf == 1 && !f[0].quoted && !*f[0].s) { free(f[0].s); continue; }   /* a blank line */
 		if (nf != ncol) rc = conn_fail(c, DJC_EINVAL, "%s:%ld: %zu field%s, the header has %zu", src, at, nf, nf == 1 ? "" : "s", ncol);
@@ -506,7 +515,7 @@ static int csv_rows(djc_conn *c, table *t, const char *s, size_t len, size_t pos
 		if (!rc) {
 			char *where = xasprintf("%s:%ld", src, at);
 			djc_row *row = NULL;
-			if (!(rc = json_row(c, t, obj, where, &row))) push_row(rows, lines, n, &cap, row, at);
+			if (!(rc = json_row(c, t, obj, where, &row))) push_row(out, row, at);
 			free(where);
 		}
 		json_decref(obj);
@@ -531,29 +540,25 @@ int djc_insert_csv(djc_conn *c, const char *name, void *inp, const char *src, co
 	char buf[65536];
 	size_t r;
 	while ((r = fread(buf, 1, sizeof buf, in)) > 0) sb_addn(&b, buf, r);
-	const char *s = sb_str(&b);
-	size_t len = b.len, pos = 0, nh = 0;
-	if (len >= 3 && !memcmp(s, "\xEF\xBB\xBF", 3)) pos = 3;   /* a spreadsheet's byte order mark */
-	long line = 0;
+	csv_in ci = {sb_str(&b), b.len, 0, 0};
+	if (ci.len >= 3 && !memcmp(ci.s, "\xEF\xBB\xBF", 3)) ci.pos = 3;   /* a spreadsheet's byte order mark */
+	size_t nh = 0;
 	csv_field h[256];
 	const attr **cols = NULL;
-	djc_row **rows = NULL;
-	long *lines = NULL;
-	size_t n = 0;
+	rowbuf rb = {0};
 	if (ferror(in)) rc = conn_fail(c, DJC_EINVAL, "%s: read error", src);
-	else if (strlen(s) != len || !utf8_valid(s, len)) rc = conn_fail(c, DJC_EINVAL, "%s: not valid UTF-8 text (or a NUL byte)", src);
-	else if (csv_record(s, len, &pos, &line, h, 256, &nh) != 1 || (nh == 1 && !*h[0].s))
+	else if (strlen(ci.s) != ci.len || !utf8_valid(ci.s, ci.len))
+		rc = conn_fail(c, DJC_EINVAL, "%s: not valid UTF-8 text (or a NUL byte)", src);
+	else if (csv_record(&ci, h, 256, &nh) != 1 || (nh == 1 && !*h[0].s))
 		rc = conn_fail(c, DJC_EINVAL, "%s:1: no header line (CSV input starts with the attribute names)", src);
 	else if (nh > 256) rc = conn_fail(c, DJC_EINVAL, "%s:1: more than 256 columns", src);
 	else if (!(rc = csv_header(c, t, h, nh, src, &cols)))
-		rc = csv_rows(c, t, s, len, pos, line, cols, nh, src, &rows, &lines, &n);
+		rc = csv_rows(c, t, &ci, cols, nh, src, &rb);
 	for (size_t i = 0; i < nh && i < 256; i++) free(h[i].s);
 	free(cols);
 	sb_free(&b);
-	if (!rc) rc = insert_rows(c, t, rows, n, opts && opts->skip_duplicates, opts_direct(opts), inserted, lines, src);
-	for (size_t i = 0; i < n; i++) djc_row_free(rows[i]);
-	free(rows);
-	free(lines);
+	if (!rc) rc = insert_rows(c, t, rb.rows, rb.n, opts && opts->skip_duplicates, opts_direct(opts), inserted, rb.lines, src);
+	rowbuf_free(&rb);
 	return rc;
 }
 
