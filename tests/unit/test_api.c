@@ -524,6 +524,26 @@ int main(void)
 		CHECK(djc_jobs_waiting(&w, c, "Jb", NULL, 9) == DJC_OK && w.later == 0 && w.above_priority == 0);
 	}
 
+	/* ------------------------- DJC_TIMEOUT_NONE: no limit for one run (--timeout 0) */
+	{
+		const char *names[] = {"Jb"};
+		int64_t none = -1;
+		djc_worker_options wo = DJC_WORKER_OPTIONS_INIT;
+		wo.make = mkj;
+		wo.payload = &none;
+		wo.until_empty = 1;
+		wo.timeout = -2;
+		djc_worker_result *wr = NULL;
+		CHECK(djc_worker(&wr, c, names, 1, &wo) == DJC_EINVAL);
+		djc_worker_result_free(wr);
+		wr = NULL;
+		wo.timeout = DJC_TIMEOUT_NONE;
+		rc = djc_worker(&wr, c, names, 1, &wo);
+		CHECK_MSG(rc == DJC_OK && wr && wr->success_count == 1, "rc %d: %s", rc, djc_error_last(c));
+		djc_worker_result_free(wr);
+		CHECK(t_count(c, "Jb", "{\"id\": 200}") == 1);
+	}
+
 	djc_close(c2);
 	djc_close(c);
 	if (!getenv("DJC_TEST_URL")) {
