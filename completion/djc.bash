@@ -34,6 +34,7 @@ _djc()
 		return 0 ;;
 	--format)
 		if [ "$cmd" = diagram ]; then COMPREPLY=($(compgen -W "dot svg" -- "$cur"))
+		elif [ "$cmd" = insert ]; then COMPREPLY=($(compgen -W "json csv" -- "$cur"))
 		else COMPREPLY=($(compgen -W "table json csv" -- "$cur")); fi
 		return 0 ;;
 	--status)

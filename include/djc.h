@@ -90,6 +90,20 @@ int djc_row_uint(uint64_t *out, const djc_row *row, size_t i);
 int djc_row_float(double *out, const djc_row *row, size_t i);
 int djc_row_text(const char **out, const djc_row *row, size_t i);
 int djc_row_bytes(const void **out, size_t *n, const djc_row *row, size_t i);
+/* Getters by attribute name (a row fetched, a key, a make's key): as the
+ * getters by index, converting the same way, and DJC_ENOTFOUND when the
+ * row has no value of that name. A NULL value is DJC_EINVAL for every
+ * getter: djc_row_is_null tells it apart. djc_row_get_bool takes a bool
+ * (or an integer 0 or 1) into *out as 0 or 1. */
+int djc_row_get_int(int64_t *out, const djc_row *row, const char *name);
+int djc_row_get_uint(uint64_t *out, const djc_row *row, const char *name);
+int djc_row_get_float(double *out, const djc_row *row, const char *name);
+int djc_row_get_bool(int *out, const djc_row *row, const char *name);
+int djc_row_get_text(const char **out, const djc_row *row, const char *name);
+int djc_row_get_bytes(const void **out, size_t *n, const djc_row *row, const char *name);
+/* 1 when the row's value of name is NULL, 0 when it is another value,
+ * DJC_ENOTFOUND when the row has no value of that name. */
+int djc_row_is_null(const djc_row *row, const char *name);
 
 /* JSON object text of the row (bytes as base64 text); caller frees. */
 char *djc_row_to_json(const djc_row *row);
@@ -156,8 +170,27 @@ typedef struct djc_setting {
  * configuration does not load. */
 int djc_config_foreach(int (*cb)(const djc_setting *setting, void *payload), void *payload);
 
-/* A warning found while reading the configuration (a file that holds a
- * password and other users can read), or NULL. Owned by the library. */
+/* Check a number given for an option against what it takes, with the one
+ * check every command, option and setting of that kind of value shares:
+ * "priority" (a job's priority, or a bound on it: an integer from 0 to
+ * 2147483647, as jobs.default_priority), "delay" (seconds from now, -1e9 to
+ * 1e9), "timeout" (one make's: 0 to 1e9 seconds, as jobs.make_timeout),
+ * "stale_timeout" and "orphan_timeout" (0 to 1e9 seconds, as
+ * jobs.stale_timeout), or the key of a numeric setting ("jobs.lease_timeout").
+ * DJC_OK; DJC_EINVAL when value is not one it takes, with *msg (if msg is
+ * non-NULL; caller frees) saying what it must be ("an integer from 0 to
+ * 2147483647"); DJC_ENOTFOUND for a name without a check. The library's
+ * functions check their options' values the same way (djc_jobs_refresh,
+ * djc_jobs_set, djc_populate, djc_worker). */
+int djc_option_check(const char *name, double value, char **msg);
+
+/* The warnings found while reading the configuration, one per line
+ * (separated by '\n'), or NULL: a file that holds a password and other
+ * users can read; a DJC_* environment variable that is not a setting (a
+ * typo: DJC_JOBS_LEASE_TIMOUT), naming the closest setting. Variables djc
+ * itself sets or reads that are not settings (DJC_KEY, DJC_KEY_<name>,
+ * DJC_TABLE, DJC_SCHEMA, DJC_ATTEMPT, DJC_CONFIG, ...: README.md,
+ * "Configuration") earn none. Owned by the library. */
 const char *djc_config_warning(void);
 
 /* ------------------------------------------------------------ connection */
@@ -284,10 +317,23 @@ int djc_fetch_ext(djc_rowset **out, djc_conn *conn, const char *table, const cha
 
 /* Insert JSON Lines (one object per line; blank lines skipped) read from
  * `in`, typed by the table's heading (bytes as base64 strings, json
- * attributes as any JSON value). All or nothing; errors name
- * source_name:line. Needs <stdio.h>. */
+ * attributes as any JSON value); or, when the input starts with '[', one
+ * JSON array of objects (rows named "row N" in messages). All or nothing;
+ * errors name source_name:line. Needs <stdio.h>. */
 int djc_insert_jsonl(djc_conn *conn, const char *table, void *in /* FILE* */, const char *source_name,
 		     const djc_insert_options *opts, size_t *inserted);
+
+/* Insert CSV read from `in` (RFC 4180: what djc_fetch_print writes with
+ * DJC_FORMAT_CSV, or a spreadsheet's export): a header line of attribute
+ * names (any order, any subset), then one record per row; fields may be
+ * quoted ("a, b", "say ""hi""") and quoted fields may span lines; LF or
+ * CRLF; a UTF-8 byte order mark is skipped; blank lines are skipped. An
+ * empty field is no value (NULL for a nullable attribute, the default for
+ * one with a default, else an error); "" is an empty text. Numbers,
+ * true/false (or 1/0) and json attributes are read from their text, bytes
+ * as base64. All or nothing; errors name source_name:line. Needs <stdio.h>. */
+int djc_insert_csv(djc_conn *conn, const char *table, void *in /* FILE* */, const char *source_name,
+		   const djc_insert_options *opts, size_t *inserted);
 
 typedef enum djc_format { DJC_FORMAT_TABLE = 0, DJC_FORMAT_JSON, DJC_FORMAT_CSV } djc_format;
 /* Fetch and print rows to `out` (a FILE*): an aligned text table, JSON
@@ -384,8 +430,12 @@ typedef struct djc_populate_options {
 	                                 `make_serve =` line. */
 	/* Since version 3: */
 	double timeout;            /* seconds one make may run; 0 = the table's `timeout =`, then
-	                              jobs.make_timeout (0 there: no limit) */
+	                              jobs.make_timeout (0 there: no limit); DJC_TIMEOUT_NONE: no
+	                              limit for this run, whatever the table or the setting say */
 } djc_populate_options;
+/* A timeout (djc_populate_options, djc_worker_options) that lifts every
+ * limit for one run (`--timeout 0`). */
+#define DJC_TIMEOUT_NONE (-1.0)
 /* Versions 1 (without make_serve_argv and timeout) and 2 (without timeout)
  * are still accepted. */
 #define DJC_POPULATE_OPTIONS_VERSION 3
@@ -495,7 +545,7 @@ typedef struct djc_worker_options {
 	const char *const *make_serve_argv; /* NULL-terminated serve program and arguments, started once per
 	                            * worker process (one served table only; docs/serve-protocol.md) */
 	double timeout;            /* seconds a make may run; 0 = each table's `timeout =` line, else
-	                            * jobs.make_timeout */
+	                            * jobs.make_timeout; DJC_TIMEOUT_NONE: no limit */
 } djc_worker_options;
 /* Version 1 (without make_serve_argv and timeout) is still accepted. */
 #define DJC_WORKER_OPTIONS_VERSION 2
@@ -650,6 +700,21 @@ typedef struct djc_job_counts {
 } djc_job_counts;
 /* Counts of the jobs of the restriction, by status, and their total. */
 int djc_jobs_count(djc_job_counts *out, djc_conn *conn, const char *table, const char *where_json);
+/* Why a reserve finds nothing to take now (a populate that made nothing):
+ * the pending jobs of the restriction that are not due yet (a retry's
+ * backoff, a refresh's or djc_jobs_set's delay), and those due but above
+ * the priority bound. */
+typedef struct djc_jobs_wait {
+	long later;             /* pending jobs (priority <= max_priority) not due yet */
+	double first_due_in;    /* seconds from now, by the database's clock, until the
+	                         * first of them is due; 0 when later is 0 */
+	char first_due[32];     /* when that is, UTC ("2026-12-04 16:32:15.328"); "" when
+	                         * later is 0 */
+	long above_priority;    /* jobs due now whose priority is above max_priority
+	                         * (0 when max_priority is -1: no bound) */
+} djc_jobs_wait;
+int djc_jobs_waiting(djc_jobs_wait *out, djc_conn *conn, const char *table, const char *where_json,
+		     long max_priority);
 /* Jobs rows, optionally only one status, as rows (key attributes and the
  * job's columns). */
 int djc_jobs_list(djc_rowset **out, djc_conn *conn, const char *table, const char *status);

@@ -111,6 +111,9 @@ int exit_for(int rc, djc_conn *c);
  * error, exit 2. */
 enum { CLI_EXISTING = 0, CLI_CREATE = 1 };
 djc_conn *cli_connect(int create);
+/* The configuration's warnings (djc_config_warning), each line as
+ * "djc: warning: ..." on stderr; cli_connect prints them. */
+void cli_print_warnings(void);
 /* Block SIGUSR1 from the start of populate and worker: a drain asked while
  * they read settings and connect stays pending until djc_populate /
  * djc_worker catch it (and drain before the first job), instead of ending
@@ -126,6 +129,16 @@ char *cli_read_file(const char *path);
 long parse_long(const char *opt, const char *v, long min);
 double parse_double(const char *opt, const char *v);
 void check_json(const char *opt, const char *v);
+/* x (read from v) checked by the library's one check for its kind of
+ * value, `name` as djc_option_check takes it ("priority", "delay",
+ * "timeout", ...): a usage error "OPT must be WHAT, got 'V'" (exit 2). */
+void check_value(const char *opt, const char *name, double x, const char *v);
+/* --priority P: an integer >= 0 within what a job's priority takes. */
+long parse_priority(const char *opt, const char *v);
+/* --timeout DURATION for populate and worker: a duration within what a
+ * make's timeout takes; 0 is DJC_TIMEOUT_NONE (no limit for this run,
+ * whatever the table's `timeout =` or jobs.make_timeout say). */
+double parse_timeout(const char *opt, const char *v);
 
 /* djc progress without a TABLE (cmd_view.c): every computed and imported
  * table; with watch, again every interval seconds until SIGINT/SIGTERM.

@@ -10,10 +10,31 @@ static int print_text(const djc_setting *s, void *payload)
 	return 0;
 }
 
+/* A setting's value as the JSON of its kind: true/false, a number (an
+ * integer when it is one), else text (choices, strings, a redacted
+ * password). */
+static json_t *typed_value(const djc_setting *s)
+{
+	if (!strcmp(s->kind, "bool")) {
+		int b = 0;
+		djc_config_get_bool(&b, s->key);
+		return json_boolean(b);
+	}
+	if (!strcmp(s->kind, "int") || !strcmp(s->kind, "float")) {
+		char *e;
+		double x = strtod(s->value, &e);
+		if (*s->value && !*e) {
+			if (x == (double)(json_int_t)x && x > -9e15 && x < 9e15) return json_integer((json_int_t)x);
+			return json_real(x);
+		}
+	}
+	return cli_json_text(s->value);
+}
+
 static int add_json(const djc_setting *s, void *payload)
 {
 	json_object_set_new((json_t *)payload, s->key,
-			    json_pack("{s:o,s:o}", "value", cli_json_text(s->value), "source", cli_json_text(s->source)));
+			    json_pack("{s:o,s:o}", "value", typed_value(s), "source", cli_json_text(s->source)));
 	return 0;
 }
 
@@ -41,7 +62,6 @@ int cmd_config(int argc, char **argv)
 		cli_print_json(o);
 	} else
 		djc_config_foreach(print_text, NULL);
-	const char *w = djc_config_warning();
-	if (w) fprintf(stderr, "djc: %s\n", w);
+	cli_print_warnings();
 	return 0;
 }

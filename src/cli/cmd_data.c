@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int cmd_declare(int argc, char **argv)
 {
@@ -31,14 +32,25 @@ int cmd_declare(int argc, char **argv)
 
 int cmd_tables(int argc, char **argv)
 {
+	enum { JSON = 1 };
+	static const cli_option opts[] = {{"json", CLI_FLAG, JSON, 0}, {NULL, 0, 0, 0}};
 	cli_args a;
-	cli_args_init(&a, argc, argv, NULL, "usage: djc tables\nList the declared tables in declaration order.\n");
-	for (int o; (o = cli_next(&a)) != CLI_END;)
-		if (o == CLI_ARG) die_usage("tables takes no arguments");
+	cli_args_init(&a, argc, argv, opts,
+		      "usage: djc tables [--json]\nList the declared tables in declaration order. --json: one object,\n"
+		      "{\"tables\": [{\"name\", \"tier\", \"master\", \"key\", \"parents\"}, ...]} (djc_pipeline_json).\n");
+	int json = 0;
+	for (int o; (o = cli_next(&a)) != CLI_END;) {
+		if (o == JSON) json = 1;
+		else die_usage("tables takes no arguments");
+	}
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	char *s = NULL;
-	int rc = djc_tables(&s, c);
-	if (!rc) fputs(s, stdout);
+	int rc = json ? djc_pipeline_json(&s, c) : djc_tables(&s, c);
+	if (!rc && json) {
+		json_t *j = json_loads(s, 0, NULL);
+		if (j) cli_print_json(j);
+		else fputs(s, stdout);
+	} else if (!rc) fputs(s, stdout);
 	free(s);
 	int code = exit_for(rc, c);
 	djc_close(c);
@@ -47,21 +59,29 @@ int cmd_tables(int argc, char **argv)
 
 int cmd_insert(int argc, char **argv)
 {
-	static const char H[] = "usage: djc insert TABLE [FILE] [--skip-duplicates] [--allow-direct-insert]\n"
-				"Insert rows given as JSON Lines (one object per line) from FILE or stdin.\n"
-				"All rows or none. bytes are base64 strings; json attributes take any JSON value.\n"
-				"--allow-direct-insert lets rows into a computed, imported or part table by hand\n"
-				"(a backfill or a repair); populate then never makes those keys again.\n";
-	enum { SKIP = 1, DIRECT };
+	static const char H[] = "usage: djc insert TABLE [FILE] [--format json|csv] [--skip-duplicates] [--allow-direct-insert]\n"
+				"Insert rows from FILE or stdin, all or none. json (the default): JSON Lines, one\n"
+				"object per line, or one JSON array of objects; bytes are base64 strings, json\n"
+				"attributes take any JSON value. csv (the default for a FILE named *.csv): a header\n"
+				"line of attribute names, then one record per row (RFC 4180 quoting, as fetch\n"
+				"--format csv writes); an empty field is no value (NULL, or the default), \"\" an\n"
+				"empty text. --allow-direct-insert lets rows into a computed, imported or part\n"
+				"table by hand (a backfill or a repair); populate then never makes those keys again.\n";
+	enum { SKIP = 1, DIRECT, FORMAT };
 	static const cli_option opts[] = {{"skip-duplicates", CLI_FLAG, SKIP, 0},
-					  {"allow-direct-insert", CLI_FLAG, DIRECT, 0}, {NULL, 0, 0, 0}};
+					  {"allow-direct-insert", CLI_FLAG, DIRECT, 0}, {"format", CLI_VALUE, FORMAT, 0},
+					  {NULL, 0, 0, 0}};
 	cli_args a;
 	cli_args_init(&a, argc, argv, opts, H);
-	const char *table = NULL, *file = NULL;
+	const char *table = NULL, *file = NULL, *format = NULL;
 	djc_insert_options io = DJC_INSERT_OPTIONS_INIT;
 	for (int o; (o = cli_next(&a)) != CLI_END;) {
 		if (o == SKIP) io.skip_duplicates = 1;
 		else if (o == DIRECT) io.allow_direct_insert = 1;
+		else if (o == FORMAT) {
+			if (strcmp(a.arg, "json") && strcmp(a.arg, "csv")) die_usage("--format must be json or csv, got '%s'", a.arg);
+			format = a.arg;
+		}
 		else if (!table) table = a.arg;
 		else if (!file) file = a.arg;
 		else die_usage("insert takes TABLE [FILE]");
@@ -73,8 +93,10 @@ int cmd_insert(int argc, char **argv)
 		if (!in) die_usage("cannot read %s: %s", file, strerror(errno));
 	}
 	djc_conn *c = cli_connect(CLI_EXISTING);
-	size_t n = 0;
-	int rc = djc_insert_jsonl(c, table, in, file ? file : "<stdin>", &io, &n);
+	size_t n = 0, fl = file ? strlen(file) : 0;
+	int csv = format ? !strcmp(format, "csv") : fl > 4 && !strcasecmp(file + fl - 4, ".csv");
+	int rc = csv ? djc_insert_csv(c, table, in, file ? file : "<stdin>", &io, &n)
+		     : djc_insert_jsonl(c, table, in, file ? file : "<stdin>", &io, &n);
 	if (in != stdin) fclose(in);
 	if (!rc) printf("inserted %zu row%s into %s\n", n, n == 1 ? "" : "s", table);
 	int code = exit_for(rc, c);

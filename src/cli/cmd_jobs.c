@@ -8,6 +8,7 @@
 static const char JOBS_HELP[] =
 	"usage: djc jobs TABLE [--status STATUS | --all] [--where JSON] [--counts] [--json]\n"
 	"       djc jobs TABLE --key JSON [--json]\n"
+	"       djc jobs --status STATUS [--json]\n"
 	"       djc jobs refresh TABLE [--priority P] [--delay S] [--stale-timeout S]\n"
 	"                              [--orphan-timeout S] [--where JSON] [--json]\n"
 	"       djc jobs clear TABLE [--status STATUS] [--where JSON | --all] [--json]\n"
@@ -18,7 +19,9 @@ static const char JOBS_HELP[] =
 	"list the jobs (every column with --json); --key shows one job with its attempts.\n"
 	"STATUS: pending, reserved, success, error, ignore (or DataJoint's errors, completed,\n"
 	"ignored). --where restricts the job keys, as for populate. In a listing, an\n"
-	"error's stack follows its job's line, indented.\n";
+	"error's stack follows its job's line, indented. Without a TABLE, --status S shows\n"
+	"those jobs of every computed and imported table grouped by message, with counts\n"
+	"and each message's first key.\n";
 
 /* The status a --status value names (DataJoint's view names too). */
 static const char *status_arg(const char *v)
@@ -59,8 +62,8 @@ static void keyed_parse(int argc, char **argv, const char *sub, const cli_option
 		case K_WHERE: k->where = a.arg; check_json("--where", k->where); break;
 		case K_ALL: k->all = 1; break;
 		case K_JSON: k->json = 1; break;
-		case K_PRIORITY: k->priority = parse_long(a.opt, a.arg, 0); break;
-		case K_DELAY: k->delay = parse_double(a.opt, a.arg); break;
+		case K_PRIORITY: k->priority = parse_priority(a.opt, a.arg); break;
+		case K_DELAY: k->delay = parse_double(a.opt, a.arg); check_value(a.opt, "delay", k->delay, a.arg); break;
 		default:
 			if (!k->table) k->table = a.arg;
 			else if (take_key && !k->key) k->key = a.arg;
@@ -72,12 +75,14 @@ static void keyed_parse(int argc, char **argv, const char *sub, const cli_option
 }
 
 /* --delay: seconds from now, negative too (DataJoint's populate refreshes
- * with delay=-1: due at once whatever the clocks say); finite. */
+ * with delay=-1: due at once whatever the clocks say), within what a delay
+ * takes (check_value). */
 static double parse_delay(const char *opt, const char *v)
 {
 	char *e;
 	double x = strtod(v, &e);
-	if (!*v || *e || x != x || x > 1e12 || x < -1e12) die_usage("%s expects a number of seconds, got '%s'", opt, v);
+	if (!*v || *e || x != x) die_usage("%s expects a number of seconds, got '%s'", opt, v);
+	check_value(opt, "delay", x, v);
 	return x;
 }
 
@@ -104,10 +109,16 @@ int cmd_jobs_refresh(int argc, char **argv)
 	int json = 0;
 	for (int k; (k = cli_next(&a)) != CLI_END;) {
 		switch (k) {
-		case PRIORITY: o.priority = parse_long(a.opt, a.arg, 0); break;
+		case PRIORITY: o.priority = parse_priority(a.opt, a.arg); break;
 		case DELAY: o.delay = parse_delay(a.opt, a.arg); break;
-		case STALE: o.stale_timeout = parse_double(a.opt, a.arg); break;
-		case ORPHAN: o.orphan_timeout = parse_double(a.opt, a.arg); break;
+		case STALE:
+			o.stale_timeout = parse_double(a.opt, a.arg);
+			check_value(a.opt, "stale_timeout", o.stale_timeout, a.arg);
+			break;
+		case ORPHAN:
+			o.orphan_timeout = parse_double(a.opt, a.arg);
+			check_value(a.opt, "orphan_timeout", o.orphan_timeout, a.arg);
+			break;
 		case WHERE: o.where_json = a.arg; check_json("--where", o.where_json); break;
 		case JSON: json = 1; break;
 		default:
@@ -121,8 +132,9 @@ int cmd_jobs_refresh(int argc, char **argv)
 	int rc = djc_jobs_refresh(&r, c, table, &o);
 	if (!rc) {
 		if (json)
-			cli_print_json(json_pack("{s:I,s:I,s:I,s:I}", "added", (json_int_t)r.added, "removed", (json_int_t)r.removed,
-						 "orphaned", (json_int_t)r.orphaned, "re_pended", (json_int_t)r.re_pended));
+			cli_print_json(json_pack("{s:o,s:I,s:I,s:I,s:I}", "table", cli_json_text(table), "added", (json_int_t)r.added,
+						 "removed", (json_int_t)r.removed, "orphaned", (json_int_t)r.orphaned, "re_pended",
+						 (json_int_t)r.re_pended));
 		else printf("%s: added %ld, removed %ld, orphaned %ld, re_pended %ld\n", table, r.added, r.removed, r.orphaned, r.re_pended);
 	}
 	int code = exit_for(rc, c);
@@ -260,6 +272,8 @@ int cmd_jobs_set(int argc, char **argv)
 	return code;
 }
 
+static long job_col(const djc_row *r, const char *name);
+
 /* A job row as JSON (djc_row_to_json), or NULL when it does not parse. */
 static json_t *row_json(const djc_row *r)
 {
@@ -269,17 +283,46 @@ static json_t *row_json(const djc_row *r)
 	return j;
 }
 
+/* A jobs or history row as JSON for --json, its fencing token as a
+ * string of digits: tokens use 63 bits, and JSON readers that hold
+ * numbers as doubles (jq, JavaScript) would round them. */
+static json_t *job_json(const djc_row *r)
+{
+	json_t *j = row_json(r);
+	long k = job_col(r, "token");
+	int64_t v;
+	if (j && k >= 0 && djc_row_int(&v, r, (size_t)k) == DJC_OK) {
+		char b[32];
+		snprintf(b, sizeof b, "%" PRId64, v);
+		json_object_set_new(j, djc_row_name(r, (size_t)k), json_string(b));
+	}
+	return j;
+}
+
 /* --json: one object, {"table":T,"status":S,"jobs":[{...},...]}, each job
  * the row as djc_row_to_json writes it (status null: every status). */
 static void print_jobs_json(const djc_rowset *rs, const char *table, const char *status)
 {
 	json_t *jobs = json_array();
 	for (size_t i = 0; i < djc_rowset_count(rs); i++) {
-		json_t *j = row_json(djc_rowset_row(rs, i));
+		json_t *j = job_json(djc_rowset_row(rs, i));
 		json_array_append_new(jobs, j ? j : json_null());
 	}
 	cli_print_json(json_pack("{s:o,s:o,s:o}", "table", cli_json_text(table), "status",
 				 status ? cli_json_text(status) : json_null(), "jobs", jobs));
+}
+
+/* The index of the jobs (or history) table's own column `name` in one of
+ * its rows, or -1: `_name` when a key attribute has that name (the jobs
+ * table's column steps aside: a key `status` makes the job's `_status`;
+ * attribute names start with a letter, so `_name` is never a key
+ * attribute's), else `name`. */
+static long job_col(const djc_row *r, const char *name)
+{
+	char u[64];
+	snprintf(u, sizeof u, "_%s", name);
+	long k = djc_row_find(r, u);
+	return k >= 0 ? k : djc_row_find(r, name);
 }
 
 /* Below a job's line, its error_stack (a make program's last stderr, or
@@ -288,7 +331,7 @@ static void print_jobs_json(const djc_rowset *rs, const char *table, const char 
  * Nothing when the job has no stack. */
 static void print_job_stack(const djc_row *r)
 {
-	long k = djc_row_find(r, "error_stack");
+	long k = job_col(r, "error_stack");
 	const char *t;
 	if (k < 0 || djc_row_type(r, (size_t)k) == DJC_NULL || djc_row_text(&t, r, (size_t)k) != DJC_OK) return;
 	size_t n = strlen(t);
@@ -307,11 +350,12 @@ static void print_job_stack(const djc_row *r)
 	free(s);
 }
 
-/* The key attributes of a jobs row (everything before "status") as JSON
- * that `djc jobs ignore TABLE KEY_JSON` takes back. */
-static void print_key(const djc_row *r)
+/* The key attributes of a jobs row (everything before its status column;
+ * of a history row, before its attempt column) as JSON that `djc jobs
+ * ignore TABLE KEY_JSON` takes back. */
+static void print_key(const djc_row *r, const char *first_col)
 {
-	long st = djc_row_find(r, "status");
+	long st = job_col(r, first_col);
 	json_t *all = row_json(r), *key = json_object();
 	for (long k = 0; k < st; k++) {
 		const char *name = djc_row_name(r, (size_t)k);
@@ -331,7 +375,7 @@ static void print_key(const djc_row *r)
 static void print_cols(const djc_row *r, const char *const *show)
 {
 	for (int s = 0; show[s]; s++) {
-		long k = djc_row_find(r, show[s]);
+		long k = job_col(r, show[s]);
 		if (k < 0 || djc_row_type(r, (size_t)k) == DJC_NULL) continue;
 		const char *t;
 		int64_t v;
@@ -357,9 +401,9 @@ static void print_jobs_rows(const djc_rowset *rs)
 					    "completed_time", "last_end", "error_message", NULL};
 	for (size_t i = 0; i < djc_rowset_count(rs); i++) {
 		const djc_row *r = djc_rowset_row(rs, i);
-		print_key(r);
+		print_key(r, "status");
 		const char *st = NULL;
-		long k = djc_row_find(r, "status");
+		long k = job_col(r, "status");
 		if (k >= 0) djc_row_text(&st, r, (size_t)k);
 		print_cols(r, st && !strcmp(st, "pending") ? pending : other);
 		printf("\n");
@@ -374,7 +418,7 @@ static void print_history(const djc_rowset *hs)
 	printf("history (%zu attempt%s):\n", djc_rowset_count(hs), djc_rowset_count(hs) == 1 ? "" : "s");
 	for (size_t i = 0; i < djc_rowset_count(hs); i++) {
 		const djc_row *r = djc_rowset_row(hs, i);
-		long k = djc_row_find(r, "attempt");
+		long k = job_col(r, "attempt");
 		int64_t a = 0;
 		if (k >= 0) djc_row_int(&a, r, (size_t)k);
 		printf("  attempt %" PRId64 ":", a);
@@ -407,10 +451,10 @@ static int show_job(djc_conn *c, const char *table, const char *key, int json)
 	} else if (!rc && json) {
 		json_t *h = json_array();
 		for (size_t i = 0; i < djc_rowset_count(hs); i++) {
-			json_t *j = row_json(djc_rowset_row(hs, i));
+			json_t *j = job_json(djc_rowset_row(hs, i));
 			json_array_append_new(h, j ? j : json_null());
 		}
-		json_t *job = row_json(djc_rowset_row(rs, 0));
+		json_t *job = job_json(djc_rowset_row(rs, 0));
 		cli_print_json(json_pack("{s:o,s:o,s:o}", "table", cli_json_text(table), "job", job ? job : json_null(), "history", h));
 	} else if (!rc) {
 		print_jobs_rows(rs);
@@ -423,6 +467,117 @@ static int show_job(djc_conn *c, const char *table, const char *key, int json)
 	return code;
 }
 
+/* The key of a jobs row as a JSON object (what print_key prints). */
+static json_t *key_json(const djc_row *r)
+{
+	long st = job_col(r, "status");
+	json_t *all = row_json(r), *key = json_object();
+	for (long k = 0; k < st; k++) {
+		json_t *v = all ? json_object_get(all, djc_row_name(r, (size_t)k)) : NULL;
+		json_object_set(key, djc_row_name(r, (size_t)k), v ? v : json_null());
+	}
+	json_decref(all);
+	return key;
+}
+
+/* The jobs of rs grouped by error_message, most frequent first: a JSON
+ * array of {"message", "count", "first": the first job's key}. */
+static json_t *group_messages(const djc_rowset *rs)
+{
+	json_t *groups = json_array();
+	for (size_t i = 0; i < djc_rowset_count(rs); i++) {
+		const djc_row *r = djc_rowset_row(rs, i);
+		const char *m = NULL;
+		long k = job_col(r, "error_message");
+		if (k >= 0 && djc_row_type(r, (size_t)k) != DJC_NULL) djc_row_text(&m, r, (size_t)k);
+		size_t g;
+		json_t *gr, *found = NULL;
+		json_array_foreach(groups, g, gr) {
+			json_t *gm = json_object_get(gr, "message");
+			if (m ? json_is_string(gm) && !strcmp(json_string_value(gm), m) : json_is_null(gm)) { found = gr; break; }
+		}
+		if (found) json_object_set_new(found, "count", json_integer(json_integer_value(json_object_get(found, "count")) + 1));
+		else json_array_append_new(groups, json_pack("{s:o,s:I,s:o}", "message", m ? cli_json_text(m) : json_null(), "count",
+							     (json_int_t)1, "first", key_json(r)));
+	}
+	/* most frequent first; equal counts keep the listing's order */
+	size_t n = json_array_size(groups);
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0; j--) {
+			json_t *a = json_array_get(groups, j - 1), *b = json_array_get(groups, j);
+			if (json_integer_value(json_object_get(a, "count")) >= json_integer_value(json_object_get(b, "count"))) break;
+			json_incref(a);
+			json_array_set(groups, j - 1, b);
+			json_array_set_new(groups, j, a);
+		}
+	return groups;
+}
+
+/* `djc jobs --status S` without a TABLE: the jobs of status S of every
+ * computed and imported table, grouped by message with counts (56
+ * identical failures are one line, not 56 stacks); the first key of each
+ * group leads to its stack (djc jobs TABLE --key KEY). */
+static int jobs_everywhere(djc_conn *c, const char *status, int json)
+{
+	char *g = NULL;
+	int rc = djc_pipeline_json(&g, c);
+	json_t *graph = rc ? NULL : json_loads(g, 0, NULL), *out = json_array(), *t;
+	free(g);
+	size_t i;
+	long total = 0;
+	json_array_foreach(json_object_get(graph, "tables"), i, t) {
+		const char *tier = json_string_value(json_object_get(t, "tier")), *name = json_string_value(json_object_get(t, "name"));
+		if (!tier || !name || (strcmp(tier, "computed") && strcmp(tier, "imported"))) continue;
+		djc_rowset *rs = NULL;
+		if ((rc = djc_jobs_list_where(&rs, c, name, status, NULL))) break;
+		if (djc_rowset_count(rs))
+			json_array_append_new(out, json_pack("{s:o,s:I,s:o}", "table", cli_json_text(name), "count",
+							     (json_int_t)djc_rowset_count(rs), "messages", group_messages(rs)));
+		total += (long)djc_rowset_count(rs);
+		djc_rowset_free(rs);
+	}
+	json_decref(graph);
+	if (rc) { json_decref(out); return exit_for(rc, c); }
+	if (json) {
+		cli_print_json(json_pack("{s:o,s:o}", "status", cli_json_text(status), "tables", out));
+		return 0;
+	}
+	if (!total) printf("no %s job in any table\n", status);
+	json_t *e, *m;
+	json_array_foreach(out, i, e) {
+		size_t k;
+		json_t *msgs = json_object_get(e, "messages");
+		long n = (long)json_integer_value(json_object_get(e, "count"));
+		printf("%s: %ld %s job%s, %zu message%s\n", json_string_value(json_object_get(e, "table")), n, status, n == 1 ? "" : "s",
+		       json_array_size(msgs), json_array_size(msgs) == 1 ? "" : "s");
+		json_array_foreach(msgs, k, m) {
+			json_t *msg = json_object_get(m, "message");
+			char *first = cli_json_dumps(json_object_get(m, "first"), 0);
+			printf("  %6" JSON_INTEGER_FORMAT "  ", json_integer_value(json_object_get(m, "count")));
+			put_line(json_is_string(msg) ? json_string_value(msg) : "(no message)", stdout);
+			printf("  (first %s)\n", first ? first : "?");
+			free(first);
+		}
+	}
+	json_decref(out);
+	return 0;
+}
+
+/* After a text listing of TABLE that found nothing: why, when it is not
+ * plain (completed jobs are not kept; a direct populate records no job). */
+static void empty_listing_note(djc_conn *c, const char *table, const char *status)
+{
+	int keep = 0;
+	djc_config_get_bool(&keep, "jobs.keep_completed");
+	djc_job_counts n;
+	if (status && !strcmp(status, "success") && !keep)
+		fprintf(stderr, "djc: note: completed jobs are not kept (a job's row is deleted when its make commits) "
+				"unless jobs.keep_completed is true\n");
+	else if (!djc_jobs_count(&n, c, table, NULL) && n.total == 0)
+		fprintf(stderr, "djc: note: %s has no job at all: a populate without --reserve-jobs records no jobs (it printed "
+				"its errors), and djc jobs refresh %s adds the missing keys as jobs\n", table, table);
+}
+
 int cmd_jobs(int argc, char **argv)
 {
 	enum { STATUS = 1, JSON, WHERE, KEY, ALL, COUNTS };
@@ -432,7 +587,7 @@ int cmd_jobs(int argc, char **argv)
 	cli_args a;
 	cli_args_init(&a, argc, argv, opts, JOBS_HELP);
 	a.unknown_fmt = a.missing_fmt = "unknown or incomplete option %s";
-	if (argc < 2) die_usage("jobs needs a TABLE (see djc jobs --help)");
+	if (argc < 2) die_usage("jobs needs a TABLE, or --status STATUS (see djc jobs --help)");
 	const char *table = NULL, *status = NULL, *where = NULL, *key = NULL;
 	int json = 0, all = 0, counts = 0;
 	for (int k; (k = cli_next(&a)) != CLI_END;) {
@@ -451,7 +606,14 @@ int cmd_jobs(int argc, char **argv)
 			die_usage("jobs takes one TABLE (or refresh, clear, ignore, cancel, set)");
 		}
 	}
-	if (!table) die_usage("jobs needs a TABLE");
+	if (!table && (!status || where || key || all || counts))
+		die_usage("jobs needs a TABLE (or --status STATUS alone: those jobs of every table, grouped by message)");
+	if (!table) {
+		djc_conn *c = cli_connect(CLI_EXISTING);
+		int code = jobs_everywhere(c, status, json);
+		djc_close(c);
+		return code;
+	}
 	if (key && (status || where || all || counts)) die_usage("jobs --key shows one job: no --status, --where, --all or --counts");
 	if (status && all) die_usage("jobs takes --status or --all, not both");
 	if (counts && (status || all)) die_usage("jobs --counts counts every status: no --status or --all");
@@ -468,6 +630,7 @@ int cmd_jobs(int argc, char **argv)
 		if (!rc) {
 			if (json) print_jobs_json(rs, table, status);
 			else print_jobs_rows(rs);
+			if (!json && !djc_rowset_count(rs)) empty_listing_note(c, table, status);
 		}
 		djc_rowset_free(rs);
 	} else {

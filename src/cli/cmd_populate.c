@@ -26,6 +26,35 @@ static void print_make_failures(const djc_populate_result *r, const char *table,
 	fputc('\n', stderr);
 }
 
+/* s seconds as "45s", "4m10s", "2h05m", "3d04h". */
+static void say_seconds(char *b, size_t n, double s)
+{
+	long t = (long)(s + 0.5);
+	if (t < 60) snprintf(b, n, "%lds", t);
+	else if (t < 3600) snprintf(b, n, "%ldm%02lds", t / 60, t % 60);
+	else if (t < 86400) snprintf(b, n, "%ldh%02ldm", t / 3600, t / 60 % 60);
+	else snprintf(b, n, "%ldd%02ldh", t / 86400, t / 3600 % 24);
+}
+
+/* After a reserving populate that found nothing to take: why, on stderr,
+ * when jobs are waiting (not due yet, or above --priority), so that "0
+ * made" is not mistaken for "nothing to do". */
+static void explain_nothing_taken(djc_conn *c, const char *table, const djc_populate_options *o)
+{
+	djc_jobs_wait w;
+	if (djc_jobs_waiting(&w, c, table, o->where_json, o->priority)) return;
+	if (w.later) {
+		char in[32];
+		say_seconds(in, sizeof in, w.first_due_in);
+		fprintf(stderr, "djc: note: no job of %s was due: %ld pending job%s wait%s (a retry's backoff or a --delay); "
+			"the first is due in %s (%.19s UTC)\n", table, w.later, w.later == 1 ? "" : "s", w.later == 1 ? "s" : "",
+			in, w.first_due);
+	}
+	if (w.above_priority)
+		fprintf(stderr, "djc: note: %ld job%s of %s %s due but above --priority %ld\n", w.above_priority,
+			w.above_priority == 1 ? "" : "s", table, w.above_priority == 1 ? "is" : "are", o->priority);
+}
+
 int cmd_populate(int argc, char **argv)
 {
 	static const char H[] =
@@ -44,7 +73,8 @@ int cmd_populate(int argc, char **argv)
 		"  --refresh/--no-refresh  refresh the jobs table first (default jobs.auto_refresh)\n"
 		"  --timeout DURATION  stop a make that runs longer (90, 30s, 15m, 2h); it is\n"
 		"                      recorded as an error \"timed out after ...\" and retried like\n"
-		"                      any failure (default: the table's timeout =, jobs.make_timeout)\n"
+		"                      any failure (default: the table's timeout =, jobs.make_timeout;\n"
+		"                      0: no limit for this run)\n"
 		"  --make COMMAND ...  the make program and its arguments (must come last); it\n"
 		"                      gets the key as JSON on stdin and in DJC_KEY and prints\n"
 		"                      rows as JSON Lines\n"
@@ -84,17 +114,14 @@ int cmd_populate(int argc, char **argv)
 		case RESERVE: o.reserve_jobs = 1; break;
 		case PROCESSES: o.processes = (int)parse_long(a.opt, a.arg, 1); break;
 		case MAX_CALLS: o.max_calls = parse_long(a.opt, a.arg, 1); break;
-		case PRIORITY: o.priority = parse_long(a.opt, a.arg, 0); break;
+		case PRIORITY: o.priority = parse_priority(a.opt, a.arg); break;
 		case SUPPRESS: o.suppress_errors = 1; break;
 		case PROGRESS: o.display_progress = 1; break;
 		case REFRESH: o.refresh = 1; break;
 		case NO_REFRESH: o.refresh = 0; break;
 		case JSON: json = 1; break;
 		case WHERE: o.where_json = a.arg; check_json("--where", o.where_json); break;
-		case TIMEOUT:
-			if (djc_duration_parse(&o.timeout, a.arg) || o.timeout <= 0)
-				die_usage("--timeout expects a duration greater than 0 such as 90, 30s, 15m or 2h, got '%s'", a.arg);
-			break;
+		case TIMEOUT: o.timeout = parse_timeout(a.opt, a.arg); break;
 		case MAKE: o.make_argv = (const char *const *)a.rest; break;
 		case MAKE_SERVE: o.make_serve_argv = (const char *const *)a.rest; break;
 		default:
@@ -135,6 +162,9 @@ int cmd_populate(int argc, char **argv)
 			for (size_t i = 0; i < r->n_errors; i++) printf("error %s: %s\n", r->errors[i].key_json, r->errors[i].message);
 		}
 		fflush(stdout);
+		if (!rc && o.reserve_jobs && !r->interrupted && !r->drained && !r->success_count && !r->error_count &&
+		    !r->skipped_count && !r->retried_count)
+			explain_nothing_taken(c, table, &o);
 	}
 	int code;
 	if (rc == DJC_EINTR) {
@@ -157,7 +187,8 @@ int cmd_progress(int argc, char **argv)
 		"       djc progress [--watch [--interval S]] [--json]\n"
 		"Remaining and total keys of TABLE's key source. Without a TABLE: every computed\n"
 		"and imported table in dependency order, with a bar, counts and its jobs (errors,\n"
-		"reserved, pending).\n"
+		"ignored, reserved, pending). --json: for TABLE, its keys and its jobs by status;\n"
+		"without, {\"time\": UTC, \"tables\": [...]}, one object per snapshot with --watch.\n"
 		"  --watch        show it again every --interval seconds (default 2) until\n"
 		"                 interrupted: redrawn in place on a terminal, else a snapshot\n"
 		"                 under a time line each time (a log)\n";
@@ -191,11 +222,18 @@ int cmd_progress(int argc, char **argv)
 	long rem = 0, tot = 0;
 	int rc = djc_progress(&rem, &tot, c, table, where);
 	if (!rc) {
-		if (json)
-			cli_print_json(json_pack("{s:o,s:I,s:I}", "table", cli_json_text(table), "remaining", (json_int_t)rem,
-						 "total", (json_int_t)tot));
-		else printf("%s: Completed %ld of %ld (%.1f%%), %ld remaining\n", table, tot - rem, tot,
-			    tot ? 100.0 * (double)(tot - rem) / (double)tot : 100.0, rem);
+		djc_job_counts n;
+		if (json && !(rc = djc_jobs_count(&n, c, table, where)))
+			/* the fields of an entry of `djc progress --json` */
+			cli_print_json(json_pack("{s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "table", cli_json_text(table), "remaining",
+						 (json_int_t)rem, "total", (json_int_t)tot, "pending", (json_int_t)n.pending,
+						 "reserved", (json_int_t)n.reserved, "success", (json_int_t)n.success, "error",
+						 (json_int_t)n.error, "ignore", (json_int_t)n.ignore));
+		else if (!json && tot)
+			printf("%s: Completed %ld of %ld (%.1f%%), %ld remaining\n", table, tot - rem, tot,
+			       100.0 * (double)(tot - rem) / (double)tot, rem);
+		else if (!json)
+			printf("%s: Completed 0 of 0 (no keys in its key source)\n", table);
 	}
 	int code = exit_for(rc, c);
 	djc_close(c);

@@ -219,16 +219,18 @@ static int print_table_lines(const tprog *p, size_t n, int width, int in_place)
 	if (!n) printf("%sno computed or imported tables\n", in_place ? "\033[K" : "");
 	for (size_t i = 0; i < n; i++) {
 		long done = p[i].total - p[i].remaining;
-		double pct = p[i].total ? 100.0 * (double)done / (double)p[i].total : 100.0;
-		char tail[160];
-		int tl = snprintf(tail, sizeof tail, " %ld/%ld %5.1f%%  errors %ld, reserved %ld, pending %ld", done, p[i].total,
-				  pct, p[i].jobs[3], p[i].jobs[1], p[i].jobs[0]);
+		/* no keys: no percentage (0/0 is not "done") and an empty bar */
+		char pct[16] = "    --";
+		if (p[i].total) snprintf(pct, sizeof pct, "%5.1f%%", 100.0 * (double)done / (double)p[i].total);
+		char tail[200];
+		int tl = snprintf(tail, sizeof tail, " %ld/%ld %s  errors %ld, ignored %ld, reserved %ld, pending %ld", done,
+				  p[i].total, pct, p[i].jobs[3], p[i].jobs[4], p[i].jobs[1], p[i].jobs[0]);
 		int barw = width - 1 - namew - 4 - tl;   /* name, " [", "]", the tail, a spare column */
 		if (barw > 40) barw = 40;
 		char line[512];
 		int len = snprintf(line, sizeof line, "%-*s", namew, p[i].name);
 		if (barw >= 5 && len + barw + 3 < (int)sizeof line) {
-			int fill = p[i].total ? (int)((double)barw * (double)done / (double)p[i].total) : barw;
+			int fill = p[i].total ? (int)((double)barw * (double)done / (double)p[i].total) : 0;
 			line[len++] = ' ';
 			line[len++] = '[';
 			for (int b = 0; b < barw; b++) line[len++] = b < fill ? '#' : '.';
@@ -278,7 +280,10 @@ int cli_progress_all(int json, int watch, double interval)
 								     "pending", (json_int_t)p[i].jobs[0], "reserved", (json_int_t)p[i].jobs[1],
 								     "success", (json_int_t)p[i].jobs[2], "error", (json_int_t)p[i].jobs[3],
 								     "ignore", (json_int_t)p[i].jobs[4]));
-			cli_print_json(json_pack("{s:o}", "tables", arr));
+			char ts[32];
+			time_t now = time(NULL);
+			strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));   /* each snapshot's time, UTC */
+			cli_print_json(json_pack("{s:s,s:o}", "time", ts, "tables", arr));
 		} else if (watch && tty) {
 			if (lines) printf("\r\033[%dA", lines);   /* back to the first line of the last drawing */
 			lines = print_table_lines(p, n, term_width(), 1);

@@ -38,7 +38,8 @@ static const char HELP[] =
 	"  --refresh/--no-refresh  refresh the jobs tables (default jobs.auto_refresh)\n"
 	"  --refresh-interval S  at most one refresh per table per S seconds (default 10)\n"
 	"  --timeout DURATION    stop a make that runs longer (90, 30s, 15m, 2h) and record it\n"
-	"                        as an error (default: each table's timeout =, jobs.make_timeout)\n"
+	"                        as an error (default: each table's timeout =, jobs.make_timeout;\n"
+	"                        0: no limit for this run)\n"
 	"  --make COMMAND ...    the make program (one served table only; must come last)\n"
 	"  --make-serve COMMAND ...  a serve program, started once per worker process and kept\n"
 	"                        (one served table only; docs/serve-protocol.md; must come last)\n"
@@ -255,7 +256,7 @@ int cmd_worker(int argc, char **argv)
 		case IDLE_EXIT: o.idle_exit = seconds(a.opt, a.arg); break;
 		case UNTIL_EMPTY: o.until_empty = 1; break;
 		case DEADLINE: o.deadline = parse_deadline(a.arg); break;
-		case PRIORITY: o.priority = parse_long(a.opt, a.arg, 0); break;
+		case PRIORITY: o.priority = parse_priority(a.opt, a.arg); break;
 		case WHERE: o.where_json = a.arg; check_json("--where", a.arg); break;
 		case REFRESH: o.refresh = 1; break;
 		case NO_REFRESH: o.refresh = 0; break;
@@ -264,8 +265,7 @@ int cmd_worker(int argc, char **argv)
 			if (o.refresh_interval <= 0) die_usage("--refresh-interval must be greater than 0, got '%s'", a.arg);
 			break;
 		case TIMEOUT:
-			if (djc_duration_parse(&o.timeout, a.arg) || o.timeout <= 0)
-				die_usage("--timeout expects a duration greater than 0 such as 90, 30s, 15m or 2h, got '%s'", a.arg);
+			o.timeout = parse_timeout(a.opt, a.arg);
 			break;
 		case JSON: json = 1; break;
 		case MAKE: o.make_argv = (const char *const *)a.rest; break;

@@ -4,8 +4,8 @@
  * runs the group's own row when X is not one of its subcommands. Included
  * by cli.h (declarations) and main.c (the table); no include guard. */
 CLI_COMMAND("declare", cmd_declare, "declare PIPELINE_FILE", "declare the tables of a pipeline (idempotent)")
-CLI_COMMAND("tables", cmd_tables, "tables", "list declared tables")
-CLI_COMMAND("insert", cmd_insert, "insert TABLE [FILE]", "insert JSON Lines rows (stdin by default)")
+CLI_COMMAND("tables", cmd_tables, "tables", "list declared tables (--json: with tiers, keys, parents)")
+CLI_COMMAND("insert", cmd_insert, "insert TABLE [FILE]", "insert rows: JSON Lines, a JSON array or CSV (stdin by default)")
 CLI_COMMAND("fetch", cmd_fetch, "fetch TABLE", "print rows (--where JSON, --format table|json|csv)")
 CLI_COMMAND("delete", cmd_delete, "delete TABLE", "delete rows and what depends on them (--where JSON)")
 CLI_COMMAND("drop", cmd_drop, "drop TABLE", "drop a table with what depends on it")

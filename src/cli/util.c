@@ -51,9 +51,18 @@ djc_conn *cli_connect(int create)
 		djc_close(c);
 		exit(code);
 	}
-	const char *w = djc_config_warning();
-	if (w) fprintf(stderr, "djc: %s\n", w);
+	cli_print_warnings();
 	return c;
+}
+
+void cli_print_warnings(void)
+{
+	const char *w = djc_config_warning();
+	while (w && *w) {
+		size_t n = strcspn(w, "\n");
+		fprintf(stderr, "djc: %.*s\n", (int)n, w);
+		w += n + (w[n] == '\n');
+	}
 }
 
 void cli_block_drain(void)
@@ -79,6 +88,28 @@ double parse_double(const char *opt, const char *v)
 	double x = strtod(v, &e);
 	if (!*v || *e || x != x || x < 0) die_usage("%s expects a number of seconds >= 0, got '%s'", opt, v);
 	return x;
+}
+
+void check_value(const char *opt, const char *name, double x, const char *v)
+{
+	char *what = NULL;
+	if (djc_option_check(name, x, &what) == DJC_EINVAL) die_usage("%s must be %s, got '%s'", opt, what, v);
+	free(what);
+}
+
+long parse_priority(const char *opt, const char *v)
+{
+	long x = parse_long(opt, v, 0);
+	check_value(opt, "priority", (double)x, v);
+	return x;
+}
+
+double parse_timeout(const char *opt, const char *v)
+{
+	double x;
+	if (djc_duration_parse(&x, v)) die_usage("%s expects a duration such as 90, 30s, 15m or 2h (0: no limit), got '%s'", opt, v);
+	check_value(opt, "timeout", x, v);
+	return x > 0 ? x : DJC_TIMEOUT_NONE;
 }
 
 void check_json(const char *opt, const char *v)

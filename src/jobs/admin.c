@@ -5,7 +5,9 @@
 #include "sql.h"
 #include "util/config.h"
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int jobs_table(djc_conn *c, const char *name, table **t)
@@ -365,10 +367,14 @@ int djc_jobs_set(long *n, djc_conn *c, const char *name, const char *where_json,
 	if (o->version != DJC_JOBS_SET_OPTIONS_VERSION)
 		return conn_fail(c, DJC_EINVAL, "jobs set options version %d is not %d (use DJC_JOBS_SET_OPTIONS_INIT)", o->version,
 				 DJC_JOBS_SET_OPTIONS_VERSION);
-	if (o->priority < 0 && !(o->delay >= 0))
+	const char *what;
+	if (o->priority == -1 && o->delay == -1)
 		return conn_fail(c, DJC_EINVAL, "jobs set: nothing to set (give a priority >= 0 or a delay >= 0)");
-	if (o->priority > 2147483647L || o->delay > 1e9)
-		return conn_fail(c, DJC_EINVAL, "jobs set: priority at most 2147483647, delay at most 1e9 seconds");
+	if (o->priority != -1 && (what = config_limit("priority", (double)o->priority)))
+		return conn_fail(c, DJC_EINVAL, "jobs set: priority must be %s (or -1: unchanged), got %ld", what, o->priority);
+	if (o->delay != -1 && ((what = config_limit("delay", o->delay)) || o->delay < 0))
+		return conn_fail(c, DJC_EINVAL, "jobs set: delay must be a number of seconds from 0 to 1e9 (or -1: unchanged), got %g",
+				 o->delay);
 	table *t;
 	int rc = jobs_table(c, name, &t);
 	if (!rc) rc = where_ok(c, t, where_json);
@@ -401,6 +407,46 @@ int djc_jobs_count(djc_job_counts *out, djc_conn *c, const char *name, const cha
 		out->total += n;
 	}
 	db_res_free(r);
+	return DJC_OK;
+}
+
+/* Seconds since the epoch of a database time text, UTC ("2026-12-04
+ * 16:32:15.328"); -1 when it does not read as one. */
+static double utc_seconds(const char *s)
+{
+	struct tm tm = {0};
+	double sec = 0;
+	if (!s || sscanf(s, "%d-%d-%d%*[ T]%d:%d:%lf", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &sec) != 6)
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (double)timegm(&tm) + sec;
+}
+
+int djc_jobs_waiting(djc_jobs_wait *out, djc_conn *c, const char *name, const char *where_json, long max_priority)
+{
+	memset(out, 0, sizeof *out);
+	table *t;
+	int rc = jobs_table(c, name, &t);
+	if (rc) return rc;
+	jctx x = {.t = t, .where = where_json, .max_priority = max_priority};
+	db_res *r = NULL;
+	if ((rc = jsql_run(c, &JS_NOT_DUE, &x, NULL, 0, &r))) return rc;
+	out->later = (long)db_cell_int(r, 0, 0);
+	const char *first = db_cell_text(r, 0, 1), *now = db_cell_text(r, 0, 2);
+	if (out->later && first) {
+		snprintf(out->first_due, sizeof out->first_due, "%s", first);
+		double f = utc_seconds(first), n = utc_seconds(now);
+		out->first_due_in = f >= 0 && n >= 0 && f > n ? f - n : 0;
+	}
+	db_res_free(r);
+	if (max_priority >= 0) {
+		long all = 0, mine = 0;
+		if ((rc = jobs_claimable_count(c, t, where_json, -1, &all)) ||
+		    (rc = jobs_claimable_count(c, t, where_json, max_priority, &mine)))
+			return rc;
+		out->above_priority = all > mine ? all - mine : 0;
+	}
 	return DJC_OK;
 }
 

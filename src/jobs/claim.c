@@ -344,3 +344,14 @@ int jobs_ready_count(djc_conn *c, table *t, const char *where, long max_priority
 	db_res_free(r);
 	return rc;
 }
+
+int jobs_claimable_count(djc_conn *c, table *t, const char *where, long max_priority, long *n)
+{
+	jctx x = {.t = t, .where = where, .max_priority = max_priority};
+	db_res *r = NULL;
+	*n = 0;
+	int rc = jsql_run(c, &JS_READY_NOW, &x, NULL, 0, &r);
+	if (!rc) *n = (long)db_cell_int(r, 0, 0);
+	db_res_free(r);
+	return rc;
+}

@@ -73,6 +73,10 @@ int jobs_release_job(djc_conn *c, djc_job *job, const char *message);
 /* Jobs that can be taken now or later (pending or reserved), matching
  * where and max_priority: populate's progress total. */
 int jobs_ready_count(djc_conn *c, table *t, const char *where, long max_priority, long *n);
+/* Jobs a claim could take now, matching where and max_priority: pending
+ * and due, or reserved with a lapsed lease (not other workers' live
+ * reservations, not jobs due later). */
+int jobs_claimable_count(djc_conn *c, table *t, const char *where, long max_priority, long *n);
 
 /* ------------------------------------------------------------- endings */
 

@@ -86,6 +86,23 @@ static int refresh_body(djc_conn *c, void *arg)
 	return rc;
 }
 
+/* The options' values, each by the one check of its kind (config_limit):
+ * -1 for priority and stale_timeout means the setting's. */
+static int refresh_check(djc_conn *c, const djc_refresh_options *o)
+{
+	const char *what;
+	if (o->priority != -1 && (what = config_limit("priority", (double)o->priority)))
+		return conn_fail(c, DJC_EINVAL, "refresh: priority must be %s (or -1: jobs.default_priority), got %ld", what, o->priority);
+	if ((what = config_limit("delay", o->delay)))
+		return conn_fail(c, DJC_EINVAL, "refresh: delay must be %s, got %g", what, o->delay);
+	if (o->stale_timeout != -1 && (what = config_limit("stale_timeout", o->stale_timeout)))
+		return conn_fail(c, DJC_EINVAL, "refresh: stale_timeout must be %s (or -1: jobs.stale_timeout), got %g", what,
+				 o->stale_timeout);
+	if ((what = config_limit("orphan_timeout", o->orphan_timeout)))
+		return conn_fail(c, DJC_EINVAL, "refresh: orphan_timeout must be %s, got %g", what, o->orphan_timeout);
+	return DJC_OK;
+}
+
 int djc_jobs_refresh(djc_refresh_result *res, djc_conn *c, const char *name, const djc_refresh_options *o)
 {
 	djc_refresh_result ignored;
@@ -97,7 +114,8 @@ int djc_jobs_refresh(djc_refresh_result *res, djc_conn *c, const char *name, con
 		return conn_fail(c, DJC_EINVAL, "refresh options version %d is not %d (use DJC_REFRESH_OPTIONS_INIT)", o->version,
 				 DJC_REFRESH_OPTIONS_VERSION);
 	table *t;
-	int rc = conn_table(c, name, &t);
+	int rc = refresh_check(c, o);
+	if (!rc) rc = conn_table(c, name, &t);
 	if (!rc) rc = jobs_ensure(c, t);
 	if (rc) return rc;
 	refresh_args a = {t, o->where_json, o->priority >= 0 ? o->priority : config_long("jobs.default_priority"),

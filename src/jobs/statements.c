@@ -362,6 +362,17 @@ const jsql JS_OUTCOME_TARGET = {"outcome.target",
 const jsql JS_READY_COUNT = {"ready.count",
 	"SELECT count(*) FROM {J} WHERE {queue} = 1{prio}{where}"};
 
+/* ready.now - jobs a claim could take now (pending and due, or reserved
+ * with a lapsed lease): populate's progress total, which leaves out the
+ * live reservations of other workers and the jobs not due yet. */
+const jsql JS_READY_NOW = {"ready.now",
+	"SELECT count(*) FROM {J} WHERE {queue} = 1 AND {avail_time} <= {now}{prio}{where}"};
+
+/* not.due - the pending jobs not due yet, when the first is due, and the
+ * database's now: why a populate found nothing to take (djc_jobs_waiting). */
+const jsql JS_NOT_DUE = {"not.due",
+	"SELECT count(*), min({avail_time}), {now} FROM {J} WHERE {status} = 'pending' AND {avail_time} > {now}{prio}{where}"};
+
 /* cancel.mark, cancel - `jobs cancel` (and `jobs ignore` of pending and
  * reserved jobs): in one transaction the pending and reserved jobs of the
  * restriction are marked (MARK_RESERVED, MARK_PENDING: locked, so no claim
@@ -511,7 +522,7 @@ const jsql *const JS_ALL[] = {
 	&JS_HISTORY_ADD, &JS_HISTORY_MARKED, &JS_HISTORY_LAPSED, &JS_HISTORY_COUNT, &JS_HISTORY_TRIM,
 	&JS_HISTORY_DELETE, &JS_HISTORY_DELETE_MANY, &JS_HISTORY_SWEEP, &JS_HISTORY_LIST,
 	&JS_OUTCOME_JOB, &JS_OUTCOME_TARGET,
-	&JS_READY_COUNT, &JS_CANCEL_MARK, &JS_CANCEL, &JS_IGNORE_UPDATE, &JS_IGNORE_ADD, &JS_IGNORE_INSERT,
+	&JS_READY_COUNT, &JS_READY_NOW, &JS_NOT_DUE, &JS_CANCEL_MARK, &JS_CANCEL, &JS_IGNORE_UPDATE, &JS_IGNORE_ADD, &JS_IGNORE_INSERT,
 	&JS_CLEAR, &JS_SET_PRIORITY, &JS_SET_DELAY, &JS_LOST_WHY, &JS_COUNTS, &JS_LIST, &JS_LIST_STATUS,
 	&JS_REFRESH_ADD, &JS_REFRESH_REPEND_MARK, &JS_REFRESH_REPEND, &JS_REFRESH_REPEND_UNMARK,
 	&JS_REFRESH_STALE_MARK, &JS_REFRESH_STALE, &JS_REFRESH_ORPHANS_MARK, &JS_REFRESH_ORPHANS,

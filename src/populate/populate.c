@@ -106,10 +106,17 @@ int djc_progress(long *remaining, long *total, djc_conn *c, const char *name, co
 	db_qi(c->db, &q, t->attrs[t->src[0]].name);
 	sb_add(&q, " IS NULL THEN 1 ELSE 0 END), 0) FROM (");
 	if (!(rc = keysource_sql(c, t, &q, &p))) {
-		/* the target's rows by key-source attributes: one per key (a target
-		 * whose primary key has more attributes holds several) */
+		/* the target's rows by key-source attributes: one per key. A
+		 * target holds several rows of a key when its primary key has
+		 * more attributes, or when the key source is a secondary parent
+		 * (key_source = Topic: the rows' own key, several per topic);
+		 * only when the key-source attributes are the primary key is
+		 * each row a key of its own */
+		int own_key = t->nkey == t->nsrc;
+		for (size_t i = 0; i < t->nsrc; i++)
+			if (!t->attrs[t->src[i]].in_key) own_key = 0;
 		sb_add(&q, ") ks LEFT JOIN (SELECT ");
-		if (t->nkey > t->nsrc) sb_add(&q, "DISTINCT ");
+		if (!own_key) sb_add(&q, "DISTINCT ");
 		for (size_t i = 0; i < t->nsrc; i++) {
 			if (i) sb_add(&q, ", ");
 			db_qi(c->db, &q, t->attrs[t->src[i]].name);
@@ -140,6 +147,28 @@ int djc_progress(long *remaining, long *total, djc_conn *c, const char *name, co
 	return rc;
 }
 
+/* The options' values, each by the one check of its kind (config_limit). */
+static int options_check(djc_conn *c, const djc_populate_options *o)
+{
+	const char *what;
+	if (o->timeout != DJC_TIMEOUT_NONE && (what = config_limit("timeout", o->timeout)))
+		return conn_fail(c, DJC_EINVAL, "populate: timeout must be %s (or DJC_TIMEOUT_NONE: no limit), got %g", what, o->timeout);
+	if (o->priority != -1 && (what = config_limit("priority", (double)o->priority)))
+		return conn_fail(c, DJC_EINVAL, "populate: priority must be %s (or -1: any), got %ld", what, o->priority);
+	return DJC_OK;
+}
+
+/* The bar's last line. A run that took everything it could (not stopped
+ * by a signal, a drain, its own failure or a first error) ends it full:
+ * what the total counted and this run did not do, another worker took. */
+static void bar_final(progress *prog, counters *sh, const djc_populate_options *o, int rc)
+{
+	long done = atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped);
+	if (!rc && !populate_signal && !populate_drain && (o->suppress_errors || !atomic_load(&sh->errors)) && done < prog->total)
+		prog->total = done;
+	progress_update(prog, done, atomic_load(&sh->errors), 1);
+}
+
 /* djc_populate itself, with SIGUSR1 (drain) already handled. */
 static int populate(djc_conn *c, const char *name, const djc_populate_options *o, djc_populate_result **out)
 {
@@ -164,8 +193,7 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 	if (!o->make && (!argv || !argv[0]))
 		return conn_fail(c, DJC_EINVAL, "table %s has no make: give --make PROGRAM or --make-serve PROGRAM "
 				 "(or a 'make = ...' or 'make_serve = ...' line in its definition)", t->name);
-	if (!(o->timeout >= 0) || o->timeout > 1e9)
-		return conn_fail(c, DJC_EINVAL, "populate timeout must be a number of seconds from 0 (none) to 1e9");
+	if ((rc = options_check(c, o))) return rc;
 	int procs = o->processes < 1 ? 1 : o->processes > MAX_PROCS ? MAX_PROCS : o->processes;
 	if (o->where_json) {
 		sb_t tmp = SB_INIT;
@@ -194,8 +222,10 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 			djc_refresh_result rr;
 			if ((rc = djc_jobs_refresh(&rr, c, name, &ro))) return rc;
 		}
-		/* the bar's total: a count over the queue, so only for a bar */
-		if (o->display_progress && (rc = jobs_ready_count(c, t, o->where_json, o->priority, &total))) return rc;
+		/* the bar's total: the jobs this run could take now (not other
+		 * workers' live reservations, not jobs due later); a count over
+		 * the queue, so only for a bar */
+		if (o->display_progress && (rc = jobs_claimable_count(c, t, o->where_json, o->priority, &total))) return rc;
 	} else {
 		if ((rc = key_list(c, t, o->where_json, &keys))) return rc;
 		total = (long)keys->n;
@@ -232,8 +262,7 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 		worker_end(&w);
 	} else
 		rc = pool_run(c, t, o, argv, serve, sh, keys, procs, res, &prog, NULL);
-	progress_update(&prog, atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped),
-			atomic_load(&sh->errors), 1);
+	bar_final(&prog, sh, o, rc);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 

@@ -57,8 +57,11 @@ static void format_line(char *out, size_t cap, int width, const char *label, lon
 			double el)
 {
 	double rate = el > 0 ? done / el : 0;
-	int pct = total ? (int)(100.0 * done / total) : 100;
-	char e[32], r[32], counts[64], times[96], errs[48];
+	/* no keys at all: no percentage, an empty bar (0/0 is not "done") */
+	int pct = total ? (int)(100.0 * done / total) : -1;
+	char e[32], r[32], counts[64], times[96], errs[48], pcts[16];
+	if (pct >= 0) snprintf(pcts, sizeof pcts, "%3d%%", pct);
+	else snprintf(pcts, sizeof pcts, " --%%");
 	hms(e, sizeof e, el);
 	if (rate > 0) hms(r, sizeof r, (total - done) / rate); else snprintf(r, sizeof r, "?");
 	snprintf(counts, sizeof counts, "%ld/%ld", done, total);
@@ -76,15 +79,15 @@ static void format_line(char *out, size_t cap, int width, const char *label, lon
 		const struct layout *L = &layouts[i];
 		char bar[32] = "", tailbuf[320];
 		if (L->bar) {
-			int fill = total ? (int)((double)L->bar * done / total) : L->bar;
+			int fill = total ? (int)((double)L->bar * done / total) : 0;
 			bar[0] = '|';
 			for (int k = 0; k < L->bar; k++) bar[1 + k] = k < fill ? '#' : ' ';
 			bar[1 + L->bar] = '|';
 			bar[2 + L->bar] = 0;
 		}
-		if (L->rate > 0) snprintf(tailbuf, sizeof tailbuf, "%3d%%%s %s [%s%s]", pct, bar, counts, times, errs);
-		else if (L->rate == 0) snprintf(tailbuf, sizeof tailbuf, "%3d%%%s %s [%s]", pct, bar, counts, errs);
-		else snprintf(tailbuf, sizeof tailbuf, "%3d%%%s %s", pct, bar, counts);
+		if (L->rate > 0) snprintf(tailbuf, sizeof tailbuf, "%s%s %s [%s%s]", pcts, bar, counts, times, errs);
+		else if (L->rate == 0) snprintf(tailbuf, sizeof tailbuf, "%s%s %s [%s]", pcts, bar, counts, errs);
+		else snprintf(tailbuf, sizeof tailbuf, "%s%s %s", pcts, bar, counts);
 		size_t fixed = strlen(tailbuf) + 2;   /* ": " */
 		size_t room = width > 0 ? (size_t)width : (size_t)-1;
 		if (fixed + ll <= room) { snprintf(out, cap, "%s: %s", label, tailbuf); return; }
@@ -98,7 +101,7 @@ static void format_line(char *out, size_t cap, int width, const char *label, lon
 	/* narrower than "SixteenCharacter: 100% 3/10": the counts, and what
 	 * fits of the label before them */
 	char tail[96], lab[128];
-	snprintf(tail, sizeof tail, "%3d%% %s", pct, counts);
+	snprintf(tail, sizeof tail, "%s %s", pcts, counts);
 	size_t fixed = strlen(tail) + 2;
 	if ((size_t)width >= fixed + 4) {
 		shorten(lab, sizeof lab, label, (size_t)width - fixed < sizeof lab - 1 ? (size_t)width - fixed : sizeof lab - 1);

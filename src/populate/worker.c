@@ -199,6 +199,7 @@ void worker_retry_due(counters *sh, double delay)
 double worker_timeout(const djc_populate_options *o, const table *t)
 {
 	if (o->timeout > 0) return o->timeout;   /* djc_populate made o a version 3 struct */
+	if (o->timeout == DJC_TIMEOUT_NONE) return 0;   /* lifted for this run */
 	if (t->timeout > 0) return t->timeout;
 	return config_double("jobs.make_timeout");
 }

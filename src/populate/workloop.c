@@ -790,9 +790,10 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 				 DJC_WORKER_OPTIONS_VERSION);
 	if (nnames && !names) return conn_fail(c, DJC_EINVAL, "%zu tables announced, none given (NULL)", nnames);
 	if (o->max_jobs < 0 || !(o->idle_exit >= 0) || !(o->deadline >= 0) || !(o->refresh_interval >= 0) ||
-	    !(o->timeout >= 0 && o->timeout <= 1e9) || o->processes < 0 || o->processes > MAX_PROCS)
+	    (o->timeout != DJC_TIMEOUT_NONE && config_limit("timeout", o->timeout)) ||
+	    (o->priority != -1 && config_limit("priority", (double)o->priority)) || o->processes < 0 || o->processes > MAX_PROCS)
 		return conn_fail(c, DJC_EINVAL, "worker options out of range (max_jobs, idle_exit, deadline, refresh_interval >= 0; "
-				 "timeout 0 to 1e9; processes 1 to %d)", MAX_PROCS);
+				 "timeout 0 to 1e9 or DJC_TIMEOUT_NONE; priority -1 or 0 to 2147483647; processes 1 to %d)", MAX_PROCS);
 	char *const *argv = (char *const *)o->make_argv, *const *sargv = (char *const *)o->make_serve_argv;
 	if (argv && !argv[0]) argv = NULL;
 	if (sargv && !sargv[0]) sargv = NULL;

@@ -1,9 +1,11 @@
 /* io.c - JSON Lines insert and formatted fetch output for the CLI (and any
  * caller that wants rows typed by the table's heading). */
 #include "table.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, int direct, size_t *inserted,
 		const long *lines, const char *src);
@@ -254,6 +256,77 @@ static char *raw_key(const table *t, json_t *obj)
 	return sb_steal(&b);
 }
 
+/* The rows read from an input, each with the line (or position) it came from. */
+typedef struct rowbuf { djc_row **rows; long *lines; size_t n, cap; } rowbuf;
+
+static void push_row(rowbuf *b, djc_row *r, long line)
+{
+	if (b->n == b->cap) {
+		b->cap = b->cap ? b->cap * 2 : 64;
+		b->rows = xrealloc(b->rows, b->cap * sizeof(djc_row *));
+		b->lines = xrealloc(b->lines, b->cap * sizeof(long));
+	}
+	b->rows[b->n] = r;
+	b->lines[b->n++] = line;
+}
+
+static void rowbuf_free(rowbuf *b)
+{
+	for (size_t i = 0; i < b->n; i++) djc_row_free(b->rows[i]);
+	free(b->rows);
+	free(b->lines);
+}
+
+/* One JSON object as a row of t; where ("rows.jsonl:3") names it in the
+ * message of a value the heading refuses. */
+static int json_row(djc_conn *c, table *t, json_t *j, const char *where, djc_row **out)
+{
+	char *msg = NULL;
+	if (!row_from_json_obj(t, j, out, &msg)) return DJC_OK;
+	char *k = raw_key(t, j);
+	if (k) conn_fail(c, DJC_EINVAL, "%s: row %s: %s", where, k, msg);
+	else conn_fail(c, DJC_EINVAL, "%s: %s", where, msg);
+	free(k);
+	free(msg);
+	return DJC_EINVAL;
+}
+
+/* The input as one JSON array of objects (what json.dump of a list, or jq
+ * -s, writes): first is its first line, the rest is read from in. Each
+ * row is named by its position in messages ("rows.json: element 3"). */
+static int read_json_array(djc_conn *c, table *t, FILE *in, const char *first, const char *src, rowbuf *out)
+{
+	sb_t b = SB_INIT;
+	sb_add(&b, first);
+	sb_addc(&b, '\n');
+	char buf[65536];
+	size_t r;
+	while ((r = fread(buf, 1, sizeof buf, in)) > 0) sb_addn(&b, buf, r);
+	if (ferror(in)) { sb_free(&b); return conn_fail(c, DJC_EINVAL, "%s: read error", src); }
+	if (strlen(sb_str(&b)) != b.len || !utf8_valid(sb_str(&b), b.len)) {
+		sb_free(&b);
+		return conn_fail(c, DJC_EINVAL, "%s: not valid UTF-8 text (or a NUL byte)", src);
+	}
+	json_error_t je;
+	json_t *a = json_loadb(sb_str(&b), b.len, JSON_REJECT_DUPLICATES, &je);
+	sb_free(&b);
+	if (!a) return conn_fail(c, DJC_EINVAL, "%s:%d: malformed JSON array (column %d): %s", src, je.line, je.column, je.text);
+	int rc = DJC_OK;
+	size_t i;
+	json_t *j;
+	if (!json_is_array(a)) rc = conn_fail(c, DJC_EINVAL, "%s: expected a JSON array of objects", src);
+	json_array_foreach(a, i, j) {
+		if (rc) break;
+		char *where = xasprintf("%s: element %zu", src, i + 1);
+		djc_row *row = NULL;
+		if (!json_is_object(j)) rc = conn_fail(c, DJC_EINVAL, "%s: expected a JSON object", where);
+		else if (!(rc = json_row(c, t, j, where, &row))) push_row(out, row, (long)i + 1);
+		free(where);
+	}
+	json_decref(a);
+	return rc;
+}
+
 int djc_insert_jsonl(djc_conn *c, const char *name, void *inp, const char *src, const djc_insert_options *opts,
 		     size_t *inserted)
 {
@@ -265,13 +338,12 @@ int djc_insert_jsonl(djc_conn *c, const char *name, void *inp, const char *src, 
 	table *t;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
-	djc_row **rows = NULL;
-	long *lines = NULL;
-	size_t n = 0, cap = 0;
+	rowbuf rb = {0};
 	char *line = NULL;
 	size_t lcap = 0;
 	ssize_t len;
 	long lineno = 0;
+	int array = 0;
 	rc = DJC_OK;
 	while ((len = getline(&line, &lcap, in)) >= 0) {
 		lineno++;
@@ -281,35 +353,212 @@ int djc_insert_jsonl(djc_conn *c, const char *name, void *inp, const char *src, 
 		if (!*p) continue;
 		if ((size_t)len != strlen(line)) { rc = conn_fail(c, DJC_EINVAL, "%s:%ld: NUL byte in input", src, lineno); break; }
 		if (!utf8_valid(line, (size_t)len)) { rc = conn_fail(c, DJC_EINVAL, "%s:%ld: not valid UTF-8 text", src, lineno); break; }
-		json_error_t je;
-		json_t *j = json_loadb(line, (size_t)len, JSON_REJECT_DUPLICATES, &je);
-		if (!j) { rc = conn_fail(c, DJC_EINVAL, "%s:%ld: malformed JSON (column %d): %s", src, lineno, je.column, je.text); break; }
-		djc_row *r = NULL;
-		char *msg = NULL;
-		if (row_from_json_obj(t, j, &r, &msg)) {
-			char *k = raw_key(t, j);
-			json_decref(j);
-			if (k) rc = conn_fail(c, DJC_EINVAL, "%s:%ld: row %s: %s", src, lineno, k, msg);
-			else rc = conn_fail(c, DJC_EINVAL, "%s:%ld: %s", src, lineno, msg);
-			free(k);
-			free(msg);
+		if (*p == '[' && !rb.n) {   /* not JSON Lines: one JSON array of objects, the whole input */
+			rc = read_json_array(c, t, in, line, src, &rb);
+			array = 1;
 			break;
 		}
-		json_decref(j);
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			rows = xrealloc(rows, cap * sizeof(djc_row *));
-			lines = xrealloc(lines, cap * sizeof(long));
+		json_error_t je;
+		json_t *j = json_loadb(line, (size_t)len, JSON_REJECT_DUPLICATES, &je);
+		if (!j) {
+			/* a pretty-printed object spans lines: say what insert reads */
+			int piece = *p != '{' || line[len - 1] != '}';
+			rc = conn_fail(c, DJC_EINVAL, "%s:%ld: malformed JSON (column %d): %s%s", src, lineno, je.column, je.text,
+				       piece ? " (insert reads one JSON object per line, or one JSON array of objects)" : "");
+			break;
 		}
-		rows[n] = r;
-		lines[n++] = lineno;
+		djc_row *r = NULL;
+		char *where = xasprintf("%s:%ld", src, lineno);
+		rc = json_row(c, t, j, where, &r);
+		free(where);
+		json_decref(j);
+		if (rc) break;
+		push_row(&rb, r, lineno);
 	}
 	free(line);
 	if (!rc && ferror(in)) rc = conn_fail(c, DJC_EINVAL, "%s: read error", src);
-	if (!rc) rc = insert_rows(c, t, rows, n, opts && opts->skip_duplicates, opts_direct(opts), inserted, lines, src);
-	for (size_t i = 0; i < n; i++) djc_row_free(rows[i]);
-	free(rows);
-	free(lines);
+	/* an array's rows are named by their position ("row 3"), not a line */
+	if (!rc)
+		rc = insert_rows(c, t, rb.rows, rb.n, opts && opts->skip_duplicates, opts_direct(opts), inserted, array ? NULL : rb.lines, src);
+	rowbuf_free(&rb);
+	return rc;
+}
+
+/* --------------------------------------------------------------- CSV */
+
+/* One field of a CSV record: its text (unquoted) and whether it was
+ * quoted ("" is an empty text; an empty unquoted field is no value). */
+typedef struct csv_field { char *s; int quoted; } csv_field;
+
+/* The next record of RFC 4180 CSV text (fields separated by commas,
+ * records by LF or CRLF, a field quoted with '"' may hold commas, line
+ * breaks and doubled quotes), into f (up to max fields, each allocated).
+ * *nf: its fields; in->line: advanced over the record's line breaks.
+ * Returns 1 for a record, 0 at the end, -1 for a quote that does not
+ * close or text after a closing quote. */
+/* CSV text being read: s[pos..len), pos at the start of line + 1. */
+typedef struct csv_in { const char *s; size_t len, pos; long line; } csv_in;
+
+static int csv_record(csv_in *in, csv_field *f, size_t max, size_t *nf)
+{
+	const char *s = in->s;
+	size_t len = in->len, i = in->pos;
+	long *line = &in->line;
+	*nf = 0;
+	if (i >= len) return 0;
+	sb_t b = SB_INIT;
+	for (;;) {
+		int quoted = 0;
+		sb_reset(&b);
+		if (i < len && s[i] == '"') {
+			quoted = 1;
+			for (i++;; i++) {
+				if (i >= len) { sb_free(&b); return -1; }
+				if (s[i] == '"') {
+					if (i + 1 < len && s[i + 1] == '"') { sb_addc(&b, '"'); i++; continue; }
+					i++;
+					break;
+				}
+				if (s[i] == '\n') (*line)++;
+				sb_addc(&b, s[i]);
+			}
+			if (i < len && s[i] != ',' && s[i] != '\n' && !(s[i] == '\r' && i + 1 < len && s[i + 1] == '\n')) {
+				sb_free(&b);
+				return -1;
+			}
+		} else
+			while (i < len && s[i] != ',' && s[i] != '\n' && !(s[i] == '\r' && (i + 1 == len || s[i + 1] == '\n')))
+				sb_addc(&b, s[i++]);
+		if (*nf < max) f[(*nf)++] = (csv_field){xstrdup(sb_str(&b)), quoted};
+		else (*nf)++;
+		if (i < len && s[i] == ',') { i++; continue; }
+		if (i < len && s[i] == '\r') i++;
+		if (i < len && s[i] == '\n') i++;
+		(*line)++;
+		break;
+	}
+	sb_free(&b);
+	in->pos = i;
+	return 1;
+}
+
+/* A CSV field as the JSON value a row of attribute a takes: numbers,
+ * booleans and json attributes from their text, everything else a
+ * string (bytes: base64; uint64 beyond int64: digits). Text that is not a
+ * number where one is due stays a string: value_from_json names the
+ * attribute and what it expects. */
+static json_t *csv_value(const attr *a, const char *v)
+{
+	char *e;
+	switch (a->type.t) {
+	case T_INT8: case T_INT16: case T_INT32: case T_INT64: case T_UINT8: case T_UINT16: case T_UINT32: case T_UINT64: {
+		if (*v && strspn(v, "+-0123456789") == strlen(v)) {
+			errno = 0;
+			long long x = strtoll(v, &e, 10);
+			if (!*e && !errno) return json_integer(x);
+		}
+		return json_string(v);
+	}
+	case T_FLOAT32: case T_FLOAT64:
+		if (*v && strspn(v, "+-0123456789.eE") == strlen(v)) {
+			double x = strtod(v, &e);
+			if (!*e) return json_real(x);
+		}
+		return json_string(v);
+	case T_BOOL:
+		if (!strcasecmp(v, "true") || !strcmp(v, "1")) return json_true();
+		if (!strcasecmp(v, "false") || !strcmp(v, "0")) return json_false();
+		return json_string(v);
+	case T_JSON: {
+		json_t *j = json_loads(v, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
+		return j ? j : json_string(v);   /* a bare word: stored as a JSON string */
+	}
+	default: return json_string(v);
+	}
+}
+
+/* The header of a CSV input: each field an attribute of t, each once.
+ * *cols (caller frees) the attributes in the header's order. */
+static int csv_header(djc_conn *c, table *t, const csv_field *f, size_t nf, const char *src, const attr ***cols)
+{
+	*cols = xcalloc(nf ? nf : 1, sizeof(attr *));
+	for (size_t i = 0; i < nf; i++) {
+		const attr *a = table_attr(t, f[i].s);
+		for (size_t k = 0; a && k < i; k++)
+			if ((*cols)[k] == a) return conn_fail(c, DJC_EINVAL, "%s:1: column '%s' twice in the header", src, a->name);
+		if (!a) {
+			sb_t b = SB_INIT;
+			json_quote(&b, f[i].s, strlen(f[i].s));
+			conn_fail(c, DJC_EINVAL, "%s:1: header column %zu, %s, is not an attribute of %s (the first line names the "
+				  "columns)", src, i + 1, sb_str(&b), t->name);
+			sb_free(&b);
+			return DJC_EINVAL;
+		}
+		(*cols)[i] = a;
+	}
+	return DJC_OK;
+}
+
+/* The records of a CSV text after its header, as rows of t. */
+static int csv_rows(djc_conn *c, table *t, csv_in *in, const attr **cols, size_t ncol, const char *src, rowbuf *out)
+{
+	csv_field *f = xcalloc(ncol + 1, sizeof *f);
+	size_t nf = 0;
+	int rc = DJC_OK, r;
+	for (long at = in->line + 1; !rc && (r = csv_record(in, f, ncol + 1, &nf)) != 0; at = in->line + 1) {
+		if (r < 0) { rc = conn_fail(c, DJC_EINVAL, "%s:%ld: a quoted field does not close (or text follows its closing quote)", src, at); break; }
+		if (nf == 1 && !f[0].quoted && !*f[0].s) { free(f[0].s); continue; }   /* a blank line */
+		if (nf != ncol) rc = conn_fail(c, DJC_EINVAL, "%s:%ld: %zu field%s, the header has %zu", src, at, nf, nf == 1 ? "" : "s", ncol);
+		json_t *obj = json_object();
+		for (size_t i = 0; !rc && i < nf; i++)
+			if (f[i].quoted || *f[i].s) json_object_set_new(obj, cols[i]->name, csv_value(cols[i], f[i].s));
+		if (!rc) {
+			char *where = xasprintf("%s:%ld", src, at);
+			djc_row *row = NULL;
+			if (!(rc = json_row(c, t, obj, where, &row))) push_row(out, row, at);
+			free(where);
+		}
+		json_decref(obj);
+		for (size_t i = 0; i < nf && i <= ncol; i++) free(f[i].s);
+	}
+	free(f);
+	return rc;
+}
+
+int djc_insert_csv(djc_conn *c, const char *name, void *inp, const char *src, const djc_insert_options *opts,
+		   size_t *inserted)
+{
+	FILE *in = inp;
+	if (inserted) *inserted = 0;
+	if (!in) return conn_fail(c, DJC_EINVAL, "no input stream (NULL)");
+	if (!insert_opts_ok(c, opts)) return DJC_EINVAL;
+	if (!src) src = "<stdin>";
+	table *t;
+	int rc = conn_table(c, name, &t);
+	if (rc) return rc;
+	sb_t b = SB_INIT;
+	char buf[65536];
+	size_t r;
+	while ((r = fread(buf, 1, sizeof buf, in)) > 0) sb_addn(&b, buf, r);
+	csv_in ci = {sb_str(&b), b.len, 0, 0};
+	if (ci.len >= 3 && !memcmp(ci.s, "\xEF\xBB\xBF", 3)) ci.pos = 3;   /* a spreadsheet's byte order mark */
+	size_t nh = 0;
+	csv_field h[256];
+	const attr **cols = NULL;
+	rowbuf rb = {0};
+	if (ferror(in)) rc = conn_fail(c, DJC_EINVAL, "%s: read error", src);
+	else if (strlen(ci.s) != ci.len || !utf8_valid(ci.s, ci.len))
+		rc = conn_fail(c, DJC_EINVAL, "%s: not valid UTF-8 text (or a NUL byte)", src);
+	else if (csv_record(&ci, h, 256, &nh) != 1 || (nh == 1 && !*h[0].s))
+		rc = conn_fail(c, DJC_EINVAL, "%s:1: no header line (CSV input starts with the attribute names)", src);
+	else if (nh > 256) rc = conn_fail(c, DJC_EINVAL, "%s:1: more than 256 columns", src);
+	else if (!(rc = csv_header(c, t, h, nh, src, &cols)))
+		rc = csv_rows(c, t, &ci, cols, nh, src, &rb);
+	for (size_t i = 0; i < nh && i < 256; i++) free(h[i].s);
+	free(cols);
+	sb_free(&b);
+	if (!rc) rc = insert_rows(c, t, rb.rows, rb.n, opts && opts->skip_duplicates, opts_direct(opts), inserted, rb.lines, src);
+	rowbuf_free(&rb);
 	return rc;
 }
 
@@ -380,7 +629,9 @@ int djc_fetch_print_ext(djc_conn *c, const char *name, const char *where, djc_fo
 				if (v) cell_text(&b, &t->attrs[k], v, 1);
 				const char *s = sb_str(&b);
 				if (k) fputc(',', out);
-				if (strpbrk(s, ",\"\n\r")) {
+				if (v && v->t != DJC_NULL && !*s)
+					fputs("\"\"", out);   /* an empty text, told apart from NULL (an empty field) */
+				else if (strpbrk(s, ",\"\n\r")) {
 					fputc('"', out);
 					for (const char *p = s; *p; p++) { if (*p == '"') fputc('"', out); fputc(*p, out); }
 					fputc('"', out);

@@ -40,6 +40,25 @@ static config_item items[] = {
 	{NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
+/* DJC_* environment variables that are not settings: every name djc, its
+ * make programs, its scripts and its test suite use, in this one list (a
+ * name ending in '_' is a prefix). Any other DJC_* variable earns a
+ * warning naming the closest setting (env_typos): a warning, not an error
+ * as a typo in djc.json is, because a make program inherits its worker's
+ * DJC_* variables, so a djc of another version, or a script of the lab,
+ * may set names this djc does not know, and a pipeline must not stop for
+ * a variable that changes nothing. */
+static const char *const not_settings[] = {
+	"DJC_CONFIG",                                   /* the configuration file */
+	"DJC_KEY", "DJC_KEY_", "DJC_TABLE", "DJC_SCHEMA", "DJC_ATTEMPT", "DJC_SERVE",   /* set for make programs */
+	"DJC_MYSQL_COMPOUND",                           /* the MariaDB driver's commit form (docs/jobs.md) */
+	"DJC_WORKER_LOG",                               /* a worker's event log (tests) */
+	/* scripts/ and the test suite */
+	"DJC_BACKEND", "DJC_BACKENDS", "DJC_TESTS", "DJC_TEST_", "DJC_BUILD", "DJC_SAN_BUILD", "DJC_POOLER",
+	"DJC_SERVER_URL", "DJC_LISTEN_EXTRA", "DJC_DEPS_PATH", "DJC_ROOT", "DJC_DEMO_DB",
+	NULL,
+};
+
 static int loaded;
 static char *warning;
 static char *load_error;   /* a failed load fails every later call the same way */
@@ -94,6 +113,50 @@ static const struct limit *limit_of(const char *key)
 	return NULL;
 }
 
+/* Values that options of the C API and of the command line take: each is
+ * a setting's (checked by the setting's row of limits) or one of its own
+ * (a row here). One check per kind of value, so that a value one command
+ * or the configuration refuses, every command refuses the same way. */
+static const struct limit option_own[] = {
+	{"delay", -1e9, 1e9, 0, NULL, "a number of seconds from -1e9 to 1e9"},
+	{NULL, 0, 0, 0, NULL, NULL},
+};
+static const struct { const char *name, *setting; } option_setting[] = {
+	{"priority", "jobs.default_priority"},   /* a job's priority, a bound on it */
+	{"timeout", "jobs.make_timeout"},        /* one make's timeout */
+	{"stale_timeout", "jobs.stale_timeout"},
+	{"orphan_timeout", "jobs.stale_timeout"},
+	{NULL, NULL},
+};
+
+const char *config_limit(const char *name, double x)
+{
+	const struct limit *l = NULL;
+	const char *kind = "float";
+	for (size_t i = 0; option_setting[i].name && !l; i++)
+		if (!strcmp(option_setting[i].name, name)) name = option_setting[i].setting;
+	for (const struct limit *o = option_own; o->key && !l; o++)
+		if (!strcmp(o->key, name)) l = o;
+	if (!l) {
+		const config_item *i = find(name);
+		if (!i || !(l = limit_of(name)) || l->choices) return NULL;
+		kind = i->kind;
+	}
+	if (!(x >= l->lo && x <= l->hi) || (l->lo_open && x == l->lo)) return l->what;
+	if (!strcmp(kind, "int") && x != floor(x)) return l->what;
+	return NULL;
+}
+
+int config_limit_known(const char *name)
+{
+	for (size_t i = 0; option_setting[i].name; i++)
+		if (!strcmp(option_setting[i].name, name)) return 1;
+	for (const struct limit *o = option_own; o->key; o++)
+		if (!strcmp(o->key, name)) return 1;
+	const struct limit *l = limit_of(name);
+	return l && !l->choices && find(name);
+}
+
 static int is_bool(const char *v)
 {
 	return !strcasecmp(v, "true") || !strcasecmp(v, "false") || !strcmp(v, "1") || !strcmp(v, "0") ||
@@ -129,7 +192,7 @@ static const char *check_value(const config_item *i, const char *v)
 			x = strtod(v, &e);
 			if (*e || errno || !isfinite(x)) return what;
 		}
-		if (l && (x < l->lo || x > l->hi || (l->lo_open && x == l->lo))) return what;
+		if (config_limit(i->key, x)) return what;   /* the check options share */
 		return NULL;
 	}
 	return NULL;
@@ -146,6 +209,86 @@ static char *shown(const char *v)
 }
 
 static int load(char **msg);
+
+/* Optimal string alignment distance of two short names (each edit,
+ * including a swap of neighbours, costs 1); large for long ones. */
+static size_t name_distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b), d[64][64];
+	if (n > 63 || m > 63) return 99;
+	for (size_t i = 0; i <= n; i++) d[i][0] = i;
+	for (size_t j = 0; j <= m; j++) d[0][j] = j;
+	for (size_t i = 1; i <= n; i++)
+		for (size_t j = 1; j <= m; j++) {
+			size_t c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c) c = d[i - 2][j - 2] + 1;
+			d[i][j] = c;
+		}
+	return d[n][m];
+}
+
+/* The setting a mistyped name most likely meant, or NULL: by its
+ * environment variable (env 1) or its key, within two edits (one in a
+ * short name), or whose last part the name is with its section left out
+ * (DJC_LEASE_TIMEOUT, lease_timeout). */
+static const config_item *closest_setting(const char *name, int env)
+{
+	const config_item *best = NULL;
+	size_t bestd = 99;
+	for (const config_item *i = items; i->key; i++) {
+		const char *cand = env ? i->env : i->key;
+		size_t d = name_distance(name, cand), limit = strlen(cand) <= 8 ? 1 : 2;
+		if (d <= limit && d < bestd) { best = i; bestd = d; }
+	}
+	if (best) return best;
+	const char *tail = env && !strncmp(name, "DJC_", 4) ? name + 4 : name;
+	for (const config_item *i = items; i->key; i++) {
+		const char *leaf = strchr(i->key, '.') + 1;
+		if (strlen(leaf) == strlen(tail) && !strncasecmp(leaf, tail, strlen(leaf))) return i;
+	}
+	return NULL;
+}
+
+/* Add a line to the warnings. */
+static void warn(char *line)
+{
+	if (!warning) warning = line;
+	else {
+		char *w = xasprintf("%s\n%s", warning, line);
+		free(warning);
+		free(line);
+		warning = w;
+	}
+}
+
+/* A warning for each DJC_* environment variable that is neither a setting
+ * nor one of not_settings (a typo of a setting is otherwise silently
+ * ignored), naming the closest setting. */
+static void env_typos(void)
+{
+	extern char **environ;
+	for (char **e = environ; e && *e; e++) {
+		size_t n = strcspn(*e, "=");
+		if (n < 5 || n > 120 || strncmp(*e, "DJC_", 4)) continue;
+		char name[128];
+		snprintf(name, sizeof name, "%.*s", (int)n, *e);
+		int known = 0;
+		for (const config_item *i = items; i->key && !known; i++) known = !strcmp(i->env, name);
+		for (const char *const *k = not_settings; *k && !known; k++) {
+			size_t kl = strlen(*k);
+			known = (*k)[kl - 1] == '_' ? !strncmp(name, *k, kl) : !strcmp(name, *k);
+		}
+		if (known) continue;
+		char *shn = shown(name);
+		const config_item *c = closest_setting(name, 1);
+		if (c) warn(xasprintf("warning: environment variable %s is not a djc setting and changes nothing; did you mean %s (%s)?",
+				      shn, c->env, c->key));
+		else warn(xasprintf("warning: environment variable %s is not a djc setting and changes nothing (djc config lists them)", shn));
+		free(shn);
+	}
+}
 
 int config_load(char **msg)
 {
@@ -164,6 +307,7 @@ int config_load(char **msg)
 
 static int load(char **msg)
 {
+	int warned_world = 0;
 	for (config_item *i = items; i->key; i++) config_set(i->key, i->def, "default");
 	const char *path = getenv("DJC_CONFIG");
 	int explicit = path && *path;
@@ -197,7 +341,11 @@ static int load(char **msg)
 				snprintf(key, sizeof key, "%s.%s", sec, k);
 				config_item *it = find(key);
 				if (!it) {
-					*msg = xasprintf("%s: unknown setting '%s' (see djc config)", path, key);
+					const config_item *near = closest_setting(key, 0);
+					char *ks = shown(key);
+					if (near) *msg = xasprintf("%s: unknown setting '%s'; did you mean '%s'?", path, ks, near->key);
+					else *msg = xasprintf("%s: unknown setting '%s' (see djc config)", path, ks);
+					free(ks);
 					json_decref(root);
 					return -1;
 				}
@@ -238,8 +386,10 @@ static int load(char **msg)
 					const char *at = strchr(s, '@'), *sl = strchr(s, '/');
 					if (at && (!sl || at < sl) && memchr(s, ':', (size_t)(at - s))) secret = 1;
 				}
-				if (secret && world)
-					warning = xasprintf("warning: %s holds a password and is readable by other users (chmod 600 %s)", path, path);
+				if (secret && world && !warned_world) {
+					warn(xasprintf("warning: %s holds a password and is readable by other users (chmod 600 %s)", path, path));
+					warned_world = 1;
+				}
 			}
 		}
 		json_decref(root);
@@ -257,6 +407,7 @@ static int load(char **msg)
 			config_set(i->key, v, "environment");
 		}
 	}
+	env_typos();
 	return 0;
 }
 
@@ -403,3 +554,20 @@ int djc_config_foreach(int (*cb)(const djc_setting *setting, void *payload), voi
 }
 
 const char *djc_config_warning(void) { return warning; }
+
+int djc_option_check(const char *name, double value, char **msg)
+{
+	if (msg) *msg = NULL;
+	if (!name || !config_limit_known(name)) {
+		if (msg) {
+			char *n = shown(name ? name : "(NULL)");
+			*msg = xasprintf("no check for a value called '%s'", n);
+			free(n);
+		}
+		return DJC_ENOTFOUND;
+	}
+	const char *what = config_limit(name, value);
+	if (!what) return DJC_OK;
+	if (msg) *msg = xstrdup(what);
+	return DJC_EINVAL;
+}

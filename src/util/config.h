@@ -24,6 +24,17 @@ int config_bool(const char *key);
 long config_long(const char *key);
 double config_double(const char *key);
 void config_set(const char *key, const char *value, const char *source);
+/* What a value x of the option or setting `name` must be when it is not
+ * one ("an integer from 0 to 2147483647"), or NULL when it is (also for a
+ * name without a check). Names: "priority" (a job's priority, as
+ * jobs.default_priority), "delay" (seconds from now, -1e9 to 1e9),
+ * "timeout" (one make's, as jobs.make_timeout), "stale_timeout",
+ * "orphan_timeout" (as jobs.stale_timeout), or a numeric setting's key.
+ * Every check of such a value, in the configuration, the library's
+ * options and the command line (djc_option_check), is this one. */
+const char *config_limit(const char *name, double x);
+/* Whether config_limit checks name. */
+int config_limit_known(const char *name);
 /* All items, NULL-key terminated. */
 const config_item *config_items(void);
 /* Warnings found while loading (e.g. a file readable by others that holds

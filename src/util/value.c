@@ -154,6 +154,53 @@ int djc_row_bytes(const void **out, size_t *n, const djc_row *r, size_t i)
 	return DJC_OK;
 }
 
+/* ----------------------------------------------------- getters by name */
+
+int djc_row_get_int(int64_t *out, const djc_row *r, const char *name)
+{
+	long k = djc_row_find(r, name);
+	return k < 0 ? DJC_ENOTFOUND : djc_row_int(out, r, (size_t)k);
+}
+
+int djc_row_get_uint(uint64_t *out, const djc_row *r, const char *name)
+{
+	long k = djc_row_find(r, name);
+	return k < 0 ? DJC_ENOTFOUND : djc_row_uint(out, r, (size_t)k);
+}
+
+int djc_row_get_float(double *out, const djc_row *r, const char *name)
+{
+	long k = djc_row_find(r, name);
+	return k < 0 ? DJC_ENOTFOUND : djc_row_float(out, r, (size_t)k);
+}
+
+int djc_row_get_bool(int *out, const djc_row *r, const char *name)
+{
+	long k = djc_row_find(r, name);
+	if (k < 0) return DJC_ENOTFOUND;
+	const val_t *v = &r->vals[k];
+	if ((v->t == DJC_BOOL || v->t == DJC_INT) && (v->i == 0 || v->i == 1)) { *out = (int)v->i; return DJC_OK; }
+	return DJC_EINVAL;
+}
+
+int djc_row_get_text(const char **out, const djc_row *r, const char *name)
+{
+	long k = djc_row_find(r, name);
+	return k < 0 ? DJC_ENOTFOUND : djc_row_text(out, r, (size_t)k);
+}
+
+int djc_row_get_bytes(const void **out, size_t *n, const djc_row *r, const char *name)
+{
+	long k = djc_row_find(r, name);
+	return k < 0 ? DJC_ENOTFOUND : djc_row_bytes(out, n, r, (size_t)k);
+}
+
+int djc_row_is_null(const djc_row *r, const char *name)
+{
+	long k = djc_row_find(r, name);
+	return k < 0 ? DJC_ENOTFOUND : r->vals[k].t == DJC_NULL;
+}
+
 djc_rowset *rowset_new(void) { return xcalloc(1, sizeof(djc_rowset)); }
 
 void rowset_push(djc_rowset *rs, djc_row *r)

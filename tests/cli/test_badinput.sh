@@ -394,4 +394,95 @@ expect_fail 2 "populate with a bad lease_timeout in the file" "^djc: badlease\.j
 check "no make ran, nothing stored" test "$(if [ -e "$T/made.marker" ]; then echo ran; else echo none; fi)/$(rows Stats)" = none/0
 expect_out "with a good value populate runs" "Stats: 1 made, 0 errors, 0 skipped" env DJC_JOBS_VERSION_METHOD=none "$DJC" populate Stats --reserve-jobs --make ./mkcfg.sh
 
+# ------------------------------------------------------------ DJC_* variables that are not settings
+# a typo in djc.json stops the command; the same typo in the environment
+# is a warning naming the closest setting (the command runs: a make
+# program inherits its worker's DJC_* variables, which a djc of another
+# version may not know)
+expect_fail 2 "a misspelt setting in the file names the closest one" \
+	"^djc: badkey\.json: unknown setting 'jobs\.keep_complete'; did you mean 'jobs\.keep_completed'\?$" env DJC_CONFIG=badkey.json "$DJC" tables
+run env DJC_JOBS_LEASE_TIMOUT=5 "$DJC" tables
+check "a misspelt DJC_* variable: the command runs, with one warning naming the closest setting" \
+	test "$RC:$ERR" = "0:djc: warning: environment variable DJC_JOBS_LEASE_TIMOUT is not a djc setting and changes nothing; did you mean DJC_JOBS_LEASE_TIMEOUT (jobs.lease_timeout)?"
+run env DJC_LEASE_TIMEOUT=5 "$DJC" config
+check "...a setting's variable without its section (djc config warns too)" \
+	test "$RC:$ERR" = "0:djc: warning: environment variable DJC_LEASE_TIMEOUT is not a djc setting and changes nothing; did you mean DJC_JOBS_LEASE_TIMEOUT (jobs.lease_timeout)?"
+run env DJC_SOMETHING_ELSE=1 "$DJC" tables
+check "...a name close to none" test "$RC:$ERR" = "0:djc: warning: environment variable DJC_SOMETHING_ELSE is not a djc setting and changes nothing (djc config lists them)"
+run env DJC_KEY='{"subject_id": 1}' DJC_KEY_subject_id=1 DJC_TABLE=Stats DJC_SCHEMA=x DJC_ATTEMPT=1 DJC_SERVE=1 DJC_CONFIG= \
+	DJC_MYSQL_COMPOUND=1 DJC_WORKER_LOG= DJC_TEST_ANY=1 DJC_BACKENDS=sqlite DJC_TESTS=x DJC_BUILD=b DJC_SAN_BUILD= "$DJC" tables
+check "the variables djc sets for make programs, and those of its scripts and tests: no warning" test "$RC:$ERR" = "0:"
+printf '{"subject_id": 1, "session": 2}\n' | djc insert Session >/dev/null
+cat > mkenv.sh <<'P'
+#!/bin/sh
+"$DJC" fetch Session --key "$DJC_KEY" --format json >/dev/null 2>> "$T/make.stderr"
+echo '{"mean": 2.5}'
+P
+chmod +x mkenv.sh
+: > "$T/make.stderr"
+expect_out "a make program that runs djc" "Stats: 1 made, 0 errors, 0 skipped" djc populate Stats --reserve-jobs --make ./mkenv.sh
+check "...gets no warning for the variables its worker set" test ! -s "$T/make.stderr"
+
+# ------------------------------------------------------------ one check per kind of value, every command
+# a priority, a delay, a timeout: what one command or the configuration
+# refuses, every command refuses, with the same words
+n_jobs=$(djc jobs Stats --json | jq .total)
+prio="must be an integer from 0 to 2147483647, got '99999999999'$"
+expect_fail 2 "jobs refresh --priority beyond an int32" "^djc: --priority $prio" djc jobs refresh Stats --priority 99999999999
+expect_fail 2 "jobs set --priority: the same" "^djc: --priority $prio" djc jobs set Stats --all --priority 99999999999
+expect_fail 2 "populate --priority: the same" "^djc: --priority $prio" djc populate Stats --reserve-jobs --priority 99999999999 --make ./mkcfg.sh
+expect_fail 2 "worker --priority: the same" "^djc: --priority $prio" djc worker --priority 99999999999 --until-empty
+expect_fail 2 "jobs.default_priority: the same" "^djc: environment variable DJC_JOBS_DEFAULT_PRIORITY \(jobs\.default_priority\) $prio" \
+	env DJC_JOBS_DEFAULT_PRIORITY=99999999999 "$DJC" jobs refresh Stats
+delay="must be a number of seconds from -1e9 to 1e9, got"
+expect_fail 2 "jobs refresh --delay 1e12 (due in the year 33715)" "^djc: --delay $delay '1e12'$" djc jobs refresh Stats --delay 1e12
+expect_fail 2 "jobs refresh --delay -1e12" "^djc: --delay $delay '-1e12'$" djc jobs refresh Stats --delay=-1e12
+expect_fail 2 "jobs set --delay: the same" "^djc: --delay $delay '1e12'$" djc jobs set Stats --all --delay 1e12
+expect_fail 2 "jobs refresh --stale-timeout: as jobs.stale_timeout" "^djc: --stale-timeout must be a number of seconds from 0 to 1e9, got '1e12'$" \
+	djc jobs refresh Stats --stale-timeout 1e12
+expect_fail 2 "jobs refresh --orphan-timeout: the same" "^djc: --orphan-timeout must be a number of seconds from 0 to 1e9, got '1e12'$" \
+	djc jobs refresh Stats --orphan-timeout 1e12
+check "nothing was added or changed" test "$(djc jobs Stats --json | jq .total)/$(djc jobs Stats --status pending --json | jq '[.jobs[] | .priority] | max // 0')" = "$n_jobs/0"
+
+# ------------------------------------------------------------ JSON arrays and CSV
+# one JSON array of objects is read whole; a pretty-printed object gets a
+# message saying what insert reads
+printf '[\n  {"subject_id": 20, "name": "Fay"},\n  {"subject_id": 21, "name": "Gus", "level": 3}\n]\n' > arr.json
+expect_out "a JSON array of objects" "inserted 2 rows into Subject" djc insert Subject arr.json
+printf '[{"subject_id": 22, "name": "Hal"}, {"subject_id": 23, "name": 5}]' > badarr.json
+expect_fail 2 "a bad element of an array names it" "^djc: badarr\.json: element 2: row \{\"subject_id\": 23\}: attribute 'name' \(varchar\(8\)\): expects a string" \
+	djc insert Subject badarr.json
+printf '[{"subject_id": 22, "name": "Hal"}, 7]' > badarr2.json
+expect_fail 2 "an array element that is not an object" "^djc: badarr2\.json: element 2: expected a JSON object$" djc insert Subject badarr2.json
+printf '{\n  "subject_id": 22,\n  "name": "Hal"\n}\n' > pretty.json
+expect_fail 2 "a pretty-printed object: what insert reads" \
+	"^djc: pretty\.json:1: malformed JSON \(column [0-9]+\): .*\(insert reads one JSON object per line, or one JSON array of objects\)$" djc insert Subject pretty.json
+check "no row of the bad inputs" test "$(count Subject '{"subject_id": [22, 23]}' || true)" = 0
+# CSV: a header of attribute names, RFC 4180 quoting, an empty field is no value
+printf 'name,subject_id,born\r\n"Ivy, Jr.",30,2020-02-29\r\nJo,31,\r\n"a\nb ""q""",32,\r\n\r\n' > ok.csv
+expect_out "CSV (by the file name): header, quoting, CRLF, a blank line" "inserted 3 rows into Subject" djc insert Subject ok.csv
+expect_out "...values read as written" '{"subject_id":30,"name":"Ivy, Jr.","level":0,"born":"2020-02-29"}
+{"subject_id":31,"name":"Jo","level":0,"born":null}
+{"subject_id":32,"name":"a\nb \"q\"","level":0,"born":null}' djc fetch Subject --where '{"subject_id": {">=": 30}}' --format json
+printf 'subject_id,nmae\n40,Kim\n' > badhead.csv
+expect_fail 2 "CSV: a header column that is no attribute" '^djc: badhead\.csv:1: header column 2, "nmae", is not an attribute of Subject' djc insert Subject badhead.csv
+printf 'subject_id,name,name\n40,Kim,Kim\n' > twice.csv
+expect_fail 2 "CSV: a column twice" "^djc: twice\.csv:1: column 'name' twice in the header$" djc insert Subject twice.csv
+printf 'subject_id,name\n40,Kim\n41\n' > short.csv
+expect_fail 2 "CSV: a record with too few fields" "^djc: short\.csv:3: 1 field, the header has 2$" djc insert Subject short.csv
+printf 'subject_id,name\n40,Kim\n41,"Lu\n' > open.csv
+expect_fail 2 "CSV: a quoted field that does not close" "^djc: open\.csv:3: a quoted field does not close" djc insert Subject open.csv
+printf 'subject_id,name\n40,Kim\n41,\n' > empty.csv
+expect_fail 2 "CSV: an empty field for a required attribute" "^djc: empty\.csv:3: row \{\"subject_id\": 41\}: missing attribute 'name' of table Subject$" djc insert Subject empty.csv
+printf 'subject_id,name,level\n40,Kim,high\n' > nan.csv
+expect_fail 2 "CSV: a number that is not one" "^djc: nan\.csv:2: row \{\"subject_id\": 40\}: attribute 'level' \(uint8\): expects an integer, got a string$" djc insert Subject nan.csv
+: > none.csv
+expect_fail 2 "CSV: no header" "^djc: none\.csv:1: no header line" djc insert Subject none.csv
+expect_fail 2 "insert --format: json or csv" "^djc: --format must be json or csv, got 'xml'$" djc insert Subject ok.csv --format xml
+check "nothing of the bad CSV files" test "$(count Subject '{"subject_id": [40, 41]}' || true)" = 0
+printf 'subject_id,name\n50,Max\n' | djc insert Subject --format csv >/dev/null
+check "CSV from stdin with --format csv" test "$(count Subject '{"subject_id": 50}')" = 1
+
+expect_out "clean up the rows of the JSON and CSV cases" "deleted 6 rows from Subject" djc delete Subject --where '{"subject_id": {">": 1}}' --yes
+
 finish

@@ -44,6 +44,12 @@ check "...in version DJC_0" sh -c 'printf "%s" "$1" | grep -q "Name: DJC_0"' _ "
 run ./hello
 check "...and does not start without it on the library path" sh -c 'test "$1" != 0 && printf "%s" "$2" | grep -q libdjc.so.0' _ "$RC" "$ERR"
 expect_out "...with it: declares, inserts and populates with job reservation" "hello: ok" env LD_LIBRARY_PATH="$L" ./hello
+# a prefix of one's own, as README.md says: pkg-config's libdir as the rpath
+# shellcheck disable=SC2086
+expect_rc 0 "a program built with the library's directory as its rpath" cc -std=c11 -Wall -Wextra -Werror -o hello_rpath \
+	"$ROOT/tests/install/hello.c" $FLAGS -Wl,-rpath,"$(pc --variable=libdir djc)"
+if [ "$DJC_BACKEND" = sqlite ]; then rdb="DJC_DATABASE_URL=sqlite:$T/rpath.db"; else rdb="DJC_DATABASE_SCHEMA=${DJC_DATABASE_SCHEMA}_r"; fi
+expect_out "...runs without LD_LIBRARY_PATH" "hello: ok" env -u LD_LIBRARY_PATH "$rdb" ./hello_rpath
 expect_out "its rows are there for the installed djc too" 5 sh -c '"$1" fetch Square --format json | grep -c .' _ "$D$PREFIX/bin/djc"
 
 # static: libdjc.a and the private libraries pkg-config names with --static;

@@ -64,7 +64,7 @@ wait_file() {  # wait up to 20 s for a file
 gone() { ! kill -0 "$1" 2>/dev/null; }
 
 # ---------------------------------------------------------------- refresh counts
-expect_out "refresh adds 10 pending" '{"added":10,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh J --json
+expect_out "refresh adds 10 pending" '{"table":"J","added":10,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh J --json
 expect_out "refresh text" "J: added 0, removed 0, orphaned 0, re_pended 0" djc jobs refresh J
 expect_out "jobs counts text" "J jobs: pending 10, reserved 0, success 0, error 0, ignore 0, total 10" djc jobs J
 expect_out "jobs counts json" '{"table":"J","pending":10,"reserved":0,"success":0,"error":0,"ignore":0,"total":10}' djc jobs J --json
@@ -92,15 +92,15 @@ check "keep_completed: 10 success rows" [ "$(counts JG)" = '[0,0,10,0,0]' ]
 check "success rows have completed_time and duration" \
 	[ "$(djc jobs JG --status success --json | jq -c '.jobs | [length, all(.completed_time != null and .duration != null and .duration >= 0 and .reserved_time != null)]')" = '[10,true]' ]
 expect_out "delete a target row" "deleted 1 row from JG" djc delete JG --where '{"id":5}'
-expect_out "refresh re-pends it" '{"added":0,"removed":0,"orphaned":0,"re_pended":1}' djc jobs refresh JG --json
+expect_out "refresh re-pends it" '{"table":"JG","added":0,"removed":0,"orphaned":0,"re_pended":1}' djc jobs refresh JG --json
 check "one pending again" [ "$(counts JG)" = '[1,0,9,0,0]' ]
 expect_out "re-pended key made again" "JG: 1 made, 0 errors, 0 skipped" djc populate JG --reserve-jobs --make ./mk.sh
 check "key 5 made twice in all, others once" [ "$(made log.JG)" = "1 2 3 4 5 5 6 7 8 9 10 " ]
 unset DJC_JOBS_KEEP_COMPLETED
 
 # ---------------------------------------------------------------- priorities
-expect_out "refresh 1-3 at priority 1" '{"added":3,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JP --priority 1 --where '{"id":[1,2,3]}' --json
-expect_out "refresh the rest at priority 8" '{"added":7,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JP --priority 8 --json
+expect_out "refresh 1-3 at priority 1" '{"table":"JP","added":3,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JP --priority 1 --where '{"id":[1,2,3]}' --json
+expect_out "refresh the rest at priority 8" '{"table":"JP","added":7,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JP --priority 8 --json
 check "priorities stored" [ "$(djc jobs JP --status pending --json | jq -c '.jobs | map([.id,.priority]) | sort')" = '[[1,1],[2,1],[3,1],[4,8],[5,8],[6,8],[7,8],[8,8],[9,8],[10,8]]' ]
 expect_out "--priority 3 reserves only priority <= 3" "JP: 3 made, 0 errors, 0 skipped" djc populate JP --reserve-jobs --priority 3 --make ./mk.sh
 check "--priority: keys 1 2 3" [ "$(made log.JP)" = "1 2 3 " ]
@@ -136,9 +136,9 @@ check "6 left pending" [ "$(counts JU)" = '[6,0,0,0,0]' ]
 # sleep only ever lasts longer) a populate takes exactly keys 6-10, however
 # slow the machine: a claim that ignored scheduled_time would take 1-5 too,
 # one that misread the delay would take none.
-expect_out "refresh --delay 3600 for keys 1-5" '{"added":5,"removed":0,"orphaned":0,"re_pended":0}' \
+expect_out "refresh --delay 3600 for keys 1-5" '{"table":"JD","added":5,"removed":0,"orphaned":0,"re_pended":0}' \
 	djc jobs refresh JD --delay 3600 --where '{"id":{"<=":5}}' --json
-expect_out "refresh --delay 1 for the rest" '{"added":5,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JD --delay 1 --json
+expect_out "refresh --delay 1 for the rest" '{"table":"JD","added":5,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JD --delay 1 --json
 # seconds from created_time to scheduled_time, by key (database times)
 delays() {
 	djc jobs JD --status pending --json | jq -c 'def t: (.[0:19] | strptime("%Y-%m-%d %H:%M:%S") | mktime)
@@ -152,7 +152,7 @@ check "exactly keys 6-10 were made" [ "$(made log.JD)" = "6 7 8 9 10 " ]
 check "keys 1-5 still pending" [ "$(counts JD)" = '[5,0,0,0,0]' ]
 
 # ---------------------------------------------------------------- restrictions restrict reservation (issue 1413)
-expect_out "refresh everything" '{"added":10,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JR --json
+expect_out "refresh everything" '{"table":"JR","added":10,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JR --json
 expect_out "--no-refresh --where makes only matching keys" "JR: 2 made, 0 errors, 0 skipped" \
 	djc populate JR --reserve-jobs --no-refresh --where '{"id":[2,4]}' --make ./mk.sh
 check "issue 1413: only 2 and 4 made" [ "$(made log.JR)" = "2 4 " ]
@@ -191,7 +191,7 @@ check "reserve: the rest left pending" [ "$(counts JX3)" = '[9,0,0,1,0]' ]
 # ---------------------------------------------------------------- ignore
 expect_out "ignore a key not yet in the jobs table" 'JI: ignoring {"id":3}' djc jobs ignore JI '{"id":3}'
 check "inserted as ignore" [ "$(counts JI)" = '[0,0,0,0,1]' ]
-expect_out "refresh does not add an ignored key" '{"added":9,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JI --json
+expect_out "refresh does not add an ignored key" '{"table":"JI","added":9,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JI --json
 expect_out "ignore a pending key" 'JI: ignoring {"id":6}' djc jobs ignore JI '{"id":6}'
 check "updated to ignore" [ "$(counts JI)" = '[8,0,0,0,2]' ]
 check "the ignored keys" [ "$(djc jobs JI --status ignore --json | jq -c '.jobs | map(.id) | sort')" = '[3,6]' ]
@@ -227,13 +227,13 @@ msg=$(djc jobs JT --status error --json | jq -r '.jobs[] | select(.id == 2) | .e
 check "a message under 2047 characters is kept whole" [ "$msg" = "make exited with status 1: $(head -c 2000 /dev/zero | tr '\0' 'y')" ]
 
 # ---------------------------------------------------------------- stale removal
-expect_out "JS refresh" '{"added":5,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JS --json
+expect_out "JS refresh" '{"table":"JS","added":5,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JS --json
 djc jobs ignore JS '{"sid":4}' >/dev/null
 expect_out "remove 2 keys from the key source" "deleted 2 rows from St" djc delete St --no-cascade --where '{"sid":[4,5]}'
-expect_out "default stale timeout (3600 s): nothing removed" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JS --json
-expect_out "--stale-timeout 30: jobs too young" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JS --stale-timeout 30 --json
+expect_out "default stale timeout (3600 s): nothing removed" '{"table":"JS","added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JS --json
+expect_out "--stale-timeout 30: jobs too young" '{"table":"JS","added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JS --stale-timeout 30 --json
 sleep 1.2
-expect_out "--stale-timeout 1 removes the gone key, not the ignored one" '{"added":0,"removed":1,"orphaned":0,"re_pended":0}' djc jobs refresh JS --stale-timeout 1 --json
+expect_out "--stale-timeout 1 removes the gone key, not the ignored one" '{"table":"JS","added":0,"removed":1,"orphaned":0,"re_pended":0}' djc jobs refresh JS --stale-timeout 1 --json
 check "3 pending, 1 ignore" [ "$(counts JS)" = '[3,0,0,0,1]' ]
 check "the ignored gone key stays" [ "$(djc jobs JS --status ignore --json | jq -c '.jobs[] | .sid')" = 4 ]
 
@@ -247,9 +247,9 @@ mk=$(cat mkpid.JK.1)
 kill -9 "$mk" 2>/dev/null
 check "killed worker leaves the job reserved" [ "$(counts JK)" = '[0,1,0,0,0]' ]
 expect_out "a held lease is not taken" "JK: 0 made, 0 errors, 0 skipped" djc populate JK --reserve-jobs --no-refresh --where '{"id":1}' --make ./mk.sh
-expect_out "--orphan-timeout 300: too young" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JK --where '{"id":1}' --orphan-timeout 300 --json
+expect_out "--orphan-timeout 300: too young" '{"table":"JK","added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JK --where '{"id":1}' --orphan-timeout 300 --json
 sleep 1.2
-expect_out "--orphan-timeout 1 resets it" '{"added":0,"removed":0,"orphaned":1,"re_pended":0}' djc jobs refresh JK --where '{"id":1}' --orphan-timeout 1 --json
+expect_out "--orphan-timeout 1 resets it" '{"table":"JK","added":0,"removed":0,"orphaned":1,"re_pended":0}' djc jobs refresh JK --where '{"id":1}' --orphan-timeout 1 --json
 check "pending again" [ "$(counts JK)" = '[1,0,0,0,0]' ]
 expect_out "and made" "JK: 1 made, 0 errors, 0 skipped" djc populate JK --reserve-jobs --no-refresh --make ./mk.sh
 check "JK row 1" [ "$(count JK '{"id":1}')" = 1 ]
@@ -303,7 +303,7 @@ check "config: file number" grep -Eq '^jobs\.stale_timeout +100 +\(djc\.json\)$'
 check "config: environment" grep -Eq '^jobs\.default_priority +3 +\(environment\)$' cfg.out
 check "config: default" grep -Eq '^jobs\.auto_refresh +true +\(default\)$' cfg.out
 run bash -c "cd cfg && DJC_JOBS_KEEP_COMPLETED=false \"$DJC\" config --json"
-check "config --json: environment overrides the file" [ "$(printf '%s' "$OUT" | jq -c '.["jobs.keep_completed"]')" = '{"value":"false","source":"environment"}' ]
+check "config --json: environment overrides the file" [ "$(printf '%s' "$OUT" | jq -c '.["jobs.keep_completed"]')" = '{"value":false,"source":"environment"}' ]
 check "config --json: database.url from the environment" [ "$(printf '%s' "$OUT" | jq -r '.["database.url"].source')" = environment ]
 # and the file's settings take effect: keep_completed from djc.json
 (cd cfg && "$DJC" populate JX --reserve-jobs --where '{"id":3}' --make "$T/mk.sh" >/dev/null)
@@ -315,7 +315,7 @@ check "config: unknown setting is an error" [ "$RC" = 2 ]
 # ---------------------------------------------------------------- jobs --status --json: one object
 { cat p.djc; printf '\nJO (computed)\n    -> Src\n    ---\n    v : int64\n'; } > p2.djc
 expect_rc 0 "declare one more table" djc declare p2.djc
-expect_out "JO refresh" '{"added":10,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JO --json
+expect_out "JO refresh" '{"table":"JO","added":10,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JO --json
 run djc jobs JO --status pending --json
 check "--status --json is one JSON object (one line, one value)" \
 	[ "$(printf '%s\n' "$OUT" | wc -l | tr -d ' ')/$(printf '%s' "$OUT" | jq -s length)" = 1/1 ]

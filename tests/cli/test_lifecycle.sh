@@ -97,7 +97,7 @@ le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 # with max_attempts 3 one populate, without any refresh, ends with the job a
 # success, the make having seen DJC_ATTEMPT 1, 2, 3, and three attempts in
 # the job's history.
-expect_out "refresh Re key 1" '{"added":1,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Re --where '{"id":1}' --json
+expect_out "refresh Re key 1" '{"table":"Re","added":1,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Re --where '{"id":1}' --json
 run env DJC_JOBS_MAX_ATTEMPTS=3 MK_FAIL_UNTIL=3 "$DJC" populate Re --reserve-jobs --no-refresh --json --make ./mk.sh
 check "retries: populate exits 0" [ "$RC" = 0 ]
 check "retries: 1 made, no error, 2 retried" [ "$(printf '%s' "$OUT" | jq -c '[.success_count,.error_count,.retried_count]')" = '[1,0,2]' ]
@@ -111,7 +111,7 @@ check "retries: each failed attempt keeps its message and stderr" \
 run djc jobs Re --key '{"id":1}'
 check "retries: --key text shows the job and its 3 attempts" sh -c 'printf "%s\n" "$1" | grep -q "^{\"id\": 1}  status=success .*attempts=2" && printf "%s\n" "$1" | grep -q "^history (3 attempts):" && [ "$(printf "%s\n" "$1" | grep -c "^  attempt [0-9]*:")" = 3 ]' _ "$OUT"
 # the last attempt fails: an error as today, after max_attempts attempts
-expect_out "refresh Rx keys 1-2" '{"added":2,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Rx --where '{"id":[1,2]}' --json
+expect_out "refresh Rx keys 1-2" '{"table":"Rx","added":2,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Rx --where '{"id":[1,2]}' --json
 run env DJC_JOBS_MAX_ATTEMPTS=2 MK_FAIL_UNTIL=9 "$DJC" populate Rx --reserve-jobs --no-refresh --suppress-errors --json --make ./mk.sh
 check "attempts used up: exit 1" [ "$RC" = 1 ]
 check "attempts used up: 2 errors, 2 retried, nothing made" [ "$(printf '%s' "$OUT" | jq -c '[.success_count,.error_count,.retried_count]')" = '[0,2,2]' ]
@@ -124,7 +124,7 @@ expect_out "clear --status errors" "Rx: cleared 2 error jobs" djc jobs clear Rx 
 expect_rc 0 "refresh again" djc jobs refresh Rx --where '{"id":1}'
 check "a cleared job starts over: no history" [ "$(hist Rx '{"id":1}' '[.job.attempts, (.history | length)]')" = '[0,0]' ]
 # without keep_completed the job row and its history go at commit
-expect_out "refresh Re key 2" '{"added":1,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Re --where '{"id":2}' --json
+expect_out "refresh Re key 2" '{"table":"Re","added":1,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Re --where '{"id":2}' --json
 run env DJC_JOBS_MAX_ATTEMPTS=2 MK_FAIL_UNTIL=2 DJC_JOBS_KEEP_COMPLETED=false "$DJC" populate Re --reserve-jobs --no-refresh --make ./mk.sh
 check "keep_completed off: made after one retry" [ "$OUT" = "Re: 1 made, 0 errors, 0 skipped, 1 retried" ]
 expect_fail 2 "keep_completed off: the job is gone (--key)" "Re has no job with key" djc jobs Re --key '{"id":2}'
@@ -166,6 +166,11 @@ check "table timeout: the error names it" grep -q '^error {"id": 1}: timed out a
 expect_rc 0 "refresh Tt key 2" djc jobs refresh Tt --where '{"id":2}'
 run env MK_SLEEP_SECS=3 "$DJC" populate Tt --reserve-jobs --no-refresh --timeout 1h --json --make ./mk.sh
 check "--timeout overrides the table's timeout" [ "$RC/$(printf '%s' "$OUT" | jq -c '[.success_count,.error_count]')" = '0/[1,0]' ]
+# --timeout 0: no limit for this run, whatever the table's line and
+# jobs.make_timeout say (the make outlives both)
+expect_rc 0 "refresh Tt key 4" djc jobs refresh Tt --where '{"id":4}'
+run env MK_SLEEP_SECS=3 DJC_JOBS_MAKE_TIMEOUT=1 "$DJC" populate Tt --reserve-jobs --no-refresh --timeout 0 --json --make ./mk.sh
+check "--timeout 0 lifts the table's timeout for one run" [ "$RC/$(printf '%s' "$OUT" | jq -c '[.success_count,.error_count]')" = '0/[1,0]' ]
 expect_rc 0 "refresh Tt key 3" djc jobs refresh Tt --where '{"id":3}'
 run env MK_SLEEP_SECS=3 DJC_JOBS_MAKE_TIMEOUT=3600 "$DJC" populate Tt --reserve-jobs --no-refresh --make ./mk.sh
 check "the table's timeout overrides jobs.make_timeout" grep -q '^error {"id": 3}: timed out after 1s$' <<< "$OUT"
@@ -300,7 +305,7 @@ expect_out "cascade: made again" "Hd: 1 made, 0 errors, 0 skipped" djc populate 
 check "cascade: the new job's history is its own" [ "$(hist Hd '{"id":10}' '[.history[] | [.attempt, .outcome]]')" = '[[1,"success"]]' ]
 
 # ------------------------------------------------------------------ --where on every jobs command
-expect_out "refresh Wh keys 1-6" '{"added":6,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Wh --where '{"id":{"<=":6}}' --json
+expect_out "refresh Wh keys 1-6" '{"table":"Wh","added":6,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Wh --where '{"id":{"<=":6}}' --json
 check "jobs --where lists the matching jobs" [ "$(djc jobs Wh --where '{"id":[1,2]}' | grep -c '^{"id": [12]}  status=pending')" = 2 ]
 check "jobs --where --json" [ "$(djc jobs Wh --where '{"id":[2,5]}' --json | jq -c '[.status, (.jobs | map(.id) | sort)]')" = '[null,[2,5]]' ]
 expect_out "jobs --counts --where" "Wh jobs: pending 3, reserved 0, success 0, error 0, ignore 0, total 3" djc jobs Wh --counts --where '{"id":{">=":4}}'
@@ -327,7 +332,8 @@ expect_out "nothing left" '{"table":"Wh","pending":0,"reserved":0,"success":0,"e
 
 # ------------------------------------------------------------------ bad input
 expect_fail 2 "--timeout not a duration" "--timeout expects a duration" djc populate Wh --timeout 5x --make ./mk.sh
-expect_fail 2 "--timeout 0" "--timeout expects a duration greater than 0" djc populate Wh --timeout 0 --make ./mk.sh
+expect_fail 2 "--timeout -1" "--timeout expects a duration" djc populate Wh --timeout -1 --make ./mk.sh
+expect_fail 2 "--timeout beyond 1e9 s" "^djc: --timeout expects a duration such as 90, 30s, 15m or 2h \(0: no limit\), got '20000d'$" djc populate Wh --timeout 20000d --make ./mk.sh
 expect_fail 2 "--status bogus" "--status must be" djc jobs Wh --status bogus
 expect_fail 2 "jobs clear needs a selection" "--status STATUS, --where JSON or --all" djc jobs clear Wh
 expect_fail 2 "jobs cancel needs --where" "jobs cancel needs --where" djc jobs cancel Wh

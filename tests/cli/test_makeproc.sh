@@ -142,7 +142,7 @@ w=$!
 check "2: orphan: the stubborn make started" wait_for '^started 6$' "$LOG" 2
 sleep 1.2   # older than --orphan-timeout 1
 run djc jobs refresh Res --where '{"item_id": 6}' --orphan-timeout 1 --json
-check "2: orphan: refresh resets its reservation" test "$OUT" = '{"added":0,"removed":0,"orphaned":1,"re_pended":0}'
+check "2: orphan: refresh resets its reservation" test "$OUT" = '{"table":"Res","added":0,"removed":0,"orphaned":1,"re_pended":0}'
 wait "$w"
 wrc=$?
 check "2: orphan: the worker goes on and ends (exit 0: a lost job is no error)" test "$wrc" = 0

@@ -89,6 +89,52 @@ r = {json.loads(l)["id"]: json.loads(l) for l in sys.argv[1].splitlines()}
 sys.exit(0 if r[1]["x"] == 10.0 and r[9]["x"] == 1e16 and r[6]["x"] == 1e300 and r[10]["x"] == 1e-7 else 1)' "$(djc fetch F --format json)"
 check "--where matches a float written in plain text" test "$(count F '{"x": 120}')" = 1
 
+# what fetch --format csv writes, insert reads back: every type, NULL apart
+# from an empty text, quotes, commas and line breaks
+cat > csv.djc <<'P'
+Every (manual)
+    id : int32
+    ---
+    name : varchar(32)
+    note = null : varchar(64)
+    score = 1.5 : float64
+    ok : bool
+    big : uint64
+    amount = null : decimal(8,3)
+    params = null : json
+    raw = null : bytes
+    day = null : date
+    at = null : datetime(3)
+    uid = null : uuid
+
+Every2 (manual)
+    id : int32
+    ---
+    name : varchar(32)
+    note = null : varchar(64)
+    score = 1.5 : float64
+    ok : bool
+    big : uint64
+    amount = null : decimal(8,3)
+    params = null : json
+    raw = null : bytes
+    day = null : date
+    at = null : datetime(3)
+    uid = null : uuid
+P
+expect_rc 0 "declare tables of every kind of value" djc declare csv.djc
+cat > every.jsonl <<'R'
+{"id": 1, "name": "Smith, J.", "note": "says \"hi\"", "score": 0.1, "ok": true, "big": "18446744073709551615", "amount": "12.340", "params": {"a": [1, 2.5], "b": "x,y"}, "raw": "AAEC/w==", "day": "2026-02-28", "at": "2026-02-28 12:34:56.789", "uid": "0f0e0d0c-0b0a-0908-0706-050403020100"}
+{"id": 2, "name": "", "note": "", "score": -1e+300, "ok": false, "big": 0, "params": "just text", "raw": ""}
+{"id": 3, "name": "two\nlines", "note": null, "ok": true, "big": 5, "params": [1, "two"]}
+R
+expect_out "insert them" "inserted 3 rows into Every" djc insert Every every.jsonl
+run sh -c '"$DJC" fetch Every --format csv > every.csv && "$DJC" insert Every2 every.csv'
+check "fetch --format csv | insert: read back" test "$RC:$OUT" = "0:inserted 3 rows into Every2"
+check "...the same rows, as JSON" test "$(djc fetch Every2 --format json)" = "$(djc fetch Every --format json)"
+check "...an empty text is \"\" in CSV, NULL an empty field" grep -q '^2,"","",' every.csv
+run sh -c '"$DJC" fetch Every --format csv | "$DJC" insert Every2 --format csv --skip-duplicates'
+check "CSV on stdin with --format csv" test "$RC:$OUT" = "0:inserted 0 rows into Every2"
 # ---------------------------------------------------------------- populate: the failure line names the key
 cat > mk.sh <<'P'
 #!/bin/sh
@@ -147,7 +193,9 @@ d = json.loads(sys.argv[1])
 sys.exit(0 if d["table"] == "QMade" and d["error_count"] == 5 and {e["key"]["k"] for e in d["errors"]} == want
          and all(e["message"].startswith("make exited with status 3: ") for e in d["errors"]) else 1)' "$OUT"
 run djc progress QMade --json
-check "progress --json" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"table": "QMade", "remaining": 5, "total": 5} else 1)' "$OUT"
+check "progress TABLE --json: the fields of progress --json" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"table": "QMade", "remaining": 5, "total": 5, "pending": 0, "reserved": 0, "success": 0, "error": 5, "ignore": 0} else 1)' "$OUT"
+run djc progress --json
+check "...as each table of progress --json has" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if [t for t in d["tables"] if t["table"] == "QMade"] == [{"table": "QMade", "remaining": 5, "total": 5, "pending": 0, "reserved": 0, "success": 0, "error": 5, "ignore": 0}] else 1)' "$OUT"
 run djc jobs QMade --json
 check "jobs --json: the counts" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"table": "QMade", "pending": 0, "reserved": 0, "success": 0, "error": 5, "ignore": 0, "total": 5} else 1)' "$OUT"
 run djc jobs QMade --status error --json
@@ -156,9 +204,12 @@ d = json.loads(sys.argv[1])
 sys.exit(0 if d["table"] == "QMade" and d["status"] == "error" and {j["k"] for j in d["jobs"]} == want
          and all(j["error_message"] == "make exited with status 3: bad \"quote\" \\ back" and j["error_stack"].startswith("first line\n") for j in d["jobs"]) else 1)' "$OUT"
 run djc jobs refresh QMade --json
-check "jobs refresh --json" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if set(d) == {"added", "removed", "orphaned", "re_pended"} else 1)' "$OUT"
+check "jobs refresh --json" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if list(d) == ["table", "added", "removed", "orphaned", "re_pended"] and d["table"] == "QMade" else 1)' "$OUT"
 run djc config --json
-check "config --json" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d["jobs.lease_timeout"] == {"value": "60", "source": "default"} else 1)' "$OUT"
+check "config --json: values typed by their setting" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d["jobs.lease_timeout"] == {"value": 60, "source": "default"}
+and d["jobs.keep_completed"]["value"] is False and d["jobs.version_method"]["value"] == "none" and d["database.schema"]["value"] == (sys.argv[2] or "") else 1)' "$OUT" "$DJC_DATABASE_SCHEMA"
+run env DJC_JOBS_RETRY_DELAY=0.5 DJC_JOBS_AUTO_REFRESH=no "$DJC" config --json
+check "config --json: a fraction and a bool written as no" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d["jobs.retry_delay"]["value"] == 0.5 and d["jobs.auto_refresh"]["value"] is False else 1)' "$OUT"
 expect_fail 2 "a table name with a quote: one error line" '^djc: unknown table "Q\\"x" ' djc progress 'Q"x' --json
 check "...and nothing on stdout" test -z "$OUT"
 
@@ -183,6 +234,43 @@ while IFS= read -r key; do
 	check "the listed key $key pastes into jobs ignore" test "$RC:$OUT" = "0:QMade: ignoring $key"
 done < listed-keys
 expect_out "every listed key is now ignored" '{"table":"QMade","pending":0,"reserved":0,"success":0,"error":0,"ignore":5,"total":5}' djc jobs QMade --json
+
+# keys named like the jobs table's own columns (status, host) and the
+# history's (attempt, outcome): the text shows the key whole, then the
+# job's values, as --json does
+cat > n.djc <<'P'
+N (manual)
+    status : int32
+    host : varchar(8)
+    attempt : int32
+    outcome : varchar(8)
+    ---
+
+NMade (computed)
+    -> N
+    ---
+    v : int32
+P
+expect_rc 0 "declare keys named status, host, attempt and outcome" djc declare n.djc
+echo '{"status": 7, "host": "h1", "attempt": 9, "outcome": "o"}' | djc insert N >/dev/null
+expect_rc 1 "populate NMade with a failing make" djc populate NMade --reserve-jobs --suppress-errors --make ./qmk.sh
+jhost=$(djc jobs NMade --status error --json | jq -r '.jobs[0]._host')
+nkey='{"status": 7, "host": "h1", "attempt": 9, "outcome": "o"}'
+run djc jobs NMade --status error
+check "a key named status: the job line starts with the whole key, then the job's status" \
+	eval 'printf "%s\n" "$OUT" | head -1 | grep -qF "$nkey  status=error  "'
+check "...and the job's host, not the key's" eval 'printf "%s\n" "$OUT" | head -1 | grep -qF "  host=$jhost  "'
+run djc jobs NMade --key "$nkey"
+check "jobs --key: the job line as in the listing" eval 'printf "%s\n" "$OUT" | head -1 | grep -qF "$nkey  status=error  "'
+check "jobs --key: the history line shows the attempt's number, outcome and host, not the key's" \
+	eval 'printf "%s\n" "$OUT" | grep -qF "  attempt 1:  outcome=error  host=$jhost  "'
+run djc jobs NMade --key "$nkey" --json
+check "jobs --key --json: fencing tokens as strings of digits (jq would round a 63-bit number)" \
+	eval 'printf "%s" "$OUT" | jq -e "(.job.token | test(\"^[0-9]+\$\")) and ([.history[].token | type] == [\"string\"])" >/dev/null'
+run djc jobs NMade --status error --json
+check "jobs --status --json: the token as a string" eval 'printf "%s" "$OUT" | jq -e ".jobs[0].token | type == \"string\"" >/dev/null'
+key=$(djc jobs NMade --status error | head -1 | python3 -c 'import json,sys; l = sys.stdin.read(); print(l[:json.JSONDecoder().raw_decode(l)[1]])')
+expect_out "the listed key pastes into jobs ignore" "NMade: ignoring $nkey" djc jobs ignore NMade "$key"
 
 # ---------------------------------------------------------------- the progress bar
 cat > long.djc <<'P'
@@ -241,7 +329,7 @@ for cols in 200 80 45 24 12; do
 done
 # in a log: the final line, and a line at most every display.interval seconds
 run djc config --json
-check "display.interval is 30 s by default" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d["display.interval"] == {"value": "30", "source": "default"} else 1)' "$OUT"
+check "display.interval is 30 s by default" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d["display.interval"] == {"value": 30, "source": "default"} else 1)' "$OUT"
 djc delete AVeryLongComputedTableNameForTheProgressBar > /dev/null
 run env DJC_DISPLAY_INTERVAL=86400 "$DJC" populate AVeryLongComputedTableNameForTheProgressBar --display-progress --make ./slow.sh
 check "piped, a long interval: only the final line" test "$(printf '%s\n' "$ERR" | grep -c .)" = 1
@@ -254,4 +342,79 @@ check "...no carriage returns in a log" sh -c '! printf "%s" "$1" | grep -q "$(p
 check "...ending with the final line" sh -c 'printf "%s\n" "$1" | tail -1 | grep -q " 100%|#*| 12/12 \["' _ "$ERR"
 expect_fail 2 "display.interval is checked" "^djc: environment variable DJC_DISPLAY_INTERVAL \(display\.interval\) must be a number of seconds from 0 to 86400, got '-1'$" \
 	env DJC_DISPLAY_INTERVAL=-1 "$DJC" populate AVeryLongComputedTableNameForTheProgressBar --make ./slow.sh
+# the bar's total: the jobs this run can take now, not another worker's
+# reservation nor jobs due later; a run that took all it could ends full
+cat > tot.djc <<'P'
+Tot (computed)
+    -> F
+    ---
+    z : int32
+P
+expect_rc 0 "declare Tot" djc declare tot.djc
+expect_out "12 jobs" "Tot: added 12, removed 0, orphaned 0, re_pended 0" djc jobs refresh Tot
+expect_out "2 of them due in an hour" "Tot: updated 2 pending jobs" djc jobs set Tot --where '{"id": [1, 2]}' --delay 3600
+cat > hold.sh <<'P'
+#!/bin/sh
+cat >/dev/null
+touch held
+while [ ! -e release ]; do sleep 0.1; done
+echo '{"z": 1}'
+P
+chmod +x hold.sh
+"$DJC" populate Tot --reserve-jobs --no-refresh --where '{"id": 3}' --make ./hold.sh > hold.out 2>&1 &
+hpid=$!
+wait_for() { for _ in $(seq 600); do eval "$1" && return 0; sleep 0.1; done; return 1; }
+check "another worker holds one job" wait_for 'test -e held'
+run env DJC_DISPLAY_INTERVAL=0 "$DJC" populate Tot --reserve-jobs --no-refresh --display-progress --make ./slow.sh
+check "the other 9 are made" test "$RC:$OUT" = "0:Tot: 9 made, 0 errors, 0 skipped"
+check "every line of the bar counts 9 jobs, not the 12 of the queue" \
+	eval 'test "$(printf "%s\n" "$ERR" | grep -c " [0-9]*/9 \[")" = "$(printf "%s\n" "$ERR" | grep -c .)"'
+check "...and it ends full" sh -c 'printf "%s\n" "$1" | tail -1 | grep -q "^Tot: 100%|#*| 9/9 \["' _ "$ERR"
+touch release
+wait $hpid
+check "the other worker made its job" grep -q "^Tot: 1 made" hold.out
+# two runs share the queue: each total counted what the other then took;
+# each bar still ends full, as each run took all it could
+cat > tot2.djc <<'P'
+Tot2 (computed)
+    -> F
+    ---
+    z : int32
+P
+expect_rc 0 "declare Tot2" djc declare tot2.djc
+cat > both.sh <<'P'
+#!/bin/sh
+cat >/dev/null
+touch "s.$DJC_KEY_id"
+i=0
+while [ "$(ls s.* | wc -l)" -lt 2 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.05
+echo '{"z": 1}'
+P
+chmod +x both.sh
+DJC_DISPLAY_INTERVAL=86400 "$DJC" populate Tot2 --reserve-jobs --display-progress --make ./both.sh > r1.out 2> r1.err &
+p1=$!
+check "the first run started a make" wait_for 'ls s.* >/dev/null 2>&1'
+DJC_DISPLAY_INTERVAL=86400 "$DJC" populate Tot2 --reserve-jobs --display-progress --make ./both.sh > r2.out 2> r2.err
+wait $p1
+n1=$(sed -n 's/^Tot2: \([0-9]*\) made.*/\1/p' r1.out); n2=$(sed -n 's/^Tot2: \([0-9]*\) made.*/\1/p' r2.out)
+check "the two runs made the 12 keys between them ($n1 + $n2)" test "$((n1 + n2))" = 12
+check "each run's bar ends full (at its own count)" \
+	eval 'tail -1 r1.err | grep -Eq "^Tot2: 100%\|#{20}\| ([0-9]+)/\1 \[" && tail -1 r2.err | grep -Eq "^Tot2: 100%\|#{20}\| ([0-9]+)/\1 \["'
+# nothing due: populate says why it made nothing, and when the first is due
+run djc populate Tot --reserve-jobs --no-refresh --make ./slow.sh
+check "all jobs delayed: 0 made" test "$RC:$OUT" = "0:Tot: 0 made, 0 errors, 0 skipped"
+check "...and a note: how many wait and when the first is due" \
+	grep -Eq '^djc: note: no job of Tot was due: 2 pending jobs wait \(.*\); the first is due in ([0-9]+m[0-9]+s|1h00m) \([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} UTC\)$' <<< "$ERR"
+expect_out "due now, at priority 7" "Tot: updated 2 pending jobs" djc jobs set Tot --all --delay 0 --priority 7
+run djc populate Tot --reserve-jobs --no-refresh --priority 3 --make ./slow.sh
+check "above --priority: 0 made, and a note says so" \
+	test "$RC:$OUT:$ERR" = "0:Tot: 0 made, 0 errors, 0 skipped:djc: note: 2 jobs of Tot are due but above --priority 3"
+expect_out "made at their priority" "Tot: 2 made, 0 errors, 0 skipped" djc populate Tot --reserve-jobs --no-refresh --make ./slow.sh
+run djc populate Tot --reserve-jobs --make ./slow.sh
+check "nothing left: no note" test "$RC:$OUT:$ERR" = "0:Tot: 0 made, 0 errors, 0 skipped:"
+# no keys: no percentage, an empty bar
+run env DJC_DISPLAY_INTERVAL=0 "$DJC" populate Tot --display-progress --make ./slow.sh
+check "a populate with no key: an empty bar at 0/0, no percentage" \
+	sh -c 'printf "%s\n" "$1" | tail -1 | grep -Eq "^Tot:  --%\| {20}\| 0/0 \["' _ "$ERR"
 finish

@@ -297,7 +297,7 @@ expect_out "Session 1/1 is gone with what depends on it" "5 5 10 10" sh -c \
 # jobs: a pending job of a key whose upstream rows go is deleted with
 # them; refresh adds back exactly the keys whose upstream rows exist
 printf '{"subject_id": 3, "session": 3}\n' | djc insert Session >/dev/null
-expect_out "one pending Stats job for 3/3" '{"added":1,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Stats --json
+expect_out "one pending Stats job for 3/3" '{"table":"Stats","added":1,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Stats --json
 expect_out "delete subject 3 with --yes: rows and the job go" "deleted 4 rows from Quality
 deleted 4 rows from Stats.Unit
 deleted 1 job of Stats
@@ -305,14 +305,14 @@ deleted 2 rows from Stats
 deleted 3 rows from Session
 deleted 1 row from Subject" djc delete Subject --where '{"subject_id": 3}' --yes
 expect_out "no job is left for the gone keys" "Stats jobs: pending 0, reserved 0, success 0, error 0, ignore 0, total 0" djc jobs Stats
-expect_out "refresh adds nothing: no upstream row is left for them" '{"added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Stats --json
+expect_out "refresh adds nothing: no upstream row is left for them" '{"table":"Stats","added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Stats --json
 
 # The DataJoint way when computed results must be made again: delete them
 # (their dependents go too) and populate; the keys come back, as their
 # upstream rows are still there
 expect_out "delete the Stats of subject 2" "deleted 4 rows from Stats.Unit
 deleted 2 rows from Stats" djc delete Stats --where '{"subject_id": 2}' --yes
-expect_out "refresh re-adds exactly those keys" '{"added":2,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Stats --json
+expect_out "refresh re-adds exactly those keys" '{"table":"Stats","added":2,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Stats --json
 expect_rc 0 "populate again" djc populate Stats --reserve-jobs --make ./mk_stats.sh
 expect_rc 0 "and downstream" djc populate Quality --reserve-jobs --make ./mk_q.sh
 expect_out "all made again" "3 6 6" sh -c \
@@ -323,7 +323,7 @@ printf '{"subject_id": 2, "session": 3}\n' | djc insert Session >/dev/null
 DJC_JOBS_KEEP_COMPLETED=true "$DJC" populate Stats --reserve-jobs --make ./mk_stats.sh >/dev/null
 expect_out "keep_completed: the made jobs are kept as success" "Stats jobs: pending 0, reserved 0, success 2, error 0, ignore 0, total 2" djc jobs Stats
 DJC_JOBS_KEEP_COMPLETED=true "$DJC" delete Stats --where '{"session": 3}' --yes >/dev/null
-expect_out "keep_completed: refresh re-pends the deleted row's success job" '{"added":0,"removed":0,"orphaned":0,"re_pended":1}' \
+expect_out "keep_completed: refresh re-pends the deleted row's success job" '{"table":"Stats","added":0,"removed":0,"orphaned":0,"re_pended":1}' \
 	env DJC_JOBS_KEEP_COMPLETED=true "$DJC" jobs refresh Stats --json
 expect_fail 2 "delete: unknown table" '^djc: unknown table "Nope"' djc delete Nope --yes
 

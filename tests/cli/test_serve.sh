@@ -449,7 +449,7 @@ check "7: lease: key 6 is being made" wait_log '^sleeping 6 '
 sp=$(awk '$1 == "sleeping" {print $3}' "$LOG")
 sleep 1.2   # older than --orphan-timeout 1
 run djc jobs refresh Res --where '{"item_id": 6}' --orphan-timeout 1 --json
-check "7: lease: refresh resets its reservation" test "$OUT" = '{"added":0,"removed":0,"orphaned":1,"re_pended":0}'
+check "7: lease: refresh resets its reservation" test "$OUT" = '{"table":"Res","added":0,"removed":0,"orphaned":1,"re_pended":0}'
 wait $w
 wrc=$?
 check "7: lease: the worker goes on and ends (exit 0)" test $wrc = 0

@@ -79,8 +79,14 @@ expect_fail 2 "diagram takes no table" "^djc: diagram takes no arguments" djc di
 run djc progress
 check "progress without a table: the computed and imported tables in dependency order" \
 	eval 'test "$(printf "%s\n" "$OUT" | cut -d" " -f1 | tr "\n" " ")" = "B C D "'
-check "progress: bar, counts and errors" eval 'printf "%s\n" "$OUT" | grep -Eq "^B +\[\.+\] 0/2 +0\.0%  errors 1, reserved 0, pending 0$"'
+check "progress: bar, counts, errors and ignored jobs" eval 'printf "%s\n" "$OUT" | grep -Eq "^B +\[\.+\] 0/2 +0\.0%  errors 1, ignored 1, reserved 0, pending 0$"'
+check "progress: a table without keys has an empty bar and no percentage" \
+	eval 'printf "%s\n" "$OUT" | grep -Eq "^C +\[\.+\] 0/0 +--  errors 0, ignored 0, reserved 0, pending 0$"'
+expect_out "progress TABLE without keys" "C: Completed 0 of 0 (no keys in its key source)" djc progress C
+run djc tables --json
+check "tables --json: each table with its tier, key and parents" eval 'test "$(printf "%s" "$OUT" | jq -c "[.tables[] | [.name, .tier, .key, [.parents[].name]]]")" = "[[\"A\",\"manual\",[\"id\"],[]],[\"B\",\"computed\",[\"id\"],[\"A\"]],[\"L\",\"lookup\",[\"l\"],[]],[\"C\",\"computed\",[\"id\"],[\"B\"]],[\"C.Part\",\"part\",[\"id\",\"k\"],[\"C\"]],[\"D\",\"imported\",[\"id\"],[\"A\",\"L\"]]]"'
 run djc progress --json
+check "progress --json: the time of the snapshot, UTC" eval 'printf "%s" "$OUT" | jq -e ".time | test(\"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$\")" >/dev/null'
 check "progress --json: every table" eval 'test "$(printf "%s" "$OUT" | jq -c "[.tables[] | [.table, .total, .remaining, .error]]")" = "[[\"B\",2,2,1],[\"C\",0,0,0],[\"D\",2,2,0]]"'
 expect_fail 2 "progress --where without a table" "^djc: --where needs a TABLE" djc progress --where '{"id": 1}'
 expect_fail 2 "progress TABLE --watch" "^djc: --watch follows every table" djc progress B --watch
@@ -102,6 +108,11 @@ check "progress --watch: a later snapshot shows the change" wait_for 'grep -Eq "
 kill -TERM $wpid; wait $wpid
 wrc=$?
 check "progress --watch ends on SIGTERM with status 0" test "$wrc" = 0
+"$DJC" progress --watch --interval 0.1 --json > watchj.out 2>watchj.err &
+wpid=$!
+check "progress --watch --json: one object per snapshot, each with its time" \
+	wait_for 'test "$(jq -c "select(.time and .tables) | 1" watchj.out 2>/dev/null | grep -c 1)" -ge 2'
+kill -TERM $wpid; wait $wpid
 check "progress --watch: every snapshot whole (3 lines each)" eval 'test "$(grep -vc "^== " watch.out)" = "$(( $(grep -c "^== " watch.out) * 3 ))"'
 
 # --watch on a terminal: redrawn in place (cursor up over the last drawing)
@@ -132,5 +143,46 @@ sys.exit(0 if len(lines) >= 6 and max(len(l) for l in lines) <= 29 else 1)' "$OU
 run python3 watchpty.py "$DJC"
 check "progress --watch on a terminal: redrawn in place, no time lines" eval '
 	test "$(printf "%s" "$OUT" | grep -c "$(printf "\r\033\\[3A")")" -ge 2 && ! printf "%s" "$OUT" | grep -q "^== "'
+
+# ------------------------------------- every table's errors, grouped by message
+cat > p3.djc <<'P'
+E (computed)
+    -> A
+    ---
+    y : int32
+P
+expect_rc 0 "declare E" djc declare p3.djc
+cat > same.sh <<'S'
+#!/bin/sh
+cat >/dev/null
+echo "Traceback: the same failure" >&2
+exit 1
+S
+chmod +x same.sh
+expect_rc 1 "E: two keys fail the same way" djc populate E --reserve-jobs --suppress-errors --make ./same.sh
+expect_rc 1 "B: its error again" djc populate B --reserve-jobs --suppress-errors --make ./fail.sh
+run djc jobs --status error
+check "jobs --status error without a table: each table's errors grouped by message, no stack" test "$RC:$OUT" = '0:B: 1 error job, 1 message
+       1  make exited with status 3: second line  (first {"id": 2})
+E: 2 error jobs, 1 message
+       2  make exited with status 1: Traceback: the same failure  (first {"id": 1})'
+run djc jobs --status error --json
+check "...and as JSON" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"status": "error", "tables": [
+ {"table": "B", "count": 1, "messages": [{"message": "make exited with status 3: second\tline", "count": 1, "first": {"id": 2}}]},
+ {"table": "E", "count": 2, "messages": [{"message": "make exited with status 1: Traceback: the same failure", "count": 2, "first": {"id": 1}}]}]} else 1)' "$OUT"
+expect_out "jobs --status pending without a table: none" "no pending job in any table" djc jobs --status pending
+expect_fail 2 "jobs without a table needs --status" "^djc: jobs needs a TABLE \(or --status STATUS alone" djc jobs --where '{"id": 1}'
+
+# ------------------------------------- an empty listing says why, when it is not plain
+run djc jobs E --status success
+check "completed jobs are not kept: the empty listing says so" \
+	test "$RC:$OUT:$ERR" = "0::djc: note: completed jobs are not kept (a job's row is deleted when its make commits) unless jobs.keep_completed is true"
+run env DJC_JOBS_KEEP_COMPLETED=true "$DJC" jobs E --status success
+check "...not when they are kept" test "$RC:$OUT:$ERR" = "0::"
+run djc jobs D --status error
+check "a table populated without --reserve-jobs: no job at all, and the note says why" \
+	test "$RC:$OUT:$ERR" = "0::djc: note: D has no job at all: a populate without --reserve-jobs records no jobs (it printed its errors), and djc jobs refresh D adds the missing keys as jobs"
+run djc jobs E --status reserved
+check "an empty listing of a table with jobs: no note" test "$RC:$OUT:$ERR" = "0::"
 
 finish

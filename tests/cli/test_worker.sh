@@ -463,7 +463,7 @@ expect_fail 2 "a --where on an attribute a served table lacks" "restriction name
 expect_fail 2 "--processes 0" "^djc: --processes expects an integer >= 1, got '0'$" djc worker --processes 0
 expect_fail 2 "--idle-exit -1" "^djc: --idle-exit expects a number of seconds" djc worker --idle-exit -1
 expect_fail 2 "an unknown option" "^djc: worker: unknown or incomplete option --bogus" djc worker --bogus
-expect_fail 2 "--timeout 0" "^djc: --timeout expects a duration greater than 0 such as 90, 30s, 15m or 2h, got '0'$" djc worker --timeout 0
+expect_fail 2 "--timeout -1" "^djc: --timeout expects a duration such as 90, 30s, 15m or 2h \(0: no limit\), got '-1'$" djc worker --timeout -1
 expect_fail 2 "--make-serve with three tables served" "^djc: a make given to the worker serves one table, and 3 would be served" \
 	djc worker --idle-exit 1 --make-serve ./mk.sh
 finish

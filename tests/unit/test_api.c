@@ -5,6 +5,7 @@
 #include "t.h"
 #include "tdb.h"
 #include "djc.h"
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -433,6 +434,114 @@ int main(void)
 		CHECK(djc_jobs_list(&rs, c, "Jb", "error") == DJC_OK && djc_rowset_count(rs) == 1);
 		if (rs && djc_rowset_count(rs) == 1) CHECK_STR(text_of(djc_rowset_row(rs, 0), "error_message"), "bad key 4");
 		djc_rowset_free(rs);
+	}
+
+	/* --------------------------------------------- values by attribute name */
+	{
+		djc_rowset *rs = NULL;
+		CHECK(djc_fetch(&rs, c, "Src", "{\"id\": 2}") == DJC_OK && djc_rowset_count(rs) == 1);
+		const djc_row *r = rs ? djc_rowset_row(rs, 0) : NULL;
+		int64_t id = 0;
+		double x = 0;
+		CHECK(djc_row_get_int(&id, r, "id") == DJC_OK && id == 2);
+		CHECK(djc_row_get_float(&x, r, "x") == DJC_OK && x == 3.0);
+		CHECK(djc_row_get_int(&id, r, "nope") == DJC_ENOTFOUND);
+		CHECK(djc_row_is_null(r, "x") == 0 && djc_row_is_null(r, "nope") == DJC_ENOTFOUND);
+		djc_rowset_free(rs);
+		djc_row *v = djc_row_new();
+		djc_row_set_bool(v, "b", 1);
+		djc_row_set_text(v, "t", "hi");
+		djc_row_set_bytes(v, "raw", "\0\1\2", 3);
+		djc_row_set_uint(v, "u", UINT64_MAX);
+		djc_row_set_null(v, "n");
+		int b = -1;
+		const char *t = NULL;
+		const void *raw = NULL;
+		size_t nraw = 0;
+		uint64_t u = 0;
+		CHECK(djc_row_get_bool(&b, v, "b") == DJC_OK && b == 1);
+		CHECK(djc_row_get_text(&t, v, "t") == DJC_OK && t && !strcmp(t, "hi"));
+		CHECK(djc_row_get_bytes(&raw, &nraw, v, "raw") == DJC_OK && nraw == 3 && !memcmp(raw, "\0\1\2", 3));
+		CHECK(djc_row_get_uint(&u, v, "u") == DJC_OK && u == UINT64_MAX);
+		CHECK(djc_row_get_int(&id, v, "u") == DJC_EINVAL);   /* beyond int64: as djc_row_int */
+		CHECK(djc_row_get_text(&t, v, "b") == DJC_EINVAL && djc_row_get_bool(&b, v, "t") == DJC_EINVAL);
+		CHECK(djc_row_is_null(v, "n") == 1 && djc_row_get_int(&id, v, "n") == DJC_EINVAL);
+		djc_row_free(v);
+	}
+
+	/* ------------------------------------- one check per kind of value */
+	{
+		char *msg = NULL;
+		CHECK(djc_option_check("priority", 2147483647.0, &msg) == DJC_OK && !msg);
+		CHECK(djc_option_check("priority", 99999999999.0, &msg) == DJC_EINVAL && msg &&
+		      !strcmp(msg, "an integer from 0 to 2147483647"));
+		free(msg);
+		CHECK(djc_option_check("priority", 2.5, NULL) == DJC_EINVAL);
+		CHECK(djc_option_check("delay", -1, NULL) == DJC_OK && djc_option_check("delay", 1e12, NULL) == DJC_EINVAL);
+		CHECK(djc_option_check("timeout", 0, NULL) == DJC_OK && djc_option_check("timeout", 2e9, NULL) == DJC_EINVAL);
+		CHECK(djc_option_check("jobs.lease_timeout", 0, NULL) == DJC_EINVAL);
+		CHECK(djc_option_check("jobs.version_method", 0, &msg) == DJC_ENOTFOUND && msg);
+		free(msg);
+		djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
+		djc_refresh_result rr;
+		ro.priority = 99999999999L;
+		CHECK(djc_jobs_refresh(&rr, c, "Jb", &ro) == DJC_EINVAL && strstr(djc_error_last(c), "priority must be an integer"));
+		ro.priority = -1;
+		ro.delay = 1e12;
+		CHECK(djc_jobs_refresh(&rr, c, "Jb", &ro) == DJC_EINVAL && strstr(djc_error_last(c), "delay must be"));
+		djc_jobs_set_options so = DJC_JOBS_SET_OPTIONS_INIT;
+		so.priority = 99999999999L;
+		CHECK(djc_jobs_set(NULL, c, "Jb", NULL, &so) == DJC_EINVAL);
+		djc_populate_options po;
+		djc_populate_options_init(&po);
+		po.make = mkj;
+		po.timeout = -2;
+		CHECK(djc_populate(&(djc_populate_result *){NULL}, c, "Jb", &po) == DJC_EINVAL);
+	}
+
+	/* ----------------------------------------- why nothing can be taken */
+	{
+		djc_row *n = djc_row_new();
+		djc_row_set_int(n, "id", 200);
+		djc_row_set_float(n, "x", 1);
+		const djc_row *np = n;
+		CHECK(djc_insert(c, "Src", &np, 1, NULL, NULL) == DJC_OK);
+		djc_row_free(n);
+		djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
+		djc_refresh_result rr;
+		ro.delay = 3600;
+		CHECK(djc_jobs_refresh(&rr, c, "Jb", &ro) == DJC_OK && rr.added == 1);
+		djc_jobs_wait w;
+		CHECK_MSG(djc_jobs_waiting(&w, c, "Jb", NULL, -1) == DJC_OK, "%s", djc_error_last(c));
+		CHECK_MSG(w.later == 1 && w.first_due_in > 3000 && w.first_due_in <= 3600 && strlen(w.first_due) >= 19 &&
+			  w.above_priority == 0, "later %ld in %g at '%s'", w.later, w.first_due_in, w.first_due);
+		djc_jobs_set_options so = DJC_JOBS_SET_OPTIONS_INIT;
+		so.priority = 9;
+		so.delay = 0;
+		long upd = 0;
+		CHECK(djc_jobs_set(&upd, c, "Jb", "{\"id\": 200}", &so) == DJC_OK && upd == 1);
+		CHECK(djc_jobs_waiting(&w, c, "Jb", NULL, 3) == DJC_OK && w.later == 0 && w.first_due[0] == 0 && w.above_priority == 1);
+		CHECK(djc_jobs_waiting(&w, c, "Jb", NULL, 9) == DJC_OK && w.later == 0 && w.above_priority == 0);
+	}
+
+	/* ------------------------- DJC_TIMEOUT_NONE: no limit for one run (--timeout 0) */
+	{
+		const char *names[] = {"Jb"};
+		int64_t none = -1;
+		djc_worker_options wo = DJC_WORKER_OPTIONS_INIT;
+		wo.make = mkj;
+		wo.payload = &none;
+		wo.until_empty = 1;
+		wo.timeout = -2;
+		djc_worker_result *wr = NULL;
+		CHECK(djc_worker(&wr, c, names, 1, &wo) == DJC_EINVAL);
+		djc_worker_result_free(wr);
+		wr = NULL;
+		wo.timeout = DJC_TIMEOUT_NONE;
+		rc = djc_worker(&wr, c, names, 1, &wo);
+		CHECK_MSG(rc == DJC_OK && wr && wr->success_count == 1, "rc %d: %s", rc, djc_error_last(c));
+		djc_worker_result_free(wr);
+		CHECK(t_count(c, "Jb", "{\"id\": 200}") == 1);
 	}
 
 	djc_close(c2);
