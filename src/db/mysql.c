@@ -256,6 +256,8 @@ static int classify_code(unsigned e)
 	case 3140 /* ER_INVALID_JSON_TEXT (MySQL) */: case 4025 /* ER_CONSTRAINT_FAILED */:
 	case WARN_DATA_TRUNCATED:
 		return DJC_EINVAL;
+	case ER_DBACCESS_DENIED_ERROR: case ER_TABLEACCESS_DENIED_ERROR: case ER_COLUMNACCESS_DENIED_ERROR:
+		return DB_EACCESS;
 	default:
 		return is_conn_error(e) ? DJC_ECONN : DJC_ERROR;
 	}

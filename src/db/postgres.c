@@ -290,6 +290,7 @@ static int classify(pg_conn *c, const PGresult *res)
 		return unique ? DB_EUNIQUE : DJC_EDUPLICATE;
 	}
 	if (!strcmp(state, "23503")) return DJC_EFOREIGN;
+	if (!strcmp(state, "42501")) return DB_EACCESS;
 	if (!strcmp(state, "40001") || !strcmp(state, "40P01") || !strcmp(state, "55P03")) return DJC_EBUSY;
 	if (!strncmp(state, "08", 2) || !strcmp(state, "57P01") || !strcmp(state, "57P02") ||
 	    !strcmp(state, "57P03")) return DJC_ECONN;

@@ -793,6 +793,8 @@ int djc_fetch(djc_rowset **out, djc_conn *c, const char *name, const char *where
 	return rc;
 }
 
+static char *child_refs(djc_conn *c, table *t, const char *where);
+
 int djc_delete(size_t *deleted, djc_conn *c, const char *name, const char *where_json)
 {
 	if (deleted) *deleted = 0;
@@ -810,7 +812,9 @@ int djc_delete(size_t *deleted, djc_conn *c, const char *name, const char *where
 	rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r);
 	if (rc == DJC_EFOREIGN) {
 		db_rollback(c->db);
-		rc = conn_fail(c, rc, "cannot delete from %s: rows of a child table reference them (delete those first)", t->name);
+		char *who = child_refs(c, t, where_json);
+		rc = conn_fail(c, rc, "cannot delete from %s: %s (delete those first)", t->name, who);
+		free(who);
 		goto out;
 	}
 	if (rc) { rc = conn_dbfail(c, rc, t->name); db_rollback(c->db); goto out; }
@@ -939,6 +943,32 @@ static long long count_of(djc_conn *c, const char *sql, const pvec *p, int *rc)
 	return n;
 }
 
+/* After a delete from t restricted by where failed on a foreign key (and
+ * was rolled back): "2 rows of Session reference them" for the first table
+ * whose rows reference a row to delete, or "rows of a child table
+ * reference them" when none does by now. Caller frees. */
+static char *child_refs(djc_conn *c, table *t, const char *where)
+{
+	for (size_t i = 0; c->pipe && i < c->pipe->n; i++) {
+		table *S[2] = {t, c->pipe->tables[i]};
+		int child = 0;
+		for (size_t f = 0; f < S[1]->nfks; f++) child = child || S[1]->fks[f].ptable == t;
+		if (!child || S[1] == t) continue;
+		sb_t q = SB_INIT, ref = SB_INIT;
+		pvec p = {0};
+		int alias = 0, rc;
+		db_qtable(c->db, &ref, S[1]->sql_name);
+		sb_printf(&q, "SELECT COUNT(*) FROM %s WHERE ", sb_str(&ref));
+		rc = cascade_cond(c, S, 1, where, sb_str(&ref), &alias, &q, &p);
+		long long n = rc ? -1 : count_of(c, sb_str(&q), &p, &rc);
+		sb_free(&q);
+		sb_free(&ref);
+		pvec_free(&p);
+		if (n > 0) return xasprintf("%lld row%s of %s reference%s them", n, n == 1 ? "" : "s", S[1]->name, n == 1 ? "s" : "");
+	}
+	return xstrdup("rows of a child table reference them");
+}
+
 static int delete_once(djc_conn *c, table **S, size_t nS, const char *where, const djc_delete_options *o, djc_changes *ch)
 {
 	sb_t q = SB_INIT, ref = SB_INIT;
@@ -1039,9 +1069,12 @@ static int delete_once(djc_conn *c, table **S, size_t nS, const char *where, con
 			db_res_free(r);
 		}
 		if (rc == DJC_EFOREIGN && !o->cascade) {
-			rc = conn_fail(c, rc, "cannot delete from %s: rows of a child table reference them (delete those first, "
-				       "or delete with cascade)", S[i]->name);
-			goto fail;
+			db_rollback(c->db);
+			char *who = child_refs(c, S[i], where);
+			rc = conn_fail(c, rc, "cannot delete from %s: %s (delete those first, or delete with cascade)", S[i]->name,
+				       who);
+			free(who);
+			goto out;
 		}
 		if (rc) { rc = conn_dbfail(c, rc, S[i]->name); goto fail; }
 		changes_add(ch, S[i]->name, S[i]->sql_name, "delete", counts[i]);
