@@ -126,6 +126,10 @@ char *cli_read_file(const char *path);
 long parse_long(const char *opt, const char *v, long min);
 double parse_double(const char *opt, const char *v);
 void check_json(const char *opt, const char *v);
+/* 1 if the restriction v (valid JSON) restricts nothing: {} or a list
+ * holding {}. A command that acts on every row only with --all (or without
+ * --where) refuses it: an empty restriction never means everything. */
+int where_is_empty(const char *v);
 
 /* djc progress without a TABLE (cmd_view.c): every computed and imported
  * table; with watch, again every interval seconds until SIGINT/SIGTERM.
