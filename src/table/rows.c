@@ -90,7 +90,8 @@ static int where_attr(wctx *w, const char *k, attr **out)
 	sb_t b = SB_INIT, all = SB_INIT;
 	for (size_t i = 0; i < n; i++) {
 		names[i] = t->attrs[w->source_only ? t->src[i] : i].name;
-		sb_printf(&all, "%s%s", i ? ", " : "", names[i]);
+		if (i < 30) sb_printf(&all, "%s%s", i ? ", " : "", names[i]);
+		else if (i == 30) sb_printf(&all, ", ... (%zu in all)", n);
 	}
 	const char *near = near_name(k, names, n);
 	json_quote(&b, k, strlen(k));

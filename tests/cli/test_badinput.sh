@@ -488,11 +488,11 @@ check "empty restrictions changed no job" jobs_intact
 expect_out "an empty list still restricts to nothing" "Sq: cleared 0 jobs" djc jobs clear Sq --where '[]'
 
 # a list longer than 100 values (one database parameter; unlimited)
-long=$(seq 0 149 | paste -sd, -)
-expect_out "a list of 150 values" "1 2 3 4" sh -c "$DJC fetch Src --where '{\"id\": [$long]}' --format csv | tail -n +2 | cut -d, -f1 | paste -sd' '"
-expect_out "not in a list of 150 values" "1" sh -c "$DJC fetch Src --where '{\"id\": {\"not in\": [$(seq 2 151 | paste -sd, -)]}}' --format csv | tail -n +2 | cut -d, -f1"
-keys=$(seq 0 149 | sed 's/.*/{"id": &}/' | paste -sd, -)
-expect_out "a list of 150 keys" "1 2 3 4" sh -c "$DJC fetch Src --where '[$keys]' --format csv | tail -n +2 | cut -d, -f1 | paste -sd' '"
+long=$(seq 0 149 | tr '\n' , | sed 's/,$//')
+expect_out "a list of 150 values" "1 2 3 4" sh -c "$DJC fetch Src --where '{\"id\": [$long]}' --format csv | tail -n +2 | cut -d, -f1 | tr '\n' ' ' | sed 's/ $//'"
+expect_out "not in a list of 150 values" "1" sh -c "$DJC fetch Src --where '{\"id\": {\"not in\": [$(seq 2 151 | tr '\n' , | sed 's/,$//')]}}' --format csv | tail -n +2 | cut -d, -f1"
+keys=$(seq 0 149 | sed 's/.*/{"id": &}/' | tr '\n' , | sed 's/,$//')
+expect_out "a list of 150 keys" "1 2 3 4" sh -c "$DJC fetch Src --where '[$keys]' --format csv | tail -n +2 | cut -d, -f1 | tr '\n' ' ' | sed 's/ $//'"
 expect_out "jobs of a list of 150 keys" "Sq: updated 4 pending jobs" djc jobs set Sq --where "[$keys]" --priority 5
 expect_fail 2 "a long list with a bad value names it" "^djc: restriction: attribute 'id' \(int32\): expects an integer, got a string$" \
 	djc fetch Src --where "{\"id\": [$long, \"x\"]}"
@@ -502,12 +502,12 @@ expect_fail 2 "a long list with a bad value names it" "^djc: restriction: attrib
 printf '{"k": 1, "d": "1234567890123456.0001"}\n{"k": 2, "d": "1234567890123456.0002"}\n' > dec.jsonl
 expect_out "two decimals 0.0001 apart" "inserted 2 rows into Dec" djc insert Dec dec.jsonl
 expect_out "a list of decimals matches its values only" "1" \
-	sh -c "$DJC fetch Dec --where '{\"d\": [\"1234567890123456.0001\", \"1\"]}' --format csv | tail -n +2 | cut -d, -f1 | paste -sd' '"
+	sh -c "$DJC fetch Dec --where '{\"d\": [\"1234567890123456.0001\", \"1\"]}' --format csv | tail -n +2 | cut -d, -f1 | tr '\n' ' ' | sed 's/ $//'"
 expect_out "not in a list of decimals" "would delete 1 row from Dec" \
 	djc delete Dec --where '{"d": {"not in": ["1234567890123456.0001", "5"]}}' --dry-run
-long=$(seq 0 149 | sed 's/.*/"&"/' | paste -sd, -)
+long=$(seq 0 149 | sed 's/.*/"&"/' | tr '\n' , | sed 's/,$//')
 expect_out "a long list of decimals matches its values only" "1" \
-	sh -c "$DJC fetch Dec --where '{\"d\": {\"in\": [\"1234567890123456.0001\", $long]}}' --format csv | tail -n +2 | cut -d, -f1 | paste -sd' '"
+	sh -c "$DJC fetch Dec --where '{\"d\": {\"in\": [\"1234567890123456.0001\", $long]}}' --format csv | tail -n +2 | cut -d, -f1 | tr '\n' ' ' | sed 's/ $//'"
 
 # a missing parent and a referencing child: which table, which key
 printf '{"id": 1, "note_id": 1}\n{"id": 9, "note_id": 1}\n' > notes.jsonl
@@ -519,5 +519,8 @@ expect_fail 2 "delete --no-cascade names the table whose rows reference" \
 	'^djc: cannot delete from Src: 1 row of Note references them \(delete those first, or delete with cascade\)$' \
 	djc delete Src --no-cascade --where '{"id": [1, 2]}'
 check "the refused delete deleted nothing" src_intact
+# every job is --all (jobs ignore takes it as cancel and set do)
+expect_out "jobs ignore --all ignores every job" "Sq: ignoring 4 jobs" djc jobs ignore Sq --all
+expect_out "... and they are ignore" "Sq jobs: pending 0, reserved 0, success 0, error 0, ignore 4, total 4" djc jobs Sq
 
 finish
