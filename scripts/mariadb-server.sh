@@ -205,8 +205,8 @@ do_start() {
 	if ! sql >/dev/null 2>>"$dir/log" <<-'EOF'
 		CREATE USER IF NOT EXISTS 'djc'@'%' IDENTIFIED BY 'djc';
 		CREATE USER IF NOT EXISTS 'djc'@'localhost' IDENTIFIED BY 'djc';
-		GRANT ALL PRIVILEGES ON *.* TO 'djc'@'%';
-		GRANT ALL PRIVILEGES ON *.* TO 'djc'@'localhost';
+		GRANT ALL PRIVILEGES ON *.* TO 'djc'@'%' WITH GRANT OPTION;
+		GRANT ALL PRIVILEGES ON *.* TO 'djc'@'localhost' WITH GRANT OPTION;
 		CREATE DATABASE IF NOT EXISTS djc CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
 		FLUSH PRIVILEGES;
 	EOF

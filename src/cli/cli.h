@@ -139,6 +139,10 @@ long parse_priority(const char *opt, const char *v);
  * make's timeout takes; 0 is DJC_TIMEOUT_NONE (no limit for this run,
  * whatever the table's `timeout =` or jobs.make_timeout say). */
 double parse_timeout(const char *opt, const char *v);
+/* 1 if the restriction v (valid JSON) restricts nothing: {} or a list
+ * holding {}. A command that acts on every row only with --all (or without
+ * --where) refuses it: an empty restriction never means everything. */
+int where_is_empty(const char *v);
 
 /* djc progress without a TABLE (cmd_view.c): every computed and imported
  * table; with watch, again every interval seconds until SIGINT/SIGTERM.

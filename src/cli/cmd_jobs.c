@@ -12,7 +12,7 @@ static const char JOBS_HELP[] =
 	"       djc jobs refresh TABLE [--priority P] [--delay S] [--stale-timeout S]\n"
 	"                              [--orphan-timeout S] [--where JSON] [--json]\n"
 	"       djc jobs clear TABLE [--status STATUS] [--where JSON | --all] [--json]\n"
-	"       djc jobs ignore TABLE (KEY_JSON | --where JSON) [--json]\n"
+	"       djc jobs ignore TABLE (KEY_JSON | --where JSON | --all) [--json]\n"
 	"       djc jobs cancel TABLE (--where JSON | --all) [--json]\n"
 	"       djc jobs set TABLE (--where JSON | --all) [--priority P] [--delay S] [--json]\n"
 	"Without options: the counts by status and their total. --status S, --all or --where\n"
@@ -72,6 +72,9 @@ static void keyed_parse(int argc, char **argv, const char *sub, const cli_option
 	}
 	if (!k->table) die_usage("jobs %s needs a TABLE (see djc jobs --help)", sub);
 	if (k->where && k->all) die_usage("jobs %s takes --where or --all, not both", sub);
+	if (k->where && where_is_empty(k->where))
+		die_usage("jobs %s: --where %s restricts nothing; to act on every job give --all (an empty restriction "
+			  "never means all)", sub, k->where);
 }
 
 /* --delay: seconds from now, negative too (DataJoint's populate refreshes
@@ -169,17 +172,18 @@ int cmd_jobs_clear(int argc, char **argv)
 int cmd_jobs_ignore(int argc, char **argv)
 {
 	static const char H[] =
-		"usage: djc jobs ignore TABLE (KEY_JSON | --where JSON) [--json]\n"
+		"usage: djc jobs ignore TABLE (KEY_JSON | --where JSON | --all) [--json]\n"
 		"Mark keys `ignore`: populate never makes them (djc jobs clear TABLE --status ignore\n"
 		"undoes it). KEY_JSON is a key as the job listings print it; --where marks the jobs\n"
-		"of the restriction and adds its keys of the key source that have no job. A pending\n"
-		"or reserved job is cancelled (a running make is stopped, nothing of it committed).\n";
+		"of the restriction and adds its keys of the key source that have no job; --all every\n"
+		"job and key. A pending or reserved job is cancelled (a running make is stopped,\n"
+		"nothing of it committed).\n";
 	static const cli_option opts[] = {{"where", CLI_VALUE, K_WHERE, 0}, {"all", CLI_FLAG, K_ALL, 0},
 					  {"json", CLI_FLAG, K_JSON, 0}, {NULL, 0, 0, 0}};
 	keyed_args k;
 	keyed_parse(argc, argv, "ignore", opts, H, 1, &k);
-	if (k.key && (k.where || k.all)) die_usage("jobs ignore takes KEY_JSON or --where JSON, not both");
-	if (!k.key && !k.where && !k.all) die_usage("usage: djc jobs ignore TABLE KEY_JSON, or djc jobs ignore TABLE --where JSON");
+	if (k.key && (k.where || k.all)) die_usage("jobs ignore takes KEY_JSON, --where JSON or --all, not two of them");
+	if (!k.key && !k.where && !k.all) die_usage("jobs ignore needs KEY_JSON or --where JSON (or --all: every job and key)");
 	int rc;
 	djc_conn *c;
 	if (k.key) {

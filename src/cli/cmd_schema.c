@@ -135,6 +135,9 @@ int cmd_delete(int argc, char **argv)
 		else die_usage("delete takes one TABLE");
 	}
 	if (!table) die_usage("delete needs a TABLE");
+	if (where && where_is_empty(where))
+		die_usage("delete: --where %s restricts nothing; to delete every row of %s leave --where out (an empty "
+			  "restriction never means all)", where, table);
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	djc_changes *ch = NULL;
 	int rc;

@@ -120,6 +120,18 @@ void check_json(const char *opt, const char *v)
 	json_decref(j);
 }
 
+int where_is_empty(const char *v)
+{
+	json_t *j = json_loads(v, 0, NULL);
+	int empty = json_is_object(j) && !json_object_size(j);
+	for (size_t i = 0; json_is_array(j) && i < json_array_size(j); i++) {
+		json_t *o = json_array_get(j, i);
+		if (json_is_object(o) && !json_object_size(o)) empty = 1;
+	}
+	json_decref(j);
+	return empty;
+}
+
 json_t *cli_json_text(const char *s)
 {
 	json_t *j = json_string(s);

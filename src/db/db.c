@@ -388,6 +388,24 @@ int db_batch(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *f
 }
 void db_qi(db_conn *c, sb_t *b, const char *name) { c->drv->quote_ident(b, name); }
 
+int db_in_rows(db_conn *c, const db_in *in, sb_t *sql, val_t *out, size_t *nout)
+{
+	*nout = 0;
+	return c->drv->in_rows && in->k && c->drv->in_rows(c, in, sql, out, nout);
+}
+
+void db_json_str(sb_t *b, const char *s, size_t n)
+{
+	sb_addc(b, '"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '"' || ch == '\\') { sb_addc(b, '\\'); sb_addc(b, (char)ch); }
+		else if (ch < 0x20) sb_printf(b, "\\u%04x", ch);
+		else sb_addc(b, (char)ch);
+	}
+	sb_addc(b, '"');
+}
+
 void db_qtable(db_conn *c, sb_t *b, const char *name)
 {
 	if (c->qualify && c->schema) {

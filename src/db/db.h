@@ -151,6 +151,23 @@ typedef struct db_item {
 	const db_claim *claim;    /* a claim instead of sql (its result: the claimed rows) */
 } db_item;
 
+/* A server refused a statement for lack of a privilege (PostgreSQL's
+ * insufficient_privilege, MariaDB's "command denied"). Never returned by
+ * the public API: conn_fail() reports it as DJC_ERROR. */
+#define DB_EACCESS (-102)
+
+/* A condition "(cols) [NOT] IN (rows)" whose rows travel as one parameter
+ * (db_in_rows), so that its length is not limited by how many parameters
+ * a statement may bind. */
+typedef struct db_in {
+	const char *const *cols;   /* the k columns as SQL (quoted, with their alias) */
+	const coldef *const *types;   /* their declared types */
+	size_t k;
+	const val_t *vals;         /* n rows of k values, row-major; none is NULL */
+	size_t n;
+	int neg;                   /* NOT IN */
+} db_in;
+
 #define DB_DRIVER_VERSION 1
 
 struct db_driver {
@@ -251,6 +268,12 @@ struct db_driver {
 	 * another transaction holds, and keeps it locked to its end). NULL:
 	 * DELETE FROM table (sql.h, {delete:...}). */
 	void (*delete_using)(db_conn *c, sb_t *q, const char *table, const char *index);
+	/* may provide: write in's condition to sql, its rows bound as at most
+	 * in->k parameters put in out[] (*nout of them; the caller frees
+	 * them), whatever in->n is, comparing as the same values bound one by
+	 * one would. 0 when it wrote nothing (a type it cannot pass so, a
+	 * server without the means): the caller binds each value. */
+	int (*in_rows)(db_conn *c, const db_in *in, sb_t *sql, val_t *out, size_t *nout);
 };
 
 extern const db_driver db_sqlite_driver;
@@ -300,6 +323,10 @@ int db_batch(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *f
  * (called with the connection's mutex held). */
 int db_batch_each(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed);
 void db_qi(db_conn *c, sb_t *b, const char *name);   /* quoted identifier */
+/* The driver's in_rows, or 0 where it has none. */
+int db_in_rows(db_conn *c, const db_in *in, sb_t *sql, val_t *out, size_t *nout);
+/* s[0..n) as a JSON string, quotes included (for the drivers' in_rows). */
+void db_json_str(sb_t *b, const char *s, size_t n);
 /* The table `name` of the connection's schema, quoted: "schema"."name"
  * where the driver qualifies names (PostgreSQL), else "name". Every
  * statement names its tables through this, so none depends on session

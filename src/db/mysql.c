@@ -220,6 +220,7 @@ typedef struct my_conn {
 	int ssl_enforce, ssl_verify;
 	char collation[32];     /* binary NO PAD collation of this server (db_mysql_collation) */
 	int compound;           /* batches run as one compound statement (my_batch) */
+	int json_table;         /* the server has JSON_TABLE (MariaDB 10.6+, MySQL 8.0.4+): my_in_rows */
 	char suffix[96];        /* after CREATE TABLE (...) */
 	char *ssl_ca, *ssl_capath, *ssl_cert, *ssl_key, *ssl_cipher, *ssl_crl, *ssl_crlpath;
 	claim_pos pos[CLAIM_POS];   /* where this connection's last claims were (my_claim) */
@@ -255,6 +256,8 @@ static int classify_code(unsigned e)
 	case 3140 /* ER_INVALID_JSON_TEXT (MySQL) */: case 4025 /* ER_CONSTRAINT_FAILED */:
 	case WARN_DATA_TRUNCATED:
 		return DJC_EINVAL;
+	case ER_DBACCESS_DENIED_ERROR: case ER_TABLEACCESS_DENIED_ERROR: case ER_COLUMNACCESS_DENIED_ERROR:
+		return DB_EACCESS;
 	default:
 		return is_conn_error(e) ? DJC_ECONN : DJC_ERROR;
 	}
@@ -452,8 +455,10 @@ static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
 		 * turns it off (the statements one by one, as on MySQL). */
 		int mariadb, major, minor, patch;
 		const char *env = getenv("DJC_MYSQL_COMPOUND");
-		c->compound = server_version(mysql_get_server_info(m), &mariadb, &major, &minor, &patch) && mariadb &&
-			      (major > 10 || (major == 10 && minor >= 3)) && !(env && !strcmp(env, "0"));
+		int known = server_version(mysql_get_server_info(m), &mariadb, &major, &minor, &patch);
+		c->compound = known && mariadb && (major > 10 || (major == 10 && minor >= 3)) && !(env && !strcmp(env, "0"));
+		c->json_table = known && (mariadb ? major > 10 || (major == 10 && minor >= 6)
+					  : major > 8 || (major == 8 && (minor > 0 || patch >= 4)));
 	}
 	snprintf(c->suffix, sizeof c->suffix, " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=%s", c->collation);
 	c->base.table_suffix = c->suffix;
@@ -1808,6 +1813,66 @@ static void my_column_type(sb_t *b, const coldef *t)
 	}
 }
 
+/* The JSON_TABLE column type for column q of in, typed as my_exec binds
+ * its values one by one (text as the column's type, in the connection's
+ * collation); 0 when they are not of one type or cannot travel as text
+ * (bytes, json). */
+static int my_in_type(my_conn *c, const db_in *in, size_t q, sb_t *b)
+{
+	djc_type vt = in->vals[q].t;
+	for (size_t r = 1; r < in->n; r++)
+		if (in->vals[r * in->k + q].t != vt) return 0;
+	const coldef *t = in->types[q];
+	if (vt == DJC_INT || vt == DJC_BOOL) sb_add(b, "bigint");
+	else if (vt == DJC_UINT) sb_add(b, "bigint unsigned");
+	else if (vt == DJC_FLOAT) sb_add(b, "double");
+	else if (vt != DJC_TEXT || t->t == T_JSON || t->t == T_BYTES || t->t == T_TEXT) return 0;
+	else if (t->t == T_DECIMAL || t->t == T_DATE || t->t == T_DATETIME) my_column_type(b, t);
+	else
+		sb_printf(b, "varchar(%d) CHARACTER SET utf8mb4 COLLATE %s",
+			  t->t == T_UUID ? 36 : t->t == T_ENUM || t->p <= 0 ? 255 : t->p, c->collation);
+	return 1;
+}
+
+/* in_rows (db.h): the rows as one JSON text (every value a string, as
+ * text converts exactly to every type), read by JSON_TABLE: "(a, b) IN
+ * (SELECT djc_jt.j0, djc_jt.j1 FROM JSON_TABLE(?, '$[*]' COLUMNS (j0 bigint
+ * PATH '$[0]' ERROR ON ERROR, ...)) AS djc_jt)". Not on a server without
+ * JSON_TABLE. */
+static int my_in_rows(db_conn *bc, const db_in *in, sb_t *sql, val_t *out, size_t *nout)
+{
+	my_conn *c = (my_conn *)bc;
+	if (!c->json_table) return 0;
+	sb_t cols = SB_INIT, j = SB_INIT;
+	for (size_t q = 0; q < in->k; q++) {
+		sb_printf(&cols, "%sj%zu ", q ? ", " : "", q);
+		if (!my_in_type(c, in, q, &cols)) { sb_free(&cols); return 0; }
+		sb_printf(&cols, " PATH '$[%zu]' ERROR ON ERROR", q);
+	}
+	char num[40];
+	sb_addc(&j, '[');
+	for (size_t i = 0; i < in->n * in->k; i++) {
+		const val_t *v = &in->vals[i];
+		sb_add(&j, i ? (i % in->k == 0 ? "],[" : ",") : "[");
+		if (v->t == DJC_INT || v->t == DJC_BOOL) snprintf(num, sizeof num, "%" PRId64, v->i);
+		else if (v->t == DJC_UINT) snprintf(num, sizeof num, "%" PRIu64, v->u);
+		else if (v->t == DJC_FLOAT) snprintf(num, sizeof num, "%.17g", v->f);
+		if (v->t == DJC_TEXT) db_json_str(&j, v->s, v->n);
+		else db_json_str(&j, num, strlen(num));
+	}
+	sb_add(&j, "]]");
+	sb_add(sql, "(");
+	for (size_t q = 0; q < in->k; q++) sb_printf(sql, "%s%s", q ? ", " : "", in->cols[q]);
+	sb_printf(sql, ") %sIN (SELECT ", in->neg ? "NOT " : "");
+	for (size_t q = 0; q < in->k; q++) sb_printf(sql, "%sdjc_jt.j%zu", q ? ", " : "", q);
+	sb_printf(sql, " FROM JSON_TABLE(?, '$[*]' COLUMNS (%s)) AS djc_jt)", sb_str(&cols));
+	sb_free(&cols);
+	out[0] = val_textn(sb_str(&j), j.len);
+	sb_free(&j);
+	*nout = 1;
+	return 1;
+}
+
 static void my_now(sb_t *b) { sb_add(b, "UTC_TIMESTAMP(3)"); }
 static void my_now_plus(sb_t *b) { sb_add(b, "TIMESTAMPADD(MICROSECOND, ROUND(? * 1000000), UTC_TIMESTAMP(3))"); }
 
@@ -1846,6 +1911,7 @@ const db_driver db_mysql_driver = {
 	.session_id = my_session_id,
 	.quote_ident = my_qi,
 	.delete_using = my_delete_using,
+	.in_rows = my_in_rows,
 	.column_type = my_column_type,
 	.now = my_now,
 	.now_plus = my_now_plus,

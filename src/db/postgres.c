@@ -290,6 +290,7 @@ static int classify(pg_conn *c, const PGresult *res)
 		return unique ? DB_EUNIQUE : DJC_EDUPLICATE;
 	}
 	if (!strcmp(state, "23503")) return DJC_EFOREIGN;
+	if (!strcmp(state, "42501")) return DB_EACCESS;
 	if (!strcmp(state, "40001") || !strcmp(state, "40P01") || !strcmp(state, "55P03")) return DJC_EBUSY;
 	if (!strncmp(state, "08", 2) || !strcmp(state, "57P01") || !strcmp(state, "57P02") ||
 	    !strcmp(state, "57P03")) return DJC_ECONN;
@@ -1421,6 +1422,97 @@ static void pg_column_type(sb_t *b, const coldef *t)
 	}
 }
 
+/* The type of an array of the values of column q of in, typed as
+ * bind_init types each of them (text as the column's type, as the server
+ * reads an untyped parameter compared with it); NULL when they are not of
+ * one type or cannot be compared (json). */
+static const char *pg_in_type(const db_in *in, size_t q)
+{
+	djc_type vt = in->vals[q].t;
+	for (size_t r = 1; r < in->n; r++)
+		if (in->vals[r * in->k + q].t != vt) return NULL;
+	switch (vt) {
+	case DJC_INT: return "int8";
+	case DJC_UINT: return "numeric";
+	case DJC_FLOAT: return "float8";
+	case DJC_BOOL: return "bool";
+	case DJC_BYTES: return "bytea";
+	case DJC_TEXT: break;
+	default: return NULL;
+	}
+	switch (in->types[q]->t) {
+	case T_DECIMAL: return "numeric";
+	case T_CHAR: return "bpchar";
+	case T_VARCHAR: return "varchar";
+	case T_DATE: return "date";
+	case T_DATETIME: return "timestamp";
+	case T_UUID: return "uuid";
+	case T_JSON: return NULL;
+	default: return "text";
+	}
+}
+
+/* One value as an element of an array literal: "...", escaped. */
+static void pg_array_elem(sb_t *b, const val_t *v)
+{
+	char num[40];
+	const char *s = num;
+	size_t n;
+	switch (v->t) {
+	case DJC_INT: snprintf(num, sizeof num, "%" PRId64, v->i); break;
+	case DJC_UINT: snprintf(num, sizeof num, "%" PRIu64, v->u); break;
+	case DJC_FLOAT: snprintf(num, sizeof num, "%.17g", v->f); break;
+	case DJC_BOOL: snprintf(num, sizeof num, "%s", v->i ? "true" : "false"); break;
+	case DJC_BYTES:
+		sb_add(b, "\"\\\\x");
+		for (size_t i = 0; i < v->n; i++) sb_printf(b, "%02x", (unsigned char)v->s[i]);
+		sb_addc(b, '"');
+		return;
+	default: s = v->s ? v->s : ""; break;
+	}
+	n = s == num ? strlen(num) : v->n;
+	sb_addc(b, '"');
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"' || s[i] == '\\') sb_addc(b, '\\');
+		sb_addc(b, s[i]);
+	}
+	sb_addc(b, '"');
+}
+
+/* in_rows (db.h): each column's values as one array parameter, typed as
+ * their one-by-one parameters would be: "c = ANY(?::int8[])" (NOT IN:
+ * "c <> ALL(...)"), or for several columns "(a, b) IN (SELECT * FROM
+ * unnest(?::int8[], ?::text[]))". */
+static int pg_in_rows(db_conn *bc, const db_in *in, sb_t *sql, val_t *out, size_t *nout)
+{
+	const char *ty[8];
+	if (in->k > 8) return 0;
+	for (size_t q = 0; q < in->k; q++)
+		if (!(ty[q] = pg_in_type(in, q))) return 0;
+	for (size_t q = 0; q < in->k; q++) {
+		sb_t a = SB_INIT;
+		sb_addc(&a, '{');
+		for (size_t r = 0; r < in->n; r++) {
+			if (r) sb_addc(&a, ',');
+			pg_array_elem(&a, &in->vals[r * in->k + q]);
+		}
+		sb_addc(&a, '}');
+		out[q] = val_textn(sb_str(&a), a.len);
+		sb_free(&a);
+	}
+	*nout = in->k;
+	if (in->k == 1) {
+		sb_printf(sql, "%s %s(?::%s[])", in->cols[0], in->neg ? "<> ALL" : "= ANY", ty[0]);
+		return 1;
+	}
+	sb_addc(sql, '(');
+	for (size_t q = 0; q < in->k; q++) sb_printf(sql, "%s%s", q ? ", " : "", in->cols[q]);
+	sb_printf(sql, ") %sIN (SELECT * FROM unnest(", in->neg ? "NOT " : "");
+	for (size_t q = 0; q < in->k; q++) sb_printf(sql, "%s?::%s[]", q ? ", " : "", ty[q]);
+	sb_add(sql, "))");
+	return 1;
+}
+
 /* now() is the transaction's start, like CURRENT_TIMESTAMP elsewhere. */
 static void pg_now(sb_t *b) { sb_add(b, "(now() AT TIME ZONE 'UTC')::timestamp(3)"); }
 static void pg_now_plus(sb_t *b)
@@ -1453,6 +1545,7 @@ const db_driver db_postgres_driver = {
 	.batch = pg_batch,
 	.quote_ident = pg_qi,
 	.column_type = pg_column_type,
+	.in_rows = pg_in_rows,
 	.now = pg_now,
 	.now_plus = pg_now_plus,
 	.create_index = pg_create_index,

@@ -5,6 +5,8 @@
 #include "db.h"
 #include "djc.h"
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +136,7 @@ typedef struct sq_conn {
 	sqlite3 *db;
 	cached cache[STMT_CACHE];
 	unsigned long tick;
+	int json;   /* json_each is there: 1 yes, -1 no, 0 not asked yet (sq_in_rows) */
 } sq_conn;
 
 static int classify(sq_conn *c, int rc)
@@ -560,6 +563,47 @@ static void sq_column_type(sb_t *b, const coldef *t)
 	}
 }
 
+/* in_rows (db.h): the rows as one JSON text, read back by json_each:
+ * "c IN (SELECT value FROM json_each(?))", or for several columns
+ * "(a, b) IN (SELECT json_extract(value, '$[0]'), ... FROM json_each(?))".
+ * They compare as parameters do: json_each's values have no affinity, so
+ * the column's applies to them, and each is written as sq_exec binds it
+ * (a uint64 as its 64 bits). Bytes cannot travel in JSON (SQLite before
+ * 3.41 has no unhex), nor anything where json_each is missing. */
+static int sq_in_rows(db_conn *bc, const db_in *in, sb_t *sql, val_t *out, size_t *nout)
+{
+	sq_conn *c = (sq_conn *)bc;
+	if (!c->json) c->json = sqlite3_exec(c->db, "SELECT 1 FROM json_each('[1]')", NULL, NULL, NULL) == SQLITE_OK ? 1 : -1;
+	if (c->json < 0) return 0;
+	for (size_t i = 0; i < in->n * in->k; i++) {
+		const val_t *v = &in->vals[i];
+		if (v->t == DJC_NULL || v->t == DJC_BYTES || (v->t == DJC_FLOAT && !isfinite(v->f))) return 0;
+	}
+	sb_t j = SB_INIT;
+	sb_addc(&j, '[');
+	for (size_t i = 0; i < in->n * in->k; i++) {
+		const val_t *v = &in->vals[i];
+		sb_add(&j, i ? (in->k > 1 && i % in->k == 0 ? "],[" : ",") : in->k > 1 ? "[" : "");
+		if (v->t == DJC_INT || v->t == DJC_BOOL) sb_printf(&j, "%" PRId64, v->i);
+		else if (v->t == DJC_UINT) sb_printf(&j, "%" PRId64, (int64_t)v->u);
+		else if (v->t == DJC_FLOAT) sb_printf(&j, "%.17g", v->f);
+		else db_json_str(&j, v->s, v->n);
+	}
+	sb_add(&j, in->k > 1 ? "]]" : "]");
+	sb_add(sql, in->k > 1 ? "(" : "");
+	for (size_t q = 0; q < in->k; q++) sb_printf(sql, "%s%s", q ? ", " : "", in->cols[q]);
+	sb_add(sql, in->k > 1 ? ")" : "");
+	sb_add(sql, in->neg ? " NOT IN (SELECT " : " IN (SELECT ");
+	for (size_t q = 0; q < in->k; q++)
+		if (in->k > 1) sb_printf(sql, "%sjson_extract(value, '$[%zu]')", q ? ", " : "", q);
+		else sb_add(sql, "value");
+	sb_add(sql, " FROM json_each(?))");
+	out[0] = val_textn(sb_str(&j), j.len);
+	sb_free(&j);
+	*nout = 1;
+	return 1;
+}
+
 static void sq_now(sb_t *b) { sb_add(b, "djc_now(0)"); }
 static void sq_now_plus(sb_t *b) { sb_add(b, "djc_now(?)"); }
 
@@ -585,6 +629,7 @@ const db_driver db_sqlite_driver = {
 	.connection_id = sq_connection_id,
 	.quote_ident = sq_qi,
 	.column_type = sq_column_type,
+	.in_rows = sq_in_rows,
 	.now = sq_now,
 	.now_plus = sq_now_plus,
 	.create_index = sq_create_index,

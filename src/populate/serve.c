@@ -196,8 +196,11 @@ static void answer_fetch(keyrun *kr, json_t *j)
 		char *w = NULL;
 		int rc = DJC_OK;
 		if (key) {
+			/* the ancestors rule first, as djc_make_fetch_key and djc fetch --key */
 			char *kj = json_dumps(key, JSON_COMPACT);
-			rc = djc_key_restriction(&w, kr->c, name, kj);
+			rc = conn_table(kr->c, name, &ft);
+			if (!rc) rc = table_upstream_check(kr->c, kr->t, ft);
+			if (!rc) rc = djc_key_restriction(&w, kr->c, name, kj);
 			free(kj);
 		} else if (where)
 			w = json_dumps(where, JSON_COMPACT | JSON_ENCODE_ANY);

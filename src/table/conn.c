@@ -1,5 +1,6 @@
 /* conn.c - connections, error messages, the stored pipeline and declare. */
 #include "table.h"
+#include "util/near.h"
 #include "util/config.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,7 +29,8 @@ const char *djc_strerror(int code)
 
 int conn_fail(djc_conn *c, int code, const char *fmt, ...)
 {
-	if (code == DB_EUNIQUE) code = DJC_EDUPLICATE;   /* internal detail, public class */
+	if (code == DB_EUNIQUE) code = DJC_EDUPLICATE;   /* internal details, public classes */
+	if (code == DB_EACCESS) code = DJC_ERROR;
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(c->err, sizeof c->err, fmt, ap);
@@ -189,6 +191,11 @@ int pipe_load(djc_conn *c)
 	int rc = db_exec(c->db, sb_str(&q), NULL, 0, &r);
 	sb_free(&q);
 	if (rc == DJC_ECONN) return conn_dbfail(c, rc, "cannot read the pipeline");
+	if (rc == DB_EACCESS)
+		/* not "no table declared yet": the tables are there, this user may not see them */
+		return conn_fail(c, rc, "permission denied: this database user cannot read djc's pipeline table %s%s%s "
+				 "(grant it SELECT on that table): %s", META_TABLE, c->db->schema ? " in schema " : "",
+				 c->db->schema ? c->db->schema : "", c->db->err);
 	if (rc) {
 		/* no pipeline declared yet */
 		if (c->db->in_tx) return conn_dbfail(c, rc, "cannot read the pipeline");
@@ -233,8 +240,13 @@ int conn_table(djc_conn *c, const char *name, table **out)
 	if (!t) {
 		sb_t b = SB_INIT;
 		json_quote(&b, name, strlen(name));
-		int rc = conn_fail(c, DJC_ENOTFOUND, "unknown table %s (declared tables: %s)", sb_str(&b),
+		const char **names = xcalloc(c->pipe->n + 1, sizeof(char *));
+		for (size_t i = 0; i < c->pipe->n; i++) names[i] = c->pipe->tables[i]->name;
+		const char *near = near_name(name, names, c->pipe->n);
+		int rc = conn_fail(c, DJC_ENOTFOUND, "unknown table %s (%s%s%sdeclared tables: %s)", sb_str(&b),
+				   near ? "did you mean " : "", near ? near : "", near ? "? " : "",
 				   c->pipe->n ? "see djc tables" : "none yet; run djc declare");
+		free(names);
 		sb_free(&b);
 		return rc;
 	}

@@ -87,6 +87,48 @@ static int drop_existing(djc_conn *c, table *t, djc_row **rows, size_t n, djc_ro
 	return rc;
 }
 
+/* After row r (as prepared) of t failed on a foreign key, and its
+ * transaction was rolled back: "no row of Subject with {"subject_id": 7}"
+ * for the first parent without the row r references (looked up now), or
+ * NULL when each has it by now (a parent row deleted and inserted again
+ * meanwhile). A foreign key with a NULL value references nothing. */
+static char *missing_parent(djc_conn *c, const table *t, const djc_row *r)
+{
+	char *out = NULL;
+	for (size_t f = 0; f < t->nfks && !out; f++) {
+		const fkey *fk = &t->fks[f];
+		sb_t q = SB_INIT, key = SB_INIT;
+		pvec p = {0};
+		sb_add(&q, "SELECT 1 FROM ");
+		db_qtable(c->db, &q, fk->ptable->sql_name);
+		sb_add(&q, " WHERE 1=1");
+		int null = 0;
+		for (size_t k = 0; k < fk->nattrs && !null; k++) {
+			const val_t *v = row_get(r, fk->attrs[k]);
+			const attr *a = table_attr(fk->ptable, fk->attrs[k]);
+			if (!v || v->t == DJC_NULL || !a) { null = 1; break; }
+			sb_add(&q, " AND ");
+			db_qi(c->db, &q, fk->attrs[k]);
+			sb_add(&q, " = ?");
+			val_t x;
+			val_copy(&x, v);
+			pvec_push(&p, x);
+			sb_add(&key, k ? ", " : "{");
+			json_quote(&key, fk->attrs[k], strlen(fk->attrs[k]));
+			sb_add(&key, ": ");
+			value_to_json(&key, a, v);
+		}
+		db_res *res = NULL;
+		if (!null && !db_exec(c->db, sb_str(&q), p.v, p.n, &res) && !res->nrows)
+			out = xasprintf("no row of %s with %s}", fk->ptable->name, sb_str(&key));
+		db_res_free(res);
+		sb_free(&q);
+		sb_free(&key);
+		pvec_free(&p);
+	}
+	return out;
+}
+
 /* Insert rows into t, all or nothing. `direct` lets rows into a computed,
  * imported or part table (DataJoint's allow_direct_insert): the jobs table
  * needs nothing, as a key with a target row is skipped by refresh and
@@ -161,10 +203,14 @@ again:
 		char where[600];
 		if (orig_lines) snprintf(where, sizeof where, "%s:%ld: row %s", src, lines[bad], k);
 		else snprintf(where, sizeof where, "row %ld %s", lines ? lines[bad] : (long)bad + 1, k);
+		if (rc == DJC_EFOREIGN) db_rollback(c->db);   /* to look the parents up */
+		char *miss = rc == DJC_EFOREIGN ? missing_parent(c, t, ins[bad]) : NULL;
 		if (rc == DB_EUNIQUE)
 			conn_fail(c, rc, "%s: repeats a value of a unique index of %s (%s)", where, t->name, c->db->err);
 		else if (rc == DJC_EDUPLICATE)
 			conn_fail(c, rc, "%s: duplicate primary key in %s (use --skip-duplicates to skip it)", where, t->name);
+		else if (miss)
+			conn_fail(c, rc, "%s: %s (a parent of %s): insert it first", where, miss, t->name);
 		else if (rc == DJC_EFOREIGN)
 			conn_fail(c, rc, "%s: no matching row in a parent table of %s", where, t->name);
 		else if (rc == DJC_EINVAL)
@@ -172,6 +218,7 @@ again:
 		else
 			conn_fail(c, rc, "%s: %s", where, c->db->err);
 		free(k);
+		free(miss);
 		if (rc == DB_EUNIQUE) rc = DJC_EDUPLICATE;
 		db_rollback(c->db);
 		if (inserted) *inserted = 0;

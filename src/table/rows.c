@@ -1,5 +1,6 @@
 /* rows.c - insert, fetch and delete rows; restrictions; key sources. */
 #include "table.h"
+#include "util/near.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,96 +29,287 @@ static void col(djc_conn *c, sb_t *b, const char *alias, const char *name)
 	db_qi(c->db, b, name);
 }
 
-/* ------------------------------------------------------- restrictions */
+/* ------------------------------------------------------- restrictions
+ *
+ * A restriction is JSON (README, "Restrictions"): an object of conditions
+ * on attributes (AND), or a list of such objects (OR). Each condition is
+ * checked strictly before any SQL is run: an operator takes exactly the
+ * operand it means (a comparison one value, "in" and "not in" a list of
+ * values), so that a malformed restriction is an error naming the
+ * attribute, never a different set of rows. */
 
-static int cond_obj(djc_conn *c, const table *t, json_t *o, const char *alias, int source_only, sb_t *sql, pvec *params)
+/* Above this many values, a list (of one attribute's values, or of keys
+ * with the same attributes) goes to the database as one parameter where
+ * the driver can (db_in_rows), whatever its length. */
+#define IN_BIND_MAX 100
+/* At most this many values of one restriction are bound one by one: within
+ * every backend's limit on a statement's parameters (SQLite's default
+ * 32766, PostgreSQL's and MariaDB's 65535). */
+#define WHERE_BOUND_MAX 30000
+
+/* What a restriction is being built into. */
+typedef struct wctx {
+	djc_conn *c;
+	const table *t;
+	const char *alias;   /* columns prefixed by `alias.` (or NULL) */
+	int source_only;     /* only key attributes from the parents */
+	sb_t *sql;
+	pvec *params;
+} wctx;
+
+/* "a list", "an object", ...: what a JSON value is, for messages. */
+static const char *json_kind(const json_t *j)
 {
-	if (!json_is_object(o)) return conn_fail(c, DJC_EINVAL, "restriction must be a JSON object or a list of objects");
-	if (!json_object_size(o)) { sb_add(sql, "1=1"); return DJC_OK; }
+	switch (json_typeof(j)) {
+	case JSON_ARRAY: return "a list";
+	case JSON_OBJECT: return "an object";
+	case JSON_NULL: return "null";
+	case JSON_STRING: return "a string";
+	case JSON_TRUE: case JSON_FALSE: return "a boolean";
+	default: return "a number";
+	}
+}
+
+static int is_plain(const json_t *j) { return json_is_string(j) || json_is_number(j) || json_is_boolean(j); }
+
+/* The attribute k of the restriction, or DJC_EINVAL naming it with the
+ * attributes it may name (and the nearest of them). */
+static int where_attr(wctx *w, const char *k, attr **out)
+{
+	const table *t = w->t;
+	attr *a = table_attr(t, k);
+	int ok = a != NULL;
+	if (ok && w->source_only) {
+		ok = 0;
+		for (size_t i = 0; i < t->nsrc; i++) if (&t->attrs[t->src[i]] == a) ok = 1;
+	}
+	*out = a;
+	if (ok) return DJC_OK;
+	size_t n = w->source_only ? t->nsrc : t->nattrs;
+	const char **names = xcalloc(n + 1, sizeof(char *));
+	sb_t b = SB_INIT, all = SB_INIT;
+	for (size_t i = 0; i < n; i++) {
+		names[i] = t->attrs[w->source_only ? t->src[i] : i].name;
+		if (i < 30) sb_printf(&all, "%s%s", i ? ", " : "", names[i]);
+		else if (i == 30) sb_printf(&all, ", ... (%zu in all)", n);
+	}
+	const char *near = near_name(k, names, n);
+	json_quote(&b, k, strlen(k));
+	int rc = conn_fail(w->c, DJC_EINVAL, "restriction names %s, which is not %s of %s (%s%s%s%s: %s)", sb_str(&b),
+			   w->source_only ? "a key attribute from its parents" : "an attribute", t->name,
+			   near ? "did you mean " : "", near ? near : "", near ? "? " : "",
+			   w->source_only ? "its key attributes" : "its attributes", sb_str(&all));
+	sb_free(&b);
+	sb_free(&all);
+	free(names);
+	return rc;
+}
+
+/* v (a plain JSON value) as a value of a, or DJC_EINVAL. */
+static int where_value(wctx *w, const attr *a, json_t *v, val_t *out)
+{
+	char *msg = NULL;
+	if (!value_from_json(a, v, out, &msg)) return DJC_OK;
+	int rc = conn_fail(w->c, DJC_EINVAL, "restriction: %s", msg);
+	free(msg);
+	return rc;
+}
+
+/* Write "col [NOT] IN (...)" for in (one column; its values set) as the
+ * driver's one parameter when the list is long, else one ? per value.
+ * A decimal's list is written as ORed equalities (ANDed inequalities):
+ * MariaDB compares a decimal column with a list of text values as
+ * doubles, so that 1234567890123456.0001 IN ('1234567890123456.0002', ..)
+ * held; an equality compares exactly on every backend. Takes the values. */
+static void in_sql(wctx *w, db_in *in, val_t *vals)
+{
+	val_t one[8];
+	size_t nb = 0;
+	in->vals = vals;
+	if (in->n > IN_BIND_MAX && db_in_rows(w->c->db, in, w->sql, one, &nb)) {
+		for (size_t i = 0; i < nb; i++) pvec_push(w->params, one[i]);
+		for (size_t i = 0; i < in->n; i++) val_free(&vals[i]);
+		return;
+	}
+	int eqs = in->types[0]->t == T_DECIMAL;
+	if (eqs) sb_addc(w->sql, '(');
+	else sb_printf(w->sql, "%s%s", in->cols[0], in->neg ? " NOT IN (" : " IN (");
+	for (size_t r = 0; r < in->n; r++) {
+		if (eqs) sb_printf(w->sql, "%s%s %s ?", r ? (in->neg ? " AND " : " OR ") : "", in->cols[0], in->neg ? "<>" : "=");
+		else sb_add(w->sql, r ? ", ?" : "?");
+		pvec_push(w->params, vals[r]);
+	}
+	sb_addc(w->sql, ')');
+}
+
+/* a [NOT] IN list: every item one plain value of a's type. */
+static int cond_list(wctx *w, const attr *a, json_t *list, int neg)
+{
+	size_t n = json_array_size(list);
+	if (!n) { sb_add(w->sql, neg ? "1=1" : "1=0"); return DJC_OK; }
+	for (size_t i = 0; i < n; i++) {
+		json_t *x = json_array_get(list, i);
+		if (!is_plain(x))
+			return conn_fail(w->c, DJC_EINVAL, "restriction on '%s': item %zu of its list is %s (a list holds values%s)",
+					 a->name, i + 1, json_kind(x), json_is_null(x) ? "; to match null, restrict to null alone" : "");
+	}
+	val_t *vals = xcalloc(n, sizeof(val_t));
+	for (size_t i = 0; i < n; i++) {
+		int rc = where_value(w, a, json_array_get(list, i), &vals[i]);
+		if (rc) {
+			for (size_t k = 0; k < i; k++) val_free(&vals[k]);
+			free(vals);
+			return rc;
+		}
+	}
+	sb_t cs = SB_INIT;
+	col(w->c, &cs, w->alias, a->name);
+	const char *cols[1] = {sb_str(&cs)};
+	const coldef *types[1] = {&a->type};
+	db_in in = {cols, types, 1, NULL, n, neg};
+	in_sql(w, &in, vals);
+	sb_free(&cs);
+	free(vals);
+	return DJC_OK;
+}
+
+/* The condition on a of the restriction's value v for it: a plain value
+ * (=), null (IS NULL), a list (IN) or {"op": operand}. */
+static int cond_attr(wctx *w, const attr *a, json_t *v)
+{
+	if (json_is_null(v)) { col(w->c, w->sql, w->alias, a->name); sb_add(w->sql, " IS NULL"); return DJC_OK; }
+	if (a->type.t == T_JSON) {
+		/* backends cannot compare JSON values alike (PostgreSQL has no json = json) */
+		json_t *nn = json_is_object(v) && json_object_size(v) == 1 ? json_object_get(v, "!=") : NULL;
+		if (!nn || !json_is_null(nn))
+			return conn_fail(w->c, DJC_EINVAL, "json attribute '%s' can only be restricted to null or {\"!=\": null}",
+					 a->name);
+		col(w->c, w->sql, w->alias, a->name);
+		sb_add(w->sql, " IS NOT NULL");
+		return DJC_OK;
+	}
+	if (json_is_array(v)) return cond_list(w, a, v, 0);
+	const char *op = "=";
+	json_t *val = v;
+	if (json_is_object(v)) {
+		if (json_object_size(v) != 1)
+			return conn_fail(w->c, DJC_EINVAL, "restriction on '%s' must have one operator, e.g. {\">\": 3}", a->name);
+		void *it = json_object_iter(v);
+		op = json_object_iter_key(it);
+		val = json_object_iter_value(it);
+		static const char *ops[] = {"=", "!=", "<>", "<", "<=", ">", ">=", "in", "not in", NULL};
+		int okop = 0;
+		for (int i = 0; ops[i]; i++) if (!strcmp(op, ops[i])) okop = 1;
+		if (!okop)
+			return conn_fail(w->c, DJC_EINVAL, "unknown operator '%s' in restriction on '%s' (use = != < <= > >= in, not in)",
+					 op, a->name);
+	}
+	int list_op = !strcmp(op, "in") || !strcmp(op, "not in");
+	if (list_op) {
+		if (!json_is_array(val))
+			return conn_fail(w->c, DJC_EINVAL, "restriction on '%s': '%s' takes a list of values, got %s", a->name, op,
+					 json_kind(val));
+		return cond_list(w, a, val, !strcmp(op, "not in"));
+	}
+	int eq = !strcmp(op, "="), ne = !strcmp(op, "!=") || !strcmp(op, "<>");
+	if (json_is_array(val) || json_is_object(val))
+		return conn_fail(w->c, DJC_EINVAL, "restriction on '%s': '%s' takes one value, got %s%s", a->name, op,
+				 json_kind(val), json_is_array(val) ? " (a list goes with \"in\" or \"not in\")" : "");
+	if (json_is_null(val) && !eq && !ne)
+		return conn_fail(w->c, DJC_EINVAL, "restriction on '%s': '%s' cannot compare with null (null goes with = or !=)",
+				 a->name, op);
+	if (json_is_null(val)) {
+		col(w->c, w->sql, w->alias, a->name);
+		sb_add(w->sql, ne ? " IS NOT NULL" : " IS NULL");
+		return DJC_OK;
+	}
+	val_t x;
+	int rc = where_value(w, a, val, &x);
+	if (rc) return rc;
+	pvec_push(w->params, x);
+	col(w->c, w->sql, w->alias, a->name);
+	sb_printf(w->sql, " %s ?", ne ? "!=" : op);
+	return DJC_OK;
+}
+
+/* One object of the restriction: its conditions, ANDed. */
+static int cond_obj(wctx *w, json_t *o)
+{
+	if (!json_is_object(o))
+		return conn_fail(w->c, DJC_EINVAL, "restriction must be a JSON object or a list of objects");
+	if (!json_object_size(o)) { sb_add(w->sql, "1=1"); return DJC_OK; }
 	const char *k;
 	json_t *v;
 	int first = 1;
-	sb_addc(sql, '(');
+	sb_addc(w->sql, '(');
 	json_object_foreach(o, k, v) {
-		attr *a = table_attr(t, k);
-		int ok = a != NULL;
-		if (ok && source_only) {
-			ok = 0;
-			for (size_t i = 0; i < t->nsrc; i++) if (&t->attrs[t->src[i]] == a) ok = 1;
-		}
-		if (!ok) {
-			sb_t b = SB_INIT;
-			json_quote(&b, k, strlen(k));
-			int rc = conn_fail(c, DJC_EINVAL, "restriction names %s, which is not %s of %s", sb_str(&b),
-					   source_only ? "a key attribute from its parents" : "an attribute", t->name);
-			sb_free(&b);
-			return rc;
-		}
-		if (!first) sb_add(sql, " AND ");
+		attr *a;
+		int rc = where_attr(w, k, &a);
+		if (rc) return rc;
+		if (!first) sb_add(w->sql, " AND ");
 		first = 0;
-		if (json_is_null(v)) { col(c, sql, alias, a->name); sb_add(sql, " IS NULL"); continue; }
-		if (a->type.t == T_JSON) {
-			/* backends cannot compare JSON values alike (PostgreSQL has no json = json) */
-			json_t *nn = json_is_object(v) && json_object_size(v) == 1 ? json_object_get(v, "!=") : NULL;
-			if (!nn || !json_is_null(nn))
-				return conn_fail(c, DJC_EINVAL, "json attribute '%s' can only be restricted to null or {\"!=\": null}",
-						 a->name);
-			col(c, sql, alias, a->name);
-			sb_add(sql, " IS NOT NULL");
-			continue;
-		}
-		const char *op = "=";
-		json_t *val = v;
-		if (json_is_object(v) && a->type.t != T_JSON) {
-			if (json_object_size(v) != 1)
-				return conn_fail(c, DJC_EINVAL, "restriction on '%s' must have one operator, e.g. {\">\": 3}", a->name);
-			void *it = json_object_iter(v);
-			op = json_object_iter_key(it);
-			val = json_object_iter_value(it);
-			static const char *ops[] = {"=", "!=", "<>", "<", "<=", ">", ">=", "in", "not in", NULL};
-			int okop = 0;
-			for (int i = 0; ops[i]; i++) if (!strcmp(op, ops[i])) okop = 1;
-			if (!okop) return conn_fail(c, DJC_EINVAL, "unknown operator '%s' in restriction on '%s' (use = != < <= > >= in)", op, a->name);
-			if (!strcmp(op, "<>")) op = "!=";
-		}
-		if (json_is_array(val) || !strcmp(op, "in") || !strcmp(op, "not in")) {
-			if (!json_is_array(val)) return conn_fail(c, DJC_EINVAL, "'%s' on '%s' takes a list", op, a->name);
-			int neg = !strcmp(op, "not in") || !strcmp(op, "!=");
-			if (!json_array_size(val)) { sb_add(sql, neg ? "1=1" : "1=0"); continue; }
-			col(c, sql, alias, a->name);
-			sb_add(sql, neg ? " NOT IN (" : " IN (");
-			for (size_t i = 0; i < json_array_size(val); i++) {
-				val_t x;
-				char *msg = NULL;
-				if (value_from_json(a, json_array_get(val, i), &x, &msg)) {
-					int rc = conn_fail(c, DJC_EINVAL, "restriction: %s", msg);
-					free(msg);
-					return rc;
-				}
-				pvec_push(params, x);
-				sb_add(sql, i ? ", ?" : "?");
-			}
-			sb_addc(sql, ')');
-			continue;
-		}
-		val_t x;
-		char *msg = NULL;
-		if (value_from_json(a, val, &x, &msg)) {
-			int rc = conn_fail(c, DJC_EINVAL, "restriction: %s", msg);
-			free(msg);
+		if ((rc = cond_attr(w, a, v))) return rc;
+	}
+	sb_addc(w->sql, ')');
+	return DJC_OK;
+}
+
+/* A long list of keys with the same attributes and plain values
+ * ([{"a": 1, "b": "x"}, ...]) as one (a, b) IN condition, bound as one
+ * parameter by the driver: 1 when written, 0 when the list is not such a
+ * list or the driver cannot (the caller then builds it object by object),
+ * or an error. */
+static int keys_in(wctx *w, json_t *list)
+{
+	size_t n = json_array_size(list);
+	json_t *o0 = json_array_get(list, 0);
+	size_t k = json_is_object(o0) ? json_object_size(o0) : 0;
+	if (n <= IN_BIND_MAX || !k || k > 8) return 0;
+	const char *names[8];
+	attr *as[8];
+	size_t j = 0;
+	const char *key;
+	json_t *v;
+	json_object_foreach(o0, key, v) {
+		names[j] = key;
+		if (!table_attr(w->t, key) || where_attr(w, key, &as[j]) || as[j]->type.t == T_JSON)
+			return 0;   /* built object by object, which says what is wrong */
+		j++;
+	}
+	for (size_t r = 0; r < n; r++) {
+		json_t *o = json_array_get(list, r);
+		if (!json_is_object(o) || json_object_size(o) != k) return 0;
+		for (j = 0; j < k; j++)
+			if (!is_plain(json_object_get(o, names[j]))) return 0;
+	}
+	val_t *vals = xcalloc(n * k, sizeof(val_t));
+	for (size_t r = 0; r < n * k; r++) {
+		int rc = where_value(w, as[r % k], json_object_get(json_array_get(list, r / k), names[r % k]), &vals[r]);
+		if (rc) {
+			for (size_t q = 0; q < r; q++) val_free(&vals[q]);
+			free(vals);
 			return rc;
 		}
-		if (x.t == DJC_NULL) {
-			col(c, sql, alias, a->name);
-			sb_add(sql, strcmp(op, "!=") ? " IS NULL" : " IS NOT NULL");
-			continue;
-		}
-		pvec_push(params, x);
-		col(c, sql, alias, a->name);
-		sb_printf(sql, " %s ?", op);
 	}
-	sb_addc(sql, ')');
-	return DJC_OK;
+	sb_t cs[8];
+	const char *cols[8];
+	const coldef *types[8];
+	for (j = 0; j < k; j++) {
+		sb_t z = SB_INIT;
+		cs[j] = z;
+		col(w->c, &cs[j], w->alias, as[j]->name);
+		cols[j] = sb_str(&cs[j]);
+		types[j] = &as[j]->type;
+	}
+	db_in in = {cols, types, k, vals, n, 0};
+	val_t one[8];
+	size_t nb = 0;
+	int done = db_in_rows(w->c->db, &in, w->sql, one, &nb);
+	for (size_t i = 0; i < nb; i++) pvec_push(w->params, one[i]);
+	for (size_t i = 0; i < n * k; i++) val_free(&vals[i]);
+	free(vals);
+	for (j = 0; j < k; j++) sb_free(&cs[j]);
+	return done;
 }
 
 int where_build(djc_conn *c, const table *t, const char *where_json, const char *alias, int source_only, sb_t *sql, pvec *params)
@@ -126,18 +318,26 @@ int where_build(djc_conn *c, const table *t, const char *where_json, const char 
 	json_error_t je;
 	json_t *j = json_loads(where_json, JSON_REJECT_DUPLICATES, &je);
 	if (!j) return conn_fail(c, DJC_EINVAL, "restriction is not valid JSON (column %d): %s", je.column, je.text);
+	wctx w = {c, t, alias, source_only, sql, params};
+	size_t bound = params->n;
 	int rc = DJC_OK;
 	sb_add(sql, " AND (");
 	if (json_is_array(j)) {
+		int keys = json_array_size(j) ? keys_in(&w, j) : 0;
+		if (keys < 0) rc = keys;
 		if (!json_array_size(j)) sb_add(sql, "1=0");
-		for (size_t i = 0; i < json_array_size(j) && !rc; i++) {
+		for (size_t i = 0; !keys && i < json_array_size(j) && !rc; i++) {
 			if (i) sb_add(sql, " OR ");
-			rc = cond_obj(c, t, json_array_get(j, i), alias, source_only, sql, params);
+			rc = cond_obj(&w, json_array_get(j, i));
 		}
 	} else
-		rc = cond_obj(c, t, j, alias, source_only, sql, params);
+		rc = cond_obj(&w, j);
 	sb_addc(sql, ')');
 	json_decref(j);
+	if (!rc && params->n - bound > WHERE_BOUND_MAX)
+		rc = conn_fail(c, DJC_EINVAL, "restriction binds %zu values one by one, more than the %d allowed: give a long "
+			       "list as one attribute's list ({\"id\": [...]}) or as keys of the same attributes "
+			       "([{\"a\": 1, \"b\": 2}, ...])", params->n - bound, WHERE_BOUND_MAX);
 	return rc;
 }
 
@@ -594,6 +794,8 @@ int djc_fetch(djc_rowset **out, djc_conn *c, const char *name, const char *where
 	return rc;
 }
 
+static char *child_refs(djc_conn *c, table *t, const char *where);
+
 int djc_delete(size_t *deleted, djc_conn *c, const char *name, const char *where_json)
 {
 	if (deleted) *deleted = 0;
@@ -611,7 +813,9 @@ int djc_delete(size_t *deleted, djc_conn *c, const char *name, const char *where
 	rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r);
 	if (rc == DJC_EFOREIGN) {
 		db_rollback(c->db);
-		rc = conn_fail(c, rc, "cannot delete from %s: rows of a child table reference them (delete those first)", t->name);
+		char *who = child_refs(c, t, where_json);
+		rc = conn_fail(c, rc, "cannot delete from %s: %s (delete those first)", t->name, who);
+		free(who);
 		goto out;
 	}
 	if (rc) { rc = conn_dbfail(c, rc, t->name); db_rollback(c->db); goto out; }
@@ -740,6 +944,32 @@ static long long count_of(djc_conn *c, const char *sql, const pvec *p, int *rc)
 	return n;
 }
 
+/* After a delete from t restricted by where failed on a foreign key (and
+ * was rolled back): "2 rows of Session reference them" for the first table
+ * whose rows reference a row to delete, or "rows of a child table
+ * reference them" when none does by now. Caller frees. */
+static char *child_refs(djc_conn *c, table *t, const char *where)
+{
+	for (size_t i = 0; c->pipe && i < c->pipe->n; i++) {
+		table *S[2] = {t, c->pipe->tables[i]};
+		int child = 0;
+		for (size_t f = 0; f < S[1]->nfks; f++) child = child || S[1]->fks[f].ptable == t;
+		if (!child || S[1] == t) continue;
+		sb_t q = SB_INIT, ref = SB_INIT;
+		pvec p = {0};
+		int alias = 0, rc;
+		db_qtable(c->db, &ref, S[1]->sql_name);
+		sb_printf(&q, "SELECT COUNT(*) FROM %s WHERE ", sb_str(&ref));
+		rc = cascade_cond(c, S, 1, where, sb_str(&ref), &alias, &q, &p);
+		long long n = rc ? -1 : count_of(c, sb_str(&q), &p, &rc);
+		sb_free(&q);
+		sb_free(&ref);
+		pvec_free(&p);
+		if (n > 0) return xasprintf("%lld row%s of %s reference%s them", n, n == 1 ? "" : "s", S[1]->name, n == 1 ? "s" : "");
+	}
+	return xstrdup("rows of a child table reference them");
+}
+
 static int delete_once(djc_conn *c, table **S, size_t nS, const char *where, const djc_delete_options *o, djc_changes *ch)
 {
 	sb_t q = SB_INIT, ref = SB_INIT;
@@ -840,9 +1070,12 @@ static int delete_once(djc_conn *c, table **S, size_t nS, const char *where, con
 			db_res_free(r);
 		}
 		if (rc == DJC_EFOREIGN && !o->cascade) {
-			rc = conn_fail(c, rc, "cannot delete from %s: rows of a child table reference them (delete those first, "
-				       "or delete with cascade)", S[i]->name);
-			goto fail;
+			db_rollback(c->db);
+			char *who = child_refs(c, S[i], where);
+			rc = conn_fail(c, rc, "cannot delete from %s: %s (delete those first, or delete with cascade)", S[i]->name,
+				       who);
+			free(who);
+			goto out;
 		}
 		if (rc) { rc = conn_dbfail(c, rc, S[i]->name); goto fail; }
 		changes_add(ch, S[i]->name, S[i]->sql_name, "delete", counts[i]);

@@ -265,7 +265,8 @@ printf '{"subject_id": 1, "session": 1, "blob": "not base64!"}\n' > b64.jsonl
 expect_fail 2 "bytes that are not base64" "^djc: b64\.jsonl:1: row \{\"subject_id\": 1, \"session\": 1\}: attribute 'blob' \(bytes\): expects bytes as a base64 string$" \
 	djc insert Session b64.jsonl
 printf '{"subject_id": 1, "session": 1}\n{"subject_id": 99, "session": 1}\n' > orphan.jsonl
-expect_fail 2 "row without its parent row" "^djc: orphan\.jsonl:2: row \{\"subject_id\": 99, \"session\": 1\}: no matching row in a parent table of Session$" \
+expect_fail 2 "row without its parent row: names the parent and the key" \
+	"^djc: orphan\.jsonl:2: row \{\"subject_id\": 99, \"session\": 1\}: no row of Subject with \{\"subject_id\": 99\} \(a parent of Session\): insert it first$" \
 	djc insert Session orphan.jsonl
 expect_out "no parent: nothing inserted" 0 rows Session
 check "row errors: the table still holds only the seed" rows_unchanged
@@ -302,7 +303,7 @@ expect_fail 2 "delete from a name with SQL" '^djc: unknown table "Subject;" ' dj
 check "the tables survived" test "$(count Subject)" = 1
 expect_fail 2 "malformed JSON in --where" '^djc: --where is not valid JSON: ' djc fetch Subject --where '{"subject_id": 1'
 expect_fail 2 "--where that is not an object" '^djc: restriction must be a JSON object or a list of objects$' djc fetch Subject --where '[5]'
-expect_fail 2 "--where with SQL in the attribute name" '^djc: restriction names "subject_id = 1 OR 1=1 --", which is not an attribute of Subject$' \
+expect_fail 2 "--where with SQL in the attribute name" '^djc: restriction names "subject_id = 1 OR 1=1 --", which is not an attribute of Subject \(its attributes: subject_id, name, level, born\)$' \
 	djc fetch Subject --where '{"subject_id = 1 OR 1=1 --": 1}'
 expect_fail 2 "--where with a value out of range" "^djc: restriction: attribute 'level' \(uint8\): 300 is out of range 0\.\.255$" \
 	djc fetch Subject --where '{"level": 300}'
@@ -484,5 +485,133 @@ printf 'subject_id,name\n50,Max\n' | djc insert Subject --format csv >/dev/null
 check "CSV from stdin with --format csv" test "$(count Subject '{"subject_id": 50}')" = 1
 
 expect_out "clean up the rows of the JSON and CSV cases" "deleted 6 rows from Subject" djc delete Subject --where '{"subject_id": {">": 1}}' --yes
+
+# ------------------------------------------------------------ malformed restrictions (issue 36)
+# An operator takes exactly the operand it means: a comparison one value,
+# "in" and "not in" a list of values; anything else is exit 2 naming the
+# attribute, and nothing is read, deleted or changed. (Before, a list given
+# to a comparison was read as IN: fetch --where '{"id": {">": [3]}}' printed
+# id 3, and delete --where '{"id": {"<": [2]}}' deleted id 2.)
+cat > r.djc <<'P'
+Src (manual)
+    id : int32
+    ---
+    v = null : float64
+
+Note (manual)
+    -> Src
+    note_id : int32
+    ---
+
+Sq (computed)
+    -> Src
+    ---
+    sq : float64
+
+Dec (manual)
+    k : int32
+    ---
+    d : decimal(20,4)
+P
+expect_rc 0 "restrictions: declare Src, Note, Sq, Dec" djc declare r.djc
+for i in 1 2 3 4; do printf '{"id": %d, "v": %d}\n' "$i" "$i"; done > src.jsonl
+expect_out "restrictions: four rows" "inserted 4 rows into Src" djc insert Src src.jsonl
+expect_rc 0 "restrictions: four pending jobs" djc jobs refresh Sq
+jobs_intact() { [ "$("$DJC" jobs Sq)" = "Sq jobs: pending 4, reserved 0, success 0, error 0, ignore 0, total 4" ]; }
+src_intact() { [ "$("$DJC" fetch Src --format csv | tr '\n' ' ')" = "id,v 1,1 2,2 3,3 4,4 " ]; }
+while IFS='|' read -r w wpat; do
+	[ -n "$w" ] || continue
+	for cmd in "fetch Src" "delete Src --yes" "delete Src --no-cascade --yes" "jobs Sq" "jobs cancel Sq" "jobs ignore Sq" \
+		"jobs clear Sq" "jobs set Sq --priority 1" "progress Sq" "jobs refresh Sq"; do
+		# shellcheck disable=SC2086
+		expect_fail 2 "restriction $w: $cmd refuses it" "^djc: $wpat" djc $cmd --where "$w"
+	done
+	expect_fail 2 "restriction $w: populate refuses it" "^djc: $wpat" djc populate Sq --reserve-jobs --where "$w" --make true
+	expect_fail 2 "restriction $w: direct populate refuses it" "^djc: $wpat" djc populate Sq --where "$w" --make true
+done <<'W'
+{"id": {">": [3]}}|restriction on 'id': '>' takes one value, got a list \(a list goes with "in" or "not in"\)$
+{"id": {"<": [2]}}|restriction on 'id': '<' takes one value, got a list
+{"id": {"=": [2]}}|restriction on 'id': '=' takes one value, got a list
+{"id": {"!=": [2]}}|restriction on 'id': '!=' takes one value, got a list
+{"id": {">=": {"in": [1]}}}|restriction on 'id': '>=' takes one value, got an object$
+{"id": {"<": null}}|restriction on 'id': '<' cannot compare with null \(null goes with = or !=\)$
+{"id": {"in": 3}}|restriction on 'id': 'in' takes a list of values, got a number$
+{"id": {"not in": "3"}}|restriction on 'id': 'not in' takes a list of values, got a string$
+{"id": [1, [2]]}|restriction on 'id': item 2 of its list is a list \(a list holds values\)$
+{"id": {"in": [1, null]}}|restriction on 'id': item 2 of its list is null \(a list holds values; to match null, restrict to null alone\)$
+{"id": {"not in": [{"=": 1}]}}|restriction on 'id': item 1 of its list is an object
+{"id": {">": 1, "<": 3}}|restriction on 'id' must have one operator
+W
+check "malformed restrictions deleted nothing" src_intact
+check "malformed restrictions changed no job" jobs_intact
+# the well-formed spellings do what they say
+expect_out "{\"in\": [3]} is id 3" "3,3" sh -c "$DJC fetch Src --where '{\"id\": {\"in\": [3]}}' --format csv | tail -n +2"
+expect_out "{\">\": 3} is id 4" "4,4" sh -c "$DJC fetch Src --where '{\"id\": {\">\": 3}}' --format csv | tail -n +2"
+expect_out "{\"not in\": [1, 2]} is ids 3 and 4" "3 4" sh -c "$DJC fetch Src --where '{\"id\": {\"not in\": [1, 2]}}' --format csv | tail -n +2 | cut -d, -f1 | tr '\n' ' ' | sed 's/ \$//'"
+expect_out "{\"!=\": null} on a nullable attribute: every row" "4" sh -c "$DJC fetch Src --where '{\"v\": {\"!=\": null}}' --format csv | tail -n +2 | wc -l"
+# a typo lists the attributes, with the nearest one
+expect_fail 2 "a --where typo names the attributes and the nearest" \
+	'^djc: restriction names "idd", which is not an attribute of Src \(did you mean id\? its attributes: id, v\)$' djc fetch Src --where '{"idd": 3}'
+expect_fail 2 "a --where typo on a jobs command names the key attributes" \
+	'^djc: restriction names "iid", which is not a key attribute from its parents of Sq \(did you mean id\? its key attributes: id\)$' \
+	djc jobs cancel Sq --where '{"iid": 3}'
+expect_fail 2 "a --where name without a near one lists the attributes only" \
+	'^djc: restriction names "zzz", which is not an attribute of Src \(its attributes: id, v\)$' djc delete Src --where '{"zzz": 3}' --yes
+# an unknown table: the nearest declared one
+expect_fail 2 "an unknown table names the nearest declared one" \
+	'^djc: unknown table "Scr" \(did you mean Src\? declared tables: see djc tables\)$' djc fetch Scr
+expect_fail 2 "... in insert and jobs too" '^djc: unknown table "sq" \(did you mean Sq\? ' djc jobs cancel sq --all
+
+# an empty restriction is never "everything" where --all is what says so
+for w in '{}' '[{}]' '[{"id": 1}, {}]'; do
+	for cmd in "jobs clear Sq" "jobs cancel Sq" "jobs ignore Sq" "jobs set Sq --priority 1"; do
+		sub=${cmd#jobs }
+		# shellcheck disable=SC2086
+		expect_fail 2 "$cmd --where $w is refused, naming --all" \
+			"^djc: jobs ${sub%% *}: --where .* restricts nothing; to act on every job give --all \(an empty restriction never means all\)$" \
+			djc $cmd --where "$w"
+	done
+	expect_fail 2 "delete --where $w is refused" "^djc: delete: --where .* restricts nothing; to delete every row of Src leave --where out" \
+		djc delete Src --where "$w" --yes
+done
+check "empty restrictions deleted nothing" src_intact
+check "empty restrictions changed no job" jobs_intact
+expect_out "an empty list still restricts to nothing" "Sq: cleared 0 jobs" djc jobs clear Sq --where '[]'
+
+# a list longer than 100 values (one database parameter; unlimited)
+long=$(seq 0 149 | tr '\n' , | sed 's/,$//')
+expect_out "a list of 150 values" "1 2 3 4" sh -c "$DJC fetch Src --where '{\"id\": [$long]}' --format csv | tail -n +2 | cut -d, -f1 | tr '\n' ' ' | sed 's/ $//'"
+expect_out "not in a list of 150 values" "1" sh -c "$DJC fetch Src --where '{\"id\": {\"not in\": [$(seq 2 151 | tr '\n' , | sed 's/,$//')]}}' --format csv | tail -n +2 | cut -d, -f1"
+keys=$(seq 0 149 | sed 's/.*/{"id": &}/' | tr '\n' , | sed 's/,$//')
+expect_out "a list of 150 keys" "1 2 3 4" sh -c "$DJC fetch Src --where '[$keys]' --format csv | tail -n +2 | cut -d, -f1 | tr '\n' ' ' | sed 's/ $//'"
+expect_out "jobs of a list of 150 keys" "Sq: updated 4 pending jobs" djc jobs set Sq --where "[$keys]" --priority 5
+expect_fail 2 "a long list with a bad value names it" "^djc: restriction: attribute 'id' \(int32\): expects an integer, got a string$" \
+	djc fetch Src --where "{\"id\": [$long, \"x\"]}"
+
+# a list of decimals matches exactly (before, MariaDB compared a decimal
+# column with a list of text values as doubles: ...0001 matched ...0002)
+printf '{"k": 1, "d": "1234567890123456.0001"}\n{"k": 2, "d": "1234567890123456.0002"}\n' > dec.jsonl
+expect_out "two decimals 0.0001 apart" "inserted 2 rows into Dec" djc insert Dec dec.jsonl
+expect_out "a list of decimals matches its values only" "1" \
+	sh -c "$DJC fetch Dec --where '{\"d\": [\"1234567890123456.0001\", \"1\"]}' --format csv | tail -n +2 | cut -d, -f1 | tr '\n' ' ' | sed 's/ $//'"
+expect_out "not in a list of decimals" "would delete 1 row from Dec" \
+	djc delete Dec --where '{"d": {"not in": ["1234567890123456.0001", "5"]}}' --dry-run
+long=$(seq 0 149 | sed 's/.*/"&"/' | tr '\n' , | sed 's/,$//')
+expect_out "a long list of decimals matches its values only" "1" \
+	sh -c "$DJC fetch Dec --where '{\"d\": {\"in\": [\"1234567890123456.0001\", $long]}}' --format csv | tail -n +2 | cut -d, -f1 | tr '\n' ' ' | sed 's/ $//'"
+
+# a missing parent and a referencing child: which table, which key
+printf '{"id": 1, "note_id": 1}\n{"id": 9, "note_id": 1}\n' > notes.jsonl
+expect_fail 2 "a row without its parent names the parent and the key" \
+	'^djc: notes\.jsonl:2: row \{"id": 9, "note_id": 1\}: no row of Src with \{"id": 9\} \(a parent of Note\): insert it first$' djc insert Note notes.jsonl
+head -1 notes.jsonl > note1.jsonl
+expect_out "one note" "inserted 1 row into Note" djc insert Note note1.jsonl
+expect_fail 2 "delete --no-cascade names the table whose rows reference" \
+	'^djc: cannot delete from Src: 1 row of Note references them \(delete those first, or delete with cascade\)$' \
+	djc delete Src --no-cascade --where '{"id": [1, 2]}'
+check "the refused delete deleted nothing" src_intact
+# every job is --all (jobs ignore takes it as cancel and set do)
+expect_out "jobs ignore --all ignores every job" "Sq: ignoring 4 jobs" djc jobs ignore Sq --all
+expect_out "... and they are ignore" "Sq jobs: pending 0, reserved 0, success 0, error 0, ignore 4, total 4" djc jobs Sq
 
 finish

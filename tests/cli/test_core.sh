@@ -204,7 +204,7 @@ expect_out "--skip-duplicates before the table" "inserted 0 rows into Subject" d
 n_before=$(count Session)
 printf '{"subject_id": 1, "session": 901, "rig": "r1"}\n{"subject_id": 77, "session": 1, "rig": "r1"}\n' > orphan.jsonl
 expect_fail 2 "--skip-duplicates still refuses a missing parent" \
-	'^djc: orphan\.jsonl:2: row \{"subject_id": 77, "session": 1\}: no matching row in a parent table of Session$' \
+	'^djc: orphan\.jsonl:2: row \{"subject_id": 77, "session": 1\}: no row of Subject with \{"subject_id": 77\} \(a parent of Session\): insert it first$' \
 	djc insert Session orphan.jsonl --skip-duplicates
 expect_out "nothing inserted by it" "$n_before" count Session
 
@@ -212,8 +212,9 @@ expect_out "nothing inserted by it" "$n_before" count Session
 expect_out "delete an unreferenced row" "deleted 1 row from Subject" djc delete Subject --where '{"subject_id": 4}'
 expect_out "deleted row is gone" 3 count Subject
 expect_out "delete matching nothing" "deleted 0 rows from Subject" djc delete Subject --where '{"subject_id": 99}'
-expect_fail 2 "delete --no-cascade of referenced rows is refused" \
-	'^djc: cannot delete from Subject: rows of a child table reference them' djc delete Subject --no-cascade --where '{"subject_id": [1, 2]}'
+expect_fail 2 "delete --no-cascade of referenced rows is refused, naming the table whose rows reference them" \
+	'^djc: cannot delete from Subject: 3 rows of Session reference them \(delete those first, or delete with cascade\)$' \
+	djc delete Subject --no-cascade --where '{"subject_id": [1, 2]}'
 check "refused delete: no stdout" test -z "$OUT"
 expect_out "refused delete left every row" 3 count Subject
 expect_fail 2 "delete --no-cascade of all rows of a referenced table is refused" 'cannot delete from Rig' djc delete Rig --no-cascade
@@ -356,7 +357,7 @@ expect_fail 2 "declare of a missing file" '^djc: cannot read nope\.djc: No such 
 expect_fail 2 "insert of a missing file" '^djc: cannot read nope\.jsonl: No such file or directory$' djc insert Subject nope.jsonl
 expect_fail 2 "fetch without a table" '^djc: fetch needs a TABLE' djc fetch
 expect_fail 2 "fetch of two tables" '^djc: fetch takes one TABLE$' djc fetch Subject Rig
-expect_fail 2 "fetch of an unknown table" '^djc: unknown table "Nope" \(declared tables: see djc tables\)$' djc fetch Nope
+expect_fail 2 "fetch of an unknown table (and the nearest declared one)" '^djc: unknown table "Nope" \(did you mean Note\? declared tables: see djc tables\)$' djc fetch Nope
 expect_fail 2 "tables takes no arguments" '^djc: tables takes no arguments$' djc tables extra
 expect_rc 2 "no command at all" djc
 check "no command prints the usage on stderr" sh -c 'printf "%s" "$1" | grep -q "^usage: djc"' _ "$ERR"

@@ -105,7 +105,7 @@ expect_fail 2 "a duplicate is refused as for any table" "duplicate primary key i
 expect_out "--skip-duplicates with --allow-direct-insert" "inserted 0 rows into Calc" \
 	djc insert Calc calc3.jsonl --allow-direct-insert --skip-duplicates
 echo '{"id": 9, "v": 90}' > calc9.jsonl
-expect_fail 2 "a row without its upstream row is refused" "no matching row in a parent table of Calc" \
+expect_fail 2 "a row without its upstream row is refused, naming it" 'no row of Item with \{"id": 9\} \(a parent of Calc\)' \
 	djc insert Calc calc9.jsonl --allow-direct-insert
 cat > mk2.sh <<'M'
 #!/bin/sh
@@ -125,7 +125,7 @@ expect_fail 2 "insert into a part table without the option" "table Load.Unit is 
 	djc insert Load.Unit unit.jsonl
 expect_out "insert --allow-direct-insert into an imported table" "inserted 1 row into Load" djc insert Load load.jsonl --allow-direct-insert
 expect_out "...and into its part table" "inserted 2 rows into Load.Unit" djc insert Load.Unit unit.jsonl --allow-direct-insert
-expect_fail 2 "a part row needs its master row" "no matching row in a parent table of Load.Unit" \
+expect_fail 2 "a part row needs its master row, named" 'no row of Load with \{"id": 2\} \(a parent of Load\.Unit\)' \
 	djc insert Load.Unit orphan_unit.jsonl --allow-direct-insert
 cat > mkload.sh <<'M'
 #!/bin/sh

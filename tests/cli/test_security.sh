@@ -395,6 +395,38 @@ if [ "$DJC_BACKEND" = mysql ]; then
 fi
 expect_rc 0 "clear those errors" djc jobs clear Comp --status error
 
+# ------------------------------------------------------- privileges
+# A database user that may read a table but not djc's pipeline table is
+# told it is a permission problem, not that nothing is declared (issue 36;
+# before: 'unknown table "Safe" (declared tables: none yet; run djc
+# declare)'). The user has SELECT on safe only.
+ro_user=djc_ro_$(printf '%s' "${DJC_DATABASE_SCHEMA:-s}$$" | tr -c 'a-z0-9_' _ | tail -c 40)
+case $DJC_BACKEND in
+postgresql)
+	psql "$DJC_DATABASE_URL" -qAt -v ON_ERROR_STOP=1 -c "CREATE ROLE \"$ro_user\" LOGIN" \
+		-c "GRANT USAGE ON SCHEMA \"$DJC_DATABASE_SCHEMA\" TO \"$ro_user\"" \
+		-c "GRANT SELECT ON \"$DJC_DATABASE_SCHEMA\".safe TO \"$ro_user\"" >/dev/null
+	RO_URL="postgresql://$ro_user@${DJC_DATABASE_URL#postgresql://*@}"
+	DENIED="postgresql: permission denied for table ~djc_pipeline" ;;
+mysql)
+	mariadb_cli -e "CREATE USER '$ro_user'@'%' IDENTIFIED BY 'ro-pw'; GRANT SELECT ON \`$DJC_DATABASE_SCHEMA\`.safe TO '$ro_user'@'%'"
+	RO_URL="mysql://$ro_user:ro-pw@${DJC_DATABASE_URL#mysql://*@}"
+	DENIED="mysql: SELECT command denied to user '$ro_user'@'[^']*' for table .*~djc_pipeline.*" ;;
+*) RO_URL= ;;
+esac
+if [ -n "$RO_URL" ]; then
+	expect_fail 1 "a user without SELECT on ~djc_pipeline is told it is a permission problem" \
+		"^djc: permission denied: this database user cannot read djc's pipeline table ~djc_pipeline in schema $DJC_DATABASE_SCHEMA \(grant it SELECT on that table\): $DENIED$" \
+		djc --db "$RO_URL" fetch Safe
+	expect_fail 1 "... by every command that reads the pipeline" "^djc: permission denied: this database user cannot read" \
+		djc --db "$RO_URL" jobs Comp
+	check "... and holds no password" sh -c '! printf "%s" "$1" | grep -q ro-pw' _ "$ERR"
+	case $DJC_BACKEND in
+	postgresql) psql "$DJC_DATABASE_URL" -qAt -c "DROP OWNED BY \"$ro_user\"" -c "DROP ROLE \"$ro_user\"" >/dev/null ;;
+	mysql) mariadb_cli -e "DROP USER '$ro_user'@'%'" ;;
+	esac
+fi
+
 # ------------------------------------------------------------------- TLS
 case $DJC_BACKEND in
 postgresql)

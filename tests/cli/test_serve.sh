@@ -54,6 +54,10 @@ Tagged (computed)
     tag : varchar(64)
     mode : varchar(16)
     make_serve = python3 mk_tag.py   # the same file under either protocol
+
+Unrelated (manual)
+    other_id : int32
+    ---
 P
 expect_rc 0 "declare" djc declare p.djc
 N=12
@@ -223,7 +227,7 @@ got:  $(cat ans.$i 2>&1)"; fi
 done < fetches.jsonl
 check "2: every request was answered" test -s ans.11
 # only ancestors of the target may be read (DataJoint's self.upstream; issue 20)
-printf '%s\n' '{"table": "Res"}' '{"table": "Res.Part", "key": {"item_id": 4}}' > fetches.jsonl
+printf '%s\n' '{"table": "Res"}' '{"table": "Res.Part", "key": {"item_id": 4}}' '{"table": "Unrelated", "key": {"item_id": 4}}' > fetches.jsonl
 rm -f ans.*
 djc delete Tagged >/dev/null
 run env FETCHES=fetches.jsonl "$DJC" populate Tagged --where '{"item_id": 1}' --make-serve python3 fetcher.py
@@ -231,6 +235,34 @@ check "2: a fetch of a table that is not upstream is refused, naming both" \
 	test "$(jq -r .error ans.0)" = "make of Tagged may read only its ancestors (the tables it depends on through ->): Res is not upstream of Tagged"
 check "2: ... a part table's too" \
 	test "$(jq -r .error ans.1)" = "make of Tagged may read only its ancestors (the tables it depends on through ->): Res.Part is not upstream of Tagged"
+# a key that shares no attribute with the table: still the ancestors rule
+# first, as djc fetch --key and a C make (issue 36; DataJoint's
+# test_upstream_rejects_non_ancestor)
+check "2: ... a table sharing no attribute with the key, by key too" \
+	test "$(jq -r .error ans.2)" = "make of Tagged may read only its ancestors (the tables it depends on through ->): Unrelated is not upstream of Tagged"
+check "2: ... as djc fetch --key run by a make says" test "$(DJC_TABLE=Tagged DJC_KEY='{"item_id": 1}' "$DJC" fetch Unrelated \
+	--key '{"item_id": 1}' 2>&1)" = "djc: $(jq -r .error ans.2)"
+# long lists: beyond every backend's limit on a statement's parameters
+# (before: "number of parameters must be between 0 and 65535" on
+# PostgreSQL, "too many placeholders" on MariaDB)
+python3 -c '
+import json
+print(json.dumps({"table": "Item", "where": {"item_id": list(range(100000))}}))
+print(json.dumps({"table": "Item", "where": [{"item_id": i, "name": "n%d" % i} for i in range(70000)]}))
+print(json.dumps({"table": "Item", "where": {"item_id": {"not in": list(range(3, 100003))}}}))
+print(json.dumps({"table": "Item", "where": {"item_id": {">": [3]}}}))
+' > fetches.jsonl
+rm -f ans.*
+djc delete Tagged >/dev/null
+run env FETCHES=fetches.jsonl "$DJC" populate Tagged --where '{"item_id": 1}' --make-serve python3 fetcher.py
+check "2: the fetcher with long lists made its key" test "$RC/$OUT" = "0/Tagged: 1 made, 0 errors, 0 skipped"
+check "2: a fetch by 100000 values answers every row" \
+	test "$(head -1 ans.0)/$(tail -n +2 ans.0 | jq -r .item_id | tr '\n' ' ' | sed 's/ $//')" = '{"_djc":"rows","count":13}/1 2 3 4 5 6 7 8 9 10 11 12 100'
+check "2: a fetch by 70000 keys answers the 12 whose name matches" \
+	test "$(head -1 ans.1)/$(tail -n +2 ans.1 | jq -r .item_id | tr '\n' ' ' | sed 's/ $//')" = '{"_djc":"rows","count":12}/1 2 3 4 5 6 7 8 9 10 11 12'
+check "2: not in 100000 values" test "$(head -1 ans.2)/$(tail -n +2 ans.2 | jq -r .item_id | tr '\n' ' ' | sed 's/ $//')" = '{"_djc":"rows","count":2}/1 2'
+check "2: a malformed restriction is an error naming the attribute" \
+	test "$(jq -r .error ans.3)" = "restriction on 'item_id': '>' takes one value, got a list (a list goes with \"in\" or \"not in\")"
 
 # ------------------------------------- 3. a crash fails only that key
 clean
