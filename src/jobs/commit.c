@@ -80,26 +80,25 @@ static int tx_history(djc_conn *c, djc_job *job, const char *outcome, double dur
 }
 
 /* The fenced close of a job as success, in the caller's transaction:
- * close.delete (and its history, if the claim said it has some), or, with
- * jobs.keep_completed, close.success (recording the attempt when
- * `record`: make ran). *hit = rows. */
+ * close.delete, or, with jobs.keep_completed, close.success. The attempt
+ * is recorded (history.add) when `record` (make ran) and the job has
+ * history, or with keep_completed: a job that needed several attempts
+ * keeps its history after its row is deleted (history.expire ends it), and
+ * one that never failed pays no statement for it. *hit = rows. */
 static int tx_close_success(djc_conn *c, djc_job *job, double duration, int record, long *hit)
 {
 	jctx x = job_ctx(job);
+	int keep = config_bool("jobs.keep_completed");
+	long added = 0;
 	int rc;
-	if (config_bool("jobs.keep_completed")) {
-		long added = 0;
-		if (record && (rc = tx_history(c, job, "success", duration, -1, NULL, NULL, &added))) return rc;
+	/* before the close: history.add reads the job row, fenced */
+	if (record && (keep || job->history) && (rc = tx_history(c, job, "success", duration, -1, NULL, NULL, &added))) return rc;
+	if (keep) {
 		val_t a[3] = {val_int(added), val_float(duration), val_int(job->token)};
 		return jsql_count(c, &JS_CLOSE_SUCCESS, &x, a, 3, hit);
 	}
 	val_t a = val_int(job->token);
-	if ((rc = jsql_count(c, &JS_CLOSE_DELETE, &x, &a, 1, hit))) return rc;
-	if (*hit && job->history) {
-		long n = 0;
-		rc = jsql_count(c, &JS_HISTORY_DELETE, &x, NULL, 0, &n);
-	}
-	return rc;
+	return jsql_count(c, &JS_CLOSE_DELETE, &x, &a, 1, hit);
 }
 
 static int lost(djc_conn *c, const djc_job *job, const char *what)
@@ -130,43 +129,44 @@ static int commit_batch(djc_conn *c, djc_job **jobs, size_t k, table **tables, d
 	sb_t q = SB_INIT;
 	pvec p = {0};
 	int rc;
-	/* 1. the fence, with the job's history: with keep_completed the
-	 * attempt's row first (history.add is fenced too: it reads the row
-	 * while it is still ours), then close.success, then history.trim if
-	 * the job had rows before; else close.delete, then history.delete
-	 * only when the claim said the job has some (a job that never failed
-	 * pays no statement for it). The fence is the item that must match
-	 * k rows: when it is short, the reservation was lost. */
+	/* 1. the fence, with the job's history: the attempt's row first
+	 * (history.add is fenced too: it reads the row while it is still
+	 * ours) with keep_completed, or when the claim said the job has
+	 * history (so a job that never failed pays no statement for it; one
+	 * that did keeps its history after its row is deleted), then
+	 * history.trim if the job had rows before (it reads the job row),
+	 * then the close: close.success, or close.delete. The fence is the
+	 * item that must match k rows: when it is short, the reservation was
+	 * lost. A batch of several jobs has no history (jobs_commit_many). */
 	jctx x = JCTX(t);
 	const djc_row **keys = NULL;
 	size_t fence;
 	if (k == 1) {
+		int keep = config_bool("jobs.keep_completed");
 		x.key = jobs[0]->key;
-		if (config_bool("jobs.keep_completed")) {
+		rc = DJC_OK;
+		if (keep || jobs[0]->history) {
 			val_t h[6] = {val_text("success"), val_float(duration), val_float(-1), val_null(), val_null(),
 				      val_int(jobs[0]->token)};
 			rc = jsql_expand(c, &JS_HISTORY_ADD, &x, h, 6, &q, &p);
 			for (int i = 0; i < 6; i++) val_free(&h[i]);
-			if (rc) { sb_free(&q); pvec_free(&p); return rc; }
-			stmt_list_add(&l, &q, &p, -1);
-			/* history.add matches exactly when the fence does (the same
+			if (!rc) stmt_list_add(&l, &q, &p, -1);
+			if (!rc && jobs[0]->history) {
+				val_t keepn = val_int(HISTORY_KEEP);
+				if (!(rc = jsql_expand(c, &JS_HISTORY_TRIM, &x, &keepn, 1, &q, &p))) stmt_list_add(&l, &q, &p, -1);
+			}
+		}
+		if (!rc && keep) {
+			/* history.add matched exactly when the fence does (the same
 			 * token, the same transaction): one row more */
 			val_t a[3] = {val_int(1), val_float(duration), val_int(jobs[0]->token)};
 			rc = jsql_expand(c, &JS_CLOSE_SUCCESS, &x, a, 3, &q, &p);
-			fence = l.n;
-			if (!rc) stmt_list_add(&l, &q, &p, 1);
-			if (!rc && jobs[0]->history) {
-				val_t keep = val_int(HISTORY_KEEP);
-				if (!(rc = jsql_expand(c, &JS_HISTORY_TRIM, &x, &keep, 1, &q, &p))) stmt_list_add(&l, &q, &p, -1);
-			}
-		} else {
+		} else if (!rc) {
 			val_t a = val_int(jobs[0]->token);
 			rc = jsql_expand(c, &JS_CLOSE_DELETE, &x, &a, 1, &q, &p);
-			fence = l.n;
-			if (!rc) stmt_list_add(&l, &q, &p, 1);
-			if (!rc && jobs[0]->history && !(rc = jsql_expand(c, &JS_HISTORY_DELETE, &x, NULL, 0, &q, &p)))
-				stmt_list_add(&l, &q, &p, -1);
 		}
+		fence = l.n;
+		if (!rc) stmt_list_add(&l, &q, &p, 1);
 	} else {
 		keys = xcalloc(k, sizeof *keys);
 		for (size_t i = 0; i < k; i++) keys[i] = jobs[i]->key;
@@ -176,15 +176,6 @@ static int commit_batch(djc_conn *c, djc_job **jobs, size_t k, table **tables, d
 		rc = jsql_expand(c, &JS_CLOSE_MANY, &x, &a, 1, &q, &p);
 		fence = l.n;
 		if (!rc) stmt_list_add(&l, &q, &p, (long)k);
-		/* the history of those that have some goes with them */
-		size_t nh = 0;
-		for (size_t i = 0; i < k; i++) if (jobs[i]->history) keys[nh++] = jobs[i]->key;
-		if (!rc && nh) {
-			jctx hx = JCTX(t);
-			hx.keys = keys;
-			hx.nkeys = nh;
-			if (!(rc = jsql_expand(c, &JS_HISTORY_DELETE_MANY, &hx, NULL, 0, &q, &p))) stmt_list_add(&l, &q, &p, -1);
-		}
 	}
 	free(keys);
 	if (rc) { sb_free(&q); pvec_free(&p); stmt_list_free(&l); return rc; }
@@ -331,6 +322,8 @@ int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, table **tables, djc_
 	if (next) { next->jobs = NULL; next->njobs = 0; }
 	if (!k) { *res = COMMIT_DONE; return DJC_OK; }
 	if (config_bool("jobs.keep_completed")) return DJC_EINVAL;   /* per-job durations: one by one */
+	for (size_t i = 0; i < k; i++)   /* attempts to record: one by one (jobs_commit) */
+		if (jobs[i]->history) return DJC_EINVAL;
 	for (size_t i = 0; i < n; i++)   /* reads to check: one by one (jobs_commit) */
 		if (tables[i] == jobs[0]->t && conn_reads_pending(c, tables[i], rows[i])) return DJC_EINVAL;
 	int exact = 0;

@@ -18,7 +18,7 @@ struct djc_job {
 	int64_t token;      /* fencing token of this reservation */
 	int made;           /* the claim found the target row already there */
 	long attempts;      /* failed attempts before this one (this is attempt attempts + 1) */
-	int history;        /* the job has history rows (its commit deletes them) */
+	int history;        /* the job has history rows (its commit records its success beside them) */
 };
 
 /* ------------------------------------------------------------ identity */

@@ -324,24 +324,29 @@ const jsql JS_HISTORY_COUNT = {"history.count",
 const jsql JS_HISTORY_TRIM = {"history.trim",
 	"DELETE FROM {H} WHERE {key} AND {attempt} <= (SELECT {reservations} FROM {J} WHERE {key}) - ?"};
 
-/* history.delete - the job row went (committed without
- * jobs.keep_completed): its history goes with it in the same transaction.
- * Run only when the claim said the job has history. */
-const jsql JS_HISTORY_DELETE = {"history.delete",
-	"DELETE FROM {H} WHERE {key}"};
-
-/* history.delete.many - the same for the jobs of a grouped commit that
- * have history. */
-const jsql JS_HISTORY_DELETE_MANY = {"history.delete.many",
-	"DELETE FROM {H} WHERE {keyin}"};
-
-/* history.sweep - history rows whose job row is gone (clear, stale
- * removal), after the jobs went, in their transaction; and at the start of
- * every refresh, for jobs deleted by a cascading delete of upstream rows
- * (src/table/rows.c), before their keys are added again: one set-based
- * statement over the history table (failed jobs only), not the queue. */
+/* history.sweep - history rows whose job row is gone and whose target row
+ * is missing too: the history of the jobs that clear and stale removal
+ * delete, run after them in their transaction; and at the start of every
+ * refresh, for jobs deleted by a cascading delete of upstream rows
+ * (src/table/rows.c), before their keys are added again (a key is added
+ * only while its target row is missing, so a new job never meets an old
+ * job's attempts). One set-based statement over the history table, not
+ * the queue. The history of a job whose target row is there (completed,
+ * its row deleted at commit without jobs.keep_completed, or cleared)
+ * stays: history.expire's. */
 const jsql JS_HISTORY_SWEEP = {"history.sweep",
-	"DELETE FROM {H} WHERE NOT EXISTS (SELECT 1 FROM {J} jj WHERE {join:jj:H})"};
+	"DELETE FROM {H} WHERE NOT EXISTS (SELECT 1 FROM {J} jj WHERE {join:jj:H}) "
+	"AND NOT EXISTS (SELECT 1 FROM {T} tg WHERE {join:tg:H})"};
+
+/* history.expire - the kept history of a completed job (no job row) goes
+ * once its newest attempt ended jobs.history_retention ago, all of the
+ * key's rows together; at the start of every refresh. The newest attempts
+ * are read through a derived table (DISTINCT: materialized): MySQL
+ * refuses a DELETE whose subquery reads the table it deletes from.
+ * Argument: -retention. */
+const jsql JS_HISTORY_EXPIRE = {"history.expire",
+	"DELETE FROM {H} WHERE NOT EXISTS (SELECT 1 FROM {J} jj WHERE {join:jj:H}) "
+	"AND NOT EXISTS (SELECT 1 FROM (SELECT DISTINCT {keys} FROM {H} WHERE {end_time} >= {now+?}) hr WHERE {join:hr:H})"};
 
 /* history.list - one job's attempts, oldest first. */
 const jsql JS_HISTORY_LIST = {"history.list",
@@ -509,7 +514,7 @@ const jsql *const JS_ALL[] = {
 	&JS_RENEW, &JS_HOLD, &JS_RELEASE, &JS_RELEASE_PID, &JS_RELEASE_ONE,
 	&JS_CLOSE_DELETE, &JS_CLOSE_SUCCESS, &JS_CLOSE_MANY, &JS_FAIL, &JS_RETRY,
 	&JS_HISTORY_ADD, &JS_HISTORY_MARKED, &JS_HISTORY_LAPSED, &JS_HISTORY_COUNT, &JS_HISTORY_TRIM,
-	&JS_HISTORY_DELETE, &JS_HISTORY_DELETE_MANY, &JS_HISTORY_SWEEP, &JS_HISTORY_LIST,
+	&JS_HISTORY_SWEEP, &JS_HISTORY_EXPIRE, &JS_HISTORY_LIST,
 	&JS_OUTCOME_JOB, &JS_OUTCOME_TARGET,
 	&JS_READY_COUNT, &JS_CANCEL_MARK, &JS_CANCEL, &JS_IGNORE_UPDATE, &JS_IGNORE_ADD, &JS_IGNORE_INSERT,
 	&JS_CLEAR, &JS_SET_PRIORITY, &JS_SET_DELAY, &JS_LOST_WHY, &JS_COUNTS, &JS_LIST, &JS_LIST_STATUS,
