@@ -195,7 +195,7 @@ static void make_one(worker *w, group *g, djc_job *const *jobs, size_t i, size_t
 	 * still be ours: the fenced commit decides). The heartbeat goes on
 	 * during the commit and its retries. */
 	if (ok && ls != LEASE_LOST && ls != LEASE_CANCELLED) {
-		if (n > 1 && ls == LEASE_HELD) {
+		if (n > 1 && ls == LEASE_HELD && !job->suspect) {
 			if (!g->n) g->first = mono_now();
 			g->jobs[g->n] = job;
 			g->st[g->n] = st;
@@ -222,6 +222,21 @@ static void make_one(worker *w, group *g, djc_job *const *jobs, size_t i, size_t
 	}
 	staged_free(&st);
 	make_result_free(&mr);
+}
+
+/* A suspect of a claim of several (a worker died holding it with others,
+ * none known to be the one it made): marked before its make, so that the
+ * lapse, should this worker die now, is laid on it (jobs_make_alone). 0:
+ * it is not ours any more (counted, skipped). */
+static int mark_alone(worker *w, djc_job *job)
+{
+	long held = 0;
+	int rc = jobs_make_alone(w->c, job, w->lease.lease, &held);
+	if (rc == DJC_OK && held == 0) {
+		count_gone(w, job);
+		return 0;
+	}
+	return 1;   /* marked, or the write failed: the make goes on, blamed on none */
 }
 
 /* Hand back what is still held of a claim (its unstarted jobs). */
@@ -255,7 +270,8 @@ void work_reserved(worker *w)
 	if (batch > 1000) batch = 1000;
 	if (w->o->max_calls > 0 && batch > w->o->max_calls) batch = w->o->max_calls;
 	/* with batches, short makes commit together: at most a batch, and
-	 * nothing finished waits more than 0.2 s */
+	 * nothing finished waits more than 0.2 s (a suspect commits alone: a
+	 * lapse of the claim must not be laid on it once its make ended) */
 	group g = {xcalloc((size_t)batch, sizeof(djc_job *)), xcalloc((size_t)batch, sizeof(staged)),
 		   xcalloc((size_t)batch, sizeof(double)), 0, 0};
 	retry cr = {0, 0};
@@ -277,6 +293,10 @@ void work_reserved(worker *w)
 				break;
 			}
 			cr.start = 0;
+			/* a job this claim's look sent back from a lapse, due after a
+			 * backoff: waited for like a retry of this populate's own */
+			double due = jobs_lapsed_due(w->c, w->t);
+			if (due > 0) worker_retry_due(w->sh, due);
 			if (w->hooks) w->hooks->claimed(w->hooks_arg, n);
 			if (!n && w->hooks) break;   /* djc worker waits its own way */
 			if (!n) {
@@ -321,6 +341,7 @@ void work_reserved(worker *w)
 				if (jobs_hold(w->c, job, w->lease.lease, &held) != DJC_OK || held == 0) break;
 				lease_proved(&w->lease);
 			}
+			if (job->suspect && !mark_alone(w, job)) continue;
 			if (!worker_take_call(w)) break;
 			/* the last make of the claim: its commit may claim the next */
 			if (i + 1 == n) next.n = next_size(w, batch);
