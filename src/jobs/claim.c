@@ -260,6 +260,59 @@ int jobs_make_alone(djc_conn *c, djc_job *job, double lease, long *held)
 	return jsql_count(c, &JS_MAKE_ALONE, &x, a, 2, held);
 }
 
+/* A key as text, for matching held's result to the claim's keys. */
+typedef struct keyed { char *json; size_t i; } keyed;
+
+static int keyed_cmp(const void *a, const void *b)
+{
+	return strcmp(((const keyed *)a)->json, ((const keyed *)b)->json);
+}
+
+/* jobs_held for keys[0..n), n at most keys_per_statement: one read. */
+static int held_some(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n, char *held)
+{
+	jctx x = JCTX(t);
+	x.keys = keys;
+	x.nkeys = n;
+	val_t tok = val_int(token);
+	db_res *r = NULL;
+	int rc = jsql_run(c, &JS_HELD_COUNT, &x, &tok, 1, &r);
+	int all = !rc && r->nrows == 1 && db_cell_int(r, 0, 0) == (int64_t)n;
+	db_res_free(r);
+	r = NULL;
+	memset(held, all, n);
+	if (rc || all) return rc;
+	if ((rc = jsql_run(c, &JS_HELD, &x, &tok, 1, &r))) return rc;
+	keyed *ks = xcalloc(n, sizeof *ks);
+	for (size_t i = 0; i < n; i++) ks[i] = (keyed){key_to_json(t, keys[i], 1), i};
+	qsort(ks, n, sizeof *ks, keyed_cmp);
+	for (size_t i = 0; i < r->nrows; i++) {
+		djc_row *k = djc_row_new();
+		for (size_t a = 0; a < t->nsrc; a++) {
+			val_t v;
+			value_out(&t->attrs[t->src[a]], db_cell(r, i, a), &v);
+			row_put(k, t->attrs[t->src[a]].name, &v);
+		}
+		keyed want = {key_to_json(t, k, 1), 0};
+		keyed *hit = bsearch(&want, ks, n, sizeof *ks, keyed_cmp);
+		if (hit) held[hit->i] = 1;
+		free(want.json);
+		djc_row_free(k);
+	}
+	for (size_t i = 0; i < n; i++) free(ks[i].json);
+	free(ks);
+	db_res_free(r);
+	return DJC_OK;
+}
+
+int jobs_held(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n, char *held)
+{
+	size_t step = keys_per_statement(t);
+	int rc = DJC_OK;
+	for (size_t i = 0; !rc && i < n; i += step) rc = held_some(c, t, token, keys + i, n - i < step ? n - i : step, held + i);
+	return rc;
+}
+
 int jobs_release(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n)
 {
 	val_t a = val_int(token);

@@ -74,6 +74,9 @@ int jobs_release(djc_conn *c, table *t, int64_t token, const djc_row *const *key
  * lapse of the claim, should its worker die now, is laid on it; *held 1
  * if it is still ours, else 0. */
 int jobs_make_alone(djc_conn *c, djc_job *job, double lease, long *held);
+/* Which jobs of a claim, keys[0..n) under token, are still held: held[i]
+ * 1 or 0 (a plain read; a job cancelled or taken meanwhile is 0). */
+int jobs_held(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n, char *held);
 /* Seconds until the last job this connection sent back to pending from a
  * lapsed lease (with a backoff: jobs_claim) is due; 0 or less: none
  * waits. */

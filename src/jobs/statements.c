@@ -269,6 +269,16 @@ const jsql JS_HOLD = {"hold",
 const jsql JS_MAKE_ALONE = {"make.alone",
 	"UPDATE {J} SET {blame} = " BLAME_SUSPECT " + 1, {avail_time} = {now+?} WHERE " FENCE};
 
+/* held.count, held - how many, and which, of the jobs of a claim (the
+ * keys) are still held under its token: plain reads by primary key, before
+ * the next make of a claim of several (at most every few milliseconds:
+ * reserved.c), so that a job cancelled meanwhile (ignore) is not started.
+ * The count comes first and nearly always says all: the keys are read back
+ * only when it does not. Argument: token. */
+const jsql JS_HELD_COUNT = {"held.count",
+	"SELECT count(*) FROM {J} WHERE {token} = ? AND {status} = 'reserved' AND {keyin}"};
+const jsql JS_HELD = {"held",
+	"SELECT {keys} FROM {J} WHERE {token} = ? AND {status} = 'reserved' AND {keyin}"};
 
 /* release - an early stop hands the unstarted jobs of a claim back,
  * pending and due at once; only those still held under its token, found
@@ -572,7 +582,7 @@ const jsql JS_REFRESH_ORPHANS = {"refresh.orphans",
 const jsql *const JS_ALL[] = {
 	&JS_CLAIM_DUE, &JS_CLAIM_SET, &JS_CLAIM_ALONE, &JS_CLAIM_MANY, &JS_CLAIM_ORDER, &JS_CLAIM_KEYS, &JS_CLAIM_MADE,
 	&JS_CLAIM_INFO, &JS_CLAIM_PEEK, &JS_LAPSED_LIST, &JS_LAPSED_RETRY, &JS_LAPSED_FAIL,
-	&JS_RENEW, &JS_HOLD, &JS_MAKE_ALONE, &JS_RELEASE, &JS_RELEASE_PID, &JS_RELEASE_ONE,
+	&JS_RENEW, &JS_HOLD, &JS_MAKE_ALONE, &JS_HELD_COUNT, &JS_HELD, &JS_RELEASE, &JS_RELEASE_PID, &JS_RELEASE_ONE,
 	&JS_CLOSE_DELETE, &JS_CLOSE_SUCCESS, &JS_CLOSE_MANY, &JS_FAIL, &JS_RETRY,
 	&JS_HISTORY_ADD, &JS_HISTORY_MARKED, &JS_HISTORY_LAPSED, &JS_LOST_COUNT, &JS_HISTORY_TRIM,
 	&JS_HISTORY_SWEEP, &JS_HISTORY_EXPIRE, &JS_HISTORY_LIST,

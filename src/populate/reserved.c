@@ -224,6 +224,50 @@ static void make_one(worker *w, group *g, djc_job *const *jobs, size_t i, size_t
 	make_result_free(&mr);
 }
 
+/* How often, at most, the jobs of a claim of several are read before the
+ * next of their makes starts (jobs_held): a job cancelled at least this
+ * long before its make's turn never starts; one cancelled later is
+ * stopped as a running make is (the heartbeat), and its commit refused. */
+#define HELD_CHECK_EVERY 0.01
+
+/* What a worker knows of the claim at hand beyond the lease: when its
+ * jobs were last read (the claim itself reads them all), up to which one,
+ * and which were found gone (cancelled, or taken or reset). */
+typedef struct claim_state {
+	double at;      /* monotonic time of the last read */
+	size_t from;    /* the first job it read */
+	size_t to;      /* one past the last */
+	char *gone;     /* per job: found gone */
+} claim_state;
+
+/* Whether job i of the claim may start its make: it was read, still held,
+ * no longer than HELD_CHECK_EVERY ago; else it is read now, with the next
+ * ones (twice as many as started since the last read, so that about one
+ * read covers the makes of each interval). A job found gone is counted
+ * (cancelled or lost) and skipped. A failed read lets the make start: its
+ * heartbeat and its fenced commit still decide. */
+static int may_start(worker *w, djc_job *const *jobs, size_t i, size_t n, claim_state *cs)
+{
+	if (i >= cs->to || mono_now() - cs->at >= HELD_CHECK_EVERY) {
+		size_t k = 2 * (i - cs->from);
+		if (k < 1) k = 1;
+		if (k > n - i) k = n - i;
+		const djc_row **keys = xcalloc(k, sizeof *keys);
+		for (size_t j = 0; j < k; j++) keys[j] = jobs[i + j]->key;
+		char *held = xcalloc(k, 1);
+		if (jobs_held(w->c, w->t, jobs[i]->token, keys, k, held) == DJC_OK)
+			for (size_t j = 0; j < k; j++) cs->gone[i + j] = !held[j];
+		free(held);
+		free(keys);
+		cs->at = mono_now();
+		cs->from = i;
+		cs->to = i + k;
+	}
+	if (!cs->gone[i]) return 1;
+	count_gone(w, jobs[i]);
+	return 0;
+}
+
 /* A suspect of a claim of several (a worker died holding it with others,
  * none known to be the one it made): marked before its make, so that the
  * lapse, should this worker die now, is laid on it (jobs_make_alone). 0:
@@ -327,6 +371,7 @@ void work_reserved(worker *w)
 		}
 		empty_claims = 0;
 		next_claim next = {w->o->where_json, w->o->priority, w->lease.lease, 0, NULL, 0};
+		claim_state cs = {mono_now(), 0, n, xcalloc(n ? n : 1, 1)};   /* the claim read them all */
 		size_t i = 0;
 		for (; i < n; i++) {
 			djc_job *job = jobs[i];
@@ -341,6 +386,8 @@ void work_reserved(worker *w)
 				if (jobs_hold(w->c, job, w->lease.lease, &held) != DJC_OK || held == 0) break;
 				lease_proved(&w->lease);
 			}
+			/* a job of the claim cancelled meanwhile never starts */
+			if (i > 0 && !may_start(w, jobs, i, n, &cs)) continue;
 			if (job->suspect && !mark_alone(w, job)) continue;
 			if (!worker_take_call(w)) break;
 			/* the last make of the claim: its commit may claim the next */
@@ -350,6 +397,7 @@ void work_reserved(worker *w)
 			worker_tick(w);
 			if (populate_signal) { i++; break; }
 		}
+		free(cs.gone);
 		/* before the release: those jobs are still reserved */
 		if (g.n && i == n && next.n == 0) next.n = next_size(w, batch);
 		group_flush(w, &g, i == n ? &next : NULL);

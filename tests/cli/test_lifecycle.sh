@@ -18,7 +18,7 @@ WAIT=120
 	echo '    id : int32'
 	echo '    ---'
 	echo '    name : varchar(16)'
-	for t in Re Rx Bo To Tc Dr Dp Ca In Wh Pd Dd Hd; do
+	for t in Re Rx Bo To Tc Dr Dp Ca In Wh Pd Dd Hd Cb; do
 		printf '\n%s (computed)\n    -> Src\n    ---\n    v : int64\n    att : int32\n' "$t"
 	done
 	printf '\nTt (computed)\n    -> Src\n    ---\n    v : int64\n    att : int32\n    timeout = 1   # seconds\n'
@@ -277,6 +277,28 @@ rc=$?
 check "cancel in a batch: exit 0" [ "$rc" = 0 ]
 check "cancel in a batch: 1 made, 1 cancelled, none lost" [ "$(jq -c '[.success_count,.cancelled_count,.lost_count]' dd.out)" = '[1,1,0]' ]
 check "cancel in a batch: only key 2's row" [ "$(djc fetch Dd --format json | jq -c .id)" = 2 ]
+
+# a job claimed in a batch (jobs.reserve_batch 3) and cancelled before its
+# turn: its make never starts (with the default lease the heartbeat would
+# see the cancel only 15 s later, after a short make ran to its end); the
+# rest of the claim goes on
+expect_rc 0 "refresh Cb keys 1-3" djc jobs refresh Cb --where '{"id":[1,2,3]}'
+DJC_JOBS_RESERVE_BATCH=3 MK_HOLD=$T/hold.Cb "$DJC" populate Cb --reserve-jobs --no-refresh --json --make ./mk.sh > cb.out 2> cb.err &
+w=$!
+check "cancel before its turn: the first make of the claim runs" wait_for '^start ' log.Cb 1
+check "cancel before its turn: all three claimed" [ "$(counts Cb)" = '[0,3,0,0,0,3]' ]
+x=$(sed -n 1p log.Cb | cut -d' ' -f2)
+y=$((x % 3 + 1))   # another job of the claim, not started
+expect_out "cancel before its turn: the claimed job $y" "Cb: cancelled 0 pending and 1 reserved job" djc jobs cancel Cb --where "{\"id\":$y}"
+touch "$T/hold.Cb"
+wait $w
+rc=$?
+check "cancel before its turn: exit 0" [ "$rc" = 0 ]
+check "cancel before its turn: the cancelled job's make never started" [ "$(grep -c "^start $y " log.Cb)" = 0 ]
+check "cancel before its turn: the other two made" [ "$(grep -c '^end ' log.Cb)/$(count Cb)" = "2/2" ]
+check "cancel before its turn: 2 made, 1 cancelled, none lost" [ "$(jq -c '[.success_count,.cancelled_count,.lost_count]' cb.out)" = '[2,1,0]' ]
+check "cancel before its turn: the job is ignore, its attempt cancelled" \
+	[ "$(hist Cb "{\"id\":$y}" '[.job.status, [.history[] | .outcome]]')" = '["ignore",["cancelled"]]' ]
 
 # ------------------------------------------------------------------ interruptions
 # With jobs.retry_interrupted, SIGTERM during a make sends the job back to
