@@ -726,8 +726,12 @@ int djc_jobs_list_where(djc_rowset **out, djc_conn *conn, const char *table, con
  * cancelled, released, lease expired, orphaned, success), host, pid,
  * user, start_time, end_time, duration, backoff (seconds until its retry
  * was due, or NULL), message, stack (a make program's stderr tail), token.
- * The last 20 attempts of a job are kept; they are deleted with the job.
- * key: exactly the job's key attributes. */
+ * The last 20 attempts of a job are kept; they are deleted with the job,
+ * unless its target row is there (a job made and deleted, without
+ * jobs.keep_completed): then they stay until jobs.history_retention after
+ * the last one (a refresh deletes them), or a new job of the key. A job
+ * made at its first attempt has none. key: exactly the job's key
+ * attributes. */
 int djc_jobs_history(djc_rowset **out, djc_conn *conn, const char *table, const djc_row *key);
 
 /* ================================================================

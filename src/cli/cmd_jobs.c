@@ -151,7 +151,8 @@ int cmd_jobs_clear(int argc, char **argv)
 		"usage: djc jobs clear TABLE [--status STATUS] [--where JSON | --all] [--json]\n"
 		"Delete jobs: those of a status, those of the restriction, or (--all) every one, of\n"
 		"any status. Clearing errors makes their keys eligible again (the next refresh adds\n"
-		"them); clearing ignore un-ignores. Their attempt history goes with them.\n";
+		"them); clearing ignore un-ignores. Their attempt history goes with them, unless\n"
+		"their target row exists (then it is kept like a made job's: jobs.history_retention).\n";
 	static const cli_option opts[] = {{"status", CLI_VALUE, K_STATUS, 0}, {"where", CLI_VALUE, K_WHERE, 0},
 					  {"all", CLI_FLAG, K_ALL, 0}, {"json", CLI_FLAG, K_JSON, 0}, {NULL, 0, 0, 0}};
 	keyed_args k;
@@ -447,7 +448,10 @@ static int show_job(djc_conn *c, const char *table, const char *key, int json)
 	int rc = djc_jobs_history(&hs, c, table, k);
 	if (!rc) rc = djc_jobs_list_where(&rs, c, table, NULL, key);
 	int code = 0;
-	if (!rc && djc_rowset_count(rs) == 0) {
+	/* a job made and deleted (jobs.keep_completed off) has no row, but
+	 * its history, when it had one, is kept (jobs.history_retention) */
+	int have_job = !rc && djc_rowset_count(rs) > 0;
+	if (!rc && !have_job && djc_rowset_count(hs) == 0) {
 		fprintf(stderr, "djc: %s has no job with key ", table);
 		put_line(key, stderr);
 		fputc('\n', stderr);
@@ -458,10 +462,14 @@ static int show_job(djc_conn *c, const char *table, const char *key, int json)
 			json_t *j = job_json(djc_rowset_row(hs, i));
 			json_array_append_new(h, j ? j : json_null());
 		}
-		json_t *job = job_json(djc_rowset_row(rs, 0));
+		json_t *job = have_job ? job_json(djc_rowset_row(rs, 0)) : NULL;
 		cli_print_json(json_pack("{s:o,s:o,s:o}", "table", cli_json_text(table), "job", job ? job : json_null(), "history", h));
 	} else if (!rc) {
-		print_jobs_rows(rs);
+		if (have_job) print_jobs_rows(rs);
+		else {
+			print_key(djc_rowset_row(hs, 0), "attempt");
+			printf("  (no job row: made and deleted; its history is kept for jobs.history_retention)\n");
+		}
 		print_history(hs);
 	} else
 		code = exit_for(rc, c);

@@ -121,8 +121,6 @@ typedef struct db_claim {
 	const char *order;      /* ORDER BY list */
 	const char *index;      /* an index whose order serves `where` and `order` (unquoted name), or
 	                         * NULL; a driver may use it to claim in one locking read */
-	const char *hint;       /* without index: the index to read the rows with (unquoted name),
-	                         * for a driver that names it (SQLite: INDEXED BY) */
 	long limit;
 	const char *set;        /* SET assignments with ? params */
 	const val_t *sparams;

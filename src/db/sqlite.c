@@ -490,14 +490,13 @@ static int sq_claim(db_conn *bc, const db_claim *cl, db_res **out)
 	if (cl->extra) sb_printf(&q, ", %s", cl->extra);
 	sb_add(&q, " FROM ");
 	db_qtable(bc, &q, cl->table);
-	/* the index whose order is the claim's (or, for lapsed leases, the
-	 * reserved rows' index): without statistics SQLite's planner prefers
-	 * the index with more equalities, and read every pending row and
-	 * sorted them on each claim (invariant 5; test_jobs_core "a claim
-	 * reads the head") */
-	if (cl->index || cl->hint) {
+	/* the index whose order is the claim's: without statistics SQLite's
+	 * planner prefers the index with more equalities, and read every
+	 * pending row and sorted them on each claim (invariant 5;
+	 * test_jobs_core "a claim reads the head") */
+	if (cl->index) {
 		sb_add(&q, bc->drv->index_hint);
-		sq_qi(&q, cl->index ? cl->index : cl->hint);
+		sq_qi(&q, cl->index);
 	}
 	sb_printf(&q, " WHERE %s ORDER BY %s LIMIT %ld", cl->where, cl->order, cl->limit);
 	sb_add(&u, "UPDATE ");

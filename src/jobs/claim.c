@@ -19,63 +19,13 @@ static int frag(djc_conn *c, const jsql *s, const jctx *x, sb_t *b)
 	return rc;
 }
 
-/* After a claim of lapsed jobs: record each one's lapsed attempt, whose
- * worker never could (it died, hung or was cut off), with who held it as
- * lapsed.list saw it just before. Best effort outside a transaction (the
- * claim stands either way); inside one (a commit's next claim) a failure
- * fails the transaction, which is then made without the claim. */
-static int record_lapsed(djc_conn *c, table *t, db_res *prev, djc_job **jobs, size_t n)
-{
-	int rc = DJC_OK;
-	size_t nk = t->nsrc;
-	for (size_t i = 0; i < prev->nrows && !rc; i++) {
-		djc_row *pk = djc_row_new();
-		for (size_t k = 0; k < nk; k++) {
-			val_t v;
-			value_out(&t->attrs[t->src[k]], db_cell(prev, i, k), &v);
-			row_put(pk, t->attrs[t->src[k]].name, &v);
-		}
-		char *pj = key_to_json(t, pk, 1);
-		for (size_t j = 0; j < n && !rc; j++) {
-			char *kj = key_to_json(t, jobs[j]->key, 1);
-			int same = !strcmp(kj, pj);
-			free(kj);
-			if (!same) continue;
-			jctx x = JCTX(t);
-			x.key = jobs[j]->key;
-			char *msg = xasprintf("the lease lapsed at %s (its worker died, hung or was cut off); taken over by %s pid %ld",
-					      db_cell_text(prev, i, nk + 5) ? db_cell_text(prev, i, nk + 5) : "?", jobs_host(), (long)getpid());
-			val_t a[7];
-			val_copy(&a[0], db_cell(prev, i, nk));       /* attempt: its reservation number */
-			val_copy(&a[1], db_cell(prev, i, nk + 1));   /* host */
-			val_copy(&a[2], db_cell(prev, i, nk + 2));   /* pid */
-			val_copy(&a[3], db_cell(prev, i, nk + 3));   /* user */
-			val_copy(&a[4], db_cell(prev, i, nk + 4));   /* start */
-			a[5] = val_text(msg);
-			val_copy(&a[6], db_cell(prev, i, nk + 6));   /* its token */
-			free(msg);
-			long hit = 0;
-			rc = jsql_count(c, &JS_HISTORY_LAPSED, &x, a, 7, &hit);
-			for (int k = 0; k < 7; k++) val_free(&a[k]);
-			if (!rc && hit) {
-				val_t tok = val_int(jobs[j]->token);
-				rc = jsql_count(c, &JS_HISTORY_COUNT, &x, &tok, 1, &hit);
-				if (!rc && hit) jobs[j]->history = 1;
-			}
-		}
-		free(pj);
-		djc_row_free(pk);
-	}
-	return c->db->in_tx ? rc : DJC_OK;
-}
-
 void claim_text_free(claim_text *ct)
 {
 	if (!ct) return;
 	free(ct->where);
-	sb_free(&ct->due); sb_free(&ct->lapsed); sb_free(&ct->set); sb_free(&ct->order);
-	sb_free(&ct->keys); sb_free(&ct->info); sb_free(&ct->rest); sb_free(&ct->index); sb_free(&ct->lease_index);
-	pvec_free(&ct->dp); pvec_free(&ct->lp);
+	sb_free(&ct->due); sb_free(&ct->set); sb_free(&ct->order);
+	sb_free(&ct->keys); sb_free(&ct->info); sb_free(&ct->rest); sb_free(&ct->index);
+	pvec_free(&ct->dp);
 	free(ct->types);
 	free(ct);
 }
@@ -89,7 +39,8 @@ void claim_build_free(claim_build *b)
 /* The text of t's claims on c for this restriction, priority bound and
  * size: the one kept from the last claim when they are the same, else
  * expanded afresh. claim.set takes the claim's 7 arguments in order
- * (token, lease, host, pid, user, connection id, version). */
+ * (token, lease, host, pid, user, connection id, version), followed by
+ * claim.alone (a claim of one job) or claim.many. */
 static int claim_text_of(djc_conn *c, table *t, const char *where, long max_priority, long n, claim_text **out)
 {
 	jobs_tab *jt = jobs_tab_of(c, t);
@@ -109,17 +60,21 @@ static int claim_text_of(djc_conn *c, table *t, const char *where, long max_prio
 	val_t a[7] = {val_int(0), val_float(0), val_text(""), val_int(0), val_text(""), val_int(0), val_text("")};
 	pvec sp = {0};
 	int rc;
+	sb_t blame = SB_INIT;
 	if ((rc = jsql_expand(c, &JS_CLAIM_DUE, &x, NULL, 0, &ct->due, &ct->dp)) ||
-	    (rc = jsql_expand(c, &JS_CLAIM_LAPSED, &x, NULL, 0, &ct->lapsed, &ct->lp)) ||
 	    (rc = jsql_expand(c, &JS_CLAIM_SET, &x, a, 7, &ct->set, &sp)) ||
+	    (rc = frag(c, n == 1 ? &JS_CLAIM_ALONE : &JS_CLAIM_MANY, &x, &blame)) ||
 	    (rc = frag(c, &JS_CLAIM_ORDER, &x, &ct->order)) || (rc = frag(c, &JS_CLAIM_KEYS, &x, &ct->keys)) ||
 	    (rc = frag(c, &JS_CLAIM_MADE, &x, &ct->info)) || (rc = frag(c, &JS_CLAIM_INFO, &x, &ct->rest))) {
+		sb_free(&blame);
 		pvec_free(&sp);
 		for (int i = 0; i < 7; i++) val_free(&a[i]);
 		claim_text_free(ct);
 		return rc;
 	}
 	sb_printf(&ct->info, " + %s", sb_str(&ct->rest));
+	sb_printf(&ct->set, ", %s", sb_str(&blame));
+	sb_free(&blame);
 	size_t nset = sp.n;
 	pvec_free(&sp);
 	for (int i = 0; i < 7; i++) val_free(&a[i]);
@@ -142,7 +97,6 @@ static int claim_text_of(djc_conn *c, table *t, const char *where, long max_prio
 		ct->types[t->nsrc + i] = (coldef){.t = jc->type, .p = jc->p};
 	}
 	table_jobs_index(&ct->index, t, "next");         /* ddl.c: (queue, priority, avail_time) */
-	table_jobs_index(&ct->lease_index, t, "lease");  /* ddl.c: the reserved rows */
 	/* (re-read: expanding may have added entries, and they may have moved) */
 	jobs_tab_of(c, t)->claims = ct;
 	*out = ct;
@@ -156,6 +110,7 @@ int claim_build_init(djc_conn *c, table *t, const char *where, long max_priority
 	int rc = claim_text_of(c, t, where, max_priority, n > 0 ? n : 1, &ct);
 	if (rc) return rc;
 	b->t = t;
+	b->n = ct->n;
 	b->token = jobs_new_token();
 	val_t a[7] = {val_int(b->token), val_float(lease), val_text(jobs_host()), val_int(jobs_pid()),
 		      val_text(jobs_user()), val_int(c->db->drv->connection_id(c->db)), val_text(jobs_version())};
@@ -166,21 +121,14 @@ int claim_build_init(djc_conn *c, table *t, const char *where, long max_priority
 		       .order = sb_str(&ct->order), .limit = ct->n, .set = sb_str(&ct->set), .sparams = b->sargs, .ns = 7,
 		       .types = ct->types, .ntypes = ct->ntypes};
 	b->due_claim = cl;
-	/* the few reserved rows: the lease index finds them (ddl.c), not the order's */
-	cl.index = NULL;
-	cl.hint = sb_str(&ct->lease_index);
-	cl.where = sb_str(&ct->lapsed);
-	cl.wparams = ct->lp.v;
-	cl.nw = ct->lp.n;
-	b->lapsed_claim = cl;
 	return DJC_OK;
 }
 
 int claim_lapsed_due(djc_conn *c, const table *t, double lease)
 {
 	/* at most every min(1 s, lease/4) per connection: that keeps the
-	 * takeover bound (a lease plus a second) without a second claim
-	 * statement per job on the hot path */
+	 * bound on a dead worker's job (back to pending within a lease plus a
+	 * second) without a second statement per job on the hot path */
 	jobs_tab *jt = jobs_tab_of(c, t);
 	double now = mono_now(), every = lease / 4 < 1.0 ? lease / 4 : 1.0;
 	if (jt->lapsed_check && now - jt->lapsed_check < every) return 0;
@@ -205,11 +153,13 @@ void claim_parse(const claim_build *b, const db_res *r, djc_job ***out, size_t *
 			value_out(&t->attrs[t->src[k]], db_cell(r, i, k), &v);
 			row_put(j->key, t->attrs[t->src[k]].name, &v);
 		}
-		/* claim.made + claim.info: bit 0 made, bit 1 has history, the rest the failed attempts */
+		/* claim.made + claim.info: bit 0 made, bit 1 has history, bit 2
+		 * a suspect, the rest the failed attempts */
 		int64_t info = r->ncols > t->nsrc ? db_cell_int(r, i, t->nsrc) : 0;
 		j->made = (info & 1) != 0;
 		j->history = (info & 2) != 0;
-		j->attempts = (long)(info >> 2);
+		j->suspect = (info & 4) != 0 && b->n > 1;   /* a claim of one blames it anyway */
+		j->attempts = (long)(info >> 3);
 		jobs[i] = j;
 	}
 	*out = jobs;
@@ -242,36 +192,20 @@ int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, doub
 		 * last looked: look for those now, not up to a second later */
 		jt->lapsed_check = 0;
 	}
+	/* reserved jobs whose holder's lease lapsed first (lapsed.c): back
+	 * to pending or in error before this claim, which takes only pending
+	 * work; at most once a second */
+	int rc;
+	if (claim_lapsed_due(c, t, lease) && (rc = jobs_lapsed(c, t, where, max_priority))) {
+		jobs_tab_of(c, t)->lapsed_check = 0;   /* the caller's retry looks again */
+		return rc;
+	}
 	claim_build b;
-	int rc = claim_build_init(c, t, where, max_priority, lease, n, &b);
-	if (rc) return rc;
-	db_res *r = NULL, *prev = NULL;
-	/* a job whose holder's lease lapsed first (claim.lapsed): it was due
-	 * before anything pending now, and taking it first bounds its
-	 * takeover by about one lease even behind a deep queue. lapsed.list
-	 * reads who held them (for their history); the claim runs only when
-	 * there are some. */
-	if (claim_lapsed_due(c, t, lease)) {
-		jctx x = {.t = t, .where = where, .max_priority = max_priority};
-		if ((rc = jsql_run(c, &JS_LAPSED_LIST, &x, NULL, 0, &prev))) goto out;
-		if (prev->nrows) {
-			if ((rc = db_claim_run(c->db, &b.lapsed_claim, &r))) { rc = conn_dbfail(c, rc, JS_CLAIM_LAPSED.name); goto out; }
-			if (!r->nrows) { db_res_free(r); r = NULL; }
-		}
-		if (!r) { db_res_free(prev); prev = NULL; }
-	}
-	if (!r && (rc = db_claim_run(c->db, &b.due_claim, &r))) { rc = conn_dbfail(c, rc, JS_CLAIM_DUE.name); goto out; }
-	claim_parse(&b, r, out, nout);
-	if (prev && *nout && (rc = record_lapsed(c, t, prev, *out, *nout))) {
-		/* inside the caller's transaction, which now fails: no claim */
-		for (size_t i = 0; i < *nout; i++) djc_job_free((*out)[i]);
-		free(*out);
-		*out = NULL;
-		*nout = 0;
-	}
-out:
+	if ((rc = claim_build_init(c, t, where, max_priority, lease, n, &b))) return rc;
+	db_res *r = NULL;
+	if ((rc = db_claim_run(c->db, &b.due_claim, &r))) rc = conn_dbfail(c, rc, JS_CLAIM_DUE.name);
+	else claim_parse(&b, r, out, nout);
 	db_res_free(r);
-	db_res_free(prev);
 	claim_build_free(&b);
 	jobs_tab_of(c, t)->idle = !rc && *nout == 0;   /* (re-read: the entries may have moved) */
 	return rc;
@@ -316,6 +250,67 @@ int jobs_hold(djc_conn *c, djc_job *job, double lease, long *held)
 	x.key = job->key;
 	val_t a[2] = {val_float(lease), val_int(job->token)};
 	return jsql_count(c, &JS_HOLD, &x, a, 2, held);
+}
+
+int jobs_make_alone(djc_conn *c, djc_job *job, double lease, long *held)
+{
+	jctx x = JCTX(job->t);
+	x.key = job->key;
+	val_t a[2] = {val_float(lease), val_int(job->token)};
+	return jsql_count(c, &JS_MAKE_ALONE, &x, a, 2, held);
+}
+
+/* A key as text, for matching held's result to the claim's keys. */
+typedef struct keyed { char *json; size_t i; } keyed;
+
+static int keyed_cmp(const void *a, const void *b)
+{
+	return strcmp(((const keyed *)a)->json, ((const keyed *)b)->json);
+}
+
+/* jobs_held for keys[0..n), n at most keys_per_statement: one read. */
+static int held_some(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n, char *held)
+{
+	jctx x = JCTX(t);
+	x.keys = keys;
+	x.nkeys = n;
+	val_t tok = val_int(token);
+	db_res *r = NULL;
+	int rc = jsql_run(c, &JS_HELD_COUNT, &x, &tok, 1, &r);
+	int all = !rc && r->nrows == 1 && db_cell_int(r, 0, 0) == (int64_t)n;
+	db_res_free(r);
+	r = NULL;
+	memset(held, all, n);
+	if (rc || all) return rc;
+	if ((rc = jsql_run(c, &JS_HELD, &x, &tok, 1, &r))) return rc;
+	keyed *ks = xcalloc(n, sizeof *ks);
+	for (size_t i = 0; i < n; i++) ks[i] = (keyed){key_to_json(t, keys[i], 1), i};
+	qsort(ks, n, sizeof *ks, keyed_cmp);
+	for (size_t i = 0; i < r->nrows; i++) {
+		djc_row *k = djc_row_new();
+		for (size_t a = 0; a < t->nsrc; a++) {
+			val_t v;
+			value_out(&t->attrs[t->src[a]], db_cell(r, i, a), &v);
+			row_put(k, t->attrs[t->src[a]].name, &v);
+		}
+		keyed want = {key_to_json(t, k, 1), 0};
+		keyed *hit = bsearch(&want, ks, n, sizeof *ks, keyed_cmp);
+		if (hit) held[hit->i] = 1;
+		free(want.json);
+		djc_row_free(k);
+	}
+	for (size_t i = 0; i < n; i++) free(ks[i].json);
+	free(ks);
+	db_res_free(r);
+	return DJC_OK;
+}
+
+int jobs_held(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n, char *held)
+{
+	size_t step = keys_per_statement(t);
+	int rc = DJC_OK;
+	for (size_t i = 0; !rc && i < n; i += step) rc = held_some(c, t, token, keys + i, n - i < step ? n - i : step, held + i);
+	return rc;
 }
 
 int jobs_release(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n)

@@ -80,26 +80,25 @@ static int tx_history(djc_conn *c, djc_job *job, const char *outcome, double dur
 }
 
 /* The fenced close of a job as success, in the caller's transaction:
- * close.delete (and its history, if the claim said it has some), or, with
- * jobs.keep_completed, close.success (recording the attempt when
- * `record`: make ran). *hit = rows. */
+ * close.delete, or, with jobs.keep_completed, close.success. The attempt
+ * is recorded (history.add) when `record` (make ran) and the job has
+ * history, or with keep_completed: a job that needed several attempts
+ * keeps its history after its row is deleted (history.expire ends it), and
+ * one that never failed pays no statement for it. *hit = rows. */
 static int tx_close_success(djc_conn *c, djc_job *job, double duration, int record, long *hit)
 {
 	jctx x = job_ctx(job);
+	int keep = config_bool("jobs.keep_completed");
+	long added = 0;
 	int rc;
-	if (config_bool("jobs.keep_completed")) {
-		long added = 0;
-		if (record && (rc = tx_history(c, job, "success", duration, -1, NULL, NULL, &added))) return rc;
+	/* before the close: history.add reads the job row, fenced */
+	if (record && (keep || job->history) && (rc = tx_history(c, job, "success", duration, -1, NULL, NULL, &added))) return rc;
+	if (keep) {
 		val_t a[3] = {val_int(added), val_float(duration), val_int(job->token)};
 		return jsql_count(c, &JS_CLOSE_SUCCESS, &x, a, 3, hit);
 	}
 	val_t a = val_int(job->token);
-	if ((rc = jsql_count(c, &JS_CLOSE_DELETE, &x, &a, 1, hit))) return rc;
-	if (*hit && job->history) {
-		long n = 0;
-		rc = jsql_count(c, &JS_HISTORY_DELETE, &x, NULL, 0, &n);
-	}
-	return rc;
+	return jsql_count(c, &JS_CLOSE_DELETE, &x, &a, 1, hit);
 }
 
 static int lost(djc_conn *c, const djc_job *job, const char *what)
@@ -130,43 +129,44 @@ static int commit_batch(djc_conn *c, djc_job **jobs, size_t k, table **tables, d
 	sb_t q = SB_INIT;
 	pvec p = {0};
 	int rc;
-	/* 1. the fence, with the job's history: with keep_completed the
-	 * attempt's row first (history.add is fenced too: it reads the row
-	 * while it is still ours), then close.success, then history.trim if
-	 * the job had rows before; else close.delete, then history.delete
-	 * only when the claim said the job has some (a job that never failed
-	 * pays no statement for it). The fence is the item that must match
-	 * k rows: when it is short, the reservation was lost. */
+	/* 1. the fence, with the job's history: the attempt's row first
+	 * (history.add is fenced too: it reads the row while it is still
+	 * ours) with keep_completed, or when the claim said the job has
+	 * history (so a job that never failed pays no statement for it; one
+	 * that did keeps its history after its row is deleted), then
+	 * history.trim if the job had rows before (it reads the job row),
+	 * then the close: close.success, or close.delete. The fence is the
+	 * item that must match k rows: when it is short, the reservation was
+	 * lost. A batch of several jobs has no history (jobs_commit_many). */
 	jctx x = JCTX(t);
 	const djc_row **keys = NULL;
 	size_t fence;
 	if (k == 1) {
+		int keep = config_bool("jobs.keep_completed");
 		x.key = jobs[0]->key;
-		if (config_bool("jobs.keep_completed")) {
+		rc = DJC_OK;
+		if (keep || jobs[0]->history) {
 			val_t h[6] = {val_text("success"), val_float(duration), val_float(-1), val_null(), val_null(),
 				      val_int(jobs[0]->token)};
 			rc = jsql_expand(c, &JS_HISTORY_ADD, &x, h, 6, &q, &p);
 			for (int i = 0; i < 6; i++) val_free(&h[i]);
-			if (rc) { sb_free(&q); pvec_free(&p); return rc; }
-			stmt_list_add(&l, &q, &p, -1);
-			/* history.add matches exactly when the fence does (the same
+			if (!rc) stmt_list_add(&l, &q, &p, -1);
+			if (!rc && jobs[0]->history) {
+				val_t keepn = val_int(HISTORY_KEEP);
+				if (!(rc = jsql_expand(c, &JS_HISTORY_TRIM, &x, &keepn, 1, &q, &p))) stmt_list_add(&l, &q, &p, -1);
+			}
+		}
+		if (!rc && keep) {
+			/* history.add matched exactly when the fence does (the same
 			 * token, the same transaction): one row more */
 			val_t a[3] = {val_int(1), val_float(duration), val_int(jobs[0]->token)};
 			rc = jsql_expand(c, &JS_CLOSE_SUCCESS, &x, a, 3, &q, &p);
-			fence = l.n;
-			if (!rc) stmt_list_add(&l, &q, &p, 1);
-			if (!rc && jobs[0]->history) {
-				val_t keep = val_int(HISTORY_KEEP);
-				if (!(rc = jsql_expand(c, &JS_HISTORY_TRIM, &x, &keep, 1, &q, &p))) stmt_list_add(&l, &q, &p, -1);
-			}
-		} else {
+		} else if (!rc) {
 			val_t a = val_int(jobs[0]->token);
 			rc = jsql_expand(c, &JS_CLOSE_DELETE, &x, &a, 1, &q, &p);
-			fence = l.n;
-			if (!rc) stmt_list_add(&l, &q, &p, 1);
-			if (!rc && jobs[0]->history && !(rc = jsql_expand(c, &JS_HISTORY_DELETE, &x, NULL, 0, &q, &p)))
-				stmt_list_add(&l, &q, &p, -1);
 		}
+		fence = l.n;
+		if (!rc) stmt_list_add(&l, &q, &p, 1);
 	} else {
 		keys = xcalloc(k, sizeof *keys);
 		for (size_t i = 0; i < k; i++) keys[i] = jobs[i]->key;
@@ -176,15 +176,6 @@ static int commit_batch(djc_conn *c, djc_job **jobs, size_t k, table **tables, d
 		rc = jsql_expand(c, &JS_CLOSE_MANY, &x, &a, 1, &q, &p);
 		fence = l.n;
 		if (!rc) stmt_list_add(&l, &q, &p, (long)k);
-		/* the history of those that have some goes with them */
-		size_t nh = 0;
-		for (size_t i = 0; i < k; i++) if (jobs[i]->history) keys[nh++] = jobs[i]->key;
-		if (!rc && nh) {
-			jctx hx = JCTX(t);
-			hx.keys = keys;
-			hx.nkeys = nh;
-			if (!(rc = jsql_expand(c, &JS_HISTORY_DELETE_MANY, &hx, NULL, 0, &q, &p))) stmt_list_add(&l, &q, &p, -1);
-		}
 	}
 	free(keys);
 	if (rc) { sb_free(&q); pvec_free(&p); stmt_list_free(&l); return rc; }
@@ -205,9 +196,9 @@ static int commit_batch(djc_conn *c, djc_job **jobs, size_t k, table **tables, d
 	 * longer), lapsed.list looks first, a plain read before the
 	 * transaction: nothing lapsed (nearly always), the claim goes with the
 	 * commit as usual; some (or the read failed), the caller claims on its
-	 * own and takes them first. It used to leave every such job to a
-	 * claim of its own: two transactions per job for makes longer than a
-	 * second. */
+	 * own, whose look ends them first (lapsed.c). It used to leave every
+	 * such job to a claim of its own: two transactions per job for makes
+	 * longer than a second. */
 	claim_build b;
 	int claimed = next && next->n > 0;
 	if (claimed && claim_lapsed_due(c, t, next->lease)) {
@@ -331,6 +322,8 @@ int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, table **tables, djc_
 	if (next) { next->jobs = NULL; next->njobs = 0; }
 	if (!k) { *res = COMMIT_DONE; return DJC_OK; }
 	if (config_bool("jobs.keep_completed")) return DJC_EINVAL;   /* per-job durations: one by one */
+	for (size_t i = 0; i < k; i++)   /* attempts to record: one by one (jobs_commit) */
+		if (jobs[i]->history) return DJC_EINVAL;
 	for (size_t i = 0; i < n; i++)   /* reads to check: one by one (jobs_commit) */
 		if (tables[i] == jobs[0]->t && conn_reads_pending(c, tables[i], rows[i])) return DJC_EINVAL;
 	int exact = 0;
@@ -420,22 +413,53 @@ typedef struct fail_args {
 	fail_kind kind;
 	const char *message, *stack;
 	double duration;
+	jobs_death *death;   /* FAIL_DIED through jobs_died, else NULL */
 	fail_result res;
 	double delay;
 } fail_args;
+
+/* A --processes child died making the job: its death counts against
+ * jobs.max_lost (lost.count reads the deaths before, fenced). 1 when this
+ * one reaches the limit (a->death->error is then the job's message), 0
+ * when not; DJC_ELOST when the job is no longer ours. */
+static int died_too_often(djc_conn *c, fail_args *a, const jctx *x)
+{
+	jobs_death *d = a->death;
+	val_t tok = val_int(a->job->token);
+	db_res *r = NULL;
+	int rc = jsql_run(c, &JS_LOST_COUNT, x, &tok, 1, &r);
+	if (!rc && !r->nrows) rc = conn_fail(c, DJC_ELOST, "reservation lost before the error could be recorded");
+	long lost = rc ? 0 : (long)db_cell_int(r, 0, 0) + 1, max = config_long("jobs.max_lost");
+	db_res_free(r);
+	if (rc) return rc;
+	free(d->error);
+	d->error = NULL;
+	if (lost < max) return 0;
+	char *m = xasprintf("worker died %ld time%s on this job; last: host %s, pid %ld, %s", lost, lost == 1 ? "" : "s",
+			    d->host ? d->host : "?", d->pid, d->how ? d->how : "how unknown");
+	d->error = jobs_truncate(m);
+	free(m);
+	return 1;
+}
 
 static int fail_body(djc_conn *c, void *arg)
 {
 	fail_args *a = arg;
 	djc_job *job = a->job;
 	jctx x = job_ctx(job);
-	/* what becomes of the job: an interruption with retry_interrupted
-	 * comes back at once without using an attempt; a failure with
-	 * attempts left comes back after its backoff; else an error */
+	/* what becomes of the job: one whose worker died jobs.max_lost times
+	 * is an error; an interruption with retry_interrupted comes back at
+	 * once without using an attempt; a failure with attempts left comes
+	 * back after its backoff; else an error */
 	int interrupted = a->kind == FAIL_INTERRUPTED;
-	long inc = 1;
+	int killed = a->death ? died_too_often(c, a, &x) : 0;
+	if (killed < 0) return killed;
+	const char *message = killed ? a->death->error : a->message;
+	long inc = 1, lost = a->kind == FAIL_DIED;
 	double delay = -1;
-	if (interrupted && config_bool("jobs.retry_interrupted")) {
+	if (killed)
+		a->res = FAILED_ERROR;
+	else if (interrupted && config_bool("jobs.retry_interrupted")) {
 		a->res = FAILED_REPENDED;
 		inc = 0;
 		delay = 0;
@@ -446,19 +470,34 @@ static int fail_body(djc_conn *c, void *arg)
 		a->res = FAILED_ERROR;
 	a->delay = delay > 0 ? delay : 0;
 	long added = 0, hit = 0;
-	int rc = tx_history(c, job, kind_name(a->kind), a->duration, a->res == FAILED_RETRY ? delay : -1, a->message, a->stack, &added);
+	int rc = tx_history(c, job, kind_name(a->kind), a->duration, a->res == FAILED_RETRY ? delay : -1, message, a->stack, &added);
 	if (rc) return rc;
 	if (a->res == FAILED_ERROR) {
-		val_t v[4] = {val_float(a->duration), val_text(a->message), a->stack ? val_text(a->stack) : val_null(), val_int(job->token)};
-		rc = jsql_count(c, &JS_FAIL, &x, v, 4, &hit);
-		for (int i = 0; i < 4; i++) val_free(&v[i]);
+		val_t v[5] = {val_int(lost), val_float(a->duration), val_text(message), a->stack ? val_text(a->stack) : val_null(),
+			      val_int(job->token)};
+		rc = jsql_count(c, &JS_FAIL, &x, v, 5, &hit);
+		for (int i = 0; i < 5; i++) val_free(&v[i]);
 	} else {
-		val_t v[8] = {val_int(inc), val_float(delay), val_float(delay), val_float(a->duration), val_text(a->message),
+		val_t v[9] = {val_int(inc), val_int(lost), val_float(delay), val_float(delay), val_float(a->duration), val_text(message),
 			      a->stack ? val_text(a->stack) : val_null(), val_text(interrupted ? "interrupted" : "retry"), val_int(job->token)};
-		rc = jsql_count(c, &JS_RETRY, &x, v, 8, &hit);
-		for (int i = 0; i < 8; i++) val_free(&v[i]);
+		rc = jsql_count(c, &JS_RETRY, &x, v, 9, &hit);
+		for (int i = 0; i < 9; i++) val_free(&v[i]);
 	}
 	if (!rc && !hit) rc = conn_fail(c, DJC_ELOST, "reservation lost before the error could be recorded");
+	return rc;
+}
+
+/* jobs_fail and jobs_died: one transaction, not made again after a
+ * COMMIT whose outcome is unknown (it would find the job no longer ours). */
+static int fail_run(djc_conn *c, fail_args *a, fail_result *res, double *delay)
+{
+	int rc = conn_tx(c, "recording the error", 0, fail_body, a);
+	if (!rc) {
+		a->job->history = 1;
+		if (a->res != FAILED_REPENDED) a->job->attempts++;
+	}
+	if (res) *res = a->res;
+	if (delay) *delay = a->delay;
 	return rc;
 }
 
@@ -466,17 +505,23 @@ int jobs_fail(djc_conn *c, djc_job *job, fail_kind kind, const char *message, co
 	      fail_result *res, double *delay)
 {
 	char *m = jobs_truncate(message ? message : "make failed");
-	fail_args a = {job, kind, m, stack, duration, FAILED_ERROR, 0};
-	/* not idempotent: a COMMIT whose outcome is unknown is not made again
-	 * (it would find the job no longer ours) */
-	int rc = conn_tx(c, "recording the error", 0, fail_body, &a);
+	fail_args a = {job, kind, m, stack, duration, NULL, FAILED_ERROR, 0};
+	int rc = fail_run(c, &a, res, delay);
 	free(m);
-	if (!rc) {
-		job->history = 1;
-		if (a.res != FAILED_REPENDED) job->attempts++;
+	return rc;
+}
+
+int jobs_died(djc_conn *c, djc_job *job, jobs_death *d, fail_result *res, double *delay)
+{
+	d->error = NULL;
+	char *m = jobs_truncate(d->message ? d->message : "its worker process died");
+	fail_args a = {job, FAIL_DIED, m, NULL, 0, d, FAILED_ERROR, 0};
+	int rc = fail_run(c, &a, res, delay);
+	free(m);
+	if (rc || a.res != FAILED_ERROR) {
+		free(d->error);
+		d->error = NULL;
 	}
-	if (res) *res = a.res;
-	if (delay) *delay = a.delay;
 	return rc;
 }
 

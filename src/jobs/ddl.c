@@ -212,7 +212,7 @@ int jobs_ensure(djc_conn *c, table *t)
 	 * release) has the claim's keys too. Jobs tables made before keep
 	 * their <jobs>_token index until dropped by hand (docs/jobs.md). */
 	/* lapsed leases: the index finds them among the few reserved rows,
-	 * whatever the depth of the queue (claim.lapsed, lapsed.list). Where
+	 * whatever the depth of the queue (lapsed.list). Where
 	 * the backend has partial indexes it holds the reserved rows only, on
 	 * avail_time: a claim and the commit that deletes the job then write
 	 * one page of it, and no planner can prefer the order of `next` (which

@@ -18,7 +18,9 @@ struct djc_job {
 	int64_t token;      /* fencing token of this reservation */
 	int made;           /* the claim found the target row already there */
 	long attempts;      /* failed attempts before this one (this is attempt attempts + 1) */
-	int history;        /* the job has history rows (its commit deletes them) */
+	int history;        /* the job has history rows (its commit records its success beside them) */
+	int suspect;        /* of a claim of several, a worker died holding it with others: mark it
+	                     * with jobs_make_alone before its make, and commit it alone */
 };
 
 /* ------------------------------------------------------------ identity */
@@ -40,8 +42,11 @@ int jobs_ensure(djc_conn *c, table *t);
 
 /* ------------------------------------------------- claim, lease, release */
 
-/* Reserve up to n jobs in one atomic claim (statements claim.*): a job
- * whose holder's lease lapsed first, else the most urgent due ones.
+/* Reserve up to n jobs in one atomic claim (statements claim.*): the most
+ * urgent due pending ones. First, at most once a second, the reserved
+ * jobs whose holder's lease lapsed (matching where and max_priority) end
+ * their attempts (lapsed.c): back to pending after a backoff, or an error
+ * once they killed jobs.max_lost workers; no claim takes a reserved job.
  * *out receives an array of *nout jobs (caller frees each and the array);
  * none is not an error. A job with ->made set already has its target row:
  * close it with jobs_close_made instead of running make. After a claim
@@ -64,6 +69,18 @@ int jobs_hold(djc_conn *c, djc_job *job, double lease, long *held);
 /* Hand back to pending every job of keys[0..n) still held under token
  * (early stop). */
 int jobs_release(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n);
+/* Before the make of a suspect of a claim of several (job->suspect):
+ * renew it, fenced, and mark it as the job whose make runs, so that the
+ * lapse of the claim, should its worker die now, is laid on it; *held 1
+ * if it is still ours, else 0. */
+int jobs_make_alone(djc_conn *c, djc_job *job, double lease, long *held);
+/* Which jobs of a claim, keys[0..n) under token, are still held: held[i]
+ * 1 or 0 (a plain read; a job cancelled or taken meanwhile is 0). */
+int jobs_held(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n, char *held);
+/* Seconds until the last job this connection sent back to pending from a
+ * lapsed lease (with a backoff: jobs_claim) is due; 0 or less: none
+ * waits. */
+double jobs_lapsed_due(djc_conn *c, const table *t);
 /* Hand back every job still reserved by the process (host, pid): it died. */
 int jobs_release_pid(djc_conn *c, table *t, const char *host, long pid);
 /* Hand back one job whose make was stopped (its lease could not be
@@ -156,6 +173,20 @@ typedef enum fail_result {
  * due. DJC_ELOST when the job is no longer ours (nothing written). */
 int jobs_fail(djc_conn *c, djc_job *job, fail_kind kind, const char *message, const char *stack, double duration,
 	      fail_result *res, double *delay);
+/* A worker process that died (of a signal) while making a job, as its
+ * parent saw it. */
+typedef struct jobs_death {
+	const char *host;      /* where it ran */
+	long pid;              /* the dead process */
+	const char *how;       /* e.g. "signal 9 (SIGKILL)" */
+	const char *message;   /* the attempt's message */
+	char *error;           /* out: the error message recorded, when it became an error (caller frees) */
+} jobs_death;
+/* Record that job's attempt as jobs_fail does with FAIL_DIED, counting the
+ * death against jobs.max_lost too: the job becomes an error saying "worker
+ * died N times on this job" once N reaches it, else an error or a retry
+ * as jobs.max_attempts says. */
+int jobs_died(djc_conn *c, djc_job *job, jobs_death *d, fail_result *res, double *delay);
 /* Seconds until the retry after the n-th failure: jobs.retry_delay doubled
  * n - 1 times, at most jobs.retry_delay_max, then a random part of it in
  * [d/2, d) (so a delay is never shorter than the previous one's whole). */

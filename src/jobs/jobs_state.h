@@ -11,8 +11,8 @@
 typedef struct claim_text {
 	char *where;           /* the restriction it was made for (NULL: none) */
 	long max_priority, n;
-	sb_t due, lapsed, set, order, keys, info, rest, index, lease_index;   /* info: claim.made + rest (claim.info) */
-	pvec dp, lp;           /* the restriction's parameters, in due and lapsed */
+	sb_t due, set, order, keys, info, rest, index;   /* info: claim.made + rest (claim.info) */
+	pvec dp;               /* the restriction's parameters, in due */
 	coldef *types;         /* of keys, then of order's columns (db_claim.types) */
 	size_t ntypes;
 } claim_text;
@@ -22,6 +22,7 @@ typedef struct jobs_tab {
 	claim_text *claims;    /* the last claim's text (owned; NULL until the first) */
 	int ready;             /* jobs table known to exist on this connection */
 	double lapsed_check;   /* when this connection last looked for lapsed leases (monotonic s) */
+	double lapsed_due;     /* when the last job it sent back to pending from a lapse is due (monotonic s) */
 	int idle;              /* its last claim found nothing: the next one peeks first (claim.peek) */
 } jobs_tab;
 
@@ -33,14 +34,14 @@ typedef struct jobs_state {
 /* The entry for t on c (created on first use; owned by c). */
 jobs_tab *jobs_tab_of(djc_conn *c, const table *t);
 
-/* A claim, built (claim.c): its two forms (lapsed leases only, and any
- * due job) share the token and what they set; their text is the
- * connection's claim_text (valid until the next claim_build_init). */
+/* A claim, built (claim.c); its text is the connection's claim_text
+ * (valid until the next claim_build_init). */
 typedef struct claim_build {
 	table *t;
+	long n;                /* how many jobs it claims at most */
 	int64_t token;
 	val_t sargs[7];        /* claim.set's arguments */
-	db_claim due_claim, lapsed_claim;
+	db_claim due_claim;
 } claim_build;
 void claim_text_free(claim_text *ct);
 int claim_build_init(djc_conn *c, table *t, const char *where, long max_priority, double lease, long n, claim_build *b);
@@ -49,4 +50,9 @@ void claim_build_free(claim_build *b);
 int claim_lapsed_due(djc_conn *c, const table *t, double lease);
 /* The claimed jobs of a claim's result (caller frees). */
 void claim_parse(const claim_build *b, const db_res *r, djc_job ***out, size_t *nout);
+/* End the attempts of t's reserved jobs whose lease lapsed (matching where
+ * and max_priority; lapsed.c): back to pending, or an error once they
+ * killed jobs.max_lost workers. An error only when the look itself
+ * failed. */
+int jobs_lapsed(djc_conn *c, table *t, const char *where, long max_priority);
 #endif

@@ -18,6 +18,7 @@ typedef struct refresh_args {
 	const char *where;
 	long prio;
 	double delay, stale, orphan;
+	double retention;         /* jobs.history_retention */
 	int keep;                 /* jobs.keep_completed */
 	djc_refresh_result *res;
 } refresh_args;
@@ -33,9 +34,12 @@ static int refresh_body(djc_conn *c, void *arg)
 	/* 0. history rows whose job row is gone without its history (a
 	 * cascading `djc delete` of upstream rows deletes jobs, and the table
 	 * layer does not know their history): before a key's job is added
-	 * again, so its new attempts do not meet the old ones */
+	 * again, so its new attempts do not meet the old ones; and the kept
+	 * history of completed jobs whose retention is over */
 	long swept0 = 0;
+	val_t ret = val_float(-a->retention);
 	if ((rc = jsql_count(c, &JS_HISTORY_SWEEP, &x, NULL, 0, &swept0))) return rc;
+	if ((rc = jsql_count(c, &JS_HISTORY_EXPIRE, &x, &ret, 1, &swept0))) return rc;
 	/* 1. new keys */
 	val_t add[3] = {val_float(a->delay), val_int(a->prio), val_float(a->delay)};
 	if ((rc = jsql_count(c, &JS_REFRESH_ADD, &x, add, 3, &res->added))) return rc;
@@ -120,7 +124,7 @@ int djc_jobs_refresh(djc_refresh_result *res, djc_conn *c, const char *name, con
 	if (rc) return rc;
 	refresh_args a = {t, o->where_json, o->priority >= 0 ? o->priority : config_long("jobs.default_priority"),
 			  o->delay, o->stale_timeout >= 0 ? o->stale_timeout : config_double("jobs.stale_timeout"),
-			  o->orphan_timeout, config_bool("jobs.keep_completed"), res};
+			  o->orphan_timeout, config_double("jobs.history_retention"), config_bool("jobs.keep_completed"), res};
 	/* every step is a set operation that a second run repeats harmlessly */
 	rc = conn_tx(c, "refresh", TX_IDEMPOTENT, refresh_body, &a);
 	if (!rc && res->added >= ANALYZE_AFTER && c->db->drv->analyze_head && !c->db->in_tx) {

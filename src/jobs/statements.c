@@ -38,6 +38,13 @@ const jcol JOB_COLS[] = {
 	{"last_end", T_VARCHAR, 255, 0, NULL},
 	{"attempts", T_INT32, 0, 1, "0"},   /* failed attempts, counted against jobs.max_attempts */
 	{"history", T_INT32, 0, 1, "0"},    /* history rows written for this job (the last HISTORY_KEEP are kept) */
+	{"lost", T_INT32, 0, 1, "0"},       /* worker deaths laid on this job, counted against jobs.max_lost */
+	/* whom a lapse of the current reservation is laid on: BLAME_ALONE set
+	 * when its holder makes this job alone under it (a claim of one job,
+	 * or a suspect marked before its make); BLAME_SUSPECT set when a
+	 * worker died holding it with other jobs of one claim, none known to
+	 * be the one it made (statements lapsed.*, make.alone) */
+	{"blame", T_INT8, 0, 1, "0"},
 };
 const size_t NJOB_COLS = sizeof JOB_COLS / sizeof *JOB_COLS;
 
@@ -95,6 +102,12 @@ const size_t NHIST_COLS = sizeof HIST_COLS / sizeof *HIST_COLS;
 #define CLOSED_COLS "{status}, {queue}, {avail_time}"
 #define CLOSED_VALS(st) st ", 0, NULL"
 #define MARK_RESERVED "3"
+/* blame: bit 0 (BLAME_ALONE) and bit 1 (BLAME_SUSPECT), see JOB_COLS; a
+ * claim sets bit 0 for a claim of one job and clears it for a claim of
+ * several, and keeps bit 1 (so what the claim reads of it is the same
+ * before and after the claim's update) */
+#define BLAME_SUSPECT "2"
+#define BLAME_KEEP_SUSPECT "CASE WHEN {blame} >= " BLAME_SUSPECT " THEN " BLAME_SUSPECT " ELSE 0 END"
 #define MARK_PENDING "4"
 #define MARK_STALE "5"
 
@@ -116,27 +129,16 @@ const size_t NHIST_COLS = sizeof HIST_COLS / sizeof *HIST_COLS;
  * (invariant 1: no check-then-update outside such a lock). The index
  * (queue, priority, avail_time) serves this condition and JS_CLAIM_ORDER
  * whatever the depth of the queue (invariant 5); of the reserved rows it
- * meets, only lapsed ones pass avail_time, and those are claim.lapsed's.
+ * meets, only lapsed ones pass avail_time, and those are lapsed.*'s: no
+ * claim takes a reserved job.
  * The restriction limits what is reserved, not only what refresh adds
  * (DataJoint issue 1413). */
 const jsql JS_CLAIM_DUE = {"claim.due",
 	"{queue} = 1 AND {avail_time} <= {now} AND {status} = 'pending'{prio}{where}"};
 
-/* claim.lapsed - jobs whose holder's lease lapsed (it died, hung or was
- * cut off): the only claim that takes them. Looked for first, at most
- * every min(1 s, lease/4) per connection by every claiming worker: such a
- * job was due before anything pending now, and taking it first bounds its
- * takeover by a lease and a second even behind a deep queue (invariant 3);
- * lapsed.list, read just before, lets the takeover record the lapsed
- * attempt in the history. The reserved rows are few, and the lease index
- * finds them (ddl.c: the reserved rows on avail_time, or all rows on
- * (status, avail_time) where partial indexes do not exist). */
-const jsql JS_CLAIM_LAPSED = {"claim.lapsed",
-	"{queue} = 1 AND {avail_time} <= {now} AND {status} = 'reserved'{prio}{where}"};
-
 /* claim.peek - is anything takeable at all: a pending job that is due, or
  * a reserved one whose lease lapsed (both have queue = 1 and avail_time
- * <= now; claim.due and claim.lapsed each take a part of these rows)? A
+ * <= now: claim.due takes the first, lapsed.* end the others)? A
  * plain read, no lock and no transaction. A connection whose last claim of
  * the table found nothing asks it first (claim.c), so an idle worker's
  * poll costs the server this one statement; the claim and the look for
@@ -152,15 +154,20 @@ const jsql JS_CLAIM_PEEK = {"claim.peek",
 
 /* claim.set - what a claim writes: a fresh random token (the fence of
  * every later statement of this holder), the lease (avail_time = now +
- * lease), who holds it, and the count of reservations; a job taken over
- * from a lapsed holder records why its previous reservation ended. The
- * first two assignments come first because MySQL evaluates SET left to
- * right and they read the old status. Arguments: token, lease, host, pid,
- * user, connection id, version. */
+ * lease), who holds it, and the count of reservations; then claim.alone
+ * or claim.many (claim.c appends the one that fits the claim's size).
+ * Arguments: token, lease, host, pid, user, connection id, version. */
 const jsql JS_CLAIM_SET = {"claim.set",
-	"{last_end} = CASE WHEN {status} = 'reserved' THEN 'lease expired' ELSE {last_end} END, "
 	"{reservations} = {reservations} + 1, {status} = 'reserved', {token} = ?, {reserved_time} = {now}, "
 	"{avail_time} = {now+?}, {host} = ?, {pid} = ?, {user} = ?, {connection_id} = ?, {version} = ?"};
+
+/* claim.alone, claim.many - whom a lapse of this reservation will be laid
+ * on (blame): a claim of one job makes it at once, alone, so its lapse is
+ * that job's (BLAME_ALONE); a claim of several holds jobs it has not
+ * started, so none is blamed until a suspect is marked (make.alone). Both
+ * keep BLAME_SUSPECT. */
+const jsql JS_CLAIM_ALONE = {"claim.alone", "{blame} = " BLAME_KEEP_SUSPECT " + 1"};
+const jsql JS_CLAIM_MANY = {"claim.many", "{blame} = " BLAME_KEEP_SUSPECT};
 
 /* claim.order - most urgent first: lowest priority, then earliest due.
  * (claim.c gives the drivers these columns' types, in this order.) */
@@ -173,8 +180,11 @@ const jsql JS_CLAIM_ORDER = {"claim.order", "{priority}, {avail_time}"};
  * route): such a job is closed at once instead of running make for
  * nothing, as DataJoint checks before make; bit 1, the job has history
  * rows (its commit deletes them; a job that never failed costs no
- * statement for it); the bits above, its failed attempts (DJC_ATTEMPT is
- * one more; jobs.max_attempts decides a failure). Read by the claim
+ * statement for it); bit 2, it is a suspect (BLAME_SUSPECT: a worker died
+ * holding it with other jobs of one claim; a claim of several marks it
+ * before its make, make.alone); the bits above, its failed attempts
+ * (DJC_ATTEMPT is one more; jobs.max_attempts decides a failure). Read by
+ * the claim
  * itself, so it costs no round trip. The claim changes neither count, so
  * it does not matter whether the driver reads them before the update
  * (MariaDB) or after (RETURNING). Bit 0 (claim.made) is a scalar subquery
@@ -189,18 +199,50 @@ const jsql JS_CLAIM_ORDER = {"claim.order", "{priority}, {avail_time}"};
  * about 8% of the server's time per job. */
 const jsql JS_CLAIM_KEYS = {"claim.keys", "{keys}"};
 const jsql JS_CLAIM_MADE = {"claim.made", "coalesce((SELECT 1 FROM {T} tg WHERE {join:tg:J} LIMIT 1), 0)"};
-const jsql JS_CLAIM_INFO = {"claim.info", "CASE WHEN {history} > 0 THEN 2 ELSE 0 END + 4 * {attempts}"};
+const jsql JS_CLAIM_INFO = {"claim.info",
+	"CASE WHEN {history} > 0 THEN 2 ELSE 0 END + CASE WHEN {blame} >= " BLAME_SUSPECT " THEN 4 ELSE 0 END + 8 * {attempts}"};
 
-/* lapsed.list - before claiming lapsed jobs (claim.lapsed), who held them:
- * the takeover then records the lapsed attempt in the history (outcome
- * `lease expired`), which its worker, gone, never could. A read, and the
- * claim follows only when it finds something, so the periodic look for
- * lapsed jobs costs one statement as before. It reads the reserved rows'
+/* lapsed.list - reserved jobs whose holder's lease lapsed (it died, hung
+ * or was cut off), and who held them. Every claiming worker looks, at
+ * most every min(1 s, lease/4) per connection (claim.c), before its claim:
+ * the others are found within a lease and a second even behind a deep
+ * queue (invariant 3), and no claim takes a reserved job. What it finds,
+ * lapsed.retry or lapsed.fail ends, one job at a time, and history.lapsed
+ * records (its worker, gone, never could). A read that finds nothing
+ * (nearly always) costs that one statement. It reads the reserved rows'
  * index (SQLite's planner, without statistics, took `next` for its order
  * and read the whole queue). */
 const jsql JS_LAPSED_LIST = {"lapsed.list",
-	"SELECT {keys}, {reservations}, {host}, {pid}, {user}, {reserved_time}, {avail_time}, {token} FROM {J}{by:lease} "
-	"WHERE {queue} = 1 AND {avail_time} <= {now} AND {status} = 'reserved'{prio}{where} ORDER BY {priority}, {avail_time} LIMIT 1000"};
+	"SELECT {keys}, {reservations}, {host}, {pid}, {user}, {reserved_time}, {avail_time}, {token}, {lost}, {blame} "
+	"FROM {J}{by:lease} WHERE {queue} = 1 AND {avail_time} <= {now} AND {status} = 'reserved'{prio}{where} "
+	"ORDER BY {priority}, {avail_time} LIMIT 1000"};
+
+/* The fence of a lapsed reservation: the holder's token, still reserved,
+ * the lease still lapsed (a holder that renewed meanwhile keeps it). Two
+ * workers that find the same lapse: the row lock orders them, and the
+ * second matches nothing. */
+#define LAPSED_FENCE FENCE " AND {avail_time} <= {now}"
+
+/* lapsed.retry - a lapsed job goes back to pending, due after the backoff
+ * of a retry (jobs_backoff of its lost count) when the lapse was laid on
+ * it (BLAME_ALONE: its worker died making it), at once when not (a claim
+ * of several whose unstarted jobs lapsed with the one it made); either way
+ * behind the pending work due before it, never ahead of it, and a
+ * suspect (BLAME_SUSPECT), which a claim of several marks before its
+ * make. Arguments: lost increment (1 when laid on it, else 0), delay,
+ * delay, message, token. */
+const jsql JS_LAPSED_RETRY = {"lapsed.retry",
+	"UPDATE {J} SET {lost} = {lost} + ?, {history} = {history} + 1, " SET_PENDING("{now+?}") ", "
+	"{scheduled_time} = {now+?}, {blame} = " BLAME_SUSPECT ", {completed_time} = {now}, {error_message} = ?, "
+	"{last_end} = 'lease expired' WHERE " LAPSED_FENCE};
+
+/* lapsed.fail - a lapsed job that has now killed jobs.max_lost workers
+ * (the lapse was laid on it, and its lost count reaches the limit)
+ * becomes an error saying so, and is not taken again (clear it to retry).
+ * Arguments: message, token. */
+const jsql JS_LAPSED_FAIL = {"lapsed.fail",
+	"UPDATE {J} SET {lost} = {lost} + 1, {history} = {history} + 1, " SET_CLOSED("'error'") ", {completed_time} = {now}, "
+	"{error_message} = ?, {error_stack} = NULL, {last_end} = 'lease expired' WHERE " LAPSED_FENCE};
 
 /* -------------------------------------------------------------- leases */
 
@@ -217,6 +259,26 @@ const jsql JS_RENEW = {"renew",
  * next make of a batch, that this worker still holds it. */
 const jsql JS_HOLD = {"hold",
 	"UPDATE {J} SET {avail_time} = {now+?} WHERE " FENCE};
+
+/* make.alone - a suspect of a claim of several (BLAME_SUSPECT), renewed
+ * and marked BLAME_ALONE before its make starts, fenced: should its worker
+ * die now, the lapse is laid on it alone (its make is the one running; the
+ * worker commits it by itself, not with others, so no finished job of the
+ * claim waits blamed). One write, only for suspects. Argument: lease,
+ * token. */
+const jsql JS_MAKE_ALONE = {"make.alone",
+	"UPDATE {J} SET {blame} = " BLAME_SUSPECT " + 1, {avail_time} = {now+?} WHERE " FENCE};
+
+/* held.count, held - how many, and which, of the jobs of a claim (the
+ * keys) are still held under its token: plain reads by primary key, before
+ * the next make of a claim of several (at most every few milliseconds:
+ * reserved.c), so that a job cancelled meanwhile (ignore) is not started.
+ * The count comes first and nearly always says all: the keys are read back
+ * only when it does not. Argument: token. */
+const jsql JS_HELD_COUNT = {"held.count",
+	"SELECT count(*) FROM {J} WHERE {token} = ? AND {status} = 'reserved' AND {keyin}"};
+const jsql JS_HELD = {"held",
+	"SELECT {keys} FROM {J} WHERE {token} = ? AND {status} = 'reserved' AND {keyin}"};
 
 /* release - an early stop hands the unstarted jobs of a claim back,
  * pending and due at once; only those still held under its token, found
@@ -266,9 +328,11 @@ const jsql JS_CLOSE_MANY = {"close.many",
  * interrupted without jobs.retry_interrupted: the job becomes an error with
  * its message and stack, fenced like a commit (a holder that lost the job
  * records nothing); history.add recorded the attempt first, in the same
- * transaction. Arguments: duration, message, stack. */
+ * transaction. A worker process that died making it (a --processes
+ * child) is also a lost one. Arguments: lost increment, duration,
+ * message, stack. */
 const jsql JS_FAIL = {"fail",
-	"UPDATE {J} SET {attempts} = {attempts} + 1, {history} = {history} + 1, " SET_CLOSED("'error'") ", "
+	"UPDATE {J} SET {attempts} = {attempts} + 1, {lost} = {lost} + ?, {history} = {history} + 1, " SET_CLOSED("'error'") ", "
 	"{completed_time} = {now}, {duration} = ?, "
 	"{error_message} = ?, {error_stack} = ?, {last_end} = 'error' WHERE " FENCE};
 
@@ -277,11 +341,15 @@ const jsql JS_FAIL = {"fail",
  * (scheduled_time = avail_time = now + delay), and any worker's claim takes
  * it again, no refresh needed (invariant 3's "by itself"). An interruption
  * with jobs.retry_interrupted comes back the same way at once and does not
- * use up an attempt (increment 0). Fenced; history.add recorded the
- * attempt first. Arguments: attempts increment, delay, delay, duration,
- * message, stack, last_end ('retry' or 'interrupted'). */
+ * use up an attempt (increment 0). A make that ended by itself did not
+ * kill its worker: the job is no suspect any more (blame 0); a worker
+ * process that died making it counts as lost too. Fenced; history.add
+ * recorded the attempt first. Arguments: attempts increment, lost
+ * increment, delay, delay, duration, message, stack, last_end ('retry' or
+ * 'interrupted'). */
 const jsql JS_RETRY = {"retry",
-	"UPDATE {J} SET {attempts} = {attempts} + ?, {history} = {history} + 1, " SET_PENDING("{now+?}") ", "
+	"UPDATE {J} SET {attempts} = {attempts} + ?, {lost} = {lost} + ?, {blame} = 0, {history} = {history} + 1, "
+	SET_PENDING("{now+?}") ", "
 	"{scheduled_time} = {now+?}, {completed_time} = {now}, {duration} = ?, {error_message} = ?, {error_stack} = ?, "
 	"{last_end} = ? WHERE " FENCE};
 
@@ -308,15 +376,18 @@ const jsql JS_HISTORY_MARKED = {"history.marked",
 	"FROM {J} WHERE {queue} = " MARK_RESERVED "{insert_ignore_tail}"};
 
 /* history.lapsed - an attempt whose worker vanished (its lease lapsed),
- * recorded by the worker that took the job over (lapsed.list told who held
- * it). Arguments: attempt, host, pid, user, start, message, token. */
+ * recorded by the worker that found it (lapsed.list told who held it)
+ * just after lapsed.retry or lapsed.fail, when that matched. Arguments:
+ * attempt, host, pid, user, start, backoff (-1: none), message, token. */
 const jsql JS_HISTORY_LAPSED = {"history.lapsed",
-	HIST_INTO ", {message}, {token}) VALUES ({keyvals}, ?, 'lease expired', ?, ?, ?, ?, {now}, ?, ?){insert_ignore_tail}"};
+	HIST_INTO ", {backoff}, {message}, {token}) VALUES ({keyvals}, ?, 'lease expired', ?, ?, ?, ?, {now}, NULLIF(?, -1), ?, ?)"
+	"{insert_ignore_tail}"};
 
-/* history.count - the job (just claimed by this worker: fenced) now has a
- * history row (history.lapsed). */
-const jsql JS_HISTORY_COUNT = {"history.count",
-	"UPDATE {J} SET {history} = {history} + 1 WHERE " FENCE};
+/* lost.count - how many workers died on the job: read by the transaction
+ * that records a --processes child's death, before it decides between an
+ * error and a retry (jobs.max_lost). Argument: token. */
+const jsql JS_LOST_COUNT = {"lost.count",
+	"SELECT {lost} FROM {J} WHERE " FENCE};
 
 /* history.trim - at most the last few attempts per job (the argument):
  * the older rows of the key go. Run with every history.add (only ever on
@@ -324,24 +395,29 @@ const jsql JS_HISTORY_COUNT = {"history.count",
 const jsql JS_HISTORY_TRIM = {"history.trim",
 	"DELETE FROM {H} WHERE {key} AND {attempt} <= (SELECT {reservations} FROM {J} WHERE {key}) - ?"};
 
-/* history.delete - the job row went (committed without
- * jobs.keep_completed): its history goes with it in the same transaction.
- * Run only when the claim said the job has history. */
-const jsql JS_HISTORY_DELETE = {"history.delete",
-	"DELETE FROM {H} WHERE {key}"};
-
-/* history.delete.many - the same for the jobs of a grouped commit that
- * have history. */
-const jsql JS_HISTORY_DELETE_MANY = {"history.delete.many",
-	"DELETE FROM {H} WHERE {keyin}"};
-
-/* history.sweep - history rows whose job row is gone (clear, stale
- * removal), after the jobs went, in their transaction; and at the start of
- * every refresh, for jobs deleted by a cascading delete of upstream rows
- * (src/table/rows.c), before their keys are added again: one set-based
- * statement over the history table (failed jobs only), not the queue. */
+/* history.sweep - history rows whose job row is gone and whose target row
+ * is missing too: the history of the jobs that clear and stale removal
+ * delete, run after them in their transaction; and at the start of every
+ * refresh, for jobs deleted by a cascading delete of upstream rows
+ * (src/table/rows.c), before their keys are added again (a key is added
+ * only while its target row is missing, so a new job never meets an old
+ * job's attempts). One set-based statement over the history table, not
+ * the queue. The history of a job whose target row is there (completed,
+ * its row deleted at commit without jobs.keep_completed, or cleared)
+ * stays: history.expire's. */
 const jsql JS_HISTORY_SWEEP = {"history.sweep",
-	"DELETE FROM {H} WHERE NOT EXISTS (SELECT 1 FROM {J} jj WHERE {join:jj:H})"};
+	"DELETE FROM {H} WHERE NOT EXISTS (SELECT 1 FROM {J} jj WHERE {join:jj:H}) "
+	"AND NOT EXISTS (SELECT 1 FROM {T} tg WHERE {join:tg:H})"};
+
+/* history.expire - the kept history of a completed job (no job row) goes
+ * once its newest attempt ended jobs.history_retention ago, all of the
+ * key's rows together; at the start of every refresh. The newest attempts
+ * are read through a derived table (DISTINCT: materialized): MySQL
+ * refuses a DELETE whose subquery reads the table it deletes from.
+ * Argument: -retention. */
+const jsql JS_HISTORY_EXPIRE = {"history.expire",
+	"DELETE FROM {H} WHERE NOT EXISTS (SELECT 1 FROM {J} jj WHERE {join:jj:H}) "
+	"AND NOT EXISTS (SELECT 1 FROM (SELECT DISTINCT {keys} FROM {H} WHERE {end_time} >= {now+?}) hr WHERE {join:hr:H})"};
 
 /* history.list - one job's attempts, oldest first. */
 const jsql JS_HISTORY_LIST = {"history.list",
@@ -515,12 +591,12 @@ const jsql JS_REFRESH_ORPHANS = {"refresh.orphans",
 	"WHERE {queue} = " MARK_RESERVED};
 
 const jsql *const JS_ALL[] = {
-	&JS_CLAIM_DUE, &JS_CLAIM_LAPSED, &JS_CLAIM_SET, &JS_CLAIM_ORDER, &JS_CLAIM_KEYS, &JS_CLAIM_MADE, &JS_CLAIM_INFO,
-	&JS_LAPSED_LIST, &JS_CLAIM_PEEK,
-	&JS_RENEW, &JS_HOLD, &JS_RELEASE, &JS_RELEASE_PID, &JS_RELEASE_ONE,
+	&JS_CLAIM_DUE, &JS_CLAIM_SET, &JS_CLAIM_ALONE, &JS_CLAIM_MANY, &JS_CLAIM_ORDER, &JS_CLAIM_KEYS, &JS_CLAIM_MADE,
+	&JS_CLAIM_INFO, &JS_CLAIM_PEEK, &JS_LAPSED_LIST, &JS_LAPSED_RETRY, &JS_LAPSED_FAIL,
+	&JS_RENEW, &JS_HOLD, &JS_MAKE_ALONE, &JS_HELD_COUNT, &JS_HELD, &JS_RELEASE, &JS_RELEASE_PID, &JS_RELEASE_ONE,
 	&JS_CLOSE_DELETE, &JS_CLOSE_SUCCESS, &JS_CLOSE_MANY, &JS_FAIL, &JS_RETRY,
-	&JS_HISTORY_ADD, &JS_HISTORY_MARKED, &JS_HISTORY_LAPSED, &JS_HISTORY_COUNT, &JS_HISTORY_TRIM,
-	&JS_HISTORY_DELETE, &JS_HISTORY_DELETE_MANY, &JS_HISTORY_SWEEP, &JS_HISTORY_LIST,
+	&JS_HISTORY_ADD, &JS_HISTORY_MARKED, &JS_HISTORY_LAPSED, &JS_LOST_COUNT, &JS_HISTORY_TRIM,
+	&JS_HISTORY_SWEEP, &JS_HISTORY_EXPIRE, &JS_HISTORY_LIST,
 	&JS_OUTCOME_JOB, &JS_OUTCOME_TARGET,
 	&JS_READY_COUNT, &JS_READY_NOW, &JS_NOT_DUE, &JS_CANCEL_MARK, &JS_CANCEL, &JS_IGNORE_UPDATE, &JS_IGNORE_ADD, &JS_IGNORE_INSERT,
 	&JS_CLEAR, &JS_SET_PRIORITY, &JS_SET_DELAY, &JS_LOST_WHY, &JS_COUNTS, &JS_LIST, &JS_LIST_STATUS,

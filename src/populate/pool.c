@@ -158,7 +158,8 @@ static int session_ended(djc_conn *c, long long sid)
 
 /* A worker child died of a signal: the job it said it was making is that
  * make's failure (fenced by key and token; retried when it has attempts
- * left); whatever else it still holds (the rest of its claim, or a job
+ * left), and a worker lost on it (jobs.max_lost: jobs_died); whatever
+ * else it still holds (the rest of its claim, or a job
  * claimed after its last report) goes back to pending. A child says which
  * job it makes before the make starts, and that the make ended once it
  * returns, so one that said nothing, or died between makes or committing
@@ -167,12 +168,13 @@ static int session_ended(djc_conn *c, long long sid)
  * (session_ended), so they see whatever it sent before it died as
  * committed or not; *ended says whether that wait succeeded (if not, the
  * caller hands its jobs back once more later). Returns 1 when a job was
- * recorded as an error, 2 when it went back to pending for a retry; 0 when
- * the child had already ended its job (committed it or recorded its error:
- * the fence finds it no longer reserved) or was running none, so its death
- * costs nothing. pw: djc worker's children hold jobs of pw->tables (NULL:
+ * recorded as an error (d->error: its message when the deaths made it
+ * one), 2 when it went back to pending for a retry; 0 when the child had
+ * already ended its job (committed it or recorded its error: the fence
+ * finds it no longer reserved) or was running none, so its death costs
+ * nothing. pw: djc worker's children hold jobs of pw->tables (NULL:
  * populate, t only). */
-static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, long long sid, const char *msg,
+static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, long long sid, jobs_death *d,
 		      double *retry_in, int *ended, const pool_work *pw)
 {
 	int failed = 0;
@@ -188,7 +190,7 @@ static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, long l
 		djc_job job = {.t = t, .key = key, .token = mk->token, .attempts = mk->attempts, .history = mk->history};
 		fail_result fr = FAILED_ERROR;
 		double delay = 0;
-		if (jobs_fail(c, &job, FAIL_DIED, msg, NULL, 0, &fr, &delay) == DJC_OK) failed = fr == FAILED_ERROR ? 1 : 2;
+		if (jobs_died(c, &job, d, &fr, &delay) == DJC_OK) failed = fr == FAILED_ERROR ? 1 : 2;
 		if (failed == 2) *retry_in = delay;
 	}
 	release_all(c, root, pid, pw);
@@ -361,12 +363,14 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 			/* the worker died of its own (a crash in a C make, an OOM kill):
 			 * its job is that make's failure, recorded now, unless it had
 			 * already ended that job (then its death costs nothing) */
-			char msg[128];
+			char msg[128], how[64];
 			snprintf(msg, sizeof msg, "make killed by signal %d (worker process %d died)", sig, (int)p);
+			snprintf(how, sizeof how, "signal %d (%s)", sig, make_signame(sig));
+			jobs_death d = {jobs_host(), (long)p, how, msg, NULL};
 			double retry_in = 0;
 			int ended = 1;
 			int failed = o->reserve_jobs
-					     ? child_died(c, t, &mk[i], p, atomic_load(&slots[i].session), msg, &retry_in, &ended, pw)
+					     ? child_died(c, t, &mk[i], p, atomic_load(&slots[i].session), &d, &retry_in, &ended, pw)
 					     : 1;
 			if (ended || nz == sizeof zombies / sizeof *zombies) waitpid(p, NULL, 0);
 			else { zombies[nz].pid = p; zombies[nz].due = mono_now() + ZOMBIE_GRACE; nz++; }
@@ -375,10 +379,11 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 				worker_retry_due(sh, retry_in);
 			}
 			else if (failed) {
-				result_add_error(res, mk[i].table ? mk[i].table : t->name, mk[i].key ? mk[i].key : "{}", msg);
+				result_add_error(res, mk[i].table ? mk[i].table : t->name, mk[i].key ? mk[i].key : "{}", d.error ? d.error : msg);
 				atomic_fetch_add(&sh->errors, 1);
 				if (!o->suppress_errors) atomic_store(&sh->stop, 1);
 			}
+			free(d.error);
 			/* the rest of the work (and the jobs handed back) need a
 			 * worker: start a new one in its place, a bounded number of
 			 * times so a make that always crashes ends */

@@ -195,7 +195,7 @@ static void make_one(worker *w, group *g, djc_job *const *jobs, size_t i, size_t
 	 * still be ours: the fenced commit decides). The heartbeat goes on
 	 * during the commit and its retries. */
 	if (ok && ls != LEASE_LOST && ls != LEASE_CANCELLED) {
-		if (n > 1 && ls == LEASE_HELD) {
+		if (n > 1 && ls == LEASE_HELD && !job->suspect) {
 			if (!g->n) g->first = mono_now();
 			g->jobs[g->n] = job;
 			g->st[g->n] = st;
@@ -222,6 +222,65 @@ static void make_one(worker *w, group *g, djc_job *const *jobs, size_t i, size_t
 	}
 	staged_free(&st);
 	make_result_free(&mr);
+}
+
+/* How often, at most, the jobs of a claim of several are read before the
+ * next of their makes starts (jobs_held): a job cancelled at least this
+ * long before its make's turn never starts; one cancelled later is
+ * stopped as a running make is (the heartbeat), and its commit refused. */
+#define HELD_CHECK_EVERY 0.01
+
+/* What a worker knows of the claim at hand beyond the lease: when its
+ * jobs were last read (the claim itself reads them all), up to which one,
+ * and which were found gone (cancelled, or taken or reset). */
+typedef struct claim_state {
+	double at;      /* monotonic time of the last read */
+	size_t from;    /* the first job it read */
+	size_t to;      /* one past the last */
+	char *gone;     /* per job: found gone */
+} claim_state;
+
+/* Whether job i of the claim may start its make: it was read, still held,
+ * no longer than HELD_CHECK_EVERY ago; else it is read now, with the next
+ * ones (twice as many as started since the last read, so that about one
+ * read covers the makes of each interval). A job found gone is counted
+ * (cancelled or lost) and skipped. A failed read lets the make start: its
+ * heartbeat and its fenced commit still decide. */
+static int may_start(worker *w, djc_job *const *jobs, size_t i, size_t n, claim_state *cs)
+{
+	if (i >= cs->to || mono_now() - cs->at >= HELD_CHECK_EVERY) {
+		size_t k = 2 * (i - cs->from);
+		if (k < 1) k = 1;
+		if (k > n - i) k = n - i;
+		const djc_row **keys = xcalloc(k, sizeof *keys);
+		for (size_t j = 0; j < k; j++) keys[j] = jobs[i + j]->key;
+		char *held = xcalloc(k, 1);
+		if (jobs_held(w->c, w->t, jobs[i]->token, keys, k, held) == DJC_OK)
+			for (size_t j = 0; j < k; j++) cs->gone[i + j] = !held[j];
+		free(held);
+		free(keys);
+		cs->at = mono_now();
+		cs->from = i;
+		cs->to = i + k;
+	}
+	if (!cs->gone[i]) return 1;
+	count_gone(w, jobs[i]);
+	return 0;
+}
+
+/* A suspect of a claim of several (a worker died holding it with others,
+ * none known to be the one it made): marked before its make, so that the
+ * lapse, should this worker die now, is laid on it (jobs_make_alone). 0:
+ * it is not ours any more (counted, skipped). */
+static int mark_alone(worker *w, djc_job *job)
+{
+	long held = 0;
+	int rc = jobs_make_alone(w->c, job, w->lease.lease, &held);
+	if (rc == DJC_OK && held == 0) {
+		count_gone(w, job);
+		return 0;
+	}
+	return 1;   /* marked, or the write failed: the make goes on, blamed on none */
 }
 
 /* Hand back what is still held of a claim (its unstarted jobs). */
@@ -255,7 +314,8 @@ void work_reserved(worker *w)
 	if (batch > 1000) batch = 1000;
 	if (w->o->max_calls > 0 && batch > w->o->max_calls) batch = w->o->max_calls;
 	/* with batches, short makes commit together: at most a batch, and
-	 * nothing finished waits more than 0.2 s */
+	 * nothing finished waits more than 0.2 s (a suspect commits alone: a
+	 * lapse of the claim must not be laid on it once its make ended) */
 	group g = {xcalloc((size_t)batch, sizeof(djc_job *)), xcalloc((size_t)batch, sizeof(staged)),
 		   xcalloc((size_t)batch, sizeof(double)), 0, 0};
 	retry cr = {0, 0};
@@ -277,6 +337,10 @@ void work_reserved(worker *w)
 				break;
 			}
 			cr.start = 0;
+			/* a job this claim's look sent back from a lapse, due after a
+			 * backoff: waited for like a retry of this populate's own */
+			double due = jobs_lapsed_due(w->c, w->t);
+			if (due > 0) worker_retry_due(w->sh, due);
 			if (w->hooks) w->hooks->claimed(w->hooks_arg, n);
 			if (!n && w->hooks) break;   /* djc worker waits its own way */
 			if (!n) {
@@ -307,6 +371,7 @@ void work_reserved(worker *w)
 		}
 		empty_claims = 0;
 		next_claim next = {w->o->where_json, w->o->priority, w->lease.lease, 0, NULL, 0};
+		claim_state cs = {mono_now(), 0, n, xcalloc(n ? n : 1, 1)};   /* the claim read them all */
 		size_t i = 0;
 		for (; i < n; i++) {
 			djc_job *job = jobs[i];
@@ -321,6 +386,9 @@ void work_reserved(worker *w)
 				if (jobs_hold(w->c, job, w->lease.lease, &held) != DJC_OK || held == 0) break;
 				lease_proved(&w->lease);
 			}
+			/* a job of the claim cancelled meanwhile never starts */
+			if (i > 0 && !may_start(w, jobs, i, n, &cs)) continue;
+			if (job->suspect && !mark_alone(w, job)) continue;
 			if (!worker_take_call(w)) break;
 			/* the last make of the claim: its commit may claim the next */
 			if (i + 1 == n) next.n = next_size(w, batch);
@@ -329,6 +397,7 @@ void work_reserved(worker *w)
 			worker_tick(w);
 			if (populate_signal) { i++; break; }
 		}
+		free(cs.gone);
 		/* before the release: those jobs are still reserved */
 		if (g.n && i == n && next.n == 0) next.n = next_size(w, batch);
 		group_flush(w, &g, i == n ? &next : NULL);

@@ -359,6 +359,8 @@ bad_env DJC_JOBS_DEFAULT_PRIORITY=-1 'jobs\.default_priority' 'an integer from 0
 bad_env DJC_JOBS_DEFAULT_PRIORITY=2.5 'jobs\.default_priority' 'an integer from 0 to 2147483647'
 bad_env DJC_JOBS_RESERVE_BATCH=0 'jobs\.reserve_batch' 'an integer from 1 to 1000'
 bad_env DJC_JOBS_RESERVE_BATCH=1001 'jobs\.reserve_batch' 'an integer from 1 to 1000'
+bad_env DJC_JOBS_MAX_LOST=0 'jobs\.max_lost' 'an integer from 1 to 1000000'
+bad_env DJC_JOBS_HISTORY_RETENTION=-1 'jobs\.history_retention' 'a number of seconds from 0 to 1e9'
 bad_env DJC_DISPLAY_PROGRESS=often 'display\.progress' 'true or false \(or 1/0, yes/no\)'
 expect_fail 2 "a value holding a newline is still one line" "must be none or git, got 'svn\?x'$" env "DJC_JOBS_VERSION_METHOD=$(printf 'svn\nx')" "$DJC" config
 for kv in DJC_JOBS_VERSION_METHOD=git DJC_JOBS_VERSION_METHOD=none DJC_JOBS_RESERVE_BATCH=1000 DJC_JOBS_LEASE_TIMEOUT=0.5 \

@@ -23,6 +23,10 @@
 # $WAIT seconds, so that a defect ends the test instead of hanging it.
 . "$ROOT/tests/cli/lib.sh"
 WAIT=120
+# a job whose lease lapsed goes back to pending due after the backoff of a
+# retry (docs/jobs.md, "Lost workers"): none here, where what is tested is
+# that another worker takes it at all, and when
+export DJC_JOBS_RETRY_DELAY=0
 
 cat > p.djc <<'P'
 Item (manual)

@@ -18,7 +18,7 @@ WAIT=120
 	echo '    id : int32'
 	echo '    ---'
 	echo '    name : varchar(16)'
-	for t in Re Rx Bo To Tc Dr Dp Ca In Wh Pd Dd Hd; do
+	for t in Re Rx Bo To Tc Dr Dp Ca In Wh Pd Dd Hd Cb; do
 		printf '\n%s (computed)\n    -> Src\n    ---\n    v : int64\n    att : int32\n' "$t"
 	done
 	printf '\nTt (computed)\n    -> Src\n    ---\n    v : int64\n    att : int32\n    timeout = 1   # seconds\n'
@@ -123,11 +123,32 @@ check "attempts used up: error rows are not reserved again" [ "$(counts Rx)" = '
 expect_out "clear --status errors" "Rx: cleared 2 error jobs" djc jobs clear Rx --status errors
 expect_rc 0 "refresh again" djc jobs refresh Rx --where '{"id":1}'
 check "a cleared job starts over: no history" [ "$(hist Rx '{"id":1}' '[.job.attempts, (.history | length)]')" = '[0,0]' ]
-# without keep_completed the job row and its history go at commit
+# without keep_completed the job row goes at commit; the history of a job
+# that needed retries is kept (jobs.history_retention), so --key still
+# tells why it took two attempts
 expect_out "refresh Re key 2" '{"table":"Re","added":1,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Re --where '{"id":2}' --json
 run env DJC_JOBS_MAX_ATTEMPTS=2 MK_FAIL_UNTIL=2 DJC_JOBS_KEEP_COMPLETED=false "$DJC" populate Re --reserve-jobs --no-refresh --make ./mk.sh
 check "keep_completed off: made after one retry" [ "$OUT" = "Re: 1 made, 0 errors, 0 skipped, 1 retried" ]
-expect_fail 2 "keep_completed off: the job is gone (--key)" "Re has no job with key" djc jobs Re --key '{"id":2}'
+check "keep_completed off: the job row is gone, its history kept (--key --json)" \
+	[ "$(hist Re '{"id":2}' '[.job, [.history[] | [.attempt, .outcome, .message]]]')" = '[null,[[1,"error","make exited with status 1: fail 2 on attempt 1"],[2,"success",null]]]' ]
+run djc jobs Re --key '{"id":2}'
+check "keep_completed off: --key text shows the key, no job row, 2 attempts" sh -c 'printf "%s\n" "$1" | grep -q "^{\"id\": 2}  (no job row: made and deleted" && printf "%s\n" "$1" | grep -q "^history (2 attempts):" && [ "$(printf "%s\n" "$1" | grep -c "^  attempt [0-9]*:")" = 2 ]' _ "$OUT"
+expect_rc 0 "a refresh within the retention keeps it" djc jobs refresh Re --where '{"id":2}'
+check "... kept" [ "$(hist Re '{"id":2}' '[.history[] | .outcome]')" = '["error","success"]' ]
+# a job made at its first attempt leaves no history (and its commit wrote none)
+expect_rc 0 "refresh Re key 3" djc jobs refresh Re --where '{"id":3}'
+expect_out "key 3 made at once" "Re: 1 made, 0 errors, 0 skipped" env DJC_JOBS_KEEP_COMPLETED=false "$DJC" populate Re --reserve-jobs --no-refresh --make ./mk.sh
+expect_fail 2 "a job made at once leaves nothing (--key)" "Re has no job with key" djc jobs Re --key '{"id":3}'
+# its target row deleted, the key gets a new job: the kept history goes,
+# and the new job's attempts are its own
+expect_rc 0 "delete Re key 2's row" djc delete Re --where '{"id":2}' --yes
+expect_rc 0 "refresh adds key 2 again" djc jobs refresh Re --where '{"id":2}'
+check "a new job of the key starts without the old history" [ "$(hist Re '{"id":2}' '[.job.status, (.history | length)]')" = '["pending",0]' ]
+run env DJC_JOBS_MAX_ATTEMPTS=2 MK_FAIL_UNTIL=2 DJC_JOBS_KEEP_COMPLETED=false "$DJC" populate Re --reserve-jobs --no-refresh --make ./mk.sh
+check "... made again after one retry, its history its own" [ "$(hist Re '{"id":2}' '[.job, [.history[] | [.attempt, .outcome]]]')" = '[null,[[1,"error"],[2,"success"]]]' ]
+# the retention over (0 s here), a refresh sweeps the kept history
+expect_rc 0 "a refresh after the retention" env DJC_JOBS_HISTORY_RETENTION=0 "$DJC" jobs refresh Re --where '{"id":2}'
+expect_fail 2 "... swept it (--key)" "Re has no job with key" djc jobs Re --key '{"id":2}'
 
 # ------------------------------------------------------------------ backoff
 # Four failing attempts: each retry is due after a backoff (recorded in the
@@ -261,6 +282,28 @@ rc=$?
 check "cancel in a batch: exit 0" [ "$rc" = 0 ]
 check "cancel in a batch: 1 made, 1 cancelled, none lost" [ "$(jq -c '[.success_count,.cancelled_count,.lost_count]' dd.out)" = '[1,1,0]' ]
 check "cancel in a batch: only key 2's row" [ "$(djc fetch Dd --format json | jq -c .id)" = 2 ]
+
+# a job claimed in a batch (jobs.reserve_batch 3) and cancelled before its
+# turn: its make never starts (with the default lease the heartbeat would
+# see the cancel only 15 s later, after a short make ran to its end); the
+# rest of the claim goes on
+expect_rc 0 "refresh Cb keys 1-3" djc jobs refresh Cb --where '{"id":[1,2,3]}'
+DJC_JOBS_RESERVE_BATCH=3 MK_HOLD=$T/hold.Cb "$DJC" populate Cb --reserve-jobs --no-refresh --json --make ./mk.sh > cb.out 2> cb.err &
+w=$!
+check "cancel before its turn: the first make of the claim runs" wait_for '^start ' log.Cb 1
+check "cancel before its turn: all three claimed" [ "$(counts Cb)" = '[0,3,0,0,0,3]' ]
+x=$(sed -n 1p log.Cb | cut -d' ' -f2)
+y=$((x % 3 + 1))   # another job of the claim, not started
+expect_out "cancel before its turn: the claimed job $y" "Cb: cancelled 0 pending and 1 reserved job" djc jobs cancel Cb --where "{\"id\":$y}"
+touch "$T/hold.Cb"
+wait $w
+rc=$?
+check "cancel before its turn: exit 0" [ "$rc" = 0 ]
+check "cancel before its turn: the cancelled job's make never started" [ "$(grep -c "^start $y " log.Cb)" = 0 ]
+check "cancel before its turn: the other two made" [ "$(grep -c '^end ' log.Cb)/$(count Cb)" = "2/2" ]
+check "cancel before its turn: 2 made, 1 cancelled, none lost" [ "$(jq -c '[.success_count,.cancelled_count,.lost_count]' cb.out)" = '[2,1,0]' ]
+check "cancel before its turn: the job is ignore, its attempt cancelled" \
+	[ "$(hist Cb "{\"id\":$y}" '[.job.status, [.history[] | .outcome]]')" = '["ignore",["cancelled"]]' ]
 
 # ------------------------------------------------------------------ interruptions
 # With jobs.retry_interrupted, SIGTERM during a make sends the job back to

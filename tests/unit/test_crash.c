@@ -1,35 +1,327 @@
-/* test_crash.c - a C make that crashes its worker child (--processes 2,
- * claims of 3 jobs): the parent records that job, and only it, as an error
- * at once ("make killed by signal 9"), hands the rest of the child's claim
- * back, starts a worker in its place, and every other key is made. And the
- * other way round (issue 36.2): a C program whose populate runs 2 worker
- * processes is killed (SIGKILL): its workers' makes see djc_make_cancelled
- * say DJC_EINTR at once, their jobs are recorded as interrupted, the rest
- * of their claims go back to pending, and they exit. Runs on
- * $DJC_TEST_URL / $DJC_TEST_SCHEMA (default: a fresh SQLite file). */
+/* test_crash.c - C makes that crash their worker (issue 36.1), through the
+ * public API:
+ *  - a --processes 2 child (claims of 3 jobs) killed by its make: the
+ *    parent records that job, and only it, as an error at once ("make
+ *    killed by signal 9"), hands the rest of the child's claim back, starts
+ *    a worker in its place, and every other key is made;
+ *  - the same with attempts left (jobs.max_attempts 10): each death also
+ *    counts as a worker lost on the job, and the job becomes an error
+ *    "worker died 3 times on this job" after jobs.max_lost (3) deaths,
+ *    instead of crashing a worker per attempt;
+ *  - single-process workers (no parent to see the death) whose make aborts
+ *    on one key: the next worker finds the lapsed lease, sends the job back
+ *    to pending behind the pending work (it makes the other keys first),
+ *    with the backoff of a retry, and after 3 workers died on it the job
+ *    is an error saying so; the rest is made;
+ *  - the same with claims of 3 jobs: the first death is laid on none of the
+ *    claim's jobs (not known which one was made), they come back as
+ *    suspects, marked before their makes, and the job that kills is the
+ *    only one counted (3 more deaths), its neighbours lose nothing;
+ *  - and the other way round (issue 36.2): a C program whose populate runs
+ *    2 worker processes is killed (SIGKILL): its workers' makes see
+ *    djc_make_cancelled say DJC_EINTR at once, their jobs are recorded as
+ *    interrupted, the rest of their claims go back to pending, and they
+ *    exit.
+ * Runs on $DJC_TEST_URL / $DJC_TEST_SCHEMA (default: a fresh SQLite file). */
 #include "t.h"
 #include "djc.h"
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-static int crash_on_5(djc_make_ctx *ctx, const djc_row *key, void *payload)
+static const char *url, *schema;
+
+/* Every make call, in order, in memory shared with the forked workers
+ * (a worker that crashes cannot report): calls[0] the count, then keys. */
+static atomic_int *calls;
+enum { MAX_CALLS = 4000 };
+
+static int64_t key_id(const djc_row *key)
 {
-	(void)payload;
 	int64_t id = 0;
 	djc_row_int(&id, key, (size_t)djc_row_find(key, "id"));
-	if (id == 5) raise(SIGKILL);   /* an OOM kill, a segfault: the worker child dies */
+	return id;
+}
+
+static void log_call(int64_t id)
+{
+	int n = atomic_fetch_add(&calls[0], 1) + 1;
+	if (n < MAX_CALLS) atomic_store(&calls[n], (int)id);
+}
+
+static int put_row(djc_make_ctx *ctx, int64_t id)
+{
 	djc_row *r = djc_row_new();
 	djc_row_set_int(r, "y", id * 2);
 	int rc = djc_make_insert(ctx, NULL, r);
 	djc_row_free(r);
 	return rc;
+}
+
+static int crash_on_5(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	int64_t id = key_id(key);
+	log_call(id);
+	if (id == 5) raise(SIGKILL);   /* an OOM kill, a segfault: the worker child dies */
+	return put_row(ctx, id);
+}
+
+static int abort_on_2(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	int64_t id = key_id(key);
+	log_call(id);
+	if (id == 2) abort();   /* the whole worker process dies */
+	return put_row(ctx, id);
+}
+
+static void set(const char *key, const char *value)
+{
+	CHECK_MSG(djc_config_set(key, value, "test_crash", NULL) == DJC_OK, "set %s", key);
+}
+
+static void insert_ids(djc_conn *c, const char *table, int n)
+{
+	djc_row *rows[32];
+	for (int i = 0; i < n; i++) { rows[i] = djc_row_new(); djc_row_set_int(rows[i], "id", i + 1); }
+	CHECK(djc_insert(c, table, (const djc_row *const *)rows, (size_t)n, NULL, NULL) == DJC_OK);
+	for (int i = 0; i < n; i++) djc_row_free(rows[i]);
+}
+
+/* Column name of key id's job of table, as text (NULL: no such job). */
+static char *job_text(djc_conn *c, const char *table, int id, const char *name)
+{
+	char w[32];
+	snprintf(w, sizeof w, "{\"id\": %d}", id);
+	djc_rowset *rs = NULL;
+	char *out = NULL;
+	if (djc_jobs_list_where(&rs, c, table, NULL, w) == DJC_OK && djc_rowset_count(rs) == 1) {
+		const djc_row *r = djc_rowset_row(rs, 0);
+		long k = djc_row_find(r, name);
+		const char *s = NULL;
+		int64_t v = 0;
+		if (k >= 0 && djc_row_text(&s, r, (size_t)k) == DJC_OK) out = strdup(s);
+		else if (k >= 0 && djc_row_int(&v, r, (size_t)k) == DJC_OK && asprintf(&out, "%lld", (long long)v) < 0) out = NULL;
+	}
+	djc_rowset_free(rs);
+	return out;
+}
+
+static int job_int(djc_conn *c, const char *table, int id, const char *name)
+{
+	char *s = job_text(c, table, id, name);
+	int v = s ? atoi(s) : -1;
+	free(s);
+	return v;
+}
+
+/* The outcomes of key id's history ("a,b,c"), and how many of its rows
+ * have a backoff. */
+static char *outcomes(djc_conn *c, const char *table, int id, int *with_backoff)
+{
+	djc_row *key = djc_row_new();
+	djc_row_set_int(key, "id", id);
+	djc_rowset *hs = NULL;
+	char buf[512] = "";
+	*with_backoff = 0;
+	if (djc_jobs_history(&hs, c, table, key) == DJC_OK)
+		for (size_t i = 0; i < djc_rowset_count(hs); i++) {
+			const djc_row *r = djc_rowset_row(hs, i);
+			const char *o = "?";
+			djc_row_text(&o, r, (size_t)djc_row_find(r, "outcome"));
+			strncat(buf, i ? "," : "", sizeof buf - strlen(buf) - 1);
+			strncat(buf, o, sizeof buf - strlen(buf) - 1);
+			long b = djc_row_find(r, "backoff");
+			double f = 0;
+			if (b >= 0 && djc_row_type(r, (size_t)b) != DJC_NULL && djc_row_float(&f, r, (size_t)b) == DJC_OK && f > 0) (*with_backoff)++;
+		}
+	djc_rowset_free(hs);
+	djc_row_free(key);
+	return strdup(buf);
+}
+
+/* The first index (1-based) of a call of id in the log after position
+ * `after`, or 0. */
+static int call_after(int id, int after)
+{
+	int n = atomic_load(&calls[0]);
+	for (int i = after + 1; i <= n && i < MAX_CALLS; i++)
+		if (atomic_load(&calls[i]) == id) return i;
+	return 0;
+}
+
+/* --------------------------------------------- a --processes child dies */
+
+static void test_pool_child(djc_conn *c)
+{
+	djc_populate_options o;
+	djc_populate_options_init(&o);
+	o.reserve_jobs = 1;
+	o.processes = 2;
+	o.suppress_errors = 1;
+	o.make = crash_on_5;
+	djc_populate_result *res = NULL;
+	int rc = djc_populate(&res, c, "CrOut", &o);
+	CHECK_MSG(rc == DJC_EMAKE, "rc %d: %s", rc, djc_error_last(c));
+	CHECK_MSG(res && res->success_count == 11 && res->error_count == 1, "success %ld errors %ld",
+		  res ? res->success_count : -1, res ? res->error_count : -1);
+	if (res && res->n_errors == 1) {
+		CHECK_MSG(strstr(res->errors[0].message, "make killed by signal 9") != NULL, "%s", res->errors[0].message);
+		CHECK_MSG(strstr(res->errors[0].key_json, "5") != NULL, "%s", res->errors[0].key_json);
+	} else
+		CHECK(res && res->n_errors == 1);
+	djc_populate_result_free(res);
+
+	long n[5];
+	CHECK(djc_jobs_counts(n, c, "CrOut") == DJC_OK);
+	CHECK_MSG(n[0] == 0 && n[1] == 0 && n[3] == 1, "pending %ld reserved %ld error %ld", n[0], n[1], n[3]);
+	djc_rowset *rs = NULL;
+	CHECK(djc_fetch(&rs, c, "CrOut", NULL) == DJC_OK && djc_rowset_count(rs) == 11);
+	djc_rowset_free(rs);
+	rs = NULL;
+	CHECK(djc_fetch(&rs, c, "CrOut", "{\"id\": 5}") == DJC_OK && djc_rowset_count(rs) == 0);
+	djc_rowset_free(rs);
+	char *m = job_text(c, "CrOut", 5, "error_message");
+	CHECK_MSG(m && strstr(m, "make killed by signal 9") != NULL, "%s", m ? m : "(no job)");
+	free(m);
+	CHECK(job_int(c, "CrOut", 5, "lost") == 1);
+}
+
+/* With attempts left, a make that kills its child each time: the job is
+ * an error once 3 children died on it (jobs.max_lost), not retried until
+ * its attempts or the respawns run out. */
+static void test_pool_child_lost(djc_conn *c)
+{
+	set("jobs.max_attempts", "10");
+	set("jobs.retry_delay", "0");
+	atomic_store(&calls[0], 0);
+	djc_populate_options o;
+	djc_populate_options_init(&o);
+	o.reserve_jobs = 1;
+	o.processes = 2;
+	o.suppress_errors = 1;
+	o.make = crash_on_5;
+	djc_populate_result *res = NULL;
+	int rc = djc_populate(&res, c, "CrLost", &o);
+	CHECK_MSG(rc == DJC_EMAKE, "rc %d: %s", rc, djc_error_last(c));
+	CHECK_MSG(res && res->success_count == 11 && res->error_count == 1 && res->retried_count == 2,
+		  "success %ld errors %ld retried %ld", res ? res->success_count : -1, res ? res->error_count : -1,
+		  res ? res->retried_count : -1);
+	if (res && res->n_errors == 1)
+		CHECK_MSG(!strncmp(res->errors[0].message, "worker died 3 times on this job; last: host ", 44) &&
+			  strstr(res->errors[0].message, ", signal 9 (SIGKILL)"), "%s", res->errors[0].message);
+	djc_populate_result_free(res);
+	int fives = 0;
+	for (int i = call_after(5, 0); i; i = call_after(5, i)) fives++;
+	CHECK_MSG(fives == 3, "key 5 made %d times, not 3", fives);
+	char *m = job_text(c, "CrLost", 5, "error_message");
+	CHECK_MSG(m && !strncmp(m, "worker died 3 times on this job; last: host ", 44), "%s", m ? m : "(no job)");
+	free(m);
+	CHECK(job_int(c, "CrLost", 5, "lost") == 3 && job_int(c, "CrLost", 5, "attempts") == 3);
+	int b = 0;
+	char *h = outcomes(c, "CrLost", 5, &b);
+	CHECK_MSG(!strcmp(h, "died,died,died"), "history of 5: %s", h);
+	free(h);
+	set("jobs.max_attempts", "1");
+}
+
+/* ------------------------------------------- a worker process dies */
+
+/* Runs of a single-process populate of table, each in a process of its
+ * own, until key 2's job is an error (at most `runs`): *crashed counts
+ * the runs that died of SIGABRT; pids[k] is the k-th crashed run's pid. */
+static void crash_runs(djc_conn *c, const char *table, int runs, int *crashed, pid_t *pids)
+{
+	*crashed = 0;
+	for (int r = 0; r < runs; r++) {
+		char *st = job_text(c, table, 2, "status");
+		int done = st && !strcmp(st, "error");
+		free(st);
+		if (done) break;
+		fflush(NULL);
+		pid_t p = fork();
+		if (p == 0) {
+			struct rlimit no = {0, 0};
+			setrlimit(RLIMIT_CORE, &no);
+			djc_conn *cc = NULL;
+			if (djc_open(&cc, url, schema)) _exit(3);
+			djc_populate_options o;
+			djc_populate_options_init(&o);
+			o.reserve_jobs = 1;
+			o.suppress_errors = 1;
+			o.make = abort_on_2;
+			djc_populate_result *res = NULL;
+			int rc = djc_populate(&res, cc, table, &o);
+			djc_populate_result_free(res);
+			djc_close(cc);
+			_exit(rc == DJC_OK ? 0 : 4);
+		}
+		int ws = 0;
+		waitpid(p, &ws, 0);
+		if (WIFSIGNALED(ws) && WTERMSIG(ws) == SIGABRT) pids[(*crashed)++] = p;
+		else {
+			CHECK_MSG(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "run %d: status %d", r, ws);
+			struct timespec ts = {0, 200 * 1000 * 1000};   /* the lease (1 s) lapses */
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+static void test_worker_dies(djc_conn *c, const char *table, int batch)
+{
+	char b[16];
+	snprintf(b, sizeof b, "%d", batch);
+	set("jobs.reserve_batch", b);
+	set("jobs.lease_timeout", "1");
+	set("jobs.retry_delay", "0.3");
+	set("jobs.keep_completed", "true");   /* the jobs of the other keys stay, to be read */
+	atomic_store(&calls[0], 0);
+	int crashed = 0;
+	pid_t pids[64];
+	crash_runs(c, table, 60, &crashed, pids);
+	/* claims of several: the first death is laid on none of its jobs */
+	int want = batch > 1 ? 4 : 3;
+	CHECK_MSG(crashed == want, "%s: %d workers died, not %d (jobs.max_lost 3)", table, crashed, want);
+	char *st = job_text(c, table, 2, "status"), *m = job_text(c, table, 2, "error_message");
+	char pid[32];
+	snprintf(pid, sizeof pid, "pid %d ", crashed ? (int)pids[crashed - 1] : -1);
+	CHECK_MSG(st && !strcmp(st, "error") && m && !strncmp(m, "worker died 3 times on this job; last: host ", 44) && strstr(m, pid),
+		  "%s: key 2 %s: %s (wanted %s)", table, st ? st : "(no job)", m ? m : "", pid);
+	free(st);
+	free(m);
+	CHECK_MSG(job_int(c, table, 2, "lost") == 3, "%s: lost %d", table, job_int(c, table, 2, "lost"));
+	/* every other key made, none of them counted as lost */
+	djc_rowset *rs = NULL;
+	CHECK(djc_fetch(&rs, c, table, NULL) == DJC_OK && djc_rowset_count(rs) == 7);
+	djc_rowset_free(rs);
+	for (int id = 1; id <= 8; id++)
+		if (id != 2) CHECK_MSG(job_int(c, table, id, "lost") == 0, "%s: key %d lost %d", table, id, job_int(c, table, id, "lost"));
+	/* after the first death on it, key 2 came back behind the pending
+	 * work: every other key was made before its next make (with claims of
+	 * one; a claim of several brings the jobs claimed with it back with it) */
+	int first = call_after(2, 0), second = first ? call_after(2, first) : 0;
+	CHECK_MSG(second > 0, "%s: key 2 made %s", table, first ? "once" : "never");
+	for (int id = 1; batch == 1 && id <= 8; id++)
+		if (id != 2) CHECK_MSG(call_after(id, 0) > 0 && call_after(id, 0) < second, "%s: key %d made at call %d, key 2 again at %d",
+				       table, id, call_after(id, 0), second);
+	/* its history: the deaths laid on it, retried after a backoff but the last */
+	int with_backoff = 0;
+	char *h = outcomes(c, table, 2, &with_backoff);
+	const char *want_h = batch > 1 ? "lease expired,lease expired,lease expired,lease expired" : "lease expired,lease expired,lease expired";
+	CHECK_MSG(!strcmp(h, want_h) && with_backoff == 2, "%s: history %s, %d with a backoff", table, h, with_backoff);
+	free(h);
+	set("jobs.reserve_batch", "1");
+	set("jobs.keep_completed", "false");
 }
 
 /* ------------------------------------------- the C program killed */
@@ -58,10 +350,10 @@ static int wait_for_stop(djc_make_ctx *ctx, const djc_row *key, void *payload)
 }
 
 /* The C program: populate OrOut with 2 worker processes, until killed. */
-static void program(const char *url, const char *schema)
+static void program(const char *db_url, const char *db_schema)
 {
 	djc_conn *c = NULL;
-	if (djc_open(&c, url, schema)) _exit(3);
+	if (djc_open(&c, db_url, db_schema)) _exit(3);
 	djc_populate_options o;
 	djc_populate_options_init(&o);
 	o.reserve_jobs = 1;
@@ -94,7 +386,7 @@ static int count_lines(const char *buf, const char *what)
 	return n;
 }
 
-static void test_program_killed(djc_conn *c, const char *url, const char *schema)
+static void test_program_killed(djc_conn *c)
 {
 	int rc = djc_declare(NULL, c, "OrOut (computed)\n    -> CrSrc\n    ---\n    y : int64\n", "orphan.djc");
 	CHECK_MSG(rc == DJC_OK, "declare: %s", djc_error_last(c));
@@ -152,63 +444,33 @@ static void test_program_killed(djc_conn *c, const char *url, const char *schema
 int main(void)
 {
 	char path[96];
-	const char *url = getenv("DJC_TEST_URL");
+	url = getenv("DJC_TEST_URL");
+	schema = getenv("DJC_TEST_SCHEMA");
 	if (!url) {
 		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-crash-%d.db", (int)getpid());
 		url = path;
 	}
+	calls = mmap(NULL, MAX_CALLS * sizeof *calls, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (calls == MAP_FAILED) return 1;
 	setenv("DJC_JOBS_RESERVE_BATCH", "3", 1);
 	setenv("DJC_JOBS_LEASE_TIMEOUT", "60", 1);   /* recovery must not wait for a lease */
 	djc_conn *c = NULL;
-	if (djc_open(&c, url, getenv("DJC_TEST_SCHEMA"))) { fprintf(stderr, "open: %s\n", djc_error_last(c)); return 1; }
+	if (djc_open(&c, url, schema)) { fprintf(stderr, "open: %s\n", djc_error_last(c)); return 1; }
 	int rc = djc_declare(NULL, c,
-			     "CrSrc (manual)\n    id : int32\n    ---\n\nCrOut (computed)\n    -> CrSrc\n    ---\n    y : int64\n", "crash.djc");
+			     "CrSrc (manual)\n    id : int32\n    ---\n\n"
+			     "CrOut (computed)\n    -> CrSrc\n    ---\n    y : int64\n\n"
+			     "CrLost (computed)\n    -> CrSrc\n    ---\n    y : int64\n\n"
+			     "Ab (manual)\n    id : int32\n    ---\n\n"
+			     "AbOne (computed)\n    -> Ab\n    ---\n    y : int64\n\n"
+			     "AbMany (computed)\n    -> Ab\n    ---\n    y : int64\n", "crash.djc");
 	CHECK_MSG(rc == DJC_OK, "declare: %s", djc_error_last(c));
-	djc_row *rows[12];
-	for (int i = 0; i < 12; i++) { rows[i] = djc_row_new(); djc_row_set_int(rows[i], "id", i + 1); }
-	CHECK(djc_insert(c, "CrSrc", (const djc_row *const *)rows, 12, NULL, NULL) == DJC_OK);
-	for (int i = 0; i < 12; i++) djc_row_free(rows[i]);
-
-	djc_populate_options o;
-	djc_populate_options_init(&o);
-	o.reserve_jobs = 1;
-	o.processes = 2;
-	o.suppress_errors = 1;
-	o.make = crash_on_5;
-	djc_populate_result *res = NULL;
-	rc = djc_populate(&res, c, "CrOut", &o);
-	CHECK_MSG(rc == DJC_EMAKE, "rc %d: %s", rc, djc_error_last(c));
-	CHECK_MSG(res && res->success_count == 11 && res->error_count == 1, "success %ld errors %ld",
-		  res ? res->success_count : -1, res ? res->error_count : -1);
-	if (res && res->n_errors == 1) {
-		CHECK_MSG(strstr(res->errors[0].message, "make killed by signal 9") != NULL, "%s", res->errors[0].message);
-		CHECK_MSG(strstr(res->errors[0].key_json, "5") != NULL, "%s", res->errors[0].key_json);
-	} else
-		CHECK(res && res->n_errors == 1);
-	djc_populate_result_free(res);
-
-	long n[5];
-	CHECK(djc_jobs_counts(n, c, "CrOut") == DJC_OK);
-	CHECK_MSG(n[0] == 0 && n[1] == 0 && n[3] == 1, "pending %ld reserved %ld error %ld", n[0], n[1], n[3]);
-	djc_rowset *rs = NULL;
-	CHECK(djc_fetch(&rs, c, "CrOut", NULL) == DJC_OK && djc_rowset_count(rs) == 11);
-	djc_rowset_free(rs);
-	rs = NULL;
-	CHECK(djc_fetch(&rs, c, "CrOut", "{\"id\": 5}") == DJC_OK && djc_rowset_count(rs) == 0);
-	djc_rowset_free(rs);
-	rs = NULL;
-	CHECK(djc_jobs_list(&rs, c, "CrOut", "error") == DJC_OK && djc_rowset_count(rs) == 1);
-	if (rs && djc_rowset_count(rs) == 1) {
-		const djc_row *r = djc_rowset_row(rs, 0);
-		int64_t id = 0;
-		const char *m = "";
-		djc_row_int(&id, r, (size_t)djc_row_find(r, "id"));
-		djc_row_text(&m, r, (size_t)djc_row_find(r, "error_message"));
-		CHECK(id == 5);
-		CHECK_MSG(strstr(m, "make killed by signal 9") != NULL, "%s", m);
-	}
-	djc_rowset_free(rs);
-	test_program_killed(c, url, getenv("DJC_TEST_SCHEMA"));
+	insert_ids(c, "CrSrc", 12);
+	insert_ids(c, "Ab", 8);
+	test_pool_child(c);
+	test_pool_child_lost(c);
+	test_worker_dies(c, "AbOne", 1);
+	test_worker_dies(c, "AbMany", 3);
+	test_program_killed(c);
 	djc_close(c);
 	if (!getenv("DJC_TEST_URL")) {
 		unlink(path + 7);
@@ -216,5 +478,6 @@ int main(void)
 		snprintf(p2, sizeof p2, "%s-wal", path + 7); unlink(p2);
 		snprintf(p2, sizeof p2, "%s-shm", path + 7); unlink(p2);
 	}
+	munmap(calls, MAX_CALLS * sizeof *calls);
 	return T_DONE("test_crash");
 }
