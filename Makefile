@@ -142,7 +142,7 @@ PAR = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || 
 # (`make check T="test_jobs_core leases"`), CASE one case of them
 # (`make check T=test_jobs_core CASE="lapsed lease"`), on every backend
 # unless DJC_BACKENDS says otherwise.
-TEST_SEL = DJC_TESTS="$(T)" DJC_CASE="$(CASE)"
+TEST_SEL = $(if $(T),DJC_TESTS="$(T)") $(if $(CASE),DJC_CASE="$(CASE)")
 SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # The whole suite: dependencies, servers, unit tests (also under ASan+UBSan),

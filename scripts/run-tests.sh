@@ -15,7 +15,7 @@
 #                                tests/cli/lib.sh)
 #   DJC_KINDS="abi unit cli"     which kinds of test files to run (default all)
 #   DJC_BUILD=build DJC_SAN_BUILD=build-san  (build directories to test; "" skips one)
-#   DJC_JOBS=N                   test files run at once (default: 2 per core)
+#   DJC_PARALLEL=N               test files run at once (default: 2 per core)
 # `make check T=... CASE=...` sets DJC_TESTS and DJC_CASE; `make check-quick`
 # and `make unit` are this script on SQLite alone.
 #
@@ -38,7 +38,7 @@ BACKENDS=${DJC_BACKENDS:-sqlite postgresql mysql pgbouncer}
 BUILD=${DJC_BUILD-build}
 SAN_BUILD=${DJC_SAN_BUILD-build-san}
 KINDS=" ${DJC_KINDS:-abi unit cli} "
-JOBS=${DJC_JOBS:-$(( $(nproc 2>/dev/null || echo 2) * 2 ))}
+JOBS=${DJC_PARALLEL:-$(( $(nproc 2>/dev/null || echo 2) * 2 ))}
 WORK=$(mktemp -d /tmp/djc-tests.XXXXXX)
 chmod 755 "$WORK"
 if ! scripts/install-deps.sh --bin "$WORK/bin" check; then

@@ -56,7 +56,8 @@ static const char *const not_settings[] = {
 	"DJC_MYSQL_COMPOUND",                           /* the MariaDB driver's commit form (docs/jobs.md) */
 	"DJC_WORKER_LOG",                               /* a worker's event log (tests) */
 	/* scripts/ and the test suite */
-	"DJC_BACKEND", "DJC_BACKENDS", "DJC_TESTS", "DJC_TEST_", "DJC_BUILD", "DJC_SAN_BUILD", "DJC_POOLER",
+	"DJC_BACKEND", "DJC_BACKENDS", "DJC_TESTS", "DJC_CASE", "DJC_KINDS", "DJC_PARALLEL", "DJC_TEST_", "DJC_BUILD",
+	"DJC_SAN_BUILD", "DJC_POOLER",
 	"DJC_SERVER_URL", "DJC_LISTEN_EXTRA", "DJC_DEPS_PATH", "DJC_ROOT", "DJC_DEMO_DB",
 	NULL,
 };
