@@ -507,13 +507,15 @@ const jsql JS_SET_DELAY = {"set.delay",
 const jsql JS_LOST_WHY = {"lost.why",
 	"SELECT {status}, {token}, {error_message} FROM {J} WHERE {key}"};
 
-/* counts, list - reading the jobs table. */
+/* counts, list - reading the jobs table; a list in a fixed order (the key
+ * last), so that jobs due at the same millisecond list the same way on
+ * every backend and every time. */
 const jsql JS_COUNTS = {"counts",
 	"SELECT {status}, count(*) FROM {J} WHERE 1=1{where} GROUP BY {status}"};
 const jsql JS_LIST = {"list",
-	"SELECT {keys}, {cols} FROM {J} WHERE 1=1{where} ORDER BY {priority}, {scheduled_time}"};
+	"SELECT {keys}, {cols} FROM {J} WHERE 1=1{where} ORDER BY {priority}, {scheduled_time}, {keys}"};
 const jsql JS_LIST_STATUS = {"list.status",
-	"SELECT {keys}, {cols} FROM {J} WHERE {status} = ?{where} ORDER BY {priority}, {scheduled_time}"};
+	"SELECT {keys}, {cols} FROM {J} WHERE {status} = ?{where} ORDER BY {priority}, {scheduled_time}, {keys}"};
 
 /* ------------------------------------------------------------- refresh
  * Four steps in one short transaction, each one set-based statement whose
