@@ -465,9 +465,43 @@ void db_create_index(db_conn *c, sb_t *b, const char *table, const char *index, 
 {
 	sb_t qt = SB_INIT;
 	db_qtable(c, &qt, table);
-	c->drv->create_index(b, sb_str(&qt), index, cols, unique);
+	/* the same in every dialect: the index lives in the table's schema,
+	 * so its own name is not qualified */
+	sb_printf(b, "CREATE %sINDEX IF NOT EXISTS ", unique ? "UNIQUE " : "");
+	c->drv->quote_ident(b, index);
+	sb_add(b, " ON ");
+	sb_add(b, sb_str(&qt));
+	sb_printf(b, " (%s)", cols);
 	if (where && c->drv->partial_index) sb_printf(b, " WHERE %s", where);
 	sb_free(&qt);
+}
+
+void db_index_hint(db_conn *c, sb_t *q, const char *index)
+{
+	if (!c->drv->index_hint) return;
+	sb_add(q, c->drv->index_hint);
+	c->drv->quote_ident(q, index);
+}
+
+void db_delete_from(db_conn *c, sb_t *q, const char *table, const char *index)
+{
+	if (c->drv->delete_using) {
+		c->drv->delete_using(c, q, table, index);
+		return;
+	}
+	sb_add(q, "DELETE FROM ");
+	db_qtable(c, q, table);
+}
+
+int db_analyze(db_conn *c, const char *table)
+{
+	if (!c->drv->analyze_head) return DJC_OK;
+	sb_t q = SB_INIT;
+	sb_add(&q, c->drv->analyze_head);
+	db_qtable(c, &q, table);
+	int rc = db_exec(c, sb_str(&q), NULL, 0, NULL);
+	sb_free(&q);
+	return rc;
 }
 
 int db_ident_ok(const char *s)

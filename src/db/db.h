@@ -166,6 +166,28 @@ typedef struct db_in {
 	int neg;                   /* NOT IN */
 } db_in;
 
+/* What differs between dialects when the schema changes (driver-owned
+ * data: db_driver.ddl, db_ddl()). The table layer runs the schema changes
+ * (table/lifecycle.c), schema/ddl.c writes their ALTER TABLE; both ask the
+ * connection's driver through this, never its name. */
+typedef struct ddl_dialect {
+	const char *driver;        /* db_driver.name (for messages) */
+	int transactional;         /* CREATE/DROP/ALTER TABLE roll back with the transaction */
+	const char *lock_setup;    /* run first inside the transaction (NULL: none) */
+	const char *lock;          /* takes the schema-change lock; NULL: the write transaction is the lock */
+	int lock_returns_1;        /* the lock statement answers 1 when it got the lock */
+	const char *unlock;        /* frees a session lock; NULL: the transaction's end frees it */
+	const char *columns;       /* column names of the table named by the one parameter, in order */
+	int by_schema;             /* lock and columns take the schema's name as a first parameter
+	                            * (PostgreSQL: never the session's current_schema(), which a
+	                            * transaction pooler does not keep) */
+	int drop_many;             /* DROP TABLE a, b in one statement */
+	int alter_combined;        /* all changes of a table in one ALTER TABLE statement */
+	const char *retype_head, *retype_mid; /* "ALTER COLUMN " c " TYPE " t; NULL: no type change needed ever */
+	int backslash_escapes;     /* string literals treat \ as an escape character */
+	int max_name;              /* the longest table name it keeps (<= SQL_NAME_MAX) */
+} ddl_dialect;
+
 #define DB_DRIVER_VERSION 1
 
 struct db_driver {
@@ -212,12 +234,10 @@ struct db_driver {
 	void (*column_type)(sb_t *b, const coldef *t);
 	void (*now)(sb_t *b);          /* current UTC time as datetime(3) */
 	void (*now_plus)(sb_t *b);     /* UTC now plus ? seconds (one FLOAT param) */
-	/* CREATE INDEX IF NOT EXISTS index ON qtable (cols); qtable is quoted
-	 * already (db_qtable), index is not (it lives in the table's schema) */
-	void (*create_index)(sb_t *b, const char *qtable, const char *index, const char *cols, int unique);
 	const char *insert_ignore_head;   /* e.g. "INSERT OR IGNORE INTO" */
 	const char *insert_ignore_tail;   /* e.g. " ON CONFLICT DO NOTHING" */
 	const char *table_suffix;         /* after CREATE TABLE (...) */
+	const ddl_dialect *ddl;           /* schema changes (must provide) */
 	/* How many of two named indexes a table has, from the catalog
 	 * (no lock on the table): parameters schema (NULL on SQLite), table,
 	 * and the two index names. NULL: unknown (callers create them). */
@@ -345,6 +365,40 @@ int db_wait_notify(db_conn *c, double seconds, char **payload);
  * partial_index). */
 void db_create_index(db_conn *c, sb_t *b, const char *table, const char *index, const char *cols, int unique,
 		     const char *where);
+
+/* The dialect facts and fragments of c's driver, for the layers above,
+ * which never read c->drv themselves (docs/architecture.md). Inline: some
+ * are on the claim's path. */
+/* The server's id of this connection (db_driver.connection_id). */
+static inline int64_t db_connection_id(db_conn *c) { return c->drv->connection_id(c); }
+/* The SQL type of t in the dialect. */
+static inline void db_column_type(db_conn *c, sb_t *b, const coldef *t) { c->drv->column_type(b, t); }
+/* The database's clock as datetime(3) UTC, and that plus ? seconds (one FLOAT parameter). */
+static inline void db_now(db_conn *c, sb_t *b) { c->drv->now(b); }
+static inline void db_now_plus(db_conn *c, sb_t *b) { c->drv->now_plus(b); }
+/* The INSERT that skips rows whose key exists: head instead of
+ * "INSERT INTO", tail after the VALUES or SELECT. */
+static inline const char *db_insert_ignore_head(db_conn *c) { return c->drv->insert_ignore_head; }
+static inline const char *db_insert_ignore_tail(db_conn *c) { return c->drv->insert_ignore_tail; }
+/* What differs in schema changes (never NULL). */
+static inline const ddl_dialect *db_ddl(db_conn *c) { return c->drv->ddl; }
+/* db_driver.index_count_sql, or NULL. */
+static inline const char *db_index_count_sql(db_conn *c) { return c->drv->index_count_sql; }
+/* 1 if CREATE INDEX takes a WHERE (db_driver.partial_index). */
+static inline int db_partial_index(db_conn *c) { return c->drv->partial_index; }
+/* 1 if another session's existence can be asked (db_session_alive): a
+ * backend whose sessions outlive their clients' processes. */
+static inline int db_session_checkable(db_conn *c) { return c->drv->session_sql != NULL; }
+/* After the name of table (unquoted) in a FROM: read it with its index
+ * (unquoted) where the dialect names indexes (db_driver.index_hint), else
+ * nothing. */
+void db_index_hint(db_conn *c, sb_t *q, const char *index);
+/* "DELETE FROM table", reading table with index where the driver must be
+ * told (db_driver.delete_using); both unquoted. */
+void db_delete_from(db_conn *c, sb_t *q, const char *table, const char *index);
+/* Have the planner count table (unquoted) again where its plans depend on
+ * the counts (db_driver.analyze_head); DJC_OK doing nothing elsewhere. */
+int db_analyze(db_conn *c, const char *table);
 
 /* 1 if name is a valid identifier for djc (letters, digits, _, and the
  * DataJoint prefixes ~ # handled by callers): [A-Za-z_][A-Za-z0-9_]*,

@@ -1876,15 +1876,6 @@ static int my_in_rows(db_conn *bc, const db_in *in, sb_t *sql, val_t *out, size_
 static void my_now(sb_t *b) { sb_add(b, "UTC_TIMESTAMP(3)"); }
 static void my_now_plus(sb_t *b) { sb_add(b, "TIMESTAMPADD(MICROSECOND, ROUND(? * 1000000), UTC_TIMESTAMP(3))"); }
 
-static void my_create_index(sb_t *b, const char *qtable, const char *index, const char *cols, int unique)
-{
-	sb_printf(b, "CREATE %sINDEX IF NOT EXISTS ", unique ? "UNIQUE " : "");
-	my_qi(b, index);
-	sb_add(b, " ON ");
-	sb_add(b, qtable);
-	sb_printf(b, " (%s)", cols);
-}
-
 /* A DELETE that reads the table with index (db.h, delete_using): the
  * multiple-table form, the one DELETE that takes an index hint. */
 static void my_delete_using(db_conn *bc, sb_t *q, const char *table, const char *index)
@@ -1895,6 +1886,26 @@ static void my_delete_using(db_conn *bc, sb_t *q, const char *table, const char 
 	my_qi(q, index);
 	sb_addc(q, ')');
 }
+
+/* Schema changes (db.h, ddl_dialect): MariaDB/MySQL commit DDL
+ * implicitly, so no transaction can hold anything across a CREATE TABLE: a
+ * named session lock (GET_LOCK, freed when the connection ends) serialises
+ * instead, and the caller undoes its own steps on failure. */
+static const ddl_dialect my_ddl = {
+	.driver = "mysql",
+	.transactional = 0,
+	/* -- name: SchemaLock: 1 when taken, 0 after 120 s, NULL on error;
+	 * the name is per database (at most 64 characters) */
+	.lock = "SELECT GET_LOCK(CONCAT('djc_ddl_', MD5(DATABASE())), 120)",
+	.lock_returns_1 = 1,
+	.unlock = "SELECT RELEASE_LOCK(CONCAT('djc_ddl_', MD5(DATABASE())))",
+	.columns = "SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() "
+		   "AND table_name = ? ORDER BY ordinal_position",
+	.drop_many = 1,
+	.alter_combined = 1,
+	.backslash_escapes = 1,   /* the session's sql_mode has no NO_BACKSLASH_ESCAPES */
+	.max_name = 64,
+};
 
 const db_driver db_mysql_driver = {
 	.version = DB_DRIVER_VERSION,
@@ -1915,9 +1926,9 @@ const db_driver db_mysql_driver = {
 	.column_type = my_column_type,
 	.now = my_now,
 	.now_plus = my_now_plus,
-	.create_index = my_create_index,
 	.insert_ignore_head = "INSERT IGNORE INTO",
 	.insert_ignore_tail = "",
+	.ddl = &my_ddl,
 	.table_suffix = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",   /* per server: my_conn.suffix */
 	.session_sql = "SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = ?",
 	.session_end_sql = "KILL CONNECTION ?",

@@ -1520,14 +1520,28 @@ static void pg_now_plus(sb_t *b)
 	sb_add(b, "((now() AT TIME ZONE 'UTC') + make_interval(secs => ?))::timestamp(3)");
 }
 
-static void pg_create_index(sb_t *b, const char *qtable, const char *index, const char *cols, int unique)
-{
-	sb_printf(b, "CREATE %sINDEX IF NOT EXISTS ", unique ? "UNIQUE " : "");
-	pg_qi(b, index);
-	sb_add(b, " ON ");
-	sb_add(b, qtable);
-	sb_printf(b, " (%s)", cols);
-}
+/* Schema changes (db.h, ddl_dialect): a transaction-scoped advisory lock
+ * keyed by the schema serialises them (released by COMMIT or ROLLBACK, so
+ * a transaction pooler in front of the server is no problem), with a
+ * bounded wait. */
+static const ddl_dialect pg_ddl = {
+	.driver = "postgresql",
+	.transactional = 1,
+	/* -- name: SchemaLock: the wait is bounded; a lock not had in
+	 * time is 55P03 (DJC_EBUSY), and so is a DROP TABLE that waits
+	 * too long for a running transaction on the table */
+	.lock_setup = "SET LOCAL lock_timeout = '120s'",
+	.lock = "SELECT pg_advisory_xact_lock(6580835, hashtext(?))",
+	.columns = "SELECT column_name FROM information_schema.columns WHERE table_schema = ? "
+		   "AND table_name = ? ORDER BY ordinal_position",
+	.by_schema = 1,
+	.drop_many = 0,
+	.alter_combined = 0,
+	.retype_head = "ALTER COLUMN ",
+	.retype_mid = " TYPE ",
+	.backslash_escapes = 0,
+	.max_name = 63,   /* NAMEDATALEN - 1: a longer name is cut, silently */
+};
 
 const db_driver db_postgres_driver = {
 	.version = DB_DRIVER_VERSION,
@@ -1548,13 +1562,13 @@ const db_driver db_postgres_driver = {
 	.in_rows = pg_in_rows,
 	.now = pg_now,
 	.now_plus = pg_now_plus,
-	.create_index = pg_create_index,
 	.partial_index = 1,
 	.analyze_head = "ANALYZE ",
 	.session_sql = "SELECT 1 FROM pg_stat_activity WHERE pid = ?",
 	.session_end_sql = "SELECT pg_terminate_backend(CAST(? AS integer))",
 	.insert_ignore_head = "INSERT INTO",
 	.insert_ignore_tail = " ON CONFLICT DO NOTHING",
+	.ddl = &pg_ddl,
 	.table_suffix = "",
 	.index_count_sql = "SELECT count(*) FROM pg_indexes WHERE schemaname = ? AND tablename = ? AND indexname IN (?, ?)",
 	.listen = pg_listen,

@@ -606,14 +606,17 @@ static int sq_in_rows(db_conn *bc, const db_in *in, sb_t *sql, val_t *out, size_
 static void sq_now(sb_t *b) { sb_add(b, "djc_now(0)"); }
 static void sq_now_plus(sb_t *b) { sb_add(b, "djc_now(?)"); }
 
-static void sq_create_index(sb_t *b, const char *qtable, const char *index, const char *cols, int unique)
-{
-	sb_printf(b, "CREATE %sINDEX IF NOT EXISTS ", unique ? "UNIQUE " : "");
-	sq_qi(b, index);
-	sb_add(b, " ON ");
-	sb_add(b, qtable);
-	sb_printf(b, " (%s)", cols);
-}
+/* Schema changes (db.h, ddl_dialect): SQLite has one writer, so its
+ * IMMEDIATE write transaction already excludes every other schema change. */
+static const ddl_dialect sq_ddl = {
+	.driver = "sqlite",
+	.transactional = 1,
+	.columns = "SELECT name FROM pragma_table_info(?) ORDER BY cid",
+	.drop_many = 0,
+	.alter_combined = 0,
+	.backslash_escapes = 0,
+	.max_name = 64,   /* none of its own: DataJoint's (MariaDB's), so a pipeline moves */
+};
 
 const db_driver db_sqlite_driver = {
 	.version = DB_DRIVER_VERSION,
@@ -631,11 +634,11 @@ const db_driver db_sqlite_driver = {
 	.in_rows = sq_in_rows,
 	.now = sq_now,
 	.now_plus = sq_now_plus,
-	.create_index = sq_create_index,
 	.partial_index = 1,
 	.index_hint = " INDEXED BY ",
 	.insert_ignore_head = "INSERT OR IGNORE INTO",
 	.insert_ignore_tail = "",
+	.ddl = &sq_ddl,
 	.table_suffix = "",
 	.index_count_sql = "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND (? IS NULL OR 1) AND tbl_name = ? "
 			   "AND name IN (?, ?)",

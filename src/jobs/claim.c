@@ -113,7 +113,7 @@ int claim_build_init(djc_conn *c, table *t, const char *where, long max_priority
 	b->n = ct->n;
 	b->token = jobs_new_token();
 	val_t a[7] = {val_int(b->token), val_float(lease), val_text(jobs_host()), val_int(jobs_pid()),
-		      val_text(jobs_user()), val_int(c->db->drv->connection_id(c->db)), val_text(jobs_version())};
+		      val_text(jobs_user()), val_int(db_connection_id(c->db)), val_text(jobs_version())};
 	memcpy(b->sargs, a, sizeof a);
 	db_claim cl = {.table = t->jobs_name, .key_cols = sb_str(&ct->keys), .extra = sb_str(&ct->info),
 		       .extra_rest = sb_str(&ct->rest), .made_in = t->sql_name,

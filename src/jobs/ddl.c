@@ -166,7 +166,7 @@ static int upgrade(djc_conn *c, const table *t)
  * transaction only: a failed read there would end it on PostgreSQL. */
 static int jobs_complete(djc_conn *c, const table *t)
 {
-	const char *q = c->db->drv->index_count_sql;
+	const char *q = db_index_count_sql(c->db);
 	if (!q || c->db->in_tx) return 0;
 	sb_t n[2] = {SB_INIT, SB_INIT};
 	static const char *const sfx[2] = {"next", "lease"};
@@ -222,7 +222,7 @@ int jobs_ensure(djc_conn *c, table *t)
 	 * status = 'reserved'. */
 	static const char *const lease_partial[] = {"avail_time"};
 	static const char *const lease_full[] = {"status", "avail_time"};
-	int partial = c->db->drv->partial_index;
+	int partial = db_partial_index(c->db);
 	if (!rc) rc = upgrade(c, t);
 	if (!rc) rc = index_on(c, t, "next", next, 3, NULL);
 	if (!rc) rc = index_on(c, t, "lease", partial ? lease_partial : lease_full, partial ? 1 : 2, partial ? "reserved" : NULL);

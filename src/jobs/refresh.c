@@ -127,18 +127,14 @@ int djc_jobs_refresh(djc_refresh_result *res, djc_conn *c, const char *name, con
 			  o->orphan_timeout, config_double("jobs.history_retention"), config_bool("jobs.keep_completed"), res};
 	/* every step is a set operation that a second run repeats harmlessly */
 	rc = conn_tx(c, "refresh", TX_IDEMPOTENT, refresh_body, &a);
-	if (!rc && res->added >= ANALYZE_AFTER && c->db->drv->analyze_head && !c->db->in_tx) {
+	if (!rc && res->added >= ANALYZE_AFTER && !c->db->in_tx) {
 		/* the planner's counts of the jobs table predate these rows (an
 		 * empty table's, or none): count again now rather than when the
 		 * server's autovacuum gets to it, up to a minute later, with every
 		 * claim meanwhile reading the whole queue. Best effort: the refresh
 		 * stands either way (inside a caller's transaction, whose failure
 		 * it must not cause, autovacuum is left to it). */
-		sb_t q = SB_INIT;
-		sb_add(&q, c->db->drv->analyze_head);
-		db_qtable(c->db, &q, t->jobs_name);
-		(void)db_exec(c->db, sb_str(&q), NULL, 0, NULL);
-		sb_free(&q);
+		(void)db_analyze(c->db, t->jobs_name);
 	}
 	if (rc) memset(res, 0, sizeof *res);
 	return rc;

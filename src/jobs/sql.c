@@ -123,10 +123,10 @@ int jsql_expand(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, si
 		size_t head = colon ? (size_t)(colon - f) : n;
 #define IS(lit) (head == sizeof lit - 1 && !strncmp(f, lit, head))
 		if (IS("J") || IS("T") || IS("H")) alias(c, t, f, 1, q);
-		else if (IS("now")) c->db->drv->now(q);
+		else if (IS("now")) db_now(c->db, q);
 		else if (IS("now+?")) {
 			if (ai >= nargs) return bad(c, s, "no argument for", f, n);
-			c->db->drv->now_plus(q);
+			db_now_plus(c->db, q);
 			val_t v;
 			val_copy(&v, &args[ai++]);
 			pvec_push(p, v);
@@ -199,17 +199,11 @@ int jsql_expand(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, si
 			char *sfx = xstrndup(colon + 1, n - head - 1);
 			table_jobs_index(&ix, t, sfx);   /* names.c */
 			free(sfx);
-			if (del && c->db->drv->delete_using) c->db->drv->delete_using(c->db, q, t->jobs_name, sb_str(&ix));
-			else if (del) {
-				sb_add(q, "DELETE FROM ");
-				db_qtable(c->db, q, t->jobs_name);
-			} else if (c->db->drv->index_hint) {
-				sb_add(q, c->db->drv->index_hint);
-				db_qi(c->db, q, sb_str(&ix));
-			}
+			if (del) db_delete_from(c->db, q, t->jobs_name, sb_str(&ix));
+			else db_index_hint(c->db, q, sb_str(&ix));
 			sb_free(&ix);
-		} else if (IS("insert_ignore")) sb_add(q, c->db->drv->insert_ignore_head);
-		else if (IS("insert_ignore_tail")) sb_add(q, c->db->drv->insert_ignore_tail);
+		} else if (IS("insert_ignore")) sb_add(q, db_insert_ignore_head(c->db));
+		else if (IS("insert_ignore_tail")) sb_add(q, db_insert_ignore_tail(c->db));
 		else if (!colon && is_job_col(f, n)) {
 			char *name = xstrndup(f, n);
 			qcol(c, t, name, q);

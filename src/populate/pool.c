@@ -245,7 +245,7 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 			/* say so when the server's session could not be vouched
 			 * for (a pooler, a proxy, NAT, a unix socket): a death is
 			 * then handed back at once and again 2 s later */
-			if (atomic_load(&slot->session) == 0 && cc->db->drv->session_sql)
+			if (atomic_load(&slot->session) == 0 && db_session_checkable(cc->db))
 				worker_event("session unverified: a death is handed back twice");
 		}
 		worker w = {0};

@@ -1,8 +1,7 @@
-/* ddl.c - the SQL of schema changes that differs between dialects: how a
- * schema change is serialised and whether it rolls back, how a table's
- * columns are listed, how an ALTER TABLE and a default literal are
- * written, and which auxiliary tables belong to a table. Rendering only:
- * the table layer runs what is rendered here. */
+/* ddl.c - the SQL of schema changes: how an ALTER TABLE and a default
+ * literal are written in the connection's dialect (whose facts its driver
+ * holds: db.h, ddl_dialect), and which auxiliary tables belong to a table.
+ * Rendering only: the table layer runs what is rendered here. */
 #include "schema.h"
 #include "djc.h"
 #include <inttypes.h>
@@ -11,68 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-/* One row per dialect, named by its driver (db_driver.name).
- *
- * Serialising schema changes: SQLite has one writer, so its IMMEDIATE write
- * transaction already excludes every other schema change. PostgreSQL takes
- * a transaction-scoped advisory lock keyed by the schema (released by
- * COMMIT or ROLLBACK, so a transaction pooler in front of the server is no
- * problem), with a bounded wait. MariaDB/MySQL commit DDL implicitly, so no
- * transaction can hold anything across a CREATE TABLE: a named session lock
- * (GET_LOCK, freed when the connection ends) serialises instead, and the
- * caller undoes its own steps on failure. */
-static const ddl_dialect dialects[] = {
-	{
-		.driver = "sqlite",
-		.transactional = 1,
-		.columns = "SELECT name FROM pragma_table_info(?) ORDER BY cid",
-		.drop_many = 0,
-		.alter_combined = 0,
-		.backslash_escapes = 0,
-		.max_name = 64,   /* none of its own: DataJoint's (MariaDB's), so a pipeline moves */
-	},
-	{
-		.driver = "postgresql",
-		.transactional = 1,
-		/* -- name: SchemaLock: the wait is bounded; a lock not had in
-		 * time is 55P03 (DJC_EBUSY), and so is a DROP TABLE that waits
-		 * too long for a running transaction on the table */
-		.lock_setup = "SET LOCAL lock_timeout = '120s'",
-		.lock = "SELECT pg_advisory_xact_lock(6580835, hashtext(?))",
-		.columns = "SELECT column_name FROM information_schema.columns WHERE table_schema = ? "
-			   "AND table_name = ? ORDER BY ordinal_position",
-		.by_schema = 1,
-		.drop_many = 0,
-		.alter_combined = 0,
-		.retype_head = "ALTER COLUMN ",
-		.retype_mid = " TYPE ",
-		.backslash_escapes = 0,
-		.max_name = 63,   /* NAMEDATALEN - 1: a longer name is cut, silently */
-	},
-	{
-		.driver = "mysql",
-		.transactional = 0,
-		/* -- name: SchemaLock: 1 when taken, 0 after 120 s, NULL on error;
-		 * the name is per database (at most 64 characters) */
-		.lock = "SELECT GET_LOCK(CONCAT('djc_ddl_', MD5(DATABASE())), 120)",
-		.lock_returns_1 = 1,
-		.unlock = "SELECT RELEASE_LOCK(CONCAT('djc_ddl_', MD5(DATABASE())))",
-		.columns = "SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() "
-			   "AND table_name = ? ORDER BY ordinal_position",
-		.drop_many = 1,
-		.alter_combined = 1,
-		.backslash_escapes = 1,   /* the session's sql_mode has no NO_BACKSLASH_ESCAPES */
-		.max_name = 64,
-	},
-};
-
-const ddl_dialect *ddl_dialect_for(const char *driver)
-{
-	for (size_t i = 0; i < sizeof dialects / sizeof *dialects; i++)
-		if (!strcmp(dialects[i].driver, driver)) return &dialects[i];
-	return NULL;
-}
 
 size_t table_aux_tables(const table *t, const char **names, size_t max)
 {
@@ -136,107 +73,123 @@ int ddl_default_literal(sb_t *b, const ddl_dialect *d, const attr *a, char **msg
 	return rc;
 }
 
-static void column_def(sb_t *b, const db_driver *drv, const attr *a)
+static void column_def(sb_t *b, db_conn *db, const attr *a)
 {
-	drv->quote_ident(b, a->name);
+	db_qi(db, b, a->name);
 	sb_addc(b, ' ');
-	drv->column_type(b, &a->type);
+	db_column_type(db, b, &a->type);
 	sb_add(b, a->nullable ? " NULL" : " NOT NULL");
 }
 
-static int same_type_sql(const db_driver *drv, const coldef *x, const coldef *y)
+static int same_type_sql(db_conn *db, const coldef *x, const coldef *y)
 {
 	sb_t a = SB_INIT, b = SB_INIT;
-	drv->column_type(&a, x);
-	drv->column_type(&b, y);
+	db_column_type(db, &a, x);
+	db_column_type(db, &b, y);
 	int same = !strcmp(sb_str(&a), sb_str(&b));
 	sb_free(&a);
 	sb_free(&b);
 	return same;
 }
 
-int ddl_alter(char ***out, const ddl_dialect *d, const db_driver *drv, const char *qtable, const alt_op *ops, size_t n,
-	      char **msg)
+/* The clause renaming op's column: CHANGE COLUMN where the dialect says
+ * all in one statement (it renames and (re)states the type at once, on
+ * every MariaDB/MySQL version), else RENAME COLUMN. */
+static void rename_clause(sb_t *s, db_conn *db, const alt_op *op)
 {
+	if (db_ddl(db)->alter_combined) {
+		sb_add(s, "CHANGE COLUMN ");
+		db_qi(db, s, op->col);
+		sb_addc(s, ' ');
+		column_def(s, db, op->a);
+	} else {
+		sb_add(s, "RENAME COLUMN ");
+		db_qi(db, s, op->col);
+		sb_add(s, " TO ");
+		db_qi(db, s, op->a->name);
+	}
+}
+
+/* The clause changing the SQL type of ops[i]'s column, or nothing when
+ * the SQL type stays (or a CHANGE of ops[] restates it). DJC_EINVAL with
+ * *msg where the dialect cannot change a type. */
+static int retype_clause(sb_t *s, db_conn *db, const alt_op *ops, size_t n, size_t i, char **msg)
+{
+	const ddl_dialect *d = db_ddl(db);
+	const alt_op *op = &ops[i];
+	if (op->old && same_type_sql(db, &op->old->type, &op->a->type)) return DJC_OK;
+	if (d->alter_combined) {
+		/* a renamed column got its type in CHANGE */
+		for (size_t k = 0; k < n; k++)
+			if (ops[k].kind == ALT_RENAME && ops[k].a == op->a) return DJC_OK;
+		sb_add(s, "MODIFY COLUMN ");
+		column_def(s, db, op->a);
+	} else if (d->retype_head) {
+		sb_add(s, d->retype_head);
+		db_qi(db, s, op->a->name);
+		sb_add(s, d->retype_mid);
+		db_column_type(db, s, &op->a->type);
+	} else {
+		*msg = xasprintf("the SQL type of attribute '%s' cannot be changed on %s", op->a->name, d->driver);
+		return DJC_EINVAL;
+	}
+	return DJC_OK;
+}
+
+/* The clause of ops[i] after "ALTER TABLE t " into s (nothing when there
+ * is nothing to change); DJC_EINVAL with *msg when it cannot be written. */
+static int alter_clause(sb_t *s, db_conn *db, const alt_op *ops, size_t n, size_t i, char **msg)
+{
+	const alt_op *op = &ops[i];
+	switch (op->kind) {
+	case ALT_DROP:
+		sb_add(s, "DROP COLUMN ");
+		db_qi(db, s, op->col);
+		return DJC_OK;
+	case ALT_RENAME:
+		rename_clause(s, db, op);
+		return DJC_OK;
+	case ALT_RETYPE:
+		return retype_clause(s, db, ops, n, i, msg);
+	case ALT_ADD:
+		sb_add(s, "ADD COLUMN ");
+		db_qi(db, s, op->a->name);
+		sb_addc(s, ' ');
+		db_column_type(db, s, &op->a->type);
+		if (!op->a->nullable) sb_add(s, " NOT NULL");
+		sb_add(s, " DEFAULT ");
+		return ddl_default_literal(s, db_ddl(db), op->a, msg);
+	}
+	return DJC_OK;
+}
+
+int ddl_alter(char ***out, db_conn *db, const char *qtable, const alt_op *ops, size_t n, char **msg)
+{
+	const ddl_dialect *d = db_ddl(db);
 	*out = NULL;
 	*msg = NULL;
 	char **v = xcalloc(4 * n + 2, sizeof(char *));
 	size_t nv = 0;
-	sb_t head = SB_INIT, one = SB_INIT;
-	sb_add(&head, "ALTER TABLE ");
-	sb_add(&head, qtable);
-	sb_addc(&head, ' ');
+	sb_t one = SB_INIT;   /* the clauses of one combined statement */
 	/* in the order drops, renames, type changes, adds: a name given up by a
 	 * drop or a rename is free for what follows */
 	static const alt_kind order[] = {ALT_DROP, ALT_RENAME, ALT_RETYPE, ALT_ADD};
 	int rc = DJC_OK;
 	for (size_t o = 0; o < 4 && !rc; o++)
 		for (size_t i = 0; i < n && !rc; i++) {
-			const alt_op *op = &ops[i];
-			if (op->kind != order[o]) continue;
+			if (ops[i].kind != order[o]) continue;
 			sb_t s = SB_INIT;
-			switch (op->kind) {
-			case ALT_DROP:
-				sb_add(&s, "DROP COLUMN ");
-				drv->quote_ident(&s, op->col);
-				break;
-			case ALT_RENAME:
-				if (d->alter_combined) {
-					/* CHANGE renames and (re)states the type at once, on
-					 * every MariaDB/MySQL version */
-					sb_add(&s, "CHANGE COLUMN ");
-					drv->quote_ident(&s, op->col);
-					sb_addc(&s, ' ');
-					column_def(&s, drv, op->a);
-				} else {
-					sb_add(&s, "RENAME COLUMN ");
-					drv->quote_ident(&s, op->col);
-					sb_add(&s, " TO ");
-					drv->quote_ident(&s, op->a->name);
-				}
-				break;
-			case ALT_RETYPE:
-				if (op->old && same_type_sql(drv, &op->old->type, &op->a->type)) break;   /* the same SQL type */
-				if (d->alter_combined) {
-					/* a renamed column got its type in CHANGE */
-					int renamed = 0;
-					for (size_t k = 0; k < n; k++)
-						if (ops[k].kind == ALT_RENAME && ops[k].a == op->a) renamed = 1;
-					if (renamed) break;
-					sb_add(&s, "MODIFY COLUMN ");
-					column_def(&s, drv, op->a);
-				} else if (d->retype_head) {
-					sb_add(&s, d->retype_head);
-					drv->quote_ident(&s, op->a->name);
-					sb_add(&s, d->retype_mid);
-					drv->column_type(&s, &op->a->type);
-				} else {
-					*msg = xasprintf("the SQL type of attribute '%s' cannot be changed on %s", op->a->name, d->driver);
-					rc = DJC_EINVAL;
-				}
-				break;
-			case ALT_ADD: {
-				sb_add(&s, "ADD COLUMN ");
-				drv->quote_ident(&s, op->a->name);
-				sb_addc(&s, ' ');
-				drv->column_type(&s, &op->a->type);
-				if (!op->a->nullable) sb_add(&s, " NOT NULL");
-				sb_add(&s, " DEFAULT ");
-				rc = ddl_default_literal(&s, d, op->a, msg);
-				break;
-			}
-			}
+			rc = alter_clause(&s, db, ops, n, i, msg);
 			if (!rc && s.len) {
 				if (d->alter_combined) {
 					if (one.len) sb_add(&one, ", ");
 					sb_add(&one, sb_str(&s));
 				} else
-					v[nv++] = xasprintf("%s%s", sb_str(&head), sb_str(&s));
+					v[nv++] = xasprintf("ALTER TABLE %s %s", qtable, sb_str(&s));
 			}
 			sb_free(&s);
 		}
-	if (!rc && one.len) v[nv++] = xasprintf("%s%s", sb_str(&head), sb_str(&one));
-	sb_free(&head);
+	if (!rc && one.len) v[nv++] = xasprintf("ALTER TABLE %s %s", qtable, sb_str(&one));
 	sb_free(&one);
 	if (rc) {
 		for (size_t i = 0; i < nv; i++) free(v[i]);

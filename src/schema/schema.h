@@ -158,28 +158,6 @@ char *key_to_json(const table *t, const djc_row *r, int source_only);
 
 /* ------------------------------------------------ schema changes (ddl.c) */
 
-/* What differs between dialects when the schema changes. */
-typedef struct ddl_dialect {
-	const char *driver;        /* db_driver.name */
-	int transactional;         /* CREATE/DROP/ALTER TABLE roll back with the transaction */
-	const char *lock_setup;    /* run first inside the transaction (NULL: none) */
-	const char *lock;          /* takes the schema-change lock; NULL: the write transaction is the lock */
-	int lock_returns_1;        /* the lock statement answers 1 when it got the lock */
-	const char *unlock;        /* frees a session lock; NULL: the transaction's end frees it */
-	const char *columns;       /* column names of the table named by the one parameter, in order */
-	int by_schema;             /* lock and columns take the schema's name as a first parameter
-	                            * (PostgreSQL: never the session's current_schema(), which a
-	                            * transaction pooler does not keep) */
-	int drop_many;             /* DROP TABLE a, b in one statement */
-	int alter_combined;        /* all changes of a table in one ALTER TABLE statement */
-	const char *retype_head, *retype_mid; /* "ALTER COLUMN " c " TYPE " t; NULL: no type change needed ever */
-	int backslash_escapes;     /* string literals treat \ as an escape character */
-	int max_name;              /* the longest table name it keeps (<= SQL_NAME_MAX) */
-} ddl_dialect;
-
-/* The dialect of a driver, or NULL for an unknown one. */
-const ddl_dialect *ddl_dialect_for(const char *driver);
-
 /* The SQL names of the auxiliary tables that belong to t and live and die
  * with it (its jobs table, ...), at most max of them; returns how many.
  * Declare creates them through the jobs layer, drop drops them: this is the
@@ -203,10 +181,9 @@ typedef struct alt_op {
 
 /* The statements that apply ops to the table qtable (its name already
  * quoted, and schema-qualified where the driver wants it: db_qtable): one
- * per change, or one for all with alter_combined; *out is NULL-terminated, the caller frees
+ * per change, or one for all with alter_combined (db_ddl(db)); *out is NULL-terminated, the caller frees
  * each string and the array. DJC_EINVAL with *msg (caller frees) when a
  * change cannot be written in this dialect; *out is NULL then. */
-int ddl_alter(char ***out, const ddl_dialect *d, const db_driver *drv, const char *qtable, const alt_op *ops, size_t n,
-	      char **msg);
+int ddl_alter(char ***out, db_conn *db, const char *qtable, const alt_op *ops, size_t n, char **msg);
 
 #endif

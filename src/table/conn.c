@@ -270,7 +270,7 @@ void ddl_column(djc_conn *c, sb_t *b, const attr *a, int not_null)
 {
 	db_qi(c->db, b, a->name);
 	sb_addc(b, ' ');
-	c->db->drv->column_type(b, &a->type);
+	db_column_type(c->db, b, &a->type);
 	if (not_null) sb_add(b, " NOT NULL");
 }
 
@@ -720,7 +720,7 @@ int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn 
 	}
 	size_t n = np->n;
 	/* DataJoint's limit is the backend's: PostgreSQL keeps 63 characters */
-	const ddl_dialect *d = c->db ? ddl_dialect_for(c->db->drv->name) : NULL;
+	const ddl_dialect *d = c->db ? db_ddl(c->db) : NULL;
 	for (size_t i = 0; d && i < np->n; i++) {
 		const table *t = np->tables[i];
 		if (strlen(t->sql_name) > (size_t)d->max_name) {

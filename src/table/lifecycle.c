@@ -11,8 +11,7 @@ int stx_begin(djc_conn *c, schema_tx *x)
 {
 	memset(x, 0, sizeof *x);
 	if (!c->db) return conn_fail(c, DJC_ECONN, "not connected");
-	x->d = ddl_dialect_for(c->db->drv->name);
-	if (!x->d) return conn_fail(c, DJC_ERROR, "no schema-change support for database driver %s", c->db->drv->name);
+	x->d = db_ddl(c->db);
 	int rc;
 	if (x->d->transactional && (rc = db_begin(c->db))) return conn_dbfail(c, rc, "cannot start the schema change");
 	if (x->d->lock_setup && (rc = db_exec(c->db, x->d->lock_setup, NULL, 0, NULL))) goto fail;
@@ -109,8 +108,7 @@ int sql_columns(djc_conn *c, const char *sql_name, char ***cols, size_t *n)
 {
 	*cols = NULL;
 	*n = 0;
-	const ddl_dialect *d = ddl_dialect_for(c->db->drv->name);
-	if (!d) return DJC_ERROR;
+	const ddl_dialect *d = db_ddl(c->db);
 	val_t p[2] = {val_text(c->db->schema ? c->db->schema : ""), val_text(sql_name)};
 	db_res *r = NULL;
 	int rc = db_exec(c->db, d->columns, d->by_schema ? p : p + 1, d->by_schema ? 2 : 1, &r);
@@ -684,7 +682,7 @@ static int alter_once(djc_conn *c, const char *text, const char *file, int dry_r
 		char **st = NULL;
 		sb_t qt = SB_INIT;
 		db_qtable(c->db, &qt, nt->sql_name);
-		rc = nops[i] ? ddl_alter(&st, x.d, c->db->drv, sb_str(&qt), ops[i], nops[i], &msg) : DJC_OK;
+		rc = nops[i] ? ddl_alter(&st, c->db, sb_str(&qt), ops[i], nops[i], &msg) : DJC_OK;
 		sb_free(&qt);
 		if (rc) {
 			rc = conn_fail(c, rc, "%s:%d: table %s: %s", file, nt->line, nt->name, msg);

@@ -623,7 +623,7 @@ void rows_insert_stmts(djc_conn *c, const table *t, djc_row *const *rows, size_t
 		size_t k = n - at < per ? n - at : per;
 		sb_t q = SB_INIT;
 		pvec p = {0};
-		sb_add(&q, skip_dup ? c->db->drv->insert_ignore_head : "INSERT INTO");
+		sb_add(&q, skip_dup ? db_insert_ignore_head(c->db) : "INSERT INTO");
 		sb_addc(&q, ' ');
 		db_qtable(c->db, &q, t->sql_name);
 		sb_add(&q, " (");
@@ -644,7 +644,7 @@ void rows_insert_stmts(djc_conn *c, const table *t, djc_row *const *rows, size_t
 			}
 			sb_addc(&q, ')');
 		}
-		if (skip_dup) sb_add(&q, c->db->drv->insert_ignore_tail);
+		if (skip_dup) sb_add(&q, db_insert_ignore_tail(c->db));
 		stmt_list_add(l, &q, &p, -1);
 	}
 }
