@@ -1,5 +1,5 @@
-/* sql.c - expanding the jobs layer's statement templates (sql.h) for one
- * connection and table, and running them. */
+/* sql.c - the jobs layer's fragments of statement templates (sql.h), for
+ * the one expander (sql/expand.c), and running the statements. */
 #include "sql.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,137 +83,145 @@ static void key_eq(djc_conn *c, const table *t, const djc_row *key, sb_t *q, pve
 	}
 }
 
-static int bad(djc_conn *c, const jsql *s, const char *what, const char *f, size_t n)
+/* What the jobs layer's fragments refer to (jobs_frag's context). */
+typedef struct jexp {
+	djc_conn *c;
+	const jctx *x;
+} jexp;
+
+/* {keys} {keys:A} {keyvals} {key} {keyin}: the key's columns, values and
+ * conditions; SQL_FRAG_UNKNOWN for another fragment. */
+static int key_frag(djc_conn *c, const jctx *x, sql_exp *e, const sql_frag *f)
 {
-	return conn_fail(c, DJC_ERROR, "jobs statement %s: %s {%.*s}", s->name, what, (int)n, f);
+	const table *t = x->t;
+	sb_t *q = e->q;
+	pvec *p = e->params;
+	if (SQL_FRAG_IS(f, "key")) key_eq(c, t, x->key, q, p);
+	else if (SQL_FRAG_IS(f, "keyvals")) {
+		for (size_t i = 0; i < t->nsrc; i++) {
+			sb_add(q, i ? ", ?" : "?");
+			push_key_val(t, x->key, i, p);
+		}
+	} else if (SQL_FRAG_IS(f, "keyin")) {
+		sb_addc(q, '(');
+		for (size_t k = 0; k < x->nkeys; k++) {
+			sb_add(q, k ? " OR (" : "(");
+			key_eq(c, t, x->keys[k], q, p);
+			sb_addc(q, ')');
+		}
+		if (!x->nkeys) sb_add(q, "1=0");
+		sb_addc(q, ')');
+	} else if (SQL_FRAG_IS(f, "keys")) key_cols(c, t, f->arg, f->an, q);
+	else return SQL_FRAG_UNKNOWN;
+	return DJC_OK;
+}
+
+/* {join:A:B}: "A.k1 = B.k1 AND ..." */
+static int join_frag(djc_conn *c, const table *t, sql_exp *e, const sql_frag *f)
+{
+	const char *a = f->arg;
+	const char *b = a ? memchr(a, ':', f->an) : NULL;
+	if (!b) return sql_bad(e, "malformed", f);
+	size_t an = (size_t)(b - a), bn = f->an - an - 1;
+	for (size_t i = 0; i < t->nsrc; i++) {
+		if (i) sb_add(e->q, " AND ");
+		alias(c, t, a, an, e->q);
+		sb_addc(e->q, '.');
+		db_qi(c->db, e->q, t->attrs[t->src[i]].name);
+		sb_add(e->q, " = ");
+		alias(c, t, b + 1, bn, e->q);
+		sb_addc(e->q, '.');
+		db_qi(c->db, e->q, t->attrs[t->src[i]].name);
+	}
+	return DJC_OK;
+}
+
+/* {where} {where:A} {prio} {ifstatus}: the caller's optional conditions;
+ * SQL_FRAG_UNKNOWN for another fragment. */
+static int cond_frag(djc_conn *c, const jctx *x, sql_exp *e, const sql_frag *f)
+{
+	if (SQL_FRAG_IS(f, "where")) {
+		char *al = f->arg ? xstrndup(f->arg, f->an) : NULL;
+		int rc = where_build(c, x->t, x->where, al, 1, e->q, e->params);
+		free(al);
+		return rc;
+	}
+	if (SQL_FRAG_IS(f, "prio")) {
+		if (x->max_priority < 0) return DJC_OK;
+		sb_add(e->q, " AND ");
+		qcol(c, x->t, "priority", e->q);
+		sb_add(e->q, " <= ?");
+		sql_push(e, val_int(x->max_priority));
+		return DJC_OK;
+	}
+	if (SQL_FRAG_IS(f, "ifstatus")) {
+		if (!x->status) return DJC_OK;
+		sb_add(e->q, " AND ");
+		qcol(c, x->t, "status", e->q);
+		sb_add(e->q, " = ?");
+		sql_push(e, val_text(x->status));
+		return DJC_OK;
+	}
+	return SQL_FRAG_UNKNOWN;
+}
+
+/* {by:SUFFIX} - read the jobs table with its index SUFFIX (ddl.c), where
+ * the dialect names one; {delete:SUFFIX} - "DELETE FROM {J}", reading it
+ * with that index where the driver must be told. */
+static int index_frag(djc_conn *c, const table *t, sql_exp *e, const sql_frag *f)
+{
+	if (!f->arg) return sql_bad(e, "malformed", f);
+	sb_t ix = SB_INIT;
+	char *sfx = xstrndup(f->arg, f->an);
+	table_jobs_index(&ix, t, sfx);   /* names.c */
+	free(sfx);
+	if (SQL_FRAG_IS(f, "delete")) db_delete_from(c->db, e->q, t->jobs_name, sb_str(&ix));
+	else db_index_hint(c->db, e->q, sb_str(&ix));
+	sb_free(&ix);
+	return DJC_OK;
+}
+
+/* The jobs layer's fragments (sql.h), for sql_expand. */
+static int jobs_frag(sql_exp *e, const sql_frag *f)
+{
+	const jexp *j = e->ctx;
+	djc_conn *c = j->c;
+	const table *t = j->x->t;
+	if (SQL_FRAG_IS(f, "J") || SQL_FRAG_IS(f, "T") || SQL_FRAG_IS(f, "H")) alias(c, t, f->text, 1, e->q);
+	else if (SQL_FRAG_IS(f, "cols") || SQL_FRAG_IS(f, "hcols")) {
+		int job = SQL_FRAG_IS(f, "cols");
+		const jcol *cols = job ? JOB_COLS : HIST_COLS;
+		size_t nc = job ? NJOB_COLS : NHIST_COLS;
+		for (size_t i = 0; i < nc; i++) {
+			if (i) sb_add(e->q, ", ");
+			qcol(c, t, cols[i].name, e->q);
+		}
+	} else if (SQL_FRAG_IS(f, "join")) return join_frag(c, t, e, f);
+	else if (SQL_FRAG_IS(f, "keysource")) return keysource_sql(c, t, e->q, e->params);
+	else if (SQL_FRAG_IS(f, "by") || SQL_FRAG_IS(f, "delete")) return index_frag(c, t, e, f);
+	else {
+		int rc = key_frag(c, j->x, e, f);
+		if (rc == SQL_FRAG_UNKNOWN) rc = cond_frag(c, j->x, e, f);
+		if (rc != SQL_FRAG_UNKNOWN || f->arg || !is_job_col(f->text, f->n)) return rc;
+		char *name = xstrndup(f->text, f->n);   /* a column: {status} */
+		qcol(c, t, name, e->q);
+		free(name);
+	}
+	return DJC_OK;
+}
+
+static void push_param(void *params, val_t v)
+{
+	pvec_push(params, v);
 }
 
 int jsql_expand(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, size_t nargs, sb_t *q, pvec *p)
 {
-	const table *t = x->t;
-	size_t ai = 0;
-	int rc = DJC_OK;
-	for (const char *s0 = s->sql; *s0 && !rc;) {
-		if (*s0 == '\'') {
-			/* a literal: copied as is */
-			const char *e = strchr(s0 + 1, '\'');
-			size_t n = e ? (size_t)(e - s0) + 1 : strlen(s0);
-			sb_addn(q, s0, n);
-			s0 += n;
-			continue;
-		}
-		if (*s0 == '?') {
-			if (ai >= nargs) return conn_fail(c, DJC_ERROR, "jobs statement %s: more ? than the %zu arguments", s->name, nargs);
-			val_t v;
-			val_copy(&v, &args[ai++]);
-			pvec_push(p, v);
-			sb_addc(q, '?');
-			s0++;
-			continue;
-		}
-		if (*s0 != '{') {
-			sb_addc(q, *s0++);
-			continue;
-		}
-		const char *f = s0 + 1, *end = strchr(f, '}');
-		if (!end) return bad(c, s, "unterminated", f, strlen(f));
-		size_t n = (size_t)(end - f);
-		s0 = end + 1;
-		const char *colon = memchr(f, ':', n);
-		size_t head = colon ? (size_t)(colon - f) : n;
-#define IS(lit) (head == sizeof lit - 1 && !strncmp(f, lit, head))
-		if (IS("J") || IS("T") || IS("H")) alias(c, t, f, 1, q);
-		else if (IS("now")) db_now(c->db, q);
-		else if (IS("now+?")) {
-			if (ai >= nargs) return bad(c, s, "no argument for", f, n);
-			db_now_plus(c->db, q);
-			val_t v;
-			val_copy(&v, &args[ai++]);
-			pvec_push(p, v);
-		} else if (IS("key")) key_eq(c, t, x->key, q, p);
-		else if (IS("keyvals")) {
-			for (size_t i = 0; i < t->nsrc; i++) {
-				sb_add(q, i ? ", ?" : "?");
-				push_key_val(t, x->key, i, p);
-			}
-		} else if (IS("keyin")) {
-			sb_addc(q, '(');
-			for (size_t k = 0; k < x->nkeys; k++) {
-				sb_add(q, k ? " OR (" : "(");
-				key_eq(c, t, x->keys[k], q, p);
-				sb_addc(q, ')');
-			}
-			if (!x->nkeys) sb_add(q, "1=0");
-			sb_addc(q, ')');
-		} else if (IS("keys")) key_cols(c, t, colon ? colon + 1 : NULL, colon ? n - head - 1 : 0, q);
-		else if (IS("cols") || IS("hcols")) {
-			const jcol *cols = IS("cols") ? JOB_COLS : HIST_COLS;
-			size_t nc = IS("cols") ? NJOB_COLS : NHIST_COLS;
-			for (size_t i = 0; i < nc; i++) {
-				if (i) sb_add(q, ", ");
-				qcol(c, t, cols[i].name, q);
-			}
-		} else if (IS("join")) {
-			/* join:A:B */
-			const char *a = colon ? colon + 1 : NULL;
-			const char *b = a ? memchr(a, ':', (size_t)(end - a)) : NULL;
-			if (!b) return bad(c, s, "malformed", f, n);
-			size_t an = (size_t)(b - a), bn = (size_t)(end - b - 1);
-			for (size_t i = 0; i < t->nsrc; i++) {
-				if (i) sb_add(q, " AND ");
-				alias(c, t, a, an, q);
-				sb_addc(q, '.');
-				db_qi(c->db, q, t->attrs[t->src[i]].name);
-				sb_add(q, " = ");
-				alias(c, t, b + 1, bn, q);
-				sb_addc(q, '.');
-				db_qi(c->db, q, t->attrs[t->src[i]].name);
-			}
-		} else if (IS("keysource")) rc = keysource_sql(c, t, q, p);
-		else if (IS("where")) {
-			char *al = colon ? xstrndup(colon + 1, n - head - 1) : NULL;
-			rc = where_build(c, t, x->where, al, 1, q, p);
-			free(al);
-		} else if (IS("prio")) {
-			if (x->max_priority >= 0) {
-				sb_add(q, " AND ");
-				qcol(c, t, "priority", q);
-				sb_add(q, " <= ?");
-				pvec_push(p, val_int(x->max_priority));
-			}
-		} else if (IS("ifstatus")) {
-			if (x->status) {
-				sb_add(q, " AND ");
-				qcol(c, t, "status", q);
-				sb_add(q, " = ?");
-				pvec_push(p, val_text(x->status));
-			}
-		} else if (IS("by") || IS("delete")) {
-			/* by:SUFFIX - read the jobs table with its index SUFFIX
-			 * (ddl.c), where the dialect names one; delete:SUFFIX -
-			 * "DELETE FROM {J}", reading it with that index where the
-			 * driver must be told */
-			if (!colon) return bad(c, s, "malformed", f, n);
-			int del = IS("delete");
-			sb_t ix = SB_INIT;
-			char *sfx = xstrndup(colon + 1, n - head - 1);
-			table_jobs_index(&ix, t, sfx);   /* names.c */
-			free(sfx);
-			if (del) db_delete_from(c->db, q, t->jobs_name, sb_str(&ix));
-			else db_index_hint(c->db, q, sb_str(&ix));
-			sb_free(&ix);
-		} else if (IS("insert_ignore")) sb_add(q, db_insert_ignore_head(c->db));
-		else if (IS("insert_ignore_tail")) sb_add(q, db_insert_ignore_tail(c->db));
-		else if (!colon && is_job_col(f, n)) {
-			char *name = xstrndup(f, n);
-			qcol(c, t, name, q);
-			free(name);
-		} else
-			return bad(c, s, "unknown fragment", f, n);
-#undef IS
-	}
-	if (!rc && ai != nargs)
-		return conn_fail(c, DJC_ERROR, "jobs statement %s: %zu arguments given, %zu used", s->name, nargs, ai);
+	jexp j = {c, x};
+	sql_exp e = {.db = c->db, .s = s, .kind = "jobs statement", .args = args, .nargs = nargs, .q = q,
+		     .push = push_param, .params = p, .frag = jobs_frag, .ctx = &j};
+	int rc = sql_expand(&e);
+	if (rc == DJC_ERROR && e.err[0]) return conn_fail(c, DJC_ERROR, "%s", e.err);
 	return rc;
 }
 

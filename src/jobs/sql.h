@@ -1,14 +1,15 @@
 /* sql.h - the jobs layer's SQL: every statement on a jobs table is written
  * once, whole, with its name and the reason it is safe, in statements.c;
- * jsql_expand() turns it into the connection's dialect for one table.
+ * jsql_expand() turns it into the connection's dialect for one table
+ * through the one expander (sql/expand.h), with the jobs fragments.
  *
  * A template is SQL with `?` for the caller's arguments (taken in order)
- * and {fragments}:
+ * and {fragments} (the expander's own: {now} {now+?} {insert_ignore}
+ * {insert_ignore_tail}; the jobs layer's:
  *   {J} {T} {H}      the jobs table, the target table, the history table (quoted)
  *   {status} ...     a column of the jobs or the history table (JOB_COLS,
  *                    HIST_COLS), quoted; a column whose name a key
  *                    attribute already uses is `_name`
- *   {now} {now+?}    the database's clock, and that plus ? seconds
  *   {key}            "k1 = ? AND k2 = ?" with the values of jctx.key
  *   {keyin}          "((k1 = ? AND ...) OR (...))" over jctx.keys
  *   {keyvals}        "?, ?" with the values of jctx.key
@@ -19,20 +20,18 @@
  *   {where} {where:A}  " AND (<jctx.where>)" on key attributes, or nothing
  *   {prio}           " AND priority <= ?" when jctx.max_priority >= 0
  *   {ifstatus}       " AND status = ?" when jctx.status is set, or nothing
- *   {insert_ignore} {insert_ignore_tail}   the dialect's INSERT-or-skip
  *   {by:lease}       after {J}: read it with its index `lease` (ddl.c), in
  *                    a dialect that names indexes (SQLite), else nothing
  *   {delete:next}    "DELETE FROM {J}", reading it with its index `next`
- *                    where the driver must be told (MariaDB: db.h, delete_using)
+ *                    where the driver must be told (MariaDB: db.h, delete_using))
  * Values never enter the text: every value is a bound parameter. */
 #ifndef DJC_JOBS_SQL_H
 #define DJC_JOBS_SQL_H
 #include "table/table.h"
+#include "sql/expand.h"
 
-typedef struct jsql {
-	const char *name;   /* e.g. "claim.due": messages, docs/architecture.md */
-	const char *sql;    /* the template */
-} jsql;
+/* A jobs statement: a named statement of fixed shape (sql/expand.h). */
+typedef sql_stmt jsql;
 
 /* What a template's fragments refer to. */
 typedef struct jctx {
