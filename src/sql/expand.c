@@ -34,6 +34,7 @@ static int common_frag(sql_exp *e, const sql_frag *f)
 		return sql_take_arg(e, f);
 	} else if (SQL_FRAG_IS(f, "insert_ignore")) sb_add(e->q, db_insert_ignore_head(e->db));
 	else if (SQL_FRAG_IS(f, "insert_ignore_tail")) sb_add(e->q, db_insert_ignore_tail(e->db));
+	else if (SQL_FRAG_IS(f, "table_suffix")) sb_add(e->q, e->db->table_suffix);
 	else return SQL_FRAG_UNKNOWN;
 	return DJC_OK;
 }

@@ -9,6 +9,7 @@
  *   {now} {now+?}    the database's clock, and that plus ? seconds (the
  *                    ? takes the next argument)
  *   {insert_ignore} {insert_ignore_tail}   the dialect's INSERT-or-skip
+ *   {table_suffix}   what the connection puts after CREATE TABLE (...)
  * and hands any other fragment to the domain's handler (sql_exp.frag): the
  * jobs layer's {J} {key} {where} ... (jobs/sql.h), a table's {P} ... .
  * Values never enter the text: every value is a bound parameter.

@@ -1,5 +1,6 @@
 /* conn.c - connections, error messages, the stored pipeline and declare. */
 #include "table.h"
+#include "statements.h"
 #include "util/near.h"
 #include "util/config.h"
 #include <stdarg.h>
@@ -183,13 +184,8 @@ table **pipe_descendants(djc_conn *c, table *t, size_t *n)
 int pipe_load(djc_conn *c)
 {
 	if (!c->db) return conn_fail(c, DJC_ECONN, "not connected");
-	sb_t q = SB_INIT;
-	sb_add(&q, "SELECT definition FROM ");
-	db_qtable(c->db, &q, META_TABLE);
-	sb_add(&q, " ORDER BY position");
 	db_res *r = NULL;
-	int rc = db_exec(c->db, sb_str(&q), NULL, 0, &r);
-	sb_free(&q);
+	int rc = tsql_run(c, &TS_PIPE_LOAD, NULL, NULL, 0, &r);
 	if (rc == DJC_ECONN) return conn_dbfail(c, rc, "cannot read the pipeline");
 	if (rc == DB_EACCESS)
 		/* not "no table declared yet": the tables are there, this user may not see them */
@@ -359,29 +355,9 @@ static int create_meta(djc_conn *c, schema_tx *x)
 	strv_free(cols, ncols);
 	if (rc) return conn_dbfail(c, rc, "declare");
 	if (ncols) return DJC_OK;
-	sb_t q = SB_INIT;
-	sb_add(&q, "CREATE TABLE IF NOT EXISTS ");
-	db_qtable(c->db, &q, META_TABLE);
-	sb_add(&q, " (");
-	attr name = {.name = "name", .type = {T_VARCHAR, 255, 0, NULL, 0}};
-	attr pos = {.name = "position", .type = {T_INT32, 0, 0, NULL, 0}};
-	attr tiera = {.name = "tier", .type = {T_VARCHAR, 16, 0, NULL, 0}};
-	attr def = {.name = "definition", .type = {T_TEXT, 0, 0, NULL, 0}};
-	ddl_column(c, &q, &name, 1); sb_add(&q, ", ");
-	ddl_column(c, &q, &pos, 1); sb_add(&q, ", ");
-	ddl_column(c, &q, &tiera, 1); sb_add(&q, ", ");
-	ddl_column(c, &q, &def, 1);
-	sb_add(&q, ", PRIMARY KEY (");
-	db_qi(c->db, &q, "name");
-	sb_add(&q, "))");
-	sb_add(&q, c->db->table_suffix);
-	rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
-	sb_reset(&q);
-	if (rc) { sb_free(&q); return conn_dbfail(c, rc, "declare"); }
+	if ((rc = tsql_run(c, &TS_PIPE_CREATE, NULL, NULL, 0, NULL))) return conn_dbfail(c, rc, "declare");
 	/* a first declare that fails leaves no empty catalogue behind either */
-	sb_add(&q, "DROP TABLE IF EXISTS ");
-	db_qtable(c->db, &q, META_TABLE);
-	stx_undo(x, sb_steal(&q), NULL, 0);
+	tsql_undo(c, x, &TS_DROP, &(tctx){.table = META_TABLE}, NULL, 0);
 	return DJC_OK;
 }
 
@@ -555,6 +531,110 @@ static int declare_how(djc_conn *c, schema_tx *x, const table *old, const table 
 	return DJC_OK;
 }
 
+/* Everything checked before anything is created: no stored table of the
+ * text changes (that is alter's), a new table's own key holds, and each
+ * SQL table is as its stored definition says (check_sql_table). */
+static int declare_check(djc_conn *c, const pipeline *np, const char *file)
+{
+	int rc = DJC_OK;
+	for (size_t i = 0; i < np->n && !rc; i++) {
+		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
+		if (old && strcmp(old->canon, t->canon)) return declare_conflict(c, old, t, file);
+		if (!old && (rc = own_key_check(c, t, file))) break;
+		rc = check_sql_table(c, t, old, file);
+	}
+	return rc;
+}
+
+/* The position the first table declared now takes: after every stored one. */
+static int pipe_next(djc_conn *c, long *base)
+{
+	db_res *r = NULL;
+	*base = 0;
+	int rc = tsql_run(c, &TS_PIPE_NEXT, NULL, NULL, 0, &r);
+	if (rc) return conn_dbfail(c, rc, "declare");
+	if (r->nrows && db_cell(r, 0, 0)->t != DJC_NULL) *base = (long)db_cell_int(r, 0, 0) + 1;
+	db_res_free(r);
+	return DJC_OK;
+}
+
+/* Make the new table t at position pos: the stored definition first, then
+ * the table, then its auxiliary tables (aux); each undo step is recorded
+ * before its step (a CREATE TABLE whose index then fails has made the
+ * table all the same). Where DDL is not transactional, a declare killed
+ * half way so leaves a stored definition that djc drop can clean up,
+ * never a table that no stored definition owns. */
+static int declare_new(djc_conn *c, schema_tx *x, table *t, long pos, tbl_aux_fn aux, sb_t *jobs)
+{
+	val_t name = val_text(t->name);
+	tsql_undo(c, x, &TS_PIPE_FORGET, NULL, &name, 1);
+	val_t p[4] = {name, val_int(pos), val_text(tier_name(t->tier)), val_text(t->text)};
+	int rc = tsql_run(c, &TS_PIPE_INSERT, NULL, p, 4, NULL);
+	for (int k = 0; k < 4; k++) val_free(&p[k]);
+	if (rc) return conn_dbfail(c, rc, t->name);
+	tsql_undo(c, x, &TS_DROP, &(tctx){.table = t->sql_name}, NULL, 0);
+	if ((rc = create_table(c, t))) return rc;
+	if (!t->jobs_name) return DJC_OK;
+	const char *names[TABLE_AUX_MAX];
+	size_t na = table_aux_tables(t, names, TABLE_AUX_MAX);
+	/* undone in reverse: these go before the table */
+	for (size_t k = na; k-- > 0;) tsql_undo(c, x, &TS_DROP, &(tctx){.table = names[k]}, NULL, 0);
+	if ((rc = aux(c, t))) return rc;
+	sb_printf(jobs, "created %s jobs table %s\n", t->name, t->jobs_name);
+	return DJC_OK;
+}
+
+/* The tables of np, stored, updated or made, in their order, the new
+ * ones from position base on (the lock held): the report lines into tabs
+ * and jobs. */
+static int declare_tables(djc_conn *c, schema_tx *x, const pipeline *np, long base, tbl_aux_fn aux, sb_t *tabs,
+			  sb_t *jobs)
+{
+	long made = 0;
+	int rc = DJC_OK;
+	for (size_t i = 0; i < np->n && !rc; i++) {
+		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
+		if (old && strcmp(old->how, t->how)) rc = declare_how(c, x, old, t, tabs);
+		else if (old)
+			sb_printf(tabs, "exists  %s (%s) as %s%s\n", t->name, tier_name(t->tier), t->sql_name, job_meta_note(old, t));
+		else {
+			/* jobs.add_job_metadata: the hidden columns on the tables made now */
+			if (config_bool("jobs.add_job_metadata")) table_enable_job_meta(t);
+			if ((rc = declare_new(c, x, t, base + made, aux, jobs))) break;
+			made++;
+			sb_printf(tabs, "created %s (%s) as %s\n", t->name, tier_name(t->tier), t->sql_name);
+		}
+	}
+	return rc;
+}
+
+/* np's tables went through the jobs layer, which keeps state per table
+ * object: they stay allocated until djc_close (retired), so that no later
+ * table object takes the address of one and its state. Frees np. */
+static void retire_parsed(djc_conn *c, pipeline *np)
+{
+	for (size_t i = 0; np && i < np->n; i++) {
+		if (!c->retired) c->retired = xcalloc(1, sizeof(pipeline));
+		c->retired->tables = xrealloc(c->retired->tables, (c->retired->n + 1) * sizeof(table *));
+		c->retired->tables[c->retired->n++] = np->tables[i];
+	}
+	if (np) np->n = 0;
+	pipeline_free(np);
+}
+
+/* The jobs layer remembers per table object that its jobs table exists;
+ * for a jobs table made in a change that was undone that is no longer
+ * true. The stored tables ran[0..n) get fresh objects (c->err kept). */
+static void declare_undone(djc_conn *c, table **ran, size_t n)
+{
+	if (!n) return;
+	char keep[sizeof c->err];
+	snprintf(keep, sizeof keep, "%s", c->err);
+	for (size_t i = 0; i < n; i++) pipe_retire(c, ran[i]);
+	pipe_load(c);
+	snprintf(c->err, sizeof c->err, "%s", keep);
+}
+
 /* One attempt at declaring. *locked is set once the schema-change lock
  * was had (tbl_declare retries a DJC_EBUSY after that: a deadlock, not a
  * lock that did not come in time). */
@@ -571,38 +651,18 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 	pipeline *np = NULL;
 	table **ran = NULL;   /* stored tables whose aux ran in this change */
 	size_t nran = 0;
-	sb_t q = SB_INIT;
+	char *msg = NULL;
 	if ((rc = create_meta(c, &x))) goto fail;
 	/* what is stored now, under the lock: another declare may just have
 	 * stored the very tables of this text */
 	if ((rc = pipe_load(c))) goto fail;
-	char *msg = NULL;
 	if ((rc = pipeline_parse(&np, text, file, c->pipe, &msg))) {
 		rc = conn_fail(c, rc, "%s", msg);
 		free(msg);
 		goto fail;
 	}
-	/* check everything before creating anything */
-	for (size_t i = 0; i < np->n; i++) {
-		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
-		if (old && strcmp(old->canon, t->canon)) {
-			rc = declare_conflict(c, old, t, file);
-			goto fail;
-		}
-		if (!old && (rc = own_key_check(c, t, file))) goto fail;
-		if ((rc = check_sql_table(c, t, old, file))) goto fail;
-	}
-	long base = 0;
-	{
-		db_res *r = NULL;
-		sb_add(&q, "SELECT MAX(");
-		db_qi(c->db, &q, "position");
-		sb_add(&q, ") FROM ");
-		db_qtable(c->db, &q, META_TABLE);
-		if ((rc = db_exec(c->db, sb_str(&q), NULL, 0, &r))) { rc = conn_dbfail(c, rc, "declare"); goto fail; }
-		if (r->nrows && db_cell(r, 0, 0)->t != DJC_NULL) base = (long)db_cell_int(r, 0, 0) + 1;
-		db_res_free(r);
-	}
+	long base;
+	if ((rc = declare_check(c, np, file)) || (rc = pipe_next(c, &base))) goto fail;
 	ran = xcalloc(c->pipe->n + 1, sizeof(table *));
 	for (size_t i = 0; i < c->pipe->n; i++) {
 		/* jobs tables of the declared tables (made again if lost) */
@@ -611,66 +671,7 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 		ran[nran++] = t;
 		if ((rc = aux(c, t))) goto fail;
 	}
-	long made = 0;
-	for (size_t i = 0; i < np->n; i++) {
-		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
-		if (old && strcmp(old->how, t->how)) {
-			if ((rc = declare_how(c, &x, old, t, tabs))) goto fail;
-			continue;
-		}
-		if (old) {
-			sb_printf(tabs, "exists  %s (%s) as %s%s\n", t->name, tier_name(t->tier), t->sql_name, job_meta_note(old, t));
-			continue;
-		}
-		/* jobs.add_job_metadata: the hidden columns on the tables made now */
-		if (config_bool("jobs.add_job_metadata")) table_enable_job_meta(t);
-		/* The stored definition first, then the table, then its
-		 * auxiliary tables; each undo step is recorded before its step (a
-		 * CREATE TABLE whose index then fails has made the table all the
-		 * same). Where DDL is not transactional, a declare killed half way
-		 * so leaves a stored definition that djc drop can clean up, never
-		 * a table that no stored definition owns. */
-		sb_reset(&q);
-		sb_add(&q, "DELETE FROM ");
-		db_qtable(c->db, &q, META_TABLE);
-		sb_add(&q, " WHERE ");
-		db_qi(c->db, &q, "name");
-		sb_add(&q, " = ?");
-		val_t *up = xcalloc(1, sizeof(val_t));
-		up[0] = val_text(t->name);
-		stx_undo(&x, sb_steal(&q), up, 1);
-		sb_add(&q, "INSERT INTO ");
-		db_qtable(c->db, &q, META_TABLE);
-		sb_add(&q, " (");
-		db_qi(c->db, &q, "name"); sb_add(&q, ", ");
-		db_qi(c->db, &q, "position"); sb_add(&q, ", ");
-		db_qi(c->db, &q, "tier"); sb_add(&q, ", ");
-		db_qi(c->db, &q, "definition");
-		sb_add(&q, ") VALUES (?, ?, ?, ?)");
-		val_t p[4] = {val_text(t->name), val_int(base + made), val_text(tier_name(t->tier)), val_text(t->text)};
-		rc = db_exec(c->db, sb_str(&q), p, 4, NULL);
-		for (int k = 0; k < 4; k++) val_free(&p[k]);
-		sb_reset(&q);
-		if (rc) { rc = conn_dbfail(c, rc, t->name); goto fail; }
-		sb_add(&q, "DROP TABLE IF EXISTS ");
-		db_qtable(c->db, &q, t->sql_name);
-		stx_undo(&x, sb_steal(&q), NULL, 0);
-		if ((rc = create_table(c, t))) goto fail;
-		if (t->jobs_name) {
-			const char *names[TABLE_AUX_MAX];
-			size_t na = table_aux_tables(t, names, TABLE_AUX_MAX);
-			/* undone in reverse: these go before the table */
-			for (size_t k = na; k-- > 0;) {
-				sb_add(&q, "DROP TABLE IF EXISTS ");
-				db_qtable(c->db, &q, names[k]);
-				stx_undo(&x, sb_steal(&q), NULL, 0);
-			}
-			if ((rc = aux(c, t))) goto fail;
-			sb_printf(jobs, "created %s jobs table %s\n", t->name, t->jobs_name);
-		}
-		made++;
-		sb_printf(tabs, "created %s (%s) as %s\n", t->name, tier_name(t->tier), t->sql_name);
-	}
+	if ((rc = declare_tables(c, &x, np, base, aux, tabs, jobs))) goto fail;
 	if ((rc = stx_commit(c, &x))) goto undone;
 	/* the stored pipeline now holds the new tables */
 	rc = pipe_load(c);
@@ -678,29 +679,10 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 fail:
 	stx_abort(c, &x);
 undone:
-	/* The jobs layer remembers per table object that its jobs table
-	 * exists; for a jobs table made in the change that was undone that is
-	 * no longer true. Those stored tables get fresh objects. */
-	if (nran) {
-		char keep[sizeof c->err];
-		snprintf(keep, sizeof keep, "%s", c->err);
-		for (size_t i = 0; i < nran; i++) pipe_retire(c, ran[i]);
-		pipe_load(c);
-		snprintf(c->err, sizeof c->err, "%s", keep);
-	}
+	declare_undone(c, ran, nran);
 out:
 	free(ran);
-	sb_free(&q);
-	/* np's tables went through the jobs layer, which keeps state per table
-	 * object: they stay allocated until djc_close (retired), so that no
-	 * later table object takes the address of one and its state */
-	for (size_t i = 0; np && i < np->n; i++) {
-		if (!c->retired) c->retired = xcalloc(1, sizeof(pipeline));
-		c->retired->tables = xrealloc(c->retired->tables, (c->retired->n + 1) * sizeof(table *));
-		c->retired->tables[c->retired->n++] = np->tables[i];
-	}
-	if (np) np->n = 0;
-	pipeline_free(np);
+	retire_parsed(c, np);
 	return rc;
 }
 

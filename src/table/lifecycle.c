@@ -1,6 +1,7 @@
 /* lifecycle.c - schema changes after declare: the schema-change lock and
  * its undo log (schema_tx), drop and alter. Cascading delete is in rows.c. */
 #include "table.h"
+#include "statements.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,13 +136,8 @@ int sql_count(djc_conn *c, const char *sql_name, long long *n)
 	int rc = sql_columns(c, sql_name, &cols, &nc);
 	strv_free(cols, nc);
 	if (rc || !nc) return rc;
-	sb_t q = SB_INIT;
-	sb_add(&q, "SELECT COUNT(*) FROM ");
-	db_qtable(c->db, &q, sql_name);
 	db_res *r = NULL;
-	rc = db_exec(c->db, sb_str(&q), NULL, 0, &r);
-	sb_free(&q);
-	if (rc) return rc;
+	if ((rc = tsql_run(c, &TS_COUNT, &(tctx){.table = sql_name}, NULL, 0, &r))) return rc;
 	*n = r->nrows ? (long long)db_cell_int(r, 0, 0) : 0;
 	db_res_free(r);
 	return DJC_OK;
@@ -182,31 +178,72 @@ void djc_alter_options_init(djc_alter_options *o)
 
 /* ---------------------------------------------------------------- drop */
 
-/* The stored rows of the tables in v, to put back if a drop on a server
- * without transactional DDL fails after they were deleted. */
-static int meta_rows(djc_conn *c, table **v, size_t n, db_res **out)
+/* The names of the tables v[0..n) (owned by them), for {names}. */
+static tctx names_of(table **v, size_t n)
 {
-	sb_t q = SB_INIT;
-	pvec p = {0};
-	sb_add(&q, "SELECT ");
-	db_qi(c->db, &q, "name"); sb_add(&q, ", ");
-	db_qi(c->db, &q, "position"); sb_add(&q, ", ");
-	db_qi(c->db, &q, "tier"); sb_add(&q, ", ");
-	db_qi(c->db, &q, "definition");
-	sb_add(&q, " FROM ");
-	db_qtable(c->db, &q, META_TABLE);
-	sb_add(&q, " WHERE ");
-	db_qi(c->db, &q, "name");
-	sb_add(&q, " IN (");
-	for (size_t i = 0; i < n; i++) {
-		sb_add(&q, i ? ", ?" : "?");
-		pvec_push(&p, val_text(v[i]->name));
+	const char **names = xcalloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++) names[i] = v[i]->name;
+	return (tctx){.names = names, .n = n};
+}
+
+/* Take the stored definitions of v[0..n) away (under the lock), first, so
+ * that no other process finds a table that is about to go; each is put
+ * back if a DROP fails after (where DDL is not transactional). */
+static int forget_stored(djc_conn *c, schema_tx *x, table **v, size_t n)
+{
+	tctx names = names_of(v, n);
+	db_res *meta = NULL;
+	int rc = tsql_run(c, &TS_PIPE_ROWS, &names, NULL, 0, &meta);
+	for (size_t i = 0; !rc && i < meta->nrows; i++) {
+		val_t p[4];
+		for (size_t k = 0; k < 4; k++) {
+			const char *s = db_cell_text(meta, i, k);
+			p[k] = k == 1 ? val_int(db_cell_int(meta, i, k)) : val_text(s ? s : "");
+		}
+		tsql_undo(c, x, &TS_PIPE_INSERT, NULL, p, 4);
+		for (size_t k = 0; k < 4; k++) val_free(&p[k]);
 	}
-	sb_addc(&q, ')');
-	int rc = db_exec(c->db, sb_str(&q), p.v, p.n, out);
-	sb_free(&q);
-	pvec_free(&p);
+	if (!rc) rc = tsql_run(c, &TS_PIPE_FORGET_MANY, &names, NULL, 0, NULL);
+	db_res_free(meta);
+	free((void *)names.names);
+	return rc ? conn_dbfail(c, rc, "drop") : DJC_OK;
+}
+
+/* Drop the SQL tables drops[0..nd): in one statement where the dialect
+ * commits each DROP by itself (MariaDB/MySQL), else one by one. */
+static int drop_tables(djc_conn *c, const schema_tx *x, const char **drops, size_t nd)
+{
+	int rc = DJC_OK;
+	if (x->d->drop_many && nd) {
+		if ((rc = tsql_run(c, &TS_DROP_MANY, &(tctx){.names = drops, .n = nd}, NULL, 0, NULL)))
+			rc = conn_dbfail(c, rc, "drop");
+	} else
+		for (size_t i = 0; i < nd && !rc; i++)
+			if ((rc = tsql_run(c, &TS_DROP, &(tctx){.table = drops[i]}, NULL, 0, NULL))) rc = conn_dbfail(c, rc, drops[i]);
 	return rc;
+}
+
+/* What dropping v[0..n) drops: each table's auxiliary tables and itself,
+ * counted into ch ("drop", or "drop (missing)" for one that is gone).
+ * The SQL names of those that exist into *drops (caller frees; the names
+ * are the tables'), how many into *nd. */
+static int drop_list(djc_conn *c, table **v, size_t n, djc_changes *ch, const char ***drops, size_t *nd)
+{
+	*drops = xcalloc(n * (TABLE_AUX_MAX + 1) + 1, sizeof(char *));
+	*nd = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *names[TABLE_AUX_MAX + 1];
+		size_t na = table_aux_tables(v[i], names, TABLE_AUX_MAX);
+		names[na++] = v[i]->sql_name;
+		for (size_t k = 0; k < na; k++) {
+			long long rows;
+			int rc = sql_count(c, names[k], &rows);
+			if (rc) return conn_dbfail(c, rc, names[k]);
+			changes_add(ch, v[i]->name, names[k], rows < 0 ? "drop (missing)" : "drop", rows);
+			if (rows >= 0) (*drops)[(*nd)++] = names[k];
+		}
+	}
+	return DJC_OK;
 }
 
 static int drop_once(djc_conn *c, const char *name, int dry_run, djc_changes *ch)
@@ -215,9 +252,8 @@ static int drop_once(djc_conn *c, const char *name, int dry_run, djc_changes *ch
 	int rc = stx_begin(c, &x);
 	if (rc) return rc;
 	table **v = NULL;
-	size_t n = 0;
-	db_res *meta = NULL;
-	sb_t q = SB_INIT;
+	const char **drops = NULL;
+	size_t n = 0, nd = 0;
 	/* under the lock: what is stored now */
 	table *t;
 	if ((rc = pipe_load(c)) || (rc = conn_table(c, name, &t))) goto fail;
@@ -229,80 +265,12 @@ static int drop_once(djc_conn *c, const char *name, int dry_run, djc_changes *ch
 	v = pipe_descendants(c, t, &n);
 	/* dependents first: the reverse of the declaration order */
 	for (size_t i = 0; i < n / 2; i++) { table *s = v[i]; v[i] = v[n - 1 - i]; v[n - 1 - i] = s; }
-	const char **drops = xcalloc(n * (TABLE_AUX_MAX + 1) + 1, sizeof(char *));
-	size_t nd = 0;
-	for (size_t i = 0; i < n; i++) {
-		const char *names[TABLE_AUX_MAX + 1];
-		size_t na = table_aux_tables(v[i], names, TABLE_AUX_MAX);
-		names[na++] = v[i]->sql_name;
-		for (size_t k = 0; k < na; k++) {
-			long long rows;
-			if ((rc = sql_count(c, names[k], &rows))) {
-				free(drops);
-				rc = conn_dbfail(c, rc, names[k]);
-				goto fail;
-			}
-			changes_add(ch, v[i]->name, names[k], rows < 0 ? "drop (missing)" : "drop", rows);
-			if (rows >= 0) drops[nd++] = names[k];
-		}
-	}
+	if ((rc = drop_list(c, v, n, ch, &drops, &nd))) goto fail;
 	if (dry_run) {
-		free(drops);
 		stx_abort(c, &x);
 		goto out;
 	}
-	/* the stored definitions first, so that no other process finds a
-	 * table that is about to go; put back if a DROP fails */
-	if ((rc = meta_rows(c, v, n, &meta))) { free(drops); rc = conn_dbfail(c, rc, "drop"); goto fail; }
-	for (size_t i = 0; i < meta->nrows; i++) {
-		sb_add(&q, "INSERT INTO ");
-		db_qtable(c->db, &q, META_TABLE);
-		sb_add(&q, " (");
-		db_qi(c->db, &q, "name"); sb_add(&q, ", ");
-		db_qi(c->db, &q, "position"); sb_add(&q, ", ");
-		db_qi(c->db, &q, "tier"); sb_add(&q, ", ");
-		db_qi(c->db, &q, "definition");
-		sb_add(&q, ") VALUES (?, ?, ?, ?)");
-		val_t *p = xcalloc(4, sizeof(val_t));
-		for (size_t k = 0; k < 4; k++) {
-			const char *s = db_cell_text(meta, i, k);
-			p[k] = k == 1 ? val_int(db_cell_int(meta, i, k)) : val_text(s ? s : "");
-		}
-		stx_undo(&x, sb_steal(&q), p, 4);
-	}
-	sb_add(&q, "DELETE FROM ");
-	db_qtable(c->db, &q, META_TABLE);
-	sb_add(&q, " WHERE ");
-	db_qi(c->db, &q, "name");
-	sb_add(&q, " IN (");
-	pvec pv = {0};
-	for (size_t i = 0; i < n; i++) {
-		sb_add(&q, i ? ", ?" : "?");
-		pvec_push(&pv, val_text(v[i]->name));
-	}
-	sb_addc(&q, ')');
-	rc = db_exec(c->db, sb_str(&q), pv.v, pv.n, NULL);
-	pvec_free(&pv);
-	sb_reset(&q);
-	if (rc) { free(drops); rc = conn_dbfail(c, rc, "drop"); goto fail; }
-	if (x.d->drop_many && nd) {
-		/* one statement: MariaDB/MySQL commit each DROP by itself */
-		sb_add(&q, "DROP TABLE IF EXISTS ");
-		for (size_t i = 0; i < nd; i++) {
-			if (i) sb_add(&q, ", ");
-			db_qtable(c->db, &q, drops[i]);
-		}
-		rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
-		if (rc) rc = conn_dbfail(c, rc, "drop");
-	} else
-		for (size_t i = 0; i < nd && !rc; i++) {
-			sb_reset(&q);
-			sb_add(&q, "DROP TABLE IF EXISTS ");
-			db_qtable(c->db, &q, drops[i]);
-			if ((rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL))) rc = conn_dbfail(c, rc, drops[i]);
-		}
-	free(drops);
-	if (rc) goto fail;
+	if ((rc = forget_stored(c, &x, v, n)) || (rc = drop_tables(c, &x, drops, nd))) goto fail;
 	if ((rc = stx_commit(c, &x))) goto out;
 	ch->applied = 1;
 	for (size_t i = 0; i < n; i++) pipe_retire(c, v[i]);
@@ -310,8 +278,7 @@ static int drop_once(djc_conn *c, const char *name, int dry_run, djc_changes *ch
 fail:
 	stx_abort(c, &x);
 out:
-	db_res_free(meta);
-	sb_free(&q);
+	free(drops);
 	free(v);
 	return rc;
 }
@@ -610,27 +577,16 @@ int tbl_declare_diff(djc_conn *c, const table *old, const table *nt, const char 
 
 int pipe_set_text(djc_conn *c, schema_tx *x, const char *name, const char *text, const char *was)
 {
-	sb_t q = SB_INIT;
-	sb_add(&q, "UPDATE ");
-	db_qtable(c->db, &q, META_TABLE);
-	sb_add(&q, " SET ");
-	db_qi(c->db, &q, "definition");
-	sb_add(&q, " = ? WHERE ");
-	db_qi(c->db, &q, "name");
-	sb_add(&q, " = ?");
 	val_t p[2] = {val_text(text), val_text(name)};
-	int rc = db_exec(c->db, sb_str(&q), p, 2, NULL);
+	int rc = tsql_run(c, &TS_PIPE_SET_TEXT, NULL, p, 2, NULL);
+	val_free(&p[0]);
+	if (!rc) {
+		p[0] = val_text(was);
+		tsql_undo(c, x, &TS_PIPE_SET_TEXT, NULL, p, 2);
+	}
 	val_free(&p[0]);
 	val_free(&p[1]);
-	if (rc) {
-		sb_free(&q);
-		return conn_dbfail(c, rc, name);
-	}
-	val_t *u = xcalloc(2, sizeof(val_t));
-	u[0] = val_text(was);
-	u[1] = val_text(name);
-	stx_undo(x, sb_steal(&q), u, 2);
-	return DJC_OK;
+	return rc ? conn_dbfail(c, rc, name) : DJC_OK;
 }
 
 static int alter_once(djc_conn *c, const char *text, const char *file, int dry_run, djc_changes *ch)
