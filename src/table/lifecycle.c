@@ -2,6 +2,7 @@
  * its undo log (schema_tx), drop and alter. Cascading delete is in rows.c. */
 #include "table.h"
 #include "statements.h"
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -368,22 +369,29 @@ static int rename_from(const attr *a, char *buf, size_t n)
 	return 1;
 }
 
-/* Compare the declared table old with its new definition nt: the SQL
- * changes into *ops (their attrs point into nt and old), one entry per
- * change into ch. DJC_EINVAL naming the table and what to do instead for
- * a change alter does not make. */
-static int alter_plan(djc_conn *c, const table *old, const table *nt, const char *file, alt_op **ops, size_t *nops,
-		      djc_changes *ch)
+/* An alter plan of one table under way (alter_plan). */
+typedef struct plan {
+	djc_conn *c;
+	const table *old, *nt;
+	const char *file;
+	char instead[512];    /* what to do for a change alter does not make */
+	const char **from;    /* old name of each attribute of nt (NULL: new) */
+	alt_op *v;            /* the SQL changes */
+	size_t n;
+	djc_changes *ch;
+	sb_t act;             /* scratch for a change's text */
+} plan;
+
+/* Refuse a change of what alter does not change: tier, primary key,
+ * dependencies. */
+static int plan_shape(plan *pl)
 {
-	*ops = NULL;
-	*nops = 0;
-	const char *nm = nt->name;
-	char instead[512];
-	snprintf(instead, sizeof instead, "alter changes secondary attributes only; to change this, 'djc drop %s' (it drops the "
-		 "tables that depend on it too) and declare it again", nm);
+	const table *old = pl->old, *nt = pl->nt;
+	const char *nm = nt->name, *file = pl->file;
+	djc_conn *c = pl->c;
 	if (old->tier != nt->tier)
 		return conn_fail(c, DJC_EINVAL, "%s:%d: table %s: the tier changes from %s to %s; %s", file, nt->line, nm,
-				 tier_name(old->tier), tier_name(nt->tier), instead);
+				 tier_name(old->tier), tier_name(nt->tier), pl->instead);
 	int keyok = old->nkey == nt->nkey;
 	for (size_t i = 0; keyok && i < old->nkey; i++)
 		keyok = !strcmp(old->attrs[i].name, nt->attrs[i].name) && !strcmp(old->attrs[i].type_text, nt->attrs[i].type_text);
@@ -392,7 +400,7 @@ static int alter_plan(djc_conn *c, const table *old, const table *nt, const char
 		for (size_t i = 0; i < old->nkey; i++) sb_printf(&a, "%s%s : %s", i ? ", " : "", old->attrs[i].name, old->attrs[i].type_text);
 		for (size_t i = 0; i < nt->nkey; i++) sb_printf(&b, "%s%s : %s", i ? ", " : "", nt->attrs[i].name, nt->attrs[i].type_text);
 		int rc = conn_fail(c, DJC_EINVAL, "%s:%d: table %s: the primary key changes from (%s) to (%s); %s", file, nt->line,
-				   nm, sb_str(&a), sb_str(&b), instead);
+				   nm, sb_str(&a), sb_str(&b), pl->instead);
 		sb_free(&a);
 		sb_free(&b);
 		return rc;
@@ -405,155 +413,193 @@ static int alter_plan(djc_conn *c, const table *old, const table *nt, const char
 				found = !strcmp(x->fks[i].parent, y->fks[k].parent) && x->fks[i].in_key == y->fks[k].in_key;
 			if (!found)
 				return conn_fail(c, DJC_EINVAL, "%s:%d: table %s: the dependency '-> %s'%s is %s; %s", file, nt->line, nm,
-						 x->fks[i].parent, x->fks[i].in_key ? "" : " (below ---)", pass ? "new" : "gone", instead);
+						 x->fks[i].parent, x->fks[i].in_key ? "" : " (below ---)", pass ? "new" : "gone",
+						 pl->instead);
 		}
 	}
-	/* old name of each attribute of nt (NULL: new) */
-	const char **from = xcalloc(nt->nattrs + 1, sizeof(char *));
-	int rc = DJC_OK;
-	for (size_t i = 0; i < nt->nattrs && !rc; i++) {
+	return DJC_OK;
+}
+
+/* pl->from[i]: the old attribute attribute i of nt is renamed from
+ * ({old} at the start of its comment), else its own name when old has
+ * it. DJC_EINVAL for a rename that cannot be. */
+static int plan_from(plan *pl)
+{
+	const table *old = pl->old, *nt = pl->nt;
+	const char *nm = nt->name, *file = pl->file;
+	djc_conn *c = pl->c;
+	for (size_t i = 0; i < nt->nattrs; i++) {
 		const attr *a = &nt->attrs[i];
 		char was[128];
-		if (!a->in_key && !a->from_parent && rename_from(a, was, sizeof was) && strcmp(was, a->name) && !table_attr(old, a->name)) {
-			const attr *o = table_attr(old, was);
-			if (!o) {
-				rc = conn_fail(c, DJC_EINVAL, "%s:%d: table %s: attribute '%s' is to be renamed from '%s' ({%s} in its comment), "
-					       "but %s has no attribute '%s'", file, nt->line, nm, a->name, was, was, nm, was);
-				break;
-			}
-			if (o->in_key || o->from_parent) {
-				rc = conn_fail(c, DJC_EINVAL, "%s:%d: table %s: '%s' is a key or dependency attribute and cannot be renamed; %s",
-					       file, nt->line, nm, was, instead);
-				break;
-			}
-			if (table_attr(nt, was)) {
-				rc = conn_fail(c, DJC_EINVAL, "%s:%d: table %s: '%s' is renamed to '%s' but is still in the definition", file,
-					       nt->line, nm, was, a->name);
-				break;
-			}
-			for (size_t k = 0; k < i; k++)
-				if (from[k] && !strcmp(from[k], was)) {
-					rc = conn_fail(c, DJC_EINVAL, "%s:%d: table %s: '%s' is renamed twice", file, nt->line, nm, was);
-					break;
-				}
-			from[i] = o->name;
-		} else if (table_attr(old, a->name))
-			from[i] = a->name;
-	}
-	/* indexes: the same after renames */
-	if (!rc) {
-		int same = old->nidx == nt->nidx;
-		for (size_t i = 0; same && i < nt->nidx; i++) {
-			const tindex *o = &old->idx[i], *n = &nt->idx[i];
-			same = o->unique == n->unique && o->nattrs == n->nattrs;
-			for (size_t k = 0; same && k < n->nattrs; k++) {
-				const char *was = n->attrs[k];
-				for (size_t j = 0; j < nt->nattrs; j++)
-					if (!strcmp(nt->attrs[j].name, n->attrs[k])) was = from[j] ? from[j] : "";
-				same = !strcmp(was, o->attrs[k]);
-			}
-		}
-		if (!same)
-			rc = conn_fail(c, DJC_EINVAL, "%s:%d: table %s: its indexes change; %s", file, nt->line, nm, instead);
-	}
-	alt_op *v = xcalloc(2 * (nt->nattrs + old->nattrs) + 1, sizeof(alt_op));
-	size_t n = 0;
-	sb_t act = SB_INIT;
-	/* drops: old secondary attributes nothing comes from */
-	for (size_t i = 0; i < old->nattrs && !rc; i++) {
-		const attr *o = &old->attrs[i];
-		int kept = 0;
-		for (size_t k = 0; k < nt->nattrs && !kept; k++) kept = from[k] && !strcmp(from[k], o->name);
-		if (kept) continue;
-		v[n++] = (alt_op){ALT_DROP, o->name, NULL, o};
-		sb_reset(&act);
-		sb_printf(&act, "drop %s", o->name);
-		changes_add(ch, nm, nt->sql_name, sb_str(&act), -1);
-	}
-	for (size_t i = 0; i < nt->nattrs && !rc; i++) {
-		const attr *a = &nt->attrs[i];
-		sb_reset(&act);
-		if (!from[i]) {
-			if (!a->nullable && !a->has_def) {
-				rc = conn_fail(c, DJC_EINVAL, "%s:%d: table %s: new attribute '%s' needs a default for the rows that exist "
-					       "('%s = 0 : %s') or must be nullable ('%s = null : %s')", file, nt->line, nm, a->name,
-					       a->name, a->type_text, a->name, a->type_text);
-				break;
-			}
-			v[n++] = (alt_op){ALT_ADD, a->name, a, NULL};
-			sb_add(&act, "add ");
-			attr_text(&act, a);
-			changes_add(ch, nm, nt->sql_name, sb_str(&act), -1);
+		if (!(!a->in_key && !a->from_parent && rename_from(a, was, sizeof was) && strcmp(was, a->name) &&
+		      !table_attr(old, a->name))) {
+			if (table_attr(old, a->name)) pl->from[i] = a->name;
 			continue;
 		}
-		const attr *o = table_attr(old, from[i]);
-		if (strcmp(from[i], a->name)) {
-			v[n++] = (alt_op){ALT_RENAME, o->name, a, o};
-			sb_printf(&act, "rename %s to %s", o->name, a->name);
-			changes_add(ch, nm, nt->sql_name, sb_str(&act), -1);
-		}
-		if (o->nullable != a->nullable) {
-			rc = conn_fail(c, DJC_EINVAL, "%s:%d: table %s: attribute '%s' %s nullable; alter does not change that: add a new "
-				       "attribute and drop the old one, or drop and declare the table again", file, nt->line, nm, a->name,
-				       a->nullable ? "becomes" : "is no longer");
-			break;
-		}
-		if (strcmp(o->type_text, a->type_text)) {
-			if (!widens(&o->type, &a->type)) {
-				rc = conn_fail(c, DJC_EINVAL, "%s:%d: table %s: the type of '%s' changes from %s to %s; alter only widens "
-					       "varchar(n) and integer types (a type that holds every old value); add a new attribute "
-					       "and drop the old one, or drop and declare the table again", file, nt->line, nm, a->name,
-					       o->type_text, a->type_text);
-				break;
-			}
-			v[n++] = (alt_op){ALT_RETYPE, a->name, a, o};
-			sb_reset(&act);
-			sb_printf(&act, "widen %s from %s to %s", a->name, o->type_text, a->type_text);
-			changes_add(ch, nm, nt->sql_name, sb_str(&act), -1);
-		}
-		if (o->has_def != a->has_def || (a->has_def && strcmp(o->def, a->def))) {
-			sb_reset(&act);
-			sb_printf(&act, "default of %s: %s", a->name, a->has_def ? a->def : "none");
-			changes_add(ch, nm, nt->sql_name, sb_str(&act), -1);
-		}
-		char was[128];
-		const char *nc = a->comment;
-		if (nc && rename_from(a, was, sizeof was) && from[i] && strcmp(from[i], a->name)) {
-			nc = strchr(nc, '}') + 1;
-			while (*nc == ' ') nc++;
-		}
-		if (!same_str(o->comment, nc)) {
-			sb_reset(&act);
-			sb_printf(&act, "comment of %s", a->name);
-			changes_add(ch, nm, nt->sql_name, sb_str(&act), -1);
+		const attr *o = table_attr(old, was);
+		if (!o)
+			return conn_fail(c, DJC_EINVAL, "%s:%d: table %s: attribute '%s' is to be renamed from '%s' ({%s} in its "
+					 "comment), but %s has no attribute '%s'", file, nt->line, nm, a->name, was, was, nm, was);
+		if (o->in_key || o->from_parent)
+			return conn_fail(c, DJC_EINVAL, "%s:%d: table %s: '%s' is a key or dependency attribute and cannot be renamed; %s",
+					 file, nt->line, nm, was, pl->instead);
+		if (table_attr(nt, was))
+			return conn_fail(c, DJC_EINVAL, "%s:%d: table %s: '%s' is renamed to '%s' but is still in the definition", file,
+					 nt->line, nm, was, a->name);
+		for (size_t k = 0; k < i; k++)
+			if (pl->from[k] && !strcmp(pl->from[k], was))
+				return conn_fail(c, DJC_EINVAL, "%s:%d: table %s: '%s' is renamed twice", file, nt->line, nm, was);
+		pl->from[i] = o->name;
+	}
+	return DJC_OK;
+}
+
+/* Refuse a change of the indexes (compared after renames). */
+static int plan_indexes(plan *pl)
+{
+	const table *old = pl->old, *nt = pl->nt;
+	int same = old->nidx == nt->nidx;
+	for (size_t i = 0; same && i < nt->nidx; i++) {
+		const tindex *o = &old->idx[i], *n = &nt->idx[i];
+		same = o->unique == n->unique && o->nattrs == n->nattrs;
+		for (size_t k = 0; same && k < n->nattrs; k++) {
+			const char *was = n->attrs[k];
+			for (size_t j = 0; j < nt->nattrs; j++)
+				if (!strcmp(nt->attrs[j].name, n->attrs[k])) was = pl->from[j] ? pl->from[j] : "";
+			same = !strcmp(was, o->attrs[k]);
 		}
 	}
-	if (!rc) {
-		if (!same_str(old->key_source_join, nt->key_source_join))   /* its jobs table's key may change */
-			rc = conn_fail(c, DJC_EINVAL, "%s:%d: table %s: alter does not change the tables of key_source (%s -> %s); drop "
-				       "and declare it again", file, nt->line, nm, old->key_source_join ? old->key_source_join : "its parents",
-				       nt->key_source_join ? nt->key_source_join : "its parents");
-		else if (!same_str(old->key_source_where, nt->key_source_where)) {
-			sb_reset(&act);
-			sb_printf(&act, "key_source: %s -> %s", old->key_source_where ? old->key_source_where : "none",
-				  nt->key_source_where ? nt->key_source_where : "none");
-			changes_add(ch, nm, nt->sql_name, sb_str(&act), -1);
-		}
+	if (same) return DJC_OK;
+	return conn_fail(pl->c, DJC_EINVAL, "%s:%d: table %s: its indexes change; %s", pl->file, nt->line, nt->name, pl->instead);
+}
+
+/* One change of the plan, described by act (printf). */
+static void plan_note(plan *pl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void plan_note(plan *pl, const char *fmt, ...)
+{
+	sb_reset(&pl->act);
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = NULL;
+	if (vasprintf(&s, fmt, ap) < 0) abort();
+	va_end(ap);
+	sb_add(&pl->act, s);
+	free(s);
+	changes_add(pl->ch, pl->nt->name, pl->nt->sql_name, sb_str(&pl->act), -1);
+}
+
+/* Drops: old secondary attributes nothing comes from. */
+static void plan_drops(plan *pl)
+{
+	for (size_t i = 0; i < pl->old->nattrs; i++) {
+		const attr *o = &pl->old->attrs[i];
+		int kept = 0;
+		for (size_t k = 0; k < pl->nt->nattrs && !kept; k++) kept = pl->from[k] && !strcmp(pl->from[k], o->name);
+		if (kept) continue;
+		pl->v[pl->n++] = (alt_op){ALT_DROP, o->name, NULL, o};
+		plan_note(pl, "drop %s", o->name);
 	}
-	if (!rc) {
-		/* how the rows are made (declare changes it too) */
-		char *how[3];
-		size_t nh = table_how_changes(old, nt, how);
-		for (size_t i = 0; i < nh; i++) {
-			changes_add(ch, nm, nt->sql_name, how[i], -1);
-			free(how[i]);
-		}
+}
+
+/* A new attribute a: added, with its default for the rows that exist. */
+static int plan_add(plan *pl, const attr *a)
+{
+	if (!a->nullable && !a->has_def)
+		return conn_fail(pl->c, DJC_EINVAL, "%s:%d: table %s: new attribute '%s' needs a default for the rows that exist "
+				 "('%s = 0 : %s') or must be nullable ('%s = null : %s')", pl->file, pl->nt->line, pl->nt->name,
+				 a->name, a->name, a->type_text, a->name, a->type_text);
+	pl->v[pl->n++] = (alt_op){ALT_ADD, a->name, a, NULL};
+	sb_t t = SB_INIT;
+	attr_text(&t, a);
+	plan_note(pl, "add %s", sb_str(&t));
+	sb_free(&t);
+	return DJC_OK;
+}
+
+/* Attribute a of nt that was o: renamed, widened, its default or comment
+ * changed; DJC_EINVAL for what alter does not change. */
+static int plan_kept(plan *pl, const attr *o, const attr *a)
+{
+	const char *nm = pl->nt->name;
+	if (strcmp(o->name, a->name)) {
+		pl->v[pl->n++] = (alt_op){ALT_RENAME, o->name, a, o};
+		plan_note(pl, "rename %s to %s", o->name, a->name);
 	}
-	sb_free(&act);
-	free(from);
-	if (rc) { free(v); return rc; }
-	*ops = v;
-	*nops = n;
+	if (o->nullable != a->nullable)
+		return conn_fail(pl->c, DJC_EINVAL, "%s:%d: table %s: attribute '%s' %s nullable; alter does not change that: add a "
+				 "new attribute and drop the old one, or drop and declare the table again", pl->file, pl->nt->line,
+				 nm, a->name, a->nullable ? "becomes" : "is no longer");
+	if (strcmp(o->type_text, a->type_text)) {
+		if (!widens(&o->type, &a->type))
+			return conn_fail(pl->c, DJC_EINVAL, "%s:%d: table %s: the type of '%s' changes from %s to %s; alter only widens "
+					 "varchar(n) and integer types (a type that holds every old value); add a new attribute "
+					 "and drop the old one, or drop and declare the table again", pl->file, pl->nt->line, nm,
+					 a->name, o->type_text, a->type_text);
+		pl->v[pl->n++] = (alt_op){ALT_RETYPE, a->name, a, o};
+		plan_note(pl, "widen %s from %s to %s", a->name, o->type_text, a->type_text);
+	}
+	if (o->has_def != a->has_def || (a->has_def && strcmp(o->def, a->def)))
+		plan_note(pl, "default of %s: %s", a->name, a->has_def ? a->def : "none");
+	char was[128];
+	const char *nc = a->comment;
+	if (nc && rename_from(a, was, sizeof was) && strcmp(o->name, a->name)) {
+		nc = strchr(nc, '}') + 1;
+		while (*nc == ' ') nc++;
+	}
+	if (!same_str(o->comment, nc)) plan_note(pl, "comment of %s", a->name);
+	return DJC_OK;
+}
+
+/* The key source's restriction and how the rows are made (declare
+ * changes that too); the tables of the key source alter does not change
+ * (its jobs table's key may change). */
+static int plan_making(plan *pl)
+{
+	const table *old = pl->old, *nt = pl->nt;
+	if (!same_str(old->key_source_join, nt->key_source_join))
+		return conn_fail(pl->c, DJC_EINVAL, "%s:%d: table %s: alter does not change the tables of key_source (%s -> %s); "
+				 "drop and declare it again", pl->file, nt->line, nt->name,
+				 old->key_source_join ? old->key_source_join : "its parents",
+				 nt->key_source_join ? nt->key_source_join : "its parents");
+	if (!same_str(old->key_source_where, nt->key_source_where))
+		plan_note(pl, "key_source: %s -> %s", old->key_source_where ? old->key_source_where : "none",
+			  nt->key_source_where ? nt->key_source_where : "none");
+	char *how[3];
+	size_t nh = table_how_changes(old, nt, how);
+	for (size_t i = 0; i < nh; i++) {
+		changes_add(pl->ch, nt->name, nt->sql_name, how[i], -1);
+		free(how[i]);
+	}
+	return DJC_OK;
+}
+
+/* Compare the declared table old with its new definition nt: the SQL
+ * changes into *ops (their attrs point into nt and old), one entry per
+ * change into ch. DJC_EINVAL naming the table and what to do instead for
+ * a change alter does not make. */
+static int alter_plan(djc_conn *c, const table *old, const table *nt, const char *file, alt_op **ops, size_t *nops,
+		      djc_changes *ch)
+{
+	*ops = NULL;
+	*nops = 0;
+	plan pl = {.c = c, .old = old, .nt = nt, .file = file, .ch = ch, .act = SB_INIT};
+	snprintf(pl.instead, sizeof pl.instead, "alter changes secondary attributes only; to change this, 'djc drop %s' (it "
+		 "drops the tables that depend on it too) and declare it again", nt->name);
+	int rc = plan_shape(&pl);
+	if (rc) return rc;
+	pl.from = xcalloc(nt->nattrs + 1, sizeof(char *));
+	pl.v = xcalloc(2 * (nt->nattrs + old->nattrs) + 1, sizeof(alt_op));
+	if (!(rc = plan_from(&pl)) && !(rc = plan_indexes(&pl))) {
+		plan_drops(&pl);
+		for (size_t i = 0; i < nt->nattrs && !rc; i++)
+			rc = pl.from[i] ? plan_kept(&pl, table_attr(old, pl.from[i]), &nt->attrs[i]) : plan_add(&pl, &nt->attrs[i]);
+	}
+	if (!rc) rc = plan_making(&pl);
+	sb_free(&pl.act);
+	free(pl.from);
+	if (rc) { free(pl.v); return rc; }
+	*ops = pl.v;
+	*nops = pl.n;
 	return DJC_OK;
 }
 
@@ -589,35 +635,27 @@ int pipe_set_text(djc_conn *c, schema_tx *x, const char *name, const char *text,
 	return rc ? conn_dbfail(c, rc, name) : DJC_OK;
 }
 
-static int alter_once(djc_conn *c, const char *text, const char *file, int dry_run, djc_changes *ch)
+/* The job metadata columns of a stored table stay (alter neither adds
+ * nor drops them; its stored text keeps its job_metadata line). */
+static int alter_job_meta(djc_conn *c, const pipeline *np, const char *file)
 {
-	schema_tx x;
-	int rc = stx_begin(c, &x);
-	if (rc) return rc;
-	pipeline *np = NULL;
-	char *msg = NULL;
-	sb_t done = SB_INIT;
-	if ((rc = pipe_load(c))) goto fail;
-	if ((rc = pipeline_parse(&np, text, file, c->pipe, &msg))) {
-		rc = conn_fail(c, rc, "%s", msg);
-		free(msg);
-		goto fail;
-	}
-	/* the job metadata columns of a stored table stay (alter neither adds
-	 * nor drops them; its stored text keeps its job_metadata line) */
-	for (size_t i = 0; i < np->n && !rc; i++) {
+	for (size_t i = 0; i < np->n; i++) {
 		table *nt = np->tables[i], *old = pipeline_find(c->pipe, nt->name);
 		if (old && old->job_meta) table_enable_job_meta(nt);
 		else if (old && nt->job_meta)
-			rc = conn_fail(c, DJC_EINVAL,
-				       "%s:%d: table %s: alter does not add job metadata columns (job_metadata = true); 'djc "
-				       "drop %s' and declare it again to add them",
-				       file, nt->line, nt->name, nt->name);
+			return conn_fail(c, DJC_EINVAL,
+					 "%s:%d: table %s: alter does not add job metadata columns (job_metadata = true); 'djc "
+					 "drop %s' and declare it again to add them",
+					 file, nt->line, nt->name, nt->name);
 	}
-	if (rc) goto fail;
-	alt_op **ops = xcalloc(np->n + 1, sizeof(alt_op *));
-	size_t *nops = xcalloc(np->n + 1, sizeof(size_t));
-	/* plan every table before changing any */
+	return DJC_OK;
+}
+
+/* The plans of every table of np (before any changes), into ops[i] and
+ * nops[i], their changes into ch. */
+static int alter_plan_all(djc_conn *c, const pipeline *np, const char *file, alt_op **ops, size_t *nops, djc_changes *ch)
+{
+	int rc = DJC_OK;
 	for (size_t i = 0; i < np->n && !rc; i++) {
 		table *nt = np->tables[i], *old = pipeline_find(c->pipe, nt->name);
 		if (!old) {
@@ -629,27 +667,56 @@ static int alter_once(djc_conn *c, const char *text, const char *file, int dry_r
 		if (!rc && ch->n == before && !same_text(old->text, nt->text))
 			changes_add(ch, nt->name, nt->sql_name, "definition text", -1);
 	}
+	return rc;
+}
+
+/* Change the table nt to ops[0..nops): the stored text first (put back if
+ * the ALTER fails where DDL is not transactional), then its ALTER
+ * statement(s). */
+static int alter_apply(djc_conn *c, schema_tx *x, const table *nt, const char *was, const alt_op *ops, size_t nops,
+		       const char *file)
+{
+	int rc = pipe_set_text(c, x, nt->name, nt->text, was);
+	if (rc || !nops) return rc;
+	char **st = NULL, *msg = NULL;
+	sb_t qt = SB_INIT;
+	db_qtable(c->db, &qt, nt->sql_name);
+	rc = ddl_alter(&st, c->db, sb_str(&qt), ops, nops, &msg);
+	sb_free(&qt);
+	if (rc) {
+		rc = conn_fail(c, rc, "%s:%d: table %s: %s", file, nt->line, nt->name, msg);
+		free(msg);
+		return rc;
+	}
+	for (size_t k = 0; st[k] && !rc; k++)
+		if ((rc = db_exec(c->db, st[k], NULL, 0, NULL))) rc = conn_dbfail(c, rc, nt->name);
+	for (size_t k = 0; st[k]; k++) free(st[k]);
+	free(st);
+	return rc;
+}
+
+static int alter_once(djc_conn *c, const char *text, const char *file, int dry_run, djc_changes *ch)
+{
+	schema_tx x;
+	int rc = stx_begin(c, &x);
+	if (rc) return rc;
+	pipeline *np = NULL;
+	char *msg = NULL;
+	sb_t done = SB_INIT;   /* tables changed for good (DDL not transactional) */
+	if ((rc = pipe_load(c))) goto fail;
+	if ((rc = pipeline_parse(&np, text, file, c->pipe, &msg))) {
+		rc = conn_fail(c, rc, "%s", msg);
+		free(msg);
+		goto fail;
+	}
+	if ((rc = alter_job_meta(c, np, file))) goto fail;
+	alt_op **ops = xcalloc(np->n + 1, sizeof(alt_op *));
+	size_t *nops = xcalloc(np->n + 1, sizeof(size_t));
+	rc = alter_plan_all(c, np, file, ops, nops, ch);
 	for (size_t i = 0; i < np->n && !rc && !dry_run; i++) {
 		table *nt = np->tables[i], *old = pipeline_find(c->pipe, nt->name);
 		if (!old || same_text(old->text, nt->text)) continue;
-		/* the stored text first (put back if the ALTER fails where DDL is
-		 * not transactional), then the table's ALTER statement(s) */
-		if ((rc = pipe_set_text(c, &x, nt->name, nt->text, old->text))) break;
-		char **st = NULL;
-		sb_t qt = SB_INIT;
-		db_qtable(c->db, &qt, nt->sql_name);
-		rc = nops[i] ? ddl_alter(&st, c->db, sb_str(&qt), ops[i], nops[i], &msg) : DJC_OK;
-		sb_free(&qt);
-		if (rc) {
-			rc = conn_fail(c, rc, "%s:%d: table %s: %s", file, nt->line, nt->name, msg);
-			free(msg);
-			break;
-		}
-		for (size_t k = 0; st && st[k] && !rc; k++)
-			if ((rc = db_exec(c->db, st[k], NULL, 0, NULL))) rc = conn_dbfail(c, rc, nt->name);
-		for (size_t k = 0; st && st[k]; k++) free(st[k]);
-		free(st);
-		if (rc) break;
+		if ((rc = alter_apply(c, &x, nt, old->text, ops[i], nops[i], file))) break;
 		if (!x.d->transactional) {
 			/* this table's change stands, whatever happens to the next */
 			stx_free(&x);
