@@ -56,50 +56,6 @@ static int index_on(djc_conn *c, const table *t, const char *suffix, const char 
 	return rc;
 }
 
-/* The column c of JOB_COLS or HIST_COLS, as DDL: name, type, NOT NULL,
- * DEFAULT. */
-static void col_ddl(djc_conn *c, const table *t, const jcol *jc, sb_t *q)
-{
-	sb_t b = SB_INIT;
-	attr a = {.name = (char *)jobs_col(t, jc->name, &b), .type = {jc->type, jc->p, 0, NULL, 0}};
-	ddl_column(c, q, &a, jc->not_null);
-	if (jc->def) sb_printf(q, " DEFAULT %s", jc->def);
-	sb_free(&b);
-}
-
-/* CREATE TABLE IF NOT EXISTS name: t's key-source attributes, then cols,
- * primary key (the key[, extra]). */
-static int create(djc_conn *c, const table *t, const char *name, const jcol *cols, size_t ncols, const char *extra_key)
-{
-	sb_t q = SB_INIT, b = SB_INIT;
-	sb_add(&q, "CREATE TABLE IF NOT EXISTS ");
-	db_qtable(c->db, &q, name);
-	sb_add(&q, " (");
-	for (size_t i = 0; i < t->nsrc; i++) {
-		ddl_column(c, &q, &t->attrs[t->src[i]], 1);
-		sb_add(&q, ", ");
-	}
-	for (size_t i = 0; i < ncols; i++) {
-		col_ddl(c, t, &cols[i], &q);
-		sb_add(&q, ", ");
-	}
-	sb_add(&q, "PRIMARY KEY (");
-	for (size_t i = 0; i < t->nsrc; i++) {
-		if (i) sb_add(&q, ", ");
-		db_qi(c->db, &q, t->attrs[t->src[i]].name);
-	}
-	if (extra_key) {
-		sb_add(&q, ", ");
-		db_qi(c->db, &q, jobs_col(t, extra_key, &b));
-	}
-	sb_add(&q, "))");
-	sb_add(&q, c->db->table_suffix);
-	int rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
-	sb_free(&q);
-	sb_free(&b);
-	return rc;
-}
-
 /* Which columns of JOB_COLS the jobs table lacks: a jobs table made by an
  * earlier djc (before the attempt columns). Read from the column names of
  * an empty SELECT, which works the same on every backend and fails on
@@ -107,12 +63,10 @@ static int create(djc_conn *c, const table *t, const char *name, const jcol *col
 static int missing_cols(djc_conn *c, const table *t, char *missing, size_t *nmissing)
 {
 	*nmissing = 0;
-	sb_t q = SB_INIT, b = SB_INIT;
-	sb_add(&q, "SELECT * FROM ");
-	db_qtable(c->db, &q, t->jobs_name);
-	sb_add(&q, " WHERE 1=0");
+	sb_t b = SB_INIT;
 	db_res *r = NULL;
-	int rc = db_exec(c->db, sb_str(&q), NULL, 0, &r);
+	jctx x = JCTX(t);
+	int rc = jsql_raw(c, &JS_JOBS_COLUMNS, &x, &r);
 	for (size_t i = 0; !rc && i < NJOB_COLS; i++) {
 		const char *want = jobs_col(t, JOB_COLS[i].name, &b);
 		int have = 0;
@@ -121,7 +75,6 @@ static int missing_cols(djc_conn *c, const table *t, char *missing, size_t *nmis
 		if (!have) (*nmissing)++;
 	}
 	db_res_free(r);
-	sb_free(&q);
 	sb_free(&b);
 	return rc;
 }
@@ -138,13 +91,9 @@ static int upgrade(djc_conn *c, const table *t)
 		if (!missing[i]) continue;
 		if (!JOB_COLS[i].def)
 			return conn_fail(c, DJC_ERROR, "jobs table %s lacks column %s and cannot be upgraded", t->jobs_name, JOB_COLS[i].name);
-		sb_t q = SB_INIT;
-		sb_add(&q, "ALTER TABLE ");
-		db_qtable(c->db, &q, t->jobs_name);
-		sb_add(&q, " ADD COLUMN ");
-		col_ddl(c, t, &JOB_COLS[i], &q);
-		rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
-		sb_free(&q);
+		jctx x = JCTX(t);
+		x.col = &JOB_COLS[i];
+		rc = jsql_raw(c, &JS_JOBS_ADD_COLUMN, &x, NULL);
 		if (rc) {
 			char again[64];
 			size_t n2 = 0;
@@ -182,13 +131,8 @@ static int jobs_complete(djc_conn *c, const table *t)
 	size_t nm = 0;
 	if (ok) ok = missing_cols(c, t, missing, &nm) == DJC_OK && nm == 0;
 	if (ok) {
-		sb_t hq = SB_INIT, hn = SB_INIT;
-		sb_add(&hq, "SELECT * FROM ");
-		db_qtable(c->db, &hq, jobs_hist_name(t, &hn));
-		sb_add(&hq, " WHERE 1=0");
-		ok = db_exec(c->db, sb_str(&hq), NULL, 0, NULL) == DJC_OK;
-		sb_free(&hq);
-		sb_free(&hn);
+		jctx x = JCTX(t);
+		ok = jsql_raw(c, &JS_HISTORY_COLUMNS, &x, NULL) == DJC_OK;
 	}
 	return ok;
 }
@@ -203,7 +147,8 @@ int jobs_ensure(djc_conn *c, table *t)
 		jt->ready = 1;
 		return DJC_OK;
 	}
-	int rc = create(c, t, t->jobs_name, JOB_COLS, NJOB_COLS, NULL);
+	jctx x = JCTX(t);
+	int rc = jsql_raw(c, &JS_JOBS_CREATE, &x, NULL);
 	/* the claim: "most urgent takeable job" (statements.c, claim.due) */
 	static const char *const next[] = {"queue", "priority", "avail_time"};
 	/* No index on token: a claim writes the token, and every index on a
@@ -227,9 +172,7 @@ int jobs_ensure(djc_conn *c, table *t)
 	if (!rc) rc = index_on(c, t, "next", next, 3, NULL);
 	if (!rc) rc = index_on(c, t, "lease", partial ? lease_partial : lease_full, partial ? 1 : 2, partial ? "reserved" : NULL);
 	/* the attempts of each job (statements.c, history.*), keyed by (key, attempt) */
-	sb_t hn = SB_INIT;
-	if (!rc) rc = create(c, t, jobs_hist_name(t, &hn), HIST_COLS, NHIST_COLS, "attempt");
-	sb_free(&hn);
+	if (!rc) rc = jsql_raw(c, &JS_HISTORY_CREATE, &x, NULL);
 	if (rc) return conn_dbfail(c, rc, t->jobs_name);
 	jt->ready = 1;
 	return DJC_OK;

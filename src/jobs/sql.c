@@ -181,6 +181,44 @@ static int index_frag(djc_conn *c, const table *t, sql_exp *e, const sql_frag *f
 	return DJC_OK;
 }
 
+/* The column jc of JOB_COLS or HIST_COLS, as DDL: name, type, NOT NULL,
+ * DEFAULT. */
+static void col_ddl(djc_conn *c, const table *t, const jcol *jc, sb_t *q)
+{
+	sb_t b = SB_INIT;
+	attr a = {.name = (char *)jobs_col(t, jc->name, &b), .type = {jc->type, jc->p, 0, NULL, 0}};
+	ddl_column(c, q, &a, jc->not_null);
+	if (jc->def) sb_printf(q, " DEFAULT %s", jc->def);
+	sb_free(&b);
+}
+
+/* {srcdefs} {coldefs} {hcoldefs} {coldef}: column DDL; SQL_FRAG_UNKNOWN
+ * for another fragment. */
+static int ddl_frag(djc_conn *c, const jctx *x, sql_exp *e, const sql_frag *f)
+{
+	const table *t = x->t;
+	if (f->arg) return SQL_FRAG_UNKNOWN;
+	if (SQL_FRAG_IS(f, "srcdefs")) {
+		for (size_t i = 0; i < t->nsrc; i++) {
+			if (i) sb_add(e->q, ", ");
+			ddl_column(c, e->q, &t->attrs[t->src[i]], 1);
+		}
+	} else if (SQL_FRAG_IS(f, "coldefs") || SQL_FRAG_IS(f, "hcoldefs")) {
+		int job = SQL_FRAG_IS(f, "coldefs");
+		const jcol *cols = job ? JOB_COLS : HIST_COLS;
+		size_t nc = job ? NJOB_COLS : NHIST_COLS;
+		for (size_t i = 0; i < nc; i++) {
+			if (i) sb_add(e->q, ", ");
+			col_ddl(c, t, &cols[i], e->q);
+		}
+	} else if (SQL_FRAG_IS(f, "coldef")) {
+		if (!x->col) return sql_bad(e, "no jctx.col for", f);
+		col_ddl(c, t, x->col, e->q);
+	} else
+		return SQL_FRAG_UNKNOWN;
+	return DJC_OK;
+}
+
 /* The jobs layer's fragments (sql.h), for sql_expand. */
 static int jobs_frag(sql_exp *e, const sql_frag *f)
 {
@@ -202,6 +240,7 @@ static int jobs_frag(sql_exp *e, const sql_frag *f)
 	else {
 		int rc = key_frag(c, j->x, e, f);
 		if (rc == SQL_FRAG_UNKNOWN) rc = cond_frag(c, j->x, e, f);
+		if (rc == SQL_FRAG_UNKNOWN) rc = ddl_frag(c, j->x, e, f);
 		if (rc != SQL_FRAG_UNKNOWN || f->arg || !is_job_col(f->text, f->n)) return rc;
 		char *name = xstrndup(f->text, f->n);   /* a column: {status} */
 		qcol(c, t, name, e->q);
@@ -232,6 +271,18 @@ int jsql_run(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, size_
 	pvec p = {0};
 	int rc = jsql_expand(c, s, x, args, nargs, &q, &p);
 	if (!rc && (rc = db_exec(c->db, sb_str(&q), p.v, p.n, out))) rc = conn_dbfail(c, rc, s->name);
+	sb_free(&q);
+	pvec_free(&p);
+	return rc;
+}
+
+int jsql_raw(djc_conn *c, const jsql *s, const jctx *x, db_res **out)
+{
+	if (out) *out = NULL;
+	sb_t q = SB_INIT;
+	pvec p = {0};
+	int rc = jsql_expand(c, s, x, NULL, 0, &q, &p);
+	if (!rc) rc = db_exec(c->db, sb_str(&q), p.v, p.n, out);
 	sb_free(&q);
 	pvec_free(&p);
 	return rc;

@@ -22,6 +22,9 @@
  *   {ifstatus}       " AND status = ?" when jctx.status is set, or nothing
  *   {by:lease}       after {J}: read it with its index `lease` (ddl.c), in
  *                    a dialect that names indexes (SQLite), else nothing
+ *   {srcdefs}        the DDL of t's key-source attributes "k1 type NOT NULL, ..."
+ *   {coldefs} {hcoldefs}   the DDL of JOB_COLS, of HIST_COLS
+ *   {coldef}         the DDL of the column jctx.col
  *   {delete:next}    "DELETE FROM {J}", reading it with its index `next`
  *                    where the driver must be told (MariaDB: db.h, delete_using))
  * Values never enter the text: every value is a bound parameter. */
@@ -42,18 +45,20 @@ typedef struct jctx {
 	const char *where;              /* {where}: JSON restriction, or NULL */
 	long max_priority;              /* {prio}: -1 = no bound */
 	const char *status;             /* {ifstatus}: a status, or NULL */
+	const struct jcol *col;         /* {coldef}: a column of JOB_COLS, or NULL */
 } jctx;
 
 #define JCTX(tab) ((jctx){.t = (tab), .max_priority = -1})
 
 /* The jobs table's own columns, in DDL order (statements.c). */
-typedef struct jcol {
+typedef struct jcol jcol;
+struct jcol {
 	const char *name;
 	coltype type;
 	int p;              /* varchar length, datetime digits */
 	int not_null;
 	const char *def;    /* DEFAULT (SQL text), or NULL */
-} jcol;
+};
 extern const jcol JOB_COLS[];
 extern const size_t NJOB_COLS;
 /* The jobs table's column of that name (one of JOB_COLS). */
@@ -79,6 +84,10 @@ int jsql_expand(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, si
 /* Expand and run; *out (may be NULL) as db_exec. Database errors go
  * through conn_dbfail with s->name as context. */
 int jsql_run(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, size_t nargs, db_res **out);
+/* Expand (no arguments) and run, returning the database's code as db_exec
+ * does: the caller words a failure (DJC_ERROR with the message on c for a
+ * template mistake). */
+int jsql_raw(djc_conn *c, const jsql *s, const jctx *x, db_res **out);
 /* The same, returning the number of rows changed in *n. */
 int jsql_count(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, size_t nargs, long *n);
 
@@ -95,6 +104,9 @@ extern const jsql JS_READY_COUNT, JS_READY_NOW, JS_NOT_DUE, JS_CANCEL_MARK, JS_C
 extern const jsql JS_CLEAR, JS_SET_PRIORITY, JS_SET_DELAY, JS_LOST_WHY, JS_COUNTS, JS_LIST, JS_LIST_STATUS;
 extern const jsql JS_REFRESH_ADD, JS_REFRESH_REPEND_MARK, JS_REFRESH_REPEND, JS_REFRESH_REPEND_UNMARK;
 extern const jsql JS_REFRESH_STALE_MARK, JS_REFRESH_STALE, JS_REFRESH_ORPHANS_MARK, JS_REFRESH_ORPHANS;
+/* The DDL of jobs and history tables (ddl.c): not in JS_ALL, whose
+ * statements a test runs (MariaDB commits DDL at once). */
+extern const jsql JS_JOBS_CREATE, JS_HISTORY_CREATE, JS_JOBS_COLUMNS, JS_HISTORY_COLUMNS, JS_JOBS_ADD_COLUMN;
 /* Every statement above, NULL-terminated (tests expand and prepare each). */
 extern const jsql *const JS_ALL[];
 #endif

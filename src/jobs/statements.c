@@ -592,6 +592,29 @@ const jsql JS_REFRESH_ORPHANS = {"refresh.orphans",
 	"UPDATE {J} SET {history} = {history} + 1, " SET_PENDING("{now}") ", {last_end} = 'orphan timeout' "
 	"WHERE {queue} = " MARK_RESERVED};
 
+/* ------------------------------------------------------------------ DDL */
+
+/* jobs.create - a table's jobs table, when missing (ddl.c, jobs_ensure):
+ * the target's key-source attributes, then JOB_COLS, keyed by the key.
+ * Its indexes come after (ddl.c, index_on: db_create_index). */
+const jsql JS_JOBS_CREATE = {"jobs.create",
+	"CREATE TABLE IF NOT EXISTS {J} ({srcdefs}, {coldefs}, PRIMARY KEY ({keys})){table_suffix}"};
+
+/* history.create - the attempts of each job beside the jobs table, keyed
+ * by (key, attempt) (history.*). */
+const jsql JS_HISTORY_CREATE = {"history.create",
+	"CREATE TABLE IF NOT EXISTS {H} ({srcdefs}, {hcoldefs}, PRIMARY KEY ({keys}, {attempt})){table_suffix}"};
+
+/* jobs.columns, history.columns - no row, only the columns: an empty
+ * SELECT works the same on every backend, takes no lock a worker waits
+ * for, and fails on none (ddl.c, missing_cols and jobs_complete). */
+const jsql JS_JOBS_COLUMNS = {"jobs.columns", "SELECT * FROM {J} WHERE 1=0"};
+const jsql JS_HISTORY_COLUMNS = {"history.columns", "SELECT * FROM {H} WHERE 1=0"};
+
+/* jobs.add_column - a column of JOB_COLS that a jobs table of an earlier
+ * djc lacks (jctx.col: one with a default, so its rows stay valid). */
+const jsql JS_JOBS_ADD_COLUMN = {"jobs.add_column", "ALTER TABLE {J} ADD COLUMN {coldef}"};
+
 const jsql *const JS_ALL[] = {
 	&JS_CLAIM_DUE, &JS_CLAIM_SET, &JS_CLAIM_ALONE, &JS_CLAIM_MANY, &JS_CLAIM_ORDER, &JS_CLAIM_KEYS, &JS_CLAIM_MADE,
 	&JS_CLAIM_INFO, &JS_CLAIM_PEEK, &JS_LAPSED_LIST, &JS_LAPSED_RETRY, &JS_LAPSED_FAIL,
