@@ -43,6 +43,99 @@ void db_url_free(db_url *u)
 	memset(u, 0, sizeof *u);
 }
 
+/* The query parameters p (after the '?') into u's options. */
+static void url_opts(db_url *u, const char *p)
+{
+	while (*p) {
+		const char *amp = strchr(p, '&');
+		const char *e = amp ? amp : p + strlen(p);
+		const char *eq = memchr(p, '=', (size_t)(e - p));
+		if (e > p) {
+			u->opt_keys = xrealloc(u->opt_keys, (u->nopts + 1) * sizeof(char *));
+			u->opt_vals = xrealloc(u->opt_vals, (u->nopts + 1) * sizeof(char *));
+			u->opt_keys[u->nopts] = pct_decode(p, (size_t)((eq ? eq : e) - p));
+			u->opt_vals[u->nopts] = eq ? pct_decode(eq + 1, (size_t)(e - eq - 1)) : xstrdup("");
+			u->nopts++;
+		}
+		p = amp ? amp + 1 : e;
+	}
+}
+
+/* The authority rest[0..end) of a URL, user:password@host:port, into u
+ * (host "localhost" when empty). DJC_EINVAL with err for a bad host or port. */
+static int url_authority(db_url *u, const char *rest, const char *end, char *err, size_t errlen)
+{
+	const char *at = NULL;
+	for (const char *p = rest; p < end; p++)
+		if (*p == '@') at = p;   /* last @: passwords may contain @ only percent-encoded, be lenient */
+	const char *hostp = rest;
+	if (at) {
+		const char *c = memchr(rest, ':', (size_t)(at - rest));
+		if (c) {
+			u->user = pct_decode(rest, (size_t)(c - rest));
+			u->password = pct_decode(c + 1, (size_t)(at - c - 1));
+		} else
+			u->user = pct_decode(rest, (size_t)(at - rest));
+		hostp = at + 1;
+	}
+	const char *pc = NULL;
+	if (*hostp == '[') {
+		const char *rb = memchr(hostp, ']', (size_t)(end - hostp));
+		if (!rb) { snprintf(err, errlen, "database URL has an unclosed '[' in the host"); return DJC_EINVAL; }
+		u->host = xstrndup(hostp + 1, (size_t)(rb - hostp - 1));
+		if (rb + 1 < end && rb[1] == ':') pc = rb + 1;
+	} else {
+		pc = memchr(hostp, ':', (size_t)(end - hostp));
+		u->host = xstrndup(hostp, (size_t)((pc ? pc : end) - hostp));
+	}
+	if (pc) {
+		char *e;
+		long port = strtol(pc + 1, &e, 10);
+		if (e != end || port <= 0 || port > 65535) {
+			snprintf(err, errlen, "database URL has a bad port '%.*s'", (int)(end - pc - 1), pc + 1);
+			return DJC_EINVAL;
+		}
+		u->port = (int)port;
+	}
+	if (!*u->host) { free(u->host); u->host = xstrdup("localhost"); }
+	return DJC_OK;
+}
+
+/* The password from DJC_DATABASE_PASSWORD when the URL gave none. */
+static void url_env_password(db_url *u)
+{
+	if (u->password) return;
+	const char *pw = getenv("DJC_DATABASE_PASSWORD");
+	if (pw && *pw) u->password = xstrdup(pw);
+}
+
+/* A server URL scheme://user:password@host:port/dbname?k=v into u (its
+ * scheme set), rest just after the ':'. */
+static int url_server(db_url *u, const char *rest, char *err, size_t errlen)
+{
+	if (strncmp(rest, "//", 2)) {
+		snprintf(err, errlen, "database URL must look like %s://user:password@host:port/dbname", u->scheme);
+		return DJC_EINVAL;
+	}
+	rest += 2;
+	const char *q = strchr(rest, '?');
+	const char *end = q ? q : rest + strlen(rest);
+	const char *slash = memchr(rest, '/', (size_t)(end - rest));
+	int rc = url_authority(u, rest, slash ? slash : end, err, errlen);
+	if (rc) return rc;
+	if (slash && slash + 1 < end) u->dbname = pct_decode(slash + 1, (size_t)(end - slash - 1));
+	if (q) url_opts(u, q + 1);
+	url_env_password(u);
+	sb_t r = SB_INIT;
+	sb_printf(&r, "%s://", u->scheme);
+	if (u->user) sb_printf(&r, "%s%s@", u->user, u->password ? ":***" : "");
+	sb_add(&r, u->host);
+	if (u->port) sb_printf(&r, ":%d", u->port);
+	if (u->dbname) sb_printf(&r, "/%s", u->dbname);
+	u->redacted = sb_steal(&r);
+	return DJC_OK;
+}
+
 int db_url_parse(db_url *u, const char *url, char *err, size_t errlen)
 {
 	memset(u, 0, sizeof *u);
@@ -72,90 +165,16 @@ int db_url_parse(db_url *u, const char *url, char *err, size_t errlen)
 		db_url_free(u);
 		return DJC_EINVAL;
 	}
+	int rc = DJC_OK, own = 0;
 	/* a driver that parses its own URLs (PostgreSQL: libpq's parser) */
-	for (size_t i = 0; i < sizeof drivers / sizeof *drivers; i++)
+	for (size_t i = 0; i < sizeof drivers / sizeof *drivers && !own; i++)
 		if (!strcmp(drivers[i]->name, u->scheme) && drivers[i]->url_parse) {
-			int rc = drivers[i]->url_parse(u, url, err, errlen);
-			if (rc) { db_url_free(u); return rc; }
-			if (!u->password) {
-				const char *pw = getenv("DJC_DATABASE_PASSWORD");
-				if (pw && *pw) u->password = xstrdup(pw);
-			}
-			return DJC_OK;
+			own = 1;
+			if (!(rc = drivers[i]->url_parse(u, url, err, errlen))) url_env_password(u);
 		}
-	if (strncmp(rest, "//", 2)) {
-		snprintf(err, errlen, "database URL must look like %s://user:password@host:port/dbname", u->scheme);
-		db_url_free(u);
-		return DJC_EINVAL;
-	}
-	rest += 2;
-	const char *q = strchr(rest, '?');
-	const char *end = q ? q : rest + strlen(rest);
-	const char *slash = memchr(rest, '/', (size_t)(end - rest));
-	const char *auth_end = slash ? slash : end;
-	const char *at = NULL;
-	for (const char *p = rest; p < auth_end; p++)
-		if (*p == '@') at = p;   /* last @: passwords may contain @ only percent-encoded, be lenient */
-	const char *hostp = rest;
-	if (at) {
-		const char *c = memchr(rest, ':', (size_t)(at - rest));
-		if (c) {
-			u->user = pct_decode(rest, (size_t)(c - rest));
-			u->password = pct_decode(c + 1, (size_t)(at - c - 1));
-		} else
-			u->user = pct_decode(rest, (size_t)(at - rest));
-		hostp = at + 1;
-	}
-	const char *pc = NULL;
-	if (*hostp == '[') {
-		const char *rb = memchr(hostp, ']', (size_t)(auth_end - hostp));
-		if (!rb) { snprintf(err, errlen, "database URL has an unclosed '[' in the host"); db_url_free(u); return DJC_EINVAL; }
-		u->host = xstrndup(hostp + 1, (size_t)(rb - hostp - 1));
-		if (rb + 1 < auth_end && rb[1] == ':') pc = rb + 1;
-	} else {
-		pc = memchr(hostp, ':', (size_t)(auth_end - hostp));
-		u->host = xstrndup(hostp, (size_t)((pc ? pc : auth_end) - hostp));
-	}
-	if (pc) {
-		char *e;
-		long port = strtol(pc + 1, &e, 10);
-		if (e != auth_end || port <= 0 || port > 65535) {
-			snprintf(err, errlen, "database URL has a bad port '%.*s'", (int)(auth_end - pc - 1), pc + 1);
-			db_url_free(u);
-			return DJC_EINVAL;
-		}
-		u->port = (int)port;
-	}
-	if (!*u->host) { free(u->host); u->host = xstrdup("localhost"); }
-	if (slash && slash + 1 < end) u->dbname = pct_decode(slash + 1, (size_t)(end - slash - 1));
-	if (q) {
-		const char *p = q + 1;
-		while (*p) {
-			const char *amp = strchr(p, '&');
-			const char *e = amp ? amp : p + strlen(p);
-			const char *eq = memchr(p, '=', (size_t)(e - p));
-			if (e > p) {
-				u->opt_keys = xrealloc(u->opt_keys, (u->nopts + 1) * sizeof(char *));
-				u->opt_vals = xrealloc(u->opt_vals, (u->nopts + 1) * sizeof(char *));
-				u->opt_keys[u->nopts] = pct_decode(p, (size_t)((eq ? eq : e) - p));
-				u->opt_vals[u->nopts] = eq ? pct_decode(eq + 1, (size_t)(e - eq - 1)) : xstrdup("");
-				u->nopts++;
-			}
-			p = amp ? amp + 1 : e;
-		}
-	}
-	if (!u->password) {
-		const char *pw = getenv("DJC_DATABASE_PASSWORD");
-		if (pw && *pw) u->password = xstrdup(pw);
-	}
-	sb_t r = SB_INIT;
-	sb_printf(&r, "%s://", u->scheme);
-	if (u->user) sb_printf(&r, "%s%s@", u->user, u->password ? ":***" : "");
-	sb_add(&r, u->host);
-	if (u->port) sb_printf(&r, ":%d", u->port);
-	if (u->dbname) sb_printf(&r, "/%s", u->dbname);
-	u->redacted = sb_steal(&r);
-	return DJC_OK;
+	if (!own) rc = url_server(u, rest, err, errlen);
+	if (rc) db_url_free(u);
+	return rc;
 }
 
 int db_open(db_conn **out, const char *url, const char *schema, char *err, size_t errlen)

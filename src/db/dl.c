@@ -20,32 +20,36 @@ void *dl_optional(const char *const *sonames, const char *name)
 	return NULL;
 }
 
-int dl_load(int *state, const char *what, const char *const *sonames, const char *const *names, void **slots,
-	    size_t n, char *err, size_t errlen)
+/* Open lib and resolve its functions (dl_load, with dl_mu held); the
+ * failure's message into last. */
+static void load(dl_lib *lib, char *last, size_t n)
+{
+	void *h = NULL;
+	const char *tried = lib->sonames[0];
+	for (size_t i = 0; lib->sonames[i] && !h; i++) h = dlopen(tried = lib->sonames[i], RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *e = dlerror();
+		snprintf(last, n, "%s support needs %s, which cannot be loaded: %s", lib->what, tried, e ? e : "not found");
+		lib->state = -1;
+		return;
+	}
+	lib->state = 1;
+	for (size_t i = 0; i < lib->n; i++) {
+		lib->slots[i] = dlsym(h, lib->names[i]);
+		if (!lib->slots[i]) {
+			snprintf(last, n, "%s: %s lacks the function %s", lib->what, tried, lib->names[i]);
+			lib->state = -1;
+			return;
+		}
+	}
+}
+
+int dl_load(dl_lib *lib, char *err, size_t errlen)
 {
 	static char last[512];
 	pthread_mutex_lock(&dl_mu);
-	if (*state == 0) {
-		void *h = NULL;
-		const char *tried = sonames[0];
-		for (size_t i = 0; sonames[i] && !h; i++) h = dlopen(tried = sonames[i], RTLD_NOW | RTLD_LOCAL);
-		if (!h) {
-			const char *e = dlerror();
-			snprintf(last, sizeof last, "%s support needs %s, which cannot be loaded: %s", what, tried, e ? e : "not found");
-			*state = -1;
-		} else {
-			*state = 1;
-			for (size_t i = 0; i < n; i++) {
-				slots[i] = dlsym(h, names[i]);
-				if (!slots[i]) {
-					snprintf(last, sizeof last, "%s: %s lacks the function %s", what, tried, names[i]);
-					*state = -1;
-					break;
-				}
-			}
-		}
-	}
-	int ok = *state == 1;
+	if (lib->state == 0) load(lib, last, sizeof last);
+	int ok = lib->state == 1;
 	pthread_mutex_unlock(&dl_mu);
 	if (!ok) snprintf(err, errlen, "%s", last);
 	return ok ? 0 : -1;

@@ -5,13 +5,22 @@
 #define DJC_DL_H
 #include <stddef.h>
 
-/* Open the first loadable of `sonames` (NULL-terminated) and resolve the
- * n symbols `names` into `slots` (function pointers, in order). Done once
- * per process (*state remembers: 0 not tried, 1 loaded, -1 failed);
- * thread-safe. On failure returns -1 with a one-line message in err. */
+/* A client library: where to find it and what it must have. */
+typedef struct dl_lib {
+	int state;                    /* 0 not tried, 1 loaded, -1 failed (dl_load's) */
+	const char *what;             /* for messages: "PostgreSQL" */
+	const char *const *sonames;   /* the files to try, in order, NULL-terminated */
+	const char *const *names;     /* the functions it must have */
+	void **slots;                 /* where their addresses go, in order */
+	size_t n;                     /* how many names */
+} dl_lib;
+
+/* Open the first loadable of lib->sonames and resolve lib->names into
+ * lib->slots (function pointers, in order). Done once per process
+ * (lib->state remembers); thread-safe. On failure returns -1 with a
+ * one-line message in err. */
+int dl_load(dl_lib *lib, char *err, size_t errlen);
 /* A function the library may lack (a newer API): NULL when it does. The
  * library must have been loaded by dl_load first. */
 void *dl_optional(const char *const *sonames, const char *name);
-int dl_load(int *state, const char *what, const char *const *sonames, const char *const *names, void **slots,
-	    size_t n, char *err, size_t errlen);
 #endif

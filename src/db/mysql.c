@@ -120,11 +120,11 @@ static const char *const my_api_names[] = {
 	"mysql_thread_id",
 };
 static const char *const my_api_sonames[] = {"libmariadb.so.3", "libmariadb.so", NULL};
-static int my_api_state;
+static dl_lib my_lib = {0, "MariaDB/MySQL", my_api_sonames, my_api_names, (void **)&my_api,
+			sizeof my_api_names / sizeof *my_api_names};
 static int my_api_load(char *err, size_t errlen)
 {
-	return dl_load(&my_api_state, "MariaDB/MySQL", my_api_sonames, my_api_names, (void **)&my_api,
-		       sizeof my_api_names / sizeof *my_api_names, err, errlen);
+	return dl_load(&my_lib, err, errlen);
 }
 #define mysql_affected_rows (*my_api.mysql_affected_rows)
 #define mysql_close (*my_api.mysql_close)

@@ -108,7 +108,7 @@ static const char *const pq_names[] = {
 	"PQunescapeBytea",
 };
 static const char *const pq_sonames[] = {"libpq.so.5", "libpq.so", NULL};
-static int pq_state;
+static dl_lib pq_lib = {0, "PostgreSQL", pq_sonames, pq_names, (void **)&pq, sizeof pq_names / sizeof *pq_names};
 /* Debian's libpq brings libldap, which brings GnuTLS, whose constructor
  * initialises itself when loaded (~0.7 MiB of a worker's memory). Neither
  * libpq nor djc uses GnuTLS (libpq's TLS is OpenSSL; libldap initialises
@@ -133,10 +133,9 @@ static int pq_load(char *err, size_t errlen)
 {
 	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 	pthread_mutex_lock(&mu);
-	int set = pq_state == 0 && !getenv("GNUTLS_NO_IMPLICIT_INIT") && single_threaded();
+	int set = pq_lib.state == 0 && !getenv("GNUTLS_NO_IMPLICIT_INIT") && single_threaded();
 	if (set) setenv("GNUTLS_NO_IMPLICIT_INIT", "1", 0);
-	int rc = dl_load(&pq_state, "PostgreSQL", pq_sonames, pq_names, (void **)&pq,
-			 sizeof pq_names / sizeof *pq_names, err, errlen);
+	int rc = dl_load(&pq_lib, err, errlen);
 	if (set) unsetenv("GNUTLS_NO_IMPLICIT_INIT");
 	pthread_mutex_unlock(&mu);
 	return rc;

@@ -92,7 +92,7 @@ static const char *const sq_names[] = {
 	"sqlite3_value_double",
 };
 static const char *const sq_sonames[] = {"libsqlite3.so.0", "libsqlite3.so", NULL};
-static int sq_state;
+static dl_lib sq_lib = {0, "SQLite", sq_sonames, sq_names, (void **)&sq, sizeof sq_names / sizeof *sq_names};
 #define sqlite3_bind_blob (*sq.sqlite3_bind_blob)
 #define sqlite3_bind_double (*sq.sqlite3_bind_double)
 #define sqlite3_bind_int64 (*sq.sqlite3_bind_int64)
@@ -274,8 +274,7 @@ static int refuse_netfs(const char *path, char *err, size_t errlen)
 static int sq_open(db_conn **out, const db_url *u, const char *schema, char *err, size_t errlen)
 {
 	*out = NULL;
-	if (dl_load(&sq_state, "SQLite", sq_sonames, sq_names, (void **)&sq, sizeof sq_names / sizeof *sq_names, err,
-		    errlen))
+	if (dl_load(&sq_lib, err, errlen))
 		return DJC_ECONN;
 	sb_t path = SB_INIT;
 	if (schema && *schema && strcmp(schema, "main")) {
