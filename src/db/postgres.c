@@ -477,46 +477,96 @@ static char *raw_password(const char *url)
  * dbname, conninfo (what pg_open hands to libpq) and redacted
  * (postgresql://user:***@hosts/dbname?non-secret parameters). On failure
  * DJC_EINVAL with libpq's reason in err, the password kept out of it. */
+/* url into *clean without its djc's own query parameters (djc_* and
+ * pooler=, docs/workers.md), which go to u's options. */
+static void pg_url_own_opts(db_url *u, const char *url, sb_t *clean)
+{
+	const char *q = strchr(url, '?');
+	sb_addn(clean, url, q ? (size_t)(q - url) : strlen(url));
+	if (!q) return;
+	int first = 1;
+	for (const char *p = q + 1; *p;) {
+		size_t n = strcspn(p, "&");
+		if ((n >= 4 && !strncmp(p, "djc_", 4)) || (n >= 7 && !strncmp(p, "pooler=", 7))) {
+			const char *eq = memchr(p, '=', n);
+			u->opt_keys = xrealloc(u->opt_keys, (u->nopts + 1) * sizeof(char *));
+			u->opt_vals = xrealloc(u->opt_vals, (u->nopts + 1) * sizeof(char *));
+			u->opt_keys[u->nopts] = pct_decode_n(p, eq ? (size_t)(eq - p) : n);
+			u->opt_vals[u->nopts] = eq ? pct_decode_n(eq + 1, (size_t)(p + n - eq - 1)) : xstrdup("");
+			u->nopts++;
+		} else if (n) {
+			sb_addc(clean, first ? '?' : '&');
+			sb_addn(clean, p, n);
+			first = 0;
+		}
+		p += n;
+		if (*p == '&') p++;
+	}
+}
+
+/* A port list ("5432,5433") each of whose ports can be one, or DJC_EINVAL
+ * with err: bad input now, not a failed connection later. */
+static int pg_ports_ok(const char *port, char *err, size_t errlen)
+{
+	for (const char *pt = port; pt && *pt;) {
+		size_t n = strcspn(pt, ",");
+		long v = 0;
+		int ok = n > 0 && n <= 5 && strspn(pt, "0123456789") >= n;
+		if (ok) { v = strtol(pt, NULL, 10); ok = v >= 1 && v <= 65535; }
+		if (!ok) {
+			snprintf(err, errlen, "database URL has a bad port '%.*s'", (int)(n > 64 ? 64 : n), pt);
+			return DJC_EINVAL;
+		}
+		pt += n + (pt[n] == ',');
+	}
+	return DJC_OK;
+}
+
+/* u->redacted: postgresql://user:***@h1:p1,h2:p2/dbname?k=v, a socket
+ * directory shown as [socket], extra the non-secret parameters. */
+static void pg_url_redacted(db_url *u, const char *host, const char *port, const char *extra)
+{
+	sb_t r = SB_INIT;
+	sb_add(&r, "postgresql://");
+	if (u->user) sb_printf(&r, "%s%s@", u->user, u->password ? ":***" : "");
+	const char *h = host ? host : "", *pt = port ? port : "";
+	for (int i = 0; *h || *pt; i++) {
+		size_t hn = strcspn(h, ","), pn = strcspn(pt, ",");
+		if (i) sb_addc(&r, ',');
+		if (memchr(h, '/', hn)) sb_add(&r, "[socket]");   /* a directory: not URL text */
+		else sb_addn(&r, h, hn);
+		if (pn) { sb_addc(&r, ':'); sb_addn(&r, pt, pn); }
+		h += hn + (h[hn] == ',');
+		pt += pn + (pt[pn] == ',');
+	}
+	if (u->dbname) sb_printf(&r, "/%s", u->dbname);
+	sb_add(&r, extra);
+	u->redacted = sb_steal(&r);
+}
+
+/* libpq's reason for refusing url, on one line, its password kept out. */
+static int pg_url_refused(const char *url, char *msg, char *err, size_t errlen)
+{
+	char line[700];
+	one_line(line, sizeof line, "", msg ? msg : "out of memory");
+	char *pw = raw_password(url);
+	redact(line, pw);
+	free(pw);
+	snprintf(err, errlen, "database URL: postgresql: %s", line);
+	if (msg) PQfreemem(msg);
+	return DJC_EINVAL;
+}
+
 static int pg_url_parse(db_url *u, const char *url, char *err, size_t errlen)
 {
 	if (pq_load(err, errlen)) return DJC_ECONN;
-	/* djc_* query parameters out, the rest as written */
 	sb_t clean = SB_INIT;
-	const char *q = strchr(url, '?');
-	sb_addn(&clean, url, q ? (size_t)(q - url) : strlen(url));
-	if (q) {
-		int first = 1;
-		for (const char *p = q + 1; *p;) {
-			size_t n = strcspn(p, "&");
-			/* djc's own: djc_* and pooler= (docs/workers.md) */
-			if ((n >= 4 && !strncmp(p, "djc_", 4)) || (n >= 7 && !strncmp(p, "pooler=", 7))) {
-				const char *eq = memchr(p, '=', n);
-				u->opt_keys = xrealloc(u->opt_keys, (u->nopts + 1) * sizeof(char *));
-				u->opt_vals = xrealloc(u->opt_vals, (u->nopts + 1) * sizeof(char *));
-				u->opt_keys[u->nopts] = pct_decode_n(p, eq ? (size_t)(eq - p) : n);
-				u->opt_vals[u->nopts] = eq ? pct_decode_n(eq + 1, (size_t)(p + n - eq - 1)) : xstrdup("");
-				u->nopts++;
-			} else if (n) {
-				sb_addc(&clean, first ? '?' : '&');
-				sb_addn(&clean, p, n);
-				first = 0;
-			}
-			p += n;
-			if (*p == '&') p++;
-		}
-	}
+	pg_url_own_opts(u, url, &clean);
 	char *msg = NULL;
 	PQconninfoOption *opts = PQconninfoParse(sb_str(&clean), &msg);
 	if (!opts) {
-		char line[700];
-		one_line(line, sizeof line, "", msg ? msg : "out of memory");
-		char *pw = raw_password(url);
-		redact(line, pw);
-		free(pw);
-		snprintf(err, errlen, "database URL: postgresql: %s", line);
-		if (msg) PQfreemem(msg);
 		sb_free(&clean);
-		return DJC_EINVAL;
+		return pg_url_refused(url, msg, err, errlen);
 	}
 	const char *host = NULL, *hostaddr = NULL, *port = NULL;
 	sb_t extra = SB_INIT;
@@ -531,44 +581,17 @@ static int pg_url_parse(db_url *u, const char *url, char *err, size_t errlen)
 		else if (!strstr(o->keyword, "password") && !strchr(o->dispchar, '*'))   /* secrets never shown */
 			sb_printf(&extra, "%s%s=%s", extra.len ? "&" : "?", o->keyword, o->val);
 	}
-	/* a port that cannot be one is bad input now, not a failed connection later */
-	for (const char *pt = port; pt && *pt;) {
-		size_t n = strcspn(pt, ",");
-		long v = 0;
-		int ok = n > 0 && n <= 5 && strspn(pt, "0123456789") >= n;
-		if (ok) { v = strtol(pt, NULL, 10); ok = v >= 1 && v <= 65535; }
-		if (!ok) {
-			snprintf(err, errlen, "database URL has a bad port '%.*s'", (int)(n > 64 ? 64 : n), pt);
-			PQconninfoFree(opts);
-			sb_free(&clean);
-			sb_free(&extra);
-			return DJC_EINVAL;
-		}
-		pt += n + (pt[n] == ',');
+	int rc = pg_ports_ok(port, err, errlen);
+	if (!rc) {
+		if (host || hostaddr) u->host = xstrdup(host ? host : hostaddr);
+		if (port && strspn(port, "0123456789") == strlen(port) && *port) u->port = atoi(port);
+		pg_url_redacted(u, host ? host : hostaddr, port, sb_str(&extra));
+		u->conninfo = sb_steal(&clean);
 	}
-	if (host || hostaddr) u->host = xstrdup(host ? host : hostaddr);
-	if (port && strspn(port, "0123456789") == strlen(port) && *port) u->port = atoi(port);
-	/* postgresql://user:***@h1:p1,h2:p2/dbname?k=v */
-	sb_t r = SB_INIT;
-	sb_add(&r, "postgresql://");
-	if (u->user) sb_printf(&r, "%s%s@", u->user, u->password ? ":***" : "");
-	const char *h = host ? host : hostaddr ? hostaddr : "", *pt = port ? port : "";
-	for (int i = 0; *h || *pt; i++) {
-		size_t hn = strcspn(h, ","), pn = strcspn(pt, ",");
-		if (i) sb_addc(&r, ',');
-		if (memchr(h, '/', hn)) sb_add(&r, "[socket]");   /* a directory: not URL text */
-		else sb_addn(&r, h, hn);
-		if (pn) { sb_addc(&r, ':'); sb_addn(&r, pt, pn); }
-		h += hn + (h[hn] == ',');
-		pt += pn + (pt[pn] == ',');
-	}
-	if (u->dbname) sb_printf(&r, "/%s", u->dbname);
-	sb_add(&r, sb_str(&extra));
 	sb_free(&extra);
-	u->redacted = sb_steal(&r);
-	u->conninfo = sb_steal(&clean);
+	sb_free(&clean);
 	PQconninfoFree(opts);
-	return DJC_OK;
+	return rc;
 }
 
 /* Keyword/value pairs for PQconnectdbParams: our defaults, then the URL's
@@ -787,9 +810,23 @@ static int cache_run(pg_conn *c, int i, unsigned long *replan)
 	return 1;
 }
 
-static PGresult *prepare_and_run(pg_conn *c, const char *key, const char *sql, int np, const Oid *types,
-				 const char *const *vals, const int *lens, const int *fmts)
+/* A statement's parameters as libpq takes them (bind_init). */
+typedef struct pg_bind {
+	Oid *types;
+	const char **vals;
+	int *lens, *fmts;
+	char (*num)[32];
+	sb_t key;
+} pg_bind;
+
+/* Run sql (np parameters bound as b says) as a prepared statement of
+ * c's cache, found by key, preparing it first when it is not there or is
+ * due to be prepared afresh (the least recently used one makes room). */
+static PGresult *prepare_and_run(pg_conn *c, const char *key, const char *sql, int np, const pg_bind *b)
 {
+	const Oid *types = b->types;
+	const char *const *vals = b->vals;
+	const int *lens = b->lens, *fmts = b->fmts;
 	int lru = 0;
 	unsigned long replan = REPLAN_FIRST;
 	for (int i = 0; i < STMT_CACHE; i++) {
@@ -919,14 +956,6 @@ static db_res *materialise(const PGresult *res)
 /* Parameters as libpq takes them, typed so that the server coerces text to
  * the column's type; key: the types, the start of a prepared statement's
  * cache key. */
-typedef struct pg_bind {
-	Oid *types;
-	const char **vals;
-	int *lens, *fmts;
-	char (*num)[32];
-	sb_t key;
-} pg_bind;
-
 static void bind_init(pg_bind *b, const val_t *params, size_t np)
 {
 	b->types = xcalloc(np + 1, sizeof(Oid));
@@ -1009,7 +1038,7 @@ static int pg_exec(db_conn *bc, const char *sql, const val_t *params, size_t np,
 	if (cacheable) {
 		sb_addc(&key, '\n');
 		sb_add(&key, sb_str(&q));
-		res = prepare_and_run(c, sb_str(&key), sb_str(&q), (int)np, types, vals, lens, fmts);
+		res = prepare_and_run(c, sb_str(&key), sb_str(&q), (int)np, &b);
 	} else
 		res = PQexecParams(c->pg, sb_str(&q), (int)np, types, vals, lens, fmts, 0);
 	b.key = key;
