@@ -1219,23 +1219,64 @@ static void cache_forget(pg_conn *c, const char *name)
  * pooler they are unnamed ones (Parse, Bind, Execute per item, one Sync:
  * the pipeline is one transaction, so the pooler lends one server
  * connection for all of it). */
-static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, size_t *failed)
+/* A batch's pipeline under way (pg_batch): per item its text, its
+ * parameters, its result and its prepared statement. */
+typedef struct pg_pipe {
+	size_t n;
+	sb_t *texts;
+	pg_bind *binds;
+	int *nps;
+	PGresult **got;
+	char (*names)[24];
+	char **keys;
+	int *fresh;              /* prepared in this pipeline */
+	unsigned long *replan;
+} pg_pipe;
+
+static void pipe_alloc(pg_pipe *pp, size_t n)
 {
-	pg_conn *c = (pg_conn *)bc;
-	*failed = 0;
-	if (!pipe_ready()) return db_batch_each(bc, items, n, res, failed);
-	int rc = ensure(c);
-	if (rc) return rc;
-	sb_t *texts = xcalloc(n, sizeof *texts);
-	pg_bind *binds = xcalloc(n, sizeof *binds);
-	int *nps = xcalloc(n, sizeof *nps);
-	for (size_t i = 0; i < n && !rc; i++) {
+	pp->n = n;
+	pp->texts = xcalloc(n, sizeof *pp->texts);
+	pp->binds = xcalloc(n, sizeof *pp->binds);
+	pp->nps = xcalloc(n, sizeof *pp->nps);
+	pp->got = xcalloc(n, sizeof *pp->got);
+	pp->names = xcalloc(n, 24);
+	pp->keys = xcalloc(n, sizeof *pp->keys);
+	pp->fresh = xcalloc(n, sizeof *pp->fresh);
+	pp->replan = xcalloc(n, sizeof *pp->replan);
+}
+
+static void pipe_free(pg_pipe *pp)
+{
+	for (size_t k = 0; k < pp->n; k++) {
+		PQclear(pp->got[k]);
+		sb_free(&pp->texts[k]);
+		bind_free(&pp->binds[k]);
+		free(pp->keys[k]);
+	}
+	free(pp->got);
+	free(pp->names);
+	free(pp->keys);
+	free(pp->fresh);
+	free(pp->replan);
+	free(pp->texts);
+	free(pp->binds);
+	free(pp->nps);
+}
+
+/* Each item's text (a claim's statement, an `expect` made part of it) and
+ * parameters into pp; DJC_ERROR with *failed for a parameter count that
+ * does not match. */
+static int pipe_texts(pg_conn *c, const db_item *items, pg_pipe *pp, size_t *failed)
+{
+	int rc = DJC_OK;
+	for (size_t i = 0; i < pp->n && !rc; i++) {
 		sb_t raw = SB_INIT;
 		val_t *cp = NULL;
 		const val_t *p = items[i].params;
 		size_t np = items[i].np;
 		if (items[i].claim) {
-			claim_sql(bc, items[i].claim, &raw, &cp);
+			claim_sql(&c->base, items[i].claim, &raw, &cp);
 			p = cp;
 			np = items[i].claim->ns + items[i].claim->nw;
 		} else
@@ -1250,73 +1291,114 @@ static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 			rc = DJC_ERROR;
 			*failed = i;
 		}
-		texts[i] = q;
-		bind_init(&binds[i], p, np);
-		nps[i] = (int)np;
+		pp->texts[i] = q;
+		bind_init(&pp->binds[i], p, np);
+		pp->nps[i] = (int)np;
 		free(cp);
 		sb_free(&raw);
 	}
-	PGresult **got = xcalloc(n, sizeof *got);
-	char (*names)[24] = xcalloc(n, 24);
-	char **keys = xcalloc(n, sizeof *keys);
-	int *fresh = xcalloc(n, sizeof *fresh);   /* prepared in this pipeline */
-	unsigned long *replan = xcalloc(n, sizeof *replan);
-	if (rc) goto out;
-	if (!pipe_api.enter(c->pg)) {
-		rc = db_batch_each(bc, items, n, res, failed);
-		goto out;
-	}
+	return rc;
+}
+
+/* Send every item (in pipeline mode): a cached statement by name, a new
+ * one prepared in the pipeline first, through a pooler unnamed. 0 when
+ * sending failed. */
+static int pipe_send(pg_conn *c, pg_pipe *pp)
+{
 	int sent = 1;
-	for (size_t i = 0; i < n && sent; i++) {
+	for (size_t i = 0; i < pp->n && sent; i++) {
+		const pg_bind *b = &pp->binds[i];
 		sb_t key = SB_INIT;
-		sb_printf(&key, "%s\n%s", sb_str(&binds[i].key), sb_str(&texts[i]));
-		keys[i] = sb_steal(&key);
+		sb_printf(&key, "%s\n%s", sb_str(&b->key), sb_str(&pp->texts[i]));
+		pp->keys[i] = sb_steal(&key);
 		if (c->pooled) {
-			sent = PQsendQueryParams(c->pg, sb_str(&texts[i]), nps[i], binds[i].types, binds[i].vals, binds[i].lens,
-						 binds[i].fmts, 0);
+			sent = PQsendQueryParams(c->pg, sb_str(&pp->texts[i]), pp->nps[i], b->types, b->vals, b->lens, b->fmts, 0);
 			continue;
 		}
-		int slot = cache_find(c, keys[i], &replan[i]);
+		int slot = cache_find(c, pp->keys[i], &pp->replan[i]);
 		if (slot >= 0)
-			memcpy(names[i], c->cache[slot].name, 24);
+			memcpy(pp->names[i], c->cache[slot].name, 24);
 		else {
-			snprintf(names[i], 24, "djc_%lu", ++c->seq);
-			fresh[i] = 1;
-			sent = PQsendPrepare(c->pg, names[i], sb_str(&texts[i]), nps[i], binds[i].types);
+			snprintf(pp->names[i], 24, "djc_%lu", ++c->seq);
+			pp->fresh[i] = 1;
+			sent = PQsendPrepare(c->pg, pp->names[i], sb_str(&pp->texts[i]), pp->nps[i], b->types);
 		}
-		if (sent)
-			sent = PQsendQueryPrepared(c->pg, names[i], nps[i], binds[i].vals, binds[i].lens, binds[i].fmts, 0);
+		if (sent) sent = PQsendQueryPrepared(c->pg, pp->names[i], pp->nps[i], b->vals, b->lens, b->fmts, 0);
 	}
-	if (sent) sent = pipe_api.sync(c->pg);
-	/* the results: per item the Prepare's (when sent) and the query's, each
-	 * followed by a NULL; then the Sync's */
-	int first_error = -1;
+	return sent && pipe_api.sync(c->pg);
+}
+
+/* The results: per item the Prepare's (when sent) and the query's, each
+ * followed by a NULL; then the Sync's. Leaves pipeline mode. 1 when the
+ * Sync came back (the implicit transaction ended); *first_error: the
+ * first item that failed, or -1. */
+static int pipe_collect(pg_conn *c, pg_pipe *pp, int sent, int *first_error)
+{
+	*first_error = -1;
 	size_t i = 0;
 	char evicted[24];
 	sb_t dealloc = SB_INIT;
-	for (; sent && i < n; i++) {
+	for (; sent && i < pp->n; i++) {
 		PGresult *r;
-		if (fresh[i]) {
+		if (pp->fresh[i]) {
 			if (!(r = PQgetResult(c->pg))) break;
 			if (PQresultStatus(r) == PGRES_COMMAND_OK) {
-				cache_add(c, keys[i], names[i], replan[i], evicted);
+				cache_add(c, pp->keys[i], pp->names[i], pp->replan[i], evicted);
 				if (*evicted) sb_printf(&dealloc, "DEALLOCATE %s;", evicted);
 			}
 			PQclear(r);
 			while ((r = PQgetResult(c->pg))) PQclear(r);
 		}
 		if (!(r = PQgetResult(c->pg))) break;
-		got[i] = r;
+		pp->got[i] = r;
 		while ((r = PQgetResult(c->pg))) PQclear(r);
-		ExecStatusType st = PQresultStatus(got[i]);
-		if (first_error < 0 && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) first_error = (int)i;
+		ExecStatusType st = PQresultStatus(pp->got[i]);
+		if (*first_error < 0 && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) *first_error = (int)i;
 	}
-	PGresult *syncr = sent && i == n ? PQgetResult(c->pg) : NULL;
+	PGresult *syncr = sent && i == pp->n ? PQgetResult(c->pg) : NULL;
 	int synced = syncr && PQresultStatus(syncr) == PGRES_PIPELINE_SYNC;
 	PQclear(syncr);
 	pipe_api.exit(c->pg);
 	if (dealloc.len && PQstatus(c->pg) == CONNECTION_OK) PQclear(PQexec(c->pg, sb_str(&dealloc)));
 	sb_free(&dealloc);
+	return synced;
+}
+
+/* The code of the batch whose item i failed (nothing was committed). */
+static int pipe_failed(pg_conn *c, const db_item *items, const pg_pipe *pp, int i)
+{
+	PGresult *e = pp->got[i];
+	const char *state = PQresultErrorField(e, PG_DIAG_SQLSTATE);
+	if (items[i].expect >= 0 && state && !strcmp(state, "22012")) {
+		snprintf(c->base.err, sizeof c->base.err, "batch item %d changed other than %ld rows", i, items[i].expect);
+		return DB_EEXPECT;
+	}
+	if (!pp->fresh[i] && state && (!strcmp(state, "0A000") || !strcmp(state, "26000"))) {
+		/* a cached statement gone or stale (a table recreated elsewhere):
+		 * forget it; nothing was committed, so the batch can run again */
+		cache_forget(c, pp->names[i]);
+		classify(c, e);
+		return DJC_EBUSY;
+	}
+	return classify(c, e);
+}
+
+static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, size_t *failed)
+{
+	pg_conn *c = (pg_conn *)bc;
+	*failed = 0;
+	if (!pipe_ready()) return db_batch_each(bc, items, n, res, failed);
+	int rc = ensure(c);
+	if (rc) return rc;
+	pg_pipe pp;
+	pipe_alloc(&pp, n);
+	if ((rc = pipe_texts(c, items, &pp, failed))) goto out;
+	if (!pipe_api.enter(c->pg)) {
+		rc = db_batch_each(bc, items, n, res, failed);
+		goto out;
+	}
+	int first_error;
+	int synced = pipe_collect(c, &pp, pipe_send(c, &pp), &first_error);
 	if (!synced || PQstatus(c->pg) != CONNECTION_OK) {
 		/* the connection went: the Sync (the COMMIT) may have been done */
 		set_conn_err(c, "connection lost during a pipeline");
@@ -1326,41 +1408,15 @@ static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 	}
 	if (first_error >= 0) {
 		*failed = (size_t)first_error;
-		PGresult *e = got[first_error];
-		const char *state = PQresultErrorField(e, PG_DIAG_SQLSTATE);
-		if (items[first_error].expect >= 0 && state && !strcmp(state, "22012")) {
-			snprintf(c->base.err, sizeof c->base.err, "batch item %d changed other than %ld rows", first_error,
-				 items[first_error].expect);
-			rc = DB_EEXPECT;
-		} else if (!fresh[first_error] && state && (!strcmp(state, "0A000") || !strcmp(state, "26000"))) {
-			/* a cached statement gone or stale (a table recreated elsewhere):
-			 * forget it; nothing was committed, so the batch can run again */
-			cache_forget(c, names[first_error]);
-			classify(c, e);
-			rc = DJC_EBUSY;
-		} else
-			rc = classify(c, e);
+		rc = pipe_failed(c, items, &pp, first_error);
 		goto out;
 	}
 	for (size_t k = 0; res && k < n; k++) {
-		res[k] = materialise(got[k]);
+		res[k] = materialise(pp.got[k]);
 		if (items[k].expect >= 0) res[k]->affected = items[k].expect;
 	}
 out:
-	for (size_t k = 0; k < n; k++) {
-		PQclear(got[k]);
-		sb_free(&texts[k]);
-		bind_free(&binds[k]);
-		free(keys[k]);
-	}
-	free(got);
-	free(names);
-	free(keys);
-	free(fresh);
-	free(replan);
-	free(texts);
-	free(binds);
-	free(nps);
+	pipe_free(&pp);
 	return rc;
 }
 
