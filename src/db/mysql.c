@@ -828,6 +828,86 @@ static val_t float_text(float f)
 	return val_text(b);
 }
 
+/* The result buffer of column f: cb (what the column is) and b (where
+ * the client library puts its value). */
+static void bind_column(const MYSQL_FIELD *f, colbuf *cb, MYSQL_BIND *b)
+{
+	cb->k = field_kind(f);
+	cb->type = f->type;
+	cb->decimals = f->decimals;
+	cb->is_unsigned = (f->flags & UNSIGNED_FLAG) != 0;
+	b->is_null = &cb->isnull;
+	b->error = &cb->error;
+	b->length = &cb->len;
+	switch (cb->k) {
+	case K_INT:
+		b->buffer_type = MYSQL_TYPE_LONGLONG;
+		b->buffer = &cb->ll;
+		b->is_unsigned = (my_bool)cb->is_unsigned;
+		break;
+	case K_DOUBLE: b->buffer_type = MYSQL_TYPE_DOUBLE; b->buffer = &cb->d; break;
+	case K_FLOAT: b->buffer_type = MYSQL_TYPE_FLOAT; b->buffer = &cb->fl; break;
+	case K_TIME:
+		b->buffer_type = MYSQL_TYPE_DATETIME;
+		b->buffer = &cb->tm;
+		b->buffer_length = sizeof cb->tm;
+		break;
+	default:
+		cb->cap = FETCH_BUF;
+		cb->buf = xmalloc(cb->cap);
+		b->buffer_type = cb->k == K_BYTES ? MYSQL_TYPE_BLOB : MYSQL_TYPE_STRING;
+		b->buffer = cb->buf;
+		b->buffer_length = cb->cap;
+	}
+}
+
+/* A text or bytes cell longer than its buffer: column i fetched whole
+ * into *out (buffer type as b). */
+static int fetch_long_cell(my_conn *c, MYSQL_STMT *st, const colbuf *k, const MYSQL_BIND *b, unsigned i, val_t *out)
+{
+	char *big = xmalloc((size_t)k->len + 1);
+	unsigned long blen = 0;
+	my_bool bnull = 0, berr = 0;
+	MYSQL_BIND one = {0};
+	one.buffer_type = b->buffer_type;
+	one.buffer = big;
+	one.buffer_length = k->len;
+	one.length = &blen;
+	one.is_null = &bnull;
+	one.error = &berr;
+	if (mysql_stmt_fetch_column(st, &one, i, 0)) {
+		free(big);
+		return fail_st(c, st);
+	}
+	if (blen > k->len) blen = k->len;
+	big[blen] = 0;
+	*out = owned_text(big, blen, k->k == K_BYTES ? DJC_BYTES : DJC_TEXT);
+	return DJC_OK;
+}
+
+/* The value of fetched column i (not NULL) from its buffer k into *out. */
+static int cell_value(my_conn *c, MYSQL_STMT *st, const colbuf *k, const MYSQL_BIND *b, unsigned i, val_t *out)
+{
+	switch (k->k) {
+	case K_INT:
+		if (k->is_unsigned && (unsigned long long)k->ll > (unsigned long long)INT64_MAX) {
+			char t[32];
+			snprintf(t, sizeof t, "%llu", (unsigned long long)k->ll);
+			*out = val_text(t);
+		} else
+			*out = val_int((int64_t)k->ll);
+		return DJC_OK;
+	case K_DOUBLE: *out = val_float(k->d); return DJC_OK;
+	case K_FLOAT: *out = float_text(k->fl); return DJC_OK;
+	case K_TIME: *out = time_text(&k->tm, k->type, k->decimals); return DJC_OK;
+	default:
+		if (k->len > k->cap) return fetch_long_cell(c, st, k, b, i, out);   /* longer than the buffer */
+		*out = val_textn(k->buf, k->len);
+		out->t = k->k == K_BYTES ? DJC_BYTES : DJC_TEXT;
+		return DJC_OK;
+	}
+}
+
 /* Read every row of an executed statement into r. */
 static int fetch_rows(my_conn *c, MYSQL_STMT *st, MYSQL_RES *meta, db_res *r)
 {
@@ -839,33 +919,7 @@ static int fetch_rows(my_conn *c, MYSQL_STMT *st, MYSQL_RES *meta, db_res *r)
 	MYSQL_BIND *b = xcalloc(nf ? nf : 1, sizeof *b);
 	for (unsigned i = 0; i < nf; i++) {
 		r->cols[i] = xstrdup(f[i].name ? f[i].name : "");
-		cb[i].k = field_kind(&f[i]);
-		cb[i].type = f[i].type;
-		cb[i].decimals = f[i].decimals;
-		cb[i].is_unsigned = (f[i].flags & UNSIGNED_FLAG) != 0;
-		b[i].is_null = &cb[i].isnull;
-		b[i].error = &cb[i].error;
-		b[i].length = &cb[i].len;
-		switch (cb[i].k) {
-		case K_INT:
-			b[i].buffer_type = MYSQL_TYPE_LONGLONG;
-			b[i].buffer = &cb[i].ll;
-			b[i].is_unsigned = (my_bool)cb[i].is_unsigned;
-			break;
-		case K_DOUBLE: b[i].buffer_type = MYSQL_TYPE_DOUBLE; b[i].buffer = &cb[i].d; break;
-		case K_FLOAT: b[i].buffer_type = MYSQL_TYPE_FLOAT; b[i].buffer = &cb[i].fl; break;
-		case K_TIME:
-			b[i].buffer_type = MYSQL_TYPE_DATETIME;
-			b[i].buffer = &cb[i].tm;
-			b[i].buffer_length = sizeof cb[i].tm;
-			break;
-		default:
-			cb[i].cap = FETCH_BUF;
-			cb[i].buf = xmalloc(cb[i].cap);
-			b[i].buffer_type = cb[i].k == K_BYTES ? MYSQL_TYPE_BLOB : MYSQL_TYPE_STRING;
-			b[i].buffer = cb[i].buf;
-			b[i].buffer_length = cb[i].cap;
-		}
+		bind_column(&f[i], &cb[i], &b[i]);
 	}
 	int rc = DJC_OK;
 	if (nf && mysql_stmt_bind_result(st, b)) rc = fail_st(c, st);
@@ -881,50 +935,8 @@ static int fetch_rows(my_conn *c, MYSQL_STMT *st, MYSQL_RES *meta, db_res *r)
 		val_t *row = r->cells + r->nrows * nf;
 		for (unsigned i = 0; i < nf; i++) row[i] = val_null();
 		r->nrows++;
-		for (unsigned i = 0; i < nf && rc == DJC_OK; i++) {
-			colbuf *k = &cb[i];
-			if (k->isnull) continue;
-			switch (k->k) {
-			case K_INT:
-				if (k->is_unsigned && (unsigned long long)k->ll > (unsigned long long)INT64_MAX) {
-					char t[32];
-					snprintf(t, sizeof t, "%llu", (unsigned long long)k->ll);
-					row[i] = val_text(t);
-				} else
-					row[i] = val_int((int64_t)k->ll);
-				break;
-			case K_DOUBLE: row[i] = val_float(k->d); break;
-			case K_FLOAT: row[i] = float_text(k->fl); break;
-			case K_TIME: row[i] = time_text(&k->tm, k->type, k->decimals); break;
-			default: {
-				djc_type t = k->k == K_BYTES ? DJC_BYTES : DJC_TEXT;
-				if (k->len <= k->cap) {
-					row[i] = val_textn(k->buf, k->len);
-					row[i].t = t;
-					break;
-				}
-				/* longer than the buffer: fetch this cell whole */
-				char *big = xmalloc((size_t)k->len + 1);
-				unsigned long blen = 0;
-				my_bool bnull = 0, berr = 0;
-				MYSQL_BIND one = {0};
-				one.buffer_type = b[i].buffer_type;
-				one.buffer = big;
-				one.buffer_length = k->len;
-				one.length = &blen;
-				one.is_null = &bnull;
-				one.error = &berr;
-				if (mysql_stmt_fetch_column(st, &one, i, 0)) {
-					free(big);
-					rc = fail_st(c, st);
-					break;
-				}
-				if (blen > k->len) blen = k->len;
-				big[blen] = 0;
-				row[i] = owned_text(big, blen, t);
-			}
-			}
-		}
+		for (unsigned i = 0; i < nf && rc == DJC_OK; i++)
+			if (!cb[i].isnull) rc = cell_value(c, st, &cb[i], &b[i], i, &row[i]);
 	}
 	for (unsigned i = 0; i < nf; i++) free(cb[i].buf);
 	free(cb);
