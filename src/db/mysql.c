@@ -383,15 +383,12 @@ const char *db_mysql_collation(const char *info)
 	return major > 8 || (major == 8 && (minor > 0 || patch >= 17)) ? "utf8mb4_0900_bin" : "utf8mb4_bin";
 }
 
-/* Connect, apply the session settings and select db (may be NULL). On
- * failure err holds a message without the password. */
-static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
+/* The client options of a connection (before it connects): utf8mb4, the
+ * connect timeout, no automatic reconnect, no LOCAL INFILE, TLS as asked. */
+static void client_options(const my_conn *c, MYSQL *m)
 {
-	pthread_once(&lib_once, lib_init);
-	MYSQL *m = mysql_init(NULL);
-	if (!m) { snprintf(err, errlen, "mysql: out of memory"); return DJC_ECONN; }
 	unsigned timeout = c->timeout;
-	my_bool off = 0;
+	my_bool off = 0, on = 1;
 	unsigned no = 0;
 	unsigned long maxpkt = 1UL << 30;
 	mysql_optionsv(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
@@ -399,14 +396,8 @@ static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
 	mysql_optionsv(m, MYSQL_OPT_RECONNECT, &off);            /* we reconnect ourselves */
 	mysql_optionsv(m, MYSQL_OPT_LOCAL_INFILE, &no);
 	mysql_optionsv(m, MYSQL_OPT_MAX_ALLOWED_PACKET, &maxpkt);
-	if (c->ssl_enforce) {
-		my_bool on = 1;
-		mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &on);
-	}
-	if (c->ssl_verify) {
-		my_bool on = 1;
-		mysql_optionsv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &on);
-	}
+	if (c->ssl_enforce) mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &on);
+	if (c->ssl_verify) mysql_optionsv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &on);
 	if (c->ssl_ca) mysql_optionsv(m, MYSQL_OPT_SSL_CA, c->ssl_ca);
 	if (c->ssl_capath) mysql_optionsv(m, MYSQL_OPT_SSL_CAPATH, c->ssl_capath);
 	if (c->ssl_cert) mysql_optionsv(m, MYSQL_OPT_SSL_CERT, c->ssl_cert);
@@ -414,6 +405,51 @@ static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
 	if (c->ssl_cipher) mysql_optionsv(m, MYSQL_OPT_SSL_CIPHER, c->ssl_cipher);
 	if (c->ssl_crl) mysql_optionsv(m, MYSQL_OPT_SSL_CRL, c->ssl_crl);
 	if (c->ssl_crlpath) mysql_optionsv(m, MYSQL_OPT_SSL_CRLPATH, c->ssl_crlpath);
+}
+
+/* TCP only (a unix socket refuses these): keepalives find a dead peer of
+ * an idle connection, and data unacknowledged for 10 s (a network cut)
+ * fails the statement instead of hanging for the kernel's ~15 minutes; a
+ * long query is unaffected. */
+static void socket_options(MYSQL *m)
+{
+	int fd = (int)mysql_get_socket(m), on = 1, idle = 10, intvl = 5, cnt = 3;
+	unsigned ut = 10000;
+	if (fd >= 0 && !setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on)) {
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof ut);
+	}
+}
+
+/* What the server offers, read once connected: the collation (chosen once
+ * per connection object: keep_schema_collation may have changed it; a
+ * reconnect keeps it) and the table suffix with it; MariaDB 10.3+ runs a
+ * batch as one compound statement (my_batch): one round trip per job
+ * (DJC_MYSQL_COMPOUND=0 turns it off: the statements one by one, as on
+ * MySQL); JSON_TABLE (in_rows). */
+static void server_features(my_conn *c, MYSQL *m)
+{
+	if (!c->collation[0]) snprintf(c->collation, sizeof c->collation, "%s", db_mysql_collation(mysql_get_server_info(m)));
+	int mariadb, major, minor, patch;
+	const char *env = getenv("DJC_MYSQL_COMPOUND");
+	int known = server_version(mysql_get_server_info(m), &mariadb, &major, &minor, &patch);
+	c->compound = known && mariadb && (major > 10 || (major == 10 && minor >= 3)) && !(env && !strcmp(env, "0"));
+	c->json_table = known && (mariadb ? major > 10 || (major == 10 && minor >= 6)
+				  : major > 8 || (major == 8 && (minor > 0 || patch >= 4)));
+	snprintf(c->suffix, sizeof c->suffix, " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=%s", c->collation);
+	c->base.table_suffix = c->suffix;
+}
+
+/* Connect, apply the session settings and select db (may be NULL). On
+ * failure err holds a message without the password. */
+static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
+{
+	pthread_once(&lib_once, lib_init);
+	MYSQL *m = mysql_init(NULL);
+	if (!m) { snprintf(err, errlen, "mysql: out of memory"); return DJC_ECONN; }
+	client_options(c, m);
 	if (!mysql_real_connect(m, c->host, c->user, c->password, db, c->port, c->socket, CLIENT_FOUND_ROWS)) {
 		snprintf(err, errlen, "cannot connect to %s: mysql: %s", c->redacted, mysql_error(m));
 		mysql_close(m);
@@ -432,36 +468,8 @@ static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
 	c->db = m;
 	c->broken = 0;
 	c->thread_id = mysql_thread_id(m);
-	{
-		/* TCP only (a unix socket refuses these): keepalives find a dead
-		 * peer of an idle connection, and data unacknowledged for 10 s (a
-		 * network cut) fails the statement instead of hanging for the
-		 * kernel's ~15 minutes; a long query is unaffected */
-		int fd = (int)mysql_get_socket(m), on = 1, idle = 10, intvl = 5, cnt = 3;
-		unsigned ut = 10000;
-		if (fd >= 0 && !setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on)) {
-			setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
-			setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
-			setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
-			setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof ut);
-		}
-	}
-	/* chosen once per connection object (keep_schema_collation may have
-	 * changed it; a reconnect keeps it) */
-	if (!c->collation[0]) snprintf(c->collation, sizeof c->collation, "%s", db_mysql_collation(mysql_get_server_info(m)));
-	{
-		/* MariaDB 10.3+ runs a batch as one compound statement
-		 * (my_batch): one round trip per job. DJC_MYSQL_COMPOUND=0
-		 * turns it off (the statements one by one, as on MySQL). */
-		int mariadb, major, minor, patch;
-		const char *env = getenv("DJC_MYSQL_COMPOUND");
-		int known = server_version(mysql_get_server_info(m), &mariadb, &major, &minor, &patch);
-		c->compound = known && mariadb && (major > 10 || (major == 10 && minor >= 3)) && !(env && !strcmp(env, "0"));
-		c->json_table = known && (mariadb ? major > 10 || (major == 10 && minor >= 6)
-					  : major > 8 || (major == 8 && (minor > 0 || patch >= 4)));
-	}
-	snprintf(c->suffix, sizeof c->suffix, " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=%s", c->collation);
-	c->base.table_suffix = c->suffix;
+	socket_options(m);
+	server_features(c, m);
 	char set[320];
 	snprintf(set, sizeof set, "SET SESSION sql_mode='" SESSION_SQL_MODE "', time_zone='+00:00', "
 		 "collation_connection='%s', innodb_lock_wait_timeout=%d", c->collation, LOCK_WAIT_S);
@@ -987,13 +995,66 @@ static int run_text(my_conn *c, const char *sql, size_t np, db_res **out)
 	return DJC_OK;
 }
 
+/* Bind p[0..np) to st as parameters: DJC_OK, or the failure's code. */
+static int bind_params(my_conn *c, MYSQL_STMT *st, const val_t *p, size_t np)
+{
+	MYSQL_BIND *b = xcalloc(np, sizeof *b);
+	for (size_t i = 0; i < np; i++) {
+		switch (p[i].t) {
+		case DJC_NULL: b[i].buffer_type = MYSQL_TYPE_NULL; break;
+		case DJC_INT: case DJC_BOOL:
+			b[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			b[i].buffer = (void *)&p[i].i;
+			break;
+		case DJC_UINT:
+			b[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			b[i].buffer = (void *)&p[i].u;
+			b[i].is_unsigned = 1;
+			break;
+		case DJC_FLOAT:
+			b[i].buffer_type = MYSQL_TYPE_DOUBLE;
+			b[i].buffer = (void *)&p[i].f;
+			break;
+		default:
+			b[i].buffer_type = p[i].t == DJC_TEXT ? MYSQL_TYPE_STRING : MYSQL_TYPE_BLOB;
+			b[i].buffer = p[i].s ? (void *)p[i].s : (void *)"";
+			b[i].buffer_length = p[i].s ? (unsigned long)p[i].n : 0;
+			break;
+		}
+	}
+	int bad = mysql_stmt_bind_param(st, b) != 0;
+	free(b);   /* the library copies the bind array */
+	return bad ? fail_st(c, st) : DJC_OK;
+}
+
+/* The result of the executed statement st into r: its rows, or how many
+ * rows it changed; further result sets (CALL) discarded. */
+static int stmt_result(my_conn *c, MYSQL_STMT *st, db_res *r)
+{
+	int rc = DJC_OK;
+	MYSQL_RES *meta = mysql_stmt_result_metadata(st);
+	if (meta) {
+		rc = fetch_rows(c, st, meta, r);
+		mysql_free_result(meta);
+		r->affected = (long long)r->nrows;
+	} else if (mysql_stmt_field_count(st)) {
+		rc = fail_st(c, st);
+	} else {
+		my_ulonglong a = mysql_stmt_affected_rows(st);
+		r->affected = a == (my_ulonglong)-1 ? 0 : (long long)a;
+	}
+	while (rc == DJC_OK && mysql_stmt_more_results(st) && mysql_stmt_next_result(st) == 0)
+		mysql_stmt_free_result(st);
+	return rc;
+}
+
 /* One attempt at a statement. *retry is set when the failure happened before
  * the server could have run it (the connection was already gone), so running
  * it again on a new connection is safe. */
 static int run(my_conn *c, const char *sql, const val_t *p, size_t np, db_res **out, int *retry)
 {
 	*retry = 0;
-	int cache = cacheable(sql), reprepared = 0;
+	int cache = cacheable(sql), reprepared = 0, rc;
 	MYSQL_STMT *st;
 	int slot;
 again:;
@@ -1013,38 +1074,9 @@ again:;
 		release(c, st, slot, 1);
 		return DJC_ERROR;
 	}
-	if (np) {
-		MYSQL_BIND *b = xcalloc(np, sizeof *b);
-		for (size_t i = 0; i < np; i++) {
-			switch (p[i].t) {
-			case DJC_NULL: b[i].buffer_type = MYSQL_TYPE_NULL; break;
-			case DJC_INT: case DJC_BOOL:
-				b[i].buffer_type = MYSQL_TYPE_LONGLONG;
-				b[i].buffer = (void *)&p[i].i;
-				break;
-			case DJC_UINT:
-				b[i].buffer_type = MYSQL_TYPE_LONGLONG;
-				b[i].buffer = (void *)&p[i].u;
-				b[i].is_unsigned = 1;
-				break;
-			case DJC_FLOAT:
-				b[i].buffer_type = MYSQL_TYPE_DOUBLE;
-				b[i].buffer = (void *)&p[i].f;
-				break;
-			default:
-				b[i].buffer_type = p[i].t == DJC_TEXT ? MYSQL_TYPE_STRING : MYSQL_TYPE_BLOB;
-				b[i].buffer = p[i].s ? (void *)p[i].s : (void *)"";
-				b[i].buffer_length = p[i].s ? (unsigned long)p[i].n : 0;
-				break;
-			}
-		}
-		int bad = mysql_stmt_bind_param(st, b) != 0;
-		free(b);   /* the library copies the bind array */
-		if (bad) {
-			int rc = fail_st(c, st);
-			release(c, st, slot, 0);
-			return rc;
-		}
+	if (np && (rc = bind_params(c, st, p, np))) {
+		release(c, st, slot, 0);
+		return rc;
 	}
 	if (mysql_stmt_execute(st)) {
 		e = mysql_stmt_errno(st);
@@ -1058,26 +1090,12 @@ again:;
 			goto again;
 		}
 		*retry = e == CR_SERVER_GONE_ERROR;   /* the request could not be sent */
-		int rc = fail_st(c, st);
+		rc = fail_st(c, st);
 		release(c, st, slot, !is_conn_error(e));
 		return rc;
 	}
 	db_res *r = xcalloc(1, sizeof *r);
-	int rc = DJC_OK;
-	MYSQL_RES *meta = mysql_stmt_result_metadata(st);
-	if (meta) {
-		rc = fetch_rows(c, st, meta, r);
-		mysql_free_result(meta);
-		r->affected = (long long)r->nrows;
-	} else if (mysql_stmt_field_count(st)) {
-		rc = fail_st(c, st);
-	} else {
-		my_ulonglong a = mysql_stmt_affected_rows(st);
-		r->affected = a == (my_ulonglong)-1 ? 0 : (long long)a;
-	}
-	/* more result sets (CALL): discard them */
-	while (rc == DJC_OK && mysql_stmt_more_results(st) && mysql_stmt_next_result(st) == 0)
-		mysql_stmt_free_result(st);
+	rc = stmt_result(c, st, r);
 	release(c, st, slot, rc == DJC_OK);
 	if (is_ddl(sql)) drop_cache(c);   /* cached statements may describe the old columns */
 	if (rc) { db_res_free(r); return rc; }
