@@ -225,7 +225,8 @@ static int jobs_frag(sql_exp *e, const sql_frag *f)
 	const jexp *j = e->ctx;
 	djc_conn *c = j->c;
 	const table *t = j->x->t;
-	if (SQL_FRAG_IS(f, "J") || SQL_FRAG_IS(f, "T") || SQL_FRAG_IS(f, "H")) alias(c, t, f->text, 1, e->q);
+	if (SQL_FRAG_IS(f, "N") && !f->arg && j->x->named) db_qtable(c->db, e->q, j->x->named);
+	else if (SQL_FRAG_IS(f, "J") || SQL_FRAG_IS(f, "T") || SQL_FRAG_IS(f, "H")) alias(c, t, f->text, 1, e->q);
 	else if (SQL_FRAG_IS(f, "cols") || SQL_FRAG_IS(f, "hcols")) {
 		int job = SQL_FRAG_IS(f, "cols");
 		const jcol *cols = job ? JOB_COLS : HIST_COLS;

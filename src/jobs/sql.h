@@ -7,6 +7,8 @@
  * and {fragments} (the expander's own: {now} {now+?} {insert_ignore}
  * {insert_ignore_tail}; the jobs layer's:
  *   {J} {T} {H}      the jobs table, the target table, the history table (quoted)
+ *   {N}              the table jctx.named (quoted): one of djc's own tables
+ *                    named outright (the worker table, worker_statements.c)
  *   {status} ...     a column of the jobs or the history table (JOB_COLS,
  *                    HIST_COLS), quoted; a column whose name a key
  *                    attribute already uses is `_name`
@@ -45,6 +47,7 @@ typedef struct jctx {
 	const char *where;              /* {where}: JSON restriction, or NULL */
 	long max_priority;              /* {prio}: -1 = no bound */
 	const char *status;             /* {ifstatus}: a status, or NULL */
+	const char *named;              /* {N}: a table by name, or NULL */
 	const struct jcol *col;         /* {coldef}: a column of JOB_COLS, or NULL */
 } jctx;
 

@@ -218,6 +218,19 @@ int pipe_load(djc_conn *c)
 	return DJC_OK;
 }
 
+int pipe_parse_text(djc_conn *c, const char *text, const char *file, pipeline **np)
+{
+	*np = NULL;
+	int rc = pipe_load(c);
+	if (rc) return rc;
+	char *msg = NULL;
+	if ((rc = pipeline_parse(np, text, file, c->pipe, &msg))) {
+		rc = conn_fail(c, rc, "%s", msg);
+		free(msg);
+	}
+	return rc;
+}
+
 int conn_table(djc_conn *c, const char *name, table **out)
 {
 	*out = NULL;
@@ -651,16 +664,10 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 	pipeline *np = NULL;
 	table **ran = NULL;   /* stored tables whose aux ran in this change */
 	size_t nran = 0;
-	char *msg = NULL;
 	if ((rc = create_meta(c, &x))) goto fail;
 	/* what is stored now, under the lock: another declare may just have
 	 * stored the very tables of this text */
-	if ((rc = pipe_load(c))) goto fail;
-	if ((rc = pipeline_parse(&np, text, file, c->pipe, &msg))) {
-		rc = conn_fail(c, rc, "%s", msg);
-		free(msg);
-		goto fail;
-	}
+	if ((rc = pipe_parse_text(c, text, file, &np))) goto fail;
 	long base;
 	if ((rc = declare_check(c, np, file)) || (rc = pipe_next(c, &base))) goto fail;
 	ran = xcalloc(c->pipe->n + 1, sizeof(table *));
@@ -690,16 +697,10 @@ int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn 
 {
 	if (report) *report = NULL;
 	const char *file = filename ? filename : "<pipeline>";
-	int rc = pipe_load(c);
-	if (rc) return rc;
 	/* bad input is refused before any lock is taken or anything written */
-	pipeline *np = NULL;
-	char *msg = NULL;
-	if ((rc = pipeline_parse(&np, text, file, c->pipe, &msg))) {
-		rc = conn_fail(c, rc, "%s", msg);
-		free(msg);
-		return rc;
-	}
+	pipeline *np;
+	int rc = pipe_parse_text(c, text, file, &np);
+	if (rc) return rc;
 	size_t n = np->n;
 	/* DataJoint's limit is the backend's: PostgreSQL keeps 63 characters */
 	const ddl_dialect *d = c->db ? db_ddl(c->db) : NULL;

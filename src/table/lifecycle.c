@@ -701,14 +701,8 @@ static int alter_once(djc_conn *c, const char *text, const char *file, int dry_r
 	int rc = stx_begin(c, &x);
 	if (rc) return rc;
 	pipeline *np = NULL;
-	char *msg = NULL;
 	sb_t done = SB_INIT;   /* tables changed for good (DDL not transactional) */
-	if ((rc = pipe_load(c))) goto fail;
-	if ((rc = pipeline_parse(&np, text, file, c->pipe, &msg))) {
-		rc = conn_fail(c, rc, "%s", msg);
-		free(msg);
-		goto fail;
-	}
+	if ((rc = pipe_parse_text(c, text, file, &np))) goto fail;
 	if ((rc = alter_job_meta(c, np, file))) goto fail;
 	alt_op **ops = xcalloc(np->n + 1, sizeof(alt_op *));
 	size_t *nops = xcalloc(np->n + 1, sizeof(size_t));
@@ -762,16 +756,10 @@ int djc_alter(djc_changes **out, djc_conn *c, const char *text, const char *file
 		o = *opts;
 	}
 	const char *file = filename ? filename : "<pipeline>";
-	int rc = pipe_load(c);
-	if (rc) return rc;
 	/* bad input before any lock */
-	pipeline *np = NULL;
-	char *msg = NULL;
-	if ((rc = pipeline_parse(&np, text, file, c->pipe, &msg))) {
-		rc = conn_fail(c, rc, "%s", msg);
-		free(msg);
-		return rc;
-	}
+	pipeline *np;
+	int rc = pipe_parse_text(c, text, file, &np);
+	if (rc) return rc;
 	size_t n = np->n;
 	pipeline_free(np);
 	if (!n) return conn_fail(c, DJC_EINVAL, "%s: no tables (a table starts with 'Name (tier)')", file);

@@ -46,6 +46,9 @@ int conn_retry(djc_conn *c, int rc, int in_commit, int flags, int *attempt);
 
 /* (Re)load the stored pipeline. */
 int pipe_load(djc_conn *c);
+/* pipe_load, then text (from file) parsed against it into *np; a parse
+ * error's message on c. */
+int pipe_parse_text(djc_conn *c, const char *text, const char *file, pipeline **np);
 /* The named table, or DJC_ENOTFOUND with a message naming it. */
 int conn_table(djc_conn *c, const char *name, table **out);
 
