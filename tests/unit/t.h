@@ -2,25 +2,27 @@
  * T_DONE() prints the closing "N passed, N failed" line and sets the exit
  * status.
  *
- * Named cases. A test file lists its cases in main and hands them to
- * t_main, which runs them in the listed order and closes with T_DONE:
+ * Named cases. main declares its cases first, then runs each one it is
+ * asked for; code outside the cases is shared setup and always runs:
  *
- *	T_CASE(insert) { ... CHECKs ... }
- *	int main(void) {
- *		static const struct t_case cases[] = {
- *			T_CASE_ITEM(open),
- *			T_CASE_NEEDS(insert, "open"),	(runs open first when alone)
- *		};
- *		return t_main("test_x", cases, T_NCASES(cases), setup);
+ *	int main(int argc, char **argv) {
+ *		t_cases(argc, argv, "test_x", "open insert:open fetch:insert");
+ *		c = setup();
+ *		if (t_want("open")) test_open(c);
+ *		if (t_want("insert")) test_insert(c);
+ *		...
+ *		return T_DONE("test_x");
  *	}
  *
- * DJC_CASE (scripts/run-tests.sh passes it through; `make check T=test_x
- * CASE=name`) selects cases: one name or several separated by commas; in a
- * name a space or '-' stands for '_'. A selected case runs the cases it
- * needs first (its `needs`, a space-separated list of earlier cases, and
- * theirs). DJC_CASE=list (or the argument --list) prints the case names,
- * one a line, and runs nothing; a name the file does not have is an error:
- * "no case named X; cases: ..." and exit status 2.
+ * The declaration lists the case names in the order main runs them; NAME:A:B
+ * says the case uses what the earlier cases A and B leave behind. DJC_CASE
+ * (scripts/run-tests.sh passes it through; `make check T=test_x CASE=name`)
+ * selects cases: one name or several separated by commas (in a name, a
+ * space or '-' stands for '_'); a selected case runs the cases it needs
+ * first (and theirs). DJC_CASE=list (or the argument --list) prints the
+ * names, one a line, and runs nothing; a name the file does not have is an
+ * error: "no case named X; cases: ..." and exit status 2. t_want of a name
+ * not declared, and a declared case main never asked for, fail the file.
  *
  * DJC_TEST_TRACE=1 prints "ok: CONDITION" for every check that passes (the
  * check descriptions, to compare two versions of a file:
@@ -54,112 +56,114 @@ static inline void t_ok(const char *desc)
 	if (t_a && t_b && !strcmp(t_a, t_b)) t_ok(#a " == " #b); else { t_fail++; \
 	fprintf(stderr, "%s:%d: FAIL: %s == %s (\"%s\" vs \"%s\")\n", __FILE__, __LINE__, #a, #b, \
 		t_a ? t_a : "(null)", t_b ? t_b : "(null)"); } } while (0)
-#define T_DONE(name) (printf("%s: %d passed, %d failed\n", name, t_pass, t_fail), t_fail ? 1 : 0)
 
 /* ------------------------------------------------------------ named cases */
-struct t_case {
-	const char *name;
-	void (*fn)(void);
-	const char *needs;	/* earlier cases it runs after, or NULL */
-};
-#define T_CASE(id) static void t_case_##id(void)
-#define T_CASE_ITEM(id) { #id, t_case_##id, NULL }
-#define T_CASE_NEEDS(id, needs) { #id, t_case_##id, needs }
-#define T_NCASES(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define T_MAX_CASES 128
+static struct { char name[64]; char needs[256]; int on, asked; } t_case[T_MAX_CASES];
+static int t_ncases;
 
-/* t_same WANT(len) NAME: the selector word equals the case name, a space or
- * '-' in the word standing for '_' */
-static inline int t_same(const char *w, size_t len, const char *name)
+/* t_find WORD LEN: the declared case the word names ('-' and ' ' as '_') */
+static inline int t_find(const char *w, size_t len)
 {
-	size_t i;
-	for (i = 0; i < len; i++) {
-		char c = w[i] == ' ' || w[i] == '-' ? '_' : w[i];
-		if (c != name[i])
-			return 0;
-	}
-	return name[len] == '\0';
-}
-
-static inline int t_find(const struct t_case *cases, int n, const char *w, size_t len)
-{
-	int i;
-	for (i = 0; i < n; i++)
-		if (t_same(w, len, cases[i].name))
+	for (int i = 0; i < t_ncases; i++) {
+		const char *n = t_case[i].name;
+		size_t k;
+		for (k = 0; k < len; k++)
+			if ((w[k] == ' ' || w[k] == '-' ? '_' : w[k]) != n[k])
+				break;
+		if (k == len && n[len] == '\0')
 			return i;
+	}
 	return -1;
 }
 
-/* t_mark: marks case i and, before it, what it needs (recursively); 0, or
- * -1 after printing the error for a need the file does not have */
-static inline int t_mark(const char *file, const struct t_case *cases, int n, int i, char *on)
+static inline void t_mark(int i)
 {
-	const char *p = cases[i].needs;
-	if (on[i])
-		return 0;
-	on[i] = 1;
-	while (p && *p) {
-		size_t len = strcspn(p, " ");
+	const char *p = t_case[i].needs;
+	if (t_case[i].on)
+		return;
+	t_case[i].on = 1;
+	while (*p) {
+		size_t len = strcspn(p, ":");
+		int j = len ? t_find(p, len) : -1;
+		if (len && j < 0) {
+			fprintf(stderr, "t.h: case %s needs %.*s, which is not declared\n", t_case[i].name, (int)len, p);
+			exit(2);
+		}
+		if (j >= 0)
+			t_mark(j);
+		p += len;
+		p += strspn(p, ":");
+	}
+}
+
+/* t_cases ARGC ARGV FILE NAMES: declares the cases (see above) and selects
+ * them from DJC_CASE; prints them and exits for a listing; exits 2 for an
+ * unknown name */
+static inline void t_cases(int argc, char **argv, const char *file, const char *names)
+{
+	const char *sel = getenv("DJC_CASE"), *p = names;
+	int list = (argc > 1 && !strcmp(argv[1], "--list")) || (sel && !strcmp(sel, "list"));
+	while (*p) {
+		size_t len = strcspn(p, " "), nl = strcspn(p, ": ");
 		if (len) {
-			int j = t_find(cases, n, p, len);
-			if (j < 0) {
-				fprintf(stderr, "%s: case %s needs %.*s, which is not a case\n",
-					file, cases[i].name, (int)len, p);
-				return -1;
+			if (t_ncases == T_MAX_CASES || nl >= sizeof t_case[0].name || len - nl >= sizeof t_case[0].needs) {
+				fprintf(stderr, "%s: too many cases or too long a name\n", file);
+				exit(2);
 			}
-			if (t_mark(file, cases, n, j, on))
-				return -1;
+			memcpy(t_case[t_ncases].name, p, nl);
+			if (len > nl)
+				memcpy(t_case[t_ncases].needs, p + nl + 1, len - nl - 1);
+			t_case[t_ncases++].on = !(sel && *sel);
 		}
 		p += len;
 		p += strspn(p, " ");
 	}
-	return 0;
-}
-
-/* t_main FILE CASES N SETUP: runs the cases DJC_CASE selects (all when it is
- * unset or empty) in their listed order, SETUP (may be NULL) once before
- * the first; returns T_DONE's status, or 2 for an unknown name */
-static inline int t_main(const char *file, const struct t_case *cases, int n, void (*setup)(void))
-{
-	const char *sel = getenv("DJC_CASE");
-	char on[256];
-	int i;
-	if (n > (int)sizeof on) {
-		fprintf(stderr, "%s: more than %d cases\n", file, (int)sizeof on);
-		return 2;
+	if (list) {
+		for (int i = 0; i < t_ncases; i++)
+			printf("%s\n", t_case[i].name);
+		exit(0);
 	}
-	if (sel && !strcmp(sel, "list")) {
-		for (i = 0; i < n; i++)
-			printf("%s\n", cases[i].name);
-		return 0;
-	}
-	memset(on, !(sel && *sel), sizeof on);
 	while (sel && *sel) {
 		size_t len = strcspn(sel, ",");
 		if (len) {
-			i = t_find(cases, n, sel, len);
+			int i = t_find(sel, len);
 			if (i < 0) {
 				fprintf(stderr, "%s: no case named %.*s; cases:", file, (int)len, sel);
-				for (i = 0; i < n; i++)
-					fprintf(stderr, " %s", cases[i].name);
+				for (i = 0; i < t_ncases; i++)
+					fprintf(stderr, " %s", t_case[i].name);
 				fputc('\n', stderr);
-				return 2;
+				exit(2);
 			}
-			if (t_mark(file, cases, n, i, on))
-				return 2;
+			t_mark(i);
 		}
 		sel += len;
 		sel += strspn(sel, ",");
 	}
-	if (setup)
-		setup();
-	for (i = 0; i < n; i++)
-		if (on[i])
-			cases[i].fn();
-	return T_DONE(file);
 }
 
-/* T_MAIN(file, cases, setup): main's body, with --list as DJC_CASE=list */
-#define T_MAIN(file, cases, setup) int main(int argc, char **argv) { \
-	if (argc > 1 && !strcmp(argv[1], "--list")) setenv("DJC_CASE", "list", 1); \
-	return t_main(file, cases, T_NCASES(cases), setup); }
+/* t_want NAME: whether to run the declared case NAME */
+static inline int t_want(const char *name)
+{
+	int i = t_find(name, strlen(name));
+	if (i < 0) {
+		fprintf(stderr, "t.h: t_want(\"%s\"): no such case declared in t_cases\n", name);
+		exit(2);
+	}
+	t_case[i].asked = 1;
+	return t_case[i].on;
+}
+
+/* t_done NAME: the closing line; a declared case never asked for fails */
+static inline int t_done(const char *name)
+{
+	for (int i = 0; i < t_ncases; i++)
+		if (!t_case[i].asked) {
+			t_fail++;
+			fprintf(stderr, "%s: case %s is declared but main never runs it\n", name, t_case[i].name);
+		}
+	printf("%s: %d passed, %d failed\n", name, t_pass, t_fail);
+	return t_fail ? 1 : 0;
+}
+#define T_DONE(name) t_done(name)
 #endif
