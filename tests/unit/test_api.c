@@ -558,7 +558,7 @@ static void test_timeout_none(djc_conn *c, djc_conn *c2, const char *url, const 
 
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_api", "declare insert_fetch_delete:declare populate_c_make:insert_fetch_delete jobs:populate_c_make values_by_name:insert_fetch_delete value_kinds:declare nothing_taken:declare timeout_none:jobs");
+	t_cases(argc, argv, "test_api", "declare insert_fetch_delete:declare populate_c_make:insert_fetch_delete jobs:populate_c_make values_by_name:insert_fetch_delete value_kinds:declare nothing_taken:declare timeout_none:jobs:nothing_taken");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
