@@ -306,7 +306,7 @@ static void malformed(djc_conn *c)
 
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_restrict", "insert_rows long_lists:insert_rows huge_lists:insert_rows malformed:insert_rows huge_populate_delete:insert_rows");
+	t_cases(argc, argv, "test_restrict", "insert_rows long_lists:insert_rows huge_lists:insert_rows malformed:insert_rows huge_populate_delete:insert_rows:long_lists:huge_lists:malformed");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {

@@ -640,7 +640,7 @@ static void test_long_names(djc_conn *c)
 
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_schema", "declare_again delete drop alter how_lines own_key long_names");
+	t_cases(argc, argv, "test_schema", "declare_again delete drop:declare_again:delete alter how_lines own_key long_names");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
