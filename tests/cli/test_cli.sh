@@ -49,7 +49,7 @@ expect_fail 2 "--schema= anywhere is checked" "^djc: invalid schema name 'a b'" 
 expect_out "the last --db wins" '{"id":1,"name":"a"}' djc --db bogus://x fetch Src --where '{"id": 1}' --format json --db "$DJC_DATABASE_URL"
 expect_fail 2 "--db without a value after the command" '^djc: fetch: unknown or incomplete option --db$' djc fetch Src --db
 }
-tcase global_options
+tcase global_options opt_value
 
 case_double_dash() {
 # ------------------------------------------------------------ -- ends the options
@@ -58,7 +58,7 @@ expect_fail 2 "after --, --db is an argument, not the global option" '^djc: fetc
 expect_out "-- before the table" '{"id":1,"name":"a"}' djc fetch --where '{"id": 1}' --format json -- Src
 expect_out "a lone - is an argument (stdin)" "inserted 1 row into Src" sh -c 'printf "{\"id\": 3, \"name\": \"c\"}\n" | "$DJC" insert Src -'
 }
-tcase double_dash
+tcase double_dash global_options
 
 case_typos() {
 # ------------------------------------------------------------ typos
@@ -77,7 +77,7 @@ expect_fail 2 "an unknown short option" '^djc: fetch: unknown or incomplete opti
 expect_fail 2 "a typo in djc help" "^djc: unknown command 'jobs clera'; did you mean 'jobs clear'\?$" djc help jobs clera
 check "nothing was written by all that" test "$(count Src)" = 3
 }
-tcase typos
+tcase typos double_dash
 
 case_make_rest() {
 # ------------------------------------------------------------ --make takes the rest of the line
