@@ -16,6 +16,13 @@
 #   DJC_KINDS="abi unit cli"     which kinds of test files to run (default all)
 #   DJC_BUILD=build DJC_SAN_BUILD=build-san  (build directories to test; "" skips one)
 #   DJC_PARALLEL=N               test files run at once (default: 2 per core)
+#   DJC_CASE=list                prints each selected file's case names and
+#                                runs nothing (no server is started)
+#   DJC_TEST_OUT=DIR                  keeps every file's output in DIR/NAME[BACKEND]
+#                                (with DJC_TEST_TRACE=1: one "ok:" line per check;
+#                                scripts/check-diff.sh compares two versions)
+#   DJC_TEST_RECORD=FILE              writes how long each file took to FILE, in
+#                                the form of tests/durations.txt
 # `make check T=... CASE=...` sets DJC_TESTS and DJC_CASE; `make check-quick`
 # and `make unit` are this script on SQLite alone.
 #
@@ -68,6 +75,22 @@ selected() {
 	return 1
 }
 
+# DJC_CASE=list: the case names of each selected file, nothing run
+if [ "${DJC_CASE:-}" = list ]; then
+	for f in tests/cli/test_*.sh; do
+		selected "$(basename "$f" .sh)" || continue
+		[[ $KINDS == *" cli "* ]] || break
+		echo "$(basename "$f" .sh):"
+		grep -E '^tcase [A-Za-z0-9_]+' "$f" | sed -E 's/^tcase ([A-Za-z0-9_]+).*/  \1/'
+	done
+	for t in ${BUILD:+"$BUILD"/tests/test_*}; do
+		[ -x "$t" ] && selected "$(basename "$t")" && [[ $KINDS == *" unit "* ]] || continue
+		echo "$(basename "$t"):"
+		"$t" --list | sed 's/^/  /'
+	done
+	exit 0
+fi
+
 declare -A URL
 for b in $BACKENDS; do
 	case $b in
@@ -105,16 +128,17 @@ add_job() {  # name alone command...
 }
 
 # The slowest files start first, so that the last minutes are not one long
-# file running alone (how long each takes is only ever reported, never checked).
-SLOW="worker serve leases lifecycle jobs_core serve_api security concurrency clocks output pool faults jobs"
-order_files() {  # the CLI files, slow ones first
-	local s f
-	for s in $SLOW; do [ -e "tests/cli/test_$s.sh" ] && echo "tests/cli/test_$s.sh"; done
-	for f in tests/cli/test_*.sh; do
-		s=$(basename "$f" .sh); s=${s#test_}
-		case " $SLOW " in *" $s "*) ;; *) echo "$f" ;; esac
-	done
-}
+# file running alone: tests/durations.txt holds how long each job took in a
+# full run ("SECONDS NAME[BACKEND]" lines; DJC_TEST_RECORD=tests/durations.txt
+# writes it anew). A job it does not name counts as slow (60 s). How long a
+# file takes is only ever used for the order, never checked.
+declare -A DUR=()
+if [ -r tests/durations.txt ]; then
+	while read -r secs job; do
+		case $secs in ''|*[!0-9]*) continue ;; esac
+		DUR[$job]=$secs
+	done < tests/durations.txt
+fi
 
 n=0
 # checks of the library as built (tests/abi: no database): once, on the plain build
@@ -147,7 +171,7 @@ for b in $BACKENDS; do
 		done
 	done
 done
-for f in $(order_files); do
+for f in tests/cli/test_*.sh; do
 	[[ $KINDS == *" cli "* ]] || break
 	name=$(basename "$f" .sh)
 	selected "$name" || continue
@@ -193,7 +217,9 @@ cli_job() {
 PASSED=0
 FAILED=0
 SUITES_FAILED=""
+RECORD=""
 T0=() DONE=()
+[ -n "${DJC_TEST_OUT:-}" ] && mkdir -p "$DJC_TEST_OUT"
 
 tally() {  # job index
 	local i=$1 out="$WORK/out.$i" rc line p f
@@ -206,6 +232,9 @@ tally() {  # job index
 	PASSED=$((PASSED + p))
 	FAILED=$((FAILED + f))
 	# how long it took is reported, never checked
+	[ -n "${DJC_TEST_OUT:-}" ] && cp "$out" "$DJC_TEST_OUT/${JNAME[i]}"
+	RECORD="$RECORD$((SECONDS - T0[i])) ${JNAME[i]}
+"
 	if [ "$f" != 0 ]; then
 		SUITES_FAILED="$SUITES_FAILED ${JNAME[i]}"
 		echo "== ${JNAME[i]}: FAILED"; cat "$out"; echo "  (${JNAME[i]}: $((SECONDS - T0[i])) s)"
@@ -231,21 +260,25 @@ reap() {  # tally every started job that has finished
 	done
 }
 
+# the jobs' indices, the longest first (stable: equal ones keep their order)
+ORDER=$(for i in "${!JNAME[@]}"; do echo "${DUR[${JNAME[i]}]:-60} $i"; done | sort -s -k1,1nr | sed 's/.* //')
+
 echo "run-tests: ${#JNAME[@]} test files on $BACKENDS, $JOBS at a time"
-for i in "${!JNAME[@]}"; do
+for i in $ORDER; do
 	[ "${JALONE[i]}" = 1 ] && continue
 	while [ "$RUNNING" -ge "$JOBS" ]; do wait -n 2>/dev/null || sleep 0.2; reap; done
 	start "$i"
 	RUNNING=$((RUNNING + 1))
 done
 while [ "$RUNNING" -gt 0 ]; do wait -n 2>/dev/null || sleep 0.2; reap; done
-for i in "${!JNAME[@]}"; do
+for i in $ORDER; do
 	[ "${JALONE[i]}" = 1 ] || continue
 	start "$i"
 	RUNNING=$((RUNNING + 1))
 	while [ "$RUNNING" -gt 0 ]; do wait -n 2>/dev/null || sleep 0.2; reap; done
 done
 
+[ -n "${DJC_TEST_RECORD:-}" ] && printf '%s' "$RECORD" | sort -k1,1nr -k2 > "$DJC_TEST_RECORD"
 echo
 echo "run-tests: $SECONDS s in all"
 [ -n "$SUITES_FAILED" ] && echo "failing:$SUITES_FAILED"

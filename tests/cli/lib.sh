@@ -7,10 +7,81 @@
 #   T                 a fresh temporary directory (the working directory)
 # A test file calls the helpers below and ends with `finish`, which prints
 # "N passed, N failed" and sets the exit status.
+#
+# Named cases. A file's sections are cases: a function case_NAME holding the
+# section, followed at once by the line `tcase NAME [NEEDS...]` (at the start
+# of a line, nothing else on it), which runs it unless DJC_CASE selects
+# other cases:
+#   case_retry() {
+#   	...checks...
+#   }
+#   tcase retry declare
+# Code between cases (outside the functions) is shared setup and always runs.
+# DJC_CASE (scripts/run-tests.sh passes it through; `make check T=test_x
+# CASE=name`) holds one name or several separated by commas (a space or '-'
+# stands for '_'). THE RULE: a case must pass when it runs alone. A case that
+# uses what an earlier case made (tables, rows, files, variables) names that
+# case in NEEDS; selecting it runs its NEEDS first (and theirs), in file
+# order. Helper functions used by several cases are defined outside the
+# cases. DJC_CASE=list prints the case names and runs nothing; an unknown
+# name is an error (exit 2) before anything runs. The `tcase` lines are read
+# from the file when it starts, so they must be plain literal lines.
+# DJC_TEST_TRACE=1 prints "ok: DESCRIPTION" for every passing check (to compare
+# two versions of a file: scripts/check-diff.sh).
 
 PASS=0
 FAIL=0
 NAME=$(basename "$0" .sh)
+
+# ------------------------------------------------------------- named cases
+declare -A _CASE_ON=() _CASE_NEEDS=()
+_CASES=()
+_case_read() {  # the file's `tcase NAME NEEDS...` lines, into _CASES and _CASE_NEEDS
+	local line name
+	while IFS= read -r line; do
+		line=${line#tcase }
+		name=${line%% *}
+		_CASES+=("$name")
+		[ "$line" = "$name" ] && _CASE_NEEDS[$name]="" || _CASE_NEEDS[$name]=${line#* }
+	done < <(grep -E '^tcase [A-Za-z0-9_]+( [A-Za-z0-9_ ]*)?$' "$0")
+}
+_case_mark() {  # NAME: selects it and what it needs
+	local n
+	[ -n "${_CASE_ON[$1]:-}" ] && return 0
+	_CASE_ON[$1]=1
+	for n in ${_CASE_NEEDS[$1]}; do
+		[ -n "${_CASE_NEEDS[$n]+x}" ] ||
+			{ echo "$NAME: case $1 needs $n, which is not a case" >&2; exit 2; }
+		_case_mark "$n"
+	done
+}
+_case_select() {  # from DJC_CASE; exits on list or an unknown name
+	local sel=${DJC_CASE:-} w
+	_case_read
+	[ -z "$sel" ] && return 0
+	if [ "$sel" = list ]; then
+		printf '%s\n' "${_CASES[@]}"
+		exit 0
+	fi
+	local IFS=,
+	for w in $sel; do
+		w=${w// /_}; w=${w//-/_}
+		[ -z "$w" ] && continue
+		if [ -z "${_CASE_NEEDS[$w]+x}" ]; then
+			echo "$NAME: no case named $w; cases:$(printf " %s" "${_CASES[@]}")" >&2
+			exit 2
+		fi
+		_case_mark "$w"
+	done
+}
+_case_select
+
+# tcase NAME [NEEDS...]: runs case_NAME when DJC_CASE is empty or selects it
+# (the NEEDS are read from the file at its start: see above)
+tcase() {
+	[ -z "${DJC_CASE:-}" ] || [ -n "${_CASE_ON[$1]:-}" ] || return 0
+	"case_$1"
+}
 
 djc() { "$DJC" "$@"; }
 
@@ -25,6 +96,7 @@ mariadb_cli() {
 _report() {  # status description [details]
 	if [ "$1" = ok ]; then
 		PASS=$((PASS + 1))
+		[ "${DJC_TEST_TRACE:-0}" != 0 ] && printf 'ok: %s\n' "$2"
 	else
 		FAIL=$((FAIL + 1))
 		printf '  FAIL [%s/%s] %s\n' "$NAME" "$DJC_BACKEND" "$2" >&2

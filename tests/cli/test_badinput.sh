@@ -7,6 +7,7 @@
 rows() { count "$@" || true; }   # grep -c exits 1 on 0 rows
 no_tables() { OUT=$("$DJC" tables 2>&1); [ -z "$OUT" ]; }
 
+case_pipeline_files() {
 # ------------------------------------------------------------ pipeline files
 # each bad file also holds a good table above the bad one: nothing at all is created
 bad_pipe() {  # file-name line-of-bad-text
@@ -154,7 +155,10 @@ expect_fail 2 "a file with no tables" "^djc: empty\.djc: no tables declared" djc
 printf 'A (manual)\n    a : int32\n    ---\n\0\n' > nul.djc
 expect_fail 2 "a NUL byte in a pipeline" "^djc: nul\.djc: contains a NUL byte$" djc declare nul.djc
 check "after all the bad pipelines: nothing created" no_tables
+}
+tcase pipeline_files
 
+case_good_pipeline() {
 # ------------------------------------------------------------ the good pipeline
 cat > p.djc <<'P'
 Subject (manual)
@@ -185,7 +189,10 @@ cat p.djc > grow.djc
 printf '\nMore (manual)\n    m : int32\n    ---\n    x : int33\n' >> grow.djc
 expect_fail 2 "good tables then a bad one" "^djc: grow\.djc:23: unknown type 'int33'" djc declare grow.djc
 expect_fail 2 "the bad file created nothing" 'unknown table "More"' djc fetch More
+}
+tcase good_pipeline pipeline_files
 
+case_rows() {
 # ------------------------------------------------------------ rows
 # every bad file: two good rows, then the bad one on line 3; nothing is inserted
 bad_rows() {  # file bad-line
@@ -293,7 +300,10 @@ expect_fail 2 "bad row on stdin" "^djc: <stdin>:1: row \{\"subject_id\": 5\}: at
 expect_fail 2 "insert into a computed table" "^djc: table Stats is computed: its rows come from populate, not insert \\(--allow-direct-insert, or the option allow_direct_insert, inserts them by hand for a repair\\)$" \
 	ins_stdin Stats '{"subject_id": 1, "session": 1, "mean": 0.5}'
 expect_out "computed table still empty" 0 rows Stats
+}
+tcase rows good_pipeline
 
+case_cli_names() {
 # ------------------------------------------------------------ names and restrictions on the command line
 expect_fail 2 "table name with SQL on the command line" '^djc: unknown table "x;drop table session" ' djc fetch 'x;drop table session'
 expect_fail 2 "table name with a quote" '^djc: unknown table "Subject\\"; --" ' djc fetch 'Subject"; --'
@@ -310,7 +320,10 @@ expect_fail 2 "--where with a value out of range" "^djc: restriction: attribute 
 expect_fail 2 "--where nested very deep" '^djc: --where is not valid JSON: maximum parsing depth reached' djc fetch Subject --where "$deep"
 expect_fail 2 "delete with malformed --where" '^djc: --where is not valid JSON: ' djc delete Subject --where '{'
 check "bad deletes deleted nothing" test "$(count Subject)" = 1
+}
+tcase cli_names rows
 
+case_connection() {
 # ------------------------------------------------------------ connection and configuration
 expect_fail 2 "unknown URL scheme" "^djc: unknown database URL scheme 'mongodb' \(expected sqlite, postgresql or mysql\)$" \
 	djc --db 'mongodb://localhost/x' tables
@@ -334,6 +347,10 @@ rm -f djc.json
 expect_fail 2 "a bad config stops insert before writing" '^djc: bad\.json:2: malformed JSON' \
 	env DJC_CONFIG=bad.json sh -c 'printf "{\"subject_id\": 30, \"name\": \"x\"}\n" | "$DJC" insert Subject'
 check "in the end: only the seed row" test "$(count Subject)" = 1
+}
+tcase connection cli_names
+
+case_config_usage() {
 # ------------------------------------------------------------ djc config: usage and every checked setting
 expect_fail 2 "config with an unknown option" '^djc: config: unknown option --bogus \(see djc config --help\)$' djc config --bogus
 expect_fail 2 "config with an argument" "^djc: config takes no arguments, only --json \(got 'extra'\)$" djc config extra --json
@@ -396,7 +413,10 @@ expect_fail 2 "populate with a bad lease_timeout in the file" "^djc: badlease\.j
 	env DJC_CONFIG=badlease.json "$DJC" populate Stats --reserve-jobs --make ./mkcfg.sh
 check "no make ran, nothing stored" test "$(if [ -e "$T/made.marker" ]; then echo ran; else echo none; fi)/$(rows Stats)" = none/0
 expect_out "with a good value populate runs" "Stats: 1 made, 0 errors, 0 skipped" env DJC_JOBS_VERSION_METHOD=none "$DJC" populate Stats --reserve-jobs --make ./mkcfg.sh
+}
+tcase config_usage connection
 
+case_not_settings() {
 # ------------------------------------------------------------ DJC_* variables that are not settings
 # a typo in djc.json stops the command; the same typo in the environment
 # is a warning naming the closest setting (the command runs: a make
@@ -425,7 +445,10 @@ chmod +x mkenv.sh
 : > "$T/make.stderr"
 expect_out "a make program that runs djc" "Stats: 1 made, 0 errors, 0 skipped" djc populate Stats --reserve-jobs --make ./mkenv.sh
 check "...gets no warning for the variables its worker set" test ! -s "$T/make.stderr"
+}
+tcase not_settings config_usage
 
+case_one_check() {
 # ------------------------------------------------------------ one check per kind of value, every command
 # a priority, a delay, a timeout: what one command or the configuration
 # refuses, every command refuses, with the same words
@@ -446,7 +469,10 @@ expect_fail 2 "jobs refresh --stale-timeout: as jobs.stale_timeout" "^djc: --sta
 expect_fail 2 "jobs refresh --orphan-timeout: the same" "^djc: --orphan-timeout must be a number of seconds from 0 to 1e9, got '1e12'$" \
 	djc jobs refresh Stats --orphan-timeout 1e12
 check "nothing was added or changed" test "$(djc jobs Stats --json | jq .total)/$(djc jobs Stats --status pending --json | jq '[.jobs[] | .priority] | max // 0')" = "$n_jobs/0"
+}
+tcase one_check not_settings
 
+case_json_csv() {
 # ------------------------------------------------------------ JSON arrays and CSV
 # one JSON array of objects is read whole; a pretty-printed object gets a
 # message saying what insert reads
@@ -487,7 +513,10 @@ printf 'subject_id,name\n50,Max\n' | djc insert Subject --format csv >/dev/null
 check "CSV from stdin with --format csv" test "$(count Subject '{"subject_id": 50}')" = 1
 
 expect_out "clean up the rows of the JSON and CSV cases" "deleted 6 rows from Subject" djc delete Subject --where '{"subject_id": {">": 1}}' --yes
+}
+tcase json_csv one_check
 
+case_malformed_restrictions() {
 # ------------------------------------------------------------ malformed restrictions (issue 36)
 # An operator takes exactly the operand it means: a comparison one value,
 # "in" and "not in" a list of values; anything else is exit 2 naming the
@@ -615,5 +644,7 @@ check "the refused delete deleted nothing" src_intact
 # every job is --all (jobs ignore takes it as cancel and set do)
 expect_out "jobs ignore --all ignores every job" "Sq: ignoring 4 jobs" djc jobs ignore Sq --all
 expect_out "... and they are ignore" "Sq jobs: pending 0, reserved 0, success 0, error 0, ignore 4, total 4" djc jobs Sq
+}
+tcase malformed_restrictions json_csv
 
 finish

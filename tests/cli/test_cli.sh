@@ -21,6 +21,7 @@ expect_rc 0 "declare" djc declare p.djc
 printf '{"id": 1, "name": "a"}\n{"id": 2, "name": "b"}\n' > src.jsonl
 expect_out "insert" "inserted 2 rows into Src" djc insert Src src.jsonl
 
+case_opt_value() {
 # ------------------------------------------------------------ --opt=value and --opt value
 expect_out "--where VALUE" '{"id":2,"name":"b"}' djc fetch Src --where '{"id": 2}' --format json
 expect_out "--where=VALUE" '{"id":2,"name":"b"}' djc fetch Src --where='{"id": 2}' --format=json
@@ -32,7 +33,10 @@ expect_fail 2 "a flag given a value" '^djc: progress: --json takes no value$' dj
 expect_fail 2 "--opt= with an empty value is still the option's value" '^djc: --where is not valid JSON: ' djc fetch Src --where=
 expect_fail 2 "--processes=0 is checked like --processes 0" "^djc: --processes expects an integer >= 1, got '0'$" \
 	djc populate Args --processes=0 --make /bin/true
+}
+tcase opt_value
 
+case_global_options() {
 # ------------------------------------------------------------ global options anywhere
 # a bogus URL proves where --db was applied: every position must reach it
 for args in "--db bogus://x fetch Src" "fetch --db bogus://x Src" "fetch Src --db bogus://x" "fetch Src --db=bogus://x" \
@@ -44,13 +48,19 @@ expect_fail 2 "--schema anywhere is checked" "^djc: invalid schema name 'a-b'" d
 expect_fail 2 "--schema= anywhere is checked" "^djc: invalid schema name 'a b'" djc tables --schema='a b'
 expect_out "the last --db wins" '{"id":1,"name":"a"}' djc --db bogus://x fetch Src --where '{"id": 1}' --format json --db "$DJC_DATABASE_URL"
 expect_fail 2 "--db without a value after the command" '^djc: fetch: unknown or incomplete option --db$' djc fetch Src --db
+}
+tcase global_options opt_value
 
+case_double_dash() {
 # ------------------------------------------------------------ -- ends the options
 expect_fail 2 "after --, --frob is a table name" '^djc: unknown table "--frob" ' djc fetch -- --frob
 expect_fail 2 "after --, --db is an argument, not the global option" '^djc: fetch takes one TABLE$' djc fetch Src -- --db
 expect_out "-- before the table" '{"id":1,"name":"a"}' djc fetch --where '{"id": 1}' --format json -- Src
 expect_out "a lone - is an argument (stdin)" "inserted 1 row into Src" sh -c 'printf "{\"id\": 3, \"name\": \"c\"}\n" | "$DJC" insert Src -'
+}
+tcase double_dash global_options
 
+case_typos() {
 # ------------------------------------------------------------ typos
 expect_fail 2 "a mistyped command: the closest suggested" "^djc: unknown command 'popluate'; did you mean 'populate'\?$" djc popluate Args
 expect_fail 2 "a command with a letter missing" "^djc: unknown command 'fetc'; did you mean 'fetch'\?$" djc fetc Src
@@ -66,7 +76,10 @@ expect_fail 2 "a mistyped subcommand" "^djc: jobs: unknown subcommand 'refersh';
 expect_fail 2 "an unknown short option" '^djc: fetch: unknown or incomplete option -x$' djc fetch Src -x
 expect_fail 2 "a typo in djc help" "^djc: unknown command 'jobs clera'; did you mean 'jobs clear'\?$" djc help jobs clera
 check "nothing was written by all that" test "$(count Src)" = 3
+}
+tcase typos double_dash
 
+case_make_rest() {
 # ------------------------------------------------------------ --make takes the rest of the line
 cat > mk.sh <<'P'
 #!/bin/sh
@@ -83,7 +96,10 @@ check "--make=PROG ARG...: PROG and then its arguments" test "$RC:$OUT" = "0:Arg
 expect_out "the make got its arguments" '{"id":2,"args":"-a=1 b"}' djc fetch Args --where '{"id": 2}' --format json
 expect_fail 2 "--make without a program" '^djc: populate: unknown or incomplete option --make$' djc populate Args --make
 expect_fail 2 "--make before the table: the table is the make's" '^djc: populate needs a TABLE' djc populate --make ./mk.sh Args
+}
+tcase make_rest
 
+case_only_declare_creates() {
 # ------------------------------------------------------------ only declare creates a database or schema
 # a mistyped --schema (or a missing SQLite file) is a one-line error, exit
 # 2, and leaves nothing behind: the second try finds nothing either
@@ -116,7 +132,10 @@ check "djc tables in an empty directory: a one-line error, no djc.db" sh -c \
 expect_rc 0 "declare creates the schema" djc --schema "nope_1" declare p.djc
 expect_out "...which then exists, empty" "" djc --schema "nope_1" fetch Src --format json
 expect_out "...and the other commands use it" "" djc --schema "nope_1" jobs Args --status error
+}
+tcase only_declare_creates
 
+case_help() {
 # ------------------------------------------------------------ help
 for c in declare tables insert fetch delete populate progress jobs "jobs refresh" "jobs clear" "jobs ignore" config help; do
 	# shellcheck disable=SC2086
@@ -133,8 +152,14 @@ run djc populate Args --db nowhere --help
 check "--help anywhere before --make wins over the rest" sh -c 'test "$1" = 0 && printf "%s" "$2" | grep -q "^usage: djc populate"' _ "$RC" "$OUT"
 expect_out "djc help: the list" "$(djc --help)" djc help
 check "the list names every subcommand" sh -c 'printf "%s" "$1" | grep -q "^  jobs refresh TABLE " && printf "%s" "$1" | grep -q "^  jobs ignore TABLE KEY_JSON "' _ "$OUT"
+}
+tcase help
 
+case_public_api() {
 # ------------------------------------------------------------ the command uses only the public API
 check "src/cli includes djc.h and its own headers only" sh -c \
 	'! grep -h "^#include \"" "$1"/src/cli/*.[ch] | grep -v -e "\"cli.h\"" -e "\"commands.h\"" -e "\"djc.h\""' _ "$ROOT"
+}
+tcase public_api
+
 finish

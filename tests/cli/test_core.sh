@@ -97,6 +97,7 @@ TABLES="$TABLES
 Note"
 expect_out "tables after the second file" "$TABLES" djc tables
 
+case_insert() {
 # ------------------------------------------------------------ insert
 cat > subjects.jsonl <<'R'
 {"subject_id": 1, "name": "Ann", "sex": "F"}
@@ -116,7 +117,10 @@ expect_out "insert into a table with two parents" "inserted 4 rows into Session"
 {"subject_id": 3, "session": 7, "rig": "r3"}'
 expect_out "insert into the second file's table" "inserted 1 row into Note" ins_stdin Note '{"subject_id": 3, "note_id": 1, "text": "x"}'
 expect_out "empty input inserts nothing" "inserted 0 rows into Subject" ins_stdin Subject ''
+}
+tcase insert
 
+case_fetch() {
 # ------------------------------------------------------------ fetch
 expect_out "fetch --format table" '*subject_id  name            sex
 -----------  --------------  ---
@@ -207,7 +211,10 @@ expect_fail 2 "--skip-duplicates still refuses a missing parent" \
 	'^djc: orphan\.jsonl:2: row \{"subject_id": 77, "session": 1\}: no row of Subject with \{"subject_id": 77\} \(a parent of Session\): insert it first$' \
 	djc insert Session orphan.jsonl --skip-duplicates
 expect_out "nothing inserted by it" "$n_before" count Session
+}
+tcase fetch insert
 
+case_delete() {
 # ------------------------------------------------------------ delete
 expect_out "delete an unreferenced row" "deleted 1 row from Subject" djc delete Subject --where '{"subject_id": 4}'
 expect_out "deleted row is gone" 3 count Subject
@@ -225,7 +232,10 @@ expect_out "then the parent row goes" "deleted 1 row from Subject" djc delete Su
 expect_out "delete with a list restriction" "deleted 1 row from Rig" djc delete Rig --where '{"rig": ["r3", "nope"]}'
 expect_fail 2 "delete: bad restriction" 'restriction names "x", which is not an attribute of Rig' djc delete Rig --where '{"x": 1}'
 expect_out "bad restriction deleted nothing" 2 count Rig
+}
+tcase delete fetch
 
+case_second_process() {
 # ------------------------------------------------------------ a second process elsewhere
 mkdir -p "$T/elsewhere"
 second() { (cd "$T/elsewhere" && "$DJC" "$@"); }
@@ -234,7 +244,10 @@ expect_out "a fresh process fetches the rows" '{"subject_id":1,"name":"Ann","sex
 {"subject_id":2,"name":"Bob, \"the\" cat","sex":"M"}' second fetch Subject --format json
 expect_out "a fresh process declares: all exist" "$EXISTS" second declare "$T/p.djc"
 check "the other directory got no database file" test ! -e "$T/elsewhere/djc.db"
+}
+tcase second_process delete
 
+case_core_types() {
 # ------------------------------------------------------------ every core type round trip
 cat > types.djc <<'P'
 AllTypes (manual)
@@ -335,7 +348,10 @@ break	tab"
 expect_out "json view of typed values" '{"id":1,"b":true,"f":0.25,"by":"AAEA/wA=","js":{"a":[1,"x,y"]},"s":"line\nbreak\ttab"}
 {"id":2,"b":false,"f":null,"by":null,"js":"q\"uote","s":"Ünïcödé ok"}
 {"id":3,"b":null,"f":null,"by":null,"js":null,"s":"0123456789012345678901234567890123456789012345678901234567"}' djc fetch View --format json
+}
+tcase core_types second_process
 
+case_usage() {
 # ------------------------------------------------------------ usage
 for cmd in declare tables insert fetch delete populate progress jobs config; do
 	expect_rc 0 "djc $cmd --help exits 0" djc "$cmd" --help
@@ -362,7 +378,10 @@ expect_fail 2 "tables takes no arguments" '^djc: tables takes no arguments$' djc
 expect_rc 2 "no command at all" djc
 check "no command prints the usage on stderr" sh -c 'printf "%s" "$1" | grep -q "^usage: djc"' _ "$ERR"
 expect_out "nothing changed by all that" 2 count Subject
+}
+tcase usage core_types
 
+case_text_keys() {
 # ------------------------------------------- text keys compare byte for byte
 # 'ab', 'ab ' and 'ab  ' are three keys on every backend (MariaDB's
 # utf8mb4_bin would compare them equal: djc declares NO PAD collations)
@@ -394,7 +413,10 @@ expect_out "and its own row" '{"tag":"ab","len":2}
 {"tag":"ab ","len":3}
 {"tag":"ab  ","len":4}
 {"tag":"ab   ","len":5}' djc fetch TagLen --format json
+}
+tcase text_keys usage
 
+case_unique_indexes() {
 # ------------------------------------------- unique indexes
 # a unique index violation is not a duplicate primary key: insert says so
 # (and --skip-duplicates does not hide it); a make whose row repeats a
@@ -444,4 +466,7 @@ expect_rc 0 "declare a_pkey and a" djc declare pk.djc
 printf '{"a_id": 1}\n' | "$DJC" insert A >/dev/null
 expect_fail 2 "a duplicate key is a duplicate primary key whatever its constraint's name" 'duplicate primary key in A' \
 	sh -c 'printf "{\"a_id\": 1}\n" | "$1" insert A' _ "$DJC"
+}
+tcase unique_indexes text_keys
+
 finish

@@ -28,6 +28,7 @@ expect_rc 0 "declare" djc declare p.djc
 seq 1 12 | sed 's/.*/{"id": &}/' > src.jsonl
 expect_out "insert 12 keys" "inserted 12 rows into Src" djc insert Src src.jsonl
 
+case_make_output() {
 # ------------------------------------------------- make output faults
 garbage() {  # DESC PATTERN PROGRAM...: one key made by PROGRAM fails, nothing stored
 	local desc=$1 pat=$2; shift 2
@@ -105,7 +106,10 @@ check "jobs --json stays valid JSON" py 'import json,sys; json.loads(sys.argv[1]
 djc jobs clear Out --status error >/dev/null
 expect_out "after all those faults only the good key is stored" "1" cnt Out
 expect_out "no job is left reserved" "Out jobs: pending 11, reserved 0, success 0, error 0, ignore 0, total 11" djc jobs Out
+}
+tcase make_output
 
+case_lost_connections() {
 # ------------------------------------------------- lost connections
 killconns() {  # terminate every other client connection of this file's database (PostgreSQL) or schema (MariaDB)
 	case $DJC_BACKEND in
@@ -169,7 +173,10 @@ sys.exit(0 if all(r["v"] == r["id"] * 10 or r["id"] == 1 for r in rows) else 1)'
 	expect_rc 0 "the rerun completes" djc populate Out --make ./mkslow.sh
 	expect_out "all 12 made once" "12" cnt Out
 fi
+}
+tcase lost_connections
 
+case_full_disk() {
 # ------------------------------------------------------- full disk
 # A fresh SQLite file whose process may not grow any file past a limit
 # (ulimit -f, SIGXFSZ ignored: writes fail with EFBIG like on a full disk).
@@ -215,4 +222,7 @@ M
 	check "no job left reserved or failed" sh -c "printf '%s' \"\$1\" | grep -q 'reserved 0, success 0, error 0'" _ "$OUT"
 	unset DJC_JOBS_LEASE_TIMEOUT
 fi
+}
+tcase full_disk
+
 finish

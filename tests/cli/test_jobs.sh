@@ -63,6 +63,7 @@ wait_file() {  # wait up to 20 s for a file
 }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 
+case_refresh_counts() {
 # ---------------------------------------------------------------- refresh counts
 expect_out "refresh adds 10 pending" '{"table":"J","added":10,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh J --json
 expect_out "refresh text" "J: added 0, removed 0, orphaned 0, re_pended 0" djc jobs refresh J
@@ -84,7 +85,10 @@ check "keep_completed off: jobs table empty" [ "$(counts J)" = '[0,0,0,0,0]' ]
 check "target has 10 rows" [ "$(count J)" = 10 ]
 expect_out "populate again: nothing" "J: 0 made, 0 errors, 0 skipped" djc populate J --reserve-jobs --make ./mk.sh
 check "no make the second time" [ "$(lines log.J)" = 10 ]
+}
+tcase refresh_counts
 
+case_keep_completed() {
 # ---------------------------------------------------------------- keep_completed on, re-pend
 export DJC_JOBS_KEEP_COMPLETED=true
 expect_out "keep_completed: populate" "JG: 10 made, 0 errors, 0 skipped" djc populate JG --reserve-jobs --make ./mk.sh
@@ -97,7 +101,10 @@ check "one pending again" [ "$(counts JG)" = '[1,0,9,0,0]' ]
 expect_out "re-pended key made again" "JG: 1 made, 0 errors, 0 skipped" djc populate JG --reserve-jobs --make ./mk.sh
 check "key 5 made twice in all, others once" [ "$(made log.JG)" = "1 2 3 4 5 5 6 7 8 9 10 " ]
 unset DJC_JOBS_KEEP_COMPLETED
+}
+tcase keep_completed refresh_counts
 
+case_priorities() {
 # ---------------------------------------------------------------- priorities
 expect_out "refresh 1-3 at priority 1" '{"table":"JP","added":3,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JP --priority 1 --where '{"id":[1,2,3]}' --json
 expect_out "refresh the rest at priority 8" '{"table":"JP","added":7,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JP --priority 8 --json
@@ -115,7 +122,10 @@ expect_out "delete them again" "deleted 2 rows from JP" djc delete JP --where '{
 expect_rc 0 "refresh at the default priority" djc jobs refresh JP
 check "the 2 jobs pending at priority 5" [ "$(djc jobs JP --status pending --json | jq -c '.jobs | map([.id,.priority]) | sort')" = '[[9,5],[10,5]]' ]
 expect_out "populate --priority 4 --no-refresh reserves none of them" "JP: 0 made, 0 errors, 0 skipped" djc populate JP --reserve-jobs --priority 4 --no-refresh --make ./mk.sh
+}
+tcase priorities keep_completed
 
+case_most_urgent() {
 # ---------------------------------------------------------------- the most urgent first
 djc jobs refresh JU --priority 2 --where '{"id":7}' >/dev/null
 sleep 0.1
@@ -130,7 +140,10 @@ for order in "9 " "9 7 " "9 7 3 " "9 7 3 1 "; do
 done
 check "exact order 9 7 3 1" [ "$(tr '\n' ' ' < log.JU)" = "9 7 3 1 " ]
 check "6 left pending" [ "$(counts JU)" = '[6,0,0,0,0]' ]
+}
+tcase most_urgent priorities
 
+case_delay() {
 # ---------------------------------------------------------------- delay
 # Keys 1-5 wait an hour, keys 6-10 one second. Once a second has passed (the
 # sleep only ever lasts longer) a populate takes exactly keys 6-10, however
@@ -150,7 +163,10 @@ sleep 1.2
 expect_out "due jobs are reserved, delayed ones are not" "JD: 5 made, 0 errors, 0 skipped" djc populate JD --reserve-jobs --no-refresh --make ./mk.sh
 check "exactly keys 6-10 were made" [ "$(made log.JD)" = "6 7 8 9 10 " ]
 check "keys 1-5 still pending" [ "$(counts JD)" = '[5,0,0,0,0]' ]
+}
+tcase delay most_urgent
 
+case_restrictions() {
 # ---------------------------------------------------------------- restrictions restrict reservation (issue 1413)
 expect_out "refresh everything" '{"table":"JR","added":10,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JR --json
 expect_out "--no-refresh --where makes only matching keys" "JR: 2 made, 0 errors, 0 skipped" \
@@ -162,7 +178,10 @@ check "then 8 9 10" [ "$(made log.JR)" = "2 4 8 9 10 " ]
 expect_out "--where --max-calls --processes 2" "JR: 1 made, 0 errors, 0 skipped" \
 	djc populate JR --reserve-jobs --processes 2 --max-calls 1 --where '{"id":[1,3]}' --make ./mk.sh
 check "one of 1, 3" grep -Eqx '1 2 4 8 9 10 |2 3 4 8 9 10 ' <<< "$(made log.JR)"
+}
+tcase restrictions delay
 
+case_errors() {
 # ---------------------------------------------------------------- errors
 run djc populate JE --reserve-jobs --suppress-errors --make ./mk_fail4.sh
 check "errors: exit 1, 9 made 1 error" [ "$RC" = 1 ]
@@ -187,7 +206,10 @@ check "reserve: first error stops" [ "$RC" = 1 ]
 check "reserve: first error stops (0 made, 1 error)" [ "$(printf '%s\n' "$OUT" | head -1)" = "JX3: 0 made, 1 error, 0 skipped" ]
 check "reserve: one make started" [ "$(lines log.JX3)" = 1 ]
 check "reserve: the rest left pending" [ "$(counts JX3)" = '[9,0,0,1,0]' ]
+}
+tcase errors restrictions
 
+case_ignore() {
 # ---------------------------------------------------------------- ignore
 expect_out "ignore a key not yet in the jobs table" 'JI: ignoring {"id":3}' djc jobs ignore JI '{"id":3}'
 check "inserted as ignore" [ "$(counts JI)" = '[0,0,0,0,1]' ]
@@ -200,7 +222,10 @@ check "not 3, not 6" [ "$(made log.JI)" = "1 2 4 5 7 8 9 10 " ]
 expect_fail 2 "ignore: key attribute missing" "id" djc jobs ignore JI '{}'
 expect_fail 2 "ignore: unknown attribute" "nope" djc jobs ignore JI '{"id":1,"nope":2}'
 expect_fail 2 "ignore: not JSON" "KEY_JSON" djc jobs ignore JI '{id'
+}
+tcase ignore errors
 
+case_truncation() {
 # ---------------------------------------------------------------- truncation
 cat > mk_long.sh <<'P'
 #!/bin/sh
@@ -225,7 +250,10 @@ chmod +x mk_short.sh
 run djc populate JT --reserve-jobs --where '{"id":2}' --make ./mk_short.sh
 msg=$(djc jobs JT --status error --json | jq -r '.jobs[] | select(.id == 2) | .error_message')
 check "a message under 2047 characters is kept whole" [ "$msg" = "make exited with status 1: $(head -c 2000 /dev/zero | tr '\0' 'y')" ]
+}
+tcase truncation ignore
 
+case_stale_removal() {
 # ---------------------------------------------------------------- stale removal
 expect_out "JS refresh" '{"table":"JS","added":5,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JS --json
 djc jobs ignore JS '{"sid":4}' >/dev/null
@@ -236,7 +264,10 @@ sleep 1.2
 expect_out "--stale-timeout 1 removes the gone key, not the ignored one" '{"table":"JS","added":0,"removed":1,"orphaned":0,"re_pended":0}' djc jobs refresh JS --stale-timeout 1 --json
 check "3 pending, 1 ignore" [ "$(counts JS)" = '[3,0,0,0,1]' ]
 check "the ignored gone key stays" [ "$(djc jobs JS --status ignore --json | jq -c '.jobs[] | .sid')" = 4 ]
+}
+tcase stale_removal truncation
 
+case_orphans() {
 # ---------------------------------------------------------------- orphans (SIGKILLed worker)
 DJC_JOBS_LEASE_TIMEOUT=300 "$DJC" populate JK --reserve-jobs --where '{"id":1}' --make ./mk_sleep.sh >/dev/null 2>&1 &
 wpid=$!
@@ -253,7 +284,10 @@ expect_out "--orphan-timeout 1 resets it" '{"table":"JK","added":0,"removed":0,"
 check "pending again" [ "$(counts JK)" = '[1,0,0,0,0]' ]
 expect_out "and made" "JK: 1 made, 0 errors, 0 skipped" djc populate JK --reserve-jobs --no-refresh --make ./mk.sh
 check "JK row 1" [ "$(count JK '{"id":1}')" = 1 ]
+}
+tcase orphans stale_removal
 
+case_sigterm() {
 # ---------------------------------------------------------------- SIGTERM / SIGINT during make
 sigtest() {  # table signal want_rc processes
 	tb=$1; sig=$2; wantrc=$3; procs=$4
@@ -281,7 +315,10 @@ sigtest() {  # table signal want_rc processes
 sigtest JX TERM 143 1
 sigtest JX2 INT 130 1
 sigtest JS2 TERM 143 2
+}
+tcase sigterm orphans
 
+case_version_git() {
 # ---------------------------------------------------------------- version_method=git
 mkdir -p repo
 ( cd repo && git init -q . && echo x > f && git add f && git -c user.name=t -c user.email=t@example.com commit -q -m init ) >/dev/null 2>&1
@@ -291,7 +328,10 @@ check "git repository made" [ -n "$sha" ]
 djc delete J --where '{"id":1}' >/dev/null
 (cd repo && DJC_JOBS_VERSION_METHOD=git DJC_JOBS_KEEP_COMPLETED=true "$DJC" populate J --reserve-jobs --make "$T/mk.sh" >/dev/null)
 check "version records the short commit" [ "$(djc jobs J --status success --json | jq -r '.jobs[] | .version')" = "$sha" ]
+}
+tcase version_git sigterm
 
+case_config() {
 # ---------------------------------------------------------------- djc config
 mkdir -p cfg
 cat > cfg/djc.json <<'P'
@@ -311,7 +351,10 @@ check "djc.json keep_completed applies" [ "$(djc jobs JX --status success --json
 echo '{"jobs": {"nope": 1}}' > cfg/djc.json
 run bash -c "cd cfg && \"$DJC\" config"
 check "config: unknown setting is an error" [ "$RC" = 2 ]
+}
+tcase config version_git
 
+case_status_json() {
 # ---------------------------------------------------------------- jobs --status --json: one object
 { cat p.djc; printf '\nJO (computed)\n    -> Src\n    ---\n    v : int64\n'; } > p2.djc
 expect_rc 0 "declare one more table" djc declare p2.djc
@@ -328,5 +371,7 @@ check "--status error --json: the job objects keep their fields" \
 	[ "$(printf '%s' "$OUT" | jq -c '[.status, (.jobs | length), (.jobs[0] | [.id, .status, .priority, .error_message, (.error_stack | test("boom for 4")), has("reserved_time"), has("host"), has("reservations")])]')" = '["error",1,[4,"error",5,"make exited with status 3: boom for 4",true,true,true,true]]' ]
 expect_out "--status success --json without keep_completed: no jobs" '{"table":"JO","status":"success","jobs":[]}' djc jobs JO --status success --json
 expect_out "jobs --json (counts) is unchanged" '{"table":"JO","pending":0,"reserved":0,"success":0,"error":1,"ignore":0,"total":1}' djc jobs JO --json
+}
+tcase status_json config
 
 finish

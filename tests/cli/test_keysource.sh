@@ -90,6 +90,7 @@ expect_fail 2 "fetch --key and --where together" '^djc: fetch takes --where or -
 printf 'Two (computed)\n    -> Session\n    ---\n    v : int32\n    key_source = {"session_id": 1}\n    key_source = {"session_id": 2}\n' > two.djc
 expect_fail 2 "a second key_source line" "^djc: two\.djc:6: second 'key_source =' line in table Two$" djc declare two.djc
 
+case_repending() {
 # ------------------------------------------------ re-pending completed jobs
 cat > q.djc <<'P'
 Src (manual)
@@ -117,7 +118,10 @@ expect_out "a refresh restricted elsewhere does not re-pend" '{"table":"Out","ad
 export DJC_JOBS_KEEP_COMPLETED=false
 expect_out "without keep_completed nothing is re-pended" '{"table":"Out","added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Out --json
 unset DJC_JOBS_KEEP_COMPLETED
+}
+tcase repending
 
+case_priority_fresh() {
 # ------------------------------------------------ populate --priority on a fresh queue
 cat > r.djc <<'P'
 Job (manual)
@@ -138,7 +142,10 @@ expect_out "insert more" "inserted 2 rows into Job" djc insert Job j2.jsonl
 expect_rc 0 "refresh at the default priority (5)" djc jobs refresh Done
 expect_out "populate --priority 3 --no-refresh leaves priority-5 jobs" "Done: 0 made, 0 errors, 0 skipped" djc populate Done --reserve-jobs --priority 3 --no-refresh --make ./mk.sh
 expect_out "populate --priority 5 makes them" "Done: 2 made, 0 errors, 0 skipped" djc populate Done --reserve-jobs --priority 5 --make ./mk.sh
+}
+tcase priority_fresh
 
+case_comments() {
 # ------------------------------------------------ comments, the README pipeline, -> master
 cat > args.sh <<'M'
 #!/bin/sh
@@ -199,7 +206,10 @@ printf 'Rec2 (manual)\n    rec_id : int32\n    ---\n\nSeg2 (computed)\n    -> Re
 expect_fail 2 "'-> master' twice" '^djc: twice\.djc:12: part table Seg2\.P refers to its master twice$' djc declare twice.djc
 printf 'Rec3 (manual)\n    rec_id : int32\n    ---\n\nSeg3 (computed)\n    -> Rec3\n    ---\n    n : int32\n\nSeg3.P (part)\n    p : int16\n    ---\n    -> master\n' > below.djc
 expect_fail 2 "'-> master' below ---" "^djc: below\.djc:13: '-> master' in part table Seg3\.P belongs above '---'" djc declare below.djc
+}
+tcase comments
 
+case_every_key() {
 # ------------------------------------------------ every kind of key through the jobs table
 # a key of numbers, times and text: each claimed, made once, committed
 # under its own values; by populate one job per claim, and by a worker in
@@ -236,4 +246,7 @@ expect_out "... no job left" '{"table":"KindMade","remaining":0,"total":4}' sh -
 expect_out "delete the made rows" "deleted 4 rows from KindMade" djc delete KindMade
 expect_out "a worker in batches makes them again" "worker: 4 made, 0 errors, 0 skipped; stopped: empty (1)" sh -c 'DJC_JOBS_RESERVE_BATCH=3 "$DJC" worker KindMade --until-empty --make ./mk.sh 2>&1 | tail -1'
 expect_out "... each under its own key" "$(djc fetch Kinds --format json | sed 's/}$/,"v":1}/')" djc fetch KindMade --format json
+}
+tcase every_key
+
 finish

@@ -80,6 +80,7 @@ others() { local i out=""; for i in $(seq "$1"); do sleep "$2"; out="$out$(MK_SL
 nothing() { local i; for i in $(seq "$1"); do printf 'Res: 0 made, 0 errors, 0 skipped|'; done; }
 attempt_of() { djc fetch Res --where "{\"item_id\": $1}" --format json | sed -E 's/.*"attempt":"([^"]*)".*/\1/'; }
 
+case_sigkill() {
 # ------------------------------------------------------------ 1. SIGKILL
 export MK_LOG=$T/m1.log DJC_JOBS_LEASE_TIMEOUT=2
 add_item 1
@@ -126,7 +127,10 @@ check "1: made twice, the first killed (2 starts, 1 end)" test "$(lines '^start 
 second=$(grep '^start 1 ' m1.log | sed -n 2p | cut -d' ' -f3)
 check "1: the committed row is the reclaiming worker's" test "$(attempt_of 1)" = "$second"
 check "1: nothing reserved or in error afterwards" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 0, success 0, error 0, ignore 0, total 0"
+}
+tcase sigkill
 
+case_long_make() {
 # -------------------------------------------------- 2. long make is kept
 export MK_LOG=$T/m2.log DJC_JOBS_LEASE_TIMEOUT=1
 add_item 2
@@ -139,7 +143,10 @@ check "2: five attempts by a second worker during the make take nothing" test "$
 check "2: the first worker made and committed it" sh -c 'grep -q "\"success_count\":1,\"error_count\":0,\"skipped_count\":0,\"lost_count\":0" w1.out'
 check "2: made exactly once (1 start, 1 end)" test "$(lines '^start 2 ' m2.log)/$(lines '^end 2 ' m2.log)" = "1/1"
 check "2: committed exactly once" test "$(count Res '{"item_id": 2}')" = 1
+}
+tcase long_make
 
+case_fencing_token() {
 # ------------------------------------------------------ 3. fencing token
 export MK_LOG=$T/m3.log DJC_JOBS_LEASE_TIMEOUT=1
 add_item 3
@@ -161,7 +168,10 @@ second=$(grep '^start 3 ' m3.log | sed -n 2p | cut -d' ' -f3)
 check "3: exactly one row, the second worker's" test "$(count Res '{"item_id": 3}')/$(attempt_of 3)" = "1/$second"
 check "3: made twice, committed once" test "$(lines '^start 3 ' m3.log)/$(lines '^end 3 ' m3.log)" = "2/2"
 check "3: nothing reserved or in error afterwards" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 0, success 0, error 0, ignore 0, total 0"
+}
+tcase fencing_token
 
+case_make_killed() {
 # ------------------------------------------ 4. make killed by a signal
 # The lease and the make's own child (its sleep, which keeps the make's
 # output open) both last an hour, beyond the $WAIT s bound: a worker that
@@ -187,7 +197,10 @@ run djc jobs Res --status error
 check "4: the job is an error with that message" sh -c 'printf "%s" "$1" | grep -q "^{\"item_id\": 4}  status=error .*error_message=make killed by signal 9 (SIGKILL)$"' _ "$OUT"
 check "4: nothing committed, made once" test "$(count Res '{"item_id": 4}')/$(lines '^start 4 ' m4.log)" = "0/1"
 check "4: job counts" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 0, success 0, error 1, ignore 0, total 1"
+}
+tcase make_killed
 
+case_claim_whole() {
 # ------------------------- 5. a claim of several jobs is kept whole
 # jobs.reserve_batch 3: one claim takes all three; their makes run one
 # after the other for 4.5 leases. The heartbeat renews every job of the
@@ -205,6 +218,10 @@ check "5: five attempts by a second worker during the claim take nothing" test "
 check "5: the first worker made and committed all three" sh -c 'grep -q "\"success_count\":3,\"error_count\":0,\"skipped_count\":0,\"lost_count\":0" w1.out'
 check "5: each made exactly once (3 starts, 3 ends)" test "$(lines '^start 5' m5.log)/$(lines '^end 5' m5.log)" = "3/3"
 check "5: each committed exactly once" test "$(count Res '{"item_id": 51}')$(count Res '{"item_id": 52}')$(count Res '{"item_id": 53}')" = 111
+}
+tcase claim_whole
+
+case_claim_1000() {
 # --------------------- 6. a claim of 1,000 jobs is kept whole as well
 # The heartbeat names at most 900 keys per statement (the least SQLite
 # limit of bound parameters): a claim of 1,000 takes two, and both count.
@@ -219,4 +236,7 @@ wait $w1
 check "6: three attempts by a second worker during the claim take nothing" test "$tries" = "$(nothing 3)"
 check "6: the first worker made and committed all 1,000" sh -c 'grep -q "\"success_count\":1000,\"error_count\":0,\"skipped_count\":0,\"lost_count\":0" w1.out'
 check "6: each made exactly once" test "$(grep -c '^start 1' m6.log)/$(grep '^start 1' m6.log | cut -d' ' -f2 | sort -u | wc -l)" = "1000/1000"
+}
+tcase claim_1000
+
 finish

@@ -92,6 +92,7 @@ handled() {
 }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 
+case_retries() {
 # ------------------------------------------------------------------ retries
 # A make that fails on its first two attempts and succeeds on the third:
 # with max_attempts 3 one populate, without any refresh, ends with the job a
@@ -149,7 +150,10 @@ check "... made again after one retry, its history its own" [ "$(hist Re '{"id":
 # the retention over (0 s here), a refresh sweeps the kept history
 expect_rc 0 "a refresh after the retention" env DJC_JOBS_HISTORY_RETENTION=0 "$DJC" jobs refresh Re --where '{"id":2}'
 expect_fail 2 "... swept it (--key)" "Re has no job with key" djc jobs Re --key '{"id":2}'
+}
+tcase retries
 
+case_backoff() {
 # ------------------------------------------------------------------ backoff
 # Four failing attempts: each retry is due after a backoff (recorded in the
 # history) that grows (jobs.retry_delay 0.2 s doubling, jittered into
@@ -166,7 +170,10 @@ check "backoff: the delays grow within their bounds ($B)" \
 G=$(hist Bo '{"id":1}' 'def t: (.[0:19] | strptime("%Y-%m-%d %H:%M:%S") | mktime) + (if length > 20 then ("0" + .[19:]) | tonumber else 0 end);
 	[.history as $h | range(0; 3) | ($h[. + 1].start_time | t) - (($h[.].end_time | t) + $h[.].backoff)] | map(. >= -0.002) | all')
 check "backoff: no retry started before it was due" [ "$G" = true ]
+}
+tcase backoff retries
 
+case_timeouts() {
 # ------------------------------------------------------------------ timeouts
 # --timeout: the first attempt waits on a child that sleeps an hour; it is
 # stopped (SIGTERM to its process group: the child goes too), recorded
@@ -203,7 +210,10 @@ check "jobs.make_timeout: recorded as a timeout" [ "$(hist Tc '{"id":1}' '[.job.
 run env MK_SLEEP_SECS=3 "$DJC" populate Tc --where '{"id":2}' --timeout 1 --make ./mk.sh
 check "--timeout without reservation: an error too" grep -q '^error {"id": 2}: timed out after 1s$' <<< "$OUT"
 check "... and its make saw DJC_ATTEMPT 1" grep -q '^start 2 1$' log.Tc
+}
+tcase timeouts backoff
 
+case_drain() {
 # ------------------------------------------------------------------ drain
 # SIGUSR1 while a make runs: it finishes and commits, nothing more is
 # claimed, populate exits 0.
@@ -235,7 +245,10 @@ check "drain --processes 2: exit 0" [ "$rc" = 0 ]
 check "drain --processes 2: the two makes committed, drained" [ "$(jq -c '[.success_count,.error_count,.drained]' dp.out)" = '[2,0,true]' ]
 check "drain --processes 2: two makes started" [ "$(grep -c '^start ' log.Dp)" = 2 ]
 check "drain --processes 2: 4 still pending" [ "$(counts Dp)" = '[4,0,2,0,0,6]' ]
+}
+tcase drain timeouts
 
+case_cancel() {
 # ------------------------------------------------------------------ cancel
 # A running make's job is cancelled: its worker stops the make within a
 # heartbeat (lease 2 s: every 0.5 s), commits nothing of it, counts it
@@ -304,7 +317,10 @@ check "cancel before its turn: the other two made" [ "$(grep -c '^end ' log.Cb)/
 check "cancel before its turn: 2 made, 1 cancelled, none lost" [ "$(jq -c '[.success_count,.cancelled_count,.lost_count]' cb.out)" = '[2,1,0]' ]
 check "cancel before its turn: the job is ignore, its attempt cancelled" \
 	[ "$(hist Cb "{\"id\":$y}" '[.job.status, [.history[] | .outcome]]')" = '["ignore",["cancelled"]]' ]
+}
+tcase cancel drain
 
+case_interruptions() {
 # ------------------------------------------------------------------ interruptions
 # With jobs.retry_interrupted, SIGTERM during a make sends the job back to
 # pending at once, kept in its history and not counted against
@@ -326,7 +342,10 @@ expect_out "after two interruptions: made" "In: 1 made, 0 errors, 0 skipped" djc
 check "interruptions: every attempt was attempt 1" [ "$(grep '^start 1 ' log.In | cut -d' ' -f3 | tr '\n' ' ')" = "1 1 1 " ]
 check "interruptions: the history keeps them" \
 	[ "$(hist In '{"id":1}' '[.history[] | [.attempt, .outcome, .message]]')" = '[[1,"interrupted","interrupted by SIGTERM"],[2,"interrupted","interrupted by SIGTERM"],[3,"success",null]]' ]
+}
+tcase interruptions cancel
 
+case_worker_dies() {
 # ------------------------------------------------------------------ a worker process dies
 # With --processes, a make that kills its worker process: the parent records
 # the job's attempt ("died") and, with attempts left, it is retried.
@@ -334,7 +353,10 @@ expect_rc 0 "refresh Pd key 1" djc jobs refresh Pd --where '{"id":1}'
 run env DJC_JOBS_MAX_ATTEMPTS=2 MK_KILL_PARENT_ATTEMPT=1 "$DJC" populate Pd --reserve-jobs --no-refresh --processes 2 --json --make ./mk.sh
 check "worker died: made on the retry" [ "$RC/$(printf '%s' "$OUT" | jq -c '[.success_count,.error_count,.retried_count]')" = '0/[1,0,1]' ]
 check "worker died: history" [ "$(hist Pd '{"id":1}' '[.history[] | [.attempt, .outcome]]')" = '[[1,"died"],[2,"success"]]' ]
+}
+tcase worker_dies interruptions
 
+case_cascade_delete() {
 # ------------------------------------------------------------------ a job deleted by a cascading delete
 # `djc delete` of an upstream row deletes the downstream jobs of its key; a
 # later refresh that adds the key again must not find the old job's history
@@ -346,7 +368,10 @@ expect_rc 0 "cascade: delete Src key 10 with its downstream jobs" djc delete Src
 expect_rc 0 "cascade: insert it again" sh -c 'echo "{\"id\":10,\"name\":\"n10\"}" | "$DJC" insert Src'
 expect_out "cascade: made again" "Hd: 1 made, 0 errors, 0 skipped" djc populate Hd --reserve-jobs --where '{"id":10}' --make ./mk.sh
 check "cascade: the new job's history is its own" [ "$(hist Hd '{"id":10}' '[.history[] | [.attempt, .outcome]]')" = '[[1,"success"]]' ]
+}
+tcase cascade_delete worker_dies
 
+case_where_everywhere() {
 # ------------------------------------------------------------------ --where on every jobs command
 expect_out "refresh Wh keys 1-6" '{"table":"Wh","added":6,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Wh --where '{"id":{"<=":6}}' --json
 check "jobs --where lists the matching jobs" [ "$(djc jobs Wh --where '{"id":[1,2]}' | grep -c '^{"id": [12]}  status=pending')" = 2 ]
@@ -372,7 +397,10 @@ expect_out "clear --where, any status" "Wh: cleared 2 jobs" djc jobs clear Wh --
 expect_out "clear --status --where" "Wh: cleared 1 success job" djc jobs clear Wh --status success --where '{"id":[4,5]}'
 expect_out "clear --all" "Wh: cleared 4 jobs" djc jobs clear Wh --all
 expect_out "nothing left" '{"table":"Wh","pending":0,"reserved":0,"success":0,"error":0,"ignore":0,"total":0}' djc jobs Wh --json
+}
+tcase where_everywhere cascade_delete
 
+case_bad_input() {
 # ------------------------------------------------------------------ bad input
 expect_fail 2 "--timeout not a duration" "--timeout expects a duration" djc populate Wh --timeout 5x --make ./mk.sh
 expect_fail 2 "--timeout -1" "--timeout expects a duration" djc populate Wh --timeout -1 --make ./mk.sh
@@ -426,4 +454,7 @@ printf 'Tm (manual)\n    id : int32\n    ---\n    timeout = 30 : float64\n' > tm
 expect_rc 0 "declare: an attribute called timeout with a default" djc declare tm.djc
 expect_out "... is an attribute" "inserted 1 row into Tm" sh -c 'echo "{\"id\": 1}" | "$DJC" insert Tm'
 check "... with its default" [ "$(djc fetch Tm --format json | jq -c .timeout)" = 30 ]
+}
+tcase bad_input where_everywhere
+
 finish

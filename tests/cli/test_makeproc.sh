@@ -57,6 +57,7 @@ stop_left() {  # end whatever a failed check left running, by pid
 	return 0
 }
 
+case_leftovers() {
 # ------------------------------------- 1. a make's leftovers do not hold the worker
 # Prints its row, leaves a subshell holding stdout and a setsid'd process
 # (stdout closed, its own session), then exits 0. Either, left alive, would
@@ -99,7 +100,10 @@ pids_gone "1: ... and its child killed" bgf.3
 djc jobs clear Res --status error >/dev/null
 check "1: no leftover lived on to log" test "$(lines survived "$LOG")" = 0
 stop_left bg.2 sid.2 bgf.3
+}
+tcase leftovers
 
+case_closed_outputs() {
 # ---------------------- 2. closes stdout/stderr, ignores SIGTERM: bounded waits
 cat > mkstub.sh <<'P'
 #!/bin/sh
@@ -151,7 +155,10 @@ pids_gone "2: orphan: the make that ignored SIGTERM was killed with its child" s
 check "2: orphan: the make never got to its end" test "$(lines survived "$LOG")" = 0
 check "2: orphan: the job is pending for another worker" test "$(djc jobs Res --status pending --json | grep -c '"item_id": *6')" = 1
 stop_left smain.6 sbg.6
+}
+tcase closed_outputs
 
+case_sigkill() {
 # ------------------------------------------ 3. a worker killed by SIGKILL
 # A make with a background child and a setsid'd grandchild (each would live
 # 300 s, far beyond the checks' bounds); it waits.
@@ -190,7 +197,10 @@ pids_gone "3: --processes 2: the killed worker child's make tree is gone" main.5
 check "3: --processes 2: none of it lived on to log" test "$(lines survived "$LOG")" = 0
 stop_left main.5 bg.5 sid.5
 djc jobs clear Res --status error >/dev/null
+}
+tcase sigkill
 
+case_stop_grace() {
 # ------------------------------------------------------ 4. jobs.stop_grace
 run djc config
 check "4: jobs.stop_grace defaults to 5 s" sh -c 'printf "%s\n" "$1" | grep -Eq "^jobs\.stop_grace +5 +\(default\)$"' _ "$OUT"
@@ -207,4 +217,7 @@ for v in 0 0.5 3600; do
 	run env DJC_JOBS_STOP_GRACE=$v "$DJC" config
 	check "4: DJC_JOBS_STOP_GRACE=$v is taken" sh -c 'printf "%s\n" "$1" | grep -Eq "^jobs\.stop_grace +$2 +\(environment\)$"' _ "$OUT" "$v"
 done
+}
+tcase stop_grace
+
 finish

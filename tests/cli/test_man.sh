@@ -9,6 +9,7 @@
 MAN1=$ROOT/man/djc.1
 MAN3=$ROOT/man/libdjc.3
 
+case_djc1() {
 # ------------------------------------------------------- djc.1 vs the CLI
 # the commands of `djc --help` ("jobs refresh" is one), as the table has them
 djc --help | sed -n 's/^  \([a-z][a-z]*\)\( \([a-z][a-z]*\)\)\{0,1\}\( .*\)\{0,1\}$/\1 \3/p' | sed 's/ $//' > cli.cmds
@@ -48,20 +49,29 @@ MAN1_SAVE=$MAN1; MAN1=bad.1
 man_opts insert > o.man; cli_opts insert > o.cli
 check "a djc.1 whose insert section lacks --skip-duplicates differs" eval '! diff o.cli o.man >/dev/null'
 MAN1=$MAN1_SAVE
+}
+tcase djc1
 
+case_libdjc3() {
 # ---------------------------------------------------- libdjc.3 vs djc.h
 # only declarations: names that start a prototype line's function
 sed -n 's/^[a-z][^(]*[ *]\(djc_[a-z0-9_]*\)(.*/\1/p' "$ROOT/include/djc.h" | sort -u > h.fns
 sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$MAN3" | sed 's/\\-/-/g' | grep -o '\bdjc_[a-z0-9_]*(' | tr -d '(' | sort -u > m.fns
 check "libdjc.3's synopsis lists every function of djc.h, and only those ($(wc -l < h.fns))" eval 'diff h.fns m.fns >&2'
 check "djc.h declares functions" test "$(wc -l < h.fns)" -ge 70
+}
+tcase libdjc3
 
+case_formatting() {
 # --------------------------------------------------------- formatting
 for m in "$MAN1" "$MAN3"; do
 	run groff -man -ww -z "$m"
 	check "$(basename "$m") formats without warnings" test "$RC" = 0 -a -z "$ERR"
 done
+}
+tcase formatting
 
+case_completion() {
 # --------------------------------------------------------- completion
 cat > p.djc <<'P'
 Subject (manual)
@@ -90,7 +100,10 @@ check "completion: diagram formats" test "$(comp djc diagram --format "")" = "do
 check "completion: nothing after --make" test "$(comp djc populate Stats --make "")" = ""
 check "completion: --db on the line names the database for table names" \
 	test "$(comp djc --db "sqlite:$T/none.db" fetch "")" = ""
+}
+tcase completion
 
+case_install() {
 # ------------------------------------------------------------ install
 B=${BUILD#"$ROOT"/}
 expect_rc 0 "make install into a DESTDIR" make --no-print-directory -C "$ROOT" BUILD="$B" DESTDIR="$T/dest" PREFIX=/usr install
@@ -99,4 +112,7 @@ check "libdjc.3 installed" cmp "$MAN3" "$T/dest/usr/share/man/man3/libdjc.3"
 check "bash completion installed" cmp "$ROOT/completion/djc.bash" "$T/dest/usr/share/bash-completion/completions/djc"
 expect_rc 0 "make uninstall" make --no-print-directory -C "$ROOT" BUILD="$B" DESTDIR="$T/dest" PREFIX=/usr uninstall
 check "uninstall removed them" sh -c 'test -z "$(find "$1" ! -type d)"' _ "$T/dest"
+}
+tcase install
+
 finish

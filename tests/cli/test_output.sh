@@ -29,6 +29,7 @@ Made (computed)
 P
 expect_rc 0 "declare" djc declare p.djc
 
+case_floats() {
 # ---------------------------------------------------------------- floats
 cat > f.jsonl <<'R'
 {"id": 1, "x": 10, "f": 10}
@@ -135,6 +136,10 @@ check "...the same rows, as JSON" test "$(djc fetch Every2 --format json)" = "$(
 check "...an empty text is \"\" in CSV, NULL an empty field" grep -q '^2,"","",' every.csv
 run sh -c '"$DJC" fetch Every --format csv | "$DJC" insert Every2 --format csv --skip-duplicates'
 check "CSV on stdin with --format csv" test "$RC:$OUT" = "0:inserted 0 rows into Every2"
+}
+tcase floats
+
+case_failure_line() {
 # ---------------------------------------------------------------- populate: the failure line names the key
 cat > mk.sh <<'P'
 #!/bin/sh
@@ -159,6 +164,10 @@ check "with --reserve-jobs --json: stdout is one JSON object" py 'import json,sy
 check "with --reserve-jobs --json: one stderr line naming the first key" sh -c '[ "$(printf "%s\n" "$1" | wc -l)" = 1 ] &&
 	printf "%s" "$1" | grep -Eq "^djc: 3 make calls of Made failed; first \{\"id\": ([345])\} \(2 more\): make exited with status 3: boom for \1\$"' _ "$ERR"
 check "made rows print plain floats" test "$(djc fetch Made --where '{"id": 1}' --format json)" = '{"id":1,"y":1.5}'
+}
+tcase failure_line floats
+
+case_json_escaping() {
 # ---------------------------------------------------------------- JSON output, keys that need escaping
 cat > q.djc <<'P'
 Q (manual)
@@ -271,7 +280,10 @@ run djc jobs NMade --status error --json
 check "jobs --status --json: the token as a string" eval 'printf "%s" "$OUT" | jq -e ".jobs[0].token | type == \"string\"" >/dev/null'
 key=$(djc jobs NMade --status error | head -1 | python3 -c 'import json,sys; l = sys.stdin.read(); print(l[:json.JSONDecoder().raw_decode(l)[1]])')
 expect_out "the listed key pastes into jobs ignore" "NMade: ignoring $nkey" djc jobs ignore NMade "$key"
+}
+tcase json_escaping failure_line
 
+case_progress_bar() {
 # ---------------------------------------------------------------- the progress bar
 cat > long.djc <<'P'
 AVeryLongComputedTableNameForTheProgressBar (computed)
@@ -417,4 +429,7 @@ check "nothing left: no note" test "$RC:$OUT:$ERR" = "0:Tot: 0 made, 0 errors, 0
 run env DJC_DISPLAY_INTERVAL=0 "$DJC" populate Tot --display-progress --make ./slow.sh
 check "a populate with no key: an empty bar at 0/0, no percentage" \
 	sh -c 'printf "%s\n" "$1" | tail -1 | grep -Eq "^Tot:  --%\| {20}\| 0/0 \["' _ "$ERR"
+}
+tcase progress_bar json_escaping
+
 finish

@@ -47,6 +47,7 @@ expect_rc 0 "declare" djc declare p.djc
 printf '{"id": %d, "name": "i%d"}\n' 1 1 2 2 3 3 4 4 > items.jsonl
 expect_out "insert items" "inserted 4 rows into Item" djc insert Item items.jsonl
 
+case_delay() {
 # ---------------------------------------------------------------- 1. --delay
 # DataJoint's populate refreshes with delay=-1: jobs due at once whatever the
 # clocks say. A job added with --delay -1 is due one second before one added
@@ -72,7 +73,10 @@ expect_fail 2 "--stale-timeout stays >= 0" "--stale-timeout expects a number of 
 	djc jobs refresh Calc --stale-timeout -1
 expect_rc 0 "clean up Calc" djc delete Calc --yes
 expect_rc 0 "clear Calc's jobs" djc jobs clear Calc --status pending
+}
+tcase delay
 
+case_direct_insert() {
 # ------------------------------------------------- 2. --allow-direct-insert
 # DataJoint's insert(..., allow_direct_insert=True): rows of computed,
 # imported and part tables by hand, for a backfill or a repair. The jobs
@@ -138,7 +142,10 @@ expect_out "populate of the imported table skips the hand-made key" "Load: 3 mad
 	djc populate Load --reserve-jobs --make ./mkload.sh
 expect_out "its part rows are the hand-made ones" '{"id":1,"u":1,"x":0.5}
 {"id":1,"u":2,"x":1.5}' djc fetch Load.Unit --where '{"id": 1}' --format json
+}
+tcase direct_insert delay
 
+case_ancestors() {
 # ------------------------------------------------ 3. reads limited to ancestors
 # DataJoint's self.upstream[T] refuses a table that is not an ancestor of the
 # target. djc fetch run by a make program (DJC_TABLE, DJC_KEY set) does the
@@ -175,7 +182,10 @@ expect_fail 2 "...and the target itself" "Reader is not upstream of Reader" \
 expect_out "...but reads a parent" '{"id":1,"v2":11}' env DJC_TABLE=Reader DJC_KEY='{"id": 1}' "$DJC" fetch Calc2 --key '{"id": 1}' --format json
 expect_out "a part reads its master" '{"id":1,"n":2}' env DJC_TABLE=Load.Unit DJC_KEY='{"id": 1}' "$DJC" fetch Load --key '{"id": 1}' --format json
 expect_out "outside a make, fetch reads any table" '{"id":1,"w":5}' djc fetch Other --format json
+}
+tcase ancestors direct_insert
 
+case_job_metadata() {
 # --------------------------------------------------------- 4. job metadata
 # jobs.add_job_metadata (default off): computed and imported tables declared
 # while it is on get hidden columns _job_start_time, _job_duration and
@@ -264,7 +274,10 @@ expect_out "populate in batches of 3 jobs per commit" "Expl: 4 made, 0 errors, 0
 expect_out "...fills every row's metadata" "4" \
 	sh -c '"$DJC" fetch Expl --all-columns --format json | jq -s "map(select(._job_duration != null and ._job_start_time != null and ._job_version != null)) | length"'
 expect_rc 0 "drop a table with metadata" djc drop Meta --yes
+}
+tcase job_metadata ancestors
 
+case_key_source() {
 # ------------------------------------------------------------ 5. key_source
 # key_source = a table or a join of upstream tables, optionally restricted,
 # projected on the target's attributes; checked at declare; used by
@@ -377,7 +390,10 @@ expect_fail 2 "alter does not change key_source's tables" "alter does not change
 sed 's/key_source = Item \* Param & {"param_id": \[1, 2\]}.*/key_source = Item * Param \& {"param_id": [1, 2, 3]}/' p5.djc > p5c.djc
 expect_rc 0 "alter changes its restriction" djc alter p5c.djc
 expect_out "...which progress follows" '{"table":"Fit","remaining":4,"total":12}' sh -c '"$DJC" progress Fit --json | jq -c "{table, remaining, total}"'
+}
+tcase key_source job_metadata
 
+case_serve_programs() {
 # ------------------------------------------- serve programs (docs/parity.md)
 # A serve program's fetches go through the make context: ancestors only,
 # checked at commit; its rows get the job metadata.
@@ -434,4 +450,7 @@ expect_out "a row added to what it read failed its key at commit" "true" \
 	sh -c '"$DJC" jobs Dst6 --status error --json | jq -r ".jobs[] | select(.id == 2) | .error_message | startswith(\"upstream changed while make ran: the rows of Src6 that make of Dst6 read\") and contains(\"2 rows then, 3 now) are not the same at commit; nothing committed\")"'
 expect_out "its row has the job metadata" "true" \
 	sh -c '"$DJC" fetch Dst6 --all-columns --format json | jq -c "._job_duration != null and ._job_version != null"'
+}
+tcase serve_programs key_source
+
 finish

@@ -28,6 +28,7 @@ P
 expect_rc 0 "declare" djc declare p.djc
 echo '{"id": 1}' | djc insert A >/dev/null
 
+case_libpq_accepts() {
 # ------------------------------------------------- what libpq accepts
 expect_out "several hosts: the first refuses, the second serves" "A
 B" djc --db "postgresql://$PGUSER_@127.0.0.1:1,$HOSTPORT/$DB?connect_timeout=5" tables
@@ -50,7 +51,10 @@ B" djc --db "$DJC_DATABASE_URL?application_name=djc-pgurl&keepalives=0$OPTS" tab
 expect_fail 2 "a parameter libpq does not know: libpq's reason, exit 2" '^djc: database URL: postgresql: invalid URI query parameter: "bogus"$' \
 	djc --db "$DJC_DATABASE_URL?bogus=1" tables
 expect_fail 2 "a bad port in a host list" "^djc: database URL has a bad port 'x'$" djc --db "postgresql://$PGUSER_@127.0.0.1:1,$HOST:x/$DB" tables
+}
+tcase libpq_accepts
 
+case_password_hidden() {
 # --------------------------------------- the password stays out of output
 # the server's SCRAM role needs its password; here it is a query parameter
 PW=djc-scram-pw
@@ -85,4 +89,7 @@ nopw "the connection error" "$ERR"
 run djc --db "postgresql://$HOSTPORT/$DB?user=djc_scram&password=${PW}x&sslmode=disable" tables
 check "a wrong password fails" test "$RC" = 1
 check "the wrong password is not shown" eval '! printf "%s" "$ERR" | grep -qF -- "${PW}x"'
+}
+tcase password_hidden libpq_accepts
+
 finish

@@ -119,6 +119,7 @@ for k in "$long" '{"name":"short"}'; do
 		[ "$(djc jobs Q --key "$k" --json | jq -c '[.history[] | [.attempt, .outcome]]')" = '[[1,"died"],[2,"success"]]' ]
 done
 
+case_parent_killed() {
 # ------------------------------------- the parent killed (issue 36.2)
 # kill -9 of the --processes parent: its children notice at once (the
 # kernel's SIGTERM on the parent's death) and stop as on SIGTERM: the
@@ -196,5 +197,7 @@ check "... recorded as interrupted by the parent's death" \
 	[ "$(errors_of S)" = "interrupted by SIGTERM: its worker's parent process (pid $PPID_KILLED) died" ]
 check "... each logged it and stopped (signal)" \
 	[ "$(grep -c " orphaned parent=$PPID_KILLED$" wl.txt)/$(grep -c ' stop signal$' wl.txt)" = 2/2 ]
+}
+tcase parent_killed
 
 finish

@@ -95,10 +95,14 @@ expect_out "insert Src" "inserted 10 rows into Src" djc insert Src src.jsonl
 lines() { if [ -f "$1" ]; then grep -c . "$1"; else echo 0; fi; }
 distinct() { if [ -f "$1" ]; then sort -u "$1" | grep -c .; else echo 0; fi; }
 
+case_progress_before() {
 # ---------------------------------------------------------------- progress before
 expect_out "progress before" "Out: Completed 0 of 10 (0.0%), 10 remaining" djc progress Out
 expect_out "progress --json before" '{"table":"Out","remaining":10,"total":10}' sh -c '"$DJC" progress Out --json | jq -c "{table, remaining, total}"'
+}
+tcase progress_before
 
+case_every_key_once() {
 # ---------------------------------------------------------------- every key exactly once
 expect_out "populate makes all 10" "Out: 10 made, 0 errors, 0 skipped" djc populate Out --make ./mk.sh
 check "10 make starts logged" [ "$(lines log.Out)" = 10 ]
@@ -116,7 +120,10 @@ expect_out "delete 3 rows" "deleted 3 rows from Out" djc delete Out --where '{"i
 expect_out "progress partial" "Out: Completed 7 of 10 (70.0%), 3 remaining" djc progress Out
 expect_out "populate makes only the 3 missing" "Out: 3 made, 0 errors, 0 skipped" djc populate Out --make ./mk.sh
 check "only keys 2 5 9 made" [ "$(sort -n log.Out | tr '\n' ' ')" = "2 5 9 " ]
+}
+tcase every_key_once progress_before
 
+case_restrictions() {
 # ---------------------------------------------------------------- restrictions
 rm -f log.Out2
 expect_out "populate --where list" "Out2: 3 made, 0 errors, 0 skipped" djc populate Out2 --where '{"id":[1,3,7]}' --make ./mk.sh
@@ -129,7 +136,10 @@ expect_out "progress --where" "Out2: Completed 2 of 3 (66.7%), 1 remaining" djc 
 expect_fail 2 "--where on an unknown attribute is bad input" "nope" djc populate Out2 --where '{"nope":1}' --make ./mk.sh
 expect_fail 2 "--where that is not JSON" "JSON" djc populate Out2 --where '{id' --make ./mk.sh
 check "no make ran for bad restrictions" [ "$(lines log.Out2)" = 5 ]
+}
+tcase restrictions every_key_once
 
+case_max_calls() {
 # ---------------------------------------------------------------- --max-calls
 rm -f log.Out2
 expect_out "--max-calls 2" "Out2: 2 made, 0 errors, 0 skipped" djc populate Out2 --max-calls 2 --make ./mk.sh
@@ -139,7 +149,10 @@ expect_out "--max-calls with --processes 3" "Out2: 2 made, 0 errors, 0 skipped" 
 check "--max-calls with processes: 4 make starts in all" [ "$(lines log.Out2)" = 4 ]
 check "--max-calls with processes: 9 rows" [ "$(count Out2)" = 9 ]
 expect_out "finish Out2" "Out2: 1 made, 0 errors, 0 skipped" djc populate Out2 --make ./mk.sh
+}
+tcase max_calls restrictions
 
+case_failing_make() {
 # ---------------------------------------------------------------- a failing make
 djc delete Out2 >/dev/null
 rm -f log.Out2
@@ -159,7 +172,10 @@ check "--suppress-errors --json: the error" [ "$(printf '%s' "$OUT" | jq -c '.er
 check "--suppress-errors: went on (7 starts: 4..10)" [ "$(sort -n log.Out2 | tr '\n' ' ')" = "4 5 6 7 8 9 10 " ]
 check "--suppress-errors: 9 rows, none for 4" [ "$(count Out2)" = 9 ]
 check "--suppress-errors: 9 rows, none for 4 (2)" [ "$(count Out2 '{"id":4}')" = 0 ]
+}
+tcase failing_make max_calls
 
+case_bad_output() {
 # ---------------------------------------------------------------- bad output is an error, never a partial insert
 badmake() {  # name body: write mk_NAME.sh
 	printf '#!/bin/sh\n%s\n' "$2" > "mk_$1.sh"
@@ -207,7 +223,10 @@ expect_out "part rows inserted with the master's key" '{"id":2,"item":1,"w":5}
 {"id":2,"item":2,"w":6}' djc fetch WithPart.Item --format json
 expect_out "part row printed before the master row" "WithPart: 1 made, 0 errors, 0 skipped" djc populate WithPart --where '{"id":3}' --make ./mk_partfirst.sh
 expect_out "its part row" '{"id":3,"item":1,"w":7}' djc fetch WithPart.Item --where '{"id":3}' --format json
+}
+tcase bad_output failing_make
 
+case_environment() {
 # ---------------------------------------------------------------- environment and no shell
 cat > mk_env.sh <<'P'
 #!/bin/sh
@@ -263,14 +282,20 @@ expect_out "--make with arguments" "Out2: 1 made, 0 errors, 0 skipped" djc popul
 check "arguments verbatim" [ "$(cat args)" = 'a b|$HOME|--json|;|' ]
 expect_fail 1 "a missing make program is an error" "cannot run make program './nope.sh'" djc populate Out2 --where '{"id":2}' --make ./nope.sh
 check "missing program: nothing inserted" [ "$(count Out2)" = 1 ]
+}
+tcase environment bad_output
 
+case_make_line() {
 # ---------------------------------------------------------------- the make = line
 expect_out "make line used without --make" "Auto: 10 made, 0 errors, 0 skipped" djc populate Auto
 check "make line: 10 starts with its arguments" [ "$(lines log.auto)" = 10 ]
 check "make line: 10 starts with its arguments (2)" [ "$(sort -u log.auto | cut -d' ' -f2- | sort -u)" = "first arg|second" ]
 expect_out "make line rows" '{"id":10,"v":1010}' djc fetch Auto --where '{"id":10}' --format json
 expect_fail 2 "no make anywhere is bad input" "has no make" djc populate Out2
+}
+tcase make_line environment
 
+case_processes_4() {
 # ---------------------------------------------------------------- --processes 4 == 1
 for i in $(seq 1 60); do echo "{\"mid\":$i}"; done | djc insert Many >/dev/null
 expect_out "populate 1 process" "ManyOne: 60 made, 0 errors, 0 skipped" djc populate ManyOne --make ./mk_many.sh
@@ -294,7 +319,10 @@ check "4 processes with errors: exit 1, 57 made, 3 errors" [ "$RC" = 1 ]
 check "4 processes with errors: exit 1, 57 made, 3 errors (2)" [ "$(printf '%s' "$OUT" | jq -c '[.success_count,.error_count]')" = '[57,3]' ]
 check "4 processes: each error reported with its key" \
 	[ "$(printf '%s' "$OUT" | jq -c '[.errors[] | [.key.mid, .message]] | sort')" = '[[20,"make exited with status 1: bad 20"],[40,"make exited with status 1: bad 40"],[60,"make exited with status 1: bad 60"]]' ]
+}
+tcase processes_4 make_line
 
+case_display_progress() {
 # ---------------------------------------------------------------- --display-progress
 djc delete Out2 >/dev/null
 run djc populate Out2 --display-progress --make ./mk.sh
@@ -306,7 +334,10 @@ check "no bar without --display-progress" [ -z "$ERR" ]
 djc delete Out2 >/dev/null
 run env DJC_DISPLAY_PROGRESS=true "$DJC" populate Out2 --make ./mk.sh
 check "display.progress=true: the bar without the option" grep -Eq '^Out2: 100%\|#{20}\| 10/10 \[' <<< "$ERR"
+}
+tcase display_progress processes_4
 
+case_completed_meanwhile() {
 # ---------------------------------------------------------------- completed meanwhile = skipped
 # the make for key 3 has another populate complete key 3 first
 cat > mk_race.sh <<'P'
@@ -320,5 +351,7 @@ djc delete Out2 --where '{"id":3}' >/dev/null
 expect_out "a key completed meanwhile is skipped" "Out2: 0 made, 0 errors, 1 skipped" djc populate Out2 --make ./mk_race.sh
 expect_out "the other process's row stays" '{"id":3,"v":-1}' djc fetch Out2 --where '{"id":3}' --format json
 check "Out2 still 10 rows" [ "$(count Out2)" = 10 ]
+}
+tcase completed_meanwhile display_progress
 
 finish

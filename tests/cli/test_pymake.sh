@@ -16,6 +16,7 @@ PASS=$((PASS + ${ran:-0} - bad))
 FAIL=$((FAIL + bad))
 [ "$RC" = 0 ] || printf '%s\n' "$ERR" | grep -vE ' \.\.\. ok$' | head -60 >&2
 
+case_no_pythonpath() {
 # ------------------------------------------------- without PYTHONPATH or djc on PATH
 # (issue 36.10) A Python make imports djc_make and, per key, fetches
 # through $DJC, on a node whose PATH lacks djc and with no PYTHONPATH set:
@@ -72,4 +73,7 @@ expect_rc 0 "the first pipeline declared, its sessions inserted" env DJC_DATABAS
 run env -u PYTHONPATH -u DJC PATH="$bin" DJC_DATABASE_URL="sqlite:$T/first/djc.db" DJC_DATABASE_SCHEMA= \
 	sh -c 'cd first && "$1" populate SessionStats' _ "$DJC"
 check "the README's first pipeline, djc not on PATH: made" test "$RC/$OUT" = "0/SessionStats: 3 made, 0 errors, 0 skipped"
+}
+tcase no_pythonpath
+
 finish

@@ -11,6 +11,7 @@
 . "$ROOT/tests/cli/lib.sh"
 EX="$ROOT/tests/cli/readme_blocks.py"
 
+case_extractor() {
 # ---------------------------------------------- the extractor can fail
 mkdir -p x/examples
 printf 'a\nb\n' > x/examples/f.txt
@@ -52,7 +53,10 @@ check "a runnable block is scheduled" test "$RC" = 0
 run bash x/out2/run.sh
 check "a failing command fails the run and names the README line" \
 	eval 'test "$RC" != 0 && printf "%s" "$ERR" | grep -q "^fail.md:1: block failed" && ! printf "%s" "$OUT" | grep -q never'
+}
+tcase extractor
 
+case_readme() {
 # ---------------------------------------------------------- the README
 mkdir -p repo
 cp -r "$ROOT/examples" repo/
@@ -79,4 +83,7 @@ if [ "$DJC_BACKEND" != sqlite ]; then
 		eval 'test "$("$DJC" --schema first fetch SessionStats --format json | grep -c .)" = 3'
 	"$DJC" --schema first drop Session --yes >/dev/null 2>&1
 fi
+}
+tcase readme extractor
+
 finish

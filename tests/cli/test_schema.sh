@@ -40,6 +40,7 @@ sql_tables() {
 
 lines() { printf '%s\n' "$@"; }
 
+case_all_or_nothing() {
 # ---------------------------------------------- declare: all or nothing
 # A later table of the file is refused by the server (more columns than any
 # backend allows: SQLite 2000, PostgreSQL 1600, InnoDB 1017): nothing of the
@@ -120,7 +121,10 @@ expect_out "the SQL tables are the first file's" "$BASE" sql_tables
 expect_out "the second file declares once fixed" "created Probe (manual) as probe
 created Quality (computed) as __quality
 created Quality jobs table ~~quality" djc declare grow.djc
+}
+tcase all_or_nothing
 
+case_no_takeover() {
 # ------------------------------------ declare never takes over a table
 # A table of that name that djc did not declare (here: as a DataJoint
 # schema has it, with other columns), a declared table whose SQL table was
@@ -162,7 +166,10 @@ sqlx "DROP TABLE $(qid __stats__unit)" "$A"
 expect_fail 2 "a declared table whose SQL table is gone is refused" \
 	"^djc: base\.djc:17: table Stats\.Unit is declared, but its SQL table '__stats__unit' is missing from the database; 'djc drop Stats' removes its stored definition \(with its master's\)" \
 	djca declare base.djc
+}
+tcase no_takeover all_or_nothing
 
+case_concurrent_declares() {
 # ------------------------------------------- concurrent first declares
 # Workers on a cluster all start with declare: on a new schema, many at
 # once must all succeed (they are serialised), every time.
@@ -241,7 +248,10 @@ sys.stdout.write(out.decode(errors="replace").replace("\r", ""))
 sys.exit(os.waitstatus_to_exitcode(st))
 PY
 }
+}
+tcase concurrent_declares no_takeover
 
+case_data() {
 # ---------------------------------------------------------------- data
 # (in this test's own schema: Subject, Session, Stats, Stats.Unit from
 # base.djc, Probe and Quality from grow.djc)
@@ -265,7 +275,10 @@ expect_rc 0 "populate Stats" djc populate Stats --reserve-jobs --make ./mk_stats
 expect_rc 0 "populate Quality" djc populate Quality --reserve-jobs --make ./mk_q.sh
 expect_out "6 Stats rows" 6 count Stats
 expect_out "12 Quality rows" 12 count Quality
+}
+tcase data concurrent_declares
 
+case_delete() {
 # -------------------------------------------------------------- delete
 printf '{"subject_id": 9, "name": "s9"}\n' | djc insert Subject >/dev/null
 expect_out "a delete that touches one table needs no confirmation (old output)" "deleted 1 row from Subject" \
@@ -327,7 +340,10 @@ DJC_JOBS_KEEP_COMPLETED=true "$DJC" delete Stats --where '{"session": 3}' --yes 
 expect_out "keep_completed: refresh re-pends the deleted row's success job" '{"table":"Stats","added":0,"removed":0,"orphaned":0,"re_pended":1}' \
 	env DJC_JOBS_KEEP_COMPLETED=true "$DJC" jobs refresh Stats --json
 expect_fail 2 "delete: unknown table" '^djc: unknown table "Nope"' djc delete Nope --yes
+}
+tcase delete data
 
+case_alter() {
 # ---------------------------------------------------------------- alter
 cp base.djc alter.djc   # the base pipeline, changed below
 sed -e 's/    name : varchar(32)/    full_name : varchar(48)    # {name} as written\n    weight = null : float32\n    sex = "U" : varchar(1)/' \
@@ -354,7 +370,10 @@ expect_fail 2 "a primary key change is refused, saying what to do" \
 	"^djc: alter3\.djc:[0-9]+: table Session: the primary key changes from .* to .*; alter changes secondary attributes only; to change this, 'djc drop Session'" \
 	djc alter alter3.djc
 expect_fail 2 "alter of a missing file" '^djc: cannot read nope\.djc' djc alter nope.djc
+}
+tcase alter delete
 
+case_drop() {
 # ----------------------------------------------------------------- drop
 expect_fail 2 "drop without --yes is refused off a terminal" \
 	'^djc: drop Stats: not confirmed; run it with --yes to drop the 4 tables listed' djc drop Stats
@@ -396,7 +415,10 @@ expect_rc 0 "then declared again" djc declare base2.djc
 run on_tty y "$DJC" drop Stats
 check "drop on a terminal, 'y': dropped" test "$RC" = 0 -a "$(printf '%s\n' "$OUT" | grep -c '^dropped ')" = 4
 expect_out "gone" "$(lines Subject Session Probe Quality)" djc tables
+}
+tcase drop alter
 
+case_how_made() {
 # ------------------------------------- how a table is made (issue 36, 11)
 # make, make_serve and timeout lines say how the rows are made, not what
 # the table is (in DataJoint, make is code): declare takes a change of
@@ -456,7 +478,10 @@ expect_fail 2 "a key_source change is one of the definition: declare names it an
 expect_out "alter makes it" 'altered Hc: key_source: none -> {"id": 1}' djch alter how3.djc
 expect_out "then declare finds it declared" "exists  Hs (manual) as hs
 exists  Hc (computed) as __hc" djch declare how3.djc
+}
+tcase how_made drop
 
+case_own_key() {
 # ------------------------- a key attribute of its own (issue 36, 15)
 # DataJoint 2.x refuses a computed or imported table with a primary key
 # attribute that comes from no parent unless
@@ -491,7 +516,10 @@ expect_out "one job per parent key, several rows each" "Seg: 2 made, 0 errors, 0
 expect_out "... all rows made" 6 sh -c '"$DJC" --schema "$1" fetch Seg --format json | grep -c .' _ "$K"
 printf '\nSeg2 (computed)\n    -> Session\n    seg_id : int32\n    ---\n    v : int64\n    key_source = Session\n' >> own.djc
 expect_out "a key_source line naming its tables needs no setting" "created Seg2 (computed) as __seg2" sh -c '"$DJC" --schema "$1" declare own.djc | grep "^created Seg2 ("' _ "$K"
+}
+tcase own_key how_made
 
+case_long_names() {
 # --------------------------------------- long table names (issue 36, 13)
 # Any name DataJoint takes (a SQL name of up to 64 characters; PostgreSQL
 # keeps 63) works: the names djc derives from it (jobs table, history,
@@ -548,7 +576,10 @@ xl=L$(printf 'x%.0s' $(seq 1 62))
 printf 'Ls (manual)\n    id : int32\n    ---\n\n%s (computed)\n    -> Ls\n    ---\n    v : int64\n' "$xl" > l65.djc
 expect_fail 2 "65: too long, on every backend" "^djc: l65\.djc:5: table name $xl is too long: its SQL name '__l$(printf 'x%.0s' $(seq 1 62))' has 65 characters, more than the 64 DataJoint allows\$" \
 	djcl declare l65.djc
+}
+tcase long_names own_key
 
+case_drop_race() {
 # ------------------------------------------ drop racing a running populate
 # Workers are making Stats (two processes, short makes) when Session is
 # dropped with everything below it. The drop waits for the transactions
@@ -597,5 +628,7 @@ for r in 1 2 3; do
 	cnt_r() { djcr fetch "$1" --format json | grep -c .; }
 	expect_out "round $r: every key made" 5 cnt_r Stats
 done
+}
+tcase drop_race long_names
 
 finish

@@ -54,6 +54,7 @@ intact() {  # DESC: every table still there, with its rows
 Other rows=$n"; fi
 }
 
+case_row_values() {
 # ------------------------------------------------------------ row values
 # The payloads, stored verbatim and fetched back identically.
 cat > payloads.py <<'PY'
@@ -116,7 +117,10 @@ printf '{"id": 102, "name": "ok"}\n{"id": 103, "name": "x\\u0000; DROP TABLE oth
 expect_fail 2 "a NUL in the second row refuses the whole file" "NUL|UTF-8" djc insert Safe nul2.jsonl
 expect_out "nothing of that file was inserted" "0" cnt Safe '{"id": [102, 103]}'
 expect_fail 2 "a NUL byte in a --where value is refused" "NUL|UTF-8|invalid" djc fetch Safe --where '{"name": "x\u0000y"}'
+}
+tcase row_values
 
+case_table_names() {
 # ------------------------------------------------------- table names
 bad_header() {  # DESC HEADER-LINE
 	printf '%s\n    a : int32\n    ---\n' "$2" > bad.djc
@@ -146,7 +150,10 @@ for name in "Safe; DROP TABLE other" "Safe' --" 'Safe"' "Safe/*" "safe\\" "Safe�
 	expect_fail 2 "jobs of table '$name' refused" "unknown table" djc jobs "$name"
 done
 intact "table names on the command line"
+}
+tcase table_names row_values
 
+case_attribute_names() {
 # ---------------------------------------------------- attribute names
 bad_attr() {  # DESC ATTRIBUTE-LINE
 	printf 'Bad (manual)\n    id : int32\n    ---\n%s\n' "    $2" > bad.djc
@@ -187,7 +194,10 @@ expect_out "csv output quotes them" 'id,e,d
 3,；,x'"'"'); DROP TABLE other; --' djc fetch Weird --format csv
 TABLES0=$(djc tables)
 intact "attribute names"
+}
+tcase attribute_names table_names
 
+case_where_keys() {
 # ---------------------------------------------------- --where keys and operators
 for w in '{"name; DROP TABLE other; --": 1}' '{"id\"); DROP TABLE other; --": 1}' '{"id`": 1}' "{\"id' OR 1=1 --\": 1}" \
 	'{"id/**/": 1}' '{"ｉｄ": 1}' '{"id；": 1}' '{"id\\": 1}' '{"id\u0000": 1}'; do
@@ -205,7 +215,10 @@ done
 expect_out "delete with a payload restriction deletes only its row" "deleted 1 row from Safe" djc delete Safe --where '{"name": "x'"'"'; DROP TABLE other; --"}'
 expect_out "19 rows left" "19" cnt Safe
 intact "--where"
+}
+tcase where_keys attribute_names
 
+case_job_keys() {
 # ------------------------------------------------------------- job keys
 expect_rc 0 "jobs refresh" djc jobs refresh Comp
 for k in '{"id": "1; DROP TABLE other"}' '{"id": "1 OR 1=1"}' '{"id; DROP TABLE other": 1}' "{\"id' --\": 1}" \
@@ -232,7 +245,10 @@ check "the ignored job holds the key verbatim" py 'import json,sys
 rows=json.loads(sys.argv[1])["jobs"]
 sys.exit(0 if len(rows) == 1 and rows[0]["name"] == "x'"'"'; DROP TABLE other; --" else 1)' "$OUT"
 intact "job keys"
+}
+tcase job_keys where_keys
 
+case_make_no_shell() {
 # ------------------------------------------------ make programs: no shell
 rm -f pwned pwned*
 cat > mk.sh <<'M'
@@ -268,7 +284,10 @@ check "...and created nothing" sh -c '! ls pwned* 2>/dev/null | grep -q .'
 expect_rc 0 "clear that error" djc jobs clear Comp --status error
 TABLES0=$(djc tables)
 intact "make programs"
+}
+tcase make_no_shell job_keys
 
+case_secrets() {
 # --------------------------------------------------------------- secrets
 nopw() {  # DESC: $OUT and $ERR hold no password
 	if printf '%s\n%s\n' "$OUT" "$ERR" | grep -qF "$PW"; then _report fail "$1: password leaked" "OUT=$OUT
@@ -394,7 +413,10 @@ if [ "$DJC_BACKEND" = mysql ]; then
 	if printf '%s\n' "$OUT" | grep -qF "$SECRET@"; then _report fail "error_stack holds no URL password printed by a make" "$OUT"; else _report ok "error_stack holds no URL password printed by a make"; fi
 fi
 expect_rc 0 "clear those errors" djc jobs clear Comp --status error
+}
+tcase secrets make_no_shell
 
+case_privileges() {
 # ------------------------------------------------------- privileges
 # A database user that may read a table but not djc's pipeline table is
 # told it is a permission problem, not that nothing is declared (issue 36;
@@ -428,7 +450,10 @@ if [ -n "$RO_URL" ]; then
 	mysql) mariadb_cli -e "DROP USER '$ro_user'@'%'" ;;
 	esac
 fi
+}
+tcase privileges secrets
 
+case_tls() {
 # ------------------------------------------------------------------- TLS
 case $DJC_BACKEND in
 postgresql)
@@ -448,4 +473,7 @@ sqlite)
 	check "...as that file" test -f "$T/we'ird; DROP.db" ;;
 esac
 intact "the end"
+}
+tcase tls privileges
+
 finish

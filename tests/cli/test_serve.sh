@@ -130,6 +130,7 @@ clean() {  # no rows, no jobs, an empty log
 	return 0
 }
 
+case_every_key_once() {
 # ------------------------------------- 1. every key exactly once
 for mode in direct reserved; do
 	for procs in 1 4; do
@@ -155,7 +156,10 @@ check "1: no job left" test "$OUT" = "Res jobs: pending 0, reserved 0, success 0
 : > "$LOG"
 run djc populate Res --reserve-jobs --make-serve python3 mk.py
 check "1: nothing left to make: no program started" test "$RC/$OUT/$(starts)" = "0/Res: 0 made, 0 errors, 0 skipped/0"
+}
+tcase every_key_once
 
+case_fetch_pipe() {
 # ------------------------------------- 2. fetch over the pipe = djc fetch
 # A raw program (no module): for its one key, sends each request of
 # $FETCHES and writes the answer lines as they came (header, then rows)
@@ -263,7 +267,10 @@ check "2: a fetch by 70000 keys answers the 12 whose name matches" \
 check "2: not in 100000 values" test "$(head -1 ans.2)/$(tail -n +2 ans.2 | jq -r .item_id | tr '\n' ' ' | sed 's/ $//')" = '{"_djc":"rows","count":2}/1 2'
 check "2: a malformed restriction is an error naming the attribute" \
 	test "$(jq -r .error ans.3)" = "restriction on 'item_id': '>' takes one value, got a list (a list goes with \"in\" or \"not in\")"
+}
+tcase fetch_pipe every_key_once
 
+case_crash_one_key() {
 # ------------------------------------- 3. a crash fails only that key
 clean
 djc jobs refresh Res --where '{"item_id": 2}' --priority 0 >/dev/null   # key 2 first, then 3
@@ -290,7 +297,10 @@ run env EXIT_ON=5 "$DJC" populate Res --suppress-errors --json --make-serve pyth
 check "3: an exit on key 5 fails key 5 only, with its last stderr line" \
 	test "$(jget '"\(.success_count)/\(.error_count)/\(.errors[0].key.item_id) \(.errors[0].message)"')" = \
 	"$((N - 1))/1/5 serve program exited with status 7 while making the key: leaving on 5"
+}
+tcase crash_one_key fetch_pipe
 
+case_garbage_output() {
 # ------------------------------------- 4. garbage and oversize output
 # raw programs (sh) that speak the protocol, then misbehave on key 3
 cat > raw.sh <<'P'
@@ -376,7 +386,10 @@ clean
 run env BADROW_ON=4 "$DJC" populate Res --suppress-errors --json --make-serve python3 mk.py
 check "4: a Python make's row that does not fit fails its key" \
 	sh -c 'printf "%s" "$1" | grep -q "^1/serve program output line 1: .*expects an integer"' _ "$(jget '"\(.error_count)/\(.errors[0].message)"')"
+}
+tcase garbage_output crash_one_key
 
+case_no_password() {
 # ------------------------------------- 5. no password in a serve program's environment
 PW="s3rve-pw-$$-$RANDOM"
 URL=$DJC_DATABASE_URL
@@ -405,7 +418,10 @@ run env DJC_DATABASE_URL="$URL" DJC_DATABASE_PASSWORD="$PW" ENVDUMP=$T/env.perke
 check "5: (the same make as a per-key program)" test "$RC/$OUT" = "0/Res: 1 made, 0 errors, 0 skipped"
 check "5: (a per-key program does get DJC_DATABASE_URL and the password)" \
 	py 'import json,sys; e=json.load(open(sys.argv[1])); sys.exit(0 if "DJC_DATABASE_URL" in e and e.get("DJC_DATABASE_PASSWORD") == sys.argv[2] else 1)' env.perkey "$PW"
+}
+tcase no_password garbage_output
 
+case_restarts() {
 # ------------------------------------- 6. restarts bounded; programs that cannot serve
 clean
 run env CRASH_ON=all DJC_JOBS_SERVE_RESTARTS=2 "$DJC" populate Res --reserve-jobs --suppress-errors --json --make-serve python3 mk.py
@@ -452,7 +468,10 @@ run "$DJC" populate Res --reserve-jobs --json --make-serve ./v2.sh
 check "6: a program speaking version 2: exit 1, naming the versions" \
 	test "$RC/$(jget '"\(.error_count)/\(.errors | length)/\(.failure)"')" = "1/0/0/serve program './v2.sh' speaks serve protocol version 2; this djc speaks version 1"
 check "6: ... and no job failed" test "$(djc jobs Res)" = "Res jobs: pending $N, reserved 0, success 0, error 0, ignore 0, total $N"
+}
+tcase restarts no_password
 
+case_sigterm_lease() {
 # ------------------------------------- 7. SIGTERM and a lost lease stop the program
 clean
 DJC_JOBS_STOP_GRACE=1 SLEEP_ON=2 "$DJC" populate Res --reserve-jobs --where '{"item_id": 2}' --make-serve python3 mk.py > w.out 2> w.err &
@@ -489,7 +508,10 @@ check "7: lease: key 6 lost once, then 6 and 7 made" grep -q '"success_count":2,
 check "7: lease: the stopped program is gone" gone "$sp"
 check "7: lease: a new program made the next keys" \
 	test "$(starts)/$(awk -v p="$sp" '$1 == "make" && $3 != p' "$LOG" | wc -l)" = "2/2"
+}
+tcase sigterm_lease restarts
 
+case_make_serve_block() {
 # ------------------------------------- 8. make_serve = in the block; the same file per key
 cat > mk_tag.py <<'P'
 import os
@@ -519,7 +541,10 @@ printf 'A (manual)\n    a : int32\n    ---\n    make_serve = ./y\n' > man.djc
 expect_fail 2 "8: make_serve = on a manual table is refused" "man.djc:4: 'make_serve =' belongs to computed and imported tables" djc declare man.djc
 printf 'A (manual)\n    a : int32\n    ---\n\nB (computed)\n    -> A\n    ---\n    make_serve =  # nothing\n' > empty.djc
 expect_fail 2 "8: make_serve = without a program is refused" "empty.djc:8: 'make_serve =' names no program" djc declare empty.djc
+}
+tcase make_serve_block sigterm_lease
 
+case_exits_between() {
 # ------------------------------------- 9. a program that exits 0 between keys
 cat > once.sh <<'P'
 #!/bin/sh
@@ -539,6 +564,10 @@ clean
 run env DJC_JOBS_SERVE_RESTARTS=0 "$DJC" populate Res --reserve-jobs --where '{"item_id": {"<=": 6}}' --make-serve ./once.sh
 check "9: one key per program, no restart allowed after a failure: all 6 made" test "$RC/$OUT" = "0/Res: 6 made, 0 errors, 0 skipped"
 check "9: six programs" test "$(starts)/$(dupes)/$(distinct)" = "6/0/6"
+}
+tcase exits_between make_serve_block
+
+case_attempt() {
 # ------------------------------------- 10. the attempt reaches the program
 cat > retry.py <<'P'
 import os
@@ -560,4 +589,7 @@ check "10: the program was told attempt 1, then attempt 2, of each key" \
 	test "$(awk '$1 == "attempt" {print $2 ":" $3}' "$LOG" | sort | tr '\n' ' ')" = "1:1 1:2 2:1 2:2 "
 check "10: one program served the four attempts (a raised error keeps it)" \
 	test "$(awk '$1 == "attempt" {print $4}' "$LOG" | sort -u | wc -l)" = 1
+}
+tcase attempt exits_between
+
 finish

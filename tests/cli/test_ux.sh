@@ -27,6 +27,7 @@ S
 chmod +x fail.sh
 expect_rc 1 "populate with a failing make" djc populate B --reserve-jobs --suppress-errors --make ./fail.sh
 
+case_error_listing() {
 # ------------------------------------------------------ the error listing
 run djc jobs B --status error
 check "one line per job starts with its key" test "$(printf '%s\n' "$OUT" | grep -c '^{')" = 2
@@ -36,7 +37,10 @@ check "no stack lines for jobs without a stack" eval 'djc jobs B --status pendin
 run djc jobs B --status error
 key=$(printf '%s\n' "$OUT" | grep '^{' | head -1 | sed 's/}  .*/}/')
 expect_rc 0 "the listed key pastes into jobs ignore" djc jobs ignore B "$key"
+}
+tcase error_listing
 
+case_diagram() {
 # ------------------------------------------------------------- diagram
 cat > p2.djc <<'P'
 L (lookup)
@@ -74,7 +78,10 @@ expect_fail 1 "diagram --format svg without Graphviz says what to install" "^djc
 	env PATH=/nonexistent "$DJC" diagram --format svg
 expect_fail 2 "diagram --format png" "^djc: --format must be dot or svg, got 'png'$" djc diagram --format png
 expect_fail 2 "diagram takes no table" "^djc: diagram takes no arguments" djc diagram B
+}
+tcase diagram
 
+case_progress() {
 # ------------------------------------------------ progress of everything
 run djc progress
 check "progress without a table: the computed and imported tables in dependency order" \
@@ -143,7 +150,10 @@ sys.exit(0 if len(lines) >= 6 and max(len(l) for l in lines) <= 29 else 1)' "$OU
 run python3 watchpty.py "$DJC"
 check "progress --watch on a terminal: redrawn in place, no time lines" eval '
 	test "$(printf "%s" "$OUT" | grep -c "$(printf "\r\033\\[3A")")" -ge 2 && ! printf "%s" "$OUT" | grep -q "^== "'
+}
+tcase progress
 
+case_grouped_errors() {
 # ------------------------------------- every table's errors, grouped by message
 cat > p3.djc <<'P'
 E (computed)
@@ -172,7 +182,10 @@ check "...and as JSON" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exi
  {"table": "E", "count": 2, "messages": [{"message": "make exited with status 1: Traceback: the same failure", "count": 2, "first": {"id": 1}}]}]} else 1)' "$OUT"
 expect_out "jobs --status pending without a table: none" "no pending job in any table" djc jobs --status pending
 expect_fail 2 "jobs without a table needs --status" "^djc: jobs needs a TABLE \(or --status STATUS alone" djc jobs --where '{"id": 1}'
+}
+tcase grouped_errors
 
+case_empty_listing() {
 # ------------------------------------- an empty listing says why, when it is not plain
 run djc jobs E --status success
 check "completed jobs are not kept: the empty listing says so" \
@@ -184,5 +197,7 @@ check "a table populated without --reserve-jobs: no job at all, and the note say
 	test "$RC:$OUT:$ERR" = "0::djc: note: D has no job at all: a populate without --reserve-jobs records no jobs (it printed its errors), and djc jobs refresh D adds the missing keys as jobs"
 run djc jobs E --status reserved
 check "an empty listing of a table with jobs: no note" test "$RC:$OUT:$ERR" = "0::"
+}
+tcase empty_listing
 
 finish

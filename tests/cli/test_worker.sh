@@ -97,6 +97,7 @@ check "... each refresh of Stats its own generation" gens_distinct Stats
 check "... each refresh of Summary its own generation" gens_distinct Summary
 check "... all stopped idle" [ "$(grep -c ' stop idle' "$DJC_WORKER_LOG")" = 6 ]
 
+case_connections() {
 # ------------------------------------------------------ connections
 # djc's connections, counted where they arrive
 conns() {
@@ -151,7 +152,10 @@ else
 	djc delete Stats >/dev/null
 	djc delete Session >/dev/null
 fi
+}
+tcase connections
 
+case_pooler() {
 # -------------------------------------------------------------- pooler
 if [ "$DJC_BACKEND" = postgresql ]; then
 	expect_fail 2 "a bad pooler= in the URL" "^djc: database URL parameter pooler must be none or transaction, got 'bogus'$" \
@@ -171,7 +175,10 @@ if [ "$DJC_BACKEND" = postgresql ]; then
 else
 	echo "  (pooler: PostgreSQL only; skipped on $DJC_BACKEND)"
 fi
+}
+tcase pooler connections
 
+case_worker() {
 # ------------------------------------------------------- djc worker
 sessions 1 8
 : > made.log
@@ -332,7 +339,10 @@ wait "$wpid"
 rc=$?
 check "SIGTERM to a waiting worker: exit 143" [ "$rc" = 143 ]
 check "... it reports stopped: signal" grep -q "stopped: signal (1)" sig.out
+}
+tcase worker pooler
 
+case_serve_program() {
 # ------------------------------------------ a serve program (make_serve =)
 # A table whose block says `make_serve = ...`: each worker process keeps one
 # serve program for that table and sends it key after key
@@ -369,7 +379,10 @@ check "serve: 2 worker processes until empty: 20 made, both stopped empty" py 'i
 check "serve: every key made once (20 lines, 20 keys)" test "$(wc -l < serve.log)/$(awk '{print $2}' serve.log | sort -u | wc -l)" = "20/20"
 check "serve: by at most 2 programs (one per worker process)" [ "$(awk '{print $3}' serve.log | sort -u | wc -l)" -le 2 ]
 expect_out "serve: the rows are the program's" "t7" sh -c "\"$DJC\" --schema \"$S\" fetch Tag --where '{\"item_id\": 7}' --format csv | tail -n 1 | cut -d, -f2"
+}
+tcase serve_program worker
 
+case_drain() {
 # ------------------------------------------------------ a drain (SIGUSR1)
 # Two worker processes each in a make that waits for the file "go": SIGUSR1
 # to the parent, which passes it on (its stderr says so); then the makes
@@ -422,7 +435,10 @@ early_drain early.out populate Stats --reserve-jobs --json --make ./mk.sh
 check "SIGUSR1 while populate starts: exit 0 (not killed: $rc)" [ "$rc" = 0 ]
 check "... drained before any make" py 'import json,sys; d=json.loads(open(sys.argv[1]).read()); sys.exit(0 if d["drained"] and d["success_count"] == 0 else 1)' early.out
 check "... key 7 still to be made" sh -c "[ \"\$(\"$DJC\" --schema \"$D\" fetch Stats --where '{\"session_id\": 7}' --format json | grep -c .)\" = 0 ]"
+}
+tcase drain serve_program
 
+case_timeout_serve() {
 # ------------------------------------------ --timeout and --make-serve
 # --timeout: a make that outlives it is stopped and recorded as an error
 run env MK_SLEEP=60 "$DJC" --schema "$D" worker Stats --max-jobs 1 --timeout 1 --json --make ./mk.sh
@@ -451,7 +467,10 @@ run env PYTHONPATH="$ROOT/python" SERVE_LOG="$T/serve.log" "$DJC" --schema "$S" 
 check "worker --make-serve: 4 made by one program" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["success_count"] == 4 and d["stopped"] == {"empty": 1} else 1)' "$OUT"
 check "... one program (one pid) for the 4 keys" test "$(wc -l < serve.log)/$(awk '{print $3}' serve.log | sort -u | wc -l)" = "4/1"
 expect_out "... its rows" "cli23" sh -c "\"$DJC\" --schema \"$S\" fetch Tag --where '{\"item_id\": 23}' --format csv | tail -n 1 | cut -d, -f2"
+}
+tcase timeout_serve drain
 
+case_bad_input() {
 # ----------------------------------------------------------- bad input
 expect_fail 2 "an unknown table" '^djc: unknown table "Nope"' djc worker Nope --idle-exit 1
 expect_fail 2 "a manual table" "^djc: table Session is manual: only computed and imported tables are populated$" djc worker Session --idle-exit 1
@@ -466,4 +485,7 @@ expect_fail 2 "an unknown option" "^djc: worker: unknown or incomplete option --
 expect_fail 2 "--timeout -1" "^djc: --timeout expects a duration such as 90, 30s, 15m or 2h \(0: no limit\), got '-1'$" djc worker --timeout -1
 expect_fail 2 "--make-serve with three tables served" "^djc: a make given to the worker serves one table, and 3 would be served" \
 	djc worker --idle-exit 1 --make-serve ./mk.sh
+}
+tcase bad_input timeout_serve
+
 finish

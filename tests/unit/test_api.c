@@ -133,24 +133,10 @@ static const char *text_of(const djc_row *r, const char *name)
 	return s;
 }
 
-int main(void)
+/* declare */
+static void test_declare(djc_conn *c, djc_conn *c2, const char *url, const char *schema)
 {
-	char path[64];
-	const char *url = getenv("DJC_TEST_URL");
-	if (!url) {
-		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-api-%d.db", (int)getpid());
-		url = path;
-	}
-	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_api";
-	if (!strncmp(url, "sqlite:", 7)) schema = NULL;
-
-	djc_conn *c = NULL, *c2 = NULL;
-	int rc = djc_open(&c, url, schema);
-	if (rc) { fprintf(stderr, "djc_open: %s\n", djc_error_last(c)); return 1; }
-	rc = djc_open(&c2, url, schema);
-	if (rc) { fprintf(stderr, "djc_open: %s\n", djc_error_last(c2)); return 1; }
-
-	/* ------------------------------------------------------- declare */
+	int rc;
 	char *report = NULL;
 	rc = djc_declare(&report, c, PIPE, "api.djc");
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
@@ -161,8 +147,12 @@ int main(void)
 	CHECK(rc == DJC_OK && report && strstr(report, "exists") && !strstr(report, "created"));
 	free(report);
 	CHECK(djc_declare(NULL, c, "Src (manual)\n    id : int64\n    ---\n", "x.djc") == DJC_ECONFLICT);
+}
 
-	/* ------------------------------------------------ insert / fetch / delete */
+/* insert / fetch / delete */
+static void test_insert_fetch_delete(djc_conn *c, djc_conn *c2, const char *url, const char *schema)
+{
+	int rc;
 	{
 		djc_row *rows[6];
 		for (int i = 0; i < 6; i++) {
@@ -216,8 +206,12 @@ int main(void)
 		CHECK(t_count(c, "Src", NULL) == 5);
 		CHECK(djc_fetch(&rs, c, "Nope", NULL) == DJC_ENOTFOUND);
 	}
+}
 
-	/* ------------------------------------------------ populate with a C make */
+/* populate with a C make */
+static void test_populate_c_make(djc_conn *c, djc_conn *c2, const char *url, const char *schema)
+{
+	int rc;
 	{
 		djc_populate_options o;
 		djc_populate_options_init(&o);
@@ -278,8 +272,12 @@ int main(void)
 		CHECK(djc_populate(&res, c, "Src", &o) == DJC_EINVAL);
 		djc_populate_result_free(res);
 	}
+}
 
-	/* ------------------------------------------------ jobs */
+/* jobs */
+static void test_jobs(djc_conn *c, djc_conn *c2, const char *url, const char *schema)
+{
+	int rc;
 	{
 		djc_refresh_result rr;
 		rc = djc_jobs_refresh(&rr, c, "Jb", NULL);
@@ -435,8 +433,11 @@ int main(void)
 		if (rs && djc_rowset_count(rs) == 1) CHECK_STR(text_of(djc_rowset_row(rs, 0), "error_message"), "bad key 4");
 		djc_rowset_free(rs);
 	}
+}
 
-	/* --------------------------------------------- values by attribute name */
+/* values by attribute name */
+static void test_values_by_name(djc_conn *c, djc_conn *c2, const char *url, const char *schema)
+{
 	{
 		djc_rowset *rs = NULL;
 		CHECK(djc_fetch(&rs, c, "Src", "{\"id\": 2}") == DJC_OK && djc_rowset_count(rs) == 1);
@@ -468,8 +469,11 @@ int main(void)
 		CHECK(djc_row_is_null(v, "n") == 1 && djc_row_get_int(&id, v, "n") == DJC_EINVAL);
 		djc_row_free(v);
 	}
+}
 
-	/* ------------------------------------- one check per kind of value */
+/* one check per kind of value */
+static void test_value_kinds(djc_conn *c, djc_conn *c2, const char *url, const char *schema)
+{
 	{
 		char *msg = NULL;
 		CHECK(djc_option_check("priority", 2147483647.0, &msg) == DJC_OK && !msg);
@@ -498,8 +502,11 @@ int main(void)
 		po.timeout = -2;
 		CHECK(djc_populate(&(djc_populate_result *){NULL}, c, "Jb", &po) == DJC_EINVAL);
 	}
+}
 
-	/* ----------------------------------------- why nothing can be taken */
+/* why nothing can be taken */
+static void test_nothing_taken(djc_conn *c, djc_conn *c2, const char *url, const char *schema)
+{
 	{
 		djc_row *n = djc_row_new();
 		djc_row_set_int(n, "id", 200);
@@ -523,8 +530,12 @@ int main(void)
 		CHECK(djc_jobs_waiting(&w, c, "Jb", NULL, 3) == DJC_OK && w.later == 0 && w.first_due[0] == 0 && w.above_priority == 1);
 		CHECK(djc_jobs_waiting(&w, c, "Jb", NULL, 9) == DJC_OK && w.later == 0 && w.above_priority == 0);
 	}
+}
 
-	/* ------------------------- DJC_TIMEOUT_NONE: no limit for one run (--timeout 0) */
+/* DJC_TIMEOUT_NONE: no limit for one run (--timeout 0) */
+static void test_timeout_none(djc_conn *c, djc_conn *c2, const char *url, const char *schema)
+{
+	int rc;
 	{
 		const char *names[] = {"Jb"};
 		int64_t none = -1;
@@ -543,7 +554,33 @@ int main(void)
 		djc_worker_result_free(wr);
 		CHECK(t_count(c, "Jb", "{\"id\": 200}") == 1);
 	}
+}
 
+int main(int argc, char **argv)
+{
+	t_cases(argc, argv, "test_api", "declare insert_fetch_delete:declare populate_c_make:insert_fetch_delete jobs:populate_c_make values_by_name:insert_fetch_delete value_kinds:declare nothing_taken:declare timeout_none:jobs:nothing_taken");
+	char path[64];
+	const char *url = getenv("DJC_TEST_URL");
+	if (!url) {
+		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-api-%d.db", (int)getpid());
+		url = path;
+	}
+	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_api";
+	if (!strncmp(url, "sqlite:", 7)) schema = NULL;
+
+	djc_conn *c = NULL, *c2 = NULL;
+	int rc = djc_open(&c, url, schema);
+	if (rc) { fprintf(stderr, "djc_open: %s\n", djc_error_last(c)); return 1; }
+	rc = djc_open(&c2, url, schema);
+	if (rc) { fprintf(stderr, "djc_open: %s\n", djc_error_last(c2)); return 1; }
+	if (t_want("declare")) test_declare(c, c2, url, schema);
+	if (t_want("insert_fetch_delete")) test_insert_fetch_delete(c, c2, url, schema);
+	if (t_want("populate_c_make")) test_populate_c_make(c, c2, url, schema);
+	if (t_want("jobs")) test_jobs(c, c2, url, schema);
+	if (t_want("values_by_name")) test_values_by_name(c, c2, url, schema);
+	if (t_want("value_kinds")) test_value_kinds(c, c2, url, schema);
+	if (t_want("nothing_taken")) test_nothing_taken(c, c2, url, schema);
+	if (t_want("timeout_none")) test_timeout_none(c, c2, url, schema);
 	djc_close(c2);
 	djc_close(c);
 	if (!getenv("DJC_TEST_URL")) {

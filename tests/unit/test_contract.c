@@ -40,32 +40,9 @@ static int mk_lookup(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	return rc;
 }
 
-int main(void)
+/* a held job survives lookups of unknown tables and a repeated declare */
+static void test_held_job(djc_conn *c)
 {
-	char path[64];
-	const char *url = getenv("DJC_TEST_URL");
-	if (!url) {
-		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-contract-%d.db", (int)getpid());
-		url = path;
-	}
-	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_contract";
-	if (!strncmp(url, "sqlite:", 7)) schema = NULL;
-	djc_conn *c = NULL;
-	if (djc_open(&c, url, schema)) {
-		fprintf(stderr, "cannot open %s: %s\n", url, djc_error_last(c));
-		return 1;
-	}
-	CHECK(djc_declare(NULL, c, PIPE, "c.djc") == DJC_OK);
-	djc_row *rows[6];
-	for (int i = 0; i < 6; i++) {
-		rows[i] = djc_row_new();
-		djc_row_set_int(rows[i], "id", i + 1);
-		djc_row_set_float(rows[i], "x", i);
-	}
-	CHECK(djc_insert(c, "Src", (const djc_row *const *)rows, 6, NULL, NULL) == DJC_OK);
-	for (int i = 0; i < 6; i++) djc_row_free(rows[i]);
-
-	/* a held job survives lookups of unknown tables and a repeated declare */
 	djc_job *j = NULL;
 	djc_refresh_result r0;
 	CHECK(djc_jobs_refresh(&r0, c, "Out", NULL) == DJC_OK && r0.added == 6);
@@ -79,8 +56,11 @@ int main(void)
 	CHECK_MSG(djc_jobs_complete(c, j, (const djc_row *const *)&y, 1, 0.1) == DJC_OK, "%s", djc_error_last(c));
 	djc_row_free(y);
 	djc_job_free(j);
+}
 
-	/* a make that looks up an unknown table, with one and with two processes */
+/* a make that looks up an unknown table, with one and with two processes */
+static void test_make_lookup(djc_conn *c)
+{
 	for (int procs = 1; procs <= 2; procs++) {
 		djc_populate_options o;
 		djc_populate_options_init(&o);
@@ -94,8 +74,13 @@ int main(void)
 			  "processes %d: rc %d, made %ld: %s", procs, rc, res ? res->success_count : -1, djc_error_last(c));
 		djc_populate_result_free(res);
 	}
+}
 
-	/* NULL table names: DJC_EINVAL from every function that takes one */
+/* NULL table names: DJC_EINVAL from every function that takes one */
+static void test_null_args(djc_conn *c)
+{
+	djc_rowset *rs = NULL;
+	djc_job *j = NULL;
 	djc_row *k = djc_row_new();
 	djc_row_set_int(k, "id", 1);
 	const djc_row *kr[1] = {k};
@@ -145,8 +130,14 @@ int main(void)
 	CHECK(djc_jobs_list(&rs, c, "Out", "pending") == DJC_OK);
 	djc_rowset_free(rs);
 	djc_row_free(k);
+}
 
-	/* options of another version are refused, not misread */
+/* options of another version are refused, not misread */
+static void test_other_version(djc_conn *c)
+{
+	size_t n = 0;
+	djc_populate_result *pr = NULL;
+	djc_refresh_result rr;
 	djc_insert_options io = {.version = 99};
 	djc_row *r7 = djc_row_new();
 	djc_row_set_int(r7, "id", 7);
@@ -162,8 +153,11 @@ int main(void)
 	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
 	ro.version = 77;
 	CHECK(djc_jobs_refresh(&rr, c, "Out", &ro) == DJC_EINVAL);
+}
 
-	/* getters convert only where exact */
+/* getters convert only where exact */
+static void test_getters_exact(djc_conn *c)
+{
 	djc_row *v = djc_row_new();
 	double d = 0;
 	djc_row_set_int(v, "a", INT64_MAX);
@@ -177,7 +171,38 @@ int main(void)
 	CHECK(djc_row_float(&d, v, 3) == DJC_EINVAL);
 	CHECK(djc_row_float(&d, v, 4) == DJC_OK && d == 9223372036854775808.0);
 	djc_row_free(v);
+}
 
+int main(int argc, char **argv)
+{
+	t_cases(argc, argv, "test_contract", "held_job make_lookup:held_job null_args other_version getters_exact");
+	char path[64];
+	const char *url = getenv("DJC_TEST_URL");
+	if (!url) {
+		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-contract-%d.db", (int)getpid());
+		url = path;
+	}
+	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_contract";
+	if (!strncmp(url, "sqlite:", 7)) schema = NULL;
+	djc_conn *c = NULL;
+	if (djc_open(&c, url, schema)) {
+		fprintf(stderr, "cannot open %s: %s\n", url, djc_error_last(c));
+		return 1;
+	}
+	CHECK(djc_declare(NULL, c, PIPE, "c.djc") == DJC_OK);
+	djc_row *rows[6];
+	for (int i = 0; i < 6; i++) {
+		rows[i] = djc_row_new();
+		djc_row_set_int(rows[i], "id", i + 1);
+		djc_row_set_float(rows[i], "x", i);
+	}
+	CHECK(djc_insert(c, "Src", (const djc_row *const *)rows, 6, NULL, NULL) == DJC_OK);
+	for (int i = 0; i < 6; i++) djc_row_free(rows[i]);
+	if (t_want("held_job")) test_held_job(c);
+	if (t_want("make_lookup")) test_make_lookup(c);
+	if (t_want("null_args")) test_null_args(c);
+	if (t_want("other_version")) test_other_version(c);
+	if (t_want("getters_exact")) test_getters_exact(c);
 	djc_close(c);
 	if (!getenv("DJC_TEST_URL")) unlink(path + 7);
 	return T_DONE("test_contract");

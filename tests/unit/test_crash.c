@@ -441,8 +441,9 @@ static void test_program_killed(djc_conn *c)
 	djc_rowset_free(rs);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	t_cases(argc, argv, "test_crash", "pool_child pool_child_lost worker_dies_one worker_dies_many program_killed");
 	char path[96];
 	url = getenv("DJC_TEST_URL");
 	schema = getenv("DJC_TEST_SCHEMA");
@@ -466,11 +467,11 @@ int main(void)
 	CHECK_MSG(rc == DJC_OK, "declare: %s", djc_error_last(c));
 	insert_ids(c, "CrSrc", 12);
 	insert_ids(c, "Ab", 8);
-	test_pool_child(c);
-	test_pool_child_lost(c);
-	test_worker_dies(c, "AbOne", 1);
-	test_worker_dies(c, "AbMany", 3);
-	test_program_killed(c);
+	if (t_want("pool_child")) test_pool_child(c);
+	if (t_want("pool_child_lost")) test_pool_child_lost(c);
+	if (t_want("worker_dies_one")) test_worker_dies(c, "AbOne", 1);
+	if (t_want("worker_dies_many")) test_worker_dies(c, "AbMany", 3);
+	if (t_want("program_killed")) test_program_killed(c);
 	djc_close(c);
 	if (!getenv("DJC_TEST_URL")) {
 		unlink(path + 7);

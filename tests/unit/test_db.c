@@ -36,99 +36,85 @@ static void *urgent_insert(void *arg)
 	return NULL;
 }
 
-int main(void)
+/* URL parsing */
+static void test_url_parsing(void)
 {
-	char path[64];
-	const char *url = getenv("DJC_TEST_URL");
-	if (!url) {
-		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-db-%d.db", (int)getpid());
-		url = path;
+	db_url u;
+	char err[256];
+	CHECK(db_url_parse(&u, "postgresql://al%40ice:p%3Aw@db.example:6543/lab?sslmode=require", err, sizeof err) == 0);
+	CHECK_STR(u.user, "al@ice");
+	CHECK_STR(u.password, "p:w");
+	CHECK_STR(u.host, "db.example");
+	CHECK(u.port == 6543);
+	CHECK_STR(u.dbname, "lab");
+	CHECK(u.nopts == 0);   /* libpq's parameters go to libpq with the URL */
+	CHECK_STR(u.conninfo, "postgresql://al%40ice:p%3Aw@db.example:6543/lab?sslmode=require");
+	CHECK_STR(u.redacted, "postgresql://al@ice:***@db.example:6543/lab?sslmode=require");
+	db_url_free(&u);
+	/* PostgreSQL URLs are parsed by libpq (PQconninfoParse): every URL it takes */
+	CHECK(db_url_parse(&u, "postgresql://u:pw1234@h1:5432,h2:5433/lab?target_session_attrs=read-write", err, sizeof err) == 0);
+	CHECK_STR(u.host, "h1,h2");
+	CHECK(u.port == 0);
+	CHECK_STR(u.password, "pw1234");
+	CHECK_STR(u.redacted, "postgresql://u:***@h1:5432,h2:5433/lab?target_session_attrs=read-write");
+	db_url_free(&u);
+	CHECK(db_url_parse(&u, "postgres://h/lab?user=bob&password=Secr3tPw&sslpassword=KeyPw123", err, sizeof err) == 0);
+	CHECK_STR(u.user, "bob");
+	CHECK_STR(u.password, "Secr3tPw");
+	CHECK_STR(u.redacted, "postgresql://bob:***@h/lab");
+	db_url_free(&u);
+	CHECK(db_url_parse(&u, "postgresql://?service=lab", err, sizeof err) == 0);
+	CHECK_STR(u.redacted, "postgresql://?service=lab");
+	db_url_free(&u);
+	CHECK(db_url_parse(&u, "postgresql://%2Fvar%2Frun%2Fpostgresql/lab", err, sizeof err) == 0);
+	CHECK_STR(u.host, "/var/run/postgresql");
+	CHECK_STR(u.redacted, "postgresql://[socket]/lab");
+	db_url_free(&u);
+	CHECK(db_url_parse(&u, "postgresql://h/db?djc_mode=x%20y&sslmode=require", err, sizeof err) == 0);
+	CHECK(u.nopts == 1 && !strcmp(u.opt_keys[0], "djc_mode") && !strcmp(u.opt_vals[0], "x y"));
+	CHECK_STR(u.conninfo, "postgresql://h/db?sslmode=require");
+	db_url_free(&u);
+	/* refused as libpq refuses them, the password never in the message */
+	static const struct { const char *url, *msg; } bad[] = {
+		{"postgresql://u:Secr3tPw@h/db?bogus=1", "database URL: postgresql: invalid URI query parameter: \"bogus\""},
+		{"postgresql://u:Secr3tPw@h:abc/db", "database URL has a bad port 'abc'"},
+		{"postgresql://u:Secr3tPw@h1:5432,h2:0/db", "database URL has a bad port '0'"},
+		{"postgresql://u:Secr3tPw@h/db?sslmode=%zz", "database URL: postgresql: invalid percent-encoded token: \"%zz\""},
+		{"postgresql://u:Secr3t%zz@h/db", NULL},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		CHECK(db_url_parse(&u, bad[i].url, err, sizeof err) == DJC_EINVAL);
+		if (bad[i].msg) CHECK_STR(err, bad[i].msg);
+		CHECK(strstr(err, "Secr3t") == NULL);
 	}
-	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_db";
+	CHECK(db_url_parse(&u, "mysql://root@127.0.0.1:99999/x", err, sizeof err) == DJC_EINVAL);
+	CHECK(strstr(err, "port") != NULL);
+	CHECK(db_url_parse(&u, "oracle://x", err, sizeof err) == DJC_EINVAL);
+	CHECK(db_url_parse(&u, "sqlite:", err, sizeof err) == DJC_EINVAL);
+	CHECK(db_url_parse(&u, "sqlite:/tmp/x.db", err, sizeof err) == 0 && !strcmp(u.path, "/tmp/x.db"));
+	db_url_free(&u);
+	CHECK(db_ident_ok("session_2"));
+	CHECK(!db_ident_ok("a;drop"));
+	CHECK(!db_ident_ok("a\"b"));
+	CHECK(!db_ident_ok("9a"));
+	/* MariaDB/MySQL: a NO PAD binary collation where the server has one */
+	CHECK_STR(db_mysql_collation("10.11.6-MariaDB-0+deb12u1"), "utf8mb4_nopad_bin");
+	CHECK_STR(db_mysql_collation("5.5.5-10.2.44-MariaDB"), "utf8mb4_nopad_bin");
+	CHECK_STR(db_mysql_collation("11.4.2-MariaDB"), "utf8mb4_nopad_bin");
+	CHECK_STR(db_mysql_collation("10.1.48-MariaDB"), "utf8mb4_bin");
+	CHECK_STR(db_mysql_collation("8.0.36"), "utf8mb4_0900_bin");
+	CHECK_STR(db_mysql_collation("8.0.17"), "utf8mb4_0900_bin");
+	CHECK_STR(db_mysql_collation("8.0.16"), "utf8mb4_bin");
+	CHECK_STR(db_mysql_collation("8.4.0"), "utf8mb4_0900_bin");
+	CHECK_STR(db_mysql_collation("5.7.44-log"), "utf8mb4_bin");
+	CHECK_STR(db_mysql_collation("garbage"), "utf8mb4_bin");
+	CHECK_STR(db_mysql_collation(NULL), "utf8mb4_bin");
+}
 
-	/* URL parsing */
-	{
-		db_url u;
-		char err[256];
-		CHECK(db_url_parse(&u, "postgresql://al%40ice:p%3Aw@db.example:6543/lab?sslmode=require", err, sizeof err) == 0);
-		CHECK_STR(u.user, "al@ice");
-		CHECK_STR(u.password, "p:w");
-		CHECK_STR(u.host, "db.example");
-		CHECK(u.port == 6543);
-		CHECK_STR(u.dbname, "lab");
-		CHECK(u.nopts == 0);   /* libpq's parameters go to libpq with the URL */
-		CHECK_STR(u.conninfo, "postgresql://al%40ice:p%3Aw@db.example:6543/lab?sslmode=require");
-		CHECK_STR(u.redacted, "postgresql://al@ice:***@db.example:6543/lab?sslmode=require");
-		db_url_free(&u);
-		/* PostgreSQL URLs are parsed by libpq (PQconninfoParse): every URL it takes */
-		CHECK(db_url_parse(&u, "postgresql://u:pw1234@h1:5432,h2:5433/lab?target_session_attrs=read-write", err, sizeof err) == 0);
-		CHECK_STR(u.host, "h1,h2");
-		CHECK(u.port == 0);
-		CHECK_STR(u.password, "pw1234");
-		CHECK_STR(u.redacted, "postgresql://u:***@h1:5432,h2:5433/lab?target_session_attrs=read-write");
-		db_url_free(&u);
-		CHECK(db_url_parse(&u, "postgres://h/lab?user=bob&password=Secr3tPw&sslpassword=KeyPw123", err, sizeof err) == 0);
-		CHECK_STR(u.user, "bob");
-		CHECK_STR(u.password, "Secr3tPw");
-		CHECK_STR(u.redacted, "postgresql://bob:***@h/lab");
-		db_url_free(&u);
-		CHECK(db_url_parse(&u, "postgresql://?service=lab", err, sizeof err) == 0);
-		CHECK_STR(u.redacted, "postgresql://?service=lab");
-		db_url_free(&u);
-		CHECK(db_url_parse(&u, "postgresql://%2Fvar%2Frun%2Fpostgresql/lab", err, sizeof err) == 0);
-		CHECK_STR(u.host, "/var/run/postgresql");
-		CHECK_STR(u.redacted, "postgresql://[socket]/lab");
-		db_url_free(&u);
-		CHECK(db_url_parse(&u, "postgresql://h/db?djc_mode=x%20y&sslmode=require", err, sizeof err) == 0);
-		CHECK(u.nopts == 1 && !strcmp(u.opt_keys[0], "djc_mode") && !strcmp(u.opt_vals[0], "x y"));
-		CHECK_STR(u.conninfo, "postgresql://h/db?sslmode=require");
-		db_url_free(&u);
-		/* refused as libpq refuses them, the password never in the message */
-		static const struct { const char *url, *msg; } bad[] = {
-			{"postgresql://u:Secr3tPw@h/db?bogus=1", "database URL: postgresql: invalid URI query parameter: \"bogus\""},
-			{"postgresql://u:Secr3tPw@h:abc/db", "database URL has a bad port 'abc'"},
-			{"postgresql://u:Secr3tPw@h1:5432,h2:0/db", "database URL has a bad port '0'"},
-			{"postgresql://u:Secr3tPw@h/db?sslmode=%zz", "database URL: postgresql: invalid percent-encoded token: \"%zz\""},
-			{"postgresql://u:Secr3t%zz@h/db", NULL},
-		};
-		for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-			CHECK(db_url_parse(&u, bad[i].url, err, sizeof err) == DJC_EINVAL);
-			if (bad[i].msg) CHECK_STR(err, bad[i].msg);
-			CHECK(strstr(err, "Secr3t") == NULL);
-		}
-		CHECK(db_url_parse(&u, "mysql://root@127.0.0.1:99999/x", err, sizeof err) == DJC_EINVAL);
-		CHECK(strstr(err, "port") != NULL);
-		CHECK(db_url_parse(&u, "oracle://x", err, sizeof err) == DJC_EINVAL);
-		CHECK(db_url_parse(&u, "sqlite:", err, sizeof err) == DJC_EINVAL);
-		CHECK(db_url_parse(&u, "sqlite:/tmp/x.db", err, sizeof err) == 0 && !strcmp(u.path, "/tmp/x.db"));
-		db_url_free(&u);
-		CHECK(db_ident_ok("session_2"));
-		CHECK(!db_ident_ok("a;drop"));
-		CHECK(!db_ident_ok("a\"b"));
-		CHECK(!db_ident_ok("9a"));
-		/* MariaDB/MySQL: a NO PAD binary collation where the server has one */
-		CHECK_STR(db_mysql_collation("10.11.6-MariaDB-0+deb12u1"), "utf8mb4_nopad_bin");
-		CHECK_STR(db_mysql_collation("5.5.5-10.2.44-MariaDB"), "utf8mb4_nopad_bin");
-		CHECK_STR(db_mysql_collation("11.4.2-MariaDB"), "utf8mb4_nopad_bin");
-		CHECK_STR(db_mysql_collation("10.1.48-MariaDB"), "utf8mb4_bin");
-		CHECK_STR(db_mysql_collation("8.0.36"), "utf8mb4_0900_bin");
-		CHECK_STR(db_mysql_collation("8.0.17"), "utf8mb4_0900_bin");
-		CHECK_STR(db_mysql_collation("8.0.16"), "utf8mb4_bin");
-		CHECK_STR(db_mysql_collation("8.4.0"), "utf8mb4_0900_bin");
-		CHECK_STR(db_mysql_collation("5.7.44-log"), "utf8mb4_bin");
-		CHECK_STR(db_mysql_collation("garbage"), "utf8mb4_bin");
-		CHECK_STR(db_mysql_collation(NULL), "utf8mb4_bin");
-	}
-
-	db_conn *c = open_or_die(url, schema);
-	db_conn *c2 = open_or_die(url, schema);
-	sb_t b = SB_INIT, n = SB_INIT;
-
-	ddl(c, "DROP TABLE IF EXISTS t_child");
-	ddl(c, "DROP TABLE IF EXISTS t_vals");
-	ddl(c, "DROP TABLE IF EXISTS t_queue");
-
-	/* a table with every column type */
+/* a table with every column type */
+static void test_every_type(db_conn *c, db_conn *c2, const char *url, const char *schema)
+{
+	sb_t b = SB_INIT;
 	coldef defs[] = {
 		{T_INT64, 0, 0, NULL, 0}, {T_INT8, 0, 0, NULL, 0}, {T_UINT64, 0, 0, NULL, 0},
 		{T_FLOAT64, 0, 0, NULL, 0}, {T_FLOAT32, 0, 0, NULL, 0}, {T_BOOL, 0, 0, NULL, 0},
@@ -204,8 +190,13 @@ int main(void)
 		db_res_free(r);
 	}
 	for (size_t i = 0; i < ncol; i++) val_free(&p[i]);
+	sb_free(&b);
+}
 
-	/* foreign keys */
+/* foreign keys */
+static void test_foreign_keys(db_conn *c, db_conn *c2, const char *url, const char *schema)
+{
+	int rc;
 	ddl(c, c->drv == &db_mysql_driver
 		? "CREATE TABLE t_child (id BIGINT NOT NULL, k INT NOT NULL, PRIMARY KEY (id, k), FOREIGN KEY (id) REFERENCES t_vals (id)) ENGINE=InnoDB"
 		: "CREATE TABLE t_child (id BIGINT NOT NULL, k INT NOT NULL, PRIMARY KEY (id, k), FOREIGN KEY (id) REFERENCES t_vals (id))");
@@ -217,8 +208,13 @@ int main(void)
 	val_t del = val_int(INT64_MAX);
 	rc = db_exec(c, "DELETE FROM t_vals WHERE id = ?", &del, 1, NULL);
 	CHECK_MSG(rc == DJC_EFOREIGN, "referenced parent -> %d %s", rc, c->err);
+}
 
-	/* transactions: rollback discards, commit keeps */
+/* transactions: rollback discards, commit keeps */
+static void test_transactions(db_conn *c, db_conn *c2, const char *url, const char *schema)
+{
+	val_t fk[2] = {val_int(INT64_MAX), val_int(1)};
+	db_res *r = NULL;
 	CHECK(db_begin(c) == 0);
 	fk[1] = val_int(2);
 	CHECK(db_exec(c, "INSERT INTO t_child (id, k) VALUES (?, ?)", fk, 2, NULL) == 0);
@@ -235,16 +231,28 @@ int main(void)
 	CHECK(db_exec(c, "SELECT count(*) FROM t_child", NULL, 0, &r) == 0);
 	CHECK(r && db_cell_int(r, 0, 0) == 1);
 	db_res_free(r);
+}
 
-	/* insert-ignore fragments */
+/* insert-ignore fragments */
+static void test_insert_ignore(db_conn *c, db_conn *c2, const char *url, const char *schema)
+{
+	sb_t b = SB_INIT;
+	val_t fk[2];
+	db_res *r = NULL;
+	int rc;
 	sb_reset(&b);
 	sb_printf(&b, "%s t_child (id, k) VALUES (?, ?)%s", c->drv->insert_ignore_head, c->drv->insert_ignore_tail);
 	fk[0] = val_int(INT64_MAX); fk[1] = val_int(1);
 	rc = db_exec(c, sb_str(&b), fk, 2, &r);
 	CHECK_MSG(rc == 0 && r->affected == 0, "insert ignore -> %d %s", rc, c->err);
 	db_res_free(r);
+	sb_free(&b);
+}
 
-	/* quoting: names built to break SQL are just names */
+/* quoting: names built to break SQL are just names */
+static void test_quoting(db_conn *c, db_conn *c2, const char *url, const char *schema)
+{
+	sb_t b = SB_INIT, n = SB_INIT;
 	q(c, &n, "we\"ird`; DROP TABLE t_vals; --");
 	sb_reset(&b);
 	sb_printf(&b, "CREATE TABLE %s (x INT)", sb_str(&n));
@@ -253,8 +261,16 @@ int main(void)
 	sb_printf(&b, "DROP TABLE %s", sb_str(&n));
 	ddl(c, sb_str(&b));
 	CHECK(db_exec(c, "SELECT count(*) FROM t_vals", NULL, 0, NULL) == 0);
+	sb_free(&b);
+	sb_free(&n);
+}
 
-	/* clock fragments: now_plus(+60) > now > now_plus(-60) */
+/* clock fragments: now_plus(+60) > now > now_plus(-60) */
+static void test_clock(db_conn *c, db_conn *c2, const char *url, const char *schema)
+{
+	sb_t b = SB_INIT;
+	db_res *r = NULL;
+	int rc;
 	sb_reset(&b);
 	sb_add(&b, "SELECT CASE WHEN ");
 	c->drv->now_plus(&b);
@@ -269,8 +285,15 @@ int main(void)
 	rc = db_exec(c, sb_str(&b), secs, 2, &r);
 	CHECK_MSG(rc == 0 && db_cell_int(r, 0, 0) == 1, "clock -> %d %s", rc, c->err);
 	db_res_free(r);
+	sb_free(&b);
+}
 
-	/* claim: two connections never get the same row; order respected */
+/* claim: two connections never get the same row; order respected */
+static void test_claim(db_conn *c, db_conn *c2, const char *url, const char *schema)
+{
+	sb_t n = SB_INIT;
+	db_res *r = NULL;
+	int rc;
 	ddl(c, c->drv == &db_mysql_driver
 		? "CREATE TABLE t_queue (k INT NOT NULL, prio INT NOT NULL, owner INT NOT NULL, PRIMARY KEY (k)) ENGINE=InnoDB"
 		: "CREATE TABLE t_queue (k INT NOT NULL, prio INT NOT NULL, owner INT NOT NULL, PRIMARY KEY (k))");
@@ -303,13 +326,22 @@ int main(void)
 	db_res_free(r);
 	CHECK(db_exec(c, "SELECT count(*) FROM t_queue WHERE owner = 1", NULL, 0, &r) == 0 && db_cell_int(r, 0, 0) == 3);
 	db_res_free(r);
+	sb_free(&n);
+}
 
-	/* batch: the items in one transaction, all or nothing; an item that
-	 * changes other than `expect` rows fails as DB_EEXPECT and names its
-	 * index, so does a statement's error; the claim's rows come back. On
-	 * MariaDB (10.3+) a batch with a claim of one job is one statement
-	 * (my_batch) unless DJC_MYSQL_COMPOUND=0; the suite runs this test
-	 * both ways. */
+/* batch: the items in one transaction, all or nothing; an item that
+ * changes other than `expect` rows fails as DB_EEXPECT and names its
+ * index, so does a statement's error; the claim's rows come back. On
+ * MariaDB (10.3+) a batch with a claim of one job is one statement
+ * (my_batch) unless DJC_MYSQL_COMPOUND=0; the suite runs this test
+ * both ways. */
+static void test_batch(db_conn *c, db_conn *c2, const char *url, const char *schema)
+{
+	sb_t n = SB_INIT;
+	db_qi(c, &n, "k");
+	val_t zero = val_int(0);
+	db_res *r = NULL;
+	int rc;
 	{
 		int my = c->drv == &db_mysql_driver;
 		ddl(c, "UPDATE t_queue SET owner = 0");
@@ -406,10 +438,16 @@ int main(void)
 		sb_free(&kc);
 		ddl(c, "DROP TABLE t_shadow");
 	}
+	sb_free(&n);
+}
 
-	/* MariaDB/MySQL: a statement waits at most 5 s for a row lock
-	 * (mysql.c, LOCK_WAIT_S), not the server's 50: it then fails as busy,
-	 * names its item, and nothing of its batch stays */
+/* MariaDB/MySQL: a statement waits at most 5 s for a row lock
+ * (mysql.c, LOCK_WAIT_S), not the server's 50: it then fails as busy,
+ * names its item, and nothing of its batch stays */
+static void test_lock_wait(db_conn *c, db_conn *c2, const char *url, const char *schema)
+{
+	db_res *r = NULL;
+	int rc;
 	if (c->drv == &db_mysql_driver) {
 		CHECK(db_exec(c, "SELECT @@session.innodb_lock_wait_timeout", NULL, 0, &r) == 0 && db_cell_int(r, 0, 0) == 5);
 		db_res_free(r);
@@ -427,10 +465,14 @@ int main(void)
 		CHECK(db_exec(c, "SELECT count(*) FROM t_queue WHERE owner IN (7, 8)", NULL, 0, &r) == 0 && db_cell_int(r, 0, 0) == 0);
 		db_res_free(r);
 	}
+}
 
-	/* two threads on one connection (a worker and its heartbeat): the
-	 * urgent one, waiting while the other's transaction runs, goes before
-	 * that thread's next statement, though the other asks at once */
+/* two threads on one connection (a worker and its heartbeat): the
+ * urgent one, waiting while the other's transaction runs, goes before
+ * that thread's next statement, though the other asks at once */
+static void test_threads(db_conn *c, db_conn *c2, const char *url, const char *schema)
+{
+	db_res *r = NULL;
 	{
 		ddl(c, c->drv == &db_mysql_driver ? "CREATE TABLE t_urgent (k INT NOT NULL, PRIMARY KEY (k)) ENGINE=InnoDB"
 						  : "CREATE TABLE t_urgent (k INT NOT NULL, PRIMARY KEY (k))");
@@ -445,20 +487,28 @@ int main(void)
 		pthread_join(th, NULL);
 		ddl(c, "DROP TABLE t_urgent");
 	}
+}
 
+/* every connection has an id of its own (SQLite's may be equal) */
+static void test_connection_ids(db_conn *c, db_conn *c2, const char *url, const char *schema)
+{
 	CHECK(c->drv->connection_id(c) != 0);
 	CHECK(c->drv->connection_id(c) != c2->drv->connection_id(c2) || c->drv == &db_sqlite_driver);
+}
 
+/* the tables of the cases before are dropped */
+static void test_drop_tables(db_conn *c, db_conn *c2, const char *url, const char *schema)
+{
 	ddl(c, "DROP TABLE t_queue");
 	ddl(c, "DROP TABLE t_child");
 	ddl(c, "DROP TABLE t_vals");
-	sb_free(&b);
-	sb_free(&n);
-	db_close(c2);
+}
 
-	/* MariaDB/MySQL: a new schema's tables use a NO PAD binary collation;
-	 * a schema already holding utf8mb4_bin tables (declared by an older
-	 * djc) keeps utf8mb4_bin, so a new child's foreign key can be formed */
+/* MariaDB/MySQL: a new schema's tables use a NO PAD binary collation;
+ * a schema already holding utf8mb4_bin tables (declared by an older
+ * djc) keeps utf8mb4_bin, so a new child's foreign key can be formed */
+static void test_collation(db_conn *c, db_conn *c2, const char *url, const char *schema)
+{
 	if (!strcmp(c->drv->name, "mysql")) {
 		CHECK_MSG(strstr(c->table_suffix, "COLLATE=utf8mb4_bin") == NULL, "%s", c->table_suffix);
 		ddl(c, "DROP TABLE IF EXISTS t_old_child");
@@ -517,6 +567,41 @@ int main(void)
 			db_close(c4);
 		}
 	}
+}
+
+int main(int argc, char **argv)
+{
+	t_cases(argc, argv, "test_db", "url_parsing every_type foreign_keys:every_type transactions:foreign_keys insert_ignore:foreign_keys quoting:every_type clock claim batch:claim lock_wait:claim threads connection_ids drop_tables:foreign_keys:claim collation");
+	char path[64];
+	const char *url = getenv("DJC_TEST_URL");
+	if (!url) {
+		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-db-%d.db", (int)getpid());
+		url = path;
+	}
+	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_db";
+
+	if (t_want("url_parsing")) test_url_parsing();
+
+	db_conn *c = open_or_die(url, schema);
+	db_conn *c2 = open_or_die(url, schema);
+	ddl(c, "DROP TABLE IF EXISTS t_child");
+	ddl(c, "DROP TABLE IF EXISTS t_vals");
+	ddl(c, "DROP TABLE IF EXISTS t_queue");
+
+	if (t_want("every_type")) test_every_type(c, c2, url, schema);
+	if (t_want("foreign_keys")) test_foreign_keys(c, c2, url, schema);
+	if (t_want("transactions")) test_transactions(c, c2, url, schema);
+	if (t_want("insert_ignore")) test_insert_ignore(c, c2, url, schema);
+	if (t_want("quoting")) test_quoting(c, c2, url, schema);
+	if (t_want("clock")) test_clock(c, c2, url, schema);
+	if (t_want("claim")) test_claim(c, c2, url, schema);
+	if (t_want("batch")) test_batch(c, c2, url, schema);
+	if (t_want("lock_wait")) test_lock_wait(c, c2, url, schema);
+	if (t_want("threads")) test_threads(c, c2, url, schema);
+	if (t_want("connection_ids")) test_connection_ids(c, c2, url, schema);
+	if (t_want("drop_tables")) test_drop_tables(c, c2, url, schema);
+	if (t_want("collation")) test_collation(c, c2, url, schema);
+	db_close(c2);
 	db_close(c);
 	if (!getenv("DJC_TEST_URL")) {
 		unlink(path + 7);

@@ -61,20 +61,37 @@ static size_t replay_dir(const char *dir, const char *only_target)
 	return n;
 }
 
-int main(void)
+/* root: the repository root (DJC_ROOT, else the working directory) */
+static const char *root(void)
 {
-	const char *root = getenv("DJC_ROOT");
+	const char *r = getenv("DJC_ROOT");
+	return r && *r ? r : ".";
+}
+
+/* the saved inputs that once crashed a fuzz target */
+static void test_regress(void)
+{
 	char dir[4096];
-	snprintf(dir, sizeof dir, "%s/tests/fuzz/regress", root && *root ? root : ".");
+	snprintf(dir, sizeof dir, "%s/tests/fuzz/regress", root());
 	size_t n = replay_dir(dir, NULL);
 	CHECK_MSG(n >= 2, "found only %zu regression inputs in %s (run from the repository root)", n, dir);
+}
+
+/* every target's seed corpus */
+static void test_corpus(void)
+{
+	char dir[4096];
 	static const char *targets[] = {"definition", "pipeline", "row"};
 	for (int i = 0; i < 3; i++) {
-		snprintf(dir, sizeof dir, "%s/tests/fuzz/corpus/%s", root && *root ? root : ".", targets[i]);
+		snprintf(dir, sizeof dir, "%s/tests/fuzz/corpus/%s", root(), targets[i]);
 		size_t k = replay_dir(dir, targets[i]);
 		CHECK_MSG(k >= 1, "no seed inputs in %s", dir);
 	}
-	/* hand-made cases the fuzzers reach slowly */
+}
+
+/* hand-made cases the fuzzers reach slowly */
+static void test_hand_made(void)
+{
 	static const char *defs[] = {
 		"A (computed)\n  -> B\n  ---\n",
 		"A (manual)\n  a : int32\n  ---\nB (computed)\n  -> A\n  ---\n  key_source = {\"zz\": 1}\n",
@@ -90,5 +107,13 @@ int main(void)
 		CHECK(djcfz_definition((const uint8_t *)defs[i], strlen(defs[i])) == 0);
 		CHECK(djcfz_pipeline((const uint8_t *)defs[i], strlen(defs[i])) == 0);
 	}
+}
+
+int main(int argc, char **argv)
+{
+	t_cases(argc, argv, "test_fuzz_regress", "regress corpus hand_made");
+	if (t_want("regress")) test_regress();
+	if (t_want("corpus")) test_corpus();
+	if (t_want("hand_made")) test_hand_made();
 	return T_DONE("test_fuzz_regress");
 }

@@ -1732,8 +1732,9 @@ static const char PIPE[] =
 	"    b : bool\n    s : varchar(20)\n    ---\n\n"
 	"Xc (computed)\n    -> Xk\n    ---\n    v : int32\n";
 
-int main(void)
+int main(int argc, char **argv)
 {
+	t_cases(argc, argv, "test_jobs_core", "catalogue named_keys refresh_race refresh_holds_nothing stale_mass_holds_nothing tx_retries renew cancel idle_peek ensure_no_lock claim_reads_head claim_after_load claim_reads_target_by_key claim_position commit_next_due commit_next_kinds claim_sees_made claim_sees_made_parts leave_empty tokens_fork killed_committing killed_socket_held");
 	url = getenv("DJC_TEST_URL");
 	schema = getenv("DJC_TEST_SCHEMA");
 	backend = getenv("DJC_BACKEND");
@@ -1753,28 +1754,28 @@ int main(void)
 	CHECK_MSG(rc == 0, "declare: %s", djc_error_last(c));
 	free(rep);
 	/* Cat's key attribute `version` names a jobs column too */
-	test_catalogue(c);
-	test_named_keys(c);
+	if (t_want("catalogue")) test_catalogue(c);
+	if (t_want("named_keys")) test_named_keys(c);
 	djc_close(c);
-	test_refresh_race();
-	test_refresh_holds_nothing();
-	test_stale_mass_holds_nothing();
-	test_tx_retries();
-	test_renew();
-	test_cancel();
-	test_idle_peek();
-	test_ensure_no_lock();
-	test_claim_reads_head();
-	test_claim_after_load();
-	test_claim_reads_target_by_key();
-	test_claim_position();
-	test_commit_next_due();
-	test_commit_next_kinds();
-	test_claim_sees_made();
-	test_claim_sees_made_parts();
-	test_leave_empty();
-	test_tokens_fork();
-	test_killed_committing();
-	test_killed_socket_held();
+	if (t_want("refresh_race")) test_refresh_race();
+	if (t_want("refresh_holds_nothing")) test_refresh_holds_nothing();
+	if (t_want("stale_mass_holds_nothing")) test_stale_mass_holds_nothing();
+	if (t_want("tx_retries")) test_tx_retries();
+	if (t_want("renew")) test_renew();
+	if (t_want("cancel")) test_cancel();
+	if (t_want("idle_peek")) test_idle_peek();
+	if (t_want("ensure_no_lock")) test_ensure_no_lock();
+	if (t_want("claim_reads_head")) test_claim_reads_head();
+	if (t_want("claim_after_load")) test_claim_after_load();
+	if (t_want("claim_reads_target_by_key")) test_claim_reads_target_by_key();
+	if (t_want("claim_position")) test_claim_position();
+	if (t_want("commit_next_due")) test_commit_next_due();
+	if (t_want("commit_next_kinds")) test_commit_next_kinds();
+	if (t_want("claim_sees_made")) test_claim_sees_made();
+	if (t_want("claim_sees_made_parts")) test_claim_sees_made_parts();
+	if (t_want("leave_empty")) test_leave_empty();
+	if (t_want("tokens_fork")) test_tokens_fork();
+	if (t_want("killed_committing")) test_killed_committing();
+	if (t_want("killed_socket_held")) test_killed_socket_held();
 	return T_DONE("test_jobs_core");
 }

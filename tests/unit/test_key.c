@@ -55,37 +55,9 @@ static int mk(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	return rc;
 }
 
-int main(void)
+/* djc_key_restriction: a key cut to a table's attributes */
+static void test_restriction(djc_conn *c)
 {
-	char path[64];
-	const char *url = getenv("DJC_TEST_URL");
-	if (!url) {
-		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-key-%d.db", (int)getpid());
-		url = path;
-	}
-	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_key";
-	if (!strncmp(url, "sqlite:", 7)) schema = NULL;
-	djc_conn *c = NULL;
-	if (djc_open(&c, url, schema)) {
-		fprintf(stderr, "cannot open %s: %s\n", url, djc_error_last(c));
-		return 1;
-	}
-	CHECK(djc_declare(NULL, c, PIPE, "key.djc") == DJC_OK);
-	for (int i = 1; i <= 3; i++) {
-		djc_row *r = djc_row_new();
-		djc_row_set_int(r, "session_id", i);
-		djc_row_set_float(r, "rate", 10 * i);
-		CHECK(djc_insert(c, "Session", (const djc_row *const *)&r, 1, NULL, NULL) == DJC_OK);
-		djc_row_free(r);
-	}
-	for (int i = 1; i <= 2; i++) {
-		djc_row *r = djc_row_new();
-		djc_row_set_int(r, "param_id", i);
-		djc_row_set_float(r, "gain", i == 1 ? 0.5 : 2);
-		CHECK(djc_insert(c, "Param", (const djc_row *const *)&r, 1, NULL, NULL) == DJC_OK);
-		djc_row_free(r);
-	}
-
 	/* the attributes a table lacks are dropped; order is kept */
 	char *w = NULL;
 	CHECK(djc_key_restriction(&w, c, "Session", "{\"param_id\": 2, \"session_id\": 3}") == DJC_OK);
@@ -117,8 +89,11 @@ int main(void)
 	CHECK(djc_fetch(&rs, c, "Session", w) == DJC_EINVAL);
 	djc_rowset_free(rs);
 	free(w);
+}
 
-	/* a make reading both parents with its whole key */
+/* a make reading both parents with its whole key */
+static void test_populate_both(djc_conn *c)
+{
 	djc_populate_options o;
 	djc_populate_options_init(&o);
 	o.reserve_jobs = 1;
@@ -127,12 +102,48 @@ int main(void)
 	int rc = djc_populate(&res, c, "Fit", &o);
 	CHECK_MSG(rc == DJC_OK && res && res->success_count == 6, "rc %d: %s", rc, djc_error_last(c));
 	djc_populate_result_free(res);
-	rs = NULL;
+	djc_rowset *rs = NULL;
 	CHECK(djc_fetch(&rs, c, "Fit", "{\"session_id\": 3, \"param_id\": 2}") == DJC_OK && djc_rowset_count(rs) == 1);
 	double y = 0;
 	if (rs && djc_rowset_count(rs) == 1) get_float(djc_rowset_row(rs, 0), "y", &y);
 	CHECK(y == 60);
 	djc_rowset_free(rs);
+}
+
+int main(int argc, char **argv)
+{
+	t_cases(argc, argv, "test_key", "restriction populate_both");
+	char path[64];
+	const char *url = getenv("DJC_TEST_URL");
+	if (!url) {
+		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-key-%d.db", (int)getpid());
+		url = path;
+	}
+	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_key";
+	if (!strncmp(url, "sqlite:", 7)) schema = NULL;
+	djc_conn *c = NULL;
+	if (djc_open(&c, url, schema)) {
+		fprintf(stderr, "cannot open %s: %s\n", url, djc_error_last(c));
+		return 1;
+	}
+	CHECK(djc_declare(NULL, c, PIPE, "key.djc") == DJC_OK);
+	for (int i = 1; i <= 3; i++) {
+		djc_row *r = djc_row_new();
+		djc_row_set_int(r, "session_id", i);
+		djc_row_set_float(r, "rate", 10 * i);
+		CHECK(djc_insert(c, "Session", (const djc_row *const *)&r, 1, NULL, NULL) == DJC_OK);
+		djc_row_free(r);
+	}
+	for (int i = 1; i <= 2; i++) {
+		djc_row *r = djc_row_new();
+		djc_row_set_int(r, "param_id", i);
+		djc_row_set_float(r, "gain", i == 1 ? 0.5 : 2);
+		CHECK(djc_insert(c, "Param", (const djc_row *const *)&r, 1, NULL, NULL) == DJC_OK);
+		djc_row_free(r);
+	}
+
+	if (t_want("restriction")) test_restriction(c);
+	if (t_want("populate_both")) test_populate_both(c);
 	djc_close(c);
 	return T_DONE("test_key");
 }

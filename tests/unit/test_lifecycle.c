@@ -552,8 +552,9 @@ static void test_upgrade(djc_conn *c)
 	set("jobs.keep_completed", "false");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	t_cases(argc, argv, "test_lifecycle", "retries timeout cancel manual_retry lapsed where upgrade");
 	url = getenv("DJC_TEST_URL");
 	schema = getenv("DJC_TEST_SCHEMA");
 	backend = getenv("DJC_BACKEND");
@@ -571,13 +572,13 @@ int main(void)
 		djc_insert(c, "Key", rows, 1, NULL, NULL);
 		djc_row_free(r);
 	}
-	test_retries(c);
-	test_timeout(c);
-	test_cancel(c);
-	test_manual_retry(c);
-	test_lapsed(c);
-	test_where(c);
-	test_upgrade(c);
+	if (t_want("retries")) test_retries(c);
+	if (t_want("timeout")) test_timeout(c);
+	if (t_want("cancel")) test_cancel(c);
+	if (t_want("manual_retry")) test_manual_retry(c);
+	if (t_want("lapsed")) test_lapsed(c);
+	if (t_want("where")) test_where(c);
+	if (t_want("upgrade")) test_upgrade(c);
 	djc_close(c);
 	return T_DONE("test_lifecycle");
 }

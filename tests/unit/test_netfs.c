@@ -23,9 +23,9 @@ static long act(const char *p)
 	return dir_type;
 }
 
-int main(void)
+/* the f_type table: network and cluster file systems by name, local ones not */
+static void test_names(void)
 {
-	/* the f_type table: network and cluster file systems by name, local ones not */
 	static const struct { unsigned long t; const char *name; } table[] = {
 		{0x6969, "NFS"}, {0xFF534D42, "CIFS"}, {0xFE534D42, "SMB2"}, {0x517B, "SMB"},
 		{0x0BD00BD0, "Lustre"}, {0x47504653, "GPFS"}, {0x00C36400, "CephFS"}, {0x19830326, "BeeGFS"},
@@ -41,6 +41,11 @@ int main(void)
 	/* f_type is a signed long on some ABIs: CIFS's magic arrives sign-extended */
 	CHECK_STR(db_netfs_name((unsigned long)(long)(int)0xFF534D42), "CIFS");
 
+}
+
+/* opening a SQLite file on a network file system is refused, naming it */
+static void test_open_refused(void)
+{
 	char url[160];
 	snprintf(path, sizeof path, "/tmp/djc-netfs-%d.db", (int)getpid());
 	snprintf(url, sizeof url, "sqlite:%s", path);
@@ -81,5 +86,12 @@ int main(void)
 	char side[160];
 	snprintf(side, sizeof side, "%s-wal", path); unlink(side);
 	snprintf(side, sizeof side, "%s-shm", path); unlink(side);
+}
+
+int main(int argc, char **argv)
+{
+	t_cases(argc, argv, "test_netfs", "names open_refused");
+	if (t_want("names")) test_names();
+	if (t_want("open_refused")) test_open_refused();
 	return T_DONE("test_netfs");
 }

@@ -16,8 +16,11 @@
 #define NPROC 24
 #define ROUNDS 40
 
-int main(void)
+int main(int argc, char **argv)
 {
+	t_cases(argc, argv, "test_open", "new_file_at_once");
+	if (!t_want("new_file_at_once"))
+		return T_DONE("test_open");
 	const char *backend = getenv("DJC_BACKEND");
 	if (backend && strcmp(backend, "sqlite")) {
 		printf("test_open: skipped on %s (a brand-new SQLite file is what is opened)\n", backend);

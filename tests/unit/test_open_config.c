@@ -35,17 +35,9 @@ static int find_cb(const djc_setting *s, void *payload)
 	return 1;
 }
 
-int main(void)
+/* djc_open_ext */
+static void test_open_ext(const char *url, const char *schema)
 {
-	char dflt[64];
-	snprintf(dflt, sizeof dflt, "sqlite:/tmp/djc-open-config-%d.db", (int)getpid());
-	const char *url = getenv("DJC_TEST_URL");
-	if (!url || !*url) url = dflt;
-	const char *base = getenv("DJC_TEST_SCHEMA");
-	char schema[96];
-	snprintf(schema, sizeof schema, "%s_nc%d", base && *base ? base : "djct", (int)getpid() % 10000);
-
-	/* ------------------------------------------------ djc_open_ext */
 	djc_open_options o;
 	memset(&o, 0x55, sizeof o);
 	djc_open_options_init(&o);
@@ -70,10 +62,15 @@ int main(void)
 	CHECK(rc == DJC_EINVAL && strstr(djc_error_last(c), "DJC_OPEN_OPTIONS_INIT"));
 	djc_close(c);
 	CHECK(djc_open_ext(NULL, url, schema, NULL) == DJC_EINVAL);
+}
 
-	/* djc_open (and opts NULL) creates it; then no_create opens it */
-	c = NULL;
-	rc = djc_open_ext(&c, url, schema, NULL);
+/* djc_open (and opts NULL) creates it; then no_create opens it */
+static void test_open_creates(const char *url, const char *schema)
+{
+	djc_open_options o = DJC_OPEN_OPTIONS_INIT;
+	o.no_create = 1;
+	djc_conn *c = NULL;
+	int rc = djc_open_ext(&c, url, schema, NULL);
 	CHECK_MSG(rc == DJC_OK, "opts NULL creates: %s", djc_error_last(c));
 	if (!rc) CHECK_MSG(djc_declare(NULL, c, "T (manual)\n    id : int32\n    ---\n", "t.djc") == DJC_OK, "%s", djc_error_last(c));
 	djc_close(c);
@@ -84,8 +81,11 @@ int main(void)
 	if (!rc) CHECK(djc_tables(&tables, c) == DJC_OK && tables && !strcmp(tables, "T\n"));
 	free(tables);
 	djc_close(c);
+}
 
-	/* -------------------------------------------------- djc_config_* */
+/* djc_config_* */
+static void test_config_set(const char *url, const char *schema)
+{
 	char *msg = NULL;
 	CHECK(djc_config_load(&msg) == DJC_OK && msg == NULL);
 	const char *v = NULL;
@@ -102,9 +102,14 @@ int main(void)
 	CHECK(djc_config_foreach(find_cb, &f) == 1 && !strcmp(f.value, "7.5") && !strcmp(f.source, "test"));
 	CHECK(djc_config_set("jobs.keep_completed", "yes", "test", NULL) == DJC_OK);
 	CHECK(djc_config_get_bool(&b, "jobs.keep_completed") == DJC_OK && b == 1);
+}
 
-	/* a value the setting does not take changes nothing */
-	rc = djc_config_set("jobs.lease_timeout", "0", "test", &msg);
+/* a value the setting does not take changes nothing */
+static void test_bad_value(const char *url, const char *schema)
+{
+	char *msg = NULL;
+	const char *v = NULL;
+	int rc = djc_config_set("jobs.lease_timeout", "0", "test", &msg);
 	CHECK(rc == DJC_EINVAL);
 	CHECK_STR(msg, "setting 'jobs.lease_timeout' must be a number of seconds greater than 0 and at most 1e9, got '0'");
 	free(msg);
@@ -119,17 +124,24 @@ int main(void)
 	CHECK(rc == DJC_ENOTFOUND && msg && strstr(msg, "unknown setting 'jobs.nope'"));
 	free(msg);
 	CHECK(djc_config_set(NULL, "1", "test", NULL) == DJC_EINVAL);
+}
 
-	/* every setting once, in order; a callback's non-zero return stops the walk */
+/* every setting once, in order; a callback's non-zero return stops the walk */
+static void test_walk(const char *url, const char *schema)
+{
 	int n = 0;
 	CHECK(djc_config_foreach(count_cb, &n) == DJC_OK && n >= 11);
 	int m = 0;
 	CHECK(djc_config_foreach(stop_cb, &m) == 42 && m == 3);
 	CHECK(djc_config_foreach(NULL, NULL) == DJC_EINVAL);
+}
 
-	/* passwords: the walk shows "***", djc_config_get the value */
+/* passwords: the walk shows "***", djc_config_get the value */
+static void test_passwords(const char *url, const char *schema)
+{
 	CHECK(djc_config_set("database.url", "postgresql://u:s3cret@h:5/db", "test", NULL) == DJC_OK);
 	CHECK(djc_config_set("database.password", "hunter2", "test", NULL) == DJC_OK);
+	const char *v = NULL;
 	struct find fu = {"database.url", "", ""}, fp = {"database.password", "", ""};
 	djc_config_foreach(find_cb, &fu);
 	djc_config_foreach(find_cb, &fp);
@@ -138,7 +150,24 @@ int main(void)
 	CHECK(djc_config_get(&v, "database.url") == DJC_OK && !strcmp(v, "postgresql://u:s3cret@h:5/db"));
 	CHECK(djc_config_get(&v, "database.password") == DJC_OK && !strcmp(v, "hunter2"));
 	CHECK(djc_config_warning() == NULL);
+}
 
+int main(int argc, char **argv)
+{
+	t_cases(argc, argv, "test_open_config", "open_ext open_creates:open_ext config_set bad_value:config_set walk passwords");
+	char dflt[64];
+	snprintf(dflt, sizeof dflt, "sqlite:/tmp/djc-open-config-%d.db", (int)getpid());
+	const char *url = getenv("DJC_TEST_URL");
+	if (!url || !*url) url = dflt;
+	const char *base = getenv("DJC_TEST_SCHEMA");
+	char schema[96];
+	snprintf(schema, sizeof schema, "%s_nc%d", base && *base ? base : "djct", (int)getpid() % 10000);
+	if (t_want("open_ext")) test_open_ext(url, schema);
+	if (t_want("open_creates")) test_open_creates(url, schema);
+	if (t_want("config_set")) test_config_set(url, schema);
+	if (t_want("bad_value")) test_bad_value(url, schema);
+	if (t_want("walk")) test_walk(url, schema);
+	if (t_want("passwords")) test_passwords(url, schema);
 	if (!strncmp(url, "sqlite:/tmp/djc-open-config-", 28)) {
 		char path[128];
 		snprintf(path, sizeof path, "/tmp/djc-open-config-%d.%s.db", (int)getpid(), schema);

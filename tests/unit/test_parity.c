@@ -128,35 +128,11 @@ static int mk_down(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	return rc;
 }
 
-int main(void)
+/* 2. allow_direct_insert */
+static void test_allow_direct_insert(djc_conn *c, djc_row **src, const char *url, const char *schema)
 {
-	char path[64];
-	const char *url = getenv("DJC_TEST_URL");
-	if (!url) {
-		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-parity-%d.db", (int)getpid());
-		url = path;
-	}
-	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_parity";
-	if (!strncmp(url, "sqlite:", 7)) schema = NULL;
-	djc_conn *c = NULL;
-	int rc = djc_open(&c, url, schema);
-	if (rc) { fprintf(stderr, "djc_open: %s\n", djc_error_last(c)); return 1; }
-	rc = djc_declare(NULL, c, PIPE, "parity.djc");
-	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
-
-	djc_row *src[4], *side = djc_row_new();
-	for (int i = 0; i < 4; i++) {
-		src[i] = djc_row_new();
-		djc_row_set_int(src[i], "id", i + 1);
-		djc_row_set_float(src[i], "x", 10 * (i + 1));
-	}
-	djc_row_set_int(side, "id", 1);
-	djc_row_set_int(side, "s", 7);
 	size_t n = 0;
-	CHECK(djc_insert(c, "Src", (const djc_row *const *)src, 4, NULL, &n) == DJC_OK && n == 4);
-	CHECK(djc_insert(c, "Side", (const djc_row *const *)&side, 1, NULL, &n) == DJC_OK && n == 1);
-
-	/* ------------------------------------------- 2. allow_direct_insert */
+	int rc;
 	djc_row *m2 = djc_row_new();
 	djc_row_set_int(m2, "id", 2);
 	djc_row_set_float(m2, "y", -2);
@@ -169,7 +145,6 @@ int main(void)
 	CHECK(djc_insert(c, "Mid", (const djc_row *const *)&m2, 1, &v1, &n) == DJC_EINVAL && n == 0);
 	djc_insert_options v9 = {.version = 9};
 	CHECK(djc_insert(c, "Src", (const djc_row *const *)&src[0], 1, &v9, &n) == DJC_EINVAL);
-
 	/* a pending job for every key, then key 2 made by hand */
 	djc_refresh_result rr;
 	CHECK(djc_jobs_refresh(&rr, c, "Mid", NULL) == DJC_OK && rr.added == 4);
@@ -187,7 +162,6 @@ int main(void)
 	long rem = -1, tot = -1;
 	CHECK(djc_progress(&rem, &tot, c, "Mid", NULL) == DJC_OK && rem == 3 && tot == 4);
 	CHECK(djc_jobs_refresh(&rr, c, "Mid", NULL) == DJC_OK && rr.added == 0);
-
 	/* with keep_completed, reserving key 2 closes its job as success */
 	CHECK(djc_config_set("jobs.keep_completed", "true", "test", NULL) == DJC_OK);
 	djc_job *j = NULL;
@@ -196,7 +170,6 @@ int main(void)
 	CHECK(djc_jobs_list(&jobs, c, "Mid", "success") == DJC_OK && djc_rowset_count(jobs) == 1);
 	djc_rowset_free(jobs);
 	CHECK(djc_config_set("jobs.keep_completed", "false", "test", NULL) == DJC_OK);
-
 	/* populate makes the other three, never key 2 */
 	djc_populate_options po = DJC_POPULATE_OPTIONS_INIT;
 	po.reserve_jobs = 1;
@@ -211,8 +184,16 @@ int main(void)
 	djc_rowset_free(mid);
 	long counts[5] = {9, 9, 9, 9, 9};
 	CHECK(djc_jobs_counts(counts, c, "Mid") == DJC_OK && counts[0] == 0 && counts[1] == 0 && counts[3] == 0);
+	djc_row_free(m2);
+	djc_row_free(pp);
+}
 
-	/* ------------------------------------------- 3. ancestors only */
+/* 3. ancestors only */
+static void test_ancestors_only(djc_conn *c, djc_row **src, const char *url, const char *schema)
+{
+	djc_populate_options po;
+	djc_populate_result *pr;
+	int rc;
 	po = (djc_populate_options)DJC_POPULATE_OPTIONS_INIT;
 	po.make = mk_top;
 	po.suppress_errors = 1;
@@ -232,8 +213,14 @@ int main(void)
 	CHECK(djc_upstream_check(c, "Mid", "Mid.Part") == DJC_EINVAL);
 	CHECK(djc_upstream_check(c, "Src", "Top") == DJC_EINVAL);
 	CHECK(djc_upstream_check(c, "Top", "Nope") == DJC_ENOTFOUND);
+}
 
-	/* ------------------------------------------- 4. job metadata */
+/* 4. job metadata */
+static void test_job_metadata(djc_conn *c, djc_row **src, const char *url, const char *schema)
+{
+	djc_populate_options po;
+	djc_populate_result *pr;
+	int rc;
 	CHECK(djc_config_set("jobs.add_job_metadata", "true", "test", NULL) == DJC_OK);
 	CHECK(djc_config_set("jobs.job_version", "cv-7", "test", NULL) == DJC_OK);
 	rc = djc_declare(NULL, c, "Meta (computed)\n    -> Src\n    ---\n    y : float64\n", "meta.djc");
@@ -273,8 +260,16 @@ int main(void)
 	CHECK(djc_fetch_ext(&mr, c, "Meta", NULL, &fo) == DJC_EINVAL && !mr);
 	CHECK(djc_fetch_ext(&mr, c, "Mid", NULL, NULL) == DJC_OK && djc_rowset_count(mr) == 4);
 	djc_rowset_free(mr);
+}
 
-	/* ------------------------------------------- 6. upstream checked at commit */
+/* 6. upstream checked at commit */
+static void test_upstream_at_commit(djc_conn *c, djc_row **src, const char *url, const char *schema)
+{
+	djc_populate_options po;
+	djc_populate_result *pr;
+	djc_rowset *mr;
+	size_t n = 0;
+	int rc;
 	rc = djc_declare(NULL, c, "Up (manual)\n    id : int32\n    ---\n    x : float64\n\n"
 			    "Down (computed)\n    -> Up\n    ---\n    y : float64\n", "up.djc");
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
@@ -345,11 +340,42 @@ int main(void)
 	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 1 && pr->error_count == 0, "%s", djc_error_last(c));
 	djc_populate_result_free(pr);
 	djc_close(other);
+}
 
+int main(int argc, char **argv)
+{
+	t_cases(argc, argv, "test_parity", "allow_direct_insert ancestors_only:allow_direct_insert job_metadata:allow_direct_insert upstream_at_commit");
+	char path[64];
+	const char *url = getenv("DJC_TEST_URL");
+	if (!url) {
+		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-parity-%d.db", (int)getpid());
+		url = path;
+	}
+	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_parity";
+	if (!strncmp(url, "sqlite:", 7)) schema = NULL;
+	djc_conn *c = NULL;
+	int rc = djc_open(&c, url, schema);
+	if (rc) { fprintf(stderr, "djc_open: %s\n", djc_error_last(c)); return 1; }
+	rc = djc_declare(NULL, c, PIPE, "parity.djc");
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+
+	djc_row *src[4], *side = djc_row_new();
+	for (int i = 0; i < 4; i++) {
+		src[i] = djc_row_new();
+		djc_row_set_int(src[i], "id", i + 1);
+		djc_row_set_float(src[i], "x", 10 * (i + 1));
+	}
+	djc_row_set_int(side, "id", 1);
+	djc_row_set_int(side, "s", 7);
+	size_t n = 0;
+	CHECK(djc_insert(c, "Src", (const djc_row *const *)src, 4, NULL, &n) == DJC_OK && n == 4);
+	CHECK(djc_insert(c, "Side", (const djc_row *const *)&side, 1, NULL, &n) == DJC_OK && n == 1);
+	if (t_want("allow_direct_insert")) test_allow_direct_insert(c, src, url, schema);
+	if (t_want("ancestors_only")) test_ancestors_only(c, src, url, schema);
+	if (t_want("job_metadata")) test_job_metadata(c, src, url, schema);
+	if (t_want("upstream_at_commit")) test_upstream_at_commit(c, src, url, schema);
 	for (int i = 0; i < 4; i++) djc_row_free(src[i]);
 	djc_row_free(side);
-	djc_row_free(m2);
-	djc_row_free(pp);
 	djc_close(c);
 	if (!strncmp(url, "sqlite:/tmp/djc-test-parity-", 28)) unlink(url + 7);
 	return T_DONE("test_parity");

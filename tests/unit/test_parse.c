@@ -1048,19 +1048,20 @@ static void test_how(void)
 	CHECK(table_how_changes(ta, ta, v) == 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	test_pipeline();
-	test_names_and_refs();
-	test_long_names();
-	test_how();
-	test_types_parse();
-	test_parse_errors();
-	test_ints();
-	test_floats();
-	test_float_text();
-	test_text_types();
-	test_rows();
+	t_cases(argc, argv, "test_parse", "pipeline names_and_refs long_names how types_parse parse_errors ints floats float_text text_types rows");
+	if (t_want("pipeline")) test_pipeline();
+	if (t_want("names_and_refs")) test_names_and_refs();
+	if (t_want("long_names")) test_long_names();
+	if (t_want("how")) test_how();
+	if (t_want("types_parse")) test_types_parse();
+	if (t_want("parse_errors")) test_parse_errors();
+	if (t_want("ints")) test_ints();
+	if (t_want("floats")) test_floats();
+	if (t_want("float_text")) test_float_text();
+	if (t_want("text_types")) test_text_types();
+	if (t_want("rows")) test_rows();
 	for (size_t i = 0; i < npool; i++) free(pool[i]);
 	for (size_t i = 0; i < npipes; i++) pipeline_free(pipes[i]);
 	return T_DONE("test_parse");

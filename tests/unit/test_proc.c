@@ -369,23 +369,10 @@ static void test_caller_killed(int scan)
 	CHECK_MSG(gone(p2), "scan=%d: its setsid child", scan);
 }
 
-int main(void)
+/* the leftovers case again with children found by scanning /proc, in a
+ * fresh process (whose supervisor is started with the hook set) */
+static void test_leftovers_scan(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/djc-proc.XXXXXX");
-	if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
-	double t0 = mono_now();
-	CHECK(t0 > 0 && mono_now() >= t0);
-	test_basics();
-	test_spawn_errors();
-	test_caps();
-	test_stop();
-	test_leftovers("children file");
-	test_long_lived();
-	test_thread_exit();
-	test_caller_killed(0);
-	test_caller_killed(1);
-	/* the same with children found by scanning /proc, in a fresh process
-	 * (whose supervisor is started with the hook set) */
 	pid_t w = fork();
 	if (w == 0) {
 		proc_test_scan_proc = 1;
@@ -395,7 +382,11 @@ int main(void)
 	int ws = 0;
 	waitpid(w, &ws, 0);
 	CHECK_MSG(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "leftovers with the /proc scan: status %d", ws);
-	/* many programs, one after another: no descriptor is left behind */
+}
+
+/* many programs, one after another: no descriptor is left behind */
+static void test_no_fd_left(void)
+{
 	char *a[] = {"true", NULL};
 	proc_status st;
 	run(a, NULL, NULL, &st, NULL, NULL);
@@ -403,6 +394,26 @@ int main(void)
 	for (int i = 0; i < 100; i++) ok &= run(a, NULL, "x", &st, NULL, NULL) == 0 && st.exited && st.code == 0;
 	CHECK(ok);
 	CHECK_MSG(count_fds() == fds, "%d fds before, %d after", fds, count_fds());
+}
+
+int main(int argc, char **argv)
+{
+	t_cases(argc, argv, "test_proc", "basics spawn_errors caps stop leftovers long_lived thread_exit caller_killed caller_killed_scan leftovers_scan no_fd_left");
+	snprintf(dir, sizeof dir, "/tmp/djc-proc.XXXXXX");
+	if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+	double t0 = mono_now();
+	CHECK(t0 > 0 && mono_now() >= t0);
+	if (t_want("basics")) test_basics();
+	if (t_want("spawn_errors")) test_spawn_errors();
+	if (t_want("caps")) test_caps();
+	if (t_want("stop")) test_stop();
+	if (t_want("leftovers")) test_leftovers("children file");
+	if (t_want("long_lived")) test_long_lived();
+	if (t_want("thread_exit")) test_thread_exit();
+	if (t_want("caller_killed")) test_caller_killed(0);
+	if (t_want("caller_killed_scan")) test_caller_killed(1);
+	if (t_want("leftovers_scan")) test_leftovers_scan();
+	if (t_want("no_fd_left")) test_no_fd_left();
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	if (system(cmd)) {}

@@ -304,8 +304,9 @@ static void malformed(djc_conn *c)
 	free(b.s);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	t_cases(argc, argv, "test_restrict", "insert_rows long_lists:insert_rows huge_lists:insert_rows malformed:insert_rows huge_populate_delete:insert_rows:long_lists:huge_lists:malformed");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -316,11 +317,11 @@ int main(void)
 	if (!strncmp(url, "sqlite:", 7)) schema = NULL;
 	djc_conn *c = t_open(url, schema);
 	CHECK_MSG(djc_declare(NULL, c, PIPE, "restrict.djc") == DJC_OK, "declare: %s", djc_error_last(c));
-	insert_rows(c);
-	long_lists(c);
-	huge_lists(c);
-	malformed(c);
-	huge_populate_delete(c);
+	if (t_want("insert_rows")) insert_rows(c);
+	if (t_want("long_lists")) long_lists(c);
+	if (t_want("huge_lists")) huge_lists(c);
+	if (t_want("malformed")) malformed(c);
+	if (t_want("huge_populate_delete")) huge_populate_delete(c);
 	djc_close(c);
 	return T_DONE("test_restrict");
 }

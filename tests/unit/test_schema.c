@@ -638,8 +638,9 @@ static void test_long_names(djc_conn *c)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	t_cases(argc, argv, "test_schema", "declare_again delete drop:declare_again:delete alter how_lines own_key long_names");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -655,13 +656,13 @@ int main(void)
 	}
 	int rc = djc_declare(NULL, c, PIPE, "schema.djc");
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
-	test_declare_again(c);
-	test_delete(c);
-	test_drop(c, c2);
-	test_alter(c);
-	test_how_lines(c, c2);
-	test_own_key(c);
-	test_long_names(c);
+	if (t_want("declare_again")) test_declare_again(c);
+	if (t_want("delete")) test_delete(c);
+	if (t_want("drop")) test_drop(c, c2);
+	if (t_want("alter")) test_alter(c);
+	if (t_want("how_lines")) test_how_lines(c, c2);
+	if (t_want("own_key")) test_own_key(c);
+	if (t_want("long_names")) test_long_names(c);
 	djc_close(c);
 	djc_close(c2);
 	if (!getenv("DJC_TEST_URL")) {

@@ -111,32 +111,13 @@ static long sum_y(djc_conn *c, long *n)
 	return s;
 }
 
-int main(void)
+/* the sum of the y values made so far should come to (keys added by add_src) */
+static long want_sum;
+
+/* a serve program makes every key, reading Src over its pipe */
+static void test_serve_makes(djc_conn *c, const char *prog, const char *dir)
 {
-	char path[64], dir[] = "/tmp/djc-serve-api-XXXXXX", prog[128];
-	const char *url = getenv("DJC_TEST_URL");
-	if (!url) {
-		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-serve-%d.db", (int)getpid());
-		url = path;
-	}
-	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_serve";
-	if (!strncmp(url, "sqlite:", 7)) schema = NULL;
-	if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
-	snprintf(prog, sizeof prog, "%s/serve.sh", dir);
-	FILE *f = fopen(prog, "w");
-	if (!f) { perror(prog); return 1; }
-	fputs(PROG, f);
-	fclose(f);
-	chmod(prog, 0755);
-
-	djc_conn *c = NULL;
-	int rc = djc_open(&c, url, schema);
-	if (rc) { fprintf(stderr, "djc_open: %s\n", djc_error_last(c)); return 1; }
-	rc = djc_declare(NULL, c, PIPE, "serve.djc");
-	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
-	long want = add_src(c, 1, 20);
-
-	/* a serve program makes every key, reading Src over its pipe */
+	int rc;
 	const char *argv[] = {prog, NULL};
 	djc_populate_options o = DJC_POPULATE_OPTIONS_INIT;
 	o.reserve_jobs = 1;
@@ -157,9 +138,15 @@ int main(void)
 	djc_populate_result_free(res);
 	res = NULL;
 	long n = 0;
-	CHECK_MSG(sum_y(c, &n) == want && n == 20, "n=%ld", n);
+	CHECK_MSG(sum_y(c, &n) == want_sum && n == 20, "n=%ld", n);
+}
 
-	/* a per-key and a serve program together are refused */
+/* a per-key and a serve program together are refused */
+static void test_refused_both(djc_conn *c, const char *prog, const char *dir)
+{
+	const char *argv[] = {prog, NULL};
+	djc_populate_result *res = NULL;
+	int rc;
 	const char *perkey[] = {"/bin/true", NULL};
 	djc_populate_options both = DJC_POPULATE_OPTIONS_INIT;
 	both.make_argv = perkey;
@@ -167,8 +154,14 @@ int main(void)
 	rc = djc_populate(&res, c, "Out", &both);
 	CHECK(rc == DJC_EINVAL && res == NULL);
 	CHECK_MSG(strstr(djc_error_last(c), "not both") != NULL, "%s", djc_error_last(c));
+}
 
-	/* version 1 options (no make_serve_argv field) still work */
+/* version 1 options (no make_serve_argv field) still work */
+static void test_options_v1(djc_conn *c, const char *prog, const char *dir)
+{
+	const char *perkey[] = {"/bin/true", NULL};
+	djc_populate_result *res = NULL;
+	int rc;
 	options_v1 v1 = {.version = 1, .processes = 1, .priority = -1, .refresh = -1, .make_argv = perkey};
 	rc = djc_populate(&res, c, "Out", (const djc_populate_options *)&v1);
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
@@ -178,9 +171,16 @@ int main(void)
 	djc_populate_options v9 = DJC_POPULATE_OPTIONS_INIT;
 	v9.version = 9;
 	CHECK(djc_populate(&res, c, "Out", &v9) == DJC_EINVAL);
+}
 
-	/* djc_worker with a serve program: keys 21-24 */
-	want += add_src(c, 21, 24);
+/* djc_worker with a serve program: keys 21-24 */
+static void test_worker_serve(djc_conn *c, const char *prog, const char *dir)
+{
+	const char *argv[] = {prog, NULL};
+	const char *perkey[] = {"/bin/true", NULL};
+	long n = 0;
+	int rc;
+	want_sum += add_src(c, 21, 24);
 	const char *outs[] = {"Out"};
 	djc_worker_options wo = DJC_WORKER_OPTIONS_INIT;
 	wo.until_empty = 1;
@@ -196,7 +196,7 @@ int main(void)
 	CHECK(wr && wr->success_count == 4 && wr->error_count == 0 && wr->stopped[DJC_WORKER_EMPTY] == 1);
 	djc_worker_result_free(wr);
 	wr = NULL;
-	CHECK_MSG(sum_y(c, &n) == want && n == 24, "n=%ld", n);
+	CHECK_MSG(sum_y(c, &n) == want_sum && n == 24, "n=%ld", n);
 	/* version 1 worker options (no make_serve_argv, timeout) still work */
 	worker_options_v1 w1 = {.version = 1, .processes = 1, .priority = -1, .refresh = 1, .until_empty = 1,
 				.make_argv = perkey};
@@ -208,10 +208,20 @@ int main(void)
 	djc_worker_options w9 = DJC_WORKER_OPTIONS_INIT;
 	w9.version = 9;
 	CHECK(djc_worker(&wr, c, outs, 1, &w9) == DJC_EINVAL);
+}
 
-	/* a serve program that fails every key, allowed one restart: two keys
-	 * fail, then the restart limit stops the worker; that is its failure,
-	 * not a third error (issue 36.7: it was an error of key {}) */
+/* a serve program that fails every key, allowed one restart: two keys
+ * fail, then the restart limit stops the worker; that is its failure,
+ * not a third error (issue 36.7: it was an error of key {}) */
+static void test_crash_restart(djc_conn *c, const char *prog, const char *dir)
+{
+	FILE *f;
+	int rc;
+	djc_populate_result *res = NULL;
+	const char *outs[] = {"Out"};
+	djc_worker_options wo = DJC_WORKER_OPTIONS_INIT;
+	wo.refresh = 1;
+	djc_worker_result *wr = NULL;
 	add_src(c, 25, 30);
 	char crash[160];
 	snprintf(crash, sizeof crash, "%s/crash.sh", dir);
@@ -259,11 +269,17 @@ int main(void)
 	djc_worker_result_free(wr);
 	wr = NULL;
 	unlink(crash);
+}
 
-	/* a C program's make programs (issue 36.10): DJC as the program's
-	 * environment has it (the library finds one only where it was
-	 * installed), and its PYTHONPATH kept, after djc_make.py's directory
-	 * when the library finds one */
+/* a C program's make programs (issue 36.10): DJC as the program's
+ * environment has it (the library finds one only where it was
+ * installed), and its PYTHONPATH kept, after djc_make.py's directory
+ * when the library finds one */
+static void test_env_kept(djc_conn *c, const char *prog, const char *dir)
+{
+	FILE *f;
+	int rc;
+	djc_populate_result *res = NULL;
 	char envf[160], script[400];
 	snprintf(envf, sizeof envf, "%s/env.txt", dir);
 	snprintf(script, sizeof script, "printf '%%s\\n%%s\\n' \"$DJC\" \"$PYTHONPATH\" > '%s'; echo '{\"y\": 1}'", envf);
@@ -291,7 +307,39 @@ int main(void)
 	unsetenv("DJC");
 	unsetenv("PYTHONPATH");
 	unlink(envf);
+}
 
+int main(int argc, char **argv)
+{
+	t_cases(argc, argv, "test_serve_api", "serve_makes refused_both options_v1:serve_makes worker_serve:serve_makes crash_restart:worker_serve env_kept");
+	char path[64], dir[] = "/tmp/djc-serve-api-XXXXXX", prog[128];
+	const char *url = getenv("DJC_TEST_URL");
+	if (!url) {
+		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-serve-%d.db", (int)getpid());
+		url = path;
+	}
+	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_serve";
+	if (!strncmp(url, "sqlite:", 7)) schema = NULL;
+	if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+	snprintf(prog, sizeof prog, "%s/serve.sh", dir);
+	FILE *f = fopen(prog, "w");
+	if (!f) { perror(prog); return 1; }
+	fputs(PROG, f);
+	fclose(f);
+	chmod(prog, 0755);
+
+	djc_conn *c = NULL;
+	int rc = djc_open(&c, url, schema);
+	if (rc) { fprintf(stderr, "djc_open: %s\n", djc_error_last(c)); return 1; }
+	rc = djc_declare(NULL, c, PIPE, "serve.djc");
+	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
+	want_sum = add_src(c, 1, 20);
+	if (t_want("serve_makes")) test_serve_makes(c, prog, dir);
+	if (t_want("refused_both")) test_refused_both(c, prog, dir);
+	if (t_want("options_v1")) test_options_v1(c, prog, dir);
+	if (t_want("worker_serve")) test_worker_serve(c, prog, dir);
+	if (t_want("crash_restart")) test_crash_restart(c, prog, dir);
+	if (t_want("env_kept")) test_env_kept(c, prog, dir);
 	djc_close(c);
 	unlink(prog);
 	rmdir(dir);
