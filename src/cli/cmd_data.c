@@ -95,8 +95,8 @@ int cmd_insert(int argc, char **argv)
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	size_t n = 0, fl = file ? strlen(file) : 0;
 	int csv = format ? !strcmp(format, "csv") : fl > 4 && !strcasecmp(file + fl - 4, ".csv");
-	int rc = csv ? djc_insert_csv(c, table, in, file ? file : "<stdin>", &io, &n)
-		     : djc_insert_jsonl(c, table, in, file ? file : "<stdin>", &io, &n);
+	int rc = csv ? djc_insert_csv_ext(&n, c, table, in, file ? file : "<stdin>", &io)
+		     : djc_insert_jsonl_ext(&n, c, table, in, file ? file : "<stdin>", &io);
 	if (in != stdin) fclose(in);
 	if (!rc) printf("inserted %zu row%s into %s\n", n, n == 1 ? "" : "s", table);
 	int code = exit_for(rc, c);

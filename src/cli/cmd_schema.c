@@ -143,7 +143,7 @@ int cmd_delete(int argc, char **argv)
 	int rc;
 	if (dry || (!yes && o.cascade)) {
 		o.dry_run = 1;
-		rc = djc_delete_with_options(&ch, c, table, where, &o);
+		rc = djc_delete_ext(&ch, c, table, where, &o);
 		if (rc) goto done;
 		if (dry) {
 			print_delete(ch, table, "would delete");
@@ -174,7 +174,7 @@ int cmd_delete(int argc, char **argv)
 		ch = NULL;
 	}
 	o.dry_run = 0;
-	rc = djc_delete_with_options(&ch, c, table, where, &o);
+	rc = djc_delete_ext(&ch, c, table, where, &o);
 	if (!rc) print_delete(ch, table, "deleted");
 done:
 	djc_changes_free(ch);

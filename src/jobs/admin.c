@@ -280,7 +280,7 @@ int djc_jobs_ignore(djc_conn *c, const char *name, const djc_row *key)
 	return rc;
 }
 
-int djc_jobs_ignore_where(long *n, djc_conn *c, const char *name, const char *where_json)
+int djc_jobs_ignore_ext(long *n, djc_conn *c, const char *name, const char *where_json)
 {
 	if (n) *n = 0;
 	table *t;
@@ -311,7 +311,7 @@ static int clear_body(djc_conn *c, void *arg)
 	return rc;
 }
 
-int djc_jobs_clear_where(long *n, djc_conn *c, const char *name, const char *status, const char *where_json)
+int djc_jobs_clear_ext(long *n, djc_conn *c, const char *name, const char *status, const char *where_json)
 {
 	if (n) *n = 0;
 	table *t;
@@ -335,7 +335,7 @@ int djc_jobs_clear(long *n, djc_conn *c, const char *name, const char *status)
 		int rc = jobs_table(c, name, &t);
 		return rc ? rc : bad_status(c, status);
 	}
-	return djc_jobs_clear_where(n, c, name, status, NULL);
+	return djc_jobs_clear_ext(n, c, name, status, NULL);
 }
 
 typedef struct set_args { table *t; const char *where; long priority; double delay; long n; } set_args;
@@ -483,7 +483,7 @@ static djc_rowset *typed_rows(table *t, db_res *r, const jcol *cols)
 	return rs;
 }
 
-int djc_jobs_list_where(djc_rowset **out, djc_conn *c, const char *name, const char *status, const char *where_json)
+int djc_jobs_list_ext(djc_rowset **out, djc_conn *c, const char *name, const char *status, const char *where_json)
 {
 	*out = NULL;
 	const char *st = status ? status_of(status) : NULL;
@@ -505,7 +505,7 @@ int djc_jobs_list_where(djc_rowset **out, djc_conn *c, const char *name, const c
 
 int djc_jobs_list(djc_rowset **out, djc_conn *c, const char *name, const char *status)
 {
-	return djc_jobs_list_where(out, c, name, status, NULL);
+	return djc_jobs_list_ext(out, c, name, status, NULL);
 }
 
 int djc_jobs_history(djc_rowset **out, djc_conn *c, const char *name, const djc_row *key)
@@ -524,4 +524,20 @@ int djc_jobs_history(djc_rowset **out, djc_conn *c, const char *name, const djc_
 	db_res_free(r);
 	djc_row_free(k);
 	return rc;
+}
+
+/* The names before the API's convention (djc.h): deprecated, removed in 0.2. */
+int djc_jobs_ignore_where(long *n, djc_conn *c, const char *name, const char *where_json)
+{
+	return djc_jobs_ignore_ext(n, c, name, where_json);
+}
+
+int djc_jobs_clear_where(long *n, djc_conn *c, const char *name, const char *status, const char *where_json)
+{
+	return djc_jobs_clear_ext(n, c, name, status, where_json);
+}
+
+int djc_jobs_list_where(djc_rowset **out, djc_conn *c, const char *name, const char *status, const char *where_json)
+{
+	return djc_jobs_list_ext(out, c, name, status, where_json);
 }

@@ -262,8 +262,8 @@ static int opts_direct(const djc_insert_options *opts)
 	return opts && opts->version >= 2 && opts->allow_direct_insert;
 }
 
-int djc_insert(djc_conn *c, const char *name, const djc_row *const *rows, size_t n, const djc_insert_options *opts,
-	       size_t *inserted)
+int djc_insert_ext(size_t *inserted, djc_conn *c, const char *name, const djc_row *const *rows, size_t n,
+		   const djc_insert_options *opts)
 {
 	if (inserted) *inserted = 0;
 	if (!insert_opts_ok(c, opts)) return DJC_EINVAL;
@@ -374,8 +374,8 @@ static int read_json_array(djc_conn *c, table *t, FILE *in, const char *first, c
 	return rc;
 }
 
-int djc_insert_jsonl(djc_conn *c, const char *name, void *inp, const char *src, const djc_insert_options *opts,
-		     size_t *inserted)
+int djc_insert_jsonl_ext(size_t *inserted, djc_conn *c, const char *name, void *inp, const char *src,
+			 const djc_insert_options *opts)
 {
 	FILE *in = inp;
 	if (inserted) *inserted = 0;
@@ -572,8 +572,8 @@ static int csv_rows(djc_conn *c, table *t, csv_in *in, const attr **cols, size_t
 	return rc;
 }
 
-int djc_insert_csv(djc_conn *c, const char *name, void *inp, const char *src, const djc_insert_options *opts,
-		   size_t *inserted)
+int djc_insert_csv_ext(size_t *inserted, djc_conn *c, const char *name, void *inp, const char *src,
+		       const djc_insert_options *opts)
 {
 	FILE *in = inp;
 	if (inserted) *inserted = 0;
@@ -739,4 +739,23 @@ int djc_fetch_print_ext(djc_conn *c, const char *name, const char *where, djc_fo
 	sb_free(&b);
 	djc_rowset_free(rs);
 	return DJC_OK;
+}
+
+/* The names before the API's convention (djc.h): deprecated, removed in 0.2. */
+int djc_insert(djc_conn *c, const char *name, const djc_row *const *rows, size_t n, const djc_insert_options *opts,
+	       size_t *inserted)
+{
+	return djc_insert_ext(inserted, c, name, rows, n, opts);
+}
+
+int djc_insert_jsonl(djc_conn *c, const char *name, void *inp, const char *src, const djc_insert_options *opts,
+		     size_t *inserted)
+{
+	return djc_insert_jsonl_ext(inserted, c, name, inp, src, opts);
+}
+
+int djc_insert_csv(djc_conn *c, const char *name, void *inp, const char *src, const djc_insert_options *opts,
+		   size_t *inserted)
+{
+	return djc_insert_csv_ext(inserted, c, name, inp, src, opts);
 }

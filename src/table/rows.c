@@ -1097,8 +1097,8 @@ out:
 	return rc;
 }
 
-int djc_delete_with_options(djc_changes **out, djc_conn *c, const char *name, const char *where_json,
-			    const djc_delete_options *opts)
+int djc_delete_ext(djc_changes **out, djc_conn *c, const char *name, const char *where_json,
+		   const djc_delete_options *opts)
 {
 	if (out) *out = NULL;
 	if (!c) return DJC_EINVAL;
@@ -1132,4 +1132,11 @@ int djc_delete_with_options(djc_changes **out, djc_conn *c, const char *name, co
 	if (out) *out = ch;
 	else djc_changes_free(ch);
 	return rc;
+}
+
+/* The name before the API's convention (djc.h): deprecated, removed in 0.2. */
+int djc_delete_with_options(djc_changes **out, djc_conn *c, const char *name, const char *where_json,
+			    const djc_delete_options *opts)
+{
+	return djc_delete_ext(out, c, name, where_json, opts);
 }
