@@ -4,6 +4,7 @@
 #include "jobs.h"
 #include "sql.h"
 #include "util/config.h"
+#include "table/opts.h"
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -364,9 +365,7 @@ int djc_jobs_set(long *n, djc_conn *c, const char *name, const char *where_json,
 {
 	if (n) *n = 0;
 	if (!o) return conn_fail(c, DJC_EINVAL, "no jobs set options (NULL)");
-	if (o->version != DJC_JOBS_SET_OPTIONS_VERSION)
-		return conn_fail(c, DJC_EINVAL, "jobs set options version %d is not %d (use DJC_JOBS_SET_OPTIONS_INIT)", o->version,
-				 DJC_JOBS_SET_OPTIONS_VERSION);
+	if (OPTS_VERSION(c, "jobs set", o, 1, JOBS_SET)) return DJC_EINVAL;
 	const char *what;
 	if (o->priority == -1 && o->delay == -1)
 		return conn_fail(c, DJC_EINVAL, "jobs set: nothing to set (give a priority >= 0 or a delay >= 0)");

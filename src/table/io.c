@@ -1,6 +1,7 @@
 /* io.c - JSON Lines insert and formatted fetch output for the CLI (and any
  * caller that wants rows typed by the table's heading). */
 #include "table.h"
+#include "table/opts.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,10 +251,7 @@ out:
 /* An options struct of this library's version (or NULL). */
 static int insert_opts_ok(djc_conn *c, const djc_insert_options *opts)
 {
-	if (!opts || opts->version == DJC_INSERT_OPTIONS_VERSION || opts->version == 1) return 1;
-	conn_fail(c, DJC_EINVAL, "insert options version %d is not 1 or %d (use DJC_INSERT_OPTIONS_INIT)", opts->version,
-		  DJC_INSERT_OPTIONS_VERSION);
-	return 0;
+	return !opts || !OPTS_VERSION(c, "insert", opts, 1, INSERT);
 }
 
 /* allow_direct_insert, which version 1 of the options does not have. */

@@ -1,9 +1,12 @@
-/* test_deprecated.c - the names the API's convention replaced (djc.h: output
- * parameters first, one suffix `_ext` for a fuller form) still work for one
- * release and do what their new names do: djc_insert, djc_insert_jsonl and
- * djc_insert_csv (count last), djc_delete_with_options, djc_jobs_*_where.
- * Built as a user's program that silences the deprecation warnings by
- * defining DJC_DEPRECATED empty, as djc.h documents. */
+/* test_conventions.c - the API's conventions (djc.h):
+ *  - the names the convention replaced (output parameters first, one suffix
+ *    `_ext` for a fuller form) still work for one release and do what their
+ *    new names do: djc_insert, djc_insert_jsonl and djc_insert_csv (count
+ *    last), djc_delete_with_options, djc_jobs_*_where. Built as a user's
+ *    program that silences the deprecation warnings by defining
+ *    DJC_DEPRECATED empty, as djc.h documents;
+ *  - every options struct's version is checked by one check with one
+ *    message: "<what> options version V is not C (use DJC_..._INIT)". */
 #define DJC_DEPRECATED(use)
 #include "djc.h"
 #include "t.h"
@@ -36,10 +39,10 @@ int main(void)
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
-		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-deprecated-%d.db", (int)getpid());
+		snprintf(path, sizeof path, "sqlite:/tmp/djc-test-conventions-%d.db", (int)getpid());
 		url = path;
 	}
-	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_deprecated";
+	const char *schema = getenv("DJC_TEST_SCHEMA") ? getenv("DJC_TEST_SCHEMA") : "djc_test_conventions";
 	if (!strncmp(url, "sqlite:", 7)) schema = NULL;
 	djc_conn *c = NULL;
 	if (djc_open(&c, url, schema)) {
@@ -89,6 +92,25 @@ int main(void)
 	CHECK(djc_fetch(&rs, c, "A", NULL) == DJC_OK && djc_rowset_count(rs) == 3);
 	djc_rowset_free(rs);
 
+	/* one version check, one message */
+	djc_fetch_options fo = DJC_FETCH_OPTIONS_INIT;
+	fo.version = 99;
+	rs = NULL;
+	CHECK(djc_fetch_ext(&rs, c, "A", NULL, &fo) == DJC_EINVAL && !rs);
+	CHECK_STR(djc_error_last(c), "fetch options version 99 is not 1 (use DJC_FETCH_OPTIONS_INIT)");
+	djc_populate_options po = DJC_POPULATE_OPTIONS_INIT;
+	po.version = 0;
+	djc_populate_result *pr = NULL;
+	CHECK(djc_populate(&pr, c, "B", &po) == DJC_EINVAL);
+	CHECK_STR(djc_error_last(c), "populate options version 0 is not 1 to 3 (use DJC_POPULATE_OPTIONS_INIT)");
+	djc_populate_result_free(pr);
+	io.version = 3;
+	CHECK(djc_insert_ext(&n, c, "A", NULL, 0, &io) == DJC_EINVAL);
+	CHECK_STR(djc_error_last(c), "insert options version 3 is not 1 to 2 (use DJC_INSERT_OPTIONS_INIT)");
+	djc_delete_options bad = {.version = 2};
+	CHECK(djc_delete_ext(NULL, c, "A", NULL, &bad) == DJC_EINVAL);
+	CHECK_STR(djc_error_last(c), "delete options version 2 is not 1 (use DJC_DELETE_OPTIONS_INIT)");
+
 	djc_close(c);
-	return T_DONE("test_deprecated");
+	return T_DONE("test_conventions");
 }
