@@ -2,6 +2,7 @@
  * API over them. */
 #include "config.h"
 #include "djc.h"
+#include "redact.h"
 #include "sb.h"
 #include <ctype.h>
 #include <errno.h>
@@ -501,46 +502,12 @@ int djc_config_set(const char *key, const char *value, const char *source, char 
 	return rc;
 }
 
-/* u with the value of every password parameter of its query
- * (?password=..., &sslpassword=...: libpq takes them) replaced by "***";
- * takes u, returns the new string. */
-static char *redact_query_passwords(char *u)
-{
-	const char *q = strchr(u, '?');
-	if (!q) return u;
-	sb_t b = SB_INIT;
-	sb_addn(&b, u, (size_t)(q - u));
-	for (const char *p = q; *p;) {
-		sb_addc(&b, *p++);   /* '?' or '&' */
-		size_t n = strcspn(p, "&"), k = strcspn(p, "=&");
-		sb_addn(&b, p, k);
-		if (p[k] == '=') {
-			int secret = memmem(p, k, "password", 8) != NULL;
-			sb_addc(&b, '=');
-			if (secret) sb_add(&b, "***");
-			else sb_addn(&b, p + k + 1, n - k - 1);
-		}
-		p += n;
-	}
-	free(u);
-	return sb_steal(&b);
-}
-
 /* v for display: a password in it replaced by "***" (caller frees). */
 static char *redacted(const config_item *i)
 {
 	const char *v = i->value ? i->value : i->def;
 	if (!strcmp(i->kind, "secret") && *v) return xstrdup("***");
-	const char *sep = strstr(v, "://");
-	if (!strcmp(i->key, "database.url") && sep) {
-		/* scheme://user:password@host...: the last '@' before the path ends the password */
-		const char *s = sep + 3, *end = s + strcspn(s, "/?"), *at = NULL;
-		for (const char *p = s; p < end; p++)
-			if (*p == '@') at = p;
-		const char *colon = at ? memchr(s, ':', (size_t)(at - s)) : NULL;
-		char *r = colon ? xasprintf("%.*s:***%s", (int)(colon - v), v, at) : xstrdup(v);
-		return redact_query_passwords(r);
-	}
+	if (!strcmp(i->key, "database.url") && strstr(v, "://")) return url_redacted(v);
 	return xstrdup(v);
 }
 
