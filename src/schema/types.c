@@ -552,7 +552,7 @@ int row_from_json_obj(const table *t, json_t *obj, djc_row **out, char **msg)
 	*out = NULL;
 	*msg = NULL;
 	if (!json_is_object(obj)) { *msg = xstrdup("expected a JSON object"); return DJC_EINVAL; }
-	djc_row *r = djc_row_new();
+	djc_row *r = row_new();
 	const char *k;
 	json_t *v;
 	json_object_foreach(obj, k, v) {
@@ -563,11 +563,11 @@ int row_from_json_obj(const table *t, json_t *obj, djc_row **out, char **msg)
 			json_quote(&b, k, strlen(k));
 			sb_printf(&b, " for table %s", t->name);
 			*msg = sb_steal(&b);
-			djc_row_free(r);
+			row_free(r);
 			return DJC_EINVAL;
 		}
 		val_t x;
-		if (value_from_json(a, v, &x, msg)) { djc_row_free(r); return DJC_EINVAL; }
+		if (value_from_json(a, v, &x, msg)) { row_free(r); return DJC_EINVAL; }
 		row_put(r, a->name, &x);
 	}
 	*out = r;

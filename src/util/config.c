@@ -1,7 +1,6 @@
 /* config.c - djc.json / environment / defaults, and the public djc_config_*
  * API over them. */
 #include "config.h"
-#include "djc.h"
 #include "redact.h"
 #include "sb.h"
 #include <ctype.h>
@@ -435,57 +434,26 @@ double config_double(const char *key) { return strtod(config_get(key), NULL); }
 const config_item *config_items(void) { return items; }
 const char *config_warning(void) { return warning; }
 
-/* ------------------------------------------------------------ public API */
+/* ------------------------------------------- for the public API (table/settings.c) */
 
-int djc_config_load(char **msg)
-{
-	char *m = NULL;
-	if (msg) *msg = NULL;
-	if (!config_load(&m)) return DJC_OK;
-	if (msg) *msg = m;
-	else free(m);
-	return DJC_EINVAL;
-}
+const config_item *config_find(const char *key) { return key ? find(key) : NULL; }
 
-int djc_config_get(const char **out, const char *key)
-{
-	if (out) *out = NULL;
-	if (!out || !key) return DJC_EINVAL;
-	if (djc_config_load(NULL)) return DJC_EINVAL;
-	const config_item *i = find(key);
-	if (!i) return DJC_ENOTFOUND;
-	*out = i->value;
-	return DJC_OK;
-}
-
-int djc_config_get_bool(int *out, const char *key)
-{
-	const char *v;
-	if (out) *out = 0;
-	if (!out) return DJC_EINVAL;
-	int rc = djc_config_get(&v, key);
-	if (rc) return rc;
-	if (strcmp(find(key)->kind, "bool")) return DJC_EINVAL;
-	*out = config_bool(key);
-	return DJC_OK;
-}
-
-int djc_config_set(const char *key, const char *value, const char *source, char **msg)
+int config_set_checked(const char *key, const char *value, const char *source, char **msg)
 {
 	if (msg) *msg = NULL;
 	char *m = NULL;
-	int rc = DJC_OK;
+	int rc = CONFIG_OK;
 	const config_item *i = key ? find(key) : NULL;
 	if (!key || !value || !source) {
 		m = xstrdup("djc_config_set: key, value and source must not be NULL");
-		rc = DJC_EINVAL;
+		rc = CONFIG_EINVAL;
 	} else if (config_load(&m))
-		rc = DJC_EINVAL;
+		rc = CONFIG_EINVAL;
 	else if (!i) {
 		char *k = shown(key);
 		m = xasprintf("unknown setting '%s' (see djc config)", k);
 		free(k);
-		rc = DJC_ENOTFOUND;
+		rc = CONFIG_ENOTFOUND;
 	} else {
 		const char *want = check_value(i, value);
 		if (want) {
@@ -493,7 +461,7 @@ int djc_config_set(const char *key, const char *value, const char *source, char 
 			char *g = quiet ? NULL : shown(value);
 			m = xasprintf("setting '%s' must be %s%s%s%s", key, want, g ? ", got '" : "", g ? g : "", g ? "'" : "");
 			free(g);
-			rc = DJC_EINVAL;
+			rc = CONFIG_EINVAL;
 		} else
 			config_set(key, value, source);
 	}
@@ -502,8 +470,7 @@ int djc_config_set(const char *key, const char *value, const char *source, char 
 	return rc;
 }
 
-/* v for display: a password in it replaced by "***" (caller frees). */
-static char *redacted(const config_item *i)
+char *config_display(const config_item *i)
 {
 	const char *v = i->value ? i->value : i->def;
 	if (!strcmp(i->kind, "secret") && *v) return xstrdup("***");
@@ -511,23 +478,7 @@ static char *redacted(const config_item *i)
 	return xstrdup(v);
 }
 
-int djc_config_foreach(int (*cb)(const djc_setting *setting, void *payload), void *payload)
-{
-	if (!cb) return DJC_EINVAL;
-	if (djc_config_load(NULL)) return DJC_EINVAL;
-	for (const config_item *i = items; i->key; i++) {
-		char *v = redacted(i);
-		djc_setting s = {i->key, v, i->source ? i->source : "default", i->env, i->kind};
-		int rc = cb(&s, payload);
-		free(v);
-		if (rc) return rc;
-	}
-	return DJC_OK;
-}
-
-const char *djc_config_warning(void) { return warning; }
-
-int djc_option_check(const char *name, double value, char **msg)
+int config_check(const char *name, double value, char **msg)
 {
 	if (msg) *msg = NULL;
 	if (!name || !config_limit_known(name)) {
@@ -536,10 +487,10 @@ int djc_option_check(const char *name, double value, char **msg)
 			*msg = xasprintf("no check for a value called '%s'", n);
 			free(n);
 		}
-		return DJC_ENOTFOUND;
+		return CONFIG_ENOTFOUND;
 	}
 	const char *what = config_limit(name, value);
-	if (!what) return DJC_OK;
+	if (!what) return CONFIG_OK;
 	if (msg) *msg = xstrdup(what);
-	return DJC_EINVAL;
+	return CONFIG_EINVAL;
 }
