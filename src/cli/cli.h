@@ -92,6 +92,11 @@ int cli_next(cli_args *a);
 /* The candidate closest to word (a typo: a few letters changed, added,
  * dropped or swapped; or word a prefix of exactly one), or NULL. */
 const char *cli_closest(const char *word, const char *const *candidates, size_t n);
+/* The library's "did you mean" (src/util/near.c, declared in util/near.h):
+ * the CLI includes only djc.h and its own headers, so it is declared here,
+ * and the Makefile links util/near.o into djc beside the public libdjc.a
+ * (whose copy is local to it). */
+const char *near_name(const char *word, const char *const *cand, size_t n);
 
 /* ------------------------------------------------ errors, exit statuses */
 
