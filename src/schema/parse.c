@@ -242,6 +242,84 @@ static int parse_int_arg(const char *s, int *out)
 	return 0;
 }
 
+/* The labels of an enum type, taken from the original text to keep their
+ * case: quoted, separated by ',', none empty or repeated. */
+static int parse_enum(pctx *c, int line, const char *text, attr *a)
+{
+	/* labels are taken from the original text to keep their case */
+	const char *o = strchr(text, '(') + 1;
+	const char *end = strrchr(text, ')');
+	sb_t canon = SB_INIT;
+	sb_add(&canon, "enum(");
+	const char *p = o;
+	while (p < end) {
+		while (p < end && (*p == ' ' || *p == ',')) p++;
+		if (p >= end) break;
+		if (*p != '\'' && *p != '"') {
+			sb_free(&canon);
+			return fail(c, line, "enum labels of attribute '%s' must be quoted, e.g. enum('a', 'b')", a->name);
+		}
+		char q = *p++;
+		const char *s = p;
+		while (p < end && *p != q) p++;
+		if (p >= end) { sb_free(&canon); return fail(c, line, "unterminated enum label for attribute '%s'", a->name); }
+		if (p == s) { sb_free(&canon); return fail(c, line, "empty enum label for attribute '%s'", a->name); }
+		a->type.enums = xrealloc(a->type.enums, (a->type.nenums + 1) * sizeof(char *));
+		a->type.enums[a->type.nenums++] = xstrndup(s, (size_t)(p - s));
+		sb_printf(&canon, "%s'%.*s'", a->type.nenums > 1 ? "," : "", (int)(p - s), s);
+		p++;
+		while (p < end && *p == ' ') p++;
+		if (p < end && *p != ',') { sb_free(&canon); return fail(c, line, "expected ',' between enum labels of attribute '%s'", a->name); }
+	}
+	if (!a->type.nenums) { sb_free(&canon); return fail(c, line, "enum of attribute '%s' has no labels", a->name); }
+	for (size_t i = 0; i < a->type.nenums; i++)
+		for (size_t k = i + 1; k < a->type.nenums; k++)
+			if (!strcmp(a->type.enums[i], a->type.enums[k])) {
+				sb_free(&canon);
+				return fail(c, line, "enum label '%s' repeats in attribute '%s'", a->type.enums[i], a->name);
+			}
+	sb_addc(&canon, ')');
+	a->type.t = T_ENUM;
+	a->type.p = 255;
+	a->type_text = sb_steal(&canon);
+	return 0;
+}
+
+/* A type with arguments, base(args): char(n), varchar(n), datetime(p),
+ * decimal(p,s), enum(...). text: as written, for messages. */
+static int parse_type_args(pctx *c, int line, const char *text, const char *base, char *args, attr *a)
+{
+	if (!strcmp(base, "varchar") || !strcmp(base, "char")) {
+		if (parse_int_arg(args, &a->type.p) || a->type.p < 1 || a->type.p > 16383)
+			return fail(c, line, "bad length in '%s' for attribute '%s' (expected 1..16383)", text, a->name);
+		a->type.t = base[0] == 'v' ? T_VARCHAR : T_CHAR;
+		if (a->type.t == T_CHAR && a->type.p > 255)
+			return fail(c, line, "char(%d) of attribute '%s' is longer than 255; use varchar", a->type.p, a->name);
+		a->type_text = xasprintf("%s(%d)", base, a->type.p);
+		return 0;
+	}
+	if (!strcmp(base, "datetime") || !strcmp(base, "timestamp")) {
+		if (parse_int_arg(args, &a->type.p) || a->type.p > 6)
+			return fail(c, line, "bad precision in '%s' for attribute '%s' (expected 0..6)", text, a->name);
+		a->type.t = T_DATETIME;
+		a->type_text = a->type.p ? xasprintf("datetime(%d)", a->type.p) : xstrdup("datetime");
+		return 0;
+	}
+	if (!strcmp(base, "decimal") || !strcmp(base, "numeric")) {
+		char *comma = strchr(args, ',');
+		if (comma) *comma = 0;
+		if (parse_int_arg(args, &a->type.p) || a->type.p < 1 || a->type.p > 38 ||
+		    (comma && parse_int_arg(trim(comma + 1), &a->type.s)) || a->type.s > a->type.p)
+			return fail(c, line, "bad precision in '%s' for attribute '%s' (expected decimal(p,s) with 1 <= p <= 38, 0 <= s <= p)",
+				    text, a->name);
+		a->type.t = T_DECIMAL;
+		a->type_text = xasprintf("decimal(%d,%d)", a->type.p, a->type.s);
+		return 0;
+	}
+	if (!strcmp(base, "enum")) return parse_enum(c, line, text, a);
+	return fail(c, line, "unknown type '%s' for attribute '%s'", text, a->name);
+}
+
 static int parse_type(pctx *c, int line, const char *text, attr *a)
 {
 	char low[256];
@@ -280,74 +358,7 @@ static int parse_type(pctx *c, int line, const char *text, attr *a)
 	*lp = 0;
 	char *base = trim(t);
 	*rp = 0;
-	char *args = lp + 1;
-	if (!strcmp(base, "varchar") || !strcmp(base, "char")) {
-		if (parse_int_arg(args, &a->type.p) || a->type.p < 1 || a->type.p > 16383)
-			return fail(c, line, "bad length in '%s' for attribute '%s' (expected 1..16383)", text, a->name);
-		a->type.t = base[0] == 'v' ? T_VARCHAR : T_CHAR;
-		if (a->type.t == T_CHAR && a->type.p > 255)
-			return fail(c, line, "char(%d) of attribute '%s' is longer than 255; use varchar", a->type.p, a->name);
-		a->type_text = xasprintf("%s(%d)", base, a->type.p);
-		return 0;
-	}
-	if (!strcmp(base, "datetime") || !strcmp(base, "timestamp")) {
-		if (parse_int_arg(args, &a->type.p) || a->type.p > 6)
-			return fail(c, line, "bad precision in '%s' for attribute '%s' (expected 0..6)", text, a->name);
-		a->type.t = T_DATETIME;
-		a->type_text = a->type.p ? xasprintf("datetime(%d)", a->type.p) : xstrdup("datetime");
-		return 0;
-	}
-	if (!strcmp(base, "decimal") || !strcmp(base, "numeric")) {
-		char *comma = strchr(args, ',');
-		if (comma) *comma = 0;
-		if (parse_int_arg(args, &a->type.p) || a->type.p < 1 || a->type.p > 38 ||
-		    (comma && parse_int_arg(trim(comma + 1), &a->type.s)) || a->type.s > a->type.p)
-			return fail(c, line, "bad precision in '%s' for attribute '%s' (expected decimal(p,s) with 1 <= p <= 38, 0 <= s <= p)",
-				    text, a->name);
-		a->type.t = T_DECIMAL;
-		a->type_text = xasprintf("decimal(%d,%d)", a->type.p, a->type.s);
-		return 0;
-	}
-	if (!strcmp(base, "enum")) {
-		/* labels are taken from the original text to keep their case */
-		const char *o = strchr(text, '(') + 1;
-		const char *end = strrchr(text, ')');
-		sb_t canon = SB_INIT;
-		sb_add(&canon, "enum(");
-		const char *p = o;
-		while (p < end) {
-			while (p < end && (*p == ' ' || *p == ',')) p++;
-			if (p >= end) break;
-			if (*p != '\'' && *p != '"') {
-				sb_free(&canon);
-				return fail(c, line, "enum labels of attribute '%s' must be quoted, e.g. enum('a', 'b')", a->name);
-			}
-			char q = *p++;
-			const char *s = p;
-			while (p < end && *p != q) p++;
-			if (p >= end) { sb_free(&canon); return fail(c, line, "unterminated enum label for attribute '%s'", a->name); }
-			if (p == s) { sb_free(&canon); return fail(c, line, "empty enum label for attribute '%s'", a->name); }
-			a->type.enums = xrealloc(a->type.enums, (a->type.nenums + 1) * sizeof(char *));
-			a->type.enums[a->type.nenums++] = xstrndup(s, (size_t)(p - s));
-			sb_printf(&canon, "%s'%.*s'", a->type.nenums > 1 ? "," : "", (int)(p - s), s);
-			p++;
-			while (p < end && *p == ' ') p++;
-			if (p < end && *p != ',') { sb_free(&canon); return fail(c, line, "expected ',' between enum labels of attribute '%s'", a->name); }
-		}
-		if (!a->type.nenums) { sb_free(&canon); return fail(c, line, "enum of attribute '%s' has no labels", a->name); }
-		for (size_t i = 0; i < a->type.nenums; i++)
-			for (size_t k = i + 1; k < a->type.nenums; k++)
-				if (!strcmp(a->type.enums[i], a->type.enums[k])) {
-					sb_free(&canon);
-					return fail(c, line, "enum label '%s' repeats in attribute '%s'", a->type.enums[i], a->name);
-				}
-		sb_addc(&canon, ')');
-		a->type.t = T_ENUM;
-		a->type.p = 255;
-		a->type_text = sb_steal(&canon);
-		return 0;
-	}
-	return fail(c, line, "unknown type '%s' for attribute '%s'", text, a->name);
+	return parse_type_args(c, line, text, base, lp + 1, a);
 }
 
 /* --------------------------------------------------------- tables */
