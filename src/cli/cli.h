@@ -149,6 +149,29 @@ double parse_timeout(const char *opt, const char *v);
  * --where) refuses it: an empty restriction never means everything. */
 int where_is_empty(const char *v);
 
+/* ------------------------------------- populate and worker (cmd_populate.c) */
+
+/* What populate and worker report alike: their counts and signals. */
+typedef struct cli_run_counts {
+	long made, errors, skipped, lost, retried, cancelled;
+} cli_run_counts;
+/* "N made, N error(s), N skipped[, N lost reservation(s)][, N retried][, N
+ * cancelled]" on stdout (no newline). */
+void cli_print_counts(const cli_run_counts *n);
+/* The JSON of the signal that stopped a run: "SIGINT", "SIGTERM" or null. */
+json_t *cli_json_signal(int sig);
+/* The one stderr line of a run whose makes failed, naming the first failed
+ * key: "djc: 1 make call of T failed; key {...}: MESSAGE", or with n > 1
+ * "djc: N make calls of T failed; first {...} (N-1 more): MESSAGE"; table
+ * NULL when the errors are of several tables: "djc: N make calls failed;
+ * first FIRST_TABLE {...} ...". */
+void cli_print_make_failures(long n, const char *table, const char *first_table, const djc_populate_error *first);
+/* The exit status of a populate or worker that returned rc, having been
+ * stopped by signal `interrupted` (0: none; SIGTERM assumed without a
+ * result): 128 + the signal for DJC_EINTR (its message on stderr), else
+ * exit_for. DJC_EMAKE is the caller's. */
+int cli_run_exit(int rc, djc_conn *c, int have_result, int interrupted);
+
 /* djc progress without a TABLE (cmd_view.c): every computed and imported
  * table; with watch, again every interval seconds until SIGINT/SIGTERM.
  * Returns the exit status. */

@@ -310,95 +310,116 @@ int config_load(char **msg)
 	return 0;
 }
 
-static int load(char **msg)
+/* The text of a setting's JSON value (a string, true/false, a number; a
+ * real as the shortest text that reads back: 0.1, not
+ * 0.10000000000000001), in buf when made; NULL for any other value. */
+static const char *json_setting_text(json_t *v, char buf[64])
 {
-	int warned_world = 0;
-	for (config_item *i = items; i->key; i++) config_set(i->key, i->def, "default");
-	const char *path = getenv("DJC_CONFIG");
-	int explicit = path && *path;
-	if (!explicit) path = "djc.json";
-	FILE *f = fopen(path, "r");
-	if (!f && explicit) { *msg = xasprintf("cannot read config file %s: %s", path, strerror(errno)); return -1; }
-	if (f) {
-		json_error_t je;
-		json_t *root = json_loadf(f, 0, &je);
-		struct stat st;
-		int world = fstat(fileno(f), &st) == 0 && (st.st_mode & 0044);
-		fclose(f);
-		if (!root || !json_is_object(root)) {
-			*msg = root ? xasprintf("%s: the config must be a JSON object", path)
-				    : xasprintf("%s:%d: malformed JSON: %s", path, je.line, je.text);
-			json_decref(root);
-			return -1;
-		}
-		const char *sec;
-		json_t *sv;
-		json_object_foreach(root, sec, sv) {
-			if (!json_is_object(sv)) {
-				*msg = xasprintf("%s: '%s' must be an object, e.g. {\"jobs\": {\"keep_completed\": true}}", path, sec);
-				json_decref(root);
-				return -1;
-			}
-			const char *k;
-			json_t *v;
-			json_object_foreach(sv, k, v) {
-				char key[160];
-				snprintf(key, sizeof key, "%s.%s", sec, k);
-				config_item *it = find(key);
-				if (!it) {
-					const config_item *near = closest_setting(key, 0);
-					char *ks = shown(key);
-					if (near) *msg = xasprintf("%s: unknown setting '%s'; did you mean '%s'?", path, ks, near->key);
-					else *msg = xasprintf("%s: unknown setting '%s' (see djc config)", path, ks);
-					free(ks);
-					json_decref(root);
-					return -1;
-				}
-				char buf[64];
-				const char *txt;
-				if (json_is_string(v)) txt = json_string_value(v);
-				else if (json_is_true(v)) txt = "true";
-				else if (json_is_false(v)) txt = "false";
-				else if (json_is_integer(v)) { snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(v)); txt = buf; }
-				else if (json_is_real(v)) {   /* the shortest text that reads back: 0.1, not 0.10000000000000001 */
-					for (int p = 1; p <= 17; p++) {
-						snprintf(buf, sizeof buf, "%.*g", p, json_real_value(v));
-						if (strtod(buf, NULL) == json_real_value(v)) break;
-					}
-					txt = buf;
-				}
-				else txt = NULL;
-				const char *want = txt ? check_value(it, txt) : NULL;
-				if (!txt && !strcmp(it->kind, "bool")) want = "true or false";
-				else if (!txt && (!strcmp(it->kind, "string") || !strcmp(it->kind, "secret"))) want = "a string";
-				else if (!txt) want = check_value(it, "");
-				if (want) {
-					/* the value is shown, except where it may hold a password */
-					int quiet = !strcmp(it->kind, "string") || !strcmp(it->kind, "secret");
-					char *got = quiet ? NULL : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-					char *g = quiet ? NULL : shown(got ? got : "?");
-					*msg = xasprintf("%s: setting '%s' must be %s%s%s", path, key, want, g ? ", got " : "", g ? g : "");
-					free(g);
-					free(got);
-					json_decref(root);
-					return -1;
-				}
-				config_set(key, txt, path);
-				int secret = !strcmp(it->kind, "secret") && *txt;
-				if (!strcmp(key, "database.url") && strstr(txt, "://")) {
-					/* a URL's user:password@ is a password too */
-					const char *s = strstr(txt, "://") + 3;
-					const char *at = strchr(s, '@'), *sl = strchr(s, '/');
-					if (at && (!sl || at < sl) && memchr(s, ':', (size_t)(at - s))) secret = 1;
-				}
-				if (secret && world && !warned_world) {
-					warn(xasprintf("warning: %s holds a password and is readable by other users (chmod 600 %s)", path, path));
-					warned_world = 1;
-				}
-			}
-		}
-		json_decref(root);
+	if (json_is_string(v)) return json_string_value(v);
+	if (json_is_true(v)) return "true";
+	if (json_is_false(v)) return "false";
+	if (json_is_integer(v)) {
+		snprintf(buf, 64, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		return buf;
 	}
+	if (json_is_real(v)) {
+		for (int p = 1; p <= 17; p++) {
+			snprintf(buf, 64, "%.*g", p, json_real_value(v));
+			if (strtod(buf, NULL) == json_real_value(v)) break;
+		}
+		return buf;
+	}
+	return NULL;
+}
+
+/* The file being read: its path, whether others can read it, and whether
+ * that was warned about. */
+typedef struct config_file {
+	const char *path;
+	int world, warned_world;
+} config_file;
+
+/* One setting of the file, key = value: known, a value it takes; set. */
+static int file_setting(config_file *cf, const char *key, json_t *v, char **msg)
+{
+	const char *path = cf->path;
+	config_item *it = find(key);
+	if (!it) {
+		const config_item *near = closest_setting(key, 0);
+		char *ks = shown(key);
+		if (near) *msg = xasprintf("%s: unknown setting '%s'; did you mean '%s'?", path, ks, near->key);
+		else *msg = xasprintf("%s: unknown setting '%s' (see djc config)", path, ks);
+		free(ks);
+		return -1;
+	}
+	char buf[64];
+	const char *txt = json_setting_text(v, buf);
+	const char *want = txt ? check_value(it, txt) : NULL;
+	if (!txt && !strcmp(it->kind, "bool")) want = "true or false";
+	else if (!txt && (!strcmp(it->kind, "string") || !strcmp(it->kind, "secret"))) want = "a string";
+	else if (!txt) want = check_value(it, "");
+	if (want) {
+		/* the value is shown, except where it may hold a password */
+		int quiet = !strcmp(it->kind, "string") || !strcmp(it->kind, "secret");
+		char *got = quiet ? NULL : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		char *g = quiet ? NULL : shown(got ? got : "?");
+		*msg = xasprintf("%s: setting '%s' must be %s%s%s", path, key, want, g ? ", got " : "", g ? g : "");
+		free(g);
+		free(got);
+		return -1;
+	}
+	config_set(key, txt, path);
+	size_t off, len;
+	int secret = (!strcmp(it->kind, "secret") && *txt) ||
+		     /* a URL's user:password@ is a password too */
+		     (!strcmp(key, "database.url") && url_password_span(txt, &off, &len));
+	if (secret && cf->world && !cf->warned_world) {
+		warn(xasprintf("warning: %s holds a password and is readable by other users (chmod 600 %s)", path, path));
+		cf->warned_world = 1;
+	}
+	return 0;
+}
+
+/* The settings of the config file f (at path): a JSON object of sections,
+ * each an object of settings. */
+static int load_file(FILE *f, const char *path, char **msg)
+{
+	json_error_t je;
+	json_t *root = json_loadf(f, 0, &je);
+	struct stat st;
+	config_file cf = {path, fstat(fileno(f), &st) == 0 && (st.st_mode & 0044), 0};
+	fclose(f);
+	if (!root || !json_is_object(root)) {
+		*msg = root ? xasprintf("%s: the config must be a JSON object", path)
+			    : xasprintf("%s:%d: malformed JSON: %s", path, je.line, je.text);
+		json_decref(root);
+		return -1;
+	}
+	const char *sec;
+	json_t *sv;
+	int rc = 0;
+	json_object_foreach(root, sec, sv) {
+		if (!json_is_object(sv)) {
+			*msg = xasprintf("%s: '%s' must be an object, e.g. {\"jobs\": {\"keep_completed\": true}}", path, sec);
+			rc = -1;
+			break;
+		}
+		const char *k;
+		json_t *v;
+		json_object_foreach(sv, k, v) {
+			char key[160];
+			snprintf(key, sizeof key, "%s.%s", sec, k);
+			if ((rc = file_setting(&cf, key, v, msg))) break;
+		}
+		if (rc) break;
+	}
+	json_decref(root);
+	return rc;
+}
+
+/* The DJC_* environment variables of the settings. */
+static int load_env(char **msg)
+{
 	for (config_item *i = items; i->key; i++) {
 		const char *v = getenv(i->env);
 		if (v && *v) {
@@ -412,6 +433,19 @@ static int load(char **msg)
 			config_set(i->key, v, "environment");
 		}
 	}
+	return 0;
+}
+
+static int load(char **msg)
+{
+	for (config_item *i = items; i->key; i++) config_set(i->key, i->def, "default");
+	const char *path = getenv("DJC_CONFIG");
+	int explicit = path && *path;
+	if (!explicit) path = "djc.json";
+	FILE *f = fopen(path, "r");
+	if (!f && explicit) { *msg = xasprintf("cannot read config file %s: %s", path, strerror(errno)); return -1; }
+	if (f && load_file(f, path, msg)) return -1;
+	if (load_env(msg)) return -1;
 	env_typos();
 	return 0;
 }
