@@ -1,6 +1,7 @@
 /* config.c - djc.json / environment / defaults, and the public djc_config_*
  * API over them. */
 #include "config.h"
+#include "near.h"
 #include "redact.h"
 #include "sb.h"
 #include <ctype.h>
@@ -215,25 +216,6 @@ static char *shown(const char *v)
 
 static int load(char **msg);
 
-/* Optimal string alignment distance of two short names (each edit,
- * including a swap of neighbours, costs 1); large for long ones. */
-static size_t name_distance(const char *a, const char *b)
-{
-	size_t n = strlen(a), m = strlen(b), d[64][64];
-	if (n > 63 || m > 63) return 99;
-	for (size_t i = 0; i <= n; i++) d[i][0] = i;
-	for (size_t j = 0; j <= m; j++) d[0][j] = j;
-	for (size_t i = 1; i <= n; i++)
-		for (size_t j = 1; j <= m; j++) {
-			size_t c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-			if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c) c = d[i - 2][j - 2] + 1;
-			d[i][j] = c;
-		}
-	return d[n][m];
-}
-
 /* The setting a mistyped name most likely meant, or NULL: by its
  * environment variable (env 1) or its key, within two edits (one in a
  * short name), or whose last part the name is with its section left out
@@ -241,10 +223,10 @@ static size_t name_distance(const char *a, const char *b)
 static const config_item *closest_setting(const char *name, int env)
 {
 	const config_item *best = NULL;
-	size_t bestd = 99;
+	size_t bestd = (size_t)-1;
 	for (const config_item *i = items; i->key; i++) {
 		const char *cand = env ? i->env : i->key;
-		size_t d = name_distance(name, cand), limit = strlen(cand) <= 8 ? 1 : 2;
+		size_t d = near_distance(name, cand), limit = strlen(cand) <= 8 ? 1 : 2;
 		if (d <= limit && d < bestd) { best = i; bestd = d; }
 	}
 	if (best) return best;
