@@ -109,6 +109,9 @@ void put_line(const char *s, FILE *f);
  * and returns 2 for bad input (DJC_EINVAL, ENOTFOUND, ECONFLICT, EDUPLICATE,
  * EFOREIGN), 1 otherwise. */
 int exit_for(int rc, djc_conn *c);
+/* The end of a command that ran on connection c: exit_for(rc, c), then c
+ * closed. Returns the exit status. */
+int cli_done(int rc, djc_conn *c);
 
 /* Open the connection named by --db/--schema (or the configuration); on
  * failure print why and exit. Only CLI_CREATE (declare) may create the

@@ -25,9 +25,7 @@ int cmd_declare(int argc, char **argv)
 	free(text);
 	if (!rc && report) fputs(report, stdout);
 	free(report);
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
 
 int cmd_tables(int argc, char **argv)
@@ -52,9 +50,7 @@ int cmd_tables(int argc, char **argv)
 		else fputs(s, stdout);
 	} else if (!rc) fputs(s, stdout);
 	free(s);
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
 
 int cmd_insert(int argc, char **argv)
@@ -99,9 +95,7 @@ int cmd_insert(int argc, char **argv)
 		     : djc_insert_jsonl_ext(&n, c, table, in, file ? file : "<stdin>", &io);
 	if (in != stdin) fclose(in);
 	if (!rc) printf("inserted %zu row%s into %s\n", n, n == 1 ? "" : "s", table);
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
 
 int cmd_fetch(int argc, char **argv)
@@ -151,7 +145,5 @@ int cmd_fetch(int argc, char **argv)
 	if (!rc && key) rc = djc_key_restriction(&kw, c, table, key);
 	if (!rc) rc = djc_fetch_print_ext(c, table, key ? kw : where, fmt, &fo, stdout);
 	free(kw);
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }

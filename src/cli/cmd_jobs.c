@@ -140,9 +140,7 @@ int cmd_jobs_refresh(int argc, char **argv)
 						 (json_int_t)r.re_pended));
 		else printf("%s: added %ld, removed %ld, orphaned %ld, re_pended %ld\n", table, r.added, r.removed, r.orphaned, r.re_pended);
 	}
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
 
 int cmd_jobs_clear(int argc, char **argv)
@@ -165,9 +163,7 @@ int cmd_jobs_clear(int argc, char **argv)
 		if (k.json) cli_print_json(json_pack("{s:o,s:I}", "table", cli_json_text(k.table), "cleared", (json_int_t)n));
 		else printf("%s: cleared %ld %s%sjob%s\n", k.table, n, k.status ? k.status : "", k.status ? " " : "", n == 1 ? "" : "s");
 	}
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
 
 int cmd_jobs_ignore(int argc, char **argv)
@@ -217,9 +213,7 @@ int cmd_jobs_ignore(int argc, char **argv)
 			else printf("%s: ignoring %ld job%s\n", k.table, n, n == 1 ? "" : "s");
 		}
 	}
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
 
 int cmd_jobs_cancel(int argc, char **argv)
@@ -244,9 +238,7 @@ int cmd_jobs_cancel(int argc, char **argv)
 						 "reserved", (json_int_t)nr));
 		else printf("%s: cancelled %ld pending and %ld reserved job%s\n", k.table, np, nr, np + nr == 1 ? "" : "s");
 	}
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
 
 int cmd_jobs_set(int argc, char **argv)
@@ -272,9 +264,7 @@ int cmd_jobs_set(int argc, char **argv)
 		if (k.json) cli_print_json(json_pack("{s:o,s:I}", "table", cli_json_text(k.table), "updated", (json_int_t)n));
 		else printf("%s: updated %ld pending job%s\n", k.table, n, n == 1 ? "" : "s");
 	}
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
 
 static long job_col(const djc_row *r, const char *name);

@@ -267,7 +267,5 @@ int cmd_progress(int argc, char **argv)
 		else if (!json)
 			printf("%s: Completed 0 of 0 (no keys in its key source)\n", table);
 	}
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
