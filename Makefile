@@ -109,7 +109,8 @@ $(BUILD)/libdjc.so: $(BUILD)/$(SOREAL)
 
 # the CLI uses the public API only (tests/cli/test_cli.sh checks its
 # includes): it links the public archive, like any program
-$(BUILD)/djc: $(CLI_OBJ) $(BUILD)/libdjc.a
+# (and util/near.o, the "did you mean" it shares with the library: cli.h)
+$(BUILD)/djc: $(CLI_OBJ) $(BUILD)/src/util/near.o $(BUILD)/libdjc.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(filter-out $(UNIT_INTERNAL),$(UNIT_BIN)): $(BUILD)/tests/%: tests/unit/%.c tests/unit/t.h $(BUILD)/libdjc.a

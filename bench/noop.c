@@ -102,7 +102,7 @@ static int cmd_setup(const char *url, const char *schema, long n)
 	for (long base = have; base < n; base += B) {
 		long m = n - base < B ? n - base : B;
 		for (long i = 0; i < m; i++) djc_row_set_int(rows[i], "id", base + i);
-		int rc = djc_insert(c, "Src", (const djc_row *const *)rows, (size_t)m, NULL, NULL);
+		int rc = djc_insert_ext(NULL, c, "Src", (const djc_row *const *)rows, (size_t)m, NULL);
 		if (rc) die(c, rc, "insert");
 	}
 	double dt = now() - t0;

@@ -11,6 +11,15 @@
  *    message parameter (char **msg), where there is one, comes last;
  *  - option structs are initialised with their designated-initialiser _INIT
  *    macro (or _init function); their version field is checked;
+ *  - one suffix for "the same call with more": a function's fuller form is
+ *    named <base>_ext and takes the base form's arguments plus an options
+ *    struct (djc_open_ext, djc_fetch_ext, djc_fetch_print_ext,
+ *    djc_insert_ext, djc_delete_ext) or a restriction (djc_jobs_list_ext,
+ *    djc_jobs_clear_ext, djc_jobs_ignore_ext); a function that only exists
+ *    with options takes them under its base name (djc_populate, djc_drop);
+ *  - names replaced by this convention stay for one release, marked
+ *    DJC_DEPRECATED (the compiler warns where they are called; define
+ *    DJC_DEPRECATED empty before including djc.h to silence it);
  *  - handles are opaque; each is freed by its NULL-safe djc_<type>_free();
  *  - strings returned as `const char *` are owned by the object they came
  *    from and live as long as it; strings returned as `char *` are the
@@ -27,6 +36,16 @@ extern "C" {
 #endif
 
 #define DJC_VERSION "0.1.0"
+
+/* Marks a name kept for one release after it was replaced: the compiler
+ * warns where it is called, naming what to use instead. */
+#ifndef DJC_DEPRECATED
+#if defined(__GNUC__) || defined(__clang__)
+#define DJC_DEPRECATED(use) __attribute__((deprecated("use " use)))
+#else
+#define DJC_DEPRECATED(use)
+#endif
+#endif
 
 /* Status codes. Only ever appended, never renumbered. */
 enum {
@@ -286,8 +305,11 @@ typedef struct djc_insert_options {
  * rows written. opts NULL means DJC_INSERT_OPTIONS_INIT; a version other
  * than DJC_INSERT_OPTIONS_VERSION is DJC_EINVAL (so for every options
  * struct). */
+int djc_insert_ext(size_t *inserted, djc_conn *conn, const char *table, const djc_row *const *rows, size_t n,
+		   const djc_insert_options *opts);
+/* Deprecated (removed in 0.2): djc_insert_ext with the count last. */
 int djc_insert(djc_conn *conn, const char *table, const djc_row *const *rows, size_t n,
-	       const djc_insert_options *opts, size_t *inserted);
+	       const djc_insert_options *opts, size_t *inserted) DJC_DEPRECATED("djc_insert_ext");
 
 /* A key as a restriction on `table` (DataJoint's `Table & key`): key_json
  * is a JSON object; its attributes that table does not have are dropped
@@ -319,9 +341,13 @@ int djc_fetch_ext(djc_rowset **out, djc_conn *conn, const char *table, const cha
  * `in`, typed by the table's heading (bytes as base64 strings, json
  * attributes as any JSON value); or, when the input starts with '[', one
  * JSON array of objects (rows named "row N" in messages). All or nothing;
- * errors name source_name:line. Needs <stdio.h>. */
+ * errors name source_name:line. *inserted (may be NULL) counts rows
+ * written. Needs <stdio.h>. */
+int djc_insert_jsonl_ext(size_t *inserted, djc_conn *conn, const char *table, void *in /* FILE* */,
+			 const char *source_name, const djc_insert_options *opts);
+/* Deprecated (removed in 0.2): djc_insert_jsonl_ext with the count last. */
 int djc_insert_jsonl(djc_conn *conn, const char *table, void *in /* FILE* */, const char *source_name,
-		     const djc_insert_options *opts, size_t *inserted);
+		     const djc_insert_options *opts, size_t *inserted) DJC_DEPRECATED("djc_insert_jsonl_ext");
 
 /* Insert CSV read from `in` (RFC 4180: what djc_fetch_print writes with
  * DJC_FORMAT_CSV, or a spreadsheet's export): a header line of attribute
@@ -331,9 +357,13 @@ int djc_insert_jsonl(djc_conn *conn, const char *table, void *in /* FILE* */, co
  * empty field is no value (NULL for a nullable attribute, the default for
  * one with a default, else an error); "" is an empty text. Numbers,
  * true/false (or 1/0) and json attributes are read from their text, bytes
- * as base64. All or nothing; errors name source_name:line. Needs <stdio.h>. */
+ * as base64. All or nothing; errors name source_name:line. *inserted (may
+ * be NULL) counts rows written. Needs <stdio.h>. */
+int djc_insert_csv_ext(size_t *inserted, djc_conn *conn, const char *table, void *in /* FILE* */,
+		       const char *source_name, const djc_insert_options *opts);
+/* Deprecated (removed in 0.2): djc_insert_csv_ext with the count last. */
 int djc_insert_csv(djc_conn *conn, const char *table, void *in /* FILE* */, const char *source_name,
-		   const djc_insert_options *opts, size_t *inserted);
+		   const djc_insert_options *opts, size_t *inserted) DJC_DEPRECATED("djc_insert_csv_ext");
 
 typedef enum djc_format { DJC_FORMAT_TABLE = 0, DJC_FORMAT_JSON, DJC_FORMAT_CSV } djc_format;
 /* Fetch and print rows to `out` (a FILE*): an aligned text table, JSON
@@ -348,8 +378,8 @@ int djc_fetch_print_ext(djc_conn *conn, const char *table, const char *where_jso
 char *djc_row_to_json_typed(djc_conn *conn, const char *table, const djc_row *row);
 
 /* Delete the matching rows. DJC_EFOREIGN if a child row references one;
- * then nothing is deleted. (djc_delete_with_options deletes the dependent
- * rows too, as DataJoint's delete does.) */
+ * then nothing is deleted. (djc_delete_ext deletes the dependent rows too,
+ * as DataJoint's delete does.) */
 int djc_delete(size_t *deleted, djc_conn *conn, const char *table, const char *where_json);
 
 /* ------------------------------------------------------------- populate */
@@ -666,7 +696,10 @@ int djc_jobs_ignore(djc_conn *conn, const char *table, const djc_row *key);
  * as by djc_jobs_cancel), and add the restriction's keys of the key source
  * that have no job and no target row as `ignore`. *n (may be NULL): jobs
  * now ignored. */
-int djc_jobs_ignore_where(long *n, djc_conn *conn, const char *table, const char *where_json);
+int djc_jobs_ignore_ext(long *n, djc_conn *conn, const char *table, const char *where_json);
+/* Deprecated (removed in 0.2): djc_jobs_ignore_ext. */
+int djc_jobs_ignore_where(long *n, djc_conn *conn, const char *table, const char *where_json)
+	DJC_DEPRECATED("djc_jobs_ignore_ext");
 /* Cancel the pending and reserved jobs of the restriction: they become
  * `ignore` with a message naming who cancelled them. A reserved job's
  * worker stops its make within one heartbeat (jobs.lease_timeout / 4) and
@@ -678,7 +711,10 @@ int djc_jobs_clear(long *n, djc_conn *conn, const char *table, const char *statu
 /* Delete the jobs of the restriction with the given status (NULL: any
  * status) and their history; the next refresh adds their keys again
  * (clearing `ignore` un-ignores). *n (may be NULL) receives the count. */
-int djc_jobs_clear_where(long *n, djc_conn *conn, const char *table, const char *status, const char *where_json);
+int djc_jobs_clear_ext(long *n, djc_conn *conn, const char *table, const char *status, const char *where_json);
+/* Deprecated (removed in 0.2): djc_jobs_clear_ext. */
+int djc_jobs_clear_where(long *n, djc_conn *conn, const char *table, const char *status, const char *where_json)
+	DJC_DEPRECATED("djc_jobs_clear_ext");
 
 typedef struct djc_jobs_set_options {
 	int version;           /* DJC_JOBS_SET_OPTIONS_VERSION */
@@ -719,8 +755,11 @@ int djc_jobs_waiting(djc_jobs_wait *out, djc_conn *conn, const char *table, cons
  * job's columns). */
 int djc_jobs_list(djc_rowset **out, djc_conn *conn, const char *table, const char *status);
 /* The same, restricted (status NULL: every status). */
+int djc_jobs_list_ext(djc_rowset **out, djc_conn *conn, const char *table, const char *status,
+		      const char *where_json);
+/* Deprecated (removed in 0.2): djc_jobs_list_ext. */
 int djc_jobs_list_where(djc_rowset **out, djc_conn *conn, const char *table, const char *status,
-			const char *where_json);
+			const char *where_json) DJC_DEPRECATED("djc_jobs_list_ext");
 /* One job's attempts, oldest first: its key attributes, then attempt (the
  * reservation number), outcome (error, timeout, interrupted, died,
  * cancelled, released, lease expired, orphaned, success), host, pid,
@@ -803,8 +842,11 @@ void djc_delete_options_init(djc_delete_options *opts);
  * @param[out] out  (may be NULL) one entry per table reached with its
  *                  count ("delete"), plus "delete jobs" entries; caller
  *                  frees with djc_changes_free. */
+int djc_delete_ext(djc_changes **out, djc_conn *conn, const char *table, const char *where_json,
+		   const djc_delete_options *opts);
+/* Deprecated (removed in 0.2): djc_delete_ext. */
 int djc_delete_with_options(djc_changes **out, djc_conn *conn, const char *table, const char *where_json,
-			    const djc_delete_options *opts);
+			    const djc_delete_options *opts) DJC_DEPRECATED("djc_delete_ext");
 
 typedef struct djc_alter_options {
 	int version;      /* DJC_ALTER_OPTIONS_VERSION */

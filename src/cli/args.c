@@ -28,43 +28,13 @@ void cli_args_init(cli_args *a, int argc, char **argv, const cli_option *opts, c
 	if (argv[0] && *argv[0]) snprintf(a->prefix, sizeof a->prefix, "%s: ", argv[0]);
 }
 
-/* Optimal string alignment distance: insertions, deletions, substitutions
- * and swaps of two neighbours each cost 1. Names are short (< 64). */
-static size_t distance(const char *s, const char *t)
-{
-	size_t n = strlen(s), m = strlen(t);
-	if (n > 63 || m > 63) return (size_t)-1;
-	size_t d[64][64];
-	for (size_t i = 0; i <= n; i++) d[i][0] = i;
-	for (size_t j = 0; j <= m; j++) d[0][j] = j;
-	for (size_t i = 1; i <= n; i++)
-		for (size_t j = 1; j <= m; j++) {
-			size_t best = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
-			if (d[i - 1][j - 1] + (s[i - 1] != t[j - 1]) < best) best = d[i - 1][j - 1] + (s[i - 1] != t[j - 1]);
-			if (i > 1 && j > 1 && s[i - 1] == t[j - 2] && s[i - 2] == t[j - 1] && d[i - 2][j - 2] + 1 < best)
-				best = d[i - 2][j - 2] + 1;
-			d[i][j] = best;
-		}
-	return d[n][m];
-}
-
 const char *cli_closest(const char *word, const char *const *cand, size_t n)
 {
-	const char *best = NULL, *prefix_of = NULL;
-	size_t bestd = (size_t)-1, nprefix = 0, wl = strlen(word);
-	for (size_t i = 0; i < n; i++) {
-		if (!cand[i]) continue;
-		size_t d = distance(word, cand[i]);
-		/* one edit in a short name, two in a longer one; never more
-		 * edits than the word has letters left */
-		size_t cl = strlen(cand[i]);
-		size_t limit = cl <= 4 ? 1 : 2;
-		if (d <= limit && d < wl && d < bestd) { best = cand[i]; bestd = d; }
-		if (wl >= 2 && !strncmp(cand[i], word, wl)) { prefix_of = cand[i]; nprefix++; }
-	}
-	if (best) return best;
-	return nprefix == 1 ? prefix_of : NULL;
+	/* a name given exactly (an option of another command) is its own
+	 * closest; else util/near's "did you mean" */
+	for (size_t i = 0; *word && i < n; i++)
+		if (cand[i] && !strcmp(cand[i], word)) return cand[i];
+	return near_name(word, cand, n);
 }
 
 static const cli_option *find_long(const cli_option *t, const char *name, size_t n)

@@ -92,6 +92,11 @@ int cli_next(cli_args *a);
 /* The candidate closest to word (a typo: a few letters changed, added,
  * dropped or swapped; or word a prefix of exactly one), or NULL. */
 const char *cli_closest(const char *word, const char *const *candidates, size_t n);
+/* The library's "did you mean" (src/util/near.c, declared in util/near.h):
+ * the CLI includes only djc.h and its own headers, so it is declared here,
+ * and the Makefile links util/near.o into djc beside the public libdjc.a
+ * (whose copy is local to it). */
+const char *near_name(const char *word, const char *const *cand, size_t n);
 
 /* ------------------------------------------------ errors, exit statuses */
 
@@ -104,6 +109,9 @@ void put_line(const char *s, FILE *f);
  * and returns 2 for bad input (DJC_EINVAL, ENOTFOUND, ECONFLICT, EDUPLICATE,
  * EFOREIGN), 1 otherwise. */
 int exit_for(int rc, djc_conn *c);
+/* The end of a command that ran on connection c: exit_for(rc, c), then c
+ * closed. Returns the exit status. */
+int cli_done(int rc, djc_conn *c);
 
 /* Open the connection named by --db/--schema (or the configuration); on
  * failure print why and exit. Only CLI_CREATE (declare) may create the
@@ -143,6 +151,29 @@ double parse_timeout(const char *opt, const char *v);
  * holding {}. A command that acts on every row only with --all (or without
  * --where) refuses it: an empty restriction never means everything. */
 int where_is_empty(const char *v);
+
+/* ------------------------------------- populate and worker (cmd_populate.c) */
+
+/* What populate and worker report alike: their counts and signals. */
+typedef struct cli_run_counts {
+	long made, errors, skipped, lost, retried, cancelled;
+} cli_run_counts;
+/* "N made, N error(s), N skipped[, N lost reservation(s)][, N retried][, N
+ * cancelled]" on stdout (no newline). */
+void cli_print_counts(const cli_run_counts *n);
+/* The JSON of the signal that stopped a run: "SIGINT", "SIGTERM" or null. */
+json_t *cli_json_signal(int sig);
+/* The one stderr line of a run whose makes failed, naming the first failed
+ * key: "djc: 1 make call of T failed; key {...}: MESSAGE", or with n > 1
+ * "djc: N make calls of T failed; first {...} (N-1 more): MESSAGE"; table
+ * NULL when the errors are of several tables: "djc: N make calls failed;
+ * first FIRST_TABLE {...} ...". */
+void cli_print_make_failures(long n, const char *table, const char *first_table, const djc_populate_error *first);
+/* The exit status of a populate or worker that returned rc, having been
+ * stopped by signal `interrupted` (0: none; SIGTERM assumed without a
+ * result): 128 + the signal for DJC_EINTR (its message on stderr), else
+ * exit_for. DJC_EMAKE is the caller's. */
+int cli_run_exit(int rc, djc_conn *c, int have_result, int interrupted);
 
 /* djc progress without a TABLE (cmd_view.c): every computed and imported
  * table; with watch, again every interval seconds until SIGINT/SIGTERM.

@@ -25,9 +25,7 @@ int cmd_declare(int argc, char **argv)
 	free(text);
 	if (!rc && report) fputs(report, stdout);
 	free(report);
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
 
 int cmd_tables(int argc, char **argv)
@@ -52,9 +50,7 @@ int cmd_tables(int argc, char **argv)
 		else fputs(s, stdout);
 	} else if (!rc) fputs(s, stdout);
 	free(s);
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
 
 int cmd_insert(int argc, char **argv)
@@ -95,13 +91,11 @@ int cmd_insert(int argc, char **argv)
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	size_t n = 0, fl = file ? strlen(file) : 0;
 	int csv = format ? !strcmp(format, "csv") : fl > 4 && !strcasecmp(file + fl - 4, ".csv");
-	int rc = csv ? djc_insert_csv(c, table, in, file ? file : "<stdin>", &io, &n)
-		     : djc_insert_jsonl(c, table, in, file ? file : "<stdin>", &io, &n);
+	int rc = csv ? djc_insert_csv_ext(&n, c, table, in, file ? file : "<stdin>", &io)
+		     : djc_insert_jsonl_ext(&n, c, table, in, file ? file : "<stdin>", &io);
 	if (in != stdin) fclose(in);
 	if (!rc) printf("inserted %zu row%s into %s\n", n, n == 1 ? "" : "s", table);
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
 
 int cmd_fetch(int argc, char **argv)
@@ -151,7 +145,5 @@ int cmd_fetch(int argc, char **argv)
 	if (!rc && key) rc = djc_key_restriction(&kw, c, table, key);
 	if (!rc) rc = djc_fetch_print_ext(c, table, key ? kw : where, fmt, &fo, stdout);
 	free(kw);
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }

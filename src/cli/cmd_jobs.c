@@ -140,9 +140,7 @@ int cmd_jobs_refresh(int argc, char **argv)
 						 (json_int_t)r.re_pended));
 		else printf("%s: added %ld, removed %ld, orphaned %ld, re_pended %ld\n", table, r.added, r.removed, r.orphaned, r.re_pended);
 	}
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
 
 int cmd_jobs_clear(int argc, char **argv)
@@ -160,14 +158,12 @@ int cmd_jobs_clear(int argc, char **argv)
 	if (!k.status && !k.where && !k.all) die_usage("jobs clear needs --status STATUS, --where JSON or --all (every job)");
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	long n = 0;
-	int rc = djc_jobs_clear_where(&n, c, k.table, k.status, k.where);
+	int rc = djc_jobs_clear_ext(&n, c, k.table, k.status, k.where);
 	if (!rc) {
 		if (k.json) cli_print_json(json_pack("{s:o,s:I}", "table", cli_json_text(k.table), "cleared", (json_int_t)n));
 		else printf("%s: cleared %ld %s%sjob%s\n", k.table, n, k.status ? k.status : "", k.status ? " " : "", n == 1 ? "" : "s");
 	}
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
 
 int cmd_jobs_ignore(int argc, char **argv)
@@ -211,15 +207,13 @@ int cmd_jobs_ignore(int argc, char **argv)
 	} else {
 		c = cli_connect(CLI_EXISTING);
 		long n = 0;
-		rc = djc_jobs_ignore_where(&n, c, k.table, k.where);
+		rc = djc_jobs_ignore_ext(&n, c, k.table, k.where);
 		if (!rc) {
 			if (k.json) cli_print_json(json_pack("{s:o,s:I}", "table", cli_json_text(k.table), "ignored", (json_int_t)n));
 			else printf("%s: ignoring %ld job%s\n", k.table, n, n == 1 ? "" : "s");
 		}
 	}
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
 
 int cmd_jobs_cancel(int argc, char **argv)
@@ -244,9 +238,7 @@ int cmd_jobs_cancel(int argc, char **argv)
 						 "reserved", (json_int_t)nr));
 		else printf("%s: cancelled %ld pending and %ld reserved job%s\n", k.table, np, nr, np + nr == 1 ? "" : "s");
 	}
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
 
 int cmd_jobs_set(int argc, char **argv)
@@ -272,9 +264,7 @@ int cmd_jobs_set(int argc, char **argv)
 		if (k.json) cli_print_json(json_pack("{s:o,s:I}", "table", cli_json_text(k.table), "updated", (json_int_t)n));
 		else printf("%s: updated %ld pending job%s\n", k.table, n, n == 1 ? "" : "s");
 	}
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
 
 static long job_col(const djc_row *r, const char *name);
@@ -446,7 +436,7 @@ static int show_job(djc_conn *c, const char *table, const char *key, int json)
 	}
 	djc_rowset *rs = NULL, *hs = NULL;
 	int rc = djc_jobs_history(&hs, c, table, k);
-	if (!rc) rc = djc_jobs_list_where(&rs, c, table, NULL, key);
+	if (!rc) rc = djc_jobs_list_ext(&rs, c, table, NULL, key);
 	int code = 0;
 	/* a job made and deleted (jobs.keep_completed off) has no row, but
 	 * its history, when it had one, is kept (jobs.history_retention) */
@@ -541,7 +531,7 @@ static int jobs_everywhere(djc_conn *c, const char *status, int json)
 		const char *tier = json_string_value(json_object_get(t, "tier")), *name = json_string_value(json_object_get(t, "name"));
 		if (!tier || !name || (strcmp(tier, "computed") && strcmp(tier, "imported"))) continue;
 		djc_rowset *rs = NULL;
-		if ((rc = djc_jobs_list_where(&rs, c, name, status, NULL))) break;
+		if ((rc = djc_jobs_list_ext(&rs, c, name, status, NULL))) break;
 		if (djc_rowset_count(rs))
 			json_array_append_new(out, json_pack("{s:o,s:I,s:o}", "table", cli_json_text(name), "count",
 							     (json_int_t)djc_rowset_count(rs), "messages", group_messages(rs)));
@@ -638,7 +628,7 @@ int cmd_jobs(int argc, char **argv)
 	}
 	if (status || all || (where && !counts)) {
 		djc_rowset *rs = NULL;
-		rc = djc_jobs_list_where(&rs, c, table, status, where);
+		rc = djc_jobs_list_ext(&rs, c, table, status, where);
 		if (!rc) {
 			if (json) print_jobs_json(rs, table, status);
 			else print_jobs_rows(rs);

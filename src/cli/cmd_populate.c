@@ -4,26 +4,44 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The one stderr line of a populate whose makes failed, naming the first
- * failed key: "djc: 1 make call of T failed; key {...}: MESSAGE" or
- * "djc: N make calls of T failed; first {...} (N-1 more): MESSAGE". */
-static void print_make_failures(const djc_populate_result *r, const char *table, const char *fallback)
+void cli_print_counts(const cli_run_counts *n)
 {
-	if (!r || r->error_count < 1 || r->n_errors == 0) {
-		fputs("djc: ", stderr);
-		put_line(fallback, stderr);
-		fputc('\n', stderr);
-		return;
+	printf("%ld made, %ld error%s, %ld skipped", n->made, n->errors, n->errors == 1 ? "" : "s", n->skipped);
+	if (n->lost) printf(", %ld lost reservation%s", n->lost, n->lost == 1 ? "" : "s");
+	if (n->retried) printf(", %ld retried", n->retried);
+	if (n->cancelled) printf(", %ld cancelled", n->cancelled);
+}
+
+json_t *cli_json_signal(int sig)
+{
+	return sig == SIGINT ? json_string("SIGINT") : sig == SIGTERM ? json_string("SIGTERM") : json_null();
+}
+
+void cli_print_make_failures(long n, const char *table, const char *first_table, const djc_populate_error *first)
+{
+	fprintf(stderr, "djc: %ld make call%s", n, n == 1 ? "" : "s");
+	if (table) {
+		fputs(" of ", stderr);
+		put_line(table, stderr);
 	}
-	long n = r->error_count;
-	fprintf(stderr, "djc: %ld make call%s of %s failed; ", n, n == 1 ? "" : "s", table);
-	if (n == 1) fputs("key ", stderr);
-	else fputs("first ", stderr);
-	put_line(r->errors[0].key_json, stderr);
+	fputs(" failed; ", stderr);
+	fputs(n == 1 ? "key " : "first ", stderr);
+	if (!table) {
+		put_line(first_table, stderr);
+		fputc(' ', stderr);
+	}
+	put_line(first->key_json, stderr);
 	if (n > 1) fprintf(stderr, " (%ld more)", n - 1);
 	fputs(": ", stderr);
-	put_line(r->errors[0].message, stderr);
+	put_line(first->message, stderr);
 	fputc('\n', stderr);
+}
+
+int cli_run_exit(int rc, djc_conn *c, int have_result, int interrupted)
+{
+	if (rc != DJC_EINTR) return exit_for(rc, c);
+	fprintf(stderr, "djc: %s\n", djc_error_last(c));
+	return 128 + (have_result ? interrupted : SIGTERM);
 }
 
 /* s seconds as "45s", "4m10s", "2h05m", "3d04h". */
@@ -55,37 +73,38 @@ static void explain_nothing_taken(djc_conn *c, const char *table, const djc_popu
 			w.above_priority == 1 ? "" : "s", table, w.above_priority == 1 ? "is" : "are", o->priority);
 }
 
-int cmd_populate(int argc, char **argv)
+static const char POPULATE_HELP[] =
+	"usage: djc populate TABLE [--reserve-jobs] [--processes N] [--max-calls N]\n"
+	"                     [--priority P] [--suppress-errors] [--display-progress]\n"
+	"                     [--refresh | --no-refresh] [--where JSON] [--json]\n"
+	"                     [--timeout DURATION]\n"
+	"                     [--make COMMAND [ARG...] | --make-serve COMMAND [ARG...]]\n"
+	"Call make once for every key of (key_source & where) - TABLE.\n"
+	"  --reserve-jobs      coordinate through the jobs table (many workers, many hosts)\n"
+	"  --processes N       N worker processes, each taking keys as it goes\n"
+	"  --max-calls N       at most N make calls in all\n"
+	"  --priority P        reserve only jobs with priority <= P\n"
+	"  --suppress-errors   go on after a failed make (else the first error stops)\n"
+	"  --display-progress  a progress bar on stderr\n"
+	"  --refresh/--no-refresh  refresh the jobs table first (default jobs.auto_refresh)\n"
+	"  --timeout DURATION  stop a make that runs longer (90, 30s, 15m, 2h); it is\n"
+	"                      recorded as an error \"timed out after ...\" and retried like\n"
+	"                      any failure (default: the table's timeout =, jobs.make_timeout;\n"
+	"                      0: no limit for this run)\n"
+	"  --make COMMAND ...  the make program and its arguments (must come last); it\n"
+	"                      gets the key as JSON on stdin and in DJC_KEY and prints\n"
+	"                      rows as JSON Lines\n"
+	"  --make-serve COMMAND ...  a make program started once per worker process and\n"
+	"                      kept: it gets keys and answers rows over its stdin and\n"
+	"                      stdout, and reads upstream rows from djc over the same\n"
+	"                      pipe (docs/serve-protocol.md); must come last\n"
+	"SIGUSR1 drains: no new job is taken, running makes finish and commit, exit 0.\n"
+	"Exit status: 0 all made, 1 some make failed, 2 bad input, 130/143 interrupted.\n";
+
+/* populate's command line into o, *table and *json (exits on a usage error). */
+static void populate_args(int argc, char **argv, djc_populate_options *o, const char **table, int *json)
 {
-	static const char H[] =
-		"usage: djc populate TABLE [--reserve-jobs] [--processes N] [--max-calls N]\n"
-		"                     [--priority P] [--suppress-errors] [--display-progress]\n"
-		"                     [--refresh | --no-refresh] [--where JSON] [--json]\n"
-		"                     [--timeout DURATION]\n"
-		"                     [--make COMMAND [ARG...] | --make-serve COMMAND [ARG...]]\n"
-		"Call make once for every key of (key_source & where) - TABLE.\n"
-		"  --reserve-jobs      coordinate through the jobs table (many workers, many hosts)\n"
-		"  --processes N       N worker processes, each taking keys as it goes\n"
-		"  --max-calls N       at most N make calls in all\n"
-		"  --priority P        reserve only jobs with priority <= P\n"
-		"  --suppress-errors   go on after a failed make (else the first error stops)\n"
-		"  --display-progress  a progress bar on stderr\n"
-		"  --refresh/--no-refresh  refresh the jobs table first (default jobs.auto_refresh)\n"
-		"  --timeout DURATION  stop a make that runs longer (90, 30s, 15m, 2h); it is\n"
-		"                      recorded as an error \"timed out after ...\" and retried like\n"
-		"                      any failure (default: the table's timeout =, jobs.make_timeout;\n"
-		"                      0: no limit for this run)\n"
-		"  --make COMMAND ...  the make program and its arguments (must come last); it\n"
-		"                      gets the key as JSON on stdin and in DJC_KEY and prints\n"
-		"                      rows as JSON Lines\n"
-		"  --make-serve COMMAND ...  a make program started once per worker process and\n"
-		"                      kept: it gets keys and answers rows over its stdin and\n"
-		"                      stdout, and reads upstream rows from djc over the same\n"
-		"                      pipe (docs/serve-protocol.md); must come last\n"
-		"SIGUSR1 drains: no new job is taken, running makes finish and commit, exit 0.\n"
-		"Exit status: 0 all made, 1 some make failed, 2 bad input, 130/143 interrupted.\n";
 	enum { RESERVE = 1, PROCESSES, MAX_CALLS, PRIORITY, SUPPRESS, PROGRESS, REFRESH, NO_REFRESH, JSON, WHERE, TIMEOUT, MAKE, MAKE_SERVE };
-	cli_block_drain();
 	static const cli_option opts[] = {
 		{"reserve-jobs", CLI_FLAG, RESERVE, 0},
 		{"processes", CLI_VALUE, PROCESSES, 0},
@@ -103,78 +122,91 @@ int cmd_populate(int argc, char **argv)
 		{NULL, 0, 0, 0},
 	};
 	cli_args a;
-	cli_args_init(&a, argc, argv, opts, H);
+	cli_args_init(&a, argc, argv, opts, POPULATE_HELP);
 	a.unknown_fmt = a.missing_fmt = "unknown or incomplete option %s";
+	for (int k; (k = cli_next(&a)) != CLI_END;) {
+		switch (k) {
+		case RESERVE: o->reserve_jobs = 1; break;
+		case PROCESSES: o->processes = (int)parse_long(a.opt, a.arg, 1); break;
+		case MAX_CALLS: o->max_calls = parse_long(a.opt, a.arg, 1); break;
+		case PRIORITY: o->priority = parse_priority(a.opt, a.arg); break;
+		case SUPPRESS: o->suppress_errors = 1; break;
+		case PROGRESS: o->display_progress = 1; break;
+		case REFRESH: o->refresh = 1; break;
+		case NO_REFRESH: o->refresh = 0; break;
+		case JSON: *json = 1; break;
+		case WHERE: o->where_json = a.arg; check_json("--where", o->where_json); break;
+		case TIMEOUT: o->timeout = parse_timeout(a.opt, a.arg); break;
+		case MAKE: o->make_argv = (const char *const *)a.rest; break;
+		case MAKE_SERVE: o->make_serve_argv = (const char *const *)a.rest; break;
+		default:
+			if (*table) die_usage("populate takes one TABLE (put --make or --make-serve last)");
+			*table = a.arg;
+		}
+	}
+	if (!*table) die_usage("populate needs a TABLE (see djc populate --help)");
+	if (o->processes > 256) die_usage("--processes is at most 256");
+}
+
+/* populate's result on stdout: a JSON object, or the counts line and one
+ * line per error. */
+static void print_populate_result(const djc_populate_result *r, const char *table, int json)
+{
+	if (json) {
+		json_t *errors = json_array();
+		for (size_t i = 0; i < r->n_errors; i++) {
+			json_t *k = json_loads(r->errors[i].key_json, 0, NULL);
+			json_array_append_new(errors, json_pack("{s:o,s:o}", "key", k ? k : json_object(), "message",
+								 cli_json_text(r->errors[i].message)));
+		}
+		cli_print_json(json_pack("{s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:o,s:o,s:o}", "table", cli_json_text(table),
+					 "success_count", (json_int_t)r->success_count, "error_count", (json_int_t)r->error_count,
+					 "skipped_count", (json_int_t)r->skipped_count, "lost_count", (json_int_t)r->lost_count,
+					 "retried_count", (json_int_t)r->retried_count,
+					 "cancelled_count", (json_int_t)r->cancelled_count, "drained", r->drained,
+					 "interrupted", cli_json_signal(r->interrupted), "errors", errors, "failure",
+					 r->failure ? cli_json_text(r->failure) : json_null()));
+	} else {
+		cli_run_counts n = {r->success_count, r->error_count, r->skipped_count, r->lost_count, r->retried_count,
+				    r->cancelled_count};
+		printf("%s: ", table);
+		cli_print_counts(&n);
+		if (r->drained) printf("; drained (SIGUSR1)");
+		printf("\n");
+		for (size_t i = 0; i < r->n_errors; i++) printf("error %s: %s\n", r->errors[i].key_json, r->errors[i].message);
+	}
+	fflush(stdout);
+}
+
+int cmd_populate(int argc, char **argv)
+{
+	cli_block_drain();
 	djc_populate_options o;
 	djc_populate_options_init(&o);
 	const char *table = NULL;
 	int json = 0;
-	for (int k; (k = cli_next(&a)) != CLI_END;) {
-		switch (k) {
-		case RESERVE: o.reserve_jobs = 1; break;
-		case PROCESSES: o.processes = (int)parse_long(a.opt, a.arg, 1); break;
-		case MAX_CALLS: o.max_calls = parse_long(a.opt, a.arg, 1); break;
-		case PRIORITY: o.priority = parse_priority(a.opt, a.arg); break;
-		case SUPPRESS: o.suppress_errors = 1; break;
-		case PROGRESS: o.display_progress = 1; break;
-		case REFRESH: o.refresh = 1; break;
-		case NO_REFRESH: o.refresh = 0; break;
-		case JSON: json = 1; break;
-		case WHERE: o.where_json = a.arg; check_json("--where", o.where_json); break;
-		case TIMEOUT: o.timeout = parse_timeout(a.opt, a.arg); break;
-		case MAKE: o.make_argv = (const char *const *)a.rest; break;
-		case MAKE_SERVE: o.make_serve_argv = (const char *const *)a.rest; break;
-		default:
-			if (table) die_usage("populate takes one TABLE (put --make or --make-serve last)");
-			table = a.arg;
-		}
-	}
-	if (!table) die_usage("populate needs a TABLE (see djc populate --help)");
-	if (o.processes > 256) die_usage("--processes is at most 256");
+	populate_args(argc, argv, &o, &table, &json);
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	if (!o.display_progress) djc_config_get_bool(&o.display_progress, "display.progress");   /* djc.json / DJC_DISPLAY_PROGRESS */
 	djc_populate_result *r = NULL;
 	int rc = djc_populate(&r, c, table, &o);
 	if (r) {
-		if (json) {
-			json_t *errors = json_array();
-			for (size_t i = 0; i < r->n_errors; i++) {
-				json_t *k = json_loads(r->errors[i].key_json, 0, NULL);
-				json_array_append_new(errors, json_pack("{s:o,s:o}", "key", k ? k : json_object(), "message",
-									 cli_json_text(r->errors[i].message)));
-			}
-			const char *sig = r->interrupted == SIGINT ? "SIGINT" : r->interrupted == SIGTERM ? "SIGTERM" : NULL;
-			cli_print_json(json_pack("{s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:o,s:o,s:o}", "table", cli_json_text(table),
-						 "success_count", (json_int_t)r->success_count, "error_count", (json_int_t)r->error_count,
-						 "skipped_count", (json_int_t)r->skipped_count, "lost_count", (json_int_t)r->lost_count,
-						 "retried_count", (json_int_t)r->retried_count,
-						 "cancelled_count", (json_int_t)r->cancelled_count, "drained", r->drained,
-						 "interrupted", sig ? json_string(sig) : json_null(), "errors", errors, "failure",
-						 r->failure ? cli_json_text(r->failure) : json_null()));
-		} else {
-			printf("%s: %ld made, %ld error%s, %ld skipped", table, r->success_count, r->error_count,
-			       r->error_count == 1 ? "" : "s", r->skipped_count);
-			if (r->lost_count) printf(", %ld lost reservation%s", r->lost_count, r->lost_count == 1 ? "" : "s");
-			if (r->retried_count) printf(", %ld retried", r->retried_count);
-			if (r->cancelled_count) printf(", %ld cancelled", r->cancelled_count);
-			if (r->drained) printf("; drained (SIGUSR1)");
-			printf("\n");
-			for (size_t i = 0; i < r->n_errors; i++) printf("error %s: %s\n", r->errors[i].key_json, r->errors[i].message);
-		}
-		fflush(stdout);
+		print_populate_result(r, table, json);
 		if (!rc && o.reserve_jobs && !r->interrupted && !r->drained && !r->success_count && !r->error_count &&
 		    !r->skipped_count && !r->retried_count)
 			explain_nothing_taken(c, table, &o);
 	}
 	int code;
-	if (rc == DJC_EINTR) {
-		fprintf(stderr, "djc: %s\n", djc_error_last(c));
-		code = 128 + (r ? r->interrupted : SIGTERM);
-	} else if (rc == DJC_EMAKE) {
-		print_make_failures(r, table, djc_error_last(c));
+	if (rc == DJC_EMAKE) {
+		if (r && r->error_count >= 1 && r->n_errors) cli_print_make_failures(r->error_count, table, NULL, &r->errors[0]);
+		else {
+			fputs("djc: ", stderr);
+			put_line(djc_error_last(c), stderr);
+			fputc('\n', stderr);
+		}
 		code = 1;
 	} else
-		code = exit_for(rc, c);
+		code = cli_run_exit(rc, c, r != NULL, r ? r->interrupted : 0);
 	djc_populate_result_free(r);
 	djc_close(c);
 	return code;
@@ -235,7 +267,5 @@ int cmd_progress(int argc, char **argv)
 		else if (!json)
 			printf("%s: Completed 0 of 0 (no keys in its key source)\n", table);
 	}
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }

@@ -85,9 +85,7 @@ int cmd_drop(int argc, char **argv)
 	if (!rc) print_drop(ch, "dropped");
 done:
 	djc_changes_free(ch);
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
 
 /* -------------------------------------------------------------- delete */
@@ -143,7 +141,7 @@ int cmd_delete(int argc, char **argv)
 	int rc;
 	if (dry || (!yes && o.cascade)) {
 		o.dry_run = 1;
-		rc = djc_delete_with_options(&ch, c, table, where, &o);
+		rc = djc_delete_ext(&ch, c, table, where, &o);
 		if (rc) goto done;
 		if (dry) {
 			print_delete(ch, table, "would delete");
@@ -174,13 +172,11 @@ int cmd_delete(int argc, char **argv)
 		ch = NULL;
 	}
 	o.dry_run = 0;
-	rc = djc_delete_with_options(&ch, c, table, where, &o);
+	rc = djc_delete_ext(&ch, c, table, where, &o);
 	if (!rc) print_delete(ch, table, "deleted");
 done:
 	djc_changes_free(ch);
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }
 
 /* --------------------------------------------------------------- alter */
@@ -225,7 +221,5 @@ int cmd_alter(int argc, char **argv)
 		if (!n) printf("nothing to alter: the declared tables are as %s defines them\n", file);
 	}
 	djc_changes_free(ch);
-	int code = exit_for(rc, c);
-	djc_close(c);
-	return code;
+	return cli_done(rc, c);
 }

@@ -136,33 +136,14 @@ static const char *error_table(const djc_worker_result *r, size_t i)
 	return r->error_tables && r->error_tables[i] ? r->error_tables[i] : "";
 }
 
-/* The one stderr line of a worker whose makes failed, naming the first
- * failed key and its table: "djc: 1 make call of T failed; key {...}:
- * MESSAGE", or with several "djc: N make calls of T failed; first {...}
- * (N-1 more): MESSAGE"; when the errors are of several tables, "djc: N
- * make calls failed; first T {...} (N-1 more): MESSAGE". */
+/* The one stderr line of a worker whose makes failed (cli_print_make_failures):
+ * of one table, or of several. */
 static void print_make_failures(const djc_worker_result *r)
 {
-	long n = r->error_count;
 	const char *t = error_table(r, 0);
 	int one_table = 1;
 	for (size_t i = 1; i < r->n_errors; i++) one_table &= !strcmp(error_table(r, i), t);
-	fprintf(stderr, "djc: %ld make call%s", n, n == 1 ? "" : "s");
-	if (one_table) {
-		fputs(" of ", stderr);
-		put_line(t, stderr);
-	}
-	fputs(" failed; ", stderr);
-	fputs(n == 1 ? "key " : "first ", stderr);
-	if (!one_table) {
-		put_line(t, stderr);
-		fputc(' ', stderr);
-	}
-	put_line(r->errors[0].key_json, stderr);
-	if (n > 1) fprintf(stderr, " (%ld more)", n - 1);
-	fputs(": ", stderr);
-	put_line(r->errors[0].message, stderr);
-	fputc('\n', stderr);
+	cli_print_make_failures(r->error_count, one_table ? t : NULL, t, &r->errors[0]);
 }
 
 static void print_result(const djc_worker_result *r, int json)
@@ -180,8 +161,7 @@ static void print_result(const djc_worker_result *r, int json)
 		json_object_set_new(o, "retried_count", json_integer(r->retried_count));
 		json_object_set_new(o, "cancelled_count", json_integer(r->cancelled_count));
 		json_object_set_new(o, "drained", json_boolean(r->drained));
-		json_object_set_new(o, "interrupted", r->interrupted == SIGINT ? json_string("SIGINT")
-					: r->interrupted == SIGTERM ? json_string("SIGTERM") : json_null());
+		json_object_set_new(o, "interrupted", cli_json_signal(r->interrupted));
 		for (int i = 0; i < DJC_WORKER_NSTOPS; i++)
 			if (r->stopped[i]) json_object_set_new(st, djc_worker_stop_name(i), json_integer(r->stopped[i]));
 		json_object_set_new(o, "stopped", st);
@@ -194,11 +174,10 @@ static void print_result(const djc_worker_result *r, int json)
 		json_object_set_new(o, "failure", r->failure ? cli_json_text(r->failure) : json_null());
 		cli_print_json(o);
 	} else {
-		printf("worker: %ld made, %ld error%s, %ld skipped", r->success_count, r->error_count,
-		       r->error_count == 1 ? "" : "s", r->skipped_count);
-		if (r->lost_count) printf(", %ld lost reservation%s", r->lost_count, r->lost_count == 1 ? "" : "s");
-		if (r->retried_count) printf(", %ld retried", r->retried_count);
-		if (r->cancelled_count) printf(", %ld cancelled", r->cancelled_count);
+		cli_run_counts cn = {r->success_count, r->error_count, r->skipped_count, r->lost_count, r->retried_count,
+				     r->cancelled_count};
+		printf("worker: ");
+		cli_print_counts(&cn);
 		printf("; stopped:");
 		int any = 0;
 		for (int i = 0; i < DJC_WORKER_NSTOPS; i++)
@@ -279,14 +258,11 @@ int cmd_worker(int argc, char **argv)
 	int rc = djc_worker(&r, c, nt ? tables : NULL, nt, &o);
 	if (r) print_result(r, json);
 	int code;
-	if (rc == DJC_EINTR) {
-		fprintf(stderr, "djc: %s\n", djc_error_last(c));
-		code = 128 + (r ? r->interrupted : SIGTERM);
-	} else if (rc == DJC_EMAKE && r && r->n_errors) {
+	if (rc == DJC_EMAKE && r && r->n_errors) {
 		print_make_failures(r);
 		code = 1;
 	} else
-		code = exit_for(rc, c);
+		code = cli_run_exit(rc, c, r != NULL, r ? r->interrupted : 0);
 	djc_worker_result_free(r);
 	djc_close(c);
 	free(tables);

@@ -40,6 +40,13 @@ int exit_for(int rc, djc_conn *c)
 	}
 }
 
+int cli_done(int rc, djc_conn *c)
+{
+	int code = exit_for(rc, c);
+	djc_close(c);
+	return code;
+}
+
 djc_conn *cli_connect(int create)
 {
 	djc_conn *c = NULL;

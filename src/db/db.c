@@ -2,6 +2,7 @@
 #include "db.h"
 #include "djc.h"
 #include "util/clock.h"
+#include "util/redact.h"
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -128,7 +129,7 @@ static int url_server(db_url *u, const char *rest, char *err, size_t errlen)
 	url_env_password(u);
 	sb_t r = SB_INIT;
 	sb_printf(&r, "%s://", u->scheme);
-	if (u->user) sb_printf(&r, "%s%s@", u->user, u->password ? ":***" : "");
+	if (u->user) url_add_userinfo(&r, u->user, u->password != NULL);
 	sb_add(&r, u->host);
 	if (u->port) sb_printf(&r, ":%d", u->port);
 	if (u->dbname) sb_printf(&r, "/%s", u->dbname);

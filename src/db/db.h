@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "../util/sb.h"
 #include "../util/value.h"
+#include "djc.h"   /* statuses (DJC_E*) and djc_type */
 
 /* Column types of the DDL (DataJoint 2.x core types plus internal ones). */
 typedef enum coltype {

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dl.h"
+#include "util/redact.h"
 
 /* The library is loaded on first connect (dl.c); every call goes through
  * this table. */
@@ -246,12 +247,7 @@ static void one_line(char *out, size_t outlen, const char *prefix, const char *m
  * mangle the message and are left alone. */
 static void redact(char *s, const char *secret)
 {
-	size_t n = secret ? strlen(secret) : 0;
-	if (n < 4) return;
-	for (char *p = s; (p = strstr(p, secret)); p += 3) {
-		memcpy(p, "***", 3);
-		memmove(p + 3, p + n, strlen(p + n) + 1);
-	}
+	redact_str(s, secret, 4);
 }
 
 static void set_conn_err(pg_conn *c, const char *what)
@@ -453,21 +449,6 @@ static char *pct_decode_n(const char *s, size_t n)
 	return o;
 }
 
-/* The password as written between "user:" and "@" of a URL, or NULL: what
- * to keep out of a message when libpq could not parse the URL. */
-static char *raw_password(const char *url)
-{
-	const char *a = strstr(url, "://");
-	if (!a) return NULL;
-	a += 3;
-	size_t n = strcspn(a, "/?");
-	const char *at = NULL;
-	for (const char *p = a; p < a + n; p++)
-		if (*p == '@') at = p;
-	const char *colon = at ? memchr(a, ':', (size_t)(at - a)) : NULL;
-	return colon && at > colon + 1 ? xstrndup(colon + 1, (size_t)(at - colon - 1)) : NULL;
-}
-
 /* A postgresql:// (or postgres://) URL, parsed by libpq's own parser
  * (PQconninfoParse), so that every URL libpq accepts works: several hosts
  * (host1:5432,host2:5433, tried in turn), unix socket directories,
@@ -528,7 +509,7 @@ static void pg_url_redacted(db_url *u, const char *host, const char *port, const
 {
 	sb_t r = SB_INIT;
 	sb_add(&r, "postgresql://");
-	if (u->user) sb_printf(&r, "%s%s@", u->user, u->password ? ":***" : "");
+	if (u->user) url_add_userinfo(&r, u->user, u->password != NULL);
 	const char *h = host ? host : "", *pt = port ? port : "";
 	for (int i = 0; *h || *pt; i++) {
 		size_t hn = strcspn(h, ","), pn = strcspn(pt, ",");
@@ -549,7 +530,7 @@ static int pg_url_refused(const char *url, char *msg, char *err, size_t errlen)
 {
 	char line[700];
 	one_line(line, sizeof line, "", msg ? msg : "out of memory");
-	char *pw = raw_password(url);
+	char *pw = url_password(url);   /* as written: libpq could not parse the URL */
 	redact(line, pw);
 	free(pw);
 	snprintf(err, errlen, "database URL: postgresql: %s", line);

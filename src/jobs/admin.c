@@ -4,6 +4,7 @@
 #include "jobs.h"
 #include "sql.h"
 #include "util/config.h"
+#include "table/opts.h"
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -280,7 +281,7 @@ int djc_jobs_ignore(djc_conn *c, const char *name, const djc_row *key)
 	return rc;
 }
 
-int djc_jobs_ignore_where(long *n, djc_conn *c, const char *name, const char *where_json)
+int djc_jobs_ignore_ext(long *n, djc_conn *c, const char *name, const char *where_json)
 {
 	if (n) *n = 0;
 	table *t;
@@ -311,7 +312,7 @@ static int clear_body(djc_conn *c, void *arg)
 	return rc;
 }
 
-int djc_jobs_clear_where(long *n, djc_conn *c, const char *name, const char *status, const char *where_json)
+int djc_jobs_clear_ext(long *n, djc_conn *c, const char *name, const char *status, const char *where_json)
 {
 	if (n) *n = 0;
 	table *t;
@@ -335,7 +336,7 @@ int djc_jobs_clear(long *n, djc_conn *c, const char *name, const char *status)
 		int rc = jobs_table(c, name, &t);
 		return rc ? rc : bad_status(c, status);
 	}
-	return djc_jobs_clear_where(n, c, name, status, NULL);
+	return djc_jobs_clear_ext(n, c, name, status, NULL);
 }
 
 typedef struct set_args { table *t; const char *where; long priority; double delay; long n; } set_args;
@@ -364,9 +365,7 @@ int djc_jobs_set(long *n, djc_conn *c, const char *name, const char *where_json,
 {
 	if (n) *n = 0;
 	if (!o) return conn_fail(c, DJC_EINVAL, "no jobs set options (NULL)");
-	if (o->version != DJC_JOBS_SET_OPTIONS_VERSION)
-		return conn_fail(c, DJC_EINVAL, "jobs set options version %d is not %d (use DJC_JOBS_SET_OPTIONS_INIT)", o->version,
-				 DJC_JOBS_SET_OPTIONS_VERSION);
+	if (OPTS_VERSION(c, "jobs set", o, 1, JOBS_SET)) return DJC_EINVAL;
 	const char *what;
 	if (o->priority == -1 && o->delay == -1)
 		return conn_fail(c, DJC_EINVAL, "jobs set: nothing to set (give a priority >= 0 or a delay >= 0)");
@@ -483,7 +482,7 @@ static djc_rowset *typed_rows(table *t, db_res *r, const jcol *cols)
 	return rs;
 }
 
-int djc_jobs_list_where(djc_rowset **out, djc_conn *c, const char *name, const char *status, const char *where_json)
+int djc_jobs_list_ext(djc_rowset **out, djc_conn *c, const char *name, const char *status, const char *where_json)
 {
 	*out = NULL;
 	const char *st = status ? status_of(status) : NULL;
@@ -505,7 +504,7 @@ int djc_jobs_list_where(djc_rowset **out, djc_conn *c, const char *name, const c
 
 int djc_jobs_list(djc_rowset **out, djc_conn *c, const char *name, const char *status)
 {
-	return djc_jobs_list_where(out, c, name, status, NULL);
+	return djc_jobs_list_ext(out, c, name, status, NULL);
 }
 
 int djc_jobs_history(djc_rowset **out, djc_conn *c, const char *name, const djc_row *key)
@@ -524,4 +523,20 @@ int djc_jobs_history(djc_rowset **out, djc_conn *c, const char *name, const djc_
 	db_res_free(r);
 	djc_row_free(k);
 	return rc;
+}
+
+/* The names before the API's convention (djc.h): deprecated, removed in 0.2. */
+int djc_jobs_ignore_where(long *n, djc_conn *c, const char *name, const char *where_json)
+{
+	return djc_jobs_ignore_ext(n, c, name, where_json);
+}
+
+int djc_jobs_clear_where(long *n, djc_conn *c, const char *name, const char *status, const char *where_json)
+{
+	return djc_jobs_clear_ext(n, c, name, status, where_json);
+}
+
+int djc_jobs_list_where(djc_rowset **out, djc_conn *c, const char *name, const char *status, const char *where_json)
+{
+	return djc_jobs_list_ext(out, c, name, status, where_json);
 }

@@ -4,6 +4,7 @@
 #include "jobs.h"
 #include "sql.h"
 #include "util/config.h"
+#include "table/opts.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -114,9 +115,7 @@ int djc_jobs_refresh(djc_refresh_result *res, djc_conn *c, const char *name, con
 	memset(res, 0, sizeof *res);
 	djc_refresh_options def = DJC_REFRESH_OPTIONS_INIT;
 	if (!o) o = &def;
-	if (o->version != DJC_REFRESH_OPTIONS_VERSION)
-		return conn_fail(c, DJC_EINVAL, "refresh options version %d is not %d (use DJC_REFRESH_OPTIONS_INIT)", o->version,
-				 DJC_REFRESH_OPTIONS_VERSION);
+	if (OPTS_VERSION(c, "refresh", o, 1, REFRESH)) return DJC_EINVAL;
 	table *t;
 	int rc = refresh_check(c, o);
 	if (!rc) rc = conn_table(c, name, &t);

@@ -5,6 +5,7 @@
  * staged and checked. */
 #include "populate.h"
 #include "util/config.h"
+#include "util/redact.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -335,10 +336,7 @@ static void password_forms(const djc_conn *c, char *forms[3])
 		if (u.password && *u.password) forms[0] = xstrdup(u.password);
 		db_url_free(&u);
 	}
-	const char *a = c->url ? strstr(c->url, "://") : NULL;
-	const char *at = a ? strrchr(a + 3, '@') : NULL;
-	const char *colon = a && at ? memchr(a + 3, ':', (size_t)(at - (a + 3))) : NULL;
-	if (colon && at > colon + 1) forms[1] = xstrndup(colon + 1, (size_t)(at - colon - 1));
+	forms[1] = url_password(c->url);
 	const char *e = getenv("DJC_DATABASE_PASSWORD");
 	if (e && *e) forms[2] = xstrdup(e);
 }
@@ -469,26 +467,6 @@ const char *make_signame(int s)
 	}
 }
 
-/* Replace every occurrence of secret in buf[0..*n) by "***". */
-static void redact_one(char *buf, size_t *n, const char *secret)
-{
-	size_t k = secret ? strlen(secret) : 0;
-	if (!k || k > *n) return;
-	size_t w = 0;
-	for (size_t r = 0; r < *n;) {
-		if (r + k <= *n && !memcmp(buf + r, secret, k)) {
-			/* "***" is never longer than what it replaces, except for a
-			 * secret of one or two characters: those become as many '*' */
-			size_t m = k < 3 ? k : 3;
-			memset(buf + w, '*', m);
-			w += m;
-			r += k;
-		} else
-			buf[w++] = buf[r++];
-	}
-	*n = w;
-}
-
 char *make_stderr_text(const djc_conn *c, const char *tail, size_t n)
 {
 	if (!n) return NULL;
@@ -500,7 +478,7 @@ char *make_stderr_text(const djc_conn *c, const char *tail, size_t n)
 	char *forms[3];
 	password_forms(c, forms);
 	for (int i = 0; i < 3; i++) {
-		redact_one(t, &n, forms[i]);
+		n = redact_secret(t, n, forms[i], 1);
 		free(forms[i]);
 	}
 	t[n] = 0;

@@ -4,6 +4,7 @@
  * djc_progress. The workers' modes are direct.c and reserved.c. */
 #include "worker.h"
 #include "util/config.h"
+#include "table/opts.h"
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -295,6 +296,7 @@ int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const
 	*out = NULL;
 	djc_populate_options full = DJC_POPULATE_OPTIONS_INIT;
 	if (!o) o = &full;
+	if (OPTS_VERSION(c, "populate", o, 1, POPULATE)) return DJC_EINVAL;
 	if (o->version == 1 || o->version == 2) {
 		/* a caller built against version 1 (its struct ends before
 		 * make_serve_argv) or 2 (before timeout) */
@@ -302,9 +304,7 @@ int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const
 						 : offsetof(djc_populate_options, timeout));
 		full.version = DJC_POPULATE_OPTIONS_VERSION;
 		o = &full;
-	} else if (o->version != DJC_POPULATE_OPTIONS_VERSION)
-		return conn_fail(c, DJC_EINVAL, "populate options version %d is not %d (use DJC_POPULATE_OPTIONS_INIT)", o->version,
-				 DJC_POPULATE_OPTIONS_VERSION);
+	}
 	drain_saved ds;
 	drain_catch(&ds);
 	int rc = populate(c, name, o, out);

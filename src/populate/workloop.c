@@ -18,6 +18,7 @@
  * docs/workers.md describes the model, its costs and its limits. */
 #include "worker.h"
 #include "util/config.h"
+#include "table/opts.h"
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
@@ -780,14 +781,13 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 	*out = NULL;
 	djc_worker_options defo = DJC_WORKER_OPTIONS_INIT;
 	if (!o) o = &defo;
+	if (OPTS_VERSION(c, "worker", o, 1, WORKER)) return DJC_EINVAL;
 	if (o->version == 1) {
 		/* a caller built against version 1 (its struct ends before make_serve_argv) */
 		memcpy(&defo, o, offsetof(djc_worker_options, make_serve_argv));
 		defo.version = DJC_WORKER_OPTIONS_VERSION;
 		o = &defo;
-	} else if (o->version != DJC_WORKER_OPTIONS_VERSION)
-		return conn_fail(c, DJC_EINVAL, "worker options version %d is not %d (use DJC_WORKER_OPTIONS_INIT)", o->version,
-				 DJC_WORKER_OPTIONS_VERSION);
+	}
 	if (nnames && !names) return conn_fail(c, DJC_EINVAL, "%zu tables announced, none given (NULL)", nnames);
 	if (o->max_jobs < 0 || !(o->idle_exit >= 0) || !(o->deadline >= 0) || !(o->refresh_interval >= 0) ||
 	    (o->timeout != DJC_TIMEOUT_NONE && config_limit("timeout", o->timeout)) ||

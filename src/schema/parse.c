@@ -242,6 +242,84 @@ static int parse_int_arg(const char *s, int *out)
 	return 0;
 }
 
+/* The labels of an enum type, taken from the original text to keep their
+ * case: quoted, separated by ',', none empty or repeated. */
+static int parse_enum(pctx *c, int line, const char *text, attr *a)
+{
+	/* labels are taken from the original text to keep their case */
+	const char *o = strchr(text, '(') + 1;
+	const char *end = strrchr(text, ')');
+	sb_t canon = SB_INIT;
+	sb_add(&canon, "enum(");
+	const char *p = o;
+	while (p < end) {
+		while (p < end && (*p == ' ' || *p == ',')) p++;
+		if (p >= end) break;
+		if (*p != '\'' && *p != '"') {
+			sb_free(&canon);
+			return fail(c, line, "enum labels of attribute '%s' must be quoted, e.g. enum('a', 'b')", a->name);
+		}
+		char q = *p++;
+		const char *s = p;
+		while (p < end && *p != q) p++;
+		if (p >= end) { sb_free(&canon); return fail(c, line, "unterminated enum label for attribute '%s'", a->name); }
+		if (p == s) { sb_free(&canon); return fail(c, line, "empty enum label for attribute '%s'", a->name); }
+		a->type.enums = xrealloc(a->type.enums, (a->type.nenums + 1) * sizeof(char *));
+		a->type.enums[a->type.nenums++] = xstrndup(s, (size_t)(p - s));
+		sb_printf(&canon, "%s'%.*s'", a->type.nenums > 1 ? "," : "", (int)(p - s), s);
+		p++;
+		while (p < end && *p == ' ') p++;
+		if (p < end && *p != ',') { sb_free(&canon); return fail(c, line, "expected ',' between enum labels of attribute '%s'", a->name); }
+	}
+	if (!a->type.nenums) { sb_free(&canon); return fail(c, line, "enum of attribute '%s' has no labels", a->name); }
+	for (size_t i = 0; i < a->type.nenums; i++)
+		for (size_t k = i + 1; k < a->type.nenums; k++)
+			if (!strcmp(a->type.enums[i], a->type.enums[k])) {
+				sb_free(&canon);
+				return fail(c, line, "enum label '%s' repeats in attribute '%s'", a->type.enums[i], a->name);
+			}
+	sb_addc(&canon, ')');
+	a->type.t = T_ENUM;
+	a->type.p = 255;
+	a->type_text = sb_steal(&canon);
+	return 0;
+}
+
+/* A type with arguments, base(args): char(n), varchar(n), datetime(p),
+ * decimal(p,s), enum(...). text: as written, for messages. */
+static int parse_type_args(pctx *c, int line, const char *text, const char *base, char *args, attr *a)
+{
+	if (!strcmp(base, "varchar") || !strcmp(base, "char")) {
+		if (parse_int_arg(args, &a->type.p) || a->type.p < 1 || a->type.p > 16383)
+			return fail(c, line, "bad length in '%s' for attribute '%s' (expected 1..16383)", text, a->name);
+		a->type.t = base[0] == 'v' ? T_VARCHAR : T_CHAR;
+		if (a->type.t == T_CHAR && a->type.p > 255)
+			return fail(c, line, "char(%d) of attribute '%s' is longer than 255; use varchar", a->type.p, a->name);
+		a->type_text = xasprintf("%s(%d)", base, a->type.p);
+		return 0;
+	}
+	if (!strcmp(base, "datetime") || !strcmp(base, "timestamp")) {
+		if (parse_int_arg(args, &a->type.p) || a->type.p > 6)
+			return fail(c, line, "bad precision in '%s' for attribute '%s' (expected 0..6)", text, a->name);
+		a->type.t = T_DATETIME;
+		a->type_text = a->type.p ? xasprintf("datetime(%d)", a->type.p) : xstrdup("datetime");
+		return 0;
+	}
+	if (!strcmp(base, "decimal") || !strcmp(base, "numeric")) {
+		char *comma = strchr(args, ',');
+		if (comma) *comma = 0;
+		if (parse_int_arg(args, &a->type.p) || a->type.p < 1 || a->type.p > 38 ||
+		    (comma && parse_int_arg(trim(comma + 1), &a->type.s)) || a->type.s > a->type.p)
+			return fail(c, line, "bad precision in '%s' for attribute '%s' (expected decimal(p,s) with 1 <= p <= 38, 0 <= s <= p)",
+				    text, a->name);
+		a->type.t = T_DECIMAL;
+		a->type_text = xasprintf("decimal(%d,%d)", a->type.p, a->type.s);
+		return 0;
+	}
+	if (!strcmp(base, "enum")) return parse_enum(c, line, text, a);
+	return fail(c, line, "unknown type '%s' for attribute '%s'", text, a->name);
+}
+
 static int parse_type(pctx *c, int line, const char *text, attr *a)
 {
 	char low[256];
@@ -280,74 +358,7 @@ static int parse_type(pctx *c, int line, const char *text, attr *a)
 	*lp = 0;
 	char *base = trim(t);
 	*rp = 0;
-	char *args = lp + 1;
-	if (!strcmp(base, "varchar") || !strcmp(base, "char")) {
-		if (parse_int_arg(args, &a->type.p) || a->type.p < 1 || a->type.p > 16383)
-			return fail(c, line, "bad length in '%s' for attribute '%s' (expected 1..16383)", text, a->name);
-		a->type.t = base[0] == 'v' ? T_VARCHAR : T_CHAR;
-		if (a->type.t == T_CHAR && a->type.p > 255)
-			return fail(c, line, "char(%d) of attribute '%s' is longer than 255; use varchar", a->type.p, a->name);
-		a->type_text = xasprintf("%s(%d)", base, a->type.p);
-		return 0;
-	}
-	if (!strcmp(base, "datetime") || !strcmp(base, "timestamp")) {
-		if (parse_int_arg(args, &a->type.p) || a->type.p > 6)
-			return fail(c, line, "bad precision in '%s' for attribute '%s' (expected 0..6)", text, a->name);
-		a->type.t = T_DATETIME;
-		a->type_text = a->type.p ? xasprintf("datetime(%d)", a->type.p) : xstrdup("datetime");
-		return 0;
-	}
-	if (!strcmp(base, "decimal") || !strcmp(base, "numeric")) {
-		char *comma = strchr(args, ',');
-		if (comma) *comma = 0;
-		if (parse_int_arg(args, &a->type.p) || a->type.p < 1 || a->type.p > 38 ||
-		    (comma && parse_int_arg(trim(comma + 1), &a->type.s)) || a->type.s > a->type.p)
-			return fail(c, line, "bad precision in '%s' for attribute '%s' (expected decimal(p,s) with 1 <= p <= 38, 0 <= s <= p)",
-				    text, a->name);
-		a->type.t = T_DECIMAL;
-		a->type_text = xasprintf("decimal(%d,%d)", a->type.p, a->type.s);
-		return 0;
-	}
-	if (!strcmp(base, "enum")) {
-		/* labels are taken from the original text to keep their case */
-		const char *o = strchr(text, '(') + 1;
-		const char *end = strrchr(text, ')');
-		sb_t canon = SB_INIT;
-		sb_add(&canon, "enum(");
-		const char *p = o;
-		while (p < end) {
-			while (p < end && (*p == ' ' || *p == ',')) p++;
-			if (p >= end) break;
-			if (*p != '\'' && *p != '"') {
-				sb_free(&canon);
-				return fail(c, line, "enum labels of attribute '%s' must be quoted, e.g. enum('a', 'b')", a->name);
-			}
-			char q = *p++;
-			const char *s = p;
-			while (p < end && *p != q) p++;
-			if (p >= end) { sb_free(&canon); return fail(c, line, "unterminated enum label for attribute '%s'", a->name); }
-			if (p == s) { sb_free(&canon); return fail(c, line, "empty enum label for attribute '%s'", a->name); }
-			a->type.enums = xrealloc(a->type.enums, (a->type.nenums + 1) * sizeof(char *));
-			a->type.enums[a->type.nenums++] = xstrndup(s, (size_t)(p - s));
-			sb_printf(&canon, "%s'%.*s'", a->type.nenums > 1 ? "," : "", (int)(p - s), s);
-			p++;
-			while (p < end && *p == ' ') p++;
-			if (p < end && *p != ',') { sb_free(&canon); return fail(c, line, "expected ',' between enum labels of attribute '%s'", a->name); }
-		}
-		if (!a->type.nenums) { sb_free(&canon); return fail(c, line, "enum of attribute '%s' has no labels", a->name); }
-		for (size_t i = 0; i < a->type.nenums; i++)
-			for (size_t k = i + 1; k < a->type.nenums; k++)
-				if (!strcmp(a->type.enums[i], a->type.enums[k])) {
-					sb_free(&canon);
-					return fail(c, line, "enum label '%s' repeats in attribute '%s'", a->type.enums[i], a->name);
-				}
-		sb_addc(&canon, ')');
-		a->type.t = T_ENUM;
-		a->type.p = 255;
-		a->type_text = sb_steal(&canon);
-		return 0;
-	}
-	return fail(c, line, "unknown type '%s' for attribute '%s'", text, a->name);
+	return parse_type_args(c, line, text, base, lp + 1, a);
 }
 
 /* --------------------------------------------------------- tables */
@@ -722,120 +733,143 @@ size_t table_how_changes(const table *old, const table *nt, char **v)
 	return n;
 }
 
-static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
+/* What parse_block has seen of a table's lines so far. */
+typedef struct block_state {
+	int in_key;        /* still above '---' */
+	int seen_sep, seen_master, seen_meta, want_meta;
+} block_state;
+
+/* A '---' line: the primary key ends. */
+static int block_sep(pctx *c, table *t, char *s, int line, block_state *st)
 {
-	int in_key = 1, seen_sep = 0, seen_master = 0, seen_meta = 0, want_meta = 0;
-	if (t->tier == TIER_PART && add_parent(c, t->line, t, t->master->name, 1)) return DJC_EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		int line = lineno[i];
-		char *s = trim(lines[i]);
-		if (!*s || *s == '#') continue;
-		if (s[0] == '-' && s[1] == '-' && s[2] == '-') {
-			char *p = s;
-			while (*p == '-') p++;
-			if (*trim(p) && *trim(p) != '#') return fail(c, line, "unexpected text after '---'");
-			if (seen_sep) return fail(c, line, "second '---' in table %s (only one separates the primary key)", t->name);
-			seen_sep = 1;
-			in_key = 0;
-			t->nkey = 0;
-			continue;
-		}
-		if (s[0] == '-' && s[1] == '>') {
-			cut_comment(s);
-			char *pn = trim(s + 2);
-			if (!strncmp(pn, "[nullable]", 10)) return fail(c, line, "nullable references are not supported; reference the parent below '---' without [nullable]");
-			/* a part table always has its master's key (added above);
-			 * DataJoint spells that `-> master`, which is accepted once,
-			 * in the key, as is the master's own name */
-			if (t->tier == TIER_PART && (!strcmp(pn, "master") || !strcmp(pn, t->master->name))) {
-				if (!in_key) return fail(c, line, "'-> %s' in part table %s belongs above '---' (the master's key is the part's key)", pn, t->name);
-				if (seen_master++) return fail(c, line, "part table %s refers to its master twice", t->name);
-				continue;
-			}
-			if (add_parent(c, line, t, pn, in_key)) return DJC_EINVAL;
-			continue;
-		}
-		if (!strncmp(s, "unique index", 12) && (s[12] == '(' || s[12] == ' ')) {
-			cut_comment(s);
-			if (parse_index(c, line, t, s + 12, 1)) return DJC_EINVAL;
-			continue;
-		}
-		if (!strncmp(s, "index", 5) && (s[5] == '(' || s[5] == ' ')) {
-			cut_comment(s);
-			if (parse_index(c, line, t, s + 5, 0)) return DJC_EINVAL;
-			continue;
-		}
-		if (directive(s, "make") || directive(s, "make_serve")) {
-			int serve = directive(s, "make_serve");
-			const char *what = serve ? "make_serve" : "make";
-			if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
-				return fail(c, line, "'%s =' belongs to computed and imported tables, not %s ones", what, tier_name(t->tier));
-			if (t->make_argv || t->make_serve_argv)
-				return fail(c, line, "second make line ('%s =') in table %s: a table has one 'make =' or one 'make_serve ='",
-					    what, t->name);
-			if (split_argv(c, line, what, strchr(s, '=') + 1, serve ? &t->make_serve_argv : &t->make_argv))
-				return DJC_EINVAL;
-			continue;
-		}
-		/* `timeout = 2h`; an attribute called timeout with a default has a
-		 * type after ':' (a duration never holds one) */
-		if (directive(s, "timeout") && !strchr(s, ':')) {
-			if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
-				return fail(c, line, "'timeout =' belongs to computed and imported tables, not %s ones", tier_name(t->tier));
-			if (t->timeout > 0) return fail(c, line, "second 'timeout =' line in table %s", t->name);
-			char *v = strchr(s, '=') + 1;
-			cut_comment(v);
-			v = trim(v);
-			if (duration_parse(v, &t->timeout) || t->timeout <= 0)
-				return fail(c, line, "timeout must be a duration greater than 0 such as 90, 30s, 15m, 2h or 1h30m, got '%s'", v);
-			continue;
-		}
-		if (directive(s, "job_metadata")) {
-			if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
-				return fail(c, line, "'job_metadata =' belongs to computed and imported tables");
-			cut_comment(s);
-			const char *v = trim(strchr(s, '=') + 1);
-			if (strcmp(v, "true") && strcmp(v, "false"))
-				return fail(c, line, "job_metadata must be true or false, got '%s'", v);
-			if (seen_meta++) return fail(c, line, "second 'job_metadata =' line in table %s", t->name);
-			want_meta = !strcmp(v, "true");
-			continue;
-		}
-		if (directive(s, "key_source")) {
-			if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
-				return fail(c, line, "'key_source =' belongs to computed and imported tables");
-			if (t->key_source_where || t->key_source_join) return fail(c, line, "second 'key_source =' line in table %s", t->name);
-			char *js = trim(strchr(s, '=') + 1);
-			if (*js != '{' && *js != '[') {
-				/* A * B ... [& restriction]: the tables now, the rest below */
-				char *amp = strchr(js, '&');
-				if (amp) *amp = 0;
-				if (parse_ks_join(c, line, t, js)) return DJC_EINVAL;
-				if (!amp) continue;
-				js = trim(amp + 1);
-				if (!*js || *js == '#')
-					return fail(c, line, "key_source has '&' but no restriction after it (a JSON object, e.g. {\"a\": 1})");
-			}
-			json_error_t je;
-			/* the JSON value, then nothing or a # comment */
-			json_t *j = json_loads(js, JSON_DISABLE_EOF_CHECK, &je);
-			const char *rest = j ? js + je.position : js;
-			while (j && (*rest == ' ' || *rest == '\t')) rest++;
-			if (!j || !(json_is_object(j) || json_is_array(j)) || (*rest && *rest != '#')) {
-				json_decref(j);
-				return fail(c, line, "key_source must be a JSON restriction object, e.g. {\"session_id\": [1, 2]}");
-			}
-			json_decref(j);
-			t->key_source_where = xstrndup(js, je.position);
-			continue;
-		}
-		if (parse_attr_line(c, line, t, s, in_key)) return DJC_EINVAL;
-		if (in_key) t->nkey = t->nattrs;
+	char *p = s;
+	while (*p == '-') p++;
+	if (*trim(p) && *trim(p) != '#') return fail(c, line, "unexpected text after '---'");
+	if (st->seen_sep) return fail(c, line, "second '---' in table %s (only one separates the primary key)", t->name);
+	st->seen_sep = 1;
+	st->in_key = 0;
+	t->nkey = 0;
+	return 0;
+}
+
+/* A '-> Parent' line. */
+static int block_ref(pctx *c, table *t, char *s, int line, block_state *st)
+{
+	cut_comment(s);
+	char *pn = trim(s + 2);
+	if (!strncmp(pn, "[nullable]", 10)) return fail(c, line, "nullable references are not supported; reference the parent below '---' without [nullable]");
+	/* a part table always has its master's key (added above);
+	 * DataJoint spells that `-> master`, which is accepted once,
+	 * in the key, as is the master's own name */
+	if (t->tier == TIER_PART && (!strcmp(pn, "master") || !strcmp(pn, t->master->name))) {
+		if (!st->in_key) return fail(c, line, "'-> %s' in part table %s belongs above '---' (the master's key is the part's key)", pn, t->name);
+		if (st->seen_master++) return fail(c, line, "part table %s refers to its master twice", t->name);
+		return 0;
 	}
-	if (!seen_sep)
-		return fail(c, t->line, "table %s has no '---' line separating the primary key from other attributes "
-			    "(write '---' after the key, even if nothing follows)", t->name);
-	/* primary key attributes first: stable partition */
+	return add_parent(c, line, t, pn, st->in_key) ? DJC_EINVAL : 0;
+}
+
+/* A 'make =' or 'make_serve =' line. */
+static int block_make(pctx *c, table *t, char *s, int line)
+{
+	int serve = directive(s, "make_serve");
+	const char *what = serve ? "make_serve" : "make";
+	if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
+		return fail(c, line, "'%s =' belongs to computed and imported tables, not %s ones", what, tier_name(t->tier));
+	if (t->make_argv || t->make_serve_argv)
+		return fail(c, line, "second make line ('%s =') in table %s: a table has one 'make =' or one 'make_serve ='",
+			    what, t->name);
+	return split_argv(c, line, what, strchr(s, '=') + 1, serve ? &t->make_serve_argv : &t->make_argv) ? DJC_EINVAL : 0;
+}
+
+/* A 'timeout = 2h' line. */
+static int block_timeout(pctx *c, table *t, char *s, int line)
+{
+	if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
+		return fail(c, line, "'timeout =' belongs to computed and imported tables, not %s ones", tier_name(t->tier));
+	if (t->timeout > 0) return fail(c, line, "second 'timeout =' line in table %s", t->name);
+	char *v = strchr(s, '=') + 1;
+	cut_comment(v);
+	v = trim(v);
+	if (duration_parse(v, &t->timeout) || t->timeout <= 0)
+		return fail(c, line, "timeout must be a duration greater than 0 such as 90, 30s, 15m, 2h or 1h30m, got '%s'", v);
+	return 0;
+}
+
+/* A 'job_metadata = true|false' line. */
+static int block_meta(pctx *c, table *t, char *s, int line, block_state *st)
+{
+	if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
+		return fail(c, line, "'job_metadata =' belongs to computed and imported tables");
+	cut_comment(s);
+	const char *v = trim(strchr(s, '=') + 1);
+	if (strcmp(v, "true") && strcmp(v, "false"))
+		return fail(c, line, "job_metadata must be true or false, got '%s'", v);
+	if (st->seen_meta++) return fail(c, line, "second 'job_metadata =' line in table %s", t->name);
+	st->want_meta = !strcmp(v, "true");
+	return 0;
+}
+
+/* A 'key_source = ...' line: a JSON restriction, or a join of upstream
+ * tables (A * B) optionally restricted (& {...}). */
+static int block_key_source(pctx *c, table *t, char *s, int line)
+{
+	if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
+		return fail(c, line, "'key_source =' belongs to computed and imported tables");
+	if (t->key_source_where || t->key_source_join) return fail(c, line, "second 'key_source =' line in table %s", t->name);
+	char *js = trim(strchr(s, '=') + 1);
+	if (*js != '{' && *js != '[') {
+		/* A * B ... [& restriction]: the tables now, the rest below */
+		char *amp = strchr(js, '&');
+		if (amp) *amp = 0;
+		if (parse_ks_join(c, line, t, js)) return DJC_EINVAL;
+		if (!amp) return 0;
+		js = trim(amp + 1);
+		if (!*js || *js == '#')
+			return fail(c, line, "key_source has '&' but no restriction after it (a JSON object, e.g. {\"a\": 1})");
+	}
+	json_error_t je;
+	/* the JSON value, then nothing or a # comment */
+	json_t *j = json_loads(js, JSON_DISABLE_EOF_CHECK, &je);
+	const char *rest = j ? js + je.position : js;
+	while (j && (*rest == ' ' || *rest == '\t')) rest++;
+	if (!j || !(json_is_object(j) || json_is_array(j)) || (*rest && *rest != '#')) {
+		json_decref(j);
+		return fail(c, line, "key_source must be a JSON restriction object, e.g. {\"session_id\": [1, 2]}");
+	}
+	json_decref(j);
+	t->key_source_where = xstrndup(js, je.position);
+	return 0;
+}
+
+/* One non-blank line of a table's block (s trimmed). */
+static int block_line(pctx *c, table *t, char *s, int line, block_state *st)
+{
+	if (s[0] == '-' && s[1] == '-' && s[2] == '-') return block_sep(c, t, s, line, st);
+	if (s[0] == '-' && s[1] == '>') return block_ref(c, t, s, line, st);
+	if (!strncmp(s, "unique index", 12) && (s[12] == '(' || s[12] == ' ')) {
+		cut_comment(s);
+		return parse_index(c, line, t, s + 12, 1) ? DJC_EINVAL : 0;
+	}
+	if (!strncmp(s, "index", 5) && (s[5] == '(' || s[5] == ' ')) {
+		cut_comment(s);
+		return parse_index(c, line, t, s + 5, 0) ? DJC_EINVAL : 0;
+	}
+	if (directive(s, "make") || directive(s, "make_serve")) return block_make(c, t, s, line);
+	/* `timeout = 2h`; an attribute called timeout with a default has a
+	 * type after ':' (a duration never holds one) */
+	if (directive(s, "timeout") && !strchr(s, ':')) return block_timeout(c, t, s, line);
+	if (directive(s, "job_metadata")) return block_meta(c, t, s, line, st);
+	if (directive(s, "key_source")) return block_key_source(c, t, s, line);
+	if (parse_attr_line(c, line, t, s, st->in_key)) return DJC_EINVAL;
+	if (st->in_key) t->nkey = t->nattrs;
+	return 0;
+}
+
+/* Primary key attributes first (a stable partition); the indexes name
+ * attributes of the table. */
+static int block_key_first(pctx *c, table *t)
+{
 	attr *sorted = xcalloc(t->nattrs, sizeof(attr));
 	size_t k = 0;
 	for (size_t i = 0; i < t->nattrs; i++) if (t->attrs[i].in_key) sorted[k++] = t->attrs[i];
@@ -848,36 +882,47 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 		for (size_t j = 0; j < t->idx[i].nattrs; j++)
 			if (!table_attr(t, t->idx[i].attrs[j]))
 				return fail(c, t->line, "index names unknown attribute '%s'", t->idx[i].attrs[j]);
-	/* key source: key attributes inherited from parents in the key; with
-	 * key_source = A * B, the target's attributes from its parents (in the
-	 * key or below '---') that the join gives, which must include every
-	 * key attribute that comes from a parent */
+	return 0;
+}
+
+/* With key_source = A * B: the target's attributes from its parents (in
+ * the key or below '---') that the join gives (t->src), which must include
+ * every key attribute that comes from a parent. */
+static int block_ks_join_src(pctx *c, table *t)
+{
+	for (size_t q = 0; q < t->nks; q++) {
+		const table *u = t->ks_tables[q];
+		if (!is_upstream(t, u))
+			return fail(c, t->line, "key_source of %s joins %s, which is not upstream of it (a parent through ->, "
+				    "or a parent's parent)", t->name, u->name);
+	}
+	for (size_t i = 0; i < t->nattrs; i++) {
+		const attr *a = &t->attrs[i];
+		int has = 0;
+		for (size_t q = 0; q < t->nks && !has; q++) has = table_attr(t->ks_tables[q], a->name) != NULL;
+		if (has && a->from_parent) t->src[t->nsrc++] = i;
+		else if (a->in_key && a->from_parent) {
+			sb_t all = SB_INIT;
+			for (size_t q = 0; q < t->nks; q++) sb_printf(&all, "%s%s", q ? " * " : "", t->ks_tables[q]->name);
+			int r = fail(c, t->line, "key_source of %s does not give its primary key attribute '%s' (%s lacks it); "
+				    "join the parent that has it", t->name, a->name, sb_str(&all));
+			sb_free(&all);
+			return r;
+		}
+	}
+	if (!t->nsrc)
+		return fail(c, t->line, "key_source of %s gives none of its attributes from a parent (%s): join a parent of %s",
+			    t->name, t->key_source_join, t->name);
+	return 0;
+}
+
+/* The key source's attributes (t->src): key attributes inherited from
+ * parents in the key, or those a key_source join gives. */
+static int block_key_source_attrs(pctx *c, table *t)
+{
 	t->src = xcalloc(t->nattrs ? t->nattrs : 1, sizeof(size_t));
 	if (t->nks) {
-		sb_t all = SB_INIT;
-		for (size_t q = 0; q < t->nks; q++) {
-			const table *u = t->ks_tables[q];
-			if (!is_upstream(t, u))
-				return fail(c, t->line, "key_source of %s joins %s, which is not upstream of it (a parent through ->, "
-					    "or a parent's parent)", t->name, u->name);
-		}
-		for (size_t i = 0; i < t->nattrs; i++) {
-			const attr *a = &t->attrs[i];
-			int has = 0;
-			for (size_t q = 0; q < t->nks && !has; q++) has = table_attr(t->ks_tables[q], a->name) != NULL;
-			if (has && a->from_parent) t->src[t->nsrc++] = i;
-			else if (a->in_key && a->from_parent) {
-				for (size_t q = 0; q < t->nks; q++) sb_printf(&all, "%s%s", q ? " * " : "", t->ks_tables[q]->name);
-				int r = fail(c, t->line, "key_source of %s does not give its primary key attribute '%s' (%s lacks it); "
-					    "join the parent that has it", t->name, a->name, sb_str(&all));
-				sb_free(&all);
-				return r;
-			}
-		}
-		sb_free(&all);
-		if (!t->nsrc)
-			return fail(c, t->line, "key_source of %s gives none of its attributes from a parent (%s): join a parent of %s",
-				    t->name, t->key_source_join, t->name);
+		if (block_ks_join_src(c, t)) return DJC_EINVAL;
 	} else
 		for (size_t i = 0; i < t->nkey; i++)
 			if (t->attrs[i].from_parent) t->src[t->nsrc++] = i;
@@ -885,34 +930,57 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 		return fail(c, t->line, "%s table %s needs a parent in its primary key ('-> Parent' above '---') to define its keys, "
 			    "or a key_source (e.g. key_source = Parent for a parent below '---')",
 			    tier_name(t->tier), t->name);
-	if (t->key_source_where && t->nsrc) {
-		/* restriction attributes must be key-source attributes */
-		json_t *j = json_loads(t->key_source_where, 0, NULL);
-		json_t *objs = json_is_array(j) ? j : NULL;
-		size_t cnt = objs ? json_array_size(objs) : 1;
-		for (size_t i = 0; i < cnt; i++) {
-			json_t *o = objs ? json_array_get(objs, i) : j;
-			const char *key;
-			json_t *v;
-			if (!json_is_object(o)) { json_decref(j); return fail(c, t->line, "key_source list items must be objects"); }
-			json_object_foreach(o, key, v) {
-				attr *a = table_attr(t, key);
-				int src = 0;
-				for (size_t s = 0; a && s < t->nsrc; s++) src = src || &t->attrs[t->src[s]] == a;
-				if (!src) {
-					/* key points into j: format the message before freeing it */
-					int r = fail(c, t->line, "key_source restricts '%s', which is not a key attribute from a parent of %s", key, t->name);
-					json_decref(j);
-					return r;
-				}
+	return 0;
+}
+
+/* A key_source restriction's attributes are key-source attributes. */
+static int block_ks_where(pctx *c, table *t)
+{
+	json_t *j = json_loads(t->key_source_where, 0, NULL);
+	json_t *objs = json_is_array(j) ? j : NULL;
+	size_t cnt = objs ? json_array_size(objs) : 1;
+	for (size_t i = 0; i < cnt; i++) {
+		json_t *o = objs ? json_array_get(objs, i) : j;
+		const char *key;
+		json_t *v;
+		if (!json_is_object(o)) { json_decref(j); return fail(c, t->line, "key_source list items must be objects"); }
+		json_object_foreach(o, key, v) {
+			attr *a = table_attr(t, key);
+			int src = 0;
+			for (size_t s = 0; a && s < t->nsrc; s++) src = src || &t->attrs[t->src[s]] == a;
+			if (!src) {
+				/* key points into j: format the message before freeing it */
+				int r = fail(c, t->line, "key_source restricts '%s', which is not a key attribute from a parent of %s", key, t->name);
+				json_decref(j);
+				return r;
 			}
 		}
-		json_decref(j);
 	}
+	json_decref(j);
+	return 0;
+}
+
+/* The lines of table t's block (after its header): its attributes,
+ * references, indexes and directives, then what the whole block must
+ * satisfy (a primary key, a key source, ...). */
+static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
+{
+	block_state st = {.in_key = 1};
+	if (t->tier == TIER_PART && add_parent(c, t->line, t, t->master->name, 1)) return DJC_EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		char *s = trim(lines[i]);
+		if (!*s || *s == '#') continue;
+		if (block_line(c, t, s, lineno[i], &st)) return DJC_EINVAL;
+	}
+	if (!st.seen_sep)
+		return fail(c, t->line, "table %s has no '---' line separating the primary key from other attributes "
+			    "(write '---' after the key, even if nothing follows)", t->name);
+	if (block_key_first(c, t) || block_key_source_attrs(c, t)) return DJC_EINVAL;
+	if (t->key_source_where && t->nsrc && block_ks_where(c, t)) return DJC_EINVAL;
 	/* after the canonical form: the hidden columns are not part of the
 	 * definition a declare compares */
 	build_canon(t);
-	if (want_meta) add_job_meta_attrs(t);
+	if (st.want_meta) add_job_meta_attrs(t);
 	return 0;
 }
 
@@ -935,6 +1003,181 @@ static int names_distinct(pctx *c, const table *t)
 	return 0;
 }
 
+/* The line of the first byte of text that is not valid UTF-8. */
+static int bad_utf8_line(const char *text, size_t tlen)
+{
+	int line = 1;
+	for (size_t i = 0; i < tlen; i++) {
+		size_t end = i;
+		while (end < tlen && text[end] != '\n') end++;
+		if (!utf8_valid(text + i, end - i)) break;
+		line++;
+		i = end;
+	}
+	return line;
+}
+
+/* buf cut into its lines (in place: each '\n' becomes a NUL); *nl of them.
+ * Caller frees the array. */
+static char **split_lines(char *buf, size_t *nl)
+{
+	char **lines = NULL;
+	size_t n = 0;
+	for (char *p = buf, *e; p; p = e ? e + 1 : NULL) {
+		e = strchr(p, '\n');
+		if (e) *e = 0;
+		lines = xrealloc(lines, (n + 1) * sizeof(char *));
+		lines[n++] = p;
+		if (!e) break;
+	}
+	*nl = n;
+	return lines;
+}
+
+/* The tier named in a header, or -1. */
+static int tier_of(const char *s)
+{
+	static const struct { const char *name; tier t; } tiers[] = {
+		{"manual", TIER_MANUAL}, {"lookup", TIER_LOOKUP}, {"imported", TIER_IMPORTED},
+		{"computed", TIER_COMPUTED}, {"part", TIER_PART},
+	};
+	for (size_t i = 0; i < sizeof tiers / sizeof *tiers; i++)
+		if (!strcmp(s, tiers[i].name)) return (int)tiers[i].t;
+	return -1;
+}
+
+/* The name of a header (a part's Master.Part): valid, new in this text,
+ * and for a part its master declared above; *mst that master. */
+static int header_name(pctx *c, int line, char *name, tier tr, table **mst)
+{
+	char *dot = strchr(name, '.');
+	*mst = NULL;
+	if (tr == TIER_PART) {
+		if (!dot) return fail(c, line, "a part table is named Master.Part, got '%s'", name);
+		*dot = 0;
+		if (!valid_table_name(name) || !valid_table_name(dot + 1)) {
+			*dot = '.';
+			return fail(c, line, "invalid table name '%s' (letters and digits, starting with a letter)", name);
+		}
+		*mst = resolve(c, name);
+		if (!*mst || (*mst)->tier == TIER_PART)
+			return fail(c, line, "part table %s.%s needs its master %s declared above it", name, dot + 1, name);
+		*dot = '.';
+	} else if (dot || !valid_table_name(name))
+		return fail(c, line, "invalid table name '%s' (letters and digits, starting with a letter)", name);
+	if (resolve(c, name) && pipeline_find(c->cur, name)) return fail(c, line, "table %s is declared twice in this file", name);
+	return 0;
+}
+
+/* A header line 'Name (tier)' (trimmed) into a new table, *out. */
+static int parse_header(pctx *c, int line, const char *text, table **out)
+{
+	*out = NULL;
+	char *hdr = xstrdup(text);
+	cut_comment(hdr);
+	char *h = trim(hdr);
+	char *lp = strchr(h, '(');
+	char *rp = strrchr(h, ')');
+	int rc = 0, tr = -1;
+	table *mst = NULL;
+	if (!lp || !rp || rp < lp || *trim(rp + 1))
+		rc = fail(c, line, "expected a table header 'Name (tier)', got '%s'", h);
+	else {
+		*lp = 0;
+		*rp = 0;
+		if ((tr = tier_of(trim(lp + 1))) < 0)
+			rc = fail(c, line, "unknown tier '%s' (expected manual, lookup, imported, computed or part)", trim(lp + 1));
+		else
+			rc = header_name(c, line, trim(h), (tier)tr, &mst);
+	}
+	if (!rc) {
+		table *t = xcalloc(1, sizeof(table));
+		t->name = xstrdup(trim(h));
+		t->tier = (tier)tr;
+		t->line = line;
+		t->master = mst;
+		*out = t;
+	}
+	free(hdr);
+	return rc;
+}
+
+/* t's SQL name (DataJoint's: a tier prefix, the name in snake case; a
+ * part's after its master's and "__") and its jobs table's; neither may be
+ * too long nor another table's (names differing only in case, "Session"
+ * and "session", map to one SQL table). */
+static int table_sql_names(pctx *c, int line, table *t)
+{
+	sb_t sq = SB_INIT;
+	tier tr = t->tier;
+	if (tr == TIER_PART) {
+		sb_add(&sq, t->master->sql_name);
+		sb_add(&sq, "__");
+		snake(&sq, strchr(t->name, '.') + 1);
+	} else {
+		sb_add(&sq, tr == TIER_LOOKUP ? "#" : tr == TIER_IMPORTED ? "_" : tr == TIER_COMPUTED ? "__" : "");
+		snake(&sq, t->name);
+	}
+	t->sql_name = sb_steal(&sq);
+	if (strlen(t->sql_name) > SQL_NAME_MAX)
+		return fail(c, line, "table name %s is too long: its SQL name '%s' has %zu characters, more than the %d "
+			    "DataJoint allows", t->name, t->sql_name, strlen(t->sql_name), SQL_NAME_MAX);
+	/* the jobs table and the rest: shortened when too long (names.c) */
+	if (tr == TIER_COMPUTED || tr == TIER_IMPORTED) table_jobs_names(t);
+	for (int pass = 0; pass < 2; pass++) {
+		const pipeline *pp = pass ? c->prev : c->cur;
+		for (size_t k = 0; pp && k < pp->n; k++) {
+			const table *o = pp->tables[k];
+			if (!strcmp(o->name, t->name)) continue;
+			if (!strcmp(o->sql_name, t->sql_name) || (o->jobs_name && t->jobs_name && !strcmp(o->jobs_name, t->jobs_name)))
+				return fail(c, line, "table %s has the same SQL name '%s' as table %s", t->name,
+					    strcmp(o->sql_name, t->sql_name) ? t->jobs_name : t->sql_name, o->name);
+		}
+	}
+	return 0;
+}
+
+/* The text's lines, as cut for parsing and as written (for a table's
+ * stored text). */
+typedef struct text_lines {
+	char **lines, **orig;
+	size_t n;
+} text_lines;
+
+/* The table whose header is line *i of tl, with its block (the lines up to
+ * the next unindented one); *i moves past them. */
+static int parse_table(pctx *c, const text_lines *tl, size_t *i)
+{
+	size_t start = *i;
+	int line = (int)start + 1;
+	table *t;
+	if (parse_header(c, line, trim(tl->lines[start]), &t)) return DJC_EINVAL;
+	if (table_sql_names(c, line, t)) {
+		free_table(t);
+		return DJC_EINVAL;
+	}
+	size_t end = start + 1;
+	for (; end < tl->n; end++) {
+		char *l = tl->lines[end];
+		if (l[0] != ' ' && l[0] != '\t') {
+			char *tt = trim(l);
+			if (*tt && *tt != '#') break;
+		}
+	}
+	*i = end;
+	sb_t tb = SB_INIT;
+	for (size_t k = start; k < end; k++) { sb_add(&tb, tl->orig[k]); sb_addc(&tb, '\n'); }
+	t->text = sb_steal(&tb);
+	c->cur->tables = xrealloc(c->cur->tables, (c->cur->n + 1) * sizeof(table *));
+	c->cur->tables[c->cur->n++] = t;
+	size_t nb = end - start - 1;
+	int *nums = xcalloc(nb ? nb : 1, sizeof(int));
+	for (size_t k = 0; k < nb; k++) nums[k] = (int)(start + 2 + k);
+	int rc = parse_block(c, t, tl->lines + start + 1, nums, nb);
+	free(nums);
+	return rc ? rc : names_distinct(c, t);
+}
+
 int pipeline_parse(pipeline **out, const char *text, const char *filename, const pipeline *prev, char **msg)
 {
 	*out = NULL;
@@ -942,176 +1185,28 @@ int pipeline_parse(pipeline **out, const char *text, const char *filename, const
 	pctx c = {filename ? filename : "<pipeline>", NULL, prev, xcalloc(1, sizeof(pipeline))};
 	size_t tlen = strlen(text);
 	if (!utf8_valid(text, tlen)) {
-		/* find the line of the first invalid byte */
-		int line = 1;
-		size_t i = 0;
-		for (; i < tlen; i++) {
-			size_t end = i;
-			while (end < tlen && text[end] != '\n') end++;
-			if (!utf8_valid(text + i, end - i)) break;
-			line++;
-			i = end;
-		}
-		fail(&c, line, "not valid UTF-8 text");
+		fail(&c, bad_utf8_line(text, tlen), "not valid UTF-8 text");
 		pipeline_free(c.cur);
 		*msg = c.msg;
 		return DJC_EINVAL;
 	}
-	char *buf = xstrdup(text);
-	char **lines = NULL;
-	int *nums = NULL;
-	size_t nl = 0;
-	for (char *p = buf, *e; p; p = e ? e + 1 : NULL) {
-		e = strchr(p, '\n');
-		if (e) *e = 0;
-		lines = xrealloc(lines, (nl + 1) * sizeof(char *));
-		nums = xrealloc(nums, (nl + 1) * sizeof(int));
-		lines[nl] = p;
-		nums[nl] = (int)nl + 1;
-		nl++;
-		if (!e) break;
-	}
-	/* keep original lines for the stored text */
-	char *orig = xstrdup(text);
-	char **olines = xcalloc(nl + 1, sizeof(char *));
-	{
-		size_t k = 0;
-		for (char *p = orig, *e; p && k < nl; p = e ? e + 1 : NULL) {
-			e = strchr(p, '\n');
-			if (e) *e = 0;
-			olines[k++] = p;
-			if (!e) break;
-		}
-	}
+	char *buf = xstrdup(text), *orig = xstrdup(text);
+	text_lines tl;
+	size_t no;
+	tl.lines = split_lines(buf, &tl.n);
+	tl.orig = split_lines(orig, &no);   /* keep the lines as written for the stored text */
 	int rc = 0;
 	size_t i = 0;
-	while (i < nl && !rc) {
-		char *s = lines[i];
-		int line = nums[i];
+	while (i < tl.n && !rc) {
+		char *s = tl.lines[i];
 		char *t0 = trim(s);
 		if (!*t0 || *t0 == '#') { i++; continue; }
-		if (s[0] == ' ' || s[0] == '\t') {
-			rc = fail(&c, line, "indented line outside any table (a table starts with an unindented 'Name (tier)' line)");
-			break;
-		}
-		/* header: Name (tier) */
-		char *hdr = xstrdup(t0);
-		cut_comment(hdr);
-		char *h = trim(hdr);
-		char *lp = strchr(h, '(');
-		char *rp = strrchr(h, ')');
-		if (!lp || !rp || rp < lp || *trim(rp + 1)) {
-			rc = fail(&c, line, "expected a table header 'Name (tier)', got '%s'", h);
-			free(hdr);
-			break;
-		}
-		*lp = 0;
-		*rp = 0;
-		char *name = trim(h);
-		char *tiers = trim(lp + 1);
-		tier tr;
-		if (!strcmp(tiers, "manual")) tr = TIER_MANUAL;
-		else if (!strcmp(tiers, "lookup")) tr = TIER_LOOKUP;
-		else if (!strcmp(tiers, "imported")) tr = TIER_IMPORTED;
-		else if (!strcmp(tiers, "computed")) tr = TIER_COMPUTED;
-		else if (!strcmp(tiers, "part")) tr = TIER_PART;
-		else {
-			rc = fail(&c, line, "unknown tier '%s' (expected manual, lookup, imported, computed or part)", tiers);
-			free(hdr);
-			break;
-		}
-		char *dot = strchr(name, '.');
-		table *mst = NULL;
-		if (tr == TIER_PART) {
-			if (!dot) { rc = fail(&c, line, "a part table is named Master.Part, got '%s'", name); free(hdr); break; }
-			*dot = 0;
-			if (!valid_table_name(name) || !valid_table_name(dot + 1)) {
-				*dot = '.';
-				rc = fail(&c, line, "invalid table name '%s' (letters and digits, starting with a letter)", name);
-				free(hdr);
-				break;
-			}
-			mst = resolve(&c, name);
-			if (!mst || mst->tier == TIER_PART) {
-				rc = fail(&c, line, "part table %s.%s needs its master %s declared above it", name, dot + 1, name);
-				free(hdr);
-				break;
-			}
-			*dot = '.';
-		} else if (dot || !valid_table_name(name)) {
-			rc = fail(&c, line, "invalid table name '%s' (letters and digits, starting with a letter)", name);
-			free(hdr);
-			break;
-		}
-		if (resolve(&c, name) && pipeline_find(c.cur, name)) {
-			rc = fail(&c, line, "table %s is declared twice in this file", name);
-			free(hdr);
-			break;
-		}
-		table *t = xcalloc(1, sizeof(table));
-		t->name = xstrdup(name);
-		t->tier = tr;
-		t->line = line;
-		t->master = mst;
-		free(hdr);
-		sb_t sq = SB_INIT;
-		if (tr == TIER_PART) {
-			sb_add(&sq, mst->sql_name);
-			sb_add(&sq, "__");
-			snake(&sq, strchr(t->name, '.') + 1);
-		} else {
-			sb_add(&sq, tr == TIER_LOOKUP ? "#" : tr == TIER_IMPORTED ? "_" : tr == TIER_COMPUTED ? "__" : "");
-			snake(&sq, t->name);
-		}
-		t->sql_name = sb_steal(&sq);
-		if (strlen(t->sql_name) > SQL_NAME_MAX) {
-			rc = fail(&c, line, "table name %s is too long: its SQL name '%s' has %zu characters, more than the %d "
-				  "DataJoint allows", t->name, t->sql_name, strlen(t->sql_name), SQL_NAME_MAX);
-			free_table(t);
-			break;
-		}
-		/* the jobs table and the rest: shortened when too long (names.c) */
-		if (tr == TIER_COMPUTED || tr == TIER_IMPORTED) table_jobs_names(t);
-		/* names differing only in case ("Session", "session") map to one SQL table */
-		{
-			const table *clash = NULL;
-			for (int pass = 0; pass < 2 && !clash; pass++) {
-				const pipeline *pp = pass ? c.prev : c.cur;
-				for (size_t k = 0; pp && k < pp->n && !clash; k++) {
-					const table *o = pp->tables[k];
-					if (!strcmp(o->name, t->name)) continue;
-					if (!strcmp(o->sql_name, t->sql_name) ||
-					    (o->jobs_name && t->jobs_name && !strcmp(o->jobs_name, t->jobs_name)))
-						clash = o;
-				}
-			}
-			if (clash) {
-				rc = fail(&c, line, "table %s has the same SQL name '%s' as table %s", t->name,
-					  strcmp(clash->sql_name, t->sql_name) ? t->jobs_name : t->sql_name, clash->name);
-				free_table(t);
-				break;
-			}
-		}
-		size_t start = i;
-		i++;
-		while (i < nl) {
-			char *l = lines[i];
-			if (l[0] != ' ' && l[0] != '\t') {
-				char *tt = trim(l);
-				if (*tt && *tt != '#') break;
-			}
-			i++;
-		}
-		size_t end = i;
-		sb_t tb = SB_INIT;
-		for (size_t k = start; k < end; k++) { sb_add(&tb, olines[k]); sb_addc(&tb, '\n'); }
-		t->text = sb_steal(&tb);
-		c.cur->tables = xrealloc(c.cur->tables, (c.cur->n + 1) * sizeof(table *));
-		c.cur->tables[c.cur->n++] = t;
-		rc = parse_block(&c, t, lines + start + 1, nums + start + 1, end - start - 1);
-		if (!rc) rc = names_distinct(&c, t);
+		if (s[0] == ' ' || s[0] == '\t')
+			rc = fail(&c, (int)i + 1, "indented line outside any table (a table starts with an unindented 'Name (tier)' line)");
+		else
+			rc = parse_table(&c, &tl, &i);
 	}
-	free(lines); free(nums); free(buf); free(orig); free(olines);
+	free(tl.lines); free(tl.orig); free(buf); free(orig);
 	if (rc) {
 		pipeline_free(c.cur);
 		*msg = c.msg;

@@ -177,134 +177,163 @@ static int norm_decimal(const char *s, int p, int sc, sb_t *out)
 
 static void json_dump_value(sb_t *b, json_t *j);
 
-int value_in(const attr *a, const val_t *in, val_t *out, char **msg)
+/* value_in of the integer types but uint64 (their range: lo..hi). */
+static int in_int(const attr *a, const val_t *in, val_t *out, char **msg, int64_t lo, int64_t hi)
 {
-	memset(out, 0, sizeof *out);
-	*msg = NULL;
-	if (in->t == DJC_NULL) {
-		if (a->nullable) return DJC_OK;
-		return bad(msg, a, "%s", "cannot be null");
+	int64_t v;
+	if (in->t == DJC_INT) v = in->i;
+	else if (in->t == DJC_UINT) {
+		if (in->u > (uint64_t)hi) return bad(msg, a, "%s", "value out of range");
+		v = (int64_t)in->u;
+	} else if (in->t == DJC_FLOAT && isfinite(in->f) && in->f >= -9.2e18 && in->f <= 9.2e18 &&
+		   in->f == (double)(int64_t)in->f)
+		v = (int64_t)in->f;
+	else return bad(msg, a, "expects an integer, got %s", tname(in->t));
+	if (v < lo || v > hi) {
+		char d[64];
+		snprintf(d, sizeof d, "%" PRId64 " is out of range %" PRId64 "..%" PRId64, v, lo, hi);
+		return bad(msg, a, "%s", d);
 	}
-	int64_t lo, hi;
-	coltype t = a->type.t;
-	if (int_range(t, &lo, &hi)) {
-		int64_t v;
-		if (in->t == DJC_INT) v = in->i;
-		else if (in->t == DJC_UINT) {
-			if (in->u > (uint64_t)hi) return bad(msg, a, "%s", "value out of range");
-			v = (int64_t)in->u;
-		} else if (in->t == DJC_FLOAT && isfinite(in->f) && in->f >= -9.2e18 && in->f <= 9.2e18 &&
-			   in->f == (double)(int64_t)in->f)
-			v = (int64_t)in->f;
-		else return bad(msg, a, "expects an integer, got %s", tname(in->t));
-		if (v < lo || v > hi) {
-			char d[64];
-			snprintf(d, sizeof d, "%" PRId64 " is out of range %" PRId64 "..%" PRId64, v, lo, hi);
-			return bad(msg, a, "%s", d);
-		}
-		*out = val_int(v);
-		return DJC_OK;
+	*out = val_int(v);
+	return DJC_OK;
+}
+
+/* value_in of uint64: an unsigned integer, a non-negative int, or its
+ * digits as text (beyond int64, JSON gives them as strings). */
+static int in_uint64(const attr *a, const val_t *in, val_t *out, char **msg)
+{
+	uint64_t u;
+	if (in->t == DJC_UINT) u = in->u;
+	else if (in->t == DJC_INT) { if (in->i < 0) return bad(msg, a, "%s", "value out of range (negative)"); u = (uint64_t)in->i; }
+	else if (in->t == DJC_TEXT && digits_only(in->s) && strlen(in->s) <= 20) {
+		errno = 0;
+		unsigned long long x = strtoull(in->s, NULL, 10);
+		if (errno) return bad(msg, a, "%s", "value out of range");
+		u = x;
+	} else return bad(msg, a, "expects an unsigned integer, got %s", tname(in->t));
+	out->t = DJC_UINT;
+	out->u = u;
+	return DJC_OK;
+}
+
+/* value_in of float32 and float64: finite, within float32's range for it. */
+static int in_float(const attr *a, const val_t *in, val_t *out, char **msg)
+{
+	double f;
+	if (in->t == DJC_FLOAT) f = in->f;
+	else if (in->t == DJC_INT) f = (double)in->i;
+	else if (in->t == DJC_UINT) f = (double)in->u;
+	else return bad(msg, a, "expects a number, got %s", tname(in->t));
+	if (!isfinite(f)) return bad(msg, a, "%s", "NaN and infinities are not stored (the backends disagree on them)");
+	if (a->type.t == T_FLOAT32) {
+		if (fabs(f) > FLT_MAX) return bad(msg, a, "%s", "value out of float32 range");
+		f = (double)(float)f;
 	}
-	switch (t) {
-	case T_UINT64: {
-		uint64_t u;
-		if (in->t == DJC_UINT) u = in->u;
-		else if (in->t == DJC_INT) { if (in->i < 0) return bad(msg, a, "%s", "value out of range (negative)"); u = (uint64_t)in->i; }
-		else if (in->t == DJC_TEXT && digits_only(in->s) && strlen(in->s) <= 20) {
-			errno = 0;
-			unsigned long long x = strtoull(in->s, NULL, 10);
-			if (errno) return bad(msg, a, "%s", "value out of range");
-			u = x;
-		} else return bad(msg, a, "expects an unsigned integer, got %s", tname(in->t));
-		out->t = DJC_UINT;
-		out->u = u;
-		return DJC_OK;
-	}
-	case T_FLOAT32: case T_FLOAT64: {
-		double f;
-		if (in->t == DJC_FLOAT) f = in->f;
-		else if (in->t == DJC_INT) f = (double)in->i;
-		else if (in->t == DJC_UINT) f = (double)in->u;
-		else return bad(msg, a, "expects a number, got %s", tname(in->t));
-		if (!isfinite(f)) return bad(msg, a, "%s", "NaN and infinities are not stored (the backends disagree on them)");
-		if (t == T_FLOAT32) {
-			if (fabs(f) > FLT_MAX) return bad(msg, a, "%s", "value out of float32 range");
-			f = (double)(float)f;
-		}
-		*out = val_float(f);
-		return DJC_OK;
-	}
-	case T_BOOL:
-		if (in->t == DJC_BOOL || (in->t == DJC_INT && (in->i == 0 || in->i == 1))) {
-			out->t = DJC_BOOL;
-			out->i = in->i;
-			return DJC_OK;
-		}
-		return bad(msg, a, "expects true or false, got %s", tname(in->t));
-	case T_DECIMAL: {
-		sb_t b = SB_INIT;
-		char buf[400], shown[64];
-		const char *s, *say;
-		if (in->t == DJC_TEXT) s = in->s;
-		else if (in->t == DJC_INT) { snprintf(buf, sizeof buf, "%" PRId64, in->i); s = buf; }
-		else if (in->t == DJC_UINT) { snprintf(buf, sizeof buf, "%" PRIu64, in->u); s = buf; }
-		else if (in->t == DJC_FLOAT && isfinite(in->f)) {
-			/* the float's digits in plain notation, checked like text: never rounded */
-			fmt_float(buf, sizeof buf, in->f, -400, 400);
-			s = buf;
-		} else return bad(msg, a, "expects a decimal number, got %s", tname(in->t));
-		say = s;
-		if (s == buf && in->t == DJC_FLOAT) { fmt_double(shown, sizeof shown, in->f); say = shown; }
-		int r = norm_decimal(s, a->type.p, a->type.s, &b);
-		if (r) {
-			sb_free(&b);
-			return bad(msg, a, r == -1 ? "'%s' is not a decimal number" : r == -2 ? "'%s' has more decimal places than the type keeps" : "'%s' has too many digits", say);
-		}
-		*out = val_textn(sb_str(&b), b.len);
+	*out = val_float(f);
+	return DJC_OK;
+}
+
+/* value_in of decimal(p,s): its digits as text, never rounded. */
+static int in_decimal(const attr *a, const val_t *in, val_t *out, char **msg)
+{
+	sb_t b = SB_INIT;
+	char buf[400], shown[64];
+	const char *s, *say;
+	if (in->t == DJC_TEXT) s = in->s;
+	else if (in->t == DJC_INT) { snprintf(buf, sizeof buf, "%" PRId64, in->i); s = buf; }
+	else if (in->t == DJC_UINT) { snprintf(buf, sizeof buf, "%" PRIu64, in->u); s = buf; }
+	else if (in->t == DJC_FLOAT && isfinite(in->f)) {
+		/* the float's digits in plain notation, checked like text: never rounded */
+		fmt_float(buf, sizeof buf, in->f, -400, 400);
+		s = buf;
+	} else return bad(msg, a, "expects a decimal number, got %s", tname(in->t));
+	say = s;
+	if (s == buf && in->t == DJC_FLOAT) { fmt_double(shown, sizeof shown, in->f); say = shown; }
+	int r = norm_decimal(s, a->type.p, a->type.s, &b);
+	if (r) {
 		sb_free(&b);
-		return DJC_OK;
+		return bad(msg, a, r == -1 ? "'%s' is not a decimal number" : r == -2 ? "'%s' has more decimal places than the type keeps" : "'%s' has too many digits", say);
 	}
-	case T_BYTES:
-		if (in->t != DJC_BYTES) return bad(msg, a, "expects bytes, got %s", tname(in->t));
-		val_copy(out, in);
-		return DJC_OK;
-	case T_JSON: {
-		if (in->t == DJC_TEXT) {
-			json_error_t je;
-			json_t *j = json_loadb(in->s, in->n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
-			if (!j) return bad(msg, a, "is not valid JSON text: %s", je.text);
-			sb_t b = SB_INIT;
-			json_dump_value(&b, j);
-			json_decref(j);
-			*out = val_textn(sb_str(&b), b.len);
-			sb_free(&b);
-			return DJC_OK;
-		}
-		sb_t b = SB_INIT;
+	*out = val_textn(sb_str(&b), b.len);
+	sb_free(&b);
+	return DJC_OK;
+}
+
+/* value_in of json: text is parsed (and written back compact), any other
+ * value is its JSON. */
+static int in_json(const attr *a, const val_t *in, val_t *out, char **msg)
+{
+	sb_t b = SB_INIT;
+	if (in->t == DJC_TEXT) {
+		json_error_t je;
+		json_t *j = json_loadb(in->s, in->n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+		if (!j) return bad(msg, a, "is not valid JSON text: %s", je.text);
+		json_dump_value(&b, j);
+		json_decref(j);
+	} else
 		value_to_json(&b, NULL, in);
-		*out = val_textn(sb_str(&b), b.len);
+	*out = val_textn(sb_str(&b), b.len);
+	sb_free(&b);
+	return DJC_OK;
+}
+
+/* value_in of char(n) (trailing blanks dropped) and varchar(n): at most n
+ * characters. */
+static int in_chars(const attr *a, const val_t *in, val_t *out, char **msg)
+{
+	size_t n = in->n;
+	if (a->type.t == T_CHAR) while (n && in->s[n - 1] == ' ') n--;
+	size_t chars = utf8_len(in->s, n);
+	if (chars > (size_t)a->type.p) {
+		char d[64];
+		snprintf(d, sizeof d, "%zu characters do not fit in %d", chars, a->type.p);
+		return bad(msg, a, "%s", d);
+	}
+	*out = val_textn(in->s, n);
+	return DJC_OK;
+}
+
+/* value_in of datetime(p): normalised, at most p fractional digits. */
+static int in_datetime(const attr *a, const val_t *in, val_t *out, char **msg)
+{
+	sb_t b = SB_INIT;
+	int r = norm_datetime(in->s, a->type.p, &b, 1);
+	if (r) {
 		sb_free(&b);
-		return DJC_OK;
+		return bad(msg, a, r == -2 ? "'%s' has more fractional digits than the type keeps" : "'%s' is not a datetime YYYY-MM-DD HH:MM:SS[.fff]", in->s);
 	}
-	default:
-		break;
+	*out = val_textn(sb_str(&b), b.len);
+	sb_free(&b);
+	return DJC_OK;
+}
+
+/* value_in of uuid: 32 hex digits, with or without the dashes, into the
+ * dashed lower-case form. */
+static int in_uuid(const attr *a, const val_t *in, val_t *out, char **msg)
+{
+	char u[37];
+	size_t k = 0;
+	const char *s = in->s;
+	int ok = in->n == 36 || in->n == 32;
+	for (size_t i = 0; ok && i < in->n; i++) {
+		if (in->n == 36 && (i == 8 || i == 13 || i == 18 || i == 23)) { ok = s[i] == '-'; continue; }
+		if (!isxdigit((unsigned char)s[i])) { ok = 0; break; }
+		if (k == 8 || k == 13 || k == 18 || k == 23) u[k++] = '-';
+		u[k++] = (char)tolower((unsigned char)s[i]);
 	}
-	/* the rest are text types */
+	if (!ok || k != 36) return bad(msg, a, "'%s' is not a UUID", in->s);
+	u[36] = 0;
+	*out = val_textn(u, 36);
+	return DJC_OK;
+}
+
+/* value_in of the text types: valid UTF-8, then the type's own check. */
+static int in_text(const attr *a, const val_t *in, val_t *out, char **msg)
+{
 	if (in->t != DJC_TEXT) return bad(msg, a, "expects a string, got %s", tname(in->t));
 	if (!utf8_valid(in->s, in->n)) return bad(msg, a, "%s", "is not valid UTF-8 (or contains a NUL byte)");
-	switch (t) {
-	case T_CHAR: case T_VARCHAR: {
-		size_t n = in->n;
-		if (t == T_CHAR) while (n && in->s[n - 1] == ' ') n--;
-		size_t chars = utf8_len(in->s, n);
-		if (chars > (size_t)a->type.p) {
-			char d[64];
-			snprintf(d, sizeof d, "%zu characters do not fit in %d", chars, a->type.p);
-			return bad(msg, a, "%s", d);
-		}
-		*out = val_textn(in->s, n);
-		return DJC_OK;
-	}
+	switch (a->type.t) {
+	case T_CHAR: case T_VARCHAR: return in_chars(a, in, out, msg);
 	case T_ENUM:
 		for (size_t i = 0; i < a->type.nenums; i++)
 			if (!strcmp(in->s, a->type.enums[i])) { *out = val_textn(in->s, in->n); return DJC_OK; }
@@ -315,36 +344,42 @@ int value_in(const attr *a, const val_t *in, val_t *out, char **msg)
 		*out = val_textn(in->s, in->n);
 		return DJC_OK;
 	}
-	case T_DATETIME: {
-		sb_t b = SB_INIT;
-		int r = norm_datetime(in->s, a->type.p, &b, 1);
-		if (r) {
-			sb_free(&b);
-			return bad(msg, a, r == -2 ? "'%s' has more fractional digits than the type keeps" : "'%s' is not a datetime YYYY-MM-DD HH:MM:SS[.fff]", in->s);
-		}
-		*out = val_textn(sb_str(&b), b.len);
-		sb_free(&b);
-		return DJC_OK;
-	}
-	case T_UUID: {
-		char u[37];
-		size_t k = 0;
-		const char *s = in->s;
-		int ok = in->n == 36 || in->n == 32;
-		for (size_t i = 0; ok && i < in->n; i++) {
-			if (in->n == 36 && (i == 8 || i == 13 || i == 18 || i == 23)) { ok = s[i] == '-'; continue; }
-			if (!isxdigit((unsigned char)s[i])) { ok = 0; break; }
-			if (k == 8 || k == 13 || k == 18 || k == 23) u[k++] = '-';
-			u[k++] = (char)tolower((unsigned char)s[i]);
-		}
-		if (!ok || k != 36) return bad(msg, a, "'%s' is not a UUID", in->s);
-		u[36] = 0;
-		*out = val_textn(u, 36);
-		return DJC_OK;
-	}
+	case T_DATETIME: return in_datetime(a, in, out, msg);
+	case T_UUID: return in_uuid(a, in, out, msg);
 	default:
 		val_copy(out, in);
 		return DJC_OK;
+	}
+}
+
+int value_in(const attr *a, const val_t *in, val_t *out, char **msg)
+{
+	memset(out, 0, sizeof *out);
+	*msg = NULL;
+	if (in->t == DJC_NULL) {
+		if (a->nullable) return DJC_OK;
+		return bad(msg, a, "%s", "cannot be null");
+	}
+	int64_t lo, hi;
+	if (int_range(a->type.t, &lo, &hi)) return in_int(a, in, out, msg, lo, hi);
+	switch (a->type.t) {
+	case T_UINT64: return in_uint64(a, in, out, msg);
+	case T_FLOAT32: case T_FLOAT64: return in_float(a, in, out, msg);
+	case T_BOOL:
+		if (in->t == DJC_BOOL || (in->t == DJC_INT && (in->i == 0 || in->i == 1))) {
+			out->t = DJC_BOOL;
+			out->i = in->i;
+			return DJC_OK;
+		}
+		return bad(msg, a, "expects true or false, got %s", tname(in->t));
+	case T_DECIMAL: return in_decimal(a, in, out, msg);
+	case T_BYTES:
+		if (in->t != DJC_BYTES) return bad(msg, a, "expects bytes, got %s", tname(in->t));
+		val_copy(out, in);
+		return DJC_OK;
+	case T_JSON: return in_json(a, in, out, msg);
+	default:
+		return in_text(a, in, out, msg);   /* the rest are text types */
 	}
 }
 
@@ -552,7 +587,7 @@ int row_from_json_obj(const table *t, json_t *obj, djc_row **out, char **msg)
 	*out = NULL;
 	*msg = NULL;
 	if (!json_is_object(obj)) { *msg = xstrdup("expected a JSON object"); return DJC_EINVAL; }
-	djc_row *r = djc_row_new();
+	djc_row *r = row_new();
 	const char *k;
 	json_t *v;
 	json_object_foreach(obj, k, v) {
@@ -563,11 +598,11 @@ int row_from_json_obj(const table *t, json_t *obj, djc_row **out, char **msg)
 			json_quote(&b, k, strlen(k));
 			sb_printf(&b, " for table %s", t->name);
 			*msg = sb_steal(&b);
-			djc_row_free(r);
+			row_free(r);
 			return DJC_EINVAL;
 		}
 		val_t x;
-		if (value_from_json(a, v, &x, msg)) { djc_row_free(r); return DJC_EINVAL; }
+		if (value_from_json(a, v, &x, msg)) { row_free(r); return DJC_EINVAL; }
 		row_put(r, a->name, &x);
 	}
 	*out = r;

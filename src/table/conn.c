@@ -3,6 +3,7 @@
 #include "statements.h"
 #include "util/near.h"
 #include "util/config.h"
+#include "table/opts.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,9 +65,7 @@ int djc_open_ext(djc_conn **out, const char *url, const char *schema, const djc_
 	*out = c;
 	djc_open_options def = DJC_OPEN_OPTIONS_INIT;
 	if (!opts) opts = &def;
-	if (opts->version != DJC_OPEN_OPTIONS_VERSION)
-		return conn_fail(c, DJC_EINVAL, "open options version %d is not %d (use DJC_OPEN_OPTIONS_INIT)", opts->version,
-				 DJC_OPEN_OPTIONS_VERSION);
+	if (OPTS_VERSION(c, "open", opts, 1, OPEN)) return DJC_EINVAL;
 	char *msg = NULL;
 	if (config_load(&msg)) {
 		int rc = conn_fail(c, DJC_EINVAL, "%s", msg);

@@ -1,6 +1,7 @@
 /* io.c - JSON Lines insert and formatted fetch output for the CLI (and any
  * caller that wants rows typed by the table's heading). */
 #include "table.h"
+#include "table/opts.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,10 +251,7 @@ out:
 /* An options struct of this library's version (or NULL). */
 static int insert_opts_ok(djc_conn *c, const djc_insert_options *opts)
 {
-	if (!opts || opts->version == DJC_INSERT_OPTIONS_VERSION || opts->version == 1) return 1;
-	conn_fail(c, DJC_EINVAL, "insert options version %d is not 1 or %d (use DJC_INSERT_OPTIONS_INIT)", opts->version,
-		  DJC_INSERT_OPTIONS_VERSION);
-	return 0;
+	return !opts || !OPTS_VERSION(c, "insert", opts, 1, INSERT);
 }
 
 /* allow_direct_insert, which version 1 of the options does not have. */
@@ -262,8 +260,8 @@ static int opts_direct(const djc_insert_options *opts)
 	return opts && opts->version >= 2 && opts->allow_direct_insert;
 }
 
-int djc_insert(djc_conn *c, const char *name, const djc_row *const *rows, size_t n, const djc_insert_options *opts,
-	       size_t *inserted)
+int djc_insert_ext(size_t *inserted, djc_conn *c, const char *name, const djc_row *const *rows, size_t n,
+		   const djc_insert_options *opts)
 {
 	if (inserted) *inserted = 0;
 	if (!insert_opts_ok(c, opts)) return DJC_EINVAL;
@@ -374,8 +372,8 @@ static int read_json_array(djc_conn *c, table *t, FILE *in, const char *first, c
 	return rc;
 }
 
-int djc_insert_jsonl(djc_conn *c, const char *name, void *inp, const char *src, const djc_insert_options *opts,
-		     size_t *inserted)
+int djc_insert_jsonl_ext(size_t *inserted, djc_conn *c, const char *name, void *inp, const char *src,
+			 const djc_insert_options *opts)
 {
 	FILE *in = inp;
 	if (inserted) *inserted = 0;
@@ -572,8 +570,8 @@ static int csv_rows(djc_conn *c, table *t, csv_in *in, const attr **cols, size_t
 	return rc;
 }
 
-int djc_insert_csv(djc_conn *c, const char *name, void *inp, const char *src, const djc_insert_options *opts,
-		   size_t *inserted)
+int djc_insert_csv_ext(size_t *inserted, djc_conn *c, const char *name, void *inp, const char *src,
+		       const djc_insert_options *opts)
 {
 	FILE *in = inp;
 	if (inserted) *inserted = 0;
@@ -739,4 +737,23 @@ int djc_fetch_print_ext(djc_conn *c, const char *name, const char *where, djc_fo
 	sb_free(&b);
 	djc_rowset_free(rs);
 	return DJC_OK;
+}
+
+/* The names before the API's convention (djc.h): deprecated, removed in 0.2. */
+int djc_insert(djc_conn *c, const char *name, const djc_row *const *rows, size_t n, const djc_insert_options *opts,
+	       size_t *inserted)
+{
+	return djc_insert_ext(inserted, c, name, rows, n, opts);
+}
+
+int djc_insert_jsonl(djc_conn *c, const char *name, void *inp, const char *src, const djc_insert_options *opts,
+		     size_t *inserted)
+{
+	return djc_insert_jsonl_ext(inserted, c, name, inp, src, opts);
+}
+
+int djc_insert_csv(djc_conn *c, const char *name, void *inp, const char *src, const djc_insert_options *opts,
+		   size_t *inserted)
+{
+	return djc_insert_csv_ext(inserted, c, name, inp, src, opts);
 }

@@ -3,6 +3,7 @@
 #include "table.h"
 #include "statements.h"
 #include <stdarg.h>
+#include "table/opts.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,8 +291,7 @@ int djc_drop(djc_changes **out, djc_conn *c, const char *name, const djc_drop_op
 	if (!c) return DJC_EINVAL;
 	djc_drop_options o = DJC_DROP_OPTIONS_INIT;
 	if (opts) {
-		if (opts->version != DJC_DROP_OPTIONS_VERSION)
-			return conn_fail(c, DJC_EINVAL, "djc_drop_options version %d is not %d", opts->version, DJC_DROP_OPTIONS_VERSION);
+		if (OPTS_VERSION(c, "drop", opts, 1, DROP)) return DJC_EINVAL;
 		o = *opts;
 	}
 	table *t;
@@ -751,8 +751,7 @@ int djc_alter(djc_changes **out, djc_conn *c, const char *text, const char *file
 	if (!text) return conn_fail(c, DJC_EINVAL, "no pipeline text (NULL)");
 	djc_alter_options o = DJC_ALTER_OPTIONS_INIT;
 	if (opts) {
-		if (opts->version != DJC_ALTER_OPTIONS_VERSION)
-			return conn_fail(c, DJC_EINVAL, "djc_alter_options version %d is not %d", opts->version, DJC_ALTER_OPTIONS_VERSION);
+		if (OPTS_VERSION(c, "alter", opts, 1, ALTER)) return DJC_EINVAL;
 		o = *opts;
 	}
 	const char *file = filename ? filename : "<pipeline>";

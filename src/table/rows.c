@@ -1,6 +1,7 @@
 /* rows.c - insert, fetch and delete rows; restrictions; key sources. */
 #include "table.h"
 #include "util/near.h"
+#include "table/opts.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -758,9 +759,7 @@ void djc_fetch_options_init(djc_fetch_options *o)
 int djc_fetch_ext(djc_rowset **out, djc_conn *c, const char *name, const char *where_json, const djc_fetch_options *opts)
 {
 	*out = NULL;
-	if (opts && opts->version != DJC_FETCH_OPTIONS_VERSION)
-		return conn_fail(c, DJC_EINVAL, "fetch options version %d is not %d (use DJC_FETCH_OPTIONS_INIT)", opts->version,
-				 DJC_FETCH_OPTIONS_VERSION);
+	if (opts && OPTS_VERSION(c, "fetch", opts, 1, FETCH)) return DJC_EINVAL;
 	table *t;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
@@ -1097,16 +1096,14 @@ out:
 	return rc;
 }
 
-int djc_delete_with_options(djc_changes **out, djc_conn *c, const char *name, const char *where_json,
-			    const djc_delete_options *opts)
+int djc_delete_ext(djc_changes **out, djc_conn *c, const char *name, const char *where_json,
+		   const djc_delete_options *opts)
 {
 	if (out) *out = NULL;
 	if (!c) return DJC_EINVAL;
 	djc_delete_options o = DJC_DELETE_OPTIONS_INIT;
 	if (opts) {
-		if (opts->version != DJC_DELETE_OPTIONS_VERSION)
-			return conn_fail(c, DJC_EINVAL, "djc_delete_options version %d is not %d", opts->version,
-					 DJC_DELETE_OPTIONS_VERSION);
+		if (OPTS_VERSION(c, "delete", opts, 1, DELETE)) return DJC_EINVAL;
 		o = *opts;
 	}
 	table *t;
@@ -1132,4 +1129,11 @@ int djc_delete_with_options(djc_changes **out, djc_conn *c, const char *name, co
 	if (out) *out = ch;
 	else djc_changes_free(ch);
 	return rc;
+}
+
+/* The name before the API's convention (djc.h): deprecated, removed in 0.2. */
+int djc_delete_with_options(djc_changes **out, djc_conn *c, const char *name, const char *where_json,
+			    const djc_delete_options *opts)
+{
+	return djc_delete_ext(out, c, name, where_json, opts);
 }

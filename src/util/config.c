@@ -1,7 +1,8 @@
 /* config.c - djc.json / environment / defaults, and the public djc_config_*
  * API over them. */
 #include "config.h"
-#include "djc.h"
+#include "near.h"
+#include "redact.h"
 #include "sb.h"
 #include <ctype.h>
 #include <errno.h>
@@ -215,25 +216,6 @@ static char *shown(const char *v)
 
 static int load(char **msg);
 
-/* Optimal string alignment distance of two short names (each edit,
- * including a swap of neighbours, costs 1); large for long ones. */
-static size_t name_distance(const char *a, const char *b)
-{
-	size_t n = strlen(a), m = strlen(b), d[64][64];
-	if (n > 63 || m > 63) return 99;
-	for (size_t i = 0; i <= n; i++) d[i][0] = i;
-	for (size_t j = 0; j <= m; j++) d[0][j] = j;
-	for (size_t i = 1; i <= n; i++)
-		for (size_t j = 1; j <= m; j++) {
-			size_t c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-			if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c) c = d[i - 2][j - 2] + 1;
-			d[i][j] = c;
-		}
-	return d[n][m];
-}
-
 /* The setting a mistyped name most likely meant, or NULL: by its
  * environment variable (env 1) or its key, within two edits (one in a
  * short name), or whose last part the name is with its section left out
@@ -241,10 +223,10 @@ static size_t name_distance(const char *a, const char *b)
 static const config_item *closest_setting(const char *name, int env)
 {
 	const config_item *best = NULL;
-	size_t bestd = 99;
+	size_t bestd = (size_t)-1;
 	for (const config_item *i = items; i->key; i++) {
 		const char *cand = env ? i->env : i->key;
-		size_t d = name_distance(name, cand), limit = strlen(cand) <= 8 ? 1 : 2;
+		size_t d = near_distance(name, cand), limit = strlen(cand) <= 8 ? 1 : 2;
 		if (d <= limit && d < bestd) { best = i; bestd = d; }
 	}
 	if (best) return best;
@@ -310,95 +292,116 @@ int config_load(char **msg)
 	return 0;
 }
 
-static int load(char **msg)
+/* The text of a setting's JSON value (a string, true/false, a number; a
+ * real as the shortest text that reads back: 0.1, not
+ * 0.10000000000000001), in buf when made; NULL for any other value. */
+static const char *json_setting_text(json_t *v, char buf[64])
 {
-	int warned_world = 0;
-	for (config_item *i = items; i->key; i++) config_set(i->key, i->def, "default");
-	const char *path = getenv("DJC_CONFIG");
-	int explicit = path && *path;
-	if (!explicit) path = "djc.json";
-	FILE *f = fopen(path, "r");
-	if (!f && explicit) { *msg = xasprintf("cannot read config file %s: %s", path, strerror(errno)); return -1; }
-	if (f) {
-		json_error_t je;
-		json_t *root = json_loadf(f, 0, &je);
-		struct stat st;
-		int world = fstat(fileno(f), &st) == 0 && (st.st_mode & 0044);
-		fclose(f);
-		if (!root || !json_is_object(root)) {
-			*msg = root ? xasprintf("%s: the config must be a JSON object", path)
-				    : xasprintf("%s:%d: malformed JSON: %s", path, je.line, je.text);
-			json_decref(root);
-			return -1;
-		}
-		const char *sec;
-		json_t *sv;
-		json_object_foreach(root, sec, sv) {
-			if (!json_is_object(sv)) {
-				*msg = xasprintf("%s: '%s' must be an object, e.g. {\"jobs\": {\"keep_completed\": true}}", path, sec);
-				json_decref(root);
-				return -1;
-			}
-			const char *k;
-			json_t *v;
-			json_object_foreach(sv, k, v) {
-				char key[160];
-				snprintf(key, sizeof key, "%s.%s", sec, k);
-				config_item *it = find(key);
-				if (!it) {
-					const config_item *near = closest_setting(key, 0);
-					char *ks = shown(key);
-					if (near) *msg = xasprintf("%s: unknown setting '%s'; did you mean '%s'?", path, ks, near->key);
-					else *msg = xasprintf("%s: unknown setting '%s' (see djc config)", path, ks);
-					free(ks);
-					json_decref(root);
-					return -1;
-				}
-				char buf[64];
-				const char *txt;
-				if (json_is_string(v)) txt = json_string_value(v);
-				else if (json_is_true(v)) txt = "true";
-				else if (json_is_false(v)) txt = "false";
-				else if (json_is_integer(v)) { snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(v)); txt = buf; }
-				else if (json_is_real(v)) {   /* the shortest text that reads back: 0.1, not 0.10000000000000001 */
-					for (int p = 1; p <= 17; p++) {
-						snprintf(buf, sizeof buf, "%.*g", p, json_real_value(v));
-						if (strtod(buf, NULL) == json_real_value(v)) break;
-					}
-					txt = buf;
-				}
-				else txt = NULL;
-				const char *want = txt ? check_value(it, txt) : NULL;
-				if (!txt && !strcmp(it->kind, "bool")) want = "true or false";
-				else if (!txt && (!strcmp(it->kind, "string") || !strcmp(it->kind, "secret"))) want = "a string";
-				else if (!txt) want = check_value(it, "");
-				if (want) {
-					/* the value is shown, except where it may hold a password */
-					int quiet = !strcmp(it->kind, "string") || !strcmp(it->kind, "secret");
-					char *got = quiet ? NULL : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-					char *g = quiet ? NULL : shown(got ? got : "?");
-					*msg = xasprintf("%s: setting '%s' must be %s%s%s", path, key, want, g ? ", got " : "", g ? g : "");
-					free(g);
-					free(got);
-					json_decref(root);
-					return -1;
-				}
-				config_set(key, txt, path);
-				int secret = !strcmp(it->kind, "secret") && *txt;
-				if (!strcmp(key, "database.url") && strstr(txt, "://")) {
-					/* a URL's user:password@ is a password too */
-					const char *s = strstr(txt, "://") + 3;
-					const char *at = strchr(s, '@'), *sl = strchr(s, '/');
-					if (at && (!sl || at < sl) && memchr(s, ':', (size_t)(at - s))) secret = 1;
-				}
-				if (secret && world && !warned_world) {
-					warn(xasprintf("warning: %s holds a password and is readable by other users (chmod 600 %s)", path, path));
-					warned_world = 1;
-				}
-			}
-		}
-		json_decref(root);
+	if (json_is_string(v)) return json_string_value(v);
+	if (json_is_true(v)) return "true";
+	if (json_is_false(v)) return "false";
+	if (json_is_integer(v)) {
+		snprintf(buf, 64, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		return buf;
 	}
+	if (json_is_real(v)) {
+		for (int p = 1; p <= 17; p++) {
+			snprintf(buf, 64, "%.*g", p, json_real_value(v));
+			if (strtod(buf, NULL) == json_real_value(v)) break;
+		}
+		return buf;
+	}
+	return NULL;
+}
+
+/* The file being read: its path, whether others can read it, and whether
+ * that was warned about. */
+typedef struct config_file {
+	const char *path;
+	int world, warned_world;
+} config_file;
+
+/* One setting of the file, key = value: known, a value it takes; set. */
+static int file_setting(config_file *cf, const char *key, json_t *v, char **msg)
+{
+	const char *path = cf->path;
+	config_item *it = find(key);
+	if (!it) {
+		const config_item *near = closest_setting(key, 0);
+		char *ks = shown(key);
+		if (near) *msg = xasprintf("%s: unknown setting '%s'; did you mean '%s'?", path, ks, near->key);
+		else *msg = xasprintf("%s: unknown setting '%s' (see djc config)", path, ks);
+		free(ks);
+		return -1;
+	}
+	char buf[64];
+	const char *txt = json_setting_text(v, buf);
+	const char *want = txt ? check_value(it, txt) : NULL;
+	if (!txt && !strcmp(it->kind, "bool")) want = "true or false";
+	else if (!txt && (!strcmp(it->kind, "string") || !strcmp(it->kind, "secret"))) want = "a string";
+	else if (!txt) want = check_value(it, "");
+	if (want) {
+		/* the value is shown, except where it may hold a password */
+		int quiet = !strcmp(it->kind, "string") || !strcmp(it->kind, "secret");
+		char *got = quiet ? NULL : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		char *g = quiet ? NULL : shown(got ? got : "?");
+		*msg = xasprintf("%s: setting '%s' must be %s%s%s", path, key, want, g ? ", got " : "", g ? g : "");
+		free(g);
+		free(got);
+		return -1;
+	}
+	config_set(key, txt, path);
+	size_t off, len;
+	int secret = (!strcmp(it->kind, "secret") && *txt) ||
+		     /* a URL's user:password@ is a password too */
+		     (!strcmp(key, "database.url") && url_password_span(txt, &off, &len));
+	if (secret && cf->world && !cf->warned_world) {
+		warn(xasprintf("warning: %s holds a password and is readable by other users (chmod 600 %s)", path, path));
+		cf->warned_world = 1;
+	}
+	return 0;
+}
+
+/* The settings of the config file f (at path): a JSON object of sections,
+ * each an object of settings. */
+static int load_file(FILE *f, const char *path, char **msg)
+{
+	json_error_t je;
+	json_t *root = json_loadf(f, 0, &je);
+	struct stat st;
+	config_file cf = {path, fstat(fileno(f), &st) == 0 && (st.st_mode & 0044), 0};
+	fclose(f);
+	if (!root || !json_is_object(root)) {
+		*msg = root ? xasprintf("%s: the config must be a JSON object", path)
+			    : xasprintf("%s:%d: malformed JSON: %s", path, je.line, je.text);
+		json_decref(root);
+		return -1;
+	}
+	const char *sec;
+	json_t *sv;
+	int rc = 0;
+	json_object_foreach(root, sec, sv) {
+		if (!json_is_object(sv)) {
+			*msg = xasprintf("%s: '%s' must be an object, e.g. {\"jobs\": {\"keep_completed\": true}}", path, sec);
+			rc = -1;
+			break;
+		}
+		const char *k;
+		json_t *v;
+		json_object_foreach(sv, k, v) {
+			char key[160];
+			snprintf(key, sizeof key, "%s.%s", sec, k);
+			if ((rc = file_setting(&cf, key, v, msg))) break;
+		}
+		if (rc) break;
+	}
+	json_decref(root);
+	return rc;
+}
+
+/* The DJC_* environment variables of the settings. */
+static int load_env(char **msg)
+{
 	for (config_item *i = items; i->key; i++) {
 		const char *v = getenv(i->env);
 		if (v && *v) {
@@ -412,6 +415,19 @@ static int load(char **msg)
 			config_set(i->key, v, "environment");
 		}
 	}
+	return 0;
+}
+
+static int load(char **msg)
+{
+	for (config_item *i = items; i->key; i++) config_set(i->key, i->def, "default");
+	const char *path = getenv("DJC_CONFIG");
+	int explicit = path && *path;
+	if (!explicit) path = "djc.json";
+	FILE *f = fopen(path, "r");
+	if (!f && explicit) { *msg = xasprintf("cannot read config file %s: %s", path, strerror(errno)); return -1; }
+	if (f && load_file(f, path, msg)) return -1;
+	if (load_env(msg)) return -1;
 	env_typos();
 	return 0;
 }
@@ -434,57 +450,26 @@ double config_double(const char *key) { return strtod(config_get(key), NULL); }
 const config_item *config_items(void) { return items; }
 const char *config_warning(void) { return warning; }
 
-/* ------------------------------------------------------------ public API */
+/* ------------------------------------------- for the public API (table/settings.c) */
 
-int djc_config_load(char **msg)
-{
-	char *m = NULL;
-	if (msg) *msg = NULL;
-	if (!config_load(&m)) return DJC_OK;
-	if (msg) *msg = m;
-	else free(m);
-	return DJC_EINVAL;
-}
+const config_item *config_find(const char *key) { return key ? find(key) : NULL; }
 
-int djc_config_get(const char **out, const char *key)
-{
-	if (out) *out = NULL;
-	if (!out || !key) return DJC_EINVAL;
-	if (djc_config_load(NULL)) return DJC_EINVAL;
-	const config_item *i = find(key);
-	if (!i) return DJC_ENOTFOUND;
-	*out = i->value;
-	return DJC_OK;
-}
-
-int djc_config_get_bool(int *out, const char *key)
-{
-	const char *v;
-	if (out) *out = 0;
-	if (!out) return DJC_EINVAL;
-	int rc = djc_config_get(&v, key);
-	if (rc) return rc;
-	if (strcmp(find(key)->kind, "bool")) return DJC_EINVAL;
-	*out = config_bool(key);
-	return DJC_OK;
-}
-
-int djc_config_set(const char *key, const char *value, const char *source, char **msg)
+int config_set_checked(const char *key, const char *value, const char *source, char **msg)
 {
 	if (msg) *msg = NULL;
 	char *m = NULL;
-	int rc = DJC_OK;
+	int rc = CONFIG_OK;
 	const config_item *i = key ? find(key) : NULL;
 	if (!key || !value || !source) {
 		m = xstrdup("djc_config_set: key, value and source must not be NULL");
-		rc = DJC_EINVAL;
+		rc = CONFIG_EINVAL;
 	} else if (config_load(&m))
-		rc = DJC_EINVAL;
+		rc = CONFIG_EINVAL;
 	else if (!i) {
 		char *k = shown(key);
 		m = xasprintf("unknown setting '%s' (see djc config)", k);
 		free(k);
-		rc = DJC_ENOTFOUND;
+		rc = CONFIG_ENOTFOUND;
 	} else {
 		const char *want = check_value(i, value);
 		if (want) {
@@ -492,7 +477,7 @@ int djc_config_set(const char *key, const char *value, const char *source, char 
 			char *g = quiet ? NULL : shown(value);
 			m = xasprintf("setting '%s' must be %s%s%s%s", key, want, g ? ", got '" : "", g ? g : "", g ? "'" : "");
 			free(g);
-			rc = DJC_EINVAL;
+			rc = CONFIG_EINVAL;
 		} else
 			config_set(key, value, source);
 	}
@@ -501,66 +486,15 @@ int djc_config_set(const char *key, const char *value, const char *source, char 
 	return rc;
 }
 
-/* u with the value of every password parameter of its query
- * (?password=..., &sslpassword=...: libpq takes them) replaced by "***";
- * takes u, returns the new string. */
-static char *redact_query_passwords(char *u)
-{
-	const char *q = strchr(u, '?');
-	if (!q) return u;
-	sb_t b = SB_INIT;
-	sb_addn(&b, u, (size_t)(q - u));
-	for (const char *p = q; *p;) {
-		sb_addc(&b, *p++);   /* '?' or '&' */
-		size_t n = strcspn(p, "&"), k = strcspn(p, "=&");
-		sb_addn(&b, p, k);
-		if (p[k] == '=') {
-			int secret = memmem(p, k, "password", 8) != NULL;
-			sb_addc(&b, '=');
-			if (secret) sb_add(&b, "***");
-			else sb_addn(&b, p + k + 1, n - k - 1);
-		}
-		p += n;
-	}
-	free(u);
-	return sb_steal(&b);
-}
-
-/* v for display: a password in it replaced by "***" (caller frees). */
-static char *redacted(const config_item *i)
+char *config_display(const config_item *i)
 {
 	const char *v = i->value ? i->value : i->def;
 	if (!strcmp(i->kind, "secret") && *v) return xstrdup("***");
-	const char *sep = strstr(v, "://");
-	if (!strcmp(i->key, "database.url") && sep) {
-		/* scheme://user:password@host...: the last '@' before the path ends the password */
-		const char *s = sep + 3, *end = s + strcspn(s, "/?"), *at = NULL;
-		for (const char *p = s; p < end; p++)
-			if (*p == '@') at = p;
-		const char *colon = at ? memchr(s, ':', (size_t)(at - s)) : NULL;
-		char *r = colon ? xasprintf("%.*s:***%s", (int)(colon - v), v, at) : xstrdup(v);
-		return redact_query_passwords(r);
-	}
+	if (!strcmp(i->key, "database.url") && strstr(v, "://")) return url_redacted(v);
 	return xstrdup(v);
 }
 
-int djc_config_foreach(int (*cb)(const djc_setting *setting, void *payload), void *payload)
-{
-	if (!cb) return DJC_EINVAL;
-	if (djc_config_load(NULL)) return DJC_EINVAL;
-	for (const config_item *i = items; i->key; i++) {
-		char *v = redacted(i);
-		djc_setting s = {i->key, v, i->source ? i->source : "default", i->env, i->kind};
-		int rc = cb(&s, payload);
-		free(v);
-		if (rc) return rc;
-	}
-	return DJC_OK;
-}
-
-const char *djc_config_warning(void) { return warning; }
-
-int djc_option_check(const char *name, double value, char **msg)
+int config_check(const char *name, double value, char **msg)
 {
 	if (msg) *msg = NULL;
 	if (!name || !config_limit_known(name)) {
@@ -569,10 +503,10 @@ int djc_option_check(const char *name, double value, char **msg)
 			*msg = xasprintf("no check for a value called '%s'", n);
 			free(n);
 		}
-		return DJC_ENOTFOUND;
+		return CONFIG_ENOTFOUND;
 	}
 	const char *what = config_limit(name, value);
-	if (!what) return DJC_OK;
+	if (!what) return CONFIG_OK;
 	if (msg) *msg = xstrdup(what);
-	return DJC_EINVAL;
+	return CONFIG_EINVAL;
 }

@@ -37,6 +37,22 @@ const char *config_limit(const char *name, double x);
 int config_limit_known(const char *name);
 /* All items, NULL-key terminated. */
 const config_item *config_items(void);
+/* Statuses of the calls below (the public API, table/settings.c, gives
+ * them djc.h's codes). */
+enum { CONFIG_OK = 0, CONFIG_EINVAL = -1, CONFIG_ENOTFOUND = -2 };
+/* The item of key, or NULL (also for key NULL). */
+const config_item *config_find(const char *key);
+/* Set key to value as djc_config_set does: the value checked as one from
+ * a file would be; CONFIG_EINVAL (bad value, NULL argument, configuration
+ * that does not load) or CONFIG_ENOTFOUND (unknown key) leave everything
+ * as it was, with *msg (if msg; caller frees) saying why. */
+int config_set_checked(const char *key, const char *value, const char *source, char **msg);
+/* An item's effective value for display, a password in it as "***"
+ * (util/redact); caller frees. */
+char *config_display(const config_item *i);
+/* djc_option_check: CONFIG_OK, CONFIG_EINVAL with *msg what value must be,
+ * CONFIG_ENOTFOUND for a name without a check (*msg says so). */
+int config_check(const char *name, double value, char **msg);
 /* Warnings found while loading (e.g. a file readable by others that holds
  * a password), or NULL. */
 const char *config_warning(void);

@@ -1,6 +1,5 @@
 /* duration.c - parsing and printing durations (duration.h). */
 #include "duration.h"
-#include "djc.h"
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -67,12 +66,4 @@ const char *duration_text(double secs, char *buf, size_t n)
 	if (m && k < n) k += (size_t)snprintf(buf + k, n - k, "%lldm", m);
 	if ((r || !s) && k < n) snprintf(buf + k, n - k, "%llds", r);
 	return buf;
-}
-
-int djc_duration_parse(double *seconds, const char *text)
-{
-	double v = 0;
-	if (duration_parse(text, &v)) return DJC_EINVAL;
-	if (seconds) *seconds = v;
-	return DJC_OK;
 }

@@ -1,12 +1,11 @@
 /* near.c - "did you mean" for names: the library's messages about unknown
- * tables and attributes (the CLI has its own for commands and options). */
+ * tables and attributes, the configuration's about unknown settings (with
+ * its own bounds) and the CLI's about commands and options (cli/args.c;
+ * the Makefile links this file into djc). */
 #include "near.h"
 #include <string.h>
 
-/* Optimal string alignment distance: insertions, deletions, substitutions
- * and swaps of two neighbours each cost 1. Names are short (< 64); longer
- * ones are never near. */
-static size_t distance(const char *s, const char *t)
+size_t near_distance(const char *s, const char *t)
 {
 	size_t n = strlen(s), m = strlen(t);
 	if (n > 63 || m > 63) return (size_t)-1;
@@ -31,7 +30,7 @@ const char *near_name(const char *word, const char *const *cand, size_t n)
 	size_t bestd = (size_t)-1, nprefix = 0, wl = strlen(word);
 	for (size_t i = 0; i < n; i++) {
 		if (!cand[i]) continue;
-		size_t d = distance(word, cand[i]);
+		size_t d = near_distance(word, cand[i]);
 		size_t limit = strlen(cand[i]) <= 4 ? 1 : 2;
 		if (d && d <= limit && d < wl && d < bestd) { best = cand[i]; bestd = d; }
 		if (wl >= 2 && !strncmp(cand[i], word, wl) && strlen(cand[i]) > wl) { prefix_of = cand[i]; nprefix++; }

@@ -9,5 +9,9 @@
  * neighbours; a difference of case counts as an edit), or the one name
  * word is a prefix of; NULL when none is close. */
 const char *near_name(const char *word, const char *const *cand, size_t n);
+/* Optimal string alignment distance of s and t: insertions, deletions,
+ * substitutions and swaps of two neighbours each cost 1. Names are short
+ * (< 64); longer ones are never near ((size_t)-1). */
+size_t near_distance(const char *s, const char *t);
 
 #endif

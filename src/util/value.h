@@ -3,14 +3,22 @@
 #define DJC_VALUE_H
 #include <stddef.h>
 #include <stdint.h>
-#include "djc.h"
+
+/* The kind of a value: the numbers of djc.h's djc_type (DJC_NULL, ...),
+ * which the public API hands out (table/rowapi.c checks they agree). util/
+ * is the bottom layer and does not include the public header. */
+enum { VAL_NULL = 0, VAL_INT, VAL_UINT, VAL_FLOAT, VAL_BOOL, VAL_TEXT, VAL_BYTES };
+
+/* the public handles (djc.h) are these structs */
+typedef struct djc_row djc_row;
+typedef struct djc_rowset djc_rowset;
 
 typedef struct val {
-	djc_type t;
-	int64_t i;      /* DJC_INT, DJC_BOOL (0/1) */
-	uint64_t u;     /* DJC_UINT */
-	double f;       /* DJC_FLOAT */
-	char *s;        /* DJC_TEXT, DJC_BYTES: owned, NUL-terminated */
+	unsigned t;     /* VAL_* (= DJC_*: djc_type, which is unsigned) */
+	int64_t i;      /* VAL_INT, VAL_BOOL (0/1) */
+	uint64_t u;     /* VAL_UINT */
+	double f;       /* VAL_FLOAT */
+	char *s;        /* VAL_TEXT, VAL_BYTES: owned, NUL-terminated */
 	size_t n;       /* length of s in bytes */
 } val_t;
 
@@ -25,7 +33,7 @@ struct djc_rowset {
 	djc_row **rows;
 };
 
-void val_free(val_t *v);                  /* frees s; leaves t = DJC_NULL */
+void val_free(val_t *v);                  /* frees s; leaves t = VAL_NULL */
 void val_copy(val_t *dst, const val_t *src);
 val_t val_int(int64_t i);
 val_t val_text(const char *s);            /* copies */
@@ -33,11 +41,16 @@ val_t val_textn(const char *s, size_t n); /* copies */
 val_t val_float(double f);
 val_t val_null(void);
 
+djc_row *row_new(void);
+void row_free(djc_row *r);                /* NULL-safe */
+djc_row *row_dup(const djc_row *r);
+long row_find(const djc_row *r, const char *name);   /* index or -1 */
 /* Set by name, taking ownership of *v (v is cleared). */
 void row_put(djc_row *r, const char *name, val_t *v);
 const val_t *row_get(const djc_row *r, const char *name);
 void rowset_push(djc_rowset *rs, djc_row *r);   /* takes r */
 djc_rowset *rowset_new(void);
+void rowset_free(djc_rowset *rs);            /* and its rows; NULL-safe */
 
 /* base64 (standard alphabet, padded). decode returns -1 on bad input. */
 char *b64_encode(const void *p, size_t n);

@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 		djc_row_set_int(rows[i], "item_id", i + 1);
 		djc_row_set_float(rows[i], "x", i + 1);
 	}
-	int rc = djc_insert(c, "Item", (const djc_row *const *)rows, 5, NULL, NULL);
+	int rc = djc_insert_ext(NULL, c, "Item", (const djc_row *const *)rows, 5, NULL);
 	for (int i = 0; i < 5; i++) djc_row_free(rows[i]);
 	if (rc) return fail(c, "insert");
 	djc_populate_options o;

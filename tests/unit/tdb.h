@@ -45,7 +45,7 @@ static T_UNUSED int t_insert_json(djc_conn *c, const char *table, const char *js
 		return -1;
 	}
 	const djc_row *rows[1] = {r};
-	int rc = djc_insert(c, table, rows, 1, NULL, NULL);
+	int rc = djc_insert_ext(NULL, c, table, rows, 1, NULL);
 	if (rc) fprintf(stderr, "insert %s %s: %s\n", table, json, djc_error_last(c));
 	djc_row_free(r);
 	return rc;

@@ -161,23 +161,23 @@ static void test_insert_fetch_delete(djc_conn *c, djc_conn *c2, const char *url,
 			djc_row_set_float(rows[i], "x", (i + 1) * 1.5);
 		}
 		size_t ins = 0;
-		rc = djc_insert(c, "Src", (const djc_row *const *)rows, 6, NULL, &ins);
+		rc = djc_insert_ext(&ins, c, "Src", (const djc_row *const *)rows, 6, NULL);
 		CHECK_MSG(rc == DJC_OK && ins == 6, "%s", djc_error_last(c));
 		/* all or nothing: a new row with a duplicate inserts neither */
 		djc_row_set_int(rows[0], "id", 100);
-		rc = djc_insert(c, "Src", (const djc_row *const *)rows, 2, NULL, &ins);
+		rc = djc_insert_ext(&ins, c, "Src", (const djc_row *const *)rows, 2, NULL);
 		CHECK(rc == DJC_EDUPLICATE);
 		CHECK(t_count(c, "Src", NULL) == 6);
 		djc_insert_options io = DJC_INSERT_OPTIONS_INIT;
 		io.skip_duplicates = 1;
-		rc = djc_insert(c, "Src", (const djc_row *const *)rows, 2, &io, &ins);
+		rc = djc_insert_ext(&ins, c, "Src", (const djc_row *const *)rows, 2, &io);
 		CHECK(rc == DJC_OK && ins == 1);
 		for (int i = 0; i < 6; i++) djc_row_free(rows[i]);
 		djc_row *bad = djc_row_new();
 		djc_row_set_int(bad, "id", 50);
 		djc_row_set_text(bad, "x", "nope");
 		const djc_row *bp = bad;
-		CHECK(djc_insert(c, "Src", &bp, 1, NULL, NULL) == DJC_EINVAL);
+		CHECK(djc_insert_ext(NULL, c, "Src", &bp, 1, NULL) == DJC_EINVAL);
 		djc_row_set_int(bad, "id", 1);
 		djc_row_set_float(bad, "y", 1);
 		djc_row_free(bad);
@@ -185,7 +185,7 @@ static void test_insert_fetch_delete(djc_conn *c, djc_conn *c2, const char *url,
 		djc_row_set_int(bad, "id", 1);
 		djc_row_set_float(bad, "y", 1);
 		bp = bad;
-		CHECK(djc_insert(c, "Out", &bp, 1, NULL, NULL) == DJC_EINVAL);   /* computed rows come from populate */
+		CHECK(djc_insert_ext(NULL, c, "Out", &bp, 1, NULL) == DJC_EINVAL);   /* computed rows come from populate */
 		djc_row_free(bad);
 
 		djc_rowset *rs = NULL;
@@ -512,7 +512,7 @@ static void test_nothing_taken(djc_conn *c, djc_conn *c2, const char *url, const
 		djc_row_set_int(n, "id", 200);
 		djc_row_set_float(n, "x", 1);
 		const djc_row *np = n;
-		CHECK(djc_insert(c, "Src", &np, 1, NULL, NULL) == DJC_OK);
+		CHECK(djc_insert_ext(NULL, c, "Src", &np, 1, NULL) == DJC_OK);
 		djc_row_free(n);
 		djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
 		djc_refresh_result rr;

@@ -89,10 +89,10 @@ static void test_null_args(djc_conn *c)
 	size_t n = 0;
 	djc_populate_result *pr = NULL;
 	djc_refresh_result rr;
-	CHECK(djc_insert(c, NULL, kr, 1, NULL, NULL) == DJC_EINVAL);
+	CHECK(djc_insert_ext(NULL, c, NULL, kr, 1, NULL) == DJC_EINVAL);
 	CHECK(djc_fetch(&rs, c, NULL, NULL) == DJC_EINVAL);
 	CHECK(djc_key_restriction(&s, c, NULL, "{\"id\": 1}") == DJC_EINVAL && !s);
-	CHECK(djc_insert_jsonl(c, NULL, stdin, "x", NULL, &n) == DJC_EINVAL);
+	CHECK(djc_insert_jsonl_ext(&n, c, NULL, stdin, "x", NULL) == DJC_EINVAL);
 	CHECK(djc_fetch_print(c, NULL, NULL, DJC_FORMAT_JSON, stdout) == DJC_EINVAL);
 	CHECK(djc_delete(&n, c, NULL, NULL) == DJC_EINVAL);
 	CHECK(djc_populate(&pr, c, NULL, NULL) == DJC_EINVAL);
@@ -112,10 +112,10 @@ static void test_null_args(djc_conn *c)
 	CHECK(djc_jobs_refresh(NULL, c, "Out", NULL) == DJC_OK);
 	CHECK(djc_fetch_print(c, "Src", NULL, DJC_FORMAT_JSON, NULL) == DJC_EINVAL);
 	CHECK(djc_fetch_print(c, "Src", NULL, (djc_format)7, stdout) == DJC_EINVAL);
-	CHECK(djc_insert(c, "Src", NULL, 2, NULL, NULL) == DJC_EINVAL);
+	CHECK(djc_insert_ext(NULL, c, "Src", NULL, 2, NULL) == DJC_EINVAL);
 	const djc_row *holes[2] = {k, NULL};
-	CHECK(djc_insert(c, "Src", holes, 2, NULL, NULL) == DJC_EINVAL);
-	CHECK(djc_insert_jsonl(c, "Src", NULL, "x", NULL, &n) == DJC_EINVAL);
+	CHECK(djc_insert_ext(NULL, c, "Src", holes, 2, NULL) == DJC_EINVAL);
+	CHECK(djc_insert_jsonl_ext(&n, c, "Src", NULL, "x", NULL) == DJC_EINVAL);
 	CHECK(djc_row_find(k, NULL) == -1);
 	char *msg = NULL;
 	CHECK(djc_row_from_json(NULL, "{}", &msg) == DJC_EINVAL);
@@ -142,7 +142,7 @@ static void test_other_version(djc_conn *c)
 	djc_row *r7 = djc_row_new();
 	djc_row_set_int(r7, "id", 7);
 	djc_row_set_float(r7, "x", 7);
-	CHECK(djc_insert(c, "Src", (const djc_row *const *)&r7, 1, &io, &n) == DJC_EINVAL && n == 0);
+	CHECK(djc_insert_ext(&n, c, "Src", (const djc_row *const *)&r7, 1, &io) == DJC_EINVAL && n == 0);
 	djc_row_free(r7);
 	djc_populate_options po;
 	djc_populate_options_init(&po);
@@ -196,7 +196,7 @@ int main(int argc, char **argv)
 		djc_row_set_int(rows[i], "id", i + 1);
 		djc_row_set_float(rows[i], "x", i);
 	}
-	CHECK(djc_insert(c, "Src", (const djc_row *const *)rows, 6, NULL, NULL) == DJC_OK);
+	CHECK(djc_insert_ext(NULL, c, "Src", (const djc_row *const *)rows, 6, NULL) == DJC_OK);
 	for (int i = 0; i < 6; i++) djc_row_free(rows[i]);
 	if (t_want("held_job")) test_held_job(c);
 	if (t_want("make_lookup")) test_make_lookup(c);

@@ -94,7 +94,7 @@ static void insert_ids(djc_conn *c, const char *table, int n)
 {
 	djc_row *rows[32];
 	for (int i = 0; i < n; i++) { rows[i] = djc_row_new(); djc_row_set_int(rows[i], "id", i + 1); }
-	CHECK(djc_insert(c, table, (const djc_row *const *)rows, (size_t)n, NULL, NULL) == DJC_OK);
+	CHECK(djc_insert_ext(NULL, c, table, (const djc_row *const *)rows, (size_t)n, NULL) == DJC_OK);
 	for (int i = 0; i < n; i++) djc_row_free(rows[i]);
 }
 
@@ -105,7 +105,7 @@ static char *job_text(djc_conn *c, const char *table, int id, const char *name)
 	snprintf(w, sizeof w, "{\"id\": %d}", id);
 	djc_rowset *rs = NULL;
 	char *out = NULL;
-	if (djc_jobs_list_where(&rs, c, table, NULL, w) == DJC_OK && djc_rowset_count(rs) == 1) {
+	if (djc_jobs_list_ext(&rs, c, table, NULL, w) == DJC_OK && djc_rowset_count(rs) == 1) {
 		const djc_row *r = djc_rowset_row(rs, 0);
 		long k = djc_row_find(r, name);
 		const char *s = NULL;

@@ -765,7 +765,7 @@ static int insert_made(djc_conn *c, const char *name, int k, int part)
 	if (part > 0) djc_row_set_int(r, "part", part);
 	djc_row_set_int(r, "v", 0);
 	const djc_row *rows[1] = {r};
-	int rc = djc_insert(c, name, rows, 1, &io, NULL);
+	int rc = djc_insert_ext(NULL, c, name, rows, 1, &io);
 	if (rc) fprintf(stderr, "insert %s: %s\n", name, djc_error_last(c));
 	djc_row_free(r);
 	return rc;
@@ -1020,7 +1020,7 @@ static void test_claim_reads_head(void)
 		djc_row_set_int(r, "k", 1000 + i);
 		rows[i] = r;
 	}
-	CHECK_MSG(djc_insert(c, "Dq", rows, DEPTH, NULL, NULL) == 0, "insert: %s", djc_error_last(c));
+	CHECK_MSG(djc_insert_ext(NULL, c, "Dq", rows, DEPTH, NULL) == 0, "insert: %s", djc_error_last(c));
 	for (int i = 0; i < DEPTH; i++) djc_row_free((djc_row *)rows[i]);
 	free(rows);
 	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
@@ -1556,7 +1556,7 @@ static void test_claim_position(void)
 		djc_row_set_int(r, "k", i + 1);
 		rows[i] = r;
 	}
-	CHECK_MSG(djc_insert(c, "Ok", rows, HEAD, NULL, NULL) == 0, "insert: %s", djc_error_last(c));
+	CHECK_MSG(djc_insert_ext(NULL, c, "Ok", rows, HEAD, NULL) == 0, "insert: %s", djc_error_last(c));
 	for (int i = 0; i < HEAD; i++) djc_row_free((djc_row *)rows[i]);
 	free(rows);
 	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;

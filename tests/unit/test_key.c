@@ -131,14 +131,14 @@ int main(int argc, char **argv)
 		djc_row *r = djc_row_new();
 		djc_row_set_int(r, "session_id", i);
 		djc_row_set_float(r, "rate", 10 * i);
-		CHECK(djc_insert(c, "Session", (const djc_row *const *)&r, 1, NULL, NULL) == DJC_OK);
+		CHECK(djc_insert_ext(NULL, c, "Session", (const djc_row *const *)&r, 1, NULL) == DJC_OK);
 		djc_row_free(r);
 	}
 	for (int i = 1; i <= 2; i++) {
 		djc_row *r = djc_row_new();
 		djc_row_set_int(r, "param_id", i);
 		djc_row_set_float(r, "gain", i == 1 ? 0.5 : 2);
-		CHECK(djc_insert(c, "Param", (const djc_row *const *)&r, 1, NULL, NULL) == DJC_OK);
+		CHECK(djc_insert_ext(NULL, c, "Param", (const djc_row *const *)&r, 1, NULL) == DJC_OK);
 		djc_row_free(r);
 	}
 

@@ -308,7 +308,7 @@ static void test_cancel(djc_conn *c)
 	CHECK_MSG(atomic_load(&stop_code) == DJC_ECANCELED, "djc_make_cancelled said %d", atomic_load(&stop_code));
 	CHECK(t_count(c, "Ca", NULL) == 0);
 	djc_rowset *rs = NULL;
-	CHECK(djc_jobs_list_where(&rs, c, "Ca", "ignored", "{\"k\": 1}") == 0 && djc_rowset_count(rs) == 1);
+	CHECK(djc_jobs_list_ext(&rs, c, "Ca", "ignored", "{\"k\": 1}") == 0 && djc_rowset_count(rs) == 1);
 	CHECK(!strncmp(text_of(rs, 0, "error_message"), "cancelled by ", 13) && !strcmp(text_of(rs, 0, "last_end"), "cancelled"));
 	djc_rowset_free(rs);
 	char *h = outcomes(c, "Ca", 1);
@@ -317,7 +317,7 @@ static void test_cancel(djc_conn *c)
 
 	/* a make that finishes just after the cancel: its commit is refused by
 	 * the fence, counted cancelled, nothing written */
-	djc_jobs_clear_where(NULL, c, "Ca", NULL, NULL);
+	djc_jobs_clear_ext(NULL, c, "Ca", NULL, NULL);
 	CHECK(refresh(c, "Ca", "{\"k\": 1}") == 1);
 	set("jobs.lease_timeout", "600");   /* no renewal during the make */
 	atomic_int st2 = 0, done = 0;
@@ -356,7 +356,7 @@ static void test_manual_retry(djc_conn *c)
 		CHECK(djc_jobs_error(c, j, "manual failure", NULL) == 0);
 		djc_job_free(j);
 		djc_rowset *rs = NULL;
-		CHECK(djc_jobs_list_where(&rs, c, "Ma", NULL, "{\"k\": 1}") == 0);
+		CHECK(djc_jobs_list_ext(&rs, c, "Ma", NULL, "{\"k\": 1}") == 0);
 		CHECK_MSG(!strcmp(text_of(rs, 0, "status"), a < 3 ? "pending" : "error") && int_of(rs, 0, "attempts") == a,
 			  "after attempt %d: %s, %lld attempts", a, text_of(rs, 0, "status"), (long long)int_of(rs, 0, "attempts"));
 		if (a < 3)   /* due after its backoff, not at once (database times, same format) */
@@ -428,12 +428,12 @@ static void test_where(djc_conn *c)
 	CHECK(djc_jobs_count(&n, c, "Wh", "{\"k\": [1, 2, 3]}") == 0 && n.pending == 3 && n.total == 3);
 	CHECK(djc_jobs_count(&n, c, "Wh", NULL) == 0 && n.pending == 6 && n.total == 6);
 	long k = 0;
-	CHECK(djc_jobs_ignore_where(&k, c, "Wh", "{\"k\": [1, 7]}") == 0 && k == 2);   /* 7 has no job yet: added */
+	CHECK(djc_jobs_ignore_ext(&k, c, "Wh", "{\"k\": [1, 7]}") == 0 && k == 2);   /* 7 has no job yet: added */
 	djc_jobs_set_options so = DJC_JOBS_SET_OPTIONS_INIT;
 	so.priority = 1;
 	CHECK(djc_jobs_set(&k, c, "Wh", "{\"k\": 2}", &so) == 0 && k == 1);
 	djc_rowset *rs = NULL;
-	CHECK(djc_jobs_list_where(&rs, c, "Wh", "pending", "{\"k\": 2}") == 0 && int_of(rs, 0, "priority") == 1);
+	CHECK(djc_jobs_list_ext(&rs, c, "Wh", "pending", "{\"k\": 2}") == 0 && int_of(rs, 0, "priority") == 1);
 	djc_rowset_free(rs);
 	so.priority = -1;
 	so.delay = 3600;
@@ -446,13 +446,13 @@ static void test_where(djc_conn *c)
 	long p = 0, r = 0;
 	CHECK(djc_jobs_cancel(&p, &r, c, "Wh", "{\"k\": [5, 1]}") == 0 && p == 1 && r == 0);
 	CHECK(djc_jobs_count(&n, c, "Wh", NULL) == 0 && n.pending == 4 && n.ignore == 3 && n.total == 7);
-	CHECK(djc_jobs_list_where(&rs, c, "Wh", "ignored", NULL) == 0 && djc_rowset_count(rs) == 3);
+	CHECK(djc_jobs_list_ext(&rs, c, "Wh", "ignored", NULL) == 0 && djc_rowset_count(rs) == 3);
 	djc_rowset_free(rs);
-	CHECK(djc_jobs_list_where(&rs, c, "Wh", "bogus", NULL) == DJC_EINVAL && !rs);
+	CHECK(djc_jobs_list_ext(&rs, c, "Wh", "bogus", NULL) == DJC_EINVAL && !rs);
 	CHECK(djc_jobs_cancel(&p, &r, c, "Wh", "{\"nope\": 1}") == DJC_EINVAL && strstr(djc_error_last(c), "nope"));
-	CHECK(djc_jobs_clear_where(&k, c, "Wh", "ignore", "{\"k\": 7}") == 0 && k == 1);
-	CHECK(djc_jobs_clear_where(&k, c, "Wh", NULL, "{\"k\": [1, 2]}") == 0 && k == 2);
-	CHECK(djc_jobs_clear_where(&k, c, "Wh", "bogus", NULL) == DJC_EINVAL);
+	CHECK(djc_jobs_clear_ext(&k, c, "Wh", "ignore", "{\"k\": 7}") == 0 && k == 1);
+	CHECK(djc_jobs_clear_ext(&k, c, "Wh", NULL, "{\"k\": [1, 2]}") == 0 && k == 2);
+	CHECK(djc_jobs_clear_ext(&k, c, "Wh", "bogus", NULL) == DJC_EINVAL);
 	CHECK(djc_jobs_count(&n, c, "Wh", NULL) == 0 && n.total == 4 && n.pending == 3 && n.ignore == 1);
 	/* only the due ones are taken: 3 and 4 wait an hour, 6 is due */
 	djc_populate_options o = DJC_POPULATE_OPTIONS_INIT;
@@ -529,7 +529,7 @@ static void test_upgrade(djc_conn *c)
 	/* a new connection opens it: the columns and the history table appear */
 	djc_conn *d = t_open(url, schema);
 	djc_rowset *rs = NULL;
-	CHECK_MSG(djc_jobs_list_where(&rs, d, "Old", NULL, NULL) == 0, "list Old: %s", djc_error_last(d));
+	CHECK_MSG(djc_jobs_list_ext(&rs, d, "Old", NULL, NULL) == 0, "list Old: %s", djc_error_last(d));
 	CHECK(djc_rowset_count(rs) == 1 && int_of(rs, 0, "attempts") == 0 && int_of(rs, 0, "history") == 0);
 	djc_rowset_free(rs);
 	set("jobs.max_attempts", "2");
@@ -569,7 +569,7 @@ int main(int argc, char **argv)
 	for (int k = 1; k <= 8; k++) {
 		djc_row *r = key_of(k);
 		const djc_row *rows[1] = {r};
-		djc_insert(c, "Key", rows, 1, NULL, NULL);
+		djc_insert_ext(NULL, c, "Key", rows, 1, NULL);
 		djc_row_free(r);
 	}
 	if (t_want("retries")) test_retries(c);

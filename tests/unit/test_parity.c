@@ -117,7 +117,7 @@ static int mk_down(djc_make_ctx *ctx, const djc_row *key, void *payload)
 		djc_row_set_int(r, "id", id);
 		djc_row_set_float(r, "x", replace_same ? x : x + 0.5);
 		int ok = djc_delete(&n, other, "Up", where) == DJC_OK && n == 1 &&
-			 djc_insert(other, "Up", (const djc_row *const *)&r, 1, NULL, &n) == DJC_OK && n == 1;
+			 djc_insert_ext(&n, other, "Up", (const djc_row *const *)&r, 1, NULL) == DJC_OK && n == 1;
 		CHECK_MSG(ok, "replacing Up %lld: %s", (long long)id, djc_error_last(other));
 		djc_row_free(r);
 	}
@@ -138,27 +138,27 @@ static void test_allow_direct_insert(djc_conn *c, djc_row **src, const char *url
 	djc_row_set_float(m2, "y", -2);
 	djc_insert_options io = DJC_INSERT_OPTIONS_INIT;
 	CHECK(io.version == 2 && io.allow_direct_insert == 0);
-	CHECK(djc_insert(c, "Mid", (const djc_row *const *)&m2, 1, &io, &n) == DJC_EINVAL && n == 0);
+	CHECK(djc_insert_ext(&n, c, "Mid", (const djc_row *const *)&m2, 1, &io) == DJC_EINVAL && n == 0);
 	CHECK(strstr(djc_error_last(c), "table Mid is computed") != NULL);
 	/* version 1 of the options (no allow_direct_insert) is still read */
 	djc_insert_options v1 = {.version = 1, .skip_duplicates = 0, .allow_direct_insert = 1};
-	CHECK(djc_insert(c, "Mid", (const djc_row *const *)&m2, 1, &v1, &n) == DJC_EINVAL && n == 0);
+	CHECK(djc_insert_ext(&n, c, "Mid", (const djc_row *const *)&m2, 1, &v1) == DJC_EINVAL && n == 0);
 	djc_insert_options v9 = {.version = 9};
-	CHECK(djc_insert(c, "Src", (const djc_row *const *)&src[0], 1, &v9, &n) == DJC_EINVAL);
+	CHECK(djc_insert_ext(&n, c, "Src", (const djc_row *const *)&src[0], 1, &v9) == DJC_EINVAL);
 	/* a pending job for every key, then key 2 made by hand */
 	djc_refresh_result rr;
 	CHECK(djc_jobs_refresh(&rr, c, "Mid", NULL) == DJC_OK && rr.added == 4);
 	io.allow_direct_insert = 1;
-	rc = djc_insert(c, "Mid", (const djc_row *const *)&m2, 1, &io, &n);
+	rc = djc_insert_ext(&n, c, "Mid", (const djc_row *const *)&m2, 1, &io);
 	CHECK_MSG(rc == DJC_OK && n == 1, "%s", djc_error_last(c));
 	djc_row *pp = djc_row_new();
 	djc_row_set_int(pp, "id", 2);
 	djc_row_set_int(pp, "p", 1);
 	djc_row_set_int(pp, "z", 21);
-	rc = djc_insert(c, "Mid.Part", (const djc_row *const *)&pp, 1, &io, &n);
+	rc = djc_insert_ext(&n, c, "Mid.Part", (const djc_row *const *)&pp, 1, &io);
 	CHECK_MSG(rc == DJC_OK && n == 1, "%s", djc_error_last(c));
 	djc_row_set_int(pp, "id", 3);   /* no master row for 3 */
-	CHECK(djc_insert(c, "Mid.Part", (const djc_row *const *)&pp, 1, &io, &n) == DJC_EFOREIGN && n == 0);
+	CHECK(djc_insert_ext(&n, c, "Mid.Part", (const djc_row *const *)&pp, 1, &io) == DJC_EFOREIGN && n == 0);
 	long rem = -1, tot = -1;
 	CHECK(djc_progress(&rem, &tot, c, "Mid", NULL) == DJC_OK && rem == 3 && tot == 4);
 	CHECK(djc_jobs_refresh(&rr, c, "Mid", NULL) == DJC_OK && rr.added == 0);
@@ -276,7 +276,7 @@ static void test_upstream_at_commit(djc_conn *c, djc_row **src, const char *url,
 	rc = djc_open(&other, url, schema);
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(other));
 	for (int i = 0; i < 4; i++) djc_row_set_float(src[i], "x", i + 1);   /* Up: ids 1..4, x = id */
-	CHECK(djc_insert(c, "Up", (const djc_row *const *)src, 4, NULL, &n) == DJC_OK && n == 4);
+	CHECK(djc_insert_ext(&n, c, "Up", (const djc_row *const *)src, 4, NULL) == DJC_OK && n == 4);
 	for (int direct = 0; direct <= 1; direct++) {
 		/* reserved (jobs) first, then direct populate */
 		int64_t victim = direct ? 4 : 2;
@@ -368,8 +368,8 @@ int main(int argc, char **argv)
 	djc_row_set_int(side, "id", 1);
 	djc_row_set_int(side, "s", 7);
 	size_t n = 0;
-	CHECK(djc_insert(c, "Src", (const djc_row *const *)src, 4, NULL, &n) == DJC_OK && n == 4);
-	CHECK(djc_insert(c, "Side", (const djc_row *const *)&side, 1, NULL, &n) == DJC_OK && n == 1);
+	CHECK(djc_insert_ext(&n, c, "Src", (const djc_row *const *)src, 4, NULL) == DJC_OK && n == 4);
+	CHECK(djc_insert_ext(&n, c, "Side", (const djc_row *const *)&side, 1, NULL) == DJC_OK && n == 1);
 	if (t_want("allow_direct_insert")) test_allow_direct_insert(c, src, url, schema);
 	if (t_want("ancestors_only")) test_ancestors_only(c, src, url, schema);
 	if (t_want("job_metadata")) test_job_metadata(c, src, url, schema);

@@ -102,7 +102,7 @@ static void insert_rows(djc_conn *c)
 	}
 	FILE *f = fmemopen(b.s, b.n, "r");
 	size_t n = 0;
-	int rc = djc_insert_jsonl(c, "Odd", f, "odd.jsonl", NULL, &n);
+	int rc = djc_insert_jsonl_ext(&n, c, "Odd", f, "odd.jsonl", NULL);
 	CHECK_MSG(rc == DJC_OK && n == N, "insert: %s", djc_error_last(c));
 	fclose(f);
 	free(b.s);
@@ -223,7 +223,7 @@ static void huge_lists(djc_conn *c)
 	long np = -1, nr = -1;
 	CHECK_MSG(djc_jobs_cancel(&np, &nr, c, "Stat", b.s) == DJC_OK && np == 10 && nr == 0, "jobs cancel: %ld %s", np,
 		  djc_error_last(c));
-	CHECK(djc_jobs_clear_where(&n, c, "Stat", "ignore", b.s) == DJC_OK && n == 10);
+	CHECK(djc_jobs_clear_ext(&n, c, "Stat", "ignore", b.s) == DJC_OK && n == 10);
 	free(b.s);
 }
 
@@ -285,7 +285,7 @@ static void malformed(djc_conn *c)
 		CHECK_MSG(rc == DJC_EINVAL && del == 0 && strstr(djc_error_last(c), want), "delete %s: %d %s", w, rc,
 			  djc_error_last(c));
 		long n = 99, np = 99, nr = 99;
-		rc = djc_jobs_clear_where(&n, c, "Stat", NULL, w);
+		rc = djc_jobs_clear_ext(&n, c, "Stat", NULL, w);
 		CHECK_MSG(rc == DJC_EINVAL && n == 0, "jobs clear %s: %d %s", w, rc, djc_error_last(c));
 		rc = djc_jobs_cancel(&np, &nr, c, "Stat", w);
 		CHECK_MSG(rc == DJC_EINVAL && np == 0, "jobs cancel %s: %d %s", w, rc, djc_error_last(c));

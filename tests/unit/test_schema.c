@@ -1,5 +1,5 @@
 /* test_schema.c - the schema life cycle through the C API: djc_drop,
- * djc_delete_with_options (cascade, part integrity, jobs left consistent)
+ * djc_delete_ext (cascade, part integrity, jobs left consistent)
  * and djc_alter, on the backend named by $DJC_TEST_URL / $DJC_TEST_SCHEMA
  * (default: a fresh SQLite file). */
 #include "t.h"
@@ -140,7 +140,7 @@ static void insert_json(djc_conn *c, const char *table, const char *const *json,
 {
 	djc_row **rows = calloc(n, sizeof *rows);
 	for (size_t i = 0; i < n; i++) djc_row_from_json(&rows[i], json[i], NULL);
-	int rc = djc_insert(c, table, (const djc_row *const *)rows, n, NULL, NULL);
+	int rc = djc_insert_ext(NULL, c, table, (const djc_row *const *)rows, n, NULL);
 	CHECK_MSG(rc == DJC_OK, "insert into %s: %s", table, djc_error_last(c));
 	for (size_t i = 0; i < n; i++) djc_row_free(rows[i]);
 	free(rows);
@@ -175,7 +175,7 @@ static void test_delete(djc_conn *c)
 	djc_delete_options o = DJC_DELETE_OPTIONS_INIT;
 	o.dry_run = 1;
 	djc_changes *ch = NULL;
-	int rc = djc_delete_with_options(&ch, c, "Subject", "{\"subject_id\": 2}", &o);
+	int rc = djc_delete_ext(&ch, c, "Subject", "{\"subject_id\": 2}", &o);
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
 	CHECK(ch && !ch->applied && ch->n == 6);
 	if (ch && ch->n == 6) {
@@ -195,14 +195,14 @@ static void test_delete(djc_conn *c)
 	djc_delete_options nc = DJC_DELETE_OPTIONS_INIT;
 	nc.cascade = 0;
 	ch = NULL;
-	rc = djc_delete_with_options(&ch, c, "Subject", "{\"subject_id\": 2}", &nc);
+	rc = djc_delete_ext(&ch, c, "Subject", "{\"subject_id\": 2}", &nc);
 	CHECK(rc == DJC_EFOREIGN && strstr(djc_error_last(c), "reference"));
 	djc_changes_free(ch);
 	CHECK(nrows(c, "Session", NULL) == 4);
 
 	/* a part's rows go only with their master's */
 	ch = NULL;
-	rc = djc_delete_with_options(&ch, c, "Stats.Unit", "{\"unit\": 1}", NULL);
+	rc = djc_delete_ext(&ch, c, "Stats.Unit", "{\"unit\": 1}", NULL);
 	CHECK_MSG(rc == DJC_EINVAL && strstr(djc_error_last(c), "part integrity"), "%d %s", rc, djc_error_last(c));
 	djc_changes_free(ch);
 	CHECK(nrows(c, "Stats.Unit", NULL) == 6);
@@ -211,7 +211,7 @@ static void test_delete(djc_conn *c)
 	 * upstream rows went (2/2's error job) */
 	CHECK(jobs_total(c, "Stats") == 1);
 	ch = NULL;
-	rc = djc_delete_with_options(&ch, c, "Subject", "{\"subject_id\": 2}", NULL);
+	rc = djc_delete_ext(&ch, c, "Subject", "{\"subject_id\": 2}", NULL);
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
 	CHECK(ch && ch->applied);
 	CHECK(rows_of(ch, "__summary", "delete") == 1);
@@ -231,7 +231,7 @@ static void test_delete(djc_conn *c)
 	CHECK(populate(c, "Stats", mk_stats) == 1);
 	CHECK(refresh_added(c, "Summary") == 1);   /* 1/3 pending for Summary */
 	ch = NULL;
-	rc = djc_delete_with_options(&ch, c, "Stats", "{\"session\": [1, 3]}", NULL);
+	rc = djc_delete_ext(&ch, c, "Stats", "{\"session\": [1, 3]}", NULL);
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
 	CHECK(rows_of(ch, "__stats", "delete") == 2);
 	CHECK(rows_of(ch, "__summary", "delete") == 1);
@@ -247,14 +247,14 @@ static void test_delete(djc_conn *c)
 
 	/* restriction errors are the usual ones; unknown tables too */
 	ch = NULL;
-	CHECK(djc_delete_with_options(&ch, c, "Subject", "{\"nope\": 1}", NULL) == DJC_EINVAL);
+	CHECK(djc_delete_ext(&ch, c, "Subject", "{\"nope\": 1}", NULL) == DJC_EINVAL);
 	djc_changes_free(ch);
 	ch = NULL;
-	CHECK(djc_delete_with_options(&ch, c, "Nope", NULL, NULL) == DJC_ENOTFOUND);
+	CHECK(djc_delete_ext(&ch, c, "Nope", NULL, NULL) == DJC_ENOTFOUND);
 	djc_changes_free(ch);
 	djc_delete_options bad = DJC_DELETE_OPTIONS_INIT;
 	bad.version = 99;
-	CHECK(djc_delete_with_options(NULL, c, "Subject", NULL, &bad) == DJC_EINVAL);
+	CHECK(djc_delete_ext(NULL, c, "Subject", NULL, &bad) == DJC_EINVAL);
 }
 
 static void test_drop(djc_conn *c, djc_conn *c2)

@@ -87,7 +87,7 @@ static long add_src(djc_conn *c, int from, int to)
 		djc_row_set_int(r, "x", i * 3);
 		want += i * 3 + 1;
 		const djc_row *rows[1] = {r};
-		CHECK(djc_insert(c, "Src", rows, 1, NULL, NULL) == DJC_OK);
+		CHECK(djc_insert_ext(NULL, c, "Src", rows, 1, NULL) == DJC_OK);
 		djc_row_free(r);
 	}
 	return want;
