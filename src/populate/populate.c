@@ -63,29 +63,57 @@ void drain_release(const drain_saved *d)
 	sigaction(SIGUSR1, &d->act, NULL);
 }
 
+/* t's key source as the derived table "ks", restricted by where: a new
+ * query of a, into *out. */
+static int keys_from(q_arena *a, djc_conn *c, table *t, const char *where, q_sel **out)
+{
+	q_sel *ks, *s = q_select(a);
+	q_node *x;
+	int rc = keysource_query(&ks, a, c, t);
+	if (!rc) rc = restrict_node(&x, a, c, t, where, "ks", 1);
+	if (rc) return rc;
+	q_from_query(a, s, ks, "ks", 0);
+	if (x) q_where(a, s, x);
+	*out = s;
+	return DJC_OK;
+}
+
+/* The keys of t's key source matching where without a row in t, in key
+ * order (direct populate's work list). */
 static int key_list(djc_conn *c, table *t, const char *where, djc_rowset **out)
 {
-	sb_t q = SB_INIT;
-	pvec p = {0};
-	sb_add(&q, "SELECT * FROM (");
-	int rc = keysource_sql(c, t, &q, &p);
+	q_arena a = Q_ARENA_INIT;
+	q_sel *s;
+	int rc = keys_from(&a, c, t, where, &s);
 	if (!rc) {
-		sb_add(&q, ") ks WHERE 1=1");
-		rc = where_build(c, t, where, "ks", 1, &q, &p);
+		q_where(&a, s, not_in_target(&a, t, "ks"));
+		for (size_t i = 0; i < t->nsrc; i++) q_order(&a, s, (q_col){"ks", NULL, t->attrs[t->src[i]].name});
+		rc = rows_fetch(c, t, s, out);
 	}
-	if (!rc) {
-		not_in_target_sql(c, t, "ks", &q);
-		sb_add(&q, " ORDER BY ");
-		for (size_t i = 0; i < t->nsrc; i++) {
-			if (i) sb_add(&q, ", ");
-			sb_add(&q, "ks.");
-			db_qi(c->db, &q, t->attrs[t->src[i]].name);
-		}
-		rc = rows_select(c, t, sb_str(&q), &p, out);
-	}
-	sb_free(&q);
-	pvec_free(&p);
+	q_arena_free(&a);
 	return rc;
+}
+
+/* The target's rows by key-source attributes, as the derived table "tg":
+ * one per key. A target holds several rows of a key when its primary key
+ * has more attributes, or when the key source is a secondary parent
+ * (key_source = Topic: the rows' own key, several per topic); only when
+ * the key-source attributes are the primary key is each row a key of its
+ * own. Joined (left) to s's "ks" on them. */
+static void join_target(q_arena *a, q_sel *s, table *t)
+{
+	int own_key = t->nkey == t->nsrc;
+	for (size_t i = 0; i < t->nsrc; i++)
+		if (!t->attrs[t->src[i]].in_key) own_key = 0;
+	q_sel *tg = q_select(a);
+	tg->distinct = !own_key;
+	for (size_t i = 0; i < t->nsrc; i++) q_col_item(a, tg, (q_col){NULL, NULL, t->attrs[t->src[i]].name}, NULL);
+	q_from_table(a, tg, t->sql_name, NULL, 0);
+	q_node *on = q_from_query(a, s, tg, "tg", 1);
+	for (size_t i = 0; i < t->nsrc; i++) {
+		const char *n = t->attrs[t->src[i]].name;
+		q_add(a, on, q_same(a, (q_col){"tg", NULL, n}, (q_col){"ks", NULL, n}));
+	}
 }
 
 int djc_progress(long *remaining, long *total, djc_conn *c, const char *name, const char *where)
@@ -94,54 +122,32 @@ int djc_progress(long *remaining, long *total, djc_conn *c, const char *name, co
 	table *t;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
-	if (!t->nsrc || (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED))
-		return conn_fail(c, DJC_EINVAL, "table %s is %s: only computed and imported tables are populated", t->name, tier_name(t->tier));
-	sb_t q = SB_INIT;
-	pvec p = {0};
+	/* (a computed or imported table has a key source: parse.c refuses one without) */
+	if ((rc = table_populated_check(c, t))) return rc;
 	/* one query: total keys, and those without a target row. An outer
 	 * join, not a NOT EXISTS per row inside the aggregate: the planner can
 	 * hash it, and a correlated subquery per key went quadratic on
 	 * PostgreSQL with stale statistics (100,000 keys: ten minutes) */
-	sb_add(&q, "SELECT count(*), coalesce(sum(CASE WHEN tg.");
-	db_qi(c->db, &q, t->attrs[t->src[0]].name);
-	sb_add(&q, " IS NULL THEN 1 ELSE 0 END), 0) FROM (");
-	if (!(rc = keysource_sql(c, t, &q, &p))) {
-		/* the target's rows by key-source attributes: one per key. A
-		 * target holds several rows of a key when its primary key has
-		 * more attributes, or when the key source is a secondary parent
-		 * (key_source = Topic: the rows' own key, several per topic);
-		 * only when the key-source attributes are the primary key is
-		 * each row a key of its own */
-		int own_key = t->nkey == t->nsrc;
-		for (size_t i = 0; i < t->nsrc; i++)
-			if (!t->attrs[t->src[i]].in_key) own_key = 0;
-		sb_add(&q, ") ks LEFT JOIN (SELECT ");
-		if (!own_key) sb_add(&q, "DISTINCT ");
-		for (size_t i = 0; i < t->nsrc; i++) {
-			if (i) sb_add(&q, ", ");
-			db_qi(c->db, &q, t->attrs[t->src[i]].name);
-		}
-		sb_add(&q, " FROM ");
-		db_qtable(c->db, &q, t->sql_name);
-		sb_add(&q, ") tg ON ");
-		for (size_t i = 0; i < t->nsrc; i++) {
-			const char *n = t->attrs[t->src[i]].name;
-			if (i) sb_add(&q, " AND ");
-			sb_add(&q, "tg.");
-			db_qi(c->db, &q, n);
-			sb_add(&q, " = ks.");
-			db_qi(c->db, &q, n);
-		}
-		sb_add(&q, " WHERE 1=1");
-		rc = where_build(c, t, where, "ks", 1, &q, &p);
-	}
+	q_arena a = Q_ARENA_INIT;
+	q_sel *s;
 	db_res *r = NULL;
+	sb_t q = SB_INIT;
+	pvec p = {0};
+	q_out o = {&q, &p, 0};
+	if (!(rc = keys_from(&a, c, t, where, &s))) {
+		s->nitems = 0;
+		q_item_add(&a, s, QI_COUNT, NULL);
+		q_item_add(&a, s, QI_COUNT_IF, q_null(&a, (q_col){"tg", NULL, t->attrs[t->src[0]].name}, 0));
+		join_target(&a, s, t);
+		rc = restrict_fail(c, q_select_sql(c->db, s, &o), &o);
+	}
 	if (!rc && (rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r))) rc = conn_dbfail(c, rc, "progress");
 	if (!rc) {
 		*total = (long)db_cell_int(r, 0, 0);
 		*remaining = (long)db_cell_int(r, 0, 1);
 	}
 	db_res_free(r);
+	q_arena_free(&a);
 	sb_free(&q);
 	pvec_free(&p);
 	return rc;
@@ -175,8 +181,7 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 	table *t;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
-	if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
-		return conn_fail(c, DJC_EINVAL, "table %s is %s: only computed and imported tables are populated", t->name, tier_name(t->tier));
+	if ((rc = table_populated_check(c, t))) return rc;
 	/* which make: the C callback, else a program given by the caller (per
 	 * key or serve), else the table's own line */
 	char *const *argv = (char *const *)o->make_argv, *const *sargv = (char *const *)o->make_serve_argv;
@@ -195,14 +200,7 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 				 "(or a 'make = ...' or 'make_serve = ...' line in its definition)", t->name);
 	if ((rc = options_check(c, o))) return rc;
 	int procs = o->processes < 1 ? 1 : o->processes > MAX_PROCS ? MAX_PROCS : o->processes;
-	if (o->where_json) {
-		sb_t tmp = SB_INIT;
-		pvec p = {0};
-		rc = where_build(c, t, o->where_json, NULL, 1, &tmp, &p);
-		sb_free(&tmp);
-		pvec_free(&p);
-		if (rc) return rc;
-	}
+	if (o->where_json && (rc = restrict_check(c, t, o->where_json, 1))) return rc;
 
 	djc_rowset *keys = NULL;
 	long total = 0;
