@@ -283,7 +283,7 @@ static void in_rows_by_value(db_conn *db, const q_node *x, q_out *o)
 static void in_sql(db_conn *db, const q_node *x, q_out *o)
 {
 	if (!x->n) { sb_add(o->sql, x->neg ? "1=1" : "1=0"); return; }
-	if (x->n > IN_BIND_MAX || x->k_cols > 1) {
+	if (!x->by_value && (x->n > IN_BIND_MAX || x->k_cols > 1)) {
 		sb_t cs[8];
 		const char *cols[8];
 		size_t k = x->k_cols <= 8 ? x->k_cols : 0;

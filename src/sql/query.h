@@ -80,6 +80,9 @@ struct q_node {
 	 * one list parameter) may be at most this many; more fails the
 	 * rendering (q_out.over says how many) */
 	size_t bound_max;
+	/* Q_IN: bound value by value whatever its length (rows each found by
+	 * an index, as a primary key's) */
+	int by_value;
 };
 
 q_node *q_true(q_arena *a);

@@ -122,7 +122,7 @@ static int cond_op(wctx *w, const attr *a, json_t *v, const char **op, json_t **
 	*val = json_object_iter_value(it);
 	static const char *ops[] = {"=", "!=", "<>", "<", "<=", ">", ">=", "in", "not in", NULL};
 	for (int i = 0; ops[i]; i++)
-		if (!strcmp(*op, ops[i])) return DJC_OK;
+		if (!strcmp(*op, ops[i])) { *op = ops[i]; return DJC_OK; }   /* static: the node outlives the JSON */
 	return conn_fail(w->c, DJC_EINVAL, "unknown operator '%s' in restriction on '%s' (use = != < <= > >= in, not in)", *op,
 			 a->name);
 }
