@@ -175,59 +175,104 @@ static void bar_final(progress *prog, counters *sh, const djc_populate_options *
 	progress_update(prog, done, atomic_load(&sh->errors), 1);
 }
 
-/* djc_populate itself, with SIGUSR1 (drain) already handled. */
-static int populate(djc_conn *c, const char *name, const djc_populate_options *o, djc_populate_result **out)
+/* Which make runs: the C callback, else a program given by the caller
+ * (per key or serve), else the table's own line. *argv the program (NULL
+ * for the callback), *serve whether it serves many keys. */
+static int which_make(djc_conn *c, table *t, const djc_populate_options *o, char *const **argv_out, int *serve)
 {
-	table *t;
-	int rc = conn_table(c, name, &t);
-	if (rc) return rc;
-	if ((rc = table_populated_check(c, t))) return rc;
-	/* which make: the C callback, else a program given by the caller (per
-	 * key or serve), else the table's own line */
 	char *const *argv = (char *const *)o->make_argv, *const *sargv = (char *const *)o->make_serve_argv;
 	if (argv && !argv[0]) argv = NULL;
 	if (sargv && !sargv[0]) sargv = NULL;
 	if (argv && sargv)
 		return conn_fail(c, DJC_EINVAL, "populate takes a per-key make program or a serve program, not both (--make or --make-serve)");
-	int serve = 0;
+	*serve = 0;
 	if (!o->make && !argv && !sargv) {
 		argv = t->make_argv;
 		sargv = t->make_serve_argv;
 	}
-	if (sargv) { argv = sargv; serve = 1; }
+	if (sargv) { argv = sargv; *serve = 1; }
 	if (!o->make && (!argv || !argv[0]))
 		return conn_fail(c, DJC_EINVAL, "table %s has no make: give --make PROGRAM or --make-serve PROGRAM "
 				 "(or a 'make = ...' or 'make_serve = ...' line in its definition)", t->name);
-	if ((rc = options_check(c, o))) return rc;
+	*argv_out = argv;
+	return DJC_OK;
+}
+
+/* What this run works on: with reserve_jobs the jobs table (refreshed
+ * first, as configured) and, for a bar, *total the jobs it could take
+ * now; else the keys to make (*keys). */
+static int work_list(djc_conn *c, table *t, const char *name, const djc_populate_options *o, djc_rowset **keys, long *total)
+{
+	int rc;
+	*keys = NULL;
+	*total = 0;
+	if (!o->reserve_jobs) {
+		if ((rc = key_list(c, t, o->where_json, keys))) return rc;
+		*total = (long)(*keys)->n;
+		return DJC_OK;
+	}
+	if ((rc = jobs_ensure(c, t))) return rc;
+	int refresh = o->refresh >= 0 ? o->refresh : config_bool("jobs.auto_refresh");
+	if (refresh) {
+		djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
+		ro.where_json = o->where_json;
+		/* new jobs get populate's priority (DataJoint's populate does
+		 * the same), so --priority P also runs the keys it adds */
+		if (o->priority >= 0) ro.priority = o->priority;
+		ro.delay = -1;   /* due at once whatever the clocks say (DataJoint's populate does the same) */
+		/* stale jobs (their upstream row was deleted) go, with
+		 * jobs.stale_timeout, as DataJoint's populate does: else they
+		 * would be reserved and end as errors */
+		djc_refresh_result rr;
+		if ((rc = djc_jobs_refresh(&rr, c, name, &ro))) return rc;
+	}
+	/* the bar's total: the jobs this run could take now (not other
+	 * workers' live reservations, not jobs due later); a count over the
+	 * queue, so only for a bar */
+	if (o->display_progress) return jobs_claimable_count(c, t, o->where_json, o->priority, total);
+	return DJC_OK;
+}
+
+/* The counts of the run into res, and the code populate returns. */
+static int populate_end(djc_conn *c, table *t, counters *sh, djc_populate_result *res, int rc)
+{
+	res->success_count = atomic_load(&sh->success);
+	res->error_count = atomic_load(&sh->errors);
+	res->skipped_count = atomic_load(&sh->skipped);
+	res->lost_count = atomic_load(&sh->lost);
+	res->retried_count = atomic_load(&sh->retried);
+	res->cancelled_count = atomic_load(&sh->cancelled);
+	res->interrupted = populate_signal;
+	res->drained = populate_drain != 0;
+	res->failure = worker_failure_text(sh);
+	if (rc) return rc;
+	if (res->interrupted) return conn_fail(c, DJC_EINTR, "populate of %s interrupted by %s", t->name,
+					       res->interrupted == SIGINT ? "SIGINT" : "SIGTERM");
+	/* the workers' own failure (not a make's) says why populate stopped */
+	if (res->failure) return conn_fail(c, DJC_ERROR, "%s", res->failure);
+	if (res->error_count) {
+		return conn_fail(c, DJC_EMAKE, "%ld make call%s of %s failed%s%s", res->error_count, res->error_count == 1 ? "" : "s",
+				 t->name, res->n_errors ? ": " : "", res->n_errors ? res->errors[0].message : "");
+	}
+	return DJC_OK;
+}
+
+/* djc_populate itself, with SIGUSR1 (drain) already handled. */
+static int populate(djc_conn *c, const char *name, const djc_populate_options *o, djc_populate_result **out)
+{
+	table *t;
+	char *const *argv = NULL;
+	int serve = 0;
+	int rc = conn_table(c, name, &t);
+	if (rc) return rc;
+	if ((rc = table_populated_check(c, t)) || (rc = which_make(c, t, o, &argv, &serve)) || (rc = options_check(c, o)))
+		return rc;
 	int procs = o->processes < 1 ? 1 : o->processes > MAX_PROCS ? MAX_PROCS : o->processes;
 	if (o->where_json && (rc = restrict_check(c, t, o->where_json, 1))) return rc;
 
 	djc_rowset *keys = NULL;
 	long total = 0;
-	if (o->reserve_jobs) {
-		if ((rc = jobs_ensure(c, t))) return rc;
-		int refresh = o->refresh >= 0 ? o->refresh : config_bool("jobs.auto_refresh");
-		if (refresh) {
-			djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
-			ro.where_json = o->where_json;
-			/* new jobs get populate's priority (DataJoint's populate does
-			 * the same), so --priority P also runs the keys it adds */
-			if (o->priority >= 0) ro.priority = o->priority;
-			ro.delay = -1;   /* due at once whatever the clocks say (DataJoint's populate does the same) */
-			/* stale jobs (their upstream row was deleted) go, with
-			 * jobs.stale_timeout, as DataJoint's populate does: else they
-			 * would be reserved and end as errors */
-			djc_refresh_result rr;
-			if ((rc = djc_jobs_refresh(&rr, c, name, &ro))) return rc;
-		}
-		/* the bar's total: the jobs this run could take now (not other
-		 * workers' live reservations, not jobs due later); a count over
-		 * the queue, so only for a bar */
-		if (o->display_progress && (rc = jobs_claimable_count(c, t, o->where_json, o->priority, &total))) return rc;
-	} else {
-		if ((rc = key_list(c, t, o->where_json, &keys))) return rc;
-		total = (long)keys->n;
-	}
+	if ((rc = work_list(c, t, name, o, &keys, &total))) return rc;
 	if (o->max_calls > 0 && total > o->max_calls) total = o->max_calls;
 
 	counters *sh = mmap(NULL, sizeof(counters), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -263,29 +308,11 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 	bar_final(&prog, sh, o, rc);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
-
-	res->success_count = atomic_load(&sh->success);
-	res->error_count = atomic_load(&sh->errors);
-	res->skipped_count = atomic_load(&sh->skipped);
-	res->lost_count = atomic_load(&sh->lost);
-	res->retried_count = atomic_load(&sh->retried);
-	res->cancelled_count = atomic_load(&sh->cancelled);
-	res->interrupted = populate_signal;
-	res->drained = populate_drain != 0;
-	res->failure = worker_failure_text(sh);
+	rc = populate_end(c, t, sh, res, rc);
 	munmap(sh, sizeof *sh);
 	djc_rowset_free(keys);
 	*out = res;
-	if (rc) return rc;
-	if (res->interrupted) return conn_fail(c, DJC_EINTR, "populate of %s interrupted by %s", t->name,
-					       res->interrupted == SIGINT ? "SIGINT" : "SIGTERM");
-	/* the workers' own failure (not a make's) says why populate stopped */
-	if (res->failure) return conn_fail(c, DJC_ERROR, "%s", res->failure);
-	if (res->error_count) {
-		return conn_fail(c, DJC_EMAKE, "%ld make call%s of %s failed%s%s", res->error_count, res->error_count == 1 ? "" : "s",
-				 t->name, res->n_errors ? ": " : "", res->n_errors ? res->errors[0].message : "");
-	}
-	return DJC_OK;
+	return rc;
 }
 
 int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const djc_populate_options *o)
