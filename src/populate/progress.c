@@ -129,15 +129,15 @@ void progress_update(progress *p, long done, long errors, int final)
 	p->last_errors = errors;
 	long total = p->total > done ? p->total : done;
 	char line[512];
-	bar_counts n = {done, total, errors, t - p->start};
+	bar_counts bc = {done, total, errors, t - p->start};
 	if (!p->tty) {
-		format_line(line, sizeof line, 0, p->label, &n);
+		format_line(line, sizeof line, 0, p->label, &bc);
 		fprintf(stderr, "%s\n", line);
 	} else {
 		/* one column spare: a line as wide as the terminal wraps on some */
 		int w = term_width() - 1;
 		if (w < 1) w = 1;
-		format_line(line, sizeof line, w, p->label, &n);
+		format_line(line, sizeof line, w, p->label, &bc);
 		size_t n = strlen(line);
 		/* spaces over what is left of a longer previous line */
 		size_t prev = p->shown < (size_t)w ? p->shown : (size_t)w;
