@@ -21,16 +21,21 @@ void djc_populate_options_init(djc_populate_options *o)
 	*o = d;
 }
 
+void populate_errors_free(djc_populate_error *errors, char **error_tables, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(errors[i].key_json);
+		free(errors[i].message);
+		if (error_tables) free(error_tables[i]);
+	}
+	free(errors);
+	free(error_tables);
+}
+
 void djc_populate_result_free(djc_populate_result *r)
 {
 	if (!r) return;
-	for (size_t i = 0; i < r->n_errors; i++) {
-		free(r->errors[i].key_json);
-		free(r->errors[i].message);
-		if (r->error_tables) free(r->error_tables[i]);
-	}
-	free(r->errors);
-	free(r->error_tables);
+	populate_errors_free(r->errors, r->error_tables, r->n_errors);
 	free(r->failure);
 	free(r);
 }

@@ -81,6 +81,9 @@ typedef struct drain_saved {
 	int was_blocked;
 } drain_saved;
 void drain_catch(drain_saved *d);
+/* Free n errors and their tables (either may be NULL): the error lists of
+ * djc_populate_result and djc_worker_result (populate.c). */
+void populate_errors_free(djc_populate_error *errors, char **error_tables, size_t n);
 void drain_release(const drain_saved *d);
 
 /* Run the make program argv for key (its attempt number in DJC_ATTEMPT);

@@ -418,17 +418,24 @@ static int read_json_array(djc_conn *c, table *t, FILE *in, const char *first, c
 	return rc;
 }
 
+/* What an insert from a stream checks first: the stream, the options, the
+ * table (*t). */
+static int insert_open(djc_conn *c, const char *name, FILE *in, const djc_insert_options *opts, size_t *inserted, table **t)
+{
+	if (inserted) *inserted = 0;
+	if (!in) return conn_fail(c, DJC_EINVAL, "no input stream (NULL)");
+	if (!insert_opts_ok(c, opts)) return DJC_EINVAL;
+	return conn_table(c, name, t);
+}
+
 int djc_insert_jsonl(djc_conn *c, const char *name, void *inp, const char *src, const djc_insert_options *opts,
 		     size_t *inserted)
 {
 	FILE *in = inp;
-	if (inserted) *inserted = 0;
-	if (!in) return conn_fail(c, DJC_EINVAL, "no input stream (NULL)");
-	if (!insert_opts_ok(c, opts)) return DJC_EINVAL;
-	if (!src) src = "<stdin>";
 	table *t;
-	int rc = conn_table(c, name, &t);
+	int rc = insert_open(c, name, in, opts, inserted, &t);
 	if (rc) return rc;
+	if (!src) src = "<stdin>";
 	rowbuf rb = {0};
 	char *line = NULL;
 	size_t lcap = 0;
@@ -620,13 +627,10 @@ int djc_insert_csv(djc_conn *c, const char *name, void *inp, const char *src, co
 		   size_t *inserted)
 {
 	FILE *in = inp;
-	if (inserted) *inserted = 0;
-	if (!in) return conn_fail(c, DJC_EINVAL, "no input stream (NULL)");
-	if (!insert_opts_ok(c, opts)) return DJC_EINVAL;
-	if (!src) src = "<stdin>";
 	table *t;
-	int rc = conn_table(c, name, &t);
+	int rc = insert_open(c, name, in, opts, inserted, &t);
 	if (rc) return rc;
+	if (!src) src = "<stdin>";
 	sb_t b = SB_INIT;
 	char buf[65536];
 	size_t r;
