@@ -57,6 +57,23 @@ void drain_catch(drain_saved *d)
 	d->was_blocked = sigismember(&old, SIGUSR1) == 1;
 }
 
+void stop_catch(stop_saved *s)
+{
+	struct sigaction sa = {0};
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	populate_signal = 0;
+	sigaction(SIGINT, &sa, &s->old_int);
+	sigaction(SIGTERM, &sa, &s->old_term);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+void stop_release(const stop_saved *s)
+{
+	sigaction(SIGINT, &s->old_int, NULL);
+	sigaction(SIGTERM, &s->old_term, NULL);
+}
+
 void drain_release(const drain_saved *d)
 {
 	if (d->was_blocked) {
@@ -287,13 +304,8 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 	progress prog;
 	progress_start(&prog, t->name, total, o->display_progress);
 
-	struct sigaction sa = {0}, old_int, old_term;
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	populate_signal = 0;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	signal(SIGPIPE, SIG_IGN);
+	stop_saved ss;
+	stop_catch(&ss);
 
 	rc = DJC_OK;
 	if (procs == 1) {
@@ -311,8 +323,7 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 	} else
 		rc = pool_run(c, t, o, argv, serve, sh, keys, procs, res, &prog, NULL);
 	bar_final(&prog, sh, o, rc);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	stop_release(&ss);
 	rc = populate_end(c, t, sh, res, rc);
 	munmap(sh, sizeof *sh);
 	djc_rowset_free(keys);
