@@ -30,7 +30,7 @@ MARIADB_PC = $(firstword $(foreach m,libmariadb mariadb,$(if $(call pc_have,$(m)
 DEP_CFLAGS = $(eval DEP_CFLAGS := $(call pc_flags,--cflags,jansson sqlite3 libpq $(MARIADB_PC)))$(DEP_CFLAGS)
 DEP_LIBS = $(eval DEP_LIBS := $(call pc_flags,--libs,jansson))$(DEP_LIBS)
 
-LIB_SRC := $(sort $(wildcard src/util/*.c src/db/*.c src/schema/*.c src/sql/*.c src/table/*.c src/jobs/*.c src/populate/*.c))
+LIB_SRC := $(sort $(wildcard src/util/*.c src/db/*.c src/sql/*.c src/schema/*.c src/table/*.c src/jobs/*.c src/populate/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)

@@ -22,16 +22,21 @@ void djc_populate_options_init(djc_populate_options *o)
 	*o = d;
 }
 
+void populate_errors_free(djc_populate_error *errors, char **error_tables, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(errors[i].key_json);
+		free(errors[i].message);
+		if (error_tables) free(error_tables[i]);
+	}
+	free(errors);
+	free(error_tables);
+}
+
 void djc_populate_result_free(djc_populate_result *r)
 {
 	if (!r) return;
-	for (size_t i = 0; i < r->n_errors; i++) {
-		free(r->errors[i].key_json);
-		free(r->errors[i].message);
-		if (r->error_tables) free(r->error_tables[i]);
-	}
-	free(r->errors);
-	free(r->error_tables);
+	populate_errors_free(r->errors, r->error_tables, r->n_errors);
 	free(r->failure);
 	free(r);
 }
@@ -53,6 +58,23 @@ void drain_catch(drain_saved *d)
 	d->was_blocked = sigismember(&old, SIGUSR1) == 1;
 }
 
+void stop_catch(stop_saved *s)
+{
+	struct sigaction sa = {0};
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	populate_signal = 0;
+	sigaction(SIGINT, &sa, &s->old_int);
+	sigaction(SIGTERM, &sa, &s->old_term);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+void stop_release(const stop_saved *s)
+{
+	sigaction(SIGINT, &s->old_int, NULL);
+	sigaction(SIGTERM, &s->old_term, NULL);
+}
+
 void drain_release(const drain_saved *d)
 {
 	if (d->was_blocked) {
@@ -64,29 +86,57 @@ void drain_release(const drain_saved *d)
 	sigaction(SIGUSR1, &d->act, NULL);
 }
 
+/* t's key source as the derived table "ks", restricted by where: a new
+ * query of a, into *out. */
+static int keys_from(q_arena *a, djc_conn *c, table *t, const char *where, q_sel **out)
+{
+	q_sel *ks, *s = q_select(a);
+	q_node *x;
+	int rc = keysource_query(&ks, a, c, t);
+	if (!rc) rc = restrict_node(&x, a, c, t, where, "ks", 1);
+	if (rc) return rc;
+	q_from_query(a, s, ks, "ks", 0);
+	if (x) q_where(a, s, x);
+	*out = s;
+	return DJC_OK;
+}
+
+/* The keys of t's key source matching where without a row in t, in key
+ * order (direct populate's work list). */
 static int key_list(djc_conn *c, table *t, const char *where, djc_rowset **out)
 {
-	sb_t q = SB_INIT;
-	pvec p = {0};
-	sb_add(&q, "SELECT * FROM (");
-	int rc = keysource_sql(c, t, &q, &p);
+	q_arena a = Q_ARENA_INIT;
+	q_sel *s;
+	int rc = keys_from(&a, c, t, where, &s);
 	if (!rc) {
-		sb_add(&q, ") ks WHERE 1=1");
-		rc = where_build(c, t, where, "ks", 1, &q, &p);
+		q_where(&a, s, not_in_target(&a, t, "ks"));
+		for (size_t i = 0; i < t->nsrc; i++) q_order(&a, s, (q_col){"ks", NULL, t->attrs[t->src[i]].name});
+		rc = rows_fetch(c, t, s, out);
 	}
-	if (!rc) {
-		not_in_target_sql(c, t, "ks", &q);
-		sb_add(&q, " ORDER BY ");
-		for (size_t i = 0; i < t->nsrc; i++) {
-			if (i) sb_add(&q, ", ");
-			sb_add(&q, "ks.");
-			db_qi(c->db, &q, t->attrs[t->src[i]].name);
-		}
-		rc = rows_select(c, t, sb_str(&q), &p, out);
-	}
-	sb_free(&q);
-	pvec_free(&p);
+	q_arena_free(&a);
 	return rc;
+}
+
+/* The target's rows by key-source attributes, as the derived table "tg":
+ * one per key. A target holds several rows of a key when its primary key
+ * has more attributes, or when the key source is a secondary parent
+ * (key_source = Topic: the rows' own key, several per topic); only when
+ * the key-source attributes are the primary key is each row a key of its
+ * own. Joined (left) to s's "ks" on them. */
+static void join_target(q_arena *a, q_sel *s, table *t)
+{
+	int own_key = t->nkey == t->nsrc;
+	for (size_t i = 0; i < t->nsrc; i++)
+		if (!t->attrs[t->src[i]].in_key) own_key = 0;
+	q_sel *tg = q_select(a);
+	tg->distinct = !own_key;
+	for (size_t i = 0; i < t->nsrc; i++) q_col_item(a, tg, (q_col){NULL, NULL, t->attrs[t->src[i]].name}, NULL);
+	q_from_table(a, tg, t->sql_name, NULL, 0);
+	q_node *on = q_from_query(a, s, tg, "tg", 1);
+	for (size_t i = 0; i < t->nsrc; i++) {
+		const char *n = t->attrs[t->src[i]].name;
+		q_add(a, on, q_same(a, (q_col){"tg", NULL, n}, (q_col){"ks", NULL, n}));
+	}
 }
 
 int djc_progress(long *remaining, long *total, djc_conn *c, const char *name, const char *where)
@@ -95,54 +145,32 @@ int djc_progress(long *remaining, long *total, djc_conn *c, const char *name, co
 	table *t;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
-	if (!t->nsrc || (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED))
-		return conn_fail(c, DJC_EINVAL, "table %s is %s: only computed and imported tables are populated", t->name, tier_name(t->tier));
-	sb_t q = SB_INIT;
-	pvec p = {0};
+	/* (a computed or imported table has a key source: parse.c refuses one without) */
+	if ((rc = table_populated_check(c, t))) return rc;
 	/* one query: total keys, and those without a target row. An outer
 	 * join, not a NOT EXISTS per row inside the aggregate: the planner can
 	 * hash it, and a correlated subquery per key went quadratic on
 	 * PostgreSQL with stale statistics (100,000 keys: ten minutes) */
-	sb_add(&q, "SELECT count(*), coalesce(sum(CASE WHEN tg.");
-	db_qi(c->db, &q, t->attrs[t->src[0]].name);
-	sb_add(&q, " IS NULL THEN 1 ELSE 0 END), 0) FROM (");
-	if (!(rc = keysource_sql(c, t, &q, &p))) {
-		/* the target's rows by key-source attributes: one per key. A
-		 * target holds several rows of a key when its primary key has
-		 * more attributes, or when the key source is a secondary parent
-		 * (key_source = Topic: the rows' own key, several per topic);
-		 * only when the key-source attributes are the primary key is
-		 * each row a key of its own */
-		int own_key = t->nkey == t->nsrc;
-		for (size_t i = 0; i < t->nsrc; i++)
-			if (!t->attrs[t->src[i]].in_key) own_key = 0;
-		sb_add(&q, ") ks LEFT JOIN (SELECT ");
-		if (!own_key) sb_add(&q, "DISTINCT ");
-		for (size_t i = 0; i < t->nsrc; i++) {
-			if (i) sb_add(&q, ", ");
-			db_qi(c->db, &q, t->attrs[t->src[i]].name);
-		}
-		sb_add(&q, " FROM ");
-		db_qtable(c->db, &q, t->sql_name);
-		sb_add(&q, ") tg ON ");
-		for (size_t i = 0; i < t->nsrc; i++) {
-			const char *n = t->attrs[t->src[i]].name;
-			if (i) sb_add(&q, " AND ");
-			sb_add(&q, "tg.");
-			db_qi(c->db, &q, n);
-			sb_add(&q, " = ks.");
-			db_qi(c->db, &q, n);
-		}
-		sb_add(&q, " WHERE 1=1");
-		rc = where_build(c, t, where, "ks", 1, &q, &p);
-	}
+	q_arena a = Q_ARENA_INIT;
+	q_sel *s;
 	db_res *r = NULL;
+	sb_t q = SB_INIT;
+	pvec p = {0};
+	q_out o = {&q, &p, 0};
+	if (!(rc = keys_from(&a, c, t, where, &s))) {
+		s->nitems = 0;
+		q_item_add(&a, s, QI_COUNT, NULL);
+		q_item_add(&a, s, QI_COUNT_IF, q_null(&a, (q_col){"tg", NULL, t->attrs[t->src[0]].name}, 0));
+		join_target(&a, s, t);
+		rc = restrict_fail(c, q_select_sql(c->db, s, &o), &o);
+	}
 	if (!rc && (rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r))) rc = conn_dbfail(c, rc, "progress");
 	if (!rc) {
 		*total = (long)db_cell_int(r, 0, 0);
 		*remaining = (long)db_cell_int(r, 0, 1);
 	}
 	db_res_free(r);
+	q_arena_free(&a);
 	sb_free(&q);
 	pvec_free(&p);
 	return rc;
@@ -170,67 +198,104 @@ static void bar_final(progress *prog, counters *sh, const djc_populate_options *
 	progress_update(prog, done, atomic_load(&sh->errors), 1);
 }
 
-/* djc_populate itself, with SIGUSR1 (drain) already handled. */
-static int populate(djc_conn *c, const char *name, const djc_populate_options *o, djc_populate_result **out)
+/* Which make runs: the C callback, else a program given by the caller
+ * (per key or serve), else the table's own line. *argv the program (NULL
+ * for the callback), *serve whether it serves many keys. */
+static int which_make(djc_conn *c, table *t, const djc_populate_options *o, char *const **argv_out, int *serve)
 {
-	table *t;
-	int rc = conn_table(c, name, &t);
-	if (rc) return rc;
-	if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
-		return conn_fail(c, DJC_EINVAL, "table %s is %s: only computed and imported tables are populated", t->name, tier_name(t->tier));
-	/* which make: the C callback, else a program given by the caller (per
-	 * key or serve), else the table's own line */
 	char *const *argv = (char *const *)o->make_argv, *const *sargv = (char *const *)o->make_serve_argv;
 	if (argv && !argv[0]) argv = NULL;
 	if (sargv && !sargv[0]) sargv = NULL;
 	if (argv && sargv)
 		return conn_fail(c, DJC_EINVAL, "populate takes a per-key make program or a serve program, not both (--make or --make-serve)");
-	int serve = 0;
+	*serve = 0;
 	if (!o->make && !argv && !sargv) {
 		argv = t->make_argv;
 		sargv = t->make_serve_argv;
 	}
-	if (sargv) { argv = sargv; serve = 1; }
+	if (sargv) { argv = sargv; *serve = 1; }
 	if (!o->make && (!argv || !argv[0]))
 		return conn_fail(c, DJC_EINVAL, "table %s has no make: give --make PROGRAM or --make-serve PROGRAM "
 				 "(or a 'make = ...' or 'make_serve = ...' line in its definition)", t->name);
-	if ((rc = options_check(c, o))) return rc;
-	int procs = o->processes < 1 ? 1 : o->processes > MAX_PROCS ? MAX_PROCS : o->processes;
-	if (o->where_json) {
-		sb_t tmp = SB_INIT;
-		pvec p = {0};
-		rc = where_build(c, t, o->where_json, NULL, 1, &tmp, &p);
-		sb_free(&tmp);
-		pvec_free(&p);
-		if (rc) return rc;
+	*argv_out = argv;
+	return DJC_OK;
+}
+
+/* What this run works on: with reserve_jobs the jobs table (refreshed
+ * first, as configured) and, for a bar, *total the jobs it could take
+ * now; else the keys to make (*keys). */
+static int work_list(djc_conn *c, table *t, const char *name, const djc_populate_options *o, djc_rowset **keys, long *total)
+{
+	int rc;
+	*keys = NULL;
+	*total = 0;
+	if (!o->reserve_jobs) {
+		if ((rc = key_list(c, t, o->where_json, keys))) return rc;
+		*total = (long)(*keys)->n;
+		return DJC_OK;
 	}
+	if ((rc = jobs_ensure(c, t))) return rc;
+	int refresh = o->refresh >= 0 ? o->refresh : config_bool("jobs.auto_refresh");
+	if (refresh) {
+		djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
+		ro.where_json = o->where_json;
+		/* new jobs get populate's priority (DataJoint's populate does
+		 * the same), so --priority P also runs the keys it adds */
+		if (o->priority >= 0) ro.priority = o->priority;
+		ro.delay = -1;   /* due at once whatever the clocks say (DataJoint's populate does the same) */
+		/* stale jobs (their upstream row was deleted) go, with
+		 * jobs.stale_timeout, as DataJoint's populate does: else they
+		 * would be reserved and end as errors */
+		djc_refresh_result rr;
+		if ((rc = djc_jobs_refresh(&rr, c, name, &ro))) return rc;
+	}
+	/* the bar's total: the jobs this run could take now (not other
+	 * workers' live reservations, not jobs due later); a count over the
+	 * queue, so only for a bar */
+	if (o->display_progress) return jobs_claimable_count(c, t, o->where_json, o->priority, total);
+	return DJC_OK;
+}
+
+/* The counts of the run into res, and the code populate returns. */
+static int populate_end(djc_conn *c, table *t, counters *sh, djc_populate_result *res, int rc)
+{
+	res->success_count = atomic_load(&sh->success);
+	res->error_count = atomic_load(&sh->errors);
+	res->skipped_count = atomic_load(&sh->skipped);
+	res->lost_count = atomic_load(&sh->lost);
+	res->retried_count = atomic_load(&sh->retried);
+	res->cancelled_count = atomic_load(&sh->cancelled);
+	res->interrupted = populate_signal;
+	res->drained = populate_drain != 0;
+	res->failure = worker_failure_text(sh);
+	if (rc) return rc;
+	if (res->interrupted) return conn_fail(c, DJC_EINTR, "populate of %s interrupted by %s", t->name,
+					       res->interrupted == SIGINT ? "SIGINT" : "SIGTERM");
+	/* the workers' own failure (not a make's) says why populate stopped */
+	if (res->failure) return conn_fail(c, DJC_ERROR, "%s", res->failure);
+	if (res->error_count) {
+		return conn_fail(c, DJC_EMAKE, "%ld make call%s of %s failed%s%s", res->error_count, res->error_count == 1 ? "" : "s",
+				 t->name, res->n_errors ? ": " : "", res->n_errors ? res->errors[0].message : "");
+	}
+	return DJC_OK;
+}
+
+/* djc_populate itself, with SIGUSR1 (drain) already handled. */
+static int populate(djc_conn *c, const char *name, const djc_populate_options *o, djc_populate_result **out)
+{
+	table *t;
+	char *const *argv = NULL;
+	int serve = 0;
+	int rc = conn_table(c, name, &t);
+	if (rc) return rc;
+	if ((rc = table_populated_check(c, t)) || (rc = which_make(c, t, o, &argv, &serve)) || (rc = options_check(c, o)))
+		return rc;
+	int procs = o->processes < 1 ? 1 : o->processes > MAX_PROCS ? MAX_PROCS : o->processes;
+	if (o->where_json && (rc = restrict_check(c, t, o->where_json, 1))) return rc;
 
 	djc_rowset *keys = NULL;
 	long total = 0;
-	if (o->reserve_jobs) {
-		if ((rc = jobs_ensure(c, t))) return rc;
-		int refresh = o->refresh >= 0 ? o->refresh : config_bool("jobs.auto_refresh");
-		if (refresh) {
-			djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
-			ro.where_json = o->where_json;
-			/* new jobs get populate's priority (DataJoint's populate does
-			 * the same), so --priority P also runs the keys it adds */
-			if (o->priority >= 0) ro.priority = o->priority;
-			ro.delay = -1;   /* due at once whatever the clocks say (DataJoint's populate does the same) */
-			/* stale jobs (their upstream row was deleted) go, with
-			 * jobs.stale_timeout, as DataJoint's populate does: else they
-			 * would be reserved and end as errors */
-			djc_refresh_result rr;
-			if ((rc = djc_jobs_refresh(&rr, c, name, &ro))) return rc;
-		}
-		/* the bar's total: the jobs this run could take now (not other
-		 * workers' live reservations, not jobs due later); a count over
-		 * the queue, so only for a bar */
-		if (o->display_progress && (rc = jobs_claimable_count(c, t, o->where_json, o->priority, &total))) return rc;
-	} else {
-		if ((rc = key_list(c, t, o->where_json, &keys))) return rc;
-		total = (long)keys->n;
-	}
+	if ((rc = work_list(c, t, name, o, &keys, &total))) return rc;
 	if (o->max_calls > 0 && total > o->max_calls) total = o->max_calls;
 
 	counters *sh = mmap(NULL, sizeof(counters), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -240,13 +305,8 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 	progress prog;
 	progress_start(&prog, t->name, total, o->display_progress);
 
-	struct sigaction sa = {0}, old_int, old_term;
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	populate_signal = 0;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	signal(SIGPIPE, SIG_IGN);
+	stop_saved ss;
+	stop_catch(&ss);
 
 	rc = DJC_OK;
 	if (procs == 1) {
@@ -264,31 +324,12 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 	} else
 		rc = pool_run(c, t, o, argv, serve, sh, keys, procs, res, &prog, NULL);
 	bar_final(&prog, sh, o, rc);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-
-	res->success_count = atomic_load(&sh->success);
-	res->error_count = atomic_load(&sh->errors);
-	res->skipped_count = atomic_load(&sh->skipped);
-	res->lost_count = atomic_load(&sh->lost);
-	res->retried_count = atomic_load(&sh->retried);
-	res->cancelled_count = atomic_load(&sh->cancelled);
-	res->interrupted = populate_signal;
-	res->drained = populate_drain != 0;
-	res->failure = worker_failure_text(sh);
+	stop_release(&ss);
+	rc = populate_end(c, t, sh, res, rc);
 	munmap(sh, sizeof *sh);
 	djc_rowset_free(keys);
 	*out = res;
-	if (rc) return rc;
-	if (res->interrupted) return conn_fail(c, DJC_EINTR, "populate of %s interrupted by %s", t->name,
-					       res->interrupted == SIGINT ? "SIGINT" : "SIGTERM");
-	/* the workers' own failure (not a make's) says why populate stopped */
-	if (res->failure) return conn_fail(c, DJC_ERROR, "%s", res->failure);
-	if (res->error_count) {
-		return conn_fail(c, DJC_EMAKE, "%ld make call%s of %s failed%s%s", res->error_count, res->error_count == 1 ? "" : "s",
-				 t->name, res->n_errors ? ": " : "", res->n_errors ? res->errors[0].message : "");
-	}
-	return DJC_OK;
+	return rc;
 }
 
 int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const djc_populate_options *o)

@@ -81,7 +81,19 @@ typedef struct drain_saved {
 	int was_blocked;
 } drain_saved;
 void drain_catch(drain_saved *d);
+/* Free n errors and their tables (either may be NULL): the error lists of
+ * djc_populate_result and djc_worker_result (populate.c). */
+void populate_errors_free(djc_populate_error *errors, char **error_tables, size_t n);
 void drain_release(const drain_saved *d);
+/* SIGINT and SIGTERM set populate_signal (the workers stop taking keys)
+ * and SIGPIPE is ignored, until stop_release puts back the caller's
+ * handlers of the first two (populate.c; the make layer's worker loop
+ * may use the same). */
+typedef struct stop_saved {
+	struct sigaction old_int, old_term;
+} stop_saved;
+void stop_catch(stop_saved *s);
+void stop_release(const stop_saved *s);
 
 /* Run the make program argv for key (its attempt number in DJC_ATTEMPT);
  * stage and check its rows. watch (may be NULL) is asked while it runs;

@@ -53,9 +53,16 @@ static void shorten(char *out, size_t cap, const char *label, size_t n)
  * limit). From the richest layout to the plainest, the first that fits:
  * a long label is shortened (to 16 characters at the least) before the
  * bar narrows, the bar goes before the rate, the times before the counts. */
-static void format_line(char *out, size_t cap, int width, const char *label, long done, long total, long errors,
-			double el)
+/* What a line shows: keys done of total, errors, seconds elapsed. */
+typedef struct bar_counts {
+	long done, total, errors;
+	double el;
+} bar_counts;
+
+static void format_line(char *out, size_t cap, int width, const char *label, const bar_counts *n)
 {
+	long done = n->done, total = n->total, errors = n->errors;
+	double el = n->el;
 	double rate = el > 0 ? done / el : 0;
 	/* no keys at all: no percentage, an empty bar (0/0 is not "done") */
 	int pct = total ? (int)(100.0 * done / total) : -1;
@@ -122,14 +129,15 @@ void progress_update(progress *p, long done, long errors, int final)
 	p->last_errors = errors;
 	long total = p->total > done ? p->total : done;
 	char line[512];
+	bar_counts bc = {done, total, errors, t - p->start};
 	if (!p->tty) {
-		format_line(line, sizeof line, 0, p->label, done, total, errors, t - p->start);
+		format_line(line, sizeof line, 0, p->label, &bc);
 		fprintf(stderr, "%s\n", line);
 	} else {
 		/* one column spare: a line as wide as the terminal wraps on some */
 		int w = term_width() - 1;
 		if (w < 1) w = 1;
-		format_line(line, sizeof line, w, p->label, done, total, errors, t - p->start);
+		format_line(line, sizeof line, w, p->label, &bc);
 		size_t n = strlen(line);
 		/* spaces over what is left of a longer previous line */
 		size_t prev = p->shown < (size_t)w ? p->shown : (size_t)w;

@@ -28,3 +28,12 @@ int djc_pipeline_json(char **out, djc_conn *c)
 	if (!*out) return conn_fail(c, DJC_ERROR, "out of memory describing the pipeline");
 	return DJC_OK;
 }
+
+int table_populated(const table *t) { return t->tier == TIER_COMPUTED || t->tier == TIER_IMPORTED; }
+
+int table_populated_check(djc_conn *c, const table *t)
+{
+	if (table_populated(t)) return DJC_OK;
+	return conn_fail(c, DJC_EINVAL, "table %s is %s: only computed and imported tables are populated", t->name,
+			 tier_name(t->tier));
+}

@@ -8,8 +8,22 @@
 #include <string.h>
 #include <strings.h>
 
-int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, int direct, size_t *inserted,
-		const long *lines, const char *src);
+/* An insert of rows into t, all or nothing. `direct` lets rows into a
+ * computed, imported or part table (DataJoint's allow_direct_insert).
+ * lines: the line (or position) each row came from in src, or NULL (rows
+ * named by position). */
+typedef struct ins_req {
+	djc_conn *c;
+	table *t;
+	djc_row **rows;
+	size_t n;
+	int skip;      /* skip_duplicates */
+	int direct;
+	const long *lines;
+	const char *src;
+} ins_req;
+
+static int insert_rows(const ins_req *q, size_t *inserted);
 
 /* A set of key texts (open addressing). */
 typedef struct kset { char **v; size_t cap, n; } kset;
@@ -37,53 +51,71 @@ static int kset_add(kset *ks, char *k)
 
 static void kset_free(kset *ks) { for (size_t i = 0; i < ks->cap; i++) free(ks->v[i]); free(ks->v); }
 
+/* The rows of one attempt: all prepared rows, or (skip_duplicates) those
+ * whose key is not stored yet, each with its line. */
+typedef struct ins_set {
+	djc_row **ins;
+	size_t nins;
+	const long *lines;
+	djc_row **kept;   /* owned when skipping */
+	long *klines;
+} ins_set;
+
+static void ins_set_free(ins_set *s)
+{
+	free(s->kept);
+	free(s->klines);
+	memset(s, 0, sizeof *s);
+}
+
+/* The stored keys among rows[0..n) of t, added to ks. */
+static int stored_keys(djc_conn *c, table *t, djc_row **rows, size_t n, kset *ks)
+{
+	q_arena a = Q_ARENA_INIT;
+	q_sel *s = q_select(&a);
+	q_col *cols = q_alloc(&a, (t->nkey ? t->nkey : 1) * sizeof *cols);
+	const coldef **types = q_alloc(&a, (t->nkey ? t->nkey : 1) * sizeof *types);
+	val_t *vals = xcalloc(n * t->nkey + 1, sizeof(val_t));
+	for (size_t i = 0; i < t->nkey; i++) {
+		cols[i] = (q_col){NULL, NULL, t->attrs[i].name};
+		types[i] = &t->attrs[i].type;
+		q_col_item(&a, s, cols[i], NULL);
+	}
+	for (size_t r = 0; r < n; r++)
+		for (size_t i = 0; i < t->nkey; i++) val_copy(&vals[r * t->nkey + i], row_get(rows[r], t->attrs[i].name));
+	q_from_table(&a, s, t->sql_name, NULL, 0);
+	q_node *in = q_in(&a, cols, types, t->nkey, vals, n, 0);
+	in->by_value = 1;   /* the primary key's index serves each row */
+	q_where(&a, s, in);
+	djc_rowset *rs = NULL;
+	int rc = rows_fetch(c, t, s, &rs);
+	for (size_t i = 0; !rc && i < rs->n; i++) kset_add(ks, key_to_json(t, rs->rows[i], 0));
+	djc_rowset_free(rs);
+	free(vals);
+	q_arena_free(&a);
+	return rc;
+}
+
 /* skip_duplicates without INSERT IGNORE (which on MySQL also hides foreign
  * key errors): drop the rows whose key is already stored, or repeats an
  * earlier row of the input, inside the caller's transaction. Keeps the
- * order; *kept receives the survivors (pointers into rows). */
-static int drop_existing(djc_conn *c, table *t, djc_row **rows, size_t n, djc_row ***kept, size_t *nkept, long **klines,
-			 const long *lines)
+ * order; s gets the survivors (pointers into rows) and their lines. */
+static int drop_existing(const ins_req *q, djc_row **rows, ins_set *s)
 {
 	kset ks = {0};
 	int rc = DJC_OK;
-	sb_t q = SB_INIT;
-	pvec p = {0};
-	for (size_t at = 0; at < n && !rc; at += 200) {
-		size_t k = n - at < 200 ? n - at : 200;
-		sb_reset(&q);
-		pvec_free(&p);
-		sb_add(&q, "SELECT ");
-		for (size_t i = 0; i < t->nkey; i++) { if (i) sb_add(&q, ", "); db_qi(c->db, &q, t->attrs[i].name); }
-		sb_add(&q, " FROM ");
-		db_qtable(c->db, &q, t->sql_name);
-		sb_add(&q, " WHERE ");
-		for (size_t r = 0; r < k; r++) {
-			sb_add(&q, r ? " OR (" : "(");
-			for (size_t i = 0; i < t->nkey; i++) {
-				if (i) sb_add(&q, " AND ");
-				db_qi(c->db, &q, t->attrs[i].name);
-				sb_add(&q, " = ?");
-				val_t v;
-				val_copy(&v, row_get(rows[at + r], t->attrs[i].name));
-				pvec_push(&p, v);
-			}
-			sb_addc(&q, ')');
-		}
-		djc_rowset *rs = NULL;
-		if ((rc = rows_select(c, t, sb_str(&q), &p, &rs))) break;
-		for (size_t i = 0; i < rs->n; i++) kset_add(&ks, key_to_json(t, rs->rows[i], 0));
-		djc_rowset_free(rs);
-	}
-	sb_free(&q);
-	pvec_free(&p);
-	*kept = xcalloc(n ? n : 1, sizeof(djc_row *));
-	*klines = xcalloc(n ? n : 1, sizeof(long));
-	*nkept = 0;
+	size_t n = q->n;
+	for (size_t at = 0; at < n && !rc; at += 200) rc = stored_keys(q->c, q->t, rows + at, n - at < 200 ? n - at : 200, &ks);
+	ins_set_free(s);
+	s->kept = xcalloc(n ? n : 1, sizeof(djc_row *));
+	s->klines = xcalloc(n ? n : 1, sizeof(long));
 	for (size_t i = 0; !rc && i < n; i++)
-		if (kset_add(&ks, key_to_json(t, rows[i], 0))) {
-			(*klines)[*nkept] = lines ? lines[i] : (long)i + 1;
-			(*kept)[(*nkept)++] = rows[i];
+		if (kset_add(&ks, key_to_json(q->t, rows[i], 0))) {
+			s->klines[s->nins] = q->lines ? q->lines[i] : (long)i + 1;
+			s->kept[s->nins++] = rows[i];
 		}
+	s->ins = s->kept;
+	s->lines = s->klines;
 	kset_free(&ks);
 	return rc;
 }
@@ -98,152 +130,163 @@ static char *missing_parent(djc_conn *c, const table *t, const djc_row *r)
 	char *out = NULL;
 	for (size_t f = 0; f < t->nfks && !out; f++) {
 		const fkey *fk = &t->fks[f];
-		sb_t q = SB_INIT, key = SB_INIT;
-		pvec p = {0};
-		sb_add(&q, "SELECT 1 FROM ");
-		db_qtable(c->db, &q, fk->ptable->sql_name);
-		sb_add(&q, " WHERE 1=1");
+		q_arena a = Q_ARENA_INIT;
+		q_sel *s = q_select(&a);
+		sb_t key = SB_INIT;
+		q_item_add(&a, s, QI_ONE, NULL);
+		q_from_table(&a, s, fk->ptable->sql_name, NULL, 0);
 		int null = 0;
 		for (size_t k = 0; k < fk->nattrs && !null; k++) {
 			const val_t *v = row_get(r, fk->attrs[k]);
-			const attr *a = table_attr(fk->ptable, fk->attrs[k]);
-			if (!v || v->t == DJC_NULL || !a) { null = 1; break; }
-			sb_add(&q, " AND ");
-			db_qi(c->db, &q, fk->attrs[k]);
-			sb_add(&q, " = ?");
+			const attr *at = table_attr(fk->ptable, fk->attrs[k]);
+			if (!v || v->t == DJC_NULL || !at) { null = 1; break; }
 			val_t x;
 			val_copy(&x, v);
-			pvec_push(&p, x);
+			q_where(&a, s, q_cmp(&a, (q_col){NULL, NULL, fk->attrs[k]}, "=", x));
 			sb_add(&key, k ? ", " : "{");
 			json_quote(&key, fk->attrs[k], strlen(fk->attrs[k]));
 			sb_add(&key, ": ");
-			value_to_json(&key, a, v);
+			value_to_json(&key, at, v);
 		}
+		sb_t q = SB_INIT;
+		pvec p = {0};
+		q_out o = {&q, &p, 0};
 		db_res *res = NULL;
-		if (!null && !db_exec(c->db, sb_str(&q), p.v, p.n, &res) && !res->nrows)
+		if (!null && !q_select_sql(c->db, s, &o) && !db_exec(c->db, sb_str(&q), p.v, p.n, &res) && !res->nrows)
 			out = xasprintf("no row of %s with %s}", fk->ptable->name, sb_str(&key));
 		db_res_free(res);
 		sb_free(&q);
-		sb_free(&key);
 		pvec_free(&p);
+		sb_free(&key);
+		q_arena_free(&a);
 	}
 	return out;
 }
 
-/* Insert rows into t, all or nothing. `direct` lets rows into a computed,
- * imported or part table (DataJoint's allow_direct_insert): the jobs table
- * needs nothing, as a key with a target row is skipped by refresh and
- * populate and its job closed when reserved (claim.made). */
-int insert_rows(djc_conn *c, table *t, djc_row **rows, size_t n, int skip, int direct, size_t *inserted,
-		const long *lines, const char *src)
+/* Each row checked against t's heading (row_prepare) into prep[]; the
+ * first bad one's message, naming its line. */
+static int prepare_rows(const ins_req *q, djc_row **prep)
 {
+	for (size_t i = 0; i < q->n; i++) {
+		char *msg = NULL;
+		int rc = row_prepare(q->c, q->t, q->rows[i], NULL, &prep[i], &msg);
+		if (!rc) continue;
+		char *k = key_to_json(q->t, q->rows[i], 0);
+		if (q->lines) conn_fail(q->c, DJC_EINVAL, "%s:%ld: row %s: %s", q->src, q->lines[i], k, msg);
+		else conn_fail(q->c, DJC_EINVAL, "row %zu %s: %s", i + 1, k, msg);
+		free(k);
+		free(msg);
+		return rc;
+	}
+	return DJC_OK;
+}
+
+/* The message of an insert whose row s->ins[bad] failed with rc (the
+ * transaction still open: a foreign key failure rolls it back to look the
+ * parents up). Returns the code to report. */
+static int insert_failed(const ins_req *q, const ins_set *s, size_t bad, int rc)
+{
+	djc_conn *c = q->c;
+	table *t = q->t;
+	char *k = key_to_json(t, s->ins[bad], 0);
+	char where[600];
+	if (q->lines) snprintf(where, sizeof where, "%s:%ld: row %s", q->src, s->lines[bad], k);
+	else snprintf(where, sizeof where, "row %ld %s", s->lines ? s->lines[bad] : (long)bad + 1, k);
+	if (rc == DJC_EFOREIGN) db_rollback(c->db);   /* to look the parents up */
+	char *miss = rc == DJC_EFOREIGN ? missing_parent(c, t, s->ins[bad]) : NULL;
+	if (rc == DB_EUNIQUE)
+		conn_fail(c, rc, "%s: repeats a value of a unique index of %s (%s)", where, t->name, c->db->err);
+	else if (rc == DJC_EDUPLICATE)
+		conn_fail(c, rc, "%s: duplicate primary key in %s (use --skip-duplicates to skip it)", where, t->name);
+	else if (miss)
+		conn_fail(c, rc, "%s: %s (a parent of %s): insert it first", where, miss, t->name);
+	else if (rc == DJC_EFOREIGN)
+		conn_fail(c, rc, "%s: no matching row in a parent table of %s", where, t->name);
+	else if (rc == DJC_EINVAL)
+		conn_fail(c, rc, "%s: rejected by the database: %s", where, c->db->err);
+	else
+		conn_fail(c, rc, "%s: %s", where, c->db->err);
+	free(k);
+	free(miss);
+	return rc == DB_EUNIQUE ? DJC_EDUPLICATE : rc;
+}
+
+/* How an attempt of insert_once ended, for conn_retry. */
+enum { TRY_FINAL, TRY_AGAIN, TRY_AGAIN_COMMIT };
+
+/* The rows of this attempt (s): all prepared rows, or the new ones. */
+static int ins_rows(const ins_req *q, djc_row **prep, ins_set *s)
+{
+	if (q->skip) return drop_existing(q, prep, s);
+	s->ins = prep;
+	s->nins = q->n;
+	s->lines = q->lines;
+	return DJC_OK;
+}
+
+/* One transaction inserting the prepared rows: many rows go in multi-row
+ * statements; if that fails, the one-by-one pass finds the row to name in
+ * the message. *again says whether a failure may be retried. */
+static int insert_once(const ins_req *q, djc_row **prep, size_t *inserted, int *again)
+{
+	djc_conn *c = q->c;
+	ins_set s = {0};
+	size_t bad = 0;
+	int rc;
+	*again = TRY_FINAL;
+	if ((rc = db_begin(c->db))) { *again = TRY_AGAIN; return conn_dbfail(c, rc, "insert"); }
+	if ((rc = ins_rows(q, prep, &s))) goto rollback;
+	int one_by_one = s.nins <= 1;
+	if (!one_by_one && (rc = rows_insert_many(c, q->t, s.ins, s.nins, 0, inserted)) && rc != DJC_ECONN) {
+		db_rollback(c->db);
+		if ((rc = db_begin(c->db))) { rc = conn_dbfail(c, rc, "insert"); goto out; }
+		/* the rows checked before may have changed meanwhile: check again */
+		if ((rc = ins_rows(q, prep, &s))) goto rollback;
+		one_by_one = 1;
+	}
+	if (one_by_one) rc = rows_insert(c, q->t, s.ins, s.nins, 0, inserted, &bad);
+	if (rc) {
+		rc = insert_failed(q, &s, bad, rc);
+		*again = TRY_AGAIN;
+		goto rollback;
+	}
+	if ((rc = db_commit(c->db))) {
+		rc = conn_dbfail(c, rc, "insert");
+		*again = TRY_AGAIN_COMMIT;
+		goto rollback;
+	}
+	goto out;
+rollback:
+	db_rollback(c->db);
+	if (*again && inserted) *inserted = 0;
+out:
+	ins_set_free(&s);
+	return rc;
+}
+
+/* Insert rows into t, all or nothing. The jobs table needs nothing when
+ * `direct` lets rows into a computed table: a key with a target row is
+ * skipped by refresh and populate and its job closed when reserved
+ * (claim.made). A deadlock, serialization failure or busy database rolls
+ * the whole insert back: it runs again (conn_retry's bounded backoff). */
+static int insert_rows(const ins_req *q, size_t *inserted)
+{
+	djc_conn *c = q->c;
+	table *t = q->t;
 	if (inserted) *inserted = 0;
-	if (!direct && (t->tier == TIER_COMPUTED || t->tier == TIER_IMPORTED || t->tier == TIER_PART))
+	if (!q->direct && (table_populated(t) || t->tier == TIER_PART))
 		return conn_fail(c, DJC_EINVAL,
 				 "table %s is %s: its rows come from populate, not insert (--allow-direct-insert, or the "
 				 "option allow_direct_insert, inserts them by hand for a repair)",
 				 t->name, t->tier == TIER_PART ? "a part table" : tier_name(t->tier));
-	int rc;
-	djc_row **kept = NULL;
-	long *klines = NULL;
-	const long *orig_lines = lines;
-	djc_row **prep = xcalloc(n ? n : 1, sizeof(djc_row *));
-	size_t np = 0;
-	for (size_t i = 0; i < n; i++, np++) {
-		char *msg = NULL;
-		if ((rc = row_prepare(c, t, rows[i], NULL, &prep[i], &msg))) {
-			char *k = key_to_json(t, rows[i], 0);
-			if (lines) conn_fail(c, DJC_EINVAL, "%s:%ld: row %s: %s", src, lines[i], k, msg);
-			else conn_fail(c, DJC_EINVAL, "row %zu %s: %s", i + 1, k, msg);
-			free(k);
-			free(msg);
-			goto out;
-		}
+	djc_row **prep = xcalloc(q->n ? q->n : 1, sizeof(djc_row *));
+	int rc = prepare_rows(q, prep);
+	for (int attempt = 0, again; !rc;) {
+		rc = insert_once(q, prep, inserted, &again);
+		if (!rc || !again || !conn_retry(c, rc, again == TRY_AGAIN_COMMIT, 0, &attempt)) break;
+		rc = DJC_OK;
 	}
-	/* a deadlock, serialization failure or busy database rolls the whole
-	 * insert back: it runs again (conn_retry's bounded backoff) */
-	int attempt = 0;
-again:
-	if ((rc = db_begin(c->db))) {
-		rc = conn_dbfail(c, rc, "insert");
-		if (conn_retry(c, rc, 0, 0, &attempt)) goto again;
-		goto out;
-	}
-	size_t bad = 0;
-	/* many rows go in multi-row statements; if that fails, the one-by-one
-	 * pass finds the row to name in the message */
-	djc_row **ins = prep;
-	size_t nins = n;
-	if (skip) {
-		if ((rc = drop_existing(c, t, prep, n, &kept, &nins, &klines, orig_lines))) {
-			db_rollback(c->db);
-			goto out;
-		}
-		ins = kept;
-		lines = klines;
-	}
-	int one_by_one = nins <= 1;
-	if (!one_by_one && (rc = rows_insert_many(c, t, ins, nins, 0, inserted)) && rc != DJC_ECONN) {
-		db_rollback(c->db);
-		if ((rc = db_begin(c->db))) { rc = conn_dbfail(c, rc, "insert"); goto out; }
-		if (skip) {   /* the rows checked above may have changed meanwhile: check again */
-			free(kept); free(klines);
-			kept = NULL; klines = NULL;
-			if ((rc = drop_existing(c, t, prep, n, &kept, &nins, &klines, orig_lines))) {
-				db_rollback(c->db);
-				goto out;
-			}
-			ins = kept;
-			lines = klines;
-		}
-		one_by_one = 1;
-	}
-	if (one_by_one) rc = rows_insert(c, t, ins, nins, 0, inserted, &bad);
-	if (rc) {
-		char *k = key_to_json(t, ins[bad], 0);
-		char where[600];
-		if (orig_lines) snprintf(where, sizeof where, "%s:%ld: row %s", src, lines[bad], k);
-		else snprintf(where, sizeof where, "row %ld %s", lines ? lines[bad] : (long)bad + 1, k);
-		if (rc == DJC_EFOREIGN) db_rollback(c->db);   /* to look the parents up */
-		char *miss = rc == DJC_EFOREIGN ? missing_parent(c, t, ins[bad]) : NULL;
-		if (rc == DB_EUNIQUE)
-			conn_fail(c, rc, "%s: repeats a value of a unique index of %s (%s)", where, t->name, c->db->err);
-		else if (rc == DJC_EDUPLICATE)
-			conn_fail(c, rc, "%s: duplicate primary key in %s (use --skip-duplicates to skip it)", where, t->name);
-		else if (miss)
-			conn_fail(c, rc, "%s: %s (a parent of %s): insert it first", where, miss, t->name);
-		else if (rc == DJC_EFOREIGN)
-			conn_fail(c, rc, "%s: no matching row in a parent table of %s", where, t->name);
-		else if (rc == DJC_EINVAL)
-			conn_fail(c, rc, "%s: rejected by the database: %s", where, c->db->err);
-		else
-			conn_fail(c, rc, "%s: %s", where, c->db->err);
-		free(k);
-		free(miss);
-		if (rc == DB_EUNIQUE) rc = DJC_EDUPLICATE;
-		db_rollback(c->db);
-		if (inserted) *inserted = 0;
-		if (conn_retry(c, rc, 0, 0, &attempt)) goto retry;
-		goto out;
-	}
-	if ((rc = db_commit(c->db))) {
-		rc = conn_dbfail(c, rc, "insert");
-		db_rollback(c->db);
-		if (inserted) *inserted = 0;
-		if (conn_retry(c, rc, 1, 0, &attempt)) goto retry;
-	}
-	goto out;
-retry:
-	free(kept);
-	free(klines);
-	kept = NULL;
-	klines = NULL;
-	lines = orig_lines;
-	goto again;
-out:
-	free(kept);
-	free(klines);
-	for (size_t i = 0; i < np && i < n; i++) djc_row_free(prep[i]);
+	for (size_t i = 0; i < q->n; i++) djc_row_free(prep[i]);
 	free(prep);
 	return rc;
 }
@@ -271,7 +314,8 @@ int djc_insert_ext(size_t *inserted, djc_conn *c, const char *name, const djc_ro
 	table *t;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
-	return insert_rows(c, t, (djc_row **)rows, n, opts && opts->skip_duplicates, opts_direct(opts), inserted, NULL, NULL);
+	ins_req q = {c, t, (djc_row **)rows, n, opts && opts->skip_duplicates, opts_direct(opts), NULL, NULL};
+	return insert_rows(&q, inserted);
 }
 
 /* {"a": 1} of the key attributes present in a row object as written (for
@@ -372,17 +416,24 @@ static int read_json_array(djc_conn *c, table *t, FILE *in, const char *first, c
 	return rc;
 }
 
+/* What an insert from a stream checks first: the stream, the options, the
+ * table (*t). */
+static int insert_open(djc_conn *c, const char *name, FILE *in, const djc_insert_options *opts, size_t *inserted, table **t)
+{
+	if (inserted) *inserted = 0;
+	if (!in) return conn_fail(c, DJC_EINVAL, "no input stream (NULL)");
+	if (!insert_opts_ok(c, opts)) return DJC_EINVAL;
+	return conn_table(c, name, t);
+}
+
 int djc_insert_jsonl_ext(size_t *inserted, djc_conn *c, const char *name, void *inp, const char *src,
 			 const djc_insert_options *opts)
 {
 	FILE *in = inp;
-	if (inserted) *inserted = 0;
-	if (!in) return conn_fail(c, DJC_EINVAL, "no input stream (NULL)");
-	if (!insert_opts_ok(c, opts)) return DJC_EINVAL;
-	if (!src) src = "<stdin>";
 	table *t;
-	int rc = conn_table(c, name, &t);
+	int rc = insert_open(c, name, in, opts, inserted, &t);
 	if (rc) return rc;
+	if (!src) src = "<stdin>";
 	rowbuf rb = {0};
 	char *line = NULL;
 	size_t lcap = 0;
@@ -423,8 +474,8 @@ int djc_insert_jsonl_ext(size_t *inserted, djc_conn *c, const char *name, void *
 	free(line);
 	if (!rc && ferror(in)) rc = conn_fail(c, DJC_EINVAL, "%s: read error", src);
 	/* an array's rows are named by their position ("row 3"), not a line */
-	if (!rc)
-		rc = insert_rows(c, t, rb.rows, rb.n, opts && opts->skip_duplicates, opts_direct(opts), inserted, array ? NULL : rb.lines, src);
+	ins_req q = {c, t, rb.rows, rb.n, opts && opts->skip_duplicates, opts_direct(opts), array ? NULL : rb.lines, src};
+	if (!rc) rc = insert_rows(&q, inserted);
 	rowbuf_free(&rb);
 	return rc;
 }
@@ -574,13 +625,10 @@ int djc_insert_csv_ext(size_t *inserted, djc_conn *c, const char *name, void *in
 		       const djc_insert_options *opts)
 {
 	FILE *in = inp;
-	if (inserted) *inserted = 0;
-	if (!in) return conn_fail(c, DJC_EINVAL, "no input stream (NULL)");
-	if (!insert_opts_ok(c, opts)) return DJC_EINVAL;
-	if (!src) src = "<stdin>";
 	table *t;
-	int rc = conn_table(c, name, &t);
+	int rc = insert_open(c, name, in, opts, inserted, &t);
 	if (rc) return rc;
+	if (!src) src = "<stdin>";
 	sb_t b = SB_INIT;
 	char buf[65536];
 	size_t r;
@@ -602,7 +650,8 @@ int djc_insert_csv_ext(size_t *inserted, djc_conn *c, const char *name, void *in
 	for (size_t i = 0; i < nh && i < 256; i++) free(h[i].s);
 	free(cols);
 	sb_free(&b);
-	if (!rc) rc = insert_rows(c, t, rb.rows, rb.n, opts && opts->skip_duplicates, opts_direct(opts), inserted, rb.lines, src);
+	ins_req q = {c, t, rb.rows, rb.n, opts && opts->skip_duplicates, opts_direct(opts), rb.lines, src};
+	if (!rc) rc = insert_rows(&q, inserted);
 	rowbuf_free(&rb);
 	return rc;
 }
@@ -633,6 +682,118 @@ int djc_fetch_print(djc_conn *c, const char *name, const char *where, djc_format
 	return djc_fetch_print_ext(c, name, where, fmt, NULL, outp);
 }
 
+/* The fetched rows rs of t, ncol columns (the heading, then the hidden
+ * ones), as JSON Lines. */
+static void print_json(FILE *out, const table *t, const djc_rowset *rs, size_t ncol)
+{
+	sb_t b = SB_INIT;
+	for (size_t i = 0; i < rs->n; i++) {
+		sb_reset(&b);
+		row_to_json(&b, t, rs->rows[i]);
+		for (size_t k = t->nattrs; k < ncol; k++) {   /* "...}" -> "..., "_job_x": v}" */
+			const val_t *v = row_get(rs->rows[i], t->attrs[k].name);
+			b.s[--b.len] = 0;
+			sb_add(&b, ",");
+			json_quote(&b, t->attrs[k].name, strlen(t->attrs[k].name));
+			sb_add(&b, ":");
+			if (v) value_to_json(&b, &t->attrs[k], v);
+			else sb_add(&b, "null");
+			sb_addc(&b, '}');
+		}
+		fprintf(out, "%s\n", sb_str(&b));
+	}
+	sb_free(&b);
+}
+
+/* ... as CSV (RFC 4180) with a header line. */
+static void print_csv(FILE *out, const table *t, const djc_rowset *rs, size_t ncol)
+{
+	sb_t b = SB_INIT;
+	for (size_t k = 0; k < ncol; k++) fprintf(out, "%s%s", k ? "," : "", t->attrs[k].name);
+	fputc('\n', out);
+	for (size_t i = 0; i < rs->n; i++) {
+		for (size_t k = 0; k < ncol; k++) {
+			sb_reset(&b);
+			const val_t *v = row_get(rs->rows[i], t->attrs[k].name);
+			if (v) cell_text(&b, &t->attrs[k], v, 1);
+			const char *s = sb_str(&b);
+			if (k) fputc(',', out);
+			if (v && v->t != DJC_NULL && !*s)
+				fputs("\"\"", out);   /* an empty text, told apart from NULL (an empty field) */
+			else if (strpbrk(s, ",\"\n\r")) {
+				fputc('"', out);
+				for (const char *p = s; *p; p++) { if (*p == '"') fputc('"', out); fputc(*p, out); }
+				fputc('"', out);
+			} else
+				fputs(s, out);
+		}
+		fputc('\n', out);
+	}
+	sb_free(&b);
+}
+
+/* One cell of the table format: one line, long values cut (caller frees). */
+static char *table_cell(const table *t, const djc_row *row, size_t k, size_t *width)
+{
+	sb_t b = SB_INIT;
+	const val_t *v = row_get(row, t->attrs[k].name);
+	if (v) cell_text(&b, &t->attrs[k], v, 0);
+	char *s = xstrdup(sb_str(&b));
+	sb_free(&b);
+	for (char *p = s; *p; p++) if (*p == '\n' || *p == '\t' || *p == '\r') *p = ' ';
+	size_t len = utf8_len(s, strlen(s));
+	if (len > 48) {   /* long values are cut for display; --format json shows all */
+		size_t cut = 0, ch = 0;
+		while (s[cut] && ch < 45) { cut++; while (((unsigned char)s[cut] & 0xC0) == 0x80) cut++; ch++; }
+		s[cut] = 0;
+		char *t2 = xasprintf("%s...", s);
+		free(s);
+		s = t2;
+		len = 48;
+	}
+	*width = len;
+	return s;
+}
+
+/* ... as an aligned table: a header (key attributes starred), a rule,
+ * the rows, and the count. */
+static void print_table(FILE *out, const table *t, const djc_rowset *rs, size_t ncol)
+{
+	size_t nc = ncol;
+	size_t *w = xcalloc(nc, sizeof(size_t));
+	char **cells = xcalloc(nc * (rs->n + 1), sizeof(char *));
+	for (size_t k = 0; k < nc; k++) {
+		cells[k] = xasprintf("%s%s", t->attrs[k].in_key ? "*" : "", t->attrs[k].name);
+		w[k] = utf8_len(cells[k], strlen(cells[k]));
+	}
+	for (size_t i = 0; i < rs->n; i++)
+		for (size_t k = 0; k < nc; k++) {
+			size_t len;
+			cells[(i + 1) * nc + k] = table_cell(t, rs->rows[i], k, &len);
+			if (len > w[k]) w[k] = len;
+		}
+	for (size_t i = 0; i <= rs->n; i++) {
+		for (size_t k = 0; k < nc; k++) {
+			const char *s = cells[i * nc + k];
+			size_t len = utf8_len(s, strlen(s));
+			fprintf(out, "%s%s", k ? "  " : "", s);
+			if (k + 1 < nc) for (size_t p = len; p < w[k]; p++) fputc(' ', out);
+		}
+		fputc('\n', out);
+		if (i == 0) {
+			for (size_t k = 0; k < nc; k++) {
+				if (k) fputs("  ", out);
+				for (size_t p = 0; p < w[k]; p++) fputc('-', out);
+			}
+			fputc('\n', out);
+		}
+	}
+	fprintf(out, "(%zu row%s)\n", rs->n, rs->n == 1 ? "" : "s");
+	for (size_t i = 0; i < nc * (rs->n + 1); i++) free(cells[i]);
+	free(cells);
+	free(w);
+}
+
 int djc_fetch_print_ext(djc_conn *c, const char *name, const char *where, djc_format fmt, const djc_fetch_options *opts,
 			void *outp)
 {
@@ -647,94 +808,9 @@ int djc_fetch_print_ext(djc_conn *c, const char *name, const char *where, djc_fo
 	if ((rc = djc_fetch_ext(&rs, c, name, where, opts))) return rc;
 	/* the columns shown: the heading, then (all_columns) the hidden ones */
 	size_t ncol = t->nattrs + (opts && opts->all_columns ? t->nhidden : 0);
-	sb_t b = SB_INIT;
-	if (fmt == DJC_FORMAT_JSON) {
-		for (size_t i = 0; i < rs->n; i++) {
-			sb_reset(&b);
-			row_to_json(&b, t, rs->rows[i]);
-			for (size_t k = t->nattrs; k < ncol; k++) {   /* "...}" -> "..., "_job_x": v}" */
-				const val_t *v = row_get(rs->rows[i], t->attrs[k].name);
-				b.s[--b.len] = 0;
-				sb_add(&b, ",");
-				json_quote(&b, t->attrs[k].name, strlen(t->attrs[k].name));
-				sb_add(&b, ":");
-				if (v) value_to_json(&b, &t->attrs[k], v);
-				else sb_add(&b, "null");
-				sb_addc(&b, '}');
-			}
-			fprintf(out, "%s\n", sb_str(&b));
-		}
-	} else if (fmt == DJC_FORMAT_CSV) {
-		for (size_t k = 0; k < ncol; k++) fprintf(out, "%s%s", k ? "," : "", t->attrs[k].name);
-		fputc('\n', out);
-		for (size_t i = 0; i < rs->n; i++) {
-			for (size_t k = 0; k < ncol; k++) {
-				sb_reset(&b);
-				const val_t *v = row_get(rs->rows[i], t->attrs[k].name);
-				if (v) cell_text(&b, &t->attrs[k], v, 1);
-				const char *s = sb_str(&b);
-				if (k) fputc(',', out);
-				if (v && v->t != DJC_NULL && !*s)
-					fputs("\"\"", out);   /* an empty text, told apart from NULL (an empty field) */
-				else if (strpbrk(s, ",\"\n\r")) {
-					fputc('"', out);
-					for (const char *p = s; *p; p++) { if (*p == '"') fputc('"', out); fputc(*p, out); }
-					fputc('"', out);
-				} else
-					fputs(s, out);
-			}
-			fputc('\n', out);
-		}
-	} else {
-		size_t nc = ncol;
-		size_t *w = xcalloc(nc, sizeof(size_t));
-		char **cells = xcalloc(nc * (rs->n + 1), sizeof(char *));
-		for (size_t k = 0; k < nc; k++) {
-			cells[k] = xasprintf("%s%s", t->attrs[k].in_key ? "*" : "", t->attrs[k].name);
-			w[k] = utf8_len(cells[k], strlen(cells[k]));
-		}
-		for (size_t i = 0; i < rs->n; i++)
-			for (size_t k = 0; k < nc; k++) {
-				sb_reset(&b);
-				const val_t *v = row_get(rs->rows[i], t->attrs[k].name);
-				if (v) cell_text(&b, &t->attrs[k], v, 0);
-				char *s = xstrdup(sb_str(&b));
-				for (char *p = s; *p; p++) if (*p == '\n' || *p == '\t' || *p == '\r') *p = ' ';
-				size_t len = utf8_len(s, strlen(s));
-				if (len > 48) {   /* long values are cut for display; --format json shows all */
-					size_t cut = 0, ch = 0;
-					while (s[cut] && ch < 45) { cut++; while (((unsigned char)s[cut] & 0xC0) == 0x80) cut++; ch++; }
-					s[cut] = 0;
-					char *t2 = xasprintf("%s...", s);
-					free(s);
-					s = t2;
-					len = 48;
-				}
-				cells[(i + 1) * nc + k] = s;
-				if (len > w[k]) w[k] = len;
-			}
-		for (size_t i = 0; i <= rs->n; i++) {
-			for (size_t k = 0; k < nc; k++) {
-				const char *s = cells[i * nc + k];
-				size_t len = utf8_len(s, strlen(s));
-				fprintf(out, "%s%s", k ? "  " : "", s);
-				if (k + 1 < nc) for (size_t p = len; p < w[k]; p++) fputc(' ', out);
-			}
-			fputc('\n', out);
-			if (i == 0) {
-				for (size_t k = 0; k < nc; k++) {
-					if (k) fputs("  ", out);
-					for (size_t p = 0; p < w[k]; p++) fputc('-', out);
-				}
-				fputc('\n', out);
-			}
-		}
-		fprintf(out, "(%zu row%s)\n", rs->n, rs->n == 1 ? "" : "s");
-		for (size_t i = 0; i < nc * (rs->n + 1); i++) free(cells[i]);
-		free(cells);
-		free(w);
-	}
-	sb_free(&b);
+	if (fmt == DJC_FORMAT_JSON) print_json(out, t, rs, ncol);
+	else if (fmt == DJC_FORMAT_CSV) print_csv(out, t, rs, ncol);
+	else print_table(out, t, rs, ncol);
 	djc_rowset_free(rs);
 	return DJC_OK;
 }

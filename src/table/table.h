@@ -5,6 +5,7 @@
 #include "djc.h"
 #include "db/db.h"
 #include "schema/schema.h"
+#include "sql/query.h"
 
 struct djc_conn {
 	db_conn *db;
@@ -52,26 +53,40 @@ int pipe_parse_text(djc_conn *c, const char *text, const char *file, pipeline **
 /* The named table, or DJC_ENOTFOUND with a message naming it. */
 int conn_table(djc_conn *c, const char *name, table **out);
 
-/* A growable parameter vector. */
-typedef struct pvec {
-	val_t *v;
-	size_t n, cap;
-} pvec;
-void pvec_push(pvec *p, val_t v);   /* takes v */
-void pvec_free(pvec *p);
-
-/* Append " AND (<condition>)" for a JSON restriction on t's attributes
- * (source_only: only key-source attributes) with columns prefixed by
- * `alias.` when alias is non-NULL. Nothing is appended for NULL/empty. */
+/* restrict.c. The condition of a JSON restriction on t's attributes
+ * (source_only: only key-source attributes), its columns qualified by
+ * alias when non-NULL, as a node of a; *out NULL for a NULL or empty
+ * restriction. A malformed restriction: DJC_EINVAL naming what is wrong. */
+int restrict_node(q_node **out, q_arena *a, djc_conn *c, const table *t, const char *where_json, const char *alias,
+		  int source_only);
+/* The same with the columns qualified as ref says (its name unset): by
+ * an alias, or by a table's own name. */
+int restrict_node_at(q_node **out, q_arena *a, djc_conn *c, const table *t, const char *where_json, q_col ref,
+		     int source_only);
+/* After rendering a statement holding restrictions failed with rc: the
+ * message when a restriction bound too many values one by one (o->over),
+ * else rc. */
+int restrict_fail(djc_conn *c, int rc, const q_out *o);
+/* Whether where_json is a valid restriction of t (rendered and dropped). */
+int restrict_check(djc_conn *c, const table *t, const char *where_json, int source_only);
+/* Append " AND (<condition>)" for a JSON restriction (restrict_node) to
+ * sql and params; nothing for NULL/empty. For callers writing the rest of
+ * a statement themselves (the jobs statements' expander). */
 int where_build(djc_conn *c, const table *t, const char *where_json, const char *alias, int source_only,
 		sb_t *sql, pvec *params);
 
-/* SQL of t's key source: SELECT DISTINCT ... with one column per source
- * attribute, named after it. Includes the table's standing key_source
- * restriction. */
+/* t's key source: SELECT DISTINCT with one column per source attribute,
+ * named after it, including the table's standing key_source restriction. */
+int keysource_query(q_sel **out, q_arena *a, djc_conn *c, const table *t);
+/* The same rendered, appended to sql and params. */
 int keysource_sql(djc_conn *c, const table *t, sb_t *sql, pvec *params);
-/* " AND NOT EXISTS (SELECT 1 FROM target WHERE target.a = alias.a ...)" */
-void not_in_target_sql(djc_conn *c, const table *t, const char *alias, sb_t *sql);
+/* NOT EXISTS (a row of t whose source attributes equal alias's) */
+q_node *not_in_target(q_arena *a, const table *t, const char *alias);
+/* 1 when rows of t come from populate (a computed or imported table). */
+int table_populated(const table *t);
+/* DJC_OK for such a table, else DJC_EINVAL: "table X is manual: only
+ * computed and imported tables are populated". */
+int table_populated_check(djc_conn *c, const table *t);
 
 /* Check a row against t's heading: known attributes, valid values,
  * defaults filled, key attributes taken from `key` when given (a
@@ -137,6 +152,8 @@ void conn_reads_forget(djc_conn *c, const table *t, const djc_row *key);
 
 /* Select columns of t into typed rows. cols NULL = all attributes. */
 int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params, djc_rowset **out);
+/* The same for a query built with sql/query.h (rendered here). */
+int rows_fetch(djc_conn *c, const table *t, const q_sel *s, djc_rowset **out);
 
 /* Creates the auxiliary tables of t (table_aux_tables) if missing: the
  * jobs layer's part of declare. */

@@ -1,0 +1,190 @@
+/* query.h - the one builder of statements over users' tables: SELECT
+ * (fetch, key sources, counts), INSERT and DELETE. A caller builds a
+ * small tree of nodes (a query: what it reads FROM, a WHERE of condition
+ * nodes, a select list, ORDER BY / LIMIT / OFFSET) and renders it to SQL
+ * text with `?` placeholders plus the list of bound values; identifiers
+ * go through the driver's quoting (db_qi, db_qtable) and a long list of
+ * values through its in_rows. Nothing here knows tables' definitions: the
+ * table layer (rows.c) turns restrictions and key sources into nodes.
+ *
+ * Nodes live in an arena (q_arena) and are freed with it; a tree is not
+ * changed by rendering and may be rendered more than once (the bound
+ * values are copied into the parameter list). Strings handed to the
+ * builders (table and column names, aliases) are borrowed: they must
+ * outlive the rendering (q_strdup keeps a copy in the arena). */
+#ifndef DJC_SQL_QUERY_H
+#define DJC_SQL_QUERY_H
+#include "db/db.h"
+
+/* A growable parameter vector (the bound values of a statement). */
+typedef struct pvec {
+	val_t *v;
+	size_t n, cap;
+} pvec;
+void pvec_push(pvec *p, val_t v);   /* takes v */
+void pvec_free(pvec *p);
+
+/* Where the nodes of one statement live. Zero-initialise; free once. */
+typedef struct q_arena {
+	void **blocks;
+	size_t n, cap;
+	val_t **vals;        /* value blocks: freed with val_free */
+	size_t *nvals;
+	size_t nv, capv;
+} q_arena;
+#define Q_ARENA_INIT {0}
+void q_arena_free(q_arena *a);
+void *q_alloc(q_arena *a, size_t size);   /* zeroed, freed with the arena */
+char *q_strdup(q_arena *a, const char *s);
+char *q_printf(q_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A column: name, qualified by a derived table's or a FROM item's alias
+ * (an identifier the builder chose: "ks", "d3"), or by a table itself
+ * (its unquoted name: written with db_qtable, for a statement whose
+ * target has no alias, as DELETE's), or neither. */
+typedef struct q_col {
+	const char *alias;
+	const char *table;
+	const char *name;
+} q_col;
+
+typedef struct q_node q_node;
+typedef struct q_sel q_sel;
+
+/* ------------------------------------------------------------ conditions */
+
+typedef enum q_kind {
+	Q_TRUE, Q_FALSE,
+	Q_CMP,      /* col op ?           */
+	Q_NULL,     /* col IS [NOT] NULL  */
+	Q_SAME,     /* col = col          */
+	Q_IN,       /* (cols) [NOT] IN (rows of values) */
+	Q_AND, Q_OR, Q_NOT,
+	Q_EXISTS    /* [NOT] EXISTS (query): semijoin / antijoin */
+} q_kind;
+
+struct q_node {
+	q_kind k;
+	int neg;                /* Q_NULL, Q_IN, Q_EXISTS: the negated form */
+	const char *op;         /* Q_CMP: one of = != < <= > >= */
+	q_col a, b;             /* Q_CMP, Q_NULL: a; Q_SAME: a = b */
+	const q_col *cols;      /* Q_IN: k columns, their types */
+	const coldef *const *types;
+	size_t k_cols;
+	const val_t *v;         /* Q_CMP: one value; Q_IN: n rows of k_cols values, row-major */
+	size_t n;
+	q_node **kids;          /* Q_AND, Q_OR, Q_NOT (one) */
+	size_t nkids, capkids;
+	const q_sel *sub;       /* Q_EXISTS */
+	/* > 0: the values this subtree binds one by one (not as the driver's
+	 * one list parameter) may be at most this many; more fails the
+	 * rendering (q_out.over says how many) */
+	size_t bound_max;
+	/* Q_IN: bound value by value whatever its length (rows each found by
+	 * an index, as a primary key's) */
+	int by_value;
+};
+
+q_node *q_true(q_arena *a);
+q_node *q_false(q_arena *a);
+q_node *q_cmp(q_arena *a, q_col c, const char *op, val_t v);   /* takes v */
+q_node *q_null(q_arena *a, q_col c, int neg);
+q_node *q_same(q_arena *a, q_col x, q_col y);
+/* cols[0..k) with their types (borrowed); vals: n * k values, row-major,
+ * none NULL (taken: the arena frees them). One column's list of up to a
+ * hundred values is bound value by value (a decimal's as ORed equalities,
+ * which every backend compares exactly); a longer list, or several
+ * columns, is bound as the driver's one parameter where it can, else
+ * value by value (several columns: ORed equalities of whole rows). */
+#define Q_IN_BIND_MAX 100
+q_node *q_in(q_arena *a, const q_col *cols, const coldef *const *types, size_t k, val_t *vals, size_t n, int neg);
+q_node *q_and(q_arena *a);   /* empty: true */
+q_node *q_or(q_arena *a);    /* empty: false */
+q_node *q_not(q_arena *a, q_node *x);
+q_node *q_exists(q_arena *a, const q_sel *sub, int neg);
+/* Append kid to an AND or OR node. */
+void q_add(q_arena *a, q_node *list, q_node *kid);
+
+/* ---------------------------------------------------------------- queries */
+
+typedef enum q_item_kind {
+	QI_COL,       /* col [AS as] */
+	QI_STAR,      /* every column of the FROM */
+	QI_ONE,       /* the constant 1 (an EXISTS, a probe) */
+	QI_COUNT,     /* the number of rows */
+	QI_COUNT_IF   /* the number of rows for which cond holds (0 for none) */
+} q_item_kind;
+
+typedef struct q_item {
+	q_item_kind kind;
+	q_col col;
+	const char *as;
+	const q_node *cond;
+} q_item;
+
+/* One operand of the FROM: a table (unquoted name) or a query, with an
+ * alias, joined to the operands before it on `on` (inner, or left). */
+typedef struct q_from {
+	const char *table;
+	const q_sel *sub;
+	const char *alias;
+	int left;
+	q_node *on;
+} q_from;
+
+struct q_sel {
+	int distinct;
+	q_item *items;
+	size_t nitems, capitems;
+	q_from *from;
+	size_t nfrom, capfrom;
+	q_node *where;       /* an AND node */
+	q_col *order;
+	size_t norder, caporder;
+	long limit, offset;  /* < 0: none */
+};
+
+q_sel *q_select(q_arena *a);
+/* FROM operands: the first is the query's source, each later one a join
+ * whose condition is the returned AND node (empty: a cross product). */
+q_node *q_from_table(q_arena *a, q_sel *s, const char *table, const char *alias, int left);
+q_node *q_from_query(q_arena *a, q_sel *s, const q_sel *sub, const char *alias, int left);
+void q_col_item(q_arena *a, q_sel *s, q_col c, const char *as);
+void q_item_add(q_arena *a, q_sel *s, q_item_kind kind, const q_node *cond);
+/* AND cond into the query's WHERE. */
+void q_where(q_arena *a, q_sel *s, q_node *cond);
+void q_order(q_arena *a, q_sel *s, q_col c);
+
+/* ---------------------------------------------------------------- render */
+
+/* What a rendering appends to: SQL text and its bound values. over: set
+ * when a bound_max was exceeded (how many values that subtree bound). */
+typedef struct q_out {
+	sb_t *sql;
+	pvec *p;
+	size_t over;
+} q_out;
+
+/* Each returns DJC_OK, or DJC_EINVAL with o->over set (bound_max). */
+int q_cond_sql(db_conn *db, const q_node *x, q_out *o);
+/* " AND (cond)": for a caller that writes the rest of a WHERE itself
+ * (the jobs statements' expander). */
+int q_and_sql(db_conn *db, const q_node *x, q_out *o);
+int q_select_sql(db_conn *db, const q_sel *s, q_out *o);
+/* DELETE FROM table WHERE where (columns of table qualified by its name). */
+int q_delete_sql(db_conn *db, const char *table, const q_node *where, q_out *o);
+
+/* INSERT of nrows rows into table's cols; vals: nrows * ncols pointers
+ * (NULL: SQL NULL), copied into the parameters. ignore: skip rows whose
+ * key is stored (the driver's INSERT-or-ignore). */
+typedef struct q_insert {
+	const char *table;
+	const char *const *cols;
+	size_t ncols;
+	const val_t *const *vals;
+	size_t nrows;
+	int ignore;
+} q_insert;
+void q_insert_sql(db_conn *db, const q_insert *ins, q_out *o);
+
+#endif

@@ -1,0 +1,413 @@
+/* restrict.c - restrictions and key sources as query nodes (sql/query.h).
+ *
+ * A restriction is JSON (README, "Restrictions"): an object of conditions
+ * on attributes (AND), or a list of such objects (OR). Each condition is
+ * checked strictly before any SQL is run: an operator takes exactly the
+ * operand it means (a comparison one value, "in" and "not in" a list of
+ * values), so that a malformed restriction is an error naming the
+ * attribute, never a different set of rows. */
+#include "table.h"
+#include "util/near.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* At most this many values of one restriction are bound one by one: within
+ * every backend's limit on a statement's parameters (SQLite's default
+ * 32766, PostgreSQL's and MariaDB's 65535). */
+#define WHERE_BOUND_MAX 30000
+
+/* What a restriction is being built into. */
+typedef struct wctx {
+	djc_conn *c;
+	const table *t;
+	q_col ref;           /* how the attributes' columns are qualified (name unset) */
+	int source_only;     /* only key attributes from the parents */
+	q_arena *a;
+} wctx;
+
+static q_col wcol(const wctx *w, const attr *a) { q_col c = w->ref; c.name = a->name; return c; }
+
+/* "a list", "an object", ...: what a JSON value is, for messages. */
+static const char *json_kind(const json_t *j)
+{
+	switch (json_typeof(j)) {
+	case JSON_ARRAY: return "a list";
+	case JSON_OBJECT: return "an object";
+	case JSON_NULL: return "null";
+	case JSON_STRING: return "a string";
+	case JSON_TRUE: case JSON_FALSE: return "a boolean";
+	default: return "a number";
+	}
+}
+
+static int is_plain(const json_t *j) { return json_is_string(j) || json_is_number(j) || json_is_boolean(j); }
+
+/* The attribute k of the restriction, or DJC_EINVAL naming it with the
+ * attributes it may name (and the nearest of them). */
+static int where_attr(wctx *w, const char *k, attr **out)
+{
+	const table *t = w->t;
+	attr *a = table_attr(t, k);
+	int ok = a != NULL;
+	if (ok && w->source_only) {
+		ok = 0;
+		for (size_t i = 0; i < t->nsrc; i++) if (&t->attrs[t->src[i]] == a) ok = 1;
+	}
+	*out = a;
+	if (ok) return DJC_OK;
+	size_t n = w->source_only ? t->nsrc : t->nattrs;
+	const char **names = xcalloc(n + 1, sizeof(char *));
+	sb_t b = SB_INIT, all = SB_INIT;
+	for (size_t i = 0; i < n; i++) {
+		names[i] = t->attrs[w->source_only ? t->src[i] : i].name;
+		if (i < 30) sb_printf(&all, "%s%s", i ? ", " : "", names[i]);
+		else if (i == 30) sb_printf(&all, ", ... (%zu in all)", n);
+	}
+	const char *near = near_name(k, names, n);
+	json_quote(&b, k, strlen(k));
+	int rc = conn_fail(w->c, DJC_EINVAL, "restriction names %s, which is not %s of %s (%s%s%s%s: %s)", sb_str(&b),
+			   w->source_only ? "a key attribute from its parents" : "an attribute", t->name,
+			   near ? "did you mean " : "", near ? near : "", near ? "? " : "",
+			   w->source_only ? "its key attributes" : "its attributes", sb_str(&all));
+	sb_free(&b);
+	sb_free(&all);
+	free(names);
+	return rc;
+}
+
+/* v (a plain JSON value) as a value of a, or DJC_EINVAL. */
+static int where_value(wctx *w, const attr *a, json_t *v, val_t *out)
+{
+	char *msg = NULL;
+	if (!value_from_json(a, v, out, &msg)) return DJC_OK;
+	int rc = conn_fail(w->c, DJC_EINVAL, "restriction: %s", msg);
+	free(msg);
+	return rc;
+}
+
+/* a [NOT] IN list: every item one plain value of a's type. */
+static int cond_list(wctx *w, const attr *a, json_t *list, int neg, q_node **out)
+{
+	size_t n = json_array_size(list);
+	for (size_t i = 0; i < n; i++) {
+		json_t *x = json_array_get(list, i);
+		if (!is_plain(x))
+			return conn_fail(w->c, DJC_EINVAL, "restriction on '%s': item %zu of its list is %s (a list holds values%s)",
+					 a->name, i + 1, json_kind(x), json_is_null(x) ? "; to match null, restrict to null alone" : "");
+	}
+	val_t *vals = xcalloc(n ? n : 1, sizeof(val_t));
+	for (size_t i = 0; i < n; i++) {
+		int rc = where_value(w, a, json_array_get(list, i), &vals[i]);
+		if (rc) {
+			for (size_t k = 0; k < i; k++) val_free(&vals[k]);
+			free(vals);
+			return rc;
+		}
+	}
+	q_col cs[1] = {wcol(w, a)};
+	const coldef *types[1] = {&a->type};
+	*out = q_in(w->a, cs, types, 1, vals, n, neg);
+	free(vals);
+	return DJC_OK;
+}
+
+/* The operator of {"op": operand} on a, or DJC_EINVAL. */
+static int cond_op(wctx *w, const attr *a, json_t *v, const char **op, json_t **val)
+{
+	if (json_object_size(v) != 1)
+		return conn_fail(w->c, DJC_EINVAL, "restriction on '%s' must have one operator, e.g. {\">\": 3}", a->name);
+	void *it = json_object_iter(v);
+	*op = json_object_iter_key(it);
+	*val = json_object_iter_value(it);
+	static const char *ops[] = {"=", "!=", "<>", "<", "<=", ">", ">=", "in", "not in", NULL};
+	for (int i = 0; ops[i]; i++)
+		if (!strcmp(*op, ops[i])) { *op = ops[i]; return DJC_OK; }   /* static: the node outlives the JSON */
+	return conn_fail(w->c, DJC_EINVAL, "unknown operator '%s' in restriction on '%s' (use = != < <= > >= in, not in)", *op,
+			 a->name);
+}
+
+/* The condition on a of the restriction's value v for it: a plain value
+ * (=), null (IS NULL), a list (IN) or {"op": operand}. */
+static int cond_attr(wctx *w, const attr *a, json_t *v, q_node **out)
+{
+	if (json_is_null(v)) { *out = q_null(w->a, wcol(w, a), 0); return DJC_OK; }
+	if (a->type.t == T_JSON) {
+		/* backends cannot compare JSON values alike (PostgreSQL has no json = json) */
+		json_t *nn = json_is_object(v) && json_object_size(v) == 1 ? json_object_get(v, "!=") : NULL;
+		if (!nn || !json_is_null(nn))
+			return conn_fail(w->c, DJC_EINVAL, "json attribute '%s' can only be restricted to null or {\"!=\": null}",
+					 a->name);
+		*out = q_null(w->a, wcol(w, a), 1);
+		return DJC_OK;
+	}
+	if (json_is_array(v)) return cond_list(w, a, v, 0, out);
+	const char *op = "=";
+	json_t *val = v;
+	int rc;
+	if (json_is_object(v) && (rc = cond_op(w, a, v, &op, &val))) return rc;
+	if (!strcmp(op, "in") || !strcmp(op, "not in")) {
+		if (!json_is_array(val))
+			return conn_fail(w->c, DJC_EINVAL, "restriction on '%s': '%s' takes a list of values, got %s", a->name, op,
+					 json_kind(val));
+		return cond_list(w, a, val, !strcmp(op, "not in"), out);
+	}
+	int eq = !strcmp(op, "="), ne = !strcmp(op, "!=") || !strcmp(op, "<>");
+	if (json_is_array(val) || json_is_object(val))
+		return conn_fail(w->c, DJC_EINVAL, "restriction on '%s': '%s' takes one value, got %s%s", a->name, op,
+				 json_kind(val), json_is_array(val) ? " (a list goes with \"in\" or \"not in\")" : "");
+	if (json_is_null(val) && !eq && !ne)
+		return conn_fail(w->c, DJC_EINVAL, "restriction on '%s': '%s' cannot compare with null (null goes with = or !=)",
+				 a->name, op);
+	if (json_is_null(val)) { *out = q_null(w->a, wcol(w, a), ne); return DJC_OK; }
+	val_t x;
+	if ((rc = where_value(w, a, val, &x))) return rc;
+	*out = q_cmp(w->a, wcol(w, a), ne ? "!=" : op, x);
+	return DJC_OK;
+}
+
+/* One object of the restriction: its conditions, ANDed. */
+static int cond_obj(wctx *w, json_t *o, q_node **out)
+{
+	if (!json_is_object(o))
+		return conn_fail(w->c, DJC_EINVAL, "restriction must be a JSON object or a list of objects");
+	q_node *and = q_and(w->a);
+	const char *k;
+	json_t *v;
+	json_object_foreach(o, k, v) {
+		attr *a;
+		q_node *x;
+		int rc = where_attr(w, k, &a);
+		if (!rc) rc = cond_attr(w, a, v, &x);
+		if (rc) return rc;
+		q_add(w->a, and, x);
+	}
+	*out = and;
+	return DJC_OK;
+}
+
+/* A long list of keys with the same attributes and plain values
+ * ([{"a": 1, "b": "x"}, ...]) as one (a, b) IN condition, which the driver
+ * binds as one parameter where it can: 1 when built, 0 when the list is
+ * not such a list (the caller then builds it object by object), or an
+ * error. */
+static int keys_in(wctx *w, json_t *list, q_node **out)
+{
+	size_t n = json_array_size(list);
+	json_t *o0 = json_array_get(list, 0);
+	size_t k = json_is_object(o0) ? json_object_size(o0) : 0;
+	if (n <= Q_IN_BIND_MAX || !k || k > 8) return 0;
+	const char *names[8];
+	attr *as[8];
+	size_t j = 0;
+	const char *key;
+	json_t *v;
+	json_object_foreach(o0, key, v) {
+		names[j] = key;
+		if (!table_attr(w->t, key) || where_attr(w, key, &as[j]) || as[j]->type.t == T_JSON)
+			return 0;   /* built object by object, which says what is wrong */
+		j++;
+	}
+	for (size_t r = 0; r < n; r++) {
+		json_t *o = json_array_get(list, r);
+		if (!json_is_object(o) || json_object_size(o) != k) return 0;
+		for (j = 0; j < k; j++)
+			if (!is_plain(json_object_get(o, names[j]))) return 0;
+	}
+	val_t *vals = xcalloc(n * k, sizeof(val_t));
+	for (size_t r = 0; r < n * k; r++) {
+		int rc = where_value(w, as[r % k], json_object_get(json_array_get(list, r / k), names[r % k]), &vals[r]);
+		if (rc) {
+			for (size_t q = 0; q < r; q++) val_free(&vals[q]);
+			free(vals);
+			return rc;
+		}
+	}
+	q_col cols[8];
+	const coldef *types[8];
+	for (j = 0; j < k; j++) {
+		cols[j] = wcol(w, as[j]);
+		types[j] = &as[j]->type;
+	}
+	*out = q_in(w->a, cols, types, k, vals, n, 0);
+	free(vals);
+	return 1;
+}
+
+int restrict_node(q_node **out, q_arena *a, djc_conn *c, const table *t, const char *where_json, const char *alias,
+		  int source_only)
+{
+	return restrict_node_at(out, a, c, t, where_json, (q_col){alias, NULL, NULL}, source_only);
+}
+
+int restrict_node_at(q_node **out, q_arena *a, djc_conn *c, const table *t, const char *where_json, q_col ref,
+		     int source_only)
+{
+	*out = NULL;
+	if (!where_json || !*where_json) return DJC_OK;
+	json_error_t je;
+	json_t *j = json_loads(where_json, JSON_REJECT_DUPLICATES, &je);
+	if (!j) return conn_fail(c, DJC_EINVAL, "restriction is not valid JSON (column %d): %s", je.column, je.text);
+	wctx w = {c, t, ref, source_only, a};
+	q_node *x = NULL;
+	int rc = DJC_OK;
+	if (json_is_array(j)) {
+		int keys = json_array_size(j) ? keys_in(&w, j, &x) : 0;
+		if (keys < 0) rc = keys;
+		if (!keys) x = q_or(a);
+		for (size_t i = 0; !keys && i < json_array_size(j) && !rc; i++) {
+			q_node *o;
+			if (!(rc = cond_obj(&w, json_array_get(j, i), &o))) q_add(a, x, o);
+		}
+	} else
+		rc = cond_obj(&w, j, &x);
+	json_decref(j);
+	if (rc) return rc;
+	x->bound_max = WHERE_BOUND_MAX;
+	*out = x;
+	return DJC_OK;
+}
+
+int restrict_fail(djc_conn *c, int rc, const q_out *o)
+{
+	if (!o->over) return rc;
+	return conn_fail(c, DJC_EINVAL, "restriction binds %zu values one by one, more than the %d allowed: give a long "
+			 "list as one attribute's list ({\"id\": [...]}) or as keys of the same attributes "
+			 "([{\"a\": 1, \"b\": 2}, ...])", o->over, WHERE_BOUND_MAX);
+}
+
+int where_build(djc_conn *c, const table *t, const char *where_json, const char *alias, int source_only, sb_t *sql, pvec *params)
+{
+	q_arena a = Q_ARENA_INIT;
+	q_node *x;
+	int rc = restrict_node(&x, &a, c, t, where_json, alias, source_only);
+	if (!rc && x) {
+		q_out o = {sql, params, 0};
+		rc = restrict_fail(c, q_and_sql(c->db, x, &o), &o);
+	}
+	q_arena_free(&a);
+	return rc;
+}
+
+int restrict_check(djc_conn *c, const table *t, const char *where_json, int source_only)
+{
+	sb_t tmp = SB_INIT;
+	pvec p = {0};
+	int rc = where_build(c, t, where_json, NULL, source_only, &tmp, &p);
+	sb_free(&tmp);
+	pvec_free(&p);
+	return rc;
+}
+
+/* ---------------------------------------------------------- key source */
+
+/* The tables a key source joins, each with the attributes it brings. */
+typedef struct ks_part {
+	const table *tb;
+	char **names;        /* the parent's key (default) or its heading (key_source = A * B) */
+	size_t n;
+} ks_part;
+
+static int part_has(const ks_part *p, const char *name)
+{
+	for (size_t k = 0; k < p->n; k++)
+		if (!strcmp(p->names[k], name)) return 1;
+	return 0;
+}
+
+/* The parts of t's key source: the parents named in its primary key, or
+ * its key_source's tables (their headings in the arena). */
+static size_t ks_parts(q_arena *a, const table *t, ks_part *ps, size_t max)
+{
+	size_t np = 0;
+	if (t->nks) {
+		for (size_t i = 0; i < t->nks && np < max; i++) {
+			const table *u = t->ks_tables[i];
+			char **head = q_alloc(a, (u->nattrs ? u->nattrs : 1) * sizeof(char *));
+			for (size_t k = 0; k < u->nattrs; k++) head[k] = u->attrs[k].name;
+			ps[np++] = (ks_part){u, head, u->nattrs};
+		}
+	} else
+		for (size_t i = 0; i < t->nfks && np < max; i++)
+			if (t->fks[i].in_key) ps[np++] = (ks_part){t->fks[i].ptable, t->fks[i].attrs, t->fks[i].nattrs};
+	return np;
+}
+
+/* The condition joining part p to the parts before it: on the attributes
+ * an earlier part also has, where one of the two has it in its key (a
+ * secondary attribute of the same name in both is not a link: DataJoint
+ * 2's semantic join); true when there are none (a cross product). */
+static void ks_join_on(q_arena *a, const ks_part *ps, size_t p, const char *const *al, q_node *on)
+{
+	for (size_t k = 0; k < ps[p].n; k++) {
+		const char *name = ps[p].names[k];
+		const attr *pa = table_attr(ps[p].tb, name);
+		for (size_t e = 0; e < p; e++) {
+			if (!part_has(&ps[e], name)) continue;
+			const attr *ea = table_attr(ps[e].tb, name);
+			if (!(pa && pa->in_key) && !(ea && ea->in_key)) continue;
+			q_add(a, on, q_same(a, (q_col){al[e], NULL, name}, (q_col){al[p], NULL, name}));
+			break;
+		}
+	}
+	if (!on->nkids) q_add(a, on, q_true(a));
+}
+
+int keysource_query(q_sel **out, q_arena *a, djc_conn *c, const table *t)
+{
+	ks_part ps[64];
+	size_t np = ks_parts(a, t, ps, 64);
+	const char *al[64];
+	q_sel *s = q_select(a);
+	s->distinct = 1;
+	for (size_t p = 0; p < np; p++) {
+		al[p] = q_printf(a, "s%zu", p);
+		q_node *on = q_from_table(a, s, ps[p].tb->sql_name, al[p], 0);
+		if (p) ks_join_on(a, ps, p, al, on);
+	}
+	for (size_t i = 0; i < t->nsrc; i++) {
+		const attr *at = &t->attrs[t->src[i]];
+		/* the first table holding the attribute supplies it */
+		size_t owner = 0;
+		for (size_t p = 0; p < np; p++)
+			if (part_has(&ps[p], at->name)) { owner = p; break; }
+		q_col_item(a, s, (q_col){np ? al[owner] : "s0", NULL, at->name}, at->name);
+	}
+	*out = s;
+	if (!t->key_source_where) return DJC_OK;
+	/* the standing restriction names attributes, which come from
+	 * different parents: the join as a derived table, restricted */
+	q_node *x;
+	int rc = restrict_node(&x, a, c, t, t->key_source_where, "ksr", 1);
+	if (rc) return rc;
+	q_sel *w = q_select(a);
+	q_from_query(a, w, s, "ksr", 0);
+	if (x) q_where(a, w, x);
+	*out = w;
+	return DJC_OK;
+}
+
+int keysource_sql(djc_conn *c, const table *t, sb_t *sql, pvec *params)
+{
+	q_arena a = Q_ARENA_INIT;
+	q_sel *s;
+	int rc = keysource_query(&s, &a, c, t);
+	if (!rc) {
+		q_out o = {sql, params, 0};
+		rc = restrict_fail(c, q_select_sql(c->db, s, &o), &o);
+	}
+	q_arena_free(&a);
+	return rc;
+}
+
+q_node *not_in_target(q_arena *a, const table *t, const char *alias)
+{
+	q_sel *s = q_select(a);
+	q_item_add(a, s, QI_ONE, NULL);
+	q_from_table(a, s, t->sql_name, "tg", 0);
+	for (size_t i = 0; i < t->nsrc; i++) {
+		const char *n = t->attrs[t->src[i]].name;
+		q_where(a, s, q_same(a, (q_col){"tg", NULL, n}, (q_col){alias, NULL, n}));
+	}
+	return q_exists(a, s, 1);
+}
