@@ -174,7 +174,7 @@ sys.exit(0 if all(r["v"] == r["id"] * 10 or r["id"] == 1 for r in rows) else 1)'
 	expect_out "all 12 made once" "12" cnt Out
 fi
 }
-tcase lost_connections
+tcase lost_connections make_output
 
 case_full_disk() {
 # ------------------------------------------------------- full disk
@@ -223,6 +223,6 @@ M
 	unset DJC_JOBS_LEASE_TIMEOUT
 fi
 }
-tcase full_disk
+tcase full_disk lost_connections
 
 finish

@@ -143,7 +143,7 @@ expect_rc 0 "refresh at the default priority (5)" djc jobs refresh Done
 expect_out "populate --priority 3 --no-refresh leaves priority-5 jobs" "Done: 0 made, 0 errors, 0 skipped" djc populate Done --reserve-jobs --priority 3 --no-refresh --make ./mk.sh
 expect_out "populate --priority 5 makes them" "Done: 2 made, 0 errors, 0 skipped" djc populate Done --reserve-jobs --priority 5 --make ./mk.sh
 }
-tcase priority_fresh
+tcase priority_fresh repending
 
 case_comments() {
 # ------------------------------------------------ comments, the README pipeline, -> master
@@ -207,7 +207,7 @@ expect_fail 2 "'-> master' twice" '^djc: twice\.djc:12: part table Seg2\.P refer
 printf 'Rec3 (manual)\n    rec_id : int32\n    ---\n\nSeg3 (computed)\n    -> Rec3\n    ---\n    n : int32\n\nSeg3.P (part)\n    p : int16\n    ---\n    -> master\n' > below.djc
 expect_fail 2 "'-> master' below ---" "^djc: below\.djc:13: '-> master' in part table Seg3\.P belongs above '---'" djc declare below.djc
 }
-tcase comments
+tcase comments priority_fresh
 
 case_every_key() {
 # ------------------------------------------------ every kind of key through the jobs table
@@ -247,6 +247,6 @@ expect_out "delete the made rows" "deleted 4 rows from KindMade" djc delete Kind
 expect_out "a worker in batches makes them again" "worker: 4 made, 0 errors, 0 skipped; stopped: empty (1)" sh -c 'DJC_JOBS_RESERVE_BATCH=3 "$DJC" worker KindMade --until-empty --make ./mk.sh 2>&1 | tail -1'
 expect_out "... each under its own key" "$(djc fetch Kinds --format json | sed 's/}$/,"v":1}/')" djc fetch KindMade --format json
 }
-tcase every_key
+tcase every_key comments
 
 finish

@@ -144,7 +144,7 @@ check "2: the first worker made and committed it" sh -c 'grep -q "\"success_coun
 check "2: made exactly once (1 start, 1 end)" test "$(lines '^start 2 ' m2.log)/$(lines '^end 2 ' m2.log)" = "1/1"
 check "2: committed exactly once" test "$(count Res '{"item_id": 2}')" = 1
 }
-tcase long_make
+tcase long_make sigkill
 
 case_fencing_token() {
 # ------------------------------------------------------ 3. fencing token
@@ -169,7 +169,7 @@ check "3: exactly one row, the second worker's" test "$(count Res '{"item_id": 3
 check "3: made twice, committed once" test "$(lines '^start 3 ' m3.log)/$(lines '^end 3 ' m3.log)" = "2/2"
 check "3: nothing reserved or in error afterwards" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 0, success 0, error 0, ignore 0, total 0"
 }
-tcase fencing_token
+tcase fencing_token long_make
 
 case_make_killed() {
 # ------------------------------------------ 4. make killed by a signal
@@ -198,7 +198,7 @@ check "4: the job is an error with that message" sh -c 'printf "%s" "$1" | grep 
 check "4: nothing committed, made once" test "$(count Res '{"item_id": 4}')/$(lines '^start 4 ' m4.log)" = "0/1"
 check "4: job counts" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 0, success 0, error 1, ignore 0, total 1"
 }
-tcase make_killed
+tcase make_killed fencing_token
 
 case_claim_whole() {
 # ------------------------- 5. a claim of several jobs is kept whole
@@ -219,7 +219,7 @@ check "5: the first worker made and committed all three" sh -c 'grep -q "\"succe
 check "5: each made exactly once (3 starts, 3 ends)" test "$(lines '^start 5' m5.log)/$(lines '^end 5' m5.log)" = "3/3"
 check "5: each committed exactly once" test "$(count Res '{"item_id": 51}')$(count Res '{"item_id": 52}')$(count Res '{"item_id": 53}')" = 111
 }
-tcase claim_whole
+tcase claim_whole make_killed
 
 case_claim_1000() {
 # --------------------- 6. a claim of 1,000 jobs is kept whole as well
@@ -237,6 +237,6 @@ check "6: three attempts by a second worker during the claim take nothing" test 
 check "6: the first worker made and committed all 1,000" sh -c 'grep -q "\"success_count\":1000,\"error_count\":0,\"skipped_count\":0,\"lost_count\":0" w1.out'
 check "6: each made exactly once" test "$(grep -c '^start 1' m6.log)/$(grep '^start 1' m6.log | cut -d' ' -f2 | sort -u | wc -l)" = "1000/1000"
 }
-tcase claim_1000
+tcase claim_1000 claim_whole
 
 finish

@@ -156,7 +156,7 @@ check "2: orphan: the make never got to its end" test "$(lines survived "$LOG")"
 check "2: orphan: the job is pending for another worker" test "$(djc jobs Res --status pending --json | grep -c '"item_id": *6')" = 1
 stop_left smain.6 sbg.6
 }
-tcase closed_outputs
+tcase closed_outputs leftovers
 
 case_sigkill() {
 # ------------------------------------------ 3. a worker killed by SIGKILL
@@ -198,7 +198,7 @@ check "3: --processes 2: none of it lived on to log" test "$(lines survived "$LO
 stop_left main.5 bg.5 sid.5
 djc jobs clear Res --status error >/dev/null
 }
-tcase sigkill
+tcase sigkill closed_outputs
 
 case_stop_grace() {
 # ------------------------------------------------------ 4. jobs.stop_grace
@@ -218,6 +218,6 @@ for v in 0 0.5 3600; do
 	check "4: DJC_JOBS_STOP_GRACE=$v is taken" sh -c 'printf "%s\n" "$1" | grep -Eq "^jobs\.stop_grace +$2 +\(environment\)$"' _ "$OUT" "$v"
 done
 }
-tcase stop_grace
+tcase stop_grace sigkill
 
 finish

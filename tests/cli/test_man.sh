@@ -101,7 +101,7 @@ check "completion: nothing after --make" test "$(comp djc populate Stats --make 
 check "completion: --db on the line names the database for table names" \
 	test "$(comp djc --db "sqlite:$T/none.db" fetch "")" = ""
 }
-tcase completion
+tcase completion formatting
 
 case_install() {
 # ------------------------------------------------------------ install
@@ -113,6 +113,6 @@ check "bash completion installed" cmp "$ROOT/completion/djc.bash" "$T/dest/usr/s
 expect_rc 0 "make uninstall" make --no-print-directory -C "$ROOT" BUILD="$B" DESTDIR="$T/dest" PREFIX=/usr uninstall
 check "uninstall removed them" sh -c 'test -z "$(find "$1" ! -type d)"' _ "$T/dest"
 }
-tcase install
+tcase install completion
 
 finish

@@ -151,7 +151,7 @@ run python3 watchpty.py "$DJC"
 check "progress --watch on a terminal: redrawn in place, no time lines" eval '
 	test "$(printf "%s" "$OUT" | grep -c "$(printf "\r\033\\[3A")")" -ge 2 && ! printf "%s" "$OUT" | grep -q "^== "'
 }
-tcase progress
+tcase progress diagram
 
 case_grouped_errors() {
 # ------------------------------------- every table's errors, grouped by message
@@ -183,7 +183,7 @@ check "...and as JSON" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exi
 expect_out "jobs --status pending without a table: none" "no pending job in any table" djc jobs --status pending
 expect_fail 2 "jobs without a table needs --status" "^djc: jobs needs a TABLE \(or --status STATUS alone" djc jobs --where '{"id": 1}'
 }
-tcase grouped_errors
+tcase grouped_errors progress
 
 case_empty_listing() {
 # ------------------------------------- an empty listing says why, when it is not plain
@@ -198,6 +198,6 @@ check "a table populated without --reserve-jobs: no job at all, and the note say
 run djc jobs E --status reserved
 check "an empty listing of a table with jobs: no note" test "$RC:$OUT:$ERR" = "0::"
 }
-tcase empty_listing
+tcase empty_listing grouped_errors
 
 finish

@@ -80,17 +80,17 @@ typedef struct worker_options_v1 {
  * makes of them adds up to the sum returned (y = x + 1 each). */
 static long add_src(djc_conn *c, int from, int to)
 {
-	long want = 0;
+	long sum = 0;
 	for (int i = from; i <= to; i++) {
 		djc_row *r = djc_row_new();
 		djc_row_set_int(r, "id", i);
 		djc_row_set_int(r, "x", i * 3);
-		want += i * 3 + 1;
+		sum += i * 3 + 1;
 		const djc_row *rows[1] = {r};
 		CHECK(djc_insert_ext(NULL, c, "Src", rows, 1, NULL) == DJC_OK);
 		djc_row_free(r);
 	}
-	return want;
+	return sum;
 }
 
 static long sum_y(djc_conn *c, long *n)
@@ -112,7 +112,7 @@ static long sum_y(djc_conn *c, long *n)
 }
 
 /* the sum of the y values made so far should come to (keys added by add_src) */
-static long want_sum;
+static long want;
 
 /* a serve program makes every key, reading Src over its pipe */
 static void test_serve_makes(djc_conn *c, const char *prog, const char *dir)
@@ -138,7 +138,7 @@ static void test_serve_makes(djc_conn *c, const char *prog, const char *dir)
 	djc_populate_result_free(res);
 	res = NULL;
 	long n = 0;
-	CHECK_MSG(sum_y(c, &n) == want_sum && n == 20, "n=%ld", n);
+	CHECK_MSG(sum_y(c, &n) == want && n == 20, "n=%ld", n);
 }
 
 /* a per-key and a serve program together are refused */
@@ -180,7 +180,7 @@ static void test_worker_serve(djc_conn *c, const char *prog, const char *dir)
 	const char *perkey[] = {"/bin/true", NULL};
 	long n = 0;
 	int rc;
-	want_sum += add_src(c, 21, 24);
+	want += add_src(c, 21, 24);
 	const char *outs[] = {"Out"};
 	djc_worker_options wo = DJC_WORKER_OPTIONS_INIT;
 	wo.until_empty = 1;
@@ -196,7 +196,7 @@ static void test_worker_serve(djc_conn *c, const char *prog, const char *dir)
 	CHECK(wr && wr->success_count == 4 && wr->error_count == 0 && wr->stopped[DJC_WORKER_EMPTY] == 1);
 	djc_worker_result_free(wr);
 	wr = NULL;
-	CHECK_MSG(sum_y(c, &n) == want_sum && n == 24, "n=%ld", n);
+	CHECK_MSG(sum_y(c, &n) == want && n == 24, "n=%ld", n);
 	/* version 1 worker options (no make_serve_argv, timeout) still work */
 	worker_options_v1 w1 = {.version = 1, .processes = 1, .priority = -1, .refresh = 1, .until_empty = 1,
 				.make_argv = perkey};
@@ -333,7 +333,7 @@ int main(int argc, char **argv)
 	if (rc) { fprintf(stderr, "djc_open: %s\n", djc_error_last(c)); return 1; }
 	rc = djc_declare(NULL, c, PIPE, "serve.djc");
 	CHECK_MSG(rc == DJC_OK, "%s", djc_error_last(c));
-	want_sum = add_src(c, 1, 20);
+	want = add_src(c, 1, 20);
 	if (t_want("serve_makes")) test_serve_makes(c, prog, dir);
 	if (t_want("refused_both")) test_refused_both(c, prog, dir);
 	if (t_want("options_v1")) test_options_v1(c, prog, dir);
