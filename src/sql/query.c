@@ -453,7 +453,7 @@ int q_delete_sql(db_conn *db, const char *table, const q_node *where, q_out *o)
 
 void q_insert_sql(db_conn *db, const q_insert *ins, q_out *o)
 {
-	sb_add(o->sql, ins->ignore ? db->drv->insert_ignore_head : "INSERT INTO");
+	sb_add(o->sql, ins->ignore ? db_insert_ignore_head(db) : "INSERT INTO");
 	sb_addc(o->sql, ' ');
 	db_qtable(db, o->sql, ins->table);
 	sb_add(o->sql, " (");
@@ -470,5 +470,5 @@ void q_insert_sql(db_conn *db, const q_insert *ins, q_out *o)
 		}
 		sb_addc(o->sql, ')');
 	}
-	if (ins->ignore) sb_add(o->sql, db->drv->insert_ignore_tail);
+	if (ins->ignore) sb_add(o->sql, db_insert_ignore_tail(db));
 }
