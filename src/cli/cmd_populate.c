@@ -130,7 +130,7 @@ int cmd_populate(int argc, char **argv)
 		}
 	}
 	if (!table) die_usage("populate needs a TABLE (see djc populate --help)");
-	if (o.processes > 256) die_usage("--processes is at most 256");
+	if (o.processes > DJC_MAX_PROCESSES) die_usage("--processes is at most %d", DJC_MAX_PROCESSES);
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	if (!o.display_progress) djc_config_get_bool(&o.display_progress, "display.progress");   /* djc.json / DJC_DISPLAY_PROGRESS */
 	djc_populate_result *r = NULL;

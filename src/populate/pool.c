@@ -20,7 +20,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MAX_PROCS 256
 /* A dead child whose server session could not be watched (through a
  * pooler or a proxy; session_ended) may have left a transaction for the
  * server to run: its jobs are handed back at once and again this many
@@ -205,7 +204,7 @@ static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, long l
  * with nobody to report to. The kernel sends the signal on the death of
  * the thread that forked the child (PR_SET_PDEATHSIG), which is the one in
  * pool_run until every child has ended: so on the parent process's death
- * only. Populate's handler (on_signal) is inherited: the running make is
+ * only. Populate's handler (signals_stop) is inherited: the running make is
  * stopped and recorded as interrupted, the rest of the claim handed back,
  * nothing more claimed. A parent that died before the request was made is
  * seen by getppid. */
@@ -283,11 +282,11 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, int serve, counters *sh,
 	     djc_rowset *keys, int procs, djc_populate_result *res, progress *prog, const pool_work *pw)
 {
-	if (procs > MAX_PROCS) procs = MAX_PROCS;
-	pid_t pids[MAX_PROCS];
-	int fds[MAX_PROCS];
-	sb_t bufs[MAX_PROCS];
-	making mk[MAX_PROCS];
+	if (procs > DJC_MAX_PROCESSES) procs = DJC_MAX_PROCESSES;
+	pid_t pids[DJC_MAX_PROCESSES];
+	int fds[DJC_MAX_PROCESSES];
+	sb_t bufs[DJC_MAX_PROCESSES];
+	making mk[DJC_MAX_PROCESSES];
 	memset(mk, 0, sizeof mk);
 	making_slot *slots = mmap(NULL, (size_t)procs * sizeof *slots, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (slots == MAP_FAILED) return conn_fail(c, DJC_ERROR, "cannot start worker processes: %s", strerror(errno));
@@ -314,11 +313,11 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *
 	 * a pooler or a proxy, an error, a signal): not reaped (their pids stay
 	 * theirs) until their jobs have been handed back once more,
 	 * ZOMBIE_GRACE seconds later, signal or not */
-	struct { pid_t pid; double due; } zombies[MAX_PROCS * 5];
+	struct { pid_t pid; double due; } zombies[DJC_MAX_PROCESSES * 5];
 	size_t nz = 0;
 	while (alive > 0 || nz > 0) {
-		struct pollfd pfd[MAX_PROCS];
-		int map[MAX_PROCS], np = 0;
+		struct pollfd pfd[DJC_MAX_PROCESSES];
+		int map[DJC_MAX_PROCESSES], np = 0;
 		for (int i = 0; i < n; i++) if (fds[i] >= 0) { pfd[np].fd = fds[i]; pfd[np].events = POLLIN; map[np++] = i; }
 		if (np) poll(pfd, (nfds_t)np, 100); else usleep(50000);
 		for (int k = 0; k < np; k++) {

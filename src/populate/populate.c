@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define MAX_PROCS 256
 
 void djc_populate_options_init(djc_populate_options *o)
 {
@@ -194,7 +193,7 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 		return conn_fail(c, DJC_EINVAL, "table %s has no make: give --make PROGRAM or --make-serve PROGRAM "
 				 "(or a 'make = ...' or 'make_serve = ...' line in its definition)", t->name);
 	if ((rc = options_check(c, o))) return rc;
-	int procs = o->processes < 1 ? 1 : o->processes > MAX_PROCS ? MAX_PROCS : o->processes;
+	int procs = o->processes < 1 ? 1 : o->processes > DJC_MAX_PROCESSES ? DJC_MAX_PROCESSES : o->processes;
 	if (o->where_json) {
 		sb_t tmp = SB_INIT;
 		pvec p = {0};

@@ -2,7 +2,7 @@
  * report, take make calls under max_calls, run make with a watch that says
  * when to stop (worker.h). */
 #include "worker.h"
-#include "serve.h"
+#include "make/serve.h"
 #include "util/clock.h"
 #include "util/config.h"
 #include "util/duration.h"

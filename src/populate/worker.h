@@ -6,7 +6,7 @@
 #define DJC_WORKER_H
 #include <stdatomic.h>
 #include "lease.h"
-#include "populate.h"
+#include "make/make.h"
 #include "progress.h"
 #include "../util/clock.h"
 

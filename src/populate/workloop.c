@@ -38,7 +38,6 @@
 #define STATS_FLUSH_S 30.0    /* ... or 30 s */
 #define STATS_READ_S 60.0     /* the shared histogram is read again after this */
 #define DEADLINE_MARGIN 1.0   /* seconds kept free before a deadline for the commit */
-#define MAX_PROCS 256
 
 /* ------------------------------------------------------------ the table
  * ~djc_worker: one row per served table (name = the table's name).
@@ -735,7 +734,6 @@ const char *djc_worker_stop_name(int stop)
 	return stop >= 0 && stop < DJC_WORKER_NSTOPS ? names[stop] : "unknown";
 }
 
-static void on_signal(int sig) { if (!populate_signal) populate_signal = sig; }
 
 /* The tables to serve, upstream first (pipeline order), each once. */
 static int served_tables(djc_conn *c, const char *const *names, size_t n, table ***out, size_t *nout)
@@ -791,9 +789,9 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 	if (nnames && !names) return conn_fail(c, DJC_EINVAL, "%zu tables announced, none given (NULL)", nnames);
 	if (o->max_jobs < 0 || !(o->idle_exit >= 0) || !(o->deadline >= 0) || !(o->refresh_interval >= 0) ||
 	    (o->timeout != DJC_TIMEOUT_NONE && config_limit("timeout", o->timeout)) ||
-	    (o->priority != -1 && config_limit("priority", (double)o->priority)) || o->processes < 0 || o->processes > MAX_PROCS)
+	    (o->priority != -1 && config_limit("priority", (double)o->priority)) || o->processes < 0 || o->processes > DJC_MAX_PROCESSES)
 		return conn_fail(c, DJC_EINVAL, "worker options out of range (max_jobs, idle_exit, deadline, refresh_interval >= 0; "
-				 "timeout 0 to 1e9 or DJC_TIMEOUT_NONE; priority -1 or 0 to 2147483647; processes 1 to %d)", MAX_PROCS);
+				 "timeout 0 to 1e9 or DJC_TIMEOUT_NONE; priority -1 or 0 to 2147483647; processes 1 to %d)", DJC_MAX_PROCESSES);
 	char *const *argv = (char *const *)o->make_argv, *const *sargv = (char *const *)o->make_serve_argv;
 	if (argv && !argv[0]) argv = NULL;
 	if (sargv && !sargv[0]) sargv = NULL;
@@ -870,7 +868,7 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 
 	djc_populate_result pres = {0};
 	struct sigaction sa = {0}, old_int, old_term;
-	sa.sa_handler = on_signal;
+	sa.sa_handler = signals_stop;
 	sigemptyset(&sa.sa_mask);
 	populate_signal = 0;
 	sigaction(SIGINT, &sa, &old_int);

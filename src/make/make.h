@@ -1,12 +1,18 @@
-/* populate.h - running make (C callback or program) for one key, and the
- * populate drivers (direct and with job reservation). */
-#ifndef DJC_POPULATE_H
-#define DJC_POPULATE_H
-#include <signal.h>
+/* make.h - running make for one key: a C callback (make.c), a program
+ * per key (make.c over proc.c), or a serve program making many keys
+ * (serve.h). The layer between populate and the jobs/table layers:
+ * populate (src/populate) decides which key to make and commits what make
+ * staged; make runs the user's code, stages and checks its rows, and
+ * writes nothing to the database. It calls the table layer (staging,
+ * reads for the make) and the jobs layer only for the job metadata
+ * (jobs_version). */
+#ifndef DJC_MAKE_H
+#define DJC_MAKE_H
 #include <stdatomic.h>
 #include <time.h>
 #include "jobs/jobs.h"
 #include "proc.h"
+#include "signals.h"
 
 /* Rows staged by one make: parallel arrays of target tables and prepared rows. */
 typedef struct staged {
@@ -60,28 +66,6 @@ typedef struct make_result {
 } make_result;
 void make_result_free(make_result *r);
 
-/* The signal (SIGINT/SIGTERM) that asked populate to stop, or 0; set by
- * populate's handlers. */
-extern volatile sig_atomic_t populate_signal;
-/* SIGUSR1 asked populate to drain: take no more work, finish what runs. */
-extern volatile sig_atomic_t populate_drain;
-/* In a worker process of the pool (pool.c): its parent's pid, which it
- * watches (a SIGTERM when the parent dies); 0 in any other process. */
-extern pid_t populate_parent;
-/* 1 when this is a pool's worker process whose parent died. */
-int populate_orphaned(void);
-/* SIGUSR1 caught (populate_drain cleared, then set by it) from the start of
- * djc_populate and djc_worker, so a drain asked while they set up is not
- * the signal's default, the end of the process. A SIGUSR1 the caller
- * blocked is unblocked meanwhile, so one that came while it was blocked
- * (the CLI blocks it from its start) drains at once. drain_release puts
- * back the caller's handler and mask. */
-typedef struct drain_saved {
-	struct sigaction act;
-	int was_blocked;
-} drain_saved;
-void drain_catch(drain_saved *d);
-void drain_release(const drain_saved *d);
 
 /* Run the make program argv for key (its attempt number in DJC_ATTEMPT);
  * stage and check its rows. watch (may be NULL) is asked while it runs;

@@ -3,7 +3,7 @@
  * JSON Lines on stdout, stderr's tail kept for the error stack; the process
  * itself is proc.c's). Nothing here writes to the database: rows are only
  * staged and checked. */
-#include "populate.h"
+#include "make.h"
 #include "util/config.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,15 +14,6 @@
 
 #define MAX_OUTPUT (256UL << 20)   /* a make's stdout beyond this is an error */
 #define STDERR_TAIL 4000
-
-volatile sig_atomic_t populate_signal;
-volatile sig_atomic_t populate_drain;
-pid_t populate_parent;
-
-int populate_orphaned(void)
-{
-	return populate_parent > 0 && getppid() != populate_parent;
-}
 
 void staged_free(staged *s)
 {

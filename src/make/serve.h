@@ -6,10 +6,10 @@
  * program is started on the first key (and after it died or was stopped),
  * kept between keys, and stopped by serve_free. Restarts are bounded:
  * more than jobs.serve_restarts in a minute and serve_make refuses, with
- * make_result.fatal set. Internal to src/populate. */
+ * make_result.fatal set. Internal to src/make and its caller src/populate. */
 #ifndef DJC_SERVE_H
 #define DJC_SERVE_H
-#include "populate.h"
+#include "make.h"
 
 /* The protocol version this djc speaks (the hello's "version"). */
 #define SERVE_VERSION 1
