@@ -122,7 +122,8 @@ int jsql_expand(djc_conn *c, const jsql *s, const jctx *x, const val_t *args, si
 		const char *colon = memchr(f, ':', n);
 		size_t head = colon ? (size_t)(colon - f) : n;
 #define IS(lit) (head == sizeof lit - 1 && !strncmp(f, lit, head))
-		if (IS("J") || IS("T") || IS("H")) alias(c, t, f, 1, q);
+		if (IS("N") && x->named) db_qtable(c->db, q, x->named);
+		else if (IS("J") || IS("T") || IS("H")) alias(c, t, f, 1, q);
 		else if (IS("now")) c->db->drv->now(q);
 		else if (IS("now+?")) {
 			if (ai >= nargs) return bad(c, s, "no argument for", f, n);

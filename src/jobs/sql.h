@@ -5,6 +5,8 @@
  * A template is SQL with `?` for the caller's arguments (taken in order)
  * and {fragments}:
  *   {J} {T} {H}      the jobs table, the target table, the history table (quoted)
+ *   {N}              the table jctx.named (quoted): one of djc's own tables
+ *                    named outright (the worker table, worker_statements.c)
  *   {status} ...     a column of the jobs or the history table (JOB_COLS,
  *                    HIST_COLS), quoted; a column whose name a key
  *                    attribute already uses is `_name`
@@ -43,6 +45,7 @@ typedef struct jctx {
 	const char *where;              /* {where}: JSON restriction, or NULL */
 	long max_priority;              /* {prio}: -1 = no bound */
 	const char *status;             /* {ifstatus}: a status, or NULL */
+	const char *named;              /* {N}: a table by name, or NULL */
 } jctx;
 
 #define JCTX(tab) ((jctx){.t = (tab), .max_priority = -1})

@@ -260,7 +260,7 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 			work_direct(&w, keys);
 		worker_end(&w);
 	} else
-		rc = pool_run(c, t, o, argv, serve, sh, keys, procs, res, &prog, NULL);
+		rc = pool_run(c, t, o, sh, res, &(pool_opts){.argv = argv, .serve = serve, .keys = keys, .procs = procs, .prog = &prog});
 	bar_final(&prog, sh, o, rc);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
