@@ -280,11 +280,14 @@ int djc_make_attempt(const djc_make_ctx *ctx)
 	return ctx && ctx->attempt > 0 ? ctx->attempt : 1;
 }
 
-int make_callback(djc_conn *c, table *t, const djc_row *key, int attempt, djc_make_fn fn, void *payload,
-		  const make_watch *watch, staged *out, make_result *res)
+int make_callback(const make_req *rq, djc_make_fn fn, void *payload, staged *out, make_result *res)
 {
+	djc_conn *c = rq->c;
+	table *t = rq->t;
+	const djc_row *key = rq->key;
+	const make_watch *watch = rq->watch;
 	memset(res, 0, sizeof *res);
-	djc_make_ctx ctx = {.c = c, .t = t, .key = key, .watch = watch, .attempt = attempt};
+	djc_make_ctx ctx = {.c = c, .t = t, .key = key, .watch = watch, .attempt = rq->attempt};
 	make_clock clk;
 	make_clock_start(&clk);
 	int rc = fn(&ctx, key, payload);
@@ -396,9 +399,12 @@ void make_env_free(char **env)
  * DJC_TABLE, DJC_DATABASE_URL, the schema and DJC_KEY_<attr>. Appended to
  * env[0..*n) (whose entries are borrowed); *own receives the added
  * strings, to be freed. */
-static char **env_key(djc_conn *c, table *t, const djc_row *key, const char *keyjson, int attempt, char **env, size_t *n,
-			    char ***own)
+static char **env_key(const make_req *rq, const char *keyjson, char **env, size_t *n, char ***own)
 {
+	djc_conn *c = rq->c;
+	table *t = rq->t;
+	const djc_row *key = rq->key;
+	int attempt = rq->attempt;
 	sb_t b = SB_INIT;
 	env = xrealloc(env, (*n + key->n + 7) * sizeof(char *));
 	char **o = xcalloc(key->n + 7, sizeof(char *));
@@ -571,16 +577,18 @@ static void parse_rows(djc_conn *c, table *t, const djc_row *key, char *buf, siz
 	if (make_need_target_row(t, out, res)) res->ok = 1;
 }
 
-int make_program(djc_conn *c, table *t, const djc_row *key, int attempt, char *const *argv, const make_watch *watch,
-		 staged *out, make_result *res)
+int make_program(const make_req *rq, char *const *argv, staged *out, make_result *res)
 {
+	djc_conn *c = rq->c;
+	table *t = rq->t;
+	const djc_row *key = rq->key;
 	memset(res, 0, sizeof *res);
 	sb_t keyjson = SB_INIT;
 	row_to_json(&keyjson, t, key);
 	size_t ne = 0;
 	char **own = NULL, *own_env = NULL;
 	char **env = make_env_base(c, 0, &ne, &own_env);
-	env = env_key(c, t, key, sb_str(&keyjson), attempt, env, &ne, &own);
+	env = env_key(rq, sb_str(&keyjson), env, &ne, &own);
 	sb_addc(&keyjson, '\n');
 
 	proc_spec spec = {argv, env, MAX_OUTPUT, STDERR_TAIL};
@@ -598,7 +606,7 @@ int make_program(djc_conn *c, table *t, const djc_row *key, int attempt, char *c
 		goto done_env;
 	}
 	proc_input(p, keyjson.s, keyjson.len, 1);
-	watch_ask ask = {watch, MAKE_GO};
+	watch_ask ask = {rq->watch, MAKE_GO};
 	proc_wait(p, watch_proc_check, &ask, config_double("jobs.stop_grace"), &ps);
 
 	size_t tlen;

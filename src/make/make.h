@@ -67,16 +67,25 @@ typedef struct make_result {
 void make_result_free(make_result *r);
 
 
+/* One key to make, whatever makes it: the key of t on connection c, its
+ * attempt-th attempt (DJC_ATTEMPT, djc_make_attempt, the serve request's
+ * "attempt"), and the watch asked while it runs (may be NULL). */
+typedef struct make_req {
+	djc_conn *c;
+	table *t;
+	const djc_row *key;
+	int attempt;
+	const make_watch *watch;
+} make_req;
+
 /* Run the make program argv for key (its attempt number in DJC_ATTEMPT);
  * stage and check its rows. watch (may be NULL) is asked while it runs;
  * when it says stop, the program is stopped and res->stopped says why. */
-int make_program(djc_conn *c, table *t, const djc_row *key, int attempt, char *const *argv, const make_watch *watch,
-		 staged *out, make_result *res);
+int make_program(const make_req *rq, char *const *argv, staged *out, make_result *res);
 /* Call a C make for key. Work it finished is kept even if a stop was asked
  * meanwhile (the caller commits it, then stops); a make that returns an
  * error after a stop was asked is recorded as stopped. */
-int make_callback(djc_conn *c, table *t, const djc_row *key, int attempt, djc_make_fn fn, void *payload,
-		  const make_watch *watch, staged *out, make_result *res);
+int make_callback(const make_req *rq, djc_make_fn fn, void *payload, staged *out, make_result *res);
 /* Check a row (JSON object) from make for t or one of its parts; stage it. */
 int stage_json_row(djc_conn *c, table *t, const djc_row *key, json_t *obj, staged *out, char **msg);
 
