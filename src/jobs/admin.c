@@ -89,7 +89,7 @@ int djc_jobs_complete(djc_conn *c, djc_job *job, const djc_row *const *rows, siz
 	}
 	if (!rc) {
 		commit_result res;
-		rc = jobs_commit(c, job, &(commit_rows){tabs, prep, n}, duration, NULL, &res);
+		rc = jobs_commit(c, job, &(commit_rows){tabs, prep, n, NULL}, duration, NULL, &res);
 		if (!rc && res == COMMIT_LOST) rc = DJC_ELOST;   /* message set by jobs_commit */
 		else if (!rc && res == COMMIT_TAKEN) {
 			char *kj = key_to_json(job->t, job->key, 1);

@@ -28,39 +28,6 @@ static jctx job_ctx(const djc_job *job)
 	return x;
 }
 
-int make_rows_insert(djc_conn *c, const table *target, table **tables, djc_row **rows, size_t n, int *taken)
-{
-	*taken = 0;
-	/* upstream checked at commit: what make read is still what is there */
-	if (n && tables[0] == target) {
-		int rc = conn_reads_verify(c, target, rows[0]);
-		if (rc) return rc;
-	}
-	for (size_t i = 0; i < n; i++) {
-		size_t bad = 0;
-		int rc = rows_insert(c, tables[i], &rows[i], 1, 0, NULL, &bad);
-		if (!rc) continue;
-		char *k = key_to_json(tables[i], rows[i], 0);
-		/* only the first target row can collide with someone else's
-		 * commit (a later one duplicates a row of this very make); a
-		 * unique index other than the primary key is make's own error */
-		*taken = rc == DJC_EDUPLICATE && tables[i] == target && i == 0;
-		if (*taken)
-			conn_fail(c, rc, "%s %s already exists", tables[i]->name, k);
-		else if (rc == DB_EUNIQUE)
-			conn_fail(c, rc, "row %s of %s repeats a value of a unique index: %s", k, tables[i]->name, c->db->err);
-		else if (rc == DJC_EDUPLICATE)
-			conn_fail(c, rc, "make produced a duplicate row %s for %s", k, tables[i]->name);
-		else if (rc == DJC_EFOREIGN)
-			conn_fail(c, rc, "row %s of %s references a missing parent row", k, tables[i]->name);
-		else
-			conn_fail(c, rc, "inserting %s into %s: %s", k, tables[i]->name, c->db->err);
-		free(k);
-		return rc == DB_EUNIQUE ? DJC_EDUPLICATE : rc;
-	}
-	return DJC_OK;
-}
-
 /* history.add for job (fenced), then history.trim when the job had rows
  * before (a first row needs none). *added = rows added (0: not ours). */
 typedef struct hist_row {
@@ -312,7 +279,7 @@ static int commit_exact(djc_conn *c, djc_job *job, const commit_rows *r, double 
 		return DJC_OK;
 	}
 	int taken = 0;
-	if ((rc = make_rows_insert(c, job->t, r ? r->tables : NULL, r ? r->rows : NULL, r ? r->n : 0, &taken))) {
+	if ((rc = make_rows_insert(c, job->t, r, &taken))) {
 		db_rollback(c->db);
 		if (!taken) return rc;
 		/* made by someone else (a populate without reservation, a direct
@@ -340,15 +307,9 @@ int jobs_commit(djc_conn *c, djc_job *job, const commit_rows *r, double duration
 {
 	if (next) { next->jobs = NULL; next->njobs = 0; }
 	/* a make whose reads must be checked commits statement by statement:
-	 * the check reads inside the transaction, which one batch cannot */
-	if (r && r->n && r->tables[0] == job->t && conn_reads_pending(c, job->t, r->rows[0])) {
-		int rc = commit_exact(c, job, r, duration, res);
-		/* decided (or failed for good): forget; retried: check again */
-		if (*res == COMMIT_DONE || *res == COMMIT_TAKEN || *res == COMMIT_LOST ||
-		    (*res == COMMIT_FAILED && rc != DJC_EBUSY && rc != DJC_ECONN))
-			conn_reads_forget(c, job->t, r->rows[0]);
-		return rc;
-	}
+	 * the check reads inside the transaction, which one batch cannot (a
+	 * retry checks them again: the caller passes the same reads) */
+	if (r && r->reads) return commit_exact(c, job, r, duration, res);
 	int exact = 0;
 	batch b = {&job, 1, r, duration, next};
 	int rc = commit_batch(c, &b, res, &exact);
@@ -364,8 +325,7 @@ int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, const commit_rows *r
 	if (config_bool("jobs.keep_completed")) return DJC_EINVAL;   /* per-job durations: one by one */
 	for (size_t i = 0; i < k; i++)   /* attempts to record: one by one (jobs_commit) */
 		if (jobs[i]->history) return DJC_EINVAL;
-	for (size_t i = 0; r && i < r->n; i++)   /* reads to check: one by one (jobs_commit) */
-		if (r->tables[i] == jobs[0]->t && conn_reads_pending(c, r->tables[i], r->rows[i])) return DJC_EINVAL;
+	if (r && r->reads) return DJC_EINVAL;   /* reads to check: one by one (jobs_commit) */
 	int exact = 0;
 	/* anything but DONE and UNKNOWN: the caller commits the jobs one by one */
 	batch b = {jobs, k, r, 0, next};

@@ -6,6 +6,7 @@
 #ifndef DJC_JOBS_H
 #define DJC_JOBS_H
 #include "table/table.h"
+#include "table/make_rows.h"
 
 /* The notification channel (db_notify/db_listen) on which a refresh that
  * made jobs takeable says so, with the payload "schema.Table": waiting
@@ -129,19 +130,9 @@ typedef struct next_claim {
  * pending when their leases lapse, or release them first). */
 void next_claim_drop(next_claim *next);
 
-/* What a make staged, for its commit: tables[i] gets rows[i], the
- * target's rows first. NULL (or n 0): no rows. */
-typedef struct commit_rows {
-	table **tables;
-	djc_row **rows;
-	size_t n;
-} commit_rows;
-
-/* Insert a make's staged rows (tables[i] gets rows[i]; the target's rows
- * first) in the caller's transaction. DJC_OK, or an error with a one-line
- * message naming the row; *taken is set when the first target row collided
- * with a committed one (someone else made this key: not make's error). */
-int make_rows_insert(djc_conn *c, const table *target, table **tables, djc_row **rows, size_t n, int *taken);
+/* What a make staged, for its commit (table/make_rows.h): the rows, and
+ * the read set checked again in the commit's transaction. */
+typedef made_rows commit_rows;
 /* Commit make's rows and the job's success in one transaction, fenced by
  * the token (invariant 2). Returns DJC_OK with *res DONE, TAKEN or LOST;
  * or an error code with *res UNKNOWN (the COMMIT itself may have happened)

@@ -20,6 +20,7 @@ void staged_free(staged *s)
 	for (size_t i = 0; i < s->n; i++) djc_row_free(s->rows[i]);
 	free(s->rows);
 	free(s->tables);
+	read_set_free(s->reads);
 	memset(s, 0, sizeof *s);
 }
 
@@ -155,9 +156,9 @@ static void stamp_job_meta(djc_conn *c, table *t, staged *out, const make_clock 
 void make_succeeded(djc_conn *c, table *t, staged *out, const make_clock *k, read_set *reads)
 {
 	stamp_job_meta(c, t, out, k);
-	/* what make read waits on this connection for the commit of its first
-	 * target row's key */
-	conn_reads_put(c, t, out->rows[0], reads);
+	/* what make read goes with its rows to their commit */
+	read_set_free(out->reads);
+	out->reads = reads;
 }
 
 /* --------------------------------------------------------- C callbacks */

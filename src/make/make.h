@@ -19,6 +19,7 @@ typedef struct staged {
 	table **tables;
 	djc_row **rows;
 	size_t n, cap;
+	read_set *reads;   /* what the make read through djc (NULL: nothing), for its commit to check */
 } staged;
 void staged_free(staged *s);
 
@@ -105,8 +106,8 @@ typedef struct make_clock { struct timespec wall, mono; } make_clock;
 void make_clock_start(make_clock *k);
 /* A make of t succeeded with rows out (target rows first): its target rows
  * get the job metadata columns (a table declared with them), and reads
- * (taken; NULL: none) wait on c for the commit of that key, which checks
- * them (upstream.c). */
+ * (taken; NULL: none, else not empty) go with them (out->reads) to the
+ * commit of that key, which checks them (make_rows_insert). */
 void make_succeeded(djc_conn *c, table *t, staged *out, const make_clock *k, read_set *reads);
 /* A make program's stderr tail made fit for the jobs table: valid UTF-8
  * and the database password redacted; NULL when empty (caller frees). */

@@ -41,7 +41,7 @@ static int commit_job(worker *w, djc_job *job, staged *st, double dur, next_clai
 {
 	retry r = {0, 0};
 	for (;;) {
-		int rc = jobs_commit(w->c, job, &(commit_rows){st->tables, st->rows, st->n}, dur, next, res);
+		int rc = jobs_commit(w->c, job, &(commit_rows){st->tables, st->rows, st->n, st->reads}, dur, next, res);
 		while (rc && *res == COMMIT_UNKNOWN) {
 			commit_result o;
 			int orc = jobs_commit_outcome(w->c, job, &o);
@@ -123,12 +123,15 @@ static void group_flush(worker *w, group *g, next_claim *next)
 		table **tabs = xcalloc(nrows, sizeof(table *));
 		djc_row **rows = xcalloc(nrows, sizeof(djc_row *));
 		size_t k = 0;
-		for (size_t i = 0; i < g->n; i++)
+		const read_set *reads = NULL;   /* any: the group then commits one by one */
+		for (size_t i = 0; i < g->n; i++) {
 			for (size_t j = 0; j < g->st[i].n; j++) { tabs[k] = g->st[i].tables[j]; rows[k++] = g->st[i].rows[j]; }
+			if (g->st[i].reads) reads = g->st[i].reads;
+		}
 		retry r = {0, 0};
 		commit_result res;
 		int rc;
-		while (retryable(rc = jobs_commit_many(w->c, g->jobs, g->n, &(commit_rows){tabs, rows, nrows}, next, &res)) && res != COMMIT_UNKNOWN &&
+		while (retryable(rc = jobs_commit_many(w->c, g->jobs, g->n, &(commit_rows){tabs, rows, nrows, reads}, next, &res)) && res != COMMIT_UNKNOWN &&
 		       retry_wait(&r, w->lease.lease)) {}
 		free(tabs);
 		free(rows);

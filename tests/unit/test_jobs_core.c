@@ -784,7 +784,7 @@ static void commit_claims_made(djc_conn *c, table *t, djc_job *a, int k, int par
 	djc_row_set_int(row, "k", k);
 	if (part > 0) djc_row_set_int(row, "part", part);
 	djc_row_set_int(row, "v", 1);
-	CHECK_MSG(a && jobs_commit(c, a, &((commit_rows){&t, &row, 1}), 0.1, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s",
+	CHECK_MSG(a && jobs_commit(c, a, &((commit_rows){&t, &row, 1, NULL}), 0.1, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s",
 		  djc_error_last(c));
 	djc_row_free(row);
 	djc_job *b = next.njobs ? next.jobs[0] : NULL;
@@ -1502,7 +1502,7 @@ static int64_t claim_k(djc_conn *c, table *t, const char *where, djc_job **held,
 		djc_row *row = djc_row_new();   /* its row: a later refresh would re-pend a success without one */
 		djc_row_set_int(row, "k", key_k(*held));
 		djc_row_set_int(row, "v", 0);
-		CHECK_MSG(jobs_commit(c, *held, &((commit_rows){&t, &row, 1}), 0.01, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s",
+		CHECK_MSG(jobs_commit(c, *held, &((commit_rows){&t, &row, 1, NULL}), 0.01, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s",
 			  djc_error_last(c));
 		djc_row_free(row);
 		j = next.njobs ? next.jobs[0] : NULL;
