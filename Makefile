@@ -30,7 +30,7 @@ MARIADB_PC = $(firstword $(foreach m,libmariadb mariadb,$(if $(call pc_have,$(m)
 DEP_CFLAGS = $(eval DEP_CFLAGS := $(call pc_flags,--cflags,jansson sqlite3 libpq $(MARIADB_PC)))$(DEP_CFLAGS)
 DEP_LIBS = $(eval DEP_LIBS := $(call pc_flags,--libs,jansson))$(DEP_LIBS)
 
-LIB_SRC := $(sort $(wildcard src/util/*.c src/db/*.c src/sql/*.c src/schema/*.c src/table/*.c src/jobs/*.c src/populate/*.c))
+LIB_SRC := $(sort $(wildcard src/util/*.c src/db/*.c src/schema/*.c src/sql/*.c src/table/*.c src/jobs/*.c src/make/*.c src/populate/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -77,8 +77,8 @@ $(BUILD)/%.o: %.c $(wildcard include/*.h include/djc/*.h src/*/*.h)
 # library objects go into the shared library too
 $(LIB_OBJ): CFLAGS += -fPIC
 # where `make install` puts djc and djc_make.py: the last place the library
-# looks for them for its make programs (src/populate/locate.c)
-$(BUILD)/src/populate/locate.o: CPPFLAGS += -DDJC_INSTALL_BINDIR='"$(BINDIR)"' -DDJC_INSTALL_PYDIR='"$(PYDIR)"'
+# looks for them for its make programs (src/make/locate.c)
+$(BUILD)/src/make/locate.o: CPPFLAGS += -DDJC_INSTALL_BINDIR='"$(BINDIR)"' -DDJC_INSTALL_PYDIR='"$(PYDIR)"'
 
 # Every library object as it is, internal symbols included: for the CLI
 # (it reads the configuration through src/util/config.h) and for the unit

@@ -429,6 +429,9 @@ int djc_make_attempt(const djc_make_ctx *ctx);
 /* Set the error message recorded if make returns non-zero. */
 void djc_make_error(djc_make_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The most worker processes djc_populate and djc_worker run (processes). */
+#define DJC_MAX_PROCESSES 256
+
 typedef struct djc_populate_options {
 	int version;               /* DJC_POPULATE_OPTIONS_VERSION */
 	int reserve_jobs;          /* use the jobs table */

@@ -19,7 +19,7 @@
  *      build/libdjc-internal.a -ljansson -lpthread -ldl
  *   /tmp/spawn_cost [N=2000] [HEAP_MB=64] [PROG=/bin/true]
  */
-#include "populate/proc.h"
+#include "make/proc.h"
 #include "util/clock.h"
 #include <dlfcn.h>
 #include <fcntl.h>

@@ -145,7 +145,7 @@ static void populate_args(int argc, char **argv, djc_populate_options *o, const 
 		}
 	}
 	if (!*table) die_usage("populate needs a TABLE (see djc populate --help)");
-	if (o->processes > 256) die_usage("--processes is at most 256");
+	if (o->processes > DJC_MAX_PROCESSES) die_usage("--processes is at most %d", DJC_MAX_PROCESSES);
 }
 
 /* populate's result on stdout: a JSON object, or the counts line and one

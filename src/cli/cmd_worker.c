@@ -252,7 +252,7 @@ int cmd_worker(int argc, char **argv)
 		default: tables[nt++] = a.arg;
 		}
 	}
-	if (o.processes > 256) die_usage("--processes is at most 256");
+	if (o.processes > DJC_MAX_PROCESSES) die_usage("--processes is at most %d", DJC_MAX_PROCESSES);
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	djc_worker_result *r = NULL;
 	int rc = djc_worker(&r, c, nt ? tables : NULL, nt, &o);

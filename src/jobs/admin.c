@@ -37,7 +37,7 @@ int djc_jobs_reserve(djc_job **out, djc_conn *c, const char *name, const char *w
 	for (;;) {
 		djc_job **jobs = NULL;
 		size_t n = 0;
-		rc = jobs_claim(c, t, where, max_priority, config_double("jobs.lease_timeout"), 1, &jobs, &n);
+		rc = jobs_claim(c, t, &(claim_want){where, max_priority, config_double("jobs.lease_timeout"), 1}, &jobs, &n);
 		if (rc) return rc;
 		if (!n) return conn_fail(c, DJC_ENOTFOUND, "no job of %s is ready to reserve", t->name);
 		djc_job *job = jobs[0];
@@ -90,7 +90,7 @@ int djc_jobs_complete(djc_conn *c, djc_job *job, const djc_row *const *rows, siz
 	}
 	if (!rc) {
 		commit_result res;
-		rc = jobs_commit(c, job, tabs, prep, n, duration, NULL, &res);
+		rc = jobs_commit(c, job, &(commit_rows){tabs, prep, n, NULL}, duration, NULL, &res);
 		if (!rc && res == COMMIT_LOST) rc = DJC_ELOST;   /* message set by jobs_commit */
 		else if (!rc && res == COMMIT_TAKEN) {
 			char *kj = key_to_json(job->t, job->key, 1);
@@ -107,7 +107,7 @@ int djc_jobs_complete(djc_conn *c, djc_job *job, const djc_row *const *rows, siz
 int djc_jobs_error(djc_conn *c, djc_job *job, const char *message, const char *stack)
 {
 	if (!job) return conn_fail(c, DJC_EINVAL, "no job (NULL)");
-	return jobs_fail(c, job, FAIL_ERROR, message, stack, 0, NULL, NULL);
+	return jobs_fail(c, job, &(jobs_failure){FAIL_ERROR, message, stack, 0}, NULL, NULL);
 }
 
 /* --------------------------------------------------------- statuses */

@@ -176,9 +176,11 @@ int jobs_peek(djc_conn *c, table *t, const char *where, long max_priority, int *
 	return rc;
 }
 
-int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, double lease, long n,
-	       djc_job ***out, size_t *nout)
+int jobs_claim(djc_conn *c, table *t, const claim_want *w, djc_job ***out, size_t *nout)
 {
+	const char *where = w->where;
+	long max_priority = w->max_priority;
+	double lease = w->lease;
 	*out = NULL;
 	*nout = 0;
 	/* an idle poll (the last claim of this table here found nothing):
@@ -201,7 +203,7 @@ int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, doub
 		return rc;
 	}
 	claim_build b;
-	if ((rc = claim_build_init(c, t, where, max_priority, lease, n, &b))) return rc;
+	if ((rc = claim_build_init(c, t, where, max_priority, lease, w->n, &b))) return rc;
 	db_res *r = NULL;
 	if ((rc = db_claim_run(c->db, &b.due_claim, &r))) rc = conn_dbfail(c, rc, JS_CLAIM_DUE.name);
 	else claim_parse(&b, r, out, nout);
@@ -222,11 +224,11 @@ static size_t keys_per_statement(const table *t)
 
 /* Run s for the keys[0..n) of a claim, keys_per_statement at a time;
  * *rows = the rows changed in all. */
-static int by_keys(djc_conn *c, const jsql *s, table *t, const val_t *args, size_t nargs, const djc_row *const *keys,
-		   size_t n, long *rows)
+static int by_keys(djc_conn *c, const jsql *s, const jctx *all, const val_t *args, size_t nargs, long *rows)
 {
-	jctx x = JCTX(t);
-	size_t step = keys_per_statement(t);
+	jctx x = *all;
+	const djc_row *const *keys = all->keys;
+	size_t n = all->nkeys, step = keys_per_statement(all->t);
 	int rc = DJC_OK;
 	*rows = 0;
 	for (size_t i = 0; !rc && i < n; i += step) {
@@ -241,7 +243,7 @@ static int by_keys(djc_conn *c, const jsql *s, table *t, const val_t *args, size
 int jobs_renew(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, size_t n, double lease, long *held)
 {
 	val_t a[2] = {val_float(lease), val_int(token)};
-	return by_keys(c, &JS_RENEW, t, a, 2, keys, n, held);
+	return by_keys(c, &JS_RENEW, &(jctx){.t = t, .max_priority = -1, .keys = keys, .nkeys = n}, a, 2, held);
 }
 
 int jobs_hold(djc_conn *c, djc_job *job, double lease, long *held)
@@ -317,7 +319,7 @@ int jobs_release(djc_conn *c, table *t, int64_t token, const djc_row *const *key
 {
 	val_t a = val_int(token);
 	long rows = 0;
-	return by_keys(c, &JS_RELEASE, t, &a, 1, keys, n, &rows);
+	return by_keys(c, &JS_RELEASE, &(jctx){.t = t, .max_priority = -1, .keys = keys, .nkeys = n}, &a, 1, &rows);
 }
 
 int jobs_release_pid(djc_conn *c, table *t, const char *host, long pid)

@@ -28,47 +28,20 @@ static jctx job_ctx(const djc_job *job)
 	return x;
 }
 
-int make_rows_insert(djc_conn *c, const table *target, table **tables, djc_row **rows, size_t n, int *taken)
-{
-	*taken = 0;
-	/* upstream checked at commit: what make read is still what is there */
-	if (n && tables[0] == target) {
-		int rc = conn_reads_verify(c, target, rows[0]);
-		if (rc) return rc;
-	}
-	for (size_t i = 0; i < n; i++) {
-		size_t bad = 0;
-		int rc = rows_insert(c, tables[i], &rows[i], 1, 0, NULL, &bad);
-		if (!rc) continue;
-		char *k = key_to_json(tables[i], rows[i], 0);
-		/* only the first target row can collide with someone else's
-		 * commit (a later one duplicates a row of this very make); a
-		 * unique index other than the primary key is make's own error */
-		*taken = rc == DJC_EDUPLICATE && tables[i] == target && i == 0;
-		if (*taken)
-			conn_fail(c, rc, "%s %s already exists", tables[i]->name, k);
-		else if (rc == DB_EUNIQUE)
-			conn_fail(c, rc, "row %s of %s repeats a value of a unique index: %s", k, tables[i]->name, c->db->err);
-		else if (rc == DJC_EDUPLICATE)
-			conn_fail(c, rc, "make produced a duplicate row %s for %s", k, tables[i]->name);
-		else if (rc == DJC_EFOREIGN)
-			conn_fail(c, rc, "row %s of %s references a missing parent row", k, tables[i]->name);
-		else
-			conn_fail(c, rc, "inserting %s into %s: %s", k, tables[i]->name, c->db->err);
-		free(k);
-		return rc == DB_EUNIQUE ? DJC_EDUPLICATE : rc;
-	}
-	return DJC_OK;
-}
-
 /* history.add for job (fenced), then history.trim when the job had rows
  * before (a first row needs none). *added = rows added (0: not ours). */
-static int tx_history(djc_conn *c, djc_job *job, const char *outcome, double duration, double backoff,
-		      const char *message, const char *stack, long *added)
+typedef struct hist_row {
+	const char *outcome;
+	double duration;
+	double backoff;        /* seconds until the retry is due; -1: not retried */
+	const char *message, *stack;   /* may be NULL */
+} hist_row;
+
+static int tx_history(djc_conn *c, djc_job *job, const hist_row *h, long *added)
 {
 	jctx x = job_ctx(job);
-	val_t a[6] = {val_text(outcome), val_float(duration), val_float(backoff), message ? val_text(message) : val_null(),
-		      stack ? val_text(stack) : val_null(), val_int(job->token)};
+	val_t a[6] = {val_text(h->outcome), val_float(h->duration), val_float(h->backoff),
+		      h->message ? val_text(h->message) : val_null(), h->stack ? val_text(h->stack) : val_null(), val_int(job->token)};
 	int rc = jsql_count(c, &JS_HISTORY_ADD, &x, a, 6, added);
 	for (int i = 0; i < 6; i++) val_free(&a[i]);
 	if (!rc && *added && job->history) {
@@ -92,7 +65,7 @@ static int tx_close_success(djc_conn *c, djc_job *job, double duration, int reco
 	long added = 0;
 	int rc;
 	/* before the close: history.add reads the job row, fenced */
-	if (record && (keep || job->history) && (rc = tx_history(c, job, "success", duration, -1, NULL, NULL, &added))) return rc;
+	if (record && (keep || job->history) && (rc = tx_history(c, job, &(hist_row){"success", duration, -1, NULL, NULL}, &added))) return rc;
 	if (keep) {
 		val_t a[3] = {val_int(added), val_float(duration), val_int(job->token)};
 		return jsql_count(c, &JS_CLOSE_SUCCESS, &x, a, 3, hit);
@@ -110,6 +83,121 @@ static int lost(djc_conn *c, const djc_job *job, const char *what)
 	return rc;
 }
 
+/* What one batched commit does: close the k jobs of one claim (their
+ * make ran `duration` seconds; k == 1 only: a batch of several has no
+ * history), insert the rows, and claim the next jobs (next: NULL, or n
+ * jobs to claim). */
+typedef struct batch {
+	djc_job **jobs;
+	size_t k;
+	const commit_rows *rows;
+	double duration;
+	next_claim *next;
+} batch;
+
+/* The fence of one job, with its history: the attempt's row first
+ * (history.add is fenced too: it reads the row while it is still ours)
+ * with keep_completed, or when the claim said the job has history (so a
+ * job that never failed pays no statement for it; one that did keeps its
+ * history after its row is deleted), then history.trim if the job had
+ * rows before (it reads the job row), then the close: close.success, or
+ * close.delete. *fence: the index of the close in l. */
+static int fence_one(djc_conn *c, const batch *b, stmt_list *l, sb_t *q, pvec *p, size_t *fence)
+{
+	djc_job *job = b->jobs[0];
+	jctx x = JCTX(job->t);
+	x.key = job->key;
+	int keep = config_bool("jobs.keep_completed");
+	int rc = DJC_OK;
+	if (keep || job->history) {
+		val_t h[6] = {val_text("success"), val_float(b->duration), val_float(-1), val_null(), val_null(), val_int(job->token)};
+		rc = jsql_expand(c, &JS_HISTORY_ADD, &x, h, 6, q, p);
+		for (int i = 0; i < 6; i++) val_free(&h[i]);
+		if (!rc) stmt_list_add(l, q, p, -1);
+		if (!rc && job->history) {
+			val_t keepn = val_int(HISTORY_KEEP);
+			if (!(rc = jsql_expand(c, &JS_HISTORY_TRIM, &x, &keepn, 1, q, p))) stmt_list_add(l, q, p, -1);
+		}
+	}
+	if (!rc && keep) {
+		/* history.add matched exactly when the fence does (the same
+		 * token, the same transaction): one row more */
+		val_t a[3] = {val_int(1), val_float(b->duration), val_int(job->token)};
+		rc = jsql_expand(c, &JS_CLOSE_SUCCESS, &x, a, 3, q, p);
+	} else if (!rc) {
+		val_t a = val_int(job->token);
+		rc = jsql_expand(c, &JS_CLOSE_DELETE, &x, &a, 1, q, p);
+	}
+	*fence = l->n;
+	if (!rc) stmt_list_add(l, q, p, 1);
+	return rc;
+}
+
+/* 1. the fence: the item that must match k rows (when it is short, the
+ * reservation was lost): fence_one, or close.many for several jobs. */
+static int fence_stmts(djc_conn *c, const batch *b, stmt_list *l, size_t *fence)
+{
+	sb_t q = SB_INIT;
+	pvec p = {0};
+	int rc;
+	if (b->k == 1) rc = fence_one(c, b, l, &q, &p, fence);
+	else {
+		jctx x = JCTX(b->jobs[0]->t);
+		const djc_row **keys = xcalloc(b->k, sizeof *keys);
+		for (size_t i = 0; i < b->k; i++) keys[i] = b->jobs[i]->key;
+		x.keys = keys;
+		x.nkeys = b->k;
+		val_t a = val_int(b->jobs[0]->token);
+		rc = jsql_expand(c, &JS_CLOSE_MANY, &x, &a, 1, &q, &p);
+		*fence = l->n;
+		if (!rc) stmt_list_add(l, &q, &p, (long)b->k);
+		free(keys);
+	}
+	sb_free(&q);
+	pvec_free(&p);
+	return rc;
+}
+
+/* 2. the rows, table by table in order of first appearance */
+static void row_stmts(djc_conn *c, const commit_rows *r, stmt_list *l)
+{
+	size_t n = r ? r->n : 0;
+	djc_row **sel = xcalloc(n ? n : 1, sizeof(djc_row *));
+	char *done = xcalloc(n ? n : 1, 1);
+	for (size_t i = 0; i < n; i++) {
+		if (done[i]) continue;
+		size_t m = 0;
+		for (size_t j = i; j < n; j++)
+			if (!done[j] && r->tables[j] == r->tables[i]) { sel[m++] = r->rows[j]; done[j] = 1; }
+		rows_insert_stmts(c, r->tables[i], sel, m, 0, l);
+	}
+	free(sel);
+	free(done);
+}
+
+/* 3. whether the next claim goes with the commit. When this connection's
+ * look for lapsed leases is due (at most once a second; after every job
+ * whose make takes longer), lapsed.list looks first, a plain read before
+ * the transaction: nothing lapsed (nearly always), the claim goes with
+ * the commit as usual; some (or the read failed), the caller claims on
+ * its own, whose look ends them first (lapsed.c). It used to leave every
+ * such job to a claim of its own: two transactions per job for makes
+ * longer than a second. */
+static int claim_with_commit(djc_conn *c, table *t, const next_claim *next)
+{
+	if (!next || next->n <= 0) return 0;
+	if (!claim_lapsed_due(c, t, next->lease)) return 1;
+	jctx lx = {.t = t, .where = next->where, .max_priority = next->max_priority};
+	db_res *lapsed = NULL;
+	int ok = 1;
+	if (jsql_run(c, &JS_LAPSED_LIST, &lx, NULL, 0, &lapsed) || lapsed->nrows) {
+		ok = 0;
+		jobs_tab_of(c, t)->lapsed_check = 0;   /* the caller's claim looks again */
+	}
+	db_res_free(lapsed);
+	return ok;
+}
+
 /* A commit as one db_batch: the fenced close of the k jobs of one claim
  * (it must match all k: DB_EEXPECT otherwise), make's rows table by table
  * in multi-row INSERTs (targets first), and, when next asks, the claim of
@@ -119,98 +207,20 @@ static int lost(djc_conn *c, const djc_job *job, const char *what)
  * error with *res UNKNOWN (the COMMIT's outcome is unknown) or FAILED
  * (nothing written: retry a retryable code; with *exact set, let the
  * one-statement-at-a-time path sort out which row is wrong or taken). */
-static int commit_batch(djc_conn *c, djc_job **jobs, size_t k, table **tables, djc_row **rows, size_t n,
-			double duration, next_claim *next, commit_result *res, int *exact)
+static int commit_batch(djc_conn *c, const batch *bt, commit_result *res, int *exact)
 {
 	*res = COMMIT_FAILED;
 	*exact = 0;
-	table *t = jobs[0]->t;
+	table *t = bt->jobs[0]->t;
 	stmt_list l = {0};
-	sb_t q = SB_INIT;
-	pvec p = {0};
-	int rc;
-	/* 1. the fence, with the job's history: the attempt's row first
-	 * (history.add is fenced too: it reads the row while it is still
-	 * ours) with keep_completed, or when the claim said the job has
-	 * history (so a job that never failed pays no statement for it; one
-	 * that did keeps its history after its row is deleted), then
-	 * history.trim if the job had rows before (it reads the job row),
-	 * then the close: close.success, or close.delete. The fence is the
-	 * item that must match k rows: when it is short, the reservation was
-	 * lost. A batch of several jobs has no history (jobs_commit_many). */
-	jctx x = JCTX(t);
-	const djc_row **keys = NULL;
 	size_t fence;
-	if (k == 1) {
-		int keep = config_bool("jobs.keep_completed");
-		x.key = jobs[0]->key;
-		rc = DJC_OK;
-		if (keep || jobs[0]->history) {
-			val_t h[6] = {val_text("success"), val_float(duration), val_float(-1), val_null(), val_null(),
-				      val_int(jobs[0]->token)};
-			rc = jsql_expand(c, &JS_HISTORY_ADD, &x, h, 6, &q, &p);
-			for (int i = 0; i < 6; i++) val_free(&h[i]);
-			if (!rc) stmt_list_add(&l, &q, &p, -1);
-			if (!rc && jobs[0]->history) {
-				val_t keepn = val_int(HISTORY_KEEP);
-				if (!(rc = jsql_expand(c, &JS_HISTORY_TRIM, &x, &keepn, 1, &q, &p))) stmt_list_add(&l, &q, &p, -1);
-			}
-		}
-		if (!rc && keep) {
-			/* history.add matched exactly when the fence does (the same
-			 * token, the same transaction): one row more */
-			val_t a[3] = {val_int(1), val_float(duration), val_int(jobs[0]->token)};
-			rc = jsql_expand(c, &JS_CLOSE_SUCCESS, &x, a, 3, &q, &p);
-		} else if (!rc) {
-			val_t a = val_int(jobs[0]->token);
-			rc = jsql_expand(c, &JS_CLOSE_DELETE, &x, &a, 1, &q, &p);
-		}
-		fence = l.n;
-		if (!rc) stmt_list_add(&l, &q, &p, 1);
-	} else {
-		keys = xcalloc(k, sizeof *keys);
-		for (size_t i = 0; i < k; i++) keys[i] = jobs[i]->key;
-		x.keys = keys;
-		x.nkeys = k;
-		val_t a = val_int(jobs[0]->token);
-		rc = jsql_expand(c, &JS_CLOSE_MANY, &x, &a, 1, &q, &p);
-		fence = l.n;
-		if (!rc) stmt_list_add(&l, &q, &p, (long)k);
-	}
-	free(keys);
-	if (rc) { sb_free(&q); pvec_free(&p); stmt_list_free(&l); return rc; }
-	/* 2. the rows, table by table in order of first appearance */
-	djc_row **sel = xcalloc(n ? n : 1, sizeof(djc_row *));
-	char *done = xcalloc(n ? n : 1, 1);
-	for (size_t i = 0; i < n; i++) {
-		if (done[i]) continue;
-		size_t m = 0;
-		for (size_t j = i; j < n; j++)
-			if (!done[j] && tables[j] == tables[i]) { sel[m++] = rows[j]; done[j] = 1; }
-		rows_insert_stmts(c, tables[i], sel, m, 0, &l);
-	}
-	free(sel);
-	free(done);
-	/* 3. the next claim. When this connection's look for lapsed leases is
-	 * due (at most once a second; after every job whose make takes
-	 * longer), lapsed.list looks first, a plain read before the
-	 * transaction: nothing lapsed (nearly always), the claim goes with the
-	 * commit as usual; some (or the read failed), the caller claims on its
-	 * own, whose look ends them first (lapsed.c). It used to leave every
-	 * such job to a claim of its own: two transactions per job for makes
-	 * longer than a second. */
+	int rc = fence_stmts(c, bt, &l, &fence);
+	if (rc) { stmt_list_free(&l); return rc; }
+	row_stmts(c, bt->rows, &l);
 	claim_build b;
-	int claimed = next && next->n > 0;
-	if (claimed && claim_lapsed_due(c, t, next->lease)) {
-		jctx lx = {.t = t, .where = next->where, .max_priority = next->max_priority};
-		db_res *lapsed = NULL;
-		if (jsql_run(c, &JS_LAPSED_LIST, &lx, NULL, 0, &lapsed) || lapsed->nrows) {
-			claimed = 0;
-			jobs_tab_of(c, t)->lapsed_check = 0;   /* the caller's claim looks again */
-		}
-		db_res_free(lapsed);
-	}
+	int claimed = claim_with_commit(c, t, bt->next);
 	if (claimed) {
+		next_claim *next = bt->next;
 		if ((rc = claim_build_init(c, t, next->where, next->max_priority, next->lease, next->n, &b))) {
 			stmt_list_free(&l);
 			return rc;
@@ -220,12 +230,13 @@ static int commit_batch(djc_conn *c, djc_job **jobs, size_t k, table **tables, d
 	db_res **out = xcalloc(l.n, sizeof *out);
 	size_t failed = 0;
 	rc = db_batch(c->db, stmt_list_items(&l), l.n, out, &failed);
+	int again = 0;
 	if (rc == DJC_OK) {
 		*res = COMMIT_DONE;
-		if (claimed) claim_parse(&b, out[l.n - 1], &next->jobs, &next->njobs);
-	} else if (rc == DB_EEXPECT && failed == fence && k == 1) {
+		if (claimed) claim_parse(&b, out[l.n - 1], &bt->next->jobs, &bt->next->njobs);
+	} else if (rc == DB_EEXPECT && failed == fence && bt->k == 1) {
 		*res = COMMIT_LOST;
-		lost(c, jobs[0], "commit");
+		lost(c, bt->jobs[0], "commit");
 		rc = DJC_OK;
 	} else if (rc == DB_EEXPECT && failed == fence) {
 		rc = conn_fail(c, DJC_ELOST, "a reservation of the group was lost");
@@ -235,12 +246,7 @@ static int commit_batch(djc_conn *c, djc_job **jobs, size_t k, table **tables, d
 		if (rc == DJC_ECONN) *res = COMMIT_UNKNOWN;
 		rc = conn_dbfail(c, rc, "commit");
 	} else if (claimed && failed == l.n - 1 && rc != DJC_ECONN) {
-		/* the claim failed (a deadlock, a busy server): commit without it */
-		for (size_t i = 0; i < l.n; i++) db_res_free(out[i]);
-		free(out);
-		stmt_list_free(&l);
-		claim_build_free(&b);
-		return commit_batch(c, jobs, k, tables, rows, n, duration, NULL, res, exact);
+		again = 1;   /* the claim failed (a deadlock, a busy server): commit without it */
 	} else {
 		*exact = rc != DJC_EBUSY && rc != DJC_ECONN;
 		rc = conn_dbfail(c, rc, "commit");
@@ -249,14 +255,16 @@ static int commit_batch(djc_conn *c, djc_job **jobs, size_t k, table **tables, d
 	free(out);
 	stmt_list_free(&l);
 	if (claimed) claim_build_free(&b);
-	return rc;
+	if (!again) return rc;
+	batch alone = *bt;
+	alone.next = NULL;
+	return commit_batch(c, &alone, res, exact);
 }
 
 /* A commit one statement at a time, after a batch failed on a row: it
  * names the row, and tells a target row made by someone else (taken) from
  * make's own mistakes. No next claim. */
-static int commit_exact(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_t n, double duration,
-			commit_result *res)
+static int commit_exact(djc_conn *c, djc_job *job, const commit_rows *r, double duration, commit_result *res)
 {
 	*res = COMMIT_FAILED;
 	int rc = db_begin(c->db);
@@ -271,7 +279,7 @@ static int commit_exact(djc_conn *c, djc_job *job, table **tables, djc_row **row
 		return DJC_OK;
 	}
 	int taken = 0;
-	if ((rc = make_rows_insert(c, job->t, tables, rows, n, &taken))) {
+	if ((rc = make_rows_insert(c, job->t, r, &taken))) {
 		db_rollback(c->db);
 		if (!taken) return rc;
 		/* made by someone else (a populate without reservation, a direct
@@ -295,28 +303,21 @@ fail:
 	return rc;
 }
 
-int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_t n, double duration,
-		next_claim *next, commit_result *res)
+int jobs_commit(djc_conn *c, djc_job *job, const commit_rows *r, double duration, next_claim *next, commit_result *res)
 {
 	if (next) { next->jobs = NULL; next->njobs = 0; }
 	/* a make whose reads must be checked commits statement by statement:
-	 * the check reads inside the transaction, which one batch cannot */
-	if (n && tables[0] == job->t && conn_reads_pending(c, job->t, rows[0])) {
-		int rc = commit_exact(c, job, tables, rows, n, duration, res);
-		/* decided (or failed for good): forget; retried: check again */
-		if (*res == COMMIT_DONE || *res == COMMIT_TAKEN || *res == COMMIT_LOST ||
-		    (*res == COMMIT_FAILED && rc != DJC_EBUSY && rc != DJC_ECONN))
-			conn_reads_forget(c, job->t, rows[0]);
-		return rc;
-	}
+	 * the check reads inside the transaction, which one batch cannot (a
+	 * retry checks them again: the caller passes the same reads) */
+	if (r && r->reads) return commit_exact(c, job, r, duration, res);
 	int exact = 0;
-	int rc = commit_batch(c, &job, 1, tables, rows, n, duration, next, res, &exact);
+	batch b = {&job, 1, r, duration, next};
+	int rc = commit_batch(c, &b, res, &exact);
 	if (!exact) return rc;
-	return commit_exact(c, job, tables, rows, n, duration, res);
+	return commit_exact(c, job, r, duration, res);
 }
 
-int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, table **tables, djc_row **rows, size_t n,
-		     next_claim *next, commit_result *res)
+int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, const commit_rows *r, next_claim *next, commit_result *res)
 {
 	*res = COMMIT_FAILED;
 	if (next) { next->jobs = NULL; next->njobs = 0; }
@@ -324,11 +325,11 @@ int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, table **tables, djc_
 	if (config_bool("jobs.keep_completed")) return DJC_EINVAL;   /* per-job durations: one by one */
 	for (size_t i = 0; i < k; i++)   /* attempts to record: one by one (jobs_commit) */
 		if (jobs[i]->history) return DJC_EINVAL;
-	for (size_t i = 0; i < n; i++)   /* reads to check: one by one (jobs_commit) */
-		if (tables[i] == jobs[0]->t && conn_reads_pending(c, tables[i], rows[i])) return DJC_EINVAL;
+	if (r && r->reads) return DJC_EINVAL;   /* reads to check: one by one (jobs_commit) */
 	int exact = 0;
 	/* anything but DONE and UNKNOWN: the caller commits the jobs one by one */
-	return commit_batch(c, jobs, k, tables, rows, n, 0, next, res, &exact);
+	batch b = {jobs, k, r, 0, next};
+	return commit_batch(c, &b, res, &exact);
 }
 
 int jobs_commit_outcome(djc_conn *c, djc_job *job, commit_result *res)
@@ -410,9 +411,7 @@ static const char *kind_name(fail_kind k)
 
 typedef struct fail_args {
 	djc_job *job;
-	fail_kind kind;
-	const char *message, *stack;
-	double duration;
+	jobs_failure *f;     /* its message truncated (jobs_truncate) */
 	jobs_death *death;   /* FAIL_DIED through jobs_died, else NULL */
 	fail_result res;
 	double delay;
@@ -451,11 +450,11 @@ static int fail_body(djc_conn *c, void *arg)
 	 * is an error; an interruption with retry_interrupted comes back at
 	 * once without using an attempt; a failure with attempts left comes
 	 * back after its backoff; else an error */
-	int interrupted = a->kind == FAIL_INTERRUPTED;
+	int interrupted = a->f->kind == FAIL_INTERRUPTED;
 	int killed = a->death ? died_too_often(c, a, &x) : 0;
 	if (killed < 0) return killed;
-	const char *message = killed ? a->death->error : a->message;
-	long inc = 1, lost = a->kind == FAIL_DIED;
+	const char *message = killed ? a->death->error : a->f->message;
+	long inc = 1, lost = a->f->kind == FAIL_DIED;
 	double delay = -1;
 	if (killed)
 		a->res = FAILED_ERROR;
@@ -470,16 +469,17 @@ static int fail_body(djc_conn *c, void *arg)
 		a->res = FAILED_ERROR;
 	a->delay = delay > 0 ? delay : 0;
 	long added = 0, hit = 0;
-	int rc = tx_history(c, job, kind_name(a->kind), a->duration, a->res == FAILED_RETRY ? delay : -1, message, a->stack, &added);
+	hist_row h = {kind_name(a->f->kind), a->f->duration, a->res == FAILED_RETRY ? delay : -1, message, a->f->stack};
+	int rc = tx_history(c, job, &h, &added);
 	if (rc) return rc;
 	if (a->res == FAILED_ERROR) {
-		val_t v[5] = {val_int(lost), val_float(a->duration), val_text(message), a->stack ? val_text(a->stack) : val_null(),
+		val_t v[5] = {val_int(lost), val_float(a->f->duration), val_text(message), a->f->stack ? val_text(a->f->stack) : val_null(),
 			      val_int(job->token)};
 		rc = jsql_count(c, &JS_FAIL, &x, v, 5, &hit);
 		for (int i = 0; i < 5; i++) val_free(&v[i]);
 	} else {
-		val_t v[9] = {val_int(inc), val_int(lost), val_float(delay), val_float(delay), val_float(a->duration), val_text(message),
-			      a->stack ? val_text(a->stack) : val_null(), val_text(interrupted ? "interrupted" : "retry"), val_int(job->token)};
+		val_t v[9] = {val_int(inc), val_int(lost), val_float(delay), val_float(delay), val_float(a->f->duration), val_text(message),
+			      a->f->stack ? val_text(a->f->stack) : val_null(), val_text(interrupted ? "interrupted" : "retry"), val_int(job->token)};
 		rc = jsql_count(c, &JS_RETRY, &x, v, 9, &hit);
 		for (int i = 0; i < 9; i++) val_free(&v[i]);
 	}
@@ -501,11 +501,11 @@ static int fail_run(djc_conn *c, fail_args *a, fail_result *res, double *delay)
 	return rc;
 }
 
-int jobs_fail(djc_conn *c, djc_job *job, fail_kind kind, const char *message, const char *stack, double duration,
-	      fail_result *res, double *delay)
+int jobs_fail(djc_conn *c, djc_job *job, const jobs_failure *f, fail_result *res, double *delay)
 {
-	char *m = jobs_truncate(message ? message : "make failed");
-	fail_args a = {job, kind, m, stack, duration, NULL, FAILED_ERROR, 0};
+	char *m = jobs_truncate(f->message ? f->message : "make failed");
+	jobs_failure tf = {f->kind, m, f->stack, f->duration};
+	fail_args a = {job, &tf, NULL, FAILED_ERROR, 0};
 	int rc = fail_run(c, &a, res, delay);
 	free(m);
 	return rc;
@@ -515,7 +515,8 @@ int jobs_died(djc_conn *c, djc_job *job, jobs_death *d, fail_result *res, double
 {
 	d->error = NULL;
 	char *m = jobs_truncate(d->message ? d->message : "its worker process died");
-	fail_args a = {job, FAIL_DIED, m, NULL, 0, d, FAILED_ERROR, 0};
+	jobs_failure tf = {FAIL_DIED, m, NULL, 0};
+	fail_args a = {job, &tf, d, FAILED_ERROR, 0};
 	int rc = fail_run(c, &a, res, delay);
 	free(m);
 	if (rc || a.res != FAILED_ERROR) {
@@ -532,7 +533,7 @@ static int release_body(djc_conn *c, void *arg)
 	release_args *a = arg;
 	jctx x = job_ctx(a->job);
 	long added = 0, hit = 0;
-	int rc = tx_history(c, a->job, "released", 0, -1, a->message, NULL, &added);
+	int rc = tx_history(c, a->job, &(hist_row){"released", 0, -1, a->message, NULL}, &added);
 	val_t tok = val_int(a->job->token);
 	if (!rc) rc = jsql_count(c, &JS_RELEASE_ONE, &x, &tok, 1, &hit);
 	if (!rc && !hit) rc = conn_fail(c, DJC_ELOST, "reservation lost before the job could be handed back");

@@ -6,6 +6,7 @@
 #ifndef DJC_JOBS_H
 #define DJC_JOBS_H
 #include "table/table.h"
+#include "table/make_rows.h"
 
 /* The notification channel (db_notify/db_listen) on which a refresh that
  * made jobs takeable says so, with the payload "schema.Table": waiting
@@ -53,8 +54,13 @@ int jobs_ensure(djc_conn *c, table *t);
  * that found nothing, the next one on the connection first asks whether
  * anything is takeable at all (claim.peek, one plain read) and claims only
  * then: an idle poll costs one statement. */
-int jobs_claim(djc_conn *c, table *t, const char *where, long max_priority, double lease, long n,
-	       djc_job ***out, size_t *nout);
+typedef struct claim_want {
+	const char *where;   /* a restriction on key attributes (JSON), or NULL */
+	long max_priority;   /* only jobs with priority <= this; -1: any */
+	double lease;        /* seconds (jobs.lease_timeout) */
+	long n;              /* at most this many jobs */
+} claim_want;
+int jobs_claim(djc_conn *c, table *t, const claim_want *w, djc_job ***out, size_t *nout);
 /* Whether anything matching where and max_priority is takeable now, by a
  * plain read that skips nothing (claim.peek): a due pending job, or a
  * reserved one whose lease lapsed, including rows a claim or commit in
@@ -124,19 +130,17 @@ typedef struct next_claim {
  * pending when their leases lapse, or release them first). */
 void next_claim_drop(next_claim *next);
 
-/* Insert a make's staged rows (tables[i] gets rows[i]; the target's rows
- * first) in the caller's transaction. DJC_OK, or an error with a one-line
- * message naming the row; *taken is set when the first target row collided
- * with a committed one (someone else made this key: not make's error). */
-int make_rows_insert(djc_conn *c, const table *target, table **tables, djc_row **rows, size_t n, int *taken);
+/* What a make staged, for its commit (table/make_rows.h): the rows, and
+ * the read set checked again in the commit's transaction. */
+typedef made_rows commit_rows;
 /* Commit make's rows and the job's success in one transaction, fenced by
  * the token (invariant 2). Returns DJC_OK with *res DONE, TAKEN or LOST;
  * or an error code with *res UNKNOWN (the COMMIT itself may have happened)
  * or FAILED (nothing committed; DJC_EBUSY / DJC_ECONN are worth retrying).
  * next (may be NULL): claim the next jobs in the same transaction (DONE
  * only; a failed claim is rolled back and the commit made without it). */
-int jobs_commit(djc_conn *c, djc_job *job, table **tables, djc_row **rows, size_t n, double duration,
-		next_claim *next, commit_result *res);
+int jobs_commit(djc_conn *c, djc_job *job, const commit_rows *rows, double duration, next_claim *next,
+		commit_result *res);
 /* After COMMIT_UNKNOWN: did that COMMIT take effect? DJC_OK with *res
  * DONE (committed), LOST (not committed, no longer ours) or FAILED (not
  * committed, still ours: commit again); or an error to ask again later. */
@@ -146,8 +150,8 @@ int jobs_commit_outcome(djc_conn *c, djc_job *job, commit_result *res);
  * DONE, or FAILED with nothing committed (callers then commit one by one,
  * which sorts out lost and duplicate jobs), or UNKNOWN. DJC_EINVAL without
  * trying when jobs.keep_completed is on (per-job durations). */
-int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, table **tables, djc_row **rows, size_t n,
-		     next_claim *next, commit_result *res);
+int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, const commit_rows *rows, next_claim *next,
+		     commit_result *res);
 /* The claim found the target row (job->made): close the job as success
  * without make (it counts as skipped). *res DONE or LOST. */
 int jobs_close_made(djc_conn *c, djc_job *job, commit_result *res);
@@ -158,6 +162,14 @@ typedef enum fail_kind {
 	FAIL_INTERRUPTED,   /* SIGINT/SIGTERM: the worker is stopping */
 	FAIL_DIED           /* the worker process making it died */
 } fail_kind;
+/* A failed attempt: how, its message (NULL: "make failed") and stack
+ * (may be NULL), how long make ran (s). */
+typedef struct jobs_failure {
+	fail_kind kind;
+	const char *message;
+	const char *stack;
+	double duration;
+} jobs_failure;
 /* What became of a failed job. */
 typedef enum fail_result {
 	FAILED_ERROR = 0,   /* an error: no attempt left, or an interruption (retry_interrupted off) */
@@ -171,8 +183,7 @@ typedef enum fail_result {
  * without using an attempt; anything else becomes an error. *res (may be
  * NULL) says which, *delay (may be NULL) after how many seconds a retry is
  * due. DJC_ELOST when the job is no longer ours (nothing written). */
-int jobs_fail(djc_conn *c, djc_job *job, fail_kind kind, const char *message, const char *stack, double duration,
-	      fail_result *res, double *delay);
+int jobs_fail(djc_conn *c, djc_job *job, const jobs_failure *f, fail_result *res, double *delay);
 /* A worker process that died (of a signal) while making a job, as its
  * parent saw it. */
 typedef struct jobs_death {

@@ -10,7 +10,7 @@ typedef struct direct_commit { worker *w; staged *st; int taken; } direct_commit
 static int commit_body(djc_conn *c, void *arg)
 {
 	direct_commit *d = arg;
-	return make_rows_insert(c, d->w->t, d->st->tables, d->st->rows, d->st->n, &d->taken);
+	return make_rows_insert(c, d->w->t, &(made_rows){d->st->tables, d->st->rows, d->st->n, d->st->reads}, &d->taken);
 }
 
 void work_direct(worker *w, djc_rowset *keys)

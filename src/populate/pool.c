@@ -20,7 +20,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MAX_PROCS 256
 /* A dead child whose server session could not be watched (through a
  * pooler or a proxy; session_ended) may have left a transaction for the
  * server to run: its jobs are handed back at once and again this many
@@ -29,6 +28,33 @@
 #define ZOMBIE_GRACE 2.0
 
 typedef struct making { char *key; int64_t token; long attempts; int history; char *table; } making;
+
+/* The pool, in the parent: its children i < n (pids[i] -1 once ended),
+ * the read ends of their pipes (fds[i], -1 once closed) with what was read
+ * of an unfinished line (bufs[i]), the job each said it makes (mk[i], from
+ * its pipe or its slot in shared memory, slots[i]). */
+typedef struct pool {
+	djc_conn *c;
+	table *t;
+	const djc_populate_options *o;
+	counters *sh;
+	djc_populate_result *res;
+	const pool_opts *po;
+	int procs, n, alive, respawns;
+	int forwarded;   /* populate_signal was sent to the children */
+	int drained;     /* populate_drain was */
+	pid_t pids[DJC_MAX_PROCESSES];
+	int fds[DJC_MAX_PROCESSES];
+	sb_t bufs[DJC_MAX_PROCESSES];
+	making mk[DJC_MAX_PROCESSES];
+	making_slot *slots;
+	/* dead children whose session end was not seen (session_ended: through
+	 * a pooler or a proxy, an error, a signal): not reaped (their pids stay
+	 * theirs) until their jobs have been handed back once more,
+	 * ZOMBIE_GRACE seconds later, signal or not */
+	struct { pid_t pid; double due; } zombies[DJC_MAX_PROCESSES * 5];
+	size_t nz;
+} pool;
 
 /* A line of a child (t: the populated table): which job it makes, or a
  * failed make (key, message and its table). */
@@ -174,11 +200,14 @@ static int session_ended(djc_conn *c, long long sid)
  * finds it no longer reserved) or was running none, so its death costs
  * nothing. pw: djc worker's children hold jobs of pw->tables (NULL:
  * populate, t only). */
-static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, long long sid, jobs_death *d,
-		      double *retry_in, int *ended, const pool_work *pw)
+static int child_died(pool *p, int i, pid_t pid, jobs_death *d, double *retry_in, int *ended)
 {
+	djc_conn *c = p->c;
+	table *t = p->t, *root = p->t;
+	const making *mk = &p->mk[i];
+	const pool_work *pw = p->po->pw;
+	long long sid = atomic_load(&p->slots[i].session);
 	int failed = 0;
-	table *root = t;
 	*ended = session_ended(c, sid);
 	/* djc worker's children say which table they are making a job of (one
 	 * the parent cannot open: that job goes back to pending with the rest) */
@@ -205,7 +234,7 @@ static int child_died(djc_conn *c, table *t, const making *mk, pid_t pid, long l
  * with nobody to report to. The kernel sends the signal on the death of
  * the thread that forked the child (PR_SET_PDEATHSIG), which is the one in
  * pool_run until every child has ended: so on the parent process's death
- * only. Populate's handler (on_signal) is inherited: the running make is
+ * only. Populate's handler (signals_stop) is inherited: the running make is
  * stopped and recorded as interrupted, the rest of the claim handed back,
  * nothing more claimed. A parent that died before the request was made is
  * seen by getppid. */
@@ -216,12 +245,58 @@ static void watch_parent(pid_t parent)
 	if (getppid() != parent) raise(SIGTERM);
 }
 
-/* Fork a worker child with its own connection; its reports go to a pipe
- * whose read end goes to *fd. fds[0..nfds) are the other children's pipes,
- * closed in the child. Returns the child's pid, or -1. */
-static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, int serve, counters *sh,
-			  djc_rowset *keys, const int *fds, int nfds, int *fd, making_slot *slot, const pool_work *pw)
+/* The life of a worker child with the write end of its pipe wfd (the
+ * other children's pipes are closed): its own connection, its work (pw's,
+ * or populate's), then _exit. */
+static void __attribute__((noreturn)) child_main(pool *p, making_slot *slot, int wfd, pid_t parent)
 {
+	const djc_populate_options *o = p->o;
+	/* a fresh connection: never touch the parent's */
+	djc_conn *cc = NULL;
+	int crc = djc_open(&cc, p->c->url, p->c->schema);
+	/* the parent waits for the end of this server session before it
+	 * hands back what the child held, should it die (child_died) */
+	if (!crc) {
+		db_publish_session(cc->db, &slot->session);
+		/* say so when the server's session could not be vouched
+		 * for (a pooler, a proxy, NAT, a unix socket): a death is
+		 * then handed back at once and again 2 s later */
+		if (atomic_load(&slot->session) == 0 && cc->db->drv->session_sql)
+			worker_event("session unverified: a death is handed back twice");
+	}
+	worker w = {0};
+	djc_populate_result cres = {0};
+	w.c = cc; w.o = o; w.argv = p->po->argv; w.serve = p->po->serve; w.sh = p->sh; w.res = &cres; w.outfd = wfd; w.slot = slot;
+	if (!crc) crc = conn_table(cc, p->t->name, &w.t);
+	if (!crc) w.timeout = worker_timeout(o, w.t);
+	if (!crc && o->reserve_jobs) crc = lease_start(&w.lease, cc, w.t);
+	if (crc) {
+		w.t = p->t;
+		worker_error(&w, NULL, djc_error_last(cc));
+		atomic_store(&p->sh->stop, 1);
+		_exit(3);
+	}
+	if (p->po->pw) p->po->pw->run(&w, p->po->pw->arg);
+	else if (o->reserve_jobs) work_reserved(&w);
+	else work_direct(&w, p->po->keys);
+	if (o->reserve_jobs) lease_stop(&w.lease);
+	worker_end(&w);
+	djc_close(cc);
+	if (populate_orphaned()) {
+		/* nobody reads the pipe any more: say it where a person may */
+		worker_event("orphaned parent=%ld", (long)parent);
+		fprintf(stderr, "djc: worker process %ld stopped as on SIGTERM: its parent process %ld died\n", (long)getpid(),
+			(long)parent);
+	}
+	_exit(populate_signal ? 4 : 0);
+}
+
+/* Fork worker child i with its own connection; its reports go to a pipe
+ * whose read end goes to *fd. The pipes of children 0..n are closed in the
+ * child. Returns the child's pid, or -1. */
+static pid_t spawn_worker(pool *p, int i, int *fd)
+{
+	making_slot *slot = &p->slots[i];
 	memset(slot, 0, sizeof *slot);
 	atomic_store(&slot->session, -1);   /* no session yet */
 	int pf[2];
@@ -234,45 +309,8 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 		watch_parent(parent);
 		close(pf[0]);
 		fcntl(pf[1], F_SETFD, FD_CLOEXEC);   /* make programs must not hold it open */
-		for (int k = 0; k < nfds; k++) if (fds[k] >= 0) close(fds[k]);
-		/* a fresh connection: never touch the parent's */
-		djc_conn *cc = NULL;
-		int crc = djc_open(&cc, c->url, c->schema);
-		/* the parent waits for the end of this server session before it
-		 * hands back what the child held, should it die (child_died) */
-		if (!crc) {
-			db_publish_session(cc->db, &slot->session);
-			/* say so when the server's session could not be vouched
-			 * for (a pooler, a proxy, NAT, a unix socket): a death is
-			 * then handed back at once and again 2 s later */
-			if (atomic_load(&slot->session) == 0 && db_session_checkable(cc->db))
-				worker_event("session unverified: a death is handed back twice");
-		}
-		worker w = {0};
-		djc_populate_result cres = {0};
-		w.c = cc; w.o = o; w.argv = argv; w.serve = serve; w.sh = sh; w.res = &cres; w.outfd = pf[1]; w.slot = slot;
-		if (!crc) crc = conn_table(cc, t->name, &w.t);
-		if (!crc) w.timeout = worker_timeout(o, w.t);
-		if (!crc && o->reserve_jobs) crc = lease_start(&w.lease, cc, w.t);
-		if (crc) {
-			w.t = t;
-			worker_error(&w, NULL, djc_error_last(cc));
-			atomic_store(&sh->stop, 1);
-			_exit(3);
-		}
-		if (pw) pw->run(&w, pw->arg);
-		else if (o->reserve_jobs) work_reserved(&w);
-		else work_direct(&w, keys);
-		if (o->reserve_jobs) lease_stop(&w.lease);
-		worker_end(&w);
-		djc_close(cc);
-		if (populate_orphaned()) {
-			/* nobody reads the pipe any more: say it where a person may */
-			worker_event("orphaned parent=%ld", (long)parent);
-			fprintf(stderr, "djc: worker process %ld stopped as on SIGTERM: its parent process %ld died\n", (long)getpid(),
-				(long)parent);
-		}
-		_exit(populate_signal ? 4 : 0);
+		for (int k = 0; k < p->n; k++) if (p->fds[k] >= 0) close(p->fds[k]);
+		child_main(p, slot, pf[1], parent);
 	}
 	close(pf[1]);
 	fcntl(pf[0], F_SETFL, O_NONBLOCK);
@@ -280,143 +318,162 @@ static pid_t spawn_worker(djc_conn *c, table *t, const djc_populate_options *o, 
 	return pid;
 }
 
-int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, int serve, counters *sh,
-	     djc_rowset *keys, int procs, djc_populate_result *res, progress *prog, const pool_work *pw)
+/* Pass a signal (populate_signal) and a drain (SIGUSR1) on to every
+ * child, once each. A drain is said on stderr once forwarded, so whoever
+ * sent it (a batch script, a test) knows every worker has it: each
+ * finishes its make and takes no new job. */
+static void forward_signals(pool *p)
 {
-	if (procs > MAX_PROCS) procs = MAX_PROCS;
-	pid_t pids[MAX_PROCS];
-	int fds[MAX_PROCS];
-	sb_t bufs[MAX_PROCS];
-	making mk[MAX_PROCS];
-	memset(mk, 0, sizeof mk);
-	making_slot *slots = mmap(NULL, (size_t)procs * sizeof *slots, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (slots == MAP_FAILED) return conn_fail(c, DJC_ERROR, "cannot start worker processes: %s", strerror(errno));
-	int n = 0;
-	fflush(NULL);
-	for (int i = 0; i < procs; i++) {
-		int fd;
-		pid_t pid = spawn_worker(c, t, o, argv, serve, sh, keys, fds, n, &fd, &slots[i], pw);
-		if (pid < 0) break;
-		pids[n] = pid;
-		fds[n] = fd;
-		sb_t z = SB_INIT;
-		bufs[n] = z;
-		n++;
+	if (populate_signal && !p->forwarded) {
+		for (int i = 0; i < p->n; i++) if (p->pids[i] > 0) kill(p->pids[i], populate_signal);
+		p->forwarded = 1;
 	}
-	if (n == 0) {
+	if (populate_drain && !p->drained) {
+		int k = 0;
+		for (int i = 0; i < p->n; i++) if (p->pids[i] > 0 && kill(p->pids[i], SIGUSR1) == 0) k++;
+		p->drained = 1;
+		fprintf(stderr, "djc: draining on SIGUSR1: %d worker process%s finish their makes and take no new job\n", k,
+			k == 1 ? "" : "es");
+		fflush(stderr);
+	}
+}
+
+/* Child i ended: start a new one in its place (the rest of the work, and
+ * the jobs handed back, need a worker), a bounded number of times so a
+ * make that always crashes ends. */
+static void respawn(pool *p, int i)
+{
+	if (atomic_load(&p->sh->stop) || populate_signal || populate_drain || p->respawns >= 4 * p->procs) return;
+	int fd;
+	if (p->fds[i] >= 0) close(p->fds[i]);
+	p->fds[i] = -1;
+	sb_reset(&p->bufs[i]);
+	free(p->mk[i].key);
+	free(p->mk[i].table);
+	p->mk[i].key = p->mk[i].table = NULL;
+	pid_t npid = spawn_worker(p, i, &fd);
+	if (npid > 0) { p->pids[i] = npid; p->fds[i] = fd; p->alive++; p->respawns++; }
+}
+
+/* Child i (pid) died of signal sig, of its own (a crash in a C make, an
+ * OOM kill): its job is that make's failure, recorded now, unless it had
+ * already ended that job (then its death costs nothing). */
+static void died_of_signal(pool *p, int i, pid_t pid, int sig)
+{
+	char msg[128], how[64];
+	snprintf(msg, sizeof msg, "make killed by signal %d (worker process %d died)", sig, (int)pid);
+	snprintf(how, sizeof how, "signal %d (%s)", sig, make_signame(sig));
+	jobs_death d = {jobs_host(), (long)pid, how, msg, NULL};
+	double retry_in = 0;
+	int ended = 1;
+	int failed = p->o->reserve_jobs ? child_died(p, i, pid, &d, &retry_in, &ended) : 1;
+	if (ended || p->nz == sizeof p->zombies / sizeof *p->zombies) waitpid(pid, NULL, 0);
+	else { p->zombies[p->nz].pid = pid; p->zombies[p->nz].due = mono_now() + ZOMBIE_GRACE; p->nz++; }
+	if (failed == 2) {
+		atomic_fetch_add(&p->sh->retried, 1);
+		worker_retry_due(p->sh, retry_in);
+	} else if (failed) {
+		making *mk = &p->mk[i];
+		result_add_error(p->res, mk->table ? mk->table : p->t->name, mk->key ? mk->key : "{}", d.error ? d.error : msg);
+		atomic_fetch_add(&p->sh->errors, 1);
+		if (!p->o->suppress_errors) atomic_store(&p->sh->stop, 1);
+	}
+	free(d.error);
+}
+
+/* Look at every child that ended (not reaped yet: until its jobs are
+ * handed back, no other process can have its pid, which release.pid goes
+ * by). */
+static void reap(pool *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		siginfo_t si;
+		si.si_pid = 0;
+		if (p->pids[i] <= 0 || waitid(P_PID, (id_t)p->pids[i], &si, WEXITED | WNOHANG | WNOWAIT) || si.si_pid != p->pids[i])
+			continue;
+		pid_t pid = p->pids[i];
+		p->pids[i] = -1;
+		p->alive--;
+		int sig = si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED ? si.si_status : 0;
+		/* what it wrote last may still be in the pipe; its slot says
+		 * which job it was making */
+		drain(&p->fds[i], &p->bufs[i], p->res, p->t, &p->mk[i]);
+		slot_read(&p->slots[i], &p->mk[i]);
+		if (!sig || (p->forwarded && (sig == SIGINT || sig == SIGTERM))) {
+			waitpid(pid, NULL, 0);
+			continue;
+		}
+		died_of_signal(p, i, pid, sig);
+		respawn(p, i);
+	}
+	for (size_t z = 0; z < p->nz;) {
+		if (mono_now() < p->zombies[z].due) { z++; continue; }
+		release_all(p->c, p->t, p->zombies[z].pid, p->po->pw);
+		waitpid(p->zombies[z].pid, NULL, 0);
+		p->zombies[z] = p->zombies[--p->nz];
+	}
+}
+
+/* Read what the children wrote, at most 100 ms. */
+static void gather(pool *p)
+{
+	struct pollfd pfd[DJC_MAX_PROCESSES];
+	int map[DJC_MAX_PROCESSES], np = 0;
+	for (int i = 0; i < p->n; i++) if (p->fds[i] >= 0) { pfd[np].fd = p->fds[i]; pfd[np].events = POLLIN; map[np++] = i; }
+	if (np) poll(pfd, (nfds_t)np, 100); else usleep(50000);
+	for (int k = 0; k < np; k++) {
+		if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+		int i = map[k];
+		drain(&p->fds[i], &p->bufs[i], p->res, p->t, &p->mk[i]);
+	}
+}
+
+int pool_run(djc_conn *c, table *t, const djc_populate_options *o, counters *sh, djc_populate_result *res,
+	     const pool_opts *po)
+{
+	pool *p = xcalloc(1, sizeof *p);   /* some 40 kB: not on the stack */
+	p->c = c; p->t = t; p->o = o; p->sh = sh; p->res = res; p->po = po;
+	p->procs = po->procs > DJC_MAX_PROCESSES ? DJC_MAX_PROCESSES : po->procs;
+	size_t slots_size = (size_t)p->procs * sizeof *p->slots;
+	p->slots = mmap(NULL, slots_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p->slots == MAP_FAILED) {
+		free(p);
+		return conn_fail(c, DJC_ERROR, "cannot start worker processes: %s", strerror(errno));
+	}
+	fflush(NULL);
+	for (int i = 0; i < p->procs; i++) {
+		int fd;
+		pid_t pid = spawn_worker(p, i, &fd);
+		if (pid < 0) break;
+		p->pids[p->n] = pid;
+		p->fds[p->n] = fd;
+		p->bufs[p->n] = (sb_t)SB_INIT;
+		p->n++;
+	}
+	if (p->n == 0) {
 		int e = errno;
-		munmap(slots, (size_t)procs * sizeof *slots);
+		munmap(p->slots, slots_size);
+		free(p);
 		return conn_fail(c, DJC_ERROR, "cannot start worker processes: %s", strerror(e));
 	}
-	int respawns = 0;
-	int alive = n, forwarded = 0, drained = 0;
-	/* dead children whose session end was not seen (session_ended: through
-	 * a pooler or a proxy, an error, a signal): not reaped (their pids stay
-	 * theirs) until their jobs have been handed back once more,
-	 * ZOMBIE_GRACE seconds later, signal or not */
-	struct { pid_t pid; double due; } zombies[MAX_PROCS * 5];
-	size_t nz = 0;
-	while (alive > 0 || nz > 0) {
-		struct pollfd pfd[MAX_PROCS];
-		int map[MAX_PROCS], np = 0;
-		for (int i = 0; i < n; i++) if (fds[i] >= 0) { pfd[np].fd = fds[i]; pfd[np].events = POLLIN; map[np++] = i; }
-		if (np) poll(pfd, (nfds_t)np, 100); else usleep(50000);
-		for (int k = 0; k < np; k++) {
-			if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-			int i = map[k];
-			drain(&fds[i], &bufs[i], res, t, &mk[i]);
-		}
-		if (populate_signal && !forwarded) {
-			for (int i = 0; i < n; i++) if (pids[i] > 0) kill(pids[i], populate_signal);
-			forwarded = 1;
-		}
-		/* a drain (SIGUSR1) goes to every worker: each finishes its make
-		 * and takes no new job. Said on stderr once forwarded, so whoever
-		 * sent it (a batch script, a test) knows every worker has it. */
-		if (populate_drain && !drained) {
-			int k = 0;
-			for (int i = 0; i < n; i++) if (pids[i] > 0 && kill(pids[i], SIGUSR1) == 0) k++;
-			drained = 1;
-			fprintf(stderr, "djc: draining on SIGUSR1: %d worker process%s finish their makes and take no new job\n", k,
-				k == 1 ? "" : "es");
-			fflush(stderr);
-		}
-		for (int i = 0; i < n; i++) {
-			/* ended? (not reaped yet: until its jobs are handed back, no
-			 * other process can have its pid, which release.pid goes by) */
-			siginfo_t si;
-			si.si_pid = 0;
-			if (pids[i] <= 0 || waitid(P_PID, (id_t)pids[i], &si, WEXITED | WNOHANG | WNOWAIT) || si.si_pid != pids[i])
-				continue;
-			pid_t p = pids[i];
-			pids[i] = -1;
-			alive--;
-			int sig = si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED ? si.si_status : 0;
-			/* what it wrote last may still be in the pipe; its slot says
-			 * which job it was making */
-			drain(&fds[i], &bufs[i], res, t, &mk[i]);
-			slot_read(&slots[i], &mk[i]);
-			if (!sig || (forwarded && (sig == SIGINT || sig == SIGTERM))) {
-				waitpid(p, NULL, 0);
-				continue;
-			}
-			/* the worker died of its own (a crash in a C make, an OOM kill):
-			 * its job is that make's failure, recorded now, unless it had
-			 * already ended that job (then its death costs nothing) */
-			char msg[128], how[64];
-			snprintf(msg, sizeof msg, "make killed by signal %d (worker process %d died)", sig, (int)p);
-			snprintf(how, sizeof how, "signal %d (%s)", sig, make_signame(sig));
-			jobs_death d = {jobs_host(), (long)p, how, msg, NULL};
-			double retry_in = 0;
-			int ended = 1;
-			int failed = o->reserve_jobs
-					     ? child_died(c, t, &mk[i], p, atomic_load(&slots[i].session), &d, &retry_in, &ended, pw)
-					     : 1;
-			if (ended || nz == sizeof zombies / sizeof *zombies) waitpid(p, NULL, 0);
-			else { zombies[nz].pid = p; zombies[nz].due = mono_now() + ZOMBIE_GRACE; nz++; }
-			if (failed == 2) {
-				atomic_fetch_add(&sh->retried, 1);
-				worker_retry_due(sh, retry_in);
-			}
-			else if (failed) {
-				result_add_error(res, mk[i].table ? mk[i].table : t->name, mk[i].key ? mk[i].key : "{}", d.error ? d.error : msg);
-				atomic_fetch_add(&sh->errors, 1);
-				if (!o->suppress_errors) atomic_store(&sh->stop, 1);
-			}
-			free(d.error);
-			/* the rest of the work (and the jobs handed back) need a
-			 * worker: start a new one in its place, a bounded number of
-			 * times so a make that always crashes ends */
-			if (!atomic_load(&sh->stop) && !populate_signal && !populate_drain && respawns < 4 * procs) {
-				int fd;
-				if (fds[i] >= 0) close(fds[i]);
-				fds[i] = -1;
-				sb_reset(&bufs[i]);
-				free(mk[i].key);
-				free(mk[i].table);
-				mk[i].key = mk[i].table = NULL;
-				pid_t npid = spawn_worker(c, t, o, argv, serve, sh, keys, fds, n, &fd, &slots[i], pw);
-				if (npid > 0) { pids[i] = npid; fds[i] = fd; alive++; respawns++; }
-			}
-		}
-		for (size_t z = 0; z < nz;) {
-			if (mono_now() < zombies[z].due) { z++; continue; }
-			release_all(c, t, zombies[z].pid, pw);
-			waitpid(zombies[z].pid, NULL, 0);
-			zombies[z] = zombies[--nz];
-		}
-		progress_update(prog, atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped),
+	p->alive = p->n;
+	while (p->alive > 0 || p->nz > 0) {
+		gather(p);
+		forward_signals(p);
+		reap(p);
+		progress_update(po->prog, atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped),
 				atomic_load(&sh->errors), 0);
 	}
 	/* the children are gone: read what they wrote last (the loop above may
 	 * have reaped the last one before reading its pipe to the end) */
-	for (int i = 0; i < n; i++) {
-		drain(&fds[i], &bufs[i], res, t, &mk[i]);
-		if (fds[i] >= 0) close(fds[i]);
-		sb_free(&bufs[i]);
-		free(mk[i].key);
-		free(mk[i].table);
+	for (int i = 0; i < p->n; i++) {
+		drain(&p->fds[i], &p->bufs[i], res, t, &p->mk[i]);
+		if (p->fds[i] >= 0) close(p->fds[i]);
+		sb_free(&p->bufs[i]);
+		free(p->mk[i].key);
+		free(p->mk[i].table);
 	}
-	munmap(slots, (size_t)procs * sizeof *slots);
+	munmap(p->slots, slots_size);
+	free(p);
 	return DJC_OK;
 }

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define MAX_PROCS 256
 
 void djc_populate_options_init(djc_populate_options *o)
 {
@@ -41,7 +40,6 @@ void djc_populate_result_free(djc_populate_result *r)
 	free(r);
 }
 
-static void on_signal(int sig) { if (!populate_signal) populate_signal = sig; }
 static void on_drain(int sig) { (void)sig; populate_drain = 1; }
 
 void drain_catch(drain_saved *d)
@@ -61,7 +59,7 @@ void drain_catch(drain_saved *d)
 void stop_catch(stop_saved *s)
 {
 	struct sigaction sa = {0};
-	sa.sa_handler = on_signal;
+	sa.sa_handler = signals_stop;
 	sigemptyset(&sa.sa_mask);
 	populate_signal = 0;
 	sigaction(SIGINT, &sa, &s->old_int);
@@ -290,7 +288,7 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 	if (rc) return rc;
 	if ((rc = table_populated_check(c, t)) || (rc = which_make(c, t, o, &argv, &serve)) || (rc = options_check(c, o)))
 		return rc;
-	int procs = o->processes < 1 ? 1 : o->processes > MAX_PROCS ? MAX_PROCS : o->processes;
+	int procs = o->processes < 1 ? 1 : o->processes > DJC_MAX_PROCESSES ? DJC_MAX_PROCESSES : o->processes;
 	if (o->where_json && (rc = restrict_check(c, t, o->where_json, 1))) return rc;
 
 	djc_rowset *keys = NULL;
@@ -322,7 +320,7 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 			work_direct(&w, keys);
 		worker_end(&w);
 	} else
-		rc = pool_run(c, t, o, argv, serve, sh, keys, procs, res, &prog, NULL);
+		rc = pool_run(c, t, o, sh, res, &(pool_opts){.argv = argv, .serve = serve, .keys = keys, .procs = procs, .prog = &prog});
 	bar_final(&prog, sh, o, rc);
 	stop_release(&ss);
 	rc = populate_end(c, t, sh, res, rc);

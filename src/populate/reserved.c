@@ -41,7 +41,7 @@ static int commit_job(worker *w, djc_job *job, staged *st, double dur, next_clai
 {
 	retry r = {0, 0};
 	for (;;) {
-		int rc = jobs_commit(w->c, job, st->tables, st->rows, st->n, dur, next, res);
+		int rc = jobs_commit(w->c, job, &(commit_rows){st->tables, st->rows, st->n, st->reads}, dur, next, res);
 		while (rc && *res == COMMIT_UNKNOWN) {
 			commit_result o;
 			int orc = jobs_commit_outcome(w->c, job, &o);
@@ -54,15 +54,6 @@ static int commit_job(worker *w, djc_job *job, staged *st, double dur, next_clai
 	}
 }
 
-static int fail_job(worker *w, djc_job *job, fail_kind kind, const char *msg, const char *stack, double dur,
-		    fail_result *res, double *delay)
-{
-	retry r = {0, 0};
-	int rc;
-	while (retryable(rc = jobs_fail(w->c, job, kind, msg, stack, dur, res, delay)) && retry_wait(&r, w->lease.lease)) {}
-	return rc;
-}
-
 /* Record a failed attempt and count what became of it: back to pending
  * (retried: this worker waits for it before leaving, unless stopping),
  * an error, or no longer ours. */
@@ -70,7 +61,10 @@ static void failed(worker *w, djc_job *job, fail_kind kind, const char *msg, con
 {
 	fail_result fr = FAILED_ERROR;
 	double delay = 0;
-	int rc = fail_job(w, job, kind, msg, stack, dur, &fr, &delay);
+	jobs_failure f = {kind, msg, stack, dur};
+	retry r = {0, 0};
+	int rc;
+	while (retryable(rc = jobs_fail(w->c, job, &f, &fr, &delay)) && retry_wait(&r, w->lease.lease)) {}
 	if (rc == DJC_ELOST) count_gone(w, job);          /* someone else's now, or cancelled */
 	else if (rc == DJC_OK && fr != FAILED_ERROR) {
 		atomic_fetch_add(&w->sh->retried, 1);
@@ -129,12 +123,15 @@ static void group_flush(worker *w, group *g, next_claim *next)
 		table **tabs = xcalloc(nrows, sizeof(table *));
 		djc_row **rows = xcalloc(nrows, sizeof(djc_row *));
 		size_t k = 0;
-		for (size_t i = 0; i < g->n; i++)
+		const read_set *reads = NULL;   /* any: the group then commits one by one */
+		for (size_t i = 0; i < g->n; i++) {
 			for (size_t j = 0; j < g->st[i].n; j++) { tabs[k] = g->st[i].tables[j]; rows[k++] = g->st[i].rows[j]; }
+			if (g->st[i].reads) reads = g->st[i].reads;
+		}
 		retry r = {0, 0};
 		commit_result res;
 		int rc;
-		while (retryable(rc = jobs_commit_many(w->c, g->jobs, g->n, tabs, rows, nrows, next, &res)) && res != COMMIT_UNKNOWN &&
+		while (retryable(rc = jobs_commit_many(w->c, g->jobs, g->n, &(commit_rows){tabs, rows, nrows, reads}, next, &res)) && res != COMMIT_UNKNOWN &&
 		       retry_wait(&r, w->lease.lease)) {}
 		free(tabs);
 		free(rows);
@@ -307,6 +304,100 @@ static long next_size(worker *w, long batch)
 	return batch;
 }
 
+/* What a claim of the worker's own came to. */
+enum { CLAIM_GOT, CLAIM_AGAIN, CLAIM_LEAVE };
+
+/* No job was claimed: CLAIM_AGAIN to look again (a retry of this populate
+ * not due yet; an empty claim that may be momentary), or CLAIM_LEAVE. */
+static int claim_empty(worker *w, int *empty_claims)
+{
+	/* A retry this populate scheduled is not due yet: wait for it
+	 * (another worker may take it first; then this one finds nothing
+	 * once it is due, and leaves) */
+	double wait = (double)atomic_load(&w->sh->retry_due) / 1e6 - mono_now();
+	if (wait > 0) {
+		usleep((useconds_t)((wait < 0.2 ? wait : 0.2) * 1e6) + 1000);
+		*empty_claims = 0;
+		return CLAIM_AGAIN;
+	}
+	/* An empty claim can be momentary: rows locked by a claim or a
+	 * commit in flight are skipped (SKIP LOCKED). A plain read that
+	 * skips nothing (claim.peek) tells: it sees no takeable row, the
+	 * queue is empty and the worker leaves now (it used to wait 120 ms at
+	 * the end of every populate); it sees one (or cannot tell), look
+	 * twice more before leaving. */
+	int any = 1;
+	(*empty_claims)++;
+	if (*empty_claims <= 2 && (jobs_peek(w->c, w->t, w->o->where_json, w->o->priority, &any) != DJC_OK || any)) {
+		usleep(*empty_claims == 1 ? 20000 : 100000);
+		return CLAIM_AGAIN;
+	}
+	worker_event("leave %s looks=%d", w->t->name, *empty_claims);
+	return CLAIM_LEAVE;
+}
+
+/* Claim up to batch jobs on the worker's own (no commit brought the next
+ * ones): CLAIM_GOT with *jobs and *n, CLAIM_AGAIN, or CLAIM_LEAVE. */
+static int claim_own(worker *w, long batch, retry *cr, int *empty_claims, djc_job ***jobs, size_t *n)
+{
+	if (w->o->max_calls > 0 && atomic_load(&w->sh->calls) >= w->o->max_calls) return CLAIM_LEAVE;
+	long want = w->hooks ? w->hooks->claim_size(w->hooks_arg, batch, 0) : batch;
+	if (want <= 0) return CLAIM_LEAVE;
+	claim_want cw = {w->o->where_json, w->o->priority, w->lease.lease, want};
+	int rc = jobs_claim(w->c, w->t, &cw, jobs, n);
+	if (rc) {
+		if (retryable(rc) && retry_wait(cr, w->lease.lease)) return CLAIM_AGAIN;
+		atomic_store(&w->sh->stop, 1);
+		worker_error(w, NULL, w->c->err);
+		return CLAIM_LEAVE;
+	}
+	cr->start = 0;
+	/* a job this claim's look sent back from a lapse, due after a
+	 * backoff: waited for like a retry of this populate's own */
+	double due = jobs_lapsed_due(w->c, w->t);
+	if (due > 0) worker_retry_due(w->sh, due);
+	if (w->hooks) w->hooks->claimed(w->hooks_arg, *n);
+	if (*n) return CLAIM_GOT;
+	if (w->hooks) return CLAIM_LEAVE;   /* djc worker waits its own way */
+	return claim_empty(w, empty_claims);
+}
+
+/* Make the jobs[0..n) of one claim, in order, grouping short commits (g);
+ * the commit of the last one may claim the next (next). Returns how many
+ * were gone through: fewer than n when the worker stops or the claim's
+ * reservation could not be proved. */
+static size_t make_claim(worker *w, group *g, djc_job **jobs, size_t n, long batch, next_claim *next)
+{
+	claim_state cs = {mono_now(), 0, n, xcalloc(n ? n : 1, 1)};   /* the claim read them all */
+	size_t i = 0;
+	for (; i < n; i++) {
+		djc_job *job = jobs[i];
+		if (worker_stopping(w)) break;
+		if (job->made) { finish_made(w, job); continue; }
+		if (i > 0 && lease_stale(&w->lease)) {
+			/* the reservation of this claim was found lost, or has not
+			 * been proved for half a lease (a freeze, a cut, a slow
+			 * database): prove it before starting another make under it,
+			 * or leave the rest */
+			long held = 0;
+			if (jobs_hold(w->c, job, w->lease.lease, &held) != DJC_OK || held == 0) break;
+			lease_proved(&w->lease);
+		}
+		/* a job of the claim cancelled meanwhile never starts */
+		if (i > 0 && !may_start(w, jobs, i, n, &cs)) continue;
+		if (job->suspect && !mark_alone(w, job)) continue;
+		if (!worker_take_call(w)) break;
+		/* the last make of the claim: its commit may claim the next */
+		if (i + 1 == n) next->n = next_size(w, batch);
+		make_one(w, g, jobs, i, n, i + 1 == n ? next : NULL);
+		if (g->n && mono_now() - g->first > 0.2) group_flush(w, g, NULL);
+		worker_tick(w);
+		if (populate_signal) { i++; break; }
+	}
+	free(cs.gone);
+	return i;
+}
+
 void work_reserved(worker *w)
 {
 	long batch = config_long("jobs.reserve_batch");
@@ -326,78 +417,13 @@ void work_reserved(worker *w)
 	size_t n = 0;
 	while (!worker_stopping(w)) {
 		if (!n) {
-			if (w->o->max_calls > 0 && atomic_load(&w->sh->calls) >= w->o->max_calls) break;
-			long want = w->hooks ? w->hooks->claim_size(w->hooks_arg, batch, 0) : batch;
-			if (want <= 0) break;
-			int rc = jobs_claim(w->c, w->t, w->o->where_json, w->o->priority, w->lease.lease, want, &jobs, &n);
-			if (rc) {
-				if (retryable(rc) && retry_wait(&cr, w->lease.lease)) continue;
-				atomic_store(&w->sh->stop, 1);
-				worker_error(w, NULL, w->c->err);
-				break;
-			}
-			cr.start = 0;
-			/* a job this claim's look sent back from a lapse, due after a
-			 * backoff: waited for like a retry of this populate's own */
-			double due = jobs_lapsed_due(w->c, w->t);
-			if (due > 0) worker_retry_due(w->sh, due);
-			if (w->hooks) w->hooks->claimed(w->hooks_arg, n);
-			if (!n && w->hooks) break;   /* djc worker waits its own way */
-			if (!n) {
-				/* A retry this populate scheduled is not due yet: wait for
-				 * it (another worker may take it first; then this one finds
-				 * nothing once it is due, and leaves) */
-				double wait = (double)atomic_load(&w->sh->retry_due) / 1e6 - mono_now();
-				if (wait > 0) {
-					usleep((useconds_t)((wait < 0.2 ? wait : 0.2) * 1e6) + 1000);
-					empty_claims = 0;
-					continue;
-				}
-				/* An empty claim can be momentary: rows locked by a claim or a
-				 * commit in flight are skipped (SKIP LOCKED). A plain read
-				 * that skips nothing (claim.peek) tells: it sees no takeable
-				 * row, the queue is empty and the worker leaves now (it used
-				 * to wait 120 ms at the end of every populate); it sees one
-				 * (or cannot tell), look twice more before leaving. */
-				int any = 1;
-				empty_claims++;
-				if (empty_claims <= 2 && (jobs_peek(w->c, w->t, w->o->where_json, w->o->priority, &any) != DJC_OK || any)) {
-					usleep(empty_claims == 1 ? 20000 : 100000);
-					continue;
-				}
-				worker_event("leave %s looks=%d", w->t->name, empty_claims);
-				break;
-			}
+			int got = claim_own(w, batch, &cr, &empty_claims, &jobs, &n);
+			if (got == CLAIM_AGAIN) continue;
+			if (got == CLAIM_LEAVE) break;
 		}
 		empty_claims = 0;
 		next_claim next = {w->o->where_json, w->o->priority, w->lease.lease, 0, NULL, 0};
-		claim_state cs = {mono_now(), 0, n, xcalloc(n ? n : 1, 1)};   /* the claim read them all */
-		size_t i = 0;
-		for (; i < n; i++) {
-			djc_job *job = jobs[i];
-			if (worker_stopping(w)) break;
-			if (job->made) { finish_made(w, job); continue; }
-			if (i > 0 && lease_stale(&w->lease)) {
-				/* the reservation of this claim was found lost, or has not
-				 * been proved for half a lease (a freeze, a cut, a slow
-				 * database): prove it before starting another make under it,
-				 * or leave the rest */
-				long held = 0;
-				if (jobs_hold(w->c, job, w->lease.lease, &held) != DJC_OK || held == 0) break;
-				lease_proved(&w->lease);
-			}
-			/* a job of the claim cancelled meanwhile never starts */
-			if (i > 0 && !may_start(w, jobs, i, n, &cs)) continue;
-			if (job->suspect && !mark_alone(w, job)) continue;
-			if (!worker_take_call(w)) break;
-			/* the last make of the claim: its commit may claim the next */
-			if (i + 1 == n) next.n = next_size(w, batch);
-			make_one(w, &g, jobs, i, n, i + 1 == n ? &next : NULL);
-			if (g.n && mono_now() - g.first > 0.2) group_flush(w, &g, NULL);
-			worker_tick(w);
-			if (populate_signal) { i++; break; }
-		}
-		free(cs.gone);
+		size_t i = make_claim(w, &g, jobs, n, batch, &next);
 		/* before the release: those jobs are still reserved */
 		if (g.n && i == n && next.n == 0) next.n = next_size(w, batch);
 		group_flush(w, &g, i == n ? &next : NULL);

@@ -2,7 +2,7 @@
  * report, take make calls under max_calls, run make with a watch that says
  * when to stop (worker.h). */
 #include "worker.h"
-#include "serve.h"
+#include "make/serve.h"
 #include "util/clock.h"
 #include "util/config.h"
 #include "util/duration.h"
@@ -230,11 +230,12 @@ int worker_make(worker *w, const djc_row *key, int attempt, staged *st, make_res
 	w->watch.arg = w;
 	w->make_start = mono_now();
 	int rc;
-	if (w->o->make) rc = make_callback(w->c, w->t, key, attempt, w->o->make, w->o->payload, &w->watch, st, mr);
+	make_req rq = {.c = w->c, .t = w->t, .key = key, .attempt = attempt, .watch = &w->watch};
+	if (w->o->make) rc = make_callback(&rq, w->o->make, w->o->payload, st, mr);
 	else if (w->serve) {
 		if (!w->srv) w->srv = serve_new(w->argv);
-		rc = serve_make(w->srv, w->c, w->t, key, attempt, &w->watch, st, mr);
-	} else rc = make_program(w->c, w->t, key, attempt, w->argv, &w->watch, st, mr);
+		rc = serve_make(w->srv, &rq, st, mr);
+	} else rc = make_program(&rq, w->argv, st, mr);
 	if (rc && mr->stopped == MAKE_STOP_TIMEOUT) {
 		char d[64];
 		free(mr->message);

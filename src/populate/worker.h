@@ -6,7 +6,7 @@
 #define DJC_WORKER_H
 #include <stdatomic.h>
 #include "lease.h"
-#include "populate.h"
+#include "make/make.h"
 #include "progress.h"
 #include "../util/clock.h"
 
@@ -143,12 +143,24 @@ typedef struct pool_work {
 	size_t ntables;
 } pool_work;
 
-/* The process pool (pool.c): run procs worker processes until the work is
+/* How a pool runs: procs worker processes (at most DJC_MAX_PROCESSES),
+ * making with argv (a serve program when serve), populate's keys in
+ * direct mode, a progress bar (may be NULL), and pw (NULL: populate's
+ * work). */
+typedef struct pool_opts {
+	char *const *argv;
+	int serve;
+	djc_rowset *keys;
+	int procs;
+	progress *prog;
+	const pool_work *pw;
+} pool_opts;
+
+/* The process pool (pool.c): run the worker processes until the work is
  * done, collecting their errors into res. DJC_OK, or an error (message on
- * c) when no worker could be started. serve: argv is a serve program.
- * pw: see pool_work (NULL: populate). */
-int pool_run(djc_conn *c, table *t, const djc_populate_options *o, char *const *argv, int serve, counters *sh,
-	     djc_rowset *keys, int procs, djc_populate_result *res, progress *prog, const pool_work *pw);
+ * c) when no worker could be started. */
+int pool_run(djc_conn *c, table *t, const djc_populate_options *o, counters *sh, djc_populate_result *res,
+	     const pool_opts *po);
 
 /* Retrying a database fault (busy: a lock wait that ran out, a deadlock, a
  * serialization failure; or a lost connection, which the drivers reconnect
@@ -161,4 +173,7 @@ static inline int retryable(int rc) { return rc == DJC_EBUSY || rc == DJC_ECONN;
 int retry_wait(retry *r, double lease_s);
 /* One line to $DJC_WORKER_LOG, if set (worker.c says which). */
 void worker_event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Free n errors and their tables (either may be NULL): the error lists of
+ * djc_populate_result and djc_worker_result (populate.c). */
+void populate_errors_free(djc_populate_error *errors, char **error_tables, size_t n);
 #endif

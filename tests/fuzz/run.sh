@@ -29,7 +29,7 @@ mkdir -p "$OUT/obj"
 
 # library objects with coverage instrumentation (rebuilt when a source is newer)
 objs=""
-for src in src/util/*.c src/db/*.c src/schema/*.c src/table/*.c src/jobs/*.c src/populate/*.c; do
+for src in src/util/*.c src/db/*.c src/schema/*.c src/table/*.c src/jobs/*.c src/make/*.c src/populate/*.c; do
 	o="$OUT/obj/$(echo "${src%.c}" | tr / _).o"
 	objs="$objs $o"
 	if [ ! -e "$o" ] || [ "$src" -nt "$o" ] || [ -n "$(find include src -name '*.h' -newer "$o" 2>/dev/null | head -1)" ]; then

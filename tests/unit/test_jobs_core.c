@@ -610,39 +610,39 @@ static void test_idle_peek(void)
 	djc_job **jobs = NULL;
 	size_t n = 9;
 	/* nothing to take: an empty claim, then an idle one (the peek) */
-	CHECK(jobs_claim(b, tb, NULL, -1, 60, 1, &jobs, &n) == 0 && n == 0);
+	CHECK(jobs_claim(b, tb, &((claim_want){NULL, -1, 60, 1}), &jobs, &n) == 0 && n == 0);
 	if (!strcmp(backend, "mysql")) {
 		long q0 = questions(b);
-		CHECK(jobs_claim(b, tb, NULL, -1, 60, 1, &jobs, &n) == 0 && n == 0);
+		CHECK(jobs_claim(b, tb, &((claim_want){NULL, -1, 60, 1}), &jobs, &n) == 0 && n == 0);
 		long q1 = questions(b);
 		/* the SHOW counts itself: q1 - q0 - 1 statements in between */
 		CHECK_MSG(q0 >= 0 && q1 - q0 - 1 == 1, "an idle claim sent %ld statements (wanted 1, claim.peek)", q1 - q0 - 1);
 	}
-	CHECK(jobs_claim(b, tb, NULL, -1, 60, 1, &jobs, &n) == 0 && n == 0);
+	CHECK(jobs_claim(b, tb, &((claim_want){NULL, -1, 60, 1}), &jobs, &n) == 0 && n == 0);
 	/* a job becomes pending: the idle connection's next claim takes it */
 	CHECK(t_insert_json(a, "Kk", "{\"k\": 80}") == 0);
 	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
 	ro.where_json = "{\"k\": 80}";
 	djc_refresh_result rr;
 	CHECK(djc_jobs_refresh(&rr, a, "Pk", &ro) == 0 && rr.added == 1);
-	CHECK(jobs_claim(b, tb, NULL, -1, 60, 1, &jobs, &n) == 0 && n == 1);
+	CHECK(jobs_claim(b, tb, &((claim_want){NULL, -1, 60, 1}), &jobs, &n) == 0 && n == 1);
 	free_jobs(jobs, n);
 	/* b holds it for a minute; a, idle, takes nothing meanwhile */
-	CHECK(jobs_claim(a, ta, NULL, -1, 60, 1, &jobs, &n) == 0 && n == 0);
-	CHECK(jobs_claim(a, ta, NULL, -1, 60, 1, &jobs, &n) == 0 && n == 0);
+	CHECK(jobs_claim(a, ta, &((claim_want){NULL, -1, 60, 1}), &jobs, &n) == 0 && n == 0);
+	CHECK(jobs_claim(a, ta, &((claim_want){NULL, -1, 60, 1}), &jobs, &n) == 0 && n == 0);
 	/* a job whose lease lapses: the idle connection takes it over (its
 	 * lease of 4 ms makes the look for lapsed leases due at every claim) */
 	CHECK(t_insert_json(a, "Kk", "{\"k\": 81}") == 0);
 	ro.where_json = "{\"k\": 81}";
 	CHECK(djc_jobs_refresh(&rr, a, "Pk", &ro) == 0 && rr.added == 1);
-	CHECK(jobs_claim(b, tb, "{\"k\": 81}", -1, 0.05, 1, &jobs, &n) == 0 && n == 1);   /* a lease of 50 ms */
+	CHECK(jobs_claim(b, tb, &((claim_want){"{\"k\": 81}", -1, 0.05, 1}), &jobs, &n) == 0 && n == 1);   /* a lease of 50 ms */
 	free_jobs(jobs, n);
-	CHECK(jobs_claim(a, ta, "{\"k\": 81}", -1, 0.004, 1, &jobs, &n) == 0);
+	CHECK(jobs_claim(a, ta, &((claim_want){"{\"k\": 81}", -1, 0.004, 1}), &jobs, &n) == 0);
 	free_jobs(jobs, n);
 	/* (a claim of a just-taken job may find it not lapsed yet: wait past
 	 * the 50 ms lease, then the idle claim peeks, finds it, takes it) */
 	t_nap(0.5);
-	CHECK(jobs_claim(a, ta, "{\"k\": 81}", -1, 0.004, 1, &jobs, &n) == 0 && n == 1);
+	CHECK(jobs_claim(a, ta, &((claim_want){"{\"k\": 81}", -1, 0.004, 1}), &jobs, &n) == 0 && n == 1);
 	if (n == 1) {
 		int64_t k = 0;
 		long i = djc_row_find(jobs[0]->key, "k");
@@ -656,14 +656,14 @@ static void test_idle_peek(void)
 	CHECK(t_insert_json(a, "Kk", "{\"k\": 82}") == 0);
 	ro.where_json = "{\"k\": 82}";
 	CHECK(djc_jobs_refresh(&rr, a, "Pk", &ro) == 0 && rr.added == 1);
-	CHECK(jobs_claim(a, ta, "{\"k\": 82}", -1, 0.4, 1, &jobs, &n) == 0 && n == 1);   /* a lease of 0.4 s */
+	CHECK(jobs_claim(a, ta, &((claim_want){"{\"k\": 82}", -1, 0.4, 1}), &jobs, &n) == 0 && n == 1);   /* a lease of 0.4 s */
 	free_jobs(jobs, n);
 	/* (a lease of 4 ms: this claim looks for lapsed leases, finds none) */
-	CHECK(jobs_claim(b, tb, "{\"k\": 82}", -1, 0.004, 1, &jobs, &n) == 0 && n == 0);
+	CHECK(jobs_claim(b, tb, &((claim_want){"{\"k\": 82}", -1, 0.004, 1}), &jobs, &n) == 0 && n == 0);
 	free_jobs(jobs, n);
 	t_nap(0.6);
 	/* (a lease of 60 s: its look for lapsed leases is due a second after the last) */
-	CHECK(jobs_claim(b, tb, "{\"k\": 82}", -1, 60, 1, &jobs, &n) == 0);
+	CHECK(jobs_claim(b, tb, &((claim_want){"{\"k\": 82}", -1, 60, 1}), &jobs, &n) == 0);
 	CHECK_MSG(n == 1, "the idle claim did not take over the lapsed job (%zu)", n);
 	free_jobs(jobs, n);
 	djc_close(a);
@@ -702,29 +702,29 @@ static void test_commit_next_due(void)
 	CHECK(djc_jobs_refresh(&rr, c, "Nc", NULL) == 0 && rr.added == 3);
 	djc_job **jobs = NULL;
 	size_t n = 0;
-	CHECK(jobs_claim(c, t, NULL, -1, 60, 1, &jobs, &n) == 0 && n == 1);
+	CHECK(jobs_claim(c, t, &((claim_want){NULL, -1, 60, 1}), &jobs, &n) == 0 && n == 1);
 	djc_job *a = n ? jobs[0] : NULL;
 	free(jobs);
 	t_nap(1.1);   /* a slow make: the look for lapsed leases is due */
 	next_claim next = {NULL, -1, 60, 1, NULL, 0};
 	commit_result res = COMMIT_FAILED;
-	CHECK_MSG(a && jobs_commit(c, a, NULL, NULL, 0, 1.1, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s", djc_error_last(c));
+	CHECK_MSG(a && jobs_commit(c, a, NULL, 1.1, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s", djc_error_last(c));
 	CHECK_MSG(next.njobs == 1, "the commit after a slow make claimed %zu jobs, not 1", next.njobs);
 	djc_job *b = next.njobs ? next.jobs[0] : NULL;
 	free(next.jobs);
 	djc_job_free(a);
 	/* d takes the last job with a lease of 50 ms, and lets it lapse */
-	CHECK(jobs_claim(d, td, NULL, -1, 0.05, 1, &jobs, &n) == 0 && n == 1);
+	CHECK(jobs_claim(d, td, &((claim_want){NULL, -1, 0.05, 1}), &jobs, &n) == 0 && n == 1);
 	int64_t lapsed = n ? key_k(jobs[0]) : -1;
 	free_jobs(jobs, n);
 	t_nap(1.1);
 	next = (next_claim){NULL, -1, 60, 1, NULL, 0};
-	CHECK_MSG(b && jobs_commit(c, b, NULL, NULL, 0, 1.1, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s", djc_error_last(c));
+	CHECK_MSG(b && jobs_commit(c, b, NULL, 1.1, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s", djc_error_last(c));
 	CHECK_MSG(next.njobs == 0, "the commit claimed %zu jobs while a lease had lapsed", next.njobs);
 	next_claim_drop(&next);
 	djc_job_free(b);
 	/* the caller's claim takes the lapsed job over */
-	CHECK(jobs_claim(c, t, NULL, -1, 60, 1, &jobs, &n) == 0 && n == 1);
+	CHECK(jobs_claim(c, t, &((claim_want){NULL, -1, 60, 1}), &jobs, &n) == 0 && n == 1);
 	CHECK_MSG(n == 1 && key_k(jobs[0]) == lapsed, "the claim after the commit did not take the lapsed job over");
 	free_jobs(jobs, n);
 	djc_close(d);
@@ -784,7 +784,7 @@ static void commit_claims_made(djc_conn *c, table *t, djc_job *a, int k, int par
 	djc_row_set_int(row, "k", k);
 	if (part > 0) djc_row_set_int(row, "part", part);
 	djc_row_set_int(row, "v", 1);
-	CHECK_MSG(a && jobs_commit(c, a, &t, &row, 1, 0.1, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s",
+	CHECK_MSG(a && jobs_commit(c, a, &((commit_rows){&t, &row, 1, NULL}), 0.1, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s",
 		  djc_error_last(c));
 	djc_row_free(row);
 	djc_job *b = next.njobs ? next.jobs[0] : NULL;
@@ -817,7 +817,7 @@ static void test_claim_sees_made(void)
 		size_t n = 0;
 		char own[32];
 		snprintf(own, sizeof own, "{\"k\": %d}", k);
-		CHECK(jobs_claim(c, t, own, -1, 60, 1, &jobs, &n) == 0 && n == 1);
+		CHECK(jobs_claim(c, t, &((claim_want){own, -1, 60, 1}), &jobs, &n) == 0 && n == 1);
 		djc_job *a = n ? jobs[0] : NULL;
 		free(jobs);
 		CHECK_MSG(a && key_k(a) == k && !a->made, "the claim of key %d: key %lld, made %d", k,
@@ -864,14 +864,14 @@ static void test_claim_sees_made_parts(void)
 	/* a claim of its own finds key 2 made */
 	djc_job **jobs = NULL;
 	size_t n = 0;
-	int rc = jobs_claim(c, t, "{\"k\": 2}", -1, 60, 1, &jobs, &n);
+	int rc = jobs_claim(c, t, &((claim_want){"{\"k\": 2}", -1, 60, 1}), &jobs, &n);
 	CHECK_MSG(rc == 0 && n == 1 && jobs[0]->made, "the claim of key 2 (two rows made): %s, %zu jobs, made %d",
 		  rc ? djc_error_last(c) : "ok", n, n ? jobs[0]->made : -1);
 	commit_result res = COMMIT_FAILED;
 	CHECK(n == 1 && jobs_close_made(c, jobs[0], &res) == 0 && res == COMMIT_TAKEN);
 	free_jobs(jobs, n);
 	/* the claim that rides on key 1's commit finds key 3 made */
-	CHECK(jobs_claim(c, t, "{\"k\": 1}", -1, 60, 1, &jobs, &n) == 0 && n == 1 && !jobs[0]->made);
+	CHECK(jobs_claim(c, t, &((claim_want){"{\"k\": 1}", -1, 60, 1}), &jobs, &n) == 0 && n == 1 && !jobs[0]->made);
 	djc_job *a = n ? jobs[0] : NULL;
 	free(jobs);
 	commit_claims_made(c, t, a, 1, 1, 3);
@@ -992,7 +992,7 @@ static long claim_reads_of(djc_conn *c, table *t, const char *where, long limit,
 	long s0 = 0, s1 = 0;
 	if (pg) CHECK(db_exec(c->db, "BEGIN", NULL, 0, NULL) == 0);
 	long r0 = reads_so_far_of(c, t, pg_rel, &s0), rb = reads_so_far_of(c, t, pg_rel, &s0);
-	CHECK(jobs_claim(c, t, where, -1, 60, limit, &jobs, n) == 0);
+	CHECK(jobs_claim(c, t, &((claim_want){where, -1, 60, limit}), &jobs, n) == 0);
 	long r1 = reads_so_far_of(c, t, pg_rel, &s1);
 	if (k) *k = *n ? key_k(jobs[0]) : -1;
 	if (pg) CHECK(db_exec(c->db, "COMMIT", NULL, 0, NULL) == 0);
@@ -1033,7 +1033,7 @@ static void test_claim_reads_head(void)
 	/* d holds one job with a lease of 50 ms and lets it lapse */
 	djc_job **jobs = NULL;
 	size_t n = 0;
-	CHECK(jobs_claim(d, td, NULL, -1, 0.05, 1, &jobs, &n) == 0 && n == 1);
+	CHECK(jobs_claim(d, td, &((claim_want){NULL, -1, 0.05, 1}), &jobs, &n) == 0 && n == 1);
 	free_jobs(jobs, n);
 	t_nap(0.3);
 	/* c's first claim looks for lapsed leases, sends that job back to
@@ -1502,7 +1502,7 @@ static int64_t claim_k(djc_conn *c, table *t, const char *where, djc_job **held,
 		djc_row *row = djc_row_new();   /* its row: a later refresh would re-pend a success without one */
 		djc_row_set_int(row, "k", key_k(*held));
 		djc_row_set_int(row, "v", 0);
-		CHECK_MSG(jobs_commit(c, *held, &t, &row, 1, 0.01, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s",
+		CHECK_MSG(jobs_commit(c, *held, &((commit_rows){&t, &row, 1, NULL}), 0.01, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s",
 			  djc_error_last(c));
 		djc_row_free(row);
 		j = next.njobs ? next.jobs[0] : NULL;
@@ -1511,7 +1511,7 @@ static int64_t claim_k(djc_conn *c, table *t, const char *where, djc_job **held,
 	} else {
 		djc_job **jobs = NULL;
 		size_t n = 0;
-		CHECK(jobs_claim(c, t, where, -1, 60, 1, &jobs, &n) == 0);
+		CHECK(jobs_claim(c, t, &((claim_want){where, -1, 60, 1}), &jobs, &n) == 0);
 		j = n ? jobs[0] : NULL;
 		for (size_t i = 1; i < n; i++) djc_job_free(jobs[i]);
 		free(jobs);   /* *held stays reserved */
@@ -1573,7 +1573,7 @@ static void test_claim_position(void)
 	CHECK(conn_table(d, "Oc", &td) == 0 && td);
 	djc_job **jobs = NULL;
 	size_t n = 0;
-	if (td) CHECK(jobs_claim(d, td, NULL, -1, 0.05, HEAD, &jobs, &n) == 0 && n == HEAD);
+	if (td) CHECK(jobs_claim(d, td, &((claim_want){NULL, -1, 0.05, HEAD}), &jobs, &n) == 0 && n == HEAD);
 	free_jobs(jobs, n);
 	djc_close(d);
 	t_nap(0.3);
@@ -1643,7 +1643,7 @@ static void test_claim_position(void)
 	add_job(c, 3005, 5);
 	jobs = NULL;
 	n = 0;
-	CHECK(jobs_claim(c, t, w3, -1, 60, 3, &jobs, &n) == 0);
+	CHECK(jobs_claim(c, t, &((claim_want){w3, -1, 60, 3}), &jobs, &n) == 0);
 	CHECK_MSG(n == 3, "a claim of 3 jobs with 4 takeable got %zu", n);
 	free_jobs(jobs, n);
 	djc_close(c);
@@ -1675,13 +1675,13 @@ static void test_commit_next_kinds(void)
 	CHECK(djc_jobs_refresh(&rr, c, "Xc", NULL) == 0 && rr.added == 3);
 	djc_job **jobs = NULL;
 	size_t n = 0;
-	CHECK(jobs_claim(c, t, NULL, -1, 60, 1, &jobs, &n) == 0 && n == 1);
+	CHECK(jobs_claim(c, t, &((claim_want){NULL, -1, 60, 1}), &jobs, &n) == 0 && n == 1);
 	djc_job *a = n ? jobs[0] : NULL;
 	free(jobs);
 	for (int round = 0; a; round++) {
 		next_claim next = {NULL, -1, 60, 1, NULL, 0};
 		commit_result res = COMMIT_FAILED;
-		CHECK_MSG(jobs_commit(c, a, NULL, NULL, 0, 0.01, &next, &res) == 0 && res == COMMIT_DONE, "commit %d: %s", round,
+		CHECK_MSG(jobs_commit(c, a, NULL, 0.01, &next, &res) == 0 && res == COMMIT_DONE, "commit %d: %s", round,
 			  djc_error_last(c));
 		CHECK_MSG(next.njobs == (round < 2 ? 1u : 0u), "commit %d claimed %zu jobs", round, next.njobs);
 		djc_job_free(a);

@@ -1,4 +1,4 @@
-/* test_proc.c - the process module (src/populate/proc.c) alone: spawning
+/* test_proc.c - the process module (src/make/proc.c) alone: spawning
  * without a shell, pipes, exit codes and signals, output cap and stderr
  * tail, stopping (SIGTERM, SIGKILL after the grace), a long-lived program
  * fed line by line, and the process tree: what a program leaves running
@@ -6,7 +6,7 @@
  * its caller killed by SIGKILL. Needs no database. Every wait is for an
  * event (bounded), never a duration. */
 #include "t.h"
-#include "populate/proc.h"
+#include "make/proc.h"
 #include "util/clock.h"
 #include <dirent.h>
 #include <errno.h>

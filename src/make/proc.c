@@ -368,6 +368,77 @@ static void sup_quit(sup_state *s)
 	_exit(0);
 }
 
+/* The supervisor's descriptors: /dev/null on 0, 1 and 2, the socket on
+ * 3, /dev/null again on 4 (s->devnull), nothing else of the caller's open
+ * (database connections, other programs' pipes, a worker's report pipe). */
+static void sup_fds(sup_state *s, int sock)
+{
+	int hi = fcntl(sock, F_DUPFD_CLOEXEC, 3);   /* the socket may be 0, 1 or 2 */
+	int dn = open("/dev/null", O_RDWR);
+	if (hi < 0 || dn < 0) _exit(1);
+	for (int i = 0; i < 3; i++) if (dn != i) dup2(dn, i);
+	if (hi != 3 && dup2(hi, 3) < 0) _exit(1);
+	s->sock = 3;
+	if (dup2(0, 4) < 0) _exit(1);
+	s->devnull = 4;
+	if (syscall(SYS_close_range, 5, ~0U, 0) < 0) {
+		long max = sysconf(_SC_OPEN_MAX);
+		for (long fd = 5; fd < (max > 0 && max < 65536 ? max : 65536); fd++) close((int)fd);
+	}
+	fcntl(s->sock, F_SETFD, FD_CLOEXEC);
+	fcntl(s->devnull, F_SETFD, FD_CLOEXEC);
+}
+
+/* Programs start in a process group of their own, with no signal
+ * blocked and every disposition default (the caller's SIG_IGN, SIGPIPE
+ * and others, stays here). */
+static void sup_spawn_attr(sup_state *s)
+{
+	sigset_t none, all;
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_init(&s->attr);
+	posix_spawnattr_setflags(&s->attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setpgroup(&s->attr, 0);
+	posix_spawnattr_setsigmask(&s->attr, &none);
+	posix_spawnattr_setsigdefault(&s->attr, &all);
+}
+
+/* One message of the caller (with up to 3 descriptors: a spawn's stdin,
+ * stdout and stderr) and what it asks. A hang-up or a protocol error ends
+ * the supervisor (sup_quit). */
+static void sup_message(sup_state *s)
+{
+	wire w;
+	int fds[3] = {-1, -1, -1};
+	char cbuf[CMSG_SPACE(3 * sizeof(int))];
+	struct iovec iov = {&w, sizeof w};
+	struct msghdr mh = {0};
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof cbuf;
+	ssize_t r = recvmsg(s->sock, &mh, MSG_CMSG_CLOEXEC);
+	if (r < 0 && errno == EINTR) return;
+	if (r <= 0) sup_quit(s);   /* EOF: the caller hung up or died */
+	int nfd = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			int got[8];
+			memcpy(got, CMSG_DATA(c), (size_t)(n < 8 ? n : 8) * sizeof(int));
+			for (int i = 0; i < n && i < 8; i++) { if (nfd < 3) fds[nfd++] = got[i]; else close(got[i]); }
+		}
+	if ((size_t)r < sizeof w && read_full(s->sock, (char *)&w + r, sizeof w - (size_t)r) != (ssize_t)(sizeof w - (size_t)r))
+		sup_quit(s);
+	if (w.type == M_SPAWN && nfd == 3) sup_spawn(s, &w, fds);
+	else {
+		for (int i = 0; i < nfd; i++) close(fds[i]);
+		if (w.type == M_SPAWN) sup_quit(s);   /* a protocol error: trust nothing */
+		if (w.type == M_SIGNAL && s->cur) kill(-s->cur, w.a);
+	}
+}
+
 static void sup_main(int sock, pid_t caller) __attribute__((noreturn));
 static void sup_main(int sock, pid_t caller)
 {
@@ -383,22 +454,7 @@ static void sup_main(int sock, pid_t caller)
 	sigset_t all;
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);   /* SIGTERM & co. do nothing; SIGCHLD comes by signalfd */
-	/* nothing of the caller's stays open here: database connections, other
-	 * programs' pipes, a worker's report pipe */
-	int hi = fcntl(sock, F_DUPFD_CLOEXEC, 3);   /* the socket may be 0, 1 or 2 */
-	int dn = open("/dev/null", O_RDWR);
-	if (hi < 0 || dn < 0) _exit(1);
-	for (int i = 0; i < 3; i++) if (dn != i) dup2(dn, i);
-	if (hi != 3 && dup2(hi, 3) < 0) _exit(1);
-	s.sock = sock = 3;
-	if (dup2(0, 4) < 0) _exit(1);
-	s.devnull = 4;
-	if (syscall(SYS_close_range, 5, ~0U, 0) < 0) {
-		long max = sysconf(_SC_OPEN_MAX);
-		for (long fd = 5; fd < (max > 0 && max < 65536 ? max : 65536); fd++) close((int)fd);
-	}
-	fcntl(sock, F_SETFD, FD_CLOEXEC);
-	fcntl(s.devnull, F_SETFD, FD_CLOEXEC);
+	sup_fds(&s, sock);
 	int pfd = -1;
 #ifdef SYS_pidfd_open
 	pfd = (int)syscall(SYS_pidfd_open, caller, 0);
@@ -411,16 +467,10 @@ static void sup_main(int sock, pid_t caller)
 	sigaddset(&chld, SIGCHLD);
 	int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) _exit(1);
-	posix_spawnattr_init(&s.attr);
-	sigset_t none;
-	sigemptyset(&none);
-	posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	posix_spawnattr_setpgroup(&s.attr, 0);
-	posix_spawnattr_setsigmask(&s.attr, &none);
-	posix_spawnattr_setsigdefault(&s.attr, &all);   /* the caller's SIG_IGN (SIGPIPE, ...) stays here */
-	sup_send(sock, M_READY, s.self, 0, 0);
+	sup_spawn_attr(&s);
+	sup_send(s.sock, M_READY, s.self, 0, 0);
 	for (;;) {
-		struct pollfd pf[3] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}, {pfd, POLLIN, 0}};
+		struct pollfd pf[3] = {{s.sock, POLLIN, 0}, {sfd, POLLIN, 0}, {pfd, POLLIN, 0}};
 		if (poll(pf, pfd >= 0 ? 3 : 2, -1) < 0) {
 			if (errno == EINTR) continue;
 			sup_quit(&s);
@@ -431,35 +481,7 @@ static void sup_main(int sock, pid_t caller)
 			while (read(sfd, &si, sizeof si) > 0) {}
 			sup_reap(&s);
 		}
-		if (!(pf[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-		wire w;
-		int fds[3] = {-1, -1, -1};
-		char cbuf[CMSG_SPACE(3 * sizeof(int))];
-		struct iovec iov = {&w, sizeof w};
-		struct msghdr mh = {0};
-		mh.msg_iov = &iov;
-		mh.msg_iovlen = 1;
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof cbuf;
-		ssize_t r = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-		if (r < 0 && errno == EINTR) continue;
-		if (r <= 0) sup_quit(&s);   /* EOF: the caller hung up or died */
-		int nfd = 0;
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-				int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-				int got[8];
-				memcpy(got, CMSG_DATA(c), (size_t)(n < 8 ? n : 8) * sizeof(int));
-				for (int i = 0; i < n && i < 8; i++) { if (nfd < 3) fds[nfd++] = got[i]; else close(got[i]); }
-			}
-		if ((size_t)r < sizeof w && read_full(sock, (char *)&w + r, sizeof w - (size_t)r) != (ssize_t)(sizeof w - (size_t)r))
-			sup_quit(&s);
-		if (w.type == M_SPAWN && nfd == 3) sup_spawn(&s, &w, fds);
-		else {
-			for (int i = 0; i < nfd; i++) close(fds[i]);
-			if (w.type == M_SPAWN) sup_quit(&s);   /* a protocol error: trust nothing */
-			if (w.type == M_SIGNAL && s.cur) kill(-s.cur, w.a);
-		}
+		if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) sup_message(&s);
 	}
 }
 

@@ -1,18 +1,25 @@
-/* populate.h - running make (C callback or program) for one key, and the
- * populate drivers (direct and with job reservation). */
-#ifndef DJC_POPULATE_H
-#define DJC_POPULATE_H
-#include <signal.h>
+/* make.h - running make for one key: a C callback (make.c), a program
+ * per key (make.c over proc.c), or a serve program making many keys
+ * (serve.h). The layer between populate and the jobs/table layers:
+ * populate (src/populate) decides which key to make and commits what make
+ * staged; make runs the user's code, stages and checks its rows, and
+ * writes nothing to the database. It calls the table layer (staging,
+ * reads for the make) and the jobs layer only for the job metadata
+ * (jobs_version). */
+#ifndef DJC_MAKE_H
+#define DJC_MAKE_H
 #include <stdatomic.h>
 #include <time.h>
 #include "jobs/jobs.h"
 #include "proc.h"
+#include "signals.h"
 
 /* Rows staged by one make: parallel arrays of target tables and prepared rows. */
 typedef struct staged {
 	table **tables;
 	djc_row **rows;
 	size_t n, cap;
+	read_set *reads;   /* what the make read through djc (NULL: nothing), for its commit to check */
 } staged;
 void staged_free(staged *s);
 
@@ -60,51 +67,26 @@ typedef struct make_result {
 } make_result;
 void make_result_free(make_result *r);
 
-/* The signal (SIGINT/SIGTERM) that asked populate to stop, or 0; set by
- * populate's handlers. */
-extern volatile sig_atomic_t populate_signal;
-/* SIGUSR1 asked populate to drain: take no more work, finish what runs. */
-extern volatile sig_atomic_t populate_drain;
-/* In a worker process of the pool (pool.c): its parent's pid, which it
- * watches (a SIGTERM when the parent dies); 0 in any other process. */
-extern pid_t populate_parent;
-/* 1 when this is a pool's worker process whose parent died. */
-int populate_orphaned(void);
-/* SIGUSR1 caught (populate_drain cleared, then set by it) from the start of
- * djc_populate and djc_worker, so a drain asked while they set up is not
- * the signal's default, the end of the process. A SIGUSR1 the caller
- * blocked is unblocked meanwhile, so one that came while it was blocked
- * (the CLI blocks it from its start) drains at once. drain_release puts
- * back the caller's handler and mask. */
-typedef struct drain_saved {
-	struct sigaction act;
-	int was_blocked;
-} drain_saved;
-void drain_catch(drain_saved *d);
-/* Free n errors and their tables (either may be NULL): the error lists of
- * djc_populate_result and djc_worker_result (populate.c). */
-void populate_errors_free(djc_populate_error *errors, char **error_tables, size_t n);
-void drain_release(const drain_saved *d);
-/* SIGINT and SIGTERM set populate_signal (the workers stop taking keys)
- * and SIGPIPE is ignored, until stop_release puts back the caller's
- * handlers of the first two (populate.c; the make layer's worker loop
- * may use the same). */
-typedef struct stop_saved {
-	struct sigaction old_int, old_term;
-} stop_saved;
-void stop_catch(stop_saved *s);
-void stop_release(const stop_saved *s);
+
+/* One key to make, whatever makes it: the key of t on connection c, its
+ * attempt-th attempt (DJC_ATTEMPT, djc_make_attempt, the serve request's
+ * "attempt"), and the watch asked while it runs (may be NULL). */
+typedef struct make_req {
+	djc_conn *c;
+	table *t;
+	const djc_row *key;
+	int attempt;
+	const make_watch *watch;
+} make_req;
 
 /* Run the make program argv for key (its attempt number in DJC_ATTEMPT);
  * stage and check its rows. watch (may be NULL) is asked while it runs;
  * when it says stop, the program is stopped and res->stopped says why. */
-int make_program(djc_conn *c, table *t, const djc_row *key, int attempt, char *const *argv, const make_watch *watch,
-		 staged *out, make_result *res);
+int make_program(const make_req *rq, char *const *argv, staged *out, make_result *res);
 /* Call a C make for key. Work it finished is kept even if a stop was asked
  * meanwhile (the caller commits it, then stops); a make that returns an
  * error after a stop was asked is recorded as stopped. */
-int make_callback(djc_conn *c, table *t, const djc_row *key, int attempt, djc_make_fn fn, void *payload,
-		  const make_watch *watch, staged *out, make_result *res);
+int make_callback(const make_req *rq, djc_make_fn fn, void *payload, staged *out, make_result *res);
 /* Check a row (JSON object) from make for t or one of its parts; stage it. */
 int stage_json_row(djc_conn *c, table *t, const djc_row *key, json_t *obj, staged *out, char **msg);
 
@@ -124,8 +106,8 @@ typedef struct make_clock { struct timespec wall, mono; } make_clock;
 void make_clock_start(make_clock *k);
 /* A make of t succeeded with rows out (target rows first): its target rows
  * get the job metadata columns (a table declared with them), and reads
- * (taken; NULL: none) wait on c for the commit of that key, which checks
- * them (upstream.c). */
+ * (taken; NULL: none, else not empty) go with them (out->reads) to the
+ * commit of that key, which checks them (make_rows_insert). */
 void make_succeeded(djc_conn *c, table *t, staged *out, const make_clock *k, read_set *reads);
 /* A make program's stderr tail made fit for the jobs table: valid UTF-8
  * and the database password redacted; NULL when empty (caller frees). */

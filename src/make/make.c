@@ -3,7 +3,7 @@
  * JSON Lines on stdout, stderr's tail kept for the error stack; the process
  * itself is proc.c's). Nothing here writes to the database: rows are only
  * staged and checked. */
-#include "populate.h"
+#include "make.h"
 #include "util/config.h"
 #include "util/redact.h"
 #include <stdarg.h>
@@ -16,20 +16,12 @@
 #define MAX_OUTPUT (256UL << 20)   /* a make's stdout beyond this is an error */
 #define STDERR_TAIL 4000
 
-volatile sig_atomic_t populate_signal;
-volatile sig_atomic_t populate_drain;
-pid_t populate_parent;
-
-int populate_orphaned(void)
-{
-	return populate_parent > 0 && getppid() != populate_parent;
-}
-
 void staged_free(staged *s)
 {
 	for (size_t i = 0; i < s->n; i++) djc_row_free(s->rows[i]);
 	free(s->rows);
 	free(s->tables);
+	read_set_free(s->reads);
 	memset(s, 0, sizeof *s);
 }
 
@@ -165,9 +157,9 @@ static void stamp_job_meta(djc_conn *c, table *t, staged *out, const make_clock 
 void make_succeeded(djc_conn *c, table *t, staged *out, const make_clock *k, read_set *reads)
 {
 	stamp_job_meta(c, t, out, k);
-	/* what make read waits on this connection for the commit of its first
-	 * target row's key */
-	conn_reads_put(c, t, out->rows[0], reads);
+	/* what make read goes with its rows to their commit */
+	read_set_free(out->reads);
+	out->reads = reads;
 }
 
 /* --------------------------------------------------------- C callbacks */
@@ -290,11 +282,14 @@ int djc_make_attempt(const djc_make_ctx *ctx)
 	return ctx && ctx->attempt > 0 ? ctx->attempt : 1;
 }
 
-int make_callback(djc_conn *c, table *t, const djc_row *key, int attempt, djc_make_fn fn, void *payload,
-		  const make_watch *watch, staged *out, make_result *res)
+int make_callback(const make_req *rq, djc_make_fn fn, void *payload, staged *out, make_result *res)
 {
+	djc_conn *c = rq->c;
+	table *t = rq->t;
+	const djc_row *key = rq->key;
+	const make_watch *watch = rq->watch;
 	memset(res, 0, sizeof *res);
-	djc_make_ctx ctx = {.c = c, .t = t, .key = key, .watch = watch, .attempt = attempt};
+	djc_make_ctx ctx = {.c = c, .t = t, .key = key, .watch = watch, .attempt = rq->attempt};
 	make_clock clk;
 	make_clock_start(&clk);
 	int rc = fn(&ctx, key, payload);
@@ -403,9 +398,12 @@ void make_env_free(char **env)
  * DJC_TABLE, DJC_DATABASE_URL, the schema and DJC_KEY_<attr>. Appended to
  * env[0..*n) (whose entries are borrowed); *own receives the added
  * strings, to be freed. */
-static char **env_key(djc_conn *c, table *t, const djc_row *key, const char *keyjson, int attempt, char **env, size_t *n,
-			    char ***own)
+static char **env_key(const make_req *rq, const char *keyjson, char **env, size_t *n, char ***own)
 {
+	djc_conn *c = rq->c;
+	table *t = rq->t;
+	const djc_row *key = rq->key;
+	int attempt = rq->attempt;
 	sb_t b = SB_INIT;
 	env = xrealloc(env, (*n + key->n + 7) * sizeof(char *));
 	char **o = xcalloc(key->n + 7, sizeof(char *));
@@ -558,16 +556,18 @@ static void parse_rows(djc_conn *c, table *t, const djc_row *key, char *buf, siz
 	if (make_need_target_row(t, out, res)) res->ok = 1;
 }
 
-int make_program(djc_conn *c, table *t, const djc_row *key, int attempt, char *const *argv, const make_watch *watch,
-		 staged *out, make_result *res)
+int make_program(const make_req *rq, char *const *argv, staged *out, make_result *res)
 {
+	djc_conn *c = rq->c;
+	table *t = rq->t;
+	const djc_row *key = rq->key;
 	memset(res, 0, sizeof *res);
 	sb_t keyjson = SB_INIT;
 	row_to_json(&keyjson, t, key);
 	size_t ne = 0;
 	char **own = NULL, *own_env = NULL;
 	char **env = make_env_base(c, 0, &ne, &own_env);
-	env = env_key(c, t, key, sb_str(&keyjson), attempt, env, &ne, &own);
+	env = env_key(rq, sb_str(&keyjson), env, &ne, &own);
 	sb_addc(&keyjson, '\n');
 
 	proc_spec spec = {argv, env, MAX_OUTPUT, STDERR_TAIL};
@@ -585,7 +585,7 @@ int make_program(djc_conn *c, table *t, const djc_row *key, int attempt, char *c
 		goto done_env;
 	}
 	proc_input(p, keyjson.s, keyjson.len, 1);
-	watch_ask ask = {watch, MAKE_GO};
+	watch_ask ask = {rq->watch, MAKE_GO};
 	proc_wait(p, watch_proc_check, &ask, config_double("jobs.stop_grace"), &ps);
 
 	size_t tlen;

@@ -6,10 +6,10 @@
  * program is started on the first key (and after it died or was stopped),
  * kept between keys, and stopped by serve_free. Restarts are bounded:
  * more than jobs.serve_restarts in a minute and serve_make refuses, with
- * make_result.fatal set. Internal to src/populate. */
+ * make_result.fatal set. Internal to src/make and its caller src/populate. */
 #ifndef DJC_SERVE_H
 #define DJC_SERVE_H
-#include "populate.h"
+#include "make.h"
 
 /* The protocol version this djc speaks (the hello's "version"). */
 #define SERVE_VERSION 1
@@ -20,8 +20,8 @@ typedef struct serve serve;
 serve *serve_new(char *const *argv);
 
 /* Make key of t with the program: send the key, answer its fetches on
- * connection c, stage and check its rows. attempt is the request's
- * "attempt". watch (may be NULL) is asked while the key is in flight;
+ * connection c, stage and check its rows (make_req: rq->attempt is the
+ * request's "attempt"). watch (may be NULL) is asked while the key is in flight;
  * when it says stop, the program is stopped (its whole tree) and
  * res->stopped says why. DJC_OK with the rows in *out, else DJC_EMAKE with
  * res->message (and res->stack: the program's own stack and its stderr
@@ -30,8 +30,7 @@ serve *serve_new(char *const *argv);
  * fails this key and is started again for the next; one that reported an
  * error (or a row that does not fit the table) fails this key and is
  * kept. res->fatal: the key was not tried and the worker must stop. */
-int serve_make(serve *s, djc_conn *c, table *t, const djc_row *key, long attempt, const make_watch *watch,
-	       staged *out, make_result *res);
+int serve_make(serve *s, const make_req *rq, staged *out, make_result *res);
 
 /* Stop the program (end of its input; it should exit; after
  * jobs.stop_grace SIGTERM, then SIGKILL) and free s. NULL is fine. */

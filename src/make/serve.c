@@ -327,62 +327,66 @@ static char *died_message(serve *s, const proc_status *st, const char *stack)
 			 stack ? stack + b : "");
 }
 
-int serve_make(serve *s, djc_conn *c, table *t, const djc_row *key, long attempt, const make_watch *watch,
-	       staged *out, make_result *res)
+/* Between keys: a program that ended, or wrote after its last closing
+ * line, is not given another key. -1 (res->message says why) when the
+ * program wrote after its closing line: it is stopped and this key
+ * fails; else 0, the program dropped when it ended. */
+static int between_keys(serve *s, make_result *res)
 {
-	memset(res, 0, sizeof *res);
-	int retried = 0;
-again:
-	if (s->p) {
-		/* between keys: a program that ended, or wrote after its last
-		 * closing line, is not given another key */
-		int over = proc_pump(s->p, 0);
-		size_t n;
-		const char *o = proc_out(s->p, &n);
-		size_t blank = 0;
-		while (blank < n && (o[blank] == ' ' || o[blank] == '\t' || o[blank] == '\r' || o[blank] == '\n')) blank++;
-		if (blank == n) proc_out_consume(s->p, n);   /* blank lines are no output */
-		else {
-			/* the first line that is not blank */
-			const char *l = o + blank;
-			while (l > o && l[-1] != '\n') l--;
-			const char *nl = memchr(l, '\n', n - (size_t)(l - o));
-			size_t k = nl ? (size_t)(nl - l) : n - (size_t)(l - o);
-			char *excerpt = xstrndup(l, k > 200 ? 200 : k);
-			size_t el = strlen(excerpt);
-			res->message = xasprintf("serve program wrote after its last closing line (\"%s\"%s): it is restarted",
-						 utf8_valid(excerpt, el) ? excerpt : "(not UTF-8)", k > 200 ? "..." : "");
-			free(excerpt);
-			proc_status st;
-			stop_program(s, PROC_STOP_PROTOCOL, 0, &st);
-			drop_program(s);
-			return DJC_EMAKE;
-		}
-		if (over) {
-			proc_status st;
-			proc_get_status(s->p, &st);
-			/* a program that served and exited with status 0 between keys
-			 * ended well: starting it again is no failure */
-			s->counted = !(st.exited && !st.signal && !st.code && s->served > 0);
-			drop_program(s);
-		}
+	int over = proc_pump(s->p, 0);
+	size_t n;
+	const char *o = proc_out(s->p, &n);
+	size_t blank = 0;
+	while (blank < n && (o[blank] == ' ' || o[blank] == '\t' || o[blank] == '\r' || o[blank] == '\n')) blank++;
+	if (blank == n) proc_out_consume(s->p, n);   /* blank lines are no output */
+	else {
+		/* the first line that is not blank */
+		const char *l = o + blank;
+		while (l > o && l[-1] != '\n') l--;
+		const char *nl = memchr(l, '\n', n - (size_t)(l - o));
+		size_t k = nl ? (size_t)(nl - l) : n - (size_t)(l - o);
+		char *excerpt = xstrndup(l, k > 200 ? 200 : k);
+		size_t el = strlen(excerpt);
+		res->message = xasprintf("serve program wrote after its last closing line (\"%s\"%s): it is restarted",
+					 utf8_valid(excerpt, el) ? excerpt : "(not UTF-8)", k > 200 ? "..." : "");
+		free(excerpt);
+		proc_status st;
+		stop_program(s, PROC_STOP_PROTOCOL, 0, &st);
+		drop_program(s);
+		return -1;
 	}
-	if (!s->p && start(s, c, res)) return DJC_EMAKE;
+	if (over) {
+		proc_status st;
+		proc_get_status(s->p, &st);
+		/* a program that served and exited with status 0 between keys
+		 * ended well: starting it again is no failure */
+		s->counted = !(st.exited && !st.signal && !st.code && s->served > 0);
+		drop_program(s);
+	}
+	return 0;
+}
 
+/* The request for rq's key. */
+static void send_key(serve *s, const make_req *rq)
+{
 	sb_t b = SB_INIT;
 	sb_add(&b, "{\"_djc\":\"key\",\"table\":");
-	json_quote(&b, t->name, strlen(t->name));
+	json_quote(&b, rq->t->name, strlen(rq->t->name));
 	sb_add(&b, ",\"key\":");
-	row_to_json(&b, t, key);
-	sb_printf(&b, ",\"attempt\":%ld}\n", attempt);
+	row_to_json(&b, rq->t, rq->key);
+	sb_printf(&b, ",\"attempt\":%ld}\n", (long)rq->attempt);
 	proc_err_clear(s->p);
 	proc_input(s->p, b.s, b.len, 0);
 	sb_free(&b);
+}
 
-	keyrun kr = {.s = s, .c = c, .t = t, .key = key, .watch = watch, .out = out};
-	make_clock_start(&kr.clk);
+/* Read the program's lines for the key until they end it (its closing
+ * line, an error, garbage, too much) or the program ends, or the watch
+ * says stop (*why). */
+static line_end read_answer(keyrun *kr, make_stop *why)
+{
+	serve *s = kr->s;
 	line_end end = L_MORE;
-	make_stop why = MAKE_GO;
 	int over = 0;
 	for (;;) {
 		size_t n, used = 0;
@@ -391,61 +395,57 @@ again:
 			char *nl = memchr(o + used, '\n', n - used);
 			if (!nl) break;
 			size_t len = (size_t)(nl - (o + used));
-			kr.bytes += len + 1;
-			if (kr.bytes > MAX_OUTPUT) { end = L_TOO_BIG; break; }
-			end = on_line(&kr, o + used, len);
+			kr->bytes += len + 1;
+			if (kr->bytes > MAX_OUTPUT) { end = L_TOO_BIG; break; }
+			end = on_line(kr, o + used, len);
 			used += len + 1;
 		}
 		proc_out_consume(s->p, used);
-		if (end != L_MORE) break;
+		if (end != L_MORE) return end;
 		proc_status ps;
 		proc_get_status(s->p, &ps);
-		if (kr.bytes + (n - used) > MAX_OUTPUT || ps.too_big) { end = L_TOO_BIG; break; }
-		if (over) { end = L_DIED; break; }
-		if ((why = make_watch_check(watch)) != MAKE_GO) { end = L_STOPPED; break; }
+		if (kr->bytes + (n - used) > MAX_OUTPUT || ps.too_big) return L_TOO_BIG;
+		if (over) return L_DIED;
+		if ((*why = make_watch_check(kr->watch)) != MAKE_GO) return L_STOPPED;
 		over = proc_pump(s->p, PROC_POLL_MS);
 	}
+}
 
+/* The key was answered (its closing line, or the program's error): the
+ * program is kept. */
+static void answered(keyrun *kr, line_end end, make_result *res)
+{
+	serve *s = kr->s;
+	s->served++;
+	if (end == L_ERROR) {
+		proc_pump(s->p, 0);
+		res->message = kr->msg;
+		kr->msg = NULL;
+		res->stack = key_stack(kr);
+	} else if (kr->bad) {
+		proc_pump(s->p, 0);   /* its stderr up to its closing line */
+		res->message = kr->bad;
+		kr->bad = NULL;
+		res->stack = key_stack(kr);
+	} else if (make_need_target_row(kr->t, kr->out, res)) {
+		res->ok = 1;
+		make_succeeded(kr->c, kr->t, kr->out, &kr->clk, kr->reads);
+		kr->reads = NULL;
+	}
+}
+
+/* The key was not answered: the program is stopped (or ended) and
+ * dropped, and res says why. */
+static void unanswered(keyrun *kr, line_end end, make_stop why, make_result *res)
+{
+	serve *s = kr->s;
 	proc_status st;
 	switch (end) {
-	case L_DONE:
-		s->served++;
-		if (kr.bad) {
-			proc_pump(s->p, 0);   /* its stderr up to its closing line */
-			res->message = kr.bad;
-			kr.bad = NULL;
-			res->stack = key_stack(&kr);
-		} else if (make_need_target_row(t, out, res)) {
-			res->ok = 1;
-			make_succeeded(c, t, out, &kr.clk, kr.reads);
-			kr.reads = NULL;
-		}
-		break;
-	case L_ERROR:
-		s->served++;
-		proc_pump(s->p, 0);
-		res->message = kr.msg;
-		kr.msg = NULL;
-		res->stack = key_stack(&kr);
-		break;
 	case L_DIED:
 		proc_get_status(s->p, &st);
-		if (st.exited && !st.signal && !st.code && kr.line == 0 && s->served > 0 && !retried) {
-			/* it ended between keys and never saw this one (it exited
-			 * with status 0 after its last closing line): again, once,
-			 * with a fresh program */
-			s->counted = 0;
-			drop_program(s);
-			staged_free(out);
-			free(kr.bad);
-			read_set_free(kr.reads);
-			retried = 1;
-			goto again;
-		}
-		res->stack = key_stack(&kr);
+		res->stack = key_stack(kr);
 		res->signal = st.signal;
 		res->message = died_message(s, &st, res->stack);
-		drop_program(s);
 		break;
 	case L_STOPPED:
 		/* djc stopped it (a signal, a lost lease, ...): not the program's
@@ -454,30 +454,65 @@ again:
 		s->counted = 0;
 		res->stopped = why;
 		res->message = make_stop_message(why);
-		res->stack = key_stack(&kr);
-		drop_program(s);
+		res->stack = key_stack(kr);
 		break;
 	case L_TOO_BIG:
 		stop_program(s, PROC_STOP_TOO_BIG, 0, &st);
 		res->message = xasprintf("serve program wrote more than %lu MiB for one key", MAX_OUTPUT >> 20);
-		res->stack = key_stack(&kr);
-		drop_program(s);
+		res->stack = key_stack(kr);
 		break;
 	case L_FATAL:
 	case L_GARBAGE:
 	default:
 		stop_program(s, PROC_STOP_PROTOCOL, 0, &st);
 		res->fatal = end == L_FATAL;
-		res->message = kr.msg;
-		kr.msg = NULL;
-		res->stack = key_stack(&kr);
-		drop_program(s);
+		res->message = kr->msg;
+		kr->msg = NULL;
+		res->stack = key_stack(kr);
 		break;
 	}
-	free(kr.bad);
-	free(kr.msg);
-	free(kr.stack);
-	read_set_free(kr.reads);
-	if (!res->ok) staged_free(out);
-	return res->ok ? DJC_OK : DJC_EMAKE;
+	drop_program(s);
+}
+
+/* It ended between keys and never saw this one (it exited with status 0
+ * after its last closing line): worth once more, with a fresh program. */
+static int ended_unseen(serve *s, const keyrun *kr)
+{
+	proc_status st;
+	proc_get_status(s->p, &st);
+	return st.exited && !st.signal && !st.code && kr->line == 0 && s->served > 0;
+}
+
+static void keyrun_free(keyrun *kr)
+{
+	free(kr->bad);
+	free(kr->msg);
+	free(kr->stack);
+	read_set_free(kr->reads);
+}
+
+int serve_make(serve *s, const make_req *rq, staged *out, make_result *res)
+{
+	memset(res, 0, sizeof *res);
+	for (int retried = 0;; retried = 1) {
+		if (s->p && between_keys(s, res)) return DJC_EMAKE;
+		if (!s->p && start(s, rq->c, res)) return DJC_EMAKE;
+		send_key(s, rq);
+		keyrun kr = {.s = s, .c = rq->c, .t = rq->t, .key = rq->key, .watch = rq->watch, .out = out};
+		make_clock_start(&kr.clk);
+		make_stop why = MAKE_GO;
+		line_end end = read_answer(&kr, &why);
+		if (end == L_DIED && !retried && ended_unseen(s, &kr)) {
+			s->counted = 0;
+			drop_program(s);
+			staged_free(out);
+			keyrun_free(&kr);
+			continue;
+		}
+		if (end == L_DONE || end == L_ERROR) answered(&kr, end, res);
+		else unanswered(&kr, end, why, res);
+		keyrun_free(&kr);
+		if (!res->ok) staged_free(out);
+		return res->ok ? DJC_OK : DJC_EMAKE;
+	}
 }

@@ -5,7 +5,7 @@
  * links libdjc.a; libdjc.so; or a program linked with libdjc.a), then where
  * `make install` puts them for the PREFIX this library was built with.
  * (populate.h: make_env_base) */
-#include "populate.h"
+#include "make.h"
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>

@@ -1,0 +1,39 @@
+/* make_rows.c - a make's staged rows inserted in the caller's transaction
+ * (make_rows.h). */
+#include "make_rows.h"
+
+int make_rows_insert(djc_conn *c, const table *target, const made_rows *r, int *taken)
+{
+	*taken = 0;
+	size_t n = r ? r->n : 0;
+	table *const *tables = r ? r->tables : NULL;
+	djc_row *const *rows = r ? r->rows : NULL;
+	/* upstream checked at commit: what make read is still what is there */
+	if (r && r->reads) {
+		int rc = read_set_verify(c, target, r->reads);
+		if (rc) return rc;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t bad = 0;
+		int rc = rows_insert(c, tables[i], &rows[i], 1, 0, NULL, &bad);
+		if (!rc) continue;
+		char *k = key_to_json(tables[i], rows[i], 0);
+		/* only the first target row can collide with someone else's
+		 * commit (a later one duplicates a row of this very make); a
+		 * unique index other than the primary key is make's own error */
+		*taken = rc == DJC_EDUPLICATE && tables[i] == target && i == 0;
+		if (*taken)
+			conn_fail(c, rc, "%s %s already exists", tables[i]->name, k);
+		else if (rc == DB_EUNIQUE)
+			conn_fail(c, rc, "row %s of %s repeats a value of a unique index: %s", k, tables[i]->name, c->db->err);
+		else if (rc == DJC_EDUPLICATE)
+			conn_fail(c, rc, "make produced a duplicate row %s for %s", k, tables[i]->name);
+		else if (rc == DJC_EFOREIGN)
+			conn_fail(c, rc, "row %s of %s references a missing parent row", k, tables[i]->name);
+		else
+			conn_fail(c, rc, "inserting %s into %s: %s", k, tables[i]->name, c->db->err);
+		free(k);
+		return rc == DB_EUNIQUE ? DJC_EDUPLICATE : rc;
+	}
+	return DJC_OK;
+}
