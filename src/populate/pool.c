@@ -261,7 +261,7 @@ static void __attribute__((noreturn)) child_main(pool *p, making_slot *slot, int
 		/* say so when the server's session could not be vouched
 		 * for (a pooler, a proxy, NAT, a unix socket): a death is
 		 * then handed back at once and again 2 s later */
-		if (atomic_load(&slot->session) == 0 && cc->db->drv->session_sql)
+		if (atomic_load(&slot->session) == 0 && db_session_checkable(cc->db))
 			worker_event("session unverified: a death is handed back twice");
 	}
 	worker w = {0};
