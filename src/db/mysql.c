@@ -1289,6 +1289,247 @@ static size_t pos_cond(sb_t *q, const claim_cols *o, const claim_pos *p, val_t *
 	return np;
 }
 
+/* A claim under way (my_claim). */
+typedef struct my_claiming {
+	db_conn *bc;
+	const db_claim *cl;
+	sb_t q, t, ord;      /* scratch; the table, quoted; the order, made total by the keys */
+	long want;
+	db_res *got;         /* the claimed keys */
+	val_t *extra;        /* cl->extra of each row of got */
+	claim_cols o;        /* the position's columns (the single path) */
+	val_t *npos;         /* where this claim ended, kept once it stands */
+	int npos_head;       /* ... read from the head */
+	double now;
+} my_claiming;
+
+/* The one locking read of the single path: from the position pos when
+ * given, else (or when that finds nothing) from the head. *lk: its rows,
+ * the keys, extra, then the order columns; *pass 0 when read from pos. */
+static int single_read(my_claiming *m, const claim_pos *pos, db_res **lk, int *pass)
+{
+	const db_claim *cl = m->cl;
+	int rc;
+	for (*pass = pos ? 0 : 1;; (*pass)++) {
+		sb_t ix = SB_INIT;
+		my_qi(&ix, cl->index);
+		sb_reset(&m->q);
+		sb_printf(&m->q, "SELECT %s%s%s", cl->key_cols, cl->extra ? ", " : "", cl->extra ? cl->extra : "");
+		for (size_t j = 0; m->o.n && j < m->o.no; j++) sb_printf(&m->q, ", %s", m->o.oc[j]);
+		sb_printf(&m->q, " FROM %s FORCE INDEX (%s) WHERE (%s)", sb_str(&m->t), sb_str(&ix), cl->where);
+		sb_free(&ix);
+		val_t *pp = *pass == 0 ? xcalloc(2 * m->o.n, sizeof *pp) : NULL;
+		size_t npp = *pass == 0 ? pos_cond(&m->q, &m->o, pos, pp) : 0;
+		sb_printf(&m->q, " ORDER BY %s LIMIT %ld FOR UPDATE SKIP LOCKED", sb_str(&m->ord), m->want);
+		rc = exec2(m->bc, sb_str(&m->q), cl->wparams, cl->nw, pp, npp, lk);
+		free(pp);
+		if (rc || (*lk)->nrows || *pass > 0) break;
+		db_res_free(*lk);   /* nothing from there: from the head */
+		*lk = NULL;
+	}
+	return rc;
+}
+
+/* The rows single_read locked into got (keys) and extra, the order
+ * columns dropped; where a claim of one job ended into npos. */
+static void single_take(my_claiming *m, db_res *lk, int pass)
+{
+	size_t ncol = lk->ncols - (m->o.n ? m->o.no : 0);   /* keys and extra */
+	size_t nk = ncol - (m->cl->extra ? 1 : 0);
+	if (m->want == 1 && lk->nrows && m->o.n) {
+		/* where it ended, kept once the claim stands (my_claim) */
+		const val_t *row = lk->cells;
+		m->npos = xcalloc(m->o.n, sizeof *m->npos);
+		for (size_t j = 0; j < m->o.n; j++) val_copy(&m->npos[j], j < m->o.no ? &row[ncol + j] : &row[j - m->o.no]);
+		m->npos_head = pass > 0;
+	}
+	db_res *got = m->got = xcalloc(1, sizeof *got);
+	got->ncols = nk;
+	got->cols = xcalloc(nk ? nk : 1, sizeof(char *));
+	for (size_t j = 0; j < nk; j++) got->cols[j] = xstrdup(lk->cols[j]);
+	got->cells = xcalloc(lk->nrows * nk + 1, sizeof(val_t));
+	if (m->cl->extra) m->extra = xcalloc(lk->nrows + 1, sizeof(val_t));
+	for (size_t i = 0; i < lk->nrows; i++) {
+		val_t *row = lk->cells + i * lk->ncols;
+		memcpy(got->cells + i * nk, row, nk * sizeof(val_t));
+		if (m->cl->extra) m->extra[i] = row[nk];
+		for (size_t j = ncol; j < lk->ncols; j++) val_free(&row[j]);   /* the order columns */
+	}
+	got->nrows = lk->nrows;
+	lk->nrows = 0;   /* the cells moved to got */
+}
+
+/* The single path: one locking read when an index serves both the
+ * condition and the order (the jobs table's (queue, priority,
+ * avail_time), with the key at the end of every entry): InnoDB then reads
+ * the candidates in claim order, skips those another claimer holds, and
+ * stops after `want`; under READ COMMITTED the rows it reads and does not
+ * take are not kept locked.
+ *
+ * A claim of one job reads from where this connection's last such claim
+ * of the same queue ended (kept once that claim stood), not from the head,
+ * for up to CLAIM_POS_AGE seconds: the head of a busy queue is a run of
+ * index entries of jobs already taken, delete-marked until InnoDB's purge
+ * removes them, and a locking read checks each one against the clustered
+ * index. At 4 workers that was about 900 pages read per claim (the slow
+ * log's Pages_accessed), most of the server's work per job. When the read
+ * from there finds nothing, the claim reads from the head at once; and it
+ * does at least every CLAIM_POS_AGE seconds, so a job that went in before
+ * that position (a more urgent one, one released) waits at most that long
+ * behind later ones (docs/jobs.md). The position only orders the claim:
+ * what it takes is still only what the condition and SKIP LOCKED let it
+ * take. (A batched claim reads from the head: one that came back short
+ * from the position could not tell whether jobs were left before it.) */
+static int claim_single(my_claiming *m)
+{
+	cols_of(m->cl, &m->o);
+	claim_pos *pos = m->want == 1 ? pos_usable((my_conn *)m->bc, m->cl, &m->o, m->now) : NULL;
+	db_res *lk = NULL;
+	int pass;
+	int rc = single_read(m, pos, &lk, &pass);
+	if (!rc) single_take(m, lk, pass);
+	db_res_free(lk);
+	return rc;
+}
+
+/* The next w candidates in claim order, without locking, the ntried keys
+ * looked at before excluded (not skipped by OFFSET: rows other claimers
+ * take meanwhile leave the eligible set and an OFFSET would then pass over
+ * free rows). got gets its columns (the keys), no rows, the first time. */
+static int page_candidates(my_claiming *m, const val_t *tried, size_t ntried, long w, db_res **cand)
+{
+	const db_claim *cl = m->cl;
+	sb_reset(&m->q);
+	sb_printf(&m->q, "SELECT %s FROM %s WHERE (%s)", cl->key_cols, sb_str(&m->t), cl->where);
+	if (ntried) {
+		sb_add(&m->q, " AND NOT (");
+		key_match(&m->q, m->got->cols, m->got->ncols, ntried);
+		sb_addc(&m->q, ')');
+	}
+	sb_printf(&m->q, " ORDER BY %s LIMIT %ld", sb_str(&m->ord), w);
+	int rc = exec2(m->bc, sb_str(&m->q), cl->wparams, cl->nw, tried, ntried * (m->got ? m->got->ncols : 0), cand);
+	if (rc || m->got) return rc;
+	db_res *got = m->got = xcalloc(1, sizeof *got);
+	got->ncols = (*cand)->ncols;
+	got->cols = xcalloc(got->ncols ? got->ncols : 1, sizeof(char *));
+	for (size_t j = 0; j < got->ncols; j++) got->cols[j] = xstrdup((*cand)->cols[j]);
+	return DJC_OK;
+}
+
+/* Lock those of cand that are free and still eligible, by key (FOR UPDATE
+ * SKIP LOCKED: never waits, never takes a row another claimer holds):
+ * their keys go to got (nk per row), the extra column beside them. */
+static int page_lock(my_claiming *m, const db_res *cand)
+{
+	const db_claim *cl = m->cl;
+	db_res *got = m->got, *lk = NULL;
+	size_t nk = cand->ncols;
+	sb_reset(&m->q);
+	sb_printf(&m->q, "SELECT %s%s%s FROM %s WHERE ", cl->key_cols, cl->extra ? ", " : "", cl->extra ? cl->extra : "",
+		  sb_str(&m->t));
+	key_match(&m->q, cand->cols, nk, cand->nrows);
+	sb_printf(&m->q, " AND (%s) ORDER BY %s FOR UPDATE SKIP LOCKED", cl->where, sb_str(&m->ord));
+	int rc = exec2(m->bc, sb_str(&m->q), cand->cells, cand->nrows * nk, cl->wparams, cl->nw, &lk);
+	if (!rc && lk->nrows) {
+		got->cells = xrealloc(got->cells, (got->nrows + lk->nrows) * nk * sizeof(val_t));
+		if (cl->extra) m->extra = xrealloc(m->extra, (got->nrows + lk->nrows) * sizeof(val_t));
+		for (size_t i = 0; i < lk->nrows; i++) {
+			memcpy(got->cells + (got->nrows + i) * nk, lk->cells + i * lk->ncols, nk * sizeof(val_t));
+			if (cl->extra) m->extra[got->nrows + i] = lk->cells[i * lk->ncols + nk];
+		}
+		got->nrows += lk->nrows;
+	}
+	if (!rc) lk->nrows = 0;   /* the cells moved to got */
+	db_res_free(lk);
+	return rc;
+}
+
+/* The paged path: read candidates (page_candidates), lock the free ones
+ * (page_lock), and go on with the next candidates while short. */
+static int claim_paged(my_claiming *m)
+{
+	val_t *tried = NULL;   /* the keys looked at */
+	size_t ntried = 0, tcap = 0;
+	db_res *cand = NULL;
+	int rc = DJC_OK;
+	for (int page = 0; page < 32; page++) {
+		long w = m->want - (m->got ? (long)m->got->nrows : 0);
+		if (w > CLAIM_BATCH) w = CLAIM_BATCH;
+		if ((rc = page_candidates(m, tried, ntried, w, &cand))) break;
+		if (!cand->nrows || !cand->ncols) break;
+		if ((rc = page_lock(m, cand))) break;
+		if ((long)m->got->nrows >= m->want || (long)cand->nrows < w) break;
+		size_t nk = cand->ncols;
+		if (ntried + cand->nrows > tcap) {
+			tcap = (ntried + cand->nrows) * 2;
+			tried = xrealloc(tried, tcap * nk * sizeof(val_t));
+		}
+		for (size_t i = 0; i < cand->nrows * nk; i++) val_copy(&tried[ntried * nk + i], &cand->cells[i]);
+		ntried += cand->nrows;
+		db_res_free(cand);
+		cand = NULL;
+	}
+	for (size_t i = 0; m->got && i < ntried * m->got->ncols; i++) val_free(&tried[i]);
+	free(tried);
+	db_res_free(cand);
+	return rc;
+}
+
+/* UPDATE the locked keys with cl->set, CLAIM_BATCH keys a statement. */
+static int claim_update(my_claiming *m)
+{
+	int rc = DJC_OK;
+	db_res *got = m->got;
+	size_t nk = got ? got->ncols : 0;
+	for (size_t done = 0; rc == DJC_OK && got && done < got->nrows; done += CLAIM_BATCH) {
+		size_t n = got->nrows - done < CLAIM_BATCH ? got->nrows - done : CLAIM_BATCH;
+		sb_reset(&m->q);
+		sb_printf(&m->q, "UPDATE %s SET %s WHERE ", sb_str(&m->t), m->cl->set);
+		key_match(&m->q, got->cols, nk, n);
+		rc = exec2(m->bc, sb_str(&m->q), m->cl->sparams, m->cl->ns, got->cells + done * nk, n * nk, NULL);
+	}
+	return rc;
+}
+
+/* The claim's result: the key columns then the extra one, row by row. */
+static db_res *claim_result(my_claiming *m)
+{
+	db_res *got = m->got ? m->got : xcalloc(1, sizeof *got);
+	size_t nk = got->ncols;
+	if (m->cl->extra) {
+		size_t nc = nk + 1;
+		val_t *cells = xcalloc(got->nrows * nc + 1, sizeof(val_t));
+		for (size_t i = 0; i < got->nrows; i++) {
+			memcpy(cells + i * nc, got->cells + i * nk, nk * sizeof(val_t));
+			cells[i * nc + nk] = m->extra[i];
+		}
+		free(got->cells);
+		got->cells = cells;
+		got->cols = xrealloc(got->cols, nc * sizeof(char *));
+		got->cols[nk] = xstrdup("extra");
+		got->ncols = nc;
+	}
+	free(m->extra);
+	got->affected = (long long)got->nrows;
+	return got;
+}
+
+/* A failed claim: its own transaction rolled back (the failure's message
+ * kept), what it had read freed. */
+static void claim_undo(my_claiming *m, int own)
+{
+	db_conn *bc = m->bc;
+	if (own && bc->in_tx) {
+		char keep[sizeof bc->err];
+		memcpy(keep, bc->err, sizeof keep);
+		my_rollback(bc);
+		memcpy(bc->err, keep, sizeof keep);
+	}
+	for (size_t i = 0; m->extra && m->got && i < m->got->nrows; i++) val_free(&m->extra[i]);
+	free(m->extra);
+	db_res_free(m->got);
+}
+
 /* A claim in three steps, all in one transaction. A single SELECT ... ORDER
  * BY ... LIMIT n FOR UPDATE SKIP LOCKED is not enough on InnoDB: unless an
  * index serves both the condition and the order, it locks every eligible row
@@ -1299,204 +1540,31 @@ static size_t pos_cond(sb_t *q, const claim_cols *o, const claim_pos *p, val_t *
  * go on with the next candidates while short; (3) UPDATE the locked keys. */
 static int my_claim(db_conn *bc, const db_claim *cl, db_res **out)
 {
-	my_conn *c = (my_conn *)bc;
 	*out = NULL;
 	int own = !bc->in_tx;
 	int rc = own ? my_begin(bc) : DJC_OK;
 	if (rc) return rc;
-	db_res *got = NULL, *cand = NULL, *lk = NULL;
-	val_t *extra = NULL;   /* cl->extra of each row of got */
-	sb_t q = SB_INIT, t = SB_INIT;
-	db_qtable(bc, &t, cl->table);
-	long want = cl->limit > 0 ? cl->limit : 0;
-	/* Keys already looked at are excluded from the next page (not skipped
-	 * by OFFSET: rows other claimers take meanwhile leave the eligible set
-	 * and an OFFSET would then pass over free rows). */
-	val_t *tried = NULL;
-	size_t ntried = 0, tcap = 0;
+	my_claiming m = {.bc = bc, .cl = cl, .q = SB_INIT, .t = SB_INIT, .ord = SB_INIT, .want = cl->limit > 0 ? cl->limit : 0};
+	db_qtable(bc, &m.t, cl->table);
 	/* the keys make the order total */
-	sb_t ord = SB_INIT;
-	if (cl->order && *cl->order) sb_printf(&ord, "%s, ", cl->order);
-	sb_add(&ord, cl->key_cols);
-	int single = cl->index && want <= CLAIM_BATCH;
-	/* the position (my_claim's single path): only for a claim of one job,
-	 * where a short read from it means nothing is left after it */
-	claim_cols o = {0};
-	val_t *npos = NULL;
-	int npos_head = 0;
-	double now = mono_now();
-	if (single) {
-		/* One locking read when an index serves both the condition and
-		 * the order (the jobs table's (queue, priority, avail_time), with
-		 * the key at the end of every entry): InnoDB then reads the
-		 * candidates in claim order, skips those another claimer holds,
-		 * and stops after `want`; under READ COMMITTED the rows it reads
-		 * and does not take are not kept locked.
-		 *
-		 * A claim of one job reads from where this connection's last
-		 * such claim of the same queue ended (kept once that claim
-		 * stood), not from the head, for up to CLAIM_POS_AGE seconds:
-		 * the head of a busy queue is a run of index entries of jobs
-		 * already taken, delete-marked until InnoDB's purge removes them,
-		 * and a locking read checks each one against the clustered
-		 * index. At 4 workers that was about 900 pages read per claim
-		 * (the slow log's Pages_accessed), most of the server's work per
-		 * job. When the read from there finds nothing, the claim reads
-		 * from the head at once; and it does at least every
-		 * CLAIM_POS_AGE seconds, so a job that went in before that
-		 * position (a more urgent one, one released) waits at most that
-		 * long behind later ones (docs/jobs.md). The position only
-		 * orders the claim: what it takes is still only what the
-		 * condition and SKIP LOCKED let it take. (A batched claim reads
-		 * from the head: one that came back short from the position
-		 * could not tell whether jobs were left before it.) */
-		cols_of(cl, &o);
-		claim_pos *pos = want == 1 ? pos_usable(c, cl, &o, now) : NULL;
-		int pass = pos ? 0 : 1;
-		for (;; pass++) {
-			sb_t ix = SB_INIT;
-			my_qi(&ix, cl->index);
-			sb_reset(&q);
-			sb_printf(&q, "SELECT %s%s%s", cl->key_cols, cl->extra ? ", " : "", cl->extra ? cl->extra : "");
-			for (size_t j = 0; o.n && j < o.no; j++) sb_printf(&q, ", %s", o.oc[j]);
-			sb_printf(&q, " FROM %s FORCE INDEX (%s) WHERE (%s)", sb_str(&t), sb_str(&ix), cl->where);
-			sb_free(&ix);
-			val_t *pp = pass == 0 ? xcalloc(2 * o.n, sizeof *pp) : NULL;
-			size_t npp = pass == 0 ? pos_cond(&q, &o, pos, pp) : 0;
-			sb_printf(&q, " ORDER BY %s LIMIT %ld FOR UPDATE SKIP LOCKED", sb_str(&ord), want);
-			rc = exec2(bc, sb_str(&q), cl->wparams, cl->nw, pp, npp, &lk);
-			free(pp);
-			if (rc || lk->nrows || pass > 0) break;
-			db_res_free(lk);   /* nothing from there: from the head */
-			lk = NULL;
-		}
-		if (!rc) {
-			size_t ncol = lk->ncols - (o.n ? o.no : 0);   /* keys and extra */
-			size_t nk = ncol - (cl->extra ? 1 : 0);
-			if (want == 1 && lk->nrows && o.n) {
-				/* where it ended, kept once the claim stands (below) */
-				const val_t *row = lk->cells;
-				npos = xcalloc(o.n, sizeof *npos);
-				for (size_t j = 0; j < o.n; j++) val_copy(&npos[j], j < o.no ? &row[ncol + j] : &row[j - o.no]);
-				npos_head = pass > 0;
-			}
-			got = xcalloc(1, sizeof *got);
-			got->ncols = nk;
-			got->cols = xcalloc(nk ? nk : 1, sizeof(char *));
-			for (size_t j = 0; j < nk; j++) got->cols[j] = xstrdup(lk->cols[j]);
-			got->cells = xcalloc(lk->nrows * nk + 1, sizeof(val_t));
-			if (cl->extra) extra = xcalloc(lk->nrows + 1, sizeof(val_t));
-			for (size_t i = 0; i < lk->nrows; i++) {
-				val_t *row = lk->cells + i * lk->ncols;
-				memcpy(got->cells + i * nk, row, nk * sizeof(val_t));
-				if (cl->extra) extra[i] = row[nk];
-				for (size_t j = ncol; j < lk->ncols; j++) val_free(&row[j]);   /* the order columns */
-			}
-			got->nrows = lk->nrows;
-			lk->nrows = 0;   /* the cells moved to got */
-		}
-		db_res_free(lk);
-		lk = NULL;
-	}
-	for (int page = 0; page < 32 && !single; page++) {
-		long w = want - (got ? (long)got->nrows : 0);
-		if (w > CLAIM_BATCH) w = CLAIM_BATCH;
-		sb_reset(&q);
-		sb_printf(&q, "SELECT %s FROM %s WHERE (%s)", cl->key_cols, sb_str(&t), cl->where);
-		if (ntried) {
-			sb_add(&q, " AND NOT (");
-			key_match(&q, got->cols, got->ncols, ntried);
-			sb_addc(&q, ')');
-		}
-		sb_printf(&q, " ORDER BY %s LIMIT %ld", sb_str(&ord), w);
-		if ((rc = exec2(bc, sb_str(&q), cl->wparams, cl->nw, tried, ntried * (got ? got->ncols : 0), &cand))) break;
-		if (!got) {   /* the result: the key columns, no rows yet */
-			got = xcalloc(1, sizeof *got);
-			got->ncols = cand->ncols;
-			got->cols = xcalloc(cand->ncols ? cand->ncols : 1, sizeof(char *));
-			for (size_t j = 0; j < cand->ncols; j++) got->cols[j] = xstrdup(cand->cols[j]);
-		}
-		if (!cand->nrows || !cand->ncols) break;
-		size_t nk = cand->ncols;
-		sb_reset(&q);
-		sb_printf(&q, "SELECT %s%s%s FROM %s WHERE ", cl->key_cols, cl->extra ? ", " : "", cl->extra ? cl->extra : "",
-			  sb_str(&t));
-		key_match(&q, cand->cols, nk, cand->nrows);
-		sb_printf(&q, " AND (%s) ORDER BY %s FOR UPDATE SKIP LOCKED", cl->where, sb_str(&ord));
-		if ((rc = exec2(bc, sb_str(&q), cand->cells, cand->nrows * nk, cl->wparams, cl->nw, &lk))) break;
-		if (lk->nrows) {
-			/* the keys go to got (nk per row), the extra column beside them */
-			got->cells = xrealloc(got->cells, (got->nrows + lk->nrows) * nk * sizeof(val_t));
-			if (cl->extra) extra = xrealloc(extra, (got->nrows + lk->nrows) * sizeof(val_t));
-			for (size_t i = 0; i < lk->nrows; i++) {
-				memcpy(got->cells + (got->nrows + i) * nk, lk->cells + i * lk->ncols, nk * sizeof(val_t));
-				if (cl->extra) extra[got->nrows + i] = lk->cells[i * lk->ncols + nk];
-			}
-			got->nrows += lk->nrows;
-		}
-		lk->nrows = 0;   /* the cells moved to got */
-		db_res_free(lk);
-		lk = NULL;
-		if ((long)got->nrows >= want || (long)cand->nrows < w) break;
-		if (ntried + cand->nrows > tcap) {
-			tcap = (ntried + cand->nrows) * 2;
-			tried = xrealloc(tried, tcap * nk * sizeof(val_t));
-		}
-		for (size_t i = 0; i < cand->nrows * nk; i++) val_copy(&tried[ntried * nk + i], &cand->cells[i]);
-		ntried += cand->nrows;
-		db_res_free(cand);
-		cand = NULL;
-	}
-	for (size_t i = 0; got && i < ntried * got->ncols; i++) val_free(&tried[i]);
-	free(tried);
-	db_res_free(cand);
-	db_res_free(lk);
-	size_t nk = got ? got->ncols : 0;
-	for (size_t done = 0; rc == DJC_OK && got && done < got->nrows; done += CLAIM_BATCH) {
-		size_t n = got->nrows - done < CLAIM_BATCH ? got->nrows - done : CLAIM_BATCH;
-		sb_reset(&q);
-		sb_printf(&q, "UPDATE %s SET %s WHERE ", sb_str(&t), cl->set);
-		key_match(&q, got->cols, nk, n);
-		rc = exec2(bc, sb_str(&q), cl->sparams, cl->ns, got->cells + done * nk, n * nk, NULL);
-	}
-	sb_free(&q);
-	sb_free(&t);
-	sb_free(&ord);
+	if (cl->order && *cl->order) sb_printf(&m.ord, "%s, ", cl->order);
+	sb_add(&m.ord, cl->key_cols);
+	m.now = mono_now();
+	rc = cl->index && m.want <= CLAIM_BATCH ? claim_single(&m) : claim_paged(&m);
+	if (!rc) rc = claim_update(&m);
+	sb_free(&m.q);
+	sb_free(&m.t);
+	sb_free(&m.ord);
 	if (rc == DJC_OK && own) rc = my_commit(bc);
-	if (rc == DJC_OK && npos) pos_keep(c, cl, &o, npos, npos + o.no, npos_head, now);
-	for (size_t j = 0; npos && j < o.n; j++) val_free(&npos[j]);
-	free(npos);
-	cols_free(&o);
+	if (rc == DJC_OK && m.npos) pos_keep((my_conn *)bc, cl, &m.o, m.npos, m.npos + m.o.no, m.npos_head, m.now);
+	for (size_t j = 0; m.npos && j < m.o.n; j++) val_free(&m.npos[j]);
+	free(m.npos);
+	cols_free(&m.o);
 	if (rc) {
-		if (own && bc->in_tx) {
-			char keep[sizeof bc->err];
-			memcpy(keep, bc->err, sizeof keep);
-			my_rollback(bc);
-			memcpy(bc->err, keep, sizeof keep);
-		}
-		for (size_t i = 0; extra && got && i < got->nrows; i++) val_free(&extra[i]);
-		free(extra);
-		db_res_free(got);
+		claim_undo(&m, own);
 		return rc;
 	}
-	if (!got) got = xcalloc(1, sizeof *got);
-	if (cl->extra) {
-		/* key columns then the extra one, row by row */
-		size_t nc = nk + 1;
-		val_t *cells = xcalloc(got->nrows * nc + 1, sizeof(val_t));
-		for (size_t i = 0; i < got->nrows; i++) {
-			memcpy(cells + i * nc, got->cells + i * nk, nk * sizeof(val_t));
-			cells[i * nc + nk] = extra[i];
-		}
-		free(got->cells);
-		got->cells = cells;
-		got->cols = xrealloc(got->cols, nc * sizeof(char *));
-		got->cols[nk] = xstrdup("extra");
-		got->ncols = nc;
-	}
-	free(extra);
-	got->affected = (long long)got->nrows;
-	*out = got;
+	*out = claim_result(&m);
 	return DJC_OK;
 }
 
