@@ -1659,182 +1659,207 @@ static void var_type(sb_t *q, const coldef *ty, const char *qtable, const char *
  * claimed key's value after the read (claim.made, statements.c). The local
  * variables are named djc$...: a stored program's variable shadows a
  * column of the same name, and no attribute name holds a $. */
-static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, size_t *failed)
+/* A compound statement under way (my_batch). */
+typedef struct my_compound {
+	my_conn *c;
+	const db_item *items;
+	size_t n;
+	const db_claim *cl;      /* the claim (the last item), or NULL */
+	char **kq;               /* its key columns, quoted, nk of them */
+	size_t nk;
+	claim_cols o;            /* its order columns */
+	claim_pos *pos;          /* where this connection's last claim ended, or NULL */
+	double now;
+	const char *extra, *made_in;   /* the claim's extra, in two parts when it has them */
+	sb_t q, t, mt;           /* the statement; the claim's table and made_in, quoted */
+	val_t *p;                /* its parameters (shallow: nothing here is freed) */
+	size_t np, k;            /* how many; how many written */
+} my_compound;
+
+/* 1 when items[0..n) can run as one compound statement (my_batch): DML
+ * without ';', and at most one claim, of one job, with an index, last;
+ * *cl that claim. */
+static int compound_fits(const my_conn *c, const db_item *items, size_t n, const db_claim **cl)
 {
-	my_conn *c = (my_conn *)bc;
-	*failed = 0;
-	const db_claim *cl = NULL;
 	int fits = c->compound && n > 0;
+	*cl = NULL;
 	for (size_t i = 0; i < n && fits; i++) {
 		if (items[i].claim) {
-			cl = items[i].claim;
-			fits = i == n - 1 && cl->limit == 1 && cl->index && items[i].expect < 0;
+			*cl = items[i].claim;
+			fits = i == n - 1 && (*cl)->limit == 1 && (*cl)->index && items[i].expect < 0;
 		} else
 			fits = items[i].sql && is_dml(items[i].sql) && !strchr(items[i].sql, ';');
 	}
-	char **kq = NULL;
-	size_t nk = 0;
-	if (fits && cl && !(nk = split_cols(cl->key_cols, &kq))) fits = 0;
-	if (!fits) return db_batch_each(bc, items, n, res, failed);
+	return fits;
+}
 
-	claim_cols o = {0};
-	claim_pos *pos = NULL;
-	double now = mono_now();
-	if (cl) {
-		cols_of(cl, &o);
-		pos = pos_usable(c, cl, &o, now);
+/* The head: the variables (per item its row count; the claimed key, extra
+ * and order columns, typed as their columns), the exit handler, and START
+ * TRANSACTION. */
+static void compound_head(my_compound *m)
+{
+	sb_t *q = &m->q;
+	sb_add(q, COMPOUND_HEAD "DECLARE djc$i INT DEFAULT 0; DECLARE djc$m VARCHAR(255); ");
+	for (size_t i = 0; i < m->n; i++) sb_printf(q, "DECLARE djc$c%zu BIGINT DEFAULT 0; ", i);
+	if (m->cl) {
+		const db_claim *cl = m->cl;
+		db_qtable(&m->c->base, &m->t, cl->table);
+		const coldef *ty = cl->types && cl->ntypes == m->nk + m->o.no ? cl->types : NULL;
+		for (size_t j = 0; j < m->nk; j++) {
+			sb_printf(q, "DECLARE djc$k%zu ", j);
+			var_type(q, ty ? &ty[j] : NULL, sb_str(&m->t), m->kq[j]);
+		}
+		if (m->extra) sb_add(q, "DECLARE djc$x BIGINT; ");
+		for (size_t j = 0; j < m->o.no; j++) {
+			sb_printf(q, "DECLARE djc$o%zu ", j);
+			var_type(q, ty ? &ty[m->nk + j] : NULL, sb_str(&m->t), m->o.oc[j]);
+		}
+		sb_add(q, "DECLARE djc$h INT DEFAULT 0; ");
 	}
-	/* the claim's extra in two parts when it has them: the row's part read
-	 * with the key, the target looked up by the key's value after it (a
-	 * correlated subquery would cost a temporary table per claim: the
-	 * server's subquery cache) */
-	const char *extra = cl ? cl->extra : NULL, *made_in = NULL;
-	if (extra && cl->extra_rest && cl->made_in) {
-		extra = cl->extra_rest;
-		made_in = cl->made_in;
-	}
-	sb_t q = SB_INIT, t = SB_INIT, mt = SB_INIT;
-	size_t np = 0;
-	for (size_t i = 0; i < n; i++) np += items[i].claim ? items[i].claim->nw + items[i].claim->ns : items[i].np;
-	if (pos) np += cl->nw + 2 * o.n - 1;   /* the read from the position, then from the head */
-	val_t *p = xcalloc(np + 1, sizeof *p);   /* shallow: nothing here is freed */
-	size_t k = 0;
-	sb_add(&q, COMPOUND_HEAD "DECLARE djc$i INT DEFAULT 0; DECLARE djc$m VARCHAR(255); ");
-	for (size_t i = 0; i < n; i++) sb_printf(&q, "DECLARE djc$c%zu BIGINT DEFAULT 0; ", i);
-	if (cl) {
-		db_qtable(bc, &t, cl->table);
-		const coldef *ty = cl->types && cl->ntypes == nk + o.no ? cl->types : NULL;
-		for (size_t j = 0; j < nk; j++) {
-			sb_printf(&q, "DECLARE djc$k%zu ", j);
-			var_type(&q, ty ? &ty[j] : NULL, sb_str(&t), kq[j]);
-		}
-		if (extra) sb_add(&q, "DECLARE djc$x BIGINT; ");
-		for (size_t j = 0; j < o.no; j++) {
-			sb_printf(&q, "DECLARE djc$o%zu ", j);
-			var_type(&q, ty ? &ty[nk + j] : NULL, sb_str(&t), o.oc[j]);
-		}
-		sb_add(&q, "DECLARE djc$h INT DEFAULT 0; ");
-	}
-	sb_add(&q, "DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN SET @djc_item = djc$i; RESIGNAL; END; START TRANSACTION; ");
-	for (size_t i = 0; i < n; i++) {
-		sb_printf(&q, "SET djc$i = %zu; ", i);
-		if (!items[i].claim) {
-			sb_printf(&q, "%s; SET djc$c%zu = ROW_COUNT(); ", items[i].sql, i);
-			if (items[i].expect >= 0)
-				sb_printf(&q, "IF djc$c%zu <> %ld THEN SET djc$m = CONCAT('batch item %zu changed ', djc$c%zu, ' rows, not %ld'); "
-					  "SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = djc$m; END IF; ",
-					  i, items[i].expect, i, i, items[i].expect);
-			if (items[i].np) memcpy(p + k, items[i].params, items[i].np * sizeof *p);
-			k += items[i].np;
-			continue;
-		}
-		sb_t ix = SB_INIT;
-		my_qi(&ix, cl->index);
-		/* the claim's locking read into variables: from this
-		 * connection's position when it has one (my_claim), and from the
-		 * head when that finds nothing */
-		for (int from = pos ? 0 : 1; from < 2; from++) {
-			if (from == 1 && pos) sb_add(&q, "IF djc$k0 IS NULL THEN ");
-			sb_printf(&q, "SELECT %s%s%s", cl->key_cols, extra ? ", " : "", extra ? extra : "");
-			for (size_t j = 0; j < o.no; j++) sb_printf(&q, ", %s", o.oc[j]);
-			sb_add(&q, " INTO ");
-			for (size_t j = 0; j < nk; j++) sb_printf(&q, "%sdjc$k%zu", j ? ", " : "", j);
-			if (extra) sb_add(&q, ", djc$x");
-			for (size_t j = 0; j < o.no; j++) sb_printf(&q, ", djc$o%zu", j);
-			sb_printf(&q, " FROM %s FORCE INDEX (%s) WHERE (%s)", sb_str(&t), sb_str(&ix), cl->where);
-			if (cl->nw) memcpy(p + k, cl->wparams, cl->nw * sizeof *p);
-			k += cl->nw;
-			if (from == 0) k += pos_cond(&q, &o, pos, p + k);
-			sb_printf(&q, " ORDER BY %s%s%s LIMIT 1 FOR UPDATE SKIP LOCKED; ", cl->order && *cl->order ? cl->order : "",
-				  cl->order && *cl->order ? ", " : "", cl->key_cols);
-			if (from == 1) sb_add(&q, pos ? "SET djc$h = 1; END IF; " : "SET djc$h = 1; ");
-		}
-		sb_free(&ix);
-		if (made_in) {
-			db_qtable(bc, &mt, made_in);
-			sb_printf(&q, "IF djc$k0 IS NOT NULL AND EXISTS (SELECT 1 FROM %s WHERE ", sb_str(&mt));
-			for (size_t j = 0; j < nk; j++) sb_printf(&q, "%s%s = djc$k%zu", j ? " AND " : "", kq[j], j);
-			sb_add(&q, ") THEN SET djc$x = djc$x + 1; END IF; ");
-		}
-		sb_printf(&q, "IF djc$k0 IS NOT NULL THEN UPDATE %s SET %s WHERE ", sb_str(&t), cl->set);
-		for (size_t j = 0; j < nk; j++) sb_printf(&q, "%s%s = djc$k%zu", j ? " AND " : "", kq[j], j);
-		sb_printf(&q, "; SET djc$c%zu = 1; END IF; ", i);
-		if (cl->ns) memcpy(p + k, cl->sparams, cl->ns * sizeof *p);
-		k += cl->ns;
-	}
-	sb_printf(&q, "SET djc$i = %zu; COMMIT; SELECT ", n);
-	for (size_t i = 0; i < n; i++) sb_printf(&q, "%sdjc$c%zu", i ? ", " : "", i);
-	for (size_t j = 0; j < nk; j++) sb_printf(&q, ", djc$k%zu", j);
-	if (extra) sb_add(&q, ", djc$x");
-	for (size_t j = 0; j < o.no; j++) sb_printf(&q, ", djc$o%zu", j);
-	if (cl) sb_add(&q, ", djc$h");
-	sb_add(&q, "; END");
+	sb_add(q, "DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN SET @djc_item = djc$i; RESIGNAL; END; START TRANSACTION; ");
+}
 
-	db_res *r = NULL;
+/* Item i, a statement: run, its row count kept, checked against expect. */
+static void compound_stmt(my_compound *m, size_t i)
+{
+	const db_item *it = &m->items[i];
+	sb_printf(&m->q, "%s; SET djc$c%zu = ROW_COUNT(); ", it->sql, i);
+	if (it->expect >= 0)
+		sb_printf(&m->q, "IF djc$c%zu <> %ld THEN SET djc$m = CONCAT('batch item %zu changed ', djc$c%zu, ' rows, not %ld'); "
+			  "SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = djc$m; END IF; ",
+			  i, it->expect, i, i, it->expect);
+	if (it->np) memcpy(m->p + m->k, it->params, it->np * sizeof *m->p);
+	m->k += it->np;
+}
+
+/* The claim's locking read into variables: from this connection's
+ * position when it has one (my_claim), and from the head when that finds
+ * nothing. */
+static void compound_read(my_compound *m)
+{
+	const db_claim *cl = m->cl;
+	sb_t *q = &m->q, ix = SB_INIT;
+	my_qi(&ix, cl->index);
+	for (int from = m->pos ? 0 : 1; from < 2; from++) {
+		if (from == 1 && m->pos) sb_add(q, "IF djc$k0 IS NULL THEN ");
+		sb_printf(q, "SELECT %s%s%s", cl->key_cols, m->extra ? ", " : "", m->extra ? m->extra : "");
+		for (size_t j = 0; j < m->o.no; j++) sb_printf(q, ", %s", m->o.oc[j]);
+		sb_add(q, " INTO ");
+		for (size_t j = 0; j < m->nk; j++) sb_printf(q, "%sdjc$k%zu", j ? ", " : "", j);
+		if (m->extra) sb_add(q, ", djc$x");
+		for (size_t j = 0; j < m->o.no; j++) sb_printf(q, ", djc$o%zu", j);
+		sb_printf(q, " FROM %s FORCE INDEX (%s) WHERE (%s)", sb_str(&m->t), sb_str(&ix), cl->where);
+		if (cl->nw) memcpy(m->p + m->k, cl->wparams, cl->nw * sizeof *m->p);
+		m->k += cl->nw;
+		if (from == 0) m->k += pos_cond(q, &m->o, m->pos, m->p + m->k);
+		sb_printf(q, " ORDER BY %s%s%s LIMIT 1 FOR UPDATE SKIP LOCKED; ", cl->order && *cl->order ? cl->order : "",
+			  cl->order && *cl->order ? ", " : "", cl->key_cols);
+		if (from == 1) sb_add(q, m->pos ? "SET djc$h = 1; END IF; " : "SET djc$h = 1; ");
+	}
+	sb_free(&ix);
+}
+
+/* Item i, the claim: the locking read, the target looked up by the key's
+ * value (made_in), then the UPDATE of what it locked. */
+static void compound_claim(my_compound *m, size_t i)
+{
+	const db_claim *cl = m->cl;
+	sb_t *q = &m->q;
+	compound_read(m);
+	if (m->made_in) {
+		db_qtable(&m->c->base, &m->mt, m->made_in);
+		sb_printf(q, "IF djc$k0 IS NOT NULL AND EXISTS (SELECT 1 FROM %s WHERE ", sb_str(&m->mt));
+		for (size_t j = 0; j < m->nk; j++) sb_printf(q, "%s%s = djc$k%zu", j ? " AND " : "", m->kq[j], j);
+		sb_add(q, ") THEN SET djc$x = djc$x + 1; END IF; ");
+	}
+	sb_printf(q, "IF djc$k0 IS NOT NULL THEN UPDATE %s SET %s WHERE ", sb_str(&m->t), cl->set);
+	for (size_t j = 0; j < m->nk; j++) sb_printf(q, "%s%s = djc$k%zu", j ? " AND " : "", m->kq[j], j);
+	sb_printf(q, "; SET djc$c%zu = 1; END IF; ", i);
+	if (cl->ns) memcpy(m->p + m->k, cl->sparams, cl->ns * sizeof *m->p);
+	m->k += cl->ns;
+}
+
+/* The whole statement into m->q, its parameters into m->p. */
+static void compound_write(my_compound *m)
+{
+	for (size_t i = 0; i < m->n; i++) m->np += m->items[i].claim ? m->cl->nw + m->cl->ns : m->items[i].np;
+	if (m->pos) m->np += m->cl->nw + 2 * m->o.n - 1;   /* the read from the position, then from the head */
+	m->p = xcalloc(m->np + 1, sizeof *m->p);
+	compound_head(m);
+	for (size_t i = 0; i < m->n; i++) {
+		sb_printf(&m->q, "SET djc$i = %zu; ", i);
+		if (m->items[i].claim) compound_claim(m, i);
+		else compound_stmt(m, i);
+	}
+	sb_printf(&m->q, "SET djc$i = %zu; COMMIT; SELECT ", m->n);
+	for (size_t i = 0; i < m->n; i++) sb_printf(&m->q, "%sdjc$c%zu", i ? ", " : "", i);
+	for (size_t j = 0; j < m->nk; j++) sb_printf(&m->q, ", djc$k%zu", j);
+	if (m->extra) sb_add(&m->q, ", djc$x");
+	for (size_t j = 0; j < m->o.no; j++) sb_printf(&m->q, ", djc$o%zu", j);
+	if (m->cl) sb_add(&m->q, ", djc$h");
+	sb_add(&m->q, "; END");
+}
+
+/* Run the statement; one that was never sent (the connection was gone)
+ * runs again on a new connection. */
+static int compound_run(my_compound *m, db_res **r)
+{
+	my_conn *c = m->c;
 	int retry = 0, rc = ensure(c);
-	if (!rc) {
-		bc->in_tx = 1;   /* from here a lost connection is not retried blindly */
-		rc = run(c, sb_str(&q), p, np, &r, &retry);
-		if (rc == DJC_ECONN && retry) {   /* never sent: nothing happened */
-			bc->in_tx = 0;
-			if (!(rc = reconnect(c))) {
-				bc->in_tx = 1;
-				rc = run(c, sb_str(&q), p, np, &r, &retry);
-			}
+	if (rc) return rc;
+	c->base.in_tx = 1;   /* from here a lost connection is not retried blindly */
+	rc = run(c, sb_str(&m->q), m->p, m->np, r, &retry);
+	if (rc == DJC_ECONN && retry) {   /* never sent: nothing happened */
+		c->base.in_tx = 0;
+		if (!(rc = reconnect(c))) {
+			c->base.in_tx = 1;
+			rc = run(c, sb_str(&m->q), m->p, m->np, r, &retry);
 		}
 	}
-	free(p);
-	sb_free(&q);
-	sb_free(&t);
-	sb_free(&mt);
-	size_t nx = extra ? 1 : 0;   /* then the order columns, then djc$h */
-	size_t ncol = n + nk + nx + (cl ? o.no + 1 : 0);
-	if (!rc && (r->nrows != 1 || r->ncols != ncol)) {
-		snprintf(bc->err, sizeof bc->err, "mysql: a batch returned %zu rows of %zu columns, not 1 of %zu", r->nrows,
-			 r->ncols, ncol);
-		rc = DJC_ERROR;
-		*failed = n;
-	} else if (rc == DJC_ECONN) {
-		*failed = n;   /* the COMMIT inside may have run: unknown */
-	} else if (rc) {
-		/* which item: the handler's @djc_item, read after the rollback */
-		char keep[sizeof bc->err];
-		memcpy(keep, bc->err, sizeof keep);
-		*failed = n;
-		if (!simple(c, "ROLLBACK")) {
-			db_res *w = NULL;
-			int retry2 = 0;
-			if (!run(c, "SELECT @djc_item", NULL, 0, &w, &retry2) && w->nrows == 1 && w->ncols == 1 &&
-			    w->cells[0].t == DJC_INT && w->cells[0].i >= 0 && (size_t)w->cells[0].i <= n)
-				*failed = (size_t)w->cells[0].i;
-			db_res_free(w);
-			simple(c, "SET @djc_item = NULL");   /* a later failure before the handler ran must not read it */
-		}
-		memcpy(bc->err, keep, sizeof keep);
-		static const char expect_msg[] = "mysql: batch item ";
-		if (*failed < n && !strncmp(bc->err, expect_msg, sizeof expect_msg - 1)) {
-			memmove(bc->err, bc->err + 7, strlen(bc->err + 7) + 1);   /* as db_batch_each words it */
-			rc = DB_EEXPECT;
-		}
+	return rc;
+}
+
+/* A failed compound statement (rc): rolled back, *failed the item the
+ * handler named in @djc_item (n: unknown), an `expect` not met as
+ * DB_EEXPECT worded as db_batch_each words it. */
+static int compound_failed(my_conn *c, size_t n, int rc, size_t *failed)
+{
+	db_conn *bc = &c->base;
+	*failed = n;
+	if (rc == DJC_ECONN) return rc;   /* the COMMIT inside may have run: unknown */
+	char keep[sizeof bc->err];
+	memcpy(keep, bc->err, sizeof keep);
+	if (!simple(c, "ROLLBACK")) {
+		db_res *w = NULL;
+		int retry2 = 0;
+		if (!run(c, "SELECT @djc_item", NULL, 0, &w, &retry2) && w->nrows == 1 && w->ncols == 1 &&
+		    w->cells[0].t == DJC_INT && w->cells[0].i >= 0 && (size_t)w->cells[0].i <= n)
+			*failed = (size_t)w->cells[0].i;
+		db_res_free(w);
+		simple(c, "SET @djc_item = NULL");   /* a later failure before the handler ran must not read it */
 	}
-	bc->in_tx = 0;
-	if (rc) {
-		db_res_free(r);
-		for (size_t j = 0; j < nk; j++) free(kq[j]);
-		free(kq);
-		cols_free(&o);
-		return rc;
+	memcpy(bc->err, keep, sizeof keep);
+	static const char expect_msg[] = "mysql: batch item ";
+	if (*failed < n && !strncmp(bc->err, expect_msg, sizeof expect_msg - 1)) {
+		memmove(bc->err, bc->err + 7, strlen(bc->err + 7) + 1);   /* as db_batch_each words it */
+		rc = DB_EEXPECT;
 	}
-	if (cl && db_cell_int(r, 0, n - 1))   /* claimed: where it was, and whether read from the head */
-		pos_keep(c, cl, &o, r->cells + n + nk + nx, r->cells + n, db_cell_int(r, 0, n + nk + nx + o.no) != 0, now);
+	return rc;
+}
+
+/* Each item's result from the statement's one row r: its row count; the
+ * claim's, the claimed key and extra (moved out of r). */
+static void compound_results(my_compound *m, db_res *r, db_res **res)
+{
+	size_t n = m->n, nk = m->nk, nx = m->extra ? 1 : 0;
 	for (size_t i = 0; res && i < n; i++) {
 		db_res *e = xcalloc(1, sizeof *e);
 		e->affected = db_cell_int(r, 0, i);
-		if (items[i].claim) {
+		if (m->items[i].claim) {
 			size_t nc = nk + nx;
 			e->ncols = nc;
 			e->cols = xcalloc(nc, sizeof(char *));
-			for (size_t j = 0; j < nk; j++) e->cols[j] = unquote(kq[j]);
+			for (size_t j = 0; j < nk; j++) e->cols[j] = unquote(m->kq[j]);
 			if (nx) e->cols[nk] = xstrdup("extra");
 			e->nrows = e->affected ? 1 : 0;
 			e->cells = xcalloc(nc, sizeof(val_t));
@@ -1846,11 +1871,56 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 			e->cols = xcalloc(1, sizeof(char *));
 		res[i] = e;
 	}
+}
+
+static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, size_t *failed)
+{
+	my_conn *c = (my_conn *)bc;
+	*failed = 0;
+	my_compound m = {.c = c, .items = items, .n = n, .q = SB_INIT, .t = SB_INIT, .mt = SB_INIT};
+	int fits = compound_fits(c, items, n, &m.cl);
+	const db_claim *cl = m.cl;
+	if (fits && cl && !(m.nk = split_cols(cl->key_cols, &m.kq))) fits = 0;
+	if (!fits) return db_batch_each(bc, items, n, res, failed);
+	m.now = mono_now();
+	if (cl) {
+		cols_of(cl, &m.o);
+		m.pos = pos_usable(c, cl, &m.o, m.now);
+	}
+	/* the claim's extra in two parts when it has them: the row's part read
+	 * with the key, the target looked up by the key's value after it (a
+	 * correlated subquery would cost a temporary table per claim: the
+	 * server's subquery cache) */
+	m.extra = cl ? cl->extra : NULL;
+	if (m.extra && cl->extra_rest && cl->made_in) {
+		m.extra = cl->extra_rest;
+		m.made_in = cl->made_in;
+	}
+	compound_write(&m);
+	db_res *r = NULL;
+	int rc = compound_run(&m, &r);
+	free(m.p);
+	sb_free(&m.q);
+	sb_free(&m.t);
+	sb_free(&m.mt);
+	size_t nk = m.nk, nx = m.extra ? 1 : 0;   /* then the order columns, then djc$h */
+	size_t ncol = n + nk + nx + (cl ? m.o.no + 1 : 0);
+	if (!rc && (r->nrows != 1 || r->ncols != ncol)) {
+		snprintf(bc->err, sizeof bc->err, "mysql: a batch returned %zu rows of %zu columns, not 1 of %zu", r->nrows,
+			 r->ncols, ncol);
+		rc = DJC_ERROR;
+		*failed = n;
+	} else if (rc)
+		rc = compound_failed(c, n, rc, failed);
+	bc->in_tx = 0;
+	if (!rc && cl && db_cell_int(r, 0, n - 1))   /* claimed: where it was, and whether read from the head */
+		pos_keep(c, cl, &m.o, r->cells + n + nk + nx, r->cells + n, db_cell_int(r, 0, n + nk + nx + m.o.no) != 0, m.now);
+	if (!rc) compound_results(&m, r, res);
 	db_res_free(r);
-	for (size_t j = 0; j < nk; j++) free(kq[j]);
-	free(kq);
-	cols_free(&o);
-	return DJC_OK;
+	for (size_t j = 0; j < nk; j++) free(m.kq[j]);
+	free(m.kq);
+	cols_free(&m.o);
+	return rc;
 }
 
 static int64_t my_connection_id(db_conn *bc)
