@@ -1578,6 +1578,20 @@ static void test_claim_position(void)
 	djc_close(d);
 	t_nap(0.3);
 	for (int i = 0; i < 20; i++) add_job(c, HEAD + 1 + i, 5);
+	/* MariaDB: the optimizer's counts of the jobs table brought up to
+	 * date now, not whenever InnoDB's background recount comes (on a
+	 * loaded machine, after the claims): with counts left from the cases
+	 * before, the claim may read by key, past the head, and the
+	 * precondition below (the head is read) does not hold */
+	if (!strcmp(backend, "mysql") && t) {
+		sb_t q = SB_INIT;
+		sb_add(&q, "ANALYZE TABLE ");
+		db_qtable(c->db, &q, t->jobs_name);
+		db_res *r = NULL;
+		CHECK_MSG(db_exec(c->db, sb_str(&q), NULL, 0, &r) == 0, "%s", sb_str(&q));
+		db_res_free(r);
+		sb_free(&q);
+	}
 	/* a new connection's first claim reads past the 500 from the head, the
 	 * second from where the first ended (a new one: c's claims of the
 	 * cases before may have left it a position within the second, which
