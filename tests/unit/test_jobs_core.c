@@ -1549,6 +1549,21 @@ static void test_claim_position(void)
 	table *t = NULL;
 	CHECK(conn_table(c, "Oc", &t) == 0 && t && jobs_ensure(c, t) == 0);
 	if (!t) { djc_close(c); return; }
+	/* MariaDB: the optimizer's counts of the jobs table stay those of
+	 * before the 500 jobs below. InnoDB counts a table again in the
+	 * background after a tenth of its rows changed; whether that comes
+	 * before the claims below depends on the machine's load, and with the
+	 * new counts the optimizer reads the 20 jobs by key, past the head,
+	 * which is what this case needs the claim to read (failed under load:
+	 * "the claim read 25 rows") */
+	if (!strcmp(backend, "mysql")) {
+		sb_t q = SB_INIT;
+		sb_add(&q, "ALTER TABLE ");
+		db_qtable(c->db, &q, t->jobs_name);
+		sb_add(&q, " STATS_AUTO_RECALC = 0");
+		CHECK_MSG(db_exec(c->db, sb_str(&q), NULL, 0, NULL) == 0, "%s: %s", sb_str(&q), djc_error_last(c));
+		sb_free(&q);
+	}
 	enum { HEAD = 500 };
 	const djc_row **rows = calloc(HEAD, sizeof *rows);
 	for (int i = 0; i < HEAD; i++) {
@@ -1578,20 +1593,6 @@ static void test_claim_position(void)
 	djc_close(d);
 	t_nap(0.3);
 	for (int i = 0; i < 20; i++) add_job(c, HEAD + 1 + i, 5);
-	/* MariaDB: the optimizer's counts of the jobs table brought up to
-	 * date now, not whenever InnoDB's background recount comes (on a
-	 * loaded machine, after the claims): with counts left from the cases
-	 * before, the claim may read by key, past the head, and the
-	 * precondition below (the head is read) does not hold */
-	if (!strcmp(backend, "mysql") && t) {
-		sb_t q = SB_INIT;
-		sb_add(&q, "ANALYZE TABLE ");
-		db_qtable(c->db, &q, t->jobs_name);
-		db_res *r = NULL;
-		CHECK_MSG(db_exec(c->db, sb_str(&q), NULL, 0, &r) == 0, "%s", sb_str(&q));
-		db_res_free(r);
-		sb_free(&q);
-	}
 	/* a new connection's first claim reads past the 500 from the head, the
 	 * second from where the first ended (a new one: c's claims of the
 	 * cases before may have left it a position within the second, which
