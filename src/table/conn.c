@@ -95,7 +95,6 @@ void djc_close(djc_conn *c)
 	if (!c) return;
 	db_close(c->db);
 	if (c->jobs_free) c->jobs_free(c->jobs);
-	if (c->reads_free) c->reads_free(c->reads);
 	pipeline_free(c->pipe);
 	pipeline_free(c->retired);
 	free(c->url);

@@ -17,8 +17,6 @@ struct djc_conn {
 	void (*jobs_free)(void *);   /* how djc_close frees it */
 	pipeline *retired;  /* tables dropped or redefined since loaded: kept until djc_close,
 	                     * as populate, jobs and make contexts may still point at them */
-	void *reads;                 /* upstream.c: what makes read, until their commits */
-	void (*reads_free)(void *);  /* how djc_close frees it */
 };
 
 #define META_TABLE "~djc_pipeline"
@@ -128,8 +126,8 @@ int table_upstream_check(djc_conn *c, const table *t, const table *a);
 
 /* What a make read through djc (table, restriction, a hash of the rows),
  * checked again inside its commit's transaction (docs/parity.md). Any
- * protocol's reads can feed it: record each read with read_set_add and
- * hand the set to conn_reads_put when make succeeded. */
+ * protocol's reads can feed it: record each read with read_set_add; the
+ * set goes with make's rows to the commit (made_rows.reads, make_rows.h). */
 typedef struct read_set read_set;
 read_set *read_set_new(void);
 void read_set_free(read_set *rs);
@@ -140,15 +138,6 @@ void read_set_add(read_set *rs, const table *a, const char *where, const djc_row
  * compare: DJC_OK when all are the same, else DJC_ECONFLICT with a
  * one-line message naming the changed table and make's target t. */
 int read_set_verify(djc_conn *c, const table *t, const read_set *rs);
-/* Keep rs (taken; NULL or empty: nothing to check) for the commit of key
- * of t on this connection; replaces what an earlier make of key read. */
-void conn_reads_put(djc_conn *c, const table *t, const djc_row *key, read_set *rs);
-/* 1 when reads of key of t wait for their commit. */
-int conn_reads_pending(djc_conn *c, const table *t, const djc_row *key);
-/* In the commit's transaction: verify the reads of key of t, if any. */
-int conn_reads_verify(djc_conn *c, const table *t, const djc_row *key);
-/* The commit of key of t is over: forget its reads. */
-void conn_reads_forget(djc_conn *c, const table *t, const djc_row *key);
 
 /* Select columns of t into typed rows. cols NULL = all attributes. */
 int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params, djc_rowset **out);

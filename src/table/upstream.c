@@ -77,19 +77,6 @@ struct read_set {
 	size_t n, cap;
 };
 
-/* The reads of one make, waiting for its commit. */
-typedef struct read_slot {
-	const table *t;
-	char *key;          /* key_to_json(t, key, 1) */
-	read_set *rs;
-	int checked;        /* a commit verified it: dropped at the next put */
-} read_slot;
-
-typedef struct read_store {
-	read_slot *v;
-	size_t n, cap;
-} read_store;
-
 static uint64_t rows_hash(const table *a, const djc_rowset *rows)
 {
 	uint64_t h = 1469598103934665603ULL;
@@ -145,78 +132,4 @@ int read_set_verify(djc_conn *c, const table *t, const read_set *rs)
 					 e->nrows, e->nrows == 1 ? "" : "s", n);
 	}
 	return DJC_OK;
-}
-
-static void store_free(void *p)
-{
-	read_store *s = p;
-	if (!s) return;
-	for (size_t i = 0; i < s->n; i++) { free(s->v[i].key); read_set_free(s->v[i].rs); }
-	free(s->v);
-	free(s);
-}
-
-static void slot_drop(read_store *s, size_t i)
-{
-	free(s->v[i].key);
-	read_set_free(s->v[i].rs);
-	s->v[i] = s->v[--s->n];
-}
-
-static long slot_find(read_store *s, const table *t, const char *key)
-{
-	for (size_t i = 0; s && i < s->n; i++)
-		if (s->v[i].t == t && !strcmp(s->v[i].key, key)) return (long)i;
-	return -1;
-}
-
-void conn_reads_put(djc_conn *c, const table *t, const djc_row *key, read_set *rs)
-{
-	if (!c->reads) { c->reads = xcalloc(1, sizeof(read_store)); c->reads_free = store_free; }
-	read_store *s = c->reads;
-	/* the commits that verified their reads are over by now: a worker
-	 * commits a key before it makes keys beyond its group */
-	for (size_t i = s->n; i-- > 0;)
-		if (s->v[i].checked) slot_drop(s, i);
-	char *k = key_to_json(t, key, 1);
-	long at = slot_find(s, t, k);
-	if (at >= 0) slot_drop(s, (size_t)at);
-	if (!rs || !rs->n) { free(k); read_set_free(rs); return; }
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 8;
-		s->v = xrealloc(s->v, s->cap * sizeof *s->v);
-	}
-	s->v[s->n++] = (read_slot){t, k, rs, 0};
-}
-
-int conn_reads_pending(djc_conn *c, const table *t, const djc_row *key)
-{
-	if (!c->reads || !((read_store *)c->reads)->n) return 0;
-	char *k = key_to_json(t, key, 1);
-	long at = slot_find(c->reads, t, k);
-	free(k);
-	return at >= 0;
-}
-
-int conn_reads_verify(djc_conn *c, const table *t, const djc_row *key)
-{
-	read_store *s = c->reads;
-	if (!s || !s->n) return DJC_OK;
-	char *k = key_to_json(t, key, 1);
-	long at = slot_find(s, t, k);
-	free(k);
-	if (at < 0) return DJC_OK;
-	int rc = read_set_verify(c, t, s->v[at].rs);
-	s->v[at].checked = 1;
-	return rc;
-}
-
-void conn_reads_forget(djc_conn *c, const table *t, const djc_row *key)
-{
-	read_store *s = c->reads;
-	if (!s || !s->n) return;
-	char *k = key_to_json(t, key, 1);
-	long at = slot_find(s, t, k);
-	free(k);
-	if (at >= 0) slot_drop(s, (size_t)at);
 }
