@@ -586,47 +586,57 @@ static void kv_set(kv *a, const char *k, const char *v)
 	if (a->n < 63) { a->k[a->n] = k; a->v[a->n] = v; a->n++; }
 }
 
-static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err, size_t errlen)
+/* The keyword/value pairs libpq connects with (djc's defaults, then the
+ * URL's), NULL-terminated in a, and whether the connection goes through a
+ * transaction pooler (*pooled). DJC_EINVAL with a message for a bad
+ * pooler= parameter. */
+static int pg_params(kv *a, const db_url *u, int *pooled, char *err, size_t errlen)
 {
-	*out = NULL;
-	if (pq_load(err, errlen)) return DJC_ECONN;
-	kv a = {{0}, {0}, 0};
-	kv_set(&a, "application_name", "djc");
-	kv_set(&a, "client_encoding", "UTF8");
-	kv_set(&a, "connect_timeout", "10");
-	kv_set(&a, "keepalives", "1");
-	kv_set(&a, "keepalives_idle", "10");
-	kv_set(&a, "keepalives_interval", "5");
-	kv_set(&a, "keepalives_count", "3");
+	kv_set(a, "application_name", "djc");
+	kv_set(a, "client_encoding", "UTF8");
+	kv_set(a, "connect_timeout", "10");
+	kv_set(a, "keepalives", "1");
+	kv_set(a, "keepalives_idle", "10");
+	kv_set(a, "keepalives_interval", "5");
+	kv_set(a, "keepalives_count", "3");
 	/* data unacknowledged for 10 s (a network cut) fails the statement
 	 * instead of hanging for the kernel's ~15 minutes; a long query is
 	 * unaffected (the server acknowledges the request at once) */
-	kv_set(&a, "tcp_user_timeout", "10000");
+	kv_set(a, "tcp_user_timeout", "10000");
 	/* GSSAPI encryption is off unless asked for (URL ?gssencmode=, or
 	 * PGGSSENCMODE): libpq's default "prefer" looks for a Kerberos
 	 * credential cache on every connection, which costs ~0.6 MiB per
 	 * process and a file lookup; Kerberos authentication still works */
-	if (!getenv("PGGSSENCMODE")) kv_set(&a, "gssencmode", "disable");
+	if (!getenv("PGGSSENCMODE")) kv_set(a, "gssencmode", "disable");
 	/* then the URL, expanded by libpq (expand_dbname): its parameters
 	 * replace the defaults above; only this first dbname is expanded, so
 	 * the URL's own database name stays a name */
-	kv_set(&a, "dbname", u->conninfo);
+	kv_set(a, "dbname", u->conninfo);
 	/* a password from DJC_DATABASE_PASSWORD / djc.json when the URL has none */
-	if (u->password) kv_set(&a, "password", u->password);
+	if (u->password) kv_set(a, "password", u->password);
 	/* pooler=transaction (djc's own parameter, not libpq's): see the top */
-	int pooled = (u->flags & DB_OPEN_POOLED) != 0;
+	*pooled = (u->flags & DB_OPEN_POOLED) != 0;
 	for (size_t i = 0; i < u->nopts; i++) {
 		if (strcmp(u->opt_keys[i], "pooler")) continue;   /* other djc_* parameters are not libpq's */
-		if (!strcmp(u->opt_vals[i], "transaction")) pooled = 1;
-		else if (!strcmp(u->opt_vals[i], "none")) pooled = 0;
+		if (!strcmp(u->opt_vals[i], "transaction")) *pooled = 1;
+		else if (!strcmp(u->opt_vals[i], "none")) *pooled = 0;
 		else {
 			snprintf(err, errlen, "database URL parameter pooler must be none or transaction, got '%s'", u->opt_vals[i]);
 			return DJC_EINVAL;
 		}
 	}
-	a.k[a.n] = NULL;
-	a.v[a.n] = NULL;
+	a->k[a->n] = NULL;
+	a->v[a->n] = NULL;
+	return DJC_OK;
+}
 
+static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (pq_load(err, errlen)) return DJC_ECONN;
+	kv a = {{0}, {0}, 0};
+	int pooled = 0;
+	if (pg_params(&a, u, &pooled, err, errlen)) return DJC_EINVAL;
 	pg_conn *c = xcalloc(1, sizeof *c);
 	c->base.schema = xstrdup(schema && *schema ? schema : "public");
 	c->base.qualify = 1;   /* "schema"."table" in every statement (db_qtable) */
