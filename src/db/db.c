@@ -428,6 +428,18 @@ void db_json_str(sb_t *b, const char *s, size_t n)
 
 void db_qtable(db_conn *c, sb_t *b, const char *name)
 {
+	/* "schema\x1fname": a table of another schema (an adopted DataJoint
+	 * table, src/schema/names.c table_sqlref), always qualified */
+	const char *us = strchr(name, '\x1f');
+	if (us) {
+		sb_t s = SB_INIT;
+		sb_addn(&s, name, (size_t)(us - name));
+		c->drv->quote_ident(b, sb_str(&s));
+		sb_free(&s);
+		sb_addc(b, '.');
+		c->drv->quote_ident(b, us + 1);
+		return;
+	}
 	if (c->qualify && c->schema) {
 		c->drv->quote_ident(b, c->schema);
 		sb_addc(b, '.');

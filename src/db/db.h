@@ -349,7 +349,8 @@ void db_json_str(sb_t *b, const char *s, size_t n);
 /* The table `name` of the connection's schema, quoted: "schema"."name"
  * where the driver qualifies names (PostgreSQL), else "name". Every
  * statement names its tables through this, so none depends on session
- * state such as the search_path (a transaction pooler does not keep it). */
+ * state such as the search_path (a transaction pooler does not keep it).
+ * A name "schema\x1fname" is that schema's table, always qualified. */
 void db_qtable(db_conn *c, sb_t *b, const char *name);
 /* Notifications (LISTEN/NOTIFY on PostgreSQL): db_listen is DJC_EINVAL
  * (message on c) where the connection cannot receive them (another backend,

@@ -120,3 +120,25 @@ const char *table_names_clash(const table *a, const table *b, char *buf, size_t 
 	free(vb);
 	return hit;
 }
+
+const char *table_sqlref(const table *t)
+{
+	return t->sqlref ? t->sqlref : t->sql_name;
+}
+
+void table_qname(db_conn *db, sb_t *b, const table *t)
+{
+	db_qtable(db, b, table_sqlref(t));
+}
+
+char *table_adopted_refusal(const table *t)
+{
+	return xasprintf("%s is adopted from DataJoint schema %s: djc does not change its definition", t->name, t->adopted);
+}
+
+const attr *table_raw_attr(const table *t)
+{
+	for (size_t i = 0; i < t->nattrs; i++)
+		if (t->attrs[i].raw) return &t->attrs[i];
+	return NULL;
+}

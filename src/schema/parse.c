@@ -12,6 +12,12 @@
  *       key_source = A * B & {"a": 1}  (a join of upstream tables, restricted,
  *                                   projected on the target's attributes)
  *       job_metadata = true         (djc: hidden job metadata columns)
+ *       adopted = ephys.__x         (djc: a DataJoint table adopted as it is,
+ *                                   docs/adopt.md; its name may then be
+ *                                   schema.Class, its references renamed,
+ *                                   -> P.proj(child='parent'), its columns
+ *                                   carry `as binary(16)`, `collate X`,
+ *                                   raw(<sql type>): docs/types.md)
  *
  * Every error names the file and line. */
 #include "schema.h"
@@ -53,17 +59,22 @@ static void free_table(table *t)
 {
 	if (!t) return;
 	free(t->name); free(t->sql_name); free(t->jobs_name); free(t->hist_name);
+	free(t->adopted); free(t->schema); free(t->sqlref);
 	for (size_t i = 0; i < t->nattrs + t->nhidden; i++) {
 		attr *a = &t->attrs[i];
-		free(a->name); free(a->type_text); free(a->def); free(a->comment);
+		free(a->name); free(a->type_text); free(a->def); free(a->comment); free(a->collate);
 		for (size_t k = 0; k < a->type.nenums; k++) free(a->type.enums[k]);
 		free(a->type.enums);
 	}
 	free(t->attrs);
 	for (size_t i = 0; i < t->nfks; i++) {
 		free(t->fks[i].parent);
-		for (size_t k = 0; k < t->fks[i].nattrs; k++) free(t->fks[i].attrs[k]);
+		for (size_t k = 0; k < t->fks[i].nattrs; k++) {
+			free(t->fks[i].attrs[k]);
+			if (t->fks[i].cattrs) free(t->fks[i].cattrs[k]);
+		}
 		free(t->fks[i].attrs);
+		free(t->fks[i].cattrs);
 	}
 	free(t->fks);
 	for (size_t i = 0; i < t->nidx; i++) {
@@ -199,6 +210,8 @@ static int valid_attr_name(const char *s)
 	return strlen(s) <= 64;
 }
 
+static int adopted_line(const char *s);
+
 static void snake(sb_t *b, const char *s)
 {
 	for (const char *p = s; *p; p++) {
@@ -320,11 +333,36 @@ static int parse_type_args(pctx *c, int line, const char *text, const char *base
 	return fail(c, line, "unknown type '%s' for attribute '%s'", text, a->name);
 }
 
+/* raw(<sql type>): a column of an adopted table djc cannot represent,
+ * kept as the server's type text (docs/types.md). */
+static int parse_raw(pctx *c, int line, const char *text, attr *a)
+{
+	const char *o = strchr(text, '(') + 1, *e = strrchr(text, ')');
+	while (o < e && *o == ' ') o++;
+	while (e > o && e[-1] == ' ') e--;
+	if (e <= o) return fail(c, line, "raw() of attribute '%s' names no SQL type, e.g. raw(mediumint)", a->name);
+	a->type.t = T_TEXT;
+	a->raw = 1;
+	a->type_text = xasprintf("raw(%.*s)", (int)(e - o), o);
+	return 0;
+}
+
 static int parse_type(pctx *c, int line, const char *text, attr *a)
 {
 	char low[256];
 	size_t n = strlen(text);
 	if (n == 0) return fail(c, line, "attribute '%s' has no type after ':'", a->name);
+	if (!strncasecmp(text, "raw", 3) && text[3 + strspn(text + 3, " ")] == '(' && text[n - 1] == ')') {
+		memset(&a->type, 0, sizeof a->type);
+		return parse_raw(c, line, text, a);
+	}
+	if (!strcasecmp(text, "<blob>")) {
+		memset(&a->type, 0, sizeof a->type);
+		a->type.t = T_BYTES;
+		a->dj_blob = 1;
+		a->type_text = xstrdup("<blob>");
+		return 0;
+	}
 	if (n >= sizeof low) return fail(c, line, "type of attribute '%s' is too long", a->name);
 	for (size_t i = 0; i <= n; i++) low[i] = (char)tolower((unsigned char)text[i]);
 	/* collapse runs of spaces */
@@ -377,45 +415,104 @@ static table *resolve(pctx *c, const char *name)
 	return t ? t : pipeline_find(c->prev, name);
 }
 
-static int add_parent(pctx *c, int line, table *t, const char *pname, int in_key)
+/* The renames of a reference, -> P.proj(child='parent', ...). */
+typedef struct renames {
+	char *child[64], *parent[64];
+	size_t n;
+} renames;
+
+/* The child attribute for parent attribute pa of a reference with renames
+ * r (pa itself when not renamed). */
+static const char *renamed(const renames *r, const char *pa)
+{
+	for (size_t i = 0; r && i < r->n; i++)
+		if (!strcmp(r->parent[i], pa)) return r->child[i];
+	return pa;
+}
+
+/* A rename naming no key attribute of the parent is an error. */
+static int renames_check(pctx *c, int line, const table *p, const renames *r)
+{
+	for (size_t i = 0; r && i < r->n; i++) {
+		const attr *pa = table_attr(p, r->parent[i]);
+		if (!pa || !pa->in_key)
+			return fail(c, line, "%s.proj(%s='%s'): '%s' is not a primary key attribute of %s", p->name, r->child[i],
+				    r->parent[i], r->parent[i], p->name);
+		if (!valid_attr_name(r->child[i]))
+			return fail(c, line, "invalid attribute name '%s' in %s.proj(...)", r->child[i], p->name);
+	}
+	return 0;
+}
+
+/* A reference to p that gives t the same attributes as one t has. */
+static int same_reference(const table *t, const table *p, const renames *r)
+{
+	for (size_t i = 0; i < t->nfks; i++) {
+		if (t->fks[i].ptable != p) continue;
+		int same = 1;
+		for (size_t k = 0; k < t->fks[i].nattrs && same; k++)
+			same = !strcmp(t->fks[i].cattrs[k], renamed(r, t->fks[i].attrs[k]));
+		if (same) return 1;
+	}
+	return 0;
+}
+
+/* The child attribute cname from parent attribute pa: new, or already
+ * there with the same type. */
+static int inherit_attr(pctx *c, int line, table *t, const attr *pa, const char *cname, const char *pname, int in_key)
+{
+	attr *ex = table_attr(t, cname);
+	if (ex) {
+		if (strcmp(ex->type_text, pa->type_text))
+			return fail(c, line, "attribute '%s' from parent %s has type %s but is already %s", cname,
+				    pname, pa->type_text, ex->type_text);
+		return 0;
+	}
+	attr *a = add_attr(t);
+	a->name = xstrdup(cname);
+	a->type = pa->type;
+	a->type.enums = NULL;
+	a->type.nenums = 0;
+	if (pa->type.nenums) {
+		a->type.enums = xcalloc(pa->type.nenums, sizeof(char *));
+		for (size_t k = 0; k < pa->type.nenums; k++) a->type.enums[k] = xstrdup(pa->type.enums[k]);
+		a->type.nenums = pa->type.nenums;
+	}
+	a->type_text = xstrdup(pa->type_text);
+	a->dj_blob = pa->dj_blob;
+	a->raw = pa->raw;
+	a->bin16 = pa->bin16;
+	if (pa->collate) a->collate = xstrdup(pa->collate);
+	a->in_key = in_key;
+	a->from_parent = 1;
+	return 0;
+}
+
+static int add_parent(pctx *c, int line, table *t, const char *pname, int in_key, const renames *r)
 {
 	if (!*pname) return fail(c, line, "'->' names no parent table");
 	/* checked before resolving: the table being parsed is already in c->cur */
 	if (!strcmp(pname, t->name)) return fail(c, line, "table %s cannot reference itself", t->name);
 	table *p = resolve(c, pname);
 	if (!p) return fail(c, line, "unknown parent table '%s' (declare it above this table, or check the spelling)", pname);
-	for (size_t i = 0; i < t->nfks; i++)
-		if (t->fks[i].ptable == p) return fail(c, line, "parent %s is referenced twice", pname);
+	if (renames_check(c, line, p, r)) return DJC_EINVAL;
+	if (same_reference(t, p, r))
+		return fail(c, line, "parent %s is referenced twice", pname);
 	t->fks = xrealloc(t->fks, (t->nfks + 1) * sizeof(fkey));
 	fkey *f = &t->fks[t->nfks++];
 	memset(f, 0, sizeof *f);
 	f->parent = xstrdup(p->name);
 	f->ptable = p;
 	f->in_key = in_key;
+	f->attrs = xcalloc(p->nkey ? p->nkey : 1, sizeof(char *));
+	f->cattrs = xcalloc(p->nkey ? p->nkey : 1, sizeof(char *));
 	for (size_t i = 0; i < p->nkey; i++) {
 		attr *pa = &p->attrs[i];
-		f->attrs = xrealloc(f->attrs, (f->nattrs + 1) * sizeof(char *));
-		f->attrs[f->nattrs++] = xstrdup(pa->name);
-		attr *ex = table_attr(t, pa->name);
-		if (ex) {
-			if (strcmp(ex->type_text, pa->type_text))
-				return fail(c, line, "attribute '%s' from parent %s has type %s but is already %s", pa->name,
-					    pname, pa->type_text, ex->type_text);
-			continue;
-		}
-		attr *a = add_attr(t);
-		a->name = xstrdup(pa->name);
-		a->type = pa->type;
-		a->type.enums = NULL;
-		a->type.nenums = 0;
-		if (pa->type.nenums) {
-			a->type.enums = xcalloc(pa->type.nenums, sizeof(char *));
-			for (size_t k = 0; k < pa->type.nenums; k++) a->type.enums[k] = xstrdup(pa->type.enums[k]);
-			a->type.nenums = pa->type.nenums;
-		}
-		a->type_text = xstrdup(pa->type_text);
-		a->in_key = in_key;
-		a->from_parent = 1;
+		const char *cname = renamed(r, pa->name);
+		f->attrs[f->nattrs] = xstrdup(pa->name);
+		f->cattrs[f->nattrs++] = xstrdup(cname);
+		if (strcmp(cname, pa->name)) f->renamed = 1;
+		if (inherit_attr(c, line, t, pa, cname, pname, in_key)) return DJC_EINVAL;
 	}
 	return 0;
 }
@@ -474,12 +571,50 @@ static int parse_index(pctx *c, int line, table *t, char *s, int unique)
 		char *a = trim(tok);
 		const attr *ia = table_attr(t, a);
 		if (!ia) return fail(c, line, "index names unknown attribute '%s'", a);
-		if (ia->type.t == T_JSON || ia->type.t == T_BYTES)
+		if (ia->type.t == T_JSON || ia->type.t == T_BYTES || ia->raw)
 			return fail(c, line, "attribute '%s' of type %s cannot be indexed", a, ia->type_text);
 		ix->attrs = xrealloc(ix->attrs, (ix->nattrs + 1) * sizeof(char *));
 		ix->attrs[ix->nattrs++] = xstrdup(a);
 	}
 	if (!ix->nattrs) return fail(c, line, "index lists no attributes");
+	return 0;
+}
+
+/* The first storage option word (" as ", " collate ") of a type text,
+ * outside quotes and parentheses, or NULL. */
+static char *type_opt_start(char *ty)
+{
+	char q = 0;
+	int depth = 0;
+	for (char *p = ty; *p; p++) {
+		if (q) { if (*p == q) q = 0; continue; }
+		if (*p == '\'' || *p == '"') q = *p;
+		else if (*p == '(') depth++;
+		else if (*p == ')') depth--;
+		else if (!depth && *p == ' ' && (!strncasecmp(p, " as ", 4) || !strncasecmp(p, " collate ", 9))) return p;
+	}
+	return NULL;
+}
+
+/* The storage options after an adopted column's type (docs/types.md):
+ * `as binary(16)` (a uuid DataJoint stores as 16 bytes) and `collate NAME`
+ * (the column's collation, which its jobs table copies). */
+static int type_opts(pctx *c, int line, const table *t, char *o, attr *a)
+{
+	if (!t->adopted)
+		return fail(c, line, "'%s' after the type of attribute '%s' is for adopted tables only (adopted = ...)", trim(o), a->name);
+	char *save = NULL, *w = strtok_r(o, " ", &save);
+	while (w) {
+		char *arg = strtok_r(NULL, " ", &save);
+		if (!strcasecmp(w, "as") && arg && !strcasecmp(arg, "binary(16)") && a->type.t == T_UUID && !a->bin16)
+			a->bin16 = 1;
+		else if (!strcasecmp(w, "collate") && arg && !a->collate && strspn(arg, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(arg))
+			a->collate = xstrdup(arg);
+		else
+			return fail(c, line, "cannot read '%s%s%s' after the type of attribute '%s' (expected 'as binary(16)' "
+				    "for a uuid or 'collate name')", w, arg ? " " : "", arg ? arg : "", a->name);
+		w = strtok_r(NULL, " ", &save);
+	}
 	return 0;
 }
 
@@ -511,7 +646,11 @@ static int parse_attr_line(pctx *c, int line, table *t, char *s, int in_key)
 	a->name = xstrdup(name);
 	a->in_key = in_key;
 	if (comment) a->comment = xstrdup(comment);
-	if (parse_type(c, line, trim(colon + 1), a)) return DJC_EINVAL;
+	char *ty = trim(colon + 1), *opt = type_opt_start(ty);
+	if (opt) *opt++ = 0;
+	if (parse_type(c, line, trim(ty), a) || (opt && type_opts(c, line, t, opt, a))) return DJC_EINVAL;
+	if (a->raw && !t->adopted)
+		return fail(c, line, "attribute '%s': raw(...) columns belong to adopted tables only", name);
 	if (in_key && (a->type.t == T_JSON || a->type.t == T_BYTES))
 		return fail(c, line, "attribute '%s' of type %s cannot be in the primary key (put it below '---')", name, a->type_text);
 	if (eq) {
@@ -561,11 +700,19 @@ static void build_canon(table *t)
 	for (size_t i = 0; i < t->nattrs; i++) {
 		attr *a = &t->attrs[i];
 		if (i == t->nkey) sb_add(&b, "---\n");
-		sb_printf(&b, "%s%s:%s%s%s\n", a->name, a->nullable ? "=null" : "", a->type_text,
+		sb_printf(&b, "%s%s:%s%s%s%s%s%s\n", a->name, a->nullable ? "=null" : "", a->type_text,
+			  a->bin16 ? " as binary(16)" : "", a->collate ? " collate " : "", a->collate ? a->collate : "",
 			  a->has_def ? "=" : "", a->has_def ? a->def : "");
 	}
 	if (t->nkey == t->nattrs) sb_add(&b, "---\n");
-	for (size_t i = 0; i < t->nfks; i++) sb_printf(&b, "->%s%s\n", t->fks[i].parent, t->fks[i].in_key ? "" : " (dep)");
+	if (t->adopted) sb_printf(&b, "adopted = %s.%s\n", t->schema, t->sql_name);
+	for (size_t i = 0; i < t->nfks; i++) {
+		const fkey *f = &t->fks[i];
+		sb_printf(&b, "->%s", f->parent);
+		for (size_t k = 0; f->renamed && k < f->nattrs; k++)
+			sb_printf(&b, "%s%s='%s'", k ? "," : ".proj(", f->cattrs[k], f->attrs[k]);
+		sb_printf(&b, "%s%s\n", f->renamed ? ")" : "", f->in_key ? "" : " (dep)");
+	}
 	for (size_t i = 0; i < t->nidx; i++) {
 		sb_add(&b, t->idx[i].unique ? "unique index(" : "index(");
 		for (size_t k = 0; k < t->idx[i].nattrs; k++) sb_printf(&b, "%s%s", k ? "," : "", t->idx[i].attrs[k]);
@@ -752,11 +899,64 @@ static int block_sep(pctx *c, table *t, char *s, int line, block_state *st)
 	return 0;
 }
 
+static void renames_free(renames *r)
+{
+	for (size_t i = 0; i < r->n; i++) { free(r->child[i]); free(r->parent[i]); }
+	r->n = 0;
+}
+
+/* One `child='parent'` of a .proj(...) (trimmed) into r. */
+static int proj_item(pctx *c, int line, char *it, renames *r)
+{
+	char *eq = strchr(it, '=');
+	if (!eq) return fail(c, line, "expected child='parent' in .proj(...), got '%s'", it);
+	*eq = 0;
+	char *ch = trim(it), *pa = trim(eq + 1);
+	size_t n = strlen(pa);
+	if (n < 3 || (pa[0] != '\'' && pa[0] != '"') || pa[n - 1] != pa[0])
+		return fail(c, line, "in .proj(%s=...), the parent attribute must be quoted: %s='parent'", ch, ch);
+	if (r->n == sizeof r->child / sizeof *r->child) return fail(c, line, "too many renames in .proj(...)");
+	pa[n - 1] = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->child[i], ch) || !strcmp(r->parent[i], pa + 1))
+			return fail(c, line, ".proj(...) renames '%s' twice", !strcmp(r->child[i], ch) ? ch : pa + 1);
+	r->child[r->n] = xstrdup(ch);
+	r->parent[r->n++] = xstrdup(pa + 1);
+	return 0;
+}
+
+/* A renamed reference, DataJoint's `Parent.proj(child='parent', ...)`:
+ * pn cut to the parent's name, the renames into r. */
+static int parse_proj(pctx *c, int line, char *pn, renames *r)
+{
+	char *pj = strstr(pn, ".proj(");
+	r->n = 0;
+	if (!pj) return 0;
+	size_t n = strlen(pj);
+	if (pj[n - 1] != ')') return fail(c, line, "expected ')' at the end of %s", pn);
+	pj[n - 1] = 0;
+	*pj = 0;
+	char *save = NULL;
+	for (char *it = strtok_r(pj + 6, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+		if (!*trim(it)) continue;
+		if (proj_item(c, line, trim(it), r)) { renames_free(r); return DJC_EINVAL; }
+	}
+	return 0;
+}
+
 /* A '-> Parent' line. */
 static int block_ref(pctx *c, table *t, char *s, int line, block_state *st)
 {
 	cut_comment(s);
 	char *pn = trim(s + 2);
+	renames r;
+	if (parse_proj(c, line, pn, &r)) return DJC_EINVAL;
+	pn = trim(pn);
+	if (r.n) {
+		int rc = add_parent(c, line, t, pn, st->in_key, &r);
+		renames_free(&r);
+		return rc ? DJC_EINVAL : 0;
+	}
 	if (!strncmp(pn, "[nullable]", 10)) return fail(c, line, "nullable references are not supported; reference the parent below '---' without [nullable]");
 	/* a part table always has its master's key (added above);
 	 * DataJoint spells that `-> master`, which is accepted once,
@@ -766,7 +966,7 @@ static int block_ref(pctx *c, table *t, char *s, int line, block_state *st)
 		if (st->seen_master++) return fail(c, line, "part table %s refers to its master twice", t->name);
 		return 0;
 	}
-	return add_parent(c, line, t, pn, st->in_key) ? DJC_EINVAL : 0;
+	return add_parent(c, line, t, pn, st->in_key, NULL) ? DJC_EINVAL : 0;
 }
 
 /* A 'make =' or 'make_serve =' line. */
@@ -860,6 +1060,7 @@ static int block_line(pctx *c, table *t, char *s, int line, block_state *st)
 	 * type after ':' (a duration never holds one) */
 	if (directive(s, "timeout") && !strchr(s, ':')) return block_timeout(c, t, s, line);
 	if (directive(s, "job_metadata")) return block_meta(c, t, s, line, st);
+	if (adopted_line(s)) return 0;   /* read before the header (block_adopted) */
 	if (directive(s, "key_source")) return block_key_source(c, t, s, line);
 	if (parse_attr_line(c, line, t, s, st->in_key)) return DJC_EINVAL;
 	if (st->in_key) t->nkey = t->nattrs;
@@ -966,7 +1167,7 @@ static int block_ks_where(pctx *c, table *t)
 static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 {
 	block_state st = {.in_key = 1};
-	if (t->tier == TIER_PART && add_parent(c, t->line, t, t->master->name, 1)) return DJC_EINVAL;
+	if (t->tier == TIER_PART && add_parent(c, t->line, t, t->master->name, 1, NULL)) return DJC_EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		char *s = trim(lines[i]);
 		if (!*s || *s == '#') continue;
@@ -1047,30 +1248,95 @@ static int tier_of(const char *s)
 }
 
 /* The name of a header (a part's Master.Part): valid, new in this text,
- * and for a part its master declared above; *mst that master. */
-static int header_name(pctx *c, int line, char *name, tier tr, table **mst)
+ * and for a part its master declared above; *mst that master. An adopted
+ * table (adopted: its schema, else NULL) may be named schema.Class or
+ * schema.Master.Part (a table of another DataJoint schema, docs/adopt.md):
+ * a first segment equal to its own schema is the schema. */
+static int header_name(pctx *c, int line, char *full, tier tr, const char *adopted, table **mst)
 {
+	size_t ns = adopted ? strlen(adopted) : 0;
+	char *name = adopted && !strncmp(full, adopted, ns) && full[ns] == '.' ? full + ns + 1 : full;
 	char *dot = strchr(name, '.');
 	*mst = NULL;
 	if (tr == TIER_PART) {
-		if (!dot) return fail(c, line, "a part table is named Master.Part, got '%s'", name);
+		if (!dot) return fail(c, line, "a part table is named Master.Part, got '%s'", full);
 		*dot = 0;
 		if (!valid_table_name(name) || !valid_table_name(dot + 1)) {
 			*dot = '.';
-			return fail(c, line, "invalid table name '%s' (letters and digits, starting with a letter)", name);
+			return fail(c, line, "invalid table name '%s' (letters and digits, starting with a letter)", full);
 		}
-		*mst = resolve(c, name);
-		if (!*mst || (*mst)->tier == TIER_PART)
-			return fail(c, line, "part table %s.%s needs its master %s declared above it", name, dot + 1, name);
+		*mst = resolve(c, full);
 		*dot = '.';
+		if (!*mst || (*mst)->tier == TIER_PART) {
+			int r = (int)(dot - full);
+			return fail(c, line, "part table %s needs its master %.*s declared above it", full, r, full);
+		}
+		if (adopted && !(*mst)->adopted)
+			return fail(c, line, "part table %s is adopted but its master %s is not", full, (*mst)->name);
 	} else if (dot || !valid_table_name(name))
-		return fail(c, line, "invalid table name '%s' (letters and digits, starting with a letter)", name);
-	if (resolve(c, name) && pipeline_find(c->cur, name)) return fail(c, line, "table %s is declared twice in this file", name);
+		return fail(c, line, "invalid table name '%s' (letters and digits, starting with a letter)", full);
+	if (resolve(c, full) && pipeline_find(c->cur, full)) return fail(c, line, "table %s is declared twice in this file", full);
 	return 0;
 }
 
+/* One name of `adopted = schema.name`: `quoted` (`` doubled inside), "quoted"
+ * or bare (up to '.', a blank or the end); *p moves past it. */
+static char *adopted_part(const char **p)
+{
+	sb_t b = SB_INIT;
+	sb_add(&b, "");
+	const char *s = *p;
+	if (*s == '`' || *s == '"') {
+		char q = *s++;
+		for (; *s; s++) {
+			if (*s == q && s[1] == q) { sb_addc(&b, q); s++; continue; }
+			if (*s == q) { s++; break; }
+			sb_addc(&b, *s);
+		}
+	} else
+		while (*s && *s != '.' && *s != ' ' && *s != '\t') sb_addc(&b, *s++);
+	*p = s;
+	return sb_steal(&b);
+}
+
+/* The value of an `adopted = schema.sql_name  # comment` line. */
+static int parse_adopted(pctx *c, int line, const char *v, char **schema, char **name)
+{
+	const char *p = v + strspn(v, " \t");
+	*schema = adopted_part(&p);
+	*name = NULL;
+	if (*p == '.') {
+		p++;
+		*name = adopted_part(&p);
+	}
+	p += strspn(p, " \t");
+	const char *bad = !**schema || !*name || !**name ? "expected adopted = schema.table (quote names with `...`)"
+			  : *p && *p != '#' ? "unexpected text after the table's name"
+			  : strchr(*schema, '\x1f') || strchr(*name, '\x1f') || strchr(*name, '.') ? "a name holds a character djc does not allow"
+			  : strlen(*name) > SQL_NAME_MAX ? "the table's name is longer than 64 characters" : NULL;
+	if (!bad) return 0;
+	free(*schema); free(*name);
+	*schema = *name = NULL;
+	return fail(c, line, "%s", bad);
+}
+
+/* A block line `adopted = ...` (trimmed): the directive, not an attribute
+ * called adopted (which has a ':' before any comment). */
+static int adopted_line(const char *s)
+{
+	if (!directive(s, "adopted")) return 0;
+	char q = 0;
+	for (const char *p = strchr(s, '=') + 1; *p; p++) {
+		if (q) { if (*p == q) q = 0; continue; }
+		if (*p == '`' || *p == '"' || *p == '\'') q = *p;
+		else if (*p == '#' && (p[-1] == ' ' || p[-1] == '\t')) return 1;
+		else if (*p == ':') return 0;
+	}
+	return 1;
+}
+
 /* A header line 'Name (tier)' (trimmed) into a new table, *out. */
-static int parse_header(pctx *c, int line, const char *text, table **out)
+static int parse_header(pctx *c, int line, const char *text, const char *adopted, table **out)
 {
 	*out = NULL;
 	char *hdr = xstrdup(text);
@@ -1088,7 +1354,7 @@ static int parse_header(pctx *c, int line, const char *text, table **out)
 		if ((tr = tier_of(trim(lp + 1))) < 0)
 			rc = fail(c, line, "unknown tier '%s' (expected manual, lookup, imported, computed or part)", trim(lp + 1));
 		else
-			rc = header_name(c, line, trim(h), (tier)tr, &mst);
+			rc = header_name(c, line, trim(h), (tier)tr, adopted, &mst);
 	}
 	if (!rc) {
 		table *t = xcalloc(1, sizeof(table));
@@ -1110,7 +1376,8 @@ static int table_sql_names(pctx *c, int line, table *t)
 {
 	sb_t sq = SB_INIT;
 	tier tr = t->tier;
-	if (tr == TIER_PART) {
+	if (t->sql_name) sb_add(&sq, t->sql_name);   /* adopted: DataJoint's */
+	else if (tr == TIER_PART) {
 		sb_add(&sq, t->master->sql_name);
 		sb_add(&sq, "__");
 		snake(&sq, strchr(t->name, '.') + 1);
@@ -1118,6 +1385,7 @@ static int table_sql_names(pctx *c, int line, table *t)
 		sb_add(&sq, tr == TIER_LOOKUP ? "#" : tr == TIER_IMPORTED ? "_" : tr == TIER_COMPUTED ? "__" : "");
 		snake(&sq, t->name);
 	}
+	free(t->sql_name);
 	t->sql_name = sb_steal(&sq);
 	if (strlen(t->sql_name) > SQL_NAME_MAX)
 		return fail(c, line, "table name %s is too long: its SQL name '%s' has %zu characters, more than the %d "
@@ -1129,7 +1397,9 @@ static int table_sql_names(pctx *c, int line, table *t)
 		for (size_t k = 0; pp && k < pp->n; k++) {
 			const table *o = pp->tables[k];
 			if (!strcmp(o->name, t->name)) continue;
-			if (!strcmp(o->sql_name, t->sql_name) || (o->jobs_name && t->jobs_name && !strcmp(o->jobs_name, t->jobs_name)))
+			int same_schema = !o->schema == !t->schema && (!t->schema || !strcmp(o->schema, t->schema));
+			if ((same_schema && !strcmp(o->sql_name, t->sql_name)) ||
+			    (o->jobs_name && t->jobs_name && !strcmp(o->jobs_name, t->jobs_name)))
 				return fail(c, line, "table %s has the same SQL name '%s' as table %s", t->name,
 					    strcmp(o->sql_name, t->sql_name) ? t->jobs_name : t->sql_name, o->name);
 		}
@@ -1144,6 +1414,24 @@ typedef struct text_lines {
 	size_t n;
 } text_lines;
 
+/* The `adopted =` line of the block of lines [start+1, end) of tl, if
+ * any: its schema and SQL name (caller frees). */
+static int block_adopted(pctx *c, const text_lines *tl, size_t start, size_t end, char **schema, char **name)
+{
+	int seen = 0;
+	for (size_t k = start + 1; k < end; k++) {
+		char *s = xstrdup(tl->lines[k]), *p = trim(s);
+		int rc = 0;
+		if (adopted_line(p)) {
+			if (seen++) rc = fail(c, (int)k + 1, "second 'adopted =' line in one table");
+			else rc = parse_adopted(c, (int)k + 1, strchr(p, '=') + 1, schema, name);
+		}
+		free(s);
+		if (rc) { free(*schema); free(*name); *schema = *name = NULL; return rc; }
+	}
+	return 0;
+}
+
 /* The table whose header is line *i of tl, with its block (the lines up to
  * the next unindented one); *i moves past them. */
 static int parse_table(pctx *c, const text_lines *tl, size_t *i)
@@ -1151,11 +1439,6 @@ static int parse_table(pctx *c, const text_lines *tl, size_t *i)
 	size_t start = *i;
 	int line = (int)start + 1;
 	table *t;
-	if (parse_header(c, line, trim(tl->lines[start]), &t)) return DJC_EINVAL;
-	if (table_sql_names(c, line, t)) {
-		free_table(t);
-		return DJC_EINVAL;
-	}
 	size_t end = start + 1;
 	for (; end < tl->n; end++) {
 		char *l = tl->lines[end];
@@ -1165,6 +1448,22 @@ static int parse_table(pctx *c, const text_lines *tl, size_t *i)
 		}
 	}
 	*i = end;
+	char *asch = NULL, *aname = NULL;
+	if (block_adopted(c, tl, start, end, &asch, &aname)) return DJC_EINVAL;
+	if (parse_header(c, line, trim(tl->lines[start]), asch, &t)) {
+		free(asch); free(aname);
+		return DJC_EINVAL;
+	}
+	if (asch) {
+		t->adopted = asch;
+		t->schema = xstrdup(asch);
+		t->sql_name = aname;
+		t->sqlref = xasprintf("%s\x1f%s", asch, aname);
+	}
+	if (table_sql_names(c, line, t)) {
+		free_table(t);
+		return DJC_EINVAL;
+	}
 	sb_t tb = SB_INIT;
 	for (size_t k = start; k < end; k++) { sb_add(&tb, tl->orig[k]); sb_addc(&tb, '\n'); }
 	t->text = sb_steal(&tb);

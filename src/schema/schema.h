@@ -20,6 +20,11 @@ typedef struct attr {
 	int has_def;
 	char *comment;
 	int from_parent;   /* 1 if it came from a -> reference */
+	/* Adopted DataJoint columns (docs/types.md "Adopted tables"): */
+	int dj_blob;       /* <blob>: bytes holding a DataJoint blob (header checked on write) */
+	int raw;           /* raw(<sql type>): opaque, read-only; type_text keeps the server's type */
+	int bin16;         /* uuid `as binary(16)`: stored as 16 bytes (DataJoint on MySQL) */
+	char *collate;     /* `collate NAME`: the column's collation (jobs tables copy it), or NULL */
 } attr;
 
 typedef struct fkey {
@@ -27,7 +32,10 @@ typedef struct fkey {
 	struct table *ptable;
 	int in_key;
 	char **attrs;          /* the parent's primary key attributes */
+	char **cattrs;         /* the child's attributes, parallel to attrs: equal to them unless
+	                        * renamed (-> Parent.proj(child='parent')) */
 	size_t nattrs;
+	int renamed;           /* some cattrs[i] differs from attrs[i] */
 } fkey;
 
 typedef struct tindex {
@@ -37,8 +45,14 @@ typedef struct tindex {
 } tindex;
 
 typedef struct table {
-	char *name;            /* "SessionStats" or "SessionStats.Unit" */
-	char *sql_name;        /* "__session_stats" */
+	char *name;            /* "SessionStats" or "SessionStats.Unit"; an adopted table of
+	                        * another schema "subject.Subject" (docs/adopt.md) */
+	char *sql_name;        /* "__session_stats" (an adopted table's: as DataJoint named it) */
+	char *adopted;         /* `adopted = ephys.__x`: the DataJoint schema it is adopted from;
+	                        * NULL for djc's own tables */
+	char *schema;          /* the SQL schema it lives in; NULL: the connection's */
+	char *sqlref;          /* the name rendered by db_qtable: sql_name, or for a table of
+	                        * another schema "schema\x1fsql_name" (table_sqlref) */
 	char *jobs_name;       /* "~~session_stats" (computed/imported only) */
 	char *hist_name;       /* "~~session_stats__history": its jobs' attempt history */
 	tier tier;
@@ -110,6 +124,21 @@ size_t table_how_changes(const table *old, const table *nt, char **v);
 const char *tier_name(tier t);
 
 /* ------------------------------------------------ SQL names (names.c) */
+
+/* The one way to name a user table in SQL: table_sqlref is the (unquoted)
+ * name every statement builder takes (db_qtable renders it, qualified by
+ * the table's own schema for an adopted table of a DataJoint schema, else
+ * by the connection's where the driver qualifies); table_qname appends it
+ * quoted. Nothing else hands a table's sql_name to db_qtable. */
+const char *table_sqlref(const table *t);
+void table_qname(db_conn *db, sb_t *b, const table *t);
+/* "X is adopted from DataJoint schema S: djc does not change its
+ * definition" (caller frees), for the refusals of declare, alter, drop and
+ * delete. */
+char *table_adopted_refusal(const table *t);
+/* The first raw (read-only) column of t, or NULL: such a table cannot be
+ * a populate target. */
+const attr *table_raw_attr(const table *t);
 
 /* A table's SQL name may have 64 characters, as in DataJoint (MariaDB's
  * limit; PostgreSQL keeps 63: ddl_dialect.max_name). The names djc derives

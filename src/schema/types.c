@@ -352,6 +352,37 @@ static int in_text(const attr *a, const val_t *in, val_t *out, char **msg)
 	}
 }
 
+/* 1 if b[0..n) starts as a DataJoint blob does (docs/types.md, <blob>):
+ * "mYm\0" or "dj0\0", or "ZL123\0" (compressed). */
+static int dj_blob_header(const char *b, size_t n)
+{
+	return (n >= 4 && (!memcmp(b, "mYm\0", 4) || !memcmp(b, "dj0\0", 4))) || (n >= 6 && !memcmp(b, "ZL123\0", 6));
+}
+
+/* A uuid stored as 16 bytes (`as binary(16)`, DataJoint on MySQL): the
+ * checked text form in, its bytes out. */
+static int in_uuid16(const attr *a, const val_t *in, val_t *out, char **msg)
+{
+	val_t u;
+	int rc = in_text(a, in, &u, msg);
+	if (rc) return rc;
+	char b[16];
+	for (size_t i = 0, k = 0; i < 36 && k < 16; i++) {
+		if (u.s[i] == '-') continue;
+		int hi = isdigit((unsigned char)u.s[i]) ? u.s[i] - '0' : u.s[i] - 'a' + 10;
+		int lo = isdigit((unsigned char)u.s[i + 1]) ? u.s[i + 1] - '0' : u.s[i + 1] - 'a' + 10;
+		b[k++] = (char)(hi * 16 + lo);
+		i++;
+	}
+	val_free(&u);
+	out->t = DJC_BYTES;
+	out->s = xmalloc(17);
+	memcpy(out->s, b, 16);
+	out->s[16] = 0;
+	out->n = 16;
+	return DJC_OK;
+}
+
 int value_in(const attr *a, const val_t *in, val_t *out, char **msg)
 {
 	memset(out, 0, sizeof *out);
@@ -360,6 +391,8 @@ int value_in(const attr *a, const val_t *in, val_t *out, char **msg)
 		if (a->nullable) return DJC_OK;
 		return bad(msg, a, "%s", "cannot be null");
 	}
+	if (a->raw) return bad(msg, a, "%s", "is a raw column of an adopted table: djc reads it but cannot write it");
+	if (a->bin16) return in_uuid16(a, in, out, msg);
 	int64_t lo, hi;
 	if (int_range(a->type.t, &lo, &hi)) return in_int(a, in, out, msg, lo, hi);
 	switch (a->type.t) {
@@ -375,12 +408,34 @@ int value_in(const attr *a, const val_t *in, val_t *out, char **msg)
 	case T_DECIMAL: return in_decimal(a, in, out, msg);
 	case T_BYTES:
 		if (in->t != DJC_BYTES) return bad(msg, a, "expects bytes, got %s", tname(in->t));
+		if (a->dj_blob && !dj_blob_header(in->s, in->n))
+			return bad(msg, a, "%s", "not a DataJoint blob (no mYm/dj0/ZL123 header)");
 		val_copy(out, in);
 		return DJC_OK;
 	case T_JSON: return in_json(a, in, out, msg);
 	default:
 		return in_text(a, in, out, msg);   /* the rest are text types */
 	}
+}
+
+/* value_out of the adopted columns' storage: a uuid stored as 16 bytes
+ * into its text form, a raw column's binary value as bytes (base64 in
+ * JSON). 1 when done. */
+static int out_stored(const attr *a, const val_t *cell, val_t *out)
+{
+	if (a->bin16 && cell->t == DJC_BYTES && cell->n == 16) {
+		char u[37];
+		const unsigned char *p = (const unsigned char *)cell->s;
+		snprintf(u, sizeof u, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", p[0], p[1],
+			 p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13], p[14], p[15]);
+		*out = val_textn(u, 36);
+		return 1;
+	}
+	if (a->raw && cell->t == DJC_BYTES && !utf8_valid(cell->s, cell->n)) {
+		val_copy(out, cell);
+		return 1;
+	}
+	return 0;
 }
 
 int value_out(const attr *a, const val_t *cell, val_t *out)
@@ -416,6 +471,7 @@ int value_out(const attr *a, const val_t *cell, val_t *out)
 		out->t = DJC_BYTES;
 		return DJC_OK;
 	default:
+		if (out_stored(a, cell, out)) return DJC_OK;
 		break;
 	}
 	const char *s = cell->t == DJC_TEXT || cell->t == DJC_BYTES ? cell->s : NULL;
