@@ -116,7 +116,7 @@ int claim_build_init(djc_conn *c, table *t, const char *where, long max_priority
 		      val_text(jobs_user()), val_int(db_connection_id(c->db)), val_text(jobs_version())};
 	memcpy(b->sargs, a, sizeof a);
 	db_claim cl = {.table = t->jobs_name, .key_cols = sb_str(&ct->keys), .extra = sb_str(&ct->info),
-		       .extra_rest = sb_str(&ct->rest), .made_in = t->sql_name,
+		       .extra_rest = sb_str(&ct->rest), .made_in = table_sqlref(t),
 		       .index = sb_str(&ct->index), .where = sb_str(&ct->due), .wparams = ct->dp.v, .nw = ct->dp.n,
 		       .order = sb_str(&ct->order), .limit = ct->n, .set = sb_str(&ct->set), .sparams = b->sargs, .ns = 7,
 		       .types = ct->types, .ntypes = ct->ntypes};

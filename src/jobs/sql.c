@@ -47,7 +47,7 @@ static void qcol(djc_conn *c, const table *t, const char *name, sb_t *q)
 static void alias(djc_conn *c, const table *t, const char *a, size_t n, sb_t *q)
 {
 	if (n == 1 && *a == 'J') db_qtable(c->db, q, t->jobs_name);
-	else if (n == 1 && *a == 'T') db_qtable(c->db, q, t->sql_name);
+	else if (n == 1 && *a == 'T') table_qname(c->db, q, t);
 	else if (n == 1 && *a == 'H') {
 		sb_t b = SB_INIT;
 		db_qtable(c->db, q, jobs_hist_name(t, &b));

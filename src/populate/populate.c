@@ -129,7 +129,7 @@ static void join_target(q_arena *a, q_sel *s, table *t)
 	q_sel *tg = q_select(a);
 	tg->distinct = !own_key;
 	for (size_t i = 0; i < t->nsrc; i++) q_col_item(a, tg, (q_col){NULL, NULL, t->attrs[t->src[i]].name}, NULL);
-	q_from_table(a, tg, t->sql_name, NULL, 0);
+	q_from_table(a, tg, table_sqlref(t), NULL, 0);
 	q_node *on = q_from_query(a, s, tg, "tg", 1);
 	for (size_t i = 0; i < t->nsrc; i++) {
 		const char *n = t->attrs[t->src[i]].name;
@@ -286,7 +286,7 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 	int serve = 0;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
-	if ((rc = table_populated_check(c, t)) || (rc = which_make(c, t, o, &argv, &serve)) || (rc = options_check(c, o)))
+	if ((rc = table_target_check(c, t)) || (rc = which_make(c, t, o, &argv, &serve)) || (rc = options_check(c, o)))
 		return rc;
 	int procs = o->processes < 1 ? 1 : o->processes > DJC_MAX_PROCESSES ? DJC_MAX_PROCESSES : o->processes;
 	if (o->where_json && (rc = restrict_check(c, t, o->where_json, 1))) return rc;

@@ -51,6 +51,7 @@ static int served_tables(djc_conn *c, const char *const *names, size_t n, table 
 		if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
 			return conn_fail(c, DJC_EINVAL, "table %s is %s: only computed and imported tables are populated", t->name,
 					 tier_name(t->tier));
+		if ((rc = table_target_check(c, t))) return rc;
 	}
 	table **v = xcalloc(c->pipe->n + 1, sizeof *v);
 	size_t k = 0;

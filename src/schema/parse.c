@@ -62,7 +62,7 @@ static void free_table(table *t)
 	free(t->adopted); free(t->schema); free(t->sqlref);
 	for (size_t i = 0; i < t->nattrs + t->nhidden; i++) {
 		attr *a = &t->attrs[i];
-		free(a->name); free(a->type_text); free(a->def); free(a->comment); free(a->collate);
+		free(a->name); free(a->type_text); free(a->def); free(a->comment); free(a->collate); free(a->store_type);
 		for (size_t k = 0; k < a->type.nenums; k++) free(a->type.enums[k]);
 		free(a->type.enums);
 	}
@@ -482,6 +482,7 @@ static int inherit_attr(pctx *c, int line, table *t, const attr *pa, const char 
 	a->dj_blob = pa->dj_blob;
 	a->raw = pa->raw;
 	a->bin16 = pa->bin16;
+	if (pa->store_type) a->store_type = xstrdup(pa->store_type);
 	if (pa->collate) a->collate = xstrdup(pa->collate);
 	a->in_key = in_key;
 	a->from_parent = 1;
@@ -596,6 +597,15 @@ static char *type_opt_start(char *ty)
 	return NULL;
 }
 
+/* `as TYPE`: binary(16) for a uuid, a type name (PostgreSQL's enum type,
+ * "schema"."enum_x") for an enum. */
+static int store_type_ok(const attr *a, const char *ty)
+{
+	if (a->type.t == T_UUID) return !strcasecmp(ty, "binary(16)");
+	if (a->type.t != T_ENUM || !*ty) return 0;
+	return strspn(ty, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.\"") == strlen(ty);
+}
+
 /* The storage options after an adopted column's type (docs/types.md):
  * `as binary(16)` (a uuid DataJoint stores as 16 bytes) and `collate NAME`
  * (the column's collation, which its jobs table copies). */
@@ -606,13 +616,16 @@ static int type_opts(pctx *c, int line, const table *t, char *o, attr *a)
 	char *save = NULL, *w = strtok_r(o, " ", &save);
 	while (w) {
 		char *arg = strtok_r(NULL, " ", &save);
-		if (!strcasecmp(w, "as") && arg && !strcasecmp(arg, "binary(16)") && a->type.t == T_UUID && !a->bin16)
-			a->bin16 = 1;
+		if (!strcasecmp(w, "as") && arg && !a->store_type && store_type_ok(a, arg)) {
+			a->store_type = xstrdup(arg);
+			a->bin16 = a->type.t == T_UUID;
+		}
 		else if (!strcasecmp(w, "collate") && arg && !a->collate && strspn(arg, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(arg))
 			a->collate = xstrdup(arg);
 		else
 			return fail(c, line, "cannot read '%s%s%s' after the type of attribute '%s' (expected 'as binary(16)' "
-				    "for a uuid or 'collate name')", w, arg ? " " : "", arg ? arg : "", a->name);
+				    "for a uuid, 'as schema.type' for an enum, or 'collate name')", w, arg ? " " : "", arg ? arg : "",
+				    a->name);
 		w = strtok_r(NULL, " ", &save);
 	}
 	return 0;
@@ -700,8 +713,9 @@ static void build_canon(table *t)
 	for (size_t i = 0; i < t->nattrs; i++) {
 		attr *a = &t->attrs[i];
 		if (i == t->nkey) sb_add(&b, "---\n");
-		sb_printf(&b, "%s%s:%s%s%s%s%s%s\n", a->name, a->nullable ? "=null" : "", a->type_text,
-			  a->bin16 ? " as binary(16)" : "", a->collate ? " collate " : "", a->collate ? a->collate : "",
+		sb_printf(&b, "%s%s:%s%s%s%s%s%s%s\n", a->name, a->nullable ? "=null" : "", a->type_text,
+			  a->store_type ? " as " : "", a->store_type ? a->store_type : "", a->collate ? " collate " : "",
+			  a->collate ? a->collate : "",
 			  a->has_def ? "=" : "", a->has_def ? a->def : "");
 	}
 	if (t->nkey == t->nattrs) sb_add(&b, "---\n");

@@ -277,7 +277,14 @@ void ddl_column(djc_conn *c, sb_t *b, const attr *a, int not_null)
 {
 	db_qi(c->db, b, a->name);
 	sb_addc(b, ' ');
-	db_column_type(c->db, b, &a->type);
+	/* an adopted column's own storage (docs/types.md): a jobs table's key
+	 * column compares with it as the server compares the target's */
+	if (a->store_type) sb_add(b, a->store_type);
+	else db_column_type(c->db, b, &a->type);
+	if (a->collate) {
+		sb_add(b, " COLLATE ");
+		db_qi(c->db, b, a->collate);
+	}
 	if (not_null) sb_add(b, " NOT NULL");
 }
 
@@ -295,7 +302,7 @@ static int create_table(djc_conn *c, const table *t)
 	/* never IF NOT EXISTS: a table of that name that djc did not create
 	 * is an error, not something to adopt */
 	sb_add(&q, "CREATE TABLE ");
-	db_qtable(c->db, &q, t->sql_name);
+	table_qname(c->db, &q, t);
 	sb_add(&q, " (");
 	for (size_t i = 0; i < t->nattrs + t->nhidden; i++) {   /* the job metadata columns too */
 		if (i) sb_add(&q, ", ");
@@ -321,7 +328,7 @@ static int create_table(djc_conn *c, const table *t)
 		sb_free(&fk);
 		cols_list(c, &q, f->attrs, f->nattrs);
 		sb_add(&q, ") REFERENCES ");
-		db_qtable(c->db, &q, f->ptable->sql_name);
+		table_qname(c->db, &q, f->ptable);
 		sb_add(&q, " (");
 		cols_list(c, &q, f->attrs, f->nattrs);
 		sb_add(&q, ") ON UPDATE CASCADE ON DELETE RESTRICT");
@@ -385,7 +392,9 @@ static int check_sql_table(djc_conn *c, const table *nt, const table *old, const
 		const char *names[TABLE_AUX_MAX + 1];
 		names[0] = nt->sql_name;
 		size_t n = 1 + table_aux_tables(nt, names + 1, TABLE_AUX_MAX);
-		for (size_t i = 0; i < n; i++) {
+		/* an adopted table is DataJoint's (probed by tbl_declare): only
+		 * its jobs tables are djc's, in the connection's schema */
+		for (size_t i = nt->adopted ? 1 : 0; i < n; i++) {
 			if ((rc = sql_columns(c, names[i], &cols, &ncols))) return conn_dbfail(c, rc, nt->name);
 			strv_free(cols, ncols);
 			if (ncols)
@@ -397,6 +406,7 @@ static int check_sql_table(djc_conn *c, const table *nt, const table *old, const
 		}
 		return DJC_OK;
 	}
+	if (old->adopted) return DJC_OK;
 	if ((rc = sql_columns(c, old->sql_name, &cols, &ncols))) return conn_dbfail(c, rc, nt->name);
 	if (!ncols)
 		return conn_fail(c, DJC_ECONFLICT,
@@ -457,10 +467,13 @@ static int declare_declared(djc_conn *c, const char *text, const char *file, sb_
 		if (!old || strcmp(old->canon, t->canon) || strcmp(old->how, t->how)) { rc = 1; break; }
 		char **cols = NULL;
 		size_t ncols = 0;
-		if ((rc = sql_columns(c, old->sql_name, &cols, &ncols))) { rc = conn_dbfail(c, rc, t->name); break; }
-		int whole = ncols == old->nattrs + old->nhidden;
-		for (size_t k = 0; k < ncols && whole; k++) whole = table_attr_any(old, cols[k]) != NULL;
-		strv_free(cols, ncols);
+		int whole = 1;
+		if (!old->adopted) {   /* an adopted one was probed by tbl_declare */
+			if ((rc = sql_columns(c, old->sql_name, &cols, &ncols))) { rc = conn_dbfail(c, rc, t->name); break; }
+			whole = ncols == old->nattrs + old->nhidden;
+			for (size_t k = 0; k < ncols && whole; k++) whole = table_attr_any(old, cols[k]) != NULL;
+			strv_free(cols, ncols);
+		}
 		const char *names[TABLE_AUX_MAX];
 		size_t na = table_aux_tables(old, names, TABLE_AUX_MAX);
 		for (size_t k = 0; k < na && whole && !rc; k++) {
@@ -550,6 +563,12 @@ static int declare_check(djc_conn *c, const pipeline *np, const char *file)
 	int rc = DJC_OK;
 	for (size_t i = 0; i < np->n && !rc; i++) {
 		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
+		if (old && old->adopted && strcmp(old->canon, t->canon)) {
+			char *m = table_adopted_refusal(old);
+			rc = conn_fail(c, DJC_ECONFLICT, "%s:%d: %s (its stored definition differs from this text)", file, t->line, m);
+			free(m);
+			return rc;
+		}
 		if (old && strcmp(old->canon, t->canon)) return declare_conflict(c, old, t, file);
 		if (!old && (rc = own_key_check(c, t, file))) break;
 		rc = check_sql_table(c, t, old, file);
@@ -583,8 +602,10 @@ static int declare_new(djc_conn *c, schema_tx *x, table *t, long pos, tbl_aux_fn
 	int rc = tsql_run(c, &TS_PIPE_INSERT, NULL, p, 4, NULL);
 	for (int k = 0; k < 4; k++) val_free(&p[k]);
 	if (rc) return conn_dbfail(c, rc, t->name);
-	tsql_undo(c, x, &TS_DROP, &(tctx){.table = t->sql_name}, NULL, 0);
-	if ((rc = create_table(c, t))) return rc;
+	if (!t->adopted) {   /* never DDL on DataJoint's tables */
+		tsql_undo(c, x, &TS_DROP, &(tctx){.table = t->sql_name}, NULL, 0);
+		if ((rc = create_table(c, t))) return rc;
+	}
 	if (!t->jobs_name) return DJC_OK;
 	const char *names[TABLE_AUX_MAX];
 	size_t na = table_aux_tables(t, names, TABLE_AUX_MAX);
@@ -704,6 +725,10 @@ int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn 
 	const ddl_dialect *d = c->db ? db_ddl(c->db) : NULL;
 	for (size_t i = 0; d && i < np->n; i++) {
 		const table *t = np->tables[i];
+		if (t->adopted && (rc = adopted_probe(c, t, file))) {
+			pipeline_free(np);
+			return rc;
+		}
 		if (strlen(t->sql_name) > (size_t)d->max_name) {
 			rc = conn_fail(c, DJC_EINVAL, "%s:%d: table name %s is too long for %s: its SQL name '%s' has %zu characters, "
 				       "more than the %d it keeps", file, t->line, t->name, d->driver, t->sql_name,

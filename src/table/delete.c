@@ -24,15 +24,16 @@ static q_col at(q_col ref, const char *name) { ref.name = name; return ref; }
 
 static int cascade_cond(cascade *k, size_t i, q_col ref, q_node **out);
 
-/* EXISTS (a row of parent, aliased anew, with the values of ref's
- * columns cols, itself deleted). */
-static int parent_deleted(cascade *k, size_t j, q_col ref, char *const *cols, size_t n, q_node **out)
+/* EXISTS (a row of parent, aliased anew, whose columns cols[] have the
+ * values of ref's columns ccols[] (the child's names of a renamed
+ * reference; cols again when not renamed), itself deleted). */
+static int parent_deleted(cascade *k, size_t j, q_col ref, char *const *cols, char *const *ccols, size_t n, q_node **out)
 {
 	const char *al = q_printf(k->a, "d%d", ++k->alias);
 	q_sel *s = q_select(k->a);
 	q_item_add(k->a, s, QI_ONE, NULL);
-	q_from_table(k->a, s, k->S[j]->sql_name, al, 0);
-	for (size_t c = 0; c < n; c++) q_where(k->a, s, q_same(k->a, (q_col){al, NULL, cols[c]}, at(ref, cols[c])));
+	q_from_table(k->a, s, table_sqlref(k->S[j]), al, 0);
+	for (size_t c = 0; c < n; c++) q_where(k->a, s, q_same(k->a, (q_col){al, NULL, cols[c]}, at(ref, ccols[c])));
 	q_node *x;
 	int rc = cascade_cond(k, j, (q_col){al, NULL, NULL}, &x);
 	if (rc) return rc;
@@ -54,7 +55,7 @@ static int cascade_refs(cascade *k, size_t i, q_col ref, int in_key, q_node **ou
 		while (j < i && k->S[j] != x->fks[f].ptable) j++;
 		if (j == i || (in_key && !x->fks[f].in_key)) continue;
 		q_node *e;
-		int rc = parent_deleted(k, j, ref, x->fks[f].attrs, x->fks[f].nattrs, &e);
+		int rc = parent_deleted(k, j, ref, x->fks[f].attrs, x->fks[f].cattrs, x->fks[f].nattrs, &e);
 		if (rc) return rc;
 		q_add(k->a, any, e);
 	}
@@ -105,7 +106,7 @@ static long long stmt_run(djc_conn *c, const sb_t *q, const pvec *p, int count, 
 static int cascade_stmt(cascade *k, size_t i, const q_node *extra, int count, long long *n, int *built)
 {
 	const table *x = k->S[i];
-	q_col ref = {NULL, x->sql_name, NULL};
+	q_col ref = {NULL, table_sqlref(x), NULL};
 	q_node *cond, *all = q_and(k->a);
 	sb_t q = SB_INIT;
 	pvec p = {0};
@@ -114,7 +115,7 @@ static int cascade_stmt(cascade *k, size_t i, const q_node *extra, int count, lo
 	if (!rc) {
 		q_add(k->a, all, cond);
 		if (extra) q_add(k->a, all, (q_node *)extra);
-		rc = stmt_sql(k, x->sql_name, all, count, &q, &p);
+		rc = stmt_sql(k, table_sqlref(x), all, count, &q, &p);
 	}
 	if (!rc) {
 		*built = 1;
@@ -153,13 +154,14 @@ int djc_delete(size_t *deleted, djc_conn *c, const char *name, const char *where
 	table *t;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
+	if (t->adopted) return adopted_refuse(c, t);
 	sb_t q = SB_INIT;
 	pvec p = {0};
 	q_arena a = Q_ARENA_INIT;
 	q_node *x;
 	q_out o = {&q, &p, 0};
 	if ((rc = restrict_node(&x, &a, c, t, where_json, NULL, 0))) goto out;
-	if ((rc = restrict_fail(c, q_delete_sql(c->db, t->sql_name, x ? x : q_true(&a), &o), &o))) goto out;
+	if ((rc = restrict_fail(c, q_delete_sql(c->db, table_sqlref(t), x ? x : q_true(&a), &o), &o))) goto out;
 	db_res *r = NULL;
 	if ((rc = db_begin(c->db))) { rc = conn_dbfail(c, rc, "delete"); goto out; }
 	rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r);
@@ -197,7 +199,7 @@ static int parts_check(cascade *k)
 			char **key = q_alloc(k->a, (x->master->nkey ? x->master->nkey : 1) * sizeof(char *));
 			for (size_t c = 0; c < x->master->nkey; c++) key[c] = x->master->attrs[c].name;
 			q_node *e;
-			int rc = parent_deleted(k, m, (q_col){NULL, x->sql_name, NULL}, key, x->master->nkey, &e);
+			int rc = parent_deleted(k, m, (q_col){NULL, table_sqlref(x), NULL}, key, key, x->master->nkey, &e);
 			if (rc) return rc;
 			e->neg = 1;
 			keep = e;
@@ -291,6 +293,13 @@ int djc_delete_ext(djc_changes **out, djc_conn *c, const char *name, const char 
 	size_t nS = 1;
 	table **S = o.cascade ? pipe_descendants(c, t, &nS) : xcalloc(1, sizeof(table *));
 	S[0] = t;
+	/* DataJoint's rows are DataJoint's to delete (docs/adopt.md) */
+	for (size_t i = 0; i < nS; i++)
+		if (S[i]->adopted) {
+			rc = adopted_refuse(c, S[i]);
+			free(S);
+			return rc;
+		}
 	djc_changes *ch = NULL;
 	/* a row inserted meanwhile that references one being deleted makes
 	 * the DELETE of its parent fail: count again and retry, a few times;

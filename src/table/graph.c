@@ -37,3 +37,18 @@ int table_populated_check(djc_conn *c, const table *t)
 	return conn_fail(c, DJC_EINVAL, "table %s is %s: only computed and imported tables are populated", t->name,
 			 tier_name(t->tier));
 }
+
+int table_target_check(djc_conn *c, const table *t)
+{
+	int rc = table_populated_check(c, t);
+	if (rc) return rc;
+	for (size_t i = 0; c->pipe && i <= c->pipe->n; i++) {
+		const table *x = i < c->pipe->n ? c->pipe->tables[i] : t;
+		if (x != t && x->master != t) continue;
+		const attr *a = table_raw_attr(x);
+		if (a)
+			return conn_fail(c, DJC_EINVAL, "table %s: column '%s' (%s) cannot be written by djc, so %s cannot be "
+					 "populated by djc", x->name, a->name, a->type_text, t->name);
+	}
+	return DJC_OK;
+}

@@ -83,7 +83,7 @@ static int stored_keys(djc_conn *c, table *t, djc_row **rows, size_t n, kset *ks
 	}
 	for (size_t r = 0; r < n; r++)
 		for (size_t i = 0; i < t->nkey; i++) val_copy(&vals[r * t->nkey + i], row_get(rows[r], t->attrs[i].name));
-	q_from_table(&a, s, t->sql_name, NULL, 0);
+	q_from_table(&a, s, table_sqlref(t), NULL, 0);
 	q_node *in = q_in(&a, cols, types, t->nkey, vals, n, 0);
 	in->by_value = 1;   /* the primary key's index serves each row */
 	q_where(&a, s, in);
@@ -134,10 +134,10 @@ static char *missing_parent(djc_conn *c, const table *t, const djc_row *r)
 		q_sel *s = q_select(&a);
 		sb_t key = SB_INIT;
 		q_item_add(&a, s, QI_ONE, NULL);
-		q_from_table(&a, s, fk->ptable->sql_name, NULL, 0);
+		q_from_table(&a, s, table_sqlref(fk->ptable), NULL, 0);
 		int null = 0;
 		for (size_t k = 0; k < fk->nattrs && !null; k++) {
-			const val_t *v = row_get(r, fk->attrs[k]);
+			const val_t *v = row_get(r, fk->cattrs[k]);   /* the child's name (a renamed reference) */
 			const attr *at = table_attr(fk->ptable, fk->attrs[k]);
 			if (!v || v->t == DJC_NULL || !at) { null = 1; break; }
 			val_t x;

@@ -297,6 +297,7 @@ int djc_drop(djc_changes **out, djc_conn *c, const char *name, const djc_drop_op
 	table *t;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
+	if (t->adopted) return adopted_refuse(c, t);
 	/* not retried: a drop that waited its bound for the tables is told */
 	djc_changes *ch = xcalloc(1, sizeof *ch);
 	rc = drop_once(c, name, o.dry_run, ch);
@@ -662,6 +663,12 @@ static int alter_plan_all(djc_conn *c, const pipeline *np, const char *file, alt
 			changes_add(ch, nt->name, nt->sql_name, "not declared (djc declare creates it)", -1);
 			continue;
 		}
+		if (old->adopted && strcmp(old->canon, nt->canon)) {
+			char *m = table_adopted_refusal(old);
+			rc = conn_fail(c, DJC_EINVAL, "%s:%d: %s", file, nt->line, m);
+			free(m);
+			break;
+		}
 		size_t before = ch->n;
 		rc = alter_plan(c, old, nt, file, &ops[i], &nops[i], ch);
 		if (!rc && ch->n == before && !same_text(old->text, nt->text))
@@ -680,7 +687,7 @@ static int alter_apply(djc_conn *c, schema_tx *x, const table *nt, const char *w
 	if (rc || !nops) return rc;
 	char **st = NULL, *msg = NULL;
 	sb_t qt = SB_INIT;
-	db_qtable(c->db, &qt, nt->sql_name);
+	table_qname(c->db, &qt, nt);
 	rc = ddl_alter(&st, c->db, sb_str(&qt), ops, nops, &msg);
 	sb_free(&qt);
 	if (rc) {

@@ -304,16 +304,20 @@ int restrict_check(djc_conn *c, const table *t, const char *where_json, int sour
 /* The tables a key source joins, each with the attributes it brings. */
 typedef struct ks_part {
 	const table *tb;
-	char **names;        /* the parent's key (default) or its heading (key_source = A * B) */
+	char **names;        /* the parent's key (default) or its heading (key_source = A * B), as the
+	                      * target names them (a renamed reference's child attributes) */
+	char **cols;         /* the part's own columns for names (the parent's, before renaming) */
 	size_t n;
 } ks_part;
 
-static int part_has(const ks_part *p, const char *name)
+/* The index of the attribute name in part p, or -1. */
+static long part_at(const ks_part *p, const char *name)
 {
 	for (size_t k = 0; k < p->n; k++)
-		if (!strcmp(p->names[k], name)) return 1;
-	return 0;
+		if (!strcmp(p->names[k], name)) return (long)k;
+	return -1;
 }
+
 
 /* The parts of t's key source: the parents named in its primary key, or
  * its key_source's tables (their headings in the arena). */
@@ -325,11 +329,14 @@ static size_t ks_parts(q_arena *a, const table *t, ks_part *ps, size_t max)
 			const table *u = t->ks_tables[i];
 			char **head = q_alloc(a, (u->nattrs ? u->nattrs : 1) * sizeof(char *));
 			for (size_t k = 0; k < u->nattrs; k++) head[k] = u->attrs[k].name;
-			ps[np++] = (ks_part){u, head, u->nattrs};
+			ps[np++] = (ks_part){u, head, head, u->nattrs};
 		}
 	} else
+		/* DataJoint's: the primary-key parents, projected and renamed
+		 * (-> P.proj(child='parent')) to the target's names */
 		for (size_t i = 0; i < t->nfks && np < max; i++)
-			if (t->fks[i].in_key) ps[np++] = (ks_part){t->fks[i].ptable, t->fks[i].attrs, t->fks[i].nattrs};
+			if (t->fks[i].in_key)
+				ps[np++] = (ks_part){t->fks[i].ptable, t->fks[i].cattrs, t->fks[i].attrs, t->fks[i].nattrs};
 	return np;
 }
 
@@ -341,12 +348,13 @@ static void ks_join_on(q_arena *a, const ks_part *ps, size_t p, const char *cons
 {
 	for (size_t k = 0; k < ps[p].n; k++) {
 		const char *name = ps[p].names[k];
-		const attr *pa = table_attr(ps[p].tb, name);
+		const attr *pa = table_attr(ps[p].tb, ps[p].cols[k]);
 		for (size_t e = 0; e < p; e++) {
-			if (!part_has(&ps[e], name)) continue;
-			const attr *ea = table_attr(ps[e].tb, name);
+			long ek = part_at(&ps[e], name);
+			if (ek < 0) continue;
+			const attr *ea = table_attr(ps[e].tb, ps[e].cols[ek]);
 			if (!(pa && pa->in_key) && !(ea && ea->in_key)) continue;
-			q_add(a, on, q_same(a, (q_col){al[e], NULL, name}, (q_col){al[p], NULL, name}));
+			q_add(a, on, q_same(a, (q_col){al[e], NULL, ps[e].cols[ek]}, (q_col){al[p], NULL, ps[p].cols[k]}));
 			break;
 		}
 	}
@@ -362,16 +370,17 @@ int keysource_query(q_sel **out, q_arena *a, djc_conn *c, const table *t)
 	s->distinct = 1;
 	for (size_t p = 0; p < np; p++) {
 		al[p] = q_printf(a, "s%zu", p);
-		q_node *on = q_from_table(a, s, ps[p].tb->sql_name, al[p], 0);
+		q_node *on = q_from_table(a, s, table_sqlref(ps[p].tb), al[p], 0);
 		if (p) ks_join_on(a, ps, p, al, on);
 	}
 	for (size_t i = 0; i < t->nsrc; i++) {
 		const attr *at = &t->attrs[t->src[i]];
 		/* the first table holding the attribute supplies it */
 		size_t owner = 0;
-		for (size_t p = 0; p < np; p++)
-			if (part_has(&ps[p], at->name)) { owner = p; break; }
-		q_col_item(a, s, (q_col){np ? al[owner] : "s0", NULL, at->name}, at->name);
+		long k = -1;
+		for (size_t p = 0; p < np && k < 0; p++)
+			if ((k = part_at(&ps[p], at->name)) >= 0) owner = p;
+		q_col_item(a, s, (q_col){np ? al[owner] : "s0", NULL, np && k >= 0 ? ps[owner].cols[k] : at->name}, at->name);
 	}
 	*out = s;
 	if (!t->key_source_where) return DJC_OK;
@@ -404,7 +413,7 @@ q_node *not_in_target(q_arena *a, const table *t, const char *alias)
 {
 	q_sel *s = q_select(a);
 	q_item_add(a, s, QI_ONE, NULL);
-	q_from_table(a, s, t->sql_name, "tg", 0);
+	q_from_table(a, s, table_sqlref(t), "tg", 0);
 	for (size_t i = 0; i < t->nsrc; i++) {
 		const char *n = t->attrs[t->src[i]].name;
 		q_where(a, s, q_same(a, (q_col){"tg", NULL, n}, (q_col){alias, NULL, n}));

@@ -178,7 +178,7 @@ void rows_insert_stmts(djc_conn *c, const table *t, djc_row *const *rows, size_t
 		sb_t q = SB_INIT;
 		pvec p = {0};
 		q_out o = {&q, &p, 0};
-		q_insert ins = {t->sql_name, cols, ncol, vals, k, skip_dup};
+		q_insert ins = {table_sqlref(t), cols, ncol, vals, k, skip_dup};
 		q_insert_sql(c->db, &ins, &o);
 		stmt_list_add(l, &q, &p, -1);
 	}
@@ -253,7 +253,7 @@ static int fetch_rows(djc_conn *c, const table *t, const char *where_json, int h
 	q_node *x;
 	for (size_t i = 0; i < t->nattrs + (hidden ? t->nhidden : 0); i++)
 		q_col_item(&a, s, (q_col){NULL, NULL, t->attrs[i].name}, NULL);
-	q_from_table(&a, s, t->sql_name, NULL, 0);
+	q_from_table(&a, s, table_sqlref(t), NULL, 0);
 	int rc = restrict_node(&x, &a, c, t, where_json, NULL, 0);
 	if (!rc) {
 		if (x) q_where(&a, s, x);

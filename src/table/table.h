@@ -85,6 +85,11 @@ int table_populated(const table *t);
 /* DJC_OK for such a table, else DJC_EINVAL: "table X is manual: only
  * computed and imported tables are populated". */
 int table_populated_check(djc_conn *c, const table *t);
+/* table_populated_check, and no raw column (an adopted column djc cannot
+ * write, docs/types.md) in t or its parts: DJC_EINVAL "table X: column 'x'
+ * (raw(time)) cannot be written by djc, so X cannot be populated by djc".
+ * For what writes rows (populate, worker), not for what reads (progress). */
+int table_target_check(djc_conn *c, const table *t);
 
 /* Check a row against t's heading: known attributes, valid values,
  * defaults filled, key attributes taken from `key` when given (a
@@ -203,6 +208,13 @@ int tbl_declare_diff(djc_conn *c, const table *old, const table *nt, const char 
 /* The column names of the SQL table sql_name, in order (*n = 0 and *cols
  * NULL when it does not exist); free with strv_free. */
 int sql_columns(djc_conn *c, const char *sql_name, char ***cols, size_t *n);
+/* Adopted tables (adopted.c): DJC_OK when t's DataJoint table exists with
+ * every column t names (a SELECT of them that reads no row), else
+ * DJC_ECONFLICT naming the table or the first missing column (file:line of
+ * t). adopted_refuse: DJC_EINVAL "X is adopted from DataJoint schema S: djc
+ * does not change its definition". */
+int adopted_probe(djc_conn *c, const table *t, const char *file);
+int adopted_refuse(djc_conn *c, const table *t);
 void strv_free(char **v, size_t n);
 /* Row count of the SQL table sql_name (-1 if it does not exist). */
 int sql_count(djc_conn *c, const char *sql_name, long long *n);
