@@ -155,6 +155,14 @@ case_text_key() {
 	expect_out "nothing left" "$T2: Completed 4 of 4" sh -c "'$DJC' progress $T2 | sed 's/ (.*//'"
 	expect_rc 0 "populate again through the jobs table: nothing to do" djc populate $T2 --reserve-jobs
 	expect_out "still 4" 4 count $T2
+	# its jobs table's key columns compare as the target's: same collation
+	# (MariaDB) or the same enum type (PostgreSQL)
+	case $DJC_BACKEND in
+	mysql) expect_out "the jobs table's key has the target's collation" utf8mb4_general_ci \
+		sqlx "SELECT collation_name FROM information_schema.columns WHERE table_schema = '$DJC_DATABASE_SCHEMA' AND table_name = '~~review' AND column_name = 'reviewer'" ;;
+	postgresql) expect_out "the jobs table's key has the target's enum type" enum_7027a361 \
+		sqlx "SELECT udt_name FROM information_schema.columns WHERE table_schema = '$DJC_DATABASE_SCHEMA' AND table_name = '~~graded' AND column_name = 'level'" ;;
+	esac
 }
 tcase text_key declare
 
