@@ -178,12 +178,44 @@ static void test_blob(void)
 	HAS(err_parse("T (manual)\n    k : <blob>\n    ---\n"), "cannot be in the primary key");
 }
 
+/* uuid `as binary(16)`: 16 bytes bound, the text form read back. */
+static void test_uuid16(void)
+{
+	pipeline *p = ok_parse("T (manual)\n    adopted = s.t\n    k : uuid as binary(16)\n    ---\n");
+	if (!p) return;
+	const attr *k = table_attr(p->tables[0], "k");
+	val_t in = val_text("0F2D4C1E7B8A4D3C9E1F20A1B2C3D4E5"), out = {0}, back = {0};
+	char *msg = NULL;
+	CHECK(value_in(k, &in, &out, &msg) == DJC_OK && out.t == DJC_BYTES && out.n == 16);
+	CHECK(out.n == 16 && !memcmp(out.s, "\x0f\x2d\x4c\x1e\x7b\x8a\x4d\x3c\x9e\x1f\x20\xa1\xb2\xc3\xd4\xe5", 16));
+	CHECK(value_out(k, &out, &back) == DJC_OK);
+	CHECK_STR(back.s, "0f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4e5");
+	free(msg);
+	msg = NULL;
+	val_free(&in); val_free(&out); val_free(&back);
+	in = val_text("not-a-uuid");
+	CHECK(value_in(k, &in, &out, &msg) == DJC_EINVAL && msg && strstr(msg, "is not a UUID"));
+	free(msg);
+	val_free(&in); val_free(&out);
+	/* a raw column is read, never written */
+	pipeline *r = ok_parse("T (manual)\n    adopted = s.t\n    k : int32\n    ---\n    at : raw(time)\n");
+	const attr *at = r ? table_attr(r->tables[0], "at") : NULL;
+	if (!at) return;
+	in = val_text("12:30:00");
+	msg = NULL;
+	CHECK(value_in(at, &in, &out, &msg) == DJC_EINVAL && msg && strstr(msg, "djc reads it but cannot write it"));
+	free(msg);
+	CHECK(value_out(at, &in, &back) == DJC_OK && back.t == DJC_TEXT && !strcmp(back.s, "12:30:00"));
+	val_free(&in); val_free(&out); val_free(&back);
+}
+
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_adopted", "stored_form adopted_errors blob");
+	t_cases(argc, argv, "test_adopted", "stored_form adopted_errors blob uuid16");
 	if (t_want("stored_form")) test_stored_form();
 	if (t_want("adopted_errors")) test_adopted_errors();
 	if (t_want("blob")) test_blob();
+	if (t_want("uuid16")) test_uuid16();
 	for (size_t i = 0; i < npipes; i++) pipeline_free(pipes[i]);
 	for (size_t i = 0; i < nmsgs; i++) free(msgs[i]);
 	return T_DONE("test_adopted");
