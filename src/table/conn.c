@@ -326,7 +326,7 @@ static int create_table(djc_conn *c, const table *t)
 		} else
 			sb_add(&q, ", FOREIGN KEY (");
 		sb_free(&fk);
-		cols_list(c, &q, f->attrs, f->nattrs);
+		cols_list(c, &q, f->cattrs, f->nattrs);   /* the child's names (-> P.proj(child='parent')) */
 		sb_add(&q, ") REFERENCES ");
 		table_qname(c->db, &q, f->ptable);
 		sb_add(&q, " (");

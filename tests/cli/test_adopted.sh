@@ -205,4 +205,43 @@ case_bad_blob() {
 }
 tcase bad_blob populate_direct
 
+# djc's own tables take renamed references too (DataJoint's syntax), on
+# every backend: the foreign key, the key source, the cascade
+case_own_renames() {
+	cat > own.djc <<'P'
+Visit (manual)
+    animal : int32
+    visit : int32
+    ---
+Step (computed)
+    -> Visit
+    -> Visit.proj(before='visit')
+    ---
+    gap : int32
+    make = ./mk_step.sh
+Link (manual)
+    -> Visit.proj(from_visit='visit')
+    ---
+    note : int32
+P
+	cat > mk_step.sh <<'P'
+#!/bin/sh
+echo "{\"gap\": $((DJC_KEY_visit - DJC_KEY_before))}"
+P
+	chmod +x mk_step.sh
+	expect_rc 0 "a table with a renamed reference declares" djc declare own.djc
+	printf '{"animal": 1, "visit": 1}\n{"animal": 1, "visit": 2}\n{"animal": 2, "visit": 1}\n' | djc insert Visit >/dev/null
+	expect_rc 0 "populate it" djc populate Step --reserve-jobs
+	expect_out "DataJoint's key source: visit pairs of one animal" 5 count Step
+	expect_out "the renamed attribute is the child's" 1 count Step '{"before": 2, "visit": 1}'
+	expect_rc 0 "a row whose renamed reference has its parent" djc insert Link <<< '{"animal": 1, "from_visit": 2, "note": 0}'
+	expect_fail 2 "the foreign key is on the renamed column, and named" 'no row of Visit with \{"animal": 2, "visit": 7\}' \
+		djc insert Link <<< '{"animal": 2, "from_visit": 7, "note": 0}'
+	run djc delete Visit --where '{"animal": 1, "visit": 2}' --yes
+	check "a cascade follows the renamed reference" [ "$RC" = 0 ]
+	expect_out "the pairs with visit 2 on either side went" 2 count Step
+	expect_out "and the link to it" 0 rows Link
+}
+tcase own_renames
+
 finish
