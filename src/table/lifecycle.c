@@ -265,6 +265,11 @@ static int drop_once(djc_conn *c, const char *name, int dry_run, djc_changes *ch
 		goto fail;
 	}
 	v = pipe_descendants(c, t, &n);
+	for (size_t i = 0; i < n; i++)
+		if (v[i]->adopted) {   /* never DDL on DataJoint's tables */
+			rc = adopted_refuse(c, v[i]);
+			goto fail;
+		}
 	/* dependents first: the reverse of the declaration order */
 	for (size_t i = 0; i < n / 2; i++) { table *s = v[i]; v[i] = v[n - 1 - i]; v[n - 1 - i] = s; }
 	if ((rc = drop_list(c, v, n, ch, &drops, &nd))) goto fail;

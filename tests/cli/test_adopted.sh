@@ -186,6 +186,12 @@ case_refusals() {
 	expect_fail 2 "a missing column is named" "col\.djc:1: table Extra: DataJoint table $MAIN\.extra has no column 'nope'" \
 		djc declare col.djc
 	expect_out "neither was declared" "" sh -c "'$DJC' tables | grep -E '^(Gone|Extra)$'; true"
+	# a table of djc's that an adopted one references is not dropped with it
+	printf 'Own (manual)\n    e : int32\n    ---\nExtra2 (manual)\n    adopted = %s.extra\n    -> Own\n    ---\n' "$MAIN" > own2.djc
+	expect_rc 0 "an adopted table may reference one of djc's" djc declare own2.djc
+	expect_fail 2 "dropping that one would drop the adopted one: refused" \
+		"^djc: Extra2 is adopted from DataJoint schema $MAIN: djc does not change its definition$" djc drop Own --yes
+	expect_out "DataJoint's table is still there" 0 sqlx "SELECT COUNT(*) FROM $(qt "$MAIN" extra)"
 	if [ "$DJC_BACKEND" = mysql ]; then
 		expect_fail 2 "a target with a raw column is refused, naming it" \
 			"^djc: table Timed: column 'at' \(raw\(time\)\) cannot be written by djc, so Timed cannot be populated by djc$" \
