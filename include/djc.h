@@ -945,6 +945,10 @@ int djc_expr_sql(char **sql, djc_conn *conn, const djc_expr *e, const djc_expr_f
  * Lines too, as djc_fetch_print's). */
 int djc_fetch_expr_print(djc_conn *conn, const djc_expr *e, const char *format, const djc_expr_fetch_options *opts,
 			 void *out);
+/* Delete the rows of e, which must be rows of one table (a table
+ * restricted by anything: T & ..., T - ...; DJC_EINVAL otherwise), and
+ * with opts->cascade the rows depending on them, as djc_delete_ext. */
+int djc_delete_expr(djc_changes **out, djc_conn *conn, const djc_expr *e, const djc_delete_options *opts);
 /* djc_upstream_check for every table e reads (a make program of target
  * reads only its ancestors). */
 int djc_expr_upstream_check(djc_conn *conn, const char *target, const djc_expr *e);

@@ -737,3 +737,46 @@ int alg_query(q_sel **out, q_arena *a, djc_conn *c, const djc_expr *e, const alg
 	*out = x.s;
 	return DJC_OK;
 }
+
+/* ----------------------------------------------------------------- delete */
+
+const table *alg_base(const djc_expr *e)
+{
+	while (e && (e->k == A_WHERE_JSON || e->k == A_WHERE_EXPR || e->k == A_WHERE_TEXT)) e = e->l;
+	return e && e->k == A_TABLE ? e->t : NULL;
+}
+
+/* The restrictions of e (restrictions of a table) on the row ref names. */
+static int cond_at(cc *k, const djc_expr *e, q_col ref, q_node *and)
+{
+	if (e->k == A_TABLE) return DJC_OK;
+	int rc = cond_at(k, e->l, ref, and);
+	if (rc) return rc;
+	q_node *x = NULL;
+	if (e->k == A_WHERE_JSON) {
+		if ((rc = restrict_node_at(&x, k->a, k->c, &e->l->h, e->text, ref, 0))) return rc;
+		if (!x) x = e->neg ? q_false(k->a) : NULL;
+		else if (e->neg) x = q_not(k->a, x);
+	} else if (e->k == A_WHERE_EXPR) {
+		cq y;
+		if ((rc = comp_open(k, e->r, &y))) return rc;
+		for (size_t i = 0; i < e->r->h.nattrs; i++) {
+			q_col col = ref;
+			col.name = e->r->h.attrs[i].name;
+			if (alg_find(e->l, col.name) >= 0) q_where(k->a, y.s, q_same(k->a, icol(y.s->items, e->r, col.name), col));
+		}
+		take_items(y.s);
+		q_item_add(k->a, y.s, QI_ONE, NULL);
+		x = q_exists(k->a, y.s, e->neg);
+	} else
+		return conn_fail(k->c, DJC_EINVAL, "condition text is not supported yet");
+	if (x) q_add(k->a, and, x);
+	return DJC_OK;
+}
+
+int alg_delete_cond(q_node **out, q_arena *a, djc_conn *c, const djc_expr *e, q_col ref)
+{
+	cc k = {a, c, 1000};   /* aliases apart from the cascade's d1, d2, ... */
+	*out = q_and(a);
+	return cond_at(&k, e, ref, *out);
+}

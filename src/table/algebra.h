@@ -65,6 +65,12 @@ int alg_find(const djc_expr *e, const char *name);
  * attribute of E (did you mean y? its attributes: ...)". */
 int alg_unknown(djc_conn *c, const djc_expr *e, const char *what, const char *name);
 
+/* The table whose rows e are (e a table restricted by anything), or NULL. */
+const table *alg_base(const djc_expr *e);
+/* The restrictions of such an e on the row of its table that ref names
+ * (the DELETE's target): an AND node. */
+int alg_delete_cond(q_node **out, q_arena *a, djc_conn *c, const djc_expr *e, q_col ref);
+
 /* algebra_parse.c: the expression text of the command line (docs/queries.md). */
 int alg_parse(djc_expr **out, djc_conn *c, const char *text);
 

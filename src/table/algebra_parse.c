@@ -228,9 +228,11 @@ static int expr(ps *p, djc_expr **out)
 	int rc = sub(p, out);
 	while (!rc) {
 		ws(p);
-		if (p->s[p->i] != '&') return DJC_OK;
+		/* a '-' here follows a JSON restriction: (A & {...}) - ... */
+		char op = p->s[p->i];
+		if (op != '&' && op != '-') return DJC_OK;
 		p->i++;
-		rc = restrict_by(p, out, 0, sub);
+		rc = op == '&' ? restrict_by(p, out, 0, sub) : restrict_by(p, out, 1, product);
 	}
 	djc_expr_free(*out);
 	*out = NULL;

@@ -309,10 +309,40 @@ static void t_builders(void)
 	djc_expr_free(j);
 }
 
+/* djc_delete_expr: a table restricted by anything, with cascade's counts;
+ * anything else refused with nothing deleted. */
+static void t_delete(void)
+{
+	djc_expr *e = X("(B & (A & {\"cond_in_a\": 1})) - {\"id_b\": 0}");
+	long parts = len("B.C & ((B & (A & {\"cond_in_a\": 1})) - {\"id_b\": 0})");
+	djc_delete_options o = DJC_DELETE_OPTIONS_INIT;
+	o.dry_run = 1;
+	djc_changes *ch = NULL;
+	CHECK_MSG(e && djc_delete_expr(&ch, C, e, &o) == DJC_OK, "%s", djc_error_last(C));
+	long long nb = -1, nc = -1;
+	for (size_t i = 0; ch && i < ch->n; i++) {
+		if (!strcmp(ch->items[i].table, "B")) nb = ch->items[i].rows;
+		if (!strcmp(ch->items[i].table, "B.C")) nc = ch->items[i].rows;
+	}
+	CHECK(nb == 12 && parts > 0 && nc == parts);
+	djc_changes_free(ch);
+	djc_expr_free(e);
+	e = X("JI & {\"i\": 3} - {\"j\": 9}");
+	CHECK_MSG(djc_delete_expr(&ch, C, e, NULL) == DJC_OK && ch->applied, "%s", djc_error_last(C));
+	djc_changes_free(ch);
+	djc_expr_free(e);
+	LEN(6, "JI");
+	LEN(0, "JI & {\"i\": 3}");
+	e = X("A * L");
+	CHECK(djc_delete_expr(&ch, C, e, NULL) == DJC_EINVAL && strstr(djc_error_last(C), "not rows of one table"));
+	djc_expr_free(e);
+	LEN(300, "A * L");
+}
+
 int main(int argc, char **argv)
 {
 	t_cases(argc, argv, "test_algebra",
-		"load join:load rename:load restrict:load aggr:load semantic:load top:load one_statement:load builders:load");
+		"load join:load rename:load restrict:load aggr:load semantic:load top:load one_statement:load builders:load delete:load");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -336,6 +366,7 @@ int main(int argc, char **argv)
 	if (t_want("top")) t_top();
 	if (t_want("one_statement")) t_one_statement();
 	if (t_want("builders")) t_builders();
+	if (t_want("delete")) t_delete();
 	djc_close(C);
 	if (!strncmp(url, "sqlite:/tmp/djc-test-algebra-", 29)) unlink(url + 7);
 	return T_DONE("test_algebra");
