@@ -108,7 +108,7 @@ static void print_delete(const djc_changes *ch, const char *table, const char *v
  * restricted by where too. */
 static int delete_any(djc_changes **ch, djc_conn *c, const char *what, const char *where, const djc_delete_options *o)
 {
-	if (!what[strspn(what, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")])
+	if (cli_plain_name(what))
 		return djc_delete_ext(ch, c, what, where, o);
 	djc_expr *e = NULL, *r = NULL;
 	int rc = djc_expr_parse(&e, c, what);
