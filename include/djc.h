@@ -913,6 +913,11 @@ int djc_expr_proj(djc_expr **out, djc_conn *conn, djc_expr *a, const char *const
  * b (count() or count(*): the matching rows of b, 0 for none). b must
  * have every primary key attribute of a. */
 int djc_expr_aggr(djc_expr **out, djc_conn *conn, djc_expr *a, djc_expr *b, const char *const *attrs, size_t n);
+/* DataJoint's dj.U(by...).aggr(b, ...): one row per distinct value of the
+ * attributes by[0..nby) of b (its primary key), with attrs[0..n) each
+ * "name=f(x)" as djc_expr_aggr's (count(): b's rows with that value). */
+int djc_expr_group(djc_expr **out, djc_conn *conn, djc_expr *b, const char *const *by, size_t nby,
+		   const char *const *attrs, size_t n);
 /* The expression of a text as `djc fetch` takes it (docs/queries.md):
  * `Session * Stats & {"subject": "m1"}`, `Session - Stats`,
  * `Session.proj(a, new=old)`, `Session.aggr(Trial, n=count(), m=avg(d))`,

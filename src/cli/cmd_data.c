@@ -102,8 +102,16 @@ int cmd_insert(int argc, char **argv)
 int cli_plain_name(const char *s)
 {
 	for (const char *p = s; *p; p++) {
-		if (strchr("*&(){}[]'\"", *p) || isspace((unsigned char)*p)) return 0;
-		if (*p == '-' && p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) return 0;   /* A-B */
+		if (strchr("(){}[]", *p)) return 0;
+		if (*p == '*' || *p == '&') {   /* A * B, A & {...}: an operand after it, or a space before */
+			const char *a = p + 1;
+			while (*a == ' ') a++;
+			if (isalnum((unsigned char)*a) || (*a && strchr("_({[", *a)) || (p > s && p[-1] == ' ')) return 0;
+		}
+		if (*p != '-') continue;
+		const char *b = p;   /* A - B: a name or a closing bracket before the '-' */
+		while (b > s && b[-1] == ' ') b--;
+		if (b > s && (isalnum((unsigned char)b[-1]) || strchr("_)}]", b[-1]))) return 0;
 	}
 	return 1;
 }

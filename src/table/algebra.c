@@ -450,6 +450,41 @@ int djc_expr_aggr(djc_expr **out, djc_conn *c, djc_expr *a, djc_expr *b, const c
 	return DJC_OK;
 }
 
+/* U(by...).aggr(b, items): the attributes by of b as the key, then the
+ * computed items (aggr's "name=f(x)"). */
+int djc_expr_group(djc_expr **out, djc_conn *c, djc_expr *b, const char *const *by, size_t nby, const char *const *items,
+		   size_t n)
+{
+	*out = NULL;
+	if (!b) return conn_fail(c, DJC_EINVAL, "U(...).aggr: the group is NULL");
+	djc_expr *e = expr_new(A_GROUP, nby + n);
+	e->r = expr_ref(b);
+	sb_t s = SB_INIT;
+	sb_add(&s, "U(");
+	for (size_t k = 0; k < nby; k++) sb_printf(&s, "%s%s", k ? ", " : "", by[k] ? by[k] : "");
+	sb_printf(&s, ").aggr(%s", b->repr);
+	for (size_t k = 0; k < n; k++) sb_printf(&s, ", %s", items[k] ? items[k] : "");
+	sb_addc(&s, ')');
+	e->repr = e->h.name = sb_steal(&s);
+	int rc = DJC_OK;
+	for (size_t k = 0; k < nby && !rc; k++) {
+		int j = by[k] ? alg_find(b, by[k]) : -1;
+		if (j < 0) rc = alg_unknown(c, b, "U", by[k] ? by[k] : "(null)");
+		else if (alg_find(e, by[k]) >= 0) rc = conn_fail(c, DJC_EINVAL, "U: '%s' is named twice", by[k]);
+		else hd_copy(e, b, (size_t)j, 1);
+	}
+	for (size_t k = 0; k < n && !rc; k++) {
+		char l[128], v[128];
+		if (!items[k] || !split_eq(items[k], l, v, sizeof l) || !is_ident(l, strlen(l)))
+			rc = conn_fail(c, DJC_EINVAL, "U(...).aggr: '%s' is not name=f(x) (f: count sum avg min max)",
+				       items[k] ? items[k] : "(null)");
+		else rc = agg_item(c, e, b, l, v);
+	}
+	if (rc) { djc_expr_free(e); return rc; }
+	*out = e;
+	return DJC_OK;
+}
+
 /* ---------------------------------------------------------------- compile */
 
 /* A compilation: the arena, the connection (messages), the aliases used. */
@@ -638,6 +673,30 @@ static int comp_aggr(cc *k, const djc_expr *e, cq *out)
 	return DJC_OK;
 }
 
+/* U(by).aggr(r, ...): r as a derived table, grouped by the key. */
+static int comp_group(cc *k, const djc_expr *e, cq *out)
+{
+	cq y;
+	int rc = comp(k, e->r, &y);
+	if (rc) return rc;
+	const char *g = q_printf(k->a, "g%d", k->n++);
+	q_sel *s = q_select(k->a);
+	q_from_query(k->a, s, y.s, g, 0);
+	static const char *const fns[] = {"", "count", "sum", "avg", "min", "max"};
+	for (size_t i = 0; i < e->h.nattrs; i++) {
+		q_col col = {g, NULL, e->h.attrs[i].name};
+		if (e->x[i].fn == F_NONE) {
+			q_col_item(k->a, s, col, NULL);
+			q_group(k->a, s, col);
+		} else {
+			col.name = e->x[i].src;   /* NULL: count(*), the group's rows */
+			q_agg_item(k->a, s, fns[e->x[i].fn], col, q_strdup(k->a, e->h.attrs[i].name));
+		}
+	}
+	*out = (cq){s, 0};
+	return DJC_OK;
+}
+
 static int comp(cc *k, const djc_expr *e, cq *out)
 {
 	switch (e->k) {
@@ -647,6 +706,7 @@ static int comp(cc *k, const djc_expr *e, cq *out)
 	case A_WHERE_EXPR: return comp_where_expr(k, e, out);
 	case A_PROJ: return comp_proj(k, e, out);
 	case A_AGGR: return comp_aggr(k, e, out);
+	case A_GROUP: return comp_group(k, e, out);
 	case A_WHERE_TEXT: break;
 	}
 	return conn_fail(k->c, DJC_EINVAL, "condition text is not supported yet");

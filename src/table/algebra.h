@@ -15,7 +15,8 @@
 #include "table.h"
 
 typedef enum alg_kind {
-	A_TABLE, A_JOIN, A_WHERE_JSON, A_WHERE_TEXT, A_WHERE_EXPR, A_PROJ, A_AGGR
+	A_TABLE, A_JOIN, A_WHERE_JSON, A_WHERE_TEXT, A_WHERE_EXPR, A_PROJ, A_AGGR,
+	A_GROUP   /* DataJoint's dj.U(attrs).aggr(r, ...): one row per value of attrs in r */
 } alg_kind;
 
 typedef enum alg_fn { F_NONE, F_COUNT, F_SUM, F_AVG, F_MIN, F_MAX } alg_fn;

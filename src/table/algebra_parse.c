@@ -5,7 +5,7 @@
  *	sub     := product ('-' (product | cond))*
  *	product := post ('*' post)*
  *	post    := primary ('.' ('proj' | 'aggr') '(' args ')')*
- *	primary := TABLE | '(' expr ')'
+ *	primary := TABLE | '(' expr ')' | 'U(' attrs ').aggr(' expr ',' items ')'
  *	cond    := a JSON object or list (a JSON restriction)
  *
  * TABLE is a declared table's name (Master.Part too). Every error names
@@ -67,9 +67,16 @@ static int table_name(ps *p, djc_expr **out)
 	return rc;
 }
 
+static int group_by(ps *p, djc_expr **out);
+
 static int primary(ps *p, djc_expr **out)
 {
 	ws(p);
+	if (p->s[p->i] == 'U' && ident_len(p, p->i) == 1) {
+		size_t j = p->i + 1;
+		while (isspace((unsigned char)p->s[j])) j++;
+		if (p->s[j] == '(') { p->i = j + 1; return group_by(p, out); }
+	}
 	if (p->s[p->i] != '(') return table_name(p, out);
 	p->i++;
 	int rc = expr(p, out);
@@ -128,6 +135,38 @@ static int method(ps *p, const char *m, djc_expr **e)
 	djc_expr_free(g);
 	djc_expr_free(*e);
 	*e = r;
+	return rc;
+}
+
+/* U(a, b).aggr(group, name=f(x), ...), after "U(". */
+static int group_by(ps *p, djc_expr **out)
+{
+	char **by, **items = NULL;
+	size_t nby, n = 0;
+	djc_expr *g = NULL;
+	const char *m = NULL;
+	int rc = call_items(p, &by, &nby);
+	if (!rc) {
+		ws(p);
+		if (method_next(p, &m) != 1 || strcmp(m, "aggr")) rc = err(p, "expected .aggr( after U(...)");
+	}
+	if (!rc) {
+		while (p->s[p->i] != '(') p->i++;
+		p->i++;
+		rc = expr(p, &g);
+	}
+	if (!rc) {
+		ws(p);
+		if (p->s[p->i] == ',') p->i++;
+		else if (p->s[p->i] != ')') rc = err(p, "expected ',' or ')' after aggr's group");
+	}
+	if (!rc) rc = call_items(p, &items, &n);
+	if (!rc) rc = djc_expr_group(out, p->c, g, (const char *const *)by, nby, (const char *const *)items, n);
+	for (size_t k = 0; k < nby; k++) free(by[k]);
+	for (size_t k = 0; k < n; k++) free(items[k]);
+	free(by);
+	free(items);
+	djc_expr_free(g);
 	return rc;
 }
 

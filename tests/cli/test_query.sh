@@ -152,7 +152,7 @@ expect_fail 2 "--limit must be a number" '--limit takes a whole number >= 0' djc
 expect_fail 2 "an aggregation whose group lacks the key" "aggr: the group Subject must have every primary key attribute of Session; it has no 'session'" \
 	djc fetch 'Session.aggr(Subject, n=count())'
 expect_fail 2 "an unknown aggregate function" "'x=median\(duration\)' is not one of count\(\)" djc fetch 'Session.aggr(Trial, x=median(duration))'
-expect_fail 2 "a condition's SQL is not accepted" 'expression: unexpected text at column 9' djc fetch 'Session ; drop table session'
+expect_fail 2 "SQL after an expression is not accepted" 'expression: unexpected text at column 17' djc fetch 'Session * Stats ; drop table session'
 expect_out "the data is unchanged" "4" eval "djc fetch Session --format json | grep -c ."
 }
 tcase bad_input
