@@ -82,6 +82,9 @@ m2,0,
 r1,1,8" djc fetch 'Subject.aggr(Trial, n=count(), total=sum(duration))' --format csv
 expect_out "an aggregation restricted on its computed attribute" "subject,species,n
 m1,mouse,3" djc fetch 'Subject.aggr(Trial, species, n=count()) & {"n": {">": 1}}' --format csv
+expect_out "U(subject).aggr: one row per value" "subject,n,total
+m1,2,3
+r1,1,1" djc fetch 'U(subject).aggr(Session * Stats, n=count(), total=sum(n_trials))' --format csv
 expect_out "an aggregation joined with its group's parent" "subject,session,note,m
 m1,1,a,2
 m1,2,b,6

@@ -219,6 +219,11 @@ static void t_aggr(void)
 	djc_expr_free(e);
 	LEN(4, "B.aggr(B.C, k=count()) & {\"k\": 0}");
 	LEN(10, "A.aggr(B.C & {\"id_b\": 0}, k=count())");   /* a restricted group keeps A's rows */
+	/* dj.U('cond_in_l').aggr(L, n='count(*)') */
+	CHECK_STR(column("U(cond_in_l).aggr(L, n=count())", "n", NULL, -1, 0), "18,12");
+	CHECK_STR(heading("U(cond_in_l).aggr(L, n=count(), top=max(id_l))"), "cond_in_l,n,top");
+	LEN(1, "U(cond_in_l).aggr(L, n=count()) & {\"n\": 12}");
+	refused("U(nope).aggr(L, n=count())", "U names \"nope\", which is not an attribute of L");
 	refused("B.aggr(A, k=count())", "has no 'id_b'");
 	refused("A.aggr(B, k=median(n))", "is not one of count()");
 }
