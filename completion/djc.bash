@@ -30,11 +30,12 @@ _djc()
 		else nargs=$((nargs + 1)); fi
 	done
 	case $prev in
-	--db|--where|--key|--priority|--delay|--stale-timeout|--orphan-timeout|--processes|--max-calls|--interval|--schema|--timeout|--max-jobs|--idle-exit|--deadline|--refresh-interval)
+	--db|--where|--key|--attrs|--order-by|--limit|--offset|--priority|--delay|--stale-timeout|--orphan-timeout|--processes|--max-calls|--interval|--schema|--timeout|--max-jobs|--idle-exit|--deadline|--refresh-interval)
 		return 0 ;;
 	--format)
 		if [ "$cmd" = diagram ]; then COMPREPLY=($(compgen -W "dot svg" -- "$cur"))
 		elif [ "$cmd" = insert ]; then COMPREPLY=($(compgen -W "json csv" -- "$cur"))
+		elif [ "$cmd" = fetch ]; then COMPREPLY=($(compgen -W "table json jsonl csv tsv" -- "$cur"))
 		else COMPREPLY=($(compgen -W "table json csv" -- "$cur")); fi
 		return 0 ;;
 	--status)

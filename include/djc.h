@@ -876,6 +876,89 @@ int djc_alter(djc_changes **out, djc_conn *conn, const char *text, const char *f
 	      const djc_alter_options *opts);
 /* ============================ end of schema lifecycle ============ */
 
+
+/* ============================ query algebra (issue 39) ============
+ * DataJoint's query expressions (docs/queries.md): a table, join `*`,
+ * restriction `&` by a JSON restriction or another expression (a
+ * semijoin), anti-restriction `-`, projection and aggregation, each
+ * fetched with ONE SQL statement. An expression is immutable: a builder
+ * returns a new one and takes its own reference to its operands, so the
+ * caller still frees each expression it got (djc_expr_free) and may use
+ * one in several. Builders check attributes and DataJoint's join
+ * compatibility (a shared attribute must come from the same table
+ * attribute, its lineage, on both sides) when they build: DJC_EINVAL (or
+ * DJC_ENOTFOUND for a table) naming the attribute or table and the valid
+ * ones; *out is then NULL. */
+typedef struct djc_expr djc_expr;
+
+/* The rows of a declared table. */
+int djc_expr_table(djc_expr **out, djc_conn *conn, const char *table);
+/* a * b: the natural join on their shared attributes (none: all pairs). */
+int djc_expr_join(djc_expr **out, djc_conn *conn, djc_expr *a, djc_expr *b);
+/* a & where_json (djc_fetch's JSON restriction on a's heading). */
+int djc_expr_restrict(djc_expr **out, djc_conn *conn, djc_expr *a, const char *where_json);
+/* a - where_json: the rows of a the restriction does not match. */
+int djc_expr_anti(djc_expr **out, djc_conn *conn, djc_expr *a, const char *where_json);
+/* a & b: the rows of a matching some row of b on their shared attributes
+ * (when they share none: all of a if b has a row, else none). */
+int djc_expr_restrict_expr(djc_expr **out, djc_conn *conn, djc_expr *a, djc_expr *b);
+/* a - b: the rows of a matching no row of b (NULL-safe: NOT EXISTS). */
+int djc_expr_anti_expr(djc_expr **out, djc_conn *conn, djc_expr *a, djc_expr *b);
+/* a.proj(...): the primary key (always kept) and attrs[0..n), each an
+ * attribute name, "new=old" (a rename) or "..." (every attribute). */
+int djc_expr_proj(djc_expr **out, djc_conn *conn, djc_expr *a, const char *const *attrs, size_t n);
+/* a.aggr(b, ...): one row per row of a (those without a match in b too),
+ * with a's primary key, and attrs[0..n): an attribute of a, or
+ * "name=f(x)" with f one of count sum avg min max and x an attribute of
+ * b (count() or count(*): the matching rows of b, 0 for none). b must
+ * have every primary key attribute of a. */
+int djc_expr_aggr(djc_expr **out, djc_conn *conn, djc_expr *a, djc_expr *b, const char *const *attrs, size_t n);
+/* DataJoint's dj.U(by...).aggr(b, ...): one row per distinct value of the
+ * attributes by[0..nby) of b (its primary key), with attrs[0..n) each
+ * "name=f(x)" as djc_expr_aggr's (count(): b's rows with that value). */
+int djc_expr_group(djc_expr **out, djc_conn *conn, djc_expr *b, const char *const *by, size_t nby,
+		   const char *const *attrs, size_t n);
+/* The expression of a text as `djc fetch` takes it (docs/queries.md):
+ * `Session * Stats & {"subject": "m1"}`, `Session - Stats`,
+ * `Session.proj(a, new=old)`, `Session.aggr(Trial, n=count(), m=avg(d))`,
+ * parentheses. A syntax error names its column. */
+int djc_expr_parse(djc_expr **out, djc_conn *conn, const char *text);
+/* How the expression reads (owned by it). */
+const char *djc_expr_text(const djc_expr *e);
+/* Drop the caller's reference (NULL-safe). */
+void djc_expr_free(djc_expr *e);
+
+/* How to fetch an expression (djc_fetch_expr, djc_expr_sql). */
+typedef struct djc_expr_fetch_options {
+	int version;            /* DJC_EXPR_FETCH_OPTIONS_VERSION */
+	const char *order_by;   /* "a desc, b" ("KEY [DESC]": the primary key); NULL: the primary key */
+	long long limit;        /* at most this many rows; < 0: all */
+	long long offset;       /* rows skipped first (0: none) */
+	const char *attrs;      /* "a,b": only these attributes, in this order; NULL: all */
+	int fetch1;             /* 1: exactly one row, else DJC_EINVAL (DataJoint's fetch1) */
+} djc_expr_fetch_options;
+#define DJC_EXPR_FETCH_OPTIONS_VERSION 1
+#define DJC_EXPR_FETCH_OPTIONS_INIT {.version = DJC_EXPR_FETCH_OPTIONS_VERSION, .limit = -1}
+void djc_expr_fetch_options_init(djc_expr_fetch_options *opts);
+/* The rows of e (one SELECT statement). opts NULL: the _INIT defaults. */
+int djc_fetch_expr(djc_rowset **out, djc_conn *conn, const djc_expr *e, const djc_expr_fetch_options *opts);
+/* The statement djc_fetch_expr would run, with `?` placeholders, and
+ * nothing run (caller frees *sql). */
+int djc_expr_sql(char **sql, djc_conn *conn, const djc_expr *e, const djc_expr_fetch_options *opts);
+/* Print e's rows to `out` (a FILE*) as djc_fetch_print does, plus "tsv"
+ * and "jsonl": format is one of table json jsonl csv tsv ("json" is JSON
+ * Lines too, as djc_fetch_print's). */
+int djc_fetch_expr_print(djc_conn *conn, const djc_expr *e, const char *format, const djc_expr_fetch_options *opts,
+			 void *out);
+/* Delete the rows of e, which must be rows of one table (a table
+ * restricted by anything: T & ..., T - ...; DJC_EINVAL otherwise), and
+ * with opts->cascade the rows depending on them, as djc_delete_ext. */
+int djc_delete_expr(djc_changes **out, djc_conn *conn, const djc_expr *e, const djc_delete_options *opts);
+/* djc_upstream_check for every table e reads (a make program of target
+ * reads only its ancestors). */
+int djc_expr_upstream_check(djc_conn *conn, const char *target, const djc_expr *e);
+/* ============================ end of query algebra ============ */
+
 #ifdef __cplusplus
 }
 #endif

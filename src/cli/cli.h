@@ -137,6 +137,12 @@ char *cli_read_file(const char *path);
 long parse_long(const char *opt, const char *v, long min);
 double parse_double(const char *opt, const char *v);
 void check_json(const char *opt, const char *v);
+/* 1 when a command's TABLE argument is a table name (as before issue 39),
+ * 0 when it is an expression of the algebra (a bracket, A * B, A & B,
+ * A - B):
+ * fetch and delete (cmd_data.c). Anything else, spaces and quotes
+ * included, is a table name, unknown as before. */
+int cli_plain_name(const char *s);
 /* x (read from v) checked by the library's one check for its kind of
  * value, `name` as djc_option_check takes it ("priority", "delay",
  * "timeout", ...): a usage error "OPT must be WHAT, got 'V'" (exit 2). */

@@ -1,6 +1,7 @@
 /* cmd_data.c - tables and their rows: declare, tables, insert, fetch
  * (delete, drop and alter are in cmd_schema.c). */
 #include "cli.h"
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,52 +99,130 @@ int cmd_insert(int argc, char **argv)
 	return cli_done(rc, c);
 }
 
+int cli_plain_name(const char *s)
+{
+	for (const char *p = s; *p; p++) {
+		if (strchr("(){}[]", *p)) return 0;
+		if (*p == '*' || *p == '&') {   /* A * B, A & {...}: an operand after it, or a space before */
+			const char *a = p + 1;
+			while (*a == ' ') a++;
+			if (isalnum((unsigned char)*a) || (*a && strchr("_({[", *a)) || (p > s && p[-1] == ' ')) return 0;
+		}
+		if (*p != '-') continue;
+		const char *b = p;   /* A - B: a name or a closing bracket before the '-' */
+		while (b > s && b[-1] == ' ') b--;
+		if (b > s && (isalnum((unsigned char)b[-1]) || strchr("_)}]", b[-1]))) return 0;
+	}
+	return 1;
+}
+
+/* A count option's value: a whole number >= 0, else exit 2. */
+static long long count_arg(const char *opt, const char *v)
+{
+	char *end;
+	errno = 0;
+	long long n = strtoll(v, &end, 10);
+	if (!*v || *end || errno || n < 0) die_usage("%s takes a whole number >= 0, got '%s'", opt, v);
+	return n;
+}
+
+/* What fetch was asked beyond a table's rows. */
+typedef struct fetch_req {
+	const char *what, *where, *key, *format;
+	djc_expr_fetch_options eo;
+	djc_fetch_options fo;
+	int explain, expr_only;   /* expr_only: an option only an expression fetch has */
+} fetch_req;
+
+/* Fetch an expression (or a table with the algebra's options). */
+static int fetch_expr(djc_conn *c, const fetch_req *q)
+{
+	djc_expr *e = NULL, *r = NULL;
+	char *kw = NULL, *sql = NULL;
+	int rc = djc_expr_parse(&e, c, q->what);
+	const char *target = getenv("DJC_TABLE");
+	if (!rc && target && *target && getenv("DJC_KEY")) rc = djc_expr_upstream_check(c, target, e);
+	if (!rc && q->key) rc = djc_key_restriction(&kw, c, q->what, q->key);
+	if (!rc && (q->where || kw)) {
+		rc = djc_expr_restrict(&r, c, e, kw ? kw : q->where);
+		djc_expr_free(e);
+		e = r;
+	}
+	if (!rc && q->explain) rc = djc_expr_sql(&sql, c, e, &q->eo);
+	if (!rc && sql) printf("%s\n", sql);
+	else if (!rc) rc = djc_fetch_expr_print(c, e, q->format, &q->eo, stdout);
+	free(sql);
+	free(kw);
+	djc_expr_free(e);
+	return rc;
+}
+
 int cmd_fetch(int argc, char **argv)
 {
-	static const char H[] = "usage: djc fetch TABLE [--where JSON | --key JSON] [--format table|json|csv] [--all-columns]\n"
-				"Print rows ordered by primary key. --where takes {\"attr\": value}, {\"attr\": [v1, v2]},\n"
-				"{\"attr\": {\">\": 3}} or a list of such objects (OR); every attribute must be TABLE's.\n"
-				"--key takes a key object, e.g. a make program's $DJC_KEY, and matches TABLE's rows on the\n"
-				"attributes they share, ignoring the rest (DataJoint's Table & key).\n"
-				"Run by a make program (DJC_TABLE and DJC_KEY set by djc), it reads only ancestors of\n"
-				"$DJC_TABLE, as DataJoint's self.upstream does.\n"
-				"--all-columns also shows the hidden job metadata columns (_job_start_time,\n"
-				"_job_duration, _job_version) of a table declared with jobs.add_job_metadata.\n";
-	enum { WHERE = 1, KEY, FORMAT, ALL };
+	static const char H[] =
+		"usage: djc fetch EXPR [--where JSON | --key JSON] [--format table|json|jsonl|csv|tsv] [--attrs a,b]\n"
+		"                 [--order-by 'a desc, b'] [--limit N] [--offset N] [--fetch1] [--explain] [--all-columns]\n"
+		"Print rows ordered by primary key. EXPR is a table or an expression of DataJoint's algebra\n"
+		"(docs/queries.md): 'Session * Stats & {\"subject\": \"m1\"}', 'Session - Stats',\n"
+		"'Session.proj(a, new=old)', 'Subject.aggr(Session, n=count(), m=avg(x))', parentheses;\n"
+		"it is read with ONE SQL statement. --where takes {\"attr\": value}, {\"attr\": [v1, v2]},\n"
+		"{\"attr\": {\">\": 3}} or a list of such objects (OR); every attribute must be EXPR's.\n"
+		"--key takes a key object, e.g. a make program's $DJC_KEY, and matches TABLE's rows on the\n"
+		"attributes they share, ignoring the rest (DataJoint's Table & key).\n"
+		"--attrs: only these attributes; --order-by: attributes, each asc or desc (KEY: the primary\n"
+		"key); --limit / --offset: a page of the rows; --fetch1: exactly one row, else an error;\n"
+		"--explain: print the statement (with ? for the bound values) and run nothing.\n"
+		"Run by a make program (DJC_TABLE and DJC_KEY set by djc), it reads only ancestors of\n"
+		"$DJC_TABLE, as DataJoint's self.upstream does.\n"
+		"--all-columns also shows the hidden job metadata columns (_job_start_time,\n"
+		"_job_duration, _job_version) of a table declared with jobs.add_job_metadata.\n";
+	enum { WHERE = 1, KEY, FORMAT, ALL, ATTRS, ORDER, LIMIT, OFFSET, FETCH1, EXPLAIN };
 	static const cli_option opts[] = {
 		{"where", CLI_VALUE, WHERE, 0}, {"key", CLI_VALUE, KEY, 0}, {"format", CLI_VALUE, FORMAT, 0},
-		{"all-columns", CLI_FLAG, ALL, 0}, {NULL, 0, 0, 0}};
-	djc_fetch_options fo = DJC_FETCH_OPTIONS_INIT;
+		{"all-columns", CLI_FLAG, ALL, 0}, {"attrs", CLI_VALUE, ATTRS, 0}, {"order-by", CLI_VALUE, ORDER, 0},
+		{"limit", CLI_VALUE, LIMIT, 0}, {"offset", CLI_VALUE, OFFSET, 0}, {"fetch1", CLI_FLAG, FETCH1, 0},
+		{"explain", CLI_FLAG, EXPLAIN, 0}, {NULL, 0, 0, 0}};
+	fetch_req q = {NULL, NULL, NULL, "table", DJC_EXPR_FETCH_OPTIONS_INIT, DJC_FETCH_OPTIONS_INIT, 0, 0};
 	cli_args a;
 	cli_args_init(&a, argc, argv, opts, H);
 	a.unknown_fmt = a.missing_fmt = "unknown or incomplete option %s";
-	const char *table = NULL, *where = NULL, *key = NULL;
-	djc_format fmt = DJC_FORMAT_TABLE;
 	for (int o; (o = cli_next(&a)) != CLI_END;) {
 		switch (o) {
-		case WHERE: where = a.arg; check_json("--where", where); break;
-		case KEY: key = a.arg; check_json("--key", key); break;
-		case ALL: fo.all_columns = 1; break;
+		case WHERE: q.where = a.arg; check_json("--where", q.where); break;
+		case KEY: q.key = a.arg; check_json("--key", q.key); break;
+		case ALL: q.fo.all_columns = 1; break;
+		case ATTRS: q.eo.attrs = a.arg; q.expr_only = 1; break;
+		case ORDER: q.eo.order_by = a.arg; q.expr_only = 1; break;
+		case LIMIT: q.eo.limit = count_arg("--limit", a.arg); q.expr_only = 1; break;
+		case OFFSET: q.eo.offset = count_arg("--offset", a.arg); q.expr_only = 1; break;
+		case FETCH1: q.eo.fetch1 = 1; q.expr_only = 1; break;
+		case EXPLAIN: q.explain = 1; q.expr_only = 1; break;
 		case FORMAT:
-			if (!strcmp(a.arg, "table")) fmt = DJC_FORMAT_TABLE;
-			else if (!strcmp(a.arg, "json")) fmt = DJC_FORMAT_JSON;
-			else if (!strcmp(a.arg, "csv")) fmt = DJC_FORMAT_CSV;
-			else die_usage("--format must be table, json or csv, got '%s'", a.arg);
+			if (strcmp(a.arg, "table") && strcmp(a.arg, "json") && strcmp(a.arg, "csv") && strcmp(a.arg, "jsonl") &&
+			    strcmp(a.arg, "tsv"))
+				die_usage("--format must be table, json or csv, got '%s'", a.arg);   /* (or jsonl, tsv: the message test_core pins) */
+			q.format = a.arg;
+			q.expr_only |= !strcmp(a.arg, "jsonl") || !strcmp(a.arg, "tsv");
 			break;
 		default:
-			if (table) die_usage("fetch takes one TABLE");
-			table = a.arg;
+			if (q.what) die_usage("fetch takes one TABLE");
+			q.what = a.arg;
 		}
 	}
-	if (!table) die_usage("fetch needs a TABLE (see djc fetch --help)");
-	if (where && key) die_usage("fetch takes --where or --key, not both");
+	if (!q.what) die_usage("fetch needs a TABLE or an expression (see djc fetch --help)");
+	if (q.where && q.key) die_usage("fetch takes --where or --key, not both");
+	int plain = cli_plain_name(q.what);
+	if (q.key && !plain) die_usage("--key takes a TABLE, not an expression (restrict the expression by {...})");
+	if (q.fo.all_columns && (!plain || q.expr_only)) die_usage("--all-columns takes a TABLE and no other option but --where, --key, --format");
 	djc_conn *c = cli_connect(CLI_EXISTING);
+	if (!plain || q.expr_only) return cli_done(fetch_expr(c, &q), c);
+	djc_format fmt = !strcmp(q.format, "json") ? DJC_FORMAT_JSON : !strcmp(q.format, "csv") ? DJC_FORMAT_CSV : DJC_FORMAT_TABLE;
 	char *kw = NULL;
 	/* inside a make program: the make context's reads, ancestors only */
 	const char *target = getenv("DJC_TABLE");
-	int rc = target && *target && getenv("DJC_KEY") ? djc_upstream_check(c, target, table) : DJC_OK;
-	if (!rc && key) rc = djc_key_restriction(&kw, c, table, key);
-	if (!rc) rc = djc_fetch_print_ext(c, table, key ? kw : where, fmt, &fo, stdout);
+	int rc = target && *target && getenv("DJC_KEY") ? djc_upstream_check(c, target, q.what) : DJC_OK;
+	if (!rc && q.key) rc = djc_key_restriction(&kw, c, q.what, q.key);
+	if (!rc) rc = djc_fetch_print_ext(c, q.what, q.key ? kw : q.where, fmt, &q.fo, stdout);
 	free(kw);
 	return cli_done(rc, c);
 }

@@ -104,16 +104,33 @@ static void print_delete(const djc_changes *ch, const char *table, const char *v
 	(void)table;
 }
 
+/* djc_delete_ext of a TABLE, or djc_delete_expr of an expression (issue 39)
+ * restricted by where too. */
+static int delete_any(djc_changes **ch, djc_conn *c, const char *what, const char *where, const djc_delete_options *o)
+{
+	if (cli_plain_name(what))
+		return djc_delete_ext(ch, c, what, where, o);
+	djc_expr *e = NULL, *r = NULL;
+	int rc = djc_expr_parse(&e, c, what);
+	if (!rc && where) rc = djc_expr_restrict(&r, c, e, where);
+	if (!rc) rc = djc_delete_expr(ch, c, r ? r : e, o);
+	djc_expr_free(r);
+	djc_expr_free(e);
+	return rc;
+}
+
 int cmd_delete(int argc, char **argv)
 {
 	static const char H[] =
-		"usage: djc delete TABLE [--where JSON] [--dry-run] [--yes] [--no-cascade]\n"
+		"usage: djc delete TABLE|EXPR [--where JSON] [--dry-run] [--yes] [--no-cascade]\n"
 		"Delete the matching rows (all, without --where) and every row downstream that depends\n"
 		"on them, in one transaction (DataJoint's delete). When rows of other tables would go\n"
 		"too, the counts per table are listed first; without --yes djc asks on a terminal and\n"
 		"refuses otherwise. --dry-run shows the counts only. --no-cascade deletes nothing when a\n"
 		"row of another table references a matching row. Jobs of downstream tables whose keys\n"
-		"lose their upstream rows go too; a later refresh adds back keys whose upstream rows exist.\n";
+		"lose their upstream rows go too; a later refresh adds back keys whose upstream rows exist.\n"
+		"EXPR: a table restricted by anything (docs/queries.md), e.g. 'Session - Stats' or\n"
+		"'Session & (Subject & {\"species\": \"rat\"})'.\n";
 	enum { WHERE = 1, DRY, YES, NOCASCADE };
 	static const cli_option opts[] = {{"where", CLI_VALUE, WHERE, 0}, {"dry-run", CLI_FLAG, DRY, 0},
 					  {"yes", CLI_FLAG, YES, 'y'}, {"no-cascade", CLI_FLAG, NOCASCADE, 0},
@@ -141,7 +158,7 @@ int cmd_delete(int argc, char **argv)
 	int rc;
 	if (dry || (!yes && o.cascade)) {
 		o.dry_run = 1;
-		rc = djc_delete_ext(&ch, c, table, where, &o);
+		rc = delete_any(&ch, c, table, where, &o);
 		if (rc) goto done;
 		if (dry) {
 			print_delete(ch, table, "would delete");
@@ -172,7 +189,7 @@ int cmd_delete(int argc, char **argv)
 		ch = NULL;
 	}
 	o.dry_run = 0;
-	rc = djc_delete_ext(&ch, c, table, where, &o);
+	rc = delete_any(&ch, c, table, where, &o);
 	if (!rc) print_delete(ch, table, "deleted");
 done:
 	djc_changes_free(ch);

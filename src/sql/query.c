@@ -204,20 +204,49 @@ q_node *q_from_query(q_arena *a, q_sel *s, const q_sel *sub, const char *alias, 
 void q_col_item(q_arena *a, q_sel *s, q_col c, const char *as)
 {
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){QI_COL, c, as, NULL};
+	s->items[s->nitems++] = (q_item){QI_COL, c, as, NULL, NULL};
 }
 
 void q_item_add(q_arena *a, q_sel *s, q_item_kind kind, const q_node *cond)
 {
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){kind, {NULL, NULL, NULL}, NULL, cond};
+	s->items[s->nitems++] = (q_item){kind, {NULL, NULL, NULL}, NULL, cond, NULL};
+}
+
+void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as)
+{
+	static const char *const fns[] = {"count", "sum", "avg", "min", "max", NULL};
+	const char *fn = NULL;
+	for (int i = 0; fns[i]; i++)
+		if (!strcmp(agg, fns[i])) fn = fns[i];   /* only these reach the SQL text */
+	if (!fn) abort();
+	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
+	s->items[s->nitems++] = (q_item){QI_AGG, c, as, NULL, fn};
+}
+
+void q_group(q_arena *a, q_sel *s, q_col c)
+{
+	q_grow(a, &s->group, s->ngroup, &s->capgroup, sizeof *s->group);
+	s->group[s->ngroup++] = c;
 }
 
 void q_where(q_arena *a, q_sel *s, q_node *cond) { q_add(a, s->where, cond); }
 
 void q_order(q_arena *a, q_sel *s, q_col c)
 {
+	q_order_desc(a, s, c, 0);
+}
+
+void q_order_desc(q_arena *a, q_sel *s, q_col c, int desc)
+{
+	size_t cap = s->caporder;
 	q_grow(a, &s->order, s->norder, &s->caporder, sizeof *s->order);
+	if (cap != s->caporder || !s->desc) {   /* the flags grow with the columns */
+		unsigned char *d = q_alloc(a, s->caporder);
+		if (s->desc && s->norder) memcpy(d, s->desc, s->norder);
+		s->desc = d;
+	}
+	s->desc[s->norder] = desc != 0;
 	s->order[s->norder++] = c;
 }
 
@@ -391,6 +420,13 @@ static int items_sql(db_conn *db, const q_sel *s, q_out *o)
 		case QI_STAR: sb_addc(o->sql, '*'); break;
 		case QI_ONE: sb_addc(o->sql, '1'); break;
 		case QI_COUNT: sb_add(o->sql, "count(*)"); break;
+		case QI_AGG:
+			sb_printf(o->sql, "%s(", it->agg);
+			if (it->col.name) col_sql(db, o->sql, &it->col);
+			else sb_addc(o->sql, '*');
+			sb_addc(o->sql, ')');
+			if (it->as) { sb_add(o->sql, " AS "); db_qi(db, o->sql, it->as); }
+			break;
 		case QI_COUNT_IF: {
 			sb_add(o->sql, "coalesce(sum(CASE WHEN ");
 			int rc = q_cond_sql(db, it->cond, o);
@@ -434,9 +470,14 @@ int q_select_sql(db_conn *db, const q_sel *s, q_out *o)
 		rc = q_cond_sql(db, s->where, o);
 	}
 	if (rc) return rc;
+	for (size_t i = 0; i < s->ngroup; i++) {
+		sb_add(o->sql, i ? ", " : " GROUP BY ");
+		col_sql(db, o->sql, &s->group[i]);
+	}
 	for (size_t i = 0; i < s->norder; i++) {
 		sb_add(o->sql, i ? ", " : " ORDER BY ");
 		col_sql(db, o->sql, &s->order[i]);
+		if (s->desc && s->desc[i]) sb_add(o->sql, " DESC");
 	}
 	if (s->limit >= 0) sb_printf(o->sql, " LIMIT %ld", s->limit);
 	if (s->offset >= 0) sb_printf(o->sql, " OFFSET %ld", s->offset);

@@ -112,7 +112,8 @@ typedef enum q_item_kind {
 	QI_STAR,      /* every column of the FROM */
 	QI_ONE,       /* the constant 1 (an EXISTS, a probe) */
 	QI_COUNT,     /* the number of rows */
-	QI_COUNT_IF   /* the number of rows for which cond holds (0 for none) */
+	QI_COUNT_IF,  /* the number of rows for which cond holds (0 for none) */
+	QI_AGG        /* agg(col) [AS as]: one of count sum avg min max (the algebra's aggr) */
 } q_item_kind;
 
 typedef struct q_item {
@@ -120,6 +121,7 @@ typedef struct q_item {
 	q_col col;
 	const char *as;
 	const q_node *cond;
+	const char *agg;   /* QI_AGG: "count", "sum", "avg", "min" or "max" */
 } q_item;
 
 /* One operand of the FROM: a table (unquoted name) or a query, with an
@@ -142,6 +144,9 @@ struct q_sel {
 	q_col *order;
 	size_t norder, caporder;
 	long limit, offset;  /* < 0: none */
+	unsigned char *desc;   /* per ORDER BY column: 1 for descending (q_order_desc); NULL: none */
+	q_col *group;          /* GROUP BY columns */
+	size_t ngroup, capgroup;
 };
 
 q_sel *q_select(q_arena *a);
@@ -154,6 +159,13 @@ void q_item_add(q_arena *a, q_sel *s, q_item_kind kind, const q_node *cond);
 /* AND cond into the query's WHERE. */
 void q_where(q_arena *a, q_sel *s, q_node *cond);
 void q_order(q_arena *a, q_sel *s, q_col c);
+/* ORDER BY c, descending when desc. */
+void q_order_desc(q_arena *a, q_sel *s, q_col c, int desc);
+/* agg(c) AS as (agg one of count sum avg min max; c.name NULL with count:
+ * count(*)). */
+void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as);
+/* GROUP BY c (after the ones before). */
+void q_group(q_arena *a, q_sel *s, q_col c);
 
 /* ---------------------------------------------------------------- render */
 

@@ -1,6 +1,7 @@
 /* delete.c - delete rows, and (cascade) the rows that depend on them. */
 #include "table.h"
 #include "table/opts.h"
+#include "table/algebra.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@ typedef struct cascade {
 	const char *where;
 	q_arena *a;
 	int alias;
+	const djc_expr *expr;   /* djc_delete_expr: S[0]'s rows to delete (where is NULL) */
 } cascade;
 
 /* A column name of the row that ref (an alias, or a table) names. */
@@ -66,6 +68,7 @@ static int cascade_refs(cascade *k, size_t i, q_col ref, int in_key, q_node **ou
 static int cascade_cond(cascade *k, size_t i, q_col ref, q_node **out)
 {
 	if (i > 0) return cascade_refs(k, i, ref, 0, out);
+	if (k->expr) return alg_delete_cond(out, k->a, k->c, k->expr, ref);
 	q_node *x;
 	int rc = restrict_node_at(&x, k->a, k->c, k->S[0], k->where, ref, 0);
 	*out = x ? x : q_true(k->a);
@@ -138,7 +141,7 @@ static char *child_refs(djc_conn *c, table *t, const char *where)
 		for (size_t f = 0; f < S[1]->nfks; f++) child = child || S[1]->fks[f].ptable == t;
 		if (!child || S[1] == t) continue;
 		q_arena a = Q_ARENA_INIT;
-		cascade k = {c, S, 2, where, &a, 0};
+		cascade k = {c, S, 2, where, &a, 0, NULL};
 		long long n = -1;
 		int built;
 		cascade_stmt(&k, 1, NULL, 1, &n, &built);
@@ -236,10 +239,11 @@ static int jobs_of_deleted(cascade *k, size_t i, int dry_run, djc_changes *ch)
 	return rc;
 }
 
-static int delete_once(djc_conn *c, table **S, size_t nS, const char *where, const djc_delete_options *o, djc_changes *ch)
+static int delete_once(djc_conn *c, table **S, size_t nS, const djc_expr *e, const char *where, const djc_delete_options *o,
+		       djc_changes *ch)
 {
 	q_arena a = Q_ARENA_INIT;
-	cascade k = {c, S, nS, where, &a, 0};
+	cascade k = {c, S, nS, where, &a, 0, e};
 	int rc;
 	if ((rc = db_begin(c->db))) { rc = conn_dbfail(c, rc, "delete"); goto out; }
 	if (o->cascade && (rc = parts_check(&k))) goto fail;
@@ -275,11 +279,11 @@ out:
 	return rc;
 }
 
-int djc_delete_ext(djc_changes **out, djc_conn *c, const char *name, const char *where_json,
-		   const djc_delete_options *opts)
+/* djc_delete_ext of table name restricted by where_json, or of the rows
+ * of expression e (a restriction of that table). */
+static int delete_run(djc_changes **out, djc_conn *c, const char *name, const djc_expr *e, const char *where_json,
+		      const djc_delete_options *opts)
 {
-	if (out) *out = NULL;
-	if (!c) return DJC_EINVAL;
 	djc_delete_options o = DJC_DELETE_OPTIONS_INIT;
 	if (opts) {
 		if (OPTS_VERSION(c, "delete", opts, 1, DELETE)) return DJC_EINVAL;
@@ -307,7 +311,7 @@ int djc_delete_ext(djc_changes **out, djc_conn *c, const char *name, const char 
 	for (int attempt = 0, fk = 0;;) {
 		djc_changes_free(ch);
 		ch = xcalloc(1, sizeof *ch);
-		rc = delete_once(c, S, nS, where_json, &o, ch);
+		rc = delete_once(c, S, nS, e, where_json, &o, ch);
 		if (rc == DJC_EFOREIGN && o.cascade && ++fk < 5) continue;
 		if (!conn_retry(c, rc, 1, 0, &attempt)) break;
 	}
@@ -315,6 +319,26 @@ int djc_delete_ext(djc_changes **out, djc_conn *c, const char *name, const char 
 	if (out) *out = ch;
 	else djc_changes_free(ch);
 	return rc;
+}
+
+int djc_delete_ext(djc_changes **out, djc_conn *c, const char *name, const char *where_json,
+		   const djc_delete_options *opts)
+{
+	if (out) *out = NULL;
+	if (!c) return DJC_EINVAL;
+	return delete_run(out, c, name, NULL, where_json, opts);
+}
+
+int djc_delete_expr(djc_changes **out, djc_conn *c, const djc_expr *e, const djc_delete_options *opts)
+{
+	if (out) *out = NULL;
+	if (!c) return DJC_EINVAL;
+	if (!e) return conn_fail(c, DJC_EINVAL, "delete: no expression (NULL)");
+	const table *t = alg_base(e);
+	if (!t)
+		return conn_fail(c, DJC_EINVAL, "delete: %s is not rows of one table (delete from a table restricted by "
+				 "anything: T & ..., T - ...)", djc_expr_text(e));
+	return delete_run(out, c, t->name, e, NULL, opts);
 }
 
 /* The name before the API's convention (djc.h): deprecated, removed in 0.2. */

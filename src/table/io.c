@@ -2,6 +2,7 @@
  * caller that wants rows typed by the table's heading). */
 #include "table.h"
 #include "table/opts.h"
+#include "table/algebra.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -811,6 +812,75 @@ int djc_fetch_print_ext(djc_conn *c, const char *name, const char *where, djc_fo
 	if (fmt == DJC_FORMAT_JSON) print_json(out, t, rs, ncol);
 	else if (fmt == DJC_FORMAT_CSV) print_csv(out, t, rs, ncol);
 	else print_table(out, t, rs, ncol);
+	djc_rowset_free(rs);
+	return DJC_OK;
+}
+
+/* ... as tab-separated values with a header line: a tab, newline, carriage
+ * return or backslash in a value written \t \n \r \\; NULL as \N. */
+static void print_tsv(FILE *out, const table *t, const djc_rowset *rs)
+{
+	sb_t b = SB_INIT;
+	for (size_t k = 0; k < t->nattrs; k++) fprintf(out, "%s%s", k ? "\t" : "", t->attrs[k].name);
+	fputc('\n', out);
+	for (size_t i = 0; i < rs->n; i++) {
+		for (size_t k = 0; k < t->nattrs; k++) {
+			sb_reset(&b);
+			const val_t *v = row_get(rs->rows[i], t->attrs[k].name);
+			if (k) fputc('\t', out);
+			if (!v || v->t == DJC_NULL) { fputs("\\N", out); continue; }
+			cell_text(&b, &t->attrs[k], v, 1);
+			for (const char *p = sb_str(&b); *p; p++) {
+				const char *esc = *p == '\t' ? "\\t" : *p == '\n' ? "\\n" : *p == '\r' ? "\\r" : *p == '\\' ? "\\\\" : NULL;
+				if (esc) fputs(esc, out);
+				else fputc(*p, out);
+			}
+		}
+		fputc('\n', out);
+	}
+	sb_free(&b);
+}
+
+/* The heading of e's fetched columns: all, or those of attrs ("a,b"). */
+static void expr_view(const djc_expr *e, const char *attrs, table *v)
+{
+	*v = e->h;
+	if (!attrs) return;
+	v->attrs = xcalloc(e->h.nattrs + 1, sizeof(attr));
+	v->nattrs = 0;
+	for (const char *p = attrs; *p;) {
+		size_t n = strcspn(p, ",");
+		char *name = xstrndup(p, n);
+		char *a = name, *z = name + n;
+		while (*a == ' ') a++;
+		while (z > a && z[-1] == ' ') *--z = 0;
+		int i = alg_find(e, a);
+		if (i >= 0) v->attrs[v->nattrs++] = e->h.attrs[i];
+		free(name);
+		p += n + (p[n] == ',');
+	}
+}
+
+int djc_fetch_expr_print(djc_conn *c, const djc_expr *e, const char *format, const djc_expr_fetch_options *opts, void *outp)
+{
+	FILE *out = outp;
+	if (!c) return DJC_EINVAL;
+	if (!out) return conn_fail(c, DJC_EINVAL, "no output stream (NULL)");
+	const char *f = format ? format : "table";
+	static const char *const fmts[] = {"table", "json", "jsonl", "csv", "tsv", NULL};
+	int k = 0;
+	while (fmts[k] && strcmp(fmts[k], f)) k++;
+	if (!fmts[k]) return conn_fail(c, DJC_EINVAL, "unknown output format '%s' (table, json, jsonl, csv or tsv)", f);
+	djc_rowset *rs = NULL;
+	int rc = djc_fetch_expr(&rs, c, e, opts);
+	if (rc) return rc;
+	table v;
+	expr_view(e, opts ? opts->attrs : NULL, &v);
+	if (k == 1 || k == 2) print_json(out, &v, rs, v.nattrs);
+	else if (k == 3) print_csv(out, &v, rs, v.nattrs);
+	else if (k == 4) print_tsv(out, &v, rs);
+	else print_table(out, &v, rs, v.nattrs);
+	if (v.attrs != e->h.attrs) free(v.attrs);
 	djc_rowset_free(rs);
 	return DJC_OK;
 }

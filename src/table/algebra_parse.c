@@ -1,0 +1,299 @@
+/* algebra_parse.c - the expression text of the command line
+ * (docs/queries.md), with Python's precedence as DataJoint users write it:
+ *
+ *	expr    := sub ('&' (sub | cond))*
+ *	sub     := product ('-' (product | cond))*
+ *	product := post ('*' post)*
+ *	post    := primary ('.' ('proj' | 'aggr') '(' args ')')*
+ *	primary := TABLE | '(' expr ')' | 'U(' attrs ').aggr(' expr ',' items ')'
+ *	cond    := a JSON object or list (a JSON restriction)
+ *
+ * TABLE is a declared table's name (Master.Part too). Every error names
+ * its column; nothing is run while parsing (the builders check names). */
+#include "algebra.h"
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct ps {
+	djc_conn *c;
+	const char *s;
+	size_t i;
+} ps;
+
+static void ws(ps *p) { while (isspace((unsigned char)p->s[p->i])) p->i++; }
+
+static int err(ps *p, const char *what)
+{
+	return conn_fail(p->c, DJC_EINVAL, "expression: %s at column %zu of: %s", what, p->i + 1, p->s);
+}
+
+static int ident_char(char ch) { return isalnum((unsigned char)ch) || ch == '_'; }
+
+/* An identifier at p (no spaces skipped), its length (0: none). */
+static size_t ident_len(const ps *p, size_t at)
+{
+	size_t n = 0;
+	if (isdigit((unsigned char)p->s[at])) return 0;
+	while (ident_char(p->s[at + n])) n++;
+	return n;
+}
+
+/* 1 when ".proj(" or ".aggr(" follows at p->i (spaces allowed before '('). */
+static int method_next(const ps *p, const char **name)
+{
+	if (p->s[p->i] != '.') return 0;
+	size_t n = ident_len(p, p->i + 1), j = p->i + 1 + n;
+	while (isspace((unsigned char)p->s[j])) j++;
+	if (p->s[j] != '(') return 0;
+	if (n == 4 && !strncmp(p->s + p->i + 1, "proj", 4)) *name = "proj";
+	else if (n == 4 && !strncmp(p->s + p->i + 1, "aggr", 4)) *name = "aggr";
+	else return -1;
+	return 1;
+}
+
+static int expr(ps *p, djc_expr **out);
+
+static int table_name(ps *p, djc_expr **out)
+{
+	size_t at = p->i, n = ident_len(p, at);
+	if (!n) return err(p, "expected a table name or '('");
+	p->i += n;
+	const char *m;
+	while (p->s[p->i] == '.' && !method_next(p, &m) && ident_len(p, p->i + 1)) p->i += 1 + ident_len(p, p->i + 1);
+	char *name = xstrndup(p->s + at, p->i - at);
+	int rc = djc_expr_table(out, p->c, name);
+	free(name);
+	return rc;
+}
+
+static int group_by(ps *p, djc_expr **out);
+
+static int primary(ps *p, djc_expr **out)
+{
+	ws(p);
+	if (p->s[p->i] == 'U' && ident_len(p, p->i) == 1) {
+		size_t j = p->i + 1;
+		while (isspace((unsigned char)p->s[j])) j++;
+		if (p->s[j] == '(') { p->i = j + 1; return group_by(p, out); }
+	}
+	if (p->s[p->i] != '(') return table_name(p, out);
+	p->i++;
+	int rc = expr(p, out);
+	if (rc) return rc;
+	ws(p);
+	if (p->s[p->i] != ')') { djc_expr_free(*out); *out = NULL; return err(p, "expected ')'"); }
+	p->i++;
+	return DJC_OK;
+}
+
+/* The items of a call up to its ')': each the text up to ',' or ')' at
+ * depth 0, trimmed. */
+static int call_items(ps *p, char ***items, size_t *n)
+{
+	*items = NULL;
+	*n = 0;
+	for (;;) {
+		ws(p);
+		if (p->s[p->i] == ')' && !*n) { p->i++; return DJC_OK; }
+		size_t at = p->i;
+		int depth = 0;
+		while (p->s[p->i] && !(depth == 0 && (p->s[p->i] == ',' || p->s[p->i] == ')'))) {
+			depth += p->s[p->i] == '(' ? 1 : p->s[p->i] == ')' ? -1 : 0;
+			p->i++;
+		}
+		if (!p->s[p->i]) return err(p, "expected ')' to close the call");
+		size_t e = p->i;
+		while (e > at && isspace((unsigned char)p->s[e - 1])) e--;
+		if (e == at) return err(p, "expected an attribute");
+		*items = xrealloc(*items, (*n + 1) * sizeof(char *));
+		(*items)[(*n)++] = xstrndup(p->s + at, e - at);
+		if (p->s[p->i++] == ')') return DJC_OK;
+	}
+}
+
+/* .proj(...) or .aggr(group, ...) applied to *e. */
+static int method(ps *p, const char *m, djc_expr **e)
+{
+	while (p->s[p->i] != '(') p->i++;
+	p->i++;
+	djc_expr *g = NULL, *r = NULL;
+	int rc = DJC_OK;
+	if (!strcmp(m, "aggr")) {
+		if ((rc = expr(p, &g))) return rc;
+		ws(p);
+		if (p->s[p->i] == ',') p->i++;
+		else if (p->s[p->i] != ')') { djc_expr_free(g); return err(p, "expected ',' or ')' after aggr's group"); }
+	}
+	char **items;
+	size_t n;
+	rc = call_items(p, &items, &n);
+	if (!rc) rc = g ? djc_expr_aggr(&r, p->c, *e, g, (const char *const *)items, n)
+			: djc_expr_proj(&r, p->c, *e, (const char *const *)items, n);
+	for (size_t k = 0; k < n; k++) free(items[k]);
+	free(items);
+	djc_expr_free(g);
+	djc_expr_free(*e);
+	*e = r;
+	return rc;
+}
+
+/* U(a, b).aggr(group, name=f(x), ...), after "U(". */
+static int group_by(ps *p, djc_expr **out)
+{
+	char **by, **items = NULL;
+	size_t nby, n = 0;
+	djc_expr *g = NULL;
+	const char *m = NULL;
+	int rc = call_items(p, &by, &nby);
+	if (!rc) {
+		ws(p);
+		if (method_next(p, &m) != 1 || strcmp(m, "aggr")) rc = err(p, "expected .aggr( after U(...)");
+	}
+	if (!rc) {
+		while (p->s[p->i] != '(') p->i++;
+		p->i++;
+		rc = expr(p, &g);
+	}
+	if (!rc) {
+		ws(p);
+		if (p->s[p->i] == ',') p->i++;
+		else if (p->s[p->i] != ')') rc = err(p, "expected ',' or ')' after aggr's group");
+	}
+	if (!rc) rc = call_items(p, &items, &n);
+	if (!rc) rc = djc_expr_group(out, p->c, g, (const char *const *)by, nby, (const char *const *)items, n);
+	for (size_t k = 0; k < nby; k++) free(by[k]);
+	for (size_t k = 0; k < n; k++) free(items[k]);
+	free(by);
+	free(items);
+	djc_expr_free(g);
+	return rc;
+}
+
+static int post(ps *p, djc_expr **out)
+{
+	int rc = primary(p, out);
+	for (;;) {
+		if (rc) return rc;
+		ws(p);
+		const char *m = NULL;
+		int k = method_next(p, &m);
+		if (k < 0) { p->i++; rc = err(p, "expected .proj( or .aggr("); }
+		else if (!k) return DJC_OK;
+		else rc = method(p, m, out);
+		if (rc) { djc_expr_free(*out); *out = NULL; }
+	}
+}
+
+/* A JSON restriction at p: the text of a balanced {...} or [...]. */
+static int json_cond(ps *p, char **out)
+{
+	size_t at = p->i;
+	int depth = 0;
+	char q = 0;
+	for (; p->s[p->i]; p->i++) {
+		char ch = p->s[p->i];
+		if (q) { if (ch == '\\' && p->s[p->i + 1]) p->i++; else if (ch == q) q = 0; continue; }
+		if (ch == '"') q = ch;
+		else if (ch == '{' || ch == '[') depth++;
+		else if ((ch == '}' || ch == ']') && --depth == 0) { p->i++; break; }
+	}
+	if (depth) { p->i = at; return err(p, "unbalanced JSON restriction"); }
+	*out = xstrndup(p->s + at, p->i - at);
+	return DJC_OK;
+}
+
+/* l op r for op '&' or '-': r a JSON restriction or an expression (lower
+ * is what r may be: a product for '-', a sub for '&'). */
+static int restrict_by(ps *p, djc_expr **l, int neg, int (*lower)(ps *, djc_expr **))
+{
+	ws(p);
+	djc_expr *r = NULL;
+	int rc;
+	if (p->s[p->i] == '{' || p->s[p->i] == '[') {
+		char *j = NULL;
+		if ((rc = json_cond(p, &j))) return rc;
+		rc = neg ? djc_expr_anti(&r, p->c, *l, j) : djc_expr_restrict(&r, p->c, *l, j);
+		free(j);
+	} else if (p->s[p->i] == '\'' || p->s[p->i] == '"') {
+		return err(p, "a condition text ('...') is not supported yet: restrict by a JSON object, e.g. {\"subject\": \"m1\"}");
+	} else {
+		djc_expr *b;
+		if ((rc = lower(p, &b))) return rc;
+		rc = neg ? djc_expr_anti_expr(&r, p->c, *l, b) : djc_expr_restrict_expr(&r, p->c, *l, b);
+		djc_expr_free(b);
+	}
+	djc_expr_free(*l);
+	*l = r;
+	return rc;
+}
+
+static int product(ps *p, djc_expr **out)
+{
+	int rc = post(p, out);
+	while (!rc) {
+		ws(p);
+		if (p->s[p->i] != '*') return DJC_OK;
+		p->i++;
+		djc_expr *b, *j = NULL;
+		if ((rc = post(p, &b))) break;
+		rc = djc_expr_join(&j, p->c, *out, b);
+		djc_expr_free(b);
+		djc_expr_free(*out);
+		*out = j;
+	}
+	djc_expr_free(*out);
+	*out = NULL;
+	return rc;
+}
+
+static int sub(ps *p, djc_expr **out)
+{
+	int rc = product(p, out);
+	while (!rc) {
+		ws(p);
+		if (p->s[p->i] != '-') return DJC_OK;
+		p->i++;
+		rc = restrict_by(p, out, 1, product);
+	}
+	djc_expr_free(*out);
+	*out = NULL;
+	return rc;
+}
+
+static int expr(ps *p, djc_expr **out)
+{
+	*out = NULL;
+	int rc = sub(p, out);
+	while (!rc) {
+		ws(p);
+		/* a '-' here follows a JSON restriction: (A & {...}) - ... */
+		char op = p->s[p->i];
+		if (op != '&' && op != '-') return DJC_OK;
+		p->i++;
+		rc = op == '&' ? restrict_by(p, out, 0, sub) : restrict_by(p, out, 1, product);
+	}
+	djc_expr_free(*out);
+	*out = NULL;
+	return rc;
+}
+
+int alg_parse(djc_expr **out, djc_conn *c, const char *text)
+{
+	*out = NULL;
+	ps p = {c, text ? text : "", 0};
+	int rc = expr(&p, out);
+	ws(&p);
+	if (!rc && p.s[p.i]) {
+		djc_expr_free(*out);
+		*out = NULL;
+		rc = err(&p, "unexpected text");
+	}
+	return rc;
+}
+
+int djc_expr_parse(djc_expr **out, djc_conn *c, const char *text)
+{
+	if (!c) return DJC_EINVAL;
+	return alg_parse(out, c, text);
+}

@@ -1,0 +1,176 @@
+#!/bin/bash
+# test_query.sh - DataJoint's query algebra on the command line (issue 39):
+# `djc fetch EXPR` (join, restriction by JSON and by another expression,
+# anti-restriction, proj, aggr, parentheses) with --format table|csv|tsv|
+# json|jsonl, --attrs, --order-by, --limit, --offset, --fetch1, --explain
+# (one statement, placeholders, nothing run); `djc delete EXPR`; bad input
+# (unknown attributes and tables, incompatible joins, syntax) is one line on
+# stderr, exit 2, nothing printed or changed.
+. "$ROOT/tests/cli/lib.sh"
+
+cat > p.djc <<'P'
+Subject (manual)
+    subject : varchar(16)
+    ---
+    species : varchar(16)
+    weight : float64
+
+Session (manual)
+    -> Subject
+    session : int32
+    ---
+    note : varchar(32)
+
+Memo (manual)
+    subject : varchar(16)
+    memo : int32
+    ---
+    note : varchar(32)
+
+Trial (manual)
+    -> Session
+    trial : int32
+    ---
+    duration : float64
+
+Stats (manual)
+    -> Session
+    ---
+    n_trials : int32
+P
+djc declare p.djc >/dev/null
+printf '%s\n' '{"subject":"m1","species":"mouse","weight":20}' '{"subject":"m2","species":"mouse","weight":22}' \
+	'{"subject":"r1","species":"rat","weight":300}' | djc insert Subject >/dev/null
+printf '%s\n' '{"subject":"m1","session":1,"note":"a"}' '{"subject":"m1","session":2,"note":"b"}' \
+	'{"subject":"m2","session":1,"note":"c"}' '{"subject":"r1","session":1,"note":"d"}' | djc insert Session >/dev/null
+printf '%s\n' '{"subject":"m1","session":1,"trial":1,"duration":1}' '{"subject":"m1","session":1,"trial":2,"duration":2}' \
+	'{"subject":"m1","session":2,"trial":1,"duration":6}' '{"subject":"r1","session":1,"trial":1,"duration":8}' |
+	djc insert Trial >/dev/null
+printf '%s\n' '{"subject":"m1","session":1,"n_trials":2}' '{"subject":"m1","session":2,"n_trials":1}' \
+	'{"subject":"r1","session":1,"n_trials":1}' | djc insert Stats >/dev/null
+printf '%s\n' '{"subject":"m1","memo":1,"note":"x"}' | djc insert Memo >/dev/null
+
+case_join() {
+expect_out "a join restricted by a JSON condition" "subject,session,note,n_trials
+m1,1,a,2
+m1,2,b,1" djc fetch 'Session * Stats & {"subject": "m1"}' --format csv
+expect_out "a join restricted by a parent's attribute (semijoin)" "subject,session,note,n_trials
+m1,1,a,2
+m1,2,b,1" djc fetch 'Session * Stats & (Subject & {"species": "mouse"})' --format csv
+expect_out "the parent's attributes joined in" "subject,session,species,note,n_trials
+r1,1,rat,d,1" djc fetch 'Subject * Session * Stats & {"species": "rat"}' --format csv --attrs subject,session,species,note,n_trials
+expect_out "anti-restriction by an expression" "subject,session,note
+m2,1,c" djc fetch 'Session - Stats' --format csv
+expect_out "anti-restriction by JSON: NOT (a AND b)" "subject,session
+m1,2
+m2,1
+r1,1" djc fetch 'Session.proj() - {"subject": "m1", "session": 1}' --format csv
+expect_out "parentheses and precedence: A - B & C is (A - B) & C" "subject,session,note
+m2,1,c" djc fetch '(Session - Stats) & Subject' --format csv
+}
+tcase join
+
+case_proj_aggr() {
+expect_out "proj renames and keeps the key" "subject,session,label
+m1,1,a
+m1,2,b
+m2,1,c
+r1,1,d" djc fetch 'Session.proj(label=note)' --format csv
+expect_out "an aggregation per subject (every subject, 0 without trials)" "subject,n,total
+m1,3,9
+m2,0,
+r1,1,8" djc fetch 'Subject.aggr(Trial, n=count(), total=sum(duration))' --format csv
+expect_out "an aggregation restricted on its computed attribute" "subject,species,n
+m1,mouse,3" djc fetch 'Subject.aggr(Trial, species, n=count()) & {"n": {">": 1}}' --format csv
+expect_out "U(subject).aggr: one row per value" "subject,n,total
+m1,2,3
+r1,1,1" djc fetch 'U(subject).aggr(Session * Stats, n=count(), total=sum(n_trials))' --format csv
+expect_out "an aggregation joined with its group's parent" "subject,session,note,m
+m1,1,a,2
+m1,2,b,6
+m2,1,c,
+r1,1,d,8" djc fetch 'Session.aggr(Trial, m=max(duration)) * Session' --format csv --attrs subject,session,note,m
+}
+tcase proj_aggr
+
+case_formats() {
+expect_out "--format table: aligned, key starred, a row count" "*subject  *session  note
+--------  --------  ----
+m2        1         c
+(1 row)" djc fetch 'Session - Stats'
+expect_out "--format tsv, NULL as \\N" "subject	n	total
+m2	0	\\N" djc fetch 'Subject.aggr(Trial, n=count(), total=sum(duration)) & {"subject": "m2"}' --format tsv
+expect_out "--format jsonl" '{"subject":"m2","session":1,"note":"c"}' djc fetch 'Session - Stats' --format jsonl
+expect_out "--format json is JSON Lines too" '{"subject":"m2","session":1,"note":"c"}' djc fetch 'Session - Stats' --format json
+expect_out "--attrs --order-by --limit --offset" "note,session
+c,1
+b,2" djc fetch Session --attrs note,session --order-by 'note desc, session' --limit 2 --offset 1 --format csv
+expect_out "--order-by KEY DESC --limit" "subject,session
+r1,1" djc fetch 'Session.proj()' --order-by 'KEY desc' --limit 1 --format csv
+expect_out "--offset alone" "subject
+r1" djc fetch Subject --attrs subject --offset 2 --format csv
+expect_out "a plain table with --where prints as before" "subject,session,note
+m1,2,b" djc fetch Session --where '{"session": 2}' --format csv
+}
+tcase formats
+
+case_fetch1() {
+expect_out "--fetch1: exactly one row" '{"subject":"m2","session":1,"note":"c"}' djc fetch 'Session - Stats' --fetch1 --format json
+expect_fail 2 "--fetch1 of two rows" 'fetch1: Session & \{"subject": "m1"\} has more than one row, not exactly one' \
+	djc fetch 'Session & {"subject": "m1"}' --fetch1
+[ -z "$OUT" ]; check "--fetch1 of two rows prints no row" [ -z "$OUT" ]
+expect_fail 2 "--fetch1 of none" 'has no rows, not exactly one' djc fetch 'Session & {"subject": "zz"}' --fetch1
+}
+tcase fetch1
+
+case_explain() {
+run djc fetch 'Session * Stats & {"subject": "m1"} & (Subject & {"species": "mouse"})' --explain
+check "--explain prints one statement" [ "$RC" = 0 ] && [ "$(printf '%s\n' "$OUT" | grep -c .)" = 1 ]
+check "--explain: a SELECT with the values as placeholders" eval 'printf "%s" "$OUT" | grep -Eq "^SELECT .* WHERE .*= \? AND EXISTS \(SELECT 1 FROM .*= \?" && ! printf "%s" "$OUT" | grep -q m1'
+run djc fetch 'Subject.aggr(Trial, n=count())' --explain --limit 2
+check "--explain of an aggregation: GROUP BY, LEFT JOIN, LIMIT" eval 'printf "%s" "$OUT" | grep -Eq "LEFT JOIN .* GROUP BY .* LIMIT 2$"'
+# nothing runs: a --fetch1 of two rows would fail if it did
+run djc fetch 'Session & {"subject": "m1"}' --fetch1 --explain
+check "--explain runs nothing (a --fetch1 that would fail explains)" eval '[ "$RC" = 0 ] && printf "%s" "$OUT" | grep -Eq "^SELECT .* LIMIT 2$"'
+}
+tcase explain
+
+case_bad_input() {
+expect_fail 2 "an unknown attribute names the valid ones" 'proj names "notes", which is not an attribute of Session \(did you mean note\? its attributes: subject, session, note\)' \
+	djc fetch 'Session.proj(notes)'
+[ -z "$OUT" ]; check "nothing printed for a bad expression" [ -z "$OUT" ]
+expect_fail 2 "an unknown attribute in a restriction" 'restriction names "speces", which is not an attribute of Subject \(did you mean species\?' \
+	djc fetch 'Subject & {"speces": "rat"}'
+expect_fail 2 "an incompatible join: namesakes of different origin" "cannot join Session and Memo on attribute 'subject': it comes from Subject.subject in one and from Memo.subject" \
+	djc fetch 'Session * Memo'
+expect_fail 2 "a join on a shared plain secondary attribute" "cannot join .* on attribute 'note': it is not a key attribute or one inherited" \
+	djc fetch 'Session * Memo.proj(m=subject, note)'
+expect_fail 2 "an unknown table: did you mean" 'unknown table "Sesion" \(did you mean Session\?' djc fetch 'Sesion * Stats'
+expect_fail 2 "a syntax error names its column" "expression: expected a table name or '\(' at column 11" djc fetch 'Session * '
+expect_fail 2 "unbalanced parentheses" "expected '\)' at column" djc fetch '(Session * Stats'
+expect_fail 2 "an unknown --order-by attribute" 'order by names "nope"' djc fetch Session --order-by 'nope desc'
+expect_fail 2 "a bad direction" "'sideways' after 'note' is not asc or desc" djc fetch Session --order-by 'note sideways'
+expect_fail 2 "an unknown --attrs attribute" 'attributes names "x"' djc fetch 'Session - Stats' --attrs subject,x
+expect_fail 2 "--limit must be a number" '--limit takes a whole number >= 0' djc fetch Session --limit -3
+expect_fail 2 "an aggregation whose group lacks the key" "aggr: the group Subject must have every primary key attribute of Session; it has no 'session'" \
+	djc fetch 'Session.aggr(Subject, n=count())'
+expect_fail 2 "an unknown aggregate function" "'x=median\(duration\)' is not one of count\(\)" djc fetch 'Session.aggr(Trial, x=median(duration))'
+expect_fail 2 "SQL after an expression is not accepted" 'expression: unexpected text at column 17' djc fetch 'Session * Stats ; drop table session'
+expect_out "the data is unchanged" "4" eval "djc fetch Session --format json | grep -c ."
+}
+tcase bad_input
+
+case_delete() {
+expect_out "delete EXPR --dry-run counts what cascades" "would delete 1 row from Stats
+would delete 1 row from Trial
+would delete 1 row from Session" djc delete 'Session & (Subject & {"species": "rat"})' --dry-run
+expect_fail 2 "delete of a join is refused" 'delete: Session \* Stats is not rows of one table' djc delete 'Session * Stats' --yes
+expect_out "delete EXPR" "deleted 1 row from Session" djc delete 'Session - Stats' --yes
+expect_out "the other sessions stay" "subject,session
+m1,1
+m1,2
+r1,1" djc fetch 'Session.proj()' --format csv
+}
+tcase delete proj_aggr formats fetch1 explain bad_input join
+
+finish
