@@ -544,7 +544,7 @@ static void comp_table(cc *k, const djc_expr *e, cq *out)
 {
 	q_sel *s = q_select(k->a);
 	const char *al = q_printf(k->a, "t%d", k->n++);
-	q_from_table(k->a, s, e->t->sql_name, al, 0);
+	q_from_table(k->a, s, table_sqlref(e->t), al, 0);
 	for (size_t i = 0; i < e->h.nattrs; i++) q_col_item(k->a, s, (q_col){al, NULL, e->h.attrs[i].name}, NULL);
 	*out = (cq){s, 1};
 }
