@@ -2,7 +2,7 @@
  * (docs/queries.md), with Python's precedence as DataJoint users write it:
  *
  *	expr    := sub ('&' (sub | cond))*
- *	sub     := product ('-' (product | cond))*
+ *	sub     := product ('-' (product | cond) | '+' product)*
  *	product := post ('*' post)*
  *	post    := primary ('.' ('proj' | 'aggr') '(' args ')')*
  *	primary := TABLE | '(' expr ')' | 'U(' attrs ').aggr(' expr ',' items ')'
@@ -252,9 +252,16 @@ static int sub(ps *p, djc_expr **out)
 	int rc = product(p, out);
 	while (!rc) {
 		ws(p);
-		if (p->s[p->i] != '-') return DJC_OK;
+		char op = p->s[p->i];
+		if (op != '-' && op != '+') return DJC_OK;
 		p->i++;
-		rc = restrict_by(p, out, 1, product);
+		if (op == '-') { rc = restrict_by(p, out, 1, product); continue; }
+		djc_expr *b, *u = NULL;
+		if ((rc = product(p, &b))) break;
+		rc = djc_expr_union(&u, p->c, *out, b);
+		djc_expr_free(b);
+		djc_expr_free(*out);
+		*out = u;
 	}
 	djc_expr_free(*out);
 	*out = NULL;

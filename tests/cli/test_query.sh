@@ -85,6 +85,12 @@ m1,mouse,3" djc fetch 'Subject.aggr(Trial, species, n=count()) & {"n": {">": 1}}
 expect_out "U(subject).aggr: one row per value" "subject,n,total
 m1,2,3
 r1,1,1" djc fetch 'U(subject).aggr(Session * Stats, n=count(), total=sum(n_trials))' --format csv
+expect_out "union: the outer union of two projections" "subject,session,n_trials,note
+m1,1,2,a
+m1,2,1,b
+m2,1,,c
+r1,1,1,d" djc fetch 'Stats.proj(n_trials) + Session.proj(note)' --format csv
+expect_fail 2 "union of operands sharing a secondary attribute" "union: Stats and Stats share the secondary attribute 'n_trials'" djc fetch 'Stats + Stats'
 expect_out "an aggregation joined with its group's parent" "subject,session,note,m
 m1,1,a,2
 m1,2,b,6

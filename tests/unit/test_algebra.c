@@ -243,6 +243,28 @@ static void t_semantic(void)
 	refused("A & {\"id_a\": 1", "unbalanced JSON restriction");
 }
 
+/* test_union, test_outer_union_fail_1/2, test_union_multiple: the same
+ * key, no shared secondary attribute, no lineage check. */
+static void t_union(void)
+{
+	LEN(16, "IJ + JI");
+	LEN(3, "(IJ & {\"j\": 2, \"i\": 0}) + (IJ & {\"j\": 2, \"i\": 1}) + (IJ & {\"j\": 2, \"i\": 2})");
+	refused("A + B", "must have the same primary key");
+	refused("B + B", "share the secondary attribute 'mu'");
+	const char *u = "(DataA & {\"idx\": [0, 1]}).proj(x=a) + (DataB & {\"idx\": [1, 2]}).proj(y=a)";
+	CHECK_STR(heading(u), "idx,x,y");
+	CHECK_STR(column(u, "idx", NULL, -1, 0), "0,1,2");
+	CHECK_STR(column(u, "y", NULL, -1, 0), "0,6,7");   /* NULL reads as 0 here */
+	char q[512];
+	snprintf(q, sizeof q, "(%s) & {\"x\": null}", u);
+	CHECK_STR(column(q, "y", NULL, -1, 0), "7");
+	snprintf(q, sizeof q, "(%s) & {\"y\": null}", u);
+	CHECK_STR(column(q, "x", NULL, -1, 0), "0");
+	snprintf(q, sizeof q, "DataA & (%s)", u);
+	LEN(3, q);
+	CHECK_STR(column("IJ + JI", "i", "j desc, i desc", 3, 0), "2,1,0");
+}
+
 /* dj.Top's cases as fetch's order, limit and offset; fetch1. */
 static void t_top(void)
 {
@@ -347,7 +369,7 @@ static void t_delete(void)
 int main(int argc, char **argv)
 {
 	t_cases(argc, argv, "test_algebra",
-		"load join:load rename:load restrict:load aggr:load semantic:load top:load one_statement:load builders:load delete:load");
+		"load join:load rename:load restrict:load aggr:load semantic:load top:load union:load one_statement:load builders:load delete:load");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -369,6 +391,7 @@ int main(int argc, char **argv)
 	if (t_want("aggr")) t_aggr();
 	if (t_want("semantic")) t_semantic();
 	if (t_want("top")) t_top();
+	if (t_want("union")) t_union();
 	if (t_want("one_statement")) t_one_statement();
 	if (t_want("builders")) t_builders();
 	if (t_want("delete")) t_delete();
