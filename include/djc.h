@@ -895,7 +895,8 @@ typedef struct djc_expr djc_expr;
 int djc_expr_table(djc_expr **out, djc_conn *conn, const char *table);
 /* a * b: the natural join on their shared attributes (none: all pairs). */
 int djc_expr_join(djc_expr **out, djc_conn *conn, djc_expr *a, djc_expr *b);
-/* a & where_json (djc_fetch's JSON restriction on a's heading). */
+/* a & where_json: djc_fetch's JSON restriction on a's heading, or
+ * condition text (docs/queries.md: 'subject = "m1" and duration > 3.5'). */
 int djc_expr_restrict(djc_expr **out, djc_conn *conn, djc_expr *a, const char *where_json);
 /* a - where_json: the rows of a the restriction does not match. */
 int djc_expr_anti(djc_expr **out, djc_conn *conn, djc_expr *a, const char *where_json);

@@ -3,6 +3,7 @@
  * query of sql/query.h (algebra.h). */
 #include "algebra.h"
 #include "util/near.h"
+#include "cond.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,7 +214,12 @@ static int where_json(djc_expr **out, djc_conn *c, djc_expr *a, const char *json
 	if (rc) return rc;
 	djc_expr *e = restricted(a, A_WHERE_JSON, neg);
 	e->text = json ? xstrdup(json) : NULL;
-	set_repr(e, neg ? "%s - %s" : "%s & %s", a->repr, json && *json ? json : "{}");
+	if (json && cond_is_text(json)) {   /* condition text, shown quoted */
+		char *q = xasprintf(strchr(json, '\'') ? "\"%s\"" : "'%s'", json);
+		set_repr(e, neg ? "%s - %s" : "%s & %s", a->repr, q);
+		free(q);
+	} else
+		set_repr(e, neg ? "%s - %s" : "%s & %s", a->repr, json && *json ? json : "{}");
 	*out = e;
 	return DJC_OK;
 }
