@@ -78,7 +78,9 @@ check "--explain of condition text: placeholders, no values" eval 'printf "%s" "
 expect_out "anti-restriction by condition text" "subject,session
 m1,1
 m1,2
-r1,1" djc fetch "Session.proj() - 'note = \"c\"'" --format csv
+r1,1" djc fetch "(Session - 'note = \"c\"').proj()" --format csv
+expect_fail 2 "condition text names what the expression has" '"note" is not an attribute of Session.proj\(\) \(the valid names: subject, session\)' \
+	djc fetch "Session.proj() - 'note = \"c\"'"
 expect_fail 2 "a condition's SQL is refused, naming its column" "condition, column 9: ';' is not part of a condition" \
 	djc fetch "Session & 'note = 1; drop table session'"
 expect_fail 2 "a '1=1 or' trick is refused" "compares two values" djc fetch "Session & '1=1 or note = 1'"
