@@ -895,7 +895,8 @@ typedef struct djc_expr djc_expr;
 int djc_expr_table(djc_expr **out, djc_conn *conn, const char *table);
 /* a * b: the natural join on their shared attributes (none: all pairs). */
 int djc_expr_join(djc_expr **out, djc_conn *conn, djc_expr *a, djc_expr *b);
-/* a & where_json (djc_fetch's JSON restriction on a's heading). */
+/* a & where_json: djc_fetch's JSON restriction on a's heading, or
+ * condition text (docs/queries.md: 'subject = "m1" and duration > 3.5'). */
 int djc_expr_restrict(djc_expr **out, djc_conn *conn, djc_expr *a, const char *where_json);
 /* a - where_json: the rows of a the restriction does not match. */
 int djc_expr_anti(djc_expr **out, djc_conn *conn, djc_expr *a, const char *where_json);
@@ -913,6 +914,10 @@ int djc_expr_proj(djc_expr **out, djc_conn *conn, djc_expr *a, const char *const
  * b (count() or count(*): the matching rows of b, 0 for none). b must
  * have every primary key attribute of a. */
 int djc_expr_aggr(djc_expr **out, djc_conn *conn, djc_expr *a, djc_expr *b, const char *const *attrs, size_t n);
+/* a + b: DataJoint's union. a and b must have the same primary key and
+ * share no other attribute; every key of either, with a's attributes
+ * (NULL where only b has the key) and b's (NULL where only a has it). */
+int djc_expr_union(djc_expr **out, djc_conn *conn, djc_expr *a, djc_expr *b);
 /* DataJoint's dj.U(by...).aggr(b, ...): one row per distinct value of the
  * attributes by[0..nby) of b (its primary key), with attrs[0..n) each
  * "name=f(x)" as djc_expr_aggr's (count(): b's rows with that value). */

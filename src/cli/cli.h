@@ -139,7 +139,7 @@ double parse_double(const char *opt, const char *v);
 void check_json(const char *opt, const char *v);
 /* 1 when a command's TABLE argument is a table name (as before issue 39),
  * 0 when it is an expression of the algebra (a bracket, A * B, A & B,
- * A - B):
+ * A + B, A - B):
  * fetch and delete (cmd_data.c). Anything else, spaces and quotes
  * included, is a table name, unknown as before. */
 int cli_plain_name(const char *s);

@@ -103,10 +103,10 @@ int cli_plain_name(const char *s)
 {
 	for (const char *p = s; *p; p++) {
 		if (strchr("(){}[]", *p)) return 0;
-		if (*p == '*' || *p == '&') {   /* A * B, A & {...}: an operand after it, or a space before */
+		if (*p == '*' || *p == '&' || *p == '+') {   /* A * B, A & {...}: an operand after it, or a space before */
 			const char *a = p + 1;
 			while (*a == ' ') a++;
-			if (isalnum((unsigned char)*a) || (*a && strchr("_({[", *a)) || (p > s && p[-1] == ' ')) return 0;
+			if (isalnum((unsigned char)*a) || (*a && strchr("_({['\"", *a)) || (p > s && p[-1] == ' ')) return 0;
 		}
 		if (*p != '-') continue;
 		const char *b = p;   /* A - B: a name or a closing bracket before the '-' */

@@ -417,6 +417,10 @@ static int items_sql(db_conn *db, const q_sel *s, q_out *o)
 			col_sql(db, o->sql, &it->col);
 			if (it->as) { sb_add(o->sql, " AS "); db_qi(db, o->sql, it->as); }
 			break;
+		case QI_NULL:
+			sb_add(o->sql, "NULL AS ");
+			db_qi(db, o->sql, it->as);
+			break;
 		case QI_STAR: sb_addc(o->sql, '*'); break;
 		case QI_ONE: sb_addc(o->sql, '1'); break;
 		case QI_COUNT: sb_add(o->sql, "count(*)"); break;
@@ -481,6 +485,10 @@ int q_select_sql(db_conn *db, const q_sel *s, q_out *o)
 	}
 	if (s->limit >= 0) sb_printf(o->sql, " LIMIT %ld", s->limit);
 	if (s->offset >= 0) sb_printf(o->sql, " OFFSET %ld", s->offset);
+	if (s->union_all) {
+		sb_add(o->sql, " UNION ALL ");
+		return q_select_sql(db, s->union_all, o);
+	}
 	return DJC_OK;
 }
 

@@ -113,7 +113,8 @@ typedef enum q_item_kind {
 	QI_ONE,       /* the constant 1 (an EXISTS, a probe) */
 	QI_COUNT,     /* the number of rows */
 	QI_COUNT_IF,  /* the number of rows for which cond holds (0 for none) */
-	QI_AGG        /* agg(col) [AS as]: one of count sum avg min max (the algebra's aggr) */
+	QI_AGG,       /* agg(col) [AS as]: one of count sum avg min max (the algebra's aggr) */
+	QI_NULL       /* NULL AS as (the missing side of the algebra's union) */
 } q_item_kind;
 
 typedef struct q_item {
@@ -147,6 +148,8 @@ struct q_sel {
 	unsigned char *desc;   /* per ORDER BY column: 1 for descending (q_order_desc); NULL: none */
 	q_col *group;          /* GROUP BY columns */
 	size_t ngroup, capgroup;
+	const q_sel *union_all;   /* this query UNION ALL that one (which may have its own); the
+	                           * queries without ORDER BY / LIMIT, same items */
 };
 
 q_sel *q_select(q_arena *a);

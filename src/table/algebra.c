@@ -3,6 +3,7 @@
  * query of sql/query.h (algebra.h). */
 #include "algebra.h"
 #include "util/near.h"
+#include "cond.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,7 +214,12 @@ static int where_json(djc_expr **out, djc_conn *c, djc_expr *a, const char *json
 	if (rc) return rc;
 	djc_expr *e = restricted(a, A_WHERE_JSON, neg);
 	e->text = json ? xstrdup(json) : NULL;
-	set_repr(e, neg ? "%s - %s" : "%s & %s", a->repr, json && *json ? json : "{}");
+	if (json && cond_is_text(json)) {   /* condition text, shown quoted */
+		char *q = xasprintf(strchr(json, '\'') ? "\"%s\"" : "'%s'", json);
+		set_repr(e, neg ? "%s - %s" : "%s & %s", a->repr, q);
+		free(q);
+	} else
+		set_repr(e, neg ? "%s - %s" : "%s & %s", a->repr, json && *json ? json : "{}");
 	*out = e;
 	return DJC_OK;
 }
@@ -485,6 +491,34 @@ int djc_expr_group(djc_expr **out, djc_conn *c, djc_expr *b, const char *const *
 	return DJC_OK;
 }
 
+int djc_expr_union(djc_expr **out, djc_conn *c, djc_expr *a, djc_expr *b)
+{
+	*out = NULL;
+	if (!a || !b) return conn_fail(c, DJC_EINVAL, "union: an operand is NULL");
+	for (int side = 0; side < 2; side++) {
+		const djc_expr *p = side ? b : a, *q = side ? a : b;
+		for (size_t i = 0; i < p->h.nattrs; i++) {
+			int j = alg_find(q, p->h.attrs[i].name);
+			int pk = p->h.attrs[i].in_key, qk = j >= 0 && q->h.attrs[j].in_key;
+			if (pk != qk && (pk || j >= 0))
+				return conn_fail(c, DJC_EINVAL, "union: %s and %s must have the same primary key ('%s' is in the key of "
+						 "one only)", a->repr, b->repr, p->h.attrs[i].name);
+			if (!pk && j >= 0)
+				return conn_fail(c, DJC_EINVAL, "union: %s and %s share the secondary attribute '%s' (project it away "
+						 "or rename it)", a->repr, b->repr, p->h.attrs[i].name);
+		}
+	}
+	djc_expr *e = expr_new(A_UNION, a->h.nattrs + b->h.nattrs);
+	e->l = expr_ref(a);
+	e->r = expr_ref(b);
+	set_repr(e, "%s + %s", a->repr, b->repr);
+	for (size_t i = 0; i < a->h.nattrs; i++) hd_copy(e, a, i, a->h.attrs[i].in_key);
+	for (size_t j = 0; j < b->h.nattrs; j++)
+		if (!b->h.attrs[j].in_key) hd_copy(e, b, j, 0);
+	*out = e;
+	return DJC_OK;
+}
+
 /* ---------------------------------------------------------------- compile */
 
 /* A compilation: the arena, the connection (messages), the aliases used. */
@@ -697,6 +731,55 @@ static int comp_group(cc *k, const djc_expr *e, cq *out)
 	return DJC_OK;
 }
 
+/* NOT EXISTS (a row of e with the key of the row cols name). */
+static int absent(cc *k, const djc_expr *e, const q_item *items, const djc_expr *of, q_node **out)
+{
+	cq x;
+	int rc = comp_open(k, e, &x);
+	if (rc) return rc;
+	for (size_t i = 0; i < e->h.nattrs; i++)
+		if (e->h.attrs[i].in_key)
+			q_where(k->a, x.s, q_same(k->a, x.s->items[i].col, icol(items, of, e->h.attrs[i].name)));
+	take_items(x.s);
+	q_item_add(k->a, x.s, QI_ONE, NULL);
+	*out = q_exists(k->a, x.s, 1);
+	return DJC_OK;
+}
+
+/* l + r: l's rows with r's attributes where r has the key (LEFT JOIN),
+ * UNION ALL r's rows whose key l has not, with NULL for l's attributes
+ * (DataJoint's outer union; the two parts share no key). */
+static int comp_union(cc *k, const djc_expr *e, cq *out)
+{
+	cq x, y, z;
+	int rc = comp_open(k, e->l, &x);
+	if (!rc) rc = comp(k, e->r, &y);
+	if (!rc) rc = comp_open(k, e->r, &z);
+	if (rc) return rc;
+	const char *g = q_printf(k->a, "g%d", k->n++);
+	q_node *on = q_from_query(k->a, x.s, y.s, g, 1);
+	for (size_t i = 0; i < e->r->h.nattrs; i++)
+		if (e->r->h.attrs[i].in_key)
+			q_add(k->a, on, q_same(k->a, icol(x.s->items, e->l, e->r->h.attrs[i].name), (q_col){g, NULL, e->r->h.attrs[i].name}));
+	q_node *none;
+	if ((rc = absent(k, e->l, z.s->items, e->r, &none))) return rc;
+	q_where(k->a, z.s, none);
+	q_item *xi = take_items(x.s), *zi = take_items(z.s);
+	for (size_t i = 0; i < e->h.nattrs; i++) {
+		const char *n = e->h.attrs[i].name;
+		int in_l = alg_find(e->l, n) >= 0, in_r = alg_find(e->r, n) >= 0;
+		item(k, x.s, in_l ? icol(xi, e->l, n) : (q_col){g, NULL, n}, n);
+		if (in_r) item(k, z.s, icol(zi, e->r, n), n);
+		else {
+			q_item_add(k->a, z.s, QI_NULL, NULL);
+			z.s->items[z.s->nitems - 1].as = q_strdup(k->a, n);
+		}
+	}
+	x.s->union_all = z.s;
+	*out = (cq){x.s, 0};
+	return DJC_OK;
+}
+
 static int comp(cc *k, const djc_expr *e, cq *out)
 {
 	switch (e->k) {
@@ -707,6 +790,7 @@ static int comp(cc *k, const djc_expr *e, cq *out)
 	case A_PROJ: return comp_proj(k, e, out);
 	case A_AGGR: return comp_aggr(k, e, out);
 	case A_GROUP: return comp_group(k, e, out);
+	case A_UNION: return comp_union(k, e, out);
 	case A_WHERE_TEXT: break;
 	}
 	return conn_fail(k->c, DJC_EINVAL, "condition text is not supported yet");

@@ -16,7 +16,8 @@
 
 typedef enum alg_kind {
 	A_TABLE, A_JOIN, A_WHERE_JSON, A_WHERE_TEXT, A_WHERE_EXPR, A_PROJ, A_AGGR,
-	A_GROUP   /* DataJoint's dj.U(attrs).aggr(r, ...): one row per value of attrs in r */
+	A_GROUP,  /* DataJoint's dj.U(attrs).aggr(r, ...): one row per value of attrs in r */
+	A_UNION   /* l + r: same primary key, no shared secondary attribute */
 } alg_kind;
 
 typedef enum alg_fn { F_NONE, F_COUNT, F_SUM, F_AVG, F_MIN, F_MAX } alg_fn;

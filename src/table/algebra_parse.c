@@ -2,11 +2,12 @@
  * (docs/queries.md), with Python's precedence as DataJoint users write it:
  *
  *	expr    := sub ('&' (sub | cond))*
- *	sub     := product ('-' (product | cond))*
+ *	sub     := product ('-' (product | cond) | '+' product)*
  *	product := post ('*' post)*
  *	post    := primary ('.' ('proj' | 'aggr') '(' args ')')*
  *	primary := TABLE | '(' expr ')' | 'U(' attrs ').aggr(' expr ',' items ')'
- *	cond    := a JSON object or list (a JSON restriction)
+ *	cond    := a JSON object or list (a JSON restriction), or condition
+ *	           text in quotes ('subject = "m1"', table/cond.h)
  *
  * TABLE is a declared table's name (Master.Part too). Every error names
  * its column; nothing is run while parsing (the builders check names). */
@@ -203,6 +204,27 @@ static int json_cond(ps *p, char **out)
 	return DJC_OK;
 }
 
+/* Condition text at p: '...' or "..." (a backslash before the quote
+ * keeps it; other backslashes are the condition's own), unquoted. */
+static int quoted(ps *p, char **out)
+{
+	size_t at = p->i;
+	char q = p->s[p->i++];
+	sb_t b = SB_INIT;
+	for (; p->s[p->i] && p->s[p->i] != q; p->i++) {
+		if (p->s[p->i] == '\\' && p->s[p->i + 1] == q) p->i++;
+		sb_addc(&b, p->s[p->i]);
+	}
+	if (!p->s[p->i]) {
+		sb_free(&b);
+		p->i = at;
+		return err(p, "unterminated condition text");
+	}
+	p->i++;
+	*out = sb_steal(&b);
+	return DJC_OK;
+}
+
 /* l op r for op '&' or '-': r a JSON restriction or an expression (lower
  * is what r may be: a product for '-', a sub for '&'). */
 static int restrict_by(ps *p, djc_expr **l, int neg, int (*lower)(ps *, djc_expr **))
@@ -216,7 +238,10 @@ static int restrict_by(ps *p, djc_expr **l, int neg, int (*lower)(ps *, djc_expr
 		rc = neg ? djc_expr_anti(&r, p->c, *l, j) : djc_expr_restrict(&r, p->c, *l, j);
 		free(j);
 	} else if (p->s[p->i] == '\'' || p->s[p->i] == '"') {
-		return err(p, "a condition text ('...') is not supported yet: restrict by a JSON object, e.g. {\"subject\": \"m1\"}");
+		char *t = NULL;
+		if ((rc = quoted(p, &t))) return rc;
+		rc = neg ? djc_expr_anti(&r, p->c, *l, t) : djc_expr_restrict(&r, p->c, *l, t);
+		free(t);
 	} else {
 		djc_expr *b;
 		if ((rc = lower(p, &b))) return rc;
@@ -252,9 +277,16 @@ static int sub(ps *p, djc_expr **out)
 	int rc = product(p, out);
 	while (!rc) {
 		ws(p);
-		if (p->s[p->i] != '-') return DJC_OK;
+		char op = p->s[p->i];
+		if (op != '-' && op != '+') return DJC_OK;
 		p->i++;
-		rc = restrict_by(p, out, 1, product);
+		if (op == '-') { rc = restrict_by(p, out, 1, product); continue; }
+		djc_expr *b, *u = NULL;
+		if ((rc = product(p, &b))) break;
+		rc = djc_expr_union(&u, p->c, *out, b);
+		djc_expr_free(b);
+		djc_expr_free(*out);
+		*out = u;
 	}
 	djc_expr_free(*out);
 	*out = NULL;

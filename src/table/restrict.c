@@ -8,6 +8,7 @@
  * attribute, never a different set of rows. */
 #include "table.h"
 #include "util/near.h"
+#include "cond.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +246,8 @@ int restrict_node_at(q_node **out, q_arena *a, djc_conn *c, const table *t, cons
 {
 	*out = NULL;
 	if (!where_json || !*where_json) return DJC_OK;
+	int rt = restrict_text_at(out, a, c, t, where_json, ref, source_only);
+	if (rt != RESTRICT_JSON) return rt;
 	json_error_t je;
 	json_t *j = json_loads(where_json, JSON_REJECT_DUPLICATES, &je);
 	if (!j) return conn_fail(c, DJC_EINVAL, "restriction is not valid JSON (column %d): %s", je.column, je.text);
@@ -419,4 +422,198 @@ q_node *not_in_target(q_arena *a, const table *t, const char *alias)
 		q_where(a, s, q_same(a, (q_col){"tg", NULL, n}, (q_col){alias, NULL, n}));
 	}
 	return q_exists(a, s, 1);
+}
+
+/* ------------------------------------------- condition text (issue 39) */
+
+/* A table's attributes (or its key attributes from its parents) as the
+ * names of a condition, their columns qualified as ref says. */
+typedef struct thead {
+	const table *t;
+	q_col ref;
+	int source_only;
+	int missed;          /* a name was not found */
+} thead;
+
+static attr *th_attr(const thead *h, const char *name)
+{
+	attr *a = table_attr(h->t, name);
+	if (!a || !h->source_only) return a;
+	for (size_t i = 0; i < h->t->nsrc; i++)
+		if (&h->t->attrs[h->t->src[i]] == a) return a;
+	return NULL;
+}
+
+static int th_resolve(void *ctx, const char *name, cond_ref *out)
+{
+	thead *h = ctx;
+	attr *a = th_attr(h, name);
+	if (!a) { h->missed = 1; return 1; }
+	out->col = h->ref;
+	out->col.name = a->name;
+	out->a = a;
+	return 0;
+}
+
+static size_t th_names(void *ctx, const char **names, size_t max)
+{
+	thead *h = ctx;
+	size_t n = h->source_only ? h->t->nsrc : h->t->nattrs;
+	for (size_t i = 0; i < n && i < max; i++) names[i] = h->t->attrs[h->source_only ? h->t->src[i] : i].name;
+	return n;
+}
+
+/* Condition text on h's table's attributes (h->source_only: its key
+ * attributes from its parents) as a node; h->missed: whether a name was
+ * unknown. */
+static int text_node(q_node **out, q_arena *a, djc_conn *c, thead *h, const char *text)
+{
+	char *what = xasprintf(h->source_only ? "a key attribute from the parents of %s" : "an attribute of %s", h->t->name);
+	cond_heading hd = {th_resolve, th_names, h, what};
+	char *msg = NULL;
+	int rc = cond_compile(out, a, text, &hd, &msg);
+	if (rc) rc = conn_fail(c, rc, "%s", msg);
+	else (*out)->bound_max = WHERE_BOUND_MAX;
+	free(msg);
+	free(what);
+	return rc;
+}
+
+/* ------------------------------- a key source's tables and their ancestors */
+
+/* t's key source's tables, then the tables their primary keys reference
+ * (and theirs), joined in one query whose columns are all their
+ * attributes, each name once (the first table having it gives it). */
+typedef struct ks_wide {
+	const table *tb[64];
+	const char *al[64];
+	size_t n;
+	table head;          /* the heading: name and attrs (in the arena) */
+} ks_wide;
+
+/* The ancestor tables through the primary keys of w's tables, joined into
+ * s on their keys (a table reached twice: the second path a condition). */
+static void ks_ancestors(q_arena *a, q_sel *s, ks_wide *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		for (size_t f = 0; f < w->tb[i]->nfks; f++) {
+			const fkey *fk = &w->tb[i]->fks[f];
+			if (!fk->in_key || !fk->ptable) continue;
+			size_t p = 0;
+			while (p < w->n && w->tb[p] != fk->ptable) p++;
+			if (p == w->n && w->n == 64) continue;
+			q_node *on = NULL;
+			if (p == w->n) {
+				w->tb[p] = fk->ptable;
+				w->al[p] = q_printf(a, "a%zu", p);
+				on = q_from_table(a, s, fk->ptable->sql_name, w->al[p], 0);
+				w->n++;
+			}
+			for (size_t k = 0; k < fk->nattrs; k++) {
+				q_node *eq = q_same(a, (q_col){w->al[i], NULL, fk->attrs[k]}, (q_col){w->al[p], NULL, fk->attrs[k]});
+				if (on) q_add(a, on, eq);
+				else q_where(a, s, eq);
+			}
+		}
+}
+
+/* w's query (every attribute of its tables) and heading. */
+static q_sel *ks_wide_query(q_arena *a, const table *t, ks_wide *w)
+{
+	ks_part ps[64];
+	size_t np = ks_parts(a, t, ps, 64);
+	q_sel *s = q_select(a);
+	w->n = 0;
+	for (size_t p = 0; p < np; p++) {
+		w->tb[p] = ps[p].tb;
+		w->al[p] = q_printf(a, "s%zu", p);
+		q_node *on = q_from_table(a, s, ps[p].tb->sql_name, w->al[p], 0);
+		if (p) ks_join_on(a, ps, p, w->al, on);
+		w->n++;
+	}
+	ks_ancestors(a, s, w);
+	size_t cap = 0;
+	for (size_t i = 0; i < w->n; i++) cap += w->tb[i]->nattrs;
+	w->head.attrs = q_alloc(a, (cap ? cap : 1) * sizeof(attr));
+	w->head.nattrs = 0;
+	sb_t names = SB_INIT;
+	for (size_t i = 0; i < w->n; i++) {
+		sb_printf(&names, "%s%s", i ? ", " : "", w->tb[i]->name);
+		for (size_t k = 0; k < w->tb[i]->nattrs; k++) {
+			const attr *at = &w->tb[i]->attrs[k];
+			if (table_attr(&w->head, at->name)) continue;
+			w->head.attrs[w->head.nattrs++] = *at;
+			q_col_item(a, s, (q_col){w->al[i], NULL, at->name}, at->name);
+		}
+	}
+	w->head.name = q_printf(a, "the key source of %s (%s)", t->name, sb_str(&names));
+	sb_free(&names);
+	return s;
+}
+
+/* Whether the JSON restriction names an attribute that is not one of t's
+ * key attributes from its parents, every such name one of head's: 0 for
+ * anything else (the JSON path says what is wrong, naming t's key). */
+static int json_beyond_key(const table *t, const table *head, const char *where)
+{
+	json_t *j = json_loads(where, JSON_REJECT_DUPLICATES, NULL);
+	thead h = {t, {0}, 1, 0};
+	int beyond = 0, unknown = 0;
+	for (size_t i = 0; j && i < (json_is_array(j) ? json_array_size(j) : 1); i++) {
+		json_t *o = json_is_array(j) ? json_array_get(j, i) : j;
+		const char *k;
+		json_t *v;
+		if (json_is_object(o))
+			json_object_foreach(o, k, v) {
+				if (th_attr(&h, k)) continue;
+				if (table_attr(head, k)) beyond = 1;
+				else unknown = 1;
+			}
+	}
+	json_decref(j);
+	return beyond && !unknown;
+}
+
+/* EXISTS (a row of t's key source's tables and their ancestors, joined,
+ * with ref's key attributes, for which the restriction holds): a
+ * restriction of t's key naming any attribute of those tables
+ * (RESTRICT_JSON for JSON that json_beyond_key leaves to the JSON path). ref
+ * unqualified: the jobs table's columns (the jobs statements name it by
+ * itself). */
+static int keysource_exists(q_node **out, q_arena *a, djc_conn *c, const table *t, const char *where, q_col ref)
+{
+	ks_wide *w = q_alloc(a, sizeof *w);
+	q_sel *inner = ks_wide_query(a, t, w);
+	if (!cond_is_text(where) && !json_beyond_key(t, &w->head, where)) return RESTRICT_JSON;
+	q_sel *e = q_select(a);
+	q_item_add(a, e, QI_ONE, NULL);
+	q_from_query(a, e, inner, "ksx", 0);
+	if (!ref.alias && !ref.table) ref.table = t->jobs_name ? t->jobs_name : t->sql_name;
+	for (size_t i = 0; i < t->nsrc; i++) {
+		const char *n = t->attrs[t->src[i]].name;
+		if (!table_attr(&w->head, n))
+			return conn_fail(c, DJC_EINVAL, "key attribute '%s' of %s is not in %s", n, t->name, w->head.name);
+		q_col r = ref;
+		r.name = n;
+		q_where(a, e, q_same(a, (q_col){"ksx", NULL, n}, r));
+	}
+	q_node *x;
+	int rc = restrict_node_at(&x, a, c, &w->head, where, (q_col){"ksx", NULL, NULL}, 0);
+	if (rc) return rc;
+	if (x) q_where(a, e, x);
+	*out = q_exists(a, e, 0);
+	(*out)->bound_max = WHERE_BOUND_MAX;
+	return DJC_OK;
+}
+
+int restrict_text_at(q_node **out, q_arena *a, djc_conn *c, const table *t, const char *where, q_col ref,
+		     int source_only)
+{
+	*out = NULL;
+	if (!cond_is_text(where)) return source_only ? keysource_exists(out, a, c, t, where, ref) : RESTRICT_JSON;
+	thead h = {t, ref, source_only, 0};
+	int rc = text_node(out, a, c, &h, where);
+	if (!rc || !source_only || !h.missed) return rc;
+	/* a name beyond the key: any attribute of the key source's tables */
+	return keysource_exists(out, a, c, t, where, ref);
 }

@@ -61,6 +61,14 @@ int restrict_node(q_node **out, q_arena *a, djc_conn *c, const table *t, const c
  * an alias, or by a table's own name. */
 int restrict_node_at(q_node **out, q_arena *a, djc_conn *c, const table *t, const char *where_json, q_col ref,
 		     int source_only);
+/* A restriction that is condition text (table/cond.h), or JSON naming
+ * an attribute beyond t's key when source_only (any attribute of its key
+ * source's tables and their ancestors through their keys: an EXISTS over
+ * them), as restrict_node_at builds it; RESTRICT_JSON for any other
+ * restriction (plain JSON: restrict_node_at's own path). */
+#define RESTRICT_JSON 1
+int restrict_text_at(q_node **out, q_arena *a, djc_conn *c, const table *t, const char *where, q_col ref,
+		     int source_only);
 /* After rendering a statement holding restrictions failed with rc: the
  * message when a restriction bound too many values one by one (o->over),
  * else rc. */

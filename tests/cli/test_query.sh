@@ -70,6 +70,24 @@ m2,1,c" djc fetch '(Session - Stats) & Subject' --format csv
 }
 tcase join
 
+case_text() {
+expect_out "condition text across a join, values bound" "subject,session,note,n_trials
+m1,1,a,2" djc fetch "Session * Stats & 'subject = \"m1\" and n_trials > 1'" --format csv
+run djc fetch "Session * Stats & 'subject = \"m1\" and n_trials > 1'" --explain
+check "--explain of condition text: placeholders, no values" eval 'printf "%s" "$OUT" | grep -q "= ? AND .* > ?" && ! printf "%s" "$OUT" | grep -q m1'
+expect_out "anti-restriction by condition text" "subject,session
+m1,1
+m1,2
+r1,1" djc fetch "(Session - 'note = \"c\"').proj()" --format csv
+expect_fail 2 "condition text names what the expression has" '"note" is not an attribute of Session.proj\(\) \(the valid names: subject, session\)' \
+	djc fetch "Session.proj() - 'note = \"c\"'"
+expect_fail 2 "a condition's SQL is refused, naming its column" "condition, column 9: ';' is not part of a condition" \
+	djc fetch "Session & 'note = 1; drop table session'"
+expect_fail 2 "a '1=1 or' trick is refused" "compares two values" djc fetch "Session & '1=1 or note = 1'"
+expect_fail 2 "an unknown attribute in condition text" '"nte" is not an attribute of Session \(did you mean note\?' djc fetch "Session & 'nte = 1'"
+}
+tcase text
+
 case_proj_aggr() {
 expect_out "proj renames and keeps the key" "subject,session,label
 m1,1,a
@@ -85,6 +103,12 @@ m1,mouse,3" djc fetch 'Subject.aggr(Trial, species, n=count()) & {"n": {">": 1}}
 expect_out "U(subject).aggr: one row per value" "subject,n,total
 m1,2,3
 r1,1,1" djc fetch 'U(subject).aggr(Session * Stats, n=count(), total=sum(n_trials))' --format csv
+expect_out "union: the outer union of two projections" "subject,session,n_trials,note
+m1,1,2,a
+m1,2,1,b
+m2,1,,c
+r1,1,1,d" djc fetch 'Stats.proj(n_trials) + Session.proj(note)' --format csv
+expect_fail 2 "union of operands sharing a secondary attribute" "union: Stats and Stats share the secondary attribute 'n_trials'" djc fetch 'Stats + Stats'
 expect_out "an aggregation joined with its group's parent" "subject,session,note,m
 m1,1,a,2
 m1,2,b,6

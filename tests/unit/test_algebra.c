@@ -243,6 +243,52 @@ static void t_semantic(void)
 	refused("A & {\"id_a\": 1", "unbalanced JSON restriction");
 }
 
+/* DataJoint's string restrictions as djc's condition text (table/cond.h):
+ * the same counts, every value bound; SQL in a condition refused. */
+static void t_text(void)
+{
+	LEN(16, "B.proj(i=id_a) & 'i in (1,2,3,4)'");
+	LEN(8, "B & 'id_b in (1,2) and id_a in (1,2,3,4)'");
+	LEN(8, "B.proj(i=id_a) & 'i in (1,2,3,4)' & 'id_b in (1,2)'");
+	LEN(8, "(B.proj(i=id_a) & 'i in (1,2,3,4)').proj(j=i) & 'j in (3, 4, 5, 6)'");
+	LEN(21, "B & 'n>5'");
+	LEN(12, "D & (L & 'cond_in_l = 1')");
+	LEN(28, "D - (L & 'cond_in_l=1')");
+	LEN(6, "A.proj(a1=id_a, c1=cond_in_a) & 'c1=0'");
+	LEN(24, "A.proj(a1=id_a, c1=cond_in_a) * A.proj(a2=id_a, c2=cond_in_a) & 'c1=0' & 'c2=1'");
+	LEN(16, "B.aggr(B.C, n, count=count(id_c), mean=avg(value), max=max(value)) & 'mean>0'");
+	LEN(12, "D * L & \"cond_in_l = 1 and id_l between 0 and 29\"");
+	LEN(35, "B - 'id_a = 0 and id_b = 0' - 'n = 0'");   /* NOT (a AND b): 40 - 1 - 4 */
+	refused("B & '1=1 or n > 1'", "compares two values");
+	refused("B & 'n > 1; drop table b'", "';' is not part of a condition");
+	refused("B & 'n > 1 -- x'", "column");
+	refused("B & 'nn > 1'", "did you mean n?");
+	refused("B & 'n > 1", "unterminated condition text");
+	refused("B & '(n > 1'", "column");
+}
+
+/* test_union, test_outer_union_fail_1/2, test_union_multiple: the same
+ * key, no shared secondary attribute, no lineage check. */
+static void t_union(void)
+{
+	LEN(16, "IJ + JI");
+	LEN(3, "(IJ & {\"j\": 2, \"i\": 0}) + (IJ & {\"j\": 2, \"i\": 1}) + (IJ & {\"j\": 2, \"i\": 2})");
+	refused("A + B", "must have the same primary key");
+	refused("B + B", "share the secondary attribute 'mu'");
+	const char *u = "(DataA & {\"idx\": [0, 1]}).proj(x=a) + (DataB & {\"idx\": [1, 2]}).proj(y=a)";
+	CHECK_STR(heading(u), "idx,x,y");
+	CHECK_STR(column(u, "idx", NULL, -1, 0), "0,1,2");
+	CHECK_STR(column(u, "y", NULL, -1, 0), "0,6,7");   /* NULL reads as 0 here */
+	char q[512];
+	snprintf(q, sizeof q, "(%s) & {\"x\": null}", u);
+	CHECK_STR(column(q, "y", NULL, -1, 0), "7");
+	snprintf(q, sizeof q, "(%s) & {\"y\": null}", u);
+	CHECK_STR(column(q, "x", NULL, -1, 0), "0");
+	snprintf(q, sizeof q, "DataA & (%s)", u);
+	LEN(3, q);
+	CHECK_STR(column("IJ + JI", "i", "j desc, i desc", 3, 0), "2,1,0");
+}
+
 /* dj.Top's cases as fetch's order, limit and offset; fetch1. */
 static void t_top(void)
 {
@@ -347,7 +393,7 @@ static void t_delete(void)
 int main(int argc, char **argv)
 {
 	t_cases(argc, argv, "test_algebra",
-		"load join:load rename:load restrict:load aggr:load semantic:load top:load one_statement:load builders:load delete:load");
+		"load join:load rename:load restrict:load aggr:load semantic:load top:load text:load union:load one_statement:load builders:load delete:load");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -369,6 +415,8 @@ int main(int argc, char **argv)
 	if (t_want("aggr")) t_aggr();
 	if (t_want("semantic")) t_semantic();
 	if (t_want("top")) t_top();
+	if (t_want("text")) t_text();
+	if (t_want("union")) t_union();
 	if (t_want("one_statement")) t_one_statement();
 	if (t_want("builders")) t_builders();
 	if (t_want("delete")) t_delete();
