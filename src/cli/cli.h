@@ -137,6 +137,9 @@ char *cli_read_file(const char *path);
 long parse_long(const char *opt, const char *v, long min);
 double parse_double(const char *opt, const char *v);
 void check_json(const char *opt, const char *v);
+/* A --where value: condition text (checked by the library) or JSON (must
+ * parse; so must a blank value). */
+void check_where(const char *opt, const char *v);
 /* x (read from v) checked by the library's one check for its kind of
  * value, `name` as djc_option_check takes it ("priority", "delay",
  * "timeout", ...): a usage error "OPT must be WHAT, got 'V'" (exit 2). */
