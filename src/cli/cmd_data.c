@@ -121,7 +121,7 @@ int cmd_fetch(int argc, char **argv)
 	djc_format fmt = DJC_FORMAT_TABLE;
 	for (int o; (o = cli_next(&a)) != CLI_END;) {
 		switch (o) {
-		case WHERE: where = a.arg; check_json("--where", where); break;
+		case WHERE: where = a.arg; check_where("--where", where); break;
 		case KEY: key = a.arg; check_json("--key", key); break;
 		case ALL: fo.all_columns = 1; break;
 		case FORMAT:

@@ -17,7 +17,7 @@ static double seconds(const char *opt, const char *v)
 static const char HELP[] =
 	"usage: djc worker [TABLE...] [--processes N] [--max-jobs N] [--idle-exit SECONDS]\n"
 	"                  [--until-empty] [--deadline TIME|+DURATION] [--priority P]\n"
-	"                  [--where JSON] [--refresh | --no-refresh] [--refresh-interval SECONDS]\n"
+	"                  [--where COND] [--refresh | --no-refresh] [--refresh-interval SECONDS]\n"
 	"                  [--timeout DURATION] [--json]\n"
 	"                  [--make COMMAND [ARG...] | --make-serve COMMAND [ARG...]]\n"
 	"Serve the computed and imported tables (all of the pipeline, or those named),\n"

@@ -45,6 +45,24 @@ Fit (computed)
     -> Param
     ---
     n : int32
+
+RatStats (computed)
+    -> Session
+    ---
+    n : int32
+    key_source = Session & species = "rat" or note = "a # b"   # a grandparent's attribute
+
+Memo (manual)
+    memo : int32
+    ---
+    txt : varchar(20)
+
+FitK (computed)
+    -> Session
+    -> Param
+    ---
+    n : int32
+    key_source = Session * Param & k > 0.7 and duration < 5
 P
 expect_rc 0 "declare" djc declare p.djc
 printf '%s\n' '{"subject": "m1", "species": "mouse", "weight": 20}' '{"subject": "m2", "species": "mouse"}' \
@@ -120,6 +138,29 @@ expect_out "populate --reserve-jobs, JSON on a parent's attribute" "Fit: 1 made,
 expect_out "progress then" "Fit: Completed 3 of 10 (30.0%), 7 remaining" djc progress Fit
 }
 tcase populate
+
+case_keysource() {
+expect_out "key_source = A & a condition on a grandparent's attribute" "RatStats: Completed 0 of 2 (0.0%), 2 remaining" \
+	djc progress RatStats
+expect_out "... and --where on top" "RatStats: Completed 0 of 1 (0.0%), 1 remaining" djc progress RatStats --where 'note is null'
+expect_out "... populate makes those keys" "RatStats: 2 made, 0 errors, 0 skipped" djc populate RatStats --make ./mk.sh
+expect_out "key_source = A * B & a condition on both" "FitK: Completed 0 of 4 (0.0%), 4 remaining" djc progress FitK
+expect_out "... refresh adds those keys" "m1/1/2:pending m1/2/2:pending m2/1/2:pending r1/2/2:pending" \
+	sh -c '"$DJC" jobs refresh FitK >/dev/null && "$DJC" jobs FitK --all --json | jq -r "[.jobs[] | \"\\(.subject)/\\(.session)/\\(.param):\\(.status)\"] | sort | join(\" \")"'
+}
+tcase keysource
+
+case_plain() {
+expect_out "fetch --where a condition" "m1/1 r1/1" sh -c '"$DJC" fetch Session --where "duration > 3 and note is not null" --format json | jq -r "\"\\(.subject)/\\(.session)\"" | sort | tr "\n" " " | sed "s/ \$//"'
+printf '{"memo": %d, "txt": "%s"}\n' 1 xa 2 xb 3 ya > m.jsonl
+expect_rc 0 "insert memos" djc insert Memo m.jsonl
+expect_fail 2 "delete --where a bad condition" '^djc: condition, column 14: this compares two values' \
+	djc delete Memo --where 'txt = "x" or 1=1' --yes
+expect_out "... deleted nothing" "3" count Memo
+expect_out "delete --where a condition" "deleted 2 rows from Memo" djc delete Memo --where 'txt like "x%"' --yes
+expect_out "... those rows" '{"memo":3,"txt":"ya"}' sh -c '"$DJC" fetch Memo --format json | jq -c .'
+}
+tcase plain
 
 case_bad() {
 expect_rc 0 "jobs to keep" djc jobs refresh Stats
