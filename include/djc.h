@@ -877,8 +877,7 @@ int djc_alter(djc_changes **out, djc_conn *conn, const char *text, const char *f
 /* ============================ end of schema lifecycle ============ */
 
 
-/* ============================ query algebra (issue 39) ============
- * DataJoint's query expressions (docs/queries.md): a table, join `*`,
+/* ============================ query algebra (issue 39) ===== * DataJoint's query expressions (docs/queries.md): a table, join `*`,
  * restriction `&` by a JSON restriction or another expression (a
  * semijoin), anti-restriction `-`, projection and aggregation, each
  * fetched with ONE SQL statement. An expression is immutable: a builder
@@ -963,6 +962,23 @@ int djc_delete_expr(djc_changes **out, djc_conn *conn, const djc_expr *e, const 
  * reads only its ancestors). */
 int djc_expr_upstream_check(djc_conn *conn, const char *target, const djc_expr *e);
 /* ============================ end of query algebra ============ */
+=======
+/* ============================ conditions (issue 39) ============== */
+/* Every `where_json` parameter of this header (djc_fetch, djc_delete,
+ * djc_progress, the djc_jobs_* calls, djc_populate_options.where_json,
+ * djc_worker_options.where_json, ...) also takes condition text: a string
+ * whose first non-blank character is '{' or '[' is a JSON restriction, as
+ * before; any other is a condition, parsed by djc with every value bound
+ * as a parameter (docs/conditions.md):
+ *	subject = "m1" and duration > 3.5
+ *	session in (1, 2) or not (note like "pilot%") or weight is null
+ * A malformed condition is DJC_EINVAL with one line on the connection,
+ * "condition, column N: ...", and nothing is read or changed. On a computed
+ * or imported table, a restriction of its keys (populate, progress, jobs)
+ * may name any attribute of its key source's tables and of their ancestors
+ * through their primary keys, in JSON or a condition: DataJoint's
+ * T.populate(Session & 'species="rat"'). No new function: the strings. */
+/* ============================ end of conditions ================== */
 
 #ifdef __cplusplus
 }

@@ -156,3 +156,13 @@ int cli_next(cli_args *a)
 		return o->id;
 	}
 }
+
+/* --where: condition text (the library parses and checks it: "condition,
+ * column N: ...", exit 2) or JSON, which must parse (blank is checked as
+ * JSON: "--where is not valid JSON", as before condition text). */
+void check_where(const char *opt, const char *v)
+{
+	const char *s = v;
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;
+	if (!*s || *s == '{' || *s == '[') check_json(opt, v);
+}

@@ -143,6 +143,9 @@ void check_json(const char *opt, const char *v);
  * fetch and delete (cmd_data.c). Anything else, spaces and quotes
  * included, is a table name, unknown as before. */
 int cli_plain_name(const char *s);
+/* A --where value: condition text (checked by the library) or JSON (must
+ * parse; so must a blank value). */
+void check_where(const char *opt, const char *v);
 /* x (read from v) checked by the library's one check for its kind of
  * value, `name` as djc_option_check takes it ("priority", "delay",
  * "timeout", ...): a usage error "OPT must be WHAT, got 'V'" (exit 2). */

@@ -188,7 +188,7 @@ int cmd_fetch(int argc, char **argv)
 	a.unknown_fmt = a.missing_fmt = "unknown or incomplete option %s";
 	for (int o; (o = cli_next(&a)) != CLI_END;) {
 		switch (o) {
-		case WHERE: q.where = a.arg; check_json("--where", q.where); break;
+		case WHERE: q.where = a.arg; check_where("--where", q.where); break;
 		case KEY: q.key = a.arg; check_json("--key", q.key); break;
 		case ALL: q.fo.all_columns = 1; break;
 		case ATTRS: q.eo.attrs = a.arg; q.expr_only = 1; break;

@@ -6,19 +6,20 @@
 #include <string.h>
 
 static const char JOBS_HELP[] =
-	"usage: djc jobs TABLE [--status STATUS | --all] [--where JSON] [--counts] [--json]\n"
+	"usage: djc jobs TABLE [--status STATUS | --all] [--where COND] [--counts] [--json]\n"
 	"       djc jobs TABLE --key JSON [--json]\n"
 	"       djc jobs --status STATUS [--json]\n"
 	"       djc jobs refresh TABLE [--priority P] [--delay S] [--stale-timeout S]\n"
-	"                              [--orphan-timeout S] [--where JSON] [--json]\n"
-	"       djc jobs clear TABLE [--status STATUS] [--where JSON | --all] [--json]\n"
-	"       djc jobs ignore TABLE (KEY_JSON | --where JSON | --all) [--json]\n"
-	"       djc jobs cancel TABLE (--where JSON | --all) [--json]\n"
-	"       djc jobs set TABLE (--where JSON | --all) [--priority P] [--delay S] [--json]\n"
+	"                              [--orphan-timeout S] [--where COND] [--json]\n"
+	"       djc jobs clear TABLE [--status STATUS] [--where COND | --all] [--json]\n"
+	"       djc jobs ignore TABLE (KEY_JSON | --where COND | --all) [--json]\n"
+	"       djc jobs cancel TABLE (--where COND | --all) [--json]\n"
+	"       djc jobs set TABLE (--where COND | --all) [--priority P] [--delay S] [--json]\n"
 	"Without options: the counts by status and their total. --status S, --all or --where\n"
 	"list the jobs (every column with --json); --key shows one job with its attempts.\n"
 	"STATUS: pending, reserved, success, error, ignore (or DataJoint's errors, completed,\n"
-	"ignored). --where restricts the job keys, as for populate. In a listing, an\n"
+	"ignored). --where restricts the job keys, as for populate: a condition\n"
+	"(species = \"rat\") or JSON, on any attribute of the key source's tables. In a listing, an\n"
 	"error's stack follows its job's line, indented. Without a TABLE, --status S shows\n"
 	"those jobs of every computed and imported table grouped by message, with counts\n"
 	"and each message's first key.\n";
@@ -36,7 +37,7 @@ static const char *status_arg(const char *v)
 }
 
 /* The options the per-key subcommands (clear, ignore, cancel, set) share:
- * TABLE (and, for ignore, KEY_JSON), --where JSON, --all, --json; --status
+ * TABLE (and, for ignore, KEY_JSON), --where COND, --all, --json; --status
  * for clear, --priority and --delay for set. */
 typedef struct keyed_args {
 	const char *table, *key, *where, *status;
@@ -59,7 +60,7 @@ static void keyed_parse(int argc, char **argv, const char *sub, const cli_option
 	for (int o; (o = cli_next(&a)) != CLI_END;) {
 		switch (o) {
 		case K_STATUS: k->status = status_arg(a.arg); break;
-		case K_WHERE: k->where = a.arg; check_json("--where", k->where); break;
+		case K_WHERE: k->where = a.arg; check_where("--where", k->where); break;
 		case K_ALL: k->all = 1; break;
 		case K_JSON: k->json = 1; break;
 		case K_PRIORITY: k->priority = parse_priority(a.opt, a.arg); break;
@@ -93,7 +94,7 @@ int cmd_jobs_refresh(int argc, char **argv)
 {
 	static const char H[] =
 		"usage: djc jobs refresh TABLE [--priority P] [--delay S] [--stale-timeout S]\n"
-		"                              [--orphan-timeout S] [--where JSON] [--json]\n"
+		"                              [--orphan-timeout S] [--where COND] [--json]\n"
 		"Add the keys of (key_source & where) - TABLE that have no job as pending jobs,\n"
 		"due after --delay seconds (negative: due already, ahead of jobs due now),\n"
 		"re-pend successes whose row is gone, remove jobs older than the stale timeout\n"
@@ -122,7 +123,7 @@ int cmd_jobs_refresh(int argc, char **argv)
 			o.orphan_timeout = parse_double(a.opt, a.arg);
 			check_value(a.opt, "orphan_timeout", o.orphan_timeout, a.arg);
 			break;
-		case WHERE: o.where_json = a.arg; check_json("--where", o.where_json); break;
+		case WHERE: o.where_json = a.arg; check_where("--where", o.where_json); break;
 		case JSON: json = 1; break;
 		default:
 			if (table) die_usage("jobs refresh takes one TABLE");
@@ -146,7 +147,7 @@ int cmd_jobs_refresh(int argc, char **argv)
 int cmd_jobs_clear(int argc, char **argv)
 {
 	static const char H[] =
-		"usage: djc jobs clear TABLE [--status STATUS] [--where JSON | --all] [--json]\n"
+		"usage: djc jobs clear TABLE [--status STATUS] [--where COND | --all] [--json]\n"
 		"Delete jobs: those of a status, those of the restriction, or (--all) every one, of\n"
 		"any status. Clearing errors makes their keys eligible again (the next refresh adds\n"
 		"them); clearing ignore un-ignores. Their attempt history goes with them, unless\n"
@@ -169,7 +170,7 @@ int cmd_jobs_clear(int argc, char **argv)
 int cmd_jobs_ignore(int argc, char **argv)
 {
 	static const char H[] =
-		"usage: djc jobs ignore TABLE (KEY_JSON | --where JSON | --all) [--json]\n"
+		"usage: djc jobs ignore TABLE (KEY_JSON | --where COND | --all) [--json]\n"
 		"Mark keys `ignore`: populate never makes them (djc jobs clear TABLE --status ignore\n"
 		"undoes it). KEY_JSON is a key as the job listings print it; --where marks the jobs\n"
 		"of the restriction and adds its keys of the key source that have no job; --all every\n"
@@ -179,8 +180,8 @@ int cmd_jobs_ignore(int argc, char **argv)
 					  {"json", CLI_FLAG, K_JSON, 0}, {NULL, 0, 0, 0}};
 	keyed_args k;
 	keyed_parse(argc, argv, "ignore", opts, H, 1, &k);
-	if (k.key && (k.where || k.all)) die_usage("jobs ignore takes KEY_JSON, --where JSON or --all, not two of them");
-	if (!k.key && !k.where && !k.all) die_usage("jobs ignore needs KEY_JSON or --where JSON (or --all: every job and key)");
+	if (k.key && (k.where || k.all)) die_usage("jobs ignore takes KEY_JSON, --where COND or --all, not two of them");
+	if (!k.key && !k.where && !k.all) die_usage("jobs ignore needs KEY_JSON or --where COND (or --all: every job and key)");
 	int rc;
 	djc_conn *c;
 	if (k.key) {
@@ -219,16 +220,16 @@ int cmd_jobs_ignore(int argc, char **argv)
 int cmd_jobs_cancel(int argc, char **argv)
 {
 	static const char H[] =
-		"usage: djc jobs cancel TABLE (--where JSON | --all) [--json]\n"
+		"usage: djc jobs cancel TABLE (--where COND | --all) [--json]\n"
 		"Pending and reserved jobs of the restriction become ignore (last_end cancelled, the\n"
 		"message naming who cancelled). A running make is stopped by its worker within one\n"
 		"heartbeat (jobs.lease_timeout / 4) and nothing of it is committed. djc jobs clear\n"
-		"TABLE --status ignore --where JSON undoes it.\n";
+		"TABLE --status ignore --where COND undoes it.\n";
 	static const cli_option opts[] = {{"where", CLI_VALUE, K_WHERE, 0}, {"all", CLI_FLAG, K_ALL, 0},
 					  {"json", CLI_FLAG, K_JSON, 0}, {NULL, 0, 0, 0}};
 	keyed_args k;
 	keyed_parse(argc, argv, "cancel", opts, H, 0, &k);
-	if (!k.where && !k.all) die_usage("jobs cancel needs --where JSON (or --all: every pending and reserved job)");
+	if (!k.where && !k.all) die_usage("jobs cancel needs --where COND (or --all: every pending and reserved job)");
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	long np = 0, nr = 0;
 	int rc = djc_jobs_cancel(&np, &nr, c, k.table, k.where);
@@ -244,7 +245,7 @@ int cmd_jobs_cancel(int argc, char **argv)
 int cmd_jobs_set(int argc, char **argv)
 {
 	static const char H[] =
-		"usage: djc jobs set TABLE (--where JSON | --all) [--priority P] [--delay S] [--json]\n"
+		"usage: djc jobs set TABLE (--where COND | --all) [--priority P] [--delay S] [--json]\n"
 		"Re-prioritise (--priority, lower is more urgent) or reschedule (--delay: due S seconds\n"
 		"from now) the pending jobs of the restriction.\n";
 	static const cli_option opts[] = {{"where", CLI_VALUE, K_WHERE, 0}, {"all", CLI_FLAG, K_ALL, 0},
@@ -252,7 +253,7 @@ int cmd_jobs_set(int argc, char **argv)
 					  {"delay", CLI_VALUE, K_DELAY, 0}, {NULL, 0, 0, 0}};
 	keyed_args k;
 	keyed_parse(argc, argv, "set", opts, H, 0, &k);
-	if (!k.where && !k.all) die_usage("jobs set needs --where JSON (or --all: every pending job)");
+	if (!k.where && !k.all) die_usage("jobs set needs --where COND (or --all: every pending job)");
 	if (k.priority < 0 && k.delay < 0) die_usage("jobs set needs --priority P and/or --delay S");
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	djc_jobs_set_options o = DJC_JOBS_SET_OPTIONS_INIT;
@@ -596,7 +597,7 @@ int cmd_jobs(int argc, char **argv)
 		switch (k) {
 		case STATUS: status = status_arg(a.arg); break;
 		case JSON: json = 1; break;
-		case WHERE: where = a.arg; check_json("--where", where); break;
+		case WHERE: where = a.arg; check_where("--where", where); break;
 		case KEY: key = a.arg; check_json("--key", key); break;
 		case ALL: all = 1; break;
 		case COUNTS: counts = 1; break;

@@ -76,7 +76,7 @@ static void explain_nothing_taken(djc_conn *c, const char *table, const djc_popu
 static const char POPULATE_HELP[] =
 	"usage: djc populate TABLE [--reserve-jobs] [--processes N] [--max-calls N]\n"
 	"                     [--priority P] [--suppress-errors] [--display-progress]\n"
-	"                     [--refresh | --no-refresh] [--where JSON] [--json]\n"
+	"                     [--refresh | --no-refresh] [--where COND] [--json]\n"
 	"                     [--timeout DURATION]\n"
 	"                     [--make COMMAND [ARG...] | --make-serve COMMAND [ARG...]]\n"
 	"Call make once for every key of (key_source & where) - TABLE.\n"
@@ -84,6 +84,8 @@ static const char POPULATE_HELP[] =
 	"  --processes N       N worker processes, each taking keys as it goes\n"
 	"  --max-calls N       at most N make calls in all\n"
 	"  --priority P        reserve only jobs with priority <= P\n"
+	"  --where COND        only these keys: a condition (species = \"rat\" and session > 2)\n"
+	"                      or JSON, on any attribute of the key source's tables\n"
 	"  --suppress-errors   go on after a failed make (else the first error stops)\n"
 	"  --display-progress  a progress bar on stderr\n"
 	"  --refresh/--no-refresh  refresh the jobs table first (default jobs.auto_refresh)\n"
@@ -135,7 +137,7 @@ static void populate_args(int argc, char **argv, djc_populate_options *o, const 
 		case REFRESH: o->refresh = 1; break;
 		case NO_REFRESH: o->refresh = 0; break;
 		case JSON: *json = 1; break;
-		case WHERE: o->where_json = a.arg; check_json("--where", o->where_json); break;
+		case WHERE: o->where_json = a.arg; check_where("--where", o->where_json); break;
 		case TIMEOUT: o->timeout = parse_timeout(a.opt, a.arg); break;
 		case MAKE: o->make_argv = (const char *const *)a.rest; break;
 		case MAKE_SERVE: o->make_serve_argv = (const char *const *)a.rest; break;
@@ -215,7 +217,7 @@ int cmd_populate(int argc, char **argv)
 int cmd_progress(int argc, char **argv)
 {
 	static const char H[] =
-		"usage: djc progress TABLE [--where JSON] [--json]\n"
+		"usage: djc progress TABLE [--where COND] [--json]\n"
 		"       djc progress [--watch [--interval S]] [--json]\n"
 		"Remaining and total keys of TABLE's key source. Without a TABLE: every computed\n"
 		"and imported table in dependency order, with a bar, counts and its jobs (errors,\n"
@@ -234,7 +236,7 @@ int cmd_progress(int argc, char **argv)
 	int json = 0, watch = 0, interval_given = 0;
 	double interval = 2;
 	for (int o; (o = cli_next(&a)) != CLI_END;) {
-		if (o == WHERE) { where = a.arg; check_json("--where", where); }
+		if (o == WHERE) { where = a.arg; check_where("--where", where); }
 		else if (o == JSON) json = 1;
 		else if (o == WATCH) watch = 1;
 		else if (o == INTERVAL) {
@@ -246,7 +248,7 @@ int cmd_progress(int argc, char **argv)
 	}
 	if (interval_given && !watch) die_usage("--interval goes with --watch");
 	if (!table) {
-		if (where) die_usage("--where needs a TABLE (progress TABLE --where JSON)");
+		if (where) die_usage("--where needs a TABLE (progress TABLE --where COND)");
 		return cli_progress_all(json, watch, interval);
 	}
 	if (watch) die_usage("--watch follows every table: leave out TABLE");

@@ -142,7 +142,7 @@ int cmd_delete(int argc, char **argv)
 	int dry = 0, yes = 0;
 	djc_delete_options o = DJC_DELETE_OPTIONS_INIT;
 	for (int op; (op = cli_next(&a)) != CLI_END;) {
-		if (op == WHERE) { where = a.arg; check_json("--where", where); }
+		if (op == WHERE) { where = a.arg; check_where("--where", where); }
 		else if (op == DRY) dry = 1;
 		else if (op == YES) yes = 1;
 		else if (op == NOCASCADE) o.cascade = 0;

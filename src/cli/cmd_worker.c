@@ -17,7 +17,7 @@ static double seconds(const char *opt, const char *v)
 static const char HELP[] =
 	"usage: djc worker [TABLE...] [--processes N] [--max-jobs N] [--idle-exit SECONDS]\n"
 	"                  [--until-empty] [--deadline TIME|+DURATION] [--priority P]\n"
-	"                  [--where JSON] [--refresh | --no-refresh] [--refresh-interval SECONDS]\n"
+	"                  [--where COND] [--refresh | --no-refresh] [--refresh-interval SECONDS]\n"
 	"                  [--timeout DURATION] [--json]\n"
 	"                  [--make COMMAND [ARG...] | --make-serve COMMAND [ARG...]]\n"
 	"Serve the computed and imported tables (all of the pipeline, or those named),\n"
@@ -236,7 +236,7 @@ int cmd_worker(int argc, char **argv)
 		case UNTIL_EMPTY: o.until_empty = 1; break;
 		case DEADLINE: o.deadline = parse_deadline(a.arg); break;
 		case PRIORITY: o.priority = parse_priority(a.opt, a.arg); break;
-		case WHERE: o.where_json = a.arg; check_json("--where", a.arg); break;
+		case WHERE: o.where_json = a.arg; check_where("--where", a.arg); break;
 		case REFRESH: o.refresh = 1; break;
 		case NO_REFRESH: o.refresh = 0; break;
 		case INTERVAL:

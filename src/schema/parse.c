@@ -1041,6 +1041,16 @@ static int block_key_source(pctx *c, table *t, char *s, int line)
 		js = trim(amp + 1);
 		if (!*js || *js == '#')
 			return fail(c, line, "key_source has '&' but no restriction after it (a JSON object, e.g. {\"a\": 1})");
+		if (*js != '{' && *js != '[') {
+			/* a condition (table/cond.h; checked where the key source is read), up to a # outside quotes */
+			char q = 0, *e = js;
+			for (; *e && (q || *e != '#'); e++)
+				if (q && *e == '\\' && e[1]) e++;
+				else if (q ? *e == q : *e == '"' || *e == '\'') q = q ? 0 : *e;
+			*e = 0;
+			t->key_source_where = xstrdup(trim(js));
+			return 0;
+		}
 	}
 	json_error_t je;
 	/* the JSON value, then nothing or a # comment */
@@ -1191,7 +1201,9 @@ static int parse_block(pctx *c, table *t, char **lines, int *lineno, size_t n)
 		return fail(c, t->line, "table %s has no '---' line separating the primary key from other attributes "
 			    "(write '---' after the key, even if nothing follows)", t->name);
 	if (block_key_first(c, t) || block_key_source_attrs(c, t)) return DJC_EINVAL;
-	if (t->key_source_where && t->nsrc && block_ks_where(c, t)) return DJC_EINVAL;
+	if (t->key_source_where && t->nsrc && (*t->key_source_where == '{' || *t->key_source_where == '[') &&
+	    block_ks_where(c, t))
+		return DJC_EINVAL;
 	/* after the canonical form: the hidden columns are not part of the
 	 * definition a declare compares */
 	build_canon(t);

@@ -1,0 +1,209 @@
+#!/bin/bash
+# test_where.sh - "everywhere a restriction is taken" (issue 39): --where
+# takes JSON (as before) or a condition (subject = "m1" and duration > 3.5),
+# and a computed table's restriction may name any attribute of its key
+# source's tables and their ancestors (DataJoint's
+# T.populate(Session & 'species="rat"')), for populate (direct and
+# reserved), progress, jobs (list), jobs refresh, ignore, cancel, set,
+# clear, with one parent and two; a malformed or unsafe condition is one
+# line naming the problem and its column, exit 2, and nothing run: the jobs
+# table and the rows are unchanged.
+. "$ROOT/tests/cli/lib.sh"
+
+cat > mk.sh <<'M'
+#!/bin/sh
+cat >/dev/null
+echo '{"n": 1}'
+M
+chmod +x mk.sh
+cat > p.djc <<'P'
+Subject (manual)
+    subject : varchar(16)
+    ---
+    species : varchar(16)
+    weight = null : float64
+
+Session (manual)
+    -> Subject
+    session : int32
+    ---
+    duration : float64
+    note = null : varchar(64)
+
+Stats (computed)
+    -> Session
+    ---
+    n : int32
+
+Param (lookup)
+    param : int16
+    ---
+    k : float64
+
+Fit (computed)
+    -> Session
+    -> Param
+    ---
+    n : int32
+
+RatStats (computed)
+    -> Session
+    ---
+    n : int32
+    key_source = Session & species = "rat" or note = "a # b"   # a grandparent's attribute
+
+Memo (manual)
+    memo : int32
+    ---
+    txt : varchar(20)
+
+FitK (computed)
+    -> Session
+    -> Param
+    ---
+    n : int32
+    key_source = Session * Param & k > 0.7 and duration < 5
+P
+expect_rc 0 "declare" djc declare p.djc
+printf '%s\n' '{"subject": "m1", "species": "mouse", "weight": 20}' '{"subject": "m2", "species": "mouse"}' \
+	'{"subject": "r1", "species": "rat", "weight": 300}' > s.jsonl
+expect_rc 0 "insert subjects" djc insert Subject s.jsonl
+printf '{"subject": "%s", "session": %d, "duration": %s, "note": %s}\n' m1 1 3.5 '"pilot a"' m1 2 4 null \
+	m2 1 2.25 '"pilot b"' r1 1 10 '"main"' r1 2 1.5 null > se.jsonl
+expect_rc 0 "insert sessions" djc insert Session se.jsonl
+printf '{"param": 1, "k": 0.5}\n{"param": 2, "k": 1}\n' > pa.jsonl
+expect_rc 0 "insert params" djc insert Param pa.jsonl
+
+# the keys of the jobs of TABLE [WHERE], "subject/session ..." in key order
+job_keys() {
+	if [ -n "$2" ]; then "$DJC" jobs "$1" --all --where "$2" --json; else "$DJC" jobs "$1" --all --json; fi |
+		jq -r '[.jobs[] | "\(.subject)/\(.session)\(if .param then "/\(.param)" else "" end):\(.status)"] | sort | join(" ")'
+}
+
+case_progress() {
+expect_out "progress by a parent's attribute (condition)" "Stats: Completed 0 of 2 (0.0%), 2 remaining" \
+	djc progress Stats --where 'species = "rat"'
+expect_out "... (JSON)" "Stats: Completed 0 of 2 (0.0%), 2 remaining" djc progress Stats --where '{"species": "rat"}'
+expect_out "... the parent's own and the grandparent's attributes" "Stats: Completed 0 of 1 (0.0%), 1 remaining" \
+	djc progress Stats --where "species = 'mouse' and duration > 3.9"
+expect_out "... or, not, like, is null" "Stats: Completed 0 of 2 (0.0%), 2 remaining" \
+	djc progress Stats --where 'not (note like "pilot%") or weight is null'
+expect_out "a key attribute as before" "Stats: Completed 0 of 2 (0.0%), 2 remaining" djc progress Stats --where 'session = 2'
+expect_out "two parents: both parents' attributes" "Fit: Completed 0 of 2 (0.0%), 2 remaining" \
+	djc progress Fit --where 'species = "rat" and k > 0.7'
+expect_out "... a list of JSON objects over both" "Fit: Completed 0 of 3 (0.0%), 3 remaining" \
+	djc progress Fit --where '[{"species": "rat", "param": 1}, {"note": "pilot b", "k": 0.5}]'
+}
+tcase progress
+
+case_refresh() {
+expect_out "refresh by a parent's attribute adds those keys" \
+	'{"table":"Stats","added":3,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh Stats --where 'species = "mouse"' --json
+expect_out "... exactly those" "m1/1:pending m1/2:pending m2/1:pending" job_keys Stats
+expect_out "jobs listed by a parent's attribute" "m1/1:pending m1/2:pending" job_keys Stats 'weight > 1'
+expect_out "... by JSON on a parent's attribute" "m2/1:pending" job_keys Stats '{"weight": null}'
+expect_out "... by a condition on a key attribute" "m1/2:pending" job_keys Stats 'session between 2 and 3'
+expect_out "the counts by a parent's attribute" "Stats jobs: pending 1, reserved 0, success 0, error 0, ignore 0, total 1" \
+	djc jobs Stats --where 'note like "pilot b"' --counts
+expect_out "refresh of two parents by both" '{"table":"Fit","added":2,"removed":0,"orphaned":0,"re_pended":0}' \
+	djc jobs refresh Fit --where 'species = "rat" and k > 0.7' --json
+expect_out "... exactly those" "r1/1/2:pending r1/2/2:pending" job_keys Fit
+}
+tcase refresh
+
+case_admin() {
+expect_out "set by a parent's attribute" "Stats: updated 1 pending job" \
+	djc jobs set Stats --where 'species = "mouse" and duration < 3' --priority 1
+expect_out "... that job" "1" sh -c '"$DJC" jobs Stats --all --json | jq -c "[.jobs[] | select(.priority == 1) | .subject + \"/\" + (.session | tostring)] | length"'
+expect_out "cancel by a grandparent's attribute" "Stats: cancelled 1 pending and 0 reserved job" \
+	djc jobs cancel Stats --where 'weight is null'
+expect_out "... that job" "m1/1:pending m1/2:pending m2/1:ignore" job_keys Stats
+expect_out "ignore by a parent's attribute" "Stats: ignoring 1 job" djc jobs ignore Stats --where 'duration = 4'
+expect_out "... that job" "m1/1:pending m1/2:ignore m2/1:ignore" job_keys Stats
+expect_out "clear by a parent's attribute and a status" "Stats: cleared 1 ignore job" \
+	djc jobs clear Stats --status ignore --where "species = 'mouse' and note is not null"
+expect_out "... that job" "m1/1:pending m1/2:ignore" job_keys Stats
+}
+tcase admin refresh
+
+case_populate() {
+expect_out "populate by a parent's attribute (direct)" "Stats: 2 made, 0 errors, 0 skipped" \
+	djc populate Stats --where 'species = "rat"' --make ./mk.sh
+expect_out "... exactly those keys" "r1/1 r1/2" sh -c '"$DJC" fetch Stats --format json | jq -r "\"\(.subject)/\(.session)\"" | sort | tr "\n" " " | sed "s/ \$//"'
+expect_out "populate --reserve-jobs by a parent's attribute" "Fit: 2 made, 0 errors, 0 skipped" \
+	djc populate Fit --reserve-jobs --where "species = 'rat' and k > 0.7" --make ./mk.sh
+expect_out "... only those keys made" "r1/1/2 r1/2/2" sh -c '"$DJC" fetch Fit --format json | jq -r "\"\\(.subject)/\\(.session)/\\(.param)\"" | sort | tr "\n" " " | sed "s/ \$//"'
+expect_out "populate --reserve-jobs, JSON on a parent's attribute" "Fit: 1 made, 0 errors, 0 skipped" \
+	djc populate Fit --reserve-jobs --where '{"note": "main", "param": 1}' --make ./mk.sh
+expect_out "progress then" "Fit: Completed 3 of 10 (30.0%), 7 remaining" djc progress Fit
+}
+tcase populate
+
+case_keysource() {
+expect_out "key_source = A & a condition on a grandparent's attribute" "RatStats: Completed 0 of 2 (0.0%), 2 remaining" \
+	djc progress RatStats
+expect_out "... and --where on top" "RatStats: Completed 0 of 1 (0.0%), 1 remaining" djc progress RatStats --where 'note is null'
+expect_out "... populate makes those keys" "RatStats: 2 made, 0 errors, 0 skipped" djc populate RatStats --make ./mk.sh
+expect_out "key_source = A * B & a condition on both" "FitK: Completed 0 of 4 (0.0%), 4 remaining" djc progress FitK
+expect_out "... refresh adds those keys" "m1/1/2:pending m1/2/2:pending m2/1/2:pending r1/2/2:pending" \
+	sh -c '"$DJC" jobs refresh FitK >/dev/null && "$DJC" jobs FitK --all --json | jq -r "[.jobs[] | \"\\(.subject)/\\(.session)/\\(.param):\\(.status)\"] | sort | join(\" \")"'
+}
+tcase keysource
+
+case_plain() {
+expect_out "fetch --where a condition" "m1/1 r1/1" sh -c '"$DJC" fetch Session --where "duration > 3 and note is not null" --format json | jq -r "\"\\(.subject)/\\(.session)\"" | sort | tr "\n" " " | sed "s/ \$//"'
+printf '{"memo": %d, "txt": "%s"}\n' 1 xa 2 xb 3 ya > m.jsonl
+expect_rc 0 "insert memos" djc insert Memo m.jsonl
+expect_fail 2 "delete --where a bad condition" '^djc: condition, column 14: this compares two values' \
+	djc delete Memo --where 'txt = "x" or 1=1' --yes
+expect_out "... deleted nothing" "3" count Memo
+expect_out "delete --where a condition" "deleted 2 rows from Memo" djc delete Memo --where 'txt like "x%"' --yes
+expect_out "... those rows" '{"memo":3,"txt":"ya"}' sh -c '"$DJC" fetch Memo --format json | jq -c .'
+}
+tcase plain
+
+case_bad() {
+expect_rc 0 "jobs to keep" djc jobs refresh Stats
+before_jobs=$("$DJC" jobs Stats --all --json)
+before_rows=$("$DJC" fetch Stats --format json)
+# every command with a few, two commands (one that changes jobs, one that
+# makes rows) with each
+all=("populate Stats|--make ./mk.sh" "populate Stats|--reserve-jobs --make ./mk.sh" "progress Stats|" "jobs Stats|"
+	"jobs refresh Stats|" "jobs ignore Stats|" "jobs cancel Stats|" "jobs set Stats|--priority 1" "jobs clear Stats|")
+two=("populate Stats|--reserve-jobs --make ./mk.sh" "jobs cancel Stats|")
+while IFS='|' read -r every w msg; do
+	if [ "$every" = all ]; then cmds=("${all[@]}"); else cmds=("${two[@]}"); fi
+	for c in "${cmds[@]}"; do
+		read -ra pre <<< "${c%%|*}"
+		read -ra post <<< "${c#*|}"
+		expect_fail 2 "${c%%|*} --where '$w'" "^djc: condition, $msg" djc "${pre[@]}" --where "$w" "${post[@]}"
+	done
+done <<'W'
+all|1=1|column 1: this compares two values
+two|species = "rat" or 1=1|column 20: this compares two values
+two|species = "rat" or 1|column 20: a value alone is not a condition
+all|species = "rat"; delete from Stats|column 16: ';' is not part of a condition
+two|species = "rat" -- x|column 17: comments are not part of a condition
+two|species = "rat" /* x */|column 17: comments are not part of a condition
+two|species = "rat" # x|column 17: comments are not part of a condition
+two|species = "rat|column 11: unterminated string
+all|species = 'rat" or 1=1 --|column 11: unterminated string
+two|(species = "rat"|column 1: unbalanced parentheses: this '\(' is not closed
+two|species = "rat")|column 16: unbalanced parentheses: this '\)' closes nothing
+two|species = "rat" or|column 19: the condition ends where a condition is expected
+all|specis = "rat"|column 1: "specis" is not an attribute of the key source of Stats \(Session, Subject\) \(did you mean species\?
+two|weight = "heavy"|column 10: attribute 'weight' \(float64\): expects a number, got a string
+two|weight = null|column 10: null is not a value to compare with
+two|species|column 1: 'species' alone is not a condition
+W
+check "bad conditions changed no job" test "$("$DJC" jobs Stats --all --json)" = "$before_jobs"
+check "bad conditions made no row" test "$("$DJC" fetch Stats --format json)" = "$before_rows"
+expect_fail 2 "JSON naming no attribute of the key source: the key attributes as before" \
+	'^djc: restriction names "specis", which is not a key attribute from its parents of Stats \(its key attributes: subject, session\)$' \
+	djc jobs cancel Stats --where '{"specis": "rat"}'
+expect_fail 2 "malformed JSON as before" '^djc: --where is not valid JSON: ' djc jobs Stats --where '{"species"'
+check "nothing changed" test "$("$DJC" jobs Stats --all --json)" = "$before_jobs"
+}
+tcase bad
+
+finish
