@@ -186,4 +186,35 @@ case_unadopt() {
 }
 tcase unadopt
 
+# DataJoint 2.x on MariaDB (tests/fixtures/datajoint/dj2-mariadb.sql): the
+# markers decide the types, DataJoint's own ~~analysis jobs table is left
+# alone (djc's is in the companion), a case-insensitive text key, _job_*
+# columns filled; a companion of its own
+case_mariadb_2x() {
+	[ "$DJC_BACKEND" = mysql ] || return 0
+	local U2="${DJC_DATABASE_SCHEMA}_a2up" M2="${DJC_DATABASE_SCHEMA}_a2dj" C2="${DJC_DATABASE_SCHEMA}_a2c"
+	sed -e "s/@UP@/$U2/g" -e "s/@MAIN@/$M2/g" "$FX/dj2-mariadb.sql" | mariadb_cli
+	sed -e "s/@UP@/$U2/g" -e "s/@MAIN@/$M2/g" "$FX/dj2-mariadb.adopted" > expected2.djc
+	sed 's/DJC_KEY_param_id/DJC_KEY_session_idx/; /_part/d' mk_analysis.sh > mk_analysis2.sh
+	chmod +x mk_analysis2.sh
+	printf 'Analysis\n    make = ./mk_analysis2.sh\n' > ov2.djc
+	local before
+	before=$(sqlx "CHECKSUM TABLE \`$U2\`.\`subject\`, \`$M2\`.\`#method\`, \`$M2\`.\`session\`, \`$M2\`.\`~~analysis\` EXTENDED")
+	expect_rc 0 "adopt --dry-run of a 2.x schema" djc --schema "$C2" adopt "$M2" --overlay ov2.djc --dry-run
+	check "the definitions are the expected ones (markers, json, bool, <blob>, a store column raw)" [ "$OUT" = "$(cat expected2.djc)" ]
+	[ "$OUT" = "$(cat expected2.djc)" ] || diff <(printf '%s\n' "$OUT") expected2.djc >&2
+	expect_rc 0 "adopt it" djc --schema "$C2" adopt "$M2" --overlay ov2.djc
+	expect_rc 0 "populate through djc's jobs table" djc --schema "$C2" populate Analysis --reserve-jobs
+	check "6 made" grep -q "^Analysis: 6 made, 0 errors" <<< "$OUT"
+	expect_out "rows in DataJoint's table, the case-insensitive key as written" 3 \
+		sqlx "SELECT COUNT(*) FROM \`$M2\`.\`__analysis\` WHERE method = 'Fast' AND BINARY method = 'Fast'"
+	expect_out "_job_* columns filled" 6 sqlx "SELECT COUNT(*) FROM \`$M2\`.\`__analysis\` WHERE _job_start_time IS NOT NULL"
+	expect_out "progress complete" "Analysis: Completed 6 of 6" sh -c "'$DJC' --schema '$C2' progress Analysis | sed 's/ (.*//'"
+	expect_out "djc's jobs table's key has the target's collation" utf8mb4_unicode_ci \
+		sqlx "SELECT collation_name FROM information_schema.columns WHERE table_schema = '$C2' AND table_name = '~~analysis' AND column_name = 'method'"
+	check "DataJoint's tables (its own ~~analysis too) are as they were" \
+		[ "$(sqlx "CHECKSUM TABLE \`$U2\`.\`subject\`, \`$M2\`.\`#method\`, \`$M2\`.\`session\`, \`$M2\`.\`~~analysis\` EXTENDED")" = "$before" ]
+}
+tcase mariadb_2x
+
 finish
