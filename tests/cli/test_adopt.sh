@@ -203,6 +203,11 @@ case_mariadb_2x() {
 	expect_rc 0 "adopt --dry-run of a 2.x schema" djc --schema "$C2" adopt "$M2" --overlay ov2.djc --dry-run
 	check "the definitions are the expected ones (markers, json, bool, <blob>, a store column raw)" [ "$OUT" = "$(cat expected2.djc)" ]
 	[ "$OUT" = "$(cat expected2.djc)" ] || diff <(printf '%s\n' "$OUT") expected2.djc >&2
+	printf 'Analysis\n    make = ./mk_analysis2.sh\nArchive\n    make_serve = python3 archive.py\n' > ov3.djc
+	expect_fail 2 "a make for a table with an external store column is refused, naming it" \
+		"^djc: adopt: ov3\.djc:4: Archive\.column copy: external store column \(<blob@local>\) cannot be written by djc$" \
+		djc --schema "$C2" adopt "$M2" --overlay ov3.djc
+	expect_out "nothing was declared" "" djc --schema "$C2" tables
 	expect_rc 0 "adopt it" djc --schema "$C2" adopt "$M2" --overlay ov2.djc
 	expect_rc 0 "populate through djc's jobs table" djc --schema "$C2" populate Analysis --reserve-jobs
 	check "6 made" grep -q "^Analysis: 6 made, 0 errors" <<< "$OUT"
