@@ -41,6 +41,9 @@ _djc()
 	--status)
 		COMPREPLY=($(compgen -W "pending reserved success error ignore" -- "$cur"))
 		return 0 ;;
+	--overlay)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return 0 ;;
 	esac
 	if [ -z "$cmd" ]; then
 		if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--db --schema --help --version" -- "$cur"))
@@ -59,6 +62,7 @@ _djc()
 		if [ "$nargs" = 0 ]; then COMPREPLY=($(compgen -W "$(_djc_commands "$djc" | cut -d' ' -f1 | sort -u)" -- "$cur"))
 		else COMPREPLY=($(compgen -W "$(_djc_commands "$djc" | awk -v c="${COMP_WORDS[COMP_CWORD-1]}" '$1 == c && $2 {print $2}')" -- "$cur")); fi ;;
 	tables|config|diagram) ;;
+	adopt|unadopt) ;;   # DataJoint schemas: names of the server, not djc's tables
 	*)
 		if [ "$nargs" = 0 ]; then
 			local words=$("$djc" "${conn[@]}" tables 2>/dev/null)

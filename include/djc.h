@@ -962,7 +962,6 @@ int djc_delete_expr(djc_changes **out, djc_conn *conn, const djc_expr *e, const 
  * reads only its ancestors). */
 int djc_expr_upstream_check(djc_conn *conn, const char *target, const djc_expr *e);
 /* ============================ end of query algebra ============ */
-=======
 /* ============================ conditions (issue 39) ============== */
 /* Every `where_json` parameter of this header (djc_fetch, djc_delete,
  * djc_progress, the djc_jobs_* calls, djc_populate_options.where_json,
@@ -979,6 +978,43 @@ int djc_expr_upstream_check(djc_conn *conn, const char *target, const djc_expr *
  * through their primary keys, in JSON or a condition: DataJoint's
  * T.populate(Session & 'species="rat"'). No new function: the strings. */
 /* ============================ end of conditions ================== */
+
+/* ============================ adopt (issue 38, docs/adopt.md) ========= */
+
+/* djc_adopt's options. */
+typedef struct djc_adopt_options {
+	int version;              /* DJC_ADOPT_OPTIONS_VERSION */
+	const char *overlay;      /* the overlay's text (docs/adopt.md), or NULL */
+	const char *overlay_file; /* its name in messages ("file:line: ...") */
+	int dry_run;              /* 1: generate the definitions, store nothing */
+} djc_adopt_options;
+#define DJC_ADOPT_OPTIONS_VERSION 1
+#define DJC_ADOPT_OPTIONS_INIT {.version = DJC_ADOPT_OPTIONS_VERSION}
+
+/* Adopt the DataJoint schemas schemas[0..n) (MySQL/MariaDB databases or
+ * PostgreSQL schemas of conn's server): read their catalogs (and those of
+ * the schemas their tables reference), write each DataJoint table as a
+ * definition with an `adopted = schema.table` line (types, keys and
+ * references as DataJoint left them; the overlay's make, make_serve,
+ * timeout and key_source lines in the blocks of the computed and imported
+ * tables it names) and declare them into conn's schema (the companion,
+ * which holds djc's pipeline and jobs tables; no DDL on DataJoint's
+ * schemas). Idempotent: adopting again declares nothing new. *out (caller
+ * frees): with dry_run the definitions, else djc_declare's report.
+ * DJC_EINVAL for a backend without DataJoint schemas (SQLite), a layout
+ * djc does not recognise (naming the table and what), an overlay that
+ * does not fit (file:line); DJC_ENOTFOUND for a schema that is not there.
+ * Nothing is stored on failure. */
+int djc_adopt(char **out, djc_conn *conn, const char *const *schemas, size_t n, const djc_adopt_options *opts);
+
+/* Undo djc_adopt for DataJoint schema `schema`: drop djc's jobs and
+ * history tables of the tables adopted from it and forget their
+ * definitions, and those of tables of other schemas adopted only as
+ * their parents. DataJoint's tables are not touched. *out (caller frees;
+ * may be NULL): one line per table ("unadopted X"). DJC_ENOTFOUND when no
+ * table is adopted from schema. */
+int djc_unadopt(char **out, djc_conn *conn, const char *schema);
+/* ============================ end of adopt ============================ */
 
 #ifdef __cplusplus
 }

@@ -293,6 +293,9 @@ struct db_driver {
 	 * one would. 0 when it wrote nothing (a type it cannot pass so, a
 	 * server without the means): the caller binds each value. */
 	int (*in_rows)(db_conn *c, const db_in *in, sb_t *sql, val_t *out, size_t *nout);
+	/* may provide: the catalog queries `djc adopt` reads a DataJoint
+	 * schema with (catalog.h); NULL: the backend has none (SQLite). */
+	const struct db_catalog_sql *catalog;
 };
 
 extern const db_driver db_sqlite_driver;

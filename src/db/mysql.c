@@ -11,6 +11,7 @@
  * transactions (server restart, wait_timeout) is re-established once on the
  * next statement; inside a transaction the loss is reported as DJC_ECONN. */
 #include "db.h"
+#include "catalog.h"
 #include "djc.h"
 #include "util/clock.h"
 #include <mysql.h>
@@ -2075,6 +2076,8 @@ static const ddl_dialect my_ddl = {
 	.max_name = 64,
 };
 
+static const db_catalog_sql my_catalog;   /* at the end of this file */
+
 const db_driver db_mysql_driver = {
 	.version = DB_DRIVER_VERSION,
 	.name = "mysql",
@@ -2100,6 +2103,28 @@ const db_driver db_mysql_driver = {
 	.table_suffix = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",   /* per server: my_conn.suffix */
 	.session_sql = "SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = ?",
 	.session_end_sql = "KILL CONNECTION ?",
+	.catalog = &my_catalog,
 	.index_count_sql = "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? "
 			   "AND INDEX_NAME IN (?, ?) AND SEQ_IN_INDEX = 1",
+};
+
+/* ------------------------------------------------------------ catalog
+ * The catalog of a DataJoint schema (catalog.h, `djc adopt`):
+ * information_schema, the schema bound. Foreign keys in the order they
+ * were declared: MariaDB names unnamed ones <table>_ibfk_<n>. */
+static const db_catalog_sql my_catalog = {
+	.exists = "SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
+	.tables = "SELECT TABLE_NAME, TABLE_COMMENT FROM information_schema.TABLES "
+		  "WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME",
+	.columns = "SELECT c.TABLE_NAME, c.COLUMN_NAME, c.COLUMN_TYPE, c.COLUMN_COMMENT, c.IS_NULLABLE = 'YES', "
+		   "c.COLUMN_DEFAULT, c.COLLATION_NAME, NULL, EXISTS (SELECT 1 FROM information_schema.CHECK_CONSTRAINTS k "
+		   "WHERE k.CONSTRAINT_SCHEMA = c.TABLE_SCHEMA AND k.TABLE_NAME = c.TABLE_NAME "
+		   "AND k.CHECK_CLAUSE = CONCAT('json_valid(`', c.COLUMN_NAME, '`)')) "
+		   "FROM information_schema.COLUMNS c WHERE c.TABLE_SCHEMA = ? ORDER BY c.TABLE_NAME, c.ORDINAL_POSITION",
+	.pk = "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE "
+	      "WHERE TABLE_SCHEMA = ? AND CONSTRAINT_NAME = 'PRIMARY' ORDER BY TABLE_NAME, ORDINAL_POSITION",
+	.fks = "SELECT TABLE_NAME, CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_SCHEMA, REFERENCED_TABLE_NAME, "
+	       "REFERENCED_COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE "
+	       "WHERE TABLE_SCHEMA = ? AND REFERENCED_TABLE_NAME IS NOT NULL "
+	       "ORDER BY TABLE_NAME, LENGTH(CONSTRAINT_NAME), CONSTRAINT_NAME, ORDINAL_POSITION",
 };

@@ -14,6 +14,7 @@
  * settings pgbouncer itself carries from one server connection to the
  * next (TimeZone, DateStyle) are SET. */
 #include "db.h"
+#include "catalog.h"
 #include "djc.h"
 #include <libpq-fe.h>
 #include <ctype.h>
@@ -1618,6 +1619,8 @@ static const ddl_dialect pg_ddl = {
 	.max_name = 63,   /* NAMEDATALEN - 1: a longer name is cut, silently */
 };
 
+static const db_catalog_sql pg_catalog_q;   /* at the end of this file */
+
 const db_driver db_postgres_driver = {
 	.version = DB_DRIVER_VERSION,
 	.name = "postgresql",
@@ -1645,9 +1648,45 @@ const db_driver db_postgres_driver = {
 	.insert_ignore_tail = " ON CONFLICT DO NOTHING",
 	.ddl = &pg_ddl,
 	.table_suffix = "",
+	.catalog = &pg_catalog_q,
 	.index_count_sql = "SELECT count(*) FROM pg_indexes WHERE schemaname = ? AND tablename = ? AND indexname IN (?, ?)",
 	.listen = pg_listen,
 	.notify = pg_notify,
 	.notified = pg_notified,
 	.socket = pg_socket,
+};
+
+/* ------------------------------------------------------------ catalog
+ * The catalog of a DataJoint schema (catalog.h, `djc adopt`): pg_catalog,
+ * the schema bound. An enum column's type is "schema"."type" with its
+ * labels from pg_enum; a collation only when it is not the type's.
+ * Foreign keys in the order they were made (constraint oid). */
+static const db_catalog_sql pg_catalog_q = {
+	.exists = "SELECT 1 FROM pg_namespace WHERE nspname = ?",
+	.tables = "SELECT c.relname, obj_description(c.oid, 'pg_class') FROM pg_class c "
+		  "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relkind IN ('r', 'p') "
+		  "ORDER BY c.relname",
+	.columns = "SELECT c.relname, a.attname, CASE WHEN t.typtype = 'e' THEN "
+		   "'\"' || replace(tn.nspname, '\"', '\"\"') || '\".\"' || replace(t.typname, '\"', '\"\"') || '\"' "
+		   "ELSE format_type(a.atttypid, a.atttypmod) END, col_description(c.oid, a.attnum), "
+		   "CASE WHEN a.attnotnull THEN 0 ELSE 1 END, pg_get_expr(d.adbin, d.adrelid), "
+		   "CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation THEN co.collname END, "
+		   "(SELECT string_agg(e.enumlabel, chr(31) ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = t.oid), 0 "
+		   "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+		   "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
+		   "JOIN pg_type t ON t.oid = a.atttypid JOIN pg_namespace tn ON tn.oid = t.typnamespace "
+		   "LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum "
+		   "LEFT JOIN pg_collation co ON co.oid = a.attcollation "
+		   "WHERE n.nspname = ? AND c.relkind IN ('r', 'p') ORDER BY c.relname, a.attnum",
+	.pk = "SELECT c.relname, a.attname FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid "
+	      "JOIN pg_namespace n ON n.oid = c.relnamespace CROSS JOIN LATERAL unnest(k.conkey) WITH ORDINALITY u(attnum, ord) "
+	      "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = u.attnum "
+	      "WHERE n.nspname = ? AND k.contype = 'p' ORDER BY c.relname, u.ord",
+	.fks = "SELECT c.relname, k.conname, a.attname, rn.nspname, rc.relname, ra.attname FROM pg_constraint k "
+	       "JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+	       "JOIN pg_class rc ON rc.oid = k.confrelid JOIN pg_namespace rn ON rn.oid = rc.relnamespace "
+	       "CROSS JOIN LATERAL unnest(k.conkey, k.confkey) WITH ORDINALITY u(a1, a2, ord) "
+	       "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = u.a1 "
+	       "JOIN pg_attribute ra ON ra.attrelid = rc.oid AND ra.attnum = u.a2 "
+	       "WHERE n.nspname = ? AND k.contype = 'f' ORDER BY c.relname, k.oid, u.ord",
 };

@@ -95,8 +95,10 @@ static char **shortened(const table *t, size_t *n)
 		KEEP(table_jobs_index(&b, t, "next"));
 		KEEP(table_jobs_index(&b, t, "lease"));
 	}
-	for (size_t i = 0; i < t->nidx; i++) KEEP(table_index_name(&b, t, i));
-	for (size_t i = 0; i < t->nfks; i++) KEEP(table_fk_name(&b, t, i));
+	/* an adopted table's indexes and foreign keys are DataJoint's: djc
+	 * names none of them */
+	for (size_t i = 0; !t->adopted && i < t->nidx; i++) KEEP(table_index_name(&b, t, i));
+	for (size_t i = 0; !t->adopted && i < t->nfks; i++) KEEP(table_fk_name(&b, t, i));
 #undef KEEP
 	sb_free(&b);
 	sb_free(&stem);

@@ -1424,10 +1424,10 @@ static int table_sql_names(pctx *c, int line, table *t)
 			const table *o = pp->tables[k];
 			if (!strcmp(o->name, t->name)) continue;
 			int same_schema = !o->schema == !t->schema && (!t->schema || !strcmp(o->schema, t->schema));
-			if ((same_schema && !strcmp(o->sql_name, t->sql_name)) ||
-			    (o->jobs_name && t->jobs_name && !strcmp(o->jobs_name, t->jobs_name)))
+			int same_sql = same_schema && !strcmp(o->sql_name, t->sql_name);
+			if (same_sql || (o->jobs_name && t->jobs_name && !strcmp(o->jobs_name, t->jobs_name)))
 				return fail(c, line, "table %s has the same SQL name '%s' as table %s", t->name,
-					    strcmp(o->sql_name, t->sql_name) ? t->jobs_name : t->sql_name, o->name);
+					    same_sql ? t->sql_name : t->jobs_name, o->name);
 		}
 	}
 	return 0;

@@ -51,3 +51,10 @@ int adopted_refuse(djc_conn *c, const table *t)
 	free(m);
 	return rc;
 }
+
+int adopted_insert_check(djc_conn *c, const table *t)
+{
+	if (!t->adopted || (t->tier != TIER_MANUAL && t->tier != TIER_LOOKUP)) return DJC_OK;
+	return conn_fail(c, DJC_EINVAL, "%s is adopted from DataJoint schema %s: djc inserts only into the computed and "
+			 "imported tables it populates (insert its rows with DataJoint)", t->name, t->adopted);
+}

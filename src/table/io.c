@@ -314,7 +314,7 @@ int djc_insert_ext(size_t *inserted, djc_conn *c, const char *name, const djc_ro
 		if (!rows[i]) return conn_fail(c, DJC_EINVAL, "row %zu is NULL", i + 1);
 	table *t;
 	int rc = conn_table(c, name, &t);
-	if (rc) return rc;
+	if (rc || (rc = adopted_insert_check(c, t))) return rc;
 	ins_req q = {c, t, (djc_row **)rows, n, opts && opts->skip_duplicates, opts_direct(opts), NULL, NULL};
 	return insert_rows(&q, inserted);
 }
@@ -424,7 +424,8 @@ static int insert_open(djc_conn *c, const char *name, FILE *in, const djc_insert
 	if (inserted) *inserted = 0;
 	if (!in) return conn_fail(c, DJC_EINVAL, "no input stream (NULL)");
 	if (!insert_opts_ok(c, opts)) return DJC_EINVAL;
-	return conn_table(c, name, t);
+	int rc = conn_table(c, name, t);
+	return rc ? rc : adopted_insert_check(c, *t);
 }
 
 int djc_insert_jsonl_ext(size_t *inserted, djc_conn *c, const char *name, void *inp, const char *src,

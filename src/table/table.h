@@ -223,6 +223,9 @@ int sql_columns(djc_conn *c, const char *sql_name, char ***cols, size_t *n);
  * does not change its definition". */
 int adopted_probe(djc_conn *c, const table *t, const char *file);
 int adopted_refuse(djc_conn *c, const table *t);
+/* DJC_EINVAL for an insert (djc insert, the API's) into an adopted manual
+ * or lookup table: DataJoint's to fill; DJC_OK otherwise. */
+int adopted_insert_check(djc_conn *c, const table *t);
 void strv_free(char **v, size_t n);
 /* Row count of the SQL table sql_name (-1 if it does not exist). */
 int sql_count(djc_conn *c, const char *sql_name, long long *n);

@@ -178,6 +178,10 @@ case_refusals() {
 	expect_fail 2 "declare of a changed adopted table is refused" \
 		"changed\.djc:[0-9]+: Pair is adopted from DataJoint schema $MAIN: djc does not change its definition" djc declare changed.djc
 	expect_out "the table is still there" 2 count "$UP.Subject"
+	expect_fail 2 "an insert into an adopted manual table is refused" \
+		"^djc: ParamSet is adopted from DataJoint schema $MAIN: djc inserts only into the computed and imported tables it populates" \
+		djc insert ParamSet <<< '{"param_id": 9, "threshold": 1.0}'
+	expect_out "nothing inserted" 0 rows ParamSet '{"param_id": 9}'
 	printf 'Gone (manual)\n    adopted = %s.nosuch\n    g : int32\n    ---\n' "$MAIN" > gone.djc
 	expect_fail 2 "a missing DataJoint table is named" "gone\.djc:1: table Gone is adopted from DataJoint table $MAIN\.nosuch, which is missing" \
 		djc declare gone.djc

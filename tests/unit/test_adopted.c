@@ -122,6 +122,13 @@ static void test_stored_form(void)
 	pipeline *q = ok_parse(sb_str(&all));
 	sb_free(&all);
 	for (size_t i = 0; q && i < p->n && i < q->n; i++) CHECK_STR(q->tables[i]->canon, p->tables[i]->canon);
+	/* one SQL name in two schemas: two tables; two jobs tables of one name: refused */
+	CHECK(ok_parse("a.T (manual)\n    adopted = a.session\n    k : int32\n    ---\n"
+		       "b.T (manual)\n    adopted = b.session\n    k : int32\n    ---\n") != NULL);
+	HAS(err_parse("P (manual)\n    k : int32\n    ---\n"
+		      "a.C (computed)\n    adopted = a.__c\n    -> P\n    ---\n"
+		      "b.C (computed)\n    adopted = b.__c\n    -> P\n    ---\n"),
+	    "p.djc:8: table b.C has the same SQL name '~~c' as table a.C");
 	/* an attribute called adopted is still an attribute */
 	pipeline *a = ok_parse("T (manual)\n    k : int32\n    ---\n    adopted = 0 : int32  # a: b\n");
 	CHECK(a && !a->tables[0]->adopted && table_attr(a->tables[0], "adopted"));

@@ -1,0 +1,189 @@
+/* adopt_api.c - djc_adopt and djc_unadopt (djc.h, docs/adopt.md): a
+ * DataJoint schema's catalog (db/catalog.h) as djc definitions
+ * (schema/adopt.h), declared into the companion schema like any pipeline
+ * text (djc_declare: it makes the jobs tables, so this is the jobs layer). */
+#include "jobs.h"
+#include "db/catalog.h"
+#include "schema/adopt.h"
+#include "table/opts.h"
+#include "table/statements.h"
+#include <stdlib.h>
+#include <string.h>
+
+static void free_cats(db_catalog **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) db_catalog_free(v[i]);
+	free(v);
+}
+
+/* The catalogs of schemas[0..n), then of every schema their tables
+ * reference (until none is missing). */
+static int read_catalogs(djc_conn *c, const char *const *schemas, size_t n, db_catalog ***out, size_t *nout)
+{
+	db_catalog **v = NULL;
+	size_t nv = 0;
+	int rc = DJC_OK;
+	char *msg = NULL;
+	for (size_t i = 0; !rc; i++) {
+		const char *s = i < n ? schemas[i] : adopt_missing_schema(v, nv);
+		if (!s) break;
+		if (c->db->schema && !strcmp(s, c->db->schema)) {
+			rc = conn_fail(c, DJC_EINVAL, "%s is djc's own schema (--schema, the companion): adopt a DataJoint schema "
+				       "from another one (djc --schema %s_djc adopt %s)", s, s, s);
+			break;
+		}
+		v = xrealloc(v, (nv + 1) * sizeof *v);
+		if ((rc = db_catalog_read(&v[nv], c->db, s, &msg))) break;
+		nv++;
+	}
+	if (rc && msg) conn_fail(c, rc, "adopt: %s", msg);
+	free(msg);
+	if (rc) {
+		free_cats(v, nv);
+		return rc;
+	}
+	*out = v;
+	*nout = nv;
+	return DJC_OK;
+}
+
+/* The definitions of the adopted tables into *text. */
+static int generate(djc_conn *c, const char *const *schemas, size_t n, const adopt_overlay *ov, char **text)
+{
+	db_catalog **cats = NULL;
+	size_t nc = 0;
+	int rc = read_catalogs(c, schemas, n, &cats, &nc);
+	if (rc) return rc;
+	sb_t q = SB_INIT;
+	db_qi(c->db, &q, "a");
+	adopt_in in = {cats, nc, n, sb_str(&q)[0], ov};
+	char *msg = NULL;
+	rc = adopt_generate(text, &msg, &in);
+	if (rc) conn_fail(c, rc, "adopt: %s", msg ? msg : "failed");
+	free(msg);
+	sb_free(&q);
+	free_cats(cats, nc);
+	return rc;
+}
+
+int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, const djc_adopt_options *opts)
+{
+	if (out) *out = NULL;
+	if (!c) return DJC_EINVAL;
+	djc_adopt_options o = DJC_ADOPT_OPTIONS_INIT;
+	if (opts) {
+		if (OPTS_VERSION(c, "adopt", opts, 1, ADOPT)) return DJC_EINVAL;
+		o = *opts;
+	}
+	if (!schemas || !n) return conn_fail(c, DJC_EINVAL, "adopt: no DataJoint schema named");
+	if (!c->db) return conn_fail(c, DJC_ECONN, "not connected");
+	adopt_overlay *ov = NULL;
+	char *msg = NULL, *text = NULL;
+	if (o.overlay && adopt_overlay_parse(&ov, o.overlay, o.overlay_file, &msg)) {
+		int rc = conn_fail(c, DJC_EINVAL, "%s", msg);
+		free(msg);
+		return rc;
+	}
+	int rc = generate(c, schemas, n, ov, &text);
+	adopt_overlay_free(ov);
+	if (rc) return rc;
+	if (o.dry_run) {
+		if (out) *out = text;
+		else free(text);
+		return DJC_OK;
+	}
+	rc = djc_declare(out, c, text, "adopted definitions");
+	free(text);
+	return rc;
+}
+
+/* 1 when t is still needed: adopted from `schema`'s side and not gone, or
+ * referenced by a table that stays. gone[i] marks c->pipe's tables. */
+static int referenced_by_kept(const pipeline *p, const char *gone, const table *t)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		if (gone[i]) continue;
+		for (size_t f = 0; f < p->tables[i]->nfks; f++)
+			if (p->tables[i]->fks[f].ptable == t) return 1;
+	}
+	return 0;
+}
+
+/* Which tables of c->pipe unadopt takes: those adopted from schema, then
+ * adopted tables of other schemas that no remaining table references. */
+static size_t unadopt_set(const pipeline *p, const char *schema, char *gone)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->tables[i]->adopted && !strcmp(p->tables[i]->adopted, schema)) gone[i] = 1, n++;
+	if (!n) return 0;
+	for (int changed = 1; changed;) {
+		changed = 0;
+		for (size_t i = p->n; i-- > 0;) {
+			const table *t = p->tables[i];
+			if (gone[i] || !t->adopted || referenced_by_kept(p, gone, t)) continue;
+			if (t->master) continue;   /* goes with its master */
+			gone[i] = 1, n++, changed = 1;
+			for (size_t k = 0; k < p->n; k++)
+				if (p->tables[k]->master == t && !gone[k]) gone[k] = 1, n++;
+		}
+	}
+	return n;
+}
+
+/* Forget the definitions of the tables gone[] marks, drop their
+ * auxiliary tables (in the companion), report them. */
+static int unadopt_apply(djc_conn *c, schema_tx *x, const char *gone, sb_t *rep)
+{
+	const pipeline *p = c->pipe;
+	const char **names = xcalloc(p->n + 1, sizeof *names);
+	size_t nn = 0;
+	for (size_t i = 0; i < p->n; i++)
+		if (gone[i]) names[nn++] = p->tables[i]->name;
+	int rc = tsql_run(c, &TS_PIPE_FORGET_MANY, &(tctx){.names = names, .n = nn}, NULL, 0, NULL);
+	if (rc) rc = conn_dbfail(c, rc, "unadopt");
+	for (size_t i = p->n; !rc && i-- > 0;) {
+		if (!gone[i]) continue;
+		const char *aux[TABLE_AUX_MAX];
+		size_t na = table_aux_tables(p->tables[i], aux, TABLE_AUX_MAX);
+		for (size_t k = 0; k < na && !rc; k++) {
+			long long rows;
+			if ((rc = sql_count(c, aux[k], &rows))) rc = conn_dbfail(c, rc, aux[k]);
+			else if (rows >= 0 && (rc = tsql_run(c, &TS_DROP, &(tctx){.table = aux[k]}, NULL, 0, NULL)))
+				rc = conn_dbfail(c, rc, aux[k]);
+		}
+		sb_printf(rep, "unadopted %s\n", p->tables[i]->name);
+	}
+	(void)x;
+	free((void *)names);
+	return rc;
+}
+
+int djc_unadopt(char **out, djc_conn *c, const char *schema)
+{
+	if (out) *out = NULL;
+	if (!c || !schema) return DJC_EINVAL;
+	schema_tx x;
+	int rc = stx_begin(c, &x);
+	if (rc) return rc;
+	char *gone = NULL;
+	sb_t rep = SB_INIT;
+	if ((rc = pipe_load(c))) goto fail;
+	gone = xcalloc(c->pipe->n + 1, 1);
+	if (!unadopt_set(c->pipe, schema, gone)) {
+		rc = conn_fail(c, DJC_ENOTFOUND, "unadopt: no table is adopted from DataJoint schema %s", schema);
+		goto fail;
+	}
+	if ((rc = unadopt_apply(c, &x, gone, &rep))) goto fail;
+	if ((rc = stx_commit(c, &x))) goto out;
+	for (size_t i = c->pipe->n; i-- > 0;)
+		if (gone[i]) pipe_retire(c, c->pipe->tables[i]);
+	if (out) *out = sb_steal(&rep);
+	goto out;
+fail:
+	stx_abort(c, &x);
+out:
+	free(gone);
+	sb_free(&rep);
+	return rc;
+}

@@ -1,0 +1,225 @@
+#!/bin/bash
+# test_adopt.sh - djc adopt / djc unadopt (issue 38, docs/adopt.md): a
+# DataJoint-shaped schema made with the server's own client
+# (tests/fixtures/datajoint-model/: 0.14 on MariaDB, 2.x on PostgreSQL) is
+# read from the catalog, written as djc definitions (the dry run equals
+# tests/fixtures/datajoint/*.adopted), declared into djc's own schema (the
+# companion: the connection's) with the overlay's makes, populated with a
+# per-key program and a serve python make, and unadopted. SQLite has no
+# DataJoint schemas: adopt is refused there.
+. "$ROOT/tests/cli/lib.sh"
+FXM="$ROOT/tests/fixtures/datajoint-model"
+FX="$ROOT/tests/fixtures/datajoint"
+UP="${DJC_DATABASE_SCHEMA:-c}_aup"
+MAIN="${DJC_DATABASE_SCHEMA:-c}_adj"
+export PYTHONPATH="$ROOT/python"
+
+# sqlx SQL: run SQL with the backend's own client
+sqlx() {
+	case $DJC_BACKEND in
+	postgresql) psql "${DJC_SERVER_URL:-$DJC_DATABASE_URL}" -qAt -v ON_ERROR_STOP=1 -c "$1" ;;
+	mysql) mariadb_cli -N -B -e "$1" ;;
+	esac
+}
+subst() { sed -e "s/@UP@/$UP/g" -e "s/@MAIN@/$MAIN/g" "$1"; }
+qt() { if [ "$DJC_BACKEND" = mysql ]; then printf '`%s`.`%s`' "$1" "$2"; else printf '"%s"."%s"' "$1" "$2"; fi; }
+# fingerprint: rows and a checksum of each DataJoint table djc only reads
+fingerprint() {
+	local t
+	for t in "$UP subject" "$MAIN #param_set" "$MAIN session"; do
+		set -- $t
+		case $DJC_BACKEND in
+		mysql) sqlx "CHECKSUM TABLE $(qt "$1" "$2") EXTENDED" ;;
+		postgresql) sqlx "SELECT COUNT(*), md5(COALESCE(string_agg(t::text, '|' ORDER BY t::text), '')) FROM $(qt "$1" "$2") t" ;;
+		esac
+	done
+}
+# companion_tables: djc's tables in the connection's schema
+companion_tables() {
+	sqlx "SELECT table_name FROM information_schema.tables WHERE table_schema = '$DJC_DATABASE_SCHEMA' AND table_name LIKE '~~%' ORDER BY table_name"
+}
+
+case $DJC_BACKEND in
+mysql) FIX=dj014-mariadb ;;
+postgresql) FIX=dj2-postgres ;;
+*) FIX= ;;
+esac
+if [ -n "$FIX" ]; then
+	subst "$FXM/$FIX.sql" > fixture.sql
+	case $DJC_BACKEND in
+	mysql) mariadb_cli < fixture.sql ;;
+	postgresql) psql "${DJC_SERVER_URL:-$DJC_DATABASE_URL}" -q -v ON_ERROR_STOP=1 -f fixture.sql >/dev/null ;;
+	esac
+	subst "$FX/$FIX.adopted" > expected.djc
+	cp "$FX/overlay.djc" ov.djc
+fi
+
+# the makes: Analysis copies the session's blob (per key, a shell
+# program); Pair counts the gap (serve, python/djc_make.py)
+cat > mk_analysis.sh <<'P'
+#!/bin/sh
+blob=$("$DJC" fetch Session --key "$DJC_KEY" --format json | sed 's/.*"raw_data": *"\([^"]*\)".*/\1/')
+echo "{\"result\": $DJC_KEY_param_id.5, \"out\": \"$blob\"}"
+echo "{\"_part\": \"Item\", \"item\": 1, \"value\": 2.5}"
+P
+cat > mk_pair.py <<'P'
+import djc_make
+
+def make(key, fetch):
+    assert len(fetch("Session", key)) == 1
+    return {"gap": key["session_idx"] - key["prev_idx"]}
+
+djc_make.run(make)
+P
+chmod +x mk_analysis.sh
+
+case_sqlite_refused() {
+	[ "$DJC_BACKEND" = sqlite ] || return 0
+	expect_fail 2 "adopt on SQLite is refused" \
+		"^djc: adopt: sqlite has no DataJoint schemas \(DataJoint schemas live on MySQL/MariaDB or PostgreSQL\)$" djc adopt ephys
+	expect_out "nothing declared" "" djc tables
+}
+tcase sqlite_refused
+
+case_dry_run() {
+	[ -n "$FIX" ] || return 0
+	expect_rc 0 "adopt --dry-run" djc adopt "$MAIN" --overlay ov.djc --dry-run
+	check "the definitions are the expected ones" [ "$OUT" = "$(cat expected.djc)" ]
+	[ "$OUT" = "$(cat expected.djc)" ] || diff <(printf '%s\n' "$OUT") expected.djc >&2
+	expect_out "nothing stored" "" djc tables
+	expect_fail 2 "a schema that is not there is named" "^djc: adopt: no schema ${MAIN}_nosuch on this server$" \
+		djc adopt "${MAIN}_nosuch"
+}
+tcase dry_run
+
+case_adopt() {
+	[ -n "$FIX" ] || return 0
+	BEFORE=$(fingerprint)
+	expect_rc 0 "adopt the schema with its overlay" djc adopt "$MAIN" --overlay ov.djc
+	check "the adopted tables are reported" grep -q "^created Analysis (computed) as __analysis$" <<< "$OUT"
+	check "the parent of the other schema too" grep -q "^created $UP.Subject (manual) as subject$" <<< "$OUT"
+	check "jobs tables for the computed ones" grep -q "^created Pair jobs table ~~pair$" <<< "$OUT"
+	expect_out "adopt again: unchanged" "unchanged: the schema is already adopted" djc adopt "$MAIN" --overlay ov.djc
+	run sqlx "SELECT table_name FROM information_schema.tables WHERE table_schema IN ('$MAIN', '$UP') AND table_name LIKE '~%'"
+	check "nothing of djc's in DataJoint's schemas" [ -z "$OUT" ]
+	expect_out "progress: the key source is session x param_set" "Analysis: Completed 0 of 10" \
+		sh -c "'$DJC' progress Analysis | sed 's/ (.*//'"
+	check "DataJoint's tables are as they were" [ "$(fingerprint)" = "$BEFORE" ]
+}
+tcase adopt
+
+case_populate() {
+	[ -n "$FIX" ] || return 0
+	BEFORE=$(fingerprint)
+	expect_rc 0 "populate Analysis directly (the overlay's per-key make)" djc populate Analysis
+	expect_out "10 rows in DataJoint's table" 10 sqlx "SELECT COUNT(*) FROM $(qt "$MAIN" __analysis)"
+	expect_out "10 part rows in DataJoint's part table" 10 sqlx "SELECT COUNT(*) FROM $(qt "$MAIN" __analysis__item)"
+	expect_rc 0 "populate Pair through its jobs table (the overlay's serve python make)" djc populate Pair --reserve-jobs
+	expect_out "13 pairs in DataJoint's table" 13 sqlx "SELECT COUNT(*) FROM $(qt "$MAIN" __pair)"
+	expect_out "each pair's gap" 5 sqlx "SELECT COUNT(*) FROM $(qt "$MAIN" __pair) WHERE gap = session_idx - prev_idx AND prev_idx = 1"
+	expect_out "progress complete" "Pair: Completed 13 of 13" sh -c "'$DJC' progress Pair | sed 's/ (.*//'"
+	check "DataJoint's upstream tables are as they were" [ "$(fingerprint)" = "$BEFORE" ]
+}
+tcase populate adopt
+
+case_overlay_refusals() {
+	[ -n "$FIX" ] || return 0
+	local before
+	before=$("$DJC" tables 2>/dev/null)
+	printf 'Analysis\n    make = ./x\nNoSuch\n    make = ./y\n' > o1.djc
+	expect_fail 2 "an overlay naming an unknown table" \
+		"^djc: adopt: o1\.djc:3: no table NoSuch in the adopted schemas" djc adopt "$MAIN" --overlay o1.djc
+	printf '# manual\nSession\n    make = ./x\n' > o2.djc
+	expect_fail 2 "an overlay naming a manual table" \
+		"^djc: adopt: o2\.djc:2: Session is a manual table: djc makes only computed and imported tables$" \
+		djc adopt "$MAIN" --overlay o2.djc
+	printf 'Pair\n    key_source = {"nope": 1}\n' > o3.djc
+	expect_fail 2 "an overlay key_source naming an unknown attribute" \
+		"^djc: adopt: o3\.djc:2: key_source of Pair names attribute 'nope', which the table does not have$" \
+		djc adopt "$MAIN" --overlay o3.djc
+	printf 'Pair\n    threads = 4\n' > o4.djc
+	expect_fail 2 "an overlay line of no known kind" "^djc: o4\.djc:2: 'threads = 4': an overlay block has only make" \
+		djc adopt "$MAIN" --overlay o4.djc
+	if [ "$DJC_BACKEND" = mysql ]; then
+		printf 'Timed\n    make = ./x\n' > o5.djc
+		expect_fail 2 "a make for a table with a column djc cannot write" \
+			"^djc: adopt: o5\.djc:2: Timed\.column at: a column of a type djc does not have \(time\) cannot be written by djc$" \
+			djc adopt "$MAIN" --overlay o5.djc
+	fi
+	expect_out "nothing changed" "$before" djc tables
+}
+tcase overlay_refusals
+
+case_unknown_layout() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA:-c}_awd"
+	case $DJC_BACKEND in
+	mysql) sqlx "CREATE DATABASE \`$W\`; CREATE TABLE \`$W\`.\`session\` (s int NOT NULL, PRIMARY KEY (s)); CREATE TABLE \`$W\`.\`Odd__Name\` (s int NOT NULL, PRIMARY KEY (s))" ;;
+	postgresql) sqlx "CREATE SCHEMA \"$W\"; CREATE TABLE \"$W\".\"session\" (s int NOT NULL, PRIMARY KEY (s)); CREATE TABLE \"$W\".\"Odd__Name\" (s int NOT NULL, PRIMARY KEY (s))" ;;
+	esac
+	expect_fail 2 "a table of no DataJoint tier is refused, named" \
+		"^djc: adopt: table $W\.Odd__Name: not a DataJoint table name .*djc does not recognise this layout$" djc adopt "$W"
+	if [ "$DJC_BACKEND" = mysql ]; then
+		sqlx "DROP TABLE \`$W\`.\`Odd__Name\`; CREATE TABLE \`$W\`.\`_raw\` (s int NOT NULL, v int NOT NULL COMMENT ':graph2:x', PRIMARY KEY (s))"
+		expect_fail 2 "a 0.14 marker djc does not know is refused, named" \
+			"^djc: adopt: table $W\._raw: column v: unknown DataJoint 0\.14 attribute type :graph2:" djc adopt "$W"
+	fi
+	expect_out "nothing adopted from it" "" sh -c "'$DJC' tables | grep -i session_x; true"
+}
+tcase unknown_layout
+
+case_unadopt() {
+	[ -n "$FIX" ] || return 0
+	djc adopt "$MAIN" --overlay ov.djc >/dev/null
+	check "djc's jobs tables are in the companion" [ -n "$(companion_tables)" ]
+	expect_rc 0 "unadopt the schema" djc unadopt "$MAIN"
+	check "each table is reported" grep -q "^unadopted Analysis$" <<< "$OUT"
+	check "the parent of the other schema goes with it" grep -q "^unadopted $UP.Subject$" <<< "$OUT"
+	expect_out "no table left" "" djc tables
+	run companion_tables
+	check "djc's jobs and history tables are gone" [ -z "$OUT" ]
+	expect_out "DataJoint's tables keep their rows" 2 sqlx "SELECT COUNT(*) FROM $(qt "$UP" subject)"
+	expect_fail 2 "unadopt again: nothing adopted" "^djc: unadopt: no table is adopted from DataJoint schema $MAIN$" \
+		djc unadopt "$MAIN"
+	expect_rc 0 "adopt again after unadopt" djc adopt "$MAIN" --overlay ov.djc
+	check "declared anew" grep -q "^created Analysis (computed) as __analysis$" <<< "$OUT"
+}
+tcase unadopt
+
+# DataJoint 2.x on MariaDB (tests/fixtures/datajoint/dj2-mariadb.sql): the
+# markers decide the types, DataJoint's own ~~analysis jobs table is left
+# alone (djc's is in the companion), a case-insensitive text key, _job_*
+# columns filled; a companion of its own
+case_mariadb_2x() {
+	[ "$DJC_BACKEND" = mysql ] || return 0
+	local U2="${DJC_DATABASE_SCHEMA}_a2up" M2="${DJC_DATABASE_SCHEMA}_a2dj" C2="${DJC_DATABASE_SCHEMA}_a2c"
+	sed -e "s/@UP@/$U2/g" -e "s/@MAIN@/$M2/g" "$FX/dj2-mariadb.sql" | mariadb_cli
+	sed -e "s/@UP@/$U2/g" -e "s/@MAIN@/$M2/g" "$FX/dj2-mariadb.adopted" > expected2.djc
+	sed 's/DJC_KEY_param_id/DJC_KEY_session_idx/; /_part/d' mk_analysis.sh > mk_analysis2.sh
+	chmod +x mk_analysis2.sh
+	printf 'Analysis\n    make = ./mk_analysis2.sh\n' > ov2.djc
+	local before
+	before=$(sqlx "CHECKSUM TABLE \`$U2\`.\`subject\`, \`$M2\`.\`#method\`, \`$M2\`.\`session\`, \`$M2\`.\`~~analysis\` EXTENDED")
+	expect_rc 0 "adopt --dry-run of a 2.x schema" djc --schema "$C2" adopt "$M2" --overlay ov2.djc --dry-run
+	check "the definitions are the expected ones (markers, json, bool, <blob>, a store column raw)" [ "$OUT" = "$(cat expected2.djc)" ]
+	[ "$OUT" = "$(cat expected2.djc)" ] || diff <(printf '%s\n' "$OUT") expected2.djc >&2
+	printf 'Analysis\n    make = ./mk_analysis2.sh\nArchive\n    make_serve = python3 archive.py\n' > ov3.djc
+	expect_fail 2 "a make for a table with an external store column is refused, naming it" \
+		"^djc: adopt: ov3\.djc:4: Archive\.column copy: external store column \(<blob@local>\) cannot be written by djc$" \
+		djc --schema "$C2" adopt "$M2" --overlay ov3.djc
+	expect_out "nothing was declared" "" djc --schema "$C2" tables
+	expect_rc 0 "adopt it" djc --schema "$C2" adopt "$M2" --overlay ov2.djc
+	expect_rc 0 "populate through djc's jobs table" djc --schema "$C2" populate Analysis --reserve-jobs
+	check "6 made" grep -q "^Analysis: 6 made, 0 errors" <<< "$OUT"
+	expect_out "rows in DataJoint's table, the case-insensitive key as written" 3 \
+		sqlx "SELECT COUNT(*) FROM \`$M2\`.\`__analysis\` WHERE method = 'Fast' AND BINARY method = 'Fast'"
+	expect_out "_job_* columns filled" 6 sqlx "SELECT COUNT(*) FROM \`$M2\`.\`__analysis\` WHERE _job_start_time IS NOT NULL"
+	expect_out "progress complete" "Analysis: Completed 6 of 6" sh -c "'$DJC' --schema '$C2' progress Analysis | sed 's/ (.*//'"
+	expect_out "djc's jobs table's key has the target's collation" utf8mb4_unicode_ci \
+		sqlx "SELECT collation_name FROM information_schema.columns WHERE table_schema = '$C2' AND table_name = '~~analysis' AND column_name = 'method'"
+	check "DataJoint's tables (its own ~~analysis too) are as they were" \
+		[ "$(sqlx "CHECKSUM TABLE \`$U2\`.\`subject\`, \`$M2\`.\`#method\`, \`$M2\`.\`session\`, \`$M2\`.\`~~analysis\` EXTENDED")" = "$before" ]
+}
+tcase mariadb_2x
+
+finish
