@@ -218,3 +218,9 @@ uninstall:
 
 clean:
 	rm -rf build build-san build-fuzz
+
+# issue 40: the no-op Python serve make against the C make (bench/py-serve.sh)
+.PHONY: bench-py
+bench-py:
+	@$(MAKE) --no-print-directory $(PAR) all
+	@bench/py-serve.sh

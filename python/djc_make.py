@@ -48,11 +48,11 @@ Anything the make prints (``print``, a library writing to stdout) goes to
 stderr, which djc keeps per key for the error stack; stdin is empty.
 """
 
-import base64
 import json
 import os
+import select
 import sys
-import traceback
+import time
 
 # Imported only when used (a per-key make starts an interpreter per key):
 # subprocess and shutil by the per-key fetch; datetime, decimal and uuid
@@ -60,7 +60,13 @@ import traceback
 
 __all__ = ["run", "FetchError", "ProtocolError", "b64", "PROTOCOL_VERSION"]
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+AHEAD = 64          # keys djc may send before the answer of the one being made (version 2)
+_HOLD_BYTES = 1 << 16   # answers held back while more keys wait, at most (bytes)
+_HOLD_KEYS = 32         # ... and keys
+_HOLD_SECS = 0.0005     # ... and only after makes quicker than this
+_FRESH = 0.005          # a key sent ahead starts without asking djc only if sent this recently (seconds)
+_NEXT = b'{"_djc":"next"}\n'
 
 
 class FetchError(Exception):
@@ -73,11 +79,15 @@ class ProtocolError(Exception):
 
 def b64(text):
     """The bytes of a bytes attribute as djc gives it (base64 text)."""
+    import base64
+
     return base64.b64decode(text)
 
 
 def _default(v):
     if isinstance(v, (bytes, bytearray, memoryview)):
+        import base64
+
         return base64.b64encode(bytes(v)).decode("ascii")
     mods = sys.modules
     dt = mods.get("datetime")
@@ -150,7 +160,11 @@ class _PipeFetch(_Fetch):
         elif where is not None:
             req["where"] = where
         self._conn.send([_dumps(req).encode("utf-8") + b"\n"])
+        self._conn.flush()
         head = self._conn.receive()
+        while head.get("_djc") == "key":   # sent ahead meanwhile
+            self._conn.stash.append(head)
+            head = self._conn.receive()
         if head.get("_djc") != "rows":
             raise ProtocolError("expected the rows of a fetch, got %r" % (head,))
         if "error" in head:
@@ -181,17 +195,65 @@ class _CliFetch(_Fetch):
 
 
 class _Conn:
-    """The protocol's end of the pipe: djc's messages in, ours out."""
+    """The protocol's end of the pipe: djc's messages in, ours out. Input
+    is read in chunks of whatever is there (so keys sent ahead come in one
+    read); output is queued by send and written by flush."""
 
     def __init__(self, rfile, wfile):
-        self._r = rfile
+        try:
+            self._fd = rfile.fileno()
+        except (AttributeError, OSError, ValueError):
+            self._fd = None   # not a pipe (a test's BytesIO)
+        self._read1 = getattr(rfile, "read1", None) or rfile.read
         self._w = wfile
+        self._buf = bytearray()
+        self._pos = 0
+        self._out = []
+        self.stash = []     # keys sent ahead, read while waiting for something else
+        self.held = 0       # bytes queued, not yet written
+        self.held_keys = 0  # closing lines among them
+        self._last = time.monotonic()   # when the last read returned
+        self._stamp = self._last        # nothing in the buffer was sent before this
+
+    def _fill(self):
+        if self._pos:
+            del self._buf[:self._pos]
+            self._pos = 0
+        data = os.read(self._fd, 65536) if self._fd is not None else self._read1(65536)
+        if not data:
+            raise EOFError
+        if not self._buf:
+            # what this read brought was not there at the last one
+            self._stamp = self._last
+        self._last = time.monotonic()
+        self._buf += data
 
     def readline(self):
-        line = self._r.readline()
-        if not line:
-            raise EOFError
-        return line.decode("utf-8")
+        buf = self._buf
+        while True:
+            i = buf.find(b"\n", self._pos)
+            if i >= 0:
+                line = bytes(buf[self._pos:i + 1])
+                self._pos = i + 1
+                return line
+            self._fill()
+
+    def more_waiting(self):
+        """A whole line from djc is there already (a key sent ahead): read
+        what the pipe holds, without waiting."""
+        if self._buf.find(b"\n", self._pos) >= 0:
+            return True
+        if self._fd is None or not select.select([self._fd], [], [], 0)[0]:
+            return False
+        try:
+            self._fill()
+        except EOFError:
+            return False
+        return self._buf.find(b"\n", self._pos) >= 0
+
+    def fresh(self):
+        """What is waiting was sent less than _FRESH seconds ago."""
+        return time.monotonic() - self._stamp < _FRESH
 
     def receive(self):
         line = self.readline()
@@ -200,13 +262,22 @@ class _Conn:
             raise ProtocolError("expected a message from djc, got %r" % line[:200])
         return msg
 
-    def send(self, chunks):
+    def send(self, chunks, close=False):
+        """Queue lines (bytes); flush writes them."""
+        self._out.extend(chunks)
+        self.held += sum(len(c) for c in chunks)
+        self.held_keys += close
+
+    def flush(self):
         # what the make printed goes first, so that djc finds it on stderr
         # when it reads the closing line
         sys.stdout.flush()
         sys.stderr.flush()
-        self._w.write(b"".join(chunks))
+        if self._out:
+            self._w.write(b"".join(self._out))
+            self._out = []
         self._w.flush()
+        self.held = self.held_keys = 0
 
 
 def _take_stdio():
@@ -224,38 +295,111 @@ def _take_stdio():
     return rfile, wfile
 
 
-def serve(make, rfile, wfile):
-    """The serve protocol on rfile/wfile (binary files) until djc closes
-    rfile. Returns the process exit status (0)."""
-    conn = _Conn(rfile, wfile)
-    fetch = _PipeFetch(conn)
+def _hello(conn, ahead):
+    """Read djc's hello and answer it: version 2 (keys ahead) with a djc
+    that speaks it, else 1. The version, or 0 when djc closed the pipe
+    first."""
     try:
         hello = conn.receive()
     except EOFError:
         return 0
     if hello.get("_djc") != "hello" or not isinstance(hello.get("version"), int):
         raise ProtocolError("expected djc's hello, got %r" % (hello,))
-    if hello["version"] < PROTOCOL_VERSION:
-        raise ProtocolError("djc speaks serve protocol version %d; this module needs %d" % (hello["version"], PROTOCOL_VERSION))
-    conn.send([_dumps({"_djc": "hello", "version": PROTOCOL_VERSION}).encode("utf-8") + b"\n"])
+    if hello["version"] < 1:
+        raise ProtocolError("djc speaks serve protocol version %d; this module needs 1 or 2" % hello["version"])
+    mine = {"_djc": "hello", "version": 1}
+    if hello["version"] >= 2:
+        mine = {"_djc": "hello", "version": 2, "ahead": ahead}
+    conn.send([_dumps(mine).encode("utf-8") + b"\n"])
+    conn.flush()
+    return mine["version"]
+
+
+class _Keys:
+    """The keys djc sends, in order, and its word (go or skip) on a key
+    sent ahead that this program asked about before starting it."""
+
+    def __init__(self, conn, version):
+        self._conn = conn
+        self._v2 = version >= 2
+        self._stash = conn.stash   # keys read while waiting for djc's word (or a fetch's rows)
+        self.ask = False    # the next key waits for djc's word
+
+    def next(self):
+        """The next key to make (a message), or None at the end."""
+        while True:
+            try:
+                msg = self._stash.pop(0) if self._stash else self._conn.receive()
+            except EOFError:
+                return None
+            if msg.get("_djc") != "key":
+                raise ProtocolError("expected a key, got %r" % (msg,))
+            if not self.ask:
+                return msg
+            word = None
+            while word is None:
+                try:
+                    m = self._conn.receive()
+                except EOFError:
+                    return None
+                if m.get("_djc") == "key":
+                    self._stash.append(m)
+                elif m.get("_djc") in ("go", "skip"):
+                    word = m["_djc"]
+                else:
+                    raise ProtocolError("expected djc's go or skip, got %r" % (m,))
+            self.ask = False
+            if word == "go":
+                return msg
+            self.after(0.0)   # skipped: not made, nothing answered
+
+    def after(self, took):
+        """A key was answered (in took seconds): ask djc about the next one
+        if it was sent ahead and may have waited (it may have been
+        cancelled meanwhile), else hold quick answers while more keys
+        wait, else write them."""
+        conn = self._conn
+        waiting = bool(self._stash) or conn.more_waiting()
+        if waiting and self._v2 and (self._stash or not conn.fresh()):
+            conn.send([_NEXT])
+            conn.flush()
+            self.ask = True
+        elif not (waiting and took < _HOLD_SECS and conn.held < _HOLD_BYTES and conn.held_keys < _HOLD_KEYS):
+            conn.flush()
+
+
+def serve(make, rfile, wfile, ahead=AHEAD):
+    """The serve protocol on rfile/wfile (binary files) until djc closes
+    rfile. Returns the process exit status (0). ahead: how many keys djc
+    may send before the answer of the one being made (0: one at a time)."""
+    conn = _Conn(rfile, wfile)
+    fetch = _PipeFetch(conn)
+    version = _hello(conn, ahead)
+    if not version:
+        return 0
+    keys = _Keys(conn, version)
+    clock = time.perf_counter
     while True:
-        try:
-            msg = conn.receive()
-        except EOFError:
+        msg = keys.next()
+        if msg is None:
+            conn.flush()
             return 0
-        if msg.get("_djc") != "key":
-            raise ProtocolError("expected a key, got %r" % (msg,))
         fetch.table = msg.get("table")
         fetch.attempt = msg.get("attempt", 1)
+        t0 = clock()
         try:
             lines = _row_lines(_make_of(make, fetch.table)(msg["key"], fetch))
         except (ProtocolError, EOFError):
             raise
         except Exception as e:
+            import traceback
+
             err = {"_djc": "error", "message": _error_text(e), "stack": traceback.format_exc()}
-            conn.send([_dumps(err).encode("utf-8") + b"\n"])
-            continue
-        conn.send(lines + [b'{"_djc":"done"}\n'])
+            lines = [_dumps(err).encode("utf-8") + b"\n"]
+        else:
+            lines.append(b'{"_djc":"done"}\n')
+        conn.send(lines, close=True)
+        keys.after(clock() - t0)
 
 
 def per_key(make, rfile, wfile):
@@ -269,6 +413,8 @@ def per_key(make, rfile, wfile):
     try:
         lines = _row_lines(_make_of(make, fetch.table)(key, fetch))
     except Exception:
+        import traceback
+
         traceback.print_exc()   # its last line, "Error: message", is djc's error message
         return 1
     sys.stdout.flush()
@@ -278,14 +424,16 @@ def per_key(make, rfile, wfile):
     return 0
 
 
-def run(make):
+def run(make, ahead=AHEAD):
     """Run make under the protocol djc started this program with (serve
-    when $DJC_SERVE is set, else per key) and exit."""
+    when $DJC_SERVE is set, else per key) and exit. ahead: under the serve
+    protocol, how many keys djc may send before the answer of the one
+    being made (protocol version 2; 0: one key at a time)."""
     if not callable(make) and not isinstance(make, dict):
         raise TypeError("run(make): make must be a function make(key, fetch) or a dict of them")
     rfile, wfile = _take_stdio()
     if os.environ.get("DJC_SERVE"):
-        status = serve(make, rfile, wfile)
+        status = serve(make, rfile, wfile, ahead)
     else:
         status = per_key(make, rfile, wfile)
     sys.stdout.flush()

@@ -71,12 +71,22 @@ void make_result_free(make_result *r);
 /* One key to make, whatever makes it: the key of t on connection c, its
  * attempt-th attempt (DJC_ATTEMPT, djc_make_attempt, the serve request's
  * "attempt"), and the watch asked while it runs (may be NULL). */
+typedef struct make_next {
+	const djc_row *key;
+	int attempt;
+} make_next;
 typedef struct make_req {
 	djc_conn *c;
 	table *t;
 	const djc_row *key;
 	int attempt;
 	const make_watch *watch;
+	/* the keys of t that come next, in order (NULL/0: none known): a serve
+	 * program that asked for keys ahead (protocol version 2) may be
+	 * given them before this key's answer (serve.h); the caller checked
+	 * that each may start (held, not cancelled) */
+	const make_next *next;
+	size_t nnext;
 } make_req;
 
 /* Run the make program argv for key (its attempt number in DJC_ATTEMPT);

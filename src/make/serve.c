@@ -17,6 +17,10 @@
 #define STDERR_TAIL 4000           /* its stderr kept per key */
 #define STACK_MAX 65536            /* its own stack (an error's "stack"), at most */
 #define RESTART_WINDOW 60.0        /* jobs.serve_restarts counts restarts in this many seconds */
+#define AHEAD_MAX 1000             /* keys ahead a program may ask for, at most (jobs.reserve_batch's cap) */
+#define GO_LINE "{\"_djc\":\"go\"}\n"
+#define SKIP_LINE "{\"_djc\":\"skip\"}\n"
+#define AHEAD_QUICK 0.005          /* keys go ahead only after a key that took less (seconds) */
 
 struct serve {
 	char **argv;
@@ -27,6 +31,11 @@ struct serve {
 	long starts;
 	double *restarts;  /* when counted restarts happened (monotonic seconds) */
 	size_t nrestarts;
+	int version;       /* the protocol version of its hello */
+	long ahead;        /* keys it takes beyond the one in flight (a version 2 hello's "ahead") */
+	char **sent;       /* the key lines it was sent and has not closed, oldest first */
+	size_t nsent, capsent;
+	double last;       /* seconds its last key took, from its turn to its closing line */
 };
 
 serve *serve_new(char *const *argv)
@@ -35,6 +44,7 @@ serve *serve_new(char *const *argv)
 	size_t n = 0;
 	while (argv[n]) n++;
 	s->argv = xcalloc(n + 1, sizeof(char *));
+	s->last = RESTART_WINDOW;
 	for (size_t i = 0; i < n; i++) s->argv[i] = xstrdup(argv[i]);
 	return s;
 }
@@ -54,6 +64,31 @@ static void drop_program(serve *s)
 	s->p = NULL;
 	s->hello = 0;
 	s->served = 0;
+	s->version = 0;
+	s->ahead = 0;
+	s->last = RESTART_WINDOW;   /* a new program is not known to be quick */
+	for (size_t i = 0; i < s->nsent; i++) free(s->sent[i]);
+	s->nsent = 0;
+}
+
+/* Send a key line (taken) and remember it as in flight. */
+static void send_line(serve *s, char *line)
+{
+	if (s->nsent == s->capsent) {
+		s->capsent = s->capsent ? 2 * s->capsent : 8;
+		s->sent = xrealloc(s->sent, s->capsent * sizeof(char *));
+	}
+	proc_input(s->p, line, strlen(line), 0);
+	s->sent[s->nsent++] = line;
+}
+
+/* The oldest key in flight was closed. */
+static void pop_sent(serve *s)
+{
+	if (!s->nsent) return;
+	free(s->sent[0]);
+	memmove(s->sent, s->sent + 1, (s->nsent - 1) * sizeof(char *));
+	s->nsent--;
 }
 
 void serve_free(serve *s)
@@ -61,9 +96,15 @@ void serve_free(serve *s)
 	if (!s) return;
 	if (s->p) {
 		/* end of its input: a serve program exits then; one that does
-		 * not gets jobs.stop_grace to do so, then SIGTERM and SIGKILL */
+		 * not gets jobs.stop_grace to do so, then SIGTERM and SIGKILL.
+		 * One that holds keys sent ahead that djc will not take is
+		 * stopped at once (their rows would go nowhere) */
 		double grace = config_double("jobs.stop_grace");
 		proc_input(s->p, "", 0, 1);
+		if (s->nsent) {
+			proc_status st;
+			stop_program(s, PROC_STOP_INTERRUPT, grace, &st);
+		}
 		double until = mono_now() + grace;
 		while (!proc_pump(s->p, PROC_POLL_MS))
 			if (mono_now() >= until) {
@@ -76,6 +117,7 @@ void serve_free(serve *s)
 	for (char **a = s->argv; *a; a++) free(*a);
 	free(s->argv);
 	free(s->restarts);
+	free(s->sent);
 	free(s);
 }
 
@@ -105,8 +147,7 @@ static int start(serve *s, djc_conn *c, make_result *res)
 	char *own_env = NULL;
 	char **env = make_env_base(c, 1, &ne, &own_env);
 	env = xrealloc(env, (ne + 2) * sizeof(char *));
-	char ver[32];
-	snprintf(ver, sizeof ver, "DJC_SERVE=%d", SERVE_VERSION);
+	char ver[] = "DJC_SERVE=1";   /* the serve protocol (its version is in the hellos) */
 	env[ne++] = ver;
 	env[ne] = NULL;
 	/* the cap of the process module is a backstop: a key's output is
@@ -157,6 +198,7 @@ typedef struct keyrun {
 	const djc_row *key;
 	const make_watch *watch;
 	staged *out;
+	int begun;      /* it wrote a row or a fetch for this key */
 	long line;      /* lines read for this key */
 	size_t bytes;   /* bytes read for this key */
 	char *bad;      /* the first row that did not fit: the key fails, the program is kept */
@@ -232,6 +274,28 @@ static void answer_fetch(keyrun *kr, json_t *j)
 	sb_free(&b);
 }
 
+/* The program's hello: the version it speaks (1 or 2) and, in version 2,
+ * how many keys it takes ahead ("ahead", default 0). */
+static line_end on_hello(keyrun *kr, json_t *j)
+{
+	serve *s = kr->s;
+	json_t *v = json_object_get(j, "version"), *a = json_object_get(j, "ahead");
+	if (s->hello) return garbage(kr, "a second hello%s", "");
+	if (!json_is_integer(v)) return garbage(kr, "a hello without an integer \"version\"%s", "");
+	json_int_t ver = json_integer_value(v);
+	if (ver < SERVE_VERSION_MIN || ver > SERVE_VERSION) {
+		kr->msg = xasprintf("serve program '%s' speaks serve protocol version %lld; this djc speaks versions %d and %d",
+				    s->argv[0], (long long)ver, SERVE_VERSION_MIN, SERVE_VERSION);
+		return L_FATAL;
+	}
+	if (ver >= 2 && a && !(json_is_integer(a) && json_integer_value(a) >= 0))
+		return garbage(kr, "a hello's \"ahead\" must be a whole number of keys, 0 or more%s", "");
+	s->version = (int)ver;
+	s->ahead = ver >= 2 && a ? (long)(json_integer_value(a) < AHEAD_MAX ? json_integer_value(a) : AHEAD_MAX) : 0;
+	s->hello = 1;
+	return L_MORE;
+}
+
 /* One line the program wrote (l[0..n), no newline). */
 static line_end on_line(keyrun *kr, const char *l, size_t n)
 {
@@ -257,6 +321,7 @@ static line_end on_line(keyrun *kr, const char *l, size_t n)
 	if (!json_is_object(j)) end = garbage(kr, "expected a JSON object (a row or a message)%s", "");
 	else if (!tag) {
 		/* a result row */
+		kr->begun = 1;
 		if (!s->hello) end = garbage(kr, "a row before the program's hello%s", "");
 		else if (!kr->bad) {
 			char *m = NULL;
@@ -269,20 +334,19 @@ static line_end on_line(keyrun *kr, const char *l, size_t n)
 		end = garbage(kr, "\"_djc\" must be a string naming the message%s", "");
 	else {
 		const char *k = json_string_value(tag);
-		if (!strcmp(k, "hello")) {
-			json_t *v = json_object_get(j, "version");
-			if (s->hello) end = garbage(kr, "a second hello%s", "");
-			else if (!json_is_integer(v)) end = garbage(kr, "a hello without an integer \"version\"%s", "");
-			else if (json_integer_value(v) != SERVE_VERSION) {
-				kr->msg = xasprintf("serve program '%s' speaks serve protocol version %lld; this djc speaks version %d",
-						    s->argv[0], (long long)json_integer_value(v), SERVE_VERSION);
-				end = L_FATAL;
-			} else
-				s->hello = 1;
-		} else if (!s->hello)
+		if (!strcmp(k, "hello"))
+			end = on_hello(kr, j);
+		else if (!s->hello)
 			end = garbage(kr, "\"%s\" before the program's hello", k);
-		else if (!strcmp(k, "fetch"))
+		else if (!strcmp(k, "fetch")) {
+			kr->begun = 1;
 			answer_fetch(kr, j);
+		} else if (!strcmp(k, "next")) {
+			/* version 2: may it start this key, sent ahead? It may: the
+			 * caller asked for it (drop_skipped answers the others) */
+			if (s->version < 2 || kr->begun) end = garbage(kr, "\"next\" %s", s->version < 2 ? "in protocol version 1" : "after the key's first row or fetch");
+			else proc_input(s->p, GO_LINE, sizeof GO_LINE - 1, 0);
+		}
 		else if (!strcmp(k, "done"))
 			end = L_DONE;
 		else if (!strcmp(k, "error")) {
@@ -366,18 +430,16 @@ static int between_keys(serve *s, make_result *res)
 	return 0;
 }
 
-/* The request for rq's key. */
-static void send_key(serve *s, const make_req *rq)
+/* The request line for a key of t (caller frees). */
+static char *key_line(table *t, const djc_row *key, int attempt)
 {
 	sb_t b = SB_INIT;
 	sb_add(&b, "{\"_djc\":\"key\",\"table\":");
-	json_quote(&b, rq->t->name, strlen(rq->t->name));
+	json_quote(&b, t->name, strlen(t->name));
 	sb_add(&b, ",\"key\":");
-	row_to_json(&b, rq->t, rq->key);
-	sb_printf(&b, ",\"attempt\":%ld}\n", (long)rq->attempt);
-	proc_err_clear(s->p);
-	proc_input(s->p, b.s, b.len, 0);
-	sb_free(&b);
+	row_to_json(&b, t, key);
+	sb_printf(&b, ",\"attempt\":%ld}\n", (long)attempt);
+	return sb_steal(&b);
 }
 
 /* Read the program's lines for the key until they end it (its closing
@@ -491,17 +553,94 @@ static void keyrun_free(keyrun *kr)
 	read_set_free(kr->reads);
 }
 
+/* Whether the program's next line (read already, or in the pipe now) is
+ * {"_djc":"next"}: it asks before starting a key sent ahead; it is
+ * consumed. */
+static int asks_next(serve *s)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		size_t n;
+		char *o = proc_out(s->p, &n);
+		size_t b = 0;
+		while (b < n && (o[b] == ' ' || o[b] == '\t' || o[b] == '\r' || o[b] == '\n')) b++;
+		char *nl = memchr(o + b, '\n', n - b);
+		if (nl) {
+			json_t *j = json_loadb(o + b, (size_t)(nl - (o + b)), 0, NULL);
+			const char *k = json_string_value(json_object_get(j, "_djc"));
+			int yes = k && !strcmp(k, "next");
+			json_decref(j);
+			if (yes) proc_out_consume(s->p, (size_t)(nl - o) + 1);
+			return yes;
+		}
+		if (pass == 0 && proc_pump(s->p, 0)) return 0;
+	}
+	return 0;
+}
+
+/* Keys sent ahead that no call asked for (the caller skipped them at
+ * their turn: found cancelled or gone, or their claim was left): a
+ * program that asked before starting one ("next") is told to skip it;
+ * one that may be making it is stopped as a running make of a cancelled
+ * job is (not counted as its failure), with whatever else it held, and
+ * the next key goes to a new program. */
+static void drop_skipped(serve *s, const char *line)
+{
+	while (s->p && s->nsent && strcmp(s->sent[0], line)) {
+		if (asks_next(s)) {
+			proc_input(s->p, SKIP_LINE, sizeof SKIP_LINE - 1, 0);
+			pop_sent(s);
+			continue;
+		}
+		proc_status st;
+		stop_program(s, make_proc_reason(MAKE_STOP_CANCELLED), config_double("jobs.stop_grace"), &st);
+		s->counted = 0;
+		drop_program(s);
+	}
+}
+
+/* Send the keys that come after rq's (rq->next) that are not in flight
+ * yet, as many as the program asked for ahead of the one it makes. */
+static void send_ahead(serve *s, const make_req *rq)
+{
+	/* only while its makes are quick: a key sent ahead starts when the
+	 * one in flight ends, and should start soon after the caller found
+	 * it held (a job cancelled before its key is sent never starts) */
+	if (!s->p || !s->hello || s->ahead <= 0 || s->last >= AHEAD_QUICK) return;
+	for (size_t j = 0; j < rq->nnext; j++) {
+		if (j + 1 < s->nsent) {
+			/* in flight already: the same key, else the keys changed
+			 * (the ones sent are drained at their turn) */
+			char *l = key_line(rq->t, rq->next[j].key, rq->next[j].attempt);
+			int same = !strcmp(s->sent[j + 1], l);
+			free(l);
+			if (same) continue;
+			return;
+		}
+		if ((long)s->nsent - 1 >= s->ahead) return;
+		send_line(s, key_line(rq->t, rq->next[j].key, rq->next[j].attempt));
+	}
+}
+
 int serve_make(serve *s, const make_req *rq, staged *out, make_result *res)
 {
 	memset(res, 0, sizeof *res);
+	char *line = key_line(rq->t, rq->key, rq->attempt);
+	int rc = DJC_EMAKE;
 	for (int retried = 0;; retried = 1) {
-		if (s->p && between_keys(s, res)) return DJC_EMAKE;
-		if (!s->p && start(s, rq->c, res)) return DJC_EMAKE;
-		send_key(s, rq);
+		drop_skipped(s, line);
+		if (!s->nsent) {
+			if (s->p && between_keys(s, res)) break;
+			if (!s->p && start(s, rq->c, res)) break;
+			proc_err_clear(s->p);
+			send_line(s, xstrdup(line));
+		}
+		send_ahead(s, rq);
 		keyrun kr = {.s = s, .c = rq->c, .t = rq->t, .key = rq->key, .watch = rq->watch, .out = out};
 		make_clock_start(&kr.clk);
 		make_stop why = MAKE_GO;
+		double t0 = mono_now();
 		line_end end = read_answer(&kr, &why);
+		s->last = mono_now() - t0;
 		if (end == L_DIED && !retried && ended_unseen(s, &kr)) {
 			s->counted = 0;
 			drop_program(s);
@@ -509,10 +648,16 @@ int serve_make(serve *s, const make_req *rq, staged *out, make_result *res)
 			keyrun_free(&kr);
 			continue;
 		}
-		if (end == L_DONE || end == L_ERROR) answered(&kr, end, res);
-		else unanswered(&kr, end, why, res);
+		if (end == L_DONE || end == L_ERROR) {
+			answered(&kr, end, res);
+			pop_sent(s);
+		} else
+			unanswered(&kr, end, why, res);
 		keyrun_free(&kr);
 		if (!res->ok) staged_free(out);
-		return res->ok ? DJC_OK : DJC_EMAKE;
+		rc = res->ok ? DJC_OK : DJC_EMAKE;
+		break;
 	}
+	free(line);
+	return rc;
 }

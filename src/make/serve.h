@@ -11,8 +11,10 @@
 #define DJC_SERVE_H
 #include "make.h"
 
-/* The protocol version this djc speaks (the hello's "version"). */
-#define SERVE_VERSION 1
+/* The protocol versions this djc speaks: its hello says the highest, the
+ * program's hello the one it speaks (version 2: keys sent ahead). */
+#define SERVE_VERSION 2
+#define SERVE_VERSION_MIN 1
 
 typedef struct serve serve;
 
@@ -29,7 +31,14 @@ serve *serve_new(char *const *argv);
  * wrote something that is not the protocol or more than the output cap
  * fails this key and is started again for the next; one that reported an
  * error (or a row that does not fit the table) fails this key and is
- * kept. res->fatal: the key was not tried and the worker must stop. */
+ * kept. res->fatal: the key was not tried and the worker must stop.
+ * rq->next: the keys that come next; a program that asked for keys ahead
+ * (version 2) is sent as many of them as it asked for before this key's
+ * answer is read (only while its keys take less than 5 ms each), and
+ * later calls find them in flight. A program that holds a key sent ahead
+ * that no call asks for (the caller skipped it at its turn: cancelled,
+ * gone) is stopped at the next call, as a running make of a cancelled job
+ * is, and serve_free stops one that still holds such keys. */
 int serve_make(serve *s, const make_req *rq, staged *out, make_result *res);
 
 /* Stop the program (end of its input; it should exit; after

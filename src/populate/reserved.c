@@ -265,6 +265,25 @@ static int may_start(worker *w, djc_job *const *jobs, size_t i, size_t n, claim_
 	return 0;
 }
 
+/* The jobs after job i of the claim whose keys a serve program may be
+ * given ahead of their turn (w->next, serve.h): those the claim's last
+ * read found held, no longer than HELD_CHECK_EVERY ago (so a job
+ * cancelled that long before its key is sent never starts), up to the
+ * first that needs a step of its own before its make (made already, a
+ * suspect, gone). None with max_calls: every make is a call, counted at
+ * its turn. nx has room for n entries; returns how many. */
+static size_t next_keys(worker *w, djc_job *const *jobs, size_t i, size_t n, const claim_state *cs, make_next *nx)
+{
+	if (!w->serve || w->o->max_calls > 0 || mono_now() - cs->at >= HELD_CHECK_EVERY) return 0;
+	size_t k = 0;
+	for (size_t j = i + 1; j < n && j >= cs->from && j < cs->to; j++) {
+		if (jobs[j]->made || jobs[j]->suspect || cs->gone[j]) break;
+		nx[k].key = jobs[j]->key;
+		nx[k++].attempt = (int)jobs[j]->attempts + 1;
+	}
+	return k;
+}
+
 /* A suspect of a claim of several (a worker died holding it with others,
  * none known to be the one it made): marked before its make, so that the
  * lapse, should this worker die now, is laid on it (jobs_make_alone). 0:
@@ -369,6 +388,7 @@ static int claim_own(worker *w, long batch, retry *cr, int *empty_claims, djc_jo
 static size_t make_claim(worker *w, group *g, djc_job **jobs, size_t n, long batch, next_claim *next)
 {
 	claim_state cs = {mono_now(), 0, n, xcalloc(n ? n : 1, 1)};   /* the claim read them all */
+	make_next *nx = n > 1 && w->serve ? xcalloc(n, sizeof *nx) : NULL;
 	size_t i = 0;
 	for (; i < n; i++) {
 		djc_job *job = jobs[i];
@@ -389,12 +409,17 @@ static size_t make_claim(worker *w, group *g, djc_job **jobs, size_t n, long bat
 		if (!worker_take_call(w)) break;
 		/* the last make of the claim: its commit may claim the next */
 		if (i + 1 == n) next->n = next_size(w, batch);
+		w->nnext = nx ? next_keys(w, jobs, i, n, &cs, nx) : 0;
+		w->next = nx;
 		make_one(w, g, jobs, i, n, i + 1 == n ? next : NULL);
+		w->next = NULL;
+		w->nnext = 0;
 		if (g->n && mono_now() - g->first > 0.2) group_flush(w, g, NULL);
 		worker_tick(w);
 		if (populate_signal) { i++; break; }
 	}
 	free(cs.gone);
+	free(nx);
 	return i;
 }
 

@@ -230,7 +230,7 @@ int worker_make(worker *w, const djc_row *key, int attempt, staged *st, make_res
 	w->watch.arg = w;
 	w->make_start = mono_now();
 	int rc;
-	make_req rq = {.c = w->c, .t = w->t, .key = key, .attempt = attempt, .watch = &w->watch};
+	make_req rq = {.c = w->c, .t = w->t, .key = key, .attempt = attempt, .watch = &w->watch, .next = w->next, .nnext = w->nnext};
 	if (w->o->make) rc = make_callback(&rq, w->o->make, w->o->payload, st, mr);
 	else if (w->serve) {
 		if (!w->srv) w->srv = serve_new(w->argv);

@@ -79,6 +79,8 @@ typedef struct worker {
 	struct serve *srv;         /* the serve program of this worker, once started */
 	double timeout;            /* seconds a make may run, 0: no limit (worker_timeout) */
 	double make_start;         /* when the running make started (monotonic) */
+	const make_next *next;     /* the keys after the one worker_make makes (a serve program's keys ahead), or NULL */
+	size_t nnext;
 } worker;
 
 /* A retry of this populate is due `delay` seconds from now: its workers

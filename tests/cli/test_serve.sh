@@ -457,16 +457,16 @@ run "$DJC" populate Res --reserve-jobs --json --make-serve ./no-such-program
 check "6: a serve program that cannot be run: exit 1, saying so (no make failed)" \
 	test "$RC/$(jget '"\(.success_count)/\(.error_count)/\(.errors | length)/\(.failure)"')" = "1/0/0/0/cannot run serve program './no-such-program': No such file or directory"
 check "6: ... and no job failed" test "$(djc jobs Res)" = "Res jobs: pending $N, reserved 0, success 0, error 0, ignore 0, total $N"
-cat > v2.sh <<'P'
+cat > v3.sh <<'P'
 #!/bin/sh
 read -r hello
-echo '{"_djc": "hello", "version": 2}'
+echo '{"_djc": "hello", "version": 3}'
 read -r key
 P
-chmod +x v2.sh
-run "$DJC" populate Res --reserve-jobs --json --make-serve ./v2.sh
-check "6: a program speaking version 2: exit 1, naming the versions" \
-	test "$RC/$(jget '"\(.error_count)/\(.errors | length)/\(.failure)"')" = "1/0/0/serve program './v2.sh' speaks serve protocol version 2; this djc speaks version 1"
+chmod +x v3.sh
+run "$DJC" populate Res --reserve-jobs --json --make-serve ./v3.sh
+check "6: a program speaking version 3: exit 1, naming the versions" \
+	test "$RC/$(jget '"\(.error_count)/\(.errors | length)/\(.failure)"')" = "1/0/0/serve program './v3.sh' speaks serve protocol version 3; this djc speaks versions 1 and 2"
 check "6: ... and no job failed" test "$(djc jobs Res)" = "Res jobs: pending $N, reserved 0, success 0, error 0, ignore 0, total $N"
 }
 tcase restarts no_password

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# bench/py-serve.sh - issue 40: a no-op Python make under the serve protocol
+# (bench/prog/noop_make.py, python/djc_make.py) against the C make
+# (bench/serve_run.c's callback), 7 worker processes, jobs.reserve_batch 1
+# and 50, PostgreSQL and MariaDB, in one run: the runs of one round
+# alternate C and Python, rounds repeat (the machine is shared: compare the
+# ratios of one run). Prints a Markdown section on stdout.
+#
+# Environment: BUILD (default build), PG_URL / MY_URL (servers to use;
+# default: throwaway ones of scripts/pg-server.sh and
+# scripts/mariadb-server.sh), PYSERVE_KEYS (default 20000), PYSERVE_ROUNDS
+# (default 3), PYSERVE_PROCS (default 7), PYTHON (default: python3 on PATH,
+# the interpreter itself), BENCH_QUICK=1 (2,000 keys, 1 round).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=${BUILD:-build}
+NOOP=$ROOT/$BUILD/bench/noop
+RUN=$ROOT/$BUILD/bench/serve_run
+N=${PYSERVE_KEYS:-20000}
+R=${PYSERVE_ROUNDS:-3}
+P=${PYSERVE_PROCS:-7}
+if [ "${BENCH_QUICK:-0}" = 1 ]; then N=2000; R=1; fi
+PY=${PYTHON:-$(python3 -c 'import sys; print(sys.executable)')}
+[ -x "$NOOP" ] && [ -x "$RUN" ] || { echo "py-serve.sh: build first (make BUILD=$BUILD all)" >&2; exit 2; }
+WORK=$(mktemp -d /tmp/djc-pyserve.XXXXXX)
+chmod 755 "$WORK"
+OWN_PG=0 OWN_MY=0
+cleanup() {
+	[ "$OWN_PG" = 1 ] && scripts/pg-server.sh stop "$WORK/pg" >/dev/null 2>&1
+	[ "$OWN_MY" = 1 ] && scripts/mariadb-server.sh stop "$WORK/my" >/dev/null 2>&1
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+if [ -z "${PG_URL:-}" ]; then PG_URL=$(scripts/pg-server.sh start "$WORK/pg" | tail -1); OWN_PG=1; fi
+if [ -z "${MY_URL:-}" ]; then MY_URL=$(scripts/mariadb-server.sh start "$WORK/my" | tail -1); OWN_MY=1; fi
+export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+LOG=$WORK/runs.jsonl
+: >"$LOG"
+T0=$(date +%s)
+# the interpreter's own start, with djc_make imported (paid once per worker)
+start_ms=$(python3 - "$PY" <<'PYX'
+import subprocess, sys, time
+t = []
+for _ in range(7):
+    a = time.perf_counter()
+    subprocess.run([sys.argv[1], "-c", "import djc_make"], check=True)
+    t.append((time.perf_counter() - a) * 1000)
+print("%.0f" % sorted(t)[3])
+PYX
+)
+for be in postgresql mariadb; do
+	U=$PG_URL; [ $be = mariadb ] && U=$MY_URL
+	"$NOOP" setup "$U" pys "$N" >/dev/null
+	for b in 1 50; do
+		for r in $(seq 1 "$R"); do
+			for k in c python; do
+				"$NOOP" reset "$U" pys >/dev/null
+				"$NOOP" refresh "$U" pys >/dev/null
+				if [ $k = c ]; then out=$(DJC_JOBS_RESERVE_BATCH=$b "$RUN" run "$U" pys reserve "$P" c)
+				else out=$(DJC_JOBS_RESERVE_BATCH=$b "$RUN" run "$U" pys reserve "$P" serve "$PY" bench/prog/noop_make.py); fi
+				printf '{"backend":"%s","batch":%d,"round":%d,"kind":"%s","r":%s}\n' "$be" "$b" "$r" "$k" "$out" >>"$LOG"
+				echo "py-serve.sh: $be batch $b round $r $k: $out" >&2
+			done
+		done
+	done
+done
+python3 - "$LOG" "$(($(date +%s) - T0))" "$N" "$P" "$start_ms" "$PY" <<'PYX'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+secs, n, p, start_ms, py = sys.argv[2:7]
+ok = all(r["r"]["errors"] == 0 and r["r"]["lost"] == 0 and r["r"]["keys"] == int(n) for r in rows)
+print("### No-op Python serve make vs the C make (bench/py-serve.sh, issue 40)\n")
+print("One run, %s s: %s keys per run, %s processes, C and Python runs alternating, each round; keys/s, median of the"
+      " rounds (rounds in brackets). Every run made all %s keys with no error and no lost job: %s. Python: %s; its start"
+      " with djc_make imported: %s ms (paid once per worker process, inside each Python run).\n"
+      % (secs, n, p, n, "yes" if ok else "NO", py, start_ms, ))
+print("| backend | jobs.reserve_batch | C make | Python serve make | Python / C | target |")
+print("|---|---:|---:|---:|---:|---|")
+for be in ("postgresql", "mariadb"):
+    for b in (1, 50):
+        got = {}
+        for k in ("c", "python"):
+            got[k] = [r["r"]["keys_per_s"] for r in rows if r["backend"] == be and r["batch"] == b and r["kind"] == k]
+        if not got["c"] or not got["python"]:
+            continue
+        c, y = statistics.median(got["c"]), statistics.median(got["python"])
+        f = lambda xs: " ".join("{:,.0f}".format(x) for x in xs)
+        print("| %s | %d | %s (%s) | %s (%s) | %.2fx | >= 0.8x: %s |" % (be, b, "{:,.0f}".format(c), f(got["c"]),
+              "{:,.0f}".format(y), f(got["python"]), y / c, "met" if y / c >= 0.8 else "NOT met"))
+print()
+PYX
