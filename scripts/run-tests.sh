@@ -92,24 +92,35 @@ if [ "${DJC_CASE:-}" = list ]; then
 fi
 
 declare -A URL
+# The servers start side by side (PostgreSQL, then pgbouncer in front of it;
+# MariaDB), each writing its URL to WORK/url.BACKEND, or nothing on failure.
+pg_chain() {  # with_pgbouncer
+	scripts/pg-server.sh start "$WORK/pg" > "$WORK/url.postgresql" || { rm -f "$WORK/url.postgresql"; return; }
+	[ "$1" = 1 ] || return 0
+	scripts/pgbouncer.sh start "$WORK/pgb" "$(cat "$WORK/url.postgresql")" > "$WORK/url.pgbouncer" ||
+		rm -f "$WORK/url.pgbouncer"
+}
+want_pg=0 want_pgb=0 want_my=0
 for b in $BACKENDS; do
 	case $b in
 	sqlite) ;;
-	postgresql)
-		URL[postgresql]=$(scripts/pg-server.sh start "$WORK/pg") || { echo "run-tests: PostgreSQL did not start" >&2; exit 1; } ;;
-	mysql)
-		URL[mysql]=$(scripts/mariadb-server.sh start "$WORK/my") || { echo "run-tests: MariaDB did not start" >&2; exit 1; } ;;
-	pgbouncer)
-		# the same PostgreSQL server as the postgresql backend (one is started
-		# when that is not run); every file gets a database of its own below
-		[ -d "$WORK/pg" ] || URL[postgresql]=$(scripts/pg-server.sh start "$WORK/pg") ||
-			{ echo "run-tests: PostgreSQL did not start" >&2; exit 1; }
-		URL[pgbouncer]=$(scripts/pgbouncer.sh start "$WORK/pgb" "${URL[postgresql]}") ||
-			{ echo "run-tests: pgbouncer did not start" >&2; exit 1; } ;;
+	postgresql) want_pg=1 ;;
+	mysql) want_my=1 ;;
+	pgbouncer) want_pg=1 want_pgb=1 ;;  # the same server as the postgresql backend
 	*) echo "run-tests: unknown backend $b" >&2; exit 2 ;;
 	esac
 done
-
+[ "$want_pg" = 1 ] && { pg_chain "$want_pgb" & }
+[ "$want_my" = 1 ] && { scripts/mariadb-server.sh start "$WORK/my" > "$WORK/url.mysql" || rm -f "$WORK/url.mysql"; } &
+wait
+# url_of BACKEND LABEL: the URL a started server wrote, or stop naming it
+url_of() {
+	[ -s "$WORK/url.$1" ] || { echo "run-tests: $2 did not start" >&2; exit 1; }
+	URL[$1]=$(cat "$WORK/url.$1")
+}
+[ "$want_pg" = 1 ] && url_of postgresql PostgreSQL
+[ "$want_my" = 1 ] && url_of mysql MariaDB
+[ "$want_pgb" = 1 ] && url_of pgbouncer pgbouncer
 # newdb NAME: create the PostgreSQL database NAME on the test server
 newdb() {
 	scripts/pg-server.sh psql "$WORK/pg" -qAt -c "CREATE DATABASE \"$1\"" >/dev/null ||
@@ -221,6 +232,18 @@ RECORD=""
 T0=() DONE=()
 [ -n "${DJC_TEST_OUT:-}" ] && mkdir -p "$DJC_TEST_OUT"
 
+cpu_of() {  # job index: the user+sys seconds of the job's processes
+	awk 'NR == 2 { for (i = 1; i <= NF; i++) { split($i, p, "m"); s += p[1] * 60 + p[2] } } END { printf "%.1f", s }' "$WORK/cpu.$1"
+}
+CPU_SUM=0
+# server_cpu PIDFILE: the CPU seconds a server used so far (its own, and its
+# ended children's: PostgreSQL's finished sessions), from /proc
+server_cpu() {
+	local pid
+	[ -r "$1" ] && read -r pid < "$1" && [ -r "/proc/$pid/stat" ] || { echo 0; return; }
+	awk -v hz=100 '{ sub(/.*\) /, ""); printf "%.0f", ($12 + $13 + $14 + $15) / hz }' "/proc/$pid/stat"
+}
+
 tally() {  # job index
 	local i=$1 out="$WORK/out.$i" rc line p f
 	rc=$(cat "$WORK/rc.$i")
@@ -233,20 +256,22 @@ tally() {  # job index
 	FAILED=$((FAILED + f))
 	# how long it took is reported, never checked
 	[ -n "${DJC_TEST_OUT:-}" ] && cp "$out" "$DJC_TEST_OUT/${JNAME[i]}"
+	CPU_SUM=$(awk -v a="$CPU_SUM" -v b="$(cpu_of "$i")" 'BEGIN { print a + b }')
 	RECORD="$RECORD$((SECONDS - T0[i])) ${JNAME[i]}
 "
 	if [ "$f" != 0 ]; then
 		SUITES_FAILED="$SUITES_FAILED ${JNAME[i]}"
 		echo "== ${JNAME[i]}: FAILED"; cat "$out"; echo "  (${JNAME[i]}: $((SECONDS - T0[i])) s)"
 	else
-		printf '%s: %d passed, %d failed  (%d s)\n' "${JNAME[i]}" "$p" "$f" $((SECONDS - T0[i]))
+		printf '%s: %d passed, %d failed  (%d s, %s s cpu)\n' "${JNAME[i]}" "$p" "$f" $((SECONDS - T0[i])) "$(cpu_of "$i")"
 	fi
 }
 
 start() {  # job index: in the background; its status lands in rc.N, then done.N
 	T0[$1]=$SECONDS
 	# (shell builtins only: the PATH holds just the declared programs)
-	( eval "${JCMD[$1]}" >"$WORK/out.$1" 2>&1; echo $? >"$WORK/rc.$1"; : >"$WORK/done.$1" ) &
+	# (times: the CPU seconds of the job's processes, reported beside its wall time)
+	( eval "${JCMD[$1]}" >"$WORK/out.$1" 2>&1; echo $? >"$WORK/rc.$1"; times >"$WORK/cpu.$1"; : >"$WORK/done.$1" ) &
 }
 
 RUNNING=0
@@ -280,7 +305,7 @@ done
 
 [ -n "${DJC_TEST_RECORD:-}" ] && printf '%s' "$RECORD" | sort -k1,1nr -k2 > "$DJC_TEST_RECORD"
 echo
-echo "run-tests: $SECONDS s in all"
+echo "run-tests: $SECONDS s in all; CPU seconds: test files $CPU_SUM, PostgreSQL $(server_cpu "$WORK/pg/data/postmaster.pid"), MariaDB $(server_cpu "$WORK/my/pid")"
 [ -n "$SUITES_FAILED" ] && echo "failing:$SUITES_FAILED"
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]

@@ -27,7 +27,9 @@
 # name is an error (exit 2) before anything runs. The `tcase` lines are read
 # from the file when it starts, so they must be plain literal lines.
 # DJC_TEST_TRACE=1 prints "ok: DESCRIPTION" for every passing check (to compare
-# two versions of a file: scripts/check-diff.sh).
+# two versions of a file: scripts/check-diff.sh). DJC_TEST_CASETIME=FILE
+# appends one line per case run: its wall seconds and the CPU seconds
+# (user+sys) of the file's shell and the processes it waited for.
 
 PASS=0
 FAIL=0
@@ -80,7 +82,22 @@ _case_select
 # (the NEEDS are read from the file at its start: see above)
 tcase() {
 	[ -z "${DJC_CASE:-}" ] || [ -n "${_CASE_ON[$1]:-}" ] || return 0
+	if [ -z "${DJC_TEST_CASETIME:-}" ]; then
+		"case_$1"
+		return
+	fi
+	local _tc_t0=$SECONDS _tc_c0
+	_cpu; _tc_c0=$_CPU
 	"case_$1"
+	_cpu
+	printf 'casetime: %s %s wall %s cpu\n' "$NAME[$DJC_BACKEND]:$1" $((SECONDS - _tc_t0)) \
+		"$(awk -v a="$_tc_c0" -v b="$_CPU" 'BEGIN { printf "%.2f", b - a }')" >> "$DJC_TEST_CASETIME"
+}
+# _cpu: sets _CPU to the CPU seconds (user+sys) this shell and the processes
+# it waited for used (`times` not in $(...): a subshell has its own counts)
+_cpu() {
+	times > "$T/.times"
+	_CPU=$(awk '{ for (i = 1; i <= NF; i++) { split($i, p, "m"); s += p[1] * 60 + p[2] } } END { printf "%.2f", s }' "$T/.times")
 }
 
 djc() { "$DJC" "$@"; }
@@ -109,7 +126,7 @@ _report() {  # status description [details]
 run() {
 	OUT=$("$@" 2>"$T/.stderr")
 	RC=$?
-	ERR=$(cat "$T/.stderr")
+	ERR=$(< "$T/.stderr")   # (as $(cat FILE), without starting cat)
 	return 0
 }
 
@@ -139,12 +156,23 @@ got:    $OUT
 ERR=$ERR"; fi
 }
 
+# _nonempty_lines TEXT: sets lines to the number of its lines holding a
+# character (as grep -c . counts them), in the shell: no process started
+_nonempty_lines() {
+	local l IFS=
+	lines=0
+	while read -r l; do
+		[ -n "$l" ] && lines=$((lines + 1))
+	done <<<"$1"
+	return 0
+}
+
 # expect_fail N DESC PATTERN CMD...: exit N, stderr is ONE line matching PATTERN (grep -E)
 expect_fail() {
 	want=$1; desc=$2; pat=$3; shift 3
 	run "$@"
-	lines=$(printf '%s\n' "$ERR" | grep -c .)
-	if [ "$RC" = "$want" ] && [ "$lines" = 1 ] && printf '%s' "$ERR" | grep -Eq -- "$pat"; then
+	_nonempty_lines "$ERR"
+	if [ "$RC" = "$want" ] && [ "$lines" = 1 ] && grep -Eq -- "$pat" <<<"$ERR"; then
 		_report ok "$desc"
 	else
 		_report fail "$desc (exit $RC, wanted $want; $lines stderr lines; pattern $pat)" "OUT=$OUT
