@@ -78,10 +78,56 @@ class ProtocolError(Exception):
 
 
 def b64(text):
-    """The bytes of a bytes attribute as djc gives it (base64 text)."""
+    """The bytes of a bytes attribute as djc gives it: base64 text (the
+    per-key protocol, a serve program without binary values), or the raw
+    value itself (a memoryview or bytearray: binary values)."""
+    if isinstance(text, (memoryview, bytearray)):
+        return bytes(text)
     import base64
 
     return base64.b64decode(text)
+
+
+_BYTES = (bytes, bytearray, memoryview)
+_codec_cache = []
+
+
+def _codec():
+    """DataJoint's blob codec (datajoint.blob's pack and unpack), or None:
+    DJC_BLOBS=raw, or datajoint cannot be imported. Imported once, when a
+    <blob> value is first seen."""
+    if not _codec_cache:
+        codec = None
+        if os.environ.get("DJC_BLOBS", "") != "raw":
+            try:
+                from datajoint.blob import pack, unpack
+
+                codec = (pack, unpack)
+            except Exception:   # not installed, or it cannot start here: raw bytes
+                codec = None
+        _codec_cache.append(codec)
+    return _codec_cache[0]
+
+
+def _decode_row(row, types):
+    """Values of <blob> attributes (types: attribute -> type text) as
+    DataJoint's unpack makes them, when the codec is there; else as they
+    came (raw bytes, or base64 text without binary values)."""
+    if not types:
+        return row
+    for a, t in types.items():
+        if t != "<blob>" or row.get(a) is None:
+            continue
+        codec = _codec()
+        if codec is None:
+            return row
+        v = row[a]
+        if isinstance(v, str):
+            v = b64(v)
+        elif isinstance(v, memoryview) and isinstance(v.obj, bytearray) and len(v.obj) == v.nbytes:
+            v = v.obj   # the buffer it was read into: no copy for the codec
+        row[a] = codec[1](v)
+    return row
 
 
 def _default(v):
@@ -106,8 +152,33 @@ def _dumps(obj):
     return json.dumps(obj, default=_default, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
 
 
-def _row_lines(rows):
-    """The JSON lines of what make returned (bytes, one row per line)."""
+def _pack_blobs(r, info):
+    """r with its <blob> attributes' values that are not bytes packed by
+    DataJoint's codec (info: the table message of the table made)."""
+    types = info.get("types") or {}
+    part = r.get("_part")
+    if isinstance(part, str):
+        parts = info.get("parts") or {}
+        types = parts.get(part) or parts.get(part.rpartition(".")[2]) or {}
+    packed = None
+    for a, v in r.items():
+        if v is None or isinstance(v, _BYTES) or types.get(a) != "<blob>":
+            continue
+        codec = _codec()
+        if codec is None:
+            why = "DJC_BLOBS=raw" if os.environ.get("DJC_BLOBS") == "raw" else "datajoint cannot be imported"
+            raise TypeError("attribute %r is a <blob>: its value must be bytes (%s to pack a %s)" % (a, why, type(v).__name__))
+        if packed is None:
+            packed = dict(r)
+        packed[a] = codec[0](v)
+    return packed or r
+
+
+def _row_lines(rows, info=None, binary=False):
+    """The lines of what make returned (bytes chunks, one row per line;
+    with binary values, a row's bytes values follow its line raw, named in
+    its "_bin"). info: the table message of the table made (its types),
+    else None."""
     if rows is None:
         return []
     if isinstance(rows, dict):
@@ -116,7 +187,17 @@ def _row_lines(rows):
     for r in rows:
         if not isinstance(r, dict):
             raise TypeError("make must return a dict (a row), a list of dicts or None, not %s" % type(r).__name__)
-        out.append(_dumps(r).encode("utf-8") + b"\n")
+        if info:
+            r = _pack_blobs(r, info)
+        bins = [(a, v) for a, v in r.items() if isinstance(v, _BYTES)] if binary else None
+        if not bins:
+            out.append(_dumps(r).encode("utf-8") + b"\n")
+            continue
+        rest = {a: v for a, v in r.items() if not isinstance(v, _BYTES)}
+        vals = [v if isinstance(v, memoryview) else memoryview(v) for a, v in bins]
+        rest["_bin"] = [[a, v.nbytes] for (a, _), v in zip(bins, vals)]
+        out.append(_dumps(rest).encode("utf-8") + b"\n")
+        out.extend(v.cast("B") if v.ndim != 1 or v.itemsize != 1 else v for v in vals)
     return out
 
 
@@ -169,7 +250,8 @@ class _PipeFetch(_Fetch):
             raise ProtocolError("expected the rows of a fetch, got %r" % (head,))
         if "error" in head:
             raise FetchError(head["error"])
-        return [json.loads(self._conn.readline()) for _ in range(head["count"])]
+        types = head.get("types")
+        return [_decode_row(self._conn.row(), types) for _ in range(head["count"])]
 
 
 class _CliFetch(_Fetch):
@@ -214,6 +296,10 @@ class _Conn:
         self.held_keys = 0  # closing lines among them
         self._last = time.monotonic()   # when the last read returned
         self._stamp = self._last        # nothing in the buffer was sent before this
+        self._readinto = getattr(rfile, "readinto", None)
+        self.binary = False   # bytes values come and go raw beside the lines (the hellos agreed)
+        self.types = False    # djc sends the types of tables (table messages, rows headers)
+        self.tables = {}      # table name -> its table message (types of it and its parts)
 
     def _fill(self):
         if self._pos:
@@ -238,6 +324,33 @@ class _Conn:
                 return line
             self._fill()
 
+    def read_exact(self, n):
+        """The next n bytes from djc (a binary value), read into a buffer of
+        their own: a read-only memoryview over a bytearray."""
+        buf = bytearray(n)
+        view = memoryview(buf)
+        have = min(n, len(self._buf) - self._pos)
+        view[:have] = self._buf[self._pos:self._pos + have]
+        self._pos += have
+        while have < n:
+            if self._fd is not None:
+                got = os.readv(self._fd, [view[have:]])
+            else:
+                got = self._readinto(view[have:])
+            if not got:
+                raise EOFError
+            have += got
+        return view.toreadonly()
+
+    def row(self):
+        """A row of a fetch's answer: its line and, with binary values, the
+        values that follow it."""
+        row = json.loads(self.readline())
+        bins = row.pop("_bin", None) if isinstance(row, dict) else None
+        for a, n in bins or ():
+            row[a] = self.read_exact(n)
+        return row
+
     def more_waiting(self):
         """A whole line from djc is there already (a key sent ahead): read
         what the pipe holds, without waiting."""
@@ -255,17 +368,36 @@ class _Conn:
         """What is waiting was sent less than _FRESH seconds ago."""
         return time.monotonic() - self._stamp < _FRESH
 
-    def receive(self):
+    def _message(self):
         line = self.readline()
         msg = json.loads(line)
         if not isinstance(msg, dict) or "_djc" not in msg:
             raise ProtocolError("expected a message from djc, got %r" % line[:200])
+        if msg["_djc"] == "table":
+            self.tables[msg.get("table")] = msg   # types, before the keys of that table
         return msg
+
+    def receive(self):
+        """djc's next message (table messages are kept, not returned)."""
+        while True:
+            msg = self._message()
+            if msg["_djc"] != "table":
+                return msg
+
+    def table(self, name):
+        """The table message of table name (djc sends it before that
+        table's first key, or right after this program's hello for the
+        first key): read on (keeping keys) until it is there."""
+        while name not in self.tables:
+            msg = self._message()
+            if msg["_djc"] != "table":
+                self.stash.append(msg)
+        return self.tables[name]
 
     def send(self, chunks, close=False):
         """Queue lines (bytes); flush writes them."""
         self._out.extend(chunks)
-        self.held += sum(len(c) for c in chunks)
+        self.held += sum(c.nbytes if isinstance(c, memoryview) else len(c) for c in chunks)
         self.held_keys += close
 
     def flush(self):
@@ -274,7 +406,11 @@ class _Conn:
         sys.stdout.flush()
         sys.stderr.flush()
         if self._out:
-            self._w.write(b"".join(self._out))
+            if self.held < _HOLD_BYTES:
+                self._w.write(b"".join(self._out))
+            else:
+                for c in self._out:   # large values go as they are, not copied into one
+                    self._w.write(c)
             self._out = []
         self._w.flush()
         self.held = self.held_keys = 0
@@ -295,10 +431,10 @@ def _take_stdio():
     return rfile, wfile
 
 
-def _hello(conn, ahead):
+def _hello(conn, ahead, binary=True):
     """Read djc's hello and answer it: version 2 (keys ahead) with a djc
-    that speaks it, else 1. The version, or 0 when djc closed the pipe
-    first."""
+    that speaks it, else 1; binary values (when binary) and types when djc
+    offers them. The version, or 0 when djc closed the pipe first."""
     try:
         hello = conn.receive()
     except EOFError:
@@ -310,6 +446,10 @@ def _hello(conn, ahead):
     mine = {"_djc": "hello", "version": 1}
     if hello["version"] >= 2:
         mine = {"_djc": "hello", "version": 2, "ahead": ahead}
+        if binary and hello.get("binary") is True:
+            mine["binary"] = conn.binary = True
+        if hello.get("types") is True:
+            mine["types"] = conn.types = True
     conn.send([_dumps(mine).encode("utf-8") + b"\n"])
     conn.flush()
     return mine["version"]
@@ -368,13 +508,15 @@ class _Keys:
             conn.flush()
 
 
-def serve(make, rfile, wfile, ahead=AHEAD):
+def serve(make, rfile, wfile, ahead=AHEAD, binary=True):
     """The serve protocol on rfile/wfile (binary files) until djc closes
     rfile. Returns the process exit status (0). ahead: how many keys djc
-    may send before the answer of the one being made (0: one at a time)."""
+    may send before the answer of the one being made (0: one at a time).
+    binary: bytes values as raw bytes beside the lines, when djc offers it
+    (else base64 text)."""
     conn = _Conn(rfile, wfile)
     fetch = _PipeFetch(conn)
-    version = _hello(conn, ahead)
+    version = _hello(conn, ahead, binary)
     if not version:
         return 0
     keys = _Keys(conn, version)
@@ -388,7 +530,8 @@ def serve(make, rfile, wfile, ahead=AHEAD):
         fetch.attempt = msg.get("attempt", 1)
         t0 = clock()
         try:
-            lines = _row_lines(_make_of(make, fetch.table)(msg["key"], fetch))
+            info = conn.table(fetch.table) if conn.types else None
+            lines = _row_lines(_make_of(make, fetch.table)(msg["key"], fetch), info, conn.binary)
         except (ProtocolError, EOFError):
             raise
         except Exception as e:
@@ -424,16 +567,17 @@ def per_key(make, rfile, wfile):
     return 0
 
 
-def run(make, ahead=AHEAD):
+def run(make, ahead=AHEAD, binary=True):
     """Run make under the protocol djc started this program with (serve
     when $DJC_SERVE is set, else per key) and exit. ahead: under the serve
     protocol, how many keys djc may send before the answer of the one
-    being made (protocol version 2; 0: one key at a time)."""
+    being made (protocol version 2; 0: one key at a time). binary: bytes
+    values cross the pipe raw (False: as base64 text in the JSON)."""
     if not callable(make) and not isinstance(make, dict):
         raise TypeError("run(make): make must be a function make(key, fetch) or a dict of them")
     rfile, wfile = _take_stdio()
     if os.environ.get("DJC_SERVE"):
-        status = serve(make, rfile, wfile, ahead)
+        status = serve(make, rfile, wfile, ahead, binary)
     else:
         status = per_key(make, rfile, wfile)
     sys.stdout.flush()

@@ -55,7 +55,43 @@ static table *part_of(djc_conn *c, table *t, const char *name)
 	return NULL;
 }
 
+/* Put the raw values of bins into r (a row of dest): each a bytes or
+ * <blob> attribute of dest not in r yet, checked as any value is. */
+static int put_bins(table *dest, djc_row *r, const row_bins *bins, char **msg)
+{
+	for (size_t i = 0; bins && i < bins->n; i++) {
+		attr *a = table_attr(dest, bins->names[i]);
+		if (!a) {
+			sb_t b = SB_INIT;
+			sb_add(&b, "unknown attribute ");
+			json_quote(&b, bins->names[i], strlen(bins->names[i]));
+			sb_printf(&b, " for table %s", dest->name);
+			*msg = sb_steal(&b);
+			return DJC_EINVAL;
+		}
+		if (row_get(r, a->name)) {
+			*msg = xasprintf("attribute '%s' given twice (in the row and in its raw values)", a->name);
+			return DJC_EINVAL;
+		}
+		if (a->type.t != T_BYTES || a->raw) {
+			*msg = xasprintf("attribute '%s' (%s): raw values are for bytes and <blob> attributes only", a->name,
+					 a->type_text);
+			return DJC_EINVAL;
+		}
+		val_t in = {.t = DJC_BYTES, .s = (char *)bins->data[i], .n = bins->lens[i]}, x;
+		if (value_in(a, &in, &x, msg)) return DJC_EINVAL;
+		row_put(r, a->name, &x);
+	}
+	return DJC_OK;
+}
+
 int stage_json_row(djc_conn *c, table *t, const djc_row *key, json_t *obj, staged *out, char **msg)
+{
+	return stage_json_row_bins(c, t, key, obj, NULL, out, msg);
+}
+
+int stage_json_row_bins(djc_conn *c, table *t, const djc_row *key, json_t *obj, const row_bins *bins, staged *out,
+			char **msg)
 {
 	*msg = NULL;
 	if (!json_is_object(obj)) { *msg = xstrdup("expected a JSON object per line"); return DJC_EINVAL; }
@@ -74,6 +110,7 @@ int stage_json_row(djc_conn *c, table *t, const djc_row *key, json_t *obj, stage
 	djc_row *r = NULL, *prep = NULL;
 	int rc = row_from_json_obj(dest, obj, &r, msg);
 	json_decref(copy);
+	if (!rc && (rc = put_bins(dest, r, bins, msg))) djc_row_free(r);
 	if (rc) return rc;
 	rc = row_prepare(c, dest, r, key, &prep, msg);
 	djc_row_free(r);

@@ -99,6 +99,18 @@ int make_program(const make_req *rq, char *const *argv, staged *out, make_result
 int make_callback(const make_req *rq, djc_make_fn fn, void *payload, staged *out, make_result *res);
 /* Check a row (JSON object) from make for t or one of its parts; stage it. */
 int stage_json_row(djc_conn *c, table *t, const djc_row *key, json_t *obj, staged *out, char **msg);
+/* Values of a row given as raw bytes beside its JSON (the serve protocol's
+ * binary values, docs/serve-protocol.md): names[i] holds data[0..lens[i]),
+ * for a bytes or <blob> attribute the JSON object does not hold. */
+typedef struct row_bins {
+	size_t n;
+	char **names;
+	const char **data;
+	size_t *lens;
+} row_bins;
+/* stage_json_row with the row's raw values (bins may be NULL: none). */
+int stage_json_row_bins(djc_conn *c, table *t, const djc_row *key, json_t *obj, const row_bins *bins, staged *out,
+			char **msg);
 
 /* Shared by the two make-program protocols (make.c, serve.c). */
 /* What the watch says now (no watch: the signal flag only). */

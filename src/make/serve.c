@@ -36,6 +36,10 @@ struct serve {
 	char **sent;       /* the key lines it was sent and has not closed, oldest first */
 	size_t nsent, capsent;
 	double last;       /* seconds its last key took, from its turn to its closing line */
+	int binary;        /* its hello asked for binary values: raw bytes beside the JSON lines */
+	int types;         /* its hello asked for attribute types (table messages, rows headers) */
+	char **described;  /* the tables whose types it was sent (a table message) */
+	size_t ndescribed;
 };
 
 serve *serve_new(char *const *argv)
@@ -66,6 +70,11 @@ static void drop_program(serve *s)
 	s->served = 0;
 	s->version = 0;
 	s->ahead = 0;
+	s->binary = s->types = 0;
+	for (size_t i = 0; i < s->ndescribed; i++) free(s->described[i]);
+	free(s->described);
+	s->described = NULL;
+	s->ndescribed = 0;
 	s->last = RESTART_WINDOW;   /* a new program is not known to be quick */
 	for (size_t i = 0; i < s->nsent; i++) free(s->sent[i]);
 	s->nsent = 0;
@@ -80,6 +89,52 @@ static void send_line(serve *s, char *line)
 	}
 	proc_input(s->p, line, strlen(line), 0);
 	s->sent[s->nsent++] = line;
+}
+
+/* t's attributes and their types as a JSON object ({"a":"int32",...}). */
+static void types_json(sb_t *b, const table *t)
+{
+	sb_addc(b, '{');
+	for (size_t i = 0; i < t->nattrs; i++) {
+		if (i) sb_addc(b, ',');
+		json_quote(b, t->attrs[i].name, strlen(t->attrs[i].name));
+		sb_addc(b, ':');
+		json_quote(b, t->attrs[i].type_text, strlen(t->attrs[i].type_text));
+	}
+	sb_addc(b, '}');
+}
+
+/* Before the first key of t a program that asked for types is sent
+ * {"_djc":"table","table":"T","types":{...},"parts":{"P":{...}}}: the
+ * types of t's attributes and of its parts' (by the name after the dot). */
+static void describe(serve *s, djc_conn *c, const table *t)
+{
+	if (!s->types) return;
+	for (size_t i = 0; i < s->ndescribed; i++)
+		if (!strcmp(s->described[i], t->name)) return;
+	s->described = xrealloc(s->described, (s->ndescribed + 1) * sizeof(char *));
+	s->described[s->ndescribed++] = xstrdup(t->name);
+	sb_t b = SB_INIT;
+	sb_add(&b, "{\"_djc\":\"table\",\"table\":");
+	json_quote(&b, t->name, strlen(t->name));
+	sb_add(&b, ",\"types\":");
+	types_json(&b, t);
+	sb_add(&b, ",\"parts\":{");
+	int first = 1;
+	for (size_t i = 0; i < c->pipe->n; i++) {
+		const table *p = c->pipe->tables[i];
+		if (p->master != t) continue;
+		const char *dot = strrchr(p->name, '.');
+		const char *nm = dot ? dot + 1 : p->name;
+		if (!first) sb_addc(&b, ',');
+		first = 0;
+		json_quote(&b, nm, strlen(nm));
+		sb_addc(&b, ':');
+		types_json(&b, p);
+	}
+	sb_add(&b, "}}\n");
+	proc_input(s->p, b.s, b.len, 0);
+	sb_free(&b);
 }
 
 /* The oldest key in flight was closed. */
@@ -171,8 +226,9 @@ static int start(serve *s, djc_conn *c, make_result *res)
 	s->hello = 0;
 	s->served = 0;
 	s->counted = 1;   /* until it ends well */
-	char hello[64];
-	int n = snprintf(hello, sizeof hello, "{\"_djc\":\"hello\",\"version\":%d}\n", SERVE_VERSION);
+	char hello[96];
+	int n = snprintf(hello, sizeof hello, "{\"_djc\":\"hello\",\"version\":%d,\"binary\":true,\"types\":true}\n",
+			 SERVE_VERSION);
 	proc_input(s->p, hello, (size_t)n, 0);
 	return 0;
 }
@@ -206,7 +262,24 @@ typedef struct keyrun {
 	char *stack;    /* the program's own stack */
 	read_set *reads;  /* what it fetched, checked at commit (docs/parity.md) */
 	make_clock clk;   /* when it was given the key (job metadata) */
+	json_t *binrow;   /* a row whose raw values (its "_bin") have not all come yet */
+	row_bins bins;    /* their names and lengths (data: filled when they came) */
+	size_t binlen;    /* their bytes in all */
 } keyrun;
+
+/* Forget a row's raw values (staged, or the key ended first). */
+static void bins_clear(keyrun *kr)
+{
+	row_bins *b = &kr->bins;
+	for (size_t i = 0; i < b->n; i++) free(b->names[i]);
+	free(b->names);
+	free(b->lens);
+	free(b->data);
+	memset(b, 0, sizeof *b);
+	json_decref(kr->binrow);
+	kr->binrow = NULL;
+	kr->binlen = 0;
+}
 
 static line_end garbage(keyrun *kr, const char *fmt, const char *arg)
 {
@@ -215,6 +288,51 @@ static line_end garbage(keyrun *kr, const char *fmt, const char *arg)
 	sb_printf(&b, fmt, arg);
 	kr->msg = sb_steal(&b);
 	return L_GARBAGE;
+}
+
+/* A row of t for a program that takes binary values: its JSON line,
+ * added to b, without the bytes values, which "_bin" names with their
+ * lengths ([["a", n], ...], in the order of t's attributes). With such
+ * values, b (the line) is written to the program, then the values raw,
+ * each as the row holds it (copied once, into the program's input), and
+ * b is emptied. */
+static void send_row_bin(serve *s, sb_t *b, const table *t, const djc_row *r)
+{
+	int first = 1, nbin = 0;
+	sb_addc(b, '{');
+	for (size_t i = 0; i < t->nattrs; i++) {
+		const val_t *v = row_get(r, t->attrs[i].name);
+		if (!v) continue;
+		if (v->t == DJC_BYTES) { nbin++; continue; }
+		if (!first) sb_addc(b, ',');
+		first = 0;
+		json_quote(b, t->attrs[i].name, strlen(t->attrs[i].name));
+		sb_addc(b, ':');
+		value_to_json(b, &t->attrs[i], v);
+	}
+	if (nbin) {
+		sb_add(b, first ? "\"_bin\":[" : ",\"_bin\":[");
+		first = 1;
+		for (size_t i = 0; i < t->nattrs; i++) {
+			const val_t *v = row_get(r, t->attrs[i].name);
+			if (!v || v->t != DJC_BYTES) continue;
+			if (!first) sb_addc(b, ',');
+			first = 0;
+			sb_addc(b, '[');
+			json_quote(b, t->attrs[i].name, strlen(t->attrs[i].name));
+			sb_printf(b, ",%zu]", v->n);
+		}
+		sb_addc(b, ']');
+	}
+	sb_add(b, "}\n");
+	if (!nbin) return;
+	proc_input(s->p, b->s, b->len, 0);
+	b->len = 0;
+	b->s[0] = 0;
+	for (size_t i = 0; i < t->nattrs; i++) {
+		const val_t *v = row_get(r, t->attrs[i].name);
+		if (v && v->t == DJC_BYTES) proc_input(s->p, v->s, v->n, 0);
+	}
 }
 
 /* Answer a fetch request on the pipe: the rows as `djc fetch --format
@@ -263,8 +381,17 @@ static void answer_fetch(keyrun *kr, json_t *j)
 		json_decref(e);
 		free(err);
 	} else {
-		sb_printf(&b, "{\"_djc\":\"rows\",\"count\":%zu}\n", rs->n);
+		sb_printf(&b, "{\"_djc\":\"rows\",\"count\":%zu", rs->n);
+		if (kr->s->types) {
+			sb_add(&b, ",\"types\":");
+			types_json(&b, ft);
+		}
+		sb_add(&b, "}\n");
 		for (size_t i = 0; i < rs->n; i++) {
+			if (kr->s->binary) {
+				send_row_bin(kr->s, &b, ft, rs->rows[i]);
+				continue;
+			}
 			row_to_json(&b, ft, rs->rows[i]);
 			sb_addc(&b, '\n');
 		}
@@ -290,10 +417,64 @@ static line_end on_hello(keyrun *kr, json_t *j)
 	}
 	if (ver >= 2 && a && !(json_is_integer(a) && json_integer_value(a) >= 0))
 		return garbage(kr, "a hello's \"ahead\" must be a whole number of keys, 0 or more%s", "");
+	json_t *bin = json_object_get(j, "binary"), *ty = json_object_get(j, "types");
+	if (ver >= 2 && ((bin && !json_is_boolean(bin)) || (ty && !json_is_boolean(ty))))
+		return garbage(kr, "a hello's \"binary\" and \"types\" must be true or false%s", "");
+	s->binary = ver >= 2 && json_is_true(bin);
+	s->types = ver >= 2 && json_is_true(ty);
+	/* the key it has was sent with djc's hello, before its answer said
+	 * it wants types: they follow now */
+	describe(s, kr->c, kr->t);
 	s->version = (int)ver;
 	s->ahead = ver >= 2 && a ? (long)(json_integer_value(a) < AHEAD_MAX ? json_integer_value(a) : AHEAD_MAX) : 0;
 	s->hello = 1;
 	return L_MORE;
+}
+
+/* A row with raw values ("_bin": [["a", n], ...]): checked, and kept
+ * until its n bytes in all have come (read_answer), then staged. Bad
+ * framing is garbage: what follows cannot be read. */
+static line_end on_bin_row(keyrun *kr, json_t *j, json_t *bin)
+{
+	size_t i, total = 0;
+	json_t *e;
+	if (!kr->s->binary) return garbage(kr, "a row with \"_bin\", but the program's hello did not ask for binary values%s", "");
+	if (!json_is_array(bin)) return garbage(kr, "a row's \"_bin\" must be a list of [\"attribute\", length]%s", "");
+	row_bins *b = &kr->bins;
+	b->names = xcalloc(json_array_size(bin) + 1, sizeof(char *));
+	b->lens = xcalloc(json_array_size(bin) + 1, sizeof(size_t));
+	b->data = xcalloc(json_array_size(bin) + 1, sizeof(char *));
+	json_array_foreach(bin, i, e) {
+		json_t *nm = json_array_get(e, 0), *ln = json_array_get(e, 1);
+		if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_string(nm) || !json_is_integer(ln) ||
+		    json_integer_value(ln) < 0 || (size_t)json_integer_value(ln) > MAX_OUTPUT)
+			return garbage(kr, "a row's \"_bin\" must be a list of [\"attribute\", length]%s", "");
+		b->names[b->n] = xstrdup(json_string_value(nm));
+		b->lens[b->n++] = (size_t)json_integer_value(ln);
+		total += (size_t)json_integer_value(ln);
+		if (total > MAX_OUTPUT) return L_TOO_BIG;
+	}
+	kr->bytes += total;
+	if (kr->bytes > MAX_OUTPUT) return L_TOO_BIG;
+	json_object_del(j, "_bin");
+	kr->binrow = json_incref(j);
+	kr->binlen = total;
+	return L_MORE;
+}
+
+/* The raw values of kr->binrow came (data[0..kr->binlen)): stage the row. */
+static void on_bin_values(keyrun *kr, const char *data)
+{
+	row_bins *b = &kr->bins;
+	for (size_t i = 0, at = 0; i < b->n; at += b->lens[i++]) b->data[i] = data + at;
+	if (!kr->bad) {
+		char *m = NULL;
+		if (stage_json_row_bins(kr->c, kr->t, kr->key, kr->binrow, b, kr->out, &m)) {
+			kr->bad = xasprintf("serve program output line %ld: %s", kr->line, m);
+			free(m);
+		}
+	}
+	bins_clear(kr);
 }
 
 /* One line the program wrote (l[0..n), no newline). */
@@ -322,7 +503,9 @@ static line_end on_line(keyrun *kr, const char *l, size_t n)
 	else if (!tag) {
 		/* a result row */
 		kr->begun = 1;
+		json_t *bin = json_object_get(j, "_bin");
 		if (!s->hello) end = garbage(kr, "a row before the program's hello%s", "");
+		else if (bin) end = on_bin_row(kr, j, bin);
 		else if (!kr->bad) {
 			char *m = NULL;
 			if (stage_json_row(kr->c, kr->t, kr->key, j, kr->out, &m)) {
@@ -454,6 +637,14 @@ static line_end read_answer(keyrun *kr, make_stop *why)
 		size_t n, used = 0;
 		char *o = proc_out(s->p, &n);
 		while (end == L_MORE) {
+			if (kr->binrow) {
+				/* a row's raw values: all of them, or wait for more */
+				if (n - used < kr->binlen) break;
+				size_t len = kr->binlen;
+				on_bin_values(kr, o + used);
+				used += len;
+				continue;
+			}
 			char *nl = memchr(o + used, '\n', n - used);
 			if (!nl) break;
 			size_t len = (size_t)(nl - (o + used));
@@ -466,7 +657,7 @@ static line_end read_answer(keyrun *kr, make_stop *why)
 		if (end != L_MORE) return end;
 		proc_status ps;
 		proc_get_status(s->p, &ps);
-		if (kr->bytes + (n - used) > MAX_OUTPUT || ps.too_big) return L_TOO_BIG;
+		if (kr->bytes + (kr->binrow ? 0 : n - used) > MAX_OUTPUT || ps.too_big) return L_TOO_BIG;
 		if (over) return L_DIED;
 		if ((*why = make_watch_check(kr->watch)) != MAKE_GO) return L_STOPPED;
 		over = proc_pump(s->p, PROC_POLL_MS);
@@ -547,6 +738,7 @@ static int ended_unseen(serve *s, const keyrun *kr)
 
 static void keyrun_free(keyrun *kr)
 {
+	bins_clear(kr);
 	free(kr->bad);
 	free(kr->msg);
 	free(kr->stack);
@@ -617,6 +809,7 @@ static void send_ahead(serve *s, const make_req *rq)
 			return;
 		}
 		if ((long)s->nsent - 1 >= s->ahead) return;
+		describe(s, rq->c, rq->t);
 		send_line(s, key_line(rq->t, rq->next[j].key, rq->next[j].attempt));
 	}
 }
@@ -632,6 +825,7 @@ int serve_make(serve *s, const make_req *rq, staged *out, make_result *res)
 			if (s->p && between_keys(s, res)) break;
 			if (!s->p && start(s, rq->c, res)) break;
 			proc_err_clear(s->p);
+			describe(s, rq->c, rq->t);
 			send_line(s, xstrdup(line));
 		}
 		send_ahead(s, rq);
