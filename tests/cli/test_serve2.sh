@@ -14,6 +14,19 @@
 #   cancel_batch jobs of a claim cancelled while an earlier key is made
 #                are never started by a version 2 program
 #   bad_hello    a version 2 hello with a bad "ahead" is not the protocol
+#   binary       a program that asks for binary values and types gets the
+#                fetched bytes and <blob> values raw after their row's line
+#                (empty, 1.5 MB with newlines and NUL bytes, null), the
+#                types in the rows header and a table message, and its raw
+#                result values are stored byte for byte
+#   binary_not_asked  the same program not asking gets base64 text, no "_bin"
+#   binary_bad   "_bin" without having asked is not the protocol; raw values
+#                for an int attribute, or a <blob> without its header, fail
+#                the key and the program is kept
+#   pyblob_raw   djc_make.py without DataJoint's codec (or DJC_BLOBS=raw):
+#                bytes and <blob> values reach the make as memoryviews, its
+#                bytes results are stored exactly, a value for a <blob> that
+#                is not bytes fails the key naming the attribute
 . "$ROOT/tests/cli/lib.sh"
 export PYTHONPATH="$ROOT/python"
 jget() { printf '%s' "$OUT" | jq -r "$1" 2>&1; }
@@ -28,11 +41,35 @@ Res (computed)
     -> Item
     ---
     v : int32
+
+Src (manual)
+    id : int32
+    ---
+    raw : bytes
+    blob = null : <blob>
+
+Bin (computed)
+    -> Src
+    ---
+    n : int64
+    copy : bytes
+    out = null : <blob>
 P
 expect_rc 0 "declare" djc declare p.djc
 N=40
 for i in $(seq 1 $N); do printf '{"item_id": %d, "name": "%s"}\n' "$i" "$(printf 'x%.0s' $(seq 1 $i))"; done > items.jsonl
 expect_out "insert $N items" "inserted $N rows into Item" djc insert Item items.jsonl
+# Src: 1: one byte; 2: empty bytes; 3: 1.5 MB holding newlines and NUL
+# bytes; 4: a null blob. Each blob is mYm\0 and id's byte, id+1 times.
+python3 - > src.jsonl <<'P'
+import base64, json
+def raw(i):
+    return [b"\n", b"", (bytes(range(256)) * 6144)[:1572864], b'\x00{"a":1}\n'][i - 1]
+for i in (1, 2, 3, 4):
+    blob = None if i == 4 else base64.b64encode(b"mYm\0" + bytes([i]) * (i + 1)).decode()
+    print(json.dumps({"id": i, "raw": base64.b64encode(raw(i)).decode(), "blob": blob}))
+P
+expect_out "insert 4 Src rows" "inserted 4 rows into Src" djc insert Src src.jsonl
 export LOG=$T/log
 
 # A version 2 program in plain Python (no djc_make): reads its stdin in
@@ -189,5 +226,166 @@ check "bad_hello: the key fails, naming the member" \
 	test "$(jget '"\(.success_count)/\(.error_count)/\(.errors[0].message)"')" = "0/1/serve program output line 1: a hello's \"ahead\" must be a whole number of keys, 0 or more"
 }
 tcase bad_hello
+
+# A serve program in plain Python that speaks binary values (BIN=0: asks
+# for types only): fetches its Src row, returns n = len(raw), copy = raw
+# reversed, out = blob. MODE=garbage writes "_bin" without having asked;
+# MODE=intbin gives n as raw bytes for key 1; MODE=notblob gives out
+# without a blob header for key 1.
+cat > binraw.py <<'P'
+import base64, json, os, sys
+LOG, BIN, MODE = os.environ["LOG"], os.environ.get("BIN", "1") == "1", os.environ.get("MODE", "")
+buf = bytearray()
+def fill():
+    d = os.read(0, 1 << 20)
+    if not d:
+        sys.exit(0)
+    buf.extend(d)
+def line():
+    while b"\n" not in buf:
+        fill()
+    i = buf.index(b"\n")
+    m = json.loads(bytes(buf[:i]))
+    del buf[:i + 1]
+    return m
+def exact(n):
+    while len(buf) < n:
+        fill()
+    b = bytes(buf[:n])
+    del buf[:n]
+    return b
+def log(s):
+    with open(LOG, "a") as f:
+        f.write(s + "\n")
+def message():
+    while True:
+        m = line()
+        if m.get("_djc") != "table":
+            return m
+        log("table %s copy=%s out=%s" % (m["table"], m["types"]["copy"], m["types"]["out"]))
+h = line()
+log("djc hello binary=%s types=%s" % (h.get("binary"), h.get("types")))
+hello = {"_djc": "hello", "version": 2, "ahead": 0, "types": True, "binary": BIN}
+os.write(1, (json.dumps(hello) + "\n").encode())
+while True:
+    k = message()["key"]
+    os.write(1, (json.dumps({"_djc": "fetch", "table": "Src", "key": k}) + "\n").encode())
+    head = message()
+    row = line()
+    bins = row.pop("_bin", [])
+    for a, n in bins:
+        row[a] = exact(n)
+    log("fetched %d bin=%s raw=%s types=%s" % (k["id"], ",".join("%s:%d" % (a, n) for a, n in bins),
+        type(row["raw"]).__name__, head.get("types", {}).get("blob")))
+    raw = row["raw"] if BIN else base64.b64decode(row["raw"])
+    blob = row["blob"] if BIN or row["blob"] is None else base64.b64decode(row["blob"])
+    res, vals = {"n": len(raw)}, [("copy", raw[::-1]), ("out", blob)]
+    if MODE == "intbin" and k["id"] == 1:
+        del res["n"]
+        vals[0] = ("n", b"12345678")
+    if MODE == "notblob" and k["id"] == 1:
+        vals[1] = ("out", b"no header")
+    if BIN or MODE == "garbage":
+        vals = [(a, v) for a, v in vals if v is not None]
+        res["_bin"] = [[a, len(v)] for a, v in vals]
+        out = json.dumps(res).encode() + b"\n" + b"".join(v for a, v in vals)
+    else:
+        res.update({a: None if v is None else base64.b64encode(v).decode() for a, v in vals})
+        out = json.dumps(res).encode() + b"\n"
+    os.write(1, out + b'{"_djc": "done"}\n')
+P
+# every Bin row as Src's row predicts it: the number of rows that differ
+bin_wrong() {
+	{ djc fetch Src --format json; echo '---'; djc fetch Bin --format json; } | python3 -c '
+import base64, json, sys
+src, b = sys.stdin.read().split("---\n")
+src = {r["id"]: r for r in (json.loads(l) for l in src.split("\n") if l)}
+bad = 0
+for r in (json.loads(l) for l in b.split("\n") if l):
+    s = src[r["id"]]
+    raw = base64.b64decode(s["raw"])
+    bad += (r["n"], base64.b64decode(r["copy"]), r["out"]) != (len(raw), raw[::-1], s["blob"])
+print(bad)'
+}
+bclean() {
+	djc delete Bin --yes >/dev/null || echo "test_serve2: bclean: cannot delete Bin" >&2
+	: > "$LOG"
+	djc jobs clear Bin --status error >/dev/null 2>&1
+	return 0
+}
+
+case_binary() {
+bclean
+run "$DJC" populate Bin --reserve-jobs --json --make-serve python3 binraw.py
+check "binary: populate made the 4 keys" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/4/0"
+check "binary: djc's hello offers binary values and types" grep -qx 'djc hello binary=True types=True' "$LOG"
+check "binary: a table message gave Bin's types" grep -qx 'table Bin copy=bytes out=<blob>' "$LOG"
+check "binary: key 1's values came raw (1 byte, a 6-byte blob), types in the rows header" \
+	grep -qx 'fetched 1 bin=raw:1,blob:6 raw=bytes types=<blob>' "$LOG"
+check "binary: key 2: an empty value" grep -qx 'fetched 2 bin=raw:0,blob:7 raw=bytes types=<blob>' "$LOG"
+check "binary: key 3: 1.5 MB" grep -qx 'fetched 3 bin=raw:1572864,blob:8 raw=bytes types=<blob>' "$LOG"
+check "binary: key 4: a null blob stays null in the line" grep -qx 'fetched 4 bin=raw:9 raw=bytes types=<blob>' "$LOG"
+check "binary: every stored value is the one sent, byte for byte" test "$(bin_wrong)" = 0
+}
+tcase binary
+
+case_binary_not_asked() {
+bclean
+run env BIN=0 "$DJC" populate Bin --reserve-jobs --json --make-serve python3 binraw.py
+check "binary_not_asked: populate made the 4 keys" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/4/0"
+check "binary_not_asked: base64 text, no raw values" test "$(grep -c '^fetched [1-4] bin= raw=str types=<blob>$' "$LOG")" = 4
+check "binary_not_asked: every stored value is the one sent" test "$(bin_wrong)" = 0
+}
+tcase binary_not_asked
+
+case_binary_bad() {
+bclean
+run env BIN=0 MODE=garbage "$DJC" populate Bin --reserve-jobs --suppress-errors --json --where '{"id": 1}' --make-serve python3 binraw.py
+check "binary_bad: \"_bin\" without asking is not the protocol" \
+	test "$(jget '"\(.error_count)/\(.errors[0].message)"')" = '1/serve program output line 3: a row with "_bin", but the program'"'"'s hello did not ask for binary values'
+bclean
+run env MODE=intbin "$DJC" populate Bin --reserve-jobs --suppress-errors --json --make-serve python3 binraw.py
+# (line N counts this key's lines: 3 when key 1 came first, after the hello and the fetch)
+check "binary_bad: raw bytes for an int64 attribute fail key 1; the program made the others" \
+	test "$(jget '"\(.success_count)/\(.error_count)/\(.errors[0].key.id)/\(.errors[0].message)"' | sed 's/line [23]: /line N: /')" = "3/1/1/serve program output line N: attribute 'n' (int64): raw values are for bytes and <blob> attributes only"
+check "binary_bad: ... one program for the 4 keys" test "$(grep -c '^fetched' "$LOG")/$(grep -c '^djc hello' "$LOG")" = 4/1
+bclean
+run env MODE=notblob "$DJC" populate Bin --reserve-jobs --suppress-errors --json --where '{"id": 1}' --make-serve python3 binraw.py
+check "binary_bad: a raw <blob> value without a blob header fails the key" \
+	test "$(jget '"\(.error_count)/\(.errors[0].message)"')" = "1/serve program output line 3: attribute 'out' (<blob>): not a DataJoint blob (no mYm/dj0/ZL123 header)"
+}
+tcase binary_bad
+
+case_pyblob_raw() {
+cat > pyblob.py <<'P'
+import os
+import djc_make
+
+def make(key, fetch):
+    r = fetch("Src", key)[0]
+    with open(os.environ["LOG"], "a") as f:
+        f.write("make %d %s %s\n" % (key["id"], type(r["raw"]).__name__, type(r["blob"]).__name__))
+    if key["id"] == 4:
+        return {"n": 0, "copy": b"", "out": [1, 2]}   # not bytes: the codec would pack it
+    return {"n": len(r["raw"]), "copy": bytes(r["raw"])[::-1], "out": r["blob"]}
+
+djc_make.run(make)
+P
+bclean
+# without DataJoint's codec: python3 without datajoint, else DJC_BLOBS=raw
+raw=
+python3 -c 'import datajoint' >/dev/null 2>&1 && raw=raw
+run env ${raw:+DJC_BLOBS=raw} "$DJC" populate Bin --reserve-jobs --suppress-errors --json --make-serve python3 pyblob.py
+check "pyblob_raw: 3 made, key 4 failed" test "$(jget '"\(.success_count)/\(.error_count)"')" = "3/1"
+check "pyblob_raw: bytes and <blob> values reached the make as memoryviews" \
+	test "$(grep -c '^make [1-3] memoryview memoryview$' "$LOG")/$(grep -c '^make 4 memoryview NoneType$' "$LOG")" = 3/1
+case "$(jget '.errors[0].message')" in
+"TypeError: attribute 'out' is a <blob>: its value must be bytes ("*" to pack a list)") r=ok ;;
+*) r="$(jget '.errors[0].message')" ;;
+esac
+check "pyblob_raw: a list for a <blob> fails the key, naming it ($r)" test "$r" = ok
+check "pyblob_raw: every stored value is the one fetched, byte for byte" test "$(bin_wrong)" = 0
+}
+tcase pyblob_raw
 
 finish
