@@ -355,9 +355,85 @@ class PerKeyProtocol(unittest.TestCase):
         self.assertEqual(rows, [{"t": "Bursts", "a": 2}])
 
 
+HELLO2 = {"_djc": "hello", "version": 2, "binary": True, "types": True}
+TYPES = {"id": "int32", "b": "bytes", "blob": "<blob>", "n": "int64"}
+
+
+class Binary(unittest.TestCase):
+    """Binary values and types (serve protocol version 2): djc's side
+    played here, byte for byte."""
+
+    def served(self, body, **env):
+        s = Served(Program(body), hello=False, **env)
+        s.send(HELLO2)
+        s.hello = s.read()
+        s.send({"_djc": "table", "table": "T", "types": TYPES, "parts": {"P": {"id": "int32", "q": "<blob>"}}})
+        return s
+
+    def rows_of(self, s):
+        """Lines and raw values the program wrote for a key, to its closing line."""
+        out = []
+        while True:
+            m = s.read()
+            out.append(m)
+            if "_djc" in m:
+                return out
+            for a, n in m.get("_bin", []):
+                out.append((a, s.p.stdout.read(n)))
+
+    def answer_fetch(self, s, row, bins):
+        req = s.read()
+        self.assertEqual(req, {"_djc": "fetch", "table": "S", "key": {"id": 1}})
+        s.send({"_djc": "rows", "count": 1, "types": TYPES})
+        row = dict(row, _bin=[[a, len(v)] for a, v in bins])
+        s.raw(json.dumps(row).encode() + b"\n" + b"".join(v for a, v in bins))
+
+    def test_values_cross_raw_both_ways(self):
+        body = """
+        r = fetch("S", key)[0]
+        print(type(r["b"]).__name__, type(r["blob"]).__name__, r["n"], file=sys.stderr)
+        return [{"n": len(r["b"]), "b": bytes(r["b"])[::-1], "blob": r["blob"]}, {"_part": "P", "q": b"mYm\\0x"}]
+        """
+        s = self.served(body, DJC_BLOBS="raw")
+        self.assertEqual(s.hello, {"_djc": "hello", "version": 2, "ahead": djc_make.AHEAD, "binary": True, "types": True})
+        big = bytes(range(256)) * 4096 + b"\n{}\n\x00"
+        s.send({"_djc": "key", "table": "T", "key": {"id": 1}, "attempt": 1})
+        self.answer_fetch(s, {"id": 1, "n": 7}, [("b", big), ("blob", b"mYm\0\n\n")])
+        out = self.rows_of(s)
+        self.assertEqual(out, [{"n": len(big), "_bin": [["b", len(big)], ["blob", 6]]}, ("b", big[::-1]),
+                               ("blob", b"mYm\0\n\n"), {"_part": "P", "_bin": [["q", 5]]}, ("q", b"mYm\0x"),
+                               {"_djc": "done"}])
+        status, rest, err = s.close()
+        self.assertEqual((status, rest), (0, b""))
+        self.assertIn("memoryview memoryview 7", err)
+
+    def test_blob_that_is_not_bytes_needs_the_codec(self):
+        s = self.served("return {'n': 1, 'b': b'', 'blob': [1, 2]}", DJC_BLOBS="raw")
+        rows, end = s.key({"id": 1})
+        self.assertEqual(rows, [])
+        self.assertEqual(end["message"], "TypeError: attribute 'blob' is a <blob>: its value must be bytes "
+                                         "(DJC_BLOBS=raw to pack a list)")
+        self.assertEqual(s.close()[0], 0)
+
+    def test_binary_false_asks_for_types_only(self):
+        prog = Program("return {'n': 1, 'b': b'ab'}", target="make, binary=False")
+        s = Served(prog, hello=False)
+        s.send(HELLO2)
+        self.assertEqual(s.read(), {"_djc": "hello", "version": 2, "ahead": djc_make.AHEAD, "types": True})
+        s.send({"_djc": "table", "table": "T", "types": TYPES, "parts": {}})
+        self.assertEqual(s.key({"id": 1}), ([{"n": 1, "b": "YWI="}], {"_djc": "done"}))
+        self.assertEqual(s.close()[0], 0)
+
+    def test_version_1_djc_gets_base64(self):
+        s = Served(Program("return {'b': b'ab'}"))
+        self.assertEqual(s.key({"id": 1}), ([{"b": "YWI="}], {"_djc": "done"}))
+        self.assertEqual(s.close()[0], 0)
+
+
 class Helpers(unittest.TestCase):
     def test_b64(self):
         self.assertEqual(djc_make.b64("AAEC/w=="), b"\x00\x01\x02\xff")
+        self.assertEqual(djc_make.b64(memoryview(b"\x00\n")), b"\x00\n")
 
     def test_run_wants_a_function(self):
         with self.assertRaises(TypeError):
