@@ -219,8 +219,10 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
-# issue 40: the no-op Python serve make against the C make (bench/py-serve.sh)
+# issue 40: the no-op Python serve make against the C make (bench/py-serve.sh), and a
+# 10 MiB <blob> in, 1 MiB out (bench/py-blob.sh)
 .PHONY: bench-py
 bench-py:
 	@$(MAKE) --no-print-directory $(PAR) all
 	@bench/py-serve.sh
+	@bench/py-blob.sh

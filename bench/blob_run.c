@@ -1,0 +1,180 @@
+/* blob_run.c - the djc side of bench/py-blob.sh (issue 40), public API
+ * only: a make that reads a large <blob> of its upstream row (a DataJoint
+ * float64 vector, header mYm) and writes a smaller one (its first elements
+ * as a vector of their own), made by a C callback or by a serve program.
+ *
+ *   blob_run setup URL SCHEMA N MB   declare the pipeline; N rows of Arr,
+ *                                    each a blob of MB MiB of doubles
+ *   blob_run reset URL SCHEMA        delete Part's rows, clear its jobs, refresh them
+ *   blob_run run URL SCHEMA c|serve [PROGRAM ARG...]
+ *       populate Part (reserved jobs, one process: the worker is this
+ *       process) with the C make or the serve program; prints one JSON
+ *       object: keys, seconds, keys/s, the worker's max RSS before and
+ *       after (KiB) and the largest of its children's (the program) */
+#include "djc.h"
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static const char *PIPELINE =
+	"Arr (manual)\n"
+	"    id : int64\n"
+	"    ---\n"
+	"    data : <blob>\n"
+	"\n"
+	"Part (computed)\n"
+	"    -> Arr\n"
+	"    ---\n"
+	"    n : int64\n"
+	"    head : <blob>\n";
+
+#define OUT_ELEMS 131072   /* the result: 1 MiB of doubles */
+#define HDR 29             /* "mYm\0" 'A' ndim(8) shape(8) class(4) complex(4), then the data */
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void die(djc_conn *c, int rc, const char *what)
+{
+	fprintf(stderr, "blob_run: %s: %s (%s)\n", what, c ? djc_error_last(c) : "", djc_strerror(rc));
+	exit(1);
+}
+
+static djc_conn *open_db(const char *url, const char *schema)
+{
+	djc_conn *c = NULL;
+	int rc = djc_open(&c, url, schema);
+	if (rc) die(c, rc, "open");
+	if ((rc = djc_declare(NULL, c, PIPELINE, "blob"))) die(c, rc, "declare");
+	return c;
+}
+
+/* The header of a DataJoint (mYm) 1-D float64 array of n elements. */
+static void header(unsigned char *b, uint64_t n)
+{
+	uint64_t ndim = 1;
+	uint32_t cls = 6, cplx = 0;   /* MATLAB's double class, real */
+	memcpy(b, "mYm\0A", 5);
+	memcpy(b + 5, &ndim, 8);
+	memcpy(b + 13, &n, 8);
+	memcpy(b + 21, &cls, 4);
+	memcpy(b + 25, &cplx, 4);
+}
+
+static int cmd_setup(const char *url, const char *schema, long n, long mb)
+{
+	djc_conn *c = open_db(url, schema);
+	uint64_t elems = (uint64_t)mb * 131072;
+	size_t len = HDR + elems * 8;
+	unsigned char *b = malloc(len);
+	header(b, elems);
+	double *d = (double *)(void *)(b + HDR);
+	for (uint64_t i = 0; i < elems; i++) { double x = (double)i * 0.5; memcpy((unsigned char *)d + i * 8, &x, 8); }
+	for (long i = 1; i <= n; i++) {
+		djc_row *r = djc_row_new();
+		djc_row_set_int(r, "id", i);
+		djc_row_set_bytes(r, "data", b, len);
+		int rc = djc_insert_ext(NULL, c, "Arr", (const djc_row *const *)&r, 1, NULL);
+		djc_row_free(r);
+		if (rc) die(c, rc, "insert");
+	}
+	free(b);
+	printf("{\"rows\":%ld,\"bytes\":%zu}\n", n, len);
+	djc_close(c);
+	return 0;
+}
+
+static int cmd_reset(const char *url, const char *schema)
+{
+	djc_conn *c = open_db(url, schema);
+	size_t del = 0;
+	long n;
+	int rc = djc_delete(&del, c, "Part", NULL);
+	if (rc) die(c, rc, "delete");
+	const char *st[] = {"pending", "reserved", "success", "error", "ignore"};
+	for (int i = 0; i < 5; i++)
+		if ((rc = djc_jobs_clear(&n, c, "Part", st[i]))) die(c, rc, "clear");
+	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
+	djc_refresh_result rr;
+	if ((rc = djc_jobs_refresh(&rr, c, "Part", &ro))) die(c, rc, "refresh");
+	printf("{\"deleted\":%zu,\"added\":%ld}\n", del, rr.added);
+	djc_close(c);
+	return 0;
+}
+
+/* The C make: Arr's blob for the key, its first OUT_ELEMS doubles as a
+ * blob of their own (what bench/prog/blob_make.py does in Python). */
+static int make_head(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	djc_rowset *rs = NULL;
+	int rc = djc_make_fetch_key(&rs, ctx, "Arr", key);
+	if (rc) return rc;
+	const void *v = NULL;
+	size_t n = 0;
+	if (djc_rowset_count(rs) != 1 || djc_row_get_bytes(&v, &n, djc_rowset_row(rs, 0), "data") || n < HDR + OUT_ELEMS * 8) {
+		djc_rowset_free(rs);
+		return DJC_EINVAL;
+	}
+	size_t len = HDR + OUT_ELEMS * 8;
+	unsigned char *out = malloc(len);
+	header(out, OUT_ELEMS);
+	memcpy(out + HDR, (const unsigned char *)v + HDR, OUT_ELEMS * 8);
+	djc_row *r = djc_row_new();
+	djc_row_set_int(r, "n", (int64_t)((n - HDR) / 8));
+	djc_row_set_bytes(r, "head", out, len);
+	rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	free(out);
+	djc_rowset_free(rs);
+	return rc;
+}
+
+static long maxrss(int who)
+{
+	struct rusage u;
+	getrusage(who, &u);
+	return u.ru_maxrss;
+}
+
+static int cmd_run(const char *url, const char *schema, const char *kind, char **argv)
+{
+	djc_conn *c = open_db(url, schema);
+	long rss0 = maxrss(RUSAGE_SELF);
+	djc_populate_options o = DJC_POPULATE_OPTIONS_INIT;
+	o.reserve_jobs = 1;
+	o.processes = 1;
+	o.refresh = 0;
+	if (!strcmp(kind, "c")) o.make = make_head;
+	else o.make_serve_argv = (const char *const *)argv;
+	djc_populate_result *res = NULL;
+	double t0 = now();
+	int rc = djc_populate(&res, c, "Part", &o);
+	double dt = now() - t0;
+	if (rc && rc != DJC_EMAKE) die(c, rc, "populate");
+	long made = res ? res->success_count : 0;
+	printf("{\"kind\":\"%s\",\"keys\":%ld,\"secs\":%.4f,\"keys_per_s\":%.2f,\"errors\":%ld,"
+	       "\"worker_rss0_kb\":%ld,\"worker_rss_kb\":%ld,\"program_rss_kb\":%ld}\n",
+	       kind, made, dt, made / dt, res ? res->error_count : -1, rss0, maxrss(RUSAGE_SELF),
+	       maxrss(RUSAGE_CHILDREN));
+	if (res && res->n_errors) fprintf(stderr, "blob_run: first error: %s %s\n", res->errors[0].key_json, res->errors[0].message);
+	djc_populate_result_free(res);
+	djc_close(c);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 6 && !strcmp(argv[1], "setup")) return cmd_setup(argv[2], argv[3], atol(argv[4]), atol(argv[5]));
+	if (argc == 4 && !strcmp(argv[1], "reset")) return cmd_reset(argv[2], argv[3]);
+	if (argc >= 5 && !strcmp(argv[1], "run")) return cmd_run(argv[2], argv[3], argv[4], argv + 5);
+	fprintf(stderr, "usage: blob_run setup URL SCHEMA N MB | reset URL SCHEMA | run URL SCHEMA c|serve [PROGRAM ARG...]\n");
+	return 2;
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# bench/py-blob.sh - issue 40: a make that reads a 10 MiB upstream <blob>
+# (a DataJoint float64 vector) and writes a 1 MiB one (its first 131,072
+# elements), made by a C make through the C API (bench/blob_run.c) and by
+# the Python serve make bench/prog/blob_make.py (python/djc_make.py), on
+# PostgreSQL and MariaDB, in one run: one worker process, reserved jobs,
+# the kinds of a round alternating, rounds repeated. Python kinds:
+#   py-raw     binary values (raw bytes on the pipe), DJC_BLOBS=raw: the
+#              blob's bytes as a memoryview, the result's header written
+#              by the make (the C make's work, in Python)
+#   py-base64  the same with djc_make.run(make, binary=False): base64 in JSON
+#   py-dj      binary values and DataJoint's codec (numpy array in, array
+#              out, packed by datajoint.blob.pack): needs DataJoint
+# Memory: the worker's max RSS (this process is the worker: getrusage)
+# above its RSS before populate, and the program's own max RSS (it writes
+# it at its end), against 2x the largest value (20 MiB).
+# Prints a Markdown section on stdout.
+#
+# Environment: BUILD (default build), PG_URL / MY_URL (servers to use;
+# default: throwaway ones), PYBLOB_KEYS (default 6), PYBLOB_ROUNDS (default
+# 2), PYBLOB_MB (default 10), DJPYTHON (an interpreter with datajoint and
+# numpy; default /work/notes/realdj/bin/djpython or build/realdj/bin/djpython
+# when there, else python3 and no py-dj), BENCH_QUICK=1 (2 keys, 1 round).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=${BUILD:-build}
+RUN=$ROOT/$BUILD/bench/blob_run
+N=${PYBLOB_KEYS:-6}
+R=${PYBLOB_ROUNDS:-2}
+MB=${PYBLOB_MB:-10}
+if [ "${BENCH_QUICK:-0}" = 1 ]; then N=2; R=1; fi
+[ -x "$RUN" ] || { echo "py-blob.sh: build first (make BUILD=$BUILD all)" >&2; exit 2; }
+PY=${DJPYTHON:-}
+if [ -z "$PY" ]; then
+	for p in "$ROOT/build/realdj/bin/djpython" /work/notes/realdj/bin/djpython; do
+		[ -x "$p" ] && "$p" -c 'import datajoint, numpy' >/dev/null 2>&1 && { PY=$p; break; }
+	done
+fi
+KINDS="c py-raw py-base64 py-dj"
+if [ -z "$PY" ]; then PY=$(command -v python3); KINDS="c py-raw py-base64"; fi
+WORK=$(mktemp -d /tmp/djc-pyblob.XXXXXX)
+chmod 755 "$WORK"
+OWN_PG=0 OWN_MY=0
+cleanup() {
+	[ "$OWN_PG" = 1 ] && scripts/pg-server.sh stop "$WORK/pg" >/dev/null 2>&1
+	[ "$OWN_MY" = 1 ] && scripts/mariadb-server.sh stop "$WORK/my" >/dev/null 2>&1
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+if [ -z "${PG_URL:-}" ]; then PG_URL=$(scripts/pg-server.sh start "$WORK/pg" | tail -1); OWN_PG=1; fi
+if [ -z "${MY_URL:-}" ]; then MY_URL=$(scripts/mariadb-server.sh start "$WORK/my" | tail -1); OWN_MY=1; fi
+export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+LOG=$WORK/runs.jsonl
+: >"$LOG"
+T0=$(date +%s)
+# the interpreter's own max RSS with what each kind imports
+base_raw=$("$PY" -c 'import djc_make, resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)')
+base_dj=$("$PY" -c 'import djc_make, resource
+try:
+    import datajoint.blob, numpy
+except Exception:
+    pass
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)' 2>/dev/null)
+for be in postgresql mariadb; do
+	U=$PG_URL; [ $be = mariadb ] && U=$MY_URL
+	S=pyblob_$$
+	"$RUN" setup "$U" "$S" "$N" "$MB" >/dev/null
+	for r in $(seq 1 "$R"); do
+		for k in $KINDS; do
+			"$RUN" reset "$U" "$S" >/dev/null
+			rm -f "$WORK/rss"
+			case $k in
+			c) out=$("$RUN" run "$U" "$S" c) ;;
+			py-raw) out=$(BLOB_RSS=$WORK/rss DJC_BLOBS=raw BLOB_MODE=raw "$RUN" run "$U" "$S" serve "$PY" bench/prog/blob_make.py 2>/dev/null) ;;
+			py-base64) out=$(BLOB_RSS=$WORK/rss DJC_BLOBS=raw BLOB_MODE=raw BLOB_BINARY=0 "$RUN" run "$U" "$S" serve "$PY" bench/prog/blob_make.py 2>/dev/null) ;;
+			py-dj) out=$(BLOB_RSS=$WORK/rss BLOB_MODE=dj "$RUN" run "$U" "$S" serve "$PY" bench/prog/blob_make.py 2>/dev/null) ;;
+			esac
+			prss=$(cat "$WORK/rss" 2>/dev/null || echo 0)
+			printf '{"backend":"%s","round":%d,"kind":"%s","program_kb":%s,"r":%s}\n' "$be" "$r" "$k" "${prss:-0}" "$out" >>"$LOG"
+			echo "py-blob.sh: $be round $r $k: $out program ${prss:-0} KiB" >&2
+		done
+	done
+done
+python3 - "$LOG" "$(($(date +%s) - T0))" "$N" "$MB" "$PY" "$base_raw" "$base_dj" <<'PYX'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+secs, n, mb, py, base_raw, base_dj = sys.argv[2:8]
+n, mb = int(n), int(mb)
+ok = all(r["r"]["errors"] == 0 and r["r"]["keys"] == n for r in rows)
+print("### A 10 MiB <blob> in, a 1 MiB <blob> out: Python serve make vs the C make (bench/py-blob.sh, issue 40)\n")
+print("One run, %s s: %d keys of %d MiB per run, one worker process, reserved jobs, the kinds alternating in each"
+      " round; keys/s, median of the rounds (rounds in brackets). Every run made all its keys with no error: %s."
+      " Python: %s (max RSS with djc_make imported: %s KiB; with datajoint and numpy too: %s KiB)."
+      " Memory: the worker's max RSS above its RSS before populate, the program's own max RSS, both in MiB,"
+      " largest of the rounds; the target is 2x the largest value, %d MiB.\n"
+      % (secs, n, mb, "yes" if ok else "NO", py, base_raw, base_dj, 2 * mb))
+print("| backend | make | keys/s | / C | worker RSS above start | program RSS | program RSS above its interpreter |")
+print("|---|---|---:|---:|---:|---:|---:|")
+for be in ("postgresql", "mariadb"):
+    c = None
+    for k in ("c", "py-raw", "py-base64", "py-dj"):
+        got = [r for r in rows if r["backend"] == be and r["kind"] == k]
+        if not got:
+            continue
+        ks = [r["r"]["keys_per_s"] for r in got]
+        med = statistics.median(ks)
+        if k == "c":
+            c = med
+        w = max(r["r"]["worker_rss_kb"] - r["r"]["worker_rss0_kb"] for r in got) / 1024
+        p = max(r["program_kb"] for r in got) / 1024
+        base = int(base_dj if k == "py-dj" else base_raw) / 1024
+        print("| %s | %s | %.2f (%s) | %s | %.1f | %s | %s |" % (
+            be, k, med, " ".join("%.2f" % x for x in ks), "%.2fx" % (med / c) if c and k != "c" else "-", w,
+            "%.1f" % p if k != "c" else "-", "%.1f" % (p - base) if k != "c" else "-"))
+print()
+PYX
