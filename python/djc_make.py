@@ -35,6 +35,17 @@ attributes ``table`` shares with it, DataJoint's ``Table & key``), by
 a list of those for OR), or all rows. A failed fetch raises FetchError.
 ``fetch.table`` is the table being made, ``fetch.attempt`` the attempt.
 
+Under the serve protocol (with a djc that offers them: protocol version
+2) bytes values come as read-only memoryviews, read from the pipe without
+base64 (``run(make, binary=False)``: base64 text as before), and values of
+``<blob>`` attributes come decoded by DataJoint's ``datajoint.blob.unpack``
+(numpy arrays, ...) when ``import datajoint`` works, else as raw bytes
+(environment ``DJC_BLOBS=raw``: raw bytes always). A result value for a
+``<blob>`` attribute that is not bytes is packed by ``datajoint.blob.pack``
+(a TypeError without DataJoint). ``b64(v)`` gives the bytes of a bytes
+value in either form. Under the per-key protocol, bytes and ``<blob>``
+values are base64 text.
+
 ``make`` returns a row (dict), a list or any iterable of rows, or None for
 no row; key attributes may be left out (djc fills them in), ``"_part":
 "Name"`` sends a row to a part table. Values: what ``json`` writes, plus
@@ -55,8 +66,9 @@ import sys
 import time
 
 # Imported only when used (a per-key make starts an interpreter per key):
-# subprocess and shutil by the per-key fetch; datetime, decimal and uuid
-# values can only come from a make that imported those modules itself.
+# subprocess and shutil by the per-key fetch; datajoint.blob at the first
+# <blob> value; datetime, decimal and uuid values can only come from a
+# make that imported those modules itself.
 
 __all__ = ["run", "FetchError", "ProtocolError", "b64", "PROTOCOL_VERSION"]
 
