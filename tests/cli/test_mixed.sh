@@ -167,4 +167,27 @@ expect_out "...the other keys have make's parts" 4 count Rec.Peak '{"session_id"
 }
 tcase parts
 
+case_job_metadata() {
+# ---------------- the hidden job metadata columns mean what DataJoint's mean
+# (docs/parity.md): _job_start_time in the worker's local time zone (a
+# naive datetime, DataJoint's datetime.fromtimestamp), _job_version "" when
+# no version is configured (DataJoint's jobs.version_method none)
+printf 'Timed (computed)\n    -> Session\n    ---\n    m : float64\n    job_metadata = true\n    make = ./mk.sh\n' > timed.djc
+sed 's/insert Stats/insert Timed/' mk.sh > mk_t.sh && chmod +x mk_t.sh && sed -i 's#make = ./mk.sh#make = ./mk_t.sh#' timed.djc
+expect_rc 0 "declare a table with job metadata" djc declare timed.djc
+# local time 5 hours behind UTC (a POSIX TZ rule: no zone files needed)
+before=$(TZ=XXX+5 date '+%Y-%m-%d %H:%M:%S')
+run env TZ=XXX+5 "$DJC" populate Timed --reserve-jobs --json
+after=$(TZ=XXX+5 date '+%Y-%m-%d %H:%M:%S')
+check "populate: 2 made, 1 skipped" counts "$OUT" 2 0 1
+run sh -c '"$DJC" fetch Timed --all-columns --format json | jq -r "select(._job_start_time != null) | ._job_start_time[0:19]"'
+check "_job_start_time of both made keys is the worker's local time (between $before and $after)" \
+	py 'import sys; b, a, t = sys.argv[1], sys.argv[2], sys.argv[3].splitlines(); sys.exit(0 if len(t) == 2 and all(b <= x <= a for x in t) else 1)' "$before" "$after" "$OUT"
+expect_out "_job_version is empty without a configured version" '""' \
+	sh -c '"$DJC" fetch Timed --all-columns --format json --where "{\"session_id\": 1}" | jq -c "._job_version"'
+expect_out "...the row of the first writer has none" 'null' \
+	sh -c '"$DJC" fetch Timed --all-columns --format json --where "{\"session_id\": 2}" | jq -c "._job_start_time"'
+}
+tcase job_metadata
+
 finish
