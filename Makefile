@@ -218,3 +218,9 @@ uninstall:
 
 clean:
 	rm -rf build build-san build-fuzz
+
+# djc on a pipeline declared by the real DataJoint Python (not part of check:
+# needs DataJoint, `pip install datajoint`, or ../shared/realdj): scripts/check-datajoint.sh
+.PHONY: check-datajoint
+check-datajoint: all
+	@scripts/check-datajoint.sh
