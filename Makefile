@@ -183,6 +183,7 @@ bench:
 	@scripts/install-deps.sh bench
 	@$(MAKE) --no-print-directory $(PAR) all
 	@bench/run.sh
+	@bench/dj-populate.sh
 
 fuzz:
 	@scripts/install-deps.sh fuzz
