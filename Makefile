@@ -183,6 +183,7 @@ bench:
 	@scripts/install-deps.sh bench
 	@$(MAKE) --no-print-directory $(PAR) all
 	@bench/run.sh
+	@bench/dj-populate.sh
 
 fuzz:
 	@scripts/install-deps.sh fuzz
@@ -226,3 +227,9 @@ bench-py:
 	@$(MAKE) --no-print-directory $(PAR) all
 	@bench/py-serve.sh
 	@bench/py-blob.sh
+
+# djc on a pipeline declared by the real DataJoint Python (not part of check:
+# needs DataJoint, `pip install datajoint`, or ../shared/realdj): scripts/check-datajoint.sh
+.PHONY: check-datajoint
+check-datajoint: all
+	@scripts/check-datajoint.sh

@@ -6,6 +6,7 @@
 #include "make.h"
 #include "util/config.h"
 #include "util/redact.h"
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,19 +143,20 @@ int make_need_target_row(table *t, staged *out, make_result *res)
 
 /* ------------------------------------------------------- job metadata */
 
-/* What _job_version records: jobs.job_version when set, else the code
- * version of the jobs table (jobs.version_method git: the commit), else
- * "djc " and the library's version. */
+/* What _job_version records, as DataJoint 2.3.2's: jobs.job_version when
+ * set, else the code version of the jobs table (jobs.version_method git:
+ * the commit, `git rev-parse --short HEAD`), else "" (docs/parity.md). */
 static const char *job_version(void)
 {
 	const char *v = config_get("jobs.job_version");
 	if (v && *v) return v;
 	v = jobs_version();
-	return v && *v ? v : "djc " DJC_VERSION;
+	return v ? v : "";
 }
 
-/* When a make started: the worker's wall clock (UTC) for _job_start_time,
- * a monotonic clock for _job_duration. */
+/* When a make started: the worker's wall clock for _job_start_time (shown
+ * in the worker's local time zone, as DataJoint's), a monotonic clock for
+ * _job_duration. */
 void make_clock_start(make_clock *k)
 {
 	clock_gettime(CLOCK_REALTIME, &k->wall);
@@ -171,7 +173,9 @@ static void stamp_job_meta(djc_conn *c, table *t, staged *out, const make_clock 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	double dur = (double)(now.tv_sec - k->mono.tv_sec) + (double)(now.tv_nsec - k->mono.tv_nsec) / 1e9;
 	struct tm tm;
-	gmtime_r(&k->wall.tv_sec, &tm);
+	static pthread_once_t tz_once = PTHREAD_ONCE_INIT;
+	pthread_once(&tz_once, tzset);   /* localtime_r need not read TZ itself */
+	localtime_r(&k->wall.tv_sec, &tm);   /* DataJoint: datetime.fromtimestamp, naive local */
 	char when[64], ver[65];
 	size_t w = strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
 	snprintf(when + w, sizeof when - w, ".%03ld", k->wall.tv_nsec / 1000000);

@@ -1,6 +1,25 @@
 /* make_rows.c - a make's staged rows inserted in the caller's transaction
  * (make_rows.h). */
 #include "make_rows.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether target row i of a make repeats the key of an earlier target row
+ * of the same make (make's own mistake), rather than one committed by
+ * someone else. */
+static int repeats_own(const table *t, table *const *tables, djc_row *const *rows, size_t i)
+{
+	char *k = key_to_json(t, rows[i], 0);
+	int same = 0;
+	for (size_t j = 0; j < i && !same; j++) {
+		if (tables[j] != t) continue;
+		char *kj = key_to_json(t, rows[j], 0);
+		same = !strcmp(k, kj);
+		free(kj);
+	}
+	free(k);
+	return same;
+}
 
 int make_rows_insert(djc_conn *c, const table *target, const made_rows *r, int *taken)
 {
@@ -18,10 +37,11 @@ int make_rows_insert(djc_conn *c, const table *target, const made_rows *r, int *
 		int rc = rows_insert(c, tables[i], &rows[i], 1, 0, NULL, &bad);
 		if (!rc) continue;
 		char *k = key_to_json(tables[i], rows[i], 0);
-		/* only the first target row can collide with someone else's
-		 * commit (a later one duplicates a row of this very make); a
-		 * unique index other than the primary key is make's own error */
-		*taken = rc == DJC_EDUPLICATE && tables[i] == target && i == 0;
+		/* a target row whose primary key is already there and is not
+		 * one of this make's earlier rows: someone else (a DataJoint
+		 * worker, a direct insert) made the key first; a unique index
+		 * other than the primary key is make's own error */
+		*taken = rc == DJC_EDUPLICATE && tables[i] == target && !repeats_own(target, tables, rows, i);
 		if (*taken)
 			conn_fail(c, rc, "%s %s already exists", tables[i]->name, k);
 		else if (rc == DB_EUNIQUE)

@@ -19,7 +19,7 @@ typedef struct made_rows {
 /* Insert r (may be NULL: no rows) in the caller's transaction, after
  * checking r->reads. DJC_OK, or an error with a one-line message naming
  * the row (DJC_ECONFLICT: upstream changed while make ran); *taken is set
- * when the first target row collided with a committed one (someone else
- * made this key: not make's error). */
+ * when a target row collided with a committed one that is not one of
+ * make's own earlier rows (someone else made this key: not make's error). */
 int make_rows_insert(djc_conn *c, const table *target, const made_rows *r, int *taken);
 #endif

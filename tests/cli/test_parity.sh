@@ -236,7 +236,7 @@ expect_out "a default fetch hides the metadata" '{"id":1,"v":10}
 expect_out "...so does csv" "id,v" sh -c '"$DJC" fetch Meta --format csv | head -1'
 expect_out "--all-columns shows them, filled at commit" '4 true true v-test' \
 	sh -c '"$DJC" fetch Meta --all-columns --format json | jq -s -r "[length, all(._job_duration >= 0), all(._job_start_time | test(\"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}\")), (map(._job_version) | unique | join(\",\"))] | join(\" \")"'
-expect_out "the version defaults to djc's" "djc 0.1.0" \
+expect_out "the version defaults to \"\", as DataJoint's" "" \
 	sh -c '"$DJC" fetch MetaD --all-columns --format json | jq -r "._job_version" | sort -u'
 expect_out "--all-columns csv header" "id,v,_job_start_time,_job_duration,_job_version" \
 	sh -c '"$DJC" fetch Meta --all-columns --format csv | head -1'

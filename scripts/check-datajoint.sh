@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# check-datajoint.sh - `make check-datajoint` (not part of `make check`):
+# djc on a pipeline that the real DataJoint Python declared, on MariaDB and
+# on PostgreSQL (issue 38). Per backend, on a throwaway server:
+#   1. DataJoint declares the pipeline of tests/datajoint/pipeline.py (a
+#      manual Subject in a second schema, Session with a <blob>, a lookup
+#      ParamSet, a computed Stats with a part table, a blob attribute, a
+#      renamed FK and the job metadata columns) and inserts the upstream rows;
+#   2. DataJoint's own populate(reserve_jobs=True) makes 2 keys first;
+#   3. `djc --schema PREFIX_djc adopt PREFIX_main --overlay F` adopts it
+#      (the overlay gives Stats a Python serve make, tests/datajoint/stats_make.py,
+#      which packs and unpacks blobs with DataJoint's codec);
+#   4. `djc worker --processes 3 --until-empty` populates the rest while a
+#      DataJoint populate(reserve_jobs=True) runs on the same table (a mixed
+#      fleet: keys made twice are skipped by djc, docs/adopt-interop.md);
+#   5. DataJoint fetches every result (blobs unpack to the expected arrays,
+#      the part rows are there), progress() is complete, populate finds
+#      nothing to do, every row has its job metadata (pipeline.py check);
+#   6. `djc unadopt` removes djc's companion schema, and DataJoint's check
+#      still passes.
+#
+# DataJoint: $DJC_DATAJOINT_PYTHON (an interpreter that can `import
+# datajoint`), else python3 when it can (a user's `pip install datajoint`),
+# else the copy set up by ../shared/realdj/setup.sh (REALDJ_SETUP) into
+# build/realdj. DJC_DATAJOINT_BACKENDS (default "mysql postgresql").
+# DJC_DATAJOINT_HALF_ONLY=1: only DataJoint's half (steps 1, 2, DataJoint
+# populating everything itself, 5): for a djc build without `djc adopt`.
+# Exit 0 when every step passed on every backend.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+DJC=${DJC:-$ROOT/build/djc}
+HALF=${DJC_DATAJOINT_HALF_ONLY:-0}
+BACKENDS=${DJC_DATAJOINT_BACKENDS:-mysql postgresql}
+
+# ------------------------------------------------------------- DataJoint
+if [ -n "${DJC_DATAJOINT_PYTHON:-}" ]; then
+	DJPY=$DJC_DATAJOINT_PYTHON
+elif python3 -c 'import datajoint' >/dev/null 2>&1; then
+	DJPY=python3
+else
+	SETUP=${REALDJ_SETUP:-$ROOT/../shared/realdj/setup.sh}
+	[ -x "$SETUP" ] || SETUP=/work/shared/realdj/setup.sh
+	if [ ! -x "$SETUP" ]; then
+		echo "check-datajoint: no DataJoint: pip install datajoint (2.x), or set DJC_DATAJOINT_PYTHON" >&2
+		exit 2
+	fi
+	"$SETUP" build/realdj >/dev/null 2>&1 || { echo "check-datajoint: $SETUP build/realdj failed" >&2; exit 2; }
+	DJPY=$ROOT/build/realdj/bin/djpython
+fi
+"$DJPY" -c 'import datajoint, numpy' >/dev/null 2>&1 || { echo "check-datajoint: $DJPY cannot import datajoint and numpy" >&2; exit 2; }
+if [ "$HALF" != 1 ] && ! "$DJC" adopt --help >/dev/null 2>&1; then
+	echo "check-datajoint: $DJC has no 'adopt' command; DJC_DATAJOINT_HALF_ONLY=1 runs DataJoint's half alone" >&2
+	exit 2
+fi
+PL="$DJPY $ROOT/tests/datajoint/pipeline.py"
+
+WORK=$(mktemp -d /tmp/djc-checkdj.XXXXXX)
+chmod 755 "$WORK"   # the servers run as their own users
+cleanup() {
+	[ -d "$WORK/pg" ] && scripts/pg-server.sh stop "$WORK/pg" >/dev/null 2>&1
+	[ -d "$WORK/my" ] && scripts/mariadb-server.sh stop "$WORK/my" >/dev/null 2>&1
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+PASS=0 FAIL=0
+step() {  # step BACKEND DESCRIPTION CMD...: runs CMD, its output to the log
+	local be=$1 desc=$2
+	shift 2
+	if "$@" >"$WORK/out" 2>&1; then
+		PASS=$((PASS + 1))
+		echo "  ok   [$be] $desc: $(grep -v WARNING "$WORK/out" | grep -v 'Falling back\|^)' | tail -1)"
+	else
+		FAIL=$((FAIL + 1))
+		echo "  FAIL [$be] $desc" >&2
+		sed 's/^/      /' "$WORK/out" | tail -20 >&2
+	fi
+}
+
+# djc's half on one server: adopt, workers beside a DataJoint populate
+djc_half() {  # BACKEND URL PREFIX
+	local be=$1 url=$2 p=$3 dj
+	local D=("$DJC" --db "$url" --schema "${p}_djc")
+	printf 'Stats\n    make_serve = %s %s/tests/datajoint/stats_make.py\n    timeout = 5m\n' "$DJPY" "$ROOT" > "$WORK/$p.djc"
+	step "$be" "djc adopt ${p}_main --overlay" "${D[@]}" adopt "${p}_main" --overlay "$WORK/$p.djc"
+	step "$be" "djc adopt again (idempotent)" "${D[@]}" adopt "${p}_main" --overlay "$WORK/$p.djc"
+	$PL populate "$url" "$p" 0 1 >"$WORK/dj.out" 2>&1 &
+	dj=$!
+	step "$be" "djc worker --processes 3 beside a DataJoint populate" \
+		sh -c '"$@" worker --processes 3 --until-empty --json > "'"$WORK"'/worker.json" && cat "'"$WORK"'/worker.json"' _ "${D[@]}"
+	step "$be" "DataJoint's populate beside djc's workers" wait $dj
+	step "$be" "djc's counts: no errors, every key made or skipped" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["error_count"] == 0 and d["lost_count"] == 0, d
+print("djc made %d, skipped %d (made by DataJoint first)" % (d["success_count"], d["skipped_count"]))' "$WORK/worker.json"
+	step "$be" "djc progress Stats" "${D[@]}" progress Stats
+}
+
+for be in $BACKENDS; do
+	case $be in
+	mysql) url=$(scripts/mariadb-server.sh start "$WORK/my") || { echo "check-datajoint: MariaDB did not start" >&2; exit 1; } ;;
+	postgresql) url=$(scripts/pg-server.sh start "$WORK/pg") || { echo "check-datajoint: PostgreSQL did not start" >&2; exit 1; } ;;
+	*) echo "check-datajoint: unknown backend $be" >&2; exit 2 ;;
+	esac
+	p=djck
+	step "$be" "DataJoint declares the pipeline and inserts upstream rows" $PL declare "$url" $p 8
+	step "$be" "DataJoint populates 2 keys itself first" $PL populate "$url" $p 2
+	if [ "$HALF" = 1 ]; then
+		step "$be" "DataJoint populates the rest (DJC_DATAJOINT_HALF_ONLY)" $PL populate "$url" $p 0 2
+	else
+		djc_half "$be" "$url" $p
+	fi
+	step "$be" "DataJoint reads the results" $PL check "$url" $p
+	if [ "$HALF" != 1 ]; then
+		step "$be" "djc unadopt ${p}_main" "$DJC" --db "$url" --schema ${p}_djc unadopt ${p}_main
+		step "$be" "DataJoint's tables untouched by unadopt" $PL check "$url" $p
+	fi
+done
+echo "check-datajoint: $PASS passed, $FAIL failed$([ "$HALF" = 1 ] && echo ' (DataJoint half only)')"
+[ "$FAIL" = 0 ]
