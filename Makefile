@@ -229,7 +229,9 @@ bench-py:
 	@bench/py-blob.sh
 
 # djc on a pipeline declared by the real DataJoint Python (not part of check:
-# needs DataJoint, `pip install datajoint`, or ../shared/realdj): scripts/check-datajoint.sh
+# needs DataJoint, `pip install datajoint`, or ../shared/realdj): scripts/check-datajoint.sh;
+# then djc_make.py's <blob> decoding with DataJoint's codec (tests/datajoint/test_pyblob.sh, SQLite)
 .PHONY: check-datajoint
 check-datajoint: all
 	@scripts/check-datajoint.sh
+	@tests/datajoint/test_pyblob.sh
