@@ -17,7 +17,9 @@
 #      the part rows are there), progress() is complete, populate finds
 #      nothing to do, every row has its job metadata (pipeline.py check);
 #   6. `djc unadopt` removes djc's companion schema, and DataJoint's check
-#      still passes.
+#      still passes;
+#   7. tests/datajoint/test_djclass.sh: DataJoint table classes' own make()
+#      run by djc workers (python/djc_datajoint.py).
 #
 # DataJoint: $DJC_DATAJOINT_PYTHON (an interpreter that can `import
 # datajoint`), else python3 when it can (a user's `pip install datajoint`),
@@ -118,6 +120,8 @@ for be in $BACKENDS; do
 		step "$be" "djc unadopt ${p}_main" "$DJC" --db "$url" --schema ${p}_djc unadopt ${p}_main
 		step "$be" "DataJoint's tables untouched by unadopt" $PL check "$url" $p
 	fi
+	[ "$HALF" = 1 ] || step "$be" "DataJoint classes' own make() under djc (tests/datajoint/test_djclass.sh)" \
+		tests/datajoint/test_djclass.sh "$url"
 done
 echo "check-datajoint: $PASS passed, $FAIL failed$([ "$HALF" = 1 ] && echo ' (DataJoint half only)')"
 [ "$FAIL" = 0 ]
