@@ -50,8 +50,22 @@ static void q_grow(q_arena *a, void *arr, size_t n, size_t *cap, size_t sz)
 	*cap = nc;
 }
 
+void q_arena_own(q_arena *a, void *p, void (*fr)(void *))
+{
+	if (a->nown == a->capown) {
+		a->capown = a->capown ? a->capown * 2 : 4;
+		a->own = xrealloc(a->own, a->capown * sizeof *a->own);
+		a->own_free = xrealloc(a->own_free, a->capown * sizeof *a->own_free);
+	}
+	a->own[a->nown] = p;
+	a->own_free[a->nown++] = fr;
+}
+
 void q_arena_free(q_arena *a)
 {
+	for (size_t i = a->nown; i-- > 0;) a->own_free[i](a->own[i]);
+	free(a->own);
+	free(a->own_free);
 	for (size_t i = 0; i < a->nv; i++)
 		for (size_t k = 0; k < a->nvals[i]; k++) val_free(&a->vals[i][k]);
 	for (size_t i = 0; i < a->n; i++) free(a->blocks[i]);

@@ -924,3 +924,51 @@ int alg_delete_cond(q_node **out, q_arena *a, djc_conn *c, const djc_expr *e, q_
 	*out = q_and(a);
 	return cond_at(&k, e, ref, *out);
 }
+
+/* -------------------------------------------- an expression as --where */
+
+static void expr_drop(void *e) { djc_expr_free(e); }
+
+/* The conditions of y (e's query) equating e's attributes with the
+ * columns ref names of t's attributes of the same name (source_only: t's
+ * key attributes from its parents), each shared name checked as a join's
+ * is: the same lineage on both sides. */
+static int where_shared(cc *k, const table *t, int source_only, const djc_expr *e, q_sel *y, q_col ref)
+{
+	size_t n = source_only ? t->nsrc : t->nattrs;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = t->attrs[source_only ? t->src[i] : i].name;
+		int j = alg_find(e, name);
+		if (j < 0) continue;
+		char *la = lineage_of(t, name);
+		const char *lb = e->x[j].lineage;
+		int ok = la && lb && !strcmp(la, lb);
+		int rc = ok ? DJC_OK
+			    : conn_fail(k->c, DJC_EINVAL, "cannot restrict %s by %s on attribute '%s': it comes from %s in one "
+					"and from %s in the other (rename one with .proj(new=%s))", t->name, e->repr, name,
+					la ? la : "no table key", lb ? lb : "no table key", name);
+		free(la);
+		if (rc) return rc;
+		q_col col = ref;
+		col.name = name;
+		q_where(k->a, y, q_same(k->a, icol(y->items, e, name), col));
+	}
+	return DJC_OK;
+}
+
+int alg_where_node(q_node **out, q_arena *a, djc_conn *c, const table *t, const char *text, q_col ref, int source_only)
+{
+	*out = NULL;
+	djc_expr *e;
+	int rc = alg_parse(&e, c, text);
+	if (rc) return rc;
+	q_arena_own(a, e, expr_drop);   /* the tree borrows its heading's names */
+	if (!ref.alias && !ref.table) ref.table = t->jobs_name ? t->jobs_name : t->sql_name;   /* as keysource_exists */
+	cc k = {a, c, 2000};   /* aliases apart from the statement's own */
+	cq y;
+	if ((rc = comp_open(&k, e, &y)) || (rc = where_shared(&k, t, source_only, e, y.s, ref))) return rc;
+	take_items(y.s);
+	q_item_add(a, y.s, QI_ONE, NULL);
+	*out = q_exists(a, y.s, 0);
+	return DJC_OK;
+}

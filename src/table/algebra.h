@@ -76,4 +76,16 @@ int alg_delete_cond(q_node **out, q_arena *a, djc_conn *c, const djc_expr *e, q_
 /* algebra_parse.c: the expression text of the command line (docs/queries.md). */
 int alg_parse(djc_expr **out, djc_conn *c, const char *text);
 
+/* --where EXPR (docs/queries.md, "An expression as --where"): whether the
+ * restriction text is an expression rather than condition text: after any
+ * '(', "U(" or a name followed by & - * + .proj( .aggr(, or a name alone
+ * (or before ')') that is a declared table. */
+int alg_is_expr(djc_conn *c, const char *text);
+/* The restriction of t's rows (source_only: of its keys from its parents,
+ * as a key source's) that ref names by the expression text: EXISTS (a row
+ * of the expression equal on every attribute they share, each shared name
+ * of the same lineage on both sides). ref unqualified: t's jobs table.
+ * The expression lives as long as the arena. */
+int alg_where_node(q_node **out, q_arena *a, djc_conn *c, const table *t, const char *text, q_col ref, int source_only);
+
 #endif

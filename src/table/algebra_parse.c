@@ -72,6 +72,7 @@ static int group_by(ps *p, djc_expr **out);
 
 static int primary(ps *p, djc_expr **out)
 {
+	*out = NULL;   /* on every error too: the callers free what they got */
 	ws(p);
 	if (p->s[p->i] == 'U' && ident_len(p, p->i) == 1) {
 		size_t j = p->i + 1;
@@ -308,6 +309,28 @@ static int expr(ps *p, djc_expr **out)
 	djc_expr_free(*out);
 	*out = NULL;
 	return rc;
+}
+
+int alg_is_expr(djc_conn *c, const char *text)
+{
+	ps p = {c, text, 0};
+	const char *m;
+	for (ws(&p); p.s[p.i] == '('; ws(&p)) p.i++;
+	size_t at = p.i, n = ident_len(&p, at);
+	if (!n) return 0;
+	p.i += n;
+	while (p.s[p.i] == '.' && !method_next(&p, &m) && ident_len(&p, p.i + 1)) p.i += 1 + ident_len(&p, p.i + 1);
+	size_t end = p.i;
+	ws(&p);
+	char ch = p.s[p.i];
+	if (end - at == 1 && text[at] == 'U' && ch == '(') return 1;
+	if (ch && strchr("&-*+", ch)) return 1;
+	if (ch == '.') return method_next(&p, &m) == 1;
+	if (ch && ch != ')') return 0;
+	char *name = xstrndup(text + at, end - at);
+	int is = c->pipe && pipeline_lookup(c->pipe, name);
+	free(name);
+	return is;
 }
 
 int alg_parse(djc_expr **out, djc_conn *c, const char *text)
