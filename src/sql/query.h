@@ -93,6 +93,9 @@ struct q_node {
 q_node *q_true(q_arena *a);
 q_node *q_false(q_arena *a);
 q_node *q_cmp(q_arena *a, q_col c, const char *op, val_t v);   /* takes v */
+/* q_cmp of a column of type t (borrowed): a decimal's <, <=, >, >= compare
+ * numbers on every backend (db_decimal_order_cast). */
+q_node *q_cmp_t(q_arena *a, q_col c, const char *op, val_t v, const coldef *t);
 q_node *q_null(q_arena *a, q_col c, int neg);
 q_node *q_same(q_arena *a, q_col x, q_col y);
 /* cols[0..k) with their types (borrowed); vals: n * k values, row-major,

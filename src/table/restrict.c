@@ -164,7 +164,7 @@ static int cond_attr(wctx *w, const attr *a, json_t *v, q_node **out)
 	if (json_is_null(val)) { *out = q_null(w->a, wcol(w, a), ne); return DJC_OK; }
 	val_t x;
 	if ((rc = where_value(w, a, val, &x))) return rc;
-	*out = q_cmp(w->a, wcol(w, a), ne ? "!=" : op, x);
+	*out = q_cmp_t(w->a, wcol(w, a), ne ? "!=" : op, x, &a->type);
 	return DJC_OK;
 }
 

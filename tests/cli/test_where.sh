@@ -259,4 +259,26 @@ check "... nothing changed" test "$("$DJC" jobs XStats --all --json)" = "$before
 }
 tcase expr
 
+# a decimal compared with a number by <, <=, >, >=, between compares numbers
+# on every backend (SQLite stores decimals as text: "9.5" > "10.25" there)
+case_decimal() {
+printf '%s\n' 'Price (manual)' '    item : int32' '    ---' '    price : decimal(10,2)' > dec.djc
+expect_rc 0 "declare Price" djc declare dec.djc
+printf '{"item": %d, "price": "%s"}\n' 1 9.5 2 10.25 3 100 4 2 5 -3.5 > dec.jsonl
+expect_rc 0 "insert prices" djc insert Price dec.jsonl
+items() { "$DJC" fetch Price --where "$1" --format json | jq -r .item | sort -n | tr '\n' ' ' | sed 's/ $//'; }
+expect_out "price < 10.25" "1 4 5" items 'price < 10.25'
+expect_out "price > 9.5" "2 3" items 'price > 9.5'
+expect_out "price <= 10.25" "1 2 4 5" items 'price <= 10.25'
+expect_out "price >= 2" "1 2 3 4" items 'price >= 2'
+expect_out "10 < price (flipped)" "2 3" items '10 < price'
+expect_out "price between 9 and 11" "1 2" items 'price between 9 and 11'
+expect_out "price not between 9 and 11" "3 4 5" items 'price not between 9 and 11'
+expect_out "JSON {\">\": 9.5}" "2 3" items '{"price": {">": 9.5}}'
+expect_out "JSON {\"<\": \"10.25\"}" "1 4 5" items '{"price": {"<": "10.25"}}'
+expect_out "an expression's condition" "2 3" sh -c '"$DJC" fetch "Price & \"price > 9.5\"" --format json | jq -r .item | sort -n | tr "\n" " " | sed "s/ \$//"'
+expect_out "equality as before" "2" items 'price = 10.25'
+}
+tcase decimal
+
 finish
