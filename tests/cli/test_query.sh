@@ -197,4 +197,15 @@ r1,1" djc fetch 'Session.proj()' --format csv
 }
 tcase delete proj_aggr formats fetch1 explain bad_input join
 
+# a delete restricted by a subquery on its own table (MySQL's error 1093
+# where the subquery reads the DELETE's table; MariaDB 10.3+ takes it)
+case_self_delete() {
+expect_out "delete 'T & (T & ...)' --dry-run" "would delete 1 row from Trial" \
+	djc delete 'Trial & (Trial & "duration > 7").proj()' --dry-run
+expect_out "delete 'T & (T & ...)'" "deleted 1 row from Trial" djc delete 'Trial & (Trial & "duration > 7").proj()' --yes
+expect_out "delete 'T - (T & ...)'" "deleted 2 rows from Trial" djc delete 'Trial - (Trial & {"trial": 2}).proj()' --yes
+expect_out "... the row left" "m1,1,2,2" sh -c '"$DJC" fetch Trial --format csv | tail -n +2'
+}
+tcase self_delete
+
 finish
