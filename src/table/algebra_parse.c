@@ -69,6 +69,7 @@ static int table_name(ps *p, djc_expr **out)
 }
 
 static int group_by(ps *p, djc_expr **out);
+static int sub(ps *p, djc_expr **out);
 
 static int primary(ps *p, djc_expr **out)
 {
@@ -147,22 +148,24 @@ static int group_by(ps *p, djc_expr **out)
 	size_t nby, n = 0;
 	djc_expr *g = NULL;
 	const char *m = NULL;
-	int rc = call_items(p, &by, &nby);
+	int rc = call_items(p, &by, &nby), semi = 0;
 	if (!rc) {
 		ws(p);
-		if (method_next(p, &m) != 1 || strcmp(m, "aggr")) rc = err(p, "expected .aggr( after U(...)");
+		/* U(a) & B: the distinct values of a in B (U(a).aggr(B) without items) */
+		if ((semi = p->s[p->i] == '&')) { p->i++; rc = sub(p, &g); }
+		else if (method_next(p, &m) != 1 || strcmp(m, "aggr")) rc = err(p, "expected .aggr( or & after U(...)");
 	}
-	if (!rc) {
+	if (!rc && !semi) {
 		while (p->s[p->i] != '(') p->i++;
 		p->i++;
 		rc = expr(p, &g);
 	}
-	if (!rc) {
+	if (!rc && !semi) {
 		ws(p);
 		if (p->s[p->i] == ',') p->i++;
 		else if (p->s[p->i] != ')') rc = err(p, "expected ',' or ')' after aggr's group");
 	}
-	if (!rc) rc = call_items(p, &items, &n);
+	if (!rc && !semi) rc = call_items(p, &items, &n);
 	if (!rc) rc = djc_expr_group(out, p->c, g, (const char *const *)by, nby, (const char *const *)items, n);
 	for (size_t k = 0; k < nby; k++) free(by[k]);
 	for (size_t k = 0; k < n; k++) free(items[k]);

@@ -197,6 +197,20 @@ r1,1" djc fetch 'Session.proj()' --format csv
 }
 tcase delete proj_aggr formats fetch1 explain bad_input join
 
+# dj.U(a) & B: the distinct values of a in B
+case_u_semi() {
+expect_out "U(species) & Subject" "species
+mouse
+rat" djc fetch 'U(species) & Subject' --format csv
+expect_out "U(subject) & (Stats & condition)" "subject
+m1" djc fetch 'U(subject) & (Stats & "n_trials > 1")' --format csv
+expect_out "... as a restriction" "subject,species
+m1,mouse
+r1,rat" djc fetch 'Subject & (U(subject) & Stats)' --attrs subject,species --format csv
+expect_fail 2 "U(a) alone is refused" "^djc: expression: expected .aggr\( or & after U\(...\) at column 11" djc fetch 'U(species)'
+}
+tcase u_semi
+
 # a delete restricted by a subquery on its own table (MySQL's error 1093
 # where the subquery reads the DELETE's table; MariaDB 10.3+ takes it)
 case_self_delete() {
