@@ -780,6 +780,22 @@ static int comp_union(cc *k, const djc_expr *e, cq *out)
 	return DJC_OK;
 }
 
+static int order(cc *k, const djc_expr *e, cq *x, const char *order_by);
+
+/* l's rows in e's order, LIMIT, OFFSET: a derived table before anything
+ * else is applied to it. */
+static int comp_top(cc *k, const djc_expr *e, cq *out)
+{
+	int rc = comp_open(k, e->l, out);
+	if (!rc) rc = order(k, e->l, out, e->text);
+	if (!rc && e->text) rc = order(k, e->l, out, "KEY");   /* ties: in key order on every backend */
+	if (rc) return rc;
+	out->s->limit = (long)e->lim;
+	if (e->off > 0) out->s->offset = (long)e->off;
+	out->open = 0;
+	return DJC_OK;
+}
+
 static int comp(cc *k, const djc_expr *e, cq *out)
 {
 	switch (e->k) {
@@ -791,6 +807,7 @@ static int comp(cc *k, const djc_expr *e, cq *out)
 	case A_AGGR: return comp_aggr(k, e, out);
 	case A_GROUP: return comp_group(k, e, out);
 	case A_UNION: return comp_union(k, e, out);
+	case A_TOP: return comp_top(k, e, out);
 	case A_WHERE_TEXT: break;
 	}
 	return conn_fail(k->c, DJC_EINVAL, "condition text is not supported yet");
@@ -803,6 +820,31 @@ int alg_compile(q_sel **out, q_arena *a, djc_conn *c, const djc_expr *e)
 	int rc = comp(&k, e, &x);
 	*out = rc ? NULL : x.s;
 	return rc;
+}
+
+int djc_expr_top(djc_expr **out, djc_conn *c, djc_expr *a, long long limit, const char *order_by, long long offset)
+{
+	*out = NULL;
+	if (!a) return conn_fail(c, DJC_EINVAL, "top of a NULL expression");
+	if (limit < 0 || offset < 0)
+		return conn_fail(c, DJC_EINVAL, "top: the limit (%lld) and the offset (%lld) cannot be negative", limit, offset);
+	djc_expr *e = restricted(a, A_TOP, 0);
+	e->text = order_by && *order_by ? xstrdup(order_by) : NULL;
+	e->lim = limit;
+	e->off = offset;
+	sb_t args = SB_INIT;
+	sb_printf(&args, "%lld", limit);
+	if (e->text) sb_printf(&args, ", %s", e->text);
+	if (offset) sb_printf(&args, ", offset=%lld", offset);
+	set_repr(e, "%s.top(%s)", a->repr, sb_str(&args));
+	sb_free(&args);
+	q_arena t = Q_ARENA_INIT;   /* the order's names checked now, as every builder checks */
+	q_sel *s;
+	int rc = alg_compile(&s, &t, c, e);
+	q_arena_free(&t);
+	if (rc) { djc_expr_free(e); return rc; }
+	*out = e;
+	return DJC_OK;
 }
 
 /* ------------------------------------------------------------------ fetch */

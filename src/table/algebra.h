@@ -17,7 +17,8 @@
 typedef enum alg_kind {
 	A_TABLE, A_JOIN, A_WHERE_JSON, A_WHERE_TEXT, A_WHERE_EXPR, A_PROJ, A_AGGR,
 	A_GROUP,  /* DataJoint's dj.U(attrs).aggr(r, ...): one row per value of attrs in r */
-	A_UNION   /* l + r: same primary key, no shared secondary attribute */
+	A_UNION,  /* l + r: same primary key, no shared secondary attribute */
+	A_TOP     /* DataJoint's l & dj.Top(lim, text, off): l's first lim rows in the order text, after off */
 } alg_kind;
 
 typedef enum alg_fn { F_NONE, F_COUNT, F_SUM, F_AVG, F_MIN, F_MAX } alg_fn;
@@ -38,7 +39,8 @@ struct djc_expr {
 	int neg;                  /* restrictions: `-` */
 	struct djc_expr *l, *r;   /* operands (r: join, restriction by an expression, aggregation's group) */
 	const table *t;           /* A_TABLE */
-	char *text;               /* A_WHERE_JSON, A_WHERE_TEXT */
+	char *text;               /* A_WHERE_JSON, A_WHERE_TEXT; A_TOP: the order (NULL: the key) */
+	long long lim, off;       /* A_TOP */
 	char *repr;               /* how it reads, for messages */
 	/* the heading: h.attrs/h.nattrs/h.nkey, named repr (for restrict.c's
 	 * messages and checks, which take a table) */

@@ -49,6 +49,7 @@ static int method_next(const ps *p, const char **name)
 	if (p->s[j] != '(') return 0;
 	if (n == 4 && !strncmp(p->s + p->i + 1, "proj", 4)) *name = "proj";
 	else if (n == 4 && !strncmp(p->s + p->i + 1, "aggr", 4)) *name = "aggr";
+	else if (n == 3 && !strncmp(p->s + p->i + 1, "top", 3)) *name = "top";
 	else return -1;
 	return 1;
 }
@@ -116,6 +117,35 @@ static int call_items(ps *p, char ***items, size_t *n)
 }
 
 /* .proj(...) or .aggr(group, ...) applied to *e. */
+/* A count of .top(...) (digits only) into *v; 0 when it is not one. */
+static int count_of(const char *s, long long *v)
+{
+	char *end;
+	if (!isdigit((unsigned char)*s)) return 0;
+	*v = strtoll(s, &end, 10);
+	return !*end && *v >= 0;
+}
+
+/* .top(N [, ORDER TERM ...] [, offset=M]): DataJoint's dj.Top(N, order_by, offset). */
+static int top(ps *p, char **items, size_t n, djc_expr **r, djc_expr *e)
+{
+	long long lim, off = 0;
+	if (!n || !count_of(items[0], &lim)) return err(p, "top: expected .top(N[, ORDER][, offset=M]) with N a count");
+	sb_t ord = SB_INIT;
+	int rc = DJC_OK;
+	for (size_t k = 1; k < n && !rc; k++) {
+		if (!strncmp(items[k], "offset", 6) && strchr(items[k], '=')) {
+			const char *v = strchr(items[k], '=') + 1;
+			while (isspace((unsigned char)*v)) v++;
+			if (!count_of(v, &off)) rc = err(p, "top: offset= takes a count");
+		} else
+			sb_printf(&ord, "%s%s", ord.len ? ", " : "", items[k]);
+	}
+	if (!rc) rc = djc_expr_top(r, p->c, e, lim, ord.len ? sb_str(&ord) : NULL, off);
+	sb_free(&ord);
+	return rc;
+}
+
 static int method(ps *p, const char *m, djc_expr **e)
 {
 	while (p->s[p->i] != '(') p->i++;
@@ -131,7 +161,8 @@ static int method(ps *p, const char *m, djc_expr **e)
 	char **items;
 	size_t n;
 	rc = call_items(p, &items, &n);
-	if (!rc) rc = g ? djc_expr_aggr(&r, p->c, *e, g, (const char *const *)items, n)
+	if (!rc && !strcmp(m, "top")) rc = top(p, items, n, &r, *e);
+	else if (!rc) rc = g ? djc_expr_aggr(&r, p->c, *e, g, (const char *const *)items, n)
 			: djc_expr_proj(&r, p->c, *e, (const char *const *)items, n);
 	for (size_t k = 0; k < n; k++) free(items[k]);
 	free(items);

@@ -211,6 +211,18 @@ expect_fail 2 "U(a) alone is refused" "^djc: expression: expected .aggr\( or & a
 }
 tcase u_semi
 
+# dj.Top: B.top(N, order, offset=M), a restriction usable inside others
+case_top() {
+expect_out "Trial.top(2, duration desc)" "subject,session,trial,duration
+m1,2,1,6
+r1,1,1,8" djc fetch 'Trial.top(2, duration desc)' --format csv
+expect_out "Session & Trial.top(1, duration)" "subject,session
+m1,1" djc fetch 'Session & Trial.top(1, duration)' --attrs subject,session --format csv
+expect_out "... offset" "m1,1,2,2" sh -c '"$DJC" fetch "Trial.top(1, duration, offset=1)" --format csv | tail -n +2'
+expect_out "... one statement" "1" sh -c '"$DJC" fetch "Session & Trial.top(1, duration)" --explain | grep -c "LIMIT 1"'
+}
+tcase top
+
 # a delete restricted by a subquery on its own table (MySQL's error 1093
 # where the subquery reads the DELETE's table; MariaDB 10.3+ takes it)
 case_self_delete() {
