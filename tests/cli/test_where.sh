@@ -211,7 +211,8 @@ tcase bad
 # semijoin on the attributes they share, in the statement each command runs
 case_expr() {
 printf '%s\n' 'Excluded (manual)' '    -> Subject' '    ---' 'XStats (computed)' '    -> Session' '    ---' '    n : int32' \
-	'XFit (computed)' '    -> Session' '    -> Param' '    ---' '    n : int32' > ex.djc
+	'XFit (computed)' '    -> Session' '    -> Param' '    ---' '    n : int32' \
+	'XKs (computed)' '    -> Session' '    ---' '    n : int32' '    key_source = Session & Subject - Excluded' > ex.djc
 expect_rc 0 "declare Excluded, XStats, XFit" djc declare ex.djc
 echo '{"subject": "m1"}' > ex.jsonl
 expect_rc 0 "insert Excluded" djc insert Excluded ex.jsonl
@@ -229,6 +230,8 @@ expect_out "... an aggregation" "XStats: Completed 0 of 2 (0.0%), 2 remaining" \
 	djc progress XStats --where 'Subject.aggr(Session, n=count()) & "n > 1" - Excluded'
 expect_out "... a key attribute that is not the key source's (param) is left aside" "XStats: Completed 0 of 3 (0.0%), 3 remaining" \
 	djc progress XStats --where 'Session * Param - Excluded'
+expect_out "key_source = A & EXPR" "XKs: Completed 0 of 3 (0.0%), 3 remaining" djc progress XKs
+expect_out "... and --where EXPR on top" "XKs: Completed 0 of 1 (0.0%), 1 remaining" djc progress XKs --where 'Session & "duration > 3"'
 expect_out "jobs refresh --where EXPR adds those keys" \
 	'{"table":"XStats","added":3,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh XStats --where 'Subject - Excluded' --json
 expect_out "... exactly those" "m2/1:pending r1/1:pending r1/2:pending" job_keys XStats
