@@ -1016,6 +1016,17 @@ int djc_adopt(char **out, djc_conn *conn, const char *const *schemas, size_t n, 
 int djc_unadopt(char **out, djc_conn *conn, const char *schema);
 /* ============================ end of adopt ============================ */
 
+/* ===================== query algebra: top (issue 39) ===================== */
+/* DataJoint's a & dj.Top(limit, order_by, offset): a's first `limit` rows
+ * (0: none) in the order order_by ("a desc, b"; NULL or "": the primary
+ * key; "KEY [DESC]" too), after skipping `offset` rows. The result is a
+ * restriction of a (a's heading), usable anywhere an expression is: as the
+ * right operand of djc_expr_restrict_expr it keeps the rows matching those.
+ * Rows equal in order_by are taken in primary key order. DJC_EINVAL for a negative limit or offset or an
+ * unknown attribute in order_by. *out: caller frees (djc_expr_free). */
+int djc_expr_top(djc_expr **out, djc_conn *conn, djc_expr *a, long long limit, const char *order_by, long long offset);
+/* ==================== end of query algebra: top ==================== */
+
 #ifdef __cplusplus
 }
 #endif

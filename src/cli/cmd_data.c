@@ -200,7 +200,7 @@ int cmd_fetch(int argc, char **argv)
 		case FORMAT:
 			if (strcmp(a.arg, "table") && strcmp(a.arg, "json") && strcmp(a.arg, "csv") && strcmp(a.arg, "jsonl") &&
 			    strcmp(a.arg, "tsv"))
-				die_usage("--format must be table, json or csv, got '%s'", a.arg);   /* (or jsonl, tsv: the message test_core pins) */
+				die_usage("--format must be table, json, jsonl, csv or tsv, got '%s'", a.arg);
 			q.format = a.arg;
 			q.expr_only |= !strcmp(a.arg, "jsonl") || !strcmp(a.arg, "tsv");
 			break;

@@ -508,6 +508,8 @@ void db_create_index(db_conn *c, sb_t *b, const char *table, const char *index, 
 	sb_free(&qt);
 }
 
+const char *db_decimal_order_cast(db_conn *c) { return c->drv->decimal_order_cast; }
+
 void db_index_hint(db_conn *c, sb_t *q, const char *index)
 {
 	if (!c->drv->index_hint) return;

@@ -296,6 +296,10 @@ struct db_driver {
 	/* may provide: the catalog queries `djc adopt` reads a DataJoint
 	 * schema with (catalog.h); NULL: the backend has none (SQLite). */
 	const struct db_catalog_sql *catalog;
+	/* may provide: the type a decimal column and a decimal value are
+	 * CAST to for <, <=, >, >= ("REAL"), where decimals are stored as text
+	 * (SQLite); NULL: the column's own type compares numerically. */
+	const char *decimal_order_cast;
 };
 
 extern const db_driver db_sqlite_driver;
@@ -398,6 +402,9 @@ static inline int db_session_checkable(db_conn *c) { return c->drv->session_sql 
  * (unquoted) where the dialect names indexes (db_driver.index_hint), else
  * nothing. */
 void db_index_hint(db_conn *c, sb_t *q, const char *index);
+/* The type to CAST a decimal column and value to for an ordering
+ * comparison (db_driver.decimal_order_cast), or NULL. */
+const char *db_decimal_order_cast(db_conn *c);
 /* "DELETE FROM table", reading table with index where the driver must be
  * told (db_driver.delete_using); both unquoted. */
 void db_delete_from(db_conn *c, sb_t *q, const char *table, const char *index);

@@ -635,6 +635,7 @@ const db_driver db_sqlite_driver = {
 	.now_plus = sq_now_plus,
 	.partial_index = 1,
 	.index_hint = " INDEXED BY ",
+	.decimal_order_cast = "REAL",   /* decimals are TEXT: "9.5" > "10.25" */
 	.insert_ignore_head = "INSERT OR IGNORE INTO",
 	.insert_ignore_tail = "",
 	.ddl = &sq_ddl,

@@ -50,8 +50,22 @@ static void q_grow(q_arena *a, void *arr, size_t n, size_t *cap, size_t sz)
 	*cap = nc;
 }
 
+void q_arena_own(q_arena *a, void *p, void (*fr)(void *))
+{
+	if (a->nown == a->capown) {
+		a->capown = a->capown ? a->capown * 2 : 4;
+		a->own = xrealloc(a->own, a->capown * sizeof *a->own);
+		a->own_free = xrealloc(a->own_free, a->capown * sizeof *a->own_free);
+	}
+	a->own[a->nown] = p;
+	a->own_free[a->nown++] = fr;
+}
+
 void q_arena_free(q_arena *a)
 {
+	for (size_t i = a->nown; i-- > 0;) a->own_free[i](a->own[i]);
+	free(a->own);
+	free(a->own_free);
 	for (size_t i = 0; i < a->nv; i++)
 		for (size_t k = 0; k < a->nvals[i]; k++) val_free(&a->vals[i][k]);
 	for (size_t i = 0; i < a->n; i++) free(a->blocks[i]);
@@ -102,6 +116,15 @@ static q_node *node(q_arena *a, q_kind k)
 
 q_node *q_true(q_arena *a) { return node(a, Q_TRUE); }
 q_node *q_false(q_arena *a) { return node(a, Q_FALSE); }
+
+q_node *q_cmp_t(q_arena *a, q_col c, const char *op, val_t v, const coldef *t)
+{
+	q_node *x = q_cmp(a, c, op, v);
+	const coldef **ts = q_alloc(a, sizeof *ts);
+	ts[0] = t;
+	x->types = ts;
+	return x;
+}
 q_node *q_and(q_arena *a) { return node(a, Q_AND); }
 q_node *q_or(q_arena *a) { return node(a, Q_OR); }
 
@@ -349,16 +372,23 @@ static int list_sql(db_conn *db, const q_node *x, q_out *o)
 	return DJC_OK;
 }
 
+/* col op ?; a decimal ordered where decimals are text: both sides CAST. */
+static void cmp_sql(db_conn *db, const q_node *x, q_out *o)
+{
+	const char *cast = x->types && x->types[0]->t == T_DECIMAL && strchr("<>", x->op[0]) ? db_decimal_order_cast(db) : NULL;
+	if (cast) sb_add(o->sql, "CAST(");
+	col_sql(db, o->sql, &x->a);
+	if (cast) sb_printf(o->sql, " AS %s) %s CAST(? AS %s)", cast, x->op, cast);
+	else sb_printf(o->sql, " %s ?", x->op);
+	bind(o, x->v);
+}
+
 static int cond_sql(db_conn *db, const q_node *x, q_out *o)
 {
 	switch (x->k) {
 	case Q_TRUE: sb_add(o->sql, "1=1"); return DJC_OK;
 	case Q_FALSE: sb_add(o->sql, "1=0"); return DJC_OK;
-	case Q_CMP:
-		col_sql(db, o->sql, &x->a);
-		sb_printf(o->sql, " %s ?", x->op);
-		bind(o, x->v);
-		return DJC_OK;
+	case Q_CMP: cmp_sql(db, x, o); return DJC_OK;
 	case Q_NULL:
 		col_sql(db, o->sql, &x->a);
 		sb_add(o->sql, x->neg ? " IS NOT NULL" : " IS NULL");

@@ -31,11 +31,16 @@ typedef struct q_arena {
 	val_t **vals;        /* value blocks: freed with val_free */
 	size_t *nvals;
 	size_t nv, capv;
+	void **own;          /* objects freed with the arena, each by its own function */
+	void (**own_free)(void *);
+	size_t nown, capown;
 } q_arena;
 #define Q_ARENA_INIT {0}
 void q_arena_free(q_arena *a);
 void *q_alloc(q_arena *a, size_t size);   /* zeroed, freed with the arena */
 char *q_strdup(q_arena *a, const char *s);
+/* Free p with fr when a is freed (an object whose strings a tree borrows). */
+void q_arena_own(q_arena *a, void *p, void (*fr)(void *));
 char *q_printf(q_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A column: name, qualified by a derived table's or a FROM item's alias
@@ -88,6 +93,9 @@ struct q_node {
 q_node *q_true(q_arena *a);
 q_node *q_false(q_arena *a);
 q_node *q_cmp(q_arena *a, q_col c, const char *op, val_t v);   /* takes v */
+/* q_cmp of a column of type t (borrowed): a decimal's <, <=, >, >= compare
+ * numbers on every backend (db_decimal_order_cast). */
+q_node *q_cmp_t(q_arena *a, q_col c, const char *op, val_t v, const coldef *t);
 q_node *q_null(q_arena *a, q_col c, int neg);
 q_node *q_same(q_arena *a, q_col x, q_col y);
 /* cols[0..k) with their types (borrowed); vals: n * k values, row-major,

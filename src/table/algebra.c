@@ -780,6 +780,22 @@ static int comp_union(cc *k, const djc_expr *e, cq *out)
 	return DJC_OK;
 }
 
+static int order(cc *k, const djc_expr *e, cq *x, const char *order_by);
+
+/* l's rows in e's order, LIMIT, OFFSET: a derived table before anything
+ * else is applied to it. */
+static int comp_top(cc *k, const djc_expr *e, cq *out)
+{
+	int rc = comp_open(k, e->l, out);
+	if (!rc) rc = order(k, e->l, out, e->text);
+	if (!rc && e->text) rc = order(k, e->l, out, "KEY");   /* ties: in key order on every backend */
+	if (rc) return rc;
+	out->s->limit = (long)e->lim;
+	if (e->off > 0) out->s->offset = (long)e->off;
+	out->open = 0;
+	return DJC_OK;
+}
+
 static int comp(cc *k, const djc_expr *e, cq *out)
 {
 	switch (e->k) {
@@ -791,6 +807,7 @@ static int comp(cc *k, const djc_expr *e, cq *out)
 	case A_AGGR: return comp_aggr(k, e, out);
 	case A_GROUP: return comp_group(k, e, out);
 	case A_UNION: return comp_union(k, e, out);
+	case A_TOP: return comp_top(k, e, out);
 	case A_WHERE_TEXT: break;
 	}
 	return conn_fail(k->c, DJC_EINVAL, "condition text is not supported yet");
@@ -803,6 +820,31 @@ int alg_compile(q_sel **out, q_arena *a, djc_conn *c, const djc_expr *e)
 	int rc = comp(&k, e, &x);
 	*out = rc ? NULL : x.s;
 	return rc;
+}
+
+int djc_expr_top(djc_expr **out, djc_conn *c, djc_expr *a, long long limit, const char *order_by, long long offset)
+{
+	*out = NULL;
+	if (!a) return conn_fail(c, DJC_EINVAL, "top of a NULL expression");
+	if (limit < 0 || offset < 0)
+		return conn_fail(c, DJC_EINVAL, "top: the limit (%lld) and the offset (%lld) cannot be negative", limit, offset);
+	djc_expr *e = restricted(a, A_TOP, 0);
+	e->text = order_by && *order_by ? xstrdup(order_by) : NULL;
+	e->lim = limit;
+	e->off = offset;
+	sb_t args = SB_INIT;
+	sb_printf(&args, "%lld", limit);
+	if (e->text) sb_printf(&args, ", %s", e->text);
+	if (offset) sb_printf(&args, ", offset=%lld", offset);
+	set_repr(e, "%s.top(%s)", a->repr, sb_str(&args));
+	sb_free(&args);
+	q_arena t = Q_ARENA_INIT;   /* the order's names checked now, as every builder checks */
+	q_sel *s;
+	int rc = alg_compile(&s, &t, c, e);
+	q_arena_free(&t);
+	if (rc) { djc_expr_free(e); return rc; }
+	*out = e;
+	return DJC_OK;
 }
 
 /* ------------------------------------------------------------------ fetch */
@@ -923,4 +965,52 @@ int alg_delete_cond(q_node **out, q_arena *a, djc_conn *c, const djc_expr *e, q_
 	cc k = {a, c, 1000};   /* aliases apart from the cascade's d1, d2, ... */
 	*out = q_and(a);
 	return cond_at(&k, e, ref, *out);
+}
+
+/* -------------------------------------------- an expression as --where */
+
+static void expr_drop(void *e) { djc_expr_free(e); }
+
+/* The conditions of y (e's query) equating e's attributes with the
+ * columns ref names of t's attributes of the same name (source_only: t's
+ * key attributes from its parents), each shared name checked as a join's
+ * is: the same lineage on both sides. */
+static int where_shared(cc *k, const table *t, int source_only, const djc_expr *e, q_sel *y, q_col ref)
+{
+	size_t n = source_only ? t->nsrc : t->nattrs;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = t->attrs[source_only ? t->src[i] : i].name;
+		int j = alg_find(e, name);
+		if (j < 0) continue;
+		char *la = lineage_of(t, name);
+		const char *lb = e->x[j].lineage;
+		int ok = la && lb && !strcmp(la, lb);
+		int rc = ok ? DJC_OK
+			    : conn_fail(k->c, DJC_EINVAL, "cannot restrict %s by %s on attribute '%s': it comes from %s in one "
+					"and from %s in the other (rename one with .proj(new=%s))", t->name, e->repr, name,
+					la ? la : "no table key", lb ? lb : "no table key", name);
+		free(la);
+		if (rc) return rc;
+		q_col col = ref;
+		col.name = name;
+		q_where(k->a, y, q_same(k->a, icol(y->items, e, name), col));
+	}
+	return DJC_OK;
+}
+
+int alg_where_node(q_node **out, q_arena *a, djc_conn *c, const table *t, const char *text, q_col ref, int source_only)
+{
+	*out = NULL;
+	djc_expr *e;
+	int rc = alg_parse(&e, c, text);
+	if (rc) return rc;
+	q_arena_own(a, e, expr_drop);   /* the tree borrows its heading's names */
+	if (!ref.alias && !ref.table) ref.table = t->jobs_name ? t->jobs_name : t->sql_name;   /* as keysource_exists */
+	cc k = {a, c, 2000};   /* aliases apart from the statement's own */
+	cq y;
+	if ((rc = comp_open(&k, e, &y)) || (rc = where_shared(&k, t, source_only, e, y.s, ref))) return rc;
+	take_items(y.s);
+	q_item_add(a, y.s, QI_ONE, NULL);
+	*out = q_exists(a, y.s, 0);
+	return DJC_OK;
 }

@@ -17,7 +17,8 @@
 typedef enum alg_kind {
 	A_TABLE, A_JOIN, A_WHERE_JSON, A_WHERE_TEXT, A_WHERE_EXPR, A_PROJ, A_AGGR,
 	A_GROUP,  /* DataJoint's dj.U(attrs).aggr(r, ...): one row per value of attrs in r */
-	A_UNION   /* l + r: same primary key, no shared secondary attribute */
+	A_UNION,  /* l + r: same primary key, no shared secondary attribute */
+	A_TOP     /* DataJoint's l & dj.Top(lim, text, off): l's first lim rows in the order text, after off */
 } alg_kind;
 
 typedef enum alg_fn { F_NONE, F_COUNT, F_SUM, F_AVG, F_MIN, F_MAX } alg_fn;
@@ -38,7 +39,8 @@ struct djc_expr {
 	int neg;                  /* restrictions: `-` */
 	struct djc_expr *l, *r;   /* operands (r: join, restriction by an expression, aggregation's group) */
 	const table *t;           /* A_TABLE */
-	char *text;               /* A_WHERE_JSON, A_WHERE_TEXT */
+	char *text;               /* A_WHERE_JSON, A_WHERE_TEXT; A_TOP: the order (NULL: the key) */
+	long long lim, off;       /* A_TOP */
 	char *repr;               /* how it reads, for messages */
 	/* the heading: h.attrs/h.nattrs/h.nkey, named repr (for restrict.c's
 	 * messages and checks, which take a table) */
@@ -75,5 +77,17 @@ int alg_delete_cond(q_node **out, q_arena *a, djc_conn *c, const djc_expr *e, q_
 
 /* algebra_parse.c: the expression text of the command line (docs/queries.md). */
 int alg_parse(djc_expr **out, djc_conn *c, const char *text);
+
+/* --where EXPR (docs/queries.md, "An expression as --where"): whether the
+ * restriction text is an expression rather than condition text: after any
+ * '(', "U(" or a name followed by & - * + .proj( .aggr(, or a name alone
+ * (or before ')') that is a declared table. */
+int alg_is_expr(djc_conn *c, const char *text);
+/* The restriction of t's rows (source_only: of its keys from its parents,
+ * as a key source's) that ref names by the expression text: EXISTS (a row
+ * of the expression equal on every attribute they share, each shared name
+ * of the same lineage on both sides). ref unqualified: t's jobs table.
+ * The expression lives as long as the arena. */
+int alg_where_node(q_node **out, q_arena *a, djc_conn *c, const table *t, const char *text, q_col ref, int source_only);
 
 #endif

@@ -49,6 +49,7 @@ static int method_next(const ps *p, const char **name)
 	if (p->s[j] != '(') return 0;
 	if (n == 4 && !strncmp(p->s + p->i + 1, "proj", 4)) *name = "proj";
 	else if (n == 4 && !strncmp(p->s + p->i + 1, "aggr", 4)) *name = "aggr";
+	else if (n == 3 && !strncmp(p->s + p->i + 1, "top", 3)) *name = "top";
 	else return -1;
 	return 1;
 }
@@ -69,9 +70,11 @@ static int table_name(ps *p, djc_expr **out)
 }
 
 static int group_by(ps *p, djc_expr **out);
+static int sub(ps *p, djc_expr **out);
 
 static int primary(ps *p, djc_expr **out)
 {
+	*out = NULL;   /* on every error too: the callers free what they got */
 	ws(p);
 	if (p->s[p->i] == 'U' && ident_len(p, p->i) == 1) {
 		size_t j = p->i + 1;
@@ -114,6 +117,35 @@ static int call_items(ps *p, char ***items, size_t *n)
 }
 
 /* .proj(...) or .aggr(group, ...) applied to *e. */
+/* A count of .top(...) (digits only) into *v; 0 when it is not one. */
+static int count_of(const char *s, long long *v)
+{
+	char *end;
+	if (!isdigit((unsigned char)*s)) return 0;
+	*v = strtoll(s, &end, 10);
+	return !*end && *v >= 0;
+}
+
+/* .top(N [, ORDER TERM ...] [, offset=M]): DataJoint's dj.Top(N, order_by, offset). */
+static int top(ps *p, char **items, size_t n, djc_expr **r, djc_expr *e)
+{
+	long long lim, off = 0;
+	if (!n || !count_of(items[0], &lim)) return err(p, "top: expected .top(N[, ORDER][, offset=M]) with N a count");
+	sb_t ord = SB_INIT;
+	int rc = DJC_OK;
+	for (size_t k = 1; k < n && !rc; k++) {
+		if (!strncmp(items[k], "offset", 6) && strchr(items[k], '=')) {
+			const char *v = strchr(items[k], '=') + 1;
+			while (isspace((unsigned char)*v)) v++;
+			if (!count_of(v, &off)) rc = err(p, "top: offset= takes a count");
+		} else
+			sb_printf(&ord, "%s%s", ord.len ? ", " : "", items[k]);
+	}
+	if (!rc) rc = djc_expr_top(r, p->c, e, lim, ord.len ? sb_str(&ord) : NULL, off);
+	sb_free(&ord);
+	return rc;
+}
+
 static int method(ps *p, const char *m, djc_expr **e)
 {
 	while (p->s[p->i] != '(') p->i++;
@@ -129,7 +161,8 @@ static int method(ps *p, const char *m, djc_expr **e)
 	char **items;
 	size_t n;
 	rc = call_items(p, &items, &n);
-	if (!rc) rc = g ? djc_expr_aggr(&r, p->c, *e, g, (const char *const *)items, n)
+	if (!rc && !strcmp(m, "top")) rc = top(p, items, n, &r, *e);
+	else if (!rc) rc = g ? djc_expr_aggr(&r, p->c, *e, g, (const char *const *)items, n)
 			: djc_expr_proj(&r, p->c, *e, (const char *const *)items, n);
 	for (size_t k = 0; k < n; k++) free(items[k]);
 	free(items);
@@ -146,22 +179,24 @@ static int group_by(ps *p, djc_expr **out)
 	size_t nby, n = 0;
 	djc_expr *g = NULL;
 	const char *m = NULL;
-	int rc = call_items(p, &by, &nby);
+	int rc = call_items(p, &by, &nby), semi = 0;
 	if (!rc) {
 		ws(p);
-		if (method_next(p, &m) != 1 || strcmp(m, "aggr")) rc = err(p, "expected .aggr( after U(...)");
+		/* U(a) & B: the distinct values of a in B (U(a).aggr(B) without items) */
+		if ((semi = p->s[p->i] == '&')) { p->i++; rc = sub(p, &g); }
+		else if (method_next(p, &m) != 1 || strcmp(m, "aggr")) rc = err(p, "expected .aggr( or & after U(...)");
 	}
-	if (!rc) {
+	if (!rc && !semi) {
 		while (p->s[p->i] != '(') p->i++;
 		p->i++;
 		rc = expr(p, &g);
 	}
-	if (!rc) {
+	if (!rc && !semi) {
 		ws(p);
 		if (p->s[p->i] == ',') p->i++;
 		else if (p->s[p->i] != ')') rc = err(p, "expected ',' or ')' after aggr's group");
 	}
-	if (!rc) rc = call_items(p, &items, &n);
+	if (!rc && !semi) rc = call_items(p, &items, &n);
 	if (!rc) rc = djc_expr_group(out, p->c, g, (const char *const *)by, nby, (const char *const *)items, n);
 	for (size_t k = 0; k < nby; k++) free(by[k]);
 	for (size_t k = 0; k < n; k++) free(items[k]);
@@ -308,6 +343,28 @@ static int expr(ps *p, djc_expr **out)
 	djc_expr_free(*out);
 	*out = NULL;
 	return rc;
+}
+
+int alg_is_expr(djc_conn *c, const char *text)
+{
+	ps p = {c, text, 0};
+	const char *m;
+	for (ws(&p); p.s[p.i] == '('; ws(&p)) p.i++;
+	size_t at = p.i, n = ident_len(&p, at);
+	if (!n) return 0;
+	p.i += n;
+	while (p.s[p.i] == '.' && !method_next(&p, &m) && ident_len(&p, p.i + 1)) p.i += 1 + ident_len(&p, p.i + 1);
+	size_t end = p.i;
+	ws(&p);
+	char ch = p.s[p.i];
+	if (end - at == 1 && text[at] == 'U' && ch == '(') return 1;
+	if (ch && strchr("&-*+", ch)) return 1;
+	if (ch == '.') return method_next(&p, &m) == 1;
+	if (ch && ch != ')') return 0;
+	char *name = xstrndup(text + at, end - at);
+	int is = c->pipe && pipeline_lookup(c->pipe, name);
+	free(name);
+	return is;
 }
 
 int alg_parse(djc_expr **out, djc_conn *c, const char *text)

@@ -316,7 +316,7 @@ static int pred_cmp(cp *p, const cond_ref *r, q_node **out)
 	if (!rc) rc = lit_val(p, &v, r, &x);
 	free(v.s);
 	if (rc) return rc;
-	*out = q_cmp(p->a, r->col, op, x);
+	*out = q_cmp_t(p->a, r->col, op, x, &r->a->type);
 	return DJC_OK;
 }
 
@@ -371,8 +371,8 @@ static int pred_between(cp *p, const cond_ref *r, int neg, size_t at, q_node **o
 	free(hi.s);
 	if (rc) return rc;
 	q_node *x = q_and(p->a);
-	q_add(p->a, x, q_cmp(p->a, r->col, ">=", vl));
-	q_add(p->a, x, q_cmp(p->a, r->col, "<=", vh));
+	q_add(p->a, x, q_cmp_t(p->a, r->col, ">=", vl, &r->a->type));
+	q_add(p->a, x, q_cmp_t(p->a, r->col, "<=", vh, &r->a->type));
 	*out = neg ? q_not(p->a, x) : x;
 	return DJC_OK;
 }
@@ -458,7 +458,7 @@ static int pred_value_first(cp *p, q_node **out)
 		for (int i = 0; i < 6; i++)
 			if (!strcmp(op.s, from[i])) flip = to[i];
 		val_t x;
-		if (!(rc = op_ok(p, &r, op.at, flip)) && !(rc = lit_val(p, &v, &r, &x))) *out = q_cmp(p->a, r.col, flip, x);
+		if (!(rc = op_ok(p, &r, op.at, flip)) && !(rc = lit_val(p, &v, &r, &x))) *out = q_cmp_t(p->a, r.col, flip, x, &r.a->type);
 	}
 	free(v.s);
 	free(op.s);

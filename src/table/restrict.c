@@ -9,6 +9,7 @@
 #include "table.h"
 #include "util/near.h"
 #include "cond.h"
+#include "algebra.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,7 +164,7 @@ static int cond_attr(wctx *w, const attr *a, json_t *v, q_node **out)
 	if (json_is_null(val)) { *out = q_null(w->a, wcol(w, a), ne); return DJC_OK; }
 	val_t x;
 	if ((rc = where_value(w, a, val, &x))) return rc;
-	*out = q_cmp(w->a, wcol(w, a), ne ? "!=" : op, x);
+	*out = q_cmp_t(w->a, wcol(w, a), ne ? "!=" : op, x, &a->type);
 	return DJC_OK;
 }
 
@@ -611,6 +612,7 @@ int restrict_text_at(q_node **out, q_arena *a, djc_conn *c, const table *t, cons
 {
 	*out = NULL;
 	if (!cond_is_text(where)) return source_only ? keysource_exists(out, a, c, t, where, ref) : RESTRICT_JSON;
+	if (source_only && alg_is_expr(c, where)) return alg_where_node(out, a, c, t, where, ref, 1);
 	thead h = {t, ref, source_only, 0};
 	int rc = text_node(out, a, c, &h, where);
 	if (!rc || !source_only || !h.missed) return rc;

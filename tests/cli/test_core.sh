@@ -365,7 +365,7 @@ expect_fail 2 "unknown global option" '^djc: unknown option --frob \(see djc --h
 expect_fail 2 "unknown fetch option" '^djc: fetch: unknown or incomplete option --frob$' djc fetch Subject --frob
 expect_fail 2 "unknown insert option" '^djc: insert: unknown option --frob$' djc insert Subject --frob
 expect_fail 2 "unknown delete option" '^djc: delete: unknown or incomplete option --frob$' djc delete Subject --frob
-expect_fail 2 "bad --format" "^djc: --format must be table, json or csv, got 'xml'$" djc fetch Subject --format xml
+expect_fail 2 "bad --format" "^djc: --format must be table, json, jsonl, csv or tsv, got 'xml'$" djc fetch Subject --format xml
 expect_fail 2 "--where without a value" '^djc: fetch: unknown or incomplete option --where$' djc fetch Subject --where
 expect_fail 2 "--db without a value" '^djc: --db needs a value' djc --db
 expect_fail 2 "declare without a file" '^djc: declare takes one pipeline file' djc declare

@@ -197,4 +197,41 @@ r1,1" djc fetch 'Session.proj()' --format csv
 }
 tcase delete proj_aggr formats fetch1 explain bad_input join
 
+# dj.U(a) & B: the distinct values of a in B
+case_u_semi() {
+expect_out "U(species) & Subject" "species
+mouse
+rat" djc fetch 'U(species) & Subject' --format csv
+expect_out "U(subject) & (Stats & condition)" "subject
+m1" djc fetch 'U(subject) & (Stats & "n_trials > 1")' --format csv
+expect_out "... as a restriction" "subject,species
+m1,mouse
+r1,rat" djc fetch 'Subject & (U(subject) & Stats)' --attrs subject,species --format csv
+expect_fail 2 "U(a) alone is refused" "^djc: expression: expected .aggr\( or & after U\(...\) at column 11" djc fetch 'U(species)'
+}
+tcase u_semi
+
+# dj.Top: B.top(N, order, offset=M), a restriction usable inside others
+case_top() {
+expect_out "Trial.top(2, duration desc)" "subject,session,trial,duration
+m1,2,1,6
+r1,1,1,8" djc fetch 'Trial.top(2, duration desc)' --format csv
+expect_out "Session & Trial.top(1, duration)" "subject,session
+m1,1" djc fetch 'Session & Trial.top(1, duration)' --attrs subject,session --format csv
+expect_out "... offset" "m1,1,2,2" sh -c '"$DJC" fetch "Trial.top(1, duration, offset=1)" --format csv | tail -n +2'
+expect_out "... one statement" "1" sh -c '"$DJC" fetch "Session & Trial.top(1, duration)" --explain | grep -c "LIMIT 1"'
+}
+tcase top
+
+# a delete restricted by a subquery on its own table (MySQL's error 1093
+# where the subquery reads the DELETE's table; MariaDB 10.3+ takes it)
+case_self_delete() {
+expect_out "delete 'T & (T & ...)' --dry-run" "would delete 1 row from Trial" \
+	djc delete 'Trial & (Trial & "duration > 7").proj()' --dry-run
+expect_out "delete 'T & (T & ...)'" "deleted 1 row from Trial" djc delete 'Trial & (Trial & "duration > 7").proj()' --yes
+expect_out "delete 'T - (T & ...)'" "deleted 2 rows from Trial" djc delete 'Trial - (Trial & {"trial": 2}).proj()' --yes
+expect_out "... the row left" "m1,1,2,2" sh -c '"$DJC" fetch Trial --format csv | tail -n +2'
+}
+tcase self_delete
+
 finish

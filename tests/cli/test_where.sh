@@ -206,4 +206,82 @@ check "nothing changed" test "$("$DJC" jobs Stats --all --json)" = "$before_jobs
 }
 tcase bad
 
+# --where EXPR: an expression of the pipeline's tables (a table name then an
+# operator, or a table's name alone) restricts a computed table's keys by a
+# semijoin on the attributes they share, in the statement each command runs
+case_expr() {
+printf '%s\n' 'Excluded (manual)' '    -> Subject' '    ---' 'XStats (computed)' '    -> Session' '    ---' '    n : int32' \
+	'XFit (computed)' '    -> Session' '    -> Param' '    ---' '    n : int32' \
+	'XKs (computed)' '    -> Session' '    ---' '    n : int32' '    key_source = Session & Subject - Excluded' > ex.djc
+expect_rc 0 "declare Excluded, XStats, XFit" djc declare ex.djc
+echo '{"subject": "m1"}' > ex.jsonl
+expect_rc 0 "insert Excluded" djc insert Excluded ex.jsonl
+expect_out "progress --where 'Subject - Excluded' (antijoin)" "XStats: Completed 0 of 3 (0.0%), 3 remaining" \
+	djc progress XStats --where 'Subject - Excluded'
+expect_out "... a table's name alone (semijoin)" "XStats: Completed 0 of 2 (0.0%), 2 remaining" djc progress XStats --where 'Excluded'
+expect_out "... in parentheses" "XStats: Completed 0 of 2 (0.0%), 2 remaining" djc progress XStats --where ' (Excluded) '
+expect_out "... a restricted parent (condition text in the expression)" "XFit: Completed 0 of 4 (0.0%), 4 remaining" \
+	djc progress XFit --where 'Subject & "species = \"rat\""'
+expect_out "... a join restricted by both" "XStats: Completed 0 of 1 (0.0%), 1 remaining" \
+	djc progress XStats --where "Session * Subject & 'species = \"rat\" and duration > 2'"
+expect_out "... JSON and an antijoin, Python's precedence" "XStats: Completed 0 of 1 (0.0%), 1 remaining" \
+	djc progress XStats --where 'Subject & {"species": "mouse"} - Excluded'
+expect_out "... an aggregation" "XStats: Completed 0 of 2 (0.0%), 2 remaining" \
+	djc progress XStats --where 'Subject.aggr(Session, n=count()) & "n > 1" - Excluded'
+expect_out "... a key attribute that is not the key source's (param) is left aside" "XStats: Completed 0 of 3 (0.0%), 3 remaining" \
+	djc progress XStats --where 'Session * Param - Excluded'
+expect_out "key_source = A & EXPR" "XKs: Completed 0 of 3 (0.0%), 3 remaining" djc progress XKs
+expect_out "... and --where EXPR on top" "XKs: Completed 0 of 1 (0.0%), 1 remaining" djc progress XKs --where 'Session & "duration > 3"'
+expect_out "jobs refresh --where EXPR adds those keys" \
+	'{"table":"XStats","added":3,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh XStats --where 'Subject - Excluded' --json
+expect_out "... exactly those" "m2/1:pending r1/1:pending r1/2:pending" job_keys XStats
+expect_out "jobs --where EXPR lists" "r1/1:pending" job_keys XStats 'Session & "duration > 3"'
+expect_out "jobs set --where EXPR" "XStats: updated 1 pending job" djc jobs set XStats --where 'Session & "duration < 2"' --priority 1
+expect_out "... that job" '["r1/2"]' sh -c '"$DJC" jobs XStats --all --json | jq -c "[.jobs[] | select(.priority == 1) | .subject + \"/\" + (.session | tostring)]"'
+expect_out "jobs cancel --where EXPR" "XStats: cancelled 1 pending and 0 reserved job" \
+	djc jobs cancel XStats --where 'Subject & {"species": "mouse"}'
+expect_out "jobs ignore --where EXPR" "XStats: ignoring 1 job" djc jobs ignore XStats --where 'Session & "duration > 9"'
+expect_out "... those jobs" "m2/1:ignore r1/1:ignore r1/2:pending" job_keys XStats
+expect_out "jobs clear --where EXPR" "XStats: cleared 1 ignore job" djc jobs clear XStats --status ignore --where 'Subject - Excluded & "species = \"rat\""'
+expect_out "... that job" "m2/1:ignore r1/2:pending" job_keys XStats
+expect_out "populate --where EXPR (direct)" "XFit: 6 made, 0 errors, 0 skipped" djc populate XFit --where 'Subject - Excluded' --make ./mk.sh
+expect_out "... exactly those keys" "m2/1/1 m2/1/2 r1/1/1 r1/1/2 r1/2/1 r1/2/2" sh -c '"$DJC" fetch XFit --format json | jq -r "\"\\(.subject)/\\(.session)/\\(.param)\"" | sort | tr "\n" " " | sed "s/ \$//"'
+expect_out "populate --reserve-jobs --where EXPR" "XFit: 2 made, 0 errors, 0 skipped" \
+	djc populate XFit --reserve-jobs --where 'Excluded * Param & "k < 0.6"' --make ./mk.sh
+expect_out "worker --where EXPR" "made=2" sh -c '"$DJC" worker XFit --where "Excluded & {\"subject\": \"m1\"}" --until-empty --json --make ./mk.sh | jq -r "\"made=\\(.success_count)\""'
+expect_out "... then" "XFit: Completed 10 of 10 (100.0%), 0 remaining" djc progress XFit
+before=$("$DJC" jobs XStats --all --json)
+expect_fail 2 "an unknown table in --where EXPR" '^djc: unknown table "Exclued" \(did you mean Excluded\?' \
+	djc jobs cancel XStats --where 'Exclued - Subject'
+expect_fail 2 "a namesake that is not a link" "^djc: cannot restrict XStats by Memo.proj\(subject=txt\) on attribute 'subject'" \
+	djc jobs cancel XStats --where 'Memo.proj(subject=txt)'
+expect_fail 2 "a malformed expression" '^djc: expression: ' djc jobs cancel XStats --where 'Subject - '
+expect_fail 2 "a name that is not a table stays a condition" "^djc: condition, column 1: 'species' alone" \
+	djc jobs cancel XStats --where 'species'
+check "... nothing changed" test "$("$DJC" jobs XStats --all --json)" = "$before"
+}
+tcase expr
+
+# a decimal compared with a number by <, <=, >, >=, between compares numbers
+# on every backend (SQLite stores decimals as text: "9.5" > "10.25" there)
+case_decimal() {
+printf '%s\n' 'Price (manual)' '    item : int32' '    ---' '    price : decimal(10,2)' > dec.djc
+expect_rc 0 "declare Price" djc declare dec.djc
+printf '{"item": %d, "price": "%s"}\n' 1 9.5 2 10.25 3 100 4 2 5 -3.5 > dec.jsonl
+expect_rc 0 "insert prices" djc insert Price dec.jsonl
+items() { "$DJC" fetch Price --where "$1" --format json | jq -r .item | sort -n | tr '\n' ' ' | sed 's/ $//'; }
+expect_out "price < 10.25" "1 4 5" items 'price < 10.25'
+expect_out "price > 9.5" "2 3" items 'price > 9.5'
+expect_out "price <= 10.25" "1 2 4 5" items 'price <= 10.25'
+expect_out "price >= 2" "1 2 3 4" items 'price >= 2'
+expect_out "10 < price (flipped)" "2 3" items '10 < price'
+expect_out "price between 9 and 11" "1 2" items 'price between 9 and 11'
+expect_out "price not between 9 and 11" "3 4 5" items 'price not between 9 and 11'
+expect_out "JSON {\">\": 9.5}" "2 3" items '{"price": {">": 9.5}}'
+expect_out "JSON {\"<\": \"10.25\"}" "1 4 5" items '{"price": {"<": "10.25"}}'
+expect_out "an expression's condition" "2 3" sh -c '"$DJC" fetch "Price & \"price > 9.5\"" --format json | jq -r .item | sort -n | tr "\n" " " | sed "s/ \$//"'
+expect_out "equality as before" "2" items 'price = 10.25'
+}
+tcase decimal
+
 finish

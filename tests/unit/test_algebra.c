@@ -316,6 +316,38 @@ static void t_top(void)
 	djc_expr_free(e);
 }
 
+/* DataJoint's dj.Top as an expression: L.top(N, order, offset=M) is a
+ * restriction usable anywhere (A & B.top(...)); the C builder likewise. */
+static void t_top_expr(void)
+{
+	CHECK_STR(column("L.top(5, id_l desc)", "id_l", NULL, -1, 0), "25,26,27,28,29");
+	CHECK_STR(column("L.top(3, KEY desc, offset=2)", "id_l", NULL, -1, 0), "25,26,27");
+	CHECK_STR(column("L.top(1, cond_in_l)", "id_l", NULL, -1, 0), "3");
+	CHECK_STR(column("L.top(4) - {\"id_l\": 1}", "id_l", "id_l desc", -1, 0), "3,2,0");
+	LEN(0, "L.top(0)");
+	long want = len("D & {\"id_l\": [28, 29]}");
+	CHECK_MSG(want > 0 && len("D & L.top(2, id_l desc)") == want, "D & L.top(2, id_l desc): %ld, wanted %ld",
+		  len("D & L.top(2, id_l desc)"), want);
+	refused("L.top(x)", "top: expected .top(N");
+	refused("L.top(2, nope)", "\"nope\", which is not an attribute of L");
+	refused("L.top(2, offset=-1)", "offset= takes a count");
+	djc_expr *l = X("L"), *t = NULL;
+	CHECK(djc_expr_top(&t, C, l, 2, "id_l desc", 1) == DJC_OK && t && !strcmp(djc_expr_text(t), "L.top(2, id_l desc, offset=1)"));
+	djc_rowset *rs = NULL;
+	CHECK(t && djc_fetch_expr(&rs, C, t, NULL) == DJC_OK && rs && djc_rowset_count(rs) == 2);
+	int64_t a = -1, b = -1;
+	if (rs && djc_rowset_count(rs) == 2) {
+		djc_row_get_int(&a, djc_rowset_row(rs, 0), "id_l");
+		djc_row_get_int(&b, djc_rowset_row(rs, 1), "id_l");
+	}
+	CHECK(a == 27 && b == 28);
+	djc_rowset_free(rs);
+	djc_expr_free(t);
+	t = NULL;
+	CHECK(djc_expr_top(&t, C, l, -1, NULL, 0) == DJC_EINVAL && !t && strstr(djc_error_last(C), "cannot be negative"));
+	djc_expr_free(l);
+}
+
 /* One statement per query, its values bound ("?"): the SQL djc_expr_sql
  * gives is what djc_fetch_expr runs. */
 static void t_one_statement(void)
@@ -393,7 +425,7 @@ static void t_delete(void)
 int main(int argc, char **argv)
 {
 	t_cases(argc, argv, "test_algebra",
-		"load join:load rename:load restrict:load aggr:load semantic:load top:load text:load union:load one_statement:load builders:load delete:load");
+		"load join:load rename:load restrict:load aggr:load semantic:load top:load top_expr:load text:load union:load one_statement:load builders:load delete:load");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -415,6 +447,7 @@ int main(int argc, char **argv)
 	if (t_want("aggr")) t_aggr();
 	if (t_want("semantic")) t_semantic();
 	if (t_want("top")) t_top();
+	if (t_want("top_expr")) t_top_expr();
 	if (t_want("text")) t_text();
 	if (t_want("union")) t_union();
 	if (t_want("one_statement")) t_one_statement();
