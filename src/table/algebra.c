@@ -281,13 +281,25 @@ typedef struct proj_spec {
 	size_t nrn;
 } proj_spec;
 
+/* "...": every secondary attribute of a that no rename takes (DataJoint's
+ * proj(..., new='old') drops old); the key is proj_heading's. */
+static void proj_ellipsis(const djc_expr *a, proj_spec *p)
+{
+	for (size_t i = 0; i < a->h.nattrs; i++) {
+		int renamed = 0;
+		for (size_t k = 0; k < p->nrn; k++) renamed |= !strcmp(p->rn[k][1], a->h.attrs[i].name);
+		if (!a->h.attrs[i].in_key && !renamed) p->keep[i] = 1;
+	}
+}
+
 static int proj_parse(djc_conn *c, const djc_expr *a, const char *const *items, size_t n, proj_spec *p)
 {
+	int ellipsis = 0;
 	for (size_t k = 0; k < n; k++) {
 		const char *s = items[k] ? items[k] : "";
 		char l[128], r[128];
 		if (!strcmp(s, "...")) {
-			for (size_t i = 0; i < a->h.nattrs; i++) p->keep[i] = 1;
+			ellipsis = 1;
 		} else if (split_eq(s, l, r, sizeof l)) {
 			if (!is_ident(l, strlen(l)))
 				return conn_fail(c, DJC_EINVAL, "proj: '%s' is not a valid attribute name (in %s)", l, s);
@@ -300,6 +312,7 @@ static int proj_parse(djc_conn *c, const djc_expr *a, const char *const *items, 
 			p->keep[i] = 1;
 		}
 	}
+	if (ellipsis) proj_ellipsis(a, p);
 	return DJC_OK;
 }
 

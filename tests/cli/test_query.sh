@@ -94,6 +94,14 @@ m1,1,a
 m1,2,b
 m2,1,c
 r1,1,d" djc fetch 'Session.proj(label=note)' --format csv
+expect_out "proj(..., new=old): every attribute, old renamed (DataJoint drops old)" "subject,kind,weight
+m1,mouse,20
+m2,mouse,22
+r1,rat,300" djc fetch 'Subject.proj(..., kind=species)' --format csv
+expect_out "proj(old, ..., new=old): old named too stays" "subject,species,kind,weight
+m1,mouse,mouse,20
+m2,mouse,mouse,22
+r1,rat,rat,300" djc fetch 'Subject.proj(species, ..., kind=species)' --format csv
 expect_out "an aggregation per subject (every subject, 0 without trials)" "subject,n,total
 m1,3,9
 m2,0,
