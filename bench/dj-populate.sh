@@ -28,19 +28,8 @@ SESSIONS=${BENCH_DJ_SESSIONS:-200}
 PROCS=${BENCH_DJ_PROCS:-1 4}
 BACKENDS=${BENCH_DJ_BACKENDS:-mysql postgresql}
 
-if [ -n "${DJC_DATAJOINT_PYTHON:-}" ]; then
-	DJPY=$DJC_DATAJOINT_PYTHON
-elif python3 -c 'import datajoint' >/dev/null 2>&1; then
-	DJPY=python3
-else
-	SETUP=${REALDJ_SETUP:-$ROOT/../shared/realdj/setup.sh}
-	[ -x "$SETUP" ] || SETUP=/work/shared/realdj/setup.sh
-	if [ ! -x "$SETUP" ] || ! "$SETUP" build/realdj >/dev/null 2>&1; then
-		echo "dj-populate: skipped (no DataJoint: pip install datajoint)"
-		exit 0
-	fi
-	DJPY=$ROOT/build/realdj/bin/djpython
-fi
+. "$ROOT/scripts/datajoint-python.sh"
+djpy_find || { echo "dj-populate: skipped ($DJPY_WHY)"; exit 0; }
 HAVE_ADOPT=1
 "$DJC" adopt --help >/dev/null 2>&1 || HAVE_ADOPT=0
 [ "$HAVE_ADOPT" = 1 ] || echo "dj-populate: $DJC has no 'adopt' command: the djc runs are skipped"

@@ -36,21 +36,8 @@ HALF=${DJC_DATAJOINT_HALF_ONLY:-0}
 BACKENDS=${DJC_DATAJOINT_BACKENDS:-mysql postgresql}
 
 # ------------------------------------------------------------- DataJoint
-if [ -n "${DJC_DATAJOINT_PYTHON:-}" ]; then
-	DJPY=$DJC_DATAJOINT_PYTHON
-elif python3 -c 'import datajoint' >/dev/null 2>&1; then
-	DJPY=python3
-else
-	SETUP=${REALDJ_SETUP:-$ROOT/../shared/realdj/setup.sh}
-	[ -x "$SETUP" ] || SETUP=/work/shared/realdj/setup.sh
-	if [ ! -x "$SETUP" ]; then
-		echo "check-datajoint: no DataJoint: pip install datajoint (2.x), or set DJC_DATAJOINT_PYTHON" >&2
-		exit 2
-	fi
-	"$SETUP" build/realdj >/dev/null 2>&1 || { echo "check-datajoint: $SETUP build/realdj failed" >&2; exit 2; }
-	DJPY=$ROOT/build/realdj/bin/djpython
-fi
-"$DJPY" -c 'import datajoint, numpy' >/dev/null 2>&1 || { echo "check-datajoint: $DJPY cannot import datajoint and numpy" >&2; exit 2; }
+. "$ROOT/scripts/datajoint-python.sh"
+djpy_find || { echo "check-datajoint: $DJPY_WHY" >&2; exit 2; }
 if [ "$HALF" != 1 ] && ! "$DJC" adopt --help >/dev/null 2>&1; then
 	echo "check-datajoint: $DJC has no 'adopt' command; DJC_DATAJOINT_HALF_ONLY=1 runs DataJoint's half alone" >&2
 	exit 2

@@ -14,16 +14,12 @@
 #      progress complete, populate finds nothing, job metadata), Tri's
 #      arrays, Boom's rows, nothing in Stray, ParamSet unchanged.
 # Usage: tests/datajoint/test_djclass.sh URL (a MariaDB or PostgreSQL server
-# DataJoint can reach). DataJoint: $DJC_DATAJOINT_PYTHON, else python3 when
-# it can import datajoint, else build/realdj or /work/notes/realdj.
+# DataJoint can reach). DataJoint: scripts/datajoint-python.sh.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 DJC=${DJC:-$ROOT/build/djc}
-if [ -n "${DJC_DATAJOINT_PYTHON:-}" ]; then DJPY=$DJC_DATAJOINT_PYTHON
-elif python3 -c 'import datajoint, numpy' >/dev/null 2>&1; then DJPY=python3
-elif [ -x "$ROOT/build/realdj/bin/djpython" ]; then DJPY=$ROOT/build/realdj/bin/djpython
-else DJPY=/work/notes/realdj/bin/djpython
-fi
+. "$ROOT/scripts/datajoint-python.sh"
+djpy_find || { echo "test_djclass: $DJPY_WHY" >&2; exit 2; }
 [ $# = 1 ] || { echo "usage: test_djclass.sh URL" >&2; exit 2; }
 URL=$1
 W=$(mktemp -d /tmp/djc-djclass.XXXXXX)

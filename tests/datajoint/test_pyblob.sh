@@ -12,18 +12,13 @@
 #   base64   djc_make.run(make, binary=False): blobs still decoded (from
 #            base64 text, the types come all the same)
 # Usage: tests/datajoint/test_pyblob.sh [URL...] (default: a temporary
-# SQLite database). DataJoint: $DJC_DATAJOINT_PYTHON, else python3 when it
-# can import datajoint and numpy, else /work/notes/realdj/bin/djpython or
-# build/realdj/bin/djpython. Exit 0 when every check passed.
+# SQLite database). DataJoint: scripts/datajoint-python.sh. Exit 0 when
+# every check passed.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 DJC=${DJC:-$ROOT/build/djc}
-if [ -n "${DJC_DATAJOINT_PYTHON:-}" ]; then DJPY=$DJC_DATAJOINT_PYTHON
-elif python3 -c 'import datajoint, numpy' >/dev/null 2>&1; then DJPY=python3
-elif [ -x "$ROOT/build/realdj/bin/djpython" ]; then DJPY=$ROOT/build/realdj/bin/djpython
-else DJPY=/work/notes/realdj/bin/djpython
-fi
-"$DJPY" -c 'import datajoint, numpy' >/dev/null 2>&1 || { echo "test_pyblob: $DJPY cannot import datajoint and numpy" >&2; exit 2; }
+. "$ROOT/scripts/datajoint-python.sh"
+djpy_find || { echo "test_pyblob: $DJPY_WHY" >&2; exit 2; }
 W=$(mktemp -d /tmp/djc-pyblob.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 cd "$W"
