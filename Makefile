@@ -184,6 +184,7 @@ bench:
 	@$(MAKE) --no-print-directory $(PAR) all
 	@bench/run.sh
 	@bench/dj-populate.sh
+	@bench/query-dj.sh
 
 fuzz:
 	@scripts/install-deps.sh fuzz
@@ -236,3 +237,9 @@ bench-py:
 check-datajoint: all
 	@scripts/check-datajoint.sh
 	@tests/datajoint/test_pyblob.sh
+
+# the real DataJoint's queries against djc's on one database (not part of
+# check: needs DataJoint): scripts/check-datajoint-queries.sh
+.PHONY: check-datajoint-queries
+check-datajoint-queries: all
+	@scripts/check-datajoint-queries.sh
