@@ -39,7 +39,17 @@ const char *djc_worker_stop_name(int stop)
 
 
 /* The tables to serve, upstream first (pipeline order), each once. */
-static int served_tables(djc_conn *c, const char *const *names, size_t n, table ***out, size_t *nout)
+/* t has its own make (a make = or make_serve = line). */
+static int has_own_make(const table *t)
+{
+	return (t->make_argv && t->make_argv[0]) || (t->make_serve_argv && t->make_serve_argv[0]);
+}
+
+/* The tables a worker serves: those named, else every computed and
+ * imported table; with none named and no make given to the worker, an
+ * adopted table without a make of its own is left out (it is DataJoint's:
+ * its overlay did not hand it to djc, docs/adopt.md). */
+static int served_tables(djc_conn *c, const char *const *names, size_t n, int make_given, table ***out, size_t *nout)
 {
 	*out = NULL;
 	*nout = 0;
@@ -58,7 +68,7 @@ static int served_tables(djc_conn *c, const char *const *names, size_t n, table 
 	for (size_t i = 0; i < c->pipe->n; i++) {
 		table *t = c->pipe->tables[i];
 		if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED) continue;
-		int want = n == 0;
+		int want = n == 0 && (make_given || !t->adopted || has_own_make(t));
 		for (size_t j = 0; j < n && !want; j++) {
 			table *u = NULL;
 			conn_table(c, names[j], &u);
@@ -117,8 +127,7 @@ static int check_tables(djc_conn *c, const djc_worker_options *o, char *const *a
 				 "name the table", n, tabs[0]->name, tabs[1]->name, n > 2 ? ", ..." : "");
 	int rc = DJC_OK;
 	for (size_t i = 0; i < n && !rc; i++) {
-		if (!o->make && !argv && (!tabs[i]->make_argv || !tabs[i]->make_argv[0]) &&
-		    (!tabs[i]->make_serve_argv || !tabs[i]->make_serve_argv[0]))
+		if (!o->make && !argv && !has_own_make(tabs[i]))
 			return conn_fail(c, DJC_EINVAL, "table %s has no make: give --make PROGRAM (or a 'make = ...' or "
 					 "'make_serve = ...' line in its definition)", tabs[i]->name);
 		if (o->where_json) {
@@ -276,7 +285,7 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 	drain_catch(&ds);
 	table **tabs = NULL;
 	size_t n = 0;
-	if (!(rc = served_tables(c, names, nnames, &tabs, &n)) && !(rc = check_tables(c, o, argv, tabs, n)))
+	if (!(rc = served_tables(c, names, nnames, o->make || argv, &tabs, &n)) && !(rc = check_tables(c, o, argv, tabs, n)))
 		rc = serve_tables(out, c, tabs, n, o, argv, serve);
 	drain_release(&ds);
 	free(tabs);

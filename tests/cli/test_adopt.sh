@@ -56,22 +56,7 @@ fi
 
 # the makes: Analysis copies the session's blob (per key, a shell
 # program); Pair counts the gap (serve, python/djc_make.py)
-cat > mk_analysis.sh <<'P'
-#!/bin/sh
-blob=$("$DJC" fetch Session --key "$DJC_KEY" --format json | sed 's/.*"raw_data": *"\([^"]*\)".*/\1/')
-echo "{\"result\": $DJC_KEY_param_id.5, \"out\": \"$blob\"}"
-echo "{\"_part\": \"Item\", \"item\": 1, \"value\": 2.5}"
-P
-cat > mk_pair.py <<'P'
-import djc_make
-
-def make(key, fetch):
-    assert len(fetch("Session", key)) == 1
-    return {"gap": key["session_idx"] - key["prev_idx"]}
-
-djc_make.run(make)
-P
-chmod +x mk_analysis.sh
+cp "$FX/mk_analysis.sh" "$FX/mk_pair.py" .
 
 case_sqlite_refused() {
 	[ "$DJC_BACKEND" = sqlite ] || return 0
@@ -121,6 +106,18 @@ case_populate() {
 	check "DataJoint's upstream tables are as they were" [ "$(fingerprint)" = "$BEFORE" ]
 }
 tcase populate adopt
+
+case_worker() {
+	[ -n "$FIX" ] || return 0
+	expect_rc 0 "djc worker with no table named" djc worker --until-empty --json
+	check "it serves the tables the overlay gave a make, not DataJoint's others (Review, Timed; Graded)" \
+		test "$(printf '%s' "$OUT" | jq -c .tables)" = '["Analysis","Pair"]'
+	local nomake=Review
+	[ "$DJC_BACKEND" = postgresql ] && nomake=Graded
+	expect_fail 2 "naming a table without a make is still an error" "^djc: table $nomake has no make" \
+		djc worker $nomake --until-empty
+}
+tcase worker adopt
 
 case_overlay_refusals() {
 	[ -n "$FIX" ] || return 0

@@ -67,6 +67,34 @@ nrun=$(printf '%s\n' "$OUT" | grep -c ': runs$')
 check "README.md has runnable blocks ($nrun)" test "$nrun" -ge 3
 
 SERVER_URL=$DJC_DATABASE_URL
+# the adopt walk-through's DataJoint schema "ephys" (and its parent schema
+# ephys_lab) as DataJoint declared them, from the fixtures of test_adopt;
+# the overlay and its make programs where the README's commands run
+readme_ephys() {
+	local fx="$ROOT/tests/fixtures/datajoint-model" f
+	case $DJC_BACKEND in
+	mysql) f=dj014-mariadb
+		mariadb_cli -e 'DROP DATABASE IF EXISTS ephys; DROP DATABASE IF EXISTS ephys_lab; DROP DATABASE IF EXISTS ephys_djc' ;;
+	postgresql) f=dj2-postgres ;;
+	*) return 0 ;;
+	esac
+	sed -e 's/@UP@/ephys_lab/g' -e 's/@MAIN@/ephys/g' "$fx/$f.sql" > ephys.sql
+	case $DJC_BACKEND in
+	mysql) mariadb_cli < ephys.sql ;;
+	postgresql) psql "${DJC_SERVER_URL:-$DJC_DATABASE_URL}" -q -v ON_ERROR_STOP=1 -f ephys.sql >/dev/null ;;
+	esac
+	# where the README's commands are by then (its first walk-through cd's into first/)
+	mkdir -p repo/first
+	cp "$ROOT/tests/fixtures/datajoint/overlay.djc" repo/first/ephys.djc
+	cp "$ROOT/tests/fixtures/datajoint/mk_analysis.sh" "$ROOT/tests/fixtures/datajoint/mk_pair.py" repo/first/
+}
+readme_sql() {
+	case $DJC_BACKEND in
+	mysql) mariadb_cli -N -B -e "$1" ;;
+	postgresql) psql "${DJC_SERVER_URL:-$DJC_DATABASE_URL}" -qAt -c "$1" ;;
+	esac
+}
+check "the DataJoint schema ephys for the adopt walk-through ($DJC_BACKEND)" readme_ephys
 # `make` as the README says, in the checkout: the build under test is current
 # there, so it has nothing to do; the test checks that (make -q) rather than
 # building, so that it never rebuilds the tree under a running suite
@@ -82,6 +110,14 @@ if [ "$DJC_BACKEND" != sqlite ]; then
 	check "the servers block populated the pipeline on $DJC_BACKEND" \
 		eval 'test "$("$DJC" --schema first fetch SessionStats --format json | grep -c .)" = 3'
 	"$DJC" --schema first drop Session --yes >/dev/null 2>&1
+	# the adopt walk-through: djc's worker made the tables the overlay gave
+	# it; the rows stay in DataJoint's tables after unadopt
+	local ana pair
+	ana=$(printf '%s\n' "$OUT" | sed -nE 's/^Analysis +\[#+\] +([0-9]+)\/\1 +100\.0%.*/\1/p')
+	pair=$(printf '%s\n' "$OUT" | sed -nE 's/^Pair +\[#+\] +([0-9]+)\/\1 +100\.0%.*/\1/p')
+	check "the adopt walk-through's progress: Analysis and Pair complete ($ana, $pair)" test -n "$ana" -a -n "$pair"
+	check "... their rows in DataJoint's tables after unadopt" \
+		test "$(readme_sql 'SELECT COUNT(*) FROM ephys.__analysis')/$(readme_sql 'SELECT COUNT(*) FROM ephys.__pair')" = "$ana/$pair"
 fi
 }
 tcase readme extractor
