@@ -68,7 +68,7 @@ int djc_upstream_check(djc_conn *c, const char *target, const char *name)
 typedef struct read_entry {
 	const table *a;     /* the table read */
 	char *where;        /* its restriction as JSON text (NULL: all rows) */
-	uint64_t hash;      /* FNV-1a of the rows' JSON, in primary key order */
+	uint64_t hash;      /* rows_hash of the rows read */
 	size_t nrows;
 } read_entry;
 
@@ -77,17 +77,40 @@ struct read_set {
 	size_t n, cap;
 };
 
+/* FNV-1a over n bytes, continuing from h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t k = 0; k < n; k++) h = (h ^ b[k]) * 1099511628211ULL;
+	return h;
+}
+
+/* A hash of the rows as read (in primary key order), over each
+ * attribute's typed value as it came from the server: its type, then the
+ * number's bits or the text's or bytes' length and bytes (a 10 MB blob is
+ * hashed as it is, never encoded first); NULL has a type of its own. */
 static uint64_t rows_hash(const table *a, const djc_rowset *rows)
 {
 	uint64_t h = 1469598103934665603ULL;
-	sb_t b = SB_INIT;
 	for (size_t i = 0; rows && i < rows->n; i++) {
-		sb_reset(&b);
-		row_to_json(&b, a, rows->rows[i]);
-		sb_addc(&b, '\n');
-		for (size_t k = 0; k < b.len; k++) h = (h ^ (unsigned char)b.s[k]) * 1099511628211ULL;
+		for (size_t k = 0; k < a->nattrs; k++) {
+			const val_t *v = row_get(rows->rows[i], a->attrs[k].name);
+			unsigned t = v ? v->t : ~0u;
+			h = fnv(h, &t, sizeof t);
+			if (!v) continue;
+			switch (v->t) {
+			case VAL_INT: case VAL_BOOL: h = fnv(h, &v->i, sizeof v->i); break;
+			case VAL_UINT: h = fnv(h, &v->u, sizeof v->u); break;
+			case VAL_FLOAT: h = fnv(h, &v->f, sizeof v->f); break;
+			case VAL_TEXT: case VAL_BYTES:
+				h = fnv(h, &v->n, sizeof v->n);
+				if (v->s) h = fnv(h, v->s, v->n);
+				break;
+			default: break;
+			}
+		}
+		h = fnv(h, "\n", 1);
 	}
-	sb_free(&b);
 	return h;
 }
 
