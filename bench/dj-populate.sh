@@ -35,15 +35,8 @@ HAVE_ADOPT=1
 [ "$HAVE_ADOPT" = 1 ] || echo "dj-populate: $DJC has no 'adopt' command: the djc runs are skipped"
 PL="$DJPY -W ignore $ROOT/tests/datajoint/pipeline.py"
 
-WORK=$(mktemp -d /tmp/djc-djbench.XXXXXX)
-chmod 755 "$WORK"
-cleanup() {
-	[ -d "$WORK/pg" ] && scripts/pg-server.sh stop "$WORK/pg" >/dev/null 2>&1
-	[ -d "$WORK/my" ] && scripts/mariadb-server.sh stop "$WORK/my" >/dev/null 2>&1
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. "$ROOT/scripts/throwaway-servers.sh"
+tw_init djbench
 
 now() { date +%s.%N; }
 TABLE="| backend | who | processes | keys | seconds | keys/s | DataJoint's check |
@@ -58,10 +51,7 @@ row() {  # BACKEND WHO N KEYS T0 T1 CHECK
 }
 
 for be in $BACKENDS; do
-	case $be in
-	mysql) url=$(scripts/mariadb-server.sh start "$WORK/my") || { echo "dj-populate: MariaDB did not start" >&2; exit 1; } ;;
-	postgresql) url=$(scripts/pg-server.sh start "$WORK/pg") || { echo "dj-populate: PostgreSQL did not start" >&2; exit 1; } ;;
-	esac
+	url=$(tw_start "$be") || { echo "dj-populate: $be: no server" >&2; exit 1; }
 	p=djbench
 	$PL declare "$url" $p "$SESSIONS" >"$WORK/decl" 2>&1 || { cat "$WORK/decl" >&2; exit 1; }
 	keys=$((SESSIONS * 2))
@@ -90,10 +80,7 @@ for be in $BACKENDS; do
 		$DJPY -W ignore -c 'import sys; sys.path.insert(0, sys.argv[3]); import pipeline as P; P.connect(sys.argv[1]); P.tables(sys.argv[2])[-1].delete(prompt=False)' \
 			"$url" $p "$ROOT/tests/datajoint" >/dev/null 2>&1
 	done
-	case $be in
-	mysql) scripts/mariadb-server.sh stop "$WORK/my" >/dev/null 2>&1 ;;
-	postgresql) scripts/pg-server.sh stop "$WORK/pg" >/dev/null 2>&1 ;;
-	esac
+	tw_stop "$be"
 done
 printf '%s\n' "$TABLE"
 [ -n "${BENCH_DJ_OUT:-}" ] && printf '\n%s\n' "$TABLE" >> "$BENCH_DJ_OUT"

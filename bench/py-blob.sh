@@ -19,8 +19,8 @@
 # Environment: BUILD (default build), PG_URL / MY_URL (servers to use;
 # default: throwaway ones), PYBLOB_KEYS (default 6), PYBLOB_ROUNDS (default
 # 2), PYBLOB_MB (default 10), DJPYTHON (an interpreter with datajoint and
-# numpy; default /work/notes/realdj/bin/djpython or build/realdj/bin/djpython
-# when there, else python3 and no py-dj), BENCH_QUICK=1 (2 keys, 1 round).
+# numpy; default: scripts/datajoint-python.sh's, else python3 and no py-dj),
+# BENCH_QUICK=1 (2 keys, 1 round).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -31,26 +31,16 @@ R=${PYBLOB_ROUNDS:-2}
 MB=${PYBLOB_MB:-10}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then N=2; R=1; fi
 [ -x "$RUN" ] || { echo "py-blob.sh: build first (make BUILD=$BUILD all)" >&2; exit 2; }
-PY=${DJPYTHON:-}
-if [ -z "$PY" ]; then
-	for p in "$ROOT/build/realdj/bin/djpython" /work/notes/realdj/bin/djpython; do
-		[ -x "$p" ] && "$p" -c 'import datajoint, numpy' >/dev/null 2>&1 && { PY=$p; break; }
-	done
-fi
+. "$ROOT/scripts/datajoint-python.sh"
 KINDS="c py-raw py-base64 py-dj"
-if [ -z "$PY" ]; then PY=$(command -v python3); KINDS="c py-raw py-base64"; fi
-WORK=$(mktemp -d /tmp/djc-pyblob.XXXXXX)
-chmod 755 "$WORK"
-OWN_PG=0 OWN_MY=0
-cleanup() {
-	[ "$OWN_PG" = 1 ] && scripts/pg-server.sh stop "$WORK/pg" >/dev/null 2>&1
-	[ "$OWN_MY" = 1 ] && scripts/mariadb-server.sh stop "$WORK/my" >/dev/null 2>&1
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-if [ -z "${PG_URL:-}" ]; then PG_URL=$(scripts/pg-server.sh start "$WORK/pg" | tail -1); OWN_PG=1; fi
-if [ -z "${MY_URL:-}" ]; then MY_URL=$(scripts/mariadb-server.sh start "$WORK/my" | tail -1); OWN_MY=1; fi
+if [ -n "${DJPYTHON:-}" ]; then PY=$DJPYTHON
+elif djpy_find; then PY=$DJPY
+else PY=$(command -v python3); KINDS="c py-raw py-base64"; echo "py-blob.sh: no py-dj ($DJPY_WHY)" >&2
+fi
+. "$ROOT/scripts/throwaway-servers.sh"
+tw_init pyblob
+[ -n "${PG_URL:-}" ] || PG_URL=$(tw_start postgresql)
+[ -n "${MY_URL:-}" ] || MY_URL=$(tw_start mysql)
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 LOG=$WORK/runs.jsonl
 : >"$LOG"

@@ -23,18 +23,10 @@ P=${PYSERVE_PROCS:-7}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then N=2000; R=1; fi
 PY=${PYTHON:-$(python3 -c 'import sys; print(sys.executable)')}
 [ -x "$NOOP" ] && [ -x "$RUN" ] || { echo "py-serve.sh: build first (make BUILD=$BUILD all)" >&2; exit 2; }
-WORK=$(mktemp -d /tmp/djc-pyserve.XXXXXX)
-chmod 755 "$WORK"
-OWN_PG=0 OWN_MY=0
-cleanup() {
-	[ "$OWN_PG" = 1 ] && scripts/pg-server.sh stop "$WORK/pg" >/dev/null 2>&1
-	[ "$OWN_MY" = 1 ] && scripts/mariadb-server.sh stop "$WORK/my" >/dev/null 2>&1
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-if [ -z "${PG_URL:-}" ]; then PG_URL=$(scripts/pg-server.sh start "$WORK/pg" | tail -1); OWN_PG=1; fi
-if [ -z "${MY_URL:-}" ]; then MY_URL=$(scripts/mariadb-server.sh start "$WORK/my" | tail -1); OWN_MY=1; fi
+. "$ROOT/scripts/throwaway-servers.sh"
+tw_init pyserve
+[ -n "${PG_URL:-}" ] || PG_URL=$(tw_start postgresql)
+[ -n "${MY_URL:-}" ] || MY_URL=$(tw_start mysql)
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 LOG=$WORK/runs.jsonl
 : >"$LOG"

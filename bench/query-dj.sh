@@ -28,15 +28,8 @@ BACKENDS=${BENCH_Q_BACKENDS:-mysql postgresql}
 djpy_find || { echo "query-dj: skipped ($DJPY_WHY)"; exit 0; }
 Q="$DJPY $ROOT/tests/datajoint/queries.py"
 
-WORK=$(mktemp -d /tmp/djc-benchq.XXXXXX)
-chmod 755 "$WORK"
-cleanup() {
-	[ -d "$WORK/pg" ] && scripts/pg-server.sh stop "$WORK/pg" >/dev/null 2>&1
-	[ -d "$WORK/my" ] && scripts/mariadb-server.sh stop "$WORK/my" >/dev/null 2>&1
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. "$ROOT/scripts/throwaway-servers.sh"
+tw_init benchq
 
 # median of the numbers on stdin
 median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
@@ -45,11 +38,7 @@ now_ms() { date +%s%N | awk '{printf "%.3f", $1 / 1e6}'; }
 TABLE="| backend | trials | rows | fetch: djc ms | fetch: DataJoint ms | DataJoint / djc | process: djc ms | process: DataJoint ms | DataJoint / djc |
 |---|---:|---:|---:|---:|---:|---:|---:|---:|"
 for be in $BACKENDS; do
-	case $be in
-	mysql) url=$(scripts/mariadb-server.sh start "$WORK/my") || { echo "query-dj: MariaDB did not start" >&2; exit 1; } ;;
-	postgresql) url=$(scripts/pg-server.sh start "$WORK/pg") || { echo "query-dj: PostgreSQL did not start" >&2; exit 1; } ;;
-	*) echo "query-dj: unknown backend $be" >&2; exit 2 ;;
-	esac
+	url=$(tw_start "$be") || { echo "query-dj: $be: no server" >&2; exit 1; }
 	decl=$($Q declare "$url" djq "$SESSIONS" 100 2>/dev/null) || { echo "query-dj: DataJoint's declare failed on $be" >&2; exit 1; }
 	trials=$(printf '%s' "$decl" | sed -n 's/.* \([0-9]*\) trials.*/\1/p')
 	"$DJC" --db "$url" --schema djq_djc adopt djq_lab djq_q >/dev/null || { echo "query-dj: djc adopt failed on $be" >&2; exit 1; }

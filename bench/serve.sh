@@ -37,15 +37,8 @@ N_SPAWN=1000   # posix_spawn runs per round (section C)
 if [ "$QUICK" = 1 ]; then N_FAST=300; N_PYK=20; N_PK=100; N_SPAWN=100; ROUNDS=1; fi
 
 [ -x "$NOOP" ] && [ -x "$RUN" ] || { echo "serve.sh: build first (make BUILD=$BUILD all)" >&2; exit 2; }
-WORK=$(mktemp -d /tmp/djc-serve-bench.XXXXXX)
-chmod 755 "$WORK"
-OWN_PG=0
-cleanup() {
-	[ "$OWN_PG" = 1 ] && scripts/pg-server.sh stop "$WORK/pg" >/dev/null 2>&1
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. "$ROOT/scripts/throwaway-servers.sh"
+tw_init serve-bench
 say() { printf 'serve.sh: %s\n' "$*" >&2; }
 LOG=$WORK/serve.jsonl
 : >"$LOG"
@@ -61,8 +54,7 @@ PY=$(python3 -c 'import sys; print(sys.executable)')
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 if [ -z "${PG_URL:-}" ]; then
 	say "starting PostgreSQL in $WORK/pg"
-	PG_URL=$(scripts/pg-server.sh start "$WORK/pg")
-	OWN_PG=1
+	PG_URL=$(tw_start postgresql)
 fi
 SQ=sqlite:$WORK/serve.db
 url_of() { case $1 in sqlite) echo "$SQ" ;; postgresql) echo "$PG_URL" ;; esac; }

@@ -79,6 +79,7 @@ class _Capture:
         self.schema, self.table = _bare(target.full_table_name)
         self.name = "%s (%s)" % (type(target).__name__, target.full_table_name)
         self.rows = []
+        self.keys = set()   # (part, primary key) of the rows kept: skip_duplicates across inserts
 
     def route(self, full_name):
         schema, table = _bare(full_name)
@@ -135,7 +136,6 @@ def _insert(self, rows, replace=False, skip_duplicates=False, ignore_extra_field
     if replace:
         raise NotSupported("insert(replace=True) into %s: djc commits new rows only" % self.full_table_name)
     heading = set(self.heading.names)
-    seen = set()
     pk = self.primary_key
     for r in _as_dicts(self, rows):
         extra = [k for k in r if k not in heading]
@@ -143,11 +143,10 @@ def _insert(self, rows, replace=False, skip_duplicates=False, ignore_extra_field
             raise NotSupported("attribute %s not found in %s (ignore_extra_fields=True to drop it)"
                                % (extra[0], self.full_table_name))
         r = {k: v for k, v in r.items() if k in heading}
-        if skip_duplicates:
-            ident = tuple(repr(r.get(k)) for k in pk)
-            if ident in seen:
-                continue
-            seen.add(ident)
+        ident = (part, tuple(repr(r.get(k)) for k in pk))
+        if skip_duplicates and ident in cap.keys:
+            continue
+        cap.keys.add(ident)
         if part:
             r["_part"] = part
         cap.rows.append(r)

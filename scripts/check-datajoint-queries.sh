@@ -25,23 +25,12 @@ BACKENDS=${DJC_DATAJOINT_BACKENDS:-mysql postgresql}
 djpy_find || { echo "check-datajoint-queries: $DJPY_WHY" >&2; exit 2; }
 Q="$DJPY $ROOT/tests/datajoint/queries.py"
 
-WORK=$(mktemp -d /tmp/djc-checkdjq.XXXXXX)
-chmod 755 "$WORK"   # the servers run as their own users
-cleanup() {
-	[ -d "$WORK/pg" ] && scripts/pg-server.sh stop "$WORK/pg" >/dev/null 2>&1
-	[ -d "$WORK/my" ] && scripts/mariadb-server.sh stop "$WORK/my" >/dev/null 2>&1
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. "$ROOT/scripts/throwaway-servers.sh"
+tw_init checkdjq
 
 FAIL=0
 for be in $BACKENDS; do
-	case $be in
-	mysql) url=$(scripts/mariadb-server.sh start "$WORK/my") || { echo "check-datajoint-queries: MariaDB did not start" >&2; exit 1; } ;;
-	postgresql) url=$(scripts/pg-server.sh start "$WORK/pg") || { echo "check-datajoint-queries: PostgreSQL did not start" >&2; exit 1; } ;;
-	*) echo "check-datajoint-queries: unknown backend $be" >&2; exit 2 ;;
-	esac
+	url=$(tw_start "$be") || { echo "check-datajoint-queries: $be: no server" >&2; exit 1; }
 	echo "[$be]"
 	$Q declare "$url" djq 400 20 2>&1 | grep -v -i warn || { echo "  FAIL DataJoint's declare" >&2; FAIL=1; continue; }
 	"$DJC" --db "$url" --schema djq_djc adopt djq_lab djq_q > "$WORK/adopt.out" 2>&1 ||

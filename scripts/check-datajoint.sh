@@ -44,15 +44,8 @@ if [ "$HALF" != 1 ] && ! "$DJC" adopt --help >/dev/null 2>&1; then
 fi
 PL="$DJPY $ROOT/tests/datajoint/pipeline.py"
 
-WORK=$(mktemp -d /tmp/djc-checkdj.XXXXXX)
-chmod 755 "$WORK"   # the servers run as their own users
-cleanup() {
-	[ -d "$WORK/pg" ] && scripts/pg-server.sh stop "$WORK/pg" >/dev/null 2>&1
-	[ -d "$WORK/my" ] && scripts/mariadb-server.sh stop "$WORK/my" >/dev/null 2>&1
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. "$ROOT/scripts/throwaway-servers.sh"
+tw_init checkdj
 
 PASS=0 FAIL=0
 step() {  # step BACKEND DESCRIPTION CMD...: runs CMD, its output to the log
@@ -70,7 +63,7 @@ step() {  # step BACKEND DESCRIPTION CMD...: runs CMD, its output to the log
 
 # djc's half on one server: adopt, workers beside a DataJoint populate
 djc_half() {  # BACKEND URL PREFIX
-	local be=$1 url=$2 p=$3 dj
+	local be=$1 url=$2 p=$3 dj wrc
 	local D=("$DJC" --db "$url" --schema "${p}_djc")
 	printf 'Stats\n    make_serve = %s %s/tests/datajoint/stats_make.py\n    timeout = 5m\n' "$DJPY" "$ROOT" > "$WORK/$p.djc"
 	step "$be" "djc adopt ${p}_main --overlay" "${D[@]}" adopt "${p}_main" --overlay "$WORK/$p.djc"
@@ -85,10 +78,10 @@ djc_half() {  # BACKEND URL PREFIX
 		sleep 0.1; done; echo "djc made no key in 60 s"; exit 1' _ "${D[@]}"
 	$PL populate "$url" "$p" 0 1 >"$WORK/dj.out" 2>&1 &
 	dj=$!
+	wait "$djcw"
+	wrc=$?
 	step "$be" "djc worker --processes 3 beside a DataJoint populate" \
-		sh -c 'wait_for() { while kill -0 "$1" 2>/dev/null; do sleep 0.1; done; }; wait_for '"$djcw"'; cat "'"$WORK"'/worker.err" >&2; cat "'"$WORK"'/worker.json"'
-	wait $djcw
-	step "$be" "djc worker's exit status" test $? = 0
+		sh -c 'cat "$1" >&2; cat "$2"; exit "$3"' _ "$WORK/worker.err" "$WORK/worker.json" "$wrc"
 	step "$be" "DataJoint's populate beside djc's workers" wait $dj
 	step "$be" "djc's counts: no errors, every key made or skipped, djc made some" python3 -c '
 import json, sys
@@ -100,11 +93,7 @@ print("djc made %d, skipped %d (made by DataJoint first)" % (d["success_count"],
 }
 
 for be in $BACKENDS; do
-	case $be in
-	mysql) url=$(scripts/mariadb-server.sh start "$WORK/my") || { echo "check-datajoint: MariaDB did not start" >&2; exit 1; } ;;
-	postgresql) url=$(scripts/pg-server.sh start "$WORK/pg") || { echo "check-datajoint: PostgreSQL did not start" >&2; exit 1; } ;;
-	*) echo "check-datajoint: unknown backend $be" >&2; exit 2 ;;
-	esac
+	url=$(tw_start "$be") || { echo "check-datajoint: $be: no server" >&2; exit 1; }
 	p=djck
 	step "$be" "DataJoint declares the pipeline and inserts upstream rows" $PL declare "$url" $p 8
 	step "$be" "DataJoint populates 2 keys itself first" $PL populate "$url" $p 2

@@ -110,6 +110,15 @@ mariadb_cli() {
 	mariadb --no-defaults -h"$host" -P"$port" -u"${cred%%:*}" -p"${cred#*:}" "$@"
 }
 
+# server_sql SQL: run SQL on the test server (PostgreSQL or MariaDB) as its
+# superuser, one row a line, columns tab-separated (nothing on sqlite)
+server_sql() {
+	case $DJC_BACKEND in
+	postgresql) psql "${DJC_SERVER_URL:-$DJC_DATABASE_URL}" -qAt -v ON_ERROR_STOP=1 -c "$1" ;;
+	mysql) mariadb_cli -N -B -e "$1" ;;
+	esac
+}
+
 _report() {  # status description [details]
 	if [ "$1" = ok ]; then
 		PASS=$((PASS + 1))

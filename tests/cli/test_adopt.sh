@@ -14,13 +14,7 @@ UP="${DJC_DATABASE_SCHEMA:-c}_aup"
 MAIN="${DJC_DATABASE_SCHEMA:-c}_adj"
 export PYTHONPATH="$ROOT/python"
 
-# sqlx SQL: run SQL with the backend's own client
-sqlx() {
-	case $DJC_BACKEND in
-	postgresql) psql "${DJC_SERVER_URL:-$DJC_DATABASE_URL}" -qAt -v ON_ERROR_STOP=1 -c "$1" ;;
-	mysql) mariadb_cli -N -B -e "$1" ;;
-	esac
-}
+# server_sql SQL: run SQL with the backend's own client
 subst() { sed -e "s/@UP@/$UP/g" -e "s/@MAIN@/$MAIN/g" "$1"; }
 qt() { if [ "$DJC_BACKEND" = mysql ]; then printf '`%s`.`%s`' "$1" "$2"; else printf '"%s"."%s"' "$1" "$2"; fi; }
 # fingerprint: rows and a checksum of each DataJoint table djc only reads
@@ -29,14 +23,14 @@ fingerprint() {
 	for t in "$UP subject" "$MAIN #param_set" "$MAIN session"; do
 		set -- $t
 		case $DJC_BACKEND in
-		mysql) sqlx "CHECKSUM TABLE $(qt "$1" "$2") EXTENDED" ;;
-		postgresql) sqlx "SELECT COUNT(*), md5(COALESCE(string_agg(t::text, '|' ORDER BY t::text), '')) FROM $(qt "$1" "$2") t" ;;
+		mysql) server_sql "CHECKSUM TABLE $(qt "$1" "$2") EXTENDED" ;;
+		postgresql) server_sql "SELECT COUNT(*), md5(COALESCE(string_agg(t::text, '|' ORDER BY t::text), '')) FROM $(qt "$1" "$2") t" ;;
 		esac
 	done
 }
 # companion_tables: djc's tables in the connection's schema
 companion_tables() {
-	sqlx "SELECT table_name FROM information_schema.tables WHERE table_schema = '$DJC_DATABASE_SCHEMA' AND table_name LIKE '~~%' ORDER BY table_name"
+	server_sql "SELECT table_name FROM information_schema.tables WHERE table_schema = '$DJC_DATABASE_SCHEMA' AND table_name LIKE '~~%' ORDER BY table_name"
 }
 
 case $DJC_BACKEND in
@@ -85,7 +79,7 @@ case_adopt() {
 	check "the parent of the other schema too" grep -q "^created $UP.Subject (manual) as subject$" <<< "$OUT"
 	check "jobs tables for the computed ones" grep -q "^created Pair jobs table ~~pair$" <<< "$OUT"
 	expect_out "adopt again: unchanged" "unchanged: the schema is already adopted" djc adopt "$MAIN" --overlay ov.djc
-	run sqlx "SELECT table_name FROM information_schema.tables WHERE table_schema IN ('$MAIN', '$UP') AND table_name LIKE '~%'"
+	run server_sql "SELECT table_name FROM information_schema.tables WHERE table_schema IN ('$MAIN', '$UP') AND table_name LIKE '~%'"
 	check "nothing of djc's in DataJoint's schemas" [ -z "$OUT" ]
 	expect_out "progress: the key source is session x param_set" "Analysis: Completed 0 of 10" \
 		sh -c "'$DJC' progress Analysis | sed 's/ (.*//'"
@@ -97,11 +91,11 @@ case_populate() {
 	[ -n "$FIX" ] || return 0
 	BEFORE=$(fingerprint)
 	expect_rc 0 "populate Analysis directly (the overlay's per-key make)" djc populate Analysis
-	expect_out "10 rows in DataJoint's table" 10 sqlx "SELECT COUNT(*) FROM $(qt "$MAIN" __analysis)"
-	expect_out "10 part rows in DataJoint's part table" 10 sqlx "SELECT COUNT(*) FROM $(qt "$MAIN" __analysis__item)"
+	expect_out "10 rows in DataJoint's table" 10 server_sql "SELECT COUNT(*) FROM $(qt "$MAIN" __analysis)"
+	expect_out "10 part rows in DataJoint's part table" 10 server_sql "SELECT COUNT(*) FROM $(qt "$MAIN" __analysis__item)"
 	expect_rc 0 "populate Pair through its jobs table (the overlay's serve python make)" djc populate Pair --reserve-jobs
-	expect_out "13 pairs in DataJoint's table" 13 sqlx "SELECT COUNT(*) FROM $(qt "$MAIN" __pair)"
-	expect_out "each pair's gap" 5 sqlx "SELECT COUNT(*) FROM $(qt "$MAIN" __pair) WHERE gap = session_idx - prev_idx AND prev_idx = 1"
+	expect_out "13 pairs in DataJoint's table" 13 server_sql "SELECT COUNT(*) FROM $(qt "$MAIN" __pair)"
+	expect_out "each pair's gap" 5 server_sql "SELECT COUNT(*) FROM $(qt "$MAIN" __pair) WHERE gap = session_idx - prev_idx AND prev_idx = 1"
 	expect_out "progress complete" "Pair: Completed 13 of 13" sh -c "'$DJC' progress Pair | sed 's/ (.*//'"
 	check "DataJoint's upstream tables are as they were" [ "$(fingerprint)" = "$BEFORE" ]
 }
@@ -151,13 +145,13 @@ case_unknown_layout() {
 	[ -n "$FIX" ] || return 0
 	local W="${DJC_DATABASE_SCHEMA:-c}_awd"
 	case $DJC_BACKEND in
-	mysql) sqlx "CREATE DATABASE \`$W\`; CREATE TABLE \`$W\`.\`session\` (s int NOT NULL, PRIMARY KEY (s)); CREATE TABLE \`$W\`.\`Odd__Name\` (s int NOT NULL, PRIMARY KEY (s))" ;;
-	postgresql) sqlx "CREATE SCHEMA \"$W\"; CREATE TABLE \"$W\".\"session\" (s int NOT NULL, PRIMARY KEY (s)); CREATE TABLE \"$W\".\"Odd__Name\" (s int NOT NULL, PRIMARY KEY (s))" ;;
+	mysql) server_sql "CREATE DATABASE \`$W\`; CREATE TABLE \`$W\`.\`session\` (s int NOT NULL, PRIMARY KEY (s)); CREATE TABLE \`$W\`.\`Odd__Name\` (s int NOT NULL, PRIMARY KEY (s))" ;;
+	postgresql) server_sql "CREATE SCHEMA \"$W\"; CREATE TABLE \"$W\".\"session\" (s int NOT NULL, PRIMARY KEY (s)); CREATE TABLE \"$W\".\"Odd__Name\" (s int NOT NULL, PRIMARY KEY (s))" ;;
 	esac
 	expect_fail 2 "a table of no DataJoint tier is refused, named" \
 		"^djc: adopt: table $W\.Odd__Name: not a DataJoint table name .*djc does not recognise this layout$" djc adopt "$W"
 	if [ "$DJC_BACKEND" = mysql ]; then
-		sqlx "DROP TABLE \`$W\`.\`Odd__Name\`; CREATE TABLE \`$W\`.\`_raw\` (s int NOT NULL, v int NOT NULL COMMENT ':graph2:x', PRIMARY KEY (s))"
+		server_sql "DROP TABLE \`$W\`.\`Odd__Name\`; CREATE TABLE \`$W\`.\`_raw\` (s int NOT NULL, v int NOT NULL COMMENT ':graph2:x', PRIMARY KEY (s))"
 		expect_fail 2 "a 0.14 marker djc does not know is refused, named" \
 			"^djc: adopt: table $W\._raw: column v: unknown DataJoint 0\.14 attribute type :graph2:" djc adopt "$W"
 	fi
@@ -175,7 +169,7 @@ case_unadopt() {
 	expect_out "no table left" "" djc tables
 	run companion_tables
 	check "djc's jobs and history tables are gone" [ -z "$OUT" ]
-	expect_out "DataJoint's tables keep their rows" 2 sqlx "SELECT COUNT(*) FROM $(qt "$UP" subject)"
+	expect_out "DataJoint's tables keep their rows" 2 server_sql "SELECT COUNT(*) FROM $(qt "$UP" subject)"
 	expect_fail 2 "unadopt again: nothing adopted" "^djc: unadopt: no table is adopted from DataJoint schema $MAIN$" \
 		djc unadopt "$MAIN"
 	expect_rc 0 "adopt again after unadopt" djc adopt "$MAIN" --overlay ov.djc
@@ -196,7 +190,7 @@ case_mariadb_2x() {
 	chmod +x mk_analysis2.sh
 	printf 'Analysis\n    make = ./mk_analysis2.sh\n' > ov2.djc
 	local before
-	before=$(sqlx "CHECKSUM TABLE \`$U2\`.\`subject\`, \`$M2\`.\`#method\`, \`$M2\`.\`session\`, \`$M2\`.\`~~analysis\` EXTENDED")
+	before=$(server_sql "CHECKSUM TABLE \`$U2\`.\`subject\`, \`$M2\`.\`#method\`, \`$M2\`.\`session\`, \`$M2\`.\`~~analysis\` EXTENDED")
 	expect_rc 0 "adopt --dry-run of a 2.x schema" djc --schema "$C2" adopt "$M2" --overlay ov2.djc --dry-run
 	check "the definitions are the expected ones (markers, json, bool, <blob>, a store column raw)" [ "$OUT" = "$(cat expected2.djc)" ]
 	[ "$OUT" = "$(cat expected2.djc)" ] || diff <(printf '%s\n' "$OUT") expected2.djc >&2
@@ -209,13 +203,13 @@ case_mariadb_2x() {
 	expect_rc 0 "populate through djc's jobs table" djc --schema "$C2" populate Analysis --reserve-jobs
 	check "6 made" grep -q "^Analysis: 6 made, 0 errors" <<< "$OUT"
 	expect_out "rows in DataJoint's table, the case-insensitive key as written" 3 \
-		sqlx "SELECT COUNT(*) FROM \`$M2\`.\`__analysis\` WHERE method = 'Fast' AND BINARY method = 'Fast'"
-	expect_out "_job_* columns filled" 6 sqlx "SELECT COUNT(*) FROM \`$M2\`.\`__analysis\` WHERE _job_start_time IS NOT NULL"
+		server_sql "SELECT COUNT(*) FROM \`$M2\`.\`__analysis\` WHERE method = 'Fast' AND BINARY method = 'Fast'"
+	expect_out "_job_* columns filled" 6 server_sql "SELECT COUNT(*) FROM \`$M2\`.\`__analysis\` WHERE _job_start_time IS NOT NULL"
 	expect_out "progress complete" "Analysis: Completed 6 of 6" sh -c "'$DJC' --schema '$C2' progress Analysis | sed 's/ (.*//'"
 	expect_out "djc's jobs table's key has the target's collation" utf8mb4_unicode_ci \
-		sqlx "SELECT collation_name FROM information_schema.columns WHERE table_schema = '$C2' AND table_name = '~~analysis' AND column_name = 'method'"
+		server_sql "SELECT collation_name FROM information_schema.columns WHERE table_schema = '$C2' AND table_name = '~~analysis' AND column_name = 'method'"
 	check "DataJoint's tables (its own ~~analysis too) are as they were" \
-		[ "$(sqlx "CHECKSUM TABLE \`$U2\`.\`subject\`, \`$M2\`.\`#method\`, \`$M2\`.\`session\`, \`$M2\`.\`~~analysis\` EXTENDED")" = "$before" ]
+		[ "$(server_sql "CHECKSUM TABLE \`$U2\`.\`subject\`, \`$M2\`.\`#method\`, \`$M2\`.\`session\`, \`$M2\`.\`~~analysis\` EXTENDED")" = "$before" ]
 }
 tcase mariadb_2x
 

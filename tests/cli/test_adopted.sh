@@ -11,13 +11,7 @@ FX="$ROOT/tests/fixtures/datajoint-model"
 UP="${DJC_DATABASE_SCHEMA:-c}_up"
 MAIN="${DJC_DATABASE_SCHEMA:-c}_dj"
 
-# sqlx SQL: run SQL with the backend's own client (no schema of djc's)
-sqlx() {
-	case $DJC_BACKEND in
-	postgresql) psql "${DJC_SERVER_URL:-$DJC_DATABASE_URL}" -qAt -v ON_ERROR_STOP=1 -c "$1" ;;
-	mysql) mariadb_cli -N -B -e "$1" ;;
-	esac
-}
+# server_sql SQL: run SQL with the backend's own client (no schema of djc's)
 rows() { count "$@"; return 0; }   # count, whose grep -c fails on none
 subst() { sed -e "s/@UP@/$UP/g" -e "s/@MAIN@/$MAIN/g" "$1"; }
 # qt SCHEMA TABLE: the table's name quoted for the backend's client
@@ -28,12 +22,12 @@ fingerprint() {
 	case $DJC_BACKEND in
 	mysql)
 		for t in "$UP\`.\`subject" "$MAIN\`.\`#param_set" "$MAIN\`.\`#reviewer" "$MAIN\`.\`session"; do
-			sqlx "SELECT COUNT(*), COALESCE(SUM(CRC32(CONCAT_WS('|', t.*))), 0) FROM \`$t\` t" 2>/dev/null ||
-				sqlx "CHECKSUM TABLE \`$t\` EXTENDED"
+			server_sql "SELECT COUNT(*), COALESCE(SUM(CRC32(CONCAT_WS('|', t.*))), 0) FROM \`$t\` t" 2>/dev/null ||
+				server_sql "CHECKSUM TABLE \`$t\` EXTENDED"
 		done ;;
 	postgresql)
 		for t in "\"$UP\".\"subject\"" "\"$MAIN\".\"#param_set\"" "\"$MAIN\".\"#level\"" "\"$MAIN\".\"session\""; do
-			sqlx "SELECT COUNT(*), md5(COALESCE(string_agg(t::text, '|' ORDER BY t::text), '')) FROM $t t"
+			server_sql "SELECT COUNT(*), md5(COALESCE(string_agg(t::text, '|' ORDER BY t::text), '')) FROM $t t"
 		done ;;
 	esac
 }
@@ -100,8 +94,8 @@ case_declare() {
 		sh -c "'$DJC' declare pipe.djc | grep -c '^exists '"
 	# djc's tables are in the companion; DataJoint's schema has none of them
 	case $DJC_BACKEND in
-	mysql) run sqlx "SELECT table_name FROM information_schema.tables WHERE table_schema = '$MAIN' AND table_name LIKE '~%'" ;;
-	postgresql) run sqlx "SELECT table_name FROM information_schema.tables WHERE table_schema = '$MAIN' AND table_name LIKE '~%'" ;;
+	mysql) run server_sql "SELECT table_name FROM information_schema.tables WHERE table_schema = '$MAIN' AND table_name LIKE '~%'" ;;
+	postgresql) run server_sql "SELECT table_name FROM information_schema.tables WHERE table_schema = '$MAIN' AND table_name LIKE '~%'" ;;
 	esac
 	check "nothing of djc's in the DataJoint schema" [ -z "$OUT" ]
 	expect_out "a session's uuid reads as its text form" '"0f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4e5"' \
@@ -120,8 +114,8 @@ case_populate_direct() {
 	expect_out "with their part rows" 10 count Analysis.Item
 	# byte for byte: the blob djc wrote is the session's, as the server keeps it
 	case $DJC_BACKEND in
-	mysql) run sqlx "SELECT COUNT(*) FROM \`$MAIN\`.\`__analysis\` a JOIN \`$MAIN\`.\`session\` s USING (subject_id, session_idx) WHERE a.out = s.raw_data" ;;
-	postgresql) run sqlx "SELECT COUNT(*) FROM \"$MAIN\".\"__analysis\" a JOIN \"$MAIN\".\"session\" s USING (subject_id, session_idx) WHERE a.out = s.raw_data" ;;
+	mysql) run server_sql "SELECT COUNT(*) FROM \`$MAIN\`.\`__analysis\` a JOIN \`$MAIN\`.\`session\` s USING (subject_id, session_idx) WHERE a.out = s.raw_data" ;;
+	postgresql) run server_sql "SELECT COUNT(*) FROM \"$MAIN\".\"__analysis\" a JOIN \"$MAIN\".\"session\" s USING (subject_id, session_idx) WHERE a.out = s.raw_data" ;;
 	esac
 	check "every blob came back byte for byte" [ "$OUT" = 10 ]
 	check "DataJoint's upstream tables are as they were" [ "$(fingerprint)" = "$BEFORE" ]
@@ -159,9 +153,9 @@ case_text_key() {
 	# (MariaDB) or the same enum type (PostgreSQL)
 	case $DJC_BACKEND in
 	mysql) expect_out "the jobs table's key has the target's collation" utf8mb4_general_ci \
-		sqlx "SELECT collation_name FROM information_schema.columns WHERE table_schema = '$DJC_DATABASE_SCHEMA' AND table_name = '~~review' AND column_name = 'reviewer'" ;;
+		server_sql "SELECT collation_name FROM information_schema.columns WHERE table_schema = '$DJC_DATABASE_SCHEMA' AND table_name = '~~review' AND column_name = 'reviewer'" ;;
 	postgresql) expect_out "the jobs table's key has the target's enum type" enum_7027a361 \
-		sqlx "SELECT udt_name FROM information_schema.columns WHERE table_schema = '$DJC_DATABASE_SCHEMA' AND table_name = '~~graded' AND column_name = 'level'" ;;
+		server_sql "SELECT udt_name FROM information_schema.columns WHERE table_schema = '$DJC_DATABASE_SCHEMA' AND table_name = '~~graded' AND column_name = 'level'" ;;
 	esac
 }
 tcase text_key declare
@@ -185,7 +179,7 @@ case_refusals() {
 	printf 'Gone (manual)\n    adopted = %s.nosuch\n    g : int32\n    ---\n' "$MAIN" > gone.djc
 	expect_fail 2 "a missing DataJoint table is named" "gone\.djc:1: table Gone is adopted from DataJoint table $MAIN\.nosuch, which is missing" \
 		djc declare gone.djc
-	sqlx "CREATE TABLE $(qt "$MAIN" extra) (e int NOT NULL, PRIMARY KEY (e))"
+	server_sql "CREATE TABLE $(qt "$MAIN" extra) (e int NOT NULL, PRIMARY KEY (e))"
 	printf 'Extra (manual)\n    adopted = %s.extra\n    e : int32\n    ---\n    nope : int32\n' "$MAIN" > col.djc
 	expect_fail 2 "a missing column is named" "col\.djc:1: table Extra: DataJoint table $MAIN\.extra has no column 'nope'" \
 		djc declare col.djc
@@ -195,12 +189,12 @@ case_refusals() {
 	expect_rc 0 "an adopted table may reference one of djc's" djc declare own2.djc
 	expect_fail 2 "dropping that one would drop the adopted one: refused" \
 		"^djc: Extra2 is adopted from DataJoint schema $MAIN: djc does not change its definition$" djc drop Own --yes
-	expect_out "DataJoint's table is still there" 0 sqlx "SELECT COUNT(*) FROM $(qt "$MAIN" extra)"
+	expect_out "DataJoint's table is still there" 0 server_sql "SELECT COUNT(*) FROM $(qt "$MAIN" extra)"
 	if [ "$DJC_BACKEND" = mysql ]; then
 		expect_fail 2 "a target with a raw column is refused, naming it" \
 			"^djc: table Timed: column 'at' \(raw\(time\)\) cannot be written by djc, so Timed cannot be populated by djc$" \
 			djc populate Timed
-		sqlx "INSERT INTO $(qt "$MAIN" __timed) VALUES (1, '12:30:00')"
+		server_sql "INSERT INTO $(qt "$MAIN" __timed) VALUES (1, '12:30:00')"
 		expect_out "a raw column reads as the server's text" '{"subject_id":1,"at":"12:30:00"}' djc fetch Timed --format json
 	fi
 }
@@ -208,7 +202,7 @@ tcase refusals declare
 
 case_bad_blob() {
 	[ -n "$FIX" ] || return 0
-	sqlx "INSERT INTO $(qt "$MAIN" "#param_set") VALUES (3, 2.5)"
+	server_sql "INSERT INTO $(qt "$MAIN" "#param_set") VALUES (3, 2.5)"
 	expect_rc 1 "a make returning no DataJoint blob fails" djc populate Analysis --make ./mk_badblob.sh
 	check "the error names the attribute and the header" grep -q "not a DataJoint blob (no mYm/dj0/ZL123 header)" <<< "$OUT$ERR"
 	expect_out "nothing written for it" 0 rows Analysis '{"param_id": 3}'

@@ -13,9 +13,9 @@
 # children stop by themselves, as on SIGTERM (populate and djc worker).
 . "$ROOT/tests/cli/lib.sh"
 
-# server_sql SQL: run SQL with the backend's client (PostgreSQL: names
+# schema_sql SQL: run SQL with the backend's client (PostgreSQL: names
 # qualified, as a session setting would stay on a pooler's connection)
-server_sql() {
+schema_sql() {
 	case $DJC_BACKEND in
 	postgresql)
 		psql "$DJC_DATABASE_URL" -qAt -v ON_ERROR_STOP=1 -c "$1" ;;
@@ -37,11 +37,11 @@ expect_out "insert $N keys" "inserted $N rows into K" djc insert K keys.jsonl
 case $DJC_BACKEND in
 postgresql)
 	S=$DJC_DATABASE_SCHEMA
-	expect_rc 0 "slow claims (a trigger)" server_sql 'CREATE FUNCTION "'"$S"'".slow_claim() RETURNS trigger LANGUAGE plpgsql AS $$
+	expect_rc 0 "slow claims (a trigger)" schema_sql 'CREATE FUNCTION "'"$S"'".slow_claim() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN IF NEW.status = '"'reserved'"' AND OLD.status = '"'pending'"' THEN PERFORM pg_sleep(0.01); END IF; RETURN NEW; END $$;
 		CREATE TRIGGER slow_claim BEFORE UPDATE ON "'"$S"'"."~~p" FOR EACH ROW EXECUTE FUNCTION "'"$S"'".slow_claim()' ;;
 mysql)
-	expect_rc 0 "slow claims (a trigger)" server_sql 'CREATE TRIGGER slow_claim BEFORE UPDATE ON `~~p` FOR EACH ROW
+	expect_rc 0 "slow claims (a trigger)" schema_sql 'CREATE TRIGGER slow_claim BEFORE UPDATE ON `~~p` FOR EACH ROW
 		SET @slow = IF(NEW.status = '"'reserved'"' AND OLD.status = '"'pending'"', SLEEP(0.01), 0)' ;;
 esac
 export DJC_JOBS_RESERVE_BATCH=3
@@ -84,8 +84,8 @@ pgbouncer/*) check "through the pooler every child says its session is unverifie
 *) check "every child's session vouched for ($unverified unverified)" [ "$unverified" = 0 ] ;;
 esac
 case $DJC_BACKEND in
-postgresql) expect_rc 0 "claims at full speed again" server_sql 'DROP TRIGGER slow_claim ON "'"$S"'"."~~p"' ;;
-mysql) expect_rc 0 "claims at full speed again" server_sql 'DROP TRIGGER slow_claim' ;;
+postgresql) expect_rc 0 "claims at full speed again" schema_sql 'DROP TRIGGER slow_claim ON "'"$S"'"."~~p"' ;;
+mysql) expect_rc 0 "claims at full speed again" schema_sql 'DROP TRIGGER slow_claim' ;;
 esac
 # the failures are retried and everything gets made
 expect_rc 0 "clear the errors" djc jobs clear P --status error

@@ -74,25 +74,16 @@ readme_ephys() {
 	local fx="$ROOT/tests/fixtures/datajoint-model" f
 	case $DJC_BACKEND in
 	mysql) f=dj014-mariadb
-		mariadb_cli -e 'DROP DATABASE IF EXISTS ephys; DROP DATABASE IF EXISTS ephys_lab; DROP DATABASE IF EXISTS ephys_djc' ;;
+		server_sql 'DROP DATABASE IF EXISTS ephys; DROP DATABASE IF EXISTS ephys_lab; DROP DATABASE IF EXISTS ephys_djc' ;;
 	postgresql) f=dj2-postgres ;;
 	*) return 0 ;;
 	esac
 	sed -e 's/@UP@/ephys_lab/g' -e 's/@MAIN@/ephys/g' "$fx/$f.sql" > ephys.sql
-	case $DJC_BACKEND in
-	mysql) mariadb_cli < ephys.sql ;;
-	postgresql) psql "${DJC_SERVER_URL:-$DJC_DATABASE_URL}" -q -v ON_ERROR_STOP=1 -f ephys.sql >/dev/null ;;
-	esac
+	server_sql "$(cat ephys.sql)" >/dev/null
 	# where the README's commands are by then (its first walk-through cd's into first/)
 	mkdir -p repo/first
 	cp "$ROOT/tests/fixtures/datajoint/overlay.djc" repo/first/ephys.djc
 	cp "$ROOT/tests/fixtures/datajoint/mk_analysis.sh" "$ROOT/tests/fixtures/datajoint/mk_pair.py" repo/first/
-}
-readme_sql() {
-	case $DJC_BACKEND in
-	mysql) mariadb_cli -N -B -e "$1" ;;
-	postgresql) psql "${DJC_SERVER_URL:-$DJC_DATABASE_URL}" -qAt -c "$1" ;;
-	esac
 }
 check "the DataJoint schema ephys for the adopt walk-through ($DJC_BACKEND)" readme_ephys
 # `make` as the README says, in the checkout: the build under test is current
@@ -117,7 +108,7 @@ if [ "$DJC_BACKEND" != sqlite ]; then
 	pair=$(printf '%s\n' "$OUT" | sed -nE 's/^Pair +\[#+\] +([0-9]+)\/\1 +100\.0%.*/\1/p')
 	check "the adopt walk-through's progress: Analysis and Pair complete ($ana, $pair)" test -n "$ana" -a -n "$pair"
 	check "... their rows in DataJoint's tables after unadopt" \
-		test "$(readme_sql 'SELECT COUNT(*) FROM ephys.__analysis')/$(readme_sql 'SELECT COUNT(*) FROM ephys.__pair')" = "$ana/$pair"
+		test "$(server_sql 'SELECT COUNT(*) FROM ephys.__analysis')/$(server_sql 'SELECT COUNT(*) FROM ephys.__pair')" = "$ana/$pair"
 fi
 }
 tcase readme extractor

@@ -9,7 +9,8 @@ into itself and insert into its part). Besides it:
     Tri    (computed) -> Session | mean : float64, trace : <blob>
            the tripartite make of DataJoint 2.x (make_fetch/make_compute/make_insert)
     Boom   (computed) -> Session | n : int32
-           raises ValueError for session_idx 1 (an error job with a traceback)
+           raises ValueError for session_idx 1 (an error job with a traceback);
+           inserts its row twice, the second time with skip_duplicates=True
     Stray  (computed) -> Session | n : int32
            also inserts into ParamSet: djc refuses (not the table being made)
 
@@ -65,7 +66,9 @@ class Boom(dj.Computed):
     def make(self, key):
         if key["session_idx"] == 1:
             raise ValueError("session %d is broken" % key["session_idx"])
-        self.insert1(dict(key, n=len((Session & key).fetch1("samples"))))
+        row = dict(key, n=len((Session & key).fetch1("samples")))
+        self.insert1(row)
+        self.insert1(row, skip_duplicates=True)   # the same row again: skipped, as DataJoint does
 
 
 @main

@@ -126,12 +126,17 @@ def tables(prefix):
     return subject, main, Subject, Session, ParamSet, Stats
 
 
-def drop(prefix):
-    for name in (prefix + "_main", prefix + "_subject"):
+def drop_schemas(*names):
+    """Drop these schemas (children first), those that are there."""
+    for name in names:
         try:
             dj.Schema(name, create_schema=False).drop(prompt=False)
         except Exception:
             pass
+
+
+def drop(prefix):
+    drop_schemas(prefix + "_main", prefix + "_subject")
 
 
 def declare(prefix, nsessions):

@@ -43,10 +43,10 @@ no rows.
 import datetime
 import decimal
 import json
+import os
 import subprocess
 import sys
 import time
-import urllib.parse
 import warnings
 
 import numpy as np
@@ -54,25 +54,12 @@ import numpy as np
 warnings.filterwarnings("ignore")
 import datajoint as dj  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pipeline import connect, drop_schemas  # noqa: E402  (the same connection settings as make check-datajoint's)
+
 SPECIES = ["mouse", "rat", "marmoset", "macaque"]
 RIGS = ["A", "B", "C"]
 OUTCOMES = ["hit", "miss", "early"]
-
-
-def connect(url):
-    u = urllib.parse.urlparse(url)
-    backend = "postgresql" if u.scheme.startswith("postgres") else "mysql"
-    dj.config["database.backend"] = backend
-    dj.config["database.host"] = u.hostname
-    dj.config["database.port"] = u.port
-    dj.config["database.user"] = u.username
-    dj.config["database.password"] = u.password or "unused"
-    if backend == "postgresql":
-        dj.config["database.name"] = u.path.lstrip("/")
-        if "sslmode=require" not in url:
-            dj.config["database.use_tls"] = False
-    dj.config["safemode"] = False
-    dj.logger.setLevel("WARNING")
 
 
 def tables(prefix):
@@ -123,11 +110,7 @@ def tables(prefix):
 
 
 def drop(prefix):
-    for name in (prefix + "_q", prefix + "_lab"):
-        try:
-            dj.Schema(name, create_schema=False).drop(prompt=False)
-        except Exception:
-            pass
+    drop_schemas(prefix + "_q", prefix + "_lab")
 
 
 def declare(prefix, nsessions, trials):
@@ -292,7 +275,7 @@ def djc_rows(djc, url, companion, expr, spec):
         return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def diff(name, dj_expr, djc_expr, a, b):
+def diff(a, b):
     """None when the rows are the same, else what differs."""
     if len(a) != len(b):
         return "%d rows from DataJoint, %d from djc" % (len(a), len(b))
@@ -319,7 +302,7 @@ def compare(prefix, url, djc, companion, only=None):
             continue
         n += 1
         why = known[0].get(backend) if known else None
-        a, d, note = [], None, ""
+        a, note = [], ""
         try:
             b = djc_rows(djc, url, companion, djc_expr, djc_spec)
             try:
@@ -329,7 +312,7 @@ def compare(prefix, url, djc, companion, only=None):
                     raise
                 djfail += 1
                 a, note = b, "  (DataJoint fails here: %s: %s)" % (why, type(e).__name__)
-            d = diff(name, dj_expr, djc_expr, a, b)
+            d = diff(a, b)
         except Exception as e:  # noqa: BLE001 - reported as the query's failure
             d = "%s: %s" % (type(e).__name__, e)
         if d:
