@@ -14,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_OUTPUT (256UL << 20)   /* a make's stdout beyond this is an error */
 #define STDERR_TAIL 4000
 
 void staged_free(staged *s)
@@ -490,6 +489,11 @@ static void clean_utf8(char *s, size_t *n)
 	}
 }
 
+size_t make_max_output(void)
+{
+	return (size_t)config_long("jobs.max_output") << 20;
+}
+
 const char *make_signame(int s)
 {
 	switch (s) {
@@ -611,7 +615,8 @@ int make_program(const make_req *rq, char *const *argv, staged *out, make_result
 	env = env_key(rq, sb_str(&keyjson), env, &ne, &own);
 	sb_addc(&keyjson, '\n');
 
-	proc_spec spec = {argv, env, MAX_OUTPUT, STDERR_TAIL};
+	size_t max_out = make_max_output();
+	proc_spec spec = {argv, env, max_out, STDERR_TAIL};
 	proc_status ps;
 	proc *p = NULL;
 	make_clock clk;
@@ -638,7 +643,7 @@ int make_program(const make_req *rq, char *const *argv, staged *out, make_result
 		res->stopped = ask.why;
 		res->message = make_stop_message(ask.why);
 	} else if (ps.stop == PROC_STOP_TOO_BIG) {
-		res->message = xasprintf("make program wrote more than %lu MiB to stdout", MAX_OUTPUT >> 20);
+		res->message = xasprintf("make program wrote more than %zu MiB to stdout", max_out >> 20);
 	} else if (ps.stop) {
 		res->stopped = ask.why != MAKE_GO ? ask.why : MAKE_STOP_LOST;
 		res->message = xasprintf("make stopped (reason %d)", ps.stop);

@@ -134,6 +134,9 @@ void make_succeeded(djc_conn *c, table *t, staged *out, const make_clock *k, rea
 /* A make program's stderr tail made fit for the jobs table: valid UTF-8
  * and the database password redacted; NULL when empty (caller frees). */
 char *make_stderr_text(const djc_conn *c, const char *tail, size_t n);
+/* What a make program may write for one key, in bytes (jobs.max_output,
+ * in MiB): beyond it the key fails and the program is stopped. */
+size_t make_max_output(void);
 /* "SIGSEGV" for SIGSEGV, ... ("signal" for the rarer ones). */
 const char *make_signame(int sig);
 /* The environment of the current process, without the variables that

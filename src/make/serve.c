@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_OUTPUT (256UL << 20)   /* what a program may write for one key */
 #define STDERR_TAIL 4000           /* its stderr kept per key */
 #define STACK_MAX 65536            /* its own stack (an error's "stack"), at most */
 #define RESTART_WINDOW 60.0        /* jobs.serve_restarts counts restarts in this many seconds */
@@ -40,6 +39,7 @@ struct serve {
 	int types;         /* its hello asked for attribute types (table messages, rows headers) */
 	char **described;  /* the tables whose types it was sent (a table message) */
 	size_t ndescribed;
+	size_t max_out;    /* what it may write for one key (jobs.max_output) */
 };
 
 serve *serve_new(char *const *argv)
@@ -49,6 +49,7 @@ serve *serve_new(char *const *argv)
 	while (argv[n]) n++;
 	s->argv = xcalloc(n + 1, sizeof(char *));
 	s->last = RESTART_WINDOW;
+	s->max_out = make_max_output();
 	for (size_t i = 0; i < n; i++) s->argv[i] = xstrdup(argv[i]);
 	return s;
 }
@@ -206,8 +207,8 @@ static int start(serve *s, djc_conn *c, make_result *res)
 	env[ne++] = ver;
 	env[ne] = NULL;
 	/* the cap of the process module is a backstop: a key's output is
-	 * counted here, line by line, and stopped at MAX_OUTPUT first */
-	proc_spec spec = {s->argv, env, MAX_OUTPUT + (1UL << 20), STDERR_TAIL};
+	 * counted here, line by line, and stopped at s->max_out first */
+	proc_spec spec = {s->argv, env, s->max_out + (1UL << 20), STDERR_TAIL};
 	proc_status ps;
 	int rc = proc_spawn(&s->p, &spec, &ps);
 	make_env_free(env);
@@ -242,7 +243,7 @@ typedef enum line_end {
 	L_ERROR,      /* {"_djc":"error",...} */
 	L_GARBAGE,    /* not the protocol: the program is stopped */
 	L_FATAL,      /* a program this djc cannot talk to: the worker stops */
-	L_TOO_BIG,    /* more than MAX_OUTPUT for the key */
+	L_TOO_BIG,    /* more than jobs.max_output for the key */
 	L_DIED,       /* the program ended */
 	L_STOPPED     /* the watch said stop */
 } line_end;
@@ -447,15 +448,15 @@ static line_end on_bin_row(keyrun *kr, json_t *j, json_t *bin)
 	json_array_foreach(bin, i, e) {
 		json_t *nm = json_array_get(e, 0), *ln = json_array_get(e, 1);
 		if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_string(nm) || !json_is_integer(ln) ||
-		    json_integer_value(ln) < 0 || (size_t)json_integer_value(ln) > MAX_OUTPUT)
+		    json_integer_value(ln) < 0 || (size_t)json_integer_value(ln) > kr->s->max_out)
 			return garbage(kr, "a row's \"_bin\" must be a list of [\"attribute\", length]%s", "");
 		b->names[b->n] = xstrdup(json_string_value(nm));
 		b->lens[b->n++] = (size_t)json_integer_value(ln);
 		total += (size_t)json_integer_value(ln);
-		if (total > MAX_OUTPUT) return L_TOO_BIG;
+		if (total > kr->s->max_out) return L_TOO_BIG;
 	}
 	kr->bytes += total;
-	if (kr->bytes > MAX_OUTPUT) return L_TOO_BIG;
+	if (kr->bytes > kr->s->max_out) return L_TOO_BIG;
 	json_object_del(j, "_bin");
 	kr->binrow = json_incref(j);
 	kr->binlen = total;
@@ -649,7 +650,7 @@ static line_end read_answer(keyrun *kr, make_stop *why)
 			if (!nl) break;
 			size_t len = (size_t)(nl - (o + used));
 			kr->bytes += len + 1;
-			if (kr->bytes > MAX_OUTPUT) { end = L_TOO_BIG; break; }
+			if (kr->bytes > s->max_out) { end = L_TOO_BIG; break; }
 			end = on_line(kr, o + used, len);
 			used += len + 1;
 		}
@@ -657,7 +658,7 @@ static line_end read_answer(keyrun *kr, make_stop *why)
 		if (end != L_MORE) return end;
 		proc_status ps;
 		proc_get_status(s->p, &ps);
-		if (kr->bytes + (kr->binrow ? 0 : n - used) > MAX_OUTPUT || ps.too_big) return L_TOO_BIG;
+		if (kr->bytes + (kr->binrow ? 0 : n - used) > s->max_out || ps.too_big) return L_TOO_BIG;
 		if (over) return L_DIED;
 		if ((*why = make_watch_check(kr->watch)) != MAKE_GO) return L_STOPPED;
 		over = proc_pump(s->p, PROC_POLL_MS);
@@ -711,7 +712,7 @@ static void unanswered(keyrun *kr, line_end end, make_stop why, make_result *res
 		break;
 	case L_TOO_BIG:
 		stop_program(s, PROC_STOP_TOO_BIG, 0, &st);
-		res->message = xasprintf("serve program wrote more than %lu MiB for one key", MAX_OUTPUT >> 20);
+		res->message = xasprintf("serve program wrote more than %zu MiB for one key", s->max_out >> 20);
 		res->stack = key_stack(kr);
 		break;
 	case L_FATAL:

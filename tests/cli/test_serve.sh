@@ -320,8 +320,8 @@ while read -r line; do
 		binary) printf '{"v": 1}\n\377\376\n' ;;
 		tag) echo '{"_djc": "shrug"}' ;;
 		hello) echo '{"_djc": "hello", "version": 1}' ;;
-		longline) echo '{"v": 1}'; printf '{"v": 1, "w": "'; head -c 300000000 /dev/zero | tr '\0' x ;;
-		blanks) echo '{"v": 1}'; head -c 300000000 /dev/zero | tr '\0' '\n' ;;
+		longline) echo '{"v": 1}'; printf '{"v": 1, "w": "'; head -c "$BIG" /dev/zero | tr '\0' x ;;
+		blanks) echo '{"v": 1}'; head -c "$BIG" /dev/zero | tr '\0' '\n' ;;
 		badrow) echo '{"v": "ten"}'; echo '{"v": 2}'; echo '{"_djc": "done"}'; continue ;;
 		norow) echo '{"_djc": "done"}'; continue ;;
 		error) printf '%s\n' '{"_djc": "error", "message": "it went wrong", "stack": "frame 1\nframe 2"}'; continue ;;
@@ -338,7 +338,8 @@ P
 chmod +x raw.sh
 bad() {  # KIND PATTERN STARTS DESC (direct: keys in order, 3 in the middle)
 	clean
-	run env BAD_ON=3 BAD=$1 "$DJC" populate Res --suppress-errors --json --where '{"item_id": {"<=": 5}}' --make-serve ./raw.sh
+	run env BAD_ON=3 BAD=$1 BIG="${BIG:-300000000}" ${MAXOUT:+DJC_JOBS_MAX_OUTPUT=$MAXOUT} \
+		"$DJC" populate Res --suppress-errors --json --where '{"item_id": {"<=": 5}}' --make-serve ./raw.sh
 	local msg
 	msg=$(jget '.errors[0].message')
 	if [ "$RC/$(jget '"\(.success_count)/\(.error_count)/\(.errors[0].key.item_id)"')" = "1/4/1/3" ] &&
@@ -353,8 +354,14 @@ bad array "expected a JSON object" 2 "a JSON array"
 bad binary "not valid UTF-8" 2 "bytes that are not UTF-8"
 bad tag 'unknown message "_djc": "shrug"' 2 "an unknown message"
 bad hello "a second hello" 2 "a second hello"
-bad longline "more than 256 MiB for one key" 2 "a 300 MB line"
-bad blanks "more than 256 MiB for one key" 2 "300 MB of lines"
+# the output limit: the default (256 MiB) once, as it does not depend on the
+# backend (SQLite); a lowered jobs.max_output on every backend
+if [ "$DJC_BACKEND" = sqlite ]; then
+	bad longline "more than 256 MiB for one key" 2 "a 300 MB line"
+	bad blanks "more than 256 MiB for one key" 2 "300 MB of lines"
+fi
+MAXOUT=3 BIG=4000000 bad longline "more than 3 MiB for one key" 2 "a 4 MB line over jobs.max_output (3 MiB)"
+MAXOUT=3 BIG=4000000 bad blanks "more than 3 MiB for one key" 2 "4 MB of lines over jobs.max_output (3 MiB)"
 bad badrow "line 1: .*expects an integer" 1 "a row that does not fit (the program is kept)"
 bad norow "make produced no row for Res" 1 "no row (the program is kept)"
 bad error "^it went wrong$" 1 "an error it reports (the program is kept)"
