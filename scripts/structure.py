@@ -28,14 +28,6 @@ ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file
 SRC = os.path.join(ROOT, "src")
 LAYERS = ["cli", "populate", "make", "jobs", "table", "sql", "schema", "db", "util"]
 SQL_HOMES = ("src/db/", "src/sql/")
-# Known exceptions to rule 3, each a file and the literals it may hold: the
-# DDL of the tables a pipeline declares is still rendered where their
-# headings are (issue 37 left it; docs/architecture.md says so).
-SQL_ALLOWED = {
-    "src/schema/ddl.c": None,   # ALTER TABLE of a declared table, per dialect (db_ddl)
-    "src/table/conn.c": ("CREATE TABLE ",),   # create_table: a declared table's CREATE TABLE
-    "src/populate/worker_table.c": ("CREATE TABLE IF NOT EXISTS ",),   # the ~djc_worker table
-}
 MAX_LINES, MAX_PARAMS = 80, 7
 
 failed = 0
@@ -140,12 +132,10 @@ CLAUSE = re.compile(r'\b(FROM|WHERE|JOIN|GROUP BY|ORDER BY|INSERT INTO|DELETE FR
 bad = []
 for f in sources(("c",)):
     r = rel(f)
-    if r.startswith(SQL_HOMES) or r.endswith("statements.c") or (r in SQL_ALLOWED and SQL_ALLOWED[r] is None):
+    if r.startswith(SQL_HOMES) or r.endswith("statements.c"):
         continue
     for no, line in enumerate(code_of(f).split("\n"), 1):
         for lit in re.findall(r'"((?:[^"\\]|\\.)*)"', line):
-            if r in SQL_ALLOWED and lit in SQL_ALLOWED[r]:
-                continue
             if VERB.search(lit) or CLAUSE.search(lit):
                 bad.append('%s:%d: "%s"' % (r, no, lit[:70]))
 report(not bad, "SQL text only in src/db, src/sql and the named statement files", bad)

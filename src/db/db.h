@@ -169,7 +169,7 @@ typedef struct db_in {
 
 /* What differs between dialects when the schema changes (driver-owned
  * data: db_driver.ddl, db_ddl()). The table layer runs the schema changes
- * (table/lifecycle.c), schema/ddl.c writes their ALTER TABLE; both ask the
+ * (table/lifecycle.c), sql/ddl.c writes their ALTER TABLE; both ask the
  * connection's driver through this, never its name. */
 typedef struct ddl_dialect {
 	const char *driver;        /* db_driver.name (for messages) */

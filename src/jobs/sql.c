@@ -1,6 +1,7 @@
 /* sql.c - the jobs layer's fragments of statement templates (sql.h), for
  * the one expander (sql/expand.c), and running the statements. */
 #include "sql.h"
+#include "sql/ddl.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,12 +188,12 @@ static void col_ddl(djc_conn *c, const table *t, const jcol *jc, sb_t *q)
 {
 	sb_t b = SB_INIT;
 	attr a = {.name = (char *)jobs_col(t, jc->name, &b), .type = {jc->type, jc->p, 0, NULL, 0}};
-	ddl_column(c, q, &a, jc->not_null);
+	ddl_column(c->db, q, &a, jc->not_null);
 	if (jc->def) sb_printf(q, " DEFAULT %s", jc->def);
 	sb_free(&b);
 }
 
-/* {srcdefs} {coldefs} {hcoldefs} {coldef}: column DDL; SQL_FRAG_UNKNOWN
+/* {srcdefs} {coldefs} {hcoldefs} {attrdefs} {coldef}: column DDL; SQL_FRAG_UNKNOWN
  * for another fragment. */
 static int ddl_frag(djc_conn *c, const jctx *x, sql_exp *e, const sql_frag *f)
 {
@@ -201,7 +202,7 @@ static int ddl_frag(djc_conn *c, const jctx *x, sql_exp *e, const sql_frag *f)
 	if (SQL_FRAG_IS(f, "srcdefs")) {
 		for (size_t i = 0; i < t->nsrc; i++) {
 			if (i) sb_add(e->q, ", ");
-			ddl_column(c, e->q, &t->attrs[t->src[i]], 1);
+			ddl_column(c->db, e->q, &t->attrs[t->src[i]], 1);
 		}
 	} else if (SQL_FRAG_IS(f, "coldefs") || SQL_FRAG_IS(f, "hcoldefs")) {
 		int job = SQL_FRAG_IS(f, "coldefs");
@@ -210,6 +211,11 @@ static int ddl_frag(djc_conn *c, const jctx *x, sql_exp *e, const sql_frag *f)
 		for (size_t i = 0; i < nc; i++) {
 			if (i) sb_add(e->q, ", ");
 			col_ddl(c, t, &cols[i], e->q);
+		}
+	} else if (SQL_FRAG_IS(f, "attrdefs")) {
+		for (size_t i = 0; i < x->nattrs; i++) {
+			if (i) sb_add(e->q, ", ");
+			ddl_column(c->db, e->q, &x->attrs[i], !x->attrs[i].nullable);
 		}
 	} else if (SQL_FRAG_IS(f, "coldef")) {
 		if (!x->col) return sql_bad(e, "no jctx.col for", f);

@@ -27,6 +27,8 @@
  *   {srcdefs}        the DDL of t's key-source attributes "k1 type NOT NULL, ..."
  *   {coldefs} {hcoldefs}   the DDL of JOB_COLS, of HIST_COLS
  *   {coldef}         the DDL of the column jctx.col
+ *   {attrdefs}       the DDL of the columns jctx.attrs (NOT NULL unless
+ *                    nullable): a table of djc's own (the worker table)
  *   {delete:next}    "DELETE FROM {J}", reading it with its index `next`
  *                    where the driver must be told (MariaDB: db.h, delete_using))
  * Values never enter the text: every value is a bound parameter. */
@@ -49,6 +51,8 @@ typedef struct jctx {
 	const char *status;             /* {ifstatus}: a status, or NULL */
 	const char *named;              /* {N}: a table by name, or NULL */
 	const struct jcol *col;         /* {coldef}: a column of JOB_COLS, or NULL */
+	const attr *attrs;              /* {attrdefs}: columns, or NULL */
+	size_t nattrs;
 } jctx;
 
 #define JCTX(tab) ((jctx){.t = (tab), .max_priority = -1})

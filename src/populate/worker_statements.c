@@ -8,9 +8,9 @@
  *   refresh_host, refresh_pid  who started the last one
  *   d0 .. d47      how many makes took a duration in each bucket
  *                  (worker_table.c: durations_bucket)
- * Its columns are W_COLUMNS below (the CREATE TABLE is worker_table.c's,
- * from them, as jobs/ddl.c makes a jobs table from JOB_COLS). Values are
- * bound parameters, never text. */
+ * Its columns are W_COLUMNS below (worker.create writes them with
+ * {attrdefs}, as jobs.create writes a jobs table's from JOB_COLS). Values
+ * are bound parameters, never text. */
 #include "worker_table.h"
 
 /* The duration buckets' columns, written out by the preprocessor: WB(X)
@@ -29,17 +29,25 @@ _Static_assert(1 WB(WB_ONE) == NBUCKET, "one column per duration bucket");
 #define DADDS "d0 = d0 + ?" WB(DADD)               /* d0 = d0 + ?, ... */
 #define DHALVES "d0 = (d0 - d0 % 2) / 2" WB(DHALF) /* integer halves in every dialect */
 
-const attr W_KEY = {.name = "name", .type = {T_VARCHAR, 255, 0, NULL, 0}};
-/* After the key: the slot's columns (the first three NOT NULL), then the
- * buckets (NOT NULL, BIGINT), named d0 ... d47. */
+#define DDEF(b) , {.name = "d" #b, .type = {T_INT64, 0, 0, NULL, 0}}
+/* The key (name), the slot's columns (refresh_host and refresh_pid
+ * nullable), then the buckets (NOT NULL, BIGINT), named d0 ... d47. */
 const attr W_COLUMNS[] = {
+	{.name = "name", .type = {T_VARCHAR, 255, 0, NULL, 0}},
 	{.name = "refresh_at", .type = {T_DATETIME, 3, 0, NULL, 0}},
 	{.name = "refresh_gen", .type = {T_INT64, 0, 0, NULL, 0}},
 	{.name = "refreshed_gen", .type = {T_INT64, 0, 0, NULL, 0}},
-	{.name = "refresh_host", .type = {T_VARCHAR, 255, 0, NULL, 0}},
-	{.name = "refresh_pid", .type = {T_INT64, 0, 0, NULL, 0}},
+	{.name = "refresh_host", .type = {T_VARCHAR, 255, 0, NULL, 0}, .nullable = 1},
+	{.name = "refresh_pid", .type = {T_INT64, 0, 0, NULL, 0}, .nullable = 1},
+	{.name = "d0", .type = {T_INT64, 0, 0, NULL, 0}} WB(DDEF)
 };
 const size_t NW_COLUMNS = sizeof W_COLUMNS / sizeof *W_COLUMNS;
+_Static_assert(sizeof W_COLUMNS / sizeof *W_COLUMNS == 6 + NBUCKET, "the slot's columns and one per bucket");
+
+/* worker.create - the table, when missing (read first with worker.exists;
+ * two workers creating it at once: the loser finds it made). Its columns
+ * are W_COLUMNS, given as jctx.attrs. */
+const jsql WS_CREATE = {"worker.create", "CREATE TABLE IF NOT EXISTS {N} ({attrdefs}, PRIMARY KEY (name)){table_suffix}"};
 
 /* worker.exists - is the table there? Read before any CREATE: a thousand
  * workers starting together create nothing when it exists. */
@@ -94,5 +102,5 @@ const jsql WS_DURATIONS_ADD = {"worker.durations.add", "UPDATE {N} SET " DADDS "
  * faster. Argument: name. */
 const jsql WS_DURATIONS_HALVE = {"worker.durations.halve", "UPDATE {N} SET " DHALVES " WHERE name = ?"};
 
-const jsql *const WS_ALL[] = {&WS_EXISTS, &WS_ADD, &WS_SLOT, &WS_SLOT_NOW, &WS_GEN, &WS_REFRESHED,
+const jsql *const WS_ALL[] = {&WS_CREATE, &WS_EXISTS, &WS_ADD, &WS_SLOT, &WS_SLOT_NOW, &WS_GEN, &WS_REFRESHED,
 			      &WS_DURATIONS, &WS_DURATIONS_ADD, &WS_DURATIONS_HALVE, NULL};

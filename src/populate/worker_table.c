@@ -20,31 +20,6 @@ static int wrun(djc_conn *c, const jsql *s, const val_t *args, size_t n, db_res 
 	return jsql_run(c, s, &x, args, n, out);
 }
 
-/* CREATE TABLE IF NOT EXISTS ~djc_worker from its columns
- * (worker_statements.c), as jobs/ddl.c makes a jobs table. */
-static void create_sql(djc_conn *c, sb_t *d)
-{
-	sb_add(d, "CREATE TABLE IF NOT EXISTS ");
-	db_qtable(c->db, d, WORKER_TABLE);
-	sb_add(d, " (");
-	ddl_column(c, d, &W_KEY, 1);
-	for (size_t i = 0; i < NW_COLUMNS; i++) {
-		sb_add(d, ", ");
-		ddl_column(c, d, &W_COLUMNS[i], i < 3);
-	}
-	for (int b = 0; b < NBUCKET; b++) {
-		char nm[16];
-		snprintf(nm, sizeof nm, "d%d", b);
-		attr a = {.name = nm, .type = {T_INT64, 0, 0, NULL, 0}};
-		sb_add(d, ", ");
-		ddl_column(c, d, &a, 1);
-	}
-	sb_add(d, ", PRIMARY KEY (");
-	db_qi(c->db, d, "name");
-	sb_add(d, "))");
-	sb_add(d, c->db->table_suffix);
-}
-
 /* Checked by reading first: a thousand workers starting together create
  * nothing when it exists, and CREATE TABLE IF NOT EXISTS racing itself can
  * fail on PostgreSQL (then the table is there: looked at again). */
@@ -57,12 +32,10 @@ int worker_table_ensure(djc_conn *c, table *const *tabs, size_t n)
 	if (!rc) rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
 	if (rc == DJC_ECONN) rc = conn_dbfail(c, rc, WORKER_TABLE);
 	else if (rc) {
-		sb_t d = SB_INIT;
-		create_sql(c, &d);
-		rc = db_exec(c->db, sb_str(&d), NULL, 0, NULL);
+		jctx cx = {.max_priority = -1, .named = WORKER_TABLE, .attrs = W_COLUMNS, .nattrs = NW_COLUMNS};
+		rc = jsql_raw(c, &WS_CREATE, &cx, NULL);
 		if (rc && db_exec(c->db, sb_str(&q), NULL, 0, NULL) == DJC_OK) rc = DJC_OK;   /* another worker made it */
 		if (rc) rc = conn_dbfail(c, rc, WORKER_TABLE);
-		sb_free(&d);
 	}
 	sb_free(&q);
 	pvec_free(&p);

@@ -13,11 +13,10 @@
 #define WORKER_TABLE "~djc_worker"
 #define NBUCKET 48   /* duration buckets: below 1/16 s, then a factor sqrt(2) each */
 
-/* worker_statements.c: the table's key and other columns, and its statements. */
-extern const attr W_KEY;
+/* worker_statements.c: the table's columns (the key first), and its statements. */
 extern const attr W_COLUMNS[];
 extern const size_t NW_COLUMNS;
-extern const jsql WS_EXISTS, WS_ADD, WS_SLOT, WS_SLOT_NOW, WS_GEN, WS_REFRESHED, WS_DURATIONS, WS_DURATIONS_ADD,
+extern const jsql WS_CREATE, WS_EXISTS, WS_ADD, WS_SLOT, WS_SLOT_NOW, WS_GEN, WS_REFRESHED, WS_DURATIONS, WS_DURATIONS_ADD,
 	WS_DURATIONS_HALVE;
 /* Every statement above, NULL-terminated. */
 extern const jsql *const WS_ALL[];

@@ -144,3 +144,13 @@ const attr *table_raw_attr(const table *t)
 		if (t->attrs[i].raw) return &t->attrs[i];
 	return NULL;
 }
+
+size_t table_aux_tables(const table *t, const char **names, size_t max)
+{
+	size_t n = 0;
+	/* the jobs table of a computed or imported table, and the attempt
+	 * history of its jobs beside it */
+	if (t->jobs_name && n < max) names[n++] = t->jobs_name;
+	if (t->hist_name && n < max) names[n++] = t->hist_name;
+	return n;
+}

@@ -187,7 +187,7 @@ void row_to_json(sb_t *b, const table *t, const djc_row *r);
 /* {"a": 1, ...} for the key attributes only (for messages). */
 char *key_to_json(const table *t, const djc_row *r, int source_only);
 
-/* ------------------------------------------------ schema changes (ddl.c) */
+/* --------------------------------------- a table's auxiliary tables (names.c) */
 
 /* The SQL names of the auxiliary tables that belong to t and live and die
  * with it (its jobs table, ...), at most max of them; returns how many.
@@ -195,26 +195,5 @@ char *key_to_json(const table *t, const djc_row *r, int source_only);
  * one list both go by. The names are owned by t. */
 size_t table_aux_tables(const table *t, const char **names, size_t max);
 #define TABLE_AUX_MAX 8
-
-/* The default of attribute a as an SQL literal of dialect d (for ADD
- * COLUMN: rows that exist get it, and so do inserts by processes that still
- * know the old definition). DJC_EINVAL with *msg (caller frees) when it
- * cannot be written as one. */
-int ddl_default_literal(sb_t *b, const ddl_dialect *d, const attr *a, char **msg);
-
-typedef enum alt_kind { ALT_DROP, ALT_RENAME, ALT_RETYPE, ALT_ADD } alt_kind;
-typedef struct alt_op {
-	alt_kind kind;
-	const char *col;   /* the column as it is now (drop, rename) */
-	const attr *a;     /* the attribute as it will be (rename, retype, add) */
-	const attr *old;   /* the attribute as it is now (retype) */
-} alt_op;
-
-/* The statements that apply ops to the table qtable (its name already
- * quoted, and schema-qualified where the driver wants it: db_qtable): one
- * per change, or one for all with alter_combined (db_ddl(db)); *out is NULL-terminated, the caller frees
- * each string and the array. DJC_EINVAL with *msg (caller frees) when a
- * change cannot be written in this dialect; *out is NULL then. */
-int ddl_alter(char ***out, db_conn *db, const char *qtable, const alt_op *ops, size_t n, char **msg);
 
 #endif

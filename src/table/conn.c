@@ -1,6 +1,7 @@
 /* conn.c - connections, error messages, the stored pipeline and declare. */
 #include "table.h"
 #include "statements.h"
+#include "sql/ddl.h"
 #include "util/near.h"
 #include "util/config.h"
 #include "table/opts.h"
@@ -273,74 +274,10 @@ int djc_tables(char **out, djc_conn *c)
 	return DJC_OK;
 }
 
-void ddl_column(djc_conn *c, sb_t *b, const attr *a, int not_null)
-{
-	db_qi(c->db, b, a->name);
-	sb_addc(b, ' ');
-	/* an adopted column's own storage (docs/types.md): a jobs table's key
-	 * column compares with it as the server compares the target's */
-	if (a->store_type) sb_add(b, a->store_type);
-	else db_column_type(c->db, b, &a->type);
-	if (a->collate) {
-		sb_add(b, " COLLATE ");
-		db_qi(c->db, b, a->collate);
-	}
-	if (not_null) sb_add(b, " NOT NULL");
-}
-
-static void cols_list(djc_conn *c, sb_t *b, char **names, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (i) sb_add(b, ", ");
-		db_qi(c->db, b, names[i]);
-	}
-}
-
 static int create_table(djc_conn *c, const table *t)
 {
 	sb_t q = SB_INIT;
-	/* never IF NOT EXISTS: a table of that name that djc did not create
-	 * is an error, not something to adopt */
-	sb_add(&q, "CREATE TABLE ");
-	table_qname(c->db, &q, t);
-	sb_add(&q, " (");
-	for (size_t i = 0; i < t->nattrs + t->nhidden; i++) {   /* the job metadata columns too */
-		if (i) sb_add(&q, ", ");
-		ddl_column(c, &q, &t->attrs[i], !t->attrs[i].nullable);
-	}
-	sb_add(&q, ", PRIMARY KEY (");
-	for (size_t i = 0; i < t->nkey; i++) {
-		if (i) sb_add(&q, ", ");
-		db_qi(c->db, &q, t->attrs[i].name);
-	}
-	sb_addc(&q, ')');
-	for (size_t i = 0; i < t->nfks; i++) {
-		const fkey *f = &t->fks[i];
-		/* MariaDB names a foreign key <table>_ibfk_<n>, which must fit
-		 * 64 characters: a long table's is named here, shortened */
-		sb_t fk = SB_INIT;
-		if (table_fk_name(&fk, t, i)) {
-			sb_add(&q, ", CONSTRAINT ");
-			db_qi(c->db, &q, sb_str(&fk));
-			sb_add(&q, " FOREIGN KEY (");
-		} else
-			sb_add(&q, ", FOREIGN KEY (");
-		sb_free(&fk);
-		cols_list(c, &q, f->cattrs, f->nattrs);   /* the child's names (-> P.proj(child='parent')) */
-		sb_add(&q, ") REFERENCES ");
-		table_qname(c->db, &q, f->ptable);
-		sb_add(&q, " (");
-		cols_list(c, &q, f->attrs, f->nattrs);
-		sb_add(&q, ") ON UPDATE CASCADE ON DELETE RESTRICT");
-	}
-	for (size_t i = 0; i < t->nidx; i++)
-		if (t->idx[i].unique) {
-			sb_add(&q, ", UNIQUE (");
-			cols_list(c, &q, t->idx[i].attrs, t->idx[i].nattrs);
-			sb_addc(&q, ')');
-		}
-	sb_addc(&q, ')');
-	sb_add(&q, c->db->table_suffix);
+	ddl_create_table(c->db, &q, t);
 	int rc = db_exec(c->db, sb_str(&q), NULL, 0, NULL);
 	if (rc) {
 		rc = conn_dbfail(c, rc, t->name);
@@ -350,7 +287,7 @@ static int create_table(djc_conn *c, const table *t)
 	for (size_t i = 0; i < t->nidx; i++) {
 		if (t->idx[i].unique) continue;
 		sb_t cols = SB_INIT, name = SB_INIT;
-		cols_list(c, &cols, t->idx[i].attrs, t->idx[i].nattrs);
+		ddl_names(c->db, &cols, t->idx[i].attrs, t->idx[i].nattrs);
 		table_index_name(&name, t, i);
 		sb_reset(&q);
 		db_create_index(c->db, &q, t->sql_name, sb_str(&name), sb_str(&cols), 0, NULL);

@@ -2,6 +2,7 @@
  * its undo log (schema_tx), drop and alter. Cascading delete is in rows.c. */
 #include "table.h"
 #include "statements.h"
+#include "sql/ddl.h"
 #include <stdarg.h>
 #include "table/opts.h"
 #include <stdio.h>

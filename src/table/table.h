@@ -170,8 +170,6 @@ typedef int (*tbl_aux_fn)(djc_conn *c, table *t);
  * differs from its stored definition; then nothing is created. *report
  * (may be NULL; caller frees) gets one line per table. */
 int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn aux, char **report);
-/* Append "CREATE TABLE ..." pieces. */
-void ddl_column(djc_conn *c, sb_t *b, const attr *a, int not_null);
 
 /* ------------------------------------- schema changes (declare, drop, alter) */
 

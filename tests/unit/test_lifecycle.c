@@ -12,6 +12,7 @@
 #include "djc.h"
 #include "jobs/jobs.h"
 #include "jobs/sql.h"
+#include "sql/ddl.h"
 #include "util/config.h"
 #include <pthread.h>
 #include <stdatomic.h>
@@ -500,7 +501,7 @@ static void test_upgrade(djc_conn *c)
 		if (JOB_COLS[i].def) continue;   /* the columns added since */
 		attr a = {.name = (char *)JOB_COLS[i].name, .type = {JOB_COLS[i].type, JOB_COLS[i].p, 0, NULL, 0}};
 		sb_add(&q, ", ");
-		ddl_column(c, &q, &a, JOB_COLS[i].not_null);
+		ddl_column(c->db, &q, &a, JOB_COLS[i].not_null);
 	}
 	sb_add(&q, ", PRIMARY KEY (");
 	db_qi(c->db, &q, "k");

@@ -1,8 +1,6 @@
-/* ddl.c - the SQL of schema changes: how an ALTER TABLE and a default
- * literal are written in the connection's dialect (whose facts its driver
- * holds: db.h, ddl_dialect), and which auxiliary tables belong to a table.
- * Rendering only: the table layer runs what is rendered here. */
-#include "schema.h"
+/* ddl.c - the DDL of declared tables, for the connection's dialect
+ * (ddl.h). */
+#include "ddl.h"
 #include "djc.h"
 #include <inttypes.h>
 #include <math.h>
@@ -11,14 +9,71 @@
 #include <string.h>
 #include <strings.h>
 
-size_t table_aux_tables(const table *t, const char **names, size_t max)
+void ddl_column(db_conn *db, sb_t *b, const attr *a, int not_null)
 {
-	size_t n = 0;
-	/* the jobs table of a computed or imported table, and the attempt
-	 * history of its jobs beside it */
-	if (t->jobs_name && n < max) names[n++] = t->jobs_name;
-	if (t->hist_name && n < max) names[n++] = t->hist_name;
-	return n;
+	db_qi(db, b, a->name);
+	sb_addc(b, ' ');
+	/* an adopted column's own storage (docs/types.md): a jobs table's key
+	 * column compares with it as the server compares the target's */
+	if (a->store_type) sb_add(b, a->store_type);
+	else db_column_type(db, b, &a->type);
+	if (a->collate) {
+		sb_add(b, " COLLATE ");
+		db_qi(db, b, a->collate);
+	}
+	if (not_null) sb_add(b, " NOT NULL");
+}
+
+void ddl_names(db_conn *db, sb_t *b, char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i) sb_add(b, ", ");
+		db_qi(db, b, names[i]);
+	}
+}
+
+void ddl_create_table(db_conn *db, sb_t *q, const table *t)
+{
+	sb_add(q, "CREATE TABLE ");
+	table_qname(db, q, t);
+	sb_add(q, " (");
+	for (size_t i = 0; i < t->nattrs + t->nhidden; i++) {   /* the job metadata columns too */
+		if (i) sb_add(q, ", ");
+		ddl_column(db, q, &t->attrs[i], !t->attrs[i].nullable);
+	}
+	sb_add(q, ", PRIMARY KEY (");
+	for (size_t i = 0; i < t->nkey; i++) {
+		if (i) sb_add(q, ", ");
+		db_qi(db, q, t->attrs[i].name);
+	}
+	sb_addc(q, ')');
+	for (size_t i = 0; i < t->nfks; i++) {
+		const fkey *f = &t->fks[i];
+		/* MariaDB names a foreign key <table>_ibfk_<n>, which must fit
+		 * 64 characters: a long table's is named here, shortened */
+		sb_t fk = SB_INIT;
+		if (table_fk_name(&fk, t, i)) {
+			sb_add(q, ", CONSTRAINT ");
+			db_qi(db, q, sb_str(&fk));
+			sb_add(q, " FOREIGN KEY (");
+		} else
+			sb_add(q, ", FOREIGN KEY (");
+		sb_free(&fk);
+		ddl_names(db, q, f->cattrs, f->nattrs);   /* the child's names (-> P.proj(child='parent')) */
+		sb_add(q, ") REFERENCES ");
+		table_qname(db, q, f->ptable);
+		sb_add(q, " (");
+		ddl_names(db, q, f->attrs, f->nattrs);
+		sb_add(q, ") ON UPDATE CASCADE ON DELETE RESTRICT");
+	}
+	for (size_t i = 0; i < t->nidx; i++)
+		if (t->idx[i].unique) {
+			sb_add(q, ", UNIQUE (");
+			ddl_names(db, q, t->idx[i].attrs, t->idx[i].nattrs);
+			sb_addc(q, ')');
+		}
+	sb_addc(q, ')');
+	sb_add(q, db->table_suffix);
 }
 
 static void str_literal(sb_t *b, const ddl_dialect *d, const char *s, size_t n)
