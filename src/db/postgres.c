@@ -356,25 +356,27 @@ static void pg_qi(sb_t *b, const char *name)
  * since a SET would stay behind on a server connection other clients
  * borrow next. Nothing depends on the rest: every table name is qualified,
  * floats print shortest-exact by default since PostgreSQL 12, and notices
- * are dropped by the notice processor. */
+ * are dropped by the notice processor. The settings go in two round trips
+ * (a simple query may hold several statements): the SETs, then the
+ * search_path, LISTEN and the backend pid; a new session costs its server
+ * process a few statements, not seven. */
 static int session_setup(pg_conn *c, int create_schema)
 {
 	int rc;
-	if ((rc = simple(c, "SET TIME ZONE 'UTC'")) || (rc = simple(c, "SET datestyle TO 'ISO, YMD'")))
-		return rc;
 	if (c->pooled && PQserverVersion(c->pg) < 120000) {
 		snprintf(c->base.err, sizeof c->base.err,
 			 "postgresql: pooler=transaction needs PostgreSQL 12 or later (the server is %d.%d)",
 			 PQserverVersion(c->pg) / 10000, PQserverVersion(c->pg) / 100 % 100);
 		return DJC_EINVAL;
 	}
-	if (!c->pooled &&
-	    ((rc = simple(c, "SET intervalstyle TO 'postgres'")) || (rc = simple(c, "SET client_min_messages TO warning"))))
-		return rc;
 	/* 12+ prints shortest-exact floats whenever extra_float_digits > 0 (the
 	 * default 1); older servers need 3 for a round trip. */
-	if (!c->pooled &&
-	    (rc = simple(c, PQserverVersion(c->pg) >= 120000 ? "SET extra_float_digits TO 1" : "SET extra_float_digits TO 3")))
+	if ((rc = simple(c, c->pooled ? "SET TIME ZONE 'UTC'; SET datestyle TO 'ISO, YMD'"
+			     : PQserverVersion(c->pg) >= 120000
+				 ? "SET TIME ZONE 'UTC'; SET datestyle TO 'ISO, YMD'; SET intervalstyle TO 'postgres'; "
+				   "SET client_min_messages TO warning; SET extra_float_digits TO 1"
+				 : "SET TIME ZONE 'UTC'; SET datestyle TO 'ISO, YMD'; SET intervalstyle TO 'postgres'; "
+				   "SET client_min_messages TO warning; SET extra_float_digits TO 3")))
 		return rc;
 	sb_t q = SB_INIT;
 	pg_qi(&q, c->base.schema);
@@ -399,27 +401,36 @@ static int session_setup(pg_conn *c, int create_schema)
 			sb_reset(&q);
 		}
 	}
-	if (!rc && !c->pooled) {
+	sb_reset(&q);
+	if (!c->pooled)
 		/* not needed by djc's own statements (db_qtable qualifies every
 		 * table), but raw SQL on a djc connection finds the tables */
-		sb_printf(&q, "SET search_path TO %s", quoted);
-		rc = simple(c, sb_str(&q));
-	}
-	if (!rc && c->channel) {
-		sb_reset(&q);
+		sb_printf(&q, "SET search_path TO %s; ", quoted);
+	if (c->channel) {
 		sb_add(&q, "LISTEN ");
 		pg_qi(&q, c->channel);
-		rc = simple(c, sb_str(&q));
+		sb_add(&q, "; ");
 	}
-	sb_free(&q);
 	free(quoted);
-	if (rc) return rc;
 	/* through a pooler no server process is ours: connection_id is 0 */
 	c->own = 0;
-	if (c->pooled) { c->pid = 0; db_session_changed(&c->base); return DJC_OK; }
+	if (c->pooled) {
+		if (!rc && q.len) rc = simple(c, sb_str(&q));
+		sb_free(&q);
+		c->pid = 0;
+		if (!rc) db_session_changed(&c->base);
+		return rc;
+	}
+	if (rc) {
+		sb_free(&q);
+		return rc;
+	}
 	/* the session is our own (not a proxy's, such as pgbouncer in session
-	 * mode) when the server saw our socket's TCP port */
-	PGresult *res = PQexec(c->pg, "SELECT pg_backend_pid(), inet_client_port()");
+	 * mode) when the server saw our socket's TCP port (the result of the
+	 * last statement is PQexec's) */
+	sb_add(&q, "SELECT pg_backend_pid(), inet_client_port()");
+	PGresult *res = PQexec(c->pg, sb_str(&q));
+	sb_free(&q);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
 		rc = classify(c, res);
 		PQclear(res);
