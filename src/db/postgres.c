@@ -348,6 +348,30 @@ static void pg_qi(sb_t *b, const char *name)
 	sb_addc(b, '"');
 }
 
+/* The schema (quoted: its name as SQL) created when missing. Looked at
+ * first: CREATE SCHEMA checks the CREATE privilege even when the schema
+ * exists, and concurrent creators race on pg_namespace. */
+static int schema_ensure(pg_conn *c, const char *quoted)
+{
+	const char *v[1] = {c->base.schema};
+	PGresult *res = PQexecParams(c->pg, "SELECT 1 FROM pg_namespace WHERE nspname = $1", 1, NULL, v, NULL, NULL, 0);
+	int exists = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) > 0;
+	int rc = PQresultStatus(res) == PGRES_TUPLES_OK ? DJC_OK : classify(c, res);
+	PQclear(res);
+	if (rc || exists) return rc;
+	sb_t q = SB_INIT;
+	sb_printf(&q, "CREATE SCHEMA IF NOT EXISTS %s", quoted);
+	res = PQexec(c->pg, sb_str(&q));
+	sb_free(&q);
+	if (!is_ok(res)) {
+		const char *st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		/* lost a race with another connection creating it: fine */
+		if (!st || (strcmp(st, "23505") && strcmp(st, "42P06"))) rc = classify(c, res);
+	}
+	PQclear(res);
+	return rc;
+}
+
 /* Session settings, run at open and after every reconnect: UTC, ISO dates,
  * exact floats, the schema (created when missing) on the search_path, and
  * the backend pid for connection_id. Through a transaction pooler only
@@ -381,26 +405,7 @@ static int session_setup(pg_conn *c, int create_schema)
 	sb_t q = SB_INIT;
 	pg_qi(&q, c->base.schema);
 	char *quoted = sb_steal(&q);
-	if (create_schema && strcmp(c->base.schema, "public")) {
-		/* Look first: CREATE SCHEMA checks the CREATE privilege even when the
-		 * schema exists, and concurrent creators race on pg_namespace. */
-		const char *v[1] = {c->base.schema};
-		PGresult *res = PQexecParams(c->pg, "SELECT 1 FROM pg_namespace WHERE nspname = $1", 1, NULL, v, NULL, NULL, 0);
-		int exists = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) > 0;
-		rc = PQresultStatus(res) == PGRES_TUPLES_OK ? DJC_OK : classify(c, res);
-		PQclear(res);
-		if (!rc && !exists) {
-			sb_printf(&q, "CREATE SCHEMA IF NOT EXISTS %s", quoted);
-			res = PQexec(c->pg, sb_str(&q));
-			if (!is_ok(res)) {
-				const char *st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-				/* lost a race with another connection creating it: fine */
-				if (!st || (strcmp(st, "23505") && strcmp(st, "42P06"))) rc = classify(c, res);
-			}
-			PQclear(res);
-			sb_reset(&q);
-		}
-	}
+	if (create_schema && strcmp(c->base.schema, "public")) rc = schema_ensure(c, quoted);
 	sb_reset(&q);
 	if (!c->pooled)
 		/* not needed by djc's own statements (db_qtable qualifies every
