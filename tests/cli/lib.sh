@@ -102,6 +102,13 @@ _cpu() {
 
 djc() { "$DJC" "$@"; }
 
+# nap SECONDS: waits SECONDS without starting a process (a polling loop's
+# `sleep` started one a turn, about 5 ms of CPU each on a small VM): read -t
+# on a FIFO nobody writes to, opened read-write (so the open cannot block)
+# for each wait, so no descriptor is left to the programs a test starts
+[ -p "$T/.nap" ] || mkfifo "$T/.nap"
+nap() { read -r -t "$1" _ <>"$T/.nap" || :; }
+
 # mariadb_cli ARGS...: the mariadb client on the server of $DJC_DATABASE_URL
 # (mysql://user:password@host:port/db), as its user
 mariadb_cli() {

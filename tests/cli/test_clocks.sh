@@ -48,7 +48,7 @@ expect_out "insert a key" "inserted 1 row into K" sh -c 'echo "{\"k\": 1}" | "$D
 starts() { grep -c "^start $1 " log; }
 wait_start() {  # TABLE: until one more of its makes started (at most ~20 s)
 	local before=${2:-0}
-	for _ in $(seq 1 200); do [ "$(starts "$1")" -gt "$before" ] && return 0; sleep 0.1; done
+	for _ in $(seq 1 200); do [ "$(starts "$1")" -gt "$before" ] && return 0; nap 0.1; done
 	return 1
 }
 faked() {  # OFFSET CMD...: run with the C library's clock shifted by OFFSET
@@ -62,7 +62,7 @@ apid=$!
 check "ahead: the holder's make started" wait_start Ahead
 for i in 1 2 3; do
 	faked "+2h" "$DJC" populate Ahead --reserve-jobs --no-refresh --make ./mk.sh > "b.$i" 2>&1
-	sleep 0.5
+	nap 0.5
 done
 wait $apid
 check "ahead: the holder committed" [ "$(cat a.out)" = "Ahead: 1 made, 0 errors, 0 skipped" ]
@@ -75,7 +75,7 @@ apid=$!
 check "behind: the holder's make started" wait_start Behind
 for i in 1 2 3; do
 	djc populate Behind --reserve-jobs --no-refresh --make ./mk.sh > "c.$i" 2>&1
-	sleep 0.5
+	nap 0.5
 done
 wait $apid
 check "behind: the holder committed" [ "$(cat a2.out)" = "Behind: 1 made, 0 errors, 0 skipped" ]
@@ -100,7 +100,7 @@ for shift in 3600 -3600; do
 	echo "$shift" > shift
 	for i in 1 2 3 4 5; do
 		djc populate Step --reserve-jobs --no-refresh --make ./mk.sh > "d.$n.$i" 2>&1
-		sleep 0.5
+		nap 0.5
 	done
 	wait $apid
 	check "step $shift: the holder committed" [ "$(cat a3.$n)" = "Step: 1 made, 0 errors, 0 skipped" ]

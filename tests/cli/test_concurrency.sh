@@ -18,11 +18,13 @@ N=500
 } > p.djc
 # sleeps 1-7 ms (varying with its pid), logs its start (key, and "s" in the
 # event log) and its end ("e"), prints v = k * 3
+# (bash, waiting by read -t on lib.sh's FIFO: 2,500 makes started no sleep
+# process each, which cost more CPU than bash's slower start)
 cat > mk.sh <<'P'
-#!/bin/sh
+#!/bin/bash
 echo "$DJC_KEY_k" >> "$T/log.$DJC_TABLE"
 echo s >> "$T/ev.$DJC_TABLE"
-sleep 0.00$(( $$ % 7 + 1 ))
+read -r -t 0.00$(( $$ % 7 + 1 )) _ <>"$T/.nap"
 echo e >> "$T/ev.$DJC_TABLE"
 echo "{\"v\": $((DJC_KEY_k * 3)), \"who\": $PPID}"
 P

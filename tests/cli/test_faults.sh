@@ -148,9 +148,9 @@ M
 	for round in 1 2 3; do
 		"$DJC" populate Out --reserve-jobs --suppress-errors --make ./mkslow.sh >pop.out 2>pop.err &
 		pid=$!
-		sleep 1.3
+		nap 1.3
 		killed=$(killconns)
-		sleep 0.6
+		nap 0.6
 		killconns >/dev/null
 		wait $pid
 		prc=$?
@@ -163,7 +163,7 @@ M
 	check "every committed row is whole and right" py 'import json,sys
 rows=[json.loads(l) for l in sys.argv[1].splitlines() if l.strip()]
 sys.exit(0 if all(r["v"] == r["id"] * 10 or r["id"] == 1 for r in rows) else 1)' "$OUT"
-	sleep 2.5   # any reservation of a dead connection lapses with the lease
+	nap 2.5   # any reservation of a dead connection lapses with the lease
 	expect_rc 0 "a new populate finishes the rest" djc populate Out --reserve-jobs --make ./mkslow.sh
 	expect_out "no key lost: all 12 made" "12" cnt Out
 	run djc jobs Out
@@ -173,7 +173,7 @@ sys.exit(0 if all(r["v"] == r["id"] * 10 or r["id"] == 1 for r in rows) else 1)'
 	expect_out "delete the rows again" "deleted 12 rows from Out" sh -c "$DJC delete Out.Item --no-cascade >/dev/null && $DJC delete Out --no-cascade"
 	"$DJC" populate Out --suppress-errors --make ./mkslow.sh >pop.out 2>pop.err &
 	pid=$!
-	sleep 1.3
+	nap 1.3
 	killconns >/dev/null
 	wait $pid
 	prc=$?
@@ -223,7 +223,7 @@ M
 	n=$(printf '%s\n' "$OUT" | grep -c .)
 	ni=$(cnt Out.Item)
 	check "every stored key is whole ($n keys, $ni part rows)" test "$ni" = "$((n * 300))"
-	sleep 2.5    # a reservation that could not be written back lapses with its lease
+	nap 2.5    # a reservation that could not be written back lapses with its lease
 	djc jobs clear Out --status error >/dev/null
 	expect_rc 0 "with space again, populate finishes" djc populate Out --reserve-jobs --make ./mkpad.sh
 	expect_out "all keys made" "12" cnt Out

@@ -58,7 +58,7 @@ lines() { if [ -f "$1" ]; then grep -c . "$1"; else echo 0; fi; }
 made() { if [ -f "$1" ]; then sort -n "$1" | tr '\n' ' '; fi; }
 counts() { djc jobs "$1" --json | jq -c '[.pending,.reserved,.success,.error,.ignore]'; }
 wait_file() {  # wait up to 20 s for a file
-	for _ in $(seq 200); do [ -s "$1" ] && return 0; sleep 0.1; done
+	for _ in $(seq 200); do [ -s "$1" ] && return 0; nap 0.1; done
 	return 1
 }
 gone() { ! kill -0 "$1" 2>/dev/null; }
@@ -128,9 +128,9 @@ tcase priorities keep_completed
 case_most_urgent() {
 # ---------------------------------------------------------------- the most urgent first
 djc jobs refresh JU --priority 2 --where '{"id":7}' >/dev/null
-sleep 0.1
+nap 0.1
 djc jobs refresh JU --priority 2 --where '{"id":3}' >/dev/null
-sleep 0.1
+nap 0.1
 djc jobs refresh JU --priority 2 --where '{"id":1}' >/dev/null
 djc jobs refresh JU --priority 1 --where '{"id":9}' >/dev/null
 djc jobs refresh JU --priority 3 >/dev/null
@@ -159,7 +159,7 @@ delays() {
 		[.jobs[] | [.id, ((.scheduled_time | t) - (.created_time | t) | round)]] | sort'
 }
 check "scheduled_time is created_time plus each key's delay" [ "$(delays)" = '[[1,3600],[2,3600],[3,3600],[4,3600],[5,3600],[6,1],[7,1],[8,1],[9,1],[10,1]]' ]
-sleep 1.2
+nap 1.2
 expect_out "due jobs are reserved, delayed ones are not" "JD: 5 made, 0 errors, 0 skipped" djc populate JD --reserve-jobs --no-refresh --make ./mk.sh
 check "exactly keys 6-10 were made" [ "$(made log.JD)" = "6 7 8 9 10 " ]
 check "keys 1-5 still pending" [ "$(counts JD)" = '[5,0,0,0,0]' ]
@@ -260,7 +260,7 @@ djc jobs ignore JS '{"sid":4}' >/dev/null
 expect_out "remove 2 keys from the key source" "deleted 2 rows from St" djc delete St --no-cascade --where '{"sid":[4,5]}'
 expect_out "default stale timeout (3600 s): nothing removed" '{"table":"JS","added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JS --json
 expect_out "--stale-timeout 30: jobs too young" '{"table":"JS","added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JS --stale-timeout 30 --json
-sleep 1.2
+nap 1.2
 expect_out "--stale-timeout 1 removes the gone key, not the ignored one" '{"table":"JS","added":0,"removed":1,"orphaned":0,"re_pended":0}' djc jobs refresh JS --stale-timeout 1 --json
 check "3 pending, 1 ignore" [ "$(counts JS)" = '[3,0,0,0,1]' ]
 check "the ignored gone key stays" [ "$(djc jobs JS --status ignore --json | jq -c '.jobs[] | .sid')" = 4 ]
@@ -279,7 +279,7 @@ kill -9 "$mk" 2>/dev/null
 check "killed worker leaves the job reserved" [ "$(counts JK)" = '[0,1,0,0,0]' ]
 expect_out "a held lease is not taken" "JK: 0 made, 0 errors, 0 skipped" djc populate JK --reserve-jobs --no-refresh --where '{"id":1}' --make ./mk.sh
 expect_out "--orphan-timeout 300: too young" '{"table":"JK","added":0,"removed":0,"orphaned":0,"re_pended":0}' djc jobs refresh JK --where '{"id":1}' --orphan-timeout 300 --json
-sleep 1.2
+nap 1.2
 expect_out "--orphan-timeout 1 resets it" '{"table":"JK","added":0,"removed":0,"orphaned":1,"re_pended":0}' djc jobs refresh JK --where '{"id":1}' --orphan-timeout 1 --json
 check "pending again" [ "$(counts JK)" = '[1,0,0,0,0]' ]
 expect_out "and made" "JK: 1 made, 0 errors, 0 skipped" djc populate JK --reserve-jobs --no-refresh --make ./mk.sh

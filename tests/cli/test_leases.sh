@@ -49,8 +49,8 @@ echo "start $DJC_KEY_item_id $a" >> "$MK_LOG"
 [ -n "$MK_PIDFILE" ] && echo $$ > "$MK_PIDFILE"
 trap 'echo "term $DJC_KEY_item_id $a" >> "$MK_LOG"; exit 143' TERM
 while [ -n "$MK_HOLD" ] && [ ! -e "$MK_HOLD" ]; do sleep 0.05; done
-sleep "${MK_SLEEP:-0}" &
-wait $!
+# (no sleep process for MK_SLEEP 0: most of the 1000 makes of claim_1000)
+case ${MK_SLEEP:-0} in 0) ;; *) sleep "$MK_SLEEP" & wait $! ;; esac
 echo "{\"attempt\": \"$a\"}"
 echo "end $DJC_KEY_item_id $a" >> "$MK_LOG"
 P
@@ -65,18 +65,18 @@ secs() { date -u -d "$1 UTC" +%s.%N; }
 job_field() { djc jobs Res --status "$1" --json | jq -r ".jobs[0].$2"; }
 lines() { cat "$2" 2>/dev/null | grep -c "$1"; }
 # gone PID: the process no longer runs (a zombie awaiting its reaper counts as gone)
-gone() { local i=0; while [ $i -lt $((WAIT * 20)) ]; do case $(ps -o stat= -p "$1" 2>/dev/null) in ''|Z*) return 0 ;; esac; sleep 0.05; i=$((i + 1)); done; return 1; }
+gone() { local i=0; while [ $i -lt $((WAIT * 20)) ]; do case $(ps -o stat= -p "$1" 2>/dev/null) in ''|Z*) return 0 ;; esac; nap 0.05; i=$((i + 1)); done; return 1; }
 # wait_for PATTERN FILE N SECONDS: until FILE has N lines matching PATTERN
 wait_for() {
 	local i=0 lim=$(( $4 * 20 ))
-	while [ "$(lines "$1" "$2")" -lt "$3" ] && [ $i -lt $lim ]; do sleep 0.05; i=$((i + 1)); done
+	while [ "$(lines "$1" "$2")" -lt "$3" ] && [ $i -lt $lim ]; do nap 0.05; i=$((i + 1)); done
 	[ "$(lines "$1" "$2")" -ge "$3" ]
 }
 pgid_of() { ps -o pgid= -p "$1" | tr -d ' '; }
 add_item() { printf '{"item_id":%d,"label":"k%d"}\n' "$1" "$1" | djc insert Item >/dev/null; }
 # others N SECS: N tries of a second worker, SECS apart, their outputs each
 # followed by "|"; nothing N: what N tries that took nothing print
-others() { local i out=""; for i in $(seq "$1"); do sleep "$2"; out="$out$(MK_SLEEP=0 "$DJC" populate Res --reserve-jobs --make ./mk.sh 2>&1)|"; done; printf '%s' "$out"; }
+others() { local i out=""; for i in $(seq "$1"); do nap "$2"; out="$out$(MK_SLEEP=0 "$DJC" populate Res --reserve-jobs --make ./mk.sh 2>&1)|"; done; printf '%s' "$out"; }
 nothing() { local i; for i in $(seq "$1"); do printf 'Res: 0 made, 0 errors, 0 skipped|'; done; }
 attempt_of() { djc fetch Res --where "{\"item_id\": $1}" --format json | sed -E 's/.*"attempt":"([^"]*)".*/\1/'; }
 
@@ -102,7 +102,7 @@ kill -KILL -- "-$mk1" 2>/dev/null   # its own background sleep, left to us
 end1=$(job_field reserved avail_time)
 now1=$(date +%s.%N)
 check "1: the dead worker's lease ($end1) ends at most one lease (2 s) from now" le "$(secs "$end1")" "$(awk -v n="$now1" 'BEGIN { printf "%.3f", n + 2.001 }')"
-sleep 0.6
+nap 0.6
 check "1: ... and nothing renews it after the kill" test "$(job_field reserved avail_time)" = "$end1"
 # a second worker, no refresh: it loops until it gets the job; its make
 # waits for go1, so the reclaimed job can be read while it is reserved
@@ -110,7 +110,7 @@ check "1: ... and nothing renews it after the kill" test "$(job_field reserved a
 	while :; do
 		o=$(MK_HOLD=$T/go1 "$DJC" populate Res --reserve-jobs --no-refresh --make ./mk.sh)
 		case $o in *"1 made"*) echo "$o"; break ;; esac
-		sleep 0.1
+		nap 0.1
 	done
 ) > w2.out 2>&1 &
 w2=$!
@@ -155,7 +155,7 @@ w1=$!
 check "3: first worker starts the make" wait_for '^start 3 ' m3.log 1 $WAIT
 pg=$(pgid_of $w1)
 kill -STOP -- "-$pg"          # the worker and its heartbeat freeze; its make runs on
-sleep 1.4                      # past the lease
+nap 1.4                      # past the lease
 run env MK_SLEEP=0.3 "$DJC" populate Res --reserve-jobs --no-refresh --make ./mk.sh
 check "3: a second worker takes the lapsed job and commits it" test "$OUT" = "Res: 1 made, 0 errors, 0 skipped"
 check "3: the stopped worker's make finished meanwhile" wait_for '^end 3 ' m3.log 2 $WAIT
@@ -182,7 +182,7 @@ rm -f m4.pid
 MK_SLEEP=3600 MK_PIDFILE=$T/m4.pid "$DJC" populate Res --reserve-jobs --make ./mk.sh > w1.out 2> w1.err &
 w1=$!
 check "4: the make starts" wait_for '^start 4 ' m4.log 1 $WAIT
-i=0; while [ ! -s m4.pid ] && [ $i -lt $((WAIT * 20)) ]; do sleep 0.05; i=$((i + 1)); done
+i=0; while [ ! -s m4.pid ] && [ $i -lt $((WAIT * 20)) ]; do nap 0.05; i=$((i + 1)); done
 mk4=$(cat m4.pid)
 kill -KILL "$mk4"
 check "4: the worker records the error and exits without waiting for the lease or the make's child" gone $w1

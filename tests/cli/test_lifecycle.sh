@@ -66,7 +66,7 @@ counts() { djc jobs "$1" --json | jq -c '[.pending,.reserved,.success,.error,.ig
 hist() { djc jobs "$1" --key "$2" --json | jq -c "$3"; }
 att_of() { djc fetch "$1" --where "{\"id\": $2}" --format json | jq -r .att; }
 # gone PID: the process no longer runs (a zombie awaiting its reaper counts as gone)
-gone() { local i=0; while [ $i -lt $((WAIT * 20)) ]; do case $(ps -o stat= -p "$1" 2>/dev/null) in ''|Z*) return 0 ;; esac; sleep 0.05; i=$((i + 1)); done; return 1; }
+gone() { local i=0; while [ $i -lt $((WAIT * 20)) ]; do case $(ps -o stat= -p "$1" 2>/dev/null) in ''|Z*) return 0 ;; esac; nap 0.05; i=$((i + 1)); done; return 1; }
 # wait_for PATTERN FILE N: until FILE has N lines matching PATTERN
 nmatch() {  # PATTERN FILE: its matching lines (0 when there is no file yet)
 	local n
@@ -75,7 +75,7 @@ nmatch() {  # PATTERN FILE: its matching lines (0 when there is no file yet)
 }
 wait_for() {
 	local i=0
-	while [ "$(nmatch "$1" "$2")" -lt "$3" ] && [ $i -lt $((WAIT * 20)) ]; do sleep 0.05; i=$((i + 1)); done
+	while [ "$(nmatch "$1" "$2")" -lt "$3" ] && [ $i -lt $((WAIT * 20)) ]; do nap 0.05; i=$((i + 1)); done
 	[ "$(nmatch "$1" "$2")" -ge "$3" ]
 }
 # handled PID SIG: the process has no signal SIG pending any more (its handler ran)
@@ -86,7 +86,7 @@ handled() {
 		s=$(awk '/^ShdPnd:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
 		[ -z "$p" ] && return 0
 		if [ $(( 0x$p & bit )) = 0 ] && [ $(( 0x$s & bit )) = 0 ]; then return 0; fi
-		sleep 0.05; i=$((i + 1))
+		nap 0.05; i=$((i + 1))
 	done
 	return 1
 }

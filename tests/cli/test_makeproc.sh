@@ -32,14 +32,14 @@ lines() { cat "$2" 2>/dev/null | grep -c "$1"; }
 gone() {
 	local i=0
 	[ -n "$1" ] || return 1
-	while [ $i -lt 400 ]; do case $(ps -o stat= -p "$1" 2>/dev/null) in ''|Z*) return 0 ;; esac; sleep 0.05; i=$((i + 1)); done
+	while [ $i -lt 400 ]; do case $(ps -o stat= -p "$1" 2>/dev/null) in ''|Z*) return 0 ;; esac; nap 0.05; i=$((i + 1)); done
 	return 1
 }
 running() { case $(ps -o stat= -p "$1" 2>/dev/null) in ''|Z*) return 1 ;; esac; return 0; }
 # wait_for PATTERN FILE N: until FILE has N lines matching PATTERN (up to 20 s)
 wait_for() {
 	local i=0
-	while [ "$(lines "$1" "$2")" -lt "$3" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+	while [ "$(lines "$1" "$2")" -lt "$3" ] && [ $i -lt 400 ]; do nap 0.05; i=$((i + 1)); done
 	[ "$(lines "$1" "$2")" -ge "$3" ]
 }
 pids_gone() {  # DESC FILE...: every pid written in FILE... is gone
@@ -144,7 +144,7 @@ DJC_JOBS_LEASE_TIMEOUT=4 DJC_JOBS_STOP_GRACE=1 "$DJC" populate Res --reserve-job
 	--where '{"item_id": 6}' --make ./mkstub.sh > w.out 2> w.err &
 w=$!
 check "2: orphan: the stubborn make started" wait_for '^started 6$' "$LOG" 2
-sleep 1.2   # older than --orphan-timeout 1
+nap 1.2   # older than --orphan-timeout 1
 run djc jobs refresh Res --where '{"item_id": 6}' --orphan-timeout 1 --json
 check "2: orphan: refresh resets its reservation" test "$OUT" = '{"table":"Res","added":0,"removed":0,"orphaned":1,"re_pended":0}'
 wait "$w"

@@ -375,7 +375,7 @@ P
 chmod +x hold.sh
 "$DJC" populate Tot --reserve-jobs --no-refresh --where '{"id": 3}' --make ./hold.sh > hold.out 2>&1 &
 hpid=$!
-wait_for() { for _ in $(seq 600); do eval "$1" && return 0; sleep 0.1; done; return 1; }
+wait_for() { for _ in $(seq 600); do eval "$1" && return 0; nap 0.1; done; return 1; }
 check "another worker holds one job" wait_for 'test -e held'
 run env DJC_DISPLAY_INTERVAL=0 "$DJC" populate Tot --reserve-jobs --no-refresh --display-progress --make ./slow.sh
 check "the other 9 are made" test "$RC:$OUT" = "0:Tot: 9 made, 0 errors, 0 skipped"

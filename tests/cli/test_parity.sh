@@ -436,7 +436,7 @@ djc_make.run(make)
 P
 "$DJC" populate Dst6 --reserve-jobs --suppress-errors --make-serve python3 mk6.py >pop6.out 2>pop6.err &
 POP6=$!
-for _ in $(seq 1 1200); do [ -e ready6 ] && break; sleep 0.05; done
+for _ in $(seq 1 1200); do [ -e ready6 ] && break; nap 0.05; done
 check "the make of key 2 has read" [ -e ready6 ]
 echo '{"id": 9, "x": 9}' > src6b.jsonl
 expect_out "another user adds a row it read" "inserted 1 row into Src6" djc insert Src6 src6b.jsonl

@@ -52,7 +52,7 @@ killed=0
 for _ in $(seq 1 400); do
 	[ "$killed" -ge 10 ] && break
 	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.05
+	nap 0.05
 	# live children only: a dead one stays unreaped (a zombie) until its
 	# jobs are handed back, and killing it again would count for nothing
 	kids=$(for k in $(pgrep -P "$pid" -x djc); do
@@ -135,7 +135,7 @@ wait_until() {
 	while ! "$@"; do
 		i=$((i + 1))
 		[ $i -ge $lim ] && return 1
-		sleep 0.1
+		nap 0.1
 	done
 }
 printf 'M (manual)\n    m : int32\n    ---\n\nR (computed)\n    -> M\n    ---\n    v : int32\n    make = ./mkwait.sh\n\nS (computed)\n    -> M\n    ---\n    v : int32\n    make = ./mkwait.sh\n' > m.djc

@@ -605,7 +605,7 @@ for r in 1 2 3; do
 	for i in $(seq 1 3000); do
 		n=$(djcr fetch Stats --format json 2>/dev/null | grep -c .)
 		[ "${n:-0}" -ge 4 ] && break
-		sleep 0.02
+		nap 0.02
 	done
 	run djcr drop Session --yes
 	drc=$RC

@@ -483,8 +483,8 @@ case_sigterm_lease() {
 clean
 DJC_JOBS_STOP_GRACE=1 SLEEP_ON=2 "$DJC" populate Res --reserve-jobs --where '{"item_id": 2}' --make-serve python3 mk.py > w.out 2> w.err &
 w=$!
-wait_log() { local i=0; while ! grep -q "$1" "$LOG" 2>/dev/null && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done; grep -q "$1" "$LOG"; }
-gone() { local i=0; while [ $i -lt 400 ]; do case $(ps -o stat= -p "$1" 2>/dev/null) in ''|Z*) return 0 ;; esac; sleep 0.05; i=$((i + 1)); done; return 1; }
+wait_log() { local i=0; while ! grep -q "$1" "$LOG" 2>/dev/null && [ $i -lt 400 ]; do nap 0.05; i=$((i + 1)); done; grep -q "$1" "$LOG"; }
+gone() { local i=0; while [ $i -lt 400 ]; do case $(ps -o stat= -p "$1" 2>/dev/null) in ''|Z*) return 0 ;; esac; nap 0.05; i=$((i + 1)); done; return 1; }
 check "7: the make is running" wait_log '^sleeping 2 '
 sp=$(awk '$1 == "sleeping" {print $3}' "$LOG")
 kill -TERM $w
@@ -505,7 +505,7 @@ DJC_JOBS_LEASE_TIMEOUT=4 DJC_JOBS_STOP_GRACE=1 SLEEP_ON=6 "$DJC" populate Res --
 w=$!
 check "7: lease: key 6 is being made" wait_log '^sleeping 6 '
 sp=$(awk '$1 == "sleeping" {print $3}' "$LOG")
-sleep 1.2   # older than --orphan-timeout 1
+nap 1.2   # older than --orphan-timeout 1
 run djc jobs refresh Res --where '{"item_id": 6}' --orphan-timeout 1 --json
 check "7: lease: refresh resets its reservation" test "$OUT" = '{"table":"Res","added":0,"removed":0,"orphaned":1,"re_pended":0}'
 wait $w

@@ -195,7 +195,7 @@ rm -f "$T/hold"
 DJC_JOBS_RESERVE_BATCH=6 HOLD=$T/hold "$DJC" populate Res --reserve-jobs --no-refresh --json --make-serve python3 hold.py > cb.out 2> cb.err &
 w=$!
 i=0
-while [ "$(made)" -lt 4 ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+while [ "$(made)" -lt 4 ] && [ $i -lt 600 ]; do nap 0.05; i=$((i + 1)); done
 check "cancel_batch: the fourth make runs" test "$(made)" = 4
 started=$(awk '$1 == "make" {print $2}' "$LOG" | sort -n | tr '\n' ' ')
 rest=$(for k in 1 2 3 4 5 6; do case " $started" in *" $k "*) ;; *) printf '%s,' "$k" ;; esac; done)

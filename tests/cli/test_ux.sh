@@ -104,7 +104,7 @@ expect_fail 2 "progress --interval without --watch" "^djc: --interval goes with 
 "$DJC" progress --watch --interval 0.1 > watch.out 2>watch.err &
 wpid=$!
 wait_for() {  # CONDITION: polls up to 60 s
-	for _ in $(seq 600); do eval "$1" && return 0; sleep 0.1; done
+	for _ in $(seq 600); do eval "$1" && return 0; nap 0.1; done
 	return 1
 }
 check "progress --watch: snapshots keep coming" wait_for 'test "$(grep -c "^== " watch.out)" -ge 2'

@@ -25,7 +25,7 @@ wait_until() {
 	while ! "$@"; do
 		i=$((i + 1))
 		[ $i -ge $lim ] && return 1
-		sleep 0.1
+		nap 0.1
 	done
 }
 nfiles() { ls "$@" 2>/dev/null | wc -l; }
@@ -232,7 +232,7 @@ wpid=$!
 wait_until 60 grep -q "^$wpid idle" "$DJC_WORKER_LOG"   # it found nothing and waits
 # its looks grow apart (0.1 s, doubling): after 2 s the next one is about a
 # second or more away, so the notification, not a look, finds the new jobs
-sleep 2
+nap 2
 sessions 12 13
 expect_rc 0 "an outside refresh adds the new keys" djc jobs refresh Stats
 wait_until 120 sh -c "! kill -0 $wpid 2>/dev/null"
