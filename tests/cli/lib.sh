@@ -26,6 +26,11 @@
 # cases. DJC_CASE=list prints the case names and runs nothing; an unknown
 # name is an error (exit 2) before anything runs. The `tcase` lines are read
 # from the file when it starts, so they must be plain literal lines.
+# A case that uses no database at all (the manual pages against the CLI's
+# help, say) ends its line with `@nodb`: it runs once, in the file's SQLite
+# run only (on every backend it would check the same thing four times), and
+# with DJC_DATABASE_URL and DJC_DATABASE_SCHEMA set to what no driver
+# accepts, so a command in it that opens a database fails its check.
 # DJC_TEST_TRACE=1 prints "ok: DESCRIPTION" for every passing check (to compare
 # two versions of a file: scripts/check-diff.sh). DJC_TEST_CASETIME=FILE
 # appends one line per case run: its wall seconds and the CPU seconds
@@ -36,16 +41,17 @@ FAIL=0
 NAME=$(basename "$0" .sh)
 
 # ------------------------------------------------------------- named cases
-declare -A _CASE_ON=() _CASE_NEEDS=()
+declare -A _CASE_ON=() _CASE_NEEDS=() _CASE_NODB=()
 _CASES=()
-_case_read() {  # the file's `tcase NAME NEEDS...` lines, into _CASES and _CASE_NEEDS
+_case_read() {  # the file's `tcase NAME NEEDS... [@nodb]` lines, into _CASES, _CASE_NEEDS, _CASE_NODB
 	local line name
 	while IFS= read -r line; do
 		line=${line#tcase }
+		[ "${line% @nodb}" != "$line" ] && line=${line% @nodb} && _CASE_NODB[${line%% *}]=1
 		name=${line%% *}
 		_CASES+=("$name")
 		[ "$line" = "$name" ] && _CASE_NEEDS[$name]="" || _CASE_NEEDS[$name]=${line#* }
-	done < <(grep -E '^tcase [A-Za-z0-9_]+( [A-Za-z0-9_ ]*)?$' "$0")
+	done < <(grep -E '^tcase [A-Za-z0-9_]+( [A-Za-z0-9_ ]*)?( @nodb)?$' "$0")
 }
 _case_mark() {  # NAME: selects it and what it needs
 	local n
@@ -82,6 +88,17 @@ _case_select
 # (the NEEDS are read from the file at its start: see above)
 tcase() {
 	[ -z "${DJC_CASE:-}" ] || [ -n "${_CASE_ON[$1]:-}" ] || return 0
+	if [ -n "${_CASE_NODB[$1]:-}" ]; then
+		[ "$DJC_BACKEND" = sqlite ] || return 0
+		local _nodb_url=$DJC_DATABASE_URL _nodb_schema=${DJC_DATABASE_SCHEMA-}
+		DJC_DATABASE_URL="nodb://no-database-in-case-$1" DJC_DATABASE_SCHEMA=nodb
+		_tcase_run "$1"
+		DJC_DATABASE_URL=$_nodb_url DJC_DATABASE_SCHEMA=$_nodb_schema
+		return 0
+	fi
+	_tcase_run "$1"
+}
+_tcase_run() {
 	if [ -z "${DJC_TEST_CASETIME:-}" ]; then
 		"case_$1"
 		return

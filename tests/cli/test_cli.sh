@@ -153,7 +153,7 @@ check "--help anywhere before --make wins over the rest" sh -c 'test "$1" = 0 &&
 expect_out "djc help: the list" "$(djc --help)" djc help
 check "the list names every subcommand" sh -c 'printf "%s" "$1" | grep -q "^  jobs refresh TABLE " && printf "%s" "$1" | grep -q "^  jobs ignore TABLE KEY_JSON "' _ "$OUT"
 }
-tcase help
+tcase help @nodb
 
 case_public_api() {
 # ------------------------------------------------------------ the command uses only the public API

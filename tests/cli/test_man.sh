@@ -9,10 +9,12 @@
 MAN1=$ROOT/man/djc.1
 MAN3=$ROOT/man/libdjc.3
 
+# the commands of `djc --help` ("jobs refresh" is one), as the table has them
+# (shared: djc1 checks them against djc.1, completion against bash's)
+djc --help | sed -n 's/^  \([a-z][a-z]*\)\( \([a-z][a-z]*\)\)\{0,1\}\( .*\)\{0,1\}$/\1 \3/p' | sed 's/ $//' > cli.cmds
+
 case_djc1() {
 # ------------------------------------------------------- djc.1 vs the CLI
-# the commands of `djc --help` ("jobs refresh" is one), as the table has them
-djc --help | sed -n 's/^  \([a-z][a-z]*\)\( \([a-z][a-z]*\)\)\{0,1\}\( .*\)\{0,1\}$/\1 \3/p' | sed 's/ $//' > cli.cmds
 sed -n 's/^\.\\" command: \([a-z].*\)$/\1/p' "$MAN1" > man.cmds
 check "djc.1 has a section for each command of djc --help, in its order" eval 'diff cli.cmds man.cmds >&2'
 check "the CLI has commands ($(wc -l < cli.cmds))" test "$(wc -l < cli.cmds)" -ge 15
@@ -50,7 +52,7 @@ man_opts insert > o.man; cli_opts insert > o.cli
 check "a djc.1 whose insert section lacks --skip-duplicates differs" eval '! diff o.cli o.man >/dev/null'
 MAN1=$MAN1_SAVE
 }
-tcase djc1
+tcase djc1 @nodb
 
 case_libdjc3() {
 # ---------------------------------------------------- libdjc.3 vs djc.h
@@ -60,7 +62,7 @@ sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$MAN3" | sed 's/\\-/-/g' | grep 
 check "libdjc.3's synopsis lists every function of djc.h, and only those ($(wc -l < h.fns))" eval 'diff h.fns m.fns >&2'
 check "djc.h declares functions" test "$(wc -l < h.fns)" -ge 70
 }
-tcase libdjc3
+tcase libdjc3 @nodb
 
 case_formatting() {
 # --------------------------------------------------------- formatting
@@ -69,7 +71,7 @@ for m in "$MAN1" "$MAN3"; do
 	check "$(basename "$m") formats without warnings" test "$RC" = 0 -a -z "$ERR"
 done
 }
-tcase formatting
+tcase formatting @nodb
 
 case_completion() {
 # --------------------------------------------------------- completion
@@ -101,7 +103,7 @@ check "completion: nothing after --make" test "$(comp djc populate Stats --make 
 check "completion: --db on the line names the database for table names" \
 	test "$(comp djc --db "sqlite:$T/none.db" fetch "")" = ""
 }
-tcase completion formatting
+tcase completion
 
 case_install() {
 # ------------------------------------------------------------ install
