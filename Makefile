@@ -126,7 +126,7 @@ $(BUILD)/examples/spikes: examples/spikes.c $(BUILD)/libdjc.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdjc.a $(LDLIBS) -lm
 
-$(BUILD)/bench/%: bench/%.c $(BUILD)/libdjc.a
+$(BUILD)/bench/%: bench/%.c bench/bench.h $(BUILD)/libdjc.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdjc.a $(LDLIBS)
 

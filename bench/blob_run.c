@@ -11,7 +11,8 @@
  *       process) with the C make or the serve program; prints one JSON
  *       object: keys, seconds, keys/s, the worker's max RSS before and
  *       after (KiB) and the largest of its children's (the program) */
-#include "djc.h"
+#define BENCH_NAME "blob_run"
+#include "bench.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,26 +35,9 @@ static const char *PIPELINE =
 #define OUT_ELEMS 131072   /* the result: 1 MiB of doubles */
 #define HDR 29             /* "mYm\0" 'A' ndim(8) shape(8) class(4) complex(4), then the data */
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void die(djc_conn *c, int rc, const char *what)
-{
-	fprintf(stderr, "blob_run: %s: %s (%s)\n", what, c ? djc_error_last(c) : "", djc_strerror(rc));
-	exit(1);
-}
-
 static djc_conn *open_db(const char *url, const char *schema)
 {
-	djc_conn *c = NULL;
-	int rc = djc_open(&c, url, schema);
-	if (rc) die(c, rc, "open");
-	if ((rc = djc_declare(NULL, c, PIPELINE, "blob"))) die(c, rc, "declare");
-	return c;
+	return bench_open(url, schema, PIPELINE, "blob");
 }
 
 /* The header of a DataJoint (mYm) 1-D float64 array of n elements. */

@@ -15,7 +15,8 @@
  * config (e.g. DJC_JOBS_RESERVE_BATCH) like any djc program. The upstream
  * keys are 0..N-1; the computed table has only the key, so a make commits
  * one row holding the key. */
-#include "djc.h"
+#define BENCH_NAME "noop"
+#include "bench.h"
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,37 +25,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-static const char *PIPELINE =
-	"Src (manual)\n"
-	"    id : int64\n"
-	"    ---\n"
-	"\n"
-	"Noop (computed)\n"
-	"    -> Src\n"
-	"    ---\n"
-	"    v = 0 : int32\n";
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void die(djc_conn *c, int rc, const char *what)
-{
-	fprintf(stderr, "noop: %s: %s (%s)\n", what, c ? djc_error_last(c) : "", djc_strerror(rc));
-	exit(1);
-}
-
 static djc_conn *open_db(const char *url, const char *schema)
 {
-	djc_conn *c = NULL;
-	int rc = djc_open(&c, url, schema);
-	if (rc) die(c, rc, "open");
-	rc = djc_declare(NULL, c, PIPELINE, "noop");
-	if (rc) die(c, rc, "declare");
-	return c;
+	return bench_open(url, schema, BENCH_NOOP_PIPELINE, "noop");
 }
 
 /* ------------------------------------------------------------- make */

@@ -12,7 +12,8 @@
  *       posix_spawn and waiting for it, N times, from this process after
  *       it opened the database (its libraries loaded, as a worker's are);
  *       prints the mean and median in microseconds */
-#include "djc.h"
+#define BENCH_NAME "serve_run"
+#include "bench.h"
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,34 +23,9 @@
 
 extern char **environ;
 
-/* as bench/noop.c declares it (the same text, so either declares it) */
-static const char *PIPELINE =
-	"Src (manual)\n"
-	"    id : int64\n"
-	"    ---\n"
-	"\n"
-	"Noop (computed)\n"
-	"    -> Src\n"
-	"    ---\n"
-	"    v = 0 : int32\n";
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static djc_conn *open_db(const char *url, const char *schema)
 {
-	djc_conn *c = NULL;
-	int rc = djc_open(&c, url, schema);
-	if (!rc) rc = djc_declare(NULL, c, PIPELINE, "noop");
-	if (rc) {
-		fprintf(stderr, "serve_run: %s\n", djc_error_last(c));
-		exit(1);
-	}
-	return c;
+	return bench_open(url, schema, BENCH_NOOP_PIPELINE, "noop");
 }
 
 static long made_rows(djc_conn *c)

@@ -160,18 +160,26 @@ static int call_after(int id, int after)
 	return 0;
 }
 
-/* --------------------------------------------- a --processes child dies */
-
-static void test_pool_child(djc_conn *c)
+/* A reserving populate of table by make in procs worker processes, errors
+ * suppressed (the tests read them from *res and the jobs table). */
+static int reserved_populate(djc_conn *c, const char *table, int procs, djc_make_fn make, djc_populate_result **res)
 {
 	djc_populate_options o;
 	djc_populate_options_init(&o);
 	o.reserve_jobs = 1;
-	o.processes = 2;
+	o.processes = procs;
 	o.suppress_errors = 1;
-	o.make = crash_on_5;
-	djc_populate_result *res = NULL;
-	int rc = djc_populate(&res, c, "CrOut", &o);
+	o.make = make;
+	*res = NULL;
+	return djc_populate(res, c, table, &o);
+}
+
+/* --------------------------------------------- a --processes child dies */
+
+static void test_pool_child(djc_conn *c)
+{
+	djc_populate_result *res;
+	int rc = reserved_populate(c, "CrOut", 2, crash_on_5, &res);
 	CHECK_MSG(rc == DJC_EMAKE, "rc %d: %s", rc, djc_error_last(c));
 	CHECK_MSG(res && res->success_count == 11 && res->error_count == 1, "success %ld errors %ld",
 		  res ? res->success_count : -1, res ? res->error_count : -1);
@@ -205,14 +213,8 @@ static void test_pool_child_lost(djc_conn *c)
 	set("jobs.max_attempts", "10");
 	set("jobs.retry_delay", "0");
 	atomic_store(&calls[0], 0);
-	djc_populate_options o;
-	djc_populate_options_init(&o);
-	o.reserve_jobs = 1;
-	o.processes = 2;
-	o.suppress_errors = 1;
-	o.make = crash_on_5;
-	djc_populate_result *res = NULL;
-	int rc = djc_populate(&res, c, "CrLost", &o);
+	djc_populate_result *res;
+	int rc = reserved_populate(c, "CrLost", 2, crash_on_5, &res);
 	CHECK_MSG(rc == DJC_EMAKE, "rc %d: %s", rc, djc_error_last(c));
 	CHECK_MSG(res && res->success_count == 11 && res->error_count == 1 && res->retried_count == 2,
 		  "success %ld errors %ld retried %ld", res ? res->success_count : -1, res ? res->error_count : -1,
@@ -255,13 +257,8 @@ static void crash_runs(djc_conn *c, const char *table, int runs, int *crashed, p
 			setrlimit(RLIMIT_CORE, &no);
 			djc_conn *cc = NULL;
 			if (djc_open(&cc, url, schema)) _exit(3);
-			djc_populate_options o;
-			djc_populate_options_init(&o);
-			o.reserve_jobs = 1;
-			o.suppress_errors = 1;
-			o.make = abort_on_2;
-			djc_populate_result *res = NULL;
-			int rc = djc_populate(&res, cc, table, &o);
+			djc_populate_result *res;
+			int rc = reserved_populate(cc, table, 1, abort_on_2, &res);
 			djc_populate_result_free(res);
 			djc_close(cc);
 			_exit(rc == DJC_OK ? 0 : 4);
@@ -354,14 +351,8 @@ static void program(const char *db_url, const char *db_schema)
 {
 	djc_conn *c = NULL;
 	if (djc_open(&c, db_url, db_schema)) _exit(3);
-	djc_populate_options o;
-	djc_populate_options_init(&o);
-	o.reserve_jobs = 1;
-	o.processes = 2;
-	o.suppress_errors = 1;
-	o.make = wait_for_stop;
-	djc_populate_result *res = NULL;
-	djc_populate(&res, c, "OrOut", &o);
+	djc_populate_result *res;
+	reserved_populate(c, "OrOut", 2, wait_for_stop, &res);
 	_exit(4);   /* not reached: it is killed first */
 }
 
