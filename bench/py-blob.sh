@@ -11,6 +11,9 @@
 #   py-base64  the same with djc_make.run(make, binary=False): base64 in JSON
 #   py-dj      binary values and DataJoint's codec (numpy array in, array
 #              out, packed by datajoint.blob.pack): needs DataJoint
+#   c-glibc, py-raw-glibc   c and py-raw with the worker on glibc's malloc
+#              defaults (BLOB_MALLOC=glibc): what keeping freed heap for
+#              the next key gains (docs/workers.md, "Large values")
 # Memory: the worker's max RSS (this process is the worker: getrusage)
 # above its RSS before populate, and the program's own max RSS (it writes
 # it at its end), against 2x the largest value (20 MiB).
@@ -32,10 +35,10 @@ MB=${PYBLOB_MB:-10}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then N=2; R=1; fi
 [ -x "$RUN" ] || { echo "py-blob.sh: build first (make BUILD=$BUILD all)" >&2; exit 2; }
 . "$ROOT/scripts/datajoint-python.sh"
-KINDS="c py-raw py-base64 py-dj"
+KINDS="c py-raw py-base64 py-dj c-glibc py-raw-glibc"
 if [ -n "${DJPYTHON:-}" ]; then PY=$DJPYTHON
 elif djpy_find; then PY=$DJPY
-else PY=$(command -v python3); KINDS="c py-raw py-base64"; echo "py-blob.sh: no py-dj ($DJPY_WHY)" >&2
+else PY=$(command -v python3); KINDS="c py-raw py-base64 c-glibc py-raw-glibc"; echo "py-blob.sh: no py-dj ($DJPY_WHY)" >&2
 fi
 . "$ROOT/scripts/throwaway-servers.sh"
 tw_init pyblob
@@ -66,6 +69,8 @@ for be in postgresql mariadb; do
 			py-raw) out=$(BLOB_RSS=$WORK/rss DJC_BLOBS=raw BLOB_MODE=raw "$RUN" run "$U" "$S" serve "$PY" bench/prog/blob_make.py 2>/dev/null) ;;
 			py-base64) out=$(BLOB_RSS=$WORK/rss DJC_BLOBS=raw BLOB_MODE=raw BLOB_BINARY=0 "$RUN" run "$U" "$S" serve "$PY" bench/prog/blob_make.py 2>/dev/null) ;;
 			py-dj) out=$(BLOB_RSS=$WORK/rss BLOB_MODE=dj "$RUN" run "$U" "$S" serve "$PY" bench/prog/blob_make.py 2>/dev/null) ;;
+			c-glibc) out=$(BLOB_MALLOC=glibc "$RUN" run "$U" "$S" c) ;;
+			py-raw-glibc) out=$(BLOB_MALLOC=glibc BLOB_RSS=$WORK/rss DJC_BLOBS=raw BLOB_MODE=raw "$RUN" run "$U" "$S" serve "$PY" bench/prog/blob_make.py 2>/dev/null) ;;
 			esac
 			prss=$(cat "$WORK/rss" 2>/dev/null || echo 0)
 			printf '{"backend":"%s","round":%d,"kind":"%s","program_kb":%s,"r":%s}\n' "$be" "$r" "$k" "${prss:-0}" "$out" >>"$LOG"
@@ -84,13 +89,15 @@ print("One run, %s s: %d keys of %d MiB per run, one worker process, reserved jo
       " round; keys/s, median of the rounds (rounds in brackets). Every run made all its keys with no error: %s."
       " Python: %s (max RSS with djc_make imported: %s KiB; with datajoint and numpy too: %s KiB)."
       " Memory: the worker's max RSS above its RSS before populate, the program's own max RSS, both in MiB,"
-      " largest of the rounds; the target is 2x the largest value, %d MiB.\n"
+      " largest of the rounds; the target is 2x the largest value, %d MiB. The worker keeps freed heap for the"
+      " next key (docs/workers.md, \"Large values\"); the -glibc kinds run it with glibc's defaults, / C still"
+      " against the C make with the worker's setting.\n"
       % (secs, n, mb, "yes" if ok else "NO", py, base_raw, base_dj, 2 * mb))
 print("| backend | make | keys/s | / C | worker RSS above start | program RSS | program RSS above its interpreter |")
 print("|---|---|---:|---:|---:|---:|---:|")
 for be in ("postgresql", "mariadb"):
     c = None
-    for k in ("c", "py-raw", "py-base64", "py-dj"):
+    for k in ("c", "py-raw", "py-base64", "py-dj", "c-glibc", "py-raw-glibc"):
         got = [r for r in rows if r["backend"] == be and r["kind"] == k]
         if not got:
             continue

@@ -3,6 +3,7 @@
  * (or the database failed), 2 bad usage or bad input, 128+N interrupted by
  * signal N. */
 #include "cli.h"
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,8 +148,31 @@ static void set_djc_path(void)
 	free(self);
 }
 
+/* Memory for large values. A worker handles values of megabytes key after
+ * key (an upstream array fetched, handed to the make, the result
+ * committed). glibc maps such allocations on their own and, after a free,
+ * gives heap memory above twice the last large free back to the system, so
+ * every key faulted its buffers in again page by page, which on a virtual
+ * machine costs more than copying the bytes (bench/results-2026-12-05.md,
+ * "malloc": 10 MiB arrays through MariaDB). Here blocks up to 64 MiB come
+ * from the heap and up to 256 MiB of freed heap stays with the process for
+ * the next key; a larger value still maps and unmaps its own memory. A
+ * user's own glibc setting (GLIBC_TUNABLES naming malloc, or
+ * MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_) is left alone. */
+static void tune_malloc(void)
+{
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
+	const char *t = getenv("GLIBC_TUNABLES");
+	if ((t && strstr(t, "glibc.malloc.")) || getenv("MALLOC_MMAP_THRESHOLD_") || getenv("MALLOC_TRIM_THRESHOLD_"))
+		return;
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
+}
+
 int main(int argc, char **argv)
 {
+	tune_malloc();
 	enum { HELP = 1, VERSION };
 	static const cli_option opts[] = {{"help", CLI_FLAG, HELP, 'h'}, {"version", CLI_FLAG, VERSION, 0}, {NULL, 0, 0, 0}};
 	static char empty[] = "";
