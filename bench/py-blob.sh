@@ -103,6 +103,7 @@ for be in ("postgresql", "mariadb"):
             continue
         ks = [r["r"]["keys_per_s"] for r in got]
         med = statistics.median(ks)
+        isc = k in ("c", "c-glibc")
         if k == "c":
             c = med
         w = max(r["r"]["worker_rss_kb"] - r["r"]["worker_rss0_kb"] for r in got) / 1024
@@ -110,6 +111,6 @@ for be in ("postgresql", "mariadb"):
         base = int(base_dj if k == "py-dj" else base_raw) / 1024
         print("| %s | %s | %.2f (%s) | %s | %.1f | %s | %s |" % (
             be, k, med, " ".join("%.2f" % x for x in ks), "%.2fx" % (med / c) if c and k != "c" else "-", w,
-            "%.1f" % p if k != "c" else "-", "%.1f" % (p - base) if k != "c" else "-"))
+            "%.1f" % p if not isc else "-", "%.1f" % (p - base) if not isc else "-"))
 print()
 PYX
