@@ -579,6 +579,29 @@ def per_key(make, rfile, wfile):
     return 0
 
 
+def _keep_heap():
+    """What the djc command does for its workers (docs/workers.md, "Large
+    values"): glibc's malloc keeps freed heap for the next key instead of
+    mapping every large value afresh and faulting its pages in again (about
+    1.2x the keys/s of a make moving 10 MiB arrays). Only in a serve
+    program (one process for many keys), only with glibc, and never over a
+    setting of the user's own (GLIBC_TUNABLES naming malloc, or
+    MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_)."""
+    env = os.environ
+    if ("glibc.malloc." in env.get("GLIBC_TUNABLES", "") or "MALLOC_MMAP_THRESHOLD_" in env
+            or "MALLOC_TRIM_THRESHOLD_" in env):
+        return
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None)
+        if not hasattr(libc, "gnu_get_libc_version"):
+            return
+        libc.mallopt(-3, 64 << 20)   # M_MMAP_THRESHOLD
+        libc.mallopt(-1, 256 << 20)  # M_TRIM_THRESHOLD
+    except (ImportError, OSError, AttributeError):
+        pass
+
+
 def run(make, ahead=AHEAD, binary=True):
     """Run make under the protocol djc started this program with (serve
     when $DJC_SERVE is set, else per key) and exit. ahead: under the serve
@@ -589,6 +612,7 @@ def run(make, ahead=AHEAD, binary=True):
         raise TypeError("run(make): make must be a function make(key, fetch) or a dict of them")
     rfile, wfile = _take_stdio()
     if os.environ.get("DJC_SERVE"):
+        _keep_heap()
         status = serve(make, rfile, wfile, ahead, binary)
     else:
         status = per_key(make, rfile, wfile)

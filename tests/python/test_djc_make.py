@@ -440,5 +440,34 @@ class Helpers(unittest.TestCase):
             djc_make.run(42)
 
 
+
+class KeepHeap(unittest.TestCase):
+    """A serve program keeps freed heap for the next key (mallopt through
+    ctypes, as the djc command does), unless the user set glibc's malloc
+    themselves."""
+
+    def calls(self, env):
+        import ctypes
+        from unittest import mock
+        got = []
+        fake = mock.Mock()
+        fake.mallopt = lambda k, v: got.append((k, v)) or 1
+        with mock.patch.dict(os.environ, env, clear=False), mock.patch.object(ctypes, "CDLL", return_value=fake):
+            for k in ("GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"):
+                if k not in env:
+                    os.environ.pop(k, None)
+            djc_make._keep_heap()
+        return got
+
+    def test_sets_the_two_thresholds(self):
+        self.assertEqual(self.calls({}), [(-3, 64 << 20), (-1, 256 << 20)])
+
+    def test_a_users_setting_wins(self):
+        self.assertEqual(self.calls({"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1"}), [])
+        self.assertEqual(self.calls({"MALLOC_TRIM_THRESHOLD_": "1"}), [])
+        self.assertEqual(self.calls({"MALLOC_MMAP_THRESHOLD_": "1"}), [])
+        self.assertEqual(self.calls({"GLIBC_TUNABLES": "glibc.rtld.nns=2"}), [(-3, 64 << 20), (-1, 256 << 20)])
+
+
 if __name__ == "__main__":
     unittest.main()
