@@ -105,7 +105,8 @@ vg 0 "populate by the make line" populate Other --reserve-jobs
 vg 0 "populate --processes 2" populate Stats --reserve-jobs --processes 2 --make ./mk.sh
 vg 0 "progress --json" progress Stats --json
 vg 0 "fetch part table" fetch Stats.Unit --format json
-vg 0 "delete" delete Stats.Unit --where '{"session_id": 1}'
+vg 2 "delete of a part table alone (refused: part integrity)" delete Stats.Unit --where '{"session_id": 1}'
+vg 0 "delete (the master and its parts)" delete Stats --where '{"session_id": 1}' --yes
 vg 0 "config" config
 vg 0 "config --json" config --json
 vg 0 "tables" tables
