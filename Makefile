@@ -41,6 +41,8 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 # use the public API only and link libdjc.a as a user's program does
 UNIT_INTERNAL := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(shell grep -l '^\#include "\(\.\./\|[a-z]*/\)' $(UNIT_SRC)))
 EX_BIN := $(BUILD)/examples/spikes
+# programs the CLI tests start by the thousand (tests/cli/helpers)
+TEST_HELPERS := $(patsubst tests/cli/helpers/%.c,$(BUILD)/tests/%,$(wildcard tests/cli/helpers/*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
@@ -68,7 +70,7 @@ MANDIR  ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 PYDIR   ?= $(PREFIX)/share/djc/python
 
-all: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so $(UNIT_BIN) $(EX_BIN) $(BENCH_BIN)
+all: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so $(UNIT_BIN) $(EX_BIN) $(BENCH_BIN) $(TEST_HELPERS)
 
 $(BUILD)/%.o: %.c $(wildcard include/*.h include/djc/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
@@ -120,6 +122,11 @@ $(filter-out $(UNIT_INTERNAL),$(UNIT_BIN)): $(BUILD)/tests/%: tests/unit/%.c tes
 $(UNIT_INTERNAL): $(BUILD)/tests/%: tests/unit/%.c tests/unit/t.h $(BUILD)/libdjc-internal.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdjc-internal.a $(LDLIBS)
+
+# static and without the sanitizers: what they cost is their start
+$(TEST_HELPERS): $(BUILD)/tests/%: tests/cli/helpers/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE -static -o $@ $<
 
 # the example's own makes use libm; libdjc does not
 $(BUILD)/examples/spikes: examples/spikes.c $(BUILD)/libdjc.a

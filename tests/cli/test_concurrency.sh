@@ -16,19 +16,12 @@ N=500
 		printf '\n%s (computed)\n    -> K\n    ---\n    v : int64\n    who : int64\n' "$t"
 	done
 } > p.djc
-# sleeps 1-7 ms (varying with its pid), logs its start (key, and "s" in the
-# event log) and its end ("e"), prints v = k * 3
-# (bash, waiting by read -t on lib.sh's FIFO: 2,500 makes started no sleep
-# process each, which cost more CPU than bash's slower start)
-cat > mk.sh <<'P'
-#!/bin/bash
-echo "$DJC_KEY_k" >> "$T/log.$DJC_TABLE"
-echo s >> "$T/ev.$DJC_TABLE"
-read -r -t 0.00$(( $$ % 7 + 1 )) _ <>"$T/.nap"
-echo e >> "$T/ev.$DJC_TABLE"
-echo "{\"v\": $((DJC_KEY_k * 3)), \"who\": $PPID}"
-P
-chmod +x mk.sh
+# the make, tests/cli/helpers/stress_make.c: sleeps 1-7 ms (varying with
+# its pid), logs its start (key, and "s" in the event log) and its end
+# ("e"), prints v = k * 3 and who = its supervisor's pid (one per worker).
+# A small static program: the 2,500 makes of this file started as a bash
+# script cost a fifth of its CPU
+ln -s "$BUILD/tests/stress_make" mk
 
 expect_rc 0 "declare" djc declare p.djc
 seq 1 $N | sed 's/.*/{"k":&}/' > keys.jsonl
@@ -51,7 +44,7 @@ verify() {  # table label
 }
 
 # one populate, 8 worker processes
-expect_out "--processes 8 --reserve-jobs" "C8: $N made, 0 errors, 0 skipped" djc populate C8 --reserve-jobs --processes 8 --make ./mk.sh
+expect_out "--processes 8 --reserve-jobs" "C8: $N made, 0 errors, 0 skipped" djc populate C8 --reserve-jobs --processes 8 --make ./mk
 verify C8 "--processes 8"
 check "--processes 8: nothing pending or reserved (jobs table empty)" \
 	[ "$(djc jobs C8 --json)" = '{"table":"C8","pending":0,"reserved":0,"success":0,"error":0,"ignore":0,"total":0}' ]
@@ -61,7 +54,7 @@ check "--processes 8: nothing pending or reserved (jobs table empty)" \
 export DJC_JOBS_KEEP_COMPLETED=true
 pids=()
 for i in 1 2 3 4 5 6 7 8; do
-	"$DJC" populate CS --reserve-jobs --json --make ./mk.sh > "out.$i" 2> "err.$i" &
+	"$DJC" populate CS --reserve-jobs --json --make ./mk > "out.$i" 2> "err.$i" &
 	pids+=($!)
 done
 fail=0
@@ -83,7 +76,7 @@ check "8 commands: each job reserved exactly once" \
 # tries again instead of failing (12.3)
 pids=()
 for i in 1 2 3 4 5 6 7 8; do
-	"$DJC" populate CR --reserve-jobs --json --make ./mk.sh > "rout.$i" 2> "rerr.$i" &
+	"$DJC" populate CR --reserve-jobs --json --make ./mk > "rout.$i" 2> "rerr.$i" &
 	pids+=($!)
 done
 rfail=0
@@ -100,13 +93,13 @@ unset DJC_JOBS_KEEP_COMPLETED
 
 # claims of 7 jobs at a time, finished makes committed together in groups
 expect_out "--processes 8, reserve_batch 7" "CB: $N made, 0 errors, 0 skipped" \
-	env DJC_JOBS_RESERVE_BATCH=7 "$DJC" populate CB --reserve-jobs --processes 8 --make ./mk.sh
+	env DJC_JOBS_RESERVE_BATCH=7 "$DJC" populate CB --reserve-jobs --processes 8 --make ./mk
 verify CB "reserve_batch 7"
 check "reserve_batch 7: nothing pending or reserved" \
 	[ "$(djc jobs CB --json)" = '{"table":"CB","pending":0,"reserved":0,"success":0,"error":0,"ignore":0,"total":0}' ]
 
 # direct mode, 8 processes
-expect_out "--processes 8 direct" "CD: $N made, 0 errors, 0 skipped" djc populate CD --processes 8 --make ./mk.sh
+expect_out "--processes 8 direct" "CD: $N made, 0 errors, 0 skipped" djc populate CD --processes 8 --make ./mk
 verify CD "direct --processes 8"
 
 finish
