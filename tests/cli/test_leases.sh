@@ -39,22 +39,12 @@ Res (computed)
     ---
     attempt : varchar(64)
 P
-# The make program: logs "start KEY ATTEMPT", waits until the file MK_HOLD
-# exists (when set), sleeps MK_SLEEP seconds (in a way SIGTERM interrupts at
-# once, logging "term"), prints its row, logs "end".
-cat > mk.sh <<'P'
-#!/bin/sh
-a="$DJC_KEY_item_id-$$"
-echo "start $DJC_KEY_item_id $a" >> "$MK_LOG"
-[ -n "$MK_PIDFILE" ] && echo $$ > "$MK_PIDFILE"
-trap 'echo "term $DJC_KEY_item_id $a" >> "$MK_LOG"; exit 143' TERM
-while [ -n "$MK_HOLD" ] && [ ! -e "$MK_HOLD" ]; do sleep 0.05; done
-# (no sleep process for MK_SLEEP 0: most of the 1000 makes of claim_1000)
-case ${MK_SLEEP:-0} in 0) ;; *) sleep "$MK_SLEEP" & wait $! ;; esac
-echo "{\"attempt\": \"$a\"}"
-echo "end $DJC_KEY_item_id $a" >> "$MK_LOG"
-P
-chmod +x mk.sh
+# The make program (tests/cli/helpers/lease_make.c): logs "start KEY
+# ATTEMPT", writes its pid to MK_PIDFILE (when set), waits until the file
+# MK_HOLD exists (when set), sleeps MK_SLEEP seconds (SIGTERM interrupts it
+# at once, logging "term"), prints its row, logs "end". A small static
+# program: this file starts it over 1,000 times per backend.
+ln -s "$BUILD/tests/lease_make" mk
 export MK_PIDFILE= MK_HOLD=
 expect_rc 0 "declare" djc declare p.djc
 
@@ -76,7 +66,7 @@ pgid_of() { ps -o pgid= -p "$1" | tr -d ' '; }
 add_item() { printf '{"item_id":%d,"label":"k%d"}\n' "$1" "$1" | djc insert Item >/dev/null; }
 # others N SECS: N tries of a second worker, SECS apart, their outputs each
 # followed by "|"; nothing N: what N tries that took nothing print
-others() { local i out=""; for i in $(seq "$1"); do nap "$2"; out="$out$(MK_SLEEP=0 "$DJC" populate Res --reserve-jobs --make ./mk.sh 2>&1)|"; done; printf '%s' "$out"; }
+others() { local i out=""; for i in $(seq "$1"); do nap "$2"; out="$out$(MK_SLEEP=0 "$DJC" populate Res --reserve-jobs --make ./mk 2>&1)|"; done; printf '%s' "$out"; }
 nothing() { local i; for i in $(seq "$1"); do printf 'Res: 0 made, 0 errors, 0 skipped|'; done; }
 attempt_of() { djc fetch Res --where "{\"item_id\": $1}" --format json | sed -E 's/.*"attempt":"([^"]*)".*/\1/'; }
 
@@ -84,14 +74,14 @@ case_sigkill() {
 # ------------------------------------------------------------ 1. SIGKILL
 export MK_LOG=$T/m1.log DJC_JOBS_LEASE_TIMEOUT=2
 add_item 1
-MK_SLEEP=30 MK_PIDFILE=$T/m1.pid setsid "$DJC" populate Res --reserve-jobs --make ./mk.sh > w1.out 2>&1 &
+MK_SLEEP=30 MK_PIDFILE=$T/m1.pid setsid "$DJC" populate Res --reserve-jobs --make ./mk > w1.out 2>&1 &
 w1=$!
 check "1: first worker starts the make" wait_for '^start 1 ' m1.log 1 $WAIT
 pg=$(pgid_of $w1)
 mk1=$(cat m1.pid)
 check "1: the worker leads its own process group" test "$pg" = "$w1"
 { kill -KILL -- "-$pg"; wait $w1; } 2>/dev/null
-run djc populate Res --reserve-jobs --no-refresh --make ./mk.sh
+run djc populate Res --reserve-jobs --no-refresh --make ./mk
 check "1: before the lease lapses nobody takes the job" test "$OUT" = "Res: 0 made, 0 errors, 0 skipped"
 check "1: the job is still reserved (no live holder, no refresh)" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 1, success 0, error 0, ignore 0, total 1"
 check "1: the killed worker's make program died with it" gone "$mk1"
@@ -108,7 +98,7 @@ check "1: ... and nothing renews it after the kill" test "$(job_field reserved a
 # waits for go1, so the reclaimed job can be read while it is reserved
 (
 	while :; do
-		o=$(MK_HOLD=$T/go1 "$DJC" populate Res --reserve-jobs --no-refresh --make ./mk.sh)
+		o=$(MK_HOLD=$T/go1 "$DJC" populate Res --reserve-jobs --no-refresh --make ./mk)
 		case $o in *"1 made"*) echo "$o"; break ;; esac
 		nap 0.1
 	done
@@ -134,7 +124,7 @@ case_long_make() {
 # -------------------------------------------------- 2. long make is kept
 export MK_LOG=$T/m2.log DJC_JOBS_LEASE_TIMEOUT=1
 add_item 2
-MK_SLEEP=4.5 "$DJC" populate Res --reserve-jobs --json --make ./mk.sh > w1.out 2>&1 &
+MK_SLEEP=4.5 "$DJC" populate Res --reserve-jobs --json --make ./mk > w1.out 2>&1 &
 w1=$!
 check "2: first worker starts a make of 4.5 leases" wait_for '^start 2 ' m2.log 1 $WAIT
 tries=$(others 5 0.7)
@@ -150,13 +140,13 @@ case_fencing_token() {
 # ------------------------------------------------------ 3. fencing token
 export MK_LOG=$T/m3.log DJC_JOBS_LEASE_TIMEOUT=1
 add_item 3
-MK_SLEEP=1.5 setsid "$DJC" populate Res --reserve-jobs --json --make ./mk.sh > w1.out 2>&1 &
+MK_SLEEP=1.5 setsid "$DJC" populate Res --reserve-jobs --json --make ./mk > w1.out 2>&1 &
 w1=$!
 check "3: first worker starts the make" wait_for '^start 3 ' m3.log 1 $WAIT
 pg=$(pgid_of $w1)
 kill -STOP -- "-$pg"          # the worker and its heartbeat freeze; its make runs on
 nap 1.4                      # past the lease
-run env MK_SLEEP=0.3 "$DJC" populate Res --reserve-jobs --no-refresh --make ./mk.sh
+run env MK_SLEEP=0.3 "$DJC" populate Res --reserve-jobs --no-refresh --make ./mk
 check "3: a second worker takes the lapsed job and commits it" test "$OUT" = "Res: 1 made, 0 errors, 0 skipped"
 check "3: the stopped worker's make finished meanwhile" wait_for '^end 3 ' m3.log 2 $WAIT
 kill -CONT -- "-$pg"
@@ -179,7 +169,7 @@ case_make_killed() {
 export MK_LOG=$T/m4.log DJC_JOBS_LEASE_TIMEOUT=3600
 add_item 4
 rm -f m4.pid
-MK_SLEEP=3600 MK_PIDFILE=$T/m4.pid "$DJC" populate Res --reserve-jobs --make ./mk.sh > w1.out 2> w1.err &
+MK_SLEEP=3600 MK_PIDFILE=$T/m4.pid "$DJC" populate Res --reserve-jobs --make ./mk > w1.out 2> w1.err &
 w1=$!
 check "4: the make starts" wait_for '^start 4 ' m4.log 1 $WAIT
 i=0; while [ ! -s m4.pid ] && [ $i -lt $((WAIT * 20)) ]; do nap 0.05; i=$((i + 1)); done
@@ -208,7 +198,7 @@ case_claim_whole() {
 # finds nothing to take.
 export MK_LOG=$T/m5.log DJC_JOBS_LEASE_TIMEOUT=1
 add_item 51; add_item 52; add_item 53
-MK_SLEEP=1.5 DJC_JOBS_RESERVE_BATCH=3 "$DJC" populate Res --reserve-jobs --json --make ./mk.sh > w1.out 2>&1 &
+MK_SLEEP=1.5 DJC_JOBS_RESERVE_BATCH=3 "$DJC" populate Res --reserve-jobs --json --make ./mk > w1.out 2>&1 &
 w1=$!
 check "5: first worker starts the first make of its claim" wait_for '^start 5' m5.log 1 $WAIT
 check "5: ... having claimed all three (the error is case 4's)" test "$(djc jobs Res)" = "Res jobs: pending 0, reserved 3, success 0, error 1, ignore 0, total 4"
@@ -227,7 +217,7 @@ case_claim_1000() {
 # limit of bound parameters): a claim of 1,000 takes two, and both count.
 export MK_LOG=$T/m6.log DJC_JOBS_LEASE_TIMEOUT=1
 seq 1000 1999 | awk '{ printf "{\"item_id\":%d,\"label\":\"k%d\"}\n", $1, $1 }' | djc insert Item >/dev/null
-MK_SLEEP=0.003 DJC_JOBS_RESERVE_BATCH=1000 "$DJC" populate Res --reserve-jobs --json --make ./mk.sh > w1.out 2>&1 &
+MK_SLEEP=0.003 DJC_JOBS_RESERVE_BATCH=1000 "$DJC" populate Res --reserve-jobs --json --make ./mk > w1.out 2>&1 &
 w1=$!
 check "6: first worker starts the first make of its claim" wait_for '^start 1' m6.log 1 $WAIT
 tries=$(others 3 0.8)
