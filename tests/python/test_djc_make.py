@@ -14,6 +14,8 @@ import sys
 import tempfile
 import textwrap
 import unittest
+import unittest.mock
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODULE_DIR = os.path.join(HERE, "..", "..", "python")
@@ -439,6 +441,57 @@ class Helpers(unittest.TestCase):
         with self.assertRaises(TypeError):
             djc_make.run(42)
 
+
+class BlobCodec(unittest.TestCase):
+    """The wrappers around DataJoint's pack and unpack (given stand-ins
+    here: DataJoint's format is what they frame, not what they test)."""
+
+    def setUp(self):
+        self.calls = []
+
+        def pack(v, compress=True):
+            self.calls.append(compress)
+            return v
+
+        def unpack(b):
+            self.calls.append(bytes(b))
+            return "unpacked"
+
+        self.pack, self.unpack = djc_make._dj_pack(pack), djc_make._dj_unpack(unpack)
+
+    def test_compressible_blob_framed_as_datajoint_does_at_level_1(self):
+        raw = b"mYm\0" + bytes(100000)
+        out = self.pack(raw)
+        self.assertEqual(self.calls, [False])   # DataJoint's pack never compresses
+        self.assertEqual(out[:6], b"ZL123\0")
+        self.assertEqual(int.from_bytes(out[6:14], "little"), len(raw))
+        self.assertEqual(zlib.decompress(out[14:]), raw)
+        self.assertEqual(out[14:], zlib.compress(raw, 1))
+
+    def test_small_or_incompressible_blob_stays_raw(self):
+        self.assertEqual(self.pack(b"mYm\0" + bytes(900)), b"mYm\0" + bytes(900))
+        noise = b"mYm\0" + os.urandom(50000)
+        self.assertEqual(self.pack(noise), noise)
+
+    def test_level_from_environment(self):
+        raw = b"mYm\0" + bytes(100000)
+        with unittest.mock.patch.dict(os.environ, {"DJC_BLOB_ZLIB": "0"}):
+            self.assertEqual(djc_make._dj_pack(lambda v, compress=True: v)(raw), raw)
+        with unittest.mock.patch.dict(os.environ, {"DJC_BLOB_ZLIB": "6"}):
+            self.assertEqual(djc_make._dj_pack(lambda v, compress=True: v)(raw)[14:], zlib.compress(raw, 6))
+
+    def test_compressed_blob_inflated_before_unpack(self):
+        raw = b"mYm\0" + bytes(range(256)) * 400
+        z = b"ZL123\0" + len(raw).to_bytes(8, "little") + zlib.compress(raw)
+        self.assertEqual(self.unpack(memoryview(z)), "unpacked")
+        self.assertEqual(self.calls, [raw])
+
+    def test_other_blobs_go_to_unpack_as_they_are(self):
+        raw = b"mYm\0" + bytes(50)
+        bad = b"ZL123\0" + (5).to_bytes(8, "little") + zlib.compress(b"longer than 5")   # a wrong size
+        self.unpack(raw)
+        self.unpack(bad)
+        self.assertEqual(self.calls, [raw, bad])
 
 
 class KeepHeap(unittest.TestCase):
