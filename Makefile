@@ -191,6 +191,7 @@ bench:
 	@$(MAKE) --no-print-directory $(PAR) all
 	@bench/run.sh
 	@bench/dj-populate.sh
+	@bench/dj-blob.sh
 	@bench/query-dj.sh
 
 fuzz:
