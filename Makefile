@@ -212,6 +212,10 @@ install: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so
 	install -m 644 completion/djc.bash $(DESTDIR)$(BASHCOMPDIR)/djc
 	install -m 644 python/djc_make.py $(DESTDIR)$(PYDIR)/djc_make.py
 	install -m 644 python/djc_datajoint.py $(DESTDIR)$(PYDIR)/djc_datajoint.py
+	@# byte-compiled here: a user who cannot write PYDIR would otherwise have
+	@# djc_make.py compiled at every start of a Python make (10 ms each)
+	@if command -v python3 >/dev/null 2>&1; then python3 -m compileall -q -d $(PYDIR) $(DESTDIR)$(PYDIR) >/dev/null || \
+		echo "make install: python3 could not byte-compile $(DESTDIR)$(PYDIR)" >&2; fi
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
 		'Name: djc' 'Description: DataJoint computed tables and distributed job reservation in C' \
 		'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -ldjc' \
@@ -226,6 +230,7 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libdjc.so \
 		$(DESTDIR)$(INCDIR)/djc.h $(DESTDIR)$(PCDIR)/djc.pc $(DESTDIR)$(PYDIR)/djc_make.py $(DESTDIR)$(PYDIR)/djc_datajoint.py \
 		$(DESTDIR)$(MANDIR)/man1/djc.1 $(DESTDIR)$(MANDIR)/man3/libdjc.3 $(DESTDIR)$(BASHCOMPDIR)/djc
+	rm -rf $(DESTDIR)$(PYDIR)/__pycache__
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -21,6 +21,7 @@ expect_rc 0 "make install into a DESTDIR" make --no-print-directory -C "$ROOT" B
 for f in bin/djc lib/libdjc.a "lib/libdjc.so.$VERSION" include/djc.h lib/pkgconfig/djc.pc share/djc/python/djc_make.py share/djc/python/djc_datajoint.py; do
 	check "installed $f" test -f "$D$PREFIX/$f"
 done
+check "the Python modules are byte-compiled at install" sh -c 'ls "$1"/__pycache__/djc_make.*.pyc "$1"/__pycache__/djc_datajoint.*.pyc' _ "$D$PREFIX/share/djc/python"
 check "lib/libdjc.so.0 links to libdjc.so.$VERSION" test "$(readlink "$L/libdjc.so.0")" = "libdjc.so.$VERSION"
 check "lib/libdjc.so links to libdjc.so.0" test "$(readlink "$L/libdjc.so")" = libdjc.so.0
 check "the installed djc is executable" test -x "$D$PREFIX/bin/djc"
@@ -75,6 +76,7 @@ expect_rc 0 "delete Square's rows" "$D$PREFIX/bin/djc" delete Square
 run env PYTHONPATH="$D$PREFIX/share/djc/python" "$D$PREFIX/bin/djc" populate Square --reserve-jobs --make-serve python3 sq.py
 check "the installed Python module serves a populate of the installed djc" test "$RC/$OUT" = "0/Square: 5 made, 0 errors, 0 skipped"
 expect_rc 0 "the installed Python module imports" env PYTHONPATH="$D$PREFIX/share/djc/python" python3 -c 'import djc_make; djc_make.b64("")'
+check "... from its compiled file, not compiled again" sh -c 'env -u PYTHONDONTWRITEBYTECODE PYTHONPATH="$1" python3 -v -c "import djc_make" 2>&1 | grep -q "code object from .*__pycache__/djc_make\.cpython"' _ "$D$PREFIX/share/djc/python"
 
 # (issue 36.10) without PYTHONPATH and with no djc on PATH: the installed
 # djc puts its module's directory (share/djc/python beside its bin/) first
