@@ -768,27 +768,35 @@ void proc_input(proc *p, const char *buf, size_t n, int close_after)
 }
 
 /* Write queued input. A program that closed its stdin makes the write
- * EPIPE: SIGPIPE is blocked in this thread around the write and a SIGPIPE
- * it raised is taken back, so the caller's disposition is never touched. */
+ * EPIPE. Where SIGPIPE is ignored (the djc command ignores it) the write
+ * just fails, and one look at the disposition is all it costs; else
+ * SIGPIPE is blocked in this thread around the write and a SIGPIPE it
+ * raised is taken back, so the caller's disposition is never touched (three
+ * system calls more per write: a serve program gets a write per key). */
 static void write_input(proc *p)
 {
+	struct sigaction now;
+	int guard = sigaction(SIGPIPE, NULL, &now) != 0 || now.sa_handler != SIG_IGN;
 	sigset_t pipe_set, old, pending;
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-	sigpending(&pending);
-	int was_pending = sigismember(&pending, SIGPIPE);
+	int was_pending = 0;
+	if (guard) {
+		sigemptyset(&pipe_set);
+		sigaddset(&pipe_set, SIGPIPE);
+		pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+		sigpending(&pending);
+		was_pending = sigismember(&pending, SIGPIPE);
+	}
 	ssize_t w = write(p->in, p->inq.s + p->inpos, p->inq.len - p->inpos);
 	if (w > 0) p->inpos += (size_t)w;
 	else if (w < 0 && errno != EAGAIN && errno != EINTR) {
-		if (errno == EPIPE && !was_pending) {
+		if (guard && errno == EPIPE && !was_pending) {
 			struct timespec zero = {0, 0};
 			sigtimedwait(&pipe_set, NULL, &zero);
 		}
 		p->inpos = p->inq.len;   /* it will not read the rest */
 		p->in_close = 1;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (guard) pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (p->inpos == p->inq.len) {
 		sb_reset(&p->inq);
 		p->inpos = 0;
@@ -796,6 +804,9 @@ static void write_input(proc *p)
 	}
 }
 
+/* The readers below stop at a read shorter than their buffer: the pipe
+ * held no more then, and poll says when it does (a further read would
+ * mostly fail with EAGAIN: one system call per answer for nothing). */
 static void read_out(proc *p)
 {
 	char buf[65536];
@@ -804,6 +815,7 @@ static void read_out(proc *p)
 		if (r > 0) {
 			if (p->st.too_big || (p->out_cap && p->outb.len + (size_t)r > p->out_cap)) p->st.too_big = 1;
 			else sb_addn(&p->outb, buf, (size_t)r);
+			if ((size_t)r < sizeof buf) return;
 			continue;
 		}
 		if (r < 0 && errno == EINTR) continue;
@@ -820,15 +832,20 @@ static void read_err(proc *p)
 		ssize_t r = read(p->err, buf, sizeof buf);
 		if (r > 0) {
 			size_t n = (size_t)r, cap = p->tail_cap;
-			if (!cap) continue;
-			if (n >= cap) { memcpy(p->tail, buf + n - cap, cap); p->tail_len = cap; continue; }
-			if (p->tail_len + n > cap) {
-				size_t drop = p->tail_len + n - cap;
-				memmove(p->tail, p->tail + drop, p->tail_len - drop);
-				p->tail_len -= drop;
+			if (!cap) {
+			} else if (n >= cap) {
+				memcpy(p->tail, buf + n - cap, cap);
+				p->tail_len = cap;
+			} else {
+				if (p->tail_len + n > cap) {
+					size_t drop = p->tail_len + n - cap;
+					memmove(p->tail, p->tail + drop, p->tail_len - drop);
+					p->tail_len -= drop;
+				}
+				memcpy(p->tail + p->tail_len, buf, n);
+				p->tail_len += n;
 			}
-			memcpy(p->tail + p->tail_len, buf, n);
-			p->tail_len += n;
+			if (n < sizeof buf) return;
 			continue;
 		}
 		if (r < 0 && errno == EINTR) continue;
