@@ -768,8 +768,9 @@ void proc_input(proc *p, const char *buf, size_t n, int close_after)
 }
 
 /* Write queued input. A program that closed its stdin makes the write
- * EPIPE. Where SIGPIPE is ignored (the djc command ignores it) the write
- * just fails, and one look at the disposition is all it costs; else
+ * EPIPE. Where SIGPIPE is ignored (djc_populate and djc_worker ignore it
+ * while they run: signals.h) the write just fails, and one look at the
+ * disposition is all it costs; else
  * SIGPIPE is blocked in this thread around the write and a SIGPIPE it
  * raised is taken back, so the caller's disposition is never touched (three
  * system calls more per write: a serve program gets a write per key). */
@@ -832,11 +833,10 @@ static void read_err(proc *p)
 		ssize_t r = read(p->err, buf, sizeof buf);
 		if (r > 0) {
 			size_t n = (size_t)r, cap = p->tail_cap;
-			if (!cap) {
-			} else if (n >= cap) {
+			if (cap && n >= cap) {
 				memcpy(p->tail, buf + n - cap, cap);
 				p->tail_len = cap;
-			} else {
+			} else if (cap) {
 				if (p->tail_len + n > cap) {
 					size_t drop = p->tail_len + n - cap;
 					memmove(p->tail, p->tail + drop, p->tail_len - drop);
