@@ -522,7 +522,7 @@ void djc_populate_result_free(djc_populate_result *res);
  * running makes are stopped and recorded as interrupted) and SIGUSR1
  * (drain: take no more work, let the running makes finish and commit,
  * return DJC_OK with drained set), and ignores SIGPIPE; the previous
- * handlers of the three signals are restored when it returns. SIGUSR1 is
+ * dispositions of these four signals are restored when it returns. SIGUSR1 is
  * unblocked while it runs (and blocked again after if it was): a caller
  * that blocks SIGUSR1 from its start loses no drain asked before (the
  * populate then drains before its first make). djc_worker does the same.

@@ -33,10 +33,10 @@ void drain_catch(drain_saved *d);
 void drain_release(const drain_saved *d);
 /* SIGINT and SIGTERM set populate_signal (the workers stop taking keys)
  * and SIGPIPE is ignored, until stop_release puts back the caller's
- * handlers of the first two (defined in src/populate/populate.c; djc_worker
+ * dispositions of all three (defined in src/populate/populate.c; djc_worker
  * uses the same). */
 typedef struct stop_saved {
-	struct sigaction old_int, old_term;
+	struct sigaction old_int, old_term, old_pipe;
 } stop_saved;
 void stop_catch(stop_saved *s);
 void stop_release(const stop_saved *s);

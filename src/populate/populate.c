@@ -64,13 +64,19 @@ void stop_catch(stop_saved *s)
 	populate_signal = 0;
 	sigaction(SIGINT, &sa, &s->old_int);
 	sigaction(SIGTERM, &sa, &s->old_term);
-	signal(SIGPIPE, SIG_IGN);
+	struct sigaction ign = {0};
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, &s->old_pipe);
 }
 
+/* (SIGPIPE's too: a host that handles it, or wants it to end the process,
+ * got it ignored for good after its first populate) */
 void stop_release(const stop_saved *s)
 {
 	sigaction(SIGINT, &s->old_int, NULL);
 	sigaction(SIGTERM, &s->old_term, NULL);
+	sigaction(SIGPIPE, &s->old_pipe, NULL);
 }
 
 void drain_release(const drain_saved *d)

@@ -10,6 +10,7 @@
  * $DJC_TEST_URL / $DJC_TEST_SCHEMA (default: a fresh SQLite file). */
 #include "t.h"
 #include "djc.h"
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,9 +310,48 @@ static void test_env_kept(djc_conn *c, const char *prog, const char *dir)
 	unlink(envf);
 }
 
+static void on_pipe(int sig) { (void)sig; }
+
+/* populate and worker ignore SIGPIPE while they run (a serve program may
+ * close its stdin) and give the caller's disposition back, as they do
+ * SIGINT's, SIGTERM's and SIGUSR1's */
+static int pipe_is_ours(void)
+{
+	struct sigaction now;
+	return sigaction(SIGPIPE, NULL, &now) == 0 && now.sa_handler == on_pipe;
+}
+
+static void test_signals_kept(djc_conn *c, const char *prog, const char *dir)
+{
+	struct sigaction mine = {0}, old;
+	mine.sa_handler = on_pipe;
+	sigemptyset(&mine.sa_mask);
+	sigaction(SIGPIPE, &mine, &old);
+	want += add_src(c, 41, 42);
+	const char *argv[] = {prog, NULL};
+	djc_populate_options o = DJC_POPULATE_OPTIONS_INIT;
+	o.reserve_jobs = 1;
+	o.max_calls = 1;
+	o.make_serve_argv = argv;
+	djc_populate_result *res = NULL;
+	CHECK_MSG(djc_populate(&res, c, "Out", &o) == DJC_OK, "%s", djc_error_last(c));
+	djc_populate_result_free(res);
+	CHECK_MSG(pipe_is_ours(), "djc_populate left SIGPIPE's disposition changed");
+	const char *outs[] = {"Out"};
+	djc_worker_options wo = DJC_WORKER_OPTIONS_INIT;
+	wo.until_empty = 1;
+	wo.max_jobs = 1;
+	wo.make_serve_argv = argv;
+	djc_worker_result *wr = NULL;
+	CHECK_MSG(djc_worker(&wr, c, outs, 1, &wo) == DJC_OK, "%s", djc_error_last(c));
+	djc_worker_result_free(wr);
+	CHECK_MSG(pipe_is_ours(), "djc_worker left SIGPIPE's disposition changed");
+	sigaction(SIGPIPE, &old, NULL);
+}
+
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_serve_api", "serve_makes refused_both options_v1:serve_makes worker_serve:serve_makes crash_restart:worker_serve env_kept");
+	t_cases(argc, argv, "test_serve_api", "serve_makes refused_both options_v1:serve_makes worker_serve:serve_makes crash_restart:worker_serve env_kept signals_kept:serve_makes");
 	char path[64], dir[] = "/tmp/djc-serve-api-XXXXXX", prog[128];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -340,6 +380,7 @@ int main(int argc, char **argv)
 	if (t_want("worker_serve")) test_worker_serve(c, prog, dir);
 	if (t_want("crash_restart")) test_crash_restart(c, prog, dir);
 	if (t_want("env_kept")) test_env_kept(c, prog, dir);
+	if (t_want("signals_kept")) test_signals_kept(c, prog, dir);
 	djc_close(c);
 	unlink(prog);
 	rmdir(dir);
