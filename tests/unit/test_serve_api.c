@@ -327,7 +327,7 @@ static void test_signals_kept(djc_conn *c, const char *prog, const char *dir)
 	mine.sa_handler = on_pipe;
 	sigemptyset(&mine.sa_mask);
 	sigaction(SIGPIPE, &mine, &old);
-	want += add_src(c, 41, 42);
+	add_src(c, 41, 42);   /* (no sum is checked after this case) */
 	const char *argv[] = {prog, NULL};
 	djc_populate_options o = DJC_POPULATE_OPTIONS_INIT;
 	o.reserve_jobs = 1;
