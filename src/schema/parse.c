@@ -147,7 +147,7 @@ static void add_job_meta_attrs(table *t)
 		{"_job_version", T_VARCHAR, 64, "varchar(64)"},
 	};
 	size_t n = sizeof H / sizeof *H;
-	t->attrs = xrealloc(t->attrs, (t->nattrs + n) * sizeof(attr));
+	t->attrs = xgrow(t->attrs, &t->attrs_cap, t->nattrs + n, sizeof(attr));
 	for (size_t i = 0; i < n; i++) {
 		attr *a = &t->attrs[t->nattrs + i];
 		memset(a, 0, sizeof *a);
@@ -403,7 +403,7 @@ static int parse_type(pctx *c, int line, const char *text, attr *a)
 
 static attr *add_attr(table *t)
 {
-	t->attrs = xrealloc(t->attrs, (t->nattrs + 1) * sizeof(attr));
+	t->attrs = xgrow(t->attrs, &t->attrs_cap, t->nattrs + 1, sizeof(attr));
 	attr *a = &t->attrs[t->nattrs++];
 	memset(a, 0, sizeof *a);
 	return a;
@@ -1102,6 +1102,7 @@ static int block_key_first(pctx *c, table *t)
 	for (size_t i = 0; i < t->nattrs; i++) if (!t->attrs[i].in_key) sorted[k++] = t->attrs[i];
 	free(t->attrs);
 	t->attrs = sorted;
+	t->attrs_cap = t->nattrs;
 	if (!t->nkey) return fail(c, t->line, "table %s has no primary key attributes above '---'", t->name);
 	for (size_t i = 0; i < t->nidx; i++)
 		for (size_t j = 0; j < t->idx[i].nattrs; j++)
@@ -1249,11 +1250,11 @@ static int bad_utf8_line(const char *text, size_t tlen)
 static char **split_lines(char *buf, size_t *nl)
 {
 	char **lines = NULL;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 	for (char *p = buf, *e; p; p = e ? e + 1 : NULL) {
 		e = strchr(p, '\n');
 		if (e) *e = 0;
-		lines = xrealloc(lines, (n + 1) * sizeof(char *));
+		lines = xgrow(lines, &cap, n + 1, sizeof(char *));
 		lines[n++] = p;
 		if (!e) break;
 	}

@@ -61,6 +61,7 @@ typedef struct table {
 	struct table *master;  /* part tables */
 	attr *attrs;           /* primary key attributes first */
 	size_t nattrs, nkey;
+	size_t attrs_cap;      /* attrs' room while the parser adds to it (xgrow) */
 	fkey *fks;
 	size_t nfks;
 	tindex *idx;

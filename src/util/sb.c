@@ -1,5 +1,6 @@
 /* sb.c - string builder and allocation helpers. */
 #include "sb.h"
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,18 @@ void *xmalloc(size_t n) { void *p = malloc(n ? n : 1); if (!p) { fputs("djc: out
 void *xcalloc(size_t n, size_t m) { void *p = calloc(n ? n : 1, m ? m : 1); if (!p) { fputs("djc: out of memory\n", stderr); abort(); } return p; }
 void *xrealloc(void *p, size_t n) { p = realloc(p, n ? n : 1); if (!p) { fputs("djc: out of memory\n", stderr); abort(); } return p; }
 char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
+
+void *xgrow(void *p, size_t *cap, size_t n, size_t size)
+{
+	if (n <= *cap) return p;
+	size_t c = *cap ? *cap : 4;
+	while (c < n) {
+		if (c > SIZE_MAX / 2 / size) { fputs("djc: out of memory\n", stderr); abort(); }
+		c *= 2;
+	}
+	*cap = c;
+	return xrealloc(p, c * size);
+}
 char *xstrndup(const char *s, size_t n) { char *p = xmalloc(n + 1); memcpy(p, s, n); p[n] = 0; return p; }
 
 char *xasprintf(const char *fmt, ...)

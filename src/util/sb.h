@@ -26,6 +26,10 @@ char *sb_steal(sb_t *b);              /* caller frees; b is reset to empty */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);
 void *xrealloc(void *p, size_t n);
+/* p (an array with room for *cap elements of size bytes) with room for at
+ * least n: doubled when it must grow, so that adding one element at a time
+ * costs amortised O(1) instead of a copy of the whole array each time. */
+void *xgrow(void *p, size_t *cap, size_t n, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
