@@ -15,7 +15,9 @@
 #                                tests/cli/lib.sh)
 #   DJC_KINDS="abi unit cli"     which kinds of test files to run (default all)
 #   DJC_BUILD=build DJC_SAN_BUILD=build-san  (build directories to test; "" skips one)
-#   DJC_PARALLEL=N               test files run at once (default: 2 per core)
+#   DJC_PARALLEL=N               test files run at once (default: 2 per core);
+#                                more (up to DJC_PARALLEL_MAX, default 2N)
+#                                while the machine stays a third idle
 #   DJC_CASE=list                prints each selected file's case names and
 #                                runs nothing (no server is started)
 #   DJC_TEST_OUT=DIR                  keeps every file's output in DIR/NAME[BACKEND]
@@ -271,10 +273,48 @@ start() {  # job index: in the background; its status lands in rc.N, then done.N
 	T0[$1]=$SECONDS
 	# (shell builtins only: the PATH holds just the declared programs)
 	# (times: the CPU seconds of the job's processes, reported beside its wall time)
-	( eval "${JCMD[$1]}" >"$WORK/out.$1" 2>&1; echo $? >"$WORK/rc.$1"; times >"$WORK/cpu.$1"; : >"$WORK/done.$1" ) &
+	( exec {DONE_FD}>&-
+	  eval "${JCMD[$1]}" >"$WORK/out.$1" 2>&1; echo $? >"$WORK/rc.$1"; times >"$WORK/cpu.$1"; : >"$WORK/done.$1"
+	  echo "$1" >"$WORK/done.fifo" ) &
 }
 
+# How busy the machine is: the share of CPU time idle since the last call
+# (/proc/stat's first line), in percent, in IDLE_PCT. A file waiting on a
+# lease or a timeout holds a slot without using a core: when the machine
+# stays idle with every slot taken, one more file starts (up to MAX_JOBS),
+# so the waits of some files are filled with the work of others.
+IDLE_PREV=0 TOTAL_PREV=0 IDLE_PCT=0
+sample_idle() {
+	local f total=0 idle
+	read -r -a f < /proc/stat || { IDLE_PCT=0; return; }
+	for v in "${f[@]:1:8}"; do total=$((total + v)); done
+	idle=$((f[4] + f[5]))
+	if [ "$total" -gt "$TOTAL_PREV" ] && [ "$TOTAL_PREV" -gt 0 ]; then
+		IDLE_PCT=$(( 100 * (idle - IDLE_PREV) / (total - TOTAL_PREV) ))
+	else
+		IDLE_PCT=0
+	fi
+	IDLE_PREV=$idle TOTAL_PREV=$total
+}
+MAX_JOBS=${DJC_PARALLEL_MAX:-$((JOBS * 2))}
+[ "$MAX_JOBS" -lt "$JOBS" ] && MAX_JOBS=$JOBS
+IDLE_TICKS=0   # consecutive seconds the machine was more than a third idle
+# wait_slot: returns when another file may start (a slot is free, or the
+# machine has been idle for two seconds with fewer than MAX_JOBS running)
+wait_slot() {
+	while [ "$RUNNING" -ge "$JOBS" ]; do
+		[ "$RUNNING" -lt "$MAX_JOBS" ] && [ "$IDLE_TICKS" -ge 2 ] && { IDLE_TICKS=0; return; }
+		# a finished file writes a line to the FIFO: wake at once for it
+		read -r -t 1 -u "$DONE_FD" _ 2>/dev/null
+		reap
+		sample_idle
+		if [ "$IDLE_PCT" -gt 33 ]; then IDLE_TICKS=$((IDLE_TICKS + 1)); else IDLE_TICKS=0; fi
+	done
+}
+
+mkfifo "$WORK/done.fifo" && exec {DONE_FD}<>"$WORK/done.fifo" || { echo "run-tests: cannot make $WORK/done.fifo" >&2; exit 2; }
 RUNNING=0
+EXTRA=0   # files started beyond JOBS because the machine was idle
 reap() {  # tally every started job that has finished
 	local i
 	for i in "${!T0[@]}"; do
@@ -291,7 +331,8 @@ ORDER=$(for i in "${!JNAME[@]}"; do echo "${DUR[${JNAME[i]}]:-60} $i"; done | so
 echo "run-tests: ${#JNAME[@]} test files on $BACKENDS, $JOBS at a time"
 for i in $ORDER; do
 	[ "${JALONE[i]}" = 1 ] && continue
-	while [ "$RUNNING" -ge "$JOBS" ]; do wait -n 2>/dev/null || sleep 0.2; reap; done
+	wait_slot
+	[ "$RUNNING" -ge "$JOBS" ] && EXTRA=$((EXTRA + 1))
 	start "$i"
 	RUNNING=$((RUNNING + 1))
 done
@@ -305,7 +346,7 @@ done
 
 [ -n "${DJC_TEST_RECORD:-}" ] && printf '%s' "$RECORD" | sort -k1,1nr -k2 > "$DJC_TEST_RECORD"
 echo
-echo "run-tests: $SECONDS s in all; CPU seconds: test files $CPU_SUM, PostgreSQL $(server_cpu "$WORK/pg/data/postmaster.pid"), MariaDB $(server_cpu "$WORK/my/pid")"
+echo "run-tests: $SECONDS s in all ($EXTRA files started beside $JOBS busy ones on an idle machine); CPU seconds: test files $CPU_SUM, PostgreSQL $(server_cpu "$WORK/pg/data/postmaster.pid"), MariaDB $(server_cpu "$WORK/my/pid")"
 [ -n "$SUITES_FAILED" ] && echo "failing:$SUITES_FAILED"
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]
