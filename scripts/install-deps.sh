@@ -59,6 +59,20 @@ find_prog() {
 	return 1
 }
 
+# The program to link for a test run: find_prog's, except that where it is
+# Debian's pg_wrapper (psql: a Perl program choosing a version, ~40 ms a
+# start) the newest server version's own binary
+link_target() {
+	_p=$(find_prog "$1") || return 1
+	case $(readlink -f "$_p") in
+	*/pg_wrapper)
+		for _d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+			[ -x "$_d/$1" ] && { echo "$_d/$1"; return 0; }
+		done ;;
+	esac
+	echo "$_p"
+}
+
 present() {  # kind name
 	case $1 in
 	prog) find_prog "$2" >/dev/null ;;
@@ -106,7 +120,7 @@ if [ "$MODE" != install ]; then
 		mkdir -p "$BIN"
 		printf '%s\n' "$LIST_OK" | while read -r kind name deb rpm; do
 			[ "$kind" = prog ] || continue
-			ln -sf "$(find_prog "$name")" "$BIN/$name"
+			ln -sf "$(link_target "$name")" "$BIN/$name"
 		done
 	fi
 	exit 0
