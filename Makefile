@@ -11,7 +11,7 @@ SAN     ?=
 BUILD   ?= build
 CFLAGS  += -std=c11 $(OPT) -Wall -Wextra -Wshadow -Wno-unused-parameter -fno-strict-aliasing $(SAN)
 CPPFLAGS += -Iinclude -Isrc -D_GNU_SOURCE $(DEP_CFLAGS)
-LDLIBS  = $(DEP_LIBS) -lpthread -ldl
+LDLIBS  = $(DEP_LIBS) -lpthread -ldl -lm
 
 LDFLAGS += $(SAN)
 
@@ -131,7 +131,7 @@ $(TEST_HELPERS): $(BUILD)/tests/%: tests/cli/helpers/%.c
 # the example's own makes use libm; libdjc does not
 $(BUILD)/examples/spikes: examples/spikes.c $(BUILD)/libdjc.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdjc.a $(LDLIBS) -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdjc.a $(LDLIBS)
 
 $(BUILD)/bench/%: bench/%.c bench/bench.h $(BUILD)/libdjc.a
 	@mkdir -p $(dir $@)
