@@ -266,6 +266,7 @@ typedef struct keyrun {
 	json_t *binrow;   /* a row whose raw values (its "_bin") have not all come yet */
 	row_bins bins;    /* their names and lengths (data: filled when they came) */
 	size_t binlen;    /* their bytes in all */
+	size_t scanned;   /* bytes of the unfinished line read so far, known to hold no newline */
 } keyrun;
 
 /* Forget a row's raw values (staged, or the key ended first). */
@@ -646,8 +647,22 @@ static line_end read_answer(keyrun *kr, make_stop *why)
 				used += len;
 				continue;
 			}
-			char *nl = memchr(o + used, '\n', n - used);
-			if (!nl) break;
+			if (used < n && o[used] == '\n') {
+				/* a run of empty lines, skipped at once as on_line
+				 * skips each (a program printing newlines by the
+				 * million cost a call per line) */
+				size_t k = used;
+				while (k < n && o[k] == '\n') k++;
+				kr->line += (long)(k - used);
+				kr->bytes += k - used;
+				used = k;
+				if (kr->bytes > s->max_out) { end = L_TOO_BIG; break; }
+				continue;
+			}
+			/* a long line comes in many reads: each is searched once */
+			char *nl = memchr(o + used + kr->scanned, '\n', n - used - kr->scanned);
+			if (!nl) { kr->scanned = n - used; break; }
+			kr->scanned = 0;
 			size_t len = (size_t)(nl - (o + used));
 			kr->bytes += len + 1;
 			if (kr->bytes > s->max_out) { end = L_TOO_BIG; break; }

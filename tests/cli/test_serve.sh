@@ -316,6 +316,7 @@ while read -r line; do
 		echo "bad output for $id" >&2
 		case $BAD in
 		text) echo '{"v": 1}'; echo 'this is not json' ;;
+		blanktext) printf '\n\n{"v": 1}\n\n\nthis is not json\n' ;;
 		array) echo '[1, 2, 3]' ;;
 		binary) printf '{"v": 1}\n\377\376\n' ;;
 		tag) echo '{"_djc": "shrug"}' ;;
@@ -350,6 +351,7 @@ bad() {  # KIND PATTERN STARTS DESC (direct: keys in order, 3 in the middle)
 	check "4: $4: program started $3 time(s)" test "$(starts)" = "$3"
 }
 bad text "line 2: malformed JSON" 2 "text that is not JSON after a row"
+bad blanktext "line 6: malformed JSON" 2 "text that is not JSON after runs of empty lines (counted as lines)"
 bad array "expected a JSON object" 2 "a JSON array"
 bad binary "not valid UTF-8" 2 "bytes that are not UTF-8"
 bad tag 'unknown message "_djc": "shrug"' 2 "an unknown message"
