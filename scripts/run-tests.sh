@@ -15,6 +15,12 @@
 #                                tests/cli/lib.sh)
 #   DJC_KINDS="abi unit cli"     which kinds of test files to run (default all)
 #   DJC_BUILD=build DJC_SAN_BUILD=build-san  (build directories to test; "" skips one)
+#   DJC_SAN_MAKE="make ... BUILD=build-san all"  builds DJC_SAN_BUILD in the
+#                                background while the servers start and the
+#                                other files run (its files wait for it; a
+#                                failed build fails the run, with its log):
+#                                compiling uses the cores that starting
+#                                processes leaves (docs/testing.md)
 #   DJC_PARALLEL=N               test files run at once (default: 2 per core);
 #                                more (up to DJC_PARALLEL_MAX, default 2N)
 #                                while the machine stays a third idle
@@ -55,8 +61,22 @@ if ! scripts/install-deps.sh --bin "$WORK/bin" check; then
 	echo "run-tests: not running the suite: programs or libraries it needs are missing (above)" >&2
 	exit 2
 fi
+# the sanitizer build, in the background, with the caller's PATH (the
+# compiler's programs are not the tests' declared ones); its status lands in
+# WORK/san.rc
+# (the runner's own settings are not passed on: djc warns of a DJC_
+# variable it does not know)
+SAN_MAKE=${DJC_SAN_MAKE:-} MAX_JOBS=${DJC_PARALLEL_MAX:-}
+unset DJC_SAN_MAKE DJC_PARALLEL_MAX
+SAN_PENDING=0
+if [ -n "$SAN_MAKE" ] && [ -n "$SAN_BUILD" ] && [[ $KINDS == *" unit "* ]]; then
+	SAN_PENDING=1
+	( eval "$SAN_MAKE" >"$WORK/san.log" 2>&1; echo $? >"$WORK/san.rc" ) &
+	SAN_PID=$!
+fi
 export PATH="$WORK/bin"
 cleanup() {
+	[ "$SAN_PENDING" = 1 ] && [ ! -e "$WORK/san.rc" ] && kill "$SAN_PID" 2>/dev/null
 	# test files still running (interrupted run) go first
 	jobs -p | xargs -r kill 2>/dev/null
 	[ -d "$WORK/pgb" ] && scripts/pgbouncer.sh stop "$WORK/pgb" >/dev/null 2>&1
@@ -112,9 +132,10 @@ for b in $BACKENDS; do
 	*) echo "run-tests: unknown backend $b" >&2; exit 2 ;;
 	esac
 done
-[ "$want_pg" = 1 ] && { pg_chain "$want_pgb" & }
-[ "$want_my" = 1 ] && { scripts/mariadb-server.sh start "$WORK/my" > "$WORK/url.mysql" || rm -f "$WORK/url.mysql"; } &
-wait
+SERVERS=()
+[ "$want_pg" = 1 ] && { pg_chain "$want_pgb" & SERVERS+=($!); }
+[ "$want_my" = 1 ] && { { scripts/mariadb-server.sh start "$WORK/my" > "$WORK/url.mysql" || rm -f "$WORK/url.mysql"; } & SERVERS+=($!); }
+[ ${#SERVERS[@]} -gt 0 ] && wait "${SERVERS[@]}"
 # url_of BACKEND LABEL: the URL a started server wrote, or stop naming it
 url_of() {
 	[ -s "$WORK/url.$1" ] || { echo "run-tests: $2 did not start" >&2; exit 1; }
@@ -132,12 +153,12 @@ newdb() {
 # ---------------------------------------------------------------- the jobs
 # Each job is one test file on one backend (and build): its name, the
 # command (a string for eval, quoted with %q), whether it runs alone.
-JNAME=() JCMD=() JALONE=()
+JNAME=() JCMD=() JALONE=() JSAN=()
 add_job() {  # name alone command...
 	local name=$1 alone=$2 cmd
 	shift 2
 	printf -v cmd '%q ' "$@"
-	JNAME+=("$name") JALONE+=("$alone") JCMD+=("$cmd")
+	JNAME+=("$name") JALONE+=("$alone") JCMD+=("$cmd") JSAN+=(0)
 }
 
 # The slowest files start first, so that the last minutes are not one long
@@ -168,18 +189,25 @@ for b in $BACKENDS; do
 	[[ $KINDS == *" unit "* ]] || break
 	[ "$b" = pgbouncer ] && continue  # unit tests drive the drivers with raw SQL and session state
 	for build in $BUILD $SAN_BUILD; do
-		for t in "$build"/tests/test_*; do
-			[ -x "$t" ] || continue
+		pending=0
+		[ "$build" = "$SAN_BUILD" ] && [ "$SAN_PENDING" = 1 ] && pending=1
+		# a build still being made: its binaries are the unit tests' sources
+		if [ "$pending" = 1 ]; then set -- tests/unit/test_*.c; else set -- "$build"/tests/test_*; fi
+		for t in "$@"; do
+			[ "$pending" = 1 ] && t=$build/tests/$(basename "$t" .c)
+			[ "$pending" = 1 ] || [ -x "$t" ] || continue
 			selected "$(basename "$t")" || continue
 			n=$((n + 1))
 			add_job "$(basename "$t")[$b,$build]" 0 unit_job "$n" "$t" "$b" ""
+			JSAN[-1]=$pending
 			# MariaDB: the statements one by one instead of its one-statement
 			# commit (DJC_MYSQL_COMPOUND=0, as on MySQL; docs/jobs.md): the
 			# tests that commit through the driver's batch, once more
 			case $b/$(basename "$t") in
 			mysql/test_db|mysql/test_jobs_core)
 				n=$((n + 1))
-				add_job "$(basename "$t")[$b+separate,$build]" 0 unit_job "$n" "$t" "$b" 0 ;;
+				add_job "$(basename "$t")[$b+separate,$build]" 0 unit_job "$n" "$t" "$b" 0
+				JSAN[-1]=$pending ;;
 			esac
 		done
 	done
@@ -296,7 +324,7 @@ sample_idle() {
 	fi
 	IDLE_PREV=$idle TOTAL_PREV=$total
 }
-MAX_JOBS=${DJC_PARALLEL_MAX:-$((JOBS * 2))}
+MAX_JOBS=${MAX_JOBS:-$((JOBS * 2))}
 [ "$MAX_JOBS" -lt "$JOBS" ] && MAX_JOBS=$JOBS
 IDLE_TICKS=0   # consecutive seconds the machine was more than a third idle
 # wait_slot: returns when another file may start (a slot is free, or the
@@ -328,10 +356,47 @@ reap() {  # tally every started job that has finished
 # the jobs' indices, the longest first (stable: equal ones keep their order)
 ORDER=$(for i in "${!JNAME[@]}"; do echo "${DUR[${JNAME[i]}]:-60} $i"; done | sort -s -k1,1nr | sed 's/.* //')
 
+# san_state: once the background sanitizer build ended, SAN_PENDING=0; a
+# failed build fails the run (its log's end printed) and its files are skipped
+SAN_FAILED=0
+san_state() {
+	local rc
+	[ "$SAN_PENDING" = 1 ] && [ -s "$WORK/san.rc" ] || return 0
+	SAN_PENDING=0
+	read -r rc < "$WORK/san.rc"
+	if [ "$rc" = 0 ]; then
+		echo "run-tests: the sanitizer build ($SAN_BUILD) is done, $SECONDS s in"
+	else
+		SAN_FAILED=1 FAILED=$((FAILED + 1)) SUITES_FAILED="$SUITES_FAILED build:$SAN_BUILD"
+		echo "== the sanitizer build failed (exit $rc): $SAN_MAKE"
+		tail -n 40 "$WORK/san.log"
+	fi
+}
+
 echo "run-tests: ${#JNAME[@]} test files on $BACKENDS, $JOBS at a time"
-for i in $ORDER; do
-	[ "${JALONE[i]}" = 1 ] && continue
+QUEUE=()
+for i in $ORDER; do [ "${JALONE[i]}" = 1 ] || QUEUE+=("$i"); done
+while [ ${#QUEUE[@]} -gt 0 ]; do
 	wait_slot
+	san_state
+	# the first file in order that can start: one of a build still being
+	# made waits for it
+	pick=-1
+	for k in "${!QUEUE[@]}"; do
+		i=${QUEUE[k]}
+		if [ "${JSAN[i]}" = 1 ]; then
+			[ "$SAN_PENDING" = 1 ] && continue
+			[ "$SAN_FAILED" = 1 ] && { unset 'QUEUE[k]'; continue; }
+		fi
+		pick=$k
+		break
+	done
+	if [ "$pick" = -1 ]; then
+		[ ${#QUEUE[@]} -gt 0 ] && { read -r -t 1 -u "$DONE_FD" _ 2>/dev/null; reap; }
+		continue
+	fi
+	i=${QUEUE[pick]}
+	unset 'QUEUE[pick]'
 	[ "$RUNNING" -ge "$JOBS" ] && EXTRA=$((EXTRA + 1))
 	start "$i"
 	RUNNING=$((RUNNING + 1))
@@ -344,6 +409,8 @@ for i in $ORDER; do
 	while [ "$RUNNING" -gt 0 ]; do wait -n 2>/dev/null || sleep 0.2; reap; done
 done
 
+# a build no selected file needed still ends (and is reported) before the run does
+if [ "$SAN_PENDING" = 1 ]; then wait "$SAN_PID"; san_state; fi
 [ -n "${DJC_TEST_RECORD:-}" ] && printf '%s' "$RECORD" | sort -k1,1nr -k2 > "$DJC_TEST_RECORD"
 echo
 echo "run-tests: $SECONDS s in all ($EXTRA files started beside $JOBS busy ones on an idle machine); CPU seconds: test files $CPU_SUM, PostgreSQL $(server_cpu "$WORK/pg/data/postmaster.pid"), MariaDB $(server_cpu "$WORK/my/pid")"
