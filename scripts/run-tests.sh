@@ -47,6 +47,9 @@
 # links to the declared programs, so a test that uses an undeclared program
 # fails here as it would on a fresh machine.
 set -u
+# forks VAR: the machine's count of processes and threads started since boot
+forks() { local k v; while read -r k v; do [ "$k" = processes ] && printf -v "$1" %s "$v"; done < /proc/stat; }
+forks PROCS0
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 BACKENDS=${DJC_BACKENDS:-sqlite postgresql mysql pgbouncer}
@@ -413,7 +416,8 @@ done
 if [ "$SAN_PENDING" = 1 ]; then wait "$SAN_PID"; san_state; fi
 [ -n "${DJC_TEST_RECORD:-}" ] && printf '%s' "$RECORD" | sort -k1,1nr -k2 > "$DJC_TEST_RECORD"
 echo
-echo "run-tests: $SECONDS s in all ($EXTRA files started beside $JOBS busy ones on an idle machine); CPU seconds: test files $CPU_SUM, PostgreSQL $(server_cpu "$WORK/pg/data/postmaster.pid"), MariaDB $(server_cpu "$WORK/my/pid")"
+forks PROCS1
+echo "run-tests: $SECONDS s in all ($EXTRA files started beside $JOBS busy ones on an idle machine); CPU seconds: test files $CPU_SUM, PostgreSQL $(server_cpu "$WORK/pg/data/postmaster.pid"), MariaDB $(server_cpu "$WORK/my/pid"); $((PROCS1 - PROCS0)) processes and threads started on the machine"
 [ -n "$SUITES_FAILED" ] && echo "failing:$SUITES_FAILED"
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]

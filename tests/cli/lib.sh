@@ -155,11 +155,29 @@ _report() {  # status description [details]
 	return 0
 }
 
-# run CMD...: runs it, capturing stdout in $OUT, stderr in $ERR, status in $RC
+# run CMD...: runs it, capturing stdout in $OUT, stderr in $ERR, status in $RC.
+# A program (djc, or any command that is neither a shell function nor a
+# builtin) runs from this shell with its output in files, read back by
+# $(< FILE), which bash does without a process: OUT=$(CMD) forked a
+# subshell per check besides the program, about 3 ms of this machine's
+# serialised process creation each (docs/testing.md). A function or a
+# builtin still runs in a subshell, so what it changes (variables, the
+# directory, an exit) stays there. The files are per shell ($BASHPID): a
+# test's background subshells run checks too.
+_BUILTIN=" $(enable -a | sed 's/^enable //' | tr '\n' ' ') "
 run() {
-	OUT=$("$@" 2>"$T/.stderr")
-	RC=$?
-	ERR=$(< "$T/.stderr")   # (as $(cat FILE), without starting cat)
+	local o="$T/.stdout$BASHPID" e="$T/.stderr$BASHPID"
+	[ "$1" = djc ] && set -- "$DJC" "${@:2}"
+	if declare -F "$1" >/dev/null || [[ $_BUILTIN == *" $1 "* ]]; then
+		OUT=$("$@" 2>"$e")
+		RC=$?
+	else
+		"$@" >"$o" 2>"$e"
+		RC=$?
+		OUT=$(< "$o")
+	fi
+	ERR=$(< "$e")   # (as $(cat FILE), without starting cat, or a subshell)
+	: >"$o"; : >"$e"   # (a large output is not kept on disk until the next check)
 	return 0
 }
 
