@@ -119,6 +119,15 @@ _cpu() {
 
 djc() { "$DJC" "$@"; }
 
+# running PID: the process is there and not a zombie (as `ps -o stat=` tells,
+# read from /proc by the shell: polling loops called ps every 50 ms)
+running() {
+	local l
+	{ read -r l < "/proc/$1/stat"; } 2>/dev/null || return 1
+	l=${l##*) }
+	[ "${l%% *}" != Z ]
+}
+
 # nap SECONDS: waits SECONDS without starting a process (a polling loop's
 # `sleep` started one a turn, about 5 ms of CPU each on a small VM): read -t
 # on a FIFO nobody writes to, opened read-write (so the open cannot block)
@@ -238,9 +247,9 @@ ERR=$ERR"
 # count TABLE [WHERE]: prints the number of rows
 count() {
 	# (the lines counted in the shell: no grep started)
-	local rows
-	if [ -n "$2" ]; then rows=$("$DJC" fetch "$1" --where "$2" --format json); else rows=$("$DJC" fetch "$1" --format json); fi
-	_nonempty_lines "$rows"
+	local f="$T/.count$BASHPID"
+	if [ -n "$2" ]; then "$DJC" fetch "$1" --where "$2" --format json >"$f"; else "$DJC" fetch "$1" --format json >"$f"; fi
+	_nonempty_lines "$(< "$f")"
 	echo "$lines"
 }
 

@@ -66,7 +66,7 @@ counts() { djc jobs "$1" --json | jq -c '[.pending,.reserved,.success,.error,.ig
 hist() { djc jobs "$1" --key "$2" --json | jq -c "$3"; }
 att_of() { djc fetch "$1" --where "{\"id\": $2}" --format json | jq -r .att; }
 # gone PID: the process no longer runs (a zombie awaiting its reaper counts as gone)
-gone() { local i=0; while [ $i -lt $((WAIT * 20)) ]; do case $(ps -o stat= -p "$1" 2>/dev/null) in ''|Z*) return 0 ;; esac; nap 0.05; i=$((i + 1)); done; return 1; }
+gone() { local i=0; while [ $i -lt $((WAIT * 20)) ]; do running "$1" || return 0; nap 0.05; i=$((i + 1)); done; return 1; }
 # wait_for PATTERN FILE N: until FILE has N lines matching PATTERN
 nmatch() {  # PATTERN FILE: its matching lines (0 when there is no file yet)
 	local n

@@ -27,15 +27,18 @@ P
 expect_rc 0 "declare" djc declare p.djc
 for i in 1 2 3 4 5 6; do printf '{"item_id": %d}\n' $i; done | djc insert Item >/dev/null
 
-lines() { cat "$2" 2>/dev/null | grep -c "$1"; }
+lines() {  # PATTERN FILE: its lines matching PATTERN (0 without the file), counted by the shell
+	local n=0 l
+	{ while IFS= read -r l || [ -n "$l" ]; do [[ $l =~ $1 ]] && n=$((n + 1)); done < "$2"; } 2>/dev/null
+	echo "$n"
+}
 # gone PID: the process no longer runs (waits for it up to 20 s; a zombie counts as gone)
 gone() {
 	local i=0
 	[ -n "$1" ] || return 1
-	while [ $i -lt 400 ]; do case $(ps -o stat= -p "$1" 2>/dev/null) in ''|Z*) return 0 ;; esac; nap 0.05; i=$((i + 1)); done
+	while [ $i -lt 400 ]; do running "$1" || return 0; nap 0.05; i=$((i + 1)); done
 	return 1
 }
-running() { case $(ps -o stat= -p "$1" 2>/dev/null) in ''|Z*) return 1 ;; esac; return 0; }
 # wait_for PATTERN FILE N: until FILE has N lines matching PATTERN (up to 20 s)
 wait_for() {
 	local i=0

@@ -25,7 +25,7 @@
 export PYTHONPATH="$ROOT/python"
 py() { python3 -c "$@"; }
 # jget FILTER: jq -r FILTER of $OUT (populate --json, jobs --json)
-jget() { printf '%s' "$OUT" | jq -r "$1" 2>&1; }
+jget() { jq -r "$1" 2>&1 <<<"$OUT"; }
 
 cat > p.djc <<'P'
 Item (manual)
@@ -486,7 +486,7 @@ clean
 DJC_JOBS_STOP_GRACE=1 SLEEP_ON=2 "$DJC" populate Res --reserve-jobs --where '{"item_id": 2}' --make-serve python3 mk.py > w.out 2> w.err &
 w=$!
 wait_log() { local i=0; while ! grep -q "$1" "$LOG" 2>/dev/null && [ $i -lt 400 ]; do nap 0.05; i=$((i + 1)); done; grep -q "$1" "$LOG"; }
-gone() { local i=0; while [ $i -lt 400 ]; do case $(ps -o stat= -p "$1" 2>/dev/null) in ''|Z*) return 0 ;; esac; nap 0.05; i=$((i + 1)); done; return 1; }
+gone() { local i=0; while [ $i -lt 400 ]; do running "$1" || return 0; nap 0.05; i=$((i + 1)); done; return 1; }
 check "7: the make is running" wait_log '^sleeping 2 '
 sp=$(awk '$1 == "sleeping" {print $3}' "$LOG")
 kill -TERM $w

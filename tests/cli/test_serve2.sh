@@ -29,7 +29,7 @@
 #                is not bytes fails the key naming the attribute
 . "$ROOT/tests/cli/lib.sh"
 export PYTHONPATH="$ROOT/python"
-jget() { printf '%s' "$OUT" | jq -r "$1" 2>&1; }
+jget() { jq -r "$1" 2>&1 <<<"$OUT"; }
 
 cat > p.djc <<'P'
 Item (manual)
@@ -57,7 +57,7 @@ Bin (computed)
 P
 expect_rc 0 "declare" djc declare p.djc
 N=40
-for i in $(seq 1 $N); do printf '{"item_id": %d, "name": "%s"}\n' "$i" "$(printf 'x%.0s' $(seq 1 $i))"; done > items.jsonl
+x=; for ((i = 1; i <= N; i++)); do x+=x; printf '{"item_id": %d, "name": "%s"}\n' "$i" "$x"; done > items.jsonl
 expect_out "insert $N items" "inserted $N rows into Item" djc insert Item items.jsonl
 # Src: 1: one byte; 2: empty bytes; 3: 1.5 MB holding newlines and NUL
 # bytes; 4: a null blob. Each blob is mYm\0 and id's byte, id+1 times.
@@ -111,10 +111,10 @@ clean() {
 	for st in error pending ignore; do djc jobs clear Res --status $st >/dev/null 2>&1; done
 	return 0
 }
-made() { awk '$1 == "make"' "$LOG" | wc -l | tr -d ' '; }
-distinct() { awk '$1 == "make" {print $2}' "$LOG" | sort -u | wc -l | tr -d ' '; }
+made() { awk '$1 == "make" { n++ } END { print n + 0 }' "$LOG"; }
+distinct() { awk '$1 == "make" && !seen[$2]++ { n++ } END { print n + 0 }' "$LOG"; }
 maxbuf() { awk 'BEGIN {m = 0} $1 == "make" && $3 > m {m = $3} END {print m}' "$LOG"; }
-progs() { awk '$1 == "make" {print $4}' "$LOG" | sort -u | wc -l | tr -d ' '; }
+progs() { awk '$1 == "make" && !seen[$4]++ { n++ } END { print n + 0 }' "$LOG"; }
 right() { djc fetch Res --format json | jq -s -c '[.[] | select(.v != .item_id)] | length'; }
 
 case_ahead() {
