@@ -83,7 +83,8 @@ AHEAD = 64          # keys djc may send before the answer of the one being made 
 _HOLD_BYTES = 1 << 16   # answers held back while more keys wait, at most (bytes)
 _HOLD_KEYS = 32         # ... and keys
 _HOLD_SECS = 0.0005     # ... and only after makes quicker than this
-_FRESH = 0.005          # a key sent ahead starts without asking djc only if sent this recently (seconds)
+_FRESH = 0.05           # a key sent ahead starts without asking djc only if sent this recently (seconds)
+_SLOW = 0.005           # ... and only after a make quicker than this (djc's AHEAD_QUICK)
 _NEXT = b'{"_djc":"next"}\n'
 
 
@@ -556,11 +557,13 @@ class _Keys:
     def after(self, took):
         """A key was answered (in took seconds): ask djc about the next one
         if it was sent ahead and may have waited (it may have been
-        cancelled meanwhile), else hold quick answers while more keys
-        wait, else write them."""
+        cancelled meanwhile): behind a make of _SLOW or more, or more than
+        _FRESH in all (a round trip a key, when 7 programs share 2 cores and
+        each key's wait counted from 5 ms, halved the keys/s); else hold
+        quick answers while more keys wait, else write them."""
         conn = self._conn
         waiting = bool(self._stash) or conn.more_waiting()
-        if waiting and self._v2 and (self._stash or not conn.fresh()):
+        if waiting and self._v2 and (self._stash or took >= _SLOW or not conn.fresh()):
             conn.send([_NEXT])
             conn.flush()
             self.ask = True

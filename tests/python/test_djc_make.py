@@ -432,6 +432,59 @@ class Binary(unittest.TestCase):
         self.assertEqual(s.close()[0], 0)
 
 
+class KeysAhead(unittest.TestCase):
+    """Version 2 without binary or types: keys sent ahead are made without
+    a round trip while the makes are quick; after a slow make (_SLOW or
+    more) the next key waits for djc's word, however recently it came."""
+
+    PROG = """
+    if i == 2:
+        import time
+        time.sleep(0.02)
+    return {"v": i}
+    """
+
+    def start(self):
+        s = Served(Program(self.PROG), hello=False)
+        s.send({"_djc": "hello", "version": 2})
+        self.assertEqual(s.read(), {"_djc": "hello", "version": 2, "ahead": djc_make.AHEAD})
+        return s
+
+    def keys(self, s, ids):
+        s.raw(b"".join((json.dumps({"_djc": "key", "table": "T", "key": {"id": i}, "attempt": 1}) + "\n").encode()
+                       for i in ids))
+
+    def test_quick_makes_take_keys_ahead_without_asking(self):
+        s = self.start()
+        self.keys(s, [10, 11, 12])
+        got = [s.read() for _ in range(6)]
+        self.assertEqual(got, [{"v": 10}, {"_djc": "done"}, {"v": 11}, {"_djc": "done"}, {"v": 12}, {"_djc": "done"}])
+        status, rest, _ = s.close()
+        self.assertEqual((status, rest), (0, b""))
+
+    def test_after_a_slow_make_the_next_key_waits_for_go(self):
+        s = self.start()
+        self.keys(s, [1, 2, 3])
+        got = [s.read() for _ in range(5)]
+        self.assertEqual(got, [{"v": 1}, {"_djc": "done"}, {"v": 2}, {"_djc": "done"}, {"_djc": "next"}])
+        s.send({"_djc": "go"})
+        self.assertEqual([s.read(), s.read()], [{"v": 3}, {"_djc": "done"}])
+        status, rest, _ = s.close()
+        self.assertEqual((status, rest), (0, b""))
+
+    def test_skip_makes_nothing_of_the_key(self):
+        s = self.start()
+        self.keys(s, [1, 2, 3, 4])
+        got = [s.read() for _ in range(5)]
+        self.assertEqual(got[-1], {"_djc": "next"})
+        s.send({"_djc": "skip"})   # key 3 was cancelled: key 4 comes after a skip, and is asked about
+        self.assertEqual(s.read(), {"_djc": "next"})
+        s.send({"_djc": "go"})
+        self.assertEqual([s.read(), s.read()], [{"v": 4}, {"_djc": "done"}])
+        status, rest, _ = s.close()
+        self.assertEqual((status, rest), (0, b""))
+
+
 class Helpers(unittest.TestCase):
     def test_b64(self):
         self.assertEqual(djc_make.b64("AAEC/w=="), b"\x00\x01\x02\xff")
