@@ -6,6 +6,10 @@
 # finding the module and djc without PYTHONPATH or djc on PATH.
 . "$ROOT/tests/cli/lib.sh"
 export PYTHONPATH="$ROOT/python"
+
+case_module() {
+# the module's unit tests: no database, so once (the SQLite run): on every
+# backend they started the same ~100 Python processes four times
 run python3 "$ROOT/tests/python/test_djc_make.py" -v
 ran=$(printf '%s\n' "$ERR" | sed -n 's/^Ran \([0-9]*\) tests\{0,1\} in .*/\1/p')
 bad=$(printf '%s\n' "$ERR" | grep -cE ' \.\.\. (FAIL|ERROR)$')
@@ -15,6 +19,8 @@ check "... and passed (exit $RC, $bad failed)" test "$RC/$bad" = 0/0
 PASS=$((PASS + ${ran:-0} - bad))
 FAIL=$((FAIL + bad))
 [ "$RC" = 0 ] || printf '%s\n' "$ERR" | grep -vE ' \.\.\. ok$' | head -60 >&2
+}
+tcase module @nodb
 
 case_no_pythonpath() {
 # ------------------------------------------------- without PYTHONPATH or djc on PATH
