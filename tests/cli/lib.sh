@@ -119,6 +119,17 @@ _cpu() {
 
 djc() { "$DJC" "$@"; }
 
+# matching PATTERN FILE: sets MATCHED to the number of FILE's lines that
+# match PATTERN (an extended regular expression; 0 without the file),
+# counted by the shell: a polling loop's $(grep -c ...) was two processes a
+# turn
+matching() {
+	local l
+	MATCHED=0
+	{ while IFS= read -r l || [ -n "$l" ]; do [[ $l =~ $1 ]] && MATCHED=$((MATCHED + 1)); done < "$2"; } 2>/dev/null
+	return 0
+}
+
 # running PID: the process is there and not a zombie (as `ps -o stat=` tells,
 # read from /proc by the shell: polling loops called ps every 50 ms)
 running() {

@@ -53,18 +53,15 @@ le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 secs() { date -u -d "$1 UTC" +%s.%N; }
 # job_field STATUS FIELD: FIELD of the (one) job of Res with STATUS
 job_field() { djc jobs Res --status "$1" --json | jq -r ".jobs[0].$2"; }
-lines() {  # PATTERN FILE: its lines matching PATTERN (0 without the file), counted by the shell
-	local n=0 l
-	{ while IFS= read -r l || [ -n "$l" ]; do [[ $l =~ $1 ]] && n=$((n + 1)); done < "$2"; } 2>/dev/null
-	echo "$n"
-}
+lines() { matching "$1" "$2"; echo "$MATCHED"; }   # PATTERN FILE: its lines matching PATTERN
 # gone PID: the process no longer runs (a zombie awaiting its reaper counts as gone)
 gone() { local i=0; while [ $i -lt $((WAIT * 20)) ]; do running "$1" || return 0; nap 0.05; i=$((i + 1)); done; return 1; }
 # wait_for PATTERN FILE N SECONDS: until FILE has N lines matching PATTERN
 wait_for() {
 	local i=0 lim=$(( $4 * 20 ))
-	while [ "$(lines "$1" "$2")" -lt "$3" ] && [ $i -lt $lim ]; do nap 0.05; i=$((i + 1)); done
-	[ "$(lines "$1" "$2")" -ge "$3" ]
+	while matching "$1" "$2" && [ "$MATCHED" -lt "$3" ] && [ $i -lt $lim ]; do nap 0.05; i=$((i + 1)); done
+	matching "$1" "$2"
+	[ "$MATCHED" -ge "$3" ]
 }
 pgid_of() { ps -o pgid= -p "$1" | tr -d ' '; }
 add_item() { printf '{"item_id":%d,"label":"k%d"}\n' "$1" "$1" | djc insert Item >/dev/null; }

@@ -68,15 +68,11 @@ att_of() { djc fetch "$1" --where "{\"id\": $2}" --format json | jq -r .att; }
 # gone PID: the process no longer runs (a zombie awaiting its reaper counts as gone)
 gone() { local i=0; while [ $i -lt $((WAIT * 20)) ]; do running "$1" || return 0; nap 0.05; i=$((i + 1)); done; return 1; }
 # wait_for PATTERN FILE N: until FILE has N lines matching PATTERN
-nmatch() {  # PATTERN FILE: its matching lines (0 when there is no file yet)
-	local n
-	n=$(grep -c "$1" "$2" 2>/dev/null)
-	echo "${n:-0}"
-}
 wait_for() {
 	local i=0
-	while [ "$(nmatch "$1" "$2")" -lt "$3" ] && [ $i -lt $((WAIT * 20)) ]; do nap 0.05; i=$((i + 1)); done
-	[ "$(nmatch "$1" "$2")" -ge "$3" ]
+	while matching "$1" "$2" && [ "$MATCHED" -lt "$3" ] && [ $i -lt $((WAIT * 20)) ]; do nap 0.05; i=$((i + 1)); done
+	matching "$1" "$2"
+	[ "$MATCHED" -ge "$3" ]
 }
 # handled PID SIG: the process has no signal SIG pending any more (its handler ran)
 handled() {

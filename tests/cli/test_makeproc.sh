@@ -27,11 +27,7 @@ P
 expect_rc 0 "declare" djc declare p.djc
 for i in 1 2 3 4 5 6; do printf '{"item_id": %d}\n' $i; done | djc insert Item >/dev/null
 
-lines() {  # PATTERN FILE: its lines matching PATTERN (0 without the file), counted by the shell
-	local n=0 l
-	{ while IFS= read -r l || [ -n "$l" ]; do [[ $l =~ $1 ]] && n=$((n + 1)); done < "$2"; } 2>/dev/null
-	echo "$n"
-}
+lines() { matching "$1" "$2"; echo "$MATCHED"; }   # PATTERN FILE: its lines matching PATTERN
 # gone PID: the process no longer runs (waits for it up to 20 s; a zombie counts as gone)
 gone() {
 	local i=0
@@ -42,8 +38,9 @@ gone() {
 # wait_for PATTERN FILE N: until FILE has N lines matching PATTERN (up to 20 s)
 wait_for() {
 	local i=0
-	while [ "$(lines "$1" "$2")" -lt "$3" ] && [ $i -lt 400 ]; do nap 0.05; i=$((i + 1)); done
-	[ "$(lines "$1" "$2")" -ge "$3" ]
+	while matching "$1" "$2" && [ "$MATCHED" -lt "$3" ] && [ $i -lt 400 ]; do nap 0.05; i=$((i + 1)); done
+	matching "$1" "$2"
+	[ "$MATCHED" -ge "$3" ]
 }
 pids_gone() {  # DESC FILE...: every pid written in FILE... is gone
 	local desc=$1 f p ok=1 left=""
