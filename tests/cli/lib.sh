@@ -139,6 +139,24 @@ running() {
 	[ "${l%% *}" != Z ]
 }
 
+# The polling loops, a turn every 50 ms (nap), starting no process:
+# wait_gone PID TURNS: until PID no longer runs (a zombie awaiting its
+# reaper counts as gone); 1 when it still runs after TURNS, or no PID given
+wait_gone() {
+	local i=0
+	[ -n "$1" ] || return 1
+	while [ $i -lt "$2" ]; do running "$1" || return 0; nap 0.05; i=$((i + 1)); done
+	return 1
+}
+# wait_lines PATTERN FILE N TURNS: until FILE has N lines matching PATTERN
+# (as `matching` counts them); 1 when it has fewer after TURNS
+wait_lines() {
+	local i=0
+	while matching "$1" "$2" && [ "$MATCHED" -lt "$3" ] && [ $i -lt "$4" ]; do nap 0.05; i=$((i + 1)); done
+	matching "$1" "$2"
+	[ "$MATCHED" -ge "$3" ]
+}
+
 # nap SECONDS: waits SECONDS without starting a process (a polling loop's
 # `sleep` started one a turn, about 5 ms of CPU each on a small VM): read -t
 # on a FIFO nobody writes to, opened read-write (so the open cannot block)

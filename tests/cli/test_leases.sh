@@ -55,14 +55,9 @@ secs() { date -u -d "$1 UTC" +%s.%N; }
 job_field() { djc jobs Res --status "$1" --json | jq -r ".jobs[0].$2"; }
 lines() { matching "$1" "$2"; echo "$MATCHED"; }   # PATTERN FILE: its lines matching PATTERN
 # gone PID: the process no longer runs (a zombie awaiting its reaper counts as gone)
-gone() { local i=0; while [ $i -lt $((WAIT * 20)) ]; do running "$1" || return 0; nap 0.05; i=$((i + 1)); done; return 1; }
+gone() { wait_gone "$1" $((WAIT * 20)); }
 # wait_for PATTERN FILE N SECONDS: until FILE has N lines matching PATTERN
-wait_for() {
-	local i=0 lim=$(( $4 * 20 ))
-	while matching "$1" "$2" && [ "$MATCHED" -lt "$3" ] && [ $i -lt $lim ]; do nap 0.05; i=$((i + 1)); done
-	matching "$1" "$2"
-	[ "$MATCHED" -ge "$3" ]
-}
+wait_for() { wait_lines "$1" "$2" "$3" $(($4 * 20)); }
 pgid_of() { ps -o pgid= -p "$1" | tr -d ' '; }
 add_item() { printf '{"item_id":%d,"label":"k%d"}\n' "$1" "$1" | djc insert Item >/dev/null; }
 # others N SECS: N tries of a second worker, SECS apart, their outputs each

@@ -66,14 +66,9 @@ counts() { djc jobs "$1" --json | jq -c '[.pending,.reserved,.success,.error,.ig
 hist() { djc jobs "$1" --key "$2" --json | jq -c "$3"; }
 att_of() { djc fetch "$1" --where "{\"id\": $2}" --format json | jq -r .att; }
 # gone PID: the process no longer runs (a zombie awaiting its reaper counts as gone)
-gone() { local i=0; while [ $i -lt $((WAIT * 20)) ]; do running "$1" || return 0; nap 0.05; i=$((i + 1)); done; return 1; }
+gone() { wait_gone "$1" $((WAIT * 20)); }
 # wait_for PATTERN FILE N: until FILE has N lines matching PATTERN
-wait_for() {
-	local i=0
-	while matching "$1" "$2" && [ "$MATCHED" -lt "$3" ] && [ $i -lt $((WAIT * 20)) ]; do nap 0.05; i=$((i + 1)); done
-	matching "$1" "$2"
-	[ "$MATCHED" -ge "$3" ]
-}
+wait_for() { wait_lines "$1" "$2" "$3" $((WAIT * 20)); }
 # handled PID SIG: the process has no signal SIG pending any more (its handler ran)
 handled() {
 	local bit=$((1 << ($2 - 1))) i=0 p s

@@ -29,19 +29,9 @@ for i in 1 2 3 4 5 6; do printf '{"item_id": %d}\n' $i; done | djc insert Item >
 
 lines() { matching "$1" "$2"; echo "$MATCHED"; }   # PATTERN FILE: its lines matching PATTERN
 # gone PID: the process no longer runs (waits for it up to 20 s; a zombie counts as gone)
-gone() {
-	local i=0
-	[ -n "$1" ] || return 1
-	while [ $i -lt 400 ]; do running "$1" || return 0; nap 0.05; i=$((i + 1)); done
-	return 1
-}
+gone() { wait_gone "$1" 400; }
 # wait_for PATTERN FILE N: until FILE has N lines matching PATTERN (up to 20 s)
-wait_for() {
-	local i=0
-	while matching "$1" "$2" && [ "$MATCHED" -lt "$3" ] && [ $i -lt 400 ]; do nap 0.05; i=$((i + 1)); done
-	matching "$1" "$2"
-	[ "$MATCHED" -ge "$3" ]
-}
+wait_for() { wait_lines "$1" "$2" "$3" 400; }
 pids_gone() {  # DESC FILE...: every pid written in FILE... is gone
 	local desc=$1 f p ok=1 left=""
 	shift

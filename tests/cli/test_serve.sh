@@ -485,8 +485,8 @@ case_sigterm_lease() {
 clean
 DJC_JOBS_STOP_GRACE=1 SLEEP_ON=2 "$DJC" populate Res --reserve-jobs --where '{"item_id": 2}' --make-serve python3 mk.py > w.out 2> w.err &
 w=$!
-wait_log() { local i=0; while ! grep -q "$1" "$LOG" 2>/dev/null && [ $i -lt 400 ]; do nap 0.05; i=$((i + 1)); done; grep -q "$1" "$LOG"; }
-gone() { local i=0; while [ $i -lt 400 ]; do running "$1" || return 0; nap 0.05; i=$((i + 1)); done; return 1; }
+wait_log() { wait_lines "$1" "$LOG" 1 400; }
+gone() { wait_gone "$1" 400; }
 check "7: the make is running" wait_log '^sleeping 2 '
 sp=$(awk '$1 == "sleeping" {print $3}' "$LOG")
 kill -TERM $w
