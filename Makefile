@@ -217,6 +217,7 @@ install: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so
 	install -m 644 man/libdjc.3 $(DESTDIR)$(MANDIR)/man3/libdjc.3
 	install -m 644 completion/djc.bash $(DESTDIR)$(BASHCOMPDIR)/djc
 	install -m 644 python/djc_make.py $(DESTDIR)$(PYDIR)/djc_make.py
+	install -m 644 python/djc_blob.py $(DESTDIR)$(PYDIR)/djc_blob.py
 	install -m 644 python/djc_datajoint.py $(DESTDIR)$(PYDIR)/djc_datajoint.py
 	@# byte-compiled here: a user who cannot write PYDIR would otherwise have
 	@# djc_make.py compiled at every start of a Python make (10 ms each)
@@ -234,8 +235,8 @@ install: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/djc $(DESTDIR)$(LIBDIR)/libdjc.a $(DESTDIR)$(LIBDIR)/$(SOREAL) \
 		$(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libdjc.so \
-		$(DESTDIR)$(INCDIR)/djc.h $(DESTDIR)$(PCDIR)/djc.pc $(DESTDIR)$(PYDIR)/djc_make.py $(DESTDIR)$(PYDIR)/djc_datajoint.py \
-		$(DESTDIR)$(MANDIR)/man1/djc.1 $(DESTDIR)$(MANDIR)/man3/libdjc.3 $(DESTDIR)$(BASHCOMPDIR)/djc
+		$(DESTDIR)$(INCDIR)/djc.h $(DESTDIR)$(PCDIR)/djc.pc $(DESTDIR)$(PYDIR)/djc_make.py $(DESTDIR)$(PYDIR)/djc_blob.py \
+		$(DESTDIR)$(PYDIR)/djc_datajoint.py $(DESTDIR)$(MANDIR)/man1/djc.1 $(DESTDIR)$(MANDIR)/man3/libdjc.3 $(DESTDIR)$(BASHCOMPDIR)/djc
 	rm -rf $(DESTDIR)$(PYDIR)/__pycache__
 
 clean:

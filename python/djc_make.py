@@ -38,17 +38,22 @@ a list of those for OR), or all rows. A failed fetch raises FetchError.
 Under the serve protocol (with a djc that offers them: protocol version
 2) bytes values come as read-only memoryviews, read from the pipe without
 base64 (``run(make, binary=False)``: base64 text as before), and values of
-``<blob>`` attributes come decoded by DataJoint's ``datajoint.blob.unpack``
-(numpy arrays, ...) when ``import datajoint`` works, else as raw bytes
-(environment ``DJC_BLOBS=raw``: raw bytes always). A result value for a
-``<blob>`` attribute that is not bytes is packed by ``datajoint.blob.pack``
-(a TypeError without DataJoint), in DataJoint's format, compressed when
-that makes it smaller as DataJoint does, but by zlib at level 1, not 6
+``<blob>`` attributes come decoded as DataJoint's ``datajoint.blob.unpack``
+decodes them: numeric arrays by djc_blob.py beside this module (numpy
+only: no import of DataJoint, which costs a program about a second), other
+values (dicts, strings, cells, structs, ...) by DataJoint's codec itself,
+imported when the first of them comes; without numpy, or such a value
+without DataJoint, as raw bytes (environment ``DJC_BLOBS=raw``: raw bytes
+always). A result value for a ``<blob>`` attribute that is not bytes is
+packed in DataJoint's format the same way (numeric numpy arrays and numpy
+scalars by djc_blob.py, others by ``datajoint.blob.pack``; a TypeError when
+that needs DataJoint and it is not there), compressed when over 1000 bytes
+and that makes it smaller as DataJoint does, but by zlib at level 1, not 6
 (DataJoint reads any level: the 1 MiB result of bench/py-blob.sh packs in
 10 ms instead of 54, to the same size; environment ``DJC_BLOB_ZLIB``: the
 level, 0 to store uncompressed, 6 for DataJoint's own choice). A
-compressed ``<blob>`` value is inflated into a buffer of its stated size
-before ``unpack`` (half the time of unpack doing it). ``b64(v)`` gives the bytes of a bytes
+compressed ``<blob>`` value is inflated into a buffer of its stated size,
+and a numeric array is made over that buffer (no copy). ``b64(v)`` gives the bytes of a bytes
 value in either form. Under the per-key protocol, bytes and ``<blob>``
 values are base64 text.
 
@@ -72,9 +77,10 @@ import sys
 import time
 
 # Imported only when used (a per-key make starts an interpreter per key):
-# subprocess and shutil by the per-key fetch; datajoint.blob at the first
-# <blob> value; datetime, decimal and uuid values can only come from a
-# make that imported those modules itself.
+# subprocess and shutil by the per-key fetch; djc_blob (numpy) at the first
+# <blob> value, datajoint.blob at the first that is not a numeric array;
+# datetime, decimal and uuid values can only come from a make that imported
+# those modules itself.
 
 __all__ = ["run", "FetchError", "ProtocolError", "b64", "PROTOCOL_VERSION"]
 
@@ -112,68 +118,69 @@ _codec_cache = []
 
 
 def _codec():
-    """DataJoint's blob codec (datajoint.blob's pack and unpack), or None:
-    DJC_BLOBS=raw, or datajoint cannot be imported. Imported once, when a
-    <blob> value is first seen."""
+    """The <blob> codec, (pack, unpack), or None: DJC_BLOBS=raw, or numpy
+    cannot be imported. Both give None for a value that needs DataJoint
+    when datajoint cannot be imported. Numeric arrays are djc_blob's (numpy only); other
+    values DataJoint's (datajoint.blob), imported when the first of them
+    comes. Set up once, when a <blob> value is first seen."""
     if not _codec_cache:
         codec = None
         if os.environ.get("DJC_BLOBS", "") != "raw":
-            try:
-                from datajoint.blob import pack, unpack
+            import djc_blob
 
-                codec = (_dj_pack(pack), _dj_unpack(unpack))
-            except Exception:   # not installed, or it cannot start here: raw bytes
-                codec = None
+            if djc_blob.np is not None:   # else no numpy, and so no DataJoint: raw bytes
+                codec = (lambda v: _pack_value(djc_blob, v), lambda v: _unpack_value(djc_blob, v))
         _codec_cache.append(codec)
     return _codec_cache[0]
 
 
-_ZL = b"ZL123\0"   # DataJoint's compressed blob: this, the inflated size (u64 LE), a zlib stream
+_dj_cache = []
 
 
-def _dj_pack(pack):
-    """DataJoint's pack, compressed at level DJC_BLOB_ZLIB (default 1)
-    when that is smaller, as DataJoint compresses a packed blob over 1000
-    bytes at level 6 when that is smaller."""
-    import struct
-    import zlib
+def _dj_codec():
+    """DataJoint's (pack, unpack), or None when datajoint cannot be
+    imported; imported once."""
+    if not _dj_cache:
+        try:
+            from datajoint.blob import pack, unpack
 
+            _dj_cache.append((pack, unpack))
+        except Exception:   # not installed, or it cannot start here
+            _dj_cache.append(None)
+    return _dj_cache[0]
+
+
+def _pack_value(djc_blob, v):
+    """A <blob> result value in DataJoint's format: djc_blob's for a
+    numeric array, else DataJoint's pack, compressed at zlib level
+    DJC_BLOB_ZLIB (default 1) when over 1000 bytes and smaller so, as
+    DataJoint compresses at level 6. None: the value needs DataJoint, and
+    datajoint cannot be imported."""
     level = int(os.environ.get("DJC_BLOB_ZLIB", "1"))
-
-    def p(v):
-        raw = pack(v, compress=False)
-        if level <= 0 or len(raw) <= 1000:
-            return raw
-        z = zlib.compress(raw, level)
-        if len(_ZL) + 8 + len(z) >= len(raw):
-            return raw
-        return _ZL + struct.pack("<Q", len(raw)) + z
-
-    return p
+    packed = djc_blob.pack(v, level)
+    if packed is not None:
+        return packed
+    dj = _dj_codec()
+    return None if dj is None else djc_blob.compress(dj[0](v, compress=False), level)
 
 
-def _dj_unpack(unpack):
-    """DataJoint's unpack, a compressed blob inflated first into a buffer
-    of the size it states (unpack inflates a copy of it, growing the buffer
-    as it goes)."""
-    import struct
-    import zlib
-
-    def u(v):
-        if len(v) > 14 and bytes(v[:6]) == _ZL:
-            n = struct.unpack_from("<Q", v, 6)[0]
-            raw = zlib.decompress(memoryview(v)[14:], bufsize=max(n, 1))
-            if len(raw) == n:
-                return unpack(raw)
-        return unpack(v)
-
-    return u
+def _unpack_value(djc_blob, v):
+    """A <blob> value decoded: a numeric array by djc_blob, anything else
+    by DataJoint's unpack; None when that needs DataJoint and datajoint
+    cannot be imported."""
+    raw = djc_blob.inflate(v)
+    a = djc_blob.unpack(raw)
+    if a is not None:
+        return a
+    dj = _dj_codec()
+    return None if dj is None else dj[1](raw)
 
 
 def _decode_row(row, types):
     """Values of <blob> attributes (types: attribute -> type text) as
-    DataJoint's unpack makes them, when the codec is there; else as they
-    came (raw bytes, or base64 text without binary values)."""
+    DataJoint's unpack makes them, when the codec is there; else (no numpy,
+    DJC_BLOBS=raw, or a value that needs DataJoint without it) as they came
+    (raw bytes, or base64 text without binary values)."""
     if not types:
         return row
     for a, t in types.items():
@@ -187,7 +194,9 @@ def _decode_row(row, types):
             v = b64(v)
         elif isinstance(v, memoryview) and isinstance(v.obj, bytearray) and len(v.obj) == v.nbytes:
             v = v.obj   # the buffer it was read into: no copy for the codec
-        row[a] = codec[1](v)
+        d = codec[1](v)
+        if d is not None:
+            row[a] = d
     return row
 
 
@@ -227,11 +236,14 @@ def _pack_blobs(r, info):
             continue
         codec = _codec()
         if codec is None:
-            why = "DJC_BLOBS=raw" if os.environ.get("DJC_BLOBS") == "raw" else "datajoint cannot be imported"
+            why = "DJC_BLOBS=raw" if os.environ.get("DJC_BLOBS") == "raw" else "numpy cannot be imported"
             raise TypeError("attribute %r is a <blob>: its value must be bytes (%s to pack a %s)" % (a, why, type(v).__name__))
         if packed is None:
             packed = dict(r)
         packed[a] = codec[0](v)
+        if packed[a] is None:
+            raise TypeError("attribute %r is a <blob>: its value must be bytes (datajoint cannot be imported "
+                            "to pack a %s; numeric numpy arrays need numpy only)" % (a, type(v).__name__))
     return packed or r
 
 

@@ -18,7 +18,7 @@ VERSION=$(sed -n 's/^#define DJC_VERSION "\(.*\)"/\1/p' "$ROOT/include/djc.h")
 # the build directory relative to ROOT, as the Makefile names it
 B=${BUILD#"$ROOT"/}
 expect_rc 0 "make install into a DESTDIR" make --no-print-directory -C "$ROOT" BUILD="$B" DESTDIR="$D" PREFIX="$PREFIX" install
-for f in bin/djc lib/libdjc.a "lib/libdjc.so.$VERSION" include/djc.h lib/pkgconfig/djc.pc share/djc/python/djc_make.py share/djc/python/djc_datajoint.py; do
+for f in bin/djc lib/libdjc.a "lib/libdjc.so.$VERSION" include/djc.h lib/pkgconfig/djc.pc share/djc/python/djc_make.py share/djc/python/djc_blob.py share/djc/python/djc_datajoint.py; do
 	check "installed $f" test -f "$D$PREFIX/$f"
 done
 check "the Python modules are byte-compiled at install" sh -c 'ls "$1"/__pycache__/djc_make.*.pyc "$1"/__pycache__/djc_datajoint.*.pyc' _ "$D$PREFIX/share/djc/python"

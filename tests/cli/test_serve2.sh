@@ -372,9 +372,9 @@ def make(key, fetch):
 djc_make.run(make)
 P
 bclean
-# without DataJoint's codec: python3 without datajoint, else DJC_BLOBS=raw
+# without a codec: python3 without numpy (djc_blob.py's) nor datajoint, else DJC_BLOBS=raw
 raw=
-python3 -c 'import datajoint' >/dev/null 2>&1 && raw=raw
+python3 -c 'import numpy' >/dev/null 2>&1 && raw=raw
 run env ${raw:+DJC_BLOBS=raw} "$DJC" populate Bin --reserve-jobs --suppress-errors --json --make-serve python3 pyblob.py
 check "pyblob_raw: 3 made, key 4 failed" test "$(jget '"\(.success_count)/\(.error_count)"')" = "3/1"
 check "pyblob_raw: bytes and <blob> values reached the make as memoryviews" \

@@ -11,6 +11,11 @@
 #   raw      DJC_BLOBS=raw: the same make gets the blobs' raw bytes
 #   base64   djc_make.run(make, binary=False): blobs still decoded (from
 #            base64 text, the types come all the same)
+#   nodj     `import datajoint` fails in the program (NODJ=1): the numeric arrays
+#            still come decoded and their results packed (djc_blob.py, numpy
+#            only), the dict blob comes raw; DataJoint reads what was stored
+#   codec    djc_blob.py against datajoint.blob, value by value
+#            (tests/datajoint/blob_codec.py)
 # Usage: tests/datajoint/test_pyblob.sh [URL...] (default: a temporary
 # SQLite database). DataJoint: scripts/datajoint-python.sh. Exit 0 when
 # every check passed.
@@ -64,6 +69,9 @@ import os, sys
 import numpy as np
 import djc_make
 
+if os.environ.get("NODJ"):   # `import datajoint` fails (mode nodj)
+    sys.modules["datajoint"] = None
+
 def make(key, fetch):
     s = fetch("Src", key)[0]
     b = s["blob"]
@@ -94,41 +102,45 @@ for r in rows("Res"):
     s = src[r["id"]]
     v = unpack(base64.b64decode(s["blob"]))
     a = v["a"] if isinstance(v, dict) else v
-    if mode == "raw":
+    if mode == "raw" or (mode == "nodj" and isinstance(v, dict)):
         bad += r["doubled"] != s["blob"]
         continue
     bad += not np.array_equal(unpack(base64.b64decode(r["doubled"])), a * 2)
     bad += abs(r["mean"] - float(np.mean(a))) > 1e-9
     bad += base64.b64decode(r["first"]) != bytes([r["id"]])
-parts = rows("Res.Row")
+parts = [p for p in rows("Res.Row")]
 for p in parts:
     v = unpack(base64.b64decode(src[p["id"]]["blob"]))
     a = np.atleast_2d(v["a"] if isinstance(v, dict) else v)
     bad += not np.array_equal(unpack(base64.b64decode(p["row"])), a[p["r"]])
-want = {"raw": 0, "decoded": 4}[mode]   # parts: 2 rows of key 1, 1 of 2 (a vector), 1 of 3
+want = {"raw": 0, "decoded": 4, "nodj": 3}[mode]   # parts: 2 rows of key 1, 1 of 2 (a vector), 1 of 3
 print("%d wrong, %d part rows (want %d)" % (bad, len(parts), want))
 sys.exit(bad != 0 or len(parts) != want)
 P
+check "codec: djc_blob.py packs and unpacks numeric arrays as datajoint.blob does" \
+	env PYTHONPATH="$ROOT/python" "$DJPY" -W ignore "$ROOT/tests/datajoint/blob_codec.py"
 export LOG=$W/log
 for url in "${URLS[@]}"; do
 	export DJC_DATABASE_URL=$url
 	be=${url%%:*}
 	check "[$be] declare" "$DJC" declare p.djc
 	check "[$be] insert the DataJoint blobs" "$DJC" insert Src src.jsonl
-	for mode in decode raw base64; do
+	for mode in decode raw base64 nodj; do
 		"$DJC" delete Res --yes >/dev/null 2>&1
 		: > "$LOG"
 		env=()
 		[ $mode = raw ] && env=(DJC_BLOBS=raw)
 		[ $mode = base64 ] && env=(BINARY=0)
+		[ $mode = nodj ] && env=(NODJ=1)
 		check "[$be] $mode: populate with $DJPY" env "${env[@]}" "$DJC" populate Res --reserve-jobs --make-serve "$DJPY" mk.py
 		case $mode in
 		raw) want='make 1 memoryview memoryview|make 2 memoryview memoryview|make 3 memoryview memoryview' ;;
 		base64) want='make 1 ndarray str|make 2 dict str|make 3 ndarray str' ;;
+		nodj) want='make 1 ndarray memoryview|make 2 memoryview memoryview|make 3 ndarray memoryview' ;;
 		*) want='make 1 ndarray memoryview|make 2 dict memoryview|make 3 ndarray memoryview' ;;
 		esac
 		check "[$be] $mode: what the make got ($want)" test "$(sort "$LOG" | tr '\n' '|')" = "$want|"
-		check "[$be] $mode: DataJoint reads the results" "$DJPY" verify.py "$DJC" "$([ $mode = raw ] && echo raw || echo decoded)"
+		check "[$be] $mode: DataJoint reads the results" "$DJPY" verify.py "$DJC" "$(case $mode in raw | nodj) echo $mode ;; *) echo decoded ;; esac)"
 	done
 	"$DJC" drop Res.Row Res Src --yes >/dev/null 2>&1 || "$DJC" drop --all --yes >/dev/null 2>&1
 done

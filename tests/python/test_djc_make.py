@@ -20,6 +20,7 @@ import zlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODULE_DIR = os.path.join(HERE, "..", "..", "python")
 sys.path.insert(0, MODULE_DIR)
+import djc_blob  # noqa: E402
 import djc_make  # noqa: E402
 
 # the make programs of these tests: make() is given as its body
@@ -496,8 +497,12 @@ class Helpers(unittest.TestCase):
 
 
 class BlobCodec(unittest.TestCase):
-    """The wrappers around DataJoint's pack and unpack (given stand-ins
-    here: DataJoint's format is what they frame, not what they test)."""
+    """djc_make's <blob> codec around a value that djc_blob.py does not
+    decode itself (everything but numeric numpy arrays, and everything
+    without numpy): framing by djc_blob, the rest by DataJoint's pack and
+    unpack (given stand-ins here: DataJoint's format is what they frame,
+    not what they test; tests/datajoint/blob_codec.py checks djc_blob's
+    arrays against the real DataJoint)."""
 
     def setUp(self):
         self.calls = []
@@ -510,7 +515,11 @@ class BlobCodec(unittest.TestCase):
             self.calls.append(bytes(b))
             return "unpacked"
 
-        self.pack, self.unpack = djc_make._dj_pack(pack), djc_make._dj_unpack(unpack)
+        patch = unittest.mock.patch.object(djc_make, "_dj_cache", [(pack, unpack)])
+        patch.start()
+        self.addCleanup(patch.stop)
+        self.pack = lambda v: djc_make._pack_value(djc_blob, v)
+        self.unpack = lambda v: djc_make._unpack_value(djc_blob, v)
 
     def test_compressible_blob_framed_as_datajoint_does_at_level_1(self):
         raw = b"mYm\0" + bytes(100000)
@@ -529,9 +538,9 @@ class BlobCodec(unittest.TestCase):
     def test_level_from_environment(self):
         raw = b"mYm\0" + bytes(100000)
         with unittest.mock.patch.dict(os.environ, {"DJC_BLOB_ZLIB": "0"}):
-            self.assertEqual(djc_make._dj_pack(lambda v, compress=True: v)(raw), raw)
+            self.assertEqual(self.pack(raw), raw)
         with unittest.mock.patch.dict(os.environ, {"DJC_BLOB_ZLIB": "6"}):
-            self.assertEqual(djc_make._dj_pack(lambda v, compress=True: v)(raw)[14:], zlib.compress(raw, 6))
+            self.assertEqual(self.pack(raw)[14:], zlib.compress(raw, 6))
 
     def test_compressed_blob_inflated_before_unpack(self):
         raw = b"mYm\0" + bytes(range(256)) * 400
@@ -541,10 +550,19 @@ class BlobCodec(unittest.TestCase):
 
     def test_other_blobs_go_to_unpack_as_they_are(self):
         raw = b"mYm\0" + bytes(50)
-        bad = b"ZL123\0" + (5).to_bytes(8, "little") + zlib.compress(b"longer than 5")   # a wrong size
         self.unpack(raw)
-        self.unpack(bad)
-        self.assertEqual(self.calls, [raw, bad])
+        self.assertEqual(self.calls, [raw])
+
+    def test_compressed_blob_of_a_wrong_size_is_an_error(self):
+        bad = b"ZL123\0" + (5).to_bytes(8, "little") + zlib.compress(b"longer than 5")
+        with self.assertRaisesRegex(ValueError, "states 5 bytes and inflates to 13"):
+            self.unpack(bad)
+        self.assertEqual(self.calls, [])
+
+    def test_without_datajoint_a_value_it_would_decode_stays_as_it_came(self):
+        with unittest.mock.patch.object(djc_make, "_dj_cache", [None]):
+            self.assertIsNone(self.unpack(b"mYm\0" + bytes(50)))
+            self.assertIsNone(self.pack([1, 2]))
 
 
 class KeepHeap(unittest.TestCase):
