@@ -300,6 +300,13 @@ struct db_driver {
 	 * CAST to for <, <=, >, >= ("REAL"), where decimals are stored as text
 	 * (SQLite); NULL: the column's own type compares numerically. */
 	const char *decimal_order_cast;
+	/* may provide: a column every row of every table has, whose value
+	 * changes whenever that row is written (PostgreSQL: xmin, the id of
+	 * the transaction that wrote the row's version: it comes back only
+	 * after four billion transactions). A commit checks the rows
+	 * a make read by these alone when they are unchanged (upstream.c),
+	 * rather than reading every value again. NULL: none. */
+	const char *row_version;
 };
 
 extern const db_driver db_sqlite_driver;
@@ -405,6 +412,9 @@ void db_index_hint(db_conn *c, sb_t *q, const char *index);
 /* The type to CAST a decimal column and value to for an ordering
  * comparison (db_driver.decimal_order_cast), or NULL. */
 const char *db_decimal_order_cast(db_conn *c);
+/* The column that tells one version of a row from the next
+ * (db_driver.row_version), or NULL. */
+static inline const char *db_row_version(db_conn *c) { return c->drv->row_version; }
 /* "DELETE FROM table", reading table with index where the driver must be
  * told (db_driver.delete_using); both unquoted. */
 void db_delete_from(db_conn *c, sb_t *q, const char *table, const char *index);

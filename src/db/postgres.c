@@ -1665,6 +1665,8 @@ const db_driver db_postgres_driver = {
 	.ddl = &pg_ddl,
 	.table_suffix = "",
 	.catalog = &pg_catalog_q,
+	/* a system column: no user column may take the name */
+	.row_version = "xmin",
 	.index_count_sql = "SELECT count(*) FROM pg_indexes WHERE schemaname = ? AND tablename = ? AND indexname IN (?, ?)",
 	.listen = pg_listen,
 	.notify = pg_notify,

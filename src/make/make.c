@@ -239,11 +239,8 @@ static int make_reads(djc_make_ctx *ctx, const char *name, table **a)
  * checks it is still the same (upstream.c). */
 static int make_read(djc_make_ctx *ctx, table *a, const char *where, djc_rowset **out)
 {
-	int rc = djc_fetch(out, ctx->c, a->name, where);
-	if (rc) return rc;
 	if (!ctx->reads) ctx->reads = read_set_new();
-	read_set_add(ctx->reads, a, where, *out);
-	return DJC_OK;
+	return read_set_fetch(ctx->c, ctx->reads, a, where, out);
 }
 
 /* Every read of a make goes through here: C makes (djc_make_fetch,

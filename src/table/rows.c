@@ -244,15 +244,24 @@ int rows_fetch(djc_conn *c, const table *t, const q_sel *s, djc_rowset **out)
 	return rc;
 }
 
-/* t's attributes (with hidden: the job metadata columns too) of the rows
- * matching where_json, in primary key order. */
-static int fetch_rows(djc_conn *c, const table *t, const char *where_json, int hidden, djc_rowset **out)
+enum {
+	FETCH_HIDDEN = 1,         /* the job metadata columns too */
+	FETCH_VERSION = 2,        /* the backend's row version column too (db_row_version) */
+	FETCH_VERSION_ONLY = 4    /* that column alone */
+};
+
+/* t's attributes (and what flags add) of the rows matching where_json, in
+ * primary key order. */
+static int fetch_rows(djc_conn *c, const table *t, const char *where_json, int flags, djc_rowset **out)
 {
 	q_arena a = Q_ARENA_INIT;
 	q_sel *s = q_select(&a);
 	q_node *x;
-	for (size_t i = 0; i < t->nattrs + (hidden ? t->nhidden : 0); i++)
+	size_t n = flags & FETCH_VERSION_ONLY ? 0 : t->nattrs + (flags & FETCH_HIDDEN ? t->nhidden : 0);
+	for (size_t i = 0; i < n; i++)
 		q_col_item(&a, s, (q_col){NULL, NULL, t->attrs[i].name}, NULL);
+	if (flags & (FETCH_VERSION | FETCH_VERSION_ONLY))
+		q_col_item(&a, s, (q_col){NULL, NULL, db_row_version(c->db)}, NULL);
 	q_from_table(&a, s, table_sqlref(t), NULL, 0);
 	int rc = restrict_node(&x, &a, c, t, where_json, NULL, 0);
 	if (!rc) {
@@ -308,7 +317,7 @@ int djc_fetch_ext(djc_rowset **out, djc_conn *c, const char *name, const char *w
 	table *t;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
-	return fetch_rows(c, t, where_json, opts && opts->all_columns, out);
+	return fetch_rows(c, t, where_json, opts && opts->all_columns ? FETCH_HIDDEN : 0, out);
 }
 
 int djc_fetch(djc_rowset **out, djc_conn *c, const char *name, const char *where_json)
@@ -318,6 +327,15 @@ int djc_fetch(djc_rowset **out, djc_conn *c, const char *name, const char *where
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
 	return fetch_rows(c, t, where_json, 0, out);
+}
+
+int rows_fetch_read(djc_conn *c, const table *t, const char *where_json, int versions, djc_rowset **out)
+{
+	*out = NULL;
+	int flags = 0;
+	if (versions && db_row_version(c->db)) flags = versions == 1 ? FETCH_VERSION : FETCH_VERSION_ONLY;
+	else if (versions == 2) return DJC_EINVAL;
+	return fetch_rows(c, t, where_json, flags, out);
 }
 
 /* Untyped JSON for the public row API. */

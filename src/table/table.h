@@ -139,18 +139,27 @@ int table_upstream_check(djc_conn *c, const table *t, const table *a);
 
 /* What a make read through djc (table, restriction, a hash of the rows),
  * checked again inside its commit's transaction (docs/parity.md). Any
- * protocol's reads can feed it: record each read with read_set_add; the
+ * protocol's reads can feed it: read through read_set_fetch; the
  * set goes with make's rows to the commit (made_rows.reads, make_rows.h). */
 typedef struct read_set read_set;
 read_set *read_set_new(void);
 void read_set_free(read_set *rs);
-/* Record that rows (in primary key order, as djc_fetch returns them) were
- * read from a restricted by where (JSON text, NULL: all rows). */
-void read_set_add(read_set *rs, const table *a, const char *where, const djc_rowset *rows);
+/* Read the rows of a restricted by where (JSON text, NULL: all rows) into
+ * *out, as djc_fetch does, and record in rs that they were read, with
+ * their row versions where the backend has them (db_row_version: the
+ * commit then reads those first). */
+int read_set_fetch(djc_conn *c, read_set *rs, const table *a, const char *where, djc_rowset **out);
 /* Read each recorded restriction again (in the caller's transaction) and
  * compare: DJC_OK when all are the same, else DJC_ECONFLICT with a
  * one-line message naming the changed table and make's target t. */
 int read_set_verify(djc_conn *c, const table *t, const read_set *rs);
+
+/* The rows of t matching where_json in primary key order, as djc_fetch
+ * reads them (versions 0); with versions 1 each with one more value, its
+ * version (named db_row_version, where the backend has one: else as 0);
+ * with versions 2 that value alone (DJC_EINVAL where the backend has
+ * none). For the reads of a make, checked at its commit (read_set). */
+int rows_fetch_read(djc_conn *c, const table *t, const char *where_json, int versions, djc_rowset **out);
 
 /* Select columns of t into typed rows. cols NULL = all attributes. */
 int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params, djc_rowset **out);

@@ -76,6 +76,17 @@ const val_t *row_get(const djc_row *r, const char *name)
 }
 
 
+void row_del(djc_row *r, const char *name)
+{
+	long k = row_find(r, name);
+	if (k < 0) return;
+	free(r->names[k]);
+	val_free(&r->vals[k]);
+	r->n--;
+	memmove(&r->names[k], &r->names[k + 1], (r->n - (size_t)k) * sizeof *r->names);
+	memmove(&r->vals[k], &r->vals[k + 1], (r->n - (size_t)k) * sizeof *r->vals);
+}
+
 djc_rowset *rowset_new(void) { return xcalloc(1, sizeof(djc_rowset)); }
 
 void rowset_push(djc_rowset *rs, djc_row *r)

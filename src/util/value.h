@@ -48,6 +48,7 @@ long row_find(const djc_row *r, const char *name);   /* index or -1 */
 /* Set by name, taking ownership of *v (v is cleared). */
 void row_put(djc_row *r, const char *name, val_t *v);
 const val_t *row_get(const djc_row *r, const char *name);
+void row_del(djc_row *r, const char *name);   /* the value of name, if any, and its name */
 void rowset_push(djc_rowset *rs, djc_row *r);   /* takes r */
 djc_rowset *rowset_new(void);
 void rowset_free(djc_rowset *rs);            /* and its rows; NULL-safe */
