@@ -8,9 +8,9 @@
 #              populate call alone)
 #   djc        `djc populate Head --reserve-jobs` on the adopted schema, the
 #              same make as a serve program (bench/prog/blob_make.py,
-#              BLOB_MODE=dj: DataJoint's codec through python/djc_make.py;
-#              timed around the command: its start, the program's start and
-#              its import of DataJoint are in it)
+#              BLOB_MODE=dj: arrays decoded and packed in DataJoint's format
+#              by python/djc_make.py and djc_blob.py, numpy only; timed
+#              around the command: its start and the program's are in it)
 # DataJoint checks the rows after each run (dj_blob.py check). Per backend
 # (DJBLOB_BACKENDS, default "postgresql mysql"): DJBLOB_KEYS keys (default
 # 24) of DJBLOB_MB MiB (default 10), DJBLOB_ROUNDS rounds (default 3); the

@@ -4,8 +4,9 @@
 
 BLOB_MODE=raw (run with DJC_BLOBS=raw): the blob's bytes as they come
 (a memoryview with binary values), the result's header written here and
-its data sliced from them; BLOB_MODE=dj: DataJoint's codec through
-djc_make.py (a numpy array in, an array out, packed by datajoint.blob.pack).
+its data sliced from them; BLOB_MODE=dj: DataJoint's format through
+djc_make.py (a numpy array in, an array out: djc_blob.py decodes and packs
+numeric arrays as datajoint.blob does, with numpy alone).
 BLOB_BINARY=0: djc_make.run(make, binary=False) (base64 in the JSON).
 BLOB_RSS=FILE: at its end, the program appends its max RSS (KiB) to FILE."""
 import atexit
