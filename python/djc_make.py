@@ -119,10 +119,10 @@ _codec_cache = []
 
 def _codec():
     """The <blob> codec, (pack, unpack), or None: DJC_BLOBS=raw, or numpy
-    cannot be imported. Both give None for a value that needs DataJoint
-    when datajoint cannot be imported. Numeric arrays are djc_blob's (numpy only); other
+    cannot be imported. Numeric arrays are djc_blob's (numpy only), other
     values DataJoint's (datajoint.blob), imported when the first of them
-    comes. Set up once, when a <blob> value is first seen."""
+    comes; both give None for such a value when datajoint cannot be
+    imported. Set up once, when a <blob> value is first seen."""
     if not _codec_cache:
         codec = None
         if os.environ.get("DJC_BLOBS", "") != "raw":

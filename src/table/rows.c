@@ -329,13 +329,11 @@ int djc_fetch(djc_rowset **out, djc_conn *c, const char *name, const char *where
 	return fetch_rows(c, t, where_json, 0, out);
 }
 
-int rows_fetch_read(djc_conn *c, const table *t, const char *where_json, int versions, djc_rowset **out)
+int rows_fetch_read(djc_conn *c, const table *t, const char *where_json, read_what what, djc_rowset **out)
 {
 	*out = NULL;
-	int flags = 0;
-	if (versions && db_row_version(c->db)) flags = versions == 1 ? FETCH_VERSION : FETCH_VERSION_ONLY;
-	else if (versions == 2) return DJC_EINVAL;
-	return fetch_rows(c, t, where_json, flags, out);
+	if (!db_row_version(c->db)) return what == READ_VERSION_ONLY ? DJC_EINVAL : fetch_rows(c, t, where_json, 0, out);
+	return fetch_rows(c, t, where_json, what == READ_VERSION_ONLY ? FETCH_VERSION_ONLY : FETCH_VERSION, out);
 }
 
 /* Untyped JSON for the public row API. */

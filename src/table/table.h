@@ -154,12 +154,15 @@ int read_set_fetch(djc_conn *c, read_set *rs, const table *a, const char *where,
  * one-line message naming the changed table and make's target t. */
 int read_set_verify(djc_conn *c, const table *t, const read_set *rs);
 
-/* The rows of t matching where_json in primary key order, as djc_fetch
- * reads them (versions 0); with versions 1 each with one more value, its
- * version (named db_row_version, where the backend has one: else as 0);
- * with versions 2 that value alone (DJC_EINVAL where the backend has
- * none). For the reads of a make, checked at its commit (read_set). */
-int rows_fetch_read(djc_conn *c, const table *t, const char *where_json, int versions, djc_rowset **out);
+/* What rows_fetch_read reads of each row. */
+typedef enum {
+	READ_WITH_VERSION,   /* its values as djc_fetch reads them, and its version
+			      * (named db_row_version) where the backend has one */
+	READ_VERSION_ONLY    /* its version alone (DJC_EINVAL where the backend has none) */
+} read_what;
+/* The rows of t matching where_json in primary key order. For the reads
+ * of a make, checked at its commit (read_set). */
+int rows_fetch_read(djc_conn *c, const table *t, const char *where_json, read_what what, djc_rowset **out);
 
 /* Select columns of t into typed rows. cols NULL = all attributes. */
 int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params, djc_rowset **out);

@@ -167,7 +167,7 @@ static read_entry *read_set_push(read_set *rs, const table *a, const char *where
 
 int read_set_fetch(djc_conn *c, read_set *rs, const table *a, const char *where, djc_rowset **out)
 {
-	int rc = rows_fetch_read(c, a, where, 1, out);
+	int rc = rows_fetch_read(c, a, where, READ_WITH_VERSION, out);
 	if (rc) return rc;
 	read_entry *e = read_set_push(rs, a, where, *out);
 	const char *version = db_row_version(c->db);
@@ -183,7 +183,7 @@ int read_set_fetch(djc_conn *c, read_set *rs, const table *a, const char *where,
 static int versions_same(djc_conn *c, const read_entry *e)
 {
 	djc_rowset *now = NULL;
-	int rc = rows_fetch_read(c, e->a, e->where, 2, &now);
+	int rc = rows_fetch_read(c, e->a, e->where, READ_VERSION_ONLY, &now);
 	if (rc) return rc;
 	int same = now->n == e->nrows && versions_hash(now, db_row_version(c->db)) == e->vhash;
 	djc_rowset_free(now);

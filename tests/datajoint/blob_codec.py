@@ -11,6 +11,7 @@ handles, many shapes and memory layouts, compressed or not:
            structs, datetime64, ...): it says None for them, never a wrong
            value
 Prints each failure and the counts; exit status 1 when any check failed."""
+import os
 import sys
 
 import numpy as np
@@ -69,12 +70,12 @@ for a in arrays:
             fail("bytes of pack at level 6", a)
 
 # a memmap packs as the array it holds
-mm = np.memmap("/tmp/djc-blob-codec.%d" % __import__("os").getpid(), dtype="float32", mode="w+", shape=(10, 3))
+mm = np.memmap("/tmp/djc-blob-codec.%d" % os.getpid(), dtype="float32", mode="w+", shape=(10, 3))
 mm[:] = rng.standard_normal((10, 3))
 checks += 1
 if djc_blob.pack(mm, 0) != pack(np.asarray(mm), compress=False):
     fail("pack of a memmap", mm)
-__import__("os").unlink(mm.filename)
+os.unlink(mm.filename)
 
 others = [{"a": 1}, [1, 2], (1, "x"), {1, 2}, "text", 3, 2.5, True, 1 + 2j, None, b"raw",
           np.array(["ab", "c"]), np.array("x"), np.datetime64("2020-01-01"),
