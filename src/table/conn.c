@@ -98,6 +98,7 @@ void djc_close(djc_conn *c)
 	if (c->jobs_free) c->jobs_free(c->jobs);
 	pipeline_free(c->pipe);
 	pipeline_free(c->retired);
+	where_memo_free(c);
 	free(c->url);
 	free(c->schema);
 	free(c);
@@ -106,6 +107,7 @@ void djc_close(djc_conn *c)
 /* Move table i of p to the end of c->retired. */
 static void retire_at(djc_conn *c, pipeline *p, size_t i)
 {
+	c->pipe_gen++;
 	if (!c->retired) c->retired = xcalloc(1, sizeof(pipeline));
 	c->retired->tables = xrealloc(c->retired->tables, (c->retired->n + 1) * sizeof(table *));
 	c->retired->tables[c->retired->n++] = p->tables[i];
@@ -126,7 +128,8 @@ void pipe_retire(djc_conn *c, table *t)
  * is retired: out of c->pipe, but alive until djc_close. */
 static void pipe_merge(djc_conn *c, pipeline *np)
 {
-	if (!c->pipe) { c->pipe = np; return; }
+	/* pipe_gen counts a table new or redefined here; retire_at the ones gone */
+	if (!c->pipe) { c->pipe = np; c->pipe_gen++; return; }
 	pipeline *old = c->pipe;
 	table **v = xcalloc(np->n + 1, sizeof(table *));
 	for (size_t i = 0; i < np->n; i++) {
@@ -138,6 +141,7 @@ static void pipe_merge(djc_conn *c, pipeline *np)
 		} else {
 			v[i] = np->tables[i];
 			np->tables[i] = NULL;
+			c->pipe_gen++;
 		}
 	}
 	/* what is left of the old pipeline is gone or redefined */

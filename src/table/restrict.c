@@ -280,17 +280,77 @@ int restrict_fail(djc_conn *c, int rc, const q_out *o)
 			 "([{\"a\": 1, \"b\": 2}, ...])", o->over, WHERE_BOUND_MAX);
 }
 
+/* where_build's last result. A populate renders its restriction for every
+ * claim, peek and count: a list of 100,000 keys parsed, checked against the
+ * pipeline and rendered again each time. The same table object, text,
+ * alias and kind render the same SQL and values as long as the pipeline's
+ * tables are the ones they were (pipe_gen): table objects live until
+ * djc_close, so an address names one definition. */
+struct where_memo {
+	const table *t;
+	unsigned long gen;
+	char *where, *alias;
+	int source_only;
+	sb_t sql;
+	pvec params;
+};
+
+void where_memo_free(djc_conn *c)
+{
+	struct where_memo *m = c->where;
+	if (!m) return;
+	free(m->where);
+	free(m->alias);
+	sb_free(&m->sql);
+	pvec_free(&m->params);
+	free(m);
+	c->where = NULL;
+}
+
+static int str_same(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
+
+/* Append the memo's SQL and a copy of its values. */
+static void memo_append(const struct where_memo *m, sb_t *sql, pvec *params)
+{
+	sb_add(sql, sb_str(&m->sql));
+	for (size_t i = 0; i < m->params.n; i++) {
+		val_t v;
+		val_copy(&v, &m->params.v[i]);
+		pvec_push(params, v);
+	}
+}
+
 int where_build(djc_conn *c, const table *t, const char *where_json, const char *alias, int source_only, sb_t *sql, pvec *params)
 {
+	if (!where_json || !*where_json) return DJC_OK;
+	struct where_memo *m = c->where;
+	if (m && m->t == t && m->gen == c->pipe_gen && m->source_only == source_only && str_same(m->alias, alias) &&
+	    !strcmp(m->where, where_json)) {
+		memo_append(m, sql, params);
+		return DJC_OK;
+	}
+	where_memo_free(c);
+	m = xcalloc(1, sizeof *m);
 	q_arena a = Q_ARENA_INIT;
 	q_node *x;
 	int rc = restrict_node(&x, &a, c, t, where_json, alias, source_only);
 	if (!rc && x) {
-		q_out o = {sql, params, 0};
+		q_out o = {&m->sql, &m->params, 0};
 		rc = restrict_fail(c, q_and_sql(c->db, x, &o), &o);
 	}
 	q_arena_free(&a);
-	return rc;
+	m->t = t;
+	m->gen = c->pipe_gen;
+	m->where = xstrdup(where_json);
+	m->alias = alias ? xstrdup(alias) : NULL;
+	m->source_only = source_only;
+	c->where = m;
+	if (rc) {
+		where_memo_free(c);
+		return rc;
+	}
+	memo_append(m, sql, params);
+	return DJC_OK;
 }
 
 int restrict_check(djc_conn *c, const table *t, const char *where_json, int source_only)

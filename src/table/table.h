@@ -17,6 +17,8 @@ struct djc_conn {
 	void (*jobs_free)(void *);   /* how djc_close frees it */
 	pipeline *retired;  /* tables dropped or redefined since loaded: kept until djc_close,
 	                     * as populate, jobs and make contexts may still point at them */
+	unsigned long pipe_gen;    /* changes whenever a table of pipe is added, dropped or redefined */
+	struct where_memo *where;  /* where_build's last result (restrict.c) */
 };
 
 #define META_TABLE "~djc_pipeline"
@@ -80,6 +82,8 @@ int restrict_check(djc_conn *c, const table *t, const char *where_json, int sour
  * a statement themselves (the jobs statements' expander). */
 int where_build(djc_conn *c, const table *t, const char *where_json, const char *alias, int source_only,
 		sb_t *sql, pvec *params);
+/* Frees where_build's memo (djc_close). */
+void where_memo_free(djc_conn *c);
 
 /* t's key source: SELECT DISTINCT with one column per source attribute,
  * named after it, including the table's standing key_source restriction. */

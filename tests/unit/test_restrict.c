@@ -304,9 +304,65 @@ static void malformed(djc_conn *c)
 	free(b.s);
 }
 
+/* The same restriction text again renders what it rendered (a populate
+ * renders its restriction for every claim and peek), but never for another
+ * table, after a change of the pipeline, or after an error: a parent that
+ * lost the attribute a child's job restriction names makes that
+ * restriction an error, not a statement naming a column that is gone. */
+static const char MPIPE[] =
+	"MP (manual)\n"
+	"    i : int32\n"
+	"    ---\n"
+	"    u : int32\n"
+	"\n"
+	"MC (computed)\n"
+	"    -> MP\n"
+	"    ---\n"
+	"    n : int32\n";
+static const char MPIPE_NO_U[] =
+	"MP (manual)\n"
+	"    i : int32\n"
+	"    ---\n"
+	"\n"
+	"MC (computed)\n"
+	"    -> MP\n"
+	"    ---\n"
+	"    n : int32\n";
+
+static void memo(djc_conn *c)
+{
+	CHECK_MSG(djc_declare(NULL, c, MPIPE, "memo.djc") == DJC_OK, "declare: %s", djc_error_last(c));
+	djc_job_counts k;
+	const char *by_u = "{\"u\": 20}";
+	for (int i = 0; i < 2; i++)
+		CHECK_MSG(djc_jobs_count(&k, c, "MC", by_u) == DJC_OK, "MC's jobs by MP's u (%d): %s", i, djc_error_last(c));
+	/* an error is not kept: the same message each time */
+	for (int i = 0; i < 2; i++) {
+		int rc = djc_jobs_count(&k, c, "MC", "{\"zz\": 1}");
+		CHECK_MSG(rc == DJC_EINVAL && strstr(djc_error_last(c), "zz"), "MC's jobs by zz (%d): %d %s", i, rc,
+			  djc_error_last(c));
+	}
+	/* the same text on another table is that table's restriction */
+	djc_rowset *rs = NULL;
+	CHECK_MSG(djc_fetch(&rs, c, "MC", "{\"n\": 1}") == DJC_OK, "fetch MC by n: %s", djc_error_last(c));
+	djc_rowset_free(rs);
+	rs = NULL;
+	int rc = djc_fetch(&rs, c, "MP", "{\"n\": 1}");
+	CHECK_MSG(rc == DJC_EINVAL && strstr(djc_error_last(c), "\"n\""), "fetch MP by n: %d %s", rc, djc_error_last(c));
+	djc_rowset_free(rs);
+	/* MP loses u; MC's definition is the same text (the same object) */
+	CHECK_MSG(djc_jobs_count(&k, c, "MC", by_u) == DJC_OK, "MC's jobs by u: %s", djc_error_last(c));
+	djc_alter_options ao;
+	djc_alter_options_init(&ao);
+	CHECK_MSG(djc_alter(NULL, c, MPIPE_NO_U, "memo.djc", &ao) == DJC_OK, "alter MP without u: %s", djc_error_last(c));
+	rc = djc_jobs_count(&k, c, "MC", by_u);
+	CHECK_MSG(rc == DJC_EINVAL && strstr(djc_error_last(c), "\"u\""), "MC's jobs by u after MP lost it: %d %s", rc,
+		  djc_error_last(c));
+}
+
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_restrict", "insert_rows long_lists:insert_rows huge_lists:insert_rows malformed:insert_rows huge_populate_delete:insert_rows:long_lists:huge_lists:malformed");
+	t_cases(argc, argv, "test_restrict", "insert_rows long_lists:insert_rows huge_lists:insert_rows malformed:insert_rows huge_populate_delete:insert_rows:long_lists:huge_lists:malformed memo");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -322,6 +378,7 @@ int main(int argc, char **argv)
 	if (t_want("huge_lists")) huge_lists(c);
 	if (t_want("malformed")) malformed(c);
 	if (t_want("huge_populate_delete")) huge_populate_delete(c);
+	if (t_want("memo")) memo(c);
 	djc_close(c);
 	return T_DONE("test_restrict");
 }
