@@ -112,6 +112,36 @@ static void test_url_parsing(void)
 }
 
 /* a table with every column type */
+/* PostgreSQL's bytea comes back in the server's bytea_output format: hex
+ * (the default, decoded by the driver itself) and escape (PQunescapeBytea):
+ * every byte value, and the empty value, the same in both. */
+static void pg_bytea_formats(db_conn *c)
+{
+	char all[256];
+	for (int i = 0; i < 256; i++) all[i] = (char)i;
+	for (int f = 0; f < 2; f++) {
+		const char *fmt = f ? "escape" : "hex";
+		char set[64];
+		snprintf(set, sizeof set, "SET bytea_output = '%s'", fmt);
+		CHECK_MSG(db_exec(c, set, NULL, 0, NULL) == 0, "%s: %s", set, c->err);
+		val_t pb[2] = {val_textn(all, sizeof all), val_textn("", 0)};
+		pb[0].t = pb[1].t = DJC_BYTES;
+		db_res *r = NULL;
+		int rc = db_exec(c, "SELECT CAST(? AS bytea), CAST(? AS bytea)", pb, 2, &r);
+		CHECK_MSG(rc == 0 && r && r->nrows == 1, "bytea as %s: %s", fmt, c->err);
+		if (!rc && r && r->nrows == 1) {
+			const val_t *a = db_cell(r, 0, 0), *e = db_cell(r, 0, 1);
+			CHECK_MSG(a->t == DJC_BYTES && a->n == sizeof all && !memcmp(a->s, all, sizeof all),
+				  "every byte value as %s: type %u, %zu bytes", fmt, a->t, a->n);
+			CHECK_MSG(e->t == DJC_BYTES && e->n == 0, "the empty value as %s: type %u, %zu bytes", fmt, e->t, e->n);
+		}
+		db_res_free(r);
+		val_free(&pb[0]);
+		val_free(&pb[1]);
+	}
+	CHECK(db_exec(c, "SET bytea_output = 'hex'", NULL, 0, NULL) == 0);
+}
+
 static void test_every_type(db_conn *c, db_conn *c2, const char *url, const char *schema)
 {
 	sb_t b = SB_INIT;
@@ -191,6 +221,7 @@ static void test_every_type(db_conn *c, db_conn *c2, const char *url, const char
 	}
 	for (size_t i = 0; i < ncol; i++) val_free(&p[i]);
 	sb_free(&b);
+	if (c->drv == &db_postgres_driver) pg_bytea_formats(c);
 }
 
 /* foreign keys */
