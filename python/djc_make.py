@@ -222,6 +222,23 @@ def _dumps(obj):
     return json.dumps(obj, default=_default, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
 
 
+_raw_decode = json.JSONDecoder().raw_decode
+
+
+def _loads(line):
+    """A line from djc (bytes) as JSON, as json.loads reads it, in a third
+    of its time for a key's line (json.loads guesses the encoding and
+    matches white space around the value on every call; djc's lines are
+    UTF-8 with nothing before the value)."""
+    s = line.decode("utf-8")
+    if s[:1].isspace():
+        return json.loads(s)
+    obj, end = _raw_decode(s)
+    if end != len(s) and not s[end:].isspace():
+        raise json.JSONDecodeError("Extra data", s, end)
+    return obj
+
+
 def _pack_blobs(r, info):
     """r with its <blob> attributes' values that are not bytes packed by
     DataJoint's codec (info: the table message of the table made)."""
@@ -418,7 +435,7 @@ class _Conn:
     def row(self):
         """A row of a fetch's answer: its line and, with binary values, the
         values that follow it."""
-        row = json.loads(self.readline())
+        row = _loads(self.readline())
         bins = row.pop("_bin", None) if isinstance(row, dict) else None
         for a, n in bins or ():
             row[a] = self.read_exact(n)
@@ -443,7 +460,7 @@ class _Conn:
 
     def _message(self):
         line = self.readline()
-        msg = json.loads(line)
+        msg = _loads(line)
         if not isinstance(msg, dict) or "_djc" not in msg:
             raise ProtocolError("expected a message from djc, got %r" % line[:200])
         if msg["_djc"] == "table":

@@ -297,6 +297,24 @@ class ServeProtocol(unittest.TestCase):
         self.assertNotEqual(status, 0)
         self.assertIn("needs 1", err)
 
+    def test_a_line_is_read_as_json_loads_reads_it(self):
+        # djc_make reads djc's lines with a decoder of its own (json.loads
+        # without its per-call work): the same values, the same errors
+        for line in (b'{"_djc":"key","key":{"k":1}}\n', b'{"a": [1, 2.5, null, "\\u00e9\xc3\xa9"]}',
+                     b' {"a":1}\n', b'{"a":1}\r\n', b'[]\n'):
+            self.assertEqual(djc_make._loads(line), json.loads(line), line)
+        for line in (b'{"a":1} x\n', b'{"a":1}{}\n', b'', b'\n', b'{"a":', b'garbage\n', b'\xff\n'):
+            with self.assertRaises(ValueError, msg=line):
+                json.loads(line)
+            with self.assertRaises(ValueError, msg=line):
+                djc_make._loads(line)
+        # trailing data after a message ends the program as garbage does
+        s = Served(Program("return {}"))
+        s.raw(b'{"_djc":"key","key":{}} {"_djc":"key","key":{}}\n')
+        status, rest, err = s.close()
+        self.assertNotEqual(status, 0)
+        self.assertIn("Extra data", err)
+
 
 class PerKeyProtocol(unittest.TestCase):
     def setUp(self):
