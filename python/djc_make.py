@@ -70,7 +70,6 @@ Anything the make prints (``print``, a library writing to stdout) goes to
 stderr, which djc keeps per key for the error stack; stdin is empty.
 """
 
-import json
 import os
 import select
 import sys
@@ -218,25 +217,88 @@ def _default(v):
     raise TypeError("a value of type %s cannot be sent to djc" % type(v).__name__)
 
 
+# JSON through CPython's accelerator module _json, which is what json
+# itself calls: importing json imports re and enum, 11 of the 38 ms a
+# program with djc_make takes to start here, paid by every per-key make.
+# Built once and checked against known text; anywhere _json is missing or
+# behaves otherwise (another Python), the json module does the work.
+def _constant(name):
+    return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
+
+
+class _ScanContext:
+    """What _json.make_scanner reads of a json.JSONDecoder (its defaults)."""
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = staticmethod(_constant)
+    memo = None
+
+
+def _accelerated():
+    """(scan, dumps) through _json, or None."""
+    try:
+        import _json
+
+        scan = _json.make_scanner(_ScanContext())
+        make_encoder, quote = _json.make_encoder, _json.encode_basestring
+
+        def dumps(obj):
+            # a new encoder each time, as json.dumps makes: its markers (the
+            # containers being written, against cycles) start empty
+            return "".join(make_encoder({}, _default, quote, None, ":", ",", False, False, False)(obj, 0))
+
+        probe = {"a": [1, -2.5, None, True, "\u00e9\"\n"], "b": {}}
+        text = '{"a":[1,-2.5,null,true,"\u00e9\\"\\n"],"b":{}}'
+        if dumps(probe) != text or scan(text, 0) != (probe, len(text)):
+            return None
+        try:
+            dumps([float("nan")])
+            return None   # NaN must be refused, as json.dumps(allow_nan=False) does
+        except ValueError:
+            pass
+        return scan, dumps
+    except Exception:
+        return None
+
+
+_fast = _accelerated()
+
+
+def _json_module():
+    import json
+
+    return json
+
+
 def _dumps(obj):
-    return json.dumps(obj, default=_default, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+    if _fast:
+        return _fast[1](obj)
+    return _json_module().dumps(obj, default=_default, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
 
 
-_raw_decode = json.JSONDecoder().raw_decode
+def _loads_text(s):
+    """s (str) as json.loads reads it: the same values, a ValueError
+    (json.JSONDecodeError) for what it refuses."""
+    if not _fast or s[:1].isspace():
+        return _json_module().loads(s)
+    try:
+        obj, end = _fast[0](s, 0)
+    except StopIteration as e:
+        raise _json_module().JSONDecodeError("Expecting value", s, e.value) from None
+    if end != len(s) and not s[end:].isspace():
+        raise _json_module().JSONDecodeError("Extra data", s, end)
+    return obj
 
 
 def _loads(line):
     """A line from djc (bytes) as JSON, as json.loads reads it, in a third
     of its time for a key's line (json.loads guesses the encoding and
     matches white space around the value on every call; djc's lines are
-    UTF-8 with nothing before the value)."""
-    s = line.decode("utf-8")
-    if s[:1].isspace():
-        return json.loads(s)
-    obj, end = _raw_decode(s)
-    if end != len(s) and not s[end:].isspace():
-        raise json.JSONDecodeError("Extra data", s, end)
-    return obj
+    UTF-8)."""
+    return _loads_text(line.decode("utf-8"))
 
 
 def _pack_blobs(r, info):
@@ -363,7 +425,7 @@ class _CliFetch(_Fetch):
         if p.returncode != 0:
             msg = p.stderr.decode("utf-8", "replace").strip()
             raise FetchError(msg[5:] if msg.startswith("djc: ") else msg or "djc fetch exited with status %d" % p.returncode)
-        return [json.loads(line) for line in p.stdout.decode("utf-8").splitlines() if line.strip()]
+        return [_loads_text(line) for line in p.stdout.decode("utf-8").splitlines() if line.strip()]
 
 
 class _Conn:
@@ -641,7 +703,7 @@ def per_key(make, rfile, wfile):
     """The per-key protocol: the key from rfile (else $DJC_KEY), rows to
     wfile. Returns the exit status: 0, or 1 after a traceback on stderr."""
     text = rfile.read().decode("utf-8")
-    key = json.loads(text) if text.strip() else json.loads(os.environ["DJC_KEY"])
+    key = _loads_text(text if text.strip() else os.environ["DJC_KEY"])
     fetch = _CliFetch()
     fetch.table = os.environ.get("DJC_TABLE")
     fetch.attempt = int(os.environ.get("DJC_ATTEMPT", "1"))

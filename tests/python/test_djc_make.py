@@ -4,9 +4,11 @@ pipes, or feeding it a key under the per-key protocol (with a stand-in for
 the djc program that `fetch` runs). Run by tests/cli/test_pymake.sh (make
 check); by hand: PYTHONPATH=python python3 -m unittest tests/python/test_djc_make.py
 """
-import base64
-import json
 import atexit
+import base64
+import datetime
+import decimal
+import json
 import os
 import shutil
 import subprocess
@@ -14,6 +16,7 @@ import sys
 import tempfile
 import textwrap
 import unittest
+import uuid
 import unittest.mock
 import zlib
 
@@ -314,6 +317,85 @@ class ServeProtocol(unittest.TestCase):
         status, rest, err = s.close()
         self.assertNotEqual(status, 0)
         self.assertIn("Extra data", err)
+
+
+class JsonCodec(unittest.TestCase):
+    """djc_make writes and reads JSON through CPython's _json (json's own
+    accelerator) without importing json: the same text as json.dumps with
+    djc_make's settings, the same values and errors as json.loads."""
+
+    VALUES = [
+        {}, [], "", 0, -1, 2 ** 63, -(2 ** 70), 0.1, -0.0, 1e-7, 1.5e300, 5e-324, True, False, None,
+        "\u00e9\u2603\U0001f600 \" \\ / \b\f\n\r\t \x00\x1f\x7f",
+        {"k": [1, {"n": [None, [True]]}], "": "", "\u00e9": 1}, (1, 2), {1: "int key", 2.5: "f", None: "n", True: "b"},
+        b"\x00\xffbytes", bytearray(b"ab"), memoryview(b"cd"),
+        datetime.datetime(2026, 12, 6, 4, 5, 6, 789), datetime.date(2026, 1, 2), decimal.Decimal("1.50"),
+        uuid.UUID("12345678-1234-5678-1234-567812345678"),
+    ]
+
+    @staticmethod
+    def json_dumps(v):
+        return json.dumps(v, default=djc_make._default, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+
+    def test_dumps_writes_what_json_dumps_writes(self):
+        self.assertIsNotNone(djc_make._fast, "this CPython's _json was not taken")
+        for v in self.VALUES:
+            self.assertEqual(djc_make._dumps(v), self.json_dumps(v), repr(v))
+
+    def test_dumps_refuses_what_json_dumps_refuses(self):
+        cyc = []
+        cyc.append(cyc)
+        for v in (float("nan"), [float("inf")], {"x": -float("inf")}, cyc, {"o": object()}, {(1, 2): 3}):
+            with self.assertRaises((ValueError, TypeError)) as want:
+                self.json_dumps(v)
+            with self.assertRaises(type(want.exception), msg=repr(v)):
+                djc_make._dumps(v)
+        # a failure half way leaves nothing behind: the same list again, fixed
+        bad = [[1, 2], {"o": object()}]
+        with self.assertRaises(TypeError):
+            djc_make._dumps(bad)
+        bad[1] = {"o": 1}
+        self.assertEqual(djc_make._dumps(bad), '[[1,2],{"o":1}]')
+
+    def test_loads_reads_what_json_loads_reads(self):
+        texts = ['{"a":[1,-2.5e-3,1E+2,null,true,false,"\\u00e9\\ud83d\\ude00\\n"],"b":{}}', "123456789012345678901234567890",
+                 "-0", "0.0", '"\u00e9"', "[NaN, Infinity, -Infinity]", '{"a":1,"a":2}', " [1] ", "[1]\n", "[1]\r\n",
+                 '{"k" : [ 1 , 2 ] }']
+        for t in texts:
+            got, want = djc_make._loads_text(t), json.loads(t)
+            self.assertEqual(repr(got), repr(want), t)
+            self.assertEqual(repr(djc_make._loads(t.encode("utf-8"))), repr(want), t)
+        for t in ("", " ", "[1,]", "{\"a\":1,}", "[1 2]", '{"a" 1}', "tru", '"\x01"', '"\\x"', "[1] [2]", "01", "{'a':1}"):
+            with self.assertRaises(ValueError, msg=t):
+                json.loads(t)
+            with self.assertRaises(json.JSONDecodeError, msg=t):
+                djc_make._loads_text(t)
+
+    def test_without_the_accelerator_json_does_the_work(self):
+        code = textwrap.dedent("""
+            import sys
+            sys.modules["_json"] = None
+            import djc_make
+            assert djc_make._fast is None
+            print(djc_make._dumps({"a": [1, 2.5, None, "\u00e9"]}))
+            print(djc_make._loads(b'{"b": [true, "x"]}\\n'))
+            try:
+                djc_make._loads(b'[1] x')
+            except ValueError as e:
+                print(type(e).__name__)
+            """)
+        p = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=MODULE_DIR),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual(p.returncode, 0, p.stderr.decode())
+        self.assertEqual(p.stdout.decode("utf-8").splitlines(),
+                         ['{"a":[1,2.5,null,"\u00e9"]}', "{'b': [True, 'x']}", "JSONDecodeError"])
+
+    def test_importing_djc_make_imports_no_json(self):
+        p = subprocess.run([sys.executable, "-c", "import sys; had = set(sys.modules); import djc_make; "
+                            "print(sorted(m for m in ('json', 're', 'enum') if m in sys.modules and m not in had))"],
+                           env=dict(os.environ, PYTHONPATH=MODULE_DIR), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual(p.returncode, 0, p.stderr.decode())
+        self.assertEqual(p.stdout.decode().strip(), "[]")
 
 
 class PerKeyProtocol(unittest.TestCase):
