@@ -43,6 +43,7 @@ static struct {
 	__typeof__(PQexec) *PQexec;
 	__typeof__(PQexecParams) *PQexecParams;
 	__typeof__(PQexecPrepared) *PQexecPrepared;
+	__typeof__(PQfformat) *PQfformat;
 	__typeof__(PQfinish) *PQfinish;
 	__typeof__(PQfmod) *PQfmod;
 	__typeof__(PQfname) *PQfname;
@@ -82,6 +83,7 @@ static const char *const pq_names[] = {
 	"PQexec",
 	"PQexecParams",
 	"PQexecPrepared",
+	"PQfformat",
 	"PQfinish",
 	"PQfmod",
 	"PQfname",
@@ -153,6 +155,7 @@ static int pq_load(char *err, size_t errlen)
 #define PQexec (*pq.PQexec)
 #define PQexecParams (*pq.PQexecParams)
 #define PQexecPrepared (*pq.PQexecPrepared)
+#define PQfformat (*pq.PQfformat)
 #define PQfinish (*pq.PQfinish)
 #define PQfmod (*pq.PQfmod)
 #define PQfname (*pq.PQfname)
@@ -186,9 +189,14 @@ static int pq_load(char *err, size_t errlen)
 /* OIDs of the built-in types we bind or read (pg_type.h is server-side). */
 #define OID_BOOL 16
 #define OID_BYTEA 17
+#define OID_NAME 19
 #define OID_INT8 20
 #define OID_INT2 21
 #define OID_INT4 23
+#define OID_TEXT 25
+#define OID_XID 28
+#define OID_BPCHAR 1042
+#define OID_VARCHAR 1043
 #define OID_FLOAT8 701
 #define OID_TIMESTAMP 1114
 #define OID_NUMERIC 1700
@@ -210,7 +218,9 @@ static int pq_load(char *err, size_t errlen)
  * a plan made for a small table serves while the table is at most about
  * twice that size (a statement adds at most a batch of rows per
  * execution), and the cost is a few plans per doubling. */
-typedef struct pcached { char *key; char name[24]; unsigned long used, runs, replan; } pcached;
+/* binary: the statement's rows come in binary format (binary_worth, from
+ * its first run) */
+typedef struct pcached { char *key; char name[24]; unsigned long used, runs, replan; int binary; } pcached;
 #define REPLAN_FIRST 16
 
 typedef struct pg_conn {
@@ -827,6 +837,59 @@ typedef struct pg_bind {
 	sb_t key;
 } pg_bind;
 
+/* Whether the rows of the statement that gave res are worth reading in
+ * binary format: one of its columns is bytea (whose text is hex, twice
+ * the value: the server encodes it, libpq holds it twice, djc decodes it),
+ * and every column is of a type whose binary form binary_val reads to the
+ * value the text form gives. libpq's result format is one for all
+ * columns, so any other type keeps the statement in text. */
+static int binary_worth(const PGresult *res)
+{
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) return 0;
+	int bytea = 0;
+	for (int i = 0, n = PQnfields(res); i < n; i++) {
+		switch (PQftype(res, i)) {
+		case OID_BYTEA: bytea = 1; break;
+		case OID_INT2: case OID_INT4: case OID_INT8: case OID_BOOL:
+		case OID_TEXT: case OID_VARCHAR: case OID_BPCHAR: case OID_NAME: case OID_XID: break;
+		default: return 0;
+		}
+	}
+	return bytea;
+}
+
+static uint64_t be_uint(const unsigned char *p, size_t n)
+{
+	uint64_t v = 0;
+	for (size_t k = 0; k < n; k++) v = v << 8 | p[k];
+	return v;
+}
+
+/* A cell in binary format (binary_worth's types) as the text path reads
+ * it (materialise): integers and booleans as DJC_INT, an xid as its
+ * decimal text, text types and bytea as their bytes. */
+static val_t binary_val(Oid type, const char *t, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)t;
+	char num[16];
+	val_t v;
+	switch (type) {
+	case OID_INT2: return val_int((int16_t)be_uint(p, len < 2 ? len : 2));
+	case OID_INT4: return val_int((int32_t)be_uint(p, len < 4 ? len : 4));
+	case OID_INT8: return val_int((int64_t)be_uint(p, len < 8 ? len : 8));
+	case OID_BOOL: return val_int(len && p[0]);
+	case OID_XID:
+		snprintf(num, sizeof num, "%u", (unsigned)be_uint(p, len < 4 ? len : 4));
+		return val_text(num);
+	case OID_BYTEA:
+		v = val_textn(t, len);
+		v.t = DJC_BYTES;
+		return v;
+	default:   /* text, varchar, bpchar, name: the same bytes in either format */
+		return val_textn(t, len);
+	}
+}
+
 /* Run sql (np parameters bound as b says) as a prepared statement of
  * c's cache, found by key, preparing it first when it is not there or is
  * due to be prepared afresh (the least recently used one makes room). */
@@ -845,7 +908,7 @@ static PGresult *prepare_and_run(pg_conn *c, const char *key, const char *sql, i
 				lru = i;
 				break;
 			}
-			PGresult *res = PQexecPrepared(c->pg, c->cache[i].name, np, vals, lens, fmts, 0);
+			PGresult *res = PQexecPrepared(c->pg, c->cache[i].name, np, vals, lens, fmts, c->cache[i].binary);
 			if (is_ok(res)) return res;
 			/* "cached plan must not change result type" after a table was
 			 * recreated elsewhere, or the statement was deallocated behind
@@ -885,7 +948,10 @@ static PGresult *prepare_and_run(pg_conn *c, const char *key, const char *sql, i
 	c->cache[lru].used = ++c->tick;
 	c->cache[lru].runs = 1;
 	c->cache[lru].replan = replan;
-	return PQexecPrepared(c->pg, name, np, vals, lens, fmts, 0);
+	c->cache[lru].binary = 0;
+	res = PQexecPrepared(c->pg, name, np, vals, lens, fmts, 0);
+	if (is_ok(res)) c->cache[lru].binary = binary_worth(res);
+	return res;
 }
 
 /* A timestamp(p) value with all p fractional digits ("05.1" -> "05.100" for
@@ -972,6 +1038,10 @@ static db_res *materialise(const PGresult *res)
 			int rj = (int)j, ci = (int)i;
 			if (PQgetisnull(res, rj, ci)) { row[i] = val_null(); continue; }
 			const char *t = PQgetvalue(res, rj, ci);
+			if (PQfformat(res, ci) == 1) {
+				row[i] = binary_val(types[i], t, (size_t)PQgetlength(res, rj, ci));
+				continue;
+			}
 			switch (types[i]) {
 			case OID_BYTEA:
 				row[i] = bytea_val(t, (size_t)PQgetlength(res, rj, ci));
