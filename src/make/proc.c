@@ -34,6 +34,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -585,8 +586,9 @@ static void sup_put(sup *s)
 struct proc {
 	sup *s;
 	int in, out, err;          /* our ends of its pipes, -1 once closed */
-	sb_t inq;                  /* input not yet written */
-	size_t inpos;
+	sb_t *inq;                 /* input not yet written, in order: each piece */
+	size_t inq_n, inq_cap;     /* its own buffer (copied, or handed over) */
+	size_t inq_head, inpos;    /* the first piece not all written, and how much of it is */
 	int in_close;              /* close stdin once inq is written */
 	sb_t outb;
 	size_t out_cap;
@@ -761,13 +763,71 @@ int proc_spawn(proc **out, const proc_spec *spec, proc_status *st)
 	return 0;
 }
 
+/* The last piece of the queue, to append copies to: a new one unless the
+ * last was copied into (a handed-over buffer stays as it came). */
+static sb_t *inq_tail(proc *p, int copied)
+{
+	if (p->inq_n > p->inq_head && copied && p->inq[p->inq_n - 1].cap) return &p->inq[p->inq_n - 1];
+	if (p->inq_head && p->inq_n == p->inq_cap) {
+		/* the written pieces' places are taken by the rest */
+		memmove(p->inq, p->inq + p->inq_head, (p->inq_n - p->inq_head) * sizeof *p->inq);
+		p->inq_n -= p->inq_head;
+		p->inq_head = 0;
+	}
+	if (p->inq_n == p->inq_cap) {
+		p->inq_cap = p->inq_cap ? 2 * p->inq_cap : 4;
+		p->inq = xrealloc(p->inq, p->inq_cap * sizeof *p->inq);
+	}
+	sb_t *b = &p->inq[p->inq_n++];
+	*b = (sb_t)SB_INIT;
+	return b;
+}
+
 void proc_input(proc *p, const char *buf, size_t n, int close_after)
 {
-	if (p->in >= 0) sb_addn(&p->inq, buf, n);
+	if (p->in >= 0 && n) sb_addn(inq_tail(p, 1), buf, n);
 	if (close_after) p->in_close = 1;
 }
 
-/* Write queued input. A program that closed its stdin makes the write
+void proc_input_take(proc *p, char *buf, size_t n)
+{
+	if (p->in < 0 || !n) {
+		free(buf);
+		return;
+	}
+	sb_t *b = inq_tail(p, 0);
+	b->s = buf;
+	b->len = n;
+	b->cap = 0;   /* not to be appended to */
+}
+
+static int inq_pending(const proc *p) { return p->inq_head < p->inq_n; }
+
+/* The pieces written (w bytes from inq_head/inpos on) are freed. */
+static void inq_consume(proc *p, size_t w)
+{
+	while (w && inq_pending(p)) {
+		sb_t *b = &p->inq[p->inq_head];
+		size_t left = b->len - p->inpos;
+		if (w < left) {
+			p->inpos += w;
+			return;
+		}
+		w -= left;
+		sb_free(b);
+		p->inq_head++;
+		p->inpos = 0;
+	}
+}
+
+static void inq_clear(proc *p)
+{
+	while (inq_pending(p)) sb_free(&p->inq[p->inq_head++]);
+	p->inq_head = p->inq_n = p->inpos = 0;
+}
+
+/* Write queued input, several pieces a call (a key's line and the values
+ * after it). A program that closed its stdin makes the write
  * EPIPE. Where SIGPIPE is ignored (djc_populate and djc_worker ignore it
  * while they run: signals.h) the write just fails, and one look at the
  * disposition is all it costs; else
@@ -787,20 +847,26 @@ static void write_input(proc *p)
 		sigpending(&pending);
 		was_pending = sigismember(&pending, SIGPIPE);
 	}
-	ssize_t w = write(p->in, p->inq.s + p->inpos, p->inq.len - p->inpos);
-	if (w > 0) p->inpos += (size_t)w;
+	struct iovec iov[8];
+	int niov = 0;
+	for (size_t i = p->inq_head; i < p->inq_n && niov < 8; i++, niov++) {
+		size_t off = i == p->inq_head ? p->inpos : 0;
+		iov[niov].iov_base = p->inq[i].s + off;
+		iov[niov].iov_len = p->inq[i].len - off;
+	}
+	ssize_t w = writev(p->in, iov, niov);
+	if (w > 0) inq_consume(p, (size_t)w);
 	else if (w < 0 && errno != EAGAIN && errno != EINTR) {
 		if (guard && errno == EPIPE && !was_pending) {
 			struct timespec zero = {0, 0};
 			sigtimedwait(&pipe_set, NULL, &zero);
 		}
-		p->inpos = p->inq.len;   /* it will not read the rest */
+		inq_clear(p);   /* it will not read the rest */
 		p->in_close = 1;
 	}
 	if (guard) pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (p->inpos == p->inq.len) {
-		sb_reset(&p->inq);
-		p->inpos = 0;
+	if (!inq_pending(p)) {
+		p->inq_head = p->inq_n = p->inpos = 0;
 		if (p->in_close) close_fd(&p->in);
 	}
 }
@@ -886,7 +952,7 @@ int proc_pump(proc *p, int timeout_ms)
 	if (p->st.exited && p->drain_until < next) next = p->drain_until;
 	struct pollfd pf[4];
 	int np = 0, ii = -1, io = -1, ie = -1, is = -1;
-	if (p->in >= 0 && (p->inq.len > p->inpos || p->in_close)) { ii = np; pf[np].fd = p->in; pf[np++].events = POLLOUT; }
+	if (p->in >= 0 && (inq_pending(p) || p->in_close)) { ii = np; pf[np].fd = p->in; pf[np++].events = POLLOUT; }
 	if (p->out >= 0) { io = np; pf[np].fd = p->out; pf[np++].events = POLLIN; }
 	if (p->err >= 0) { ie = np; pf[np].fd = p->err; pf[np++].events = POLLIN; }
 	if (!p->st.exited) { is = np; pf[np].fd = p->s->sock; pf[np++].events = POLLIN; }
@@ -898,7 +964,7 @@ int proc_pump(proc *p, int timeout_ms)
 	if (!np) { struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L}; nanosleep(&ts, NULL); }
 	if (r <= 0) return 0;
 	if (ii >= 0 && pf[ii].revents) {
-		if (p->inq.len > p->inpos) write_input(p);
+		if (inq_pending(p)) write_input(p);
 		else if (p->in_close) close_fd(&p->in);
 	}
 	if (io >= 0 && pf[io].revents) read_out(p);
@@ -977,7 +1043,8 @@ void proc_free(proc *p)
 	close_fd(&p->err);
 	if (p->st.abandoned) sup_discard(p->s);
 	else sup_put(p->s);
-	sb_free(&p->inq);
+	inq_clear(p);
+	free(p->inq);
 	sb_free(&p->outb);
 	free(p->tail);
 	free(p);

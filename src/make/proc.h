@@ -91,6 +91,11 @@ int proc_spawn(proc **out, const proc_spec *spec, proc_status *st);
  * stdin once everything queued was written. Written by proc_pump. */
 void proc_input(proc *p, const char *buf, size_t n, int close_after);
 
+/* Queue buf[0..n) for the program's stdin, after what is queued, without a
+ * copy: buf (malloc'd) is the queue's, freed once written (or at once when
+ * stdin is closed). For large values. */
+void proc_input_take(proc *p, char *buf, size_t n);
+
 /* One round of I/O: write queued input, read what stdout and stderr have,
  * notice the end of the program, escalate a stop whose grace ran out.
  * Waits at most timeout_ms for something to happen (0: does not wait). Returns 1 once the

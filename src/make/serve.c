@@ -296,9 +296,9 @@ static line_end garbage(keyrun *kr, const char *fmt, const char *arg)
  * added to b, without the bytes values, which "_bin" names with their
  * lengths ([["a", n], ...], in the order of t's attributes). With such
  * values, b (the line) is written to the program, then the values raw,
- * each as the row holds it (copied once, into the program's input), and
- * b is emptied. */
-static void send_row_bin(serve *s, sb_t *b, const table *t, const djc_row *r)
+ * each handed over from the row to the program's input as it is (not
+ * copied: the row is left without them), and b is emptied. */
+static void send_row_bin(serve *s, sb_t *b, const table *t, djc_row *r)
 {
 	int first = 1, nbin = 0;
 	sb_addc(b, '{');
@@ -332,8 +332,10 @@ static void send_row_bin(serve *s, sb_t *b, const table *t, const djc_row *r)
 	b->len = 0;
 	b->s[0] = 0;
 	for (size_t i = 0; i < t->nattrs; i++) {
-		const val_t *v = row_get(r, t->attrs[i].name);
-		if (v && v->t == DJC_BYTES) proc_input(s->p, v->s, v->n, 0);
+		long k = row_find(r, t->attrs[i].name);
+		if (k < 0 || r->vals[k].t != DJC_BYTES) continue;
+		proc_input_take(s->p, r->vals[k].s, r->vals[k].n);
+		r->vals[k] = val_null();
 	}
 }
 

@@ -19,6 +19,7 @@
 #                (empty, 1.5 MB with newlines and NUL bytes, null), the
 #                types in the rows header and a table message, and its raw
 #                result values are stored byte for byte
+#   binary_rows  a fetch of every row: each row's raw values after its line
 #   binary_not_asked  the same program not asking gets base64 text, no "_bin"
 #   binary_bad   "_bin" without having asked is not the protocol; raw values
 #                for an int attribute, or a <blob> without its header, fail
@@ -233,7 +234,7 @@ tcase bad_hello
 # MODE=intbin gives n as raw bytes for key 1; MODE=notblob gives out
 # without a blob header for key 1.
 cat > binraw.py <<'P'
-import base64, json, os, sys
+import base64, hashlib, json, os, sys
 LOG, BIN, MODE = os.environ["LOG"], os.environ.get("BIN", "1") == "1", os.environ.get("MODE", "")
 buf = bytearray()
 def fill():
@@ -277,6 +278,17 @@ while True:
         row[a] = exact(n)
     log("fetched %d bin=%s raw=%s types=%s" % (k["id"], ",".join("%s:%d" % (a, n) for a, n in bins),
         type(row["raw"]).__name__, head.get("types", {}).get("blob")))
+    if MODE == "all":
+        # every row of Src in one answer, each with its raw values
+        os.write(1, b'{"_djc": "fetch", "table": "Src"}\n')
+        rows = []
+        for _ in range(message()["count"]):
+            r = line()
+            for a, n in r.pop("_bin", []):
+                r[a] = exact(n).hex()
+            rows.append(r)
+        rows = json.dumps(sorted(rows, key=lambda r: r["id"]), sort_keys=True)
+        log("all %d %s" % (k["id"], hashlib.sha256(rows.encode()).hexdigest()))
     raw = row["raw"] if BIN else base64.b64decode(row["raw"])
     blob = row["blob"] if BIN or row["blob"] is None else base64.b64decode(row["blob"])
     res, vals = {"n": len(raw)}, [("copy", raw[::-1]), ("out", blob)]
@@ -328,6 +340,25 @@ check "binary: key 4: a null blob stays null in the line" grep -qx 'fetched 4 bi
 check "binary: every stored value is the one sent, byte for byte" test "$(bin_wrong)" = 0
 }
 tcase binary
+
+# every row of a fetch, in one answer, each followed by its raw values: as
+# djc fetch gives them
+case_binary_rows() {
+bclean
+run env MODE=all "$DJC" populate Bin --reserve-jobs --json --make-serve python3 binraw.py
+check "binary_rows: populate made the 4 keys" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/4/0"
+want=$(djc fetch Src --format json | python3 -c '
+import base64, hashlib, json, sys
+rows = [json.loads(l) for l in sys.stdin if l.strip()]
+for r in rows:
+    for a in ("raw", "blob"):
+        if r[a] is not None:
+            r[a] = base64.b64decode(r[a]).hex()
+print(hashlib.sha256(json.dumps(sorted(rows, key=lambda r: r["id"]), sort_keys=True).encode()).hexdigest())')
+check "binary_rows: each key read all 4 rows of Src, every value in its place" \
+	test "$(grep -c "^all [1-4] $want\$" "$LOG")" = 4
+}
+tcase binary_rows
 
 case_binary_not_asked() {
 bclean
