@@ -91,6 +91,8 @@ _HOLD_SECS = 0.0005     # ... and only after makes quicker than this
 _FRESH = 0.05           # a key sent ahead starts without asking djc only if sent this recently (seconds)
 _SLOW = 0.005           # ... and only after a make quicker than this (djc's AHEAD_QUICK)
 _NEXT = b'{"_djc":"next"}\n'
+_REUSE_MIN = 1 << 16    # binary values this large are read into buffers used again
+_SPARES = 2             # such buffers kept, at most
 
 
 class FetchError(Exception):
@@ -452,6 +454,7 @@ class _Conn:
         self.binary = False   # bytes values come and go raw beside the lines (the hellos agreed)
         self.types = False    # djc sends the types of tables (table messages, rows headers)
         self.tables = {}      # table name -> its table message (types of it and its parts)
+        self._spares = []     # buffers of large values, used again once nothing refers to them
 
     def _fill(self):
         if self._pos:
@@ -476,11 +479,37 @@ class _Conn:
                 return line
             self._fill()
 
+    def _value_buffer(self, n):
+        """A bytearray of n bytes or more for a binary value. A large one is
+        a buffer of an earlier value when nothing refers to it any more (no
+        view of it, no array over one, nothing of it queued to write: its
+        reference count is the list's and the call's), the smallest such;
+        else a new one, kept for later values while fewer than _SPARES are
+        (a free one too small makes room). Without this every large value
+        cost a new buffer, zeroed, its pages faulted in afresh."""
+        spares = self._spares
+        if n < _REUSE_MIN:
+            return bytearray(n)
+        best = -1
+        for i in range(len(spares)):
+            if len(spares[i]) >= n and sys.getrefcount(spares[i]) == 2 and (best < 0 or len(spares[i]) < len(spares[best])):
+                best = i
+        if best >= 0:
+            return spares[best]
+        if len(spares) >= _SPARES:
+            for i in range(len(spares)):
+                if sys.getrefcount(spares[i]) == 2:
+                    del spares[i]
+                    break
+        buf = bytearray(n)
+        if len(spares) < _SPARES:
+            spares.append(buf)
+        return buf
+
     def read_exact(self, n):
         """The next n bytes from djc (a binary value), read into a buffer of
-        their own: a read-only memoryview over a bytearray."""
-        buf = bytearray(n)
-        view = memoryview(buf)
+        their own (_value_buffer): a read-only memoryview of n bytes."""
+        view = memoryview(self._value_buffer(n))[:n]
         have = min(n, len(self._buf) - self._pos)
         view[:have] = self._buf[self._pos:self._pos + have]
         self._pos += have

@@ -533,6 +533,70 @@ class Binary(unittest.TestCase):
         self.assertEqual(s.close()[0], 0)
 
 
+class ValueBuffers(unittest.TestCase):
+    """Large binary values are read into buffers used again once nothing
+    refers to them (_Conn._value_buffer); a value still referred to in
+    any way keeps its bytes."""
+    N = djc_make._REUSE_MIN
+
+    def conn(self, *values):
+        import io
+        self.out = io.BytesIO()
+        return djc_make._Conn(io.BytesIO(b"".join(values)), self.out)
+
+    def test_a_dropped_value_lends_its_buffer_to_the_next(self):
+        a, b = b"a" * (2 * self.N), b"b" * self.N
+        c = self.conn(a, b)
+        v = c.read_exact(len(a))
+        self.assertEqual(bytes(v), a)
+        first = id(v.obj)
+        del v
+        w = c.read_exact(len(b))
+        self.assertEqual(id(w.obj), first)
+        self.assertEqual((len(w), bytes(w)), (len(b), b))
+        self.assertTrue(w.readonly)
+
+    def test_a_value_still_referred_to_keeps_its_bytes(self):
+        holds = {"the view": lambda v: v, "a slice": lambda v: v[10:20], "a view of it": memoryview,
+                 "a list": lambda v: [v], "a numpy array": None}
+        try:
+            import numpy
+            holds["a numpy array"] = lambda v: numpy.frombuffer(v, dtype=numpy.uint8)
+        except ImportError:
+            del holds["a numpy array"]
+        for name, hold in holds.items():
+            with self.subTest(held=name):
+                a, b = bytes(range(256)) * (self.N // 256), b"b" * self.N
+                c = self.conn(a, b)
+                held = hold(c.read_exact(len(a)))
+                w = c.read_exact(len(b))
+                self.assertEqual(bytes(w), b)
+                got = held[0] if isinstance(held, list) else held
+                self.assertEqual(bytes(got), a[10:20] if name == "a slice" else a)
+
+    def test_a_value_queued_to_write_keeps_its_bytes(self):
+        a, b = b"a" * self.N, b"b" * self.N
+        c = self.conn(a, b)
+        c.send([c.read_exact(len(a))])
+        c.read_exact(len(b))
+        c.flush()
+        self.assertEqual(self.out.getvalue(), a)
+
+    def test_small_values_get_buffers_of_their_own(self):
+        n = self.N - 1
+        c = self.conn(b"x" * n, b"y" * n)
+        self.assertEqual(bytes(c.read_exact(n)), b"x" * n)
+        self.assertEqual((bytes(c.read_exact(n)), c._spares), (b"y" * n, []))
+
+    def test_at_most_two_buffers_are_kept(self):
+        c = self.conn(*(bytes([i]) * self.N for i in range(4)))
+        held = [c.read_exact(self.N) for _ in range(3)]
+        self.assertEqual(len(c._spares), djc_make._SPARES)
+        del held
+        self.assertEqual(bytes(c.read_exact(self.N)), b"\x03" * self.N)
+        self.assertEqual(len(c._spares), djc_make._SPARES)
+
+
 class KeysAhead(unittest.TestCase):
     """Version 2 without binary or types: keys sent ahead are made without
     a round trip while the makes are quick; after a slow make (_SLOW or
