@@ -9,8 +9,10 @@
 #              blob's bytes as a memoryview, the result's header written
 #              by the make (the C make's work, in Python)
 #   py-base64  the same with djc_make.run(make, binary=False): base64 in JSON
-#   py-dj      binary values and DataJoint's codec (numpy array in, array
-#              out, packed by datajoint.blob.pack): needs DataJoint
+#   py-dj      binary values and DataJoint's format (numpy array in, array
+#              out, decoded and packed by djc_blob.py as datajoint.blob
+#              does, the result compressed at zlib level 1 as DataJoint
+#              does: more work than the C make's): needs DataJoint
 #   c-glibc, py-raw-glibc   c and py-raw with the worker on glibc's malloc
 #              defaults (BLOB_MALLOC=glibc): what keeping freed heap for
 #              the next key gains (docs/workers.md, "Large values")
@@ -50,9 +52,11 @@ LOG=$WORK/runs.jsonl
 T0=$(date +%s)
 # the interpreter's own max RSS with what each kind imports
 base_raw=$("$PY" -c 'import djc_make, resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)')
+# (py-dj's program imports djc_blob and numpy, which decode and pack its
+# numeric arrays; datajoint itself only for other values)
 base_dj=$("$PY" -c 'import djc_make, resource
 try:
-    import datajoint.blob, numpy
+    import djc_blob, numpy
 except Exception:
     pass
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)' 2>/dev/null)
