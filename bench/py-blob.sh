@@ -91,7 +91,7 @@ ok = all(r["r"]["errors"] == 0 and r["r"]["keys"] == n for r in rows)
 print("### A 10 MiB <blob> in, a 1 MiB <blob> out: Python serve make vs the C make (bench/py-blob.sh, issue 40)\n")
 print("One run, %s s: %d keys of %d MiB per run, one worker process, reserved jobs, the kinds alternating in each"
       " round; keys/s, median of the rounds (rounds in brackets). Every run made all its keys with no error: %s."
-      " Python: %s (max RSS with djc_make imported: %s KiB; with datajoint and numpy too: %s KiB)."
+      " Python: %s (max RSS with djc_make imported: %s KiB; with djc_blob and numpy too: %s KiB)."
       " Memory: the worker's max RSS above its RSS before populate, the program's own max RSS, both in MiB,"
       " largest of the rounds; the target is 2x the largest value, %d MiB. The worker keeps freed heap for the"
       " next key (docs/workers.md, \"Large values\"); the -glibc kinds run it with glibc's defaults, / C still"
