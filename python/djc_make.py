@@ -480,13 +480,15 @@ class _Conn:
             self._fill()
 
     def _value_buffer(self, n):
-        """A bytearray of n bytes or more for a binary value. A large one is
+        """A bytearray of exactly n bytes for a binary value. A large one is
         a buffer of an earlier value when nothing refers to it any more (no
         view of it, no array over one, nothing of it queued to write: its
-        reference count is the list's and the call's), the smallest such;
-        else a new one, kept for later values while fewer than _SPARES are
-        (a free one too small makes room). Without this every large value
-        cost a new buffer, zeroed, its pages faulted in afresh."""
+        reference count is the list's and the call's): one of n bytes, else
+        the smallest larger one, cut to n; else a new one, kept for later
+        values while fewer than _SPARES are (a free one too small makes
+        room). Without this every large value cost a new buffer, zeroed,
+        its pages faulted in afresh. Exactly n: the codec is handed the
+        buffer itself (_decode_row), and no byte of an earlier value shows."""
         spares = self._spares
         if n < _REUSE_MIN:
             return bytearray(n)
@@ -495,7 +497,9 @@ class _Conn:
             if len(spares[i]) >= n and sys.getrefcount(spares[i]) == 2 and (best < 0 or len(spares[i]) < len(spares[best])):
                 best = i
         if best >= 0:
-            return spares[best]
+            buf = spares[best]
+            del buf[n:]
+            return buf
         if len(spares) >= _SPARES:
             for i in range(len(spares)):
                 if sys.getrefcount(spares[i]) == 2:
@@ -508,8 +512,8 @@ class _Conn:
 
     def read_exact(self, n):
         """The next n bytes from djc (a binary value), read into a buffer of
-        their own (_value_buffer): a read-only memoryview of n bytes."""
-        view = memoryview(self._value_buffer(n))[:n]
+        their own (_value_buffer): a read-only memoryview of it."""
+        view = memoryview(self._value_buffer(n))
         have = min(n, len(self._buf) - self._pos)
         view[:have] = self._buf[self._pos:self._pos + have]
         self._pos += have

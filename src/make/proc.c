@@ -847,16 +847,24 @@ static void write_input(proc *p)
 		sigpending(&pending);
 		was_pending = sigismember(&pending, SIGPIPE);
 	}
-	struct iovec iov[8];
-	int niov = 0;
-	for (size_t i = p->inq_head; i < p->inq_n && niov < 8; i++, niov++) {
-		size_t off = i == p->inq_head ? p->inpos : 0;
-		iov[niov].iov_base = p->inq[i].s + off;
-		iov[niov].iov_len = p->inq[i].len - off;
+	ssize_t w;
+	for (;;) {
+		/* as much as the pipe takes: a fetch of many rows with small
+		 * values queues two pieces a row */
+		struct iovec iov[64];
+		int niov = 0;
+		size_t want = 0;
+		for (size_t i = p->inq_head; i < p->inq_n && niov < 64; i++, niov++) {
+			size_t off = i == p->inq_head ? p->inpos : 0;
+			iov[niov].iov_base = p->inq[i].s + off;
+			iov[niov].iov_len = p->inq[i].len - off;
+			want += iov[niov].iov_len;
+		}
+		w = writev(p->in, iov, niov);
+		if (w > 0) inq_consume(p, (size_t)w);
+		if (w <= 0 || (size_t)w < want || !inq_pending(p)) break;
 	}
-	ssize_t w = writev(p->in, iov, niov);
-	if (w > 0) inq_consume(p, (size_t)w);
-	else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+	if (w < 0 && errno != EAGAIN && errno != EINTR) {
 		if (guard && errno == EPIPE && !was_pending) {
 			struct timespec zero = {0, 0};
 			sigtimedwait(&pipe_set, NULL, &zero);

@@ -814,8 +814,11 @@ static void drop_skipped(serve *s, const char *line)
  * them is: both are runs of one claim's keys in its order (the caller's
  * next keys stop at the first key it will not make), so one line is
  * compared, not each one at each key (a batch of 50 built 1,225 lines
- * for that). Were they not, nothing is lost: drop_skipped reconciles
- * every key in flight, by its line, at its turn. */
+ * for that). They may not be only where a claim stopped early (its lease
+ * unproved) with keys in flight and the next claim holds some of them in
+ * another order: then a key may be sent once too often, never made under
+ * another's line: drop_skipped reconciles every key in flight, by its
+ * line, at its turn, before its answer is read. */
 static void send_ahead(serve *s, const make_req *rq)
 {
 	/* only while its makes are quick: a key sent ahead starts when the

@@ -555,6 +555,13 @@ class ValueBuffers(unittest.TestCase):
         self.assertEqual(id(w.obj), first)
         self.assertEqual((len(w), bytes(w)), (len(b), b))
         self.assertTrue(w.readonly)
+        # the buffer is the value's size: nothing of the longer one shows,
+        # and a <blob>'s codec is handed the buffer itself (_decode_row)
+        self.assertEqual(bytes(w.obj), b)
+        got = []
+        with unittest.mock.patch.object(djc_make, "_codec", lambda: (None, lambda v: got.append(type(v)) or "decoded")):
+            self.assertEqual(djc_make._decode_row({"x": w}, {"x": "<blob>"}), {"x": "decoded"})
+        self.assertEqual(got, [bytearray])
 
     def test_a_value_still_referred_to_keeps_its_bytes(self):
         holds = {"the view": lambda v: v, "a slice": lambda v: v[10:20], "a view of it": memoryview,
