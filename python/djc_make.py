@@ -236,7 +236,6 @@ class _ScanContext:
     parse_float = float
     parse_int = int
     parse_constant = staticmethod(_constant)
-    memo = None
 
 
 def _accelerated():

@@ -559,12 +559,7 @@ void db_res_free(db_res *r)
 
 const val_t *db_cell(const db_res *r, size_t row, size_t col) { return &r->cells[row * r->ncols + col]; }
 
-val_t db_cell_take(db_res *r, size_t row, size_t col)
-{
-	val_t v = r->cells[row * r->ncols + col];
-	r->cells[row * r->ncols + col] = val_null();
-	return v;
-}
+val_t *db_cell_mut(db_res *r, size_t row, size_t col) { return &r->cells[row * r->ncols + col]; }
 
 int64_t db_cell_int(const db_res *r, size_t row, size_t col)
 {

@@ -94,9 +94,9 @@ typedef struct db_res {
 
 void db_res_free(db_res *r);
 const val_t *db_cell(const db_res *r, size_t row, size_t col);
-/* The cell itself, handed over: the result keeps a NULL in its place (a
- * large value moves to its row instead of being copied). */
-val_t db_cell_take(db_res *r, size_t row, size_t col);
+/* The cell itself, to take its value (value_out_take): the result frees
+ * what is left in it. */
+val_t *db_cell_mut(db_res *r, size_t row, size_t col);
 /* Integer value of a cell (parses text); 0 for NULL. */
 int64_t db_cell_int(const db_res *r, size_t row, size_t col);
 /* Text of a cell (NULL for SQL NULL); owned by the result. Integers and

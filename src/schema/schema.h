@@ -172,6 +172,9 @@ const char *table_names_clash(const table *a, const table *b, char *buf, size_t 
 int value_in(const attr *a, const val_t *in, val_t *out, char **msg);
 /* Convert a database cell into the attribute's typed value. */
 int value_out(const attr *a, const val_t *cell, val_t *out);
+/* value_out, taking the cell where it can (a bytes value moves, no copy;
+ * the cell is left NULL): for a result read once. */
+int value_out_take(const attr *a, val_t *cell, val_t *out);
 
 /* Decode a JSON value for attribute a (bytes from base64, json as text). */
 int value_from_json(const attr *a, json_t *j, val_t *out, char **msg);

@@ -511,6 +511,18 @@ int value_out(const attr *a, const val_t *cell, val_t *out)
 	}
 }
 
+int value_out_take(const attr *a, val_t *cell, val_t *out)
+{
+	if (a->type.t == T_BYTES && cell->s) {
+		/* value_out's bytes, moved rather than copied (a large value) */
+		*out = *cell;
+		out->t = DJC_BYTES;
+		*cell = val_null();
+		return DJC_OK;
+	}
+	return value_out(a, cell, out);
+}
+
 int value_from_json(const attr *a, json_t *j, val_t *out, char **msg)
 {
 	val_t v = {0};

@@ -219,15 +219,8 @@ int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params
 		djc_row *row = djc_row_new();
 		for (size_t k = 0; k < r->ncols; k++) {
 			val_t v;
-			const val_t *cell = db_cell(r, i, k);
-			if (attrs[k] && attrs[k]->type.t == T_BYTES && (cell->t == DJC_BYTES || cell->t == DJC_TEXT)) {
-				/* value_out's bytes, moved rather than copied */
-				v = db_cell_take(r, i, k);
-				v.t = DJC_BYTES;
-			} else if (attrs[k])
-				value_out(attrs[k], cell, &v);
-			else
-				val_copy(&v, cell);
+			if (attrs[k]) value_out_take(attrs[k], db_cell_mut(r, i, k), &v);
+			else val_copy(&v, db_cell(r, i, k));
 			row_put(row, r->cols[k], &v);
 		}
 		rowset_push(rs, row);
