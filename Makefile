@@ -53,7 +53,7 @@ SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 SONAME  := libdjc.so.$(SOMAJOR)
 SOREAL  := libdjc.so.$(VERSION)
 
-.PHONY: all check check-quick demo deps clean stress bench fuzz unit install uninstall
+.PHONY: all unit-bins check check-quick demo deps clean stress bench fuzz unit install uninstall
 
 # `make install` (PREFIX, DESTDIR as usual): the djc command, libdjc.a,
 # libdjc.so, djc.h, a pkg-config file, the manual pages djc(1) and libdjc(3)
@@ -71,6 +71,11 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 PYDIR   ?= $(PREFIX)/share/djc/python
 
 all: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so $(UNIT_BIN) $(EX_BIN) $(BENCH_BIN) $(TEST_HELPERS)
+
+# The unit test binaries alone: all the suite runs of the sanitizer build
+# (its CLI, examples and benchmarks were built and never run: a seventh of
+# make check's compiling)
+unit-bins: $(UNIT_BIN)
 
 $(BUILD)/%.o: %.c $(wildcard include/*.h include/djc/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
@@ -161,7 +166,7 @@ SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 # compiling does (docs/testing.md).
 # (through a variable: a recipe line naming $(MAKE) itself runs even
 # under `make -n`, and this one runs the suite)
-SAN_MAKE = $(MAKE) --no-print-directory $(PAR) BUILD=build-san OPT="-O1 -g" SAN="$(SAN_FLAGS)" all
+SAN_MAKE = $(MAKE) --no-print-directory $(PAR) BUILD=build-san OPT="-O1 -g" SAN="$(SAN_FLAGS)" unit-bins
 check: deps
 	@$(MAKE) --no-print-directory $(PAR) all
 	@$(TEST_SEL) DJC_SAN_MAKE='$(SAN_MAKE)' scripts/run-tests.sh
@@ -175,7 +180,7 @@ check-quick: deps
 # The unit tests (tests/unit) alone, plain and sanitizer builds, on SQLite.
 unit: deps
 	@$(MAKE) --no-print-directory $(PAR) all
-	@$(MAKE) --no-print-directory $(PAR) BUILD=build-san OPT="-O1 -g" SAN="$(SAN_FLAGS)" all
+	@$(MAKE) --no-print-directory $(PAR) BUILD=build-san OPT="-O1 -g" SAN="$(SAN_FLAGS)" unit-bins
 	@$(TEST_SEL) DJC_KINDS=unit DJC_BACKENDS=sqlite scripts/run-tests.sh
 
 # the demo needs only the build and SQLite: no database server is installed;
@@ -220,8 +225,10 @@ install: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so
 	install -m 644 python/djc_blob.py $(DESTDIR)$(PYDIR)/djc_blob.py
 	install -m 644 python/djc_datajoint.py $(DESTDIR)$(PYDIR)/djc_datajoint.py
 	@# byte-compiled here: a user who cannot write PYDIR would otherwise have
-	@# djc_make.py compiled at every start of a Python make (10 ms each)
-	@if command -v python3 >/dev/null 2>&1; then python3 -m compileall -q -d $(PYDIR) $(DESTDIR)$(PYDIR) >/dev/null || \
+	@# djc_make.py compiled at every start of a Python make (10 ms each);
+	@# next to the modules whatever cache directory the installer's own
+	@# environment names (PYTHONPYCACHEPREFIX)
+	@if command -v python3 >/dev/null 2>&1; then env -u PYTHONPYCACHEPREFIX python3 -m compileall -q -d $(PYDIR) $(DESTDIR)$(PYDIR) >/dev/null || \
 		echo "make install: python3 could not byte-compile $(DESTDIR)$(PYDIR)" >&2; fi
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
 		'Name: djc' 'Description: DataJoint computed tables and distributed job reservation in C' \
