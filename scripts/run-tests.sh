@@ -15,7 +15,7 @@
 #                                tests/cli/lib.sh)
 #   DJC_KINDS="abi unit cli"     which kinds of test files to run (default all)
 #   DJC_BUILD=build DJC_SAN_BUILD=build-san  (build directories to test; "" skips one)
-#   DJC_SAN_MAKE="make ... BUILD=build-san all"  builds DJC_SAN_BUILD in the
+#   DJC_SAN_MAKE="make ... BUILD=build-san unit-bins"  builds DJC_SAN_BUILD in the
 #                                background while the servers start and the
 #                                other files run (its files wait for it; a
 #                                failed build fails the run, with its log):
@@ -78,6 +78,11 @@ if [ -n "$SAN_MAKE" ] && [ -n "$SAN_BUILD" ] && [[ $KINDS == *" unit "* ]]; then
 	SAN_PID=$!
 fi
 export PATH="$WORK/bin"
+# Python programs keep their compiled modules, as on a user's machine, where
+# the checkout stays untouched (a caller's PYTHONDONTWRITEBYTECODE made every
+# make program compile djc_make.py again: 12 ms of each of a thousand starts)
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX="$WORK/pycache"
 cleanup() {
 	[ "$SAN_PENDING" = 1 ] && [ ! -e "$WORK/san.rc" ] && kill "$SAN_PID" 2>/dev/null
 	# test files still running (interrupted run) go first

@@ -76,7 +76,7 @@ expect_rc 0 "delete Square's rows" "$D$PREFIX/bin/djc" delete Square
 run env PYTHONPATH="$D$PREFIX/share/djc/python" "$D$PREFIX/bin/djc" populate Square --reserve-jobs --make-serve python3 sq.py
 check "the installed Python module serves a populate of the installed djc" test "$RC/$OUT" = "0/Square: 5 made, 0 errors, 0 skipped"
 expect_rc 0 "the installed Python module imports" env PYTHONPATH="$D$PREFIX/share/djc/python" python3 -c 'import djc_make; djc_make.b64("")'
-check "... from its compiled file, not compiled again" sh -c 'env -u PYTHONDONTWRITEBYTECODE PYTHONPATH="$1" python3 -v -c "import djc_make" 2>&1 | grep -q "code object from .*__pycache__/djc_make\.cpython"' _ "$D$PREFIX/share/djc/python"
+check "... from its compiled file, not compiled again" sh -c 'env -u PYTHONDONTWRITEBYTECODE -u PYTHONPYCACHEPREFIX PYTHONPATH="$1" python3 -v -c "import djc_make" 2>&1 | grep -q "code object from .*__pycache__/djc_make\.cpython"' _ "$D$PREFIX/share/djc/python"
 
 # (issue 36.10) without PYTHONPATH and with no djc on PATH: the installed
 # djc puts its module's directory (share/djc/python beside its bin/) first
