@@ -454,6 +454,7 @@ class _Conn:
         self.types = False    # djc sends the types of tables (table messages, rows headers)
         self.tables = {}      # table name -> its table message (types of it and its parts)
         self._spares = []     # buffers of large values, used again once nothing refers to them
+        self.sends_ahead = True   # djc may send keys ahead (its hello says "ahead": 0 when it never will)
 
     def _fill(self):
         if self._pos:
@@ -540,7 +541,9 @@ class _Conn:
         what the pipe holds, without waiting."""
         if self._buf.find(b"\n", self._pos) >= 0:
             return True
-        if self._fd is None or not select.select([self._fd], [], [], 0)[0]:
+        # (a djc that sends no key ahead writes nothing before our answer:
+        # no look at the pipe, a system call a key at jobs.reserve_batch 1)
+        if not self.sends_ahead or self._fd is None or not select.select([self._fd], [], [], 0)[0]:
             return False
         try:
             self._fill()
@@ -628,6 +631,8 @@ def _hello(conn, ahead, binary=True):
     if hello["version"] < 1:
         raise ProtocolError("djc speaks serve protocol version %d; this module needs 1 or 2" % hello["version"])
     mine = {"_djc": "hello", "version": 1}
+    if type(hello.get("ahead")) is int and hello["ahead"] == 0:
+        conn.sends_ahead = False
     if hello["version"] >= 2:
         mine = {"_djc": "hello", "version": 2, "ahead": ahead}
         if binary and hello.get("binary") is True:

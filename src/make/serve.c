@@ -227,9 +227,13 @@ static int start(serve *s, djc_conn *c, make_result *res)
 	s->hello = 0;
 	s->served = 0;
 	s->counted = 1;   /* until it ends well */
-	char hello[96];
-	int n = snprintf(hello, sizeof hello, "{\"_djc\":\"hello\",\"version\":%d,\"binary\":true,\"types\":true}\n",
-			 SERVE_VERSION);
+	/* "ahead": the most keys this djc will send beyond the one in
+	 * flight (a claim's other keys): 0 tells a program that nothing will
+	 * ever wait in its pipe, so it need not look (a system call a key) */
+	char hello[128];
+	int n = snprintf(hello, sizeof hello,
+			 "{\"_djc\":\"hello\",\"version\":%d,\"binary\":true,\"types\":true,\"ahead\":%ld}\n", SERVE_VERSION,
+			 config_long("jobs.reserve_batch") - 1);
 	proc_input(s->p, hello, (size_t)n, 0);
 	return 0;
 }

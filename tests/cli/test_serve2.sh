@@ -94,7 +94,7 @@ def log(s):
     with open(LOG, "a") as f:
         f.write(s + "\n")
 h = line()
-log("djc %d" % h["version"])
+log("djc %d ahead %s" % (h["version"], h.get("ahead")))
 hello = {"_djc": "hello", "version": VER}
 if VER >= 2:
     hello["ahead"] = AHEAD
@@ -124,7 +124,7 @@ run env DJC_JOBS_RESERVE_BATCH=$N "$DJC" populate Res --reserve-jobs --json --ma
 check "ahead: populate made every key" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/$N/0"
 check "ahead: each key made once, by one program" test "$(made)/$(distinct)/$(progs)" = "$N/$N/1"
 check "ahead: every row holds its key" test "$(right)" = 0
-check "ahead: djc's hello says version 2" grep -qx 'djc 2' "$LOG"
+check "ahead: djc's hello says version 2, and that it may send jobs.reserve_batch - 1 keys ahead" grep -qx "djc 2 ahead $((N - 1))" "$LOG"
 check "ahead: keys came before the answers of earlier ones" test "$(maxbuf)" -ge 1
 check "ahead: never more than the 3 asked for" test "$(maxbuf)" -le 3
 }
@@ -144,6 +144,10 @@ clean
 run env DJC_JOBS_RESERVE_BATCH=$N AHEAD=0 "$DJC" populate Res --reserve-jobs --json --make-serve python3 raw.py
 check "ahead_zero: populate made every key" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/$N/0"
 check "ahead_zero: one key at a time" test "$(made)/$(distinct)/$(maxbuf)" = "$N/$N/0"
+clean
+run env AHEAD=64 "$DJC" populate Res --reserve-jobs --json --make-serve python3 raw.py
+check "ahead_zero: at jobs.reserve_batch 1 djc's hello says it sends no key ahead" grep -qx "djc 2 ahead 0" "$LOG"
+check "ahead_zero: ... and sends none, however many the program asks for" test "$RC/$(made)/$(distinct)/$(maxbuf)" = "0/$N/$N/0"
 }
 tcase ahead_zero
 

@@ -8,6 +8,7 @@ import atexit
 import base64
 import datetime
 import decimal
+import io
 import json
 import os
 import shutil
@@ -655,6 +656,36 @@ class KeysAhead(unittest.TestCase):
         self.assertEqual([s.read(), s.read()], [{"v": 4}, {"_djc": "done"}])
         status, rest, _ = s.close()
         self.assertEqual((status, rest), (0, b""))
+
+
+class DjcAhead(unittest.TestCase):
+    """djc's hello says how many keys it may send ahead ("ahead"); with 0
+    (jobs.reserve_batch 1) nothing can wait in the pipe before the
+    program's answer, so the program does not look (a system call a key)."""
+
+    def conn_after(self, hello):
+        r, w = os.pipe()
+        self.addCleanup(os.close, w)
+        rfile = os.fdopen(r, "rb")
+        self.addCleanup(rfile.close)
+        conn = djc_make._Conn(rfile, io.BytesIO())
+        os.write(w, (json.dumps(hello) + "\n").encode())
+        self.assertEqual(djc_make._hello(conn, djc_make.AHEAD), 2)
+        # a key in the pipe, unread
+        os.write(w, b'{"_djc":"key","table":"T","key":{"id":1},"attempt":1}\n')
+        return conn
+
+    def test_ahead_zero_looks_not_at_the_pipe(self):
+        conn = self.conn_after({"_djc": "hello", "version": 2, "ahead": 0})
+        self.assertFalse(conn.sends_ahead)
+        self.assertFalse(conn.more_waiting())
+
+    def test_a_djc_that_may_send_ahead_is_looked_for(self):
+        for hello in ({"_djc": "hello", "version": 2, "ahead": 49}, {"_djc": "hello", "version": 2},
+                      {"_djc": "hello", "version": 2, "ahead": False}):
+            conn = self.conn_after(hello)
+            self.assertTrue(conn.sends_ahead, hello)
+            self.assertTrue(conn.more_waiting(), hello)
 
 
 class Helpers(unittest.TestCase):
