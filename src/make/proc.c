@@ -591,6 +591,7 @@ struct proc {
 	size_t inq_n, inq_cap;     /* its own buffer (copied, or handed over) */
 	size_t inq_head, inpos;    /* the first piece not all written, and how much of it is */
 	int in_close;              /* close stdin once inq is written */
+	int pipes_grown;           /* grow_pipes was called */
 	sb_t outb;
 	size_t out_cap;
 	char *tail;                /* stderr tail */
@@ -790,8 +791,27 @@ void proc_input(proc *p, const char *buf, size_t n, int close_after)
 	if (close_after) p->in_close = 1;
 }
 
+/* A value of PIPE_GROW_AT bytes or more to write: the program's stdin and
+ * stdout pipes grow from the kernel's 64 KiB to PIPE_BIG (the most
+ * /proc/sys/fs/pipe-max-size lets a user ask by default), once. A 10 MiB
+ * value crossed a 64 KiB pipe in 160 turns, each a switch to the reader
+ * and back: a third of what a Python make of such values cost beyond the
+ * C make (bench/py-blob.sh, MariaDB). The pages are the kernel's only while
+ * they hold data; where the user's pipe pages are spent
+ * (pipe-user-pages-soft) the kernel refuses, and the pipes stay as they
+ * are. */
+#define PIPE_GROW_AT (256 * 1024)
+#define PIPE_BIG (1024 * 1024)
+static void grow_pipes(proc *p)
+{
+	p->pipes_grown = 1;
+	if (p->in >= 0) fcntl(p->in, F_SETPIPE_SZ, PIPE_BIG);
+	if (p->out >= 0) fcntl(p->out, F_SETPIPE_SZ, PIPE_BIG);
+}
+
 void proc_input_take(proc *p, char *buf, size_t n)
 {
+	if (n >= PIPE_GROW_AT && !p->pipes_grown) grow_pipes(p);
 	if (p->in < 0 || !n) {
 		free(buf);
 		return;

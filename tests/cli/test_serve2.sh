@@ -282,6 +282,8 @@ while True:
         row[a] = exact(n)
     log("fetched %d bin=%s raw=%s types=%s" % (k["id"], ",".join("%s:%d" % (a, n) for a, n in bins),
         type(row["raw"]).__name__, head.get("types", {}).get("blob")))
+    import fcntl
+    log("pipes %d %d %d" % (k["id"], fcntl.fcntl(0, fcntl.F_GETPIPE_SZ), fcntl.fcntl(1, fcntl.F_GETPIPE_SZ)))
     if MODE == "all":
         # every row of Src in one answer, each with its raw values
         os.write(1, b'{"_djc": "fetch", "table": "Src"}\n')
@@ -340,6 +342,7 @@ check "binary: key 1's values came raw (1 byte, a 6-byte blob), types in the row
 	grep -qx 'fetched 1 bin=raw:1,blob:6 raw=bytes types=<blob>' "$LOG"
 check "binary: key 2: an empty value" grep -qx 'fetched 2 bin=raw:0,blob:7 raw=bytes types=<blob>' "$LOG"
 check "binary: key 3: 1.5 MB" grep -qx 'fetched 3 bin=raw:1572864,blob:8 raw=bytes types=<blob>' "$LOG"
+check "binary: a value of 256 KiB or more grew the program's stdin and stdout pipes to 1 MiB" grep -qx 'pipes 3 1048576 1048576' "$LOG"
 check "binary: key 4: a null blob stays null in the line" grep -qx 'fetched 4 bin=raw:9 raw=bytes types=<blob>' "$LOG"
 check "binary: every stored value is the one sent, byte for byte" test "$(bin_wrong)" = 0
 }
