@@ -591,7 +591,7 @@ struct proc {
 	size_t inq_n, inq_cap;     /* its own buffer (copied, or handed over) */
 	size_t inq_head, inpos;    /* the first piece not all written, and how much of it is */
 	int in_close;              /* close stdin once inq is written */
-	int pipes_grown;           /* grow_pipes was called */
+	int in_size;               /* stdin's pipe size before grow_input grew it, 0 when not grown */
 	sb_t outb;
 	size_t out_cap;
 	char *tail;                /* stderr tail */
@@ -791,27 +791,42 @@ void proc_input(proc *p, const char *buf, size_t n, int close_after)
 	if (close_after) p->in_close = 1;
 }
 
-/* A value of PIPE_GROW_AT bytes or more to write: the program's stdin and
- * stdout pipes grow from the kernel's 64 KiB to PIPE_BIG (the most
- * /proc/sys/fs/pipe-max-size lets a user ask by default), once. A 10 MiB
- * value crossed a 64 KiB pipe in 160 turns, each a switch to the reader
- * and back: a third of what a Python make of such values cost beyond the
- * C make (bench/py-blob.sh, MariaDB). The pages are the kernel's only while
- * they hold data; where the user's pipe pages are spent
- * (pipe-user-pages-soft) the kernel refuses, and the pipes stay as they
- * are. */
+/* A value of PIPE_GROW_AT bytes or more to write: the program's stdin
+ * pipe grows from the kernel's 64 KiB to PIPE_BIG (the most
+ * /proc/sys/fs/pipe-max-size lets a user ask by default) while it is
+ * written. A 10 MiB value crossed a 64 KiB pipe in 160 turns, each a switch
+ * to the reader and back: a third of what a Python make of such values
+ * cost beyond the C make (bench/py-blob.sh, MariaDB). The kernel charges a
+ * pipe's size, not the data in it, to the user's pipe pages
+ * (pipe-user-pages-soft, 64 MiB by default; past it every new pipe of the
+ * user gets 8 KiB), so the pipe goes back to its size (fit_input) once
+ * nothing large is left to write and it holds no more than that size: a
+ * host charges 1 MiB only per program with a large value in flight. Where
+ * the pages are spent the kernel refuses to grow it, and it stays as it
+ * is. */
 #define PIPE_GROW_AT (256 * 1024)
 #define PIPE_BIG (1024 * 1024)
-static void grow_pipes(proc *p)
+static void grow_input(proc *p)
 {
-	p->pipes_grown = 1;
-	if (p->in >= 0) fcntl(p->in, F_SETPIPE_SZ, PIPE_BIG);
-	if (p->out >= 0) fcntl(p->out, F_SETPIPE_SZ, PIPE_BIG);
+	int was = fcntl(p->in, F_GETPIPE_SZ);
+	if (was > 0 && was < PIPE_BIG && fcntl(p->in, F_SETPIPE_SZ, PIPE_BIG) >= 0) p->in_size = was;
+}
+
+/* Back to its size once what is queued is small (the kernel refuses with
+ * EBUSY while the pipe holds more than that: tried again at the next
+ * write). */
+static void fit_input(proc *p)
+{
+	size_t left = 0;
+	for (size_t i = p->inq_head; i < p->inq_n && left < PIPE_GROW_AT; i++)
+		left += p->inq[i].len - (i == p->inq_head ? p->inpos : 0);
+	if (left >= PIPE_GROW_AT) return;
+	if (fcntl(p->in, F_SETPIPE_SZ, p->in_size) >= 0 || errno != EBUSY) p->in_size = 0;
 }
 
 void proc_input_take(proc *p, char *buf, size_t n)
 {
-	if (n >= PIPE_GROW_AT && !p->pipes_grown) grow_pipes(p);
+	if (n >= PIPE_GROW_AT && p->in >= 0 && !p->in_size) grow_input(p);
 	if (p->in < 0 || !n) {
 		free(buf);
 		return;
@@ -868,6 +883,7 @@ static void write_input(proc *p)
 		sigpending(&pending);
 		was_pending = sigismember(&pending, SIGPIPE);
 	}
+	if (p->in_size) fit_input(p);
 	ssize_t w;
 	for (;;) {
 		/* as much as the pipe takes: a fetch of many rows with small
