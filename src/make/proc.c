@@ -17,7 +17,6 @@
  * pidfd (the whole process, not the thread that forked it, unlike
  * PR_SET_PDEATHSIG) and by EOF on the socket only the caller holds. */
 #include "proc.h"
-#include "signals.h"
 #include "util/clock.h"
 #include "util/sb.h"
 #include <errno.h>
@@ -865,15 +864,15 @@ static void inq_clear(proc *p)
 /* Write queued input, several pieces a call (a key's line and the values
  * after it). A program that closed its stdin makes the write
  * EPIPE. Where SIGPIPE is ignored (djc_populate and djc_worker ignore it
- * while they run: signals.h) the write just fails, at no cost (outside
- * them, one look at the disposition); else
+ * while they run: signals.h) the write just fails, and one look at the
+ * disposition is all it costs; else
  * SIGPIPE is blocked in this thread around the write and a SIGPIPE it
  * raised is taken back, so the caller's disposition is never touched (three
  * system calls more per write: a serve program gets a write per key). */
 static void write_input(proc *p)
 {
 	struct sigaction now;
-	int guard = !signals_pipe_ignored() && (sigaction(SIGPIPE, NULL, &now) != 0 || now.sa_handler != SIG_IGN);
+	int guard = sigaction(SIGPIPE, NULL, &now) != 0 || now.sa_handler != SIG_IGN;
 	sigset_t pipe_set, old, pending;
 	int was_pending = 0;
 	if (guard) {

@@ -5,18 +5,6 @@
 volatile sig_atomic_t populate_signal;
 volatile sig_atomic_t populate_drain;
 pid_t populate_parent;
-/* stop_catch calls not yet released: while one runs, SIGPIPE is ignored */
-static _Atomic int pipe_ignoring;
-
-void signals_pipe_ignoring(int delta)
-{
-	pipe_ignoring += delta;
-}
-
-int signals_pipe_ignored(void)
-{
-	return pipe_ignoring > 0;
-}
 
 int populate_orphaned(void)
 {

@@ -40,11 +40,6 @@ typedef struct stop_saved {
 } stop_saved;
 void stop_catch(stop_saved *s);
 void stop_release(const stop_saved *s);
-/* SIGPIPE is ignored by a stop_catch not yet released (its count is kept
- * by the two with signals_pipe_ignoring(+1/-1)): a write to a make
- * program's pipe then needs no look at the disposition (proc.c). */
-void signals_pipe_ignoring(int delta);
-int signals_pipe_ignored(void);
 /* The handler of SIGINT and SIGTERM: the first signal is kept in
  * populate_signal. */
 void signals_stop(int sig);

@@ -68,7 +68,6 @@ void stop_catch(stop_saved *s)
 	ign.sa_handler = SIG_IGN;
 	sigemptyset(&ign.sa_mask);
 	sigaction(SIGPIPE, &ign, &s->old_pipe);
-	signals_pipe_ignoring(+1);
 }
 
 /* (SIGPIPE's too: a host that handles it, or wants it to end the process,
@@ -77,7 +76,6 @@ void stop_release(const stop_saved *s)
 {
 	sigaction(SIGINT, &s->old_int, NULL);
 	sigaction(SIGTERM, &s->old_term, NULL);
-	signals_pipe_ignoring(-1);
 	sigaction(SIGPIPE, &s->old_pipe, NULL);
 }
 
