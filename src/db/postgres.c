@@ -61,6 +61,7 @@ static struct {
 	__typeof__(PQresultErrorField) *PQresultErrorField;
 	__typeof__(PQresultErrorMessage) *PQresultErrorMessage;
 	__typeof__(PQresultStatus) *PQresultStatus;
+	__typeof__(PQsendDescribePrepared) *PQsendDescribePrepared;
 	__typeof__(PQsendPrepare) *PQsendPrepare;
 	__typeof__(PQsendQueryParams) *PQsendQueryParams;
 	__typeof__(PQsendQueryPrepared) *PQsendQueryPrepared;
@@ -101,6 +102,7 @@ static const char *const pq_names[] = {
 	"PQresultErrorField",
 	"PQresultErrorMessage",
 	"PQresultStatus",
+	"PQsendDescribePrepared",
 	"PQsendPrepare",
 	"PQsendQueryParams",
 	"PQsendQueryPrepared",
@@ -173,6 +175,7 @@ static int pq_load(char *err, size_t errlen)
 #define PQresultErrorField (*pq.PQresultErrorField)
 #define PQresultErrorMessage (*pq.PQresultErrorMessage)
 #define PQresultStatus (*pq.PQresultStatus)
+#define PQsendDescribePrepared (*pq.PQsendDescribePrepared)
 #define PQsendPrepare (*pq.PQsendPrepare)
 #define PQsendQueryParams (*pq.PQsendQueryParams)
 #define PQsendQueryPrepared (*pq.PQsendQueryPrepared)
@@ -219,7 +222,7 @@ static int pq_load(char *err, size_t errlen)
  * twice that size (a statement adds at most a batch of rows per
  * execution), and the cost is a few plans per doubling. */
 /* binary: the statement's rows come in binary format (binary_worth, from
- * its first run) */
+ * its Describe when it was prepared) */
 typedef struct pcached { char *key; char name[24]; unsigned long used, runs, replan; int binary; } pcached;
 #define REPLAN_FIRST 16
 
@@ -837,15 +840,14 @@ typedef struct pg_bind {
 	sb_t key;
 } pg_bind;
 
-/* Whether the rows of the statement that gave res are worth reading in
- * binary format: one of its columns is bytea (whose text is hex, twice
+/* Whether the rows of the statement res describes (PQdescribePrepared's
+ * result) are worth reading in binary format: one of its columns is bytea (whose text is hex, twice
  * the value: the server encodes it, libpq holds it twice, djc decodes it),
  * and every column is of a type whose binary form binary_val reads to the
  * value the text form gives. libpq's result format is one for all
  * columns, so any other type keeps the statement in text. */
 static int binary_worth(const PGresult *res)
 {
-	if (PQresultStatus(res) != PGRES_TUPLES_OK) return 0;
 	int bytea = 0;
 	for (int i = 0, n = PQnfields(res); i < n; i++) {
 		switch (PQftype(res, i)) {
@@ -890,6 +892,61 @@ static val_t binary_val(Oid type, const char *t, size_t len)
 	}
 }
 
+/* libpq 14's pipeline API, when the loaded libpq has it */
+static struct {
+	int (*enter)(PGconn *);
+	int (*exit)(PGconn *);
+	int (*sync)(PGconn *);
+	int loaded;
+} pipe_api;
+
+static int pipe_ready(void)
+{
+	if (!pipe_api.loaded) {
+		pipe_api.enter = (int (*)(PGconn *))dl_optional(pq_sonames, "PQenterPipelineMode");
+		pipe_api.exit = (int (*)(PGconn *))dl_optional(pq_sonames, "PQexitPipelineMode");
+		pipe_api.sync = (int (*)(PGconn *))dl_optional(pq_sonames, "PQpipelineSync");
+		pipe_api.loaded = 1;
+	}
+	return pipe_api.enter && pipe_api.exit && pipe_api.sync;
+}
+
+/* Prepare sql under name and learn the columns of its rows in the same
+ * round trip (Parse, Describe and Sync as one pipeline), so that *binary
+ * says from its first run whether its rows are read in binary
+ * (binary_worth). Read in text, a 10 MiB bytea came as 20 MiB of hex,
+ * into libpq's buffer (grown to 32 MiB) and its result, then decoded: a
+ * worker's memory went 50 MiB above its start for a 10 MiB value, the
+ * first time each statement ran. Without libpq 14's pipeline API: a
+ * plain Prepare, and the first run in text. The Prepare's result, or
+ * NULL when the connection failed (PQerrorMessage says why). */
+static PGresult *prepare_described(pg_conn *c, const char *name, const char *sql, int np, const Oid *types, int *binary)
+{
+	*binary = 0;
+	if (!pipe_ready() || !pipe_api.enter(c->pg)) return PQprepare(c->pg, name, sql, np, types);
+	PGresult *prep = NULL, *desc = NULL, *r;
+	int synced = 0;
+	/* per command its result and a NULL; then the Sync's */
+	if (PQsendPrepare(c->pg, name, sql, np, types) && PQsendDescribePrepared(c->pg, name) && pipe_api.sync(c->pg) &&
+	    (prep = PQgetResult(c->pg))) {
+		while ((r = PQgetResult(c->pg))) PQclear(r);
+		if ((desc = PQgetResult(c->pg))) {
+			while ((r = PQgetResult(c->pg))) PQclear(r);
+			r = PQgetResult(c->pg);
+			synced = r && PQresultStatus(r) == PGRES_PIPELINE_SYNC;
+			PQclear(r);
+		}
+	}
+	if (!pipe_api.exit(c->pg) || !synced) {
+		PQclear(prep);
+		PQclear(desc);
+		return NULL;
+	}
+	if (is_ok(prep) && PQresultStatus(desc) == PGRES_COMMAND_OK) *binary = binary_worth(desc);
+	PQclear(desc);
+	return prep;
+}
+
 /* Run sql (np parameters bound as b says) as a prepared statement of
  * c's cache, found by key, preparing it first when it is not there or is
  * due to be prepared afresh (the least recently used one makes room). */
@@ -932,7 +989,8 @@ static PGresult *prepare_and_run(pg_conn *c, const char *key, const char *sql, i
 	}
 	char name[24];
 	snprintf(name, sizeof name, "djc_%lu", ++c->seq);
-	PGresult *res = PQprepare(c->pg, name, sql, np, types);
+	int binary;
+	PGresult *res = prepare_described(c, name, sql, np, types, &binary);
 	if (!is_ok(res)) return res;
 	PQclear(res);
 	/* evict only once the new statement exists (a failed prepare inside a
@@ -948,10 +1006,8 @@ static PGresult *prepare_and_run(pg_conn *c, const char *key, const char *sql, i
 	c->cache[lru].used = ++c->tick;
 	c->cache[lru].runs = 1;
 	c->cache[lru].replan = replan;
-	c->cache[lru].binary = 0;
-	res = PQexecPrepared(c->pg, name, np, vals, lens, fmts, 0);
-	if (is_ok(res)) c->cache[lru].binary = binary_worth(res);
-	return res;
+	c->cache[lru].binary = binary;
+	return PQexecPrepared(c->pg, name, np, vals, lens, fmts, binary);
 }
 
 /* A timestamp(p) value with all p fractional digits ("05.1" -> "05.100" for
@@ -1254,25 +1310,6 @@ static int pg_claim(db_conn *bc, const db_claim *cl, db_res **out)
 
 /* ----------------------------------------------------------- pipelines */
 
-/* libpq 14's pipeline API, when the loaded libpq has it */
-static struct {
-	int (*enter)(PGconn *);
-	int (*exit)(PGconn *);
-	int (*sync)(PGconn *);
-	int loaded;
-} pipe_api;
-
-static int pipe_ready(void)
-{
-	if (!pipe_api.loaded) {
-		pipe_api.enter = (int (*)(PGconn *))dl_optional(pq_sonames, "PQenterPipelineMode");
-		pipe_api.exit = (int (*)(PGconn *))dl_optional(pq_sonames, "PQexitPipelineMode");
-		pipe_api.sync = (int (*)(PGconn *))dl_optional(pq_sonames, "PQpipelineSync");
-		pipe_api.loaded = 1;
-	}
-	return pipe_api.enter && pipe_api.exit && pipe_api.sync;
-}
-
 /* The cached prepared statement of key, or -1: none, or one due to be
  * prepared afresh (cache_run; *replan: when the new one is due). */
 static int cache_find(pg_conn *c, const char *key, unsigned long *replan)
@@ -1307,6 +1344,7 @@ static void cache_add(pg_conn *c, const char *key, const char *name, unsigned lo
 	c->cache[lru].used = ++c->tick;
 	c->cache[lru].runs = 1;
 	c->cache[lru].replan = replan;
+	c->cache[lru].binary = 0;   /* pipelines read in text (pipe_send) */
 }
 
 static void cache_forget(pg_conn *c, const char *name)

@@ -127,10 +127,11 @@ static void pg_bytea_formats(db_conn *c)
 		val_t pb[2] = {val_textn(all, sizeof all), val_textn("", 0)};
 		pb[0].t = pb[1].t = DJC_BYTES;
 		db_res *r = NULL;
-		/* a statement of its own for each format: its first run, read in
-		 * text (a cached statement's later runs are read in binary) */
-		char sel[80];
-		snprintf(sel, sizeof sel, "SELECT CAST(? AS bytea) AS %s_a, CAST(? AS bytea) AS %s_e", fmt, fmt);
+		/* a statement of its own for each format, read in text: a float8
+		 * column keeps it so (rows of bytea and the types binary_val
+		 * reads come in binary, where bytea_output plays no part) */
+		char sel[96];
+		snprintf(sel, sizeof sel, "SELECT CAST(? AS bytea) AS %s_a, CAST(? AS bytea) AS %s_e, 0.5::float8", fmt, fmt);
 		int rc = db_exec(c, sel, pb, 2, &r);
 		CHECK_MSG(rc == 0 && r && r->nrows == 1, "bytea as %s: %s", fmt, c->err);
 		if (!rc && r && r->nrows == 1) {
@@ -146,15 +147,17 @@ static void pg_bytea_formats(db_conn *c)
 	CHECK(db_exec(c, "SET bytea_output = 'hex'", NULL, 0, NULL) == 0);
 }
 
-/* Whether two results hold the same cells: types, values, lengths. */
-static int same_cells(const db_res *a, const db_res *b, char *why, size_t n)
+/* Whether two results hold the same cells in their first ncols columns
+ * (all of a's when 0): types, values, lengths. */
+static int same_cells(const db_res *a, const db_res *b, size_t ncols, char *why, size_t n)
 {
-	if (a->nrows != b->nrows || a->ncols != b->ncols) {
+	if (!ncols) ncols = a->ncols;
+	if (a->nrows != b->nrows || a->ncols < ncols || b->ncols < ncols) {
 		snprintf(why, n, "%zux%zu against %zux%zu", a->nrows, a->ncols, b->nrows, b->ncols);
 		return 0;
 	}
 	for (size_t j = 0; j < a->nrows; j++)
-		for (size_t i = 0; i < a->ncols; i++) {
+		for (size_t i = 0; i < ncols; i++) {
 			const val_t *x = db_cell(a, j, i), *y = db_cell(b, j, i);
 			int same = x->t == y->t && x->i == y->i && x->n == y->n && (!x->n || !memcmp(x->s, y->s, x->n)) &&
 				   (x->s == NULL) == (y->s == NULL);
@@ -169,9 +172,9 @@ static int same_cells(const db_res *a, const db_res *b, char *why, size_t n)
 
 /* A statement whose rows hold bytea and only types the driver reads in
  * binary (integers, bool, text types, xid) is read in binary from its
- * second run (its first, in text, says the types): every run gives the
- * same cells, edge values included, NULLs too; a statement with another
- * type (float8) stays in text and reads the same as well. */
+ * first run (its Describe, in the Prepare's round trip, says the types):
+ * every run gives the cells the same columns read in text give (a float8
+ * column keeps a statement in text), edge values included, NULLs too. */
 static void pg_binary_rows(db_conn *c)
 {
 	ddl(c, "CREATE TABLE t_bin (id BIGINT PRIMARY KEY, a SMALLINT, b INTEGER, c BOOLEAN, t TEXT, v VARCHAR(10), "
@@ -189,19 +192,26 @@ static void pg_binary_rows(db_conn *c)
 	CHECK_MSG(db_exec(c, ins, r1, 9, NULL) == 0, "%s", c->err);
 	CHECK_MSG(db_exec(c, ins, r2, 9, NULL) == 0, "%s", c->err);
 	CHECK_MSG(db_exec(c, ins, r3, 9, NULL) == 0, "%s", c->err);
-	const char *sel[] = {"SELECT id, a, b, c, t, v, ch, bn, xmin FROM t_bin ORDER BY id",
-			     "SELECT id, bn, f FROM t_bin ORDER BY id"};
+	/* per pair: the statement, the same columns and f (read in text) */
+	const char *sel[][2] = {{"SELECT id, a, b, c, t, v, ch, bn, xmin FROM t_bin ORDER BY id",
+				 "SELECT id, a, b, c, t, v, ch, bn, xmin, f FROM t_bin ORDER BY id"},
+				{"SELECT id, bn FROM t_bin ORDER BY id", "SELECT id, bn, f FROM t_bin ORDER BY id"}};
 	for (size_t q = 0; q < 2; q++) {
-		db_res *first = NULL;
-		CHECK_MSG(db_exec(c, sel[q], NULL, 0, &first) == 0 && first && first->nrows == 3, "%s: %s", sel[q], c->err);
-		if (!first || first->nrows != 3) { db_res_free(first); continue; }
-		for (int run = 2; run <= 4; run++) {
+		db_res *first = NULL, *text = NULL;
+		CHECK_MSG(db_exec(c, sel[q][0], NULL, 0, &first) == 0 && first && first->nrows == 3, "%s: %s", sel[q][0],
+			  c->err);
+		CHECK_MSG(db_exec(c, sel[q][1], NULL, 0, &text) == 0 && text && text->nrows == 3, "%s: %s", sel[q][1],
+			  c->err);
+		if (!first || first->nrows != 3 || !text) { db_res_free(first); db_res_free(text); continue; }
+		for (int run = 1; run <= 4; run++) {
 			db_res *r = NULL;
 			char why[200] = "";
-			CHECK_MSG(db_exec(c, sel[q], NULL, 0, &r) == 0 && r && same_cells(first, r, why, sizeof why),
-				  "%s, run %d against the first: %s %s", sel[q], run, why, c->err);
+			if (run > 1) CHECK_MSG(db_exec(c, sel[q][0], NULL, 0, &r) == 0 && r, "%s: %s", sel[q][0], c->err);
+			CHECK_MSG(same_cells(r ? r : first, text, first->ncols, why, sizeof why),
+				  "%s, run %d against the text reading: %s", sel[q][0], run, why);
 			db_res_free(r);
 		}
+		db_res_free(text);
 		/* and the first run's cells are the values inserted (ordered by id:
 		 * r1, r3, r2) */
 		const val_t *bn = db_cell(first, 0, q ? 1 : 7);
@@ -224,6 +234,39 @@ static void pg_binary_rows(db_conn *c)
 	}
 	for (int k = 0; k < 9; k++) { val_free(&r1[k]); val_free(&r2[k]); }
 	ddl(c, "DROP TABLE t_bin");
+}
+
+/* A slot of the statement cache given to a statement prepared in a
+ * pipeline (db_batch) forgets how the slot's earlier statement was read:
+ * the least recently used slot, held by one read in binary, goes to a
+ * batch's float8 statement, whose later runs must stay in text (in binary
+ * its cell would be the double's 8 raw bytes). */
+static void pg_cache_slot_reused(db_conn *c)
+{
+	db_res *r = NULL;
+	CHECK_MSG(db_exec(c, "SELECT CAST('ab' AS bytea) AS slot_b", NULL, 0, NULL) == 0, "%s", c->err);
+	/* 63 more: every older statement is gone, the one above is the least
+	 * recently used of the cache's 64 */
+	for (int k = 1; k < 64; k++) {
+		char q[48];
+		snprintf(q, sizeof q, "SELECT %d AS slot_%d", k, k);
+		CHECK_MSG(db_exec(c, q, NULL, 0, NULL) == 0, "%s: %s", q, c->err);
+	}
+	const char *sql = "SELECT CAST(? AS float8) AS slot_f";
+	val_t p = val_float(0.25);
+	db_item it = {sql, &p, 1, -1, NULL};
+	size_t failed = 0;
+	CHECK_MSG(db_batch(c, &it, 1, &r, &failed) == 0 && r, "batch: %s", c->err);
+	if (r) CHECK_STR(db_cell_text(r, 0, 0), "0.25");
+	db_res_free(r);
+	r = NULL;
+	for (int run = 1; run <= 2; run++) {
+		CHECK_MSG(db_exec(c, sql, &p, 1, &r) == 0 && r, "%s: %s", sql, c->err);
+		if (r) CHECK_MSG(r->nrows == 1 && db_cell_text(r, 0, 0) && !strcmp(db_cell_text(r, 0, 0), "0.25"),
+				 "run %d of the batch's statement: %zu bytes", run, r->nrows ? db_cell(r, 0, 0)->n : 0);
+		db_res_free(r);
+		r = NULL;
+	}
 }
 
 static void test_every_type(db_conn *c, db_conn *c2, const char *url, const char *schema)
@@ -308,6 +351,7 @@ static void test_every_type(db_conn *c, db_conn *c2, const char *url, const char
 	if (c->drv == &db_postgres_driver) {
 		pg_bytea_formats(c);
 		pg_binary_rows(c);
+		pg_cache_slot_reused(c);
 	}
 }
 
