@@ -269,6 +269,48 @@ static void pg_cache_slot_reused(db_conn *c)
 	}
 }
 
+/* A large value that djc writes is compressed with lz4 where the server
+ * has it (PostgreSQL 14+ built with it) and nothing chose otherwise; a
+ * client's own choice (PGOPTIONS) stays, and through a transaction pooler
+ * djc sets nothing (the server's pglz). */
+static void pg_toast_lz4(db_conn *c, const char *url, const char *schema)
+{
+	db_res *r = NULL;
+	CHECK_MSG(db_exec(c, "SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'",
+			  NULL, 0, &r) == 0, "%s", c->err);
+	int offers = r && r->nrows == 1 && db_cell_int(r, 0, 0);
+	db_res_free(r);
+	int pooled = strstr(url, "pooler=transaction") || getenv("DJC_POOLER");
+	ddl(c, "CREATE TABLE t_toast (id BIGINT PRIMARY KEY, b BYTEA)");
+	size_t n = 1 << 20;
+	char *big = malloc(n);
+	for (size_t k = 0; k < n; k++) big[k] = "abcdefgh"[k % 8];
+	for (int k = 0; k < (pooled ? 1 : 2); k++) {
+		db_conn *w = c;
+		if (k) {
+			setenv("PGOPTIONS", "-c default_toast_compression=pglz", 1);
+			w = open_or_die(url, schema);
+			unsetenv("PGOPTIONS");
+		}
+		val_t p[2] = {val_int(k), val_textn(big, n)};
+		p[1].t = DJC_BYTES;
+		CHECK_MSG(db_exec(w, "INSERT INTO t_toast VALUES (?, ?)", p, 2, NULL) == 0, "%s", w->err);
+		val_free(&p[1]);
+		if (k) db_close(w);
+	}
+	free(big);
+	CHECK_MSG(db_exec(c, "SELECT id, pg_column_compression(b) FROM t_toast ORDER BY id", NULL, 0, &r) == 0 && r,
+		  "%s", c->err);
+	if (r && r->nrows >= 1) {
+		const char *want = offers && !pooled ? "lz4" : "pglz";
+		CHECK_MSG(!strcmp(db_cell_text(r, 0, 1), want), "djc's own connection: %s, not %s", db_cell_text(r, 0, 1), want);
+		if (r->nrows > 1) CHECK_STR(db_cell_text(r, 1, 1), "pglz");
+	}
+	CHECK(r && r->nrows == (pooled ? 1u : 2u));
+	db_res_free(r);
+	ddl(c, "DROP TABLE t_toast");
+}
+
 static void test_every_type(db_conn *c, db_conn *c2, const char *url, const char *schema)
 {
 	sb_t b = SB_INIT;
@@ -352,6 +394,7 @@ static void test_every_type(db_conn *c, db_conn *c2, const char *url, const char
 		pg_bytea_formats(c);
 		pg_binary_rows(c);
 		pg_cache_slot_reused(c);
+		pg_toast_lz4(c, url, schema);
 	}
 }
 
