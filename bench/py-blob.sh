@@ -22,9 +22,11 @@
 # Prints a Markdown section on stdout.
 #
 # Environment: BUILD (default build), PG_URL / MY_URL (servers to use;
-# default: throwaway ones), PYBLOB_KEYS (default 24: a Python program's
-# start, ~0.1 s with numpy and its first buffer, is paid once per worker,
-# so few keys measure the start, not the make), PYBLOB_ROUNDS (default
+# default: throwaway ones), PYBLOB_KEYS (default 72: a worker's one-time
+# costs are paid once per populate, a Python program's ~0.13 s more than
+# the C make's (its start, its first value's buffers, its exit), and 24
+# keys of ~22 ms measured them as a quarter of the run: see
+# bench/results-2026-12-06.md, fifth section), PYBLOB_ROUNDS (default
 # 2), PYBLOB_MB (default 10), DJPYTHON (an interpreter with datajoint and
 # numpy; default: scripts/datajoint-python.sh's, else python3 and no py-dj),
 # BENCH_QUICK=1 (2 keys, 1 round).
@@ -33,7 +35,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=${BUILD:-build}
 RUN=$ROOT/$BUILD/bench/blob_run
-N=${PYBLOB_KEYS:-24}
+N=${PYBLOB_KEYS:-72}
 R=${PYBLOB_ROUNDS:-2}
 MB=${PYBLOB_MB:-10}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then N=2; R=1; fi
