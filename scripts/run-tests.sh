@@ -210,11 +210,17 @@ for b in $BACKENDS; do
 			JSAN[-1]=$pending
 			# MariaDB: the statements one by one instead of its one-statement
 			# commit (DJC_MYSQL_COMPOUND=0, as on MySQL; docs/jobs.md): the
-			# tests that commit through the driver's batch, once more
+			# tests that commit through the driver's batch, once more;
+			# PostgreSQL: without libpq's pipelines (DJC_PG_PIPELINE=0, as
+			# with a libpq before 14): the driver's conformance, once more
 			case $b/$(basename "$t") in
 			mysql/test_db|mysql/test_jobs_core)
 				n=$((n + 1))
-				add_job "$(basename "$t")[$b+separate,$build]" 0 unit_job "$n" "$t" "$b" 0
+				add_job "$(basename "$t")[$b+separate,$build]" 0 unit_job "$n" "$t" "$b" DJC_MYSQL_COMPOUND=0
+				JSAN[-1]=$pending ;;
+			postgresql/test_db)
+				n=$((n + 1))
+				add_job "$(basename "$t")[$b+nopipeline,$build]" 0 unit_job "$n" "$t" "$b" DJC_PG_PIPELINE=0
 				JSAN[-1]=$pending ;;
 			esac
 		done
@@ -232,11 +238,12 @@ for f in tests/cli/test_*.sh; do
 	done
 done
 
-# unit_job N BINARY BACKEND COMPOUND: one unit test binary
+# unit_job N BINARY BACKEND [NAME=VALUE]: one unit test binary (with
+# that in its environment)
 unit_job() {
 	local url
 	[ "$3" = sqlite ] && url="sqlite:$WORK/u$1.db" || url=${URL[$3]}
-	env ${4:+DJC_MYSQL_COMPOUND=$4} DJC_TEST_URL="$url" DJC_TEST_SCHEMA="djct_u$1" DJC_BACKEND="$3" \
+	env ${4:+"$4"} DJC_TEST_URL="$url" DJC_TEST_SCHEMA="djct_u$1" DJC_BACKEND="$3" \
 		ASAN_OPTIONS=detect_leaks=1 timeout 600 "$2"
 }
 

@@ -233,6 +233,7 @@ typedef struct pg_conn {
 	unsigned long tick, seq;
 	int64_t pid;
 	int pooled;         /* through a transaction pooler: no server-side state */
+	int pipeline;       /* libpq's pipeline API is there, and not turned off (pipe_ready) */
 	int own;            /* pid is our own server session (session_setup) */
 	int unset;          /* reconnected, session_setup not yet done (ensure) */
 	char *channel;      /* LISTENed to (again after a reconnect), or NULL */
@@ -385,6 +386,29 @@ static int schema_ensure(pg_conn *c, const char *quoted)
 	return rc;
 }
 
+/* libpq 14's pipeline API, when the loaded libpq has it and
+ * DJC_PG_PIPELINE=0 does not turn it off for the connections opened
+ * since (as an older libpq would: a batch statement by statement, a
+ * statement's first run read in text; the suite runs both ways) */
+static struct {
+	int (*enter)(PGconn *);
+	int (*exit)(PGconn *);
+	int (*sync)(PGconn *);
+	int loaded;
+} pipe_api;
+
+static int pipe_ready(void)
+{
+	if (!pipe_api.loaded) {
+		pipe_api.enter = (int (*)(PGconn *))dl_optional(pq_sonames, "PQenterPipelineMode");
+		pipe_api.exit = (int (*)(PGconn *))dl_optional(pq_sonames, "PQexitPipelineMode");
+		pipe_api.sync = (int (*)(PGconn *))dl_optional(pq_sonames, "PQpipelineSync");
+		pipe_api.loaded = 1;
+	}
+	const char *env = getenv("DJC_PG_PIPELINE");
+	return pipe_api.enter && pipe_api.exit && pipe_api.sync && !(env && !strcmp(env, "0"));
+}
+
 /* Session settings, run at open and after every reconnect: UTC, ISO dates,
  * exact floats, the schema (created when missing) on the search_path, and
  * the backend pid for connection_id. Through a transaction pooler only
@@ -397,13 +421,20 @@ static int schema_ensure(pg_conn *c, const char *quoted)
  * (a simple query may hold several statements): the SETs, then the
  * search_path, LISTEN and the backend pid; a new session costs its server
  * process a few statements, not seven. */
+#define SESSION_SETS \
+	"SET TIME ZONE 'UTC'; SET datestyle TO 'ISO, YMD'; SET intervalstyle TO 'postgres'; " \
+	"SET client_min_messages TO warning; SET extra_float_digits TO 1"
+#define LZ4_SETTING \
+	"; SELECT pg_catalog.set_config(name, 'lz4', false) FROM pg_catalog.pg_settings WHERE name = " \
+	"'default_toast_compression' AND source = 'default' AND 'lz4' = ANY(enumvals)"
+
 static int session_setup(pg_conn *c, int create_schema)
 {
-	int rc;
-	if (c->pooled && PQserverVersion(c->pg) < 120000) {
+	int rc, v = PQserverVersion(c->pg);
+	if (c->pooled && v < 120000) {
 		snprintf(c->base.err, sizeof c->base.err,
-			 "postgresql: pooler=transaction needs PostgreSQL 12 or later (the server is %d.%d)",
-			 PQserverVersion(c->pg) / 10000, PQserverVersion(c->pg) / 100 % 100);
+			 "postgresql: pooler=transaction needs PostgreSQL 12 or later (the server is %d.%d)", v / 10000,
+			 v / 100 % 100);
 		return DJC_EINVAL;
 	}
 	/* 12+ prints shortest-exact floats whenever extra_float_digits > 0 (the
@@ -414,18 +445,17 @@ static int session_setup(pg_conn *c, int create_schema)
 	 * or ROLE, or PGOPTIONS). bench/blob_run's C make, 10 MiB in and 1 MiB
 	 * out a key: 14 -> 25 keys/s, pglz's compression of the result and
 	 * decompression of the array being most of a key's time. */
-	if ((rc = simple(c, c->pooled ? "SET TIME ZONE 'UTC'; SET datestyle TO 'ISO, YMD'"
-			     : PQserverVersion(c->pg) >= 140000
-				 ? "SET TIME ZONE 'UTC'; SET datestyle TO 'ISO, YMD'; SET intervalstyle TO 'postgres'; "
-				   "SET client_min_messages TO warning; SET extra_float_digits TO 1; "
-				   "SELECT set_config(name, 'lz4', false) FROM pg_settings WHERE name = "
-				   "'default_toast_compression' AND source = 'default' AND 'lz4' = ANY(enumvals)"
-			     : PQserverVersion(c->pg) >= 120000
-				 ? "SET TIME ZONE 'UTC'; SET datestyle TO 'ISO, YMD'; SET intervalstyle TO 'postgres'; "
-				   "SET client_min_messages TO warning; SET extra_float_digits TO 1"
-				 : "SET TIME ZONE 'UTC'; SET datestyle TO 'ISO, YMD'; SET intervalstyle TO 'postgres'; "
-				   "SET client_min_messages TO warning; SET extra_float_digits TO 3")))
-		return rc;
+	if (c->pooled)
+		rc = simple(c, "SET TIME ZONE 'UTC'; SET datestyle TO 'ISO, YMD'");
+	else if (v >= 120000) {
+		/* a failure of the lz4 part (pg_settings unreadable to this role)
+		 * undoes the SETs with it: then they go alone */
+		rc = simple(c, v >= 140000 ? SESSION_SETS LZ4_SETTING : SESSION_SETS);
+		if (rc && v >= 140000 && PQstatus(c->pg) == CONNECTION_OK) rc = simple(c, SESSION_SETS);
+	} else
+		rc = simple(c, "SET TIME ZONE 'UTC'; SET datestyle TO 'ISO, YMD'; SET intervalstyle TO 'postgres'; "
+			       "SET client_min_messages TO warning; SET extra_float_digits TO 3");
+	if (rc) return rc;
 	sb_t q = SB_INIT;
 	pg_qi(&q, c->base.schema);
 	char *quoted = sb_steal(&q);
@@ -682,6 +712,7 @@ static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err
 	c->base.schema = xstrdup(schema && *schema ? schema : "public");
 	c->base.qualify = 1;   /* "schema"."table" in every statement (db_qtable) */
 	c->pooled = pooled;
+	c->pipeline = pipe_ready();
 	c->pg = PQconnectdbParams(a.k, a.v, 1);
 	if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
 		char msg[900];
@@ -852,7 +883,7 @@ typedef struct pg_bind {
 } pg_bind;
 
 /* Whether the rows of the statement res describes (PQdescribePrepared's
- * result) are worth reading in binary format: one of its columns is bytea (whose text is hex, twice
+ * result, or the rows of its run) are worth reading in binary format: one of its columns is bytea (whose text is hex, twice
  * the value: the server encodes it, libpq holds it twice, djc decodes it),
  * and every column is of a type whose binary form binary_val reads to the
  * value the text form gives. libpq's result format is one for all
@@ -903,25 +934,6 @@ static val_t binary_val(Oid type, const char *t, size_t len)
 	}
 }
 
-/* libpq 14's pipeline API, when the loaded libpq has it */
-static struct {
-	int (*enter)(PGconn *);
-	int (*exit)(PGconn *);
-	int (*sync)(PGconn *);
-	int loaded;
-} pipe_api;
-
-static int pipe_ready(void)
-{
-	if (!pipe_api.loaded) {
-		pipe_api.enter = (int (*)(PGconn *))dl_optional(pq_sonames, "PQenterPipelineMode");
-		pipe_api.exit = (int (*)(PGconn *))dl_optional(pq_sonames, "PQexitPipelineMode");
-		pipe_api.sync = (int (*)(PGconn *))dl_optional(pq_sonames, "PQpipelineSync");
-		pipe_api.loaded = 1;
-	}
-	return pipe_api.enter && pipe_api.exit && pipe_api.sync;
-}
-
 /* Prepare sql under name and learn the columns of its rows in the same
  * round trip (Parse, Describe and Sync as one pipeline), so that *binary
  * says from its first run whether its rows are read in binary
@@ -929,12 +941,16 @@ static int pipe_ready(void)
  * into libpq's buffer (grown to 32 MiB) and its result, then decoded: a
  * worker's memory went 50 MiB above its start for a 10 MiB value, the
  * first time each statement ran. Without libpq 14's pipeline API: a
- * plain Prepare, and the first run in text. The Prepare's result, or
- * NULL when the connection failed (PQerrorMessage says why). */
+ * plain Prepare, *binary -1 (the first run, in text, tells). The
+ * Prepare's result, or NULL when libpq refused or the connection failed
+ * (PQerrorMessage says why). */
 static PGresult *prepare_described(pg_conn *c, const char *name, const char *sql, int np, const Oid *types, int *binary)
 {
 	*binary = 0;
-	if (!pipe_ready() || !pipe_api.enter(c->pg)) return PQprepare(c->pg, name, sql, np, types);
+	if (!c->pipeline || !pipe_api.enter(c->pg)) {
+		*binary = -1;
+		return PQprepare(c->pg, name, sql, np, types);
+	}
 	PGresult *prep = NULL, *desc = NULL, *r;
 	int synced = 0;
 	/* per command its result and a NULL; then the Sync's */
@@ -1017,8 +1033,10 @@ static PGresult *prepare_and_run(pg_conn *c, const char *key, const char *sql, i
 	c->cache[lru].used = ++c->tick;
 	c->cache[lru].runs = 1;
 	c->cache[lru].replan = replan;
-	c->cache[lru].binary = binary;
-	return PQexecPrepared(c->pg, name, np, vals, lens, fmts, binary);
+	c->cache[lru].binary = binary > 0;
+	res = PQexecPrepared(c->pg, name, np, vals, lens, fmts, binary > 0);
+	if (binary < 0 && PQresultStatus(res) == PGRES_TUPLES_OK) c->cache[lru].binary = binary_worth(res);
+	return res;
 }
 
 /* A timestamp(p) value with all p fractional digits ("05.1" -> "05.100" for
@@ -1549,7 +1567,7 @@ static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 {
 	pg_conn *c = (pg_conn *)bc;
 	*failed = 0;
-	if (!pipe_ready()) return db_batch_each(bc, items, n, res, failed);
+	if (!c->pipeline) return db_batch_each(bc, items, n, res, failed);
 	int rc = ensure(c);
 	if (rc) return rc;
 	pg_pipe pp;

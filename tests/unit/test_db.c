@@ -244,12 +244,11 @@ static void pg_binary_rows(db_conn *c)
 static void pg_cache_slot_reused(db_conn *c)
 {
 	db_res *r = NULL;
-	CHECK_MSG(db_exec(c, "SELECT CAST('ab' AS bytea) AS slot_b", NULL, 0, NULL) == 0, "%s", c->err);
-	/* 63 more: every older statement is gone, the one above is the least
-	 * recently used of the cache's 64 */
-	for (int k = 1; k < 64; k++) {
-		char q[48];
-		snprintf(q, sizeof q, "SELECT %d AS slot_%d", k, k);
+	/* 64 statements read in binary (the cache holds 64): every slot the
+	 * batch's statement may take held one of them */
+	for (int k = 0; k < 64; k++) {
+		char q[64];
+		snprintf(q, sizeof q, "SELECT CAST('ab' AS bytea) AS slot_%d", k);
 		CHECK_MSG(db_exec(c, q, NULL, 0, NULL) == 0, "%s: %s", q, c->err);
 	}
 	const char *sql = "SELECT CAST(? AS float8) AS slot_f";
@@ -276,11 +275,14 @@ static void pg_cache_slot_reused(db_conn *c)
 static void pg_toast_lz4(db_conn *c, const char *url, const char *schema)
 {
 	db_res *r = NULL;
-	CHECK_MSG(db_exec(c, "SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'",
-			  NULL, 0, &r) == 0, "%s", c->err);
-	int offers = r && r->nrows == 1 && db_cell_int(r, 0, 0);
+	CHECK_MSG(db_exec(c, "SELECT current_setting('server_version_num')::int >= 140000, 'lz4' = ANY(enumvals) "
+			     "FROM pg_settings WHERE name = 'default_toast_compression'", NULL, 0, &r) == 0, "%s", c->err);
+	int v14 = r && r->nrows == 1 && db_cell_int(r, 0, 0), offers = v14 && db_cell_int(r, 0, 1);
 	db_res_free(r);
-	int pooled = strstr(url, "pooler=transaction") || getenv("DJC_POOLER");
+	if (!v14) return;   /* pg_column_compression is 14's; before it pglz alone */
+	int pooled = strstr(url, "pooler=transaction") != NULL;
+	const char *had = getenv("PGOPTIONS");
+	char *saved = had ? strdup(had) : NULL;
 	ddl(c, "CREATE TABLE t_toast (id BIGINT PRIMARY KEY, b BYTEA)");
 	size_t n = 1 << 20;
 	char *big = malloc(n);
@@ -290,7 +292,8 @@ static void pg_toast_lz4(db_conn *c, const char *url, const char *schema)
 		if (k) {
 			setenv("PGOPTIONS", "-c default_toast_compression=pglz", 1);
 			w = open_or_die(url, schema);
-			unsetenv("PGOPTIONS");
+			if (saved) setenv("PGOPTIONS", saved, 1);
+			else unsetenv("PGOPTIONS");
 		}
 		val_t p[2] = {val_int(k), val_textn(big, n)};
 		p[1].t = DJC_BYTES;
@@ -299,12 +302,12 @@ static void pg_toast_lz4(db_conn *c, const char *url, const char *schema)
 		if (k) db_close(w);
 	}
 	free(big);
+	free(saved);
 	CHECK_MSG(db_exec(c, "SELECT id, pg_column_compression(b) FROM t_toast ORDER BY id", NULL, 0, &r) == 0 && r,
 		  "%s", c->err);
 	if (r && r->nrows >= 1) {
-		const char *want = offers && !pooled ? "lz4" : "pglz";
-		CHECK_MSG(!strcmp(db_cell_text(r, 0, 1), want), "djc's own connection: %s, not %s", db_cell_text(r, 0, 1), want);
-		if (r->nrows > 1) CHECK_STR(db_cell_text(r, 1, 1), "pglz");
+		CHECK_STR(db_cell_text(r, 0, 1), offers && !pooled ? "lz4" : "pglz");   /* djc's own choice */
+		if (r->nrows > 1) CHECK_STR(db_cell_text(r, 1, 1), "pglz");           /* PGOPTIONS' */
 	}
 	CHECK(r && r->nrows == (pooled ? 1u : 2u));
 	db_res_free(r);
