@@ -340,9 +340,9 @@ def _row_lines(rows, info=None, binary=False):
     for r in rows:
         if not isinstance(r, dict):
             raise TypeError("make must return a dict (a row), a list of dicts or None, not %s" % type(r).__name__)
-        if info:
+        if info and r:
             r = _pack_blobs(r, info)
-        bins = [(a, v) for a, v in r.items() if isinstance(v, _BYTES)] if binary else None
+        bins = [(a, v) for a, v in r.items() if isinstance(v, _BYTES)] if binary and r else None
         if not bins:
             out.append(_dumps(r).encode("utf-8") + b"\n")
             continue
@@ -582,9 +582,10 @@ class _Conn:
         return self.tables[name]
 
     def send(self, chunks, close=False):
-        """Queue lines (bytes); flush writes them."""
+        """Queue lines (bytes, bytearrays, memoryviews of bytes: _row_lines
+        casts others, so len() is the size of each); flush writes them."""
         self._out.extend(chunks)
-        self.held += sum(c.nbytes if isinstance(c, memoryview) else len(c) for c in chunks)
+        self.held += sum(map(len, chunks))
         self.held_keys += close
 
     def flush(self):
