@@ -883,11 +883,12 @@ typedef struct pg_bind {
 } pg_bind;
 
 /* Whether the rows of the statement res describes (PQdescribePrepared's
- * result, or the rows of its run) are worth reading in binary format: one of its columns is bytea (whose text is hex, twice
- * the value: the server encodes it, libpq holds it twice, djc decodes it),
- * and every column is of a type whose binary form binary_val reads to the
- * value the text form gives. libpq's result format is one for all
- * columns, so any other type keeps the statement in text. */
+ * result, or the rows of its run) are worth reading in binary format: one
+ * of its columns is bytea (whose text is hex, twice the value: the server
+ * encodes it, libpq holds it twice, djc decodes it), and every column is
+ * of a type whose binary form binary_val reads to the value the text form
+ * gives. libpq's result format is one for all columns, so any other type
+ * keeps the statement in text. */
 static int binary_worth(const PGresult *res)
 {
 	int bytea = 0;
