@@ -93,7 +93,9 @@ void proc_input(proc *p, const char *buf, size_t n, int close_after);
 
 /* Queue buf[0..n) for the program's stdin, after what is queued, without a
  * copy: buf (malloc'd) is the queue's, freed once written (or at once when
- * stdin is closed). For large values. */
+ * stdin is closed). For large values: one of 256 KiB or more goes into the
+ * pipe by reference (vmsplice), and is freed only once the program read it
+ * (or at proc_free). */
 void proc_input_take(proc *p, char *buf, size_t n);
 
 /* One round of I/O: write queued input, read what stdout and stderr have,

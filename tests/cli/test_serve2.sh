@@ -20,6 +20,10 @@
 #                types in the rows header and a table message, and its raw
 #                result values are stored byte for byte
 #   binary_rows  a fetch of every row: each row's raw values after its line
+#   binary_lent  a value of 600 KB (lent to the pipe, not copied: vmsplice)
+#                that the program reads only after djc wrote all of it and
+#                answered another fetch arrives intact: djc keeps its
+#                buffer until it was read
 #   binary_not_asked  the same program not asking gets base64 text, no "_bin"
 #   binary_bad   "_bin" without having asked is not the protocol; raw values
 #                for an int attribute, or a <blob> without its header, fail
@@ -238,7 +242,7 @@ tcase bad_hello
 # MODE=intbin gives n as raw bytes for key 1; MODE=notblob gives out
 # without a blob header for key 1.
 cat > binraw.py <<'P'
-import base64, fcntl, hashlib, json, os, sys
+import base64, fcntl, hashlib, json, os, sys, time
 F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)   # (Linux's; Python 3.10 names it)
 LOG, BIN, MODE = os.environ["LOG"], os.environ.get("BIN", "1") == "1", os.environ.get("MODE", "")
 buf = bytearray()
@@ -277,6 +281,13 @@ while True:
     k = message()["key"]
     os.write(1, (json.dumps({"_djc": "fetch", "table": "Src", "key": k}) + "\n").encode())
     log("pipe at key %d: %d" % (k["id"], fcntl.fcntl(0, F_GETPIPE_SZ)))
+    if MODE == "late":
+        # djc has written the whole answer into the pipe by now; a second
+        # fetch, of another value as large, makes it allocate as much
+        # before this one is read
+        time.sleep(0.3)
+        os.write(1, b'{"_djc": "fetch", "table": "Src", "key": {"id": 6}}\n')
+        time.sleep(0.3)
     head = message()
     row = line()
     log("pipe at value %d: %d" % (k["id"], fcntl.fcntl(0, F_GETPIPE_SZ)))
@@ -285,6 +296,10 @@ while True:
         row[a] = exact(n)
     log("fetched %d bin=%s raw=%s types=%s" % (k["id"], ",".join("%s:%d" % (a, n) for a, n in bins),
         type(row["raw"]).__name__, head.get("types", {}).get("blob")))
+    if MODE == "late":
+        message()
+        for a, n in line().pop("_bin", []):
+            exact(n)
     if MODE == "all":
         # every row of Src in one answer, each with its raw values
         os.write(1, b'{"_djc": "fetch", "table": "Src"}\n')
@@ -371,6 +386,28 @@ check "binary_rows: each key read all 4 rows of Src, every value in its place" \
 	test "$(grep -c "^all [1-4] $want\$" "$LOG")" = 4
 }
 tcase binary_rows
+
+# A value that fits the grown pipe is lent to it whole (vmsplice: the pipe
+# holds djc's pages, not a copy), so djc must not free or reuse its buffer
+# before the program read it: freed at once, the allocations of the
+# program's next fetch (another 600 KB value) would overwrite it. The
+# program reads it 0.6 s late, after asking for that row.
+case_binary_lent() {
+bclean
+python3 -c '
+import base64, json
+for i in (5, 6):
+    raw = bytes((j * i + j // 251) % 256 for j in range(600000))
+    print(json.dumps({"id": i, "raw": base64.b64encode(raw).decode(), "blob": None}))' > src56.jsonl
+expect_out "binary_lent: insert Src 5 and 6 (600 KB each)" "inserted 2 rows into Src" djc insert Src src56.jsonl
+run env MODE=late "$DJC" populate Bin --reserve-jobs --json --where '{"id": 5}' --make-serve python3 binraw.py
+check "binary_lent: populate made key 5" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/1/0"
+check "binary_lent: it read the whole value, late" grep -qx 'fetched 5 bin=raw:600000 raw=bytes types=<blob>' "$LOG"
+check "binary_lent: the stored copy is the value reversed, byte for byte" test "$(bin_wrong)" = 0
+djc delete Bin --yes >/dev/null && djc delete Src --where '{"id": [5, 6]}' --yes >/dev/null ||
+	echo "test_serve2: binary_lent: cannot delete Src 5 and 6" >&2
+}
+tcase binary_lent
 
 case_binary_not_asked() {
 bclean
