@@ -18,10 +18,12 @@ The same file runs under both of djc's make protocols:
   worker process and sends it one key after another; ``fetch`` asks djc for
   rows over the same pipe, so the program needs no database driver, URL or
   password (docs/serve-protocol.md);
-- per key (``--make`` or ``make =``): one process per key; ``fetch`` runs
-  ``djc fetch`` (the program named by $DJC, which djc sets to itself for
-  its make programs, else ``djc`` on PATH) with the database djc passed in
-  DJC_DATABASE_URL.
+- per key (``--make`` or ``make =``): one process per key; ``fetch`` asks
+  djc over the socket it names in DJC_FETCH_SOCKET (no process started, no
+  database connection made), else (an older djc, or a program run where
+  that socket cannot be reached) runs ``djc fetch`` (the program named by
+  $DJC, which djc sets to itself for its make programs, else ``djc`` on
+  PATH) with the database djc passed in DJC_DATABASE_URL.
 
 djc puts the directory of this module first on its make programs'
 PYTHONPATH, so ``import djc_make`` works without setting it.
@@ -33,6 +35,10 @@ list of dicts, exactly as ``djc fetch TABLE --format json`` prints them
 attributes ``table`` shares with it, DataJoint's ``Table & key``), by
 ``where`` (a djc restriction: ``{"attr": value}``, ``{"attr": {">": 3}}``,
 a list of those for OR), or all rows. A failed fetch raises FetchError.
+As every make's reads, a fetch through djc (the serve pipe, the fetch
+socket) reads only tables upstream of the one being made, and djc checks
+at commit that what it read did not change (docs/parity.md); the ``djc
+fetch`` fallback is checked neither way.
 ``fetch.table`` is the table being made, ``fetch.attempt`` the attempt.
 
 Under the serve protocol (with a djc that offers them: protocol version
@@ -76,7 +82,7 @@ import sys
 import time
 
 # Imported only when used (a per-key make starts an interpreter per key):
-# subprocess and shutil by the per-key fetch; djc_blob (numpy) at the first
+# socket by the per-key fetch, subprocess and shutil by its fallback; djc_blob (numpy) at the first
 # <blob> value, datajoint.blob at the first that is not a numeric array;
 # datetime, decimal and uuid values can only come from a make that imported
 # those modules itself.
@@ -429,6 +435,60 @@ class _CliFetch(_Fetch):
         return [_loads_text(line) for line in p.stdout.decode("utf-8").splitlines() if line.strip()]
 
 
+class _SocketFetch(_Fetch):
+    """fetch under the per-key protocol through djc itself: the socket djc
+    named in $DJC_FETCH_SOCKET (docs/serve-protocol.md), which answers as a
+    serve program's fetches are answered (JSON rows, bytes as base64) with
+    no process started and no database connection made. One that cannot be
+    reached (the program runs elsewhere) leaves fetch to `djc fetch`."""
+
+    def __init__(self, path):
+        self._path = path
+        self._sock = None
+        self._buf = bytearray()
+        self._cli = None
+
+    def _line(self):
+        buf = self._buf
+        while True:
+            i = buf.find(b"\n")
+            if i >= 0:
+                line = bytes(buf[:i])
+                del buf[:i + 1]
+                return line
+            data = self._sock.recv(1 << 20)
+            if not data:
+                raise ProtocolError("djc closed the fetch socket")
+            buf += data
+
+    def _fetch(self, table, key, where):
+        if self._cli is not None:
+            return self._cli._fetch(table, key, where)
+        if self._sock is None:
+            import socket
+
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect(self._path)
+            except OSError:
+                s.close()
+                self._cli = _CliFetch()
+                return self._cli._fetch(table, key, where)
+            self._sock = s
+        req = {"_djc": "fetch", "table": table}
+        if key is not None:
+            req["key"] = key
+        elif where is not None:
+            req["where"] = where
+        self._sock.sendall(_dumps(req).encode("utf-8") + b"\n")
+        head = _loads(self._line())
+        if not isinstance(head, dict) or head.get("_djc") != "rows":
+            raise ProtocolError("expected the rows of a fetch, got %r" % (head,))
+        if "error" in head:
+            raise FetchError(head["error"])
+        return [_loads(self._line()) for _ in range(head["count"])]
+
+
 class _Conn:
     """The protocol's end of the pipe: djc's messages in, ours out. Input
     is read in chunks of whatever is there (so keys sent ahead come in one
@@ -742,7 +802,8 @@ def per_key(make, rfile, wfile):
     wfile. Returns the exit status: 0, or 1 after a traceback on stderr."""
     text = rfile.read().decode("utf-8")
     key = _loads_text(text if text.strip() else os.environ["DJC_KEY"])
-    fetch = _CliFetch()
+    sock = os.environ.get("DJC_FETCH_SOCKET")
+    fetch = _SocketFetch(sock) if sock else _CliFetch()
     fetch.table = os.environ.get("DJC_TABLE")
     fetch.attempt = int(os.environ.get("DJC_ATTEMPT", "1"))
     try:

@@ -4,6 +4,7 @@
  * itself is proc.c's). Nothing here writes to the database: rows are only
  * staged and checked. */
 #include "make.h"
+#include "fetchsock.h"
 #include "util/config.h"
 #include "util/redact.h"
 #include <pthread.h>
@@ -404,7 +405,7 @@ char **make_env_base(const djc_conn *c, int without_secrets, size_t *n, char **o
 		/* ours (added by the caller) describe the database this populate uses */
 		if (!strncmp(v, "DJC_KEY", 7) || !strncmp(v, "DJC_TABLE=", 10) || !strncmp(v, "DJC_DATABASE_URL=", 17) ||
 		    !strncmp(v, "DJC_SCHEMA=", 11) || !strncmp(v, "DJC_DATABASE_SCHEMA=", 20) || !strncmp(v, "DJC_SERVE=", 10) ||
-		    !strncmp(v, "DJC_ATTEMPT=", 12))
+		    !strncmp(v, "DJC_ATTEMPT=", 12) || !strncmp(v, "DJC_FETCH_SOCKET=", 17))
 			continue;
 		if (without_secrets) {
 			const char *eq = strchr(v, '=');
@@ -611,6 +612,14 @@ int make_program(const make_req *rq, char *const *argv, staged *out, make_result
 	char **env = make_env_base(c, 0, &ne, &own_env);
 	env = env_key(rq, sb_str(&keyjson), env, &ne, &own);
 	sb_addc(&keyjson, '\n');
+	/* its fetches through djc (fetchsock.h); without a socket, djc fetch */
+	fetchsock *fs = fetchsock_open(rq);
+	char *sock_env = NULL;
+	if (fs) {
+		env = xrealloc(env, (ne + 2) * sizeof *env);
+		env[ne++] = sock_env = xasprintf("DJC_FETCH_SOCKET=%s", fetchsock_path(fs));
+		env[ne] = NULL;
+	}
 
 	size_t max_out = make_max_output();
 	proc_spec spec = {argv, env, max_out, STDERR_TAIL};
@@ -628,6 +637,7 @@ int make_program(const make_req *rq, char *const *argv, staged *out, make_result
 		goto done_env;
 	}
 	proc_input(p, keyjson.s, keyjson.len, 1);
+	if (fs) fetchsock_attach(fs, p);
 	watch_ask ask = {rq->watch, MAKE_GO};
 	proc_wait(p, watch_proc_check, &ask, config_double("jobs.stop_grace"), &ps);
 
@@ -655,11 +665,13 @@ int make_program(const make_req *rq, char *const *argv, staged *out, make_result
 		size_t n;
 		char *o = proc_out(p, &n);
 		parse_rows(c, t, key, o, n, out, res);
-		if (res->ok) make_succeeded(c, t, out, &clk, NULL);
+		if (res->ok) make_succeeded(c, t, out, &clk, fetchsock_take_reads(fs));
 	}
 	proc_free(p);
 	if (!res->ok) staged_free(out);
 done_env:
+	fetchsock_close(fs);
+	free(sock_env);
 	for (size_t i = 0; own && own[i]; i++) free(own[i]);
 	free(own);
 	make_env_free(env);

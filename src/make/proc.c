@@ -605,6 +605,7 @@ struct proc {
 	uint64_t in_sent;          /* bytes put into stdin's pipe, in all */
 	lent *held;                /* large values in the pipe by reference, not yet read (release_lent) */
 	size_t nheld, held_cap;
+	proc_also also;            /* the caller's descriptors, polled with ours (fill NULL: none) */
 	sb_t outb;
 	size_t out_cap;
 	char *tail;                /* stderr tail */
@@ -1055,12 +1056,17 @@ int proc_pump(proc *p, int timeout_ms)
 	 * does: a key's line), so poll waits for the answer alone; what the
 	 * pipe did not take waits for POLLOUT */
 	if (p->in >= 0 && inq_pending(p)) write_input(p);
-	struct pollfd pf[4];
-	int np = 0, ii = -1, io = -1, ie = -1, is = -1;
+	struct pollfd pf[4 + PROC_ALSO_MAX];
+	int np = 0, ii = -1, io = -1, ie = -1, is = -1, ia = 0, na = 0;
 	if (p->in >= 0 && (inq_pending(p) || p->in_close)) { ii = np; pf[np].fd = p->in; pf[np++].events = POLLOUT; }
 	if (p->out >= 0) { io = np; pf[np].fd = p->out; pf[np++].events = POLLIN; }
 	if (p->err >= 0) { ie = np; pf[np].fd = p->err; pf[np++].events = POLLIN; }
 	if (!p->st.exited) { is = np; pf[np].fd = p->s->sock; pf[np++].events = POLLIN; }
+	if (p->also.fill) {
+		ia = np;
+		na = p->also.fill(p->also.arg, pf + np, PROC_ALSO_MAX);
+		np += na;
+	}
 	/* timeout_ms 0 is a look without waiting (a serve loop asks between
 	 * keys); else round up so a deadline is not polled for in a busy loop */
 	int ms = timeout_ms <= 0 ? 0 : (int)((next - now) * 1000) + 1;
@@ -1082,7 +1088,13 @@ int proc_pump(proc *p, int timeout_ms)
 		while (sup_take(p, &w)) on_wire(p, &w);
 		if (!alive && !p->st.exited) abandon(p);   /* the supervisor died under it */
 	}
+	if (na) p->also.ready(p->also.arg, pf + ia, na);
 	return p->over;
+}
+
+void proc_poll_also(proc *p, const proc_also *also)
+{
+	p->also = also ? *also : (proc_also){NULL, NULL, NULL};
 }
 
 void proc_stop(proc *p, int reason, double grace)

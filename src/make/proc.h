@@ -24,6 +24,7 @@
  * SIGPIPE. */
 #ifndef DJC_PROC_H
 #define DJC_PROC_H
+#include <poll.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -104,6 +105,18 @@ void proc_input_take(proc *p, char *buf, size_t n);
  * program is over (its main process ended and its pipes were read to their
  * end, or it was abandoned), else 0. */
 int proc_pump(proc *p, int timeout_ms);
+
+/* More descriptors for proc_pump to wait on beside the program's (a
+ * per-key program's fetch socket, fetchsock.h): fill writes at most max
+ * pollfds (events set) and returns how many; after a poll that found
+ * anything, ready gets them back with their revents. NULL: none. */
+#define PROC_ALSO_MAX 16
+typedef struct proc_also {
+	int (*fill)(void *arg, struct pollfd *pf, int max);
+	void (*ready)(void *arg, const struct pollfd *pf, int n);
+	void *arg;
+} proc_also;
+void proc_poll_also(proc *p, const proc_also *also);
 
 /* Stop the program for `reason` (a proc_stop_reason): SIGTERM to its group now,
  * SIGKILL once `grace` seconds pass without its end (proc_pump escalates).

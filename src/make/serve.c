@@ -299,10 +299,10 @@ static line_end garbage(keyrun *kr, const char *fmt, const char *arg)
 /* A row of t for a program that takes binary values: its JSON line,
  * added to b, without the bytes values, which "_bin" names with their
  * lengths ([["a", n], ...], in the order of t's attributes). With such
- * values, b (the line) is written to the program, then the values raw,
- * each handed over from the row to the program's input as it is (not
- * copied: the row is left without them), and b is emptied. */
-static void send_row_bin(serve *s, sb_t *b, const table *t, djc_row *r)
+ * values, b (the line) is put to o, then the values raw, each handed over
+ * from the row as it is (not copied: the row is left without them), and b
+ * is emptied. */
+static void send_row_bin(const fetch_out *o, sb_t *b, const table *t, djc_row *r)
 {
 	int first = 1, nbin = 0;
 	sb_addc(b, '{');
@@ -332,21 +332,18 @@ static void send_row_bin(serve *s, sb_t *b, const table *t, djc_row *r)
 	}
 	sb_add(b, "}\n");
 	if (!nbin) return;
-	proc_input(s->p, b->s, b->len, 0);
+	o->put(o->to, b->s, b->len);
 	b->len = 0;
 	b->s[0] = 0;
 	for (size_t i = 0; i < t->nattrs; i++) {
 		long k = row_find(r, t->attrs[i].name);
 		if (k < 0 || r->vals[k].t != DJC_BYTES) continue;
-		proc_input_take(s->p, r->vals[k].s, r->vals[k].n);
+		o->take(o->to, r->vals[k].s, r->vals[k].n);
 		r->vals[k] = val_null();
 	}
 }
 
-/* Answer a fetch request on the pipe: the rows as `djc fetch --format
- * json` prints them, after a header line with their count; or an error.
- * Every read goes through the make context's fetch (djc_make_fetch). */
-static void answer_fetch(keyrun *kr, json_t *j)
+void fetch_answer(djc_make_ctx *ctx, json_t *j, const fetch_out *o)
 {
 	const char *name = json_string_value(json_object_get(j, "table"));
 	json_t *key = json_object_get(j, "key"), *where = json_object_get(j, "where");
@@ -356,29 +353,28 @@ static void answer_fetch(keyrun *kr, json_t *j)
 	char *err = NULL;
 	djc_rowset *rs = NULL;
 	table *ft = NULL;
+	djc_conn *c = ctx->c;
 	if (!name) err = xstrdup("a fetch names its table: {\"_djc\": \"fetch\", \"table\": \"Name\", ...}");
 	else if (key && where) err = xstrdup("a fetch takes \"key\" or \"where\", not both");
 	else if (key && !json_is_object(key)) err = xstrdup("a fetch's \"key\" must be a JSON object");
 	else {
-		djc_make_ctx ctx = {.c = kr->c, .t = kr->t, .key = kr->key, .watch = kr->watch, .reads = kr->reads};
 		char *w = NULL;
 		int rc = DJC_OK;
 		if (key) {
 			/* the ancestors rule first, as djc_make_fetch_key and djc fetch --key */
 			char *kj = json_dumps(key, JSON_COMPACT);
-			rc = conn_table(kr->c, name, &ft);
-			if (!rc) rc = table_upstream_check(kr->c, kr->t, ft);
-			if (!rc) rc = djc_key_restriction(&w, kr->c, name, kj);
+			rc = conn_table(c, name, &ft);
+			if (!rc) rc = table_upstream_check(c, ctx->t, ft);
+			if (!rc) rc = djc_key_restriction(&w, c, name, kj);
 			free(kj);
 		} else if (where)
 			w = json_dumps(where, JSON_COMPACT | JSON_ENCODE_ANY);
-		if (!rc) rc = djc_make_fetch(&rs, &ctx, name, w);
-		kr->reads = ctx.reads;   /* the key's reads, kept across its fetches */
-		if (!rc) rc = conn_table(kr->c, name, &ft);
-		if (rc) err = xstrdup(djc_error_last(kr->c));
+		if (!rc) rc = djc_make_fetch(&rs, ctx, name, w);
+		if (!rc) rc = conn_table(c, name, &ft);
+		if (rc) err = xstrdup(djc_error_last(c));
 		free(w);
-		free(ctx.err);
-		kr->reads = ctx.reads;   /* the reads of this key so far */
+		free(ctx->err);
+		ctx->err = NULL;
 	}
 	if (err) {
 		json_t *e = json_pack("{s:s,s:s}", "_djc", "rows", "error", err);
@@ -390,14 +386,14 @@ static void answer_fetch(keyrun *kr, json_t *j)
 		free(err);
 	} else {
 		sb_printf(&b, "{\"_djc\":\"rows\",\"count\":%zu", rs->n);
-		if (kr->s->types) {
+		if (o->types) {
 			sb_add(&b, ",\"types\":");
 			types_json(&b, ft);
 		}
 		sb_add(&b, "}\n");
 		for (size_t i = 0; i < rs->n; i++) {
-			if (kr->s->binary) {
-				send_row_bin(kr->s, &b, ft, rs->rows[i]);
+			if (o->binary) {
+				send_row_bin(o, &b, ft, rs->rows[i]);
 				continue;
 			}
 			row_to_json(&b, ft, rs->rows[i]);
@@ -405,8 +401,21 @@ static void answer_fetch(keyrun *kr, json_t *j)
 		}
 	}
 	djc_rowset_free(rs);
-	proc_input(kr->s->p, b.s, b.len, 0);
+	o->put(o->to, b.s, b.len);
 	sb_free(&b);
+}
+
+static void put_program(void *p, const char *s, size_t n) { proc_input(p, s, n, 0); }
+static void take_program(void *p, char *buf, size_t n) { proc_input_take(p, buf, n); }
+
+/* Answer a fetch request on the pipe: the reads are the key's, kept
+ * across its fetches. */
+static void answer_fetch(keyrun *kr, json_t *j)
+{
+	djc_make_ctx ctx = {.c = kr->c, .t = kr->t, .key = kr->key, .watch = kr->watch, .reads = kr->reads};
+	fetch_out o = {put_program, take_program, kr->s->p, kr->s->binary, kr->s->types};
+	fetch_answer(&ctx, j, &o);
+	kr->reads = ctx.reads;
 }
 
 /* The program's hello: the version it speaks (1 or 2) and, in version 2,

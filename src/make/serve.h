@@ -41,6 +41,25 @@ serve *serve_new(char *const *argv);
  * is, and serve_free stops one that still holds such keys. */
 int serve_make(serve *s, const make_req *rq, staged *out, make_result *res);
 
+/* Where the answer to a fetch request goes: put copies, take is handed a
+ * malloc'd value (a binary value, raw) it then owns. binary and types: as
+ * the program's hello asked (docs/serve-protocol.md). */
+typedef struct fetch_out {
+	void (*put)(void *to, const char *s, size_t n);
+	void (*take)(void *to, char *buf, size_t n);
+	void *to;
+	int binary, types;
+} fetch_out;
+
+/* Answer the fetch request j ({"_djc": "fetch", "table": ..., "key" or
+ * "where"}) to o: a header line ({"_djc":"rows","count":N}, or with an
+ * "error"), then each row as `djc fetch --format json` prints it (with
+ * binary values: its line without them, then the values raw). Every read
+ * goes through ctx (djc_make_fetch: ancestors only, and recorded in
+ * ctx->reads for the commit to check). The serve protocol's fetches, and
+ * a per-key program's through its fetch socket (fetchsock.h). */
+void fetch_answer(djc_make_ctx *ctx, json_t *j, const fetch_out *o);
+
 /* Stop the program (end of its input; it should exit; after
  * jobs.stop_grace SIGTERM, then SIGKILL) and free s. NULL is fine. */
 void serve_free(serve *s);

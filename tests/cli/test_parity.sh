@@ -453,4 +453,125 @@ expect_out "its row has the job metadata" "true" \
 }
 tcase serve_programs key_source
 
+case_per_key_programs() {
+# --------------------------- per-key programs' fetches (docs/serve-protocol.md)
+# A per-key Python make's fetches go to djc over its fetch socket
+# (DJC_FETCH_SOCKET), so they follow the rules of every make's reads:
+# ancestors only, checked at commit. DJC=/bin/false: a `djc fetch` process
+# (the fallback) would fail every fetch, so a key made proves the socket.
+export PYTHONPATH="$ROOT/python"
+cat > p7.djc <<'P'
+Src7 (manual)
+    id : int32
+    ---
+    x : int32
+
+Dst7 (computed)
+    -> Src7
+    ---
+    y : int32
+P
+expect_rc 0 "per_key: declare a pair" djc declare p7.djc
+printf '{"id": %d, "x": %d}\n' 1 1 2 2 3 3 > src7.jsonl
+expect_out "per_key: insert" "inserted 3 rows into Src7" djc insert Src7 src7.jsonl
+cat > mk7.py <<'P'
+import os, time
+import djc_make
+
+def make(key, fetch):
+    i = key["id"]
+    row = fetch("Src7", key)[0]
+    if i == 1:
+        fetch("Other", key)          # not upstream of Dst7: refused
+    if i == 2:
+        later = fetch("Src7", where={"id": {">": 1}})
+        open("ready7", "w").close()
+        while not os.path.exists("done7"):
+            time.sleep(0.05)
+        return {"y": len(later)}
+    return {"y": row["x"] * 10 + (os.environ["DJC_FETCH_SOCKET"] != "")}
+
+djc_make.run(make)
+P
+DJC=/bin/false "$DJC" populate Dst7 --reserve-jobs --suppress-errors --make python3 mk7.py >pop7.out 2>pop7.err &
+POP7=$!
+for _ in $(seq 1 1200); do [ -e ready7 ] && break; nap 0.05; done
+check "per_key: the make of key 2 has read" [ -e ready7 ]
+echo '{"id": 9, "x": 9}' > src7b.jsonl
+expect_out "per_key: another user adds a row it read" "inserted 1 row into Src7" djc insert Src7 src7b.jsonl
+touch done7
+wait $POP7
+check "per_key: populate with a per-key program: exit 1 (failed keys)" [ $? = 1 ]
+expect_out "per_key: only the key that read its own upstream, unchanged, is made (through the socket)" \
+	'{"id":3,"y":31}' djc fetch Dst7 --format json
+expect_out "per_key: a fetch of a non-ancestor failed its key" "1" \
+	sh -c '"$DJC" jobs Dst7 --status error --json | jq -r ".jobs[] | select(.id == 1) | .error_message" | grep -c "FetchError: .*Other is not upstream of Dst7"'
+expect_out "per_key: a row added to what it read failed its key at commit" "true" \
+	sh -c '"$DJC" jobs Dst7 --status error --json | jq -r ".jobs[] | select(.id == 2) | .error_message | startswith(\"upstream changed while make ran: the rows of Src7 that make of Dst7 read\")"'
+}
+tcase per_key_programs
+
+case_fetch_socket() {
+# ---------------------------------------- the fetch socket, spoken by hand
+# A program (no djc_make) on DJC_FETCH_SOCKET: a line that is not a fetch
+# gets an error answer and the connection goes on; a fetch is answered as
+# a serve program's is; a connection closed with answers unread, and one
+# that never reads, hold nothing up; the socket and its directory are gone
+# after the key. Each make logs what it saw to sock.log.
+cat > p8.djc <<'P'
+Src8 (manual)
+    id : int32
+    ---
+    raw : bytes
+
+Dst8 (computed)
+    -> Src8
+    ---
+    n : int32
+P
+expect_rc 0 "fetch_socket: declare" djc declare p8.djc
+printf '{"id": 1, "raw": "AAEC/w=="}\n{"id": 2, "raw": ""}\n' > src8.jsonl
+expect_out "fetch_socket: insert" "inserted 2 rows into Src8" djc insert Src8 src8.jsonl
+cat > mk8.py <<'P'
+import json, os, socket, stat
+path = os.environ["DJC_FETCH_SOCKET"]
+d = os.path.dirname(path)
+log = open("sock.log", "a")
+log.write("dir %o %s\n" % (stat.S_IMODE(os.stat(d).st_mode), path))
+def conn():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    return s, s.makefile("rb")
+s, f = conn()
+s.sendall(b"not json\n")
+log.write("garbage %s\n" % json.loads(f.readline())["error"].split(":")[0])
+s.sendall(b'{"_djc": "hello", "version": 2}\n')
+log.write("other %s\n" % ("error" in json.loads(f.readline())))
+s.sendall((json.dumps({"_djc": "fetch", "table": "Src8", "key": {"id": int(os.environ["DJC_KEY_id"])}}) + "\n").encode())
+head = json.loads(f.readline())
+row = json.loads(f.readline())
+log.write("fetch %d %s\n" % (head["count"], row["raw"]))
+# asks and leaves without reading; another asks and never reads
+s2, _ = conn()
+s2.sendall(b'{"_djc": "fetch", "table": "Src8"}\n' * 50)
+s2.close()
+s3, _ = conn()
+s3.sendall(b'{"_djc": "fetch", "table": "Src8"}\n' * 2000)
+print(json.dumps({"n": len(row["raw"])}))
+log.write("sock %s\n" % path)
+P
+run "$DJC" populate Dst8 --json --make python3 mk8.py
+check "fetch_socket: both keys made" test "$RC/$(jq -r '"\(.success_count)/\(.error_count)"' <<<"$OUT")" = "0/2/0"
+check "fetch_socket: its directory is the user's alone (0700)" test "$(grep -c '^dir 700 ' sock.log)" = 2
+check "fetch_socket: a line that is not a fetch gets an error answer" test "$(grep -c '^garbage the fetch socket takes fetch requests only, one JSON line each$' sock.log)" = 2
+check "fetch_socket: ... and so does any other message, on the same connection" test "$(grep -c '^other True$' sock.log)" = 2
+check "fetch_socket: a fetch is answered as djc fetch prints its rows" \
+	test "$(grep '^fetch ' sock.log | sort | tr '\n' ' ')" = "fetch 1  fetch 1 AAEC/w== "
+gone_all=1
+for p in $(sed -n 's/^sock //p' sock.log); do [ -e "$p" ] || [ -e "$(dirname "$p")" ] && gone_all=0; done
+check "fetch_socket: every socket and its directory are gone after the key" test "$gone_all/$(grep -c '^sock ' sock.log)" = 1/2
+expect_out "fetch_socket: the rows it made" '{"id":1,"n":8}|{"id":2,"n":0}' sh -c '"$DJC" fetch Dst8 --format json | tr "\n" "|" | sed "s/|$//"'
+}
+tcase fetch_socket
+
 finish

@@ -1,0 +1,40 @@
+/* fetchsock.h - a per-key make program's fetches through djc
+ * (docs/serve-protocol.md, "Per-key programs: the fetch socket").
+ *
+ * While djc runs a make program for one key it listens on a UNIX socket
+ * in a directory of its own (mode 0700, under $TMPDIR or /tmp), named to
+ * the program in DJC_FETCH_SOCKET. The program sends fetch requests on it,
+ * one JSON line each, as a serve program does on its stdout, and reads the
+ * same answers (fetch_answer, serve.h: JSON rows, bytes as base64, as
+ * `djc fetch --format json` prints them). The reads go through the make's
+ * context, so they follow the rules of every make's reads: ancestors
+ * only, checked at commit. djc answers while it waits for the program
+ * (proc_pump polls the socket beside the program's pipes); a connection
+ * that does not read its answers holds only its own queue.
+ *
+ * Internal to src/make; one handle per key, one thread. */
+#ifndef DJC_FETCHSOCK_H
+#define DJC_FETCHSOCK_H
+#include "make.h"
+
+typedef struct fetchsock fetchsock;
+
+/* Listen for the make of rq's key. NULL when no socket can be made here
+ * (the program then fetches with `djc fetch`, as before). */
+fetchsock *fetchsock_open(const make_req *rq);
+
+/* The socket's path (for DJC_FETCH_SOCKET). */
+const char *fetchsock_path(const fetchsock *fs);
+
+/* Poll it with the program (proc_poll_also). */
+void fetchsock_attach(fetchsock *fs, proc *p);
+
+/* What the program read through it (the caller owns it: make_succeeded),
+ * NULL when nothing; fetchsock_close frees what is not taken. */
+read_set *fetchsock_take_reads(fetchsock *fs);
+
+/* Close every connection, remove the socket and its directory, free fs.
+ * NULL is fine. */
+void fetchsock_close(fetchsock *fs);
+
+#endif
