@@ -443,6 +443,58 @@ class PerKeyProtocol(unittest.TestCase):
         self.assertEqual(rows[0]["b"], ["fetch", "Up", "--format", "json", "--where", '{"x":[1,2]}'])
         self.assertEqual(rows[0]["c"], ["fetch", "Up", "--format", "json"])
 
+    def test_fetch_through_djc_fetch_socket(self):
+        # djc's side of DJC_FETCH_SOCKET: each request line is logged and
+        # answered with a rows header and one row naming it (an error for
+        # table Nope); the stand-in djc program must not run
+        import socket
+        import threading
+        path = os.path.join(self.dir, "fetch")
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        srv.bind(path)
+        srv.listen(1)
+        self.addCleanup(srv.close)
+        seen = []
+
+        def serve():
+            conn, _ = srv.accept()
+            f = conn.makefile("rb")
+            for line in f:
+                req = json.loads(line)
+                seen.append(req)
+                if req["table"] == "Nope":
+                    conn.sendall(b'{"_djc":"rows","error":"Nope is not upstream of T"}\n')
+                else:
+                    conn.sendall(b'{"_djc":"rows","count":2}\n' + json.dumps({"n": len(seen)}).encode()
+                                 + b'\n{"b":"AAE="}\n')
+            conn.close()
+        t = threading.Thread(target=serve, daemon=True)
+        t.start()
+        body = """
+        a = fetch("Up", key)
+        b = fetch("Up", where={"x": [1, 2]})
+        try:
+            fetch("Nope")
+        except djc_make.FetchError as e:
+            return {"a": a, "b": b, "e": str(e)}
+        """
+        st, rows, err = per_key(Program(body), {"id": 3}, DJC=self.djc, DJC_FETCH_SOCKET=path)
+        self.assertEqual(st, 0, err)
+        t.join(10)
+        self.assertEqual(rows, [{"a": [{"n": 1}, {"b": "AAE="}], "b": [{"n": 2}, {"b": "AAE="}],
+                                 "e": "Nope is not upstream of T"}])
+        self.assertEqual(seen, [{"_djc": "fetch", "table": "Up", "key": {"id": 3}},
+                                {"_djc": "fetch", "table": "Up", "where": {"x": [1, 2]}},
+                                {"_djc": "fetch", "table": "Nope"}])
+
+    def test_a_fetch_socket_out_of_reach_leaves_fetch_to_djc_fetch(self):
+        body = "return {'a': fetch('Up', key)[0]['argv'], 'b': fetch('Up')[0]['argv']}"
+        st, rows, err = per_key(Program(body), {"id": 3}, DJC=self.djc,
+                                DJC_FETCH_SOCKET=os.path.join(self.dir, "none", "fetch"))
+        self.assertEqual(st, 0, err)
+        self.assertEqual(rows, [{"a": ["fetch", "Up", "--format", "json", "--key", '{"id":3}'],
+                                 "b": ["fetch", "Up", "--format", "json"]}])
+
     def test_a_failed_fetch_raises_fetch_error(self):
         st, rows, err = per_key(Program("fetch('Nope', key)"), {"id": 1}, DJC=self.djc)
         self.assertEqual(st, 1)
