@@ -55,7 +55,9 @@ static config_item items[] = {
 static const char *const not_settings[] = {
 	"DJC_CONFIG",                                   /* the configuration file */
 	"DJC_KEY", "DJC_KEY_", "DJC_TABLE", "DJC_SCHEMA", "DJC_ATTEMPT", "DJC_SERVE",   /* set for make programs */
+	"DJC_FETCH_SOCKET",                             /* ... per key: its fetches through djc (fetchsock.h) */
 	"DJC_MYSQL_COMPOUND",                           /* the MariaDB driver's commit form (docs/jobs.md) */
+	"DJC_PG_PIPELINE",                              /* 0: no libpq pipelines (docs/jobs.md) */
 	"DJC_WORKER_LOG",                               /* a worker's event log (tests) */
 	/* scripts/ and the test suite */
 	"DJC_BACKEND", "DJC_BACKENDS", "DJC_TESTS", "DJC_CASE", "DJC_KINDS", "DJC_PARALLEL", "DJC_TEST_", "DJC_BUILD",

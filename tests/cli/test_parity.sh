@@ -557,6 +557,11 @@ s2.sendall(b'{"_djc": "fetch", "table": "Src8"}\n' * 50)
 s2.close()
 s3, _ = conn()
 s3.sendall(b'{"_djc": "fetch", "table": "Src8"}\n' * 2000)
+# djc run by the program (the fallback's djc fetch) knows djc's variables
+import subprocess
+p = subprocess.run([os.environ["DJC"], "fetch", "Src8", "--format", "json"], capture_output=True,
+                   env=dict(os.environ, DJC_PG_PIPELINE="1"))
+log.write("djc fetch %d %r\n" % (p.returncode, p.stderr.decode()))
 print(json.dumps({"n": len(row["raw"])}))
 log.write("sock %s\n" % path)
 P
@@ -567,6 +572,8 @@ check "fetch_socket: a line that is not a fetch gets an error answer" test "$(gr
 check "fetch_socket: ... and so does any other message, on the same connection" test "$(grep -c '^other True$' sock.log)" = 2
 check "fetch_socket: a fetch is answered as djc fetch prints its rows" \
 	test "$(grep '^fetch ' sock.log | sort | tr '\n' ' ')" = "fetch 1  fetch 1 AAEC/w== "
+check "fetch_socket: djc run by the program warns of none of the variables it was given" \
+	test "$(grep -c "^djc fetch 0 ''$" sock.log)" = 2
 gone_all=1
 for p in $(sed -n 's/^sock //p' sock.log); do [ -e "$p" ] || [ -e "$(dirname "$p")" ] && gone_all=0; done
 check "fetch_socket: every socket and its directory are gone after the key" test "$gone_all/$(grep -c '^sock ' sock.log)" = 1/2
