@@ -437,16 +437,21 @@ class _CliFetch(_Fetch):
 
 class _SocketFetch(_Fetch):
     """fetch under the per-key protocol through djc itself: the socket djc
-    named in $DJC_FETCH_SOCKET (docs/serve-protocol.md), which answers as a
-    serve program's fetches are answered (JSON rows, bytes as base64) with
-    no process started and no database connection made. One that cannot be
-    reached (the program runs elsewhere) leaves fetch to `djc fetch`."""
+    named in $DJC_FETCH_SOCKET (docs/serve-protocol.md; "@name": Linux's
+    abstract namespace), which answers as a serve program's fetches are
+    answered (JSON rows, bytes as base64) with no process started and no
+    database connection made. One that cannot be reached (the program runs
+    elsewhere) leaves fetch to `djc fetch`. One connection per process
+    (a forked child makes its own), one request at a time on it (threads
+    take turns)."""
 
     def __init__(self, path):
-        self._path = path
+        self._addr = "\0" + path[1:] if path.startswith("@") else path
         self._sock = None
+        self._pid = None
         self._buf = bytearray()
         self._cli = None
+        self._lock = None
 
     def _line(self):
         buf = self._buf
@@ -456,39 +461,63 @@ class _SocketFetch(_Fetch):
                 line = bytes(buf[:i])
                 del buf[:i + 1]
                 return line
-            data = self._sock.recv(1 << 20)
+            data = self._sock.recv(65536)
             if not data:
-                raise ProtocolError("djc closed the fetch socket")
+                raise OSError("djc closed the fetch socket")
             buf += data
+
+    def _connect(self):
+        try:
+            import _socket as socket   # the C module: `import socket` imports enum, 9 ms a key
+        except ImportError:
+            import socket
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(self._addr)
+        except OSError:
+            s.close()
+            raise
+        self._sock, self._pid, self._buf = s, os.getpid(), bytearray()
 
     def _fetch(self, table, key, where):
         if self._cli is not None:
             return self._cli._fetch(table, key, where)
-        if self._sock is None:
+        if self._lock is None:
+            import _thread   # (threading costs 8 ms to import)
+
+            self._lock = _thread.allocate_lock()
+        with self._lock:
+            if self._sock is None or self._pid != os.getpid():
+                try:
+                    self._connect()
+                except OSError:
+                    if self._pid is None:   # never reached: djc fetch from now on
+                        self._cli = _CliFetch()
+                        return self._cli._fetch(table, key, where)
+                    raise FetchError("cannot reach djc's fetch socket any more") from None
+            req = {"_djc": "fetch", "table": table}
+            if key is not None:
+                req["key"] = key
+            elif where is not None:
+                req["where"] = where
             try:
-                import _socket as socket   # the C module: `import socket` imports enum, 9 ms a key
-            except ImportError:
-                import socket
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                s.connect(self._path)
-            except OSError:
-                s.close()
-                self._cli = _CliFetch()
-                return self._cli._fetch(table, key, where)
-            self._sock = s
-        req = {"_djc": "fetch", "table": table}
-        if key is not None:
-            req["key"] = key
-        elif where is not None:
-            req["where"] = where
-        self._sock.sendall(_dumps(req).encode("utf-8") + b"\n")
-        head = _loads(self._line())
-        if not isinstance(head, dict) or head.get("_djc") != "rows":
-            raise ProtocolError("expected the rows of a fetch, got %r" % (head,))
-        if "error" in head:
-            raise FetchError(head["error"])
-        return [_loads(self._line()) for _ in range(head["count"])]
+                self._sock.sendall(_dumps(req).encode("utf-8") + b"\n")
+                head = _loads(self._line())
+                if not isinstance(head, dict) or head.get("_djc") != "rows":
+                    raise ProtocolError("expected the rows of a fetch, got %r" % (head,))
+                if "error" in head:
+                    raise FetchError(head["error"])
+                return [_loads(self._line()) for _ in range(head["count"])]
+            except FetchError:
+                raise
+            except BaseException as e:
+                # the connection is gone or out of step (an interrupt in the
+                # middle of an answer too): the next fetch starts a new one
+                self._sock.close()
+                self._sock = None
+                if isinstance(e, OSError):
+                    raise FetchError("the fetch socket failed: %s" % e) from None
+                raise
 
 
 class _Conn:

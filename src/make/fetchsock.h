@@ -2,15 +2,17 @@
  * (docs/serve-protocol.md, "Per-key programs: the fetch socket").
  *
  * While djc runs a make program for one key it listens on a UNIX socket
- * in a directory of its own (mode 0700, under $TMPDIR or /tmp), named to
- * the program in DJC_FETCH_SOCKET. The program sends fetch requests on it,
+ * of Linux's abstract namespace, named to the program in DJC_FETCH_SOCKET
+ * ("@djc-fetch-PID-RANDOM": '@' for the leading NUL byte), that only its
+ * user (and root) may use. The program sends fetch requests on it,
  * one JSON line each, as a serve program does on its stdout, and reads the
  * same answers (fetch_answer, serve.h: JSON rows, bytes as base64, as
  * `djc fetch --format json` prints them). The reads go through the make's
  * context, so they follow the rules of every make's reads: ancestors
  * only, checked at commit. djc answers while it waits for the program
- * (proc_pump polls the socket beside the program's pipes); a connection
- * that does not read its answers holds only its own queue.
+ * (proc_pump polls the socket beside the program's pipes), a bounded
+ * number of requests a round, and reads no more requests of a connection
+ * while 4 MiB of answers wait for it to read them.
  *
  * Internal to src/make; one handle per key, one thread. */
 #ifndef DJC_FETCHSOCK_H
@@ -23,7 +25,7 @@ typedef struct fetchsock fetchsock;
  * (the program then fetches with `djc fetch`, as before). */
 fetchsock *fetchsock_open(const make_req *rq);
 
-/* The socket's path (for DJC_FETCH_SOCKET). */
+/* The socket's name (for DJC_FETCH_SOCKET). */
 const char *fetchsock_path(const fetchsock *fs);
 
 /* Poll it with the program (proc_poll_also). */

@@ -110,7 +110,7 @@ int proc_pump(proc *p, int timeout_ms);
  * per-key program's fetch socket, fetchsock.h): fill writes at most max
  * pollfds (events set) and returns how many; after a poll that found
  * anything, ready gets them back with their revents. NULL: none. */
-#define PROC_ALSO_MAX 16
+#define PROC_ALSO_MAX 40
 typedef struct proc_also {
 	int (*fill)(void *arg, struct pollfd *pf, int max);
 	void (*ready)(void *arg, const struct pollfd *pf, int n);

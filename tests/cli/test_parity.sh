@@ -513,11 +513,15 @@ tcase per_key_programs
 
 case_fetch_socket() {
 # ---------------------------------------- the fetch socket, spoken by hand
-# A program (no djc_make) on DJC_FETCH_SOCKET: a line that is not a fetch
-# gets an error answer and the connection goes on; a fetch is answered as
-# a serve program's is; a connection closed with answers unread, and one
-# that never reads, hold nothing up; the socket and its directory are gone
-# after the key. Each make logs what it saw to sock.log.
+# A program (no djc_make) on DJC_FETCH_SOCKET, an abstract UNIX socket: a
+# line that is not a fetch gets an error answer and the connection goes on;
+# a fetch is answered as a serve program's is; a client that shuts its
+# sending end gets every answer still (4 MB of base64); forty connections
+# at once, eight of them waiting in the listen queue until others close; a
+# request over 1 MiB gets an error answer and the connection goes on; a
+# connection closed with answers unread, and one that never reads, hold
+# nothing up; a djc run by the program warns of none of djc's variables.
+# Each make logs what it saw to sock.log.
 cat > p8.djc <<'P'
 Src8 (manual)
     id : int32
@@ -530,55 +534,142 @@ Dst8 (computed)
     n : int32
 P
 expect_rc 0 "fetch_socket: declare" djc declare p8.djc
-printf '{"id": 1, "raw": "AAEC/w=="}\n{"id": 2, "raw": ""}\n' > src8.jsonl
-expect_out "fetch_socket: insert" "inserted 2 rows into Src8" djc insert Src8 src8.jsonl
+python3 -c '
+import base64, json
+for i, raw in ((1, b"\x00\x01\x02\xff"), (2, b""), (3, bytes(range(256)) * 11719)):
+    print(json.dumps({"id": i, "raw": base64.b64encode(raw).decode()}))' > src8.jsonl
+expect_out "fetch_socket: insert" "inserted 3 rows into Src8" djc insert Src8 src8.jsonl
 cat > mk8.py <<'P'
-import json, os, socket, stat
+import json, os, socket, subprocess
 path = os.environ["DJC_FETCH_SOCKET"]
-d = os.path.dirname(path)
-log = open("sock.log", "a")
-log.write("dir %o %s\n" % (stat.S_IMODE(os.stat(d).st_mode), path))
+me = int(os.environ["DJC_KEY_id"])
+log = open("sock.log", "a", buffering=1)
+log.write("name %s\n" % path.startswith("@djc-fetch-"))
 def conn():
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(path)
+    s.connect("\0" + path[1:])
     return s, s.makefile("rb")
+def by_key(i):
+    return (json.dumps({"_djc": "fetch", "table": "Src8", "key": {"id": i}}) + "\n").encode()
 s, f = conn()
 s.sendall(b"not json\n")
 log.write("garbage %s\n" % json.loads(f.readline())["error"].split(":")[0])
 s.sendall(b'{"_djc": "hello", "version": 2}\n')
 log.write("other %s\n" % ("error" in json.loads(f.readline())))
-s.sendall((json.dumps({"_djc": "fetch", "table": "Src8", "key": {"id": int(os.environ["DJC_KEY_id"])}}) + "\n").encode())
+s.sendall(by_key(me))
 head = json.loads(f.readline())
 row = json.loads(f.readline())
-log.write("fetch %d %s\n" % (head["count"], row["raw"]))
+log.write("fetch %d %d\n" % (head["count"], len(row["raw"])))
+# every row, the sending end shut at once: every answer still comes
+h, hf = conn()
+h.sendall(b'{"_djc": "fetch", "table": "Src8"}\n')
+h.shutdown(socket.SHUT_WR)
+lines = hf.read().split(b"\n")
+log.write("halfclose %d %d %d\n" % (json.loads(lines[0])["count"], len([l for l in lines[1:] if l]),
+                                    sum(len(json.loads(l)["raw"]) for l in lines[1:] if l)))
+hf.close()
+h.close()
+# forty at once: the last eight wait to be accepted until others close
+cs = [conn() for _ in range(40)]
+for c, _ in cs:
+    c.sendall(by_key(1))
+got = 0
+for c, cf in cs:
+    got += json.loads(cf.readline())["count"] + (json.loads(cf.readline())["raw"] == "AAEC/w==")
+    cf.close()
+    c.close()
+log.write("ten %d\n" % got)
+# a request over 1 MiB: an error answer, and the connection goes on
+s.sendall(b'{"_djc": "fetch", "table": "Src8", "where": {"id": [' + b"1," * 700000 + b'1]}}\n')
+log.write("long %s\n" % json.loads(f.readline())["error"])
+s.sendall(by_key(2))
+log.write("after long %d\n" % json.loads(f.readline())["count"])
+f.readline()
 # asks and leaves without reading; another asks and never reads
 s2, _ = conn()
-s2.sendall(b'{"_djc": "fetch", "table": "Src8"}\n' * 50)
+s2.sendall(by_key(3) * 50)
 s2.close()
 s3, _ = conn()
-s3.sendall(b'{"_djc": "fetch", "table": "Src8"}\n' * 2000)
+s3.sendall(by_key(3) * 200)
 # djc run by the program (the fallback's djc fetch) knows djc's variables
-import subprocess
-p = subprocess.run([os.environ["DJC"], "fetch", "Src8", "--format", "json"], capture_output=True,
-                   env=dict(os.environ, DJC_PG_PIPELINE="1"))
+p = subprocess.run([os.environ["DJC"], "fetch", "Src8", "--format", "json", "--where", '{"id": 1}'],
+                   capture_output=True, env=dict(os.environ, DJC_PG_PIPELINE="1"))
 log.write("djc fetch %d %r\n" % (p.returncode, p.stderr.decode()))
 print(json.dumps({"n": len(row["raw"])}))
-log.write("sock %s\n" % path)
 P
+: > sock.log
 run "$DJC" populate Dst8 --json --make python3 mk8.py
-check "fetch_socket: both keys made" test "$RC/$(jq -r '"\(.success_count)/\(.error_count)"' <<<"$OUT")" = "0/2/0"
-check "fetch_socket: its directory is the user's alone (0700)" test "$(grep -c '^dir 700 ' sock.log)" = 2
-check "fetch_socket: a line that is not a fetch gets an error answer" test "$(grep -c '^garbage the fetch socket takes fetch requests only, one JSON line each$' sock.log)" = 2
-check "fetch_socket: ... and so does any other message, on the same connection" test "$(grep -c '^other True$' sock.log)" = 2
+check "fetch_socket: the 3 keys made" test "$RC/$(jq -r '"\(.success_count)/\(.error_count)"' <<<"$OUT")" = "0/3/0"
+check "fetch_socket: DJC_FETCH_SOCKET names an abstract socket" test "$(grep -c '^name True$' sock.log)" = 3
+check "fetch_socket: a line that is not a fetch gets an error answer" \
+	test "$(grep -c '^garbage the fetch socket takes fetch requests only, one JSON line each$' sock.log)" = 3
+check "fetch_socket: ... and so does any other message, on the same connection" test "$(grep -c '^other True$' sock.log)" = 3
 check "fetch_socket: a fetch is answered as djc fetch prints its rows" \
-	test "$(grep '^fetch ' sock.log | sort | tr '\n' ' ')" = "fetch 1  fetch 1 AAEC/w== "
+	test "$(grep '^fetch ' sock.log | sort | tr '\n' ' ')" = "fetch 1 0 fetch 1 4000088 fetch 1 8 "
+check "fetch_socket: a client that shut its sending end got every row (3, 4 MB of base64)" \
+	test "$(grep -c '^halfclose 3 3 4000096$' sock.log)" = 3
+check "fetch_socket: forty connections at once, each answered" test "$(grep -c '^ten 80$' sock.log)" = 3
+check "fetch_socket: a request over 1 MiB gets an error answer" \
+	test "$(grep -c '^long a fetch request of more than 1 MiB$' sock.log)" = 3
+check "fetch_socket: ... and the connection goes on" test "$(grep -c '^after long 1$' sock.log)" = 3
 check "fetch_socket: djc run by the program warns of none of the variables it was given" \
-	test "$(grep -c "^djc fetch 0 ''$" sock.log)" = 2
-gone_all=1
-for p in $(sed -n 's/^sock //p' sock.log); do [ -e "$p" ] || [ -e "$(dirname "$p")" ] && gone_all=0; done
-check "fetch_socket: every socket and its directory are gone after the key" test "$gone_all/$(grep -c '^sock ' sock.log)" = 1/2
-expect_out "fetch_socket: the rows it made" '{"id":1,"n":8}|{"id":2,"n":0}' sh -c '"$DJC" fetch Dst8 --format json | tr "\n" "|" | sed "s/|$//"'
+	test "$(grep -c "^djc fetch 0 ''$" sock.log)" = 3
+expect_out "fetch_socket: the rows it made" '{"id":1,"n":8}|{"id":2,"n":0}|{"id":3,"n":4000088}' \
+	sh -c '"$DJC" fetch Dst8 --format json | tr "\n" "|" | sed "s/|$//"'
 }
 tcase fetch_socket
+
+case_fetch_socket_py() {
+# djc_make's fetch on the socket from threads and forked children: one
+# connection per process, one request at a time on it; a request over 1
+# MiB fails that fetch (FetchError) and the next one works. DJC=/bin/false
+# in the program: the `djc fetch` fallback would fail every fetch.
+export PYTHONPATH="$ROOT/python"
+cat > mk9.py <<'P'
+import os, threading
+os.environ["DJC"] = "/bin/false"
+import djc_make
+
+def make(key, fetch):
+    me = key["id"]
+    want = fetch("Src8", key)[0]["raw"]
+    bad = []
+    def many():
+        for _ in range(10):
+            if fetch("Src8", {"id": me})[0]["raw"] != want:
+                bad.append(1)
+    ts = [threading.Thread(target=many) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    kids = []
+    for _ in range(10):
+        pid = os.fork()
+        if pid == 0:
+            ok = all(fetch("Src8", {"id": me})[0]["raw"] == want for _ in range(5))
+            os._exit(0 if ok else 1)
+        kids.append(pid)
+    forks = sum(os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) == 0 for p in kids)
+    try:
+        fetch("Src8", where={"id": list(range(300000))})
+        long = "no error"
+    except djc_make.FetchError as e:
+        long = str(e)
+    after = fetch("Src8", key)[0]["raw"] == want
+    with open("py9.log", "a") as f:
+        f.write("%d threads %d forks %d long %s after %s\n" % (me, 4 - len(bad), forks, long, after))
+    return {"n": len(want)}
+
+djc_make.run(make)
+P
+: > py9.log
+djc delete Dst8 --yes >/dev/null
+run "$DJC" populate Dst8 --json --make python3 mk9.py
+check "fetch_socket_py: the 3 keys made" test "$RC/$(jq -r '"\(.success_count)/\(.error_count)"' <<<"$OUT")" = "0/3/0"
+check "fetch_socket_py: threads and forked children fetch the right rows, a long request fails alone" \
+	test "$(grep -c '^[123] threads 4 forks 10 long a fetch request of more than 1 MiB after True$' py9.log)" = 3
+}
+tcase fetch_socket_py fetch_socket
 
 finish
