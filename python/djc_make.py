@@ -35,10 +35,10 @@ list of dicts, exactly as ``djc fetch TABLE --format json`` prints them
 attributes ``table`` shares with it, DataJoint's ``Table & key``), by
 ``where`` (a djc restriction: ``{"attr": value}``, ``{"attr": {">": 3}}``,
 a list of those for OR), or all rows. A failed fetch raises FetchError.
-As every make's reads, a fetch through djc (the serve pipe, the fetch
-socket) reads only tables upstream of the one being made, and djc checks
-at commit that what it read did not change (docs/parity.md); the ``djc
-fetch`` fallback is checked neither way.
+As every make's reads, a fetch reads only tables upstream of the one
+being made; one through djc (the serve pipe, the fetch socket) is also
+checked at commit: djc refuses to commit rows made from reads that
+changed meanwhile (docs/parity.md). The ``djc fetch`` fallback is not.
 ``fetch.table`` is the table being made, ``fetch.attempt`` the attempt.
 
 Under the serve protocol (with a djc that offers them: protocol version

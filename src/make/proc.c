@@ -593,6 +593,16 @@ typedef struct {
 	uint64_t end;
 } lent;
 
+/* DJC_SERVE_LEND=0: large values are copied into the pipe like the rest,
+ * for a program (or something between djc and it) that moves its stdin on
+ * with splice(2) or tee(2) instead of reading it: the pages lent would
+ * travel on after djc saw them read, and djc reuses its memory. */
+static int lend_off(void)
+{
+	const char *e = getenv("DJC_SERVE_LEND");
+	return e && !strcmp(e, "0");
+}
+
 struct proc {
 	sup *s;
 	int in, out, err;          /* our ends of its pipes, -1 once closed */
@@ -736,6 +746,7 @@ int proc_spawn(proc **out, const proc_spec *spec, proc_status *st)
 		if (!s) { st->spawn_errno = errno; break; }
 		p = xcalloc(1, sizeof *p);
 		p->s = s;
+		p->no_lend = lend_off();
 		if (send_spawn(s, spec, fds) == 0) {
 			int got = 0;
 			while (!got && wait_readable(s->sock, mono_now() + SPAWN_WAIT) > 0 && sup_recv(p))
@@ -853,6 +864,7 @@ void proc_input_take(proc *p, char *buf, size_t n)
 
 static int inq_pending(const proc *p) { return p->inq_head < p->inq_n; }
 
+
 /* A piece written by reference (vmsplice) rather than copied into the
  * pipe: a large value handed over (proc_input_take). The pipe took a 10
  * MiB value in 3.0-3.2 ms so, 5.5-8.3 ms by write(2) (a C writer and a
@@ -905,6 +917,12 @@ static void inq_consume(proc *p, size_t w)
 
 static void inq_clear(proc *p)
 {
+	/* a lent value partly in the pipe may still be read: kept (to
+	 * proc_free, as stdin is closed next) */
+	if (inq_pending(p) && p->inpos && lends(p, &p->inq[p->inq_head])) {
+		hold(p, p->inq[p->inq_head].s);
+		p->inq[p->inq_head++] = (sb_t)SB_INIT;
+	}
 	while (inq_pending(p)) sb_free(&p->inq[p->inq_head++]);
 	p->inq_head = p->inq_n = p->inpos = 0;
 }

@@ -457,8 +457,9 @@ case_per_key_programs() {
 # --------------------------- per-key programs' fetches (docs/serve-protocol.md)
 # A per-key Python make's fetches go to djc over its fetch socket
 # (DJC_FETCH_SOCKET), so they follow the rules of every make's reads:
-# ancestors only, checked at commit. DJC=/bin/false: a `djc fetch` process
-# (the fallback) would fail every fetch, so a key made proves the socket.
+# ancestors only, checked at commit. The program sets DJC=/bin/false (djc
+# sets DJC to itself for its programs): a `djc fetch` process (the
+# fallback) would fail every fetch, so a key made proves the socket.
 export PYTHONPATH="$ROOT/python"
 cat > p7.djc <<'P'
 Src7 (manual)
@@ -476,6 +477,7 @@ printf '{"id": %d, "x": %d}\n' 1 1 2 2 3 3 > src7.jsonl
 expect_out "per_key: insert" "inserted 3 rows into Src7" djc insert Src7 src7.jsonl
 cat > mk7.py <<'P'
 import os, time
+os.environ["DJC"] = "/bin/false"
 import djc_make
 
 def make(key, fetch):
@@ -493,7 +495,7 @@ def make(key, fetch):
 
 djc_make.run(make)
 P
-DJC=/bin/false "$DJC" populate Dst7 --reserve-jobs --suppress-errors --make python3 mk7.py >pop7.out 2>pop7.err &
+"$DJC" populate Dst7 --reserve-jobs --suppress-errors --make python3 mk7.py >pop7.out 2>pop7.err &
 POP7=$!
 for _ in $(seq 1 1200); do [ -e ready7 ] && break; nap 0.05; done
 check "per_key: the make of key 2 has read" [ -e ready7 ]

@@ -23,7 +23,7 @@
 #   binary_lent  a value of 600 KB (lent to the pipe, not copied: vmsplice)
 #                that the program reads only after djc wrote all of it and
 #                answered another fetch arrives intact: djc keeps its
-#                buffer until it was read
+#                buffer until it was read; and copied (DJC_SERVE_LEND=0)
 #   binary_not_asked  the same program not asking gets base64 text, no "_bin"
 #   binary_bad   "_bin" without having asked is not the protocol; raw values
 #                for an int attribute, or a <blob> without its header, fail
@@ -288,6 +288,7 @@ while True:
         time.sleep(0.3)
         os.write(1, b'{"_djc": "fetch", "table": "Src", "key": {"id": 6}}\n')
         time.sleep(0.3)
+        log("pipe late %d: %d" % (k["id"], fcntl.fcntl(0, F_GETPIPE_SZ)))
     head = message()
     row = line()
     log("pipe at value %d: %d" % (k["id"], fcntl.fcntl(0, F_GETPIPE_SZ)))
@@ -403,7 +404,12 @@ expect_out "binary_lent: insert Src 5 and 6 (600 KB each)" "inserted 2 rows into
 run env MODE=late "$DJC" populate Bin --reserve-jobs --json --where '{"id": 5}' --make-serve python3 binraw.py
 check "binary_lent: populate made key 5" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/1/0"
 check "binary_lent: it read the whole value, late" grep -qx 'fetched 5 bin=raw:600000 raw=bytes types=<blob>' "$LOG"
+check "binary_lent: ... through a pipe grown to hold all of it" grep -qx 'pipe late 5: 1048576' "$LOG"
 check "binary_lent: the stored copy is the value reversed, byte for byte" test "$(bin_wrong)" = 0
+# DJC_SERVE_LEND=0: the same value copied into the pipe (write, not vmsplice)
+bclean
+run env MODE=late DJC_SERVE_LEND=0 "$DJC" populate Bin --reserve-jobs --json --where '{"id": 5}' --make-serve python3 binraw.py
+check "binary_lent: with DJC_SERVE_LEND=0 too" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')/$(bin_wrong)" = "0/1/0/0"
 djc delete Bin --yes >/dev/null && djc delete Src --where '{"id": [5, 6]}' --yes >/dev/null ||
 	echo "test_serve2: binary_lent: cannot delete Src 5 and 6" >&2
 }
