@@ -393,125 +393,75 @@ expect_out "...which progress follows" '{"table":"Fit","remaining":4,"total":12}
 }
 tcase key_source job_metadata
 
-case_serve_programs() {
-# ------------------------------------------- serve programs (docs/parity.md)
-# A serve program's fetches go through the make context: ancestors only,
-# checked at commit; its rows get the job metadata.
+# reads_checked N LABEL OPTION Y: SrcN -> DstN (declared with the job
+# metadata columns) made by a Python make run with OPTION (--make-serve,
+# --make): its fetches go through the make context, ancestors only,
+# checked at commit. Key 1 fetches a table that is not upstream (refused);
+# key 2 reads the rows after it and waits while another user adds one (a
+# delete would take the job with it: djc delete keeps jobs consistent; the
+# program has no database URL to do it itself); key 3 is made, y = Y. The
+# program sets DJC=/bin/false (djc sets DJC to itself for its programs),
+# so no `djc fetch` process can read for it.
+reads_checked() {
+local n=$1 label=$2 opt=$3 y=$4
 export PYTHONPATH="$ROOT/python"
-cat > p6.djc <<'P'
-Src6 (manual)
-    id : int32
-    ---
-    x : int32
-
-Dst6 (computed)
-    -> Src6
-    ---
-    y : int32
-P
-expect_rc 0 "declare a pair for serve" env DJC_JOBS_ADD_JOB_METADATA=true "$DJC" declare p6.djc
-printf '{"id": %d, "x": %d}\n' 1 1 2 2 3 3 > src6.jsonl
-expect_out "insert" "inserted 3 rows into Src6" djc insert Src6 src6.jsonl
-cat > mk6.py <<'P'
-import os, time
-import djc_make
-
-def make(key, fetch):
-    i = key["id"]
-    row = fetch("Src6", key)[0]
-    if i == 1:
-        fetch("Other", key)          # not upstream of Dst6: refused
-    if i == 2:
-        # reads the rows after it; the test adds one while it computes (a
-        # delete would take the job with it: djc delete keeps jobs
-        # consistent); the program has no database URL to do it itself
-        later = fetch("Src6", where={"id": {">": 1}})
-        open("ready6", "w").close()
-        while not os.path.exists("done6"):
-            time.sleep(0.05)
-        return {"y": len(later)}
-    return {"y": row["x"] * 10}
-
-djc_make.run(make)
-P
-"$DJC" populate Dst6 --reserve-jobs --suppress-errors --make-serve python3 mk6.py >pop6.out 2>pop6.err &
-POP6=$!
-for _ in $(seq 1 1200); do [ -e ready6 ] && break; nap 0.05; done
-check "the make of key 2 has read" [ -e ready6 ]
-echo '{"id": 9, "x": 9}' > src6b.jsonl
-expect_out "another user adds a row it read" "inserted 1 row into Src6" djc insert Src6 src6b.jsonl
-touch done6
-wait $POP6
-check "populate with a serve program: exit 1 (failed keys)" [ $? = 1 ]
-expect_out "only the key that read its own upstream, unchanged, is made" '{"id":3,"y":30}' djc fetch Dst6 --format json
-expect_out "a fetch of a non-ancestor failed its key" "1" \
-	sh -c '"$DJC" jobs Dst6 --status error --json | jq -r ".jobs[] | select(.id == 1) | .error_message" | grep -c "Other is not upstream of Dst6"'
-expect_out "a row added to what it read failed its key at commit" "true" \
-	sh -c '"$DJC" jobs Dst6 --status error --json | jq -r ".jobs[] | select(.id == 2) | .error_message | startswith(\"upstream changed while make ran: the rows of Src6 that make of Dst6 read\") and contains(\"2 rows then, 3 now) are not the same at commit; nothing committed\")"'
-expect_out "its row has the job metadata" "true" \
-	sh -c '"$DJC" fetch Dst6 --all-columns --format json | jq -c "._job_duration != null and ._job_version != null"'
-}
-tcase serve_programs key_source
-
-case_per_key_programs() {
-# --------------------------- per-key programs' fetches (docs/serve-protocol.md)
-# A per-key Python make's fetches go to djc over its fetch socket
-# (DJC_FETCH_SOCKET), so they follow the rules of every make's reads:
-# ancestors only, checked at commit. The program sets DJC=/bin/false (djc
-# sets DJC to itself for its programs): a `djc fetch` process (the
-# fallback) would fail every fetch, so a key made proves the socket.
-export PYTHONPATH="$ROOT/python"
-cat > p7.djc <<'P'
-Src7 (manual)
-    id : int32
-    ---
-    x : int32
-
-Dst7 (computed)
-    -> Src7
-    ---
-    y : int32
-P
-expect_rc 0 "per_key: declare a pair" djc declare p7.djc
-printf '{"id": %d, "x": %d}\n' 1 1 2 2 3 3 > src7.jsonl
-expect_out "per_key: insert" "inserted 3 rows into Src7" djc insert Src7 src7.jsonl
-cat > mk7.py <<'P'
+printf 'Src%s (manual)\n    id : int32\n    ---\n    x : int32\n\nDst%s (computed)\n    -> Src%s\n    ---\n    y : int32\n' \
+	"$n" "$n" "$n" > "p$n.djc"
+expect_rc 0 "$label: declare a pair" env DJC_JOBS_ADD_JOB_METADATA=true "$DJC" declare "p$n.djc"
+printf '{"id": %d, "x": %d}\n' 1 1 2 2 3 3 > "src$n.jsonl"
+expect_out "$label: insert" "inserted 3 rows into Src$n" djc insert "Src$n" "src$n.jsonl"
+sed "s/@N@/$n/g" > "mk$n.py" <<'P'
 import os, time
 os.environ["DJC"] = "/bin/false"
 import djc_make
 
 def make(key, fetch):
     i = key["id"]
-    row = fetch("Src7", key)[0]
+    row = fetch("Src@N@", key)[0]
     if i == 1:
-        fetch("Other", key)          # not upstream of Dst7: refused
+        fetch("Other", key)          # not upstream of Dst@N@: refused
     if i == 2:
-        later = fetch("Src7", where={"id": {">": 1}})
-        open("ready7", "w").close()
-        while not os.path.exists("done7"):
+        later = fetch("Src@N@", where={"id": {">": 1}})
+        open("ready@N@", "w").close()
+        while not os.path.exists("done@N@"):
             time.sleep(0.05)
         return {"y": len(later)}
-    return {"y": row["x"] * 10 + (os.environ["DJC_FETCH_SOCKET"] != "")}
+    return {"y": row["x"] * 10 + ("DJC_FETCH_SOCKET" in os.environ)}
 
 djc_make.run(make)
 P
-"$DJC" populate Dst7 --reserve-jobs --suppress-errors --make python3 mk7.py >pop7.out 2>pop7.err &
-POP7=$!
-for _ in $(seq 1 1200); do [ -e ready7 ] && break; nap 0.05; done
-check "per_key: the make of key 2 has read" [ -e ready7 ]
-echo '{"id": 9, "x": 9}' > src7b.jsonl
-expect_out "per_key: another user adds a row it read" "inserted 1 row into Src7" djc insert Src7 src7b.jsonl
-touch done7
-wait $POP7
-check "per_key: populate with a per-key program: exit 1 (failed keys)" [ $? = 1 ]
-expect_out "per_key: only the key that read its own upstream, unchanged, is made (through the socket)" \
-	'{"id":3,"y":31}' djc fetch Dst7 --format json
-expect_out "per_key: a fetch of a non-ancestor failed its key" "1" \
-	sh -c '"$DJC" jobs Dst7 --status error --json | jq -r ".jobs[] | select(.id == 1) | .error_message" | grep -c "FetchError: .*Other is not upstream of Dst7"'
-expect_out "per_key: a row added to what it read failed its key at commit" "true" \
-	sh -c '"$DJC" jobs Dst7 --status error --json | jq -r ".jobs[] | select(.id == 2) | .error_message | startswith(\"upstream changed while make ran: the rows of Src7 that make of Dst7 read\")"'
+"$DJC" populate "Dst$n" --reserve-jobs --suppress-errors "$opt" python3 "mk$n.py" >"pop$n.out" 2>"pop$n.err" &
+local pop=$!
+for _ in $(seq 1 1200); do [ -e "ready$n" ] && break; nap 0.05; done
+check "$label: the make of key 2 has read" [ -e "ready$n" ]
+echo '{"id": 9, "x": 9}' > "src${n}b.jsonl"
+expect_out "$label: another user adds a row it read" "inserted 1 row into Src$n" djc insert "Src$n" "src${n}b.jsonl"
+touch "done$n"
+wait $pop
+check "$label: populate: exit 1 (failed keys)" [ $? = 1 ]
+expect_out "$label: only the key that read its own upstream, unchanged, is made" "{\"id\":3,\"y\":$y}" djc fetch "Dst$n" --format json
+expect_out "$label: a fetch of a non-ancestor failed its key" "1" \
+	sh -c "\"\$DJC\" jobs Dst$n --status error --json | jq -r '.jobs[] | select(.id == 1) | .error_message' | grep -c 'FetchError: .*Other is not upstream of Dst$n'"
+expect_out "$label: a row added to what it read failed its key at commit" "true" \
+	sh -c "\"\$DJC\" jobs Dst$n --status error --json | jq -r '.jobs[] | select(.id == 2) | .error_message | startswith(\"upstream changed while make ran: the rows of Src$n that make of Dst$n read\") and contains(\"2 rows then, 3 now) are not the same at commit; nothing committed\")'"
+expect_out "$label: its row has the job metadata" "true" \
+	sh -c "\"\$DJC\" fetch Dst$n --all-columns --format json | jq -c '._job_duration != null and ._job_version != null'"
 }
-tcase per_key_programs
+
+case_serve_programs() {
+# ------------------------------------------- serve programs (docs/parity.md)
+# A serve program's fetches go over its pipe; its rows get the job metadata.
+reads_checked 6 serve --make-serve 30
+}
+tcase serve_programs key_source
+
+case_per_key_programs() {
+# --------------------------- per-key programs' fetches (docs/serve-protocol.md)
+# A per-key Python make's fetches go to djc over its fetch socket
+# (DJC_FETCH_SOCKET); y = 31 says the program saw it.
+reads_checked 7 per_key --make 31
+}
+tcase per_key_programs key_source
 
 case_fetch_socket() {
 # ---------------------------------------- the fetch socket, spoken by hand
