@@ -62,7 +62,37 @@ Other (computed)
     ---
     x : int32
     make = ./mk.sh
+
+Fetched (computed)
+    -> Session
+    ---
+    y : int64
+
+Big (manual)
+    big_id : int32
+    ---
+    data : bytes
+
+BigCopy (computed)
+    -> Big
+    ---
+    n : int64
 P
+# Python makes: per key, fetching through djc's fetch socket; served, sent
+# values of 300 KB (lent to the program's pipe)
+export PYTHONPATH="$ROOT/python"
+cat > mkf.py <<'M'
+import djc_make
+djc_make.run(lambda key, fetch: {"y": len(fetch("Session", key)[0]["subject"])})
+M
+cat > mkbig.py <<'M'
+import djc_make
+djc_make.run(lambda key, fetch: {"n": len(fetch("Big", key)[0]["data"])})
+M
+python3 -c '
+import base64, json
+for i in (1, 2, 3):
+    print(json.dumps({"big_id": i, "data": base64.b64encode(bytes([i]) * 300000).decode()}))' > big.jsonl
 cat > mk.sh <<'M'
 #!/bin/sh
 echo "{\"n\": $((DJC_KEY_session_id * 10)), \"mean\": 0.5}"
@@ -103,6 +133,9 @@ vg 0 "jobs ignore" jobs ignore Other '{"session_id": 3}'
 vg 2 "jobs ignore a bad key" jobs ignore Other '{"nope": 3}'
 vg 0 "populate by the make line" populate Other --reserve-jobs
 vg 0 "populate --processes 2" populate Stats --reserve-jobs --processes 2 --make ./mk.sh
+vg 0 "populate, a per-key Python make fetching through the fetch socket" populate Fetched --make python3 mkf.py
+vg 0 "insert 300 KB values" insert Big big.jsonl
+vg 0 "populate, a Python serve make sent 300 KB values" populate BigCopy --reserve-jobs --make-serve python3 mkbig.py
 vg 0 "progress --json" progress Stats --json
 vg 0 "fetch part table" fetch Stats.Unit --format json
 vg 2 "delete of a part table alone (refused: part integrity)" delete Stats.Unit --where '{"session_id": 1}'
