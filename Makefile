@@ -249,13 +249,15 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
-# issue 40: the no-op Python serve make against the C make (bench/py-serve.sh), and a
-# 10 MiB <blob> in, 1 MiB out (bench/py-blob.sh)
+# issue 40: the no-op Python serve make against the C make (bench/py-serve.sh), a
+# 10 MiB <blob> in, 1 MiB out (bench/py-blob.sh), and a per-key make's fetch
+# through the fetch socket against djc fetch (bench/py-perkey.sh)
 .PHONY: bench-py
 bench-py:
 	@$(MAKE) --no-print-directory $(PAR) all
 	@bench/py-serve.sh
 	@bench/py-blob.sh
+	@bench/py-perkey.sh
 
 # djc on a pipeline declared by the real DataJoint Python (not part of check:
 # needs DataJoint, `pip install datajoint`, or ../shared/realdj): scripts/check-datajoint.sh;
