@@ -2,8 +2,10 @@
 # test_parity.sh - DataJoint 2.x parity (issue 20, docs/parity.md):
 # refresh --delay with negative seconds; direct inserts into computed,
 # imported and part tables for repair, with the jobs table left consistent;
-# make-context reads limited to the target's ancestors; job metadata
-# columns.
+# make-context reads limited to the target's ancestors and checked at
+# commit (C makes, serve programs, per-key programs through their fetch
+# socket, which fetch_socket and fetch_socket_py test on its own); job
+# metadata columns.
 . "$ROOT/tests/cli/lib.sh"
 
 cat > mk.sh <<'M'
