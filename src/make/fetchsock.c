@@ -161,6 +161,7 @@ static void on_request(fetchsock *fs, client *k, const char *l, size_t n)
  * without a newline counts too. 1 when whole lines are left for later. */
 static int answer_lines(fetchsock *fs, client *k)
 {
+	if (!k->in.s) return 0;   /* nothing came yet */
 	size_t start = 0;
 	int turns = 0, left = 0;
 	for (;;) {
