@@ -267,6 +267,13 @@ def exact(n):
 def log(s):
     with open(LOG, "a") as f:
         f.write(s + "\n")
+def waiting(n):
+    # until the pipe holds n bytes for us (20 s at most)
+    import struct, termios
+    for _ in range(400):
+        if struct.unpack("i", fcntl.ioctl(0, termios.FIONREAD, b"\0\0\0\0"))[0] >= n:
+            return
+        time.sleep(0.05)
 def message():
     while True:
         m = line()
@@ -282,13 +289,13 @@ while True:
     os.write(1, (json.dumps({"_djc": "fetch", "table": "Src", "key": k}) + "\n").encode())
     log("pipe at key %d: %d" % (k["id"], fcntl.fcntl(0, F_GETPIPE_SZ)))
     if MODE == "late":
-        # djc has written the whole answer into the pipe by now; a second
+        # once djc has written the whole answer into the pipe, a second
         # fetch, of another value as large, makes it allocate as much
-        # before this one is read
-        time.sleep(0.3)
-        os.write(1, b'{"_djc": "fetch", "table": "Src", "key": {"id": 6}}\n')
-        time.sleep(0.3)
+        # (and write some of it) before this one is read
+        waiting(600000)
         log("pipe late %d: %d" % (k["id"], fcntl.fcntl(0, F_GETPIPE_SZ)))
+        os.write(1, b'{"_djc": "fetch", "table": "Src", "key": {"id": 6}}\n')
+        waiting(700000)
     head = message()
     row = line()
     log("pipe at value %d: %d" % (k["id"], fcntl.fcntl(0, F_GETPIPE_SZ)))
@@ -392,7 +399,8 @@ tcase binary_rows
 # holds djc's pages, not a copy), so djc must not free or reuse its buffer
 # before the program read it: freed at once, the allocations of the
 # program's next fetch (another 600 KB value) would overwrite it. The
-# program reads it 0.6 s late, after asking for that row.
+# program reads it only once the pipe holds all of it and part of the
+# answer to its next fetch.
 case_binary_lent() {
 bclean
 python3 -c '
