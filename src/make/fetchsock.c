@@ -123,16 +123,6 @@ static void flush_client(fetchsock *fs, client *k)
 	k->out.len = k->outpos = 0;
 }
 
-static void refuse(client *k, const char *why)
-{
-	json_t *e = json_pack("{s:s,s:s}", "_djc", "rows", "error", why);
-	char *t = e ? json_dumps(e, JSON_COMPACT) : NULL;
-	sb_add(&k->out, t ? t : "{\"_djc\":\"rows\",\"error\":\"not a fetch request\"}");
-	sb_addc(&k->out, '\n');
-	free(t);
-	json_decref(e);
-}
-
 /* One request line: a fetch is answered through the make's context; any
  * other line gets an error answer (the program's fetch fails, not djc's
  * make of the key). */
@@ -145,7 +135,7 @@ static void on_request(fetchsock *fs, client *k, const char *l, size_t n)
 	json_t *j = utf8_valid(l, n) ? json_loadb(l, n, JSON_REJECT_DUPLICATES, &je) : NULL;
 	const char *tag = json_string_value(json_object_get(j, "_djc"));
 	if (!j || !json_is_object(j) || !tag || strcmp(tag, "fetch"))
-		refuse(k, "the fetch socket takes fetch requests only, one JSON line each: "
+		fetch_error_line(&k->out, "the fetch socket takes fetch requests only, one JSON line each: "
 			  "{\"_djc\": \"fetch\", \"table\": \"Name\", \"key\": {...}} (or \"where\")");
 	else {
 		fetch_out o = {put_client, take_client, k, 0, 0};
@@ -195,7 +185,7 @@ static int answer_lines(fetchsock *fs, client *k)
 	if (!left && k->in.len > REQUEST_MAX) {
 		/* no newline in 1 MiB: answered with an error, the rest of the
 		 * line skipped, the connection kept */
-		if (!k->skipping) refuse(k, "a fetch request of more than 1 MiB");
+		if (!k->skipping) fetch_error_line(&k->out, "a fetch request of more than 1 MiB");
 		k->skipping = 1;
 		k->in.len = k->scanned = 0;
 		k->in.s[0] = 0;

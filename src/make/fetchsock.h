@@ -35,8 +35,7 @@ void fetchsock_attach(fetchsock *fs, proc *p);
  * NULL when nothing; fetchsock_close frees what is not taken. */
 read_set *fetchsock_take_reads(fetchsock *fs);
 
-/* Close every connection, remove the socket and its directory, free fs.
- * NULL is fine. */
+/* Close every connection and the socket, free fs. NULL is fine. */
 void fetchsock_close(fetchsock *fs);
 
 #endif

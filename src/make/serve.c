@@ -343,6 +343,16 @@ static void send_row_bin(const fetch_out *o, sb_t *b, const table *t, djc_row *r
 	}
 }
 
+void fetch_error_line(sb_t *b, const char *why)
+{
+	json_t *e = json_pack("{s:s,s:s}", "_djc", "rows", "error", why);
+	char *t = e ? json_dumps(e, JSON_COMPACT) : NULL;
+	sb_add(b, t ? t : "{\"_djc\":\"rows\",\"error\":\"fetch failed\"}");   /* why was not UTF-8 */
+	sb_addc(b, '\n');
+	free(t);
+	json_decref(e);
+}
+
 void fetch_answer(djc_make_ctx *ctx, json_t *j, const fetch_out *o)
 {
 	const char *name = json_string_value(json_object_get(j, "table"));
@@ -377,12 +387,7 @@ void fetch_answer(djc_make_ctx *ctx, json_t *j, const fetch_out *o)
 		ctx->err = NULL;
 	}
 	if (err) {
-		json_t *e = json_pack("{s:s,s:s}", "_djc", "rows", "error", err);
-		char *t = e ? json_dumps(e, JSON_COMPACT) : NULL;
-		sb_add(&b, t ? t : "{\"_djc\":\"rows\",\"error\":\"fetch failed\"}");
-		sb_addc(&b, '\n');
-		free(t);
-		json_decref(e);
+		fetch_error_line(&b, err);
 		free(err);
 	} else {
 		sb_printf(&b, "{\"_djc\":\"rows\",\"count\":%zu", rs->n);
