@@ -4,7 +4,13 @@
  * as a vector of their own), made by a C callback or by a serve program.
  *
  *   blob_run setup URL SCHEMA N MB   declare the pipeline; N rows of Arr,
- *                                    each a blob of MB MiB of doubles
+ *                                    each a blob of MB MiB of doubles:
+ *                                    BLOB_DATA=noise (the default) uniform
+ *                                    in [0, 1), which a server's compression
+ *                                    leaves as they are (as it does a
+ *                                    measurement's noisy digits, or a blob
+ *                                    DataJoint compressed); ramp: 0, 0.5,
+ *                                    1, ... (PostgreSQL's lz4 halves it)
  *   blob_run reset URL SCHEMA        delete Part's rows, clear its jobs, refresh them
  *   blob_run run URL SCHEMA c|serve [PROGRAM ARG...]
  *       populate Part (reserved jobs, one process: the worker is this
@@ -61,7 +67,18 @@ static int cmd_setup(const char *url, const char *schema, long n, long mb)
 	unsigned char *b = malloc(len);
 	header(b, elems);
 	double *d = (double *)(void *)(b + HDR);
-	for (uint64_t i = 0; i < elems; i++) { double x = (double)i * 0.5; memcpy((unsigned char *)d + i * 8, &x, 8); }
+	const char *kind = getenv("BLOB_DATA");
+	int ramp = kind && !strcmp(kind, "ramp");
+	if (kind && !ramp && strcmp(kind, "noise")) {
+		fprintf(stderr, "blob_run: BLOB_DATA must be noise or ramp, not %s\n", kind);
+		return 2;
+	}
+	uint64_t s = 0x9e3779b97f4a7c15u;   /* xorshift64: the same values every setup */
+	for (uint64_t i = 0; i < elems; i++) {
+		s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+		double x = ramp ? (double)i * 0.5 : (double)(s >> 11) * 0x1p-53;
+		memcpy((unsigned char *)d + i * 8, &x, 8);
+	}
 	for (long i = 1; i <= n; i++) {
 		djc_row *r = djc_row_new();
 		djc_row_set_int(r, "id", i);

@@ -510,6 +510,18 @@ void db_create_index(db_conn *c, sb_t *b, const char *table, const char *index, 
 
 const char *db_decimal_order_cast(db_conn *c) { return c->drv->decimal_order_cast; }
 
+size_t db_read_piece(db_conn *c)
+{
+	if (!c->drv->read_piece || !c->drv->read_pieces || !c->drv->row_version) return 0;
+	const char *e = getenv("DJC_READ_PIECE");
+	if (e && *e) {
+		char *end;
+		unsigned long long n = strtoull(e, &end, 10);
+		if (!*end && n <= (1ull << 30)) return (size_t)n;   /* 0: whole values */
+	}
+	return c->drv->read_piece;
+}
+
 void db_index_hint(db_conn *c, sb_t *q, const char *index)
 {
 	if (!c->drv->index_hint) return;

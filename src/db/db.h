@@ -310,6 +310,22 @@ struct db_driver {
 	 * a make read by these alone when they are unchanged (upstream.c),
 	 * rather than reading every value again. NULL: none. */
 	const char *row_version;
+	/* may provide (with row_version and read_pieces): bytes values
+	 * longer than this are read in pieces of this many bytes (rows.c,
+	 * fetch_rows), so that the driver's buffers hold a piece, not the
+	 * value (libpq keeps its input buffer at the largest message it
+	 * received, and a result copies the message). 0: read whole. */
+	size_t read_piece;
+	/* may provide: stream the value of bytes column col (unquoted) of the
+	 * one row that from_where selects (" FROM table WHERE cond", `?`
+	 * placeholders bound to params) in pieces of piece bytes, handing
+	 * each to each as it arrives: the byte offset of its start, the
+	 * piece, the row's version (row_version's value). The value is read
+	 * from the table once, not once a piece. each returning nonzero stops
+	 * the handing; that value is returned. */
+	int (*read_pieces)(db_conn *c, const char *col, const char *from_where, const val_t *params, size_t np,
+			   size_t piece, int (*each)(void *ctx, size_t at, const val_t *bytes, const val_t *version),
+			   void *ctx);
 };
 
 extern const db_driver db_sqlite_driver;
@@ -418,6 +434,16 @@ const char *db_decimal_order_cast(db_conn *c);
 /* The column that tells one version of a row from the next
  * (db_driver.row_version), or NULL. */
 static inline const char *db_row_version(db_conn *c) { return c->drv->row_version; }
+/* db_driver.read_piece, or DJC_READ_PIECE's bytes where the driver reads
+ * in pieces (docs/workers.md); 0: values are read whole. */
+size_t db_read_piece(db_conn *c);
+/* db_driver.read_pieces (only where db_read_piece is not 0). */
+static inline int db_read_pieces(db_conn *c, const char *col, const char *from_where, const val_t *params, size_t np,
+				 size_t piece, int (*each)(void *ctx, size_t at, const val_t *bytes, const val_t *version),
+				 void *ctx)
+{
+	return c->drv->read_pieces(c, col, from_where, params, np, piece, each, ctx);
+}
 /* "DELETE FROM table", reading table with index where the driver must be
  * told (db_driver.delete_using); both unquoted. */
 void db_delete_from(db_conn *c, sb_t *q, const char *table, const char *index);

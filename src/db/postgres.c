@@ -67,6 +67,7 @@ static struct {
 	__typeof__(PQsendQueryPrepared) *PQsendQueryPrepared;
 	__typeof__(PQserverVersion) *PQserverVersion;
 	__typeof__(PQsetNoticeProcessor) *PQsetNoticeProcessor;
+	__typeof__(PQsetSingleRowMode) *PQsetSingleRowMode;
 	__typeof__(PQsocket) *PQsocket;
 	__typeof__(PQstatus) *PQstatus;
 	__typeof__(PQtransactionStatus) *PQtransactionStatus;
@@ -108,6 +109,7 @@ static const char *const pq_names[] = {
 	"PQsendQueryPrepared",
 	"PQserverVersion",
 	"PQsetNoticeProcessor",
+	"PQsetSingleRowMode",
 	"PQsocket",
 	"PQstatus",
 	"PQtransactionStatus",
@@ -178,6 +180,7 @@ static int pq_load(char *err, size_t errlen)
 #define PQsendDescribePrepared (*pq.PQsendDescribePrepared)
 #define PQsendPrepare (*pq.PQsendPrepare)
 #define PQsendQueryParams (*pq.PQsendQueryParams)
+#define PQsetSingleRowMode (*pq.PQsetSingleRowMode)
 #define PQsendQueryPrepared (*pq.PQsendQueryPrepared)
 #define PQserverVersion (*pq.PQserverVersion)
 #define PQsetNoticeProcessor (*pq.PQsetNoticeProcessor)
@@ -1255,6 +1258,77 @@ static int pg_exec(db_conn *bc, const char *sql, const val_t *params, size_t np,
 	return DJC_OK;
 }
 
+/* db_driver.read_pieces. A value stored uncompressed is cut by substring
+ * where it lies (the subquery's OFFSET 0 keeps its column a reference to
+ * the stored value, so each piece reads only its own TOAST chunks). A
+ * compressed one (its stored size below its length) comes whole, in one
+ * row: a piece of it is decompressed from the value's start (lz4 and
+ * pglz decompress a prefix), and a copy made on the server to cut from
+ * cost it more than the transfer (measured: bench/results-2026-12-06.md,
+ * seventh section). Rows come one at a time (single-row mode) and in
+ * binary: libpq's buffer and result hold one piece, raw, handed to each
+ * as libpq holds it. Each piece carries its offset, so that no ORDER BY
+ * (a sort of the whole value) is needed. */
+static int pg_read_pieces(db_conn *bc, const char *col, const char *from_where, const val_t *params, size_t np,
+			  size_t piece, int (*each)(void *ctx, size_t at, const val_t *bytes, const val_t *version),
+			  void *ctx)
+{
+	pg_conn *c = (pg_conn *)bc;
+	int rc = ensure(c);
+	if (rc) return rc;
+	sb_t sql = SB_INIT, q = SB_INIT;
+	sb_printf(&sql, "SELECT CASE WHEN v.z THEN v.d ELSE substring(v.d FROM g FOR %zu) END, g, v.x FROM (SELECT ",
+		  piece);
+	pg_qi(&sql, col);
+	sb_add(&sql, " AS d, xmin AS x, pg_column_size(");
+	pg_qi(&sql, col);
+	sb_add(&sql, ") < octet_length(");
+	pg_qi(&sql, col);
+	sb_printf(&sql, ") AS z%s OFFSET 0) v, generate_series(1, octet_length(v.d), "
+		  "CASE WHEN v.z THEN octet_length(v.d) ELSE %zu END) g", from_where, piece);
+	int want = rewrite(&q, sb_str(&sql));
+	sb_free(&sql);
+	if ((size_t)want != np) {
+		snprintf(c->base.err, sizeof c->base.err, "postgresql: statement wants %d parameters, got %zu", want, np);
+		sb_free(&q);
+		return DJC_ERROR;
+	}
+	pg_bind b;
+	bind_init(&b, params, np);
+	int sent = PQsendQueryParams(c->pg, sb_str(&q), (int)np, b.types, b.vals, b.lens, b.fmts, 1);
+	bind_free(&b);
+	sb_free(&q);
+	if (!sent) return classify(c, NULL);
+	PQsetSingleRowMode(c->pg);
+	PGresult *res;
+	/* every result is read, also after a failure: the connection is
+	 * ready for the next statement only then */
+	while ((res = PQgetResult(c->pg))) {
+		ExecStatusType st = PQresultStatus(res);
+		if (st == PGRES_SINGLE_TUPLE && !rc) {
+			/* the piece as libpq holds it, not copied: each copies it */
+			int ok = PQnfields(res) == 3 && PQfformat(res, 0) == 1 && PQftype(res, 1) == OID_INT4 &&
+				 PQftype(res, 2) == OID_XID && !PQgetisnull(res, 0, 0) && !PQgetisnull(res, 0, 1);
+			long at = ok ? (int32_t)be_uint((const unsigned char *)PQgetvalue(res, 0, 1), 4) : 0;
+			if (at < 1) {
+				snprintf(c->base.err, sizeof c->base.err, "postgresql: a piece of %s came not as asked", col);
+				rc = DJC_ERROR;
+			} else {
+				val_t bytes = {0};
+				bytes.t = DJC_BYTES;
+				bytes.s = PQgetvalue(res, 0, 0);
+				bytes.n = (size_t)PQgetlength(res, 0, 0);
+				val_t version = binary_val(OID_XID, PQgetvalue(res, 0, 2), (size_t)PQgetlength(res, 0, 2));
+				rc = each(ctx, (size_t)(at - 1), &bytes, &version);
+				val_free(&version);
+			}
+		} else if (st != PGRES_SINGLE_TUPLE && st != PGRES_TUPLES_OK && !rc)
+			rc = classify(c, res);
+		PQclear(res);
+	}
+	return rc;
+}
+
 static int pg_begin(db_conn *bc)
 {
 	pg_conn *c = (pg_conn *)bc;
@@ -1840,6 +1914,8 @@ const db_driver db_postgres_driver = {
 	.catalog = &pg_catalog_q,
 	/* a system column: no user column may take the name */
 	.row_version = "xmin",
+	.read_piece = 1 << 20,
+	.read_pieces = pg_read_pieces,
 	.index_count_sql = "SELECT count(*) FROM pg_indexes WHERE schemaname = ? AND tablename = ? AND indexname IN (?, ?)",
 	.listen = pg_listen,
 	.notify = pg_notify,

@@ -227,13 +227,13 @@ q_node *q_from_query(q_arena *a, q_sel *s, const q_sel *sub, const char *alias, 
 void q_col_item(q_arena *a, q_sel *s, q_col c, const char *as)
 {
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){QI_COL, c, as, NULL, NULL};
+	s->items[s->nitems++] = (q_item){QI_COL, c, as, NULL, NULL, 0};
 }
 
 void q_item_add(q_arena *a, q_sel *s, q_item_kind kind, const q_node *cond)
 {
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){kind, {NULL, NULL, NULL}, NULL, cond, NULL};
+	s->items[s->nitems++] = (q_item){kind, {NULL, NULL, NULL}, NULL, cond, NULL, 0};
 }
 
 void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as)
@@ -244,7 +244,19 @@ void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as)
 		if (!strcmp(agg, fns[i])) fn = fns[i];   /* only these reach the SQL text */
 	if (!fn) abort();
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){QI_AGG, c, as, NULL, fn};
+	s->items[s->nitems++] = (q_item){QI_AGG, c, as, NULL, fn, 0};
+}
+
+void q_upto_item(q_arena *a, q_sel *s, q_col c, size_t upto, const char *as)
+{
+	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
+	s->items[s->nitems++] = (q_item){QI_UPTO, c, as, NULL, NULL, upto};
+}
+
+void q_octets_item(q_arena *a, q_sel *s, q_col c, const char *as)
+{
+	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
+	s->items[s->nitems++] = (q_item){QI_OCTETS, c, as, NULL, NULL, 0};
 }
 
 void q_group(q_arena *a, q_sel *s, q_col c)
@@ -449,6 +461,20 @@ static int items_sql(db_conn *db, const q_sel *s, q_out *o)
 			break;
 		case QI_NULL:
 			sb_add(o->sql, "NULL AS ");
+			db_qi(db, o->sql, it->as);
+			break;
+		case QI_UPTO:
+			sb_add(o->sql, "CASE WHEN OCTET_LENGTH(");
+			col_sql(db, o->sql, &it->col);
+			sb_printf(o->sql, ") > %zu THEN NULL ELSE ", it->upto);
+			col_sql(db, o->sql, &it->col);
+			sb_add(o->sql, " END AS ");
+			db_qi(db, o->sql, it->as);
+			break;
+		case QI_OCTETS:
+			sb_add(o->sql, "OCTET_LENGTH(");
+			col_sql(db, o->sql, &it->col);
+			sb_add(o->sql, ") AS ");
 			db_qi(db, o->sql, it->as);
 			break;
 		case QI_STAR: sb_addc(o->sql, '*'); break;

@@ -250,17 +250,134 @@ enum {
 	FETCH_VERSION_ONLY = 4    /* that column alone */
 };
 
+/* Large bytes values in pieces (db_read_piece, docs/workers.md "Large
+ * values"). The select reads each bytes attribute's value when it holds
+ * at most a piece, else NULL, its length (as PIECE_LEN and the
+ * attribute's index: no attribute's name starts with '~') and the row's
+ * version; a longer value then comes in pieces by the driver
+ * (db_read_pieces), the row found by its primary key. A piece of another
+ * version of the row than the first (a writer came in between), or a
+ * value that does not add up (the row was deleted), starts the fetch
+ * again. */
+#define PIECE_LEN "~djc_len "
+#define PIECE_AGAIN 1
+#define PIECE_TRIES 5
+
+static int piece_attr(const attr *a) { return a->type.t == T_BYTES && !a->raw; }
+
+static int same_val(const val_t *x, const val_t *y)
+{
+	if (!x || !y || x->t != y->t) return 0;
+	if (x->s || y->s) return x->s && y->s && x->n == y->n && !memcmp(x->s, y->s, x->n);
+	return x->i == y->i && x->u == y->u;
+}
+
+typedef struct pieces {
+	char *buf;
+	size_t total, have;
+	const val_t *version;
+} pieces;
+
+static int piece_put(void *ctx, size_t at, const val_t *bytes, const val_t *version)
+{
+	pieces *p = ctx;
+	if (!same_val(version, p->version) || !bytes->s || at > p->total || bytes->n > p->total - at) return PIECE_AGAIN;
+	/* allocated once the first piece is here: a value that comes whole
+	 * (db_read_pieces) grew the driver's buffers before this, as a value
+	 * read whole by the select did */
+	if (!p->buf) p->buf = xmalloc(p->total + 1);
+	memcpy(p->buf + at, bytes->s, bytes->n);
+	p->have += bytes->n;
+	return DJC_OK;
+}
+
+/* Row's value of a, total bytes long, read in pieces from the row of t
+ * with row's primary key whose version is still version: DJC_OK,
+ * PIECE_AGAIN when the row changed, or an error. */
+static int piece_complete(djc_conn *c, const table *t, djc_row *row, const attr *a, size_t total,
+			  const val_t *version, size_t piece)
+{
+	char *key = key_to_json(t, row, 0);
+	q_arena ar = Q_ARENA_INIT;
+	q_node *x = NULL;
+	sb_t fw = SB_INIT;
+	pvec p = {0};
+	q_out o = {&fw, &p, 0};
+	int rc = restrict_node(&x, &ar, c, t, key, NULL, 0);
+	free(key);
+	if (!rc) {
+		sb_add(&fw, " FROM ");
+		db_qtable(c->db, &fw, table_sqlref(t));
+		sb_add(&fw, " WHERE ");
+		rc = restrict_fail(c, q_cond_sql(c->db, x, &o), &o);
+	}
+	pieces got = {NULL, total, 0, version};
+	if (!rc) {
+		rc = db_read_pieces(c->db, a->name, sb_str(&fw), p.v, p.n, piece, piece_put, &got);
+		if (rc < 0) rc = conn_dbfail(c, rc, t->name);
+		else if (!rc && got.have != total) rc = PIECE_AGAIN;
+	}
+	if (!rc) {
+		got.buf[total] = '\0';
+		val_t v = {0};
+		v.t = DJC_BYTES;
+		v.s = got.buf;
+		v.n = total;
+		row_put(row, a->name, &v);
+	} else
+		free(got.buf);
+	sb_free(&fw);
+	pvec_free(&p);
+	q_arena_free(&ar);
+	return rc;
+}
+
+/* The values of rs's rows that came in part (fetch_rows) made whole; the
+ * length columns gone, and the version column unless want_version. */
+static int pieces_complete(djc_conn *c, const table *t, djc_rowset *rs, size_t piece, int want_version)
+{
+	const char *version = db_row_version(c->db);
+	for (size_t j = 0; j < rs->n; j++) {
+		djc_row *row = rs->rows[j];
+		for (size_t i = 0; i < t->nattrs; i++) {
+			if (!piece_attr(&t->attrs[i])) continue;
+			char len[32];
+			snprintf(len, sizeof len, PIECE_LEN "%zu", i);
+			const val_t *n = row_get(row, len);
+			const val_t *v = row_get(row, t->attrs[i].name);
+			if (n && n->t == VAL_INT && v && !v->s && n->i > 0 && (size_t)n->i > piece) {
+				int rc = piece_complete(c, t, row, &t->attrs[i], (size_t)n->i, row_get(row, version), piece);
+				if (rc) return rc;
+			}
+			row_del(row, len);
+		}
+		if (!want_version) row_del(row, version);
+	}
+	return DJC_OK;
+}
+
 /* t's attributes (and what flags add) of the rows matching where_json, in
- * primary key order. */
-static int fetch_rows(djc_conn *c, const table *t, const char *where_json, int flags, djc_rowset **out)
+ * primary key order; piece > 0: bytes values in pieces of that size.
+ * PIECE_AGAIN when a row changed while its pieces were read. */
+static int fetch_rows_once(djc_conn *c, const table *t, const char *where_json, int flags, size_t piece,
+			   djc_rowset **out)
 {
 	q_arena a = Q_ARENA_INIT;
 	q_sel *s = q_select(&a);
 	q_node *x;
 	size_t n = flags & FETCH_VERSION_ONLY ? 0 : t->nattrs + (flags & FETCH_HIDDEN ? t->nhidden : 0);
-	for (size_t i = 0; i < n; i++)
-		q_col_item(&a, s, (q_col){NULL, NULL, t->attrs[i].name}, NULL);
-	if (flags & (FETCH_VERSION | FETCH_VERSION_ONLY))
+	for (size_t i = 0; i < n; i++) {
+		q_col col = {NULL, NULL, t->attrs[i].name};
+		if (!piece || i >= t->nattrs || !piece_attr(&t->attrs[i])) {
+			q_col_item(&a, s, col, NULL);
+			continue;
+		}
+		char len[32];
+		snprintf(len, sizeof len, PIECE_LEN "%zu", i);
+		q_upto_item(&a, s, col, piece, t->attrs[i].name);
+		q_octets_item(&a, s, col, q_strdup(&a, len));
+	}
+	if (piece || flags & (FETCH_VERSION | FETCH_VERSION_ONLY))
 		q_col_item(&a, s, (q_col){NULL, NULL, db_row_version(c->db)}, NULL);
 	q_from_table(&a, s, table_sqlref(t), NULL, 0);
 	int rc = restrict_node(&x, &a, c, t, where_json, NULL, 0);
@@ -270,7 +387,26 @@ static int fetch_rows(djc_conn *c, const table *t, const char *where_json, int f
 		rc = rows_fetch(c, t, s, out);
 	}
 	q_arena_free(&a);
+	if (!rc && piece) rc = pieces_complete(c, t, *out, piece, flags & FETCH_VERSION);
+	if (rc && *out) {
+		djc_rowset_free(*out);
+		*out = NULL;
+	}
 	return rc;
+}
+
+static int fetch_rows(djc_conn *c, const table *t, const char *where_json, int flags, djc_rowset **out)
+{
+	size_t piece = 0;
+	for (size_t i = 0; i < t->nattrs && !(flags & FETCH_VERSION_ONLY) && t->nkey; i++)
+		if (piece_attr(&t->attrs[i])) piece = db_read_piece(c->db);
+	for (int tries = 1;; tries++) {
+		int rc = fetch_rows_once(c, t, where_json, flags, piece, out);
+		if (rc != PIECE_AGAIN) return rc;
+		if (tries == PIECE_TRIES)
+			return conn_fail(c, DJC_EBUSY, "the rows of %s changed each of %d times their large values were read",
+					 t->name, PIECE_TRIES);
+	}
 }
 
 /* ------------------------------------------------------------- public */

@@ -59,6 +59,7 @@ static const char *const not_settings[] = {
 	"DJC_MYSQL_COMPOUND",                           /* the MariaDB driver's commit form (docs/jobs.md) */
 	"DJC_PG_PIPELINE",                              /* 0: no libpq pipelines (docs/jobs.md) */
 	"DJC_SERVE_LEND",                               /* 0: large values copied into a serve program's pipe (docs/workers.md) */
+	"DJC_READ_PIECE",                               /* bytes: large values read in pieces of this size (docs/workers.md) */
 	"DJC_WORKER_LOG",                               /* a worker's event log (tests) */
 	/* scripts/ and the test suite */
 	"DJC_BACKEND", "DJC_BACKENDS", "DJC_TESTS", "DJC_CASE", "DJC_KINDS", "DJC_PARALLEL", "DJC_TEST_", "DJC_BUILD",

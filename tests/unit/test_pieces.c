@@ -1,0 +1,303 @@
+/* test_pieces.c - large bytes values read in pieces (rows.c fetch_rows,
+ * db_driver.read_pieces; docs/workers.md "Large values"), on the backend
+ * of $DJC_TEST_URL. With DJC_READ_PIECE at 1000 bytes:
+ *   values    values of every size around the piece (none, empty, one
+ *             byte, a piece less one, a piece, a piece and one, several
+ *             pieces and some), noise and a compressible run, in two
+ *             bytes attributes of one row, come back byte for byte, from
+ *             djc_fetch and from a C make's djc_make_fetch_key; on
+ *             PostgreSQL each value over a piece is read by read_pieces
+ *             (counted through a wrapped driver) and the rest by the
+ *             select; elsewhere nothing is read in pieces
+ *   changed   the row written by another connection after the select and
+ *             before its pieces: the fetch starts again and returns the
+ *             new value whole, never a mix of the two
+ *   deleted   the row deleted there: the fetch returns no row
+ *   busy      a row that changes before every read of its pieces: after
+ *             five tries DJC_EBUSY, naming the table
+ *   whole     DJC_READ_PIECE=0: no value is read in pieces */
+#include "t.h"
+#include "tdb.h"
+#include "djc.h"
+#include "table/table.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PIECE 1000
+
+static const char PIPE[] =
+	"Big (manual)\n"
+	"    id : int32\n"
+	"    tag : varchar(8)\n"
+	"    ---\n"
+	"    a = null : bytes\n"
+	"    b = null : bytes\n"
+	"    note = '' : varchar(32)\n"
+	"\n"
+	"Use (computed)\n"
+	"    -> Big\n"
+	"    ---\n"
+	"    same : int32\n";
+
+static const char *url, *schema, *backend;
+static djc_conn *other;   /* a second connection: the writer that comes in between */
+
+/* ---- the wrapped driver: counts read_pieces, and may write first */
+
+static db_driver wrapped;
+static const db_driver *real;
+static int calls;
+static enum { PASS, CHANGE, DELETE, CHANGE_ALWAYS } mode;
+
+static unsigned char *value_of(size_t n, unsigned seed, int run)
+{
+	unsigned char *v = malloc(n ? n : 1);
+	uint32_t s = seed * 2654435761u + 1;
+	for (size_t i = 0; i < n; i++) {
+		s ^= s << 13, s ^= s >> 17, s ^= s << 5;
+		v[i] = run ? (unsigned char)('a' + i % 3) : (unsigned char)s;
+	}
+	return v;
+}
+
+/* Big's row (id, tag "t") with a = a value of n bytes (seed), b = NULL. */
+static int put_row(djc_conn *c, int id, size_t n, unsigned seed)
+{
+	unsigned char *v = value_of(n, seed, 0);
+	djc_row *r = djc_row_new();
+	djc_row_set_int(r, "id", id);
+	djc_row_set_text(r, "tag", "t");
+	djc_row_set_bytes(r, "a", v, n);
+	const djc_row *rows[1] = {r};
+	int rc = djc_insert_ext(NULL, c, "Big", rows, 1, NULL);
+	djc_row_free(r);
+	free(v);
+	return rc;
+}
+
+static void write_between(void)
+{
+	char where[64];
+	snprintf(where, sizeof where, "{\"id\": 90}");
+	size_t del = 0;
+	if (djc_delete(&del, other, "Big", where) || del != 1) fprintf(stderr, "between: delete: %s\n", djc_error_last(other));
+	/* as long as the value it replaces: only the row's version tells */
+	if (mode != DELETE && put_row(other, 90, 4 * PIECE + 3, 1000 + (unsigned)calls))
+		fprintf(stderr, "between: insert: %s\n", djc_error_last(other));
+}
+
+static int counting_read_pieces(db_conn *c, const char *col, const char *from_where, const val_t *params, size_t np,
+				size_t piece, int (*each)(void *ctx, size_t at, const val_t *bytes, const val_t *version),
+				void *ctx)
+{
+	calls++;
+	if (mode == CHANGE_ALWAYS || ((mode == CHANGE || mode == DELETE) && calls == 1)) write_between();
+	return real->read_pieces(c, col, from_where, params, np, piece, each, ctx);
+}
+
+static void wrap(djc_conn *c)
+{
+	real = c->db->drv;
+	wrapped = *real;
+	if (real->read_pieces) wrapped.read_pieces = counting_read_pieces;
+	c->db->drv = &wrapped;
+}
+
+/* ---- values */
+
+static const size_t SIZES[] = {0, 1, PIECE - 1, PIECE, PIECE + 1, 3 * PIECE + 7, 20 * PIECE};
+#define NSIZES (sizeof SIZES / sizeof *SIZES)
+
+static int same_bytes(const djc_row *r, const char *name, const unsigned char *want, size_t n)
+{
+	const void *v = NULL;
+	size_t got = 0;
+	if (!want) return djc_row_is_null(r, name) == 1;
+	return !djc_row_get_bytes(&v, &got, r, name) && got == n && (!n || !memcmp(v, want, n));
+}
+
+/* row i: a = SIZES[i] bytes of noise, b = SIZES[NSIZES-1-i] bytes of a
+ * compressible run (PostgreSQL stores it compressed when it is large:
+ * read whole by read_pieces), row NSIZES: both NULL */
+static int row_ok(const djc_row *r, size_t i)
+{
+	if (i == NSIZES) return djc_row_is_null(r, "a") == 1 && djc_row_is_null(r, "b") == 1;
+	size_t na = SIZES[i], nb = SIZES[NSIZES - 1 - i];
+	unsigned char *a = value_of(na, (unsigned)i, 0), *b = value_of(nb, (unsigned)i, 1);
+	int ok = same_bytes(r, "a", a, na) && same_bytes(r, "b", b, nb);
+	free(a);
+	free(b);
+	return ok;
+}
+
+static int over_piece(void)
+{
+	int n = 0;
+	for (size_t i = 0; i < NSIZES; i++) n += (SIZES[i] > PIECE) * 2;   /* a and, mirrored, b */
+	return n;
+}
+
+static int make_use(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	djc_rowset *rs = NULL;
+	int rc = djc_make_fetch_key(&rs, ctx, "Big", key);
+	if (rc) return rc;
+	int64_t id = 0;
+	djc_row_get_int(&id, key, "id");
+	djc_row *out = djc_row_new();
+	djc_row_set_int(out, "same", djc_rowset_count(rs) == 1 && row_ok(djc_rowset_row(rs, 0), (size_t)id));
+	rc = djc_make_insert(ctx, NULL, out);
+	djc_row_free(out);
+	djc_rowset_free(rs);
+	return rc;
+}
+
+static void test_values(djc_conn *c)
+{
+	int pieced = !strcmp(backend, "postgresql");
+	for (size_t i = 0; i <= NSIZES; i++) {
+		djc_row *r = djc_row_new();
+		djc_row_set_int(r, "id", (int64_t)i);
+		djc_row_set_text(r, "tag", "t");
+		djc_row_set_text(r, "note", "n");
+		if (i < NSIZES) {
+			size_t na = SIZES[i], nb = SIZES[NSIZES - 1 - i];
+			unsigned char *a = value_of(na, (unsigned)i, 0), *b = value_of(nb, (unsigned)i, 1);
+			djc_row_set_bytes(r, "a", a, na);
+			djc_row_set_bytes(r, "b", b, nb);
+			free(a);
+			free(b);
+		}
+		const djc_row *rows[1] = {r};
+		CHECK_MSG(djc_insert_ext(NULL, c, "Big", rows, 1, NULL) == 0, "insert %zu: %s", i, djc_error_last(c));
+		djc_row_free(r);
+	}
+	calls = 0;
+	mode = PASS;
+	djc_rowset *rs = NULL;
+	CHECK_MSG(djc_fetch(&rs, c, "Big", NULL) == 0, "fetch: %s", djc_error_last(c));
+	size_t n = rs ? djc_rowset_count(rs) : 0, good = 0;
+	for (size_t i = 0; i < n; i++) good += row_ok(djc_rowset_row(rs, i), i);
+	CHECK_MSG(n == NSIZES + 1 && good == n, "%zu rows, %zu as inserted", n, good);
+	/* the rows hold nothing else: no length column, no version column */
+	const djc_row *r0 = n ? djc_rowset_row(rs, 0) : NULL;
+	CHECK_MSG(r0 && djc_row_count(r0) == 5, "row 0 has %zu values", r0 ? djc_row_count(r0) : 0);
+	djc_rowset_free(rs);
+	CHECK_MSG(calls == (pieced ? over_piece() : 0), "%s: read_pieces ran %d times", backend, calls);
+
+	/* a C make's fetch of its upstream row: the same function */
+	calls = 0;
+	djc_populate_options po = DJC_POPULATE_OPTIONS_INIT;
+	po.make = make_use;
+	djc_populate_result *pr = NULL;
+	CHECK_MSG(djc_populate(&pr, c, "Use", &po) == 0, "populate: %s", djc_error_last(c));
+	CHECK_MSG(pr && pr->success_count == NSIZES + 1 && pr->error_count == 0, "made %ld, failed %ld",
+		  pr ? (long)pr->success_count : -1, pr ? (long)pr->error_count : -1);
+	djc_populate_result_free(pr);
+	long same = 0;
+	djc_rowset *u = NULL;
+	if (!djc_fetch(&u, c, "Use", "{\"same\": 1}")) same = (long)djc_rowset_count(u);
+	djc_rowset_free(u);
+	CHECK_MSG(same == (long)NSIZES + 1, "%ld of %zu makes saw their values whole", same, NSIZES + 1);
+	CHECK_MSG(calls == (pieced ? over_piece() : 0), "%s: the makes' read_pieces ran %d times", backend, calls);
+}
+
+static void test_changed(djc_conn *c)
+{
+	CHECK(put_row(c, 90, 4 * PIECE + 3, 7) == 0);
+	calls = 0;
+	mode = CHANGE;
+	djc_rowset *rs = NULL;
+	int rc = djc_fetch(&rs, c, "Big", "{\"id\": 90}");
+	mode = PASS;
+	CHECK_MSG(rc == 0, "fetch: %s", djc_error_last(c));
+	unsigned char *want = value_of(4 * PIECE + 3, 1000 + 1, 0);
+	if (!strcmp(backend, "postgresql")) {
+		/* the first read of the pieces found the new version; the fetch
+		 * started again and read the new value: one select, one read */
+		CHECK_MSG(calls == 2, "read_pieces ran %d times", calls);
+		CHECK(rs && djc_rowset_count(rs) == 1 && same_bytes(djc_rowset_row(rs, 0), "a", want, 4 * PIECE + 3));
+	} else
+		CHECK_MSG(calls == 0 && rs && djc_rowset_count(rs) == 1, "%s: read_pieces ran %d times", backend, calls);
+	free(want);
+	djc_rowset_free(rs);
+}
+
+static void test_deleted(djc_conn *c)
+{
+	size_t del = 0;
+	djc_delete(&del, c, "Big", "{\"id\": 90}");
+	CHECK(put_row(c, 90, 4 * PIECE + 3, 8) == 0);
+	calls = 0;
+	mode = DELETE;
+	djc_rowset *rs = NULL;
+	int rc = djc_fetch(&rs, c, "Big", "{\"id\": 90}");
+	mode = PASS;
+	CHECK_MSG(rc == 0, "fetch: %s", djc_error_last(c));
+	if (!strcmp(backend, "postgresql"))
+		CHECK_MSG(calls == 1 && rs && djc_rowset_count(rs) == 0, "read_pieces ran %d times, %zu rows", calls,
+			  rs ? djc_rowset_count(rs) : 0);
+	else
+		CHECK(calls == 0 && rs && djc_rowset_count(rs) == 1);
+	djc_rowset_free(rs);
+}
+
+static void test_busy(djc_conn *c)
+{
+	size_t del = 0;
+	djc_delete(&del, c, "Big", "{\"id\": 90}");
+	CHECK(put_row(c, 90, 4 * PIECE + 3, 9) == 0);
+	calls = 0;
+	mode = CHANGE_ALWAYS;
+	djc_rowset *rs = NULL;
+	int rc = djc_fetch(&rs, c, "Big", "{\"id\": 90}");
+	mode = PASS;
+	if (!strcmp(backend, "postgresql")) {
+		CHECK_MSG(rc == DJC_EBUSY && calls == 5, "rc %d after %d reads", rc, calls);
+		CHECK_MSG(strstr(djc_error_last(c), "Big changed each of 5 times"), "%s", djc_error_last(c));
+		CHECK(rs == NULL);
+	} else
+		CHECK(rc == 0 && calls == 0);
+	djc_rowset_free(rs);
+}
+
+static void test_whole(djc_conn *c)
+{
+	setenv("DJC_READ_PIECE", "0", 1);
+	calls = 0;
+	djc_rowset *rs = NULL;
+	CHECK_MSG(djc_fetch(&rs, c, "Big", "{\"id\": [0, 1, 2, 3, 4, 5, 6, 7]}") == 0, "fetch: %s", djc_error_last(c));
+	size_t n = rs ? djc_rowset_count(rs) : 0, good = 0;
+	for (size_t i = 0; i < n; i++) good += row_ok(djc_rowset_row(rs, i), i);
+	CHECK_MSG(n == NSIZES + 1 && good == n && calls == 0, "%zu rows, %zu as inserted, %d reads", n, good, calls);
+	djc_rowset_free(rs);
+	setenv("DJC_READ_PIECE", "1000", 1);
+}
+
+int main(int argc, char **argv)
+{
+	t_cases(argc, argv, "test_pieces", "values changed deleted busy whole:values");
+	url = getenv("DJC_TEST_URL");
+	schema = getenv("DJC_TEST_SCHEMA");
+	backend = getenv("DJC_BACKEND");
+	if (!url) url = "sqlite:/tmp/djc-test-pieces.db";
+	if (!backend) backend = "sqlite";
+	setenv("DJC_READ_PIECE", "1000", 1);
+	djc_conn *c = t_open(url, schema);
+	char *rep = NULL;
+	int rc = djc_declare(&rep, c, PIPE, "pieces.djc");
+	CHECK_MSG(rc == 0, "declare: %s", djc_error_last(c));
+	free(rep);
+	other = t_open(url, schema);
+	wrap(c);
+	if (t_want("values")) test_values(c);
+	if (t_want("changed")) test_changed(c);
+	if (t_want("deleted")) test_deleted(c);
+	if (t_want("busy")) test_busy(c);
+	if (t_want("whole")) test_whole(c);
+	djc_close(other);
+	djc_close(c);
+	return T_DONE("test_pieces");
+}
