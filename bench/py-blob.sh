@@ -29,7 +29,11 @@
 # bench/results-2026-12-06.md, fifth section), PYBLOB_ROUNDS (default
 # 2), PYBLOB_MB (default 10), DJPYTHON (an interpreter with datajoint and
 # numpy; default: scripts/datajoint-python.sh's, else python3 and no py-dj),
-# BENCH_QUICK=1 (2 keys, 1 round).
+# PYBLOB_DATA (noise, the default: uniform doubles, which a server's
+# compression leaves as they are, as it does measured data's noisy digits
+# or a blob DataJoint compressed; ramp: 0, 0.5, 1, ..., which
+# PostgreSQL's lz4 halves: the data of the runs before 2026-12-06's
+# seventh section), BENCH_QUICK=1 (2 keys, 1 round).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -38,6 +42,7 @@ RUN=$ROOT/$BUILD/bench/blob_run
 N=${PYBLOB_KEYS:-72}
 R=${PYBLOB_ROUNDS:-2}
 MB=${PYBLOB_MB:-10}
+export BLOB_DATA=${PYBLOB_DATA:-noise}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then N=2; R=1; fi
 [ -x "$RUN" ] || { echo "py-blob.sh: build first (make BUILD=$BUILD all)" >&2; exit 2; }
 . "$ROOT/scripts/datajoint-python.sh"
@@ -95,21 +100,21 @@ for be in postgresql mariadb; do
 		done
 	done
 done
-python3 - "$LOG" "$(($(date +%s) - T0))" "$N" "$MB" "$PY" "$base_raw" "$base_dj" <<'PYX'
+python3 - "$LOG" "$(($(date +%s) - T0))" "$N" "$MB" "$PY" "$base_raw" "$base_dj" "$BLOB_DATA" <<'PYX'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-secs, n, mb, py, base_raw, base_dj = sys.argv[2:8]
+secs, n, mb, py, base_raw, base_dj, data = sys.argv[2:9]
 n, mb = int(n), int(mb)
 ok = all(r["r"]["errors"] == 0 and r["r"]["keys"] == n for r in rows)
 print("### A 10 MiB <blob> in, a 1 MiB <blob> out: Python serve make vs the C make (bench/py-blob.sh, issue 40)\n")
-print("One run, %s s: %d keys of %d MiB per run, one worker process, reserved jobs, the kinds alternating in each"
+print("One run, %s s: %d keys of %d MiB (%s data) per run, one worker process, reserved jobs, the kinds alternating in each"
       " round; keys/s, median of the rounds (rounds in brackets). Every run made all its keys with no error: %s."
       " Python: %s (max RSS with djc_make imported: %s KiB; with djc_blob and numpy too: %s KiB)."
       " Memory: the worker's max RSS above its RSS before populate, the program's own max RSS, both in MiB,"
       " largest of the rounds; the target is 2x the largest value, %d MiB. The worker keeps freed heap for the"
       " next key (docs/workers.md, \"Large values\"); the -glibc kinds run it with glibc's defaults, / C still"
       " against the C make with the worker's setting.\n"
-      % (secs, n, mb, "yes" if ok else "NO", py, base_raw, base_dj, 2 * mb))
+      % (secs, n, mb, data, "yes" if ok else "NO", py, base_raw, base_dj, 2 * mb))
 print("| backend | make | keys/s | / C | worker RSS above start | program RSS | program RSS above its interpreter |")
 print("|---|---|---:|---:|---:|---:|---:|")
 for be in ("postgresql", "mariadb"):

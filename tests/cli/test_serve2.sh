@@ -23,7 +23,8 @@
 #   binary_lent  a value of 600 KB (lent to the pipe, not copied: vmsplice)
 #                that the program reads only after djc wrote all of it and
 #                answered another fetch arrives intact: djc keeps its
-#                buffer until it was read; and copied (DJC_SERVE_LEND=0)
+#                buffer until it was read; and copied (DJC_SERVE_LEND=0);
+#                and read from the server in pieces (DJC_READ_PIECE)
 #   binary_not_asked  the same program not asking gets base64 text, no "_bin"
 #   binary_bad   "_bin" without having asked is not the protocol; raw values
 #                for an int attribute, or a <blob> without its header, fail
@@ -418,6 +419,11 @@ check "binary_lent: the stored copy is the value reversed, byte for byte" test "
 bclean
 run env MODE=late DJC_SERVE_LEND=0 "$DJC" populate Bin --reserve-jobs --json --where '{"id": 5}' --make-serve python3 binraw.py
 check "binary_lent: with DJC_SERVE_LEND=0 too" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')/$(bin_wrong)" = "0/1/0/0"
+# DJC_READ_PIECE=100000: on PostgreSQL the worker reads the value from the
+# server in six pieces (docs/workers.md, "Large values"); elsewhere whole
+bclean
+run env MODE=late DJC_READ_PIECE=100000 "$DJC" populate Bin --reserve-jobs --json --where '{"id": 5}' --make-serve python3 binraw.py
+check "binary_lent: read from the server in pieces too" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')/$(bin_wrong)" = "0/1/0/0"
 djc delete Bin --yes >/dev/null && djc delete Src --where '{"id": [5, 6]}' --yes >/dev/null ||
 	echo "test_serve2: binary_lent: cannot delete Src 5 and 6" >&2
 }
