@@ -326,6 +326,11 @@ struct db_driver {
 	int (*read_pieces)(db_conn *c, const char *col, const char *from_where, const val_t *params, size_t np,
 			   size_t piece, int (*each)(void *ctx, size_t at, const val_t *bytes, const val_t *version),
 			   void *ctx);
+	/* may provide, with read_pieces: the SQL function of a value's size
+	 * as stored. A value stored in fewer bytes than it has (compressed)
+	 * is read whole by the select, not in pieces (read_pieces would
+	 * send it whole anyway, one round trip later). */
+	const char *stored_size;
 };
 
 extern const db_driver db_sqlite_driver;
@@ -437,6 +442,8 @@ static inline const char *db_row_version(db_conn *c) { return c->drv->row_versio
 /* db_driver.read_piece, or DJC_READ_PIECE's bytes where the driver reads
  * in pieces (docs/workers.md); 0: values are read whole. */
 size_t db_read_piece(db_conn *c);
+/* db_driver.stored_size, or NULL. */
+static inline const char *db_stored_size(db_conn *c) { return c->drv->stored_size; }
 /* db_driver.read_pieces (only where db_read_piece is not 0). */
 static inline int db_read_pieces(db_conn *c, const char *col, const char *from_where, const val_t *params, size_t np,
 				 size_t piece, int (*each)(void *ctx, size_t at, const val_t *bytes, const val_t *version),

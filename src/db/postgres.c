@@ -1261,11 +1261,11 @@ static int pg_exec(db_conn *bc, const char *sql, const val_t *params, size_t np,
 /* db_driver.read_pieces. A value stored uncompressed is cut by substring
  * where it lies (the subquery's OFFSET 0 keeps its column a reference to
  * the stored value, so each piece reads only its own TOAST chunks). A
- * compressed one (its stored size below its length) comes whole, in one
- * row: a piece of it is decompressed from the value's start (lz4 and
- * pglz decompress a prefix), and a copy made on the server to cut from
- * cost it more than the transfer (measured: bench/results-2026-12-06.md,
- * seventh section). Rows come one at a time (single-row mode) and in
+ * compressed one (its stored size below its length: the select read it,
+ * unless it was written since) comes whole, in one row: a piece of it is
+ * decompressed from the value's start (lz4 and pglz decompress a prefix),
+ * and a copy made on the server to cut from cost it more than the
+ * transfer (measured: bench/results-2026-12-06.md, seventh section). Rows come one at a time (single-row mode) and in
  * binary: libpq's buffer and result hold one piece, raw, handed to each
  * as libpq holds it. Each piece carries its offset, so that no ORDER BY
  * (a sort of the whole value) is needed. */
@@ -1916,6 +1916,7 @@ const db_driver db_postgres_driver = {
 	.row_version = "xmin",
 	.read_piece = 1 << 20,
 	.read_pieces = pg_read_pieces,
+	.stored_size = "pg_column_size",
 	.index_count_sql = "SELECT count(*) FROM pg_indexes WHERE schemaname = ? AND tablename = ? AND indexname IN (?, ?)",
 	.listen = pg_listen,
 	.notify = pg_notify,

@@ -466,7 +466,16 @@ static int items_sql(db_conn *db, const q_sel *s, q_out *o)
 		case QI_UPTO:
 			sb_add(o->sql, "CASE WHEN OCTET_LENGTH(");
 			col_sql(db, o->sql, &it->col);
-			sb_printf(o->sql, ") > %zu THEN NULL ELSE ", it->upto);
+			sb_printf(o->sql, ") > %zu", it->upto);
+			if (db_stored_size(db)) {
+				/* a compressed value: whole, here */
+				sb_printf(o->sql, " AND %s(", db_stored_size(db));
+				col_sql(db, o->sql, &it->col);
+				sb_add(o->sql, ") >= OCTET_LENGTH(");
+				col_sql(db, o->sql, &it->col);
+				sb_addc(o->sql, ')');
+			}
+			sb_add(o->sql, " THEN NULL ELSE ");
 			col_sql(db, o->sql, &it->col);
 			sb_add(o->sql, " END AS ");
 			db_qi(db, o->sql, it->as);

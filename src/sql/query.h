@@ -123,8 +123,8 @@ typedef enum q_item_kind {
 	QI_COUNT_IF,  /* the number of rows for which cond holds (0 for none) */
 	QI_AGG,       /* agg(col) [AS as]: one of count sum avg min max (the algebra's aggr) */
 	QI_NULL,      /* NULL AS as (the missing side of the algebra's union) */
-	QI_UPTO,      /* col AS as where col holds at most upto bytes, else NULL (a bytes value
-	               * read in pieces: rows.c) */
+	QI_UPTO,      /* col AS as where col holds at most upto bytes or is stored compressed
+	               * (db_stored_size), else NULL (a bytes value read in pieces: rows.c) */
 	QI_OCTETS     /* OCTET_LENGTH(col) AS as: a bytes value's length */
 } q_item_kind;
 
@@ -179,8 +179,8 @@ void q_order_desc(q_arena *a, q_sel *s, q_col c, int desc);
 /* agg(c) AS as (agg one of count sum avg min max; c.name NULL with count:
  * count(*)). */
 void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as);
-/* c AS as where c holds at most upto bytes, else NULL; OCTET_LENGTH(c) AS
- * as (bytes values). */
+/* c AS as where c holds at most upto bytes or is stored compressed, else
+ * NULL; OCTET_LENGTH(c) AS as (bytes values). */
 void q_upto_item(q_arena *a, q_sel *s, q_col c, size_t upto, const char *as);
 void q_octets_item(q_arena *a, q_sel *s, q_col c, const char *as);
 /* GROUP BY c (after the ones before). */

@@ -252,7 +252,8 @@ enum {
 
 /* Large bytes values in pieces (db_read_piece, docs/workers.md "Large
  * values"). The select reads each bytes attribute's value when it holds
- * at most a piece, else NULL, its length (as PIECE_LEN and the
+ * at most a piece or is stored compressed (db_stored_size), else NULL,
+ * its length (as PIECE_LEN and the
  * attribute's index: no attribute's name starts with '~') and the row's
  * version; a longer value then comes in pieces by the driver
  * (db_read_pieces), the row found by its primary key. A piece of another
