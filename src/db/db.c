@@ -512,14 +512,16 @@ const char *db_decimal_order_cast(db_conn *c) { return c->drv->decimal_order_cas
 
 size_t db_read_piece(db_conn *c)
 {
-	if (!c->drv->read_piece || !c->drv->read_pieces || !c->drv->row_version) return 0;
+	const db_driver *d = c->drv;
+	if (!d->read_piece || !d->read_pieces || !d->row_version || !d->row_id || !d->begin_snapshot) return 0;
 	const char *e = getenv("DJC_READ_PIECE");
-	if (e && *e) {
-		char *end;
-		unsigned long long n = strtoull(e, &end, 10);
-		if (!*end && n <= (1ull << 30)) return (size_t)n;   /* 0: whole values */
+	if (!e || !*e) return d->read_piece;
+	unsigned long long n = 0;
+	for (const char *p = e; *p; p++) {
+		if (!isdigit((unsigned char)*p) || n > DB_PIECE_MAX) return DB_PIECE_BAD;
+		n = n * 10 + (unsigned)(*p - '0');
 	}
-	return c->drv->read_piece;
+	return !n ? 0 : n < DB_PIECE_MIN || n > DB_PIECE_MAX ? DB_PIECE_BAD : (size_t)n;
 }
 
 void db_index_hint(db_conn *c, sb_t *q, const char *index)

@@ -310,14 +310,24 @@ struct db_driver {
 	 * a make read by these alone when they are unchanged (upstream.c),
 	 * rather than reading every value again. NULL: none. */
 	const char *row_version;
-	/* may provide (with row_version and read_pieces): bytes values
-	 * longer than this are read in pieces of this many bytes (rows.c,
-	 * fetch_rows), so that the driver's buffers hold a piece, not the
-	 * value (libpq keeps its input buffer at the largest message it
-	 * received, and a result copies the message). 0: read whole. */
+	/* may provide (with row_version, row_id, read_pieces and
+	 * begin_snapshot): bytes values longer than this are read in pieces
+	 * of this many bytes (rows.c, fetch_rows), so that the driver's
+	 * buffers hold a piece, not the value (libpq keeps its input buffer
+	 * at the largest message it received, and a result copies the
+	 * message). 0: read whole. */
 	size_t read_piece;
+	/* may provide: a column that names where a row lies (PostgreSQL:
+	 * ctid); with row_version it names one version of one row, whatever
+	 * its key (a key read back may not find its row: a timestamp cut to
+	 * the microseconds djc keeps, a NaN). */
+	const char *row_id;
+	/* may provide: begin a read-only transaction whose statements all see
+	 * one snapshot (PostgreSQL: REPEATABLE READ READ ONLY); commit or
+	 * rollback ends it. */
+	int (*begin_snapshot)(db_conn *c);
 	/* may provide: stream the value of bytes column col (unquoted) of the
-	 * one row that from_where selects (" FROM table WHERE cond", `?`
+	 * one row that from_where selects (" FROM table WHERE row_id = ?", `?`
 	 * placeholders bound to params) in pieces of piece bytes, handing
 	 * each to each as it arrives: the byte offset of its start, the
 	 * piece, the row's version (row_version's value). The value is read
@@ -440,8 +450,17 @@ const char *db_decimal_order_cast(db_conn *c);
  * (db_driver.row_version), or NULL. */
 static inline const char *db_row_version(db_conn *c) { return c->drv->row_version; }
 /* db_driver.read_piece, or DJC_READ_PIECE's bytes where the driver reads
- * in pieces (docs/workers.md); 0: values are read whole. */
+ * in pieces (docs/workers.md); 0: values are read whole; DB_PIECE_BAD:
+ * DJC_READ_PIECE is neither 0 nor a number of bytes from DB_PIECE_MIN to
+ * DB_PIECE_MAX. */
+#define DB_PIECE_MIN 1000
+#define DB_PIECE_MAX (1ul << 30)
+#define DB_PIECE_BAD ((size_t)-1)
 size_t db_read_piece(db_conn *c);
+/* db_driver.row_id. */
+static inline const char *db_row_id(db_conn *c) { return c->drv->row_id; }
+/* db_driver.begin_snapshot. */
+static inline int db_begin_snapshot(db_conn *c) { return c->drv->begin_snapshot(c); }
 /* db_driver.stored_size, or NULL. */
 static inline const char *db_stored_size(db_conn *c) { return c->drv->stored_size; }
 /* db_driver.read_pieces (only where db_read_piece is not 0). */

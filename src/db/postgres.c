@@ -200,6 +200,7 @@ static int pq_load(char *err, size_t errlen)
 #define OID_INT2 21
 #define OID_INT4 23
 #define OID_TEXT 25
+#define OID_TID 27
 #define OID_XID 28
 #define OID_BPCHAR 1042
 #define OID_VARCHAR 1043
@@ -899,7 +900,7 @@ static int binary_worth(const PGresult *res)
 		switch (PQftype(res, i)) {
 		case OID_BYTEA: bytea = 1; break;
 		case OID_INT2: case OID_INT4: case OID_INT8: case OID_BOOL:
-		case OID_TEXT: case OID_VARCHAR: case OID_BPCHAR: case OID_NAME: case OID_XID: break;
+		case OID_TEXT: case OID_VARCHAR: case OID_BPCHAR: case OID_NAME: case OID_XID: case OID_TID: break;
 		default: return 0;
 		}
 	}
@@ -915,7 +916,8 @@ static uint64_t be_uint(const unsigned char *p, size_t n)
 
 /* A cell in binary format (binary_worth's types) as the text path reads
  * it (materialise): integers and booleans as DJC_INT, an xid as its
- * decimal text, text types and bytea as their bytes. */
+ * decimal text, a tid as "(block,item)", text types and bytea as their
+ * bytes. */
 static val_t binary_val(Oid type, const char *t, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)t;
@@ -929,6 +931,12 @@ static val_t binary_val(Oid type, const char *t, size_t len)
 	case OID_XID:
 		snprintf(num, sizeof num, "%u", (unsigned)be_uint(p, len < 4 ? len : 4));
 		return val_text(num);
+	case OID_TID: {   /* a block (4 bytes) and an item (2), as "(block,item)" */
+		char tid[32];
+		snprintf(tid, sizeof tid, "(%u,%u)", len == 6 ? (unsigned)be_uint(p, 4) : 0u,
+			 len == 6 ? (unsigned)be_uint(p + 4, 2) : 0u);
+		return val_text(tid);
+	}
 	case OID_BYTEA:
 		v = val_textn(t, len);
 		v.t = DJC_BYTES;
@@ -1299,7 +1307,10 @@ static int pg_read_pieces(db_conn *bc, const char *col, const char *from_where, 
 	bind_free(&b);
 	sb_free(&q);
 	if (!sent) return classify(c, NULL);
-	PQsetSingleRowMode(c->pg);
+	if (!PQsetSingleRowMode(c->pg)) {
+		snprintf(c->base.err, sizeof c->base.err, "postgresql: libpq refused single-row mode for the pieces of %s", col);
+		rc = DJC_ERROR;
+	}
 	PGresult *res;
 	/* every result is read, also after a failure: the connection is
 	 * ready for the next statement only then */
@@ -1334,6 +1345,15 @@ static int pg_begin(db_conn *bc)
 	pg_conn *c = (pg_conn *)bc;
 	int rc = ensure(c);
 	if (!rc) rc = simple(c, "BEGIN");
+	if (!rc) bc->in_tx = 1;
+	return rc;
+}
+
+static int pg_begin_snapshot(db_conn *bc)
+{
+	pg_conn *c = (pg_conn *)bc;
+	int rc = ensure(c);
+	if (!rc) rc = simple(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
 	if (!rc) bc->in_tx = 1;
 	return rc;
 }
@@ -1917,6 +1937,9 @@ const db_driver db_postgres_driver = {
 	.read_piece = 1 << 20,
 	.read_pieces = pg_read_pieces,
 	.stored_size = "pg_column_size",
+	/* system columns too: no user column may take these names */
+	.row_id = "ctid",
+	.begin_snapshot = pg_begin_snapshot,
 	.index_count_sql = "SELECT count(*) FROM pg_indexes WHERE schemaname = ? AND tablename = ? AND indexname IN (?, ?)",
 	.listen = pg_listen,
 	.notify = pg_notify,

@@ -293,31 +293,22 @@ static int piece_put(void *ctx, size_t at, const val_t *bytes, const val_t *vers
 }
 
 /* Row's value of a, total bytes long, read in pieces from the row of t
- * with row's primary key whose version is still version: DJC_OK,
- * PIECE_AGAIN when the row changed, or an error. */
+ * that lies at where (db_row_id) with version: DJC_OK, PIECE_AGAIN when
+ * that row is gone or changed, or an error. */
 static int piece_complete(djc_conn *c, const table *t, djc_row *row, const attr *a, size_t total,
-			  const val_t *version, size_t piece)
+			  const val_t *where, const val_t *version, size_t piece)
 {
-	char *key = key_to_json(t, row, 0);
-	q_arena ar = Q_ARENA_INIT;
-	q_node *x = NULL;
+	if (!where || !where->s) return PIECE_AGAIN;
 	sb_t fw = SB_INIT;
-	pvec p = {0};
-	q_out o = {&fw, &p, 0};
-	int rc = restrict_node(&x, &ar, c, t, key, NULL, 0);
-	free(key);
-	if (!rc) {
-		sb_add(&fw, " FROM ");
-		db_qtable(c->db, &fw, table_sqlref(t));
-		sb_add(&fw, " WHERE ");
-		rc = restrict_fail(c, q_cond_sql(c->db, x, &o), &o);
-	}
+	sb_add(&fw, " FROM ");
+	db_qtable(c->db, &fw, table_sqlref(t));
+	sb_add(&fw, " WHERE ");
+	db_qi(c->db, &fw, db_row_id(c->db));
+	sb_add(&fw, " = ?");
 	pieces got = {NULL, total, 0, version};
-	if (!rc) {
-		rc = db_read_pieces(c->db, a->name, sb_str(&fw), p.v, p.n, piece, piece_put, &got);
-		if (rc < 0) rc = conn_dbfail(c, rc, t->name);
-		else if (!rc && got.have != total) rc = PIECE_AGAIN;
-	}
+	int rc = db_read_pieces(c->db, a->name, sb_str(&fw), where, 1, piece, piece_put, &got);
+	if (rc < 0) rc = conn_dbfail(c, rc, t->name);
+	else if (!rc && got.have != total) rc = PIECE_AGAIN;
 	if (!rc) {
 		got.buf[total] = '\0';
 		val_t v = {0};
@@ -328,16 +319,15 @@ static int piece_complete(djc_conn *c, const table *t, djc_row *row, const attr 
 	} else
 		free(got.buf);
 	sb_free(&fw);
-	pvec_free(&p);
-	q_arena_free(&ar);
 	return rc;
 }
 
 /* The values of rs's rows that came in part (fetch_rows) made whole; the
- * length columns gone, and the version column unless want_version. */
+ * length and row id columns gone, and the version column unless
+ * want_version. */
 static int pieces_complete(djc_conn *c, const table *t, djc_rowset *rs, size_t piece, int want_version)
 {
-	const char *version = db_row_version(c->db);
+	const char *version = db_row_version(c->db), *id = db_row_id(c->db);
 	for (size_t j = 0; j < rs->n; j++) {
 		djc_row *row = rs->rows[j];
 		for (size_t i = 0; i < t->nattrs; i++) {
@@ -347,11 +337,13 @@ static int pieces_complete(djc_conn *c, const table *t, djc_rowset *rs, size_t p
 			const val_t *n = row_get(row, len);
 			const val_t *v = row_get(row, t->attrs[i].name);
 			if (n && n->t == VAL_INT && v && !v->s && n->i > 0 && (size_t)n->i > piece) {
-				int rc = piece_complete(c, t, row, &t->attrs[i], (size_t)n->i, row_get(row, version), piece);
+				int rc = piece_complete(c, t, row, &t->attrs[i], (size_t)n->i, row_get(row, id),
+							row_get(row, version), piece);
 				if (rc) return rc;
 			}
 			row_del(row, len);
 		}
+		row_del(row, id);
 		if (!want_version) row_del(row, version);
 	}
 	return DJC_OK;
@@ -380,6 +372,7 @@ static int fetch_rows_once(djc_conn *c, const table *t, const char *where_json, 
 	}
 	if (piece || flags & (FETCH_VERSION | FETCH_VERSION_ONLY))
 		q_col_item(&a, s, (q_col){NULL, NULL, db_row_version(c->db)}, NULL);
+	if (piece) q_col_item(&a, s, (q_col){NULL, NULL, db_row_id(c->db)}, NULL);
 	q_from_table(&a, s, table_sqlref(t), NULL, 0);
 	int rc = restrict_node(&x, &a, c, t, where_json, NULL, 0);
 	if (!rc) {
@@ -401,8 +394,25 @@ static int fetch_rows(djc_conn *c, const table *t, const char *where_json, int f
 	size_t piece = 0;
 	for (size_t i = 0; i < t->nattrs && !(flags & FETCH_VERSION_ONLY) && t->nkey; i++)
 		if (piece_attr(&t->attrs[i])) piece = db_read_piece(c->db);
+	if (piece == DB_PIECE_BAD)
+		return conn_fail(c, DJC_EINVAL, "DJC_READ_PIECE must be 0 (values whole) or a number of bytes from %d to %lu, got '%s'",
+				 DB_PIECE_MIN, DB_PIECE_MAX, getenv("DJC_READ_PIECE"));
+	/* A row written between the select and its pieces: once more, in a
+	 * snapshot (the select and the pieces see the same rows) unless the
+	 * caller's transaction is open (its reads see what others committed
+	 * meanwhile: a few times more, then give up). */
 	for (int tries = 1;; tries++) {
-		int rc = fetch_rows_once(c, t, where_json, flags, piece, out);
+		int snap = tries > 1 && !c->db->in_tx, rc = DJC_OK;
+		if (snap && (rc = db_begin_snapshot(c->db))) rc = conn_dbfail(c, rc, t->name);
+		if (!rc) rc = fetch_rows_once(c, t, where_json, flags, piece, out);
+		if (snap && c->db->in_tx) {
+			int end = rc == DJC_OK ? db_commit(c->db) : db_rollback(c->db);
+			if (!rc && end) {
+				rc = conn_dbfail(c, end, t->name);
+				djc_rowset_free(*out);
+				*out = NULL;
+			}
+		}
 		if (rc != PIECE_AGAIN) return rc;
 		if (tries == PIECE_TRIES)
 			return conn_fail(c, DJC_EBUSY, "the rows of %s changed each of %d times their large values were read",
