@@ -109,6 +109,8 @@ void put_line(const char *s, FILE *f);
  * and returns 2 for bad input (DJC_EINVAL, ENOTFOUND, ECONFLICT, EDUPLICATE,
  * EFOREIGN), 1 otherwise. */
 int exit_for(int rc, djc_conn *c);
+/* exit_for's status of rc (0 for DJC_OK), printing nothing. */
+int exit_status(int rc);
 /* The end of a command that ran on connection c: exit_for(rc, c), then c
  * closed. Returns the exit status. */
 int cli_done(int rc, djc_conn *c);

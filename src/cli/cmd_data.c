@@ -3,9 +3,14 @@
 #include "cli.h"
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 int cmd_declare(int argc, char **argv)
 {
@@ -157,6 +162,87 @@ static int fetch_expr(djc_conn *c, const fetch_req *q)
 	return rc;
 }
 
+/* A connection to the fetch socket of the make that runs this process
+ * (DJC_FETCH_SOCKET: a per-key make program's, docs/serve-protocol.md),
+ * or -1 (none, or not reachable from here: another network namespace). */
+static int fetch_socket(void)
+{
+	const char *name = getenv("DJC_FETCH_SOCKET");
+	struct sockaddr_un sa = {0};
+	size_t n = name ? strlen(name) : 0;
+	if (!n || n >= sizeof sa.sun_path) return -1;
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, name, n);
+	if (name[0] == '@') sa.sun_path[0] = '\0';   /* Linux's abstract namespace */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && !connect(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)))
+		return fd;
+	if (fd >= 0) close(fd);
+	return -1;
+}
+
+/* Inside a per-key make program, a fetch of a table by --key or --where
+ * printed as JSON is asked of the worker over its fetch socket: read
+ * through the make's context (ancestors only, checked at commit, as a C
+ * make's or a serve program's fetches), with no connection of its own.
+ * The exit status, or -1 when there is no socket to ask (the caller reads
+ * the database itself). */
+static int fetch_through_worker(const fetch_req *q)
+{
+	int fd = fetch_socket();
+	if (fd < 0) return -1;
+	json_t *req = json_pack("{s:s,s:s}", "_djc", "fetch", "table", q->what);
+	const char *arg = q->key ? q->key : q->where;
+	json_t *r = arg ? json_loads(arg, JSON_DECODE_ANY, NULL) : NULL;   /* checked by check_json, check_where */
+	if (r) json_object_set_new(req, q->key ? "key" : "where", r);
+	char *text = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	size_t len = text ? strlen(text) + 1 : 0, off = 0;
+	char *line = malloc(len + 1);
+	if (!line) len = 0;
+	else if (len) snprintf(line, len + 1, "%s\n", text);
+	free(text);
+	while (off < len) {
+		ssize_t w = send(fd, line + off, len - off, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR) continue;
+		if (w <= 0) break;
+		off += (size_t)w;
+	}
+	free(line);
+	shutdown(fd, SHUT_WR);   /* one request: djc answers it all the same */
+	FILE *in = fdopen(fd, "r");
+	char *l = NULL;
+	size_t cap = 0;
+	ssize_t got = in && len && off == len ? getline(&l, &cap, in) : -1;
+	json_t *head = got > 0 ? json_loadb(l, (size_t)got, 0, NULL) : NULL;
+	const char *err = json_string_value(json_object_get(head, "error"));
+	json_int_t count = json_integer_value(json_object_get(head, "count"));
+	int status = 0;
+	if (err) {
+		json_int_t code = json_integer_value(json_object_get(head, "code"));
+		fprintf(stderr, "djc: %s\n", err);
+		status = code ? exit_status((int)code) : 1;
+	} else if (!json_is_integer(json_object_get(head, "count")) || count < 0) {
+		fprintf(stderr, "djc: the worker's fetch socket answered no rows%s\n", got > 0 ? "" : " (it closed)");
+		status = 1;
+	}
+	for (json_int_t i = 0; !status && i < count; i++) {
+		got = getline(&l, &cap, in);
+		if (got <= 0 || l[got - 1] != '\n') {
+			fprintf(stderr, "djc: the worker's fetch socket closed after %lld of %lld rows\n", (long long)i,
+				(long long)count);
+			status = 1;
+		} else
+			fwrite(l, 1, (size_t)got, stdout);
+	}
+	json_decref(head);
+	free(l);
+	if (in) fclose(in);
+	else close(fd);
+	if (fflush(stdout)) status = 1;
+	return status;
+}
+
 int cmd_fetch(int argc, char **argv)
 {
 	static const char H[] =
@@ -173,7 +259,8 @@ int cmd_fetch(int argc, char **argv)
 		"key); --limit / --offset: a page of the rows; --fetch1: exactly one row, else an error;\n"
 		"--explain: print the statement (with ? for the bound values) and run nothing.\n"
 		"Run by a make program (DJC_TABLE and DJC_KEY set by djc), it reads only ancestors of\n"
-		"$DJC_TABLE, as DataJoint's self.upstream does.\n"
+		"$DJC_TABLE, as DataJoint's self.upstream does; a per-key program's fetch of a TABLE\n"
+		"as json is read by the worker (DJC_FETCH_SOCKET), so the commit checks it.\n"
 		"--all-columns also shows the hidden job metadata columns (_job_start_time,\n"
 		"_job_duration, _job_version) of a table declared with jobs.add_job_metadata.\n";
 	enum { WHERE = 1, KEY, FORMAT, ALL, ATTRS, ORDER, LIMIT, OFFSET, FETCH1, EXPLAIN };
@@ -214,6 +301,10 @@ int cmd_fetch(int argc, char **argv)
 	int plain = cli_plain_name(q.what);
 	if (q.key && !plain) die_usage("--key takes a TABLE, not an expression (restrict the expression by {...})");
 	if (q.fo.all_columns && (!plain || q.expr_only)) die_usage("--all-columns takes a TABLE and no other option but --where, --key, --format");
+	if (plain && !q.expr_only && !q.fo.all_columns && !strcmp(q.format, "json") && getenv("DJC_KEY")) {
+		int status = fetch_through_worker(&q);
+		if (status >= 0) return status;
+	}
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	if (!plain || q.expr_only) return cli_done(fetch_expr(c, &q), c);
 	djc_format fmt = !strcmp(q.format, "json") ? DJC_FORMAT_JSON : !strcmp(q.format, "csv") ? DJC_FORMAT_CSV : DJC_FORMAT_TABLE;

@@ -34,7 +34,13 @@ int exit_for(int rc, djc_conn *c)
 	fputs("djc: ", stderr);
 	for (const char *p = m; *p; p++) fputc(*p == '\n' || *p == '\r' ? ' ' : *p, stderr);
 	fputc('\n', stderr);
+	return exit_status(rc);
+}
+
+int exit_status(int rc)
+{
 	switch (rc) {
+	case DJC_OK: return 0;
 	case DJC_EINVAL: case DJC_ENOTFOUND: case DJC_ECONFLICT: case DJC_EDUPLICATE: case DJC_EFOREIGN: return 2;
 	default: return 1;
 	}

@@ -136,7 +136,7 @@ static void on_request(fetchsock *fs, client *k, const char *l, size_t n)
 	const char *tag = json_string_value(json_object_get(j, "_djc"));
 	if (!j || !json_is_object(j) || !tag || strcmp(tag, "fetch"))
 		fetch_error_line(&k->out, "the fetch socket takes fetch requests only, one JSON line each: "
-			  "{\"_djc\": \"fetch\", \"table\": \"Name\", \"key\": {...}} (or \"where\")");
+			  "{\"_djc\": \"fetch\", \"table\": \"Name\", \"key\": {...}} (or \"where\")", DJC_EINVAL);
 	else {
 		fetch_out o = {put_client, take_client, k, 0, 0};
 		fetch_answer(&fs->ctx, j, &o);
@@ -185,7 +185,7 @@ static int answer_lines(fetchsock *fs, client *k)
 	if (!left && k->in.len > REQUEST_MAX) {
 		/* no newline in 1 MiB: answered with an error, the rest of the
 		 * line skipped, the connection kept */
-		if (!k->skipping) fetch_error_line(&k->out, "a fetch request of more than 1 MiB");
+		if (!k->skipping) fetch_error_line(&k->out, "a fetch request of more than 1 MiB", DJC_EINVAL);
 		k->skipping = 1;
 		k->in.len = k->scanned = 0;
 		k->in.s[0] = 0;

@@ -343,11 +343,13 @@ static void send_row_bin(const fetch_out *o, sb_t *b, const table *t, djc_row *r
 	}
 }
 
-void fetch_error_line(sb_t *b, const char *why)
+void fetch_error_line(sb_t *b, const char *why, int code)
 {
-	json_t *e = json_pack("{s:s,s:s}", "_djc", "rows", "error", why);
+	json_t *e = json_pack("{s:s,s:s,s:i}", "_djc", "rows", "error", why, "code", code);
 	char *t = e ? json_dumps(e, JSON_COMPACT) : NULL;
-	sb_add(b, t ? t : "{\"_djc\":\"rows\",\"error\":\"fetch failed\"}");   /* why was not UTF-8 */
+	if (t) sb_add(b, t);
+	else   /* why was not UTF-8 */
+		sb_printf(b, "{\"_djc\":\"rows\",\"error\":\"fetch failed\",\"code\":%d}", code);
 	sb_addc(b, '\n');
 	free(t);
 	json_decref(e);
@@ -361,6 +363,7 @@ void fetch_answer(djc_make_ctx *ctx, json_t *j, const fetch_out *o)
 	if (where && json_is_null(where)) where = NULL;
 	sb_t b = SB_INIT;
 	char *err = NULL;
+	int code = DJC_EINVAL;
 	djc_rowset *rs = NULL;
 	table *ft = NULL;
 	djc_conn *c = ctx->c;
@@ -381,13 +384,16 @@ void fetch_answer(djc_make_ctx *ctx, json_t *j, const fetch_out *o)
 			w = json_dumps(where, JSON_COMPACT | JSON_ENCODE_ANY);
 		if (!rc) rc = djc_make_fetch(&rs, ctx, name, w);
 		if (!rc) rc = conn_table(c, name, &ft);
-		if (rc) err = xstrdup(djc_error_last(c));
+		if (rc) {
+			err = xstrdup(djc_error_last(c));
+			code = rc;
+		}
 		free(w);
 		free(ctx->err);
 		ctx->err = NULL;
 	}
 	if (err) {
-		fetch_error_line(&b, err);
+		fetch_error_line(&b, err, code);
 		free(err);
 	} else {
 		sb_printf(&b, "{\"_djc\":\"rows\",\"count\":%zu", rs->n);

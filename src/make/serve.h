@@ -61,8 +61,9 @@ typedef struct fetch_out {
 void fetch_answer(djc_make_ctx *ctx, json_t *j, const fetch_out *o);
 
 /* The answer to a fetch that failed, added to b:
- * {"_djc":"rows","error":"why"} and a newline. */
-void fetch_error_line(sb_t *b, const char *why);
+ * {"_djc":"rows","error":"why","code":code} (code: djc's status, DJC_E*)
+ * and a newline. */
+void fetch_error_line(sb_t *b, const char *why, int code);
 
 /* Stop the program (end of its input; it should exit; after
  * jobs.stop_grace SIGTERM, then SIGKILL) and free s. NULL is fine. */

@@ -4,8 +4,8 @@
 # imported and part tables for repair, with the jobs table left consistent;
 # make-context reads limited to the target's ancestors and checked at
 # commit (C makes, serve programs, per-key programs through their fetch
-# socket, which fetch_socket and fetch_socket_py test on its own); job
-# metadata columns.
+# socket, which fetch_socket, fetch_socket_py and fetch_socket_cli test
+# on its own); job metadata columns.
 . "$ROOT/tests/cli/lib.sh"
 
 cat > mk.sh <<'M'
@@ -625,5 +625,71 @@ check "fetch_socket_py: threads and forked children fetch the right rows, a long
 	test "$(grep -c '^[123] threads 4 forks 10 long a fetch request of more than 1 MiB after True$' py9.log)" = 3
 }
 tcase fetch_socket_py fetch_socket
+
+case_fetch_socket_cli() {
+# ------------------------ a shell make's `djc fetch --format json`, per key
+# Run by a per-key program, `djc fetch T --key/--where --format json` asks
+# the worker over DJC_FETCH_SOCKET: the program points djc at a database
+# that does not exist, and still reads (and prints exactly what the same
+# fetch prints from the database, bytes as base64); a non-ancestor is
+# refused with the same message and exit status 2; a row added to what
+# key 2 read fails it at commit; a --format table fetch, which reads the
+# database itself, fails there.
+cat > p10.djc <<'P'
+Src10 (manual)
+    id : int32
+    ---
+    x : int32
+    raw = null : bytes
+
+Dst10 (computed)
+    -> Src10
+    ---
+    y : int32
+P
+expect_rc 0 "fetch_socket_cli: declare" djc declare p10.djc
+printf '{"id": %d, "x": %d, "raw": "AAH/"}\n' 1 1 2 2 3 3 > src10.jsonl
+expect_out "fetch_socket_cli: insert" "inserted 3 rows into Src10" djc insert Src10 src10.jsonl
+cat > mk10.sh <<'M'
+#!/bin/bash
+cat >/dev/null
+export DJC_DATABASE_URL=postgresql://nobody@127.0.0.1:1/none   # no database from here
+i=$DJC_KEY_id
+"$DJC" fetch Src10 --key "$DJC_KEY" --format json > "row10.$i" 2> "err10.$i"
+echo "$?" > "rc10.$i"
+"$DJC" fetch Other --format json > /dev/null 2> "other10.$i"
+echo "$?" >> "rc10.$i"
+"$DJC" fetch Src10 --key "$DJC_KEY" > /dev/null 2> "table10.$i"
+echo "$?" >> "rc10.$i"
+if [ "$i" = 2 ]; then
+	"$DJC" fetch Src10 --where '{"id": {">": 1}}' --format json > later10
+	touch ready10
+	while [ ! -e done10 ]; do sleep 0.05; done
+fi
+x=$(sed -n 's/.*"x":\([0-9]*\).*/\1/p' "row10.$i")
+echo "{\"y\": $(( x * 10 ))}"
+M
+chmod +x mk10.sh
+"$DJC" populate Dst10 --reserve-jobs --suppress-errors --make ./mk10.sh >pop10.out 2>pop10.err &
+local pop=$!
+for _ in $(seq 1 1200); do [ -e ready10 ] && break; nap 0.05; done
+check "fetch_socket_cli: the make of key 2 has read" [ -e ready10 ]
+echo '{"id": 9, "x": 9}' > src10b.jsonl
+expect_out "fetch_socket_cli: another user adds a row it read" "inserted 1 row into Src10" djc insert Src10 src10b.jsonl
+touch done10
+wait $pop
+check "fetch_socket_cli: populate: exit 1 (key 2 failed)" [ $? = 1 ]
+expect_out "fetch_socket_cli: keys 1 and 3 made from what they read, with no database" \
+	'{"id":1,"y":10}
+{"id":3,"y":30}' djc fetch Dst10 --format json
+check "fetch_socket_cli: the socket's rows are the database's, byte for byte" \
+	test "$(cat row10.1 row10.3)" = "$("$DJC" fetch Src10 --where '{"id": [1, 3]}' --format json)"
+check "fetch_socket_cli: exits: 0 through the socket, 2 for a non-ancestor, 1 for --format table (its own database)" \
+	test "$(tr '\n' ' ' < rc10.1)" = "0 2 1 "
+check "fetch_socket_cli: the non-ancestor's message" grep -q '^djc: .*Other is not upstream of Dst10' other10.1
+expect_out "fetch_socket_cli: key 2 read rows 2 and 3, then failed at commit" "2 true" \
+	sh -c "echo \$(wc -l < later10) \$(\"\$DJC\" jobs Dst10 --status error --json | jq -r '.jobs[] | select(.id == 2) | .error_message | startswith(\"upstream changed while make ran: the rows of Src10\")')"
+}
+tcase fetch_socket_cli key_source
 
 finish
