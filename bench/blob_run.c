@@ -61,18 +61,18 @@ static void header(unsigned char *b, uint64_t n)
 
 static int cmd_setup(const char *url, const char *schema, long n, long mb)
 {
-	djc_conn *c = open_db(url, schema);
-	uint64_t elems = (uint64_t)mb * 131072;
-	size_t len = HDR + elems * 8;
-	unsigned char *b = malloc(len);
-	header(b, elems);
-	double *d = (double *)(void *)(b + HDR);
 	const char *kind = getenv("BLOB_DATA");
 	int ramp = kind && !strcmp(kind, "ramp");
 	if (kind && !ramp && strcmp(kind, "noise")) {
 		fprintf(stderr, "blob_run: BLOB_DATA must be noise or ramp, not %s\n", kind);
 		return 2;
 	}
+	djc_conn *c = open_db(url, schema);
+	uint64_t elems = (uint64_t)mb * 131072;
+	size_t len = HDR + elems * 8;
+	unsigned char *b = malloc(len);
+	header(b, elems);
+	double *d = (double *)(void *)(b + HDR);
 	uint64_t s = 0x9e3779b97f4a7c15u;   /* xorshift64: the same values every setup */
 	for (uint64_t i = 0; i < elems; i++) {
 		s ^= s << 13, s ^= s >> 7, s ^= s << 17;
