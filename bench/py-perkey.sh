@@ -2,8 +2,9 @@
 # bench/py-perkey.sh - issue 40: a per-key Python make (one interpreter per
 # key, python/djc_make.py) that fetches its key's upstream row, its fetch
 # through djc's fetch socket against a `djc fetch` process (the socket
-# forgotten: bench/prog/perkey_make.py), with the make that fetches
-# nothing as the floor; on SQLite and PostgreSQL, one worker, the kinds
+# forgotten: bench/prog/perkey_make.py) and a `djc fetch --format json`
+# process that asks the socket (as a shell make's does), with the make
+# that fetches nothing as the floor; on SQLite and PostgreSQL, one worker, the kinds
 # alternating in each round. Prints a Markdown section on stdout.
 # Environment: BUILD (default build), PG_URL (default: a throwaway
 # server), PYTHON (default: python3 on PATH), PERKEY_KEYS (default 100), PERKEY_ROUNDS (default 3),
@@ -33,7 +34,7 @@ for be in sqlite postgresql; do
 	"$DJC" declare p.djc >/dev/null
 	"$DJC" insert Src src.jsonl >/dev/null
 	for r in $(seq 1 "$R"); do
-		for k in socket cli none; do
+		for k in socket cli cli-socket none; do
 			"$DJC" delete Dst --yes >/dev/null
 			t0=$(date +%s.%N)
 			PERKEY_FETCH=$k "$DJC" populate Dst --make "$PY" "$ROOT/bench/prog/perkey_make.py" >/dev/null
@@ -53,18 +54,19 @@ print("### A per-key Python make that fetches its upstream row: the fetch socket
 print("One run, %s s: %d keys per populate, one worker, no reservation, the kinds alternating in each round; ms a key,"
       " median of the rounds (rounds in brackets). Every populate made all its keys: %s. Python: %s. `none` fetches"
       " nothing: the interpreter's start and djc's cost a key, the floor.\n" % (secs, n, "yes" if ok else "NO", py))
-print("| backend | fetch | ms a key | fetch's own ms a key (above none) | / djc fetch |")
+print("| backend | fetch | ms a key | fetch's own ms a key (above none) | / djc fetch (its own connection) |")
 print("|---|---|---:|---:|---:|")
 for be in ("sqlite", "postgresql"):
     med = {}
-    for k in ("socket", "cli", "none"):
+    for k in ("socket", "cli", "cli-socket", "none"):
         got = [1000 * r["secs"] / n for r in rows if r["backend"] == be and r["kind"] == k]
         med[k] = (statistics.median(got), got)
-    for k in ("socket", "cli", "none"):
+    for k in ("socket", "cli", "cli-socket", "none"):
         m, got = med[k]
         own = "%.2f" % (m - med["none"][0]) if k != "none" else "-"
-        ratio = "%.2fx" % (med["cli"][0] / m) if k == "socket" else "-"
-        print("| %s | %s | %.2f (%s) | %s | %s |" % (be, k if k != "cli" else "djc fetch", m,
+        ratio = "%.2fx" % (med["cli"][0] / m) if k in ("socket", "cli-socket") else "-"
+        name = {"cli": "djc fetch (its own connection)", "cli-socket": "djc fetch (through the socket)"}.get(k, k)
+        print("| %s | %s | %.2f (%s) | %s | %s |" % (be, name, m,
               " ".join("%.2f" % x for x in got), own, ratio))
 print()
 PYX

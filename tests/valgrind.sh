@@ -136,6 +136,29 @@ vg 0 "populate --processes 2" populate Stats --reserve-jobs --processes 2 --make
 vg 0 "populate, a per-key Python make fetching through the fetch socket" populate Fetched --make python3 mkf.py
 vg 0 "insert 300 KB values" insert Big big.jsonl
 vg 0 "populate, a Python serve make sent 300 KB values" populate BigCopy --reserve-jobs --make-serve python3 mkbig.py
+# values read from the server in pieces (PostgreSQL, VG_URL; elsewhere whole)
+DJC_READ_PIECE=100000 vg 0 "fetch 300 KB values, in pieces of 100,000 bytes" fetch Big --format json
+DJC_READ_PIECE=100000 vg 0 "populate, a serve make fetching 300 KB values in pieces" populate BigCopy --reserve-jobs --make-serve python3 mkbig.py
+# a shell make's djc fetch through the worker's fetch socket, itself under valgrind
+cat > mkvg.sh <<M
+#!/bin/sh
+cat >/dev/null
+$VG "\$DJC" fetch Session --key "\$DJC_KEY" --format json >/dev/null 2>"vgfetch.\$DJC_KEY_session_id"
+echo "{\"y\": \$?}"
+M
+chmod +x mkvg.sh
+"$DJC" delete Fetched --yes >/dev/null
+vg 0 "populate, a shell make whose djc fetch asks the fetch socket" populate Fetched --make ./mkvg.sh
+n=$((n + 1))
+made=$("$DJC" fetch Fetched --format json | grep -c '"y":0')
+if [ "$made" = 8 ] && [ "$(ls vgfetch.* | wc -l)" = 8 ] && ! grep -q '^==[0-9]*==' vgfetch.*; then
+	echo "ok:   djc fetch through the fetch socket, in each make"
+else
+	fails=$((fails + 1))
+	echo "FAIL: djc fetch through the fetch socket, in a make:"
+	"$DJC" fetch Fetched --format json | head -3
+	head -20 vgfetch.* | sed 's/^/    /'
+fi
 vg 0 "progress --json" progress Stats --json
 vg 0 "fetch part table" fetch Stats.Unit --format json
 vg 2 "delete of a part table alone (refused: part integrity)" delete Stats.Unit --where '{"session_id": 1}'

@@ -3,8 +3,10 @@
 
 PERKEY_FETCH=socket: fetch through djc's fetch socket (DJC_FETCH_SOCKET);
 cli: through a `djc fetch` process (the socket forgotten, as an older djc
-or a program out of its reach would); none: no fetch (the interpreter's
-start and djc's own cost a key, the floor of the other two)."""
+or a program out of its reach would: it reads the database); cli-socket: a
+`djc fetch --format json` process as a shell make runs it, which asks the
+socket; none: no fetch (the interpreter's start and djc's own cost a key,
+the floor of the others)."""
 import os
 
 HOW = os.environ.get("PERKEY_FETCH", "socket")
@@ -17,6 +19,13 @@ import djc_make  # noqa: E402
 def make(key, fetch):
     if HOW == "none":
         return {"y": 2 * key["id"]}
+    if HOW == "cli-socket":
+        import json
+        import subprocess
+
+        out = subprocess.run([os.environ["DJC"], "fetch", "Src", "--key", json.dumps(key), "--format", "json"],
+                             stdout=subprocess.PIPE, check=True).stdout
+        return {"y": 2 * json.loads(out.splitlines()[0])["x"]}
     return {"y": 2 * fetch("Src", key)[0]["x"]}
 
 
