@@ -31,6 +31,21 @@ typedef struct coldef {
 	size_t nenums;
 } coldef;
 
+/* What db_driver.read_pieces streams: the value of bytes column col
+ * (unquoted) of the row of table (unquoted, as db_qtable takes it) whose
+ * row_id is at (its value as the select read it), in pieces of piece
+ * bytes, each handed to each as it arrives: the byte offset of its start,
+ * the piece, the row's version (row_version's value). The value is read
+ * from the table once, not once a piece. each returning nonzero stops the
+ * handing; read_pieces returns that value. */
+typedef struct db_pieces {
+	const char *table, *col;
+	const val_t *at;
+	size_t piece;
+	int (*each)(void *ctx, size_t at, const val_t *bytes, const val_t *version);
+	void *ctx;
+} db_pieces;
+
 /* A parsed connection URL. Every string is owned by the db_url. */
 typedef struct db_url {
 	char *scheme;    /* "sqlite", "postgresql", "mysql" */
@@ -326,16 +341,8 @@ struct db_driver {
 	 * one snapshot (PostgreSQL: REPEATABLE READ READ ONLY); commit or
 	 * rollback ends it. */
 	int (*begin_snapshot)(db_conn *c);
-	/* may provide: stream the value of bytes column col (unquoted) of the
-	 * one row that from_where selects (" FROM table WHERE row_id = ?", `?`
-	 * placeholders bound to params) in pieces of piece bytes, handing
-	 * each to each as it arrives: the byte offset of its start, the
-	 * piece, the row's version (row_version's value). The value is read
-	 * from the table once, not once a piece. each returning nonzero stops
-	 * the handing; that value is returned. */
-	int (*read_pieces)(db_conn *c, const char *col, const char *from_where, const val_t *params, size_t np,
-			   size_t piece, int (*each)(void *ctx, size_t at, const val_t *bytes, const val_t *version),
-			   void *ctx);
+	/* may provide: stream a value in pieces (db_pieces). */
+	int (*read_pieces)(db_conn *c, const struct db_pieces *req);
 	/* may provide, with read_pieces: the SQL function of a value's size
 	 * as stored. A value stored in fewer bytes than it has (compressed)
 	 * is read whole by the select, not in pieces (read_pieces would
@@ -464,13 +471,7 @@ static inline int db_begin_snapshot(db_conn *c) { return c->drv->begin_snapshot(
 /* db_driver.stored_size, or NULL. */
 static inline const char *db_stored_size(db_conn *c) { return c->drv->stored_size; }
 /* db_driver.read_pieces (only where db_read_piece is not 0). */
-static inline int db_read_pieces(db_conn *c, const char *col, const char *from_where, const val_t *params, size_t np,
-				 size_t piece, int (*each)(void *ctx, size_t at, const val_t *bytes, const val_t *version),
-				 void *ctx)
-{
-	return c->drv->read_pieces(c, col, from_where, params, np, piece, each, ctx);
-}
-/* "DELETE FROM table", reading table with index where the driver must be
+static inline int db_read_pieces(db_conn *c, const db_pieces *req) { return c->drv->read_pieces(c, req); }/* "DELETE FROM table", reading table with index where the driver must be
  * told (db_driver.delete_using); both unquoted. */
 void db_delete_from(db_conn *c, sb_t *q, const char *table, const char *index);
 /* Have the planner count table (unquoted) again where its plans depend on

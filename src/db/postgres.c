@@ -844,6 +844,17 @@ static int rewrite(sb_t *o, const char *s)
 	return n;
 }
 
+/* sql rewritten into q (rewrite) when it has np placeholders; else
+ * DJC_ERROR, q freed. */
+static int rewrite_for(pg_conn *c, sb_t *q, const char *sql, size_t np)
+{
+	int want = rewrite(q, sql);
+	if ((size_t)want == np) return DJC_OK;
+	snprintf(c->base.err, sizeof c->base.err, "postgresql: statement wants %d parameters, got %zu", want, np);
+	sb_free(q);
+	return DJC_ERROR;
+}
+
 /* The statement's first keyword (skipping blanks, comments and '('),
  * upper-cased into kw. */
 static void first_word(const char *s, char *kw, size_t n)
@@ -1227,12 +1238,7 @@ static int pg_exec(db_conn *bc, const char *sql, const val_t *params, size_t np,
 	int rc = ensure(c);
 	if (rc) return rc;
 	sb_t q = SB_INIT;
-	int want = rewrite(&q, sql);
-	if ((size_t)want != np) {
-		snprintf(c->base.err, sizeof c->base.err, "postgresql: statement wants %d parameters, got %zu", want, np);
-		sb_free(&q);
-		return DJC_ERROR;
-	}
+	if ((rc = rewrite_for(c, &q, sql, np))) return rc;
 	pg_bind b;
 	bind_init(&b, params, np);
 	Oid *types = b.types;
@@ -1277,11 +1283,11 @@ static int pg_exec(db_conn *bc, const char *sql, const val_t *params, size_t np,
  * binary: libpq's buffer and result hold one piece, raw, handed to each
  * as libpq holds it. Each piece carries its offset, so that no ORDER BY
  * (a sort of the whole value) is needed. */
-static int pg_read_pieces(db_conn *bc, const char *col, const char *from_where, const val_t *params, size_t np,
-			  size_t piece, int (*each)(void *ctx, size_t at, const val_t *bytes, const val_t *version),
-			  void *ctx)
+static int pg_read_pieces(db_conn *bc, const db_pieces *req)
 {
 	pg_conn *c = (pg_conn *)bc;
+	const char *col = req->col;
+	size_t piece = req->piece;
 	int rc = ensure(c);
 	if (rc) return rc;
 	sb_t sql = SB_INIT, q = SB_INIT;
@@ -1292,18 +1298,16 @@ static int pg_read_pieces(db_conn *bc, const char *col, const char *from_where, 
 	pg_qi(&sql, col);
 	sb_add(&sql, ") < octet_length(");
 	pg_qi(&sql, col);
-	sb_printf(&sql, ") AS z%s OFFSET 0) v, generate_series(1, octet_length(v.d), "
-		  "CASE WHEN v.z THEN octet_length(v.d) ELSE %zu END) g", from_where, piece);
-	int want = rewrite(&q, sb_str(&sql));
+	sb_add(&sql, ") AS z FROM ");
+	db_qtable(bc, &sql, req->table);
+	sb_printf(&sql, " WHERE ctid = ? OFFSET 0) v, generate_series(1, octet_length(v.d), "
+		  "CASE WHEN v.z THEN octet_length(v.d) ELSE %zu END) g", piece);
+	rc = rewrite_for(c, &q, sb_str(&sql), 1);
 	sb_free(&sql);
-	if ((size_t)want != np) {
-		snprintf(c->base.err, sizeof c->base.err, "postgresql: statement wants %d parameters, got %zu", want, np);
-		sb_free(&q);
-		return DJC_ERROR;
-	}
+	if (rc) return rc;
 	pg_bind b;
-	bind_init(&b, params, np);
-	int sent = PQsendQueryParams(c->pg, sb_str(&q), (int)np, b.types, b.vals, b.lens, b.fmts, 1);
+	bind_init(&b, req->at, 1);
+	int sent = PQsendQueryParams(c->pg, sb_str(&q), 1, b.types, b.vals, b.lens, b.fmts, 1);
 	bind_free(&b);
 	sb_free(&q);
 	if (!sent) return classify(c, NULL);
@@ -1330,7 +1334,7 @@ static int pg_read_pieces(db_conn *bc, const char *col, const char *from_where, 
 				bytes.s = PQgetvalue(res, 0, 0);
 				bytes.n = (size_t)PQgetlength(res, 0, 0);
 				val_t version = binary_val(OID_XID, PQgetvalue(res, 0, 2), (size_t)PQgetlength(res, 0, 2));
-				rc = each(ctx, (size_t)(at - 1), &bytes, &version);
+				rc = req->each(req->ctx, (size_t)(at - 1), &bytes, &version);
 				val_free(&version);
 			}
 		} else if (st != PGRES_SINGLE_TUPLE && st != PGRES_TUPLES_OK && !rc)

@@ -293,20 +293,15 @@ static int piece_put(void *ctx, size_t at, const val_t *bytes, const val_t *vers
 }
 
 /* Row's value of a, total bytes long, read in pieces from the row of t
- * that lies at where (db_row_id) with version: DJC_OK, PIECE_AGAIN when
- * that row is gone or changed, or an error. */
-static int piece_complete(djc_conn *c, const table *t, djc_row *row, const attr *a, size_t total,
-			  const val_t *where, const val_t *version, size_t piece)
+ * that lies where row's row id column says (db_row_id), of row's version:
+ * DJC_OK, PIECE_AGAIN when that row is gone or changed, or an error. */
+static int piece_complete(djc_conn *c, const table *t, djc_row *row, const attr *a, size_t total, size_t piece)
 {
+	const val_t *where = row_get(row, db_row_id(c->db)), *version = row_get(row, db_row_version(c->db));
 	if (!where || !where->s) return PIECE_AGAIN;
-	sb_t fw = SB_INIT;
-	sb_add(&fw, " FROM ");
-	db_qtable(c->db, &fw, table_sqlref(t));
-	sb_add(&fw, " WHERE ");
-	db_qi(c->db, &fw, db_row_id(c->db));
-	sb_add(&fw, " = ?");
 	pieces got = {NULL, total, 0, version};
-	int rc = db_read_pieces(c->db, a->name, sb_str(&fw), where, 1, piece, piece_put, &got);
+	db_pieces req = {table_sqlref(t), a->name, where, piece, piece_put, &got};
+	int rc = db_read_pieces(c->db, &req);
 	if (rc < 0) rc = conn_dbfail(c, rc, t->name);
 	else if (!rc && got.have != total) rc = PIECE_AGAIN;
 	if (!rc) {
@@ -318,7 +313,6 @@ static int piece_complete(djc_conn *c, const table *t, djc_row *row, const attr 
 		row_put(row, a->name, &v);
 	} else
 		free(got.buf);
-	sb_free(&fw);
 	return rc;
 }
 
@@ -337,8 +331,7 @@ static int pieces_complete(djc_conn *c, const table *t, djc_rowset *rs, size_t p
 			const val_t *n = row_get(row, len);
 			const val_t *v = row_get(row, t->attrs[i].name);
 			if (n && n->t == VAL_INT && v && !v->s && n->i > 0 && (size_t)n->i > piece) {
-				int rc = piece_complete(c, t, row, &t->attrs[i], (size_t)n->i, row_get(row, id),
-							row_get(row, version), piece);
+				int rc = piece_complete(c, t, row, &t->attrs[i], (size_t)n->i, piece);
 				if (rc) return rc;
 			}
 			row_del(row, len);
