@@ -253,13 +253,12 @@ enum {
 /* Large bytes values in pieces (db_read_piece, docs/workers.md "Large
  * values"). The select reads each bytes attribute's value when it holds
  * at most a piece or is stored compressed (db_stored_size), else NULL,
- * its length (as PIECE_LEN and the
- * attribute's index: no attribute's name starts with '~') and the row's
- * version; a longer value then comes in pieces by the driver
- * (db_read_pieces), the row found by its primary key. A piece of another
- * version of the row than the first (a writer came in between), or a
- * value that does not add up (the row was deleted), starts the fetch
- * again. */
+ * and its length (as PIECE_LEN and the attribute's index: no attribute's
+ * name starts with '~'), and the row's version and place (db_row_version,
+ * db_row_id); a longer value then comes in pieces by the driver
+ * (db_read_pieces) from that place. A piece of another version of the
+ * row (a writer came in between), or a value that does not add up (the
+ * row was deleted), starts the fetch again (fetch_rows). */
 #define PIECE_LEN "~djc_len "
 #define PIECE_AGAIN 1
 #define PIECE_TRIES 5
@@ -385,7 +384,7 @@ static int fetch_rows_once(djc_conn *c, const table *t, const char *where_json, 
 static int fetch_rows(djc_conn *c, const table *t, const char *where_json, int flags, djc_rowset **out)
 {
 	size_t piece = 0;
-	for (size_t i = 0; i < t->nattrs && !(flags & FETCH_VERSION_ONLY) && t->nkey; i++)
+	for (size_t i = 0; i < t->nattrs && !(flags & FETCH_VERSION_ONLY); i++)
 		if (piece_attr(&t->attrs[i])) piece = db_read_piece(c->db);
 	if (piece == DB_PIECE_BAD)
 		return conn_fail(c, DJC_EINVAL, "DJC_READ_PIECE must be 0 (values whole) or a number of bytes from %d to %lu, got '%s'",
