@@ -320,12 +320,24 @@ int db_session_alive(db_conn *c, int64_t id)
 	return rc;
 }
 
-int db_begin(db_conn *c)
+static int begin_with(db_conn *c, int (*begin)(db_conn *))
 {
 	conn_lock(c);
-	int rc = c->drv->begin(c);
+	int rc = begin(c);
 	if (rc == DJC_OK && !c->tx_held) c->tx_held = 1;   /* kept until the transaction ends */
 	else conn_unlock(c);
+	return rc;
+}
+
+int db_begin(db_conn *c) { return begin_with(c, c->drv->begin); }
+
+int db_begin_snapshot(db_conn *c) { return begin_with(c, c->drv->begin_snapshot); }
+
+int db_read_pieces(db_conn *c, const db_pieces *req)
+{
+	conn_lock(c);
+	int rc = c->drv->read_pieces(c, req);
+	conn_unlock(c);
 	return rc;
 }
 
@@ -513,15 +525,17 @@ const char *db_decimal_order_cast(db_conn *c) { return c->drv->decimal_order_cas
 size_t db_read_piece(db_conn *c)
 {
 	const db_driver *d = c->drv;
-	if (!d->read_piece || !d->read_pieces || !d->row_version || !d->row_id || !d->begin_snapshot) return 0;
+	int can = d->read_piece && d->read_pieces && d->row_version && d->row_id && d->begin_snapshot;
 	const char *e = getenv("DJC_READ_PIECE");
-	if (!e || !*e) return d->read_piece;
+	if (!e || !*e) return can ? d->read_piece : 0;
 	unsigned long long n = 0;
 	for (const char *p = e; *p; p++) {
 		if (!isdigit((unsigned char)*p) || n > DB_PIECE_MAX) return DB_PIECE_BAD;
 		n = n * 10 + (unsigned)(*p - '0');
 	}
-	return !n ? 0 : n < DB_PIECE_MIN || n > DB_PIECE_MAX ? DB_PIECE_BAD : (size_t)n;
+	/* a bad value is one on every backend, read in pieces or not */
+	if (n && (n < DB_PIECE_MIN || n > DB_PIECE_MAX)) return DB_PIECE_BAD;
+	return can ? (size_t)n : 0;
 }
 
 void db_index_hint(db_conn *c, sb_t *q, const char *index)

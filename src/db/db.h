@@ -466,12 +466,14 @@ static inline const char *db_row_version(db_conn *c) { return c->drv->row_versio
 size_t db_read_piece(db_conn *c);
 /* db_driver.row_id. */
 static inline const char *db_row_id(db_conn *c) { return c->drv->row_id; }
-/* db_driver.begin_snapshot. */
-static inline int db_begin_snapshot(db_conn *c) { return c->drv->begin_snapshot(c); }
+/* db_driver.begin_snapshot, the connection held until the transaction
+ * ends (as db_begin holds it: the heartbeat thread's statements wait). */
+int db_begin_snapshot(db_conn *c);
 /* db_driver.stored_size, or NULL. */
 static inline const char *db_stored_size(db_conn *c) { return c->drv->stored_size; }
-/* db_driver.read_pieces (only where db_read_piece is not 0). */
-static inline int db_read_pieces(db_conn *c, const db_pieces *req) { return c->drv->read_pieces(c, req); }/* "DELETE FROM table", reading table with index where the driver must be
+/* db_driver.read_pieces (only where db_read_piece is not 0), the
+ * connection held while the pieces come (no other statement between). */
+int db_read_pieces(db_conn *c, const db_pieces *req);/* "DELETE FROM table", reading table with index where the driver must be
  * told (db_driver.delete_using); both unquoted. */
 void db_delete_from(db_conn *c, sb_t *q, const char *table, const char *index);
 /* Have the planner count table (unquoted) again where its plans depend on
