@@ -696,8 +696,9 @@ case_pieces_heartbeat() {
 # ---------------- values read in pieces while the lease heartbeat renews
 # On PostgreSQL a large value comes in pieces over the worker's connection
 # (docs/workers.md, "Large values"), which the lease heartbeat shares: a
-# per-key program fetching 300 KB rows in pieces of 1000 bytes, a
-# heartbeat every 50 ms (jobs.lease_timeout 0.2): every key is made (the
+# per-key program fetching 300 KB rows six times each in pieces of 1000
+# bytes, a heartbeat every 25 ms (jobs.lease_timeout 0.1): every key is
+# made (the
 # heartbeat's statements wait for the pieces; run between them, they broke
 # the connection). Elsewhere values are read whole: the same outcome.
 printf 'Src11 (manual)\n    id : int32\n    ---\n    raw : bytes\n\nDst11 (computed)\n    -> Src11\n    ---\n    n : int32\n' > p11.djc
@@ -711,11 +712,11 @@ expect_out "pieces_heartbeat: insert" "inserted 6 rows into Src11" djc insert Sr
 cat > mk11.sh <<'M'
 #!/bin/bash
 cat >/dev/null
-for k in 1 2 3; do "$DJC" fetch Src11 --key "$DJC_KEY" --format json > f11.$DJC_KEY_id || exit 1; done
+for k in 1 2 3 4 5 6; do "$DJC" fetch Src11 --key "$DJC_KEY" --format json > f11.$DJC_KEY_id || exit 1; done
 echo "{\"n\": $(wc -c < f11.$DJC_KEY_id)}"
 M
 chmod +x mk11.sh
-expect_rc 0 "pieces_heartbeat: populate made every key" env DJC_JOBS_LEASE_TIMEOUT=0.2 DJC_READ_PIECE=1000 \
+expect_rc 0 "pieces_heartbeat: populate made every key" env DJC_JOBS_LEASE_TIMEOUT=0.1 DJC_READ_PIECE=1000 \
 	"$DJC" populate Dst11 --reserve-jobs --make ./mk11.sh
 expect_out "pieces_heartbeat: each read its whole row" "6 1" \
 	sh -c "\"\$DJC\" fetch Dst11 --format json | jq -s -c '[length, (map(.n) | unique | length)] | join(\" \")' | tr -d '\"'"
