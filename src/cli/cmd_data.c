@@ -189,11 +189,19 @@ static int fetch_socket(void)
  * the database itself). */
 static int fetch_through_worker(const fetch_req *q)
 {
-	int fd = fetch_socket();
-	if (fd < 0) return -1;
-	json_t *req = json_pack("{s:s,s:s}", "_djc", "fetch", "table", q->what);
+	/* what the socket takes as the database path would: a JSON object
+	 * key, a JSON restriction (not a text condition: --where 'x > 2'), a
+	 * name that is text */
 	const char *arg = q->key ? q->key : q->where;
-	json_t *r = arg ? json_loads(arg, JSON_DECODE_ANY, NULL) : NULL;   /* checked by check_json, check_where */
+	json_t *r = arg ? json_loads(arg, JSON_DECODE_ANY, NULL) : NULL;
+	json_t *req = json_pack("{s:s,s:s}", "_djc", "fetch", "table", q->what);
+	int fd = -1;
+	if (req && (!arg || (r && (json_is_object(r) || (!q->key && json_is_array(r)))))) fd = fetch_socket();
+	if (fd < 0) {
+		json_decref(r);
+		json_decref(req);
+		return -1;
+	}
 	if (r) json_object_set_new(req, q->key ? "key" : "where", r);
 	char *text = json_dumps(req, JSON_COMPACT);
 	json_decref(req);
@@ -218,12 +226,20 @@ static int fetch_through_worker(const fetch_req *q)
 	const char *err = json_string_value(json_object_get(head, "error"));
 	json_int_t count = json_integer_value(json_object_get(head, "count"));
 	int status = 0;
+	if (got <= 0) {
+		/* no answer at all (a worker that does not take this process: it
+		 * runs as another user): read the database, as without a socket */
+		free(l);
+		if (in) fclose(in);
+		else close(fd);
+		return -1;
+	}
 	if (err) {
 		json_int_t code = json_integer_value(json_object_get(head, "code"));
 		fprintf(stderr, "djc: %s\n", err);
 		status = code ? exit_status((int)code) : 1;
 	} else if (!json_is_integer(json_object_get(head, "count")) || count < 0) {
-		fprintf(stderr, "djc: the worker's fetch socket answered no rows%s\n", got > 0 ? "" : " (it closed)");
+		fprintf(stderr, "djc: the worker's fetch socket answered no rows\n");
 		status = 1;
 	}
 	for (json_int_t i = 0; !status && i < count; i++) {

@@ -633,8 +633,9 @@ case_fetch_socket_cli() {
 # that does not exist, and still reads (and prints exactly what the same
 # fetch prints from the database, bytes as base64); a non-ancestor is
 # refused with the same message and exit status 2; a row added to what
-# key 2 read fails it at commit; a --format table fetch, which reads the
-# database itself, fails there.
+# key 2 read fails it at commit; a --format table fetch and one by a text
+# condition (--where 'x > 2'), which read the database themselves, fail
+# there.
 cat > p10.djc <<'P'
 Src10 (manual)
     id : int32
@@ -661,6 +662,8 @@ echo "$?" > "rc10.$i"
 echo "$?" >> "rc10.$i"
 "$DJC" fetch Src10 --key "$DJC_KEY" > /dev/null 2> "table10.$i"
 echo "$?" >> "rc10.$i"
+"$DJC" fetch Src10 --where 'x > 2' --format json > /dev/null 2> "text10.$i"
+echo "$?" >> "rc10.$i"
 if [ "$i" = 2 ]; then
 	"$DJC" fetch Src10 --where '{"id": {">": 1}}' --format json > later10
 	touch ready10
@@ -684,8 +687,8 @@ expect_out "fetch_socket_cli: keys 1 and 3 made from what they read, with no dat
 {"id":3,"y":30}' djc fetch Dst10 --format json
 check "fetch_socket_cli: the socket's rows are the database's, byte for byte" \
 	test "$(cat row10.1 row10.3)" = "$("$DJC" fetch Src10 --where '{"id": [1, 3]}' --format json)"
-check "fetch_socket_cli: exits: 0 through the socket, 2 for a non-ancestor, 1 for --format table (its own database)" \
-	test "$(tr '\n' ' ' < rc10.1)" = "0 2 1 "
+check "fetch_socket_cli: exits: 0 through the socket, 2 for a non-ancestor, 1 for --format table and a text condition (their own database)" \
+	test "$(tr '\n' ' ' < rc10.1)" = "0 2 1 1 "
 check "fetch_socket_cli: the non-ancestor's message" grep -q '^djc: .*Other is not upstream of Dst10' other10.1
 expect_out "fetch_socket_cli: key 2 read rows 2 and 3, then failed at commit" "2 true" \
 	sh -c "echo \$(wc -l < later10) \$(\"\$DJC\" jobs Dst10 --status error --json | jq -r '.jobs[] | select(.id == 2) | .error_message | startswith(\"upstream changed while make ran: the rows of Src10\")')"
