@@ -1279,10 +1279,11 @@ static int pg_exec(db_conn *bc, const char *sql, const val_t *params, size_t np,
  * unless it was written since) comes whole, in one row: a piece of it is
  * decompressed from the value's start (lz4 and pglz decompress a prefix),
  * and a copy made on the server to cut from cost it more than the
- * transfer (measured: bench/results-2026-12-06.md, seventh section). Rows come one at a time (single-row mode) and in
- * binary: libpq's buffer and result hold one piece, raw, handed to each
- * as libpq holds it. Each piece carries its offset, so that no ORDER BY
- * (a sort of the whole value) is needed. */
+ * transfer (measured: bench/results-2026-12-06.md, seventh section).
+ * Rows come one at a time (single-row mode) and in binary: libpq's
+ * buffer and result hold one piece, raw, handed to each as libpq holds
+ * it. Each piece carries its offset, so that no ORDER BY (a sort of the
+ * whole value) is needed. */
 static int pg_read_pieces(db_conn *bc, const db_pieces *req)
 {
 	pg_conn *c = (pg_conn *)bc;
