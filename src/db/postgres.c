@@ -1345,23 +1345,18 @@ static int pg_read_pieces(db_conn *bc, const db_pieces *req)
 	return rc;
 }
 
-static int pg_begin(db_conn *bc)
+static int begin_as(db_conn *bc, const char *sql)
 {
 	pg_conn *c = (pg_conn *)bc;
 	int rc = ensure(c);
-	if (!rc) rc = simple(c, "BEGIN");
+	if (!rc) rc = simple(c, sql);
 	if (!rc) bc->in_tx = 1;
 	return rc;
 }
 
-static int pg_begin_snapshot(db_conn *bc)
-{
-	pg_conn *c = (pg_conn *)bc;
-	int rc = ensure(c);
-	if (!rc) rc = simple(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-	if (!rc) bc->in_tx = 1;
-	return rc;
-}
+static int pg_begin(db_conn *bc) { return begin_as(bc, "BEGIN"); }
+
+static int pg_begin_snapshot(db_conn *bc) { return begin_as(bc, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); }
 
 static int pg_commit(db_conn *bc)
 {

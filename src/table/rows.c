@@ -385,7 +385,10 @@ static int fetch_rows(djc_conn *c, const table *t, const char *where_json, int f
 {
 	size_t piece = 0;
 	for (size_t i = 0; i < t->nattrs && !(flags & FETCH_VERSION_ONLY); i++)
-		if (piece_attr(&t->attrs[i])) piece = db_read_piece(c->db);
+		if (piece_attr(&t->attrs[i])) {
+			piece = db_read_piece(c->db);
+			break;
+		}
 	if (piece == DB_PIECE_BAD)
 		return conn_fail(c, DJC_EINVAL, "DJC_READ_PIECE must be 0 (values whole) or a number of bytes from %d to %lu, got '%s'",
 				 DB_PIECE_MIN, DB_PIECE_MAX, getenv("DJC_READ_PIECE"));
