@@ -9,7 +9,8 @@
 # Environment: BUILD (default build), PG_URL / MY_URL (servers to use;
 # default: throwaway ones of scripts/pg-server.sh and
 # scripts/mariadb-server.sh), PYSERVE_KEYS (default 20000), PYSERVE_ROUNDS
-# (default 3), PYSERVE_PROCS (default 7), PYTHON (default: python3 on PATH,
+# (default 3), PYSERVE_PROCS (default 7), PYSERVE_BATCHES (default "1 50":
+# the jobs.reserve_batch values measured), PYTHON (default: python3 on PATH,
 # the interpreter itself), BENCH_QUICK=1 (2,000 keys, 1 round).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,8 +26,24 @@ PY=${PYTHON:-$(python3 -c 'import sys; print(sys.executable)')}
 [ -x "$NOOP" ] && [ -x "$RUN" ] || { echo "py-serve.sh: build first (make BUILD=$BUILD all)" >&2; exit 2; }
 . "$ROOT/scripts/throwaway-servers.sh"
 tw_init pyserve
+OWN_MY=0
 [ -n "${PG_URL:-}" ] || PG_URL=$(tw_start postgresql)
-[ -n "${MY_URL:-}" ] || MY_URL=$(tw_start mysql)
+[ -n "${MY_URL:-}" ] || { MY_URL=$(tw_start mysql); OWN_MY=1; }
+# Every run starts from the same state (as bench/run.sh's settle): the
+# reset's deleted rows vacuumed on PostgreSQL (VACUUM (ANALYZE), then
+# CHECKPOINT), purged on MariaDB (innodb_max_purge_lag_wait=0 waits for
+# it; on a server of this script's own, where it is root). Without it the
+# dead rows of the run before were vacuumed at a moment of autovacuum's
+# choosing, sometimes during the next run, and a claim reads past the dead
+# index entries at the head of the queue until then: the same C make went
+# from 31,818 to 13,355 keys/s within four runs of one minute.
+settle() {
+	case $1 in
+	postgresql) psql -X -q "$PG_URL" -c "VACUUM (ANALYZE)" -c "CHECKPOINT" >/dev/null ||
+		echo "py-serve.sh: VACUUM or CHECKPOINT failed on PG_URL: this run starts unsettled" >&2 ;;
+	mariadb) [ "$OWN_MY" = 0 ] || "$ROOT/scripts/mariadb-server.sh" client "$WORK/my" -e "SET GLOBAL innodb_max_purge_lag_wait=0" ;;
+	esac
+}
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 LOG=$WORK/runs.jsonl
 : >"$LOG"
@@ -45,10 +62,11 @@ PYX
 for be in postgresql mariadb; do
 	U=$PG_URL; [ $be = mariadb ] && U=$MY_URL
 	"$NOOP" setup "$U" pys "$N" >/dev/null
-	for b in 1 50; do
+	for b in ${PYSERVE_BATCHES:-1 50}; do
 		for r in $(seq 1 "$R"); do
 			for k in c python; do
 				"$NOOP" reset "$U" pys >/dev/null
+				settle $be
 				"$NOOP" refresh "$U" pys >/dev/null
 				if [ $k = c ]; then out=$(DJC_JOBS_RESERVE_BATCH=$b "$RUN" run "$U" pys reserve "$P" c)
 				else out=$(DJC_JOBS_RESERVE_BATCH=$b "$RUN" run "$U" pys reserve "$P" serve "$PY" bench/prog/noop_make.py); fi
@@ -66,12 +84,13 @@ ok = all(r["r"]["errors"] == 0 and r["r"]["lost"] == 0 and r["r"]["keys"] == int
 print("### No-op Python serve make vs the C make (bench/py-serve.sh, issue 40)\n")
 print("One run, %s s: %s keys per run, %s processes, C and Python runs alternating, each round; keys/s, median of the"
       " rounds (rounds in brackets). Every run made all %s keys with no error and no lost job: %s. Python: %s; its start"
-      " with djc_make imported: %s ms (paid once per worker process, inside each Python run).\n"
+      " with djc_make imported: %s ms (paid once per worker process, inside each Python run). Before each run: PostgreSQL"
+      " VACUUM (ANALYZE) and CHECKPOINT, MariaDB's purge waited for (its own server only).\n"
       % (secs, n, p, n, "yes" if ok else "NO", py, start_ms, ))
 print("| backend | jobs.reserve_batch | C make | Python serve make | Python / C | target |")
 print("|---|---:|---:|---:|---:|---|")
 for be in ("postgresql", "mariadb"):
-    for b in (1, 50):
+    for b in sorted({r["batch"] for r in rows}):
         got = {}
         for k in ("c", "python"):
             got[k] = [r["r"]["keys_per_s"] for r in rows if r["backend"] == be and r["batch"] == b and r["kind"] == k]
