@@ -211,11 +211,25 @@ static int commit_batch(djc_conn *c, const batch *bt, commit_result *res, int *e
 {
 	*res = COMMIT_FAILED;
 	*exact = 0;
+	if (bt->rows && bt->rows->reads && !read_set_checkable(c, bt->rows->reads)) {
+		*exact = 1;   /* its reads are checked statement by statement */
+		return conn_fail(c, DJC_EINVAL, "commit: the reads cannot be checked in one batch");
+	}
 	table *t = bt->jobs[0]->t;
 	stmt_list l = {0};
 	size_t fence;
 	int rc = fence_stmts(c, bt, &l, &fence);
 	if (rc) { stmt_list_free(&l); return rc; }
+	/* the make's reads checked after the fence (which locks the job rows),
+	 * as commit_exact checks them: by their row versions, each check a
+	 * statement of the batch */
+	size_t checks = l.n;
+	if (bt->rows && bt->rows->reads && (rc = read_set_check_stmts(c, bt->rows->reads, &l))) {
+		stmt_list_free(&l);
+		*exact = 1;   /* statement by statement */
+		return rc;
+	}
+	size_t checks_end = l.n;
 	row_stmts(c, bt->rows, &l);
 	claim_build b;
 	int claimed = claim_with_commit(c, t, bt->next);
@@ -245,6 +259,12 @@ static int commit_batch(djc_conn *c, const batch *bt, commit_result *res, int *e
 		 * effect; jobs_commit_outcome tells */
 		if (rc == DJC_ECONN) *res = COMMIT_UNKNOWN;
 		rc = conn_dbfail(c, rc, "commit");
+	} else if (failed >= checks && failed < checks_end && rc != DJC_ECONN && rc != DJC_EBUSY) {
+		/* rows a make read have other versions now: changed, or only
+		 * rewritten as they were; read_set_verify tells, statement by
+		 * statement (commit_exact) */
+		*exact = 1;
+		rc = conn_fail(c, DJC_ECONFLICT, "commit: rows a make read have other versions");
 	} else if (claimed && failed == l.n - 1 && rc != DJC_ECONN) {
 		again = 1;   /* the claim failed (a deadlock, a busy server): commit without it */
 	} else {
@@ -306,10 +326,11 @@ fail:
 int jobs_commit(djc_conn *c, djc_job *job, const commit_rows *r, double duration, next_claim *next, commit_result *res)
 {
 	if (next) { next->jobs = NULL; next->njobs = 0; }
-	/* a make whose reads must be checked commits statement by statement:
-	 * the check reads inside the transaction, which one batch cannot (a
-	 * retry checks them again: the caller passes the same reads) */
-	if (r && r->reads) return commit_exact(c, job, r, duration, res);
+	/* a make whose reads must be checked: by their row versions inside
+	 * the batch where the backend has them (read_set_check_stmts), else
+	 * (or when a check failed) statement by statement, which reads them
+	 * again and compares (a retry checks them again: the caller passes the
+	 * same reads) */
 	int exact = 0;
 	batch b = {&job, 1, r, duration, next};
 	int rc = commit_batch(c, &b, res, &exact);
@@ -325,7 +346,6 @@ int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, const commit_rows *r
 	if (config_bool("jobs.keep_completed")) return DJC_EINVAL;   /* per-job durations: one by one */
 	for (size_t i = 0; i < k; i++)   /* attempts to record: one by one (jobs_commit) */
 		if (jobs[i]->history) return DJC_EINVAL;
-	if (r && r->reads) return DJC_EINVAL;   /* reads to check: one by one (jobs_commit) */
 	int exact = 0;
 	/* anything but DONE and UNKNOWN: the caller commits the jobs one by one */
 	batch b = {jobs, k, r, 0, next};

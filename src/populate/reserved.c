@@ -123,11 +123,18 @@ static void group_flush(worker *w, group *g, next_claim *next)
 		table **tabs = xcalloc(nrows, sizeof(table *));
 		djc_row **rows = xcalloc(nrows, sizeof(djc_row *));
 		size_t k = 0;
-		const read_set *reads = NULL;   /* any: the group then commits one by one */
+		/* the reads of every make of the group, checked in its
+		 * transaction (by row versions; where the backend has none, the
+		 * group commits one by one, each make's reads read again) */
+		const read_set **sets = xcalloc(g->n, sizeof *sets);
+		int any = 0;
 		for (size_t i = 0; i < g->n; i++) {
 			for (size_t j = 0; j < g->st[i].n; j++) { tabs[k] = g->st[i].tables[j]; rows[k++] = g->st[i].rows[j]; }
-			if (g->st[i].reads) reads = g->st[i].reads;
+			sets[i] = g->st[i].reads;
+			any |= sets[i] != NULL;
 		}
+		read_set *reads = any ? read_set_join(sets, g->n) : NULL;
+		free(sets);
 		retry r = {0, 0};
 		commit_result res;
 		int rc;
@@ -135,6 +142,7 @@ static void group_flush(worker *w, group *g, next_claim *next)
 		       retry_wait(&r, w->lease.lease)) {}
 		free(tabs);
 		free(rows);
+		read_set_free(reads);
 		if (rc == DJC_OK) {
 			atomic_fetch_add(&w->sh->success, (long)g->n);
 			done = 1;

@@ -259,6 +259,12 @@ void q_octets_item(q_arena *a, q_sel *s, q_col c, const char *as)
 	s->items[s->nitems++] = (q_item){QI_OCTETS, c, as, NULL, NULL, 0};
 }
 
+void q_versions_item(q_arena *a, q_sel *s, q_col c, const char *as)
+{
+	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
+	s->items[s->nitems++] = (q_item){QI_VERSIONS, c, as, NULL, NULL, 0};
+}
+
 void q_group(q_arena *a, q_sel *s, q_col c)
 {
 	q_grow(a, &s->group, s->ngroup, &s->capgroup, sizeof *s->group);
@@ -486,6 +492,15 @@ static int items_sql(db_conn *db, const q_sel *s, q_out *o)
 			sb_add(o->sql, ") AS ");
 			db_qi(db, o->sql, it->as);
 			break;
+		case QI_VERSIONS:
+			/* xid has no order: each as text, ordered as a number */
+			sb_add(o->sql, "coalesce(string_agg(CAST(");
+			col_sql(db, o->sql, &it->col);
+			sb_add(o->sql, " AS text), ',' ORDER BY CAST(CAST(");
+			col_sql(db, o->sql, &it->col);
+			sb_add(o->sql, " AS text) AS BIGINT)), '') AS ");
+			db_qi(db, o->sql, it->as);
+			break;
 		case QI_STAR: sb_addc(o->sql, '*'); break;
 		case QI_ONE: sb_addc(o->sql, '1'); break;
 		case QI_COUNT: sb_add(o->sql, "count(*)"); break;
@@ -554,6 +569,16 @@ int q_select_sql(db_conn *db, const q_sel *s, q_out *o)
 		sb_add(o->sql, " UNION ALL ");
 		return q_select_sql(db, s->union_all, o);
 	}
+	return DJC_OK;
+}
+
+int q_check_sql(db_conn *db, const q_sel *s, val_t want, q_out *o)
+{
+	sb_add(o->sql, "SELECT 1 / (CASE WHEN (");
+	int rc = q_select_sql(db, s, o);
+	if (rc) { val_free(&want); return rc; }
+	sb_add(o->sql, ") = ? THEN 1 ELSE 0 END)");
+	pvec_push(o->p, want);
 	return DJC_OK;
 }
 

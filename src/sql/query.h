@@ -125,7 +125,11 @@ typedef enum q_item_kind {
 	QI_NULL,      /* NULL AS as (the missing side of the algebra's union) */
 	QI_UPTO,      /* col AS as where col holds at most upto bytes or is stored compressed
 	               * (db_stored_size), else NULL (a bytes value read in pieces: rows.c) */
-	QI_OCTETS     /* OCTET_LENGTH(col) AS as: a bytes value's length */
+	QI_OCTETS,    /* OCTET_LENGTH(col) AS as: a bytes value's length */
+	QI_VERSIONS   /* the row versions col of the rows, as decimal numbers in
+	               * ascending order joined by commas ('' for none), AS as: an
+	               * aggregate (PostgreSQL's string_agg; asked only of a backend
+	               * with row versions, db_row_version) */
 } q_item_kind;
 
 typedef struct q_item {
@@ -183,6 +187,9 @@ void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as);
  * NULL; OCTET_LENGTH(c) AS as (bytes values). */
 void q_upto_item(q_arena *a, q_sel *s, q_col c, size_t upto, const char *as);
 void q_octets_item(q_arena *a, q_sel *s, q_col c, const char *as);
+/* The versions of the rows in c (a row version column, db_row_version), as
+ * QI_VERSIONS says. */
+void q_versions_item(q_arena *a, q_sel *s, q_col c, const char *as);
 /* GROUP BY c (after the ones before). */
 void q_group(q_arena *a, q_sel *s, q_col c);
 
@@ -202,6 +209,10 @@ int q_cond_sql(db_conn *db, const q_node *x, q_out *o);
  * (the jobs statements' expander). */
 int q_and_sql(db_conn *db, const q_node *x, q_out *o);
 int q_select_sql(db_conn *db, const q_sel *s, q_out *o);
+/* A check: SELECT 1 / (1 when the one value query s returns equals want,
+ * else 0), so that it fails with division by zero inside the transaction
+ * when they differ (takes want). */
+int q_check_sql(db_conn *db, const q_sel *s, val_t want, q_out *o);
 /* DELETE FROM table WHERE where (columns of table qualified by its name). */
 int q_delete_sql(db_conn *db, const char *table, const q_node *where, q_out *o);
 

@@ -150,6 +150,11 @@ db_item *stmt_list_items(stmt_list *l)
 	return l->items;
 }
 
+void stmt_list_truncate(stmt_list *l, size_t n)
+{
+	for (; l->n > n; l->n--) { sb_free(&l->texts[l->n - 1]); pvec_free(&l->params[l->n - 1]); }
+}
+
 void stmt_list_free(stmt_list *l)
 {
 	for (size_t i = 0; i < l->n; i++) { sb_free(&l->texts[i]); pvec_free(&l->params[i]); }

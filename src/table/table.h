@@ -130,6 +130,8 @@ void stmt_list_claim(stmt_list *l, const db_claim *cl);
 /* The items, pointing at the list's texts and parameters. */
 db_item *stmt_list_items(stmt_list *l);
 void stmt_list_free(stmt_list *l);
+/* Drop the statements after the first n. */
+void stmt_list_truncate(stmt_list *l, size_t n);
 /* Append the multi-row INSERT statements of rows into t (values copied). */
 void rows_insert_stmts(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, stmt_list *l);
 
@@ -157,6 +159,21 @@ int read_set_fetch(djc_conn *c, read_set *rs, const table *a, const char *where,
  * compare: DJC_OK when all are the same, else DJC_ECONFLICT with a
  * one-line message naming the changed table and make's target t. */
 int read_set_verify(djc_conn *c, const table *t, const read_set *rs);
+/* The checks of rs as statements for a commit's batch (l): one per
+ * restriction read, each failing (division by zero) inside the
+ * transaction unless the rows it reads now have exactly the versions
+ * recorded. DJC_EINVAL, nothing appended, when rs cannot be checked that
+ * way (a backend without row versions, a read of more than
+ * READ_CHECK_ROWS rows): the caller checks with read_set_verify. Any
+ * failed check is not yet a change (a row rewritten as it was): the
+ * caller then checks with read_set_verify, which compares values too. */
+#define READ_CHECK_ROWS 10000
+int read_set_check_stmts(djc_conn *c, const read_set *rs, stmt_list *l);
+/* 1 when read_set_check_stmts can check rs, else 0. */
+int read_set_checkable(djc_conn *c, const read_set *rs);
+/* One set holding the reads of sets[0..n) (NULL ones skipped): the
+ * reads of a group of makes committed together. */
+read_set *read_set_join(const read_set *const *sets, size_t n);
 
 /* What rows_fetch_read reads of each row. */
 typedef enum {

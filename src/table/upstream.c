@@ -2,6 +2,7 @@
  * (DataJoint's `self.upstream[T]` refuses any other), so that a make reads
  * only what its target depends on. */
 #include "table.h"
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,9 @@ typedef struct read_entry {
 	uint64_t hash;      /* rows_hash of the rows read */
 	uint64_t vhash;     /* versions_hash of them, when versioned */
 	int versioned;      /* the backend's row versions were read with them */
+	char *vlist;        /* their versions in ascending order, comma-joined
+	                     * (QI_VERSIONS' form), when versioned and at most
+	                     * READ_CHECK_ROWS rows: what a batch's check compares */
 	size_t nrows;
 } read_entry;
 
@@ -145,7 +149,10 @@ read_set *read_set_new(void) { return xcalloc(1, sizeof(read_set)); }
 void read_set_free(read_set *rs)
 {
 	if (!rs) return;
-	for (size_t i = 0; i < rs->n; i++) free(rs->v[i].where);
+	for (size_t i = 0; i < rs->n; i++) {
+		free(rs->v[i].where);
+		free(rs->v[i].vlist);
+	}
 	free(rs->v);
 	free(rs);
 }
@@ -165,6 +172,41 @@ static read_entry *read_set_push(read_set *rs, const table *a, const char *where
 	return e;
 }
 
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* The versions of rows (named version) as QI_VERSIONS renders them: in
+ * ascending order, comma-joined; NULL for more than READ_CHECK_ROWS rows
+ * or a version that is not a whole number. */
+static char *versions_list(const djc_rowset *rows, const char *version)
+{
+	size_t n = rows ? rows->n : 0;
+	if (n > READ_CHECK_ROWS) return NULL;
+	uint64_t *v = xcalloc(n ? n : 1, sizeof *v);
+	for (size_t i = 0; i < n; i++) {
+		const val_t *x = row_get(rows->rows[i], version);
+		char *end = NULL;
+		if (x && x->s) {
+			v[i] = strtoull(x->s, &end, 10);
+			if (!x->n || end != x->s + x->n) { free(v); return NULL; }
+		} else if (x && (x->t == VAL_INT || x->t == VAL_UINT) && (x->t == VAL_UINT || x->i >= 0))
+			v[i] = x->t == VAL_UINT ? x->u : (uint64_t)x->i;
+		else {
+			free(v);
+			return NULL;
+		}
+	}
+	qsort(v, n, sizeof *v, cmp_u64);
+	sb_t b = SB_INIT;
+	sb_add(&b, "");
+	for (size_t i = 0; i < n; i++) sb_printf(&b, i ? ",%" PRIu64 : "%" PRIu64, v[i]);
+	free(v);
+	return sb_steal(&b);
+}
+
 int read_set_fetch(djc_conn *c, read_set *rs, const table *a, const char *where, djc_rowset **out)
 {
 	int rc = rows_fetch_read(c, a, where, READ_WITH_VERSION, out);
@@ -174,6 +216,7 @@ int read_set_fetch(djc_conn *c, read_set *rs, const table *a, const char *where,
 	if (!version) return DJC_OK;
 	e->versioned = 1;
 	e->vhash = versions_hash(*out, version);
+	e->vlist = versions_list(*out, version);
 	for (size_t i = 0; i < (*out)->n; i++) row_del((*out)->rows[i], version);
 	return DJC_OK;
 }
@@ -213,4 +256,56 @@ int read_set_verify(djc_conn *c, const table *t, const read_set *rs)
 					 e->nrows, e->nrows == 1 ? "" : "s", n);
 	}
 	return DJC_OK;
+}
+
+int read_set_checkable(djc_conn *c, const read_set *rs)
+{
+	for (size_t i = 0; rs && i < rs->n; i++)
+		if (!db_row_version(c->db) || !rs->v[i].versioned || !rs->v[i].vlist) return 0;
+	return 1;
+}
+
+int read_set_check_stmts(djc_conn *c, const read_set *rs, stmt_list *l)
+{
+	const char *version = db_row_version(c->db);
+	if (!read_set_checkable(c, rs)) return DJC_EINVAL;
+	size_t from = l->n;
+	int rc = DJC_OK;
+	for (size_t i = 0; rs && i < rs->n && !rc; i++) {
+		const read_entry *e = &rs->v[i];
+		q_arena a = Q_ARENA_INIT;
+		q_sel *s = q_select(&a);
+		q_node *x = NULL;
+		q_versions_item(&a, s, (q_col){NULL, NULL, version}, "v");
+		q_from_table(&a, s, table_sqlref(e->a), NULL, 0);
+		rc = restrict_node(&x, &a, c, e->a, e->where, NULL, 0);
+		if (!rc && x) q_where(&a, s, x);
+		sb_t q = SB_INIT;
+		pvec p = {0};
+		if (!rc) rc = q_check_sql(c->db, s, val_text(e->vlist), &(q_out){&q, &p, 0});
+		if (!rc) stmt_list_add(l, &q, &p, -1);
+		sb_free(&q);
+		pvec_free(&p);
+		q_arena_free(&a);
+	}
+	if (rc) stmt_list_truncate(l, from);
+	return rc;
+}
+
+read_set *read_set_join(const read_set *const *sets, size_t n)
+{
+	read_set *rs = read_set_new();
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; sets[k] && i < sets[k]->n; i++) {
+			const read_entry *e = &sets[k]->v[i];
+			if (rs->n == rs->cap) {
+				rs->cap = rs->cap ? rs->cap * 2 : 4;
+				rs->v = xrealloc(rs->v, rs->cap * sizeof *rs->v);
+			}
+			read_entry *d = &rs->v[rs->n++];
+			*d = *e;
+			d->where = e->where ? xstrdup(e->where) : NULL;
+			d->vlist = e->vlist ? xstrdup(e->vlist) : NULL;
+		}
+	return rs;
 }

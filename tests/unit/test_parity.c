@@ -7,6 +7,7 @@
 #include "t.h"
 #include "tdb.h"
 #include "djc.h"
+#include "table/table.h"   /* reads_grouped: the target rows' xmin (PostgreSQL) */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -342,9 +343,135 @@ static void test_upstream_at_commit(djc_conn *c, djc_row **src, const char *url,
 	djc_close(other);
 }
 
+/* 7. reads checked when makes commit together (jobs.reserve_batch > 1).
+ * Gdown's make reads its Gup row by key and the Gup rows of id 1000 + id
+ * (none); for the key whose id is gdown_change[k] it has the second
+ * connection do gdown_how[k] before it returns: 'c' replace the Gup row
+ * with another x, 's' replace it as it was (same values, new row
+ * version), 'n' insert Gup 1000 + id (the read of no rows finds one). */
+static int64_t gdown_change[3];
+static char gdown_how[3];
+static int mk_gdown(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	int64_t id = -1;
+	djc_row_int(&id, key, (size_t)djc_row_find(key, "id"));
+	djc_rowset *up = NULL, *none = NULL;
+	char where[64];
+	snprintf(where, sizeof where, "{\"id\": %lld}", (long long)(1000 + id));
+	if (djc_make_fetch_key(&up, ctx, "Gup", key) || djc_rowset_count(up) != 1 || djc_make_fetch(&none, ctx, "Gup", where) ||
+	    djc_rowset_count(none) != 0) {
+		djc_rowset_free(up);
+		djc_rowset_free(none);
+		return 1;
+	}
+	djc_rowset_free(none);
+	double x = get_float(djc_rowset_row(up, 0), "x");
+	djc_rowset_free(up);
+	for (int k = 0; k < 3; k++) {
+		if (gdown_change[k] != id) continue;
+		size_t n = 0;
+		djc_row *r = djc_row_new();
+		int ok;
+		if (gdown_how[k] == 'n') {
+			djc_row_set_int(r, "id", 1000 + id);
+			djc_row_set_float(r, "x", 0);
+			ok = djc_insert_ext(&n, other, "Gup", (const djc_row *const *)&r, 1, NULL) == DJC_OK && n == 1;
+		} else {
+			snprintf(where, sizeof where, "{\"id\": %lld}", (long long)id);
+			djc_row_set_int(r, "id", id);
+			djc_row_set_float(r, "x", gdown_how[k] == 's' ? x : x + 0.5);
+			ok = djc_delete(&n, other, "Gup", where) == DJC_OK && n == 1 &&
+			     djc_insert_ext(&n, other, "Gup", (const djc_row *const *)&r, 1, NULL) == DJC_OK && n == 1;
+		}
+		CHECK_MSG(ok, "changing Gup %lld: %s", (long long)id, djc_error_last(other));
+		djc_row_free(r);
+	}
+	djc_row *r = djc_row_new();
+	djc_row_set_float(r, "y", 2 * x);
+	int rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	return rc;
+}
+
+/* How many transactions wrote the Gdown rows matching where_sql
+ * (PostgreSQL: distinct xmin); -1 elsewhere or on failure. */
+static long gdown_xacts(djc_conn *c, const char *lo, const char *hi)
+{
+	if (!db_row_version(c->db)) return -1;
+	table *t = NULL;
+	if (conn_table(c, "Gdown", &t)) return -1;
+	sb_t q = SB_INIT;
+	sb_add(&q, "SELECT count(DISTINCT CAST(xmin AS text)) FROM ");
+	db_qtable(c->db, &q, table_sqlref(t));
+	sb_add(&q, " WHERE id BETWEEN ? AND ?");
+	val_t p[2] = {val_int(atoi(lo)), val_int(atoi(hi))};
+	db_res *r = NULL;
+	long n = -1;
+	if (!db_exec(c->db, sb_str(&q), p, 2, &r) && r->nrows == 1) n = (long)db_cell_int(r, 0, 0);
+	db_res_free(r);
+	sb_free(&q);
+	return n;
+}
+
+static void test_reads_grouped(djc_conn *c, const char *url, const char *schema)
+{
+	CHECK_MSG(djc_declare(NULL, c, "Gup (manual)\n    id : int32\n    ---\n    x : float64\n\n"
+				       "Gdown (computed)\n    -> Gup\n    ---\n    y : float64\n", "grouped.djc") == DJC_OK,
+		  "%s", djc_error_last(c));
+	CHECK_MSG(djc_open(&other, url, schema) == DJC_OK, "%s", djc_error_last(other));
+	CHECK(djc_config_set("jobs.reserve_batch", "8", "test", NULL) == 0);
+	for (int id = 1; id <= 18; id++) {
+		char row[64];
+		snprintf(row, sizeof row, "{\"id\": %d, \"x\": %d}", id, id);
+		CHECK(t_insert_json(c, "Gup", row) == DJC_OK);
+	}
+	/* eight makes, nothing changed: all committed, in one transaction
+	 * where the reads are checked by row version (before: one each) */
+	djc_populate_options po = DJC_POPULATE_OPTIONS_INIT;
+	po.reserve_jobs = 1;
+	po.make = mk_gdown;
+	po.suppress_errors = 1;
+	po.where_json = "{\"id\": [11, 12, 13, 14, 15, 16, 17, 18]}";
+	djc_populate_result *pr = NULL;
+	int rc = djc_populate(&pr, c, "Gdown", &po);
+	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 8, "rc=%d %s", rc, djc_error_last(c));
+	djc_populate_result_free(pr);
+	long x = gdown_xacts(c, "11", "18");
+	CHECK_MSG(x == (db_row_version(c->db) ? 1 : -1), "the eight rows were written by %ld transactions", x);
+	/* eight more: one key's Gup row changed, one rewritten as it was, one
+	 * read of no rows finds one: those two fail alone, the rest commit */
+	gdown_change[0] = 3; gdown_how[0] = 'c';
+	gdown_change[1] = 5; gdown_how[1] = 's';
+	gdown_change[2] = 7; gdown_how[2] = 'n';
+	po.where_json = "{\"id\": [1, 2, 3, 4, 5, 6, 7, 8]}";
+	pr = NULL;
+	rc = djc_populate(&pr, c, "Gdown", &po);
+	CHECK_MSG(rc == DJC_EMAKE && pr && pr->success_count == 6 && pr->error_count == 2 && pr->n_errors == 2,
+		  "rc=%d success=%ld errors=%ld %s", rc, pr ? (long)pr->success_count : -1, pr ? (long)pr->error_count : -1,
+		  djc_error_last(c));
+	for (size_t i = 0; pr && i < pr->n_errors; i++) {
+		int three = strstr(pr->errors[i].key_json, "3") != NULL;
+		CHECK_MSG(strstr(pr->errors[i].key_json, three ? "3" : "7") &&
+			  strstr(pr->errors[i].message, "upstream changed while make ran: the rows of Gup that make of Gdown read") &&
+			  strstr(pr->errors[i].message, three ? "3}, 1 row then, 1 now)" : "1007}, 0 rows then, 1 now)"),
+			  "%s: %s", pr->errors[i].key_json, pr->errors[i].message);
+	}
+	djc_populate_result_free(pr);
+	CHECK(t_count(c, "Gdown", "{\"id\": [3, 7]}") == 0);
+	CHECK(t_count(c, "Gdown", "{\"id\": [1, 2, 4, 5, 6, 8]}") == 6);
+	djc_rowset *mr = NULL;
+	CHECK(djc_fetch(&mr, c, "Gdown", "{\"id\": 5}") == DJC_OK && djc_rowset_count(mr) == 1 &&
+	      get_float(djc_rowset_row(mr, 0), "y") == 10);
+	djc_rowset_free(mr);
+	memset(gdown_change, 0, sizeof gdown_change);
+	CHECK(djc_config_set("jobs.reserve_batch", "1", "test", NULL) == 0);
+	djc_close(other);
+}
+
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_parity", "allow_direct_insert ancestors_only:allow_direct_insert job_metadata:allow_direct_insert upstream_at_commit");
+	t_cases(argc, argv, "test_parity", "allow_direct_insert ancestors_only:allow_direct_insert job_metadata:allow_direct_insert upstream_at_commit reads_grouped");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -374,6 +501,7 @@ int main(int argc, char **argv)
 	if (t_want("ancestors_only")) test_ancestors_only(c, src, url, schema);
 	if (t_want("job_metadata")) test_job_metadata(c, src, url, schema);
 	if (t_want("upstream_at_commit")) test_upstream_at_commit(c, src, url, schema);
+	if (t_want("reads_grouped")) test_reads_grouped(c, url, schema);
 	for (int i = 0; i < 4; i++) djc_row_free(src[i]);
 	djc_row_free(side);
 	djc_close(c);
