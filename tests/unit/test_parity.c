@@ -348,9 +348,12 @@ static void test_upstream_at_commit(djc_conn *c, djc_row **src, const char *url,
  * (none); for the key whose id is gdown_change[k] it has the second
  * connection do gdown_how[k] before it returns: 'c' replace the Gup row
  * with another x, 's' replace it as it was (same values, new row
- * version), 'n' insert Gup 1000 + id (the read of no rows finds one). */
+ * version), 'n' insert Gup 1000 + id (the read of no rows finds one),
+ * 'b' replace Gup 2000 with another x (with gdown_all: a row only the
+ * read of every row saw). */
 static int64_t gdown_change[3];
 static char gdown_how[3];
+static int gdown_all;   /* the make reads every Gup row too */
 static int mk_gdown(djc_make_ctx *ctx, const djc_row *key, void *payload)
 {
 	(void)payload;
@@ -366,6 +369,12 @@ static int mk_gdown(djc_make_ctx *ctx, const djc_row *key, void *payload)
 		return 1;
 	}
 	djc_rowset_free(none);
+	if (gdown_all) {
+		none = NULL;
+		int ok = djc_make_fetch(&none, ctx, "Gup", NULL) == DJC_OK && djc_rowset_count(none) > READ_CHECK_ROWS;
+		djc_rowset_free(none);
+		if (!ok) { djc_rowset_free(up); return 1; }
+	}
 	double x = get_float(djc_rowset_row(up, 0), "x");
 	djc_rowset_free(up);
 	for (int k = 0; k < 3; k++) {
@@ -377,6 +386,12 @@ static int mk_gdown(djc_make_ctx *ctx, const djc_row *key, void *payload)
 			djc_row_set_int(r, "id", 1000 + id);
 			djc_row_set_float(r, "x", 0);
 			ok = djc_insert_ext(&n, other, "Gup", (const djc_row *const *)&r, 1, NULL) == DJC_OK && n == 1;
+		} else if (gdown_how[k] == 'b') {
+			/* a row only the read of every row saw: Gup 2000 */
+			djc_row_set_int(r, "id", 2000);
+			djc_row_set_float(r, "x", 2);
+			ok = djc_delete(&n, other, "Gup", "{\"id\": 2000}") == DJC_OK && n == 1 &&
+			     djc_insert_ext(&n, other, "Gup", (const djc_row *const *)&r, 1, NULL) == DJC_OK && n == 1;
 		} else {
 			snprintf(where, sizeof where, "{\"id\": %lld}", (long long)id);
 			djc_row_set_int(r, "id", id);
@@ -464,6 +479,39 @@ static void test_reads_grouped(djc_conn *c, const char *url, const char *schema)
 	CHECK(djc_fetch(&mr, c, "Gdown", "{\"id\": 5}") == DJC_OK && djc_rowset_count(mr) == 1 &&
 	      get_float(djc_rowset_row(mr, 0), "y") == 10);
 	djc_rowset_free(mr);
+	memset(gdown_change, 0, sizeof gdown_change);
+	/* reads of more than READ_CHECK_ROWS rows are checked statement by
+	 * statement (each key its own transaction), and still checked */
+	enum { MORE = READ_CHECK_ROWS + 1 };
+	djc_row **more = calloc(MORE, sizeof *more);
+	for (int i = 0; i < MORE; i++) {
+		more[i] = djc_row_new();
+		djc_row_set_int(more[i], "id", 2000 + i);
+		djc_row_set_float(more[i], "x", 1);
+	}
+	size_t n = 0;
+	CHECK(djc_insert_ext(&n, c, "Gup", (const djc_row *const *)more, MORE, NULL) == DJC_OK && n == MORE);
+	for (int i = 0; i < MORE; i++) djc_row_free(more[i]);
+	free(more);
+	gdown_all = 1;
+	po.where_json = "{\"id\": [9, 10]}";
+	pr = NULL;
+	rc = djc_populate(&pr, c, "Gdown", &po);
+	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 2, "rc=%d %s", rc, djc_error_last(c));
+	djc_populate_result_free(pr);
+	x = gdown_xacts(c, "9", "10");
+	CHECK_MSG(x == (db_row_version(c->db) ? 2 : -1), "the two rows were written by %ld transactions", x);
+	CHECK(djc_delete(&n, c, "Gdown", "{\"id\": 9}") == DJC_OK && n == 1);
+	gdown_change[0] = 9; gdown_how[0] = 'b';
+	po.where_json = "{\"id\": 9}";
+	pr = NULL;
+	rc = djc_populate(&pr, c, "Gdown", &po);
+	CHECK_MSG(rc == DJC_EMAKE && pr && pr->error_count == 1 && pr->n_errors == 1 &&
+		  strstr(pr->errors[0].message, "(all rows, 10020 rows then, 10020 now)"),
+		  "rc=%d %s", rc, pr && pr->n_errors ? pr->errors[0].message : djc_error_last(c));
+	djc_populate_result_free(pr);
+	CHECK(t_count(c, "Gdown", "{\"id\": 9}") == 0);
+	gdown_all = 0;
 	memset(gdown_change, 0, sizeof gdown_change);
 	CHECK(djc_config_set("jobs.reserve_batch", "1", "test", NULL) == 0);
 	djc_close(other);
