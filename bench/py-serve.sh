@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # bench/py-serve.sh - issue 40: a no-op Python make under the serve protocol
 # (bench/prog/noop_make.py, python/djc_make.py) against the C make
-# (bench/serve_run.c's callback), 7 worker processes, jobs.reserve_batch 1
+# (bench/serve_run.c's callback), and the same two makes reading their
+# key's Src row first (bench/prog/fetch_make.py, serve_run's c-fetch: the
+# read is checked at the commit), 7 worker processes, jobs.reserve_batch 1
 # and 50, PostgreSQL and MariaDB, in one run: the runs of one round
-# alternate C and Python, rounds repeat (the machine is shared: compare the
+# alternate the kinds, rounds repeat (the machine is shared: compare the
 # ratios of one run). Prints a Markdown section on stdout.
 #
 # Environment: BUILD (default build), PG_URL / MY_URL (servers to use;
 # default: throwaway ones of scripts/pg-server.sh and
 # scripts/mariadb-server.sh), PYSERVE_KEYS (default 20000), PYSERVE_ROUNDS
 # (default 3), PYSERVE_PROCS (default 7), PYSERVE_BATCHES (default "1 50":
-# the jobs.reserve_batch values measured), PYTHON (default: python3 on PATH,
+# the jobs.reserve_batch values measured), PYSERVE_KINDS (default "c python
+# c-fetch python-fetch"), PYTHON (default: python3 on PATH,
 # the interpreter itself), BENCH_QUICK=1 (2,000 keys, 1 round).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,12 +67,16 @@ for be in postgresql mariadb; do
 	"$NOOP" setup "$U" pys "$N" >/dev/null
 	for b in ${PYSERVE_BATCHES:-1 50}; do
 		for r in $(seq 1 "$R"); do
-			for k in c python; do
+			for k in ${PYSERVE_KINDS:-c python c-fetch python-fetch}; do
 				"$NOOP" reset "$U" pys >/dev/null
 				settle $be
 				"$NOOP" refresh "$U" pys >/dev/null
-				if [ $k = c ]; then out=$(DJC_JOBS_RESERVE_BATCH=$b "$RUN" run "$U" pys reserve "$P" c)
-				else out=$(DJC_JOBS_RESERVE_BATCH=$b "$RUN" run "$U" pys reserve "$P" serve "$PY" bench/prog/noop_make.py); fi
+				case $k in
+				c | c-fetch) out=$(DJC_JOBS_RESERVE_BATCH=$b "$RUN" run "$U" pys reserve "$P" $k) ;;
+				python) out=$(DJC_JOBS_RESERVE_BATCH=$b "$RUN" run "$U" pys reserve "$P" serve "$PY" bench/prog/noop_make.py) ;;
+				python-fetch) out=$(DJC_JOBS_RESERVE_BATCH=$b "$RUN" run "$U" pys reserve "$P" serve "$PY" bench/prog/fetch_make.py) ;;
+				*) echo "py-serve.sh: unknown kind $k (c, python, c-fetch, python-fetch)" >&2; exit 2 ;;
+				esac
 				printf '{"backend":"%s","batch":%d,"round":%d,"kind":"%s","r":%s}\n' "$be" "$b" "$r" "$k" "$out" >>"$LOG"
 				echo "py-serve.sh: $be batch $b round $r $k: $out" >&2
 			done
@@ -81,24 +88,26 @@ import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 secs, n, p, start_ms, py = sys.argv[2:7]
 ok = all(r["r"]["errors"] == 0 and r["r"]["lost"] == 0 and r["r"]["keys"] == int(n) for r in rows)
-print("### No-op Python serve make vs the C make (bench/py-serve.sh, issue 40)\n")
+print("### Python serve makes vs C makes: no-op, and reading the key's Src row (bench/py-serve.sh, issue 40)\n")
 print("One run, %s s: %s keys per run, %s processes, C and Python runs alternating, each round; keys/s, median of the"
       " rounds (rounds in brackets). Every run made all %s keys with no error and no lost job: %s. Python: %s; its start"
       " with djc_make imported: %s ms (paid once per worker process, inside each Python run). Before each run: PostgreSQL"
       " VACUUM (ANALYZE) and CHECKPOINT, MariaDB's purge waited for (its own server only).\n"
       % (secs, n, p, n, "yes" if ok else "NO", py, start_ms, ))
-print("| backend | jobs.reserve_batch | C make | Python serve make | Python / C | target |")
-print("|---|---:|---:|---:|---:|---|")
+print("| backend | jobs.reserve_batch | make | C make | Python serve make | Python / C | target |")
+print("|---|---:|---|---:|---:|---:|---|")
 for be in ("postgresql", "mariadb"):
     for b in sorted({r["batch"] for r in rows}):
-        got = {}
-        for k in ("c", "python"):
-            got[k] = [r["r"]["keys_per_s"] for r in rows if r["backend"] == be and r["batch"] == b and r["kind"] == k]
-        if not got["c"] or not got["python"]:
-            continue
-        c, y = statistics.median(got["c"]), statistics.median(got["python"])
-        f = lambda xs: " ".join("{:,.0f}".format(x) for x in xs)
-        print("| %s | %d | %s (%s) | %s (%s) | %.2fx | >= 0.8x: %s |" % (be, b, "{:,.0f}".format(c), f(got["c"]),
-              "{:,.0f}".format(y), f(got["python"]), y / c, "met" if y / c >= 0.8 else "NOT met"))
+        for what, ck, pk in (("no-op", "c", "python"), ("reads its Src row", "c-fetch", "python-fetch")):
+            got = {}
+            for k in (ck, pk):
+                got[k] = [r["r"]["keys_per_s"] for r in rows if r["backend"] == be and r["batch"] == b and r["kind"] == k]
+            if not got[ck] or not got[pk]:
+                continue
+            c, y = statistics.median(got[ck]), statistics.median(got[pk])
+            f = lambda xs: " ".join("{:,.0f}".format(x) for x in xs)
+            target = ">= 0.8x: %s" % ("met" if y / c >= 0.8 else "NOT met") if ck == "c" else "-"
+            print("| %s | %d | %s | %s (%s) | %s (%s) | %.2fx | %s |" % (be, b, what, "{:,.0f}".format(c), f(got[ck]),
+                  "{:,.0f}".format(y), f(got[pk]), y / c, target))
 print()
 PYX

@@ -2,9 +2,10 @@
  * API only. The pipeline is bench/noop.c's (Src, Noop), set up and reset
  * by the noop program.
  *
- *   serve_run run URL SCHEMA MODE PROCS c|perkey|serve [PROGRAM ARG...]
+ *   serve_run run URL SCHEMA MODE PROCS c|c-fetch|perkey|serve [PROGRAM ARG...]
  *       populate Noop (MODE reserve|direct, PROCS processes, no refresh:
- *       the jobs are added beforehand) with a no-op C callback, a per-key
+ *       the jobs are added beforehand) with a no-op C callback (c-fetch:
+ *       one that reads its key's Src row first), a per-key
  *       make program (make_argv) or a serve program (make_serve_argv);
  *       timed around djc_populate; prints one JSON object
  *   serve_run spawn URL SCHEMA N [PROGRAM]
@@ -48,6 +49,17 @@ static int noop(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	return rc;
 }
 
+/* The no-op make that reads its key's Src row first (as most makes read
+ * their upstream): the read is checked at the commit. */
+static int fetch_noop(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	djc_rowset *up = NULL;
+	int rc = djc_make_fetch_key(&up, ctx, "Src", key);
+	if (!rc && djc_rowset_count(up) != 1) rc = DJC_ENOTFOUND;
+	djc_rowset_free(up);
+	return rc ? rc : noop(ctx, key, payload);
+}
+
 static int cmd_run(const char *url, const char *schema, const char *mode, int procs, const char *kind, char **argv)
 {
 	djc_conn *c = open_db(url, schema);
@@ -57,6 +69,7 @@ static int cmd_run(const char *url, const char *schema, const char *mode, int pr
 	o.processes = procs;
 	o.refresh = 0;
 	if (!strcmp(kind, "c")) o.make = noop;
+	else if (!strcmp(kind, "c-fetch")) o.make = fetch_noop;
 	else if (!strcmp(kind, "perkey")) o.make_argv = (const char *const *)argv;
 	else o.make_serve_argv = (const char *const *)argv;
 	djc_populate_result *res = NULL;
@@ -110,7 +123,7 @@ int main(int argc, char **argv)
 		return cmd_run(argv[2], *argv[3] ? argv[3] : NULL, argv[4], atoi(argv[5]), argv[6], argv + 7);
 	if (argc >= 5 && !strcmp(argv[1], "spawn"))
 		return cmd_spawn(argv[2], *argv[3] ? argv[3] : NULL, atoi(argv[4]), argc > 5 ? argv[5] : "/bin/true");
-	fprintf(stderr, "usage: serve_run run URL SCHEMA reserve|direct PROCS c|perkey|serve [PROGRAM ARG...]\n"
+	fprintf(stderr, "usage: serve_run run URL SCHEMA reserve|direct PROCS c|c-fetch|perkey|serve [PROGRAM ARG...]\n"
 			"       serve_run spawn URL SCHEMA N [PROGRAM]\n");
 	return 2;
 }
