@@ -388,12 +388,41 @@ class _Fetch:
 
 
 class _PipeFetch(_Fetch):
-    """fetch under the serve protocol: ask djc on the pipe."""
+    """fetch under the serve protocol: ask djc on the pipe, or, for a
+    fetch of a parent by the key being made, take the rows djc sent with
+    the key (parents: the closing line then names it in "parents")."""
 
     def __init__(self, conn):
         self._conn = conn
+        self.key = None       # the key being made
+        self.parents = None   # its parents' rows sent with it (_Conn._parents), or None
+        self.used = []        # the parents whose rows the make was given
+
+    def start(self, msg):
+        self.parents = msg.get("_parents")
+        self.key = dict(msg["key"]) if self.parents else None   # as it came (the make may change its own)
+        self.used = []
+
+    def closing(self):
+        """The key's closing line: done, with the parents whose rows the
+        make was given."""
+        if not self.used:
+            return b'{"_djc":"done"}\n'
+        return _dumps({"_djc": "done", "parents": self.used}).encode("utf-8") + b"\n"
 
     def _fetch(self, table, key, where):
+        pre = self.parents
+        if pre and where is None and table in pre and key == self.key:
+            got = pre[table]
+            if table not in self.used:
+                self.used.append(table)
+            if isinstance(got, FetchError):
+                raise FetchError(str(got))
+            types, rows = got
+            if types is not None:
+                rows = [_decode_row(r, types) for r in rows]
+                pre[table] = (None, rows)   # decoded once
+            return list(rows)
         req = {"_djc": "fetch", "table": table}
         if key is not None:
             req["key"] = key
@@ -546,6 +575,8 @@ class _Conn:
         self.tables = {}      # table name -> its table message (types of it and its parts)
         self._spares = []     # buffers of large values, used again once nothing refers to them
         self.sends_ahead = True   # djc may send keys ahead (its hello says "ahead": 0 when it never will)
+        self.parents = False  # djc sends each key's parents' rows after it (the hellos agreed)
+        self.keys_seen = 0    # keys read so far (the first, sent with djc's hello, has no parents)
 
     def _fill(self):
         if self._pos:
@@ -653,7 +684,28 @@ class _Conn:
             raise ProtocolError("expected a message from djc, got %r" % line[:200])
         if msg["_djc"] == "table":
             self.tables[msg.get("table")] = msg   # types, before the keys of that table
+        elif msg["_djc"] == "key":
+            if self.parents and self.keys_seen:
+                msg["_parents"] = self._parents()
+            self.keys_seen += 1
         return msg
+
+    def _parents(self):
+        """The rows of a key's parents that follow it: table -> (types,
+        rows as they came) or the FetchError of a fetch that failed."""
+        head = _loads(self.readline())
+        if not isinstance(head, dict) or head.get("_djc") != "parents" or not isinstance(head.get("tables"), list):
+            raise ProtocolError("expected the parents of a key, got %r" % (head,))
+        got = {}
+        for name in head["tables"]:
+            rows = _loads(self.readline())
+            if not isinstance(rows, dict) or rows.get("_djc") != "rows":
+                raise ProtocolError("expected the rows of parent %r, got %r" % (name, rows))
+            if "error" in rows:
+                got[name] = FetchError(rows["error"])
+            else:
+                got[name] = (rows.get("types"), [self.row() for _ in range(rows["count"])])
+        return got
 
     def receive(self):
         """djc's next message (table messages are kept, not returned)."""
@@ -710,7 +762,7 @@ def _take_stdio():
     return rfile, wfile
 
 
-def _hello(conn, ahead, binary=True):
+def _hello(conn, ahead, binary=True, parents=True):
     """Read djc's hello and answer it: version 2 (keys ahead) with a djc
     that speaks it, else 1; binary values (when binary) and types when djc
     offers them. The version, or 0 when djc closed the pipe first."""
@@ -731,6 +783,8 @@ def _hello(conn, ahead, binary=True):
             mine["binary"] = conn.binary = True
         if hello.get("types") is True:
             mine["types"] = conn.types = True
+        if parents and hello.get("parents") is True:
+            mine["parents"] = conn.parents = True
     conn.send([_dumps(mine).encode("utf-8") + b"\n"])
     conn.flush()
     return mine["version"]
@@ -791,15 +845,17 @@ class _Keys:
             conn.flush()
 
 
-def serve(make, rfile, wfile, ahead=AHEAD, binary=True):
+def serve(make, rfile, wfile, ahead=AHEAD, binary=True, parents=True):
     """The serve protocol on rfile/wfile (binary files) until djc closes
     rfile. Returns the process exit status (0). ahead: how many keys djc
     may send before the answer of the one being made (0: one at a time).
     binary: bytes values as raw bytes beside the lines, when djc offers it
-    (else base64 text)."""
+    (else base64 text). parents: djc sends each key's parents' rows with
+    it, when it offers to (a fetch of a parent by the key is then answered
+    without asking)."""
     conn = _Conn(rfile, wfile)
     fetch = _PipeFetch(conn)
-    version = _hello(conn, ahead, binary)
+    version = _hello(conn, ahead, binary, parents)
     if not version:
         return 0
     keys = _Keys(conn, version)
@@ -811,6 +867,7 @@ def serve(make, rfile, wfile, ahead=AHEAD, binary=True):
             return 0
         fetch.table = msg.get("table")
         fetch.attempt = msg.get("attempt", 1)
+        fetch.start(msg)
         t0 = clock()
         try:
             info = conn.table(fetch.table) if conn.types else None
@@ -823,7 +880,7 @@ def serve(make, rfile, wfile, ahead=AHEAD, binary=True):
             err = {"_djc": "error", "message": _error_text(e), "stack": traceback.format_exc()}
             lines = [_dumps(err).encode("utf-8") + b"\n"]
         else:
-            lines.append(b'{"_djc":"done"}\n')
+            lines.append(fetch.closing())
         conn.send(lines, close=True)
         keys.after(clock() - t0)
 
@@ -874,18 +931,20 @@ def _keep_heap():
         pass
 
 
-def run(make, ahead=AHEAD, binary=True):
+def run(make, ahead=AHEAD, binary=True, parents=True):
     """Run make under the protocol djc started this program with (serve
     when $DJC_SERVE is set, else per key) and exit. ahead: under the serve
     protocol, how many keys djc may send before the answer of the one
     being made (protocol version 2; 0: one key at a time). binary: bytes
-    values cross the pipe raw (False: as base64 text in the JSON)."""
+    values cross the pipe raw (False: as base64 text in the JSON).
+    parents: djc sends each key's parents' rows with the key (False: a
+    make that does not read them saves djc those reads)."""
     if not callable(make) and not isinstance(make, dict):
         raise TypeError("run(make): make must be a function make(key, fetch) or a dict of them")
     rfile, wfile = _take_stdio()
     if os.environ.get("DJC_SERVE"):
         _keep_heap()
-        status = serve(make, rfile, wfile, ahead, binary)
+        status = serve(make, rfile, wfile, ahead, binary, parents)
     else:
         status = per_key(make, rfile, wfile)
     sys.stdout.flush()

@@ -21,6 +21,51 @@
 #define SKIP_LINE "{\"_djc\":\"skip\"}\n"
 #define AHEAD_QUICK 0.005          /* keys go ahead only after a key that took less (seconds) */
 
+/* What was read of one key's parents to send after it (parents): the
+ * tables, in order, and per table the read recorded (NULL when its fetch
+ * failed), checked at the commit only when the program says it used them
+ * (its closing line's "parents"). */
+typedef struct sent_parents {
+	char **names;
+	read_set **reads;
+	size_t n;
+} sent_parents;
+
+static void names_free(char ***v, size_t *n)
+{
+	for (size_t i = 0; i < *n; i++) free((*v)[i]);
+	free(*v);
+	*v = NULL;
+	*n = 0;
+}
+
+/* Add name to v[0..n) unless it is there. */
+static void names_add(char ***v, size_t *n, const char *name)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*v)[i], name)) return;
+	*v = xrealloc(*v, (*n + 1) * sizeof(char *));
+	(*v)[(*n)++] = xstrdup(name);
+}
+
+static int names_have(char *const *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i], name)) return 1;
+	return 0;
+}
+
+static void sent_parents_free(sent_parents *sp)
+{
+	for (size_t i = 0; i < sp->n; i++) {
+		free(sp->names[i]);
+		read_set_free(sp->reads[i]);
+	}
+	free(sp->names);
+	free(sp->reads);
+	memset(sp, 0, sizeof *sp);
+}
+
 struct serve {
 	char **argv;
 	proc *p;           /* the program; NULL before the first key and once it ended */
@@ -33,10 +78,14 @@ struct serve {
 	int version;       /* the protocol version of its hello */
 	long ahead;        /* keys it takes beyond the one in flight (a version 2 hello's "ahead") */
 	char **sent;       /* the key lines it was sent and has not closed, oldest first */
+	sent_parents *pre; /* per key in sent: its parents' rows sent after it (parents) */
 	size_t nsent, capsent;
 	double last;       /* seconds its last key took, from its turn to its closing line */
 	int binary;        /* its hello asked for binary values: raw bytes beside the JSON lines */
 	int types;         /* its hello asked for attribute types (table messages, rows headers) */
+	int parents;       /* its hello asked for each key's parents' rows after the key */
+	char **want;       /* the parents its last closed key read by the key: those sent with the next */
+	size_t nwant;
 	char **described;  /* the tables whose types it was sent (a table message) */
 	size_t ndescribed;
 	size_t max_out;    /* what it may write for one key (jobs.max_output) */
@@ -71,13 +120,17 @@ static void drop_program(serve *s)
 	s->served = 0;
 	s->version = 0;
 	s->ahead = 0;
-	s->binary = s->types = 0;
+	s->binary = s->types = s->parents = 0;
+	names_free(&s->want, &s->nwant);
 	for (size_t i = 0; i < s->ndescribed; i++) free(s->described[i]);
 	free(s->described);
 	s->described = NULL;
 	s->ndescribed = 0;
 	s->last = RESTART_WINDOW;   /* a new program is not known to be quick */
-	for (size_t i = 0; i < s->nsent; i++) free(s->sent[i]);
+	for (size_t i = 0; i < s->nsent; i++) {
+		free(s->sent[i]);
+		sent_parents_free(&s->pre[i]);
+	}
 	s->nsent = 0;
 }
 
@@ -87,8 +140,10 @@ static void send_line(serve *s, char *line)
 	if (s->nsent == s->capsent) {
 		s->capsent = s->capsent ? 2 * s->capsent : 8;
 		s->sent = xrealloc(s->sent, s->capsent * sizeof(char *));
+		s->pre = xrealloc(s->pre, s->capsent * sizeof *s->pre);
 	}
 	proc_input(s->p, line, strlen(line), 0);
+	memset(&s->pre[s->nsent], 0, sizeof *s->pre);
 	s->sent[s->nsent++] = line;
 }
 
@@ -143,7 +198,9 @@ static void pop_sent(serve *s)
 {
 	if (!s->nsent) return;
 	free(s->sent[0]);
+	sent_parents_free(&s->pre[0]);
 	memmove(s->sent, s->sent + 1, (s->nsent - 1) * sizeof(char *));
+	memmove(s->pre, s->pre + 1, (s->nsent - 1) * sizeof *s->pre);
 	s->nsent--;
 }
 
@@ -174,6 +231,7 @@ void serve_free(serve *s)
 	free(s->argv);
 	free(s->restarts);
 	free(s->sent);
+	free(s->pre);
 	free(s);
 }
 
@@ -232,7 +290,8 @@ static int start(serve *s, djc_conn *c, make_result *res)
 	 * ever wait in its pipe, so it need not look (a system call a key) */
 	char hello[128];
 	int n = snprintf(hello, sizeof hello,
-			 "{\"_djc\":\"hello\",\"version\":%d,\"binary\":true,\"types\":true,\"ahead\":%ld}\n", SERVE_VERSION,
+			 "{\"_djc\":\"hello\",\"version\":%d,\"binary\":true,\"types\":true,\"parents\":true,\"ahead\":%ld}\n",
+			 SERVE_VERSION,
 			 config_long("jobs.reserve_batch") - 1);
 	proc_input(s->p, hello, (size_t)n, 0);
 	return 0;
@@ -266,6 +325,8 @@ typedef struct keyrun {
 	char *msg;      /* why it ended (garbage, fatal, the program's error) */
 	char *stack;    /* the program's own stack */
 	read_set *reads;  /* what it fetched, checked at commit (docs/parity.md) */
+	char **wanted;    /* the key's parents it read by the key (sent rows it used, or fetches) */
+	size_t nwanted;
 	make_clock clk;   /* when it was given the key (job metadata) */
 	json_t *binrow;   /* a row whose raw values (its "_bin") have not all come yet */
 	row_bins bins;    /* their names and lengths (data: filled when they came) */
@@ -416,6 +477,20 @@ void fetch_answer(djc_make_ctx *ctx, json_t *j, const fetch_out *o)
 	sb_free(&b);
 }
 
+/* The parents of t a key of t names one row of: the tables it
+ * references (->) in its primary key, by their own attribute names. */
+static size_t key_parents(const table *t, const table **out)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->nfks; i++) {
+		const fkey *f = &t->fks[i];
+		int dup = 0;
+		for (size_t k = 0; k < n && !dup; k++) dup = out[k] == f->ptable;
+		if (f->in_key && !f->renamed && f->ptable && !dup) out[n++] = f->ptable;
+	}
+	return n;
+}
+
 static void put_program(void *p, const char *s, size_t n) { proc_input(p, s, n, 0); }
 static void take_program(void *p, char *buf, size_t n) { proc_input_take(p, buf, n); }
 
@@ -423,10 +498,102 @@ static void take_program(void *p, char *buf, size_t n) { proc_input_take(p, buf,
  * across its fetches. */
 static void answer_fetch(keyrun *kr, json_t *j)
 {
+	serve *s = kr->s;
+	const char *name = json_string_value(json_object_get(j, "table"));
+	json_t *key = json_object_get(j, "key");
+	if (s->parents && name && json_is_object(key) && !names_have(kr->wanted, kr->nwanted, name)) {
+		/* a parent read by the key: its rows go with the next keys */
+		const table **ps = xcalloc(kr->t->nfks ? kr->t->nfks : 1, sizeof *ps);
+		size_t n = key_parents(kr->t, ps), i = 0;
+		while (i < n && strcmp(ps[i]->name, name)) i++;
+		if (i < n) {
+			sb_t b = SB_INIT;
+			row_to_json(&b, kr->t, kr->key);
+			json_t *mine = json_loadb(b.s, b.len, 0, NULL);
+			if (mine && json_equal(mine, key)) names_add(&kr->wanted, &kr->nwanted, name);
+			json_decref(mine);
+			sb_free(&b);
+		}
+		free(ps);
+	}
 	djc_make_ctx ctx = {.c = kr->c, .t = kr->t, .key = kr->key, .watch = kr->watch, .reads = kr->reads};
 	fetch_out o = {put_program, take_program, kr->s->p, kr->s->binary, kr->s->types};
 	fetch_answer(&ctx, j, &o);
 	kr->reads = ctx.reads;
+}
+
+/* After a key line sent once the program's hello was read, to a program
+ * that asked for parents: {"_djc":"parents","tables":[...]} naming the
+ * key's parents (key_parents) that the make read by the key for the last
+ * key it closed (s->want: none for a make that reads none, which costs
+ * it nothing then), then for each the answer to a fetch of it by the key,
+ * exactly as fetch_answer gives it. The reads are kept with the key
+ * (s->pre), checked at its commit only if its closing line says they were
+ * used. */
+static void send_parents(serve *s, const make_req *rq, const djc_row *key)
+{
+	if (!s->parents || !s->hello || !s->nsent) return;
+	const table *t = rq->t;
+	const table **ps = xcalloc(t->nfks ? t->nfks : 1, sizeof *ps);
+	size_t n = 0, all = key_parents(t, ps);
+	for (size_t i = 0; i < all; i++)
+		if (names_have(s->want, s->nwant, ps[i]->name)) ps[n++] = ps[i];
+	sent_parents *sp = &s->pre[s->nsent - 1];
+	sb_t b = SB_INIT;
+	sb_add(&b, "{\"_djc\":\"parents\",\"tables\":[");
+	for (size_t i = 0; i < n; i++) {
+		if (i) sb_addc(&b, ',');
+		json_quote(&b, ps[i]->name, strlen(ps[i]->name));
+	}
+	sb_add(&b, "]}\n");
+	proc_input(s->p, b.s, b.len, 0);
+	sp->names = xcalloc(n ? n : 1, sizeof(char *));
+	sp->reads = xcalloc(n ? n : 1, sizeof(read_set *));
+	sp->n = n;
+	b.len = 0;
+	if (n) row_to_json(&b, t, key);
+	json_t *kj = n ? json_loadb(b.s, b.len, 0, NULL) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		sp->names[i] = xstrdup(ps[i]->name);
+		json_t *req = kj ? json_pack("{s:s,s:O}", "table", ps[i]->name, "key", kj) : NULL;
+		if (!req) {
+			b.len = 0;
+			fetch_error_line(&b, "the key could not be given as JSON", DJC_ERROR);
+			proc_input(s->p, b.s, b.len, 0);
+			continue;
+		}
+		djc_make_ctx ctx = {.c = rq->c, .t = rq->t, .key = key, .watch = rq->watch};
+		fetch_out o = {put_program, take_program, s->p, s->binary, s->types};
+		fetch_answer(&ctx, req, &o);
+		sp->reads[i] = ctx.reads;
+		json_decref(req);
+	}
+	json_decref(kj);
+	sb_free(&b);
+	free(ps);
+}
+
+/* A closing line's "parents": the parents sent with the key whose rows
+ * the make used; their reads join the key's, checked at its commit. */
+static line_end used_parents(keyrun *kr, json_t *used)
+{
+	serve *s = kr->s;
+	const sent_parents *sp = s->nsent ? &s->pre[0] : NULL;
+	if (!json_is_array(used)) return garbage(kr, "a closing line's \"parents\" must be a list of table names%s", "");
+	for (size_t i = 0; i < json_array_size(used); i++) {
+		const char *name = json_string_value(json_array_get(used, i));
+		if (!name) return garbage(kr, "a closing line's \"parents\" must be a list of table names%s", "");
+		size_t k = 0;
+		while (sp && k < sp->n && strcmp(sp->names[k], name)) k++;
+		if (!sp || k == sp->n) return garbage(kr, "a closing line's \"parents\" names %s, whose rows were not sent with the key", name);
+		names_add(&kr->wanted, &kr->nwanted, name);
+		if (!sp->reads[k]) continue;   /* its fetch failed: nothing was read */
+		const read_set *both[2] = {kr->reads, sp->reads[k]};
+		read_set *m = read_set_join(both, 2);
+		read_set_free(kr->reads);
+		kr->reads = m;
+	}
+	return L_DONE;
 }
 
 /* The program's hello: the version it speaks (1 or 2) and, in version 2,
@@ -445,11 +612,12 @@ static line_end on_hello(keyrun *kr, json_t *j)
 	}
 	if (ver >= 2 && a && !(json_is_integer(a) && json_integer_value(a) >= 0))
 		return garbage(kr, "a hello's \"ahead\" must be a whole number of keys, 0 or more%s", "");
-	json_t *bin = json_object_get(j, "binary"), *ty = json_object_get(j, "types");
-	if (ver >= 2 && ((bin && !json_is_boolean(bin)) || (ty && !json_is_boolean(ty))))
-		return garbage(kr, "a hello's \"binary\" and \"types\" must be true or false%s", "");
+	json_t *bin = json_object_get(j, "binary"), *ty = json_object_get(j, "types"), *par = json_object_get(j, "parents");
+	if (ver >= 2 && ((bin && !json_is_boolean(bin)) || (ty && !json_is_boolean(ty)) || (par && !json_is_boolean(par))))
+		return garbage(kr, "a hello's \"binary\", \"types\" and \"parents\" must be true or false%s", "");
 	s->binary = ver >= 2 && json_is_true(bin);
 	s->types = ver >= 2 && json_is_true(ty);
+	s->parents = ver >= 2 && json_is_true(par);
 	/* the key it has was sent with djc's hello, before its answer said
 	 * it wants types: they follow now */
 	describe(s, kr->c, kr->t);
@@ -558,8 +726,10 @@ static line_end on_line(keyrun *kr, const char *l, size_t n)
 			if (s->version < 2 || kr->begun) end = garbage(kr, "\"next\" %s", s->version < 2 ? "in protocol version 1" : "after the key's first row or fetch");
 			else proc_input(s->p, GO_LINE, sizeof GO_LINE - 1, 0);
 		}
-		else if (!strcmp(k, "done"))
-			end = L_DONE;
+		else if (!strcmp(k, "done")) {
+			json_t *used = json_object_get(j, "parents");
+			end = used ? used_parents(kr, used) : L_DONE;
+		}
 		else if (!strcmp(k, "error")) {
 			const char *m = json_string_value(json_object_get(j, "message"));
 			const char *st = json_string_value(json_object_get(j, "stack"));
@@ -781,6 +951,7 @@ static int ended_unseen(serve *s, const keyrun *kr)
 static void keyrun_free(keyrun *kr)
 {
 	bins_clear(kr);
+	names_free(&kr->wanted, &kr->nwanted);
 	free(kr->bad);
 	free(kr->msg);
 	free(kr->stack);
@@ -860,6 +1031,7 @@ static void send_ahead(serve *s, const make_req *rq)
 	for (size_t j = have; j < rq->nnext && (long)j < s->ahead; j++) {
 		describe(s, rq->c, rq->t);
 		send_line(s, key_line(rq->t, rq->next[j].key, rq->next[j].attempt));
+		send_parents(s, rq, rq->next[j].key);
 	}
 }
 
@@ -876,6 +1048,7 @@ int serve_make(serve *s, const make_req *rq, staged *out, make_result *res)
 			proc_err_clear(s->p);
 			describe(s, rq->c, rq->t);
 			send_line(s, xstrdup(line));
+			send_parents(s, rq, rq->key);
 		}
 		send_ahead(s, rq);
 		keyrun kr = {.s = s, .c = rq->c, .t = rq->t, .key = rq->key, .watch = rq->watch, .out = out};
@@ -894,6 +1067,12 @@ int serve_make(serve *s, const make_req *rq, staged *out, make_result *res)
 		if (end == L_DONE || end == L_ERROR) {
 			answered(&kr, end, res);
 			pop_sent(s);
+			/* the parents this key read by the key go with the next keys */
+			names_free(&s->want, &s->nwant);
+			s->want = kr.wanted;
+			s->nwant = kr.nwanted;
+			kr.wanted = NULL;
+			kr.nwanted = 0;
 		} else
 			unanswered(&kr, end, why, res);
 		keyrun_free(&kr);

@@ -726,4 +726,81 @@ expect_out "pieces_heartbeat: each read its whole row" "6 1" \
 }
 tcase pieces_heartbeat key_source
 
+case_parents_ride() {
+# ---------------- a key's parents' rows ride with it (docs/serve-protocol.md)
+# A Python serve make (djc_make) reading its key's Srcpar row. djc sends a
+# key's parents that the make read by the key for the key before: the
+# first key of a program, and one after a key that read none, fetch over
+# the pipe; the others take the rows sent with them. Key 3 reads its
+# parent, which another user changes meanwhile (raw SQL: djc has no
+# update): refused at commit. Key 4 does not read its parent, changed
+# meanwhile too: made. Then keys 11-16 at jobs.reserve_batch 3 (keys sent
+# ahead carry their parents too).
+export PYTHONPATH="$ROOT/python"
+printf 'Srcpar (manual)\n    id : int32\n    ---\n    x : int32\n    b : bytes\n\nDstpar (computed)\n    -> Srcpar\n    ---\n    y : int32\n' > par.djc
+expect_rc 0 "parents: declare" "$DJC" declare par.djc
+for i in 1 2 3 4 5 6 11 12 13 14 15 16; do printf '{"id": %d, "x": %d, "b": "YWJj"}\n' "$i" "$i"; done > srcpar.jsonl
+expect_out "parents: insert" "inserted 12 rows into Srcpar" djc insert Srcpar srcpar.jsonl
+cat > mkpar.py <<'P'
+import os, time
+os.environ["DJC"] = "/bin/false"
+import djc_make
+
+def make(key, fetch):
+    i = key["id"]
+    sent = "sent" if fetch.parents and "Srcpar" in fetch.parents else "none"
+    if i != 4:
+        row = fetch("Srcpar", key)[0]
+    with open("paths", "a") as f:
+        f.write("%d %s %s %s\n" % (i, sent, "unused" if i == 4 else "used", "rode" if "Srcpar" in fetch.used else "-"))
+    if i in (3, 4):
+        open("ready%d" % i, "w").close()
+        while not os.path.exists("done%d" % i):
+            time.sleep(0.05)
+    if i == 4:
+        return {"y": 0}
+    return {"y": row["x"] * 10 + len(bytes(row["b"]))}
+
+djc_make.run(make)
+P
+change() {  # ID: another user sets Srcpar's x of that row to 99
+	case $DJC_BACKEND in
+	sqlite) python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1], timeout=30); c.execute(sys.argv[2]); c.commit()' \
+		"${DJC_DATABASE_URL#sqlite:}" "UPDATE srcpar SET x = 99 WHERE id = $1" ;;
+	mysql) server_sql "UPDATE \`$DJC_DATABASE_SCHEMA\`.srcpar SET x = 99 WHERE id = $1" ;;
+	*) server_sql "UPDATE \"$DJC_DATABASE_SCHEMA\".srcpar SET x = 99 WHERE id = $1" ;;
+	esac
+}
+DJC_JOBS_RESERVE_BATCH=1 "$DJC" populate Dstpar --reserve-jobs --suppress-errors --where '{"id": [1, 2, 3, 4, 5, 6]}' \
+	--make-serve python3 mkpar.py >poppar.out 2>poppar.err &
+local pop=$! seen=""
+for _ in $(seq 1 1200); do
+	for i in 3 4; do
+		case " $seen " in *" $i "*) continue ;; esac
+		if [ -e "ready$i" ]; then change "$i"; touch "done$i"; seen="$seen $i"; fi
+	done
+	case $seen in *3*4* | *4*3*) break ;; esac
+	nap 0.05
+done
+check "parents: keys 3 and 4 waited, their parents changed" [ -e done3 ] && [ -e done4 ]
+wait $pop
+check "parents: populate: exit 1 (a failed key)" [ $? = 1 ]
+# each line: id, sent or none, used or unused, rode (the make's fetch was
+# answered from the rows sent) or -
+expect_out "parents: sent with a key iff the key before read them; used when sent" "ok 6" \
+	awk 'NR == 1 { ok = $2 == "none" } NR > 1 { ok = ok && (($2 == "sent") == (prev == "used")) }
+	     { ok = ok && (($4 == "rode") == ($2 == "sent" && $3 == "used")); prev = $3 }
+	     END { print (ok ? "ok " : "NOT ok ") NR }' paths
+expect_out "parents: the keys made, with their parents' values" '{"id":1,"y":13} {"id":2,"y":23} {"id":4,"y":0} {"id":5,"y":53} {"id":6,"y":63}' \
+	sh -c "\"\$DJC\" fetch Dstpar --format json | tr '\n' ' ' | sed 's/ \$//'"
+expect_out "parents: the parent a make used, changed meanwhile, failed its key at commit" "true" \
+	sh -c "\"\$DJC\" jobs Dstpar --status error --json | jq -r '.jobs[] | select(.id == 3) | .error_message | startswith(\"upstream changed while make ran: the rows of Srcpar that make of Dstpar read\")'"
+rm -f paths
+expect_rc 0 "parents: keys sent ahead" env DJC_JOBS_RESERVE_BATCH=3 "$DJC" populate Dstpar --reserve-jobs \
+	--where '{"id": [11, 12, 13, 14, 15, 16]}' --make-serve python3 mkpar.py
+expect_out "parents: all but the program's first key took the rows sent with them" "1 5" \
+	awk '$2 == "none" { n++ } $4 == "rode" { r++ } END { print n + 0, r + 0 }' paths
+}
+tcase parents_ride key_source
+
 finish

@@ -29,6 +29,9 @@
 #   binary_bad   "_bin" without having asked is not the protocol; raw values
 #                for an int attribute, or a <blob> without its header, fail
 #                the key and the program is kept
+#   parents_bad  a closing line's "parents" that is not a list of names, or
+#                names a table whose rows were not sent with the key, is
+#                not the protocol
 #   pyblob_raw   djc_make.py without DataJoint's codec (or DJC_BLOBS=raw):
 #                bytes and <blob> values reach the make as memoryviews, its
 #                bytes results are stored exactly, a value for a <blob> that
@@ -455,6 +458,29 @@ check "binary_bad: a raw <blob> value without a blob header fails the key" \
 	test "$(jget '"\(.error_count)/\(.errors[0].message)"')" = "1/serve program output line 3: attribute 'out' (<blob>): not a DataJoint blob (no mYm/dj0/ZL123 header)"
 }
 tcase binary_bad
+
+case_parents_bad() {
+printf '{"item_id": %d, "name": "p"}\n' 901 902 > items9.jsonl
+expect_out "parents_bad: two more items" "inserted 2 rows into Item" djc insert Item items9.jsonl
+cat > parbad.py <<'P'
+import json, os, sys
+hello = json.loads(sys.stdin.readline())
+print(json.dumps({"_djc": "hello", "version": 2, "parents": hello.get("parents") is True}), flush=True)
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("_djc") != "key":
+        continue
+    print(json.dumps({"v": 1}))
+    print(json.dumps({"_djc": "done", "parents": json.loads(os.environ["USED"])}), flush=True)
+P
+run env USED='"Item"' "$DJC" populate Res --reserve-jobs --suppress-errors --json --where '{"item_id": 901}' --make-serve python3 parbad.py
+check "parents_bad: \"parents\" must be a list" \
+	test "$(jget '"\(.error_count)/\(.errors[0].message)"')" = '1/serve program output line 3: a closing line'"'"'s "parents" must be a list of table names'
+run env USED='["Item"]' "$DJC" populate Res --reserve-jobs --suppress-errors --json --where '{"item_id": 902}' --make-serve python3 parbad.py
+check "parents_bad: naming a parent whose rows were not sent (a program's first key has none)" \
+	test "$(jget '"\(.error_count)/\(.errors[0].message)"')" = '1/serve program output line 3: a closing line'"'"'s "parents" names Item, whose rows were not sent with the key'
+}
+tcase parents_bad
 
 case_pyblob_raw() {
 cat > pyblob.py <<'P'

@@ -710,6 +710,88 @@ class KeysAhead(unittest.TestCase):
         self.assertEqual((status, rest), (0, b""))
 
 
+class Parents(unittest.TestCase):
+    """Version 2, "parents": after every key but the first (sent with
+    djc's hello) djc sends the key's parents' rows; a fetch of a parent by
+    the key is answered from them (no request on the pipe), and the
+    closing line names the parents the make was given."""
+
+    HELLO = {"_djc": "hello", "version": 2, "binary": True, "types": True, "parents": True}
+
+    def start(self, body, target="make"):
+        s = Served(Program(body, target=target), hello=False)
+        s.send(self.HELLO)
+        s.hello = s.read()
+        s.send({"_djc": "table", "table": "T", "types": {"id": "int32", "v": "int64"}, "parts": {}})
+        return s
+
+    def parents(self, s, i, rows=None, error=None):
+        """Key i, then its parents: S with rows (a raw bytes value b each), or an error."""
+        s.send({"_djc": "key", "table": "T", "key": {"id": i}, "attempt": 1})
+        s.send({"_djc": "parents", "tables": ["S"]})
+        if error:
+            s.send({"_djc": "rows", "error": error, "code": -2})
+            return
+        s.send({"_djc": "rows", "count": len(rows), "types": {"id": "int32", "b": "bytes"}})
+        for r in rows:
+            s.raw(json.dumps({"id": r["id"], "_bin": [["b", len(r["b"])]]}).encode() + b"\n" + r["b"])
+
+    def test_parents_ride_with_the_keys_after_the_first(self):
+        body = """
+        r = fetch("S", key)
+        return {"v": len(bytes(r[0]["b"])) + 1000 * len(r)}
+        """
+        s = self.start(body)
+        self.assertEqual(s.hello, {"_djc": "hello", "version": 2, "ahead": djc_make.AHEAD, "binary": True,
+                                   "types": True, "parents": True})
+        # the first key: fetched over the pipe
+        s.send({"_djc": "key", "table": "T", "key": {"id": 1}, "attempt": 1})
+        self.assertEqual(s.read(), {"_djc": "fetch", "table": "S", "key": {"id": 1}})
+        s.send({"_djc": "rows", "count": 1, "types": {"id": "int32", "b": "bytes"}})
+        s.raw(json.dumps({"id": 1, "_bin": [["b", 3]]}).encode() + b"\n" + b"abc")
+        self.assertEqual([s.read(), s.read()], [{"v": 1003}, {"_djc": "done"}])
+        # the next: from the rows sent with it, named in the closing line
+        self.parents(s, 2, [{"id": 2, "b": b"\n" * 5}])
+        self.assertEqual([s.read(), s.read()], [{"v": 1005}, {"_djc": "done", "parents": ["S"]}])
+        status, rest, _ = s.close()
+        self.assertEqual((status, rest), (0, b""))
+
+    def test_unused_parents_are_not_named(self):
+        body = """
+        if i == 3:
+            return {"v": len(fetch("S", {"id": 9}))}   # another key: asked on the pipe
+        return {"v": 0}
+        """
+        s = self.start(body)
+        self.assertEqual(s.key({"id": 1}), ([{"v": 0}], {"_djc": "done"}))
+        self.parents(s, 2, [{"id": 2, "b": b"x"}])
+        self.assertEqual([s.read(), s.read()], [{"v": 0}, {"_djc": "done"}])
+        self.parents(s, 3, [{"id": 3, "b": b"y"}])
+        self.assertEqual(s.read(), {"_djc": "fetch", "table": "S", "key": {"id": 9}})
+        s.send({"_djc": "rows", "count": 0})
+        self.assertEqual([s.read(), s.read()], [{"v": 0}, {"_djc": "done"}])
+        status, rest, _ = s.close()
+        self.assertEqual((status, rest), (0, b""))
+
+    def test_a_parent_that_failed_fails_the_fetch(self):
+        s = self.start("return {'v': len(fetch('S', key))}")
+        s.send({"_djc": "key", "table": "T", "key": {"id": 1}, "attempt": 1})
+        self.assertEqual(s.read()["_djc"], "fetch")
+        s.send({"_djc": "rows", "count": 0})
+        self.assertEqual([s.read(), s.read()], [{"v": 0}, {"_djc": "done"}])
+        self.parents(s, 2, error="connection lost")
+        end = s.read()
+        self.assertEqual((end["_djc"], end["message"]), ("error", "FetchError: connection lost"))
+        self.assertEqual(s.close()[0], 0)
+
+    def test_parents_false_does_not_ask(self):
+        s = self.start("return {'v': 1}", target="make, parents=False")
+        self.assertNotIn("parents", s.hello)
+        self.assertEqual(s.key({"id": 1}), ([{"v": 1}], {"_djc": "done"}))
+        self.assertEqual(s.key({"id": 2}), ([{"v": 1}], {"_djc": "done"}))   # no parents follow: none read
+        self.assertEqual(s.close()[0], 0)
+
+
 class DjcAhead(unittest.TestCase):
     """djc's hello says how many keys it may send ahead ("ahead"); with 0
     (jobs.reserve_batch 1) nothing can wait in the pipe before the
