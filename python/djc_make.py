@@ -575,8 +575,8 @@ class _Conn:
         self.tables = {}      # table name -> its table message (types of it and its parts)
         self._spares = []     # buffers of large values, used again once nothing refers to them
         self.sends_ahead = True   # djc may send keys ahead (its hello says "ahead": 0 when it never will)
-        self.parents = False  # djc sends each key's parents' rows after it (the hellos agreed)
-        self.keys_seen = 0    # keys read so far (the first, sent with djc's hello, has no parents)
+        self.parents = False  # djc may send a key's parents' rows before it (the hellos agreed)
+        self._pending = None  # parents' rows read, for the key that follows them
 
     def _fill(self):
         if self._pos:
@@ -678,23 +678,26 @@ class _Conn:
         return time.monotonic() - self._stamp < _FRESH
 
     def _message(self):
-        line = self.readline()
-        msg = _loads(line)
-        if not isinstance(msg, dict) or "_djc" not in msg:
-            raise ProtocolError("expected a message from djc, got %r" % line[:200])
+        while True:
+            line = self.readline()
+            msg = _loads(line)
+            if not isinstance(msg, dict) or "_djc" not in msg:
+                raise ProtocolError("expected a message from djc, got %r" % line[:200])
+            if msg["_djc"] != "parents" or not self.parents:
+                break
+            self._pending = self._parents(msg)   # for the key that follows
         if msg["_djc"] == "table":
             self.tables[msg.get("table")] = msg   # types, before the keys of that table
-        elif msg["_djc"] == "key":
-            if self.parents and self.keys_seen:
-                msg["_parents"] = self._parents()
-            self.keys_seen += 1
+        elif msg["_djc"] == "key" and self._pending is not None:
+            msg["_parents"] = self._pending
+            self._pending = None
         return msg
 
-    def _parents(self):
-        """The rows of a key's parents that follow it: table -> (types,
-        rows as they came) or the FetchError of a fetch that failed."""
-        head = _loads(self.readline())
-        if not isinstance(head, dict) or head.get("_djc") != "parents" or not isinstance(head.get("tables"), list):
+    def _parents(self, head):
+        """The rows of a key's parents (head: the parents message; the
+        answers follow it): table -> (types, rows as they came) or the
+        FetchError of a fetch that failed."""
+        if not isinstance(head.get("tables"), list):
             raise ProtocolError("expected the parents of a key, got %r" % (head,))
         got = {}
         for name in head["tables"]:

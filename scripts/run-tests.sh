@@ -212,13 +212,14 @@ for b in $BACKENDS; do
 			# commit (DJC_MYSQL_COMPOUND=0, as on MySQL; docs/jobs.md): the
 			# tests that commit through the driver's batch, once more;
 			# PostgreSQL: without libpq's pipelines (DJC_PG_PIPELINE=0, as
-			# with a libpq before 14): the driver's conformance, once more
+			# with a libpq before 14): the driver's conformance and the reads
+			# checked inside a commit's batch (test_parity), once more
 			case $b/$(basename "$t") in
 			mysql/test_db|mysql/test_jobs_core)
 				n=$((n + 1))
 				add_job "$(basename "$t")[$b+separate,$build]" 0 unit_job "$n" "$t" "$b" DJC_MYSQL_COMPOUND=0
 				JSAN[-1]=$pending ;;
-			postgresql/test_db)
+			postgresql/test_db|postgresql/test_parity)
 				n=$((n + 1))
 				add_job "$(basename "$t")[$b+nopipeline,$build]" 0 unit_job "$n" "$t" "$b" DJC_PG_PIPELINE=0
 				JSAN[-1]=$pending ;;

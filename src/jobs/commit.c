@@ -212,8 +212,8 @@ static int commit_batch(djc_conn *c, const batch *bt, commit_result *res, int *e
 	*res = COMMIT_FAILED;
 	*exact = 0;
 	if (bt->rows && bt->rows->reads && !read_set_checkable(c, bt->rows->reads)) {
-		*exact = 1;   /* its reads are checked statement by statement */
-		return conn_fail(c, DJC_EINVAL, "commit: the reads cannot be checked in one batch");
+		*exact = 1;   /* its reads are checked statement by statement (no error to report) */
+		return DJC_EINVAL;
 	}
 	table *t = bt->jobs[0]->t;
 	stmt_list l = {0};

@@ -149,7 +149,10 @@ int jobs_commit_outcome(djc_conn *c, djc_job *job, commit_result *res);
  * DELETE of their rows, their rows in multi-row INSERTs, one COMMIT.
  * DONE, or FAILED with nothing committed (callers then commit one by one,
  * which sorts out lost and duplicate jobs), or UNKNOWN. DJC_EINVAL without
- * trying when jobs.keep_completed is on (per-job durations). */
+ * trying when jobs.keep_completed is on (per-job durations), or when the
+ * makes' reads cannot be checked in the batch (no row versions, a read of
+ * more than READ_CHECK_ROWS rows); DJC_ECONFLICT when a read's check
+ * failed (a row changed, or only rewritten: one by one tells). */
 int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, const commit_rows *rows, next_claim *next,
 		     commit_result *res);
 /* The claim found the target row (job->made): close the job as success

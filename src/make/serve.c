@@ -522,23 +522,24 @@ static void answer_fetch(keyrun *kr, json_t *j)
 	kr->reads = ctx.reads;
 }
 
-/* After a key line sent once the program's hello was read, to a program
- * that asked for parents: {"_djc":"parents","tables":[...]} naming the
- * key's parents (key_parents) that the make read by the key for the last
- * key it closed (s->want: none for a make that reads none, which costs
- * it nothing then), then for each the answer to a fetch of it by the key,
- * exactly as fetch_answer gives it. The reads are kept with the key
- * (s->pre), checked at its commit only if its closing line says they were
- * used. */
-static void send_parents(serve *s, const make_req *rq, const djc_row *key)
+/* Before a key line sent once the program's hello was read, to a program
+ * that asked for parents, when the make read some of the key's parents
+ * (key_parents) by the key for the last key the program closed (s->want):
+ * {"_djc":"parents","tables":[...]} naming them, then for each the answer
+ * to a fetch of it by the key, exactly as fetch_answer gives it (nothing
+ * for a make that reads none: it costs such a make nothing). The reads go
+ * to *sp, kept with the key (s->pre), checked at its commit only if its
+ * closing line says they were used. */
+static void send_parents(serve *s, const make_req *rq, const djc_row *key, sent_parents *sp)
 {
-	if (!s->parents || !s->hello || !s->nsent) return;
+	memset(sp, 0, sizeof *sp);
+	if (!s->parents || !s->hello || !s->nwant) return;
 	const table *t = rq->t;
 	const table **ps = xcalloc(t->nfks ? t->nfks : 1, sizeof *ps);
 	size_t n = 0, all = key_parents(t, ps);
 	for (size_t i = 0; i < all; i++)
 		if (names_have(s->want, s->nwant, ps[i]->name)) ps[n++] = ps[i];
-	sent_parents *sp = &s->pre[s->nsent - 1];
+	if (!n) { free(ps); return; }
 	sb_t b = SB_INIT;
 	sb_add(&b, "{\"_djc\":\"parents\",\"tables\":[");
 	for (size_t i = 0; i < n; i++) {
@@ -547,12 +548,12 @@ static void send_parents(serve *s, const make_req *rq, const djc_row *key)
 	}
 	sb_add(&b, "]}\n");
 	proc_input(s->p, b.s, b.len, 0);
-	sp->names = xcalloc(n ? n : 1, sizeof(char *));
-	sp->reads = xcalloc(n ? n : 1, sizeof(read_set *));
+	sp->names = xcalloc(n, sizeof(char *));
+	sp->reads = xcalloc(n, sizeof(read_set *));
 	sp->n = n;
 	b.len = 0;
-	if (n) row_to_json(&b, t, key);
-	json_t *kj = n ? json_loadb(b.s, b.len, 0, NULL) : NULL;
+	row_to_json(&b, t, key);
+	json_t *kj = json_loadb(b.s, b.len, 0, NULL);
 	for (size_t i = 0; i < n; i++) {
 		sp->names[i] = xstrdup(ps[i]->name);
 		json_t *req = kj ? json_pack("{s:s,s:O}", "table", ps[i]->name, "key", kj) : NULL;
@@ -571,6 +572,16 @@ static void send_parents(serve *s, const make_req *rq, const djc_row *key)
 	json_decref(kj);
 	sb_free(&b);
 	free(ps);
+}
+
+/* Send a key (its parents first: send_parents) and remember it as in
+ * flight; line is taken. */
+static void send_key(serve *s, const make_req *rq, const djc_row *key, char *line)
+{
+	sent_parents sp;
+	send_parents(s, rq, key, &sp);
+	send_line(s, line);
+	s->pre[s->nsent - 1] = sp;
 }
 
 /* A closing line's "parents": the parents sent with the key whose rows
@@ -1030,8 +1041,7 @@ static void send_ahead(serve *s, const make_req *rq)
 	}
 	for (size_t j = have; j < rq->nnext && (long)j < s->ahead; j++) {
 		describe(s, rq->c, rq->t);
-		send_line(s, key_line(rq->t, rq->next[j].key, rq->next[j].attempt));
-		send_parents(s, rq, rq->next[j].key);
+		send_key(s, rq, rq->next[j].key, key_line(rq->t, rq->next[j].key, rq->next[j].attempt));
 	}
 }
 
@@ -1047,8 +1057,7 @@ int serve_make(serve *s, const make_req *rq, staged *out, make_result *res)
 			if (!s->p && start(s, rq->c, res)) break;
 			proc_err_clear(s->p);
 			describe(s, rq->c, rq->t);
-			send_line(s, xstrdup(line));
-			send_parents(s, rq, rq->key);
+			send_key(s, rq, rq->key, xstrdup(line));
 		}
 		send_ahead(s, rq);
 		keyrun kr = {.s = s, .c = rq->c, .t = rq->t, .key = rq->key, .watch = rq->watch, .out = out};

@@ -227,13 +227,13 @@ q_node *q_from_query(q_arena *a, q_sel *s, const q_sel *sub, const char *alias, 
 void q_col_item(q_arena *a, q_sel *s, q_col c, const char *as)
 {
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){QI_COL, c, as, NULL, NULL, 0};
+	s->items[s->nitems++] = (q_item){QI_COL, c, as, NULL, NULL, 0, NULL, 0};
 }
 
 void q_item_add(q_arena *a, q_sel *s, q_item_kind kind, const q_node *cond)
 {
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){kind, {NULL, NULL, NULL}, NULL, cond, NULL, 0};
+	s->items[s->nitems++] = (q_item){kind, {NULL, NULL, NULL}, NULL, cond, NULL, 0, NULL, 0};
 }
 
 void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as)
@@ -244,25 +244,27 @@ void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as)
 		if (!strcmp(agg, fns[i])) fn = fns[i];   /* only these reach the SQL text */
 	if (!fn) abort();
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){QI_AGG, c, as, NULL, fn, 0};
+	s->items[s->nitems++] = (q_item){QI_AGG, c, as, NULL, fn, 0, NULL, 0};
 }
 
 void q_upto_item(q_arena *a, q_sel *s, q_col c, size_t upto, const char *as)
 {
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){QI_UPTO, c, as, NULL, NULL, upto};
+	s->items[s->nitems++] = (q_item){QI_UPTO, c, as, NULL, NULL, upto, NULL, 0};
 }
 
 void q_octets_item(q_arena *a, q_sel *s, q_col c, const char *as)
 {
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){QI_OCTETS, c, as, NULL, NULL, 0};
+	s->items[s->nitems++] = (q_item){QI_OCTETS, c, as, NULL, NULL, 0, NULL, 0};
 }
 
-void q_versions_item(q_arena *a, q_sel *s, q_col c, const char *as)
+void q_versions_item(q_arena *a, q_sel *s, q_col c, const q_col *ord, size_t nord, const char *as)
 {
+	q_col *o = q_alloc(a, (nord ? nord : 1) * sizeof *o);
+	memcpy(o, ord, nord * sizeof *o);
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){QI_VERSIONS, c, as, NULL, NULL, 0};
+	s->items[s->nitems++] = (q_item){QI_VERSIONS, c, as, NULL, NULL, 0, o, nord};
 }
 
 void q_group(q_arena *a, q_sel *s, q_col c)
@@ -493,12 +495,14 @@ static int items_sql(db_conn *db, const q_sel *s, q_out *o)
 			db_qi(db, o->sql, it->as);
 			break;
 		case QI_VERSIONS:
-			/* xid has no order: each as text, ordered as a number */
 			sb_add(o->sql, "coalesce(string_agg(CAST(");
 			col_sql(db, o->sql, &it->col);
-			sb_add(o->sql, " AS text), ',' ORDER BY CAST(CAST(");
-			col_sql(db, o->sql, &it->col);
-			sb_add(o->sql, " AS text) AS BIGINT)), '') AS ");
+			sb_add(o->sql, " AS text), ','");
+			for (size_t k = 0; k < it->nord; k++) {
+				sb_add(o->sql, k ? ", " : " ORDER BY ");
+				col_sql(db, o->sql, &it->ord[k]);
+			}
+			sb_add(o->sql, "), '') AS ");
 			db_qi(db, o->sql, it->as);
 			break;
 		case QI_STAR: sb_addc(o->sql, '*'); break;

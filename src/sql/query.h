@@ -126,10 +126,10 @@ typedef enum q_item_kind {
 	QI_UPTO,      /* col AS as where col holds at most upto bytes or is stored compressed
 	               * (db_stored_size), else NULL (a bytes value read in pieces: rows.c) */
 	QI_OCTETS,    /* OCTET_LENGTH(col) AS as: a bytes value's length */
-	QI_VERSIONS   /* the row versions col of the rows, as decimal numbers in
-	               * ascending order joined by commas ('' for none), AS as: an
-	               * aggregate (PostgreSQL's string_agg; asked only of a backend
-	               * with row versions, db_row_version) */
+	QI_VERSIONS   /* the row versions col of the rows, as decimal text joined by
+	               * commas in the order of the item's columns ('' for none), AS
+	               * as: an aggregate (PostgreSQL's string_agg; asked only of a
+	               * backend with row versions, db_row_version) */
 } q_item_kind;
 
 typedef struct q_item {
@@ -139,6 +139,8 @@ typedef struct q_item {
 	const q_node *cond;
 	const char *agg;   /* QI_AGG: "count", "sum", "avg", "min" or "max" */
 	size_t upto;       /* QI_UPTO */
+	const q_col *ord;  /* QI_VERSIONS: the order of the versions */
+	size_t nord;
 } q_item;
 
 /* One operand of the FROM: a table (unquoted name) or a query, with an
@@ -187,9 +189,9 @@ void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as);
  * NULL; OCTET_LENGTH(c) AS as (bytes values). */
 void q_upto_item(q_arena *a, q_sel *s, q_col c, size_t upto, const char *as);
 void q_octets_item(q_arena *a, q_sel *s, q_col c, const char *as);
-/* The versions of the rows in c (a row version column, db_row_version), as
- * QI_VERSIONS says. */
-void q_versions_item(q_arena *a, q_sel *s, q_col c, const char *as);
+/* The versions of the rows in c (a row version column, db_row_version), in
+ * the order of ord[0..nord) (copied), as QI_VERSIONS says. */
+void q_versions_item(q_arena *a, q_sel *s, q_col c, const q_col *ord, size_t nord, const char *as);
 /* GROUP BY c (after the ones before). */
 void q_group(q_arena *a, q_sel *s, q_col c);
 

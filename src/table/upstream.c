@@ -83,7 +83,7 @@ typedef struct read_entry {
 	uint64_t hash;      /* rows_hash of the rows read */
 	uint64_t vhash;     /* versions_hash of them, when versioned */
 	int versioned;      /* the backend's row versions were read with them */
-	char *vlist;        /* their versions in ascending order, comma-joined
+	char *vlist;        /* their versions in primary key order, comma-joined
 	                     * (QI_VERSIONS' form), when versioned and at most
 	                     * READ_CHECK_ROWS rows: what a batch's check compares */
 	size_t nrows;
@@ -172,38 +172,31 @@ static read_entry *read_set_push(read_set *rs, const table *a, const char *where
 	return e;
 }
 
-static int cmp_u64(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-	return a < b ? -1 : a > b;
-}
-
 /* The versions of rows (named version) as QI_VERSIONS renders them: in
- * ascending order, comma-joined; NULL for more than READ_CHECK_ROWS rows
- * or a version that is not a whole number. */
+ * the rows' order (primary key order, as the read returned them),
+ * comma-joined; NULL for more than READ_CHECK_ROWS rows or a version that
+ * is not a whole number. */
 static char *versions_list(const djc_rowset *rows, const char *version)
 {
 	size_t n = rows ? rows->n : 0;
 	if (n > READ_CHECK_ROWS) return NULL;
-	uint64_t *v = xcalloc(n ? n : 1, sizeof *v);
-	for (size_t i = 0; i < n; i++) {
-		const val_t *x = row_get(rows->rows[i], version);
-		char *end = NULL;
-		if (x && x->s) {
-			v[i] = strtoull(x->s, &end, 10);
-			if (!x->n || end != x->s + x->n) { free(v); return NULL; }
-		} else if (x && (x->t == VAL_INT || x->t == VAL_UINT) && (x->t == VAL_UINT || x->i >= 0))
-			v[i] = x->t == VAL_UINT ? x->u : (uint64_t)x->i;
-		else {
-			free(v);
-			return NULL;
-		}
-	}
-	qsort(v, n, sizeof *v, cmp_u64);
 	sb_t b = SB_INIT;
 	sb_add(&b, "");
-	for (size_t i = 0; i < n; i++) sb_printf(&b, i ? ",%" PRIu64 : "%" PRIu64, v[i]);
-	free(v);
+	for (size_t i = 0; i < n; i++) {
+		const val_t *x = row_get(rows->rows[i], version);
+		uint64_t v;
+		char *end = NULL;
+		if (x && x->s) {
+			v = strtoull(x->s, &end, 10);
+			if (!x->n || end != x->s + x->n) { sb_free(&b); return NULL; }
+		} else if (x && (x->t == VAL_UINT || (x->t == VAL_INT && x->i >= 0)))
+			v = x->t == VAL_UINT ? x->u : (uint64_t)x->i;
+		else {
+			sb_free(&b);
+			return NULL;
+		}
+		sb_printf(&b, i ? ",%" PRIu64 : "%" PRIu64, v);
+	}
 	return sb_steal(&b);
 }
 
@@ -276,7 +269,9 @@ int read_set_check_stmts(djc_conn *c, const read_set *rs, stmt_list *l)
 		q_arena a = Q_ARENA_INIT;
 		q_sel *s = q_select(&a);
 		q_node *x = NULL;
-		q_versions_item(&a, s, (q_col){NULL, NULL, version}, "v");
+		q_col *ord = q_alloc(&a, (e->a->nkey ? e->a->nkey : 1) * sizeof *ord);
+		for (size_t k = 0; k < e->a->nkey; k++) ord[k] = (q_col){NULL, NULL, e->a->attrs[k].name};
+		q_versions_item(&a, s, (q_col){NULL, NULL, version}, ord, e->a->nkey, "v");
 		q_from_table(&a, s, table_sqlref(e->a), NULL, 0);
 		rc = restrict_node(&x, &a, c, e->a, e->where, NULL, 0);
 		if (!rc && x) q_where(&a, s, x);

@@ -711,10 +711,10 @@ class KeysAhead(unittest.TestCase):
 
 
 class Parents(unittest.TestCase):
-    """Version 2, "parents": after every key but the first (sent with
-    djc's hello) djc sends the key's parents' rows; a fetch of a parent by
-    the key is answered from them (no request on the pipe), and the
-    closing line names the parents the make was given."""
+    """Version 2, "parents": before a key djc may send rows of its parents;
+    a fetch of a parent by the key is answered from them (no request on
+    the pipe), and the closing line names the parents the make was
+    given."""
 
     HELLO = {"_djc": "hello", "version": 2, "binary": True, "types": True, "parents": True}
 
@@ -726,17 +726,18 @@ class Parents(unittest.TestCase):
         return s
 
     def parents(self, s, i, rows=None, error=None):
-        """Key i, then its parents: S with rows (a raw bytes value b each), or an error."""
-        s.send({"_djc": "key", "table": "T", "key": {"id": i}, "attempt": 1})
+        """Key i's parents: S with rows (a raw bytes value b each), or an
+        error; then key i."""
         s.send({"_djc": "parents", "tables": ["S"]})
         if error:
             s.send({"_djc": "rows", "error": error, "code": -2})
-            return
-        s.send({"_djc": "rows", "count": len(rows), "types": {"id": "int32", "b": "bytes"}})
-        for r in rows:
-            s.raw(json.dumps({"id": r["id"], "_bin": [["b", len(r["b"])]]}).encode() + b"\n" + r["b"])
+        else:
+            s.send({"_djc": "rows", "count": len(rows), "types": {"id": "int32", "b": "bytes"}})
+            for r in rows:
+                s.raw(json.dumps({"id": r["id"], "_bin": [["b", len(r["b"])]]}).encode() + b"\n" + r["b"])
+        s.send({"_djc": "key", "table": "T", "key": {"id": i}, "attempt": 1})
 
-    def test_parents_ride_with_the_keys_after_the_first(self):
+    def test_parents_ride_with_the_keys(self):
         body = """
         r = fetch("S", key)
         return {"v": len(bytes(r[0]["b"])) + 1000 * len(r)}
@@ -744,7 +745,7 @@ class Parents(unittest.TestCase):
         s = self.start(body)
         self.assertEqual(s.hello, {"_djc": "hello", "version": 2, "ahead": djc_make.AHEAD, "binary": True,
                                    "types": True, "parents": True})
-        # the first key: fetched over the pipe
+        # a key sent without its parents: fetched over the pipe
         s.send({"_djc": "key", "table": "T", "key": {"id": 1}, "attempt": 1})
         self.assertEqual(s.read(), {"_djc": "fetch", "table": "S", "key": {"id": 1}})
         s.send({"_djc": "rows", "count": 1, "types": {"id": "int32", "b": "bytes"}})
@@ -753,6 +754,12 @@ class Parents(unittest.TestCase):
         # the next: from the rows sent with it, named in the closing line
         self.parents(s, 2, [{"id": 2, "b": b"\n" * 5}])
         self.assertEqual([s.read(), s.read()], [{"v": 1005}, {"_djc": "done", "parents": ["S"]}])
+        # then one without again
+        s.send({"_djc": "key", "table": "T", "key": {"id": 3}, "attempt": 1})
+        self.assertEqual(s.read(), {"_djc": "fetch", "table": "S", "key": {"id": 3}})
+        s.send({"_djc": "rows", "count": 1, "types": {"id": "int32", "b": "bytes"}})
+        s.raw(json.dumps({"id": 3, "_bin": [["b", 2]]}).encode() + b"\n" + b"zz")
+        self.assertEqual([s.read(), s.read()], [{"v": 1002}, {"_djc": "done"}])
         status, rest, _ = s.close()
         self.assertEqual((status, rest), (0, b""))
 

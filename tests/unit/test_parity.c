@@ -409,18 +409,18 @@ static int mk_gdown(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	return rc;
 }
 
-/* How many transactions wrote the Gdown rows matching where_sql
- * (PostgreSQL: distinct xmin); -1 elsewhere or on failure. */
-static long gdown_xacts(djc_conn *c, const char *lo, const char *hi)
+/* How many transactions wrote the rows of table name whose id is from lo
+ * to hi (PostgreSQL: distinct xmin); -1 elsewhere or on failure. */
+static long xacts_of(djc_conn *c, const char *name, int lo, int hi)
 {
 	if (!db_row_version(c->db)) return -1;
 	table *t = NULL;
-	if (conn_table(c, "Gdown", &t)) return -1;
+	if (conn_table(c, name, &t)) return -1;
 	sb_t q = SB_INIT;
 	sb_add(&q, "SELECT count(DISTINCT CAST(xmin AS text)) FROM ");
 	db_qtable(c->db, &q, table_sqlref(t));
 	sb_add(&q, " WHERE id BETWEEN ? AND ?");
-	val_t p[2] = {val_int(atoi(lo)), val_int(atoi(hi))};
+	val_t p[2] = {val_int(lo), val_int(hi)};
 	db_res *r = NULL;
 	long n = -1;
 	if (!db_exec(c->db, sb_str(&q), p, 2, &r) && r->nrows == 1) n = (long)db_cell_int(r, 0, 0);
@@ -452,7 +452,7 @@ static void test_reads_grouped(djc_conn *c, const char *url, const char *schema)
 	int rc = djc_populate(&pr, c, "Gdown", &po);
 	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 8, "rc=%d %s", rc, djc_error_last(c));
 	djc_populate_result_free(pr);
-	long x = gdown_xacts(c, "11", "18");
+	long x = xacts_of(c, "Gdown", 11, 18);
 	CHECK_MSG(x == (db_row_version(c->db) ? 1 : -1), "the eight rows were written by %ld transactions", x);
 	/* eight more: one key's Gup row changed, one rewritten as it was, one
 	 * read of no rows finds one: those two fail alone, the rest commit */
@@ -499,7 +499,7 @@ static void test_reads_grouped(djc_conn *c, const char *url, const char *schema)
 	rc = djc_populate(&pr, c, "Gdown", &po);
 	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 2, "rc=%d %s", rc, djc_error_last(c));
 	djc_populate_result_free(pr);
-	x = gdown_xacts(c, "9", "10");
+	x = xacts_of(c, "Gdown", 9, 10);
 	CHECK_MSG(x == (db_row_version(c->db) ? 2 : -1), "the two rows were written by %ld transactions", x);
 	CHECK(djc_delete(&n, c, "Gdown", "{\"id\": 9}") == DJC_OK && n == 1);
 	gdown_change[0] = 9; gdown_how[0] = 'b';
@@ -517,9 +517,75 @@ static void test_reads_grouped(djc_conn *c, const char *url, const char *schema)
 	djc_close(other);
 }
 
+/* 8. reads of a table PostgreSQL sends in binary (int, bytea, xmin: the
+ * versions come as binary xids) are checked in the batch as in text */
+static int64_t bdown_change;
+static int mk_bdown(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	int64_t id = -1;
+	djc_row_int(&id, key, (size_t)djc_row_find(key, "id"));
+	djc_rowset *up = NULL;
+	if (djc_make_fetch_key(&up, ctx, "Bup", key) || djc_rowset_count(up) != 1) { djc_rowset_free(up); return 1; }
+	djc_rowset_free(up);
+	if (bdown_change == id) {
+		size_t n = 0;
+		char where[64];
+		snprintf(where, sizeof where, "{\"id\": %lld}", (long long)id);
+		djc_row *r = djc_row_new();
+		djc_row_set_int(r, "id", id);
+		djc_row_set_bytes(r, "b", "zz", 2);
+		CHECK(djc_delete(&n, other, "Bup", where) == DJC_OK && n == 1 &&
+		      djc_insert_ext(&n, other, "Bup", (const djc_row *const *)&r, 1, NULL) == DJC_OK && n == 1);
+		djc_row_free(r);
+	}
+	djc_row *r = djc_row_new();
+	djc_row_set_int(r, "y", 1);
+	int rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	return rc;
+}
+
+static void test_reads_binary(djc_conn *c, const char *url, const char *schema)
+{
+	CHECK_MSG(djc_declare(NULL, c, "Bup (manual)\n    id : int32\n    ---\n    b : bytes\n\n"
+				       "Bdown (computed)\n    -> Bup\n    ---\n    y : int32\n", "bin.djc") == DJC_OK,
+		  "%s", djc_error_last(c));
+	CHECK_MSG(djc_open(&other, url, schema) == DJC_OK, "%s", djc_error_last(other));
+	CHECK(djc_config_set("jobs.reserve_batch", "8", "test", NULL) == 0);
+	for (int id = 1; id <= 8; id++) {
+		djc_row *r = djc_row_new();
+		djc_row_set_int(r, "id", id);
+		djc_row_set_bytes(r, "b", "ab", 2);
+		size_t n = 0;
+		CHECK(djc_insert_ext(&n, c, "Bup", (const djc_row *const *)&r, 1, NULL) == DJC_OK);
+		djc_row_free(r);
+	}
+	djc_populate_options po = DJC_POPULATE_OPTIONS_INIT;
+	po.reserve_jobs = 1;
+	po.make = mk_bdown;
+	po.suppress_errors = 1;
+	po.where_json = "{\"id\": [1, 2, 3, 4]}";
+	djc_populate_result *pr = NULL;
+	int rc = djc_populate(&pr, c, "Bdown", &po);
+	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 4, "rc=%d %s", rc, djc_error_last(c));
+	djc_populate_result_free(pr);
+	long x = xacts_of(c, "Bdown", 1, 4);
+	CHECK_MSG(x == (db_row_version(c->db) ? 1 : -1), "binary: the four rows were written by %ld transactions", x);
+	bdown_change = 6;
+	po.where_json = "{\"id\": [5, 6, 7, 8]}";
+	pr = NULL;
+	rc = djc_populate(&pr, c, "Bdown", &po);
+	CHECK_MSG(rc == DJC_EMAKE && pr && pr->success_count == 3 && pr->error_count == 1, "rc=%d %s", rc, djc_error_last(c));
+	djc_populate_result_free(pr);
+	CHECK(t_count(c, "Bdown", "{\"id\": 6}") == 0);
+	CHECK(djc_config_set("jobs.reserve_batch", "1", "test", NULL) == 0);
+	djc_close(other);
+}
+
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_parity", "allow_direct_insert ancestors_only:allow_direct_insert job_metadata:allow_direct_insert upstream_at_commit reads_grouped");
+	t_cases(argc, argv, "test_parity", "allow_direct_insert ancestors_only:allow_direct_insert job_metadata:allow_direct_insert upstream_at_commit reads_grouped reads_binary");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -550,6 +616,7 @@ int main(int argc, char **argv)
 	if (t_want("job_metadata")) test_job_metadata(c, src, url, schema);
 	if (t_want("upstream_at_commit")) test_upstream_at_commit(c, src, url, schema);
 	if (t_want("reads_grouped")) test_reads_grouped(c, url, schema);
+	if (t_want("reads_binary")) test_reads_binary(c, url, schema);
 	for (int i = 0; i < 4; i++) djc_row_free(src[i]);
 	djc_row_free(side);
 	djc_close(c);
