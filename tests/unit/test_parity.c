@@ -429,13 +429,25 @@ static long xacts_of(djc_conn *c, const char *name, int lo, int hi)
 	return n;
 }
 
-static void test_reads_grouped(djc_conn *c, const char *url, const char *schema)
+/* Declare a pair of tables (text), open the other user's connection, and
+ * claim 8 jobs at a time (grouped commits); reads_done undoes the last two. */
+static void reads_setup(djc_conn *c, const char *url, const char *schema, const char *text, const char *file)
 {
-	CHECK_MSG(djc_declare(NULL, c, "Gup (manual)\n    id : int32\n    ---\n    x : float64\n\n"
-				       "Gdown (computed)\n    -> Gup\n    ---\n    y : float64\n", "grouped.djc") == DJC_OK,
-		  "%s", djc_error_last(c));
+	CHECK_MSG(djc_declare(NULL, c, text, file) == DJC_OK, "%s", djc_error_last(c));
 	CHECK_MSG(djc_open(&other, url, schema) == DJC_OK, "%s", djc_error_last(other));
 	CHECK(djc_config_set("jobs.reserve_batch", "8", "test", NULL) == 0);
+}
+
+static void reads_done(void)
+{
+	CHECK(djc_config_set("jobs.reserve_batch", "1", "test", NULL) == 0);
+	djc_close(other);
+}
+
+static void test_reads_grouped(djc_conn *c, const char *url, const char *schema)
+{
+	reads_setup(c, url, schema, "Gup (manual)\n    id : int32\n    ---\n    x : float64\n\n"
+				    "Gdown (computed)\n    -> Gup\n    ---\n    y : float64\n", "grouped.djc");
 	for (int id = 1; id <= 18; id++) {
 		char row[64];
 		snprintf(row, sizeof row, "{\"id\": %d, \"x\": %d}", id, id);
@@ -513,8 +525,7 @@ static void test_reads_grouped(djc_conn *c, const char *url, const char *schema)
 	CHECK(t_count(c, "Gdown", "{\"id\": 9}") == 0);
 	gdown_all = 0;
 	memset(gdown_change, 0, sizeof gdown_change);
-	CHECK(djc_config_set("jobs.reserve_batch", "1", "test", NULL) == 0);
-	djc_close(other);
+	reads_done();
 }
 
 /* 8. reads of a table PostgreSQL sends in binary (int, bytea, xmin: the
@@ -548,11 +559,8 @@ static int mk_bdown(djc_make_ctx *ctx, const djc_row *key, void *payload)
 
 static void test_reads_binary(djc_conn *c, const char *url, const char *schema)
 {
-	CHECK_MSG(djc_declare(NULL, c, "Bup (manual)\n    id : int32\n    ---\n    b : bytes\n\n"
-				       "Bdown (computed)\n    -> Bup\n    ---\n    y : int32\n", "bin.djc") == DJC_OK,
-		  "%s", djc_error_last(c));
-	CHECK_MSG(djc_open(&other, url, schema) == DJC_OK, "%s", djc_error_last(other));
-	CHECK(djc_config_set("jobs.reserve_batch", "8", "test", NULL) == 0);
+	reads_setup(c, url, schema, "Bup (manual)\n    id : int32\n    ---\n    b : bytes\n\n"
+				    "Bdown (computed)\n    -> Bup\n    ---\n    y : int32\n", "bin.djc");
 	for (int id = 1; id <= 8; id++) {
 		djc_row *r = djc_row_new();
 		djc_row_set_int(r, "id", id);
@@ -579,8 +587,7 @@ static void test_reads_binary(djc_conn *c, const char *url, const char *schema)
 	CHECK_MSG(rc == DJC_EMAKE && pr && pr->success_count == 3 && pr->error_count == 1, "rc=%d %s", rc, djc_error_last(c));
 	djc_populate_result_free(pr);
 	CHECK(t_count(c, "Bdown", "{\"id\": 6}") == 0);
-	CHECK(djc_config_set("jobs.reserve_batch", "1", "test", NULL) == 0);
-	djc_close(other);
+	reads_done();
 }
 
 int main(int argc, char **argv)
