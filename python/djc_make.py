@@ -413,16 +413,15 @@ class _PipeFetch(_Fetch):
     def _fetch(self, table, key, where):
         pre = self.parents
         if pre and where is None and table in pre and key == self.key:
-            got = pre[table]
-            if table not in self.used:
-                self.used.append(table)
-            if isinstance(got, FetchError):
-                raise FetchError(str(got))
-            types, rows = got
-            if types is not None:
-                rows = [_decode_row(r, types) for r in rows]
-                pre[table] = (None, rows)   # decoded once
-            return list(rows)
+            # the rows sent are given once, as they came (a fetch's rows
+            # are the make's own: a second fetch of them asks djc); a
+            # parent whose read failed when it was sent is asked for now
+            got = pre.pop(table)
+            if not isinstance(got, FetchError):
+                if table not in self.used:
+                    self.used.append(table)
+                types, rows = got
+                return [_decode_row(r, types) for r in rows] if types else rows
         req = {"_djc": "fetch", "table": table}
         if key is not None:
             req["key"] = key

@@ -20,8 +20,10 @@
 #define GO_LINE "{\"_djc\":\"go\"}\n"
 #define SKIP_LINE "{\"_djc\":\"skip\"}\n"
 #define AHEAD_QUICK 0.005          /* keys go ahead only after a key that took less (seconds) */
+#define PARENTS_AHEAD_MAX (1 << 20) /* parents go with keys sent ahead only while those of the keys
+                                     * in flight hold less (bytes) */
 
-/* What was read of one key's parents to send after it (parents): the
+/* What was read of one key's parents to send before it (parents): the
  * tables, in order, and per table the read recorded (NULL when its fetch
  * failed), checked at the commit only when the program says it used them
  * (its closing line's "parents"). */
@@ -29,6 +31,7 @@ typedef struct sent_parents {
 	char **names;
 	read_set **reads;
 	size_t n;
+	size_t bytes;   /* what was written of them */
 } sent_parents;
 
 static void names_free(char ***v, size_t *n)
@@ -78,12 +81,13 @@ struct serve {
 	int version;       /* the protocol version of its hello */
 	long ahead;        /* keys it takes beyond the one in flight (a version 2 hello's "ahead") */
 	char **sent;       /* the key lines it was sent and has not closed, oldest first */
-	sent_parents *pre; /* per key in sent: its parents' rows sent after it (parents) */
+	sent_parents *pre; /* per key in sent: its parents' rows sent before it (parents) */
+	size_t pre_bytes;  /* their bytes in all (the parents of keys in flight) */
 	size_t nsent, capsent;
 	double last;       /* seconds its last key took, from its turn to its closing line */
 	int binary;        /* its hello asked for binary values: raw bytes beside the JSON lines */
 	int types;         /* its hello asked for attribute types (table messages, rows headers) */
-	int parents;       /* its hello asked for each key's parents' rows after the key */
+	int parents;       /* its hello asked for each key's parents' rows before the key */
 	char **want;       /* the parents its last closed key read by the key: those sent with the next */
 	size_t nwant;
 	char **described;  /* the tables whose types it was sent (a table message) */
@@ -132,6 +136,7 @@ static void drop_program(serve *s)
 		sent_parents_free(&s->pre[i]);
 	}
 	s->nsent = 0;
+	s->pre_bytes = 0;
 }
 
 /* Send a key line (taken) and remember it as in flight. */
@@ -198,6 +203,7 @@ static void pop_sent(serve *s)
 {
 	if (!s->nsent) return;
 	free(s->sent[0]);
+	s->pre_bytes -= s->pre[0].bytes;
 	sent_parents_free(&s->pre[0]);
 	memmove(s->sent, s->sent + 1, (s->nsent - 1) * sizeof(char *));
 	memmove(s->pre, s->pre + 1, (s->nsent - 1) * sizeof *s->pre);
@@ -527,13 +533,35 @@ static void answer_fetch(keyrun *kr, json_t *j)
  * (key_parents) by the key for the last key the program closed (s->want):
  * {"_djc":"parents","tables":[...]} naming them, then for each the answer
  * to a fetch of it by the key, exactly as fetch_answer gives it (nothing
- * for a make that reads none: it costs such a make nothing). The reads go
+ * for a make that reads none: it costs such a make nothing; nothing for a
+ * key sent ahead while the parents of the keys in flight hold
+ * PARENTS_AHEAD_MAX or more: the make asks, as without parents). The reads go
  * to *sp, kept with the key (s->pre), checked at its commit only if its
  * closing line says they were used. */
+/* A program's input, counting what is written to it. */
+typedef struct counted {
+	proc *p;
+	size_t n;
+} counted;
+static void put_counted(void *to, const char *str, size_t n)
+{
+	counted *c = to;
+	c->n += n;
+	proc_input(c->p, str, n, 0);
+}
+static void take_counted(void *to, char *buf, size_t n)
+{
+	counted *c = to;
+	c->n += n;
+	proc_input_take(c->p, buf, n);
+}
+
 static void send_parents(serve *s, const make_req *rq, const djc_row *key, sent_parents *sp)
 {
 	memset(sp, 0, sizeof *sp);
 	if (!s->parents || !s->hello || !s->nwant) return;
+	/* a key sent ahead: only while the parents in flight are small */
+	if (s->nsent && s->pre_bytes >= PARENTS_AHEAD_MAX) return;
 	const table *t = rq->t;
 	const table **ps = xcalloc(t->nfks ? t->nfks : 1, sizeof *ps);
 	size_t n = 0, all = key_parents(t, ps);
@@ -547,7 +575,8 @@ static void send_parents(serve *s, const make_req *rq, const djc_row *key, sent_
 		json_quote(&b, ps[i]->name, strlen(ps[i]->name));
 	}
 	sb_add(&b, "]}\n");
-	proc_input(s->p, b.s, b.len, 0);
+	counted out = {s->p, 0};
+	put_counted(&out, b.s, b.len);
 	sp->names = xcalloc(n, sizeof(char *));
 	sp->reads = xcalloc(n, sizeof(read_set *));
 	sp->n = n;
@@ -560,15 +589,16 @@ static void send_parents(serve *s, const make_req *rq, const djc_row *key, sent_
 		if (!req) {
 			b.len = 0;
 			fetch_error_line(&b, "the key could not be given as JSON", DJC_ERROR);
-			proc_input(s->p, b.s, b.len, 0);
+			put_counted(&out, b.s, b.len);
 			continue;
 		}
 		djc_make_ctx ctx = {.c = rq->c, .t = rq->t, .key = key, .watch = rq->watch};
-		fetch_out o = {put_program, take_program, s->p, s->binary, s->types};
+		fetch_out o = {put_counted, take_counted, &out, s->binary, s->types};
 		fetch_answer(&ctx, req, &o);
 		sp->reads[i] = ctx.reads;
 		json_decref(req);
 	}
+	sp->bytes = out.n;
 	json_decref(kj);
 	sb_free(&b);
 	free(ps);
@@ -582,6 +612,7 @@ static void send_key(serve *s, const make_req *rq, const djc_row *key, char *lin
 	send_parents(s, rq, key, &sp);
 	send_line(s, line);
 	s->pre[s->nsent - 1] = sp;
+	s->pre_bytes += sp.bytes;
 }
 
 /* A closing line's "parents": the parents sent with the key whose rows
