@@ -101,6 +101,24 @@ static int mk_top(djc_make_ctx *ctx, const djc_row *key, void *payload)
  * insert it with another x, or the same x when replace_same) before it
  * returns, as another user would while the make computes. */
 static djc_conn *other;
+
+/* make's row: y. */
+static int insert_y(djc_make_ctx *ctx, double y)
+{
+	djc_row *r = djc_row_new();
+	djc_row_set_float(r, "y", y);
+	int rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	return rc;
+}
+
+/* The other user replaces the row of table matching where (one) by r. */
+static int replace_by_other(const char *name, const char *where, djc_row *r)
+{
+	size_t n = 0;
+	return djc_delete(&n, other, name, where) == DJC_OK && n == 1 &&
+	       djc_insert_ext(&n, other, name, (const djc_row *const *)&r, 1, NULL) == DJC_OK && n == 1;
+}
 static int replace_same;
 static int mk_down(djc_make_ctx *ctx, const djc_row *key, void *payload)
 {
@@ -113,20 +131,14 @@ static int mk_down(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	if (id == *(int64_t *)payload) {
 		char where[64];
 		snprintf(where, sizeof where, "{\"id\": %lld}", (long long)id);
-		size_t n = 0;
 		djc_row *r = djc_row_new();
 		djc_row_set_int(r, "id", id);
 		djc_row_set_float(r, "x", replace_same ? x : x + 0.5);
-		int ok = djc_delete(&n, other, "Up", where) == DJC_OK && n == 1 &&
-			 djc_insert_ext(&n, other, "Up", (const djc_row *const *)&r, 1, NULL) == DJC_OK && n == 1;
+		int ok = replace_by_other("Up", where, r);
 		CHECK_MSG(ok, "replacing Up %lld: %s", (long long)id, djc_error_last(other));
 		djc_row_free(r);
 	}
-	djc_row *r = djc_row_new();
-	djc_row_set_float(r, "y", 2 * x);
-	int rc = djc_make_insert(ctx, NULL, r);
-	djc_row_free(r);
-	return rc;
+	return insert_y(ctx, 2 * x);
 }
 
 /* 2. allow_direct_insert */
@@ -390,23 +402,17 @@ static int mk_gdown(djc_make_ctx *ctx, const djc_row *key, void *payload)
 			/* a row only the read of every row saw: Gup 2000 */
 			djc_row_set_int(r, "id", 2000);
 			djc_row_set_float(r, "x", 2);
-			ok = djc_delete(&n, other, "Gup", "{\"id\": 2000}") == DJC_OK && n == 1 &&
-			     djc_insert_ext(&n, other, "Gup", (const djc_row *const *)&r, 1, NULL) == DJC_OK && n == 1;
+			ok = replace_by_other("Gup", "{\"id\": 2000}", r);
 		} else {
 			snprintf(where, sizeof where, "{\"id\": %lld}", (long long)id);
 			djc_row_set_int(r, "id", id);
 			djc_row_set_float(r, "x", gdown_how[k] == 's' ? x : x + 0.5);
-			ok = djc_delete(&n, other, "Gup", where) == DJC_OK && n == 1 &&
-			     djc_insert_ext(&n, other, "Gup", (const djc_row *const *)&r, 1, NULL) == DJC_OK && n == 1;
+			ok = replace_by_other("Gup", where, r);
 		}
 		CHECK_MSG(ok, "changing Gup %lld: %s", (long long)id, djc_error_last(other));
 		djc_row_free(r);
 	}
-	djc_row *r = djc_row_new();
-	djc_row_set_float(r, "y", 2 * x);
-	int rc = djc_make_insert(ctx, NULL, r);
-	djc_row_free(r);
-	return rc;
+	return insert_y(ctx, 2 * x);
 }
 
 /* How many transactions wrote the rows of table name whose id is from lo
@@ -444,6 +450,27 @@ static void reads_done(void)
 	djc_close(other);
 }
 
+/* Populate table name (make, where) with reservation, 8 jobs a claim, none
+ * failing: all n made, in one transaction where the reads are checked by
+ * row version (the rows of ids lo to hi; before: one each). The options
+ * for the next populate of the case. */
+static djc_populate_options grouped_all(djc_conn *c, const char *name, djc_make_fn make, const char *where, long n,
+					int lo, int hi)
+{
+	djc_populate_options po = DJC_POPULATE_OPTIONS_INIT;
+	po.reserve_jobs = 1;
+	po.make = make;
+	po.suppress_errors = 1;
+	po.where_json = where;
+	djc_populate_result *pr = NULL;
+	int rc = djc_populate(&pr, c, name, &po);
+	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == n, "rc=%d %s", rc, djc_error_last(c));
+	djc_populate_result_free(pr);
+	long x = xacts_of(c, name, lo, hi);
+	CHECK_MSG(x == (db_row_version(c->db) ? 1 : -1), "%s: the %ld rows were written by %ld transactions", name, n, x);
+	return po;
+}
+
 static void test_reads_grouped(djc_conn *c, const char *url, const char *schema)
 {
 	reads_setup(c, url, schema, "Gup (manual)\n    id : int32\n    ---\n    x : float64\n\n"
@@ -453,19 +480,11 @@ static void test_reads_grouped(djc_conn *c, const char *url, const char *schema)
 		snprintf(row, sizeof row, "{\"id\": %d, \"x\": %d}", id, id);
 		CHECK(t_insert_json(c, "Gup", row) == DJC_OK);
 	}
-	/* eight makes, nothing changed: all committed, in one transaction
-	 * where the reads are checked by row version (before: one each) */
-	djc_populate_options po = DJC_POPULATE_OPTIONS_INIT;
-	po.reserve_jobs = 1;
-	po.make = mk_gdown;
-	po.suppress_errors = 1;
-	po.where_json = "{\"id\": [11, 12, 13, 14, 15, 16, 17, 18]}";
+	/* eight makes, nothing changed */
+	djc_populate_options po = grouped_all(c, "Gdown", mk_gdown, "{\"id\": [11, 12, 13, 14, 15, 16, 17, 18]}", 8, 11, 18);
 	djc_populate_result *pr = NULL;
-	int rc = djc_populate(&pr, c, "Gdown", &po);
-	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 8, "rc=%d %s", rc, djc_error_last(c));
-	djc_populate_result_free(pr);
-	long x = xacts_of(c, "Gdown", 11, 18);
-	CHECK_MSG(x == (db_row_version(c->db) ? 1 : -1), "the eight rows were written by %ld transactions", x);
+	int rc;
+	long x;
 	/* eight more: one key's Gup row changed, one rewritten as it was, one
 	 * read of no rows finds one: those two fail alone, the rest commit */
 	gdown_change[0] = 3; gdown_how[0] = 'c';
@@ -540,14 +559,12 @@ static int mk_bdown(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	if (djc_make_fetch_key(&up, ctx, "Bup", key) || djc_rowset_count(up) != 1) { djc_rowset_free(up); return 1; }
 	djc_rowset_free(up);
 	if (bdown_change == id) {
-		size_t n = 0;
 		char where[64];
 		snprintf(where, sizeof where, "{\"id\": %lld}", (long long)id);
 		djc_row *r = djc_row_new();
 		djc_row_set_int(r, "id", id);
 		djc_row_set_bytes(r, "b", "zz", 2);
-		CHECK(djc_delete(&n, other, "Bup", where) == DJC_OK && n == 1 &&
-		      djc_insert_ext(&n, other, "Bup", (const djc_row *const *)&r, 1, NULL) == DJC_OK && n == 1);
+		CHECK(replace_by_other("Bup", where, r));
 		djc_row_free(r);
 	}
 	djc_row *r = djc_row_new();
@@ -569,21 +586,11 @@ static void test_reads_binary(djc_conn *c, const char *url, const char *schema)
 		CHECK(djc_insert_ext(&n, c, "Bup", (const djc_row *const *)&r, 1, NULL) == DJC_OK);
 		djc_row_free(r);
 	}
-	djc_populate_options po = DJC_POPULATE_OPTIONS_INIT;
-	po.reserve_jobs = 1;
-	po.make = mk_bdown;
-	po.suppress_errors = 1;
-	po.where_json = "{\"id\": [1, 2, 3, 4]}";
-	djc_populate_result *pr = NULL;
-	int rc = djc_populate(&pr, c, "Bdown", &po);
-	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 4, "rc=%d %s", rc, djc_error_last(c));
-	djc_populate_result_free(pr);
-	long x = xacts_of(c, "Bdown", 1, 4);
-	CHECK_MSG(x == (db_row_version(c->db) ? 1 : -1), "binary: the four rows were written by %ld transactions", x);
+	djc_populate_options po = grouped_all(c, "Bdown", mk_bdown, "{\"id\": [1, 2, 3, 4]}", 4, 1, 4);
 	bdown_change = 6;
 	po.where_json = "{\"id\": [5, 6, 7, 8]}";
-	pr = NULL;
-	rc = djc_populate(&pr, c, "Bdown", &po);
+	djc_populate_result *pr = NULL;
+	int rc = djc_populate(&pr, c, "Bdown", &po);
 	CHECK_MSG(rc == DJC_EMAKE && pr && pr->success_count == 3 && pr->error_count == 1, "rc=%d %s", rc, djc_error_last(c));
 	djc_populate_result_free(pr);
 	CHECK(t_count(c, "Bdown", "{\"id\": 6}") == 0);
