@@ -65,11 +65,14 @@ static void key_cols(djc_conn *c, const table *t, const char *a, size_t an, sb_t
 	}
 }
 
+/* A key's value as its column stores it: a job's key is in the form it was
+ * read in (a uuid of DataJoint's on MySQL as text, its column 16 bytes) */
 static void push_key_val(const table *t, const djc_row *key, size_t i, pvec *p)
 {
-	const val_t *v = key ? row_get(key, t->attrs[t->src[i]].name) : NULL;
+	const attr *a = &t->attrs[t->src[i]];
+	const val_t *v = key ? row_get(key, a->name) : NULL;
 	val_t x;
-	if (v) val_copy(&x, v);
+	if (v) value_stored(a, v, &x);
 	else x = val_null();
 	pvec_push(p, x);
 }

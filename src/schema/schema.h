@@ -170,6 +170,11 @@ const char *table_names_clash(const table *a, const table *b, char *buf, size_t 
 /* Check and convert a value for attribute a (a user's input) into the value
  * bound for the database. On error returns DJC_EINVAL with a message. */
 int value_in(const attr *a, const val_t *in, val_t *out, char **msg);
+/* The form a value as read (value_out's, or a checked one: value_in's) is
+ * bound in to compare with a's column: a uuid `as binary(16)` as its 16
+ * bytes, anything else as it is (copied). For keys that come back from a
+ * table (a jobs table's) and go to the database again. */
+void value_stored(const attr *a, const val_t *v, val_t *out);
 /* Convert a database cell into the attribute's typed value. */
 int value_out(const attr *a, const val_t *cell, val_t *out);
 /* value_out, taking the cell where it can (a bytes value moves, no copy;

@@ -360,9 +360,15 @@ static int dj_blob_header(const char *b, size_t n)
 }
 
 /* A uuid stored as 16 bytes (`as binary(16)`, DataJoint on MySQL): the
- * checked text form in, its bytes out. */
+ * checked text form in, its bytes out. The 16 bytes themselves (what
+ * value_in gave before: a row checked once as it is staged, again as it is
+ * written) stay as they are, as every other type's checked value does. */
 static int in_uuid16(const attr *a, const val_t *in, val_t *out, char **msg)
 {
+	if (in->t == DJC_BYTES && in->n == 16) {
+		val_copy(out, in);
+		return DJC_OK;
+	}
 	val_t u;
 	int rc = in_text(a, in, &u, msg);
 	if (rc) return rc;
@@ -416,6 +422,14 @@ int value_in(const attr *a, const val_t *in, val_t *out, char **msg)
 	default:
 		return in_text(a, in, out, msg);   /* the rest are text types */
 	}
+}
+
+void value_stored(const attr *a, const val_t *v, val_t *out)
+{
+	char *msg = NULL;
+	if (a->bin16 && v->t == DJC_TEXT && in_uuid16(a, v, out, &msg) == DJC_OK) return;
+	free(msg);
+	val_copy(out, v);
 }
 
 /* value_out of the adopted columns' storage: a uuid stored as 16 bytes

@@ -209,6 +209,87 @@ case_bad_blob() {
 }
 tcase bad_blob populate_direct
 
+# DataJoint's uuid as a key and as a value a make writes: on MariaDB a
+# binary(16) column (`as binary(16)`), whose value djc reads as the text
+# form; on PostgreSQL the server's uuid. The key came back from the jobs
+# table as text and was bound so to the binary(16) columns of the fence and
+# the lapse, which matched nothing: every job lost, and a dead worker's job
+# never came back; the make's uuid was checked twice, the second time as
+# the bytes the first gave ("expects a string, got bytes").
+case_uuid() {
+	[ -n "$FIX" ] || return 0
+	local ty=uuid i
+	[ "$DJC_BACKEND" = mysql ] && ty='binary(16)'
+	server_sql "CREATE TABLE $(qt "$MAIN" rec) (rec_uuid $ty NOT NULL, n int NOT NULL, PRIMARY KEY (rec_uuid))"
+	server_sql "CREATE TABLE $(qt "$MAIN" __tag) (rec_uuid $ty NOT NULL, u $ty NOT NULL, n2 int NOT NULL, PRIMARY KEY (rec_uuid), FOREIGN KEY (rec_uuid) REFERENCES $(qt "$MAIN" rec) (rec_uuid))"
+	for i in 1 2 3; do
+		if [ "$DJC_BACKEND" = mysql ]; then
+			server_sql "INSERT INTO $(qt "$MAIN" rec) VALUES (UNHEX('0f2d4c1e7b8a4d3c9e1f20a1b2c3d4e$i'), $i)"
+		else
+			server_sql "INSERT INTO $(qt "$MAIN" rec) VALUES ('0f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4e$i', $i)"
+		fi
+	done
+	local as=
+	[ "$DJC_BACKEND" = mysql ] && as=' as binary(16)'
+	cat > uuid.djc <<P
+Rec (manual)
+    adopted = $MAIN.rec
+    rec_uuid : uuid$as
+    ---
+    n : int32
+
+Tag (computed)
+    adopted = $MAIN.__tag
+    -> Rec
+    ---
+    u : uuid$as
+    n2 : int32
+    make = ./mk_tag.sh
+P
+	# the make writes a uuid of its own (the key's, its last digit + 5);
+	# for the key ending in 2, once, it says so and waits (its worker is
+	# killed meanwhile)
+	cat > mk_tag.sh <<'P'
+#!/bin/sh
+last=${DJC_KEY_rec_uuid#${DJC_KEY_rec_uuid%?}}
+if [ "$last" = 2 ] && [ -e "$T/hold_once" ]; then rm -f "$T/hold_once"; echo $$ > "$T/held"; sleep 30; exit 1; fi
+echo "{\"u\": \"1f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4f$((last + 5))\", \"n2\": $((DJC_KEY_rec_uuid_n))}"
+P
+	sed -i 's/DJC_KEY_rec_uuid_n/last * 2/' mk_tag.sh
+	chmod +x mk_tag.sh
+	expect_rc 0 "a table with a uuid key declares" djc declare uuid.djc
+	: > hold_once
+	T="$T" DJC_JOBS_LEASE_TIMEOUT=1 setsid "$DJC" populate Tag --reserve-jobs > w.out 2>&1 &
+	local w=$!
+	for i in $(seq 600); do [ -s held ] && break; nap 0.05; done
+	check "the make of the second key runs" [ -s held ]
+	{ kill -KILL -- "-$w"; wait $w; } 2>/dev/null
+	kill -KILL -- "-$(cat held)" 2>/dev/null   # the make leads a group of its own
+	expect_out "the killed worker made the key before, its reservation not lost" 1 count Tag
+	expect_out "its job is left reserved" "Tag jobs: pending 1, reserved 1, success 0, error 0, ignore 0, total 2" djc jobs Tag
+	# the dead worker's job comes back once its lease (1 s) lapses
+	for i in $(seq 60); do
+		[ "$(count Tag)" = 3 ] && break
+		nap 0.2
+		T="$T" DJC_JOBS_LEASE_TIMEOUT=1 "$DJC" populate Tag --reserve-jobs --no-refresh >/dev/null 2>&1
+	done
+	expect_out "the dead worker's job came back and was made" 3 count Tag
+	expect_out "no job left" "Tag jobs: pending 0, reserved 0, success 0, error 0, ignore 0, total 0" djc jobs Tag
+	expect_out "the key's row, restricted by its uuid" 1 count Tag '{"rec_uuid": "0f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4e2", "n2": 4}'
+	expect_out "the make's uuid reads as it was written" '"1f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4f7"' \
+		sh -c "'$DJC' fetch Tag --where '{\"n2\": 4}' --format json | sed 's/.*\"u\": *\\(\"[^\"]*\"\\).*/\\1/'"
+	case $DJC_BACKEND in
+	mysql) expect_out "stored as DataJoint stores it: the 16 bytes" 1F2D4C1E7B8A4D3C9E1F20A1B2C3D4F7 \
+		server_sql "SELECT HEX(u) FROM $(qt "$MAIN" __tag) WHERE n2 = 4" ;;
+	postgresql) expect_out "stored as the server's uuid" 1f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4f7 \
+		server_sql "SELECT u FROM $(qt "$MAIN" __tag) WHERE n2 = 4" ;;
+	esac
+	server_sql "DELETE FROM $(qt "$MAIN" __tag)"
+	expect_rc 0 "populate directly: the uuid written too" djc populate Tag
+	expect_out "3 rows" 3 count Tag
+}
+tcase uuid declare
+
 # djc's own tables take renamed references too (DataJoint's syntax), on
 # every backend: the foreign key, the key source, the cascade
 case_own_renames() {
