@@ -52,6 +52,12 @@ int adopted_refuse(djc_conn *c, const table *t)
 	return rc;
 }
 
+int adopted_delete_refuse(djc_conn *c, const table *t)
+{
+	return conn_fail(c, DJC_EINVAL, "%s is adopted from DataJoint schema %s: djc does not delete its rows (delete them "
+			 "with DataJoint, whose delete follows its whole schema)", t->name, t->adopted);
+}
+
 int adopted_insert_check(djc_conn *c, const table *t)
 {
 	if (!t->adopted || (t->tier != TIER_MANUAL && t->tier != TIER_LOOKUP)) return DJC_OK;

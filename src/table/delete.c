@@ -157,7 +157,7 @@ int djc_delete(size_t *deleted, djc_conn *c, const char *name, const char *where
 	table *t;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
-	if (t->adopted) return adopted_refuse(c, t);
+	if (t->adopted) return adopted_delete_refuse(c, t);
 	sb_t q = SB_INIT;
 	pvec p = {0};
 	q_arena a = Q_ARENA_INIT;
@@ -300,7 +300,7 @@ static int delete_run(djc_changes **out, djc_conn *c, const char *name, const dj
 	/* DataJoint's rows are DataJoint's to delete (docs/adopt.md) */
 	for (size_t i = 0; i < nS; i++)
 		if (S[i]->adopted) {
-			rc = adopted_refuse(c, S[i]);
+			rc = adopted_delete_refuse(c, S[i]);
 			free(S);
 			return rc;
 		}

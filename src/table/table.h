@@ -254,6 +254,10 @@ int sql_columns(djc_conn *c, const char *sql_name, char ***cols, size_t *n);
  * does not change its definition". */
 int adopted_probe(djc_conn *c, const table *t, const char *file);
 int adopted_refuse(djc_conn *c, const table *t);
+/* DJC_EINVAL for a delete of rows of adopted table t (a cascade's too):
+ * DataJoint's rows are DataJoint's to delete, with its cascade through the
+ * tables djc does not know. */
+int adopted_delete_refuse(djc_conn *c, const table *t);
 /* DJC_EINVAL for an insert (djc insert, the API's) into an adopted manual
  * or lookup table: DataJoint's to fill; DJC_OK otherwise. */
 int adopted_insert_check(djc_conn *c, const table *t);

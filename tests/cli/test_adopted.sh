@@ -164,8 +164,10 @@ case_refusals() {
 	[ -n "$FIX" ] || return 0
 	expect_fail 2 "drop of an adopted table is refused" \
 		"^djc: Session is adopted from DataJoint schema $MAIN: djc does not change its definition$" djc drop Session
-	expect_fail 2 "delete from an adopted table is refused" \
-		"^djc: Session is adopted from DataJoint schema $MAIN: djc does not change its definition$" djc delete Session
+	expect_fail 2 "delete from an adopted table is refused, as a delete" \
+		"^djc: Session is adopted from DataJoint schema $MAIN: djc does not delete its rows \(delete them with DataJoint, whose delete follows its whole schema\)$" djc delete Session
+	expect_fail 2 "so is a delete of an adopted computed table's rows" \
+		"^djc: Analysis is adopted from DataJoint schema $MAIN: djc does not delete its rows" djc delete Analysis --where '{"param_id": 1}'
 	sed 's/    gap : int32/    gap : int64/' pipe.djc > changed.djc
 	expect_fail 2 "alter of an adopted table is refused" \
 		"changed\.djc:[0-9]+: Pair is adopted from DataJoint schema $MAIN: djc does not change its definition" djc alter changed.djc
