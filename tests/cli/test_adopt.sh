@@ -213,4 +213,48 @@ case_mariadb_2x() {
 }
 tcase mariadb_2x
 
+# A small DataJoint 2.x-shaped schema W made with the server's client:
+# mk_dj_schema W SQL... (each SQL a statement, the schema named @W@; the
+# type markers as DataJoint 2.3.2 writes them)
+mk_dj_schema() {
+	local w=$1 st
+	shift
+	case $DJC_BACKEND in
+	mysql) server_sql "CREATE DATABASE \`$w\`" ;;
+	postgresql) server_sql "CREATE SCHEMA \"$w\"" ;;
+	esac
+	for st in "$@"; do server_sql "${st//@W@/$w}"; done
+}
+# schema_there NAME: the server has a schema (MariaDB: database) NAME
+schema_there() {
+	[ -n "$(server_sql "SELECT 1 FROM information_schema.schemata WHERE schema_name = '$1'")" ]
+}
+
+# A MySQL timestamp column with DataJoint's CURRENT_TIMESTAMP default (a
+# 0.14 or 2.x definition's `x = CURRENT_TIMESTAMP : timestamp`) and a time
+# column with a default: raw(...) columns, read-only, their defaults the
+# server's, kept as written; the schema is adopted (it was refused)
+case_raw_defaults() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_ats" C="${DJC_DATABASE_SCHEMA}_atsc"
+	case $DJC_BACKEND in
+	mysql) mk_dj_schema "$W" "CREATE TABLE \`@W@\`.\`entry\` (entry_id int NOT NULL COMMENT ':int32:', entered timestamp NOT NULL DEFAULT current_timestamp(), at time NOT NULL DEFAULT '12:00:00', PRIMARY KEY (entry_id))" \
+		"INSERT INTO \`@W@\`.\`entry\` (entry_id) VALUES (1)" ;;
+	postgresql) mk_dj_schema "$W" "CREATE TABLE \"@W@\".\"entry\" (entry_id integer NOT NULL, entered timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP, at time NOT NULL DEFAULT '12:00:00', PRIMARY KEY (entry_id))" \
+		"COMMENT ON COLUMN \"@W@\".\"entry\".entry_id IS ':int32:'" "INSERT INTO \"@W@\".\"entry\" (entry_id) VALUES (1)" ;;
+	esac
+	local ts='entered = CURRENT_TIMESTAMP : raw\(timestamp\)' tm='at = "12:00:00" : raw\(time\)'
+	[ "$DJC_BACKEND" = postgresql ] && ts='entered = CURRENT_TIMESTAMP : datetime' tm='at = "12:00:00" : raw\(time without time zone\)'
+	expect_rc 0 "adopt --dry-run of a schema with server defaults on raw columns" djc --schema "$C" adopt "$W" --dry-run
+	check "the CURRENT_TIMESTAMP default kept as written" grep -Eq "^    $ts$" <<< "$OUT"
+	check "the time's default kept as written, its type raw" grep -Eq "^    $tm$" <<< "$OUT"
+	expect_rc 0 "adopt it" djc --schema "$C" adopt "$W"
+	check "Entry declared" grep -q "^created Entry (manual) as entry$" <<< "$OUT"
+	expect_out "its row read, the raw time as the server's text" 12:00:00 \
+		sh -c "'$DJC' --schema '$C' fetch Entry --format json | jq -r .at"
+	expect_fail 2 "its raw columns stay read-only" "is a raw column of an adopted table|adopted from DataJoint schema" \
+		sh -c "echo '{\"entry_id\": 2}' | '$DJC' --schema '$C' insert Entry"
+}
+tcase raw_defaults
+
 finish
