@@ -434,10 +434,14 @@ static int declare_declared(djc_conn *c, const char *text, const char *file, sb_
  * per key of the parents, so one job would make several rows), unless
  * jobs.allow_new_pk_fields_in_computed_tables is true; so does djc, for
  * a table whose key source is its parents (a key_source line naming its
- * tables says what a job is). DJC_EINVAL naming the attributes. */
+ * tables says what a job is). DataJoint checks the setting only when it
+ * declares a table, never when it populates one: an adopted table was
+ * declared by DataJoint (whatever its setting then), so it is not
+ * checked; its jobs are its parents' keys, as in DataJoint's populate.
+ * DJC_EINVAL naming the attributes. */
 static int own_key_check(djc_conn *c, const table *t, const char *file)
 {
-	if ((t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED) || t->key_source_join ||
+	if ((t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED) || t->key_source_join || t->adopted ||
 	    config_bool("jobs.allow_new_pk_fields_in_computed_tables"))
 		return DJC_OK;
 	sb_t own = SB_INIT;

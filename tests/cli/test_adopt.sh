@@ -257,4 +257,38 @@ case_raw_defaults() {
 }
 tcase raw_defaults
 
+# DataJoint 2.3.2 declares and populates an imported table with a key
+# attribute of its own (rec_id; make inserts two rows per session) with
+# jobs.allow_new_pk_fields_in_computed_tables at its default: it checks
+# the setting only when it declares a table. Adopting takes it, and its
+# jobs are its parents' keys, as DataJoint's are
+case_own_key() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_aok" C="${DJC_DATABASE_SCHEMA}_aokc"
+	case $DJC_BACKEND in
+	mysql) mk_dj_schema "$W" "CREATE TABLE \`@W@\`.\`session\` (session_idx int NOT NULL COMMENT ':int32:', PRIMARY KEY (session_idx))" \
+		"CREATE TABLE \`@W@\`.\`_recording\` (session_idx int NOT NULL, rec_id int NOT NULL COMMENT ':int32:', fs double NOT NULL COMMENT ':float64:', PRIMARY KEY (session_idx, rec_id), FOREIGN KEY (session_idx) REFERENCES \`@W@\`.\`session\` (session_idx) ON UPDATE CASCADE ON DELETE RESTRICT)" \
+		"INSERT INTO \`@W@\`.\`session\` VALUES (1), (2), (3)" ;;
+	postgresql) mk_dj_schema "$W" "CREATE TABLE \"@W@\".\"session\" (session_idx integer NOT NULL, PRIMARY KEY (session_idx))" \
+		"CREATE TABLE \"@W@\".\"_recording\" (session_idx integer NOT NULL, rec_id integer NOT NULL, fs double precision NOT NULL, PRIMARY KEY (session_idx, rec_id), FOREIGN KEY (session_idx) REFERENCES \"@W@\".\"session\" (session_idx) ON UPDATE CASCADE ON DELETE RESTRICT)" \
+		"INSERT INTO \"@W@\".\"session\" VALUES (1), (2), (3)" ;;
+	esac
+	printf '#!/bin/sh\necho "{\\"rec_id\\": 0, \\"fs\\": 1000}"\necho "{\\"rec_id\\": 1, \\"fs\\": $DJC_KEY_session_idx}"\n' > mk_rec.sh
+	chmod +x mk_rec.sh
+	printf 'Recording\n    make = ./mk_rec.sh\n' > ovr.djc
+	expect_rc 0 "adopt a schema whose imported table has a key attribute of its own" \
+		env DJC_JOBS_ALLOW_NEW_PK_FIELDS_IN_COMPUTED_TABLES=false "$DJC" --schema "$C" adopt "$W" --overlay ovr.djc
+	check "Recording declared with its jobs table" grep -q "^created Recording jobs table ~~recording$" <<< "$OUT"
+	expect_out "progress: a job per session (its parents' keys)" "Recording: Completed 0 of 3" \
+		sh -c "'$DJC' --schema '$C' progress Recording | sed 's/ (.*//'"
+	expect_rc 0 "populate it through djc's jobs table" djc --schema "$C" populate Recording --reserve-jobs
+	check "3 made" grep -q "^Recording: 3 made, 0 errors" <<< "$OUT"
+	expect_out "two rows a session in DataJoint's table" 6 server_sql "SELECT COUNT(*) FROM $(qt "$W" _recording)"
+	expect_out "make's rows as it wrote them" 3 \
+		server_sql "SELECT COUNT(*) FROM $(qt "$W" _recording) WHERE rec_id = 1 AND fs = session_idx"
+	expect_out "progress complete" "Recording: Completed 3 of 3" sh -c "'$DJC' --schema '$C' progress Recording | sed 's/ (.*//'"
+	expect_rc 0 "adopt again: unchanged" djc --schema "$C" adopt "$W" --overlay ovr.djc
+}
+tcase own_key
+
 finish
