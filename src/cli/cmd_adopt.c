@@ -50,7 +50,15 @@ int cmd_adopt(int argc, char **argv)
 	free(out);
 	free(text);
 	free(schemas);
-	return cli_done(rc, c);
+	int code = exit_for(rc, c);
+	/* a failed adopt, or a dry run, leaves no companion it created (an
+	 * empty database or SQLite file): nothing stored */
+	if ((rc || o.dry_run) && djc_discard_created(c)) {
+		fprintf(stderr, "djc: %s\n", djc_error_last(c));
+		if (!code) code = 1;
+	}
+	djc_close(c);
+	return code;
 }
 
 int cmd_unadopt(int argc, char **argv)

@@ -214,6 +214,14 @@ int db_open_ext(db_conn **out, const char *url, const char *schema, int flags, c
 	return rc;
 }
 
+int db_drop_created(db_conn *c)
+{
+	if (!c || !c->created || !c->drv->drop_created) return DJC_OK;
+	int rc = c->drv->drop_created(c);
+	if (!rc) c->created = 0;
+	return rc;
+}
+
 void db_close(db_conn *c)
 {
 	if (!c) return;

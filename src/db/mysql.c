@@ -621,6 +621,8 @@ static int my_open(db_conn **out, const db_url *u, const char *schema, char *err
 			my_qi(&q, s);
 			sb_printf(&q, " CHARACTER SET utf8mb4 COLLATE %s", c->collation);
 			crc = simple(c, sb_str(&q));
+			/* 1 row: made now (0 with a warning: it was there) */
+			if (!crc && mysql_affected_rows(c->db) == 1) c->base.created = 1;
 			sb_free(&q);
 		}
 		/* without the CREATE privilege an existing database still works */
@@ -644,6 +646,26 @@ static int my_open(db_conn **out, const db_url *u, const char *schema, char *err
 	c->base.err[0] = 0;
 	*out = &c->base;
 	return DJC_OK;
+}
+
+/* The database this connection's open created, dropped when it holds no
+ * table (db_drop_created). */
+static int my_drop_created(db_conn *bc)
+{
+	my_conn *c = (my_conn *)bc;
+	val_t s = val_text(c->base.schema);
+	db_res *r = NULL;
+	int rc = my_exec(bc, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?", &s, 1, &r);
+	val_free(&s);
+	int empty = !rc && r->nrows == 1 && db_cell_int(r, 0, 0) == 0;
+	db_res_free(r);
+	if (rc || !empty) return rc;
+	sb_t q = SB_INIT;
+	sb_add(&q, "DROP DATABASE ");
+	my_qi(&q, c->base.schema);
+	rc = simple(c, sb_str(&q));
+	sb_free(&q);
+	return rc;
 }
 
 /* 1 if sql starts with one of the words kw (case-insensitive). */
@@ -2104,6 +2126,7 @@ const db_driver db_mysql_driver = {
 	.session_sql = "SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = ?",
 	.session_end_sql = "KILL CONNECTION ?",
 	.catalog = &my_catalog,
+	.drop_created = my_drop_created,
 	.index_count_sql = "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? "
 			   "AND INDEX_NAME IN (?, ?) AND SEQ_IN_INDEX = 1",
 };

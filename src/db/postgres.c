@@ -368,7 +368,9 @@ static void pg_qi(sb_t *b, const char *name)
 
 /* The schema (quoted: its name as SQL) created when missing. Looked at
  * first: CREATE SCHEMA checks the CREATE privilege even when the schema
- * exists, and concurrent creators race on pg_namespace. */
+ * exists, and concurrent creators race on pg_namespace. Without IF NOT
+ * EXISTS, so that c->base.created says that this connection made it
+ * (db_drop_created): another creator's is an error, taken as "there". */
 static int schema_ensure(pg_conn *c, const char *quoted)
 {
 	const char *v[1] = {c->base.schema};
@@ -378,13 +380,35 @@ static int schema_ensure(pg_conn *c, const char *quoted)
 	PQclear(res);
 	if (rc || exists) return rc;
 	sb_t q = SB_INIT;
-	sb_printf(&q, "CREATE SCHEMA IF NOT EXISTS %s", quoted);
+	sb_printf(&q, "CREATE SCHEMA %s", quoted);
 	res = PQexec(c->pg, sb_str(&q));
 	sb_free(&q);
 	if (!is_ok(res)) {
 		const char *st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 		/* lost a race with another connection creating it: fine */
 		if (!st || (strcmp(st, "23505") && strcmp(st, "42P06"))) rc = classify(c, res);
+	} else
+		c->base.created = 1;
+	PQclear(res);
+	return rc;
+}
+
+/* The schema this connection's open created, dropped when it holds
+ * nothing (RESTRICT, the default: refused, and so kept, when a table or
+ * type is in it). */
+static int pg_drop_created(db_conn *bc)
+{
+	pg_conn *c = (pg_conn *)bc;
+	sb_t q = SB_INIT;
+	sb_add(&q, "DROP SCHEMA ");
+	pg_qi(&q, c->base.schema);
+	PGresult *res = PQexec(c->pg, sb_str(&q));
+	sb_free(&q);
+	int rc = DJC_OK;
+	if (!is_ok(res)) {
+		const char *st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		/* 2BP01: not empty (kept); 3F000: gone already */
+		if (!st || (strcmp(st, "2BP01") && strcmp(st, "3F000"))) rc = classify(c, res);
 	}
 	PQclear(res);
 	return rc;
@@ -1932,6 +1956,7 @@ const db_driver db_postgres_driver = {
 	.ddl = &pg_ddl,
 	.table_suffix = "",
 	.catalog = &pg_catalog_q,
+	.drop_created = pg_drop_created,
 	/* a system column: no user column may take the name */
 	.row_version = "xmin",
 	.read_piece = 1 << 20,

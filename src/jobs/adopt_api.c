@@ -66,6 +66,18 @@ static int generate(djc_conn *c, const char *const *schemas, size_t n, const ado
 	return rc;
 }
 
+/* The name the adopted definitions are parsed under; a message naming a
+ * line of them is told in the user's terms (adopt_where). */
+static const char ADOPTED_FILE[] = "adopted definitions";
+
+static int explain(djc_conn *c, int rc, const char *text, const adopt_overlay *ov)
+{
+	char *m = adopt_where(text, ov, ADOPTED_FILE, djc_error_last(c));
+	if (m) rc = conn_fail(c, rc, "adopt: %s", m);
+	free(m);
+	return rc;
+}
+
 int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, const djc_adopt_options *opts)
 {
 	if (out) *out = NULL;
@@ -85,14 +97,12 @@ int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, con
 		return rc;
 	}
 	int rc = generate(c, schemas, n, ov, &text);
+	/* a dry run refuses what adopting refuses: the same checks as
+	 * declare's before it writes anything */
+	if (!rc && (rc = tbl_declare_check(c, text, ADOPTED_FILE, NULL))) rc = explain(c, rc, text, ov);
+	if (!rc && !o.dry_run && (rc = djc_declare(out, c, text, ADOPTED_FILE))) rc = explain(c, rc, text, ov);
 	adopt_overlay_free(ov);
-	if (rc) return rc;
-	if (o.dry_run) {
-		if (out) *out = text;
-		else free(text);
-		return DJC_OK;
-	}
-	rc = djc_declare(out, c, text, "adopted definitions");
+	if (!rc && o.dry_run && out) *out = text, text = NULL;
 	free(text);
 	return rc;
 }

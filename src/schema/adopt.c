@@ -691,3 +691,74 @@ int adopt_generate(char **out, char **msg, const adopt_in *in)
 	sb_free(&b);
 	return rc;
 }
+
+/* Line n (1-based) of text, trimmed, into b; 0 when text has fewer. */
+static int text_line(const char *text, int n, sb_t *b)
+{
+	const char *p = text;
+	for (int i = 1; i < n && p; i++) {
+		p = strchr(p, '\n');
+		if (p) p++;
+	}
+	if (!p || !*p) return 0;
+	size_t len = strcspn(p, "\n");
+	while (len && (*p == ' ' || *p == '\t')) p++, len--;
+	while (len && (p[len - 1] == ' ' || p[len - 1] == '\t' || p[len - 1] == '\r')) len--;
+	sb_reset(b);
+	sb_addn(b, p, len);
+	return 1;
+}
+
+char *adopt_where(const char *text, const adopt_overlay *ov, const char *file, const char *msg)
+{
+	size_t fl = strlen(file);
+	if (!text || !msg || strncmp(msg, file, fl) || msg[fl] != ':') return NULL;
+	char *end;
+	long n = strtol(msg + fl + 1, &end, 10);
+	if (n < 1 || end == msg + fl + 1 || strncmp(end, ": ", 2)) return NULL;
+	const char *rest = end + 2;
+	/* the block holding line n: its header (an unindented line that is
+	 * not a comment) and its adopted = line */
+	sb_t l = SB_INIT, cls = SB_INIT, dj = SB_INIT;
+	int header = 0;
+	const char *p = text;
+	for (long i = 1; i <= n && *p; i++) {
+		size_t len = strcspn(p, "\n");
+		if (len && *p != ' ' && *p != '\t' && *p != '#') {
+			header = (int)i;
+			sb_reset(&cls);
+			sb_addn(&cls, p, strcspn(p, " ("));
+			sb_reset(&dj);
+		} else if (header && !dj.len && text_line(text, (int)i, &l) && !strncmp(sb_str(&l), "adopted = ", 10)) {
+			sb_add(&dj, sb_str(&l) + 10);
+		}
+		p += len + (p[len] == '\n');
+	}
+	char *out = NULL;
+	if (!header || !text_line(text, (int)n, &l) || n == header || !dj.len || !strncmp(sb_str(&l), "adopted = ", 10)) {
+		out = xstrdup(rest);   /* a message about the table names it */
+		goto done;
+	}
+	/* a line the overlay gave the block: the overlay's file:line */
+	for (size_t b = 0; ov && b < ov->n; b++) {
+		if (strcmp(ov->blocks[b].table, sb_str(&cls))) continue;
+		for (size_t k = 0; k < ov->blocks[b].n; k++)
+			if (!strcmp(ov->blocks[b].lines[k].text, sb_str(&l))) {
+				out = xasprintf("%s:%d: %s", ov->file, ov->blocks[b].lines[k].line, rest);
+				goto done;
+			}
+	}
+	const char *s = sb_str(&l);
+	if (!strncmp(s, "->", 2)) out = xasprintf("table %s (%s), reference '%s': %s", sb_str(&dj), sb_str(&cls), s, rest);
+	else {
+		size_t an = strcspn(s, "=:#");
+		while (an && (s[an - 1] == ' ' || s[an - 1] == '\t')) an--;
+		if (an) out = xasprintf("table %s (%s), column %.*s: %s", sb_str(&dj), sb_str(&cls), (int)an, s, rest);
+		else out = xasprintf("table %s (%s): %s", sb_str(&dj), sb_str(&cls), rest);
+	}
+done:
+	sb_free(&l);
+	sb_free(&cls);
+	sb_free(&dj);
+	return out;
+}

@@ -55,4 +55,13 @@ const char *adopt_missing_schema(db_catalog *const *cats, size_t n);
  * fit the tables (file:line). */
 int adopt_generate(char **out, char **msg, const adopt_in *in);
 
+/* A message "file:N: ..." about line N of the definitions text that
+ * adopt_generate wrote (file: the name they were parsed under) in the
+ * terms the user knows (caller frees): "ov.djc:L: ..." for a line the
+ * overlay gave, "table schema.table (Class), column c: ..." for a
+ * column's line (", reference '-> P'" for a reference's), the message
+ * alone for a table's first lines (it names the table). NULL when msg is
+ * not of that form. */
+char *adopt_where(const char *text, const adopt_overlay *ov, const char *file, const char *msg);
+
 #endif

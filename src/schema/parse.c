@@ -681,7 +681,11 @@ static int parse_attr_line(pctx *c, int line, table *t, char *s, int in_key)
 		}
 		if (in_key && a->nullable) return fail(c, line, "primary key attribute '%s' cannot be nullable", name);
 		if (in_key && a->has_def) return fail(c, line, "primary key attribute '%s' cannot have a default", name);
-		if (a->has_def && strcasecmp(a->def, "CURRENT_TIMESTAMP")) {
+		if (a->has_def && a->raw) {
+			/* a raw column of an adopted table: djc never writes it, so
+			 * its default (CURRENT_TIMESTAMP of a MySQL timestamp, a
+			 * time's '12:00:00') is the server's, kept as written */
+		} else if (a->has_def && strcasecmp(a->def, "CURRENT_TIMESTAMP")) {
 			/* check the default against its type now, not at first insert */
 			val_t in = val_text(a->def), out = {0};
 			char *msg = NULL;

@@ -91,6 +91,14 @@ int djc_open_ext(djc_conn **out, const char *url, const char *schema, const djc_
 	return DJC_OK;
 }
 
+int djc_discard_created(djc_conn *c)
+{
+	if (!c) return DJC_EINVAL;
+	if (!c->db) return DJC_OK;
+	int rc = db_drop_created(c->db);
+	return rc ? conn_dbfail(c, rc, "cannot remove the schema this command created") : DJC_OK;
+}
+
 void djc_close(djc_conn *c)
 {
 	if (!c) return;
@@ -434,10 +442,14 @@ static int declare_declared(djc_conn *c, const char *text, const char *file, sb_
  * per key of the parents, so one job would make several rows), unless
  * jobs.allow_new_pk_fields_in_computed_tables is true; so does djc, for
  * a table whose key source is its parents (a key_source line naming its
- * tables says what a job is). DJC_EINVAL naming the attributes. */
+ * tables says what a job is). DataJoint checks the setting only when it
+ * declares a table, never when it populates one: an adopted table was
+ * declared by DataJoint (whatever its setting then), so it is not
+ * checked; its jobs are its parents' keys, as in DataJoint's populate.
+ * DJC_EINVAL naming the attributes. */
 static int own_key_check(djc_conn *c, const table *t, const char *file)
 {
-	if ((t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED) || t->key_source_join ||
+	if ((t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED) || t->key_source_join || t->adopted ||
 	    config_bool("jobs.allow_new_pk_fields_in_computed_tables"))
 		return DJC_OK;
 	sb_t own = SB_INIT;
@@ -653,15 +665,13 @@ out:
 	return rc;
 }
 
-int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn aux, char **report)
+int tbl_declare_check(djc_conn *c, const char *text, const char *file, size_t *ntables)
 {
-	if (report) *report = NULL;
-	const char *file = filename ? filename : "<pipeline>";
-	/* bad input is refused before any lock is taken or anything written */
+	if (ntables) *ntables = 0;
 	pipeline *np;
 	int rc = pipe_parse_text(c, text, file, &np);
 	if (rc) return rc;
-	size_t n = np->n;
+	if (ntables) *ntables = np->n;
 	/* DataJoint's limit is the backend's: PostgreSQL keeps 63 characters */
 	const ddl_dialect *d = c->db ? db_ddl(c->db) : NULL;
 	for (size_t i = 0; d && i < np->n; i++) {
@@ -679,6 +689,17 @@ int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn 
 		}
 	}
 	pipeline_free(np);
+	return DJC_OK;
+}
+
+int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn aux, char **report)
+{
+	if (report) *report = NULL;
+	const char *file = filename ? filename : "<pipeline>";
+	/* bad input is refused before any lock is taken or anything written */
+	size_t n;
+	int rc = tbl_declare_check(c, text, file, &n);
+	if (rc) return rc;
 	if (!n) return conn_fail(c, DJC_EINVAL, "%s: no tables declared (a table starts with 'Name (tier)')", file);
 	sb_t tabs = SB_INIT, jobs = SB_INIT;
 	/* Every worker of a cluster may start with declare: when every table

@@ -28,6 +28,10 @@ fingerprint() {
 		esac
 	done
 }
+# tables_or_none: djc tables, or "no companion" when there is none
+tables_or_none() {
+	"$DJC" tables 2>/dev/null || { "$DJC" tables 2>&1 | grep -q "^djc: no schema '$DJC_DATABASE_SCHEMA' on " && echo "no companion"; }
+}
 # companion_tables: djc's tables in the connection's schema
 companion_tables() {
 	server_sql "SELECT table_name FROM information_schema.tables WHERE table_schema = '$DJC_DATABASE_SCHEMA' AND table_name LIKE '~~%' ORDER BY table_name"
@@ -56,7 +60,14 @@ case_sqlite_refused() {
 	[ "$DJC_BACKEND" = sqlite ] || return 0
 	expect_fail 2 "adopt on SQLite is refused" \
 		"^djc: adopt: sqlite has no DataJoint schemas \(DataJoint schemas live on MySQL/MariaDB or PostgreSQL\)$" djc adopt ephys
-	expect_out "nothing declared" "" djc tables
+	expect_fail 2 "nothing declared: not even the SQLite file" "^djc: no SQLite database" djc tables
+	# a companion of its own (--schema x: the file beside the database's) is not made either
+	local f=${DJC_DATABASE_URL#sqlite:}
+	f=${f%.db}.adoptx.db
+	rm -f "$f"
+	expect_fail 2 "adopt into a companion file of its own is refused" "^djc: adopt: sqlite has no DataJoint schemas" \
+		djc --schema adoptx adopt ephys
+	check "the refused adopt created no SQLite file ($f)" [ ! -e "$f" ]
 }
 tcase sqlite_refused
 
@@ -65,7 +76,7 @@ case_dry_run() {
 	expect_rc 0 "adopt --dry-run" djc adopt "$MAIN" --overlay ov.djc --dry-run
 	check "the definitions are the expected ones" [ "$OUT" = "$(cat expected.djc)" ]
 	[ "$OUT" = "$(cat expected.djc)" ] || diff <(printf '%s\n' "$OUT") expected.djc >&2
-	expect_out "nothing stored" "" djc tables
+	expect_fail 2 "nothing stored: not even the companion" "^djc: no schema '$DJC_DATABASE_SCHEMA' on " djc tables
 	expect_fail 2 "a schema that is not there is named" "^djc: adopt: no schema ${MAIN}_nosuch on this server$" \
 		djc adopt "${MAIN}_nosuch"
 }
@@ -116,7 +127,7 @@ tcase worker adopt
 case_overlay_refusals() {
 	[ -n "$FIX" ] || return 0
 	local before
-	before=$("$DJC" tables 2>/dev/null)
+	before=$(tables_or_none)
 	printf 'Analysis\n    make = ./x\nNoSuch\n    make = ./y\n' > o1.djc
 	expect_fail 2 "an overlay naming an unknown table" \
 		"^djc: adopt: o1\.djc:3: no table NoSuch in the adopted schemas" djc adopt "$MAIN" --overlay o1.djc
@@ -131,13 +142,18 @@ case_overlay_refusals() {
 	printf 'Pair\n    threads = 4\n' > o4.djc
 	expect_fail 2 "an overlay line of no known kind" "^djc: o4\.djc:2: 'threads = 4': an overlay block has only make" \
 		djc adopt "$MAIN" --overlay o4.djc
+	printf '# a join key source naming no table\nPair\n    make = ./x\n    key_source = NoSuch * Session\n' > o6.djc
+	expect_fail 2 "an overlay key_source the parser refuses is told at the overlay's line" \
+		"^djc: adopt: o6\.djc:4: key_source names unknown table 'NoSuch'" djc adopt "$MAIN" --overlay o6.djc
+	expect_fail 2 "so in a dry run" "^djc: adopt: o6\.djc:4: key_source names unknown table 'NoSuch'" \
+		djc adopt "$MAIN" --overlay o6.djc --dry-run
 	if [ "$DJC_BACKEND" = mysql ]; then
 		printf 'Timed\n    make = ./x\n' > o5.djc
 		expect_fail 2 "a make for a table with a column djc cannot write" \
 			"^djc: adopt: o5\.djc:2: Timed\.column at: a column of a type djc does not have \(time\) cannot be written by djc$" \
 			djc adopt "$MAIN" --overlay o5.djc
 	fi
-	expect_out "nothing changed" "$before" djc tables
+	expect_out "nothing changed" "$before" tables_or_none
 }
 tcase overlay_refusals
 
@@ -198,7 +214,7 @@ case_mariadb_2x() {
 	expect_fail 2 "a make for a table with an external store column is refused, naming it" \
 		"^djc: adopt: ov3\.djc:4: Archive\.column copy: external store column \(<blob@local>\) cannot be written by djc$" \
 		djc --schema "$C2" adopt "$M2" --overlay ov3.djc
-	expect_out "nothing was declared" "" djc --schema "$C2" tables
+	expect_fail 2 "nothing was declared: not even the companion" "^djc: no schema '$C2' on " djc --schema "$C2" tables
 	expect_rc 0 "adopt it" djc --schema "$C2" adopt "$M2" --overlay ov2.djc
 	expect_rc 0 "populate through djc's jobs table" djc --schema "$C2" populate Analysis --reserve-jobs
 	check "6 made" grep -q "^Analysis: 6 made, 0 errors" <<< "$OUT"
@@ -212,5 +228,108 @@ case_mariadb_2x() {
 		[ "$(server_sql "CHECKSUM TABLE \`$U2\`.\`subject\`, \`$M2\`.\`#method\`, \`$M2\`.\`session\`, \`$M2\`.\`~~analysis\` EXTENDED")" = "$before" ]
 }
 tcase mariadb_2x
+
+# A small DataJoint 2.x-shaped schema W made with the server's client:
+# mk_dj_schema W SQL... (each SQL a statement, the schema named @W@; the
+# type markers as DataJoint 2.3.2 writes them)
+mk_dj_schema() {
+	local w=$1 st
+	shift
+	case $DJC_BACKEND in
+	mysql) server_sql "CREATE DATABASE \`$w\`" ;;
+	postgresql) server_sql "CREATE SCHEMA \"$w\"" ;;
+	esac
+	for st in "$@"; do server_sql "${st//@W@/$w}"; done
+}
+# schema_there NAME: the server has a schema (MariaDB: database) NAME
+schema_there() {
+	[ -n "$(server_sql "SELECT 1 FROM information_schema.schemata WHERE schema_name = '$1'")" ]
+}
+
+# A MySQL timestamp column with DataJoint's CURRENT_TIMESTAMP default (a
+# 0.14 or 2.x definition's `x = CURRENT_TIMESTAMP : timestamp`) and a time
+# column with a default: raw(...) columns, read-only, their defaults the
+# server's, kept as written; the schema is adopted (it was refused)
+case_raw_defaults() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_ats" C="${DJC_DATABASE_SCHEMA}_atsc"
+	case $DJC_BACKEND in
+	mysql) mk_dj_schema "$W" "CREATE TABLE \`@W@\`.\`entry\` (entry_id int NOT NULL COMMENT ':int32:', entered timestamp NOT NULL DEFAULT current_timestamp(), at time NOT NULL DEFAULT '12:00:00', PRIMARY KEY (entry_id))" \
+		"INSERT INTO \`@W@\`.\`entry\` (entry_id) VALUES (1)" ;;
+	postgresql) mk_dj_schema "$W" "CREATE TABLE \"@W@\".\"entry\" (entry_id integer NOT NULL, entered timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP, at time NOT NULL DEFAULT '12:00:00', PRIMARY KEY (entry_id))" \
+		"COMMENT ON COLUMN \"@W@\".\"entry\".entry_id IS ':int32:'" "INSERT INTO \"@W@\".\"entry\" (entry_id) VALUES (1)" ;;
+	esac
+	local ts='entered = CURRENT_TIMESTAMP : raw\(timestamp\)' tm='at = "12:00:00" : raw\(time\)'
+	[ "$DJC_BACKEND" = postgresql ] && ts='entered = CURRENT_TIMESTAMP : datetime' tm='at = "12:00:00" : raw\(time without time zone\)'
+	expect_rc 0 "adopt --dry-run of a schema with server defaults on raw columns" djc --schema "$C" adopt "$W" --dry-run
+	check "the CURRENT_TIMESTAMP default kept as written" grep -Eq "^    $ts$" <<< "$OUT"
+	check "the time's default kept as written, its type raw" grep -Eq "^    $tm$" <<< "$OUT"
+	expect_rc 0 "adopt it" djc --schema "$C" adopt "$W"
+	check "Entry declared" grep -q "^created Entry (manual) as entry$" <<< "$OUT"
+	expect_out "its row read, the raw time as the server's text" 12:00:00 \
+		sh -c "'$DJC' --schema '$C' fetch Entry --format json | jq -r .at"
+	expect_fail 2 "its raw columns stay read-only" "is a raw column of an adopted table|adopted from DataJoint schema" \
+		sh -c "echo '{\"entry_id\": 2}' | '$DJC' --schema '$C' insert Entry"
+}
+tcase raw_defaults
+
+# DataJoint 2.3.2 declares and populates an imported table with a key
+# attribute of its own (rec_id; make inserts two rows per session) with
+# jobs.allow_new_pk_fields_in_computed_tables at its default: it checks
+# the setting only when it declares a table. Adopting takes it, and its
+# jobs are its parents' keys, as DataJoint's are
+case_own_key() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_aok" C="${DJC_DATABASE_SCHEMA}_aokc"
+	case $DJC_BACKEND in
+	mysql) mk_dj_schema "$W" "CREATE TABLE \`@W@\`.\`session\` (session_idx int NOT NULL COMMENT ':int32:', PRIMARY KEY (session_idx))" \
+		"CREATE TABLE \`@W@\`.\`_recording\` (session_idx int NOT NULL, rec_id int NOT NULL COMMENT ':int32:', fs double NOT NULL COMMENT ':float64:', PRIMARY KEY (session_idx, rec_id), FOREIGN KEY (session_idx) REFERENCES \`@W@\`.\`session\` (session_idx) ON UPDATE CASCADE ON DELETE RESTRICT)" \
+		"INSERT INTO \`@W@\`.\`session\` VALUES (1), (2), (3)" ;;
+	postgresql) mk_dj_schema "$W" "CREATE TABLE \"@W@\".\"session\" (session_idx integer NOT NULL, PRIMARY KEY (session_idx))" \
+		"CREATE TABLE \"@W@\".\"_recording\" (session_idx integer NOT NULL, rec_id integer NOT NULL, fs double precision NOT NULL, PRIMARY KEY (session_idx, rec_id), FOREIGN KEY (session_idx) REFERENCES \"@W@\".\"session\" (session_idx) ON UPDATE CASCADE ON DELETE RESTRICT)" \
+		"INSERT INTO \"@W@\".\"session\" VALUES (1), (2), (3)" ;;
+	esac
+	printf '#!/bin/sh\necho "{\\"rec_id\\": 0, \\"fs\\": 1000}"\necho "{\\"rec_id\\": 1, \\"fs\\": $DJC_KEY_session_idx}"\n' > mk_rec.sh
+	chmod +x mk_rec.sh
+	printf 'Recording\n    make = ./mk_rec.sh\n' > ovr.djc
+	expect_rc 0 "adopt a schema whose imported table has a key attribute of its own" \
+		env DJC_JOBS_ALLOW_NEW_PK_FIELDS_IN_COMPUTED_TABLES=false "$DJC" --schema "$C" adopt "$W" --overlay ovr.djc
+	check "Recording declared with its jobs table" grep -q "^created Recording jobs table ~~recording$" <<< "$OUT"
+	expect_out "progress: a job per session (its parents' keys)" "Recording: Completed 0 of 3" \
+		sh -c "'$DJC' --schema '$C' progress Recording | sed 's/ (.*//'"
+	expect_rc 0 "populate it through djc's jobs table" djc --schema "$C" populate Recording --reserve-jobs
+	check "3 made" grep -q "^Recording: 3 made, 0 errors" <<< "$OUT"
+	expect_out "two rows a session in DataJoint's table" 6 server_sql "SELECT COUNT(*) FROM $(qt "$W" _recording)"
+	expect_out "make's rows as it wrote them" 3 \
+		server_sql "SELECT COUNT(*) FROM $(qt "$W" _recording) WHERE rec_id = 1 AND fs = session_idx"
+	expect_out "progress complete" "Recording: Completed 3 of 3" sh -c "'$DJC' --schema '$C' progress Recording | sed 's/ (.*//'"
+	expect_rc 0 "adopt again: unchanged" djc --schema "$C" adopt "$W" --overlay ovr.djc
+}
+tcase own_key
+
+# What adopting refuses, a dry run refuses: a column djc cannot name
+# (DataJoint never declares one, a hand-made table may); the message names
+# the DataJoint table and the column, not a line of the generated text;
+# the companion that adopt created is gone again
+case_refused_whole() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_abd" C="${DJC_DATABASE_SCHEMA}_abdc"
+	case $DJC_BACKEND in
+	mysql) mk_dj_schema "$W" "CREATE TABLE \`@W@\`.\`session\` (s int NOT NULL, Bad int NOT NULL, PRIMARY KEY (s))" ;;
+	postgresql) mk_dj_schema "$W" "CREATE TABLE \"@W@\".\"session\" (s int NOT NULL, \"Bad\" int NOT NULL, PRIMARY KEY (s))" ;;
+	esac
+	local msg="^djc: adopt: table $W\.session \(Session\), column Bad: invalid attribute name 'Bad'"
+	expect_fail 2 "a dry run refuses what adopt refuses, naming the table and the column" "$msg" \
+		djc --schema "$C" adopt "$W" --dry-run
+	check "the dry run left no companion" eval '! schema_there "$C"'
+	expect_fail 2 "adopt refuses it, naming the table and the column" "$msg" djc --schema "$C" adopt "$W"
+	check "the failed adopt left no companion" eval '! schema_there "$C"'
+	expect_rc 0 "a successful dry run leaves no companion either" djc --schema "$C" adopt "$UP" --dry-run
+	check "no companion after the dry run" eval '! schema_there "$C"'
+	expect_rc 0 "adopting into an existing companion" djc --schema "$C" adopt "$UP"
+	expect_fail 2 "then failing" "$msg" djc --schema "$C" adopt "$W"
+	check "leaves the companion it did not create, with its tables" eval 'schema_there "$C" && [ "$("$DJC" --schema "$C" tables)" ]'
+}
+tcase refused_whole
 
 finish
