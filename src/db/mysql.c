@@ -649,22 +649,40 @@ static int my_open(db_conn **out, const db_url *u, const char *schema, char *err
 }
 
 /* The database this connection's open created, dropped when it holds no
- * table (db_drop_created). */
+ * table (db_drop_created). The count and the drop hold the schema-change
+ * lock (my_ddl's, named by the database): a declare of another process
+ * into the same database either made its tables before (kept) or finds
+ * the database gone (its CREATE fails), never loses them to the drop. */
 static int my_drop_created(db_conn *bc)
 {
 	my_conn *c = (my_conn *)bc;
 	val_t s = val_text(c->base.schema);
 	db_res *r = NULL;
-	int rc = my_exec(bc, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?", &s, 1, &r);
-	val_free(&s);
+	int rc = my_exec(bc, "SELECT GET_LOCK(CONCAT('djc_ddl_', MD5(?)), 120)", &s, 1, &r);
+	int locked = !rc && r->nrows == 1 && db_cell(r, 0, 0)->t != DJC_NULL && db_cell_int(r, 0, 0) == 1;
+	db_res_free(r);
+	r = NULL;
+	if (!rc && !locked) {
+		snprintf(c->base.err, sizeof c->base.err, "mysql: the schema-change lock of %s did not come in time", c->base.schema);
+		rc = DJC_EBUSY;
+	}
+	if (!rc) rc = my_exec(bc, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?", &s, 1, &r);
 	int empty = !rc && r->nrows == 1 && db_cell_int(r, 0, 0) == 0;
 	db_res_free(r);
-	if (rc || !empty) return rc;
-	sb_t q = SB_INIT;
-	sb_add(&q, "DROP DATABASE ");
-	my_qi(&q, c->base.schema);
-	rc = simple(c, sb_str(&q));
-	sb_free(&q);
+	if (!rc && empty) {
+		sb_t q = SB_INIT;
+		sb_add(&q, "DROP DATABASE ");
+		my_qi(&q, c->base.schema);
+		rc = simple(c, sb_str(&q));
+		sb_free(&q);
+	}
+	if (locked) {
+		r = NULL;
+		int urc = my_exec(bc, "SELECT RELEASE_LOCK(CONCAT('djc_ddl_', MD5(?)))", &s, 1, &r);
+		db_res_free(r);
+		if (!rc) rc = urc;
+	}
+	val_free(&s);
 	return rc;
 }
 

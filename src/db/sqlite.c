@@ -137,8 +137,6 @@ typedef struct sq_conn {
 	cached cache[STMT_CACHE];
 	unsigned long tick;
 	int json;   /* json_each is there: 1 yes, -1 no, 0 not asked yet (sq_in_rows) */
-	char *path;     /* the file (base.created: this open made it) */
-	int unlink;     /* sq_drop_created: remove the file (and its -wal, -shm, -journal) at close */
 } sq_conn;
 
 static int classify(sq_conn *c, int rc)
@@ -170,33 +168,8 @@ static void sq_close(db_conn *bc)
 		free(c->cache[i].sql);
 	}
 	if (c->db) sqlite3_close_v2(c->db);
-	if (c->unlink && c->path) {
-		static const char *const ext[] = {"", "-wal", "-shm", "-journal"};
-		for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
-			char *f = xasprintf("%s%s", c->path, ext[i]);
-			unlink(f);
-			free(f);
-		}
-	}
-	free(c->path);
 	free(c->base.schema);
 	free(c);
-}
-
-/* The file this connection's open created, removed at close when it
- * holds no table (db_drop_created). */
-static int sq_drop_created(db_conn *bc)
-{
-	sq_conn *c = (sq_conn *)bc;
-	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(c->db, "SELECT COUNT(*) FROM sqlite_master", -1, &st, NULL);
-	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		c->unlink = sqlite3_column_int64(st, 0) == 0;
-		rc = SQLITE_OK;
-	}
-	int r = rc == SQLITE_OK ? DJC_OK : classify(c, rc);
-	sqlite3_finalize(st);
-	return r;
 }
 
 static int simple(sq_conn *c, const char *sql)
@@ -316,8 +289,7 @@ static int sq_open(db_conn **out, const db_url *u, const char *schema, char *err
 	} else
 		sb_add(&path, u->path);
 	struct stat st;
-	int missing = strcmp(sb_str(&path), ":memory:") && stat(sb_str(&path), &st) && errno == ENOENT;
-	if ((u->flags & DB_OPEN_NO_CREATE) && missing) {
+	if ((u->flags & DB_OPEN_NO_CREATE) && stat(sb_str(&path), &st) && errno == ENOENT) {
 		snprintf(err, errlen, "no SQLite database '%s' (djc declare creates it; or give --db)", sb_str(&path));
 		sb_free(&path);
 		return DJC_ENOTFOUND;
@@ -337,8 +309,7 @@ static int sq_open(db_conn **out, const db_url *u, const char *schema, char *err
 		sq_close(&c->base);
 		return DJC_ECONN;
 	}
-	c->base.created = missing;
-	c->path = sb_steal(&path);
+	sb_free(&path);
 	sqlite3_extended_result_codes(c->db, 1);
 	sqlite3_busy_timeout(c->db, 60000);
 	if (sqlite3_create_function_v2(c->db, "djc_now", 1, SQLITE_UTF8, NULL, fn_now, NULL, NULL, NULL) != SQLITE_OK) {
@@ -670,5 +641,5 @@ const db_driver db_sqlite_driver = {
 	.ddl = &sq_ddl,
 	.table_suffix = "",
 	.index_count_sql = "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND (? IS NULL OR 1) AND tbl_name = ? "
-			   "AND name IN (?, ?)",	.drop_created = sq_drop_created,
+			   "AND name IN (?, ?)",
 };
