@@ -227,7 +227,8 @@ int djc_make_insert(djc_make_ctx *ctx, const char *name, const djc_row *row)
 	return DJC_OK;
 }
 
-/* make may read its target's ancestors only (DataJoint's self.upstream). */
+/* make may read its target's ancestors (DataJoint's self.upstream) and
+ * their part tables only. */
 static int make_reads(djc_make_ctx *ctx, const char *name, table **a)
 {
 	int rc = conn_table(ctx->c, name, a);
@@ -246,7 +247,7 @@ static int make_read(djc_make_ctx *ctx, table *a, const char *where, djc_rowset 
 
 /* Every read of a make goes through here: C makes (djc_make_fetch,
  * djc_make_fetch_key) and serve programs (serve.c) alike, so a rule on
- * what a make may read (ancestors only) and the record of what it read
+ * what a make may read (ancestors and their parts) and the record of what it read
  * (checked at commit) are kept in one place. */
 int djc_make_fetch(djc_rowset **out, djc_make_ctx *ctx, const char *name, const char *where)
 {
