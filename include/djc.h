@@ -406,15 +406,17 @@ typedef int (*djc_make_fn)(djc_make_ctx *ctx, const djc_row *key, void *payload)
 int djc_make_insert(djc_make_ctx *ctx, const char *table, const djc_row *row);
 /* Read rows of an upstream table restricted by where_json. `table` must be
  * an ancestor of the make's target (DataJoint's self.upstream): a parent
- * through `->`, a parent's parent, ...; any other table is DJC_EINVAL with
+ * through `->`, a parent's parent, ...; or a part table of one (committed
+ * with its master's row: `Analysis.Unit` in a make of a table downstream
+ * of Analysis); any other table is DJC_EINVAL with
  * a message naming both tables (also set as make's error message), so a
  * make cannot silently depend on data outside its lineage. What it read is
  * checked again when make's rows are committed (docs/parity.md). */
 int djc_make_fetch(djc_rowset **out, djc_make_ctx *ctx, const char *table, const char *where_json);
 /* Read the rows of `table` that match `key` on the attributes they share
  * (DataJoint's `Table & key`): the usual way to read an upstream table in
- * make, whatever other parents the key also comes from. Ancestors only, as
- * djc_make_fetch. */
+ * make, whatever other parents the key also comes from. Ancestors and
+ * their part tables only, as djc_make_fetch. */
 int djc_make_fetch_key(djc_rowset **out, djc_make_ctx *ctx, const char *table, const djc_row *key);
 /* Whether make should stop as soon as it can: DJC_OK (0) to go on,
  * DJC_EINTR when populate was interrupted (SIGINT/SIGTERM), DJC_ELOST when
@@ -632,8 +634,9 @@ int djc_worker(djc_worker_result **out, djc_conn *conn, const char *const *table
  * "signal", "failed"); static. */
 const char *djc_worker_stop_name(int stop);
 
-/* DJC_OK when `table` is an ancestor of `target` (what a make of target
- * may read, as djc_make_fetch), else DJC_EINVAL with a message naming both
+/* DJC_OK when `table` is an ancestor of `target` or a part table of one
+ * (what a make of target may read, as djc_make_fetch), else DJC_EINVAL
+ * with a message naming both
  * (DJC_ENOTFOUND for an unknown table). `djc fetch` run by a make program
  * checks this against $DJC_TABLE. */
 int djc_upstream_check(djc_conn *conn, const char *target, const char *table);
@@ -967,7 +970,7 @@ int djc_fetch_expr_print(djc_conn *conn, const djc_expr *e, const char *format, 
  * with opts->cascade the rows depending on them, as djc_delete_ext. */
 int djc_delete_expr(djc_changes **out, djc_conn *conn, const djc_expr *e, const djc_delete_options *opts);
 /* djc_upstream_check for every table e reads (a make program of target
- * reads only its ancestors). */
+ * reads only its ancestors and their part tables). */
 int djc_expr_upstream_check(djc_conn *conn, const char *target, const djc_expr *e);
 /* ============================ end of query algebra ============ */
 /* ============================ conditions (issue 39) ============== */

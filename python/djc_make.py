@@ -67,7 +67,11 @@ values are base64 text.
 no row; key attributes may be left out (djc fills them in), ``"_part":
 "Name"`` sends a row to a part table. Values: what ``json`` writes, plus
 bytes (sent as base64), datetime/date (ISO text), Decimal and UUID (text)
-and anything with ``tolist()`` (numpy). NaN and infinities are errors. An
+and anything with ``tolist()`` (numpy). A whole number beyond 64 bits
+signed (a ``uint64`` above 2**63 - 1: ``2**64 - 1``, ``numpy.uint64``) is
+sent as decimal text, as djc takes such values (docs/types.md), in a
+row's values and in a fetch's ``key`` and ``where`` (not inside a json
+attribute's value: djc refuses that one). NaN and infinities are errors. An
 exception fails the key: its message is recorded as the job's error and
 its traceback as the stack. ``run`` may be given a dict of table name to
 make function, for a program that serves several tables.
@@ -308,6 +312,57 @@ def _loads(line):
     return _loads_text(line.decode("utf-8"))
 
 
+_I64 = 1 << 63   # JSON readers of 64-bit integers (djc's) read -_I64 .. _I64 - 1
+
+
+def _wide_int(v):
+    """v as decimal text when it is a whole number beyond 64 bits signed (a
+    Python int, a numpy integer scalar), else None."""
+    t = type(v)
+    if t is int:
+        return None if -_I64 <= v < _I64 else str(v)
+    if t.__module__ == "numpy" and getattr(v, "ndim", None) == 0 and hasattr(v, "tolist"):
+        v = v.tolist()
+        if type(v) is int and not -_I64 <= v < _I64:
+            return str(v)
+    return None
+
+
+def _wide_ints(r):
+    """r with its values that are whole numbers beyond 64 bits signed as
+    decimal text, the form docs/types.md gives a uint64 above 2^63 - 1
+    (djc reads JSON integers as 64-bit signed: 18446744073709551615 as a
+    number is an error, as text the uint64 it is). Only a row's own values:
+    a json attribute's inner numbers stay numbers (djc refuses one too big,
+    naming the attribute, rather than store text for it)."""
+    wide = None
+    for a, v in r.items():
+        t = type(v)
+        if t is int:
+            if -_I64 <= v < _I64:
+                continue
+        elif t is str or t is float or v is None or t.__module__ != "numpy":
+            continue
+        s = _wide_int(v)
+        if s is not None:
+            if wide is None:
+                wide = dict(r)
+            wide[a] = s
+    return wide or r
+
+
+def _wide_req(v):
+    """A fetch's key or restriction with every whole number beyond 64 bits
+    signed in it as decimal text (as _wide_ints; djc reads such text as
+    the uint64 it is)."""
+    if isinstance(v, dict):
+        return {k: _wide_req(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_wide_req(x) for x in v]
+    s = _wide_int(v)
+    return v if s is None else s
+
+
 def _pack_blobs(r, info):
     """r with its <blob> attributes' values that are not bytes packed by
     DataJoint's codec (info: the table message of the table made)."""
@@ -348,6 +403,7 @@ def _row_lines(rows, info=None, binary=False):
             raise TypeError("make must return a dict (a row), a list of dicts or None, not %s" % type(r).__name__)
         if info and r:
             r = _pack_blobs(r, info)
+        r = _wide_ints(r)
         bins = [(a, v) for a, v in r.items() if isinstance(v, _BYTES)] if binary and r else None
         if not bins:
             out.append(_dumps(r).encode("utf-8") + b"\n")
@@ -424,9 +480,9 @@ class _PipeFetch(_Fetch):
                 return [_decode_row(r, types) for r in rows] if types else rows
         req = {"_djc": "fetch", "table": table}
         if key is not None:
-            req["key"] = key
+            req["key"] = _wide_req(key)
         elif where is not None:
-            req["where"] = where
+            req["where"] = _wide_req(where)
         self._conn.send([_dumps(req).encode("utf-8") + b"\n"])
         self._conn.flush()
         head = self._conn.receive()
@@ -453,9 +509,9 @@ class _CliFetch(_Fetch):
             raise FetchError("cannot find the djc program: set DJC to its path (or put djc on PATH)")
         cmd = [djc, "fetch", table, "--format", "json"]
         if key is not None:
-            cmd += ["--key", _dumps(key)]
+            cmd += ["--key", _dumps(_wide_req(key))]
         elif where is not None:
-            cmd += ["--where", _dumps(where)]
+            cmd += ["--where", _dumps(_wide_req(where))]
         p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if p.returncode != 0:
             msg = p.stderr.decode("utf-8", "replace").strip()
@@ -525,9 +581,9 @@ class _SocketFetch(_Fetch):
                     raise FetchError("cannot reach djc's fetch socket any more") from None
             req = {"_djc": "fetch", "table": table}
             if key is not None:
-                req["key"] = key
+                req["key"] = _wide_req(key)
             elif where is not None:
-                req["where"] = where
+                req["where"] = _wide_req(where)
             try:
                 self._sock.sendall(_dumps(req).encode("utf-8") + b"\n")
                 head = _loads(self._line())

@@ -183,7 +183,7 @@ static int fetch_socket(void)
 
 /* Inside a per-key make program, a fetch of a table by --key or --where
  * printed as JSON is asked of the worker over its fetch socket: read
- * through the make's context (ancestors only, checked at commit, as a C
+ * through the make's context (ancestors and their parts only, checked at commit, as a C
  * make's or a serve program's fetches), with no connection of its own.
  * The exit status, or -1 when there is no socket to ask (the caller reads
  * the database itself). */
@@ -325,7 +325,7 @@ int cmd_fetch(int argc, char **argv)
 	if (!plain || q.expr_only) return cli_done(fetch_expr(c, &q), c);
 	djc_format fmt = !strcmp(q.format, "json") ? DJC_FORMAT_JSON : !strcmp(q.format, "csv") ? DJC_FORMAT_CSV : DJC_FORMAT_TABLE;
 	char *kw = NULL;
-	/* inside a make program: the make context's reads, ancestors only */
+	/* inside a make program: the make context's reads, ancestors (and their parts) only */
 	const char *target = getenv("DJC_TABLE");
 	int rc = target && *target && getenv("DJC_KEY") ? djc_upstream_check(c, target, q.what) : DJC_OK;
 	if (!rc && q.key) rc = djc_key_restriction(&kw, c, q.what, q.key);

@@ -227,7 +227,8 @@ int djc_make_insert(djc_make_ctx *ctx, const char *name, const djc_row *row)
 	return DJC_OK;
 }
 
-/* make may read its target's ancestors only (DataJoint's self.upstream). */
+/* make may read its target's ancestors (DataJoint's self.upstream) and
+ * their part tables only. */
 static int make_reads(djc_make_ctx *ctx, const char *name, table **a)
 {
 	int rc = conn_table(ctx->c, name, a);
@@ -246,7 +247,7 @@ static int make_read(djc_make_ctx *ctx, table *a, const char *where, djc_rowset 
 
 /* Every read of a make goes through here: C makes (djc_make_fetch,
  * djc_make_fetch_key) and serve programs (serve.c) alike, so a rule on
- * what a make may read (ancestors only) and the record of what it read
+ * what a make may read (ancestors and their parts) and the record of what it read
  * (checked at commit) are kept in one place. */
 int djc_make_fetch(djc_rowset **out, djc_make_ctx *ctx, const char *name, const char *where)
 {
@@ -564,6 +565,55 @@ static char *exit_message(int code, const char *tail, size_t tlen)
 	return xasprintf("make exited with status %d%s%.*s", code, e > s ? ": " : "", (int)(e - s), tail + s);
 }
 
+char *make_wide_int_message(const char *l, size_t n, const json_error_t *je, const char *noun)
+{
+	if (json_error_code(je) != json_error_numeric_overflow || je->position <= 0 || (size_t)je->position > n) return NULL;
+	/* the number: the token that ends where jansson stopped */
+	size_t end = (size_t)je->position, at = end;
+	while (at && ((l[at - 1] >= '0' && l[at - 1] <= '9') || l[at - 1] == '-')) at--;
+	if (at == end) return NULL;
+	/* the member of the top-level object whose value holds it: the last
+	 * name at depth 1 before it (strings skipped whole: a name may hold
+	 * any bracket) */
+	int depth = 0;
+	size_t ks = 0, ke = 0;
+	for (size_t i = 0; i < at; i++) {
+		char ch = l[i];
+		if (ch == '"') {
+			size_t s = i++;
+			while (i < at && l[i] != '"') i += l[i] == '\\' ? 2 : 1;
+			size_t j = i + 1;
+			while (j < at && (l[j] == ' ' || l[j] == '\t' || l[j] == '\r')) j++;
+			if (depth == 1 && j < at && l[j] == ':') ks = s, ke = i + 1;
+		} else if (ch == '{' || ch == '[')
+			depth++;
+		else if (ch == '}' || ch == ']')
+			depth--;
+	}
+	int inner = depth > 1;   /* in a json attribute's value */
+	if (!ke || depth < 1 || l[0] != '{') return NULL;
+	json_t *name = json_loadb(l + ks, ke - ks, JSON_DECODE_ANY, NULL);
+	if (!json_is_string(name)) {
+		json_decref(name);
+		return NULL;
+	}
+	int neg = l[at] == '-';
+	int len = (int)(end - at);
+	char *m;
+	if (inner)
+		m = xasprintf("%s '%s': its value holds %.*s, %s for a JSON number (%s)", noun, json_string_value(name), len,
+			      l + at, neg ? "too small" : "too big", neg ? "below -2^63" : "above 2^63-1");
+	else if (neg)
+		m = xasprintf("%s '%s': %.*s is too small for any integer type (below -2^63)", noun, json_string_value(name), len,
+			      l + at);
+	else
+		m = xasprintf("%s '%s': %.*s is too big for a JSON number (above 2^63-1); write a uint64 as a string: "
+			      "\"%.*s\"",
+			      noun, json_string_value(name), len, l + at, len, l + at);
+	json_decref(name);
+	return m;
+}
+
 /* Stage the JSON Lines a make printed (buf is changed in place). */
 static void parse_rows(djc_conn *c, table *t, const djc_row *key, char *buf, size_t n, staged *out, make_result *res)
 {
@@ -583,8 +633,10 @@ static void parse_rows(djc_conn *c, table *t, const djc_row *key, char *buf, siz
 			json_error_t je;
 			json_t *j = json_loads(p, JSON_REJECT_DUPLICATES, &je);
 			char *msg = NULL;
-			if (!j) msg = xasprintf("malformed JSON (column %d): %s", je.column, je.text);
-			else {
+			if (!j) {
+				msg = make_wide_int_message(p, strlen(p), &je, "attribute");
+				if (!msg) msg = xasprintf("malformed JSON (column %d): %s", je.column, je.text);
+			} else {
 				stage_json_row(c, t, key, j, out, &msg);
 				json_decref(j);
 			}

@@ -99,6 +99,13 @@ int make_program(const make_req *rq, char *const *argv, staged *out, make_result
 int make_callback(const make_req *rq, djc_make_fn fn, void *payload, staged *out, make_result *res);
 /* Check a row (JSON object) from make for t or one of its parts; stage it. */
 int stage_json_row(djc_conn *c, table *t, const djc_row *key, json_t *obj, staged *out, char **msg);
+/* For a line l[0..n) that jansson refused (je) because of an integer
+ * beyond 64 bits signed, which it cannot read: a one-line message naming
+ * the member of the line's object whose value holds it (noun: "attribute"
+ * for a row), the number, and, for one above 2^63-1, that a uint64 is
+ * written as a string (docs/types.md). NULL for any other error, or when
+ * no member holds it. Caller frees. */
+char *make_wide_int_message(const char *l, size_t n, const json_error_t *je, const char *noun);
 /* Values of a row given as raw bytes beside its JSON (the serve protocol's
  * binary values, docs/serve-protocol.md): names[i] holds data[0..lens[i]),
  * for a bytes or <blob> attribute the JSON object does not hold. */

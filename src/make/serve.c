@@ -725,6 +725,29 @@ static line_end on_line(keyrun *kr, const char *l, size_t n)
 	if (!utf8_valid(l, n)) return garbage(kr, "not valid UTF-8 (or holds a NUL byte)%s", "");
 	json_error_t je;
 	json_t *j = json_loadb(l, n, JSON_REJECT_DUPLICATES, &je);
+	if (!j && json_error_code(&je) == json_error_numeric_overflow) {
+		/* a number jansson cannot read (a uint64 above 2^63-1 not written
+		 * as a string): the line is whole, so a row fails its key and the
+		 * program is kept, as for any value that does not fit; a message
+		 * (or a row whose raw values follow, their lengths now unknown) is
+		 * garbage. Either way the message names the member holding it. */
+		json_t *r = json_loadb(l, n, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, NULL);
+		int tagged = !json_is_object(r) || json_object_get(r, "_djc");
+		int row = !tagged && !json_object_get(r, "_bin");
+		char *wide = make_wide_int_message(l, n, &je, tagged ? "member" : "attribute");
+		if (wide && row) {
+			j = r;
+			if (!kr->bad) kr->bad = xasprintf("serve program output line %ld: %s", kr->line, wide);
+			free(wide);
+		} else {
+			json_decref(r);
+			if (wide) {
+				line_end e = garbage(kr, "%s", wide);
+				free(wide);
+				return e;
+			}
+		}
+	}
 	if (!j) {
 		char col[32];
 		snprintf(col, sizeof col, "%d", je.column);

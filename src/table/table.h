@@ -139,8 +139,11 @@ void rows_insert_stmts(djc_conn *c, const table *t, djc_row *const *rows, size_t
  * references of t, of its parents, ...; a part's master counts), else 0
  * (t itself is not its own ancestor). */
 int table_is_ancestor(const djc_conn *c, const table *t, const table *a);
-/* DJC_OK when a is an ancestor of t, else DJC_EINVAL with a one-line
- * message naming both (a make of t reading a). */
+/* 1 when a make of t may read a: a is an ancestor of t, or a part table
+ * of one (and not itself downstream of t), else 0. */
+int table_may_read(const djc_conn *c, const table *t, const table *a);
+/* DJC_OK when a make of t may read a (table_may_read), else DJC_EINVAL
+ * with a one-line message naming both. */
 int table_upstream_check(djc_conn *c, const table *t, const table *a);
 
 /* What a make read through djc (table, restriction, a hash of the rows),

@@ -1,6 +1,6 @@
 /* upstream.c - a computed table's lineage: which tables are its ancestors
  * (DataJoint's `self.upstream[T]` refuses any other), so that a make reads
- * only what its target depends on. */
+ * only what its target depends on: those and their part tables. */
 #include "table.h"
 #include <inttypes.h>
 #include <stdint.h>
@@ -41,12 +41,21 @@ int table_is_ancestor(const djc_conn *c, const table *t, const table *a)
 	return found;
 }
 
+int table_may_read(const djc_conn *c, const table *t, const table *a)
+{
+	if (table_is_ancestor(c, t, a)) return 1;
+	/* a part of an ancestor: its rows are committed with their master's
+	 * row (one make, one transaction), so they are as complete as it is.
+	 * Not a part that itself depends on t (its rows may wait for t's). */
+	return a && a != t && a->master && table_is_ancestor(c, t, a->master) && !table_is_ancestor(c, a, t);
+}
+
 int table_upstream_check(djc_conn *c, const table *t, const table *a)
 {
-	if (table_is_ancestor(c, t, a)) return DJC_OK;
+	if (table_may_read(c, t, a)) return DJC_OK;
 	return conn_fail(c, DJC_EINVAL,
-			 "make of %s may read only its ancestors (the tables it depends on through ->): %s is not upstream "
-			 "of %s",
+			 "make of %s may read only its ancestors and their part tables (the tables it depends on through "
+			 "->): %s is not upstream of %s",
 			 t->name, a->name, t->name);
 }
 

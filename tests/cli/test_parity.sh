@@ -2,10 +2,11 @@
 # test_parity.sh - DataJoint 2.x parity (issue 20, docs/parity.md):
 # refresh --delay with negative seconds; direct inserts into computed,
 # imported and part tables for repair, with the jobs table left consistent;
-# make-context reads limited to the target's ancestors and checked at
-# commit (C makes, serve programs, per-key programs through their fetch
-# socket, which fetch_socket, fetch_socket_py and fetch_socket_cli test
-# on its own); job metadata columns.
+# make-context reads limited to the target's ancestors and their part
+# tables (part_reads) and checked at commit (C makes, serve programs,
+# per-key programs through their fetch socket, which fetch_socket,
+# fetch_socket_py and fetch_socket_cli test on its own); job metadata
+# columns.
 . "$ROOT/tests/cli/lib.sh"
 
 cat > mk.sh <<'M'
@@ -175,9 +176,9 @@ M
 chmod +x mk_reader.sh
 expect_rc 1 "a make reading a non-ancestor fails" djc populate Reader --reserve-jobs --suppress-errors --make ./mk_reader.sh
 expect_out "...only that key" "2,3,4" sh -c '"$DJC" fetch Reader --format csv | tail -n +2 | cut -d, -f1 | tr "\n" , | sed "s/,$//"'
-expect_out "...whose error names both tables" '1' sh -c '"$DJC" jobs Reader --status error --json | jq -r ".jobs[0].error_stack" | grep -c "make of Reader may read only its ancestors (the tables it depends on through ->): Other is not upstream of Reader"'
+expect_out "...whose error names both tables" '1' sh -c '"$DJC" jobs Reader --status error --json | jq -r ".jobs[0].error_stack" | grep -c "make of Reader may read only its ancestors and their part tables (the tables it depends on through ->): Other is not upstream of Reader"'
 expect_fail 2 "djc fetch in a make's environment refuses a non-ancestor" \
-	"^djc: make of Reader may read only its ancestors \(the tables it depends on through ->\): Other is not upstream of Reader$" \
+	"^djc: make of Reader may read only its ancestors and their part tables \(the tables it depends on through ->\): Other is not upstream of Reader$" \
 	env DJC_TABLE=Reader DJC_KEY='{"id": 1}' "$DJC" fetch Other
 expect_fail 2 "...and the target itself" "Reader is not upstream of Reader" \
 	env DJC_TABLE=Reader DJC_KEY='{"id": 1}' "$DJC" fetch Reader
@@ -694,6 +695,133 @@ expect_out "fetch_socket_cli: key 2 read rows 2 and 3, then failed at commit" "2
 	sh -c "echo \$(wc -l < later10) \$(\"\$DJC\" jobs Dst10 --status error --json | jq -r '.jobs[] | select(.id == 2) | .error_message | startswith(\"upstream changed while make ran: the rows of Src10\")')"
 }
 tcase fetch_socket_cli key_source
+
+case_part_reads() {
+# ---------------- reads of an ancestor's part tables (docs/parity.md)
+# DataJoint's `(Analysis.Unit & key).fetch()` in the make of Summary ->
+# Analysis. Ana${n}'s make gives key id the parts u = 1..id, amp = u; the
+# make of Sum${n} (a Python make, serve and per key; a shell make's `djc
+# fetch`) reads them by the key: key 1 also reads a part of a table that
+# is not upstream (Load.Unit: refused); key 2 waits after its read while
+# another user raises the amp of one of its part rows (raw SQL: a part's
+# rows are not changed alone through djc): refused at commit; keys 3 and 4
+# are made, total = the sum of the amps (+ 1000 when a Python make's reads
+# went through the fetch socket). The shell make's reads by `djc fetch
+# --format json` go through the socket (key 2's fails at commit), by
+# --format csv to the database (not recorded).
+cat > mk_ana.sh <<'M'
+#!/bin/sh
+cat >/dev/null
+echo "{\"n\": $DJC_KEY_id}"
+u=1
+while [ "$u" -le "$DJC_KEY_id" ]; do
+	echo "{\"_part\": \"Unit\", \"u\": $u, \"amp\": $u}"
+	u=$((u + 1))
+done
+M
+chmod +x mk_ana.sh
+part_reads 11 serve "--make-serve python3 mkpart11.py" 0
+part_reads 12 per_key "--make python3 mkpart12.py" 1000
+part_reads 13 djc_fetch "--make ./mkpart13.sh" 0
+expect_fail 2 "part_reads: djc fetch in a make's environment refuses a part of a non-ancestor" \
+	"^djc: make of Sum11 may read only its ancestors and their part tables \(the tables it depends on through ->\): Load\.Unit is not upstream of Sum11$" \
+	env DJC_TABLE=Sum11 DJC_KEY='{"id": 1}' "$DJC" fetch Load.Unit
+expect_fail 2 "part_reads: ...and the target's own part" "Ana11\.Unit is not upstream of Ana11$" \
+	env DJC_TABLE=Ana11 DJC_KEY='{"id": 1}' "$DJC" fetch Ana11.Unit
+expect_out "part_reads: ...but reads an ancestor's part" '{"id":2,"u":1,"amp":101}
+{"id":2,"u":2,"amp":2}' env DJC_TABLE=Sum11 DJC_KEY='{"id": 2}' "$DJC" fetch Ana11.Unit --key '{"id": 2}' --format json
+}
+# part_reads N LABEL "OPTIONS" PLUS: Rec$N, Ana$N with its parts, Sum$N made
+# by OPTIONS (the program written here); PLUS: what the make adds to its
+# totals when its reads went through the fetch socket
+part_reads() {
+local n=$1 label=$2 opt=$3 plus=$4
+export PYTHONPATH="$ROOT/python"
+cat > "pp$n.djc" <<P
+Rec$n (manual)
+    id : int32
+    ---
+
+Ana$n (computed)
+    -> Rec$n
+    ---
+    n : int32
+
+Ana$n.Unit (part)
+    u : int32
+    ---
+    amp : int32
+
+Sum$n (computed)
+    -> Ana$n
+    ---
+    n_units : int32
+    total : int32
+P
+expect_rc 0 "part_reads $label: declare" djc declare "pp$n.djc"
+printf '{"id": %d}\n' 1 2 3 4 > "rec$n.jsonl"
+expect_out "part_reads $label: insert" "inserted 4 rows into Rec$n" djc insert "Rec$n" "rec$n.jsonl"
+expect_rc 0 "part_reads $label: make the masters and their parts" djc populate "Ana$n" --make ./mk_ana.sh
+sed "s/@N@/$n/g" > "mkpart$n.py" <<'P'
+import os, time
+os.environ["DJC"] = "/bin/false"
+import djc_make
+
+def make(key, fetch):
+    i = key["id"]
+    units = fetch("Ana@N@.Unit", key)
+    if i == 1:
+        fetch("Load.Unit", key)          # a part of a table that is not upstream of Sum@N@: refused
+    if i == 2:
+        open("ready@N@", "w").close()
+        while not os.path.exists("done@N@"):
+            time.sleep(0.05)
+    return {"n_units": len(units), "total": sum(u["amp"] for u in units) + 1000 * ("DJC_FETCH_SOCKET" in os.environ)}
+
+djc_make.run(make)
+P
+sed "s/@N@/$n/g" > "mkpart$n.sh" <<'M'
+#!/bin/bash
+cat >/dev/null
+# --format json: through the fetch socket (recorded, checked at commit);
+# --format csv: the database itself, ancestors' parts allowed too
+units=$("$DJC" fetch Ana@N@.Unit --key "$DJC_KEY" --format json) || exit 3
+csv=$("$DJC" fetch Ana@N@.Unit --key "$DJC_KEY" --format csv | tail -n +2 | wc -l) || exit 4
+if [ "$DJC_KEY_id" = 1 ]; then
+	"$DJC" fetch Load.Unit --key "$DJC_KEY" --format json || exit 5
+fi
+if [ "$DJC_KEY_id" = 2 ]; then
+	touch ready@N@
+	while [ ! -e done@N@ ]; do sleep 0.05; done
+fi
+total=$(printf '%s\n' "$units" | jq -s 'map(.amp) | add')
+echo "{\"n_units\": $csv, \"total\": $total}"
+M
+chmod +x "mkpart$n.sh"
+# shellcheck disable=SC2086 # opt: the populate options, split
+"$DJC" populate "Sum$n" --reserve-jobs --suppress-errors $opt >"poppart$n.out" 2>"poppart$n.err" &
+local pop=$!
+for _ in $(seq 1 1200); do [ -e "ready$n" ] && break; nap 0.05; done
+check "part_reads $label: the make of key 2 has read" [ -e "ready$n" ]
+local ut="__ana${n}__unit"   # Ana$n.Unit's SQL table
+case $DJC_BACKEND in
+sqlite) python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1], timeout=30); c.execute(sys.argv[2]); c.commit()' \
+	"${DJC_DATABASE_URL#sqlite:}" "UPDATE $ut SET amp = amp + 100 WHERE id = 2 AND u = 1" ;;
+mysql) server_sql "UPDATE \`$DJC_DATABASE_SCHEMA\`.$ut SET amp = amp + 100 WHERE id = 2 AND u = 1" ;;
+*) server_sql "UPDATE \"$DJC_DATABASE_SCHEMA\".$ut SET amp = amp + 100 WHERE id = 2 AND u = 1" ;;
+esac
+touch "done$n"
+wait $pop
+check "part_reads $label: populate: exit 1 (failed keys)" [ $? = 1 ]
+expect_out "part_reads $label: the keys that read their parts, unchanged, are made from them" \
+	"{\"id\":3,\"n_units\":3,\"total\":$((6 + plus))} {\"id\":4,\"n_units\":4,\"total\":$((10 + plus))}" \
+	sh -c "\"\$DJC\" fetch Sum$n --format json | tr '\n' ' ' | sed 's/ \$//'"
+expect_out "part_reads $label: a read of a non-ancestor's part failed its key" "true" \
+	sh -c "\"\$DJC\" jobs Sum$n --status error --json | jq -r '.jobs[] | select(.id == 1) | [.error_message, .error_stack] | join(\" \") | contains(\"Load.Unit is not upstream of Sum$n\")'"
+expect_out "part_reads $label: a part row changed after it was read failed its key at commit" "true" \
+	sh -c "\"\$DJC\" jobs Sum$n --status error --json | jq -r '.jobs[] | select(.id == 2) | .error_message == \"upstream changed while make ran: the rows of Ana$n.Unit that make of Sum$n read (restricted by {\\\"id\\\":2}, 2 rows then, 2 now) are not the same at commit; nothing committed\"'"
+}
+tcase part_reads
 
 case_pieces_heartbeat() {
 # ---------------- values read in pieces while the lease heartbeat renews

@@ -3,7 +3,8 @@
 # its unit tests (tests/python/test_djc_make.py, standard library unittest,
 # no database) play djc's side of both make protocols. The module working
 # with djc itself, on each backend, is test_serve.sh; here, a Python make
-# finding the module and djc without PYTHONPATH or djc on PATH.
+# finding the module and djc without PYTHONPATH or djc on PATH, and
+# uint64 values above 2^63-1 made by one (wide_ints).
 . "$ROOT/tests/cli/lib.sh"
 export PYTHONPATH="$ROOT/python"
 
@@ -81,5 +82,89 @@ run env -u PYTHONPATH -u DJC PATH="$bin" DJC_DATABASE_URL="sqlite:$T/first/djc.d
 check "the README's first pipeline, djc not on PATH: made" test "$RC/$OUT" = "0/SessionStats: 3 made, 0 errors, 0 skipped"
 }
 tcase no_pythonpath
+
+case_wide_ints() {
+# ------------------------------ uint64 above 2^63-1 from a Python make
+# djc reads JSON integers as 64-bit signed, so a uint64 above 2^63-1 is a
+# string in JSON (docs/types.md): djc_make sends Python ints beyond that
+# range as decimal text, in rows (target and part) and in a fetch's where,
+# under both protocols. A make that writes one as a number (djc_make's
+# conversion turned off, as before) fails its key with a message naming
+# the attribute, and a serve program is kept for the next key.
+cat > w.djc <<'P'
+Big (manual)
+    big_id : int32
+    ---
+    seed : bigint unsigned
+
+Wide (computed)
+    -> Big
+    ---
+    big : bigint unsigned
+    low : int64
+    j = null : json
+
+Wide.Bit (part)
+    bit : int32
+    ---
+    v : uint64
+P
+expect_rc 0 "wide: declare" djc declare w.djc
+printf '{"big_id": %d, "seed": "18446744073709551615"}\n' 1 2 3 4 > big.jsonl
+expect_out "wide: insert" "inserted 4 rows into Big" djc insert Big big.jsonl
+cat > wide.py <<'P'
+import os, sys
+import djc_make
+
+def make(key, fetch):
+    i = key["big_id"]
+    if os.environ.get("RAW"):
+        with open("pids", "a") as f:
+            f.write("%d\n" % os.getpid())
+    rows = fetch("Big", where={"big_id": i, "seed": 2 ** 64 - 1})   # the where's int as text too
+    seed = int(rows[0]["seed"])
+    if os.environ.get("RAW") and i == 2:
+        djc_make._wide_ints = lambda r: r      # as djc_make wrote them before: numbers
+        return {"big": seed, "low": 0}
+    if os.environ.get("RAW") and i == 3:
+        return {"big": 1, "low": 0, "j": {"x": 2 ** 64}}
+    return [{"big": seed, "low": -2 ** 63}, {"_part": "Bit", "bit": 1, "v": 2 ** 63}, {"_part": "Bit", "bit": 2, "v": seed}]
+
+djc_make.run(make)
+P
+run "$DJC" populate Wide --where '{"big_id": 1}' --make-serve python3 wide.py
+check "wide: serve: made (exit $RC)" test "$RC/$OUT" = "0/Wide: 1 made, 0 errors, 0 skipped"
+run "$DJC" populate Wide --where '{"big_id": 4}' --make python3 wide.py
+check "wide: per key: made (exit $RC)" test "$RC/$OUT" = "0/Wide: 1 made, 0 errors, 0 skipped"
+expect_out "wide: the values round-trip" '{"big_id":1,"big":"18446744073709551615","low":-9223372036854775808,"j":null}
+{"big_id":4,"big":"18446744073709551615","low":-9223372036854775808,"j":null}' djc fetch Wide --format json
+expect_out "wide: ... the parts' too" '{"big_id":1,"bit":1,"v":"9223372036854775808"}
+{"big_id":1,"bit":2,"v":"18446744073709551615"}
+{"big_id":4,"bit":1,"v":"9223372036854775808"}
+{"big_id":4,"bit":2,"v":"18446744073709551615"}' djc fetch Wide.Bit --format json
+# written as numbers: key 2's uint64, key 3's json value (line 2 of each
+# key: its fetch is line 1); the serve program is kept (one process: key 1
+# is made again after them)
+djc delete Wide --where '{"big_id": 1}' --yes >/dev/null
+run env RAW=1 DJC_JOBS_RESERVE_BATCH=1 "$DJC" populate Wide --reserve-jobs --suppress-errors --processes 1 --json \
+	--where '{"big_id": [1, 2, 3]}' --make-serve python3 wide.py
+check "wide: serve, numbers: two keys fail, one made (exit $RC)" test "$RC/$(jq -c '[.success_count, .error_count]' <<<"$OUT")" = "1/[1,2]"
+check "wide: ... by one program, kept after each failure" test "$(wc -l < pids)/$(sort -u pids | wc -l)" = "3/1"
+rm -f pids
+expect_out "wide: ... the error names the attribute and says to write a string" \
+	'serve program output line 2: attribute '"'"'big'"'"': 18446744073709551615 is too big for a JSON number (above 2^63-1); write a uint64 as a string: "18446744073709551615"' \
+	sh -c '"$DJC" jobs Wide --status error --json | jq -r ".jobs[] | select(.big_id == 2) | .error_message"'
+expect_out "wide: ... and the attribute whose json value holds one" \
+	"serve program output line 2: attribute 'j': its value holds 18446744073709551616, too big for a JSON number (above 2^63-1)" \
+	sh -c '"$DJC" jobs Wide --status error --json | jq -r ".jobs[] | select(.big_id == 3) | .error_message"'
+djc delete Wide --where '{"big_id": 1}' --yes >/dev/null
+"$DJC" jobs clear Wide --status error >/dev/null
+run env RAW=1 "$DJC" populate Wide --suppress-errors --json --where '{"big_id": [1, 2]}' --make python3 wide.py
+check "wide: per key, numbers: key 2 fails (exit $RC)" test "$RC/$(jq -c '[.success_count, .error_count]' <<<"$OUT")" = "1/[1,1]"
+check "wide: ... naming the attribute" test "$(jq -r '.errors[0].message' <<<"$OUT")" = \
+	'make output line 1: attribute '"'"'big'"'"': 18446744073709551615 is too big for a JSON number (above 2^63-1); write a uint64 as a string: "18446744073709551615"'
+expect_out "wide: nothing of the failed keys was written" "1 4" sh -c '"$DJC" fetch Wide --format json | jq -r .big_id | tr "\n" " " | sed "s/ $//"'
+}
+tcase wide_ints
 
 finish

@@ -236,14 +236,14 @@ rm -f ans.*
 djc delete Tagged >/dev/null
 run env FETCHES=fetches.jsonl "$DJC" populate Tagged --where '{"item_id": 1}' --make-serve python3 fetcher.py
 check "2: a fetch of a table that is not upstream is refused, naming both" \
-	test "$(jq -r .error ans.0)" = "make of Tagged may read only its ancestors (the tables it depends on through ->): Res is not upstream of Tagged"
+	test "$(jq -r .error ans.0)" = "make of Tagged may read only its ancestors and their part tables (the tables it depends on through ->): Res is not upstream of Tagged"
 check "2: ... a part table's too" \
-	test "$(jq -r .error ans.1)" = "make of Tagged may read only its ancestors (the tables it depends on through ->): Res.Part is not upstream of Tagged"
+	test "$(jq -r .error ans.1)" = "make of Tagged may read only its ancestors and their part tables (the tables it depends on through ->): Res.Part is not upstream of Tagged"
 # a key that shares no attribute with the table: still the ancestors rule
 # first, as djc fetch --key and a C make (issue 36; DataJoint's
 # test_upstream_rejects_non_ancestor)
 check "2: ... a table sharing no attribute with the key, by key too" \
-	test "$(jq -r .error ans.2)" = "make of Tagged may read only its ancestors (the tables it depends on through ->): Unrelated is not upstream of Tagged"
+	test "$(jq -r .error ans.2)" = "make of Tagged may read only its ancestors and their part tables (the tables it depends on through ->): Unrelated is not upstream of Tagged"
 check "2: ... as djc fetch --key run by a make says" test "$(DJC_TABLE=Tagged DJC_KEY='{"item_id": 1}' "$DJC" fetch Unrelated \
 	--key '{"item_id": 1}' 2>&1)" = "djc: $(jq -r .error ans.2)"
 # long lists: beyond every backend's limit on a statement's parameters

@@ -162,7 +162,43 @@ class ServeProtocol(unittest.TestCase):
         self.assertEqual(end, {"_djc": "done"})
         self.assertEqual(rows, [{"b": base64.b64encode(b"\x00\x01\xff").decode(), "ba": "YWI=", "d": "2026-01-02",
                                  "t": "2026-01-02 03:04:05", "dec": "1.50", "u": "00000000-0000-0000-0000-000000000001",
-                                 "s": "\u2603 \"q\"", "n": None, "f": 0.1, "big": 2 ** 64 - 1}])
+                                 "s": "\u2603 \"q\"", "n": None, "f": 0.1, "big": "18446744073709551615"}])
+        self.assertEqual(s.close()[0], 0)
+
+    def test_ints_beyond_64_bits_go_as_text(self):
+        # djc reads JSON integers as 64-bit signed: a uint64 above 2^63 - 1
+        # goes as decimal text (docs/types.md), in rows (target and part)
+        # and in a fetch's key and where; those within int64 stay numbers,
+        # and a json attribute's inner numbers are left as they are
+        body = """
+        up = fetch("Up", where={"big": {">=": 2 ** 63}, "alt": [2 ** 64 - 1, 3]})
+        fetch("Up", {"big": 2 ** 64 - 1})
+        return [{"big": 2 ** 64 - 1, "top": 2 ** 63 - 1, "low": -2 ** 63, "under": -2 ** 63 - 1, "j": {"x": 2 ** 64},
+                 "n": len(up)}, {"_part": "P", "big": 2 ** 63}]
+        """
+        s = Served(Program(body))
+        s.send({"_djc": "key", "table": "T", "key": {"id": 7}, "attempt": 1})
+        self.assertEqual(s.readline(), '{"_djc":"fetch","table":"Up","where":{"big":{">=":"9223372036854775808"},'
+                                       '"alt":["18446744073709551615",3]}}\n')
+        s.raw(b'{"_djc":"rows","count":1}\n{"id":7,"big":"18446744073709551615"}\n')
+        self.assertEqual(s.readline(), '{"_djc":"fetch","table":"Up","key":{"big":"18446744073709551615"}}\n')
+        s.raw(b'{"_djc":"rows","count":0}\n')
+        self.assertEqual(s.readline(), '{"big":"18446744073709551615","top":9223372036854775807,"low":-9223372036854775808,'
+                                       '"under":"-9223372036854775809","j":{"x":18446744073709551616},"n":1}\n')
+        self.assertEqual(s.readline(), '{"_part":"P","big":"9223372036854775808"}\n')
+        self.assertEqual(s.read(), {"_djc": "done"})
+        self.assertEqual(s.close()[0], 0)
+
+    @unittest.skipUnless(djc_blob.np is not None, "numpy")
+    def test_numpy_integers_beyond_64_bits_go_as_text(self):
+        body = """
+        import numpy as np
+        return {"big": np.uint64(2 ** 64 - 1), "small": np.uint64(5), "i": np.int64(-3)}
+        """
+        s = Served(Program(body))
+        s.send({"_djc": "key", "table": "T", "key": {"id": 1}, "attempt": 1})
+        self.assertEqual(s.readline(), '{"big":"18446744073709551615","small":5,"i":-3}\n')
+        self.assertEqual(s.read(), {"_djc": "done"})
         self.assertEqual(s.close()[0], 0)
 
     def test_nan_and_unknown_types_fail_the_key(self):
@@ -472,7 +508,7 @@ class PerKeyProtocol(unittest.TestCase):
         t.start()
         body = """
         a = fetch("Up", key)
-        b = fetch("Up", where={"x": [1, 2]})
+        b = fetch("Up", where={"x": [1, 2 ** 64 - 1]})
         try:
             fetch("Nope")
         except djc_make.FetchError as e:
@@ -484,8 +520,24 @@ class PerKeyProtocol(unittest.TestCase):
         self.assertEqual(rows, [{"a": [{"n": 1}, {"b": "AAE="}], "b": [{"n": 2}, {"b": "AAE="}],
                                  "e": "Nope is not upstream of T"}])
         self.assertEqual(seen, [{"_djc": "fetch", "table": "Up", "key": {"id": 3}},
-                                {"_djc": "fetch", "table": "Up", "where": {"x": [1, 2]}},
+                                {"_djc": "fetch", "table": "Up", "where": {"x": [1, "18446744073709551615"]}},
                                 {"_djc": "fetch", "table": "Nope"}])
+
+    def test_ints_beyond_64_bits_go_as_text(self):
+        # per key as under serve: rows, and djc fetch's --key and --where
+        body = """
+        a = fetch("Up", {"big": 2 ** 64 - 1})[0]["argv"]
+        b = fetch("Up", where={"big": [2 ** 63, 1]})[0]["argv"]
+        return [{"big": 2 ** 64 - 1, "top": 2 ** 63 - 1, "a": a[-1], "b": b[-1]}, {"_part": "P", "big": 2 ** 63}]
+        """
+        prog = Program(body)
+        p = subprocess.run([sys.executable, prog.path], input=b'{"id": 1}', stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=prog.env(False, DJC=self.djc), timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr.decode())
+        self.assertEqual(p.stdout.decode().splitlines(),
+                         ['{"big":"18446744073709551615","top":9223372036854775807,"a":"{\\"big\\":\\"18446744073709551615\\"}",'
+                          '"b":"{\\"big\\":[\\"9223372036854775808\\",1]}"}',
+                          '{"_part":"P","big":"9223372036854775808"}'])
 
     def test_a_fetch_socket_out_of_reach_leaves_fetch_to_djc_fetch(self):
         body = "return {'a': fetch('Up', key)[0]['argv'], 'b': fetch('Up')[0]['argv']}"

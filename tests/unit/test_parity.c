@@ -2,7 +2,7 @@
  * djc_insert with allow_direct_insert into computed and part tables and
  * the jobs table after it (refresh, reserve with keep_completed), options
  * version 1 still accepted; djc_make_fetch / djc_make_fetch_key limited to
- * the target's ancestors. Runs on the backend named by $DJC_TEST_URL /
+ * the target's ancestors and their part tables, and checked at commit. Runs on the backend named by $DJC_TEST_URL /
  * $DJC_TEST_SCHEMA (default: a fresh SQLite file). */
 #include "t.h"
 #include "tdb.h"
@@ -217,8 +217,8 @@ static void test_ancestors_only(djc_conn *c, djc_row **src, const char *url, con
 	CHECK(rc_grand == DJC_OK);
 	CHECK(rc_side == DJC_EINVAL && rc_self == DJC_EINVAL && rc_key_side == DJC_EINVAL);
 	if (pr && pr->n_errors)
-		CHECK_STR(pr->errors[0].message, "make of Top may read only its ancestors (the tables it depends on through ->): "
-						 "Side is not upstream of Top");
+		CHECK_STR(pr->errors[0].message, "make of Top may read only its ancestors and their part tables (the tables it "
+						 "depends on through ->): Side is not upstream of Top");
 	djc_populate_result_free(pr);
 	CHECK(t_count(c, "Top", NULL) == 0);
 	CHECK(djc_upstream_check(c, "Top", "Src") == DJC_OK);
@@ -597,9 +597,188 @@ static void test_reads_binary(djc_conn *c, const char *url, const char *schema)
 	reads_done();
 }
 
+/* 9. a make reads the part tables of its ancestors (DataJoint's
+ * `(Analysis.Unit & key).fetch()` in the make of Summary -> Analysis): a
+ * master's parts are committed with its row, so they are read as it is,
+ * and checked at commit as every read. Ana's make gives key id the parts
+ * u = 1..id, amp = u; Summ's sums them, and for the key in *payload has
+ * the other user raise the amp of one of them by 100 (raw SQL: a part's
+ * rows are not deleted alone) before it returns. Aside (-> Rec, not Ana)
+ * may not read them. */
+static int mk_ana(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	int64_t id = -1;
+	djc_row_int(&id, key, (size_t)djc_row_find(key, "id"));
+	djc_row *r = djc_row_new();
+	djc_row_set_int(r, "n", id);
+	int rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	for (int64_t u = 1; u <= id && !rc; u++) {
+		r = djc_row_new();
+		djc_row_set_int(r, "u", u);
+		djc_row_set_float(r, "amp", (double)u);
+		rc = djc_make_insert(ctx, "Ana.Unit", r);
+		djc_row_free(r);
+	}
+	return rc;
+}
+
+static int rc_part;   /* what Summ's and Aside's reads of Ana.Unit returned */
+
+/* The other user adds 100 to the amp of Ana.Unit (id, u = 1). */
+static int raise_amp(int64_t id)
+{
+	table *t = NULL;
+	if (conn_table(other, "Ana.Unit", &t)) return 0;
+	sb_t q = SB_INIT;
+	sb_add(&q, "UPDATE ");
+	db_qtable(other->db, &q, table_sqlref(t));
+	sb_add(&q, " SET amp = amp + 100 WHERE id = ? AND u = 1");
+	val_t p[1] = {val_int(id)};
+	int ok = db_exec(other->db, sb_str(&q), p, 1, NULL) == DJC_OK;
+	sb_free(&q);
+	return ok;
+}
+
+static int mk_summ(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	djc_rowset *units = NULL;
+	rc_part = djc_make_fetch_key(&units, ctx, "Ana.Unit", key);
+	if (rc_part) return 1;
+	int64_t id = -1;
+	djc_row_int(&id, key, (size_t)djc_row_find(key, "id"));
+	double total = 0;
+	for (size_t i = 0; i < djc_rowset_count(units); i++) total += get_float(djc_rowset_row(units, i), "amp");
+	djc_row *r = djc_row_new();
+	djc_row_set_int(r, "n_units", (int64_t)djc_rowset_count(units));
+	djc_row_set_float(r, "total", total);
+	djc_rowset_free(units);
+	if (payload && id == *(int64_t *)payload) CHECK_MSG(raise_amp(id), "raising Ana.Unit %lld: %s", (long long)id, djc_error_last(other));
+	int rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	return rc;
+}
+
+static int mk_aside(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	djc_rowset *units = NULL;
+	rc_part = djc_make_fetch_key(&units, ctx, "Ana.Unit", key);
+	djc_rowset_free(units);
+	return rc_part ? 3 : 0;
+}
+
+/* Summ's row of id: its n_units and total, as "n/total" ("-" when none). */
+static void summ_of(djc_conn *c, int id, char *out, size_t n)
+{
+	char where[64];
+	snprintf(where, sizeof where, "{\"id\": %d}", id);
+	djc_rowset *rs = NULL;
+	snprintf(out, n, "-");
+	if (djc_fetch(&rs, c, "Summ", where) == DJC_OK && djc_rowset_count(rs) == 1) {
+		const djc_row *r = djc_rowset_row(rs, 0);
+		int64_t k = -1;
+		djc_row_int(&k, r, (size_t)djc_row_find(r, "n_units"));
+		snprintf(out, n, "%lld/%g", (long long)k, get_float(r, "total"));
+	}
+	djc_rowset_free(rs);
+}
+
+static void test_part_reads(djc_conn *c, const char *url, const char *schema)
+{
+	reads_setup(c, url, schema,
+		    "Rec (manual)\n    id : int32\n    ---\n    k : int32\n\n"
+		    "Ana (computed)\n    -> Rec\n    ---\n    n : int32\n\n"
+		    "Ana.Unit (part)\n    u : int32\n    ---\n    amp : float64\n\n"
+		    "Summ (computed)\n    -> Ana\n    ---\n    n_units : int32\n    total : float64\n\n"
+		    "Aside (computed)\n    -> Rec\n    ---\n    a : int32\n",
+		    "parts.djc");
+	for (int id = 1; id <= 6; id++) {
+		char row[64];
+		snprintf(row, sizeof row, "{\"id\": %d, \"k\": %d}", id, id);
+		CHECK(t_insert_json(c, "Rec", row) == DJC_OK);
+	}
+	djc_populate_options po = DJC_POPULATE_OPTIONS_INIT;
+	po.make = mk_ana;
+	djc_populate_result *pr = NULL;
+	int rc = djc_populate(&pr, c, "Ana", &po);
+	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 6, "rc=%d %s", rc, djc_error_last(c));
+	djc_populate_result_free(pr);
+	CHECK(t_count(c, "Ana.Unit", NULL) == 21);
+	/* what may be read: an ancestor's parts, not the target's own, nor a part of a non-ancestor */
+	CHECK(djc_upstream_check(c, "Summ", "Ana.Unit") == DJC_OK);
+	CHECK(djc_upstream_check(c, "Top", "Mid.Part") == DJC_OK);
+	CHECK(djc_upstream_check(c, "Ana", "Ana.Unit") == DJC_EINVAL);
+	CHECK(djc_upstream_check(c, "Aside", "Ana.Unit") == DJC_EINVAL);
+	CHECK(djc_upstream_check(c, "Rec", "Ana.Unit") == DJC_EINVAL);
+	CHECK(djc_upstream_check(c, "Ana.Unit", "Ana.Unit") == DJC_EINVAL);
+	/* reserved, 8 jobs a claim (one commit on PostgreSQL, its reads checked
+	 * by row versions): key 2's part row changed after it was read */
+	int64_t victim = 2;
+	po = (djc_populate_options)DJC_POPULATE_OPTIONS_INIT;
+	po.make = mk_summ;
+	po.payload = &victim;
+	po.reserve_jobs = 1;
+	po.suppress_errors = 1;
+	po.where_json = "{\"id\": [1, 2, 3]}";
+	for (int direct = 0; direct <= 1; direct++) {
+		pr = NULL;
+		rc = djc_populate(&pr, c, "Summ", &po);
+		CHECK_MSG(rc == DJC_EMAKE && pr && pr->success_count == 2 - direct && pr->error_count == 1 && pr->n_errors == 1,
+			  "direct=%d rc=%d %s", direct, rc, pr && pr->n_errors ? pr->errors[0].message : djc_error_last(c));
+		if (pr && pr->n_errors) {
+			char want[256];
+			snprintf(want, sizeof want,
+				 "upstream changed while make ran: the rows of Ana.Unit that make of Summ read (restricted by "
+				 "{\"id\":%lld}, %lld rows then, %lld now) are not the same at commit; nothing committed",
+				 (long long)victim, (long long)victim, (long long)victim);
+			CHECK_STR(pr->errors[0].message, want);
+		}
+		djc_populate_result_free(pr);
+		/* then direct populate: key 5's */
+		victim = 5;
+		po.reserve_jobs = 0;
+		po.where_json = "{\"id\": [4, 5]}";
+	}
+	char got[64];
+	const char *want[] = {"1/1", "-", "3/6", "4/10", "-"};
+	for (int id = 1; id <= 5; id++) {
+		summ_of(c, id, got, sizeof got);
+		CHECK_MSG(!strcmp(got, want[id - 1]), "Summ %d: %s, not %s", id, got, want[id - 1]);
+	}
+	/* the error cleared: both keys made from the rows as they are now */
+	long cleared = 0;
+	CHECK(djc_jobs_clear(&cleared, c, "Summ", "error") == DJC_OK && cleared == 1);
+	po.payload = NULL;
+	po.where_json = NULL;
+	pr = NULL;
+	rc = djc_populate(&pr, c, "Summ", &po);
+	CHECK_MSG(rc == DJC_OK && pr && pr->success_count == 3, "rc=%d %s", rc, djc_error_last(c));
+	djc_populate_result_free(pr);
+	summ_of(c, 2, got, sizeof got);
+	CHECK_MSG(!strcmp(got, "2/103"), "Summ 2: %s", got);
+	summ_of(c, 5, got, sizeof got);
+	CHECK_MSG(!strcmp(got, "5/115"), "Summ 5: %s", got);
+	/* a part of a table that is not an ancestor: refused, naming both */
+	po = (djc_populate_options)DJC_POPULATE_OPTIONS_INIT;
+	po.make = mk_aside;
+	po.suppress_errors = 1;
+	po.where_json = "{\"id\": 1}";
+	pr = NULL;
+	rc = djc_populate(&pr, c, "Aside", &po);
+	CHECK(rc == DJC_EMAKE && pr && pr->error_count == 1 && pr->n_errors == 1 && rc_part == DJC_EINVAL);
+	if (pr && pr->n_errors)
+		CHECK_STR(pr->errors[0].message, "make of Aside may read only its ancestors and their part tables (the tables "
+						 "it depends on through ->): Ana.Unit is not upstream of Aside");
+	djc_populate_result_free(pr);
+	CHECK(t_count(c, "Aside", NULL) == 0);
+	reads_done();
+}
+
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_parity", "allow_direct_insert ancestors_only:allow_direct_insert job_metadata:allow_direct_insert upstream_at_commit reads_grouped reads_binary");
+	t_cases(argc, argv, "test_parity", "allow_direct_insert ancestors_only:allow_direct_insert job_metadata:allow_direct_insert upstream_at_commit reads_grouped reads_binary part_reads");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -631,6 +810,7 @@ int main(int argc, char **argv)
 	if (t_want("upstream_at_commit")) test_upstream_at_commit(c, src, url, schema);
 	if (t_want("reads_grouped")) test_reads_grouped(c, url, schema);
 	if (t_want("reads_binary")) test_reads_binary(c, url, schema);
+	if (t_want("part_reads")) test_part_reads(c, url, schema);
 	for (int i = 0; i < 4; i++) djc_row_free(src[i]);
 	djc_row_free(side);
 	djc_close(c);
