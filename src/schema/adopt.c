@@ -241,6 +241,8 @@ static int marked_type(sb_t *b, const char *m, const db_ccol *c, int dj)
 	return m[0] != '<' && native_type(b, c, dj);
 }
 
+static int col_has_default(const db_ccol *c);
+
 /* The djc type text of column c of table a into b, its comment without
  * the marker in *comment; raw(<sql type>) (a->raw_* set) for what djc
  * cannot represent. DJC_EINVAL for a marker 0.14 does not have. */
@@ -260,7 +262,9 @@ static int col_type(gen *g, at *a, const db_ccol *c, sb_t *b, const char **comme
 		b->len = at0;
 		if (b->s) b->s[at0] = 0;
 		sb_printf(b, "raw(%s)", c->sql_type);
-		if (!a->raw_col) {
+		/* one the server fills (a default, NULL) does not stop a make:
+		 * djc's rows leave it out (attr_server_filled) */
+		if (!a->raw_col && !col_has_default(c)) {
 			a->raw_col = xstrdup(c->name);
 			a->raw_why = xstrdup(has ? m : c->sql_type);
 		}
@@ -298,6 +302,17 @@ static void col_default(sb_t *b, const db_ccol *c)
 	else if (!quoted && (!strcasecmp(s, "true") || !strcasecmp(s, "false"))) sb_printf(b, " = %s", s);
 	else if (quoted && !strchr(s, '"') && !strchr(s, '\n')) sb_printf(b, " = \"%s\"", s);
 	sb_free(&v);
+}
+
+/* 1 when the definition gives column c a default (col_default writes
+ * one: NULL too), so that a raw column of it is the server's to fill. */
+static int col_has_default(const db_ccol *c)
+{
+	sb_t b = SB_INIT;
+	col_default(&b, c);
+	int has = b.len > 0;
+	sb_free(&b);
+	return has;
 }
 
 /* An attribute line: name [= default] : type [# comment]. */

@@ -138,10 +138,15 @@ char *table_adopted_refusal(const table *t)
 	return xasprintf("%s is adopted from DataJoint schema %s: djc does not change its definition", t->name, t->adopted);
 }
 
+int attr_server_filled(const attr *a)
+{
+	return a->raw && (a->has_def || a->nullable);
+}
+
 const attr *table_raw_attr(const table *t)
 {
 	for (size_t i = 0; i < t->nattrs; i++)
-		if (t->attrs[i].raw) return &t->attrs[i];
+		if (t->attrs[i].raw && !attr_server_filled(&t->attrs[i])) return &t->attrs[i];
 	return NULL;
 }
 

@@ -139,8 +139,14 @@ void table_qname(db_conn *db, sb_t *b, const table *t);
  * definition" (caller frees), for the refusals of declare, alter, drop and
  * delete. */
 char *table_adopted_refusal(const table *t);
-/* The first raw (read-only) column of t, or NULL: such a table cannot be
- * a populate target. */
+/* 1 when a is a raw (read-only) column of an adopted table that the
+ * server fills when a row leaves it out: it has a default (a MySQL
+ * timestamp's CURRENT_TIMESTAMP) or takes NULL. djc's inserts leave it
+ * out. */
+int attr_server_filled(const attr *a);
+/* The first raw (read-only) column of t that the server does not fill
+ * (attr_server_filled), or NULL: such a table cannot be a populate
+ * target. */
 const attr *table_raw_attr(const table *t);
 
 /* A table's SQL name may have 64 characters, as in DataJoint (MariaDB's

@@ -63,7 +63,7 @@ int row_prepare(djc_conn *c, const table *t, const djc_row *in, const djc_row *k
 	}
 	for (size_t i = 0; i < t->nattrs; i++) {
 		const attr *a = &t->attrs[i];
-		if (row_get(r, a->name)) continue;
+		if (row_get(r, a->name) || attr_server_filled(a)) continue;   /* the server's to fill */
 		if (a->has_def) {
 			val_t in_v, v;
 			if (!strcasecmp(a->def, "CURRENT_TIMESTAMP")) {
@@ -174,7 +174,11 @@ void rows_insert_stmts(djc_conn *c, const table *t, djc_row *const *rows, size_t
 	if (per > 500) per = 500;
 	if (per < 1) per = 1;
 	const char **cols = xcalloc(ncol ? ncol : 1, sizeof(char *));
-	for (size_t i = 0; i < ncol; i++) cols[i] = t->attrs[i].name;
+	size_t nall = ncol;
+	ncol = 0;
+	/* a raw column the server fills (its default, or NULL) is left out */
+	for (size_t i = 0; i < nall; i++)
+		if (!attr_server_filled(&t->attrs[i])) cols[ncol++] = t->attrs[i].name;
 	const val_t **vals = xcalloc(per * (ncol ? ncol : 1), sizeof(val_t *));
 	for (size_t at = 0; at < n; at += per) {
 		size_t k = n - at < per ? n - at : per;

@@ -271,6 +271,43 @@ case_raw_defaults() {
 }
 tcase raw_defaults
 
+# A computed table of DataJoint's with a raw column the server fills (a
+# MySQL timestamp = CURRENT_TIMESTAMP, common in 0.14 schemas; a time with
+# a default; a nullable time): djc populates it, its rows leaving those
+# columns to the server. A raw column without either still stops a make.
+sql_words() { server_sql "$1" | tr '|\t' '  '; }   # its columns apart by spaces
+case_raw_server_filled() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_arf" C="${DJC_DATABASE_SCHEMA}_arfc" ts='timestamp NOT NULL DEFAULT current_timestamp()'
+	[ "$DJC_BACKEND" = postgresql ] && ts="time NOT NULL DEFAULT '08:00:00'"
+	local q='`'
+	[ "$DJC_BACKEND" = postgresql ] && q='"'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}session$q (session_idx int NOT NULL, PRIMARY KEY (session_idx))" \
+		"CREATE TABLE $q@W@$q.${q}__stamp$q (session_idx int NOT NULL, n int NOT NULL, made_at $ts, at time NOT NULL DEFAULT '12:00:00', note time NULL, PRIMARY KEY (session_idx), FOREIGN KEY (session_idx) REFERENCES $q@W@$q.${q}session$q (session_idx))" \
+		"CREATE TABLE $q@W@$q.${q}__clock$q (session_idx int NOT NULL, at time NOT NULL, PRIMARY KEY (session_idx), FOREIGN KEY (session_idx) REFERENCES $q@W@$q.${q}session$q (session_idx))" \
+		"INSERT INTO $q@W@$q.${q}session$q VALUES (1), (2), (3)"
+	printf '#!/bin/sh\necho "{\\"n\\": $((DJC_KEY_session_idx * 10))}"\n' > mk_stamp.sh
+	printf '#!/bin/sh\necho "{\\"n\\": 1, \\"at\\": \\"13:00:00\\"}"\n' > mk_stamp_at.sh
+	chmod +x mk_stamp.sh mk_stamp_at.sh
+	printf 'Stamp\n    make = ./mk_stamp.sh\n' > ovs.djc
+	expect_rc 0 "a computed table whose raw columns the server fills takes a make" \
+		"$DJC" --schema "$C" adopt "$W" --overlay ovs.djc
+	printf 'Clock\n    make = ./mk_stamp.sh\n' > ovc.djc
+	expect_fail 2 "one with a raw column the server cannot fill does not, naming it" \
+		"ovc\.djc:2: Clock\.column at: a column of a type djc does not have \(time" \
+		"$DJC" --schema "${C}x" adopt "$W" --overlay ovc.djc
+	expect_rc 0 "populate it through its jobs table" "$DJC" --schema "$C" populate Stamp --reserve-jobs
+	check "3 made" grep -q "^Stamp: 3 made, 0 errors" <<< "$OUT"
+	expect_out "the server filled them: made_at set, at its default, note NULL" "3 3 3" \
+		sql_words "SELECT COUNT(made_at), SUM(CASE WHEN at = '12:00:00' THEN 1 ELSE 0 END), SUM(CASE WHEN note IS NULL THEN 1 ELSE 0 END) FROM $q$W$q.${q}__stamp$q"
+	expect_out "the make's values are there" 20 server_sql "SELECT n FROM $q$W$q.${q}__stamp$q WHERE session_idx = 2"
+	server_sql "DELETE FROM $q$W$q.${q}__stamp$q WHERE session_idx = 3"
+	expect_rc 1 "a make that writes a raw column fails its key" "$DJC" --schema "$C" populate Stamp --make ./mk_stamp_at.sh
+	check "... naming the column" grep -q "'at'.*raw column of an adopted table" <<< "$OUT$ERR"
+	expect_out "nothing written for it" 2 server_sql "SELECT COUNT(*) FROM $q$W$q.${q}__stamp$q"
+}
+tcase raw_server_filled
+
 # DataJoint 2.3.2 declares and populates an imported table with a key
 # attribute of its own (rec_id; make inserts two rows per session) with
 # jobs.allow_new_pk_fields_in_computed_tables at its default: it checks
