@@ -69,6 +69,7 @@ typedef struct table {
 	char **make_argv;      /* make = prog args... (NULL-terminated) */
 	char **make_serve_argv;/* make_serve = prog args... (NULL-terminated) */
 	char *key_source_where;/* key_source = JSON restriction */
+	int ks_line;           /* the key_source line in its file (0: none) */
 	double timeout;        /* timeout = 2h: seconds one make may run (0: none) */
 	char *key_source_join; /* key_source = A * B ...: the tables joined, as "A * B" (NULL: the
 	                        * parents in the primary key); docs/parity.md */

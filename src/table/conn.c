@@ -672,6 +672,10 @@ int tbl_declare_check(djc_conn *c, const char *text, const char *file, size_t *n
 	int rc = pipe_parse_text(c, text, file, &np);
 	if (rc) return rc;
 	if (ntables) *ntables = np->n;
+	if ((rc = keysource_check(c, np, file))) {
+		pipeline_free(np);
+		return rc;
+	}
 	/* DataJoint's limit is the backend's: PostgreSQL keeps 63 characters */
 	const ddl_dialect *d = c->db ? db_ddl(c->db) : NULL;
 	for (size_t i = 0; d && i < np->n; i++) {

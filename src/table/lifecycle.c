@@ -716,6 +716,7 @@ static int alter_once(djc_conn *c, const char *text, const char *file, int dry_r
 	pipeline *np = NULL;
 	sb_t done = SB_INIT;   /* tables changed for good (DDL not transactional) */
 	if ((rc = pipe_parse_text(c, text, file, &np))) goto fail;
+	if ((rc = keysource_check(c, np, file))) goto fail;
 	if ((rc = alter_job_meta(c, np, file))) goto fail;
 	alt_op **ops = xcalloc(np->n + 1, sizeof(alt_op *));
 	size_t *nops = xcalloc(np->n + 1, sizeof(size_t));

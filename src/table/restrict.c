@@ -26,9 +26,16 @@ typedef struct wctx {
 	q_col ref;           /* how the attributes' columns are qualified (name unset) */
 	int source_only;     /* only key attributes from the parents */
 	q_arena *a;
+	const q_col *cols;   /* t->attrs[i]'s column cols[i] (a join's heading), or NULL: ref's */
 } wctx;
 
-static q_col wcol(const wctx *w, const attr *a) { q_col c = w->ref; c.name = a->name; return c; }
+static q_col wcol(const wctx *w, const attr *a)
+{
+	if (w->cols) return w->cols[a - w->t->attrs];
+	q_col c = w->ref;
+	c.name = a->name;
+	return c;
+}
 
 /* "a list", "an object", ...: what a JSON value is, for messages. */
 static const char *json_kind(const json_t *j)
@@ -236,6 +243,8 @@ static int keys_in(wctx *w, json_t *list, q_node **out)
 	return 1;
 }
 
+static int json_node(q_node **out, wctx *w, const char *where_json);
+
 int restrict_node(q_node **out, q_arena *a, djc_conn *c, const table *t, const char *where_json, const char *alias,
 		  int source_only)
 {
@@ -249,10 +258,19 @@ int restrict_node_at(q_node **out, q_arena *a, djc_conn *c, const table *t, cons
 	if (!where_json || !*where_json) return DJC_OK;
 	int rt = restrict_text_at(out, a, c, t, where_json, ref, source_only);
 	if (rt != RESTRICT_JSON) return rt;
+	wctx w = {c, t, ref, source_only, a, NULL};
+	return json_node(out, &w, where_json);
+}
+
+/* The JSON restriction as a node of w's arena. */
+static int json_node(q_node **out, wctx *w0, const char *where_json)
+{
+	djc_conn *c = w0->c;
+	q_arena *a = w0->a;
+	wctx w = *w0;
 	json_error_t je;
 	json_t *j = json_loads(where_json, JSON_REJECT_DUPLICATES, &je);
 	if (!j) return conn_fail(c, DJC_EINVAL, "restriction is not valid JSON (column %d): %s", je.column, je.text);
-	wctx w = {c, t, ref, source_only, a};
 	q_node *x = NULL;
 	int rc = DJC_OK;
 	if (json_is_array(j)) {
@@ -425,54 +443,6 @@ static void ks_join_on(q_arena *a, const ks_part *ps, size_t p, const char *cons
 	if (!on->nkids) q_add(a, on, q_true(a));
 }
 
-int keysource_query(q_sel **out, q_arena *a, djc_conn *c, const table *t)
-{
-	ks_part ps[64];
-	size_t np = ks_parts(a, t, ps, 64);
-	const char *al[64];
-	q_sel *s = q_select(a);
-	s->distinct = 1;
-	for (size_t p = 0; p < np; p++) {
-		al[p] = q_printf(a, "s%zu", p);
-		q_node *on = q_from_table(a, s, table_sqlref(ps[p].tb), al[p], 0);
-		if (p) ks_join_on(a, ps, p, al, on);
-	}
-	for (size_t i = 0; i < t->nsrc; i++) {
-		const attr *at = &t->attrs[t->src[i]];
-		/* the first table holding the attribute supplies it */
-		size_t owner = 0;
-		long k = -1;
-		for (size_t p = 0; p < np && k < 0; p++)
-			if ((k = part_at(&ps[p], at->name)) >= 0) owner = p;
-		q_col_item(a, s, (q_col){np ? al[owner] : "s0", NULL, np && k >= 0 ? ps[owner].cols[k] : at->name}, at->name);
-	}
-	*out = s;
-	if (!t->key_source_where) return DJC_OK;
-	/* the standing restriction names attributes, which come from
-	 * different parents: the join as a derived table, restricted */
-	q_node *x;
-	int rc = restrict_node(&x, a, c, t, t->key_source_where, "ksr", 1);
-	if (rc) return rc;
-	q_sel *w = q_select(a);
-	q_from_query(a, w, s, "ksr", 0);
-	if (x) q_where(a, w, x);
-	*out = w;
-	return DJC_OK;
-}
-
-int keysource_sql(djc_conn *c, const table *t, sb_t *sql, pvec *params)
-{
-	q_arena a = Q_ARENA_INIT;
-	q_sel *s;
-	int rc = keysource_query(&s, &a, c, t);
-	if (!rc) {
-		q_out o = {sql, params, 0};
-		rc = restrict_fail(c, q_select_sql(c->db, s, &o), &o);
-	}
-	q_arena_free(&a);
-	return rc;
-}
-
 q_node *not_in_target(q_arena *a, const table *t, const char *alias)
 {
 	q_sel *s = q_select(a);
@@ -494,6 +464,9 @@ typedef struct thead {
 	q_col ref;
 	int source_only;
 	int missed;          /* a name was not found */
+	const struct ks_wide *w;   /* a key source's heading (t is w->head): its columns, and its
+	                            * ambiguous names, refused */
+	const char *amb;     /* the first ambiguous name met */
 } thead;
 
 static attr *th_attr(const thead *h, const char *name)
@@ -505,11 +478,14 @@ static attr *th_attr(const thead *h, const char *name)
 	return NULL;
 }
 
+static int ks_resolve(thead *h, attr *a, cond_ref *out);
+
 static int th_resolve(void *ctx, const char *name, cond_ref *out)
 {
 	thead *h = ctx;
 	attr *a = th_attr(h, name);
 	if (!a) { h->missed = 1; return 1; }
+	if (h->w) return ks_resolve(h, a, out);
 	out->col = h->ref;
 	out->col.name = a->name;
 	out->a = a;
@@ -542,14 +518,26 @@ static int text_node(q_node **out, q_arena *a, djc_conn *c, thead *h, const char
 
 /* ------------------------------- a key source's tables and their ancestors */
 
-/* t's key source's tables, then the tables their primary keys reference
- * (and theirs), joined in one query whose columns are all their
- * attributes, each name once (the first table having it gives it). */
+/* t's key source's tables, then (with ancestors) the tables their primary
+ * keys reference (and theirs), joined in one query, and the names a
+ * restriction of the key source may use (its heading), each with its
+ * column: first the key source's own attributes (keysource_query's
+ * projection, by the target's names), then the other attributes of its
+ * tables (a default key source's parents: their secondary attributes
+ * too), then the ancestors' (nearest first). A name is its first table's;
+ * one that two tables of the same rank (the key source's, or the
+ * ancestors') have as a secondary attribute, which the join does not
+ * match, is ambiguous (also). */
 typedef struct ks_wide {
 	const table *tb[64];
 	const char *al[64];
-	size_t n;
+	size_t n, nparts;    /* tb[0..nparts): the key source's tables */
 	table head;          /* the heading: name and attrs (in the arena) */
+	q_col *cols;         /* head.attrs[i]'s column */
+	const table **own;   /* head.attrs[i]'s table */
+	const table **also;  /* another table with it as a secondary attribute: ambiguous (NULL: not) */
+	unsigned char *rank; /* 0 the key source's attribute, 1 its tables', 2 an ancestor's */
+	unsigned char *key;  /* in its table's primary key */
 } ks_wide;
 
 /* The ancestor tables through the primary keys of w's tables, joined into
@@ -567,19 +555,51 @@ static void ks_ancestors(q_arena *a, q_sel *s, ks_wide *w)
 			if (p == w->n) {
 				w->tb[p] = fk->ptable;
 				w->al[p] = q_printf(a, "a%zu", p);
-				on = q_from_table(a, s, fk->ptable->sql_name, w->al[p], 0);
+				on = q_from_table(a, s, table_sqlref(fk->ptable), w->al[p], 0);
 				w->n++;
 			}
 			for (size_t k = 0; k < fk->nattrs; k++) {
-				q_node *eq = q_same(a, (q_col){w->al[i], NULL, fk->attrs[k]}, (q_col){w->al[p], NULL, fk->attrs[k]});
+				/* the child's column (renamed: -> P.proj(child='parent')) is the parent's */
+				q_node *eq = q_same(a, (q_col){w->al[i], NULL, fk->cattrs[k]}, (q_col){w->al[p], NULL, fk->attrs[k]});
 				if (on) q_add(a, on, eq);
 				else q_where(a, s, eq);
 			}
 		}
 }
 
-/* w's query (every attribute of its tables) and heading. */
-static q_sel *ks_wide_query(q_arena *a, const table *t, ks_wide *w)
+/* The part of ps[0..np) that gives the key source's attribute name (the
+ * first holding it) and its index there (-1: none). */
+static size_t ks_owner(const ks_part *ps, size_t np, const char *name, long *k)
+{
+	*k = -1;
+	for (size_t p = 0; p < np; p++)
+		if ((*k = part_at(&ps[p], name)) >= 0) return p;
+	return 0;
+}
+
+/* name (attribute at of table tb[ti], column col) into w's heading. */
+static void ks_head_add(ks_wide *w, size_t ti, const attr *at, const char *name, const char *col, int rank)
+{
+	attr *e = table_attr(&w->head, name);
+	int key = at && at->in_key;
+	if (e) {
+		size_t i = (size_t)(e - w->head.attrs);
+		if (!w->also[i] && w->rank[i] == rank && !w->key[i] && !key && w->own[i] != w->tb[ti]) w->also[i] = w->tb[ti];
+		return;
+	}
+	if (!at) return;
+	size_t i = w->head.nattrs++;
+	w->head.attrs[i] = *at;
+	w->head.attrs[i].name = (char *)name;
+	w->cols[i] = (q_col){w->al[ti], NULL, col};
+	w->own[i] = w->tb[ti];
+	w->also[i] = NULL;
+	w->rank[i] = (unsigned char)rank;
+	w->key[i] = (unsigned char)key;
+}
+
+/* w's query (its FROM: the join, no items) and heading. */
+static q_sel *ks_wide_build(q_arena *a, const table *t, ks_wide *w, int ancestors)
 {
 	ks_part ps[64];
 	size_t np = ks_parts(a, t, ps, 64);
@@ -588,27 +608,54 @@ static q_sel *ks_wide_query(q_arena *a, const table *t, ks_wide *w)
 	for (size_t p = 0; p < np; p++) {
 		w->tb[p] = ps[p].tb;
 		w->al[p] = q_printf(a, "s%zu", p);
-		q_node *on = q_from_table(a, s, ps[p].tb->sql_name, w->al[p], 0);
+		q_node *on = q_from_table(a, s, table_sqlref(ps[p].tb), w->al[p], 0);
 		if (p) ks_join_on(a, ps, p, w->al, on);
 		w->n++;
 	}
-	ks_ancestors(a, s, w);
-	size_t cap = 0;
+	w->nparts = np;
+	if (ancestors) ks_ancestors(a, s, w);
+	size_t cap = t->nsrc;
 	for (size_t i = 0; i < w->n; i++) cap += w->tb[i]->nattrs;
-	w->head.attrs = q_alloc(a, (cap ? cap : 1) * sizeof(attr));
+	if (!cap) cap = 1;
+	w->head.attrs = q_alloc(a, cap * sizeof(attr));
 	w->head.nattrs = 0;
-	sb_t names = SB_INIT;
-	for (size_t i = 0; i < w->n; i++) {
-		sb_printf(&names, "%s%s", i ? ", " : "", w->tb[i]->name);
-		for (size_t k = 0; k < w->tb[i]->nattrs; k++) {
-			const attr *at = &w->tb[i]->attrs[k];
-			if (table_attr(&w->head, at->name)) continue;
-			w->head.attrs[w->head.nattrs++] = *at;
-			q_col_item(a, s, (q_col){w->al[i], NULL, at->name}, at->name);
+	w->cols = q_alloc(a, cap * sizeof(q_col));
+	w->own = q_alloc(a, cap * sizeof(table *));
+	w->also = q_alloc(a, cap * sizeof(table *));
+	w->rank = q_alloc(a, cap);
+	w->key = q_alloc(a, cap);
+	for (size_t i = 0; i < t->nsrc && np; i++) {
+		const attr *at = &t->attrs[t->src[i]];
+		long k;
+		size_t p = ks_owner(ps, np, at->name, &k);
+		ks_head_add(w, p, at, at->name, k >= 0 ? ps[p].cols[k] : at->name, 0);
+	}
+	for (size_t p = 0; p < np; p++) {
+		const table *u = ps[p].tb;
+		for (size_t k = 0; k < ps[p].n; k++)
+			ks_head_add(w, p, table_attr(u, ps[p].cols[k]), ps[p].names[k], ps[p].cols[k], 1);
+		/* a parent's attributes beyond its key (the default key source projects them away) */
+		for (size_t k = 0; k < u->nattrs; k++) {
+			size_t q = 0;
+			while (q < ps[p].n && strcmp(ps[p].cols[q], u->attrs[k].name)) q++;
+			if (q == ps[p].n) ks_head_add(w, p, &u->attrs[k], u->attrs[k].name, u->attrs[k].name, 1);
 		}
 	}
+	for (size_t i = np; i < w->n; i++)
+		for (size_t k = 0; k < w->tb[i]->nattrs; k++)
+			ks_head_add(w, i, &w->tb[i]->attrs[k], w->tb[i]->attrs[k].name, w->tb[i]->attrs[k].name, 2);
+	sb_t names = SB_INIT;
+	for (size_t i = 0; i < w->n; i++) sb_printf(&names, "%s%s", i ? ", " : "", w->tb[i]->name);
 	w->head.name = q_printf(a, "the key source of %s (%s)", t->name, sb_str(&names));
 	sb_free(&names);
+	return s;
+}
+
+/* w's query with every attribute of its heading as a column. */
+static q_sel *ks_wide_query(q_arena *a, const table *t, ks_wide *w)
+{
+	q_sel *s = ks_wide_build(a, t, w, 1);
+	for (size_t i = 0; i < w->head.nattrs; i++) q_col_item(a, s, w->cols[i], w->head.attrs[i].name);
 	return s;
 }
 
@@ -618,7 +665,7 @@ static q_sel *ks_wide_query(q_arena *a, const table *t, ks_wide *w)
 static int json_beyond_key(const table *t, const table *head, const char *where)
 {
 	json_t *j = json_loads(where, JSON_REJECT_DUPLICATES, NULL);
-	thead h = {t, {0}, 1, 0};
+	thead h = {t, {0}, 1, 0, NULL, NULL};
 	int beyond = 0, unknown = 0;
 	for (size_t i = 0; j && i < (json_is_array(j) ? json_array_size(j) : 1); i++) {
 		json_t *o = json_is_array(j) ? json_array_get(j, i) : j;
@@ -673,9 +720,226 @@ int restrict_text_at(q_node **out, q_arena *a, djc_conn *c, const table *t, cons
 	*out = NULL;
 	if (!cond_is_text(where)) return source_only ? keysource_exists(out, a, c, t, where, ref) : RESTRICT_JSON;
 	if (source_only && alg_is_expr(c, where)) return alg_where_node(out, a, c, t, where, ref, 1);
-	thead h = {t, ref, source_only, 0};
+	thead h = {t, ref, source_only, 0, NULL, NULL};
 	int rc = text_node(out, a, c, &h, where);
 	if (!rc || !source_only || !h.missed) return rc;
 	/* a name beyond the key: any attribute of the key source's tables */
 	return keysource_exists(out, a, c, t, where, ref);
+}
+
+/* ------------------------------------------------- a key source's restriction */
+
+/* DJC_EINVAL: the key_source restriction of t names name, which two of
+ * w's tables have as a secondary attribute. */
+static int ks_ambiguous(djc_conn *c, const table *t, const ks_wide *w, const char *name)
+{
+	const attr *e = table_attr(&w->head, name);
+	size_t i = e ? (size_t)(e - w->head.attrs) : 0;
+	return conn_fail(c, DJC_EINVAL, "key_source of %s restricts '%s', which is ambiguous: %s and %s both have it, as a "
+			 "secondary attribute that the join does not match", t->name, name, e ? w->own[i]->name : "?",
+			 e && w->also[i] ? w->also[i]->name : "?");
+}
+
+static int ks_resolve(thead *h, attr *a, cond_ref *out)
+{
+	size_t i = (size_t)(a - h->t->attrs);
+	if (h->w->also[i]) {
+		if (!h->amb) h->amb = a->name;
+		return 1;
+	}
+	out->col = h->w->cols[i];
+	out->a = a;
+	return 0;
+}
+
+/* "its tables (A, B) or their ancestors (C)": what w's heading holds. */
+static char *ks_tables_text(const ks_wide *w)
+{
+	sb_t b = SB_INIT;
+	sb_add(&b, "its tables (");
+	for (size_t i = 0; i < w->n; i++)
+		sb_printf(&b, "%s%s", i == w->nparts ? ") or their ancestors (" : i ? ", " : "", w->tb[i]->name);
+	sb_addc(&b, ')');
+	return sb_steal(&b);
+}
+
+/* The first name of the JSON restriction that w's heading lacks (NULL:
+ * none); DJC_EINVAL in *rc for one that is ambiguous. */
+static const char *ks_json_names(djc_conn *c, const table *t, const ks_wide *w, json_t *j, int *rc)
+{
+	*rc = DJC_OK;
+	for (size_t i = 0; i < (json_is_array(j) ? json_array_size(j) : 1); i++) {
+		json_t *o = json_is_array(j) ? json_array_get(j, i) : j;
+		const char *k;
+		json_t *v;
+		if (!json_is_object(o)) continue;   /* json_node says what is wrong */
+		json_object_foreach(o, k, v) {
+			const attr *e = table_attr(&w->head, k);
+			if (!e) return k;
+			if (w->also[e - w->head.attrs]) {
+				*rc = ks_ambiguous(c, t, w, k);
+				return NULL;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* t's key_source restriction (JSON or condition text) as a condition on
+ * the columns of w's join. *missed: it names what w's heading lacks. */
+static int ks_where_node(q_node **out, q_arena *a, djc_conn *c, const table *t, const ks_wide *w, int *missed)
+{
+	const char *where = t->key_source_where;
+	char *tabs = ks_tables_text(w);
+	int rc;
+	*missed = 0;
+	*out = NULL;
+	if (cond_is_text(where)) {
+		thead h = {&w->head, {0}, 0, 0, w, NULL};
+		char *what = xasprintf("an attribute of %s", tabs);
+		cond_heading hd = {th_resolve, th_names, &h, what};
+		char *msg = NULL;
+		rc = cond_compile(out, a, where, &hd, &msg);
+		if (rc && h.amb) rc = ks_ambiguous(c, t, w, h.amb);
+		else if (rc) {
+			*missed = h.missed;
+			rc = conn_fail(c, rc, "key_source of %s: %s", t->name, msg);
+		}
+		free(msg);
+		free(what);
+	} else {
+		json_t *j = json_loads(where, JSON_REJECT_DUPLICATES, NULL);
+		const char *miss = j ? ks_json_names(c, t, w, j, &rc) : NULL;
+		if (!j) rc = DJC_OK;   /* json_node says what is wrong */
+		if (miss) {
+			*missed = 1;
+			sb_t q = SB_INIT;
+			json_quote(&q, miss, strlen(miss));
+			rc = conn_fail(c, DJC_EINVAL, "key_source of %s restricts %s, which is not an attribute of %s", t->name,
+				       sb_str(&q), tabs);
+			sb_free(&q);
+		}
+		json_decref(j);
+		if (!rc) {
+			wctx wc = {c, &w->head, {0}, 0, a, w->cols};
+			if ((rc = json_node(out, &wc, where))) {
+				char m[sizeof c->err];
+				snprintf(m, sizeof m, "%s", c->err);
+				rc = conn_fail(c, rc, "key_source of %s: %s", t->name, m);
+			}
+		}
+	}
+	free(tabs);
+	if (!rc && *out) (*out)->bound_max = WHERE_BOUND_MAX;
+	return rc;
+}
+
+/* t's key source unrestricted: the distinct values of the key-source
+ * attributes in the join of its tables. */
+static q_sel *ks_select(q_arena *a, const table *t)
+{
+	ks_part ps[64];
+	size_t np = ks_parts(a, t, ps, 64);
+	const char *al[64];
+	q_sel *s = q_select(a);
+	s->distinct = 1;
+	for (size_t p = 0; p < np; p++) {
+		al[p] = q_printf(a, "s%zu", p);
+		q_node *on = q_from_table(a, s, table_sqlref(ps[p].tb), al[p], 0);
+		if (p) ks_join_on(a, ps, p, al, on);
+	}
+	for (size_t i = 0; i < t->nsrc; i++) {
+		const attr *at = &t->attrs[t->src[i]];
+		/* the first table holding the attribute supplies it */
+		long k;
+		size_t owner = ks_owner(ps, np, at->name, &k);
+		q_col_item(a, s, (q_col){np ? al[owner] : "s0", NULL, np && k >= 0 ? ps[owner].cols[k] : at->name}, at->name);
+	}
+	return s;
+}
+
+int keysource_query(q_sel **out, q_arena *a, djc_conn *c, const table *t)
+{
+	const char *where = t->key_source_where;
+	*out = NULL;
+	if (!where || !*where) {
+		*out = ks_select(a, t);
+		return DJC_OK;
+	}
+	if (cond_is_text(where) && alg_is_expr(c, where)) {
+		/* an expression (key_source = A & B - C): a semijoin of the
+		 * key source's attributes, the projection as a derived table */
+		q_node *x;
+		int rc = alg_where_node(&x, a, c, t, where, (q_col){"ksr", NULL, NULL}, 1);
+		if (rc) return rc;
+		q_sel *w = q_select(a);
+		q_from_query(a, w, ks_select(a, t), "ksr", 0);
+		if (x) q_where(a, w, x);
+		*out = w;
+		return DJC_OK;
+	}
+	/* DataJoint's (A * B) & restriction: the restriction inside the join,
+	 * on any attribute of its tables (their ancestors' only when it names
+	 * what the tables lack), then the projection on the key source's
+	 * attributes */
+	for (int anc = 0;; anc = 1) {
+		ks_wide *w = q_alloc(a, sizeof *w);
+		q_sel *s = ks_wide_build(a, t, w, anc);
+		q_node *x;
+		int missed, rc = ks_where_node(&x, a, c, t, w, &missed);
+		if (rc && missed && !anc) continue;
+		if (rc) return rc;
+		s->distinct = 1;
+		for (size_t i = 0; i < t->nsrc; i++)
+			q_col_item(a, s, w->cols[i], t->attrs[t->src[i]].name);   /* the heading's first nsrc */
+		if (x) q_where(a, s, x);
+		*out = s;
+		return DJC_OK;
+	}
+}
+
+int keysource_sql(djc_conn *c, const table *t, sb_t *sql, pvec *params)
+{
+	q_arena a = Q_ARENA_INIT;
+	q_sel *s;
+	int rc = keysource_query(&s, &a, c, t);
+	if (!rc) {
+		q_out o = {sql, params, 0};
+		rc = restrict_fail(c, q_select_sql(c->db, s, &o), &o);
+	}
+	q_arena_free(&a);
+	return rc;
+}
+
+/* Whether the text is one of np's table names alone (in parentheses or
+ * not): an expression (key_source = A & B, B declared with it), which
+ * alg_is_expr knows only once B is stored. */
+static int names_new_table(const pipeline *np, const char *text)
+{
+	while (*text == ' ' || *text == '\t' || *text == '(') text++;
+	size_t n = strcspn(text, " \t)");
+	char *name = xstrndup(text, n);
+	int is = pipeline_lookup(np, name) != NULL;
+	free(name);
+	return is;
+}
+
+int keysource_check(djc_conn *c, const pipeline *np, const char *file)
+{
+	for (size_t i = 0; i < np->n; i++) {
+		const table *t = np->tables[i];
+		const char *where = t->key_source_where;
+		if (!where || !*where || !t->nsrc) continue;
+		if (cond_is_text(where) && (alg_is_expr(c, where) || names_new_table(np, where))) continue;   /* checked where read */
+		q_arena a = Q_ARENA_INIT;
+		q_sel *s;
+		int rc = keysource_query(&s, &a, c, t);
+		q_arena_free(&a);
+		if (rc) {
+			char m[sizeof c->err];
+			snprintf(m, sizeof m, "%s", c->err);
+			return conn_fail(c, rc, "%s:%d: %s", file, t->ks_line ? t->ks_line : t->line, m);
+		}
+	}
+	return DJC_OK;
 }

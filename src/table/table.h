@@ -90,6 +90,11 @@ void where_memo_free(djc_conn *c);
 int keysource_query(q_sel **out, q_arena *a, djc_conn *c, const table *t);
 /* The same rendered, appended to sql and params. */
 int keysource_sql(djc_conn *c, const table *t, sb_t *sql, pvec *params);
+/* The key_source restrictions of np's tables (any attribute of the key
+ * source's tables or their ancestors; an expression is checked where it
+ * is read): DJC_EINVAL "FILE:LINE: key_source of T ..." for a name no
+ * table has, an ambiguous one, a malformed one. Runs no SQL. */
+int keysource_check(djc_conn *c, const pipeline *np, const char *file);
 /* NOT EXISTS (a row of t whose source attributes equal alias's) */
 q_node *not_in_target(q_arena *a, const table *t, const char *alias);
 /* 1 when rows of t come from populate (a computed or imported table). */

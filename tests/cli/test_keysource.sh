@@ -249,4 +249,171 @@ expect_out "... each under its own key" "$(djc fetch Kinds --format json | sed '
 }
 tcase every_key comments
 
+# sqlx SQL: run SQL in this test's schema with the backend's client (as
+# test_schema.sh does)
+sqlx() {
+	local schema=$DJC_DATABASE_SCHEMA
+	case $DJC_BACKEND in
+	sqlite)   # python3's sqlite3 module: the sqlite3 program is not one the suite needs
+		local f=${DJC_DATABASE_URL#sqlite:}
+		[ -n "$schema" ] && f="${f%.db}.$schema.db"
+		python3 - "$f" "$1" <<'PY' ;;
+import sqlite3, sys
+sqlite3.connect(sys.argv[1], isolation_level=None).executescript(sys.argv[2])
+PY
+	postgresql)
+		psql "$DJC_DATABASE_URL" -qAt -v ON_ERROR_STOP=1 -c "SET search_path TO $schema; $1" ;;
+	mysql) mariadb_cli -N -B "$schema" -e "$1" ;;
+	esac
+}
+
+case_secondary() {
+# ------------------------------------------------ a key_source restricted by a secondary attribute
+# DataJoint's `key_source = Sess & 'rig="r1"'`: the restriction names any
+# attribute of the tables the key source joins (key or secondary; their
+# ancestors' when they lack it), applied inside the join, before the
+# projection on the key-source attributes; every reader of the key source
+# follows it (progress, refresh incl. stale removal, direct and reserved
+# populate)
+cat > sec.djc <<'P'
+Subj (manual)
+    subj : int32
+    ---
+    species : varchar(16)
+
+Sess (manual)
+    -> Subj
+    sess : int32
+    ---
+    rig : varchar(8)
+    note = null : varchar(16)
+
+Par (lookup)
+    par : int16
+    ---
+    k : float64
+    note = null : varchar(16)
+
+RigStats (computed)
+    -> Sess
+    ---
+    v : int32
+    key_source = {"rig": "r1"}          # a parent's secondary attribute
+
+RigFit (computed)
+    -> Sess
+    -> Par
+    ---
+    v : int32
+    key_source = Sess * Par & {"rig": "r1", "k": {">": 1}}   # the named tables' secondary attributes
+
+RigText (computed)
+    -> Sess
+    -> Par
+    ---
+    v : int32
+    key_source = Sess * Par & rig = "r2" and k < 1
+
+RatSess (computed)
+    -> Sess
+    ---
+    v : int32
+    key_source = {"species": "rat", "sess": [1, 2]}   # a grandparent's secondary attribute, and a key
+
+SubjCalc (computed)
+    -> Subj
+    ---
+    v : int32
+
+Deep (computed)
+    -> SubjCalc
+    ---
+    v : int32
+    key_source = Subj & {"species": "mouse"}   # a grandparent as the key source
+P
+expect_rc 0 "declare key sources restricted by secondary attributes" djc declare sec.djc
+printf '{"subj": 1, "species": "rat"}\n{"subj": 2, "species": "mouse"}\n' > subj.jsonl
+expect_out "insert subjects" "inserted 2 rows into Subj" djc insert Subj subj.jsonl
+printf '{"subj": %d, "sess": %d, "rig": "%s"}\n' 1 1 r1 1 2 r2 2 1 r1 2 2 r2 2 3 r1 > sess.jsonl
+expect_out "insert sessions" "inserted 5 rows into Sess" djc insert Sess sess.jsonl
+printf '{"par": 1, "k": 0.5}\n{"par": 2, "k": 1.5}\n' > par.jsonl
+expect_out "insert params" "inserted 2 rows into Par" djc insert Par par.jsonl
+
+# the default key source, restricted by a parent's secondary attribute
+expect_out "progress counts the keys whose parent matches" '{"table":"RigStats","remaining":3,"total":3}' \
+	sh -c '"$DJC" progress RigStats --json | jq -c "{table, remaining, total}"'
+expect_out "refresh adds only those" '{"table":"RigStats","added":3,"removed":0,"orphaned":0,"re_pended":0}' \
+	djc jobs refresh RigStats --json
+expect_out "... exactly those keys" "1/1 2/1 2/3" \
+	sh -c '"$DJC" jobs RigStats --all --json | jq -r "[.jobs[] | \"\(.subj)/\(.sess)\"] | sort | join(\" \")"'
+# (an UPDATE by SQL: DataJoint's update1; deleting the row would delete its jobs)
+expect_rc 0 "a session's rig changes: it leaves the key source" sqlx "UPDATE sess SET rig = 'r2' WHERE subj = 2 AND sess = 3"
+expect_out "progress follows" '{"table":"RigStats","remaining":2,"total":2}' \
+	sh -c '"$DJC" progress RigStats --json | jq -c "{table, remaining, total}"'
+nap 0.1
+expect_out "refresh removes its pending job as stale" '{"table":"RigStats","added":0,"removed":1,"orphaned":0,"re_pended":0}' \
+	djc jobs refresh RigStats --stale-timeout 0.05 --json
+expect_out "... and keeps the others" "1/1 2/1" \
+	sh -c '"$DJC" jobs RigStats --all --json | jq -r "[.jobs[] | \"\(.subj)/\(.sess)\"] | sort | join(\" \")"'
+expect_out "populate --reserve-jobs makes only those" "RigStats: 2 made, 0 errors, 0 skipped" \
+	djc populate RigStats --reserve-jobs --make ./mk.sh
+expect_out "... rows of those keys" "1/1 2/1" \
+	sh -c '"$DJC" fetch RigStats --format json | jq -r "\"\(.subj)/\(.sess)\"" | sort | tr "\n" " " | sed "s/ \$//"'
+
+# a named join restricted by both tables' secondary attributes (JSON and condition text)
+expect_out "progress of a restricted join" "RigFit: Completed 0 of 2 (0.0%), 2 remaining" djc progress RigFit
+expect_out "populate direct makes only its keys" "RigFit: 2 made, 0 errors, 0 skipped" djc populate RigFit --make ./mk.sh
+expect_out "... those" "1/1/2 2/1/2" \
+	sh -c '"$DJC" fetch RigFit --format json | jq -r "\"\(.subj)/\(.sess)/\(.par)\"" | sort | tr "\n" " " | sed "s/ \$//"'
+expect_out "condition text on a join's secondary attributes" '{"table":"RigText","added":3,"removed":0,"orphaned":0,"re_pended":0}' \
+	djc jobs refresh RigText --json
+expect_out "... those keys" "1/2/1 2/2/1 2/3/1" \
+	sh -c '"$DJC" jobs RigText --all --json | jq -r "[.jobs[] | \"\(.subj)/\(.sess)/\(.par)\"] | sort | join(\" \")"'
+
+# a grandparent's attribute (the default key source), a grandparent as the key source
+expect_out "the default key source restricted by a grandparent's attribute" "RatSess: Completed 0 of 2 (0.0%), 2 remaining" \
+	djc progress RatSess
+expect_out "... populate --reserve-jobs makes those" "RatSess: 2 made, 0 errors, 0 skipped" \
+	djc populate RatSess --reserve-jobs --make ./mk.sh
+expect_out "... 1/1 1/2" "1/1 1/2" \
+	sh -c '"$DJC" fetch RatSess --format json | jq -r "\"\(.subj)/\(.sess)\"" | sort | tr "\n" " " | sed "s/ \$//"'
+expect_out "make SubjCalc" "SubjCalc: 2 made, 0 errors, 0 skipped" djc populate SubjCalc --make ./mk.sh
+expect_out "key_source = Grandparent & {secondary}" '{"table":"Deep","remaining":1,"total":1}' \
+	sh -c '"$DJC" progress Deep --json | jq -c "{table, remaining, total}"'
+expect_out "... populate makes that key" "Deep: 1 made, 0 errors, 0 skipped" djc populate Deep --reserve-jobs --make ./mk.sh
+expect_out "... subject 2" '{"subj":2,"v":1}' djc fetch Deep --format json
+
+# djc alter changes the restriction
+sed 's/key_source = {"rig": "r1"} .*/key_source = {"rig": "r2"}/' sec.djc > sec2.djc
+expect_rc 0 "alter the restriction to another rig" djc alter sec2.djc
+expect_out "progress follows the altered restriction" '{"table":"RigStats","remaining":3,"total":3}' \
+	sh -c '"$DJC" progress RigStats --json | jq -c "{table, remaining, total}"'
+sed 's/key_source = {"rig": "r1"} .*/key_source = {"rgi": "r2"}/' sec.djc > sec3.djc
+expect_fail 2 "alter to an unknown attribute is refused" \
+	'^djc: sec3\.djc:23: key_source of RigStats restricts "rgi", which is not an attribute of its tables \(Sess\) or their ancestors \(Subj\)$' \
+	djc alter sec3.djc
+expect_out "... and changes nothing" '{"table":"RigStats","remaining":3,"total":3}' \
+	sh -c '"$DJC" progress RigStats --json | jq -c "{table, remaining, total}"'
+
+# refused at declare: a name no joined table has (JSON and condition text), an ambiguous one
+printf 'Unk (computed)\n    -> Sess\n    ---\n    v : int32\n    key_source = {"nope": 1}\n' > unk.djc
+expect_fail 2 "an unknown attribute is refused at declare" \
+	'^djc: unk\.djc:5: key_source of Unk restricts "nope", which is not an attribute of its tables \(Sess\) or their ancestors \(Subj\)$' \
+	djc declare unk.djc
+printf 'UnkJ (computed)\n    -> Sess\n    -> Par\n    ---\n    v : int32\n    key_source = Sess * Par & {"rig": "r1", "nope": 1}\n' > unkj.djc
+expect_fail 2 "... in a join's restriction" \
+	'^djc: unkj\.djc:6: key_source of UnkJ restricts "nope", which is not an attribute of its tables \(Sess, Par\) or their ancestors \(Subj\)$' \
+	djc declare unkj.djc
+printf 'UnkT (computed)\n    -> Sess\n    ---\n    v : int32\n    key_source = Sess & rig = "r1" and nope = 1\n' > unkt.djc
+expect_fail 2 "... in condition text" \
+	'^djc: unkt\.djc:5: key_source of UnkT: condition, column 16: "nope" is not an attribute of its tables \(Sess\) or their ancestors \(Subj\) ' \
+	djc declare unkt.djc
+printf 'Amb (computed)\n    -> Sess\n    -> Par\n    ---\n    v : int32\n    key_source = Sess * Par & {"note": "x"}\n' > amb.djc
+expect_fail 2 "a secondary attribute of two joined tables is ambiguous" \
+	"^djc: amb\.djc:6: key_source of Amb restricts 'note', which is ambiguous: Sess and Par both have it, as a secondary attribute that the join does not match$" \
+	djc declare amb.djc
+expect_out "... nothing declared" "0" sh -c '"$DJC" tables | grep -c -E "^(Unk|UnkJ|UnkT|Amb)$" || :'
+}
+tcase secondary
+
 finish
