@@ -381,8 +381,9 @@ printf 'B2 (computed)\n    -> Item\n    ---\n    v : int32\n    key_source = Oth
 expect_fail 2 "a key source that is not upstream" "^djc: b2\.djc:1: key_source of B2 joins Other, which is not upstream of it" djc declare b2.djc
 printf 'B3 (computed)\n    -> Item\n    ---\n    v : int32\n    key_source = Nope * Item\n' > b3.djc
 expect_fail 2 "an unknown table" "^djc: b3\.djc:5: key_source names unknown table 'Nope'" djc declare b3.djc
-printf 'B4 (computed)\n    -> Item\n    ---\n    v : int32\n    key_source = Item & {"name": "i1"}\n' > b4.djc
-expect_fail 2 "a restriction on an attribute the key source does not give" "^djc: b4\.djc:1: key_source restricts 'name'" djc declare b4.djc
+printf 'B4 (computed)\n    -> Item\n    ---\n    v : int32\n    key_source = Item & {"nope": "i1"}\n' > b4.djc
+expect_fail 2 "a restriction on an attribute no table of the key source has" \
+	"^djc: b4\.djc:5: key_source of B4 restricts \"nope\", which is not an attribute of its tables \(Item\)" djc declare b4.djc
 printf 'B5 (computed)\n    -> Item\n    ---\n    v : int32\n    key_source = Item &\n' > b5.djc
 expect_fail 2 "'&' without a restriction" "^djc: b5\.djc:5: key_source has '&' but no restriction" djc declare b5.djc
 printf 'B6 (computed)\n    b_id : int32\n    ---\n    v : int32\n' > b6.djc
