@@ -328,15 +328,31 @@ def _wide_int(v):
     return None
 
 
-def _wide_ints(r):
+def _row_types(r, info):
+    """The types of the table a row r goes to (info: the table message of
+    the table made; a part row's by its "_part"), or None when unknown."""
+    if not info:
+        return None
+    types = info.get("types") or {}
+    part = r.get("_part")
+    if isinstance(part, str):
+        parts = info.get("parts") or {}
+        types = parts.get(part) or parts.get(part.rpartition(".")[2]) or {}
+    return types
+
+
+def _wide_ints(r, types=None):
     """r with its values that are whole numbers beyond 64 bits signed as
     decimal text, the form docs/types.md gives a uint64 above 2^63 - 1
     (djc reads JSON integers as 64-bit signed: 18446744073709551615 as a
-    number is an error, as text the uint64 it is). Only a row's own values:
-    a json attribute's inner numbers stay numbers (djc refuses one too big,
-    naming the attribute, rather than store text for it)."""
+    number is an error, as text the uint64 it is). Only a row's own values,
+    and not a json attribute's (types: the row's table's, when known): its
+    value is JSON, where text is not the number (djc refuses a number too
+    big, naming the attribute, rather than store text for it)."""
     wide = None
     for a, v in r.items():
+        if types and types.get(a) == "json":
+            continue
         t = type(v)
         if t is int:
             if -_I64 <= v < _I64:
@@ -366,11 +382,7 @@ def _wide_req(v):
 def _pack_blobs(r, info):
     """r with its <blob> attributes' values that are not bytes packed by
     DataJoint's codec (info: the table message of the table made)."""
-    types = info.get("types") or {}
-    part = r.get("_part")
-    if isinstance(part, str):
-        parts = info.get("parts") or {}
-        types = parts.get(part) or parts.get(part.rpartition(".")[2]) or {}
+    types = _row_types(r, info)
     packed = None
     for a, v in r.items():
         if v is None or isinstance(v, _BYTES) or types.get(a) != "<blob>":
@@ -403,7 +415,7 @@ def _row_lines(rows, info=None, binary=False):
             raise TypeError("make must return a dict (a row), a list of dicts or None, not %s" % type(r).__name__)
         if info and r:
             r = _pack_blobs(r, info)
-        r = _wide_ints(r)
+        r = _wide_ints(r, _row_types(r, info))
         bins = [(a, v) for a, v in r.items() if isinstance(v, _BYTES)] if binary and r else None
         if not bins:
             out.append(_dumps(r).encode("utf-8") + b"\n")

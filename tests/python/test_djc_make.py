@@ -632,6 +632,22 @@ class Binary(unittest.TestCase):
         self.assertEqual(s.key({"id": 1}), ([{"n": 1, "b": "YWI="}], {"_djc": "done"}))
         self.assertEqual(s.close()[0], 0)
 
+    def test_a_json_attributes_wide_int_stays_a_number(self):
+        # with the table's types known, a json attribute's value is JSON:
+        # its int beyond 64 bits stays the number it is (djc then refuses
+        # it, naming the attribute), never text; a uint64's goes as text
+        prog = Program("return [{'n': 2 ** 64 - 1, 'j': 2 ** 64 - 1}, {'_part': 'P', 'id': 2 ** 64, 'j': 2 ** 64}]",
+                       target="make, binary=False")
+        s = Served(prog, hello=False)
+        s.send(HELLO2)
+        s.read()
+        s.send({"_djc": "table", "table": "T", "types": dict(TYPES, j="json"), "parts": {"P": {"id": "uint64", "j": "json"}}})
+        s.send({"_djc": "key", "table": "T", "key": {"id": 1}, "attempt": 1})
+        self.assertEqual(s.readline(), '{"n":"18446744073709551615","j":18446744073709551615}\n')
+        self.assertEqual(s.readline(), '{"_part":"P","id":"18446744073709551616","j":18446744073709551616}\n')
+        self.assertEqual(s.read(), {"_djc": "done"})
+        self.assertEqual(s.close()[0], 0)
+
     def test_version_1_djc_gets_base64(self):
         s = Served(Program("return {'b': b'ab'}"))
         self.assertEqual(s.key({"id": 1}), ([{"b": "YWI="}], {"_djc": "done"}))
