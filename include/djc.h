@@ -240,13 +240,13 @@ void djc_open_options_init(djc_open_options *opts);
  * djc_open. On failure *out is as for djc_open. */
 int djc_open_ext(djc_conn **out, const char *url, const char *schema, const djc_open_options *opts);
 void djc_close(djc_conn *conn);
-/* Remove what opening conn created (its MariaDB/MySQL database,
- * PostgreSQL schema or SQLite file: opened without no_create, and not
- * there before) when it still holds no table, so that a command that
- * failed, or stored nothing, leaves nothing behind (djc adopt). DJC_OK
- * also when the open created nothing or tables are there (then kept).
- * conn is then of no use but to be closed (an SQLite file goes at
- * djc_close). */
+/* Remove what opening conn created (its MariaDB/MySQL database or
+ * PostgreSQL schema: opened without no_create, and not there before) when
+ * it still holds no table, so that a command that failed, or stored
+ * nothing, leaves nothing behind (djc adopt). DJC_OK also when the open
+ * created nothing, tables are there (then kept), or the backend is SQLite
+ * (its file stays: another process may have opened it meanwhile). conn is
+ * then of no use but to be closed. */
 int djc_discard_created(djc_conn *conn);
 /* The message of the last failed call on conn ("" if none). Passwords never
  * appear in it. Owned by conn. */

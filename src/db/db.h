@@ -95,7 +95,7 @@ typedef struct db_conn {
 	 * each time it (re)connects, before djc's first statement on the new
 	 * session (db_publish_session: a pool child's shared slot), or NULL. */
 	_Atomic long long *session_out;
-	int created;        /* its open created its schema (SQLite: its file): db_drop_created */
+	int created;        /* its open created its schema (MariaDB, PostgreSQL): db_drop_created */
 } db_conn;
 
 /* A fully materialised result. Cells are row-major. A driver returns a cell
@@ -349,8 +349,9 @@ struct db_driver {
 	 * is read whole by the select, not in pieces (read_pieces would
 	 * send it whole anyway, one round trip later). */
 	const char *stored_size;
-	/* may provide: remove the schema (SQLite: the file, once closed) that
-	 * this connection's open created, when it holds no table (db_drop_created). */
+	/* may provide: remove the schema that this connection's open
+	 * created, when it holds no table (db_drop_created). NULL: kept
+	 * (SQLite: another process may have the new file open). */
 	int (*drop_created)(db_conn *c);
 };
 
@@ -364,11 +365,11 @@ int db_open(db_conn **out, const char *url, const char *schema, char *err, size_
 /* db_open with DB_OPEN_* flags (db_open is flags 0). */
 int db_open_ext(db_conn **out, const char *url, const char *schema, int flags, char *err, size_t errlen);
 void db_close(db_conn *c);
-/* Remove what c's open created (c->created: its MariaDB/MySQL database,
- * PostgreSQL schema, SQLite file) when it still holds no table, so that a
- * command that failed leaves nothing behind; kept when tables are there
- * or the open created nothing (DJC_OK). c is then of no use but to be
- * closed (an SQLite file goes at db_close). */
+/* Remove what c's open created (c->created: its MariaDB/MySQL database or
+ * PostgreSQL schema) when it still holds no table, so that a command that
+ * failed leaves nothing behind; kept when tables are there, the open
+ * created nothing or the driver has no drop_created (DJC_OK). c is then of
+ * no use but to be closed. */
 int db_drop_created(db_conn *c);
 
 /* The wrappers that dispatch through c->drv, serialising the threads that

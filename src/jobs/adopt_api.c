@@ -97,9 +97,9 @@ int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, con
 		return rc;
 	}
 	int rc = generate(c, schemas, n, ov, &text);
-	/* a dry run refuses what adopting refuses: the same checks as
-	 * declare's before it writes anything */
-	if (!rc && (rc = tbl_declare_check(c, text, ADOPTED_FILE, NULL))) rc = explain(c, rc, text, ov);
+	/* a dry run refuses what adopting refuses: declare's checks, those of
+	 * its lock too, without writing anything */
+	if (!rc && o.dry_run && (rc = tbl_declare_check(c, text, ADOPTED_FILE, NULL, 1))) rc = explain(c, rc, text, ov);
 	if (!rc && !o.dry_run && (rc = djc_declare(out, c, text, ADOPTED_FILE))) rc = explain(c, rc, text, ov);
 	adopt_overlay_free(ov);
 	if (!rc && o.dry_run && out) *out = text, text = NULL;

@@ -572,6 +572,10 @@ char *make_wide_int_message(const char *l, size_t n, const json_error_t *je, con
 	size_t end = (size_t)je->position, at = end;
 	while (at && ((l[at - 1] >= '0' && l[at - 1] <= '9') || l[at - 1] == '-')) at--;
 	if (at == end) return NULL;
+	/* an integer: not a real's digits (jansson's overflow of 1e400 too,
+	 * whose message stays its own) */
+	if (at && (l[at - 1] == '.' || l[at - 1] == 'e' || l[at - 1] == 'E' || l[at - 1] == '+')) return NULL;
+	if (end < n && (l[end] == '.' || l[end] == 'e' || l[end] == 'E')) return NULL;
 	/* the member of the top-level object whose value holds it: the last
 	 * name at depth 1 before it (strings skipped whole: a name may hold
 	 * any bracket) */

@@ -636,6 +636,12 @@ static void json_dump_value(sb_t *b, json_t *j)
 void value_to_json(sb_t *b, const attr *a, const val_t *v)
 {
 	char buf[64];
+	val_t u;
+	if (a && a->bin16 && out_stored(a, v, &u)) {   /* a uuid's 16 bytes as stored: its text */
+		json_quote(b, u.s, u.n);
+		val_free(&u);
+		return;
+	}
 	switch (v->t) {
 	case DJC_NULL: sb_add(b, "null"); break;
 	case DJC_INT: sb_printf(b, "%" PRId64, v->i); break;

@@ -665,14 +665,15 @@ out:
 	return rc;
 }
 
-int tbl_declare_check(djc_conn *c, const char *text, const char *file, size_t *ntables)
+int tbl_declare_check(djc_conn *c, const char *text, const char *file, size_t *ntables, int stored)
 {
 	if (ntables) *ntables = 0;
 	pipeline *np;
 	int rc = pipe_parse_text(c, text, file, &np);
 	if (rc) return rc;
 	if (ntables) *ntables = np->n;
-	if ((rc = keysource_check(c, np, file))) {
+	/* a dry run's: what declare checks under its lock (reads only) */
+	if ((stored && (rc = declare_check(c, np, file))) || (rc = keysource_check(c, np, file))) {
 		pipeline_free(np);
 		return rc;
 	}
@@ -702,7 +703,7 @@ int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn 
 	const char *file = filename ? filename : "<pipeline>";
 	/* bad input is refused before any lock is taken or anything written */
 	size_t n;
-	int rc = tbl_declare_check(c, text, file, &n);
+	int rc = tbl_declare_check(c, text, file, &n, 0);
 	if (rc) return rc;
 	if (!n) return conn_fail(c, DJC_EINVAL, "%s: no tables declared (a table starts with 'Name (tier)')", file);
 	sb_t tabs = SB_INIT, jobs = SB_INIT;

@@ -37,6 +37,15 @@ int row_prepare(djc_conn *c, const table *t, const djc_row *in, const djc_row *k
 			return DJC_EINVAL;
 		}
 		val_t v;
+		if (a->raw && in->vals[i].t == DJC_NULL) {
+			/* null too (value_in takes it, for restrictions): a raw
+			 * column is left out of djc's rows, the server's default
+			 * would silently replace it */
+			*msg = xasprintf("attribute '%s' (%s): is a raw column of an adopted table: djc reads it but cannot write "
+					 "it", a->name, a->type_text);
+			djc_row_free(r);
+			return DJC_EINVAL;
+		}
 		if (value_in(a, &in->vals[i], &v, msg)) { djc_row_free(r); return DJC_EINVAL; }
 		row_put(r, a->name, &v);
 	}

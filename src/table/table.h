@@ -213,9 +213,11 @@ typedef int (*tbl_aux_fn)(djc_conn *c, table *t);
 int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn aux, char **report);
 /* What tbl_declare checks before it takes the lock, writing nothing: the
  * text parses (against the stored pipeline), each adopted table's SQL
- * table is there with its columns, each SQL name fits the backend.
- * *ntables (may be NULL): the text's tables. */
-int tbl_declare_check(djc_conn *c, const char *text, const char *file, size_t *ntables);
+ * table is there with its columns, each SQL name fits the backend; with
+ * stored, also what it checks under the lock against the stored tables (a
+ * changed definition, a table in the way): a dry run's checks, read
+ * without the lock. *ntables (may be NULL): the text's tables. */
+int tbl_declare_check(djc_conn *c, const char *text, const char *file, size_t *ntables, int stored);
 
 /* ------------------------------------- schema changes (declare, drop, alter) */
 

@@ -305,6 +305,18 @@ case_raw_server_filled() {
 	expect_rc 1 "a make that writes a raw column fails its key" "$DJC" --schema "$C" populate Stamp --make ./mk_stamp_at.sh
 	check "... naming the column" grep -q "'at'.*raw column of an adopted table" <<< "$OUT$ERR"
 	expect_out "nothing written for it" 2 server_sql "SELECT COUNT(*) FROM $q$W$q.${q}__stamp$q"
+	printf '#!/bin/sh\necho "{\\"n\\": 1, \\"note\\": null}"\n' > mk_stamp_null.sh
+	chmod +x mk_stamp_null.sh
+	expect_rc 1 "a make that writes null to a raw column (the server's default would replace it) fails" \
+		"$DJC" --schema "$C" populate Stamp --make ./mk_stamp_null.sh
+	check "... naming the column" grep -q "'note'.*raw column of an adopted table" <<< "$OUT$ERR"
+	# what adopt checks against what it stored, a dry run checks too
+	server_sql "ALTER TABLE $q$W$q.${q}session$q ADD COLUMN y int NOT NULL DEFAULT 0"
+	expect_fail 2 "a dry run refuses a table whose definition changed since it was adopted" \
+		"^djc: adopt: .*Session is adopted from DataJoint schema $W: djc does not change its definition \(its stored definition differs" \
+		"$DJC" --schema "$C" adopt "$W" --overlay ovs.djc --dry-run
+	expect_fail 2 "as adopt does" "Session is adopted from DataJoint schema $W: djc does not change its definition \(its stored definition differs" \
+		"$DJC" --schema "$C" adopt "$W" --overlay ovs.djc
 }
 tcase raw_server_filled
 

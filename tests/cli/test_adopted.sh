@@ -286,6 +286,13 @@ P
 	postgresql) expect_out "stored as the server's uuid" 1f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4f7 \
 		server_sql "SELECT u FROM $(qt "$MAIN" __tag) WHERE n2 = 4" ;;
 	esac
+	server_sql "DELETE FROM $(qt "$MAIN" __tag) WHERE n2 = 6"
+	expect_rc 0 "a job keyed by a uuid is ignored by its key" djc jobs ignore Tag '{"rec_uuid": "0f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4e3"}'
+	expect_out "... and listed so" '{"rec_uuid": "0f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4e3"}  status=ignore' \
+		sh -c "'$DJC' jobs Tag --status ignore | cut -c1-67"
+	expect_rc 0 "populate skips it" djc populate Tag --reserve-jobs
+	expect_out "still 2" 2 count Tag
+	djc jobs clear Tag --status ignore >/dev/null
 	server_sql "DELETE FROM $(qt "$MAIN" __tag)"
 	expect_rc 0 "populate directly: the uuid written too" djc populate Tag
 	expect_out "3 rows" 3 count Tag

@@ -52,6 +52,7 @@ garbage "a row for another key" "another key" sh -c 'echo "{\"id\": 999, \"v\": 
 garbage "a value of the wrong type" "expects an integer" sh -c 'echo "{\"v\": \"ten\"}"'
 garbage "an out-of-range value" "out of range|too big" sh -c 'echo "{\"v\": 9223372036854775808}"'
 garbage "NaN" "malformed JSON|NaN" sh -c 'echo "{\"v\": NaN}"'
+garbage "a real beyond a double (jansson's own message, not the uint64 hint)" "^make output line 1: malformed JSON \(column [0-9]+\): real number overflow" sh -c 'echo "{\"v\": 1e400}"'
 garbage "a duplicate attribute" "duplicate" sh -c 'echo "{\"v\": 1, \"v\": 2}"'
 garbage "JSON nested too deep" "malformed|deep|nest" sh -c 'python3 -c "print(\"{\\\"v\\\": \" + \"[\" * 100000 + \"]\" * 100000 + \"}\")"'
 garbage "a part row with a bad _part" "_part" sh -c 'echo "{\"v\": 1}"; echo "{\"_part\": \"Src\", \"item\": 1, \"w\": \"x\"}"'
