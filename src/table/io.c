@@ -275,7 +275,10 @@ static int insert_rows(const ins_req *q, size_t *inserted)
 	djc_conn *c = q->c;
 	table *t = q->t;
 	if (inserted) *inserted = 0;
-	if (!q->direct && (table_populated(t) || t->tier == TIER_PART))
+	/* a part of a manual or lookup table is filled by hand, as its master
+	 * is (DataJoint's Part.insert); a computed or imported master's parts
+	 * come from its make */
+	if (!q->direct && (table_populated(t) || (t->tier == TIER_PART && (!t->master || table_populated(t->master)))))
 		return conn_fail(c, DJC_EINVAL,
 				 "table %s is %s: its rows come from populate, not insert (--allow-direct-insert, or the "
 				 "option allow_direct_insert, inserts them by hand for a repair)",

@@ -134,6 +134,16 @@ expect_out "insert --allow-direct-insert into an imported table" "inserted 1 row
 expect_out "...and into its part table" "inserted 2 rows into Load.Unit" djc insert Load.Unit unit.jsonl --allow-direct-insert
 expect_fail 2 "a part row needs its master row, named" 'no row of Load with \{"id": 2\} \(a parent of Load\.Unit\)' \
 	djc insert Load.Unit orphan_unit.jsonl --allow-direct-insert
+# a part of a manual table is filled by hand, as its master is (DataJoint's
+# Part.insert): no option needed; its master row still must be there
+printf 'Trialset (manual)\n    ts : int32\n    ---\nTrialset.Trial (part)\n    -> master\n    trial : int32\n    ---\n    ok : bool\n' > tset.djc
+expect_rc 0 "a manual table with a part declares" djc declare tset.djc
+expect_out "its row" "inserted 1 row into Trialset" djc insert Trialset <<< '{"ts": 1}'
+expect_out "the part of a manual table takes rows by insert" "inserted 2 rows into Trialset.Trial" \
+	djc insert Trialset.Trial <<< $'{"ts": 1, "trial": 1, "ok": true}\n{"ts": 1, "trial": 2, "ok": false}'
+expect_fail 2 "... each needing its master row, named" 'no row of Trialset with \{"ts": 2\} \(a parent of Trialset\.Trial\)' \
+	djc insert Trialset.Trial <<< '{"ts": 2, "trial": 1, "ok": true}'
+expect_out "nothing of that one" 2 count Trialset.Trial
 cat > mkload.sh <<'M'
 #!/bin/sh
 cat >/dev/null
