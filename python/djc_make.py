@@ -34,7 +34,8 @@ list of dicts, exactly as ``djc fetch TABLE --format json`` prints them
 (bytes attributes as base64 text: see ``b64``): restricted by ``key`` (the
 attributes ``table`` shares with it, DataJoint's ``Table & key``), by
 ``where`` (a djc restriction: ``{"attr": value}``, ``{"attr": {">": 3}}``,
-a list of those for OR), or all rows. A failed fetch raises FetchError.
+a list of those for OR, or condition text: ``"attr > 3 AND name LIKE 'a%'"``),
+or all rows. A failed fetch raises FetchError.
 As every make's reads, a fetch reads only tables upstream of the one
 being made; one through djc (the serve pipe, the fetch socket) is also
 checked at commit: djc refuses to commit rows made from reads that
@@ -523,7 +524,7 @@ class _CliFetch(_Fetch):
         if key is not None:
             cmd += ["--key", _dumps(_wide_req(key))]
         elif where is not None:
-            cmd += ["--where", _dumps(_wide_req(where))]
+            cmd += ["--where", where if isinstance(where, str) else _dumps(_wide_req(where))]
         p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if p.returncode != 0:
             msg = p.stderr.decode("utf-8", "replace").strip()

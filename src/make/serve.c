@@ -447,7 +447,9 @@ void fetch_answer(djc_make_ctx *ctx, json_t *j, const fetch_out *o)
 			if (!rc) rc = table_upstream_check(c, ctx->t, ft);
 			if (!rc) rc = djc_key_restriction(&w, c, name, kj);
 			free(kj);
-		} else if (where)
+		} else if (json_is_string(where))
+			w = xstrdup(json_string_value(where));   /* condition text, as djc fetch --where 'x > 2' */
+		else if (where)
 			w = json_dumps(where, JSON_COMPACT | JSON_ENCODE_ANY);
 		if (!rc) rc = djc_make_fetch(&rs, ctx, name, w);
 		if (!rc) rc = conn_table(c, name, &ft);

@@ -942,4 +942,49 @@ expect_out "parents: all but the program's first key took the rows sent with the
 }
 tcase parents_ride key_source
 
+# djc_make's fetch(T, where="condition text"): the text as djc fetch
+# --where takes it, through the serve pipe, the fetch socket and the
+# `djc fetch` fallback (a JSON string was read as the text of a value
+# alone: "a value alone is not a condition"); the read is checked at commit
+case_where_text() {
+export PYTHONPATH="$ROOT/python"
+cat > wt.djc <<'P'
+Wsrc (manual)
+    id : int32
+    ---
+    name : varchar(16)
+Wout (computed)
+    -> Wsrc
+    ---
+    n : int32
+P
+expect_rc 0 "where_text: declare" djc declare wt.djc
+printf '{"id": %d, "name": "n%d"}\n' 1 1 2 2 3 3 4 4 | djc insert Wsrc >/dev/null
+cat > mkw.py <<'P'
+import os, sys
+if len(sys.argv) > 1:
+    os.environ["DJC_FETCH_SOCKET"] = "/nonexistent/fetch"   # the djc fetch fallback
+import djc_make
+
+def make(key, fetch):
+    rows = fetch("Wsrc", where="id <= %d AND name LIKE 'n%%'" % key["id"])
+    return {"n": len(rows)}
+
+djc_make.run(make)
+P
+local how
+for how in serve socket cli; do
+	djc delete Wout --yes >/dev/null
+	case $how in
+	serve) run "$DJC" populate Wout --make-serve python3 mkw.py ;;
+	socket) run "$DJC" populate Wout --make python3 mkw.py ;;
+	cli) run "$DJC" populate Wout --make python3 mkw.py x ;;
+	esac
+	check "where_text: $how: the 4 keys made (exit $RC: $OUT$ERR)" test "$RC/$OUT" = "0/Wout: 4 made, 0 errors, 0 skipped"
+	expect_out "where_text: $how: each restricted by its text" "1,2,3,4" \
+		sh -c '"$DJC" fetch Wout --format csv | tail -n +2 | sort -n | cut -d, -f2 | tr "\n" , | sed "s/,$//"'
+done
+}
+tcase where_text
+
 finish
