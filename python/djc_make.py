@@ -11,7 +11,9 @@ A make is a function ``make(key, fetch) -> rows``::
     if __name__ == "__main__":
         djc_make.run(make)
 
-The same file runs under both of djc's make protocols:
+The same file runs under both of djc's make protocols (but for <blob>
+values, which only the serve protocol decodes and packs: per key they are
+base64 text of the packed bytes both ways; docs/serve-protocol.md):
 
 - serve (``djc populate T --make-serve python3 file.py`` or a
   ``make_serve = python3 file.py`` line): djc starts the program once per
