@@ -541,29 +541,25 @@ typedef struct ks_wide {
 } ks_wide;
 
 /* The ancestor tables through the primary keys of w's tables, joined into
- * s on their keys (a table reached twice: the second path a condition). */
+ * s on their keys: each path its own alias. A reference to a primary key
+ * gives exactly one parent row, so every path is that row whatever other
+ * paths reach the table; two paths joined to one alias would make their
+ * values equal, which a renamed reference (-> P.proj(...): another row of
+ * P) does not mean: keys were lost. A name two paths give is ambiguous
+ * (ks_head_add). */
 static void ks_ancestors(q_arena *a, q_sel *s, ks_wide *w)
 {
 	for (size_t i = 0; i < w->n; i++)
 		for (size_t f = 0; f < w->tb[i]->nfks; f++) {
 			const fkey *fk = &w->tb[i]->fks[f];
-			if (!fk->in_key || !fk->ptable) continue;
-			size_t p = 0;
-			while (p < w->n && w->tb[p] != fk->ptable) p++;
-			if (p == w->n && w->n == 64) continue;
-			q_node *on = NULL;
-			if (p == w->n) {
-				w->tb[p] = fk->ptable;
-				w->al[p] = q_printf(a, "a%zu", p);
-				on = q_from_table(a, s, table_sqlref(fk->ptable), w->al[p], 0);
-				w->n++;
-			}
-			for (size_t k = 0; k < fk->nattrs; k++) {
+			if (!fk->in_key || !fk->ptable || w->n == 64) continue;
+			size_t p = w->n++;
+			w->tb[p] = fk->ptable;
+			w->al[p] = q_printf(a, "a%zu", p);
+			q_node *on = q_from_table(a, s, table_sqlref(fk->ptable), w->al[p], 0);
+			for (size_t k = 0; k < fk->nattrs; k++)
 				/* the child's column (renamed: -> P.proj(child='parent')) is the parent's */
-				q_node *eq = q_same(a, (q_col){w->al[i], NULL, fk->cattrs[k]}, (q_col){w->al[p], NULL, fk->attrs[k]});
-				if (on) q_add(a, on, eq);
-				else q_where(a, s, eq);
-			}
+				q_add(a, on, q_same(a, (q_col){w->al[i], NULL, fk->cattrs[k]}, (q_col){w->al[p], NULL, fk->attrs[k]}));
 		}
 }
 
@@ -584,7 +580,11 @@ static void ks_head_add(ks_wide *w, size_t ti, const attr *at, const char *name,
 	int key = at && at->in_key;
 	if (e) {
 		size_t i = (size_t)(e - w->head.attrs);
-		if (!w->also[i] && w->rank[i] == rank && !w->key[i] && !key && w->own[i] != w->tb[ti]) w->also[i] = w->tb[ti];
+		/* two tables (or two paths to one: an ancestor reached twice) of one
+		 * rank give it: ambiguous where it is not the join's own link (a
+		 * key attribute of the key source's tables) */
+		if (!w->also[i] && w->rank[i] == rank && (rank == 2 || (!w->key[i] && !key)) && w->cols[i].alias != w->al[ti])
+			w->also[i] = w->tb[ti];
 		return;
 	}
 	if (!at) return;
@@ -735,6 +735,10 @@ static int ks_ambiguous(djc_conn *c, const table *t, const ks_wide *w, const cha
 {
 	const attr *e = table_attr(&w->head, name);
 	size_t i = e ? (size_t)(e - w->head.attrs) : 0;
+	if (e && w->also[i] == w->own[i])
+		return conn_fail(c, DJC_EINVAL, "key_source of %s restricts '%s', which is ambiguous: %s, which has it, is reached "
+				 "by two paths (two references to it, or to its descendants, one renamed: two of its rows)",
+				 t->name, name, w->own[i]->name);
 	return conn_fail(c, DJC_EINVAL, "key_source of %s restricts '%s', which is ambiguous: %s and %s both have it, as a "
 			 "secondary attribute that the join does not match", t->name, name, e ? w->own[i]->name : "?",
 			 e && w->also[i] ? w->also[i]->name : "?");

@@ -416,4 +416,57 @@ expect_out "... nothing declared" "0" sh -c '"$DJC" tables | grep -c -E "^(Unk|U
 }
 tcase secondary
 
+# Ancestors reached by two paths (two renamed references to one parent, a
+# diamond through a renamed one): each path is its own row of the
+# ancestor. Joined as one, their values were made equal and keys were
+# lost without a word (4 pairs, 2 in the key source); a name two paths
+# give is ambiguous, refused at declare; --where (refresh) takes the first
+# path's, as documented, and loses no key.
+case_two_paths() {
+cat > tp.djc <<'P'
+Tlab (manual)
+    lab_id : int32
+    ---
+    country : varchar(8)
+Tsubj (manual)
+    -> Tlab
+    subject_id : int32
+    ---
+    sex : varchar(1)
+Tpair (computed)
+    -> Tsubj.proj(lab_a='lab_id', subj_a='subject_id')
+    -> Tsubj.proj(lab_b='lab_id', subj_b='subject_id')
+    ---
+    v : int32
+P
+expect_rc 0 "two_paths: declare" djc declare tp.djc
+printf '{"lab_id": 1, "country": "US"}\n{"lab_id": 2, "country": "US"}\n' | djc insert Tlab >/dev/null
+printf '{"lab_id": 1, "subject_id": 1, "sex": "f"}\n{"lab_id": 2, "subject_id": 1, "sex": "m"}\n' | djc insert Tsubj >/dev/null
+expect_out "two_paths: 4 pairs" "Tpair: Completed 0 of 4" sh -c '"$DJC" progress Tpair | sed "s/ (.*//"'
+expect_out "two_paths: a refresh by the first path's lab country adds every pair (both labs are US)" \
+	"Tpair: added 4, removed 0, orphaned 0, re_pended 0" djc jobs refresh Tpair --where '{"country": "US"}'
+expect_out "two_paths: by the first path's sex, the pairs whose first subject is f" 2 \
+	sh -c '"$DJC" jobs clear Tpair --status pending >/dev/null; "$DJC" jobs refresh Tpair --where "{\"sex\": \"f\"}" >/dev/null; "$DJC" jobs Tpair --status pending | grep -c "\"lab_a\": 1, \"subj_a\": 1"'
+cat > tp2.djc <<'P'
+Tpair2 (computed)
+    -> Tsubj.proj(lab_a='lab_id', subj_a='subject_id')
+    -> Tsubj.proj(lab_b='lab_id', subj_b='subject_id')
+    ---
+    v : int32
+    key_source = {"country": "US"}
+P
+expect_fail 2 "two_paths: a key source restricted by an ancestor's attribute two paths give is refused" \
+	"^djc: tp2\.djc:6: key_source of Tpair2 restricts 'country', which is ambiguous: Tlab, which has it, is reached by two paths" \
+	djc declare tp2.djc
+sed 's/{"country": "US"}/{"sex": "f"}/; s/Tpair2/Tpair3/' tp2.djc > tp3.djc
+expect_fail 2 "two_paths: so is one by a parent's attribute, the parent referenced twice" \
+	"^djc: tp3\.djc:6: key_source of Tpair3 restricts 'sex', which is ambiguous: Tsubj, which has it, is reached by two paths" \
+	djc declare tp3.djc
+sed 's/{"country": "US"}/{"lab_a": 1}/; s/Tpair2/Tpair4/' tp2.djc > tp4.djc
+expect_rc 0 "two_paths: by a key-source attribute it declares" djc declare tp4.djc
+expect_out "two_paths: ... and holds the pairs of its first lab" "Tpair4: Completed 0 of 2" sh -c '"$DJC" progress Tpair4 | sed "s/ (.*//"'
+expect_out "two_paths: none of the refused declared" "" sh -c '"$DJC" tables | grep -E "^Tpair[23]$"; true'
+}
+tcase two_paths
+
 finish
