@@ -19,9 +19,15 @@ into the table being made and into its part tables are captured and
 returned to djc as the key's result rows (parts with ``"_part"``), so djc
 commits them in one transaction, fenced by its reservation, with the
 job's metadata; values of ``<blob>`` attributes are packed by DataJoint's
-own codec (djc_make.py does it, as DataJoint's insert would). A make that
-raises fails the key with its traceback in djc's jobs table, as DataJoint
-records it.
+own codec (djc_make.py does it, as DataJoint's insert would; bytes are
+packed here, as DataJoint packs them). Values are converted as DataJoint's
+insert and then the server convert them, by the table's DataJoint heading
+(NaN in a float as NULL or the default, "7" in an int, 1.005 in a
+decimal(6,2) as 1.01, a datetime's extra digits of a second truncated on
+MariaDB, rounded on PostgreSQL: docs/adopt-interop.md); what they refuse
+fails the key naming the attribute. A make that raises (SystemExit and
+KeyboardInterrupt too) fails the key with its traceback in djc's jobs
+table, as DataJoint records it.
 
 The key reaches the make as DataJoint would pass it: a dict of the
 primary key, dates and datetimes as ``datetime`` objects, decimals as
@@ -42,6 +48,7 @@ import decimal
 import importlib
 import importlib.util
 import inspect
+import math
 import os
 import pickle
 import sys
@@ -142,7 +149,7 @@ def _insert(self, rows, replace=False, skip_duplicates=False, ignore_extra_field
         if extra and not ignore_extra_fields:
             raise NotSupported("attribute %s not found in %s (ignore_extra_fields=True to drop it)"
                                % (extra[0], self.full_table_name))
-        r = {k: v for k, v in r.items() if k in heading}
+        r = _coerce_row(self, {k: v for k, v in r.items() if k in heading})
         ident = (part, tuple(repr(r.get(k)) for k in pk))
         if skip_duplicates and ident in cap.keys:
             continue
@@ -150,6 +157,226 @@ def _insert(self, rows, replace=False, skip_duplicates=False, ignore_extra_field
         if part:
             r["_part"] = part
         cap.rows.append(r)
+
+
+# ------------------------------------------------------------ values
+
+
+_DEFAULT = object()   # DataJoint's "DEFAULT" placeholder: the column's default
+
+
+class _Refused(ValueError):
+    pass
+
+
+def _server(tbl):
+    """(backend, datetime rounding) of tbl's connection: "round" or
+    "truncate" for the fraction of a second a datetime(n) cannot keep, as
+    that server does it (MariaDB truncates unless its sql_mode has
+    TIME_ROUND_FRACTIONAL; MySQL rounds unless TIME_TRUNCATE_FRACTIONAL;
+    PostgreSQL rounds)."""
+    conn = tbl.connection
+    got = _servers.get(id(conn))
+    if got is None:
+        backend = tbl.adapter.backend
+        how = "round"
+        if backend == "mysql":
+            version, mode = conn.query("SELECT VERSION(), @@SESSION.sql_mode").fetchone()
+            mode = (mode or "").upper()
+            if "mariadb" in (version or "").lower():
+                how = "round" if "TIME_ROUND_FRACTIONAL" in mode else "truncate"
+            else:
+                how = "truncate" if "TIME_TRUNCATE_FRACTIONAL" in mode else "round"
+        got = _servers[id(conn)] = (backend, how)
+    return got
+
+
+_servers = {}
+_INT_TEXT = None   # re of the integer text PostgreSQL's int types take
+_Y2K = datetime.datetime(2000, 1, 1)
+
+
+def _kind(attr):
+    """int, decimal, float, bool, datetime, date, string or None (any
+    other): by the DataJoint type of attr, else by its SQL type."""
+    t = (getattr(attr, "original_type", None) or attr.type or "").lower()
+    if t.startswith("bool"):
+        return "bool"
+    if t.startswith(("int", "uint", "tinyint", "smallint", "mediumint", "bigint", "serial")):
+        return "int"
+    if t.startswith(("decimal", "numeric")):
+        return "decimal"
+    if t.startswith(("float", "double", "real")):
+        return "float"
+    if t.startswith(("datetime", "timestamp")):
+        return "datetime"
+    if t.startswith("date"):
+        return "date"
+    if t.startswith(("varchar", "char", "text", "tinytext", "mediumtext", "longtext", "character")):
+        return "string"
+    return None
+
+
+def _precision(attr, backend):
+    """The digits of a second's fraction a datetime attribute keeps."""
+    import re
+    for t in (getattr(attr, "original_type", None), attr.type):
+        m = re.search(r"\(\s*(\d+)\s*\)", t or "")
+        if m:
+            return int(m.group(1))
+    return 6 if backend == "postgresql" else 0   # PostgreSQL's timestamp keeps microseconds
+
+
+def _fraction(v, digits, how):
+    """The datetime v with digits of its fraction of a second, the rest
+    rounded (half away from 2000-01-01, as PostgreSQL and MySQL round) or
+    truncated."""
+    step = 10 ** (6 - digits)
+    if step == 1 or v.microsecond % step == 0:
+        return v
+    if how == "truncate":
+        return v.replace(microsecond=v.microsecond - v.microsecond % step)
+    us = (v - _Y2K) // datetime.timedelta(microseconds=1)
+    q, r = divmod(abs(us), step)
+    q += 2 * r >= step
+    return _Y2K + datetime.timedelta(microseconds=q * step if us >= 0 else -q * step)
+
+
+def _coerce(tbl, attr, v):
+    """A value of attr as DataJoint's insert would send it (its
+    Table.__make_placeholder: codecs, NULL for None and for NaN or "" in a
+    numeric attribute, the text of a number), converted as the server
+    converts what DataJoint sends, into a value djc takes: _DEFAULT for
+    the column's default; _Refused where DataJoint or the server refuses."""
+    if attr.codec:
+        if v is None:
+            return _DEFAULT
+        if attr.codec.name == "blob" and isinstance(v, (bytes, bytearray, memoryview)):
+            # DataJoint packs every <blob> value (bytes too); djc_make takes bytes as packed
+            attr.codec.validate(v)
+            return attr.codec.encode(v, key=None)
+        return v
+    if v is None:
+        return _DEFAULT
+    backend, how = _server(tbl)
+    kind = _kind(attr)
+    if attr.numeric:
+        if isinstance(v, str) and v == "":
+            return _DEFAULT
+        try:
+            if math.isnan(float(v)):
+                return _DEFAULT
+        except (TypeError, ValueError) as e:
+            raise _Refused("%s (DataJoint's insert refuses it)" % e)
+        v = str(int(v) if isinstance(v, bool) or type(v).__name__ == "bool_" else v)
+        if kind == "float":
+            f = float(v)
+            if not math.isfinite(f):
+                raise _Refused("%s is not a finite number (the server refuses it)" % v)
+            return f
+        try:
+            d = decimal.Decimal(v.strip())
+        except decimal.InvalidOperation:
+            raise _Refused("%r is not a number" % v)
+        if not d.is_finite():
+            raise _Refused("%s is not a finite number (the server refuses it)" % v)
+        if kind == "decimal":
+            import re
+            m = re.search(r"\(\s*\d+\s*,\s*(\d+)\s*\)", attr.type or "")
+            scale = int(m.group(1)) if m else 0
+            return str(d.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP))
+        if kind in ("int", "bool"):
+            if backend == "postgresql":
+                global _INT_TEXT
+                if _INT_TEXT is None:
+                    import re
+                    _INT_TEXT = re.compile(r"\s*[+-]?\d+\s*\Z")
+                if not _INT_TEXT.match(v):
+                    raise _Refused("%r is not an integer (PostgreSQL refuses it, as DataJoint's insert sends it)" % v)
+            n = int(d.to_integral_value(rounding=decimal.ROUND_HALF_UP))   # as MySQL rounds
+            if kind == "bool" and n in (0, 1):
+                return bool(n)
+            return n
+        return v
+    if getattr(attr, "uuid", False) or getattr(attr, "json", False):
+        if getattr(attr, "uuid", False) and not isinstance(v, uuid.UUID):
+            try:
+                v = uuid.UUID(v)
+            except (AttributeError, TypeError, ValueError):
+                raise _Refused("badly formed UUID value %s" % (v,))
+        return v
+    # DataJoint sends the value itself: its driver writes it, the server converts it
+    if kind == "float":   # PostgreSQL's double precision, real
+        if isinstance(v, bool) or type(v).__name__ == "bool_":
+            return v
+        try:
+            f = float(v.strip() if isinstance(v, str) else v)
+        except ValueError:
+            return v
+        if not math.isfinite(f):
+            raise _Refused("%r is not a finite number: DataJoint on PostgreSQL stores it, djc stores finite numbers only" % (v,))
+        return f
+    if kind == "bool" and isinstance(v, str):   # PostgreSQL's boolean takes text
+        t = v.strip().lower()
+        if t in ("t", "true", "y", "yes", "on", "1"):
+            return True
+        if t in ("f", "false", "n", "no", "off", "0"):
+            return False
+        return v
+    if type(v).__name__ == "datetime64":
+        v = v.astype("datetime64[us]").item()
+    if kind == "date":
+        if isinstance(v, str):
+            try:
+                v = datetime.datetime.fromisoformat(v.strip())
+            except ValueError:
+                return v
+        return v.date() if isinstance(v, datetime.datetime) else v
+    if kind == "datetime":
+        if isinstance(v, str):
+            try:
+                v = datetime.datetime.fromisoformat(v.strip())
+            except ValueError:
+                return v
+        elif isinstance(v, datetime.date) and not isinstance(v, datetime.datetime):
+            v = datetime.datetime(v.year, v.month, v.day)
+        if isinstance(v, datetime.datetime):
+            if v.tzinfo is not None:
+                return v
+            v = _fraction(v, _precision(attr, backend), how)
+            text = v.isoformat(" ", "microseconds" if v.microsecond else "seconds")
+            return text.rstrip("0") if v.microsecond else text
+        return v
+    if kind == "string" and not isinstance(v, str):
+        if isinstance(v, bool) or type(v).__name__ == "bool_":
+            return ("1" if v else "0") if backend == "mysql" else ("true" if v else "false")
+        if isinstance(v, (int, float, decimal.Decimal)) or type(v).__name__.startswith(("int", "uint", "float")):
+            return str(v)
+    return v
+
+
+def _coerce_row(tbl, r):
+    """Row r's values as DataJoint's insert into tbl would store them
+    (_coerce); a value that is to take the column's default left out
+    (djc fills it in), but for a key attribute (djc refuses the NULL, as
+    the server does)."""
+    attrs = tbl.heading.attributes
+    out = {}
+    for a, v in r.items():
+        try:
+            c = _coerce(tbl, attrs[a], v)
+        except (ValueError, TypeError, ArithmeticError) as e:
+            raise NotSupported("attribute '%s' (%s) of %s: %s" % (
+                a, getattr(attrs[a], "original_type", None) or attrs[a].type, tbl.full_table_name,
+                " ".join(str(e).split())))
+        if c is _DEFAULT:
+            default = attrs[a].default
+            if attrs[a].in_key or default is None or str(default).lower() == "null":
+                c = None
+            else:
+                continue
+        out[a] = c
+    return out
 
 
 def _install():

@@ -76,7 +76,10 @@ sent as decimal text, as djc takes such values (docs/types.md), in a
 row's values and in a fetch's ``key`` and ``where`` (not inside a json
 attribute's value: djc refuses that one). NaN and infinities are errors. An
 exception fails the key: its message is recorded as the job's error and
-its traceback as the stack. ``run`` may be given a dict of table name to
+its traceback as the stack; ``SystemExit`` and ``KeyboardInterrupt`` too
+(``SystemExit: 3``, as DataJoint's populate records them), after which a
+serve program ends (status 0 after the key's closing line: djc starts it
+again for the next key), as DataJoint's populate stops. ``run`` may be given a dict of table name to
 make function, for a program that serves several tables.
 
 Anything the make prints (``print``, a library writing to stdout) goes to
@@ -947,14 +950,21 @@ def serve(make, rfile, wfile, ahead=AHEAD, binary=True, parents=True):
             lines = _row_lines(_make_of(make, fetch.table)(msg["key"], fetch), info, conn.binary)
         except (ProtocolError, EOFError):
             raise
-        except Exception as e:
+        except BaseException as e:
+            # SystemExit and KeyboardInterrupt too: the key's error, as
+            # DataJoint's populate records them; then this program ends
+            # (status 0 after the key's closing line: djc starts it again
+            # for the next key), as that populate stops
             import traceback
 
             err = {"_djc": "error", "message": _error_text(e), "stack": traceback.format_exc()}
-            lines = [_dumps(err).encode("utf-8") + b"\n"]
+            conn.send([_dumps(err).encode("utf-8") + b"\n"], close=True)
+            if not isinstance(e, Exception):
+                conn.flush()
+                return 0
         else:
             lines.append(fetch.closing())
-        conn.send(lines, close=True)
+            conn.send(lines, close=True)
         keys.after(clock() - t0)
 
 
@@ -969,7 +979,7 @@ def per_key(make, rfile, wfile):
     fetch.attempt = int(os.environ.get("DJC_ATTEMPT", "1"))
     try:
         lines = _row_lines(_make_of(make, fetch.table)(key, fetch))
-    except Exception:
+    except BaseException:   # SystemExit and KeyboardInterrupt too: the key's error
         import traceback
 
         traceback.print_exc()   # its last line, "Error: message", is djc's error message

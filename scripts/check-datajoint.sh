@@ -19,7 +19,10 @@
 #   6. `djc unadopt` removes djc's companion schema, and DataJoint's check
 #      still passes;
 #   7. tests/datajoint/test_djclass.sh: DataJoint table classes' own make()
-#      run by djc workers (python/djc_datajoint.py).
+#      run by djc workers (python/djc_datajoint.py);
+#   8. tests/datajoint/test_djcoerce.sh: values DataJoint's insert converts
+#      (NaN, "7" in an int, 1.005 in a decimal(6,2), bytes in a <blob>, ...)
+#      stored by djc as by DataJoint's own populate; SystemExit in a make.
 #
 # DataJoint: $DJC_DATAJOINT_PYTHON (an interpreter that can `import
 # datajoint`), else python3 when it can (a user's `pip install datajoint`),
@@ -109,6 +112,8 @@ for be in $BACKENDS; do
 	fi
 	[ "$HALF" = 1 ] || step "$be" "DataJoint classes' own make() under djc (tests/datajoint/test_djclass.sh)" \
 		tests/datajoint/test_djclass.sh "$url"
+	[ "$HALF" = 1 ] || step "$be" "values DataJoint's insert converts, converted alike under djc (tests/datajoint/test_djcoerce.sh)" \
+		tests/datajoint/test_djcoerce.sh "$url"
 done
 echo "check-datajoint: $PASS passed, $FAIL failed$([ "$HALF" = 1 ] && echo ' (DataJoint half only)')"
 [ "$FAIL" = 0 ]

@@ -1018,5 +1018,141 @@ class KeepHeap(unittest.TestCase):
         self.assertEqual(self.calls({"GLIBC_TUNABLES": "glibc.rtld.nns=2"}), [(-3, 64 << 20), (-1, 256 << 20)])
 
 
+class Interrupts(unittest.TestCase):
+    """SystemExit and KeyboardInterrupt in a make: the key's error with its
+    traceback, as DataJoint's populate records them; then the program ends."""
+
+    BODY = """
+    if i == 2: sys.exit(3)
+    if i == 3: raise KeyboardInterrupt
+    return {"v": i}
+    """
+
+    def test_serve_records_the_key_then_exits(self):
+        for i, message in ((2, "SystemExit: 3"), (3, "KeyboardInterrupt")):
+            s = Served(Program(self.BODY))
+            self.assertEqual(s.key({"id": 1}), ([{"v": 1}], {"_djc": "done"}))
+            rows, end = s.key({"id": i})
+            self.assertEqual((rows, end["_djc"], end["message"]), ([], "error", message))
+            self.assertIn("Traceback", end["stack"])
+            self.assertIn("mk.py", end["stack"])
+            self.assertEqual(s.p.wait(timeout=60), 0)   # ended without waiting for djc: status 0 after its closing line
+            self.assertEqual(s.close()[:2], (0, b""))
+
+    def test_per_key_records_the_key(self):
+        status, rows, err = per_key(Program(self.BODY), {"id": 2})
+        self.assertEqual((status, rows, err.strip().splitlines()[-1]), (1, [], "SystemExit: 3"))
+        self.assertIn("Traceback", err)
+
+
+class _Attr:
+    """A DataJoint heading attribute, as djc_datajoint reads it."""
+
+    def __init__(self, type, original_type=None, numeric=False, nullable=True, default="null", in_key=False,
+                 uuid=False, json=False, codec=None):
+        self.type, self.original_type, self.numeric, self.nullable = type, original_type or type, numeric, nullable
+        self.default, self.in_key, self.uuid, self.json, self.codec = default, in_key, uuid, json, codec
+
+
+class _Table:
+    """A DataJoint table, as djc_datajoint's conversion reads it."""
+
+    full_table_name = "`s`.`t`"
+
+    def __init__(self, backend, attrs, how="truncate"):
+        import djc_datajoint
+        self.heading = unittest.mock.Mock(attributes=attrs)
+        self.adapter = unittest.mock.Mock(backend=backend)
+        self.connection = object()
+        djc_datajoint._servers[id(self.connection)] = (backend, how)
+
+
+class DataJointValues(unittest.TestCase):
+    """djc_datajoint converts a make's values as DataJoint's insert would
+    send them and the server store them (no DataJoint needed)."""
+
+    MY = {"f": _Attr("double", "float64", numeric=True), "fd": _Attr("double", "float64", numeric=True, nullable=False, default="2.5"),
+          "fnn": _Attr("double", "float64", numeric=True, nullable=False, default=None),
+          "i": _Attr("int", "int32", numeric=True), "b": _Attr("tinyint", "bool", numeric=True),
+          "d": _Attr("decimal(6,2)", numeric=True), "dt": _Attr("datetime"), "dt3": _Attr("datetime(3)"),
+          "dd": _Attr("date"), "s": _Attr("varchar(20)"), "e": _Attr("enum('a','b')"), "u": _Attr("binary(16)", "uuid", uuid=True),
+          "k": _Attr("int", "int32", numeric=True, nullable=False, default=None, in_key=True)}
+    PG = {"f": _Attr("double precision", "float64"), "i": _Attr("integer", "int32", numeric=True), "b": _Attr("boolean", "bool"),
+          "dt": _Attr("timestamp without time zone", "datetime"), "dt3": _Attr("timestamp without time zone", "datetime(3)"),
+          "s": _Attr("varchar(20)")}
+
+    def row(self, attrs, backend, how="truncate", **r):
+        import djc_datajoint
+        return djc_datajoint._coerce_row(_Table(backend, attrs, how), r)
+
+    def refused(self, attrs, backend, **r):
+        import djc_datajoint
+        with self.assertRaises(djc_datajoint.NotSupported) as c:
+            self.row(attrs, backend, **r)
+        (a,) = r
+        self.assertIn("attribute '%s'" % a, str(c.exception))
+        self.assertNotIn("\n", str(c.exception))
+        return str(c.exception)
+
+    def test_mysql(self):
+        import numpy as np
+        D, DT = decimal.Decimal, datetime.datetime
+        for a, v, want in [
+                ("f", np.nan, None), ("f", float("nan"), None), ("f", "", None), ("f", D("2.5"), 2.5), ("f", np.float32(0.1), 0.1),
+                ("f", "3.25", 3.25), ("i", "7", 7), ("i", True, 1), ("i", 2.5, 3), ("i", np.float64(-4.5), -5), ("i", " 12 ", 12),
+                ("i", np.nan, None), ("b", "1", True), ("b", "0", False), ("b", np.bool_(True), True), ("b", 2, 2),
+                ("d", 1.005, "1.01"), ("d", "1.005", "1.01"), ("d", D("1.0049"), "1.00"), ("d", -1.005, "-1.01"), ("d", 7, "7.00"),
+                ("d", np.float32(0.1), "0.10"),
+                ("dt", DT(2024, 1, 1, 10, 0, 0, 999999), "2024-01-01 10:00:00"), ("dt", datetime.date(2024, 1, 1), "2024-01-01 00:00:00"),
+                ("dt", "2024-01-01 10:00:00.7", "2024-01-01 10:00:00"), ("dt3", DT(2024, 1, 1, 10, 0, 0, 123456), "2024-01-01 10:00:00.123"),
+                ("dt", np.datetime64("2024-01-01T10:00:00"), "2024-01-01 10:00:00"),
+                ("dd", DT(2024, 1, 4, 13, 5), datetime.date(2024, 1, 4)), ("dd", "2024-01-04 13:05:00", datetime.date(2024, 1, 4)),
+                ("s", 5, "5"), ("s", 2.5, "2.5"), ("s", True, "1"), ("s", D("1.50"), "1.50"), ("s", np.int64(4), "4"),
+                ("e", 1, 1), ("u", "0000000000000000000000000000000A", uuid.UUID(int=10))]:
+            with self.subTest(a=a, v=v):
+                got = self.row(self.MY, "mysql", **{a: v})[a]
+                self.assertEqual((type(got), got), (type(want), want))
+        # the column's default (DataJoint's DEFAULT): left out for djc to fill in
+        self.assertEqual(self.row(self.MY, "mysql", fd=np.nan, f=1.0), {"f": 1.0})
+        self.assertEqual(self.row(self.MY, "mysql", fd=None), {})
+        self.assertEqual(self.row(self.MY, "mysql", fnn=np.nan), {"fnn": None})   # no default: djc refuses the NULL
+        self.assertEqual(self.row(self.MY, "mysql", k=None), {"k": None})
+        self.assertEqual(self.row(self.MY, "mysql", how="round", dt=DT(2024, 1, 1, 10, 0, 0, 500000))["dt"], "2024-01-01 10:00:01")
+        self.assertIn("(float64)", self.refused(self.MY, "mysql", f=np.inf))
+        self.refused(self.MY, "mysql", i="abc")
+        self.refused(self.MY, "mysql", b="true")
+        self.refused(self.MY, "mysql", d="abc")
+        self.refused(self.MY, "mysql", u="bad")
+
+    def test_postgresql(self):
+        import numpy as np
+        DT = datetime.datetime
+        for a, v, want in [
+                ("f", np.float32(0.1), float(np.float32(0.1))), ("f", "3.25", 3.25), ("f", "", ""), ("i", "7", 7), ("i", True, 1),
+                ("b", "1", True), ("b", " TRUE ", True), ("b", "off", False), ("s", True, "true"),
+                ("dt", DT(2024, 1, 1, 10, 0, 0, 500000), "2024-01-01 10:00:00.5"),
+                ("dt3", DT(2024, 1, 1, 10, 0, 0, 999900), "2024-01-01 10:00:01"),
+                ("dt3", DT(1990, 1, 1, 10, 0, 0, 122500), "1990-01-01 10:00:00.122"),
+                ("dt3", DT(2024, 1, 1, 10, 0, 0, 122500), "2024-01-01 10:00:00.123")]:
+            with self.subTest(a=a, v=v):
+                got = self.row(self.PG, "postgresql", how="round", **{a: v})[a]
+                self.assertEqual((type(got), got), (type(want), want))
+        self.assertIn("PostgreSQL", self.refused(self.PG, "postgresql", f=np.nan))
+        self.assertIn("PostgreSQL refuses", self.refused(self.PG, "postgresql", i=3.0))
+        self.refused(self.PG, "postgresql", i="2.5")
+
+    def test_bytes_in_a_blob_packed_by_datajoint_codec(self):
+        import djc_datajoint
+        codec = unittest.mock.Mock()
+        codec.name = "blob"
+        codec.encode.return_value = b"dj0\0packed"
+        attrs = {"bl": _Attr("<blob>", codec=codec), "ar": _Attr("<blob>", codec=codec)}
+        r = self.row(attrs, "mysql", bl=b"\x00\x01raw", ar=[1, 2])
+        self.assertEqual(r, {"bl": b"dj0\0packed", "ar": [1, 2]})   # others: djc_make packs them
+        codec.encode.assert_called_once_with(b"\x00\x01raw", key=None)
+        self.assertEqual(self.row(attrs, "mysql", bl=None), {"bl": None})
+        self.assertTrue(djc_datajoint)
+
+
 if __name__ == "__main__":
     unittest.main()
