@@ -717,14 +717,10 @@ static void on_bin_values(keyrun *kr, const char *data)
 	bins_clear(kr);
 }
 
-/* One line the program wrote (l[0..n), no newline). */
-static line_end on_line(keyrun *kr, const char *l, size_t n)
+/* The JSON of line l[0..n) of the program, or NULL with *end what its
+ * fault makes of the key (garbage: the program goes). */
+static json_t *parse_line(keyrun *kr, const char *l, size_t n, line_end *end)
 {
-	kr->line++;
-	size_t i = 0;
-	while (i < n && (l[i] == ' ' || l[i] == '\t' || l[i] == '\r')) i++;
-	if (i == n) return L_MORE;   /* blank lines are skipped, as in the per-key protocol */
-	if (!utf8_valid(l, n)) return garbage(kr, "not valid UTF-8 (or holds a NUL byte)%s", "");
 	json_error_t je;
 	json_t *j = json_loadb(l, n, JSON_REJECT_DUPLICATES, &je);
 	if (!j && json_error_code(&je) == json_error_numeric_overflow) {
@@ -744,22 +740,34 @@ static line_end on_line(keyrun *kr, const char *l, size_t n)
 		} else {
 			json_decref(r);
 			if (wide) {
-				line_end e = garbage(kr, "%s", wide);
+				*end = garbage(kr, "%s", wide);
 				free(wide);
-				return e;
+				return NULL;
 			}
 		}
 	}
 	if (!j) {
 		char col[32];
 		snprintf(col, sizeof col, "%d", je.column);
-		line_end e = garbage(kr, "malformed JSON (column %s): ", col);
+		*end = garbage(kr, "malformed JSON (column %s): ", col);
 		char *m = xasprintf("%s%s", kr->msg, je.text);
 		free(kr->msg);
 		kr->msg = m;
-		return e;
 	}
+	return j;
+}
+
+/* One line the program wrote (l[0..n), no newline). */
+static line_end on_line(keyrun *kr, const char *l, size_t n)
+{
+	kr->line++;
+	size_t i = 0;
+	while (i < n && (l[i] == ' ' || l[i] == '\t' || l[i] == '\r')) i++;
+	if (i == n) return L_MORE;   /* blank lines are skipped, as in the per-key protocol */
+	if (!utf8_valid(l, n)) return garbage(kr, "not valid UTF-8 (or holds a NUL byte)%s", "");
 	line_end end = L_MORE;
+	json_t *j = parse_line(kr, l, n, &end);
+	if (!j) return end;
 	serve *s = kr->s;
 	json_t *tag = json_object_get(j, "_djc");
 	if (!json_is_object(j)) end = garbage(kr, "expected a JSON object (a row or a message)%s", "");

@@ -20,6 +20,22 @@ static void now_text(char *buf, size_t n, int p)
 	if (p > 0) snprintf(buf + k, n - k, ".%06ld", ts.tv_nsec / 1000), buf[k + 1 + (size_t)p] = 0;
 }
 
+/* The value given for attribute a, checked, into r. A raw column takes
+ * none, null neither (value_in takes null, for restrictions): djc's rows
+ * leave it out, and the server's default would silently replace it. */
+static int put_given(djc_row *r, const attr *a, const val_t *in, char **msg)
+{
+	if (a->raw && in->t == DJC_NULL) {
+		*msg = xasprintf("attribute '%s' (%s): is a raw column of an adopted table: djc reads it but cannot write it",
+				 a->name, a->type_text);
+		return DJC_EINVAL;
+	}
+	val_t v;
+	if (value_in(a, in, &v, msg)) return DJC_EINVAL;
+	row_put(r, a->name, &v);
+	return DJC_OK;
+}
+
 int row_prepare(djc_conn *c, const table *t, const djc_row *in, const djc_row *key, djc_row **out, char **msg)
 {
 	*out = NULL;
@@ -36,18 +52,7 @@ int row_prepare(djc_conn *c, const table *t, const djc_row *in, const djc_row *k
 			djc_row_free(r);
 			return DJC_EINVAL;
 		}
-		val_t v;
-		if (a->raw && in->vals[i].t == DJC_NULL) {
-			/* null too (value_in takes it, for restrictions): a raw
-			 * column is left out of djc's rows, the server's default
-			 * would silently replace it */
-			*msg = xasprintf("attribute '%s' (%s): is a raw column of an adopted table: djc reads it but cannot write "
-					 "it", a->name, a->type_text);
-			djc_row_free(r);
-			return DJC_EINVAL;
-		}
-		if (value_in(a, &in->vals[i], &v, msg)) { djc_row_free(r); return DJC_EINVAL; }
-		row_put(r, a->name, &v);
+		if (put_given(r, a, &in->vals[i], msg)) { djc_row_free(r); return DJC_EINVAL; }
 	}
 	if (key) {
 		for (size_t i = 0; i < key->n; i++) {

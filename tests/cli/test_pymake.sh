@@ -124,7 +124,7 @@ def make(key, fetch):
     rows = fetch("Big", where={"big_id": i, "seed": 2 ** 64 - 1})   # the where's int as text too
     seed = int(rows[0]["seed"])
     if os.environ.get("RAW") and i == 2:
-        djc_make._wide_ints = lambda r: r      # as djc_make wrote them before: numbers
+        djc_make._wide_ints = lambda r, types=None: r      # as djc_make wrote them before: numbers
         return {"big": seed, "low": 0}
     if os.environ.get("RAW") and i == 3:
         return {"big": 1, "low": 0, "j": {"x": 2 ** 64}}
