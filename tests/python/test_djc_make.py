@@ -1094,6 +1094,7 @@ class DataJointValues(unittest.TestCase):
         self.assertNotIn("\n", str(c.exception))
         return str(c.exception)
 
+    @unittest.skipUnless(djc_blob.np is not None, "numpy (DataJoint, and so djc_datajoint, needs it)")
     def test_mysql(self):
         import numpy as np
         D, DT = decimal.Decimal, datetime.datetime
@@ -1124,6 +1125,7 @@ class DataJointValues(unittest.TestCase):
         self.refused(self.MY, "mysql", d="abc")
         self.refused(self.MY, "mysql", u="bad")
 
+    @unittest.skipUnless(djc_blob.np is not None, "numpy (DataJoint, and so djc_datajoint, needs it)")
     def test_postgresql(self):
         import numpy as np
         DT = datetime.datetime
