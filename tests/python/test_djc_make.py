@@ -733,12 +733,17 @@ class KeysAhead(unittest.TestCase):
     PROG = """
     if i == 2:
         import time
-        time.sleep(0.02)
+        time.sleep(0.6)
     return {"v": i}
     """
+    # quick and slow far apart, and keys fresh for a minute, so that a
+    # loaded machine (a "quick" make of 5 ms, a key started 50 ms after it
+    # came) cannot turn a quick make slow: the program would then ask for
+    # djc's word where the test waits for rows, and both wait for good
+    LIMITS = "djc_make._SLOW = 0.3\ndjc_make._FRESH = 60.0\n"
 
     def start(self):
-        s = Served(Program(self.PROG), hello=False)
+        s = Served(Program(self.PROG, extra=self.LIMITS), hello=False)
         s.send({"_djc": "hello", "version": 2})
         self.assertEqual(s.read(), {"_djc": "hello", "version": 2, "ahead": djc_make.AHEAD})
         return s
