@@ -11,9 +11,7 @@ A make is a function ``make(key, fetch) -> rows``::
     if __name__ == "__main__":
         djc_make.run(make)
 
-The same file runs under both of djc's make protocols (but for <blob>
-values, which only the serve protocol decodes and packs: per key they are
-base64 text of the packed bytes both ways; docs/serve-protocol.md):
+The same file runs under both of djc's make protocols (docs/serve-protocol.md):
 
 - serve (``djc populate T --make-serve python3 file.py`` or a
   ``make_serve = python3 file.py`` line): djc starts the program once per
@@ -33,7 +31,7 @@ PYTHONPATH, so ``import djc_make`` works without setting it.
 ``key`` is the key as a dict (as ``djc fetch --format json`` writes rows).
 ``fetch(table, key=None, where=None)`` returns the rows of ``table`` as a
 list of dicts, exactly as ``djc fetch TABLE --format json`` prints them
-(bytes attributes as base64 text: see ``b64``): restricted by ``key`` (the
+(bytes and <blob> values: below): restricted by ``key`` (the
 attributes ``table`` shares with it, DataJoint's ``Table & key``), by
 ``where`` (a djc restriction: ``{"attr": value}``, ``{"attr": {">": 3}}``,
 a list of those for OR, or condition text: ``"attr > 3 AND name LIKE 'a%'"``),
@@ -45,7 +43,7 @@ changed meanwhile (docs/parity.md). The ``djc fetch`` fallback is not.
 ``fetch.table`` is the table being made, ``fetch.attempt`` the attempt.
 
 Under the serve protocol (with a djc that offers them: protocol version
-2) bytes values come as read-only memoryviews, read from the pipe without
+2) and per key through djc's fetch socket, bytes values come as read-only memoryviews, read from the pipe without
 base64 (``run(make, binary=False)``: base64 text as before), and values of
 ``<blob>`` attributes come decoded as DataJoint's ``datajoint.blob.unpack``
 decodes them: numeric arrays by djc_blob.py beside this module (numpy
@@ -63,8 +61,10 @@ and that makes it smaller as DataJoint does, but by zlib at level 1, not 6
 level, 0 to store uncompressed, 6 for DataJoint's own choice). A
 compressed ``<blob>`` value is inflated into a buffer of its stated size,
 and a numeric array is made over that buffer (no copy). ``b64(v)`` gives the bytes of a bytes
-value in either form. Under the per-key protocol, bytes and ``<blob>``
-values are base64 text.
+value in either form. Per key, the types of the table made are asked of
+the socket when a result needs them. Only the ``djc fetch`` fallback
+(no socket) gives bytes and ``<blob>`` values as base64 text, and takes
+``<blob>`` results as packed bytes only.
 
 ``make`` returns a row (dict), a list or any iterable of rows, or None for
 no row; key attributes may be left out (djc fills them in), ``"_part":
@@ -541,8 +541,9 @@ class _SocketFetch(_Fetch):
     """fetch under the per-key protocol through djc itself: the socket djc
     named in $DJC_FETCH_SOCKET (docs/serve-protocol.md; "@name": Linux's
     abstract namespace), which answers as a serve program's fetches are
-    answered (JSON rows, bytes as base64) with no process started and no
-    database connection made. One that cannot be reached (the program runs
+    answered (types, bytes values raw) with no process started and no
+    database connection made; it also tells the types of the table made
+    (info). One that cannot be reached (the program runs
     elsewhere) leaves fetch to `djc fetch`. One connection per process
     (a forked child makes its own), one request at a time on it (threads
     take turns)."""
@@ -554,6 +555,7 @@ class _SocketFetch(_Fetch):
         self._buf = bytearray()
         self._cli = None
         self._lock = None
+        self._info = None   # the table message (info); False: asked, none
 
     def _line(self):
         buf = self._buf
@@ -581,9 +583,31 @@ class _SocketFetch(_Fetch):
             raise
         self._sock, self._pid, self._buf = s, os.getpid(), bytearray()
 
-    def _fetch(self, table, key, where):
-        if self._cli is not None:
-            return self._cli._fetch(table, key, where)
+    def _read(self, n):
+        """The next n bytes from djc (a value that came raw), as a read-only
+        memoryview of a buffer of their own, as the serve protocol gives them."""
+        out = bytearray(n)
+        view = memoryview(out)
+        have = min(n, len(self._buf))
+        view[:have] = self._buf[:have]
+        del self._buf[:have]
+        while have < n:
+            got = self._sock.recv_into(view[have:])
+            if not got:
+                raise OSError("djc closed the fetch socket")
+            have += got
+        return view.toreadonly()
+
+    def _row(self):
+        row = _loads(self._line())
+        bins = row.pop("_bin", None) if isinstance(row, dict) else None
+        for a, n in bins or ():
+            row[a] = self._read(n)
+        return row
+
+    def _ask(self, req, answer):
+        """Send req and read its answer with answer(); None when the
+        socket cannot be reached (fetches go to `djc fetch` from then on)."""
         if self._lock is None:
             import _thread   # (threading costs 8 ms to import)
 
@@ -595,21 +619,11 @@ class _SocketFetch(_Fetch):
                 except OSError:
                     if self._pid is None:   # never reached: djc fetch from now on
                         self._cli = _CliFetch()
-                        return self._cli._fetch(table, key, where)
+                        return None
                     raise FetchError("cannot reach djc's fetch socket any more") from None
-            req = {"_djc": "fetch", "table": table}
-            if key is not None:
-                req["key"] = _wide_req(key)
-            elif where is not None:
-                req["where"] = _wide_req(where)
             try:
                 self._sock.sendall(_dumps(req).encode("utf-8") + b"\n")
-                head = _loads(self._line())
-                if not isinstance(head, dict) or head.get("_djc") != "rows":
-                    raise ProtocolError("expected the rows of a fetch, got %r" % (head,))
-                if "error" in head:
-                    raise FetchError(head["error"])
-                return [_loads(self._line()) for _ in range(head["count"])]
+                return answer()
             except FetchError:
                 raise
             except BaseException as e:
@@ -620,6 +634,61 @@ class _SocketFetch(_Fetch):
                 if isinstance(e, OSError):
                     raise FetchError("the fetch socket failed: %s" % e) from None
                 raise
+
+    def _fetch(self, table, key, where):
+        if self._cli is not None:
+            return self._cli._fetch(table, key, where)
+        # types and bytes values raw: rows as the serve protocol gives them
+        req = {"_djc": "fetch", "table": table, "types": True, "binary": True}
+        if key is not None:
+            req["key"] = _wide_req(key)
+        elif where is not None:
+            req["where"] = _wide_req(where)
+        got = self._ask(req, self._rows)
+        return self._cli._fetch(table, key, where) if got is None else got
+
+    def _rows(self):
+        head = _loads(self._line())
+        if not isinstance(head, dict) or head.get("_djc") != "rows":
+            raise ProtocolError("expected the rows of a fetch, got %r" % (head,))
+        if "error" in head:
+            raise FetchError(head["error"])
+        types = head.get("types")
+        return [_decode_row(self._row(), types) for _ in range(head["count"])]
+
+    def info(self):
+        """The table message of the table made (its types and its parts'),
+        asked once; None when djc cannot tell (no socket, an older djc)."""
+        if self._info is None:
+            self._info = False
+            if self._cli is None:
+                self._info = self._ask({"_djc": "table"}, self._table) or False
+        return self._info or None
+
+    def _table(self):
+        msg = _loads(self._line())
+        if isinstance(msg, dict) and msg.get("_djc") == "table":
+            return msg
+        if isinstance(msg, dict) and msg.get("_djc") == "rows" and "error" in msg:
+            return None   # a djc that answers fetches only
+        raise ProtocolError("expected a table message, got %r" % (msg,))
+
+
+def _needs_types(rows):
+    """Whether the rows a make returned hold a value whose form depends on
+    its attribute's type: a <blob> to pack, a json attribute's value (a
+    list or dict, a whole number beyond 64 bits)."""
+    for r in [rows] if isinstance(rows, dict) else rows or ():
+        if not isinstance(r, dict):
+            return False   # refused by _row_lines
+        for v in r.values():
+            t = type(v)
+            if t is int:
+                if not -_I64 <= v < _I64:
+                    return True
+            elif not (v is None or t is str or t is float or t is bool or isinstance(v, _BYTES)):
+                return True
+    return False
 
 
 class _Conn:
@@ -978,7 +1047,9 @@ def per_key(make, rfile, wfile):
     fetch.table = os.environ.get("DJC_TABLE")
     fetch.attempt = int(os.environ.get("DJC_ATTEMPT", "1"))
     try:
-        lines = _row_lines(_make_of(make, fetch.table)(key, fetch))
+        rows = _make_of(make, fetch.table)(key, fetch)
+        info = fetch.info() if isinstance(fetch, _SocketFetch) and _needs_types(rows) else None
+        lines = _row_lines(rows, info)
     except BaseException:   # SystemExit and KeyboardInterrupt too: the key's error
         import traceback
 

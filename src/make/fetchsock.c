@@ -123,9 +123,11 @@ static void flush_client(fetchsock *fs, client *k)
 	k->out.len = k->outpos = 0;
 }
 
-/* One request line: a fetch is answered through the make's context; any
- * other line gets an error answer (the program's fetch fails, not djc's
- * make of the key). */
+/* One request line. A fetch is answered through the make's context, with
+ * types and bytes values raw when it asks ("types", "binary": true, as a
+ * serve program's hello does); {"_djc": "table"} with the table message
+ * of the table made (its types and its parts'). Any other line gets an
+ * error answer (the program's fetch fails, not djc's make of the key). */
 static void on_request(fetchsock *fs, client *k, const char *l, size_t n)
 {
 	size_t i = 0;
@@ -134,11 +136,14 @@ static void on_request(fetchsock *fs, client *k, const char *l, size_t n)
 	json_error_t je;
 	json_t *j = utf8_valid(l, n) ? json_loadb(l, n, JSON_REJECT_DUPLICATES, &je) : NULL;
 	const char *tag = json_string_value(json_object_get(j, "_djc"));
-	if (!j || !json_is_object(j) || !tag || strcmp(tag, "fetch"))
+	if (j && json_is_object(j) && tag && !strcmp(tag, "table"))
+		table_message(&k->out, fs->ctx.c, fs->ctx.t);
+	else if (!j || !json_is_object(j) || !tag || strcmp(tag, "fetch"))
 		fetch_error_line(&k->out, "the fetch socket takes fetch requests only, one JSON line each: "
 			  "{\"_djc\": \"fetch\", \"table\": \"Name\", \"key\": {...}} (or \"where\")", DJC_EINVAL);
 	else {
-		fetch_out o = {put_client, take_client, k, 0, 0};
+		fetch_out o = {put_client, take_client, k, json_is_true(json_object_get(j, "binary")),
+			       json_is_true(json_object_get(j, "types"))};
 		fetch_answer(&fs->ctx, j, &o);
 	}
 	json_decref(j);

@@ -6,8 +6,10 @@
  * ("@djc-fetch-PID-RANDOM": '@' for the leading NUL byte), that only its
  * user (and root) may use. The program sends fetch requests on it,
  * one JSON line each, as a serve program does on its stdout, and reads the
- * same answers (fetch_answer, serve.h: JSON rows, bytes as base64, as
- * `djc fetch --format json` prints them). The reads go through the make's
+ * same answers (fetch_answer, serve.h: JSON rows as `djc fetch --format
+ * json` prints them, or with types and bytes values raw when the request
+ * asks, as a serve program's hello does); {"_djc":"table"} gets the table
+ * message of the table made (table_message). The reads go through the make's
  * context, so they follow the rules of every make's reads: ancestors
  * only, checked at commit. djc answers while it waits for the program
  * (proc_pump polls the socket beside the program's pipes), a bounded

@@ -165,9 +165,30 @@ static void types_json(sb_t *b, const table *t)
 	sb_addc(b, '}');
 }
 
-/* Before the first key of t a program that asked for types is sent
- * {"_djc":"table","table":"T","types":{...},"parts":{"P":{...}}}: the
- * types of t's attributes and of its parts' (by the name after the dot). */
+void table_message(sb_t *b, djc_conn *c, const table *t)
+{
+	sb_add(b, "{\"_djc\":\"table\",\"table\":");
+	json_quote(b, t->name, strlen(t->name));
+	sb_add(b, ",\"types\":");
+	types_json(b, t);
+	sb_add(b, ",\"parts\":{");
+	int first = 1;
+	for (size_t i = 0; i < c->pipe->n; i++) {
+		const table *p = c->pipe->tables[i];
+		if (p->master != t) continue;
+		const char *dot = strrchr(p->name, '.');
+		const char *nm = dot ? dot + 1 : p->name;
+		if (!first) sb_addc(b, ',');
+		first = 0;
+		json_quote(b, nm, strlen(nm));
+		sb_addc(b, ':');
+		types_json(b, p);
+	}
+	sb_add(b, "}}\n");
+}
+
+/* Before the first key of t a program that asked for types is sent t's
+ * table message (table_message). */
 static void describe(serve *s, djc_conn *c, const table *t)
 {
 	if (!s->types) return;
@@ -176,24 +197,7 @@ static void describe(serve *s, djc_conn *c, const table *t)
 	s->described = xrealloc(s->described, (s->ndescribed + 1) * sizeof(char *));
 	s->described[s->ndescribed++] = xstrdup(t->name);
 	sb_t b = SB_INIT;
-	sb_add(&b, "{\"_djc\":\"table\",\"table\":");
-	json_quote(&b, t->name, strlen(t->name));
-	sb_add(&b, ",\"types\":");
-	types_json(&b, t);
-	sb_add(&b, ",\"parts\":{");
-	int first = 1;
-	for (size_t i = 0; i < c->pipe->n; i++) {
-		const table *p = c->pipe->tables[i];
-		if (p->master != t) continue;
-		const char *dot = strrchr(p->name, '.');
-		const char *nm = dot ? dot + 1 : p->name;
-		if (!first) sb_addc(&b, ',');
-		first = 0;
-		json_quote(&b, nm, strlen(nm));
-		sb_addc(&b, ':');
-		types_json(&b, p);
-	}
-	sb_add(&b, "}}\n");
+	table_message(&b, c, t);
 	proc_input(s->p, b.s, b.len, 0);
 	sb_free(&b);
 }

@@ -60,6 +60,12 @@ typedef struct fetch_out {
  * a per-key program's through its fetch socket (fetchsock.h). */
 void fetch_answer(djc_make_ctx *ctx, json_t *j, const fetch_out *o);
 
+/* t's table message, added to b: {"_djc":"table","table":"T","types":
+ * {...},"parts":{"P":{...}}}, the types of t's attributes and of its
+ * parts' (by the name after the dot), and a newline
+ * (docs/serve-protocol.md). */
+void table_message(sb_t *b, djc_conn *c, const table *t);
+
 /* The answer to a fetch that failed, added to b:
  * {"_djc":"rows","error":"why","code":code} (code: djc's status, DJC_E*)
  * and a newline. */

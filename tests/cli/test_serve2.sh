@@ -36,6 +36,8 @@
 #                bytes and <blob> values reach the make as memoryviews, its
 #                bytes results are stored exactly, a value for a <blob> that
 #                is not bytes fails the key naming the attribute
+#   pyblob_per_key  the same make per key: its fetches through the fetch
+#                socket give the same values, types and messages
 . "$ROOT/tests/cli/lib.sh"
 export PYTHONPATH="$ROOT/python"
 jget() { jq -r "$1" 2>&1 <<<"$OUT"; }
@@ -513,5 +515,26 @@ check "pyblob_raw: a list for a <blob> fails the key, naming it ($r)" test "$r" 
 check "pyblob_raw: every stored value is the one fetched, byte for byte" test "$(bin_wrong)" = 0
 }
 tcase pyblob_raw
+
+case_pyblob_per_key() {
+# The same make per key (one process a key, fetches through djc's fetch
+# socket): its rows come as under serve (types, values raw), and a value
+# for a <blob> that is not bytes fails the key with serve's message (the
+# socket told the program the types of the table made)
+bclean
+raw=
+python3 -c 'import numpy' >/dev/null 2>&1 && raw=raw
+run env ${raw:+DJC_BLOBS=raw} "$DJC" populate Bin --reserve-jobs --suppress-errors --json --make python3 pyblob.py
+check "pyblob_per_key: 3 made, key 4 failed" test "$(jget '"\(.success_count)/\(.error_count)"')" = "3/1"
+check "pyblob_per_key: bytes and <blob> values reached the make as memoryviews" \
+	test "$(grep -c '^make [1-3] memoryview memoryview$' "$LOG")/$(grep -c '^make 4 memoryview NoneType$' "$LOG")" = 3/1
+case "$(jget '.errors[0].message')" in
+"make exited with status 1: TypeError: attribute 'out' is a <blob>: its value must be bytes ("*" to pack a list)") r=ok ;;
+*) r="$(jget '.errors[0].message')" ;;
+esac
+check "pyblob_per_key: a list for a <blob> fails the key, naming it ($r)" test "$r" = ok
+check "pyblob_per_key: every stored value is the one fetched, byte for byte" test "$(bin_wrong)" = 0
+}
+tcase pyblob_per_key pyblob_raw
 
 finish

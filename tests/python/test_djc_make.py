@@ -498,7 +498,9 @@ class PerKeyProtocol(unittest.TestCase):
             for line in f:
                 req = json.loads(line)
                 seen.append(req)
-                if req["table"] == "Nope":
+                if req["_djc"] == "table":   # as a djc before table messages on this socket
+                    conn.sendall(b'{"_djc":"rows","error":"the fetch socket takes fetch requests only","code":2}\n')
+                elif req["table"] == "Nope":
                     conn.sendall(b'{"_djc":"rows","error":"Nope is not upstream of T"}\n')
                 else:
                     conn.sendall(b'{"_djc":"rows","count":2}\n' + json.dumps({"n": len(seen)}).encode()
@@ -519,9 +521,50 @@ class PerKeyProtocol(unittest.TestCase):
         t.join(10)
         self.assertEqual(rows, [{"a": [{"n": 1}, {"b": "AAE="}], "b": [{"n": 2}, {"b": "AAE="}],
                                  "e": "Nope is not upstream of T"}])
-        self.assertEqual(seen, [{"_djc": "fetch", "table": "Up", "key": {"id": 3}},
-                                {"_djc": "fetch", "table": "Up", "where": {"x": [1, "18446744073709551615"]}},
-                                {"_djc": "fetch", "table": "Nope"}])
+        ask = {"types": True, "binary": True}
+        self.assertEqual(seen, [{"_djc": "fetch", "table": "Up", "key": {"id": 3}, **ask},
+                                {"_djc": "fetch", "table": "Up", "where": {"x": [1, "18446744073709551615"]}, **ask},
+                                {"_djc": "fetch", "table": "Nope", **ask},
+                                {"_djc": "table"}])   # lists in the rows made: their types asked
+
+    def test_the_fetch_socket_gives_types_and_raw_values(self):
+        # a djc that answers with types and raw values: the make gets the
+        # bytes as a memoryview (as under serve), and the rows it makes go
+        # by the types of the table made (the table message): a json
+        # attribute's wide int stays a number, another's goes as text
+        import socket
+        import threading
+        path = os.path.join(self.dir, "fetch")
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        srv.bind(path)
+        srv.listen(1)
+        self.addCleanup(srv.close)
+        seen = []
+
+        def serve():
+            conn, _ = srv.accept()
+            f = conn.makefile("rb")
+            for line in f:
+                req = json.loads(line)
+                seen.append(req["_djc"])
+                if req["_djc"] == "table":
+                    conn.sendall(b'{"_djc":"table","table":"T","types":{"id":"int32","j":"json","w":"uint64"},"parts":{}}\n')
+                else:
+                    conn.sendall(b'{"_djc":"rows","count":1,"types":{"id":"int32","raw":"bytes"}}\n'
+                                 b'{"id":3,"_bin":[["raw",5]]}\n\x00\n\x01{}')
+            conn.close()
+        t = threading.Thread(target=serve, daemon=True)
+        t.start()
+        body = """
+        r = fetch("Up", key)[0]
+        return {"j": {"big": 2 ** 64 - 1}, "w": 2 ** 64 - 1, "t": type(r["raw"]).__name__, "raw": djc_make.b64(r["raw"])}
+        """
+        st, rows, err = per_key(Program(body), {"id": 3}, DJC="/bin/false", DJC_FETCH_SOCKET=path)
+        self.assertEqual(st, 0, err)
+        t.join(10)
+        self.assertEqual(seen, ["fetch", "table"])
+        self.assertEqual(rows, [{"j": {"big": 2 ** 64 - 1}, "w": "18446744073709551615", "t": "memoryview",
+                                 "raw": base64.b64encode(b"\x00\n\x01{}").decode()}])
 
     def test_ints_beyond_64_bits_go_as_text(self):
         # per key as under serve: rows, and djc fetch's --key and --where
