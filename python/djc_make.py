@@ -428,6 +428,8 @@ def _row_lines(rows, info=None, binary=False):
             continue
         rest = {a: v for a, v in r.items() if not isinstance(v, _BYTES)}
         vals = [v if isinstance(v, memoryview) else memoryview(v) for a, v in bins]
+        if any(v.nbytes >= _REUSE_MIN for v in vals):
+            _keep_heap_once()
         rest["_bin"] = [[a, v.nbytes] for (a, _), v in zip(bins, vals)]
         out.append(_dumps(rest).encode("utf-8") + b"\n")
         out.extend(v.cast("B") if v.ndim != 1 or v.itemsize != 1 else v for v in vals)
@@ -756,6 +758,7 @@ class _Conn:
         spares = self._spares
         if n < _REUSE_MIN:
             return bytearray(n)
+        _keep_heap_once()
         best = -1
         for i in range(len(spares)):
             if len(spares[i]) >= n and sys.getrefcount(spares[i]) == 2 and (best < 0 or len(spares[i]) < len(spares[best])):
@@ -1062,6 +1065,18 @@ def per_key(make, rfile, wfile):
     return 0
 
 
+_heap_kept = []
+
+
+def _keep_heap_once():
+    """_keep_heap, at the first large value a serve program reads or
+    writes: a make that moves none (most) does not import ctypes (5 ms of
+    every program's start)."""
+    if not _heap_kept:
+        _heap_kept.append(True)
+        _keep_heap()
+
+
 def _keep_heap():
     """What the djc command does for its workers (docs/workers.md, "Large
     values"): glibc's malloc keeps freed heap for the next key instead of
@@ -1097,7 +1112,6 @@ def run(make, ahead=AHEAD, binary=True, parents=True):
         raise TypeError("run(make): make must be a function make(key, fetch) or a dict of them")
     rfile, wfile = _take_stdio()
     if os.environ.get("DJC_SERVE"):
-        _keep_heap()
         status = serve(make, rfile, wfile, ahead, binary, parents)
     else:
         status = per_key(make, rfile, wfile)

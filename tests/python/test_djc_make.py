@@ -658,6 +658,23 @@ class Binary(unittest.TestCase):
         self.assertEqual((status, rest), (0, b""))
         self.assertIn("memoryview memoryview 7", err)
 
+    def test_heap_kept_from_the_first_large_value(self):
+        # _keep_heap (ctypes: 5 ms of a start) only once a large value came
+        body = """
+        r = fetch("S", key)[0]
+        print("ctypes", i, "ctypes" in sys.modules, file=sys.stderr)
+        return {"n": len(r["b"])}
+        """
+        s = self.served(body, DJC_BLOBS="raw")
+        for i, n in ((1, 10), (2, djc_make._REUSE_MIN)):
+            s.send({"_djc": "key", "table": "T", "key": {"id": 1}, "attempt": 1})
+            self.answer_fetch(s, {"id": 1, "n": 7}, [("b", b"x" * n)])
+            self.assertEqual(self.rows_of(s), [{"n": n}, {"_djc": "done"}])
+        status, rest, err = s.close()
+        self.assertEqual(status, 0)
+        self.assertIn("ctypes 1 False", err)
+        self.assertIn("ctypes 1 False\nctypes 1 True", err.replace("\r", ""))
+
     def test_blob_that_is_not_bytes_needs_the_codec(self):
         s = self.served("return {'n': 1, 'b': b'', 'blob': [1, 2]}", DJC_BLOBS="raw")
         rows, end = s.key({"id": 1})
