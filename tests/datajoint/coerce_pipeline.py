@@ -70,9 +70,6 @@ for n, (a, v) in enumerate(CASES):
         KNOWN[n] = ("MariaDB's bool (tinyint) stores 2; djc's bool is true or false", None)
     if BACKEND == "postgresql" and a == "u" and v != "bad":
         KNOWN[n] = ("DataJoint 2.3.2 on PostgreSQL inserts a uuid as bytea, which PostgreSQL refuses", uuid.UUID(v))
-    if BACKEND == "postgresql" and a == "dt" and (getattr(v, "microsecond", 0) or str(v).endswith(".7")):
-        KNOWN[n] = ("DataJoint on PostgreSQL declares datetime as timestamp, which keeps microseconds; "
-                    "djc takes its adopted datetime as whole seconds", None)
     if BACKEND == "postgresql" and isinstance(v, np.datetime64):
         KNOWN[n] = ("DataJoint on PostgreSQL cannot send a numpy datetime64 (psycopg2 cannot adapt it)",
                     v.item() if a == "dd" else v.astype("datetime64[us]").item())
