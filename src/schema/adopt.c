@@ -275,6 +275,9 @@ static int col_type(gen *g, at *a, const db_ccol *c, sb_t *b, const char **comme
 		return DJC_OK;
 	}
 	if (!strcmp(b->s + at0, "uuid") && !strcasecmp(c->sql_type, "binary(16)")) sb_add(b, " as binary(16)");
+	/* PostgreSQL's floats keep NaN and infinities, which DataJoint stores there */
+	if (!strcmp(b->s + at0, "float64") && !strcasecmp(c->sql_type, "double precision")) sb_add(b, " as float8");
+	if (!strcmp(b->s + at0, "float32") && !strcasecmp(c->sql_type, "real")) sb_add(b, " as float4");
 	const char *ty = b->s + at0;
 	if (c->collation && (!strncmp(ty, "varchar", 7) || !strncmp(ty, "char", 4) || !strncmp(ty, "enum", 4)))
 		sb_printf(b, " collate %s", c->collation);

@@ -404,6 +404,51 @@ case_fractional_times() {
 }
 tcase fractional_times
 
+# NaN and infinities in DataJoint's floats: PostgreSQL's double precision
+# and real keep them (DataJoint 2.x stores NaN and inf there as given), so
+# adopt writes `as float8` / `as float4` and djc stores them too (JSON
+# carries them as "NaN", "Infinity", "-Infinity"); MariaDB's double keeps
+# none: there such a value fails the key, naming the attribute.
+case_nonfinite_floats() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_anf" C="${DJC_DATABASE_SCHEMA}_anfc" q='"' d='double precision' r=real
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double' r='float'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__val$q (k int NOT NULL, f $d NOT NULL, g $r NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"INSERT INTO $q@W@$q.${q}src$q VALUES (1), (2), (3)"
+	cat > mk_val.sh <<'P'
+#!/bin/sh
+case $DJC_KEY_k in
+1) echo '{"f": "NaN", "g": "NaN"}' ;;
+2) echo '{"f": "Infinity", "g": "-Infinity"}' ;;
+3) echo '{"f": 2.5, "g": null}' ;;
+esac
+P
+	chmod +x mk_val.sh
+	printf 'Val\n    make = ./mk_val.sh\n' > ovv.djc
+	local as8=' as float8' as4=' as float4'
+	[ "$DJC_BACKEND" = mysql ] && as8= as4=
+	expect_rc 0 "adopt --dry-run of a table of floats" djc --schema "$C" adopt "$W" --overlay ovv.djc --dry-run
+	check "PostgreSQL's double precision is float64 as float8, MariaDB's double float64" grep -q "^    f : float64$as8$" <<< "$OUT"
+	check "real is float32 as float4, MariaDB's float float32" grep -q "^    g = null : float32$as4$" <<< "$OUT"
+	expect_rc 0 "adopt it" djc --schema "$C" adopt "$W" --overlay ovv.djc
+	if [ "$DJC_BACKEND" = mysql ]; then
+		expect_rc 1 "MariaDB keeps no NaN: the keys fail" djc --schema "$C" populate Val --suppress-errors
+		check "... naming the attribute" grep -q "'f'.*expects a number" <<< "$OUT$ERR"
+		expect_out "only the finite row made" 1 server_sql "SELECT COUNT(*) FROM $q$W$q.${q}__val$q"
+		return 0
+	fi
+	expect_rc 0 "populate through djc's jobs table" djc --schema "$C" populate Val --reserve-jobs
+	check "3 made" grep -q "^Val: 3 made, 0 errors" <<< "$OUT"
+	expect_out "stored as PostgreSQL's NaN and infinities" "1 NaN NaN|2 Infinity -Infinity|3 2.5 " \
+		sh -c "psql '${DJC_SERVER_URL:-$DJC_DATABASE_URL}' -XAt -F' ' -c 'SELECT k, f, g FROM \"$W\".\"__val\" ORDER BY k' | tr '\n' '|' | sed 's/|$//'"
+	expect_out "fetch gives them as JSON text" '{"k":1,"f":"NaN","g":"NaN"} {"k":2,"f":"Infinity","g":"-Infinity"}' \
+		sh -c "'$DJC' --schema '$C' fetch Val --format json | jq -c 'select(.k < 3)' | sort | tr '\n' ' ' | sed 's/ $//'"
+	expect_out "a restriction by NaN matches it (PostgreSQL's NaN equals NaN)" 1 count_in "$C" Val '{"f": "NaN"}'
+	expect_out "... by -Infinity too" 1 count_in "$C" Val '{"g": "-Infinity"}'
+}
+tcase nonfinite_floats
+
 # What adopting refuses, a dry run refuses: a column djc cannot name
 # (DataJoint never declares one, a hand-made table may); the message names
 # the DataJoint table and the column, not a line of the generated text;
