@@ -271,7 +271,7 @@ def _coerce(tbl, attr, v):
         v = str(int(v) if isinstance(v, bool) or type(v).__name__ == "bool_" else v)
         if kind == "float":
             f = float(v)
-            if not math.isfinite(f):
+            if not math.isfinite(f) and backend != "postgresql":   # PostgreSQL's real takes 'inf'
                 raise _Refused("%s is not a finite number (the server refuses it)" % v)
             return f
         try:
@@ -313,9 +313,7 @@ def _coerce(tbl, attr, v):
             f = float(v.strip() if isinstance(v, str) else v)
         except ValueError:
             return v
-        if not math.isfinite(f):
-            raise _Refused("%r is not a finite number: DataJoint on PostgreSQL stores it, djc stores finite numbers only" % (v,))
-        return f
+        return f   # NaN and infinities too: PostgreSQL's double precision keeps them, so does djc (as float8)
     if kind == "bool" and isinstance(v, str):   # PostgreSQL's boolean takes text
         t = v.strip().lower()
         if t in ("t", "true", "y", "yes", "on", "1"):

@@ -74,7 +74,11 @@ and anything with ``tolist()`` (numpy). A whole number beyond 64 bits
 signed (a ``uint64`` above 2**63 - 1: ``2**64 - 1``, ``numpy.uint64``) is
 sent as decimal text, as djc takes such values (docs/types.md), in a
 row's values and in a fetch's ``key`` and ``where`` (not inside a json
-attribute's value: djc refuses that one). NaN and infinities are errors. An
+attribute's value: djc refuses that one). A NaN or infinite float (Python's
+or numpy's) is sent as "NaN", "Infinity" or "-Infinity", which a float
+attribute of a table adopted on PostgreSQL takes (docs/types.md) and any
+other refuses, naming the attribute; inside a json attribute's value NaN
+and infinities are errors. An
 exception fails the key: its message is recorded as the job's error and
 its traceback as the stack; ``SystemExit`` and ``KeyboardInterrupt`` too
 (``SystemExit: 3``, as DataJoint's populate records them), after which a
@@ -331,7 +335,18 @@ def _wide_int(v):
         v = v.tolist()
         if type(v) is int and not -_I64 <= v < _I64:
             return str(v)
+        if type(v) is float:
+            return _nonfinite(v)
     return None
+
+
+def _nonfinite(f):
+    """The text JSON carries a NaN or infinite float as (docs/types.md:
+    "NaN", "Infinity", "-Infinity"; a float attribute of an adopted
+    PostgreSQL table takes it), else None."""
+    if f - f == 0:
+        return None
+    return "NaN" if f != f else "Infinity" if f > 0 else "-Infinity"
 
 
 def _row_types(r, info):
@@ -363,9 +378,12 @@ def _wide_ints(r, types=None):
         if t is int:
             if -_I64 <= v < _I64:
                 continue
-        elif t is str or t is float or v is None or t.__module__ != "numpy":
+        elif t is float:
+            if v - v == 0:
+                continue
+        elif t is str or v is None or t.__module__ != "numpy":
             continue
-        s = _wide_int(v)
+        s = _wide_int(v) if t is not float else _nonfinite(v)
         if s is not None:
             if wide is None:
                 wide = dict(r)

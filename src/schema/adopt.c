@@ -190,7 +190,11 @@ static int native_type(sb_t *b, const db_ccol *c, int dj)
 	static const char *const pg[][2] = {{"smallint", "int16"}, {"integer", "int32"}, {"bigint", "int64"},
 		{"real", "float32"}, {"double precision", "float64"}, {"boolean", "bool"}, {"float", "float32"},
 		{"double", "float64"}, {"jsonb", "json"}, {"bytea", "bytes"},
-		{"timestamp without time zone", "datetime"}};
+		/* PostgreSQL's timestamp without a precision keeps microseconds
+		 * (DataJoint 2.x's datetime): so does its djc type, or a value with
+		 * a fraction is refused, and a key cut to whole seconds on its way
+		 * through the jobs table no longer matches its row */
+		{"timestamp without time zone", "datetime(6)"}};
 	if (my_int(b, t)) return 1;
 	for (size_t i = 0; i < sizeof pg / sizeof *pg; i++)
 		if (!strcasecmp(t, pg[i][0])) return sb_add(b, pg[i][1]), 1;
@@ -271,6 +275,9 @@ static int col_type(gen *g, at *a, const db_ccol *c, sb_t *b, const char **comme
 		return DJC_OK;
 	}
 	if (!strcmp(b->s + at0, "uuid") && !strcasecmp(c->sql_type, "binary(16)")) sb_add(b, " as binary(16)");
+	/* PostgreSQL's floats keep NaN and infinities, which DataJoint stores there */
+	if (!strcmp(b->s + at0, "float64") && !strcasecmp(c->sql_type, "double precision")) sb_add(b, " as float8");
+	if (!strcmp(b->s + at0, "float32") && !strcasecmp(c->sql_type, "real")) sb_add(b, " as float4");
 	const char *ty = b->s + at0;
 	if (c->collation && (!strncmp(ty, "varchar", 7) || !strncmp(ty, "char", 4) || !strncmp(ty, "enum", 4)))
 		sb_printf(b, " collate %s", c->collation);

@@ -482,6 +482,7 @@ static int inherit_attr(pctx *c, int line, table *t, const attr *pa, const char 
 	a->dj_blob = pa->dj_blob;
 	a->raw = pa->raw;
 	a->bin16 = pa->bin16;
+	a->nonfinite = pa->nonfinite;
 	if (pa->store_type) a->store_type = xstrdup(pa->store_type);
 	if (pa->collate) a->collate = xstrdup(pa->collate);
 	a->in_key = in_key;
@@ -598,10 +599,13 @@ static char *type_opt_start(char *ty)
 }
 
 /* `as TYPE`: binary(16) for a uuid, a type name (PostgreSQL's enum type,
- * "schema"."enum_x") for an enum. */
+ * "schema"."enum_x") for an enum, float8 / float4 for a float64 / float32
+ * (PostgreSQL's double precision / real, which keep NaN and infinities). */
 static int store_type_ok(const attr *a, const char *ty)
 {
 	if (a->type.t == T_UUID) return !strcasecmp(ty, "binary(16)");
+	if (a->type.t == T_FLOAT64) return !strcasecmp(ty, "float8");
+	if (a->type.t == T_FLOAT32) return !strcasecmp(ty, "float4");
 	if (a->type.t != T_ENUM || !*ty) return 0;
 	return strspn(ty, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.\"") == strlen(ty);
 }
@@ -619,12 +623,13 @@ static int type_opts(pctx *c, int line, const table *t, char *o, attr *a)
 		if (!strcasecmp(w, "as") && arg && !a->store_type && store_type_ok(a, arg)) {
 			a->store_type = xstrdup(arg);
 			a->bin16 = a->type.t == T_UUID;
+			a->nonfinite = a->type.t == T_FLOAT64 || a->type.t == T_FLOAT32;
 		}
 		else if (!strcasecmp(w, "collate") && arg && !a->collate && strspn(arg, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(arg))
 			a->collate = xstrdup(arg);
 		else
 			return fail(c, line, "cannot read '%s%s%s' after the type of attribute '%s' (expected 'as binary(16)' "
-				    "for a uuid, 'as schema.type' for an enum, or 'collate name')", w, arg ? " " : "", arg ? arg : "",
+				    "for a uuid, 'as schema.type' for an enum, 'as float8' or 'as float4' for a float, or 'collate name')", w, arg ? " " : "", arg ? arg : "",
 				    a->name);
 		w = strtok_r(NULL, " ", &save);
 	}

@@ -24,6 +24,8 @@ typedef struct attr {
 	int dj_blob;       /* <blob>: bytes holding a DataJoint blob (header checked on write) */
 	int raw;           /* raw(<sql type>): opaque, read-only; type_text keeps the server's type */
 	int bin16;         /* uuid `as binary(16)`: stored as 16 bytes (DataJoint on MySQL) */
+	int nonfinite;     /* float `as float8` / `as float4`: PostgreSQL's column, which keeps NaN
+	                    * and infinities (DataJoint on PostgreSQL stores them) */
 	char *store_type;  /* `as TYPE`: the column's SQL type in the DataJoint table where djc's own
 	                    * differs (binary(16), a PostgreSQL enum type): jobs tables copy it */
 	char *collate;     /* `collate NAME`: the column's collation (jobs tables copy it), or NULL */

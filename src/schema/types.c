@@ -216,16 +216,29 @@ static int in_uint64(const attr *a, const val_t *in, val_t *out, char **msg)
 	return DJC_OK;
 }
 
-/* value_in of float32 and float64: finite, within float32's range for it. */
+/* The non-finite float a text names ("NaN", "Infinity", "-Infinity", as
+ * JSON carries them: docs/types.md), or 0 (finite: none). */
+static double nonfinite_text(const val_t *in)
+{
+	if (in->t != DJC_TEXT) return 0;
+	if (!strcmp(in->s, "NaN")) return NAN;
+	if (!strcmp(in->s, "Infinity")) return INFINITY;
+	if (!strcmp(in->s, "-Infinity")) return -INFINITY;
+	return 0;
+}
+
+/* value_in of float32 and float64: finite (or, `as float8`/`as float4`,
+ * NaN and infinities too, also as text), within float32's range for it. */
 static int in_float(const attr *a, const val_t *in, val_t *out, char **msg)
 {
 	double f;
 	if (in->t == DJC_FLOAT) f = in->f;
 	else if (in->t == DJC_INT) f = (double)in->i;
 	else if (in->t == DJC_UINT) f = (double)in->u;
-	else return bad(msg, a, "expects a number, got %s", tname(in->t));
-	if (!isfinite(f)) return bad(msg, a, "%s", "NaN and infinities are not stored (the backends disagree on them)");
-	if (a->type.t == T_FLOAT32) {
+	else if ((f = nonfinite_text(in)) == 0 || !a->nonfinite) return bad(msg, a, "expects a number, got %s", tname(in->t));
+	if (!isfinite(f) && !a->nonfinite)
+		return bad(msg, a, "%s", "NaN and infinities are not stored (the backends disagree on them)");
+	if (a->type.t == T_FLOAT32 && isfinite(f)) {
 		if (fabs(f) > FLT_MAX) return bad(msg, a, "%s", "value out of float32 range");
 		f = (double)(float)f;
 	}
@@ -652,8 +665,9 @@ void value_to_json(sb_t *b, const attr *a, const val_t *v)
 		else sb_printf(b, "%" PRIu64, v->u);
 		break;
 	case DJC_BOOL: sb_add(b, v->i ? "true" : "false"); break;
-	case DJC_FLOAT:
-		if (!isfinite(v->f)) { sb_add(b, "null"); break; }
+	case DJC_FLOAT:   /* JSON has no NaN: as text, which a float attribute takes back (in_float) */
+		if (isnan(v->f)) { sb_add(b, "\"NaN\""); break; }
+		if (isinf(v->f)) { sb_add(b, v->f > 0 ? "\"Infinity\"" : "\"-Infinity\""); break; }
 		fmt_double(buf, sizeof buf, v->f);
 		sb_add(b, buf);
 		break;

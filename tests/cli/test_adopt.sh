@@ -239,6 +239,8 @@ mk_dj_schema() {
 	esac
 	for st in "$@"; do server_sql "${st//@W@/$w}"; done
 }
+# count_in SCHEMA TABLE [WHERE]: count, in djc's schema SCHEMA
+count_in() { local s=$1; shift; DJC_DATABASE_SCHEMA=$s count "$@"; }
 # schema_there NAME: the server has a schema (MariaDB: database) NAME
 schema_there() {
 	[ -n "$(server_sql "SELECT 1 FROM information_schema.schemata WHERE schema_name = '$1'")" ]
@@ -258,7 +260,7 @@ case_raw_defaults() {
 		"COMMENT ON COLUMN \"@W@\".\"entry\".entry_id IS ':int32:'" "INSERT INTO \"@W@\".\"entry\" (entry_id) VALUES (1)" ;;
 	esac
 	local ts='entered = CURRENT_TIMESTAMP : raw\(timestamp\)' tm='at = "12:00:00" : raw\(time\)'
-	[ "$DJC_BACKEND" = postgresql ] && ts='entered = CURRENT_TIMESTAMP : datetime' tm='at = "12:00:00" : raw\(time without time zone\)'
+	[ "$DJC_BACKEND" = postgresql ] && ts='entered = CURRENT_TIMESTAMP : datetime\(6\)' tm='at = "12:00:00" : raw\(time without time zone\)'
 	expect_rc 0 "adopt --dry-run of a schema with server defaults on raw columns" djc --schema "$C" adopt "$W" --dry-run
 	check "the CURRENT_TIMESTAMP default kept as written" grep -Eq "^    $ts$" <<< "$OUT"
 	check "the time's default kept as written, its type raw" grep -Eq "^    $tm$" <<< "$OUT"
@@ -353,6 +355,99 @@ case_own_key() {
 	expect_rc 0 "adopt again: unchanged" djc --schema "$C" adopt "$W" --overlay ovr.djc
 }
 tcase own_key
+
+# DataJoint's datetime with a fraction of a second as a key, and written by
+# a make: on PostgreSQL DataJoint 2.x declares `datetime` as `timestamp`
+# (microseconds), `datetime(3)` as `timestamp(3)`; on MariaDB `datetime(6)`.
+# Adopted at the server's precision (a whole-seconds `datetime` refused the
+# make's value, and a key cut to whole seconds would lose its row on its way
+# through the jobs table and back), read, written and matched exactly.
+case_fractional_times() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_afr" C="${DJC_DATABASE_SCHEMA}_afrc" q='"' ty=timestamp ty3='timestamp(3)' m=datetime
+	[ "$DJC_BACKEND" = mysql ] && q='`' ty='datetime(6)' ty3='datetime(3)' m='datetime(6)'
+	local cm="COMMENT ':$m:'" cm3="COMMENT ':datetime(3):'"
+	[ "$DJC_BACKEND" = postgresql ] && cm= cm3=
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}tick$q (t $ty NOT NULL $cm, PRIMARY KEY (t))" \
+		"CREATE TABLE $q@W@$q.${q}__echo$q (t $ty NOT NULL, seen $ty NOT NULL $cm, seen3 $ty3 NOT NULL $cm3, PRIMARY KEY (t), FOREIGN KEY (t) REFERENCES $q@W@$q.${q}tick$q (t))" \
+		"INSERT INTO $q@W@$q.${q}tick$q VALUES ('2024-01-01 10:00:00.5'), ('2024-01-01 10:00:00.123456'), ('2024-01-01 10:00:00'), ('1999-12-31 23:59:59.999999')"
+	if [ "$DJC_BACKEND" = postgresql ]; then
+		server_sql "COMMENT ON COLUMN $q$W$q.${q}tick$q.t IS ':datetime:'"
+		server_sql "COMMENT ON COLUMN $q$W$q.${q}__echo$q.seen IS ':datetime:'"
+		server_sql "COMMENT ON COLUMN $q$W$q.${q}__echo$q.seen3 IS ':datetime(3):'"
+	fi
+	# the make writes the key's time back, and 0.25 s (3 digits) into seen3
+	printf '#!/bin/sh\necho "{\\"seen\\": \\"$DJC_KEY_t\\", \\"seen3\\": \\"2024-02-02 02:02:02.25\\"}"\n' > mk_echo.sh
+	chmod +x mk_echo.sh
+	printf 'Echo\n    make = ./mk_echo.sh\n' > ove.djc
+	expect_rc 0 "adopt --dry-run of datetimes with fractions" djc --schema "$C" adopt "$W" --overlay ove.djc --dry-run
+	check "the key at the server's precision: microseconds" grep -q "^    t : datetime(6)$" <<< "$OUT"
+	check "a datetime(3) stays datetime(3)" grep -q "^    seen3 : datetime(3)$" <<< "$OUT"
+	expect_rc 0 "adopt it" djc --schema "$C" adopt "$W" --overlay ove.djc
+	expect_out "the keys read with their microseconds" \
+		"1999-12-31 23:59:59.999999 2024-01-01 10:00:00.000000 2024-01-01 10:00:00.123456 2024-01-01 10:00:00.500000" \
+		sh -c "'$DJC' --schema '$C' fetch Tick --format json | jq -rs 'map(.t) | sort | join(\" \")'"
+	expect_out "a restriction by the exact time matches" 1 count_in "$C" Tick '{"t": "2024-01-01 10:00:00.123456"}'
+	expect_out "... a shorter form of it too" 1 count_in "$C" Tick '{"t": "2024-01-01 10:00:00.5"}'
+	expect_rc 0 "populate through djc's jobs table" djc --schema "$C" populate Echo --reserve-jobs
+	check "4 made" grep -q "^Echo: 4 made, 0 errors" <<< "$OUT"
+	expect_out "each row is its key's, the make's time exact" 4 \
+		server_sql "SELECT COUNT(*) FROM $q$W$q.${q}__echo$q WHERE seen = t AND seen3 = '2024-02-02 02:02:02.25'"
+	expect_out "progress complete" "Echo: Completed 4 of 4" sh -c "'$DJC' --schema '$C' progress Echo | sed 's/ (.*//'"
+	expect_rc 0 "populate again through the jobs table: nothing to do" djc --schema "$C" populate Echo --reserve-jobs
+	expect_out "still 4" 4 server_sql "SELECT COUNT(*) FROM $q$W$q.${q}__echo$q"
+	printf '#!/bin/sh\necho "{\\"seen\\": \\"$DJC_KEY_t\\", \\"seen3\\": \\"2024-02-02 02:02:02.2501\\"}"\n' > mk_echo4.sh
+	chmod +x mk_echo4.sh
+	server_sql "DELETE FROM $q$W$q.${q}__echo$q"
+	expect_rc 1 "more digits than the column keeps fail the key" djc --schema "$C" populate Echo --make ./mk_echo4.sh
+	check "... naming the attribute" grep -q "'seen3'.*more fractional digits" <<< "$OUT$ERR"
+}
+tcase fractional_times
+
+# NaN and infinities in DataJoint's floats: PostgreSQL's double precision
+# and real keep them (DataJoint 2.x stores NaN and inf there as given), so
+# adopt writes `as float8` / `as float4` and djc stores them too (JSON
+# carries them as "NaN", "Infinity", "-Infinity"); MariaDB's double keeps
+# none: there such a value fails the key, naming the attribute.
+case_nonfinite_floats() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_anf" C="${DJC_DATABASE_SCHEMA}_anfc" q='"' d='double precision' r=real
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double' r='float'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__val$q (k int NOT NULL, f $d NOT NULL, g $r NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"INSERT INTO $q@W@$q.${q}src$q VALUES (1), (2), (3)"
+	cat > mk_val.sh <<'P'
+#!/bin/sh
+case $DJC_KEY_k in
+1) echo '{"f": "NaN", "g": "NaN"}' ;;
+2) echo '{"f": "Infinity", "g": "-Infinity"}' ;;
+3) echo '{"f": 2.5, "g": null}' ;;
+esac
+P
+	chmod +x mk_val.sh
+	printf 'Val\n    make = ./mk_val.sh\n' > ovv.djc
+	local as8=' as float8' as4=' as float4'
+	[ "$DJC_BACKEND" = mysql ] && as8= as4=
+	expect_rc 0 "adopt --dry-run of a table of floats" djc --schema "$C" adopt "$W" --overlay ovv.djc --dry-run
+	check "PostgreSQL's double precision is float64 as float8, MariaDB's double float64" grep -q "^    f : float64$as8$" <<< "$OUT"
+	check "real is float32 as float4, MariaDB's float float32" grep -q "^    g = null : float32$as4$" <<< "$OUT"
+	expect_rc 0 "adopt it" djc --schema "$C" adopt "$W" --overlay ovv.djc
+	if [ "$DJC_BACKEND" = mysql ]; then
+		expect_rc 1 "MariaDB keeps no NaN: the keys fail" djc --schema "$C" populate Val --suppress-errors
+		check "... naming the attribute" grep -q "'f'.*expects a number" <<< "$OUT$ERR"
+		expect_out "only the finite row made" 1 server_sql "SELECT COUNT(*) FROM $q$W$q.${q}__val$q"
+		return 0
+	fi
+	expect_rc 0 "populate through djc's jobs table" djc --schema "$C" populate Val --reserve-jobs
+	check "3 made" grep -q "^Val: 3 made, 0 errors" <<< "$OUT"
+	expect_out "stored as PostgreSQL's NaN and infinities" "1 NaN NaN|2 Infinity -Infinity|3 2.5 " \
+		sh -c "psql '${DJC_SERVER_URL:-$DJC_DATABASE_URL}' -XAt -F' ' -c 'SELECT k, f, g FROM \"$W\".\"__val\" ORDER BY k' | tr '\n' '|' | sed 's/|$//'"
+	expect_out "fetch gives them as JSON text" '{"k":1,"f":"NaN","g":"NaN"} {"k":2,"f":"Infinity","g":"-Infinity"}' \
+		sh -c "'$DJC' --schema '$C' fetch Val --format json | jq -c 'select(.k < 3)' | sort | tr '\n' ' ' | sed 's/ $//'"
+	expect_out "a restriction by NaN matches it (PostgreSQL's NaN equals NaN)" 1 count_in "$C" Val '{"f": "NaN"}'
+	expect_out "... by -Infinity too" 1 count_in "$C" Val '{"g": "-Infinity"}'
+}
+tcase nonfinite_floats
 
 # What adopting refuses, a dry run refuses: a column djc cannot name
 # (DataJoint never declares one, a hand-made table may); the message names

@@ -42,7 +42,8 @@ BACKEND = dj.config["database.backend"]
 CASES = [
     ("f", np.nan), ("f", float("nan")), ("f", D("2.5")), ("f", np.float32(0.1)), ("f", "3.25"),
     ("f", np.inf), ("f", 1), ("f", ""), ("f", None),
-    ("fd", np.nan), ("fd", None), ("fnn", np.nan), ("fnn", None),
+    ("fd", np.nan), ("fd", None), ("fnn", np.nan), ("fnn", None), ("fd", -np.inf), ("fnn", float("inf")),
+    ("g", np.nan), ("g", np.inf), ("g", np.float32("-inf")),
     ("i", "7"), ("i", True), ("i", np.int64(3)), ("i", 3.0), ("i", 2.5), ("i", np.float64(-4.5)),
     ("i", "abc"), ("i", np.nan), ("i", " 12 "),
     ("b", "1"), ("b", "0"), ("b", True), ("b", np.bool_(False)), ("b", 2), ("b", "true"),
@@ -64,15 +65,10 @@ CASES = [
 # value it stores)
 KNOWN = {}
 for n, (a, v) in enumerate(CASES):
-    if BACKEND == "postgresql" and a in ("f", "fd", "fnn") and isinstance(v, float) and not math.isfinite(v):
-        KNOWN[n] = ("DataJoint on PostgreSQL stores %r; djc stores finite numbers only" % v, None)
     if BACKEND == "mysql" and a == "b" and v == 2 and not isinstance(v, str):
         KNOWN[n] = ("MariaDB's bool (tinyint) stores 2; djc's bool is true or false", None)
     if BACKEND == "postgresql" and a == "u" and v != "bad":
         KNOWN[n] = ("DataJoint 2.3.2 on PostgreSQL inserts a uuid as bytea, which PostgreSQL refuses", uuid.UUID(v))
-    if BACKEND == "postgresql" and a == "dt" and (getattr(v, "microsecond", 0) or str(v).endswith(".7")):
-        KNOWN[n] = ("DataJoint on PostgreSQL declares datetime as timestamp, which keeps microseconds; "
-                    "djc takes its adopted datetime as whole seconds", None)
     if BACKEND == "postgresql" and isinstance(v, np.datetime64):
         KNOWN[n] = ("DataJoint on PostgreSQL cannot send a numpy datetime64 (psycopg2 cannot adapt it)",
                     v.item() if a == "dd" else v.astype("datetime64[us]").item())
@@ -92,6 +88,7 @@ DEFINITION = """
 f = null : float64
 fd = 2.5 : float64
 fnn : float64
+g = null : float32
 i = null : int32
 b = null : bool
 d = null : decimal(6,2)

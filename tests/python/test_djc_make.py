@@ -201,9 +201,14 @@ class ServeProtocol(unittest.TestCase):
         self.assertEqual(s.read(), {"_djc": "done"})
         self.assertEqual(s.close()[0], 0)
 
-    def test_nan_and_unknown_types_fail_the_key(self):
-        s = Served(Program("return {'v': float('nan')} if i == 1 else {'v': object()}"))
+    def test_nan_goes_as_text_and_unknown_types_fail_the_key(self):
+        # a NaN or infinite float as the text djc's float attributes of an
+        # adopted PostgreSQL table take (docs/types.md); inside a value, an error
+        s = Served(Program("return {'v': float('nan'), 'w': float('-inf'), 'x': 1e308 * 10} if i == 1 else "
+                           "{'v': [float('nan')]} if i == 3 else {'v': object()}"))
         rows, end = s.key({"id": 1})
+        self.assertEqual((rows, end["_djc"]), ([{"v": "NaN", "w": "-Infinity", "x": "Infinity"}], "done"))
+        rows, end = s.key({"id": 3})
         self.assertEqual((rows, end["_djc"]), ([], "error"))
         self.assertIn("ValueError", end["message"])
         rows, end = s.key({"id": 2})
@@ -1144,7 +1149,7 @@ class DataJointValues(unittest.TestCase):
           "k": _Attr("int", "int32", numeric=True, nullable=False, default=None, in_key=True)}
     PG = {"f": _Attr("double precision", "float64"), "i": _Attr("integer", "int32", numeric=True), "b": _Attr("boolean", "bool"),
           "dt": _Attr("timestamp without time zone", "datetime"), "dt3": _Attr("timestamp without time zone", "datetime(3)"),
-          "s": _Attr("varchar(20)")}
+          "s": _Attr("varchar(20)"), "g": _Attr("real", "float32", numeric=True)}
 
     def row(self, attrs, backend, how="truncate", **r):
         import djc_datajoint
@@ -1204,7 +1209,16 @@ class DataJointValues(unittest.TestCase):
             with self.subTest(a=a, v=v):
                 got = self.row(self.PG, "postgresql", how="round", **{a: v})[a]
                 self.assertEqual((type(got), got), (type(want), want))
-        self.assertIn("PostgreSQL", self.refused(self.PG, "postgresql", f=np.nan))
+        # NaN and infinities: DataJoint sends them to double precision as they
+        # are (not numeric to its heading), to real as text (numeric: NaN is
+        # the default); PostgreSQL keeps them, and so does djc (as float8/float4)
+        for v in (np.nan, float("inf"), -np.inf):
+            got = self.row(self.PG, "postgresql", f=v)["f"]
+            self.assertEqual(type(got), float)
+            self.assertTrue(got != got if v != v else got == v)
+        self.assertEqual(self.row(self.PG, "postgresql", g=np.inf), {"g": float("inf")})
+        self.assertEqual(self.row(self.PG, "postgresql", g=np.nan), {"g": None})
+        self.assertIn("(float64)", self.refused(self.MY, "mysql", f=-np.inf))
         self.assertIn("PostgreSQL refuses", self.refused(self.PG, "postgresql", i=3.0))
         self.refused(self.PG, "postgresql", i="2.5")
 
