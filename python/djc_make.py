@@ -135,6 +135,7 @@ def b64(text):
 
 
 _BYTES = (bytes, bytearray, memoryview)
+_NONFINITE = ("NaN", "Infinity", "-Infinity")
 _codec_cache = []
 
 
@@ -198,12 +199,17 @@ def _unpack_value(djc_blob, v):
 
 
 def _decode_row(row, types):
-    """Values of <blob> attributes (types: attribute -> type text) as
-    DataJoint's unpack makes them, when the codec is there; else (no numpy,
+    """A float attribute's NaN and infinities (JSON's "NaN", "Infinity",
+    "-Infinity") as floats, and values of <blob> attributes (types:
+    attribute -> type text) as DataJoint's unpack makes them, when the codec is there; else (no numpy,
     DJC_BLOBS=raw, or a value that needs DataJoint without it) as they came
     (raw bytes, or base64 text without binary values)."""
     if not types:
         return row
+    for a, t in types.items():
+        v = row.get(a)
+        if type(v) is str and t.startswith("float") and v in _NONFINITE:
+            row[a] = float(v)   # NaN and infinities, as JSON carries them (docs/types.md)
     for a, t in types.items():
         if t != "<blob>" or row.get(a) is None:
             continue

@@ -235,8 +235,8 @@ static int in_float(const attr *a, const val_t *in, val_t *out, char **msg)
 	if (in->t == DJC_FLOAT) f = in->f;
 	else if (in->t == DJC_INT) f = (double)in->i;
 	else if (in->t == DJC_UINT) f = (double)in->u;
-	else if ((f = nonfinite_text(in)) == 0 || !a->nonfinite) return bad(msg, a, "expects a number, got %s", tname(in->t));
-	if (!isfinite(f) && !a->nonfinite)
+	else if ((f = nonfinite_text(in)) == 0) return bad(msg, a, "expects a number, got %s", tname(in->t));
+	if (!isfinite(f) && !a->nonfinite)   /* also "NaN" (a Python make's NaN) for a table of djc's own */
 		return bad(msg, a, "%s", "NaN and infinities are not stored (the backends disagree on them)");
 	if (a->type.t == T_FLOAT32 && isfinite(f)) {
 		if (fabs(f) > FLT_MAX) return bad(msg, a, "%s", "value out of float32 range");

@@ -663,6 +663,21 @@ class Binary(unittest.TestCase):
         self.assertEqual((status, rest), (0, b""))
         self.assertIn("memoryview memoryview 7", err)
 
+    def test_nonfinite_floats_come_as_floats(self):
+        # a float attribute's NaN and infinities come as JSON text (an
+        # adopted PostgreSQL table's); the make gets Python floats
+        body = """
+        r = fetch("S", key)[0]
+        return {"n": 1, "x": repr([r["f"], r["g"], r["h"], r["s"]])}
+        """
+        s = self.served(body, DJC_BLOBS="raw")
+        s.send({"_djc": "key", "table": "T", "key": {"id": 1}, "attempt": 1})
+        self.assertEqual(s.read(), {"_djc": "fetch", "table": "S", "key": {"id": 1}})
+        s.send({"_djc": "rows", "count": 1, "types": {"id": "int32", "f": "float64", "g": "float32", "h": "float64", "s": "varchar(8)"}})
+        s.send({"id": 1, "f": "NaN", "g": "-Infinity", "h": 1.5, "s": "NaN"})
+        self.assertEqual(self.rows_of(s), [{"n": 1, "x": "[nan, -inf, 1.5, 'NaN']"}, {"_djc": "done"}])
+        self.assertEqual(s.close()[0], 0)
+
     def test_heap_kept_from_the_first_large_value(self):
         # _keep_heap (ctypes: 5 ms of a start) only once a large value came
         body = """

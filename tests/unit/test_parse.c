@@ -600,6 +600,12 @@ static void test_floats(void)
 	CHECK_STR(fj("float64", "9007199254740993"), "9007199254740992");   /* an integer beyond 2^53 is rounded */
 	CHECK_STR(fj("float64", "1.7976931348623157e308"), "1.7976931348623157e+308");
 	CHECK_STR(fj("float64", "\"0.1\""), "ERR attribute 'v' (float64): expects a number, got a string");
+	/* NaN as JSON carries it (a Python make's): said so, where no adopted float takes it */
+	CHECK_STR(fj("float64", "\"NaN\""),
+		  "ERR attribute 'v' (float64): NaN and infinities are not stored (the backends disagree on them)");
+	CHECK_STR(fj("float32", "\"-Infinity\""),
+		  "ERR attribute 'v' (float32): NaN and infinities are not stored (the backends disagree on them)");
+	CHECK_STR(fj("float64", "\"nan\""), "ERR attribute 'v' (float64): expects a number, got a string");
 	CHECK_STR(vin("float64", val_float(NAN)),
 		  "ERR attribute 'v' (float64): NaN and infinities are not stored (the backends disagree on them)");
 	CHECK_STR(vin("float64", val_float(INFINITY)),
