@@ -234,10 +234,52 @@ static int resolve(cp *p, const tok *t, cond_ref *r)
 
 static int is_value(tk k) { return k == TK_STR || k == TK_NUM || k == TK_TRUE || k == TK_FALSE || k == TK_NULL; }
 
+/* Exponents beyond this are no decimal's (MySQL's have at most 65 digits). */
+#define COND_EXP_MAX 100
+
+/* A number -?digits[.digits]e[+-]digits written out in plain digits into
+ * b, exactly (1.5e2 is 150, 25e-3 is 0.025): a decimal compares with it as
+ * MySQL compares a decimal with that double. -1 when the exponent is beyond
+ * COND_EXP_MAX either way. */
+static int plain_digits(const char *s, sb_t *b)
+{
+	const char *e = strpbrk(s, "eE");
+	if (*s == '-') sb_addc(b, *s++);
+	long x = strtol(e + 1, NULL, 10);
+	if (x > COND_EXP_MAX || x < -COND_EXP_MAX) return -1;
+	sb_t d = SB_INIT;       /* the mantissa's digits, the point dropped */
+	long point = -1;        /* how many of them are before the point */
+	for (const char *q = s; q < e; q++)
+		if (*q == '.') point = (long)d.len;
+		else sb_addc(&d, *q);
+	if (point < 0) point = (long)d.len;
+	point += x;
+	if (point <= 0) {
+		sb_add(b, "0.");
+		for (long i = point; i < 0; i++) sb_addc(b, '0');
+		sb_addn(b, sb_str(&d), d.len);
+	} else if ((size_t)point >= d.len) {
+		sb_addn(b, sb_str(&d), d.len);
+		for (size_t i = d.len; i < (size_t)point; i++) sb_addc(b, '0');
+	} else {
+		sb_addn(b, sb_str(&d), (size_t)point);
+		sb_addc(b, '.');
+		sb_addn(b, sb_str(&d) + point, d.len - (size_t)point);
+	}
+	sb_free(&d);
+	return 0;
+}
+
 /* A number's text as the value an attribute of r's type is checked from. */
 static val_t num_val(const attr *a, const char *s)
 {
-	if (a->type.t == T_DECIMAL || a->type.t == T_UINT64) return val_text(s);
+	if (a->type.t == T_DECIMAL || a->type.t == T_UINT64) {
+		if (!strpbrk(s, "eE")) return val_text(s);
+		sb_t b = SB_INIT;
+		val_t v = plain_digits(s, &b) ? val_null() : val_textn(sb_str(&b), b.len);
+		sb_free(&b);
+		return v;   /* null: the exponent is out of range (lit_val says so) */
+	}
 	if (!strpbrk(s, ".eE")) {
 		errno = 0;
 		long long v = strtoll(s, NULL, 10);
@@ -258,6 +300,9 @@ static int lit_val(cp *p, const tok *t, const cond_ref *r, val_t *out)
 	int rc;
 	if (t->k == TK_NUM) {
 		val_t in = num_val(r->a, t->s);
+		if (in.t == VAL_NULL)
+			return fail(p, t->at, "attribute '%s' (%s): %s is out of its range (an exponent beyond %d)", r->a->name,
+				    r->a->type_text, t->s, COND_EXP_MAX);
 		rc = value_in(r->a, &in, out, &m);
 		val_free(&in);
 	} else {

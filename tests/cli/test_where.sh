@@ -281,6 +281,20 @@ expect_out "JSON {\">\": 9.5}" "2 3" items '{"price": {">": 9.5}}'
 expect_out "JSON {\"<\": \"10.25\"}" "1 4 5" items '{"price": {"<": "10.25"}}'
 expect_out "an expression's condition" "2 3" sh -c '"$DJC" fetch "Price & \"price > 9.5\"" --format json | jq -r .item | sort -n | tr "\n" " " | sed "s/ \$//"'
 expect_out "equality as before" "2" items 'price = 10.25'
+# a number with an exponent is the number it writes, exactly (MySQL takes
+# 1e2 as a double and compares the decimal with it)
+expect_out "price < 1e2" "1 2 4 5" items 'price < 1e2'
+expect_out "price = 1.025E1" "2" items 'price = 1.025E1'
+expect_out "price >= 95e-1" "1 2 3" items 'price >= 95e-1'
+expect_out "price between -4e0 and 2e+0" "4 5" items 'price between -4e0 and 2e+0'
+expect_out "price in (1e2, 2e0)" "3 4" items 'price in (1e2, 2e0)'
+expect_out "JSON {\"price\": 1e2}" "3" items '{"price": 1e2}'
+expect_fail 2 "more decimal places than the type keeps, written out" \
+	"^djc: condition, column 9: attribute 'price' \(decimal\(10,2\)\): '10.255' has more decimal places" \
+	djc fetch Price --where 'price = 1.0255e1'
+expect_fail 2 "an exponent out of any decimal's range" \
+	"^djc: condition, column 9: attribute 'price' \(decimal\(10,2\)\): 1e400 is out of its range" \
+	djc fetch Price --where 'price < 1e400'
 }
 tcase decimal
 
