@@ -293,11 +293,37 @@ static val_t num_val(const attr *a, const char *s)
 	return val_float(strtod(s, NULL));
 }
 
-/* The literal token t as a value of r's attribute, or an error at t. */
-static int lit_val(cp *p, const tok *t, const cond_ref *r, val_t *out)
+/* A string s that is not a date, compared with date attribute a: a
+ * datetime "D T" compares as MySQL compares it, the date being D at
+ * midnight (docs/conditions.md, "Dates and datetimes"). Into *out the date
+ * D; *after 1 when T is after midnight. -1 when s is no datetime either. */
+static int date_of_datetime(const attr *a, const char *s, size_t n, val_t *out, int *after)
+{
+	attr dt = *a;
+	dt.type.t = T_DATETIME;
+	dt.type.p = 6;
+	json_t *j = json_stringn(s, n);
+	val_t v;
+	char *m = NULL;
+	int rc = j ? value_from_json(&dt, j, &v, &m) : DJC_EINVAL;
+	json_decref(j);
+	free(m);
+	if (rc) return -1;
+	*after = strspn(v.s + 10, " 0:.") != strlen(v.s + 10);   /* "YYYY-MM-DD HH:MM:SS.ffffff" */
+	*out = val_textn(v.s, 10);
+	val_free(&v);
+	return 0;
+}
+
+/* The literal token t as a value of r's attribute, or an error at t.
+ * *after: 0, or 1 when t is a datetime after midnight compared with a date
+ * (*out its date; cmp_node compares so). */
+static int lit_val(cp *p, const tok *t, const cond_ref *r, val_t *out, int *after)
 {
 	char *m = NULL;
+	const char *date_more = "";
 	int rc;
+	*after = 0;
 	if (t->k == TK_NUM) {
 		val_t in = num_val(r->a, t->s);
 		if (in.t == VAL_NULL)
@@ -309,9 +335,13 @@ static int lit_val(cp *p, const tok *t, const cond_ref *r, val_t *out)
 		json_t *j = t->k == TK_STR ? json_stringn(t->s, t->n) : t->k == TK_TRUE ? json_true() : json_false();
 		rc = j ? value_from_json(r->a, j, out, &m) : DJC_EINVAL;
 		json_decref(j);
+		if (rc && t->k == TK_STR && r->a->type.t == T_DATE) {
+			if (!date_of_datetime(r->a, t->s, t->n, out, after)) rc = DJC_OK;
+			else if (m && strstr(m, "is not a date YYYY-MM-DD")) date_more = " or a datetime YYYY-MM-DD HH:MM:SS[.ffffff]";
+		}
 	}
-	if (!rc) return DJC_OK;
-	fail(p, t->at, "%s", m ? m : "not a valid string (invalid UTF-8)");
+	if (!rc) { free(m); return DJC_OK; }
+	fail(p, t->at, "%s%s", m ? m : "not a valid string (invalid UTF-8)", date_more);
 	free(m);
 	return DJC_EINVAL;
 }
@@ -329,6 +359,24 @@ static int take_lit(cp *p, const cond_ref *r, tok *t, const char *what)
 	*t = p->t;
 	p->t.s = NULL;
 	return next(p);
+}
+
+/* r op x. after (lit_val): the value compared was a datetime after
+ * midnight of x's day, which no date equals: r < it is r <= x, r > it is
+ * r > x, and r = it is false for every date (null for a null, so that not
+ * does not make it true): r < x and r > x. */
+static q_node *cmp_node(cp *p, const cond_ref *r, const char *op, val_t x, int after)
+{
+	const coldef *ty = &r->a->type;
+	if (!after) return q_cmp_t(p->a, r->col, op, x, ty);
+	if (op[0] == '<') return q_cmp_t(p->a, r->col, "<=", x, ty);
+	if (op[0] == '>') return q_cmp_t(p->a, r->col, ">", x, ty);
+	val_t y;
+	val_copy(&y, &x);
+	q_node *never = q_and(p->a);
+	q_add(p->a, never, q_cmp_t(p->a, r->col, "<", x, ty));
+	q_add(p->a, never, q_cmp_t(p->a, r->col, ">", y, ty));
+	return op[0] == '=' ? never : q_not(p->a, never);
 }
 
 /* Whether r's type allows operator op (json: only is [not] null; like:
@@ -357,22 +405,26 @@ static int pred_cmp(cp *p, const cond_ref *r, q_node **out)
 	if (!rc) rc = next(p);
 	tok v = {0};
 	val_t x;
+	int after;
 	if (!rc) rc = take_lit(p, r, &v, "a comparison");
-	if (!rc) rc = lit_val(p, &v, r, &x);
+	if (!rc) rc = lit_val(p, &v, r, &x, &after);
 	free(v.s);
 	if (rc) return rc;
-	*out = q_cmp_t(p->a, r->col, op, x, &r->a->type);
+	*out = cmp_node(p, r, op, x, after);
 	return DJC_OK;
 }
 
-/* r [not] in (value, ...): the current token is after "in". */
+/* r [not] in (value, ...): the current token is after "in". A datetime
+ * after midnight compared with a date (lit_val) equals none: it is left out
+ * of the list (a list of only such is cmp_node's "never"). */
 static int pred_in(cp *p, const cond_ref *r, int neg, size_t at, q_node **out)
 {
 	int rc = op_ok(p, r, at, "in");
 	if (rc) return rc;
 	if (p->t.k != TK_LP) return fail(p, p->t.at, "'in' takes a list in parentheses: %s in (1, 2)", r->a->name);
 	size_t n = 0, cap = 8;
-	val_t *vals = xcalloc(cap, sizeof(val_t));
+	val_t *vals = xcalloc(cap, sizeof(val_t)), never = val_null();
+	int after;
 	rc = next(p);
 	if (!rc && p->t.k == TK_RP) rc = fail(p, p->t.at, "'in' takes at least one value");
 	while (!rc) {
@@ -380,14 +432,18 @@ static int pred_in(cp *p, const cond_ref *r, int neg, size_t at, q_node **out)
 		if (p->t.k == TK_NULL) rc = fail(p, p->t.at, "null in an 'in' list matches nothing (test '%s is null')", r->a->name);
 		if (!rc) rc = take_lit(p, r, &v, "an 'in' list");
 		if (n == cap) vals = realloc(vals, (cap *= 2) * sizeof(val_t));
-		if (!rc && !(rc = lit_val(p, &v, r, &vals[n]))) n++;
+		if (!rc && !(rc = lit_val(p, &v, r, &vals[n], &after)) && after && never.t == VAL_NULL) never = vals[n];
+		else if (!rc && after) val_free(&vals[n]);
+		else if (!rc) n++;
 		free(v.s);
 		if (rc || p->t.k == TK_RP) break;
 		if (p->t.k != TK_COMMA) rc = fail(p, p->t.at, "expected ',' or ')' in the 'in' list, found %s", tk_show(&p->t));
 		else rc = next(p);
 	}
 	if (!rc) rc = next(p);
-	if (rc) {
+	if (rc || n) val_free(&never);
+	if (rc || !n) {
+		if (!rc) *out = cmp_node(p, r, neg ? "!=" : "=", never, 1);
 		for (size_t i = 0; i < n; i++) val_free(&vals[i]);
 		free(vals);
 		return rc;
@@ -405,19 +461,20 @@ static int pred_between(cp *p, const cond_ref *r, int neg, size_t at, q_node **o
 {
 	tok lo = {0}, hi = {0};
 	val_t vl, vh;
+	int al, ah;
 	int rc = op_ok(p, r, at, "between");
 	if (!rc) rc = take_lit(p, r, &lo, "'between'");
 	if (!rc && p->t.k != TK_AND) rc = fail(p, p->t.at, "'between' takes two values: %s between 1 and 5", r->a->name);
 	if (!rc) rc = next(p);
 	if (!rc) rc = take_lit(p, r, &hi, "'between'");
-	if (!rc) rc = lit_val(p, &lo, r, &vl);
-	if (!rc && (rc = lit_val(p, &hi, r, &vh))) val_free(&vl);
+	if (!rc) rc = lit_val(p, &lo, r, &vl, &al);
+	if (!rc && (rc = lit_val(p, &hi, r, &vh, &ah))) val_free(&vl);
 	free(lo.s);
 	free(hi.s);
 	if (rc) return rc;
 	q_node *x = q_and(p->a);
-	q_add(p->a, x, q_cmp_t(p->a, r->col, ">=", vl, &r->a->type));
-	q_add(p->a, x, q_cmp_t(p->a, r->col, "<=", vh, &r->a->type));
+	q_add(p->a, x, cmp_node(p, r, ">=", vl, al));
+	q_add(p->a, x, cmp_node(p, r, "<=", vh, ah));
 	*out = neg ? q_not(p->a, x) : x;
 	return DJC_OK;
 }
@@ -503,7 +560,9 @@ static int pred_value_first(cp *p, q_node **out)
 		for (int i = 0; i < 6; i++)
 			if (!strcmp(op.s, from[i])) flip = to[i];
 		val_t x;
-		if (!(rc = op_ok(p, &r, op.at, flip)) && !(rc = lit_val(p, &v, &r, &x))) *out = q_cmp_t(p->a, r.col, flip, x, &r.a->type);
+		int after;
+		if (!(rc = op_ok(p, &r, op.at, flip)) && !(rc = lit_val(p, &v, &r, &x, &after)))
+			*out = cmp_node(p, &r, flip, x, after);
 	}
 	free(v.s);
 	free(op.s);

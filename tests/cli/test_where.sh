@@ -298,4 +298,43 @@ expect_fail 2 "an exponent out of any decimal's range" \
 }
 tcase decimal
 
+# a datetime compared with a date compares as on MySQL (and so in
+# DataJoint): the date is that day at midnight, so it equals a datetime at
+# midnight and none later that day, and is before those
+case_date_datetime() {
+printf '%s\n' 'Born (manual)' '    b : int32' '    ---' '    born = null : date' > born.djc
+expect_rc 0 "declare Born" djc declare born.djc
+printf '{"b": %d, "born": %s}\n' 1 '"2019-12-30"' 2 '"2019-12-31"' 3 '"2020-01-01"' 4 null > born.jsonl
+expect_rc 0 "insert births" djc insert Born born.jsonl
+bs() { "$DJC" fetch Born --where "$1" --format json | jq -r .b | sort -n | tr '\n' ' ' | sed 's/ $//'; }
+while IFS='|' read -r w want; do
+	expect_out "$w" "$want" bs "$w"
+done <<'W'
+born = "2019-12-31 00:00:00"|2
+born = "2019-12-31T00:00:00.000"|2
+born = "2019-12-31 10:00:00"|
+born != "2019-12-31 10:00:00"|1 2 3
+not born = "2019-12-31 10:00:00"|1 2 3
+born <> "2019-12-31 00:00:00"|1 3
+born < "2019-12-31 10:00:00"|1 2
+born <= "2019-12-31 10:00:00"|1 2
+born > "2019-12-31 10:00:00"|3
+born >= "2019-12-31 10:00:00"|3
+born >= "2019-12-31 00:00:00.000001"|3
+born >= "2019-12-31 00:00:00"|2 3
+"2019-12-31 10:00:00" > born|1 2
+born between "2019-12-30 12:00:00" and "2019-12-31 00:00:00"|2
+born not between "2019-12-30 12:00:00" and "2019-12-31 00:00:00"|1 3
+born in ("2019-12-31 10:00:00", "2020-01-01 00:00:00")|3
+born in ("2019-12-31 10:00:00")|
+born not in ("2019-12-31 10:00:00")|1 2 3
+born not in ("2019-12-31 10:00:00", "2019-12-30")|2 3
+W
+expect_out "... in an expression's condition" "1 2" sh -c '"$DJC" fetch "Born & '"'"'born < \"2019-12-31 10:00:00\"'"'"'" --format json | jq -r .b | sort -n | tr "\n" " " | sed "s/ \$//"'
+expect_fail 2 "neither a date nor a datetime" \
+	"^djc: condition, column 8: attribute 'born' \(date\): '2019-12-31 24:00:00' is not a date YYYY-MM-DD or a datetime YYYY-MM-DD HH:MM:SS\[\.ffffff\]$" \
+	djc fetch Born --where 'born = "2019-12-31 24:00:00"'
+}
+tcase date_datetime
+
 finish
