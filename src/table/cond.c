@@ -293,11 +293,7 @@ static val_t num_val(const attr *a, const char *s)
 	return val_float(strtod(s, NULL));
 }
 
-/* A string s that is not a date, compared with date attribute a: a
- * datetime "D T" compares as MySQL compares it, the date being D at
- * midnight (docs/conditions.md, "Dates and datetimes"). Into *out the date
- * D; *after 1 when T is after midnight. -1 when s is no datetime either. */
-static int date_of_datetime(const attr *a, const char *s, size_t n, val_t *out, int *after)
+int cond_date_of_datetime(const attr *a, const char *s, size_t n, val_t *out, int *after)
 {
 	attr dt = *a;
 	dt.type.t = T_DATETIME;
@@ -336,7 +332,7 @@ static int lit_val(cp *p, const tok *t, const cond_ref *r, val_t *out, int *afte
 		rc = j ? value_from_json(r->a, j, out, &m) : DJC_EINVAL;
 		json_decref(j);
 		if (rc && t->k == TK_STR && r->a->type.t == T_DATE) {
-			if (!date_of_datetime(r->a, t->s, t->n, out, after)) rc = DJC_OK;
+			if (!cond_date_of_datetime(r->a, t->s, t->n, out, after)) rc = DJC_OK;
 			else if (m && strstr(m, "is not a date YYYY-MM-DD")) date_more = " or a datetime YYYY-MM-DD HH:MM:SS[.ffffff]";
 		}
 	}
@@ -361,22 +357,22 @@ static int take_lit(cp *p, const cond_ref *r, tok *t, const char *what)
 	return next(p);
 }
 
-/* r op x. after (lit_val): the value compared was a datetime after
- * midnight of x's day, which no date equals: r < it is r <= x, r > it is
- * r > x, and r = it is false for every date (null for a null, so that not
- * does not make it true): r < x and r > x. */
-static q_node *cmp_node(cp *p, const cond_ref *r, const char *op, val_t x, int after)
+q_node *cond_cmp(q_arena *a, q_col c, const coldef *ty, const char *op, val_t x, int after)
 {
-	const coldef *ty = &r->a->type;
-	if (!after) return q_cmp_t(p->a, r->col, op, x, ty);
-	if (op[0] == '<') return q_cmp_t(p->a, r->col, "<=", x, ty);
-	if (op[0] == '>') return q_cmp_t(p->a, r->col, ">", x, ty);
+	if (!after) return q_cmp_t(a, c, op, x, ty);
+	if (op[0] == '<') return q_cmp_t(a, c, "<=", x, ty);
+	if (op[0] == '>') return q_cmp_t(a, c, ">", x, ty);
 	val_t y;
 	val_copy(&y, &x);
-	q_node *never = q_and(p->a);
-	q_add(p->a, never, q_cmp_t(p->a, r->col, "<", x, ty));
-	q_add(p->a, never, q_cmp_t(p->a, r->col, ">", y, ty));
-	return op[0] == '=' ? never : q_not(p->a, never);
+	q_node *never = q_and(a);   /* false for every date, null for a null (so that not keeps it null) */
+	q_add(a, never, q_cmp_t(a, c, "<", x, ty));
+	q_add(a, never, q_cmp_t(a, c, ">", y, ty));
+	return op[0] == '=' ? never : q_not(a, never);
+}
+
+static q_node *cmp_node(cp *p, const cond_ref *r, const char *op, val_t x, int after)
+{
+	return cond_cmp(p->a, r->col, &r->a->type, op, x, after);
 }
 
 /* Whether r's type allows operator op (json: only is [not] null; like:

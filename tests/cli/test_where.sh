@@ -330,6 +330,25 @@ born in ("2019-12-31 10:00:00")|
 born not in ("2019-12-31 10:00:00")|1 2 3
 born not in ("2019-12-31 10:00:00", "2019-12-30")|2 3
 W
+# the same in JSON (DataJoint's dict restriction is the same SQL text)
+while IFS='|' read -r w want; do
+	expect_out "$w" "$want" bs "$w"
+done <<'W'
+{"born": "2019-12-31 00:00:00"}|2
+{"born": "2019-12-31 10:00:00"}|
+{"born": {"!=": "2019-12-31 10:00:00"}}|1 2 3
+{"born": {"<": "2019-12-31 10:00:00"}}|1 2
+{"born": {">=": "2019-12-31 10:00:00"}}|3
+{"born": ["2019-12-31 10:00:00", "2020-01-01 00:00:00"]}|3
+{"born": {"not in": ["2019-12-31 10:00:00"]}}|1 2 3
+{"born": {"not in": ["2019-12-31 10:00:00", "2019-12-30"]}}|2 3
+[{"born": "2019-12-31 10:00:00"}, {"born": "2019-12-30 00:00:00"}]|1
+W
+keys=$(jq -nc '[range(150) | {b: (. % 5), born: (if . == 3 then "2019-12-31 10:00:00" else "2019-12-30" end)}]')
+expect_out "... a long list of keys (one IN of pairs where it can be)" "1" bs "$keys"
+expect_fail 2 "... neither a date nor a datetime" \
+	"^djc: restriction: attribute 'born' \(date\): '2019-12-31 24:00:00' is not a date YYYY-MM-DD or a datetime YYYY-MM-DD HH:MM:SS\[\.ffffff\]$" \
+	djc fetch Born --where '{"born": "2019-12-31 24:00:00"}'
 expect_out "... in an expression's condition" "1 2" sh -c '"$DJC" fetch "Born & '"'"'born < \"2019-12-31 10:00:00\"'"'"'" --format json | jq -r .b | sort -n | tr "\n" " " | sed "s/ \$//"'
 expect_fail 2 "neither a date nor a datetime" \
 	"^djc: condition, column 8: attribute 'born' \(date\): '2019-12-31 24:00:00' is not a date YYYY-MM-DD or a datetime YYYY-MM-DD HH:MM:SS\[\.ffffff\]$" \
