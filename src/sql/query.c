@@ -238,7 +238,7 @@ void q_item_add(q_arena *a, q_sel *s, q_item_kind kind, const q_node *cond)
 
 void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as)
 {
-	static const char *const fns[] = {"count", "sum", "avg", "min", "max", NULL};
+	static const char *const fns[] = {"count", "sum", "avg", "min", "max", "count distinct", NULL};
 	const char *fn = NULL;
 	for (int i = 0; fns[i]; i++)
 		if (!strcmp(agg, fns[i])) fn = fns[i];   /* only these reach the SQL text */
@@ -509,7 +509,8 @@ static int items_sql(db_conn *db, const q_sel *s, q_out *o)
 		case QI_ONE: sb_addc(o->sql, '1'); break;
 		case QI_COUNT: sb_add(o->sql, "count(*)"); break;
 		case QI_AGG:
-			sb_printf(o->sql, "%s(", it->agg);
+			if (!strcmp(it->agg, "count distinct")) sb_add(o->sql, "count(DISTINCT ");
+			else sb_printf(o->sql, "%s(", it->agg);
 			if (it->col.name) col_sql(db, o->sql, &it->col);
 			else sb_addc(o->sql, '*');
 			sb_addc(o->sql, ')');

@@ -121,7 +121,7 @@ typedef enum q_item_kind {
 	QI_ONE,       /* the constant 1 (an EXISTS, a probe) */
 	QI_COUNT,     /* the number of rows */
 	QI_COUNT_IF,  /* the number of rows for which cond holds (0 for none) */
-	QI_AGG,       /* agg(col) [AS as]: one of count sum avg min max (the algebra's aggr) */
+	QI_AGG,       /* agg(col) [AS as]: one of count sum avg min max, count(DISTINCT col) (the algebra's aggr) */
 	QI_NULL,      /* NULL AS as (the missing side of the algebra's union) */
 	QI_UPTO,      /* col AS as where col holds at most upto bytes or is stored compressed
 	               * (db_stored_size), else NULL (a bytes value read in pieces: rows.c) */
@@ -182,7 +182,8 @@ void q_where(q_arena *a, q_sel *s, q_node *cond);
 void q_order(q_arena *a, q_sel *s, q_col c);
 /* ORDER BY c, descending when desc. */
 void q_order_desc(q_arena *a, q_sel *s, q_col c, int desc);
-/* agg(c) AS as (agg one of count sum avg min max; c.name NULL with count:
+/* agg(c) AS as (agg one of count sum avg min max, or "count distinct":
+ * count(DISTINCT c); c.name NULL with count:
  * count(*)). */
 void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as);
 /* c AS as where c holds at most upto bytes or is stored compressed, else

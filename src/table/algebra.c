@@ -378,7 +378,7 @@ static const attr AT_FLOAT = {.name = "avg", .type = {T_FLOAT64, 0, 0, NULL, 0},
 /* The type of fn over attribute a (NULL: rows). */
 static const attr *agg_type(alg_fn fn, const attr *a, attr *tmp)
 {
-	if (fn == F_COUNT) return &AT_COUNT;
+	if (fn == F_COUNT || fn == F_COUNT_DISTINCT) return &AT_COUNT;
 	if (fn == F_AVG) return &AT_FLOAT;
 	*tmp = *a;
 	tmp->in_key = 0;
@@ -398,13 +398,13 @@ static const attr *agg_type(alg_fn fn, const attr *a, attr *tmp)
 /* "name=fn(arg)" of an aggregation into e: arg an attribute of group b. */
 static int agg_item(djc_conn *c, djc_expr *e, const djc_expr *b, const char *name, const char *call)
 {
-	static const char *const fns[] = {"", "count", "sum", "avg", "min", "max"};
+	static const char *const fns[] = {"", "count", "sum", "avg", "min", "max", "count distinct"};
 	const char *open = strchr(call, '('), *close = strrchr(call, ')');
 	alg_fn fn = F_NONE;
 	for (int f = 1; f <= 5 && open; f++)
 		if ((size_t)(open - call) == strlen(fns[f]) && !strncmp(call, fns[f], strlen(fns[f]))) fn = (alg_fn)f;
 	if (!fn || !close || close[1])
-		return conn_fail(c, DJC_EINVAL, "aggr: '%s=%s' is not one of count() count(x) sum(x) avg(x) min(x) max(x)", name, call);
+		return conn_fail(c, DJC_EINVAL, "aggr: '%s=%s' is not one of count() count(x) count(distinct x) sum(x) avg(x) min(x) max(x)", name, call);
 	char arg[128];
 	size_t n = (size_t)(close - open - 1);
 	while (n && open[1] == ' ') { open++; n--; }
@@ -412,15 +412,26 @@ static int agg_item(djc_conn *c, djc_expr *e, const djc_expr *b, const char *nam
 	if (n >= sizeof arg) return conn_fail(c, DJC_EINVAL, "aggr: '%s' is too long", call);
 	memcpy(arg, open + 1, n);
 	arg[n] = 0;
-	int rows = !n || !strcmp(arg, "*");
-	if (rows && fn != F_COUNT) return conn_fail(c, DJC_EINVAL, "aggr: %s() needs an attribute of %s", fns[fn], b->repr);
-	int j = rows ? -1 : alg_find(b, arg);
-	if (!rows && j < 0) return alg_unknown(c, b, "aggr", arg);
+	const char *x = arg;   /* count(distinct X): X's values, each once */
+	if (fn == F_COUNT && !strncasecmp(x, "distinct", 8) && (!x[8] || x[8] == ' ')) {
+		fn = F_COUNT_DISTINCT;
+		for (x += 8; *x == ' '; x++) {}
+	}
+	int rows = !*x || !strcmp(x, "*");
+	if (rows && fn != F_COUNT)
+		return conn_fail(c, DJC_EINVAL, "aggr: %s%s needs an attribute of %s", fn == F_COUNT_DISTINCT ? "count(distinct X)" :
+				 fns[fn], fn == F_COUNT_DISTINCT ? "" : "()", b->repr);
+	if (fn == F_COUNT_DISTINCT && strchr(x, ','))
+		return conn_fail(c, DJC_EINVAL, "aggr: count(distinct X) counts one attribute ('%s=%s')", name, call);
+	int j = rows ? -1 : alg_find(b, x);
+	if (!rows && j < 0) return alg_unknown(c, b, "aggr", x);
+	if (fn == F_COUNT_DISTINCT && b->h.attrs[j].type.t == T_JSON)
+		return conn_fail(c, DJC_EINVAL, "aggr: count(distinct %s): json values are not compared (PostgreSQL cannot)", x);
 	if (alg_find(e, name) >= 0) return conn_fail(c, DJC_EINVAL, "aggr: attribute '%s' already exists in %s", name, e->repr);
 	attr tmp;
-	alg_attr *x = hd_add(e, agg_type(fn, j < 0 ? NULL : &b->h.attrs[j], &tmp), name, 0, NULL);
-	x->fn = fn;
-	x->src = rows ? NULL : xstrdup(arg);
+	alg_attr *y = hd_add(e, agg_type(fn, j < 0 ? NULL : &b->h.attrs[j], &tmp), name, 0, NULL);
+	y->fn = fn;
+	y->src = rows ? NULL : xstrdup(x);
 	return DJC_OK;
 }
 
@@ -704,7 +715,7 @@ static int comp_aggr(cc *k, const djc_expr *e, cq *out)
 		q_add(k->a, on, q_same(k->a, icol(out->s->items, e->l, n), (q_col){g, NULL, n}));
 		if (!key && e->l->h.attrs[alg_find(e->l, n)].in_key) key = n;
 	}
-	static const char *const fns[] = {"", "count", "sum", "avg", "min", "max"};
+	static const char *const fns[] = {"", "count", "sum", "avg", "min", "max", "count distinct"};
 	q_item *xi = take_items(out->s);
 	for (size_t i = 0; i < e->h.nattrs; i++) {
 		const char *n = e->h.attrs[i].name;
@@ -729,7 +740,7 @@ static int comp_group(cc *k, const djc_expr *e, cq *out)
 	const char *g = q_printf(k->a, "g%d", k->n++);
 	q_sel *s = q_select(k->a);
 	q_from_query(k->a, s, y.s, g, 0);
-	static const char *const fns[] = {"", "count", "sum", "avg", "min", "max"};
+	static const char *const fns[] = {"", "count", "sum", "avg", "min", "max", "count distinct"};
 	for (size_t i = 0; i < e->h.nattrs; i++) {
 		q_col col = {g, NULL, e->h.attrs[i].name};
 		if (e->x[i].fn == F_NONE) {

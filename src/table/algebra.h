@@ -21,7 +21,7 @@ typedef enum alg_kind {
 	A_TOP     /* DataJoint's l & dj.Top(lim, text, off): l's first lim rows in the order text, after off */
 } alg_kind;
 
-typedef enum alg_fn { F_NONE, F_COUNT, F_SUM, F_AVG, F_MIN, F_MAX } alg_fn;
+typedef enum alg_fn { F_NONE, F_COUNT, F_SUM, F_AVG, F_MIN, F_MAX, F_COUNT_DISTINCT } alg_fn;
 
 /* One attribute of a heading: its type and key membership (an attr, whose
  * name is the heading's name), where it comes from and its lineage (the

@@ -234,10 +234,52 @@ static int resolve(cp *p, const tok *t, cond_ref *r)
 
 static int is_value(tk k) { return k == TK_STR || k == TK_NUM || k == TK_TRUE || k == TK_FALSE || k == TK_NULL; }
 
+/* Exponents beyond this are no decimal's (MySQL's have at most 65 digits). */
+#define COND_EXP_MAX 100
+
+/* A number -?digits[.digits]e[+-]digits written out in plain digits into
+ * b, exactly (1.5e2 is 150, 25e-3 is 0.025): a decimal compares with it as
+ * MySQL compares a decimal with that double. -1 when the exponent is beyond
+ * COND_EXP_MAX either way. */
+static int plain_digits(const char *s, sb_t *b)
+{
+	const char *e = strpbrk(s, "eE");
+	if (*s == '-') sb_addc(b, *s++);
+	long x = strtol(e + 1, NULL, 10);
+	if (x > COND_EXP_MAX || x < -COND_EXP_MAX) return -1;
+	sb_t d = SB_INIT;       /* the mantissa's digits, the point dropped */
+	long point = -1;        /* how many of them are before the point */
+	for (const char *q = s; q < e; q++)
+		if (*q == '.') point = (long)d.len;
+		else sb_addc(&d, *q);
+	if (point < 0) point = (long)d.len;
+	point += x;
+	if (point <= 0) {
+		sb_add(b, "0.");
+		for (long i = point; i < 0; i++) sb_addc(b, '0');
+		sb_addn(b, sb_str(&d), d.len);
+	} else if ((size_t)point >= d.len) {
+		sb_addn(b, sb_str(&d), d.len);
+		for (size_t i = d.len; i < (size_t)point; i++) sb_addc(b, '0');
+	} else {
+		sb_addn(b, sb_str(&d), (size_t)point);
+		sb_addc(b, '.');
+		sb_addn(b, sb_str(&d) + point, d.len - (size_t)point);
+	}
+	sb_free(&d);
+	return 0;
+}
+
 /* A number's text as the value an attribute of r's type is checked from. */
 static val_t num_val(const attr *a, const char *s)
 {
-	if (a->type.t == T_DECIMAL || a->type.t == T_UINT64) return val_text(s);
+	if (a->type.t == T_DECIMAL || a->type.t == T_UINT64) {
+		if (!strpbrk(s, "eE")) return val_text(s);
+		sb_t b = SB_INIT;
+		val_t v = plain_digits(s, &b) ? val_null() : val_textn(sb_str(&b), b.len);
+		sb_free(&b);
+		return v;   /* null: the exponent is out of range (lit_val says so) */
+	}
 	if (!strpbrk(s, ".eE")) {
 		errno = 0;
 		long long v = strtoll(s, NULL, 10);
@@ -251,22 +293,51 @@ static val_t num_val(const attr *a, const char *s)
 	return val_float(strtod(s, NULL));
 }
 
-/* The literal token t as a value of r's attribute, or an error at t. */
-static int lit_val(cp *p, const tok *t, const cond_ref *r, val_t *out)
+int cond_date_of_datetime(const attr *a, const char *s, size_t n, val_t *out, int *after)
+{
+	attr dt = *a;
+	dt.type.t = T_DATETIME;
+	dt.type.p = 6;
+	json_t *j = json_stringn(s, n);
+	val_t v;
+	char *m = NULL;
+	int rc = j ? value_from_json(&dt, j, &v, &m) : DJC_EINVAL;
+	json_decref(j);
+	free(m);
+	if (rc) return -1;
+	*after = strspn(v.s + 10, " 0:.") != strlen(v.s + 10);   /* "YYYY-MM-DD HH:MM:SS.ffffff" */
+	*out = val_textn(v.s, 10);
+	val_free(&v);
+	return 0;
+}
+
+/* The literal token t as a value of r's attribute, or an error at t.
+ * *after: 0, or 1 when t is a datetime after midnight compared with a date
+ * (*out its date; cmp_node compares so). */
+static int lit_val(cp *p, const tok *t, const cond_ref *r, val_t *out, int *after)
 {
 	char *m = NULL;
+	const char *date_more = "";
 	int rc;
+	*after = 0;
 	if (t->k == TK_NUM) {
 		val_t in = num_val(r->a, t->s);
+		if (in.t == VAL_NULL)
+			return fail(p, t->at, "attribute '%s' (%s): %s is out of its range (an exponent beyond %d)", r->a->name,
+				    r->a->type_text, t->s, COND_EXP_MAX);
 		rc = value_in(r->a, &in, out, &m);
 		val_free(&in);
 	} else {
 		json_t *j = t->k == TK_STR ? json_stringn(t->s, t->n) : t->k == TK_TRUE ? json_true() : json_false();
 		rc = j ? value_from_json(r->a, j, out, &m) : DJC_EINVAL;
 		json_decref(j);
+		if (rc && t->k == TK_STR && r->a->type.t == T_DATE) {
+			if (!cond_date_of_datetime(r->a, t->s, t->n, out, after)) rc = DJC_OK;
+			else if (m && strstr(m, "is not a date YYYY-MM-DD")) date_more = " or a datetime YYYY-MM-DD HH:MM:SS[.ffffff]";
+		}
 	}
-	if (!rc) return DJC_OK;
-	fail(p, t->at, "%s", m ? m : "not a valid string (invalid UTF-8)");
+	if (!rc) { free(m); return DJC_OK; }
+	fail(p, t->at, "%s%s", m ? m : "not a valid string (invalid UTF-8)", date_more);
 	free(m);
 	return DJC_EINVAL;
 }
@@ -284,6 +355,24 @@ static int take_lit(cp *p, const cond_ref *r, tok *t, const char *what)
 	*t = p->t;
 	p->t.s = NULL;
 	return next(p);
+}
+
+q_node *cond_cmp(q_arena *a, q_col c, const coldef *ty, const char *op, val_t x, int after)
+{
+	if (!after) return q_cmp_t(a, c, op, x, ty);
+	if (op[0] == '<') return q_cmp_t(a, c, "<=", x, ty);
+	if (op[0] == '>') return q_cmp_t(a, c, ">", x, ty);
+	val_t y;
+	val_copy(&y, &x);
+	q_node *never = q_and(a);   /* false for every date, null for a null (so that not keeps it null) */
+	q_add(a, never, q_cmp_t(a, c, "<", x, ty));
+	q_add(a, never, q_cmp_t(a, c, ">", y, ty));
+	return op[0] == '=' ? never : q_not(a, never);
+}
+
+static q_node *cmp_node(cp *p, const cond_ref *r, const char *op, val_t x, int after)
+{
+	return cond_cmp(p->a, r->col, &r->a->type, op, x, after);
 }
 
 /* Whether r's type allows operator op (json: only is [not] null; like:
@@ -312,22 +401,26 @@ static int pred_cmp(cp *p, const cond_ref *r, q_node **out)
 	if (!rc) rc = next(p);
 	tok v = {0};
 	val_t x;
+	int after;
 	if (!rc) rc = take_lit(p, r, &v, "a comparison");
-	if (!rc) rc = lit_val(p, &v, r, &x);
+	if (!rc) rc = lit_val(p, &v, r, &x, &after);
 	free(v.s);
 	if (rc) return rc;
-	*out = q_cmp_t(p->a, r->col, op, x, &r->a->type);
+	*out = cmp_node(p, r, op, x, after);
 	return DJC_OK;
 }
 
-/* r [not] in (value, ...): the current token is after "in". */
+/* r [not] in (value, ...): the current token is after "in". A datetime
+ * after midnight compared with a date (lit_val) equals none: it is left out
+ * of the list (a list of only such is cmp_node's "never"). */
 static int pred_in(cp *p, const cond_ref *r, int neg, size_t at, q_node **out)
 {
 	int rc = op_ok(p, r, at, "in");
 	if (rc) return rc;
 	if (p->t.k != TK_LP) return fail(p, p->t.at, "'in' takes a list in parentheses: %s in (1, 2)", r->a->name);
 	size_t n = 0, cap = 8;
-	val_t *vals = xcalloc(cap, sizeof(val_t));
+	val_t *vals = xcalloc(cap, sizeof(val_t)), never = val_null();
+	int after;
 	rc = next(p);
 	if (!rc && p->t.k == TK_RP) rc = fail(p, p->t.at, "'in' takes at least one value");
 	while (!rc) {
@@ -335,14 +428,18 @@ static int pred_in(cp *p, const cond_ref *r, int neg, size_t at, q_node **out)
 		if (p->t.k == TK_NULL) rc = fail(p, p->t.at, "null in an 'in' list matches nothing (test '%s is null')", r->a->name);
 		if (!rc) rc = take_lit(p, r, &v, "an 'in' list");
 		if (n == cap) vals = realloc(vals, (cap *= 2) * sizeof(val_t));
-		if (!rc && !(rc = lit_val(p, &v, r, &vals[n]))) n++;
+		if (!rc && !(rc = lit_val(p, &v, r, &vals[n], &after)) && after && never.t == VAL_NULL) never = vals[n];
+		else if (!rc && after) val_free(&vals[n]);
+		else if (!rc) n++;
 		free(v.s);
 		if (rc || p->t.k == TK_RP) break;
 		if (p->t.k != TK_COMMA) rc = fail(p, p->t.at, "expected ',' or ')' in the 'in' list, found %s", tk_show(&p->t));
 		else rc = next(p);
 	}
 	if (!rc) rc = next(p);
-	if (rc) {
+	if (rc || n) val_free(&never);
+	if (rc || !n) {
+		if (!rc) *out = cmp_node(p, r, neg ? "!=" : "=", never, 1);
 		for (size_t i = 0; i < n; i++) val_free(&vals[i]);
 		free(vals);
 		return rc;
@@ -360,19 +457,20 @@ static int pred_between(cp *p, const cond_ref *r, int neg, size_t at, q_node **o
 {
 	tok lo = {0}, hi = {0};
 	val_t vl, vh;
+	int al, ah;
 	int rc = op_ok(p, r, at, "between");
 	if (!rc) rc = take_lit(p, r, &lo, "'between'");
 	if (!rc && p->t.k != TK_AND) rc = fail(p, p->t.at, "'between' takes two values: %s between 1 and 5", r->a->name);
 	if (!rc) rc = next(p);
 	if (!rc) rc = take_lit(p, r, &hi, "'between'");
-	if (!rc) rc = lit_val(p, &lo, r, &vl);
-	if (!rc && (rc = lit_val(p, &hi, r, &vh))) val_free(&vl);
+	if (!rc) rc = lit_val(p, &lo, r, &vl, &al);
+	if (!rc && (rc = lit_val(p, &hi, r, &vh, &ah))) val_free(&vl);
 	free(lo.s);
 	free(hi.s);
 	if (rc) return rc;
 	q_node *x = q_and(p->a);
-	q_add(p->a, x, q_cmp_t(p->a, r->col, ">=", vl, &r->a->type));
-	q_add(p->a, x, q_cmp_t(p->a, r->col, "<=", vh, &r->a->type));
+	q_add(p->a, x, cmp_node(p, r, ">=", vl, al));
+	q_add(p->a, x, cmp_node(p, r, "<=", vh, ah));
 	*out = neg ? q_not(p->a, x) : x;
 	return DJC_OK;
 }
@@ -458,7 +556,9 @@ static int pred_value_first(cp *p, q_node **out)
 		for (int i = 0; i < 6; i++)
 			if (!strcmp(op.s, from[i])) flip = to[i];
 		val_t x;
-		if (!(rc = op_ok(p, &r, op.at, flip)) && !(rc = lit_val(p, &v, &r, &x))) *out = q_cmp_t(p->a, r.col, flip, x, &r.a->type);
+		int after;
+		if (!(rc = op_ok(p, &r, op.at, flip)) && !(rc = lit_val(p, &v, &r, &x, &after)))
+			*out = cmp_node(p, &r, flip, x, after);
 	}
 	free(v.s);
 	free(op.s);

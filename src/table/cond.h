@@ -61,6 +61,20 @@ typedef struct cond_heading {
  * text is DJC_EINVAL too: a condition restricts something. */
 int cond_compile(q_node **out, q_arena *a, const char *text, const cond_heading *h, char **msg);
 
+/* A string s[0..n) that is not a date, compared with date attribute a
+ * (condition text or JSON): a datetime "D T" compares as MySQL compares
+ * it, the date being D at midnight (docs/conditions.md, "Dates and
+ * datetimes"). 0 with *out the date D and *after 1 when T is after
+ * midnight (0 when it is midnight: then it is the date D); -1 when s is no
+ * datetime either. */
+int cond_date_of_datetime(const attr *a, const char *s, size_t n, val_t *out, int *after);
+
+/* c op x (op static: = != < <= > >=), x of type ty (taken). after: x is
+ * the date of a datetime after midnight (cond_date_of_datetime), which no
+ * date equals: c < it is c <= x, c > it is c > x, c = it is false for
+ * every date and c != it true (null for a null c, under not too). */
+q_node *cond_cmp(q_arena *a, q_col c, const coldef *ty, const char *op, val_t x, int after);
+
 /* 1 when a restriction string is condition text, 0 when it is JSON (its
  * first non-blank character is '{' or '[') or empty/NULL. */
 int cond_is_text(const char *where);

@@ -85,17 +85,27 @@ static int where_attr(wctx *w, const char *k, attr **out)
 	return rc;
 }
 
-/* v (a plain JSON value) as a value of a, or DJC_EINVAL. */
-static int where_value(wctx *w, const attr *a, json_t *v, val_t *out)
+/* v (a plain JSON value) as a value of a, or DJC_EINVAL. A datetime string
+ * for a date attribute is taken as cond_date_of_datetime says, *after
+ * set. */
+static int where_value(wctx *w, const attr *a, json_t *v, val_t *out, int *after)
 {
 	char *msg = NULL;
+	*after = 0;
 	if (!value_from_json(a, v, out, &msg)) return DJC_OK;
-	int rc = conn_fail(w->c, DJC_EINVAL, "restriction: %s", msg);
+	if (a->type.t == T_DATE && json_is_string(v) &&
+	    !cond_date_of_datetime(a, json_string_value(v), json_string_length(v), out, after)) {
+		free(msg);
+		return DJC_OK;
+	}
+	int date = a->type.t == T_DATE && msg && strstr(msg, "is not a date YYYY-MM-DD");
+	int rc = conn_fail(w->c, DJC_EINVAL, "restriction: %s%s", msg, date ? " or a datetime YYYY-MM-DD HH:MM:SS[.ffffff]" : "");
 	free(msg);
 	return rc;
 }
 
-/* a [NOT] IN list: every item one plain value of a's type. */
+/* a [NOT] IN list: every item one plain value of a's type (a datetime
+ * after midnight for a date equals none: left out, as in condition text). */
 static int cond_list(wctx *w, const attr *a, json_t *list, int neg, q_node **out)
 {
 	size_t n = json_array_size(list);
@@ -105,15 +115,21 @@ static int cond_list(wctx *w, const attr *a, json_t *list, int neg, q_node **out
 			return conn_fail(w->c, DJC_EINVAL, "restriction on '%s': item %zu of its list is %s (a list holds values%s)",
 					 a->name, i + 1, json_kind(x), json_is_null(x) ? "; to match null, restrict to null alone" : "");
 	}
-	val_t *vals = xcalloc(n ? n : 1, sizeof(val_t));
-	for (size_t i = 0; i < n; i++) {
-		int rc = where_value(w, a, json_array_get(list, i), &vals[i]);
-		if (rc) {
-			for (size_t k = 0; k < i; k++) val_free(&vals[k]);
-			free(vals);
-			return rc;
-		}
+	val_t *vals = xcalloc(n ? n : 1, sizeof(val_t)), never = val_null();
+	size_t m = 0;
+	int rc = DJC_OK, after;
+	for (size_t i = 0; i < n && !rc; i++)
+		if (!(rc = where_value(w, a, json_array_get(list, i), &vals[m], &after)) && !after) m++;
+		else if (!rc && never.t == VAL_NULL) never = vals[m];
+		else if (!rc) val_free(&vals[m]);
+	if (rc || (m && never.t != VAL_NULL)) val_free(&never);
+	if (rc || (!m && n)) {
+		if (!rc) *out = cond_cmp(w->a, wcol(w, a), &a->type, neg ? "!=" : "=", never, 1);
+		for (size_t k = 0; k < m; k++) val_free(&vals[k]);
+		free(vals);
+		return rc;
 	}
+	n = m;
 	q_col cs[1] = {wcol(w, a)};
 	const coldef *types[1] = {&a->type};
 	*out = q_in(w->a, cs, types, 1, vals, n, neg);
@@ -170,8 +186,9 @@ static int cond_attr(wctx *w, const attr *a, json_t *v, q_node **out)
 				 a->name, op);
 	if (json_is_null(val)) { *out = q_null(w->a, wcol(w, a), ne); return DJC_OK; }
 	val_t x;
-	if ((rc = where_value(w, a, val, &x))) return rc;
-	*out = q_cmp_t(w->a, wcol(w, a), ne ? "!=" : op, x, &a->type);
+	int after;
+	if ((rc = where_value(w, a, val, &x, &after))) return rc;
+	*out = cond_cmp(w->a, wcol(w, a), &a->type, ne ? "!=" : op, x, after);
 	return DJC_OK;
 }
 
@@ -225,9 +242,9 @@ static int keys_in(wctx *w, json_t *list, q_node **out)
 	}
 	val_t *vals = xcalloc(n * k, sizeof(val_t));
 	for (size_t r = 0; r < n * k; r++) {
-		int rc = where_value(w, as[r % k], json_object_get(json_array_get(list, r / k), names[r % k]), &vals[r]);
-		if (rc) {
-			for (size_t q = 0; q < r; q++) val_free(&vals[q]);
+		int after, rc = where_value(w, as[r % k], json_object_get(json_array_get(list, r / k), names[r % k]), &vals[r], &after);
+		if (rc || after) {   /* a datetime after midnight for a date: object by object (cond_cmp) */
+			for (size_t q = 0; q < r + !rc; q++) val_free(&vals[q]);
 			free(vals);
 			return rc;
 		}

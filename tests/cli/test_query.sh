@@ -106,6 +106,18 @@ expect_out "an aggregation per subject (every subject, 0 without trials)" "subje
 m1,3,9
 m2,0,
 r1,1,8" djc fetch 'Subject.aggr(Trial, n=count(), total=sum(duration))' --format csv
+expect_out "count(distinct X): X's values, each once (0 without rows)" "subject,s,t,d
+m1,2,2,3
+m2,0,0,0
+r1,1,1,1" djc fetch 'Subject.aggr(Trial, s=count(distinct session), t=count(DISTINCT trial), d=count(distinct duration))' --format csv
+expect_out "... by U, restricted on it" "species,n
+mouse,1" djc fetch 'U(species).aggr(Subject * Trial, n=count(distinct subject)) & "n < 2 and species = \"mouse\""' --format csv
+expect_fail 2 "count(distinct) of rows" "^djc: aggr: count\(distinct X\) needs an attribute of Trial$" \
+	djc fetch 'Subject.aggr(Trial, n=count(distinct *))'
+expect_fail 2 "count(distinct) of two attributes" "^djc: aggr: count\(distinct X\) counts one attribute \('n=count\(distinct session, trial\)'\)$" \
+	djc fetch 'Subject.aggr(Trial, n=count(distinct session, trial))'
+expect_fail 2 "count(distinct) of an unknown attribute" '^djc: aggr names "sesion", which is not an attribute of Trial \(did you mean session\?' \
+	djc fetch 'Subject.aggr(Trial, n=count(distinct sesion))'
 expect_out "an aggregation restricted on its computed attribute" "subject,species,n
 m1,mouse,3" djc fetch 'Subject.aggr(Trial, species, n=count()) & {"n": {">": 1}}' --format csv
 expect_out "U(subject).aggr: one row per value" "subject,n,total

@@ -281,7 +281,79 @@ expect_out "JSON {\">\": 9.5}" "2 3" items '{"price": {">": 9.5}}'
 expect_out "JSON {\"<\": \"10.25\"}" "1 4 5" items '{"price": {"<": "10.25"}}'
 expect_out "an expression's condition" "2 3" sh -c '"$DJC" fetch "Price & \"price > 9.5\"" --format json | jq -r .item | sort -n | tr "\n" " " | sed "s/ \$//"'
 expect_out "equality as before" "2" items 'price = 10.25'
+# a number with an exponent is the number it writes, exactly (MySQL takes
+# 1e2 as a double and compares the decimal with it)
+expect_out "price < 1e2" "1 2 4 5" items 'price < 1e2'
+expect_out "price = 1.025E1" "2" items 'price = 1.025E1'
+expect_out "price >= 95e-1" "1 2 3" items 'price >= 95e-1'
+expect_out "price between -4e0 and 2e+0" "4 5" items 'price between -4e0 and 2e+0'
+expect_out "price in (1e2, 2e0)" "3 4" items 'price in (1e2, 2e0)'
+expect_out "JSON {\"price\": 1e2}" "3" items '{"price": 1e2}'
+expect_fail 2 "more decimal places than the type keeps, written out" \
+	"^djc: condition, column 9: attribute 'price' \(decimal\(10,2\)\): '10.255' has more decimal places" \
+	djc fetch Price --where 'price = 1.0255e1'
+expect_fail 2 "an exponent out of any decimal's range" \
+	"^djc: condition, column 9: attribute 'price' \(decimal\(10,2\)\): 1e400 is out of its range" \
+	djc fetch Price --where 'price < 1e400'
 }
 tcase decimal
+
+# a datetime compared with a date compares as on MySQL (and so in
+# DataJoint): the date is that day at midnight, so it equals a datetime at
+# midnight and none later that day, and is before those
+case_date_datetime() {
+printf '%s\n' 'Born (manual)' '    b : int32' '    ---' '    born = null : date' > born.djc
+expect_rc 0 "declare Born" djc declare born.djc
+printf '{"b": %d, "born": %s}\n' 1 '"2019-12-30"' 2 '"2019-12-31"' 3 '"2020-01-01"' 4 null > born.jsonl
+expect_rc 0 "insert births" djc insert Born born.jsonl
+bs() { "$DJC" fetch Born --where "$1" --format json | jq -r .b | sort -n | tr '\n' ' ' | sed 's/ $//'; }
+while IFS='|' read -r w want; do
+	expect_out "$w" "$want" bs "$w"
+done <<'W'
+born = "2019-12-31 00:00:00"|2
+born = "2019-12-31T00:00:00.000"|2
+born = "2019-12-31 10:00:00"|
+born != "2019-12-31 10:00:00"|1 2 3
+not born = "2019-12-31 10:00:00"|1 2 3
+born <> "2019-12-31 00:00:00"|1 3
+born < "2019-12-31 10:00:00"|1 2
+born <= "2019-12-31 10:00:00"|1 2
+born > "2019-12-31 10:00:00"|3
+born >= "2019-12-31 10:00:00"|3
+born >= "2019-12-31 00:00:00.000001"|3
+born >= "2019-12-31 00:00:00"|2 3
+"2019-12-31 10:00:00" > born|1 2
+born between "2019-12-30 12:00:00" and "2019-12-31 00:00:00"|2
+born not between "2019-12-30 12:00:00" and "2019-12-31 00:00:00"|1 3
+born in ("2019-12-31 10:00:00", "2020-01-01 00:00:00")|3
+born in ("2019-12-31 10:00:00")|
+born not in ("2019-12-31 10:00:00")|1 2 3
+born not in ("2019-12-31 10:00:00", "2019-12-30")|2 3
+W
+# the same in JSON (DataJoint's dict restriction is the same SQL text)
+while IFS='|' read -r w want; do
+	expect_out "$w" "$want" bs "$w"
+done <<'W'
+{"born": "2019-12-31 00:00:00"}|2
+{"born": "2019-12-31 10:00:00"}|
+{"born": {"!=": "2019-12-31 10:00:00"}}|1 2 3
+{"born": {"<": "2019-12-31 10:00:00"}}|1 2
+{"born": {">=": "2019-12-31 10:00:00"}}|3
+{"born": ["2019-12-31 10:00:00", "2020-01-01 00:00:00"]}|3
+{"born": {"not in": ["2019-12-31 10:00:00"]}}|1 2 3
+{"born": {"not in": ["2019-12-31 10:00:00", "2019-12-30"]}}|2 3
+[{"born": "2019-12-31 10:00:00"}, {"born": "2019-12-30 00:00:00"}]|1
+W
+keys=$(jq -nc '[range(150) | {b: (. % 5), born: (if . == 3 then "2019-12-31 10:00:00" else "2019-12-30" end)}]')
+expect_out "... a long list of keys (one IN of pairs where it can be)" "1" bs "$keys"
+expect_fail 2 "... neither a date nor a datetime" \
+	"^djc: restriction: attribute 'born' \(date\): '2019-12-31 24:00:00' is not a date YYYY-MM-DD or a datetime YYYY-MM-DD HH:MM:SS\[\.ffffff\]$" \
+	djc fetch Born --where '{"born": "2019-12-31 24:00:00"}'
+expect_out "... in an expression's condition" "1 2" sh -c '"$DJC" fetch "Born & '"'"'born < \"2019-12-31 10:00:00\"'"'"'" --format json | jq -r .b | sort -n | tr "\n" " " | sed "s/ \$//"'
+expect_fail 2 "neither a date nor a datetime" \
+	"^djc: condition, column 8: attribute 'born' \(date\): '2019-12-31 24:00:00' is not a date YYYY-MM-DD or a datetime YYYY-MM-DD HH:MM:SS\[\.ffffff\]$" \
+	djc fetch Born --where 'born = "2019-12-31 24:00:00"'
+}
+tcase date_datetime
 
 finish
