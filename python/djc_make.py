@@ -62,7 +62,7 @@ level, 0 to store uncompressed, 6 for DataJoint's own choice). A
 compressed ``<blob>`` value is inflated into a buffer of its stated size,
 and a numeric array is made over that buffer (no copy). ``b64(v)`` gives the bytes of a bytes
 value in either form. Per key, the types of the table made are asked of
-the socket when a result needs them. Only the ``djc fetch`` fallback
+the socket for every key that returns rows. Only the ``djc fetch`` fallback
 (no socket) gives bytes and ``<blob>`` values as base64 text, and takes
 ``<blob>`` results as packed bytes only.
 
@@ -400,12 +400,14 @@ def _wide_ints(r, types=None):
 def _wide_req(v):
     """A fetch's key or restriction with every whole number beyond 64 bits
     signed in it as decimal text (as _wide_ints; djc reads such text as
-    the uint64 it is)."""
+    the uint64 it is), and every NaN or infinite float as JSON carries it
+    ("NaN": a row fetched from a table that keeps them, given back as a
+    key)."""
     if isinstance(v, dict):
         return {k: _wide_req(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
         return [_wide_req(x) for x in v]
-    s = _wide_int(v)
+    s = _nonfinite(v) if type(v) is float else _wide_int(v)
     return v if s is None else s
 
 
@@ -698,23 +700,6 @@ class _SocketFetch(_Fetch):
         if isinstance(msg, dict) and msg.get("_djc") == "rows" and "error" in msg:
             return None   # a djc that answers fetches only
         raise ProtocolError("expected a table message, got %r" % (msg,))
-
-
-def _needs_types(rows):
-    """Whether the rows a make returned hold a value whose form depends on
-    its attribute's type: a <blob> to pack, a json attribute's value (a
-    list or dict, a whole number beyond 64 bits)."""
-    for r in [rows] if isinstance(rows, dict) else rows or ():
-        if not isinstance(r, dict):
-            return False   # refused by _row_lines
-        for v in r.values():
-            t = type(v)
-            if t is int:
-                if not -_I64 <= v < _I64:
-                    return True
-            elif not (v is None or t is str or t is float or t is bool or isinstance(v, _BYTES)):
-                return True
-    return False
 
 
 class _Conn:
@@ -1075,7 +1060,13 @@ def per_key(make, rfile, wfile):
     fetch.attempt = int(os.environ.get("DJC_ATTEMPT", "1"))
     try:
         rows = _make_of(make, fetch.table)(key, fetch)
-        info = fetch.info() if isinstance(fetch, _SocketFetch) and _needs_types(rows) else None
+        if rows is not None and not isinstance(rows, (dict, list, tuple)):
+            rows = list(rows)   # any iterable of rows (a generator: looked at twice)
+        # the types of the table made, as under serve: a value's form
+        # depends on them (a <blob> packed from any value, a json
+        # attribute's left alone); one round trip on the socket, beside
+        # the process a key costs
+        info = fetch.info() if isinstance(fetch, _SocketFetch) and rows else None
         lines = _row_lines(rows, info)
     except BaseException:   # SystemExit and KeyboardInterrupt too: the key's error
         import traceback

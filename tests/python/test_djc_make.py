@@ -587,6 +587,65 @@ class PerKeyProtocol(unittest.TestCase):
                           '"b":"{\\"big\\":[\\"9223372036854775808\\",1]}"}',
                           '{"_part":"P","big":"9223372036854775808"}'])
 
+    def fake_socket(self, table_types, rows_line=b'{"_djc":"rows","count":0}\n'):
+        """A djc fetch socket in a thread: the table message of a table T
+        of table_types, and rows_line to a fetch; the requests it got
+        (seen) come back with its path."""
+        import socket
+        import threading
+        path = tempfile.mktemp(prefix="fetch", dir=self.dir)
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        srv.bind(path)
+        srv.listen(1)
+        self.addCleanup(srv.close)
+        seen = []
+
+        def serve():
+            conn, _ = srv.accept()
+            for line in conn.makefile("rb"):
+                req = json.loads(line)
+                seen.append(req)
+                if req["_djc"] == "table":
+                    conn.sendall(json.dumps({"_djc": "table", "table": "T", "types": table_types, "parts": {}}).encode() + b"\n")
+                else:
+                    conn.sendall(rows_line)
+            conn.close()
+        threading.Thread(target=serve, daemon=True).start()
+        return path, seen
+
+    def test_rows_from_a_generator_and_scalars_for_a_blob(self):
+        # a make may yield its rows; every row goes, and any value for a
+        # <blob> is packed as under serve (the table's types asked of the
+        # socket: without a codec, serve's message names the attribute)
+        path, seen = self.fake_socket({"id": "int32", "v": "int32", "b": "<blob>"})
+        body = """
+        yield {"v": 1}
+        yield {"v": 2}
+        """
+        st, rows, err = per_key(Program(body), {"id": 3}, DJC="/bin/false", DJC_FETCH_SOCKET=path)
+        self.assertEqual((st, rows), (0, [{"v": 1}, {"v": 2}]), err)
+        self.assertEqual(seen, [{"_djc": "table"}])
+        path, seen = self.fake_socket({"id": "int32", "v": "int32", "b": "<blob>"})
+        st, rows, err = per_key(Program("return {'b': 2.5}"), {"id": 3}, DJC="/bin/false", DJC_FETCH_SOCKET=path,
+                                DJC_BLOBS="raw")
+        self.assertEqual(st, 1)
+        self.assertIn("TypeError: attribute 'b' is a <blob>: its value must be bytes (DJC_BLOBS=raw to pack a float)", err)
+
+    def test_a_fetched_nan_given_back_as_a_key(self):
+        # "NaN" from a table that keeps it comes as a float; given back in a
+        # fetch's key it goes as JSON carries it
+        path, seen = self.fake_socket({"id": "int32"}, b'{"_djc":"rows","count":1,"types":{"f":"float64"}}\n{"f":"NaN"}\n')
+        body = """
+        r = fetch("Up", key)[0]
+        fetch("Up", r)
+        fetch("Up", where={"f": [float("inf"), 1.5]})
+        return None
+        """
+        st, rows, err = per_key(Program(body), {"id": 3}, DJC="/bin/false", DJC_FETCH_SOCKET=path)
+        self.assertEqual(st, 0, err)
+        self.assertEqual([q.get("key", q.get("where")) for q in seen],
+                         [{"id": 3}, {"f": "NaN"}, {"f": ["Infinity", 1.5]}])
+
     def test_a_fetch_socket_out_of_reach_leaves_fetch_to_djc_fetch(self):
         body = "return {'a': fetch('Up', key)[0]['argv'], 'b': fetch('Up')[0]['argv']}"
         st, rows, err = per_key(Program(body), {"id": 3}, DJC=self.djc,
