@@ -413,9 +413,15 @@ static int agg_item(djc_conn *c, djc_expr *e, const djc_expr *b, const char *nam
 	memcpy(arg, open + 1, n);
 	arg[n] = 0;
 	const char *x = arg;   /* count(distinct X): X's values, each once */
-	if (fn == F_COUNT && !strncasecmp(x, "distinct", 8) && (!x[8] || x[8] == ' ')) {
+	if (fn == F_COUNT && !strncasecmp(x, "distinct", 8) && (!x[8] || x[8] == ' ' || x[8] == '(')) {
 		fn = F_COUNT_DISTINCT;
 		for (x += 8; *x == ' '; x++) {}
+		size_t xn = strlen(x);
+		if (xn >= 2 && x[0] == '(' && x[xn - 1] == ')') {   /* count(distinct(X)), as SQL writes it too */
+			arg[xn - 1 + (size_t)(x - arg)] = 0;
+			for (x++; *x == ' '; x++) {}
+			for (char *end = arg + strlen(arg); end > x && end[-1] == ' ';) *--end = 0;
+		}
 	}
 	int rows = !*x || !strcmp(x, "*");
 	if (rows && fn != F_COUNT)

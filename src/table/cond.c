@@ -6,6 +6,7 @@
 #include "util/near.h"
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,8 +324,10 @@ static int lit_val(cp *p, const tok *t, const cond_ref *r, val_t *out, int *afte
 	if (t->k == TK_NUM) {
 		val_t in = num_val(r->a, t->s);
 		if (in.t == VAL_NULL)
-			return fail(p, t->at, "attribute '%s' (%s): %s is out of its range (an exponent beyond %d)", r->a->name,
+			return fail(p, t->at, "attribute '%s' (%s): %s is out of its range (an exponent beyond +-%d)", r->a->name,
 				    r->a->type_text, t->s, COND_EXP_MAX);
+		if (in.t == DJC_FLOAT && isinf(in.f))   /* 1e400: beyond a double, not Infinity (as the servers say) */
+			return fail(p, t->at, "attribute '%s' (%s): %s is out of a float64's range", r->a->name, r->a->type_text, t->s);
 		rc = value_in(r->a, &in, out, &m);
 		val_free(&in);
 	} else {

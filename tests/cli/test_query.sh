@@ -110,6 +110,10 @@ expect_out "count(distinct X): X's values, each once (0 without rows)" "subject,
 m1,2,2,3
 m2,0,0,0
 r1,1,1,1" djc fetch 'Subject.aggr(Trial, s=count(distinct session), t=count(DISTINCT trial), d=count(distinct duration))' --format csv
+expect_out "count(distinct(X)), as SQL writes it too" "subject,s
+m1,2
+m2,0
+r1,1" djc fetch 'Subject.aggr(Trial, s=count(distinct( session )))' --format csv
 expect_out "... by U, restricted on it" "species,n
 mouse,1" djc fetch 'U(species).aggr(Subject * Trial, n=count(distinct subject)) & "n < 2 and species = \"mouse\""' --format csv
 expect_fail 2 "count(distinct) of rows" "^djc: aggr: count\(distinct X\) needs an attribute of Trial$" \

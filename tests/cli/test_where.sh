@@ -193,6 +193,7 @@ two|species = "rat")|column 16: unbalanced parentheses: this '\)' closes nothing
 two|species = "rat" or|column 19: the condition ends where a condition is expected
 all|specis = "rat"|column 1: "specis" is not an attribute of the key source of Stats \(Session, Subject\) \(did you mean species\?
 two|weight = "heavy"|column 10: attribute 'weight' \(float64\): expects a number, got a string
+two|weight < 1e400|column 10: attribute 'weight' \(float64\): 1e400 is out of a float64's range
 two|weight = null|column 10: null is not a value to compare with
 two|species|column 1: 'species' alone is not a condition
 W
