@@ -78,6 +78,34 @@ static int explain(djc_conn *c, int rc, const char *text, const adopt_overlay *o
 	return rc;
 }
 
+/* Refuse to adopt again over tables adopted from schemas[0..n) that
+ * DataJoint dropped or changed since (a dropped one is in no definition
+ * adopt makes now: declare would find nothing changed). */
+static int stale_refuse(djc_conn *c, const char *const *schemas, size_t n)
+{
+	int rc = pipe_load(c);
+	if (rc) return rc;
+	table **v = xcalloc(c->pipe->n + 1, sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; i < c->pipe->n; i++) {
+		table *t = c->pipe->tables[i];
+		for (size_t j = 0; t->adopted && !t->master && j < n; j++)
+			if (!strcmp(t->adopted, schemas[j])) {
+				v[k++] = t;
+				break;
+			}
+	}
+	char **why = xcalloc(k + 1, sizeof *why);
+	rc = adopt_stale(c, v, k, why);
+	for (size_t i = 0; i < k; i++) {
+		if (!rc && why[i]) rc = conn_fail(c, DJC_ECONFLICT, "adopt: table %s is not as adopted: %s", v[i]->name, why[i]);
+		free(why[i]);
+	}
+	free(why);
+	free(v);
+	return rc;
+}
+
 int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, const djc_adopt_options *opts)
 {
 	if (out) *out = NULL;
@@ -96,7 +124,8 @@ int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, con
 		free(msg);
 		return rc;
 	}
-	int rc = generate(c, schemas, n, ov, &text);
+	int rc = stale_refuse(c, schemas, n);
+	if (!rc) rc = generate(c, schemas, n, ov, &text);
 	/* a dry run refuses what adopting refuses: declare's checks, those of
 	 * its lock too, without writing anything */
 	if (!rc && o.dry_run && (rc = tbl_declare_check(c, text, ADOPTED_FILE, NULL, 1))) rc = explain(c, rc, text, ov);

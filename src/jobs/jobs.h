@@ -41,6 +41,20 @@ char *jobs_truncate(const char *msg);
  * connection). DJC_EINVAL for a table that has no jobs. */
 int jobs_ensure(djc_conn *c, table *t);
 
+/* ------------------------------------------------- adopted tables (adopt_stale.c) */
+
+/* Whether adopted tables are still as adopted (docs/adopt.md, "When
+ * DataJoint changes an adopted table"): for each of tabs[0..n) that is
+ * adopted, why[i] (caller frees) says what differs between its stored
+ * definition (its parts' too) and its DataJoint table now (missing; a
+ * column added, removed, of another type) and how to adopt it again;
+ * NULL when nothing does or it is not adopted. The catalogs are read once
+ * for all of them. A code only when they cannot be read. */
+int adopt_stale(djc_conn *c, table *const *tabs, size_t n, char **why);
+/* DJC_ECONFLICT "table X is not as adopted: ..." when t is stale, else
+ * DJC_OK (populate and worker check their tables once, at start). */
+int adopt_current_check(djc_conn *c, table *t);
+
 /* ------------------------------------------------- claim, lease, release */
 
 /* Reserve up to n jobs in one atomic claim (statements claim.*): the most

@@ -292,7 +292,8 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 	int serve = 0;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
-	if ((rc = table_target_check(c, t)) || (rc = which_make(c, t, o, &argv, &serve)) || (rc = options_check(c, o)))
+	if ((rc = table_target_check(c, t)) || (rc = adopt_current_check(c, t)) || (rc = which_make(c, t, o, &argv, &serve)) ||
+	    (rc = options_check(c, o)))
 		return rc;
 	int procs = o->processes < 1 ? 1 : o->processes > DJC_MAX_PROCESSES ? DJC_MAX_PROCESSES : o->processes;
 	if (o->where_json && (rc = restrict_check(c, t, o->where_json, 1))) return rc;

@@ -45,6 +45,28 @@ static int has_own_make(const table *t)
 	return (t->make_argv && t->make_argv[0]) || (t->make_serve_argv && t->make_serve_argv[0]);
 }
 
+/* Adopted tables of v[0..*k) that DataJoint changed since they were
+ * adopted are left out, each told on stderr (docs/adopt.md): the worker
+ * serves the others. */
+static int leave_out_stale(djc_conn *c, table **v, size_t *k)
+{
+	char **why = xcalloc(*k + 1, sizeof *why);
+	int rc = adopt_stale(c, v, *k, why);
+	size_t kept = 0;
+	for (size_t i = 0; i < *k; i++) {
+		if (!why[i]) {
+			v[kept++] = v[i];
+			continue;
+		}
+		fprintf(stderr, "djc: warning: worker leaves out table %s, which is not as adopted: %s\n", v[i]->name, why[i]);
+		worker_event("leave out %s: not as adopted", v[i]->name);
+		free(why[i]);
+	}
+	free(why);
+	if (!rc) *k = kept;
+	return rc;
+}
+
 /* The tables a worker serves: those named, else every computed and
  * imported table; with none named and no make given to the worker, an
  * adopted table without a make of its own is left out (it is DataJoint's:
@@ -61,7 +83,7 @@ static int served_tables(djc_conn *c, const char *const *names, size_t n, int ma
 		if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
 			return conn_fail(c, DJC_EINVAL, "table %s is %s: only computed and imported tables are populated", t->name,
 					 tier_name(t->tier));
-		if ((rc = table_target_check(c, t))) return rc;
+		if ((rc = table_target_check(c, t)) || (rc = adopt_current_check(c, t))) return rc;
 	}
 	table **v = xcalloc(c->pipe->n + 1, sizeof *v);
 	size_t k = 0;
@@ -75,6 +97,10 @@ static int served_tables(djc_conn *c, const char *const *names, size_t n, int ma
 			want = u == t;
 		}
 		if (want) v[k++] = t;
+	}
+	if (!n && (rc = leave_out_stale(c, v, &k))) {
+		free(v);
+		return rc;
 	}
 	if (!k) {
 		free(v);

@@ -315,9 +315,9 @@ case_raw_server_filled() {
 	# what adopt checks against what it stored, a dry run checks too
 	server_sql "ALTER TABLE $q$W$q.${q}session$q ADD COLUMN y int NOT NULL DEFAULT 0"
 	expect_fail 2 "a dry run refuses a table whose definition changed since it was adopted" \
-		"^djc: adopt: .*Session is adopted from DataJoint schema $W: djc does not change its definition \(its stored definition differs" \
+		"^djc: adopt: table Session is not as adopted: DataJoint table $W\.session changed since it was adopted: column 'y' added; adopt it again: " \
 		"$DJC" --schema "$C" adopt "$W" --overlay ovs.djc --dry-run
-	expect_fail 2 "as adopt does" "Session is adopted from DataJoint schema $W: djc does not change its definition \(its stored definition differs" \
+	expect_fail 2 "as adopt does" "^djc: adopt: table Session is not as adopted: DataJoint table $W\.session changed since it was adopted: column 'y' added" \
 		"$DJC" --schema "$C" adopt "$W" --overlay ovs.djc
 }
 tcase raw_server_filled
@@ -473,5 +473,55 @@ case_refused_whole() {
 	check "leaves the companion it did not create, with its tables" eval 'schema_there "$C" && [ "$("$DJC" --schema "$C" tables)" ]'
 }
 tcase refused_whole
+
+# DataJoint drops an adopted table, or drops it and declares it again with
+# another heading: djc's stored definition no longer says what the table
+# is. populate and a worker naming it refuse it (one line naming the table
+# and what differs, and the fix); a worker serving every table leaves it
+# out, said on stderr, and serves the others; adopt again refuses it
+# instead of finding it unchanged. Adopted again, it is populated.
+case_stale() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_ast" C="${DJC_DATABASE_SCHEMA}_astc" q='"' d='double precision'
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__feat$q (k int NOT NULL, x $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__gone$q (k int NOT NULL, y $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__ok$q (k int NOT NULL, z $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"INSERT INTO $q@W@$q.${q}src$q VALUES (1), (2), (3)"
+	printf '#!/bin/sh\necho "{\\"$1\\": 1.5}"\n' > mk_st.sh
+	printf '#!/bin/sh\necho "{\\"x\\": \\"a\\", \\"w2\\": 2}"\n' > mk_st2.sh
+	chmod +x mk_st.sh mk_st2.sh
+	printf 'Feat\n    make = ./mk_st.sh x\nGone\n    make = ./mk_st.sh y\nOk\n    make = ./mk_st.sh z\n' > ovs.djc
+	expect_rc 0 "adopt three computed tables" djc --schema "$C" adopt "$W" --overlay ovs.djc
+	# DataJoint drops Gone, and drops Feat and declares it with another heading
+	server_sql "DROP TABLE $q$W$q.${q}__gone$q"
+	server_sql "DROP TABLE $q$W$q.${q}__feat$q"
+	server_sql "CREATE TABLE $q$W$q.${q}__feat$q (k int NOT NULL, x varchar(16) NOT NULL, w2 $d NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k))"
+	local fix="; adopt it again: djc unadopt $W, then djc adopt $W as before \(with its overlay\)$"
+	expect_fail 2 "populate of the redeclared table is refused, naming what differs" \
+		"^djc: table Feat is not as adopted: DataJoint table $W\.__feat changed since it was adopted: column 'w2' added, column 'x' float64.* -> varchar\(16\).*$fix" \
+		djc --schema "$C" populate Feat
+	expect_fail 2 "... with --reserve-jobs too" "^djc: table Feat is not as adopted: " djc --schema "$C" populate Feat --reserve-jobs
+	expect_fail 2 "populate of the dropped table is refused" \
+		"^djc: table Gone is not as adopted: DataJoint table $W\.__gone is missing \(dropped since it was adopted\)$fix" \
+		djc --schema "$C" populate Gone
+	expect_out "nothing written into the redeclared table" 0 server_sql "SELECT COUNT(*) FROM $q$W$q.${q}__feat$q"
+	expect_fail 2 "a worker naming it refuses it" "^djc: table Feat is not as adopted: " djc --schema "$C" worker Feat --until-empty
+	expect_rc 0 "a worker of every table serves the others" djc --schema "$C" worker --until-empty --json
+	check "... Ok alone" test "$(printf '%s' "$OUT" | jq -c .tables)" = '["Ok"]'
+	check "... its keys made" test "$(printf '%s' "$OUT" | jq -c .success_count)" = 3
+	check "... the tables left out said on stderr" \
+		grep -q "^djc: warning: worker leaves out table Feat, which is not as adopted: DataJoint table $W\.__feat changed" <<< "$ERR"
+	check "... both" grep -q "^djc: warning: worker leaves out table Gone, which is not as adopted: DataJoint table $W\.__gone is missing" <<< "$ERR"
+	expect_fail 2 "adopt again refuses, not unchanged" "^djc: adopt: table Feat is not as adopted: DataJoint table $W\.__feat changed" \
+		djc --schema "$C" adopt "$W" --overlay ovs.djc
+	expect_rc 0 "unadopt" djc --schema "$C" unadopt "$W"
+	printf 'Feat\n    make = ./mk_st2.sh\nOk\n    make = ./mk_st.sh z\n' > ovs2.djc
+	expect_rc 0 "adopt again" djc --schema "$C" adopt "$W" --overlay ovs2.djc
+	expect_rc 0 "populate the redeclared table" djc --schema "$C" populate Feat
+	expect_out "its rows with the new heading" 3 server_sql "SELECT COUNT(*) FROM $q$W$q.${q}__feat$q WHERE x = 'a' AND w2 = 2"
+}
+tcase stale
 
 finish

@@ -1,0 +1,190 @@
+/* adopt_stale.c - is an adopted table still as it was adopted (jobs.h,
+ * docs/adopt.md "When DataJoint changes an adopted table")? DataJoint may
+ * drop a table djc adopted, or drop and declare it again with another
+ * heading; djc's stored definition then no longer says what the table is.
+ * Checked once per table where populate, worker and adopt start, never per
+ * key: the catalogs of the adopted schemas are read once (db/catalog.h),
+ * the definitions adopt would write now are generated and parsed
+ * (schema/adopt.h), and each table's stored attributes are compared with
+ * the catalog's columns (added, removed) and the new definition's types. */
+#include "jobs.h"
+#include "db/catalog.h"
+#include "schema/adopt.h"
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct stale_ctx {
+	db_catalog **cats;   /* the adopted schemas that exist, then those they reference */
+	size_t nc, nmain;
+	int complete;        /* every referenced schema was read: the definitions can be made */
+	pipeline *now;       /* the definitions adopt would write now, parsed; NULL: none made */
+} stale_ctx;
+
+static const db_catalog *cat_of(const stale_ctx *x, const char *schema)
+{
+	for (size_t i = 0; schema && i < x->nc; i++)
+		if (!strcmp(x->cats[i]->schema, schema)) return x->cats[i];
+	return NULL;
+}
+
+/* Read schema's catalog into x (once); a schema that is not there is
+ * left out (its tables are then missing). */
+static int add_cat(djc_conn *c, stale_ctx *x, const char *schema, int *found)
+{
+	*found = 1;
+	if (cat_of(x, schema)) return DJC_OK;
+	char *msg = NULL;
+	db_catalog *cat = NULL;
+	int rc = db_catalog_read(&cat, c->db, schema, &msg);
+	if (rc == DJC_ENOTFOUND) *found = 0, rc = DJC_OK;
+	else if (rc) conn_fail(c, rc, "%s", msg ? msg : "reading the catalog");
+	free(msg);
+	if (cat) {
+		x->cats = xrealloc(x->cats, (x->nc + 1) * sizeof *x->cats);
+		x->cats[x->nc++] = cat;
+	}
+	return rc;
+}
+
+/* The catalogs of every adopted schema of the pipeline, then of the
+ * schemas their tables reference; the definitions of them all, parsed. */
+static int stale_load(djc_conn *c, stale_ctx *x)
+{
+	int rc = DJC_OK, found;
+	x->complete = 1;
+	for (size_t i = 0; !rc && i < c->pipe->n; i++) {
+		const table *t = c->pipe->tables[i];
+		if (t->adopted && (rc = add_cat(c, x, t->schema, &found)) == DJC_OK && !found) x->complete = 0;
+	}
+	x->nmain = x->nc;
+	for (const char *s; !rc && x->complete && (s = adopt_missing_schema(x->cats, x->nc));)
+		if ((rc = add_cat(c, x, s, &found)) == DJC_OK && !found) x->complete = 0;
+	if (rc || !x->complete || !x->nc) return rc;
+	sb_t q = SB_INIT;
+	db_qi(c->db, &q, "a");
+	adopt_in in = {x->cats, x->nc, x->nmain, sb_str(&q)[0], NULL};
+	char *text = NULL, *msg = NULL;
+	/* a schema adopt would refuse now: no types to compare (the columns still are) */
+	if (!adopt_generate(&text, &msg, &in) && pipeline_parse(&x->now, text, "adopted definitions", NULL, &msg))
+		x->now = NULL;
+	free(text);
+	free(msg);
+	sb_free(&q);
+	return DJC_OK;
+}
+
+static void stale_free(stale_ctx *x)
+{
+	for (size_t i = 0; i < x->nc; i++) db_catalog_free(x->cats[i]);
+	free(x->cats);
+	if (x->now) pipeline_free(x->now);
+}
+
+/* The table of the new definitions that is t's DataJoint table, or NULL. */
+static const table *now_of(const stale_ctx *x, const table *t)
+{
+	for (size_t i = 0; x->now && i < x->now->n; i++) {
+		const table *u = x->now->tables[i];
+		if (u->schema && !strcmp(u->schema, t->schema) && !strcmp(u->sql_name, t->sql_name)) return u;
+	}
+	return NULL;
+}
+
+/* An attribute's type as its definition gives it, for the message. */
+static void attr_desc(sb_t *b, const attr *a)
+{
+	sb_add(b, a->type_text);   /* raw(...) as written */
+	if (a->store_type) sb_printf(b, " as %s", a->store_type);
+	else if (a->nonfinite) sb_add(b, strstr(a->type_text, "32") ? " as float4" : " as float8");
+	if (a->collate) sb_printf(b, " collate %s", a->collate);
+	if (a->nullable) sb_add(b, " (nullable)");
+}
+
+/* The type changes of t's attributes from its stored definition to u's. */
+static void type_changes(const table *t, const table *u, sb_t *d)
+{
+	for (size_t i = 0; i < t->nattrs; i++) {
+		const attr *a = &t->attrs[i], *b = table_attr(u, a->name);
+		/* told as a removed column; or a type adopt cannot tell, which a
+		 * definition declared by hand (docs/types.md) may give */
+		if (!b || (b->raw && !a->raw)) continue;
+		sb_t was = SB_INIT, is = SB_INIT;
+		attr_desc(&was, a);
+		attr_desc(&is, b);
+		if (strcmp(sb_str(&was), sb_str(&is)))
+			sb_printf(d, "%scolumn '%s' %s -> %s", d->len ? ", " : "", a->name, sb_str(&was), sb_str(&is));
+		sb_free(&was);
+		sb_free(&is);
+	}
+}
+
+/* What differs between adopted table t and its DataJoint table now, into
+ * d ("" when nothing). */
+static void stale_one(const stale_ctx *x, const table *t, sb_t *d)
+{
+	const db_catalog *cat = cat_of(x, t->schema);
+	const db_ctable *ct = cat ? db_catalog_table(cat, t->sql_name) : NULL;
+	if (!ct) {
+		sb_add(d, "is missing (dropped since it was adopted)");
+		return;
+	}
+	for (size_t i = 0; i < t->nattrs + t->nhidden; i++)
+		if (!db_ctable_col(ct, t->attrs[i].name)) sb_printf(d, "%scolumn '%s' removed", d->len ? ", " : "", t->attrs[i].name);
+	/* columns starting with _ are DataJoint's hidden ones, which adopt leaves out */
+	for (size_t i = 0; i < ct->ncols; i++)
+		if (ct->cols[i].name[0] != '_' && !table_attr_any(t, ct->cols[i].name))
+			sb_printf(d, "%scolumn '%s' added", d->len ? ", " : "", ct->cols[i].name);
+	const table *u = now_of(x, t);
+	if (u) type_changes(t, u, d);
+}
+
+/* t and its parts, each that differs told into msg. */
+static void stale_with_parts(const stale_ctx *x, const pipeline *p, const table *t, sb_t *msg)
+{
+	for (size_t i = 0; i <= p->n; i++) {
+		const table *u = i < p->n ? p->tables[i] : t;
+		if ((i < p->n && u->master != t) || !u->adopted) continue;
+		sb_t d = SB_INIT;
+		stale_one(x, u, &d);
+		if (d.len)
+			sb_printf(msg, "%s%s%s%sDataJoint table %s.%s %s%s", msg->len ? "; " : "", u == t ? "" : "its part ",
+				  u == t ? "" : u->name, u == t ? "" : ": ", u->schema, u->sql_name,
+				  strncmp(sb_str(&d), "is missing", 10) ? "changed since it was adopted: " : "", sb_str(&d));
+		sb_free(&d);
+	}
+}
+
+int adopt_stale(djc_conn *c, table *const *tabs, size_t n, char **why)
+{
+	size_t nadopted = 0;
+	for (size_t i = 0; i < n; i++) {
+		why[i] = NULL;
+		nadopted += tabs[i]->adopted != NULL;
+	}
+	if (!nadopted) return DJC_OK;
+	int rc = pipe_load(c);
+	if (rc) return rc;
+	stale_ctx x = {0};
+	if (!(rc = stale_load(c, &x)))
+		for (size_t i = 0; i < n; i++) {
+			if (!tabs[i]->adopted) continue;
+			sb_t m = SB_INIT;
+			stale_with_parts(&x, c->pipe, tabs[i], &m);
+			if (m.len)
+				sb_printf(&m, "; adopt it again: djc unadopt %s, then djc adopt %s as before (with its overlay)",
+					  tabs[i]->adopted, tabs[i]->adopted);
+			why[i] = m.len ? sb_steal(&m) : NULL;
+			sb_free(&m);
+		}
+	stale_free(&x);
+	return rc;
+}
+
+int adopt_current_check(djc_conn *c, table *t)
+{
+	char *why = NULL;
+	int rc = adopt_stale(c, &t, 1, &why);
+	if (!rc && why) rc = conn_fail(c, DJC_ECONFLICT, "table %s is not as adopted: %s", t->name, why);
+	free(why);
+	return rc;
+}
