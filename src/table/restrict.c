@@ -379,6 +379,7 @@ int where_build(djc_conn *c, const table *t, const char *where_json, const char 
 	m->where = xstrdup(where_json);
 	m->alias = alias ? xstrdup(alias) : NULL;
 	m->source_only = source_only;
+	where_memo_free(c);   /* one a nested where_build (an expression's restriction in where_json) left */
 	c->where = m;
 	if (rc) {
 		where_memo_free(c);
