@@ -100,6 +100,27 @@ static void attr_desc(sb_t *b, const attr *a)
 	if (a->nullable) sb_add(b, " (nullable)");
 }
 
+/* Whether a and b are one type as far as the table's values go: what a
+ * newer djc adopts differently from the same column is not a change of
+ * the table (a PostgreSQL timestamp adopted as datetime, now datetime(6);
+ * a double precision as float64, now `as float8`; a collation): a schema
+ * adopted before keeps working with its stored definition. */
+static int same_kind(const attr *a, const attr *b)
+{
+	if (a->raw || b->raw) return a->raw == b->raw && !strcmp(a->type_text, b->type_text);
+	if (a->type.t != b->type.t || a->nullable != b->nullable) return 0;
+	switch (a->type.t) {
+	case T_DECIMAL: return a->type.p == b->type.p && a->type.s == b->type.s;
+	case T_CHAR: case T_VARCHAR: return a->type.p == b->type.p;
+	case T_ENUM:
+		if (a->type.nenums != b->type.nenums) return 0;
+		for (size_t i = 0; i < a->type.nenums; i++)
+			if (strcmp(a->type.enums[i], b->type.enums[i])) return 0;
+		return 1;
+	default: return 1;
+	}
+}
+
 /* The type changes of t's attributes from its stored definition to u's. */
 static void type_changes(const table *t, const table *u, sb_t *d)
 {
@@ -107,7 +128,7 @@ static void type_changes(const table *t, const table *u, sb_t *d)
 		const attr *a = &t->attrs[i], *b = table_attr(u, a->name);
 		/* told as a removed column; or a type adopt cannot tell, which a
 		 * definition declared by hand (docs/types.md) may give */
-		if (!b || (b->raw && !a->raw)) continue;
+		if (!b || (b->raw && !a->raw) || same_kind(a, b)) continue;
 		sb_t was = SB_INIT, is = SB_INIT;
 		attr_desc(&was, a);
 		attr_desc(&is, b);
