@@ -449,6 +449,65 @@ P
 }
 tcase nonfinite_floats
 
+# Two DataJoint schemas, B's computed table depending on A's (a DataJoint
+# pipeline spread over schemas): mk_two_schemas A B makes A.raw (3 rows),
+# A.__filt (computed, filled), B.__feat (computed) and its part
+# B.__feat__bit. Cross-schema: MariaDB and PostgreSQL only (SQLite has
+# no DataJoint schemas).
+mk_two_schemas() {
+	local q='"' d='double precision'
+	[ "$DJC_BACKEND" = mysql ] && q='`' d=double
+	mk_dj_schema "$1" "CREATE TABLE $q@W@$q.${q}raw$q (raw_id int NOT NULL, x $d NOT NULL, PRIMARY KEY (raw_id))" \
+		"CREATE TABLE $q@W@$q.${q}__filt$q (raw_id int NOT NULL, y $d NOT NULL, PRIMARY KEY (raw_id), FOREIGN KEY (raw_id) REFERENCES $q@W@$q.${q}raw$q (raw_id))" \
+		"INSERT INTO $q@W@$q.${q}raw$q VALUES (1, 1), (2, 2), (3, 3)" \
+		"INSERT INTO $q@W@$q.${q}__filt$q VALUES (1, 2), (2, 4), (3, 6)"
+	mk_dj_schema "$2" "CREATE TABLE $q@W@$q.${q}__feat$q (raw_id int NOT NULL, z $d NOT NULL, PRIMARY KEY (raw_id), FOREIGN KEY (raw_id) REFERENCES $q$1$q.${q}__filt$q (raw_id))" \
+		"CREATE TABLE $q@W@$q.${q}__feat__bit$q (raw_id int NOT NULL, b smallint NOT NULL, w $d NOT NULL, PRIMARY KEY (raw_id, b), FOREIGN KEY (raw_id) REFERENCES $q@W@$q.${q}__feat$q (raw_id))"
+}
+
+# A part of a computed table of the second schema adopted (its master
+# B.Feat, schema-qualified): a make's "_part": "Bit" (what
+# python/djc_datajoint.py sends for DataJoint's own make's self.Bit.insert)
+# finds B.Feat.Bit, per key and served; "Feat.Bit" and the whole name too
+case_part_qualified() {
+	[ -n "$FIX" ] || return 0
+	local A="${DJC_DATABASE_SCHEMA}_apa" B="${DJC_DATABASE_SCHEMA}_apb" C="${DJC_DATABASE_SCHEMA}_apc"
+	mk_two_schemas "$A" "$B"
+	cat > mk_feat.sh <<'P'
+#!/bin/sh
+echo "{\"z\": $DJC_KEY_raw_id.5}"
+echo "{\"_part\": \"Bit\", \"b\": 0, \"w\": 1.0}"
+echo "{\"_part\": \"Feat.Bit\", \"b\": 1, \"w\": 2.0}"
+echo "{\"_part\": \"$DJC_B.Feat.Bit\", \"b\": 2, \"w\": 3.0}"
+P
+	cat > mk_feat.py <<'P'
+import djc_make
+
+def make(key, fetch):
+    y = fetch("Filt", key)[0]["y"]
+    return [{"z": y + 1}] + [{"_part": "Bit", "b": i, "w": y * i} for i in range(2)]
+
+djc_make.run(make)
+P
+	chmod +x mk_feat.sh
+	printf '%s.Feat\n    make = ./mk_feat.sh\n' "$B" > ovp.djc
+	expect_rc 0 "adopt both schemas, A first: B's tables are schema-qualified" \
+		djc --schema "$C" adopt "$A" "$B" --overlay ovp.djc
+	check "B's part is $B.Feat.Bit" grep -q "^created $B\.Feat\.Bit (part)" <<< "$OUT"
+	expect_rc 0 "a per-key make's \"_part\": \"Bit\" (and Feat.Bit, $B.Feat.Bit) fills B's part" \
+		env DJC_B="$B" "$DJC" --schema "$C" populate "$B.Feat" --where '{"raw_id": 1}'
+	expect_out "its 3 part rows" 3 server_sql "SELECT COUNT(*) FROM $(qt "$B" __feat__bit)"
+	printf '#!/bin/sh\necho "{\\"z\\": 1}"\necho "{\\"_part\\": \\"Nope\\", \\"b\\": 0, \\"w\\": 1}"\n' > mk_nope.sh
+	chmod +x mk_nope.sh
+	expect_fail 1 "a \"_part\" that names none is refused, naming the parts" "must name a part table of $B\.Feat \(\"Bit\"\)" \
+		djc --schema "$C" populate "$B.Feat" --where '{"raw_id": 2}' --make ./mk_nope.sh
+	expect_rc 0 "a served python make's \"_part\": \"Bit\" too" \
+		djc --schema "$C" populate "$B.Feat" --reserve-jobs --make-serve python3 mk_feat.py
+	expect_out "every key made" 3 server_sql "SELECT COUNT(*) FROM $(qt "$B" __feat)"
+	expect_out "with 2 part rows each" 7 server_sql "SELECT COUNT(*) FROM $(qt "$B" __feat__bit)"
+}
+tcase part_qualified
+
 # What adopting refuses, a dry run refuses: a column djc cannot name
 # (DataJoint never declares one, a hand-made table may); the message names
 # the DataJoint table and the column, not a line of the generated text;
