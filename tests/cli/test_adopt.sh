@@ -508,6 +508,39 @@ P
 }
 tcase part_qualified
 
+# Two schemas, each with a computed table Stats (B's depending on A's):
+# every adopted computed table's jobs table is in the one companion; the
+# first named schema's keeps DataJoint's name ~~stats, the other's gets
+# ~~schema__stats (docs/adopt.md). Cross-schema: MariaDB and PostgreSQL
+# only (SQLite has no DataJoint schemas).
+case_same_class() {
+	[ -n "$FIX" ] || return 0
+	local A="${DJC_DATABASE_SCHEMA}_asa" B="${DJC_DATABASE_SCHEMA}_asb" C="${DJC_DATABASE_SCHEMA}_asc" q='"'
+	[ "$DJC_BACKEND" = mysql ] && q='`'
+	mk_dj_schema "$A" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__stats$q (k int NOT NULL, n int NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"INSERT INTO $q@W@$q.${q}src$q VALUES (1), (2)"
+	mk_dj_schema "$B" "CREATE TABLE $q@W@$q.${q}__stats$q (k int NOT NULL, m int NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$A$q.${q}__stats$q (k))"
+	printf '#!/bin/sh\necho "{\\"n\\": $DJC_KEY_k}"\n' > mk_sa.sh
+	printf '#!/bin/sh\necho "{\\"m\\": $((DJC_KEY_k * 10))}"\n' > mk_sb.sh
+	chmod +x mk_sa.sh mk_sb.sh
+	printf 'Stats\n    make = ./mk_sb.sh\n' > ovsb.djc
+	expect_rc 0 "adopt B alone: its Stats and A's (a parent, $A.Stats)" djc --schema "$C" adopt "$B" --overlay ovsb.djc
+	check "B's Stats keeps DataJoint's jobs name" grep -q "^created Stats jobs table ~~stats$" <<< "$OUT"
+	check "A's gets one qualified by its schema" grep -q "^created $A\.Stats jobs table ~~${A}__stats$" <<< "$OUT"
+	expect_rc 0 "adopt again: unchanged" djc --schema "$C" adopt "$B" --overlay ovsb.djc
+	expect_rc 0 "populate A's Stats through its jobs table" djc --schema "$C" populate "$A.Stats" --reserve-jobs --make ./mk_sa.sh
+	expect_rc 0 "then B's" djc --schema "$C" populate Stats --reserve-jobs
+	expect_out "A's made" 2 count_in "$C" "$A.Stats"
+	expect_out "B's made from them" 1 count_in "$C" Stats '{"m": 20}'
+	printf '%s.Stats\n    make = ./mk_sb.sh\n' "$B" > ovsab.djc
+	expect_rc 0 "adopt both, A first: A's keeps ~~stats" djc --schema "${C}2" adopt "$A" "$B" --overlay ovsab.djc --dry-run
+	expect_rc 0 "... declared" djc --schema "${C}2" adopt "$A" "$B" --overlay ovsab.djc
+	check "A's Stats keeps ~~stats" grep -q "^created Stats jobs table ~~stats$" <<< "$OUT"
+	check "B's is qualified" grep -q "^created $B\.Stats jobs table ~~${B}__stats$" <<< "$OUT"
+}
+tcase same_class
+
 # What adopting refuses, a dry run refuses: a column djc cannot name
 # (DataJoint never declares one, a hand-made table may); the message names
 # the DataJoint table and the column, not a line of the generated text;
