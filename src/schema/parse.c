@@ -1463,10 +1463,18 @@ static int table_sql_names(pctx *c, int line, table *t)
 			const table *o = pp->tables[k];
 			if (!strcmp(o->name, t->name)) continue;
 			int same_schema = !o->schema == !t->schema && (!t->schema || !strcmp(o->schema, t->schema));
+			if (same_schema && !strcmp(o->sql_name, t->sql_name) && t->adopted && o->adopted)
+				return fail(c, line, "table %s is DataJoint's %s.%s, adopted before as %s (its schema named first "
+					    "then): adopt schemas that reference each other in one call, naming every schema "
+					    "(docs/adopt.md)", t->name, t->adopted, t->sql_name, o->name);
 			if (same_schema && !strcmp(o->sql_name, t->sql_name))
 				return fail(c, line, "table %s has the same SQL name '%s' as table %s", t->name, t->sql_name,
 					    o->name);
-			if (same_jobs_stem(o, t) && jobs_apart(c, line, t, (table *)o, pass)) return DJC_EINVAL;
+			if (same_jobs_stem(o, t)) {
+				if (jobs_apart(c, line, t, (table *)o, pass)) return DJC_EINVAL;
+			} else if (o->jobs_name && t->jobs_name && !strcmp(o->jobs_name, t->jobs_name))
+				return fail(c, line, "table %s has the same SQL name '%s' as table %s", t->name, t->jobs_name,
+					    o->name);   /* two long names shortened alike */
 		}
 	}
 	return 0;
