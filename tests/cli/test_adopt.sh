@@ -541,6 +541,22 @@ case_same_class() {
 }
 tcase same_class
 
+# Schemas that reference each other adopted one at a time into one
+# companion: the second adopt names the first's tables schema.Class (they
+# were Class): refused, saying to adopt them in one call. Cross-schema:
+# MariaDB and PostgreSQL only.
+case_two_adopts() {
+	[ -n "$FIX" ] || return 0
+	local A="${DJC_DATABASE_SCHEMA}_ata" B="${DJC_DATABASE_SCHEMA}_atb" C="${DJC_DATABASE_SCHEMA}_atc"
+	mk_two_schemas "$A" "$B"
+	expect_rc 0 "adopt A" djc --schema "$C" adopt "$A"
+	expect_fail 2 "then B: refused, saying what to do" \
+		"table $A\.Raw is DataJoint's $A\.raw, adopted before as Raw .*adopt schemas that reference each other in one call, naming every schema" \
+		djc --schema "$C" adopt "$B"
+	expect_rc 0 "in one call they adopt" djc --schema "${C}2" adopt "$B" "$A"
+}
+tcase two_adopts
+
 # What adopting refuses, a dry run refuses: a column djc cannot name
 # (DataJoint never declares one, a hand-made table may); the message names
 # the DataJoint table and the column, not a line of the generated text;
