@@ -44,14 +44,35 @@ static void stage(staged *s, table *t, djc_row *r)
 	s->rows[s->n++] = r;
 }
 
-/* The part table of t named `name` ("Part" or "Master.Part"), or NULL. */
+/* The message for a "_part" that names no part table of t: its parts'
+ * own names, the form a make gives. */
+static char *bad_part_msg(djc_conn *c, table *t)
+{
+	sb_t b = SB_INIT;
+	size_t n = 0;
+	sb_printf(&b, "\"_part\" must name a part table of %s", t->name);
+	for (size_t i = 0; i < c->pipe->n; i++) {
+		table *p = c->pipe->tables[i];
+		if (p->master != t) continue;
+		sb_add(&b, n++ ? ", " : " (");
+		json_quote(&b, strrchr(p->name, '.') + 1, strlen(strrchr(p->name, '.') + 1));
+	}
+	sb_add(&b, n ? ")" : ", which has none");
+	return sb_steal(&b);
+}
+
+/* The part table of t named `name` ("Part", "Master.Part" or
+ * "schema.Master.Part"), or NULL. */
 static table *part_of(djc_conn *c, table *t, const char *name)
 {
 	for (size_t i = 0; i < c->pipe->n; i++) {
 		table *p = c->pipe->tables[i];
 		if (p->master != t) continue;
-		const char *dot = strchr(p->name, '.');
-		if (!strcmp(p->name, name) || (dot && !strcmp(dot + 1, name))) return p;
+		/* its whole name, its own (after the last dot: "Bit" of
+		 * e3_b.Feat.Bit) or its name without the schema (Feat.Bit) */
+		const char *dot = strchr(p->name, '.'), *last = strrchr(p->name, '.');
+		if (!strcmp(p->name, name) || (dot && !strcmp(dot + 1, name)) || (last && !strcmp(last + 1, name)))
+			return p;
 	}
 	return NULL;
 }
@@ -101,7 +122,7 @@ int stage_json_row_bins(djc_conn *c, table *t, const djc_row *key, json_t *obj, 
 	json_t *copy = NULL;
 	if (part) {
 		if (!json_is_string(part) || !(dest = part_of(c, t, json_string_value(part)))) {
-			*msg = xasprintf("\"_part\" must name a part table of %s", t->name);
+			*msg = bad_part_msg(c, t);
 			return DJC_EINVAL;
 		}
 		copy = json_copy(obj);

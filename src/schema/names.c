@@ -36,12 +36,16 @@ int sql_derived_name(sb_t *b, const char *stem, const char *suffix)
 }
 
 /* "~~" and the table's SQL name without its tier's leading underscores
- * (DataJoint's rule: "~~" + table_name.lstrip("_")). */
+ * (DataJoint's rule: "~~" + table_name.lstrip("_")); qualified,
+ * "~~" + schema + "__" + that. No table's natural stem has "__" (a
+ * DataJoint name with "__" is a part's, which has no jobs table), so a
+ * qualified stem is never another table's natural one. */
 static void jobs_stem(sb_t *b, const table *t)
 {
 	const char *s = t->sql_name;
 	while (*s == '_') s++;
 	sb_add(b, "~~");
+	if (t->jobs_qual) sb_printf(b, "%s__", t->adopted);
 	sb_add(b, s);
 }
 
@@ -54,6 +58,14 @@ void table_jobs_names(table *t)
 	sql_derived_name(&b, sb_str(&stem), "__history");
 	t->hist_name = sb_steal(&b);
 	sb_free(&stem);
+}
+
+void table_jobs_qualify(table *t)
+{
+	free(t->jobs_name);
+	free(t->hist_name);
+	t->jobs_qual = 1;
+	table_jobs_names(t);
 }
 
 int table_jobs_index(sb_t *b, const table *t, const char *suffix)

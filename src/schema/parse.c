@@ -1395,6 +1395,44 @@ static int parse_header(pctx *c, int line, const char *text, const char *adopted
 	return rc;
 }
 
+/* 1 when a and b, both with jobs tables, have one natural jobs name
+ * (~~stats: e7_a.__stats and e7_b.__stats). */
+static int same_jobs_stem(const table *a, const table *b)
+{
+	if (!a->jobs_name || !b->jobs_name) return 0;
+	const char *x = a->sql_name, *y = b->sql_name;
+	while (*x == '_') x++;
+	while (*y == '_') y++;
+	return !strcmp(x, y);
+}
+
+/* 1 when t is an adopted table of another schema than the first adopted
+ * (its name schema.Class). */
+static int schema_qualified(const table *t)
+{
+	return t->adopted && strchr(t->name, '.');
+}
+
+/* t and o would have one jobs table (docs/adopt.md): the one of them of
+ * another schema (schema.Class) gets ~~schema__name; the first adopted
+ * schema's and djc's own keep ~~name. A table declared before (stored)
+ * keeps its jobs table: that its name would change is refused. */
+static int jobs_apart(pctx *c, int line, table *t, table *o, int stored)
+{
+	int tq = schema_qualified(t), oq = schema_qualified(o);
+	if (!tq && !oq)
+		return fail(c, line, "table %s has the same SQL name '%s' as table %s", t->name, t->jobs_name, o->name);
+	if (oq && !o->jobs_qual) {
+		if (stored)
+			return fail(c, line, "table %s would take the jobs table '%s' of table %s, adopted before, which "
+				    "cannot be renamed without losing its jobs (docs/adopt.md: adopt the schemas in one call)",
+				    t->name, o->jobs_name, o->name);
+		table_jobs_qualify(o);
+	}
+	if (tq && !t->jobs_qual) table_jobs_qualify(t);
+	return 0;
+}
+
 /* t's SQL name (DataJoint's: a tier prefix, the name in snake case; a
  * part's after its master's and "__") and its jobs table's; neither may be
  * too long nor another table's (names differing only in case, "Session"
@@ -1425,10 +1463,18 @@ static int table_sql_names(pctx *c, int line, table *t)
 			const table *o = pp->tables[k];
 			if (!strcmp(o->name, t->name)) continue;
 			int same_schema = !o->schema == !t->schema && (!t->schema || !strcmp(o->schema, t->schema));
-			int same_sql = same_schema && !strcmp(o->sql_name, t->sql_name);
-			if (same_sql || (o->jobs_name && t->jobs_name && !strcmp(o->jobs_name, t->jobs_name)))
-				return fail(c, line, "table %s has the same SQL name '%s' as table %s", t->name,
-					    same_sql ? t->sql_name : t->jobs_name, o->name);
+			if (same_schema && !strcmp(o->sql_name, t->sql_name) && t->adopted && o->adopted)
+				return fail(c, line, "table %s is DataJoint's %s.%s, adopted before as %s (its schema named first "
+					    "then): adopt schemas that reference each other in one call, naming every schema "
+					    "(docs/adopt.md)", t->name, t->adopted, t->sql_name, o->name);
+			if (same_schema && !strcmp(o->sql_name, t->sql_name))
+				return fail(c, line, "table %s has the same SQL name '%s' as table %s", t->name, t->sql_name,
+					    o->name);
+			if (same_jobs_stem(o, t)) {
+				if (jobs_apart(c, line, t, (table *)o, pass)) return DJC_EINVAL;
+			} else if (o->jobs_name && t->jobs_name && !strcmp(o->jobs_name, t->jobs_name))
+				return fail(c, line, "table %s has the same SQL name '%s' as table %s", t->name, t->jobs_name,
+					    o->name);   /* two long names shortened alike */
 		}
 	}
 	return 0;

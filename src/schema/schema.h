@@ -59,6 +59,8 @@ typedef struct table {
 	                        * another schema "schema\x1fsql_name" (table_sqlref) */
 	char *jobs_name;       /* "~~session_stats" (computed/imported only) */
 	char *hist_name;       /* "~~session_stats__history": its jobs' attempt history */
+	int jobs_qual;         /* adopted, of another schema, its natural jobs name another
+	                        * table's: "~~schema__stats" (docs/adopt.md) */
 	tier tier;
 	struct table *master;  /* part tables */
 	attr *attrs;           /* primary key attributes first */
@@ -165,6 +167,9 @@ int sql_derived_name(sb_t *b, const char *stem, const char *suffix);
 /* Set t->jobs_name and t->hist_name (computed and imported tables, after
  * t->sql_name). */
 void table_jobs_names(table *t);
+/* t's jobs names qualified by its DataJoint schema: "~~schema__name"
+ * (an adopted table of another schema whose natural one is taken). */
+void table_jobs_qualify(table *t);
 /* Append the name of index suffix ("next", "lease") of t's jobs table;
  * 1 when shortened. */
 int table_jobs_index(sb_t *b, const table *t, const char *suffix);

@@ -449,6 +449,114 @@ P
 }
 tcase nonfinite_floats
 
+# Two DataJoint schemas, B's computed table depending on A's (a DataJoint
+# pipeline spread over schemas): mk_two_schemas A B makes A.raw (3 rows),
+# A.__filt (computed, filled), B.__feat (computed) and its part
+# B.__feat__bit. Cross-schema: MariaDB and PostgreSQL only (SQLite has
+# no DataJoint schemas).
+mk_two_schemas() {
+	local q='"' d='double precision'
+	[ "$DJC_BACKEND" = mysql ] && q='`' d=double
+	mk_dj_schema "$1" "CREATE TABLE $q@W@$q.${q}raw$q (raw_id int NOT NULL, x $d NOT NULL, PRIMARY KEY (raw_id))" \
+		"CREATE TABLE $q@W@$q.${q}__filt$q (raw_id int NOT NULL, y $d NOT NULL, PRIMARY KEY (raw_id), FOREIGN KEY (raw_id) REFERENCES $q@W@$q.${q}raw$q (raw_id))" \
+		"INSERT INTO $q@W@$q.${q}raw$q VALUES (1, 1), (2, 2), (3, 3)" \
+		"INSERT INTO $q@W@$q.${q}__filt$q VALUES (1, 2), (2, 4), (3, 6)"
+	mk_dj_schema "$2" "CREATE TABLE $q@W@$q.${q}__feat$q (raw_id int NOT NULL, z $d NOT NULL, PRIMARY KEY (raw_id), FOREIGN KEY (raw_id) REFERENCES $q$1$q.${q}__filt$q (raw_id))" \
+		"CREATE TABLE $q@W@$q.${q}__feat__bit$q (raw_id int NOT NULL, b smallint NOT NULL, w $d NOT NULL, PRIMARY KEY (raw_id, b), FOREIGN KEY (raw_id) REFERENCES $q@W@$q.${q}__feat$q (raw_id))"
+}
+
+# A part of a computed table of the second schema adopted (its master
+# B.Feat, schema-qualified): a make's "_part": "Bit" (what
+# python/djc_datajoint.py sends for DataJoint's own make's self.Bit.insert)
+# finds B.Feat.Bit, per key and served; "Feat.Bit" and the whole name too
+case_part_qualified() {
+	[ -n "$FIX" ] || return 0
+	local A="${DJC_DATABASE_SCHEMA}_apa" B="${DJC_DATABASE_SCHEMA}_apb" C="${DJC_DATABASE_SCHEMA}_apc"
+	mk_two_schemas "$A" "$B"
+	cat > mk_feat.sh <<'P'
+#!/bin/sh
+echo "{\"z\": $DJC_KEY_raw_id.5}"
+echo "{\"_part\": \"Bit\", \"b\": 0, \"w\": 1.0}"
+echo "{\"_part\": \"Feat.Bit\", \"b\": 1, \"w\": 2.0}"
+echo "{\"_part\": \"$DJC_B.Feat.Bit\", \"b\": 2, \"w\": 3.0}"
+P
+	cat > mk_feat.py <<'P'
+import djc_make
+
+def make(key, fetch):
+    y = fetch("Filt", key)[0]["y"]
+    return [{"z": y + 1}] + [{"_part": "Bit", "b": i, "w": y * i} for i in range(2)]
+
+djc_make.run(make)
+P
+	chmod +x mk_feat.sh
+	printf '%s.Feat\n    make = ./mk_feat.sh\n' "$B" > ovp.djc
+	expect_rc 0 "adopt both schemas, A first: B's tables are schema-qualified" \
+		djc --schema "$C" adopt "$A" "$B" --overlay ovp.djc
+	check "B's part is $B.Feat.Bit" grep -q "^created $B\.Feat\.Bit (part)" <<< "$OUT"
+	expect_rc 0 "a per-key make's \"_part\": \"Bit\" (and Feat.Bit, $B.Feat.Bit) fills B's part" \
+		env DJC_B="$B" "$DJC" --schema "$C" populate "$B.Feat" --where '{"raw_id": 1}'
+	expect_out "its 3 part rows" 3 server_sql "SELECT COUNT(*) FROM $(qt "$B" __feat__bit)"
+	printf '#!/bin/sh\necho "{\\"z\\": 1}"\necho "{\\"_part\\": \\"Nope\\", \\"b\\": 0, \\"w\\": 1}"\n' > mk_nope.sh
+	chmod +x mk_nope.sh
+	expect_fail 1 "a \"_part\" that names none is refused, naming the parts" "must name a part table of $B\.Feat \(\"Bit\"\)" \
+		djc --schema "$C" populate "$B.Feat" --where '{"raw_id": 2}' --make ./mk_nope.sh
+	expect_rc 0 "a served python make's \"_part\": \"Bit\" too" \
+		djc --schema "$C" populate "$B.Feat" --reserve-jobs --make-serve python3 mk_feat.py
+	expect_out "every key made" 3 server_sql "SELECT COUNT(*) FROM $(qt "$B" __feat)"
+	expect_out "with 2 part rows each" 7 server_sql "SELECT COUNT(*) FROM $(qt "$B" __feat__bit)"
+}
+tcase part_qualified
+
+# Two schemas, each with a computed table Stats (B's depending on A's):
+# every adopted computed table's jobs table is in the one companion; the
+# first named schema's keeps DataJoint's name ~~stats, the other's gets
+# ~~schema__stats (docs/adopt.md). Cross-schema: MariaDB and PostgreSQL
+# only (SQLite has no DataJoint schemas).
+case_same_class() {
+	[ -n "$FIX" ] || return 0
+	local A="${DJC_DATABASE_SCHEMA}_asa" B="${DJC_DATABASE_SCHEMA}_asb" C="${DJC_DATABASE_SCHEMA}_asc" q='"'
+	[ "$DJC_BACKEND" = mysql ] && q='`'
+	mk_dj_schema "$A" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__stats$q (k int NOT NULL, n int NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"INSERT INTO $q@W@$q.${q}src$q VALUES (1), (2)"
+	mk_dj_schema "$B" "CREATE TABLE $q@W@$q.${q}__stats$q (k int NOT NULL, m int NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$A$q.${q}__stats$q (k))"
+	printf '#!/bin/sh\necho "{\\"n\\": $DJC_KEY_k}"\n' > mk_sa.sh
+	printf '#!/bin/sh\necho "{\\"m\\": $((DJC_KEY_k * 10))}"\n' > mk_sb.sh
+	chmod +x mk_sa.sh mk_sb.sh
+	printf 'Stats\n    make = ./mk_sb.sh\n' > ovsb.djc
+	expect_rc 0 "adopt B alone: its Stats and A's (a parent, $A.Stats)" djc --schema "$C" adopt "$B" --overlay ovsb.djc
+	check "B's Stats keeps DataJoint's jobs name" grep -q "^created Stats jobs table ~~stats$" <<< "$OUT"
+	check "A's gets one qualified by its schema" grep -q "^created $A\.Stats jobs table ~~${A}__stats$" <<< "$OUT"
+	expect_rc 0 "adopt again: unchanged" djc --schema "$C" adopt "$B" --overlay ovsb.djc
+	expect_rc 0 "populate A's Stats through its jobs table" djc --schema "$C" populate "$A.Stats" --reserve-jobs --make ./mk_sa.sh
+	expect_rc 0 "then B's" djc --schema "$C" populate Stats --reserve-jobs
+	expect_out "A's made" 2 count_in "$C" "$A.Stats"
+	expect_out "B's made from them" 1 count_in "$C" Stats '{"m": 20}'
+	printf '%s.Stats\n    make = ./mk_sb.sh\n' "$B" > ovsab.djc
+	expect_rc 0 "adopt both, A first: A's keeps ~~stats" djc --schema "${C}2" adopt "$A" "$B" --overlay ovsab.djc --dry-run
+	expect_rc 0 "... declared" djc --schema "${C}2" adopt "$A" "$B" --overlay ovsab.djc
+	check "A's Stats keeps ~~stats" grep -q "^created Stats jobs table ~~stats$" <<< "$OUT"
+	check "B's is qualified" grep -q "^created $B\.Stats jobs table ~~${B}__stats$" <<< "$OUT"
+}
+tcase same_class
+
+# Schemas that reference each other adopted one at a time into one
+# companion: the second adopt names the first's tables schema.Class (they
+# were Class): refused, saying to adopt them in one call. Cross-schema:
+# MariaDB and PostgreSQL only.
+case_two_adopts() {
+	[ -n "$FIX" ] || return 0
+	local A="${DJC_DATABASE_SCHEMA}_ata" B="${DJC_DATABASE_SCHEMA}_atb" C="${DJC_DATABASE_SCHEMA}_atc"
+	mk_two_schemas "$A" "$B"
+	expect_rc 0 "adopt A" djc --schema "$C" adopt "$A"
+	expect_fail 2 "then B: refused, saying what to do" \
+		"table $A\.Raw is DataJoint's $A\.raw, adopted before as Raw .*adopt schemas that reference each other in one call, naming every schema" \
+		djc --schema "$C" adopt "$B"
+	expect_rc 0 "in one call they adopt" djc --schema "${C}2" adopt "$B" "$A"
+}
+tcase two_adopts
+
 # What adopting refuses, a dry run refuses: a column djc cannot name
 # (DataJoint never declares one, a hand-made table may); the message names
 # the DataJoint table and the column, not a line of the generated text;

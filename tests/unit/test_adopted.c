@@ -125,10 +125,18 @@ static void test_stored_form(void)
 	/* one SQL name in two schemas: two tables; two jobs tables of one name: refused */
 	CHECK(ok_parse("a.T (manual)\n    adopted = a.session\n    k : int32\n    ---\n"
 		       "b.T (manual)\n    adopted = b.session\n    k : int32\n    ---\n") != NULL);
+	/* ... of other schemas than the first: each qualified by its schema */
+	pipeline *two = ok_parse("P (manual)\n    k : int32\n    ---\n"
+				 "a.C (computed)\n    adopted = a.__c\n    -> P\n    ---\n"
+				 "b.C (computed)\n    adopted = b.__c\n    -> P\n    ---\n"
+				 "C (computed)\n    adopted = m.__c\n    -> P\n    ---\n");
+	CHECK(two && !strcmp(pipeline_find(two, "a.C")->jobs_name, "~~a__c") &&
+	      !strcmp(pipeline_find(two, "b.C")->hist_name, "~~b__c__history") &&
+	      !strcmp(pipeline_find(two, "C")->jobs_name, "~~c"));
 	HAS(err_parse("P (manual)\n    k : int32\n    ---\n"
-		      "a.C (computed)\n    adopted = a.__c\n    -> P\n    ---\n"
-		      "b.C (computed)\n    adopted = b.__c\n    -> P\n    ---\n"),
-	    "p.djc:8: table b.C has the same SQL name '~~c' as table a.C");
+		      "C (computed)\n    adopted = a.__c\n    -> P\n    ---\n"
+		      "D (computed)\n    adopted = b.__c\n    -> P\n    ---\n"),
+	    "p.djc:8: table D has the same SQL name '~~c' as table C");
 	/* an attribute called adopted is still an attribute */
 	pipeline *a = ok_parse("T (manual)\n    k : int32\n    ---\n    adopted = 0 : int32  # a: b\n");
 	CHECK(a && !a->tables[0]->adopted && table_attr(a->tables[0], "adopted"));
