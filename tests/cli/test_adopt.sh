@@ -449,6 +449,46 @@ P
 }
 tcase nonfinite_floats
 
+# A computed table's string defaults as the server stores them: a quote
+# and an apostrophe, a backslash (MariaDB's catalog escapes it: \\), a
+# trailing backslash, a number-like ' 5': adopt writes each exactly (\"
+# and \\ in djc's syntax), and djc's rows take the server's values, as a
+# row the server filled itself has them (a make that leaves them out, as
+# DataJoint's make() that inserts only some attributes). A default no djc
+# line can hold (a line break) is refused, naming the table and column.
+case_string_defaults() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_asd" C="${DJC_DATABASE_SCHEMA}_asdc" q='"' bs='\' nl="E'a\\nb'"
+	[ "$DJC_BACKEND" = mysql ] && q='`' bs='\\' nl="'a\\nb'"
+	local cols="note varchar(64) NOT NULL DEFAULT 'it''s \"q\"', bs varchar(64) NOT NULL DEFAULT 'back${bs}slash', sp varchar(8) NOT NULL DEFAULT ' 5', tl varchar(8) NOT NULL DEFAULT 'end${bs}'"
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}session$q (s int NOT NULL, PRIMARY KEY (s))" \
+		"CREATE TABLE $q@W@$q.${q}__select$q (s int NOT NULL, n int NOT NULL, $cols, PRIMARY KEY (s), FOREIGN KEY (s) REFERENCES $q@W@$q.${q}session$q (s))" \
+		"INSERT INTO $q@W@$q.${q}session$q VALUES (1), (2), (3), (4)" \
+		"INSERT INTO $q@W@$q.${q}__select$q (s, n) VALUES (4, 0)"
+	printf '#!/bin/sh\necho "{\\"n\\": 1}"\n' > mk_sel.sh
+	chmod +x mk_sel.sh
+	printf 'Select\n    make = ./mk_sel.sh\n' > ovsd.djc
+	expect_rc 0 "adopt --dry-run of string defaults" djc --schema "$C" adopt "$W" --overlay ovsd.djc --dry-run
+	check "quotes escaped, none dropped" grep -Fq '    note = "it'"'"'s \"q\"" : varchar(64)' <<< "$OUT"
+	check "one backslash, written \\\\" grep -Fq '    bs = "back\\slash" : varchar(64)' <<< "$OUT"
+	check "a trailing backslash" grep -Fq '    tl = "end\\" : varchar(8)' <<< "$OUT"
+	check "a number-like string stays a string" grep -Fq '    sp = " 5" : varchar(8)' <<< "$OUT"
+	expect_rc 0 "adopt it" djc --schema "$C" adopt "$W" --overlay ovsd.djc
+	expect_rc 0 "populate: the make gives n alone" djc --schema "$C" populate Select --reserve-jobs
+	check "3 made" grep -q "^Select: 3 made, 0 errors" <<< "$OUT"
+	expect_out "djc's rows hold the server's own defaults, byte for byte" 4 \
+		server_sql "SELECT COUNT(*) FROM $q$W$q.${q}__select$q r JOIN $q$W$q.${q}__select$q d ON d.s = 4 WHERE md5(concat(r.note, '|', r.bs, '|', r.sp, '|', r.tl)) = md5(concat(d.note, '|', d.bs, '|', d.sp, '|', d.tl))"
+	expect_out "... the number-like one with its space" 4 \
+		server_sql "SELECT COUNT(*) FROM $q$W$q.${q}__select$q WHERE sp = ' 5' AND length(sp) = 2 AND length(bs) = 10"
+	expect_out "fetch reads them back as stored" '"it'"'"'s \"q\"" "back\\slash" " 5" "end\\"' \
+		sh -c "'$DJC' --schema '$C' fetch Select --format json | jq -c 'select(.s == 1) | [.note, .bs, .sp, .tl]' | jq -r '.[] | tojson' | tr '\n' ' ' | sed 's/ \$//'"
+	server_sql "CREATE TABLE $q$W$q.${q}__lines$q (s int NOT NULL, t varchar(8) NOT NULL DEFAULT $nl, PRIMARY KEY (s), FOREIGN KEY (s) REFERENCES $q$W$q.${q}session$q (s))"
+	expect_fail 2 "a default holding a line break is refused, naming the table and column" \
+		"^djc: adopt: table $W\.__lines: column t: its default cannot be adopted: it holds a line break, which a djc definition line cannot hold$" \
+		djc --schema "${C}x" adopt "$W" --dry-run
+}
+tcase string_defaults
+
 # What adopting refuses, a dry run refuses: a column djc cannot name
 # (DataJoint never declares one, a hand-made table may); the message names
 # the DataJoint table and the column, not a line of the generated text;
