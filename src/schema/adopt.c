@@ -672,34 +672,6 @@ static int emit_all(gen *g, sb_t *out)
 	return DJC_OK;
 }
 
-/* 1 when the heading of a (its columns but the hidden ones) has name. */
-static int has_attr(const at *a, const char *name)
-{
-	const db_ccol *c = db_ctable_col(a->t, name);
-	return c && name[0] != '_';
-}
-
-/* A key_source = {...} line's attributes are in the table's heading. */
-static int check_key_source(gen *g, const at *a, const ov_line *l)
-{
-	const char *js = strchr(l->text, '=') + 1;
-	while (*js == ' ' || *js == '\t') js++;
-	if (*js != '{') return DJC_OK;   /* a join or an array: the parser checks it */
-	json_error_t je;
-	json_t *j = json_loads(js, JSON_DISABLE_EOF_CHECK, &je);
-	const char *k;
-	json_t *v;
-	int rc = DJC_OK;
-	json_object_foreach(j, k, v) {
-		if (has_attr(a, k)) continue;
-		rc = fail(g, "%s:%d: key_source of %s names attribute '%s', which the table does not have", g->in->ov->file,
-			  l->line, a->cls, k);
-		break;
-	}
-	json_decref(j);
-	return rc;
-}
-
 /* The overlay's blocks name computed or imported tables of the adopted
  * schemas that djc can write (no raw column in them or their parts). */
 static int check_overlay(gen *g)
@@ -726,8 +698,6 @@ static int check_overlay(gen *g)
 						    strchr(w->raw_why, '@') ? "external store column" : "a column of a type djc does not have",
 						    w->raw_why);
 		}
-		for (size_t l = 0; l < ob->n; l++)
-			if (!strcmp(ob->lines[l].key, "key_source") && check_key_source(g, a, &ob->lines[l])) return DJC_EINVAL;
 	}
 	return DJC_OK;
 }

@@ -135,7 +135,7 @@ case_overlay_refusals() {
 		djc adopt "$MAIN" --overlay o2.djc
 	printf 'Pair\n    key_source = {"nope": 1}\n' > o3.djc
 	expect_fail 2 "an overlay key_source naming an unknown attribute" \
-		"^djc: adopt: o3\.djc:2: key_source of Pair names attribute 'nope', which the table does not have$" \
+		"^djc: adopt: o3\.djc:2: key_source of Pair restricts \"nope\", which is not an attribute of its tables" \
 		djc adopt "$MAIN" --overlay o3.djc
 	printf 'Pair\n    threads = 4\n' > o4.djc
 	expect_fail 2 "an overlay line of no known kind" "^djc: o4\.djc:2: 'threads = 4': an overlay block has only make" \
@@ -154,6 +154,23 @@ case_overlay_refusals() {
 	expect_out "nothing changed" "$before" tables_or_none
 }
 tcase overlay_refusals
+
+# An overlay's key_source restricts by what declare's does: a parent's
+# secondary attribute (ParamSet's threshold) and an ancestor's (Subject's
+# subject_name, through Session), not only the table's own (it was refused:
+# "names attribute 'threshold', which the table does not have")
+case_overlay_key_source() {
+	[ -n "$FIX" ] || return 0
+	local C="${DJC_DATABASE_SCHEMA}_aksc"
+	printf 'Analysis\n    make = ./mk_analysis.sh\n    key_source = {"threshold": 1.5, "subject_name": "Ann"}\n' > oks.djc
+	expect_rc 0 "adopt --dry-run with a key_source on a parent's and an ancestor's attribute" \
+		djc --schema "$C" adopt "$MAIN" --overlay oks.djc --dry-run
+	check "the key_source line in Analysis" grep -Fxq '    key_source = {"threshold": 1.5, "subject_name": "Ann"}' <<< "$OUT"
+	expect_rc 0 "adopt it" djc --schema "$C" adopt "$MAIN" --overlay oks.djc
+	expect_out "progress: Ann's 3 sessions with the 1.5 parameter set" "Analysis: Completed 0 of 3" \
+		sh -c "'$DJC' --schema '$C' progress Analysis | sed 's/ (.*//'"
+}
+tcase overlay_key_source
 
 case_unknown_layout() {
 	[ -n "$FIX" ] || return 0
