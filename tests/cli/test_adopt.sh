@@ -506,6 +506,36 @@ case_string_defaults() {
 }
 tcase string_defaults
 
+# Adopting again without --overlay (to take a table DataJoint added) keeps
+# the makes the earlier overlay gave, and says so: it removed them all,
+# silently, and every djc worker stopped serving the schema
+case_readopt_keeps_makes() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_ark" C="${DJC_DATABASE_SCHEMA}_arkc" q='"'
+	[ "$DJC_BACKEND" = mysql ] && q='`'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}session$q (s int NOT NULL, PRIMARY KEY (s))" \
+		"CREATE TABLE $q@W@$q.${q}__first$q (s int NOT NULL, n int NOT NULL, PRIMARY KEY (s), FOREIGN KEY (s) REFERENCES $q@W@$q.${q}session$q (s))" \
+		"INSERT INTO $q@W@$q.${q}session$q VALUES (1), (2), (3)"
+	printf '#!/bin/sh\necho "{\\"n\\": 1}"\n' > mk_first.sh
+	chmod +x mk_first.sh
+	printf 'First\n    make = ./mk_first.sh\n    timeout = 1h\n    key_source = {"s": [1, 2]}\n' > ovk.djc
+	expect_rc 0 "adopt with an overlay" djc --schema "$C" adopt "$W" --overlay ovk.djc
+	expect_out "adopt again without --overlay: unchanged, the makes kept and said" \
+		"unchanged: the schema is already adopted
+kept the makes the stored overlay gave First (no --overlay given; --overlay FILE replaces them)" \
+		djc --schema "$C" adopt "$W"
+	server_sql "CREATE TABLE $q$W$q.${q}__second$q (s int NOT NULL, m int NOT NULL, PRIMARY KEY (s), FOREIGN KEY (s) REFERENCES $q$W$q.${q}session$q (s))"
+	expect_rc 0 "adopt again without --overlay to take a table DataJoint added" djc --schema "$C" adopt "$W"
+	check "the new table declared" grep -q "^created Second (computed) as __second$" <<< "$OUT"
+	check "the makes kept, and said" grep -qx "kept the makes the stored overlay gave First (no --overlay given; --overlay FILE replaces them)" <<< "$OUT"
+	expect_rc 0 "a worker given no table" djc --schema "$C" worker --until-empty --json
+	check "still serves First (its make kept), not Second" test "$(printf '%s' "$OUT" | jq -c .tables)" = '["First"]'
+	expect_out "its key_source kept too: 2 made" 2 server_sql "SELECT COUNT(*) FROM $q$W$q.${q}__first$q"
+	expect_out "the dry run shows them" "    make = ./mk_first.sh|    timeout = 1h|    key_source = {\"s\": [1, 2]}" \
+		sh -c "'$DJC' --schema '$C' adopt '$W' --dry-run | grep -E '^    (make|timeout|key_source) =' | tr '\n' '|' | sed 's/|\$//'"
+}
+tcase readopt_keeps_makes
+
 # What adopting refuses, a dry run refuses: a column djc cannot name
 # (DataJoint never declares one, a hand-made table may); the message names
 # the DataJoint table and the column, not a line of the generated text;
