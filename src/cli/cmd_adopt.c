@@ -5,12 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* 1 when every line of a declare report says "exists". */
+/* 1 when every line of a declare report says "exists" (or that the
+ * stored makes were kept). */
 static int unchanged(const char *report)
 {
 	if (!report || !*report) return 1;
 	for (const char *p = report; *p;) {
-		if (strncmp(p, "exists ", 7)) return 0;
+		if (strncmp(p, "exists ", 7) && strncmp(p, "kept ", 5)) return 0;
 		const char *e = strchr(p, '\n');
 		if (!e) break;
 		p = e + 1;
@@ -45,7 +46,11 @@ int cmd_adopt(int argc, char **argv)
 	char *out = NULL;
 	int rc = djc_adopt(&out, c, (const char *const *)schemas, n, &o);
 	if (!rc && o.dry_run) fputs(out, stdout);
-	else if (!rc && unchanged(out)) printf("unchanged: %s already adopted\n", n > 1 ? "the schemas are" : "the schema is");
+	else if (!rc && unchanged(out)) {
+		printf("unchanged: %s already adopted\n", n > 1 ? "the schemas are" : "the schema is");
+		const char *k = out ? strstr(out, "kept ") : NULL;
+		if (k && (k == out || k[-1] == '\n')) fputs(k, stdout);
+	}
 	else if (!rc) fputs(out, stdout);
 	free(out);
 	free(text);

@@ -106,6 +106,53 @@ static int stale_refuse(djc_conn *c, const char *const *schemas, size_t n)
 	return rc;
 }
 
+/* 1 when line s (trimmed) of a stored adopted definition is one an
+ * overlay gave it: make, make_serve, key_source, or timeout (a duration:
+ * an attribute named timeout has a type after ':'). */
+static int overlay_line(const char *s)
+{
+	static const char *const keys[] = {"make", "make_serve", "timeout", "key_source"};
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+		size_t n = strlen(keys[i]);
+		if (strncmp(s, keys[i], n)) continue;
+		const char *p = s + n + strspn(s + n, " \t");
+		if (*p == '=') return i != 2 || !strchr(p, ':');
+	}
+	return 0;
+}
+
+/* Adopting again without --overlay keeps what the earlier overlay gave
+ * (docs/adopt.md): the make, make_serve, timeout and key_source lines of
+ * the stored definitions of tables adopted from schemas, as an overlay
+ * into *text (NULL: none), the tables' names into *kept. */
+static int stored_overlay(djc_conn *c, const char *const *schemas, size_t n, char **text, sb_t *kept)
+{
+	*text = NULL;
+	int rc = pipe_load(c);
+	if (rc) return rc;
+	sb_t b = SB_INIT, l = SB_INIT;
+	for (size_t i = 0; i < c->pipe->n; i++) {
+		const table *t = c->pipe->tables[i];
+		size_t k = 0;
+		while (k < n && (!t->adopted || strcmp(t->adopted, schemas[k]))) k++;
+		if (k == n || t->master || !t->text) continue;
+		size_t at = b.len;
+		for (const char *p = strchr(t->text, '\n'); p && *++p; p = strchr(p, '\n')) {
+			sb_reset(&l);
+			sb_addn(&l, p + strspn(p, " \t"), strcspn(p + strspn(p, " \t"), "\n"));
+			while (l.len && strchr(" \t\r", l.s[l.len - 1])) l.s[--l.len] = 0;
+			if (!overlay_line(sb_str(&l))) continue;
+			if (b.len == at) sb_printf(&b, "%s\n", t->name);
+			sb_printf(&b, "    %s\n", sb_str(&l));
+		}
+		if (b.len > at) sb_printf(kept, "%s%s", kept->len ? ", " : "", t->name);
+	}
+	sb_free(&l);
+	if (b.len) *text = sb_steal(&b);
+	sb_free(&b);
+	return DJC_OK;
+}
+
 int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, const djc_adopt_options *opts)
 {
 	if (out) *out = NULL;
@@ -118,13 +165,16 @@ int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, con
 	if (!schemas || !n) return conn_fail(c, DJC_EINVAL, "adopt: no DataJoint schema named");
 	if (!c->db) return conn_fail(c, DJC_ECONN, "not connected");
 	adopt_overlay *ov = NULL;
-	char *msg = NULL, *text = NULL;
-	if (o.overlay && adopt_overlay_parse(&ov, o.overlay, o.overlay_file, &msg)) {
-		int rc = conn_fail(c, DJC_EINVAL, "%s", msg);
+	char *msg = NULL, *text = NULL, *stored = NULL;
+	sb_t kept = SB_INIT;
+	int rc = o.overlay ? DJC_OK : stored_overlay(c, schemas, n, &stored, &kept);
+	const char *ovt = o.overlay ? o.overlay : stored;
+	if (!rc && ovt && adopt_overlay_parse(&ov, ovt, o.overlay ? o.overlay_file : "the stored overlay", &msg)) {
+		rc = conn_fail(c, DJC_EINVAL, "%s", msg);
 		free(msg);
-		return rc;
 	}
-	int rc = stale_refuse(c, schemas, n);
+	free(stored);
+	if (!rc) rc = stale_refuse(c, schemas, n);
 	if (!rc) rc = generate(c, schemas, n, ov, &text);
 	/* a dry run refuses what adopting refuses: declare's checks, those of
 	 * its lock too, without writing anything */
@@ -132,6 +182,15 @@ int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, con
 	if (!rc && !o.dry_run && (rc = djc_declare(out, c, text, ADOPTED_FILE))) rc = explain(c, rc, text, ov);
 	adopt_overlay_free(ov);
 	if (!rc && o.dry_run && out) *out = text, text = NULL;
+	if (!rc && !o.dry_run && out && kept.len) {
+		/* said, so that a re-adopt is not taken for one that dropped them */
+		sb_t r = SB_INIT;
+		sb_printf(&r, "%skept the makes the stored overlay gave %s (no --overlay given; --overlay FILE replaces "
+			  "them)\n", *out ? *out : "", sb_str(&kept));
+		free(*out);
+		*out = sb_steal(&r);
+	}
+	sb_free(&kept);
 	free(text);
 	return rc;
 }

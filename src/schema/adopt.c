@@ -245,7 +245,7 @@ static int marked_type(sb_t *b, const char *m, const db_ccol *c, int dj)
 	return m[0] != '<' && native_type(b, c, dj);
 }
 
-static int col_has_default(const db_ccol *c);
+static int col_has_default(const db_ccol *c, char quote);
 
 /* The djc type text of column c of table a into b, its comment without
  * the marker in *comment; raw(<sql type>) (a->raw_* set) for what djc
@@ -268,7 +268,7 @@ static int col_type(gen *g, at *a, const db_ccol *c, sb_t *b, const char **comme
 		sb_printf(b, "raw(%s)", c->sql_type);
 		/* one the server fills (a default, NULL) does not stop a make:
 		 * djc's rows leave it out (attr_server_filled) */
-		if (!a->raw_col && !col_has_default(c)) {
+		if (!a->raw_col && !col_has_default(c, g->in->quote)) {
 			a->raw_col = xstrdup(c->name);
 			a->raw_why = xstrdup(has ? m : c->sql_type);
 		}
@@ -284,40 +284,76 @@ static int col_type(gen *g, at *a, const db_ccol *c, sb_t *b, const char **comme
 	return DJC_OK;
 }
 
-/* " = <default>" for a column whose default djc can write: null, a
- * number, a string, CURRENT_TIMESTAMP; nothing for none (or an
- * expression the server computes). */
-static void col_default(sb_t *b, const db_ccol *c)
+/* The value of a quoted default as the server reports it (d at its
+ * opening quote) into v: PostgreSQL's 'it''s'::type (a standard string:
+ * backslashes are themselves), MariaDB's 'it''s' with backslash escapes
+ * (\\ \n \r \0: append_unescaped in its sql_show.cc). -1 for a NUL,
+ * which no C string holds. */
+static int quoted_value(sb_t *v, const char *d, char quote)
 {
-	if (c->nullable) { sb_add(b, " = null"); return; }
-	const char *d = c->def;
-	if (!d || !strcasecmp(d, "NULL")) return;
-	if (!strncasecmp(d, "current_timestamp", 17)) { sb_add(b, " = CURRENT_TIMESTAMP"); return; }
-	sb_t v = SB_INIT;
-	int quoted = d[0] == '\'';
-	const char *p = d + quoted;
+	const char *p = d + 1;
 	for (; *p; p++) {
-		if (quoted && *p == '\'' && p[1] == '\'') sb_addc(&v, *p++);
-		else if (quoted && *p == '\'') break;
-		else if (!quoted && *p == ':') break;   /* PostgreSQL's ::type */
-		else sb_addc(&v, *p);
+		if (*p == '\'' && p[1] == '\'') sb_addc(v, *p++);
+		else if (*p == '\'') break;
+		else if (*p == '\\' && quote == '`' && p[1]) {
+			char e = *++p;
+			if (e == '0') return -1;
+			sb_addc(v, e == 'n' ? '\n' : e == 'r' ? '\r' : e == 't' ? '\t' : e == 'b' ? '\b' : e == 'Z' ? 26 : e);
+		} else sb_addc(v, *p);
 	}
+	return 0;
+}
+
+/* A string default in djc's syntax: "..." with \\ and \" for a backslash
+ * and a quote (src/schema/parse.c); NULL in *why when it fits, else why
+ * not (a definition is one line a column). */
+static void string_default(sb_t *b, const char *s, const char **why)
+{
+	if (strpbrk(s, "\n\r")) { *why = "it holds a line break, which a djc definition line cannot hold"; return; }
+	sb_add(b, " = \"");
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"') sb_addc(b, '\\');
+		sb_addc(b, *s);
+	}
+	sb_addc(b, '"');
+}
+
+/* " = <default>" for a column whose default djc can write: null, a
+ * number, a string (exactly the server's value), CURRENT_TIMESTAMP;
+ * nothing for none (or an expression the server computes). quote: the
+ * server's identifier quote (` MariaDB/MySQL, " PostgreSQL). -1 with *why
+ * for a string djc's syntax cannot hold. */
+static int col_default(sb_t *b, const db_ccol *c, char quote, const char **why)
+{
+	*why = NULL;
+	if (c->nullable) { sb_add(b, " = null"); return 0; }
+	const char *d = c->def;
+	if (!d || !strcasecmp(d, "NULL")) return 0;
+	if (!strncasecmp(d, "current_timestamp", 17)) { sb_add(b, " = CURRENT_TIMESTAMP"); return 0; }
+	sb_t v = SB_INIT;
+	if (d[0] == '\'') {
+		/* a string literal, however number-like (' 5' stays ' 5') */
+		if (quoted_value(&v, d, quote)) *why = "it holds a NUL character";
+		else string_default(b, sb_str(&v), why);
+		sb_free(&v);
+		return *why ? -1 : 0;
+	}
+	sb_addn(&v, d, strcspn(d, ":"));   /* PostgreSQL's ::type */
 	const char *s = sb_str(&v);
-	char *end;
-	(void)strtod(s, &end);
-	if (*s && !*end) sb_printf(b, " = %s", s);
-	else if (!quoted && (!strcasecmp(s, "true") || !strcasecmp(s, "false"))) sb_printf(b, " = %s", s);
-	else if (quoted && !strchr(s, '"') && !strchr(s, '\n')) sb_printf(b, " = \"%s\"", s);
+	char *e;
+	(void)strtod(s, &e);
+	if ((*s && !*e) || !strcasecmp(s, "true") || !strcasecmp(s, "false")) sb_printf(b, " = %s", s);
 	sb_free(&v);
+	return 0;
 }
 
 /* 1 when the definition gives column c a default (col_default writes
  * one: NULL too), so that a raw column of it is the server's to fill. */
-static int col_has_default(const db_ccol *c)
+static int col_has_default(const db_ccol *c, char quote)
 {
 	sb_t b = SB_INIT;
-	col_default(&b, c);
-	int has = b.len > 0;
+	const char *why;
+	int has = !col_default(&b, c, quote, &why) && b.len > 0;
 	sb_free(&b);
 	return has;
 }
@@ -332,9 +368,12 @@ static int attr_line(gen *g, at *a, const db_ccol *c, const db_ccol *typed_by, a
 		char m[256];
 		comment = marker(c->comment, m, sizeof m, &unused) ? unused : c->comment;
 	}
+	const char *why = NULL;
 	if (!rc) {
 		sb_printf(out, "    %s", c->name);
-		col_default(out, c);
+		if (col_default(out, c, g->in->quote, &why))
+			rc = fail(g, "table %s.%s: column %s: its default cannot be adopted: %s", a->cat->schema, a->t->name,
+				  c->name, why);
 		sb_printf(out, " : %s", sb_str(&ty));
 		if (comment && *comment) {
 			sb_add(out, "   # ");
@@ -633,34 +672,6 @@ static int emit_all(gen *g, sb_t *out)
 	return DJC_OK;
 }
 
-/* 1 when the heading of a (its columns but the hidden ones) has name. */
-static int has_attr(const at *a, const char *name)
-{
-	const db_ccol *c = db_ctable_col(a->t, name);
-	return c && name[0] != '_';
-}
-
-/* A key_source = {...} line's attributes are in the table's heading. */
-static int check_key_source(gen *g, const at *a, const ov_line *l)
-{
-	const char *js = strchr(l->text, '=') + 1;
-	while (*js == ' ' || *js == '\t') js++;
-	if (*js != '{') return DJC_OK;   /* a join or an array: the parser checks it */
-	json_error_t je;
-	json_t *j = json_loads(js, JSON_DISABLE_EOF_CHECK, &je);
-	const char *k;
-	json_t *v;
-	int rc = DJC_OK;
-	json_object_foreach(j, k, v) {
-		if (has_attr(a, k)) continue;
-		rc = fail(g, "%s:%d: key_source of %s names attribute '%s', which the table does not have", g->in->ov->file,
-			  l->line, a->cls, k);
-		break;
-	}
-	json_decref(j);
-	return rc;
-}
-
 /* The overlay's blocks name computed or imported tables of the adopted
  * schemas that djc can write (no raw column in them or their parts). */
 static int check_overlay(gen *g)
@@ -687,8 +698,6 @@ static int check_overlay(gen *g)
 						    strchr(w->raw_why, '@') ? "external store column" : "a column of a type djc does not have",
 						    w->raw_why);
 		}
-		for (size_t l = 0; l < ob->n; l++)
-			if (!strcmp(ob->lines[l].key, "key_source") && check_key_source(g, a, &ob->lines[l])) return DJC_EINVAL;
 	}
 	return DJC_OK;
 }

@@ -636,6 +636,22 @@ static int type_opts(pctx *c, int line, const table *t, char *o, attr *a)
 	return 0;
 }
 
+/* A quoted default's value (the n characters inside its quotes): \\,
+ * \" and \' stand for a backslash and the quotes, as in DataJoint's
+ * (MySQL's) literals, so any one-line string can be written (adopt writes
+ * DataJoint's defaults so: src/schema/adopt.c); any other backslash is
+ * itself. */
+static char *unquote_default(const char *d, size_t n)
+{
+	char *v = xmalloc(n + 1), *o = v;
+	for (size_t i = 0; i < n; i++) {
+		if (d[i] == '\\' && i + 1 < n && strchr("\\\"'", d[i + 1])) i++;
+		*o++ = d[i];
+	}
+	*o = 0;
+	return v;
+}
+
 static int parse_attr_line(pctx *c, int line, table *t, char *s, int in_key)
 {
 	char *comment = cut_comment(s);
@@ -676,7 +692,7 @@ static int parse_attr_line(pctx *c, int line, table *t, char *s, int in_key)
 		size_t n = strlen(d);
 		if (!n) return fail(c, line, "attribute '%s' has '=' but no default value", name);
 		if ((d[0] == '"' || d[0] == '\'') && n >= 2 && d[n - 1] == d[0]) {
-			a->def = xstrndup(d + 1, n - 2);
+			a->def = unquote_default(d + 1, n - 2);
 			a->has_def = 1;
 		} else if (!strcasecmp(d, "null")) {
 			a->nullable = 1;

@@ -44,12 +44,14 @@ int adopted_probe(djc_conn *c, const table *t, const char *file)
 	return conn_dbfail(c, DJC_ERROR, t->name);
 }
 
-int adopted_refuse(djc_conn *c, const table *t)
+int adopted_drop_refuse(djc_conn *c, const table *t, const table *dropped)
 {
-	char *m = table_adopted_refusal(t);
-	int rc = conn_fail(c, DJC_EINVAL, "%s", m);
-	free(m);
-	return rc;
+	if (dropped == t)
+		return conn_fail(c, DJC_EINVAL, "%s is adopted from DataJoint schema %s: djc does not drop it (djc unadopt %s "
+				 "forgets djc's side of that schema; DataJoint's tables are DataJoint's to drop)", t->name, t->adopted,
+				 t->adopted);
+	return conn_fail(c, DJC_EINVAL, "%s is adopted from DataJoint schema %s and depends on %s: djc does not drop it "
+			 "(djc unadopt %s first forgets djc's side of that schema)", t->name, t->adopted, dropped->name, t->adopted);
 }
 
 int adopted_delete_refuse(djc_conn *c, const table *t)

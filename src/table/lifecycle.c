@@ -268,7 +268,7 @@ static int drop_once(djc_conn *c, const char *name, int dry_run, djc_changes *ch
 	v = pipe_descendants(c, t, &n);
 	for (size_t i = 0; i < n; i++)
 		if (v[i]->adopted) {   /* never DDL on DataJoint's tables */
-			rc = adopted_refuse(c, v[i]);
+			rc = adopted_drop_refuse(c, v[i], t);
 			goto fail;
 		}
 	/* dependents first: the reverse of the declaration order */
@@ -303,7 +303,7 @@ int djc_drop(djc_changes **out, djc_conn *c, const char *name, const djc_drop_op
 	table *t;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
-	if (t->adopted) return adopted_refuse(c, t);
+	if (t->adopted) return adopted_drop_refuse(c, t, t);
 	/* not retried: a drop that waited its bound for the tables is told */
 	djc_changes *ch = xcalloc(1, sizeof *ch);
 	rc = drop_once(c, name, o.dry_run, ch);

@@ -265,14 +265,15 @@ int sql_columns(djc_conn *c, const char *sql_name, char ***cols, size_t *n);
 /* Adopted tables (adopted.c): DJC_OK when t's DataJoint table exists with
  * every column t names (a SELECT of them that reads no row), else
  * DJC_ECONFLICT naming the table or the first missing column (file:line of
- * t). adopted_refuse: DJC_EINVAL "X is adopted from DataJoint schema S: djc
- * does not change its definition". */
+ * t). */
 int adopted_probe(djc_conn *c, const table *t, const char *file);
-int adopted_refuse(djc_conn *c, const table *t);
 /* DJC_EINVAL for a delete of rows of adopted table t (a cascade's too):
  * DataJoint's rows are DataJoint's to delete, with its cascade through the
  * tables djc does not know. */
 int adopted_delete_refuse(djc_conn *c, const table *t);
+/* DJC_EINVAL for a drop of adopted table t (dropped: the table named,
+ * t itself or one t depends on): the message points to djc unadopt. */
+int adopted_drop_refuse(djc_conn *c, const table *t, const table *dropped);
 /* DJC_EINVAL for an insert (djc insert, the API's) into an adopted manual
  * or lookup table: DataJoint's to fill; DJC_OK otherwise. */
 int adopted_insert_check(djc_conn *c, const table *t);

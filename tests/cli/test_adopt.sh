@@ -135,7 +135,7 @@ case_overlay_refusals() {
 		djc adopt "$MAIN" --overlay o2.djc
 	printf 'Pair\n    key_source = {"nope": 1}\n' > o3.djc
 	expect_fail 2 "an overlay key_source naming an unknown attribute" \
-		"^djc: adopt: o3\.djc:2: key_source of Pair names attribute 'nope', which the table does not have$" \
+		"^djc: adopt: o3\.djc:2: key_source of Pair restricts \"nope\", which is not an attribute of its tables" \
 		djc adopt "$MAIN" --overlay o3.djc
 	printf 'Pair\n    threads = 4\n' > o4.djc
 	expect_fail 2 "an overlay line of no known kind" "^djc: o4\.djc:2: 'threads = 4': an overlay block has only make" \
@@ -154,6 +154,24 @@ case_overlay_refusals() {
 	expect_out "nothing changed" "$before" tables_or_none
 }
 tcase overlay_refusals
+
+# An overlay's key_source restricts by what declare's does: a parent's
+# secondary attribute (ParamSet's threshold) and an ancestor's (Subject's
+# subject_name, through Session), not only the table's own (it was refused:
+# "names attribute 'threshold', which the table does not have")
+case_overlay_key_source() {
+	[ -n "$FIX" ] || return 0
+	local C="${DJC_DATABASE_SCHEMA}_aksc"
+	printf 'Analysis\n    make = ./mk_analysis.sh\n    key_source = {"threshold": 1.5, "subject_name": "Ann"}\n' > oks.djc
+	expect_rc 0 "adopt --dry-run with a key_source on a parent's and an ancestor's attribute" \
+		djc --schema "$C" adopt "$MAIN" --overlay oks.djc --dry-run
+	check "the key_source line in Analysis" grep -Fxq '    key_source = {"threshold": 1.5, "subject_name": "Ann"}' <<< "$OUT"
+	expect_rc 0 "adopt it" djc --schema "$C" adopt "$MAIN" --overlay oks.djc
+	# (of 3 whatever case populate made of them already: the rows are DataJoint's)
+	expect_out "progress: Ann's 3 sessions with the 1.5 parameter set" "Analysis: of 3" \
+		sh -c "'$DJC' --schema '$C' progress Analysis | sed 's/ (.*//; s/Completed [0-9]* of/of/'"
+}
+tcase overlay_key_source
 
 case_unknown_layout() {
 	[ -n "$FIX" ] || return 0
@@ -556,6 +574,76 @@ case_two_adopts() {
 	expect_rc 0 "in one call they adopt" djc --schema "${C}2" adopt "$B" "$A"
 }
 tcase two_adopts
+
+# A computed table's string defaults as the server stores them: a quote
+# and an apostrophe, a backslash (MariaDB's catalog escapes it: \\), a
+# trailing backslash, a number-like ' 5': adopt writes each exactly (\"
+# and \\ in djc's syntax), and djc's rows take the server's values, as a
+# row the server filled itself has them (a make that leaves them out, as
+# DataJoint's make() that inserts only some attributes). A default no djc
+# line can hold (a line break) is refused, naming the table and column.
+case_string_defaults() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_asd" C="${DJC_DATABASE_SCHEMA}_asdc" q='"' bs='\' nl="E'a\\nb'"
+	[ "$DJC_BACKEND" = mysql ] && q='`' bs='\\' nl="'a\\nb'"
+	local cols="note varchar(64) NOT NULL DEFAULT 'it''s \"q\"', bs varchar(64) NOT NULL DEFAULT 'back${bs}slash', sp varchar(8) NOT NULL DEFAULT ' 5', tl varchar(8) NOT NULL DEFAULT 'end${bs}'"
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}session$q (s int NOT NULL, PRIMARY KEY (s))" \
+		"CREATE TABLE $q@W@$q.${q}__select$q (s int NOT NULL, n int NOT NULL, $cols, PRIMARY KEY (s), FOREIGN KEY (s) REFERENCES $q@W@$q.${q}session$q (s))" \
+		"INSERT INTO $q@W@$q.${q}session$q VALUES (1), (2), (3), (4)" \
+		"INSERT INTO $q@W@$q.${q}__select$q (s, n) VALUES (4, 0)"
+	printf '#!/bin/sh\necho "{\\"n\\": 1}"\n' > mk_sel.sh
+	chmod +x mk_sel.sh
+	printf 'Select\n    make = ./mk_sel.sh\n' > ovsd.djc
+	expect_rc 0 "adopt --dry-run of string defaults" djc --schema "$C" adopt "$W" --overlay ovsd.djc --dry-run
+	check "quotes escaped, none dropped" grep -Fq '    note = "it'"'"'s \"q\"" : varchar(64)' <<< "$OUT"
+	check "one backslash, written \\\\" grep -Fq '    bs = "back\\slash" : varchar(64)' <<< "$OUT"
+	check "a trailing backslash" grep -Fq '    tl = "end\\" : varchar(8)' <<< "$OUT"
+	check "a number-like string stays a string" grep -Fq '    sp = " 5" : varchar(8)' <<< "$OUT"
+	expect_rc 0 "adopt it" djc --schema "$C" adopt "$W" --overlay ovsd.djc
+	expect_rc 0 "populate: the make gives n alone" djc --schema "$C" populate Select --reserve-jobs
+	check "3 made" grep -q "^Select: 3 made, 0 errors" <<< "$OUT"
+	expect_out "djc's rows hold the server's own defaults, byte for byte" 4 \
+		server_sql "SELECT COUNT(*) FROM $q$W$q.${q}__select$q r JOIN $q$W$q.${q}__select$q d ON d.s = 4 WHERE md5(concat(r.note, '|', r.bs, '|', r.sp, '|', r.tl)) = md5(concat(d.note, '|', d.bs, '|', d.sp, '|', d.tl))"
+	expect_out "... the number-like one with its space" 4 \
+		server_sql "SELECT COUNT(*) FROM $q$W$q.${q}__select$q WHERE sp = ' 5' AND length(sp) = 2 AND length(bs) = 10"
+	expect_out "fetch reads them back as stored" '"it'"'"'s \"q\"" "back\\slash" " 5" "end\\"' \
+		sh -c "'$DJC' --schema '$C' fetch Select --format json | jq -c 'select(.s == 1) | [.note, .bs, .sp, .tl]' | jq -r '.[] | tojson' | tr '\n' ' ' | sed 's/ \$//'"
+	server_sql "CREATE TABLE $q$W$q.${q}__lines$q (s int NOT NULL, t varchar(8) NOT NULL DEFAULT $nl, PRIMARY KEY (s), FOREIGN KEY (s) REFERENCES $q$W$q.${q}session$q (s))"
+	expect_fail 2 "a default holding a line break is refused, naming the table and column" \
+		"^djc: adopt: table $W\.__lines: column t: its default cannot be adopted: it holds a line break, which a djc definition line cannot hold$" \
+		djc --schema "${C}x" adopt "$W" --dry-run
+}
+tcase string_defaults
+
+# Adopting again without --overlay (to take a table DataJoint added) keeps
+# the makes the earlier overlay gave, and says so: it removed them all,
+# silently, and every djc worker stopped serving the schema
+case_readopt_keeps_makes() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_ark" C="${DJC_DATABASE_SCHEMA}_arkc" q='"'
+	[ "$DJC_BACKEND" = mysql ] && q='`'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}session$q (s int NOT NULL, PRIMARY KEY (s))" \
+		"CREATE TABLE $q@W@$q.${q}__first$q (s int NOT NULL, n int NOT NULL, PRIMARY KEY (s), FOREIGN KEY (s) REFERENCES $q@W@$q.${q}session$q (s))" \
+		"INSERT INTO $q@W@$q.${q}session$q VALUES (1), (2), (3)"
+	printf '#!/bin/sh\necho "{\\"n\\": 1}"\n' > mk_first.sh
+	chmod +x mk_first.sh
+	printf 'First\n    make = ./mk_first.sh\n    timeout = 1h\n    key_source = {"s": [1, 2]}\n' > ovk.djc
+	expect_rc 0 "adopt with an overlay" djc --schema "$C" adopt "$W" --overlay ovk.djc
+	expect_out "adopt again without --overlay: unchanged, the makes kept and said" \
+		"unchanged: the schema is already adopted
+kept the makes the stored overlay gave First (no --overlay given; --overlay FILE replaces them)" \
+		djc --schema "$C" adopt "$W"
+	server_sql "CREATE TABLE $q$W$q.${q}__second$q (s int NOT NULL, m int NOT NULL, PRIMARY KEY (s), FOREIGN KEY (s) REFERENCES $q$W$q.${q}session$q (s))"
+	expect_rc 0 "adopt again without --overlay to take a table DataJoint added" djc --schema "$C" adopt "$W"
+	check "the new table declared" grep -q "^created Second (computed) as __second$" <<< "$OUT"
+	check "the makes kept, and said" grep -qx "kept the makes the stored overlay gave First (no --overlay given; --overlay FILE replaces them)" <<< "$OUT"
+	expect_rc 0 "a worker given no table" djc --schema "$C" worker --until-empty --json
+	check "still serves First (its make kept), not Second" test "$(printf '%s' "$OUT" | jq -c .tables)" = '["First"]'
+	expect_out "its key_source kept too: 2 made" 2 server_sql "SELECT COUNT(*) FROM $q$W$q.${q}__first$q"
+	expect_out "the dry run shows them" "    make = ./mk_first.sh|    timeout = 1h|    key_source = {\"s\": [1, 2]}" \
+		sh -c "'$DJC' --schema '$C' adopt '$W' --dry-run | grep -E '^    (make|timeout|key_source) =' | tr '\n' '|' | sed 's/|\$//'"
+}
+tcase readopt_keeps_makes
 
 # What adopting refuses, a dry run refuses: a column djc cannot name
 # (DataJoint never declares one, a hand-made table may); the message names

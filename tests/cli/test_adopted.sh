@@ -162,8 +162,8 @@ tcase text_key declare
 
 case_refusals() {
 	[ -n "$FIX" ] || return 0
-	expect_fail 2 "drop of an adopted table is refused" \
-		"^djc: Session is adopted from DataJoint schema $MAIN: djc does not change its definition$" djc drop Session
+	expect_fail 2 "drop of an adopted table is refused, as a drop, pointing to unadopt" \
+		"^djc: Session is adopted from DataJoint schema $MAIN: djc does not drop it \(djc unadopt $MAIN forgets djc's side of that schema; DataJoint's tables are DataJoint's to drop\)$" djc drop Session
 	expect_fail 2 "delete from an adopted table is refused, as a delete" \
 		"^djc: Session is adopted from DataJoint schema $MAIN: djc does not delete its rows \(delete them with DataJoint, whose delete follows its whole schema\)$" djc delete Session
 	expect_fail 2 "so is a delete of an adopted computed table's rows" \
@@ -190,7 +190,7 @@ case_refusals() {
 	printf 'Own (manual)\n    e : int32\n    ---\nExtra2 (manual)\n    adopted = %s.extra\n    -> Own\n    ---\n' "$MAIN" > own2.djc
 	expect_rc 0 "an adopted table may reference one of djc's" djc declare own2.djc
 	expect_fail 2 "dropping that one would drop the adopted one: refused" \
-		"^djc: Extra2 is adopted from DataJoint schema $MAIN: djc does not change its definition$" djc drop Own --yes
+		"^djc: Extra2 is adopted from DataJoint schema $MAIN and depends on Own: djc does not drop it \(djc unadopt $MAIN first forgets djc's side of that schema\)$" djc drop Own --yes
 	expect_out "DataJoint's table is still there" 0 server_sql "SELECT COUNT(*) FROM $(qt "$MAIN" extra)"
 	if [ "$DJC_BACKEND" = mysql ]; then
 		expect_fail 2 "a target with a raw column is refused, naming it" \
