@@ -499,41 +499,35 @@ def make(key, fetch):
 
 djc_make.run(make)
 P
-bclean
-# without a codec: python3 without numpy (djc_blob.py's) nor datajoint, else DJC_BLOBS=raw
-raw=
-python3 -c 'import numpy' >/dev/null 2>&1 && raw=raw
-run env ${raw:+DJC_BLOBS=raw} "$DJC" populate Bin --reserve-jobs --suppress-errors --json --make-serve python3 pyblob.py
-check "pyblob_raw: 3 made, key 4 failed" test "$(jget '"\(.success_count)/\(.error_count)"')" = "3/1"
-check "pyblob_raw: bytes and <blob> values reached the make as memoryviews" \
-	test "$(grep -c '^make [1-3] memoryview memoryview$' "$LOG")/$(grep -c '^make 4 memoryview NoneType$' "$LOG")" = 3/1
-case "$(jget '.errors[0].message')" in
-"TypeError: attribute 'out' is a <blob>: its value must be bytes ("*" to pack a list)") r=ok ;;
-*) r="$(jget '.errors[0].message')" ;;
-esac
-check "pyblob_raw: a list for a <blob> fails the key, naming it ($r)" test "$r" = ok
-check "pyblob_raw: every stored value is the one fetched, byte for byte" test "$(bin_wrong)" = 0
+pyblob_run pyblob_raw --make-serve ""
 }
 tcase pyblob_raw
+
+# pyblob_run CASE MAKEFLAG PREFIX: populate Bin with pyblob.py without a
+# codec (python3 without numpy nor datajoint, else DJC_BLOBS=raw), make
+# flag MAKEFLAG; its error message for key 4 after PREFIX
+pyblob_run() {
+bclean
+local raw= r
+python3 -c 'import numpy' >/dev/null 2>&1 && raw=raw
+run env ${raw:+DJC_BLOBS=raw} "$DJC" populate Bin --reserve-jobs --suppress-errors --json "$2" python3 pyblob.py
+check "$1: 3 made, key 4 failed" test "$(jget '"\(.success_count)/\(.error_count)"')" = "3/1"
+check "$1: bytes and <blob> values reached the make as memoryviews" \
+	test "$(grep -c '^make [1-3] memoryview memoryview$' "$LOG")/$(grep -c '^make 4 memoryview NoneType$' "$LOG")" = 3/1
+case "$(jget '.errors[0].message')" in
+"$3TypeError: attribute 'out' is a <blob>: its value must be bytes ("*" to pack a list)") r=ok ;;
+*) r="$(jget '.errors[0].message')" ;;
+esac
+check "$1: a list for a <blob> fails the key, naming it ($r)" test "$r" = ok
+check "$1: every stored value is the one fetched, byte for byte" test "$(bin_wrong)" = 0
+}
 
 case_pyblob_per_key() {
 # The same make per key (one process a key, fetches through djc's fetch
 # socket): its rows come as under serve (types, values raw), and a value
 # for a <blob> that is not bytes fails the key with serve's message (the
 # socket told the program the types of the table made)
-bclean
-raw=
-python3 -c 'import numpy' >/dev/null 2>&1 && raw=raw
-run env ${raw:+DJC_BLOBS=raw} "$DJC" populate Bin --reserve-jobs --suppress-errors --json --make python3 pyblob.py
-check "pyblob_per_key: 3 made, key 4 failed" test "$(jget '"\(.success_count)/\(.error_count)"')" = "3/1"
-check "pyblob_per_key: bytes and <blob> values reached the make as memoryviews" \
-	test "$(grep -c '^make [1-3] memoryview memoryview$' "$LOG")/$(grep -c '^make 4 memoryview NoneType$' "$LOG")" = 3/1
-case "$(jget '.errors[0].message')" in
-"make exited with status 1: TypeError: attribute 'out' is a <blob>: its value must be bytes ("*" to pack a list)") r=ok ;;
-*) r="$(jget '.errors[0].message')" ;;
-esac
-check "pyblob_per_key: a list for a <blob> fails the key, naming it ($r)" test "$r" = ok
-check "pyblob_per_key: every stored value is the one fetched, byte for byte" test "$(bin_wrong)" = 0
+pyblob_run pyblob_per_key --make "make exited with status 1: "
 }
 tcase pyblob_per_key pyblob_raw
 

@@ -484,13 +484,12 @@ class PerKeyProtocol(unittest.TestCase):
         self.assertEqual(rows[0]["b"], ["fetch", "Up", "--format", "json", "--where", '{"x":[1,2]}'])
         self.assertEqual(rows[0]["c"], ["fetch", "Up", "--format", "json"])
 
-    def test_fetch_through_djc_fetch_socket(self):
-        # djc's side of DJC_FETCH_SOCKET: each request line is logged and
-        # answered with a rows header and one row naming it (an error for
-        # table Nope); the stand-in djc program must not run
+    def fake_socket(self, answer):
+        """A djc fetch socket in a thread: each request line (seen, which
+        comes back with the socket's path) answered with answer(req, seen)."""
         import socket
         import threading
-        path = os.path.join(self.dir, "fetch")
+        path = tempfile.mktemp(prefix="fetch", dir=self.dir)
         srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         srv.bind(path)
         srv.listen(1)
@@ -499,20 +498,30 @@ class PerKeyProtocol(unittest.TestCase):
 
         def serve():
             conn, _ = srv.accept()
-            f = conn.makefile("rb")
-            for line in f:
-                req = json.loads(line)
-                seen.append(req)
-                if req["_djc"] == "table":   # as a djc before table messages on this socket
-                    conn.sendall(b'{"_djc":"rows","error":"the fetch socket takes fetch requests only","code":2}\n')
-                elif req["table"] == "Nope":
-                    conn.sendall(b'{"_djc":"rows","error":"Nope is not upstream of T"}\n')
-                else:
-                    conn.sendall(b'{"_djc":"rows","count":2}\n' + json.dumps({"n": len(seen)}).encode()
-                                 + b'\n{"b":"AAE="}\n')
+            for line in conn.makefile("rb"):
+                seen.append(json.loads(line))
+                conn.sendall(answer(seen[-1], seen))
             conn.close()
-        t = threading.Thread(target=serve, daemon=True)
-        t.start()
+        threading.Thread(target=serve, daemon=True).start()
+        return path, seen
+
+    @staticmethod
+    def table_of(types, rows_line=b'{"_djc":"rows","count":0}\n'):
+        """An answer: the table message of a table T of types, rows_line to a fetch."""
+        return lambda req, seen: (json.dumps({"_djc": "table", "table": "T", "types": types, "parts": {}}).encode() + b"\n"
+                                  if req["_djc"] == "table" else rows_line)
+
+    def test_fetch_through_djc_fetch_socket(self):
+        # djc's side of DJC_FETCH_SOCKET: each request line is logged and
+        # answered with a rows header and one row naming it (an error for
+        # table Nope); the stand-in djc program must not run
+        def answer(req, seen):
+            if req["_djc"] == "table":   # as a djc before table messages on this socket
+                return b'{"_djc":"rows","error":"the fetch socket takes fetch requests only","code":2}\n'
+            if req["table"] == "Nope":
+                return b'{"_djc":"rows","error":"Nope is not upstream of T"}\n'
+            return b'{"_djc":"rows","count":2}\n' + json.dumps({"n": len(seen)}).encode() + b'\n{"b":"AAE="}\n'
+        path, seen = self.fake_socket(answer)
         body = """
         a = fetch("Up", key)
         b = fetch("Up", where={"x": [1, 2 ** 64 - 1]})
@@ -523,7 +532,6 @@ class PerKeyProtocol(unittest.TestCase):
         """
         st, rows, err = per_key(Program(body), {"id": 3}, DJC=self.djc, DJC_FETCH_SOCKET=path)
         self.assertEqual(st, 0, err)
-        t.join(10)
         self.assertEqual(rows, [{"a": [{"n": 1}, {"b": "AAE="}], "b": [{"n": 2}, {"b": "AAE="}],
                                  "e": "Nope is not upstream of T"}])
         ask = {"types": True, "binary": True}
@@ -537,37 +545,16 @@ class PerKeyProtocol(unittest.TestCase):
         # bytes as a memoryview (as under serve), and the rows it makes go
         # by the types of the table made (the table message): a json
         # attribute's wide int stays a number, another's goes as text
-        import socket
-        import threading
-        path = os.path.join(self.dir, "fetch")
-        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        srv.bind(path)
-        srv.listen(1)
-        self.addCleanup(srv.close)
-        seen = []
-
-        def serve():
-            conn, _ = srv.accept()
-            f = conn.makefile("rb")
-            for line in f:
-                req = json.loads(line)
-                seen.append(req["_djc"])
-                if req["_djc"] == "table":
-                    conn.sendall(b'{"_djc":"table","table":"T","types":{"id":"int32","j":"json","w":"uint64"},"parts":{}}\n')
-                else:
-                    conn.sendall(b'{"_djc":"rows","count":1,"types":{"id":"int32","raw":"bytes"}}\n'
-                                 b'{"id":3,"_bin":[["raw",5]]}\n\x00\n\x01{}')
-            conn.close()
-        t = threading.Thread(target=serve, daemon=True)
-        t.start()
+        path, seen = self.fake_socket(self.table_of({"id": "int32", "j": "json", "w": "uint64"},
+                                                    b'{"_djc":"rows","count":1,"types":{"id":"int32","raw":"bytes"}}\n'
+                                                    b'{"id":3,"_bin":[["raw",5]]}\n\x00\n\x01{}'))
         body = """
         r = fetch("Up", key)[0]
         return {"j": {"big": 2 ** 64 - 1}, "w": 2 ** 64 - 1, "t": type(r["raw"]).__name__, "raw": djc_make.b64(r["raw"])}
         """
         st, rows, err = per_key(Program(body), {"id": 3}, DJC="/bin/false", DJC_FETCH_SOCKET=path)
         self.assertEqual(st, 0, err)
-        t.join(10)
-        self.assertEqual(seen, ["fetch", "table"])
+        self.assertEqual([q["_djc"] for q in seen], ["fetch", "table"])
         self.assertEqual(rows, [{"j": {"big": 2 ** 64 - 1}, "w": "18446744073709551615", "t": "memoryview",
                                  "raw": base64.b64encode(b"\x00\n\x01{}").decode()}])
 
@@ -587,37 +574,11 @@ class PerKeyProtocol(unittest.TestCase):
                           '"b":"{\\"big\\":[\\"9223372036854775808\\",1]}"}',
                           '{"_part":"P","big":"9223372036854775808"}'])
 
-    def fake_socket(self, table_types, rows_line=b'{"_djc":"rows","count":0}\n'):
-        """A djc fetch socket in a thread: the table message of a table T
-        of table_types, and rows_line to a fetch; the requests it got
-        (seen) come back with its path."""
-        import socket
-        import threading
-        path = tempfile.mktemp(prefix="fetch", dir=self.dir)
-        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        srv.bind(path)
-        srv.listen(1)
-        self.addCleanup(srv.close)
-        seen = []
-
-        def serve():
-            conn, _ = srv.accept()
-            for line in conn.makefile("rb"):
-                req = json.loads(line)
-                seen.append(req)
-                if req["_djc"] == "table":
-                    conn.sendall(json.dumps({"_djc": "table", "table": "T", "types": table_types, "parts": {}}).encode() + b"\n")
-                else:
-                    conn.sendall(rows_line)
-            conn.close()
-        threading.Thread(target=serve, daemon=True).start()
-        return path, seen
-
     def test_rows_from_a_generator_and_scalars_for_a_blob(self):
         # a make may yield its rows; every row goes, and any value for a
         # <blob> is packed as under serve (the table's types asked of the
         # socket: without a codec, serve's message names the attribute)
-        path, seen = self.fake_socket({"id": "int32", "v": "int32", "b": "<blob>"})
+        path, seen = self.fake_socket(self.table_of({"id": "int32", "v": "int32", "b": "<blob>"}))
         body = """
         yield {"v": 1}
         yield {"v": 2}
@@ -625,7 +586,7 @@ class PerKeyProtocol(unittest.TestCase):
         st, rows, err = per_key(Program(body), {"id": 3}, DJC="/bin/false", DJC_FETCH_SOCKET=path)
         self.assertEqual((st, rows), (0, [{"v": 1}, {"v": 2}]), err)
         self.assertEqual(seen, [{"_djc": "table"}])
-        path, seen = self.fake_socket({"id": "int32", "v": "int32", "b": "<blob>"})
+        path, seen = self.fake_socket(self.table_of({"id": "int32", "v": "int32", "b": "<blob>"}))
         st, rows, err = per_key(Program("return {'b': 2.5}"), {"id": 3}, DJC="/bin/false", DJC_FETCH_SOCKET=path,
                                 DJC_BLOBS="raw")
         self.assertEqual(st, 1)
@@ -634,7 +595,7 @@ class PerKeyProtocol(unittest.TestCase):
     def test_a_fetched_nan_given_back_as_a_key(self):
         # "NaN" from a table that keeps it comes as a float; given back in a
         # fetch's key it goes as JSON carries it
-        path, seen = self.fake_socket({"id": "int32"}, b'{"_djc":"rows","count":1,"types":{"f":"float64"}}\n{"f":"NaN"}\n')
+        path, seen = self.fake_socket(self.table_of({"id": "int32"}, b'{"_djc":"rows","count":1,"types":{"f":"float64"}}\n{"f":"NaN"}\n'))
         body = """
         r = fetch("Up", key)[0]
         fetch("Up", r)
