@@ -422,6 +422,34 @@ case_fractional_times() {
 }
 tcase fractional_times
 
+# A schema adopted by an older djc keeps working: its stored definition may
+# give a column at another precision than adopt gives it now (PostgreSQL's
+# plain timestamp was a whole-seconds datetime, now datetime(6); its floats
+# had no `as float8`), which is not a change DataJoint made to the table:
+# populate does not refuse it as "not as adopted". (The stored text is
+# edited here to what the older djc wrote.)
+case_older_adoption() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_aold" C="${DJC_DATABASE_SCHEMA}_aoldc" q='"' ty=timestamp m=datetime
+	[ "$DJC_BACKEND" = mysql ] && q='`' ty='datetime(6)' m='datetime(6)'
+	local cm="COMMENT ':$m:'"
+	[ "$DJC_BACKEND" = postgresql ] && cm=
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}tick$q (t INT NOT NULL, PRIMARY KEY (t))" \
+		"CREATE TABLE $q@W@$q.${q}__echo$q (t INT NOT NULL, seen $ty NOT NULL $cm, PRIMARY KEY (t), FOREIGN KEY (t) REFERENCES $q@W@$q.${q}tick$q (t))" \
+		"INSERT INTO $q@W@$q.${q}tick$q VALUES (1), (2)"
+	[ "$DJC_BACKEND" = postgresql ] && server_sql "COMMENT ON COLUMN $q$W$q.${q}__echo$q.seen IS ':datetime:'"
+	printf '#!/bin/sh\necho "{\\"seen\\": \\"2024-01-01 10:00:01\\"}"\n' > mk_old.sh
+	chmod +x mk_old.sh
+	printf 'Echo\n    make = ./mk_old.sh\n' > ovo.djc
+	expect_rc 0 "adopt it" djc --schema "$C" adopt "$W" --overlay ovo.djc
+	server_sql "UPDATE $q$C$q.$q~djc_pipeline$q SET definition = REPLACE(definition, 'seen : datetime(6)', 'seen : datetime')"
+	expect_out "the stored definition is an older djc's" 1 \
+		server_sql "SELECT COUNT(*) FROM $q$C$q.$q~djc_pipeline$q WHERE definition LIKE '%seen : datetime%' AND definition NOT LIKE '%seen : datetime(6)%'"
+	expect_rc 0 "populate is not refused" djc --schema "$C" populate Echo --reserve-jobs
+	check "2 made" grep -q "^Echo: 2 made, 0 errors" <<< "$OUT"
+}
+tcase older_adoption
+
 # NaN and infinities in DataJoint's floats: PostgreSQL's double precision
 # and real keep them (DataJoint 2.x stores NaN and inf there as given), so
 # adopt writes `as float8` / `as float4` and djc stores them too (JSON
