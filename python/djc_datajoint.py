@@ -323,20 +323,15 @@ def _coerce(tbl, attr, v):
         return v
     if type(v).__name__ == "datetime64":
         v = v.astype("datetime64[us]").item()
+    if kind in ("date", "datetime") and isinstance(v, str):
+        try:
+            v = datetime.datetime.fromisoformat(v.strip())
+        except ValueError:
+            return v   # the server's to refuse, as DataJoint's insert leaves it
     if kind == "date":
-        if isinstance(v, str):
-            try:
-                v = datetime.datetime.fromisoformat(v.strip())
-            except ValueError:
-                return v
         return v.date() if isinstance(v, datetime.datetime) else v
     if kind == "datetime":
-        if isinstance(v, str):
-            try:
-                v = datetime.datetime.fromisoformat(v.strip())
-            except ValueError:
-                return v
-        elif isinstance(v, datetime.date) and not isinstance(v, datetime.datetime):
+        if isinstance(v, datetime.date) and not isinstance(v, datetime.datetime):
             v = datetime.datetime(v.year, v.month, v.day)
         if isinstance(v, datetime.datetime):
             if v.tzinfo is not None:

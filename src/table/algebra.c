@@ -375,6 +375,9 @@ int djc_expr_proj(djc_expr **out, djc_conn *c, djc_expr *a, const char *const *i
 static const attr AT_COUNT = {.name = "count", .type = {T_INT64, 0, 0, NULL, 0}, .type_text = "int64"};
 static const attr AT_FLOAT = {.name = "avg", .type = {T_FLOAT64, 0, 0, NULL, 0}, .type_text = "float64", .nullable = 1};
 
+/* The SQL function of each alg_fn, as q_agg_item takes it. */
+static const char *const AGG_FNS[] = {"", "count", "sum", "avg", "min", "max", "count distinct"};
+
 /* The type of fn over attribute a (NULL: rows). */
 static const attr *agg_type(alg_fn fn, const attr *a, attr *tmp)
 {
@@ -398,11 +401,10 @@ static const attr *agg_type(alg_fn fn, const attr *a, attr *tmp)
 /* "name=fn(arg)" of an aggregation into e: arg an attribute of group b. */
 static int agg_item(djc_conn *c, djc_expr *e, const djc_expr *b, const char *name, const char *call)
 {
-	static const char *const fns[] = {"", "count", "sum", "avg", "min", "max", "count distinct"};
 	const char *open = strchr(call, '('), *close = strrchr(call, ')');
 	alg_fn fn = F_NONE;
 	for (int f = 1; f <= 5 && open; f++)
-		if ((size_t)(open - call) == strlen(fns[f]) && !strncmp(call, fns[f], strlen(fns[f]))) fn = (alg_fn)f;
+		if ((size_t)(open - call) == strlen(AGG_FNS[f]) && !strncmp(call, AGG_FNS[f], strlen(AGG_FNS[f]))) fn = (alg_fn)f;
 	if (!fn || !close || close[1])
 		return conn_fail(c, DJC_EINVAL, "aggr: '%s=%s' is not one of count() count(x) count(distinct x) sum(x) avg(x) min(x) max(x)", name, call);
 	char arg[128];
@@ -426,7 +428,7 @@ static int agg_item(djc_conn *c, djc_expr *e, const djc_expr *b, const char *nam
 	int rows = !*x || !strcmp(x, "*");
 	if (rows && fn != F_COUNT)
 		return conn_fail(c, DJC_EINVAL, "aggr: %s%s needs an attribute of %s", fn == F_COUNT_DISTINCT ? "count(distinct X)" :
-				 fns[fn], fn == F_COUNT_DISTINCT ? "" : "()", b->repr);
+				 AGG_FNS[fn], fn == F_COUNT_DISTINCT ? "" : "()", b->repr);
 	if (fn == F_COUNT_DISTINCT && strchr(x, ','))
 		return conn_fail(c, DJC_EINVAL, "aggr: count(distinct X) counts one attribute ('%s=%s')", name, call);
 	int j = rows ? -1 : alg_find(b, x);
@@ -721,7 +723,6 @@ static int comp_aggr(cc *k, const djc_expr *e, cq *out)
 		q_add(k->a, on, q_same(k->a, icol(out->s->items, e->l, n), (q_col){g, NULL, n}));
 		if (!key && e->l->h.attrs[alg_find(e->l, n)].in_key) key = n;
 	}
-	static const char *const fns[] = {"", "count", "sum", "avg", "min", "max", "count distinct"};
 	q_item *xi = take_items(out->s);
 	for (size_t i = 0; i < e->h.nattrs; i++) {
 		const char *n = e->h.attrs[i].name;
@@ -730,7 +731,7 @@ static int comp_aggr(cc *k, const djc_expr *e, cq *out)
 			item(k, out->s, col, n);
 			q_group(k->a, out->s, col);
 		} else   /* count(): the group's rows, by a key attribute (NULL when none matched) */
-			q_agg_item(k->a, out->s, fns[e->x[i].fn], (q_col){g, NULL, e->x[i].src ? e->x[i].src : key},
+			q_agg_item(k->a, out->s, AGG_FNS[e->x[i].fn], (q_col){g, NULL, e->x[i].src ? e->x[i].src : key},
 				   q_strdup(k->a, n));
 	}
 	out->open = 0;
@@ -746,7 +747,6 @@ static int comp_group(cc *k, const djc_expr *e, cq *out)
 	const char *g = q_printf(k->a, "g%d", k->n++);
 	q_sel *s = q_select(k->a);
 	q_from_query(k->a, s, y.s, g, 0);
-	static const char *const fns[] = {"", "count", "sum", "avg", "min", "max", "count distinct"};
 	for (size_t i = 0; i < e->h.nattrs; i++) {
 		q_col col = {g, NULL, e->h.attrs[i].name};
 		if (e->x[i].fn == F_NONE) {
@@ -754,7 +754,7 @@ static int comp_group(cc *k, const djc_expr *e, cq *out)
 			q_group(k->a, s, col);
 		} else {
 			col.name = e->x[i].src;   /* NULL: count(*), the group's rows */
-			q_agg_item(k->a, s, fns[e->x[i].fn], col, q_strdup(k->a, e->h.attrs[i].name));
+			q_agg_item(k->a, s, AGG_FNS[e->x[i].fn], col, q_strdup(k->a, e->h.attrs[i].name));
 		}
 	}
 	*out = (cq){s, 0};
