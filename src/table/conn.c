@@ -620,11 +620,38 @@ static void declare_undone(djc_conn *c, table **ran, size_t n)
 	snprintf(c->err, sizeof c->err, "%s", keep);
 }
 
+/* What tbl_declare_then runs after the tables are declared. */
+typedef struct declare_then {
+	tbl_then_fn fn;
+	void *arg;
+	const pipeline *p;   /* for then_body */
+} declare_then;
+
+static int then_body(djc_conn *c, void *arg)
+{
+	const declare_then *t = arg;
+	return t->fn(c, t->p, t->arg);
+}
+
+/* th's rows, written in the schema change x (the lock held, the DDL
+ * done): in x's transaction where DDL is transactional, else in one of
+ * their own, rolled back when it fails (x is then undone by the caller). */
+static int declare_then_run(djc_conn *c, const schema_tx *x, const declare_then *th, const pipeline *np)
+{
+	if (!th || !th->fn) return DJC_OK;
+	if (x->d->transactional) return th->fn(c, np, th->arg);
+	int rc = db_begin(c->db);
+	if (rc) return conn_dbfail(c, rc, "declare");
+	if (!(rc = th->fn(c, np, th->arg)) && (rc = db_commit(c->db))) rc = conn_dbfail(c, rc, "declare");
+	if (rc) db_rollback(c->db);
+	return rc;
+}
+
 /* One attempt at declaring. *locked is set once the schema-change lock
  * was had (tbl_declare retries a DJC_EBUSY after that: a deadlock, not a
  * lock that did not come in time). */
-static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux_fn aux, sb_t *tabs, sb_t *jobs,
-			int *locked)
+static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux_fn aux, const declare_then *th,
+			sb_t *tabs, sb_t *jobs, int *locked)
 {
 	sb_reset(tabs);
 	sb_reset(jobs);
@@ -651,6 +678,7 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 		if ((rc = aux(c, t))) goto fail;
 	}
 	if ((rc = declare_tables(c, &x, np, base, aux, tabs, jobs))) goto fail;
+	if ((rc = declare_then_run(c, &x, th, np))) goto fail;
 	if ((rc = stx_commit(c, &x))) goto undone;
 	/* the stored pipeline now holds the new tables */
 	rc = pipe_load(c);
@@ -699,6 +727,26 @@ int tbl_declare_check(djc_conn *c, const char *text, const char *file, size_t *n
 
 int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn aux, char **report)
 {
+	return tbl_declare_then(c, text, filename, aux, NULL, NULL, report);
+}
+
+/* Every table of the text declared already: th alone, in a transaction,
+ * on the text's tables. */
+static int declared_then(djc_conn *c, const char *text, const char *file, declare_then *th)
+{
+	pipeline *np = NULL;
+	int rc = pipe_parse_text(c, text, file, &np);
+	if (rc) return rc;
+	th->p = np;
+	rc = conn_tx(c, "declare", TX_IDEMPOTENT, then_body, th);
+	retire_parsed(c, np);
+	return rc;
+}
+
+int tbl_declare_then(djc_conn *c, const char *text, const char *filename, tbl_aux_fn aux, tbl_then_fn then, void *arg,
+		     char **report)
+{
+	declare_then th = {then, arg, NULL};
 	if (report) *report = NULL;
 	const char *file = filename ? filename : "<pipeline>";
 	/* bad input is refused before any lock is taken or anything written */
@@ -711,6 +759,7 @@ int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn 
 	 * of the text is declared already, as it is, and whole, nothing needs
 	 * the lock (which would make a thousand workers queue for it) */
 	if ((rc = declare_declared(c, text, file, &tabs)) != 1) {
+		if (!rc && then) rc = declared_then(c, text, file, &th);
 		if (!rc && report) *report = sb_steal(&tabs);
 		sb_free(&tabs);
 		return rc;
@@ -719,7 +768,7 @@ int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn 
 	 * is (conn_retry); a lock that did not come in time is not */
 	for (int attempt = 0;;) {
 		int locked;
-		rc = declare_once(c, text, file, aux, &tabs, &jobs, &locked);
+		rc = declare_once(c, text, file, aux, &th, &tabs, &jobs, &locked);
 		if (!locked || !conn_retry(c, rc, 1, 0, &attempt)) break;
 	}
 	if (!rc && report) {

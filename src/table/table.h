@@ -211,6 +211,17 @@ typedef int (*tbl_aux_fn)(djc_conn *c, table *t);
  * differs from its stored definition; then nothing is created. *report
  * (may be NULL; caller frees) gets one line per table. */
 int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn aux, char **report);
+/* Run by tbl_declare_then once the tables of p (the text's, parsed) are
+ * declared, in the same change: what it writes is kept only with them. */
+typedef int (*tbl_then_fn)(djc_conn *c, const pipeline *p, void *arg);
+/* tbl_declare, then then(c, the text's tables, arg) (may be NULL) in the
+ * change: where DDL is transactional in its transaction; elsewhere in a
+ * transaction of its own after the DDL, which is undone when it fails
+ * (so then writes rows only, never DDL). When every table of the text is
+ * declared already, as it is, then runs alone in a transaction
+ * (conn_tx: it must be idempotent, and reset its outputs). */
+int tbl_declare_then(djc_conn *c, const char *text, const char *filename, tbl_aux_fn aux, tbl_then_fn then, void *arg,
+		     char **report);
 /* What tbl_declare checks before it takes the lock, writing nothing: the
  * text parses (against the stored pipeline), each adopted table's SQL
  * table is there with its columns, each SQL name fits the backend; with
