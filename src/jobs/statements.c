@@ -486,6 +486,20 @@ const jsql JS_IGNORE_INSERT = {"ignore.insert",
 	"INSERT INTO {J} ({keys}, " CLOSED_COLS ", {priority}, {created_time}, {scheduled_time}, {reservations}, "
 	"{user}, {host}) VALUES ({keyvals}, " CLOSED_VALS("'ignore'") ", ?, {now}, {now}, 0, ?, ?)"};
 
+/* ignore.adopted - `djc adopt` (docs/adopt.md): the keys that DataJoint
+ * 2.x's own jobs table of an adopted table marks ignore ({N}, `~~name` in
+ * the DataJoint schema, dj) become ignore jobs, as ignore.insert makes
+ * them, the message saying where they came from. Only keys without a job:
+ * a job djc has (an error, an ignore, a pending or a running one) stays as
+ * it is ({insert_ignore}: the primary key decides, so no comparison
+ * between the two tables' columns, whose collations may differ). Runs in
+ * the adopt's change, whole or not at all. Arguments: error_message,
+ * priority, user, host. */
+const jsql JS_IGNORE_ADOPTED = {"ignore.adopted",
+	"{insert_ignore} {J} ({keys}, " CLOSED_COLS ", {error_message}, {priority}, {created_time}, {scheduled_time}, "
+	"{reservations}, {user}, {host}) SELECT {keys:dj}, " CLOSED_VALS("'ignore'") ", ?, ?, {now}, {now}, 0, ?, ? "
+	"FROM {N} dj WHERE dj.status = 'ignore'{insert_ignore_tail}"};
+
 /* clear - delete the jobs of one status, or of any, in the restriction
  * (errors to retry: the next refresh adds their keys again; ignore to
  * un-ignore). A reserved job's holder then finds nothing to commit to
@@ -624,7 +638,7 @@ const jsql *const JS_ALL[] = {
 	&JS_HISTORY_SWEEP, &JS_HISTORY_EXPIRE, &JS_HISTORY_LIST,
 	&JS_OUTCOME_JOB, &JS_OUTCOME_TARGET,
 	&JS_READY_COUNT, &JS_READY_NOW, &JS_NOT_DUE, &JS_CANCEL_MARK, &JS_CANCEL, &JS_IGNORE_UPDATE, &JS_IGNORE_ADD, &JS_IGNORE_INSERT,
-	&JS_CLEAR, &JS_SET_PRIORITY, &JS_SET_DELAY, &JS_LOST_WHY, &JS_COUNTS, &JS_LIST, &JS_LIST_STATUS,
+	&JS_IGNORE_ADOPTED, &JS_CLEAR, &JS_SET_PRIORITY, &JS_SET_DELAY, &JS_LOST_WHY, &JS_COUNTS, &JS_LIST, &JS_LIST_STATUS,
 	&JS_REFRESH_ADD, &JS_REFRESH_REPEND_MARK, &JS_REFRESH_REPEND, &JS_REFRESH_REPEND_UNMARK,
 	&JS_REFRESH_STALE_MARK, &JS_REFRESH_STALE, &JS_REFRESH_ORPHANS_MARK, &JS_REFRESH_ORPHANS,
 	NULL,
