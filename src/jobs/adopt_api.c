@@ -3,7 +3,9 @@
  * (schema/adopt.h), declared into the companion schema like any pipeline
  * text (djc_declare: it makes the jobs tables, so this is the jobs layer). */
 #include "jobs.h"
+#include "sql.h"
 #include "db/catalog.h"
+#include "util/config.h"
 #include "schema/adopt.h"
 #include "table/opts.h"
 #include "table/statements.h"
@@ -47,34 +49,155 @@ static int read_catalogs(djc_conn *c, const char *const *schemas, size_t n, db_c
 	return DJC_OK;
 }
 
-/* The definitions of the adopted tables into *text. */
-static int generate(djc_conn *c, const char *const *schemas, size_t n, const adopt_overlay *ov, char **text)
+/* The name the adopted definitions are parsed under; a message naming a
+ * line of them is told in the user's terms (adopt_where). */
+static const char ADOPTED_FILE[] = "adopted definitions";
+
+/* The definitions of the adopted tables into *text; the catalogs read
+ * into *cats, *nc (caller frees with free_cats). */
+static int generate(djc_conn *c, const char *const *schemas, size_t n, const adopt_overlay *ov, char **text,
+		    db_catalog ***cats, size_t *nc)
 {
-	db_catalog **cats = NULL;
-	size_t nc = 0;
-	int rc = read_catalogs(c, schemas, n, &cats, &nc);
+	int rc = read_catalogs(c, schemas, n, cats, nc);
 	if (rc) return rc;
 	sb_t q = SB_INIT;
 	db_qi(c->db, &q, "a");
-	adopt_in in = {cats, nc, n, sb_str(&q)[0], ov};
+	adopt_in in = {*cats, *nc, n, sb_str(&q)[0], ov};
 	char *msg = NULL;
 	rc = adopt_generate(text, &msg, &in);
 	if (rc) conn_fail(c, rc, "adopt: %s", msg ? msg : "failed");
 	free(msg);
 	sb_free(&q);
-	free_cats(cats, nc);
 	return rc;
 }
 
-/* The name the adopted definitions are parsed under; a message naming a
- * line of them is told in the user's terms (adopt_where). */
-static const char ADOPTED_FILE[] = "adopted definitions";
+/* ---------------------------------------- DataJoint's ignored keys */
+
+/* DataJoint 2.x keeps the jobs of a computed or imported table in a table
+ * of its schema named `~~` and the table's name without its leading `_`s
+ * (datajoint/jobs.py), keyed by the table's primary-key attributes that
+ * come from its parents (the attributes djc's jobs are keyed by), with a
+ * `status` column; a key it marks `ignore` becomes an ignore job of djc's
+ * at adopt (docs/adopt.md, "Keys DataJoint ignores"). 0.14's one `~jobs`
+ * table per schema keeps the key as a blob djc does not read: not
+ * carried. */
+
+/* The catalog's table of DataJoint's jobs of adopted table t (its name
+ * into *name), or NULL when there is none. */
+static const db_ctable *dj_jobs_table(const table *t, db_catalog *const *cats, size_t nc, sb_t *name)
+{
+	sb_reset(name);
+	if (!t->adopted || !t->jobs_name || t->master || !t->schema) return NULL;
+	sb_printf(name, "~~%s", t->sql_name + strspn(t->sql_name, "_"));
+	for (size_t i = 0; i < nc; i++)
+		if (!strcmp(cats[i]->schema, t->schema)) return db_catalog_table(cats[i], sb_str(name));
+	return NULL;
+}
+
+/* 1 when DataJoint's jobs table d is keyed as t's jobs are, with a status
+ * column apart from the key. */
+static int dj_jobs_layout(const table *t, const db_ctable *d)
+{
+	if (d->npk != t->nsrc || !db_ctable_col(d, "status")) return 0;
+	for (size_t i = 0; i < t->nsrc; i++) {
+		const char *k = t->attrs[t->src[i]].name;
+		if (!strcmp(k, "status")) return 0;
+		size_t j = 0;
+		while (j < d->npk && strcmp(d->pk[j], k)) j++;
+		if (j == d->npk) return 0;
+	}
+	return 1;
+}
+
+/* Refuse a DataJoint jobs table of a table of np that is not keyed as
+ * djc's jobs are: its ignored keys cannot be told (the adopt stores
+ * nothing; a dry run refuses it too). */
+static int dj_jobs_check(djc_conn *c, const pipeline *np, db_catalog *const *cats, size_t nc)
+{
+	sb_t name = SB_INIT, b = SB_INIT;
+	int rc = DJC_OK;
+	for (size_t i = 0; i < np->n && !rc; i++) {
+		const table *t = np->tables[i];
+		const db_ctable *d = dj_jobs_table(t, cats, nc, &name);
+		if (!d || dj_jobs_layout(t, d)) continue;
+		sb_reset(&b);
+		if (!db_ctable_col(d, "status")) sb_add(&b, "it has no status column");
+		else {
+			sb_add(&b, "its primary key is (");
+			for (size_t k = 0; k < d->npk; k++) sb_printf(&b, "%s%s", k ? ", " : "", d->pk[k]);
+			sb_printf(&b, "), %s's jobs are keyed by (", t->name);
+			for (size_t k = 0; k < t->nsrc; k++) sb_printf(&b, "%s%s", k ? ", " : "", t->attrs[t->src[k]].name);
+			sb_add(&b, ")");
+		}
+		rc = conn_fail(c, DJC_EINVAL, "adopt: table %s: DataJoint's jobs table %s.%s is not the jobs table DataJoint 2.x "
+			       "makes for %s.%s (%s): the keys it marks ignore cannot be told; drop it with DataJoint "
+			       "(%s.jobs.drop(), after noting its ignored keys) and adopt again", t->name, t->schema,
+			       sb_str(&name), t->schema, t->sql_name, sb_str(&b), t->name);
+	}
+	sb_free(&name);
+	sb_free(&b);
+	return rc;
+}
+
+/* What carry_ignored needs and reports. */
+typedef struct carry {
+	db_catalog **cats;
+	size_t nc;
+	sb_t rep;   /* "ignored N keys of T ..." lines */
+} carry;
+
+/* tbl_declare_then's step of adopt (in its change): the keys DataJoint's
+ * jobs table of each adopted computed or imported table of np marks
+ * ignore, as ignore jobs of djc's where djc has no job of the key. */
+static int carry_ignored(djc_conn *c, const pipeline *np, void *arg)
+{
+	carry *k = arg;
+	sb_reset(&k->rep);
+	sb_t name = SB_INIT, ref = SB_INIT;
+	int rc = DJC_OK;
+	for (size_t i = 0; i < np->n && !rc; i++) {
+		const table *t = np->tables[i];
+		const db_ctable *d = dj_jobs_table(t, k->cats, k->nc, &name);
+		if (!d || !dj_jobs_layout(t, d)) continue;   /* a bad one was refused before */
+		sb_reset(&ref);
+		sb_printf(&ref, "%s%c%s", t->schema, '\x1f', sb_str(&name));
+		jctx x = JCTX(t);
+		x.named = sb_str(&ref);
+		char *msg = xasprintf("ignored in DataJoint (%s.%s), carried by djc adopt", t->schema, sb_str(&name));
+		val_t v[4] = {val_text(msg), val_int(config_long("jobs.default_priority")), val_text(jobs_user()),
+			      val_text(jobs_host())};
+		long added = 0;
+		rc = jsql_count(c, &JS_IGNORE_ADOPTED, &x, v, 4, &added);
+		for (int j = 0; j < 4; j++) val_free(&v[j]);
+		free(msg);
+		if (!rc && added > 0)
+			sb_printf(&k->rep, "ignored %ld key%s of %s that DataJoint's %s.%s marks ignore\n", added,
+				  added == 1 ? "" : "s", t->name, t->schema, sb_str(&name));
+	}
+	sb_free(&name);
+	sb_free(&ref);
+	return rc;
+}
+
 
 static int explain(djc_conn *c, int rc, const char *text, const adopt_overlay *ov)
 {
 	char *m = adopt_where(text, ov, ADOPTED_FILE, djc_error_last(c));
 	if (m) rc = conn_fail(c, rc, "adopt: %s", m);
 	free(m);
+	return rc;
+}
+
+/* The adopted definitions' tables checked against DataJoint's jobs
+ * tables (dj_jobs_check), before anything is written; a definition that
+ * does not parse is refused as declare refuses it (explain). */
+static int dj_jobs_precheck(djc_conn *c, const char *text, const adopt_overlay *ov, db_catalog *const *cats, size_t nc)
+{
+	pipeline *np = NULL;
+	int rc = pipe_parse_text(c, text, ADOPTED_FILE, &np);
+	if (rc) return explain(c, rc, text, ov);
+	rc = dj_jobs_check(c, np, cats, nc);
+	pipeline_free(np);
 	return rc;
 }
 
@@ -167,6 +290,7 @@ int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, con
 	adopt_overlay *ov = NULL;
 	char *msg = NULL, *text = NULL, *stored = NULL;
 	sb_t kept = SB_INIT;
+	carry k = {NULL, 0, SB_INIT};
 	int rc = o.overlay ? DJC_OK : stored_overlay(c, schemas, n, &stored, &kept);
 	const char *ovt = o.overlay ? o.overlay : stored;
 	if (!rc && ovt && adopt_overlay_parse(&ov, ovt, o.overlay ? o.overlay_file : "the stored overlay", &msg)) {
@@ -175,11 +299,23 @@ int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, con
 	}
 	free(stored);
 	if (!rc) rc = stale_refuse(c, schemas, n);
-	if (!rc) rc = generate(c, schemas, n, ov, &text);
+	if (!rc) rc = generate(c, schemas, n, ov, &text, &k.cats, &k.nc);
 	/* a dry run refuses what adopting refuses: declare's checks, those of
 	 * its lock too, without writing anything */
 	if (!rc && o.dry_run && (rc = tbl_declare_check(c, text, ADOPTED_FILE, NULL, 1))) rc = explain(c, rc, text, ov);
-	if (!rc && !o.dry_run && (rc = djc_declare(out, c, text, ADOPTED_FILE))) rc = explain(c, rc, text, ov);
+	if (!rc) rc = dj_jobs_precheck(c, text, ov, k.cats, k.nc);
+	/* the tables, their jobs tables and the keys DataJoint ignores: one
+	 * change (nothing stored when it fails) */
+	if (!rc && !o.dry_run && (rc = tbl_declare_then(c, text, ADOPTED_FILE, jobs_ensure, carry_ignored, &k, out)))
+		rc = explain(c, rc, text, ov);
+	if (!rc && !o.dry_run && out && k.rep.len) {
+		sb_t r = SB_INIT;
+		sb_printf(&r, "%s%s", *out ? *out : "", sb_str(&k.rep));
+		free(*out);
+		*out = sb_steal(&r);
+	}
+	free_cats(k.cats, k.nc);
+	sb_free(&k.rep);
 	adopt_overlay_free(ov);
 	if (!rc && o.dry_run && out) *out = text, text = NULL;
 	if (!rc && !o.dry_run && out && kept.len) {

@@ -748,4 +748,75 @@ case_stale() {
 }
 tcase stale
 
+# Keys the lab marked ignore in DataJoint 2.x's own jobs tables (`~~feat`
+# of __feat, `~~rec` of the imported _rec: the name without its leading
+# `_`s; keyed by the parents' attributes, a status enum) are ignore jobs
+# of djc's after adopt: djc's workers do not make them, the others are
+# made. DataJoint's `error` marks are not carried (djc makes those keys).
+# Adopting again carries marks DataJoint added for keys djc has no job
+# of; a job djc has (an error) stays as it is. A `~~` table not keyed as
+# DataJoint's jobs table would be is refused, nothing stored.
+keys_of() { server_sql "SELECT k FROM $(qt "$1" "$2") ORDER BY k" | tr '\n' ' ' | sed 's/ $//'; }
+case_dj_ignored() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_aig" C="${DJC_DATABASE_SCHEMA}_aigc" q='"' d='double precision'
+	# DataJoint's status: a MySQL enum, a PostgreSQL enum type (datajoint/jobs.py)
+	local labels="'pending', 'reserved', 'success', 'error', 'ignore'" jst='"@W@"."enum_jobst"'
+	local st=("CREATE TYPE $jst AS ENUM ($labels)")
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double' st=() jst="enum($labels)"
+	mk_dj_schema "$W" "${st[@]}" \
+		"CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__feat$q (k int NOT NULL, x $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}_rec$q (k int NOT NULL, y $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}~~feat$q (k int NOT NULL, status $jst NOT NULL, priority smallint NOT NULL DEFAULT 5, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}~~rec$q (k int NOT NULL, status $jst NOT NULL, PRIMARY KEY (k))" \
+		"INSERT INTO $q@W@$q.${q}src$q VALUES (1), (2), (3), (4), (5), (6)" \
+		"INSERT INTO $q@W@$q.${q}~~feat$q (k, status) VALUES (2, 'ignore'), (3, 'error'), (4, 'ignore'), (5, 'pending')" \
+		"INSERT INTO $q@W@$q.${q}~~rec$q (k, status) VALUES (1, 'ignore')"
+	# a make that fails for key 6: djc's own error
+	printf '#!/bin/sh\n[ "$DJC_KEY_k$1" = 6x ] && { echo broken >&2; exit 1; }\necho "{\\"$1\\": 1.5}"\n' > mk_ig.sh
+	chmod +x mk_ig.sh
+	printf 'Feat\n    make = ./mk_ig.sh x\nRec\n    make = ./mk_ig.sh y\n' > ovig.djc
+	expect_rc 0 "adopt: the keys DataJoint ignores are carried" djc --schema "$C" adopt "$W" --overlay ovig.djc
+	check "... said, per table" grep -qx "ignored 2 keys of Feat that DataJoint's $W\.~~feat marks ignore" <<< "$OUT"
+	check "... the imported table's too (~~rec)" grep -qx "ignored 1 key of Rec that DataJoint's $W\.~~rec marks ignore" <<< "$OUT"
+	local ign="'$DJC' --schema '$C' jobs Feat --status ignore --json | jq -c '[.jobs[].k]'"
+	expect_out "djc jobs shows them ignore" "[2,4]" sh -c "$ign"
+	expect_out "... saying where the mark came from" "ignored in DataJoint ($W.~~feat), carried by djc adopt" \
+		sh -c "'$DJC' --schema '$C' jobs Feat --status ignore --json | jq -r '.jobs[0].error_message'"
+	expect_out "DataJoint's error and pending marks are not carried" 0 \
+		sh -c "'$DJC' --schema '$C' jobs Feat --all --json | jq '[.jobs[] | select(.status != \"ignore\")] | length'"
+	expect_rc 1 "populate through djc's jobs table (key 6 fails)" \
+		djc --schema "$C" populate Feat --reserve-jobs --suppress-errors
+	check "the other keys made: 3, key 6 an error" grep -q "^Feat: 3 made, 1 error" <<< "$OUT"
+	expect_out "the ignored keys are not in DataJoint's table, the others are" "1 3 5" keys_of "$W" __feat
+	expect_rc 0 "a worker does not make the ignored key of Rec" djc --schema "$C" worker Rec --until-empty
+	expect_out "... Rec's other keys made" "2 3 4 5 6" keys_of "$W" _rec
+	expect_out "adopt again, nothing new: unchanged" "unchanged: the schema is already adopted" \
+		djc --schema "$C" adopt "$W" --overlay ovig.djc
+	expect_out "... no key ignored twice" "[2,4]" sh -c "$ign"
+	# the lab marks key 6 (djc's error) ignore in DataJoint, and key 7, new
+	server_sql "UPDATE $q$W$q.${q}~~feat$q SET status = 'ignore' WHERE k = 6"
+	server_sql "INSERT INTO $q$W$q.${q}src$q VALUES (7)"
+	server_sql "INSERT INTO $q$W$q.${q}~~feat$q (k, status) VALUES (7, 'ignore')"
+	expect_rc 0 "adopt again: the mark of a key djc has no job of is carried" djc --schema "$C" adopt "$W" --overlay ovig.djc
+	check "... said" grep -qx "ignored 1 key of Feat that DataJoint's $W\.~~feat marks ignore" <<< "$OUT"
+	expect_out "... key 7 ignore" "[2,4,7]" sh -c "$ign"
+	expect_out "djc's own error of key 6 stays an error" "[6]" \
+		sh -c "'$DJC' --schema '$C' jobs Feat --status error --json | jq -c '[.jobs[].k]'"
+	expect_rc 0 "populate again" djc --schema "$C" populate Feat --reserve-jobs
+	check "... makes nothing: key 7 ignored, key 6 djc's error" grep -q "^Feat: 0 made, 0 errors" <<< "$OUT"
+	expect_out "... DataJoint's table as it was" "1 3 5" keys_of "$W" __feat
+	# a ~~ table not keyed as DataJoint's jobs table is: refused, whole
+	local W2="${DJC_DATABASE_SCHEMA}_aig2" C2="${DJC_DATABASE_SCHEMA}_aig2c"
+	mk_dj_schema "$W2" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__feat$q (k int NOT NULL, x $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}~~feat$q (k int NOT NULL, j int NOT NULL, status varchar(8) NOT NULL, PRIMARY KEY (k, j))"
+	local bad="^djc: adopt: table Feat: DataJoint's jobs table $W2\.~~feat is not the jobs table DataJoint 2\.x makes for $W2\.__feat \(its primary key is \(k, j\), Feat's jobs are keyed by \(k\)\): the keys it marks ignore cannot be told; drop it with DataJoint \(Feat\.jobs\.drop\(\), after noting its ignored keys\) and adopt again$"
+	expect_fail 2 "a ~~ table of another key is refused, naming it" "$bad" djc --schema "$C2" adopt "$W2" --dry-run
+	expect_fail 2 "... by adopt too" "$bad" djc --schema "$C2" adopt "$W2"
+	check "... which stored nothing, not even the companion" eval '! schema_there "$C2"'
+}
+tcase dj_ignored
+
 finish
