@@ -748,4 +748,43 @@ case_stale() {
 }
 tcase stale
 
+# DataJoint drops a table an adopted computed table reads (its parent,
+# the foreign key dropped with it): populate, worker, progress and jobs
+# refresh of the computed table say so in one line naming both tables and
+# the fix, as for the computed table itself (they failed with the server's
+# "doesn't exist"); a worker of every table serves the others.
+case_parent_dropped() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_apd" C="${DJC_DATABASE_SCHEMA}_apdc" q='"' d='double precision'
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}base$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__feat$q (k int NOT NULL, x $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__ok$q (k int NOT NULL, z $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}base$q (k))" \
+		"INSERT INTO $q@W@$q.${q}src$q VALUES (1), (2), (3)" "INSERT INTO $q@W@$q.${q}base$q VALUES (1), (2)"
+	printf '#!/bin/sh\necho "{\\"$1\\": 1.5}"\n' > mk_pd.sh
+	chmod +x mk_pd.sh
+	printf 'Feat\n    make = ./mk_pd.sh x\nOk\n    make = ./mk_pd.sh z\n' > ovd.djc
+	expect_rc 0 "adopt" djc --schema "$C" adopt "$W" --overlay ovd.djc
+	# the parent goes, the foreign key that held it with it
+	case $DJC_BACKEND in
+	mysql) server_sql "SET foreign_key_checks = 0; DROP TABLE \`$W\`.\`src\`" ;;
+	postgresql) server_sql "SET client_min_messages = warning; DROP TABLE \"$W\".\"src\" CASCADE" ;;
+	esac
+	local fix="; adopt it again: djc unadopt $W, then djc adopt $W as before \(with its overlay\)$"
+	local line="^djc: table Feat is not as adopted: its upstream table Src: DataJoint table $W\.src is missing \(dropped since it was adopted\)$fix"
+	expect_fail 2 "populate names the dropped parent" "$line" djc --schema "$C" populate Feat
+	check "... in one line" test "$(wc -l <<< "$ERR")" = 1
+	expect_fail 2 "... with --reserve-jobs too" "$line" djc --schema "$C" populate Feat --reserve-jobs
+	expect_fail 2 "a worker naming it" "$line" djc --schema "$C" worker Feat --until-empty
+	expect_fail 2 "progress naming it" "$line" djc --schema "$C" progress Feat
+	expect_fail 2 "jobs refresh of it" "$line" djc --schema "$C" jobs refresh Feat
+	expect_rc 0 "a worker of every table serves the others" djc --schema "$C" worker --until-empty --json
+	check "... Ok alone" test "$(printf '%s' "$OUT" | jq -c .tables)" = '["Ok"]'
+	check "... its keys made" test "$(printf '%s' "$OUT" | jq -c .success_count)" = 2
+	check "... Feat left out, said" \
+		grep -q "^djc: warning: worker leaves out table Feat, which is not as adopted: its upstream table Src: DataJoint table $W\.src is missing" <<< "$ERR"
+}
+tcase parent_dropped
+
 finish
