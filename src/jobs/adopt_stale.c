@@ -248,3 +248,17 @@ int adopt_failure_explain(djc_conn *c, table *t, int rc)
 	free(saved);
 	return rc;
 }
+
+int djc_adopted_check(char **why, djc_conn *c, const char *const *tables, size_t n)
+{
+	for (size_t i = 0; why && i < n; i++) why[i] = NULL;
+	if (!c) return DJC_EINVAL;
+	if (n && (!why || !tables)) return conn_fail(c, DJC_EINVAL, "adopted check: %zu tables announced, none given (NULL)", n);
+	if (!c->db) return conn_fail(c, DJC_ECONN, "not connected");
+	table **v = xcalloc(n + 1, sizeof *v);
+	int rc = DJC_OK;
+	for (size_t i = 0; i < n && !rc; i++) rc = conn_table(c, tables[i], &v[i]);
+	if (!rc) rc = adopt_stale(c, v, n, why);
+	free(v);
+	return rc;
+}
