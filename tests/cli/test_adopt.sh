@@ -829,4 +829,33 @@ case_parent_dropped() {
 }
 tcase parent_dropped
 
+# The dry run shows exactly the definitions adopt stores, for tables with
+# DataJoint's secondary indexes too (index, unique index): adopt reads no
+# index (djc never writes DDL on DataJoint's tables, and the server keeps
+# enforcing them), so neither holds an index line. (Reported as a dry run
+# leaving out index lines the adoption stored: not so; this guards it.)
+case_dry_run_is_stored() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_adx" C="${DJC_DATABASE_SCHEMA}_adxc" q='"' d='double precision'
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}session$q (k int NOT NULL, u int NOT NULL, v int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE INDEX ${q}su$q ON $q@W@$q.${q}session$q (u)" "CREATE UNIQUE INDEX ${q}svu$q ON $q@W@$q.${q}session$q (v, u)" \
+		"CREATE TABLE $q@W@$q.${q}__stat$q (k int NOT NULL, s $d NOT NULL, r int NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}session$q (k))" \
+		"CREATE UNIQUE INDEX ${q}str$q ON $q@W@$q.${q}__stat$q (r)"
+	printf 'Stat\n    make = ./x\n' > ovx.djc
+	expect_rc 0 "adopt --dry-run" djc --schema "$C" adopt "$W" --overlay ovx.djc --dry-run
+	local dry=$OUT
+	expect_rc 0 "adopt" djc --schema "$C" adopt "$W" --overlay ovx.djc
+	local stored
+	case $DJC_BACKEND in
+	mysql) stored=$(mariadb_cli -N -B -r -e "SELECT definition FROM \`$C\`.\`~djc_pipeline\`") ;;
+	postgresql) stored=$(server_sql "SELECT definition FROM \"$C\".\"~djc_pipeline\"") ;;
+	esac
+	check "the stored definitions are the dry run's, line for line" \
+		test "$(grep -v '^ *$' <<< "$dry" | sort)" = "$(grep -v '^ *$' <<< "$stored" | sort)"
+	check "... of both tables" test "$(grep -c ' (manual)$\| (computed)$' <<< "$stored")" = 2
+	check "... no index line in either" test "$(grep -ci 'index' <<< "$dry$stored")" = 0
+}
+tcase dry_run_is_stored
+
 finish
