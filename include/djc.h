@@ -1025,6 +1025,18 @@ int djc_adopt(char **out, djc_conn *conn, const char *const *schemas, size_t n, 
  * may be NULL): one line per table ("unadopted X"). DJC_ENOTFOUND when no
  * table is adopted from schema. */
 int djc_unadopt(char **out, djc_conn *conn, const char *schema);
+
+/* Whether the adopted tables among tables[0..n) are still as DataJoint's
+ * tables they were adopted from (docs/adopt.md, "When DataJoint changes an
+ * adopted table"): why[i] (caller frees each; NULL when it is, or when the
+ * table is not adopted) says what differs (its DataJoint table, a part's
+ * or a table it reads through its references dropped, or redeclared with a
+ * column added, removed or of another type) and how to adopt it again.
+ * djc_populate and djc_worker refuse such a table (DJC_ECONFLICT with the
+ * same text), `djc progress` leaves it out. The catalogs are read once for
+ * them all. DJC_ENOTFOUND for an unknown table, another code when a catalog
+ * cannot be read; why[] is then all NULL. */
+int djc_adopted_check(char **why, djc_conn *conn, const char *const *tables, size_t n);
 /* ============================ end of adopt ============================ */
 
 /* ===================== query algebra: top (issue 39) ===================== */

@@ -255,7 +255,16 @@ int cmd_progress(int argc, char **argv)
 	if (watch) die_usage("--watch follows every table: leave out TABLE");
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	long rem = 0, tot = 0;
-	int rc = djc_progress(&rem, &tot, c, table, where);
+	/* an adopted table DataJoint changed is refused, as populate refuses it */
+	char *why = NULL;
+	int rc = djc_adopted_check(&why, c, &table, 1);
+	if (!rc && why) {
+		fprintf(stderr, "djc: table %s is not as adopted: %s\n", table, why);
+		free(why);
+		djc_close(c);
+		return 2;
+	}
+	if (!rc) rc = djc_progress(&rem, &tot, c, table, where);
 	if (!rc) {
 		djc_job_counts n;
 		if (json && !(rc = djc_jobs_count(&n, c, table, where)))

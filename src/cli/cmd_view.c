@@ -176,24 +176,62 @@ typedef struct tprog {
 	long remaining, total, jobs[5];   /* jobs: pending reserved success error ignore */
 } tprog;
 
-/* The computed and imported tables of g, in dependency order (the
- * declaration order is one), with their progress now. 0, or the exit status
- * after printing the library's error. */
-static int snapshot(djc_conn *c, json_t *g, tprog **out, size_t *n)
+/* The names of the tables told left out so far (each told once, under
+ * --watch too). */
+typedef struct told_set {
+	char **v;
+	size_t n;
+} told_set;
+
+static int told_before(told_set *s, const char *name)
 {
-	size_t i, k = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i], name)) return 1;
+	char **v = realloc(s->v, (s->n + 1) * sizeof *v);
+	char *d = strdup(name);
+	if (!v || !d) die_usage("out of memory");
+	s->v = v;
+	s->v[s->n++] = d;
+	return 0;
+}
+
+/* The computed and imported tables of g, in dependency order (the
+ * declaration order is one), with their progress now; an adopted table
+ * that is not as adopted (DataJoint dropped or redeclared it, or a table it
+ * reads) is left out, told on stderr once, as `djc worker` leaves it out
+ * (docs/adopt.md): *left counts them. 0, or the exit status after printing
+ * the library's error. */
+static int snapshot(djc_conn *c, json_t *g, tprog **out, size_t *n, size_t *left, told_set *told)
+{
+	size_t i, k = 0, m = 0;
 	json_t *t, *ts = json_object_get(g, "tables");
 	tprog *p = calloc(json_array_size(ts) + 1, sizeof *p);
-	if (!p) die_usage("out of memory");
+	const char **names = calloc(json_array_size(ts) + 1, sizeof *names);
+	char **why = calloc(json_array_size(ts) + 1, sizeof *why);
+	if (!p || !names || !why) die_usage("out of memory");
 	json_array_foreach(ts, i, t) {
 		const char *tier = json_string_value(json_object_get(t, "tier"));
-		if (strcmp(tier, "computed") && strcmp(tier, "imported")) continue;
-		tprog *q = &p[k++];
-		q->name = json_string_value(json_object_get(t, "name"));
-		int rc = djc_progress(&q->remaining, &q->total, c, q->name, NULL);
-		if (!rc) rc = djc_jobs_counts(q->jobs, c, q->name);
-		if (rc) { free(p); return exit_for(rc, c); }
+		if (!strcmp(tier, "computed") || !strcmp(tier, "imported")) names[m++] = json_string_value(json_object_get(t, "name"));
 	}
+	/* one read of the catalogs for every table */
+	int rc = djc_adopted_check(why, c, names, m);
+	*left = 0;
+	for (i = 0; i < m && !rc; i++) {
+		if (why[i]) {
+			if (!told_before(told, names[i]))
+				fprintf(stderr, "djc: warning: progress leaves out table %s, which is not as adopted: %s\n", names[i], why[i]);
+			++*left;
+			continue;
+		}
+		tprog *q = &p[k++];
+		q->name = names[i];
+		rc = djc_progress(&q->remaining, &q->total, c, q->name, NULL);
+		if (!rc) rc = djc_jobs_counts(q->jobs, c, q->name);
+	}
+	for (i = 0; i < m; i++) free(why[i]);
+	free(why);
+	free(names);
+	if (rc) { free(p); return exit_for(rc, c); }
 	*out = p;
 	*n = k;
 	return 0;
@@ -209,14 +247,15 @@ static int term_width(void)
 /* One line per table: name, bar, done/total, percent, errors and jobs in
  * flight; fitted to width (the bar shrinks, down to none). Returns the
  * number of lines written. */
-static int print_table_lines(const tprog *p, size_t n, int width, int in_place)
+static int print_table_lines(const tprog *p, size_t n, size_t left, int width, int in_place)
 {
 	int namew = 5;
 	for (size_t i = 0; i < n; i++) {
 		int l = (int)strlen(p[i].name);
 		if (l > namew) namew = l;
 	}
-	if (!n) printf("%sno computed or imported tables\n", in_place ? "\033[K" : "");
+	if (!n && left) printf("%sno computed or imported table to show (%zu left out: not as adopted)\n", in_place ? "\033[K" : "", left);
+	else if (!n) printf("%sno computed or imported tables\n", in_place ? "\033[K" : "");
 	for (size_t i = 0; i < n; i++) {
 		long done = p[i].total - p[i].remaining;
 		/* no keys: no percentage (0/0 is not "done") and an empty bar */
@@ -259,6 +298,7 @@ int cli_progress_all(int json, int watch, double interval)
 {
 	djc_conn *c = cli_connect(CLI_EXISTING);
 	int tty = isatty(1), lines = 0, code = 0;
+	told_set told = {NULL, 0};
 	if (watch) {
 		struct sigaction sa;
 		memset(&sa, 0, sizeof sa);
@@ -269,8 +309,8 @@ int cli_progress_all(int json, int watch, double interval)
 	do {
 		json_t *g = load_graph(c);   /* again each time: tables may be declared meanwhile */
 		tprog *p = NULL;
-		size_t n = 0;
-		code = snapshot(c, g, &p, &n);
+		size_t n = 0, left = 0;
+		code = snapshot(c, g, &p, &n, &left, &told);
 		if (code) { json_decref(g); break; }
 		if (json) {
 			json_t *arr = json_array();
@@ -286,7 +326,7 @@ int cli_progress_all(int json, int watch, double interval)
 			cli_print_json(json_pack("{s:s,s:o}", "time", ts, "tables", arr));
 		} else if (watch && tty) {
 			if (lines) printf("\r\033[%dA", lines);   /* back to the first line of the last drawing */
-			lines = print_table_lines(p, n, term_width(), 1);
+			lines = print_table_lines(p, n, left, term_width(), 1);
 		} else {
 			if (watch) {
 				char ts[64];
@@ -294,7 +334,7 @@ int cli_progress_all(int json, int watch, double interval)
 				strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", localtime(&now));
 				printf("== %s\n", ts);
 			}
-			print_table_lines(p, n, term_width(), 0);
+			print_table_lines(p, n, left, term_width(), 0);
 		}
 		fflush(stdout);
 		free(p);
@@ -303,6 +343,8 @@ int cli_progress_all(int json, int watch, double interval)
 		struct timespec d = {(time_t)interval, (long)((interval - (double)(time_t)interval) * 1e9)};
 		while (!stop_sig && nanosleep(&d, &d) && errno == EINTR) {}
 	} while (!stop_sig);
+	for (size_t i = 0; i < told.n; i++) free(told.v[i]);
+	free(told.v);
 	djc_close(c);
 	return code;
 }

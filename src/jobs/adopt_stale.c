@@ -140,8 +140,9 @@ static void type_changes(const table *t, const table *u, sb_t *d)
 }
 
 /* What differs between adopted table t and its DataJoint table now, into
- * d ("" when nothing). */
-static void stale_one(const stale_ctx *x, const table *t, sb_t *d)
+ * d ("" when nothing). upstream: t is a table the checked one reads (an
+ * ancestor), where a column DataJoint added changes nothing djc reads. */
+static void stale_one(const stale_ctx *x, const table *t, int upstream, sb_t *d)
 {
 	const db_catalog *cat = cat_of(x, t->schema);
 	const db_ctable *ct = cat ? db_catalog_table(cat, t->sql_name) : NULL;
@@ -152,27 +153,53 @@ static void stale_one(const stale_ctx *x, const table *t, sb_t *d)
 	for (size_t i = 0; i < t->nattrs + t->nhidden; i++)
 		if (!db_ctable_col(ct, t->attrs[i].name)) sb_printf(d, "%scolumn '%s' removed", d->len ? ", " : "", t->attrs[i].name);
 	/* columns starting with _ are DataJoint's hidden ones, which adopt leaves out */
-	for (size_t i = 0; i < ct->ncols; i++)
+	for (size_t i = 0; !upstream && i < ct->ncols; i++)
 		if (ct->cols[i].name[0] != '_' && !table_attr_any(t, ct->cols[i].name))
 			sb_printf(d, "%scolumn '%s' added", d->len ? ", " : "", ct->cols[i].name);
 	const table *u = now_of(x, t);
 	if (u) type_changes(t, u, d);
 }
 
-/* t and its parts, each that differs told into msg. */
+/* Mark in up[] (by index in p) the tables t reads through its
+ * references and its key source's tables, and theirs, up to the top. */
+static void mark_upstream(const pipeline *p, const table *t, char *up)
+{
+	for (size_t k = 0; k < t->nfks + t->nks + 1; k++) {
+		const table *u = k < t->nfks ? t->fks[k].ptable : k < t->nfks + t->nks ? t->ks_tables[k - t->nfks] : t->master;
+		for (size_t i = 0; u && i < p->n; i++)
+			if (p->tables[i] == u && !up[i]) {
+				up[i] = 1;
+				mark_upstream(p, u, up);
+			}
+	}
+}
+
+/* What differs of u (t itself, its part, or a table t reads), told into msg. */
+static void stale_told(const stale_ctx *x, const table *t, const table *u, int upstream, sb_t *msg)
+{
+	sb_t d = SB_INIT;
+	stale_one(x, u, upstream, &d);
+	if (d.len)
+		sb_printf(msg, "%s%s%s%sDataJoint table %s.%s %s%s", msg->len ? "; " : "",
+			  u == t ? "" : upstream ? "its upstream table " : "its part ", u == t ? "" : u->name, u == t ? "" : ": ",
+			  u->schema, u->sql_name, strncmp(sb_str(&d), "is missing", 10) ? "changed since it was adopted: " : "",
+			  sb_str(&d));
+	sb_free(&d);
+}
+
+/* t and its parts, then the adopted tables t reads (its ancestors, upstream
+ * first: a parent DataJoint dropped would fail t's key source with the
+ * server's message), each that differs told into msg. */
 static void stale_with_parts(const stale_ctx *x, const pipeline *p, const table *t, sb_t *msg)
 {
-	for (size_t i = 0; i <= p->n; i++) {
-		const table *u = i < p->n ? p->tables[i] : t;
-		if ((i < p->n && u->master != t) || !u->adopted) continue;
-		sb_t d = SB_INIT;
-		stale_one(x, u, &d);
-		if (d.len)
-			sb_printf(msg, "%s%s%s%sDataJoint table %s.%s %s%s", msg->len ? "; " : "", u == t ? "" : "its part ",
-				  u == t ? "" : u->name, u == t ? "" : ": ", u->schema, u->sql_name,
-				  strncmp(sb_str(&d), "is missing", 10) ? "changed since it was adopted: " : "", sb_str(&d));
-		sb_free(&d);
-	}
+	stale_told(x, t, t, 0, msg);
+	for (size_t i = 0; i < p->n; i++)
+		if (p->tables[i]->master == t && p->tables[i]->adopted) stale_told(x, t, p->tables[i], 0, msg);
+	char *up = xcalloc(p->n + 1, 1);
+	mark_upstream(p, t, up);
+	for (size_t i = 0; i < p->n; i++)
+		if (up[i] && p->tables[i] != t && p->tables[i]->adopted) stale_told(x, t, p->tables[i], 1, msg);
+	free(up);
 }
 
 int adopt_stale(djc_conn *c, table *const *tabs, size_t n, char **why)
@@ -207,5 +234,31 @@ int adopt_current_check(djc_conn *c, table *t)
 	int rc = adopt_stale(c, &t, 1, &why);
 	if (!rc && why) rc = conn_fail(c, DJC_ECONFLICT, "table %s is not as adopted: %s", t->name, why);
 	free(why);
+	return rc;
+}
+
+int adopt_failure_explain(djc_conn *c, table *t, int rc)
+{
+	/* (not inside a caller's transaction, which the failure may have ended) */
+	if (!rc || !t || !t->adopted || !c->db || c->db->in_tx) return rc;
+	char *saved = xstrdup(c->err), *why = NULL;
+	if (!adopt_stale(c, &t, 1, &why) && why) rc = conn_fail(c, DJC_ECONFLICT, "table %s is not as adopted: %s", t->name, why);
+	else snprintf(c->err, sizeof c->err, "%s", saved);   /* the failure as it was */
+	free(why);
+	free(saved);
+	return rc;
+}
+
+int djc_adopted_check(char **why, djc_conn *c, const char *const *tables, size_t n)
+{
+	for (size_t i = 0; why && i < n; i++) why[i] = NULL;
+	if (!c) return DJC_EINVAL;
+	if (n && (!why || !tables)) return conn_fail(c, DJC_EINVAL, "adopted check: %zu tables announced, none given (NULL)", n);
+	if (!c->db) return conn_fail(c, DJC_ECONN, "not connected");
+	table **v = xcalloc(n + 1, sizeof *v);
+	int rc = DJC_OK;
+	for (size_t i = 0; i < n && !rc; i++) rc = conn_table(c, tables[i], &v[i]);
+	if (!rc) rc = adopt_stale(c, v, n, why);
+	free(v);
 	return rc;
 }

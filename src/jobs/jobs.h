@@ -54,6 +54,11 @@ int adopt_stale(djc_conn *c, table *const *tabs, size_t n, char **why);
 /* DJC_ECONFLICT "table X is not as adopted: ..." when t is stale, else
  * DJC_OK (populate and worker check their tables once, at start). */
 int adopt_current_check(djc_conn *c, table *t);
+/* After rc, a failure of a statement on t: when t is adopted and not as
+ * adopted (a table it reads dropped, say), DJC_ECONFLICT "table X is not as
+ * adopted: ..." instead of the server's message; else rc, its message kept.
+ * Costs a catalog read on failure only; nothing inside a transaction. */
+int adopt_failure_explain(djc_conn *c, table *t, int rc);
 
 /* ------------------------------------------------- claim, lease, release */
 

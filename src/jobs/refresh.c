@@ -126,6 +126,7 @@ int djc_jobs_refresh(djc_refresh_result *res, djc_conn *c, const char *name, con
 			  o->orphan_timeout, config_double("jobs.history_retention"), config_bool("jobs.keep_completed"), res};
 	/* every step is a set operation that a second run repeats harmlessly */
 	rc = conn_tx(c, "refresh", TX_IDEMPOTENT, refresh_body, &a);
+	if (rc) rc = adopt_failure_explain(c, t, rc);   /* a parent DataJoint dropped, say */
 	if (!rc && res->added >= ANALYZE_AFTER && !c->db->in_tx) {
 		/* the planner's counts of the jobs table predate these rows (an
 		 * empty table's, or none): count again now rather than when the

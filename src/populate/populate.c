@@ -168,7 +168,9 @@ int djc_progress(long *remaining, long *total, djc_conn *c, const char *name, co
 		join_target(&a, s, t);
 		rc = restrict_fail(c, q_select_sql(c->db, s, &o), &o);
 	}
-	if (!rc && (rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r))) rc = conn_dbfail(c, rc, "progress");
+	/* a dropped table it reads (itself, a parent DataJoint dropped) is told
+	 * as such, not as the server's message */
+	if (!rc && (rc = db_exec(c->db, sb_str(&q), p.v, p.n, &r))) rc = adopt_failure_explain(c, t, conn_dbfail(c, rc, "progress"));
 	if (!rc) {
 		*total = (long)db_cell_int(r, 0, 0);
 		*remaining = (long)db_cell_int(r, 0, 1);

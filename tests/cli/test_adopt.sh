@@ -819,4 +819,114 @@ case_dj_ignored() {
 }
 tcase dj_ignored
 
+# djc progress of every table reports the others and leaves out, with one
+# line on stderr, an adopted table DataJoint dropped or redeclared, as a
+# worker of every table does (exit 0); naming such a table is refused, as
+# populate refuses it. (It stopped at the dropped table with the server's
+# message, exit 1.)
+case_stale_progress() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_asp" C="${DJC_DATABASE_SCHEMA}_aspc" q='"' d='double precision'
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__feat$q (k int NOT NULL, x $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__gone$q (k int NOT NULL, y $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__ok$q (k int NOT NULL, z $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"INSERT INTO $q@W@$q.${q}src$q VALUES (1), (2), (3)" "INSERT INTO $q@W@$q.${q}__ok$q VALUES (1, 0.5)"
+	printf 'Feat\n    make = ./x\nGone\n    make = ./x\nOk\n    make = ./x\n' > ovp.djc
+	expect_rc 0 "adopt three computed tables" djc --schema "$C" adopt "$W" --overlay ovp.djc
+	server_sql "DROP TABLE $q$W$q.${q}__gone$q"
+	server_sql "DROP TABLE $q$W$q.${q}__feat$q"
+	server_sql "CREATE TABLE $q$W$q.${q}__feat$q (k int NOT NULL, x varchar(16) NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k))"
+	local fix="; adopt it again: djc unadopt $W, then djc adopt $W as before \(with its overlay\)$"
+	expect_rc 0 "progress of every table reports the others" djc --schema "$C" progress
+	check "... Ok's line" grep -q "^Ok .* 1/3 " <<< "$OUT"
+	check "... no line of the others" test "$(grep -c -e '^Feat' -e '^Gone' <<< "$OUT")" = 0
+	check "... the dropped table told on stderr, once" test "$(grep -cE "^djc: warning: progress leaves out table Gone, which is not as adopted: DataJoint table $W\.__gone is missing \(dropped since it was adopted\)$fix" <<< "$ERR")" = 1
+	check "... the redeclared one" \
+		grep -q "^djc: warning: progress leaves out table Feat, which is not as adopted: DataJoint table $W\.__feat changed since it was adopted: column 'x' float64.* -> varchar(16)" <<< "$ERR"
+	check "... nothing but the two warnings" test "$(wc -l <<< "$ERR")" = 2
+	expect_rc 0 "progress --json too" djc --schema "$C" progress --json
+	check "... Ok alone" test "$(printf '%s' "$OUT" | jq -c '[.tables[].table]')" = '["Ok"]'
+	expect_fail 2 "progress naming the dropped table is refused, as populate refuses it" \
+		"^djc: table Gone is not as adopted: DataJoint table $W\.__gone is missing \(dropped since it was adopted\)$fix" \
+		djc --schema "$C" progress Gone
+	expect_fail 2 "... the redeclared one too" "^djc: table Feat is not as adopted: DataJoint table $W\.__feat changed" \
+		djc --schema "$C" progress Feat
+	expect_out "progress naming a table as adopted" "Ok: Completed 1 of 3 (33.3%), 2 remaining" djc --schema "$C" progress Ok
+}
+tcase stale_progress
+
+# DataJoint drops a table an adopted computed table reads (its parent,
+# the foreign key dropped with it): populate, worker, progress and jobs
+# refresh of the computed table say so in one line naming both tables and
+# the fix, as for the computed table itself (they failed with the server's
+# "doesn't exist"); a worker and progress of every table serve and report
+# the others.
+case_parent_dropped() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_apd" C="${DJC_DATABASE_SCHEMA}_apdc" q='"' d='double precision'
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}base$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__feat$q (k int NOT NULL, x $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__ok$q (k int NOT NULL, z $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}base$q (k))" \
+		"INSERT INTO $q@W@$q.${q}src$q VALUES (1), (2), (3)" "INSERT INTO $q@W@$q.${q}base$q VALUES (1), (2)"
+	printf '#!/bin/sh\necho "{\\"$1\\": 1.5}"\n' > mk_pd.sh
+	chmod +x mk_pd.sh
+	printf 'Feat\n    make = ./mk_pd.sh x\nOk\n    make = ./mk_pd.sh z\n' > ovd.djc
+	expect_rc 0 "adopt" djc --schema "$C" adopt "$W" --overlay ovd.djc
+	# the parent goes, the foreign key that held it with it
+	case $DJC_BACKEND in
+	mysql) server_sql "SET foreign_key_checks = 0; DROP TABLE \`$W\`.\`src\`" ;;
+	postgresql) server_sql "SET client_min_messages = warning; DROP TABLE \"$W\".\"src\" CASCADE" ;;
+	esac
+	local fix="; adopt it again: djc unadopt $W, then djc adopt $W as before \(with its overlay\)$"
+	local line="^djc: table Feat is not as adopted: its upstream table Src: DataJoint table $W\.src is missing \(dropped since it was adopted\)$fix"
+	expect_fail 2 "populate names the dropped parent" "$line" djc --schema "$C" populate Feat
+	check "... in one line" test "$(wc -l <<< "$ERR")" = 1
+	expect_fail 2 "... with --reserve-jobs too" "$line" djc --schema "$C" populate Feat --reserve-jobs
+	expect_fail 2 "a worker naming it" "$line" djc --schema "$C" worker Feat --until-empty
+	expect_fail 2 "progress naming it" "$line" djc --schema "$C" progress Feat
+	expect_fail 2 "jobs refresh of it" "$line" djc --schema "$C" jobs refresh Feat
+	expect_rc 0 "a worker of every table serves the others" djc --schema "$C" worker --until-empty --json
+	check "... Ok alone" test "$(printf '%s' "$OUT" | jq -c .tables)" = '["Ok"]'
+	check "... its keys made" test "$(printf '%s' "$OUT" | jq -c .success_count)" = 2
+	check "... Feat left out, said" \
+		grep -q "^djc: warning: worker leaves out table Feat, which is not as adopted: its upstream table Src: DataJoint table $W\.src is missing" <<< "$ERR"
+	expect_rc 0 "progress of every table reports the others" djc --schema "$C" progress
+	check "... Ok complete" grep -q "^Ok .* 2/2 " <<< "$OUT"
+	check "... Feat left out, said" grep -q "^djc: warning: progress leaves out table Feat, which is not as adopted: its upstream table Src" <<< "$ERR"
+}
+tcase parent_dropped
+
+# The dry run shows exactly the definitions adopt stores, for tables with
+# DataJoint's secondary indexes too (index, unique index): adopt reads no
+# index (djc never writes DDL on DataJoint's tables, and the server keeps
+# enforcing them), so neither holds an index line. (Reported as a dry run
+# leaving out index lines the adoption stored: not so; this guards it.)
+case_dry_run_is_stored() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_adx" C="${DJC_DATABASE_SCHEMA}_adxc" q='"' d='double precision'
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}session$q (k int NOT NULL, u int NOT NULL, v int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE INDEX ${q}su$q ON $q@W@$q.${q}session$q (u)" "CREATE UNIQUE INDEX ${q}svu$q ON $q@W@$q.${q}session$q (v, u)" \
+		"CREATE TABLE $q@W@$q.${q}__stat$q (k int NOT NULL, s $d NOT NULL, r int NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}session$q (k))" \
+		"CREATE UNIQUE INDEX ${q}str$q ON $q@W@$q.${q}__stat$q (r)"
+	printf 'Stat\n    make = ./x\n' > ovx.djc
+	expect_rc 0 "adopt --dry-run" djc --schema "$C" adopt "$W" --overlay ovx.djc --dry-run
+	local dry=$OUT
+	expect_rc 0 "adopt" djc --schema "$C" adopt "$W" --overlay ovx.djc
+	local stored
+	case $DJC_BACKEND in
+	mysql) stored=$(mariadb_cli -N -B -r -e "SELECT definition FROM \`$C\`.\`~djc_pipeline\`") ;;
+	postgresql) stored=$(server_sql "SELECT definition FROM \"$C\".\"~djc_pipeline\"") ;;
+	esac
+	check "the stored definitions are the dry run's, line for line" \
+		test "$(grep -v '^ *$' <<< "$dry" | sort)" = "$(grep -v '^ *$' <<< "$stored" | sort)"
+	check "... of both tables" test "$(grep -c ' (manual)$\| (computed)$' <<< "$stored")" = 2
+	check "... no index line in either" test "$(grep -ci 'index' <<< "$dry$stored")" = 0
+}
+tcase dry_run_is_stored
+
 finish
