@@ -124,10 +124,12 @@ def _header(a):
 
 def _parts(a):
     """The element data of a numeric array, in Fortran order, as buffers
-    (the array's own memory when it is laid out so already)."""
+    (the array's own memory when it is laid out so already). A masked
+    array's masked elements are its fill value, as DataJoint's pack (its
+    tobytes) writes them, never the data the mask hides."""
     if np.iscomplexobj(a):
         return [np.real(a).tobytes(order="F"), np.imag(a).tobytes(order="F")]
-    if a.flags.f_contiguous:
+    if a.flags.f_contiguous and not isinstance(a, np.ma.MaskedArray):
         return [memoryview(a.reshape(-1, order="F")).cast("B")] if a.size else [b""]
     return [a.tobytes(order="F")]
 
@@ -142,7 +144,8 @@ def pack(a, level):
         a = np.array(a)   # a 0-dimensional array, as DataJoint packs a numpy scalar
     elif not isinstance(a, np.ndarray) or type(a).__module__.startswith("datajoint"):
         return None       # not an array, or DataJoint's MatCell or MatStruct
-    a = np.asarray(a)     # a subclass (numpy.memmap, ...) as the array it is
+    if not isinstance(a, np.ma.MaskedArray):
+        a = np.asarray(a)     # a subclass (numpy.memmap, ...) as the array it is
     head = _header(a)
     if head is None:
         return None

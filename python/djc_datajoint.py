@@ -252,7 +252,8 @@ def _coerce(tbl, attr, v):
         if v is None:
             return _DEFAULT
         if attr.codec.name == "blob" and isinstance(v, (bytes, bytearray, memoryview)):
-            # DataJoint packs every <blob> value (bytes too); djc_make takes bytes as packed
+            # DataJoint packs every <blob> value (bytes too); djc_make takes bytes
+            # that start as a packed value does as packed
             attr.codec.validate(v)
             return attr.codec.encode(v, key=None)
         return v

@@ -195,7 +195,10 @@ def _unpack_value(djc_blob, v):
     if a is not None:
         return a
     dj = _dj_codec()
-    return None if dj is None else dj[1](raw)
+    # bytes, not the bytearray a value was read into: DataJoint's unpack
+    # takes its bytes values and UUIDs from it as they are, and
+    # uuid.UUID(bytes=...) refuses a bytearray
+    return None if dj is None else dj[1](raw if type(raw) is bytes else bytes(raw))
 
 
 def _decode_row(row, types):
@@ -411,13 +414,34 @@ def _wide_req(v):
     return v if s is None else s
 
 
+def _packed(v):
+    """v (bytes, bytearray or memoryview) starts as a packed <blob> value
+    does: DataJoint's mYm or dj0 header, or ZL123 (compressed)."""
+    mv = memoryview(v)
+    head = (mv.cast("B")[:6] if mv.c_contiguous else mv).tobytes()[:6]
+    return head[:4] in (b"mYm\0", b"dj0\0") or head == b"ZL123\0"
+
+
 def _pack_blobs(r, info):
-    """r with its <blob> attributes' values that are not bytes packed by
-    DataJoint's codec (info: the table message of the table made)."""
+    """r with its <blob> attributes' values that are not packed yet packed
+    by DataJoint's codec (info: the table message of the table
+    made). Bytes that do not start as a packed value are a bytes object
+    to pack, as DataJoint's insert packs them (a make that gives back a
+    <blob> it fetched holding bytes); when that needs DataJoint and it
+    cannot be imported they go as they are, and djc refuses them."""
     types = _row_types(r, info)
     packed = None
     for a, v in r.items():
-        if v is None or isinstance(v, _BYTES) or types.get(a) != "<blob>":
+        if v is None or types.get(a) != "<blob>":
+            continue
+        if isinstance(v, _BYTES):
+            if _packed(v) or _codec() is None:
+                continue
+            mine = _codec()[0](bytes(v))
+            if mine is not None:
+                if packed is None:
+                    packed = dict(r)
+                packed[a] = mine
             continue
         codec = _codec()
         if codec is None:

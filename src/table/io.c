@@ -500,6 +500,18 @@ typedef struct csv_field { char *s; int quoted; } csv_field;
 /* CSV text being read: s[pos..len), pos at the start of line + 1. */
 typedef struct csv_in { const char *s; size_t len, pos; long line; } csv_in;
 
+/* csv_record's -1: the fields of the record read so far freed. */
+static int csv_bad(csv_field *f, size_t max, size_t *nf, sb_t *b)
+{
+	for (size_t i = 0; i < *nf && i < max; i++) {
+		free(f[i].s);
+		f[i].s = NULL;
+	}
+	*nf = 0;
+	sb_free(b);
+	return -1;
+}
+
 static int csv_record(csv_in *in, csv_field *f, size_t max, size_t *nf)
 {
 	const char *s = in->s;
@@ -514,7 +526,7 @@ static int csv_record(csv_in *in, csv_field *f, size_t max, size_t *nf)
 		if (i < len && s[i] == '"') {
 			quoted = 1;
 			for (i++;; i++) {
-				if (i >= len) { sb_free(&b); return -1; }
+				if (i >= len) return csv_bad(f, max, nf, &b);
 				if (s[i] == '"') {
 					if (i + 1 < len && s[i + 1] == '"') { sb_addc(&b, '"'); i++; continue; }
 					i++;
@@ -523,10 +535,8 @@ static int csv_record(csv_in *in, csv_field *f, size_t max, size_t *nf)
 				if (s[i] == '\n') (*line)++;
 				sb_addc(&b, s[i]);
 			}
-			if (i < len && s[i] != ',' && s[i] != '\n' && !(s[i] == '\r' && i + 1 < len && s[i + 1] == '\n')) {
-				sb_free(&b);
-				return -1;
-			}
+			if (i < len && s[i] != ',' && s[i] != '\n' && !(s[i] == '\r' && i + 1 < len && s[i + 1] == '\n'))
+				return csv_bad(f, max, nf, &b);
 		} else
 			while (i < len && s[i] != ',' && s[i] != '\n' && !(s[i] == '\r' && (i + 1 == len || s[i + 1] == '\n')))
 				sb_addc(&b, s[i++]);

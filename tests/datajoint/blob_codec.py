@@ -69,6 +69,34 @@ for a in arrays:
         elif level == 6 and mine != pack(a, compress=True):
             fail("bytes of pack at level 6", a)
 
+# a masked array packs its masked elements as their fill value, as
+# DataJoint's pack (the array's tobytes) does, never the data they hide
+for m in [np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0]),
+          np.ma.masked_array(np.arange(12, dtype="int32").reshape(3, 4), mask=np.arange(12).reshape(3, 4) % 5 == 0),
+          np.ma.masked_array(np.arange(6.0).reshape(2, 3).T, mask=[[1, 0], [0, 0], [0, 1]]),
+          np.ma.masked_array([1 + 2j, 3 - 1j], mask=[0, 1]),
+          np.ma.masked_array([True, False], mask=[1, 0], fill_value=False),
+          np.ma.masked_array(np.zeros(3000), mask=np.arange(3000) % 7 == 0)]:
+    for level in (0, 6):
+        checks += 1
+        if djc_blob.pack(m, level) != pack(m, compress=bool(level)):
+            fail("pack of a masked array at level %d" % level, m)
+
+# what DataJoint's unpack decodes (a dict holding a UUID and bytes) comes
+# from djc's read buffer (a bytearray) as from bytes
+import uuid  # noqa: E402
+
+import djc_make  # noqa: E402
+
+v = {"u": uuid.UUID(int=12345), "b": b"\x00\x01raw", "n": [1, 2]}
+checks += 1
+try:
+    got = djc_make._unpack_value(djc_blob, bytearray(pack(v, compress=False)))
+    if got != v or type(got["b"]) is not bytes:
+        fail("unpack of a dict from a bytearray: %r" % (got,), v)
+except Exception as e:
+    fail("unpack of a dict from a bytearray: %r" % (e,), v)
+
 # a memmap packs as the array it holds
 mm = np.memmap("/tmp/djc-blob-codec.%d" % os.getpid(), dtype="float32", mode="w+", shape=(10, 3))
 mm[:] = rng.standard_normal((10, 3))
