@@ -257,6 +257,19 @@ mk_dj_schema() {
 	esac
 	for st in "$@"; do server_sql "${st//@W@/$w}"; done
 }
+# mk_three_computed NAME [SQL...]: a DataJoint schema NAME of a manual src
+# (k: 1, 2, 3) and three computed tables of it, __feat (x), __gone (y) and
+# __ok (z), each a double; then the SQL statements (@W@ is NAME)
+mk_three_computed() {
+	local w=$1 q='"' d='double precision'
+	shift
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double'
+	mk_dj_schema "$w" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__feat$q (k int NOT NULL, x $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__gone$q (k int NOT NULL, y $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__ok$q (k int NOT NULL, z $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"INSERT INTO $q@W@$q.${q}src$q VALUES (1), (2), (3)" "$@"
+}
 # count_in SCHEMA TABLE [WHERE]: count, in djc's schema SCHEMA
 count_in() { local s=$1; shift; DJC_DATABASE_SCHEMA=$s count "$@"; }
 # schema_there NAME: the server has a schema (MariaDB: database) NAME
@@ -708,11 +721,7 @@ case_stale() {
 	[ -n "$FIX" ] || return 0
 	local W="${DJC_DATABASE_SCHEMA}_ast" C="${DJC_DATABASE_SCHEMA}_astc" q='"' d='double precision'
 	[ "$DJC_BACKEND" = mysql ] && q='`' d='double'
-	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
-		"CREATE TABLE $q@W@$q.${q}__feat$q (k int NOT NULL, x $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
-		"CREATE TABLE $q@W@$q.${q}__gone$q (k int NOT NULL, y $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
-		"CREATE TABLE $q@W@$q.${q}__ok$q (k int NOT NULL, z $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
-		"INSERT INTO $q@W@$q.${q}src$q VALUES (1), (2), (3)"
+	mk_three_computed "$W"
 	printf '#!/bin/sh\necho "{\\"$1\\": 1.5}"\n' > mk_st.sh
 	printf '#!/bin/sh\necho "{\\"x\\": \\"a\\", \\"w2\\": 2}"\n' > mk_st2.sh
 	chmod +x mk_st.sh mk_st2.sh
@@ -828,11 +837,7 @@ case_stale_progress() {
 	[ -n "$FIX" ] || return 0
 	local W="${DJC_DATABASE_SCHEMA}_asp" C="${DJC_DATABASE_SCHEMA}_aspc" q='"' d='double precision'
 	[ "$DJC_BACKEND" = mysql ] && q='`' d='double'
-	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
-		"CREATE TABLE $q@W@$q.${q}__feat$q (k int NOT NULL, x $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
-		"CREATE TABLE $q@W@$q.${q}__gone$q (k int NOT NULL, y $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
-		"CREATE TABLE $q@W@$q.${q}__ok$q (k int NOT NULL, z $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
-		"INSERT INTO $q@W@$q.${q}src$q VALUES (1), (2), (3)" "INSERT INTO $q@W@$q.${q}__ok$q VALUES (1, 0.5)"
+	mk_three_computed "$W" "INSERT INTO $q@W@$q.${q}__ok$q VALUES (1, 0.5)"
 	printf 'Feat\n    make = ./x\nGone\n    make = ./x\nOk\n    make = ./x\n' > ovp.djc
 	expect_rc 0 "adopt three computed tables" djc --schema "$C" adopt "$W" --overlay ovp.djc
 	server_sql "DROP TABLE $q$W$q.${q}__gone$q"
