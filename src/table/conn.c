@@ -509,16 +509,19 @@ static int declare_how(djc_conn *c, schema_tx *x, const table *old, const table 
 }
 
 /* Everything checked before anything is created: no stored table of the
- * text changes (that is alter's), a new table's own key holds, and each
- * SQL table is as its stored definition says (check_sql_table). */
-static int declare_check(djc_conn *c, const pipeline *np, const char *file)
+ * text changes (that is alter's; an adopted one's new definition is
+ * taken when accept is set: tbl_accept), a new table's own key holds,
+ * and each SQL table is as its stored definition says (check_sql_table). */
+static int declare_check(djc_conn *c, const pipeline *np, const char *file, int accept)
 {
 	int rc = DJC_OK;
 	for (size_t i = 0; i < np->n && !rc; i++) {
 		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
 		if (old && old->adopted && strcmp(old->canon, t->canon)) {
+			if (accept) continue;
 			char *m = table_adopted_refusal(old);
-			rc = conn_fail(c, DJC_ECONFLICT, "%s:%d: %s (its stored definition differs from this text)", file, t->line, m);
+			rc = conn_fail(c, DJC_ECONFLICT, "%s:%d: %s (its stored definition differs from this text; djc adopt %s "
+				       "--accept-changes takes the new one, keeping its jobs)", file, t->line, m, old->adopted);
 			free(m);
 			return rc;
 		}
@@ -569,17 +572,35 @@ static int declare_new(djc_conn *c, schema_tx *x, table *t, long pos, tbl_aux_fn
 	return DJC_OK;
 }
 
+/* The stored adopted table old, whose definition differs from t's, takes
+ * t's (djc adopt --accept-changes): its text, then acc->renew for its
+ * auxiliary tables. Its position stays: a table it now references must
+ * be stored before it (the stored pipeline is parsed in order). */
+static int declare_accepted(djc_conn *c, schema_tx *x, const table *old, table *t, const tbl_accept *acc, sb_t *tabs)
+{
+	for (size_t k = 0; k < t->nfks; k++)
+		if (!pipeline_find(c->pipe, t->fks[k].parent))
+			return conn_fail(c, DJC_ECONFLICT,
+					 "adopt: table %s now references %s, which is adopted only now: its new definition "
+					 "cannot take the place of the stored one; djc unadopt %s, then djc adopt it again",
+					 t->name, t->fks[k].parent, old->adopted);
+	int rc = pipe_set_text(c, x, old->name, t->text, old->text);
+	if (!rc) rc = acc->renew(c, x, acc->ctx, old, t, tabs);
+	return rc;
+}
+
 /* The tables of np, stored, updated or made, in their order, the new
  * ones from position base on (the lock held): the report lines into tabs
- * and jobs. */
+ * and jobs. acc (may be NULL): tbl_accept. */
 static int declare_tables(djc_conn *c, schema_tx *x, const pipeline *np, long base, tbl_aux_fn aux, sb_t *tabs,
-			  sb_t *jobs)
+			  sb_t *jobs, const tbl_accept *acc)
 {
 	long made = 0;
 	int rc = DJC_OK;
 	for (size_t i = 0; i < np->n && !rc; i++) {
 		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
-		if (old && strcmp(old->how, t->how)) rc = declare_how(c, x, old, t, tabs);
+		if (acc && old && old->adopted && strcmp(old->canon, t->canon)) rc = declare_accepted(c, x, old, t, acc, tabs);
+		else if (old && strcmp(old->how, t->how)) rc = declare_how(c, x, old, t, tabs);
 		else if (old)
 			sb_printf(tabs, "exists  %s (%s) as %s%s\n", t->name, tier_name(t->tier), t->sql_name, job_meta_note(old, t));
 		else {
@@ -623,8 +644,8 @@ static void declare_undone(djc_conn *c, table **ran, size_t n)
 /* One attempt at declaring. *locked is set once the schema-change lock
  * was had (tbl_declare retries a DJC_EBUSY after that: a deadlock, not a
  * lock that did not come in time). */
-static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux_fn aux, sb_t *tabs, sb_t *jobs,
-			int *locked)
+static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux_fn aux, const tbl_accept *acc,
+			sb_t *tabs, sb_t *jobs, int *locked)
 {
 	sb_reset(tabs);
 	sb_reset(jobs);
@@ -641,7 +662,7 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 	 * stored the very tables of this text */
 	if ((rc = pipe_parse_text(c, text, file, &np))) goto fail;
 	long base;
-	if ((rc = declare_check(c, np, file)) || (rc = pipe_next(c, &base))) goto fail;
+	if ((rc = declare_check(c, np, file, acc != NULL)) || (rc = pipe_next(c, &base))) goto fail;
 	ran = xcalloc(c->pipe->n + 1, sizeof(table *));
 	for (size_t i = 0; i < c->pipe->n; i++) {
 		/* jobs tables of the declared tables (made again if lost) */
@@ -650,7 +671,9 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 		ran[nran++] = t;
 		if ((rc = aux(c, t))) goto fail;
 	}
-	if ((rc = declare_tables(c, &x, np, base, aux, tabs, jobs))) goto fail;
+	if (acc && acc->before && (rc = acc->before(c, &x, acc->ctx, tabs))) goto fail;
+	if ((rc = declare_tables(c, &x, np, base, aux, tabs, jobs, acc))) goto fail;
+	if (acc && acc->after && (rc = acc->after(c, &x, acc->ctx))) goto fail;
 	if ((rc = stx_commit(c, &x))) goto undone;
 	/* the stored pipeline now holds the new tables */
 	rc = pipe_load(c);
@@ -673,7 +696,7 @@ int tbl_declare_check(djc_conn *c, const char *text, const char *file, size_t *n
 	if (rc) return rc;
 	if (ntables) *ntables = np->n;
 	/* a dry run's: what declare checks under its lock (reads only) */
-	if ((stored && (rc = declare_check(c, np, file))) || (rc = keysource_check(c, np, file))) {
+	if ((stored && (rc = declare_check(c, np, file, stored == 2))) || (rc = keysource_check(c, np, file))) {
 		pipeline_free(np);
 		return rc;
 	}
@@ -699,6 +722,12 @@ int tbl_declare_check(djc_conn *c, const char *text, const char *file, size_t *n
 
 int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn aux, char **report)
 {
+	return tbl_declare_accept(c, text, filename, aux, NULL, report);
+}
+
+int tbl_declare_accept(djc_conn *c, const char *text, const char *filename, tbl_aux_fn aux, const tbl_accept *acc,
+		       char **report)
+{
 	if (report) *report = NULL;
 	const char *file = filename ? filename : "<pipeline>";
 	/* bad input is refused before any lock is taken or anything written */
@@ -710,7 +739,7 @@ int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn 
 	/* Every worker of a cluster may start with declare: when every table
 	 * of the text is declared already, as it is, and whole, nothing needs
 	 * the lock (which would make a thousand workers queue for it) */
-	if ((rc = declare_declared(c, text, file, &tabs)) != 1) {
+	if (!acc && (rc = declare_declared(c, text, file, &tabs)) != 1) {
 		if (!rc && report) *report = sb_steal(&tabs);
 		sb_free(&tabs);
 		return rc;
@@ -719,7 +748,7 @@ int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn 
 	 * is (conn_retry); a lock that did not come in time is not */
 	for (int attempt = 0;;) {
 		int locked;
-		rc = declare_once(c, text, file, aux, &tabs, &jobs, &locked);
+		rc = declare_once(c, text, file, aux, acc, &tabs, &jobs, &locked);
 		if (!locked || !conn_retry(c, rc, 1, 0, &attempt)) break;
 	}
 	if (!rc && report) {
