@@ -589,12 +589,21 @@ static int declare_accepted(djc_conn *c, schema_tx *x, const table *old, table *
 	return rc;
 }
 
+/* How a declare makes the auxiliary tables (aux) and takes changed
+ * adopted tables (acc, NULL: it refuses them). */
+typedef struct declare_ways {
+	tbl_aux_fn aux;
+	const tbl_accept *acc;
+} declare_ways;
+
 /* The tables of np, stored, updated or made, in their order, the new
  * ones from position base on (the lock held): the report lines into tabs
- * and jobs. acc (may be NULL): tbl_accept. */
-static int declare_tables(djc_conn *c, schema_tx *x, const pipeline *np, long base, tbl_aux_fn aux, sb_t *tabs,
-			  sb_t *jobs, const tbl_accept *acc)
+ * and jobs. */
+static int declare_tables(djc_conn *c, schema_tx *x, const pipeline *np, long base, const declare_ways *h, sb_t *tabs,
+			  sb_t *jobs)
 {
+	tbl_aux_fn aux = h->aux;
+	const tbl_accept *acc = h->acc;
 	long made = 0;
 	int rc = DJC_OK;
 	for (size_t i = 0; i < np->n && !rc; i++) {
@@ -644,9 +653,11 @@ static void declare_undone(djc_conn *c, table **ran, size_t n)
 /* One attempt at declaring. *locked is set once the schema-change lock
  * was had (tbl_declare retries a DJC_EBUSY after that: a deadlock, not a
  * lock that did not come in time). */
-static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux_fn aux, const tbl_accept *acc,
-			sb_t *tabs, sb_t *jobs, int *locked)
+static int declare_once(djc_conn *c, const char *text, const char *file, const declare_ways *h, sb_t *tabs, sb_t *jobs,
+			int *locked)
 {
+	tbl_aux_fn aux = h->aux;
+	const tbl_accept *acc = h->acc;
 	sb_reset(tabs);
 	sb_reset(jobs);
 	schema_tx x;
@@ -672,7 +683,7 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 		if ((rc = aux(c, t))) goto fail;
 	}
 	if (acc && acc->before && (rc = acc->before(c, &x, acc->ctx, tabs))) goto fail;
-	if ((rc = declare_tables(c, &x, np, base, aux, tabs, jobs, acc))) goto fail;
+	if ((rc = declare_tables(c, &x, np, base, h, tabs, jobs))) goto fail;
 	if (acc && acc->after && (rc = acc->after(c, &x, acc->ctx))) goto fail;
 	if ((rc = stx_commit(c, &x))) goto undone;
 	/* the stored pipeline now holds the new tables */
@@ -748,7 +759,7 @@ int tbl_declare_accept(djc_conn *c, const char *text, const char *filename, tbl_
 	 * is (conn_retry); a lock that did not come in time is not */
 	for (int attempt = 0;;) {
 		int locked;
-		rc = declare_once(c, text, file, aux, acc, &tabs, &jobs, &locked);
+		rc = declare_once(c, text, file, &(declare_ways){aux, acc}, &tabs, &jobs, &locked);
 		if (!locked || !conn_retry(c, rc, 1, 0, &attempt)) break;
 	}
 	if (!rc && report) {
