@@ -279,9 +279,8 @@ int adopt_accept_declare(char **report, djc_conn *c, const char *const *schemas,
 {
 	accept_ctx a = {.schemas = schemas, .n = n};
 	tbl_accept acc = {accept_before, accept_renew, accept_after, &a};
+	/* (the forgotten tables leave c->pipe as declare loads it again) */
 	int rc = tbl_declare_accept(c, text, file, jobs_ensure, &acc, report);
-	if (!rc)
-		for (size_t i = 0; i < a.ngone; i++) pipe_retire(c, a.gone[i]);
 	ctx_reset(&a);
 	return rc;
 }

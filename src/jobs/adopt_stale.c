@@ -190,7 +190,12 @@ int adopt_stale(djc_conn *c, table *const *tabs, size_t n, char **why)
 			if (!tabs[i]->adopted) continue;
 			sb_t m = SB_INIT;
 			stale_with_parts(&x, c->pipe, tabs[i], &m);
-			if (m.len)
+			/* dropped, not redeclared: adopting again forgets it */
+			const db_catalog *cat = cat_of(&x, tabs[i]->schema);
+			int gone = !cat || !db_catalog_table(cat, tabs[i]->sql_name);
+			if (m.len && gone)
+				sb_printf(&m, "; forget it: djc adopt %s --accept-changes (drops its jobs)", tabs[i]->adopted);
+			else if (m.len)
 				sb_printf(&m, "; adopt it again: djc adopt %s --accept-changes (keeps its jobs while its key is "
 					  "the same)", tabs[i]->adopted);
 			why[i] = m.len ? sb_steal(&m) : NULL;

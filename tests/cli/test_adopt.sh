@@ -723,12 +723,13 @@ case_stale() {
 	server_sql "DROP TABLE $q$W$q.${q}__feat$q"
 	server_sql "CREATE TABLE $q$W$q.${q}__feat$q (k int NOT NULL, x varchar(16) NOT NULL, w2 $d NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k))"
 	local fix="; adopt it again: djc adopt $W --accept-changes \(keeps its jobs while its key is the same\)$"
+	local forget="; forget it: djc adopt $W --accept-changes \(drops its jobs\)$"
 	expect_fail 2 "populate of the redeclared table is refused, naming what differs" \
 		"^djc: table Feat is not as adopted: DataJoint table $W\.__feat changed since it was adopted: column 'w2' added, column 'x' float64.* -> varchar\(16\).*$fix" \
 		djc --schema "$C" populate Feat
 	expect_fail 2 "... with --reserve-jobs too" "^djc: table Feat is not as adopted: " djc --schema "$C" populate Feat --reserve-jobs
 	expect_fail 2 "populate of the dropped table is refused" \
-		"^djc: table Gone is not as adopted: DataJoint table $W\.__gone is missing \(dropped since it was adopted\)$fix" \
+		"^djc: table Gone is not as adopted: DataJoint table $W\.__gone is missing \(dropped since it was adopted\)$forget" \
 		djc --schema "$C" populate Gone
 	expect_out "nothing written into the redeclared table" 0 server_sql "SELECT COUNT(*) FROM $q$W$q.${q}__feat$q"
 	expect_fail 2 "a worker naming it refuses it" "^djc: table Feat is not as adopted: " djc --schema "$C" worker Feat --until-empty
@@ -868,7 +869,8 @@ case_accept_dropped() {
 	server_sql "DROP TABLE $q$W$q.${q}__b$q"
 	server_sql "DROP TABLE $q$W$q.${q}__a__item$q"
 	server_sql "DROP TABLE $q$W$q.${q}__a$q"
-	expect_fail 2 "adopt without the flag refuses it" "^djc: adopt: table A is not as adopted: .*DataJoint table $W\.__a is missing" \
+	expect_fail 2 "adopt without the flag refuses it, naming the flag" \
+		"^djc: adopt: table A is not as adopted: .*DataJoint table $W\.__a is missing \(dropped since it was adopted\); forget it: djc adopt $W --accept-changes \(drops its jobs\)$" \
 		djc --schema "$C" adopt "$W"
 	expect_rc 0 "adopt --accept-changes" djc --schema "$C" adopt "$W" --accept-changes
 	check "A forgotten, its jobs dropped, said" \
