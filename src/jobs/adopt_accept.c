@@ -19,6 +19,7 @@
 #include "jobs.h"
 #include "sql.h"
 #include "table/statements.h"
+#include "sql/ddl.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,8 +191,62 @@ static int move_away(djc_conn *c, schema_tx *x, accept_ctx *a, const char *name)
 	return DJC_OK;
 }
 
+/* Whether old's and nt's jobs tables differ only in datetime key columns
+ * that nt keeps at more fractional digits (a PostgreSQL timestamp an
+ * older djc adopted as datetime, now datetime(6)): then ops[0..*n) widen
+ * them in place, rows kept (a key stored at fewer digits names the same
+ * row at more). The rest of the jobs tables' DDL follows from the key
+ * attributes' names, which are the same. */
+static int widen_only(djc_conn *c, const table *old, const table *nt, alt_op *ops, size_t *n)
+{
+	*n = 0;
+	if (old->nsrc != nt->nsrc || !nt->jobs_name || strcmp(old->jobs_name, nt->jobs_name)) return 0;
+	int ok = 1;
+	for (size_t i = 0; i < old->nsrc && ok; i++) {
+		const attr *a = &old->attrs[old->src[i]], *b = &nt->attrs[nt->src[i]];
+		sb_t da = SB_INIT, db = SB_INIT;
+		ddl_column(c->db, &da, a, 1);
+		ddl_column(c->db, &db, b, 1);
+		if (strcmp(a->name, b->name)) ok = 0;
+		else if (strcmp(sb_str(&da), sb_str(&db))) {
+			ok = a->type.t == T_DATETIME && b->type.t == T_DATETIME && b->type.p > a->type.p;
+			ops[(*n)++] = (alt_op){ALT_RETYPE, a->name, b, a};
+		}
+		sb_free(&da);
+		sb_free(&db);
+	}
+	return ok && *n;
+}
+
+/* ALTER the SQL table name by ops[0..n) (widen_only); where DDL is not
+ * transactional, each statement's undo (the old types) recorded. */
+static int widen(djc_conn *c, schema_tx *x, const char *name, const alt_op *ops, size_t n)
+{
+	alt_op *back = xcalloc(n + 1, sizeof *back);
+	for (size_t i = 0; i < n; i++) back[i] = (alt_op){ALT_RETYPE, ops[i].col, ops[i].old, ops[i].a};
+	char **st = NULL, **un = NULL, *msg = NULL;
+	sb_t q = SB_INIT;
+	db_qtable(c->db, &q, name);
+	int rc = ddl_alter(&st, c->db, sb_str(&q), ops, n, &msg);
+	if (!rc) rc = ddl_alter(&un, c->db, sb_str(&q), back, n, &msg);
+	if (rc) rc = conn_fail(c, rc, "%s: %s", name, msg);
+	for (size_t k = 0; !rc && st[k]; k++) {
+		if ((rc = db_exec(c->db, st[k], NULL, 0, NULL))) rc = conn_dbfail(c, rc, name);
+		else if (!x->d->transactional && un[k]) stx_undo(x, xstrdup(un[k]), NULL, 0);
+	}
+	for (size_t k = 0; st && st[k]; k++) free(st[k]);
+	for (size_t k = 0; un && un[k]; k++) free(un[k]);
+	free(st);
+	free(un);
+	free(msg);
+	free(back);
+	sb_free(&q);
+	return rc;
+}
+
 /* old takes nt's definition (its text is stored): its jobs and history
- * tables are kept when their DDL is the same, else made anew. */
+ * tables are kept when their DDL is the same, their datetime key columns
+ * widened in place when only those differ (widen_only), else made anew. */
 static int accept_renew(djc_conn *c, schema_tx *x, void *ctx, const table *old, table *nt, sb_t *rep)
 {
 	accept_ctx *a = ctx;
@@ -206,9 +261,20 @@ static int accept_renew(djc_conn *c, schema_tx *x, void *ctx, const table *old, 
 		long long rows = -1;
 		if (!(rc = jobs_ddl(c, old, &was)) && nt->jobs_name) rc = jobs_ddl(c, nt, &is);
 		if (!rc) rc = rows_of(c, old->jobs_name, &rows);
+		alt_op ops[64];
+		size_t nops = 0;
 		if (!rc && nt->jobs_name && !strcmp(sb_str(&was), sb_str(&is)))
 			sb_printf(rep, "; its jobs kept (%lld in %s)", rows < 0 ? 0 : rows, old->jobs_name);
-		else if (!rc) {
+		else if (!rc && old->nsrc <= 64 && widen_only(c, old, nt, ops, &nops)) {
+			const char *aux[TABLE_AUX_MAX];
+			size_t na = table_aux_tables(old, aux, TABLE_AUX_MAX);
+			for (size_t k = 0; k < na && !rc; k++) rc = widen(c, x, aux[k], ops, nops);
+			sb_t k1 = SB_INIT;
+			key_desc(nt, &k1);
+			sb_printf(rep, "; its jobs kept (%lld in %s), its key columns widened to %s", rows < 0 ? 0 : rows,
+				  old->jobs_name, sb_str(&k1));
+			sb_free(&k1);
+		} else if (!rc) {
 			sb_t k0 = SB_INIT, k1 = SB_INIT;
 			key_desc(old, &k0);
 			if (nt->jobs_name) key_desc(nt, &k1);

@@ -962,4 +962,49 @@ case_accept_atomic() {
 }
 tcase accept_atomic
 
+# An older adoption whose datetime is a key (a PostgreSQL timestamp an
+# older djc adopted as a whole-seconds datetime, its jobs table's key
+# column too): --accept-changes widens the jobs and history tables' key
+# columns in place (ALTER), keeping the jobs, instead of making them anew
+key_precisions() {   # of column t of ~~echo and ~~echo__history in schema $1
+	server_sql "SELECT datetime_precision FROM information_schema.columns WHERE table_schema = '$1' AND table_name IN ('~~echo', '~~echo__history') AND column_name = 't'" | tr '\n' ' ' | sed 's/ $//'
+}
+case_accept_widen_key() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_awk" C="${DJC_DATABASE_SCHEMA}_awkc" q='"' ty=timestamp m=datetime
+	[ "$DJC_BACKEND" = mysql ] && q='`' ty='datetime(6)' m='datetime(6)'
+	local cm="COMMENT ':$m:'"
+	[ "$DJC_BACKEND" = postgresql ] && cm=
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}tick$q (t $ty NOT NULL $cm, PRIMARY KEY (t))" \
+		"CREATE TABLE $q@W@$q.${q}__echo$q (t $ty NOT NULL, v int NOT NULL, PRIMARY KEY (t), FOREIGN KEY (t) REFERENCES $q@W@$q.${q}tick$q (t))" \
+		"INSERT INTO $q@W@$q.${q}tick$q VALUES ('2024-01-01 10:00:00'), ('2024-01-01 10:00:01')"
+	[ "$DJC_BACKEND" = postgresql ] && server_sql "COMMENT ON COLUMN $q$W$q.${q}tick$q.t IS ':datetime:'"
+	printf '#!/bin/sh\nexit 1\n' > mk_wk.sh
+	printf '#!/bin/sh\necho "{\\"v\\": 1}"\n' > mk_wk2.sh
+	chmod +x mk_wk.sh mk_wk2.sh
+	printf 'Echo\n    make = ./mk_wk.sh\n' > ovwk.djc
+	printf 'Echo\n    make = ./mk_wk2.sh\n' > ovwk2.djc
+	expect_rc 0 "adopt it" djc --schema "$C" adopt "$W" --overlay ovwk.djc
+	# what an older djc stored and made: a whole-seconds key, in the jobs tables too
+	server_sql "UPDATE $q$C$q.$q~djc_pipeline$q SET definition = REPLACE(definition, 't : datetime(6)', 't : datetime')"
+	local h
+	for h in "~~echo" "~~echo__history"; do
+		case $DJC_BACKEND in
+		mysql) server_sql "ALTER TABLE \`$C\`.\`$h\` MODIFY t datetime NOT NULL" ;;
+		postgresql) server_sql "ALTER TABLE \"$C\".\"$h\" ALTER COLUMN t TYPE timestamp(0)" ;;
+		esac
+	done
+	expect_rc 1 "populate: errors" djc --schema "$C" populate Echo --reserve-jobs --suppress-errors
+	expect_out "2 error jobs" 2 jobs_rows "$C" "~~echo" "status = 'error'"
+	expect_rc 0 "adopt --accept-changes" djc --schema "$C" adopt "$W" --overlay ovwk2.djc --accept-changes
+	check "the key columns widened in place, the jobs kept, said" \
+		grep -q "^changed Echo (computed) as __echo: took DataJoint's definition (column 't' datetime -> datetime(6)); its jobs kept (2 in ~~echo), its key columns widened to (t datetime(6))$" <<< "$OUT"
+	expect_out "the error jobs kept" 2 jobs_rows "$C" "~~echo" "status = 'error'"
+	expect_out "the jobs and history tables' key columns keep microseconds" "6 6" key_precisions "$C"
+	expect_rc 0 "clear the errors" djc --schema "$C" jobs clear Echo --status error
+	expect_rc 0 "populate through the widened jobs table" djc --schema "$C" populate Echo --reserve-jobs
+	check "2 made" grep -q "^Echo: 2 made, 0 errors" <<< "$OUT"
+}
+tcase accept_widen_key
+
 finish
