@@ -9,8 +9,9 @@
  * - renew, per changed table: its stored text is the new one; its jobs
  *   and history tables are kept, rows and all, when the jobs table's DDL
  *   is the same for the new definition (the key source's attribute names,
- *   order and column types: jobs are keyed by them, statements.c), else
- *   made anew (the old ones dropped last);
+ *   order and column types: jobs are keyed by them, statements.c), their
+ *   datetime key columns widened in place when only those gain digits,
+ *   else made anew (the old ones dropped last);
  * - after: the drops, in one statement where DDL is not transactional.
  * All or nothing: where DDL is transactional (PostgreSQL) it is one
  * transaction; on MariaDB/MySQL a jobs table made anew is first renamed
