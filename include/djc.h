@@ -998,8 +998,15 @@ typedef struct djc_adopt_options {
 	const char *overlay;      /* the overlay's text (docs/adopt.md), or NULL */
 	const char *overlay_file; /* its name in messages ("file:line: ...") */
 	int dry_run;              /* 1: generate the definitions, store nothing */
+	/* version 2: */
+	int accept_changes;       /* 1: take DataJoint's current definitions of
+	                           * adopted tables it changed (their jobs kept
+	                           * while the jobs table's key is the same, else
+	                           * made anew) and forget those it dropped,
+	                           * instead of refusing them (docs/adopt.md) */
 } djc_adopt_options;
-#define DJC_ADOPT_OPTIONS_VERSION 1
+/* Version 1 (without accept_changes) is still accepted. */
+#define DJC_ADOPT_OPTIONS_VERSION 2
 #define DJC_ADOPT_OPTIONS_INIT {.version = DJC_ADOPT_OPTIONS_VERSION}
 
 /* Adopt the DataJoint schemas schemas[0..n) (MySQL/MariaDB databases or
@@ -1014,8 +1021,11 @@ typedef struct djc_adopt_options {
  * frees): with dry_run the definitions, else djc_declare's report.
  * DJC_EINVAL for a backend without DataJoint schemas (SQLite), a layout
  * djc does not recognise (naming the table and what), an overlay that
- * does not fit (file:line); DJC_ENOTFOUND for a schema that is not there.
- * Nothing is stored on failure. */
+ * does not fit (file:line); DJC_ENOTFOUND for a schema that is not there;
+ * DJC_ECONFLICT for an adopted table DataJoint changed or dropped since
+ * (unless accept_changes: then *out has a line per table changed,
+ * "changed X ...", or forgotten, "forgot X ..."). Nothing is stored on
+ * failure. */
 int djc_adopt(char **out, djc_conn *conn, const char *const *schemas, size_t n, const djc_adopt_options *opts);
 
 /* Undo djc_adopt for DataJoint schema `schema`: drop djc's jobs and

@@ -21,13 +21,16 @@ static int unchanged(const char *report)
 
 int cmd_adopt(int argc, char **argv)
 {
-	enum { OVERLAY = 1, DRY };
-	static const cli_option opts[] = {{"overlay", CLI_VALUE, OVERLAY, 0}, {"dry-run", CLI_FLAG, DRY, 0}, {NULL, 0, 0, 0}};
-	static const char H[] = "usage: djc adopt SCHEMA... [--overlay FILE] [--dry-run]\n"
+	enum { OVERLAY = 1, DRY, ACCEPT };
+	static const cli_option opts[] = {{"overlay", CLI_VALUE, OVERLAY, 0}, {"dry-run", CLI_FLAG, DRY, 0},
+					  {"accept-changes", CLI_FLAG, ACCEPT, 0}, {NULL, 0, 0, 0}};
+	static const char H[] = "usage: djc adopt SCHEMA... [--overlay FILE] [--dry-run] [--accept-changes]\n"
 				"Adopt DataJoint schemas (MySQL/MariaDB or PostgreSQL): their tables become djc's\n"
 				"pipeline in djc's own schema (--schema, the companion), read where DataJoint keeps\n"
 				"them; the overlay FILE gives computed tables their make. Idempotent. --dry-run:\n"
-				"print the definitions, store nothing (docs/adopt.md).\n";
+				"print the definitions, store nothing. --accept-changes: take DataJoint's current\n"
+				"definitions of adopted tables it changed (their jobs kept while the key is the\n"
+				"same, else made anew) and forget those it dropped (docs/adopt.md).\n";
 	cli_args a;
 	cli_args_init(&a, argc, argv, opts, H);
 	const char **schemas = calloc((size_t)argc + 1, sizeof *schemas);
@@ -37,6 +40,7 @@ int cmd_adopt(int argc, char **argv)
 	for (int k; (k = cli_next(&a)) != CLI_END;) {
 		if (k == OVERLAY) o.overlay_file = a.arg;
 		else if (k == DRY) o.dry_run = 1;
+		else if (k == ACCEPT) o.accept_changes = 1;
 		else schemas[n++] = a.arg;
 	}
 	if (!n) die_usage("adopt takes the DataJoint schemas to adopt (see djc adopt --help)");

@@ -22,5 +22,5 @@ CLI_COMMAND("jobs cancel", cmd_jobs_cancel, "jobs cancel TABLE", "stop pending a
 CLI_COMMAND("jobs set", cmd_jobs_set, "jobs set TABLE", "re-prioritise or reschedule pending jobs (--where JSON)")
 CLI_COMMAND("config", cmd_config, "config", "effective settings and where each came from")
 CLI_COMMAND("help", cmd_help, "help [COMMAND]", "this list, or a command's options")
-CLI_COMMAND("adopt", cmd_adopt, "adopt SCHEMA...", "adopt DataJoint schemas (--overlay FILE: their makes; --dry-run)")
+CLI_COMMAND("adopt", cmd_adopt, "adopt SCHEMA...", "adopt DataJoint schemas (--overlay FILE: their makes; --dry-run; --accept-changes)")
 CLI_COMMAND("unadopt", cmd_unadopt, "unadopt SCHEMA", "forget an adopted DataJoint schema and drop djc's tables of it")

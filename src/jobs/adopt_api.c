@@ -9,6 +9,7 @@
 #include "schema/adopt.h"
 #include "table/opts.h"
 #include "table/statements.h"
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,7 +147,7 @@ typedef struct carry {
 	sb_t rep;   /* "ignored N keys of T ..." lines */
 } carry;
 
-/* tbl_declare_then's step of adopt (in its change): the keys DataJoint's
+/* The then step of adopt's declare (tbl_declare_ways, in its change): the keys DataJoint's
  * jobs table of each adopted computed or imported table of np marks
  * ignore, as ignore jobs of djc's where djc has no job of the key. */
 static int carry_ignored(djc_conn *c, const pipeline *np, void *arg)
@@ -248,17 +249,19 @@ static int overlay_line(const char *s)
  * (docs/adopt.md): the make, make_serve, timeout and key_source lines of
  * the stored definitions of tables adopted from schemas, as an overlay
  * into *text (NULL: none), the tables' names into *kept. */
-static int stored_overlay(djc_conn *c, const char *const *schemas, size_t n, char **text, sb_t *kept)
+static int stored_overlay(djc_conn *c, const char *const *schemas, size_t n, int accepting, char **text, sb_t *kept)
 {
 	*text = NULL;
-	int rc = pipe_load(c);
+	/* --accept-changes forgets the tables DataJoint dropped: not theirs */
+	char *gone = NULL;
+	int rc = accepting ? adopt_missing(c, &gone) : pipe_load(c);
 	if (rc) return rc;
 	sb_t b = SB_INIT, l = SB_INIT;
 	for (size_t i = 0; i < c->pipe->n; i++) {
 		const table *t = c->pipe->tables[i];
 		size_t k = 0;
 		while (k < n && (!t->adopted || strcmp(t->adopted, schemas[k]))) k++;
-		if (k == n || t->master || !t->text) continue;
+		if (k == n || t->master || !t->text || (gone && gone[i])) continue;
 		size_t at = b.len;
 		for (const char *p = strchr(t->text, '\n'); p && *++p; p = strchr(p, '\n')) {
 			sb_reset(&l);
@@ -271,6 +274,7 @@ static int stored_overlay(djc_conn *c, const char *const *schemas, size_t n, cha
 		if (b.len > at) sb_printf(kept, "%s%s", kept->len ? ", " : "", t->name);
 	}
 	sb_free(&l);
+	free(gone);
 	if (b.len) *text = sb_steal(&b);
 	sb_free(&b);
 	return DJC_OK;
@@ -283,7 +287,8 @@ int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, con
 	djc_adopt_options o = DJC_ADOPT_OPTIONS_INIT;
 	if (opts) {
 		if (OPTS_VERSION(c, "adopt", opts, 1, ADOPT)) return DJC_EINVAL;
-		o = *opts;
+		/* version 1 has no accept_changes */
+		memcpy(&o, opts, opts->version == 1 ? offsetof(djc_adopt_options, accept_changes) : sizeof o);
 	}
 	if (!schemas || !n) return conn_fail(c, DJC_EINVAL, "adopt: no DataJoint schema named");
 	if (!c->db) return conn_fail(c, DJC_ECONN, "not connected");
@@ -291,23 +296,29 @@ int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, con
 	char *msg = NULL, *text = NULL, *stored = NULL;
 	sb_t kept = SB_INIT;
 	carry k = {NULL, 0, SB_INIT};
-	int rc = o.overlay ? DJC_OK : stored_overlay(c, schemas, n, &stored, &kept);
+	int rc = o.overlay ? DJC_OK : stored_overlay(c, schemas, n, o.accept_changes, &stored, &kept);
 	const char *ovt = o.overlay ? o.overlay : stored;
 	if (!rc && ovt && adopt_overlay_parse(&ov, ovt, o.overlay ? o.overlay_file : "the stored overlay", &msg)) {
 		rc = conn_fail(c, DJC_EINVAL, "%s", msg);
 		free(msg);
 	}
 	free(stored);
-	if (!rc) rc = stale_refuse(c, schemas, n);
+	if (!rc && !o.accept_changes) rc = stale_refuse(c, schemas, n);
 	if (!rc) rc = generate(c, schemas, n, ov, &text, &k.cats, &k.nc);
 	/* a dry run refuses what adopting refuses: declare's checks, those of
 	 * its lock too, without writing anything */
-	if (!rc && o.dry_run && (rc = tbl_declare_check(c, text, ADOPTED_FILE, NULL, 1))) rc = explain(c, rc, text, ov);
+	if (!rc && o.dry_run && (rc = tbl_declare_check(c, text, ADOPTED_FILE, NULL, o.accept_changes ? 2 : 1)))
+		rc = explain(c, rc, text, ov);
 	if (!rc) rc = dj_jobs_precheck(c, text, ov, k.cats, k.nc);
 	/* the tables, their jobs tables and the keys DataJoint ignores: one
 	 * change (nothing stored when it fails) */
-	if (!rc && !o.dry_run && (rc = tbl_declare_then(c, text, ADOPTED_FILE, jobs_ensure, carry_ignored, &k, out)))
-		rc = explain(c, rc, text, ov);
+	if (!rc && !o.dry_run) {
+		rc = o.accept_changes
+			     ? adopt_accept_declare(out, c, schemas, n, text, ADOPTED_FILE, carry_ignored, &k)
+			     : tbl_declare_with(c, text, ADOPTED_FILE,
+						&(tbl_declare_ways){.aux = jobs_ensure, .then = carry_ignored, .then_arg = &k}, out);
+		if (rc) rc = explain(c, rc, text, ov);
+	}
 	if (!rc && !o.dry_run && out && k.rep.len) {
 		sb_t r = SB_INIT;
 		sb_printf(&r, "%s%s", *out ? *out : "", sb_str(&k.rep));

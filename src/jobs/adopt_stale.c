@@ -90,8 +90,7 @@ static const table *now_of(const stale_ctx *x, const table *t)
 	return NULL;
 }
 
-/* An attribute's type as its definition gives it, for the message. */
-static void attr_desc(sb_t *b, const attr *a)
+void adopt_attr_desc(sb_t *b, const attr *a)
 {
 	sb_add(b, a->type_text);   /* raw(...) as written */
 	if (a->store_type) sb_printf(b, " as %s", a->store_type);
@@ -130,8 +129,8 @@ static void type_changes(const table *t, const table *u, sb_t *d)
 		 * definition declared by hand (docs/types.md) may give */
 		if (!b || (b->raw && !a->raw) || same_kind(a, b)) continue;
 		sb_t was = SB_INIT, is = SB_INIT;
-		attr_desc(&was, a);
-		attr_desc(&is, b);
+		adopt_attr_desc(&was, a);
+		adopt_attr_desc(&is, b);
 		if (strcmp(sb_str(&was), sb_str(&is)))
 			sb_printf(d, "%scolumn '%s' %s -> %s", d->len ? ", " : "", a->name, sb_str(&was), sb_str(&is));
 		sb_free(&was);
@@ -218,9 +217,14 @@ int adopt_stale(djc_conn *c, table *const *tabs, size_t n, char **why)
 			if (!tabs[i]->adopted) continue;
 			sb_t m = SB_INIT;
 			stale_with_parts(&x, c->pipe, tabs[i], &m);
-			if (m.len)
-				sb_printf(&m, "; adopt it again: djc unadopt %s, then djc adopt %s as before (with its overlay)",
-					  tabs[i]->adopted, tabs[i]->adopted);
+			/* dropped, not redeclared: adopting again forgets it */
+			const db_catalog *cat = cat_of(&x, tabs[i]->schema);
+			int gone = !cat || !db_catalog_table(cat, tabs[i]->sql_name);
+			if (m.len && gone)
+				sb_printf(&m, "; forget it: djc adopt %s --accept-changes (drops its jobs)", tabs[i]->adopted);
+			else if (m.len)
+				sb_printf(&m, "; adopt it again: djc adopt %s --accept-changes (keeps its jobs while its key is "
+					  "the same)", tabs[i]->adopted);
 			why[i] = m.len ? sb_steal(&m) : NULL;
 			sb_free(&m);
 		}
@@ -260,5 +264,24 @@ int djc_adopted_check(char **why, djc_conn *c, const char *const *tables, size_t
 	for (size_t i = 0; i < n && !rc; i++) rc = conn_table(c, tables[i], &v[i]);
 	if (!rc) rc = adopt_stale(c, v, n, why);
 	free(v);
+	return rc;
+}
+
+int adopt_missing(djc_conn *c, char **out)
+{
+	*out = NULL;
+	int rc = pipe_load(c);
+	if (rc) return rc;
+	char *missing = *out = xcalloc(c->pipe->n + 1, 1);
+	stale_ctx x = {0};
+	for (size_t i = 0; !rc && i < c->pipe->n; i++) {
+		const table *t = c->pipe->tables[i];
+		int found;
+		missing[i] = 0;
+		if (!t->adopted || (rc = add_cat(c, &x, t->schema, &found))) continue;
+		const db_catalog *cat = cat_of(&x, t->schema);
+		missing[i] = !cat || !db_catalog_table(cat, t->sql_name);
+	}
+	stale_free(&x);
 	return rc;
 }

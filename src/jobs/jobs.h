@@ -59,6 +59,23 @@ int adopt_current_check(djc_conn *c, table *t);
  * adopted: ..." instead of the server's message; else rc, its message kept.
  * Costs a catalog read on failure only; nothing inside a transaction. */
 int adopt_failure_explain(djc_conn *c, table *t, int rc);
+/* An attribute's type as its definition gives it ("float64 as float8
+ * collate X (nullable)"), for messages. */
+void adopt_attr_desc(sb_t *b, const attr *a);
+/* The stored pipeline loaded, (*missing)[i] (c->pipe->n of them; caller
+ * frees) = 1 for each adopted table of c->pipe whose DataJoint table is
+ * not there (dropped, or its schema), read from the catalogs once. A
+ * code only when they cannot be read. */
+int adopt_missing(djc_conn *c, char **missing);
+/* djc adopt --accept-changes (adopt_accept.c): declare the adopted
+ * definitions text (file in messages), taking DataJoint's current
+ * definitions of the tables adopted from schemas[0..n) that changed
+ * (their jobs kept while the jobs table's key is the same, else made
+ * anew) and forgetting those DataJoint dropped, all or nothing. *report
+ * as djc_declare's, with a line per table changed or forgotten. then,
+ * then_arg: as tbl_declare_ways's. */
+int adopt_accept_declare(char **report, djc_conn *c, const char *const *schemas, size_t n, const char *text,
+			 const char *file, tbl_then_fn then, void *then_arg);
 
 /* ------------------------------------------------- claim, lease, release */
 

@@ -509,16 +509,19 @@ static int declare_how(djc_conn *c, schema_tx *x, const table *old, const table 
 }
 
 /* Everything checked before anything is created: no stored table of the
- * text changes (that is alter's), a new table's own key holds, and each
- * SQL table is as its stored definition says (check_sql_table). */
-static int declare_check(djc_conn *c, const pipeline *np, const char *file)
+ * text changes (that is alter's; an adopted one's new definition is
+ * taken when accept is set: tbl_accept), a new table's own key holds,
+ * and each SQL table is as its stored definition says (check_sql_table). */
+static int declare_check(djc_conn *c, const pipeline *np, const char *file, int accept)
 {
 	int rc = DJC_OK;
 	for (size_t i = 0; i < np->n && !rc; i++) {
 		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
 		if (old && old->adopted && strcmp(old->canon, t->canon)) {
+			if (accept) continue;
 			char *m = table_adopted_refusal(old);
-			rc = conn_fail(c, DJC_ECONFLICT, "%s:%d: %s (its stored definition differs from this text)", file, t->line, m);
+			rc = conn_fail(c, DJC_ECONFLICT, "%s:%d: %s (its stored definition differs from this text; djc adopt %s "
+				       "--accept-changes takes the new one, keeping its jobs)", file, t->line, m, old->adopted);
 			free(m);
 			return rc;
 		}
@@ -569,17 +572,37 @@ static int declare_new(djc_conn *c, schema_tx *x, table *t, long pos, tbl_aux_fn
 	return DJC_OK;
 }
 
+/* The stored adopted table old, whose definition differs from t's, takes
+ * t's (djc adopt --accept-changes): its text, then acc->renew for its
+ * auxiliary tables. Its position stays: a table it now references must
+ * be stored before it (the stored pipeline is parsed in order). */
+static int declare_accepted(djc_conn *c, schema_tx *x, const table *old, table *t, const tbl_accept *acc, sb_t *tabs)
+{
+	for (size_t k = 0; k < t->nfks; k++)
+		if (!pipeline_find(c->pipe, t->fks[k].parent))
+			return conn_fail(c, DJC_ECONFLICT,
+					 "adopt: table %s now references %s, which is adopted only now: its new definition "
+					 "cannot take the place of the stored one; djc unadopt %s, then djc adopt it again",
+					 t->name, t->fks[k].parent, old->adopted);
+	int rc = pipe_set_text(c, x, old->name, t->text, old->text);
+	if (!rc) rc = acc->renew(c, x, acc->ctx, old, t, tabs);
+	return rc;
+}
+
 /* The tables of np, stored, updated or made, in their order, the new
  * ones from position base on (the lock held): the report lines into tabs
  * and jobs. */
-static int declare_tables(djc_conn *c, schema_tx *x, const pipeline *np, long base, tbl_aux_fn aux, sb_t *tabs,
+static int declare_tables(djc_conn *c, schema_tx *x, const pipeline *np, long base, const tbl_declare_ways *h, sb_t *tabs,
 			  sb_t *jobs)
 {
+	tbl_aux_fn aux = h->aux;
+	const tbl_accept *acc = h->acc;
 	long made = 0;
 	int rc = DJC_OK;
 	for (size_t i = 0; i < np->n && !rc; i++) {
 		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
-		if (old && strcmp(old->how, t->how)) rc = declare_how(c, x, old, t, tabs);
+		if (acc && old && old->adopted && strcmp(old->canon, t->canon)) rc = declare_accepted(c, x, old, t, acc, tabs);
+		else if (old && strcmp(old->how, t->how)) rc = declare_how(c, x, old, t, tabs);
 		else if (old)
 			sb_printf(tabs, "exists  %s (%s) as %s%s\n", t->name, tier_name(t->tier), t->sql_name, job_meta_note(old, t));
 		else {
@@ -620,29 +643,28 @@ static void declare_undone(djc_conn *c, table **ran, size_t n)
 	snprintf(c->err, sizeof c->err, "%s", keep);
 }
 
-/* What tbl_declare_then runs after the tables are declared. */
-typedef struct declare_then {
-	tbl_then_fn fn;
-	void *arg;
-	const pipeline *p;   /* for then_body */
-} declare_then;
+/* w->then on the text's tables p, as conn_tx's body. */
+typedef struct then_call {
+	const tbl_declare_ways *w;
+	const pipeline *p;
+} then_call;
 
 static int then_body(djc_conn *c, void *arg)
 {
-	const declare_then *t = arg;
-	return t->fn(c, t->p, t->arg);
+	const then_call *t = arg;
+	return t->w->then(c, t->p, t->w->then_arg);
 }
 
-/* th's rows, written in the schema change x (the lock held, the DDL
+/* w->then's rows, written in the schema change x (the lock held, the DDL
  * done): in x's transaction where DDL is transactional, else in one of
  * their own, rolled back when it fails (x is then undone by the caller). */
-static int declare_then_run(djc_conn *c, const schema_tx *x, const declare_then *th, const pipeline *np)
+static int declare_then_run(djc_conn *c, const schema_tx *x, const tbl_declare_ways *w, const pipeline *np)
 {
-	if (!th || !th->fn) return DJC_OK;
-	if (x->d->transactional) return th->fn(c, np, th->arg);
+	if (!w->then) return DJC_OK;
+	if (x->d->transactional) return w->then(c, np, w->then_arg);
 	int rc = db_begin(c->db);
 	if (rc) return conn_dbfail(c, rc, "declare");
-	if (!(rc = th->fn(c, np, th->arg)) && (rc = db_commit(c->db))) rc = conn_dbfail(c, rc, "declare");
+	if (!(rc = w->then(c, np, w->then_arg)) && (rc = db_commit(c->db))) rc = conn_dbfail(c, rc, "declare");
 	if (rc) db_rollback(c->db);
 	return rc;
 }
@@ -650,9 +672,11 @@ static int declare_then_run(djc_conn *c, const schema_tx *x, const declare_then 
 /* One attempt at declaring. *locked is set once the schema-change lock
  * was had (tbl_declare retries a DJC_EBUSY after that: a deadlock, not a
  * lock that did not come in time). */
-static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux_fn aux, const declare_then *th,
-			sb_t *tabs, sb_t *jobs, int *locked)
+static int declare_once(djc_conn *c, const char *text, const char *file, const tbl_declare_ways *h, sb_t *tabs,
+			sb_t *jobs, int *locked)
 {
+	tbl_aux_fn aux = h->aux;
+	const tbl_accept *acc = h->acc;
 	sb_reset(tabs);
 	sb_reset(jobs);
 	schema_tx x;
@@ -668,7 +692,7 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 	 * stored the very tables of this text */
 	if ((rc = pipe_parse_text(c, text, file, &np))) goto fail;
 	long base;
-	if ((rc = declare_check(c, np, file)) || (rc = pipe_next(c, &base))) goto fail;
+	if ((rc = declare_check(c, np, file, acc != NULL)) || (rc = pipe_next(c, &base))) goto fail;
 	ran = xcalloc(c->pipe->n + 1, sizeof(table *));
 	for (size_t i = 0; i < c->pipe->n; i++) {
 		/* jobs tables of the declared tables (made again if lost) */
@@ -677,8 +701,12 @@ static int declare_once(djc_conn *c, const char *text, const char *file, tbl_aux
 		ran[nran++] = t;
 		if ((rc = aux(c, t))) goto fail;
 	}
-	if ((rc = declare_tables(c, &x, np, base, aux, tabs, jobs))) goto fail;
-	if ((rc = declare_then_run(c, &x, th, np))) goto fail;
+	if (acc && acc->before && (rc = acc->before(c, &x, acc->ctx, tabs))) goto fail;
+	if ((rc = declare_tables(c, &x, np, base, h, tabs, jobs))) goto fail;
+	/* rows before acc->after, whose drops come last (not undone where DDL
+	 * is not transactional) */
+	if ((rc = declare_then_run(c, &x, h, np))) goto fail;
+	if (acc && acc->after && (rc = acc->after(c, &x, acc->ctx))) goto fail;
 	if ((rc = stx_commit(c, &x))) goto undone;
 	/* the stored pipeline now holds the new tables */
 	rc = pipe_load(c);
@@ -701,7 +729,7 @@ int tbl_declare_check(djc_conn *c, const char *text, const char *file, size_t *n
 	if (rc) return rc;
 	if (ntables) *ntables = np->n;
 	/* a dry run's: what declare checks under its lock (reads only) */
-	if ((stored && (rc = declare_check(c, np, file))) || (rc = keysource_check(c, np, file))) {
+	if ((stored && (rc = declare_check(c, np, file, stored == 2))) || (rc = keysource_check(c, np, file))) {
 		pipeline_free(np);
 		return rc;
 	}
@@ -727,26 +755,25 @@ int tbl_declare_check(djc_conn *c, const char *text, const char *file, size_t *n
 
 int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn aux, char **report)
 {
-	return tbl_declare_then(c, text, filename, aux, NULL, NULL, report);
+	return tbl_declare_with(c, text, filename, &(tbl_declare_ways){.aux = aux}, report);
 }
 
-/* Every table of the text declared already: th alone, in a transaction,
- * on the text's tables. */
-static int declared_then(djc_conn *c, const char *text, const char *file, declare_then *th)
+/* Every table of the text declared already: w->then alone, in a
+ * transaction, on the text's tables. */
+static int declared_then(djc_conn *c, const char *text, const char *file, const tbl_declare_ways *w)
 {
 	pipeline *np = NULL;
 	int rc = pipe_parse_text(c, text, file, &np);
 	if (rc) return rc;
-	th->p = np;
-	rc = conn_tx(c, "declare", TX_IDEMPOTENT, then_body, th);
+	then_call t = {w, np};
+	rc = conn_tx(c, "declare", TX_IDEMPOTENT, then_body, &t);
 	retire_parsed(c, np);
 	return rc;
 }
 
-int tbl_declare_then(djc_conn *c, const char *text, const char *filename, tbl_aux_fn aux, tbl_then_fn then, void *arg,
-		     char **report)
+int tbl_declare_with(djc_conn *c, const char *text, const char *filename, const tbl_declare_ways *w, char **report)
 {
-	declare_then th = {then, arg, NULL};
+	const tbl_accept *acc = w->acc;
 	if (report) *report = NULL;
 	const char *file = filename ? filename : "<pipeline>";
 	/* bad input is refused before any lock is taken or anything written */
@@ -758,8 +785,8 @@ int tbl_declare_then(djc_conn *c, const char *text, const char *filename, tbl_au
 	/* Every worker of a cluster may start with declare: when every table
 	 * of the text is declared already, as it is, and whole, nothing needs
 	 * the lock (which would make a thousand workers queue for it) */
-	if ((rc = declare_declared(c, text, file, &tabs)) != 1) {
-		if (!rc && then) rc = declared_then(c, text, file, &th);
+	if (!acc && (rc = declare_declared(c, text, file, &tabs)) != 1) {
+		if (!rc && w->then) rc = declared_then(c, text, file, w);
 		if (!rc && report) *report = sb_steal(&tabs);
 		sb_free(&tabs);
 		return rc;
@@ -768,7 +795,7 @@ int tbl_declare_then(djc_conn *c, const char *text, const char *filename, tbl_au
 	 * is (conn_retry); a lock that did not come in time is not */
 	for (int attempt = 0;;) {
 		int locked;
-		rc = declare_once(c, text, file, aux, &th, &tabs, &jobs, &locked);
+		rc = declare_once(c, text, file, w, &tabs, &jobs, &locked);
 		if (!locked || !conn_retry(c, rc, 1, 0, &attempt)) break;
 	}
 	if (!rc && report) {

@@ -192,7 +192,7 @@ static tctx names_of(table **v, size_t n)
 /* Take the stored definitions of v[0..n) away (under the lock), first, so
  * that no other process finds a table that is about to go; each is put
  * back if a DROP fails after (where DDL is not transactional). */
-static int forget_stored(djc_conn *c, schema_tx *x, table **v, size_t n)
+int pipe_forget_stored(djc_conn *c, schema_tx *x, table **v, size_t n)
 {
 	tctx names = names_of(v, n);
 	db_res *meta = NULL;
@@ -278,7 +278,7 @@ static int drop_once(djc_conn *c, const char *name, int dry_run, djc_changes *ch
 		stx_abort(c, &x);
 		goto out;
 	}
-	if ((rc = forget_stored(c, &x, v, n)) || (rc = drop_tables(c, &x, drops, nd))) goto fail;
+	if ((rc = pipe_forget_stored(c, &x, v, n)) || (rc = drop_tables(c, &x, drops, nd))) goto fail;
 	if ((rc = stx_commit(c, &x))) goto out;
 	ch->applied = 1;
 	for (size_t i = 0; i < n; i++) pipe_retire(c, v[i]);

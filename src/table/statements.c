@@ -55,11 +55,17 @@ const sql_stmt TS_DROP = {"table.drop", "DROP TABLE IF EXISTS {X}"};
  * half way. */
 const sql_stmt TS_DROP_MANY = {"table.drop.many", "DROP TABLE IF EXISTS {Xs}"};
 
+/* table.rename - {X} renamed to names[0] ({Xs}, n 1), qualified as {X}
+ * (MariaDB/MySQL: djc adopt --accept-changes moves a jobs table it makes
+ * anew out of the way, to be dropped when everything else is done; the
+ * undo renames it back). */
+const sql_stmt TS_RENAME = {"table.rename", "ALTER TABLE {X} RENAME TO {Xs}"};
+
 /* table.count - how many rows a table has (what drop reports). */
 const sql_stmt TS_COUNT = {"table.count", "SELECT COUNT(*) FROM {X}"};
 
 const sql_stmt *const TS_ALL[] = {&TS_PIPE_CREATE, &TS_PIPE_LOAD, &TS_PIPE_NEXT, &TS_PIPE_INSERT, &TS_PIPE_FORGET,
-				  &TS_PIPE_ROWS, &TS_PIPE_FORGET_MANY, &TS_PIPE_SET_TEXT, &TS_DROP, &TS_DROP_MANY,
+				  &TS_PIPE_ROWS, &TS_PIPE_FORGET_MANY, &TS_PIPE_SET_TEXT, &TS_DROP, &TS_DROP_MANY, &TS_RENAME,
 				  &TS_COUNT, NULL};
 
 /* ------------------------------------------------------------ expanding */

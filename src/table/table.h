@@ -211,23 +211,49 @@ typedef int (*tbl_aux_fn)(djc_conn *c, table *t);
  * differs from its stored definition; then nothing is created. *report
  * (may be NULL; caller frees) gets one line per table. */
 int tbl_declare(djc_conn *c, const char *text, const char *filename, tbl_aux_fn aux, char **report);
-/* Run by tbl_declare_then once the tables of p (the text's, parsed) are
+/* Run by tbl_declare_with once the tables of p (the text's, parsed) are
  * declared, in the same change: what it writes is kept only with them. */
 typedef int (*tbl_then_fn)(djc_conn *c, const pipeline *p, void *arg);
-/* tbl_declare, then then(c, the text's tables, arg) (may be NULL) in the
- * change: where DDL is transactional in its transaction; elsewhere in a
- * transaction of its own after the DDL, which is undone when it fails
- * (so then writes rows only, never DDL). When every table of the text is
- * declared already, as it is, then runs alone in a transaction
- * (conn_tx: it must be idempotent, and reset its outputs). */
-int tbl_declare_then(djc_conn *c, const char *text, const char *filename, tbl_aux_fn aux, tbl_then_fn then, void *arg,
-		     char **report);
+struct schema_tx;
+/* djc adopt --accept-changes (docs/adopt.md, the jobs layer's
+ * adopt_accept.c): tbl_declare taking a stored adopted table whose
+ * definition differs from the text's as the text defines it. All under
+ * declare's schema-change lock, in its transaction or with its undo
+ * steps: before() after the stored tables' auxiliary tables are checked
+ * (forgets the tables DataJoint dropped); for each changed adopted table,
+ * its text stored, then renew() (keeps or makes anew its auxiliary
+ * tables); after() last, before the change is committed. Each may add
+ * lines to rep; a code fails the whole declare. */
+typedef struct tbl_accept {
+	int (*before)(djc_conn *c, struct schema_tx *x, void *ctx, sb_t *rep);
+	int (*renew)(djc_conn *c, struct schema_tx *x, void *ctx, const table *old, table *nt, sb_t *rep);
+	int (*after)(djc_conn *c, struct schema_tx *x, void *ctx);
+	void *ctx;
+} tbl_accept;
+/* How tbl_declare_with declares: aux makes each table's auxiliary tables;
+ * acc (NULL: they are refused) takes changed adopted tables, the lock
+ * then always taken; then (NULL: none) writes rows in the change once the
+ * tables are declared, before acc->after: where DDL is transactional in
+ * its transaction, elsewhere in a transaction of its own after the DDL,
+ * undone with it when it fails (so then writes rows only, never DDL).
+ * When every table of the text is declared already, as it is (and no
+ * acc), then runs alone in a transaction (conn_tx: it must be idempotent,
+ * and reset its outputs). */
+typedef struct tbl_declare_ways {
+	tbl_aux_fn aux;
+	const tbl_accept *acc;
+	tbl_then_fn then;
+	void *then_arg;
+} tbl_declare_ways;
+/* tbl_declare, in the ways w says. */
+int tbl_declare_with(djc_conn *c, const char *text, const char *filename, const tbl_declare_ways *w, char **report);
 /* What tbl_declare checks before it takes the lock, writing nothing: the
  * text parses (against the stored pipeline), each adopted table's SQL
  * table is there with its columns, each SQL name fits the backend; with
  * stored, also what it checks under the lock against the stored tables (a
  * changed definition, a table in the way): a dry run's checks, read
- * without the lock. *ntables (may be NULL): the text's tables. */
+ * without the lock. *ntables (may be NULL): the text's tables. stored 2:
+ * as 1, a changed adopted table accepted (tbl_accept). */
 int tbl_declare_check(djc_conn *c, const char *text, const char *file, size_t *ntables, int stored);
 
 /* ------------------------------------- schema changes (declare, drop, alter) */
@@ -265,6 +291,10 @@ void stx_abort(djc_conn *c, schema_tx *x);
 /* Store text as the definition of the declared table name, recording
  * how to put back was. A code (with the message) when it failed. */
 int pipe_set_text(djc_conn *c, schema_tx *x, const char *name, const char *text, const char *was);
+/* Take the stored definitions of v[0..n) away (drop, and djc adopt
+ * --accept-changes for tables DataJoint dropped), recording how to put
+ * each back. A code (with the message) when it failed. */
+int pipe_forget_stored(djc_conn *c, schema_tx *x, table **v, size_t n);
 /* What differs between the declared table old and its definition nt in
  * file, for declare's refusal, into b: DJC_OK with the changes alter makes
  * ("add n = 0 : int32, key_source: {...} -> {...}"), or alter's code with

@@ -731,13 +731,14 @@ case_stale() {
 	server_sql "DROP TABLE $q$W$q.${q}__gone$q"
 	server_sql "DROP TABLE $q$W$q.${q}__feat$q"
 	server_sql "CREATE TABLE $q$W$q.${q}__feat$q (k int NOT NULL, x varchar(16) NOT NULL, w2 $d NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k))"
-	local fix="; adopt it again: djc unadopt $W, then djc adopt $W as before \(with its overlay\)$"
+	local fix="; adopt it again: djc adopt $W --accept-changes \(keeps its jobs while its key is the same\)$"
+	local forget="; forget it: djc adopt $W --accept-changes \(drops its jobs\)$"
 	expect_fail 2 "populate of the redeclared table is refused, naming what differs" \
 		"^djc: table Feat is not as adopted: DataJoint table $W\.__feat changed since it was adopted: column 'w2' added, column 'x' float64.* -> varchar\(16\).*$fix" \
 		djc --schema "$C" populate Feat
 	expect_fail 2 "... with --reserve-jobs too" "^djc: table Feat is not as adopted: " djc --schema "$C" populate Feat --reserve-jobs
 	expect_fail 2 "populate of the dropped table is refused" \
-		"^djc: table Gone is not as adopted: DataJoint table $W\.__gone is missing \(dropped since it was adopted\)$fix" \
+		"^djc: table Gone is not as adopted: DataJoint table $W\.__gone is missing \(dropped since it was adopted\)$forget" \
 		djc --schema "$C" populate Gone
 	expect_out "nothing written into the redeclared table" 0 server_sql "SELECT COUNT(*) FROM $q$W$q.${q}__feat$q"
 	expect_fail 2 "a worker naming it refuses it" "^djc: table Feat is not as adopted: " djc --schema "$C" worker Feat --until-empty
@@ -843,7 +844,7 @@ case_stale_progress() {
 	server_sql "DROP TABLE $q$W$q.${q}__gone$q"
 	server_sql "DROP TABLE $q$W$q.${q}__feat$q"
 	server_sql "CREATE TABLE $q$W$q.${q}__feat$q (k int NOT NULL, x varchar(16) NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k))"
-	local fix="; adopt it again: djc unadopt $W, then djc adopt $W as before \(with its overlay\)$"
+	local fix="; forget it: djc adopt $W --accept-changes \(drops its jobs\)$"
 	expect_rc 0 "progress of every table reports the others" djc --schema "$C" progress
 	check "... Ok's line" grep -q "^Ok .* 1/3 " <<< "$OUT"
 	check "... no line of the others" test "$(grep -c -e '^Feat' -e '^Gone' <<< "$OUT")" = 0
@@ -886,7 +887,7 @@ case_parent_dropped() {
 	mysql) server_sql "SET foreign_key_checks = 0; DROP TABLE \`$W\`.\`src\`" ;;
 	postgresql) server_sql "SET client_min_messages = warning; DROP TABLE \"$W\".\"src\" CASCADE" ;;
 	esac
-	local fix="; adopt it again: djc unadopt $W, then djc adopt $W as before \(with its overlay\)$"
+	local fix="; adopt it again: djc adopt $W --accept-changes \(keeps its jobs while its key is the same\)$"
 	local line="^djc: table Feat is not as adopted: its upstream table Src: DataJoint table $W\.src is missing \(dropped since it was adopted\)$fix"
 	expect_fail 2 "populate names the dropped parent" "$line" djc --schema "$C" populate Feat
 	check "... in one line" test "$(wc -l <<< "$ERR")" = 1
@@ -933,5 +934,263 @@ case_dry_run_is_stored() {
 	check "... no index line in either" test "$(grep -ci 'index' <<< "$dry$stored")" = 0
 }
 tcase dry_run_is_stored
+
+# --accept-changes: DataJoint altered an adopted table (Table.alter() adds
+# a secondary attribute, changes one's type). Adopt refuses it, naming the
+# flag; with it, the table takes DataJoint's definition and keeps its jobs
+# table with every row (an error, an ignore mark, the history): the
+# remaining keys are made with the new heading. Other tables' jobs are
+# untouched. (The fix was unadopt + adopt: every table's jobs lost.)
+jobs_rows() { server_sql "SELECT COUNT(*) FROM $(qt "$1" "$2")${3:+ WHERE $3}"; }
+case_accept_changes() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_aac" C="${DJC_DATABASE_SCHEMA}_aacc" q='"' d='double precision'
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__feat$q (k int NOT NULL, x $d NOT NULL, note varchar(8) NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__other$q (k int NOT NULL, z $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"INSERT INTO $q@W@$q.${q}src$q VALUES (1), (2), (3)"
+	# key 2 fails (an error job), key 1 is made
+	printf '#!/bin/sh\n[ "$DJC_KEY_k" = 2 ] && { echo no >&2; exit 1; }\necho "{\\"x\\": 1.5, \\"note\\": \\"a\\"}"\n' > mk_ac.sh
+	printf '#!/bin/sh\n[ "$DJC_KEY_k" = 1 ] && exit 3\necho "{\\"z\\": 1}"\n' > mk_ao.sh
+	printf '#!/bin/sh\necho "{\\"x\\": 2.5, \\"note\\": \\"longer note\\", \\"w2\\": 2}"\n' > mk_ac2.sh
+	chmod +x mk_ac.sh mk_ao.sh mk_ac2.sh
+	printf 'Feat\n    make = ./mk_ac.sh\nOther\n    make = ./mk_ao.sh\n' > ovac.djc
+	printf 'Feat\n    make = ./mk_ac2.sh\nOther\n    make = ./mk_ao.sh\n' > ovac2.djc
+	expect_rc 0 "adopt" djc --schema "$C" adopt "$W" --overlay ovac.djc
+	expect_rc 0 "ignore key 3 of Feat" djc --schema "$C" jobs ignore Feat '{"k": 3}'
+	expect_rc 1 "populate Feat: key 2 fails" djc --schema "$C" populate Feat --reserve-jobs --suppress-errors
+	expect_rc 1 "populate Other: key 1 fails" djc --schema "$C" populate Other --reserve-jobs --suppress-errors
+	local hist
+	hist=$(jobs_rows "$C" "~~feat__history")
+	check "Feat's history has rows ($hist)" test "$hist" -gt 0
+	# DataJoint adds keys, and alters Feat: w2 added, note varchar(8) -> varchar(16)
+	server_sql "INSERT INTO $q$W$q.${q}src$q VALUES (4), (5)"
+	server_sql "ALTER TABLE $q$W$q.${q}__feat$q ADD COLUMN w2 $d NULL"
+	case $DJC_BACKEND in
+	mysql) server_sql "ALTER TABLE \`$W\`.\`__feat\` MODIFY note varchar(16) NOT NULL" ;;
+	postgresql) server_sql "ALTER TABLE \"$W\".\"__feat\" ALTER COLUMN note TYPE varchar(16)" ;;
+	esac
+	expect_fail 2 "populate refuses the altered table, naming the flag" \
+		"^djc: table Feat is not as adopted: DataJoint table $W\.__feat changed since it was adopted: column 'w2' added.*; adopt it again: djc adopt $W --accept-changes \(keeps its jobs while its key is the same\)$" \
+		djc --schema "$C" populate Feat --reserve-jobs
+	expect_fail 2 "adopt without the flag refuses it" "^djc: adopt: table Feat is not as adopted: .*djc adopt $W --accept-changes" \
+		djc --schema "$C" adopt "$W" --overlay ovac2.djc
+	expect_out "... and changed nothing: the error job is there" 1 jobs_rows "$C" "~~feat" "status = 'error'"
+	expect_rc 0 "adopt --accept-changes" djc --schema "$C" adopt "$W" --overlay ovac2.djc --accept-changes
+	check "the table took DataJoint's definition, its jobs kept, said" \
+		grep -Eq "^changed Feat \(computed\) as __feat: took DataJoint's definition \(column 'note' varchar\(8\).* -> varchar\(16\).*, column 'w2' added\); its jobs kept \(2 in ~~feat\)$" <<< "$OUT"
+	check "Other unchanged" grep -q "^exists  Other (computed) as __other$" <<< "$OUT"
+	expect_out "Feat's error job kept" 1 jobs_rows "$C" "~~feat" "status = 'error'"
+	expect_out "Feat's ignore mark kept" 1 jobs_rows "$C" "~~feat" "status = 'ignore'"
+	expect_out "Feat's history kept" "$hist" jobs_rows "$C" "~~feat__history"
+	expect_out "Other's error job untouched" 1 jobs_rows "$C" "~~other" "status = 'error'"
+	expect_rc 0 "adopt --accept-changes again: unchanged" djc --schema "$C" adopt "$W" --accept-changes
+	check "... said so" grep -q "^unchanged: the schema is already adopted" <<< "$OUT"
+	expect_rc 0 "populate Feat makes the remaining keys with the new heading" djc --schema "$C" populate Feat --reserve-jobs
+	check "2 made" grep -q "^Feat: 2 made, 0 errors" <<< "$OUT"
+	expect_out "... writing the new column" 2 server_sql "SELECT COUNT(*) FROM $q$W$q.${q}__feat$q WHERE w2 = 2 AND note = 'longer note'"
+	expect_out "key 2 stays an error" 1 jobs_rows "$C" "~~feat" "status = 'error' AND k = 2"
+	expect_out "key 3 stays ignored" 1 jobs_rows "$C" "~~feat" "status = 'ignore' AND k = 3"
+}
+tcase accept_changes
+
+# --accept-changes when DataJoint redeclared a table with another key (here
+# its parent's key int -> bigint, so both are redeclared): the jobs table
+# cannot keep its rows: it is made anew, its jobs dropped, said per table
+case_accept_key_changed() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_akc" C="${DJC_DATABASE_SCHEMA}_akcc" q='"'
+	[ "$DJC_BACKEND" = mysql ] && q='`'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__kc$q (k int NOT NULL, v int NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}same$q (s int NOT NULL, v int NOT NULL, PRIMARY KEY (s))" \
+		"INSERT INTO $q@W@$q.${q}src$q VALUES (1), (2)"
+	printf '#!/bin/sh\n[ "$DJC_KEY_k" = 2 ] && exit 1\necho "{\\"v\\": 1}"\n' > mk_kc.sh
+	printf '#!/bin/sh\necho "{\\"v\\": 1}"\n' > mk_kc2.sh
+	chmod +x mk_kc.sh mk_kc2.sh
+	printf 'Kc\n    make = ./mk_kc.sh\n' > ovkc.djc
+	printf 'Kc\n    make = ./mk_kc2.sh\n' > ovkc2.djc
+	expect_rc 0 "adopt" djc --schema "$C" adopt "$W" --overlay ovkc.djc
+	expect_rc 1 "populate: key 2 fails" djc --schema "$C" populate Kc --reserve-jobs --suppress-errors
+	expect_out "an error job" 1 jobs_rows "$C" "~~kc" "status = 'error'"
+	server_sql "DROP TABLE $q$W$q.${q}__kc$q"
+	server_sql "DROP TABLE $q$W$q.${q}src$q"
+	server_sql "CREATE TABLE $q$W$q.${q}src$q (k bigint NOT NULL, PRIMARY KEY (k))"
+	server_sql "CREATE TABLE $q$W$q.${q}__kc$q (k bigint NOT NULL, v int NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k))"
+	server_sql "INSERT INTO $q$W$q.${q}src$q VALUES (1), (2), (3)"
+	expect_fail 2 "adopt without the flag refuses it" "^djc: adopt: table (Src|Kc) is not as adopted: .*djc adopt $W --accept-changes" \
+		djc --schema "$C" adopt "$W" --overlay ovkc2.djc
+	expect_rc 0 "adopt --accept-changes" djc --schema "$C" adopt "$W" --overlay ovkc2.djc --accept-changes
+	check "the parent took its new definition" grep -q "^changed Src (manual) as src: took DataJoint's definition (column 'k' int32 -> int64)$" <<< "$OUT"
+	check "the table's jobs table made anew, its jobs dropped, said" \
+		grep -q "^changed Kc (computed) as __kc: took DataJoint's definition (column 'k' int32 -> int64); its jobs table ~~kc made anew, its key (k int32) -> (k int64): 1 jobs dropped$" <<< "$OUT"
+	expect_out "no job left" 0 jobs_rows "$C" "~~kc"
+	expect_out "its key column is the new one" bigint \
+		server_sql "SELECT data_type FROM information_schema.columns WHERE table_schema = '$C' AND table_name = '~~kc' AND column_name = 'k'"
+	expect_rc 0 "populate makes every key" djc --schema "$C" populate Kc --reserve-jobs
+	check "3 made" grep -q "^Kc: 3 made, 0 errors" <<< "$OUT"
+}
+tcase accept_key_changed
+
+# --accept-changes when DataJoint dropped adopted tables (a computed table,
+# its part, a table that depends on it): they are forgotten as unadopt
+# forgets them, their jobs tables dropped, said; the others are kept
+case_accept_dropped() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_adr" C="${DJC_DATABASE_SCHEMA}_adrc" q='"'
+	[ "$DJC_BACKEND" = mysql ] && q='`'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__a$q (k int NOT NULL, v int NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__a__item$q (k int NOT NULL, i int NOT NULL, PRIMARY KEY (k, i), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}__a$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__b$q (k int NOT NULL, w int NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}__a$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__keep$q (k int NOT NULL, u int NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"INSERT INTO $q@W@$q.${q}src$q VALUES (1), (2)"
+	printf '#!/bin/sh\nexit 1\n' > mk_fail.sh
+	chmod +x mk_fail.sh
+	printf 'A\n    make = ./mk_fail.sh\nKeep\n    make = ./mk_fail.sh\n' > ovdr.djc
+	expect_rc 0 "adopt" djc --schema "$C" adopt "$W" --overlay ovdr.djc
+	expect_rc 1 "populate A: errors" djc --schema "$C" populate A --reserve-jobs --suppress-errors
+	expect_rc 1 "populate Keep: errors" djc --schema "$C" populate Keep --reserve-jobs --suppress-errors
+	server_sql "DROP TABLE $q$W$q.${q}__b$q"
+	server_sql "DROP TABLE $q$W$q.${q}__a__item$q"
+	server_sql "DROP TABLE $q$W$q.${q}__a$q"
+	expect_fail 2 "adopt without the flag refuses it, naming the flag" \
+		"^djc: adopt: table A is not as adopted: .*DataJoint table $W\.__a is missing \(dropped since it was adopted\); forget it: djc adopt $W --accept-changes \(drops its jobs\)$" \
+		djc --schema "$C" adopt "$W"
+	expect_rc 0 "adopt --accept-changes" djc --schema "$C" adopt "$W" --accept-changes
+	check "A forgotten, its jobs dropped, said" \
+		grep -q "^forgot A (computed) as __a: DataJoint dropped $W\.__a; its jobs table ~~a dropped (2 jobs)$" <<< "$OUT"
+	check "its part too" grep -q "^forgot A.Item (part) as __a__item: DataJoint dropped $W\.__a__item$" <<< "$OUT"
+	check "the table that depended on it too" grep -q "^forgot B (computed) as __b: DataJoint dropped $W\.__b; its jobs table ~~b dropped (0 jobs)$" <<< "$OUT"
+	expect_out "djc's tables: the others" "Keep Src" sh -c "'$DJC' --schema '$C' tables | awk '{print \$1}' | sort | tr '\n' ' ' | sed 's/ \$//'"
+	expect_out "their jobs tables are gone, Keep's stays" "~~keep ~~keep__history" sh -c "$(declare -f server_sql mariadb_cli companion_tables); DJC_DATABASE_SCHEMA='$C' companion_tables | tr '\n' ' ' | sed 's/ \$//'"
+	expect_out "Keep's errors kept" 2 jobs_rows "$C" "~~keep" "status = 'error'"
+	expect_rc 0 "adopt --accept-changes again: unchanged" djc --schema "$C" adopt "$W" --accept-changes
+	check "... said so" grep -q "^unchanged: the schema is already adopted" <<< "$OUT"
+}
+tcase accept_dropped
+
+# An adoption an older djc stored (a datetime where adopt now writes
+# datetime(6), see older_adoption) is refused when adopted again, naming
+# --accept-changes; with it, the new definition is taken, the jobs kept
+case_accept_older() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_aao" C="${DJC_DATABASE_SCHEMA}_aaoc" q='"' ty=timestamp m=datetime
+	[ "$DJC_BACKEND" = mysql ] && q='`' ty='datetime(6)' m='datetime(6)'
+	local cm="COMMENT ':$m:'"
+	[ "$DJC_BACKEND" = postgresql ] && cm=
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}tick$q (t INT NOT NULL, PRIMARY KEY (t))" \
+		"CREATE TABLE $q@W@$q.${q}__echo$q (t INT NOT NULL, seen $ty NOT NULL $cm, PRIMARY KEY (t), FOREIGN KEY (t) REFERENCES $q@W@$q.${q}tick$q (t))" \
+		"INSERT INTO $q@W@$q.${q}tick$q VALUES (1), (2)"
+	[ "$DJC_BACKEND" = postgresql ] && server_sql "COMMENT ON COLUMN $q$W$q.${q}__echo$q.seen IS ':datetime:'"
+	printf '#!/bin/sh\n[ "$DJC_KEY_t" = 2 ] && exit 1\necho "{\\"seen\\": \\"2024-01-01 10:00:01\\"}"\n' > mk_ao2.sh
+	chmod +x mk_ao2.sh
+	printf 'Echo\n    make = ./mk_ao2.sh\n' > ovao.djc
+	expect_rc 0 "adopt it" djc --schema "$C" adopt "$W" --overlay ovao.djc
+	server_sql "UPDATE $q$C$q.$q~djc_pipeline$q SET definition = REPLACE(definition, 'seen : datetime(6)', 'seen : datetime')"
+	expect_rc 1 "populate: key 2 fails" djc --schema "$C" populate Echo --reserve-jobs --suppress-errors
+	expect_fail 2 "adopt again is refused, naming the flag" \
+		"Echo is adopted from DataJoint schema $W: djc does not change its definition \(its stored definition differs from this text; djc adopt $W --accept-changes takes the new one, keeping its jobs\)" \
+		djc --schema "$C" adopt "$W"
+	expect_rc 0 "adopt --accept-changes" djc --schema "$C" adopt "$W" --accept-changes
+	check "the new definition taken, the jobs kept, said" \
+		grep -q "^changed Echo (computed) as __echo: took DataJoint's definition (column 'seen' datetime -> datetime(6)); its jobs kept (1 in ~~echo)$" <<< "$OUT"
+	expect_out "the error job kept" 1 jobs_rows "$C" "~~echo" "status = 'error' AND t = 2"
+	expect_out "the stored definition is the new one" 1 \
+		server_sql "SELECT COUNT(*) FROM $q$C$q.$q~djc_pipeline$q WHERE definition LIKE '%seen : datetime(6)%'"
+	expect_rc 0 "adopt again: unchanged" djc --schema "$C" adopt "$W"
+	check "... said so" grep -q "^unchanged: the schema is already adopted" <<< "$OUT"
+}
+tcase accept_older
+
+# --accept-changes is all or nothing: here the change of Feat (its key now
+# (k, j): its jobs table made anew) is made, then Late's new definition is
+# refused (it references a table adopted only now, which its stored place
+# in the pipeline cannot); everything is undone: Feat's stored definition
+# and its jobs table with its rows are as they were (on MariaDB, whose DDL
+# is not transactional, the jobs table is renamed back), no table added.
+# (stored_defs: the stored definitions, line breaks left out: MariaDB's
+# undo stores a table's text as parsed, which may end in one more)
+stored_defs() { server_sql "SELECT name, position, definition FROM $(qt "$1" "~djc_pipeline") ORDER BY position" | tr -d '\n' | sed 's/\\n//g' | md5sum; }
+case_accept_atomic() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_aat" C="${DJC_DATABASE_SCHEMA}_aatc" q='"'
+	[ "$DJC_BACKEND" = mysql ] && q='`'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}par$q (j int NOT NULL, PRIMARY KEY (j))" \
+		"CREATE TABLE $q@W@$q.${q}__feat$q (k int NOT NULL, x int NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__late$q (k int NOT NULL, y int NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"INSERT INTO $q@W@$q.${q}src$q VALUES (1), (2)" "INSERT INTO $q@W@$q.${q}par$q VALUES (7)"
+	printf '#!/bin/sh\nexit 1\n' > mk_at.sh
+	chmod +x mk_at.sh
+	printf 'Feat\n    make = ./mk_at.sh\n' > ovat.djc
+	expect_rc 0 "adopt" djc --schema "$C" adopt "$W" --overlay ovat.djc
+	expect_rc 1 "populate Feat: errors" djc --schema "$C" populate Feat --reserve-jobs --suppress-errors
+	local before
+	before=$(stored_defs "$C")
+	server_sql "DROP TABLE $q$W$q.${q}__feat$q"
+	server_sql "CREATE TABLE $q$W$q.${q}__feat$q (k int NOT NULL, j int NOT NULL, x int NOT NULL, PRIMARY KEY (k, j), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k), FOREIGN KEY (j) REFERENCES $q$W$q.${q}par$q (j))"
+	server_sql "CREATE TABLE $q$W$q.${q}zz$q (z int NOT NULL, PRIMARY KEY (z))"
+	server_sql "DROP TABLE $q$W$q.${q}__late$q"
+	server_sql "CREATE TABLE $q$W$q.${q}__late$q (k int NOT NULL, z int NOT NULL, y int NOT NULL, PRIMARY KEY (k, z), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k), FOREIGN KEY (z) REFERENCES $q$W$q.${q}zz$q (z))"
+	expect_fail 2 "adopt --accept-changes refuses Late, naming why" \
+		"^djc: adopt: table Late now references Zz, which is adopted only now: its new definition cannot take the place of the stored one; djc unadopt $W, then djc adopt it again$" \
+		djc --schema "$C" adopt "$W" --accept-changes
+	check "the stored definitions are as they were" \
+		test "$(stored_defs "$C")" = "$before"
+	expect_out "Feat's jobs table is back with its rows" 2 jobs_rows "$C" "~~feat" "status = 'error'"
+	expect_out "... its key the old one" "k" \
+		server_sql "SELECT column_name FROM information_schema.columns WHERE table_schema = '$C' AND table_name = '~~feat' AND column_name IN ('k', 'j') ORDER BY column_name"
+	expect_out "no table left behind" "~~feat ~~feat__history ~~late ~~late__history" \
+		sh -c "$(declare -f server_sql mariadb_cli companion_tables); DJC_DATABASE_SCHEMA='$C' companion_tables | tr '\n' ' ' | sed 's/ \$//'"
+	expect_fail 2 "Feat is still refused as not as adopted" "^djc: table Feat is not as adopted: " djc --schema "$C" populate Feat
+}
+tcase accept_atomic
+
+# An older adoption whose datetime is a key (a PostgreSQL timestamp an
+# older djc adopted as a whole-seconds datetime, its jobs table's key
+# column too): --accept-changes widens the jobs and history tables' key
+# columns in place (ALTER), keeping the jobs, instead of making them anew
+key_precisions() {   # of column t of ~~echo and ~~echo__history in schema $1
+	server_sql "SELECT datetime_precision FROM information_schema.columns WHERE table_schema = '$1' AND table_name IN ('~~echo', '~~echo__history') AND column_name = 't'" | tr '\n' ' ' | sed 's/ $//'
+}
+case_accept_widen_key() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_awk" C="${DJC_DATABASE_SCHEMA}_awkc" q='"' ty=timestamp m=datetime
+	[ "$DJC_BACKEND" = mysql ] && q='`' ty='datetime(6)' m='datetime(6)'
+	local cm="COMMENT ':$m:'"
+	[ "$DJC_BACKEND" = postgresql ] && cm=
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}tick$q (t $ty NOT NULL $cm, PRIMARY KEY (t))" \
+		"CREATE TABLE $q@W@$q.${q}__echo$q (t $ty NOT NULL, v int NOT NULL, PRIMARY KEY (t), FOREIGN KEY (t) REFERENCES $q@W@$q.${q}tick$q (t))" \
+		"INSERT INTO $q@W@$q.${q}tick$q VALUES ('2024-01-01 10:00:00'), ('2024-01-01 10:00:01')"
+	[ "$DJC_BACKEND" = postgresql ] && server_sql "COMMENT ON COLUMN $q$W$q.${q}tick$q.t IS ':datetime:'"
+	printf '#!/bin/sh\nexit 1\n' > mk_wk.sh
+	printf '#!/bin/sh\necho "{\\"v\\": 1}"\n' > mk_wk2.sh
+	chmod +x mk_wk.sh mk_wk2.sh
+	printf 'Echo\n    make = ./mk_wk.sh\n' > ovwk.djc
+	printf 'Echo\n    make = ./mk_wk2.sh\n' > ovwk2.djc
+	expect_rc 0 "adopt it" djc --schema "$C" adopt "$W" --overlay ovwk.djc
+	# what an older djc stored and made: a whole-seconds key, in the jobs tables too
+	server_sql "UPDATE $q$C$q.$q~djc_pipeline$q SET definition = REPLACE(definition, 't : datetime(6)', 't : datetime')"
+	local h
+	for h in "~~echo" "~~echo__history"; do
+		case $DJC_BACKEND in
+		mysql) server_sql "ALTER TABLE \`$C\`.\`$h\` MODIFY t datetime NOT NULL" ;;
+		postgresql) server_sql "ALTER TABLE \"$C\".\"$h\" ALTER COLUMN t TYPE timestamp(0)" ;;
+		esac
+	done
+	expect_rc 1 "populate: errors" djc --schema "$C" populate Echo --reserve-jobs --suppress-errors
+	expect_out "2 error jobs" 2 jobs_rows "$C" "~~echo" "status = 'error'"
+	expect_rc 0 "adopt --accept-changes" djc --schema "$C" adopt "$W" --overlay ovwk2.djc --accept-changes
+	check "the key columns widened in place, the jobs kept, said" \
+		grep -q "^changed Echo (computed) as __echo: took DataJoint's definition (column 't' datetime -> datetime(6)); its jobs kept (2 in ~~echo), its key columns widened to (t datetime(6))$" <<< "$OUT"
+	expect_out "the error jobs kept" 2 jobs_rows "$C" "~~echo" "status = 'error'"
+	expect_out "the jobs and history tables' key columns keep microseconds" "6 6" key_precisions "$C"
+	expect_rc 0 "clear the errors" djc --schema "$C" jobs clear Echo --status error
+	expect_rc 0 "populate through the widened jobs table" djc --schema "$C" populate Echo --reserve-jobs
+	check "2 made" grep -q "^Echo: 2 made, 0 errors" <<< "$OUT"
+}
+tcase accept_widen_key
 
 finish
