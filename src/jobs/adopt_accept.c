@@ -342,12 +342,14 @@ static int accept_after(djc_conn *c, schema_tx *x, void *ctx)
 }
 
 int adopt_accept_declare(char **report, djc_conn *c, const char *const *schemas, size_t n, const char *text,
-			 const char *file, tbl_then_fn then, void *then_arg)
+			 const char *file, const tbl_declare_ways *ways)
 {
 	accept_ctx a = {.schemas = schemas, .n = n};
 	tbl_accept acc = {accept_before, accept_renew, accept_after, &a};
+	tbl_declare_ways w = *ways;
+	w.acc = &acc;
 	/* (the forgotten tables leave c->pipe as declare loads it again) */
-	int rc = tbl_declare_with(c, text, file, &(tbl_declare_ways){jobs_ensure, &acc, then, then_arg}, report);
+	int rc = tbl_declare_with(c, text, file, &w, report);
 	ctx_reset(&a);
 	return rc;
 }

@@ -313,10 +313,9 @@ int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, con
 	/* the tables, their jobs tables and the keys DataJoint ignores: one
 	 * change (nothing stored when it fails) */
 	if (!rc && !o.dry_run) {
-		rc = o.accept_changes
-			     ? adopt_accept_declare(out, c, schemas, n, text, ADOPTED_FILE, carry_ignored, &k)
-			     : tbl_declare_with(c, text, ADOPTED_FILE,
-						&(tbl_declare_ways){.aux = jobs_ensure, .then = carry_ignored, .then_arg = &k}, out);
+		tbl_declare_ways w = {.aux = jobs_ensure, .then = carry_ignored, .then_arg = &k};
+		rc = o.accept_changes ? adopt_accept_declare(out, c, schemas, n, text, ADOPTED_FILE, &w)
+				      : tbl_declare_with(c, text, ADOPTED_FILE, &w, out);
 		if (rc) rc = explain(c, rc, text, ov);
 	}
 	if (!rc && !o.dry_run && out && k.rep.len) {

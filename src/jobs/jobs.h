@@ -72,10 +72,10 @@ int adopt_missing(djc_conn *c, char **missing);
  * definitions of the tables adopted from schemas[0..n) that changed
  * (their jobs kept while the jobs table's key is the same, else made
  * anew) and forgetting those DataJoint dropped, all or nothing. *report
- * as djc_declare's, with a line per table changed or forgotten. then,
- * then_arg: as tbl_declare_ways's. */
+ * as djc_declare's, with a line per table changed or forgotten. ways:
+ * how the tables are declared (its acc is adopt_accept_declare's own). */
 int adopt_accept_declare(char **report, djc_conn *c, const char *const *schemas, size_t n, const char *text,
-			 const char *file, tbl_then_fn then, void *then_arg);
+			 const char *file, const tbl_declare_ways *ways);
 
 /* ------------------------------------------------- claim, lease, release */
 
