@@ -94,14 +94,24 @@ int alg_unknown(djc_conn *c, const djc_expr *e, const char *what, const char *na
 
 /* The lineage of attribute name of t: the table attribute it comes from
  * through -> references ("Table.attr"), for a primary key attribute or an
- * inherited one; NULL for another secondary attribute. Caller frees. */
+ * inherited one (primary or secondary, nullable too); NULL for another
+ * secondary attribute. A renamed reference (-> P.proj(child='parent'))
+ * is followed by the parent's name: child has the lineage of P's parent,
+ * as DataJoint's declare gives it (the ~lineage row of child is P.parent's;
+ * table.py _populate_lineage, declare.py compile_foreign_key's
+ * fk_attribute_map). Caller frees. */
 static char *lineage_of(const table *t, const char *name)
 {
 	for (int depth = 0; t && depth < 64; depth++) {
 		const table *up = NULL;
 		for (size_t f = 0; f < t->nfks && !up; f++)
-			for (size_t k = 0; k < t->fks[f].nattrs; k++)
-				if (!strcmp(t->fks[f].attrs[k], name)) { up = t->fks[f].ptable; break; }
+			for (size_t k = 0; k < t->fks[f].nattrs; k++) {
+				const char *child = t->fks[f].cattrs ? t->fks[f].cattrs[k] : t->fks[f].attrs[k];
+				if (strcmp(child, name)) continue;
+				up = t->fks[f].ptable;
+				name = t->fks[f].attrs[k];   /* the parent's name of it */
+				break;
+			}
 		if (!up) {
 			const attr *a = table_attr(t, name);
 			return a && a->in_key ? xasprintf("%s.%s", t->name, name) : NULL;
