@@ -110,6 +110,22 @@ case_populate() {
 }
 tcase populate adopt
 
+# Pair's second reference to Session, renamed (-> Session.proj(prev_idx=
+# 'session_idx')): prev_idx has Session.session_idx's lineage, as in
+# DataJoint's ~lineage, so Pair joins and restricts by Session renamed alike
+case_renamed_ref() {
+	[ -n "$FIX" ] || return 0
+	expect_out "Pair * Session renamed as the reference renames it: every pair" 13 \
+		sh -c "'$DJC' fetch 'Pair * Session.proj(prev_idx=session_idx, prev_time=session_time)' --format jsonl | wc -l"
+	expect_out "Pair & the first sessions, renamed" 5 \
+		sh -c "'$DJC' fetch 'Pair & (Session & {\"session_idx\": 1}).proj(prev_idx=session_idx)' --format jsonl | wc -l"
+	expect_out "Pair - the first sessions, renamed" 8 \
+		sh -c "'$DJC' fetch 'Pair - (Session & {\"session_idx\": 1}).proj(prev_idx=session_idx)' --format jsonl | wc -l"
+	expect_fail 2 "the renamed attribute against the parent's other key attribute is refused" "on attribute 'prev_idx'" \
+		djc fetch 'Pair * Session.proj(prev_idx=subject_id)'
+}
+tcase renamed_ref populate
+
 case_worker() {
 	[ -n "$FIX" ] || return 0
 	expect_rc 0 "djc worker with no table named" djc worker --until-empty --json
