@@ -302,14 +302,38 @@ static void proj_ellipsis(const djc_expr *a, proj_spec *p)
 	}
 }
 
+/* An exclusion item "-attr" (DataJoint 2's proj(..., '-attr')): the
+ * attribute of a it names, whose index goes to *i; the leading dashes and
+ * spaces are skipped, as DataJoint's lstrip("-").strip(). 0 when s is not
+ * one; else DJC_OK, or an error for a name a lacks (DataJoint ignores it)
+ * or a key attribute (DataJoint: "Cannot exclude primary key attribute"). */
+static int exclusion(djc_conn *c, const djc_expr *a, const char *op, const char *s, int *i, int *rc)
+{
+	if (*s != '-') return 0;
+	while (*s == '-' || *s == ' ') s++;
+	*i = alg_find(a, s);
+	if (*i < 0) {
+		char *what = xasprintf("%s: an exclusion", op);
+		*rc = alg_unknown(c, a, what, s);
+		free(what);
+	} else if (a->h.attrs[*i].in_key) {
+		*rc = conn_fail(c, DJC_EINVAL, "%s: cannot exclude primary key attribute '%s' of %s (the key is always kept)",
+				op, s, a->repr);
+	} else
+		*rc = DJC_OK;
+	return 1;
+}
+
 static int proj_parse(djc_conn *c, const djc_expr *a, const char *const *items, size_t n, proj_spec *p)
 {
-	int ellipsis = 0;
+	int ellipsis = 0, rc, x;
 	for (size_t k = 0; k < n; k++) {
 		const char *s = items[k] ? items[k] : "";
 		char l[128], r[128];
 		if (!strcmp(s, "...")) {
 			ellipsis = 1;
+		} else if (exclusion(c, a, "proj", s, &x, &rc)) {
+			if (rc) return rc;
 		} else if (split_eq(s, l, r, sizeof l)) {
 			if (!is_ident(l, strlen(l)))
 				return conn_fail(c, DJC_EINVAL, "proj: '%s' is not a valid attribute name (in %s)", l, s);
@@ -323,6 +347,9 @@ static int proj_parse(djc_conn *c, const djc_expr *a, const char *const *items, 
 		}
 	}
 	if (ellipsis) proj_ellipsis(a, p);
+	/* "-attr" drops attr wherever it stands: it was kept by "..." or by name */
+	for (size_t k = 0; k < n; k++)
+		if (items[k] && exclusion(c, a, "proj", items[k], &x, &rc)) p->keep[x] = 0;
 	return DJC_OK;
 }
 
@@ -455,22 +482,30 @@ static int agg_item(djc_conn *c, djc_expr *e, const djc_expr *b, const char *nam
 
 /* The heading of a.aggr(b, items): a's key, the attributes of a named,
  * the computed ones. */
-static int aggr_heading(djc_conn *c, djc_expr *e, const djc_expr *a, const djc_expr *b, const char *const *items, size_t n)
+static int aggr_heading(djc_conn *c, djc_expr *e, const djc_expr *a, const djc_expr *b, const char *const *items, size_t n,
+			int *drop)
 {
+	int rc, x;
+	for (size_t k = 0; k < n; k++)   /* "-attr": never kept (DataJoint's aggr is a proj) */
+		if (items[k] && exclusion(c, a, "aggr", items[k], &x, &rc)) {
+			if (rc) return rc;
+			drop[x] = 1;
+		}
 	for (size_t i = 0; i < a->h.nattrs; i++)
 		if (a->h.attrs[i].in_key) hd_copy(e, a, i, 1);
 	for (size_t k = 0; k < n; k++) {
 		const char *s = items[k] ? items[k] : "";
 		char l[128], r[128];
+		if (*s == '-') continue;
 		if (split_eq(s, l, r, sizeof l)) {
 			if (!is_ident(l, strlen(l))) return conn_fail(c, DJC_EINVAL, "aggr: '%s' is not a valid attribute name", l);
-			int rc = agg_item(c, e, b, l, r);
+			rc = agg_item(c, e, b, l, r);
 			if (rc) return rc;
 			continue;
 		}
 		for (size_t i = 0; i < a->h.nattrs; i++)
 			if (!strcmp(s, "...") ? !a->h.attrs[i].in_key : !strcmp(s, a->h.attrs[i].name)) {
-				if (alg_find(e, a->h.attrs[i].name) < 0) hd_copy(e, a, i, 0);
+				if (!drop[i] && alg_find(e, a->h.attrs[i].name) < 0) hd_copy(e, a, i, 0);
 				if (strcmp(s, "...")) break;
 			}
 		if (strcmp(s, "...") && alg_find(a, s) < 0) return alg_unknown(c, a, "aggr", s);
@@ -493,7 +528,10 @@ int djc_expr_aggr(djc_expr **out, djc_conn *c, djc_expr *a, djc_expr *b, const c
 	e->r = expr_ref(b);
 	e->repr = call_repr(a, "aggr", b, items, n);
 	e->h.name = e->repr;
-	if ((rc = aggr_heading(c, e, a, b, items, n))) { djc_expr_free(e); return rc; }
+	int *drop = xcalloc(a->h.nattrs + 1, sizeof(int));
+	rc = aggr_heading(c, e, a, b, items, n, drop);
+	free(drop);
+	if (rc) { djc_expr_free(e); return rc; }
 	*out = e;
 	return DJC_OK;
 }

@@ -102,6 +102,28 @@ expect_out "proj(old, ..., new=old): old named too stays" "subject,species,kind,
 m1,mouse,mouse,20
 m2,mouse,mouse,22
 r1,rat,rat,300" djc fetch 'Subject.proj(species, ..., kind=species)' --format csv
+expect_out "proj(..., -a, -b): every attribute but those (DataJoint 2's exclusion)" "subject,weight
+m1,20
+m2,22
+r1,300" djc fetch 'Subject.proj(..., -species)' --format csv
+expect_out "... without ...: the key; named and excluded: left out" "subject
+m1
+m2
+r1" djc fetch 'Subject.proj(weight, -species, -weight)' --format csv
+expect_out "... an excluded attribute can still be renamed" "subject,kind,weight
+m1,mouse,20
+m2,mouse,22
+r1,rat,300" djc fetch 'Subject.proj(..., -species, kind=species)' --format csv
+expect_out "... in an aggregation's kept attributes" "subject,weight,n
+m1,20,3
+m2,22,0
+r1,300,1" djc fetch 'Subject.aggr(Trial, ..., -species, n=count())' --format csv
+expect_fail 2 "a key attribute cannot be excluded (DataJoint neither)" "^djc: proj: cannot exclude primary key attribute 'subject' of Subject" \
+	djc fetch 'Subject.proj(..., -subject)'
+expect_fail 2 "... nor in an aggregation" "^djc: aggr: cannot exclude primary key attribute 'subject' of Subject" \
+	djc fetch 'Subject.aggr(Trial, -subject, n=count())'
+expect_fail 2 "excluding an unknown name is an error (DataJoint ignores it)" 'proj: an exclusion names "speces", which is not an attribute of Subject \(did you mean species\?' \
+	djc fetch 'Subject.proj(..., -speces)'
 expect_out "an aggregation per subject (every subject, 0 without trials)" "subject,n,total
 m1,3,9
 m2,0,

@@ -156,6 +156,12 @@ static void t_rename(void)
 	LEN(8, "B & {\"id_a\": [3, 4]}");
 	CHECK_STR(heading("D.proj(a=id_a)"), "a,id_d");
 	CHECK_STR(heading("D"), "id_a,id_d,id_l");
+	/* DataJoint 2's exclusions: proj(..., '-attr'), a key attribute refused */
+	CHECK_STR(heading("B.proj(..., -mu, -sigma)"), "id_a,id_b,n");
+	CHECK_STR(heading("B.proj(mu, -mu)"), "id_a,id_b");
+	CHECK_STR(heading("B.aggr(B.C, ..., -n, k=count())"), "id_a,id_b,mu,sigma,k");
+	refused("B.proj(..., -id_b)", "proj: cannot exclude primary key attribute 'id_b' of B");
+	refused("B.proj(..., -nn)", "proj: an exclusion names \"nn\", which is not an attribute of B");
 	/* the pairing of test_join */
 	LEN(6, "A.proj(a1=id_a, c1=cond_in_a) & {\"c1\": 0}");
 	LEN(4, "A.proj(a2=id_a, c2=cond_in_a) & {\"c2\": 1}");
