@@ -92,6 +92,21 @@ int alg_unknown(djc_conn *c, const djc_expr *e, const char *what, const char *na
 	return rc;
 }
 
+/* The parent whose attribute *name of a child (one of fks[0..n)) refers
+ * to, *name then the parent's name of it; NULL when none does. */
+static const table *ref_up(const fkey *fks, size_t n, const char **name)
+{
+	for (size_t f = 0; f < n; f++)
+		for (size_t k = 0; k < fks[f].nattrs; k++) {
+			const char *child = fks[f].cattrs ? fks[f].cattrs[k] : fks[f].attrs[k];
+			if (strcmp(child, *name)) continue;
+			if (!fks[f].ptable) return NULL;
+			*name = fks[f].attrs[k];   /* the parent's name of it */
+			return fks[f].ptable;
+		}
+	return NULL;
+}
+
 /* The lineage of attribute name of t: the table attribute it comes from
  * through -> references ("Table.attr"), for a primary key attribute or an
  * inherited one (primary or secondary, nullable too); NULL for another
@@ -103,15 +118,10 @@ int alg_unknown(djc_conn *c, const djc_expr *e, const char *what, const char *na
 static char *lineage_of(const table *t, const char *name)
 {
 	for (int depth = 0; t && depth < 64; depth++) {
-		const table *up = NULL;
-		for (size_t f = 0; f < t->nfks && !up; f++)
-			for (size_t k = 0; k < t->fks[f].nattrs; k++) {
-				const char *child = t->fks[f].cattrs ? t->fks[f].cattrs[k] : t->fks[f].attrs[k];
-				if (strcmp(child, name)) continue;
-				up = t->fks[f].ptable;
-				name = t->fks[f].attrs[k];   /* the parent's name of it */
-				break;
-			}
+		/* an adopted table's nullable references count too (DataJoint's
+		 * ~lineage gives their attributes the parent's) */
+		const table *up = ref_up(t->fks, t->nfks, &name);
+		if (!up) up = ref_up(t->nullrefs, t->nnullrefs, &name);
 		if (!up) {
 			const attr *a = table_attr(t, name);
 			return a && a->in_key ? xasprintf("%s.%s", t->name, name) : NULL;
