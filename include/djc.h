@@ -916,10 +916,13 @@ int djc_expr_restrict_expr(djc_expr **out, djc_conn *conn, djc_expr *a, djc_expr
 /* a - b: the rows of a matching no row of b (NULL-safe: NOT EXISTS). */
 int djc_expr_anti_expr(djc_expr **out, djc_conn *conn, djc_expr *a, djc_expr *b);
 /* a.proj(...): the primary key (always kept) and attrs[0..n), each an
- * attribute name, "new=old" (a rename) or "..." (every attribute). */
+ * attribute name, "new=old" (a rename), "..." (every attribute) or
+ * "-name" (not that secondary attribute, wherever it stands: DataJoint's
+ * proj(..., '-name'); a key attribute cannot be excluded). */
 int djc_expr_proj(djc_expr **out, djc_conn *conn, djc_expr *a, const char *const *attrs, size_t n);
 /* a.aggr(b, ...): one row per row of a (those without a match in b too),
- * with a's primary key, and attrs[0..n): an attribute of a, or
+ * with a's primary key, and attrs[0..n): an attribute of a, "...",
+ * "-name" (a secondary attribute of a left out, as in proj), or
  * "name=f(x)" with f one of count sum avg min max and x an attribute of
  * b (count() or count(*): the matching rows of b, 0 for none). b must
  * have every primary key attribute of a. */

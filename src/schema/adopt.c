@@ -405,8 +405,9 @@ static int fk_counts(const db_cfk *f)
 	return f->ref_table[0] != '~';
 }
 
-/* A reference line: -> Parent, -> master, -> Parent.proj(child='parent'). */
-static int ref_line(gen *g, at *a, const db_cfk *f, sb_t *out)
+/* A reference line: -> Parent, -> master, -> Parent.proj(child='parent'),
+ * -> [nullable] Parent... (nullable). */
+static int ref_line(gen *g, at *a, const db_cfk *f, int nullable, sb_t *out)
 {
 	int p = find_at(g, f->ref_schema, f->ref_table);
 	if (p < 0) return fail(g, "table %s.%s: references %s.%s, which is not a DataJoint table", a->cat->schema, a->t->name,
@@ -415,8 +416,8 @@ static int ref_line(gen *g, at *a, const db_cfk *f, sb_t *out)
 	if (f->n != pa->t->npk)
 		return fail(g, "table %s.%s: a foreign key to %s.%s that is not its primary key", a->cat->schema, a->t->name,
 			    f->ref_schema, f->ref_table);
-	if (a->master == p) { sb_add(out, "    -> master\n"); return DJC_OK; }
-	sb_printf(out, "    -> %s", pa->cls);
+	if (a->master == p && !nullable) { sb_add(out, "    -> master\n"); return DJC_OK; }
+	sb_printf(out, "    -> %s%s", nullable ? "[nullable] " : "", pa->cls);
 	int renamed = 0;
 	for (size_t k = 0; k < f->n; k++) {
 		if (!strcmp(f->cols[k], f->ref_cols[k])) continue;
@@ -443,22 +444,19 @@ static int fk_nullable(const db_ctable *t, const db_cfk *f)
 	return 0;
 }
 
-/* The parent's column that a nullable reference's column c refers to
- * (djc has no [nullable] references: such a column is an attribute typed
- * by the parent's), or NULL. */
-static const db_ccol *nullable_ref(gen *g, at *a, const db_ccol *c, int *pi)
+/* The nullable reference holding column c whose parent is adopted too,
+ * or -1. Written `-> [nullable] Parent...`: djc's attributes for it are
+ * plain nullable ones typed by the parent's, the reference kept for their
+ * lineage only (schema.h, nullrefs). */
+static int nullable_ref(gen *g, at *a, const db_ccol *c)
 {
 	const db_ctable *t = a->t;
 	for (size_t f = 0; f < t->nfks; f++) {
 		const db_cfk *fk = &t->fks[f];
-		if (!fk_counts(fk) || !fk_nullable(t, fk)) continue;
-		for (size_t k = 0; k < fk->n; k++) {
-			if (strcmp(fk->cols[k], c->name)) continue;
-			*pi = find_at(g, fk->ref_schema, fk->ref_table);
-			return *pi < 0 ? NULL : db_ctable_col(g->v[*pi].t, fk->ref_cols[k]);
-		}
+		if (!fk_counts(fk) || !fk_nullable(t, fk) || !in_list(fk->cols, fk->n, c->name)) continue;
+		return find_at(g, fk->ref_schema, fk->ref_table) < 0 ? -1 : (int)f;
 	}
-	return NULL;
+	return -1;
 }
 
 /* One column of the heading (key: in the primary key): nothing when a
@@ -468,9 +466,12 @@ static const db_ccol *nullable_ref(gen *g, at *a, const db_ccol *c, int *pi)
 static int heading_col(gen *g, at *a, const db_ccol *c, char *written, int key, sb_t *out)
 {
 	const db_ctable *t = a->t;
-	int pi;
-	const db_ccol *pc = nullable_ref(g, a, c, &pi);
-	if (pc) return attr_line(g, a, c, pc, &g->v[pi], out);
+	int nf = nullable_ref(g, a, c);
+	if (nf >= 0) {
+		if (written[nf]) return DJC_OK;
+		written[nf] = 1;
+		return ref_line(g, a, &t->fks[nf], 1, out);
+	}
 	for (size_t f = 0; f < t->nfks; f++)
 		if (written[f] && in_list(t->fks[f].cols, t->fks[f].n, c->name)) return DJC_OK;
 	for (size_t f = 0; f < t->nfks; f++) {
@@ -478,7 +479,7 @@ static int heading_col(gen *g, at *a, const db_ccol *c, char *written, int key, 
 		if (!fk_counts(fk) || fk_nullable(t, fk) || fk_primary(t, fk) != key || !in_list(fk->cols, fk->n, c->name))
 			continue;
 		written[f] = 1;
-		return ref_line(g, a, fk, out);
+		return ref_line(g, a, fk, 0, out);
 	}
 	return attr_line(g, a, c, c, a, out);
 }

@@ -77,6 +77,16 @@ static void free_table(table *t)
 		free(t->fks[i].cattrs);
 	}
 	free(t->fks);
+	for (size_t i = 0; i < t->nnullrefs; i++) {
+		free(t->nullrefs[i].parent);
+		for (size_t k = 0; k < t->nullrefs[i].nattrs; k++) {
+			free(t->nullrefs[i].attrs[k]);
+			free(t->nullrefs[i].cattrs[k]);
+		}
+		free(t->nullrefs[i].attrs);
+		free(t->nullrefs[i].cattrs);
+	}
+	free(t->nullrefs);
 	for (size_t i = 0; i < t->nidx; i++) {
 		for (size_t k = 0; k < t->idx[i].nattrs; k++) free(t->idx[i].attrs[k]);
 		free(t->idx[i].attrs);
@@ -515,6 +525,40 @@ static int add_parent(pctx *c, int line, table *t, const char *pname, int in_key
 		f->cattrs[f->nattrs++] = xstrdup(cname);
 		if (strcmp(cname, pa->name)) f->renamed = 1;
 		if (inherit_attr(c, line, t, pa, cname, pname, in_key)) return DJC_EINVAL;
+	}
+	return 0;
+}
+
+/* An adopted table's nullable reference `-> [nullable] P[.proj(...)]`
+ * below '---': P's key attributes (renamed) as plain nullable attributes,
+ * the reference kept in t->nullrefs for their lineage only. */
+static int add_nullable(pctx *c, int line, table *t, const char *pname, const renames *r)
+{
+	if (!*pname) return fail(c, line, "'->' names no parent table");
+	if (!strcmp(pname, t->name)) return fail(c, line, "table %s cannot reference itself", t->name);
+	table *p = resolve(c, pname);
+	if (!p) return fail(c, line, "unknown parent table '%s' (declare it above this table, or check the spelling)", pname);
+	if (renames_check(c, line, p, r)) return DJC_EINVAL;
+	t->nullrefs = xrealloc(t->nullrefs, (t->nnullrefs + 1) * sizeof(fkey));
+	fkey *f = &t->nullrefs[t->nnullrefs++];
+	memset(f, 0, sizeof *f);
+	f->parent = xstrdup(p->name);
+	f->ptable = p;
+	f->attrs = xcalloc(p->nkey ? p->nkey : 1, sizeof(char *));
+	f->cattrs = xcalloc(p->nkey ? p->nkey : 1, sizeof(char *));
+	for (size_t i = 0; i < p->nkey; i++) {
+		attr *pa = &p->attrs[i];
+		const char *cname = renamed(r, pa->name);
+		f->attrs[f->nattrs] = xstrdup(pa->name);
+		f->cattrs[f->nattrs++] = xstrdup(cname);
+		if (strcmp(cname, pa->name)) f->renamed = 1;
+		int had = table_attr(t, cname) != NULL;
+		if (inherit_attr(c, line, t, pa, cname, pname, 0)) return DJC_EINVAL;
+		if (!had) {
+			attr *a = table_attr(t, cname);
+			a->nullable = 1;
+			a->from_parent = 0;
+		}
 	}
 	return 0;
 }
@@ -989,8 +1033,19 @@ static int block_ref(pctx *c, table *t, char *s, int line, block_state *st)
 	cut_comment(s);
 	char *pn = trim(s + 2);
 	renames r;
+	/* DataJoint's nullable reference: an adopted table's only (adopt writes
+	 * it for its lineage; djc's own references are not nullable) */
+	int nullable = !strncmp(pn, "[nullable]", 10);
+	if (nullable && (!t->adopted || st->in_key))
+		return fail(c, line, "nullable references are not supported; reference the parent below '---' without [nullable]");
+	if (nullable) pn = trim(pn + 10);
 	if (parse_proj(c, line, pn, &r)) return DJC_EINVAL;
 	pn = trim(pn);
+	if (nullable) {
+		int rc = add_nullable(c, line, t, pn, &r);
+		renames_free(&r);
+		return rc ? DJC_EINVAL : 0;
+	}
 	if (r.n) {
 		int rc = add_parent(c, line, t, pn, st->in_key, &r);
 		renames_free(&r);

@@ -68,6 +68,11 @@ typedef struct table {
 	size_t attrs_cap;      /* attrs' room while the parser adds to it (xgrow) */
 	fkey *fks;
 	size_t nfks;
+	fkey *nullrefs;        /* an adopted table's nullable references (DataJoint's `-> [nullable]
+	                        * P` below '---'): their attributes are plain nullable attributes
+	                        * (from_parent 0: no key source, cascade or insert check of djc's);
+	                        * kept for their lineage only (docs/queries.md) */
+	size_t nnullrefs;
 	tindex *idx;
 	size_t nidx;
 	char **make_argv;      /* make = prog args... (NULL-terminated) */

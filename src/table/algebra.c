@@ -92,16 +92,36 @@ int alg_unknown(djc_conn *c, const djc_expr *e, const char *what, const char *na
 	return rc;
 }
 
+/* The parent whose attribute *name of a child (one of fks[0..n)) refers
+ * to, *name then the parent's name of it; NULL when none does. */
+static const table *ref_up(const fkey *fks, size_t n, const char **name)
+{
+	for (size_t f = 0; f < n; f++)
+		for (size_t k = 0; k < fks[f].nattrs; k++) {
+			const char *child = fks[f].cattrs ? fks[f].cattrs[k] : fks[f].attrs[k];
+			if (strcmp(child, *name)) continue;
+			if (!fks[f].ptable) return NULL;
+			*name = fks[f].attrs[k];   /* the parent's name of it */
+			return fks[f].ptable;
+		}
+	return NULL;
+}
+
 /* The lineage of attribute name of t: the table attribute it comes from
  * through -> references ("Table.attr"), for a primary key attribute or an
- * inherited one; NULL for another secondary attribute. Caller frees. */
+ * inherited one (primary or secondary, nullable too); NULL for another
+ * secondary attribute. A renamed reference (-> P.proj(child='parent'))
+ * is followed by the parent's name: child has the lineage of P's parent,
+ * as DataJoint's declare gives it (the ~lineage row of child is P.parent's;
+ * table.py _populate_lineage, declare.py compile_foreign_key's
+ * fk_attribute_map). Caller frees. */
 static char *lineage_of(const table *t, const char *name)
 {
 	for (int depth = 0; t && depth < 64; depth++) {
-		const table *up = NULL;
-		for (size_t f = 0; f < t->nfks && !up; f++)
-			for (size_t k = 0; k < t->fks[f].nattrs; k++)
-				if (!strcmp(t->fks[f].attrs[k], name)) { up = t->fks[f].ptable; break; }
+		/* an adopted table's nullable references count too (DataJoint's
+		 * ~lineage gives their attributes the parent's) */
+		const table *up = ref_up(t->fks, t->nfks, &name);
+		if (!up) up = ref_up(t->nullrefs, t->nnullrefs, &name);
 		if (!up) {
 			const attr *a = table_attr(t, name);
 			return a && a->in_key ? xasprintf("%s.%s", t->name, name) : NULL;
@@ -292,14 +312,38 @@ static void proj_ellipsis(const djc_expr *a, proj_spec *p)
 	}
 }
 
+/* An exclusion item "-attr" (DataJoint 2's proj(..., '-attr')): the
+ * attribute of a it names, whose index goes to *i; the leading dashes and
+ * spaces are skipped, as DataJoint's lstrip("-").strip(). 0 when s is not
+ * one; else DJC_OK, or an error for a name a lacks (DataJoint ignores it)
+ * or a key attribute (DataJoint: "Cannot exclude primary key attribute"). */
+static int exclusion(djc_conn *c, const djc_expr *a, const char *op, const char *s, int *i, int *rc)
+{
+	if (*s != '-') return 0;
+	while (*s == '-' || *s == ' ') s++;
+	*i = alg_find(a, s);
+	if (*i < 0) {
+		char *what = xasprintf("%s: an exclusion", op);
+		*rc = alg_unknown(c, a, what, s);
+		free(what);
+	} else if (a->h.attrs[*i].in_key) {
+		*rc = conn_fail(c, DJC_EINVAL, "%s: cannot exclude primary key attribute '%s' of %s (the key is always kept)",
+				op, s, a->repr);
+	} else
+		*rc = DJC_OK;
+	return 1;
+}
+
 static int proj_parse(djc_conn *c, const djc_expr *a, const char *const *items, size_t n, proj_spec *p)
 {
-	int ellipsis = 0;
+	int ellipsis = 0, rc, x;
 	for (size_t k = 0; k < n; k++) {
 		const char *s = items[k] ? items[k] : "";
 		char l[128], r[128];
 		if (!strcmp(s, "...")) {
 			ellipsis = 1;
+		} else if (exclusion(c, a, "proj", s, &x, &rc)) {
+			if (rc) return rc;
 		} else if (split_eq(s, l, r, sizeof l)) {
 			if (!is_ident(l, strlen(l)))
 				return conn_fail(c, DJC_EINVAL, "proj: '%s' is not a valid attribute name (in %s)", l, s);
@@ -313,6 +357,9 @@ static int proj_parse(djc_conn *c, const djc_expr *a, const char *const *items, 
 		}
 	}
 	if (ellipsis) proj_ellipsis(a, p);
+	/* "-attr" drops attr wherever it stands: it was kept by "..." or by name */
+	for (size_t k = 0; k < n; k++)
+		if (items[k] && exclusion(c, a, "proj", items[k], &x, &rc)) p->keep[x] = 0;
 	return DJC_OK;
 }
 
@@ -445,22 +492,30 @@ static int agg_item(djc_conn *c, djc_expr *e, const djc_expr *b, const char *nam
 
 /* The heading of a.aggr(b, items): a's key, the attributes of a named,
  * the computed ones. */
-static int aggr_heading(djc_conn *c, djc_expr *e, const djc_expr *a, const djc_expr *b, const char *const *items, size_t n)
+static int aggr_heading(djc_conn *c, djc_expr *e, const djc_expr *a, const djc_expr *b, const char *const *items, size_t n,
+			int *drop)
 {
+	int rc, x;
+	for (size_t k = 0; k < n; k++)   /* "-attr": never kept (DataJoint's aggr is a proj) */
+		if (items[k] && exclusion(c, a, "aggr", items[k], &x, &rc)) {
+			if (rc) return rc;
+			drop[x] = 1;
+		}
 	for (size_t i = 0; i < a->h.nattrs; i++)
 		if (a->h.attrs[i].in_key) hd_copy(e, a, i, 1);
 	for (size_t k = 0; k < n; k++) {
 		const char *s = items[k] ? items[k] : "";
 		char l[128], r[128];
+		if (*s == '-') continue;
 		if (split_eq(s, l, r, sizeof l)) {
 			if (!is_ident(l, strlen(l))) return conn_fail(c, DJC_EINVAL, "aggr: '%s' is not a valid attribute name", l);
-			int rc = agg_item(c, e, b, l, r);
+			rc = agg_item(c, e, b, l, r);
 			if (rc) return rc;
 			continue;
 		}
 		for (size_t i = 0; i < a->h.nattrs; i++)
 			if (!strcmp(s, "...") ? !a->h.attrs[i].in_key : !strcmp(s, a->h.attrs[i].name)) {
-				if (alg_find(e, a->h.attrs[i].name) < 0) hd_copy(e, a, i, 0);
+				if (!drop[i] && alg_find(e, a->h.attrs[i].name) < 0) hd_copy(e, a, i, 0);
 				if (strcmp(s, "...")) break;
 			}
 		if (strcmp(s, "...") && alg_find(a, s) < 0) return alg_unknown(c, a, "aggr", s);
@@ -483,7 +538,10 @@ int djc_expr_aggr(djc_expr **out, djc_conn *c, djc_expr *a, djc_expr *b, const c
 	e->r = expr_ref(b);
 	e->repr = call_repr(a, "aggr", b, items, n);
 	e->h.name = e->repr;
-	if ((rc = aggr_heading(c, e, a, b, items, n))) { djc_expr_free(e); return rc; }
+	int *drop = xcalloc(a->h.nattrs + 1, sizeof(int));
+	rc = aggr_heading(c, e, a, b, items, n, drop);
+	free(drop);
+	if (rc) { djc_expr_free(e); return rc; }
 	*out = e;
 	return DJC_OK;
 }

@@ -161,6 +161,7 @@ static void pipe_merge(djc_conn *c, pipeline *np)
 	for (size_t i = 0; i < old->n; i++) {
 		table *t = old->tables[i];
 		for (size_t k = 0; k < t->nfks; k++) t->fks[k].ptable = pipeline_find(old, t->fks[k].parent);
+		for (size_t k = 0; k < t->nnullrefs; k++) t->nullrefs[k].ptable = pipeline_find(old, t->nullrefs[k].parent);
 		if (t->master) t->master = pipeline_find(old, t->master->name);
 	}
 	size_t w = 0;

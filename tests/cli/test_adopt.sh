@@ -110,6 +110,22 @@ case_populate() {
 }
 tcase populate adopt
 
+# Pair's second reference to Session, renamed (-> Session.proj(prev_idx=
+# 'session_idx')): prev_idx has Session.session_idx's lineage, as in
+# DataJoint's ~lineage, so Pair joins and restricts by Session renamed alike
+case_renamed_ref() {
+	[ -n "$FIX" ] || return 0
+	expect_out "Pair * Session renamed as the reference renames it: every pair" 13 \
+		sh -c "'$DJC' fetch 'Pair * Session.proj(prev_idx=session_idx, prev_time=session_time)' --format jsonl | wc -l"
+	expect_out "Pair & the first sessions, renamed" 5 \
+		sh -c "'$DJC' fetch 'Pair & (Session & {\"session_idx\": 1}).proj(prev_idx=session_idx)' --format jsonl | wc -l"
+	expect_out "Pair - the first sessions, renamed" 8 \
+		sh -c "'$DJC' fetch 'Pair - (Session & {\"session_idx\": 1}).proj(prev_idx=session_idx)' --format jsonl | wc -l"
+	expect_fail 2 "the renamed attribute against the parent's other key attribute is refused" "on attribute 'prev_idx'" \
+		djc fetch 'Pair * Session.proj(prev_idx=subject_id)'
+}
+tcase renamed_ref populate
+
 case_worker() {
 	[ -n "$FIX" ] || return 0
 	expect_rc 0 "djc worker with no table named" djc worker --until-empty --json
@@ -599,6 +615,35 @@ case_same_class() {
 	check "B's is qualified" grep -q "^created $B\.Stats jobs table ~~${B}__stats$" <<< "$OUT"
 }
 tcase same_class
+
+# DataJoint's nullable references (-> [nullable] Subject.proj(mate=...),
+# -> [nullable] Rig): adopted as `-> [nullable] ...` lines, plain nullable
+# attributes with the parent's lineage (DataJoint's ~lineage gives them
+# the parent's), so Visit joins and restricts by the parent as in DataJoint
+case_nullable_ref() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_anr" C="${DJC_DATABASE_SCHEMA}_anrc" q='"'
+	[ "$DJC_BACKEND" = mysql ] && q='`'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}subject$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}rig$q (r int NOT NULL, PRIMARY KEY (r))" \
+		"CREATE TABLE $q@W@$q.${q}visit$q (v int NOT NULL, buddy int NOT NULL, mate int NULL, r int NULL, PRIMARY KEY (v), FOREIGN KEY (buddy) REFERENCES $q@W@$q.${q}subject$q (k), FOREIGN KEY (mate) REFERENCES $q@W@$q.${q}subject$q (k), FOREIGN KEY (r) REFERENCES $q@W@$q.${q}rig$q (r))" \
+		"INSERT INTO $q@W@$q.${q}subject$q VALUES (1), (2), (3)" "INSERT INTO $q@W@$q.${q}rig$q VALUES (1), (2)" \
+		"INSERT INTO $q@W@$q.${q}visit$q VALUES (1, 2, 3, 1), (2, 1, NULL, NULL)"
+	expect_rc 0 "adopt --dry-run" djc --schema "$C" adopt "$W" --dry-run
+	check "a nullable renamed reference is written as DataJoint writes it" grep -q "^    -> \[nullable\] Subject.proj(mate='k')$" <<< "$OUT"
+	check "... and a nullable one not renamed" grep -q "^    -> \[nullable\] Rig$" <<< "$OUT"
+	expect_rc 0 "adopt it" djc --schema "$C" adopt "$W"
+	expect_out "join on the nullable renamed reference's attribute" '{"v":1,"mate":3}' \
+		djc --schema "$C" fetch 'Visit.proj(mate) * Subject.proj(mate=k)' --format jsonl
+	expect_out "restriction by the nullable reference's parent" '{"v":1,"r":1}' \
+		djc --schema "$C" fetch 'Visit.proj(r) & Rig' --format jsonl
+	expect_out "the NULLs stay NULL" '{"v":2,"buddy":1,"mate":null,"r":null}' \
+		djc --schema "$C" fetch 'Visit & "mate is null"' --format jsonl
+	expect_fail 2 "namesakes from different parents are still refused" "on attribute 'mate': it comes from Subject.k in one and from Rig.r in the other" \
+		djc --schema "$C" fetch 'Visit * Rig.proj(mate=r)'
+	expect_out "adopt again: unchanged" "unchanged: the schema is already adopted" djc --schema "$C" adopt "$W"
+}
+tcase nullable_ref
 
 # Schemas that reference each other adopted one at a time into one
 # companion: the second adopt names the first's tables schema.Class (they

@@ -102,6 +102,28 @@ expect_out "proj(old, ..., new=old): old named too stays" "subject,species,kind,
 m1,mouse,mouse,20
 m2,mouse,mouse,22
 r1,rat,rat,300" djc fetch 'Subject.proj(species, ..., kind=species)' --format csv
+expect_out "proj(..., -a, -b): every attribute but those (DataJoint 2's exclusion)" "subject,weight
+m1,20
+m2,22
+r1,300" djc fetch 'Subject.proj(..., -species)' --format csv
+expect_out "... without ...: the key; named and excluded: left out" "subject
+m1
+m2
+r1" djc fetch 'Subject.proj(weight, -species, -weight)' --format csv
+expect_out "... an excluded attribute can still be renamed" "subject,kind,weight
+m1,mouse,20
+m2,mouse,22
+r1,rat,300" djc fetch 'Subject.proj(..., -species, kind=species)' --format csv
+expect_out "... in an aggregation's kept attributes" "subject,weight,n
+m1,20,3
+m2,22,0
+r1,300,1" djc fetch 'Subject.aggr(Trial, ..., -species, n=count())' --format csv
+expect_fail 2 "a key attribute cannot be excluded (DataJoint neither)" "^djc: proj: cannot exclude primary key attribute 'subject' of Subject" \
+	djc fetch 'Subject.proj(..., -subject)'
+expect_fail 2 "... nor in an aggregation" "^djc: aggr: cannot exclude primary key attribute 'subject' of Subject" \
+	djc fetch 'Subject.aggr(Trial, -subject, n=count())'
+expect_fail 2 "excluding an unknown name is an error (DataJoint ignores it)" 'proj: an exclusion names "speces", which is not an attribute of Subject \(did you mean species\?' \
+	djc fetch 'Subject.proj(..., -speces)'
 expect_out "an aggregation per subject (every subject, 0 without trials)" "subject,n,total
 m1,3,9
 m2,0,
@@ -220,6 +242,82 @@ m1,2
 r1,1" djc fetch 'Session.proj()' --format csv
 }
 tcase delete proj_aggr formats fetch1 explain bad_input join
+
+# A second reference to one parent, renamed (DataJoint's -> P.proj(c='p')):
+# c has P.p's lineage, followed back through P's references (DataJoint's
+# ~lineage row of c is the origin's), primary or secondary, so joins and
+# restrictions by the parent renamed the same way are accepted; namesakes
+# of different origin (two renamed references to different parents) are
+# still refused.
+case_renamed_ref() {
+cat > r.djc <<'P'
+Animal (manual)
+    animal : varchar(16)
+    ---
+    aname : varchar(16)
+
+Box (manual)
+    box : int32
+    ---
+
+Rec (manual)
+    -> Animal
+    rec : int32
+    ---
+
+Pair (manual)
+    -> Animal
+    -> Animal.proj(other='animal')
+    ---
+    score : int32
+
+RecPair (manual)
+    -> Rec
+    -> Rec.proj(other_animal='animal', other_rec='rec')
+    ---
+
+Cage (manual)
+    cage : int32
+    ---
+    -> Box.proj(other='box')
+    -> Animal.proj(buddy='animal')
+
+PairStats (computed)
+    -> Pair
+    ---
+    n : int32
+P
+djc declare r.djc >/dev/null
+printf '%s\n' '{"animal":"a","aname":"Al"}' '{"animal":"b","aname":"Bo"}' '{"animal":"c","aname":"Cy"}' | djc insert Animal >/dev/null
+printf '%s\n' '{"box":1}' | djc insert Box >/dev/null
+printf '%s\n' '{"animal":"a","rec":1}' '{"animal":"b","rec":1}' '{"animal":"b","rec":2}' | djc insert Rec >/dev/null
+printf '%s\n' '{"animal":"a","other":"b","score":1}' '{"animal":"b","other":"c","score":2}' | djc insert Pair >/dev/null
+printf '%s\n' '{"animal":"a","rec":1,"other_animal":"b","other_rec":2}' | djc insert RecPair >/dev/null
+printf '%s\n' '{"cage":1,"other":1,"buddy":"c"}' | djc insert Cage >/dev/null
+expect_out "join on a renamed reference's attribute" "animal,other,score,oname
+a,b,1,Bo
+b,c,2,Cy" djc fetch 'Pair * Animal.proj(other=animal, oname=aname)' --format csv
+expect_out "restriction by the parent renamed the same way" "animal,other
+b,c" djc fetch 'Pair.proj() & (Animal & {"aname": "Cy"}).proj(other=animal)' --format csv
+expect_out "anti-restriction by it" "animal,other
+a,b" djc fetch 'Pair.proj() - (Animal & {"aname": "Cy"}).proj(other=animal)' --format csv
+expect_out "a renamed two-attribute reference, through the parent's own reference" "animal,rec,other_animal,other_rec
+a,1,b,2" djc fetch 'RecPair * Rec.proj(other_animal=animal, other_rec=rec)' --format csv
+expect_out "... and anti-restricted by it" "0" sh -c '"$DJC" fetch "RecPair - Rec.proj(other_animal=animal, other_rec=rec)" --format jsonl | wc -l'
+expect_out "a secondary renamed reference" "cage,other,buddy,aname
+1,1,c,Cy" djc fetch 'Cage * Animal.proj(buddy=animal, aname)' --format csv
+expect_out "two renamed references to one parent meet" "animal,buddy,score,cage
+b,c,2,1" djc fetch 'Pair.proj(score, buddy=other) * Cage.proj(buddy)' --format csv --attrs animal,buddy,score,cage
+expect_fail 2 "namesakes from different parents are still refused" "cannot join Pair and Cage on attribute 'other': it comes from Animal.animal in one and from Box.box in the other" \
+	djc fetch 'Pair * Cage'
+expect_fail 2 "... also renamed alike" "cannot join .* on attribute 'o': it comes from Animal.animal in one and from Box.box in the other" \
+	djc fetch 'Pair.proj(o=other) * Cage.proj(o=other)'
+expect_fail 2 "... and the renamed attribute against the parent's own name" "on attribute 'animal'" \
+	djc fetch 'Cage.proj(animal=other) * Animal'
+expect_out "an expression as --where: a key from a renamed reference" "PairStats: Completed 0 of 1" \
+	sh -c '"$DJC" progress PairStats --where "(Animal & {\"aname\": \"Cy\"}).proj(other=animal)" | sed "s/ (.*//"'
+}
+tcase renamed_ref
 
 # dj.U(a) & B: the distinct values of a in B
 case_u_semi() {

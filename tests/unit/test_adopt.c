@@ -145,7 +145,7 @@ static const char *const want014 =
 	"    ---\n"
 	"    gap : int32\n"
 	"    note = null : varchar(16)\n"
-	"    param_id = null : int16\n"
+	"    -> [nullable] ParamSet\n"
 	"    make = ./pair.sh\n"
 	"\n"
 	"Pair.Part (part)\n"
@@ -184,6 +184,11 @@ static void test_dj014(void)
 		table *t = p ? pipeline_find(p, "Pair") : NULL;
 		CHECK(t && t->adopted && !strcmp(t->adopted, "dj") && t->tier == TIER_COMPUTED);
 		CHECK(t && t->nfks >= 2 && t->fks[1].renamed);
+		/* the nullable reference: a plain nullable attribute, the reference
+		 * kept for its lineage */
+		const attr *pid = t ? table_attr(t, "param_id") : NULL;
+		CHECK(t && t->nnullrefs == 1 && !strcmp(t->nullrefs[0].parent, "ParamSet"));
+		CHECK(pid && pid->nullable && !pid->in_key && !pid->from_parent && !strcmp(pid->type_text, "int16"));
 		pipeline_free(p);
 		free(pm);
 	}

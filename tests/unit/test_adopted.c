@@ -164,6 +164,20 @@ static void test_adopted_errors(void)
 	pipeline *p = ok_parse(buf);
 	table *c = p ? pipeline_find(p, "C") : NULL;
 	CHECK(c && c->nkey == 3 && table_attr(c, "c") && table_attr(c, "c")->from_parent);
+	/* DataJoint's nullable references: an adopted table's, below '---', as
+	 * plain nullable attributes (no key source, cascade or insert check)
+	 * with the reference kept for their lineage; refused elsewhere */
+	snprintf(buf, sizeof buf, "%sC (manual)\n    k : int32\n    ---\n    -> [nullable] P.proj(x='a')\n", P);
+	HAS(err_parse(buf), "p.djc:8: nullable references are not supported");
+	snprintf(buf, sizeof buf, "%sC (manual)\n    adopted = s.c\n    -> [nullable] P\n    ---\n", P);
+	HAS(err_parse(buf), "p.djc:7: nullable references are not supported");
+	snprintf(buf, sizeof buf, "%sC (manual)\n    adopted = s.c\n    k : int32\n    ---\n    -> [nullable] P.proj(x='a')\n", P);
+	p = ok_parse(buf);
+	c = p ? pipeline_find(p, "C") : NULL;
+	const attr *x = c ? table_attr(c, "x") : NULL, *b = c ? table_attr(c, "b") : NULL;
+	CHECK(c && c->nkey == 1 && c->nattrs == 3 && c->nfks == 0 && c->nnullrefs == 1 && c->nullrefs[0].renamed);
+	CHECK(x && x->nullable && !x->in_key && !x->from_parent && b && b->nullable && !b->from_parent);
+	CHECK(c && !strcmp(c->nullrefs[0].cattrs[0], "x") && !strcmp(c->nullrefs[0].attrs[0], "a"));
 }
 
 /* <blob>: a DataJoint blob header, else a clear error (w3-common.md). */

@@ -24,7 +24,13 @@ static const char PIPE[] =
 	"DataA (lookup)\n    idx : int32\n    ---\n    a : int32\n\n"
 	"DataB (lookup)\n    idx : int32\n    ---\n    a : int32\n\n"
 	"Parent (lookup)\n    parent_id : int32\n    ---\n    name : varchar(30)\n\n"
-	"Child (lookup)\n    -> Parent\n    child_id : int32\n    ---\n    name : varchar(30)\n";
+	"Child (lookup)\n    -> Parent\n    child_id : int32\n    ---\n    name : varchar(30)\n\n"
+	/* a second reference to one parent, renamed: DataJoint's usual idiom */
+	"Pairing (lookup)\n    -> Parent\n    -> Parent.proj(other_id='parent_id')\n    ---\n\n"
+	"ChildPair (lookup)\n    -> Child\n    -> Child.proj(o_parent='parent_id', o_child='child_id')\n    ---\n";
+
+static const char *const ROWS_PAIRING[] = {"{\"parent_id\": 1, \"other_id\": 1}", NULL};
+static const char *const ROWS_CHILDPAIR[] = {"{\"parent_id\": 1, \"child_id\": 12, \"o_parent\": 1, \"o_child\": 12}", NULL};
 
 static djc_conn *C;
 
@@ -150,6 +156,12 @@ static void t_rename(void)
 	LEN(8, "B & {\"id_a\": [3, 4]}");
 	CHECK_STR(heading("D.proj(a=id_a)"), "a,id_d");
 	CHECK_STR(heading("D"), "id_a,id_d,id_l");
+	/* DataJoint 2's exclusions: proj(..., '-attr'), a key attribute refused */
+	CHECK_STR(heading("B.proj(..., -mu, -sigma)"), "id_a,id_b,n");
+	CHECK_STR(heading("B.proj(mu, -mu)"), "id_a,id_b");
+	CHECK_STR(heading("B.aggr(B.C, ..., -n, k=count())"), "id_a,id_b,mu,sigma,k");
+	refused("B.proj(..., -id_b)", "proj: cannot exclude primary key attribute 'id_b' of B");
+	refused("B.proj(..., -nn)", "proj: an exclusion names \"nn\", which is not an attribute of B");
 	/* the pairing of test_join */
 	LEN(6, "A.proj(a1=id_a, c1=cond_in_a) & {\"c1\": 0}");
 	LEN(4, "A.proj(a2=id_a, c2=cond_in_a) & {\"c2\": 1}");
@@ -238,6 +250,18 @@ static void t_semantic(void)
 	refused("DataA.proj() * DataB.proj()", "attribute 'idx'");
 	refused("Child * Parent", "attribute 'name': it is not a key attribute or one inherited");
 	LEN(1, "Child * Parent.proj(pname=name)");
+	/* a renamed reference's attribute has the lineage of the parent's
+	 * (DataJoint 2.3.2's ~lineage: the origin's, through the parent's
+	 * own references) */
+	LEN(1, "Pairing * Parent.proj(other_id=parent_id, oname=name)");
+	LEN(1, "Pairing & Parent.proj(other_id=parent_id)");
+	LEN(0, "Pairing - Parent.proj(other_id=parent_id)");
+	LEN(1, "Pairing.proj(x=other_id) & Child.proj(x=parent_id)");
+	LEN(1, "ChildPair * Child.proj(o_parent=parent_id, o_child=child_id)");
+	LEN(0, "ChildPair - Child.proj(o_parent=parent_id, o_child=child_id)");
+	refused("Pairing * A.proj(other_id=id_a)", "it comes from Parent.parent_id in one and from A.id_a in the other");
+	refused("ChildPair * Child.proj(o_child=parent_id, o_parent=child_id)",
+		"on attribute 'o_parent': it comes from Parent.parent_id in one and from Child.child_id in the other");
 	refused("A * (", "expected a table name or '(' at column 6");
 	refused("A * L)", "unexpected text at column 6");
 	refused("A & {\"id_a\": 1", "unbalanced JSON restriction");
@@ -440,6 +464,7 @@ int main(int argc, char **argv)
 		load("A", ROWS_A); load("L", ROWS_L); load("B", ROWS_B); load("B.C", ROWS_B_C); load("D", ROWS_D);
 		load("IJ", ROWS_IJ); load("JI", ROWS_JI); load("DataA", ROWS_DATAA); load("DataB", ROWS_DATAB);
 		load("Parent", ROWS_PARENT); load("Child", ROWS_CHILD);
+		load("Pairing", ROWS_PAIRING); load("ChildPair", ROWS_CHILDPAIR);
 	}
 	if (t_want("join")) t_join();
 	if (t_want("rename")) t_rename();
