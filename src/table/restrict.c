@@ -92,7 +92,7 @@ static int where_value(wctx *w, const attr *a, json_t *v, val_t *out, int *after
 {
 	char *msg = NULL;
 	*after = 0;
-	if (!value_from_json(a, v, out, &msg)) return DJC_OK;
+	if (!value_cmp_json(a, v, out, &msg)) return DJC_OK;
 	if (a->type.t == T_DATE && json_is_string(v) &&
 	    !cond_date_of_datetime(a, json_string_value(v), json_string_length(v), out, after)) {
 		free(msg);

@@ -357,4 +357,61 @@ expect_fail 2 "neither a date nor a datetime" \
 }
 tcase date_datetime
 
+# a float32 attribute compared with a number compares as the servers (and
+# DataJoint) compare it: the stored float32, widened to a double, with the
+# number as a double, never the number rounded to float32. 0.1 is stored as
+# 0.100000001490116..., which is not 0.1 and is greater than it.
+case_float32() {
+printf '%s\n' 'Rig (manual)' '    rig : varchar(8)' '    ---' '    gain : float32' '' \
+	'Gain (lookup)' '    gain : float32' '    ---' '' 'GainStats (computed)' '    -> Gain' '    ---' '    n : int32' > f32.djc
+expect_rc 0 "declare Rig, Gain, GainStats" djc declare f32.djc
+printf '{"rig": "%s", "gain": %s}\n' A 1.5 B 0.1 c 2.0 > rig.jsonl
+expect_rc 0 "insert rigs" djc insert Rig rig.jsonl
+rigs() { "$DJC" fetch Rig --where "$1" --format json | jq -r .rig | sort | tr '\n' ' ' | sed 's/ $//'; }
+while IFS='|' read -r w want; do
+	expect_out "$w" "$want" rigs "$w"
+done <<'W'
+{"gain": 0.1}|
+gain = 0.1|
+gain > 0.1|A B c
+gain >= 0.1|A B c
+gain < 0.1|
+gain != 0.1|A B c
+{"gain": {">": 0.1}}|A B c
+{"gain": {"<=": 0.1}}|
+gain between 0.05 and 0.1|
+gain in (0.1, 2)|c
+{"gain": [0.1, 1.5]}|A
+{"gain": {"not in": [0.1]}}|A B c
+gain = 1.5|A
+gain < 1e39|A B c
+W
+# the value fetched (the float32's own double) finds its row
+b=$("$DJC" fetch Rig --where '{"rig": "B"}' --format json)
+expect_out "a fetched row as the restriction finds it" "B" rigs "$b"
+expect_out "... its gain as a condition" "B" rigs "gain = $(jq -r .gain <<<"$b")"
+expect_out "... in a list" "B" rigs "{\"gain\": [$(jq -r .gain <<<"$b"), 3]}"
+expect_out "Rig & 'gain > 0.1' (an expression)" "A B c" sh -c '"$DJC" fetch "Rig & '"'"'gain > 0.1'"'"'" --format json | jq -r .rig | sort | tr "\n" " " | sed "s/ \$//"'
+expect_out "Rig & {\"gain\": 0.1} (an expression)" "" sh -c '"$DJC" fetch "Rig & {\"gain\": 0.1}" --format json | jq -r .rig'
+# inserting still rounds to float32 (what the column stores)
+expect_fail 2 "an insert beyond float32's range is still refused" "float32 range" \
+	sh -c 'echo "{\"rig\": \"x\", \"gain\": 1e39}" | "$DJC" insert Rig'
+# a populate restricted by a float32 threshold makes DataJoint's keys, each
+# once; a key with a float32 round-trips through the jobs table and make
+printf '{"gain": %s}\n' 0.1 0.2 0.3 1.5 2 > gain.jsonl
+expect_rc 0 "insert gains" djc insert Gain gain.jsonl
+expect_out "progress --where 'gain > 0.3' (0.3 is stored above 0.3)" "GainStats: Completed 0 of 3 (0.0%), 3 remaining" \
+	djc progress GainStats --where 'gain > 0.3'
+expect_out "populate --where 'gain > 0.3'" "GainStats: 3 made, 0 errors, 0 skipped" \
+	djc populate GainStats --where 'gain > 0.3' --make ./mk.sh
+expect_out "populate --reserve-jobs --where '{\"gain\": {\"<=\": 0.3}}'" "GainStats: 2 made, 0 errors, 0 skipped" \
+	djc populate GainStats --reserve-jobs --where '{"gain": {"<=": 0.3}}' --make ./mk.sh
+expect_out "populate again makes nothing" "GainStats: 0 made, 0 errors, 0 skipped" djc populate GainStats --reserve-jobs --make ./mk.sh
+expect_out "every key made once" "5 5" sh -c '"$DJC" fetch GainStats --format json | jq -s -r "\"\(length) \(map(.gain) | unique | length)\""'
+expect_out "progress then" "GainStats: Completed 5 of 5 (100.0%), 0 remaining" djc progress GainStats
+expect_out "the jobs' keys restrict by their own values" "5" sh -c \
+	'for k in $("$DJC" fetch GainStats --format json | jq -c "{gain}"); do "$DJC" fetch GainStats --where "$k" --format json; done | grep -c .'
+}
+tcase float32
+
 finish
