@@ -2032,7 +2032,8 @@ static int my_in_type(my_conn *c, const db_in *in, size_t q, sb_t *b)
 	else if (vt == DJC_UINT) sb_add(b, "bigint unsigned");
 	else if (vt == DJC_FLOAT) sb_add(b, "double");
 	else if (vt != DJC_TEXT || t->t == T_JSON || t->t == T_BYTES || t->t == T_TEXT) return 0;
-	else if (t->t == T_DECIMAL || t->t == T_DATE || t->t == T_DATETIME) my_column_type(b, t);
+	else if (t->t == T_DATETIME) sb_add(b, "datetime(6)");   /* a restriction's value may have more digits than the column keeps (value_cmp) */
+	else if (t->t == T_DECIMAL || t->t == T_DATE) my_column_type(b, t);
 	else
 		sb_printf(b, "varchar(%d) CHARACTER SET utf8mb4 COLLATE %s",
 			  t->t == T_UUID ? 36 : t->t == T_ENUM || t->p <= 0 ? 255 : t->p, c->collation);

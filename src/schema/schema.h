@@ -188,7 +188,9 @@ int value_in(const attr *a, const val_t *in, val_t *out, char **msg);
  * condition text, lists), which is never written: checked as value_in
  * checks it, but as the servers (and DataJoint) compare: a float32's
  * value is the double given, not rounded to float32 (the column's float32
- * is compared widened to a double: 0.1 equals no float32). */
+ * is compared widened to a double: 0.1 equals no float32); a datetime may
+ * have more fractional digits than the type keeps (kept: equal to none of
+ * the column's values, ordered exactly). */
 int value_cmp(const attr *a, const val_t *in, val_t *out, char **msg);
 /* The form a value as read (value_out's, or a checked one: value_in's) is
  * bound in to compare with a's column: a uuid `as binary(16)` as its 16

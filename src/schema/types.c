@@ -310,11 +310,21 @@ static int in_chars(const attr *a, const val_t *in, val_t *out, char **msg)
 	return DJC_OK;
 }
 
-/* value_in of datetime(p): normalised, at most p fractional digits. */
+/* value_in of datetime(p): normalised, at most p fractional digits. cmp
+ * (value_cmp): more digits are kept, up to the last that is not 0 (at
+ * most 6), as the servers compare the column with such a value: exactly
+ * (equal to no value the column holds, ordered as it is); with p digits
+ * when those beyond p are 0s, so that it is the text SQLite holds. */
 static int in_datetime(const attr *a, const val_t *in, val_t *out, char **msg, int cmp)
 {
 	sb_t b = SB_INIT;
 	int r = norm_datetime(in->s, a->type.p, &b, 1);
+	if (r == -2 && cmp) {   /* norm_datetime said the digits are valid: s[19] is '.', digits after */
+		int k = (int)strlen(in->s + 20);
+		while (k > a->type.p && in->s[20 + k - 1] == '0') k--;
+		sb_free(&b);
+		r = norm_datetime(in->s, k, &b, 1);
+	}
 	if (r) {
 		sb_free(&b);
 		return bad(msg, a, r == -2 ? "'%s' has more fractional digits than the type keeps" : "'%s' is not a datetime YYYY-MM-DD HH:MM:SS[.fff]", in->s);

@@ -414,4 +414,46 @@ expect_out "the jobs' keys restrict by their own values" "5" sh -c \
 }
 tcase float32
 
+# a datetime compared with a value that has more fractional digits than the
+# column keeps compares exactly, as the servers (and DataJoint) compare it:
+# equal to no value of the column, ordered after the value it starts with.
+# Written (insert, a job's key), such a value is refused, as before.
+case_datetime_digits() {
+printf '%s\n' 'Sess (manual)' '    s : int32' '    ---' '    started : datetime' '' \
+	'Tick (lookup)' '    at : datetime' '    ---' '' 'TickStats (computed)' '    -> Tick' '    ---' '    n : int32' > dt.djc
+expect_rc 0 "declare Sess, Tick" djc declare dt.djc
+printf '{"s": %d, "started": "%s"}\n' 1 "2024-01-02 10:30:01" 2 "2024-01-02 10:30:02" > sess.jsonl
+expect_rc 0 "insert sessions" djc insert Sess sess.jsonl
+ss() { "$DJC" fetch Sess --where "$1" --format json | jq -r .s | sort -n | tr '\n' ' ' | sed 's/ $//'; }
+while IFS='|' read -r w want; do
+	expect_out "$w" "$want" ss "$w"
+done <<'W'
+{"started": "2024-01-02 10:30:01.123456"}|
+{"started": "2024-01-02 10:30:01.000000"}|1
+started = "2024-01-02 10:30:01.5"|
+started != "2024-01-02 10:30:01.5"|1 2
+started > "2024-01-02 10:30:01.5"|2
+started >= "2024-01-02 10:30:01.000001"|2
+started < "2024-01-02 10:30:01.5"|1
+started <= "2024-01-02 10:30:01.999"|1
+started between "2024-01-02 10:30:00.5" and "2024-01-02 10:30:01.5"|1
+started in ("2024-01-02 10:30:01.5", "2024-01-02 10:30:02.0")|2
+{"started": ["2024-01-02 10:30:01.5", "2024-01-02T10:30:02"]}|2
+{"started": {">": "2024-01-02 10:30:01.25"}}|2
+W
+keys=$(jq -nc '[range(150) | {started: "2024-01-02 10:30:0\(. % 10).5"}] + [{started: "2024-01-02 10:30:01"}]')
+expect_out "... a long list (one IN where it can be)" "1" ss "$keys"
+expect_out "Sess & {\"started\": ...123456} (an expression)" "" sh -c '"$DJC" fetch "Sess & {\"started\": \"2024-01-02 10:30:01.123456\"}" --format json | jq -r .s'
+expect_fail 2 "an insert with more digits is refused" "'2024-01-02 10:30:03.5' has more fractional digits than the type keeps" \
+	sh -c 'echo "{\"s\": 3, \"started\": \"2024-01-02 10:30:03.5\"}" | "$DJC" insert Sess'
+expect_fail 2 "... a bad datetime in a restriction still is" "is not a datetime" djc fetch Sess --where 'started = "2024-01-02 25:00:00.5"'
+printf '{"at": "%s"}\n' "2024-01-02 10:30:01" > tick.jsonl
+expect_rc 0 "insert ticks" djc insert Tick tick.jsonl
+expect_fail 2 "jobs ignore of a key with more digits is refused" "has more fractional digits than the type keeps" \
+	djc jobs ignore TickStats '{"at": "2024-01-02 10:30:01.5"}'
+expect_out "progress --where with more digits" "TickStats: Completed 0 of 1 (0.0%), 1 remaining" \
+	djc progress TickStats --where 'at < "2024-01-02 10:30:01.5"'
+}
+tcase datetime_digits
+
 finish
