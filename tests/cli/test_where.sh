@@ -456,4 +456,32 @@ expect_out "progress --where with more digits" "TickStats: Completed 0 of 1 (0.0
 }
 tcase datetime_digits
 
+# a JSON list (an OR) may hold condition text beside its objects, as
+# DataJoint's Subject & [{'species': 'rat'}, 'weight < 50'] does: each
+# string is a condition, each object as before
+case_mixed_list() {
+printf '%s\n' 'MixStats (computed)' '    -> Session' '    ---' '    n : int32' > mix.djc
+expect_rc 0 "declare MixStats" djc declare mix.djc
+subj() { "$DJC" fetch "$@" --format json | jq -r .subject | sort | tr '\n' ' ' | sed 's/ $//'; }
+expect_out "--where [{object}, \"condition\"]" "m1 r1" subj Subject --where '[{"species": "rat"}, "weight < 50"]'
+expect_out "... conditions only" "m1 m2" subj Subject --where '["weight < 50", "subject = \"m2\""]'
+expect_out "Subject & [{...}, 'cond'] (an expression, DataJoint's quotes)" "m1 r1" subj "Subject & [{\"species\": \"rat\"}, 'weight < 50']"
+expect_out "Subject - [{...}, 'cond'] (m2's null weight is neither)" "m1" subj "Subject - [{\"species\": \"rat\"}, 'weight < 10']"
+expect_out "... a quote in the condition" "m2" subj "Subject & ['subject = \\'m2\\'', 'weight > 500']"
+expect_out "a computed table's keys: a parent's and a grandparent's attributes" "MixStats: Completed 0 of 3 (0.0%), 3 remaining" \
+	djc progress MixStats --where '[{"species": "rat"}, "duration > 3.9"]'
+expect_out "... populate makes those" "MixStats: 3 made, 0 errors, 0 skipped" \
+	djc populate MixStats --reserve-jobs --where '[{"species": "rat"}, "duration > 3.9"]' --make ./mk.sh
+expect_fail 2 "a string that is not a condition" \
+	'^djc: restriction: item 2 of the list is a string that is not a condition \(a list holds objects and conditions' \
+	djc fetch Subject --where '[{"species": "rat"}, ""]'
+expect_fail 2 "... a bad condition says where" '^djc: condition, column 1: "wieght" is not an attribute of Subject' \
+	djc fetch Subject --where '[{"species": "rat"}, "wieght > 3"]'
+expect_fail 2 "... a number" '^djc: restriction: item 2 of the list is a number' \
+	djc fetch Subject --where '["weight > 3", 3]'
+expect_fail 2 "an unterminated condition in an expression's list" "unterminated condition text in a JSON restriction" \
+	djc fetch "Subject & [{\"species\": \"rat\"}, 'weight > 50]"
+}
+tcase mixed_list
+
 finish
