@@ -866,17 +866,6 @@ static val_t time_text(const MYSQL_TIME *t, enum enum_field_types type, unsigned
 	return val_textn(b, (size_t)n);
 }
 
-/* float32 as the shortest text that reads back as the same float. */
-static val_t float_text(float f)
-{
-	char b[48];
-	for (int p = 6; p <= 9; p++) {
-		snprintf(b, sizeof b, "%.*g", p, (double)f);
-		if (strtof(b, NULL) == f) break;
-	}
-	return val_text(b);
-}
-
 /* The result buffer of column f: cb (what the column is) and b (where
  * the client library puts its value). */
 static void bind_column(const MYSQL_FIELD *f, colbuf *cb, MYSQL_BIND *b)
@@ -947,7 +936,14 @@ static int cell_value(my_conn *c, MYSQL_STMT *st, const colbuf *k, const MYSQL_B
 			*out = val_int((int64_t)k->ll);
 		return DJC_OK;
 	case K_DOUBLE: *out = val_float(k->d); return DJC_OK;
-	case K_FLOAT: *out = float_text(k->fl); return DJC_OK;
+	case K_FLOAT:
+		/* the float's own value, as a double: bound again (a job's key
+		 * read back and compared with the column) it equals the stored
+		 * float32, where its shortest text ("0.1") would be compared as
+		 * the double 0.1, which is no float32 (a reservation of such a key
+		 * was lost at every commit) */
+		*out = val_float((double)k->fl);
+		return DJC_OK;
 	case K_TIME: *out = time_text(&k->tm, k->type, k->decimals); return DJC_OK;
 	default:
 		if (k->len > k->cap) return fetch_long_cell(c, st, k, b, i, out);   /* longer than the buffer */
@@ -2036,7 +2032,8 @@ static int my_in_type(my_conn *c, const db_in *in, size_t q, sb_t *b)
 	else if (vt == DJC_UINT) sb_add(b, "bigint unsigned");
 	else if (vt == DJC_FLOAT) sb_add(b, "double");
 	else if (vt != DJC_TEXT || t->t == T_JSON || t->t == T_BYTES || t->t == T_TEXT) return 0;
-	else if (t->t == T_DECIMAL || t->t == T_DATE || t->t == T_DATETIME) my_column_type(b, t);
+	else if (t->t == T_DATETIME) sb_add(b, "datetime(6)");   /* a restriction's value may have more digits than the column keeps (value_cmp) */
+	else if (t->t == T_DECIMAL || t->t == T_DATE) my_column_type(b, t);
 	else
 		sb_printf(b, "varchar(%d) CHARACTER SET utf8mb4 COLLATE %s",
 			  t->t == T_UUID ? 36 : t->t == T_ENUM || t->p <= 0 ? 255 : t->p, c->collation);

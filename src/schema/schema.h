@@ -189,6 +189,14 @@ const char *table_names_clash(const table *a, const table *b, char *buf, size_t 
 /* Check and convert a value for attribute a (a user's input) into the value
  * bound for the database. On error returns DJC_EINVAL with a message. */
 int value_in(const attr *a, const val_t *in, val_t *out, char **msg);
+/* value_in for a value a restriction compares a's column with (JSON,
+ * condition text, lists), which is never written: checked as value_in
+ * checks it, but as the servers (and DataJoint) compare: a float32's
+ * value is the double given, not rounded to float32 (the column's float32
+ * is compared widened to a double: 0.1 equals no float32); a datetime may
+ * have more fractional digits than the type keeps (kept: equal to none of
+ * the column's values, ordered exactly). */
+int value_cmp(const attr *a, const val_t *in, val_t *out, char **msg);
 /* The form a value as read (value_out's, or a checked one: value_in's) is
  * bound in to compare with a's column: a uuid `as binary(16)` as its 16
  * bytes, anything else as it is (copied). For keys that come back from a
@@ -202,6 +210,8 @@ int value_out_take(const attr *a, val_t *cell, val_t *out);
 
 /* Decode a JSON value for attribute a (bytes from base64, json as text). */
 int value_from_json(const attr *a, json_t *j, val_t *out, char **msg);
+/* value_from_json for a restriction's value: value_cmp's checks. */
+int value_cmp_json(const attr *a, json_t *j, val_t *out, char **msg);
 /* Append the JSON text of a typed value of attribute a (NULL a: untyped). */
 void value_to_json(sb_t *b, const attr *a, const val_t *v);
 void json_quote(sb_t *b, const char *s, size_t n);

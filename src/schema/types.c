@@ -228,8 +228,12 @@ static double nonfinite_text(const val_t *in)
 }
 
 /* value_in of float32 and float64: finite (or, `as float8`/`as float4`,
- * NaN and infinities too, also as text), within float32's range for it. */
-static int in_float(const attr *a, const val_t *in, val_t *out, char **msg)
+ * NaN and infinities too, also as text), within float32's range for it.
+ * cmp (value_cmp: a value a restriction compares the column with): a
+ * float32's value is the double as given, not rounded to float32, as the
+ * servers (and DataJoint) compare a float32 column with a number: the
+ * stored float32, widened to a double, with the double. */
+static int in_float(const attr *a, const val_t *in, val_t *out, char **msg, int cmp)
 {
 	double f;
 	if (in->t == DJC_FLOAT) f = in->f;
@@ -238,7 +242,7 @@ static int in_float(const attr *a, const val_t *in, val_t *out, char **msg)
 	else if ((f = nonfinite_text(in)) == 0) return bad(msg, a, "expects a number, got %s", tname(in->t));
 	if (!isfinite(f) && !a->nonfinite)   /* also "NaN" (a Python make's NaN) for a table of djc's own */
 		return bad(msg, a, "%s", "NaN and infinities are not stored (the backends disagree on them)");
-	if (a->type.t == T_FLOAT32 && isfinite(f)) {
+	if (a->type.t == T_FLOAT32 && isfinite(f) && !cmp) {
 		if (fabs(f) > FLT_MAX) return bad(msg, a, "%s", "value out of float32 range");
 		f = (double)(float)f;
 	}
@@ -306,11 +310,21 @@ static int in_chars(const attr *a, const val_t *in, val_t *out, char **msg)
 	return DJC_OK;
 }
 
-/* value_in of datetime(p): normalised, at most p fractional digits. */
-static int in_datetime(const attr *a, const val_t *in, val_t *out, char **msg)
+/* value_in of datetime(p): normalised, at most p fractional digits. cmp
+ * (value_cmp): more digits are kept, up to the last that is not 0 (at
+ * most 6), as the servers compare the column with such a value: exactly
+ * (equal to no value the column holds, ordered as it is); with p digits
+ * when those beyond p are 0s, so that it is the text SQLite holds. */
+static int in_datetime(const attr *a, const val_t *in, val_t *out, char **msg, int cmp)
 {
 	sb_t b = SB_INIT;
 	int r = norm_datetime(in->s, a->type.p, &b, 1);
+	if (r == -2 && cmp) {   /* norm_datetime said the digits are valid: s[19] is '.', digits after */
+		int k = (int)strlen(in->s + 20);
+		while (k > a->type.p && in->s[20 + k - 1] == '0') k--;
+		sb_free(&b);
+		r = norm_datetime(in->s, k, &b, 1);
+	}
 	if (r) {
 		sb_free(&b);
 		return bad(msg, a, r == -2 ? "'%s' has more fractional digits than the type keeps" : "'%s' is not a datetime YYYY-MM-DD HH:MM:SS[.fff]", in->s);
@@ -341,7 +355,7 @@ static int in_uuid(const attr *a, const val_t *in, val_t *out, char **msg)
 }
 
 /* value_in of the text types: valid UTF-8, then the type's own check. */
-static int in_text(const attr *a, const val_t *in, val_t *out, char **msg)
+static int in_text(const attr *a, const val_t *in, val_t *out, char **msg, int cmp)
 {
 	if (in->t != DJC_TEXT) return bad(msg, a, "expects a string, got %s", tname(in->t));
 	if (!utf8_valid(in->s, in->n)) return bad(msg, a, "%s", "is not valid UTF-8 (or contains a NUL byte)");
@@ -357,7 +371,7 @@ static int in_text(const attr *a, const val_t *in, val_t *out, char **msg)
 		*out = val_textn(in->s, in->n);
 		return DJC_OK;
 	}
-	case T_DATETIME: return in_datetime(a, in, out, msg);
+	case T_DATETIME: return in_datetime(a, in, out, msg, cmp);
 	case T_UUID: return in_uuid(a, in, out, msg);
 	default:
 		val_copy(out, in);
@@ -383,7 +397,7 @@ static int in_uuid16(const attr *a, const val_t *in, val_t *out, char **msg)
 		return DJC_OK;
 	}
 	val_t u;
-	int rc = in_text(a, in, &u, msg);
+	int rc = in_text(a, in, &u, msg, 0);
 	if (rc) return rc;
 	char b[16];
 	for (size_t i = 0, k = 0; i < 36 && k < 16; i++) {
@@ -402,7 +416,7 @@ static int in_uuid16(const attr *a, const val_t *in, val_t *out, char **msg)
 	return DJC_OK;
 }
 
-int value_in(const attr *a, const val_t *in, val_t *out, char **msg)
+static int check_value(const attr *a, const val_t *in, val_t *out, char **msg, int cmp)
 {
 	memset(out, 0, sizeof *out);
 	*msg = NULL;
@@ -416,7 +430,7 @@ int value_in(const attr *a, const val_t *in, val_t *out, char **msg)
 	if (int_range(a->type.t, &lo, &hi)) return in_int(a, in, out, msg, lo, hi);
 	switch (a->type.t) {
 	case T_UINT64: return in_uint64(a, in, out, msg);
-	case T_FLOAT32: case T_FLOAT64: return in_float(a, in, out, msg);
+	case T_FLOAT32: case T_FLOAT64: return in_float(a, in, out, msg, cmp);
 	case T_BOOL:
 		if (in->t == DJC_BOOL || (in->t == DJC_INT && (in->i == 0 || in->i == 1))) {
 			out->t = DJC_BOOL;
@@ -433,8 +447,18 @@ int value_in(const attr *a, const val_t *in, val_t *out, char **msg)
 		return DJC_OK;
 	case T_JSON: return in_json(a, in, out, msg);
 	default:
-		return in_text(a, in, out, msg);   /* the rest are text types */
+		return in_text(a, in, out, msg, cmp);   /* the rest are text types */
 	}
+}
+
+int value_in(const attr *a, const val_t *in, val_t *out, char **msg)
+{
+	return check_value(a, in, out, msg, 0);
+}
+
+int value_cmp(const attr *a, const val_t *in, val_t *out, char **msg)
+{
+	return check_value(a, in, out, msg, 1);
 }
 
 void value_stored(const attr *a, const val_t *v, val_t *out)
@@ -550,7 +574,7 @@ int value_out_take(const attr *a, val_t *cell, val_t *out)
 	return value_out(a, cell, out);
 }
 
-int value_from_json(const attr *a, json_t *j, val_t *out, char **msg)
+static int from_json(const attr *a, json_t *j, val_t *out, char **msg, int cmp)
 {
 	val_t v = {0};
 	*msg = NULL;
@@ -582,9 +606,19 @@ int value_from_json(const attr *a, json_t *j, val_t *out, char **msg)
 	default:
 		return bad(msg, a, "%s", "does not take an object or array");
 	}
-	int rc = value_in(a, &v, out, msg);
+	int rc = check_value(a, &v, out, msg, cmp);
 	val_free(&v);
 	return rc;
+}
+
+int value_from_json(const attr *a, json_t *j, val_t *out, char **msg)
+{
+	return from_json(a, j, out, msg, 0);
+}
+
+int value_cmp_json(const attr *a, json_t *j, val_t *out, char **msg)
+{
+	return from_json(a, j, out, msg, 1);
 }
 
 void json_quote(sb_t *b, const char *s, size_t n)

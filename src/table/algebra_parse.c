@@ -221,21 +221,44 @@ static int post(ps *p, djc_expr **out)
 	}
 }
 
-/* A JSON restriction at p: the text of a balanced {...} or [...]. */
+/* A JSON restriction at p: the text of a balanced {...} or [...]. A
+ * string in single quotes in it is condition text as DataJoint writes it
+ * in a list (Subject & [{"species": "rat"}, 'weight > 50']): it becomes
+ * the JSON string of that text (a backslash before the quote keeps the
+ * quote, other backslashes are the condition's own, as in quoted()). */
 static int json_cond(ps *p, char **out)
 {
 	size_t at = p->i;
 	int depth = 0;
 	char q = 0;
+	sb_t b = SB_INIT, t = SB_INIT;
 	for (; p->s[p->i]; p->i++) {
 		char ch = p->s[p->i];
-		if (q) { if (ch == '\\' && p->s[p->i + 1]) p->i++; else if (ch == q) q = 0; continue; }
+		if (q == '\'') {
+			if (ch == '\\' && p->s[p->i + 1] == '\'') ch = p->s[++p->i];
+			else if (ch == '\'') {
+				q = 0;
+				json_quote(&b, sb_str(&t), t.len);
+				sb_reset(&t);
+				continue;
+			}
+			sb_addc(&t, ch);
+			continue;
+		}
+		if (ch == '\'' && !q) { q = ch; continue; }
+		sb_addc(&b, ch);
+		if (q) { if (ch == '\\' && p->s[p->i + 1]) sb_addc(&b, p->s[++p->i]); else if (ch == q) q = 0; continue; }
 		if (ch == '"') q = ch;
 		else if (ch == '{' || ch == '[') depth++;
 		else if ((ch == '}' || ch == ']') && --depth == 0) { p->i++; break; }
 	}
-	if (depth) { p->i = at; return err(p, "unbalanced JSON restriction"); }
-	*out = xstrndup(p->s + at, p->i - at);
+	sb_free(&t);
+	if (depth) {
+		sb_free(&b);
+		p->i = at;
+		return err(p, q == '\'' ? "unterminated condition text in a JSON restriction" : "unbalanced JSON restriction");
+	}
+	*out = sb_steal(&b);
 	return DJC_OK;
 }
 

@@ -328,11 +328,11 @@ static int lit_val(cp *p, const tok *t, const cond_ref *r, val_t *out, int *afte
 				    r->a->type_text, t->s, COND_EXP_MAX);
 		if (in.t == DJC_FLOAT && isinf(in.f))   /* 1e400: beyond a double, not Infinity (as the servers say) */
 			return fail(p, t->at, "attribute '%s' (%s): %s is out of a float64's range", r->a->name, r->a->type_text, t->s);
-		rc = value_in(r->a, &in, out, &m);
+		rc = value_cmp(r->a, &in, out, &m);
 		val_free(&in);
 	} else {
 		json_t *j = t->k == TK_STR ? json_stringn(t->s, t->n) : t->k == TK_TRUE ? json_true() : json_false();
-		rc = j ? value_from_json(r->a, j, out, &m) : DJC_EINVAL;
+		rc = j ? value_cmp_json(r->a, j, out, &m) : DJC_EINVAL;
 		json_decref(j);
 		if (rc && t->k == TK_STR && r->a->type.t == T_DATE) {
 			if (!cond_date_of_datetime(r->a, t->s, t->n, out, after)) rc = DJC_OK;

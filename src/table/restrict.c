@@ -10,6 +10,7 @@
 #include "util/near.h"
 #include "cond.h"
 #include "algebra.h"
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +93,7 @@ static int where_value(wctx *w, const attr *a, json_t *v, val_t *out, int *after
 {
 	char *msg = NULL;
 	*after = 0;
-	if (!value_from_json(a, v, out, &msg)) return DJC_OK;
+	if (!value_cmp_json(a, v, out, &msg)) return DJC_OK;
 	if (a->type.t == T_DATE && json_is_string(v) &&
 	    !cond_date_of_datetime(a, json_string_value(v), json_string_length(v), out, after)) {
 		free(msg);
@@ -268,11 +269,59 @@ int restrict_node(q_node **out, q_arena *a, djc_conn *c, const table *t, const c
 	return restrict_node_at(out, a, c, t, where_json, (q_col){alias, NULL, NULL}, source_only);
 }
 
+/* A JSON list that holds condition text among its objects ([{"species":
+ * "rat"}, "weight > 50"]: DataJoint's Subject & [{'species': 'rat'},
+ * 'weight > 50']): the OR of its items, each restricted as it would be
+ * alone (an object as JSON, a string as the text --where takes). 1 when
+ * it is such a list (built into *out, or an error in *rc), 0 when not
+ * (no string among the items: json_node's list, or not a list at all). */
+static int mixed_list(q_node **out, q_arena *a, djc_conn *c, const table *t, const char *where, q_col ref,
+		      int source_only, int *rc)
+{
+	const char *p = where;
+	while (isspace((unsigned char)*p)) p++;
+	if (*p != '[') return 0;
+	json_t *j = json_loads(where, JSON_REJECT_DUPLICATES, NULL);
+	size_t n = json_array_size(j), i = 0;
+	while (i < n && !json_is_string(json_array_get(j, i))) i++;
+	if (i == n) {   /* not valid JSON, or no string in it: json_node says what it is */
+		json_decref(j);
+		return 0;
+	}
+	q_node *x = q_or(a);
+	*rc = DJC_OK;
+	for (i = 0; i < n && !*rc; i++) {
+		json_t *e = json_array_get(j, i);
+		char *text = NULL;
+		if (json_is_string(e) && cond_is_text(json_string_value(e)))
+			text = xstrdup(json_string_value(e));
+		else if (json_is_object(e))
+			text = json_dumps(e, JSON_COMPACT);
+		else {
+			*rc = conn_fail(c, DJC_EINVAL, "restriction: item %zu of the list is %s (a list holds objects and "
+					"conditions: {\"a\": 1}, \"b > 2\")", i + 1,
+					json_is_string(e) ? "a string that is not a condition" : json_kind(e));
+			break;
+		}
+		q_node *y = NULL;
+		*rc = restrict_node_at(&y, a, c, t, text, ref, source_only);
+		free(text);
+		if (!*rc && y) q_add(a, x, y);
+	}
+	json_decref(j);
+	if (*rc) return 1;
+	x->bound_max = WHERE_BOUND_MAX;
+	*out = x;
+	return 1;
+}
+
 int restrict_node_at(q_node **out, q_arena *a, djc_conn *c, const table *t, const char *where_json, q_col ref,
 		     int source_only)
 {
 	*out = NULL;
 	if (!where_json || !*where_json) return DJC_OK;
+	int mixed_rc;
+	if (mixed_list(out, a, c, t, where_json, ref, source_only, &mixed_rc)) return mixed_rc;
 	int rt = restrict_text_at(out, a, c, t, where_json, ref, source_only);
 	if (rt != RESTRICT_JSON) return rt;
 	wctx w = {c, t, ref, source_only, a, NULL};

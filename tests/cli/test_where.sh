@@ -357,4 +357,131 @@ expect_fail 2 "neither a date nor a datetime" \
 }
 tcase date_datetime
 
+# a float32 attribute compared with a number compares as the servers (and
+# DataJoint) compare it: the stored float32, widened to a double, with the
+# number as a double, never the number rounded to float32. 0.1 is stored as
+# 0.100000001490116..., which is not 0.1 and is greater than it.
+case_float32() {
+printf '%s\n' 'Rig (manual)' '    rig : varchar(8)' '    ---' '    gain : float32' '' \
+	'Gain (lookup)' '    gain : float32' '    ---' '' 'GainStats (computed)' '    -> Gain' '    ---' '    n : int32' > f32.djc
+expect_rc 0 "declare Rig, Gain, GainStats" djc declare f32.djc
+printf '{"rig": "%s", "gain": %s}\n' A 1.5 B 0.1 c 2.0 > rig.jsonl
+expect_rc 0 "insert rigs" djc insert Rig rig.jsonl
+rigs() { "$DJC" fetch Rig --where "$1" --format json | jq -r .rig | sort | tr '\n' ' ' | sed 's/ $//'; }
+while IFS='|' read -r w want; do
+	expect_out "$w" "$want" rigs "$w"
+done <<'W'
+{"gain": 0.1}|
+gain = 0.1|
+gain > 0.1|A B c
+gain >= 0.1|A B c
+gain < 0.1|
+gain != 0.1|A B c
+{"gain": {">": 0.1}}|A B c
+{"gain": {"<=": 0.1}}|
+gain between 0.05 and 0.1|
+gain in (0.1, 2)|c
+{"gain": [0.1, 1.5]}|A
+{"gain": {"not in": [0.1]}}|A B c
+gain = 1.5|A
+gain < 1e39|A B c
+W
+# the value fetched (the float32's own double) finds its row
+b=$("$DJC" fetch Rig --where '{"rig": "B"}' --format json)
+expect_out "a fetched row as the restriction finds it" "B" rigs "$b"
+expect_out "... its gain as a condition" "B" rigs "gain = $(jq -r .gain <<<"$b")"
+expect_out "... in a list" "B" rigs "{\"gain\": [$(jq -r .gain <<<"$b"), 3]}"
+expect_out "Rig & 'gain > 0.1' (an expression)" "A B c" sh -c '"$DJC" fetch "Rig & '"'"'gain > 0.1'"'"'" --format json | jq -r .rig | sort | tr "\n" " " | sed "s/ \$//"'
+expect_out "Rig & {\"gain\": 0.1} (an expression)" "" sh -c '"$DJC" fetch "Rig & {\"gain\": 0.1}" --format json | jq -r .rig'
+# inserting still rounds to float32 (what the column stores)
+expect_fail 2 "an insert beyond float32's range is still refused" "float32 range" \
+	sh -c 'echo "{\"rig\": \"x\", \"gain\": 1e39}" | "$DJC" insert Rig'
+# a populate restricted by a float32 threshold makes DataJoint's keys, each
+# once; a key with a float32 round-trips through the jobs table and make
+printf '{"gain": %s}\n' 0.1 0.2 0.3 1.5 2 > gain.jsonl
+expect_rc 0 "insert gains" djc insert Gain gain.jsonl
+expect_out "progress --where 'gain > 0.3' (0.3 is stored above 0.3)" "GainStats: Completed 0 of 3 (0.0%), 3 remaining" \
+	djc progress GainStats --where 'gain > 0.3'
+expect_out "populate --where 'gain > 0.3'" "GainStats: 3 made, 0 errors, 0 skipped" \
+	djc populate GainStats --where 'gain > 0.3' --make ./mk.sh
+expect_out "populate --reserve-jobs --where '{\"gain\": {\"<=\": 0.3}}'" "GainStats: 2 made, 0 errors, 0 skipped" \
+	djc populate GainStats --reserve-jobs --where '{"gain": {"<=": 0.3}}' --make ./mk.sh
+expect_out "populate again makes nothing" "GainStats: 0 made, 0 errors, 0 skipped" djc populate GainStats --reserve-jobs --make ./mk.sh
+expect_out "every key made once" "5 5" sh -c '"$DJC" fetch GainStats --format json | jq -s -r "\"\(length) \(map(.gain) | unique | length)\""'
+expect_out "progress then" "GainStats: Completed 5 of 5 (100.0%), 0 remaining" djc progress GainStats
+expect_out "the jobs' keys restrict by their own values" "5" sh -c \
+	'for k in $("$DJC" fetch GainStats --format json | jq -c "{gain}"); do "$DJC" fetch GainStats --where "$k" --format json; done | grep -c .'
+}
+tcase float32
+
+# a datetime compared with a value that has more fractional digits than the
+# column keeps compares exactly, as the servers (and DataJoint) compare it:
+# equal to no value of the column, ordered after the value it starts with.
+# Written (insert, a job's key), such a value is refused, as before.
+case_datetime_digits() {
+printf '%s\n' 'Sess (manual)' '    s : int32' '    ---' '    started : datetime' '' \
+	'Tick (lookup)' '    at : datetime' '    ---' '' 'TickStats (computed)' '    -> Tick' '    ---' '    n : int32' > dt.djc
+expect_rc 0 "declare Sess, Tick" djc declare dt.djc
+printf '{"s": %d, "started": "%s"}\n' 1 "2024-01-02 10:30:01" 2 "2024-01-02 10:30:02" > sess.jsonl
+expect_rc 0 "insert sessions" djc insert Sess sess.jsonl
+ss() { "$DJC" fetch Sess --where "$1" --format json | jq -r .s | sort -n | tr '\n' ' ' | sed 's/ $//'; }
+while IFS='|' read -r w want; do
+	expect_out "$w" "$want" ss "$w"
+done <<'W'
+{"started": "2024-01-02 10:30:01.123456"}|
+{"started": "2024-01-02 10:30:01.000000"}|1
+started = "2024-01-02 10:30:01.5"|
+started != "2024-01-02 10:30:01.5"|1 2
+started > "2024-01-02 10:30:01.5"|2
+started >= "2024-01-02 10:30:01.000001"|2
+started < "2024-01-02 10:30:01.5"|1
+started <= "2024-01-02 10:30:01.999"|1
+started between "2024-01-02 10:30:00.5" and "2024-01-02 10:30:01.5"|1
+started in ("2024-01-02 10:30:01.5", "2024-01-02 10:30:02.0")|2
+{"started": ["2024-01-02 10:30:01.5", "2024-01-02T10:30:02"]}|2
+{"started": {">": "2024-01-02 10:30:01.25"}}|2
+W
+keys=$(jq -nc '[range(150) | {started: "2024-01-02 10:30:0\(. % 10).5"}] + [{started: "2024-01-02 10:30:01"}]')
+expect_out "... a long list (one IN where it can be)" "1" ss "$keys"
+expect_out "Sess & {\"started\": ...123456} (an expression)" "" sh -c '"$DJC" fetch "Sess & {\"started\": \"2024-01-02 10:30:01.123456\"}" --format json | jq -r .s'
+expect_fail 2 "an insert with more digits is refused" "'2024-01-02 10:30:03.5' has more fractional digits than the type keeps" \
+	sh -c 'echo "{\"s\": 3, \"started\": \"2024-01-02 10:30:03.5\"}" | "$DJC" insert Sess'
+expect_fail 2 "... a bad datetime in a restriction still is" "is not a datetime" djc fetch Sess --where 'started = "2024-01-02 25:00:00.5"'
+printf '{"at": "%s"}\n' "2024-01-02 10:30:01" > tick.jsonl
+expect_rc 0 "insert ticks" djc insert Tick tick.jsonl
+expect_fail 2 "jobs ignore of a key with more digits is refused" "has more fractional digits than the type keeps" \
+	djc jobs ignore TickStats '{"at": "2024-01-02 10:30:01.5"}'
+expect_out "progress --where with more digits" "TickStats: Completed 0 of 1 (0.0%), 1 remaining" \
+	djc progress TickStats --where 'at < "2024-01-02 10:30:01.5"'
+}
+tcase datetime_digits
+
+# a JSON list (an OR) may hold condition text beside its objects, as
+# DataJoint's Subject & [{'species': 'rat'}, 'weight < 50'] does: each
+# string is a condition, each object as before
+case_mixed_list() {
+printf '%s\n' 'MixStats (computed)' '    -> Session' '    ---' '    n : int32' > mix.djc
+expect_rc 0 "declare MixStats" djc declare mix.djc
+subj() { "$DJC" fetch "$@" --format json | jq -r .subject | sort | tr '\n' ' ' | sed 's/ $//'; }
+expect_out "--where [{object}, \"condition\"]" "m1 r1" subj Subject --where '[{"species": "rat"}, "weight < 50"]'
+expect_out "... conditions only" "m1 m2" subj Subject --where '["weight < 50", "subject = \"m2\""]'
+expect_out "Subject & [{...}, 'cond'] (an expression, DataJoint's quotes)" "m1 r1" subj "Subject & [{\"species\": \"rat\"}, 'weight < 50']"
+expect_out "Subject - [{...}, 'cond'] (m2's null weight is neither)" "m1" subj "Subject - [{\"species\": \"rat\"}, 'weight < 10']"
+expect_out "... a quote in the condition" "m2" subj "Subject & ['subject = \\'m2\\'', 'weight > 500']"
+expect_out "a computed table's keys: a parent's and a grandparent's attributes" "MixStats: Completed 0 of 3 (0.0%), 3 remaining" \
+	djc progress MixStats --where '[{"species": "rat"}, "duration > 3.9"]'
+expect_out "... populate makes those" "MixStats: 3 made, 0 errors, 0 skipped" \
+	djc populate MixStats --reserve-jobs --where '[{"species": "rat"}, "duration > 3.9"]' --make ./mk.sh
+expect_fail 2 "a string that is not a condition" \
+	'^djc: restriction: item 2 of the list is a string that is not a condition \(a list holds objects and conditions' \
+	djc fetch Subject --where '[{"species": "rat"}, ""]'
+expect_fail 2 "... a bad condition says where" '^djc: condition, column 1: "wieght" is not an attribute of Subject' \
+	djc fetch Subject --where '[{"species": "rat"}, "wieght > 3"]'
+expect_fail 2 "... a number" '^djc: restriction: item 2 of the list is a number' \
+	djc fetch Subject --where '["weight > 3", 3]'
+expect_fail 2 "an unterminated condition in an expression's list" "unterminated condition text in a JSON restriction" \
+	djc fetch "Subject & [{\"species\": \"rat\"}, 'weight > 50]"
+}
+tcase mixed_list
+
 finish

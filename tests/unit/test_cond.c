@@ -33,7 +33,13 @@ static const char PIPE[] =
 	"Stats (computed)\n"
 	"    -> Session\n"
 	"    ---\n"
-	"    n : int32\n";
+	"    n : int32\n"
+	"\n"
+	"Rig (manual)\n"
+	"    rig : varchar(8)\n"
+	"    ---\n"
+	"    gain : float32\n"
+	"    started = null : datetime\n";
 
 static void fill(djc_conn *c)
 {
@@ -223,9 +229,42 @@ static void parents(djc_conn *c)
 	CHECK(djc_progress(&rem, &tot, c, "Stats", "{\"species\": 3}") == DJC_EINVAL);
 }
 
+/* A value compared with a float32 or a datetime compares as the servers
+ * (and DataJoint) compare it: a float32 column, widened to a double, with
+ * the number as given (0.1 is no float32: the stored 0.1 is
+ * 0.100000001490116...); a datetime with more fractional digits than the
+ * column keeps, exactly (equal to none, ordered after the value it starts
+ * with). Inserting such a datetime is refused, as before. */
+static void server_cmp(djc_conn *c)
+{
+	CHECK(t_insert_json(c, "Rig", "{\"rig\": \"A\", \"gain\": 1.5, \"started\": \"2024-01-02 10:30:01\"}") == DJC_OK);
+	CHECK(t_insert_json(c, "Rig", "{\"rig\": \"B\", \"gain\": 0.1}") == DJC_OK);
+	CHECK(t_insert_json(c, "Rig", "{\"rig\": \"c\", \"gain\": 2.0}") == DJC_OK);
+	selects(c, "Rig", "gain = 0.1", 0);
+	selects(c, "Rig", "{\"gain\": 0.1}", 0);
+	selects(c, "Rig", "gain > 0.1", 3);
+	selects(c, "Rig", "{\"gain\": {\">\": 0.1}}", 3);
+	selects(c, "Rig", "gain <= 0.1", 0);
+	selects(c, "Rig", "gain in (0.1, 2)", 1);
+	selects(c, "Rig", "{\"gain\": [0.1, 2]}", 1);
+	selects(c, "Rig", "gain = 0.10000000149011612", 1);   /* the stored value, as fetched */
+	selects(c, "Rig", "{\"gain\": 0.10000000149011612}", 1);
+	selects(c, "Rig", "gain < 1e39", 3);                  /* beyond float32: a comparison, not a value stored */
+	selects(c, "Rig", "started = \"2024-01-02 10:30:01.123456\"", 0);
+	selects(c, "Rig", "{\"started\": \"2024-01-02 10:30:01.123456\"}", 0);
+	selects(c, "Rig", "{\"started\": \"2024-01-02 10:30:01.000\"}", 1);
+	selects(c, "Rig", "started < \"2024-01-02 10:30:01.5\"", 1);
+	selects(c, "Rig", "started > \"2024-01-02 10:30:00.999999\"", 1);
+	selects(c, "Rig", "started > \"2024-01-02 10:30:01.000001\"", 0);
+	CHECK(t_insert_json(c, "Rig", "{\"rig\": \"d\", \"gain\": 1e39}") == DJC_EINVAL);
+	CHECK_MSG(t_insert_json(c, "Rig", "{\"rig\": \"d\", \"gain\": 1, \"started\": \"2024-01-02 10:30:01.5\"}") == DJC_EINVAL &&
+		  strstr(djc_error_last(c), "has more fractional digits than the type keeps"), "%s", djc_error_last(c));
+	selects(c, "Rig", NULL, 3);
+}
+
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_cond", "fill grammar:fill bound refusals:fill parents:fill");
+	t_cases(argc, argv, "test_cond", "fill grammar:fill bound refusals:fill parents:fill server_cmp");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -241,6 +280,7 @@ int main(int argc, char **argv)
 	if (t_want("bound")) bound(c);
 	if (t_want("refusals")) refusals(c);
 	if (t_want("parents")) parents(c);
+	if (t_want("server_cmp")) server_cmp(c);
 	djc_close(c);
 	if (!getenv("DJC_TEST_URL")) unlink(path + 7);
 	return T_DONE("test_cond");
