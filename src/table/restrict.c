@@ -275,9 +275,10 @@ int restrict_node(q_node **out, q_arena *a, djc_conn *c, const table *t, const c
  * alone (an object as JSON, a string as the text --where takes). 1 when
  * it is such a list (built into *out, or an error in *rc), 0 when not
  * (no string among the items: json_node's list, or not a list at all). */
-static int mixed_list(q_node **out, q_arena *a, djc_conn *c, const table *t, const char *where, q_col ref,
-		      int source_only, int *rc)
+static int mixed_list(q_node **out, const wctx *w, const char *where, int *rc)
 {
+	djc_conn *c = w->c;
+	q_arena *a = w->a;
 	const char *p = where;
 	while (isspace((unsigned char)*p)) p++;
 	if (*p != '[') return 0;
@@ -304,7 +305,7 @@ static int mixed_list(q_node **out, q_arena *a, djc_conn *c, const table *t, con
 			break;
 		}
 		q_node *y = NULL;
-		*rc = restrict_node_at(&y, a, c, t, text, ref, source_only);
+		*rc = restrict_node_at(&y, a, c, w->t, text, w->ref, w->source_only);
 		free(text);
 		if (!*rc && y) q_add(a, x, y);
 	}
@@ -320,11 +321,11 @@ int restrict_node_at(q_node **out, q_arena *a, djc_conn *c, const table *t, cons
 {
 	*out = NULL;
 	if (!where_json || !*where_json) return DJC_OK;
+	wctx w = {c, t, ref, source_only, a, NULL};
 	int mixed_rc;
-	if (mixed_list(out, a, c, t, where_json, ref, source_only, &mixed_rc)) return mixed_rc;
+	if (mixed_list(out, &w, where_json, &mixed_rc)) return mixed_rc;
 	int rt = restrict_text_at(out, a, c, t, where_json, ref, source_only);
 	if (rt != RESTRICT_JSON) return rt;
-	wctx w = {c, t, ref, source_only, a, NULL};
 	return json_node(out, &w, where_json);
 }
 
