@@ -310,11 +310,13 @@ static int renewed(const accept_ctx *a, const char *name)
 	return 0;
 }
 
-/* Every adopted table that referenced a forgotten one took a new
- * definition (DataJoint drops what depends on a table it drops); then
- * the drops. */
-static int accept_after(djc_conn *c, schema_tx *x, void *ctx)
+/* Every adopted table that referenced a forgotten one (a nullable
+ * reference too) took a new definition (DataJoint drops what depends on
+ * a table it drops). Before the rows of the declare's then step and the
+ * drops: a refusal here leaves nothing behind. */
+static int accept_verify(djc_conn *c, schema_tx *x, void *ctx)
 {
+	(void)x;
 	accept_ctx *a = ctx;
 	const pipeline *p = c->pipe;
 	for (size_t i = 0; i < p->n; i++) {
@@ -322,14 +324,20 @@ static int accept_after(djc_conn *c, schema_tx *x, void *ctx)
 		int forgotten = 0;
 		for (size_t g = 0; g < a->ngone; g++) forgotten |= a->gone[g] == t;
 		if (forgotten || renewed(a, t->name)) continue;
-		for (size_t f = 0; f < t->nfks; f++)
-			for (size_t g = 0; g < a->ngone; g++)
-				if (t->fks[f].ptable == a->gone[g])
-					return conn_fail(c, DJC_ECONFLICT,
-							 "adopt: table %s references %s, which DataJoint dropped, and is not "
-							 "adopted again: djc unadopt %s, then djc adopt it again",
-							 t->name, a->gone[g]->name, t->adopted ? t->adopted : a->gone[g]->adopted);
+		for (size_t g = 0; g < a->ngone; g++)
+			if (table_references(t, a->gone[g]))
+				return conn_fail(c, DJC_ECONFLICT,
+						 "adopt: table %s references %s, which DataJoint dropped, and is not "
+						 "adopted again: djc unadopt %s, then djc adopt it again",
+						 t->name, a->gone[g]->name, t->adopted ? t->adopted : a->gone[g]->adopted);
 	}
+	return DJC_OK;
+}
+
+/* The drops, last. */
+static int accept_after(djc_conn *c, schema_tx *x, void *ctx)
+{
+	accept_ctx *a = ctx;
 	if (!a->ndrops) return DJC_OK;
 	int rc = DJC_OK;
 	if (x->d->drop_many) {
@@ -345,7 +353,7 @@ int adopt_accept_declare(char **report, djc_conn *c, const char *const *schemas,
 			 const char *file, const tbl_declare_ways *ways)
 {
 	accept_ctx a = {.schemas = schemas, .n = n};
-	tbl_accept acc = {accept_before, accept_renew, accept_after, &a};
+	tbl_accept acc = {accept_before, accept_renew, accept_verify, accept_after, &a};
 	tbl_declare_ways w = *ways;
 	w.acc = &acc;
 	/* (the forgotten tables leave c->pipe as declare loads it again) */

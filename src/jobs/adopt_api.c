@@ -345,16 +345,23 @@ int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, con
  * referenced by a table that stays. gone[i] marks c->pipe's tables. */
 static int referenced_by_kept(const pipeline *p, const char *gone, const table *t)
 {
-	for (size_t i = 0; i < p->n; i++) {
-		if (gone[i]) continue;
-		for (size_t f = 0; f < p->tables[i]->nfks; f++)
-			if (p->tables[i]->fks[f].ptable == t) return 1;
-	}
+	for (size_t i = 0; i < p->n; i++)
+		if (!gone[i] && table_references(p->tables[i], t)) return 1;
+	return 0;
+}
+
+/* 1 when a table gone[] marks references t: t is a parent of what goes. */
+static int parent_of_gone(const pipeline *p, const char *gone, const table *t)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (gone[i] && table_references(p->tables[i], t)) return 1;
 	return 0;
 }
 
 /* Which tables of c->pipe unadopt takes: those adopted from schema, then
- * adopted tables of other schemas that no remaining table references. */
+ * the adopted tables of other schemas they reference (their parents, and
+ * theirs) that no remaining table references. Not another schema's own
+ * tables: a table nothing references is a parent of nothing that goes. */
 static size_t unadopt_set(const pipeline *p, const char *schema, char *gone)
 {
 	size_t n = 0;
@@ -365,7 +372,7 @@ static size_t unadopt_set(const pipeline *p, const char *schema, char *gone)
 		changed = 0;
 		for (size_t i = p->n; i-- > 0;) {
 			const table *t = p->tables[i];
-			if (gone[i] || !t->adopted || referenced_by_kept(p, gone, t)) continue;
+			if (gone[i] || !t->adopted || !parent_of_gone(p, gone, t) || referenced_by_kept(p, gone, t)) continue;
 			if (t->master) continue;   /* goes with its master */
 			gone[i] = 1, n++, changed = 1;
 			for (size_t k = 0; k < p->n; k++)

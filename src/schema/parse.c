@@ -140,6 +140,15 @@ attr *table_attr(const table *t, const char *name)
 	return NULL;
 }
 
+int table_references(const table *x, const table *p)
+{
+	for (size_t f = 0; f < x->nfks; f++)
+		if (x->fks[f].ptable == p) return 1;
+	for (size_t f = 0; f < x->nnullrefs; f++)
+		if (x->nullrefs[f].ptable == p) return 1;
+	return 0;
+}
+
 attr *table_attr_any(const table *t, const char *name)
 {
 	for (size_t i = 0; i < t->nattrs + t->nhidden; i++)

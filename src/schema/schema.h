@@ -116,6 +116,9 @@ table *pipeline_find(const pipeline *p, const char *name);
 /* Find by name or SQL name; also "Part" alone when unambiguous. */
 table *pipeline_lookup(const pipeline *p, const char *name);
 attr *table_attr(const table *t, const char *name);
+/* 1 when x references p: one of its `->` lines, an adopted table's
+ * nullable reference (nullrefs) too; not a part's master. */
+int table_references(const table *x, const table *p);
 /* The attribute or hidden attribute of that name, or NULL. */
 attr *table_attr_any(const table *t, const char *name);
 /* Give t (computed or imported) the job metadata columns: sets job_meta,

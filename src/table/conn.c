@@ -182,20 +182,21 @@ table **pipe_descendants(djc_conn *c, table *t, size_t *n)
 		table *x = c->pipe->tables[i];
 		if (x == t) continue;
 		int dep = 0;
-		for (size_t j = 0; j < k && !dep; j++) {
-			if (x->master == v[j]) dep = 1;
-			for (size_t f = 0; f < x->nfks && !dep; f++)
-				if (x->fks[f].ptable == v[j]) dep = 1;
-		}
+		for (size_t j = 0; j < k && !dep; j++) dep = x->master == v[j] || table_references(x, v[j]);
 		if (dep) v[k++] = x;
 	}
 	*n = k;
 	return v;
 }
 
-int pipe_load(djc_conn *c)
+/* The stored definitions, in their order, parsed into *np (nothing
+ * stored: NULL and DJC_OK, *none set); a parse failure's message into
+ * *msg (caller frees). */
+static int stored_read(djc_conn *c, pipeline **np, char **msg, int *none)
 {
-	if (!c->db) return conn_fail(c, DJC_ECONN, "not connected");
+	*np = NULL;
+	*msg = NULL;
+	*none = 0;
 	db_res *r = NULL;
 	int rc = tsql_run(c, &TS_PIPE_LOAD, NULL, NULL, 0, &r);
 	if (rc == DJC_ECONN) return conn_dbfail(c, rc, "cannot read the pipeline");
@@ -207,7 +208,7 @@ int pipe_load(djc_conn *c)
 	if (rc) {
 		/* no pipeline declared yet */
 		if (c->db->in_tx) return conn_dbfail(c, rc, "cannot read the pipeline");
-		if (!c->pipe) c->pipe = xcalloc(1, sizeof(pipeline));
+		*none = 1;
 		return DJC_OK;
 	}
 	sb_t all = SB_INIT;
@@ -217,17 +218,45 @@ int pipe_load(djc_conn *c)
 		sb_addc(&all, '\n');
 	}
 	db_res_free(r);
-	char *msg = NULL;
-	pipeline *np = NULL;
-	rc = pipeline_parse(&np, sb_str(&all), "<stored pipeline>", NULL, &msg);
+	rc = pipeline_parse(np, sb_str(&all), "<stored pipeline>", NULL, msg);
 	sb_free(&all);
-	if (rc) {
+	return rc ? DJC_ERROR : DJC_OK;
+}
+
+int pipe_load(djc_conn *c)
+{
+	if (!c->db) return conn_fail(c, DJC_ECONN, "not connected");
+	pipeline *np = NULL;
+	char *msg = NULL;
+	int none, rc = stored_read(c, &np, &msg, &none);
+	if (rc == DJC_ERROR && msg) {
 		rc = conn_fail(c, DJC_ERROR, "the pipeline stored in the database does not parse: %s", msg);
 		free(msg);
 		return rc;
 	}
+	if (rc) return rc;
+	if (none) {
+		if (!c->pipe) c->pipe = xcalloc(1, sizeof(pipeline));
+		return DJC_OK;
+	}
 	pipe_merge(c, np);
 	return DJC_OK;
+}
+
+/* Inside a declare's change, before it is committed: the stored
+ * definitions as they now are still parse (DJC_ECONFLICT naming why: the
+ * change is then undone, nothing stored). */
+static int stored_parses(djc_conn *c)
+{
+	pipeline *np = NULL;
+	char *msg = NULL;
+	int none, rc = stored_read(c, &np, &msg, &none);
+	pipeline_free(np);
+	if (rc == DJC_ERROR && msg)
+		rc = conn_fail(c, DJC_ECONFLICT, "this change would leave the stored pipeline unreadable (%s); nothing changed",
+			       msg);
+	free(msg);
+	return rc;
 }
 
 int pipe_parse_text(djc_conn *c, const char *text, const char *file, pipeline **np)
@@ -513,12 +542,48 @@ static int declare_how(djc_conn *c, schema_tx *x, const table *old, const table 
  * text changes (that is alter's; an adopted one's new definition is
  * taken when accept is set: tbl_accept), a new table's own key holds,
  * and each SQL table is as its stored definition says (check_sql_table). */
+/* The index of the stored table named name in c->pipe, or -1. */
+static long stored_at(const djc_conn *c, const char *name)
+{
+	for (size_t i = 0; name && i < c->pipe->n; i++)
+		if (!strcmp(c->pipe->tables[i]->name, name)) return (long)i;
+	return -1;
+}
+
+/* accept: t, the new definition of the stored adopted table old, takes
+ * old's place in the stored order, which is read in order: every table it
+ * depends on (its references, nullable ones too, its key source's tables,
+ * its master) must be stored before it. DJC_ECONFLICT naming the first
+ * that is not (adopted only now, or stored after it). */
+static int accepted_order(djc_conn *c, const table *old, const table *t)
+{
+	long at = stored_at(c, old->name);
+	size_t n = t->nfks + t->nnullrefs + t->nks + 1;
+	for (size_t k = 0; k < n; k++) {
+		const char *dep = k < t->nfks                 ? t->fks[k].parent
+				  : k < t->nfks + t->nnullrefs ? t->nullrefs[k - t->nfks].parent
+				  : k < n - 1                  ? t->ks_tables[k - t->nfks - t->nnullrefs]->name
+				  : t->master                  ? t->master->name
+							       : NULL;
+		if (!dep) continue;
+		long i = stored_at(c, dep);
+		if (i >= 0 && i < at) continue;
+		return conn_fail(c, DJC_ECONFLICT,
+				 "adopt: table %s now depends on %s, which is %s: its new definition cannot take the place of "
+				 "the stored one; djc unadopt %s, then djc adopt it again",
+				 t->name, dep, i < 0 ? "adopted only now" : "stored after it", old->adopted);
+	}
+	return DJC_OK;
+}
+
 static int declare_check(djc_conn *c, const pipeline *np, const char *file, int accept)
 {
 	int rc = DJC_OK;
 	for (size_t i = 0; i < np->n && !rc; i++) {
 		table *t = np->tables[i], *old = pipeline_find(c->pipe, t->name);
 		if (old && old->adopted && strcmp(old->canon, t->canon)) {
+			/* (a dry run's: declare refuses it under its lock, half way) */
+			if (accept == 2 && (rc = accepted_order(c, old, t))) return rc;
 			if (accept) continue;
 			char *m = table_adopted_refusal(old);
 			rc = conn_fail(c, DJC_ECONFLICT, "%s:%d: %s (its stored definition differs from this text; djc adopt %s "
@@ -579,13 +644,8 @@ static int declare_new(djc_conn *c, schema_tx *x, table *t, long pos, tbl_aux_fn
  * be stored before it (the stored pipeline is parsed in order). */
 static int declare_accepted(djc_conn *c, schema_tx *x, const table *old, table *t, const tbl_accept *acc, sb_t *tabs)
 {
-	for (size_t k = 0; k < t->nfks; k++)
-		if (!pipeline_find(c->pipe, t->fks[k].parent))
-			return conn_fail(c, DJC_ECONFLICT,
-					 "adopt: table %s now references %s, which is adopted only now: its new definition "
-					 "cannot take the place of the stored one; djc unadopt %s, then djc adopt it again",
-					 t->name, t->fks[k].parent, old->adopted);
-	int rc = pipe_set_text(c, x, old->name, t->text, old->text);
+	int rc = accepted_order(c, old, t);
+	if (!rc) rc = pipe_set_text(c, x, old->name, t->text, old->text);
 	if (!rc) rc = acc->renew(c, x, acc->ctx, old, t, tabs);
 	return rc;
 }
@@ -704,6 +764,10 @@ static int declare_once(djc_conn *c, const char *text, const char *file, const t
 	}
 	if (acc && acc->before && (rc = acc->before(c, &x, acc->ctx, tabs))) goto fail;
 	if ((rc = declare_tables(c, &x, np, base, h, tabs, jobs))) goto fail;
+	if (acc && acc->verify && (rc = acc->verify(c, &x, acc->ctx))) goto fail;
+	/* the stored pipeline must still read: it is parsed in order, every
+	 * table after what it depends on */
+	if ((rc = stored_parses(c))) goto fail;
 	/* rows before acc->after, whose drops come last (not undone where DDL
 	 * is not transactional) */
 	if ((rc = declare_then_run(c, &x, h, np))) goto fail;
@@ -730,7 +794,7 @@ int tbl_declare_check(djc_conn *c, const char *text, const char *file, size_t *n
 	if (rc) return rc;
 	if (ntables) *ntables = np->n;
 	/* a dry run's: what declare checks under its lock (reads only) */
-	if ((stored && (rc = declare_check(c, np, file, stored == 2))) || (rc = keysource_check(c, np, file))) {
+	if ((stored && (rc = declare_check(c, np, file, stored == 2 ? 2 : 0))) || (rc = keysource_check(c, np, file))) {
 		pipeline_free(np);
 		return rc;
 	}

@@ -222,11 +222,14 @@ struct schema_tx;
  * steps: before() after the stored tables' auxiliary tables are checked
  * (forgets the tables DataJoint dropped); for each changed adopted table,
  * its text stored, then renew() (keeps or makes anew its auxiliary
- * tables); after() last, before the change is committed. Each may add
- * lines to rep; a code fails the whole declare. */
+ * tables); verify() once they all are, before anything the declare's
+ * then step writes (a refusal there leaves nothing); after() last, before
+ * the change is committed (the drops). Each may add lines to rep; a code
+ * fails the whole declare. */
 typedef struct tbl_accept {
 	int (*before)(djc_conn *c, struct schema_tx *x, void *ctx, sb_t *rep);
 	int (*renew)(djc_conn *c, struct schema_tx *x, void *ctx, const table *old, table *nt, sb_t *rep);
+	int (*verify)(djc_conn *c, struct schema_tx *x, void *ctx);
 	int (*after)(djc_conn *c, struct schema_tx *x, void *ctx);
 	void *ctx;
 } tbl_accept;

@@ -661,6 +661,86 @@ case_two_adopts() {
 }
 tcase two_adopts
 
+# Unadopting one schema of a companion that holds two: the other schema's
+# tables stay (its computed table and its jobs too), and so does a parent
+# schema's table the other still references, through a nullable reference
+# alone. (unadopt took every adopted table nothing referenced, of any
+# schema, and the nullable-only parent, leaving a stored pipeline that did
+# not parse: every command of the companion failed.) MariaDB, PostgreSQL.
+case_unadopt_other() {
+	[ -n "$FIX" ] || return 0
+	local U="${DJC_DATABASE_SCHEMA}_auu" M1="${DJC_DATABASE_SCHEMA}_au1" M2="${DJC_DATABASE_SCHEMA}_au2"
+	local C="${DJC_DATABASE_SCHEMA}_auc" q='"' d='double precision'
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double'
+	mk_dj_schema "$U" "CREATE TABLE $q@W@$q.${q}subject$q (sid int NOT NULL, PRIMARY KEY (sid))" \
+		"INSERT INTO $q@W@$q.${q}subject$q VALUES (1), (2)"
+	mk_dj_schema "$M1" "CREATE TABLE $q@W@$q.${q}sess$q (sid int NOT NULL, s int NOT NULL, PRIMARY KEY (sid, s), FOREIGN KEY (sid) REFERENCES $q$U$q.${q}subject$q (sid))"
+	mk_dj_schema "$M2" "CREATE TABLE $q@W@$q.${q}visit$q (v int NOT NULL, sid int NULL, PRIMARY KEY (v), FOREIGN KEY (sid) REFERENCES $q$U$q.${q}subject$q (sid))" \
+		"CREATE TABLE $q@W@$q.${q}__obs$q (v int NOT NULL, x $d NOT NULL, PRIMARY KEY (v), FOREIGN KEY (v) REFERENCES $q@W@$q.${q}visit$q (v))" \
+		"INSERT INTO $q@W@$q.${q}visit$q VALUES (1, 1), (2, NULL)"
+	printf '#!/bin/sh\necho "{\\"x\\": 1}"\n' > mk_obs.sh
+	chmod +x mk_obs.sh
+	printf 'Obs\n    make = ./mk_obs.sh\n' > ovobs.djc
+	expect_rc 0 "adopt the first schema" djc --schema "$C" adopt "$M1"
+	expect_rc 0 "adopt the second into the same companion" djc --schema "$C" adopt "$M2" --overlay ovobs.djc
+	expect_rc 0 "its computed table has jobs" djc --schema "$C" jobs refresh Obs
+	expect_rc 0 "unadopt the first" djc --schema "$C" unadopt "$M1"
+	check "... its own table goes" grep -q "^unadopted Sess$" <<< "$OUT"
+	check "... nothing of the second schema" test "$(grep -c "Visit\|Obs" <<< "$OUT")" = 0
+	expect_rc 0 "the companion still reads" djc --schema "$C" tables
+	check "... with the second schema's tables" grep -q "Obs" <<< "$OUT"
+	check "... and the parent it references (nullable)" grep -q "$U\.Subject" <<< "$OUT"
+	expect_rc 0 "the second schema's computed table is made" djc --schema "$C" populate Obs --reserve-jobs
+	check "2 made" grep -q "^Obs: 2 made, 0 errors" <<< "$OUT"
+}
+tcase unadopt_other
+
+# --accept-changes where the changed table now depends on a table stored
+# after it (a new table DataJoint declared, referenced through a nullable
+# reference; or a table adopted later): the stored tables are read in
+# order, so it is refused, naming the table, by the dry run too, and the
+# companion is left as it was. (It stored a pipeline that did not parse:
+# every command of the companion failed, unadopt included.)
+case_accept_order() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_aor" C="${DJC_DATABASE_SCHEMA}_aorc" q='"' d='double precision'
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}visit$q (vid int NOT NULL, n int NOT NULL, PRIMARY KEY (vid))" \
+		"CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__feat$q (k int NOT NULL, x $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__b$q (k int NOT NULL, y $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))"
+	expect_rc 0 "adopt" djc --schema "$C" adopt "$W"
+	local before
+	before=$(server_sql "SELECT definition FROM $q$C$q.$q~djc_pipeline$q ORDER BY position")
+	# DataJoint: a new table rig, and visit references it (nullable)
+	server_sql "CREATE TABLE $q$W$q.${q}rig$q (rig int NOT NULL, PRIMARY KEY (rig))"
+	server_sql "ALTER TABLE $q$W$q.${q}visit$q ADD COLUMN rig int NULL"
+	server_sql "ALTER TABLE $q$W$q.${q}visit$q ADD FOREIGN KEY (rig) REFERENCES $q$W$q.${q}rig$q (rig)"
+	local msg="^djc: adopt: table Visit now depends on Rig, which is adopted only now: its new definition cannot take the place of the stored one; djc unadopt $W, then djc adopt it again$"
+	expect_fail 2 "--accept-changes refuses it" "$msg" djc --schema "$C" adopt "$W" --accept-changes
+	expect_fail 2 "... the dry run too" "$msg" djc --schema "$C" adopt "$W" --accept-changes --dry-run
+	expect_rc 0 "the companion still reads" djc --schema "$C" tables
+	expect_out "... its stored definitions as they were" "$before" \
+		server_sql "SELECT definition FROM $q$C$q.$q~djc_pipeline$q ORDER BY position"
+	# two tables stored one after the other: DataJoint redeclares the one
+	# stored first to reference the other
+	local W2="${DJC_DATABASE_SCHEMA}_aos" C2="${DJC_DATABASE_SCHEMA}_aosc"
+	mk_dj_schema "$W2" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__feat$q (k int NOT NULL, x $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__b$q (k int NOT NULL, y $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))"
+	expect_rc 0 "adopt two computed tables" djc --schema "$C2" adopt "$W2"
+	local first=__feat later=__b later_cls=B first_cls=Feat
+	grep -q "B (computed)" <<< "$(grep -A100 "Feat (computed)" <<< "$OUT")" || { first=__b later=__feat later_cls=Feat first_cls=B; }
+	server_sql "DROP TABLE $q$W2$q.$q$first$q"
+	server_sql "CREATE TABLE $q$W2$q.$q$first$q (k int NOT NULL, x $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W2$q.$q$later$q (k))"
+	expect_fail 2 "a table stored after it: refused" \
+		"^djc: adopt: table $first_cls now depends on $later_cls, which is stored after it: .*djc unadopt $W2, then djc adopt it again$" \
+		djc --schema "$C2" adopt "$W2" --accept-changes
+	expect_rc 0 "the companion still reads" djc --schema "$C2" tables
+	expect_rc 0 "and unadopts" djc --schema "$C2" unadopt "$W2"
+}
+tcase accept_order
+
 # A computed table's string defaults as the server stores them: a quote
 # and an apostrophe, a backslash (MariaDB's catalog escapes it: \\), a
 # trailing backslash, a number-like ' 5': adopt writes each exactly (\"
@@ -1180,7 +1260,7 @@ case_accept_atomic() {
 	server_sql "DROP TABLE $q$W$q.${q}__late$q"
 	server_sql "CREATE TABLE $q$W$q.${q}__late$q (k int NOT NULL, z int NOT NULL, y int NOT NULL, PRIMARY KEY (k, z), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k), FOREIGN KEY (z) REFERENCES $q$W$q.${q}zz$q (z))"
 	expect_fail 2 "adopt --accept-changes refuses Late, naming why" \
-		"^djc: adopt: table Late now references Zz, which is adopted only now: its new definition cannot take the place of the stored one; djc unadopt $W, then djc adopt it again$" \
+		"^djc: adopt: table Late now depends on Zz, which is adopted only now: its new definition cannot take the place of the stored one; djc unadopt $W, then djc adopt it again$" \
 		djc --schema "$C" adopt "$W" --accept-changes
 	check "the stored definitions are as they were" \
 		test "$(stored_defs "$C")" = "$before"
