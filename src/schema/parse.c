@@ -509,32 +509,52 @@ static int inherit_attr(pctx *c, int line, table *t, const attr *pa, const char 
 	return 0;
 }
 
-static int add_parent(pctx *c, int line, table *t, const char *pname, int in_key, const renames *r)
+/* The parent table pname a `->` line of t names, checked (not t itself,
+ * known, renames of its key attributes), into *out. */
+static int ref_parent(pctx *c, int line, const table *t, const char *pname, const renames *r, table **out)
 {
 	if (!*pname) return fail(c, line, "'->' names no parent table");
 	/* checked before resolving: the table being parsed is already in c->cur */
 	if (!strcmp(pname, t->name)) return fail(c, line, "table %s cannot reference itself", t->name);
-	table *p = resolve(c, pname);
+	table *p = *out = resolve(c, pname);
 	if (!p) return fail(c, line, "unknown parent table '%s' (declare it above this table, or check the spelling)", pname);
-	if (renames_check(c, line, p, r)) return DJC_EINVAL;
-	if (same_reference(t, p, r))
-		return fail(c, line, "parent %s is referenced twice", pname);
-	t->fks = xrealloc(t->fks, (t->nfks + 1) * sizeof(fkey));
-	fkey *f = &t->fks[t->nfks++];
+	return renames_check(c, line, p, r) ? DJC_EINVAL : 0;
+}
+
+/* A new reference to p at the end of *v (t->fks or t->nullrefs). */
+static fkey *ref_new(fkey **v, size_t *n, table *p)
+{
+	*v = xrealloc(*v, (*n + 1) * sizeof(fkey));
+	fkey *f = &(*v)[(*n)++];
 	memset(f, 0, sizeof *f);
 	f->parent = xstrdup(p->name);
 	f->ptable = p;
-	f->in_key = in_key;
 	f->attrs = xcalloc(p->nkey ? p->nkey : 1, sizeof(char *));
 	f->cattrs = xcalloc(p->nkey ? p->nkey : 1, sizeof(char *));
-	for (size_t i = 0; i < p->nkey; i++) {
-		attr *pa = &p->attrs[i];
-		const char *cname = renamed(r, pa->name);
-		f->attrs[f->nattrs] = xstrdup(pa->name);
-		f->cattrs[f->nattrs++] = xstrdup(cname);
-		if (strcmp(cname, pa->name)) f->renamed = 1;
-		if (inherit_attr(c, line, t, pa, cname, pname, in_key)) return DJC_EINVAL;
-	}
+	return f;
+}
+
+/* The parent's key attribute pa in reference f, under the name r gives it
+ * in the child (returned). */
+static const char *ref_attr(fkey *f, const attr *pa, const renames *r)
+{
+	const char *cname = renamed(r, pa->name);
+	f->attrs[f->nattrs] = xstrdup(pa->name);
+	f->cattrs[f->nattrs++] = xstrdup(cname);
+	if (strcmp(cname, pa->name)) f->renamed = 1;
+	return cname;
+}
+
+static int add_parent(pctx *c, int line, table *t, const char *pname, int in_key, const renames *r)
+{
+	table *p;
+	if (ref_parent(c, line, t, pname, r, &p)) return DJC_EINVAL;
+	if (same_reference(t, p, r))
+		return fail(c, line, "parent %s is referenced twice", pname);
+	fkey *f = ref_new(&t->fks, &t->nfks, p);
+	f->in_key = in_key;
+	for (size_t i = 0; i < p->nkey; i++)
+		if (inherit_attr(c, line, t, &p->attrs[i], ref_attr(f, &p->attrs[i], r), pname, in_key)) return DJC_EINVAL;
 	return 0;
 }
 
@@ -543,26 +563,13 @@ static int add_parent(pctx *c, int line, table *t, const char *pname, int in_key
  * the reference kept in t->nullrefs for their lineage only. */
 static int add_nullable(pctx *c, int line, table *t, const char *pname, const renames *r)
 {
-	if (!*pname) return fail(c, line, "'->' names no parent table");
-	if (!strcmp(pname, t->name)) return fail(c, line, "table %s cannot reference itself", t->name);
-	table *p = resolve(c, pname);
-	if (!p) return fail(c, line, "unknown parent table '%s' (declare it above this table, or check the spelling)", pname);
-	if (renames_check(c, line, p, r)) return DJC_EINVAL;
-	t->nullrefs = xrealloc(t->nullrefs, (t->nnullrefs + 1) * sizeof(fkey));
-	fkey *f = &t->nullrefs[t->nnullrefs++];
-	memset(f, 0, sizeof *f);
-	f->parent = xstrdup(p->name);
-	f->ptable = p;
-	f->attrs = xcalloc(p->nkey ? p->nkey : 1, sizeof(char *));
-	f->cattrs = xcalloc(p->nkey ? p->nkey : 1, sizeof(char *));
+	table *p;
+	if (ref_parent(c, line, t, pname, r, &p)) return DJC_EINVAL;
+	fkey *f = ref_new(&t->nullrefs, &t->nnullrefs, p);
 	for (size_t i = 0; i < p->nkey; i++) {
-		attr *pa = &p->attrs[i];
-		const char *cname = renamed(r, pa->name);
-		f->attrs[f->nattrs] = xstrdup(pa->name);
-		f->cattrs[f->nattrs++] = xstrdup(cname);
-		if (strcmp(cname, pa->name)) f->renamed = 1;
+		const char *cname = ref_attr(f, &p->attrs[i], r);
 		int had = table_attr(t, cname) != NULL;
-		if (inherit_attr(c, line, t, pa, cname, pname, 0)) return DJC_EINVAL;
+		if (inherit_attr(c, line, t, &p->attrs[i], cname, pname, 0)) return DJC_EINVAL;
 		if (!had) {
 			attr *a = table_attr(t, cname);
 			a->nullable = 1;

@@ -451,6 +451,25 @@ case_fractional_times() {
 }
 tcase fractional_times
 
+# older_echo W C MAKE: a DataJoint schema W (tick, __echo with a datetime
+# column seen of microseconds) adopted into C with Echo's make = ./MAKE,
+# its stored definition then edited to what an older djc wrote (seen a
+# whole-seconds datetime); sets q
+older_echo() {
+	local W=$1 C=$2 ty=timestamp m=datetime
+	q='"'
+	[ "$DJC_BACKEND" = mysql ] && q='`' ty='datetime(6)' m='datetime(6)'
+	local cm="COMMENT ':$m:'"
+	[ "$DJC_BACKEND" = postgresql ] && cm=
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}tick$q (t INT NOT NULL, PRIMARY KEY (t))" \
+		"CREATE TABLE $q@W@$q.${q}__echo$q (t INT NOT NULL, seen $ty NOT NULL $cm, PRIMARY KEY (t), FOREIGN KEY (t) REFERENCES $q@W@$q.${q}tick$q (t))" \
+		"INSERT INTO $q@W@$q.${q}tick$q VALUES (1), (2)"
+	[ "$DJC_BACKEND" = postgresql ] && server_sql "COMMENT ON COLUMN $q$W$q.${q}__echo$q.seen IS ':datetime:'"
+	printf 'Echo\n    make = ./%s\n' "$3" > "ov_$3.djc"
+	expect_rc 0 "adopt it" djc --schema "$C" adopt "$W" --overlay "ov_$3.djc"
+	server_sql "UPDATE $q$C$q.$q~djc_pipeline$q SET definition = REPLACE(definition, 'seen : datetime(6)', 'seen : datetime')"
+}
+
 # A schema adopted by an older djc keeps working: its stored definition may
 # give a column at another precision than adopt gives it now (PostgreSQL's
 # plain timestamp was a whole-seconds datetime, now datetime(6); its floats
@@ -459,19 +478,10 @@ tcase fractional_times
 # edited here to what the older djc wrote.)
 case_older_adoption() {
 	[ -n "$FIX" ] || return 0
-	local W="${DJC_DATABASE_SCHEMA}_aold" C="${DJC_DATABASE_SCHEMA}_aoldc" q='"' ty=timestamp m=datetime
-	[ "$DJC_BACKEND" = mysql ] && q='`' ty='datetime(6)' m='datetime(6)'
-	local cm="COMMENT ':$m:'"
-	[ "$DJC_BACKEND" = postgresql ] && cm=
-	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}tick$q (t INT NOT NULL, PRIMARY KEY (t))" \
-		"CREATE TABLE $q@W@$q.${q}__echo$q (t INT NOT NULL, seen $ty NOT NULL $cm, PRIMARY KEY (t), FOREIGN KEY (t) REFERENCES $q@W@$q.${q}tick$q (t))" \
-		"INSERT INTO $q@W@$q.${q}tick$q VALUES (1), (2)"
-	[ "$DJC_BACKEND" = postgresql ] && server_sql "COMMENT ON COLUMN $q$W$q.${q}__echo$q.seen IS ':datetime:'"
+	local W="${DJC_DATABASE_SCHEMA}_aold" C="${DJC_DATABASE_SCHEMA}_aoldc" q
 	printf '#!/bin/sh\necho "{\\"seen\\": \\"2024-01-01 10:00:01\\"}"\n' > mk_old.sh
 	chmod +x mk_old.sh
-	printf 'Echo\n    make = ./mk_old.sh\n' > ovo.djc
-	expect_rc 0 "adopt it" djc --schema "$C" adopt "$W" --overlay ovo.djc
-	server_sql "UPDATE $q$C$q.$q~djc_pipeline$q SET definition = REPLACE(definition, 'seen : datetime(6)', 'seen : datetime')"
+	older_echo "$W" "$C" mk_old.sh
 	expect_out "the stored definition is an older djc's" 1 \
 		server_sql "SELECT COUNT(*) FROM $q$C$q.$q~djc_pipeline$q WHERE definition LIKE '%seen : datetime%' AND definition NOT LIKE '%seen : datetime(6)%'"
 	expect_rc 0 "populate is not refused" djc --schema "$C" populate Echo --reserve-jobs
@@ -1201,19 +1211,10 @@ tcase accept_dropped
 # --accept-changes; with it, the new definition is taken, the jobs kept
 case_accept_older() {
 	[ -n "$FIX" ] || return 0
-	local W="${DJC_DATABASE_SCHEMA}_aao" C="${DJC_DATABASE_SCHEMA}_aaoc" q='"' ty=timestamp m=datetime
-	[ "$DJC_BACKEND" = mysql ] && q='`' ty='datetime(6)' m='datetime(6)'
-	local cm="COMMENT ':$m:'"
-	[ "$DJC_BACKEND" = postgresql ] && cm=
-	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}tick$q (t INT NOT NULL, PRIMARY KEY (t))" \
-		"CREATE TABLE $q@W@$q.${q}__echo$q (t INT NOT NULL, seen $ty NOT NULL $cm, PRIMARY KEY (t), FOREIGN KEY (t) REFERENCES $q@W@$q.${q}tick$q (t))" \
-		"INSERT INTO $q@W@$q.${q}tick$q VALUES (1), (2)"
-	[ "$DJC_BACKEND" = postgresql ] && server_sql "COMMENT ON COLUMN $q$W$q.${q}__echo$q.seen IS ':datetime:'"
+	local W="${DJC_DATABASE_SCHEMA}_aao" C="${DJC_DATABASE_SCHEMA}_aaoc" q
 	printf '#!/bin/sh\n[ "$DJC_KEY_t" = 2 ] && exit 1\necho "{\\"seen\\": \\"2024-01-01 10:00:01\\"}"\n' > mk_ao2.sh
 	chmod +x mk_ao2.sh
-	printf 'Echo\n    make = ./mk_ao2.sh\n' > ovao.djc
-	expect_rc 0 "adopt it" djc --schema "$C" adopt "$W" --overlay ovao.djc
-	server_sql "UPDATE $q$C$q.$q~djc_pipeline$q SET definition = REPLACE(definition, 'seen : datetime(6)', 'seen : datetime')"
+	older_echo "$W" "$C" mk_ao2.sh
 	expect_rc 1 "populate: key 2 fails" djc --schema "$C" populate Echo --reserve-jobs --suppress-errors
 	expect_fail 2 "adopt again is refused, naming the flag" \
 		"Echo is adopted from DataJoint schema $W: djc does not change its definition \(its stored definition differs from this text; djc adopt $W --accept-changes takes the new one, keeping its jobs\)" \
