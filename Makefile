@@ -53,7 +53,7 @@ SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 SONAME  := libdjc.so.$(SOMAJOR)
 SOREAL  := libdjc.so.$(VERSION)
 
-.PHONY: all unit-bins check check-quick demo deps clean stress bench fuzz unit install uninstall
+.PHONY: all unit-bins check check-quick check-san demo deps clean stress bench fuzz unit install uninstall
 
 # `make install` (PREFIX, DESTDIR as usual): the djc command, libdjc.a,
 # libdjc.so, djc.h, a pkg-config file, the manual pages djc(1) and libdjc(3)
@@ -176,6 +176,14 @@ check: deps
 check-quick: deps
 	@$(MAKE) --no-print-directory $(PAR) all
 	@$(TEST_SEL) DJC_BACKENDS=sqlite DJC_SAN_BUILD= scripts/run-tests.sh
+
+# Every test file, the CLI suite included, on the sanitizer build alone, on
+# every backend (not part of check: ASan+UBSan take about three times the
+# CPU; lib.sh builds the programs of test_install with the same flags, and
+# test_clocks leaves out its libfaketime cases, which hang under ASan).
+check-san: deps
+	@$(MAKE) --no-print-directory $(PAR) BUILD=build-san OPT="-O1 -g" SAN="$(SAN_FLAGS)" all unit-bins
+	@$(TEST_SEL) DJC_BUILD=build-san DJC_SAN_BUILD= DJC_FILE_TIMEOUT=2700 scripts/run-tests.sh
 
 # The unit tests (tests/unit) alone, plain and sanitizer builds, on SQLite.
 unit: deps

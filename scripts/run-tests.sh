@@ -29,6 +29,7 @@
 #   DJC_TEST_OUT=DIR                  keeps every file's output in DIR/NAME[BACKEND]
 #                                (with DJC_TEST_TRACE=1: one "ok:" line per check;
 #                                scripts/check-diff.sh compares two versions)
+#   DJC_FILE_TIMEOUT=SECONDS          a CLI file still running after it fails (default 900)
 #   DJC_TEST_RECORD=FILE              writes how long each file took to FILE, in
 #                                the form of tests/durations.txt
 # `make check T=... CASE=...` sets DJC_TESTS and DJC_CASE; `make check-quick`
@@ -56,6 +57,7 @@ BACKENDS=${DJC_BACKENDS:-sqlite postgresql mysql pgbouncer}
 BUILD=${DJC_BUILD-build}
 SAN_BUILD=${DJC_SAN_BUILD-build-san}
 KINDS=" ${DJC_KINDS:-abi unit cli} "
+FILE_TIMEOUT=${DJC_FILE_TIMEOUT:-900}
 JOBS=${DJC_PARALLEL:-$(( $(nproc 2>/dev/null || echo 2) * 2 ))}
 WORK=$(mktemp -d /tmp/djc-tests.XXXXXX)
 chmod 755 "$WORK"
@@ -267,7 +269,7 @@ cli_job() {
 	esac
 	(cd "$dir" && env "${extra[@]}" DJC="$ROOT/$BUILD/djc" BUILD="$ROOT/$BUILD" ROOT="$ROOT" T="$dir" \
 		DJC_DATABASE_URL="$url" DJC_DATABASE_SCHEMA="$schema" DJC_BACKEND="$backend" \
-		timeout 900 bash "$ROOT/$2")
+		timeout "$FILE_TIMEOUT" bash "$ROOT/$2")
 }
 
 # ---------------------------------------------------------- run and tally

@@ -119,6 +119,21 @@ _cpu() {
 
 djc() { "$DJC" "$@"; }
 
+# Under a sanitizer build of djc (DJC_BUILD=build-san): SAN_CFLAGS, the
+# flags a program built against its libdjc needs too, and ASAN_PRELOAD, its
+# AddressSanitizer runtime and a space, to go first in an LD_PRELOAD that
+# names another library (libfaketime): ASan's runtime must come first among
+# a program's libraries. Both empty for a plain build.
+SAN_CFLAGS= ASAN_PRELOAD=
+_san_needed=$(readelf -d "$DJC" 2>/dev/null | grep -o 'lib[a-z]*san\.so[.0-9]*')
+case $_san_needed in
+*libasan*)
+	SAN_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer"
+	ASAN_PRELOAD="$(cc -print-file-name="$(printf '%s\n' "$_san_needed" | grep libasan)") " ;;
+*libubsan*) SAN_CFLAGS=-fsanitize=undefined ;;
+esac
+unset _san_needed
+
 # matching PATTERN FILE: sets MATCHED to the number of FILE's lines that
 # match PATTERN (an extended regular expression; 0 without the file),
 # counted by the shell: a polling loop's $(grep -c ...) was two processes a

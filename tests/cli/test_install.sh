@@ -37,7 +37,7 @@ FLAGS=$OUT
 
 # shared: the usual `cc prog.c $(pkg-config --cflags --libs djc)`
 # shellcheck disable=SC2086  # FLAGS is a list of flags
-expect_rc 0 "a program builds against the installed shared library" cc -std=c11 -Wall -Wextra -Werror -o hello "$ROOT/tests/install/hello.c" $FLAGS
+expect_rc 0 "a program builds against the installed shared library" cc -std=c11 -Wall -Wextra -Werror $SAN_CFLAGS -o hello "$ROOT/tests/install/hello.c" $FLAGS
 run sh -c 'readelf -d hello | grep "(NEEDED)"'
 check "...it needs libdjc.so.0" sh -c 'printf "%s" "$1" | grep -q "\[libdjc\.so\.0\]"' _ "$OUT"
 run sh -c 'readelf -V hello | grep -A3 "File: libdjc.so.0"'
@@ -47,7 +47,7 @@ check "...and does not start without it on the library path" sh -c 'test "$1" !=
 expect_out "...with it: declares, inserts and populates with job reservation" "hello: ok" env LD_LIBRARY_PATH="$L" ./hello
 # a prefix of one's own, as README.md says: pkg-config's libdir as the rpath
 # shellcheck disable=SC2086
-expect_rc 0 "a program built with the library's directory as its rpath" cc -std=c11 -Wall -Wextra -Werror -o hello_rpath \
+expect_rc 0 "a program built with the library's directory as its rpath" cc -std=c11 -Wall -Wextra -Werror $SAN_CFLAGS -o hello_rpath \
 	"$ROOT/tests/install/hello.c" $FLAGS -Wl,-rpath,"$(pc --variable=libdir djc)"
 if [ "$DJC_BACKEND" = sqlite ]; then rdb="DJC_DATABASE_URL=sqlite:$T/rpath.db"; else rdb="DJC_DATABASE_SCHEMA=${DJC_DATABASE_SCHEMA}_r"; fi
 expect_out "...runs without LD_LIBRARY_PATH" "hello: ok" env -u LD_LIBRARY_PATH "$rdb" ./hello_rpath
@@ -59,7 +59,7 @@ run pc --static --libs djc
 check "pkg-config --static adds the libraries libdjc.a needs" sh -c 'printf "%s" "$1" | grep -q -- "-ljansson"' _ "$OUT"
 SFLAGS=$OUT
 # shellcheck disable=SC2086
-expect_rc 0 "a program builds against the installed static library" cc -std=c11 -Wall -Wextra -Werror -o hello_static "$ROOT/tests/install/hello.c" $(pc --cflags djc) "$L/libdjc.a" -Wl,--as-needed $SFLAGS
+expect_rc 0 "a program builds against the installed static library" cc -std=c11 -Wall -Wextra -Werror $SAN_CFLAGS -o hello_static "$ROOT/tests/install/hello.c" $(pc --cflags djc) "$L/libdjc.a" -Wl,--as-needed $SFLAGS
 run sh -c 'readelf -d hello_static | grep "(NEEDED)"'
 check "...it does not need libdjc.so" sh -c '! printf "%s" "$1" | grep -q libdjc' _ "$OUT"
 if [ "$DJC_BACKEND" = sqlite ]; then export DJC_DATABASE_URL="sqlite:$T/static.db"; else export DJC_DATABASE_SCHEMA="${DJC_DATABASE_SCHEMA}_s"; fi
