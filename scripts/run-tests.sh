@@ -57,7 +57,6 @@ BACKENDS=${DJC_BACKENDS:-sqlite postgresql mysql pgbouncer}
 BUILD=${DJC_BUILD-build}
 SAN_BUILD=${DJC_SAN_BUILD-build-san}
 KINDS=" ${DJC_KINDS:-abi unit cli} "
-FILE_TIMEOUT=${DJC_FILE_TIMEOUT:-900}
 JOBS=${DJC_PARALLEL:-$(( $(nproc 2>/dev/null || echo 2) * 2 ))}
 WORK=$(mktemp -d /tmp/djc-tests.XXXXXX)
 chmod 755 "$WORK"
@@ -71,8 +70,8 @@ fi
 # WORK/san.rc
 # (the runner's own settings are not passed on: djc warns of a DJC_
 # variable it does not know)
-SAN_MAKE=${DJC_SAN_MAKE:-} MAX_JOBS=${DJC_PARALLEL_MAX:-}
-unset DJC_SAN_MAKE DJC_PARALLEL_MAX
+SAN_MAKE=${DJC_SAN_MAKE:-} MAX_JOBS=${DJC_PARALLEL_MAX:-} FILE_TIMEOUT=${DJC_FILE_TIMEOUT:-900}
+unset DJC_SAN_MAKE DJC_PARALLEL_MAX DJC_FILE_TIMEOUT
 SAN_PENDING=0
 if [ -n "$SAN_MAKE" ] && [ -n "$SAN_BUILD" ] && [[ $KINDS == *" unit "* ]]; then
 	SAN_PENDING=1
