@@ -194,6 +194,32 @@ check "...stays on its error line" test "$(printf '%s\n' "$OUT" | grep -c '^erro
 }
 tcase error_lines failure_line
 
+case_write_errors() {
+# ---------------------------------------------------------------- output that cannot be written
+# A full disk is a failure, not a success with a short file: exit 1 and
+# one line naming it. A reader that went away (| head) ends djc as
+# SIGPIPE ends any program, on every backend (MariaDB's client library
+# ignores SIGPIPE in its process).
+run sh -c '"$DJC" fetch F --format csv > /dev/full'
+check "fetch to a full disk: exit 1" test "$RC" = 1
+check "...with one line naming it" test "$ERR" = "djc: cannot write the output: No space left on device"
+run sh -c '"$DJC" progress Made --json > /dev/full'
+check "progress --json to a full disk: exit 1" test "$RC" = 1
+run py 'import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+p = subprocess.run([os.environ["DJC"], "fetch", "F", "--format", "csv"], stdout=w)
+print(p.returncode)'
+check "fetch into a pipe nobody reads: ended by SIGPIPE" test "$OUT" = -13
+run py 'import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+p = subprocess.run([os.environ["DJC"], "populate", "Made", "--json", "--make", "true"], stdout=w)
+print(p.returncode)'
+check "populate into a pipe nobody reads: ended by SIGPIPE too" test "$OUT" = -13
+}
+tcase write_errors error_lines
+
 case_json_escaping() {
 # ---------------------------------------------------------------- JSON output, keys that need escaping
 cat > q.djc <<'P'
