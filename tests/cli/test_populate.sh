@@ -297,6 +297,35 @@ expect_fail 2 "no make anywhere is bad input" "has no make" djc populate Out2
 }
 tcase make_line environment
 
+case_make_line_words() {
+# ---------------------------------------------------------------- the make = line's words, as sh splits them
+# A backslash outside quotes takes the next character as it is (a path
+# with a space: my\ dir); in double quotes it does so only before " \ $ `
+# and is itself elsewhere ("a\nb" stays a, backslash, n, b); in single
+# quotes it is itself.
+cat > mk_words.py <<'P'
+#!/usr/bin/env python3
+import json, os, sys
+with open(os.path.join(os.environ["T"], "log.words"), "w") as f:
+    f.write(json.dumps(sys.argv[1:]))
+print(json.dumps({"v": 1}))
+P
+chmod +x mk_words.py
+cat > words.djc <<'P'
+Words (computed)
+    -> Src
+    ---
+    v : int64
+    make = ./mk_words.py my\ dir "a\nb" "q\" \\ \$" 'c\d' x\\y tail\
+P
+expect_rc 0 "declare a make line with backslashes" djc declare words.djc
+expect_rc 0 "populate by it" djc populate Words --where '{"id": 1}'
+check "its words are sh's" test "$(cat log.words)" = '["my dir", "a\\nb", "q\" \\ $", "c\\d", "x\\y", "tail\\"]'
+run djc declare words.djc
+check "declared again: nothing changed" test "$RC:$OUT" = "0:exists  Words (computed) as __words"
+}
+tcase make_line_words make_line
+
 case_processes_4() {
 # ---------------------------------------------------------------- --processes 4 == 1
 for i in $(seq 1 60); do echo "{\"mid\":$i}"; done | djc insert Many >/dev/null
