@@ -519,7 +519,10 @@ static int job_meta_col(const char *name)
 
 /* The heading of table a: key columns, ---, secondary ones (hidden
  * columns left out; job_metadata = true when the _job_* ones are all
- * there). */
+ * there, but for a part: DataJoint 2.3.2 also gives the parts of an
+ * imported table (`_master__part`) these columns, never fills them, and a
+ * djc part has no job metadata; they are left out as other hidden
+ * columns are, and the server fills them with their defaults). */
 static int heading(gen *g, at *a, sb_t *out)
 {
 	const db_ctable *t = a->t;
@@ -539,7 +542,7 @@ static int heading(gen *g, at *a, sb_t *out)
 		if (c->name[0] == '_') meta += job_meta_col(c->name);
 		else rc = heading_col(g, a, c, written, 0, out);
 	}
-	if (!rc && meta == 3) sb_add(out, "    job_metadata = true\n");
+	if (!rc && meta == 3 && a->tier != AT_PART) sb_add(out, "    job_metadata = true\n");
 	free(written);
 	return rc;
 }

@@ -403,6 +403,37 @@ case_own_key() {
 }
 tcase own_key
 
+# DataJoint 2.3.2 with jobs.add_job_metadata gives the parts of an imported
+# table (`_master__part`, not those of a computed one) the hidden _job_*
+# columns too (its declare tests `name.startswith("_")` only), and never
+# fills them there. adopt wrote `job_metadata = true` into the part's
+# definition, which a part may not have: the whole schema was refused. The
+# part is adopted without it; its _job_* columns stay the server's defaults.
+case_imported_part_meta() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_aipm" C="${DJC_DATABASE_SCHEMA}_aipmc" q='"' d='double precision' ts=timestamp i=integer
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double' ts='datetime(6)' i=int
+	local meta="_job_start_time $ts DEFAULT NULL, _job_duration float DEFAULT NULL, _job_version varchar(64) DEFAULT ''"
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}session$q (k $i NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}_sort$q (k $i NOT NULL, n $i NOT NULL, $meta, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}session$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}_sort__unit$q (k $i NOT NULL, unit $i NOT NULL, snr $d NOT NULL, $meta, PRIMARY KEY (k, unit), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}_sort$q (k))" \
+		"INSERT INTO $q@W@$q.${q}session$q VALUES (1), (2)"
+	printf '#!/bin/sh\necho "{\\"n\\": 2}"\necho "{\\"_part\\": \\"Unit\\", \\"unit\\": 0, \\"snr\\": 1.5}"\necho "{\\"_part\\": \\"Unit\\", \\"unit\\": 1, \\"snr\\": 2.5}"\n' > mk_sort.sh
+	chmod +x mk_sort.sh
+	printf 'Sort\n    make = ./mk_sort.sh\n' > ovs.djc
+	expect_rc 0 "adopt an imported table whose part has DataJoint's _job_* columns" djc --schema "$C" adopt "$W" --overlay ovs.djc
+	expect_rc 0 "dry run" djc --schema "$C" adopt "$W" --overlay ovs.djc --dry-run
+	check "job_metadata on the imported table only" [ "$(grep -c 'job_metadata = true' <<< "$OUT")" = 1 ]
+	expect_rc 0 "populate the master and its part" djc --schema "$C" populate Sort --reserve-jobs
+	check "2 made" grep -q "^Sort: 2 made, 0 errors" <<< "$OUT"
+	expect_out "the master's _job_* columns filled" 2 server_sql "SELECT COUNT(*) FROM $(qt "$W" _sort) WHERE _job_start_time IS NOT NULL"
+	expect_out "the part's rows, their _job_* columns the server's defaults" 4 \
+		server_sql "SELECT COUNT(*) FROM $(qt "$W" _sort__unit) WHERE _job_start_time IS NULL AND _job_version = ''"
+	expect_rc 0 "adopt again: unchanged" djc --schema "$C" adopt "$W" --overlay ovs.djc
+	check "unchanged" grep -q "^unchanged" <<< "$OUT"
+}
+tcase imported_part_meta
+
 # DataJoint's datetime with a fraction of a second as a key, and written by
 # a make: on PostgreSQL DataJoint 2.x declares `datetime` as `timestamp`
 # (microseconds), `datetime(3)` as `timestamp(3)`; on MariaDB `datetime(6)`.
