@@ -239,6 +239,11 @@ static int marked_type(sb_t *b, const char *m, const db_ccol *c, int dj)
 	if (!strcmp(m, "<blob>")) return sb_add(b, "<blob>"), 1;
 	static const char *const v[] = {"bool", "bytes", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
 					"uint64", "float32", "float64"};
+	/* DataJoint 2.x on PostgreSQL declares int8 as smallint (no tinyint
+	 * there) and checks no range: the column holds, and DataJoint inserts,
+	 * -32768..32767. djc's int8 would refuse such a key, a make's value and
+	 * a restriction by it (DataJoint's rows of 200 could not be made) */
+	if (!strcasecmp(m, "int8") && !strcasecmp(c->sql_type, "smallint")) return sb_add(b, "int16"), 1;
 	for (size_t i = 0; i < sizeof v / sizeof *v; i++)
 		if (!strcasecmp(m, v[i])) return sb_add(b, v[i]), 1;
 	if (!strcasecmp(m, "json") || !strcasecmp(m, "jsonb")) return sb_add(b, "json"), 1;
