@@ -386,6 +386,12 @@ def _install():
 
 def _typed(attr, v):
     """A key value from djc's JSON as DataJoint's fetch gives it."""
+    if isinstance(v, bool):
+        # a bool on MySQL/MariaDB is a tinyint: DataJoint's key holds 0 or 1
+        # (an int), and a make naming files by str(key[...]) or
+        # dj.hash.key_hash(key) must get DataJoint's text; PostgreSQL's
+        # boolean is a bool
+        return int(v) if (attr.type or "").lower().startswith("tinyint") else v
     if v is None or not isinstance(v, str):
         return v
     t = (attr.type or "").lower()
