@@ -1322,12 +1322,20 @@ class DataJointKeys(unittest.TestCase):
     tinyint there) as the int 0 or 1, on PostgreSQL (boolean) as a bool;
     dates, decimals and uuids typed. The heading is a stand-in (no DataJoint)."""
 
-    def _key(self, types, key):
+    def _key(self, types, key, backend="mysql"):
         import djc_datajoint
         attrs = {n: unittest.mock.Mock(type=t, original_type=None, uuid=(t == "binary(16)")) for n, t in types.items()}
         target = unittest.mock.Mock()
         target.heading.attributes = attrs
+        target.adapter.backend = backend
         return djc_datajoint._key_of(target, key)
+
+    def test_char_on_postgresql_is_padded(self):
+        # PostgreSQL's char(4) holds 'ab  ', and DataJoint's key there is 'ab  '
+        # (a make naming a file by it); MySQL strips the spaces
+        self.assertEqual(self._key({"code": "char(4)"}, {"code": "ab"}, "postgresql"), {"code": "ab  "})
+        self.assertEqual(self._key({"code": "char(4)"}, {"code": "abcd"}, "postgresql"), {"code": "abcd"})
+        self.assertEqual(self._key({"code": "char(4)"}, {"code": "ab"}, "mysql"), {"code": "ab"})
 
     def test_bool_on_mysql_is_int(self):
         k = self._key({"flag": "tinyint", "n": "int"}, {"flag": True, "n": 3})
@@ -1336,7 +1344,7 @@ class DataJointKeys(unittest.TestCase):
         self.assertEqual((k["flag"], type(k["flag"])), (0, int))
 
     def test_bool_on_postgresql_is_bool(self):
-        k = self._key({"flag": "boolean"}, {"flag": True})
+        k = self._key({"flag": "boolean"}, {"flag": True}, "postgresql")
         self.assertIs(k["flag"], True)
 
     def test_typed_values(self):
