@@ -107,6 +107,9 @@ void adopt_attr_desc(sb_t *b, const attr *a)
 static int same_kind(const attr *a, const attr *b)
 {
 	if (a->raw || b->raw) return a->raw == b->raw && !strcmp(a->type_text, b->type_text);
+	/* DataJoint's int8 on PostgreSQL (a smallint), adopted as int8 before
+	 * December 2026, now as int16: the same column */
+	if (a->type.t == T_INT8 && b->type.t == T_INT16 && a->nullable == b->nullable) return 1;
 	if (a->type.t != b->type.t || a->nullable != b->nullable) return 0;
 	switch (a->type.t) {
 	case T_DECIMAL: return a->type.p == b->type.p && a->type.s == b->type.s;

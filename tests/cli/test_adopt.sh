@@ -403,6 +403,71 @@ case_own_key() {
 }
 tcase own_key
 
+# DataJoint 2.3.2 with jobs.add_job_metadata gives the parts of an imported
+# table (`_master__part`, not those of a computed one) the hidden _job_*
+# columns too (its declare tests `name.startswith("_")` only), and never
+# fills them there. adopt wrote `job_metadata = true` into the part's
+# definition, which a part may not have: the whole schema was refused. The
+# part is adopted without it; its _job_* columns stay the server's defaults.
+case_imported_part_meta() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_aipm" C="${DJC_DATABASE_SCHEMA}_aipmc" q='"' d='double precision' ts=timestamp i=integer
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double' ts='datetime(6)' i=int
+	local meta="_job_start_time $ts DEFAULT NULL, _job_duration float DEFAULT NULL, _job_version varchar(64) DEFAULT ''"
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}session$q (k $i NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}_sort$q (k $i NOT NULL, n $i NOT NULL, $meta, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}session$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}_sort__unit$q (k $i NOT NULL, unit $i NOT NULL, snr $d NOT NULL, $meta, PRIMARY KEY (k, unit), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}_sort$q (k))" \
+		"INSERT INTO $q@W@$q.${q}session$q VALUES (1), (2)"
+	printf '#!/bin/sh\necho "{\\"n\\": 2}"\necho "{\\"_part\\": \\"Unit\\", \\"unit\\": 0, \\"snr\\": 1.5}"\necho "{\\"_part\\": \\"Unit\\", \\"unit\\": 1, \\"snr\\": 2.5}"\n' > mk_sort.sh
+	chmod +x mk_sort.sh
+	printf 'Sort\n    make = ./mk_sort.sh\n' > ovs.djc
+	expect_rc 0 "adopt an imported table whose part has DataJoint's _job_* columns" djc --schema "$C" adopt "$W" --overlay ovs.djc
+	expect_rc 0 "dry run" djc --schema "$C" adopt "$W" --overlay ovs.djc --dry-run
+	check "job_metadata on the imported table only" [ "$(grep -c 'job_metadata = true' <<< "$OUT")" = 1 ]
+	expect_rc 0 "populate the master and its part" djc --schema "$C" populate Sort --reserve-jobs
+	check "2 made" grep -q "^Sort: 2 made, 0 errors" <<< "$OUT"
+	expect_out "the master's _job_* columns filled" 2 server_sql "SELECT COUNT(*) FROM $(qt "$W" _sort) WHERE _job_start_time IS NOT NULL"
+	expect_out "the part's rows, their _job_* columns the server's defaults" 4 \
+		server_sql "SELECT COUNT(*) FROM $(qt "$W" _sort__unit) WHERE _job_start_time IS NULL AND _job_version = ''"
+	expect_rc 0 "adopt again: unchanged" djc --schema "$C" adopt "$W" --overlay ovs.djc
+	check "unchanged" grep -q "^unchanged" <<< "$OUT"
+}
+tcase imported_part_meta
+
+# DataJoint 2.x on PostgreSQL declares `int8` as smallint (no tinyint there)
+# and checks no range, so its rows may hold 200 or -300 there. adopt took
+# the `:int8:` marker as djc's int8 (-128..127): such a key's make failed
+# ("200 is out of range -128..127"), and so did a restriction by it. It is
+# adopted as int16, the column's range; a schema adopted before as int8
+# keeps working (populate does not call it changed) and takes int16 with
+# --accept-changes, its jobs kept (the jobs table's key is smallint either way).
+case_pg_int8() {
+	[ "$DJC_BACKEND" = postgresql ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_ai8" C="${DJC_DATABASE_SCHEMA}_ai8c"
+	mk_dj_schema "$W" "CREATE TABLE \"@W@\".\"chan\" (chan smallint NOT NULL, PRIMARY KEY (chan))" \
+		"COMMENT ON COLUMN \"@W@\".\"chan\".\"chan\" IS ':int8:channel'" \
+		"CREATE TABLE \"@W@\".\"__chan_stat\" (chan smallint NOT NULL, twice integer NOT NULL, PRIMARY KEY (chan), FOREIGN KEY (chan) REFERENCES \"@W@\".\"chan\" (chan))" \
+		"COMMENT ON COLUMN \"@W@\".\"__chan_stat\".\"twice\" IS ':int32:'" \
+		"INSERT INTO \"@W@\".\"chan\" VALUES (1), (200), (-300)"
+	printf '#!/bin/sh\necho "{\\"twice\\": $((DJC_KEY_chan * 2))}"\n' > mk_twice.sh
+	chmod +x mk_twice.sh
+	printf 'ChanStat\n    make = ./mk_twice.sh\n' > ovi8.djc
+	expect_rc 0 "adopt DataJoint's int8 on PostgreSQL" djc --schema "$C" adopt "$W" --overlay ovi8.djc --dry-run
+	check "as int16, the smallint's range" grep -q "^    chan : int16   # channel$" <<< "$OUT"
+	expect_rc 0 "adopt it" djc --schema "$C" adopt "$W" --overlay ovi8.djc
+	expect_rc 0 "populate every key, 200 and -300 too" djc --schema "$C" populate ChanStat --reserve-jobs
+	check "3 made" grep -q "^ChanStat: 3 made, 0 errors" <<< "$OUT"
+	expect_out "make's rows" 3 server_sql "SELECT COUNT(*) FROM \"$W\".\"__chan_stat\" WHERE twice = 2 * chan"
+	expect_out "a restriction by 200" $'chan\n200' djc --schema "$C" fetch Chan --where '{"chan": 200}' --format csv --attrs chan
+	# what an older djc stored: int8
+	server_sql "UPDATE \"$C\".\"~djc_pipeline\" SET definition = REPLACE(definition, 'chan : int16', 'chan : int8')"
+	server_sql "DELETE FROM \"$W\".\"__chan_stat\" WHERE chan = 1"
+	expect_rc 0 "an older adoption still populates (not called changed)" djc --schema "$C" populate ChanStat --reserve-jobs
+	expect_rc 0 "adopt --accept-changes takes int16" djc --schema "$C" adopt "$W" --accept-changes
+	check "its jobs kept" grep -q "^changed ChanStat (computed) as __chan_stat: took DataJoint's definition (column 'chan' int8 -> int16); its jobs kept" <<< "$OUT"
+}
+tcase pg_int8
+
 # DataJoint's datetime with a fraction of a second as a key, and written by
 # a make: on PostgreSQL DataJoint 2.x declares `datetime` as `timestamp`
 # (microseconds), `datetime(3)` as `timestamp(3)`; on MariaDB `datetime(6)`.
