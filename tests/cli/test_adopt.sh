@@ -1319,4 +1319,59 @@ case_accept_widen_key() {
 }
 tcase accept_widen_key
 
+
+# djc fetch and the jobs commands of an adopted table DataJoint dropped
+# (Gone), changed (Feat: its column x gone) or whose parent it dropped
+# (Kid: par): one line naming the table, what differs and the fix, exit 2,
+# as populate, progress and jobs refresh tell it (they gave the server's
+# message, exit 1). Told only when a statement fails: Kid's own rows
+# still read.
+case_stale_commands() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_asc" C="${DJC_DATABASE_SCHEMA}_ascc" q='"' d='double precision'
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}par$q (k int NOT NULL, grp int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__feat$q (k int NOT NULL, x $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__gone$q (k int NOT NULL, y $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__kid$q (k int NOT NULL, z $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}par$q (k))" \
+		"INSERT INTO $q@W@$q.${q}src$q VALUES (1), (2), (3)" "INSERT INTO $q@W@$q.${q}par$q VALUES (1, 1), (2, 1), (3, 2)"
+	# key 3 fails: an error job
+	printf '#!/bin/sh\n[ "$DJC_KEY_k" = 3 ] && { echo broken >&2; exit 1; }\necho "{\\"$1\\": 1.5}"\n' > mk_sc.sh
+	chmod +x mk_sc.sh
+	printf 'Feat\n    make = ./mk_sc.sh x\nGone\n    make = ./mk_sc.sh y\nKid\n    make = ./mk_sc.sh z\n' > ovc.djc
+	expect_rc 0 "adopt" djc --schema "$C" adopt "$W" --overlay ovc.djc
+	local t
+	for t in Feat Gone Kid; do
+		expect_rc 1 "populate $t: keys 1 and 2 made, key 3 an error" djc --schema "$C" populate "$t" --reserve-jobs --suppress-errors
+	done
+	# DataJoint drops Gone, declares Feat again without x, drops Kid's parent
+	server_sql "DROP TABLE $q$W$q.${q}__gone$q"
+	server_sql "DROP TABLE $q$W$q.${q}__feat$q"
+	server_sql "CREATE TABLE $q$W$q.${q}__feat$q (k int NOT NULL, w $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k))"
+	case $DJC_BACKEND in
+	mysql) server_sql "SET foreign_key_checks = 0; DROP TABLE \`$W\`.\`par\`" ;;
+	postgresql) server_sql "SET client_min_messages = warning; DROP TABLE \"$W\".\"par\" CASCADE" ;;
+	esac
+	local again="; adopt it again: djc adopt $W --accept-changes \(keeps its jobs while its key is the same\)$"
+	local gone="^djc: table Gone is not as adopted: DataJoint table $W\.__gone is missing \(dropped since it was adopted\); forget it: djc adopt $W --accept-changes \(drops its jobs\)$"
+	local kid="^djc: table Kid is not as adopted: its upstream table Par: DataJoint table $W\.par is missing \(dropped since it was adopted\)$again"
+	local feat="^djc: table Feat is not as adopted: DataJoint table $W\.__feat changed since it was adopted: column 'x' removed, column 'w' added$again"
+	expect_fail 2 "fetch of the dropped table" "$gone" djc --schema "$C" fetch Gone
+	expect_fail 2 "... as an expression too (jsonl)" "$gone" djc --schema "$C" fetch Gone --format jsonl
+	expect_fail 2 "fetch of the redeclared table, its column gone" "$feat" djc --schema "$C" fetch Feat
+	expect_fail 2 "jobs clear of the dropped table's errors" "$gone" djc --schema "$C" jobs clear Gone --status error
+	expect_fail 2 "jobs ignore of the dropped table, every key" "$gone" djc --schema "$C" jobs ignore Gone --all
+	expect_fail 2 "jobs of a table whose parent was dropped, restricted by the parent" "$kid" \
+		djc --schema "$C" jobs Kid --where '{"grp": 1}'
+	expect_fail 2 "... its listing" "$kid" djc --schema "$C" jobs Kid --status error --where '{"grp": 2}'
+	expect_fail 2 "jobs clear of it, restricted by the parent" "$kid" djc --schema "$C" jobs clear Kid --where '{"grp": 2}'
+	expect_fail 2 "jobs ignore of it, every key" "$kid" djc --schema "$C" jobs ignore Kid --all
+	expect_out "told only when a statement fails: Kid's rows read" 2 \
+		sh -c "'$DJC' --schema '$C' fetch Kid --format json | grep -c ."
+	expect_out "... its jobs counted" "Kid jobs: pending 0, reserved 0, success 0, error 1, ignore 0, total 1" \
+		djc --schema "$C" jobs Kid
+}
+tcase stale_commands
+
 finish
