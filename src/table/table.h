@@ -52,6 +52,10 @@ int pipe_load(djc_conn *c);
 int pipe_parse_text(djc_conn *c, const char *text, const char *file, pipeline **np);
 /* The named table, or DJC_ENOTFOUND with a message naming it. */
 int conn_table(djc_conn *c, const char *name, table **out);
+/* *has = 1 when the stored pipeline (META_TABLE) still holds table name,
+ * read now (not c->pipe, which was loaded before): 0 once an unadopt or a
+ * drop forgot it. A code only when it cannot be read (*has stays 1). */
+int pipe_has(djc_conn *c, const char *name, int *has);
 
 /* restrict.c. The condition of a JSON restriction on t's attributes
  * (source_only: only key-source attributes), its columns qualified by
