@@ -95,6 +95,9 @@ int wloop_forgotten(wloop *s, size_t i)
 static int prune_left(wloop *s)
 {
 	size_t n = s->n, k = 0, gone = 0;
+	for (size_t i = 0; i < n && !gone; i++) gone = s->tabs[i].gone || atomic_load(&s->p->left[s->tabs[i].idx]);
+	if (!gone) return n == 0;   /* (the common case: a look at shared memory, nothing allocated) */
+	gone = 0;
 	long *to = xcalloc(n + 1, sizeof *to);
 	for (size_t i = 0; i < n; i++) {
 		stab *tb = &s->tabs[i];
