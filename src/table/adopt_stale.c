@@ -1,4 +1,4 @@
-/* adopt_stale.c - is an adopted table still as it was adopted (jobs.h,
+/* adopt_stale.c - is an adopted table still as it was adopted (table.h,
  * docs/adopt.md "When DataJoint changes an adopted table")? DataJoint may
  * drop a table djc adopted, or drop and declare it again with another
  * heading; djc's stored definition then no longer says what the table is.
@@ -7,7 +7,7 @@
  * the definitions adopt would write now are generated and parsed
  * (schema/adopt.h), and each table's stored attributes are compared with
  * the catalog's columns (added, removed) and the new definition's types. */
-#include "jobs.h"
+#include "table.h"
 #include "db/catalog.h"
 #include "schema/adopt.h"
 #include <stdlib.h>
