@@ -2144,6 +2144,9 @@ const db_driver db_mysql_driver = {
 	.session_id = my_session_id,
 	.quote_ident = my_qi,
 	.delete_using = my_delete_using,
+	/* single-table UPDATE/DELETE: no semi-join (MariaDB 10.11), so a
+	 * JSON_TABLE key list was read once per row (db.h) */
+	.write_join = ", (SELECT 1) AS djc_one",
 	.in_rows = my_in_rows,
 	.column_type = my_column_type,
 	.now = my_now,
