@@ -94,6 +94,11 @@ static int lex_string(cp *p, tok *t)
 	for (;; i++) {
 		char c = s[i];
 		if (!c) { sb_free(&b); return fail(p, t->at, "unterminated string (its %c is not closed)", q); }
+		if (c == q && s[i + 1] == q) {   /* doubled, as SQL writes a quote inside */
+			sb_addc(&b, c);
+			i++;
+			continue;
+		}
 		if (c == q) break;
 		if (c != '\\') { sb_addc(&b, c); continue; }
 		char e = s[++i];

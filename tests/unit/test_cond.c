@@ -79,6 +79,9 @@ static void grammar(djc_conn *c)
 	selects(c, "Subject", "born > \"2019-12-31\"", 3);
 	selects(c, "Subject", "subject = \"o'q\\\"x\"", 1);        /* escapes: o'q"x */
 	selects(c, "Subject", "subject = 'o\\'q\"x'", 1);
+	selects(c, "Subject", "subject = 'o''q\"x'", 1);           /* a quote doubled, as in SQL */
+	selects(c, "Subject", "subject = \"o'q\"\"x\"", 1);
+	selects(c, "Subject", "subject = 'o''q' or subject = ''''", 0);
 	selects(c, "Subject", "subject = 'a;b -- c'", 0);
 	selects(c, "Session", "duration > 3.5", 2);
 	selects(c, "Session", "duration >= 3.5", 3);
