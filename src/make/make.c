@@ -58,6 +58,9 @@ static char *bad_part_msg(djc_conn *c, table *t)
 		json_quote(&b, strrchr(p->name, '.') + 1, strlen(strrchr(p->name, '.') + 1));
 	}
 	sb_add(&b, n ? ")" : ", which has none");
+	if (t->adopted)   /* a part DataJoint declared since is not one until adopted */
+		sb_printf(&b, "; a part DataJoint declared since the adoption needs: djc adopt %s --accept-changes",
+			  t->adopted);
 	return sb_steal(&b);
 }
 

@@ -649,7 +649,7 @@ P
 	expect_out "its 3 part rows" 3 server_sql "SELECT COUNT(*) FROM $(qt "$B" __feat__bit)"
 	printf '#!/bin/sh\necho "{\\"z\\": 1}"\necho "{\\"_part\\": \\"Nope\\", \\"b\\": 0, \\"w\\": 1}"\n' > mk_nope.sh
 	chmod +x mk_nope.sh
-	expect_fail 1 "a \"_part\" that names none is refused, naming the parts" "must name a part table of $B\.Feat \(\"Bit\"\)" \
+	expect_fail 1 "a \"_part\" that names none is refused, naming the parts" "must name a part table of $B\.Feat \(\"Bit\"\); a part DataJoint declared since the adoption needs: djc adopt $B --accept-changes\$" \
 		djc --schema "$C" populate "$B.Feat" --where '{"raw_id": 2}' --make ./mk_nope.sh
 	expect_rc 0 "a served python make's \"_part\": \"Bit\" too" \
 		djc --schema "$C" populate "$B.Feat" --reserve-jobs --make-serve python3 mk_feat.py
