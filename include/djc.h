@@ -445,9 +445,11 @@ void djc_make_error(djc_make_ctx *ctx, const char *fmt, ...) __attribute__((form
 typedef struct djc_populate_options {
 	int version;               /* DJC_POPULATE_OPTIONS_VERSION */
 	int reserve_jobs;          /* use the jobs table */
-	int processes;             /* worker processes; 1 = this process. Above 1 the calling
-	                            * thread forks them (see djc_populate) */
-	long max_calls;            /* 0 = no limit; per populate call (all processes) */
+	int processes;             /* worker processes, 0 to DJC_MAX_PROCESSES; 0 or 1 = this
+	                            * process. Above 1 the calling thread forks them (see
+	                            * djc_populate); outside the range DJC_EINVAL */
+	long max_calls;            /* 0 = no limit; per populate call (all processes);
+	                            * negative: DJC_EINVAL */
 	long priority;             /* reserve only jobs with priority <= this; -1 = any */
 	int suppress_errors;       /* go on after a failed make */
 	int display_progress;      /* progress bar on stderr */

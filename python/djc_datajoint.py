@@ -384,8 +384,15 @@ def _install():
 # ------------------------------------------------------------ keys
 
 
-def _typed(attr, v):
-    """A key value from djc's JSON as DataJoint's fetch gives it."""
+def _typed(attr, v, backend=None):
+    """A key value from djc's JSON as DataJoint's fetch gives it (backend:
+    "mysql" or "postgresql", of the table's connection)."""
+    if isinstance(v, bool):
+        # a bool on MySQL/MariaDB is a tinyint: DataJoint's key holds 0 or 1
+        # (an int), and a make naming files by str(key[...]) or
+        # dj.hash.key_hash(key) must get DataJoint's text; PostgreSQL's
+        # boolean is a bool
+        return int(v) if (attr.type or "").lower().startswith("tinyint") else v
     if v is None or not isinstance(v, str):
         return v
     t = (attr.type or "").lower()
@@ -398,12 +405,19 @@ def _typed(attr, v):
         return datetime.datetime.fromisoformat(v.replace("T", " "))
     if t.startswith(("decimal", "numeric")):
         return decimal.Decimal(v)
+    if backend == "postgresql" and t.startswith(("char(", "character(")):
+        # PostgreSQL's char(n) gives its value padded with spaces to n, and so
+        # does DataJoint's key there; djc reads char without them (docs/types.md)
+        import re
+        m = re.match(r"(?:char|character)\(\s*(\d+)\s*\)", t)
+        return v.ljust(int(m.group(1))) if m else v
     return v
 
 
 def _key_of(target, key):
     attrs = target.heading.attributes
-    return {k: _typed(attrs[k], v) if k in attrs else v for k, v in key.items()}
+    backend = getattr(getattr(target, "adapter", None), "backend", None)
+    return {k: _typed(attrs[k], v, backend) if k in attrs else v for k, v in key.items()}
 
 
 # ------------------------------------------------------------ make

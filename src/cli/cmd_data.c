@@ -31,7 +31,14 @@ int cmd_declare(int argc, char **argv)
 	free(text);
 	if (!rc && report) fputs(report, stdout);
 	free(report);
-	return cli_done(rc, c);
+	if (!rc) return cli_done(rc, c);
+	/* a failed declare creates nothing: not the schema (database) its
+	 * connection created either, or a mistyped --schema would be there
+	 * for every later command (a SQLite file stays: djc_discard_created) */
+	int code = exit_for(rc, c);
+	if (djc_discard_created(c)) fprintf(stderr, "djc: %s\n", djc_error_last(c));
+	djc_close(c);
+	return code;
 }
 
 int cmd_tables(int argc, char **argv)

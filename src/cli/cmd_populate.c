@@ -176,7 +176,15 @@ static void print_populate_result(const djc_populate_result *r, const char *tabl
 		cli_print_counts(&n);
 		if (r->drained) printf("; drained (SIGUSR1)");
 		printf("\n");
-		for (size_t i = 0; i < r->n_errors; i++) printf("error %s: %s\n", r->errors[i].key_json, r->errors[i].message);
+		/* one line per error, whatever a make put in its message (a
+		 * serve program's newline, a terminal escape): as djc worker */
+		for (size_t i = 0; i < r->n_errors; i++) {
+			fputs("error ", stdout);
+			put_line(r->errors[i].key_json, stdout);
+			fputs(": ", stdout);
+			put_line(r->errors[i].message, stdout);
+			fputc('\n', stdout);
+		}
 	}
 	fflush(stdout);
 }

@@ -3,6 +3,9 @@
  * (or the database failed), 2 bad usage or bad input, 128+N interrupted by
  * signal N. */
 #include "cli.h"
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +173,31 @@ static void tune_malloc(void)
 #endif
 }
 
+/* The command's exit status rc, unless its output did not reach its file:
+ * a full disk is a failure (exit 1 with one line), not a success with a
+ * short file; a reader that went away (| head) ends djc by SIGPIPE, as it
+ * ends any program (MariaDB's client library ignores SIGPIPE in the
+ * process, so there the writes only failed with EPIPE). */
+static int output_done(int rc)
+{
+	errno = 0;
+	int flushed = fflush(stdout) == 0;
+	int e = errno;
+	if (flushed && !ferror(stdout)) return rc;
+	if (!e) {
+		/* the write failed earlier (a command flushes its own output):
+		 * a pipe whose reader is gone polls as an error */
+		struct pollfd p = {.fd = fileno(stdout), .events = POLLOUT};
+		if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR)) e = EPIPE;
+	}
+	if (e == EPIPE) {
+		signal(SIGPIPE, SIG_DFL);
+		raise(SIGPIPE);
+	}
+	fprintf(stderr, "djc: cannot write the output: %s\n", e ? strerror(e) : "write error");
+	return rc ? rc : 1;
+}
+
 int main(int argc, char **argv)
 {
 	tune_malloc();
@@ -190,5 +218,5 @@ int main(int argc, char **argv)
 	argv[0] = argv0;
 	if (k == CLI_END) { usage(stderr); return 2; }
 	set_djc_path();
-	return dispatch(a.arg, argc, argv, a.i);
+	return output_done(dispatch(a.arg, argc, argv, a.i));
 }

@@ -563,6 +563,25 @@ void db_delete_from(db_conn *c, sb_t *q, const char *table, const char *index)
 	db_qtable(c, q, table);
 }
 
+void db_update_head(db_conn *c, sb_t *q, const char *table)
+{
+	sb_add(q, "UPDATE ");
+	db_qtable(c, q, table);
+	if (c->drv->write_join) sb_add(q, c->drv->write_join);
+}
+
+void db_delete_head(db_conn *c, sb_t *q, const char *table)
+{
+	sb_add(q, "DELETE ");
+	if (c->drv->write_join) {
+		db_qtable(c, q, table);
+		sb_addc(q, ' ');
+	}
+	sb_add(q, "FROM ");
+	db_qtable(c, q, table);
+	if (c->drv->write_join) sb_add(q, c->drv->write_join);
+}
+
 int db_analyze(db_conn *c, const char *table)
 {
 	if (!c->drv->analyze_head) return DJC_OK;

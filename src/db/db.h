@@ -306,6 +306,14 @@ struct db_driver {
 	 * another transaction holds, and keeps it locked to its end). NULL:
 	 * DELETE FROM table (sql.h, {delete:...}). */
 	void (*delete_using)(db_conn *c, sb_t *q, const char *table, const char *index);
+	/* may provide: a one-row table an UPDATE or DELETE whose condition may
+	 * hold an IN (subquery) joins (", (SELECT 1) AS name"), so the server
+	 * plans it as a multiple-table statement (db_update_head,
+	 * db_delete_head): MariaDB 10.x never semi-joins such a subquery in a
+	 * single-table UPDATE or DELETE, and ran the JSON_TABLE of a long key
+	 * list (in_rows) once per row of the table; joined, it reads the keys
+	 * once and the table by its primary key. NULL: the plain statement. */
+	const char *write_join;
 	/* may provide: write in's condition to sql, its rows bound as at most
 	 * in->k parameters put in out[] (*nout of them; the caller frees
 	 * them), whatever in->n is, comparing as the same values bound one by
@@ -487,6 +495,14 @@ static inline const char *db_stored_size(db_conn *c) { return c->drv->stored_siz
 int db_read_pieces(db_conn *c, const db_pieces *req);/* "DELETE FROM table", reading table with index where the driver must be
  * told (db_driver.delete_using); both unquoted. */
 void db_delete_from(db_conn *c, sb_t *q, const char *table, const char *index);
+/* "UPDATE table" and "DELETE FROM table" (table unquoted, never aliased,
+ * so a condition can name it) for a statement whose condition may hold a
+ * restriction's IN (subquery): on a driver with write_join, the
+ * multiple-table form joined to its one row. The assignments of such an
+ * UPDATE must not read a column another of them sets (a multiple-table
+ * UPDATE does not promise their order). */
+void db_update_head(db_conn *c, sb_t *q, const char *table);
+void db_delete_head(db_conn *c, sb_t *q, const char *table);
 /* Have the planner count table (unquoted) again where its plans depend on
  * the counts (db_driver.analyze_head); DJC_OK doing nothing elsewhere. */
 int db_analyze(db_conn *c, const char *table);

@@ -1713,21 +1713,35 @@ typedef struct my_compound {
 	size_t np, k;            /* how many; how many written */
 } my_compound;
 
+/* The most parameters one prepared statement may have (MariaDB's and
+ * MySQL's limit: a larger one fails "Prepared statement contains too many
+ * placeholders"). */
+#define MY_MAX_PARAMS 65535
+
 /* 1 when items[0..n) can run as one compound statement (my_batch): DML
  * without ';', and at most one claim, of one job, with an index, last;
- * *cl that claim. */
+ * *cl that claim. The compound statement binds the parameters of every
+ * item: a commit whose rows need more than one statement may have
+ * (statements of a make's rows are cut at ~30,000 parameters each, and a
+ * make may return 200,000 part rows) runs its items one by one. */
 static int compound_fits(const my_conn *c, const db_item *items, size_t n, const db_claim **cl)
 {
 	int fits = c->compound && n > 0;
+	size_t np = 0;
 	*cl = NULL;
 	for (size_t i = 0; i < n && fits; i++) {
 		if (items[i].claim) {
 			*cl = items[i].claim;
 			fits = i == n - 1 && (*cl)->limit == 1 && (*cl)->index && items[i].expect < 0;
-		} else
+			/* the claim's own and its read from a position (compound_write: at
+			 * most twice its conditions, plus the order columns) */
+			np += 2 * ((*cl)->nw + (*cl)->ns) + 256;
+		} else {
 			fits = items[i].sql && is_dml(items[i].sql) && !strchr(items[i].sql, ';');
+			np += items[i].np;
+		}
 	}
-	return fits;
+	return fits && np <= MY_MAX_PARAMS;
 }
 
 /* The head: the variables (per item its row count; the claimed key, extra
@@ -2130,6 +2144,9 @@ const db_driver db_mysql_driver = {
 	.session_id = my_session_id,
 	.quote_ident = my_qi,
 	.delete_using = my_delete_using,
+	/* single-table UPDATE/DELETE: no semi-join (MariaDB 10.11), so a
+	 * JSON_TABLE key list was read once per row (db.h) */
+	.write_join = ", (SELECT 1) AS djc_one",
 	.in_rows = my_in_rows,
 	.column_type = my_column_type,
 	.now = my_now,

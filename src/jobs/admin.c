@@ -1,6 +1,8 @@
 /* admin.c - the public jobs API (include/djc.h): reserving and completing
  * one job at a time, renewing its lease, cancel, ignore, clear, set,
- * counts, listing, history. */
+ * counts, listing, history. A statement of them that fails on an adopted
+ * table DataJoint dropped or changed (or a table it reads) is told as such
+ * (adopt_failure_explain), as populate and progress tell it. */
 #include "jobs.h"
 #include "sql.h"
 #include "util/config.h"
@@ -229,7 +231,7 @@ int djc_jobs_cancel(long *pending, long *reserved, djc_conn *c, const char *name
 	if (rc) return rc;
 	cancel_args a = {t, where_json, who("cancelled"), 0, 0};
 	/* idempotent: a second run finds those jobs ignore already */
-	rc = conn_tx(c, "cancel", TX_IDEMPOTENT, cancel_body, &a);
+	rc = adopt_failure_explain(c, t, conn_tx(c, "cancel", TX_IDEMPOTENT, cancel_body, &a));
 	free(a.message);
 	if (!rc && pending) *pending = a.pending;
 	if (!rc && reserved) *reserved = a.reserved;
@@ -274,7 +276,7 @@ int djc_jobs_ignore(djc_conn *c, const char *name, const djc_row *key)
 	sb_t w = SB_INIT;
 	row_to_json(&w, t, k);
 	ignore_args a = {t, sb_str(&w), k, who("ignored"), 0};
-	rc = conn_tx(c, "ignore", TX_IDEMPOTENT, ignore_body, &a);
+	rc = adopt_failure_explain(c, t, conn_tx(c, "ignore", TX_IDEMPOTENT, ignore_body, &a));
 	free(a.message);
 	sb_free(&w);
 	djc_row_free(k);
@@ -289,7 +291,7 @@ int djc_jobs_ignore_ext(long *n, djc_conn *c, const char *name, const char *wher
 	if (!rc) rc = where_ok(c, t, where_json);
 	if (rc) return rc;
 	ignore_args a = {t, where_json, NULL, who("ignored"), 0};
-	rc = conn_tx(c, "ignore", TX_IDEMPOTENT, ignore_body, &a);
+	rc = adopt_failure_explain(c, t, conn_tx(c, "ignore", TX_IDEMPOTENT, ignore_body, &a));
 	free(a.message);
 	if (!rc && n) *n = a.n;
 	return rc;
@@ -322,7 +324,7 @@ int djc_jobs_clear_ext(long *n, djc_conn *c, const char *name, const char *statu
 	if (status && !st) return bad_status(c, status);
 	if ((rc = where_ok(c, t, where_json))) return rc;
 	clear_args a = {t, st, where_json, 0};
-	rc = conn_tx(c, "clear", TX_IDEMPOTENT, clear_body, &a);
+	rc = adopt_failure_explain(c, t, conn_tx(c, "clear", TX_IDEMPOTENT, clear_body, &a));
 	if (!rc && n) *n = a.n;
 	return rc;
 }
@@ -379,7 +381,7 @@ int djc_jobs_set(long *n, djc_conn *c, const char *name, const char *where_json,
 	if (!rc) rc = where_ok(c, t, where_json);
 	if (rc) return rc;
 	set_args a = {t, where_json, o->priority, o->delay >= 0 ? o->delay : -1, 0};
-	rc = conn_tx(c, "jobs set", TX_IDEMPOTENT, set_body, &a);
+	rc = adopt_failure_explain(c, t, conn_tx(c, "jobs set", TX_IDEMPOTENT, set_body, &a));
 	if (!rc && n) *n = a.n;
 	return rc;
 }
@@ -393,7 +395,7 @@ int djc_jobs_count(djc_job_counts *out, djc_conn *c, const char *name, const cha
 	jctx x = JCTX(t);
 	x.where = where_json;
 	db_res *r = NULL;
-	if ((rc = jsql_run(c, &JS_COUNTS, &x, NULL, 0, &r))) return rc;
+	if ((rc = jsql_run(c, &JS_COUNTS, &x, NULL, 0, &r))) return adopt_failure_explain(c, t, rc);
 	for (size_t i = 0; i < r->nrows; i++) {
 		const char *s = db_cell_text(r, i, 0);
 		long n = (long)db_cell_int(r, i, 1);
@@ -430,7 +432,7 @@ int djc_jobs_waiting(djc_jobs_wait *out, djc_conn *c, const char *name, const ch
 	if (rc) return rc;
 	jctx x = {.t = t, .where = where_json, .max_priority = max_priority};
 	db_res *r = NULL;
-	if ((rc = jsql_run(c, &JS_NOT_DUE, &x, NULL, 0, &r))) return rc;
+	if ((rc = jsql_run(c, &JS_NOT_DUE, &x, NULL, 0, &r))) return adopt_failure_explain(c, t, rc);
 	out->later = (long)db_cell_int(r, 0, 0);
 	const char *first = db_cell_text(r, 0, 1), *now = db_cell_text(r, 0, 2);
 	if (out->later && first) {
@@ -443,7 +445,7 @@ int djc_jobs_waiting(djc_jobs_wait *out, djc_conn *c, const char *name, const ch
 		long all = 0, mine = 0;
 		if ((rc = jobs_claimable_count(c, t, where_json, -1, &all)) ||
 		    (rc = jobs_claimable_count(c, t, where_json, max_priority, &mine)))
-			return rc;
+			return adopt_failure_explain(c, t, rc);
 		out->above_priority = all > mine ? all - mine : 0;
 	}
 	return DJC_OK;
@@ -496,7 +498,7 @@ int djc_jobs_list_ext(djc_rowset **out, djc_conn *c, const char *name, const cha
 	db_res *r = NULL;
 	rc = st ? jsql_run(c, &JS_LIST_STATUS, &x, &s, 1, &r) : jsql_run(c, &JS_LIST, &x, NULL, 0, &r);
 	val_free(&s);
-	if (rc) return rc;
+	if (rc) return adopt_failure_explain(c, t, rc);
 	*out = typed_rows(t, r, JOB_COLS);
 	db_res_free(r);
 	return DJC_OK;
@@ -518,7 +520,7 @@ int djc_jobs_history(djc_rowset **out, djc_conn *c, const char *name, const djc_
 	jctx x = JCTX(t);
 	x.key = k;
 	db_res *r = NULL;
-	rc = jsql_run(c, &JS_HISTORY_LIST, &x, NULL, 0, &r);
+	rc = adopt_failure_explain(c, t, jsql_run(c, &JS_HISTORY_LIST, &x, NULL, 0, &r));
 	if (!rc) *out = typed_rows(t, r, HIST_COLS);
 	db_res_free(r);
 	djc_row_free(k);

@@ -41,32 +41,6 @@ char *jobs_truncate(const char *msg);
  * connection). DJC_EINVAL for a table that has no jobs. */
 int jobs_ensure(djc_conn *c, table *t);
 
-/* ------------------------------------------------- adopted tables (adopt_stale.c) */
-
-/* Whether adopted tables are still as adopted (docs/adopt.md, "When
- * DataJoint changes an adopted table"): for each of tabs[0..n) that is
- * adopted, why[i] (caller frees) says what differs between its stored
- * definition (its parts' too) and its DataJoint table now (missing; a
- * column added, removed, of another type) and how to adopt it again;
- * NULL when nothing does or it is not adopted. The catalogs are read once
- * for all of them. A code only when they cannot be read. */
-int adopt_stale(djc_conn *c, table *const *tabs, size_t n, char **why);
-/* DJC_ECONFLICT "table X is not as adopted: ..." when t is stale, else
- * DJC_OK (populate and worker check their tables once, at start). */
-int adopt_current_check(djc_conn *c, table *t);
-/* After rc, a failure of a statement on t: when t is adopted and not as
- * adopted (a table it reads dropped, say), DJC_ECONFLICT "table X is not as
- * adopted: ..." instead of the server's message; else rc, its message kept.
- * Costs a catalog read on failure only; nothing inside a transaction. */
-int adopt_failure_explain(djc_conn *c, table *t, int rc);
-/* An attribute's type as its definition gives it ("float64 as float8
- * collate X (nullable)"), for messages. */
-void adopt_attr_desc(sb_t *b, const attr *a);
-/* The stored pipeline loaded, (*missing)[i] (c->pipe->n of them; caller
- * frees) = 1 for each adopted table of c->pipe whose DataJoint table is
- * not there (dropped, or its schema), read from the catalogs once. A
- * code only when they cannot be read. */
-int adopt_missing(djc_conn *c, char **missing);
 /* djc adopt --accept-changes (adopt_accept.c): declare the adopted
  * definitions text (file in messages), taking DataJoint's current
  * definitions of the tables adopted from schemas[0..n) that changed

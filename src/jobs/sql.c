@@ -246,6 +246,8 @@ static int jobs_frag(sql_exp *e, const sql_frag *f)
 		}
 	} else if (SQL_FRAG_IS(f, "join")) return join_frag(c, t, e, f);
 	else if (SQL_FRAG_IS(f, "keysource")) return keysource_sql(c, t, e->q, e->params);
+	else if (SQL_FRAG_IS(f, "update") && !f->arg) db_update_head(c->db, e->q, t->jobs_name);
+	else if (SQL_FRAG_IS(f, "delete") && !f->arg) db_delete_head(c->db, e->q, t->jobs_name);
 	else if (SQL_FRAG_IS(f, "by") || SQL_FRAG_IS(f, "delete")) return index_frag(c, t, e, f);
 	else {
 		int rc = key_frag(c, j->x, e, f);

@@ -29,6 +29,10 @@
  *   {coldef}         the DDL of the column jctx.col
  *   {attrdefs}       the DDL of the columns jctx.attrs (NOT NULL unless
  *                    nullable): a table of djc's own (the worker table)
+ *   {update} {delete}  "UPDATE {J}", "DELETE FROM {J}" for a statement
+ *                    with {where}: the form whose IN (subquery) the server
+ *                    reads once (db.h, db_update_head); its assignments
+ *                    must not read a column another of them sets
  *   {delete:next}    "DELETE FROM {J}", reading it with its index `next`
  *                    where the driver must be told (MariaDB: db.h, delete_using))
  * Values never enter the text: every value is a bound parameter. */

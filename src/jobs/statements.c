@@ -465,7 +465,7 @@ const jsql JS_NOT_DUE = {"not.due",
  * (nothing of it is written), and it reads the job as ignore under its own
  * token: cancelled, not lost. Arguments of cancel: message, last_end. */
 const jsql JS_CANCEL_MARK = {"cancel.mark",
-	"UPDATE {J} SET {queue} = CASE WHEN {status} = 'reserved' THEN " MARK_RESERVED " ELSE " MARK_PENDING " END "
+	"{update} SET {queue} = CASE WHEN {status} = 'reserved' THEN " MARK_RESERVED " ELSE " MARK_PENDING " END "
 	"WHERE {status} IN ('pending', 'reserved'){where}"};
 const jsql JS_CANCEL = {"cancel",
 	"UPDATE {J} SET {history} = {history} + CASE WHEN {queue} = " MARK_RESERVED " THEN 1 ELSE 0 END, "
@@ -481,7 +481,7 @@ const jsql JS_CANCEL = {"cancel",
  * ignores any key). One transaction. Arguments of ignore.add: priority,
  * user, host; of ignore.insert: priority, user, host. */
 const jsql JS_IGNORE_UPDATE = {"ignore.update",
-	"UPDATE {J} SET " SET_CLOSED("'ignore'") " WHERE {status} IN ('error', 'success', 'ignore'){where}"};
+	"{update} SET " SET_CLOSED("'ignore'") " WHERE {status} IN ('error', 'success', 'ignore'){where}"};
 const jsql JS_IGNORE_ADD = {"ignore.add",
 	"{insert_ignore} {J} ({keys}, " CLOSED_COLS ", {priority}, {created_time}, {scheduled_time}, {reservations}, {user}, {host}) "
 	"SELECT {keys:ks}, " CLOSED_VALS("'ignore'") ", ?, {now}, {now}, 0, ?, ? FROM ({keysource}) ks WHERE 1=1{where:ks} "
@@ -510,15 +510,15 @@ const jsql JS_IGNORE_ADOPTED = {"ignore.adopted",
  * un-ignore). A reserved job's holder then finds nothing to commit to
  * (fenced). history.sweep follows in the transaction. */
 const jsql JS_CLEAR = {"clear",
-	"DELETE FROM {J} WHERE 1=1{ifstatus}{where}"};
+	"{delete} WHERE 1=1{ifstatus}{where}"};
 
 /* set.priority, set.delay - `jobs set`: re-prioritise or reschedule
  * pending jobs of the restriction (due now + delay). Only pending ones: a
  * reserved job's lease is its holder's. Arguments: priority; delay, delay. */
 const jsql JS_SET_PRIORITY = {"set.priority",
-	"UPDATE {J} SET {priority} = ? WHERE {status} = 'pending'{where}"};
+	"{update} SET {priority} = ? WHERE {status} = 'pending'{where}"};
 const jsql JS_SET_DELAY = {"set.delay",
-	"UPDATE {J} SET " SET_PENDING("{now+?}") ", {scheduled_time} = {now+?} WHERE {status} = 'pending'{where}"};
+	"{update} SET " SET_PENDING("{now+?}") ", {scheduled_time} = {now+?} WHERE {status} = 'pending'{where}"};
 
 /* lost.why - a holder's renewal or commit found its job gone: the job row
  * as it is now. `ignore` under the holder's own token means it was

@@ -190,6 +190,14 @@ static int options_check(djc_conn *c, const djc_populate_options *o)
 		return conn_fail(c, DJC_EINVAL, "populate: timeout must be %s (or DJC_TIMEOUT_NONE: no limit), got %g", what, o->timeout);
 	if (o->priority != -1 && (what = config_limit("priority", (double)o->priority)))
 		return conn_fail(c, DJC_EINVAL, "populate: priority must be %s (or -1: any), got %ld", what, o->priority);
+	/* the ranges djc_worker and `djc populate` take: clamping 1000 to
+	 * DJC_MAX_PROCESSES, or reading -5 as "no limit", would run what the
+	 * caller did not ask for */
+	if (o->processes < 0 || o->processes > DJC_MAX_PROCESSES)
+		return conn_fail(c, DJC_EINVAL, "populate: processes must be from 0 to %d (0 and 1: this process), got %d",
+				 DJC_MAX_PROCESSES, o->processes);
+	if (o->max_calls < 0)
+		return conn_fail(c, DJC_EINVAL, "populate: max_calls must be 0 (no limit) or more, got %ld", o->max_calls);
 	return DJC_OK;
 }
 
@@ -297,7 +305,7 @@ static int populate(djc_conn *c, const char *name, const djc_populate_options *o
 	if ((rc = table_target_check(c, t)) || (rc = adopt_current_check(c, t)) || (rc = which_make(c, t, o, &argv, &serve)) ||
 	    (rc = options_check(c, o)))
 		return rc;
-	int procs = o->processes < 1 ? 1 : o->processes > DJC_MAX_PROCESSES ? DJC_MAX_PROCESSES : o->processes;
+	int procs = o->processes < 1 ? 1 : o->processes;   /* options_check: at most DJC_MAX_PROCESSES */
 	if (o->where_json && (rc = restrict_check(c, t, o->where_json, 1))) return rc;
 
 	djc_rowset *keys = NULL;

@@ -13,6 +13,15 @@
 
 /* ------------------------------------------------------------ endings */
 
+/* After a step on w->t failed for good: 1 when the table left the
+ * stored pipeline (djc worker's hook asks; populate has none), which no
+ * further step of it is tried. */
+static int table_gone(worker *w)
+{
+	if (!w->gone && w->hooks && w->hooks->gone) w->gone = w->hooks->gone(w->hooks_arg);
+	return w->gone;
+}
+
 /* Database faults are retried (worker.h: retry_wait), with the lease of
  * this worker's heartbeat. */
 
@@ -66,6 +75,7 @@ static void failed(worker *w, djc_job *job, fail_kind kind, const char *msg, con
 	int rc;
 	while (retryable(rc = jobs_fail(w->c, job, &f, &fr, &delay)) && retry_wait(&r, w->lease.lease)) {}
 	if (rc == DJC_ELOST) count_gone(w, job);          /* someone else's now, or cancelled */
+	else if (rc != DJC_OK && table_gone(w)) atomic_fetch_add(&w->sh->lost, 1);   /* went with its table */
 	else if (rc == DJC_OK && fr != FAILED_ERROR) {
 		atomic_fetch_add(&w->sh->retried, 1);
 		worker_retry_due(w->sh, delay);
@@ -79,8 +89,12 @@ static void finish_one(worker *w, djc_job *job, staged *st, double dur, next_cla
 {
 	commit_result res;
 	if (worker_stopping(w)) next = NULL;   /* nothing more to claim */
+	/* its table was forgotten: the job went with its jobs table, and its
+	 * rows are never committed */
+	if (w->gone) { atomic_fetch_add(&w->sh->lost, 1); return; }
 	int rc = commit_job(w, job, st, dur, next, &res);
 	if (!rc) { count(w, job, res); return; }
+	if (table_gone(w)) { atomic_fetch_add(&w->sh->lost, 1); return; }
 	char *msg = xstrdup(w->c->err);
 	failed(w, job, FAIL_ERROR, msg, NULL, dur);
 	free(msg);
@@ -94,6 +108,7 @@ static void finish_made(worker *w, djc_job *job)
 	int rc;
 	while (retryable(rc = jobs_close_made(w->c, job, &res)) && retry_wait(&r, w->lease.lease)) {}
 	if (!rc) count(w, job, res);
+	else if (table_gone(w)) atomic_fetch_add(&w->sh->lost, 1);
 	else worker_error(w, job->key, w->c->err);
 }
 
@@ -117,7 +132,7 @@ static void group_flush(worker *w, group *g, next_claim *next)
 	if (!g->n) return;
 	if (worker_stopping(w)) next = NULL;
 	int done = 0;
-	if (g->n > 1) {
+	if (g->n > 1 && !w->gone) {   /* (a table that left: each counted by finish_one, none committed) */
 		size_t nrows = 0;
 		for (size_t i = 0; i < g->n; i++) nrows += g->st[i].n;
 		table **tabs = xcalloc(nrows, sizeof(table *));
@@ -374,6 +389,7 @@ static int claim_own(worker *w, long batch, retry *cr, int *empty_claims, djc_jo
 	int rc = jobs_claim(w->c, w->t, &cw, jobs, n);
 	if (rc) {
 		if (retryable(rc) && retry_wait(cr, w->lease.lease)) return CLAIM_AGAIN;
+		if (table_gone(w)) return CLAIM_LEAVE;   /* the worker serves the others */
 		atomic_store(&w->sh->stop, 1);
 		worker_error(w, NULL, w->c->err);
 		return CLAIM_LEAVE;
@@ -400,7 +416,7 @@ static size_t make_claim(worker *w, group *g, djc_job **jobs, size_t n, long bat
 	size_t i = 0;
 	for (; i < n; i++) {
 		djc_job *job = jobs[i];
-		if (worker_stopping(w)) break;
+		if (worker_stopping(w) || w->gone) break;
 		if (job->made) { finish_made(w, job); continue; }
 		if (i > 0 && lease_stale(&w->lease)) {
 			/* the reservation of this claim was found lost, or has not
@@ -448,7 +464,7 @@ void work_reserved(worker *w)
 	 * (then a steady worker pays one commit per job, or per batch) */
 	djc_job **jobs = NULL;
 	size_t n = 0;
-	while (!worker_stopping(w)) {
+	while (!worker_stopping(w) && !w->gone) {
 		if (!n) {
 			int got = claim_own(w, batch, &cr, &empty_claims, &jobs, &n);
 			if (got == CLAIM_AGAIN) continue;
@@ -461,15 +477,15 @@ void work_reserved(worker *w)
 		if (g.n && i == n && next.n == 0) next.n = next_size(w, batch);
 		group_flush(w, &g, i == n ? &next : NULL);
 		lease_hold(&w->lease, 0, NULL, 0);
-		if (i < n) release_claim(w, jobs, n);
+		if (i < n && !w->gone) release_claim(w, jobs, n);
 		for (size_t k = 0; k < n; k++) djc_job_free(jobs[k]);
 		free(jobs);
 		jobs = next.jobs;
 		n = next.njobs;
 		if (n && w->hooks) w->hooks->claimed(w->hooks_arg, n);
 	}
-	/* stopped with a claim in hand: hand it back */
-	if (n) release_claim(w, jobs, n);
+	/* stopped with a claim in hand: hand it back (none when its table left) */
+	if (n && !w->gone) release_claim(w, jobs, n);
 	for (size_t k = 0; k < n; k++) djc_job_free(jobs[k]);
 	free(jobs);
 	free(g.jobs);

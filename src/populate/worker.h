@@ -59,6 +59,11 @@ typedef struct work_hooks {
 	long (*claim_size)(void *arg, long batch, long ahead);
 	void (*claimed)(void *arg, size_t n);
 	void (*made)(void *arg, double seconds);
+	/* a step on the table failed for good (w->c's message): 1 when the
+	 * worker no longer serves it (it left the stored pipeline: unadopted
+	 * or dropped), then nothing more of it is committed or counted as an
+	 * error, and work_reserved returns */
+	int (*gone)(void *arg);
 } work_hooks;
 
 typedef struct worker {
@@ -81,6 +86,7 @@ typedef struct worker {
 	double make_start;         /* when the running make started (monotonic) */
 	const make_next *next;     /* the keys after the one worker_make makes (a serve program's keys ahead), or NULL */
 	size_t nnext;
+	int gone;                  /* t left the stored pipeline (work_hooks.gone said so) */
 } worker;
 
 /* A retry of this populate is due `delay` seconds from now: its workers

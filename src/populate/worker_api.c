@@ -278,7 +278,9 @@ static int serve_tables(djc_worker_result **out, djc_conn *c, table **tabs, size
 {
 	djc_populate_options po;
 	populate_options(o, argv, serve, &po);
-	size_t shsz = sizeof(counters) + DJC_WORKER_NSTOPS * sizeof(atomic_long);
+	/* the counters, the stop counts, and per table whether it left the
+	 * stored pipeline (an unadopt meanwhile: told once, docs/adopt.md) */
+	size_t shsz = sizeof(counters) + DJC_WORKER_NSTOPS * sizeof(atomic_long) + n * sizeof(atomic_int);
 	void *mem = mmap(NULL, shsz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED) return conn_fail(c, DJC_ERROR, "mmap: %s", strerror(errno));
 	memset(mem, 0, shsz);
@@ -287,6 +289,7 @@ static int serve_tables(djc_worker_result **out, djc_conn *c, table **tabs, size
 	wloop_params sp;
 	loop_params(o, argv, serve, tabs, n, &sp);
 	sp.stops = stops;
+	sp.left = (atomic_int *)(stops + DJC_WORKER_NSTOPS);
 	djc_populate_result pres = {0};
 	int rc = run_workers(c, tabs, &po, sh, &sp, &pres);
 	*out = collect(sh, stops, &pres, tabs, n);

@@ -143,8 +143,10 @@ int refresh_due(wloop *s, long *added)
 	*added = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		long a = 0, b = 0;
+		if (s->tabs[i].gone) continue;
 		int rc = maybe_refresh(s, &s->tabs[i], &a);
 		if (!rc) rc = flush_dirty(s, &s->tabs[i], &b);
+		if (rc && wloop_forgotten(s, i)) continue;   /* unadopted: the others are refreshed */
 		if (rc) return rc;
 		*added += a + b;
 	}

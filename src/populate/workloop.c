@@ -57,7 +57,78 @@ static void hook_made(void *arg, double seconds)
 	durations_add(s->w->c, tb->t->name, &tb->d, seconds);
 }
 
-static const work_hooks HOOKS = {hook_claim_size, hook_claimed, hook_made};
+static int hook_gone(void *arg)
+{
+	wloop *s = arg;
+	return wloop_forgotten(s, s->cur);
+}
+
+static const work_hooks HOOKS = {hook_claim_size, hook_claimed, hook_made, hook_gone};
+
+/* ------------------------------------------------------------ tables that left */
+
+int wloop_forgotten(wloop *s, size_t i)
+{
+	stab *tb = &s->tabs[i];
+	djc_conn *c = s->w->c;
+	if (tb->gone) return 1;
+	if (!c->db || c->db->in_tx) return 0;
+	char *failure = xstrdup(c->err);
+	int has = 1;
+	int rc = pipe_has(c, tb->t->name, &has);
+	snprintf(c->err, sizeof c->err, "%s", failure);   /* the step's failure, as it was */
+	free(failure);
+	if (rc || has) return 0;
+	tb->gone = 1;
+	const char *how = tb->t->adopted ? "unadopted" : "dropped";
+	/* one line for all the processes of the worker */
+	if (!atomic_exchange(&s->p->left[tb->idx], 1))
+		fprintf(stderr, "djc: warning: worker leaves out table %s, which was %s (it is no longer in the stored "
+			"pipeline): its job in hand is not committed, the other tables are served\n", tb->t->name, how);
+	worker_event("leave out %s: %s", tb->t->name, how);
+	return 1;
+}
+
+/* Leave out the tables that left the stored pipeline (found by this
+ * process, or told by another: wloop_params.left): the others keep their
+ * order, their marks and what is downstream of what. 1 when none is left. */
+static int prune_left(wloop *s)
+{
+	size_t n = s->n, k = 0, gone = 0;
+	for (size_t i = 0; i < n && !gone; i++) gone = s->tabs[i].gone || atomic_load(&s->p->left[s->tabs[i].idx]);
+	if (!gone) return n == 0;   /* (the common case: a look at shared memory, nothing allocated) */
+	gone = 0;
+	long *to = xcalloc(n + 1, sizeof *to);
+	for (size_t i = 0; i < n; i++) {
+		stab *tb = &s->tabs[i];
+		if (!tb->gone && atomic_load(&s->p->left[tb->idx])) {
+			tb->gone = 1;
+			worker_event("leave out %s: %s", tb->t->name, tb->t->adopted ? "unadopted" : "dropped");
+		}
+		to[i] = tb->gone ? -1 : (long)k++;
+		gone += tb->gone != 0;
+	}
+	if (gone) {
+		unsigned char *down = xcalloc(k * k + 1, 1);
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < n; j++)
+				if (to[i] >= 0 && to[j] >= 0) down[(size_t)to[i] * k + (size_t)to[j]] = s->down[i * n + j];
+		for (size_t i = 0; i < n; i++) {
+			if (to[i] < 0) continue;
+			stab tb = s->tabs[i];
+			if (tb.why >= 0) tb.why = to[tb.why];   /* (-1 when that one left: logged as the start) */
+			s->tabs[to[i]] = tb;
+		}
+		free(s->down);
+		s->down = down;
+		s->n = k;
+		s->cur = 0;
+		worker_end(s->w);   /* a serve program of the table that left */
+		s->w->gone = 0;
+	}
+	free(to);
+	return s->n == 0;
+}
 
 /* ------------------------------------------------------------ waiting */
 
@@ -101,6 +172,7 @@ static void use_table(wloop *s, size_t i)
 	w->t = s->tabs[i].t;
 	w->argv = s->tabs[i].argv;
 	w->serve = s->tabs[i].serve;
+	w->gone = 0;
 	w->timeout = worker_timeout(w->o, w->t);   /* the table's `timeout =` line */
 	pthread_mutex_lock(&w->lease.mu);   /* no token is held between claims */
 	w->lease.t = w->t;
@@ -121,6 +193,8 @@ static int work_loop(wloop *s)
 	int busy = 1;   /* since the last "idle" event */
 	mark_dirty(s, -1);
 	for (;;) {
+		/* every table served left the stored pipeline: nothing is left to do */
+		if (prune_left(s)) return DJC_WORKER_EMPTY;
 		if (populate_signal) return DJC_WORKER_SIGNAL;
 		if (populate_drain) return DJC_WORKER_DRAIN;
 		if (worker_stopping(w)) return DJC_WORKER_FAILED;
@@ -131,6 +205,7 @@ static int work_loop(wloop *s)
 			worker_error(w, NULL, w->c->err);
 			return DJC_WORKER_FAILED;
 		}
+		if (prune_left(s)) return DJC_WORKER_EMPTY;
 		if (added) claim_at = 0;   /* jobs appeared: look now */
 		/* idle only once the keys of this worker's own commits are jobs */
 		else if (o->idle_exit > 0 && mono_now() - idle_since >= o->idle_exit && !any_dirty(s)) return DJC_WORKER_IDLE;
@@ -139,7 +214,7 @@ static int work_loop(wloop *s)
 			int any_fits = 0;
 			s->claimed = 0;
 			for (size_t i = 0; i < s->n; i++) {
-				if (!fit(s, &s->tabs[i], 0)) continue;
+				if (s->tabs[i].gone || !fit(s, &s->tabs[i], 0)) continue;
 				any_fits = 1;
 				use_table(s, i);
 				work_reserved(w);
@@ -155,6 +230,7 @@ static int work_loop(wloop *s)
 				continue;
 			}
 			if (worker_stopping(w)) continue;
+			if (prune_left(s)) return DJC_WORKER_EMPTY;
 			if (s->p->deadline && !any_fits) return DJC_WORKER_DEADLINE;
 			if (o->until_empty && queue_empty(s)) return DJC_WORKER_EMPTY;
 			now = mono_now();
@@ -192,6 +268,7 @@ void wloop_run(worker *w, void *arg)
 	int rc = DJC_OK;
 	for (size_t i = 0; i < p->n && !rc; i++) {
 		stab *tb = &s.tabs[i];
+		tb->idx = i;
 		if (!(rc = conn_table(w->c, p->names[i], &tb->t))) rc = jobs_ensure(w->c, tb->t);
 		if (p->argv) {
 			tb->argv = p->argv;

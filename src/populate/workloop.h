@@ -19,6 +19,8 @@ typedef struct stab {
 	                             * after gen0 has seen: refresh now (flush_dirty) */
 	long why;                   /* what made it dirty: the index of the upstream table worked on, or -1: the start */
 	durations d;                /* its makes' durations (worker_table.h) */
+	size_t idx;                 /* its index in wloop_params.names (and .left) */
+	int gone;                   /* it left the stored pipeline (wloop_forgotten): left out at the next look */
 } stab;
 
 /* What every worker process of one djc_worker call shares (the parent's
@@ -33,6 +35,7 @@ typedef struct wloop_params {
 	double interval;            /* refresh interval (s) */
 	int refresh;                /* refresh at all */
 	atomic_long *stops;         /* [DJC_WORKER_NSTOPS], shared */
+	atomic_int *left;           /* [n], shared: the table left the stored pipeline (told once for all processes) */
 } wloop_params;
 
 /* One worker process's state. */
@@ -53,6 +56,12 @@ typedef struct wloop {
 /* A worker process (this one, or a child of the pool) serving the tables
  * of arg (a wloop_params): pool_work.run. */
 void wloop_run(worker *w, void *arg);
+/* After a step on s->tabs[i] failed for good (w->c's message, kept): 1
+ * when its table left the stored pipeline (djc unadopt, or a drop,
+ * forgot it): marked gone, told once on stderr for all the processes,
+ * and left out by the loop at its next look; 0 when it is still there
+ * (the failure stands) or that cannot be read. */
+int wloop_forgotten(wloop *s, size_t i);
 
 /* worker_refresh.c */
 /* A number from lo to hi, spread per process. */

@@ -239,6 +239,11 @@ static int marked_type(sb_t *b, const char *m, const db_ccol *c, int dj)
 	if (!strcmp(m, "<blob>")) return sb_add(b, "<blob>"), 1;
 	static const char *const v[] = {"bool", "bytes", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
 					"uint64", "float32", "float64"};
+	/* DataJoint 2.x on PostgreSQL declares int8 as smallint (no tinyint
+	 * there) and checks no range: the column holds, and DataJoint inserts,
+	 * -32768..32767. djc's int8 would refuse such a key, a make's value and
+	 * a restriction by it (DataJoint's rows of 200 could not be made) */
+	if (!strcasecmp(m, "int8") && !strcasecmp(c->sql_type, "smallint")) return sb_add(b, "int16"), 1;
 	for (size_t i = 0; i < sizeof v / sizeof *v; i++)
 		if (!strcasecmp(m, v[i])) return sb_add(b, v[i]), 1;
 	if (!strcasecmp(m, "json") || !strcasecmp(m, "jsonb")) return sb_add(b, "json"), 1;
@@ -519,7 +524,10 @@ static int job_meta_col(const char *name)
 
 /* The heading of table a: key columns, ---, secondary ones (hidden
  * columns left out; job_metadata = true when the _job_* ones are all
- * there). */
+ * there, but for a part: DataJoint 2.3.2 also gives the parts of an
+ * imported table (`_master__part`) these columns, never fills them, and a
+ * djc part has no job metadata; they are left out as other hidden
+ * columns are, and the server fills them with their defaults). */
 static int heading(gen *g, at *a, sb_t *out)
 {
 	const db_ctable *t = a->t;
@@ -539,7 +547,7 @@ static int heading(gen *g, at *a, sb_t *out)
 		if (c->name[0] == '_') meta += job_meta_col(c->name);
 		else rc = heading_col(g, a, c, written, 0, out);
 	}
-	if (!rc && meta == 3) sb_add(out, "    job_metadata = true\n");
+	if (!rc && meta == 3 && a->tier != AT_PART) sb_add(out, "    job_metadata = true\n");
 	free(written);
 	return rc;
 }

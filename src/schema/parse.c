@@ -579,9 +579,13 @@ static int add_nullable(pctx *c, int line, table *t, const char *pname, const re
 	return 0;
 }
 
-/* Split "prog 'a b' c" into argv without any shell. As in sh, an unquoted
- * '#' starting a word begins a comment (so `make = prog  # the program` is
- * one word); inside a word or in quotes it is an ordinary character. */
+/* Split "prog 'a b' c" into argv without any shell, with sh's quoting: an
+ * unquoted '#' starting a word begins a comment (so `make = prog  # the
+ * program` is one word; inside a word or in quotes it is an ordinary
+ * character); a backslash outside quotes takes the next character as it is
+ * (`my\ dir` is one word); in double quotes it does so only before
+ * " \ $ ` and is itself elsewhere ("a\nb" keeps its backslash); in single
+ * quotes it is itself. Nothing is expanded. */
 static int split_argv(pctx *c, int line, const char *what, const char *s, char ***out)
 {
 	char **v = NULL;
@@ -593,10 +597,13 @@ static int split_argv(pctx *c, int line, const char *what, const char *s, char *
 		sb_t w = SB_INIT;
 		sb_add(&w, "");
 		while (*p && *p != ' ' && *p != '\t') {
-			if (*p == '\'' || *p == '"') {
+			if (*p == '\\') {
+				if (p[1]) p++;   /* a backslash at the end of the line is itself */
+				sb_addc(&w, *p++);
+			} else if (*p == '\'' || *p == '"') {
 				char q = *p++;
 				while (*p && *p != q) {
-					if (q == '"' && *p == '\\' && p[1]) p++;
+					if (q == '"' && *p == '\\' && p[1] && strchr("\"\\$`", p[1])) p++;
 					sb_addc(&w, *p++);
 				}
 				if (!*p) {
@@ -933,7 +940,7 @@ static void argv_text(sb_t *b, char *const *argv)
 	if (!argv) { sb_add(b, "none"); return; }
 	for (char *const *p = argv; *p; p++) {
 		if (p != argv) sb_addc(b, ' ');
-		if (**p && !strpbrk(*p, " \t'\"#")) { sb_add(b, *p); continue; }
+		if (**p && !strpbrk(*p, " \t'\"#\\")) { sb_add(b, *p); continue; }
 		sb_addc(b, '"');
 		for (const char *s = *p; *s; s++) {
 			if (*s == '"' || *s == '\\') sb_addc(b, '\\');

@@ -47,13 +47,23 @@ int djc_expr_sql(char **sql, djc_conn *c, const djc_expr *e, const djc_expr_fetc
 	return DJC_OK;
 }
 
+/* After rc, a failure of e's statement: the first of e's tables that is
+ * adopted and no longer as adopted (DataJoint dropped or changed it) told
+ * as such (adopt_failure_explain), else rc as it was. */
+static int expr_failure_explain(djc_conn *c, const djc_expr *e, int rc)
+{
+	if (e->k == A_TABLE) return adopt_failure_explain(c, (table *)e->t, rc);   /* (only read) */
+	int r = e->l ? expr_failure_explain(c, e->l, rc) : rc;
+	return r == rc && e->r ? expr_failure_explain(c, e->r, rc) : r;
+}
+
 int djc_fetch_expr(djc_rowset **out, djc_conn *c, const djc_expr *e, const djc_expr_fetch_options *opts)
 {
 	*out = NULL;
 	sb_t q = SB_INIT;
 	pvec p = {0};
 	int rc = expr_stmt(c, e, opts, &q, &p);
-	if (!rc) rc = rows_select(c, &e->h, sb_str(&q), &p, out);
+	if (!rc && (rc = rows_select(c, &e->h, sb_str(&q), &p, out))) rc = expr_failure_explain(c, e, rc);
 	sb_free(&q);
 	pvec_free(&p);
 	if (rc || !opts || !opts->fetch1 || (*out)->n == 1) return rc;

@@ -259,6 +259,20 @@ static int stored_parses(djc_conn *c)
 	return rc;
 }
 
+int pipe_has(djc_conn *c, const char *name, int *has)
+{
+	*has = 1;
+	if (!c->db) return conn_fail(c, DJC_ECONN, "not connected");
+	val_t v = val_text(name);
+	db_res *r = NULL;
+	int rc = tsql_run(c, &TS_PIPE_HAS, NULL, &v, 1, &r);
+	val_free(&v);
+	if (rc) rc = conn_dbfail(c, rc, "reading the stored pipeline");
+	else *has = db_cell_int(r, 0, 0) > 0;
+	db_res_free(r);
+	return rc;
+}
+
 int pipe_parse_text(djc_conn *c, const char *text, const char *file, pipeline **np)
 {
 	*np = NULL;

@@ -482,16 +482,13 @@ int djc_fetch_ext(djc_rowset **out, djc_conn *c, const char *name, const char *w
 	table *t;
 	int rc = conn_table(c, name, &t);
 	if (rc) return rc;
-	return fetch_rows(c, t, where_json, opts && opts->all_columns ? FETCH_HIDDEN : 0, out);
+	/* a table DataJoint dropped or changed: told as populate tells it */
+	return adopt_failure_explain(c, t, fetch_rows(c, t, where_json, opts && opts->all_columns ? FETCH_HIDDEN : 0, out));
 }
 
 int djc_fetch(djc_rowset **out, djc_conn *c, const char *name, const char *where_json)
 {
-	*out = NULL;
-	table *t;
-	int rc = conn_table(c, name, &t);
-	if (rc) return rc;
-	return fetch_rows(c, t, where_json, 0, out);
+	return djc_fetch_ext(out, c, name, where_json, NULL);
 }
 
 int rows_fetch_read(djc_conn *c, const table *t, const char *where_json, read_what what, djc_rowset **out)

@@ -3,7 +3,8 @@
  * written, in declaration order), and the DROP and COUNT of a table by
  * name, written once, whole and named; expanded per connection by
  * tsql_expand() (statements.h lists the fragments). Every one runs under
- * the schema-change lock (lifecycle.c, schema_tx) but pipe.load. */
+ * the schema-change lock (lifecycle.c, schema_tx) but pipe.load and
+ * pipe.has. */
 #include "statements.h"
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,11 @@ const sql_stmt TS_PIPE_INSERT = {"pipe.insert",
 
 /* pipe.forget - the undo of pipe.insert. Argument: name. */
 const sql_stmt TS_PIPE_FORGET = {"pipe.forget", "DELETE FROM {P} WHERE {name} = ?"};
+
+/* pipe.has - whether a table's definition is stored (a running worker
+ * asks it when a statement on one of its tables fails: an unadopt or a
+ * drop forgot it meanwhile). No lock. Argument: name. */
+const sql_stmt TS_PIPE_HAS = {"pipe.has", "SELECT COUNT(*) FROM {P} WHERE {name} = ?"};
 
 /* pipe.rows - the stored rows of the tables {names}, kept by a drop to
  * put back (pipe.insert) should it fail where DDL is not transactional. */
@@ -65,7 +71,7 @@ const sql_stmt TS_RENAME = {"table.rename", "ALTER TABLE {X} RENAME TO {Xs}"};
 const sql_stmt TS_COUNT = {"table.count", "SELECT COUNT(*) FROM {X}"};
 
 const sql_stmt *const TS_ALL[] = {&TS_PIPE_CREATE, &TS_PIPE_LOAD, &TS_PIPE_NEXT, &TS_PIPE_INSERT, &TS_PIPE_FORGET,
-				  &TS_PIPE_ROWS, &TS_PIPE_FORGET_MANY, &TS_PIPE_SET_TEXT, &TS_DROP, &TS_DROP_MANY, &TS_RENAME,
+				  &TS_PIPE_HAS, &TS_PIPE_ROWS, &TS_PIPE_FORGET_MANY, &TS_PIPE_SET_TEXT, &TS_DROP, &TS_DROP_MANY, &TS_RENAME,
 				  &TS_COUNT, NULL};
 
 /* ------------------------------------------------------------ expanding */

@@ -32,8 +32,8 @@ int tsql_run(djc_conn *c, const sql_stmt *s, const tctx *x, const val_t *args, s
 void tsql_undo(djc_conn *c, schema_tx *x, const sql_stmt *s, const tctx *t, const val_t *args, size_t nargs);
 
 /* The statements (statements.c). */
-extern const sql_stmt TS_PIPE_CREATE, TS_PIPE_LOAD, TS_PIPE_NEXT, TS_PIPE_INSERT, TS_PIPE_FORGET, TS_PIPE_ROWS,
-	TS_PIPE_FORGET_MANY, TS_PIPE_SET_TEXT;
+extern const sql_stmt TS_PIPE_CREATE, TS_PIPE_LOAD, TS_PIPE_NEXT, TS_PIPE_INSERT, TS_PIPE_FORGET, TS_PIPE_HAS,
+	TS_PIPE_ROWS, TS_PIPE_FORGET_MANY, TS_PIPE_SET_TEXT;
 extern const sql_stmt TS_DROP, TS_DROP_MANY, TS_RENAME, TS_COUNT;
 /* Every statement above, NULL-terminated (tests expand and prepare each). */
 extern const sql_stmt *const TS_ALL[];

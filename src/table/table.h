@@ -52,6 +52,10 @@ int pipe_load(djc_conn *c);
 int pipe_parse_text(djc_conn *c, const char *text, const char *file, pipeline **np);
 /* The named table, or DJC_ENOTFOUND with a message naming it. */
 int conn_table(djc_conn *c, const char *name, table **out);
+/* *has = 1 when the stored pipeline (META_TABLE) still holds table name,
+ * read now (not c->pipe, which was loaded before): 0 once an unadopt or a
+ * drop forgot it. A code only when it cannot be read (*has stays 1). */
+int pipe_has(djc_conn *c, const char *name, int *has);
 
 /* restrict.c. The condition of a JSON restriction on t's attributes
  * (source_only: only key-source attributes), its columns qualified by
@@ -321,6 +325,34 @@ int adopted_drop_refuse(djc_conn *c, const table *t, const table *dropped);
 /* DJC_EINVAL for an insert (djc insert, the API's) into an adopted manual
  * or lookup table: DataJoint's to fill; DJC_OK otherwise. */
 int adopted_insert_check(djc_conn *c, const table *t);
+/* Adopted tables DataJoint changed (adopt_stale.c): whether adopted tables
+ * are still as adopted (docs/adopt.md, "When DataJoint changes an adopted
+ * table"): for each of tabs[0..n) that is
+ * adopted, why[i] (caller frees) says what differs between its stored
+ * definition (its parts' too) and its DataJoint table now (missing; a
+ * column added, removed, of another type) and how to adopt it again;
+ * NULL when nothing does or it is not adopted. The catalogs are read once
+ * for all of them. A code only when they cannot be read. */
+int adopt_stale(djc_conn *c, table *const *tabs, size_t n, char **why);
+/* DJC_ECONFLICT "table X is not as adopted: ..." when t is stale, else
+ * DJC_OK (populate and worker check their tables once, at start). */
+int adopt_current_check(djc_conn *c, table *t);
+/* After rc, a failure of a statement on t: when t is adopted and not as
+ * adopted (a table it reads dropped, say), DJC_ECONFLICT "table X is not as
+ * adopted: ..." instead of the server's message; else rc, its message kept.
+ * Costs a catalog read on failure only; nothing inside a transaction.
+ * Every command on one table calls it where its statements fail (fetch,
+ * progress, refresh, the jobs functions): one line and exit 2, never the
+ * server's message about a table DataJoint dropped. */
+int adopt_failure_explain(djc_conn *c, table *t, int rc);
+/* An attribute's type as its definition gives it ("float64 as float8
+ * collate X (nullable)"), for messages. */
+void adopt_attr_desc(sb_t *b, const attr *a);
+/* The stored pipeline loaded, (*missing)[i] (c->pipe->n of them; caller
+ * frees) = 1 for each adopted table of c->pipe whose DataJoint table is
+ * not there (dropped, or its schema), read from the catalogs once. A
+ * code only when they cannot be read. */
+int adopt_missing(djc_conn *c, char **missing);
 void strv_free(char **v, size_t n);
 /* Row count of the SQL table sql_name (-1 if it does not exist). */
 int sql_count(djc_conn *c, const char *sql_name, long long *n);

@@ -403,6 +403,71 @@ case_own_key() {
 }
 tcase own_key
 
+# DataJoint 2.3.2 with jobs.add_job_metadata gives the parts of an imported
+# table (`_master__part`, not those of a computed one) the hidden _job_*
+# columns too (its declare tests `name.startswith("_")` only), and never
+# fills them there. adopt wrote `job_metadata = true` into the part's
+# definition, which a part may not have: the whole schema was refused. The
+# part is adopted without it; its _job_* columns stay the server's defaults.
+case_imported_part_meta() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_aipm" C="${DJC_DATABASE_SCHEMA}_aipmc" q='"' d='double precision' ts=timestamp i=integer
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double' ts='datetime(6)' i=int
+	local meta="_job_start_time $ts DEFAULT NULL, _job_duration float DEFAULT NULL, _job_version varchar(64) DEFAULT ''"
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}session$q (k $i NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}_sort$q (k $i NOT NULL, n $i NOT NULL, $meta, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}session$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}_sort__unit$q (k $i NOT NULL, unit $i NOT NULL, snr $d NOT NULL, $meta, PRIMARY KEY (k, unit), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}_sort$q (k))" \
+		"INSERT INTO $q@W@$q.${q}session$q VALUES (1), (2)"
+	printf '#!/bin/sh\necho "{\\"n\\": 2}"\necho "{\\"_part\\": \\"Unit\\", \\"unit\\": 0, \\"snr\\": 1.5}"\necho "{\\"_part\\": \\"Unit\\", \\"unit\\": 1, \\"snr\\": 2.5}"\n' > mk_sort.sh
+	chmod +x mk_sort.sh
+	printf 'Sort\n    make = ./mk_sort.sh\n' > ovs.djc
+	expect_rc 0 "adopt an imported table whose part has DataJoint's _job_* columns" djc --schema "$C" adopt "$W" --overlay ovs.djc
+	expect_rc 0 "dry run" djc --schema "$C" adopt "$W" --overlay ovs.djc --dry-run
+	check "job_metadata on the imported table only" [ "$(grep -c 'job_metadata = true' <<< "$OUT")" = 1 ]
+	expect_rc 0 "populate the master and its part" djc --schema "$C" populate Sort --reserve-jobs
+	check "2 made" grep -q "^Sort: 2 made, 0 errors" <<< "$OUT"
+	expect_out "the master's _job_* columns filled" 2 server_sql "SELECT COUNT(*) FROM $(qt "$W" _sort) WHERE _job_start_time IS NOT NULL"
+	expect_out "the part's rows, their _job_* columns the server's defaults" 4 \
+		server_sql "SELECT COUNT(*) FROM $(qt "$W" _sort__unit) WHERE _job_start_time IS NULL AND _job_version = ''"
+	expect_rc 0 "adopt again: unchanged" djc --schema "$C" adopt "$W" --overlay ovs.djc
+	check "unchanged" grep -q "^unchanged" <<< "$OUT"
+}
+tcase imported_part_meta
+
+# DataJoint 2.x on PostgreSQL declares `int8` as smallint (no tinyint there)
+# and checks no range, so its rows may hold 200 or -300 there. adopt took
+# the `:int8:` marker as djc's int8 (-128..127): such a key's make failed
+# ("200 is out of range -128..127"), and so did a restriction by it. It is
+# adopted as int16, the column's range; a schema adopted before as int8
+# keeps working (populate does not call it changed) and takes int16 with
+# --accept-changes, its jobs kept (the jobs table's key is smallint either way).
+case_pg_int8() {
+	[ "$DJC_BACKEND" = postgresql ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_ai8" C="${DJC_DATABASE_SCHEMA}_ai8c"
+	mk_dj_schema "$W" "CREATE TABLE \"@W@\".\"chan\" (chan smallint NOT NULL, PRIMARY KEY (chan))" \
+		"COMMENT ON COLUMN \"@W@\".\"chan\".\"chan\" IS ':int8:channel'" \
+		"CREATE TABLE \"@W@\".\"__chan_stat\" (chan smallint NOT NULL, twice integer NOT NULL, PRIMARY KEY (chan), FOREIGN KEY (chan) REFERENCES \"@W@\".\"chan\" (chan))" \
+		"COMMENT ON COLUMN \"@W@\".\"__chan_stat\".\"twice\" IS ':int32:'" \
+		"INSERT INTO \"@W@\".\"chan\" VALUES (1), (200), (-300)"
+	printf '#!/bin/sh\necho "{\\"twice\\": $((DJC_KEY_chan * 2))}"\n' > mk_twice.sh
+	chmod +x mk_twice.sh
+	printf 'ChanStat\n    make = ./mk_twice.sh\n' > ovi8.djc
+	expect_rc 0 "adopt DataJoint's int8 on PostgreSQL" djc --schema "$C" adopt "$W" --overlay ovi8.djc --dry-run
+	check "as int16, the smallint's range" grep -q "^    chan : int16   # channel$" <<< "$OUT"
+	expect_rc 0 "adopt it" djc --schema "$C" adopt "$W" --overlay ovi8.djc
+	expect_rc 0 "populate every key, 200 and -300 too" djc --schema "$C" populate ChanStat --reserve-jobs
+	check "3 made" grep -q "^ChanStat: 3 made, 0 errors" <<< "$OUT"
+	expect_out "make's rows" 3 server_sql "SELECT COUNT(*) FROM \"$W\".\"__chan_stat\" WHERE twice = 2 * chan"
+	expect_out "a restriction by 200" $'chan\n200' djc --schema "$C" fetch Chan --where '{"chan": 200}' --format csv --attrs chan
+	# what an older djc stored: int8
+	server_sql "UPDATE \"$C\".\"~djc_pipeline\" SET definition = REPLACE(definition, 'chan : int16', 'chan : int8')"
+	server_sql "DELETE FROM \"$W\".\"__chan_stat\" WHERE chan = 1"
+	expect_rc 0 "an older adoption still populates (not called changed)" djc --schema "$C" populate ChanStat --reserve-jobs
+	expect_rc 0 "adopt --accept-changes takes int16" djc --schema "$C" adopt "$W" --accept-changes
+	check "its jobs kept" grep -q "^changed ChanStat (computed) as __chan_stat: took DataJoint's definition (column 'chan' int8 -> int16); its jobs kept" <<< "$OUT"
+}
+tcase pg_int8
+
 # DataJoint's datetime with a fraction of a second as a key, and written by
 # a make: on PostgreSQL DataJoint 2.x declares `datetime` as `timestamp`
 # (microseconds), `datetime(3)` as `timestamp(3)`; on MariaDB `datetime(6)`.
@@ -1318,5 +1383,141 @@ case_accept_widen_key() {
 	check "2 made" grep -q "^Echo: 2 made, 0 errors" <<< "$OUT"
 }
 tcase accept_widen_key
+
+
+# djc fetch and the jobs commands of an adopted table DataJoint dropped
+# (Gone), changed (Feat: its column x gone) or whose parent it dropped
+# (Kid: par): one line naming the table, what differs and the fix, exit 2,
+# as populate, progress and jobs refresh tell it (they gave the server's
+# message, exit 1). Told only when a statement fails: Kid's own rows
+# still read.
+case_stale_commands() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA}_asc" C="${DJC_DATABASE_SCHEMA}_ascc" q='"' d='double precision'
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double'
+	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}par$q (k int NOT NULL, grp int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__feat$q (k int NOT NULL, x $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__gone$q (k int NOT NULL, y $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}src$q (k))" \
+		"CREATE TABLE $q@W@$q.${q}__kid$q (k int NOT NULL, z $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}par$q (k))" \
+		"INSERT INTO $q@W@$q.${q}src$q VALUES (1), (2), (3)" "INSERT INTO $q@W@$q.${q}par$q VALUES (1, 1), (2, 1), (3, 2)"
+	# key 3 fails: an error job
+	printf '#!/bin/sh\n[ "$DJC_KEY_k" = 3 ] && { echo broken >&2; exit 1; }\necho "{\\"$1\\": 1.5}"\n' > mk_sc.sh
+	chmod +x mk_sc.sh
+	printf 'Feat\n    make = ./mk_sc.sh x\nGone\n    make = ./mk_sc.sh y\nKid\n    make = ./mk_sc.sh z\n' > ovc.djc
+	expect_rc 0 "adopt" djc --schema "$C" adopt "$W" --overlay ovc.djc
+	local t
+	for t in Feat Gone Kid; do
+		expect_rc 1 "populate $t: keys 1 and 2 made, key 3 an error" djc --schema "$C" populate "$t" --reserve-jobs --suppress-errors
+	done
+	# DataJoint drops Gone, declares Feat again without x, drops Kid's parent
+	server_sql "DROP TABLE $q$W$q.${q}__gone$q"
+	server_sql "DROP TABLE $q$W$q.${q}__feat$q"
+	server_sql "CREATE TABLE $q$W$q.${q}__feat$q (k int NOT NULL, w $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k))"
+	case $DJC_BACKEND in
+	mysql) server_sql "SET foreign_key_checks = 0; DROP TABLE \`$W\`.\`par\`" ;;
+	postgresql) server_sql "SET client_min_messages = warning; DROP TABLE \"$W\".\"par\" CASCADE" ;;
+	esac
+	local again="; adopt it again: djc adopt $W --accept-changes \(keeps its jobs while its key is the same\)$"
+	local gone="^djc: table Gone is not as adopted: DataJoint table $W\.__gone is missing \(dropped since it was adopted\); forget it: djc adopt $W --accept-changes \(drops its jobs\)$"
+	local kid="^djc: table Kid is not as adopted: its upstream table Par: DataJoint table $W\.par is missing \(dropped since it was adopted\)$again"
+	local feat="^djc: table Feat is not as adopted: DataJoint table $W\.__feat changed since it was adopted: column 'x' removed, column 'w' added$again"
+	expect_fail 2 "fetch of the dropped table" "$gone" djc --schema "$C" fetch Gone
+	expect_fail 2 "... as an expression too (jsonl)" "$gone" djc --schema "$C" fetch Gone --format jsonl
+	expect_fail 2 "fetch of the redeclared table, its column gone" "$feat" djc --schema "$C" fetch Feat
+	expect_fail 2 "jobs clear of the dropped table's errors" "$gone" djc --schema "$C" jobs clear Gone --status error
+	expect_fail 2 "jobs ignore of the dropped table, every key" "$gone" djc --schema "$C" jobs ignore Gone --all
+	expect_fail 2 "jobs of a table whose parent was dropped, restricted by the parent" "$kid" \
+		djc --schema "$C" jobs Kid --where '{"grp": 1}'
+	expect_fail 2 "... its listing" "$kid" djc --schema "$C" jobs Kid --status error --where '{"grp": 2}'
+	expect_fail 2 "jobs clear of it, restricted by the parent" "$kid" djc --schema "$C" jobs clear Kid --where '{"grp": 2}'
+	expect_fail 2 "jobs ignore of it, every key" "$kid" djc --schema "$C" jobs ignore Kid --all
+	expect_out "told only when a statement fails: Kid's rows read" 2 \
+		sh -c "'$DJC' --schema '$C' fetch Kid --format json | grep -c ."
+	expect_out "... its jobs counted" "Kid jobs: pending 0, reserved 0, success 0, error 1, ignore 0, total 1" \
+		djc --schema "$C" jobs Kid
+}
+tcase stale_commands
+
+# djc unadopt while a djc worker serves the schema's tables: the worker
+# finds the table gone from the stored pipeline when its step fails,
+# leaves it out with one line on stderr (and "leave out Feat: unadopted"
+# in DJC_WORKER_LOG), never commits the make it had in flight (counted
+# lost, not an error), and serves the other tables; with no table left it
+# stops cleanly, "empty", exit 0. With --processes 2 the line is told
+# once. (The worker stopped with the server's message, "claim.peek: ...
+# ~~feat doesn't exist", exit 1, the make in flight an error.)
+case_unadopt_worker() {
+	[ -n "$FIX" ] || return 0
+	local W1="${DJC_DATABASE_SCHEMA}_auw1" W2="${DJC_DATABASE_SCHEMA}_auw2" C="${DJC_DATABASE_SCHEMA}_auwc"
+	local q='"' d='double precision' pid
+	[ "$DJC_BACKEND" = mysql ] && q='`' d='double'
+	mk_dj_schema "$W1" "CREATE TABLE $q@W@$q.${q}raw$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__feat$q (k int NOT NULL, x $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}raw$q (k))" \
+		"INSERT INTO $q@W@$q.${q}raw$q VALUES (1), (2), (3)"
+	mk_dj_schema "$W2" "CREATE TABLE $q@W@$q.${q}base$q (k int NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q@W@$q.${q}__ok$q (k int NOT NULL, z $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q@W@$q.${q}base$q (k))" \
+		"INSERT INTO $q@W@$q.${q}base$q VALUES (1), (2), (3)"
+	# Feat's makes say they started, then wait for ./go (bounded)
+	cat > mk_uw.sh <<'P'
+#!/bin/sh
+if [ "$1" = x ]; then
+	echo "$DJC_KEY_k" >> feat.started
+	i=0
+	while [ ! -e go ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i + 1)); done
+fi
+echo "{\"$1\": 1.5}"
+P
+	chmod +x mk_uw.sh
+	printf 'Feat\n    make = ./mk_uw.sh x\n' > ovuf.djc
+	printf 'Ok\n    make = ./mk_uw.sh z\n' > ovuo.djc
+	local line="^djc: warning: worker leaves out table Feat, which was unadopted \(it is no longer in the stored pipeline\): its job in hand is not committed, the other tables are served$"
+	local ok_rows="SELECT COUNT(*) FROM $q$W2$q.${q}__ok$q" feat_rows="SELECT COUNT(*) FROM $q$W1$q.${q}__feat$q"
+	local procs
+	for procs in 1 2; do
+		rm -f go feat.started uw.log
+		expect_rc 0 "adopt Feat's schema ($procs process(es))" djc --schema "$C" adopt "$W1" --overlay ovuf.djc
+		expect_rc 0 "... and Ok's, into the same companion" djc --schema "$C" adopt "$W2" --overlay ovuo.djc
+		server_sql "DELETE FROM $q$W2$q.${q}__ok$q"
+		DJC_WORKER_LOG="$T/uw.log" "$DJC" --schema "$C" worker --processes "$procs" --until-empty --json > uw.out 2> uw.err &
+		pid=$!
+		check "a worker of both tables makes Feat's keys ($procs)" wait_lines . feat.started "$procs" 1200
+		expect_rc 0 "unadopt Feat's schema meanwhile" djc --schema "$C" unadopt "$W1"
+		: > go
+		wait "$pid"
+		RC=$? OUT=$(< uw.out) ERR=$(< uw.err)
+		check "the worker goes on and stops as asked (exit 0)" [ "$RC" = 0 ]
+		_nonempty_lines "$ERR"
+		check "... one line on stderr, naming Feat, unadopted" [ "$lines" = 1 ]
+		check "... this one" grep -qE "$line" <<< "$ERR"
+		check "... Ok's keys made" test "$(jq -c .success_count <<< "$OUT")" = 3
+		check "... no error" test "$(jq -c .error_count <<< "$OUT")" = 0
+		check "... the makes Feat had in flight lost (their jobs went with it)" test "$(jq -c .lost_count <<< "$OUT")" = "$procs"
+		check "... stopped: empty" test "$(jq -c '.stopped | keys' <<< "$OUT")" = '["empty"]'
+		expect_out "... Ok's rows in DataJoint's table" 3 server_sql "$ok_rows"
+		expect_out "... nothing of Feat committed" 0 server_sql "$feat_rows"
+		matching "^[0-9]+ leave out Feat: unadopted$" uw.log
+		check "... the log says each process left Feat" [ "$MATCHED" = "$procs" ]
+		expect_rc 0 "unadopt Ok's schema" djc --schema "$C" unadopt "$W2"
+	done
+	# no table left: the worker stops cleanly, as one that ran out of work
+	rm -f go feat.started uw.log
+	expect_rc 0 "adopt Feat's schema again" djc --schema "$C" adopt "$W1" --overlay ovuf.djc
+	DJC_WORKER_LOG="$T/uw.log" "$DJC" --schema "$C" worker --idle-exit 600 --json > uw.out 2> uw.err &
+	pid=$!
+	check "a worker of Feat alone makes a key" wait_lines . feat.started 1 1200
+	expect_rc 0 "unadopt its schema" djc --schema "$C" unadopt "$W1"
+	: > go
+	wait "$pid"
+	RC=$? OUT=$(< uw.out) ERR=$(< uw.err)
+	check "the worker stops cleanly (exit 0)" [ "$RC" = 0 ]
+	_nonempty_lines "$ERR"
+	check "... one line on stderr" [ "$lines" = 1 ]
+	check "... naming Feat, unadopted" grep -qE "$line" <<< "$ERR"
+	check "... stopped: empty, nothing left to serve" test "$(jq -c '.stopped' <<< "$OUT")" = '{"empty":1}'
+	check "... no error, its make lost" test "$(jq -c '[.success_count, .error_count, .lost_count]' <<< "$OUT")" = '[0,0,1]'
+	expect_out "... nothing of Feat committed" 0 server_sql "$feat_rows"
+}
+tcase unadopt_worker
 
 finish

@@ -5,7 +5,9 @@
 . "$ROOT/tests/cli/lib.sh"
 
 rows() { count "$@" || true; }   # grep -c exits 1 on 0 rows
-no_tables() { OUT=$("$DJC" tables 2>&1); [ -z "$OUT" ]; }
+# nothing declared: no table, or (servers) not even the schema, which a
+# failed first declare removes again
+no_tables() { OUT=$("$DJC" tables 2>&1); [ -z "$OUT" ] || printf '%s\n' "$OUT" | grep -q "^djc: no schema '"; }
 
 case_pipeline_files() {
 # ------------------------------------------------------------ pipeline files
@@ -155,6 +157,14 @@ expect_fail 2 "a file with no tables" "^djc: empty\.djc: no tables declared" djc
 printf 'A (manual)\n    a : int32\n    ---\n\0\n' > nul.djc
 expect_fail 2 "a NUL byte in a pipeline" "^djc: nul\.djc: contains a NUL byte$" djc declare nul.djc
 check "after all the bad pipelines: nothing created" no_tables
+# a bad pipeline declared into a schema that does not exist yet leaves none
+# behind: the next command still says the schema is missing (a SQLite
+# file, as djc_discard_created says, stays)
+if [ "$DJC_BACKEND" != sqlite ]; then
+	fresh="badnew_$$"
+	expect_fail 2 "a bad pipeline into a new schema" "^djc: typo\.djc:8: unknown type 'int33'" djc --schema "$fresh" declare typo.djc
+	expect_fail 2 "...leaves no schema behind" "^djc: no schema '$fresh' on " djc --schema "$fresh" tables
+fi
 }
 tcase pipeline_files
 

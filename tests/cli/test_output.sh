@@ -167,6 +167,59 @@ check "made rows print plain floats" test "$(djc fetch Made --where '{"id": 1}' 
 }
 tcase failure_line floats
 
+case_error_lines() {
+# ---------------------------------------------------------------- populate: one stdout line per failed make
+# A make's message may hold a newline (a serve program's error message),
+# a tab or a terminal escape (a make program's last stderr line): the
+# error lines on stdout stay one line each, as `djc worker` prints them.
+cat > esc.sh <<'P'
+#!/bin/sh
+printf 'red\t\033[31mboom\n' >&2
+exit 3
+P
+cat > nl.py <<'P'
+import json, sys
+sys.stdin.readline()
+print(json.dumps({"_djc": "hello", "version": 1}), flush=True)
+for line in sys.stdin:
+    print(json.dumps({"_djc": "error", "message": "line one\nline two"}), flush=True)
+P
+chmod +x esc.sh
+run djc populate Made --where '{"id": 4}' --make ./esc.sh
+check "a tab and an escape in the message: exit 1" test "$RC" = 1
+check "...its stdout error line has neither" test "$(printf '%s\n' "$OUT" | grep -c '^error {"id": 4}: make exited with status 3: red  \[31mboom$')" = 1
+run djc populate Made --where '{"id": 4}' --make-serve python3 nl.py
+check "a newline in a serve program's message: exit 1" test "$RC" = 1
+check "...stays on its error line" test "$(printf '%s\n' "$OUT" | grep -c '^error {"id": 4}: line one line two$'):$(printf '%s\n' "$OUT" | wc -l)" = 1:2
+}
+tcase error_lines failure_line
+
+case_write_errors() {
+# ---------------------------------------------------------------- output that cannot be written
+# A full disk is a failure, not a success with a short file: exit 1 and
+# one line naming it. A reader that went away (| head) ends djc as
+# SIGPIPE ends any program, on every backend (MariaDB's client library
+# ignores SIGPIPE in its process).
+run sh -c '"$DJC" fetch F --format csv > /dev/full'
+check "fetch to a full disk: exit 1" test "$RC" = 1
+check "...with one line naming it" test "$ERR" = "djc: cannot write the output: No space left on device"
+run sh -c '"$DJC" progress Made --json > /dev/full'
+check "progress --json to a full disk: exit 1" test "$RC" = 1
+run py 'import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+p = subprocess.run([os.environ["DJC"], "fetch", "F", "--format", "csv"], stdout=w)
+print(p.returncode)'
+check "fetch into a pipe nobody reads: ended by SIGPIPE" test "$OUT" = -13
+run py 'import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+p = subprocess.run([os.environ["DJC"], "populate", "Made", "--json", "--make", "true"], stdout=w)
+print(p.returncode)'
+check "populate into a pipe nobody reads: ended by SIGPIPE too" test "$OUT" = -13
+}
+tcase write_errors error_lines
+
 case_json_escaping() {
 # ---------------------------------------------------------------- JSON output, keys that need escaping
 cat > q.djc <<'P'

@@ -297,6 +297,35 @@ expect_fail 2 "no make anywhere is bad input" "has no make" djc populate Out2
 }
 tcase make_line environment
 
+case_make_line_words() {
+# ---------------------------------------------------------------- the make = line's words, as sh splits them
+# A backslash outside quotes takes the next character as it is (a path
+# with a space: my\ dir); in double quotes it does so only before " \ $ `
+# and is itself elsewhere ("a\nb" stays a, backslash, n, b); in single
+# quotes it is itself.
+cat > mk_words.py <<'P'
+#!/usr/bin/env python3
+import json, os, sys
+with open(os.path.join(os.environ["T"], "log.words"), "w") as f:
+    f.write(json.dumps(sys.argv[1:]))
+print(json.dumps({"v": 1}))
+P
+chmod +x mk_words.py
+cat > words.djc <<'P'
+Words (computed)
+    -> Src
+    ---
+    v : int64
+    make = ./mk_words.py my\ dir "a\nb" "q\" \\ \$" 'c\d' x\\y tail\
+P
+expect_rc 0 "declare a make line with backslashes" djc declare words.djc
+expect_rc 0 "populate by it" djc populate Words --where '{"id": 1}'
+check "its words are sh's" test "$(cat log.words)" = '["my dir", "a\\nb", "q\" \\ $", "c\\d", "x\\y", "tail\\"]'
+run djc declare words.djc
+check "declared again: nothing changed" test "$RC:$OUT" = "0:exists  Words (computed) as __words"
+}
+tcase make_line_words make_line
+
 case_processes_4() {
 # ---------------------------------------------------------------- --processes 4 == 1
 for i in $(seq 1 60); do echo "{\"mid\":$i}"; done | djc insert Many >/dev/null
@@ -355,5 +384,45 @@ expect_out "the other process's row stays" '{"id":3,"v":-1}' djc fetch Out2 --wh
 check "Out2 still 10 rows" [ "$(count Out2)" = 10 ]
 }
 tcase completed_meanwhile display_progress
+
+# A make whose rows need more parameters than one statement may have: 25,000
+# part rows of 3 attributes (75,000 values; MariaDB's and MySQL's limit is
+# 65,535 a prepared statement). djc cuts them into statements of ~30,000
+# each, but on MariaDB a commit ran all its statements as one compound
+# statement, which bound them all: "commit: mysql: Prepared statement
+# contains too many placeholders", and the key failed (DataJoint's populate
+# makes it). Made now, with and without reservation.
+case_many_part_rows() {
+	cat > big.djc <<'P'
+BigSrc (manual)
+    bid : int32
+    ---
+
+BigOut (computed)
+    -> BigSrc
+    ---
+    n : int64
+
+BigOut.Item (part)
+    item : int32
+    ---
+    w : int64
+P
+	cat > mk_big.sh <<'P'
+#!/bin/sh
+echo '{"n": 22000}'
+awk 'BEGIN { for (i = 0; i < 22000; i++) printf "{\"_part\": \"Item\", \"item\": %d, \"w\": %d}\n", i, i * 3 }'
+P
+	chmod +x mk_big.sh
+	expect_rc 0 "declare BigSrc, BigOut" djc declare big.djc
+	printf '{"bid": 1}\n{"bid": 2}\n' > big.jsonl
+	expect_rc 0 "insert BigSrc" djc insert BigSrc big.jsonl
+	expect_rc 0 "populate 22,000 part rows with reservation" djc populate BigOut --reserve-jobs --where '{"bid": 1}' --make ./mk_big.sh
+	check "made" grep -q "^BigOut: 1 made, 0 errors" <<< "$OUT"
+	expect_rc 0 "and without" djc populate BigOut --make ./mk_big.sh
+	check "made" grep -q "^BigOut: 1 made, 0 errors" <<< "$OUT"
+	check "every part row" [ "$(count BigOut.Item)" = 44000 ]
+}
+tcase many_part_rows
 
 finish

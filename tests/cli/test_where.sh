@@ -484,4 +484,57 @@ expect_fail 2 "an unterminated condition in an expression's list" "unterminated 
 }
 tcase mixed_list
 
+case_long_list() {
+# ------------------------------------------------ a long key list in the jobs commands
+# `--where '{"k": [1500 keys]}'` in jobs set, cancel, ignore and clear
+# (on MariaDB a multiple-table UPDATE/DELETE, db.h write_join): the rows
+# changed and the counts reported are the list's, keys without a job
+# change nothing, and a two-attribute key list of objects does the same
+printf '%s\n' 'KL (manual)' '    kl : int32' '    ---' '' 'KLB (computed)' '    -> KL' '    ---' '    n : int32' '' \
+	'KM (manual)' '    a : int32' '    b : varchar(8)' '    ---' '' 'KMB (computed)' '    -> KM' '    ---' '    n : int32' > kl.djc
+expect_rc 0 "declare KL, KLB, KM, KMB" djc declare kl.djc
+seq 1 3000 | awk '{ print "{\"kl\": " $1 "}" }' > kl.jsonl
+expect_rc 0 "insert 3000 keys" djc insert KL kl.jsonl
+seq 1 1000 | awk '{ print "{\"a\": " $1 ", \"b\": \"x" $1 % 3 "\"}" }' > km.jsonl
+expect_rc 0 "insert 1000 two-attribute keys" djc insert KM km.jsonl
+expect_out "refresh KLB" "KLB: added 3000, removed 0, orphaned 0, re_pended 0" djc jobs refresh KLB
+expect_out "refresh KMB" "KMB: added 1000, removed 0, orphaned 0, re_pended 0" djc jobs refresh KMB
+# the odd keys 1..2999 and 100 keys without a job
+odd=$(seq -s, 1 2 2999); none=$(seq -s, 5001 5100)
+wl="{\"kl\": [$odd,$none]}"
+klc() { "$DJC" jobs KLB --json | jq -c '[.pending, .reserved, .success, .error, .ignore]'; }
+expect_out "set --priority with 1600 keys: the 1500 pending ones" '{"table":"KLB","updated":1500}' \
+	djc jobs set KLB --where "$wl" --priority 2 --json
+check "... exactly the odd keys have priority 2" \
+	[ "$("$DJC" jobs KLB --status pending --json | jq -c '[.jobs[] | select(.priority == 2) | .kl] | [length, all(. % 2 == 1)]')" = '[1500,true]' ]
+expect_out "set --delay with 1600 keys" '{"table":"KLB","updated":1500}' djc jobs set KLB --where "$wl" --delay 3600 --json
+expect_out "cancel with 1600 keys: 1500 pending" '{"table":"KLB","pending":1500,"reserved":0}' djc jobs cancel KLB --where "$wl" --json
+check "... they are ignore, the even keys pending" [ "$(klc)" = '[1500,0,0,0,1500]' ]
+check "... and only odd keys are ignore" \
+	[ "$("$DJC" jobs KLB --status ignore --json | jq -c '[.jobs[].kl] | [length, all(. % 2 == 1)]')" = '[1500,true]' ]
+expect_out "set on them now: none pending" '{"table":"KLB","updated":0}' djc jobs set KLB --where "$wl" --priority 3 --json
+expect_out "ignore with 1600 keys counts those already ignored" '{"table":"KLB","ignored":1500}' \
+	djc jobs ignore KLB --where "$wl" --json
+check "... nothing else changed" [ "$(klc)" = '[1500,0,0,0,1500]' ]
+expect_out "clear --status pending with them: none" '{"table":"KLB","cleared":0}' \
+	djc jobs clear KLB --status pending --where "$wl" --json
+expect_out "clear --status ignore with them" '{"table":"KLB","cleared":1500}' \
+	djc jobs clear KLB --status ignore --where "$wl" --json
+check "... the even keys are left" [ "$(klc)" = '[1500,0,0,0,0]' ]
+even=$(seq -s, 2 2 1000)
+expect_out "ignore of 500 pending keys" '{"table":"KLB","ignored":500}' djc jobs ignore KLB --where "{\"kl\": [$even]}" --json
+check "... 1000 pending, 500 ignore" [ "$(klc)" = '[1000,0,0,0,500]' ]
+expect_out "clear (any status) of 1600 keys, half of them jobs" '{"table":"KLB","cleared":500}' \
+	djc jobs clear KLB --where "{\"kl\": [$even,$none,$none]}" --json
+check "... 1000 pending left" [ "$(klc)" = '[1000,0,0,0,0]' ]
+wm=$(seq 1 2 999 | awk '{ printf "%s{\"a\": %d, \"b\": \"x%d\"}", (NR > 1 ? "," : "["), $1, $1 % 3 } END { print ",{\"a\": 1, \"b\": \"nope\"}]" }')
+expect_out "ignore with 501 two-attribute keys" '{"table":"KMB","ignored":500}' djc jobs ignore KMB --where "$wm" --json
+check "... exactly those" \
+	[ "$("$DJC" jobs KMB --status ignore --json | jq -c '[.jobs[] | select(.b == "x\(.a % 3)") | .a] | [length, all(. % 2 == 1)]')" = '[500,true]' ]
+expect_out "clear them" '{"table":"KMB","cleared":500}' djc jobs clear KMB --where "$wm" --json
+expect_out "... 500 pending left" '{"table":"KMB","pending":500,"reserved":0,"success":0,"error":0,"ignore":0,"total":500}' \
+	djc jobs KMB --json
+}
+tcase long_list
+
 finish

@@ -488,4 +488,47 @@ expect_fail 2 "--make-serve with three tables served" "^djc: a make given to the
 }
 tcase bad_input timeout_serve
 
+# A table dropped (djc drop) while a worker serves it: the worker's next
+# step on it fails, and the worker, finding it gone from the stored
+# pipeline, leaves it out with one line on stderr, never commits the make
+# it had in flight (counted lost, not an error) and serves the others, as
+# for an unadopted table (test_adopt.sh, case unadopt_worker, on the
+# servers). Here on every backend, SQLite too. (The worker stopped with
+# the server's message, exit 1, the make in flight an error.)
+case_dropped_table() {
+	local S="${DJC_DATABASE_SCHEMA:-c}_wdrop" pid
+	djs() { "$DJC" --schema "$S" "$@"; }
+	printf 'Src (manual)\n    k : int32\n    ---\n\nSlow (computed)\n    -> Src\n    ---\n    x : float64\n    make = ./mk_gate.sh\n\nFast (computed)\n    -> Src\n    ---\n    z : float64\n    make = ./mk_fast.sh\n' > wd.djc
+	cat > mk_gate.sh <<'P'
+#!/bin/sh
+echo "$DJC_KEY_k" >> slow.started
+i=0
+while [ ! -e go ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i + 1)); done
+echo '{"x": 1.5}'
+P
+	printf '#!/bin/sh\necho "{\\"z\\": 2.5}"\n' > mk_fast.sh
+	chmod +x mk_gate.sh mk_fast.sh
+	rm -f go slow.started
+	expect_rc 0 "declare Src, Slow and Fast" djs declare wd.djc
+	printf '{"k": 1}\n{"k": 2}\n{"k": 3}\n' | djs insert Src > /dev/null
+	DJC_WORKER_LOG="$T/wd.log" "$DJC" --schema "$S" worker --until-empty --json > wd.out 2> wd.err &
+	pid=$!
+	check "the worker makes a key of Slow" wait_until 120 test -s slow.started
+	expect_rc 0 "drop Slow meanwhile" djs drop Slow --yes
+	: > go
+	wait "$pid"
+	RC=$? OUT=$(< wd.out) ERR=$(< wd.err)
+	check "the worker goes on and stops as asked (exit 0)" [ "$RC" = 0 ]
+	_nonempty_lines "$ERR"
+	check "... one line on stderr" [ "$lines" = 1 ]
+	check "... naming Slow, dropped" grep -qx "djc: warning: worker leaves out table Slow, which was dropped (it is no longer in the stored pipeline): its job in hand is not committed, the other tables are served" <<< "$ERR"
+	check "... Fast's keys made, no error, Slow's make lost" \
+		test "$(jq -c '[.success_count, .error_count, .lost_count]' <<< "$OUT")" = '[3,0,1]'
+	check "... stopped: empty" test "$(jq -c '.stopped' <<< "$OUT")" = '{"empty":1}'
+	matching "^[0-9]+ leave out Slow: dropped$" wd.log
+	check "... the log says it left Slow" [ "$MATCHED" = 1 ]
+	expect_out "... Fast's rows" 3 sh -c "'$DJC' --schema '$S' fetch Fast --format json | grep -c ."
+}
+tcase dropped_table
+
 finish

@@ -1316,5 +1316,43 @@ class DataJointValues(unittest.TestCase):
         self.assertTrue(djc_datajoint)
 
 
+class DataJointKeys(unittest.TestCase):
+    """python/djc_datajoint.py gives a DataJoint make its key as DataJoint's
+    populate does (its fetch("KEY")): a bool attribute on MySQL/MariaDB (a
+    tinyint there) as the int 0 or 1, on PostgreSQL (boolean) as a bool;
+    dates, decimals and uuids typed. The heading is a stand-in (no DataJoint)."""
+
+    def _key(self, types, key, backend="mysql"):
+        import djc_datajoint
+        attrs = {n: unittest.mock.Mock(type=t, original_type=None, uuid=(t == "binary(16)")) for n, t in types.items()}
+        target = unittest.mock.Mock()
+        target.heading.attributes = attrs
+        target.adapter.backend = backend
+        return djc_datajoint._key_of(target, key)
+
+    def test_char_on_postgresql_is_padded(self):
+        # PostgreSQL's char(4) holds 'ab  ', and DataJoint's key there is 'ab  '
+        # (a make naming a file by it); MySQL strips the spaces
+        self.assertEqual(self._key({"code": "char(4)"}, {"code": "ab"}, "postgresql"), {"code": "ab  "})
+        self.assertEqual(self._key({"code": "char(4)"}, {"code": "abcd"}, "postgresql"), {"code": "abcd"})
+        self.assertEqual(self._key({"code": "char(4)"}, {"code": "ab"}, "mysql"), {"code": "ab"})
+
+    def test_bool_on_mysql_is_int(self):
+        k = self._key({"flag": "tinyint", "n": "int"}, {"flag": True, "n": 3})
+        self.assertEqual((k["flag"], type(k["flag"])), (1, int))
+        k = self._key({"flag": "tinyint"}, {"flag": False})
+        self.assertEqual((k["flag"], type(k["flag"])), (0, int))
+
+    def test_bool_on_postgresql_is_bool(self):
+        k = self._key({"flag": "boolean"}, {"flag": True}, "postgresql")
+        self.assertIs(k["flag"], True)
+
+    def test_typed_values(self):
+        k = self._key({"d": "date", "x": "decimal(6,3)", "u": "binary(16)", "s": "varchar(8)"},
+                      {"d": "2024-02-29", "x": "1.500", "u": "00000000-0000-0000-0000-000000000001", "s": "a"})
+        self.assertEqual(k, {"d": datetime.date(2024, 2, 29), "x": decimal.Decimal("1.500"),
+                             "u": uuid.UUID(int=1), "s": "a"})
+
+
 if __name__ == "__main__":
     unittest.main()

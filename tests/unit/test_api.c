@@ -501,6 +501,25 @@ static void test_value_kinds(djc_conn *c, djc_conn *c2, const char *url, const c
 		po.make = mkj;
 		po.timeout = -2;
 		CHECK(djc_populate(&(djc_populate_result *){NULL}, c, "Jb", &po) == DJC_EINVAL);
+		/* the ranges djc_worker and the command line take: a process
+		 * count beyond DJC_MAX_PROCESSES or below 0, a negative max_calls
+		 * are refused, not clamped or read as "no limit" */
+		po.timeout = 0;
+		po.processes = DJC_MAX_PROCESSES + 1;
+		djc_populate_result *pres = NULL;
+		CHECK(djc_populate(&pres, c, "Jb", &po) == DJC_EINVAL && !pres);
+		CHECK_STR(djc_error_last(c), "populate: processes must be from 0 to 256 (0 and 1: this process), got 257");
+		djc_populate_result_free(pres);
+		pres = NULL;
+		po.processes = -1;
+		CHECK(djc_populate(&pres, c, "Jb", &po) == DJC_EINVAL && !pres);
+		djc_populate_result_free(pres);
+		pres = NULL;
+		po.processes = 1;
+		po.max_calls = -5;
+		CHECK(djc_populate(&pres, c, "Jb", &po) == DJC_EINVAL && !pres);
+		CHECK_STR(djc_error_last(c), "populate: max_calls must be 0 (no limit) or more, got -5");
+		djc_populate_result_free(pres);
 	}
 }
 

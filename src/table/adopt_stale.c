@@ -1,4 +1,4 @@
-/* adopt_stale.c - is an adopted table still as it was adopted (jobs.h,
+/* adopt_stale.c - is an adopted table still as it was adopted (table.h,
  * docs/adopt.md "When DataJoint changes an adopted table")? DataJoint may
  * drop a table djc adopted, or drop and declare it again with another
  * heading; djc's stored definition then no longer says what the table is.
@@ -7,7 +7,7 @@
  * the definitions adopt would write now are generated and parsed
  * (schema/adopt.h), and each table's stored attributes are compared with
  * the catalog's columns (added, removed) and the new definition's types. */
-#include "jobs.h"
+#include "table.h"
 #include "db/catalog.h"
 #include "schema/adopt.h"
 #include <stdlib.h>
@@ -107,6 +107,9 @@ void adopt_attr_desc(sb_t *b, const attr *a)
 static int same_kind(const attr *a, const attr *b)
 {
 	if (a->raw || b->raw) return a->raw == b->raw && !strcmp(a->type_text, b->type_text);
+	/* DataJoint's int8 on PostgreSQL (a smallint), adopted as int8 before
+	 * December 2026, now as int16: the same column */
+	if (a->type.t == T_INT8 && b->type.t == T_INT16 && a->nullable == b->nullable) return 1;
 	if (a->type.t != b->type.t || a->nullable != b->nullable) return 0;
 	switch (a->type.t) {
 	case T_DECIMAL: return a->type.p == b->type.p && a->type.s == b->type.s;
