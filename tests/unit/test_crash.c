@@ -356,6 +356,67 @@ static void test_worker_dies(djc_conn *c, const char *table, int batch)
 	set("jobs.keep_completed", "false");
 }
 
+/* A suspect as the last job of a claim of several (jobs.reserve_batch 3):
+ * key 3 was held alone by a worker that vanished (djc_jobs_reserve, then
+ * never renewed: its lease lapsed), so it comes back a suspect, behind
+ * keys 1 and 2 and ahead of 4..12 (priority 6). The claim [1, 2, 3]: 1
+ * and 2 wait to be committed together, 3 (a suspect) is committed alone,
+ * and that commit, the claim's last, claims the next jobs. The commit of
+ * 1 and 2 after it claimed the next jobs a second time, in place of the
+ * first ones, which stayed reserved by nobody until their leases lapsed
+ * (test_pool's children killed under load). Every key is made, none left
+ * reserved. */
+static int make_plain(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	int64_t id = key_id(key);
+	log_call(id);
+	return put_row(ctx, id);
+}
+
+static void test_suspect_last(djc_conn *c)
+{
+	int rc = djc_declare(NULL, c, "SuOut (computed)\n    -> CrSrc\n    ---\n    y : int64\n", "suspect.djc");
+	CHECK_MSG(rc == DJC_OK, "declare: %s", djc_error_last(c));
+	set("jobs.reserve_batch", "3");
+	set("jobs.retry_delay", "0");
+	set("jobs.lease_timeout", "1");
+	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
+	djc_refresh_result rr;
+	CHECK(djc_jobs_refresh(&rr, c, "SuOut", &ro) == DJC_OK && rr.added == 12);
+	djc_jobs_set_options so = DJC_JOBS_SET_OPTIONS_INIT;
+	so.priority = 6;
+	long moved = 0;
+	CHECK(djc_jobs_set(&moved, c, "SuOut", "{\"id\": [4, 5, 6, 7, 8, 9, 10, 11, 12]}", &so) == DJC_OK && moved == 9);
+	/* a worker takes key 3 alone and vanishes */
+	djc_job *j = NULL;
+	CHECK(djc_jobs_reserve(&j, c, "SuOut", "{\"id\": 3}", -1) == DJC_OK && j);
+	djc_job_free(j);
+	struct timespec ts = {1, 500 * 1000 * 1000};   /* its lease (1 s) lapses */
+	nanosleep(&ts, NULL);
+	set("jobs.lease_timeout", "60");   /* from now on no lease lapses */
+	atomic_store(&calls[0], 0);
+	djc_populate_result *res;
+	rc = reserved_populate(c, "SuOut", 1, make_plain, &res);
+	CHECK_MSG(rc == DJC_OK && res && res->success_count == 12 && res->error_count == 0, "rc %d success %ld errors %ld: %s", rc,
+		  res ? res->success_count : -1, res ? res->error_count : -1, djc_error_last(c));
+	djc_populate_result_free(res);
+	/* key 3 came back behind 1 and 2, ahead of the rest: the first claim's last */
+	CHECK_MSG(call_after(3, 0) == 3, "key 3 made at call %d, not 3", call_after(3, 0));
+	long n[5];
+	CHECK(djc_jobs_counts(n, c, "SuOut") == DJC_OK);
+	CHECK_MSG(n[0] == 0 && n[1] == 0 && n[3] == 0, "pending %ld reserved %ld error %ld", n[0], n[1], n[3]);
+	djc_rowset *rs = NULL;
+	CHECK(djc_fetch(&rs, c, "SuOut", NULL) == DJC_OK && djc_rowset_count(rs) == 12);
+	djc_rowset_free(rs);
+	for (int id = 1; id <= 12; id++) {
+		int k = 0;
+		for (int i = call_after(id, 0); i; i = call_after(id, i)) k++;
+		CHECK_MSG(k == 1, "key %d made %d times", id, k);
+	}
+	set("jobs.reserve_batch", "1");
+}
+
 /* ------------------------------------------- the C program killed */
 
 static int report_fd = -1;   /* the makes' reports to the test ("start PID", "stop PID RC") */
@@ -469,7 +530,7 @@ static void test_program_killed(djc_conn *c)
 
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_crash", "pool_child pool_child_lost worker_dies_one worker_dies_many program_killed");
+	t_cases(argc, argv, "test_crash", "pool_child pool_child_lost worker_dies_one worker_dies_many suspect_last program_killed");
 	char path[96];
 	url = getenv("DJC_TEST_URL");
 	schema = getenv("DJC_TEST_SCHEMA");
@@ -497,6 +558,7 @@ int main(int argc, char **argv)
 	if (t_want("pool_child_lost")) test_pool_child_lost(c);
 	if (t_want("worker_dies_one")) test_worker_dies(c, "AbOne", 1);
 	if (t_want("worker_dies_many")) test_worker_dies(c, "AbMany", 3);
+	if (t_want("suspect_last")) test_suspect_last(c);
 	if (t_want("program_killed")) test_program_killed(c);
 	djc_close(c);
 	if (!getenv("DJC_TEST_URL")) {
