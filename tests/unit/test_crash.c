@@ -18,6 +18,10 @@
  *    claim's jobs (not known which one was made), they come back as
  *    suspects, marked before their makes, and the job that kills is the
  *    only one counted (3 more deaths), its neighbours lose nothing;
+ *  - a suspect last in a claim of several, committed alone: its commit
+ *    claims the next jobs once, and the claim's other jobs, committed
+ *    before it, claim none (they used to claim again, leaving the first
+ *    next claim reserved by nobody);
  *  - and the other way round (issue 36.2): a C program whose populate runs
  *    2 worker processes is killed (SIGKILL): its workers' makes see
  *    djc_make_cancelled say DJC_EINTR at once, their jobs are recorded as
