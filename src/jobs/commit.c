@@ -435,13 +435,16 @@ typedef struct fail_args {
 	jobs_death *death;   /* FAIL_DIED through jobs_died, else NULL */
 	fail_result res;
 	double delay;
+	long inc;            /* attempts used: 0 or 1 */
 } fail_args;
 
 /* A --processes child died making the job: its death counts against
- * jobs.max_lost (lost.count reads the deaths before, fenced). 1 when this
- * one reaches the limit (a->death->error is then the job's message), 0
- * when not; DJC_ELOST when the job is no longer ours. */
-static int died_too_often(djc_conn *c, fail_args *a, const jctx *x)
+ * jobs.max_lost (lost.count reads the deaths before, fenced), as a lapsed
+ * lease laid on the job does (lapsed.c), and uses no attempt. *lost: the
+ * deaths with this one. 1 when this one reaches the limit
+ * (a->death->error is then the job's message), 0 when not; DJC_ELOST when
+ * the job is no longer ours. */
+static int died_too_often(djc_conn *c, fail_args *a, const jctx *x, long *lost_now)
 {
 	jobs_death *d = a->death;
 	val_t tok = val_int(a->job->token);
@@ -451,6 +454,7 @@ static int died_too_often(djc_conn *c, fail_args *a, const jctx *x)
 	long lost = rc ? 0 : (long)db_cell_int(r, 0, 0) + 1, max = config_long("jobs.max_lost");
 	db_res_free(r);
 	if (rc) return rc;
+	*lost_now = lost;
 	free(d->error);
 	d->error = NULL;
 	if (lost < max) return 0;
@@ -467,18 +471,25 @@ static int fail_body(djc_conn *c, void *arg)
 	djc_job *job = a->job;
 	jctx x = job_ctx(job);
 	/* what becomes of the job: one whose worker died jobs.max_lost times
-	 * is an error; an interruption with retry_interrupted comes back at
-	 * once without using an attempt; a failure with attempts left comes
-	 * back after its backoff; else an error */
-	int interrupted = a->f->kind == FAIL_INTERRUPTED;
-	int killed = a->death ? died_too_often(c, a, &x) : 0;
+	 * is an error; one whose worker died fewer times comes back after the
+	 * backoff of its lost count, without using an attempt (a lapsed lease
+	 * does the same: DESIGN invariant 3, docs/jobs.md "Lost workers"); an
+	 * interruption with retry_interrupted comes back at once without
+	 * using an attempt; a failure with attempts left comes back after its
+	 * backoff; else an error */
+	int interrupted = a->f->kind == FAIL_INTERRUPTED, died = a->death != NULL;
+	long lost_now = 0;
+	int killed = died ? died_too_often(c, a, &x, &lost_now) : 0;
 	if (killed < 0) return killed;
 	const char *message = killed ? a->death->error : a->f->message;
-	long inc = 1, lost = a->f->kind == FAIL_DIED;
+	long inc = died ? 0 : 1, lost = died;
 	double delay = -1;
 	if (killed)
 		a->res = FAILED_ERROR;
-	else if (interrupted && config_bool("jobs.retry_interrupted")) {
+	else if (died) {
+		a->res = FAILED_RETRY;
+		delay = jobs_backoff(lost_now);
+	} else if (interrupted && config_bool("jobs.retry_interrupted")) {
 		a->res = FAILED_REPENDED;
 		inc = 0;
 		delay = 0;
@@ -488,20 +499,22 @@ static int fail_body(djc_conn *c, void *arg)
 	} else
 		a->res = FAILED_ERROR;
 	a->delay = delay > 0 ? delay : 0;
+	a->inc = inc;
 	long added = 0, hit = 0;
 	hist_row h = {kind_name(a->f->kind), a->f->duration, a->res == FAILED_RETRY ? delay : -1, message, a->f->stack};
 	int rc = tx_history(c, job, &h, &added);
 	if (rc) return rc;
 	if (a->res == FAILED_ERROR) {
-		val_t v[5] = {val_int(lost), val_float(a->f->duration), val_text(message), a->f->stack ? val_text(a->f->stack) : val_null(),
-			      val_int(job->token)};
-		rc = jsql_count(c, &JS_FAIL, &x, v, 5, &hit);
-		for (int i = 0; i < 5; i++) val_free(&v[i]);
+		val_t v[6] = {val_int(inc), val_int(lost), val_float(a->f->duration), val_text(message),
+			      a->f->stack ? val_text(a->f->stack) : val_null(), val_int(job->token)};
+		rc = jsql_count(c, &JS_FAIL, &x, v, 6, &hit);
+		for (int i = 0; i < 6; i++) val_free(&v[i]);
 	} else {
-		val_t v[9] = {val_int(inc), val_int(lost), val_float(delay), val_float(delay), val_float(a->f->duration), val_text(message),
-			      a->f->stack ? val_text(a->f->stack) : val_null(), val_text(interrupted ? "interrupted" : "retry"), val_int(job->token)};
-		rc = jsql_count(c, &JS_RETRY, &x, v, 9, &hit);
-		for (int i = 0; i < 9; i++) val_free(&v[i]);
+		const char *end = died ? "worker died" : interrupted ? "interrupted" : "retry";
+		val_t v[10] = {val_int(inc), val_int(lost), val_int(lost), val_float(delay), val_float(delay), val_float(a->f->duration),
+			       val_text(message), a->f->stack ? val_text(a->f->stack) : val_null(), val_text(end), val_int(job->token)};
+		rc = jsql_count(c, &JS_RETRY, &x, v, 10, &hit);
+		for (int i = 0; i < 10; i++) val_free(&v[i]);
 	}
 	if (!rc && !hit) rc = conn_fail(c, DJC_ELOST, "reservation lost before the error could be recorded");
 	return rc;
@@ -514,7 +527,7 @@ static int fail_run(djc_conn *c, fail_args *a, fail_result *res, double *delay)
 	int rc = conn_tx(c, "recording the error", 0, fail_body, a);
 	if (!rc) {
 		a->job->history = 1;
-		if (a->res != FAILED_REPENDED) a->job->attempts++;
+		a->job->attempts += a->inc;
 	}
 	if (res) *res = a->res;
 	if (delay) *delay = a->delay;
@@ -525,7 +538,7 @@ int jobs_fail(djc_conn *c, djc_job *job, const jobs_failure *f, fail_result *res
 {
 	char *m = jobs_truncate(f->message ? f->message : "make failed");
 	jobs_failure tf = {f->kind, m, f->stack, f->duration};
-	fail_args a = {job, &tf, NULL, FAILED_ERROR, 0};
+	fail_args a = {job, &tf, NULL, FAILED_ERROR, 0, 0};
 	int rc = fail_run(c, &a, res, delay);
 	free(m);
 	return rc;
@@ -536,7 +549,7 @@ int jobs_died(djc_conn *c, djc_job *job, jobs_death *d, fail_result *res, double
 	d->error = NULL;
 	char *m = jobs_truncate(d->message ? d->message : "its worker process died");
 	jobs_failure tf = {FAIL_DIED, m, NULL, 0};
-	fail_args a = {job, &tf, d, FAILED_ERROR, 0};
+	fail_args a = {job, &tf, d, FAILED_ERROR, 0, 0};
 	int rc = fail_run(c, &a, res, delay);
 	free(m);
 	if (rc || a.res != FAILED_ERROR) {

@@ -206,10 +206,12 @@ typedef struct jobs_death {
 	const char *message;   /* the attempt's message */
 	char *error;           /* out: the error message recorded, when it became an error (caller frees) */
 } jobs_death;
-/* Record that job's attempt as jobs_fail does with FAIL_DIED, counting the
- * death against jobs.max_lost too: the job becomes an error saying "worker
- * died N times on this job" once N reaches it, else an error or a retry
- * as jobs.max_attempts says. */
+/* Record that job's attempt ("died", d->message) in one transaction,
+ * fenced, as a lapsed lease laid on the job is (lapsed.c): a worker lost
+ * on it (lost + 1), no attempt of jobs.max_attempts used; the job becomes
+ * an error saying "worker died N times on this job" once N reaches
+ * jobs.max_lost, else it is pending again after jobs_backoff(N)
+ * (FAILED_RETRY). */
 int jobs_died(djc_conn *c, djc_job *job, jobs_death *d, fail_result *res, double *delay);
 /* Seconds until the retry after the n-th failure: jobs.retry_delay doubled
  * n - 1 times, at most jobs.retry_delay_max, then a random part of it in

@@ -329,26 +329,31 @@ const jsql JS_CLOSE_MANY = {"close.many",
  * its message and stack, fenced like a commit (a holder that lost the job
  * records nothing); history.add recorded the attempt first, in the same
  * transaction. A worker process that died making it (a --processes
- * child) is also a lost one. Arguments: lost increment, duration,
+ * child) the jobs.max_lost-th time: a lost one, no attempt used (as
+ * lapsed.fail). Arguments: attempts increment, lost increment, duration,
  * message, stack. */
 const jsql JS_FAIL = {"fail",
-	"UPDATE {J} SET {attempts} = {attempts} + 1, {lost} = {lost} + ?, {history} = {history} + 1, " SET_CLOSED("'error'") ", "
+	"UPDATE {J} SET {attempts} = {attempts} + ?, {lost} = {lost} + ?, {history} = {history} + 1, " SET_CLOSED("'error'") ", "
 	"{completed_time} = {now}, {duration} = ?, "
 	"{error_message} = ?, {error_stack} = ?, {last_end} = 'error' WHERE " FENCE};
 
-/* retry - make failed (error, timeout, its worker died) with attempts
- * left: the job goes back to pending by itself, due after its backoff
- * (scheduled_time = avail_time = now + delay), and any worker's claim takes
- * it again, no refresh needed (invariant 3's "by itself"). An interruption
- * with jobs.retry_interrupted comes back the same way at once and does not
- * use up an attempt (increment 0). A make that ended by itself did not
- * kill its worker: the job is no suspect any more (blame 0); a worker
- * process that died making it counts as lost too. Fenced; history.add
- * recorded the attempt first. Arguments: attempts increment, lost
- * increment, delay, delay, duration, message, stack, last_end ('retry' or
- * 'interrupted'). */
+/* retry - make failed (error, timeout) with attempts left: the job goes
+ * back to pending by itself, due after its backoff (scheduled_time =
+ * avail_time = now + delay), and any worker's claim takes it again, no
+ * refresh needed (invariant 3's "by itself"). An interruption with
+ * jobs.retry_interrupted comes back the same way at once and does not use
+ * up an attempt (increment 0); so does a --processes child that died
+ * making it (fewer than jobs.max_lost times), after the backoff of its
+ * lost count, as a lapsed lease laid on it does (lapsed.retry). A make
+ * that ended by itself did not kill its worker: the job is no suspect any
+ * more (blame 0); one whose worker died is a lost one and a suspect
+ * (BLAME_SUSPECT, as lapsed.retry: a claim of several marks it before its
+ * make). Fenced; history.add recorded the attempt first. Arguments:
+ * attempts increment, lost increment, suspect (1 or 0), delay, delay,
+ * duration, message, stack, last_end ('retry', 'interrupted' or 'worker
+ * died'). */
 const jsql JS_RETRY = {"retry",
-	"UPDATE {J} SET {attempts} = {attempts} + ?, {lost} = {lost} + ?, {blame} = 0, {history} = {history} + 1, "
+	"UPDATE {J} SET {attempts} = {attempts} + ?, {lost} = {lost} + ?, {blame} = " BLAME_SUSPECT " * ?, {history} = {history} + 1, "
 	SET_PENDING("{now+?}") ", "
 	"{scheduled_time} = {now+?}, {completed_time} = {now}, {duration} = ?, {error_message} = ?, {error_stack} = ?, "
 	"{last_end} = ? WHERE " FENCE};

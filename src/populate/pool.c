@@ -182,9 +182,10 @@ static int session_ended(djc_conn *c, long long sid)
 	return rc == 0;
 }
 
-/* A worker child died of a signal: the job it said it was making is that
- * make's failure (fenced by key and token; retried when it has attempts
- * left), and a worker lost on it (jobs.max_lost: jobs_died); whatever
+/* A worker child died of a signal: the job it said it was making lost a
+ * worker (fenced by key and token: jobs_died), as when its lease lapses
+ * (lapsed.c): no attempt used, pending again after the backoff of its
+ * lost count, an error once jobs.max_lost workers died on it; whatever
  * else it still holds (the rest of its claim, or a job
  * claimed after its last report) goes back to pending. A child says which
  * job it makes before the make starts, and that the make ended once it
@@ -356,8 +357,9 @@ static void respawn(pool *p, int i)
 }
 
 /* Child i (pid) died of signal sig, of its own (a crash in a C make, an
- * OOM kill): its job is that make's failure, recorded now, unless it had
- * already ended that job (then its death costs nothing). */
+ * OOM kill): its job lost a worker, recorded now (retried, or an error
+ * once jobs.max_lost workers died on it), unless it had already ended
+ * that job (then its death costs nothing). */
 static void died_of_signal(pool *p, int i, pid_t pid, int sig)
 {
 	char msg[128], how[64];

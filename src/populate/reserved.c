@@ -221,8 +221,17 @@ static void make_one(worker *w, group *g, djc_job *const *jobs, size_t i, size_t
 			g->st[g->n] = st;
 			g->dur[g->n++] = dur;
 			memset(&st, 0, sizeof st);
-		} else
+		} else {
+			/* committed alone (a suspect, a lease not proved, a claim
+			 * of one): when it is the claim's last, its commit claims
+			 * the next jobs, so the jobs of the claim waiting in the
+			 * group are committed first, without a claim; committed
+			 * after it, with one, they claimed the next jobs a second
+			 * time in the place of the first, which stayed reserved,
+			 * held by nobody, until their leases lapsed */
+			if (next) group_flush(w, g, NULL);
 			finish_one(w, job, &st, dur, next);
+		}
 	} else if (mr.stopped == MAKE_STOP_CANCELLED || ls == LEASE_CANCELLED) {
 		/* cancelled: the job is ignore already, the attempt recorded by
 		 * the cancel; nothing of the make is written */

@@ -3,7 +3,8 @@
 # section 2): refresh and its counts, priorities, order, delay,
 # keep_completed, re-pend, stale and orphan handling, errors, ignore,
 # truncation, restrictions on reservation (DataJoint issue 1413), listing,
-# config, version, and SIGTERM/SIGINT during make.
+# config, version, SIGTERM/SIGINT during make, and a --processes child
+# killed in its make (a lost worker, as a lapsed lease: no attempt used).
 . "$ROOT/tests/cli/lib.sh"
 
 {
@@ -15,7 +16,7 @@
 	echo 'St (manual)'
 	echo '    sid : int32'
 	echo '    ---'
-	for t in J JP JU JD JK JR JE JI JT JG JS2 JX JX2 JX3; do
+	for t in J JP JU JD JK JR JE JI JT JG JS2 JX JX2 JX3 JW; do
 		echo
 		echo "$t (computed)"
 		echo '    -> Src'
@@ -46,6 +47,21 @@ cat > mk_sleep.sh <<'P'
 echo "{\"v\": 1}"
 echo $$ > "$T/mkpid.$DJC_TABLE.$DJC_KEY_id"
 exec sleep 60
+P
+# kills the worker process making its job (SIGKILL: an OOM kill, a crash)
+# while the file die.TABLE exists and the key is DIE_KEY, logging "died
+# KEY ATTEMPT PID" first; one-shot when DIE_ONCE is set (removes the file);
+# else logs "made KEY ATTEMPT" and prints its row
+cat > mk_die.sh <<'P'
+#!/bin/sh
+if [ "$DJC_KEY_id" = "$DIE_KEY" ] && [ -e "$T/die.$DJC_TABLE" ]; then
+	[ -n "$DIE_ONCE" ] && rm -f "$T/die.$DJC_TABLE"
+	w=$("$DJC" jobs "$DJC_TABLE" --key "$DJC_KEY" --json | jq .job.pid)
+	echo "died $DJC_KEY_id $DJC_ATTEMPT $w" >> "$T/log.$DJC_TABLE"
+	kill -KILL "$w"; sleep 60
+fi
+echo "made $DJC_KEY_id $DJC_ATTEMPT" >> "$T/log.$DJC_TABLE"
+echo "{\"v\": $((DJC_KEY_id * 10))}"
 P
 chmod +x mk*.sh
 
@@ -317,6 +333,53 @@ sigtest JX2 INT 130 1
 sigtest JS2 TERM 143 2
 }
 tcase sigterm orphans
+
+case_child_killed() {
+# ---------------------------------------------------------------- a --processes child killed in its make
+# A child of populate --processes 2 SIGKILLed while it makes key 3 is a lost
+# worker, as when its lease lapses (DESIGN invariant 3): lost + 1, no
+# attempt of jobs.max_attempts (1) used, the job pending again (counted as
+# retried, not as an error); --max-calls 1 ends the populate with it
+# pending (jobs.retry_delay 0: due at once), a later populate makes it.
+jw() { djc jobs JW --key "{\"id\": $1}" --json | jq -c "$2"; }
+touch die.JW
+run env DIE_KEY=3 DIE_ONCE=1 DJC_JOBS_RETRY_DELAY=0 "$DJC" populate JW --reserve-jobs --processes 2 --where '{"id":3}' --max-calls 1 --json --make ./mk_die.sh
+check "child killed: the make ran and killed its worker" [ "$(grep -c '^died 3 1 ' log.JW)" = 1 ]
+check "child killed: exit 0, no error, counted as retried" \
+	[ "$RC/$(printf '%s' "$OUT" | jq -c '[.success_count,.error_count,.retried_count]')" = '0/[0,0,1]' ]
+pid=$(awk '$1 == "died" { print $4 }' log.JW)
+check "child killed: the job is pending, lost 1, no attempt used" \
+	[ "$(jw 3 '.job | [.status, .lost, .attempts, .last_end]')" = '["pending",1,0,"worker died"]' ]
+check "child killed: its message names the signal and the worker's pid" \
+	[ "$(jw 3 '.job.error_message')" = "\"make killed by signal 9 (worker process $pid died)\"" ]
+check "child killed: the attempt's history row says it died" \
+	[ "$(jw 3 '[.history[] | [.attempt, .outcome, .message]]')" = "[[1,\"died\",\"make killed by signal 9 (worker process $pid died)\"]]" ]
+run djc populate JW --reserve-jobs --processes 2 --where '{"id":3}' --json --make ./mk_die.sh
+check "child killed: a later populate makes it" \
+	[ "$RC/$(printf '%s' "$OUT" | jq -c '[.success_count,.error_count,.retried_count]')" = '0/[1,0,0]' ]
+check "... as its first attempt still (DJC_ATTEMPT 1)" [ "$(grep '^made 3 ' log.JW)" = "made 3 1" ]
+check "... its row is there, its job gone" [ "$(count JW)/$(counts JW)" = '1/[0,0,0,0,0]' ]
+
+# A make that kills its worker every time: each death a lost worker, none an
+# attempt; the jobs.max_lost-th (3) makes the job an error saying so,
+# naming the last dead worker
+touch die.JW
+run env DIE_KEY=4 DJC_JOBS_RETRY_DELAY=0 "$DJC" populate JW --reserve-jobs --processes 2 --where '{"id":4}' --suppress-errors --json --make ./mk_die.sh
+check "killed 3 times: three workers died on it, each on attempt 1" \
+	[ "$(awk '$1 == "died" && $2 == 4 { print $3 }' log.JW | tr '\n' ' ')" = "1 1 1 " ]
+check "killed 3 times: 2 retried, then 1 error" \
+	[ "$RC/$(printf '%s' "$OUT" | jq -c '[.success_count,.error_count,.retried_count]')" = '1/[0,1,2]' ]
+last=$(awk '$1 == "died" && $2 == 4 { p = $4 } END { print p }' log.JW)
+check "killed 3 times: the job is an error, lost 3, no attempt used" \
+	[ "$(jw 4 '.job | [.status, .lost, .attempts]')" = '["error",3,0]' ]
+check "killed 3 times: its message says so, naming the last worker" \
+	sh -c 'printf "%s" "$1" | grep -q "^\"worker died 3 times on this job; last: host .*, pid $2, signal 9 (SIGKILL)\"$"' _ "$(jw 4 .job.error_message)" "$last"
+check "killed 3 times: the summary's error says so too" \
+	sh -c 'printf "%s" "$1" | grep -q "^worker died 3 times on this job; last: host .*, pid $2, signal 9 (SIGKILL)$"' _ "$(printf '%s' "$OUT" | jq -r '.errors[0].message')" "$last"
+check "killed 3 times: history died, died, died" [ "$(jw 4 '[.history[] | .outcome] | join(",")')" = '"died,died,died"' ]
+rm -f die.JW
+}
+tcase child_killed
 
 case_version_git() {
 # ---------------------------------------------------------------- version_method=git

@@ -27,8 +27,8 @@ WAIT=120
 # The make program. Logs "start KEY ATTEMPT" (DJC_ATTEMPT), then by the
 # environment: MK_SLEEP_ATTEMPT=a: on attempt a, waits on a child that
 # sleeps an hour (its pid in child.TABLE.KEY); MK_SLEEP_SECS=s: sleeps s
-# seconds; MK_KILL_PARENT_ATTEMPT=a: on attempt a kills its worker process
-# (SIGKILL); MK_HOLD=file: waits until the file exists (only key
+# seconds; MK_KILL_PARENT_ONCE=file: while the file exists, removes it and
+# kills its worker process (SIGKILL); MK_HOLD=file: waits until the file exists (only key
 # MK_HOLD_KEY, when set); MK_FAIL_UNTIL=n:
 # fails while the attempt is below n. SIGTERM logs "term KEY ATTEMPT".
 cat > mk.sh <<'P'
@@ -43,7 +43,8 @@ if [ -n "$MK_SLEEP_ATTEMPT" ] && [ "$a" = "$MK_SLEEP_ATTEMPT" ]; then
 	wait $!
 fi
 [ -n "$MK_SLEEP_SECS" ] && sleep "$MK_SLEEP_SECS"
-if [ -n "$MK_KILL_PARENT_ATTEMPT" ] && [ "$a" = "$MK_KILL_PARENT_ATTEMPT" ]; then
+if [ -n "$MK_KILL_PARENT_ONCE" ] && [ -e "$MK_KILL_PARENT_ONCE" ]; then
+	rm -f "$MK_KILL_PARENT_ONCE"
 	# the worker process holding the job (the make's parent is its supervisor)
 	kill -KILL "$("$DJC" jobs "$DJC_TABLE" --key "$DJC_KEY" --json | jq .job.pid)"; sleep 60
 fi
@@ -53,7 +54,7 @@ echo "{\"v\": $((k * 10)), \"att\": $a}"
 echo "end $k $a" >> "$T/log.$DJC_TABLE"
 P
 chmod +x mk.sh
-export MK_SLEEP_ATTEMPT= MK_SLEEP_SECS= MK_KILL_PARENT_ATTEMPT= MK_HOLD= MK_HOLD_KEY= MK_FAIL_UNTIL=
+export MK_SLEEP_ATTEMPT= MK_SLEEP_SECS= MK_KILL_PARENT_ONCE= MK_HOLD= MK_HOLD_KEY= MK_FAIL_UNTIL=
 # short backoffs, kept success rows (so a finished job's history can be read)
 export DJC_JOBS_RETRY_DELAY=0.2 DJC_JOBS_KEEP_COMPLETED=true
 
@@ -338,12 +339,16 @@ tcase interruptions cancel
 
 case_worker_dies() {
 # ------------------------------------------------------------------ a worker process dies
-# With --processes, a make that kills its worker process: the parent records
-# the job's attempt ("died") and, with attempts left, it is retried.
+# With --processes, a make that kills its worker process once: the parent
+# records the job's attempt ("died") as a lost worker, as a lapsed lease:
+# no attempt of jobs.max_attempts (1) used, and it is retried.
 expect_rc 0 "refresh Pd key 1" djc jobs refresh Pd --where '{"id":1}'
-run env DJC_JOBS_MAX_ATTEMPTS=2 MK_KILL_PARENT_ATTEMPT=1 "$DJC" populate Pd --reserve-jobs --no-refresh --processes 2 --json --make ./mk.sh
+touch kill.Pd
+run env MK_KILL_PARENT_ONCE="$T/kill.Pd" "$DJC" populate Pd --reserve-jobs --no-refresh --processes 2 --json --make ./mk.sh
 check "worker died: made on the retry" [ "$RC/$(printf '%s' "$OUT" | jq -c '[.success_count,.error_count,.retried_count]')" = '0/[1,0,1]' ]
 check "worker died: history" [ "$(hist Pd '{"id":1}' '[.history[] | [.attempt, .outcome]]')" = '[[1,"died"],[2,"success"]]' ]
+check "worker died: both makes were attempt 1" [ "$(grep '^start 1 ' log.Pd | cut -d' ' -f3 | tr '\n' ' ')" = "1 1 " ]
+check "worker died: lost 1, no attempt used" [ "$(djc jobs Pd --key '{"id":1}' --json | jq -c '.job | [.lost, .attempts]')" = '[1,0]' ]
 }
 tcase worker_dies interruptions
 

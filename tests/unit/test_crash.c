@@ -1,13 +1,14 @@
 /* test_crash.c - C makes that crash their worker (issue 36.1), through the
  * public API:
- *  - a --processes 2 child (claims of 3 jobs) killed by its make: the
- *    parent records that job, and only it, as an error at once ("make
- *    killed by signal 9"), hands the rest of the child's claim back, starts
- *    a worker in its place, and every other key is made;
- *  - the same with attempts left (jobs.max_attempts 10): each death also
- *    counts as a worker lost on the job, and the job becomes an error
+ *  - a --processes 2 child (claims of 3 jobs) killed by its make once: the
+ *    parent records that job, and only it, as a worker lost on it (lost 1,
+ *    a "died" attempt, "make killed by signal 9"), as a lapsed lease would
+ *    be: no attempt of jobs.max_attempts (1) used, the job pending again
+ *    and made on its retry; it hands the rest of the child's claim back,
+ *    starts a worker in its place, and every other key is made;
+ *  - a make that kills its child every time: the job becomes an error
  *    "worker died 3 times on this job" after jobs.max_lost (3) deaths,
- *    instead of crashing a worker per attempt;
+ *    none of them an attempt, instead of crashing a worker per retry;
  *  - single-process workers (no parent to see the death) whose make aborts
  *    on one key: the next worker finds the lapsed lease, sends the job back
  *    to pending behind the pending work (it makes the other keys first),
@@ -17,6 +18,10 @@
  *    claim's jobs (not known which one was made), they come back as
  *    suspects, marked before their makes, and the job that kills is the
  *    only one counted (3 more deaths), its neighbours lose nothing;
+ *  - a suspect last in a claim of several, committed alone: its commit
+ *    claims the next jobs once, and the claim's other jobs, committed
+ *    before it, claim none (they used to claim again, leaving the first
+ *    next claim reserved by nobody);
  *  - and the other way round (issue 36.2): a C program whose populate runs
  *    2 worker processes is killed (SIGKILL): its workers' makes see
  *    djc_make_cancelled say DJC_EINTR at once, their jobs are recorded as
@@ -73,6 +78,19 @@ static int crash_on_5(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	int64_t id = key_id(key);
 	log_call(id);
 	if (id == 5) raise(SIGKILL);   /* an OOM kill, a segfault: the worker child dies */
+	return put_row(ctx, id);
+}
+
+static int call_after(int id, int after);
+
+/* crash_on_5 on the first make of key 5 only */
+static int crash_once_on_5(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	int64_t id = key_id(key);
+	int first = id == 5 && !call_after(5, 0);
+	log_call(id);
+	if (first) raise(SIGKILL);
 	return put_row(ctx, id);
 }
 
@@ -178,39 +196,51 @@ static int reserved_populate(djc_conn *c, const char *table, int procs, djc_make
 
 static void test_pool_child(djc_conn *c)
 {
+	set("jobs.retry_delay", "0");
+	set("jobs.keep_completed", "true");   /* the job of key 5 stays, to be read */
+	atomic_store(&calls[0], 0);
 	djc_populate_result *res;
-	int rc = reserved_populate(c, "CrOut", 2, crash_on_5, &res);
-	CHECK_MSG(rc == DJC_EMAKE, "rc %d: %s", rc, djc_error_last(c));
-	CHECK_MSG(res && res->success_count == 11 && res->error_count == 1, "success %ld errors %ld",
-		  res ? res->success_count : -1, res ? res->error_count : -1);
-	if (res && res->n_errors == 1) {
-		CHECK_MSG(strstr(res->errors[0].message, "make killed by signal 9") != NULL, "%s", res->errors[0].message);
-		CHECK_MSG(strstr(res->errors[0].key_json, "5") != NULL, "%s", res->errors[0].key_json);
-	} else
-		CHECK(res && res->n_errors == 1);
+	int rc = reserved_populate(c, "CrOut", 2, crash_once_on_5, &res);
+	CHECK_MSG(rc == DJC_OK, "rc %d: %s", rc, djc_error_last(c));
+	CHECK_MSG(res && res->success_count == 12 && res->error_count == 0 && res->retried_count == 1 && res->n_errors == 0,
+		  "success %ld errors %ld retried %ld", res ? res->success_count : -1, res ? res->error_count : -1,
+		  res ? res->retried_count : -1);
 	djc_populate_result_free(res);
+	int fives = 0;
+	for (int i = call_after(5, 0); i; i = call_after(5, i)) fives++;
+	CHECK_MSG(fives == 2, "key 5 made %d times, not 2", fives);
 
 	long n[5];
 	CHECK(djc_jobs_counts(n, c, "CrOut") == DJC_OK);
-	CHECK_MSG(n[0] == 0 && n[1] == 0 && n[3] == 1, "pending %ld reserved %ld error %ld", n[0], n[1], n[3]);
+	CHECK_MSG(n[0] == 0 && n[1] == 0 && n[2] == 12 && n[3] == 0, "pending %ld reserved %ld success %ld error %ld", n[0], n[1],
+		  n[2], n[3]);
 	djc_rowset *rs = NULL;
-	CHECK(djc_fetch(&rs, c, "CrOut", NULL) == DJC_OK && djc_rowset_count(rs) == 11);
+	CHECK(djc_fetch(&rs, c, "CrOut", NULL) == DJC_OK && djc_rowset_count(rs) == 12);
 	djc_rowset_free(rs);
-	rs = NULL;
-	CHECK(djc_fetch(&rs, c, "CrOut", "{\"id\": 5}") == DJC_OK && djc_rowset_count(rs) == 0);
-	djc_rowset_free(rs);
-	char *m = job_text(c, "CrOut", 5, "error_message");
-	CHECK_MSG(m && strstr(m, "make killed by signal 9") != NULL, "%s", m ? m : "(no job)");
-	free(m);
-	CHECK(job_int(c, "CrOut", 5, "lost") == 1);
+	/* a worker lost on it, no attempt used */
+	CHECK_MSG(job_int(c, "CrOut", 5, "lost") == 1 && job_int(c, "CrOut", 5, "attempts") == 0, "lost %d attempts %d",
+		  job_int(c, "CrOut", 5, "lost"), job_int(c, "CrOut", 5, "attempts"));
+	int b = 0;
+	char *h = outcomes(c, "CrOut", 5, &b);
+	CHECK_MSG(!strcmp(h, "died,success"), "history of 5: %s", h);
+	free(h);
+	djc_row *key = djc_row_new();
+	djc_row_set_int(key, "id", 5);
+	djc_rowset *hs = NULL;
+	const char *m = NULL;
+	if (djc_jobs_history(&hs, c, "CrOut", key) == DJC_OK && djc_rowset_count(hs) == 2)
+		djc_row_text(&m, djc_rowset_row(hs, 0), (size_t)djc_row_find(djc_rowset_row(hs, 0), "message"));
+	CHECK_MSG(m && !strncmp(m, "make killed by signal 9 (worker process ", 40), "%s", m ? m : "(no message)");
+	djc_rowset_free(hs);
+	djc_row_free(key);
+	set("jobs.keep_completed", "false");
 }
 
-/* With attempts left, a make that kills its child each time: the job is
- * an error once 3 children died on it (jobs.max_lost), not retried until
- * its attempts or the respawns run out. */
+/* A make that kills its child each time: the job is an error once 3
+ * children died on it (jobs.max_lost), none of the deaths an attempt of
+ * jobs.max_attempts (1), retried after each of the first two. */
 static void test_pool_child_lost(djc_conn *c)
 {
-	set("jobs.max_attempts", "10");
 	set("jobs.retry_delay", "0");
 	atomic_store(&calls[0], 0);
 	djc_populate_result *res;
@@ -219,22 +249,31 @@ static void test_pool_child_lost(djc_conn *c)
 	CHECK_MSG(res && res->success_count == 11 && res->error_count == 1 && res->retried_count == 2,
 		  "success %ld errors %ld retried %ld", res ? res->success_count : -1, res ? res->error_count : -1,
 		  res ? res->retried_count : -1);
-	if (res && res->n_errors == 1)
+	if (res && res->n_errors == 1) {
 		CHECK_MSG(!strncmp(res->errors[0].message, "worker died 3 times on this job; last: host ", 44) &&
 			  strstr(res->errors[0].message, ", signal 9 (SIGKILL)"), "%s", res->errors[0].message);
+		CHECK_MSG(strstr(res->errors[0].key_json, "5") != NULL, "%s", res->errors[0].key_json);
+	} else
+		CHECK(res && res->n_errors == 1);
 	djc_populate_result_free(res);
 	int fives = 0;
 	for (int i = call_after(5, 0); i; i = call_after(5, i)) fives++;
 	CHECK_MSG(fives == 3, "key 5 made %d times, not 3", fives);
+	long n[5];
+	CHECK(djc_jobs_counts(n, c, "CrLost") == DJC_OK);
+	CHECK_MSG(n[0] == 0 && n[1] == 0 && n[3] == 1, "pending %ld reserved %ld error %ld", n[0], n[1], n[3]);
+	djc_rowset *rs = NULL;
+	CHECK(djc_fetch(&rs, c, "CrLost", "{\"id\": 5}") == DJC_OK && djc_rowset_count(rs) == 0);
+	djc_rowset_free(rs);
 	char *m = job_text(c, "CrLost", 5, "error_message");
 	CHECK_MSG(m && !strncmp(m, "worker died 3 times on this job; last: host ", 44), "%s", m ? m : "(no job)");
 	free(m);
-	CHECK(job_int(c, "CrLost", 5, "lost") == 3 && job_int(c, "CrLost", 5, "attempts") == 3);
+	CHECK_MSG(job_int(c, "CrLost", 5, "lost") == 3 && job_int(c, "CrLost", 5, "attempts") == 0, "lost %d attempts %d",
+		  job_int(c, "CrLost", 5, "lost"), job_int(c, "CrLost", 5, "attempts"));
 	int b = 0;
 	char *h = outcomes(c, "CrLost", 5, &b);
 	CHECK_MSG(!strcmp(h, "died,died,died"), "history of 5: %s", h);
 	free(h);
-	set("jobs.max_attempts", "1");
 }
 
 /* ------------------------------------------- a worker process dies */
@@ -319,6 +358,67 @@ static void test_worker_dies(djc_conn *c, const char *table, int batch)
 	free(h);
 	set("jobs.reserve_batch", "1");
 	set("jobs.keep_completed", "false");
+}
+
+/* A suspect as the last job of a claim of several (jobs.reserve_batch 3):
+ * key 3 was held alone by a worker that vanished (djc_jobs_reserve, then
+ * never renewed: its lease lapsed), so it comes back a suspect, behind
+ * keys 1 and 2 and ahead of 4..12 (priority 6). The claim [1, 2, 3]: 1
+ * and 2 wait to be committed together, 3 (a suspect) is committed alone,
+ * and that commit, the claim's last, claims the next jobs. The commit of
+ * 1 and 2 after it claimed the next jobs a second time, in place of the
+ * first ones, which stayed reserved by nobody until their leases lapsed
+ * (test_pool's children killed under load). Every key is made, none left
+ * reserved. */
+static int make_plain(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	int64_t id = key_id(key);
+	log_call(id);
+	return put_row(ctx, id);
+}
+
+static void test_suspect_last(djc_conn *c)
+{
+	int rc = djc_declare(NULL, c, "SuOut (computed)\n    -> CrSrc\n    ---\n    y : int64\n", "suspect.djc");
+	CHECK_MSG(rc == DJC_OK, "declare: %s", djc_error_last(c));
+	set("jobs.reserve_batch", "3");
+	set("jobs.retry_delay", "0");
+	set("jobs.lease_timeout", "1");
+	djc_refresh_options ro = DJC_REFRESH_OPTIONS_INIT;
+	djc_refresh_result rr;
+	CHECK(djc_jobs_refresh(&rr, c, "SuOut", &ro) == DJC_OK && rr.added == 12);
+	djc_jobs_set_options so = DJC_JOBS_SET_OPTIONS_INIT;
+	so.priority = 6;
+	long moved = 0;
+	CHECK(djc_jobs_set(&moved, c, "SuOut", "{\"id\": [4, 5, 6, 7, 8, 9, 10, 11, 12]}", &so) == DJC_OK && moved == 9);
+	/* a worker takes key 3 alone and vanishes */
+	djc_job *j = NULL;
+	CHECK(djc_jobs_reserve(&j, c, "SuOut", "{\"id\": 3}", -1) == DJC_OK && j);
+	djc_job_free(j);
+	struct timespec ts = {1, 500 * 1000 * 1000};   /* its lease (1 s) lapses */
+	nanosleep(&ts, NULL);
+	set("jobs.lease_timeout", "60");   /* from now on no lease lapses */
+	atomic_store(&calls[0], 0);
+	djc_populate_result *res;
+	rc = reserved_populate(c, "SuOut", 1, make_plain, &res);
+	CHECK_MSG(rc == DJC_OK && res && res->success_count == 12 && res->error_count == 0, "rc %d success %ld errors %ld: %s", rc,
+		  res ? res->success_count : -1, res ? res->error_count : -1, djc_error_last(c));
+	djc_populate_result_free(res);
+	/* key 3 came back behind 1 and 2, ahead of the rest: the first claim's last */
+	CHECK_MSG(call_after(3, 0) == 3, "key 3 made at call %d, not 3", call_after(3, 0));
+	long n[5];
+	CHECK(djc_jobs_counts(n, c, "SuOut") == DJC_OK);
+	CHECK_MSG(n[0] == 0 && n[1] == 0 && n[3] == 0, "pending %ld reserved %ld error %ld", n[0], n[1], n[3]);
+	djc_rowset *rs = NULL;
+	CHECK(djc_fetch(&rs, c, "SuOut", NULL) == DJC_OK && djc_rowset_count(rs) == 12);
+	djc_rowset_free(rs);
+	for (int id = 1; id <= 12; id++) {
+		int k = 0;
+		for (int i = call_after(id, 0); i; i = call_after(id, i)) k++;
+		CHECK_MSG(k == 1, "key %d made %d times", id, k);
+	}
+	set("jobs.reserve_batch", "1");
 }
 
 /* ------------------------------------------- the C program killed */
@@ -434,7 +534,7 @@ static void test_program_killed(djc_conn *c)
 
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_crash", "pool_child pool_child_lost worker_dies_one worker_dies_many program_killed");
+	t_cases(argc, argv, "test_crash", "pool_child pool_child_lost worker_dies_one worker_dies_many suspect_last program_killed");
 	char path[96];
 	url = getenv("DJC_TEST_URL");
 	schema = getenv("DJC_TEST_SCHEMA");
@@ -462,6 +562,7 @@ int main(int argc, char **argv)
 	if (t_want("pool_child_lost")) test_pool_child_lost(c);
 	if (t_want("worker_dies_one")) test_worker_dies(c, "AbOne", 1);
 	if (t_want("worker_dies_many")) test_worker_dies(c, "AbMany", 3);
+	if (t_want("suspect_last")) test_suspect_last(c);
 	if (t_want("program_killed")) test_program_killed(c);
 	djc_close(c);
 	if (!getenv("DJC_TEST_URL")) {

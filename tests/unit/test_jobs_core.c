@@ -86,7 +86,7 @@ static void test_catalogue(djc_conn *c)
 	djc_row_set_int(key, "k", 1);
 	djc_row_set_text(key, "version", "v");
 	const djc_row *keys[1] = {key};
-	val_t args[12];   /* the most any statement takes (retry: 9) */
+	val_t args[12];   /* the most any statement takes (retry: 10) */
 	for (int i = 0; i < 12; i++) args[i] = val_null();
 	for (const jsql *const *s = JS_ALL; *s; s++) {
 		/* {N}: ignore.adopted reads a table with the jobs table's key and status */
