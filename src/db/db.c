@@ -418,11 +418,30 @@ int db_batch_each(db_conn *c, const db_item *items, size_t n, db_res **res, size
 	return rc;
 }
 
+int (*db_batch_fault)(db_conn *c, const db_item *items, size_t n, int done);
+
+/* db_batch_fault said so: the batch ends as one whose connection went
+ * during its COMMIT (postgres.c, pg_batch: "connection lost during a
+ * pipeline"). */
+static int batch_cut(db_conn *c, size_t n, db_res **res, size_t *failed)
+{
+	for (size_t k = 0; res && k < n; k++) { db_res_free(res[k]); res[k] = NULL; }
+	*failed = n;
+	snprintf(c->err, sizeof c->err, "connection lost during a batch's COMMIT (db_batch_fault)");
+	return DJC_ECONN;
+}
+
 int db_batch(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed)
 {
 	conn_lock(c);
 	if (res) memset(res, 0, n * sizeof *res);
-	int rc = c->drv->batch && !c->in_tx ? c->drv->batch(c, items, n, res, failed) : db_batch_each(c, items, n, res, failed);
+	int rc;
+	if (db_batch_fault && !c->in_tx && db_batch_fault(c, items, n, 0)) rc = batch_cut(c, n, res, failed);
+	else {
+		int in_tx = c->in_tx;
+		rc = c->drv->batch && !in_tx ? c->drv->batch(c, items, n, res, failed) : db_batch_each(c, items, n, res, failed);
+		if (!rc && db_batch_fault && !in_tx && db_batch_fault(c, items, n, 1)) rc = batch_cut(c, n, res, failed);
+	}
 	conn_unlock(c);
 	return rc;
 }

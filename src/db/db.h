@@ -298,7 +298,8 @@ struct db_driver {
 	/* Without waiting: 1 and the payload (caller frees) of a notification
 	 * that arrived, 0 when none, DJC_ECONN when the connection is gone. */
 	int (*notified)(db_conn *c, char **payload);
-	/* The connection's socket, to poll while waiting for notifications. */
+	/* The connection's socket (-1: none at the moment), to poll while
+	 * waiting for notifications (with notified), and for tests to cut. */
 	int (*socket)(db_conn *c);
 	/* Write the head of a DELETE of table that reads it with index (both
 	 * unquoted): for a planner that would scan the whole table once most
@@ -412,6 +413,14 @@ int db_rollback(db_conn *c);
 int db_claim_run(db_conn *c, const db_claim *cl, db_res **out);
 /* db_driver.batch, or its equivalent one item at a time. */
 int db_batch(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed);
+/* Tests only may set it, to act out a connection lost during a batch's
+ * COMMIT: db_batch calls it before the batch (done 0) and after a batch
+ * that committed (done 1). Nonzero ends the batch as a driver ends one
+ * whose connection went during the COMMIT: DJC_ECONN, *failed = n, no
+ * results; before, nothing was run (the COMMIT did not take effect);
+ * after, everything was committed and only the reply is lost. The hook
+ * runs with c locked: it may cut c's socket (db_driver.socket), not use c. */
+extern int (*db_batch_fault)(db_conn *c, const db_item *items, size_t n, int done);
 /* The one-item-at-a-time equivalent, for a driver whose batch cannot run
  * (called with the connection's mutex held). */
 int db_batch_each(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed);

@@ -1974,6 +1974,12 @@ static int my_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 	return rc;
 }
 
+static int my_sock(db_conn *bc)
+{
+	my_conn *c = (my_conn *)bc;
+	return c->db && !c->broken ? (int)mysql_get_socket(c->db) : -1;
+}
+
 static int64_t my_connection_id(db_conn *bc)
 {
 	my_conn *c = (my_conn *)bc;
@@ -2142,6 +2148,7 @@ const db_driver db_mysql_driver = {
 	.batch = my_batch,
 	.connection_id = my_connection_id,
 	.session_id = my_session_id,
+	.socket = my_sock,
 	.quote_ident = my_qi,
 	.delete_using = my_delete_using,
 	/* single-table UPDATE/DELETE: no semi-join (MariaDB 10.11), so a
