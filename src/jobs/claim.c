@@ -331,6 +331,15 @@ int jobs_release_pid(djc_conn *c, table *t, const char *host, long pid)
 	return rc;
 }
 
+int jobs_release_claim(djc_conn *c, table *t, int64_t token, long *n)
+{
+	long rows = 0;
+	val_t a = val_int(token);
+	int rc = jsql_count(c, &JS_RELEASE_CLAIM, &(jctx){.t = t, .max_priority = -1}, &a, 1, &rows);
+	if (n) *n = rows;
+	return rc;
+}
+
 int jobs_ready_count(djc_conn *c, table *t, const char *where, long max_priority, long *n)
 {
 	jctx x = {.t = t, .where = where, .max_priority = max_priority};

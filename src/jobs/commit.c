@@ -247,7 +247,10 @@ static int commit_batch(djc_conn *c, const batch *bt, commit_result *res, int *e
 	int again = 0;
 	if (rc == DJC_OK) {
 		*res = COMMIT_DONE;
-		if (claimed) claim_parse(&b, out[l.n - 1], &bt->next->jobs, &bt->next->njobs);
+		if (claimed) {
+			claim_parse(&b, out[l.n - 1], &bt->next->jobs, &bt->next->njobs);
+			bt->next->token = b.token;
+		}
 	} else if (rc == DB_EEXPECT && failed == fence && bt->k == 1) {
 		*res = COMMIT_LOST;
 		lost(c, bt->jobs[0], "commit");
@@ -256,8 +259,13 @@ static int commit_batch(djc_conn *c, const batch *bt, commit_result *res, int *e
 		rc = conn_fail(c, DJC_ELOST, "a reservation of the group was lost");
 	} else if (failed == l.n) {
 		/* the COMMIT itself: with the connection gone, it may have taken
-		 * effect; jobs_commit_outcome tells */
-		if (rc == DJC_ECONN) *res = COMMIT_UNKNOWN;
+		 * effect; jobs_commit_outcome tells. So may the next claim that
+		 * went with it, whose jobs nobody read: the caller hands them
+		 * back by their token (jobs_release_claim) */
+		if (rc == DJC_ECONN) {
+			*res = COMMIT_UNKNOWN;
+			if (claimed) bt->next->token = b.token;
+		}
 		rc = conn_dbfail(c, rc, "commit");
 	} else if (failed >= checks && failed < checks_end && rc != DJC_ECONN && rc != DJC_EBUSY) {
 		/* rows a make read have other versions now: changed, or only
@@ -325,7 +333,7 @@ fail:
 
 int jobs_commit(djc_conn *c, djc_job *job, const commit_rows *r, double duration, next_claim *next, commit_result *res)
 {
-	if (next) { next->jobs = NULL; next->njobs = 0; }
+	if (next) { next->jobs = NULL; next->njobs = 0; next->token = 0; }
 	/* a make whose reads must be checked: by their row versions inside
 	 * the batch where the backend has them (read_set_check_stmts), else
 	 * (or when a check failed) statement by statement, which reads them
@@ -341,7 +349,7 @@ int jobs_commit(djc_conn *c, djc_job *job, const commit_rows *r, double duration
 int jobs_commit_many(djc_conn *c, djc_job **jobs, size_t k, const commit_rows *r, next_claim *next, commit_result *res)
 {
 	*res = COMMIT_FAILED;
-	if (next) { next->jobs = NULL; next->njobs = 0; }
+	if (next) { next->jobs = NULL; next->njobs = 0; next->token = 0; }
 	if (!k) { *res = COMMIT_DONE; return DJC_OK; }
 	if (config_bool("jobs.keep_completed")) return DJC_EINVAL;   /* per-job durations: one by one */
 	for (size_t i = 0; i < k; i++)   /* attempts to record: one by one (jobs_commit) */

@@ -99,6 +99,10 @@ int jobs_held(djc_conn *c, table *t, int64_t token, const djc_row *const *keys, 
 double jobs_lapsed_due(djc_conn *c, const table *t);
 /* Hand back every job still reserved by the process (host, pid): it died. */
 int jobs_release_pid(djc_conn *c, table *t, const char *host, long pid);
+/* The jobs still reserved under token, pending and due at once (release.claim):
+ * a next claim whose commit's reply was lost (next_claim.token). *n: how many
+ * (may be NULL). */
+int jobs_release_claim(djc_conn *c, table *t, int64_t token, long *n);
 /* Hand back one job whose make was stopped (its lease could not be
  * proved), fenced, recording the attempt ("released", message). DJC_ELOST
  * when it is no longer ours. */
@@ -134,6 +138,11 @@ typedef struct next_claim {
 	long n;              /* in: how many to claim (0: none) */
 	djc_job **jobs;      /* out: the claimed jobs (caller frees), or NULL */
 	size_t njobs;
+	/* out: the claim's token when the commit carried it and ended DONE
+	 * or UNKNOWN, else 0. After UNKNOWN the claim took effect exactly when
+	 * the commit did, and its jobs were never read back: jobs_release_claim
+	 * hands them back. */
+	int64_t token;
 } next_claim;
 
 /* Free the jobs of a next claim (and forget them: they come back to
@@ -148,7 +157,9 @@ typedef made_rows commit_rows;
  * or an error code with *res UNKNOWN (the COMMIT itself may have happened)
  * or FAILED (nothing committed; DJC_EBUSY / DJC_ECONN are worth retrying).
  * next (may be NULL): claim the next jobs in the same transaction (DONE
- * only; a failed claim is rolled back and the commit made without it). */
+ * only; a failed claim is rolled back and the commit made without it;
+ * after UNKNOWN, next->token names the claim, which took effect exactly
+ * when the commit did: jobs_release_claim). */
 int jobs_commit(djc_conn *c, djc_job *job, const commit_rows *rows, double duration, next_claim *next,
 		commit_result *res);
 /* After COMMIT_UNKNOWN: did that COMMIT take effect? DJC_OK with *res

@@ -295,6 +295,19 @@ const jsql JS_RELEASE_PID = {"release.pid",
 	"UPDATE {J} SET " SET_PENDING("{now}") ", {last_end} = 'released: worker died' "
 	"WHERE {status} = 'reserved' AND {host} = ? AND {pid} = ?"};
 
+/* release.claim - the jobs of a next claim that went with a commit whose
+ * reply was lost (the connection went during its COMMIT, and the commit
+ * was found done): reserved under a token only that reply would have
+ * handed the worker, none of them started. Back to pending at once, as
+ * release does, rather than left reserved by nobody until their leases
+ * lapse, each lapse then laid on a job that never ran (a worker lost on
+ * it). Found by the token alone (the claim's keys never reached the
+ * worker) among the reserved rows (the lease index: status = 'reserved');
+ * a token no worker holds, so nothing held is touched; a claim that did
+ * not happen matches no row. Argument: token. */
+const jsql JS_RELEASE_CLAIM = {"release.claim",
+	"UPDATE {J} SET " SET_PENDING("{now}") ", {last_end} = 'released' WHERE {status} = 'reserved' AND {token} = ?"};
+
 /* release.one - one job handed back (its make was stopped because the
  * lease could not be proved), fenced; history.add recorded the stopped
  * attempt first. */
@@ -637,7 +650,7 @@ const jsql JS_JOBS_ADD_COLUMN = {"jobs.add_column", "ALTER TABLE {J} ADD COLUMN 
 const jsql *const JS_ALL[] = {
 	&JS_CLAIM_DUE, &JS_CLAIM_SET, &JS_CLAIM_ALONE, &JS_CLAIM_MANY, &JS_CLAIM_ORDER, &JS_CLAIM_KEYS, &JS_CLAIM_MADE,
 	&JS_CLAIM_INFO, &JS_CLAIM_PEEK, &JS_LAPSED_LIST, &JS_LAPSED_RETRY, &JS_LAPSED_FAIL,
-	&JS_RENEW, &JS_HOLD, &JS_MAKE_ALONE, &JS_HELD_COUNT, &JS_HELD, &JS_RELEASE, &JS_RELEASE_PID, &JS_RELEASE_ONE,
+	&JS_RENEW, &JS_HOLD, &JS_MAKE_ALONE, &JS_HELD_COUNT, &JS_HELD, &JS_RELEASE, &JS_RELEASE_PID, &JS_RELEASE_CLAIM, &JS_RELEASE_ONE,
 	&JS_CLOSE_DELETE, &JS_CLOSE_SUCCESS, &JS_CLOSE_MANY, &JS_FAIL, &JS_RETRY,
 	&JS_HISTORY_ADD, &JS_HISTORY_MARKED, &JS_HISTORY_LAPSED, &JS_LOST_COUNT, &JS_HISTORY_TRIM,
 	&JS_HISTORY_SWEEP, &JS_HISTORY_EXPIRE, &JS_HISTORY_LIST,

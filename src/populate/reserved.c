@@ -42,10 +42,30 @@ static void count(worker *w, djc_job *job, commit_result res)
 	else if (res == COMMIT_LOST) count_gone(w, job);
 }
 
+/* After a commit that carried the next claim ended UNKNOWN and was not
+ * found uncommitted: the claim took effect when the commit did, under a
+ * token that only the COMMIT's lost reply would have handed this worker
+ * (its jobs were never read). They go back to pending at once, fenced by
+ * that token (a claim that did not happen matches nothing), instead of
+ * staying reserved by nobody until their leases lapse, each lapse then
+ * counted as a worker lost on a job that never started. The worker claims
+ * again on its own. */
+static void release_lost_claim(worker *w, next_claim *next)
+{
+	if (!next || !next->token) return;
+	retry r = {0, 0};
+	long n = 0;
+	int rc;
+	while (retryable(rc = jobs_release_claim(w->c, w->t, next->token, &n)) && retry_wait(&r, w->lease.lease)) {}
+	if (!rc) worker_event("released %ld of a claim whose commit reply was lost", n);
+	next->token = 0;
+}
+
 /* Commit a job's rows, fenced by its token, retrying faults. When the
  * connection went during COMMIT itself, the outcome is looked up before
  * anything is retried: a commit is never reported that did not happen,
- * and never made twice. DJC_OK with *res decided, or the last error. */
+ * and never made twice; the next claim that went with it is handed back
+ * (release_lost_claim). DJC_OK with *res decided, or the last error. */
 static int commit_job(worker *w, djc_job *job, staged *st, double dur, next_claim *next, commit_result *res)
 {
 	retry r = {0, 0};
@@ -54,9 +74,16 @@ static int commit_job(worker *w, djc_job *job, staged *st, double dur, next_clai
 		while (rc && *res == COMMIT_UNKNOWN) {
 			commit_result o;
 			int orc = jobs_commit_outcome(w->c, job, &o);
-			if (!orc && o != COMMIT_FAILED) { *res = o; return DJC_OK; }
-			if (!orc) break;                                  /* not committed, still ours: commit again */
-			if (!retryable(orc) || !retry_wait(&r, w->lease.lease)) return rc;
+			if (!orc && o != COMMIT_FAILED) {
+				*res = o;
+				release_lost_claim(w, next);
+				return DJC_OK;
+			}
+			if (!orc) break;   /* not committed, still ours (nor was the claim made): commit again */
+			if (!retryable(orc) || !retry_wait(&r, w->lease.lease)) {
+				release_lost_claim(w, next);   /* not known: whatever it holds */
+				return rc;
+			}
 		}
 		if (!rc) return DJC_OK;
 		if (!retryable(rc) || !retry_wait(&r, w->lease.lease)) return rc;
@@ -171,6 +198,8 @@ static void group_flush(worker *w, group *g, next_claim *next)
 				if (!orc && o != COMMIT_FAILED) count(w, g->jobs[i], o);
 				else finish_one(w, g->jobs[i], &g->st[i], g->dur[i], NULL);
 			}
+			/* the next claim went with that COMMIT, committed or not */
+			release_lost_claim(w, next);
 			done = 1;
 		}
 	}
@@ -480,7 +509,7 @@ void work_reserved(worker *w)
 			if (got == CLAIM_LEAVE) break;
 		}
 		empty_claims = 0;
-		next_claim next = {w->o->where_json, w->o->priority, w->lease.lease, 0, NULL, 0};
+		next_claim next = {w->o->where_json, w->o->priority, w->lease.lease, 0, NULL, 0, 0};
 		size_t i = make_claim(w, &g, jobs, n, batch, &next);
 		/* before the release: those jobs are still reserved */
 		if (g.n && i == n && next.n == 0) next.n = next_size(w, batch);

@@ -708,7 +708,7 @@ static void test_commit_next_due(void)
 	djc_job *a = n ? jobs[0] : NULL;
 	free(jobs);
 	t_nap(1.1);   /* a slow make: the look for lapsed leases is due */
-	next_claim next = {NULL, -1, 60, 1, NULL, 0};
+	next_claim next = {NULL, -1, 60, 1, NULL, 0, 0};
 	commit_result res = COMMIT_FAILED;
 	CHECK_MSG(a && jobs_commit(c, a, NULL, 1.1, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s", djc_error_last(c));
 	CHECK_MSG(next.njobs == 1, "the commit after a slow make claimed %zu jobs, not 1", next.njobs);
@@ -720,7 +720,7 @@ static void test_commit_next_due(void)
 	int64_t lapsed = n ? key_k(jobs[0]) : -1;
 	free_jobs(jobs, n);
 	t_nap(1.1);
-	next = (next_claim){NULL, -1, 60, 1, NULL, 0};
+	next = (next_claim){NULL, -1, 60, 1, NULL, 0, 0};
 	CHECK_MSG(b && jobs_commit(c, b, NULL, 1.1, &next, &res) == 0 && res == COMMIT_DONE, "commit: %s", djc_error_last(c));
 	CHECK_MSG(next.njobs == 0, "the commit claimed %zu jobs while a lease had lapsed", next.njobs);
 	next_claim_drop(&next);
@@ -780,7 +780,7 @@ static void commit_claims_made(djc_conn *c, table *t, djc_job *a, int k, int par
 {
 	char w[32];
 	snprintf(w, sizeof w, "{\"k\": %d}", then);
-	next_claim next = {w, -1, 60, 1, NULL, 0};
+	next_claim next = {w, -1, 60, 1, NULL, 0, 0};
 	commit_result res = COMMIT_FAILED;
 	djc_row *row = djc_row_new();
 	djc_row_set_int(row, "k", k);
@@ -1499,7 +1499,7 @@ static int64_t claim_k(djc_conn *c, table *t, const char *where, djc_job **held,
 {
 	djc_job *j = NULL;
 	if (by_commit && *held) {
-		next_claim next = {where, -1, 60, 1, NULL, 0};
+		next_claim next = {where, -1, 60, 1, NULL, 0, 0};
 		commit_result res = COMMIT_FAILED;
 		djc_row *row = djc_row_new();   /* its row: a later refresh would re-pend a success without one */
 		djc_row_set_int(row, "k", key_k(*held));
@@ -1696,7 +1696,7 @@ static void test_commit_next_kinds(void)
 	djc_job *a = n ? jobs[0] : NULL;
 	free(jobs);
 	for (int round = 0; a; round++) {
-		next_claim next = {NULL, -1, 60, 1, NULL, 0};
+		next_claim next = {NULL, -1, 60, 1, NULL, 0, 0};
 		commit_result res = COMMIT_FAILED;
 		CHECK_MSG(jobs_commit(c, a, NULL, 0.01, &next, &res) == 0 && res == COMMIT_DONE, "commit %d: %s", round,
 			  djc_error_last(c));
