@@ -199,9 +199,29 @@ two|species|column 1: 'species' alone is not a condition
 W
 check "bad conditions changed no job" test "$("$DJC" jobs Stats --all --json)" = "$before_jobs"
 check "bad conditions made no row" test "$("$DJC" fetch Stats --format json)" = "$before_rows"
-expect_fail 2 "JSON naming no attribute of the key source: the key attributes as before" \
-	'^djc: restriction names "specis", which is not a key attribute from its parents of Stats \(its key attributes: subject, session\)$' \
-	djc jobs cancel Stats --where '{"specis": "rat"}'
+# JSON naming what is not an attribute of the key source: that name, and
+# the attributes the restriction takes (before: the key attributes alone,
+# and with an attribute beyond the key, that one named)
+ks_attrs='its attributes: subject, session, duration, note, species, weight'
+for c in "${all[@]}"; do
+	read -ra pre <<< "${c%%|*}"
+	read -ra post <<< "${c#*|}"
+	expect_fail 2 "${c%%|*} --where '{\"specis\": \"rat\"}': names it and the key source's attributes" \
+		"^djc: restriction names \"specis\", which is not an attribute of the key source of Stats \\(Session, Subject\\) \\(did you mean species\\? $ks_attrs\\)\$" \
+		djc "${pre[@]}" --where '{"specis": "rat"}' "${post[@]}"
+	expect_fail 2 "${c%%|*} --where '{\"species\": \"rat\", \"zzz\": 1}': names zzz, not species" \
+		"^djc: restriction names \"zzz\", which is not an attribute of the key source of Stats \\(Session, Subject\\) \\($ks_attrs\\)\$" \
+		djc "${pre[@]}" --where '{"species": "rat", "zzz": 1}' "${post[@]}"
+done
+expect_fail 2 "a list of objects: the unknown name of the second named" \
+	"^djc: restriction names \"zzz\", which is not an attribute of the key source of Stats \\(Session, Subject\\) \\($ks_attrs\\)\$" \
+	djc jobs clear Stats --where '[{"species": "rat"}, {"session": 1, "zzz": 1}]'
+expect_fail 2 "a key attribute and an unknown one" \
+	"^djc: restriction names \"zzz\", which is not an attribute of the key source of Stats \\(Session, Subject\\) \\($ks_attrs\\)\$" \
+	djc jobs clear Stats --where '{"session": 1, "zzz": 1}'
+expect_fail 2 "worker: the same" \
+	"^djc: restriction names \"zzz\", which is not an attribute of the key source of Stats \\(Session, Subject\\) \\($ks_attrs\\)\$" \
+	djc worker Stats --until-empty --where '{"species": "rat", "zzz": 1}' --make ./mk.sh
 expect_fail 2 "malformed JSON as before" '^djc: --where is not valid JSON: ' djc jobs Stats --where '{"species"'
 check "nothing changed" test "$("$DJC" jobs Stats --all --json)" = "$before_jobs"
 }
