@@ -828,7 +828,7 @@ static char *key_stack(keyrun *kr)
 {
 	size_t n;
 	const char *tail = proc_err(kr->s->p, &n);
-	char *err = make_stderr_text(kr->c, tail, n);
+	char *err = make_stderr_text(kr->c, tail, n, proc_err_cut(kr->s->p));
 	if (!kr->stack) return err;
 	if (!err) { char *st = kr->stack; kr->stack = NULL; return st; }
 	char *both = xasprintf("%s\n%s", kr->stack, err);

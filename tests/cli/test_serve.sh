@@ -326,6 +326,8 @@ while read -r line; do
 		badrow) echo '{"v": "ten"}'; echo '{"v": 2}'; echo '{"_djc": "done"}'; continue ;;
 		norow) echo '{"_djc": "done"}'; continue ;;
 		error) printf '%s\n' '{"_djc": "error", "message": "it went wrong", "stack": "frame 1\nframe 2"}'; continue ;;
+		longerror) head -c 5000 /dev/zero | tr '\0' e >&2
+			printf '%s\n' '{"_djc": "error", "message": "it went wrong", "stack": "frame 1"}'; continue ;;
 		after) printf '{"v": %s}\n{"_djc": "done"}\n\n{"v": 99}\n' "$id"; continue ;;   # one write: a line after done
 		blankafter) printf '{"v": %s}\n{"_djc": "done"}\n\n \n' "$id"; continue ;;
 		esac
@@ -374,6 +376,15 @@ check "4: a reported error's message, its stack, then the key's stderr" \
 	test "$(jget '.jobs[0].error_message + "|" + .jobs[0].error_stack')" = "it went wrong|frame 1
 frame 2
 bad output for 3"
+# a key's stderr over the 4,000 bytes kept: its first line says how many
+# came before (17 + 5,000 written)
+clean
+run env BAD_ON=3 BAD=longerror "$DJC" populate Res --reserve-jobs --where '{"item_id": 3}' --make-serve ./raw.sh
+run djc jobs Res --status error --json
+check "4: a key's stderr cut to its last 4,000 bytes says so" \
+	test "$(jget '.jobs[0].error_message + "|" + .jobs[0].error_stack')" = "it went wrong|frame 1
+... (1017 bytes cut)
+$(head -c 4000 /dev/zero | tr '\0' e)"
 # output after a closing line: the next key fails (that output would
 # otherwise pass for its rows) and gets a new program; blank lines are no output
 clean
