@@ -367,6 +367,14 @@ fi
 MAXOUT=3 BIG=4000000 bad longline "more than 3 MiB for one key" 2 "a 4 MB line over jobs.max_output (3 MiB)"
 MAXOUT=3 BIG=4000000 bad blanks "more than 3 MiB for one key" 2 "4 MB of lines over jobs.max_output (3 MiB)"
 bad badrow "line 1: .*expects an integer" 1 "a row that does not fit (the program is kept)"
+# the first key of a program: its hello is not one of the key's lines
+for k in 1 2; do
+	clean
+	run env BAD_ON=1 BAD=$([ $k = 1 ] && echo badrow || echo text) "$DJC" populate Res --suppress-errors --json \
+		--where '{"item_id": {"<=": 2}}' --make-serve ./raw.sh
+	check "4: the first key's line $k, after the program's hello, is its line $k" \
+		test "$(jget '.errors[0].message' | sed 's/: .*//; s/^serve program output //')" = "line $k"
+done
 bad norow "make produced no row for Res" 1 "no row (the program is kept)"
 bad error "^it went wrong$" 1 "an error it reports (the program is kept)"
 clean
