@@ -496,11 +496,14 @@ static char **env_key(const make_req *rq, const char *keyjson, char **env, size_
 }
 
 /* Make a stderr tail safe to store: drop a partial character at its start
- * and replace bytes that are not valid UTF-8 (or NUL) with '?'. */
-static void clean_utf8(char *s, size_t *n)
+ * (only when cut: else its bytes are the program's first and replaced
+ * below) and replace bytes that are not valid UTF-8 (or NUL) with '?'.
+ * The bytes dropped: added to *cut. */
+static void clean_utf8(char *s, size_t *n, size_t *cut)
 {
 	size_t skip = 0;
-	while (skip < *n && ((unsigned char)s[skip] & 0xC0) == 0x80) skip++;
+	while (*cut && skip < *n && skip < 3 && ((unsigned char)s[skip] & 0xC0) == 0x80) skip++;
+	*cut += skip;
 	memmove(s, s + skip, *n - skip);
 	*n -= skip;
 	for (size_t i = 0; i < *n;) {
@@ -533,22 +536,28 @@ const char *make_signame(int s)
 	}
 }
 
-char *make_stderr_text(const djc_conn *c, const char *tail, size_t n)
+char *make_stderr_text(const djc_conn *c, const char *tail, size_t n, size_t cut)
 {
 	if (!n) return NULL;
 	char *t = xstrndup(tail, n);
-	clean_utf8(t, &n);
+	clean_utf8(t, &n, &cut);
 	/* the password, as the make program got it (decoded in the URL, as
 	 * written in the URL, DJC_DATABASE_PASSWORD), never reaches the jobs
 	 * table or populate's output through what the program printed */
 	char *forms[3];
 	password_forms(c, forms);
 	for (int i = 0; i < 3; i++) {
-		n = redact_secret(t, n, forms[i], 1);
+		n = redact_secret_text(t, n, forms[i], 1);
 		free(forms[i]);
 	}
 	t[n] = 0;
 	if (!n) { free(t); return NULL; }
+	if (cut) {
+		/* what was kept is the end: say so (docs/jobs.md, error_stack) */
+		char *m = xasprintf("... (%zu bytes cut)\n%s", cut, t);
+		free(t);
+		t = m;
+	}
 	return t;
 }
 
@@ -723,7 +732,7 @@ int make_program(const make_req *rq, char *const *argv, staged *out, make_result
 
 	size_t tlen;
 	const char *tail = proc_err(p, &tlen);
-	res->stack = make_stderr_text(c, tail, tlen);
+	res->stack = make_stderr_text(c, tail, tlen, proc_err_cut(p));
 	tlen = res->stack ? strlen(res->stack) : 0;
 	if (ps.stop == PROC_STOP_LOST || ps.stop == PROC_STOP_INTERRUPT || ps.stop == PROC_STOP_TIMEOUT ||
 	    ps.stop == PROC_STOP_CANCELLED) {

@@ -139,8 +139,10 @@ void make_clock_start(make_clock *k);
  * commit of that key, which checks them (make_rows_insert). */
 void make_succeeded(djc_conn *c, table *t, staged *out, const make_clock *k, read_set *reads);
 /* A make program's stderr tail made fit for the jobs table: valid UTF-8
- * and the database password redacted; NULL when empty (caller frees). */
-char *make_stderr_text(const djc_conn *c, const char *tail, size_t n);
+ * and the database password redacted, its first line "... (N bytes cut)"
+ * when cut bytes (> 0) of stderr came before it (N: those, and a partial
+ * character dropped at its start); NULL when empty (caller frees). */
+char *make_stderr_text(const djc_conn *c, const char *tail, size_t n, size_t cut);
 /* What a make program may write for one key, in bytes (jobs.max_output,
  * in MiB): beyond it the key fails and the program is stopped. */
 size_t make_max_output(void);

@@ -620,6 +620,7 @@ struct proc {
 	size_t out_cap;
 	char *tail;                /* stderr tail */
 	size_t tail_cap, tail_len;
+	size_t err_total;          /* bytes read from stderr (since proc_err_clear) */
 	char rbuf[8 * sizeof(wire)];   /* the supervisor's messages, as they come */
 	size_t rlen;
 	proc_status st;
@@ -1018,6 +1019,7 @@ static void read_err(proc *p)
 		ssize_t r = read(p->err, buf, sizeof buf);
 		if (r > 0) {
 			size_t n = (size_t)r, cap = p->tail_cap;
+			p->err_total += n;
 			if (cap && n >= cap) {
 				memcpy(p->tail, buf + n - cap, cap);
 				p->tail_len = cap;
@@ -1150,9 +1152,15 @@ const char *proc_err(const proc *p, size_t *n)
 	return p->tail;
 }
 
+size_t proc_err_cut(const proc *p)
+{
+	return p->err_total - p->tail_len;
+}
+
 void proc_err_clear(proc *p)
 {
 	p->tail_len = 0;
+	p->err_total = 0;
 }
 
 void proc_out_consume(proc *p, size_t n)

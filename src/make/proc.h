@@ -135,6 +135,8 @@ void proc_wait(proc *p, proc_check should_stop, void *arg, double grace, proc_st
  * and what is left of stderr (its last err_tail bytes, not NUL-terminated). */
 char *proc_out(proc *p, size_t *n);
 const char *proc_err(const proc *p, size_t *n);
+/* How many bytes of stderr came before that tail (not kept). */
+size_t proc_err_cut(const proc *p);
 /* Drop the first n bytes of collected stdout (a long-lived program's
  * answers are consumed as they come). */
 void proc_out_consume(proc *p, size_t n);

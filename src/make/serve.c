@@ -672,6 +672,10 @@ static line_end on_hello(keyrun *kr, json_t *j)
 	s->version = (int)ver;
 	s->ahead = ver >= 2 && a ? (long)(json_integer_value(a) < AHEAD_MAX ? json_integer_value(a) : AHEAD_MAX) : 0;
 	s->hello = 1;
+	/* the hello (and blank lines before it) is the program's, not the
+	 * key's: a key's lines are counted from the first after it (a row's
+	 * "output line N" is what the program wrote for the key) */
+	kr->line = 0;
 	return L_MORE;
 }
 
@@ -828,7 +832,7 @@ static char *key_stack(keyrun *kr)
 {
 	size_t n;
 	const char *tail = proc_err(kr->s->p, &n);
-	char *err = make_stderr_text(kr->c, tail, n);
+	char *err = make_stderr_text(kr->c, tail, n, proc_err_cut(kr->s->p));
 	if (!kr->stack) return err;
 	if (!err) { char *st = kr->stack; kr->stack = NULL; return st; }
 	char *both = xasprintf("%s\n%s", kr->stack, err);

@@ -216,7 +216,9 @@ int q_select_sql(db_conn *db, const q_sel *s, q_out *o);
  * else 0), so that it fails with division by zero inside the transaction
  * when they differ (takes want). */
 int q_check_sql(db_conn *db, const q_sel *s, val_t want, q_out *o);
-/* DELETE FROM table WHERE where (columns of table qualified by its name). */
+/* DELETE FROM table WHERE where (columns of table qualified by its name):
+ * the multiple-table form of db_delete_head (MariaDB) unless a subquery of
+ * where reads table itself. */
 int q_delete_sql(db_conn *db, const char *table, const q_node *where, q_out *o);
 
 /* INSERT of nrows rows into table's cols; vals: nrows * ncols pointers

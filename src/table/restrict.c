@@ -728,26 +728,24 @@ static q_sel *ks_wide_query(q_arena *a, const table *t, ks_wide *w)
 }
 
 /* Whether the JSON restriction names an attribute that is not one of t's
- * key attributes from its parents, every such name one of head's: 0 for
- * anything else (the JSON path says what is wrong, naming t's key). */
-static int json_beyond_key(const table *t, const table *head, const char *where)
+ * key attributes from its parents: then it is a restriction of the key
+ * source's heading, which says what is wrong with a name that is not one
+ * of its attributes, naming those it accepts (0: the JSON path, which
+ * also says what is wrong with JSON that is not a restriction). */
+static int json_beyond_key(const table *t, const char *where)
 {
 	json_t *j = json_loads(where, JSON_REJECT_DUPLICATES, NULL);
 	thead h = {t, {0}, 1, 0, NULL, NULL};
-	int beyond = 0, unknown = 0;
+	int beyond = 0;
 	for (size_t i = 0; j && i < (json_is_array(j) ? json_array_size(j) : 1); i++) {
 		json_t *o = json_is_array(j) ? json_array_get(j, i) : j;
 		const char *k;
 		json_t *v;
 		if (json_is_object(o))
-			json_object_foreach(o, k, v) {
-				if (th_attr(&h, k)) continue;
-				if (table_attr(head, k)) beyond = 1;
-				else unknown = 1;
-			}
+			json_object_foreach(o, k, v) if (!th_attr(&h, k)) beyond = 1;
 	}
 	json_decref(j);
-	return beyond && !unknown;
+	return beyond;
 }
 
 /* EXISTS (a row of t's key source's tables and their ancestors, joined,
@@ -760,7 +758,7 @@ static int keysource_exists(q_node **out, q_arena *a, djc_conn *c, const table *
 {
 	ks_wide *w = q_alloc(a, sizeof *w);
 	q_sel *inner = ks_wide_query(a, t, w);
-	if (!cond_is_text(where) && !json_beyond_key(t, &w->head, where)) return RESTRICT_JSON;
+	if (!cond_is_text(where) && !json_beyond_key(t, where)) return RESTRICT_JSON;
 	q_sel *e = q_select(a);
 	q_item_add(a, e, QI_ONE, NULL);
 	q_from_query(a, e, inner, "ksx", 0);

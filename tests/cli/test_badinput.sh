@@ -593,8 +593,8 @@ expect_out "{\"!=\": null} on a nullable attribute: every row" "4" sh -c "$DJC f
 # a typo lists the attributes, with the nearest one
 expect_fail 2 "a --where typo names the attributes and the nearest" \
 	'^djc: restriction names "idd", which is not an attribute of Src \(did you mean id\? its attributes: id, v\)$' djc fetch Src --where '{"idd": 3}'
-expect_fail 2 "a --where typo on a jobs command names the key attributes" \
-	'^djc: restriction names "iid", which is not a key attribute from its parents of Sq \(did you mean id\? its key attributes: id\)$' \
+expect_fail 2 "a --where typo on a jobs command names the key source's attributes" \
+	'^djc: restriction names "iid", which is not an attribute of the key source of Sq \(Src\) \(did you mean id\? its attributes: id, v\)$' \
 	djc jobs cancel Sq --where '{"iid": 3}'
 expect_fail 2 "a --where name without a near one lists the attributes only" \
 	'^djc: restriction names "zzz", which is not an attribute of Src \(its attributes: id, v\)$' djc delete Src --where '{"zzz": 3}' --yes

@@ -257,6 +257,14 @@ msg=$(djc jobs JT --status error --json | jq -r '.jobs[] | .error_message')
 check "error_message is exactly 2047 characters" [ "${#msg}" = 2047 ]
 check "error_message ends in ...truncated" [ "${msg: -12}" = "...truncated" ]
 check "error_message starts with the status" [ "${msg:0:30}" = "make exited with status 1: xxx" ]
+# the stack: stderr's last 4,000 bytes (of 5,012), its first line saying
+# how many came before
+stack=$(djc jobs JT --status error --json | jq -r '.jobs[] | select(.id == 1) | .error_stack')
+check "a cut stack starts with a line saying so (1012 bytes cut)" \
+	[ "$stack" = "... (1012 bytes cut)
+$(head -c 3999 /dev/zero | tr '\0' 'x')" ]
+check "... and the attempt's history has the same stack" \
+	[ "$(djc jobs JT --key '{"id": 1}' --json | jq -r '.history[0].stack')" = "$stack" ]
 cat > mk_short.sh <<'P'
 #!/bin/sh
 head -c 2000 /dev/zero | tr '\0' 'y' >&2
@@ -266,6 +274,18 @@ chmod +x mk_short.sh
 run djc populate JT --reserve-jobs --where '{"id":2}' --make ./mk_short.sh
 msg=$(djc jobs JT --status error --json | jq -r '.jobs[] | select(.id == 2) | .error_message')
 check "a message under 2047 characters is kept whole" [ "$msg" = "make exited with status 1: $(head -c 2000 /dev/zero | tr '\0' 'y')" ]
+check "a stack under 4,000 bytes is kept whole, with no cut line" \
+	[ "$(djc jobs JT --status error --json | jq -r '.jobs[] | select(.id == 2) | .error_stack')" = "$(head -c 2000 /dev/zero | tr '\0' 'y')" ]
+cat > mk_4000.sh <<'P'
+#!/bin/sh
+head -c 3999 /dev/zero | tr '\0' 'z' >&2
+echo >&2
+exit 1
+P
+chmod +x mk_4000.sh
+run djc populate JT --reserve-jobs --where '{"id":3}' --make ./mk_4000.sh
+check "a stack of exactly 4,000 bytes is whole, with no cut line" \
+	[ "$(djc jobs JT --status error --json | jq -r '.jobs[] | select(.id == 3) | .error_stack')" = "$(head -c 3999 /dev/zero | tr '\0' 'z')" ]
 }
 tcase truncation ignore
 

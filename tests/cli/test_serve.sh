@@ -326,6 +326,8 @@ while read -r line; do
 		badrow) echo '{"v": "ten"}'; echo '{"v": 2}'; echo '{"_djc": "done"}'; continue ;;
 		norow) echo '{"_djc": "done"}'; continue ;;
 		error) printf '%s\n' '{"_djc": "error", "message": "it went wrong", "stack": "frame 1\nframe 2"}'; continue ;;
+		longerror) head -c 5000 /dev/zero | tr '\0' e >&2
+			printf '%s\n' '{"_djc": "error", "message": "it went wrong", "stack": "frame 1"}'; continue ;;
 		after) printf '{"v": %s}\n{"_djc": "done"}\n\n{"v": 99}\n' "$id"; continue ;;   # one write: a line after done
 		blankafter) printf '{"v": %s}\n{"_djc": "done"}\n\n \n' "$id"; continue ;;
 		esac
@@ -365,6 +367,14 @@ fi
 MAXOUT=3 BIG=4000000 bad longline "more than 3 MiB for one key" 2 "a 4 MB line over jobs.max_output (3 MiB)"
 MAXOUT=3 BIG=4000000 bad blanks "more than 3 MiB for one key" 2 "4 MB of lines over jobs.max_output (3 MiB)"
 bad badrow "line 1: .*expects an integer" 1 "a row that does not fit (the program is kept)"
+# the first key of a program: its hello is not one of the key's lines
+for k in 1 2; do
+	clean
+	run env BAD_ON=1 BAD=$([ $k = 1 ] && echo badrow || echo text) "$DJC" populate Res --suppress-errors --json \
+		--where '{"item_id": {"<=": 2}}' --make-serve ./raw.sh
+	check "4: the first key's line $k, after the program's hello, is its line $k" \
+		test "$(jget '.errors[0].message' | sed 's/: .*//; s/^serve program output //')" = "line $k"
+done
 bad norow "make produced no row for Res" 1 "no row (the program is kept)"
 bad error "^it went wrong$" 1 "an error it reports (the program is kept)"
 clean
@@ -374,6 +384,15 @@ check "4: a reported error's message, its stack, then the key's stderr" \
 	test "$(jget '.jobs[0].error_message + "|" + .jobs[0].error_stack')" = "it went wrong|frame 1
 frame 2
 bad output for 3"
+# a key's stderr over the 4,000 bytes kept: its first line says how many
+# came before (17 + 5,000 written)
+clean
+run env BAD_ON=3 BAD=longerror "$DJC" populate Res --reserve-jobs --where '{"item_id": 3}' --make-serve ./raw.sh
+run djc jobs Res --status error --json
+check "4: a key's stderr cut to its last 4,000 bytes says so" \
+	test "$(jget '.jobs[0].error_message + "|" + .jobs[0].error_stack')" = "it went wrong|frame 1
+... (1017 bytes cut)
+$(head -c 4000 /dev/zero | tr '\0' e)"
 # output after a closing line: the next key fails (that output would
 # otherwise pass for its rows) and gets a new program; blank lines are no output
 clean

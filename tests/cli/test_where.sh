@@ -199,9 +199,29 @@ two|species|column 1: 'species' alone is not a condition
 W
 check "bad conditions changed no job" test "$("$DJC" jobs Stats --all --json)" = "$before_jobs"
 check "bad conditions made no row" test "$("$DJC" fetch Stats --format json)" = "$before_rows"
-expect_fail 2 "JSON naming no attribute of the key source: the key attributes as before" \
-	'^djc: restriction names "specis", which is not a key attribute from its parents of Stats \(its key attributes: subject, session\)$' \
-	djc jobs cancel Stats --where '{"specis": "rat"}'
+# JSON naming what is not an attribute of the key source: that name, and
+# the attributes the restriction takes (before: the key attributes alone,
+# and with an attribute beyond the key, that one named)
+ks_attrs='its attributes: subject, session, duration, note, species, weight'
+for c in "${all[@]}"; do
+	read -ra pre <<< "${c%%|*}"
+	read -ra post <<< "${c#*|}"
+	expect_fail 2 "${c%%|*} --where '{\"specis\": \"rat\"}': names it and the key source's attributes" \
+		"^djc: restriction names \"specis\", which is not an attribute of the key source of Stats \\(Session, Subject\\) \\(did you mean species\\? $ks_attrs\\)\$" \
+		djc "${pre[@]}" --where '{"specis": "rat"}' "${post[@]}"
+	expect_fail 2 "${c%%|*} --where '{\"species\": \"rat\", \"zzz\": 1}': names zzz, not species" \
+		"^djc: restriction names \"zzz\", which is not an attribute of the key source of Stats \\(Session, Subject\\) \\($ks_attrs\\)\$" \
+		djc "${pre[@]}" --where '{"species": "rat", "zzz": 1}' "${post[@]}"
+done
+expect_fail 2 "a list of objects: the unknown name of the second named" \
+	"^djc: restriction names \"zzz\", which is not an attribute of the key source of Stats \\(Session, Subject\\) \\($ks_attrs\\)\$" \
+	djc jobs clear Stats --where '[{"species": "rat"}, {"session": 1, "zzz": 1}]'
+expect_fail 2 "a key attribute and an unknown one" \
+	"^djc: restriction names \"zzz\", which is not an attribute of the key source of Stats \\(Session, Subject\\) \\($ks_attrs\\)\$" \
+	djc jobs clear Stats --where '{"session": 1, "zzz": 1}'
+expect_fail 2 "worker: the same" \
+	"^djc: restriction names \"zzz\", which is not an attribute of the key source of Stats \\(Session, Subject\\) \\($ks_attrs\\)\$" \
+	djc worker Stats --until-empty --where '{"species": "rat", "zzz": 1}' --make ./mk.sh
 expect_fail 2 "malformed JSON as before" '^djc: --where is not valid JSON: ' djc jobs Stats --where '{"species"'
 check "nothing changed" test "$("$DJC" jobs Stats --all --json)" = "$before_jobs"
 }
@@ -536,5 +556,79 @@ expect_out "... 500 pending left" '{"table":"KMB","pending":500,"reserved":0,"su
 	djc jobs KMB --json
 }
 tcase long_list
+
+case_delete_long_list() {
+# ------------------------------------------------ a long key list in delete
+# `djc delete T --where '{"k": [1600 keys]}'` (on MariaDB a multiple-table
+# DELETE unless a subquery reads the table deleted from: query.c
+# q_delete_sql): the rows deleted and the counts reported are the list's,
+# with and without cascade (a part table, a child, a computed table and its
+# jobs), part integrity and --no-cascade refuse as before, and a delete
+# whose restriction reads its own table (or, cascaded, a child's) works
+printf '%s\n' 'DK (manual)' '    dk : int32' '    ---' '    v : int32' '' 'DK.Item (part)' '    -> DK' '    item : int32' '    ---' '' \
+	'DC (manual)' '    -> DK' '    c : int32' '    ---' '' 'DS (computed)' '    -> DK' '    ---' '    n : int32' > dl.djc
+expect_rc 0 "declare DK, DK.Item, DC, DS" djc declare dl.djc
+seq 1 3000 | awk '{ print "{\"dk\": " $1 ", \"v\": " $1 "}" }' > dk.jsonl
+seq 1 1000 | awk '{ print "{\"dk\": " $1 ", \"item\": 1}"; print "{\"dk\": " $1 ", \"item\": 2}" }' > di.jsonl
+seq 1 3000 | awk '{ print "{\"dk\": " $1 ", \"c\": 7}" }' > dc.jsonl
+expect_rc 0 "insert 3000 DK rows" djc insert DK dk.jsonl
+expect_rc 0 "insert 2000 DK.Item rows (keys 1-1000)" djc insert DK.Item di.jsonl
+expect_rc 0 "insert 3000 DC rows" djc insert DC dc.jsonl
+expect_out "refresh DS" "DS: added 3000, removed 0, orphaned 0, re_pended 0" djc jobs refresh DS
+expect_out "populate DS for keys 1-20" "DS: 20 made, 0 errors, 0 skipped" \
+	djc populate DS --where "{\"dk\": [$(seq -s, 1 20)]}" --make ./mk.sh
+# the odd keys 1..2999 and 100 keys without a row
+odd=$(seq -s, 1 2 2999); none=$(seq -s, 5001 5100)
+wl="{\"dk\": [$odd,$none]}"
+# "count all-of-them-odd" of TABLE's dk
+dkodd() { "$DJC" fetch "$1" --format json | jq -sc '[length, all(.[]; .dk % 2 == 1)]'; }
+dkeven() { "$DJC" fetch "$1" --format json | jq -sc '[length, all(.[]; .dk % 2 == 0)]'; }
+expect_out "delete from DC with 1600 keys: the 1500 odd ones" "deleted 1500 rows from DC" djc delete DC --where "$wl" --yes
+check "... the even keys are left" [ "$(dkeven DC)" = '[1500,true]' ]
+expect_fail 2 "a part's rows alone with 1600 keys: refused" \
+	"^djc: cannot delete 1000 rows of part table DK\.Item without their master rows in DK \(DataJoint's part integrity\): delete from DK instead$" \
+	djc delete DK.Item --where "$wl" --yes
+expect_fail 2 "DK with 1600 keys, --no-cascade: refused, naming the part's rows" \
+	"^djc: cannot delete from DK: 1000 rows of DK\.Item reference them \(delete those first, or delete with cascade\)$" \
+	djc delete DK --where "$wl" --no-cascade --yes
+check "... nothing deleted" [ "$("$DJC" fetch DK --format json | jq -s length)/$("$DJC" fetch DK.Item --format json | jq -s length)" = 3000/2000 ]
+expect_out "DK with 1600 keys, --dry-run: the cascade's counts" "would delete 1500 jobs of DS
+would delete 10 rows from DS
+would delete 1000 rows from DK.Item
+would delete 1500 rows from DK" djc delete DK --where "$wl" --dry-run
+expect_out "DK with 1600 keys, cascading" "deleted 1500 jobs of DS
+deleted 10 rows from DS
+deleted 1000 rows from DK.Item
+deleted 1500 rows from DK" djc delete DK --where "$wl" --yes
+check "... DK: the even keys left" [ "$(dkeven DK)" = '[1500,true]' ]
+check "... DK.Item: the even keys' items" [ "$(dkeven DK.Item)" = '[1000,true]' ]
+check "... DS: the even keys made" [ "$(dkeven DS)" = '[10,true]' ]
+check "... DS's jobs: the even keys'" \
+	[ "$("$DJC" jobs DS --all --json | jq -c '[.jobs | length, all(.[]; .dk % 2 == 0)]')" = '[1500,true]' ]
+expect_out "delete from DK again with them: nothing" "deleted 0 rows from DK" djc delete DK --where "$wl" --yes
+# a restriction reading the table deleted from (MariaDB refuses that in a
+# multiple-table DELETE): a long list inside, cascading to DC, DK.Item, DS
+even=$(seq -s, 2 2 1000)
+expect_out "delete 'DK & (DK & {500 keys}).proj()'" "deleted 500 jobs of DS
+deleted 10 rows from DS
+deleted 500 rows from DC
+deleted 1000 rows from DK.Item
+deleted 500 rows from DK" djc delete "DK & (DK & {\"dk\": [$even]}).proj()" --yes
+check "... DK: the keys 1002-3000 left" \
+	[ "$("$DJC" fetch DK --format json | jq -sc '[length, (map(.dk) | min)]')" = '[1000,1002]' ]
+expect_rc 0 "insert DK's rows again" djc insert DK dk.jsonl --skip-duplicates
+# DC's statement reads DC (a cascaded child restricted by itself): DK's 2000
+# rows without a DC row go, DC keeps its 1000
+expect_out "delete 'DK - DC': cascades through DC's own condition" "deleted 2000 rows from DK" \
+	djc delete "DK - DC" --yes
+check "... DK and DC: 1000 rows each, the same keys" \
+	[ "$("$DJC" fetch DK --format json | jq -sc 'map(.dk)')" = "$("$DJC" fetch DC --format json | jq -sc 'map(.dk)')" ]
+check "... ... 1000 of them" [ "$(dkeven DC)" = '[1000,true]' ]
+expect_out "delete 'DK & {3000 keys} - (DC & {1001 keys})'" "deleted 499 jobs of DS
+deleted 499 rows from DC
+deleted 499 rows from DK" djc delete "DK & {\"dk\": [$(seq -s, 1 3000)]} - (DC & {\"dk\": [$(seq -s, 2000 3000)]})" --yes
+check "... the keys 2000-3000 left" [ "$("$DJC" fetch DK --format json | jq -sc '[length, (map(.dk) | min)]')" = '[501,2000]' ]
+}
+tcase delete_long_list
 
 finish

@@ -227,7 +227,9 @@ static void parents(djc_conn *c)
 			 "you mean species? the valid names: subject, session, duration, note, species, weight, born, meta)"),
 		  "%s", djc_error_last(c));
 	CHECK_MSG(djc_progress(&rem, &tot, c, "Stats", "{\"specis\": \"rat\"}") == DJC_EINVAL &&
-		  strstr(djc_error_last(c), "restriction names \"specis\", which is not a key attribute from its parents of Stats"),
+		  strstr(djc_error_last(c), "restriction names \"specis\", which is not an attribute of the key source of Stats "
+			 "(Session, Subject) (did you mean species? its attributes: subject, session, duration, note, species, "
+			 "weight, born, meta)"),
 		  "%s", djc_error_last(c));
 	CHECK(djc_progress(&rem, &tot, c, "Stats", "{\"species\": 3}") == DJC_EINVAL);
 }
