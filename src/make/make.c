@@ -547,7 +547,7 @@ char *make_stderr_text(const djc_conn *c, const char *tail, size_t n, size_t cut
 	char *forms[3];
 	password_forms(c, forms);
 	for (int i = 0; i < 3; i++) {
-		n = redact_secret_text(t, n, forms[i], 1);
+		n = redact_secret(t, n, forms[i], 1);
 		free(forms[i]);
 	}
 	t[n] = 0;

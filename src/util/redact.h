@@ -28,11 +28,4 @@ void url_add_userinfo(sb_t *b, const char *user, int has_password);
 size_t redact_secret(char *buf, size_t n, const char *secret, size_t min_len);
 /* The same on a NUL-terminated string, in place. */
 void redact_str(char *s, const char *secret, size_t min_len);
-/* redact_secret on text that may hold database URLs (a make program's
- * stderr): an occurrence that is the whole user name or the whole database
- * name of such a URL (mysql://, mariadb://, postgresql://, postgres://)
- * whose password field is secret or "***" is kept, as in url_redacted
- * only the password field is secret; every other occurrence (the password
- * field, a URL that does not read so) is replaced. */
-size_t redact_secret_text(char *buf, size_t n, const char *secret, size_t min_len);
 #endif

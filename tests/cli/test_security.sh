@@ -424,35 +424,6 @@ expect_rc 0 "clear those errors" djc jobs clear Comp --status error
 }
 tcase secrets make_no_shell
 
-case_url_names() {
-# ------------------------------------ a password equal to the user or database name
-# A make's stderr keeps its URLs' user and database names when the
-# password is the same word: only the password field is secret (it used to
-# print mysql://***:***@host/***); the word alone, and as the password, is
-# still replaced. The password comes from DJC_DATABASE_PASSWORD on every
-# backend (a URL's own password wins over it: the connection is unchanged).
-cat > mknames.sh <<'M'
-#!/bin/sh
-cat >/dev/null
-echo "fetch: cannot connect to mysql://labw7:***@127.0.0.1:1/labw7: refused" >&2
-echo "tried postgresql://labw7:labw7@db.example.org:5432/labw7?sslmode=require and mariadb://labw7:labw7@h/labw7" >&2
-echo "a password labw7 alone, labw7labw7 twice, mysql://other:x@h/labw7 and http://labw7:labw7@h/labw7" >&2
-exit 1
-M
-chmod +x mknames.sh
-run env DJC_DATABASE_PASSWORD=labw7 "$DJC" populate Comp --reserve-jobs --suppress-errors --max-calls 1 --make ./mknames.sh
-check "a make printing URLs with its password as user and database: populate exits 1" test "$RC" = 1
-run djc jobs Comp --status error --json
-check "its stack keeps the URLs' user and database names, the password field alone redacted" \
-	test "$(printf '%s' "$OUT" | jq -r '.jobs[0].error_stack')" = "fetch: cannot connect to mysql://labw7:***@127.0.0.1:1/labw7: refused
-tried postgresql://labw7:***@db.example.org:5432/labw7?sslmode=require and mariadb://labw7:***@h/labw7
-a password *** alone, ****** twice, mysql://other:x@h/*** and http://***:***@h/***"
-check "... and the message its last line" \
-	test "$(printf '%s' "$OUT" | jq -r '.jobs[0].error_message')" = "make exited with status 1: a password *** alone, ****** twice, mysql://other:x@h/*** and http://***:***@h/***"
-expect_rc 0 "clear that error" djc jobs clear Comp --status error
-}
-tcase url_names make_no_shell
-
 case_privileges() {
 # ------------------------------------------------------- privileges
 # A database user that may read a table but not djc's pipeline table is

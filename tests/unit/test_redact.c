@@ -37,16 +37,6 @@ static void check_secret(const char *text, const char *secret, size_t min_len, c
 	CHECK_STR(s, want);
 }
 
-/* redact_secret_text on text with secret (min_len 1) gives want */
-static void check_text(const char *text, const char *secret, const char *want)
-{
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s", text);
-	size_t n = redact_secret_text(buf, strlen(buf), secret, 1);
-	buf[n] = 0;
-	CHECK_STR(buf, want);
-}
-
 int main(void)
 {
 	/* the password as written: the last '@' before the path ends the userinfo */
@@ -77,16 +67,6 @@ int main(void)
 	check_secret("xyz", "", 1, "xyz");
 	check_secret("xyz", NULL, 1, "xyz");
 	check_secret("ab", "abc", 1, "ab");
-
-	/* in a text with database URLs: a user or database name that is the
-	 * password is kept, the password field never */
-	check_text("mysql://djc:djc@h:1/djc", "djc", "mysql://djc:***@h:1/djc");
-	check_text("to mysql://djc:***@h/djc: no", "djc", "to mysql://djc:***@h/djc: no");
-	check_text("PostgreSQL://pw:pw@h/pw?sslmode=require pw", "pw", "PostgreSQL://pw:**@h/pw?sslmode=require **");
-	check_text("mariadb://u:pw@h/pwx postgres://pw@h/pw", "pw", "mariadb://u:**@h/**x postgres://**@h/**");
-	check_text("mysql://other:x@h/djc http://djc:djc@h/djc", "djc", "mysql://other:x@h/*** http://***:***@h/***");
-	check_text("mysql://djc:djc@h/djc/djc 'mysql://djc:djc@h/djc'", "djc", "mysql://djc:***@h/djc/*** 'mysql://djc:***@h/djc'");
-	check_text("djc", "djc", "***");
 
 	sb_t b = SB_INIT;
 	url_add_userinfo(&b, "alice", 1);
