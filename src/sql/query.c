@@ -589,13 +589,12 @@ int q_check_sql(db_conn *db, const q_sel *s, val_t want, q_out *o)
 
 static int sel_reads(const q_sel *s, const char *table);
 
-/* Whether condition x reads table (unquoted name) in a subquery. */
-static int cond_reads(const q_node *x, const char *table)
+int q_cond_reads(const q_node *x, const char *table)
 {
 	if (!x) return 0;
 	if (x->k == Q_EXISTS && sel_reads(x->sub, table)) return 1;
 	for (size_t i = 0; i < x->nkids; i++)
-		if (cond_reads(x->kids[i], table)) return 1;
+		if (q_cond_reads(x->kids[i], table)) return 1;
 	return 0;
 }
 
@@ -605,12 +604,12 @@ static int sel_reads(const q_sel *s, const char *table)
 		for (size_t i = 0; i < s->nfrom; i++) {
 			const q_from *f = &s->from[i];
 			if ((f->table && !strcmp(f->table, table)) || (f->sub && sel_reads(f->sub, table)) ||
-			    cond_reads(f->on, table))
+			    q_cond_reads(f->on, table))
 				return 1;
 		}
 		for (size_t i = 0; i < s->nitems; i++)
-			if (cond_reads(s->items[i].cond, table)) return 1;
-		if (cond_reads(s->where, table)) return 1;
+			if (q_cond_reads(s->items[i].cond, table)) return 1;
+		if (q_cond_reads(s->where, table)) return 1;
 	}
 	return 0;
 }
@@ -621,7 +620,7 @@ int q_delete_sql(db_conn *db, const char *table, const q_node *where, q_out *o)
 	 * list's IN (subquery) read once, db.h write_join), unless a subquery
 	 * reads the table deleted from, which MariaDB refuses in it (error
 	 * 1093) and takes in the single-table DELETE */
-	if (cond_reads(where, table)) {
+	if (q_cond_reads(where, table)) {
 		sb_add(o->sql, "DELETE FROM ");
 		db_qtable(db, o->sql, table);
 	} else

@@ -220,6 +220,9 @@ int q_check_sql(db_conn *db, const q_sel *s, val_t want, q_out *o);
  * the multiple-table form of db_delete_head (MariaDB) unless a subquery of
  * where reads table itself. */
 int q_delete_sql(db_conn *db, const char *table, const q_node *where, q_out *o);
+/* Whether condition x reads table (unquoted name, as q_from_table takes
+ * it) in a subquery. */
+int q_cond_reads(const q_node *x, const char *table);
 
 /* INSERT of nrows rows into table's cols; vals: nrows * ncols pointers
  * (NULL: SQL NULL), copied into the parameters. ignore: skip rows whose

@@ -239,13 +239,56 @@ static int jobs_of_deleted(cascade *k, size_t i, int dry_run, djc_changes *ch)
 	return rc;
 }
 
+/* When the restriction of S[0] reads a table the cascade deletes from
+ * first (delete 'K & (C & "w < 5")', C a child of K), the children's
+ * statements would change what it selects before S[0]'s own: the children
+ * of the selected rows went and the rows themselves stayed (and a dry run
+ * counted what the delete did not do). Then S[0]'s rows are read first,
+ * in the delete's transaction, and named by their keys (*keys, a JSON list
+ * of key objects, "[]" for none: caller frees) for every statement of the
+ * cascade. *keys NULL: the restriction reads no such table. */
+static int root_keys(cascade *k, char **keys)
+{
+	*keys = NULL;
+	table *t = k->S[0];
+	q_col ref = {NULL, table_sqlref(t), NULL};
+	q_node *cond;
+	int rc = cascade_cond(k, 0, ref, &cond);
+	if (rc) return rc;
+	int reads = 0;
+	for (size_t i = 1; i < k->nS && !reads; i++) reads = q_cond_reads(cond, table_sqlref(k->S[i]));
+	if (!reads) return DJC_OK;
+	q_sel *s = q_select(k->a);
+	for (size_t i = 0; i < t->nkey; i++) q_col_item(k->a, s, at(ref, t->attrs[i].name), NULL);
+	q_from_table(k->a, s, table_sqlref(t), NULL, 0);
+	q_where(k->a, s, cond);
+	djc_rowset *rs = NULL;
+	if ((rc = rows_fetch(k->c, t, s, &rs))) return rc;
+	sb_t b = SB_INIT;
+	sb_addc(&b, '[');
+	for (size_t j = 0; j < rs->n; j++) {
+		if (j) sb_addc(&b, ',');
+		row_to_json(&b, t, rs->rows[j]);
+	}
+	sb_addc(&b, ']');
+	djc_rowset_free(rs);
+	*keys = sb_steal(&b);
+	return DJC_OK;
+}
+
 static int delete_once(djc_conn *c, table **S, size_t nS, const djc_expr *e, const char *where, const djc_delete_options *o,
 		       djc_changes *ch)
 {
 	q_arena a = Q_ARENA_INIT;
 	cascade k = {c, S, nS, where, &a, 0, e};
 	int rc;
+	char *keys = NULL;
 	if ((rc = db_begin(c->db))) { rc = conn_dbfail(c, rc, "delete"); goto out; }
+	if (nS > 1 && (rc = root_keys(&k, &keys))) goto fail;
+	if (keys) {
+		k.where = keys;
+		k.expr = NULL;
+	}
 	if (o->cascade && (rc = parts_check(&k))) goto fail;
 	/* the counts, in the order of deletion: dependents first */
 	for (size_t i = nS; i-- > 0;) {
@@ -276,6 +319,7 @@ fail:
 	db_rollback(c->db);
 out:
 	q_arena_free(&a);
+	free(keys);
 	return rc;
 }
 

@@ -356,4 +356,49 @@ expect_out "... the row left" "m1,1,2,2" sh -c '"$DJC" fetch Trial --format csv 
 }
 tcase self_delete
 
+# A delete restricted by its own descendants (DataJoint's K & (C & cond)):
+# the rows are chosen before the cascade deletes the rows they are chosen
+# by. Before, the children went first and then the restriction chose
+# nothing: "deleted 4 rows from DcC, deleted 0 rows from DcK", where the dry
+# run had said 2 rows of DcK.
+case_delete_by_child() {
+cat > dc.djc <<'P'
+DcK (manual)
+    dk : int32
+    ---
+    v : int32
+
+DcC (manual)
+    -> DcK
+    dc : int32
+    ---
+    w : int32
+
+DcG (manual)
+    -> DcC
+    g : int32
+    ---
+P
+djc declare dc.djc >/dev/null
+printf '%s\n' '{"dk":1,"v":1}' '{"dk":2,"v":2}' '{"dk":3,"v":3}' '{"dk":4,"v":4}' | djc insert DcK >/dev/null
+printf '%s\n' '{"dk":1,"dc":1,"w":1}' '{"dk":1,"dc":2,"w":2}' '{"dk":2,"dc":1,"w":2}' '{"dk":2,"dc":2,"w":4}' \
+	'{"dk":3,"dc":1,"w":3}' | djc insert DcC >/dev/null
+printf '%s\n' '{"dk":1,"dc":2,"g":1}' '{"dk":3,"dc":1,"g":1}' | djc insert DcG >/dev/null
+expect_out "K & (C & cond) --dry-run" "would delete 1 row from DcG
+would delete 4 rows from DcC
+would delete 2 rows from DcK" djc delete 'DcK & (DcC & "w < 3")' --dry-run
+expect_out "K & (C & cond) deletes what the dry run said" "deleted 1 row from DcG
+deleted 4 rows from DcC
+deleted 2 rows from DcK" djc delete 'DcK & (DcC & "w < 3")' --yes
+expect_out "... the rows left" "dk,v
+3,3
+4,4" djc fetch DcK --format csv
+expect_out "K & G (a grandchild)" "deleted 1 row from DcG
+deleted 1 row from DcC
+deleted 1 row from DcK" djc delete 'DcK & DcG' --yes
+expect_out "K - C (no children: none to choose by)" "deleted 1 row from DcK" djc delete 'DcK - DcC' --yes
+expect_out "nothing left" "0 0 0" sh -c 'for t in DcK DcC DcG; do "$DJC" fetch $t --format json | grep -c . ; done | tr "\n" " " | sed "s/ $//"'
+}
+tcase delete_by_child
+
 finish
