@@ -1127,8 +1127,28 @@ static int block_meta(pctx *c, table *t, char *s, int line, block_state *st)
 	return 0;
 }
 
+/* Condition text wholly in quotes, as DataJoint writes it and as `djc
+ * fetch` takes it (`Session & 'rig = "r1"'`): the text inside, a
+ * backslash before the outer quote keeping it (algebra_parse.c's
+ * quoted()). Anything else (unquoted text, `"r1" = rig and ...`, whose
+ * first quote closes before the end) is the condition as written. */
+static char *unquote_cond(const char *s)
+{
+	char q = s[0];
+	if (q != '\'' && q != '"') return xstrdup(s);
+	sb_t b = SB_INIT;
+	size_t i = 1;
+	for (; s[i] && s[i] != q; i++) {
+		if (s[i] == '\\' && s[i + 1] == q) i++;
+		sb_addc(&b, s[i]);
+	}
+	if (!s[i] || s[i + 1]) { sb_free(&b); return xstrdup(s); }
+	return sb_steal(&b);
+}
+
 /* A 'key_source = ...' line: a JSON restriction, or a join of upstream
- * tables (A * B) optionally restricted (& {...}). */
+ * tables (A * B) optionally restricted (& {...}, or condition text, bare
+ * or in quotes). */
 static int block_key_source(pctx *c, table *t, char *s, int line)
 {
 	if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
@@ -1152,7 +1172,8 @@ static int block_key_source(pctx *c, table *t, char *s, int line)
 				if (q && *e == '\\' && e[1]) e++;
 				else if (q ? *e == q : *e == '"' || *e == '\'') q = q ? 0 : *e;
 			*e = 0;
-			t->key_source_where = xstrdup(trim(js));
+			js = trim(js);
+			t->key_source_where = unquote_cond(js);
 			return 0;
 		}
 	}

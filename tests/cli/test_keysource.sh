@@ -314,6 +314,13 @@ RigText (computed)
     v : int32
     key_source = Sess * Par & rig = "r2" and k < 1
 
+RigQuoted (computed)
+    -> Sess
+    -> Par
+    ---
+    v : int32
+    key_source = Sess * Par & 'rig = "r2" and k < 1'   # quoted, as DataJoint and djc fetch write it
+
 RatSess (computed)
     -> Sess
     ---
@@ -369,6 +376,12 @@ expect_out "condition text on a join's secondary attributes" '{"table":"RigText"
 	djc jobs refresh RigText --json
 expect_out "... those keys" "1/2/1 2/2/1 2/3/1" \
 	sh -c '"$DJC" jobs RigText --all --json | jq -r "[.jobs[] | \"\(.subj)/\(.sess)/\(.par)\"] | sort | join(\" \")"'
+# the same condition in quotes, as DataJoint writes key_source = Sess & 'rig="r1"'
+# (before December 2026 the quotes were kept: "a value alone is not a condition")
+expect_out "condition text in quotes" '{"table":"RigQuoted","added":3,"removed":0,"orphaned":0,"re_pended":0}' \
+	djc jobs refresh RigQuoted --json
+expect_out "... the same keys" "1/2/1 2/2/1 2/3/1" \
+	sh -c '"$DJC" jobs RigQuoted --all --json | jq -r "[.jobs[] | \"\(.subj)/\(.sess)/\(.par)\"] | sort | join(\" \")"'
 
 # a grandparent's attribute (the default key source), a grandparent as the key source
 expect_out "the default key source restricted by a grandparent's attribute" "RatSess: Completed 0 of 2 (0.0%), 2 remaining" \
