@@ -37,7 +37,10 @@ it: fetch, compute, fetch again, and the key fails ("the make_fetch data
 changed") when the two fetches differ.
 
 Refused, each failing the key with a message naming it (docs/adopt-interop.md):
-an insert into any other table; ``replace=True``; inserting from a query
+an insert into any other table; ``replace=True``; a key that the class's
+own ``key_source`` (overridden in Python, which djc does not read) leaves
+out, before make runs (give the restriction in the overlay's
+``key_source =``); inserting from a query
 expression of another schema's server connection is allowed (its rows
 are fetched first). Not covered by djc's commit-time upstream check: the
 reads go through DataJoint, not through djc's ``fetch``.
@@ -442,12 +445,32 @@ def _tripartite(target, key):
         pass
 
 
+def _own_key_source(cls):
+    """Whether the lab's class (or a base of its own) overrides DataJoint's
+    key_source property."""
+    for klass in cls.__mro__:
+        if "key_source" in vars(klass):
+            return not (klass.__module__ or "").split(".")[0] == "datajoint"
+    return False
+
+
 def _runner(cls):
     """The djc make (key, fetch) -> rows that runs cls's make."""
+    own_ks = _own_key_source(cls)
+
     def make(key, fetch):
         global _current
         target = cls()
         key = _key_of(target, key)
+        # djc makes the keys of its own key source (the parents', restricted
+        # by the overlay's key_source =): a key the class's Python key_source
+        # leaves out is one DataJoint's populate would never make, and a make
+        # written for the others may well make a wrong row of it
+        if own_ks and not len(target.key_source & key):
+            raise NotSupported(
+                "key %r is not in %s.key_source, which the class overrides in Python; djc does not read "
+                "it: give the same restriction in the overlay (key_source = ...; docs/adopt-interop.md)"
+                % (dict(key), cls.__name__))
         cap = _Capture(target)
         _current = cap
         target._upstream_key = dict(key)   # DataJoint's self.upstream, as in its populate

@@ -166,6 +166,17 @@ static void heading_diff(const table *old, const table *nt, sb_t *d)
 		sb_free(&was);
 		sb_free(&is);
 	}
+	/* the overlay's key_source is part of the definition too */
+	const char *ow = old->key_source_where, *nw = nt->key_source_where;
+	const char *oj = old->key_source_join, *nj = nt->key_source_join;
+	if (strcmp(oj ? oj : "", nj ? nj : "") || strcmp(ow ? ow : "", nw ? nw : "")) {
+		sb_printf(d, "%skey_source: ", d->len ? ", " : "");
+		if (!oj && !ow) sb_add(d, "none");
+		else sb_printf(d, "%s%s%s", oj ? oj : "", oj && ow ? " & " : "", ow ? ow : "");
+		sb_add(d, " -> ");
+		if (!nj && !nw) sb_add(d, "none");
+		else sb_printf(d, "%s%s%s", nj ? nj : "", nj && nw ? " & " : "", nw ? nw : "");
+	}
 	if (!d->len) sb_add(d, "its definition");
 }
 

@@ -1127,8 +1127,61 @@ static int block_meta(pctx *c, table *t, char *s, int line, block_state *st)
 	return 0;
 }
 
+/* s with each text in single quotes outside JSON's strings made a JSON
+ * string ('rig = "r1"' -> "rig = \"r1\""; a backslash before the quote
+ * keeps it), as algebra_parse.c's json_cond reads a list in `djc fetch`. */
+static char *single_quotes_to_json(const char *s)
+{
+	sb_t b = SB_INIT, t = SB_INIT;
+	char q = 0;
+	for (size_t i = 0; s[i]; i++) {
+		char ch = s[i];
+		if (q == '\'') {
+			if (ch == '\\' && s[i + 1] == '\'') ch = s[++i];
+			else if (ch == '\'') {
+				q = 0;
+				json_quote(&b, sb_str(&t), t.len);
+				sb_reset(&t);
+				continue;
+			}
+			sb_addc(&t, ch);
+			continue;
+		}
+		if (!q && ch == '\'') { q = ch; continue; }
+		sb_addc(&b, ch);
+		if (q) { if (ch == '\\' && s[i + 1]) sb_addc(&b, s[++i]); else if (ch == q) q = 0; }
+		else if (ch == '"') q = ch;
+	}
+	if (q == '\'') {   /* unterminated: as written (the JSON parse refuses it) */
+		sb_addc(&b, '\'');
+		sb_add(&b, sb_str(&t));
+	}
+	sb_free(&t);
+	return sb_steal(&b);
+}
+
+/* Condition text wholly in quotes, as DataJoint writes it and as `djc
+ * fetch` takes it (`Session & 'rig = "r1"'`): the text inside, a
+ * backslash before the outer quote keeping it (algebra_parse.c's
+ * quoted()). Anything else (unquoted text, `"r1" = rig and ...`, whose
+ * first quote closes before the end) is the condition as written. */
+static char *unquote_cond(const char *s)
+{
+	char q = s[0];
+	if (q != '\'' && q != '"') return xstrdup(s);
+	sb_t b = SB_INIT;
+	size_t i = 1;
+	for (; s[i] && s[i] != q; i++) {
+		if (s[i] == '\\' && s[i + 1] == q) i++;
+		sb_addc(&b, s[i]);
+	}
+	if (!s[i] || s[i + 1]) { sb_free(&b); return xstrdup(s); }
+	return sb_steal(&b);
+}
+
 /* A 'key_source = ...' line: a JSON restriction, or a join of upstream
- * tables (A * B) optionally restricted (& {...}). */
+ * tables (A * B) optionally restricted (& {...}, or condition text, bare
+ * or in quotes). */
 static int block_key_source(pctx *c, table *t, char *s, int line)
 {
 	if (t->tier != TIER_COMPUTED && t->tier != TIER_IMPORTED)
@@ -1152,21 +1205,28 @@ static int block_key_source(pctx *c, table *t, char *s, int line)
 				if (q && *e == '\\' && e[1]) e++;
 				else if (q ? *e == q : *e == '"' || *e == '\'') q = q ? 0 : *e;
 			*e = 0;
-			t->key_source_where = xstrdup(trim(js));
+			js = trim(js);
+			t->key_source_where = unquote_cond(js);
 			return 0;
 		}
 	}
 	json_error_t je;
+	/* a list's condition text in single quotes, as DataJoint writes it
+	 * ([{"rig": "r1"}, 'rig is null']): as JSON strings */
+	char *dq = NULL;
+	if (*js == '[' && strchr(js, '\'')) js = dq = single_quotes_to_json(js);
 	/* the JSON value, then nothing or a # comment */
 	json_t *j = json_loads(js, JSON_DISABLE_EOF_CHECK, &je);
 	const char *rest = j ? js + je.position : js;
 	while (j && (*rest == ' ' || *rest == '\t')) rest++;
 	if (!j || !(json_is_object(j) || json_is_array(j)) || (*rest && *rest != '#')) {
 		json_decref(j);
+		free(dq);
 		return fail(c, line, "key_source must be a JSON restriction object, e.g. {\"session_id\": [1, 2]}");
 	}
 	json_decref(j);
 	t->key_source_where = xstrndup(js, je.position);
+	free(dq);
 	return 0;
 }
 
@@ -1263,8 +1323,9 @@ static int block_key_source_attrs(pctx *c, table *t)
 	return 0;
 }
 
-/* A key_source restriction's shape: an object or a list of objects. Its
- * names may be any attribute of the key source's tables (or their
+/* A key_source restriction's shape: an object, or a list of objects
+ * and condition texts (README, "Restrictions": [{"a": 1}, "b > 2"]).
+ * Its names may be any attribute of the key source's tables (or their
  * ancestors): the table layer checks them where it has the joined
  * heading (keysource_check, at declare and alter). */
 static int block_ks_where(pctx *c, table *t)
@@ -1274,7 +1335,10 @@ static int block_ks_where(pctx *c, table *t)
 	size_t cnt = objs ? json_array_size(objs) : 1;
 	for (size_t i = 0; i < cnt; i++) {
 		json_t *o = objs ? json_array_get(objs, i) : j;
-		if (!json_is_object(o)) { json_decref(j); return fail(c, t->ks_line, "key_source list items must be objects"); }
+		if (!json_is_object(o) && !(objs && json_is_string(o))) {
+			json_decref(j);
+			return fail(c, t->ks_line, "key_source list items must be objects or condition text");
+		}
 	}
 	json_decref(j);
 	return 0;

@@ -91,8 +91,51 @@ static int primary(ps *p, djc_expr **out)
 	return DJC_OK;
 }
 
+/* The end of the quoted text starting at s[0] (' or "): the index of its
+ * closing quote (a backslash before the quote keeps it, as in quoted()),
+ * or 0 when it is not closed within n. */
+static size_t quote_end(const char *s, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		if (s[i] == '\\' && i + 1 < n && s[i + 1] == s[0]) i++;
+		else if (s[i] == s[0]) return i;
+	}
+	return 0;
+}
+
+/* An item of a call as DataJoint writes it, in Python's quotes, made
+ * djc's: 'x' -> x, '-x' -> -x, '...' -> ..., new='old' -> new=old,
+ * n='count(*)' -> n=count(*), 'v desc' -> v desc. Other text as it is. */
+static char *call_item(const char *s, size_t n)
+{
+	size_t v = 0, e;
+	if (n && (s[0] == '\'' || s[0] == '"')) v = 0;
+	else {
+		while (v < n && ident_char(s[v])) v++;
+		size_t eq = v;
+		while (eq < n && isspace((unsigned char)s[eq])) eq++;
+		if (!v || eq >= n || s[eq] != '=') return xstrndup(s, n);
+		for (v = eq + 1; v < n && isspace((unsigned char)s[v]); v++) {}
+		if (v >= n || (s[v] != '\'' && s[v] != '"')) return xstrndup(s, n);
+	}
+	if (!(e = quote_end(s + v, n - v)) || v + e + 1 != n) return xstrndup(s, n);
+	sb_t b = SB_INIT;
+	if (v) {   /* new= */
+		size_t k = 0;
+		while (ident_char(s[k])) k++;
+		sb_addn(&b, s, k);
+		sb_addc(&b, '=');
+	}
+	for (size_t i = v + 1; i < v + e; i++) {
+		if (s[i] == '\\' && s[i + 1] == s[v]) i++;
+		sb_addc(&b, s[i]);
+	}
+	return sb_steal(&b);
+}
+
 /* The items of a call up to its ')': each the text up to ',' or ')' at
- * depth 0, trimmed. */
+ * depth 0 outside quotes, trimmed, DataJoint's quotes taken off
+ * (call_item). */
 static int call_items(ps *p, char ***items, size_t *n)
 {
 	*items = NULL;
@@ -103,6 +146,12 @@ static int call_items(ps *p, char ***items, size_t *n)
 		size_t at = p->i;
 		int depth = 0;
 		while (p->s[p->i] && !(depth == 0 && (p->s[p->i] == ',' || p->s[p->i] == ')'))) {
+			if (p->s[p->i] == '\'' || p->s[p->i] == '"') {
+				size_t q = quote_end(p->s + p->i, strlen(p->s + p->i));
+				if (!q) return err(p, "unterminated quote in the call");
+				p->i += q + 1;
+				continue;
+			}
 			depth += p->s[p->i] == '(' ? 1 : p->s[p->i] == ')' ? -1 : 0;
 			p->i++;
 		}
@@ -111,7 +160,7 @@ static int call_items(ps *p, char ***items, size_t *n)
 		while (e > at && isspace((unsigned char)p->s[e - 1])) e--;
 		if (e == at) return err(p, "expected an attribute");
 		*items = xrealloc(*items, (*n + 1) * sizeof(char *));
-		(*items)[(*n)++] = xstrndup(p->s + at, e - at);
+		(*items)[(*n)++] = call_item(p->s + at, e - at);
 		if (p->s[p->i++] == ')') return DJC_OK;
 	}
 }

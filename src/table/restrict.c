@@ -855,15 +855,65 @@ static const char *ks_json_names(djc_conn *c, const table *t, const ks_wide *w, 
 	return NULL;
 }
 
+static int ks_where_of(q_node **out, q_arena *a, djc_conn *c, const table *t, const ks_wide *w, const char *where,
+		       int *missed);
+
+/* A key_source list that holds condition text among its objects
+ * ([{"rig": "r1"}, "rig is null"], as --where takes it: mixed_list): the
+ * OR of its items, each as it would be alone. 1 when it is such a list
+ * (built into *out, or an error in *rc), 0 when not. */
+static int ks_mixed_list(q_node **out, q_arena *a, djc_conn *c, const table *t, const ks_wide *w, const char *where,
+			 int *missed, int *rc)
+{
+	const char *p = where;
+	while (isspace((unsigned char)*p)) p++;
+	if (*p != '[') return 0;
+	json_t *j = json_loads(where, JSON_REJECT_DUPLICATES, NULL);
+	size_t n = json_array_size(j), i = 0;
+	while (i < n && !json_is_string(json_array_get(j, i))) i++;
+	if (i == n) { json_decref(j); return 0; }
+	q_node *x = q_or(a);
+	*rc = DJC_OK;
+	for (i = 0; i < n && !*rc; i++) {
+		json_t *e = json_array_get(j, i);
+		char *text = NULL;
+		if (json_is_string(e) && cond_is_text(json_string_value(e))) text = xstrdup(json_string_value(e));
+		else if (json_is_object(e)) text = json_dumps(e, JSON_COMPACT);
+		else {
+			*rc = conn_fail(c, DJC_EINVAL, "key_source of %s: item %zu of the list is %s (a list holds objects and "
+					"conditions: {\"a\": 1}, \"b > 2\")", t->name, i + 1,
+					json_is_string(e) ? "a string that is not a condition" : json_kind(e));
+			break;
+		}
+		q_node *y = NULL;
+		int m = 0;
+		*rc = ks_where_of(&y, a, c, t, w, text, &m);
+		*missed |= m;
+		free(text);
+		if (!*rc && y) q_add(a, x, y);
+	}
+	json_decref(j);
+	if (!*rc) *out = x;
+	return 1;
+}
+
 /* t's key_source restriction (JSON or condition text) as a condition on
  * the columns of w's join. *missed: it names what w's heading lacks. */
 static int ks_where_node(q_node **out, q_arena *a, djc_conn *c, const table *t, const ks_wide *w, int *missed)
 {
-	const char *where = t->key_source_where;
-	char *tabs = ks_tables_text(w);
-	int rc;
 	*missed = 0;
 	*out = NULL;
+	int rc = ks_where_of(out, a, c, t, w, t->key_source_where, missed);
+	if (!rc && *out) (*out)->bound_max = WHERE_BOUND_MAX;
+	return rc;
+}
+
+static int ks_where_of(q_node **out, q_arena *a, djc_conn *c, const table *t, const ks_wide *w, const char *where,
+		       int *missed)
+{
+	int rc;
+	if (ks_mixed_list(out, a, c, t, w, where, missed, &rc)) return rc;
+	char *tabs = ks_tables_text(w);
 	if (cond_is_text(where)) {
 		thead h = {&w->head, {0}, 0, 0, w, NULL};
 		char *what = xasprintf("an attribute of %s", tabs);
@@ -900,7 +950,6 @@ static int ks_where_node(q_node **out, q_arena *a, djc_conn *c, const table *t, 
 		}
 	}
 	free(tabs);
-	if (!rc && *out) (*out)->bound_max = WHERE_BOUND_MAX;
 	return rc;
 }
 

@@ -186,6 +186,12 @@ case_overlay_key_source() {
 	# (of 3 whatever case populate made of them already: the rows are DataJoint's)
 	expect_out "progress: Ann's 3 sessions with the 1.5 parameter set" "Analysis: of 3" \
 		sh -c "'$DJC' --schema '$C' progress Analysis | sed 's/ (.*//; s/Completed [0-9]* of/of/'"
+	# a changed key_source is a changed definition: --accept-changes says
+	# what changed (it said "(its definition)")
+	printf 'Analysis\n    make = ./mk_analysis.sh\n    key_source = {"threshold": 1.5}\n' > oks2.djc
+	expect_rc 0 "adopt --accept-changes with another key_source" djc --schema "$C" adopt "$MAIN" --overlay oks2.djc --accept-changes
+	check "... the report names the key_source change" grep -Eq \
+		'^changed Analysis \(computed\) as [^ ]*analysis: took DataJoint.s definition \(key_source: \{"threshold": 1\.5, "subject_name": "Ann"\} -> \{"threshold": 1\.5\}\); its jobs kept' <<< "$OUT"
 }
 tcase overlay_key_source
 

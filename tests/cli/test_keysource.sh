@@ -314,6 +314,19 @@ RigText (computed)
     v : int32
     key_source = Sess * Par & rig = "r2" and k < 1
 
+RigQuoted (computed)
+    -> Sess
+    -> Par
+    ---
+    v : int32
+    key_source = Sess * Par & 'rig = "r2" and k < 1'   # quoted, as DataJoint and djc fetch write it
+
+RigList (computed)
+    -> Sess
+    ---
+    v : int32
+    key_source = [{"rig": "r1"}, 'subj = 1 and sess = 2']   # a list with condition text, as DataJoint writes it
+
 RatSess (computed)
     -> Sess
     ---
@@ -369,6 +382,25 @@ expect_out "condition text on a join's secondary attributes" '{"table":"RigText"
 	djc jobs refresh RigText --json
 expect_out "... those keys" "1/2/1 2/2/1 2/3/1" \
 	sh -c '"$DJC" jobs RigText --all --json | jq -r "[.jobs[] | \"\(.subj)/\(.sess)/\(.par)\"] | sort | join(\" \")"'
+# the same condition in quotes, as DataJoint writes key_source = Sess & 'rig="r1"'
+# (before December 2026 the quotes were kept: "a value alone is not a condition")
+expect_out "condition text in quotes" '{"table":"RigQuoted","added":3,"removed":0,"orphaned":0,"re_pended":0}' \
+	djc jobs refresh RigQuoted --json
+expect_out "... the same keys" "1/2/1 2/2/1 2/3/1" \
+	sh -c '"$DJC" jobs RigQuoted --all --json | jq -r "[.jobs[] | \"\(.subj)/\(.sess)/\(.par)\"] | sort | join(\" \")"'
+# a list of an object and condition text (README, "Restrictions"), the text
+# in DataJoint's single quotes (before December 2026 refused: "key_source
+# list items must be objects", and single quotes were not JSON)
+expect_out "a key_source list with condition text" '{"table":"RigList","added":3,"removed":0,"orphaned":0,"re_pended":0}' \
+	djc jobs refresh RigList --json
+expect_out "... the OR of its items" "1/1 1/2 2/1" \
+	sh -c '"$DJC" jobs RigList --all --json | jq -r "[.jobs[] | \"\(.subj)/\(.sess)\"] | sort | join(\" \")"'
+expect_out "... progress agrees" '{"table":"RigList","remaining":3,"total":3}' \
+	sh -c '"$DJC" progress RigList --json | jq -c "{table, remaining, total}"'
+printf 'BadList (computed)\n    -> Sess\n    ---\n    v : int32\n    key_source = [{"rig": "r1"}, "nope = 1"]\n' > badlist.djc
+expect_fail 2 "... an unknown name in its condition text is refused at declare" \
+	'^djc: badlist\.djc:5: key_source of BadList: condition, column 1: "nope" is not an attribute of its tables \(Sess\)' \
+	djc declare badlist.djc
 
 # a grandparent's attribute (the default key source), a grandparent as the key source
 expect_out "the default key source restricted by a grandparent's attribute" "RatSess: Completed 0 of 2 (0.0%), 2 remaining" \

@@ -333,6 +333,39 @@ expect_fail 2 "U(a) alone is refused" "^djc: expression: expected .aggr\( or & a
 }
 tcase u_semi
 
+# DataJoint's Python quotes in calls, as a user copies them: 'x', new='old',
+# '-x', '...', n='count(*)', dj.U('a'), dj.Top(N, 'x desc') (before
+# December 2026 the quotes stayed in the names: "a rename names "'note'"")
+case_dj_quotes() {
+expect_out "proj(label='note')" "subject,session,label
+m1,1,a
+m1,2,b" djc fetch "Session.proj(label='note') & {\"subject\": \"m1\"}" --format csv
+expect_out "proj('species', kind=\"species\")" "subject,species,kind
+m1,mouse,mouse
+m2,mouse,mouse
+r1,rat,rat" djc fetch "Subject.proj('species', kind=\"species\")" --format csv
+expect_out "proj(..., '-species')" "subject,weight
+m1,20
+m2,22
+r1,300" djc fetch "Subject.proj('...', '-species')" --format csv
+expect_out "aggr(Trial, n='count(*)', total='sum(duration)')" "subject,n,total
+m1,3,9
+m2,0,
+r1,1,8" djc fetch "Subject.aggr(Trial, n='count(*)', total = 'sum(duration)')" --format csv
+expect_out "U('species').aggr(..., n='count(distinct subject)')" "species,n
+mouse,2
+rat,1" djc fetch "U('species').aggr(Subject, n='count(distinct subject)')" --format csv
+expect_out "top(2, 'duration desc, trial')" "subject,session,trial,duration
+m1,2,1,6
+r1,1,1,8" djc fetch "Trial.top(2, 'duration desc, trial')" --format csv
+expect_out "a join with a renamed projection, quoted" "subject,session,trial,label
+m1,1,1,a
+m1,1,2,a" djc fetch "Trial * Session.proj(label='note') & {\"label\": \"a\"}" --format csv --attrs subject,session,trial,label
+expect_fail 2 "an unterminated quote in a call" "^djc: expression: unterminated quote in the call at column 20 of: " \
+	djc fetch "Session.proj(label='note)"
+}
+tcase dj_quotes
+
 # dj.Top: B.top(N, order, offset=M), a restriction usable inside others
 case_top() {
 expect_out "Trial.top(2, duration desc)" "subject,session,trial,duration

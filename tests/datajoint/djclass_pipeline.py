@@ -13,6 +13,9 @@ into itself and insert into its part). Besides it:
            inserts its row twice, the second time with skip_duplicates=True
     Stray  (computed) -> Session | n : int32
            also inserts into ParamSet: djc refuses (not the table being made)
+    Picky  (computed) -> Session | n : int32
+           key_source overridden in Python (session_idx != 1), make trusting it:
+           djc's key source has every session, the others fail naming key_source
 
     djclass_pipeline.py declare   declares these tables (after `pipeline.py declare URL PREFIX N`)
     djclass_pipeline.py check     DataJoint reads Tri, Boom and Stray (exit 1 on a mismatch)
@@ -84,6 +87,22 @@ class Stray(dj.Computed):
         ParamSet.insert1((100 + key["session_idx"], 9.0))
 
 
+@main
+class Picky(dj.Computed):
+    definition = """
+    -> Session
+    ---
+    n : int32
+    """
+
+    @property
+    def key_source(self):
+        return Session & "session_idx != 1"
+
+    def make(self, key):
+        self.insert1(dict(key, n=1))   # trusts key_source: no check of its own
+
+
 def check():
     keys = Session.fetch("KEY")
     for key in keys:
@@ -99,8 +118,12 @@ def check():
     if len(Stray()) or len(ParamSet()) != 2:
         print("Stray has %d rows, ParamSet %d" % (len(Stray()), len(ParamSet())), file=sys.stderr)
         return 1
-    print("DataJoint reads Tri (%d rows, arrays), Boom (%d rows), Stray (none), ParamSet unchanged"
-          % (len(Tri()), len(Boom())))
+    if len(Picky & bad) or len(Picky()) != len(keys) - len(bad) or Picky().progress(display=False)[0]:
+        print("Picky has %d rows, %d of sessions its key_source leaves out" % (len(Picky()), len(Picky & bad)),
+              file=sys.stderr)
+        return 1
+    print("DataJoint reads Tri (%d rows, arrays), Boom (%d rows), Stray (none), ParamSet unchanged, "
+          "Picky (%d rows: its key_source's)" % (len(Tri()), len(Boom()), len(Picky())))
     return 0
 
 
@@ -108,7 +131,7 @@ if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else ""
     if cmd == "declare":
         # importing declared them (after pipeline.py's declare made the rest)
-        print("declared Tri, Boom, Stray beside Stats; %d sessions" % len(Session()))
+        print("declared Tri, Boom, Stray, Picky beside Stats; %d sessions" % len(Session()))
     elif cmd == "check":
         sys.exit(check())
     else:

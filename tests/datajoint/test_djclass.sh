@@ -4,15 +4,17 @@
 # each of its servers, not by `make check`: it needs DataJoint).
 #   1. DataJoint declares pipeline.py's pipeline and djclass_pipeline.py's
 #      Tri (tripartite make), Boom (raises for one session), Stray (inserts
-#      into another table);
+#      into another table), Picky (key_source overridden in Python);
 #   2. djc adopts the schema; the overlay names the classes
 #      (make_serve = PY -m djc_datajoint tests/datajoint/djclass_pipeline.py:Stats);
 #   3. `djc worker --processes 2 --until-empty`: every Stats and Tri key made,
 #      Boom's broken session an error job with DataJoint's message and the
-#      traceback, every Stray key an error naming the other table;
+#      traceback, every Stray key an error naming the other table, Picky's
+#      keys outside its Python key_source errors naming it (no row made);
 #   4. DataJoint reads it all: pipeline.py's check of Stats (arrays, parts,
 #      progress complete, populate finds nothing, job metadata), Tri's
-#      arrays, Boom's rows, nothing in Stray, ParamSet unchanged.
+#      arrays, Boom's rows, nothing in Stray, ParamSet unchanged, Picky's
+#      rows those of its key_source.
 # Usage: tests/datajoint/test_djclass.sh URL (a MariaDB or PostgreSQL server
 # DataJoint can reach). DataJoint: scripts/datajoint-python.sh.
 set -uo pipefail
@@ -41,18 +43,18 @@ TD=$ROOT/tests/datajoint
 D=("$DJC" --db "$URL" --schema djcl_djc)
 
 check "DataJoint declares the pipeline" "$DJPY" "$TD/pipeline.py" declare "$URL" djcl 6
-check "DataJoint declares Tri, Boom, Stray" "$DJPY" "$TD/djclass_pipeline.py" declare
+check "DataJoint declares Tri, Boom, Stray, Picky" "$DJPY" "$TD/djclass_pipeline.py" declare
 : > overlay
-for t in Stats Tri Boom Stray; do
+for t in Stats Tri Boom Stray Picky; do
 	printf '%s\n    make_serve = %s -m djc_datajoint %s/djclass_pipeline.py:%s\n    timeout = 5m\n' \
 		"$t" "$DJPY" "$TD" "$t" >> overlay
 done
 check "djc adopt djcl_main" "${D[@]}" adopt djcl_main --overlay overlay
 check "djc worker --processes 2 --until-empty" sh -c '"$@" worker --processes 2 --until-empty --json > worker.json; cat worker.json' _ "${D[@]}"
-check "djc's counts: Stats 12 + Tri 6 + Boom 4 made; 2 Boom and 6 Stray errors" python3 -c '
+check "djc's counts: Stats 12 + Tri 6 + Boom 4 + Picky 4 made; 2 Boom, 6 Stray and 2 Picky errors" python3 -c '
 import json
 d = json.load(open("worker.json"))
-assert (d["success_count"], d["error_count"], d["lost_count"]) == (22, 8, 0), d
+assert (d["success_count"], d["error_count"], d["lost_count"]) == (26, 10, 0), d
 print("made %d, errors %d" % (d["success_count"], d["error_count"]))'
 jobs_has() {  # TABLE PATTERN: djc's error jobs of TABLE, with the stack
 	"${D[@]}" jobs "$1" --status error --json > jobs.json &&
@@ -70,7 +72,9 @@ P
 check "Boom: DataJoint's error message and the traceback" jobs_has Boom '^ValueError: session 1 is broken$' 2
 check "Stray: refused, naming the other table" jobs_has Stray 'NotSupported: make inserts into .*param_set.*neither Stray ' 6
 check "DataJoint reads Stats (pipeline.py check)" "$DJPY" "$TD/pipeline.py" check "$URL" djcl
-check "DataJoint reads Tri, Boom, Stray" "$DJPY" "$TD/djclass_pipeline.py" check
+check "Picky: keys outside its Python key_source refused, naming it" jobs_has Picky \
+	"^NotSupported: key .* is not in Picky.key_source, which the class overrides in Python" 2
+check "DataJoint reads Tri, Boom, Stray, Picky" "$DJPY" "$TD/djclass_pipeline.py" check
 "${D[@]}" unadopt djcl_main >/dev/null 2>&1
 "$DJPY" "$TD/pipeline.py" drop "$URL" djcl >/dev/null 2>&1
 echo "test_djclass: $PASS passed, $FAIL failed"

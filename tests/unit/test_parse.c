@@ -471,7 +471,7 @@ static void test_parse_errors(void)
 	 * key_source = A & 'x=1'); the names are checked at declare (keysource_check) */
 	CHECK(ok_parse("A (manual)\n    a : int32\n    ---\n    x : int8\nC (computed)\n    -> A\n    ---\n    key_source = {\"x\": 1}\n") != NULL);
 	CHECK_STR(err_parse("A (manual)\n    a : int32\n    ---\nC (computed)\n    -> A\n    ---\n    key_source = [{\"a\": 1}, 2]\n"),
-		  "p.djc:7: key_source list items must be objects");
+		  "p.djc:7: key_source list items must be objects or condition text");
 	CHECK_STR(err_parse("A (manual)\n    a : int32\n    ---\n    index(nope)\n"), "p.djc:4: index names unknown attribute 'nope'");
 	CHECK_STR(err_parse("A (manual)\n    a : int32\n    ---\n    unique index a\n"), "p.djc:4: expected unique index(attr, ...)");
 	/* invalid UTF-8, reported on its line */
