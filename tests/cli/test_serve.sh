@@ -11,7 +11,8 @@
 #   3. a program that crashes on one key fails only that key (its stderr as
 #      the stack) and a new program serves the next
 #   4. garbage and oversize output insert nothing for the key; a row that
-#      does not fit fails the key and keeps the program; a raised error
+#      does not fit fails the key and keeps the program; a raised error; a
+#      program that closes its stdout and runs on is stopped
 #   5. no password (and no database URL) in a serve program's environment
 #   6. restarts are bounded (jobs.serve_restarts); a program that cannot be
 #      run, or speaks another version, stops the worker and fails no job
@@ -328,6 +329,8 @@ while read -r line; do
 		error) printf '%s\n' '{"_djc": "error", "message": "it went wrong", "stack": "frame 1\nframe 2"}'; continue ;;
 		after) printf '{"v": %s}\n{"_djc": "done"}\n\n{"v": 99}\n' "$id"; continue ;;   # one write: a line after done
 		blankafter) printf '{"v": %s}\n{"_djc": "done"}\n\n \n' "$id"; continue ;;
+		closedout) exec >&-; sleep 300 ;;   # can never answer, and runs on
+		partialexit) printf '{"v": %s' "$id"; exit 0 ;;   # part of a row, then status 0
 		esac
 		echo '{"_djc": "done"}'
 		continue
@@ -364,6 +367,13 @@ if [ "$DJC_BACKEND" = sqlite ]; then
 fi
 MAXOUT=3 BIG=4000000 bad longline "more than 3 MiB for one key" 2 "a 4 MB line over jobs.max_output (3 MiB)"
 MAXOUT=3 BIG=4000000 bad blanks "more than 3 MiB for one key" 2 "4 MB of lines over jobs.max_output (3 MiB)"
+# a program that closes its stdout and runs on is stopped (after
+# jobs.stop_grace, for one that is ending), not waited for forever
+DJC_JOBS_STOP_GRACE=1 bad closedout "^serve program closed its stdout while making the key and ran on: it is stopped$" 2 \
+	"stdout closed, the program running on"
+# status 0 with part of a line written for the key: it saw the key, so the
+# key fails (only a program that wrote nothing for it is given it again)
+bad partialexit "^serve program exited with status 0 while making the key: bad output for 3$" 2 "part of a row, then exit status 0"
 bad badrow "line 1: .*expects an integer" 1 "a row that does not fit (the program is kept)"
 bad norow "make produced no row for Res" 1 "no row (the program is kept)"
 bad error "^it went wrong$" 1 "an error it reports (the program is kept)"
