@@ -1005,6 +1005,17 @@ static void unanswered(keyrun *kr, line_end end, make_stop why, make_result *res
 		res->stack = key_stack(kr);
 		res->signal = st.signal;
 		res->message = died_message(s, &st, res->stack);
+		if (!s->hello && st.exited) {
+			/* it ended before its hello (an import that fails, a
+			 * typo in its module's name): it cannot serve, as one that
+			 * cannot be run; the key was not tried, and failing key
+			 * after key (up to jobs.serve_restarts a minute, per
+			 * worker) would only turn pending jobs into errors */
+			char *m = res->message;
+			res->message = xasprintf("serve program '%s' %s", s->argv[0], m + strlen("serve program "));
+			free(m);
+			res->fatal = 1;
+		}
 		break;
 	case L_STOPPED:
 		/* djc stopped it (a signal, a lost lease, ...): not the program's

@@ -15,7 +15,8 @@
 #      program that closes its stdout and runs on is stopped
 #   5. no password (and no database URL) in a serve program's environment
 #   6. restarts are bounded (jobs.serve_restarts); a program that cannot be
-#      run, or speaks another version, stops the worker and fails no job
+#      run, ends before its hello, or speaks another version, stops the
+#      worker and fails no job
 #   7. SIGTERM and a lost lease stop the program (its whole tree) and the
 #      next key gets a new one
 #   8. `make_serve =` in a table's block; `--make` beside it runs the same
@@ -476,6 +477,27 @@ run "$DJC" populate Res --reserve-jobs --json --make-serve ./no-such-program
 check "6: a serve program that cannot be run: exit 1, saying so (no make failed)" \
 	test "$RC/$(jget '"\(.success_count)/\(.error_count)/\(.errors | length)/\(.failure)"')" = "1/0/0/0/cannot run serve program './no-such-program': No such file or directory"
 check "6: ... and no job failed" test "$(djc jobs Res)" = "Res jobs: pending $N, reserved 0, success 0, error 0, ignore 0, total $N"
+# a program that ends before its hello (an import that fails) cannot
+# serve: no job fails (it turned a key into an error per start, up to
+# jobs.serve_restarts a minute per worker), the worker stops saying why
+cat > nohello.sh <<'P'
+#!/bin/sh
+echo "start $$" >> "$LOG"
+printf 'Traceback (most recent call last):\nModuleNotFoundError: No module named %s\n' "'nosuch'" >&2
+exit 1
+P
+chmod +x nohello.sh
+for mode in --reserve-jobs --processes=2; do
+	clean
+	run "$DJC" populate Res $mode --suppress-errors --json --make-serve ./nohello.sh
+	check "6: $mode: a program that exits before its hello: exit 1, its last stderr line the failure, no make failed" \
+		test "$RC/$(jget '"\(.success_count)/\(.error_count)/\(.failure)"')" = \
+		"1/0/0/serve program './nohello.sh' exited with status 1 before its hello: ModuleNotFoundError: No module named 'nosuch'"
+	# (not started again: at most one start per worker process)
+	check "6: $mode: ... started $(starts) time(s), not again" test "$(starts)" -ge 1 -a "$(starts)" -le "$([ "$mode" = --reserve-jobs ] && echo 1 || echo 2)"
+	[ "$mode" = --reserve-jobs ] &&
+		check "6: ... and no job failed (the key it had is pending again)" test "$(djc jobs Res)" = "Res jobs: pending $N, reserved 0, success 0, error 0, ignore 0, total $N"
+done
 cat > v3.sh <<'P'
 #!/bin/sh
 read -r hello
