@@ -1175,6 +1175,11 @@ void proc_get_status(const proc *p, proc_status *st)
 	*st = p->st;
 }
 
+int proc_out_closed(const proc *p)
+{
+	return p->out < 0;
+}
+
 void proc_free(proc *p)
 {
 	if (!p) return;

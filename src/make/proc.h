@@ -145,6 +145,9 @@ void proc_out_consume(proc *p, size_t n);
 void proc_err_clear(proc *p);
 /* Its status so far (final once proc_pump returned 1). */
 void proc_get_status(const proc *p, proc_status *st);
+/* Whether its stdout reached its end (all its writers closed it): 1 once
+ * read to EOF, whether or not the program still runs. */
+int proc_out_closed(const proc *p);
 
 /* Free p. A program still running is killed first (SIGKILL to its whole
  * tree), with a bounded wait. NULL is fine. */

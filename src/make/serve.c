@@ -342,6 +342,7 @@ typedef struct keyrun {
 	row_bins bins;    /* their names and lengths (data: filled when they came) */
 	size_t binlen;    /* their bytes in all */
 	size_t scanned;   /* bytes of the unfinished line read so far, known to hold no newline */
+	double out_eof;   /* when its stdout was found closed while it ran on (0: not yet) */
 } keyrun;
 
 /* Forget a row's raw values (staged, or the key ended first). */
@@ -954,6 +955,20 @@ static line_end read_answer(keyrun *kr, make_stop *why)
 		proc_get_status(s->p, &ps);
 		if (kr->bytes + (kr->binrow ? 0 : n - used) > s->max_out || ps.too_big) return L_TOO_BIG;
 		if (over) return L_DIED;
+		if (proc_out_closed(s->p)) {
+			/* its stdout is closed and it runs on: it can never answer.
+			 * A program that ends closes stdout first, so it gets
+			 * jobs.stop_grace (1 s at least) to end, then it is stopped
+			 * (a wait on a make is bounded) */
+			double now = mono_now(), grace = config_double("jobs.stop_grace");
+			if (!kr->out_eof) kr->out_eof = now;
+			else if (now >= kr->out_eof + (grace > 1 ? grace : 1)) {
+				free(kr->msg);
+				kr->msg = xasprintf("serve program closed its stdout %s and ran on: it is stopped",
+						    s->hello ? "while making the key" : "before its hello");
+				return L_GARBAGE;
+			}
+		}
 		if ((*why = make_watch_check(kr->watch)) != MAKE_GO) return L_STOPPED;
 		over = proc_pump(s->p, PROC_POLL_MS);
 	}
@@ -994,6 +1009,17 @@ static void unanswered(keyrun *kr, line_end end, make_stop why, make_result *res
 		res->stack = key_stack(kr);
 		res->signal = st.signal;
 		res->message = died_message(s, &st, res->stack);
+		if (!s->hello && st.exited) {
+			/* it ended before its hello (an import that fails, a
+			 * typo in its module's name): it cannot serve, as one that
+			 * cannot be run; the key was not tried, and failing key
+			 * after key (up to jobs.serve_restarts a minute, per
+			 * worker) would only turn pending jobs into errors */
+			char *m = res->message;
+			res->message = xasprintf("serve program '%s' %s", s->argv[0], m + strlen("serve program "));
+			free(m);
+			res->fatal = 1;
+		}
 		break;
 	case L_STOPPED:
 		/* djc stopped it (a signal, a lost lease, ...): not the program's
@@ -1023,12 +1049,15 @@ static void unanswered(keyrun *kr, line_end end, make_stop why, make_result *res
 }
 
 /* It ended between keys and never saw this one (it exited with status 0
- * after its last closing line): worth once more, with a fresh program. */
+ * after its last closing line, and wrote nothing for this key, not even
+ * part of a line): worth once more, with a fresh program. */
 static int ended_unseen(serve *s, const keyrun *kr)
 {
 	proc_status st;
 	proc_get_status(s->p, &st);
-	return st.exited && !st.signal && !st.code && kr->line == 0 && s->served > 0;
+	size_t left;
+	proc_out(s->p, &left);
+	return st.exited && !st.signal && !st.code && kr->line == 0 && kr->bytes == 0 && left == 0 && s->served > 0;
 }
 
 static void keyrun_free(keyrun *kr)

@@ -124,6 +124,9 @@ void progress_update(progress *p, long done, long errors, int final)
 	if (!final && t - p->last < p->interval) return;
 	/* with a short interval in a log: a line when the counts change */
 	if (!final && !p->tty && p->interval < 1 && p->drawn && done == p->last_done && errors == p->last_errors) return;
+	/* in a log, the last line already showing the final counts is the
+	 * final line: not written twice */
+	if (final && !p->tty && p->drawn && done == p->last_done && errors == p->last_errors) return;
 	p->last = t;
 	p->last_done = done;
 	p->last_errors = errors;

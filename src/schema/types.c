@@ -246,6 +246,10 @@ static int in_float(const attr *a, const val_t *in, val_t *out, char **msg, int 
 		if (fabs(f) > FLT_MAX) return bad(msg, a, "%s", "value out of float32 range");
 		f = (double)(float)f;
 	}
+	/* -0.0 is 0: PostgreSQL keeps the sign, SQLite and MariaDB drop it,
+	 * and a value reads back the same from every backend (an adopted
+	 * PostgreSQL float8, which keeps NaN too, keeps it as DataJoint does) */
+	if (f == 0 && !a->nonfinite) f = 0.0;
 	*out = val_float(f);
 	return DJC_OK;
 }

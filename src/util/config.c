@@ -372,11 +372,28 @@ static int file_setting(config_file *cf, const char *key, json_t *v, char **msg)
  * each an object of settings. */
 static int load_file(FILE *f, const char *path, char **msg)
 {
-	json_error_t je;
-	json_t *root = json_loadf(f, 0, &je);
 	struct stat st;
 	config_file cf = {path, fstat(fileno(f), &st) == 0 && (st.st_mode & 0044), 0};
+	/* read whole (a config is small): a read error (a directory) is
+	 * told as one, and a UTF-8 byte order mark, which some editors
+	 * write, is skipped as djc insert skips it */
+	sb_t b = SB_INIT;
+	char buf[8192];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0) sb_addn(&b, buf, n);
+	int err = ferror(f) ? errno : 0;
 	fclose(f);
+	if (err) {
+		*msg = xasprintf("cannot read config file %s: %s", path, strerror(err));
+		sb_free(&b);
+		return -1;
+	}
+	size_t skip = b.len >= 3 && !memcmp(b.s, "\xef\xbb\xbf", 3) ? 3 : 0;
+	json_error_t je;
+	/* a key twice would silently drop one of the two (a second "jobs"
+	 * section, all of the first): refused, as in a row */
+	json_t *root = json_loadb(b.s ? b.s + skip : "", b.len - skip, JSON_REJECT_DUPLICATES, &je);
+	sb_free(&b);
 	if (!root || !json_is_object(root)) {
 		*msg = root ? xasprintf("%s: the config must be a JSON object", path)
 			    : xasprintf("%s:%d: malformed JSON: %s", path, je.line, je.text);

@@ -348,6 +348,22 @@ expect_fail 2 "config setting of the wrong type" "^djc: badval\.json: setting 'j
 printf '{"jobs": {"keep_complete": true}}\n' > badkey.json
 expect_fail 2 "unknown config setting" "^djc: badkey\.json: unknown setting 'jobs\.keep_complete'" env DJC_CONFIG=badkey.json "$DJC" tables
 expect_fail 2 "missing config file" '^djc: cannot read config file nope\.json: No such file or directory$' env DJC_CONFIG=nope.json "$DJC" tables
+# a section (or a setting) twice: the second would silently replace the
+# first, keep_completed lost without a word
+printf '{"jobs": {"keep_completed": true},\n "jobs": {"lease_timeout": 30}}\n' > dupsec.json
+expect_fail 2 "a config section given twice" "^djc: dupsec\.json:2: malformed JSON: duplicate object key near '\"jobs\"'$" \
+	env DJC_CONFIG=dupsec.json "$DJC" tables
+printf '{"jobs": {"lease_timeout": 30, "lease_timeout": 40}}\n' > dupkey.json
+expect_fail 2 "a config setting given twice" "^djc: dupkey\.json:1: malformed JSON: duplicate object key near '\"lease_timeout\"'$" \
+	env DJC_CONFIG=dupkey.json "$DJC" tables
+# a byte order mark (some editors write one) is skipped, as insert skips it
+printf '\357\273\277{"jobs": {"keep_completed": true}}\n' > bom.json
+expect_out "a config file starting with a UTF-8 byte order mark" \
+	'jobs.keep_completed    true                     (bom.json)' \
+	sh -c 'DJC_CONFIG=bom.json "$DJC" config | grep "^jobs.keep_completed "'
+mkdir -p dir.json
+expect_fail 2 "a config file that is a directory" '^djc: cannot read config file dir\.json: Is a directory$' \
+	env DJC_CONFIG=dir.json "$DJC" tables
 printf '[1]\n' > notobj.json
 expect_fail 2 "config that is not an object" '^djc: notobj\.json: the config must be a JSON object$' env DJC_CONFIG=notobj.json "$DJC" tables
 printf '{"jobs": {"keep_completed": true' > bad2.json

@@ -345,6 +345,22 @@ expect_out "csv view of typed values" 'id,b,f,by,js,s
 break	tab"
 2,false,,,"""q\""uote""",Ünïcödé ok
 3,,,,,0123456789012345678901234567890123456789012345678901234567' djc fetch View --format csv
+# -0.0 reads back as 0 on every backend (PostgreSQL kept the sign, SQLite
+# and MariaDB did not), from insert and from a make's rows alike
+cat > zero.djc <<'P'
+Zero (manual)
+    id : int32
+    ---
+    f4 : float32
+    f8 : float64
+P
+expect_out "declare a table of floats" "created Zero (manual) as zero" djc declare zero.djc
+expect_out "insert -0.0" "inserted 2 rows into Zero" ins_stdin Zero '{"id": 1, "f4": -0.0, "f8": -0.0}
+{"id": 2, "f4": -0, "f8": -0e5}'
+expect_out "-0.0 reads back as 0" 'id,f4,f8
+1,0,0
+2,0,0' djc fetch Zero --format csv
+expect_out "and matches 0" 2 count Zero '{"f8": 0}'
 expect_out "json view of typed values" '{"id":1,"b":true,"f":0.25,"by":"AAEA/wA=","js":{"a":[1,"x,y"]},"s":"line\nbreak\ttab"}
 {"id":2,"b":false,"f":null,"by":null,"js":"q\"uote","s":"Ünïcödé ok"}
 {"id":3,"b":null,"f":null,"by":null,"js":null,"s":"0123456789012345678901234567890123456789012345678901234567"}' djc fetch View --format json

@@ -405,6 +405,7 @@ n=$(printf '%s\n' "$ERR" | grep -c .)
 check "piped, interval 0: a line per change of the counts (got $n)" test "$n" -ge 3 -a "$n" -le 13
 check "...no carriage returns in a log" sh -c '! printf "%s" "$1" | grep -q "$(printf "\r")"' _ "$ERR"
 check "...ending with the final line" sh -c 'printf "%s\n" "$1" | tail -1 | grep -q " 100%|#*| 12/12 \["' _ "$ERR"
+check "...written once (it was repeated when the last change had shown it)" test "$(printf '%s\n' "$ERR" | grep -c ' 12/12 \[')" = 1
 expect_fail 2 "display.interval is checked" "^djc: environment variable DJC_DISPLAY_INTERVAL \(display\.interval\) must be a number of seconds from 0 to 86400, got '-1'$" \
 	env DJC_DISPLAY_INTERVAL=-1 "$DJC" populate AVeryLongComputedTableNameForTheProgressBar --make ./slow.sh
 # the bar's total: the jobs this run can take now, not another worker's

@@ -11,10 +11,12 @@
 #   3. a program that crashes on one key fails only that key (its stderr as
 #      the stack) and a new program serves the next
 #   4. garbage and oversize output insert nothing for the key; a row that
-#      does not fit fails the key and keeps the program; a raised error
+#      does not fit fails the key and keeps the program; a raised error; a
+#      program that closes its stdout and runs on is stopped
 #   5. no password (and no database URL) in a serve program's environment
 #   6. restarts are bounded (jobs.serve_restarts); a program that cannot be
-#      run, or speaks another version, stops the worker and fails no job
+#      run, ends before its hello, or speaks another version, stops the
+#      worker and fails no job
 #   7. SIGTERM and a lost lease stop the program (its whole tree) and the
 #      next key gets a new one
 #   8. `make_serve =` in a table's block; `--make` beside it runs the same
@@ -330,6 +332,8 @@ while read -r line; do
 			printf '%s\n' '{"_djc": "error", "message": "it went wrong", "stack": "frame 1"}'; continue ;;
 		after) printf '{"v": %s}\n{"_djc": "done"}\n\n{"v": 99}\n' "$id"; continue ;;   # one write: a line after done
 		blankafter) printf '{"v": %s}\n{"_djc": "done"}\n\n \n' "$id"; continue ;;
+		closedout) exec >&-; sleep 300 ;;   # can never answer, and runs on
+		partialexit) printf '{"v": %s' "$id"; exit 0 ;;   # part of a row, then status 0
 		esac
 		echo '{"_djc": "done"}'
 		continue
@@ -366,6 +370,13 @@ if [ "$DJC_BACKEND" = sqlite ]; then
 fi
 MAXOUT=3 BIG=4000000 bad longline "more than 3 MiB for one key" 2 "a 4 MB line over jobs.max_output (3 MiB)"
 MAXOUT=3 BIG=4000000 bad blanks "more than 3 MiB for one key" 2 "4 MB of lines over jobs.max_output (3 MiB)"
+# a program that closes its stdout and runs on is stopped (after
+# jobs.stop_grace, for one that is ending), not waited for forever
+DJC_JOBS_STOP_GRACE=1 bad closedout "^serve program closed its stdout while making the key and ran on: it is stopped$" 2 \
+	"stdout closed, the program running on"
+# status 0 with part of a line written for the key: it saw the key, so the
+# key fails (only a program that wrote nothing for it is given it again)
+bad partialexit "^serve program exited with status 0 while making the key: bad output for 3$" 2 "part of a row, then exit status 0"
 bad badrow "line 1: .*expects an integer" 1 "a row that does not fit (the program is kept)"
 # the first key of a program: its hello is not one of the key's lines
 for k in 1 2; do
@@ -485,6 +496,27 @@ run "$DJC" populate Res --reserve-jobs --json --make-serve ./no-such-program
 check "6: a serve program that cannot be run: exit 1, saying so (no make failed)" \
 	test "$RC/$(jget '"\(.success_count)/\(.error_count)/\(.errors | length)/\(.failure)"')" = "1/0/0/0/cannot run serve program './no-such-program': No such file or directory"
 check "6: ... and no job failed" test "$(djc jobs Res)" = "Res jobs: pending $N, reserved 0, success 0, error 0, ignore 0, total $N"
+# a program that ends before its hello (an import that fails) cannot
+# serve: no job fails (it turned a key into an error per start, up to
+# jobs.serve_restarts a minute per worker), the worker stops saying why
+cat > nohello.sh <<'P'
+#!/bin/sh
+echo "start $$" >> "$LOG"
+printf 'Traceback (most recent call last):\nModuleNotFoundError: No module named %s\n' "'nosuch'" >&2
+exit 1
+P
+chmod +x nohello.sh
+for mode in --reserve-jobs --processes=2; do
+	clean
+	run "$DJC" populate Res $mode --suppress-errors --json --make-serve ./nohello.sh
+	check "6: $mode: a program that exits before its hello: exit 1, its last stderr line the failure, no make failed" \
+		test "$RC/$(jget '"\(.success_count)/\(.error_count)/\(.failure)"')" = \
+		"1/0/0/serve program './nohello.sh' exited with status 1 before its hello: ModuleNotFoundError: No module named 'nosuch'"
+	# (not started again: at most one start per worker process)
+	check "6: $mode: ... started $(starts) time(s), not again" test "$(starts)" -ge 1 -a "$(starts)" -le "$([ "$mode" = --reserve-jobs ] && echo 1 || echo 2)"
+	[ "$mode" = --reserve-jobs ] &&
+		check "6: ... and no job failed (the key it had is pending again)" test "$(djc jobs Res)" = "Res jobs: pending $N, reserved 0, success 0, error 0, ignore 0, total $N"
+done
 cat > v3.sh <<'P'
 #!/bin/sh
 read -r hello
