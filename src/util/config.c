@@ -61,10 +61,11 @@ static const char *const not_settings[] = {
 	"DJC_SERVE_LEND",                               /* 0: large values copied into a serve program's pipe (docs/workers.md) */
 	"DJC_READ_PIECE",                               /* bytes: large values read in pieces of this size (docs/workers.md) */
 	"DJC_WORKER_LOG",                               /* a worker's event log (tests) */
+	"DJC_BLOBS", "DJC_BLOB_ZLIB",                   /* read by python/djc_make.py's makes (docs/serve-protocol.md) */
 	/* scripts/ and the test suite */
 	"DJC_BACKEND", "DJC_BACKENDS", "DJC_TESTS", "DJC_CASE", "DJC_KINDS", "DJC_PARALLEL", "DJC_TEST_", "DJC_BUILD",
 	"DJC_SAN_BUILD", "DJC_POOLER",
-	"DJC_SERVER_URL", "DJC_LISTEN_EXTRA", "DJC_DEPS_PATH", "DJC_ROOT", "DJC_DEMO_DB",
+	"DJC_SERVER_URL", "DJC_LISTEN_EXTRA", "DJC_DEPS_PATH", "DJC_ROOT", "DJC_DEMO_DB", "DJC_DATAJOINT_",
 	NULL,
 };
 

@@ -459,8 +459,9 @@ check "...a setting's variable without its section (djc config warns too)" \
 run env DJC_SOMETHING_ELSE=1 "$DJC" tables
 check "...a name close to none" test "$RC:$ERR" = "0:djc: warning: environment variable DJC_SOMETHING_ELSE is not a djc setting and changes nothing (djc config lists them)"
 run env DJC_KEY='{"subject_id": 1}' DJC_KEY_subject_id=1 DJC_TABLE=Stats DJC_SCHEMA=x DJC_ATTEMPT=1 DJC_SERVE=1 DJC_CONFIG= \
-	DJC_MYSQL_COMPOUND=1 DJC_WORKER_LOG= DJC_TEST_ANY=1 DJC_BACKENDS=sqlite DJC_TESTS=x DJC_BUILD=b DJC_SAN_BUILD= "$DJC" tables
-check "the variables djc sets for make programs, and those of its scripts and tests: no warning" test "$RC:$ERR" = "0:"
+	DJC_MYSQL_COMPOUND=1 DJC_WORKER_LOG= DJC_TEST_ANY=1 DJC_BACKENDS=sqlite DJC_TESTS=x DJC_BUILD=b DJC_SAN_BUILD= \
+	DJC_BLOBS=raw DJC_BLOB_ZLIB=1 DJC_DATAJOINT_PYTHON=/usr/bin/python3 "$DJC" tables
+check "the variables djc sets for make programs, those its Python makes read (DJC_BLOBS), and those of its scripts and tests: no warning" test "$RC:$ERR" = "0:"
 printf '{"subject_id": 1, "session": 2}\n' | djc insert Session >/dev/null
 cat > mkenv.sh <<'P'
 #!/bin/sh
