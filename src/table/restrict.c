@@ -860,41 +860,42 @@ static int ks_where_of(q_node **out, q_arena *a, djc_conn *c, const table *t, co
 
 /* A key_source list that holds condition text among its objects
  * ([{"rig": "r1"}, "rig is null"], as --where takes it: mixed_list): the
- * OR of its items, each as it would be alone. 1 when it is such a list
- * (built into *out, or an error in *rc), 0 when not. */
+ * OR of its items, each as it would be alone, built into *out (DJC_OK, or
+ * an error), or KS_NOT_MIXED when where is no such list. */
+#define KS_NOT_MIXED 1
 static int ks_mixed_list(q_node **out, q_arena *a, djc_conn *c, const table *t, const ks_wide *w, const char *where,
-			 int *missed, int *rc)
+			 int *missed)
 {
 	const char *p = where;
 	while (isspace((unsigned char)*p)) p++;
-	if (*p != '[') return 0;
+	if (*p != '[') return KS_NOT_MIXED;
 	json_t *j = json_loads(where, JSON_REJECT_DUPLICATES, NULL);
 	size_t n = json_array_size(j), i = 0;
 	while (i < n && !json_is_string(json_array_get(j, i))) i++;
-	if (i == n) { json_decref(j); return 0; }
+	if (i == n) { json_decref(j); return KS_NOT_MIXED; }
 	q_node *x = q_or(a);
-	*rc = DJC_OK;
-	for (i = 0; i < n && !*rc; i++) {
+	int rc = DJC_OK;
+	for (i = 0; i < n && !rc; i++) {
 		json_t *e = json_array_get(j, i);
 		char *text = NULL;
 		if (json_is_string(e) && cond_is_text(json_string_value(e))) text = xstrdup(json_string_value(e));
 		else if (json_is_object(e)) text = json_dumps(e, JSON_COMPACT);
 		else {
-			*rc = conn_fail(c, DJC_EINVAL, "key_source of %s: item %zu of the list is %s (a list holds objects and "
+			rc = conn_fail(c, DJC_EINVAL, "key_source of %s: item %zu of the list is %s (a list holds objects and "
 					"conditions: {\"a\": 1}, \"b > 2\")", t->name, i + 1,
 					json_is_string(e) ? "a string that is not a condition" : json_kind(e));
 			break;
 		}
 		q_node *y = NULL;
 		int m = 0;
-		*rc = ks_where_of(&y, a, c, t, w, text, &m);
+		rc = ks_where_of(&y, a, c, t, w, text, &m);
 		*missed |= m;
 		free(text);
-		if (!*rc && y) q_add(a, x, y);
+		if (!rc && y) q_add(a, x, y);
 	}
 	json_decref(j);
-	if (!*rc) *out = x;
-	return 1;
+	if (!rc) *out = x;
+	return rc;
 }
 
 /* t's key_source restriction (JSON or condition text) as a condition on
@@ -911,8 +912,8 @@ static int ks_where_node(q_node **out, q_arena *a, djc_conn *c, const table *t, 
 static int ks_where_of(q_node **out, q_arena *a, djc_conn *c, const table *t, const ks_wide *w, const char *where,
 		       int *missed)
 {
-	int rc;
-	if (ks_mixed_list(out, a, c, t, w, where, missed, &rc)) return rc;
+	int rc = ks_mixed_list(out, a, c, t, w, where, missed);
+	if (rc != KS_NOT_MIXED) return rc;
 	char *tabs = ks_tables_text(w);
 	if (cond_is_text(where)) {
 		thead h = {&w->head, {0}, 0, 0, w, NULL};
