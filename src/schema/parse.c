@@ -1127,39 +1127,6 @@ static int block_meta(pctx *c, table *t, char *s, int line, block_state *st)
 	return 0;
 }
 
-/* s with each text in single quotes outside JSON's strings made a JSON
- * string ('rig = "r1"' -> "rig = \"r1\""; a backslash before the quote
- * keeps it), as algebra_parse.c's json_cond reads a list in `djc fetch`. */
-static char *single_quotes_to_json(const char *s)
-{
-	sb_t b = SB_INIT, t = SB_INIT;
-	char q = 0;
-	for (size_t i = 0; s[i]; i++) {
-		char ch = s[i];
-		if (q == '\'') {
-			if (ch == '\\' && s[i + 1] == '\'') ch = s[++i];
-			else if (ch == '\'') {
-				q = 0;
-				json_quote(&b, sb_str(&t), t.len);
-				sb_reset(&t);
-				continue;
-			}
-			sb_addc(&t, ch);
-			continue;
-		}
-		if (!q && ch == '\'') { q = ch; continue; }
-		sb_addc(&b, ch);
-		if (q) { if (ch == '\\' && s[i + 1]) sb_addc(&b, s[++i]); else if (ch == q) q = 0; }
-		else if (ch == '"') q = ch;
-	}
-	if (q == '\'') {   /* unterminated: as written (the JSON parse refuses it) */
-		sb_addc(&b, '\'');
-		sb_add(&b, sb_str(&t));
-	}
-	sb_free(&t);
-	return sb_steal(&b);
-}
-
 /* Condition text wholly in quotes, as DataJoint writes it and as `djc
  * fetch` takes it (`Session & 'rig = "r1"'`): the text inside, a
  * backslash before the outer quote keeping it (algebra_parse.c's
@@ -1214,7 +1181,12 @@ static int block_key_source(pctx *c, table *t, char *s, int line)
 	/* a list's condition text in single quotes, as DataJoint writes it
 	 * ([{"rig": "r1"}, 'rig is null']): as JSON strings */
 	char *dq = NULL;
-	if (*js == '[' && strchr(js, '\'')) js = dq = single_quotes_to_json(js);
+	if (*js == '[' && strchr(js, '\'')) {
+		sb_t b = SB_INIT;
+		char open;
+		json_single_quotes(&b, js, 0, &open);
+		js = dq = sb_steal(&b);
+	}
 	/* the JSON value, then nothing or a # comment */
 	json_t *j = json_loads(js, JSON_DISABLE_EOF_CHECK, &je);
 	const char *rest = j ? js + je.position : js;

@@ -218,6 +218,14 @@ int value_cmp_json(const attr *a, json_t *j, val_t *out, char **msg);
 /* Append the JSON text of a typed value of attribute a (NULL a: untyped). */
 void value_to_json(sb_t *b, const attr *a, const val_t *v);
 void json_quote(sb_t *b, const char *s, size_t n);
+/* JSON text s with each text in Python's single quotes outside its JSON
+ * strings made a JSON string ('rig = "r1"' -> "rig = \"r1\""; a backslash
+ * before the quote keeps it, other backslashes are the text's own), as
+ * DataJoint writes condition text in a list ([{"a": 1}, 'b > 2']),
+ * appended to b. one: only the balanced {...} or [...] s starts with. The
+ * bytes of s read; *open: 0, or what was left open at the end (the quote
+ * ' or ", or '[' for a bracket). */
+size_t json_single_quotes(sb_t *b, const char *s, int one, char *open);
 
 /* A row of t (object text or jansson object) checked against the heading:
  * every attribute known, every value valid. Missing attributes stay

@@ -644,6 +644,43 @@ void json_quote(sb_t *b, const char *s, size_t n)
 	sb_addc(b, '"');
 }
 
+size_t json_single_quotes(sb_t *b, const char *s, int one, char *open)
+{
+	sb_t t = SB_INIT;   /* the single-quoted text being read */
+	char q = 0;
+	int depth = 0;
+	size_t i = 0;
+	for (; s[i]; i++) {
+		char ch = s[i];
+		if (q == '\'') {
+			if (ch == '\\' && s[i + 1] == '\'') ch = s[++i];
+			else if (ch == '\'') {
+				q = 0;
+				json_quote(b, sb_str(&t), t.len);
+				sb_reset(&t);
+				continue;
+			}
+			sb_addc(&t, ch);
+			continue;
+		}
+		if (!q && ch == '\'') { q = ch; continue; }
+		sb_addc(b, ch);
+		if (q) {   /* in a JSON string */
+			if (ch == '\\' && s[i + 1]) sb_addc(b, s[++i]);
+			else if (ch == q) q = 0;
+		} else if (ch == '"') q = ch;
+		else if (ch == '{' || ch == '[') depth++;
+		else if ((ch == '}' || ch == ']') && --depth == 0 && one) { i++; break; }
+	}
+	if (q == '\'') {   /* unterminated: as written (a JSON parse refuses it) */
+		sb_addc(b, '\'');
+		sb_add(b, sb_str(&t));
+	}
+	sb_free(&t);
+	*open = q ? q : depth ? '[' : 0;
+	return i;
+}
+
 static void json_dump_value(sb_t *b, json_t *j)
 {
 	char buf[64];

@@ -277,36 +277,14 @@ static int post(ps *p, djc_expr **out)
  * quote, other backslashes are the condition's own, as in quoted()). */
 static int json_cond(ps *p, char **out)
 {
-	size_t at = p->i;
-	int depth = 0;
-	char q = 0;
-	sb_t b = SB_INIT, t = SB_INIT;
-	for (; p->s[p->i]; p->i++) {
-		char ch = p->s[p->i];
-		if (q == '\'') {
-			if (ch == '\\' && p->s[p->i + 1] == '\'') ch = p->s[++p->i];
-			else if (ch == '\'') {
-				q = 0;
-				json_quote(&b, sb_str(&t), t.len);
-				sb_reset(&t);
-				continue;
-			}
-			sb_addc(&t, ch);
-			continue;
-		}
-		if (ch == '\'' && !q) { q = ch; continue; }
-		sb_addc(&b, ch);
-		if (q) { if (ch == '\\' && p->s[p->i + 1]) sb_addc(&b, p->s[++p->i]); else if (ch == q) q = 0; continue; }
-		if (ch == '"') q = ch;
-		else if (ch == '{' || ch == '[') depth++;
-		else if ((ch == '}' || ch == ']') && --depth == 0) { p->i++; break; }
-	}
-	sb_free(&t);
-	if (depth) {
+	sb_t b = SB_INIT;
+	char open;
+	size_t n = json_single_quotes(&b, p->s + p->i, 1, &open);
+	if (open) {
 		sb_free(&b);
-		p->i = at;
-		return err(p, q == '\'' ? "unterminated condition text in a JSON restriction" : "unbalanced JSON restriction");
+		return err(p, open == '\'' ? "unterminated condition text in a JSON restriction" : "unbalanced JSON restriction");
 	}
+	p->i += n;
 	*out = sb_steal(&b);
 	return DJC_OK;
 }
