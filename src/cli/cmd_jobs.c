@@ -577,8 +577,9 @@ static void empty_listing_note(djc_conn *c, const char *table, const char *statu
 		fprintf(stderr, "djc: note: completed jobs are not kept (a job's row is deleted when its make commits) "
 				"unless jobs.keep_completed is true\n");
 	else if (!djc_jobs_count(&n, c, table, NULL) && n.total == 0)
-		fprintf(stderr, "djc: note: %s has no job at all: a populate without --reserve-jobs records no jobs (it printed "
-				"its errors), and djc jobs refresh %s adds the missing keys as jobs\n", table, table);
+		fprintf(stderr, "djc: note: %s has no job at all: %sa populate without --reserve-jobs records no jobs (it "
+				"printed its errors), and djc jobs refresh %s adds the missing keys as jobs\n", table,
+			keep ? "" : "a job's row is deleted when its make commits (jobs.keep_completed is false), ", table);
 }
 
 int cmd_jobs(int argc, char **argv)

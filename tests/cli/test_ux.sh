@@ -194,6 +194,9 @@ run env DJC_JOBS_KEEP_COMPLETED=true "$DJC" jobs E --status success
 check "...not when they are kept" test "$RC:$OUT:$ERR" = "0::"
 run djc jobs D --status error
 check "a table populated without --reserve-jobs: no job at all, and the note says why" \
+	test "$RC:$OUT:$ERR" = "0::djc: note: D has no job at all: a job's row is deleted when its make commits (jobs.keep_completed is false), a populate without --reserve-jobs records no jobs (it printed its errors), and djc jobs refresh D adds the missing keys as jobs"
+run env DJC_JOBS_KEEP_COMPLETED=true "$DJC" jobs D --status error
+check "...with completed jobs kept, the note leaves that out" \
 	test "$RC:$OUT:$ERR" = "0::djc: note: D has no job at all: a populate without --reserve-jobs records no jobs (it printed its errors), and djc jobs refresh D adds the missing keys as jobs"
 run djc jobs E --status reserved
 check "an empty listing of a table with jobs: no note" test "$RC:$OUT:$ERR" = "0::"
