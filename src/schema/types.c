@@ -329,9 +329,20 @@ static int in_datetime(const attr *a, const val_t *in, val_t *out, char **msg, i
 		sb_free(&b);
 		r = norm_datetime(in->s, k, &b, 1);
 	}
+	if (r == -2) {   /* a Python make's datetime.now() has 6: say how to cut it */
+		sb_free(&b);
+		int p = a->type.p;
+		const char *spec = p == 0 ? "seconds" : p == 3 ? "milliseconds" : NULL;
+		char *d = spec ? xasprintf("'%s' has more fractional digits than the type keeps (%d; cut the value first, e.g. "
+					   "Python's dt.isoformat(sep=' ', timespec='%s'))", in->s, p, spec)
+			       : xasprintf("'%s' has more fractional digits than the type keeps (%d; cut the value first)", in->s, p);
+		int rc = bad(msg, a, "%s", d);
+		free(d);
+		return rc;
+	}
 	if (r) {
 		sb_free(&b);
-		return bad(msg, a, r == -2 ? "'%s' has more fractional digits than the type keeps" : "'%s' is not a datetime YYYY-MM-DD HH:MM:SS[.fff]", in->s);
+		return bad(msg, a, "'%s' is not a datetime YYYY-MM-DD HH:MM:SS[.fff]", in->s);
 	}
 	*out = val_textn(sb_str(&b), b.len);
 	sb_free(&b);

@@ -789,12 +789,14 @@ static void test_text_types(void)
 	CHECK_STR(fj("datetime", "\"2024-01-02\""), "\"2024-01-02 00:00:00\"");
 	CHECK_STR(fj("datetime", "\"2024-01-02 03:04:05.000\""), "\"2024-01-02 03:04:05\"");
 	CHECK_STR(fj("datetime", "\"2024-01-02 03:04:05.5\""),
-		  "ERR attribute 'v' (datetime): '2024-01-02 03:04:05.5' has more fractional digits than the type keeps");
+		  "ERR attribute 'v' (datetime): '2024-01-02 03:04:05.5' has more fractional digits than the type keeps (0; cut "
+		  "the value first, e.g. Python's dt.isoformat(sep=' ', timespec='seconds'))");
 	CHECK_STR(fj("datetime(3)", "\"2024-01-02 03:04:05.5\""), "\"2024-01-02 03:04:05.500\"");
 	CHECK_STR(fj("datetime(3)", "\"2024-01-02 03:04:05\""), "\"2024-01-02 03:04:05.000\"");
 	CHECK_STR(fj("datetime(3)", "\"2024-01-02 03:04:05.123000\""), "\"2024-01-02 03:04:05.123\"");
 	CHECK_STR(fj("datetime(3)", "\"2024-01-02 03:04:05.1234\""),
-		  "ERR attribute 'v' (datetime(3)): '2024-01-02 03:04:05.1234' has more fractional digits than the type keeps");
+		  "ERR attribute 'v' (datetime(3)): '2024-01-02 03:04:05.1234' has more fractional digits than the type keeps (3; "
+		  "cut the value first, e.g. Python's dt.isoformat(sep=' ', timespec='milliseconds'))");
 	CHECK_STR(fj("datetime(3)", "\"2024-01-02 24:00:00\""),
 		  "ERR attribute 'v' (datetime(3)): '2024-01-02 24:00:00' is not a datetime YYYY-MM-DD HH:MM:SS[.fff]");
 	CHECK_STR(fj("datetime(3)", "\"2024-01-02 03:04:05Z\""),
