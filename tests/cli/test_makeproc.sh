@@ -176,8 +176,11 @@ pids_gone "3: the killed worker's make, its child and its setsid'd grandchild ar
 check "3: none of it lived on to log" test "$(lines survived "$LOG")" = 0
 stop_left main.4 bg.4 sid.4
 
-# a worker child of --processes 2 killed by SIGKILL (its parent lives on)
-"$DJC" populate Res --reserve-jobs --processes 2 --where '{"item_id": 5}' --make ./mktree.sh > w.out 2>&1 &
+# a worker child of --processes 2 killed by SIGKILL (its parent lives on).
+# Its job is a lost worker's (pending again after a backoff, DESIGN
+# invariant 3), so the parent would make it again with a new child, whose
+# make waits 300 s: jobs.max_lost 1 makes this one death an error
+DJC_JOBS_MAX_LOST=1 "$DJC" populate Res --reserve-jobs --processes 2 --where '{"item_id": 5}' --make ./mktree.sh > w.out 2>&1 &
 w=$!
 check "3: --processes 2: the make started its tree" wait_for '^started 5$' "$LOG" 1
 kids=$(ps -o pid= --ppid "$w" | tr -d ' ')
@@ -185,6 +188,8 @@ check "3: --processes 2: the worker has children" test -n "$kids"
 { for k in $kids; do kill -KILL "$k"; done; wait "$w"; } 2>/dev/null
 pids_gone "3: --processes 2: the killed worker child's make tree is gone" main.5 bg.5 sid.5
 check "3: --processes 2: none of it lived on to log" test "$(lines survived "$LOG")" = 0
+check "3: --processes 2: the death made the job an error (jobs.max_lost 1)" \
+	test "$(djc jobs Res --status error --json | grep -c '"item_id": *5')" = 1
 stop_left main.5 bg.5 sid.5
 djc jobs clear Res --status error >/dev/null
 }
