@@ -163,6 +163,7 @@ vg 0 "progress --json" progress Stats --json
 vg 0 "fetch part table" fetch Stats.Unit --format json
 vg 2 "delete of a part table alone (refused: part integrity)" delete Stats.Unit --where '{"session_id": 1}'
 vg 0 "delete (the master and its parts)" delete Stats --where '{"session_id": 1}' --yes
+vg 0 "delete restricted by its own dependents (its keys read first)" delete 'Session & (Stats & {"session_id": 2})' --yes
 vg 0 "config" config
 vg 0 "config --json" config --json
 vg 0 "tables" tables
