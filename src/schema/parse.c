@@ -1128,21 +1128,15 @@ static int block_meta(pctx *c, table *t, char *s, int line, block_state *st)
 }
 
 /* Condition text wholly in quotes, as DataJoint writes it and as `djc
- * fetch` takes it (`Session & 'rig = "r1"'`): the text inside, a
- * backslash before the outer quote keeping it (algebra_parse.c's
- * quoted()). Anything else (unquoted text, `"r1" = rig and ...`, whose
- * first quote closes before the end) is the condition as written. */
+ * fetch` takes it (`Session & 'rig = "r1"'`): the text inside
+ * (quoted_text). Anything else (unquoted text, `"r1" = rig and ...`,
+ * whose first quote closes before the end) is the condition as written. */
 static char *unquote_cond(const char *s)
 {
-	char q = s[0];
-	if (q != '\'' && q != '"') return xstrdup(s);
+	if (s[0] != '\'' && s[0] != '"') return xstrdup(s);
 	sb_t b = SB_INIT;
-	size_t i = 1;
-	for (; s[i] && s[i] != q; i++) {
-		if (s[i] == '\\' && s[i + 1] == q) i++;
-		sb_addc(&b, s[i]);
-	}
-	if (!s[i] || s[i + 1]) { sb_free(&b); return xstrdup(s); }
+	size_t e = quoted_text(s, (size_t)-1, &b);
+	if (!e || s[e + 1]) { sb_free(&b); return xstrdup(s); }
 	return sb_steal(&b);
 }
 

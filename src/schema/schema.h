@@ -218,6 +218,12 @@ int value_cmp_json(const attr *a, json_t *j, val_t *out, char **msg);
 /* Append the JSON text of a typed value of attribute a (NULL a: untyped). */
 void value_to_json(sb_t *b, const attr *a, const val_t *v);
 void json_quote(sb_t *b, const char *s, size_t n);
+/* Quoted text at s (s[0] is its quote, ' or "; a backslash before that
+ * quote keeps it, other backslashes are the text's own, as DataJoint's
+ * condition text is written): the index of the closing quote, or 0 when
+ * it does not close within n bytes or before a NUL. The text inside,
+ * unescaped, is appended to out (NULL: not wanted). */
+size_t quoted_text(const char *s, size_t n, sb_t *out);
 /* JSON text s with each text in Python's single quotes outside its JSON
  * strings made a JSON string ('rig = "r1"' -> "rig = \"r1\""; a backslash
  * before the quote keeps it, other backslashes are the text's own), as

@@ -655,26 +655,36 @@ void json_quote(sb_t *b, const char *s, size_t n)
 	sb_addc(b, '"');
 }
 
+size_t quoted_text(const char *s, size_t n, sb_t *out)
+{
+	for (size_t i = 1; i < n && s[i]; i++) {
+		if (s[i] == '\\' && i + 1 < n && s[i + 1] == s[0]) i++;
+		else if (s[i] == s[0]) return i;
+		if (out) sb_addc(out, s[i]);
+	}
+	return 0;
+}
+
 size_t json_single_quotes(sb_t *b, const char *s, int one, char *open)
 {
-	sb_t t = SB_INIT;   /* the single-quoted text being read */
-	char q = 0;
+	char q = 0;   /* the JSON string's quote, when in one */
 	int depth = 0;
 	size_t i = 0;
 	for (; s[i]; i++) {
 		char ch = s[i];
-		if (q == '\'') {
-			if (ch == '\\' && s[i + 1] == '\'') ch = s[++i];
-			else if (ch == '\'') {
-				q = 0;
-				json_quote(b, sb_str(&t), t.len);
-				sb_reset(&t);
-				continue;
+		if (!q && ch == '\'') {
+			sb_t t = SB_INIT;
+			size_t e = quoted_text(s + i, (size_t)-1, &t);
+			if (e) json_quote(b, sb_str(&t), t.len);
+			sb_free(&t);
+			if (!e) {   /* unterminated: as written (a JSON parse refuses it) */
+				sb_add(b, s + i);
+				*open = '\'';
+				return i + strlen(s + i);
 			}
-			sb_addc(&t, ch);
+			i += e;
 			continue;
 		}
-		if (!q && ch == '\'') { q = ch; continue; }
 		sb_addc(b, ch);
 		if (q) {   /* in a JSON string */
 			if (ch == '\\' && s[i + 1]) sb_addc(b, s[++i]);
@@ -683,11 +693,6 @@ size_t json_single_quotes(sb_t *b, const char *s, int one, char *open)
 		else if (ch == '{' || ch == '[') depth++;
 		else if ((ch == '}' || ch == ']') && --depth == 0 && one) { i++; break; }
 	}
-	if (q == '\'') {   /* unterminated: as written (a JSON parse refuses it) */
-		sb_addc(b, '\'');
-		sb_add(b, sb_str(&t));
-	}
-	sb_free(&t);
 	*open = q ? q : depth ? '[' : 0;
 	return i;
 }

@@ -91,18 +91,6 @@ static int primary(ps *p, djc_expr **out)
 	return DJC_OK;
 }
 
-/* The end of the quoted text starting at s[0] (' or "): the index of its
- * closing quote (a backslash before the quote keeps it, as in quoted()),
- * or 0 when it is not closed within n. */
-static size_t quote_end(const char *s, size_t n)
-{
-	for (size_t i = 1; i < n; i++) {
-		if (s[i] == '\\' && i + 1 < n && s[i + 1] == s[0]) i++;
-		else if (s[i] == s[0]) return i;
-	}
-	return 0;
-}
-
 /* An item of a call as DataJoint writes it, in Python's quotes, made
  * djc's: 'x' -> x, '-x' -> -x, '...' -> ..., new='old' -> new=old,
  * n='count(*)' -> n=count(*), 'v desc' -> v desc. Other text as it is. */
@@ -118,7 +106,7 @@ static char *call_item(const char *s, size_t n)
 		for (v = eq + 1; v < n && isspace((unsigned char)s[v]); v++) {}
 		if (v >= n || (s[v] != '\'' && s[v] != '"')) return xstrndup(s, n);
 	}
-	if (!(e = quote_end(s + v, n - v)) || v + e + 1 != n) return xstrndup(s, n);
+	if (!(e = quoted_text(s + v, n - v, NULL)) || v + e + 1 != n) return xstrndup(s, n);
 	sb_t b = SB_INIT;
 	if (v) {   /* new= */
 		size_t k = 0;
@@ -126,10 +114,7 @@ static char *call_item(const char *s, size_t n)
 		sb_addn(&b, s, k);
 		sb_addc(&b, '=');
 	}
-	for (size_t i = v + 1; i < v + e; i++) {
-		if (s[i] == '\\' && s[i + 1] == s[v]) i++;
-		sb_addc(&b, s[i]);
-	}
+	quoted_text(s + v, e + 1, &b);
 	return sb_steal(&b);
 }
 
@@ -147,7 +132,7 @@ static int call_items(ps *p, char ***items, size_t *n)
 		int depth = 0;
 		while (p->s[p->i] && !(depth == 0 && (p->s[p->i] == ',' || p->s[p->i] == ')'))) {
 			if (p->s[p->i] == '\'' || p->s[p->i] == '"') {
-				size_t q = quote_end(p->s + p->i, strlen(p->s + p->i));
+				size_t q = quoted_text(p->s + p->i, strlen(p->s + p->i), NULL);
 				if (!q) return err(p, "unterminated quote in the call");
 				p->i += q + 1;
 				continue;
@@ -289,23 +274,16 @@ static int json_cond(ps *p, char **out)
 	return DJC_OK;
 }
 
-/* Condition text at p: '...' or "..." (a backslash before the quote
- * keeps it; other backslashes are the condition's own), unquoted. */
+/* Condition text at p: '...' or "..." (quoted_text), unquoted. */
 static int quoted(ps *p, char **out)
 {
-	size_t at = p->i;
-	char q = p->s[p->i++];
 	sb_t b = SB_INIT;
-	for (; p->s[p->i] && p->s[p->i] != q; p->i++) {
-		if (p->s[p->i] == '\\' && p->s[p->i + 1] == q) p->i++;
-		sb_addc(&b, p->s[p->i]);
-	}
-	if (!p->s[p->i]) {
+	size_t e = quoted_text(p->s + p->i, (size_t)-1, &b);
+	if (!e) {
 		sb_free(&b);
-		p->i = at;
 		return err(p, "unterminated condition text");
 	}
-	p->i++;
+	p->i += e + 1;
 	*out = sb_steal(&b);
 	return DJC_OK;
 }
