@@ -198,6 +198,50 @@ static int claim_with_commit(djc_conn *c, table *t, const next_claim *next)
 	return ok;
 }
 
+/* Where the statements of a commit's batch are: the fence (the close of
+ * the claim's jobs) at fence, the checks of the make's reads in [checks,
+ * checks_end), the rows after them, the next claim last when claimed;
+ * failed: the statement the batch failed at. */
+typedef struct {
+	size_t fence, checks, checks_end, n, failed;
+	int claimed;
+} batch_shape;
+
+/* What commit_batch's failed batch (rc) means: *res, *exact and the error
+ * to return, or *again when only the next claim failed (a deadlock, a
+ * busy server): the caller commits again without it. */
+static int batch_failed(djc_conn *c, const batch *bt, const batch_shape *s, int rc, commit_result *res, int *exact, int *again)
+{
+	if (rc == DB_EEXPECT && s->failed == s->fence && bt->k == 1) {
+		*res = COMMIT_LOST;
+		lost(c, bt->jobs[0], "commit");
+		return DJC_OK;
+	}
+	if (rc == DB_EEXPECT && s->failed == s->fence)
+		return conn_fail(c, DJC_ELOST, "a reservation of the group was lost");
+	if (s->failed == s->n) {
+		/* the COMMIT itself: with the connection gone, it may have taken
+		 * effect; jobs_commit_outcome tells. So may the next claim that
+		 * went with it, whose jobs nobody read: the caller hands them
+		 * back by their token (jobs_release_claim) */
+		if (rc == DJC_ECONN) *res = COMMIT_UNKNOWN;
+		return conn_dbfail(c, rc, "commit");
+	}
+	if (s->failed >= s->checks && s->failed < s->checks_end && rc != DJC_ECONN && rc != DJC_EBUSY) {
+		/* rows a make read have other versions now: changed, or only
+		 * rewritten as they were; read_set_verify tells, statement by
+		 * statement (commit_exact) */
+		*exact = 1;
+		return conn_fail(c, DJC_ECONFLICT, "commit: rows a make read have other versions");
+	}
+	if (s->claimed && s->failed == s->n - 1 && rc != DJC_ECONN) {
+		*again = 1;
+		return rc;
+	}
+	*exact = rc != DJC_EBUSY && rc != DJC_ECONN;
+	return conn_dbfail(c, rc, "commit");
+}
+
 /* A commit as one db_batch: the fenced close of the k jobs of one claim
  * (it must match all k: DB_EEXPECT otherwise), make's rows table by table
  * in multi-row INSERTs (targets first), and, when next asks, the claim of
@@ -217,23 +261,23 @@ static int commit_batch(djc_conn *c, const batch *bt, commit_result *res, int *e
 	}
 	table *t = bt->jobs[0]->t;
 	stmt_list l = {0};
-	size_t fence;
-	int rc = fence_stmts(c, bt, &l, &fence);
+	batch_shape s = {0};
+	int rc = fence_stmts(c, bt, &l, &s.fence);
 	if (rc) { stmt_list_free(&l); return rc; }
 	/* the make's reads checked after the fence (which locks the job rows),
 	 * as commit_exact checks them: by their row versions, each check a
 	 * statement of the batch */
-	size_t checks = l.n;
+	s.checks = l.n;
 	if (bt->rows && bt->rows->reads && (rc = read_set_check_stmts(c, bt->rows->reads, &l))) {
 		stmt_list_free(&l);
 		*exact = 1;   /* statement by statement */
 		return rc;
 	}
-	size_t checks_end = l.n;
+	s.checks_end = l.n;
 	row_stmts(c, bt->rows, &l);
 	claim_build b;
-	int claimed = claim_with_commit(c, t, bt->next);
-	if (claimed) {
+	s.claimed = claim_with_commit(c, t, bt->next);
+	if (s.claimed) {
 		next_claim *next = bt->next;
 		if ((rc = claim_build_init(c, t, next->where, next->max_priority, next->lease, next->n, &b))) {
 			stmt_list_free(&l);
@@ -241,48 +285,24 @@ static int commit_batch(djc_conn *c, const batch *bt, commit_result *res, int *e
 		}
 		stmt_list_claim(&l, &b.due_claim);
 	}
+	s.n = l.n;
 	db_res **out = xcalloc(l.n, sizeof *out);
-	size_t failed = 0;
-	rc = db_batch(c->db, stmt_list_items(&l), l.n, out, &failed);
+	rc = db_batch(c->db, stmt_list_items(&l), l.n, out, &s.failed);
 	int again = 0;
 	if (rc == DJC_OK) {
 		*res = COMMIT_DONE;
-		if (claimed) {
+		if (s.claimed) {
 			claim_parse(&b, out[l.n - 1], &bt->next->jobs, &bt->next->njobs);
 			bt->next->token = b.token;
 		}
-	} else if (rc == DB_EEXPECT && failed == fence && bt->k == 1) {
-		*res = COMMIT_LOST;
-		lost(c, bt->jobs[0], "commit");
-		rc = DJC_OK;
-	} else if (rc == DB_EEXPECT && failed == fence) {
-		rc = conn_fail(c, DJC_ELOST, "a reservation of the group was lost");
-	} else if (failed == l.n) {
-		/* the COMMIT itself: with the connection gone, it may have taken
-		 * effect; jobs_commit_outcome tells. So may the next claim that
-		 * went with it, whose jobs nobody read: the caller hands them
-		 * back by their token (jobs_release_claim) */
-		if (rc == DJC_ECONN) {
-			*res = COMMIT_UNKNOWN;
-			if (claimed) bt->next->token = b.token;
-		}
-		rc = conn_dbfail(c, rc, "commit");
-	} else if (failed >= checks && failed < checks_end && rc != DJC_ECONN && rc != DJC_EBUSY) {
-		/* rows a make read have other versions now: changed, or only
-		 * rewritten as they were; read_set_verify tells, statement by
-		 * statement (commit_exact) */
-		*exact = 1;
-		rc = conn_fail(c, DJC_ECONFLICT, "commit: rows a make read have other versions");
-	} else if (claimed && failed == l.n - 1 && rc != DJC_ECONN) {
-		again = 1;   /* the claim failed (a deadlock, a busy server): commit without it */
 	} else {
-		*exact = rc != DJC_EBUSY && rc != DJC_ECONN;
-		rc = conn_dbfail(c, rc, "commit");
+		rc = batch_failed(c, bt, &s, rc, res, exact, &again);
+		if (*res == COMMIT_UNKNOWN && s.claimed) bt->next->token = b.token;
 	}
 	for (size_t i = 0; i < l.n; i++) db_res_free(out[i]);
 	free(out);
 	stmt_list_free(&l);
-	if (claimed) claim_build_free(&b);
+	if (s.claimed) claim_build_free(&b);
 	if (!again) return rc;
 	batch alone = *bt;
 	alone.next = NULL;
