@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int t_pass, t_fail, t_trace = -1;
 
@@ -166,4 +167,15 @@ static inline int t_done(const char *name)
 	return t_fail ? 1 : 0;
 }
 #define T_DONE(name) t_done(name)
+
+/* An SQLite database file removed with its -wal and -shm files. */
+static inline void t_unlink_sqlite(const char *file)
+{
+	char side[4096];
+	unlink(file);
+	snprintf(side, sizeof side, "%s-wal", file);
+	unlink(side);
+	snprintf(side, sizeof side, "%s-shm", file);
+	unlink(side);
+}
 #endif

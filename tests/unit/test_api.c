@@ -603,12 +603,7 @@ int main(int argc, char **argv)
 	djc_close(c2);
 	djc_close(c);
 	if (!getenv("DJC_TEST_URL")) {
-		unlink(path + 7);
-		char p2[96];
-		snprintf(p2, sizeof p2, "%s-wal", path + 7);
-		unlink(p2);
-		snprintf(p2, sizeof p2, "%s-shm", path + 7);
-		unlink(p2);
+		t_unlink_sqlite(path + 7);
 	}
 	return T_DONE("test_api");
 }

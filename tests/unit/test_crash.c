@@ -566,10 +566,7 @@ int main(int argc, char **argv)
 	if (t_want("program_killed")) test_program_killed(c);
 	djc_close(c);
 	if (!getenv("DJC_TEST_URL")) {
-		unlink(path + 7);
-		char p2[128];
-		snprintf(p2, sizeof p2, "%s-wal", path + 7); unlink(p2);
-		snprintf(p2, sizeof p2, "%s-shm", path + 7); unlink(p2);
+		t_unlink_sqlite(path + 7);
 	}
 	munmap(calls, MAX_CALLS * sizeof *calls);
 	return T_DONE("test_crash");

@@ -812,10 +812,7 @@ int main(int argc, char **argv)
 	db_close(c2);
 	db_close(c);
 	if (!getenv("DJC_TEST_URL")) {
-		unlink(path + 7);
-		char w[80];
-		snprintf(w, sizeof w, "%s-wal", path + 7); unlink(w);
-		snprintf(w, sizeof w, "%s-shm", path + 7); unlink(w);
+		t_unlink_sqlite(path + 7);
 	}
 	return T_DONE("test_db");
 }

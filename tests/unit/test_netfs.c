@@ -82,10 +82,7 @@ static void test_open_refused(void)
 	c = NULL;
 	CHECK(djc_open(&c, url, NULL) == DJC_OK);
 	djc_close(c);
-	unlink(path);
-	char side[160];
-	snprintf(side, sizeof side, "%s-wal", path); unlink(side);
-	snprintf(side, sizeof side, "%s-shm", path); unlink(side);
+	t_unlink_sqlite(path);
 }
 
 int main(int argc, char **argv)

@@ -77,15 +77,7 @@ int main(int argc, char **argv)
 		while (f && fgets(line, sizeof line, f))
 			if (line[0] != '0' && !first[0]) snprintf(first, sizeof first, "%s", line);
 		if (f) fclose(f);
-		for (const char *sfx = ""; ; sfx = sfx[0] ? NULL : "-wal") {
-			if (!sfx) break;
-			char p[260];
-			snprintf(p, sizeof p, "%s%s", path, sfx);
-			unlink(p);
-		}
-		char p[260];
-		snprintf(p, sizeof p, "%s-shm", path);
-		unlink(p);
+		t_unlink_sqlite(path);
 	}
 	rmdir(dir);
 	printf("test_open: %d opens, %d failed%s%s", opened + failed, failed, first[0] ? "; first: " : "\n", first);

@@ -171,11 +171,7 @@ int main(int argc, char **argv)
 	if (!strncmp(url, "sqlite:/tmp/djc-open-config-", 28)) {
 		char path[128];
 		snprintf(path, sizeof path, "/tmp/djc-open-config-%d.%s.db", (int)getpid(), schema);
-		unlink(path);
-		snprintf(path, sizeof path, "/tmp/djc-open-config-%d.%s.db-wal", (int)getpid(), schema);
-		unlink(path);
-		snprintf(path, sizeof path, "/tmp/djc-open-config-%d.%s.db-shm", (int)getpid(), schema);
-		unlink(path);
+		t_unlink_sqlite(path);
 	}
 	return T_DONE("test_open_config");
 }

@@ -666,12 +666,7 @@ int main(int argc, char **argv)
 	djc_close(c);
 	djc_close(c2);
 	if (!getenv("DJC_TEST_URL")) {
-		unlink(path + 7);
-		char p[80];
-		snprintf(p, sizeof p, "%s-wal", path + 7);
-		unlink(p);
-		snprintf(p, sizeof p, "%s-shm", path + 7);
-		unlink(p);
+		t_unlink_sqlite(path + 7);
 	}
 	return T_DONE("test_schema");
 }
