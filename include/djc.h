@@ -1023,7 +1023,10 @@ typedef struct djc_adopt_options {
  * tables it names) and declare them into conn's schema (the companion,
  * which holds djc's pipeline and jobs tables; no DDL on DataJoint's
  * schemas). Idempotent: adopting again declares nothing new. *out (caller
- * frees): with dry_run the definitions, else djc_declare's report.
+ * frees): with dry_run the definitions, else djc_declare's report; a line
+ * "left out S.T (Class): why" for each table of the schemas left out (a
+ * DataJoint 2.x singleton table; a `#` comment before a dry run's
+ * definitions).
  * DJC_EINVAL for a backend without DataJoint schemas (SQLite), a layout
  * djc does not recognise (naming the table and what), an overlay that
  * does not fit (file:line); DJC_ENOTFOUND for a schema that is not there;

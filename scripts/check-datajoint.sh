@@ -71,6 +71,8 @@ djc_half() {  # BACKEND URL PREFIX
 	printf 'Stats\n    make_serve = %s %s/tests/datajoint/stats_make.py\n    timeout = 5m\n' "$DJPY" "$ROOT" > "$WORK/$p.djc"
 	step "$be" "djc adopt ${p}_main --overlay" "${D[@]}" adopt "${p}_main" --overlay "$WORK/$p.djc"
 	step "$be" "djc adopt again (idempotent)" "${D[@]}" adopt "${p}_main" --overlay "$WORK/$p.djc"
+	step "$be" "adopt leaves the singleton Settings out, and says so" sh -c \
+		'"$@" | grep -x "left out .*\.settings (Settings): a singleton table .*"' _ "${D[@]}" adopt "${p}_main"
 	# djc's workers start first; DataJoint's populate joins once djc has made
 	# a key (14 of 16 remain after DataJoint's first 2; djc's interpreters
 	# take a while to start), so djc does a share of the work on every backend

@@ -6,12 +6,12 @@
 #include <string.h>
 
 /* 1 when every line of a declare report says "exists" (or that the
- * stored makes were kept). */
+ * stored makes were kept, or a table was left out). */
 static int unchanged(const char *report)
 {
 	if (!report || !*report) return 1;
 	for (const char *p = report; *p;) {
-		if (strncmp(p, "exists ", 7) && strncmp(p, "kept ", 5)) return 0;
+		if (strncmp(p, "exists ", 7) && strncmp(p, "kept ", 5) && strncmp(p, "left out ", 9)) return 0;
 		const char *e = strchr(p, '\n');
 		if (!e) break;
 		p = e + 1;
@@ -52,8 +52,11 @@ int cmd_adopt(int argc, char **argv)
 	if (!rc && o.dry_run) fputs(out, stdout);
 	else if (!rc && unchanged(out)) {
 		printf("unchanged: %s already adopted\n", n > 1 ? "the schemas are" : "the schema is");
-		const char *k = out ? strstr(out, "kept ") : NULL;
-		if (k && (k == out || k[-1] == '\n')) fputs(k, stdout);
+		for (const char *p = out ? out : ""; *p;) {   /* what it says beside "exists" */
+			size_t len = strcspn(p, "\n");
+			if (strncmp(p, "exists ", 7)) printf("%.*s\n", (int)len, p);
+			p += len + (p[len] == '\n');
+		}
 	}
 	else if (!rc) fputs(out, stdout);
 	free(out);

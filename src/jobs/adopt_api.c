@@ -55,15 +55,16 @@ static int read_catalogs(djc_conn *c, const char *const *schemas, size_t n, db_c
 static const char ADOPTED_FILE[] = "adopted definitions";
 
 /* The definitions of the adopted tables into *text; the catalogs read
- * into *cats, *nc (caller frees with free_cats). */
+ * into *cats, *nc (caller frees with free_cats); a line per table left
+ * out appended to left_out (NULL: not wanted). */
 static int generate(djc_conn *c, const char *const *schemas, size_t n, const adopt_overlay *ov, char **text,
-		    db_catalog ***cats, size_t *nc)
+		    db_catalog ***cats, size_t *nc, sb_t *left_out)
 {
 	int rc = read_catalogs(c, schemas, n, cats, nc);
 	if (rc) return rc;
 	sb_t q = SB_INIT;
 	db_qi(c->db, &q, "a");
-	adopt_in in = {*cats, *nc, n, sb_str(&q)[0], ov};
+	adopt_in in = {*cats, *nc, n, sb_str(&q)[0], ov, left_out};
 	char *msg = NULL;
 	rc = adopt_generate(text, &msg, &in);
 	if (rc) conn_fail(c, rc, "adopt: %s", msg ? msg : "failed");
@@ -294,7 +295,7 @@ int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, con
 	if (!c->db) return conn_fail(c, DJC_ECONN, "not connected");
 	adopt_overlay *ov = NULL;
 	char *msg = NULL, *text = NULL, *stored = NULL;
-	sb_t kept = SB_INIT;
+	sb_t kept = SB_INIT, left = SB_INIT;
 	carry k = {NULL, 0, SB_INIT};
 	int rc = o.overlay ? DJC_OK : stored_overlay(c, schemas, n, o.accept_changes, &stored, &kept);
 	const char *ovt = o.overlay ? o.overlay : stored;
@@ -304,7 +305,7 @@ int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, con
 	}
 	free(stored);
 	if (!rc && !o.accept_changes) rc = stale_refuse(c, schemas, n);
-	if (!rc) rc = generate(c, schemas, n, ov, &text, &k.cats, &k.nc);
+	if (!rc) rc = generate(c, schemas, n, ov, &text, &k.cats, &k.nc, &left);
 	/* a dry run refuses what adopting refuses: declare's checks, those of
 	 * its lock too, without writing anything */
 	if (!rc && o.dry_run && (rc = tbl_declare_check(c, text, ADOPTED_FILE, NULL, o.accept_changes ? 2 : 1)))
@@ -327,7 +328,25 @@ int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, con
 	free_cats(k.cats, k.nc);
 	sb_free(&k.rep);
 	adopt_overlay_free(ov);
+	if (!rc && o.dry_run && out && left.len) {
+		/* as comments before the definitions, which stay a pipeline text */
+		sb_t r = SB_INIT;
+		for (const char *p = sb_str(&left); *p;) {
+			size_t len = strcspn(p, "\n");
+			sb_printf(&r, "# %.*s\n", (int)len, p);
+			p += len + (p[len] == '\n');
+		}
+		sb_add(&r, text);
+		free(text);
+		text = sb_steal(&r);
+	}
 	if (!rc && o.dry_run && out) *out = text, text = NULL;
+	if (!rc && !o.dry_run && out && left.len) {
+		sb_t r = SB_INIT;
+		sb_printf(&r, "%s%s", *out ? *out : "", sb_str(&left));
+		free(*out);
+		*out = sb_steal(&r);
+	}
 	if (!rc && !o.dry_run && out && kept.len) {
 		/* said, so that a re-adopt is not taken for one that dropped them */
 		sb_t r = SB_INIT;
@@ -337,6 +356,7 @@ int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, con
 		*out = sb_steal(&r);
 	}
 	sb_free(&kept);
+	sb_free(&left);
 	free(text);
 	return rc;
 }

@@ -390,6 +390,14 @@ static int attr_line(gen *g, at *a, const db_ccol *c, const db_ccol *typed_by, a
 	return rc;
 }
 
+/* 1 for DataJoint 2.x's singleton table: declared without a key, it has
+ * the hidden key column _singleton (bool, always true) and one row at most.
+ * djc has no keyless tables; adopt leaves such a table out. */
+static int singleton(const db_ctable *t)
+{
+	return t->npk == 1 && !strcmp(t->pk[0], "_singleton");
+}
+
 static int find_at(const gen *g, const char *schema, const char *table)
 {
 	for (size_t i = 0; i < g->n; i++)
@@ -610,6 +618,15 @@ static int collect(gen *g)
 				return fail(g, "table %s.%s: not a DataJoint table name (no tier: lower_case words, prefixed "
 					    "#, _ or __, or master__part); djc does not recognise this layout", cat->schema, t->name);
 			if (tier < 0) continue;
+			if (singleton(t)) {   /* left out (a table referencing it has _singleton in its key: refused) */
+				if (i < in->nmain && in->left_out) {
+					char *cls = class_name(t->name, tier, mlen, NULL);
+					sb_printf(in->left_out, "left out %s.%s (%s): a singleton table (no key but DataJoint "
+						  "2.x's hidden _singleton), which djc does not adopt\n", cat->schema, t->name, cls);
+					free(cls);
+				}
+				continue;
+			}
 			if (!t->npk) return fail(g, "table %s.%s: no primary key", cat->schema, t->name);
 			at *a = &g->v[g->n++];
 			a->cat = cat, a->t = t, a->ci = (int)i, a->tier = tier, a->dj = dj, a->master = -1;

@@ -6,6 +6,7 @@
 #define DJC_ADOPT_H
 #include <stddef.h>
 #include "../db/catalog.h"
+#include "../util/sb.h"
 
 /* One `key = value` line of an overlay block. */
 typedef struct ov_line {
@@ -39,6 +40,8 @@ typedef struct adopt_in {
 	size_t ncats, nmain;
 	char quote;          /* the backend's identifier quote: '`' MySQL, '"' PostgreSQL */
 	const adopt_overlay *ov;   /* NULL: none */
+	sb_t *left_out;      /* NULL, or gets a line per table of the adopted
+	                      * schemas left out ("left out S.T (Class): why") */
 } adopt_in;
 
 /* The schema named by a foreign key of a loaded catalog's table that no

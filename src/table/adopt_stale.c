@@ -62,7 +62,7 @@ static int stale_load(djc_conn *c, stale_ctx *x)
 	if (rc || !x->complete || !x->nc) return rc;
 	sb_t q = SB_INIT;
 	db_qi(c->db, &q, "a");
-	adopt_in in = {x->cats, x->nc, x->nmain, sb_str(&q)[0], NULL};
+	adopt_in in = {x->cats, x->nc, x->nmain, sb_str(&q)[0], NULL, NULL};
 	char *text = NULL, *msg = NULL;
 	/* a schema adopt would refuse now: no types to compare (the columns still are) */
 	if (!adopt_generate(&text, &msg, &in) && pipeline_parse(&x->now, text, "adopted definitions", NULL, &msg))

@@ -213,6 +213,34 @@ case_unknown_layout() {
 }
 tcase unknown_layout
 
+# DataJoint 2.x's singleton table (declared without a key: the hidden key
+# column _singleton) is left out, said, and the rest adopted (it used to
+# refuse the whole schema)
+case_singleton() {
+	[ -n "$FIX" ] || return 0
+	local W="${DJC_DATABASE_SCHEMA:-c}_asg" C="${DJC_DATABASE_SCHEMA:-c}_asgc"
+	case $DJC_BACKEND in
+	mysql) server_sql "CREATE DATABASE \`$W\`; CREATE TABLE \`$W\`.\`session\` (s int NOT NULL COMMENT ':int32:', PRIMARY KEY (s)); CREATE TABLE \`$W\`.\`#config\` (\`_singleton\` tinyint NOT NULL DEFAULT 1 COMMENT ':bool:singleton primary key', v int NOT NULL COMMENT ':int32:', PRIMARY KEY (\`_singleton\`)); INSERT INTO \`$W\`.\`session\` VALUES (1), (2)" ;;
+	postgresql) server_sql "CREATE SCHEMA \"$W\"; CREATE TABLE \"$W\".\"session\" (s int NOT NULL, PRIMARY KEY (s)); CREATE TABLE \"$W\".\"#config\" (\"_singleton\" boolean NOT NULL DEFAULT TRUE, v int NOT NULL, PRIMARY KEY (\"_singleton\")); INSERT INTO \"$W\".\"session\" VALUES (1), (2)" ;;
+	esac
+	local NOTE="left out $W.#config (Config): a singleton table (no key but DataJoint 2.x's hidden _singleton), which djc does not adopt"
+	expect_rc 0 "a dry run of a schema with a singleton table" djc --schema "$C" adopt "$W" --dry-run
+	check "the dry run says it is left out, as a comment" grep -qxF "# $NOTE" <<< "$OUT"
+	check "the dry run defines Session" grep -q "^Session (manual)" <<< "$OUT"
+	check "the dry run defines no Config" bash -c '! grep -q "^Config" <<< "$1"' _ "$OUT"
+	expect_rc 0 "adopt a schema with a singleton table" djc --schema "$C" adopt "$W"
+	check "adopt says the singleton is left out" grep -qxF "$NOTE" <<< "$OUT"
+	check "Session is adopted" grep -q "^created Session (manual)" <<< "$OUT"
+	expect_out "Session's rows are read" 2 sh -c "'$DJC' --schema '$C' fetch Session --format jsonl | wc -l"
+	expect_rc 0 "adopt again" djc --schema "$C" adopt "$W"
+	check "unchanged, and the singleton still left out" \
+		test "$OUT" = "unchanged: the schema is already adopted
+$NOTE"
+	expect_fail 2 "Config is not a djc table" "Config" djc --schema "$C" fetch Config
+	expect_rc 0 "unadopt it" djc --schema "$C" unadopt "$W"
+}
+tcase singleton
+
 case_unadopt() {
 	[ -n "$FIX" ] || return 0
 	djc adopt "$MAIN" --overlay ov.djc >/dev/null

@@ -14,6 +14,8 @@ URL: mysql://user:pw@host:port/db (MariaDB) or postgresql://user@host:port/db
     PREFIX_subject.Subject (manual)   subject_id : int32 | name : varchar(32)
     PREFIX_main.Session (manual)      -> subject.Subject, session_idx : int16 | samples : <blob>
     PREFIX_main.ParamSet (lookup)     paramset_idx : int16 | scale : float64     (2 rows)
+    PREFIX_main.Settings (manual)     | threshold : float64   (a singleton: no key; no rows: DataJoint 2.3.2's
+                                      len() of it fails, so a Lookup's contents cannot be given)
     PREFIX_main.Stats (computed)      -> Session, -> ParamSet.proj(paramset='paramset_idx')
                                       | mean : float64, scaled : <blob>   (+ job metadata columns)
     PREFIX_main.Stats.Peak (part)     -> master, peak_idx : int32 | value : float64
@@ -97,6 +99,14 @@ def tables(prefix):
         scale : float64
         """
         contents = [(1, 1.0), (2, 2.5)]
+
+    @main
+    class Settings(dj.Manual):
+        definition = """
+        # a singleton table (no key: DataJoint adds the hidden _singleton); djc adopt leaves it out
+        ---
+        threshold : float64
+        """
 
     @main
     class Stats(dj.Computed):

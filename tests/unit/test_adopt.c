@@ -66,7 +66,7 @@ static void fk(db_ctable *t, const char *rs, const char *rt, const char *cols, c
 
 static char *gen(db_catalog **cats, size_t n, size_t nmain, char quote, const adopt_overlay *ov, char **msg)
 {
-	adopt_in in = {cats, n, nmain, quote, ov};
+	adopt_in in = {cats, n, nmain, quote, ov, NULL};
 	char *out = NULL;
 	*msg = NULL;
 	adopt_generate(&out, msg, &in);
