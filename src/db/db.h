@@ -362,6 +362,15 @@ struct db_driver {
 	 * created, when it holds no table (db_drop_created). NULL: kept
 	 * (SQLite: another process may have the new file open). */
 	int (*drop_created)(db_conn *c);
+	/* may provide: exec, but a bytes value of result column i (i <
+	 * ncols, cols[i] nonzero) longer than over bytes comes digested
+	 * (value.h, VAL_DIGESTED: s NULL, n its length, u the XXH3_64 of its
+	 * bytes), hashed a piece at a time where the driver can, so djc never
+	 * holds it whole (MariaDB: Connector/C holds the row's packet whole
+	 * in its connection buffer already). NULL: db_exec_digest runs exec
+	 * (values whole). */
+	int (*exec_digest)(db_conn *c, const char *sql, const val_t *params, size_t nparams, const unsigned char *cols,
+			   size_t ncols, size_t over, db_res **out);
 };
 
 extern const db_driver db_sqlite_driver;
@@ -407,6 +416,9 @@ void db_session_changed(db_conn *c);
  * socket; port: as the server reports it, e.g. inet_client_port()). */
 int db_socket_port_is(int fd, long port);
 int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out);
+/* db_driver.exec_digest, or db_exec where the driver has none. */
+int db_exec_digest(db_conn *c, const char *sql, const val_t *p, size_t n, const unsigned char *cols, size_t ncols,
+		   size_t over, db_res **out);
 int db_begin(db_conn *c);
 int db_commit(db_conn *c);
 int db_rollback(db_conn *c);

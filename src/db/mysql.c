@@ -29,6 +29,8 @@
 #include <string.h>
 #include <strings.h>
 #include "dl.h"
+#define XXH_INLINE_ALL   /* libxxhash compiled in from its header: nothing to link */
+#include <xxhash.h>
 
 /* The library is loaded on first connect (dl.c); every call goes through
  * this table. */
@@ -174,6 +176,7 @@ static int my_api_load(char *err, size_t errlen)
 
 #define STMT_CACHE 64
 #define FETCH_BUF 256          /* first buffer per text/blob column; longer cells are fetched apart */
+#define DIGEST_PIECE 65536     /* a digested cell (db.h, exec_digest) is hashed this many bytes at a time */
 #define CLAIM_BATCH 500        /* keys per UPDATE of a claim */
 /* How long a statement of djc waits for a row lock before it fails as
  * DJC_EBUSY (innodb_lock_wait_timeout, per session; the server's default
@@ -923,8 +926,59 @@ static int fetch_long_cell(my_conn *c, MYSQL_STMT *st, const colbuf *k, const MY
 	return DJC_OK;
 }
 
+/* Which cells of a result come digested (db.h, exec_digest). */
+typedef struct dig_req {
+	const unsigned char *cols;
+	size_t ncols, over;
+} dig_req;
+
+/* A bytes cell longer than its buffer, column i, as its digest (value.h,
+ * VAL_DIGESTED): XXH3 over its bytes copied out of the client library's
+ * row a piece at a time, never whole. The row itself is the library's
+ * (its connection buffer holds the packet whole); this only keeps djc
+ * from holding a second copy beside it. */
+static int digest_long_cell(my_conn *c, MYSQL_STMT *st, const colbuf *k, unsigned i, val_t *out)
+{
+	char *piece = xmalloc(DIGEST_PIECE);
+	XXH3_state_t h;
+	XXH3_64bits_reset(&h);
+	unsigned long at = 0;
+	while (at < k->len) {
+		unsigned long blen = 0;
+		my_bool bnull = 0, berr = 0;
+		MYSQL_BIND one = {0};
+		one.buffer_type = MYSQL_TYPE_BLOB;
+		one.buffer = piece;
+		one.buffer_length = DIGEST_PIECE;
+		one.length = &blen;
+		one.is_null = &bnull;
+		one.error = &berr;
+		if (mysql_stmt_fetch_column(st, &one, i, at)) {
+			free(piece);
+			return fail_st(c, st);
+		}
+		/* blen: the whole value's length; this piece is what is left of it, up to the buffer */
+		unsigned long n = k->len - at < DIGEST_PIECE ? k->len - at : DIGEST_PIECE;
+		if (blen != k->len) {
+			free(piece);
+			snprintf(c->base.err, sizeof c->base.err, "mysql: a value of %lu bytes read back as %lu", k->len, blen);
+			return DJC_ERROR;
+		}
+		XXH3_64bits_update(&h, piece, n);
+		at += n;
+	}
+	free(piece);
+	*out = val_null();
+	out->t = DJC_BYTES;
+	out->n = k->len;
+	out->u = XXH3_64bits_digest(&h);
+	out->i = VAL_DIGESTED;
+	return DJC_OK;
+}
+
 /* The value of fetched column i (not NULL) from its buffer k into *out. */
-static int cell_value(my_conn *c, MYSQL_STMT *st, const colbuf *k, const MYSQL_BIND *b, unsigned i, val_t *out)
+static int cell_value(my_conn *c, MYSQL_STMT *st, const colbuf *k, const MYSQL_BIND *b, unsigned i, const dig_req *dig,
+		      val_t *out)
 {
 	switch (k->k) {
 	case K_INT:
@@ -946,15 +1000,20 @@ static int cell_value(my_conn *c, MYSQL_STMT *st, const colbuf *k, const MYSQL_B
 		return DJC_OK;
 	case K_TIME: *out = time_text(&k->tm, k->type, k->decimals); return DJC_OK;
 	default:
-		if (k->len > k->cap) return fetch_long_cell(c, st, k, b, i, out);   /* longer than the buffer */
+		if (k->len > k->cap) {   /* longer than the buffer */
+			if (dig && k->k == K_BYTES && i < dig->ncols && dig->cols[i] && k->len > dig->over)
+				return digest_long_cell(c, st, k, i, out);
+			return fetch_long_cell(c, st, k, b, i, out);
+		}
 		*out = val_textn(k->buf, k->len);
 		out->t = k->k == K_BYTES ? DJC_BYTES : DJC_TEXT;
 		return DJC_OK;
 	}
 }
 
-/* Read every row of an executed statement into r. */
-static int fetch_rows(my_conn *c, MYSQL_STMT *st, MYSQL_RES *meta, db_res *r)
+/* Read every row of an executed statement into r (dig: cells that come
+ * digested, or NULL). */
+static int fetch_rows(my_conn *c, MYSQL_STMT *st, MYSQL_RES *meta, const dig_req *dig, db_res *r)
 {
 	unsigned nf = mysql_num_fields(meta);
 	MYSQL_FIELD *f = mysql_fetch_fields(meta);
@@ -981,7 +1040,7 @@ static int fetch_rows(my_conn *c, MYSQL_STMT *st, MYSQL_RES *meta, db_res *r)
 		for (unsigned i = 0; i < nf; i++) row[i] = val_null();
 		r->nrows++;
 		for (unsigned i = 0; i < nf && rc == DJC_OK; i++)
-			if (!cb[i].isnull) rc = cell_value(c, st, &cb[i], &b[i], i, &row[i]);
+			if (!cb[i].isnull) rc = cell_value(c, st, &cb[i], &b[i], i, dig, &row[i]);
 	}
 	for (unsigned i = 0; i < nf; i++) free(cb[i].buf);
 	free(cb);
@@ -1066,12 +1125,12 @@ static int bind_params(my_conn *c, MYSQL_STMT *st, const val_t *p, size_t np)
 
 /* The result of the executed statement st into r: its rows, or how many
  * rows it changed; further result sets (CALL) discarded. */
-static int stmt_result(my_conn *c, MYSQL_STMT *st, db_res *r)
+static int stmt_result(my_conn *c, MYSQL_STMT *st, const dig_req *dig, db_res *r)
 {
 	int rc = DJC_OK;
 	MYSQL_RES *meta = mysql_stmt_result_metadata(st);
 	if (meta) {
-		rc = fetch_rows(c, st, meta, r);
+		rc = fetch_rows(c, st, meta, dig, r);
 		mysql_free_result(meta);
 		r->affected = (long long)r->nrows;
 	} else if (mysql_stmt_field_count(st)) {
@@ -1088,7 +1147,7 @@ static int stmt_result(my_conn *c, MYSQL_STMT *st, db_res *r)
 /* One attempt at a statement. *retry is set when the failure happened before
  * the server could have run it (the connection was already gone), so running
  * it again on a new connection is safe. */
-static int run(my_conn *c, const char *sql, const val_t *p, size_t np, db_res **out, int *retry)
+static int run(my_conn *c, const char *sql, const val_t *p, size_t np, const dig_req *dig, db_res **out, int *retry)
 {
 	*retry = 0;
 	int cache = cacheable(sql), reprepared = 0, rc;
@@ -1132,7 +1191,7 @@ again:;
 		return rc;
 	}
 	db_res *r = xcalloc(1, sizeof *r);
-	rc = stmt_result(c, st, r);
+	rc = stmt_result(c, st, dig, r);
 	release(c, st, slot, rc == DJC_OK);
 	if (is_ddl(sql)) drop_cache(c);   /* cached statements may describe the old columns */
 	if (rc) { db_res_free(r); return rc; }
@@ -1141,18 +1200,30 @@ again:;
 	return DJC_OK;
 }
 
-static int my_exec(db_conn *bc, const char *sql, const val_t *params, size_t np, db_res **out)
+static int exec_dig(db_conn *bc, const char *sql, const val_t *params, size_t np, const dig_req *dig, db_res **out)
 {
 	my_conn *c = (my_conn *)bc;
 	if (out) *out = NULL;
 	int rc = ensure(c), retry = 0;
 	if (rc) return rc;
-	rc = run(c, sql, params, np, out, &retry);
+	rc = run(c, sql, params, np, dig, out, &retry);
 	if (rc == DJC_ECONN && retry && !bc->in_tx) {
 		if (reconnect(c)) return DJC_ECONN;
-		rc = run(c, sql, params, np, out, &retry);
+		rc = run(c, sql, params, np, dig, out, &retry);
 	}
 	return rc;
+}
+
+static int my_exec(db_conn *bc, const char *sql, const val_t *params, size_t np, db_res **out)
+{
+	return exec_dig(bc, sql, params, np, NULL, out);
+}
+
+static int my_exec_digest(db_conn *bc, const char *sql, const val_t *params, size_t np, const unsigned char *cols,
+			  size_t ncols, size_t over, db_res **out)
+{
+	dig_req d = {cols, ncols, over};
+	return exec_dig(bc, sql, params, np, &d, out);
 }
 
 static int my_begin(db_conn *bc)
@@ -1859,12 +1930,12 @@ static int compound_run(my_compound *m, db_res **r)
 	int retry = 0, rc = ensure(c);
 	if (rc) return rc;
 	c->base.in_tx = 1;   /* from here a lost connection is not retried blindly */
-	rc = run(c, sb_str(&m->q), m->p, m->np, r, &retry);
+	rc = run(c, sb_str(&m->q), m->p, m->np, NULL, r, &retry);
 	if (rc == DJC_ECONN && retry) {   /* never sent: nothing happened */
 		c->base.in_tx = 0;
 		if (!(rc = reconnect(c))) {
 			c->base.in_tx = 1;
-			rc = run(c, sb_str(&m->q), m->p, m->np, r, &retry);
+			rc = run(c, sb_str(&m->q), m->p, m->np, NULL, r, &retry);
 		}
 	}
 	return rc;
@@ -1883,7 +1954,7 @@ static int compound_failed(my_conn *c, size_t n, int rc, size_t *failed)
 	if (!simple(c, "ROLLBACK")) {
 		db_res *w = NULL;
 		int retry2 = 0;
-		if (!run(c, "SELECT @djc_item", NULL, 0, &w, &retry2) && w->nrows == 1 && w->ncols == 1 &&
+		if (!run(c, "SELECT @djc_item", NULL, 0, NULL, &w, &retry2) && w->nrows == 1 && w->ncols == 1 &&
 		    w->cells[0].t == DJC_INT && w->cells[0].i >= 0 && (size_t)w->cells[0].i <= n)
 			*failed = (size_t)w->cells[0].i;
 		db_res_free(w);
@@ -1998,7 +2069,7 @@ static int64_t my_session_id(db_conn *bc)
 	int retry = 0;
 	int64_t id = 0;
 	if (!run(c, "SELECT CONNECTION_ID(), HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()", NULL, 0,
-		 &r, &retry) &&
+		 NULL, &r, &retry) &&
 	    r->nrows == 1) {
 		const char *host = db_cell_text(r, 0, 1), *colon = host ? strrchr(host, ':') : NULL;
 		if (colon && db_socket_port_is((int)mysql_get_socket(c->db), strtol(colon + 1, NULL, 10)))
@@ -2141,6 +2212,7 @@ const db_driver db_mysql_driver = {
 	.open = my_open,
 	.close = my_close,
 	.exec = my_exec,
+	.exec_digest = my_exec_digest,
 	.begin = my_begin,
 	.commit = my_commit,
 	.rollback = my_rollback,

@@ -1163,11 +1163,21 @@ void proc_err_clear(proc *p)
 	p->err_total = 0;
 }
 
+/* The most of its output buffer a program keeps once all of it was
+ * consumed. */
+#define OUT_KEEP (256 << 10)
+
 void proc_out_consume(proc *p, size_t n)
 {
 	if (n > p->outb.len) n = p->outb.len;
 	memmove(p->outb.s, p->outb.s + n, p->outb.len - n + 1);
 	p->outb.len -= n;
+	/* A large answer's buffer (a 1 MiB value grew it to 2 MiB) given
+	 * back once read, not kept for the next answer: kept, it stayed in
+	 * the heap where the key's 10 MiB value had been, the next key's
+	 * value went above it, and the worker's memory grew by its size
+	 * (bench/results-2026-12-07.md, last section). */
+	if (!p->outb.len && p->outb.cap > OUT_KEEP) sb_free(&p->outb);
 }
 
 void proc_get_status(const proc *p, proc_status *st)

@@ -229,11 +229,18 @@ int rows_insert_many(djc_conn *c, const table *t, djc_row *const *rows, size_t n
 	return rc;
 }
 
-int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params, djc_rowset **out)
+/* rows_select, the result's bytes values of the columns dig names (dig[i]
+ * nonzero, i < ndig) digested when longer than DIGEST_OVER (db.h,
+ * exec_digest) where the driver can. */
+#define DIGEST_OVER 65536
+static int select_rows(djc_conn *c, const table *t, const char *sql, const pvec *params, const unsigned char *dig,
+		       size_t ndig, djc_rowset **out)
 {
 	*out = NULL;
 	db_res *r = NULL;
-	int rc = db_exec(c->db, sql, params ? params->v : NULL, params ? params->n : 0, &r);
+	int rc = dig ? db_exec_digest(c->db, sql, params ? params->v : NULL, params ? params->n : 0, dig, ndig,
+				      DIGEST_OVER, &r)
+		     : db_exec(c->db, sql, params ? params->v : NULL, params ? params->n : 0, &r);
 	if (rc) return conn_dbfail(c, rc, t->name);
 	djc_rowset *rs = rowset_new();
 	const attr **attrs = xcalloc(r->ncols, sizeof(attr *));
@@ -254,23 +261,35 @@ int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params
 	return DJC_OK;
 }
 
-int rows_fetch(djc_conn *c, const table *t, const q_sel *s, djc_rowset **out)
+int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params, djc_rowset **out)
+{
+	return select_rows(c, t, sql, params, NULL, 0, out);
+}
+
+static int fetch_sel(djc_conn *c, const table *t, const q_sel *s, const unsigned char *dig, size_t ndig,
+		     djc_rowset **out)
 {
 	*out = NULL;
 	sb_t q = SB_INIT;
 	pvec p = {0};
 	q_out o = {&q, &p, 0};
 	int rc = restrict_fail(c, q_select_sql(c->db, s, &o), &o);
-	if (!rc) rc = rows_select(c, t, sb_str(&q), &p, out);
+	if (!rc) rc = select_rows(c, t, sb_str(&q), &p, dig, ndig, out);
 	sb_free(&q);
 	pvec_free(&p);
 	return rc;
 }
 
+int rows_fetch(djc_conn *c, const table *t, const q_sel *s, djc_rowset **out)
+{
+	return fetch_sel(c, t, s, NULL, 0, out);
+}
+
 enum {
 	FETCH_HIDDEN = 1,         /* the job metadata columns too */
 	FETCH_VERSION = 2,        /* the backend's row version column too (db_row_version) */
-	FETCH_VERSION_ONLY = 4    /* that column alone */
+	FETCH_VERSION_ONLY = 4,   /* that column alone */
+	FETCH_DIGEST = 8          /* large bytes values digested (select_rows): to compare, not to hand out */
 };
 
 /* Large bytes values in pieces (db_read_piece, docs/workers.md "Large
@@ -374,8 +393,13 @@ static int fetch_rows_once(djc_conn *c, const table *t, const char *where_json, 
 	q_sel *s = q_select(&a);
 	q_node *x;
 	size_t n = flags & FETCH_VERSION_ONLY ? 0 : t->nattrs + (flags & FETCH_HIDDEN ? t->nhidden : 0);
+	/* which result columns may come digested: bytes attributes' values */
+	unsigned char *dig = flags & FETCH_DIGEST ? xcalloc(2 * n + 1, 1) : NULL;
+	size_t ndig = 0;
 	for (size_t i = 0; i < n; i++) {
 		q_col col = {NULL, NULL, t->attrs[i].name};
+		if (dig) dig[ndig] = i < t->nattrs && piece_attr(&t->attrs[i]);
+		ndig += 1 + (piece && i < t->nattrs && piece_attr(&t->attrs[i]));   /* a value in pieces: and its length */
 		if (!piece || i >= t->nattrs || !piece_attr(&t->attrs[i])) {
 			q_col_item(&a, s, col, NULL);
 			continue;
@@ -393,8 +417,9 @@ static int fetch_rows_once(djc_conn *c, const table *t, const char *where_json, 
 	if (!rc) {
 		if (x) q_where(&a, s, x);
 		for (size_t i = 0; i < t->nkey; i++) q_order(&a, s, (q_col){NULL, NULL, t->attrs[i].name});
-		rc = rows_fetch(c, t, s, out);
+		rc = fetch_sel(c, t, s, dig, ndig, out);
 	}
+	free(dig);
 	q_arena_free(&a);
 	if (!rc && piece) rc = pieces_complete(c, t, *out, piece, flags & FETCH_VERSION);
 	if (rc && *out) {
@@ -494,6 +519,13 @@ int djc_fetch(djc_rowset **out, djc_conn *c, const char *name, const char *where
 int rows_fetch_read(djc_conn *c, const table *t, const char *where_json, read_what what, djc_rowset **out)
 {
 	*out = NULL;
+	if (what == READ_DIGESTED) {
+		table *ft;   /* found by name, as djc_fetch finds it */
+		int rc = conn_table(c, t->name, &ft);
+		if (rc) return rc;
+		/* a table DataJoint dropped or changed: told as djc_fetch tells it */
+		return adopt_failure_explain(c, ft, fetch_rows(c, ft, where_json, FETCH_DIGEST, out));
+	}
 	if (!db_row_version(c->db)) return what == READ_VERSION_ONLY ? DJC_EINVAL : fetch_rows(c, t, where_json, 0, out);
 	return fetch_rows(c, t, where_json, what == READ_VERSION_ONLY ? FETCH_VERSION_ONLY : FETCH_VERSION, out);
 }

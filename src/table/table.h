@@ -191,7 +191,10 @@ read_set *read_set_join(const read_set *const *sets, size_t n);
 typedef enum {
 	READ_WITH_VERSION,   /* its values as djc_fetch reads them, and its version
 			      * (named db_row_version) where the backend has one */
-	READ_VERSION_ONLY    /* its version alone (DJC_EINVAL where the backend has none) */
+	READ_VERSION_ONLY,   /* its version alone (DJC_EINVAL where the backend has none) */
+	READ_DIGESTED        /* its values as djc_fetch reads them, but a bytes value over 64 KiB
+			      * digested where the driver can (value.h, VAL_DIGESTED): to compare
+			      * (read_set_verify), never to hand out */
 } read_what;
 /* The rows of t matching where_json in primary key order. For the reads
  * of a make, checked at its commit (read_set). */

@@ -13,6 +13,12 @@ enum { VAL_NULL = 0, VAL_INT, VAL_UINT, VAL_FLOAT, VAL_BOOL, VAL_TEXT, VAL_BYTES
 typedef struct djc_row djc_row;
 typedef struct djc_rowset djc_rowset;
 
+/* In i of a VAL_BYTES whose s is NULL: the value stands for n bytes whose
+ * XXH3_64 is u, digested where they were read and never held whole (a
+ * commit's check of a make's reads compares values: db_exec_digest,
+ * upstream.c). Never handed out of the library. */
+#define VAL_DIGESTED 0x64696765
+
 typedef struct val {
 	unsigned t;     /* VAL_* (= DJC_*: djc_type, which is unsigned) */
 	int64_t i;      /* VAL_INT, VAL_BOOL (0/1) */

@@ -601,6 +601,106 @@ static void test_reads_binary(djc_conn *c, const char *url, const char *schema)
 	reads_done();
 }
 
+/* 10. large bytes values read by a make are checked at commit by their
+ * contents: read again, MariaDB's driver hashes a value over 64 KiB as it
+ * comes, never holding a copy (db.h, exec_digest; other backends read it
+ * whole or by row version). For the key lbig_change the other user
+ * replaces the Lup row before make returns: lbig_how 'd' with a value
+ * that differs in its last byte only (the same length), 'l' one byte
+ * longer, 's' the same bytes (the same upstream: committed). */
+#define LBIG (200 << 10)
+static int64_t lbig_change;
+static char lbig_how;
+static char *lbig_value(int64_t id, size_t n, char last)
+{
+	char *v = malloc(n);
+	for (size_t i = 0; i < n; i++) v[i] = (char)((i * 131 + (size_t)id) & 0xff);
+	v[n - 1] = last;
+	return v;
+}
+static int mk_ldown(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)payload;
+	int64_t id = -1;
+	djc_row_int(&id, key, (size_t)djc_row_find(key, "id"));
+	djc_rowset *up = NULL;
+	const void *b = NULL;
+	size_t n = 0;
+	if (djc_make_fetch_key(&up, ctx, "Lup", key) || djc_rowset_count(up) != 1 ||
+	    djc_row_get_bytes(&b, &n, djc_rowset_row(up, 0), "b") || n != LBIG) {
+		djc_rowset_free(up);
+		return 1;
+	}
+	int y = ((const unsigned char *)b)[n - 1];
+	djc_rowset_free(up);
+	if (lbig_change == id) {
+		char where[64];
+		snprintf(where, sizeof where, "{\"id\": %lld}", (long long)id);
+		size_t len = lbig_how == 'l' ? LBIG + 1 : LBIG;
+		char *v = lbig_value(id, len, lbig_how == 'd' ? 'y' : 'x');
+		djc_row *r = djc_row_new();
+		djc_row_set_int(r, "id", id);
+		djc_row_set_bytes(r, "b", v, len);
+		CHECK_MSG(replace_by_other("Lup", where, r), "replacing Lup %lld: %s", (long long)id, djc_error_last(other));
+		djc_row_free(r);
+		free(v);
+	}
+	djc_row *r = djc_row_new();
+	djc_row_set_int(r, "y", y);
+	int rc = djc_make_insert(ctx, NULL, r);
+	djc_row_free(r);
+	return rc;
+}
+
+/* Populate Ldown for key id, with the other user's change how: made (1)
+ * or failed with the check's message (0). */
+static int lbig_populate(djc_conn *c, int64_t id, char how, int reserve)
+{
+	char where[64];
+	snprintf(where, sizeof where, "{\"id\": %lld}", (long long)id);
+	lbig_change = id;
+	lbig_how = how;
+	djc_populate_options po = DJC_POPULATE_OPTIONS_INIT;
+	po.reserve_jobs = reserve;
+	po.make = mk_ldown;
+	po.suppress_errors = 1;
+	po.where_json = where;
+	djc_populate_result *pr = NULL;
+	int rc = djc_populate(&pr, c, "Ldown", &po);
+	int made = rc == DJC_OK && pr && pr->success_count == 1 && t_count(c, "Ldown", where) == 1;
+	int failed = pr && pr->error_count == 1 && pr->n_errors == 1 &&
+		     strstr(pr->errors[0].message, "upstream changed while make ran: the rows of Lup that make of Ldown read") &&
+		     t_count(c, "Ldown", where) == 0;
+	CHECK_MSG(made || failed, "key %lld (%c, reserve %d): rc=%d %s", (long long)id, how, reserve, rc,
+		  pr && pr->n_errors ? pr->errors[0].message : djc_error_last(c));
+	djc_populate_result_free(pr);
+	return made;
+}
+
+static void test_reads_large(djc_conn *c, const char *url, const char *schema)
+{
+	reads_setup(c, url, schema, "Lup (manual)\n    id : int32\n    ---\n    b : bytes\n\n"
+				    "Ldown (computed)\n    -> Lup\n    ---\n    y : int32\n", "large.djc");
+	for (int id = 1; id <= 6; id++) {
+		char *v = lbig_value(id, LBIG, 'x');
+		djc_row *r = djc_row_new();
+		djc_row_set_int(r, "id", id);
+		djc_row_set_bytes(r, "b", v, LBIG);
+		size_t n = 0;
+		CHECK(djc_insert_ext(&n, c, "Lup", (const djc_row *const *)&r, 1, NULL) == DJC_OK);
+		djc_row_free(r);
+		free(v);
+	}
+	CHECK(lbig_populate(c, 1, 0, 1) == 1);     /* nothing changed */
+	CHECK(lbig_populate(c, 2, 'd', 1) == 0);   /* one byte of 200 KiB */
+	CHECK(lbig_populate(c, 3, 'l', 1) == 0);   /* one byte longer */
+	CHECK(lbig_populate(c, 4, 's', 1) == 1);   /* the same bytes again */
+	CHECK(lbig_populate(c, 5, 'd', 0) == 0);   /* direct populate checks as a reserved one */
+	CHECK(lbig_populate(c, 6, 's', 0) == 1);
+	lbig_change = 0;
+	reads_done();
+}
+
 /* 9. a make reads the part tables of its ancestors (DataJoint's
  * `(Analysis.Unit & key).fetch()` in the make of Summary -> Analysis): a
  * master's parts are committed with its row, so they are read as it is,
@@ -782,7 +882,7 @@ static void test_part_reads(djc_conn *c, const char *url, const char *schema)
 
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_parity", "allow_direct_insert ancestors_only:allow_direct_insert job_metadata:allow_direct_insert upstream_at_commit reads_grouped reads_binary part_reads");
+	t_cases(argc, argv, "test_parity", "allow_direct_insert ancestors_only:allow_direct_insert job_metadata:allow_direct_insert upstream_at_commit reads_grouped reads_binary part_reads reads_large");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -815,6 +915,7 @@ int main(int argc, char **argv)
 	if (t_want("reads_grouped")) test_reads_grouped(c, url, schema);
 	if (t_want("reads_binary")) test_reads_binary(c, url, schema);
 	if (t_want("part_reads")) test_part_reads(c, url, schema);
+	if (t_want("reads_large")) test_reads_large(c, url, schema);
 	for (int i = 0; i < 4; i++) djc_row_free(src[i]);
 	djc_row_free(side);
 	djc_close(c);
