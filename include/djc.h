@@ -453,7 +453,7 @@ typedef struct djc_populate_options {
 	long priority;             /* reserve only jobs with priority <= this; -1 = any */
 	int suppress_errors;       /* go on after a failed make */
 	int display_progress;      /* progress bar on stderr */
-	int refresh;               /* -1 = jobs.auto_refresh; 0 no; 1 yes */
+	int refresh;               /* -1 = jobs.auto_refresh; 0 no; 1 yes; else DJC_EINVAL */
 	const char *where_json;    /* restriction on key attributes, or NULL */
 	djc_make_fn make;          /* C make, or NULL to use make_argv / the table's make line */
 	void *payload;             /* passed to make */
@@ -581,7 +581,7 @@ typedef struct djc_worker_options {
 	double deadline;           /* Unix time to be done by: claim only jobs that fit, then stop; 0 = none */
 	long priority;             /* reserve only jobs with priority <= this; -1 = any */
 	const char *where_json;    /* restriction on key attributes (each served table must have them), or NULL */
-	int refresh;               /* -1 = jobs.auto_refresh; 0 no; 1 yes: refresh each table at most once
+	int refresh;               /* -1 = jobs.auto_refresh; 0 no; 1 yes (else DJC_EINVAL): refresh each table at most once
 	                            * per refresh_interval, by whichever worker claims it first */
 	double refresh_interval;   /* seconds; 0 = 10 */
 	djc_make_fn make;          /* C make (one served table only), or NULL for make_argv / the table's make line */
@@ -676,7 +676,10 @@ int djc_job_attempt(const djc_job *job);
 void djc_job_free(djc_job *job);
 
 /* Reserve the most urgent eligible job (DJC_ENOTFOUND when none). A job
- * whose target row already exists is closed instead of being handed out. */
+ * whose target row already exists is closed instead of being handed out.
+ * max_priority: reserve only jobs with priority <= it (-1: any); outside
+ * -1 and 0 to 2147483647 DJC_EINVAL, as for djc_populate's priority (and
+ * for djc_jobs_waiting's). */
 int djc_jobs_reserve(djc_job **out, djc_conn *conn, const char *table,
 		     const char *where_json, long max_priority);
 /* Extend the lease of a held job: it stays this caller's for another

@@ -271,6 +271,56 @@ static void test_bad_utf8_error(djc_conn *c)
 	djc_row_free(k);
 }
 
+/* every option out of its range is refused, naming it, before anything
+ * runs: populate's and the worker's refresh (2 was read as yes), the
+ * priority bound of djc_jobs_reserve and djc_jobs_waiting (-5 was read as
+ * "any", where populate refuses -2) */
+static int mk_never(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	(void)ctx;
+	(void)key;
+	(*(int *)payload)++;
+	return 1;
+}
+
+static void test_option_ranges(djc_conn *c)
+{
+	int calls = 0;
+	djc_populate_options o;
+	djc_populate_options_init(&o);
+	o.make = mk_never;
+	o.payload = &calls;
+	djc_populate_result *res = NULL;
+	for (int r = -2; r <= 2; r += 4) {
+		o.refresh = r;
+		CHECK(djc_populate(&res, c, "Out", &o) == DJC_EINVAL);
+		CHECK_MSG(strstr(djc_error_last(c), "refresh must be -1") != NULL, "%s", djc_error_last(c));
+		djc_populate_result_free(res);
+		res = NULL;
+	}
+	djc_worker_options wo = DJC_WORKER_OPTIONS_INIT;
+	wo.make = mk_never;
+	wo.payload = &calls;
+	wo.refresh = 2;
+	wo.until_empty = 1;
+	const char *names[1] = {"Out"};
+	djc_worker_result *wr = NULL;
+	CHECK(djc_worker(&wr, c, names, 1, &wo) == DJC_EINVAL);
+	CHECK_MSG(strstr(djc_error_last(c), "refresh -1, 0 or 1") != NULL, "%s", djc_error_last(c));
+	djc_worker_result_free(wr);
+	CHECK(calls == 0);
+	djc_job *j = NULL;
+	CHECK(djc_jobs_reserve(&j, c, "Out", NULL, -5) == DJC_EINVAL && !j);
+	CHECK_MSG(strstr(djc_error_last(c), "max_priority must be an integer from 0 to 2147483647") != NULL, "%s",
+		  djc_error_last(c));
+	CHECK(djc_jobs_reserve(&j, c, "Out", NULL, 3000000000L) == DJC_EINVAL && !j);
+	CHECK(djc_jobs_reserve(NULL, c, "Out", NULL, -1) == DJC_EINVAL);
+	djc_jobs_wait w;
+	CHECK(djc_jobs_waiting(&w, c, "Out", NULL, -2) == DJC_EINVAL);
+	CHECK(djc_jobs_waiting(NULL, c, "Out", NULL, -1) == DJC_EINVAL);
+	CHECK(djc_jobs_waiting(&w, c, "Out", NULL, 7) == DJC_OK);
+}
+
 /* getters convert only where exact */
 static void test_getters_exact(djc_conn *c)
 {
@@ -291,7 +341,7 @@ static void test_getters_exact(djc_conn *c)
 
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_contract", "held_job make_lookup:held_job null_args other_version getters_exact make_null_args bad_utf8_error");
+	t_cases(argc, argv, "test_contract", "held_job make_lookup:held_job null_args other_version getters_exact make_null_args bad_utf8_error option_ranges");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -321,6 +371,7 @@ int main(int argc, char **argv)
 	if (t_want("getters_exact")) test_getters_exact(c);
 	if (t_want("make_null_args")) test_make_null_args(c);
 	if (t_want("bad_utf8_error")) test_bad_utf8_error(c);
+	if (t_want("option_ranges")) test_option_ranges(c);
 	djc_close(c);
 	if (!getenv("DJC_TEST_URL")) unlink(path + 7);
 	return T_DONE("test_contract");
