@@ -396,7 +396,10 @@ typedef struct djc_make_ctx djc_make_ctx;
 
 /* A make callback: compute the rows for key and stage them with
  * djc_make_insert. Return 0 on success; anything else is an error whose
- * message is the one set with djc_make_error (or a generic one). */
+ * message is the one set with djc_make_error (or a generic one). A make
+ * fails by returning, not by exit(): exit() ends the process it runs in,
+ * with processes > 1 a worker process, which populate records as a worker
+ * lost on the job, as if a signal had killed it ("make called exit(N)"). */
 typedef int (*djc_make_fn)(djc_make_ctx *ctx, const djc_row *key, void *payload);
 
 /* Stage a row for the target table (table NULL) or one of its part tables
