@@ -321,6 +321,28 @@ static void test_option_ranges(djc_conn *c)
 	CHECK(djc_jobs_waiting(&w, c, "Out", NULL, 7) == DJC_OK);
 }
 
+/* a count of attributes with no array: DJC_EINVAL, as djc_worker and
+ * djc_adopted_check say it ("announced, none given"); proj read the NULL
+ * array and crashed */
+static void test_expr_null_arrays(djc_conn *c)
+{
+	djc_expr *t = NULL, *e = NULL;
+	CHECK(djc_expr_table(&t, c, "Src") == DJC_OK && t);
+	CHECK(djc_expr_proj(&e, c, t, NULL, 2) == DJC_EINVAL && !e);
+	CHECK_MSG(strstr(djc_error_last(c), "2 attributes announced, none given") != NULL, "%s", djc_error_last(c));
+	CHECK(djc_expr_aggr(&e, c, t, t, NULL, 1) == DJC_EINVAL && !e);
+	CHECK(djc_expr_group(&e, c, t, NULL, 1, NULL, 0) == DJC_EINVAL && !e);
+	const char *by[1] = {"x"};
+	CHECK(djc_expr_group(&e, c, t, by, 1, NULL, 3) == DJC_EINVAL && !e);
+	CHECK(djc_expr_proj(&e, c, t, NULL, 0) == DJC_OK && e);
+	djc_expr_free(e);
+	djc_expr_free(t);
+	/* and a NULL name says so too (the message was empty) */
+	char *rep = NULL;
+	CHECK(djc_unadopt(&rep, c, NULL) == DJC_EINVAL && !rep);
+	CHECK_MSG(strstr(djc_error_last(c), "unadopt: no DataJoint schema named (NULL)") != NULL, "%s", djc_error_last(c));
+}
+
 /* getters convert only where exact */
 static void test_getters_exact(djc_conn *c)
 {
@@ -341,7 +363,7 @@ static void test_getters_exact(djc_conn *c)
 
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_contract", "held_job make_lookup:held_job null_args other_version getters_exact make_null_args bad_utf8_error option_ranges");
+	t_cases(argc, argv, "test_contract", "held_job make_lookup:held_job null_args other_version getters_exact make_null_args bad_utf8_error option_ranges expr_null_arrays");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -372,6 +394,7 @@ int main(int argc, char **argv)
 	if (t_want("make_null_args")) test_make_null_args(c);
 	if (t_want("bad_utf8_error")) test_bad_utf8_error(c);
 	if (t_want("option_ranges")) test_option_ranges(c);
+	if (t_want("expr_null_arrays")) test_expr_null_arrays(c);
 	djc_close(c);
 	if (!getenv("DJC_TEST_URL")) unlink(path + 7);
 	return T_DONE("test_contract");
