@@ -23,7 +23,17 @@
  *  - handles are opaque; each is freed by its NULL-safe djc_<type>_free();
  *  - strings returned as `const char *` are owned by the object they came
  *    from and live as long as it; strings returned as `char *` are the
- *    caller's to free() with free().
+ *    caller's to free() with free();
+ *  - the connection, and an output parameter not marked "may be NULL",
+ *    must not be NULL (most functions do not check them);
+ *  - a connection is used by one thread at a time (its cached pipeline and
+ *    its djc_error_last are the connection's, not the thread's): give each
+ *    thread its own. A forked child neither uses nor closes its parent's
+ *    connections (on PostgreSQL a child's djc_close ends the parent's
+ *    server session, and statements it prepares there collide with the
+ *    parent's); it opens its own, as djc_populate's worker processes do;
+ *  - a make callback returns: a longjmp out of it leaves djc_populate's
+ *    signal handlers, lease thread and reservations behind.
  */
 #ifndef DJC_H
 #define DJC_H
