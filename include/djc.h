@@ -23,7 +23,17 @@
  *  - handles are opaque; each is freed by its NULL-safe djc_<type>_free();
  *  - strings returned as `const char *` are owned by the object they came
  *    from and live as long as it; strings returned as `char *` are the
- *    caller's to free() with free().
+ *    caller's to free() with free();
+ *  - the connection, and an output parameter not marked "may be NULL",
+ *    must not be NULL (most functions do not check them);
+ *  - a connection is used by one thread at a time (its cached pipeline and
+ *    its djc_error_last are the connection's, not the thread's): give each
+ *    thread its own. A forked child neither uses nor closes its parent's
+ *    connections (on PostgreSQL a child's djc_close ends the parent's
+ *    server session, and statements it prepares there collide with the
+ *    parent's); it opens its own, as djc_populate's worker processes do;
+ *  - a make callback returns: a longjmp out of it leaves djc_populate's
+ *    signal handlers, lease thread and reservations behind.
  */
 #ifndef DJC_H
 #define DJC_H
@@ -396,7 +406,10 @@ typedef struct djc_make_ctx djc_make_ctx;
 
 /* A make callback: compute the rows for key and stage them with
  * djc_make_insert. Return 0 on success; anything else is an error whose
- * message is the one set with djc_make_error (or a generic one). */
+ * message is the one set with djc_make_error (or a generic one). A make
+ * fails by returning, not by exit(): exit() ends the process it runs in,
+ * with processes > 1 a worker process, which populate records as a worker
+ * lost on the job, as if a signal had killed it ("make called exit(N)"). */
 typedef int (*djc_make_fn)(djc_make_ctx *ctx, const djc_row *key, void *payload);
 
 /* Stage a row for the target table (table NULL) or one of its part tables
@@ -453,7 +466,7 @@ typedef struct djc_populate_options {
 	long priority;             /* reserve only jobs with priority <= this; -1 = any */
 	int suppress_errors;       /* go on after a failed make */
 	int display_progress;      /* progress bar on stderr */
-	int refresh;               /* -1 = jobs.auto_refresh; 0 no; 1 yes */
+	int refresh;               /* -1 = jobs.auto_refresh; 0 no; 1 yes; else DJC_EINVAL */
 	const char *where_json;    /* restriction on key attributes, or NULL */
 	djc_make_fn make;          /* C make, or NULL to use make_argv / the table's make line */
 	void *payload;             /* passed to make */
@@ -581,7 +594,7 @@ typedef struct djc_worker_options {
 	double deadline;           /* Unix time to be done by: claim only jobs that fit, then stop; 0 = none */
 	long priority;             /* reserve only jobs with priority <= this; -1 = any */
 	const char *where_json;    /* restriction on key attributes (each served table must have them), or NULL */
-	int refresh;               /* -1 = jobs.auto_refresh; 0 no; 1 yes: refresh each table at most once
+	int refresh;               /* -1 = jobs.auto_refresh; 0 no; 1 yes (else DJC_EINVAL): refresh each table at most once
 	                            * per refresh_interval, by whichever worker claims it first */
 	double refresh_interval;   /* seconds; 0 = 10 */
 	djc_make_fn make;          /* C make (one served table only), or NULL for make_argv / the table's make line */
@@ -676,7 +689,10 @@ int djc_job_attempt(const djc_job *job);
 void djc_job_free(djc_job *job);
 
 /* Reserve the most urgent eligible job (DJC_ENOTFOUND when none). A job
- * whose target row already exists is closed instead of being handed out. */
+ * whose target row already exists is closed instead of being handed out.
+ * max_priority: reserve only jobs with priority <= it (-1: any); outside
+ * -1 and 0 to 2147483647 DJC_EINVAL, as for djc_populate's priority (and
+ * for djc_jobs_waiting's). */
 int djc_jobs_reserve(djc_job **out, djc_conn *conn, const char *table,
 		     const char *where_json, long max_priority);
 /* Extend the lease of a held job: it stays this caller's for another

@@ -30,12 +30,24 @@ void djc_job_free(djc_job *job)
 	free(job);
 }
 
+/* A bound on the priority as populate's (-1: none), or DJC_EINVAL naming it:
+ * -5 read as "any" would reserve what the caller did not ask for. */
+static int max_priority_check(djc_conn *c, const char *what, long max_priority)
+{
+	const char *lim;
+	if (max_priority != -1 && (lim = config_limit("priority", (double)max_priority)))
+		return conn_fail(c, DJC_EINVAL, "%s: max_priority must be %s (or -1: any), got %ld", what, lim, max_priority);
+	return DJC_OK;
+}
+
 int djc_jobs_reserve(djc_job **out, djc_conn *c, const char *name, const char *where, long max_priority)
 {
+	if (!out) return conn_fail(c, DJC_EINVAL, "djc_jobs_reserve: out is NULL");
 	*out = NULL;
 	table *t;
 	int rc = jobs_table(c, name, &t);
 	if (rc) return rc;
+	if ((rc = max_priority_check(c, "jobs reserve", max_priority))) return rc;
 	for (;;) {
 		djc_job **jobs = NULL;
 		size_t n = 0;
@@ -426,10 +438,12 @@ static double utc_seconds(const char *s)
 
 int djc_jobs_waiting(djc_jobs_wait *out, djc_conn *c, const char *name, const char *where_json, long max_priority)
 {
+	if (!out) return conn_fail(c, DJC_EINVAL, "djc_jobs_waiting: out is NULL");
 	memset(out, 0, sizeof *out);
 	table *t;
 	int rc = jobs_table(c, name, &t);
 	if (rc) return rc;
+	if ((rc = max_priority_check(c, "jobs waiting", max_priority))) return rc;
 	jctx x = {.t = t, .where = where_json, .max_priority = max_priority};
 	db_res *r = NULL;
 	if ((rc = jsql_run(c, &JS_NOT_DUE, &x, NULL, 0, &r))) return adopt_failure_explain(c, t, rc);

@@ -433,7 +433,8 @@ static int unadopt_apply(djc_conn *c, schema_tx *x, const char *gone, sb_t *rep)
 int djc_unadopt(char **out, djc_conn *c, const char *schema)
 {
 	if (out) *out = NULL;
-	if (!c || !schema) return DJC_EINVAL;
+	if (!c) return DJC_EINVAL;
+	if (!schema) return conn_fail(c, DJC_EINVAL, "unadopt: no DataJoint schema named (NULL)");
 	schema_tx x;
 	int rc = stx_begin(c, &x);
 	if (rc) return rc;

@@ -565,10 +565,12 @@ static int fail_run(djc_conn *c, fail_args *a, fail_result *res, double *delay)
 int jobs_fail(djc_conn *c, djc_job *job, const jobs_failure *f, fail_result *res, double *delay)
 {
 	char *m = jobs_truncate(f->message ? f->message : "make failed");
-	jobs_failure tf = {f->kind, m, f->stack, f->duration};
+	char *st = utf8_clean_dup(f->stack);   /* as the message: a server's UTF-8 column */
+	jobs_failure tf = {f->kind, m, st, f->duration};
 	fail_args a = {job, &tf, NULL, FAILED_ERROR, 0, 0};
 	int rc = fail_run(c, &a, res, delay);
 	free(m);
+	free(st);
 	return rc;
 }
 

@@ -123,12 +123,17 @@ const char *jobs_version(void)
 	return ver;
 }
 
-char *jobs_truncate(const char *msg)
+char *jobs_truncate(const char *text)
 {
-	if (!msg) return NULL;
+	if (!text) return NULL;
+	/* a message may quote anything (a C make's djc_make_error, a
+	 * djc_jobs_error caller's): bytes that are not UTF-8 would make
+	 * PostgreSQL and MariaDB refuse the whole error row, leaving the job
+	 * reserved, where SQLite stores them */
+	char *msg = utf8_clean_dup(text);
 	/* count characters, not bytes, so multibyte text is cut whole */
 	size_t len = strlen(msg), chars = utf8_len(msg, len);
-	if (chars <= ERR_LEN) return xstrdup(msg);
+	if (chars <= ERR_LEN) return msg;
 	size_t keep = ERR_LEN - strlen(TRUNC), i = 0, ch = 0;
 	while (i < len && ch < keep) {
 		i++;
@@ -138,6 +143,7 @@ char *jobs_truncate(const char *msg)
 	char *o = xmalloc(i + strlen(TRUNC) + 1);
 	memcpy(o, msg, i);
 	strcpy(o + i, TRUNC);
+	free(msg);
 	return o;
 }
 

@@ -231,6 +231,11 @@ void make_succeeded(djc_conn *c, table *t, staged *out, const make_clock *k, rea
 
 int djc_make_insert(djc_make_ctx *ctx, const char *name, const djc_row *row)
 {
+	if (!ctx) return DJC_EINVAL;
+	if (!row) {
+		djc_make_error(ctx, "djc_make_insert: no row (NULL) for %s", name && *name ? name : ctx->t->name);
+		return DJC_EINVAL;
+	}
 	table *dest = ctx->t;
 	if (name && *name && strcmp(name, ctx->t->name)) {
 		dest = part_of(ctx->c, ctx->t, name);
@@ -275,6 +280,10 @@ static int make_read(djc_make_ctx *ctx, table *a, const char *where, djc_rowset 
  * (checked at commit) are kept in one place. */
 int djc_make_fetch(djc_rowset **out, djc_make_ctx *ctx, const char *name, const char *where)
 {
+	if (!out || !ctx) {
+		if (ctx) djc_make_error(ctx, "djc_make_fetch: no place for the rows (out is NULL)");
+		return DJC_EINVAL;
+	}
 	*out = NULL;
 	table *a;
 	int rc = make_reads(ctx, name, &a);
@@ -284,6 +293,10 @@ int djc_make_fetch(djc_rowset **out, djc_make_ctx *ctx, const char *name, const 
 
 int djc_make_fetch_key(djc_rowset **out, djc_make_ctx *ctx, const char *name, const djc_row *key)
 {
+	if (!out || !ctx) {
+		if (ctx) djc_make_error(ctx, "djc_make_fetch_key: no place for the rows (out is NULL)");
+		return DJC_EINVAL;
+	}
 	*out = NULL;
 	table *a;
 	int rc = make_reads(ctx, name, &a);
@@ -298,6 +311,7 @@ int djc_make_fetch_key(djc_rowset **out, djc_make_ctx *ctx, const char *name, co
 
 void djc_make_error(djc_make_ctx *ctx, const char *fmt, ...)
 {
+	if (!ctx || !fmt) return;
 	sb_t b = SB_INIT;
 	va_list ap;
 	va_start(ap, fmt);

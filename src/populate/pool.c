@@ -275,6 +275,7 @@ static void __attribute__((noreturn)) child_main(pool *p, making_slot *slot, int
 		w.t = p->t;
 		worker_error(&w, NULL, djc_error_last(cc));
 		atomic_store(&p->sh->stop, 1);
+		atomic_store(&slot->ended, 1);
 		_exit(3);
 	}
 	if (p->po->pw) p->po->pw->run(&w, p->po->pw->arg);
@@ -289,6 +290,7 @@ static void __attribute__((noreturn)) child_main(pool *p, making_slot *slot, int
 		fprintf(stderr, "djc: worker process %ld stopped as on SIGTERM: its parent process %ld died\n", (long)getpid(),
 			(long)parent);
 	}
+	atomic_store(&slot->ended, 1);
 	_exit(populate_signal ? 4 : 0);
 }
 
@@ -357,14 +359,21 @@ static void respawn(pool *p, int i)
 }
 
 /* Child i (pid) died of signal sig, of its own (a crash in a C make, an
- * OOM kill): its job lost a worker, recorded now (retried, or an error
- * once jobs.max_lost workers died on it), unless it had already ended
- * that job (then its death costs nothing). */
-static void died_of_signal(pool *p, int i, pid_t pid, int sig)
+ * OOM kill), or (sig 0) exited with status code from inside a make (a C
+ * make that called exit()): its job lost a worker, recorded now (retried,
+ * or an error once jobs.max_lost workers died on it), unless it had
+ * already ended that job (then its death costs nothing). */
+static void died_of_signal(pool *p, int i, pid_t pid, int sig, int code)
 {
-	char msg[128], how[64];
-	snprintf(msg, sizeof msg, "make killed by signal %d (worker process %d died)", sig, (int)pid);
-	snprintf(how, sizeof how, "signal %d (%s)", sig, make_signame(sig));
+	char msg[160], how[64];
+	if (sig) {
+		snprintf(msg, sizeof msg, "make killed by signal %d (worker process %d died)", sig, (int)pid);
+		snprintf(how, sizeof how, "signal %d (%s)", sig, make_signame(sig));
+	} else {
+		snprintf(msg, sizeof msg, "make called exit(%d) (worker process %d ended; a make returns non-zero to fail)",
+			 code, (int)pid);
+		snprintf(how, sizeof how, "exit(%d) inside make", code);
+	}
 	jobs_death d = {jobs_host(), (long)pid, how, msg, NULL};
 	double retry_in = 0;
 	int ended = 1;
@@ -397,15 +406,20 @@ static void reap(pool *p)
 		p->pids[i] = -1;
 		p->alive--;
 		int sig = si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED ? si.si_status : 0;
+		/* a child that exited without passing child_main's end left
+		 * from inside a make (a C make's exit()): a death as by a signal,
+		 * not a worker that finished (its key was neither made nor
+		 * failed, its job stayed reserved) */
+		int exited_in_make = !sig && !atomic_load(&p->slots[i].ended);
 		/* what it wrote last may still be in the pipe; its slot says
 		 * which job it was making */
 		drain(&p->fds[i], &p->bufs[i], p->res, p->t, &p->mk[i]);
 		slot_read(&p->slots[i], &p->mk[i]);
-		if (!sig || (p->forwarded && (sig == SIGINT || sig == SIGTERM))) {
+		if ((!sig && !exited_in_make) || (p->forwarded && (sig == SIGINT || sig == SIGTERM))) {
 			waitpid(pid, NULL, 0);
 			continue;
 		}
-		died_of_signal(p, i, pid, sig);
+		died_of_signal(p, i, pid, sig, si.si_status);
 		respawn(p, i);
 	}
 	for (size_t z = 0; z < p->nz;) {

@@ -198,6 +198,9 @@ static int options_check(djc_conn *c, const djc_populate_options *o)
 				 DJC_MAX_PROCESSES, o->processes);
 	if (o->max_calls < 0)
 		return conn_fail(c, DJC_EINVAL, "populate: max_calls must be 0 (no limit) or more, got %ld", o->max_calls);
+	if (o->refresh < -1 || o->refresh > 1)
+		return conn_fail(c, DJC_EINVAL, "populate: refresh must be -1 (jobs.auto_refresh), 0 (no) or 1 (yes), got %d",
+				 o->refresh);
 	return DJC_OK;
 }
 

@@ -40,6 +40,8 @@ typedef struct making_slot {
 	                             * 0 not known to be its own (pooler, proxy) */
 	int in_pipe;
 	int history;
+	atomic_int ended;           /* 1: the child leaves by its own _exit (pool.c child_main); a
+	                             * child that exits without it left from inside a make (exit()) */
 	long long token;
 	long attempts;
 	char table[128];

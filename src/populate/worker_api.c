@@ -131,9 +131,10 @@ static int check_options(djc_conn *c, const djc_worker_options **o, djc_worker_o
 	if (w->max_jobs < 0 || !(w->idle_exit >= 0) || !(w->deadline >= 0) || !(w->refresh_interval >= 0) ||
 	    (w->timeout != DJC_TIMEOUT_NONE && config_limit("timeout", w->timeout)) ||
 	    (w->priority != -1 && config_limit("priority", (double)w->priority)) || w->processes < 0 ||
-	    w->processes > DJC_MAX_PROCESSES)
+	    w->processes > DJC_MAX_PROCESSES || w->refresh < -1 || w->refresh > 1)
 		return conn_fail(c, DJC_EINVAL, "worker options out of range (max_jobs, idle_exit, deadline, refresh_interval >= 0; "
-				 "timeout 0 to 1e9 or DJC_TIMEOUT_NONE; priority -1 or 0 to 2147483647; processes 1 to %d)", DJC_MAX_PROCESSES);
+				 "timeout 0 to 1e9 or DJC_TIMEOUT_NONE; priority -1 or 0 to 2147483647; processes 1 to %d; "
+				 "refresh -1, 0 or 1)", DJC_MAX_PROCESSES);
 	char *const *a = (char *const *)w->make_argv, *const *sargv = (char *const *)w->make_serve_argv;
 	if (a && !a[0]) a = NULL;
 	if (sargv && !sargv[0]) sargv = NULL;

@@ -403,6 +403,7 @@ int djc_expr_proj(djc_expr **out, djc_conn *c, djc_expr *a, const char *const *i
 {
 	*out = NULL;
 	if (!a) return conn_fail(c, DJC_EINVAL, "proj of a NULL expression");
+	if (n && !items) return conn_fail(c, DJC_EINVAL, "proj: %zu attributes announced, none given (NULL)", n);
 	proj_spec p = {xcalloc(a->h.nattrs + 1, sizeof(int)), xcalloc(n + 1, sizeof *p.rn), 0};
 	djc_expr *e = expr_new(A_PROJ, a->h.nattrs + n);
 	e->l = expr_ref(a);
@@ -527,6 +528,7 @@ int djc_expr_aggr(djc_expr **out, djc_conn *c, djc_expr *a, djc_expr *b, const c
 {
 	*out = NULL;
 	if (!a || !b) return conn_fail(c, DJC_EINVAL, "aggr: an operand is NULL");
+	if (n && !items) return conn_fail(c, DJC_EINVAL, "aggr: %zu attributes announced, none given (NULL)", n);
 	for (size_t i = 0; i < a->h.nattrs; i++)
 		if (a->h.attrs[i].in_key && alg_find(b, a->h.attrs[i].name) < 0)
 			return conn_fail(c, DJC_EINVAL, "aggr: the group %s must have every primary key attribute of %s; it has "
@@ -553,6 +555,8 @@ int djc_expr_group(djc_expr **out, djc_conn *c, djc_expr *b, const char *const *
 {
 	*out = NULL;
 	if (!b) return conn_fail(c, DJC_EINVAL, "U(...).aggr: the group is NULL");
+	if ((nby && !by) || (n && !items))
+		return conn_fail(c, DJC_EINVAL, "U(...).aggr: %zu attributes announced, none given (NULL)", nby && !by ? nby : n);
 	djc_expr *e = expr_new(A_GROUP, nby + n);
 	e->r = expr_ref(b);
 	sb_t s = SB_INIT;

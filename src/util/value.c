@@ -188,6 +188,20 @@ int utf8_valid(const char *str, size_t n)
 	return 1;
 }
 
+char *utf8_clean_dup(const char *s)
+{
+	if (!s) return NULL;
+	char *o = xstrdup(s);
+	size_t n = strlen(o);
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)o[i];
+		size_t k = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+		if (i + k > n || !utf8_valid(o + i, k)) { o[i++] = '?'; continue; }
+		i += k;
+	}
+	return o;
+}
+
 size_t utf8_len(const char *s, size_t n)
 {
 	size_t k = 0;

@@ -94,6 +94,17 @@ static int crash_once_on_5(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	return put_row(ctx, id);
 }
 
+/* a make that ends its worker process with exit() on the first make of
+ * key 5 (lab code's exit(1) on an error, or even exit(0)) */
+static int exit_once_on_5(djc_make_ctx *ctx, const djc_row *key, void *payload)
+{
+	int64_t id = key_id(key);
+	int first = id == 5 && !call_after(5, 0);
+	log_call(id);
+	if (first) exit(*(int *)payload);
+	return put_row(ctx, id);
+}
+
 static int abort_on_2(djc_make_ctx *ctx, const djc_row *key, void *payload)
 {
 	(void)payload;
@@ -233,6 +244,60 @@ static void test_pool_child(djc_conn *c)
 	CHECK_MSG(m && !strncmp(m, "make killed by signal 9 (worker process ", 40), "%s", m ? m : "(no message)");
 	djc_rowset_free(hs);
 	djc_row_free(key);
+	set("jobs.keep_completed", "false");
+}
+
+/* A make that calls exit() in a --processes child: a worker lost on its
+ * job, as one killed by a signal, not a worker that ended. Before, the
+ * parent took the exit for the child's normal end: populate returned
+ * DJC_OK with the key neither made nor failed, its job left reserved
+ * (reserve_jobs), or without a word of it (direct). */
+static void test_pool_child_exit(djc_conn *c)
+{
+	set("jobs.retry_delay", "0");
+	set("jobs.keep_completed", "true");
+	for (int code = 0; code <= 3; code += 3) {
+		CHECK(djc_delete_ext(NULL, c, "CrExit", NULL, NULL) == DJC_OK);
+		CHECK(djc_jobs_clear_ext(NULL, c, "CrExit", NULL, NULL) == DJC_OK);
+		/* direct: the key is a failed make, the others are made */
+		atomic_store(&calls[0], 0);
+		djc_populate_options o;
+		djc_populate_options_init(&o);
+		o.processes = 2;
+		o.suppress_errors = 1;
+		o.make = exit_once_on_5;
+		o.payload = &code;
+		djc_populate_result *res = NULL;
+		int rc = djc_populate(&res, c, "CrExit", &o);
+		char want[64];
+		snprintf(want, sizeof want, "make called exit(%d) (worker process ", code);
+		CHECK_MSG(rc == DJC_EMAKE && res && res->success_count == 11 && res->error_count == 1 && res->n_errors == 1,
+			  "exit(%d), direct: rc %d, made %ld, failed %ld: %s", code, rc, res ? res->success_count : -1,
+			  res ? res->error_count : -1, djc_error_last(c));
+		if (res && res->n_errors == 1)
+			CHECK_MSG(!strncmp(res->errors[0].message, want, strlen(want)), "%s", res->errors[0].message);
+		djc_populate_result_free(res);
+		CHECK(djc_delete_ext(NULL, c, "CrExit", NULL, NULL) == DJC_OK);
+		/* reserving: a worker lost on the job, which is made on its retry */
+		atomic_store(&calls[0], 0);
+		o.reserve_jobs = 1;
+		res = NULL;
+		rc = djc_populate(&res, c, "CrExit", &o);
+		CHECK_MSG(rc == DJC_OK && res && res->success_count == 12 && res->error_count == 0 && res->retried_count == 1,
+			  "exit(%d), reserving: rc %d, made %ld, failed %ld, retried %ld: %s", code, rc,
+			  res ? res->success_count : -1, res ? res->error_count : -1, res ? res->retried_count : -1,
+			  djc_error_last(c));
+		djc_populate_result_free(res);
+		long n[5];
+		CHECK(djc_jobs_counts(n, c, "CrExit") == DJC_OK);
+		CHECK_MSG(n[0] == 0 && n[1] == 0 && n[2] == 12 && n[3] == 0, "pending %ld reserved %ld success %ld error %ld",
+			  n[0], n[1], n[2], n[3]);
+		CHECK_MSG(job_int(c, "CrExit", 5, "lost") == 1, "lost %d", job_int(c, "CrExit", 5, "lost"));
+		int b = 0;
+		char *h = outcomes(c, "CrExit", 5, &b);
+		CHECK_MSG(!strcmp(h, "died,success"), "history of 5: %s", h);
+		free(h);
+	}
 	set("jobs.keep_completed", "false");
 }
 
@@ -534,7 +599,7 @@ static void test_program_killed(djc_conn *c)
 
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_crash", "pool_child pool_child_lost worker_dies_one worker_dies_many suspect_last program_killed");
+	t_cases(argc, argv, "test_crash", "pool_child pool_child_lost pool_child_exit worker_dies_one worker_dies_many suspect_last program_killed");
 	char path[96];
 	url = getenv("DJC_TEST_URL");
 	schema = getenv("DJC_TEST_SCHEMA");
@@ -552,6 +617,7 @@ int main(int argc, char **argv)
 			     "CrSrc (manual)\n    id : int32\n    ---\n\n"
 			     "CrOut (computed)\n    -> CrSrc\n    ---\n    y : int64\n\n"
 			     "CrLost (computed)\n    -> CrSrc\n    ---\n    y : int64\n\n"
+			     "CrExit (computed)\n    -> CrSrc\n    ---\n    y : int64\n\n"
 			     "Ab (manual)\n    id : int32\n    ---\n\n"
 			     "AbOne (computed)\n    -> Ab\n    ---\n    y : int64\n\n"
 			     "AbMany (computed)\n    -> Ab\n    ---\n    y : int64\n", "crash.djc");
@@ -560,6 +626,7 @@ int main(int argc, char **argv)
 	insert_ids(c, "Ab", 8);
 	if (t_want("pool_child")) test_pool_child(c);
 	if (t_want("pool_child_lost")) test_pool_child_lost(c);
+	if (t_want("pool_child_exit")) test_pool_child_exit(c);
 	if (t_want("worker_dies_one")) test_worker_dies(c, "AbOne", 1);
 	if (t_want("worker_dies_many")) test_worker_dies(c, "AbMany", 3);
 	if (t_want("suspect_last")) test_suspect_last(c);
