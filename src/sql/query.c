@@ -396,9 +396,11 @@ static int list_sql(db_conn *db, const q_node *x, q_out *o)
 static void cmp_sql(db_conn *db, const q_node *x, q_out *o)
 {
 	const char *cast = x->types && x->types[0]->t == T_DECIMAL && strchr("<>", x->op[0]) ? db_decimal_order_cast(db) : NULL;
-	if (cast) sb_add(o->sql, "CAST(");
+	const char *like = x->types && x->types[0]->t == T_ENUM && strstr(x->op, "LIKE") ? db_enum_like_cast(db) : NULL;
+	if (cast || like) sb_add(o->sql, "CAST(");
 	col_sql(db, o->sql, &x->a);
 	if (cast) sb_printf(o->sql, " AS %s) %s CAST(? AS %s)", cast, x->op, cast);
+	else if (like) sb_printf(o->sql, " AS %s) %s ?", like, x->op);
 	else sb_printf(o->sql, " %s ?", x->op);
 	bind(o, x->v);
 }

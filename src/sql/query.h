@@ -71,7 +71,7 @@ typedef enum q_kind {
 struct q_node {
 	q_kind k;
 	int neg;                /* Q_NULL, Q_IN, Q_EXISTS: the negated form */
-	const char *op;         /* Q_CMP: one of = != < <= > >= */
+	const char *op;         /* Q_CMP: one of = != < <= > >= LIKE, NOT LIKE */
 	q_col a, b;             /* Q_CMP, Q_NULL: a; Q_SAME: a = b */
 	const q_col *cols;      /* Q_IN: k columns, their types */
 	const coldef *const *types;
