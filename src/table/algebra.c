@@ -6,6 +6,7 @@
 #include "cond.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 
@@ -478,6 +479,12 @@ static int agg_item(djc_conn *c, djc_expr *e, const djc_expr *b, const char *nam
 				 AGG_FNS[fn], fn == F_COUNT_DISTINCT ? "" : "()", b->repr);
 	if (fn == F_COUNT_DISTINCT && strchr(x, ','))
 		return conn_fail(c, DJC_EINVAL, "aggr: count(distinct X) counts one attribute ('%s=%s')", name, call);
+	/* one function of one attribute: 'max(x) - min(x)' would otherwise be
+	 * max of an attribute "x) - min(x", and 'sum(x * 2)' of "x * 2" */
+	for (const char *q = rows ? "" : x; *q; q++)
+		if (!isalnum((unsigned char)*q) && *q != '_')
+			return conn_fail(c, DJC_EINVAL, "aggr: '%s=%s' is not one of count() count(x) count(distinct x) sum(x) avg(x) "
+					 "min(x) max(x) (one function of one attribute: no arithmetic, no nested calls)", name, call);
 	int j = rows ? -1 : alg_find(b, x);
 	if (!rows && j < 0) return alg_unknown(c, b, "aggr", x);
 	if (fn == F_COUNT_DISTINCT && b->h.attrs[j].type.t == T_JSON)

@@ -225,6 +225,13 @@ expect_fail 2 "--limit must be a number" '--limit takes a whole number >= 0' djc
 expect_fail 2 "an aggregation whose group lacks the key" "aggr: the group Subject must have every primary key attribute of Session; it has no 'session'" \
 	djc fetch 'Session.aggr(Subject, n=count())'
 expect_fail 2 "an unknown aggregate function" "'x=median\(duration\)' is not one of count\(\)" djc fetch 'Session.aggr(Trial, x=median(duration))'
+# arithmetic of aggregates (DataJoint's r='max(x) - min(x)'): refused as
+# such, not as an attribute named "duration) - min(duration" (before
+# December 2026)
+expect_fail 2 "arithmetic of two aggregates" "^djc: aggr: 'r=max\(duration\) - min\(duration\)' is not one of count\(\) .*\(one function of one attribute: no arithmetic, no nested calls\)$" \
+	djc fetch 'Session.aggr(Trial, r=max(duration) - min(duration))'
+expect_fail 2 "arithmetic inside an aggregate" "^djc: aggr: 'r=sum\(duration \* 2\)' is not one of count\(\)" \
+	djc fetch 'Session.aggr(Trial, r=sum(duration * 2))'
 expect_fail 2 "SQL after an expression is not accepted" 'expression: unexpected text at column 17' djc fetch 'Session * Stats ; drop table session'
 expect_out "the data is unchanged" "4" eval "djc fetch Session --format json | grep -c ."
 }
