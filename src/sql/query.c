@@ -236,7 +236,7 @@ void q_item_add(q_arena *a, q_sel *s, q_item_kind kind, const q_node *cond)
 	s->items[s->nitems++] = (q_item){kind, {NULL, NULL, NULL}, NULL, cond, NULL, 0, NULL, 0};
 }
 
-void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as)
+void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as, const coldef *t)
 {
 	static const char *const fns[] = {"count", "sum", "avg", "min", "max", "count distinct", NULL};
 	const char *fn = NULL;
@@ -244,7 +244,7 @@ void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as)
 		if (!strcmp(agg, fns[i])) fn = fns[i];   /* only these reach the SQL text */
 	if (!fn) abort();
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){QI_AGG, c, as, NULL, fn, 0, NULL, 0};
+	s->items[s->nitems++] = (q_item){QI_AGG, c, as, NULL, fn, 0, NULL, 0, t};
 }
 
 void q_upto_item(q_arena *a, q_sel *s, q_col c, size_t upto, const char *as)
@@ -511,13 +511,18 @@ static int items_sql(db_conn *db, const q_sel *s, q_out *o)
 		case QI_ONE: sb_addc(o->sql, '1'); break;
 		case QI_COUNT: sb_add(o->sql, "count(*)"); break;
 		case QI_AGG:
+		{
+			const char *num = it->type && it->type->t == T_BOOL && strncmp(it->agg, "count", 5) ? db_bool_agg_cast(db) : NULL;
 			if (!strcmp(it->agg, "count distinct")) sb_add(o->sql, "count(DISTINCT ");
 			else sb_printf(o->sql, "%s(", it->agg);
+			if (num && it->col.name) sb_add(o->sql, "CAST(");
 			if (it->col.name) col_sql(db, o->sql, &it->col);
 			else sb_addc(o->sql, '*');
+			if (num && it->col.name) sb_printf(o->sql, " AS %s)", num);
 			sb_addc(o->sql, ')');
 			if (it->as) { sb_add(o->sql, " AS "); db_qi(db, o->sql, it->as); }
 			break;
+		}
 		case QI_COUNT_IF: {
 			sb_add(o->sql, "coalesce(sum(CASE WHEN ");
 			int rc = q_cond_sql(db, it->cond, o);

@@ -769,6 +769,13 @@ static int comp_proj(cc *k, const djc_expr *e, cq *out)
 	return DJC_OK;
 }
 
+/* The type of attribute name of the group r (NULL: none, count(*)). */
+static const coldef *src_type(const djc_expr *r, const char *name)
+{
+	int j = name ? alg_find(r, name) : -1;
+	return j < 0 ? NULL : &r->h.attrs[j].type;
+}
+
 /* l.aggr(r, ...): l LEFT JOIN (r) on the shared attributes, grouped by
  * every attribute of l kept (each follows from l's key; MariaDB wants
  * them all named). r is always a derived table, so a restricted group
@@ -797,7 +804,7 @@ static int comp_aggr(cc *k, const djc_expr *e, cq *out)
 			q_group(k->a, out->s, col);
 		} else   /* count(): the group's rows, by a key attribute (NULL when none matched) */
 			q_agg_item(k->a, out->s, AGG_FNS[e->x[i].fn], (q_col){g, NULL, e->x[i].src ? e->x[i].src : key},
-				   q_strdup(k->a, n));
+				   q_strdup(k->a, n), src_type(e->r, e->x[i].src));
 	}
 	out->open = 0;
 	return DJC_OK;
@@ -819,7 +826,7 @@ static int comp_group(cc *k, const djc_expr *e, cq *out)
 			q_group(k->a, s, col);
 		} else {
 			col.name = e->x[i].src;   /* NULL: count(*), the group's rows */
-			q_agg_item(k->a, s, AGG_FNS[e->x[i].fn], col, q_strdup(k->a, e->h.attrs[i].name));
+			q_agg_item(k->a, s, AGG_FNS[e->x[i].fn], col, q_strdup(k->a, e->h.attrs[i].name), src_type(e->r, col.name));
 		}
 	}
 	*out = (cq){s, 0};

@@ -441,4 +441,37 @@ expect_out "nothing left" "0 0 0" sh -c 'for t in DcK DcC DcG; do "$DJC" fetch $
 }
 tcase delete_by_child
 
+# sum, avg, min and max of a bool attribute (DataJoint's
+# U('species').aggr(Subject, n_active='sum(active)')): the same numbers on
+# every backend. PostgreSQL's boolean has none of these functions (before
+# December 2026: exit 1, "function sum(boolean) does not exist"); djc
+# aggregates it as a number there, as MariaDB's tinyint and SQLite's
+# integer are.
+case_bool_aggr() {
+cat > fl.djc <<'P'
+Grp (manual)
+    grp : varchar(8)
+    ---
+
+Flag (manual)
+    fk : int32
+    ---
+    -> Grp
+    on : bool
+P
+djc declare fl.djc >/dev/null
+printf '%s\n' '{"grp":"a"}' '{"grp":"b"}' '{"grp":"c"}' | djc insert Grp >/dev/null
+printf '%s\n' '{"fk":1,"grp":"a","on":true}' '{"fk":2,"grp":"a","on":true}' '{"fk":3,"grp":"a","on":false}' \
+	'{"fk":4,"grp":"b","on":false}' '{"fk":5,"grp":"a","on":false}' | djc insert Flag >/dev/null
+expect_out "sum, min, max, avg and count of a bool per group" '{"grp":"a","n_on":2,"lo":false,"hi":true,"share":0.5,"n":4}
+{"grp":"b","n_on":0,"lo":false,"hi":false,"share":0,"n":1}' \
+	djc fetch 'U(grp).aggr(Flag, n_on=sum(on), lo=min(on), hi=max(on), share=avg(on), n=count(on))' --format jsonl
+expect_out "restricted by the sum" '{"grp":"a","n_on":2}' \
+	djc fetch 'U(grp).aggr(Flag, n_on=sum(on)) & "n_on > 1"' --format jsonl
+expect_out "a table's aggregation of a bool (c: no flags)" '{"grp":"a","n_on":2,"hi":true}
+{"grp":"b","n_on":0,"hi":false}
+{"grp":"c","n_on":null,"hi":null}' djc fetch 'Grp.aggr(Flag, n_on=sum(on), hi=max(on))' --format jsonl
+}
+tcase bool_aggr
+
 finish
