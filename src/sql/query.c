@@ -227,13 +227,13 @@ q_node *q_from_query(q_arena *a, q_sel *s, const q_sel *sub, const char *alias, 
 void q_col_item(q_arena *a, q_sel *s, q_col c, const char *as)
 {
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){QI_COL, c, as, NULL, NULL, 0, NULL, 0};
+	s->items[s->nitems++] = (q_item){QI_COL, c, as, NULL, NULL, 0, NULL, 0, NULL};
 }
 
 void q_item_add(q_arena *a, q_sel *s, q_item_kind kind, const q_node *cond)
 {
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){kind, {NULL, NULL, NULL}, NULL, cond, NULL, 0, NULL, 0};
+	s->items[s->nitems++] = (q_item){kind, {NULL, NULL, NULL}, NULL, cond, NULL, 0, NULL, 0, NULL};
 }
 
 void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as, const coldef *t)
@@ -250,13 +250,13 @@ void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as, 
 void q_upto_item(q_arena *a, q_sel *s, q_col c, size_t upto, const char *as)
 {
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){QI_UPTO, c, as, NULL, NULL, upto, NULL, 0};
+	s->items[s->nitems++] = (q_item){QI_UPTO, c, as, NULL, NULL, upto, NULL, 0, NULL};
 }
 
 void q_octets_item(q_arena *a, q_sel *s, q_col c, const char *as)
 {
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){QI_OCTETS, c, as, NULL, NULL, 0, NULL, 0};
+	s->items[s->nitems++] = (q_item){QI_OCTETS, c, as, NULL, NULL, 0, NULL, 0, NULL};
 }
 
 void q_versions_item(q_arena *a, q_sel *s, q_col c, const q_col *ord, size_t nord, const char *as)
@@ -264,7 +264,7 @@ void q_versions_item(q_arena *a, q_sel *s, q_col c, const q_col *ord, size_t nor
 	q_col *o = q_alloc(a, (nord ? nord : 1) * sizeof *o);
 	memcpy(o, ord, nord * sizeof *o);
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){QI_VERSIONS, c, as, NULL, NULL, 0, o, nord};
+	s->items[s->nitems++] = (q_item){QI_VERSIONS, c, as, NULL, NULL, 0, o, nord, NULL};
 }
 
 void q_group(q_arena *a, q_sel *s, q_col c)
