@@ -993,19 +993,31 @@ static int order(cc *k, const djc_expr *e, cq *x, const char *order_by)
 	return DJC_OK;
 }
 
-/* Only the attributes of attrs ("a,b"), in that order. */
+/* Only the attributes of attrs ("a,b"), in that order; KEY: the primary
+ * key's attributes, in their order (DataJoint's fetch('KEY')). Each at
+ * most once (the printed heading, io.c's expr_view, has room for each
+ * attribute once). */
 static int narrow(cc *k, const djc_expr *e, cq *x, const char *attrs)
 {
 	q_item *xi = take_items(x->s);
+	char *seen = q_alloc(k->a, e->h.nattrs + 1);   /* zeroed */
 	for (const char *p = attrs; *p;) {
 		char name[128];
 		if (!word(&p, name, sizeof name) || (*p && *p != ','))
 			return conn_fail(k->c, DJC_EINVAL, "attributes '%s': expected names separated by commas (column %d)", attrs,
 					 (int)(p - attrs) + 1);
 		if (*p) p++;
-		int i = alg_find(e, name);
-		if (i < 0) return alg_unknown(k->c, e, "attributes", name);
-		q_col_item(k->a, x->s, xi[i].col, xi[i].as);   /* open: plain columns */
+		int key = !strcmp(name, "KEY");
+		int i = key ? -1 : alg_find(e, name);
+		if (!key && i < 0) return alg_unknown(k->c, e, "attributes", name);
+		for (size_t j = 0; j < e->h.nattrs; j++) {
+			if (key ? !e->h.attrs[j].in_key : (size_t)i != j) continue;
+			if (seen[j])
+				return conn_fail(k->c, DJC_EINVAL, "attributes '%s': '%s' is named twice%s", attrs, e->h.attrs[j].name,
+						 key ? " (KEY holds it)" : "");
+			seen[j] = 1;
+			q_col_item(k->a, x->s, xi[j].col, xi[j].as);   /* open: plain columns */
+		}
 	}
 	return DJC_OK;
 }

@@ -474,4 +474,23 @@ expect_out "a table's aggregation of a bool (c: no flags)" '{"grp":"a","n_on":2,
 }
 tcase bool_aggr
 
+# --attrs KEY: the primary key's attributes (DataJoint's fetch('KEY'),
+# fetch('KEY', 'n_trials')); an attribute named twice is refused (before
+# December 2026 the printed heading had room for each attribute once and a
+# longer repetition overran it: "corrupted size vs. prev_size", exit 134)
+case_attrs_key() {
+expect_out "--attrs KEY" "subject,session
+m1,1
+m1,2" djc fetch 'Session & {"subject": "m1"}' --attrs KEY --format csv
+expect_out "--attrs with KEY after another attribute" '{"n_trials":2,"subject":"m1","session":1}' \
+	djc fetch 'Session * Stats' --attrs n_trials,KEY --order-by 'n_trials desc, KEY' --limit 1 --format jsonl
+expect_out "KEY of an aggregation, one row" '{"subject":"m1"}' \
+	djc fetch 'Subject.aggr(Session, n=count()) & "n > 1"' --attrs KEY --fetch1 --format json
+expect_fail 2 "an attribute named twice" "^djc: attributes 'subject,species,subject': 'subject' is named twice$" \
+	djc fetch Subject --attrs subject,species,subject
+expect_fail 2 "... many times" "'subject' is named twice" djc fetch Subject --attrs subject,subject,subject,subject,subject,subject,subject,subject
+expect_fail 2 "... by KEY and by name" "'subject' is named twice" djc fetch Session --attrs KEY,subject
+}
+tcase attrs_key
+
 finish
