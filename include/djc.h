@@ -970,7 +970,7 @@ typedef struct djc_expr_fetch_options {
 	const char *order_by;   /* "a desc, b" ("KEY [DESC]": the primary key); NULL: the primary key */
 	long long limit;        /* at most this many rows; < 0: all */
 	long long offset;       /* rows skipped first (0: none) */
-	const char *attrs;      /* "a,b": only these attributes, in this order; NULL: all */
+	const char *attrs;      /* "a,b": only these attributes, in this order (KEY: the primary key's); NULL: all */
 	int fetch1;             /* 1: exactly one row, else DJC_EINVAL (DataJoint's fetch1) */
 } djc_expr_fetch_options;
 #define DJC_EXPR_FETCH_OPTIONS_VERSION 1

@@ -558,6 +558,8 @@ void db_create_index(db_conn *c, sb_t *b, const char *table, const char *index, 
 }
 
 const char *db_decimal_order_cast(db_conn *c) { return c->drv->decimal_order_cast; }
+const char *db_enum_like_cast(db_conn *c) { return c->drv->enum_like_cast; }
+const char *db_bool_agg_cast(db_conn *c) { return c->drv->bool_agg_cast; }
 
 size_t db_read_piece(db_conn *c)
 {

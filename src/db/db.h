@@ -328,6 +328,14 @@ struct db_driver {
 	 * CAST to for <, <=, >, >= ("REAL"), where decimals are stored as text
 	 * (SQLite); NULL: the column's own type compares numerically. */
 	const char *decimal_order_cast;
+	/* may provide: the type an enum column is CAST to for LIKE, where an
+	 * adopted enum is a type of its own that LIKE does not take
+	 * (PostgreSQL's "s"."enum_<hash>": "text"); NULL: LIKE takes it. */
+	const char *enum_like_cast;
+	/* may provide: the type a bool column is CAST to under sum, avg, min
+	 * and max, where a bool is no number (PostgreSQL's boolean:
+	 * "integer"); NULL: they take it. */
+	const char *bool_agg_cast;
 	/* may provide: a column every row of every table has, whose value
 	 * changes whenever that row is written (PostgreSQL: xmin, the id of
 	 * the transaction that wrote the row's version: it comes back only
@@ -493,6 +501,12 @@ void db_index_hint(db_conn *c, sb_t *q, const char *index);
 /* The type to CAST a decimal column and value to for an ordering
  * comparison (db_driver.decimal_order_cast), or NULL. */
 const char *db_decimal_order_cast(db_conn *c);
+/* The type to CAST an enum column to for LIKE (db_driver.enum_like_cast),
+ * or NULL. */
+const char *db_enum_like_cast(db_conn *c);
+/* The type to CAST a bool column to under sum, avg, min and max
+ * (db_driver.bool_agg_cast), or NULL. */
+const char *db_bool_agg_cast(db_conn *c);
 /* The column that tells one version of a row from the next
  * (db_driver.row_version), or NULL. */
 static inline const char *db_row_version(db_conn *c) { return c->drv->row_version; }

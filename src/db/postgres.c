@@ -1959,6 +1959,8 @@ const db_driver db_postgres_driver = {
 	.drop_created = pg_drop_created,
 	/* a system column: no user column may take the name */
 	.row_version = "xmin",
+	.enum_like_cast = "text",   /* an adopted enum is "s"."enum_<hash>": no LIKE */
+	.bool_agg_cast = "integer",   /* boolean has no sum, avg, min, max */
 	.read_piece = 1 << 20,
 	.read_pieces = pg_read_pieces,
 	.stored_size = "pg_column_size",

@@ -227,16 +227,16 @@ q_node *q_from_query(q_arena *a, q_sel *s, const q_sel *sub, const char *alias, 
 void q_col_item(q_arena *a, q_sel *s, q_col c, const char *as)
 {
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){QI_COL, c, as, NULL, NULL, 0, NULL, 0};
+	s->items[s->nitems++] = (q_item){QI_COL, c, as, NULL, NULL, 0, NULL, 0, NULL};
 }
 
 void q_item_add(q_arena *a, q_sel *s, q_item_kind kind, const q_node *cond)
 {
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){kind, {NULL, NULL, NULL}, NULL, cond, NULL, 0, NULL, 0};
+	s->items[s->nitems++] = (q_item){kind, {NULL, NULL, NULL}, NULL, cond, NULL, 0, NULL, 0, NULL};
 }
 
-void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as)
+void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as, const coldef *t)
 {
 	static const char *const fns[] = {"count", "sum", "avg", "min", "max", "count distinct", NULL};
 	const char *fn = NULL;
@@ -244,19 +244,19 @@ void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as)
 		if (!strcmp(agg, fns[i])) fn = fns[i];   /* only these reach the SQL text */
 	if (!fn) abort();
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){QI_AGG, c, as, NULL, fn, 0, NULL, 0};
+	s->items[s->nitems++] = (q_item){QI_AGG, c, as, NULL, fn, 0, NULL, 0, t};
 }
 
 void q_upto_item(q_arena *a, q_sel *s, q_col c, size_t upto, const char *as)
 {
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){QI_UPTO, c, as, NULL, NULL, upto, NULL, 0};
+	s->items[s->nitems++] = (q_item){QI_UPTO, c, as, NULL, NULL, upto, NULL, 0, NULL};
 }
 
 void q_octets_item(q_arena *a, q_sel *s, q_col c, const char *as)
 {
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){QI_OCTETS, c, as, NULL, NULL, 0, NULL, 0};
+	s->items[s->nitems++] = (q_item){QI_OCTETS, c, as, NULL, NULL, 0, NULL, 0, NULL};
 }
 
 void q_versions_item(q_arena *a, q_sel *s, q_col c, const q_col *ord, size_t nord, const char *as)
@@ -264,7 +264,7 @@ void q_versions_item(q_arena *a, q_sel *s, q_col c, const q_col *ord, size_t nor
 	q_col *o = q_alloc(a, (nord ? nord : 1) * sizeof *o);
 	memcpy(o, ord, nord * sizeof *o);
 	q_grow(a, &s->items, s->nitems, &s->capitems, sizeof *s->items);
-	s->items[s->nitems++] = (q_item){QI_VERSIONS, c, as, NULL, NULL, 0, o, nord};
+	s->items[s->nitems++] = (q_item){QI_VERSIONS, c, as, NULL, NULL, 0, o, nord, NULL};
 }
 
 void q_group(q_arena *a, q_sel *s, q_col c)
@@ -396,9 +396,11 @@ static int list_sql(db_conn *db, const q_node *x, q_out *o)
 static void cmp_sql(db_conn *db, const q_node *x, q_out *o)
 {
 	const char *cast = x->types && x->types[0]->t == T_DECIMAL && strchr("<>", x->op[0]) ? db_decimal_order_cast(db) : NULL;
-	if (cast) sb_add(o->sql, "CAST(");
+	const char *like = x->types && x->types[0]->t == T_ENUM && strstr(x->op, "LIKE") ? db_enum_like_cast(db) : NULL;
+	if (cast || like) sb_add(o->sql, "CAST(");
 	col_sql(db, o->sql, &x->a);
 	if (cast) sb_printf(o->sql, " AS %s) %s CAST(? AS %s)", cast, x->op, cast);
+	else if (like) sb_printf(o->sql, " AS %s) %s ?", like, x->op);
 	else sb_printf(o->sql, " %s ?", x->op);
 	bind(o, x->v);
 }
@@ -509,13 +511,18 @@ static int items_sql(db_conn *db, const q_sel *s, q_out *o)
 		case QI_ONE: sb_addc(o->sql, '1'); break;
 		case QI_COUNT: sb_add(o->sql, "count(*)"); break;
 		case QI_AGG:
+		{
+			const char *num = it->type && it->type->t == T_BOOL && strncmp(it->agg, "count", 5) ? db_bool_agg_cast(db) : NULL;
 			if (!strcmp(it->agg, "count distinct")) sb_add(o->sql, "count(DISTINCT ");
 			else sb_printf(o->sql, "%s(", it->agg);
+			if (num && it->col.name) sb_add(o->sql, "CAST(");
 			if (it->col.name) col_sql(db, o->sql, &it->col);
 			else sb_addc(o->sql, '*');
+			if (num && it->col.name) sb_printf(o->sql, " AS %s)", num);
 			sb_addc(o->sql, ')');
 			if (it->as) { sb_add(o->sql, " AS "); db_qi(db, o->sql, it->as); }
 			break;
+		}
 		case QI_COUNT_IF: {
 			sb_add(o->sql, "coalesce(sum(CASE WHEN ");
 			int rc = q_cond_sql(db, it->cond, o);

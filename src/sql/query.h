@@ -71,7 +71,7 @@ typedef enum q_kind {
 struct q_node {
 	q_kind k;
 	int neg;                /* Q_NULL, Q_IN, Q_EXISTS: the negated form */
-	const char *op;         /* Q_CMP: one of = != < <= > >= */
+	const char *op;         /* Q_CMP: one of = != < <= > >= LIKE, NOT LIKE */
 	q_col a, b;             /* Q_CMP, Q_NULL: a; Q_SAME: a = b */
 	const q_col *cols;      /* Q_IN: k columns, their types */
 	const coldef *const *types;
@@ -141,6 +141,7 @@ typedef struct q_item {
 	size_t upto;       /* QI_UPTO */
 	const q_col *ord;  /* QI_VERSIONS: the order of the versions */
 	size_t nord;
+	const coldef *type;   /* QI_AGG: the aggregated column's type (borrowed), or NULL */
 } q_item;
 
 /* One operand of the FROM: a table (unquoted name) or a query, with an
@@ -184,8 +185,10 @@ void q_order(q_arena *a, q_sel *s, q_col c);
 void q_order_desc(q_arena *a, q_sel *s, q_col c, int desc);
 /* agg(c) AS as (agg one of count sum avg min max, or "count distinct":
  * count(DISTINCT c); c.name NULL with count:
- * count(*)). */
-void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as);
+ * count(*)). t: c's type (borrowed), or NULL: sum, avg, min and max of a
+ * bool are of it as a number where the backend's bool is no number
+ * (db_bool_agg_cast). */
+void q_agg_item(q_arena *a, q_sel *s, const char *agg, q_col c, const char *as, const coldef *t);
 /* c AS as where c holds at most upto bytes or is stored compressed, else
  * NULL; OCTET_LENGTH(c) AS as (bytes values). */
 void q_upto_item(q_arena *a, q_sel *s, q_col c, size_t upto, const char *as);

@@ -6,6 +6,7 @@
 #include "cond.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 
@@ -479,6 +480,12 @@ static int agg_item(djc_conn *c, djc_expr *e, const djc_expr *b, const char *nam
 				 AGG_FNS[fn], fn == F_COUNT_DISTINCT ? "" : "()", b->repr);
 	if (fn == F_COUNT_DISTINCT && strchr(x, ','))
 		return conn_fail(c, DJC_EINVAL, "aggr: count(distinct X) counts one attribute ('%s=%s')", name, call);
+	/* one function of one attribute: 'max(x) - min(x)' would otherwise be
+	 * max of an attribute "x) - min(x", and 'sum(x * 2)' of "x * 2" */
+	for (const char *q = rows ? "" : x; *q; q++)
+		if (!isalnum((unsigned char)*q) && *q != '_')
+			return conn_fail(c, DJC_EINVAL, "aggr: '%s=%s' is not one of count() count(x) count(distinct x) sum(x) avg(x) "
+					 "min(x) max(x) (one function of one attribute: no arithmetic, no nested calls)", name, call);
 	int j = rows ? -1 : alg_find(b, x);
 	if (!rows && j < 0) return alg_unknown(c, b, "aggr", x);
 	if (fn == F_COUNT_DISTINCT && b->h.attrs[j].type.t == T_JSON)
@@ -766,6 +773,13 @@ static int comp_proj(cc *k, const djc_expr *e, cq *out)
 	return DJC_OK;
 }
 
+/* The type of attribute name of the group r (NULL: none, count(*)). */
+static const coldef *src_type(const djc_expr *r, const char *name)
+{
+	int j = name ? alg_find(r, name) : -1;
+	return j < 0 ? NULL : &r->h.attrs[j].type;
+}
+
 /* l.aggr(r, ...): l LEFT JOIN (r) on the shared attributes, grouped by
  * every attribute of l kept (each follows from l's key; MariaDB wants
  * them all named). r is always a derived table, so a restricted group
@@ -794,7 +808,7 @@ static int comp_aggr(cc *k, const djc_expr *e, cq *out)
 			q_group(k->a, out->s, col);
 		} else   /* count(): the group's rows, by a key attribute (NULL when none matched) */
 			q_agg_item(k->a, out->s, AGG_FNS[e->x[i].fn], (q_col){g, NULL, e->x[i].src ? e->x[i].src : key},
-				   q_strdup(k->a, n));
+				   q_strdup(k->a, n), src_type(e->r, e->x[i].src));
 	}
 	out->open = 0;
 	return DJC_OK;
@@ -816,7 +830,7 @@ static int comp_group(cc *k, const djc_expr *e, cq *out)
 			q_group(k->a, s, col);
 		} else {
 			col.name = e->x[i].src;   /* NULL: count(*), the group's rows */
-			q_agg_item(k->a, s, AGG_FNS[e->x[i].fn], col, q_strdup(k->a, e->h.attrs[i].name));
+			q_agg_item(k->a, s, AGG_FNS[e->x[i].fn], col, q_strdup(k->a, e->h.attrs[i].name), src_type(e->r, col.name));
 		}
 	}
 	*out = (cq){s, 0};
@@ -983,19 +997,31 @@ static int order(cc *k, const djc_expr *e, cq *x, const char *order_by)
 	return DJC_OK;
 }
 
-/* Only the attributes of attrs ("a,b"), in that order. */
+/* Only the attributes of attrs ("a,b"), in that order; KEY: the primary
+ * key's attributes, in their order (DataJoint's fetch('KEY')). Each at
+ * most once (the printed heading, io.c's expr_view, has room for each
+ * attribute once). */
 static int narrow(cc *k, const djc_expr *e, cq *x, const char *attrs)
 {
 	q_item *xi = take_items(x->s);
+	char *seen = q_alloc(k->a, e->h.nattrs + 1);   /* zeroed */
 	for (const char *p = attrs; *p;) {
 		char name[128];
 		if (!word(&p, name, sizeof name) || (*p && *p != ','))
 			return conn_fail(k->c, DJC_EINVAL, "attributes '%s': expected names separated by commas (column %d)", attrs,
 					 (int)(p - attrs) + 1);
 		if (*p) p++;
-		int i = alg_find(e, name);
-		if (i < 0) return alg_unknown(k->c, e, "attributes", name);
-		q_col_item(k->a, x->s, xi[i].col, xi[i].as);   /* open: plain columns */
+		int key = !strcmp(name, "KEY");
+		int i = key ? -1 : alg_find(e, name);
+		if (!key && i < 0) return alg_unknown(k->c, e, "attributes", name);
+		for (size_t j = 0; j < e->h.nattrs; j++) {
+			if (key ? !e->h.attrs[j].in_key : (size_t)i != j) continue;
+			if (seen[j])
+				return conn_fail(k->c, DJC_EINVAL, "attributes '%s': '%s' is named twice%s", attrs, e->h.attrs[j].name,
+						 key ? " (KEY holds it)" : "");
+			seen[j] = 1;
+			q_col_item(k->a, x->s, xi[j].col, xi[j].as);   /* open: plain columns */
+		}
 	}
 	return DJC_OK;
 }

@@ -500,7 +500,7 @@ static int pred_like(cp *p, const cond_ref *r, int neg, size_t at, q_node **out)
 	}
 	free(v.s);
 	if (rc) return rc;
-	*out = q_cmp(p->a, r->col, neg ? "NOT LIKE" : "LIKE", x);
+	*out = q_cmp_t(p->a, r->col, neg ? "NOT LIKE" : "LIKE", x, &r->a->type);
 	return DJC_OK;
 }
 

@@ -855,7 +855,9 @@ static void print_tsv(FILE *out, const table *t, const djc_rowset *rs)
 	sb_free(&b);
 }
 
-/* The heading of e's fetched columns: all, or those of attrs ("a,b"). */
+/* The heading of e's fetched columns: all, or those of attrs ("a,b"; KEY:
+ * the primary key's), which the fetch checked (algebra.c's narrow: each
+ * attribute of e at most once). */
 static void expr_view(const djc_expr *e, const char *attrs, table *v)
 {
 	*v = e->h;
@@ -868,8 +870,9 @@ static void expr_view(const djc_expr *e, const char *attrs, table *v)
 		char *a = name, *z = name + n;
 		while (*a == ' ') a++;
 		while (z > a && z[-1] == ' ') *--z = 0;
-		int i = alg_find(e, a);
-		if (i >= 0) v->attrs[v->nattrs++] = e->h.attrs[i];
+		int i = strcmp(a, "KEY") ? alg_find(e, a) : -1;
+		for (size_t j = 0; j < e->h.nattrs && v->nattrs < e->h.nattrs; j++)
+			if (i >= 0 ? (size_t)i == j : !strcmp(a, "KEY") && e->h.attrs[j].in_key) v->attrs[v->nattrs++] = e->h.attrs[j];
 		free(name);
 		p += n + (p[n] == ',');
 	}

@@ -225,6 +225,13 @@ expect_fail 2 "--limit must be a number" '--limit takes a whole number >= 0' djc
 expect_fail 2 "an aggregation whose group lacks the key" "aggr: the group Subject must have every primary key attribute of Session; it has no 'session'" \
 	djc fetch 'Session.aggr(Subject, n=count())'
 expect_fail 2 "an unknown aggregate function" "'x=median\(duration\)' is not one of count\(\)" djc fetch 'Session.aggr(Trial, x=median(duration))'
+# arithmetic of aggregates (DataJoint's r='max(x) - min(x)'): refused as
+# such, not as an attribute named "duration) - min(duration" (before
+# December 2026)
+expect_fail 2 "arithmetic of two aggregates" "^djc: aggr: 'r=max\(duration\) - min\(duration\)' is not one of count\(\) .*\(one function of one attribute: no arithmetic, no nested calls\)$" \
+	djc fetch 'Session.aggr(Trial, r=max(duration) - min(duration))'
+expect_fail 2 "arithmetic inside an aggregate" "^djc: aggr: 'r=sum\(duration \* 2\)' is not one of count\(\)" \
+	djc fetch 'Session.aggr(Trial, r=sum(duration * 2))'
 expect_fail 2 "SQL after an expression is not accepted" 'expression: unexpected text at column 17' djc fetch 'Session * Stats ; drop table session'
 expect_out "the data is unchanged" "4" eval "djc fetch Session --format json | grep -c ."
 }
@@ -433,5 +440,57 @@ expect_out "K - C (no children: none to choose by)" "deleted 1 row from DcK" djc
 expect_out "nothing left" "0 0 0" sh -c 'for t in DcK DcC DcG; do "$DJC" fetch $t --format json | grep -c . ; done | tr "\n" " " | sed "s/ $//"'
 }
 tcase delete_by_child
+
+# sum, avg, min and max of a bool attribute (DataJoint's
+# U('species').aggr(Subject, n_active='sum(active)')): the same numbers on
+# every backend. PostgreSQL's boolean has none of these functions (before
+# December 2026: exit 1, "function sum(boolean) does not exist"); djc
+# aggregates it as a number there, as MariaDB's tinyint and SQLite's
+# integer are.
+case_bool_aggr() {
+cat > fl.djc <<'P'
+Grp (manual)
+    grp : varchar(8)
+    ---
+
+Flag (manual)
+    fk : int32
+    ---
+    -> Grp
+    on : bool
+P
+djc declare fl.djc >/dev/null
+printf '%s\n' '{"grp":"a"}' '{"grp":"b"}' '{"grp":"c"}' | djc insert Grp >/dev/null
+printf '%s\n' '{"fk":1,"grp":"a","on":true}' '{"fk":2,"grp":"a","on":true}' '{"fk":3,"grp":"a","on":false}' \
+	'{"fk":4,"grp":"b","on":false}' '{"fk":5,"grp":"a","on":false}' | djc insert Flag >/dev/null
+expect_out "sum, min, max, avg and count of a bool per group" '{"grp":"a","n_on":2,"lo":false,"hi":true,"share":0.5,"n":4}
+{"grp":"b","n_on":0,"lo":false,"hi":false,"share":0,"n":1}' \
+	djc fetch 'U(grp).aggr(Flag, n_on=sum(on), lo=min(on), hi=max(on), share=avg(on), n=count(on))' --format jsonl
+expect_out "restricted by the sum" '{"grp":"a","n_on":2}' \
+	djc fetch 'U(grp).aggr(Flag, n_on=sum(on)) & "n_on > 1"' --format jsonl
+expect_out "a table's aggregation of a bool (c: no flags)" '{"grp":"a","n_on":2,"hi":true}
+{"grp":"b","n_on":0,"hi":false}
+{"grp":"c","n_on":null,"hi":null}' djc fetch 'Grp.aggr(Flag, n_on=sum(on), hi=max(on))' --format jsonl
+}
+tcase bool_aggr
+
+# --attrs KEY: the primary key's attributes (DataJoint's fetch('KEY'),
+# fetch('KEY', 'n_trials')); an attribute named twice is refused (before
+# December 2026 the printed heading had room for each attribute once and a
+# longer repetition overran it: "corrupted size vs. prev_size", exit 134)
+case_attrs_key() {
+expect_out "--attrs KEY" "subject,session
+m1,1
+m1,2" djc fetch 'Session & {"subject": "m1"}' --attrs KEY --format csv
+expect_out "--attrs with KEY after another attribute" '{"n_trials":2,"subject":"m1","session":1}' \
+	djc fetch 'Session * Stats' --attrs n_trials,KEY --order-by 'n_trials desc, KEY' --limit 1 --format jsonl
+expect_out "KEY of an aggregation, one row" '{"subject":"m1"}' \
+	djc fetch 'Subject.aggr(Session, n=count()) & "n > 1"' --attrs KEY --fetch1 --format json
+expect_fail 2 "an attribute named twice" "^djc: attributes 'subject,species,subject': 'subject' is named twice$" \
+	djc fetch Subject --attrs subject,species,subject
+expect_fail 2 "... many times" "'subject' is named twice" djc fetch Subject --attrs subject,subject,subject,subject,subject,subject,subject,subject
+expect_fail 2 "... by KEY and by name" "'subject' is named twice" djc fetch Session --attrs KEY,subject
+}
+tcase attrs_key
 
 finish

@@ -47,6 +47,7 @@ import os
 import subprocess
 import sys
 import time
+import types
 import warnings
 
 import numpy as np
@@ -202,6 +203,37 @@ def query_list(Subject, Session, Trial, Excluded):
         ("join_excluded", Subject * Excluded, "subject_id", "Subject * Excluded", "subject_id"),
         ("key_join", Excluded.proj() * Session.proj("rig"), K, "Excluded.proj() * Session.proj(rig)", K),
         ("fetch1", Subject & {"subject_id": 3}, "fetch1", 'Subject & {"subject_id": 3}', "fetch1"),
+        # December 2026 (an outside tester's gaps): more of the condition
+        # grammar, empty and no-common-attribute restrictions, lists of
+        # condition text, nesting, precedence
+        ("like_enum", Subject & "sex like 'F%'", "subject_id", "Subject & 'sex like \"F%\"'", "subject_id",
+         {"postgresql": "DataJoint's enum is a PostgreSQL enum type, which LIKE does not take"}),
+        ("not_like", Session & "notes not like 'note 1%'", K, "Session & 'notes not like \"note 1%\"'", K),
+        ("in_num", Session & "session_idx in (0, 2)", K, "Session & 'session_idx in (0, 2)'", K),
+        ("not_between", Trial & "rt not between 0.2 and 0.8", KT, "Trial & 'rt not between 0.2 and 0.8'", KT),
+        ("dict_null", Session & {"notes": None}, K, 'Session & {"notes": null}', K),
+        ("list_empty", Session & [], K, "Session & []", K),
+        ("anti_list_empty", Subject - [], "subject_id", "Subject - []", "subject_id"),
+        ("dict_empty", Subject & {}, "subject_id", "Subject & {}", "subject_id"),
+        ("anti_list", Subject - [{"species": "rat"}, {"sex": "F"}], "subject_id", 'Subject - [{"species": "rat"}, {"sex": "F"}]', "subject_id"),
+        ("list_strings", Session & ["rig='A'", "duration < 10"], K, "Session & ['rig = \"A\"', 'duration < 10']", K),
+        ("semi_nocommon_empty", Subject & (Excluded & "reason='none'").proj(x="subject_id"), "subject_id",
+         "Subject & (Excluded & 'reason = \"none\"').proj(x=subject_id)", "subject_id"),
+        ("anti_nocommon", Subject - Excluded.proj(x="subject_id"), "subject_id", "Subject - Excluded.proj(x=subject_id)", "subject_id"),
+        ("prec_anti_and", Session - Excluded & "rig='A'", K, "Session - Excluded & 'rig = \"A\"'", K),
+        ("semi_by_aggr", Session & (Session.aggr(Trial, n="count(*)") & "n > 25"), K,
+         "Session & (Session.aggr(Trial, n=count()) & 'n > 25')", K),
+        ("aggr_nested", Subject.aggr(Session.aggr(Trial, n="count(*)"), tot="sum(n)", mx="max(n)"), "subject_id",
+         "Subject.aggr(Session.aggr(Trial, n=count()), tot=sum(n), mx=max(n))", "subject_id"),
+        ("u_two", U("species", "sex") & Subject, "species, sex", "U(species, sex) & Subject", "species, sex"),
+        ("order_key_desc", Session.proj("rig"), dict(order_by="KEY DESC", limit=7), "Session.proj(rig)", ("KEY desc", 7, None)),
+        ("proj_of_proj", Session.proj("rig", d="duration").proj(dd="d"), K, "Session.proj(rig, d=duration).proj(dd=d)", K,
+         {"postgresql": "DataJoint writes the renamed attribute in MySQL's backticks: a syntax error"}),
+        # (a function: DataJoint fails when it builds the expression)
+        ("anti_union", lambda: Session - ((Session & "rig='A'").proj() + (Session & "rig='B'").proj()), K,
+         "Session - ((Session & 'rig = \"A\"').proj() + (Session & 'rig = \"B\"').proj())", K,
+         {"mysql": "DataJoint's Union.make_sql() takes no argument (TypeError)",
+          "postgresql": "DataJoint's Union.make_sql() takes no argument (TypeError)"}),
     ]
 
 
@@ -240,6 +272,8 @@ def same(a, b):
 
 
 def dj_rows(expr, spec):
+    if isinstance(expr, types.FunctionType):
+        expr = expr()
     if spec == "fetch1":
         return [expr.fetch1()]
     if isinstance(spec, str) and spec.startswith("sort:"):
