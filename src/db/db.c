@@ -281,12 +281,11 @@ int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out)
 	return rc;
 }
 
-int db_exec_digest(db_conn *c, const char *sql, const val_t *p, size_t n, const unsigned char *cols, size_t ncols,
-		   size_t over, db_res **out)
+int db_exec_digest(db_conn *c, const char *sql, const val_t *p, size_t n, const db_digest *d, db_res **out)
 {
 	if (!c->drv->exec_digest) return db_exec(c, sql, p, n, out);
 	conn_lock(c);
-	int rc = c->drv->exec_digest(c, sql, p, n, cols, ncols, over, out);
+	int rc = c->drv->exec_digest(c, sql, p, n, d, out);
 	conn_unlock(c);
 	return rc;
 }

@@ -74,6 +74,14 @@ void db_url_free(db_url *u);
 
 typedef struct db_driver db_driver;
 
+/* Which bytes values of a result come digested (db_exec_digest): those of
+ * result column i (i < ncols, cols[i] nonzero) longer than over bytes, as
+ * value.h's VAL_DIGESTED (s NULL, n their length, u the XXH3_64 of them). */
+typedef struct db_digest {
+	const unsigned char *cols;
+	size_t ncols, over;
+} db_digest;
+
 /* Base of every driver's connection struct (drivers put it first). */
 typedef struct db_conn {
 	const db_driver *drv;
@@ -370,15 +378,13 @@ struct db_driver {
 	 * created, when it holds no table (db_drop_created). NULL: kept
 	 * (SQLite: another process may have the new file open). */
 	int (*drop_created)(db_conn *c);
-	/* may provide: exec, but a bytes value of result column i (i <
-	 * ncols, cols[i] nonzero) longer than over bytes comes digested
-	 * (value.h, VAL_DIGESTED: s NULL, n its length, u the XXH3_64 of its
-	 * bytes), hashed a piece at a time where the driver can, so djc never
-	 * holds it whole (MariaDB: Connector/C holds the row's packet whole
-	 * in its connection buffer already). NULL: db_exec_digest runs exec
-	 * (values whole). */
-	int (*exec_digest)(db_conn *c, const char *sql, const val_t *params, size_t nparams, const unsigned char *cols,
-			   size_t ncols, size_t over, db_res **out);
+	/* may provide: exec, but the bytes values d asks for come digested
+	 * (db_digest), hashed a piece at a time where the driver can, so djc
+	 * never holds them whole (MariaDB: Connector/C holds the row's packet
+	 * whole in its connection buffer already). NULL: db_exec_digest runs
+	 * exec (values whole). */
+	int (*exec_digest)(db_conn *c, const char *sql, const val_t *params, size_t nparams, const db_digest *d,
+			   db_res **out);
 };
 
 extern const db_driver db_sqlite_driver;
@@ -425,8 +431,7 @@ void db_session_changed(db_conn *c);
 int db_socket_port_is(int fd, long port);
 int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out);
 /* db_driver.exec_digest, or db_exec where the driver has none. */
-int db_exec_digest(db_conn *c, const char *sql, const val_t *p, size_t n, const unsigned char *cols, size_t ncols,
-		   size_t over, db_res **out);
+int db_exec_digest(db_conn *c, const char *sql, const val_t *p, size_t n, const db_digest *d, db_res **out);
 int db_begin(db_conn *c);
 int db_commit(db_conn *c);
 int db_rollback(db_conn *c);

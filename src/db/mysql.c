@@ -926,12 +926,6 @@ static int fetch_long_cell(my_conn *c, MYSQL_STMT *st, const colbuf *k, const MY
 	return DJC_OK;
 }
 
-/* Which cells of a result come digested (db.h, exec_digest). */
-typedef struct dig_req {
-	const unsigned char *cols;
-	size_t ncols, over;
-} dig_req;
-
 /* A bytes cell longer than its buffer, column i, as its digest (value.h,
  * VAL_DIGESTED): XXH3 over its bytes copied out of the client library's
  * row a piece at a time, never whole. The row itself is the library's
@@ -977,7 +971,7 @@ static int digest_long_cell(my_conn *c, MYSQL_STMT *st, const colbuf *k, unsigne
 }
 
 /* The value of fetched column i (not NULL) from its buffer k into *out. */
-static int cell_value(my_conn *c, MYSQL_STMT *st, const colbuf *k, const MYSQL_BIND *b, unsigned i, const dig_req *dig,
+static int cell_value(my_conn *c, MYSQL_STMT *st, const colbuf *k, const MYSQL_BIND *b, unsigned i, const db_digest *dig,
 		      val_t *out)
 {
 	switch (k->k) {
@@ -1013,7 +1007,7 @@ static int cell_value(my_conn *c, MYSQL_STMT *st, const colbuf *k, const MYSQL_B
 
 /* Read every row of an executed statement into r (dig: cells that come
  * digested, or NULL). */
-static int fetch_rows(my_conn *c, MYSQL_STMT *st, MYSQL_RES *meta, const dig_req *dig, db_res *r)
+static int fetch_rows(my_conn *c, MYSQL_STMT *st, MYSQL_RES *meta, const db_digest *dig, db_res *r)
 {
 	unsigned nf = mysql_num_fields(meta);
 	MYSQL_FIELD *f = mysql_fetch_fields(meta);
@@ -1125,7 +1119,7 @@ static int bind_params(my_conn *c, MYSQL_STMT *st, const val_t *p, size_t np)
 
 /* The result of the executed statement st into r: its rows, or how many
  * rows it changed; further result sets (CALL) discarded. */
-static int stmt_result(my_conn *c, MYSQL_STMT *st, const dig_req *dig, db_res *r)
+static int stmt_result(my_conn *c, MYSQL_STMT *st, const db_digest *dig, db_res *r)
 {
 	int rc = DJC_OK;
 	MYSQL_RES *meta = mysql_stmt_result_metadata(st);
@@ -1147,7 +1141,7 @@ static int stmt_result(my_conn *c, MYSQL_STMT *st, const dig_req *dig, db_res *r
 /* One attempt at a statement. *retry is set when the failure happened before
  * the server could have run it (the connection was already gone), so running
  * it again on a new connection is safe. */
-static int run(my_conn *c, const char *sql, const val_t *p, size_t np, const dig_req *dig, db_res **out, int *retry)
+static int run(my_conn *c, const char *sql, const val_t *p, size_t np, const db_digest *dig, db_res **out, int *retry)
 {
 	*retry = 0;
 	int cache = cacheable(sql), reprepared = 0, rc;
@@ -1200,7 +1194,7 @@ again:;
 	return DJC_OK;
 }
 
-static int exec_dig(db_conn *bc, const char *sql, const val_t *params, size_t np, const dig_req *dig, db_res **out)
+static int exec_dig(db_conn *bc, const char *sql, const val_t *params, size_t np, const db_digest *dig, db_res **out)
 {
 	my_conn *c = (my_conn *)bc;
 	if (out) *out = NULL;
@@ -1219,11 +1213,10 @@ static int my_exec(db_conn *bc, const char *sql, const val_t *params, size_t np,
 	return exec_dig(bc, sql, params, np, NULL, out);
 }
 
-static int my_exec_digest(db_conn *bc, const char *sql, const val_t *params, size_t np, const unsigned char *cols,
-			  size_t ncols, size_t over, db_res **out)
+static int my_exec_digest(db_conn *bc, const char *sql, const val_t *params, size_t np, const db_digest *d,
+			  db_res **out)
 {
-	dig_req d = {cols, ncols, over};
-	return exec_dig(bc, sql, params, np, &d, out);
+	return exec_dig(bc, sql, params, np, d, out);
 }
 
 static int my_begin(db_conn *bc)

@@ -238,8 +238,8 @@ static int select_rows(djc_conn *c, const table *t, const char *sql, const pvec 
 {
 	*out = NULL;
 	db_res *r = NULL;
-	int rc = dig ? db_exec_digest(c->db, sql, params ? params->v : NULL, params ? params->n : 0, dig, ndig,
-				      DIGEST_OVER, &r)
+	db_digest d = {dig, ndig, DIGEST_OVER};
+	int rc = dig ? db_exec_digest(c->db, sql, params ? params->v : NULL, params ? params->n : 0, &d, &r)
 		     : db_exec(c->db, sql, params ? params->v : NULL, params ? params->n : 0, &r);
 	if (rc) return conn_dbfail(c, rc, t->name);
 	djc_rowset *rs = rowset_new();
