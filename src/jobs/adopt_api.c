@@ -54,17 +54,24 @@ static int read_catalogs(djc_conn *c, const char *const *schemas, size_t n, db_c
  * line of them is told in the user's terms (adopt_where). */
 static const char ADOPTED_FILE[] = "adopted definitions";
 
+/* What carry_ignored needs and reports. */
+typedef struct carry {
+	db_catalog **cats;
+	size_t nc;
+	sb_t rep;   /* "ignored N keys of T ..." lines */
+} carry;
+
 /* The definitions of the adopted tables into *text; the catalogs read
- * into *cats, *nc (caller frees with free_cats); a line per table left
- * out appended to left_out (NULL: not wanted). */
-static int generate(djc_conn *c, const char *const *schemas, size_t n, const adopt_overlay *ov, char **text,
-		    db_catalog ***cats, size_t *nc, sb_t *left_out)
+ * into k->cats, k->nc (caller frees with free_cats); a line per table
+ * left out appended to left_out (NULL: not wanted). */
+static int generate(djc_conn *c, const char *const *schemas, size_t n, const adopt_overlay *ov, char **text, carry *k,
+		    sb_t *left_out)
 {
-	int rc = read_catalogs(c, schemas, n, cats, nc);
+	int rc = read_catalogs(c, schemas, n, &k->cats, &k->nc);
 	if (rc) return rc;
 	sb_t q = SB_INIT;
 	db_qi(c->db, &q, "a");
-	adopt_in in = {*cats, *nc, n, sb_str(&q)[0], ov, left_out};
+	adopt_in in = {k->cats, k->nc, n, sb_str(&q)[0], ov, left_out};
 	char *msg = NULL;
 	rc = adopt_generate(text, &msg, &in);
 	if (rc) conn_fail(c, rc, "adopt: %s", msg ? msg : "failed");
@@ -140,13 +147,6 @@ static int dj_jobs_check(djc_conn *c, const pipeline *np, db_catalog *const *cat
 	sb_free(&b);
 	return rc;
 }
-
-/* What carry_ignored needs and reports. */
-typedef struct carry {
-	db_catalog **cats;
-	size_t nc;
-	sb_t rep;   /* "ignored N keys of T ..." lines */
-} carry;
 
 /* The then step of adopt's declare (tbl_declare_ways, in its change): the keys DataJoint's
  * jobs table of each adopted computed or imported table of np marks
@@ -305,7 +305,7 @@ int djc_adopt(char **out, djc_conn *c, const char *const *schemas, size_t n, con
 	}
 	free(stored);
 	if (!rc && !o.accept_changes) rc = stale_refuse(c, schemas, n);
-	if (!rc) rc = generate(c, schemas, n, ov, &text, &k.cats, &k.nc, &left);
+	if (!rc) rc = generate(c, schemas, n, ov, &text, &k, &left);
 	/* a dry run refuses what adopting refuses: declare's checks, those of
 	 * its lock too, without writing anything */
 	if (!rc && o.dry_run && (rc = tbl_declare_check(c, text, ADOPTED_FILE, NULL, o.accept_changes ? 2 : 1)))
