@@ -1399,7 +1399,7 @@ tcase accept_widen_key
 # still read.
 case_stale_commands() {
 	[ -n "$FIX" ] || return 0
-	local W="${DJC_DATABASE_SCHEMA}_asc" C="${DJC_DATABASE_SCHEMA}_ascc" q='"' d='double precision'
+	local W="${DJC_DATABASE_SCHEMA}_asx" C="${DJC_DATABASE_SCHEMA}_asxc" q='"' d='double precision'
 	[ "$DJC_BACKEND" = mysql ] && q='`' d='double'
 	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
 		"CREATE TABLE $q@W@$q.${q}par$q (k int NOT NULL, grp int NOT NULL, PRIMARY KEY (k))" \
