@@ -18,15 +18,17 @@ export PYTHONPATH="$ROOT/python"
 subst() { sed -e "s/@UP@/$UP/g" -e "s/@MAIN@/$MAIN/g" "$1"; }
 qt() { if [ "$DJC_BACKEND" = mysql ]; then printf '`%s`.`%s`' "$1" "$2"; else printf '"%s"."%s"' "$1" "$2"; fi; }
 # fingerprint: rows and a checksum of each DataJoint table djc only reads
+# (one connection for the three: server_sql_each)
 fingerprint() {
-	local t
+	local t sql=()
 	for t in "$UP subject" "$MAIN #param_set" "$MAIN session"; do
 		set -- $t
 		case $DJC_BACKEND in
-		mysql) server_sql "CHECKSUM TABLE $(qt "$1" "$2") EXTENDED" ;;
-		postgresql) server_sql "SELECT COUNT(*), md5(COALESCE(string_agg(t::text, '|' ORDER BY t::text), '')) FROM $(qt "$1" "$2") t" ;;
+		mysql) sql+=("CHECKSUM TABLE $(qt "$1" "$2") EXTENDED") ;;
+		postgresql) sql+=("SELECT COUNT(*), md5(COALESCE(string_agg(t::text, '|' ORDER BY t::text), '')) FROM $(qt "$1" "$2") t") ;;
 		esac
 	done
+	server_sql_each "${sql[@]}"
 }
 # tables_or_none: djc tables, or "no companion" when there is none
 tables_or_none() {
@@ -313,14 +315,16 @@ tcase mariadb_2x
 # A small DataJoint 2.x-shaped schema W made with the server's client:
 # mk_dj_schema W SQL... (each SQL a statement, the schema named @W@; the
 # type markers as DataJoint 2.3.2 writes them)
+# (over one connection: server_sql_each)
 mk_dj_schema() {
-	local w=$1 st
+	local w=$1 st sql=()
 	shift
 	case $DJC_BACKEND in
-	mysql) server_sql "CREATE DATABASE \`$w\`" ;;
-	postgresql) server_sql "CREATE SCHEMA \"$w\"" ;;
+	mysql) sql=("CREATE DATABASE \`$w\`") ;;
+	postgresql) sql=("CREATE SCHEMA \"$w\"") ;;
 	esac
-	for st in "$@"; do server_sql "${st//@W@/$w}"; done
+	for st in "$@"; do sql+=("${st//@W@/$w}"); done
+	server_sql_each "${sql[@]}"
 }
 # mk_three_computed NAME [SQL...]: a DataJoint schema NAME of a manual src
 # (k: 1, 2, 3) and three computed tables of it, __feat (x), __gone (y) and
@@ -509,8 +513,8 @@ case_pg_int8() {
 	expect_out "make's rows" 3 server_sql "SELECT COUNT(*) FROM \"$W\".\"__chan_stat\" WHERE twice = 2 * chan"
 	expect_out "a restriction by 200" $'chan\n200' djc --schema "$C" fetch Chan --where '{"chan": 200}' --format csv --attrs chan
 	# what an older djc stored: int8
-	server_sql "UPDATE \"$C\".\"~djc_pipeline\" SET definition = REPLACE(definition, 'chan : int16', 'chan : int8')"
-	server_sql "DELETE FROM \"$W\".\"__chan_stat\" WHERE chan = 1"
+	server_sql_each "UPDATE \"$C\".\"~djc_pipeline\" SET definition = REPLACE(definition, 'chan : int16', 'chan : int8')" \
+		"DELETE FROM \"$W\".\"__chan_stat\" WHERE chan = 1"
 	expect_rc 0 "an older adoption still populates (not called changed)" djc --schema "$C" populate ChanStat --reserve-jobs
 	expect_rc 0 "adopt --accept-changes takes int16" djc --schema "$C" adopt "$W" --accept-changes
 	check "its jobs kept" grep -q "^changed ChanStat (computed) as __chan_stat: took DataJoint's definition (column 'chan' int8 -> int16); its jobs kept" <<< "$OUT"
@@ -533,9 +537,9 @@ case_fractional_times() {
 		"CREATE TABLE $q@W@$q.${q}__echo$q (t $ty NOT NULL, seen $ty NOT NULL $cm, seen3 $ty3 NOT NULL $cm3, PRIMARY KEY (t), FOREIGN KEY (t) REFERENCES $q@W@$q.${q}tick$q (t))" \
 		"INSERT INTO $q@W@$q.${q}tick$q VALUES ('2024-01-01 10:00:00.5'), ('2024-01-01 10:00:00.123456'), ('2024-01-01 10:00:00'), ('1999-12-31 23:59:59.999999')"
 	if [ "$DJC_BACKEND" = postgresql ]; then
-		server_sql "COMMENT ON COLUMN $q$W$q.${q}tick$q.t IS ':datetime:'"
-		server_sql "COMMENT ON COLUMN $q$W$q.${q}__echo$q.seen IS ':datetime:'"
-		server_sql "COMMENT ON COLUMN $q$W$q.${q}__echo$q.seen3 IS ':datetime(3):'"
+		server_sql_each "COMMENT ON COLUMN $q$W$q.${q}tick$q.t IS ':datetime:'" \
+			"COMMENT ON COLUMN $q$W$q.${q}__echo$q.seen IS ':datetime:'" \
+			"COMMENT ON COLUMN $q$W$q.${q}__echo$q.seen3 IS ':datetime(3):'"
 	fi
 	# the make writes the key's time back, and 0.25 s (3 digits) into seen3
 	printf '#!/bin/sh\necho "{\\"seen\\": \\"$DJC_KEY_t\\", \\"seen3\\": \\"2024-02-02 02:02:02.25\\"}"\n' > mk_echo.sh
@@ -837,9 +841,9 @@ case_accept_order() {
 	local before
 	before=$(server_sql "SELECT definition FROM $q$C$q.$q~djc_pipeline$q ORDER BY position")
 	# DataJoint: a new table rig, and visit references it (nullable)
-	server_sql "CREATE TABLE $q$W$q.${q}rig$q (rig int NOT NULL, PRIMARY KEY (rig))"
-	server_sql "ALTER TABLE $q$W$q.${q}visit$q ADD COLUMN rig int NULL"
-	server_sql "ALTER TABLE $q$W$q.${q}visit$q ADD FOREIGN KEY (rig) REFERENCES $q$W$q.${q}rig$q (rig)"
+	server_sql_each "CREATE TABLE $q$W$q.${q}rig$q (rig int NOT NULL, PRIMARY KEY (rig))" \
+		"ALTER TABLE $q$W$q.${q}visit$q ADD COLUMN rig int NULL" \
+		"ALTER TABLE $q$W$q.${q}visit$q ADD FOREIGN KEY (rig) REFERENCES $q$W$q.${q}rig$q (rig)"
 	local msg="^djc: adopt: table Visit now depends on Rig, which is adopted only now: its new definition cannot take the place of the stored one; djc unadopt $W, then djc adopt it again$"
 	expect_fail 2 "--accept-changes refuses it" "$msg" djc --schema "$C" adopt "$W" --accept-changes
 	expect_fail 2 "... the dry run too" "$msg" djc --schema "$C" adopt "$W" --accept-changes --dry-run
@@ -855,8 +859,8 @@ case_accept_order() {
 	expect_rc 0 "adopt two computed tables" djc --schema "$C2" adopt "$W2"
 	local first=__feat later=__b later_cls=B first_cls=Feat
 	grep -q "B (computed)" <<< "$(grep -A100 "Feat (computed)" <<< "$OUT")" || { first=__b later=__feat later_cls=Feat first_cls=B; }
-	server_sql "DROP TABLE $q$W2$q.$q$first$q"
-	server_sql "CREATE TABLE $q$W2$q.$q$first$q (k int NOT NULL, x $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W2$q.$q$later$q (k))"
+	server_sql_each "DROP TABLE $q$W2$q.$q$first$q" \
+		"CREATE TABLE $q$W2$q.$q$first$q (k int NOT NULL, x $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W2$q.$q$later$q (k))"
 	expect_fail 2 "a table stored after it: refused" \
 		"^djc: adopt: table $first_cls now depends on $later_cls, which is stored after it: .*djc unadopt $W2, then djc adopt it again$" \
 		djc --schema "$C2" adopt "$W2" --accept-changes
@@ -977,9 +981,9 @@ case_stale() {
 	printf 'Feat\n    make = ./mk_st.sh x\nGone\n    make = ./mk_st.sh y\nOk\n    make = ./mk_st.sh z\n' > ovs.djc
 	expect_rc 0 "adopt three computed tables" djc --schema "$C" adopt "$W" --overlay ovs.djc
 	# DataJoint drops Gone, and drops Feat and declares it with another heading
-	server_sql "DROP TABLE $q$W$q.${q}__gone$q"
-	server_sql "DROP TABLE $q$W$q.${q}__feat$q"
-	server_sql "CREATE TABLE $q$W$q.${q}__feat$q (k int NOT NULL, x varchar(16) NOT NULL, w2 $d NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k))"
+	server_sql_each "DROP TABLE $q$W$q.${q}__gone$q" \
+		"DROP TABLE $q$W$q.${q}__feat$q" \
+		"CREATE TABLE $q$W$q.${q}__feat$q (k int NOT NULL, x varchar(16) NOT NULL, w2 $d NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k))"
 	local fix="; adopt it again: djc adopt $W --accept-changes \(keeps its jobs while its key is the same\)$"
 	local forget="; forget it: djc adopt $W --accept-changes \(drops its jobs\)$"
 	expect_fail 2 "populate of the redeclared table is refused, naming what differs" \
@@ -1055,9 +1059,9 @@ case_dj_ignored() {
 		djc --schema "$C" adopt "$W" --overlay ovig.djc
 	expect_out "... no key ignored twice" "[2,4]" sh -c "$ign"
 	# the lab marks key 6 (djc's error) ignore in DataJoint, and key 7, new
-	server_sql "UPDATE $q$W$q.${q}~~feat$q SET status = 'ignore' WHERE k = 6"
-	server_sql "INSERT INTO $q$W$q.${q}src$q VALUES (7)"
-	server_sql "INSERT INTO $q$W$q.${q}~~feat$q (k, status) VALUES (7, 'ignore')"
+	server_sql_each "UPDATE $q$W$q.${q}~~feat$q SET status = 'ignore' WHERE k = 6" \
+		"INSERT INTO $q$W$q.${q}src$q VALUES (7)" \
+		"INSERT INTO $q$W$q.${q}~~feat$q (k, status) VALUES (7, 'ignore')"
 	expect_rc 0 "adopt again: the mark of a key djc has no job of is carried" djc --schema "$C" adopt "$W" --overlay ovig.djc
 	check "... said" grep -qx "ignored 1 key of Feat that DataJoint's $W\.~~feat marks ignore" <<< "$OUT"
 	expect_out "... key 7 ignore" "[2,4,7]" sh -c "$ign"
@@ -1090,9 +1094,9 @@ case_stale_progress() {
 	mk_three_computed "$W" "INSERT INTO $q@W@$q.${q}__ok$q VALUES (1, 0.5)"
 	printf 'Feat\n    make = ./x\nGone\n    make = ./x\nOk\n    make = ./x\n' > ovp.djc
 	expect_rc 0 "adopt three computed tables" djc --schema "$C" adopt "$W" --overlay ovp.djc
-	server_sql "DROP TABLE $q$W$q.${q}__gone$q"
-	server_sql "DROP TABLE $q$W$q.${q}__feat$q"
-	server_sql "CREATE TABLE $q$W$q.${q}__feat$q (k int NOT NULL, x varchar(16) NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k))"
+	server_sql_each "DROP TABLE $q$W$q.${q}__gone$q" \
+		"DROP TABLE $q$W$q.${q}__feat$q" \
+		"CREATE TABLE $q$W$q.${q}__feat$q (k int NOT NULL, x varchar(16) NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k))"
 	local fix="; forget it: djc adopt $W --accept-changes \(drops its jobs\)$"
 	expect_rc 0 "progress of every table reports the others" djc --schema "$C" progress
 	check "... Ok's line" grep -q "^Ok .* 1/3 " <<< "$OUT"
@@ -1214,8 +1218,8 @@ case_accept_changes() {
 	hist=$(jobs_rows "$C" "~~feat__history")
 	check "Feat's history has rows ($hist)" test "$hist" -gt 0
 	# DataJoint adds keys, and alters Feat: w2 added, note varchar(8) -> varchar(16)
-	server_sql "INSERT INTO $q$W$q.${q}src$q VALUES (4), (5)"
-	server_sql "ALTER TABLE $q$W$q.${q}__feat$q ADD COLUMN w2 $d NULL"
+	server_sql_each "INSERT INTO $q$W$q.${q}src$q VALUES (4), (5)" \
+		"ALTER TABLE $q$W$q.${q}__feat$q ADD COLUMN w2 $d NULL"
 	case $DJC_BACKEND in
 	mysql) server_sql "ALTER TABLE \`$W\`.\`__feat\` MODIFY note varchar(16) NOT NULL" ;;
 	postgresql) server_sql "ALTER TABLE \"$W\".\"__feat\" ALTER COLUMN note TYPE varchar(16)" ;;
@@ -1263,11 +1267,11 @@ case_accept_key_changed() {
 	expect_rc 0 "adopt" djc --schema "$C" adopt "$W" --overlay ovkc.djc
 	expect_rc 1 "populate: key 2 fails" djc --schema "$C" populate Kc --reserve-jobs --suppress-errors
 	expect_out "an error job" 1 jobs_rows "$C" "~~kc" "status = 'error'"
-	server_sql "DROP TABLE $q$W$q.${q}__kc$q"
-	server_sql "DROP TABLE $q$W$q.${q}src$q"
-	server_sql "CREATE TABLE $q$W$q.${q}src$q (k bigint NOT NULL, PRIMARY KEY (k))"
-	server_sql "CREATE TABLE $q$W$q.${q}__kc$q (k bigint NOT NULL, v int NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k))"
-	server_sql "INSERT INTO $q$W$q.${q}src$q VALUES (1), (2), (3)"
+	server_sql_each "DROP TABLE $q$W$q.${q}__kc$q" \
+		"DROP TABLE $q$W$q.${q}src$q" \
+		"CREATE TABLE $q$W$q.${q}src$q (k bigint NOT NULL, PRIMARY KEY (k))" \
+		"CREATE TABLE $q$W$q.${q}__kc$q (k bigint NOT NULL, v int NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k))" \
+		"INSERT INTO $q$W$q.${q}src$q VALUES (1), (2), (3)"
 	expect_fail 2 "adopt without the flag refuses it" "^djc: adopt: table (Src|Kc) is not as adopted: .*djc adopt $W --accept-changes" \
 		djc --schema "$C" adopt "$W" --overlay ovkc2.djc
 	expect_rc 0 "adopt --accept-changes" djc --schema "$C" adopt "$W" --overlay ovkc2.djc --accept-changes
@@ -1301,9 +1305,9 @@ case_accept_dropped() {
 	expect_rc 0 "adopt" djc --schema "$C" adopt "$W" --overlay ovdr.djc
 	expect_rc 1 "populate A: errors" djc --schema "$C" populate A --reserve-jobs --suppress-errors
 	expect_rc 1 "populate Keep: errors" djc --schema "$C" populate Keep --reserve-jobs --suppress-errors
-	server_sql "DROP TABLE $q$W$q.${q}__b$q"
-	server_sql "DROP TABLE $q$W$q.${q}__a__item$q"
-	server_sql "DROP TABLE $q$W$q.${q}__a$q"
+	server_sql_each "DROP TABLE $q$W$q.${q}__b$q" \
+		"DROP TABLE $q$W$q.${q}__a__item$q" \
+		"DROP TABLE $q$W$q.${q}__a$q"
 	expect_fail 2 "adopt without the flag refuses it, naming the flag" \
 		"^djc: adopt: table A is not as adopted: .*DataJoint table $W\.__a is missing \(dropped since it was adopted\)(; its part A\.Item: .*)?; forget it: djc adopt $W --accept-changes \(drops its jobs\)$" \
 		djc --schema "$C" adopt "$W"
@@ -1369,11 +1373,11 @@ case_accept_atomic() {
 	expect_rc 1 "populate Feat: errors" djc --schema "$C" populate Feat --reserve-jobs --suppress-errors
 	local before
 	before=$(stored_defs "$C")
-	server_sql "DROP TABLE $q$W$q.${q}__feat$q"
-	server_sql "CREATE TABLE $q$W$q.${q}__feat$q (k int NOT NULL, j int NOT NULL, x int NOT NULL, PRIMARY KEY (k, j), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k), FOREIGN KEY (j) REFERENCES $q$W$q.${q}par$q (j))"
-	server_sql "CREATE TABLE $q$W$q.${q}zz$q (z int NOT NULL, PRIMARY KEY (z))"
-	server_sql "DROP TABLE $q$W$q.${q}__late$q"
-	server_sql "CREATE TABLE $q$W$q.${q}__late$q (k int NOT NULL, z int NOT NULL, y int NOT NULL, PRIMARY KEY (k, z), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k), FOREIGN KEY (z) REFERENCES $q$W$q.${q}zz$q (z))"
+	server_sql_each "DROP TABLE $q$W$q.${q}__feat$q" \
+		"CREATE TABLE $q$W$q.${q}__feat$q (k int NOT NULL, j int NOT NULL, x int NOT NULL, PRIMARY KEY (k, j), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k), FOREIGN KEY (j) REFERENCES $q$W$q.${q}par$q (j))" \
+		"CREATE TABLE $q$W$q.${q}zz$q (z int NOT NULL, PRIMARY KEY (z))" \
+		"DROP TABLE $q$W$q.${q}__late$q" \
+		"CREATE TABLE $q$W$q.${q}__late$q (k int NOT NULL, z int NOT NULL, y int NOT NULL, PRIMARY KEY (k, z), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k), FOREIGN KEY (z) REFERENCES $q$W$q.${q}zz$q (z))"
 	expect_fail 2 "adopt --accept-changes refuses Late, naming why" \
 		"^djc: adopt: table Late now depends on Zz, which is adopted only now: its new definition cannot take the place of the stored one; djc unadopt $W, then djc adopt it again$" \
 		djc --schema "$C" adopt "$W" --accept-changes
@@ -1442,7 +1446,7 @@ tcase accept_widen_key
 # still read.
 case_stale_commands() {
 	[ -n "$FIX" ] || return 0
-	local W="${DJC_DATABASE_SCHEMA}_asc" C="${DJC_DATABASE_SCHEMA}_ascc" q='"' d='double precision'
+	local W="${DJC_DATABASE_SCHEMA}_asx" C="${DJC_DATABASE_SCHEMA}_asxc" q='"' d='double precision'
 	[ "$DJC_BACKEND" = mysql ] && q='`' d='double'
 	mk_dj_schema "$W" "CREATE TABLE $q@W@$q.${q}src$q (k int NOT NULL, PRIMARY KEY (k))" \
 		"CREATE TABLE $q@W@$q.${q}par$q (k int NOT NULL, grp int NOT NULL, PRIMARY KEY (k))" \
@@ -1460,9 +1464,9 @@ case_stale_commands() {
 		expect_rc 1 "populate $t: keys 1 and 2 made, key 3 an error" djc --schema "$C" populate "$t" --reserve-jobs --suppress-errors
 	done
 	# DataJoint drops Gone, declares Feat again without x, drops Kid's parent
-	server_sql "DROP TABLE $q$W$q.${q}__gone$q"
-	server_sql "DROP TABLE $q$W$q.${q}__feat$q"
-	server_sql "CREATE TABLE $q$W$q.${q}__feat$q (k int NOT NULL, w $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k))"
+	server_sql_each "DROP TABLE $q$W$q.${q}__gone$q" \
+		"DROP TABLE $q$W$q.${q}__feat$q" \
+		"CREATE TABLE $q$W$q.${q}__feat$q (k int NOT NULL, w $d NOT NULL, PRIMARY KEY (k), FOREIGN KEY (k) REFERENCES $q$W$q.${q}src$q (k))"
 	case $DJC_BACKEND in
 	mysql) server_sql "SET foreign_key_checks = 0; DROP TABLE \`$W\`.\`par\`" ;;
 	postgresql) server_sql "SET client_min_messages = warning; DROP TABLE \"$W\".\"par\" CASCADE" ;;
