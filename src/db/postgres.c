@@ -39,6 +39,7 @@ static struct {
 	__typeof__(PQconninfoFree) *PQconninfoFree;
 	__typeof__(PQconninfoParse) *PQconninfoParse;
 	__typeof__(PQconsumeInput) *PQconsumeInput;
+	__typeof__(PQcopyResult) *PQcopyResult;
 	__typeof__(PQerrorMessage) *PQerrorMessage;
 	__typeof__(PQexec) *PQexec;
 	__typeof__(PQexecParams) *PQexecParams;
@@ -68,6 +69,7 @@ static struct {
 	__typeof__(PQserverVersion) *PQserverVersion;
 	__typeof__(PQsetNoticeProcessor) *PQsetNoticeProcessor;
 	__typeof__(PQsetSingleRowMode) *PQsetSingleRowMode;
+	__typeof__(PQsetvalue) *PQsetvalue;
 	__typeof__(PQsocket) *PQsocket;
 	__typeof__(PQstatus) *PQstatus;
 	__typeof__(PQtransactionStatus) *PQtransactionStatus;
@@ -81,6 +83,7 @@ static const char *const pq_names[] = {
 	"PQconninfoFree",
 	"PQconninfoParse",
 	"PQconsumeInput",
+	"PQcopyResult",
 	"PQerrorMessage",
 	"PQexec",
 	"PQexecParams",
@@ -110,6 +113,7 @@ static const char *const pq_names[] = {
 	"PQserverVersion",
 	"PQsetNoticeProcessor",
 	"PQsetSingleRowMode",
+	"PQsetvalue",
 	"PQsocket",
 	"PQstatus",
 	"PQtransactionStatus",
@@ -155,6 +159,7 @@ static int pq_load(char *err, size_t errlen)
 #define PQconninfoFree (*pq.PQconninfoFree)
 #define PQconninfoParse (*pq.PQconninfoParse)
 #define PQconsumeInput (*pq.PQconsumeInput)
+#define PQcopyResult (*pq.PQcopyResult)
 #define PQerrorMessage (*pq.PQerrorMessage)
 #define PQexec (*pq.PQexec)
 #define PQexecParams (*pq.PQexecParams)
@@ -181,6 +186,7 @@ static int pq_load(char *err, size_t errlen)
 #define PQsendPrepare (*pq.PQsendPrepare)
 #define PQsendQueryParams (*pq.PQsendQueryParams)
 #define PQsetSingleRowMode (*pq.PQsetSingleRowMode)
+#define PQsetvalue (*pq.PQsetvalue)
 #define PQsendQueryPrepared (*pq.PQsendQueryPrepared)
 #define PQserverVersion (*pq.PQserverVersion)
 #define PQsetNoticeProcessor (*pq.PQsetNoticeProcessor)
@@ -1627,6 +1633,48 @@ static int pipe_send(pg_conn *c, pg_pipe *pp)
 	return sent && pipe_api.sync(c->pg);
 }
 
+/* The result of one item of a pipeline, up to the NULL that ends it (NULL
+ * when nothing came: the connection went). Its rows may come one at a
+ * time (PGRES_SINGLE_TUPLE), then a TUPLES_OK of none or an error: they
+ * are put together into one TUPLES_OK result. libpq clears single-row
+ * mode (pg_read_pieces sets it) when the next query is sent outside a
+ * pipeline, or when a pipeline moves on to its next query, but not for
+ * the first query of a pipeline (libpq 15 here; 17's source is the
+ * same), which then comes a row at a time though nobody asked (a make
+ * whose last read was a value in pieces, then its commit). Taken as a failed item, that failed a
+ * commit the server had made (its fence came first): counted as lost,
+ * and the next claim that went with it stayed reserved by nobody. */
+static PGresult *item_result(pg_conn *c)
+{
+	PGresult *r = PQgetResult(c->pg);
+	if (!r || PQresultStatus(r) != PGRES_SINGLE_TUPLE) {
+		for (PGresult *m; r && (m = PQgetResult(c->pg));) PQclear(m);
+		return r;
+	}
+	PGresult *all = PQcopyResult(r, PG_COPYRES_ATTRS);
+	if (!all) { fputs("djc: out of memory\n", stderr); abort(); }
+	while (r && PQresultStatus(r) == PGRES_SINGLE_TUPLE) {
+		int row = PQntuples(all);
+		for (int f = 0; f < PQnfields(r); f++) {
+			int null = PQgetisnull(r, 0, f);
+			if (!PQsetvalue(all, row, f, null ? NULL : PQgetvalue(r, 0, f), null ? -1 : PQgetlength(r, 0, f))) {
+				fputs("djc: out of memory\n", stderr);
+				abort();
+			}
+		}
+		PQclear(r);
+		r = PQgetResult(c->pg);
+	}
+	if (!r) return all;   /* no last result: the connection went, and the Sync that does not come tells */
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {   /* an error after some rows: the error */
+		PQclear(all);
+		all = r;
+	} else
+		PQclear(r);
+	for (PGresult *m; (m = PQgetResult(c->pg));) PQclear(m);
+	return all;
+}
+
 /* The results: per item the Prepare's (when sent) and the query's, each
  * followed by a NULL; then the Sync's. Leaves pipeline mode. 1 when the
  * Sync came back (the implicit transaction ended); *first_error: the
@@ -1648,9 +1696,7 @@ static int pipe_collect(pg_conn *c, pg_pipe *pp, int sent, int *first_error)
 			PQclear(r);
 			while ((r = PQgetResult(c->pg))) PQclear(r);
 		}
-		if (!(r = PQgetResult(c->pg))) break;
-		pp->got[i] = r;
-		while ((r = PQgetResult(c->pg))) PQclear(r);
+		if (!(pp->got[i] = item_result(c))) break;
 		ExecStatusType st = PQresultStatus(pp->got[i]);
 		if (*first_error < 0 && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) *first_error = (int)i;
 	}
