@@ -520,13 +520,7 @@ static void clean_utf8(char *s, size_t *n, size_t *cut)
 	*cut += skip;
 	memmove(s, s + skip, *n - skip);
 	*n -= skip;
-	for (size_t i = 0; i < *n;) {
-		size_t k = 1;
-		unsigned char c = (unsigned char)s[i];
-		if (c >= 0xF0) k = 4; else if (c >= 0xE0) k = 3; else if (c >= 0xC0) k = 2;
-		if (i + k > *n || !utf8_valid(s + i, k)) { s[i] = '?'; i++; continue; }
-		i += k;
-	}
+	utf8_clean(s, *n);
 }
 
 size_t make_max_output(void)

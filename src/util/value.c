@@ -192,14 +192,18 @@ char *utf8_clean_dup(const char *s)
 {
 	if (!s) return NULL;
 	char *o = xstrdup(s);
-	size_t n = strlen(o);
+	utf8_clean(o, strlen(o));
+	return o;
+}
+
+void utf8_clean(char *s, size_t n)
+{
 	for (size_t i = 0; i < n;) {
-		unsigned char c = (unsigned char)o[i];
+		unsigned char c = (unsigned char)s[i];
 		size_t k = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-		if (i + k > n || !utf8_valid(o + i, k)) { o[i++] = '?'; continue; }
+		if (i + k > n || !utf8_valid(s + i, k)) { s[i++] = '?'; continue; }
 		i += k;
 	}
-	return o;
 }
 
 size_t utf8_len(const char *s, size_t n)

@@ -69,4 +69,6 @@ size_t utf8_len(const char *s, size_t n);
  * part of a valid UTF-8 character replaced by '?': text a server's UTF-8
  * column takes (a make's error message, which may quote anything). */
 char *utf8_clean_dup(const char *s);
+/* The same in place on s[0..n) (a NUL byte becomes '?' too). */
+void utf8_clean(char *s, size_t n);
 #endif
