@@ -290,7 +290,9 @@ printf '%s\n' 'Price (manual)' '    item : int32' '    ---' '    price : decimal
 expect_rc 0 "declare Price" djc declare dec.djc
 printf '{"item": %d, "price": "%s"}\n' 1 9.5 2 10.25 3 100 4 2 5 -3.5 > dec.jsonl
 expect_rc 0 "insert prices" djc insert Price dec.jsonl
-items() { "$DJC" fetch Price --where "$1" --format json | jq -r .item | sort -n | tr '\n' ' ' | sed 's/ $//'; }
+# (each helper below: one jq takes the attribute, sorts and joins the rows'
+# values, where jq, sort, tr and sed were four processes a check)
+items() { "$DJC" fetch Price --where "$1" --format json | jq -rs 'map(.item) | sort | map(tostring) | join(" ")'; }
 expect_out "price < 10.25" "1 4 5" items 'price < 10.25'
 expect_out "price > 9.5" "2 3" items 'price > 9.5'
 expect_out "price <= 10.25" "1 2 4 5" items 'price <= 10.25'
@@ -327,7 +329,7 @@ printf '%s\n' 'Born (manual)' '    b : int32' '    ---' '    born = null : date'
 expect_rc 0 "declare Born" djc declare born.djc
 printf '{"b": %d, "born": %s}\n' 1 '"2019-12-30"' 2 '"2019-12-31"' 3 '"2020-01-01"' 4 null > born.jsonl
 expect_rc 0 "insert births" djc insert Born born.jsonl
-bs() { "$DJC" fetch Born --where "$1" --format json | jq -r .b | sort -n | tr '\n' ' ' | sed 's/ $//'; }
+bs() { "$DJC" fetch Born --where "$1" --format json | jq -rs 'map(.b) | sort | map(tostring) | join(" ")'; }
 while IFS='|' read -r w want; do
 	expect_out "$w" "$want" bs "$w"
 done <<'W'
@@ -387,7 +389,7 @@ printf '%s\n' 'Rig (manual)' '    rig : varchar(8)' '    ---' '    gain : float3
 expect_rc 0 "declare Rig, Gain, GainStats" djc declare f32.djc
 printf '{"rig": "%s", "gain": %s}\n' A 1.5 B 0.1 c 2.0 > rig.jsonl
 expect_rc 0 "insert rigs" djc insert Rig rig.jsonl
-rigs() { "$DJC" fetch Rig --where "$1" --format json | jq -r .rig | sort | tr '\n' ' ' | sed 's/ $//'; }
+rigs() { "$DJC" fetch Rig --where "$1" --format json | jq -rs 'map(.rig) | sort | map(tostring) | join(" ")'; }
 while IFS='|' read -r w want; do
 	expect_out "$w" "$want" rigs "$w"
 done <<'W'
@@ -444,7 +446,7 @@ printf '%s\n' 'Sess (manual)' '    s : int32' '    ---' '    started : datetime'
 expect_rc 0 "declare Sess, Tick" djc declare dt.djc
 printf '{"s": %d, "started": "%s"}\n' 1 "2024-01-02 10:30:01" 2 "2024-01-02 10:30:02" > sess.jsonl
 expect_rc 0 "insert sessions" djc insert Sess sess.jsonl
-ss() { "$DJC" fetch Sess --where "$1" --format json | jq -r .s | sort -n | tr '\n' ' ' | sed 's/ $//'; }
+ss() { "$DJC" fetch Sess --where "$1" --format json | jq -rs 'map(.s) | sort | map(tostring) | join(" ")'; }
 while IFS='|' read -r w want; do
 	expect_out "$w" "$want" ss "$w"
 done <<'W'
@@ -482,7 +484,7 @@ tcase datetime_digits
 case_mixed_list() {
 printf '%s\n' 'MixStats (computed)' '    -> Session' '    ---' '    n : int32' > mix.djc
 expect_rc 0 "declare MixStats" djc declare mix.djc
-subj() { "$DJC" fetch "$@" --format json | jq -r .subject | sort | tr '\n' ' ' | sed 's/ $//'; }
+subj() { "$DJC" fetch "$@" --format json | jq -rs 'map(.subject) | sort | map(tostring) | join(" ")'; }
 expect_out "--where [{object}, \"condition\"]" "m1 r1" subj Subject --where '[{"species": "rat"}, "weight < 50"]'
 expect_out "... conditions only" "m1 m2" subj Subject --where '["weight < 50", "subject = \"m2\""]'
 expect_out "Subject & [{...}, 'cond'] (an expression, DataJoint's quotes)" "m1 r1" subj "Subject & [{\"species\": \"rat\"}, 'weight < 50']"
