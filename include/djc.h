@@ -337,7 +337,9 @@ int djc_insert(djc_conn *conn, const char *table, const djc_row *const *rows, si
  * passed to djc_fetch, djc_fetch_print, djc_delete, ... */
 int djc_key_restriction(char **where_json, djc_conn *conn, const char *table, const char *key_json);
 /* Fetch rows of table matching a restriction (JSON text, README.md "The command line";
- * NULL for all), ordered by primary key. */
+ * NULL for all), ordered by primary key. Every where_json of the API
+ * alike: an empty or blank text ("", "  ") is DJC_EINVAL, as `--where ""`
+ * is (it never means all rows: pass NULL). */
 int djc_fetch(djc_rowset **out, djc_conn *conn, const char *table, const char *where_json);
 
 /* How to fetch (djc_fetch_ext, djc_fetch_print_ext). */
