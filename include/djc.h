@@ -134,7 +134,10 @@ int djc_row_get_bytes(const void **out, size_t *n, const djc_row *row, const cha
  * DJC_ENOTFOUND when the row has no value of that name. */
 int djc_row_is_null(const djc_row *row, const char *name);
 
-/* JSON object text of the row (bytes as base64 text); caller frees. */
+/* JSON object text of the row (bytes as base64 text); caller frees. Always
+ * valid UTF-8: a byte of a text value that does not start a valid UTF-8
+ * sequence is written as U+FFFD, as the command line's JSON output does (so
+ * for djc_row_to_json_typed). */
 char *djc_row_to_json(const djc_row *row);
 /* Parse one JSON object into a row, untyped (integers become INT, other
  * numbers FLOAT, strings TEXT, nested arrays/objects their JSON text;

@@ -636,11 +636,14 @@ int value_cmp_json(const attr *a, json_t *j, val_t *out, char **msg)
 	return from_json(a, j, out, msg, 1);
 }
 
+/* JSON string of s[0..n): always valid UTF-8, a byte that does not start a
+ * valid UTF-8 sequence written as U+FFFD (as the command line's JSON). */
 void json_quote(sb_t *b, const char *s, size_t n)
 {
 	sb_addc(b, '"');
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
+		size_t k = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
 		switch (c) {
 		case '"': sb_add(b, "\\\""); break;
 		case '\\': sb_add(b, "\\\\"); break;
@@ -649,7 +652,12 @@ void json_quote(sb_t *b, const char *s, size_t n)
 		case '\t': sb_add(b, "\\t"); break;
 		default:
 			if (c < 0x20) sb_printf(b, "\\u%04x", c);
-			else sb_addc(b, (char)c);
+			else if (c < 0x80) sb_addc(b, (char)c);
+			else if (k > 1 && i + k <= n && utf8_valid(s + i, k)) {
+				sb_addn(b, s + i, k);
+				i += k - 1;
+			} else
+				sb_add(b, "\xEF\xBF\xBD");
 		}
 	}
 	sb_addc(b, '"');

@@ -58,9 +58,34 @@ static void test_blank_where(djc_conn *c)
 	CHECK(fetch_n(c, NULL, &n) == DJC_OK && n == 2);
 }
 
+/* djc_row_to_json (and _typed) write valid JSON whatever bytes a text
+ * holds: a byte that is not UTF-8 becomes U+FFFD, as in the command line's
+ * JSON; valid UTF-8 (2, 3 and 4 bytes) is kept as it is. */
+static void test_row_json_utf8(djc_conn *c)
+{
+	djc_row *r = djc_row_new();
+	djc_row_set_int(r, "id", 9);
+	djc_row_set_text(r, "s", "a\xff\xfe" "b\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xe2\x82" "c\xc3");
+	const char *want = "a\xef\xbf\xbd\xef\xbf\xbd" "b\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xef\xbf\xbd\xef\xbf\xbd"
+			   "c\xef\xbf\xbd";
+	for (int typed = 0; typed < 2; typed++) {
+		char *j = typed ? djc_row_to_json_typed(c, "In", r) : djc_row_to_json(r);
+		djc_row *back = NULL;
+		char *msg = NULL;
+		int rc = djc_row_from_json(&back, j, &msg);
+		const char *s = NULL;
+		CHECK_MSG(rc == DJC_OK && djc_row_get_text(&s, back, "s") == DJC_OK && !strcmp(s, want),
+			  "typed %d: %s reads back: %d %s", typed, j, rc, msg ? msg : "");
+		free(msg);
+		free(j);
+		djc_row_free(back);
+	}
+	djc_row_free(r);
+}
+
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_api_input", "declare blank_where:declare");
+	t_cases(argc, argv, "test_api_input", "declare blank_where:declare row_json_utf8:declare");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -72,6 +97,7 @@ int main(int argc, char **argv)
 	djc_conn *c = t_open(url, schema);
 	if (t_want("declare")) test_declare(c);
 	if (t_want("blank_where")) test_blank_where(c);
+	if (t_want("row_json_utf8")) test_row_json_utf8(c);
 	djc_close(c);
 	if (!getenv("DJC_TEST_URL")) t_unlink_sqlite(path + 7);
 	return T_DONE("test_api_input");
