@@ -281,13 +281,14 @@ static int in_decimal(const attr *a, const val_t *in, val_t *out, char **msg)
 }
 
 /* value_in of json: text is parsed (and written back compact), any other
- * value is its JSON. */
+ * value is its JSON. An object with the same key twice is refused, as the
+ * command line's JSON input refuses it (the parser would keep the last). */
 static int in_json(const attr *a, const val_t *in, val_t *out, char **msg)
 {
 	sb_t b = SB_INIT;
 	if (in->t == DJC_TEXT) {
 		json_error_t je;
-		json_t *j = json_loadb(in->s, in->n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+		json_t *j = json_loadb(in->s, in->n, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &je);
 		if (!j) return bad(msg, a, "is not valid JSON text: %s", je.text);
 		json_dump_value(&b, j);
 		json_decref(j);

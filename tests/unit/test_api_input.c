@@ -83,9 +83,47 @@ static void test_row_json_utf8(djc_conn *c)
 	djc_row_free(r);
 }
 
+/* JSON text with the same key twice is refused everywhere the C API takes
+ * JSON, naming the key, as the command line refuses it: a json
+ * attribute's text (before: stored with the last value), a key for
+ * djc_key_restriction (before: a message without the key), a restriction,
+ * a row. */
+static void test_dup_keys(djc_conn *c)
+{
+	djc_row *r = djc_row_new();
+	djc_row_set_int(r, "id", 7);
+	djc_row_set_text(r, "s", "seven");
+	djc_row_set_text(r, "d", "2024-01-02 10:30:00");
+	djc_row_set_text(r, "e", "beta");
+	djc_row_set_text(r, "meta", "{\"a\": 1, \"b\": {\"a\": 1, \"a\": 2}}");
+	const djc_row *rows[1] = {r};
+	size_t n = 99;
+	int rc = djc_insert_ext(&n, c, "In", rows, 1, NULL);
+	CHECK_MSG(rc == DJC_EINVAL && n == 0 && strstr(djc_error_last(c), "duplicate object key near '\"a\"'") &&
+			  strstr(djc_error_last(c), "'meta'"),
+		  "insert: %d %s", rc, djc_error_last(c));
+	CHECK(t_count(c, "In", "{\"id\": 7}") == 0);
+	djc_row_set_text(r, "meta", "{\"a\": 1, \"b\": {\"a\": 2}}");
+	CHECK_MSG(djc_insert_ext(&n, c, "In", rows, 1, NULL) == DJC_OK && n == 1, "%s", djc_error_last(c));
+	djc_row_free(r);
+	char *w = NULL;
+	rc = djc_key_restriction(&w, c, "In", "{\"id\": 1, \"id\": 2}");
+	CHECK_MSG(rc == DJC_EINVAL && !w && strstr(djc_error_last(c), "duplicate object key near '\"id\"'"), "key: %d %s",
+		  rc, djc_error_last(c));
+	long k;
+	rc = fetch_n(c, "[{\"id\": 1}, {\"s\": \"x\", \"s\": \"y\"}]", &k);
+	CHECK_MSG(rc == DJC_EINVAL && strstr(djc_error_last(c), "duplicate object key near '\"s\"'"), "fetch: %d %s", rc,
+		  djc_error_last(c));
+	djc_row *x = NULL;
+	char *msg = NULL;
+	rc = djc_row_from_json(&x, "{\"id\": 1, \"meta\": {\"q\": 1, \"q\": 1}}", &msg);
+	CHECK_MSG(rc == DJC_EINVAL && !x && msg && strstr(msg, "'\"q\"'"), "row: %d %s", rc, msg ? msg : "");
+	free(msg);
+}
+
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_api_input", "declare blank_where:declare row_json_utf8:declare");
+	t_cases(argc, argv, "test_api_input", "declare blank_where:declare row_json_utf8:declare dup_keys:declare");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -98,6 +136,7 @@ int main(int argc, char **argv)
 	if (t_want("declare")) test_declare(c);
 	if (t_want("blank_where")) test_blank_where(c);
 	if (t_want("row_json_utf8")) test_row_json_utf8(c);
+	if (t_want("dup_keys")) test_dup_keys(c);
 	djc_close(c);
 	if (!getenv("DJC_TEST_URL")) t_unlink_sqlite(path + 7);
 	return T_DONE("test_api_input");
