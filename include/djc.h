@@ -305,7 +305,11 @@ int djc_pipeline_json(char **out, djc_conn *conn);
 
 typedef struct djc_insert_options {
 	int version;           /* DJC_INSERT_OPTIONS_VERSION */
-	int skip_duplicates;   /* rows whose primary key exists are skipped */
+	int skip_duplicates;   /* rows whose primary key exists are skipped
+				* (without it such a row is DJC_EDUPLICATE,
+				* "... duplicate primary key in T (set
+				* skip_duplicates in djc_insert_options to skip
+				* it)"; djc insert names --skip-duplicates) */
 	/* version 2: */
 	int allow_direct_insert; /* 1: insert into a computed, imported or part
 				  * table by hand (DataJoint's allow_direct_insert,

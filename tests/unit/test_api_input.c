@@ -121,9 +121,38 @@ static void test_dup_keys(djc_conn *c)
 	free(msg);
 }
 
+/* A duplicate key through the C API names the C option (skip_duplicates of
+ * djc_insert_options), not the command line's --skip-duplicates; with it
+ * set the row is skipped. */
+static void test_dup_message(djc_conn *c)
+{
+	djc_row *r = NULL;
+	char *msg = NULL;
+	CHECK(djc_row_from_json(&r, "{\"id\": 1, \"s\": \"x\", \"d\": \"2024-01-02 10:30:00\", \"e\": \"beta\"}", &msg) == 0);
+	const djc_row *rows[1] = {r};
+	size_t n = 99;
+	int rc = djc_insert_ext(&n, c, "In", rows, 1, NULL);
+	const char *m = djc_error_last(c);
+	CHECK_MSG(rc == DJC_EDUPLICATE && n == 0 && strstr(m, "skip_duplicates in djc_insert_options") &&
+			  !strstr(m, "--skip-duplicates"),
+		  "insert: %d %s", rc, m);
+	static const char line[] = "{\"id\": 2, \"s\": \"x\", \"d\": \"2024-01-02 10:30:00\", \"e\": \"beta\"}\n";
+	FILE *f = fmemopen((void *)line, strlen(line), "r");
+	rc = djc_insert_jsonl_ext(&n, c, "In", f, "rows.jsonl", NULL);
+	fclose(f);
+	m = djc_error_last(c);
+	CHECK_MSG(rc == DJC_EDUPLICATE && strstr(m, "rows.jsonl:1:") && strstr(m, "skip_duplicates in djc_insert_options") &&
+			  !strstr(m, "--skip-duplicates"),
+		  "jsonl: %d %s", rc, m);
+	djc_insert_options io = DJC_INSERT_OPTIONS_INIT;
+	io.skip_duplicates = 1;
+	CHECK_MSG(djc_insert_ext(&n, c, "In", rows, 1, &io) == DJC_OK && n == 0, "%s", djc_error_last(c));
+	djc_row_free(r);
+}
+
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_api_input", "declare blank_where:declare row_json_utf8:declare dup_keys:declare");
+	t_cases(argc, argv, "test_api_input", "declare blank_where:declare row_json_utf8:declare dup_keys:declare dup_message:declare");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -137,6 +166,7 @@ int main(int argc, char **argv)
 	if (t_want("blank_where")) test_blank_where(c);
 	if (t_want("row_json_utf8")) test_row_json_utf8(c);
 	if (t_want("dup_keys")) test_dup_keys(c);
+	if (t_want("dup_message")) test_dup_message(c);
 	djc_close(c);
 	if (!getenv("DJC_TEST_URL")) t_unlink_sqlite(path + 7);
 	return T_DONE("test_api_input");
