@@ -230,7 +230,8 @@ const char *djc_config_warning(void);
 typedef struct djc_conn djc_conn;
 
 /* Open a connection. url NULL means $DJC_DATABASE_URL, then the config's
- * database.url, then "sqlite:djc.db". schema NULL means the URL's default
+ * database.url, then "sqlite:djc.db"; an empty url ("") is DJC_EINVAL, as
+ * is a SQLite URL with parameters ("sqlite:f.db?x=1"). schema NULL means the URL's default
  * (SQLite: the file itself; PostgreSQL: "public"; MySQL: the URL's
  * database). On failure *out is still a connection object (not connected)
  * whose djc_error_last() says why; free it with djc_close(). */

@@ -340,6 +340,14 @@ expect_fail 2 "unknown URL scheme" "^djc: unknown database URL scheme 'mongodb' 
 expect_fail 2 "URL without a scheme" '^djc: database URL has no scheme' djc --db 'nonsense' tables
 expect_fail 2 "URL with a bad port" "^djc: database URL has a bad port 'abc'$" djc --db 'postgresql://u@127.0.0.1:abc/db' tables
 expect_fail 2 "sqlite URL without a file" "^djc: database URL 'sqlite:' names no file$" djc --db 'sqlite:' tables
+# a parameter is refused, not made part of the file's name (before: a file
+# named "q.db?x=1"); an explicitly empty --db is not the default database
+expect_fail 2 "sqlite URL with a parameter" \
+	"^djc: database URL 'sqlite:q\.db\?x=1': a SQLite URL takes no parameters \(got '\?x=1'; sqlite:PATH names the file\)$" \
+	sh -c 'printf "Q (manual)\n    q : int32\n    ---\n" > q.djc && "$DJC" --db "sqlite:q.db?x=1" declare q.djc'
+check "sqlite URL with a parameter: no file made" test ! -e 'q.db?x=1' -a ! -e q.db
+expect_fail 2 "an empty --db" '^djc: database URL is empty \(leave it out for the default: \$DJC_DATABASE_URL, then database\.url, then sqlite:djc\.db\)$' \
+	djc --db '' tables
 expect_fail 2 "bad URL in the environment" "^djc: unknown database URL scheme 'bogus'" env DJC_DATABASE_URL='bogus://x' "$DJC" tables
 printf '{"jobs": {"keep_completed": true,\n' > bad.json
 expect_fail 2 "malformed config file" '^djc: bad\.json:2: malformed JSON: ' env DJC_CONFIG=bad.json "$DJC" tables

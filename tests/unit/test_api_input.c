@@ -150,9 +150,42 @@ static void test_dup_message(djc_conn *c)
 	djc_row_free(r);
 }
 
+/* djc_open: an empty URL is an error, not the default database (NULL is
+ * the default); a SQLite URL with a parameter is refused, and no file is
+ * made (before: djc.db opened, a file named "f.db?x=1" created). */
+static void test_open_urls(void)
+{
+	char dir[] = "/tmp/djc-api-input-XXXXXX", cwd[4096], url[128], file[128];
+	if (!mkdtemp(dir) || !getcwd(cwd, sizeof cwd) || chdir(dir)) {
+		CHECK(!"a directory to work in");
+		return;
+	}
+	djc_conn *o = NULL;
+	int rc = djc_open(&o, "", NULL);
+	CHECK_MSG(rc == DJC_EINVAL && strstr(djc_error_last(o), "database URL is empty"), "open '': %d %s", rc,
+		  djc_error_last(o));
+	djc_close(o);
+	CHECK(access("djc.db", F_OK) != 0);
+	snprintf(url, sizeof url, "sqlite:%s/f.db?mode=ro", dir);
+	o = NULL;
+	rc = djc_open(&o, url, NULL);
+	CHECK_MSG(rc == DJC_EINVAL && strstr(djc_error_last(o), "a SQLite URL takes no parameters (got '?mode=ro'"),
+		  "open %s: %d %s", url, rc, djc_error_last(o));
+	djc_close(o);
+	const char *made[] = {"f.db?mode=ro", "f.db"};
+	for (int i = 0; i < 2; i++) {
+		snprintf(file, sizeof file, "%s/%s", dir, made[i]);
+		CHECK_MSG(access(file, F_OK) != 0, "%s made", file);
+		unlink(file);
+	}
+	unlink("djc.db");
+	CHECK(chdir(cwd) == 0);
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_api_input", "declare blank_where:declare row_json_utf8:declare dup_keys:declare dup_message:declare");
+	t_cases(argc, argv, "test_api_input", "declare blank_where:declare row_json_utf8:declare dup_keys:declare dup_message:declare open_urls");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -167,6 +200,7 @@ int main(int argc, char **argv)
 	if (t_want("row_json_utf8")) test_row_json_utf8(c);
 	if (t_want("dup_keys")) test_dup_keys(c);
 	if (t_want("dup_message")) test_dup_message(c);
+	if (t_want("open_urls")) test_open_urls();
 	djc_close(c);
 	if (!getenv("DJC_TEST_URL")) t_unlink_sqlite(path + 7);
 	return T_DONE("test_api_input");
