@@ -100,7 +100,7 @@ static int where_value(wctx *w, const attr *a, json_t *v, val_t *out, int *after
 		return DJC_OK;
 	}
 	int date = a->type.t == T_DATE && msg && strstr(msg, "is not a date YYYY-MM-DD");
-	int rc = conn_fail(w->c, DJC_EINVAL, "restriction: %s%s", msg, date ? " or a datetime YYYY-MM-DD HH:MM:SS[.ffffff]" : "");
+	int rc = conn_fail(w->c, DJC_EINVAL, "restriction: %s%s", msg, date ? " or a datetime YYYY-MM-DD HH:MM[:SS[.ffffff]]" : "");
 	free(msg);
 	return rc;
 }

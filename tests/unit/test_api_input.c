@@ -106,6 +106,7 @@ static void test_dup_keys(djc_conn *c)
 	djc_row_set_text(r, "meta", "{\"a\": 1, \"b\": {\"a\": 2}}");
 	CHECK_MSG(djc_insert_ext(&n, c, "In", rows, 1, NULL) == DJC_OK && n == 1, "%s", djc_error_last(c));
 	djc_row_free(r);
+	CHECK(djc_delete(&n, c, "In", "{\"id\": 7}") == DJC_OK && n == 1);   /* the rows of declare again */
 	char *w = NULL;
 	rc = djc_key_restriction(&w, c, "In", "{\"id\": 1, \"id\": 2}");
 	CHECK_MSG(rc == DJC_EINVAL && !w && strstr(djc_error_last(c), "duplicate object key near '\"id\"'"), "key: %d %s",
@@ -183,9 +184,73 @@ static void test_open_urls(void)
 	rmdir(dir);
 }
 
+/* Values in a restriction as a DataJoint user writes them and the servers
+ * take them: a datetime without seconds, an integer as a string, an enum
+ * label in another case; the same rows on every backend. An insert keeps
+ * JSON's types and the labels as declared, but takes the datetime. */
+static void test_query_values(djc_conn *c)
+{
+	static const struct { const char *where; long n; } ok[] = {
+		{"{\"d\": \"2024-01-02 10:30\"}", 1},
+		{"{\"d\": \"2024-01-02T10:31\"}", 1},
+		{"{\"d\": {\">\": \"2024-01-02 10:30\"}}", 1},
+		{"{\"d\": [\"2024-01-02 10:30\", \"2024-01-02 10:31\"]}", 2},
+		{"{\"id\": \"1\"}", 1},
+		{"{\"id\": \"+2\"}", 1},
+		{"{\"id\": [\"1\", 2, \"-5\"]}", 2},
+		{"{\"id\": {\">=\": \"2\"}}", 1},
+		{"{\"e\": \"alpha\"}", 1},
+		{"{\"e\": \"BETA\"}", 1},
+		{"{\"e\": [\"ALPHA\", \"beta\"]}", 2},
+		{"d = \"2024-01-02 10:30\" and id = \"1\" and e = \"ALPHA\"", 1},
+		{"id in (\"1\", \"2\")", 2},
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+		long n;
+		int rc = fetch_n(c, ok[i].where, &n);
+		CHECK_MSG(rc == DJC_OK && n == ok[i].n, "%s: %d, %ld rows (want %ld) %s", ok[i].where, rc, n, ok[i].n,
+			  rc ? djc_error_last(c) : "");
+	}
+	static const struct { const char *where, *msg; } bad[] = {
+		{"{\"id\": \"one\"}", "expects an integer, got a string"},
+		{"{\"id\": \"1.5\"}", "expects an integer, got a string"},
+		{"{\"id\": \"99999999999\"}", "out of range"},
+		{"{\"e\": \"gamma\"}", "'gamma' is not one of the enum's labels"},
+		{"{\"d\": \"2024-01-02 10\"}", "is not a datetime YYYY-MM-DD HH:MM[:SS[.fff]]"},
+		{"{\"d\": \"2024-01-02 10:3x\"}", "is not a datetime"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		long n;
+		int rc = fetch_n(c, bad[i].where, &n);
+		CHECK_MSG(rc == DJC_EINVAL && strstr(djc_error_last(c), bad[i].msg), "%s: %d %s", bad[i].where, rc,
+			  djc_error_last(c));
+	}
+	CHECK(t_insert_json(c, "In", "{\"id\": 3, \"s\": \"x\", \"d\": \"2024-01-02 11:00\", \"e\": \"beta\"}") == 0);
+	djc_rowset *rs = NULL;
+	const char *d = NULL;
+	CHECK(djc_fetch(&rs, c, "In", "{\"id\": 3}") == DJC_OK && djc_rowset_count(rs) == 1 &&
+	      djc_row_get_text(&d, djc_rowset_row(rs, 0), "d") == DJC_OK && !strcmp(d, "2024-01-02 11:00:00"));
+	djc_rowset_free(rs);
+	size_t del = 0;
+	CHECK(djc_delete(&del, c, "In", "{\"id\": 3}") == DJC_OK && del == 1);
+	static const char *refused[] = {
+		"{\"id\": \"4\", \"s\": \"x\", \"d\": \"2024-01-02 11:00\", \"e\": \"beta\"}",
+		"{\"id\": 4, \"s\": \"x\", \"d\": \"2024-01-02 11:00\", \"e\": \"BETA\"}",
+	};
+	for (int i = 0; i < 2; i++) {
+		djc_row *r = NULL;
+		char *msg = NULL;
+		CHECK(djc_row_from_json(&r, refused[i], &msg) == DJC_OK);
+		const djc_row *rows[1] = {r};
+		CHECK_MSG(djc_insert_ext(NULL, c, "In", rows, 1, NULL) == DJC_EINVAL, "insert %s", refused[i]);
+		djc_row_free(r);
+	}
+	CHECK(t_count(c, "In", "{\"id\": 4}") == 0);
+}
+
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_api_input", "declare blank_where:declare row_json_utf8:declare dup_keys:declare dup_message:declare open_urls");
+	t_cases(argc, argv, "test_api_input", "declare blank_where:declare row_json_utf8:declare dup_keys:declare dup_message:declare open_urls query_values:declare");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -201,6 +266,7 @@ int main(int argc, char **argv)
 	if (t_want("dup_keys")) test_dup_keys(c);
 	if (t_want("dup_message")) test_dup_message(c);
 	if (t_want("open_urls")) test_open_urls();
+	if (t_want("query_values")) test_query_values(c);
 	djc_close(c);
 	if (!getenv("DJC_TEST_URL")) t_unlink_sqlite(path + 7);
 	return T_DONE("test_api_input");
