@@ -222,7 +222,8 @@ int djc_option_check(const char *name, double value, char **msg);
  * typo: DJC_JOBS_LEASE_TIMOUT), naming the closest setting. Variables djc
  * itself sets or reads that are not settings (DJC_KEY, DJC_KEY_<name>,
  * DJC_TABLE, DJC_SCHEMA, DJC_ATTEMPT, DJC_CONFIG, ...: README.md,
- * "Configuration") earn none. Owned by the library. */
+ * "Configuration") earn none, but DJC_SCHEMA set to another value than
+ * DJC_DATABASE_SCHEMA (it chooses no schema). Owned by the library. */
 const char *djc_config_warning(void);
 
 /* ------------------------------------------------------------ connection */

@@ -466,10 +466,16 @@ check "...a setting's variable without its section (djc config warns too)" \
 	test "$RC:$ERR" = "0:djc: warning: environment variable DJC_LEASE_TIMEOUT is not a djc setting and changes nothing; did you mean DJC_JOBS_LEASE_TIMEOUT (jobs.lease_timeout)?"
 run env DJC_SOMETHING_ELSE=1 "$DJC" tables
 check "...a name close to none" test "$RC:$ERR" = "0:djc: warning: environment variable DJC_SOMETHING_ELSE is not a djc setting and changes nothing (djc config lists them)"
-run env DJC_KEY='{"subject_id": 1}' DJC_KEY_subject_id=1 DJC_TABLE=Stats DJC_SCHEMA=x DJC_ATTEMPT=1 DJC_SERVE=1 DJC_CONFIG= \
+run env DJC_KEY='{"subject_id": 1}' DJC_KEY_subject_id=1 DJC_TABLE=Stats DJC_SCHEMA="${DJC_DATABASE_SCHEMA-}" DJC_ATTEMPT=1 DJC_SERVE=1 DJC_CONFIG= \
 	DJC_MYSQL_COMPOUND=1 DJC_WORKER_LOG= DJC_TEST_ANY=1 DJC_BACKENDS=sqlite DJC_TESTS=x DJC_BUILD=b DJC_SAN_BUILD= \
 	DJC_BLOBS=raw DJC_BLOB_ZLIB=1 DJC_DATAJOINT_PYTHON=/usr/bin/python3 "$DJC" tables
 check "the variables djc sets for make programs, those its Python makes read (DJC_BLOBS), and those of its scripts and tests: no warning" test "$RC:$ERR" = "0:"
+# DJC_SCHEMA is what djc tells a make program; set by hand (not the same as
+# DJC_DATABASE_SCHEMA, as djc sets them) it chooses nothing: said, not
+# ignored without a word as before
+run env DJC_SCHEMA=lab "$DJC" tables
+check "DJC_SCHEMA set by hand: the command runs, with one warning naming DJC_DATABASE_SCHEMA" \
+	test "$RC:$ERR" = "0:djc: warning: environment variable DJC_SCHEMA (lab) does not choose the schema (djc sets it for make programs); use DJC_DATABASE_SCHEMA (database.schema) or --schema"
 printf '{"subject_id": 1, "session": 2}\n' | djc insert Session >/dev/null
 cat > mkenv.sh <<'P'
 #!/bin/sh
