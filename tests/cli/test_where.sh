@@ -664,4 +664,31 @@ expect_out "... stored with seconds 00" "2024-01-02 10:32:00" sh -c '"$DJC" fetc
 }
 tcase user_values
 
+# a uuid in condition text matches as in JSON, on every backend (MariaDB
+# stores uuid as it stores text of its own)
+case_uuid_text() {
+printf '%s\n' 'Rec (manual)' '    rid : uuid' '    ---' '    n : int32' > uu.djc
+expect_rc 0 "declare Rec" djc declare uu.djc
+printf '{"rid": "%s", "n": %d}\n' 6ba7b810-9dad-11d1-80b4-00c04fd430c8 1 6ba7b811-9dad-11d1-80b4-00c04fd430c8 2 > uu.jsonl
+expect_rc 0 "insert Rec" djc insert Rec uu.jsonl
+rr() { "$DJC" fetch Rec --where "$1" --format json | jq -r .n | sort -n | tr '\n' ' ' | sed 's/ $//'; }
+while IFS='|' read -r w want; do
+	expect_out "$w" "$want" rr "$w"
+done <<'W'
+rid = '6ba7b810-9dad-11d1-80b4-00c04fd430c8'|1
+rid = "6BA7B810-9DAD-11D1-80B4-00C04FD430C8"|1
+rid = '6ba7b8109dad11d180b400c04fd430c8'|1
+rid != '6ba7b810-9dad-11d1-80b4-00c04fd430c8'|2
+rid in ('6ba7b810-9dad-11d1-80b4-00c04fd430c8', '6ba7b811-9dad-11d1-80b4-00c04fd430c8')|1 2
+{"rid": "6ba7b811-9dad-11d1-80b4-00c04fd430c8"}|2
+W
+expect_out "Rec & 'rid = ...' (an expression)" "1" \
+	sh -c '"$DJC" fetch "Rec & \"rid = '"'"'6BA7B8109DAD11D180B400C04FD430C8'"'"'\"" --format json | jq -r .n'
+expect_out "Rec - 'rid = ...' (an expression)" "2" \
+	sh -c '"$DJC" fetch "Rec - \"rid = '"'"'6ba7b810-9dad-11d1-80b4-00c04fd430c8'"'"'\"" --format json | jq -r .n'
+expect_out "delete by a uuid in condition text" "deleted 1 row from Rec" \
+	djc delete Rec --where "rid = '6ba7b811-9dad-11d1-80b4-00c04fd430c8'" --yes
+}
+tcase uuid_text
+
 finish
