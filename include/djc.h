@@ -134,7 +134,10 @@ int djc_row_get_bytes(const void **out, size_t *n, const djc_row *row, const cha
  * DJC_ENOTFOUND when the row has no value of that name. */
 int djc_row_is_null(const djc_row *row, const char *name);
 
-/* JSON object text of the row (bytes as base64 text); caller frees. */
+/* JSON object text of the row (bytes as base64 text); caller frees. Always
+ * valid UTF-8: a byte of a text value that does not start a valid UTF-8
+ * sequence is written as U+FFFD, as the command line's JSON output does (so
+ * for djc_row_to_json_typed). */
 char *djc_row_to_json(const djc_row *row);
 /* Parse one JSON object into a row, untyped (integers become INT, other
  * numbers FLOAT, strings TEXT, nested arrays/objects their JSON text;
@@ -219,7 +222,8 @@ int djc_option_check(const char *name, double value, char **msg);
  * typo: DJC_JOBS_LEASE_TIMOUT), naming the closest setting. Variables djc
  * itself sets or reads that are not settings (DJC_KEY, DJC_KEY_<name>,
  * DJC_TABLE, DJC_SCHEMA, DJC_ATTEMPT, DJC_CONFIG, ...: README.md,
- * "Configuration") earn none. Owned by the library. */
+ * "Configuration") earn none, but DJC_SCHEMA set to another value than
+ * DJC_DATABASE_SCHEMA (it chooses no schema). Owned by the library. */
 const char *djc_config_warning(void);
 
 /* ------------------------------------------------------------ connection */
@@ -227,7 +231,8 @@ const char *djc_config_warning(void);
 typedef struct djc_conn djc_conn;
 
 /* Open a connection. url NULL means $DJC_DATABASE_URL, then the config's
- * database.url, then "sqlite:djc.db". schema NULL means the URL's default
+ * database.url, then "sqlite:djc.db"; an empty url ("") is DJC_EINVAL, as
+ * is a SQLite URL with parameters ("sqlite:f.db?x=1"). schema NULL means the URL's default
  * (SQLite: the file itself; PostgreSQL: "public"; MySQL: the URL's
  * database). On failure *out is still a connection object (not connected)
  * whose djc_error_last() says why; free it with djc_close(). */
@@ -302,7 +307,11 @@ int djc_pipeline_json(char **out, djc_conn *conn);
 
 typedef struct djc_insert_options {
 	int version;           /* DJC_INSERT_OPTIONS_VERSION */
-	int skip_duplicates;   /* rows whose primary key exists are skipped */
+	int skip_duplicates;   /* rows whose primary key exists are skipped
+				* (without it such a row is DJC_EDUPLICATE,
+				* "... duplicate primary key in T (set
+				* skip_duplicates in djc_insert_options to skip
+				* it)"; djc insert names --skip-duplicates) */
 	/* version 2: */
 	int allow_direct_insert; /* 1: insert into a computed, imported or part
 				  * table by hand (DataJoint's allow_direct_insert,
@@ -337,7 +346,9 @@ int djc_insert(djc_conn *conn, const char *table, const djc_row *const *rows, si
  * passed to djc_fetch, djc_fetch_print, djc_delete, ... */
 int djc_key_restriction(char **where_json, djc_conn *conn, const char *table, const char *key_json);
 /* Fetch rows of table matching a restriction (JSON text, README.md "The command line";
- * NULL for all), ordered by primary key. */
+ * NULL for all), ordered by primary key. Every where_json of the API
+ * alike: an empty or blank text ("", "  ") is DJC_EINVAL, as `--where ""`
+ * is (it never means all rows: pass NULL). */
 int djc_fetch(djc_rowset **out, djc_conn *conn, const char *table, const char *where_json);
 
 /* How to fetch (djc_fetch_ext, djc_fetch_print_ext). */

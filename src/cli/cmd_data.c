@@ -66,6 +66,19 @@ int cmd_tables(int argc, char **argv)
 	return cli_done(rc, c);
 }
 
+/* cli_done for an insert: a duplicate key's message names the option of the
+ * command (--skip-duplicates), not the C API's field. */
+static int insert_done(int rc, djc_conn *c)
+{
+	static const char API[] = "(set skip_duplicates in djc_insert_options to skip it)";
+	const char *m = rc == DJC_EDUPLICATE ? djc_error_last(c) : NULL;
+	const char *at = m ? strstr(m, API) : NULL;
+	if (!at) return cli_done(rc, c);
+	fprintf(stderr, "djc: %.*s(use --skip-duplicates to skip it)%s\n", (int)(at - m), m, at + strlen(API));
+	djc_close(c);
+	return exit_status(rc);
+}
+
 int cmd_insert(int argc, char **argv)
 {
 	static const char H[] = "usage: djc insert TABLE [FILE] [--format json|csv] [--skip-duplicates] [--allow-direct-insert]\n"
@@ -108,7 +121,7 @@ int cmd_insert(int argc, char **argv)
 		     : djc_insert_jsonl_ext(&n, c, table, in, file ? file : "<stdin>", &io);
 	if (in != stdin) fclose(in);
 	if (!rc) printf("inserted %zu row%s into %s\n", n, n == 1 ? "" : "s", table);
-	return cli_done(rc, c);
+	return insert_done(rc, c);
 }
 
 int cli_plain_name(const char *s)

@@ -157,6 +157,13 @@ int db_url_parse(db_url *u, const char *url, char *err, size_t errlen)
 			db_url_free(u);
 			return DJC_EINVAL;
 		}
+		const char *q = strchr(rest, '?');
+		if (q) {   /* before, the file was named "f.db?x=1" */
+			snprintf(err, errlen, "database URL '%s': a SQLite URL takes no parameters (got '%s'; sqlite:PATH "
+				 "names the file)", url, q);
+			db_url_free(u);
+			return DJC_EINVAL;
+		}
 		u->path = xstrdup(rest);
 		u->redacted = xstrdup(url);
 		return DJC_OK;

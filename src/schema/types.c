@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int bad(char **msg, const attr *a, const char *fmt, const char *detail)
 {
@@ -115,12 +116,18 @@ static int check_date(const char *s, int *y, int *m, int *d)
 	return 0;
 }
 
-/* "YYYY-MM-DD HH:MM:SS[.f]" (or T) to canonical text with p fractional digits. */
+/* "YYYY-MM-DD HH:MM[:SS[.f]]" (or T) to canonical text with p fractional digits. */
 static int norm_datetime(const char *s, int p, sb_t *out, int strict)
 {
 	int y, mo, d;
 	if (check_date(s, &y, &mo, &d)) return -1;
 	size_t n = strlen(s);
+	char full[20];
+	if (n == 16) {   /* "YYYY-MM-DD HH:MM": seconds 00, as the servers read it */
+		snprintf(full, sizeof full, "%s:00", s);
+		s = full;
+		n = 19;
+	}
 	if (n == 10) {   /* a date alone means midnight */
 		sb_printf(out, "%.10s 00:00:00", s);
 	} else {
@@ -177,11 +184,21 @@ static int norm_decimal(const char *s, int p, int sc, sb_t *out)
 
 static void json_dump_value(sb_t *b, json_t *j);
 
-/* value_in of the integer types but uint64 (their range: lo..hi). */
-static int in_int(const attr *a, const val_t *in, val_t *out, char **msg, int64_t lo, int64_t hi)
+/* value_in of the integer types but uint64 (their range: lo..hi). cmp (a
+ * restriction's value): also a string of an integer ("1", "-3"), which the
+ * servers compare as the number (DataJoint's {'id': '1'} finds id 1); an
+ * insert keeps JSON's types. */
+static int in_int(const attr *a, const val_t *in, val_t *out, char **msg, int64_t lo, int64_t hi, int cmp)
 {
 	int64_t v;
+	const char *dig = in->t == DJC_TEXT ? in->s + (in->s[0] == '-' || in->s[0] == '+') : NULL;
 	if (in->t == DJC_INT) v = in->i;
+	else if (cmp && dig && digits_only(dig) && strlen(dig) <= 19) {
+		errno = 0;
+		long long x = strtoll(in->s, NULL, 10);
+		if (errno) return bad(msg, a, "%s", "value out of range");
+		v = x;
+	}
 	else if (in->t == DJC_UINT) {
 		if (in->u > (uint64_t)hi) return bad(msg, a, "%s", "value out of range");
 		v = (int64_t)in->u;
@@ -281,13 +298,14 @@ static int in_decimal(const attr *a, const val_t *in, val_t *out, char **msg)
 }
 
 /* value_in of json: text is parsed (and written back compact), any other
- * value is its JSON. */
+ * value is its JSON. An object with the same key twice is refused, as the
+ * command line's JSON input refuses it (the parser would keep the last). */
 static int in_json(const attr *a, const val_t *in, val_t *out, char **msg)
 {
 	sb_t b = SB_INIT;
 	if (in->t == DJC_TEXT) {
 		json_error_t je;
-		json_t *j = json_loadb(in->s, in->n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+		json_t *j = json_loadb(in->s, in->n, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &je);
 		if (!j) return bad(msg, a, "is not valid JSON text: %s", je.text);
 		json_dump_value(&b, j);
 		json_decref(j);
@@ -342,7 +360,7 @@ static int in_datetime(const attr *a, const val_t *in, val_t *out, char **msg, i
 	}
 	if (r) {
 		sb_free(&b);
-		return bad(msg, a, "'%s' is not a datetime YYYY-MM-DD HH:MM:SS[.fff]", in->s);
+		return bad(msg, a, "'%s' is not a datetime YYYY-MM-DD HH:MM[:SS[.fff]]", in->s);
 	}
 	*out = val_textn(sb_str(&b), b.len);
 	sb_free(&b);
@@ -369,6 +387,27 @@ static int in_uuid(const attr *a, const val_t *in, val_t *out, char **msg)
 	return DJC_OK;
 }
 
+/* value_in of enum: one of its labels. cmp (a restriction's value): also a
+ * label in another case ("alpha" for 'Alpha'), as the one label it names
+ * (MariaDB compares enums so; PostgreSQL refuses such a value: djc finds
+ * the rows on every backend); two labels that differ in case only are
+ * named exactly. */
+static int in_enum(const attr *a, const val_t *in, val_t *out, char **msg, int cmp)
+{
+	const char *hit = NULL;
+	int n = 0;
+	for (size_t i = 0; i < a->type.nenums; i++) {
+		if (!strcmp(in->s, a->type.enums[i])) { hit = a->type.enums[i]; n = 1; break; }
+		if (cmp && !strcasecmp(in->s, a->type.enums[i]) && n++ == 0) hit = a->type.enums[i];
+	}
+	if (n == 1) {
+		*out = val_text(hit);
+		return DJC_OK;
+	}
+	if (n > 1) return bad(msg, a, "'%s' is more than one of the enum's labels in another case: give one exactly", in->s);
+	return bad(msg, a, "'%s' is not one of the enum's labels", in->s);
+}
+
 /* value_in of the text types: valid UTF-8, then the type's own check. */
 static int in_text(const attr *a, const val_t *in, val_t *out, char **msg, int cmp)
 {
@@ -376,10 +415,7 @@ static int in_text(const attr *a, const val_t *in, val_t *out, char **msg, int c
 	if (!utf8_valid(in->s, in->n)) return bad(msg, a, "%s", "is not valid UTF-8 (or contains a NUL byte)");
 	switch (a->type.t) {
 	case T_CHAR: case T_VARCHAR: return in_chars(a, in, out, msg);
-	case T_ENUM:
-		for (size_t i = 0; i < a->type.nenums; i++)
-			if (!strcmp(in->s, a->type.enums[i])) { *out = val_textn(in->s, in->n); return DJC_OK; }
-		return bad(msg, a, "'%s' is not one of the enum's labels", in->s);
+	case T_ENUM: return in_enum(a, in, out, msg, cmp);
 	case T_DATE: {
 		int y, m, d;
 		if (in->n != 10 || check_date(in->s, &y, &m, &d)) return bad(msg, a, "'%s' is not a date YYYY-MM-DD", in->s);
@@ -442,7 +478,7 @@ static int check_value(const attr *a, const val_t *in, val_t *out, char **msg, i
 	if (a->raw) return bad(msg, a, "%s", "is a raw column of an adopted table: djc reads it but cannot write it");
 	if (a->bin16) return in_uuid16(a, in, out, msg);
 	int64_t lo, hi;
-	if (int_range(a->type.t, &lo, &hi)) return in_int(a, in, out, msg, lo, hi);
+	if (int_range(a->type.t, &lo, &hi)) return in_int(a, in, out, msg, lo, hi, cmp);
 	switch (a->type.t) {
 	case T_UINT64: return in_uint64(a, in, out, msg);
 	case T_FLOAT32: case T_FLOAT64: return in_float(a, in, out, msg, cmp);
@@ -636,11 +672,14 @@ int value_cmp_json(const attr *a, json_t *j, val_t *out, char **msg)
 	return from_json(a, j, out, msg, 1);
 }
 
+/* JSON string of s[0..n): always valid UTF-8, a byte that does not start a
+ * valid UTF-8 sequence written as U+FFFD (as the command line's JSON). */
 void json_quote(sb_t *b, const char *s, size_t n)
 {
 	sb_addc(b, '"');
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
+		size_t k = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
 		switch (c) {
 		case '"': sb_add(b, "\\\""); break;
 		case '\\': sb_add(b, "\\\\"); break;
@@ -649,7 +688,12 @@ void json_quote(sb_t *b, const char *s, size_t n)
 		case '\t': sb_add(b, "\\t"); break;
 		default:
 			if (c < 0x20) sb_printf(b, "\\u%04x", c);
-			else sb_addc(b, (char)c);
+			else if (c < 0x80) sb_addc(b, (char)c);
+			else if (k > 1 && i + k <= n && utf8_valid(s + i, k)) {
+				sb_addn(b, s + i, k);
+				i += k - 1;
+			} else
+				sb_add(b, "\xEF\xBF\xBD");
 		}
 	}
 	sb_addc(b, '"');

@@ -341,7 +341,7 @@ static int lit_val(cp *p, const tok *t, const cond_ref *r, val_t *out, int *afte
 		json_decref(j);
 		if (rc && t->k == TK_STR && r->a->type.t == T_DATE) {
 			if (!cond_date_of_datetime(r->a, t->s, t->n, out, after)) rc = DJC_OK;
-			else if (m && strstr(m, "is not a date YYYY-MM-DD")) date_more = " or a datetime YYYY-MM-DD HH:MM:SS[.ffffff]";
+			else if (m && strstr(m, "is not a date YYYY-MM-DD")) date_more = " or a datetime YYYY-MM-DD HH:MM[:SS[.ffffff]]";
 		}
 	}
 	if (!rc) { free(m); return DJC_OK; }

@@ -73,7 +73,10 @@ int djc_open_ext(djc_conn **out, const char *url, const char *schema, const djc_
 		free(msg);
 		return rc;
 	}
-	if (!url || !*url) url = config_get("database.url");
+	if (url && !*url)   /* before, the default (sqlite:djc.db) was opened */
+		return conn_fail(c, DJC_EINVAL, "database URL is empty (leave it out for the default: $DJC_DATABASE_URL, "
+				 "then database.url, then sqlite:djc.db)");
+	if (!url) url = config_get("database.url");
 	if (!schema || !*schema) {
 		const char *s = config_get("database.schema");
 		schema = *s ? s : NULL;

@@ -198,7 +198,8 @@ static int insert_failed(const ins_req *q, const ins_set *s, size_t bad, int rc)
 	if (rc == DB_EUNIQUE)
 		conn_fail(c, rc, "%s: repeats a value of a unique index of %s (%s)", where, t->name, c->db->err);
 	else if (rc == DJC_EDUPLICATE)
-		conn_fail(c, rc, "%s: duplicate primary key in %s (use --skip-duplicates to skip it)", where, t->name);
+		conn_fail(c, rc, "%s: duplicate primary key in %s (set skip_duplicates in djc_insert_options to skip it)",
+			  where, t->name);   /* djc insert says its --skip-duplicates instead */
 	else if (miss)
 		conn_fail(c, rc, "%s: %s (a parent of %s): insert it first", where, miss, t->name);
 	else if (rc == DJC_EFOREIGN)

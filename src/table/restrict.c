@@ -100,7 +100,7 @@ static int where_value(wctx *w, const attr *a, json_t *v, val_t *out, int *after
 		return DJC_OK;
 	}
 	int date = a->type.t == T_DATE && msg && strstr(msg, "is not a date YYYY-MM-DD");
-	int rc = conn_fail(w->c, DJC_EINVAL, "restriction: %s%s", msg, date ? " or a datetime YYYY-MM-DD HH:MM:SS[.ffffff]" : "");
+	int rc = conn_fail(w->c, DJC_EINVAL, "restriction: %s%s", msg, date ? " or a datetime YYYY-MM-DD HH:MM[:SS[.ffffff]]" : "");
 	free(msg);
 	return rc;
 }
@@ -316,11 +316,25 @@ static int mixed_list(q_node **out, const wctx *w, const char *where, int *rc)
 	return 1;
 }
 
+/* DJC_EINVAL for a restriction that is empty or only blanks: NULL is every
+ * row; "" restricts nothing, as --where "" (docs/conditions.md: an empty
+ * restriction never means everything). */
+static int blank_refused(djc_conn *c, const char *where_json)
+{
+	const char *s = where_json;
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;
+	if (*s) return DJC_OK;
+	return conn_fail(c, DJC_EINVAL, "restriction is %s: give NULL for every row (an empty restriction never means "
+			 "all)", *where_json ? "only blanks" : "empty");
+}
+
 int restrict_node_at(q_node **out, q_arena *a, djc_conn *c, const table *t, const char *where_json, q_col ref,
 		     int source_only)
 {
 	*out = NULL;
-	if (!where_json || !*where_json) return DJC_OK;
+	if (!where_json) return DJC_OK;
+	int brc = blank_refused(c, where_json);
+	if (brc) return brc;
 	wctx w = {c, t, ref, source_only, a, NULL};
 	int mixed_rc;
 	if (mixed_list(out, &w, where_json, &mixed_rc)) return mixed_rc;
@@ -407,7 +421,9 @@ static void memo_append(const struct where_memo *m, sb_t *sql, pvec *params)
 
 int where_build(djc_conn *c, const table *t, const char *where_json, const char *alias, int source_only, sb_t *sql, pvec *params)
 {
-	if (!where_json || !*where_json) return DJC_OK;
+	if (!where_json) return DJC_OK;
+	int brc = blank_refused(c, where_json);
+	if (brc) return brc;
 	struct where_memo *m = c->where;
 	if (m && m->t == t && m->gen == c->pipe_gen && m->source_only == source_only && str_same(m->alias, alias) &&
 	    !strcmp(m->where, where_json)) {

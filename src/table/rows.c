@@ -473,7 +473,8 @@ int djc_key_restriction(char **where_json, djc_conn *c, const char *name, const 
 	if (rc) return rc;
 	json_error_t je;
 	json_t *j = key_json ? json_loads(key_json, JSON_REJECT_DUPLICATES, &je) : NULL;
-	if (!j) return conn_fail(c, DJC_EINVAL, "key is not valid JSON%s", key_json ? "" : " (none given)");
+	if (!j && !key_json) return conn_fail(c, DJC_EINVAL, "key is not valid JSON (none given)");
+	if (!j) return conn_fail(c, DJC_EINVAL, "key is not valid JSON (column %d): %s", je.column, je.text);
 	if (!json_is_object(j)) {
 		json_decref(j);
 		return conn_fail(c, DJC_EINVAL, "key must be a JSON object, e.g. {\"session_id\": 3}");

@@ -257,6 +257,21 @@ static void warn(char *line)
 	}
 }
 
+/* DJC_SCHEMA is what djc tells a make program (the schema it runs in,
+ * beside DJC_DATABASE_SCHEMA, the setting, which djc sets to the same);
+ * set by hand it chooses nothing: a warning when it is not the setting's
+ * variable too (before, it was ignored without a word). */
+static void schema_var(void)
+{
+	const char *s = getenv("DJC_SCHEMA"), *d = getenv("DJC_DATABASE_SCHEMA");
+	if (!s || !*s || (d && !strcmp(s, d))) return;
+	char *shn = shown(s);
+	warn(xasprintf("warning: environment variable DJC_SCHEMA (%s) does not choose the schema (djc sets it for make "
+		       "programs); use DJC_DATABASE_SCHEMA (database.schema) or --schema",
+		       shn));
+	free(shn);
+}
+
 /* A warning for each DJC_* environment variable that is neither a setting
  * nor one of not_settings (a typo of a setting is otherwise silently
  * ignored), naming the closest setting. */
@@ -282,6 +297,7 @@ static void env_typos(void)
 		else warn(xasprintf("warning: environment variable %s is not a djc setting and changes nothing (djc config lists them)", shn));
 		free(shn);
 	}
+	schema_var();
 }
 
 int config_load(char **msg)

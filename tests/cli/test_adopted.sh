@@ -278,6 +278,17 @@ P
 	expect_out "the dead worker's job came back and was made" 3 count Tag
 	expect_out "no job left" "Tag jobs: pending 0, reserved 0, success 0, error 0, ignore 0, total 0" djc jobs Tag
 	expect_out "the key's row, restricted by its uuid" 1 count Tag '{"rec_uuid": "0f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4e2", "n2": 4}'
+	# a uuid in condition text matches as in JSON (on MariaDB the 16 bytes
+	# DataJoint stores, in any form of the text)
+	expect_out "restricted by its uuid in condition text" 1 count Tag "rec_uuid = '0f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4e2'"
+	expect_out "... upper case, without dashes" 1 count Tag 'rec_uuid = "0F2D4C1E7B8A4D3C9E1F20A1B2C3D4E2" and n2 = 4'
+	expect_out "... in a list" 2 count Rec "rec_uuid in ('0f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4e1', '0f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4e3')"
+	expect_out "... the make's uuid, not a key" 1 count Tag "u = '1f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4f7'"
+	expect_out "... !=" 2 count Rec "rec_uuid != '0f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4e2'"
+	expect_out "... restricting the key source" "Tag: Completed 1 of 1 (100.0%), 0 remaining" \
+		djc progress Tag --where "rec_uuid = '0f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4e2'"
+	expect_out "... by Rec's attribute beyond the key" "Tag: Completed 2 of 2 (100.0%), 0 remaining" \
+		djc progress Tag --where "rec_uuid != '0f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4e2' and n > 0"
 	expect_out "the make's uuid reads as it was written" '"1f2d4c1e-7b8a-4d3c-9e1f-20a1b2c3d4f7"' \
 		sh -c "'$DJC' fetch Tag --where '{\"n2\": 4}' --format json | sed 's/.*\"u\": *\\(\"[^\"]*\"\\).*/\\1/'"
 	case $DJC_BACKEND in

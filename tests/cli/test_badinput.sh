@@ -340,6 +340,14 @@ expect_fail 2 "unknown URL scheme" "^djc: unknown database URL scheme 'mongodb' 
 expect_fail 2 "URL without a scheme" '^djc: database URL has no scheme' djc --db 'nonsense' tables
 expect_fail 2 "URL with a bad port" "^djc: database URL has a bad port 'abc'$" djc --db 'postgresql://u@127.0.0.1:abc/db' tables
 expect_fail 2 "sqlite URL without a file" "^djc: database URL 'sqlite:' names no file$" djc --db 'sqlite:' tables
+# a parameter is refused, not made part of the file's name (before: a file
+# named "q.db?x=1"); an explicitly empty --db is not the default database
+expect_fail 2 "sqlite URL with a parameter" \
+	"^djc: database URL 'sqlite:q\.db\?x=1': a SQLite URL takes no parameters \(got '\?x=1'; sqlite:PATH names the file\)$" \
+	sh -c 'printf "Q (manual)\n    q : int32\n    ---\n" > q.djc && "$DJC" --db "sqlite:q.db?x=1" declare q.djc'
+check "sqlite URL with a parameter: no file made" test ! -e 'q.db?x=1' -a ! -e q.db
+expect_fail 2 "an empty --db" '^djc: database URL is empty \(leave it out for the default: \$DJC_DATABASE_URL, then database\.url, then sqlite:djc\.db\)$' \
+	djc --db '' tables
 expect_fail 2 "bad URL in the environment" "^djc: unknown database URL scheme 'bogus'" env DJC_DATABASE_URL='bogus://x' "$DJC" tables
 printf '{"jobs": {"keep_completed": true,\n' > bad.json
 expect_fail 2 "malformed config file" '^djc: bad\.json:2: malformed JSON: ' env DJC_CONFIG=bad.json "$DJC" tables
@@ -458,10 +466,16 @@ check "...a setting's variable without its section (djc config warns too)" \
 	test "$RC:$ERR" = "0:djc: warning: environment variable DJC_LEASE_TIMEOUT is not a djc setting and changes nothing; did you mean DJC_JOBS_LEASE_TIMEOUT (jobs.lease_timeout)?"
 run env DJC_SOMETHING_ELSE=1 "$DJC" tables
 check "...a name close to none" test "$RC:$ERR" = "0:djc: warning: environment variable DJC_SOMETHING_ELSE is not a djc setting and changes nothing (djc config lists them)"
-run env DJC_KEY='{"subject_id": 1}' DJC_KEY_subject_id=1 DJC_TABLE=Stats DJC_SCHEMA=x DJC_ATTEMPT=1 DJC_SERVE=1 DJC_CONFIG= \
+run env DJC_KEY='{"subject_id": 1}' DJC_KEY_subject_id=1 DJC_TABLE=Stats DJC_SCHEMA="${DJC_DATABASE_SCHEMA-}" DJC_ATTEMPT=1 DJC_SERVE=1 DJC_CONFIG= \
 	DJC_MYSQL_COMPOUND=1 DJC_WORKER_LOG= DJC_TEST_ANY=1 DJC_BACKENDS=sqlite DJC_TESTS=x DJC_BUILD=b DJC_SAN_BUILD= \
 	DJC_BLOBS=raw DJC_BLOB_ZLIB=1 DJC_DATAJOINT_PYTHON=/usr/bin/python3 "$DJC" tables
 check "the variables djc sets for make programs, those its Python makes read (DJC_BLOBS), and those of its scripts and tests: no warning" test "$RC:$ERR" = "0:"
+# DJC_SCHEMA is what djc tells a make program; set by hand (not the same as
+# DJC_DATABASE_SCHEMA, as djc sets them) it chooses nothing: said, not
+# ignored without a word as before
+run env DJC_SCHEMA=lab "$DJC" tables
+check "DJC_SCHEMA set by hand: the command runs, with one warning naming DJC_DATABASE_SCHEMA" \
+	test "$RC:$ERR" = "0:djc: warning: environment variable DJC_SCHEMA (lab) does not choose the schema (djc sets it for make programs); use DJC_DATABASE_SCHEMA (database.schema) or --schema"
 printf '{"subject_id": 1, "session": 2}\n' | djc insert Session >/dev/null
 cat > mkenv.sh <<'P'
 #!/bin/sh

@@ -156,7 +156,7 @@ static void refusals(djc_conn *c)
 		{"Subject", "zzz = 1", "column 1: \"zzz\" is not an attribute of Subject (the valid names: subject, species"},
 		{"Subject", "weight = \"heavy\"", "column 10: attribute 'weight' (float64): expects a number, got a string"},
 		{"Session", "session = 1.5", "column 11: attribute 'session' (int32): expects an integer"},
-		{"Session", "session = \"1\"", "column 11: attribute 'session' (int32): expects an integer, got a string"},
+		{"Session", "session = \"1.5\"", "column 11: attribute 'session' (int32): expects an integer, got a string"},
 		{"Subject", "species = 3", "column 11: attribute 'species' (varchar(16)): "},
 		{"Subject", "born > \"2020-13-01\"", "column 8: attribute 'born' (date)"},
 		{"Subject", "weight = null", "column 10: null is not a value to compare with (test 'weight is null'"},

@@ -798,9 +798,9 @@ static void test_text_types(void)
 		  "ERR attribute 'v' (datetime(3)): '2024-01-02 03:04:05.1234' has more fractional digits than the type keeps (3; "
 		  "cut the value first, e.g. Python's dt.isoformat(sep=' ', timespec='milliseconds'))");
 	CHECK_STR(fj("datetime(3)", "\"2024-01-02 24:00:00\""),
-		  "ERR attribute 'v' (datetime(3)): '2024-01-02 24:00:00' is not a datetime YYYY-MM-DD HH:MM:SS[.fff]");
+		  "ERR attribute 'v' (datetime(3)): '2024-01-02 24:00:00' is not a datetime YYYY-MM-DD HH:MM[:SS[.fff]]");
 	CHECK_STR(fj("datetime(3)", "\"2024-01-02 03:04:05Z\""),
-		  "ERR attribute 'v' (datetime(3)): '2024-01-02 03:04:05Z' is not a datetime YYYY-MM-DD HH:MM:SS[.fff]");
+		  "ERR attribute 'v' (datetime(3)): '2024-01-02 03:04:05Z' is not a datetime YYYY-MM-DD HH:MM[:SS[.fff]]");
 	CHECK_STR(vout("datetime(3)", val_text("2024-01-02 03:04:05.678000")), "\"2024-01-02 03:04:05.678\"");
 	CHECK_STR(vout("datetime(3)", val_text("2024-01-02 03:04:05")), "\"2024-01-02 03:04:05.000\"");
 	CHECK_STR(vout("datetime", val_text("2024-01-02 03:04:05")), "\"2024-01-02 03:04:05\"");
