@@ -850,6 +850,11 @@ static void fit_input(proc *p)
 	if (fcntl(p->in, F_SETPIPE_SZ, p->in_size) >= 0 || errno != EBUSY) p->in_size = 0;
 }
 
+void proc_input_expect(proc *p, size_t n)
+{
+	if (n >= PIPE_GROW_AT && p->in >= 0 && !p->in_size) grow_input(p);
+}
+
 void proc_input_take(proc *p, char *buf, size_t n)
 {
 	if (n >= PIPE_GROW_AT && p->in >= 0 && !p->in_size) grow_input(p);

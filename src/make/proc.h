@@ -99,6 +99,10 @@ void proc_input(proc *p, const char *buf, size_t n, int close_after);
  * (or at proc_free). */
 void proc_input_take(proc *p, char *buf, size_t n);
 
+/* n bytes are about to be queued for stdin, a piece at a time: the pipe
+ * grows as proc_input_take grows it for a value of n bytes. */
+void proc_input_expect(proc *p, size_t n);
+
 /* Bytes of stdin djc still holds for the program: queued and not yet
  * written, and (while large values are in the pipe by reference) those
  * the pipe holds unread. 0 once stdin is closed. */

@@ -504,6 +504,10 @@ static int stream_row(void *ctx, const djc_row *r, size_t count)
 	sb_free(&b);
 	st->row = r;
 	st->next = 0;
+	size_t big = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (is_streamed(&r->vals[i])) big += r->vals[i].n;
+	proc_input_expect(st->o->stream, big);
 	stream_whole(st);
 	return stream_wait(st);
 }

@@ -531,7 +531,7 @@ static int stream_sql(djc_conn *c, const table *t, const char *where_json, sb_t 
 		for (size_t i = 0; i < t->nattrs; i++) q_col_item(&a, s, (q_col){NULL, NULL, t->attrs[i].name}, NULL);
 		q_col_item(&a, s, (q_col){NULL, NULL, "~djc_n"}, NULL);
 		q_from_table(&a, s, table_sqlref(t), NULL, 0);
-		q_from_query(&a, s, n, "~djc_c", 0);
+		q_from_query(&a, s, n, "djc_c", 0);
 		if (x) q_where(&a, s, x);
 		for (size_t i = 0; i < t->nkey; i++) q_order(&a, s, (q_col){NULL, NULL, t->attrs[i].name});
 		q_out o = {q, p, 0};
