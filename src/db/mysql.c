@@ -1052,6 +1052,8 @@ static int stream_row(my_conn *c, MYSQL_STMT *st, const colbuf *cb, const db_str
  * one row at a time, and none at the end). */
 static int fetch_rows(my_conn *c, MYSQL_STMT *st, MYSQL_RES *meta, const my_how *how, db_res *r)
 {
+	static const my_how whole = {NULL, NULL};
+	if (!how) how = &whole;   /* (run's callers inside the driver: values whole) */
 	const db_stream *s = how->stream;
 	unsigned nf = mysql_num_fields(meta);
 	MYSQL_FIELD *f = mysql_fetch_fields(meta);

@@ -484,7 +484,7 @@ check "binary_stream: each key read all 10 rows of Src in one answer, every valu
 # values went to the program
 bclean
 rm -f ready15 done15
-env MODE=change DJC_READ_PIECE=1000 "$DJC" populate Bin --reserve-jobs --suppress-errors --json --where '{"id": 15}' --make-serve python3 binraw.py > change.out 2>&1 &
+env MODE=change DJC_READ_PIECE=1000 "$DJC" populate Bin --reserve-jobs --suppress-errors --json --where '{"id": 15}' --make-serve python3 binraw.py > change.out 2> change.err &
 local pop=$!
 for _ in $(seq 1 1200); do [ -e ready15 ] && break; nap 0.05; done
 check "binary_stream: the make of key 15 has read its row" [ -e ready15 ]
