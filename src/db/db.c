@@ -297,6 +297,20 @@ int db_exec_digest(db_conn *c, const char *sql, const val_t *p, size_t n, const 
 	return rc;
 }
 
+int db_exec_stream(db_conn *c, const char *sql, const val_t *p, size_t n, const db_stream *s)
+{
+	if (!c->drv->exec_stream) {
+		snprintf(c->err, sizeof c->err, "%s: rows cannot be streamed", c->drv->name);
+		return DJC_EINVAL;
+	}
+	conn_lock(c);
+	int rc = c->drv->exec_stream(c, sql, p, n, s);
+	conn_unlock(c);
+	return rc;
+}
+
+int db_can_stream(db_conn *c) { return c->drv->exec_stream != NULL; }
+
 static long long own_session(db_conn *c)
 {
 	return (long long)(c->drv->session_id ? c->drv->session_id(c) : c->drv->connection_id(c));
@@ -567,20 +581,29 @@ const char *db_decimal_order_cast(db_conn *c) { return c->drv->decimal_order_cas
 const char *db_enum_like_cast(db_conn *c) { return c->drv->enum_like_cast; }
 const char *db_bool_agg_cast(db_conn *c) { return c->drv->bool_agg_cast; }
 
+int db_piece_env(size_t *n)
+{
+	const char *e = getenv("DJC_READ_PIECE");
+	if (!e || !*e) return 0;
+	unsigned long long v = 0;
+	for (const char *p = e; *p; p++) {
+		if (!isdigit((unsigned char)*p) || v > DB_PIECE_MAX) return -1;
+		v = v * 10 + (unsigned)(*p - '0');
+	}
+	if (v && (v < DB_PIECE_MIN || v > DB_PIECE_MAX)) return -1;
+	*n = (size_t)v;
+	return 1;
+}
+
 size_t db_read_piece(db_conn *c)
 {
 	const db_driver *d = c->drv;
 	int can = d->read_piece && d->read_pieces && d->row_version && d->row_id && d->begin_snapshot;
-	const char *e = getenv("DJC_READ_PIECE");
-	if (!e || !*e) return can ? d->read_piece : 0;
-	unsigned long long n = 0;
-	for (const char *p = e; *p; p++) {
-		if (!isdigit((unsigned char)*p) || n > DB_PIECE_MAX) return DB_PIECE_BAD;
-		n = n * 10 + (unsigned)(*p - '0');
-	}
+	size_t n = d->read_piece;
+	int env = db_piece_env(&n);
 	/* a bad value is one on every backend, read in pieces or not */
-	if (n && (n < DB_PIECE_MIN || n > DB_PIECE_MAX)) return DB_PIECE_BAD;
-	return can ? (size_t)n : 0;
+	if (env < 0) return DB_PIECE_BAD;
+	return can ? n : 0;
 }
 
 void db_index_hint(db_conn *c, sb_t *q, const char *index)

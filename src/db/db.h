@@ -82,6 +82,26 @@ typedef struct db_digest {
 	size_t ncols, over;
 } db_digest;
 
+/* What db_exec_stream hands over, a row at a time, as it comes (db.h,
+ * exec_stream). Of result column i (i < ncols, cols[i] nonzero) a bytes
+ * value longer than over comes in pieces of at most piece bytes: row gets
+ * the row (r->nrows 1) with such a cell as value.h's VAL_DIGESTED (s
+ * NULL, n its length, u 0 as yet); then each such value's pieces go to
+ * each, in column order, each piece's buffer (malloc'd) handed over (each
+ * frees it); then row_end gets the row again, those cells' u now the
+ * XXH3_64 of their bytes (as db_exec_digest gives it), to take values
+ * out of (db_cell_mut). A nonzero return of a callback is what
+ * db_exec_stream returns; the rest of the result is read and dropped. */
+typedef struct db_res db_res;
+typedef struct db_stream {
+	const unsigned char *cols;
+	size_t ncols, over, piece;
+	int (*row)(void *ctx, db_res *r);
+	int (*each)(void *ctx, size_t col, size_t at, char *buf, size_t n);
+	int (*row_end)(void *ctx, db_res *r);
+	void *ctx;
+} db_stream;
+
 /* Base of every driver's connection struct (drivers put it first). */
 typedef struct db_conn {
 	const db_driver *drv;
@@ -109,12 +129,12 @@ typedef struct db_conn {
 /* A fully materialised result. Cells are row-major. A driver returns a cell
  * as DJC_NULL, DJC_INT, DJC_FLOAT, DJC_BYTES (binary columns) or DJC_TEXT
  * (the server's text form); callers coerce by the column's declared type. */
-typedef struct db_res {
+struct db_res {
 	size_t ncols, nrows;
 	char **cols;
 	val_t *cells;
 	long long affected;   /* rows changed by INSERT/UPDATE/DELETE */
-} db_res;
+};
 
 void db_res_free(db_res *r);
 const val_t *db_cell(const db_res *r, size_t row, size_t col);
@@ -385,6 +405,11 @@ struct db_driver {
 	 * exec (values whole). */
 	int (*exec_digest)(db_conn *c, const char *sql, const val_t *params, size_t nparams, const db_digest *d,
 			   db_res **out);
+	/* may provide: exec of a query whose rows go to s as they come, its
+	 * large bytes values in pieces (db_stream), never held whole by djc
+	 * (MariaDB: copied out of Connector/C's row a piece at a time). NULL:
+	 * db_exec_stream is refused (db_can_stream 0). */
+	int (*exec_stream)(db_conn *c, const char *sql, const val_t *params, size_t nparams, const db_stream *s);
 };
 
 extern const db_driver db_sqlite_driver;
@@ -432,6 +457,11 @@ int db_socket_port_is(int fd, long port);
 int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out);
 /* db_driver.exec_digest, or db_exec where the driver has none. */
 int db_exec_digest(db_conn *c, const char *sql, const val_t *p, size_t n, const db_digest *d, db_res **out);
+/* db_driver.exec_stream (DJC_EINVAL where the driver has none). The
+ * connection is held from the statement's start to its last row: the
+ * callbacks must not use it. */
+int db_exec_stream(db_conn *c, const char *sql, const val_t *p, size_t n, const db_stream *s);
+int db_can_stream(db_conn *c);
 int db_begin(db_conn *c);
 int db_commit(db_conn *c);
 int db_rollback(db_conn *c);
@@ -522,6 +552,9 @@ static inline const char *db_row_version(db_conn *c) { return c->drv->row_versio
 #define DB_PIECE_MIN 1000
 #define DB_PIECE_MAX (1ul << 30)
 #define DB_PIECE_BAD ((size_t)-1)
+/* DJC_READ_PIECE: 0 when it is not set, 1 when it is (*n its value: 0
+ * or a size from DB_PIECE_MIN to DB_PIECE_MAX), -1 when it is neither. */
+int db_piece_env(size_t *n);
 size_t db_read_piece(db_conn *c);
 /* db_driver.row_id. */
 static inline const char *db_row_id(db_conn *c) { return c->drv->row_id; }

@@ -930,38 +930,48 @@ static int fetch_long_cell(my_conn *c, MYSQL_STMT *st, const colbuf *k, const MY
  * VAL_DIGESTED): XXH3 over its bytes copied out of the client library's
  * row a piece at a time, never whole. The row itself is the library's
  * (its connection buffer holds the packet whole); this only keeps djc
- * from holding a second copy beside it. */
-static int digest_long_cell(my_conn *c, MYSQL_STMT *st, const colbuf *k, unsigned i, val_t *out)
+ * from holding a second copy beside it. With s (db_stream), each piece
+ * (of s->piece bytes at most, a buffer of its own) is handed to s->each
+ * after it was hashed; a nonzero return of it is returned at once. */
+static int digest_long_cell(my_conn *c, MYSQL_STMT *st, const colbuf *k, unsigned i, const db_stream *s, val_t *out)
 {
-	char *piece = xmalloc(DIGEST_PIECE);
+	size_t size = s ? s->piece : DIGEST_PIECE;
+	char *piece = s ? NULL : xmalloc(size);
 	XXH3_state_t h;
 	XXH3_64bits_reset(&h);
 	unsigned long at = 0;
-	while (at < k->len) {
+	int rc = DJC_OK;
+	while (at < k->len && !rc) {
 		unsigned long blen = 0;
 		my_bool bnull = 0, berr = 0;
 		MYSQL_BIND one = {0};
+		if (s) piece = xmalloc(size);
 		one.buffer_type = MYSQL_TYPE_BLOB;
 		one.buffer = piece;
-		one.buffer_length = DIGEST_PIECE;
+		one.buffer_length = size;
 		one.length = &blen;
 		one.is_null = &bnull;
 		one.error = &berr;
 		if (mysql_stmt_fetch_column(st, &one, i, at)) {
-			free(piece);
-			return fail_st(c, st);
+			rc = fail_st(c, st);
+			break;
 		}
 		/* blen: the whole value's length; this piece is what is left of it, up to the buffer */
-		unsigned long n = k->len - at < DIGEST_PIECE ? k->len - at : DIGEST_PIECE;
+		unsigned long n = k->len - at < size ? k->len - at : size;
 		if (blen != k->len) {
-			free(piece);
 			snprintf(c->base.err, sizeof c->base.err, "mysql: a value of %lu bytes read back as %lu", k->len, blen);
-			return DJC_ERROR;
+			rc = DJC_ERROR;
+			break;
 		}
 		XXH3_64bits_update(&h, piece, n);
+		if (s) {
+			rc = s->each(s->ctx, i, at, piece, n);
+			piece = NULL;
+		}
 		at += n;
 	}
 	free(piece);
+	if (rc) return rc;
 	*out = val_null();
 	out->t = DJC_BYTES;
 	out->n = k->len;
@@ -996,7 +1006,7 @@ static int cell_value(my_conn *c, MYSQL_STMT *st, const colbuf *k, const MYSQL_B
 	default:
 		if (k->len > k->cap) {   /* longer than the buffer */
 			if (dig && k->k == K_BYTES && i < dig->ncols && dig->cols[i] && k->len > dig->over)
-				return digest_long_cell(c, st, k, i, out);
+				return digest_long_cell(c, st, k, i, NULL, out);
 			return fetch_long_cell(c, st, k, b, i, out);
 		}
 		*out = val_textn(k->buf, k->len);
@@ -1005,10 +1015,46 @@ static int cell_value(my_conn *c, MYSQL_STMT *st, const colbuf *k, const MYSQL_B
 	}
 }
 
-/* Read every row of an executed statement into r (dig: cells that come
- * digested, or NULL). */
-static int fetch_rows(my_conn *c, MYSQL_STMT *st, MYSQL_RES *meta, const db_digest *dig, db_res *r)
+/* How a result is read: its large bytes values digested (dig), or its
+ * rows streamed (stream), or neither (both NULL). */
+typedef struct my_how {
+	const db_digest *dig;
+	const db_stream *stream;
+} my_how;
+
+/* Whether column i's value (k) comes in pieces to s (db_stream). */
+static int streamed(const db_stream *s, const colbuf *k, unsigned i)
 {
+	return s && k->k == K_BYTES && !k->isnull && k->len > k->cap && i < s->ncols && s->cols[i] && k->len > s->over;
+}
+
+/* The row just fetched (its cells, row[0..nf), set) to s: row, each
+ * value in pieces, row_end (db_stream); r holds the one row. */
+static int stream_row(my_conn *c, MYSQL_STMT *st, const colbuf *cb, const db_stream *s, db_res *r)
+{
+	unsigned nf = (unsigned)r->ncols;
+	for (unsigned i = 0; i < nf; i++)
+		if (streamed(s, &cb[i], i)) {
+			val_t *v = &r->cells[i];
+			*v = val_null();
+			v->t = DJC_BYTES;
+			v->n = cb[i].len;
+			v->i = VAL_DIGESTED;
+		}
+	int rc = s->row(s->ctx, r);
+	for (unsigned i = 0; i < nf && !rc; i++)
+		if (streamed(s, &cb[i], i)) rc = digest_long_cell(c, st, &cb[i], i, s, &r->cells[i]);
+	return rc ? rc : s->row_end(s->ctx, r);
+}
+
+/* Read every row of an executed statement into r (how->dig: cells that
+ * come digested), or hand each to how->stream as it comes (r then holds
+ * one row at a time, and none at the end). */
+static int fetch_rows(my_conn *c, MYSQL_STMT *st, MYSQL_RES *meta, const my_how *how, db_res *r)
+{
+	static const my_how whole = {NULL, NULL};
+	if (!how) how = &whole;   /* (run's callers inside the driver: values whole) */
+	const db_stream *s = how->stream;
 	unsigned nf = mysql_num_fields(meta);
 	MYSQL_FIELD *f = mysql_fetch_fields(meta);
 	r->ncols = nf;
@@ -1019,13 +1065,15 @@ static int fetch_rows(my_conn *c, MYSQL_STMT *st, MYSQL_RES *meta, const db_dige
 		r->cols[i] = xstrdup(f[i].name ? f[i].name : "");
 		bind_column(&f[i], &cb[i], &b[i]);
 	}
-	int rc = DJC_OK;
+	int rc = DJC_OK, told = DJC_OK;   /* told: a callback's stop (the rest is read and dropped) */
 	if (nf && mysql_stmt_bind_result(st, b)) rc = fail_st(c, st);
 	size_t cap = 0;
 	while (rc == DJC_OK) {
 		int fr = mysql_stmt_fetch(st);
 		if (fr == MYSQL_NO_DATA) break;
 		if (fr == 1) { rc = fail_st(c, st); break; }
+		if (s && told) continue;
+		if (s) { for (size_t k = 0; k < r->nrows * nf; k++) val_free(&r->cells[k]); r->nrows = 0; }
 		if (r->nrows == cap) {
 			cap = cap ? cap * 2 : 16;
 			r->cells = xrealloc(r->cells, cap * (nf ? nf : 1) * sizeof(val_t));
@@ -1034,12 +1082,13 @@ static int fetch_rows(my_conn *c, MYSQL_STMT *st, MYSQL_RES *meta, const db_dige
 		for (unsigned i = 0; i < nf; i++) row[i] = val_null();
 		r->nrows++;
 		for (unsigned i = 0; i < nf && rc == DJC_OK; i++)
-			if (!cb[i].isnull) rc = cell_value(c, st, &cb[i], &b[i], i, dig, &row[i]);
+			if (!cb[i].isnull && !streamed(s, &cb[i], i)) rc = cell_value(c, st, &cb[i], &b[i], i, how->dig, &row[i]);
+		if (s && !rc) told = stream_row(c, st, cb, s, r);
 	}
 	for (unsigned i = 0; i < nf; i++) free(cb[i].buf);
 	free(cb);
 	free(b);
-	return rc;
+	return rc ? rc : told;
 }
 
 /* Statements the server cannot prepare: the text protocol, no parameters. */
@@ -1119,12 +1168,12 @@ static int bind_params(my_conn *c, MYSQL_STMT *st, const val_t *p, size_t np)
 
 /* The result of the executed statement st into r: its rows, or how many
  * rows it changed; further result sets (CALL) discarded. */
-static int stmt_result(my_conn *c, MYSQL_STMT *st, const db_digest *dig, db_res *r)
+static int stmt_result(my_conn *c, MYSQL_STMT *st, const my_how *how, db_res *r)
 {
 	int rc = DJC_OK;
 	MYSQL_RES *meta = mysql_stmt_result_metadata(st);
 	if (meta) {
-		rc = fetch_rows(c, st, meta, dig, r);
+		rc = fetch_rows(c, st, meta, how, r);
 		mysql_free_result(meta);
 		r->affected = (long long)r->nrows;
 	} else if (mysql_stmt_field_count(st)) {
@@ -1141,7 +1190,7 @@ static int stmt_result(my_conn *c, MYSQL_STMT *st, const db_digest *dig, db_res 
 /* One attempt at a statement. *retry is set when the failure happened before
  * the server could have run it (the connection was already gone), so running
  * it again on a new connection is safe. */
-static int run(my_conn *c, const char *sql, const val_t *p, size_t np, const db_digest *dig, db_res **out, int *retry)
+static int run(my_conn *c, const char *sql, const val_t *p, size_t np, const my_how *how, db_res **out, int *retry)
 {
 	*retry = 0;
 	int cache = cacheable(sql), reprepared = 0, rc;
@@ -1185,7 +1234,7 @@ again:;
 		return rc;
 	}
 	db_res *r = xcalloc(1, sizeof *r);
-	rc = stmt_result(c, st, dig, r);
+	rc = stmt_result(c, st, how, r);
 	release(c, st, slot, rc == DJC_OK);
 	if (is_ddl(sql)) drop_cache(c);   /* cached statements may describe the old columns */
 	if (rc) { db_res_free(r); return rc; }
@@ -1194,29 +1243,39 @@ again:;
 	return DJC_OK;
 }
 
-static int exec_dig(db_conn *bc, const char *sql, const val_t *params, size_t np, const db_digest *dig, db_res **out)
+static int exec_how(db_conn *bc, const char *sql, const val_t *params, size_t np, const my_how *how, db_res **out)
 {
 	my_conn *c = (my_conn *)bc;
 	if (out) *out = NULL;
 	int rc = ensure(c), retry = 0;
 	if (rc) return rc;
-	rc = run(c, sql, params, np, dig, out, &retry);
+	rc = run(c, sql, params, np, how, out, &retry);
 	if (rc == DJC_ECONN && retry && !bc->in_tx) {
 		if (reconnect(c)) return DJC_ECONN;
-		rc = run(c, sql, params, np, dig, out, &retry);
+		rc = run(c, sql, params, np, how, out, &retry);
 	}
 	return rc;
 }
 
 static int my_exec(db_conn *bc, const char *sql, const val_t *params, size_t np, db_res **out)
 {
-	return exec_dig(bc, sql, params, np, NULL, out);
+	my_how how = {NULL, NULL};
+	return exec_how(bc, sql, params, np, &how, out);
 }
 
 static int my_exec_digest(db_conn *bc, const char *sql, const val_t *params, size_t np, const db_digest *d,
 			  db_res **out)
 {
-	return exec_dig(bc, sql, params, np, d, out);
+	my_how how = {d, NULL};
+	return exec_how(bc, sql, params, np, &how, out);
+}
+
+/* (run's retry is safe: a failure before the server ran the statement
+ * has sent no row to s) */
+static int my_exec_stream(db_conn *bc, const char *sql, const val_t *params, size_t np, const db_stream *s)
+{
+	my_how how = {NULL, s};
+	return exec_how(bc, sql, params, np, &how, NULL);
 }
 
 static int my_begin(db_conn *bc)
@@ -2206,6 +2265,7 @@ const db_driver db_mysql_driver = {
 	.close = my_close,
 	.exec = my_exec,
 	.exec_digest = my_exec_digest,
+	.exec_stream = my_exec_stream,
 	.begin = my_begin,
 	.commit = my_commit,
 	.rollback = my_rollback,

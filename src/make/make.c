@@ -291,6 +291,19 @@ int djc_make_fetch(djc_rowset **out, djc_make_ctx *ctx, const char *name, const 
 	return make_read(ctx, a, where, out);
 }
 
+int make_fetch_stream(djc_make_ctx *ctx, const char *name, const char *where, const rows_sink *k, djc_rowset **out)
+{
+	*out = NULL;
+	table *a;
+	int rc = make_reads(ctx, name, &a);
+	if (rc) return rc;
+	rc = rows_fetch_stream(ctx->c, a, where, k, out);
+	if (rc) return rc;
+	if (!ctx->reads) ctx->reads = read_set_new();
+	read_set_add(ctx->reads, a, where, *out);
+	return DJC_OK;
+}
+
 int djc_make_fetch_key(djc_rowset **out, djc_make_ctx *ctx, const char *name, const djc_row *key)
 {
 	if (!out || !ctx) {

@@ -53,6 +53,12 @@ struct djc_make_ctx {
 	read_set *reads;   /* what make read through djc, checked at commit (table.h) */
 };
 
+/* djc_make_fetch, its rows handed to k as they come (rows_fetch_stream:
+ * a backend that streams, db_can_stream), recorded as read (a large value
+ * by its digest) in ctx->reads; *out: the rows as read (freed by the
+ * caller). */
+int make_fetch_stream(djc_make_ctx *ctx, const char *name, const char *where, const rows_sink *k, djc_rowset **out);
+
 /* What became of one make. */
 typedef struct make_result {
 	int ok;             /* rows staged and checked */

@@ -850,6 +850,11 @@ static void fit_input(proc *p)
 	if (fcntl(p->in, F_SETPIPE_SZ, p->in_size) >= 0 || errno != EBUSY) p->in_size = 0;
 }
 
+void proc_input_expect(proc *p, size_t n)
+{
+	if (n >= PIPE_GROW_AT && p->in >= 0 && !p->in_size) grow_input(p);
+}
+
 void proc_input_take(proc *p, char *buf, size_t n)
 {
 	if (n >= PIPE_GROW_AT && p->in >= 0 && !p->in_size) grow_input(p);
@@ -864,6 +869,15 @@ void proc_input_take(proc *p, char *buf, size_t n)
 }
 
 static int inq_pending(const proc *p) { return p->inq_head < p->inq_n; }
+
+size_t proc_input_backlog(proc *p)
+{
+	size_t left = 0;
+	for (size_t i = p->inq_head; i < p->inq_n; i++) left += p->inq[i].len - (i == p->inq_head ? p->inpos : 0);
+	int unread;
+	if (p->nheld && p->in >= 0 && ioctl(p->in, FIONREAD, &unread) == 0 && unread > 0) left += (size_t)unread;
+	return left;
+}
 
 
 /* A piece written by reference (vmsplice) rather than copied into the

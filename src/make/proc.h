@@ -99,6 +99,15 @@ void proc_input(proc *p, const char *buf, size_t n, int close_after);
  * (or at proc_free). */
 void proc_input_take(proc *p, char *buf, size_t n);
 
+/* n bytes are about to be queued for stdin, a piece at a time: the pipe
+ * grows as proc_input_take grows it for a value of n bytes. */
+void proc_input_expect(proc *p, size_t n);
+
+/* Bytes of stdin djc still holds for the program: queued and not yet
+ * written, and (while large values are in the pipe by reference) those
+ * the pipe holds unread. 0 once stdin is closed. */
+size_t proc_input_backlog(proc *p);
+
 /* One round of I/O: write queued input, read what stdout and stderr have,
  * notice the end of the program, escalate a stop whose grace ran out.
  * Waits at most timeout_ms for something to happen (0: does not wait). Returns 1 once the

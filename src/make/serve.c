@@ -370,11 +370,9 @@ static line_end garbage(keyrun *kr, const char *fmt, const char *arg)
 
 /* A row of t for a program that takes binary values: its JSON line,
  * added to b, without the bytes values, which "_bin" names with their
- * lengths ([["a", n], ...], in the order of t's attributes). With such
- * values, b (the line) is put to o, then the values raw, each handed over
- * from the row as it is (not copied: the row is left without them), and b
- * is emptied. */
-static void send_row_bin(const fetch_out *o, sb_t *b, const table *t, djc_row *r)
+ * lengths ([["a", n], ...], in the order of t's attributes). Returns how
+ * many it names. */
+static int row_bin_line(sb_t *b, const table *t, const djc_row *r)
 {
 	int first = 1, nbin = 0;
 	sb_addc(b, '{');
@@ -403,7 +401,15 @@ static void send_row_bin(const fetch_out *o, sb_t *b, const table *t, djc_row *r
 		sb_addc(b, ']');
 	}
 	sb_add(b, "}\n");
-	if (!nbin) return;
+	return nbin;
+}
+
+/* row_bin_line, added to b. With bytes values, b (the line) is put to o,
+ * then the values raw, each handed over from the row as it is (not
+ * copied: the row is left without them), and b is emptied. */
+static void send_row_bin(const fetch_out *o, sb_t *b, const table *t, djc_row *r)
+{
+	if (!row_bin_line(b, t, r)) return;
 	o->put(o->to, b->s, b->len);
 	b->len = 0;
 	b->s[0] = 0;
@@ -427,55 +433,187 @@ void fetch_error_line(sb_t *b, const char *why, int code)
 	json_decref(e);
 }
 
-void fetch_answer(djc_make_ctx *ctx, json_t *j, const fetch_out *o)
+/* The answer's first line, added to b. */
+static void rows_header(sb_t *b, const fetch_out *o, const table *ft, size_t n)
+{
+	sb_printf(b, "{\"_djc\":\"rows\",\"count\":%zu", n);
+	if (o->types) {
+		sb_add(b, ",\"types\":");
+		types_json(b, ft);
+	}
+	sb_add(b, "}\n");
+}
+
+/* ------------------------------------------------ a fetch's rows streamed
+ *
+ * A bytes value over STREAM_OVER goes from the driver's row into the
+ * program's stdin STREAM_PIECE bytes at a time (rows_fetch_stream), never
+ * whole in djc: the worker holds the driver's copy of the value (MariaDB:
+ * Connector/C's row) and at most STREAM_BACKLOG of it on its way, not a
+ * copy of its own (bench/py-blob.sh, issue 40). DJC_READ_PIECE sets both
+ * sizes (tests); 0: values whole. The rows' count is read with them (one
+ * statement), so the header goes before the first row. */
+#define STREAM_OVER (256 * 1024)
+#define STREAM_PIECE (256 * 1024)
+#define STREAM_BACKLOG (1024 * 1024)
+
+typedef struct streamer {
+	const fetch_out *o;
+	const table *t;
+	const make_watch *watch;
+	size_t count;       /* rows sent */
+	const djc_row *row; /* the row whose values go */
+	size_t next;        /* its attribute whose raw value goes next */
+	int headed;         /* the header went */
+} streamer;
+
+static int is_streamed(const val_t *v) { return v->t == DJC_BYTES && !v->s && v->i == VAL_DIGESTED; }
+
+/* Wait (the program reading, its output read meanwhile) until what djc
+ * holds for it is small: STREAM_GONE when it ended or must stop. */
+static int stream_wait(streamer *st)
+{
+	proc *p = st->o->stream;
+	while (proc_input_backlog(p) > STREAM_BACKLOG) {
+		if (proc_pump(p, 100) || make_watch_check(st->watch) != MAKE_GO) return STREAM_GONE;
+	}
+	return DJC_OK;
+}
+
+/* The row's raw values from st->next on, up to the first that streams. */
+static void stream_whole(streamer *st)
+{
+	const table *t = st->t;
+	for (; st->next < t->nattrs; st->next++) {
+		const val_t *v = row_get(st->row, t->attrs[st->next].name);
+		if (!v || v->t != DJC_BYTES) continue;
+		if (is_streamed(v)) return;
+		st->o->put(st->o->to, v->s ? v->s : "", v->n);
+	}
+}
+
+static int stream_row(void *ctx, const djc_row *r, size_t count)
+{
+	streamer *st = ctx;
+	sb_t b = SB_INIT;
+	if (!st->headed) rows_header(&b, st->o, st->t, count);
+	st->headed = 1;
+	st->count++;
+	row_bin_line(&b, st->t, r);
+	st->o->put(st->o->to, b.s, b.len);
+	sb_free(&b);
+	st->row = r;
+	st->next = 0;
+	size_t big = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (is_streamed(&r->vals[i])) big += r->vals[i].n;
+	proc_input_expect(st->o->stream, big);
+	stream_whole(st);
+	return stream_wait(st);
+}
+
+static int stream_each(void *ctx, size_t col, size_t at, char *buf, size_t n)
+{
+	streamer *st = ctx;
+	st->o->take(st->o->to, buf, n);
+	const val_t *v = row_get(st->row, st->t->attrs[col].name);
+	if (v && at + n == v->n) {
+		st->next = col + 1;
+		stream_whole(st);
+	}
+	return stream_wait(st);
+}
+
+/* The piece size of a streamed fetch of ft, 0 when its rows are read
+ * whole (not a program's pipe, no binary values, a driver that does not
+ * stream, no bytes attribute, DJC_READ_PIECE=0 or not a size). */
+static size_t stream_piece(djc_conn *c, const fetch_out *o, const table *ft)
+{
+	size_t n = STREAM_PIECE;
+	int env = db_piece_env(&n);
+	if (!o->stream || !o->binary || !db_can_stream(c->db) || env < 0 || !n) return 0;
+	for (size_t i = 0; i < ft->nattrs; i++)
+		if (ft->attrs[i].type.t == T_BYTES && !ft->attrs[i].raw) return n;
+	return 0;
+}
+
+/* The answer to a fetch of ft by w, streamed (stream_piece): 0, or 1 when
+ * it broke off after its header went (the program cannot read on). */
+static int fetch_streamed(djc_make_ctx *ctx, const char *name, const char *w, const table *ft, const fetch_out *o)
+{
+	size_t piece = stream_piece(ctx->c, o, ft);
+	streamer st = {o, ft, ctx->watch, 0, NULL, 0, 0};
+	rows_sink k = {piece == STREAM_PIECE ? STREAM_OVER : piece, piece, stream_row, stream_each, &st};
+	djc_rowset *rs = NULL;
+	int rc = make_fetch_stream(ctx, name, w, &k, &rs);
+	djc_rowset_free(rs);
+	sb_t b = SB_INIT;
+	if (rc && !st.headed) fetch_error_line(&b, djc_error_last(ctx->c), rc);
+	else if (!st.headed) rows_header(&b, o, ft, 0);
+	o->put(o->to, b.s, b.len);
+	sb_free(&b);
+	free(ctx->err);
+	ctx->err = NULL;
+	return rc && st.headed;
+}
+
+/* The restriction a fetch request j asks for (*w: JSON text or condition
+ * text, NULL: all rows) and its table (*ft): DJC_OK, or a code with the
+ * message in *err. */
+static int fetch_where(djc_make_ctx *ctx, json_t *j, char **w, table **ft, char **err)
 {
 	const char *name = json_string_value(json_object_get(j, "table"));
 	json_t *key = json_object_get(j, "key"), *where = json_object_get(j, "where");
 	if (key && json_is_null(key)) key = NULL;
 	if (where && json_is_null(where)) where = NULL;
-	sb_t b = SB_INIT;
-	char *err = NULL;
-	int code = DJC_EINVAL;
-	djc_rowset *rs = NULL;
-	table *ft = NULL;
 	djc_conn *c = ctx->c;
-	if (!name) err = xstrdup("a fetch names its table: {\"_djc\": \"fetch\", \"table\": \"Name\", ...}");
-	else if (key && where) err = xstrdup("a fetch takes \"key\" or \"where\", not both");
-	else if (key && !json_is_object(key)) err = xstrdup("a fetch's \"key\" must be a JSON object");
-	else {
-		char *w = NULL;
-		int rc = DJC_OK;
-		if (key) {
-			/* the ancestors rule first, as djc_make_fetch_key and djc fetch --key */
-			char *kj = json_dumps(key, JSON_COMPACT);
-			rc = conn_table(c, name, &ft);
-			if (!rc) rc = table_upstream_check(c, ctx->t, ft);
-			if (!rc) rc = djc_key_restriction(&w, c, name, kj);
-			free(kj);
-		} else if (json_is_string(where))
-			w = xstrdup(json_string_value(where));   /* condition text, as djc fetch --where 'x > 2' */
-		else if (where)
-			w = json_dumps(where, JSON_COMPACT | JSON_ENCODE_ANY);
-		if (!rc) rc = djc_make_fetch(&rs, ctx, name, w);
-		if (!rc) rc = conn_table(c, name, &ft);
-		if (rc) {
-			err = xstrdup(djc_error_last(c));
-			code = rc;
-		}
+	*w = NULL;
+	*ft = NULL;
+	if (!name) *err = xstrdup("a fetch names its table: {\"_djc\": \"fetch\", \"table\": \"Name\", ...}");
+	else if (key && where) *err = xstrdup("a fetch takes \"key\" or \"where\", not both");
+	else if (key && !json_is_object(key)) *err = xstrdup("a fetch's \"key\" must be a JSON object");
+	if (*err) return DJC_EINVAL;
+	int rc = conn_table(c, name, ft);
+	if (key) {
+		/* the ancestors rule first, as djc_make_fetch_key and djc fetch --key */
+		char *kj = json_dumps(key, JSON_COMPACT);
+		if (!rc) rc = table_upstream_check(c, ctx->t, *ft);
+		if (!rc) rc = djc_key_restriction(w, c, name, kj);
+		free(kj);
+	} else if (json_is_string(where))
+		*w = xstrdup(json_string_value(where));   /* condition text, as djc fetch --where 'x > 2' */
+	else if (where)
+		*w = json_dumps(where, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (rc) *err = xstrdup(djc_error_last(c));
+	return rc;
+}
+
+int fetch_answer(djc_make_ctx *ctx, json_t *j, const fetch_out *o)
+{
+	const char *name = json_string_value(json_object_get(j, "table"));
+	sb_t b = SB_INIT;
+	char *err = NULL, *w = NULL;
+	table *ft = NULL;
+	int code = fetch_where(ctx, j, &w, &ft, &err);
+	if (!code && stream_piece(ctx->c, o, ft)) {
+		int broke = fetch_streamed(ctx, name, w, ft, o);
 		free(w);
+		return broke;
+	}
+	djc_rowset *rs = NULL;
+	if (!code) {
+		code = djc_make_fetch(&rs, ctx, name, w);
+		if (!code) code = conn_table(ctx->c, name, &ft);
+		if (code) err = xstrdup(djc_error_last(ctx->c));
 		free(ctx->err);
 		ctx->err = NULL;
 	}
+	free(w);
 	if (err) {
 		fetch_error_line(&b, err, code);
 		free(err);
 	} else {
-		sb_printf(&b, "{\"_djc\":\"rows\",\"count\":%zu", rs->n);
-		if (o->types) {
-			sb_add(&b, ",\"types\":");
-			types_json(&b, ft);
-		}
-		sb_add(&b, "}\n");
+		rows_header(&b, o, ft, rs->n);
 		for (size_t i = 0; i < rs->n; i++) {
 			if (o->binary) {
 				send_row_bin(o, &b, ft, rs->rows[i]);
@@ -488,6 +626,7 @@ void fetch_answer(djc_make_ctx *ctx, json_t *j, const fetch_out *o)
 	djc_rowset_free(rs);
 	o->put(o->to, b.s, b.len);
 	sb_free(&b);
+	return 0;
 }
 
 /* The parents of t a key of t names one row of: the tables it
@@ -509,7 +648,7 @@ static void take_program(void *p, char *buf, size_t n) { proc_input_take(p, buf,
 
 /* Answer a fetch request on the pipe: the reads are the key's, kept
  * across its fetches. */
-static void answer_fetch(keyrun *kr, json_t *j)
+static line_end answer_fetch(keyrun *kr, json_t *j)
 {
 	serve *s = kr->s;
 	const char *name = json_string_value(json_object_get(j, "table"));
@@ -530,9 +669,12 @@ static void answer_fetch(keyrun *kr, json_t *j)
 		free(ps);
 	}
 	djc_make_ctx ctx = {.c = kr->c, .t = kr->t, .key = kr->key, .watch = kr->watch, .reads = kr->reads};
-	fetch_out o = {put_program, take_program, kr->s->p, kr->s->binary, kr->s->types};
-	fetch_answer(&ctx, j, &o);
+	fetch_out o = {put_program, take_program, kr->s->p, kr->s->binary, kr->s->types, kr->s->p};
+	int rc = fetch_answer(&ctx, j, &o);
 	kr->reads = ctx.reads;
+	/* gone: it ended, or the make stops (the caller sees either next) */
+	if (rc < 0) return garbage(kr, "its fetch's answer broke off (the read failed): %s", djc_error_last(kr->c));
+	return L_MORE;
 }
 
 /* Before a key line sent once the program's hello was read, to a program
@@ -600,8 +742,10 @@ static void send_parents(serve *s, const make_req *rq, const djc_row *key, sent_
 			continue;
 		}
 		djc_make_ctx ctx = {.c = rq->c, .t = rq->t, .key = key, .watch = rq->watch};
-		fetch_out o = {put_counted, take_counted, &out, s->binary, s->types};
-		fetch_answer(&ctx, req, &o);
+		/* streamed only to a program that waits for its next key (none
+		 * in flight): one making a key reads nothing before its end */
+		fetch_out o = {put_counted, take_counted, &out, s->binary, s->types, s->nsent ? NULL : s->p};
+		if (fetch_answer(&ctx, req, &o) < 0) proc_stop(s->p, PROC_STOP_PROTOCOL, 0);   /* it cannot read on */
 		sp->reads[i] = ctx.reads;
 		json_decref(req);
 	}
@@ -803,7 +947,7 @@ static line_end on_line(keyrun *kr, const char *l, size_t n)
 			end = garbage(kr, "\"%s\" before the program's hello", k);
 		else if (!strcmp(k, "fetch")) {
 			kr->begun = 1;
-			answer_fetch(kr, j);
+			end = answer_fetch(kr, j);
 		} else if (!strcmp(k, "next")) {
 			/* version 2: may it start this key, sent ahead? It may: the
 			 * caller asked for it (drop_skipped answers the others) */

@@ -49,6 +49,10 @@ typedef struct fetch_out {
 	void (*take)(void *to, char *buf, size_t n);
 	void *to;
 	int binary, types;
+	/* the program whose stdin put and take feed, when a large value
+	 * may go to it in pieces as it is read (fetch_answer pumps it while
+	 * it reads them); NULL: rows are read whole first */
+	struct proc *stream;
 } fetch_out;
 
 /* Answer the fetch request j ({"_djc": "fetch", "table": ..., "key" or
@@ -57,8 +61,13 @@ typedef struct fetch_out {
  * binary values: its line without them, then the values raw). Every read
  * goes through ctx (djc_make_fetch: ancestors only, and recorded in
  * ctx->reads for the commit to check). The serve protocol's fetches, and
- * a per-key program's through its fetch socket (fetchsock.h). */
-void fetch_answer(djc_make_ctx *ctx, json_t *j, const fetch_out *o);
+ * a per-key program's through its fetch socket (fetchsock.h). Returns 0;
+ * with o->stream, STREAM_GONE when the program read no more or the
+ * make must stop (make_watch_check) while its rows went, or an error
+ * code when the read failed after the header went: either way the
+ * answer broke off, and the program cannot read on. */
+#define STREAM_GONE 1
+int fetch_answer(djc_make_ctx *ctx, json_t *j, const fetch_out *o);
 
 /* t's table message, added to b: {"_djc":"table","table":"T","types":
  * {...},"parts":{"P":{...}}}, the types of t's attributes and of its

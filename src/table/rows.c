@@ -463,6 +463,108 @@ static int fetch_rows(djc_conn *c, const table *t, const char *where_json, int f
 	}
 }
 
+/* ------------------------------------------------- rows streamed (serve) */
+
+typedef struct stream_bridge {
+	const table *t;
+	const rows_sink *k;
+	djc_rowset *rs;     /* the rows as read, large values digested */
+	djc_row *row;       /* the row at hand */
+	size_t count;       /* rows in all (the select's last column) */
+} stream_bridge;
+
+static int bridge_row(void *ctx, db_res *r)
+{
+	stream_bridge *sb = ctx;
+	const table *t = sb->t;
+	djc_row *row = djc_row_new();
+	for (size_t k = 0; k < t->nattrs; k++) {
+		val_t *cell = db_cell_mut(r, 0, k), v;
+		if (cell->t == DJC_BYTES && !cell->s && cell->i == VAL_DIGESTED) {
+			v = *cell;   /* comes in pieces: its length alone as yet */
+			*cell = val_null();
+		} else if (value_out_take(&t->attrs[k], cell, &v)) {
+			v = val_null();
+		}
+		row_put(row, t->attrs[k].name, &v);
+	}
+	sb->count = (size_t)db_cell_int(r, 0, t->nattrs);
+	sb->row = row;
+	return sb->k->row(sb->k->ctx, row, sb->count);
+}
+
+static int bridge_each(void *ctx, size_t col, size_t at, char *buf, size_t n)
+{
+	stream_bridge *sb = ctx;
+	return sb->k->each(sb->k->ctx, col, at, buf, n);
+}
+
+/* The row's streamed values get their digests (the read's record). */
+static int bridge_end(void *ctx, db_res *r)
+{
+	stream_bridge *sb = ctx;
+	for (size_t k = 0; k < sb->t->nattrs; k++) {
+		const val_t *cell = db_cell(r, 0, k);
+		long at = row_find(sb->row, sb->t->attrs[k].name);
+		if (at >= 0 && cell->t == DJC_BYTES && !cell->s && cell->i == VAL_DIGESTED) sb->row->vals[at].u = cell->u;
+	}
+	rowset_push(sb->rs, sb->row);
+	sb->row = NULL;
+	return DJC_OK;
+}
+
+/* SELECT t's attributes, count FROM t, (SELECT count(*) FROM t WHERE w)
+ * WHERE w ORDER BY its key: the count comes with every row, of the same
+ * statement (one snapshot), so it is known before the first row's values
+ * are handed on. */
+static int stream_sql(djc_conn *c, const table *t, const char *where_json, sb_t *q, pvec *p)
+{
+	q_arena a = Q_ARENA_INIT;
+	q_sel *s = q_select(&a), *n = q_select(&a);
+	q_node *x = NULL, *y = NULL;
+	int rc = restrict_node(&x, &a, c, t, where_json, NULL, 0);
+	if (!rc) rc = restrict_node(&y, &a, c, t, where_json, NULL, 0);
+	if (!rc) {
+		q_agg_item(&a, n, "count", (q_col){NULL, NULL, NULL}, "~djc_n", NULL);
+		q_from_table(&a, n, table_sqlref(t), NULL, 0);
+		if (y) q_where(&a, n, y);
+		for (size_t i = 0; i < t->nattrs; i++) q_col_item(&a, s, (q_col){NULL, NULL, t->attrs[i].name}, NULL);
+		q_col_item(&a, s, (q_col){NULL, NULL, "~djc_n"}, NULL);
+		q_from_table(&a, s, table_sqlref(t), NULL, 0);
+		q_from_query(&a, s, n, "djc_c", 0);
+		if (x) q_where(&a, s, x);
+		for (size_t i = 0; i < t->nkey; i++) q_order(&a, s, (q_col){NULL, NULL, t->attrs[i].name});
+		q_out o = {q, p, 0};
+		rc = restrict_fail(c, q_select_sql(c->db, s, &o), &o);
+	}
+	q_arena_free(&a);
+	return rc;
+}
+
+int rows_fetch_stream(djc_conn *c, const table *t, const char *where_json, const rows_sink *k, djc_rowset **out)
+{
+	*out = NULL;
+	sb_t q = SB_INIT;
+	pvec p = {0};
+	int rc = stream_sql(c, t, where_json, &q, &p);
+	unsigned char *cols = xcalloc(t->nattrs + 1, 1);
+	for (size_t i = 0; i < t->nattrs; i++) cols[i] = piece_attr(&t->attrs[i]);
+	stream_bridge sb = {t, k, rowset_new(), NULL, 0};
+	db_stream ds = {cols, t->nattrs, k->over, k->piece, bridge_row, bridge_each, bridge_end, &sb};
+	if (!rc) rc = db_exec_stream(c->db, sb_str(&q), p.v, p.n, &ds);
+	djc_row_free(sb.row);
+	free(cols);
+	sb_free(&q);
+	pvec_free(&p);
+	if (rc < 0) rc = conn_dbfail(c, rc, t->name);
+	if (rc) {
+		djc_rowset_free(sb.rs);
+		return rc;
+	}
+	*out = sb.rs;
+	return DJC_OK;
+}
+
 /* ------------------------------------------------------------- public */
 
 int djc_key_restriction(char **where_json, djc_conn *c, const char *name, const char *key_json)

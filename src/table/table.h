@@ -200,6 +200,29 @@ typedef enum {
  * of a make, checked at its commit (read_set). */
 int rows_fetch_read(djc_conn *c, const table *t, const char *where_json, read_what what, djc_rowset **out);
 
+/* Where rows_fetch_stream hands its rows: each row with a bytes value
+ * longer than over (stored as it is: not raw) as value.h's VAL_DIGESTED
+ * (s NULL, n its length, u not yet), count the rows in all (known with
+ * the first); then such values' bytes to each, in the order of t's
+ * attributes, in pieces of at most piece bytes (col: the attribute's
+ * index; buf malloc'd, each's to free). A nonzero return is returned by
+ * rows_fetch_stream (the rest of the rows are read and dropped). */
+typedef struct rows_sink {
+	size_t over, piece;
+	int (*row)(void *ctx, const djc_row *r, size_t count);
+	int (*each)(void *ctx, size_t col, size_t at, char *buf, size_t n);
+	void *ctx;
+} rows_sink;
+/* The rows of t matching where_json in primary key order, as djc_fetch
+ * reads them, handed to k as they come (db_exec_stream: never held whole
+ * by djc where the driver streams, db_can_stream); *out: the rows as read,
+ * their streamed values digested (for the read's record, read_set_add). */
+int rows_fetch_stream(djc_conn *c, const table *t, const char *where_json, const rows_sink *k, djc_rowset **out);
+/* Record in rs that the rows of a restricted by where were read (rows:
+ * as read, large bytes values may be digested), as read_set_fetch does
+ * on a backend without row versions. */
+void read_set_add(read_set *rs, const table *a, const char *where, const djc_rowset *rows);
+
 /* Select columns of t into typed rows. cols NULL = all attributes. */
 int rows_select(djc_conn *c, const table *t, const char *sql, const pvec *params, djc_rowset **out);
 /* The same for a query built with sql/query.h (rendered here). */

@@ -219,6 +219,11 @@ static char *versions_list(const djc_rowset *rows, const char *version)
 	return sb_steal(&b);
 }
 
+void read_set_add(read_set *rs, const table *a, const char *where, const djc_rowset *rows)
+{
+	read_set_push(rs, a, where, rows);
+}
+
 int read_set_fetch(djc_conn *c, read_set *rs, const table *a, const char *where, djc_rowset **out)
 {
 	int rc = rows_fetch_read(c, a, where, READ_WITH_VERSION, out);

@@ -25,6 +25,10 @@
 #                answered another fetch arrives intact: djc keeps its
 #                buffer until it was read; and copied (DJC_SERVE_LEND=0);
 #                and read from the server in pieces (DJC_READ_PIECE)
+#   binary_stream  values over a piece (DJC_READ_PIECE) streamed from the
+#                server's row into the pipe (MariaDB): exact bytes at and
+#                around piece boundaries, several rows in one answer, a row
+#                changed after it was streamed fails its key at commit
 #   binary_not_asked  the same program not asking gets base64 text, no "_bin"
 #   binary_bad   "_bin" without having asked is not the protocol; raw values
 #                for an int attribute, or a <blob> without its header, fail
@@ -310,6 +314,11 @@ while True:
         row[a] = exact(n)
     log("fetched %d bin=%s raw=%s types=%s" % (k["id"], ",".join("%s:%d" % (a, n) for a, n in bins),
         type(row["raw"]).__name__, head.get("types", {}).get("blob")))
+    if MODE == "change" and k["id"] == 15:
+        # the test changes the row it read before it answers
+        open("ready15", "w").close()
+        while not os.path.exists("done15"):
+            time.sleep(0.05)
     if MODE == "late":
         message()
         for a, n in line().pop("_bin", []):
@@ -433,6 +442,72 @@ djc delete Bin --yes >/dev/null && djc delete Src --where '{"id": [5, 6]}' --yes
 	echo "test_serve2: binary_lent: cannot delete Src 5 and 6" >&2
 }
 tcase binary_lent
+
+# Large values streamed from the server's row into the program's pipe a
+# piece at a time (docs/serve-protocol.md, "Large values": MariaDB; the
+# other backends give the same answers, read whole). With DJC_READ_PIECE=1000
+# values of 999 and 1000 bytes come whole, those of 1001, 2000 (two pieces
+# exactly), 2001, 3000 and 4096 bytes in pieces; rows 13-15 have two such
+# values, row 16 a whole one before a streamed one. Each key reads its row
+# and every row of Src (one answer: the count before the first row), and
+# copies its values byte for byte. A row changed after its values were
+# streamed fails its key at commit: the read's record holds the streamed
+# values' digests.
+case_binary_stream() {
+bclean
+python3 - > src7.jsonl <<'P'
+import base64, json
+def val(n, seed):
+    return bytes((j * seed + j // 7) % 256 for j in range(n))
+sizes = {11: (1000, 0), 12: (1001, 0), 13: (2000, 2000), 14: (2001, 1999), 15: (3000, 4096), 16: (999, 5000)}
+for i, (r, b) in sizes.items():
+    blob = base64.b64encode(b"mYm\0" + val(b - 4, i + 1)).decode() if b else None
+    print(json.dumps({"id": i, "raw": base64.b64encode(val(r, i)).decode(), "blob": blob}))
+P
+expect_out "binary_stream: insert Src 11-16" "inserted 6 rows into Src" djc insert Src src7.jsonl
+run env MODE=all DJC_READ_PIECE=1000 "$DJC" populate Bin --reserve-jobs --json --where '{"id": {">": 10}}' --make-serve python3 binraw.py
+check "binary_stream: populate made the 6 keys" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/6/0"
+check "binary_stream: each value came with its length" test "$(grep '^fetched 1[1-6] ' "$LOG" | sort | tr '\n' ' ')" = \
+	"fetched 11 bin=raw:1000 raw=bytes types=<blob> fetched 12 bin=raw:1001 raw=bytes types=<blob> fetched 13 bin=raw:2000,blob:2000 raw=bytes types=<blob> fetched 14 bin=raw:2001,blob:1999 raw=bytes types=<blob> fetched 15 bin=raw:3000,blob:4096 raw=bytes types=<blob> fetched 16 bin=raw:999,blob:5000 raw=bytes types=<blob> "
+check "binary_stream: every stored value is the one sent, byte for byte" test "$(bin_wrong)" = 0
+want=$(djc fetch Src --format json | python3 -c '
+import base64, hashlib, json, sys
+rows = [json.loads(l) for l in sys.stdin if l.strip()]
+for r in rows:
+    for a in ("raw", "blob"):
+        if r[a] is not None:
+            r[a] = base64.b64decode(r[a]).hex()
+print(hashlib.sha256(json.dumps(sorted(rows, key=lambda r: r["id"]), sort_keys=True).encode()).hexdigest())')
+check "binary_stream: each key read all 10 rows of Src in one answer, every value in its place" \
+	test "$(grep -c "^all 1[1-6] $want\$" "$LOG")" = 6
+# key 15 again: its row changes (same lengths, one byte rotated) after its
+# values went to the program
+bclean
+rm -f ready15 done15
+env MODE=change DJC_READ_PIECE=1000 "$DJC" populate Bin --reserve-jobs --suppress-errors --json --where '{"id": 15}' --make-serve python3 binraw.py > change.out 2> change.err &
+local pop=$!
+for _ in $(seq 1 1200); do [ -e ready15 ] && break; nap 0.05; done
+check "binary_stream: the make of key 15 has read its row" [ -e ready15 ]
+case $DJC_BACKEND in
+sqlite) python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], timeout=30)
+r = c.execute("SELECT raw FROM src WHERE id = 15").fetchone()[0]
+c.execute("UPDATE src SET raw = ? WHERE id = 15", (r[1:] + r[:1],))
+c.commit()' "${DJC_DATABASE_URL#sqlite:}" ;;
+mysql) server_sql "UPDATE \`$DJC_DATABASE_SCHEMA\`.src SET raw = CONCAT(SUBSTRING(raw, 2), LEFT(raw, 1)) WHERE id = 15" ;;
+*) server_sql "UPDATE \"$DJC_DATABASE_SCHEMA\".src SET raw = substring(raw from 2) || substring(raw from 1 for 1) WHERE id = 15" ;;
+esac
+touch done15
+wait $pop
+OUT=$(cat change.out)
+check "binary_stream: a row changed after its values were streamed fails its key at commit" \
+	test "$(jget '"\(.success_count)/\(.error_count)/\(.errors[0].message | startswith("upstream changed while make ran: the rows of Src that make of Bin read"))"')" = "0/1/true"
+check "binary_stream: ... nothing of it committed" test "$(djc fetch Bin --format json | wc -l)" = 0
+djc delete Bin --yes >/dev/null && djc delete Src --where '{"id": {">": 10}}' --yes >/dev/null ||
+	echo "test_serve2: binary_stream: cannot delete Src 11-16" >&2
+djc jobs clear Bin --status error >/dev/null 2>&1
+}
+tcase binary_stream
 
 case_binary_not_asked() {
 bclean
