@@ -48,7 +48,7 @@ LEASE=${SERVER_LEASE:-4}
 W=3
 P=2
 WAIT=300
-[ -x "$DJC" ] && [ -x "$MK" ] || { echo "server.sh: $DJC or $MK not built (make all unit-bins)" >&2; exit 2; }
+[ -x "$DJC" ] && [ -x "$MK" ] || { echo "server.sh: $DJC or $MK not built (make all)" >&2; exit 2; }
 WORK=$(mktemp -d /tmp/djc-server.XXXXXX)
 chmod 755 "$WORK"
 PASS=0
