@@ -257,7 +257,7 @@ run_gone() {
 	log "  $BACKEND $RUN: server back; populate the rest"
 	local made
 	made=$(sumj success_count)
-	(cd "$D" && "$DJC" populate Res --reserve-jobs --json --make "$MK" > "$D/rest.json" 2>"$D/rest.err")
+	(cd "$D" && "$DJC" populate Res --reserve-jobs --processes 4 --json --make "$MK" > "$D/rest.json" 2>"$D/rest.err")
 	check "$BACKEND $RUN: the rest made" "$N" "$((made + $(jq .success_count "$D/rest.json")))"
 	rows=$(cd "$D" && "$DJC" fetch Res --format json | jq -s 'length')
 	check "$BACKEND $RUN: rows" "$N" "$rows"
