@@ -7,6 +7,7 @@
  * make is stopped and counted as cancelled; a drain takes no new work. */
 #include "worker.h"
 #include "util/config.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -49,8 +50,8 @@ static void database_gone(worker *w, const djc_row *key, const char *msg)
 	free(k);
 }
 
-/* Whether rc, returned after retry_wait gave up, means the database
- * outlasted the retries (not a signal cutting them short). */
+/* Whether rc, a retried code once retry_wait gave up (only then), means
+ * the database outlasted the retries (not a signal cutting them short). */
 static int outlasted(int rc)
 {
 	return retryable(rc) && !populate_signal;
@@ -97,9 +98,10 @@ static void release_lost_claim(worker *w, next_claim *next)
  * anything is retried: a commit is never reported that did not happen,
  * and never made twice; the next claim that went with it is handed back
  * (release_lost_claim). DJC_OK with *res decided, or the last error. */
-static int commit_job(worker *w, djc_job *job, staged *st, double dur, next_claim *next, commit_result *res)
+static int commit_job(worker *w, djc_job *job, staged *st, double dur, next_claim *next, commit_result *res, int *outage)
 {
 	retry r = {0, 0};
+	*outage = 0;
 	for (;;) {
 		int rc = jobs_commit(w->c, job, &(commit_rows){st->tables, st->rows, st->n, st->reads}, dur, next, res);
 		while (rc && *res == COMMIT_UNKNOWN) {
@@ -113,13 +115,15 @@ static int commit_job(worker *w, djc_job *job, staged *st, double dur, next_clai
 			if (!orc) break;   /* not committed, still ours (nor was the claim made): commit again */
 			if (!retryable(orc) || !retry_wait(&r, w->lease.lease)) {
 				/* not known: whatever it holds (when the database
-				 * is gone, its leases hand it back) */
-				if (!outlasted(orc)) release_lost_claim(w, next);
+				 * outlasted the retries, its leases hand it back) */
+				*outage = outlasted(orc);
+				if (!*outage) release_lost_claim(w, next);
 				return rc;
 			}
 		}
 		if (!rc) return DJC_OK;
-		if (!retryable(rc) || !retry_wait(&r, w->lease.lease)) return rc;
+		if (!retryable(rc)) return rc;
+		if (!retry_wait(&r, w->lease.lease)) { *outage = outlasted(rc); return rc; }
 	}
 }
 
@@ -160,10 +164,11 @@ static void finish_one(worker *w, djc_job *job, staged *st, double dur, next_cla
 	 * rows are never committed */
 	if (w->gone) { atomic_fetch_add(&w->sh->lost, 1); return; }
 	if (w->down) return;   /* left reserved (database_gone) */
-	int rc = commit_job(w, job, st, dur, next, &res);
+	int outage;
+	int rc = commit_job(w, job, st, dur, next, &res, &outage);
 	if (!rc) { count(w, job, res); return; }
 	if (table_gone(w)) { atomic_fetch_add(&w->sh->lost, 1); return; }
-	if (outlasted(rc)) { database_gone(w, job->key, w->c->err); return; }
+	if (outage) { database_gone(w, job->key, w->c->err); return; }
 	char *msg = xstrdup(w->c->err);
 	failed(w, job, FAIL_ERROR, msg, NULL, dur);
 	free(msg);

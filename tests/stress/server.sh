@@ -115,7 +115,7 @@ srv_sql() {
 setup() {
 	D=$WORK/$BACKEND-$1
 	mkdir -p "$D"
-	export DJC_DATABASE_SCHEMA=srv_$1_$$ MK_LOG=$D/mk.log MK_SLEEP=${2:-0.05} MK_PIDFILE= MK_HOLD=
+	export DJC_DATABASE_SCHEMA=srv_${BACKEND}_$1_$$ MK_LOG=$D/mk.log MK_SLEEP=${2:-0.05} MK_PIDFILE= MK_HOLD=
 	: > "$MK_LOG"
 	cat > "$D/p.djc" <<'EOF'
 Item (manual)
@@ -298,11 +298,15 @@ run_maxconn() {
 }
 
 export DJC_JOBS_LEASE_TIMEOUT=$LEASE DJC_JOBS_RETRY_DELAY=0
+# durable servers, at their start and at every restart (pg-server.sh and
+# mariadb-server.sh read these each time): without them a crash loses
+# commits the server had acknowledged, and keys are made twice by design
+export PG_DURABLE=1 MARIADB_DURABLE=1
 for BACKEND in $BACKENDS; do
 	case $BACKEND in
 	postgresql|pgbouncer)
 		SRV=pg
-		[ -d "$WORK/pg" ] || PG_DURABLE=1 "$ROOT/scripts/pg-server.sh" start "$WORK/pg" >/dev/null || { bad "pg-server start"; continue; }
+		[ -d "$WORK/pg" ] || "$ROOT/scripts/pg-server.sh" start "$WORK/pg" >/dev/null || { bad "pg-server start"; continue; }
 		if [ $BACKEND = pgbouncer ]; then
 			"$ROOT/scripts/pgbouncer.sh" start "$WORK/pgb" "$(cat "$WORK/pg/url")" >/dev/null || { bad "pgbouncer start"; continue; }
 			export DJC_DATABASE_URL="$(cat "$WORK/pgb/url")?pooler=transaction"
@@ -311,7 +315,7 @@ for BACKEND in $BACKENDS; do
 		fi ;;
 	mysql)
 		SRV=my
-		MARIADB_DURABLE=1 "$ROOT/scripts/mariadb-server.sh" start "$WORK/my" >/dev/null || { bad "mariadb-server start"; continue; }
+		"$ROOT/scripts/mariadb-server.sh" start "$WORK/my" >/dev/null || { bad "mariadb-server start"; continue; }
 		export DJC_DATABASE_URL=$(cat "$WORK/my/url") ;;
 	sqlite) log "server.sh: SQLite has no server; skipped"; continue ;;
 	*) log "server.sh: unknown backend $BACKEND"; exit 2 ;;
