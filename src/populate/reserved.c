@@ -7,7 +7,6 @@
  * make is stopped and counted as cancelled; a drain takes no new work. */
 #include "worker.h"
 #include "util/config.h"
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
