@@ -203,6 +203,7 @@ stress:
 	@scripts/install-deps.sh stress
 	@$(MAKE) --no-print-directory $(PAR) all
 	@tests/stress/run.sh
+	@tests/stress/server.sh
 	@tests/stress/scale.sh
 
 bench:

@@ -246,6 +246,8 @@ typedef struct pg_conn {
 	int pipeline;       /* libpq's pipeline API is there, and not turned off (pipe_ready) */
 	int own;            /* pid is our own server session (session_setup) */
 	int unset;          /* reconnected, session_setup not yet done (ensure) */
+	int ended;          /* a FATAL error ended the session while libpq still reports the
+			     * connection good (classify): reconnected before the next statement */
 	char *channel;      /* LISTENed to (again after a reconnect), or NULL */
 } pg_conn;
 
@@ -298,6 +300,20 @@ static int classify(pg_conn *c, const PGresult *res)
 	}
 	one_line(c->base.err, sizeof c->base.err, "postgresql: ", prim);
 	if (PQstatus(c->pg) == CONNECTION_BAD) return DJC_ECONN;
+	/* FATAL (or PANIC): the server or a pooler ends the session. pgbouncer
+	 * says "FATAL: server conn crashed?" to the clients of a server that
+	 * crashed, with no SQLSTATE libpq passes on, and closes the client's
+	 * connection, which libpq may still report as good: every later
+	 * statement failed with the same message, as DJC_ERROR, so a database
+	 * restart behind pgbouncer was no lost connection to retry (a commit's
+	 * outcome could not be asked; the make was recorded as failed) */
+	const char *sev = res ? PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED) : NULL;
+	if (!sev && res) sev = PQresultErrorField(res, PG_DIAG_SEVERITY);
+	if ((sev && (!strcmp(sev, "FATAL") || !strcmp(sev, "PANIC"))) || !strncmp(prim, "FATAL:", 6) ||
+	    !strncmp(prim, "PANIC:", 6)) {
+		c->ended = 1;
+		return DJC_ECONN;
+	}
 	if (!state) return DJC_ERROR;
 	if (!strcmp(state, "23505")) {
 		/* the primary key's constraint is <table>_pkey, or <table>_pkeyN
@@ -796,12 +812,13 @@ static int ensure(pg_conn *c)
 		for (int i = 0; i < 4 && pf.fd >= 0 && poll(&pf, 1, 0) > 0; i++)
 			if (!PQconsumeInput(c->pg)) break;
 	}
-	if (PQstatus(c->pg) == CONNECTION_OK && !c->unset) return DJC_OK;
+	if (PQstatus(c->pg) == CONNECTION_OK && !c->unset && !c->ended) return DJC_OK;
 	if (c->base.in_tx) {
 		set_conn_err(c, "connection lost inside a transaction");
 		return DJC_ECONN;
 	}
-	if (PQstatus(c->pg) != CONNECTION_OK) {
+	if (PQstatus(c->pg) != CONNECTION_OK || c->ended) {
+		c->ended = 0;
 		cache_clear(c, 0);
 		PQreset(c->pg);
 		if (PQstatus(c->pg) != CONNECTION_OK) {

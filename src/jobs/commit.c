@@ -398,13 +398,23 @@ int jobs_commit_outcome(djc_conn *c, djc_job *job, commit_result *res)
 	}
 	/* the job row is gone: deleted by our commit (keep_completed off), or
 	 * by a commit of whoever took it after our lease lapsed, or cleared.
-	 * The target row tells a commit from none; while we were renewing the
-	 * lease nobody else could have taken the job, so the commit is ours
-	 * (docs/leases.md: the one residual ambiguity). */
+	 * The target row tells a commit from none. Whoever took the job ended
+	 * our attempt first, and that end left a history row with our token
+	 * (a lapse, an orphan reset, a cancel): then the row is theirs. None:
+	 * the commit is ours. (Until 2026-12-07 a commit cut short by a server
+	 * crash longer than the lease was counted by both workers when
+	 * another took the job over and committed it before we asked.) */
 	db_res_free(r);
 	r = NULL;
 	if ((rc = jsql_run(c, &JS_OUTCOME_TARGET, &x, NULL, 0, &r))) goto out;
 	*res = db_cell_int(r, 0, 0) > 0 ? COMMIT_DONE : COMMIT_LOST;
+	if (*res == COMMIT_DONE) {
+		db_res_free(r);
+		r = NULL;
+		val_t tok = val_int(job->token);
+		if ((rc = jsql_run(c, &JS_OUTCOME_ENDED, &x, &tok, 1, &r))) goto out;
+		if (db_cell_int(r, 0, 0) > 0) *res = COMMIT_LOST;
+	}
 out:
 	db_res_free(r);
 	if (rc) return rc;

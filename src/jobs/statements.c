@@ -449,6 +449,13 @@ const jsql JS_OUTCOME_JOB = {"outcome.job",
 	"SELECT {status}, {token} FROM {J} WHERE {key}"};
 const jsql JS_OUTCOME_TARGET = {"outcome.target",
 	"SELECT count(*) FROM {T} WHERE {key}"};
+/* outcome.ended - when the job row is gone and the target row is there:
+ * whether someone else ended our attempt (history rows carry the token
+ * of the attempt they record: a lapse found by another worker, an
+ * orphan reset, a cancel), so that the target row is another worker's.
+ * Argument: token. */
+const jsql JS_OUTCOME_ENDED = {"outcome.ended",
+	"SELECT count(*) FROM {H} WHERE {key} AND {token} = ? AND {outcome} <> 'success'"};
 
 /* --------------------------------------------------------------- admin */
 
@@ -654,7 +661,7 @@ const jsql *const JS_ALL[] = {
 	&JS_CLOSE_DELETE, &JS_CLOSE_SUCCESS, &JS_CLOSE_MANY, &JS_FAIL, &JS_RETRY,
 	&JS_HISTORY_ADD, &JS_HISTORY_MARKED, &JS_HISTORY_LAPSED, &JS_LOST_COUNT, &JS_HISTORY_TRIM,
 	&JS_HISTORY_SWEEP, &JS_HISTORY_EXPIRE, &JS_HISTORY_LIST,
-	&JS_OUTCOME_JOB, &JS_OUTCOME_TARGET,
+	&JS_OUTCOME_JOB, &JS_OUTCOME_TARGET, &JS_OUTCOME_ENDED,
 	&JS_READY_COUNT, &JS_READY_NOW, &JS_NOT_DUE, &JS_CANCEL_MARK, &JS_CANCEL, &JS_IGNORE_UPDATE, &JS_IGNORE_ADD, &JS_IGNORE_INSERT,
 	&JS_IGNORE_ADOPTED, &JS_CLEAR, &JS_SET_PRIORITY, &JS_SET_DELAY, &JS_LOST_WHY, &JS_COUNTS, &JS_LIST, &JS_LIST_STATUS,
 	&JS_REFRESH_ADD, &JS_REFRESH_REPEND_MARK, &JS_REFRESH_REPEND, &JS_REFRESH_REPEND_UNMARK,

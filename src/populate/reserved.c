@@ -25,6 +25,37 @@ static int table_gone(worker *w)
 /* Database faults are retried (worker.h: retry_wait), with the lease of
  * this worker's heartbeat. */
 
+/* A database fault outlasted its retries (retry_wait: max(60 s, 4
+ * leases) of backoff) while this worker wrote what became of a job (key,
+ * or NULL): the server is gone, or stuck behind a lock. The worker stops
+ * with that as its failure (no make's error: the make may well have
+ * succeeded) and waits on the database no more: what it holds stays
+ * reserved under its token, and goes back to pending by itself when its
+ * lease lapses (docs/leases.md). Before, a commit that gave up went on to
+ * record the job's error, waiting out a whole second window for the same
+ * dead server (a group of batched jobs, a window per job), and populate
+ * then reported "make call failed; recording the error: ..." for a make
+ * that had succeeded. */
+static void database_gone(worker *w, const djc_row *key, const char *msg)
+{
+	if (w->down) return;
+	w->down = 1;
+	char *k = key ? key_to_json(w->t, key, 1) : NULL;
+	sb_t b = SB_INIT;
+	sb_printf(&b, "%s", msg && *msg ? msg : "the database could not be reached");
+	if (k) sb_printf(&b, "; the make of %s %s was not committed (its job goes back to pending when its lease lapses)", w->t->name, k);
+	worker_fatal(w, sb_str(&b));
+	sb_free(&b);
+	free(k);
+}
+
+/* Whether rc, a retried code once retry_wait gave up (only then), means
+ * the database outlasted the retries (not a signal cutting them short). */
+static int outlasted(int rc)
+{
+	return retryable(rc) && !populate_signal;
+}
+
 /* A job found no longer ours (a refused commit, a renewal, a fenced
  * error): cancelled (ignore under our token) or lost. */
 static void count_gone(worker *w, djc_job *job)
@@ -66,9 +97,10 @@ static void release_lost_claim(worker *w, next_claim *next)
  * anything is retried: a commit is never reported that did not happen,
  * and never made twice; the next claim that went with it is handed back
  * (release_lost_claim). DJC_OK with *res decided, or the last error. */
-static int commit_job(worker *w, djc_job *job, staged *st, double dur, next_claim *next, commit_result *res)
+static int commit_job(worker *w, djc_job *job, staged *st, double dur, next_claim *next, commit_result *res, int *outage)
 {
 	retry r = {0, 0};
+	*outage = 0;
 	for (;;) {
 		int rc = jobs_commit(w->c, job, &(commit_rows){st->tables, st->rows, st->n, st->reads}, dur, next, res);
 		while (rc && *res == COMMIT_UNKNOWN) {
@@ -81,12 +113,16 @@ static int commit_job(worker *w, djc_job *job, staged *st, double dur, next_clai
 			}
 			if (!orc) break;   /* not committed, still ours (nor was the claim made): commit again */
 			if (!retryable(orc) || !retry_wait(&r, w->lease.lease)) {
-				release_lost_claim(w, next);   /* not known: whatever it holds */
+				/* not known: whatever it holds (when the database
+				 * outlasted the retries, its leases hand it back) */
+				*outage = outlasted(orc);
+				if (!*outage) release_lost_claim(w, next);
 				return rc;
 			}
 		}
 		if (!rc) return DJC_OK;
-		if (!retryable(rc) || !retry_wait(&r, w->lease.lease)) return rc;
+		if (!retryable(rc)) return rc;
+		if (!retry_wait(&r, w->lease.lease)) { *outage = outlasted(rc); return rc; }
 	}
 }
 
@@ -100,7 +136,14 @@ static void failed(worker *w, djc_job *job, fail_kind kind, const char *msg, con
 	jobs_failure f = {kind, msg, stack, dur};
 	retry r = {0, 0};
 	int rc;
+	if (w->down) return;   /* nothing more is written (database_gone) */
 	while (retryable(rc = jobs_fail(w->c, job, &f, &fr, &delay)) && retry_wait(&r, w->lease.lease)) {}
+	if (outlasted(rc) && !table_gone(w)) {
+		/* the make's failure stands; its record waits for the lease */
+		worker_error(w, job->key, msg);
+		database_gone(w, NULL, w->c->err);
+		return;
+	}
 	if (rc == DJC_ELOST) count_gone(w, job);          /* someone else's now, or cancelled */
 	else if (rc != DJC_OK && table_gone(w)) atomic_fetch_add(&w->sh->lost, 1);   /* went with its table */
 	else if (rc == DJC_OK && fr != FAILED_ERROR) {
@@ -119,9 +162,12 @@ static void finish_one(worker *w, djc_job *job, staged *st, double dur, next_cla
 	/* its table was forgotten: the job went with its jobs table, and its
 	 * rows are never committed */
 	if (w->gone) { atomic_fetch_add(&w->sh->lost, 1); return; }
-	int rc = commit_job(w, job, st, dur, next, &res);
+	if (w->down) return;   /* left reserved (database_gone) */
+	int outage;
+	int rc = commit_job(w, job, st, dur, next, &res, &outage);
 	if (!rc) { count(w, job, res); return; }
 	if (table_gone(w)) { atomic_fetch_add(&w->sh->lost, 1); return; }
+	if (outage) { database_gone(w, job->key, w->c->err); return; }
 	char *msg = xstrdup(w->c->err);
 	failed(w, job, FAIL_ERROR, msg, NULL, dur);
 	free(msg);
@@ -133,9 +179,11 @@ static void finish_made(worker *w, djc_job *job)
 	retry r = {0, 0};
 	commit_result res;
 	int rc;
+	if (w->down) return;
 	while (retryable(rc = jobs_close_made(w->c, job, &res)) && retry_wait(&r, w->lease.lease)) {}
 	if (!rc) count(w, job, res);
 	else if (table_gone(w)) atomic_fetch_add(&w->sh->lost, 1);
+	else if (outlasted(rc)) database_gone(w, NULL, w->c->err);
 	else worker_error(w, job->key, w->c->err);
 }
 
@@ -159,7 +207,8 @@ static void group_flush(worker *w, group *g, next_claim *next)
 	if (!g->n) return;
 	if (worker_stopping(w)) next = NULL;
 	int done = 0;
-	if (g->n > 1 && !w->gone) {   /* (a table that left: each counted by finish_one, none committed) */
+	if (w->down) done = 1;   /* left reserved (database_gone) */
+	else if (g->n > 1 && !w->gone) {   /* (a table that left: each counted by finish_one, none committed) */
 		size_t nrows = 0;
 		for (size_t i = 0; i < g->n; i++) nrows += g->st[i].n;
 		table **tabs = xcalloc(nrows, sizeof(table *));
@@ -190,16 +239,22 @@ static void group_flush(worker *w, group *g, next_claim *next)
 			done = 1;
 		} else if (res == COMMIT_UNKNOWN) {
 			/* the COMMIT may have happened: ask, job by job */
-			for (size_t i = 0; i < g->n; i++) {
+			for (size_t i = 0; i < g->n && !w->down; i++) {
 				commit_result o = COMMIT_FAILED;
 				retry r2 = {0, 0};
 				int orc;
 				while (retryable(orc = jobs_commit_outcome(w->c, g->jobs[i], &o)) && retry_wait(&r2, w->lease.lease)) {}
 				if (!orc && o != COMMIT_FAILED) count(w, g->jobs[i], o);
+				else if (outlasted(orc)) database_gone(w, g->jobs[i]->key, w->c->err);
 				else finish_one(w, g->jobs[i], &g->st[i], g->dur[i], NULL);
 			}
 			/* the next claim went with that COMMIT, committed or not */
-			release_lost_claim(w, next);
+			if (!w->down) release_lost_claim(w, next);
+			done = 1;
+		} else if (outlasted(rc)) {
+			/* the database outlasted the retries: one by one would
+			 * wait as long again for each job */
+			database_gone(w, g->jobs[0]->key, w->c->err);
 			done = 1;
 		}
 	}
@@ -515,7 +570,7 @@ void work_reserved(worker *w)
 		if (g.n && i == n && next.n == 0) next.n = next_size(w, batch);
 		group_flush(w, &g, i == n ? &next : NULL);
 		lease_hold(&w->lease, 0, NULL, 0);
-		if (i < n && !w->gone) release_claim(w, jobs, n);
+		if (i < n && !w->gone && !w->down) release_claim(w, jobs, n);
 		for (size_t k = 0; k < n; k++) djc_job_free(jobs[k]);
 		free(jobs);
 		jobs = next.jobs;
@@ -523,7 +578,7 @@ void work_reserved(worker *w)
 		if (n && w->hooks) w->hooks->claimed(w->hooks_arg, n);
 	}
 	/* stopped with a claim in hand: hand it back (none when its table left) */
-	if (n && !w->gone) release_claim(w, jobs, n);
+	if (n && !w->gone && !w->down) release_claim(w, jobs, n);
 	for (size_t k = 0; k < n; k++) djc_job_free(jobs[k]);
 	free(jobs);
 	free(g.jobs);

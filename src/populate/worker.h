@@ -89,6 +89,8 @@ typedef struct worker {
 	const make_next *next;     /* the keys after the one worker_make makes (a serve program's keys ahead), or NULL */
 	size_t nnext;
 	int gone;                  /* t left the stored pipeline (work_hooks.gone said so) */
+	int down;                  /* a database fault outlasted its retries (reserved.c, database_gone):
+				    * nothing more is written, the worker stops */
 } worker;
 
 /* A retry of this populate is due `delay` seconds from now: its workers

@@ -14,7 +14,14 @@
  *  - group: claims of 3, whose finished jobs commit together
  *    (jobs_commit_many) with the claim of the next 3: the same;
  *  - before: the connection goes before the COMMIT: nothing committed,
- *    nothing claimed; the commit is made again, with a claim, once.
+ *    nothing claimed; the commit is made again, with a claim, once;
+ *  - taken: the same, but while the connection is down (a server crash
+ *    longer than the lease) the worker's lease lapses and a second worker
+ *    ends its attempt, takes the job and commits it before the first asks
+ *    what became of its COMMIT: the first finds the job row gone and the
+ *    target row there, and must count the job lost, not made (the
+ *    history row of its attempt, with its token, says someone else ended
+ *    it); one commit reported per key. Until 2026-12-07 both counted it.
  * SQLite has no connection to lose (an embedded file): there only the
  * reply is lost; the servers (PostgreSQL, MariaDB, pgbouncer) lose the
  * socket too, and the worker's next statements reconnect. */
@@ -23,9 +30,11 @@
 #include "djc.h"
 #include "db/db.h"
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { NKEYS = 6, NO_FAULT = 0, FAULT_AFTER, FAULT_BEFORE };
@@ -36,15 +45,50 @@ static atomic_int cuts;         /* sockets shut down with them */
 static int server;              /* a backend with a connection to lose (not SQLite) */
 static int made[NKEYS + 1];     /* makes per key */
 
+static const char *take_url, *take_schema;   /* taken: the second worker's database */
+static int take_rc = -1;                     /* taken: its populate's code, ... */
+static long take_made = -1;                  /* ... and what it made */
+static atomic_int last_id;                   /* the key the first worker made last */
+static atomic_int taking;                    /* the second worker is at work */
+
+static int make(djc_make_ctx *ctx, const djc_row *key, void *payload);
+
+/* taken: as the first worker's COMMIT would go out, its lease lapses and
+ * a second worker (a connection of its own) takes the job over and
+ * commits it */
+static void take_over(void)
+{
+	djc_conn *c2 = t_open(take_url, take_schema);
+	struct timespec ts = {2, 0};   /* past the first worker's lease (1 s) */
+	nanosleep(&ts, NULL);
+	char where[32];
+	snprintf(where, sizeof where, "{\"id\": %d}", atomic_load(&last_id));
+	djc_populate_options o;
+	djc_populate_options_init(&o);
+	o.reserve_jobs = 1;
+	o.make = make;
+	o.where_json = where;
+	djc_populate_result *res = NULL;
+	atomic_store(&taking, 1);
+	take_rc = djc_populate(&res, c2, "RpTaken", &o);
+	atomic_store(&taking, 0);
+	take_made = res ? res->success_count : -1;
+	if (take_rc) fprintf(stderr, "the second worker: %s\n", djc_error_last(c2));
+	djc_populate_result_free(res);
+	djc_close(c2);
+}
+
 static int fault(db_conn *c, const db_item *items, size_t n, int done)
 {
 	int mode = atomic_load(&fault_mode);
+	if (atomic_load(&taking)) return 0;
 	if (mode != (done ? FAULT_AFTER : FAULT_BEFORE)) return 0;
 	int claims = 0;
 	for (size_t i = 0; i < n; i++) claims |= items[i].claim != NULL;
 	if (!claims) return 0;
 	atomic_store(&fault_mode, NO_FAULT);
 	atomic_fetch_add(&faults, 1);
+	if (take_url) take_over();
 	int fd = c->drv->socket ? c->drv->socket(c) : -1;
 	if (fd >= 0 && !shutdown(fd, SHUT_RDWR)) atomic_fetch_add(&cuts, 1);   /* the connection is gone (SQLite: none) */
 	return 1;
@@ -56,6 +100,7 @@ static int make(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	int64_t id = 0;
 	djc_row_int(&id, key, (size_t)djc_row_find(key, "id"));
 	if (id >= 1 && id <= NKEYS) made[id]++;
+	if (!atomic_load(&taking)) atomic_store(&last_id, (int)id);
 	djc_row *r = djc_row_new();
 	djc_row_set_int(r, "y", id * 2);
 	int rc = djc_make_insert(ctx, NULL, r);
@@ -101,9 +146,50 @@ static void run(djc_conn *c, const char *table, const char *batch, int mode)
 	CHECK_MSG(t_count(c, table, NULL) == NKEYS, "%s: %ld rows", table, t_count(c, table, NULL));
 }
 
+/* taken: see the top of this file */
+static void run_taken(djc_conn *c, const char *url, const char *schema)
+{
+	set("jobs.reserve_batch", "1");
+	set("jobs.lease_timeout", "1");
+	set("jobs.retry_delay", "0");   /* the lapsed job is due again at once */
+	memset(made, 0, sizeof made);
+	atomic_store(&faults, 0);
+	atomic_store(&cuts, 0);
+	take_url = url;
+	take_schema = schema;
+	atomic_store(&fault_mode, FAULT_BEFORE);
+	db_batch_fault = fault;
+	djc_populate_options o;
+	djc_populate_options_init(&o);
+	o.reserve_jobs = 1;
+	o.suppress_errors = 1;
+	o.make = make;
+	djc_populate_result *res = NULL;
+	int rc = djc_populate(&res, c, "RpTaken", &o);
+	db_batch_fault = NULL;
+	take_url = NULL;
+	atomic_store(&fault_mode, NO_FAULT);
+	set("jobs.lease_timeout", "60");
+	CHECK_MSG(atomic_load(&faults) == 1, "taken: %d faults acted out, not 1", atomic_load(&faults));
+	CHECK_MSG(take_rc == DJC_OK && take_made == 1, "taken: the second worker: rc %d, made %ld", take_rc, take_made);
+	/* the key taken over: made by both, committed by the second, and
+	 * counted by it alone */
+	CHECK_MSG(rc == DJC_OK && res && res->success_count == NKEYS - 1 && res->lost_count == 1 && res->error_count == 0,
+		  "taken: rc %d success %ld lost %ld errors %ld (the second worker made 1): %s", rc, res ? res->success_count : -1,
+		  res ? res->lost_count : -1, res ? res->error_count : -1, djc_error_last(c));
+	djc_populate_result_free(res);
+	long twice = 0;
+	for (int id = 1; id <= NKEYS; id++) twice += made[id] == 2;
+	CHECK_MSG(twice == 1, "taken: %ld keys made twice, not 1", twice);
+	long n[5];
+	CHECK(djc_jobs_counts(n, c, "RpTaken") == DJC_OK);
+	CHECK_MSG(n[0] == 0 && n[1] == 0 && n[3] == 0, "taken: pending %ld reserved %ld error %ld", n[0], n[1], n[3]);
+	CHECK_MSG(t_count(c, "RpTaken", NULL) == NKEYS, "taken: %ld rows", t_count(c, "RpTaken", NULL));
+}
+
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_commit_reply", "one group before");
+	t_cases(argc, argv, "test_commit_reply", "one group before taken");
 	char path[96];
 	const char *url = getenv("DJC_TEST_URL"), *schema = getenv("DJC_TEST_SCHEMA");
 	if (!url) {
@@ -117,7 +203,8 @@ int main(int argc, char **argv)
 			     "RpSrc (manual)\n    id : int32\n    ---\n\n"
 			     "RpOne (computed)\n    -> RpSrc\n    ---\n    y : int64\n\n"
 			     "RpGroup (computed)\n    -> RpSrc\n    ---\n    y : int64\n\n"
-			     "RpBefore (computed)\n    -> RpSrc\n    ---\n    y : int64\n", "reply.djc");
+			     "RpBefore (computed)\n    -> RpSrc\n    ---\n    y : int64\n\n"
+			     "RpTaken (computed)\n    -> RpSrc\n    ---\n    y : int64\n", "reply.djc");
 	CHECK_MSG(rc == DJC_OK, "declare: %s", djc_error_last(c));
 	for (int id = 1; id <= NKEYS; id++) {
 		char row[32];
@@ -127,6 +214,7 @@ int main(int argc, char **argv)
 	if (t_want("one")) run(c, "RpOne", "1", FAULT_AFTER);
 	if (t_want("group")) run(c, "RpGroup", "3", FAULT_AFTER);
 	if (t_want("before")) run(c, "RpBefore", "1", FAULT_BEFORE);
+	if (t_want("taken")) run_taken(c, url, schema);
 	djc_close(c);
 	if (!getenv("DJC_TEST_URL")) {
 		t_unlink_sqlite(path + 7);
