@@ -391,20 +391,26 @@ check "binary: every stored value is the one sent, byte for byte" test "$(bin_wr
 }
 tcase binary
 
-# every row of a fetch, in one answer, each followed by its raw values: as
-# djc fetch gives them
-case_binary_rows() {
-bclean
-run env MODE=all "$DJC" populate Bin --reserve-jobs --json --make-serve python3 binraw.py
-check "binary_rows: populate made the 4 keys" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/4/0"
-want=$(djc fetch Src --format json | python3 -c '
+# src_digest: the digest binraw.py's MODE=all logs for Src's rows (its
+# values as hex, the rows in id order)
+src_digest() {
+	djc fetch Src --format json | python3 -c '
 import base64, hashlib, json, sys
 rows = [json.loads(l) for l in sys.stdin if l.strip()]
 for r in rows:
     for a in ("raw", "blob"):
         if r[a] is not None:
             r[a] = base64.b64decode(r[a]).hex()
-print(hashlib.sha256(json.dumps(sorted(rows, key=lambda r: r["id"]), sort_keys=True).encode()).hexdigest())')
+print(hashlib.sha256(json.dumps(sorted(rows, key=lambda r: r["id"]), sort_keys=True).encode()).hexdigest())'
+}
+
+# every row of a fetch, in one answer, each followed by its raw values: as
+# djc fetch gives them
+case_binary_rows() {
+bclean
+run env MODE=all "$DJC" populate Bin --reserve-jobs --json --make-serve python3 binraw.py
+check "binary_rows: populate made the 4 keys" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/4/0"
+want=$(src_digest)
 check "binary_rows: each key read all 4 rows of Src, every value in its place" \
 	test "$(grep -c "^all [1-4] $want\$" "$LOG")" = 4
 }
@@ -470,14 +476,7 @@ check "binary_stream: populate made the 6 keys" test "$RC/$(jget '"\(.success_co
 check "binary_stream: each value came with its length" test "$(grep '^fetched 1[1-6] ' "$LOG" | sort | tr '\n' ' ')" = \
 	"fetched 11 bin=raw:1000 raw=bytes types=<blob> fetched 12 bin=raw:1001 raw=bytes types=<blob> fetched 13 bin=raw:2000,blob:2000 raw=bytes types=<blob> fetched 14 bin=raw:2001,blob:1999 raw=bytes types=<blob> fetched 15 bin=raw:3000,blob:4096 raw=bytes types=<blob> fetched 16 bin=raw:999,blob:5000 raw=bytes types=<blob> "
 check "binary_stream: every stored value is the one sent, byte for byte" test "$(bin_wrong)" = 0
-want=$(djc fetch Src --format json | python3 -c '
-import base64, hashlib, json, sys
-rows = [json.loads(l) for l in sys.stdin if l.strip()]
-for r in rows:
-    for a in ("raw", "blob"):
-        if r[a] is not None:
-            r[a] = base64.b64decode(r[a]).hex()
-print(hashlib.sha256(json.dumps(sorted(rows, key=lambda r: r["id"]), sort_keys=True).encode()).hexdigest())')
+want=$(src_digest)
 check "binary_stream: each key read all 10 rows of Src in one answer, every value in its place" \
 	test "$(grep -c "^all 1[1-6] $want\$" "$LOG")" = 6
 # key 15 again: its row changes (same lengths, one byte rotated) after its

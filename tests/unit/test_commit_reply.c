@@ -114,9 +114,9 @@ static void set(const char *key, const char *value)
 }
 
 /* populate table with reserved jobs in claims of batch, the next batch
- * carrying a claim faulted as mode says; then every key made once, and
- * nothing reserved, pending or lost */
-static void run(djc_conn *c, const char *table, const char *batch, int mode)
+ * carrying a claim faulted as mode says, the counts of makes and faults
+ * reset first; the fault is off again after it */
+static int populate_faulted(djc_conn *c, const char *table, const char *batch, int mode, djc_populate_result **res)
 {
 	set("jobs.reserve_batch", batch);
 	memset(made, 0, sizeof made);
@@ -129,10 +129,19 @@ static void run(djc_conn *c, const char *table, const char *batch, int mode)
 	o.reserve_jobs = 1;
 	o.suppress_errors = 1;
 	o.make = make;
-	djc_populate_result *res = NULL;
-	int rc = djc_populate(&res, c, table, &o);
+	int rc = djc_populate(res, c, table, &o);
 	db_batch_fault = NULL;
 	atomic_store(&fault_mode, NO_FAULT);
+	return rc;
+}
+
+/* populate table with reserved jobs in claims of batch, the next batch
+ * carrying a claim faulted as mode says; then every key made once, and
+ * nothing reserved, pending or lost */
+static void run(djc_conn *c, const char *table, const char *batch, int mode)
+{
+	djc_populate_result *res = NULL;
+	int rc = populate_faulted(c, table, batch, mode, &res);
 	CHECK_MSG(atomic_load(&faults) == 1, "%s: %d faults acted out, not 1", table, atomic_load(&faults));
 	CHECK_MSG(atomic_load(&cuts) == server, "%s: %d connections cut, not %d", table, atomic_load(&cuts), server);
 	CHECK_MSG(rc == DJC_OK && res && res->success_count == NKEYS && res->lost_count == 0 && res->error_count == 0,
@@ -149,26 +158,13 @@ static void run(djc_conn *c, const char *table, const char *batch, int mode)
 /* taken: see the top of this file */
 static void run_taken(djc_conn *c, const char *url, const char *schema)
 {
-	set("jobs.reserve_batch", "1");
 	set("jobs.lease_timeout", "1");
 	set("jobs.retry_delay", "0");   /* the lapsed job is due again at once */
-	memset(made, 0, sizeof made);
-	atomic_store(&faults, 0);
-	atomic_store(&cuts, 0);
 	take_url = url;
 	take_schema = schema;
-	atomic_store(&fault_mode, FAULT_BEFORE);
-	db_batch_fault = fault;
-	djc_populate_options o;
-	djc_populate_options_init(&o);
-	o.reserve_jobs = 1;
-	o.suppress_errors = 1;
-	o.make = make;
 	djc_populate_result *res = NULL;
-	int rc = djc_populate(&res, c, "RpTaken", &o);
-	db_batch_fault = NULL;
+	int rc = populate_faulted(c, "RpTaken", "1", FAULT_BEFORE, &res);
 	take_url = NULL;
-	atomic_store(&fault_mode, NO_FAULT);
 	set("jobs.lease_timeout", "60");
 	CHECK_MSG(atomic_load(&faults) == 1, "taken: %d faults acted out, not 1", atomic_load(&faults));
 	CHECK_MSG(take_rc == DJC_OK && take_made == 1, "taken: the second worker: rc %d, made %ld", take_rc, take_made);
