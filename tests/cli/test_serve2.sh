@@ -559,25 +559,6 @@ check "parents_bad: naming a parent whose rows were not sent (a program's first 
 }
 tcase parents_bad
 
-case_pyblob_raw() {
-cat > pyblob.py <<'P'
-import os
-import djc_make
-
-def make(key, fetch):
-    r = fetch("Src", key)[0]
-    with open(os.environ["LOG"], "a") as f:
-        f.write("make %d %s %s\n" % (key["id"], type(r["raw"]).__name__, type(r["blob"]).__name__))
-    if key["id"] == 4:
-        return {"n": 0, "copy": b"", "out": [1, 2]}   # not bytes: the codec would pack it
-    return {"n": len(r["raw"]), "copy": bytes(r["raw"])[::-1], "out": r["blob"]}
-
-djc_make.run(make)
-P
-pyblob_run pyblob_raw --make-serve ""
-}
-tcase pyblob_raw
-
 # pyblob_run CASE MAKEFLAG PREFIX: populate Bin with pyblob.py without a
 # codec (python3 without numpy nor datajoint, else DJC_BLOBS=raw), make
 # flag MAKEFLAG; its error message for key 4 after PREFIX
@@ -596,6 +577,25 @@ esac
 check "$1: a list for a <blob> fails the key, naming it ($r)" test "$r" = ok
 check "$1: every stored value is the one fetched, byte for byte" test "$(bin_wrong)" = 0
 }
+
+case_pyblob_raw() {
+cat > pyblob.py <<'P'
+import os
+import djc_make
+
+def make(key, fetch):
+    r = fetch("Src", key)[0]
+    with open(os.environ["LOG"], "a") as f:
+        f.write("make %d %s %s\n" % (key["id"], type(r["raw"]).__name__, type(r["blob"]).__name__))
+    if key["id"] == 4:
+        return {"n": 0, "copy": b"", "out": [1, 2]}   # not bytes: the codec would pack it
+    return {"n": len(r["raw"]), "copy": bytes(r["raw"])[::-1], "out": r["blob"]}
+
+djc_make.run(make)
+P
+pyblob_run pyblob_raw --make-serve ""
+}
+tcase pyblob_raw
 
 case_pyblob_per_key() {
 # The same make per key (one process a key, fetches through djc's fetch
