@@ -679,7 +679,7 @@ void json_quote(sb_t *b, const char *s, size_t n)
 	sb_addc(b, '"');
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
-		size_t k = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+		size_t k;
 		switch (c) {
 		case '"': sb_add(b, "\\\""); break;
 		case '\\': sb_add(b, "\\\\"); break;
@@ -689,7 +689,7 @@ void json_quote(sb_t *b, const char *s, size_t n)
 		default:
 			if (c < 0x20) sb_printf(b, "\\u%04x", c);
 			else if (c < 0x80) sb_addc(b, (char)c);
-			else if (k > 1 && i + k <= n && utf8_valid(s + i, k)) {
+			else if ((k = utf8_seq(s + i, n - i)) > 0) {
 				sb_addn(b, s + i, k);
 				i += k - 1;
 			} else

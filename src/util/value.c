@@ -196,12 +196,18 @@ char *utf8_clean_dup(const char *s)
 	return o;
 }
 
+size_t utf8_seq(const char *s, size_t n)
+{
+	unsigned char c = (unsigned char)s[0];
+	size_t k = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+	return k <= n && utf8_valid(s, k) ? k : 0;
+}
+
 void utf8_clean(char *s, size_t n)
 {
 	for (size_t i = 0; i < n;) {
-		unsigned char c = (unsigned char)s[i];
-		size_t k = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-		if (i + k > n || !utf8_valid(s + i, k)) { s[i++] = '?'; continue; }
+		size_t k = utf8_seq(s + i, n - i);
+		if (!k) { s[i++] = '?'; continue; }
 		i += k;
 	}
 }

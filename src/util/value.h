@@ -65,6 +65,9 @@ int b64_decode(const char *s, char **out, size_t *n);
 /* 1 if s[0..n) is valid UTF-8 without NUL bytes. */
 int utf8_valid(const char *s, size_t n);
 size_t utf8_len(const char *s, size_t n);
+/* The length (1..4) of the valid UTF-8 character s[0..n) starts with
+ * (n > 0), 0 when it starts none (a NUL byte neither). */
+size_t utf8_seq(const char *s, size_t n);
 /* A copy of the NUL-terminated s (NULL: NULL) with every byte that is not
  * part of a valid UTF-8 character replaced by '?': text a server's UTF-8
  * column takes (a make's error message, which may quote anything). */
