@@ -244,18 +244,45 @@ static double nonfinite_text(const val_t *in)
 	return 0;
 }
 
+/* A number written as JSON writes one ("2.5", "-1e-3", "3"): the text a
+ * restriction may give for a float attribute, as the servers (and
+ * DataJoint's {'weight': '2.5'}) compare it as that number. */
+static int number_text(const char *s)
+{
+	if (*s == '-' || *s == '+') s++;
+	if (!isdigit((unsigned char)*s)) return 0;
+	while (isdigit((unsigned char)*s)) s++;
+	if (*s == '.') {
+		if (!isdigit((unsigned char)*++s)) return 0;
+		while (isdigit((unsigned char)*s)) s++;
+	}
+	if (*s == 'e' || *s == 'E') {
+		s++;
+		if (*s == '-' || *s == '+') s++;
+		if (!isdigit((unsigned char)*s)) return 0;
+		while (isdigit((unsigned char)*s)) s++;
+	}
+	return *s == 0;
+}
+
 /* value_in of float32 and float64: finite (or, `as float8`/`as float4`,
  * NaN and infinities too, also as text), within float32's range for it.
  * cmp (value_cmp: a value a restriction compares the column with): a
  * float32's value is the double as given, not rounded to float32, as the
  * servers (and DataJoint) compare a float32 column with a number: the
- * stored float32, widened to a double, with the double. */
+ * stored float32, widened to a double, with the double; and a number's
+ * text ("2.5") is that number (an insert keeps JSON's types). */
 static int in_float(const attr *a, const val_t *in, val_t *out, char **msg, int cmp)
 {
 	double f;
 	if (in->t == DJC_FLOAT) f = in->f;
 	else if (in->t == DJC_INT) f = (double)in->i;
 	else if (in->t == DJC_UINT) f = (double)in->u;
+	else if (cmp && in->t == DJC_TEXT && number_text(in->s)) {
+		errno = 0;
+		f = strtod(in->s, NULL);
+		if (errno == ERANGE && fabs(f) > 1) return bad(msg, a, "'%s' is out of a float64's range", in->s);
+	}
 	else if ((f = nonfinite_text(in)) == 0) return bad(msg, a, "expects a number, got %s", tname(in->t));
 	if (!isfinite(f) && !a->nonfinite)   /* also "NaN" (a Python make's NaN) for a table of djc's own */
 		return bad(msg, a, "%s", "NaN and infinities are not stored (the backends disagree on them)");

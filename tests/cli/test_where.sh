@@ -638,9 +638,9 @@ tcase delete_long_list
 # integer as a string, an enum label in another case (MariaDB compares
 # enums so; djc does on every backend). Before, each was exit 2.
 case_user_values() {
-printf '%s\n' 'Visit (manual)' '    session_idx : int32' '    ---' '    at : datetime' "    kind : enum('Rest', 'task')" > uv.djc
+printf '%s\n' 'Visit (manual)' '    session_idx : int32' '    ---' '    at : datetime' "    kind : enum('Rest', 'task')" '    w = null : float32' > uv.djc
 expect_rc 0 "declare Visit" djc declare uv.djc
-printf '{"session_idx": %d, "at": "%s", "kind": "%s"}\n' 1 "2024-01-02 10:30:00" Rest 2 "2024-01-02 10:31:00" task > uv.jsonl
+printf '{"session_idx": %d, "at": "%s", "kind": "%s", "w": %s}\n' 1 "2024-01-02 10:30:00" Rest 2.5 2 "2024-01-02 10:31:00" task 0.5 > uv.jsonl
 expect_rc 0 "insert visits" djc insert Visit uv.jsonl
 vv() { "$DJC" fetch Visit --where "$1" --format json | jq -r .session_idx | sort -n | tr '\n' ' ' | sed 's/ $//'; }
 while IFS='|' read -r w want; do
@@ -653,9 +653,14 @@ done <<'W'
 {"kind": "rest"}|1
 {"kind": "TASK"}|2
 at = "2024-01-02 10:31" and session_idx = "2" and kind = "Task"|2
+{"w": "2.5"}|1
+{"w": {">": "5e-1"}}|1
+w < "1"|2
 W
 expect_fail 2 "an integer's string that is not one" "^djc: restriction: attribute 'session_idx' \(int32\): expects an integer, got a string$" \
 	djc fetch Visit --where '{"session_idx": "1.5"}'
+expect_fail 2 "a float's string that is not a number" "^djc: restriction: attribute 'w' \(float32\): expects a number, got a string$" \
+	djc fetch Visit --where '{"w": "2.5 kg"}'
 expect_fail 2 "an insert keeps JSON's types" "attribute 'session_idx' \(int32\): expects an integer, got a string$" \
 	sh -c 'echo "{\"session_idx\": \"3\", \"at\": \"2024-01-02 10:32\", \"kind\": \"task\"}" | "$DJC" insert Visit'
 expect_fail 2 "... and the labels as declared" "'TASK' is not one of the enum's labels$" \

@@ -17,7 +17,8 @@ static const char PIPE[] =
 	"    s : varchar(20)\n"
 	"    d : datetime\n"
 	"    e : enum('Alpha', 'beta')\n"
-	"    meta = null : json\n";
+	"    meta = null : json\n"
+	"    w = null : float64\n";
 
 static void test_declare(djc_conn *c)
 {
@@ -25,8 +26,8 @@ static void test_declare(djc_conn *c)
 	int rc = djc_declare(&rep, c, PIPE, "test_api_input");
 	CHECK_MSG(rc == DJC_OK, "declare: %s", djc_error_last(c));
 	free(rep);
-	CHECK(t_insert_json(c, "In", "{\"id\": 1, \"s\": \"one\", \"d\": \"2024-01-02 10:30:00\", \"e\": \"Alpha\"}") == 0);
-	CHECK(t_insert_json(c, "In", "{\"id\": 2, \"s\": \"two\", \"d\": \"2024-01-02 10:31:00\", \"e\": \"beta\"}") == 0);
+	CHECK(t_insert_json(c, "In", "{\"id\": 1, \"s\": \"one\", \"d\": \"2024-01-02 10:30:00\", \"e\": \"Alpha\", \"w\": 2.5}") == 0);
+	CHECK(t_insert_json(c, "In", "{\"id\": 2, \"s\": \"two\", \"d\": \"2024-01-02 10:31:00\", \"e\": \"beta\", \"w\": -0.125}") == 0);
 }
 
 /* fetch's status for where (the rows in *n) */
@@ -204,6 +205,10 @@ static void test_query_values(djc_conn *c)
 		{"{\"e\": [\"ALPHA\", \"beta\"]}", 2},
 		{"d = \"2024-01-02 10:30\" and id = \"1\" and e = \"ALPHA\"", 1},
 		{"id in (\"1\", \"2\")", 2},
+		{"{\"w\": \"2.5\"}", 1},
+		{"{\"w\": [\"2.50\", \"-1.25e-1\"]}", 2},
+		{"{\"w\": {\"<\": \"0\"}}", 1},
+		{"w = \"25e-1\"", 1},
 	};
 	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
 		long n;
@@ -214,6 +219,10 @@ static void test_query_values(djc_conn *c)
 	static const struct { const char *where, *msg; } bad[] = {
 		{"{\"id\": \"one\"}", "expects an integer, got a string"},
 		{"{\"id\": \"1.5\"}", "expects an integer, got a string"},
+		{"{\"w\": \"heavy\"}", "expects a number, got a string"},
+		{"{\"w\": \"2.5kg\"}", "expects a number, got a string"},
+		{"{\"w\": \".5\"}", "expects a number, got a string"},
+		{"{\"w\": \"1e400\"}", "out of a float64's range"},
 		{"{\"id\": \"99999999999\"}", "out of range"},
 		{"{\"e\": \"gamma\"}", "'gamma' is not one of the enum's labels"},
 		{"{\"d\": \"2024-01-02 10\"}", "is not a datetime YYYY-MM-DD HH:MM[:SS[.fff]]"},
@@ -236,8 +245,9 @@ static void test_query_values(djc_conn *c)
 	static const char *refused[] = {
 		"{\"id\": \"4\", \"s\": \"x\", \"d\": \"2024-01-02 11:00\", \"e\": \"beta\"}",
 		"{\"id\": 4, \"s\": \"x\", \"d\": \"2024-01-02 11:00\", \"e\": \"BETA\"}",
+		"{\"id\": 4, \"s\": \"x\", \"d\": \"2024-01-02 11:00\", \"e\": \"beta\", \"w\": \"2.5\"}",
 	};
-	for (int i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
 		djc_row *r = NULL;
 		char *msg = NULL;
 		CHECK(djc_row_from_json(&r, refused[i], &msg) == DJC_OK);
