@@ -7,9 +7,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* "djc: " (with prefix), s with each control character as a space (all
+ * of them, or only CR and LF) and a newline (with nl), written to f in one
+ * piece: on stderr, which is unbuffered, one write instead of one a
+ * character, so a message is one line that another process writing to the
+ * same stderr (a worker's, a make program's) cannot cut into. */
+static void put_clean(const char *s, FILE *f, int prefix, int nl, int all_controls)
+{
+	size_t n = strlen(s), k = 0;
+	char *b = malloc(n + 7);
+	if (!b) {   /* no memory for the copy: a character at a time */
+		if (prefix) fputs("djc: ", f);
+		for (const char *p = s; *p; p++)
+			fputc((all_controls ? (unsigned char)*p < 0x20 || *p == 0x7f : *p == '\n' || *p == '\r') ? ' ' : *p, f);
+		if (nl) fputc('\n', f);
+		return;
+	}
+	if (prefix) { memcpy(b, "djc: ", 5); k = 5; }
+	for (const char *p = s; *p; p++)
+		b[k++] = (all_controls ? (unsigned char)*p < 0x20 || *p == 0x7f : *p == '\n' || *p == '\r') ? ' ' : *p;
+	if (nl) b[k++] = '\n';
+	fwrite(b, 1, k, f);
+	free(b);
+}
+
 void put_line(const char *s, FILE *f)
 {
-	for (const char *p = s; *p; p++) fputc((unsigned char)*p < 0x20 || *p == 0x7f ? ' ' : *p, f);
+	put_clean(s, f, 0, 0, 1);
 }
 
 void die_usage(const char *fmt, ...)
@@ -20,9 +44,7 @@ void die_usage(const char *fmt, ...)
 	int n = vasprintf(&m, fmt, ap);
 	va_end(ap);
 	if (n < 0) m = NULL;
-	fputs("djc: ", stderr);
-	put_line(m ? m : fmt, stderr);   /* one line, whatever the arguments hold */
-	fputc('\n', stderr);
+	put_clean(m ? m : fmt, stderr, 1, 1, 1);   /* one line, whatever the arguments hold */
 	free(m);
 	exit(2);
 }
@@ -31,9 +53,7 @@ int exit_for(int rc, djc_conn *c)
 {
 	if (rc == DJC_OK) return 0;
 	const char *m = c ? djc_error_last(c) : djc_strerror(rc);
-	fputs("djc: ", stderr);
-	for (const char *p = m; *p; p++) fputc(*p == '\n' || *p == '\r' ? ' ' : *p, stderr);
-	fputc('\n', stderr);
+	put_clean(m, stderr, 1, 1, 0);
 	return exit_status(rc);
 }
 

@@ -101,11 +101,13 @@ tcase() {
 _tcase_run() {
 	if [ -z "${DJC_TEST_CASETIME:-}" ]; then
 		"case_$1"
+		_pycheck_flush
 		return
 	fi
 	local _tc_t0=$SECONDS _tc_c0
 	_cpu; _tc_c0=$_CPU
 	"case_$1"
+	_pycheck_flush
 	_cpu
 	printf 'casetime: %s %s wall %s cpu\n' "$NAME[$DJC_BACKEND]:$1" $((SECONDS - _tc_t0)) \
 		"$(awk -v a="$_tc_c0" -v b="$_CPU" 'BEGIN { printf "%.2f", b - a }')" >> "$DJC_TEST_CASETIME"
@@ -256,6 +258,57 @@ OUT=$OUT
 ERR=$ERR"; fi
 }
 
+# pycheck DESC CODE ARGS...: as `check DESC python3 -c CODE ARGS...` (passes
+# when CODE ends, or calls sys.exit with 0 or None; fails on another status
+# or an exception), but CODE runs at the end of the case, with the case's
+# other pychecks, in one python3 (tcase calls _pycheck_flush; finish too):
+# a python3 start is 60-75 ms of CPU here, and the suite had about 40 such
+# one-liners per backend. Each runs in a fresh namespace, in the directory
+# and with the arguments of its call; a file it opens must not change before
+# the case ends (pass its contents, "$(< FILE)", when it does).
+_PYQ="$T/.pycheck"
+_PYQ_DESC=()
+pycheck() {
+	_PYQ_DESC+=("$1")
+	shift
+	printf '%s\0%s\0' "$(($# - 1))" "$PWD" >> "$_PYQ"
+	printf '%s\0' "$@" >> "$_PYQ"
+}
+_PYQ_RUN='import os, sys, traceback
+f = open(sys.argv[1], "rb").read().split(b"\0")[:-1]
+out = open(sys.argv[2], "w")
+i = 0
+while i < len(f):
+    n = int(f[i]); cwd = os.fsdecode(f[i + 1]); code = os.fsdecode(f[i + 2])
+    args = [os.fsdecode(a) for a in f[i + 3:i + 3 + n]]
+    i += 3 + n
+    st, why = 0, ""
+    try:
+        os.chdir(cwd)
+        sys.argv = ["-c"] + args
+        exec(compile(code, "<pycheck>", "exec"), {"__name__": "__main__"})
+    except SystemExit as e:
+        if isinstance(e.code, int): st = int(e.code)
+        elif e.code is not None: st, why = 1, str(e.code)
+    except BaseException:
+        st, why = 1, traceback.format_exc()
+    sys.stdout.flush()
+    out.write("%d\n%s\0" % (st, why))
+out.close()'
+_pycheck_flush() {
+	local i st res=() n=${#_PYQ_DESC[@]}
+	[ "$n" -gt 0 ] || return 0
+	python3 -c "$_PYQ_RUN" "$_PYQ" "$_PYQ.res"
+	[ -f "$_PYQ.res" ] && mapfile -d '' res < "$_PYQ.res"
+	for ((i = 0; i < n; i++)); do
+		st=${res[i]:-"(no result: the python3 running the checks ended early)"}
+		if [ "$st" = $'0\n' ]; then _report ok "${_PYQ_DESC[i]}"
+		else _report fail "${_PYQ_DESC[i]}" "python: exit $st"; fi
+	done
+	_PYQ_DESC=()
+	rm -f "$_PYQ" "$_PYQ.res"
+}
+
 # expect_rc N DESC CMD...: the command exits with status N
 expect_rc() {
 	want=$1; desc=$2; shift 2
@@ -329,6 +382,7 @@ command_not_found_handle() {
 
 finish() {
 	local nf
+	_pycheck_flush
 	if [ -s "$T/.not-found" ]; then
 		while IFS= read -r nf; do _report fail "a command the test ran was not found: $nf"; done < "$T/.not-found"
 	fi

@@ -384,8 +384,10 @@ check "in the end: only the seed row" test "$(count Subject)" = 1
 }
 tcase connection cli_names
 
-case_config_usage() {
+case_config_values() {
 # ------------------------------------------------------------ djc config: usage and every checked setting
+# (no database: djc config opens none, and a bad setting stops any other
+# command before it opens one; run once, in the SQLite run)
 expect_fail 2 "config with an unknown option" '^djc: config: unknown option --bogus \(see djc config --help\)$' djc config --bogus
 expect_fail 2 "config with an argument" "^djc: config takes no arguments, only --json \(got 'extra'\)$" djc config extra --json
 expect_fail 2 "config --json with an argument after it" "^djc: config takes no arguments, only --json \(got 'extra'\)$" djc config --json extra
@@ -433,7 +435,11 @@ printf '{"jobs": {"version_method": "svn"}}\n' > djc.json
 expect_fail 2 "djc.json in the working directory: named in the message" "^djc: djc\.json: setting 'jobs\.version_method' must be none or git, got \"svn\"$" djc config --json
 expect_fail 2 "a bad djc.json value stops other commands too" "^djc: djc\.json: setting 'jobs\.version_method'" djc tables
 rm -f djc.json
-# populate refuses a bad value before any make runs
+}
+tcase config_values @nodb
+
+case_config_usage() {
+# ------------------------------------------------------------ a bad setting stops populate before any make
 printf '{"subject_id": 1, "session": 1}\n' | djc insert Session >/dev/null
 printf '#!/bin/sh\ntouch "$T/made.marker"\necho "{\\"mean\\": 1.5}"\n' > mkcfg.sh
 chmod +x mkcfg.sh

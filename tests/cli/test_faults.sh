@@ -122,7 +122,7 @@ run djc populate Out --reserve-jobs --max-calls 1 --make ./mkerr.sh
 check "10 MB of stderr: populate exits 1" test "$RC" = 1
 run djc jobs Out --status error --json
 check "the error message is the last stderr line" sh -c "printf '%s' \"\$1\" | grep -q 'make exited with status 4: the last line'" _ "$OUT"
-check "message and stack are bounded" py 'import json,sys
+pycheck "message and stack are bounded" 'import json,sys
 r=json.loads(sys.argv[1])["jobs"][0]
 sys.exit(0 if len(r["error_message"]) <= 2047 and 0 < len(r.get("error_stack") or "x") <= 65536 else 1)' "$OUT"
 djc jobs clear Out --status error >/dev/null
@@ -134,9 +134,9 @@ exit 2
 M
 chmod +x mkmsg.sh
 run djc populate Out --reserve-jobs --max-calls 1 --json --make ./mkmsg.sh
-check "stderr with invalid UTF-8 is recorded (exit 1, valid JSON)" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["error_count"] == 1 else 1)' "$OUT"
+pycheck "stderr with invalid UTF-8 is recorded (exit 1, valid JSON)" 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["error_count"] == 1 else 1)' "$OUT"
 run djc jobs Out --status error --json
-check "jobs --json stays valid JSON" py 'import json,sys; json.loads(sys.argv[1])["jobs"]' "$OUT"
+pycheck "jobs --json stays valid JSON" 'import json,sys; json.loads(sys.argv[1])["jobs"]' "$OUT"
 djc jobs clear Out --status error >/dev/null
 expect_out "after all those faults only the good key is stored" "1" cnt Out
 expect_out "no job is left reserved" "Out jobs: pending 11, reserved 0, success 0, error 0, ignore 0, total 11" djc jobs Out
@@ -184,7 +184,7 @@ M
 	done
 	# whatever was committed is whole: every stored row is right
 	run djc fetch Out --format json
-	check "every committed row is whole and right" py 'import json,sys
+	pycheck "every committed row is whole and right" 'import json,sys
 rows=[json.loads(l) for l in sys.argv[1].splitlines() if l.strip()]
 sys.exit(0 if all(r["v"] == r["id"] * 10 or r["id"] == 1 for r in rows) else 1)' "$OUT"
 	nap 2.5   # any reservation of a dead connection lapses with the lease

@@ -74,18 +74,18 @@ expect_out "fetch --format csv" \
 11,1000000000000000,16777216
 12,1.5,100' djc fetch F --format csv
 run djc fetch F --where '{"id": [1, 3, 5]}'
-check "fetch --format table: plain numbers" py 'import sys
+pycheck "fetch --format table: plain numbers" 'import sys
 rows = [l.split() for l in sys.argv[1].splitlines()[2:5]]
 sys.exit(0 if rows == [["1", "10", "10"], ["3", "120", "1.5"], ["5", "123456789", "120"]] else 1)' "$OUT"
 # what fetch writes, insert reads back to the same bits
 run sh -c '"$DJC" fetch F --format json | "$DJC" insert F2'
 check "fetch --format json | insert reads every float back" test "$RC" = 0
 check "the copy prints the same" test "$(djc fetch F2 --format json)" = "$(djc fetch F --format json)"
-check "the copy holds the same doubles" py 'import json,sys
+pycheck "the copy holds the same doubles" 'import json,sys
 a = [json.loads(l) for l in sys.argv[1].splitlines()]
 b = [json.loads(l) for l in sys.argv[2].splitlines()]
 sys.exit(0 if a == b and len(a) == 12 else 1)' "$(djc fetch F --format json)" "$(djc fetch F2 --format json)"
-check "python reads 10 and 1e+16 as the stored numbers" py 'import json,sys
+pycheck "python reads 10 and 1e+16 as the stored numbers" 'import json,sys
 r = {json.loads(l)["id"]: json.loads(l) for l in sys.argv[1].splitlines()}
 sys.exit(0 if r[1]["x"] == 10.0 and r[9]["x"] == 1e16 and r[6]["x"] == 1e300 and r[10]["x"] == 1e-7 else 1)' "$(djc fetch F --format json)"
 check "--where matches a float written in plain text" test "$(count F '{"x": 120}')" = 1
@@ -159,7 +159,7 @@ check "one failed make: exit 1" test "$RC" = 1
 check "one failed make: the line names its key" \
 	test "$ERR" = 'djc: 1 make call of Made failed; key {"id": 4}: make exited with status 3: boom for 4'
 run djc populate Made --reserve-jobs --suppress-errors --json --make ./mk.sh
-check "with --reserve-jobs --json: stdout is one JSON object" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["error_count"] == 3 else 1)' "$OUT"
+pycheck "with --reserve-jobs --json: stdout is one JSON object" 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["error_count"] == 3 else 1)' "$OUT"
 # the order jobs are reserved in is the server's: any of the three keys may be first, with its own message
 check "with --reserve-jobs --json: one stderr line naming the first key" sh -c '[ "$(printf "%s\n" "$1" | wc -l)" = 1 ] &&
 	printf "%s" "$1" | grep -Eq "^djc: 3 make calls of Made failed; first \{\"id\": ([345])\} \(2 more\): make exited with status 3: boom for \1\$"' _ "$ERR"
@@ -250,28 +250,28 @@ chmod +x qmk.sh
 keys_ok='import json,sys
 want = {"a\"b", "back\\slash", "tab\there", "new\nline", "ünï {}"}'
 run djc populate QMade --reserve-jobs --suppress-errors --json --make ./qmk.sh
-check "populate --json: one JSON object with every failed key" py "$keys_ok"'
+pycheck "populate --json: one JSON object with every failed key" "$keys_ok"'
 d = json.loads(sys.argv[1])
 sys.exit(0 if d["table"] == "QMade" and d["error_count"] == 5 and {e["key"]["k"] for e in d["errors"]} == want
          and all(e["message"].startswith("make exited with status 3: ") for e in d["errors"]) else 1)' "$OUT"
 run djc progress QMade --json
-check "progress TABLE --json: the fields of progress --json" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"table": "QMade", "remaining": 5, "total": 5, "pending": 0, "reserved": 0, "success": 0, "error": 5, "ignore": 0} else 1)' "$OUT"
+pycheck "progress TABLE --json: the fields of progress --json" 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"table": "QMade", "remaining": 5, "total": 5, "pending": 0, "reserved": 0, "success": 0, "error": 5, "ignore": 0} else 1)' "$OUT"
 run djc progress --json
-check "...as each table of progress --json has" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if [t for t in d["tables"] if t["table"] == "QMade"] == [{"table": "QMade", "remaining": 5, "total": 5, "pending": 0, "reserved": 0, "success": 0, "error": 5, "ignore": 0}] else 1)' "$OUT"
+pycheck "...as each table of progress --json has" 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if [t for t in d["tables"] if t["table"] == "QMade"] == [{"table": "QMade", "remaining": 5, "total": 5, "pending": 0, "reserved": 0, "success": 0, "error": 5, "ignore": 0}] else 1)' "$OUT"
 run djc jobs QMade --json
-check "jobs --json: the counts" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"table": "QMade", "pending": 0, "reserved": 0, "success": 0, "error": 5, "ignore": 0, "total": 5} else 1)' "$OUT"
+pycheck "jobs --json: the counts" 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"table": "QMade", "pending": 0, "reserved": 0, "success": 0, "error": 5, "ignore": 0, "total": 5} else 1)' "$OUT"
 run djc jobs QMade --status error --json
-check "jobs --status error --json: every job, its key and message" py "$keys_ok"'
+pycheck "jobs --status error --json: every job, its key and message" "$keys_ok"'
 d = json.loads(sys.argv[1])
 sys.exit(0 if d["table"] == "QMade" and d["status"] == "error" and {j["k"] for j in d["jobs"]} == want
          and all(j["error_message"] == "make exited with status 3: bad \"quote\" \\ back" and j["error_stack"].startswith("first line\n") for j in d["jobs"]) else 1)' "$OUT"
 run djc jobs refresh QMade --json
-check "jobs refresh --json" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if list(d) == ["table", "added", "removed", "orphaned", "re_pended"] and d["table"] == "QMade" else 1)' "$OUT"
+pycheck "jobs refresh --json" 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if list(d) == ["table", "added", "removed", "orphaned", "re_pended"] and d["table"] == "QMade" else 1)' "$OUT"
 run djc config --json
-check "config --json: values typed by their setting" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d["jobs.lease_timeout"] == {"value": 60, "source": "default"}
+pycheck "config --json: values typed by their setting" 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d["jobs.lease_timeout"] == {"value": 60, "source": "default"}
 and d["jobs.keep_completed"]["value"] is False and d["jobs.version_method"]["value"] == "none" and d["database.schema"]["value"] == (sys.argv[2] or "") else 1)' "$OUT" "$DJC_DATABASE_SCHEMA"
 run env DJC_JOBS_RETRY_DELAY=0.5 DJC_JOBS_AUTO_REFRESH=no "$DJC" config --json
-check "config --json: a fraction and a bool written as no" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d["jobs.retry_delay"]["value"] == 0.5 and d["jobs.auto_refresh"]["value"] is False else 1)' "$OUT"
+pycheck "config --json: a fraction and a bool written as no" 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d["jobs.retry_delay"]["value"] == 0.5 and d["jobs.auto_refresh"]["value"] is False else 1)' "$OUT"
 expect_fail 2 "a table name with a quote: one error line" '^djc: unknown table "Q\\"x" ' djc progress 'Q"x' --json
 check "...and nothing on stdout" test -z "$OUT"
 
@@ -281,7 +281,7 @@ run djc jobs QMade --status error
 check "text listing: one line per job, newlines in messages and keys escaped" test "$(printf '%s\n' "$OUT" | grep -c '^{')" = 5
 check "text listing: each job's stack on 3 indented lines, nothing else" \
 	test "$(printf '%s\n' "$OUT" | grep -c '^    ')" = 15 -a "$(printf '%s\n' "$OUT" | grep -c .)" = 20
-check "text listing: each job line starts with its key as JSON" py "$keys_ok"'
+pycheck "text listing: each job line starts with its key as JSON" "$keys_ok"'
 dec = json.JSONDecoder()
 keys = [dec.raw_decode(l)[0] for l in sys.argv[1].splitlines() if not l.startswith(" ")]
 sys.exit(0 if {k["k"] for k in keys} == want and all(list(k) == ["k"] for k in keys) else 1)' "$OUT"
@@ -390,11 +390,11 @@ for cols in 200 80 45 24 12; do
 	djc delete AVeryLongComputedTableNameForTheProgressBar > /dev/null
 	run python3 onpty.py "$cols" pty.out "$DJC" populate AVeryLongComputedTableNameForTheProgressBar --display-progress --make ./slow.sh
 	check "progress on a $cols-column terminal: populate ran" test "$RC:$(cat pty.out)" = "0:AVeryLongComputedTableNameForTheProgressBar: 12 made, 0 errors, 0 skipped"
-	check "progress on a $cols-column terminal: every line fits, the name shortened" py "$fits" "$cols" "$OUT"
+	pycheck "progress on a $cols-column terminal: every line fits, the name shortened" "$fits" "$cols" "$OUT"
 done
 # in a log: the final line, and a line at most every display.interval seconds
 run djc config --json
-check "display.interval is 30 s by default" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d["display.interval"] == {"value": 30, "source": "default"} else 1)' "$OUT"
+pycheck "display.interval is 30 s by default" 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d["display.interval"] == {"value": 30, "source": "default"} else 1)' "$OUT"
 djc delete AVeryLongComputedTableNameForTheProgressBar > /dev/null
 run env DJC_DISPLAY_INTERVAL=86400 "$DJC" populate AVeryLongComputedTableNameForTheProgressBar --display-progress --make ./slow.sh
 check "piped, a long interval: only the final line" test "$(printf '%s\n' "$ERR" | grep -c .)" = 1

@@ -89,7 +89,7 @@ with open("rows.jsonl", "w") as f:
 expect_out "insert rows whose values are SQL" "inserted 20 rows into Safe" djc insert Safe rows.jsonl
 run djc fetch Safe --format json
 printf '%s\n' "$OUT" > fetched.jsonl
-check "values fetched back identically" py 'exec(open("payloads.py").read())
+pycheck "values fetched back identically" 'exec(open("payloads.py").read())
 import json, sys
 got = [json.loads(l) for l in open("fetched.jsonl") if l.strip()]
 want = [{"id": i + 1, "name": p, "note": p * 3} for i, p in enumerate(P)]
@@ -249,7 +249,7 @@ NNAMED=$(count Named)
 k=$(py 'import json; print(json.dumps({"name": "x'"'"'; DROP TABLE other; --"}))')
 expect_rc 0 "jobs ignore a payload key verbatim" djc jobs ignore NamedOut "$k"
 run djc jobs NamedOut --status ignore --json
-check "the ignored job holds the key verbatim" py 'import json,sys
+pycheck "the ignored job holds the key verbatim" 'import json,sys
 rows=json.loads(sys.argv[1])["jobs"]
 sys.exit(0 if len(rows) == 1 and rows[0]["name"] == "x'"'"'; DROP TABLE other; --" else 1)' "$OUT"
 intact "job keys"
@@ -269,7 +269,7 @@ expect_rc 0 "populate with payload keys and arguments" djc populate NamedOut --m
 check "no file was created by any key or argument" sh -c '! ls pwned* 2>/dev/null | grep -q .'
 run djc fetch NamedOut --format json
 printf '%s\n' "$OUT" > made.jsonl
-check "each make saw its key and arguments verbatim" py 'import json,sys
+pycheck "each make saw its key and arguments verbatim" 'import json,sys
 rows=[json.loads(l) for l in open("made.jsonl") if l.strip()]
 args="|$(touch pwned_arg)|; touch pwned_arg2|`touch pwned_arg3`|| touch pwned_arg4"
 ok = len(rows) == '"$NNAMED"' and all(r["v"] == (r["name"] + args)[:255] for r in rows)
@@ -326,7 +326,7 @@ for f in url pw; do
 	nopw "djc config ($f)"
 	expect_rc 0 "djc config --json ($f)" env -u DJC_DATABASE_URL DJC_CONFIG=cfg/$f.json "$DJC" config --json
 	nopw "djc config --json ($f)"
-	check "djc config --json is JSON ($f)" py 'import json,sys; json.loads(sys.argv[1])' "$OUT"
+	pycheck "djc config --json is JSON ($f)" 'import json,sys; json.loads(sys.argv[1])' "$OUT"
 	check "no permission warning for a 600 file ($f)" test -z "$ERR"
 	expect_fail 1 "connection refused with the password from djc.json ($f)" "127.0.0.1|connect" env -u DJC_DATABASE_URL DJC_CONFIG=cfg/$f.json "$DJC" tables
 	nopw "connection error ($f)"
@@ -398,7 +398,7 @@ run env DJC_DATABASE_URL="$URL" DJC_DATABASE_PASSWORD="$PW" SECRETPW="$PW" DJC="
 check "a failing make run: populate exits 1" test "$RC" = 1
 if printf '%s\n%s\n' "$OUT" "$ERR" | grep -qF "$SECRET"; then _report fail "populate output holds no password" "$OUT $ERR"; else _report ok "populate output holds no password"; fi
 run env DJC_DATABASE_URL="$URL" "$DJC" jobs Comp --status error --json
-check "three errors recorded" py 'import json,sys; j=json.loads(sys.argv[1])["jobs"]; sys.exit(0 if len(j) == 3 and all(r["error_message"] for r in j) else 1)' "$OUT"
+pycheck "three errors recorded" 'import json,sys; j=json.loads(sys.argv[1])["jobs"]; sys.exit(0 if len(j) == 3 and all(r["error_message"] for r in j) else 1)' "$OUT"
 check "the error stack holds the make's stderr" sh -c "printf '%s' \"\$1\" | grep -q 'NoSuchUpstream'" _ "$OUT"
 if printf '%s\n' "$OUT" | grep -qF "$SECRET"; then _report fail "jobs table (error_message, error_stack) holds no password" "$OUT"; else _report ok "jobs table (error_message, error_stack) holds no password"; fi
 expect_rc 0 "clear the errors" djc jobs clear Comp --status error

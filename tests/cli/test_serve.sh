@@ -451,19 +451,19 @@ check "5: the serve program ran" test "$RC/$OUT" = "0/Res: 1 made, 0 errors, 0 s
 check "5: its environment was dumped" test -s env.serve
 if grep -qF "$PW" env.serve; then _report fail "5: the password is nowhere in a serve program's environment" "$(cat env.serve)"
 else _report ok "5: the password is nowhere in a serve program's environment"; fi
-check "5: no DJC_DATABASE_URL, DJC_DATABASE_PASSWORD, PGPASSWORD or MYSQL_PWD" \
-	py 'import json,sys; e=json.load(open(sys.argv[1])); sys.exit(1 if {"DJC_DATABASE_URL","DJC_DATABASE_PASSWORD","PGPASSWORD","MYSQL_PWD","MY_COPY","MY_URL"} & set(e) else 0)' env.serve
+pycheck "5: no DJC_DATABASE_URL, DJC_DATABASE_PASSWORD, PGPASSWORD or MYSQL_PWD" \
+	'import json,sys; e=json.load(open(sys.argv[1])); sys.exit(1 if {"DJC_DATABASE_URL","DJC_DATABASE_PASSWORD","PGPASSWORD","MYSQL_PWD","MY_COPY","MY_URL"} & set(e) else 0)' env.serve
 if [ -n "$URLPW" ]; then
-	check "5: no value holds the URL's own password (:$URLPW@)" py 'import json,sys; e=json.load(open(sys.argv[1])); sys.exit(1 if any(":" + sys.argv[2] + "@" in v or v == sys.argv[2] for v in e.values()) else 0)' env.serve "$URLPW"
+	pycheck "5: no value holds the URL's own password (:$URLPW@)" 'import json,sys; e=json.load(open(sys.argv[1])); sys.exit(1 if any(":" + sys.argv[2] + "@" in v or v == sys.argv[2] for v in e.values()) else 0)' env.serve "$URLPW"
 fi
-check "5: it was told the protocol (DJC_SERVE=1)" py 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get("DJC_SERVE") == "1" else 1)' env.serve
+pycheck "5: it was told the protocol (DJC_SERVE=1)" 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get("DJC_SERVE") == "1" else 1)' env.serve
 # the check can fail: the same file as a per-key program gets the URL and the password
 clean
 run env DJC_DATABASE_URL="$URL" DJC_DATABASE_PASSWORD="$PW" ENVDUMP=$T/env.perkey DJC="$DJC" \
 	"$DJC" populate Res --where '{"item_id": 1}' --make python3 mk.py
 check "5: (the same make as a per-key program)" test "$RC/$OUT" = "0/Res: 1 made, 0 errors, 0 skipped"
-check "5: (a per-key program does get DJC_DATABASE_URL and the password)" \
-	py 'import json,sys; e=json.load(open(sys.argv[1])); sys.exit(0 if "DJC_DATABASE_URL" in e and e.get("DJC_DATABASE_PASSWORD") == sys.argv[2] else 1)' env.perkey "$PW"
+pycheck "5: (a per-key program does get DJC_DATABASE_URL and the password)" \
+	'import json,sys; e=json.load(open(sys.argv[1])); sys.exit(0 if "DJC_DATABASE_URL" in e and e.get("DJC_DATABASE_PASSWORD") == sys.argv[2] else 1)' env.perkey "$PW"
 }
 tcase no_password garbage_output
 

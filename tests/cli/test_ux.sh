@@ -144,7 +144,7 @@ os.waitpid(pid, 0)
 sys.stdout.write(buf.decode("utf-8", "replace"))
 PY
 run python3 watchpty.py "$DJC" 30
-check "progress --watch on a 30-column terminal: no line wider than 29 columns" py 'import re, sys
+pycheck "progress --watch on a 30-column terminal: no line wider than 29 columns" 'import re, sys
 lines = re.sub(r"\x1b\[[0-9]*[AK]|\r", "", sys.argv[1]).split("\n")
 sys.exit(0 if len(lines) >= 6 and max(len(l) for l in lines) <= 29 else 1)' "$OUT"
 run python3 watchpty.py "$DJC"
@@ -177,7 +177,7 @@ check "jobs --status error without a table: each table's errors grouped by messa
 E: 2 error jobs, 1 message
        2  make exited with status 1: Traceback: the same failure  (first {"id": 1})'
 run djc jobs --status error --json
-check "...and as JSON" py 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"status": "error", "tables": [
+pycheck "...and as JSON" 'import json,sys; d = json.loads(sys.argv[1]); sys.exit(0 if d == {"status": "error", "tables": [
  {"table": "B", "count": 1, "messages": [{"message": "make exited with status 3: second\tline", "count": 1, "first": {"id": 2}}]},
  {"table": "E", "count": 2, "messages": [{"message": "make exited with status 1: Traceback: the same failure", "count": 2, "first": {"id": 1}}]}]} else 1)' "$OUT"
 expect_out "jobs --status pending without a table: none" "no pending job in any table" djc jobs --status pending

@@ -185,17 +185,17 @@ sessions 1 8
 : > "$DJC_WORKER_LOG"
 run djc worker --until-empty --refresh-interval 1 --json
 check "worker --until-empty exits 0" [ "$RC" = 0 ]
-check "... made 16 jobs (Stats and Summary)" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["success_count"] == 16 and d["error_count"] == 0 else 1)' "$OUT"
-check "... served both tables, upstream first" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["tables"] == ["Stats", "Summary"] else 1)' "$OUT"
-check "... stopped: empty" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["stopped"] == {"empty": 1} else 1)' "$OUT"
+pycheck "... made 16 jobs (Stats and Summary)" 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["success_count"] == 16 and d["error_count"] == 0 else 1)' "$OUT"
+pycheck "... served both tables, upstream first" 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["tables"] == ["Stats", "Summary"] else 1)' "$OUT"
+pycheck "... stopped: empty" 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["stopped"] == {"empty": 1} else 1)' "$OUT"
 expect_out "every Summary row made" "8" count Summary
 check "each key made once per table (no line twice, 16 lines)" test "$(sort made.log | uniq -d | wc -l)/$(wc -l < made.log)" = "0/16"
-check "each Stats make came before its Summary make" py '
+pycheck "each Stats make came before its Summary make" '
 import sys
 seen = {}
-for i, l in enumerate(open("made.log")):
+for i, l in enumerate(sys.argv[1].splitlines()):
     t, k = l.split(); seen[(t, k)] = i
-sys.exit(0 if all(seen[("Stats", k)] < seen[("Summary", k)] for (t, k) in seen if t == "Summary") else 1)'
+sys.exit(0 if all(seen[("Stats", k)] < seen[("Summary", k)] for (t, k) in seen if t == "Summary") else 1)' "$(< made.log)"
 case $DJC_BACKEND in
 postgresql)
 	if [ -n "${DJC_POOLER:-}" ]; then
@@ -221,7 +221,7 @@ wait_until 60 grep -q "^$wpid idle" "$DJC_WORKER_LOG"   # it found nothing and w
 sessions 9 11
 wait_until 120 sh -c "! kill -0 $wpid 2>/dev/null"
 wait "$wpid"
-check "a worker started before the data makes it (exit $?)" py 'import json,sys; d=json.loads(open("late.json").read()); sys.exit(0 if d["success_count"] == 6 and d["stopped"] == {"max_jobs": 1} else 1)'
+pycheck "a worker started before the data makes it (exit $?)" 'import json,sys; d=json.loads(open("late.json").read()); sys.exit(0 if d["success_count"] == 6 and d["stopped"] == {"max_jobs": 1} else 1)'
 expect_out "... Summary of the late keys made" "11" count Summary
 
 # woken by the refresh's notification (PostgreSQL, no pooler), else by polling:
@@ -269,7 +269,7 @@ djc jobs clear Stats --status error > /dev/null
 sessions 17 30
 run djc worker --processes 3 --until-empty --refresh-interval 1 --json
 check "worker --processes 3 --until-empty: exit 0" [ "$RC" = 0 ]
-check "... three processes stopped empty" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["stopped"] == {"empty": 3} else 1)' "$OUT"
+pycheck "... three processes stopped empty" 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["stopped"] == {"empty": 3} else 1)' "$OUT"
 expect_out "... everything made (key 15 too, after its error was cleared)" "30" count Summary
 
 # between pipeline levels (issue 36.3): with an interval of an hour (and
@@ -320,14 +320,14 @@ expect_rc 0 "declare Slow" djc declare slow.djc
 W12='{"session_id": {"<=": 12}}'
 expect_rc 0 "learn: one slow make" env MK_SLEEP=1.5 "$DJC" worker Slow --max-jobs 1 --refresh-interval 1
 run env MK_SLEEP=1.5 "$DJC" worker Slow --where "$W12" --deadline +2.5 --refresh-interval 1 --json
-check "a deadline nothing fits before: exit 0, nothing made" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["success_count"] == 0 and d["stopped"] == {"deadline": 1} else 1)' "$OUT"
+pycheck "a deadline nothing fits before: exit 0, nothing made" 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["success_count"] == 0 and d["stopped"] == {"deadline": 1} else 1)' "$OUT"
 check "... nothing left reserved" sh -c "\"$DJC\" jobs Slow --json | grep -q '\"reserved\":0'"
 run env MK_SLEEP=1.5 "$DJC" worker Slow --where "$W12" --deadline +9 --refresh-interval 1 --json
-check "a deadline some jobs fit before: some made, then stopped (deadline)" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if 1 <= d["success_count"] < 11 and d["stopped"] == {"deadline": 1} else 1)' "$OUT"
+pycheck "a deadline some jobs fit before: some made, then stopped (deadline)" 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if 1 <= d["success_count"] < 11 and d["stopped"] == {"deadline": 1} else 1)' "$OUT"
 check "... it drained: nothing left reserved" sh -c "\"$DJC\" jobs Slow --json | grep -q '\"reserved\":0'"
 deadline=$(date -d '+1 hour' '+%Y-%m-%dT%H:%M:%S')
 run env MK_SLEEP=1.5 "$DJC" worker Slow --where "$W12" --deadline "$deadline" --until-empty --refresh-interval 1 --json
-check "a deadline an hour away (local time $deadline): the rest made, stopped empty" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["stopped"] == {"empty": 1} else 1)' "$OUT"
+pycheck "a deadline an hour away (local time $deadline): the rest made, stopped empty" 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["stopped"] == {"empty": 1} else 1)' "$OUT"
 expect_out "... keys 1-12 made" "12" count Slow "$W12"
 
 # a signal while waiting
@@ -375,7 +375,7 @@ for i in $(seq 1 20); do printf '{"item_id": %d}\n' "$i"; done > sitems.jsonl
 expect_rc 0 "serve: insert 20 items" djc --schema "$S" insert Item sitems.jsonl
 : > serve.log
 run env PYTHONPATH="$ROOT/python" SERVE_LOG="$T/serve.log" "$DJC" --schema "$S" worker --processes 2 --until-empty --json
-check "serve: 2 worker processes until empty: 20 made, both stopped empty" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["success_count"] == 20 and d["error_count"] == 0 and d["stopped"] == {"empty": 2} else 1)' "$OUT"
+pycheck "serve: 2 worker processes until empty: 20 made, both stopped empty" 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["success_count"] == 20 and d["error_count"] == 0 and d["stopped"] == {"empty": 2} else 1)' "$OUT"
 check "serve: every key made once (20 lines, 20 keys)" test "$(wc -l < serve.log)/$(awk '{print $2}' serve.log | sort -u | wc -l)" = "20/20"
 check "serve: by at most 2 programs (one per worker process)" [ "$(awk '{print $3}' serve.log | sort -u | wc -l)" -le 2 ]
 expect_out "serve: the rows are the program's" "t7" sh -c "\"$DJC\" --schema \"$S\" fetch Tag --where '{\"item_id\": 7}' --format csv | tail -n 1 | cut -d, -f2"
@@ -401,8 +401,8 @@ touch go
 wait "$wpid"
 rc=$?
 check "drain: exit 0" [ "$rc" = 0 ]
-check "drain: both processes stopped for the drain, 2 made" py 'import json,sys; d=json.loads(open(sys.argv[1]).read()); sys.exit(0 if d["stopped"] == {"drain": 2} and d["success_count"] == 2 else 1)' drain.out
-check "drain: --json says drained (issue 36.7)" py 'import json,sys; d=json.loads(open(sys.argv[1]).read()); sys.exit(0 if d["drained"] is True else 1)' drain.out
+pycheck "drain: both processes stopped for the drain, 2 made" 'import json,sys; d=json.loads(open(sys.argv[1]).read()); sys.exit(0 if d["stopped"] == {"drain": 2} and d["success_count"] == 2 else 1)' drain.out
+pycheck "drain: --json says drained (issue 36.7)" 'import json,sys; d=json.loads(open(sys.argv[1]).read()); sys.exit(0 if d["drained"] is True else 1)' drain.out
 check "drain: no other make started (2)" [ "$(nfiles started.*)" = 2 ]
 expect_out "drain: the 2 running makes committed" "2" sh -c "\"$DJC\" --schema \"$D\" fetch Stats --format json | grep -c ."
 rm -f started.* go
@@ -430,10 +430,10 @@ early_drain() {   # early_drain OUTFILE djc-args...
 echo '{"session_id": 7, "v": 1}' | "$DJC" --schema "$D" insert Session > /dev/null
 early_drain early.out worker Stats --idle-exit 30 --json --make ./mk.sh
 check "SIGUSR1 while the worker starts: exit 0 (not killed: $rc)" [ "$rc" = 0 ]
-check "... stopped for the drain before any job" py 'import json,sys; d=json.loads(open(sys.argv[1]).read()); sys.exit(0 if d["stopped"] == {"drain": 1} and d["success_count"] == 0 else 1)' early.out
+pycheck "... stopped for the drain before any job" 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["stopped"] == {"drain": 1} and d["success_count"] == 0 else 1)' "$(< early.out)"
 early_drain early.out populate Stats --reserve-jobs --json --make ./mk.sh
 check "SIGUSR1 while populate starts: exit 0 (not killed: $rc)" [ "$rc" = 0 ]
-check "... drained before any make" py 'import json,sys; d=json.loads(open(sys.argv[1]).read()); sys.exit(0 if d["drained"] and d["success_count"] == 0 else 1)' early.out
+pycheck "... drained before any make" 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["drained"] and d["success_count"] == 0 else 1)' "$(< early.out)"
 check "... key 7 still to be made" sh -c "[ \"\$(\"$DJC\" --schema \"$D\" fetch Stats --where '{\"session_id\": 7}' --format json | grep -c .)\" = 0 ]"
 }
 tcase drain serve_program
@@ -443,7 +443,7 @@ case_timeout_serve() {
 # --timeout: a make that outlives it is stopped and recorded as an error
 run env MK_SLEEP=60 "$DJC" --schema "$D" worker Stats --max-jobs 1 --timeout 1 --json --make ./mk.sh
 check "worker --timeout 1, a make sleeping 60 s: exit 1" [ "$RC" = 1 ]
-check "... recorded as timed out" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["error_count"] == 1 and d["errors"][0]["message"].startswith("timed out after 1s") else 1)' "$OUT"
+pycheck "... recorded as timed out" 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["error_count"] == 1 and d["errors"][0]["message"].startswith("timed out after 1s") else 1)' "$OUT"
 check "... the job is an error" sh -c "\"$DJC\" --schema \"$D\" jobs Stats --json | grep -q '\"error\":1'"
 "$DJC" --schema "$D" jobs clear Stats --status error > /dev/null
 # a cancel stops the running make: --json counts it cancelled (issue 36.7)
@@ -464,7 +464,7 @@ for i in 21 22 23 24; do printf '{"item_id": %d}\n' "$i"; done > sitems2.jsonl
 expect_rc 0 "serve: insert 4 more items" djc --schema "$S" insert Item sitems2.jsonl
 : > serve.log
 run env PYTHONPATH="$ROOT/python" SERVE_LOG="$T/serve.log" "$DJC" --schema "$S" worker Tag --until-empty --json --make-serve python3 mk_serve_cli.py
-check "worker --make-serve: 4 made by one program" py 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["success_count"] == 4 and d["stopped"] == {"empty": 1} else 1)' "$OUT"
+pycheck "worker --make-serve: 4 made by one program" 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["success_count"] == 4 and d["stopped"] == {"empty": 1} else 1)' "$OUT"
 check "... one program (one pid) for the 4 keys" test "$(wc -l < serve.log)/$(awk '{print $3}' serve.log | sort -u | wc -l)" = "4/1"
 expect_out "... its rows" "cli23" sh -c "\"$DJC\" --schema \"$S\" fetch Tag --where '{\"item_id\": 23}' --format csv | tail -n 1 | cut -d, -f2"
 }
