@@ -99,6 +99,11 @@ void proc_input(proc *p, const char *buf, size_t n, int close_after);
  * (or at proc_free). */
 void proc_input_take(proc *p, char *buf, size_t n);
 
+/* proc_input_take of a buffer from piece_get (util/piecepool.h): given back
+ * with piece_put where proc_input_take frees, so a piece lent to the pipe
+ * is reused only once the program read past it. */
+void proc_input_piece(proc *p, char *buf, size_t n);
+
 /* n bytes are about to be queued for stdin, a piece at a time: the pipe
  * grows as proc_input_take grows it for a value of n bytes. */
 void proc_input_expect(proc *p, size_t n);

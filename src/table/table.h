@@ -205,7 +205,7 @@ int rows_fetch_read(djc_conn *c, const table *t, const char *where_json, read_wh
  * (s NULL, n its length, u not yet), count the rows in all (known with
  * the first); then such values' bytes to each, in the order of t's
  * attributes, in pieces of at most piece bytes (col: the attribute's
- * index; buf malloc'd, each's to free). A nonzero return is returned by
+ * index; buf from piece_get, each's to give back: piece_put, util/piecepool.h). A nonzero return is returned by
  * rows_fetch_stream (the rest of the rows are read and dropped). */
 typedef struct rows_sink {
 	size_t over, piece;
