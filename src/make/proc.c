@@ -1033,18 +1033,24 @@ static void write_input(proc *p)
 	}
 }
 
+#define READ_OUT 65536   /* the least read_out reads stdout in */
+
 /* The readers below stop at a read shorter than their buffer: the pipe
  * held no more then, and poll says when it does (a further read would
  * mostly fail with EAGAIN: one system call per answer for nothing). */
 static void read_out(proc *p)
 {
-	char buf[65536];
 	for (int i = 0; i < 16; i++) {   /* bounded, so stderr and the supervisor get their turn */
-		ssize_t r = read(p->out, buf, sizeof buf);
+		/* straight into outb, not through a buffer of its own (a
+		 * program's 1 MiB value was copied twice) */
+		sb_reserve(&p->outb, READ_OUT);
+		size_t room = p->outb.cap - p->outb.len - 1;
+		ssize_t r = read(p->out, p->outb.s + p->outb.len, room);
 		if (r > 0) {
 			if (p->st.too_big || (p->out_cap && p->outb.len + (size_t)r > p->out_cap)) p->st.too_big = 1;
-			else sb_addn(&p->outb, buf, (size_t)r);
-			if ((size_t)r < sizeof buf) return;
+			else p->outb.len += (size_t)r;
+			p->outb.s[p->outb.len] = 0;
+			if ((size_t)r < room) return;
 			continue;
 		}
 		if (r < 0 && errno == EINTR) continue;
@@ -1208,6 +1214,11 @@ void proc_err_clear(proc *p)
 /* The most of its output buffer a program keeps once all of it was
  * consumed. */
 #define OUT_KEEP (256 << 10)
+
+void proc_out_expect(proc *p, size_t n)
+{
+	if (n > p->outb.len) sb_reserve(&p->outb, n - p->outb.len);
+}
 
 void proc_out_consume(proc *p, size_t n)
 {

@@ -154,6 +154,9 @@ size_t proc_err_cut(const proc *p);
 /* Drop the first n bytes of collected stdout (a long-lived program's
  * answers are consumed as they come). */
 void proc_out_consume(proc *p, size_t n);
+/* Room for n bytes of stdout in all (what is collected counts) made at
+ * once: a raw value of n bytes is coming. proc_out's pointer changes. */
+void proc_out_expect(proc *p, size_t n);
 /* Forget the stderr tail kept so far (a long-lived program's stderr is
  * kept per request). */
 void proc_err_clear(proc *p);

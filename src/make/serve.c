@@ -1102,6 +1102,9 @@ static line_end read_answer(keyrun *kr, make_stop *why)
 		}
 		proc_out_consume(s->p, used);
 		if (end != L_MORE) return end;
+		/* a row's raw values come: room for them in one step (not
+		 * doubled up to them, each step a copy) */
+		if (kr->binrow) proc_out_expect(s->p, kr->binlen);
 		proc_status ps;
 		proc_get_status(s->p, &ps);
 		if (kr->bytes + (kr->binrow ? 0 : n - used) > s->max_out || ps.too_big) return L_TOO_BIG;

@@ -117,6 +117,9 @@ int table_target_check(djc_conn *c, const table *t);
  * conflicting value is an error), every non-nullable attribute present.
  * *out is the row of bound values. */
 int row_prepare(djc_conn *c, const table *t, const djc_row *in, const djc_row *key, djc_row **out, char **msg);
+/* row_prepare of a row the caller frees next: its bytes values are moved
+ * into *out (value_in_take), not copied; in is then only to be freed. */
+int row_prepare_take(djc_conn *c, const table *t, djc_row *in, const djc_row *key, djc_row **out, char **msg);
 /* INSERT prepared rows inside the caller's transaction. On a duplicate or
  * missing parent, returns the code and *bad the row's index. */
 int rows_insert(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, size_t *inserted, size_t *bad);
