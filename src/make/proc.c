@@ -628,6 +628,7 @@ struct proc {
 	size_t inq_head, inpos;    /* the first piece not all written, and how much of it is */
 	int in_close;              /* close stdin once inq is written */
 	int in_size;               /* stdin's pipe size before grow_input grew it, 0 when not grown */
+	int out_size;              /* stdout's before proc_out_expect grew it, 0 when not grown */
 	int no_lend;               /* stdin took no vmsplice (not a pipe): large values are copied too */
 	uint64_t in_sent;          /* bytes put into stdin's pipe, in all */
 	lent *held;                /* large values in the pipe by reference, not yet read (release_lent) */
@@ -1215,9 +1216,18 @@ void proc_err_clear(proc *p)
  * consumed. */
 #define OUT_KEEP (256 << 10)
 
+/* A large raw value coming grows stdout's pipe as grow_input grows
+ * stdin's: a 1 MiB answer crossed the 64 KiB pipe in 16 reads, each a
+ * switch to the program and back (bench/py-blob.sh); it goes back to its
+ * size once the answer was consumed (proc_out_consume). */
 void proc_out_expect(proc *p, size_t n)
 {
-	if (n > p->outb.len) sb_reserve(&p->outb, n - p->outb.len);
+	if (n <= p->outb.len) return;
+	sb_reserve(&p->outb, n - p->outb.len);
+	if (n - p->outb.len >= PIPE_GROW_AT && p->out >= 0 && !p->out_size) {
+		int was = fcntl(p->out, F_GETPIPE_SZ);
+		if (was > 0 && was < PIPE_BIG && fcntl(p->out, F_SETPIPE_SZ, PIPE_BIG) >= 0) p->out_size = was;
+	}
 }
 
 void proc_out_consume(proc *p, size_t n)
@@ -1231,6 +1241,11 @@ void proc_out_consume(proc *p, size_t n)
 	 * value went above it, and the worker's memory grew by its size
 	 * (bench/results-2026-12-07.md, last section). */
 	if (!p->outb.len && p->outb.cap > OUT_KEEP) sb_free(&p->outb);
+	/* stdout's pipe back to its size (the kernel refuses with EBUSY
+	 * while it holds more: tried again at the next consume) */
+	if (!p->outb.len && p->out_size && p->out >= 0 &&
+	    (fcntl(p->out, F_SETPIPE_SZ, p->out_size) >= 0 || errno != EBUSY))
+		p->out_size = 0;
 }
 
 void proc_get_status(const proc *p, proc_status *st)
