@@ -155,7 +155,9 @@ size_t proc_err_cut(const proc *p);
  * answers are consumed as they come). */
 void proc_out_consume(proc *p, size_t n);
 /* Room for n bytes of stdout in all (what is collected counts) made at
- * once: a raw value of n bytes is coming. proc_out's pointer changes. */
+ * once: a raw value of n bytes is coming. proc_out's pointer changes. For
+ * 256 KiB or more to come, stdout's pipe grows to 1 MiB as stdin's does,
+ * and back once proc_out_consume emptied what was collected. */
 void proc_out_expect(proc *p, size_t n);
 /* Forget the stderr tail kept so far (a long-lived program's stderr is
  * kept per request). */
