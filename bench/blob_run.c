@@ -146,10 +146,22 @@ static long maxrss(int who)
 	return u.ru_maxrss;
 }
 
+/* This process's CPU seconds so far (user + system), and its minor page
+ * faults (*flt). */
+static double cpu_self(long *flt)
+{
+	struct rusage u;
+	getrusage(RUSAGE_SELF, &u);
+	*flt = u.ru_minflt;
+	return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
 static int cmd_run(const char *url, const char *schema, const char *kind, char **argv)
 {
 	djc_conn *c = open_db(url, schema);
 	long rss0 = maxrss(RUSAGE_SELF);
+	long flt0, flt;
+	double cpu0 = cpu_self(&flt0);
 	djc_populate_options o = DJC_POPULATE_OPTIONS_INIT;
 	o.reserve_jobs = 1;
 	o.processes = 1;
@@ -159,13 +171,13 @@ static int cmd_run(const char *url, const char *schema, const char *kind, char *
 	djc_populate_result *res = NULL;
 	double t0 = now();
 	int rc = djc_populate(&res, c, "Part", &o);
-	double dt = now() - t0;
+	double dt = now() - t0, cpu = cpu_self(&flt) - cpu0;
 	if (rc && rc != DJC_EMAKE) die(c, rc, "populate");
 	long made = res ? res->success_count : 0;
 	printf("{\"kind\":\"%s\",\"keys\":%ld,\"secs\":%.4f,\"keys_per_s\":%.2f,\"errors\":%ld,"
-	       "\"worker_rss0_kb\":%ld,\"worker_rss_kb\":%ld,\"program_rss_kb\":%ld}\n",
+	       "\"worker_rss0_kb\":%ld,\"worker_rss_kb\":%ld,\"program_rss_kb\":%ld,\"worker_cpu_s\":%.3f,\"worker_faults\":%ld}\n",
 	       kind, made, dt, made / dt, res ? res->error_count : -1, rss0, maxrss(RUSAGE_SELF),
-	       maxrss(RUSAGE_CHILDREN));
+	       maxrss(RUSAGE_CHILDREN), cpu, flt - flt0);
 	if (res && res->n_errors) fprintf(stderr, "blob_run: first error: %s %s\n", res->errors[0].key_json, res->errors[0].message);
 	djc_populate_result_free(res);
 	djc_close(c);

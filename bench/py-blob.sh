@@ -18,7 +18,9 @@
 #              the next key gains (docs/workers.md, "Large values")
 # Memory: the worker's max RSS (this process is the worker: getrusage)
 # above its RSS before populate, and the program's own max RSS (it writes
-# it at its end), against 2x the largest value (20 MiB).
+# it at its end), against 2x the largest value (20 MiB). CPU: the worker's
+# during populate (getrusage) and the program's over its life (it writes
+# it at its end), ms a key; the worker's minor page faults a key.
 # Prints a Markdown section on stdout.
 #
 # Environment: BUILD (default build), PG_URL / MY_URL (servers to use;
@@ -33,7 +35,9 @@
 # compression leaves as they are, as it does measured data's noisy digits
 # or a blob DataJoint compressed; ramp: 0, 0.5, 1, ..., which
 # PostgreSQL's lz4 halves: the data of the runs before 2026-12-06's
-# seventh section), BENCH_QUICK=1 (2 keys, 1 round).
+# seventh section), PYBLOB_KINDS (the kinds to run, of those above; c
+# always runs, first: the ratios are against it), PYBLOB_BACKENDS
+# (default "postgresql mariadb"), BENCH_QUICK=1 (2 keys, 1 round).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -51,13 +55,21 @@ if [ -n "${DJPYTHON:-}" ]; then PY=$DJPYTHON
 elif djpy_find; then PY=$DJPY
 else PY=$(command -v python3); KINDS="c py-raw py-base64 c-glibc py-raw-glibc"; echo "py-blob.sh: no py-dj ($DJPY_WHY)" >&2
 fi
+if [ -n "${PYBLOB_KINDS:-}" ]; then
+	want=c
+	for k in $PYBLOB_KINDS; do
+		case " $KINDS " in *" $k "*) [ "$k" = c ] || want="$want $k" ;; *) echo "py-blob.sh: no kind $k here (kinds: $KINDS)" >&2; exit 2 ;; esac
+	done
+	KINDS=$want
+fi
+BACKENDS=${PYBLOB_BACKENDS:-postgresql mariadb}
 . "$ROOT/scripts/throwaway-servers.sh"
 tw_init pyblob
-[ -n "${PG_URL:-}" ] || PG_URL=$(tw_start postgresql)
+case " $BACKENDS " in *" postgresql "*) [ -n "${PG_URL:-}" ] || PG_URL=$(tw_start postgresql) ;; esac
 # a MariaDB of our own holds the bench's arrays in its buffer pool (the
 # default 128 MiB held 12 of them: the C make then read from disk and
 # slowed by a third, which flattered the Python ratio)
-[ -n "${MY_URL:-}" ] || MY_URL=$(MARIADB_OPTS="${MARIADB_OPTS:-} --innodb-buffer-pool-size=$((N * MB * 2 + 128))M" tw_start mysql)
+case " $BACKENDS " in *" mariadb "*) [ -n "${MY_URL:-}" ] || MY_URL=$(MARIADB_OPTS="${MARIADB_OPTS:-} --innodb-buffer-pool-size=$((N * MB * 2 + 128))M" tw_start mysql) ;; esac
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 LOG=$WORK/runs.jsonl
 : >"$LOG"
@@ -72,8 +84,8 @@ try:
 except Exception:
     pass
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)' 2>/dev/null)
-for be in postgresql mariadb; do
-	U=$PG_URL; [ $be = mariadb ] && U=$MY_URL
+for be in $BACKENDS; do
+	U=${PG_URL:-}; [ $be = mariadb ] && U=$MY_URL
 	S=pyblob_$$
 	"$RUN" setup "$U" "$S" "$N" "$MB" >/dev/null
 	# one run of the C make, not counted: the first run after the setup
@@ -85,7 +97,7 @@ for be in postgresql mariadb; do
 	for r in $(seq 1 "$R"); do
 		for k in $KINDS; do
 			"$RUN" reset "$U" "$S" >/dev/null
-			rm -f "$WORK/rss"
+			rm -f "$WORK/rss" "$WORK/rss.cpu"
 			case $k in
 			c) out=$("$RUN" run "$U" "$S" c) ;;
 			py-raw) out=$(BLOB_RSS=$WORK/rss DJC_BLOBS=raw BLOB_MODE=raw "$RUN" run "$U" "$S" serve "$PY" bench/prog/blob_make.py 2>/dev/null) ;;
@@ -95,7 +107,8 @@ for be in postgresql mariadb; do
 			py-raw-glibc) out=$(BLOB_MALLOC=glibc BLOB_RSS=$WORK/rss DJC_BLOBS=raw BLOB_MODE=raw "$RUN" run "$U" "$S" serve "$PY" bench/prog/blob_make.py 2>/dev/null) ;;
 			esac
 			prss=$(cat "$WORK/rss" 2>/dev/null || echo 0)
-			printf '{"backend":"%s","round":%d,"kind":"%s","program_kb":%s,"r":%s}\n' "$be" "$r" "$k" "${prss:-0}" "$out" >>"$LOG"
+			pcpu=$(cat "$WORK/rss.cpu" 2>/dev/null || echo 0)
+			printf '{"backend":"%s","round":%d,"kind":"%s","program_kb":%s,"program_cpu_s":%s,"r":%s}\n' "$be" "$r" "$k" "${prss:-0}" "${pcpu:-0}" "$out" >>"$LOG"
 			echo "py-blob.sh: $be round $r $k: $out program ${prss:-0} KiB" >&2
 		done
 	done
@@ -115,8 +128,10 @@ print("One run, %s s: %d keys of %d MiB (%s data) per run, one worker process, r
       " next key (docs/workers.md, \"Large values\"); the -glibc kinds run it with glibc's defaults, / C still"
       " against the C make with the worker's setting.\n"
       % (secs, n, mb, data, "yes" if ok else "NO", py, base_raw, base_dj, 2 * mb))
-print("| backend | make | keys/s | / C | worker RSS above start | program RSS | program RSS above its interpreter |")
-print("|---|---|---:|---:|---:|---:|---:|")
+print("CPU: the worker's CPU (user + system) during populate and the program's over its life, ms a key, and the"
+      " worker's minor page faults a key, median of the rounds (the server's CPU is in neither).\n")
+print("| backend | make | keys/s | / C | worker RSS above start | program RSS | program RSS above its interpreter | worker CPU ms/key | program CPU ms/key | worker faults/key |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 for be in ("postgresql", "mariadb"):
     c = None
     for k in ("c", "py-raw", "py-base64", "py-dj", "c-glibc", "py-raw-glibc"):
@@ -131,8 +146,11 @@ for be in ("postgresql", "mariadb"):
         w = max(r["r"]["worker_rss_kb"] - r["r"]["worker_rss0_kb"] for r in got) / 1024
         p = max(r["program_kb"] for r in got) / 1024
         base = int(base_dj if k == "py-dj" else base_raw) / 1024
-        print("| %s | %s | %.2f (%s) | %s | %.1f | %s | %s |" % (
+        wc = statistics.median(r["r"].get("worker_cpu_s", float("nan")) * 1000 / max(r["r"]["keys"], 1) for r in got)
+        pc = statistics.median(r.get("program_cpu_s", 0) * 1000 / max(r["r"]["keys"], 1) for r in got)
+        wf = statistics.median(r["r"].get("worker_faults", float("nan")) / max(r["r"]["keys"], 1) for r in got)
+        print("| %s | %s | %.2f (%s) | %s | %.1f | %s | %s | %.1f | %s | %.0f |" % (
             be, k, med, " ".join("%.2f" % x for x in ks), "%.2fx" % (med / c) if c and k != "c" else "-", w,
-            "%.1f" % p if not isc else "-", "%.1f" % (p - base) if not isc else "-"))
+            "%.1f" % p if not isc else "-", "%.1f" % (p - base) if not isc else "-", wc, "%.1f" % pc if not isc else "-", wf))
 print()
 PYX

@@ -8,7 +8,8 @@ its data sliced from them; BLOB_MODE=dj: DataJoint's format through
 djc_make.py (a numpy array in, an array out: djc_blob.py decodes and packs
 numeric arrays as datajoint.blob does, with numpy alone).
 BLOB_BINARY=0: djc_make.run(make, binary=False) (base64 in the JSON).
-BLOB_RSS=FILE: at its end, the program appends its max RSS (KiB) to FILE."""
+BLOB_RSS=FILE: at its end, the program appends its max RSS (KiB) to FILE,
+and its CPU seconds (user + system) to FILE.cpu."""
 import atexit
 import os
 import resource
@@ -38,5 +39,8 @@ if os.environ.get("BLOB_RSS"):
     def _rss():
         with open(os.environ["BLOB_RSS"], "a") as f:
             f.write("%d\n" % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+        u = resource.getrusage(resource.RUSAGE_SELF)
+        with open(os.environ["BLOB_RSS"] + ".cpu", "a") as f:
+            f.write("%.3f\n" % (u.ru_utime + u.ru_stime))
     atexit.register(_rss)
 djc_make.run(make_dj if MODE == "dj" else make_raw, binary=os.environ.get("BLOB_BINARY", "1") == "1")

@@ -87,8 +87,8 @@ typedef struct db_digest {
  * value longer than over comes in pieces of at most piece bytes: row gets
  * the row (r->nrows 1) with such a cell as value.h's VAL_DIGESTED (s
  * NULL, n its length, u 0 as yet); then each such value's pieces go to
- * each, in column order, each piece's buffer (malloc'd) handed over (each
- * frees it); then row_end gets the row again, those cells' u now the
+ * each, in column order, each piece's buffer (piece_get, util/piecepool.h)
+ * handed over (each gives it back: piece_put); then row_end gets the row again, those cells' u now the
  * XXH3_64 of their bytes (as db_exec_digest gives it), to take values
  * out of (db_cell_mut). A nonzero return of a callback is what
  * db_exec_stream returns; the rest of the result is read and dropped. */

@@ -14,6 +14,7 @@
 #include "catalog.h"
 #include "djc.h"
 #include "util/clock.h"
+#include "util/piecepool.h"
 #include <mysql.h>
 #include <errmsg.h>
 #include <mysqld_error.h>
@@ -931,8 +932,9 @@ static int fetch_long_cell(my_conn *c, MYSQL_STMT *st, const colbuf *k, const MY
  * row a piece at a time, never whole. The row itself is the library's
  * (its connection buffer holds the packet whole); this only keeps djc
  * from holding a second copy beside it. With s (db_stream), each piece
- * (of s->piece bytes at most, a buffer of its own) is handed to s->each
- * after it was hashed; a nonzero return of it is returned at once. */
+ * (of s->piece bytes at most, a buffer of its own: piece_get, reused once
+ * given back) is handed to s->each after it was hashed; a nonzero return
+ * of it is returned at once. */
 static int digest_long_cell(my_conn *c, MYSQL_STMT *st, const colbuf *k, unsigned i, const db_stream *s, val_t *out)
 {
 	size_t size = s ? s->piece : DIGEST_PIECE;
@@ -945,7 +947,7 @@ static int digest_long_cell(my_conn *c, MYSQL_STMT *st, const colbuf *k, unsigne
 		unsigned long blen = 0;
 		my_bool bnull = 0, berr = 0;
 		MYSQL_BIND one = {0};
-		if (s) piece = xmalloc(size);
+		if (s) piece = piece_get(size);
 		one.buffer_type = MYSQL_TYPE_BLOB;
 		one.buffer = piece;
 		one.buffer_length = size;
@@ -970,7 +972,8 @@ static int digest_long_cell(my_conn *c, MYSQL_STMT *st, const colbuf *k, unsigne
 		}
 		at += n;
 	}
-	free(piece);
+	if (s) piece_put(piece);
+	else free(piece);
 	if (rc) return rc;
 	*out = val_null();
 	out->t = DJC_BYTES;

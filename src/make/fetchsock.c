@@ -143,7 +143,7 @@ static void on_request(fetchsock *fs, client *k, const char *l, size_t n)
 			  "{\"_djc\": \"fetch\", \"table\": \"Name\", \"key\": {...}} (or \"where\")", DJC_EINVAL);
 	else {
 		fetch_out o = {put_client, take_client, k, json_is_true(json_object_get(j, "binary")),
-			       json_is_true(json_object_get(j, "types")), NULL};
+			       json_is_true(json_object_get(j, "types")), NULL, NULL};
 		fetch_answer(&fs->ctx, j, &o);
 	}
 	json_decref(j);

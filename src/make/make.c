@@ -137,7 +137,8 @@ int stage_json_row_bins(djc_conn *c, table *t, const djc_row *key, json_t *obj, 
 	json_decref(copy);
 	if (!rc && (rc = put_bins(dest, r, bins, msg))) djc_row_free(r);
 	if (rc) return rc;
-	rc = row_prepare(c, dest, r, key, &prep, msg);
+	/* r goes next: its values (a large one the program wrote) move */
+	rc = row_prepare_take(c, dest, r, key, &prep, msg);
 	djc_row_free(r);
 	if (rc) return rc;
 	stage(out, dest, prep);

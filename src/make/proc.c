@@ -18,6 +18,7 @@
  * PR_SET_PDEATHSIG) and by EOF on the socket only the caller holds. */
 #include "proc.h"
 #include "util/clock.h"
+#include "util/piecepool.h"
 #include "util/sb.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -591,7 +592,23 @@ static void sup_put(sup *s)
 typedef struct {
 	char *s;
 	uint64_t end;
+	int piece;   /* s is a piece_get buffer: piece_put, not free */
 } lent;
+
+/* Input queued for stdin: copied (b.cap nonzero: appended to), or handed
+ * over (b.cap 0: proc_input_take, or proc_input_piece with piece set). */
+typedef struct {
+	sb_t b;
+	int piece;
+} inq_ent;
+
+/* Let go of a queued buffer (written, or never to be). */
+static void ent_free(inq_ent *e)
+{
+	if (e->piece) piece_put(e->b.s);
+	else sb_free(&e->b);
+	*e = (inq_ent){SB_INIT, 0};
+}
 
 /* DJC_SERVE_LEND=0: large values are copied into the pipe like the rest,
  * for a program (or something between djc and it) that moves its stdin on
@@ -606,11 +623,12 @@ static int lend_off(void)
 struct proc {
 	sup *s;
 	int in, out, err;          /* our ends of its pipes, -1 once closed */
-	sb_t *inq;                 /* input not yet written, in order: each piece */
+	inq_ent *inq;              /* input not yet written, in order: each piece */
 	size_t inq_n, inq_cap;     /* its own buffer (copied, or handed over) */
 	size_t inq_head, inpos;    /* the first piece not all written, and how much of it is */
 	int in_close;              /* close stdin once inq is written */
 	int in_size;               /* stdin's pipe size before grow_input grew it, 0 when not grown */
+	int out_size;              /* stdout's before proc_out_expect grew it, 0 when not grown */
 	int no_lend;               /* stdin took no vmsplice (not a pipe): large values are copied too */
 	uint64_t in_sent;          /* bytes put into stdin's pipe, in all */
 	lent *held;                /* large values in the pipe by reference, not yet read (release_lent) */
@@ -795,7 +813,7 @@ int proc_spawn(proc **out, const proc_spec *spec, proc_status *st)
  * last was copied into (a handed-over buffer stays as it came). */
 static sb_t *inq_tail(proc *p, int copied)
 {
-	if (p->inq_n > p->inq_head && copied && p->inq[p->inq_n - 1].cap) return &p->inq[p->inq_n - 1];
+	if (p->inq_n > p->inq_head && copied && p->inq[p->inq_n - 1].b.cap) return &p->inq[p->inq_n - 1].b;
 	if (p->inq_head && p->inq_n == p->inq_cap) {
 		/* the written pieces' places are taken by the rest */
 		memmove(p->inq, p->inq + p->inq_head, (p->inq_n - p->inq_head) * sizeof *p->inq);
@@ -806,9 +824,9 @@ static sb_t *inq_tail(proc *p, int copied)
 		p->inq_cap = p->inq_cap ? 2 * p->inq_cap : 4;
 		p->inq = xrealloc(p->inq, p->inq_cap * sizeof *p->inq);
 	}
-	sb_t *b = &p->inq[p->inq_n++];
-	*b = (sb_t)SB_INIT;
-	return b;
+	inq_ent *e = &p->inq[p->inq_n++];
+	*e = (inq_ent){SB_INIT, 0};
+	return &e->b;
 }
 
 void proc_input(proc *p, const char *buf, size_t n, int close_after)
@@ -845,7 +863,7 @@ static void fit_input(proc *p)
 {
 	size_t left = 0;
 	for (size_t i = p->inq_head; i < p->inq_n && left < PIPE_GROW_AT; i++)
-		left += p->inq[i].len - (i == p->inq_head ? p->inpos : 0);
+		left += p->inq[i].b.len - (i == p->inq_head ? p->inpos : 0);
 	if (left >= PIPE_GROW_AT) return;
 	if (fcntl(p->in, F_SETPIPE_SZ, p->in_size) >= 0 || errno != EBUSY) p->in_size = 0;
 }
@@ -855,47 +873,43 @@ void proc_input_expect(proc *p, size_t n)
 	if (n >= PIPE_GROW_AT && p->in >= 0 && !p->in_size) grow_input(p);
 }
 
-void proc_input_take(proc *p, char *buf, size_t n)
+/* proc_input_take and proc_input_piece: buf (piece: from piece_get) queued. */
+static void input_take(proc *p, char *buf, size_t n, int piece)
 {
 	if (n >= PIPE_GROW_AT && p->in >= 0 && !p->in_size) grow_input(p);
 	if (p->in < 0 || !n) {
-		free(buf);
+		if (piece) piece_put(buf);
+		else free(buf);
 		return;
 	}
 	sb_t *b = inq_tail(p, 0);
 	b->s = buf;
 	b->len = n;
 	b->cap = 0;   /* not to be appended to */
+	p->inq[p->inq_n - 1].piece = piece;
 }
+
+void proc_input_take(proc *p, char *buf, size_t n) { input_take(p, buf, n, 0); }
+void proc_input_piece(proc *p, char *buf, size_t n) { input_take(p, buf, n, 1); }
 
 static int inq_pending(const proc *p) { return p->inq_head < p->inq_n; }
-
-size_t proc_input_backlog(proc *p)
-{
-	size_t left = 0;
-	for (size_t i = p->inq_head; i < p->inq_n; i++) left += p->inq[i].len - (i == p->inq_head ? p->inpos : 0);
-	int unread;
-	if (p->nheld && p->in >= 0 && ioctl(p->in, FIONREAD, &unread) == 0 && unread > 0) left += (size_t)unread;
-	return left;
-}
-
 
 /* A piece written by reference (vmsplice) rather than copied into the
  * pipe: a large value handed over (proc_input_take). The pipe took a 10
  * MiB value in 3.0-3.2 ms so, 5.5-8.3 ms by write(2) (a C writer and a
  * Python reader, 24 values of 10 MiB, alternating): the kernel neither
  * allocates the pipe's pages nor copies into them. */
-static int lends(const proc *p, const sb_t *b) { return !p->no_lend && !b->cap && b->len >= PIPE_GROW_AT; }
+static int lends(const proc *p, const inq_ent *e) { return !p->no_lend && !e->b.cap && e->b.len >= PIPE_GROW_AT; }
 
 /* Keep a lent value's buffer until the program read it (its end is what
  * the pipe was sent so far: the caller counted it in in_sent). */
-static void hold(proc *p, char *buf)
+static void hold(proc *p, char *buf, int piece)
 {
 	if (p->nheld == p->held_cap) {
 		p->held_cap = p->held_cap ? 2 * p->held_cap : 4;
 		p->held = xrealloc(p->held, p->held_cap * sizeof *p->held);
 	}
-	p->held[p->nheld++] = (lent){buf, p->in_sent};
+	p->held[p->nheld++] = (lent){buf, p->in_sent, piece};
 }
 
 /* Free the lent values the program has read: what the pipe still holds
@@ -907,24 +921,39 @@ static void release_lent(proc *p)
 	if (!p->nheld || p->in < 0 || ioctl(p->in, FIONREAD, &unread) < 0 || unread < 0) return;
 	uint64_t done = p->in_sent - (uint64_t)unread;
 	size_t k = 0;
-	while (k < p->nheld && p->held[k].end <= done) free(p->held[k++].s);
+	for (; k < p->nheld && p->held[k].end <= done; k++) {
+		if (p->held[k].piece) piece_put(p->held[k].s);
+		else free(p->held[k].s);
+	}
 	memmove(p->held, p->held + k, (p->nheld - k) * sizeof *p->held);
 	p->nheld -= k;
+}
+
+size_t proc_input_backlog(proc *p)
+{
+	/* what the program read is given back first: a streamed value's
+	 * pieces go back to their pool as it reads, not at the next pump */
+	release_lent(p);
+	size_t left = 0;
+	for (size_t i = p->inq_head; i < p->inq_n; i++) left += p->inq[i].b.len - (i == p->inq_head ? p->inpos : 0);
+	int unread;
+	if (p->nheld && p->in >= 0 && ioctl(p->in, FIONREAD, &unread) == 0 && unread > 0) left += (size_t)unread;
+	return left;
 }
 
 /* The pieces written (w bytes from inq_head/inpos on) are freed. */
 static void inq_consume(proc *p, size_t w)
 {
 	while (w && inq_pending(p)) {
-		sb_t *b = &p->inq[p->inq_head];
-		size_t left = b->len - p->inpos;
+		inq_ent *e = &p->inq[p->inq_head];
+		size_t left = e->b.len - p->inpos;
 		if (w < left) {
 			p->inpos += w;
 			return;
 		}
 		w -= left;
-		if (lends(p, b)) hold(p, b->s);
-		else sb_free(b);
+		if (lends(p, e)) hold(p, e->b.s, e->piece);
+		else ent_free(e);
 		p->inq_head++;
 		p->inpos = 0;
 	}
@@ -935,10 +964,10 @@ static void inq_clear(proc *p)
 	/* a lent value partly in the pipe may still be read: kept (to
 	 * proc_free, as stdin is closed next) */
 	if (inq_pending(p) && p->inpos && lends(p, &p->inq[p->inq_head])) {
-		hold(p, p->inq[p->inq_head].s);
-		p->inq[p->inq_head++] = (sb_t)SB_INIT;
+		hold(p, p->inq[p->inq_head].b.s, p->inq[p->inq_head].piece);
+		p->inq[p->inq_head++] = (inq_ent){SB_INIT, 0};
 	}
-	while (inq_pending(p)) sb_free(&p->inq[p->inq_head++]);
+	while (inq_pending(p)) ent_free(&p->inq[p->inq_head++]);
 	p->inq_head = p->inq_n = p->inpos = 0;
 }
 
@@ -975,8 +1004,8 @@ static void write_input(proc *p)
 		size_t want = 0;
 		for (size_t i = p->inq_head; i < p->inq_n && niov < 64 && lends(p, &p->inq[i]) == lend; i++, niov++) {
 			size_t off = i == p->inq_head ? p->inpos : 0;
-			iov[niov].iov_base = p->inq[i].s + off;
-			iov[niov].iov_len = p->inq[i].len - off;
+			iov[niov].iov_base = p->inq[i].b.s + off;
+			iov[niov].iov_len = p->inq[i].b.len - off;
 			want += iov[niov].iov_len;
 		}
 		w = lend ? vmsplice(p->in, iov, (unsigned long)niov, SPLICE_F_NONBLOCK) : writev(p->in, iov, niov);
@@ -1005,18 +1034,24 @@ static void write_input(proc *p)
 	}
 }
 
+#define READ_OUT 65536   /* the least read_out reads stdout in */
+
 /* The readers below stop at a read shorter than their buffer: the pipe
  * held no more then, and poll says when it does (a further read would
  * mostly fail with EAGAIN: one system call per answer for nothing). */
 static void read_out(proc *p)
 {
-	char buf[65536];
 	for (int i = 0; i < 16; i++) {   /* bounded, so stderr and the supervisor get their turn */
-		ssize_t r = read(p->out, buf, sizeof buf);
+		/* straight into outb, not through a buffer of its own (a
+		 * program's 1 MiB value was copied twice) */
+		sb_reserve(&p->outb, READ_OUT);
+		size_t room = p->outb.cap - p->outb.len - 1;
+		ssize_t r = read(p->out, p->outb.s + p->outb.len, room);
 		if (r > 0) {
 			if (p->st.too_big || (p->out_cap && p->outb.len + (size_t)r > p->out_cap)) p->st.too_big = 1;
-			else sb_addn(&p->outb, buf, (size_t)r);
-			if ((size_t)r < sizeof buf) return;
+			else p->outb.len += (size_t)r;
+			p->outb.s[p->outb.len] = 0;
+			if ((size_t)r < room) return;
 			continue;
 		}
 		if (r < 0 && errno == EINTR) continue;
@@ -1181,6 +1216,20 @@ void proc_err_clear(proc *p)
  * consumed. */
 #define OUT_KEEP (256 << 10)
 
+/* A large raw value coming grows stdout's pipe as grow_input grows
+ * stdin's: a 1 MiB answer crossed the 64 KiB pipe in 16 reads, each a
+ * switch to the program and back (bench/py-blob.sh); it goes back to its
+ * size once the answer was consumed (proc_out_consume). */
+void proc_out_expect(proc *p, size_t n)
+{
+	if (n <= p->outb.len) return;
+	sb_reserve(&p->outb, n - p->outb.len);
+	if (n - p->outb.len >= PIPE_GROW_AT && p->out >= 0 && !p->out_size) {
+		int was = fcntl(p->out, F_GETPIPE_SZ);
+		if (was > 0 && was < PIPE_BIG && fcntl(p->out, F_SETPIPE_SZ, PIPE_BIG) >= 0) p->out_size = was;
+	}
+}
+
 void proc_out_consume(proc *p, size_t n)
 {
 	if (n > p->outb.len) n = p->outb.len;
@@ -1192,6 +1241,11 @@ void proc_out_consume(proc *p, size_t n)
 	 * value went above it, and the worker's memory grew by its size
 	 * (bench/results-2026-12-07.md, last section). */
 	if (!p->outb.len && p->outb.cap > OUT_KEEP) sb_free(&p->outb);
+	/* stdout's pipe back to its size (the kernel refuses with EBUSY
+	 * while it holds more: tried again at the next consume) */
+	if (!p->outb.len && p->out_size && p->out >= 0 &&
+	    (fcntl(p->out, F_SETPIPE_SZ, p->out_size) >= 0 || errno != EBUSY))
+		p->out_size = 0;
 }
 
 void proc_get_status(const proc *p, proc_status *st)
@@ -1220,7 +1274,13 @@ void proc_free(proc *p)
 	else sup_put(p->s);
 	inq_clear(p);
 	free(p->inq);
-	for (size_t i = 0; i < p->nheld; i++) free(p->held[i].s);   /* its pipe is closed */
+	/* our end of its pipe is closed: a value lent to it may still be in
+	 * it (a program that left stdin to a child of its own): freed, not
+	 * kept for reuse */
+	for (size_t i = 0; i < p->nheld; i++) {
+		if (p->held[i].piece) piece_free(p->held[i].s);
+		else free(p->held[i].s);
+	}
 	free(p->held);
 	sb_free(&p->outb);
 	free(p->tail);

@@ -99,6 +99,11 @@ void proc_input(proc *p, const char *buf, size_t n, int close_after);
  * (or at proc_free). */
 void proc_input_take(proc *p, char *buf, size_t n);
 
+/* proc_input_take of a buffer from piece_get (util/piecepool.h): given back
+ * with piece_put where proc_input_take frees, so a piece lent to the pipe
+ * is reused only once the program read past it. */
+void proc_input_piece(proc *p, char *buf, size_t n);
+
 /* n bytes are about to be queued for stdin, a piece at a time: the pipe
  * grows as proc_input_take grows it for a value of n bytes. */
 void proc_input_expect(proc *p, size_t n);
@@ -149,6 +154,11 @@ size_t proc_err_cut(const proc *p);
 /* Drop the first n bytes of collected stdout (a long-lived program's
  * answers are consumed as they come). */
 void proc_out_consume(proc *p, size_t n);
+/* Room for n bytes of stdout in all (what is collected counts) made at
+ * once: a raw value of n bytes is coming. proc_out's pointer changes. For
+ * 256 KiB or more to come, stdout's pipe grows to 1 MiB as stdin's does,
+ * and back once proc_out_consume emptied what was collected. */
+void proc_out_expect(proc *p, size_t n);
 /* Forget the stderr tail kept so far (a long-lived program's stderr is
  * kept per request). */
 void proc_err_clear(proc *p);

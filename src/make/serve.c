@@ -515,7 +515,7 @@ static int stream_row(void *ctx, const djc_row *r, size_t count)
 static int stream_each(void *ctx, size_t col, size_t at, char *buf, size_t n)
 {
 	streamer *st = ctx;
-	st->o->take(st->o->to, buf, n);
+	st->o->piece(st->o->to, buf, n);
 	const val_t *v = row_get(st->row, st->t->attrs[col].name);
 	if (v && at + n == v->n) {
 		st->next = col + 1;
@@ -645,6 +645,7 @@ static size_t key_parents(const table *t, const table **out)
 
 static void put_program(void *p, const char *s, size_t n) { proc_input(p, s, n, 0); }
 static void take_program(void *p, char *buf, size_t n) { proc_input_take(p, buf, n); }
+static void piece_program(void *p, char *buf, size_t n) { proc_input_piece(p, buf, n); }
 
 /* Answer a fetch request on the pipe: the reads are the key's, kept
  * across its fetches. */
@@ -669,7 +670,7 @@ static line_end answer_fetch(keyrun *kr, json_t *j)
 		free(ps);
 	}
 	djc_make_ctx ctx = {.c = kr->c, .t = kr->t, .key = kr->key, .watch = kr->watch, .reads = kr->reads};
-	fetch_out o = {put_program, take_program, kr->s->p, kr->s->binary, kr->s->types, kr->s->p};
+	fetch_out o = {put_program, take_program, kr->s->p, kr->s->binary, kr->s->types, kr->s->p, piece_program};
 	int rc = fetch_answer(&ctx, j, &o);
 	kr->reads = ctx.reads;
 	/* gone: it ended, or the make stops (the caller sees either next) */
@@ -703,6 +704,12 @@ static void take_counted(void *to, char *buf, size_t n)
 	counted *c = to;
 	c->n += n;
 	proc_input_take(c->p, buf, n);
+}
+static void piece_counted(void *to, char *buf, size_t n)
+{
+	counted *c = to;
+	c->n += n;
+	proc_input_piece(c->p, buf, n);
 }
 
 static void send_parents(serve *s, const make_req *rq, const djc_row *key, sent_parents *sp)
@@ -744,7 +751,7 @@ static void send_parents(serve *s, const make_req *rq, const djc_row *key, sent_
 		djc_make_ctx ctx = {.c = rq->c, .t = rq->t, .key = key, .watch = rq->watch};
 		/* streamed only to a program that waits for its next key (none
 		 * in flight): one making a key reads nothing before its end */
-		fetch_out o = {put_counted, take_counted, &out, s->binary, s->types, s->nsent ? NULL : s->p};
+		fetch_out o = {put_counted, take_counted, &out, s->binary, s->types, s->nsent ? NULL : s->p, piece_counted};
 		if (fetch_answer(&ctx, req, &o) < 0) proc_stop(s->p, PROC_STOP_PROTOCOL, 0);   /* it cannot read on */
 		sp->reads[i] = ctx.reads;
 		json_decref(req);
@@ -1095,6 +1102,9 @@ static line_end read_answer(keyrun *kr, make_stop *why)
 		}
 		proc_out_consume(s->p, used);
 		if (end != L_MORE) return end;
+		/* a row's raw values come: room for them in one step (not
+		 * doubled up to them, each step a copy) */
+		if (kr->binrow) proc_out_expect(s->p, kr->binlen);
 		proc_status ps;
 		proc_get_status(s->p, &ps);
 		if (kr->bytes + (kr->binrow ? 0 : n - used) > s->max_out || ps.too_big) return L_TOO_BIG;

@@ -53,6 +53,9 @@ typedef struct fetch_out {
 	 * may go to it in pieces as it is read (fetch_answer pumps it while
 	 * it reads them); NULL: rows are read whole first */
 	struct proc *stream;
+	/* with stream: take of a buffer from piece_get (util/piecepool.h),
+	 * given back with piece_put, not freed */
+	void (*piece)(void *to, char *buf, size_t n);
 } fetch_out;
 
 /* Answer the fetch request j ({"_djc": "fetch", "table": ..., "key" or

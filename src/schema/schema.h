@@ -192,6 +192,10 @@ const char *table_names_clash(const table *a, const table *b, char *buf, size_t 
 /* Check and convert a value for attribute a (a user's input) into the value
  * bound for the database. On error returns DJC_EINVAL with a message. */
 int value_in(const attr *a, const val_t *in, val_t *out, char **msg);
+/* value_in, a bytes value moved from in to *out rather than copied (in is
+ * then null; a large value a make wrote); any other value as value_in
+ * checks it, in unchanged. */
+int value_in_take(const attr *a, val_t *in, val_t *out, char **msg);
 /* value_in for a value a restriction compares a's column with (JSON,
  * condition text, lists), which is never written: checked as value_in
  * checks it, but as the servers (and DataJoint) compare: a float32's

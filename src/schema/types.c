@@ -534,6 +534,21 @@ int value_in(const attr *a, const val_t *in, val_t *out, char **msg)
 	return check_value(a, in, out, msg, 0);
 }
 
+int value_in_take(const attr *a, val_t *in, val_t *out, char **msg)
+{
+	if (a->type.t == T_BYTES && in->t == DJC_BYTES && in->s && !a->raw && !a->bin16) {
+		/* check_value's checks of bytes, and its copy as a move */
+		memset(out, 0, sizeof *out);
+		*msg = NULL;
+		if (a->dj_blob && !dj_blob_header(in->s, in->n))
+			return bad(msg, a, "%s", "not a DataJoint blob (no mYm/dj0/ZL123 header)");
+		*out = *in;
+		*in = val_null();
+		return DJC_OK;
+	}
+	return check_value(a, in, out, msg, 0);
+}
+
 int value_cmp(const attr *a, const val_t *in, val_t *out, char **msg)
 {
 	return check_value(a, in, out, msg, 1);

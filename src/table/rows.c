@@ -23,7 +23,7 @@ static void now_text(char *buf, size_t n, int p)
 /* The value given for attribute a, checked, into r. A raw column takes
  * none, null neither (value_in takes null, for restrictions): djc's rows
  * leave it out, and the server's default would silently replace it. */
-static int put_given(djc_row *r, const attr *a, const val_t *in, char **msg)
+static int put_given(djc_row *r, const attr *a, val_t *in, int take, char **msg)
 {
 	if (a->raw && in->t == DJC_NULL) {
 		*msg = xasprintf("attribute '%s' (%s): is a raw column of an adopted table: djc reads it but cannot write it",
@@ -31,12 +31,14 @@ static int put_given(djc_row *r, const attr *a, const val_t *in, char **msg)
 		return DJC_EINVAL;
 	}
 	val_t v;
-	if (value_in(a, in, &v, msg)) return DJC_EINVAL;
+	if (take ? value_in_take(a, in, &v, msg) : value_in(a, in, &v, msg)) return DJC_EINVAL;
 	row_put(r, a->name, &v);
 	return DJC_OK;
 }
 
-int row_prepare(djc_conn *c, const table *t, const djc_row *in, const djc_row *key, djc_row **out, char **msg)
+/* row_prepare; take: in's bytes values are moved (row_prepare_take), in
+ * is otherwise read only. */
+static int prepare(djc_conn *c, const table *t, djc_row *in, int take, const djc_row *key, djc_row **out, char **msg)
 {
 	*out = NULL;
 	*msg = NULL;
@@ -52,7 +54,7 @@ int row_prepare(djc_conn *c, const table *t, const djc_row *in, const djc_row *k
 			djc_row_free(r);
 			return DJC_EINVAL;
 		}
-		if (put_given(r, a, &in->vals[i], msg)) { djc_row_free(r); return DJC_EINVAL; }
+		if (put_given(r, a, &in->vals[i], take, msg)) { djc_row_free(r); return DJC_EINVAL; }
 	}
 	if (key) {
 		for (size_t i = 0; i < key->n; i++) {
@@ -110,6 +112,16 @@ int row_prepare(djc_conn *c, const table *t, const djc_row *in, const djc_row *k
 	}
 	*out = r;
 	return DJC_OK;
+}
+
+int row_prepare(djc_conn *c, const table *t, const djc_row *in, const djc_row *key, djc_row **out, char **msg)
+{
+	return prepare(c, t, (djc_row *)in, 0, key, out, msg);
+}
+
+int row_prepare_take(djc_conn *c, const table *t, djc_row *in, const djc_row *key, djc_row **out, char **msg)
+{
+	return prepare(c, t, in, 1, key, out, msg);
 }
 
 int rows_insert(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, size_t *inserted, size_t *bad)

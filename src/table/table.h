@@ -117,6 +117,9 @@ int table_target_check(djc_conn *c, const table *t);
  * conflicting value is an error), every non-nullable attribute present.
  * *out is the row of bound values. */
 int row_prepare(djc_conn *c, const table *t, const djc_row *in, const djc_row *key, djc_row **out, char **msg);
+/* row_prepare of a row the caller frees next: its bytes values are moved
+ * into *out (value_in_take), not copied; in is then only to be freed. */
+int row_prepare_take(djc_conn *c, const table *t, djc_row *in, const djc_row *key, djc_row **out, char **msg);
 /* INSERT prepared rows inside the caller's transaction. On a duplicate or
  * missing parent, returns the code and *bad the row's index. */
 int rows_insert(djc_conn *c, const table *t, djc_row *const *rows, size_t n, int skip_dup, size_t *inserted, size_t *bad);
@@ -205,7 +208,7 @@ int rows_fetch_read(djc_conn *c, const table *t, const char *where_json, read_wh
  * (s NULL, n its length, u not yet), count the rows in all (known with
  * the first); then such values' bytes to each, in the order of t's
  * attributes, in pieces of at most piece bytes (col: the attribute's
- * index; buf malloc'd, each's to free). A nonzero return is returned by
+ * index; buf from piece_get, each's to give back: piece_put, util/piecepool.h). A nonzero return is returned by
  * rows_fetch_stream (the rest of the rows are read and dropped). */
 typedef struct rows_sink {
 	size_t over, piece;

@@ -74,6 +74,11 @@ void sb_printf(sb_t *b, const char *fmt, ...)
 	va_end(ap);
 }
 
+void sb_reserve(sb_t *b, size_t extra)
+{
+	grow(b, extra);
+	if (b->len == 0) b->s[0] = 0;
+}
 void sb_reset(sb_t *b) { b->len = 0; if (b->s) b->s[0] = 0; }
 void sb_free(sb_t *b) { free(b->s); b->s = NULL; b->len = b->cap = 0; }
 const char *sb_str(const sb_t *b) { return b->s ? b->s : ""; }

@@ -18,6 +18,7 @@ void sb_addc(sb_t *b, char c);
 void sb_printf(sb_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_vprintf(sb_t *b, const char *fmt, va_list ap);
 void sb_reset(sb_t *b);               /* length 0, keeps memory */
+void sb_reserve(sb_t *b, size_t extra); /* room for extra more bytes (and the NUL) without a move */
 void sb_free(sb_t *b);
 const char *sb_str(const sb_t *b);    /* "" when empty; owned by b */
 char *sb_steal(sb_t *b);              /* caller frees; b is reset to empty */

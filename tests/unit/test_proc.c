@@ -8,6 +8,7 @@
 #include "t.h"
 #include "make/proc.h"
 #include "util/clock.h"
+#include "util/piecepool.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -288,6 +289,88 @@ static void test_long_lived(void)
 	proc_free(p);
 }
 
+/* The pool of pieces (util/piecepool.c): a piece given back is the next
+ * one got of its size; another size lets the kept ones go; no more than
+ * PIECES_KEEP bytes are kept. */
+static void test_piece_pool(void)
+{
+	pieces_drop();
+	char *a = piece_get(1000), *b = piece_get(1000);
+	CHECK(a && b && a != b);
+	memset(a, 'a', 1000);
+	memset(b, 'b', 1000);
+	piece_put(a);
+	piece_put(b);
+	char *c = piece_get(1000), *d = piece_get(1000);
+	CHECK(c == b && d == a);   /* the last given back first */
+	piece_put(c);
+	piece_put(d);
+	char *e = piece_get(2000);   /* a new size: the 1000-byte ones go (freed) */
+	CHECK(e != NULL);
+	piece_put(e);
+	CHECK(piece_get(2000) == e);
+	piece_put(e);
+	size_t n = PIECES_KEEP / (512 * 1024) + 2;
+	char *big[16];
+	for (size_t i = 0; i < n; i++) big[i] = piece_get(512 * 1024);
+	for (size_t i = 0; i < n; i++) piece_put(big[i]);
+	/* the kept ones come back, the last kept first (the ones over
+	 * PIECES_KEEP were freed: the sanitizer build's leak check) */
+	size_t kept = PIECES_KEEP / (512 * 1024), back = 0;
+	for (size_t i = 0; i < kept; i++) back += piece_get(512 * 1024) == big[kept - 1 - i];
+	CHECK_MSG(back == kept, "%zu of the %zu pieces kept came back", back, kept);
+	for (size_t i = 0; i < kept; i++) piece_free(big[i]);
+	piece_put(NULL);
+	piece_free(NULL);
+	pieces_drop();
+}
+
+/* A piece lent to the program's pipe (proc_input_piece: vmsplice, the pipe
+ * holds its pages) goes back to the pool only once the program read it:
+ * until then the pool hands out another buffer, after it this one. */
+static void test_lent_piece(void)
+{
+	pieces_drop();
+	const size_t n = 256 * 1024;
+	char *go = path_of("go");
+	CHECK(mkfifo(go, 0600) == 0);
+	char *a[] = {"sh", "-c", "read x < \"$0\"; head -c 262144; exec cat", go, NULL};
+	proc_spec spec = {a, env_path, 1 << 20, 4000};
+	proc_status st;
+	proc *p;
+	CHECK(proc_spawn(&p, &spec, &st) == 0);
+	char *piece = piece_get(n);
+	memset(piece, 'x', n);
+	proc_input_piece(p, piece, n);
+	CHECK(proc_pump(p, 0) == 0);   /* written: the pipe (grown to 1 MiB) takes it whole */
+	CHECK(proc_input_backlog(p) == n);   /* in the pipe, unread */
+	char *other = piece_get(n);
+	CHECK_MSG(other != piece, "a piece the program has not read was handed out again");
+	memset(other, 'y', n);
+	piece_put(other);
+	int fd = open(go, O_WRONLY);   /* the program reads on */
+	CHECK(fd >= 0 && write(fd, "\n", 1) == 1);
+	close(fd);
+	size_t got = 0;
+	for (int k = 0; k < 1000 && got < n; k++) {
+		CHECK(proc_pump(p, 100) == 0);
+		proc_out(p, &got);
+	}
+	size_t on = 0;
+	const char *o = proc_out(p, &on);
+	int same = on == n;
+	for (size_t i = 0; same && i < n; i++) same = o[i] == 'x';
+	CHECK_MSG(same, "the program read %zu bytes, not the piece's %zu 'x'", on, n);
+	CHECK(proc_input_backlog(p) == 0);
+	CHECK_MSG(piece_get(n) == piece, "the piece read is given back to the pool");
+	piece_put(piece);
+	proc_input(p, "", 0, 1);
+	proc_wait(p, NULL, NULL, 5, &st);
+	CHECK(st.exited && st.code == 0);
+	proc_free(p);
+	pieces_drop();
+}
+
 /* Spawned from a thread that then exits, a program keeps running (unlike
  * PR_SET_PDEATHSIG, which fires on the death of the forking thread). */
 static void *spawn_thread(void *arg)
@@ -398,7 +481,7 @@ static void test_no_fd_left(void)
 
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_proc", "basics spawn_errors caps stop leftovers long_lived thread_exit caller_killed caller_killed_scan leftovers_scan no_fd_left");
+	t_cases(argc, argv, "test_proc", "basics spawn_errors caps stop leftovers long_lived thread_exit caller_killed caller_killed_scan leftovers_scan no_fd_left piece_pool lent_piece");
 	snprintf(dir, sizeof dir, "/tmp/djc-proc.XXXXXX");
 	if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
 	double t0 = mono_now();
@@ -414,6 +497,8 @@ int main(int argc, char **argv)
 	if (t_want("caller_killed_scan")) test_caller_killed(1);
 	if (t_want("leftovers_scan")) test_leftovers_scan();
 	if (t_want("no_fd_left")) test_no_fd_left();
+	if (t_want("piece_pool")) test_piece_pool();
+	if (t_want("lent_piece")) test_lent_piece();
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	if (system(cmd)) {}
