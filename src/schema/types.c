@@ -834,12 +834,16 @@ void value_to_json(sb_t *b, const attr *a, const val_t *v)
 	}
 	switch (v->t) {
 	case DJC_NULL: sb_add(b, "null"); break;
-	case DJC_INT: sb_printf(b, "%" PRId64, v->i); break;
+	case DJC_INT: sb_add_i64(b, v->i); break;
 	case DJC_UINT:
 		/* above INT64_MAX as a string: JSON readers (jansson, jq) cannot take the
 		 * number exactly, and uint64 input accepts the string */
-		if (v->u > (uint64_t)INT64_MAX) sb_printf(b, "\"%" PRIu64 "\"", v->u);
-		else sb_printf(b, "%" PRIu64, v->u);
+		if (v->u > (uint64_t)INT64_MAX) {
+			sb_addc(b, '"');
+			sb_add_u64(b, v->u);
+			sb_addc(b, '"');
+		} else
+			sb_add_u64(b, v->u);
 		break;
 	case DJC_BOOL: sb_add(b, v->i ? "true" : "false"); break;
 	case DJC_FLOAT:   /* JSON has no NaN: as text, which a float attribute takes back (in_float) */

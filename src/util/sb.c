@@ -66,6 +66,26 @@ void sb_vprintf(sb_t *b, const char *fmt, va_list ap)
 	b->len += (size_t)n;
 }
 
+void sb_add_u64(sb_t *b, uint64_t v)
+{
+	char d[20];
+	size_t n = 0;
+	do {
+		d[sizeof d - ++n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	sb_addn(b, d + sizeof d - n, n);
+}
+
+void sb_add_i64(sb_t *b, int64_t v)
+{
+	if (v < 0) {
+		sb_addc(b, '-');
+		sb_add_u64(b, (uint64_t)0 - (uint64_t)v);   /* INT64_MIN too */
+	} else
+		sb_add_u64(b, (uint64_t)v);
+}
+
 void sb_printf(sb_t *b, const char *fmt, ...)
 {
 	va_list ap;

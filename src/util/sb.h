@@ -3,6 +3,7 @@
 #define DJC_SB_H
 #include <stddef.h>
 #include <stdarg.h>
+#include <stdint.h>
 
 typedef struct sb {
 	char *s;      /* always NUL-terminated once anything was added; NULL before */
@@ -17,6 +18,11 @@ void sb_addn(sb_t *b, const char *s, size_t n);
 void sb_addc(sb_t *b, char c);
 void sb_printf(sb_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_vprintf(sb_t *b, const char *fmt, va_list ap);
+/* A whole number in decimal, as "%" PRId64 / PRIu64 prints it, without
+ * printf's two passes over its format (sb_printf): a key's line and every
+ * integer of a row's JSON are written this way. */
+void sb_add_i64(sb_t *b, int64_t v);
+void sb_add_u64(sb_t *b, uint64_t v);
 void sb_reset(sb_t *b);               /* length 0, keeps memory */
 void sb_reserve(sb_t *b, size_t extra); /* room for extra more bytes (and the NUL) without a move */
 void sb_free(sb_t *b);

@@ -508,6 +508,12 @@ static void test_ints(void)
 	CHECK_STR(vin("int64", val_int(INT64_MAX)), "9223372036854775807");
 	CHECK_STR(fj("int64", "-9223372036854775808"), "-9223372036854775808");
 	CHECK_STR(fj("int64", "9223372036854775807"), "9223372036854775807");
+	/* written by sb_add_i64, not printf: each digit count and sign */
+	CHECK_STR(fj("int64", "0"), "0");
+	CHECK_STR(fj("int64", "-1"), "-1");
+	CHECK_STR(fj("int64", "-10"), "-10");
+	CHECK_STR(fj("int64", "1000000007"), "1000000007");
+	CHECK_STR(fj("int32", "-2147483648"), "-2147483648");
 	CHECK_STR(vin("int64", vuint((uint64_t)INT64_MAX + 1)), "ERR attribute 'v' (int64): value out of range");
 	static const struct { const char *t; const char *lo, *hi, *below, *above, *range; } r[] = {
 		{"int8", "-128", "127", "-129", "128", "-128..127"},
