@@ -19,6 +19,7 @@
 #define AHEAD_MAX 1000             /* keys ahead a program may ask for, at most (jobs.reserve_batch's cap) */
 #define GO_LINE "{\"_djc\":\"go\"}\n"
 #define SKIP_LINE "{\"_djc\":\"skip\"}\n"
+#define DONE_LINE "{\"_djc\":\"done\"}"   /* without its newline */
 #define AHEAD_QUICK 0.005          /* keys go ahead only after a key that took less (seconds) */
 #define PARENTS_AHEAD_MAX (1 << 20) /* parents go with keys sent ahead only while those of the keys
                                      * in flight hold less (bytes) */
@@ -924,11 +925,14 @@ static line_end on_line(keyrun *kr, const char *l, size_t n)
 	size_t i = 0;
 	while (i < n && (l[i] == ' ' || l[i] == '\t' || l[i] == '\r')) i++;
 	if (i == n) return L_MORE;   /* blank lines are skipped, as in the per-key protocol */
+	serve *s = kr->s;
+	/* the closing line as djc_make.py writes it, every key: what parsing
+	 * it would find, without building its JSON */
+	if (n == sizeof DONE_LINE - 1 && s->hello && !memcmp(l, DONE_LINE, n)) return L_DONE;
 	if (!utf8_valid(l, n)) return garbage(kr, "not valid UTF-8 (or holds a NUL byte)%s", "");
 	line_end end = L_MORE;
 	json_t *j = parse_line(kr, l, n, &end);
 	if (!j) return end;
-	serve *s = kr->s;
 	json_t *tag = json_object_get(j, "_djc");
 	if (!json_is_object(j)) end = garbage(kr, "expected a JSON object (a row or a message)%s", "");
 	else if (!tag) {
@@ -1054,7 +1058,9 @@ static char *key_line(table *t, const djc_row *key, int attempt)
 	json_quote(&b, t->name, strlen(t->name));
 	sb_add(&b, ",\"key\":");
 	row_to_json(&b, t, key);
-	sb_printf(&b, ",\"attempt\":%ld}\n", (long)attempt);
+	sb_add(&b, ",\"attempt\":");
+	sb_add_i64(&b, attempt);
+	sb_add(&b, "}\n");
 	return sb_steal(&b);
 }
 
