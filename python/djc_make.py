@@ -469,7 +469,10 @@ def _row_lines(rows, info=None, binary=False):
     for r in rows:
         if not isinstance(r, dict):
             raise TypeError("make must return a dict (a row), a list of dicts or None, not %s" % type(r).__name__)
-        if info and r:
+        if not r:
+            out.append(b"{}\n")   # an empty row (djc fills in the key): nothing to encode
+            continue
+        if info:
             r = _pack_blobs(r, info)
         r = _wide_ints(r, _row_types(r, info))
         bins = [(a, v) for a, v in r.items() if isinstance(v, _BYTES)] if binary and r else None
@@ -914,9 +917,12 @@ class _Conn:
 
     def flush(self):
         # what the make printed goes first, so that djc finds it on stderr
-        # when it reads the closing line
-        sys.stdout.flush()
-        sys.stderr.flush()
+        # when it reads the closing line (sys.stdout is sys.stderr unless the
+        # make put another there: one flush then)
+        out = sys.stdout
+        out.flush()
+        if sys.stderr is not out:
+            sys.stderr.flush()
         if self._out:
             if self.held < _HOLD_BYTES:
                 self._w.write(b"".join(self._out))
