@@ -110,6 +110,8 @@ _HOLD_KEYS = 32         # ... and keys
 _HOLD_SECS = 0.0005     # ... and only after makes quicker than this
 _FRESH = 0.05           # a key sent ahead starts without asking djc only if sent this recently (seconds)
 _SLOW = 0.005           # ... and only after a make quicker than this (djc's AHEAD_QUICK)
+_LOOK_EVERY = _FRESH / 2    # waiting for djc, the pipe is looked at this often (seconds) ...
+_LOOKS = 8                  # ... this many times at most, then waited on (see _Conn._fill)
 _NEXT = b'{"_djc":"next"}\n'
 _REUSE_MIN = 1 << 16    # binary values this large are read into buffers used again
 _SPARES = 2             # such buffers kept, at most
@@ -762,12 +764,27 @@ class _Conn:
         if self._pos:
             del self._buf[:self._pos]
             self._pos = 0
+        empty = 0.0   # a moment the pipe was seen empty, after the last read
+        if self._fd is not None and self.sends_ahead and not self._buf:
+            # Waiting for djc (its next keys come after its commit and
+            # claim, often tens of ms): a look every _LOOK_EVERY that finds
+            # the pipe empty tells that what comes next was sent after it.
+            # Stamped by the last read alone, keys that came after such a
+            # wait were all older than _FRESH and each cost a round trip
+            # ("next"): 0.6 a key at jobs.reserve_batch 50 on MariaDB
+            # (bench/results-2026-12-07.md). After _LOOKS looks, wait.
+            for _ in range(_LOOKS):
+                t = time.monotonic()
+                if select.select([self._fd], [], [], _LOOK_EVERY)[0]:
+                    break
+                empty = t   # empty from t until the look ended
         data = os.read(self._fd, 65536) if self._fd is not None else self._read1(65536)
         if not data:
             raise EOFError
         if not self._buf:
-            # what this read brought was not there at the last one
-            self._stamp = self._last
+            # what this read brought was not there at the last one, nor
+            # at the last look that found the pipe empty
+            self._stamp = max(self._last, empty)
         self._last = time.monotonic()
         self._buf += data
 

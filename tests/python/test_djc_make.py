@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import tempfile
 import textwrap
 import unittest
@@ -994,6 +995,7 @@ class DjcAhead(unittest.TestCase):
     def conn_after(self, hello):
         r, w = os.pipe()
         self.addCleanup(os.close, w)
+        self.w = w
         rfile = os.fdopen(r, "rb")
         self.addCleanup(rfile.close)
         conn = djc_make._Conn(rfile, io.BytesIO())
@@ -1007,6 +1009,47 @@ class DjcAhead(unittest.TestCase):
         conn = self.conn_after({"_djc": "hello", "version": 2, "ahead": 0})
         self.assertFalse(conn.sends_ahead)
         self.assertFalse(conn.more_waiting())
+
+    def test_keys_that_come_after_a_wait_are_fresh(self):
+        # Keys djc writes after the program waited for them (djc's commit
+        # and claim) were sent after its last look found the pipe empty:
+        # stamped by that look, not by the read before the wait, so that
+        # they start without asking (a "next" round trip a key). The
+        # writer writes once a look found the pipe empty (an event, not a
+        # time); the read before is made a minute old, and keys are fresh
+        # for 30 s.
+        conn = self.conn_after({"_djc": "hello", "version": 2, "ahead": 49})
+        self.assertEqual(conn.receive()["_djc"], "key")   # the key in the pipe: the buffer is empty now
+        looked_empty = threading.Event()
+        real = djc_make.select
+
+        class Select:
+            @staticmethod
+            def select(r, w, x, timeout):
+                got = real.select(r, w, x, timeout)
+                if not got[0]:
+                    looked_empty.set()
+                return got
+
+        self.addCleanup(setattr, djc_make, "select", real)
+        self.addCleanup(setattr, djc_make, "_FRESH", djc_make._FRESH)
+        self.addCleanup(setattr, djc_make, "_LOOK_EVERY", djc_make._LOOK_EVERY)
+        self.addCleanup(setattr, djc_make, "_LOOKS", djc_make._LOOKS)
+        djc_make.select, djc_make._FRESH, djc_make._LOOK_EVERY, djc_make._LOOKS = Select, 30.0, 0.01, 1000
+        conn._last -= 60.0
+        w = self.w
+
+        def djc():
+            looked_empty.wait(20)   # (an old module never looks: then it writes after 20 s)
+            os.write(w, b''.join(b'{"_djc":"key","table":"T","key":{"id":%d},"attempt":1}\n' % i for i in (2, 3)))
+
+        t = threading.Thread(target=djc)
+        t.start()
+        self.addCleanup(t.join)
+        self.assertEqual(conn.receive()["key"], {"id": 2})
+        self.assertTrue(looked_empty.is_set())
+        self.assertTrue(conn.more_waiting())
+        self.assertTrue(conn.fresh(), "key 3 came after the look, not a minute ago")
 
     def test_a_djc_that_may_send_ahead_is_looked_for(self):
         for hello in ({"_djc": "hello", "version": 2, "ahead": 49}, {"_djc": "hello", "version": 2},
