@@ -280,6 +280,31 @@ static void conn_unlock(db_conn *c)
 	pthread_mutex_unlock(&c->mu);
 }
 
+void db_set_wait_bound(db_conn *c, double seconds)
+{
+	if (!c || seconds < 0) return;
+	conn_lock(c);
+	c->wait_bound = seconds;
+	if (c->drv->wait_bound_changed) c->drv->wait_bound_changed(c);
+	conn_unlock(c);
+}
+
+static _Thread_local double stalled_s, stalled_at;
+
+void db_stalled(double secs)
+{
+	stalled_s = secs;
+	stalled_at = mono_now();
+}
+
+double db_stalled_take(void)
+{
+	/* one that gave up over 5 s ago was no fault of this retry's */
+	double s = mono_now() - stalled_at < 5 ? stalled_s : 0;
+	stalled_s = 0;
+	return s;
+}
+
 int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out)
 {
 	conn_lock(c);
