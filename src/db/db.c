@@ -289,37 +289,56 @@ void db_set_wait_bound(db_conn *c, double seconds)
 	conn_unlock(c);
 }
 
-static _Thread_local double stalled_s, stalled_at;
+/* the process's, not a thread's: the round trip that gave up may have
+ * been the heartbeat's, while the worker waited for the connection */
+static pthread_mutex_t stalled_mu = PTHREAD_MUTEX_INITIALIZER;
+static double stalled_s, stalled_at;
 
 void db_stalled(double secs)
 {
+	pthread_mutex_lock(&stalled_mu);
 	stalled_s = secs;
 	stalled_at = mono_now();
+	pthread_mutex_unlock(&stalled_mu);
 }
 
 double db_stalled_take(void)
 {
+	pthread_mutex_lock(&stalled_mu);
 	/* one that gave up over 5 s ago was no fault of this retry's */
 	double s = mono_now() - stalled_at < 5 ? stalled_s : 0;
 	stalled_s = 0;
+	pthread_mutex_unlock(&stalled_mu);
 	return s;
+}
+
+/* When a bounded connection's call that began at t0 failed as a lost
+ * session: how long it took, waiting for the connection (behind a
+ * heartbeat's renewal that hung) included (db_stalled_take). */
+#define T0(c) ((c)->wait_bound > 0 ? mono_now() : 0)
+static int timed(db_conn *c, double t0, int rc)
+{
+	if (rc == DJC_ECONN && c->wait_bound > 0) db_stalled(mono_now() - t0);
+	return rc;
 }
 
 int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out)
 {
+	double t0 = T0(c);
 	conn_lock(c);
 	int rc = c->drv->exec(c, sql, p, n, out);
 	conn_unlock(c);
-	return rc;
+	return timed(c, t0, rc);
 }
 
 int db_exec_digest(db_conn *c, const char *sql, const val_t *p, size_t n, const db_digest *d, db_res **out)
 {
 	if (!c->drv->exec_digest) return db_exec(c, sql, p, n, out);
+	double t0 = T0(c);
 	conn_lock(c);
 	int rc = c->drv->exec_digest(c, sql, p, n, d, out);
 	conn_unlock(c);
-	return rc;
+	return timed(c, t0, rc);
 }
 
 int db_exec_stream(db_conn *c, const char *sql, const val_t *p, size_t n, const db_stream *s)
@@ -328,10 +347,11 @@ int db_exec_stream(db_conn *c, const char *sql, const val_t *p, size_t n, const 
 		snprintf(c->err, sizeof c->err, "%s: rows cannot be streamed", c->drv->name);
 		return DJC_EINVAL;
 	}
+	double t0 = T0(c);
 	conn_lock(c);
 	int rc = c->drv->exec_stream(c, sql, p, n, s);
 	conn_unlock(c);
-	return rc;
+	return timed(c, t0, rc);
 }
 
 int db_can_stream(db_conn *c) { return c->drv->exec_stream != NULL; }
@@ -385,11 +405,12 @@ int db_session_alive(db_conn *c, int64_t id)
 
 static int begin_with(db_conn *c, int (*begin)(db_conn *))
 {
+	double t0 = T0(c);
 	conn_lock(c);
 	int rc = begin(c);
 	if (rc == DJC_OK && !c->tx_held) c->tx_held = 1;   /* kept until the transaction ends */
 	else conn_unlock(c);
-	return rc;
+	return timed(c, t0, rc);
 }
 
 int db_begin(db_conn *c) { return begin_with(c, c->drv->begin); }
@@ -398,10 +419,11 @@ int db_begin_snapshot(db_conn *c) { return begin_with(c, c->drv->begin_snapshot)
 
 int db_read_pieces(db_conn *c, const db_pieces *req)
 {
+	double t0 = T0(c);
 	conn_lock(c);
 	int rc = c->drv->read_pieces(c, req);
 	conn_unlock(c);
-	return rc;
+	return timed(c, t0, rc);
 }
 
 /* The transaction ended: give back the hold db_begin kept. */
@@ -415,11 +437,12 @@ static void tx_release(db_conn *c)
 
 int db_commit(db_conn *c)
 {
+	double t0 = T0(c);
 	conn_lock(c);
 	int rc = c->drv->commit(c);
 	tx_release(c);
 	conn_unlock(c);
-	return rc;
+	return timed(c, t0, rc);
 }
 
 int db_rollback(db_conn *c)
@@ -434,10 +457,11 @@ int db_rollback(db_conn *c)
 
 int db_claim_run(db_conn *c, const db_claim *cl, db_res **out)
 {
+	double t0 = T0(c);
 	conn_lock(c);
 	int rc = c->drv->claim(c, cl, out);
 	conn_unlock(c);
-	return rc;
+	return timed(c, t0, rc);
 }
 
 /* A batch as a plain transaction: BEGIN, the items one by one, COMMIT. */
@@ -488,6 +512,7 @@ static int batch_cut(db_conn *c, size_t n, db_res **res, size_t *failed)
 
 int db_batch(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed)
 {
+	double t0 = T0(c);
 	conn_lock(c);
 	if (res) memset(res, 0, n * sizeof *res);
 	int rc;
@@ -498,7 +523,7 @@ int db_batch(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *f
 		if (!rc && db_batch_fault && !in_tx && db_batch_fault(c, items, n, 1)) rc = batch_cut(c, n, res, failed);
 	}
 	conn_unlock(c);
-	return rc;
+	return timed(c, t0, rc);
 }
 void db_qi(db_conn *c, sb_t *b, const char *name) { c->drv->quote_ident(b, name); }
 

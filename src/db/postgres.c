@@ -396,7 +396,6 @@ static int await(pg_conn *c)
 		} while (n < 0 && errno == EINTR);
 		if (n == 0) {
 			c->stalled = bound;
-			db_stalled(bound);
 			shutdown(fd, SHUT_RDWR);
 			PQconsumeInput(c->pg);   /* reads the end: CONNECTION_BAD */
 			return -1;

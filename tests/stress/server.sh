@@ -246,7 +246,9 @@ run_lock() {
 # populate stopped by itself: exit 1, one line saying why, no make
 # reported failed
 gone_checks() {
+	local t0=$SECONDS
 	reap
+	log "  $BACKEND $RUN: the workers stopped after $((SECONDS - t0)) s (window $((4 * LEASE > 60 ? 4 * LEASE : 60)) s)"
 	check "$BACKEND $RUN: exit codes" " 1 1 1" "$RCS"
 	check "$BACKEND $RUN: errors reported (no make failed)" "0" "$(sumj error_count)"
 	local i line
@@ -254,7 +256,7 @@ gone_checks() {
 		line=$(cat "$D/w$i.err")
 		check "$BACKEND $RUN: worker $i: one line" "1" "$(printf '%s\n' "$line" | grep -c .)"
 		case $line in
-		*"was not committed"*|*"gave up after"*|*"no reply from the server"*) ok "$BACKEND $RUN: worker $i says why" ;;
+		*"was not committed"*|*"whether it committed is not known"*|*"gave up after"*|*"no reply from the server"*) ok "$BACKEND $RUN: worker $i says why" ;;
 		*) bad "$BACKEND $RUN: worker $i: message: $line" ;;
 		esac
 		check "$BACKEND $RUN: worker $i: failure in --json" "true" "$(jq '.failure != null' "$D/w$i.json")"
@@ -268,7 +270,13 @@ rest_checks() {
 	(cd "$D" && "$DJC" populate Res --reserve-jobs --processes 4 --json --make "$MK" > "$D/rest.json" 2>"$D/rest.err")
 	rest=$(jq -e .success_count "$D/rest.json" 2>/dev/null) ||
 		{ bad "$BACKEND $RUN: the populate of the rest failed: $(head -c 300 "$D/rest.err")"; rest=0; }
-	check "$BACKEND $RUN: the rest made" "$N" "$((made + rest))"
+	# a worker that stopped with its COMMIT sent and no reply (a frozen
+	# server commits it when it thaws) may have committed a key it could
+	# not count, which the rest then finds made: at most one per worker
+	# that says so
+	local unknown=$(cat "$D"/w*.err | grep -c "whether it committed is not known")
+	if [ $((made + rest)) -le "$N" ] && [ $((made + rest + unknown)) -ge "$N" ]; then ok "$BACKEND $RUN: the rest made"
+	else bad "$BACKEND $RUN: the rest made: $made + $rest of $N, $unknown commit(s) not known"; fi
 	rows=$(cd "$D" && "$DJC" fetch Res --format json | jq -s 'length')
 	check "$BACKEND $RUN: rows" "$N" "$rows"
 	check "$BACKEND $RUN: jobs left" "0" "$(cd "$D" && "$DJC" jobs Res --json | jq '.jobs | length')"
