@@ -290,35 +290,39 @@ void db_set_wait_bound(db_conn *c, double seconds)
 }
 
 /* the process's, not a thread's: the round trip that gave up may have
- * been the heartbeat's, while the worker waited for the connection */
+ * been the heartbeat's, while the worker waited for the connection. A
+ * run of failures, each starting within 5 s of the last one's end (a
+ * COMMIT the bound gave up on, then the look for its outcome failing to
+ * reconnect), counts from the first one's start. */
 static pthread_mutex_t stalled_mu = PTHREAD_MUTEX_INITIALIZER;
-static double stalled_s, stalled_at;
+static double fail_since, fail_end;
 
-void db_stalled(double secs)
+void db_stalled(double t0, double t1)
 {
 	pthread_mutex_lock(&stalled_mu);
-	stalled_s = secs;
-	stalled_at = mono_now();
+	if (!(fail_end > 0 && t0 - fail_end < 5)) fail_since = t0;
+	fail_end = t1;
 	pthread_mutex_unlock(&stalled_mu);
 }
 
 double db_stalled_take(void)
 {
 	pthread_mutex_lock(&stalled_mu);
-	/* one that gave up over 5 s ago was no fault of this retry's */
-	double s = mono_now() - stalled_at < 5 ? stalled_s : 0;
-	stalled_s = 0;
+	double now = mono_now();
+	/* one that failed over 5 s ago was no fault of this retry's */
+	double s = fail_end > 0 && now - fail_end < 5 ? now - fail_since : 0;
+	fail_since = fail_end = 0;
 	pthread_mutex_unlock(&stalled_mu);
 	return s;
 }
 
 /* When a bounded connection's call that began at t0 failed as a lost
- * session: how long it took, waiting for the connection (behind a
+ * session: when it began and ended, waiting for the connection (behind a
  * heartbeat's renewal that hung) included (db_stalled_take). */
 #define T0(c) ((c)->wait_bound > 0 ? mono_now() : 0)
 static int timed(db_conn *c, double t0, int rc)
 {
-	if (rc == DJC_ECONN && c->wait_bound > 0) db_stalled(mono_now() - t0);
+	if (rc == DJC_ECONN && c->wait_bound > 0) db_stalled(t0, mono_now());
 	return rc;
 }
 

@@ -468,17 +468,18 @@ void db_publish_session(db_conn *c, _Atomic long long *out);
  * a statement that runs that long on the server without a reply too:
  * workers set it (lease.c), one-shot commands do not. */
 void db_set_wait_bound(db_conn *c, double seconds);
-/* How long the last call on a connection with a wait bound that failed
- * as a lost session (DJC_ECONN) took (seconds), taken once: 0 after it is
- * read, and when none failed in the last 5 s. A worker's retries count
- * their window from the start of that call, not from its end (worker.c,
+/* How long ago the last run of calls on a connection with a wait bound
+ * that failed as a lost session (DJC_ECONN) began (seconds; a run: each
+ * call starting within 5 s of the last one's end), taken once: 0 after it
+ * is read, and when none failed in the last 5 s. A worker's retries count
+ * their window from the start of that run, not from its end (worker.c,
  * retry_wait): a round trip the bound gave up on had already waited the
  * bound. One for the process (a worker process has one connection,
  * shared with its heartbeat thread, whose renewal may be the round trip
  * that hung while the worker waited for the connection). The db_*
  * wrappers record it (db_stalled). */
 double db_stalled_take(void);
-void db_stalled(double secs);
+void db_stalled(double t0, double t1);
 void db_session_changed(db_conn *c);
 /* 1 if the server saw `port` as this client socket's own port (fd: the
  * socket; port: as the server reports it, e.g. inet_client_port()). */
