@@ -1918,7 +1918,20 @@ static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 	if (!synced || PQstatus(c->pg) != CONNECTION_OK) {
 		/* the connection went: the Sync (the COMMIT) may have been done */
 		set_conn_err(c, "connection lost during a pipeline");
-		*failed = first_error >= 0 ? (size_t)first_error : n;
+		/* an item the server itself failed (an error with its SQLSTATE)
+		 * aborted the transaction: nothing was committed. One that
+		 * failed only as libpq lost the connection (no SQLSTATE: the
+		 * end read, or the wait bound giving up on a frozen server, which
+		 * holds the whole pipeline, Sync and all, in its socket's buffer
+		 * and runs it when it thaws) leaves the COMMIT's fate unknown,
+		 * as when no item failed (it counted as failed before the COMMIT,
+		 * and a worker said "not committed" of a make that did commit) */
+		const char *st = first_error >= 0 ? PQresultErrorField(pp.got[first_error], PG_DIAG_SQLSTATE) : NULL;
+		/* (a session ended by the server or a pooler, 08xxx and 57P0x,
+		 * may have ended after the COMMIT: not known either) */
+		int server_said = st && strncmp(st, "08", 2) && strncmp(st, "57P0", 4);
+		*failed = server_said ? (size_t)first_error : n;
+		if (c->stalled > 0) classify(c, NULL);
 		rc = DJC_ECONN;
 		goto out;
 	}
