@@ -128,6 +128,8 @@ typedef struct db_conn {
 	 * with no byte moving either way, before the session is given up as
 	 * lost (DJC_ECONN); 0: no bound (db_set_wait_bound). */
 	double wait_bound;
+	double wait_now;    /* the bound of the call at hand, set by db.c around it: wait_bound,
+			     * or less while a run of failures goes on (0: use wait_bound) */
 } db_conn;
 
 /* A fully materialised result. Cells are row-major. A driver returns a cell

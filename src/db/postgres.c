@@ -381,7 +381,7 @@ static int classify(pg_conn *c, const PGresult *res)
  * DJC_ECONN, the next statement outside a transaction reconnects). */
 static int await(pg_conn *c)
 {
-	double bound = c->base.wait_bound;
+	double bound = c->base.wait_now > 0 ? c->base.wait_now : c->base.wait_bound;
 	for (;;) {
 		int f = PQflush(c->pg);
 		if (f < 0 || (!f && !PQisBusy(c->pg))) return 0;   /* a failure: libpq's result says it */
