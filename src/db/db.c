@@ -280,21 +280,102 @@ static void conn_unlock(db_conn *c)
 	pthread_mutex_unlock(&c->mu);
 }
 
+void db_set_wait_bound(db_conn *c, double seconds)
+{
+	if (!c || seconds < 0) return;
+	conn_lock(c);
+	c->wait_bound = seconds;
+	if (c->drv->wait_bound_changed) c->drv->wait_bound_changed(c);
+	conn_unlock(c);
+}
+
+/* the process's, not a thread's: the round trip that gave up may have
+ * been the heartbeat's, while the worker waited for the connection. A
+ * run of failures, each starting within 5 s of the last one's end (a
+ * COMMIT the bound gave up on, then the look for its outcome failing to
+ * reconnect), counts from the first one's start. */
+static pthread_mutex_t stalled_mu = PTHREAD_MUTEX_INITIALIZER;
+static double fail_since, fail_end;
+
+void db_stalled(double t0, double t1)
+{
+	pthread_mutex_lock(&stalled_mu);
+	if (!(fail_end > 0 && t0 - fail_end < 5)) fail_since = t0;
+	fail_end = t1;
+	pthread_mutex_unlock(&stalled_mu);
+}
+
+double db_stalled_take(void)
+{
+	pthread_mutex_lock(&stalled_mu);
+	double now = mono_now();
+	/* one that failed over 5 s ago was no fault of this retry's */
+	double s = fail_end > 0 && now - fail_end < 5 ? now - fail_since : 0;
+	pthread_mutex_unlock(&stalled_mu);
+	return s;
+}
+
+/* The bound of c's next call: c->wait_bound, or while a run of failures
+ * is in progress what is left of that much from the run's start (1 s at
+ * least). Calls one after another with no retry_wait between them (a
+ * COMMIT the bound gave up on, then the look for its outcome, which
+ * waited as long again in pgbouncer's queue) end within about one bound
+ * of the run's start, as the retries do. */
+static double bound_now(db_conn *c)
+{
+	pthread_mutex_lock(&stalled_mu);
+	double b = c->wait_bound, now = mono_now();
+	if (fail_end > 0 && now - fail_end < 5) {
+		double left = c->wait_bound - (now - fail_since);
+		b = left < 1 ? 1 : left;
+	}
+	pthread_mutex_unlock(&stalled_mu);
+	return b;
+}
+
+/* When a bounded connection's call that began at t0 failed as a lost
+ * session: when it began and ended, waiting for the connection (behind a
+ * heartbeat's renewal that hung) included (db_stalled_take). */
+#define T0(c) ((c)->wait_bound > 0 ? mono_now() : 0)
+static int timed(db_conn *c, double t0, int rc)
+{
+	if (c->wait_bound <= 0) return rc;
+	if (rc == DJC_ECONN) db_stalled(t0, mono_now());
+	else {
+		/* the server answered: the run of failures is over */
+		pthread_mutex_lock(&stalled_mu);
+		fail_end = 0;
+		pthread_mutex_unlock(&stalled_mu);
+	}
+	return rc;
+}
+
+/* Around a driver call, under the connection's lock: the bound of this
+ * call (bound_now) in c->wait_now. */
+#define BOUND_IN(c) ((c)->wait_now = (c)->wait_bound > 0 ? bound_now(c) : 0)
+#define BOUND_OUT(c) ((c)->wait_now = 0)
+
 int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out)
 {
+	double t0 = T0(c);
 	conn_lock(c);
+	BOUND_IN(c);
 	int rc = c->drv->exec(c, sql, p, n, out);
+	BOUND_OUT(c);
 	conn_unlock(c);
-	return rc;
+	return timed(c, t0, rc);
 }
 
 int db_exec_digest(db_conn *c, const char *sql, const val_t *p, size_t n, const db_digest *d, db_res **out)
 {
 	if (!c->drv->exec_digest) return db_exec(c, sql, p, n, out);
+	double t0 = T0(c);
 	conn_lock(c);
+	BOUND_IN(c);
 	int rc = c->drv->exec_digest(c, sql, p, n, d, out);
+	BOUND_OUT(c);
 	conn_unlock(c);
-	return rc;
+	return timed(c, t0, rc);
 }
 
 int db_exec_stream(db_conn *c, const char *sql, const val_t *p, size_t n, const db_stream *s)
@@ -303,10 +384,13 @@ int db_exec_stream(db_conn *c, const char *sql, const val_t *p, size_t n, const 
 		snprintf(c->err, sizeof c->err, "%s: rows cannot be streamed", c->drv->name);
 		return DJC_EINVAL;
 	}
+	double t0 = T0(c);
 	conn_lock(c);
+	BOUND_IN(c);
 	int rc = c->drv->exec_stream(c, sql, p, n, s);
+	BOUND_OUT(c);
 	conn_unlock(c);
-	return rc;
+	return timed(c, t0, rc);
 }
 
 int db_can_stream(db_conn *c) { return c->drv->exec_stream != NULL; }
@@ -360,11 +444,14 @@ int db_session_alive(db_conn *c, int64_t id)
 
 static int begin_with(db_conn *c, int (*begin)(db_conn *))
 {
+	double t0 = T0(c);
 	conn_lock(c);
+	BOUND_IN(c);
 	int rc = begin(c);
+	BOUND_OUT(c);
 	if (rc == DJC_OK && !c->tx_held) c->tx_held = 1;   /* kept until the transaction ends */
 	else conn_unlock(c);
-	return rc;
+	return timed(c, t0, rc);
 }
 
 int db_begin(db_conn *c) { return begin_with(c, c->drv->begin); }
@@ -373,10 +460,13 @@ int db_begin_snapshot(db_conn *c) { return begin_with(c, c->drv->begin_snapshot)
 
 int db_read_pieces(db_conn *c, const db_pieces *req)
 {
+	double t0 = T0(c);
 	conn_lock(c);
+	BOUND_IN(c);
 	int rc = c->drv->read_pieces(c, req);
+	BOUND_OUT(c);
 	conn_unlock(c);
-	return rc;
+	return timed(c, t0, rc);
 }
 
 /* The transaction ended: give back the hold db_begin kept. */
@@ -390,11 +480,14 @@ static void tx_release(db_conn *c)
 
 int db_commit(db_conn *c)
 {
+	double t0 = T0(c);
 	conn_lock(c);
+	BOUND_IN(c);
 	int rc = c->drv->commit(c);
+	BOUND_OUT(c);
 	tx_release(c);
 	conn_unlock(c);
-	return rc;
+	return timed(c, t0, rc);
 }
 
 int db_rollback(db_conn *c)
@@ -409,10 +502,13 @@ int db_rollback(db_conn *c)
 
 int db_claim_run(db_conn *c, const db_claim *cl, db_res **out)
 {
+	double t0 = T0(c);
 	conn_lock(c);
+	BOUND_IN(c);
 	int rc = c->drv->claim(c, cl, out);
+	BOUND_OUT(c);
 	conn_unlock(c);
-	return rc;
+	return timed(c, t0, rc);
 }
 
 /* A batch as a plain transaction: BEGIN, the items one by one, COMMIT. */
@@ -463,7 +559,9 @@ static int batch_cut(db_conn *c, size_t n, db_res **res, size_t *failed)
 
 int db_batch(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed)
 {
+	double t0 = T0(c);
 	conn_lock(c);
+	BOUND_IN(c);
 	if (res) memset(res, 0, n * sizeof *res);
 	int rc;
 	if (db_batch_fault && !c->in_tx && db_batch_fault(c, items, n, 0)) rc = batch_cut(c, n, res, failed);
@@ -472,8 +570,9 @@ int db_batch(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *f
 		rc = c->drv->batch && !in_tx ? c->drv->batch(c, items, n, res, failed) : db_batch_each(c, items, n, res, failed);
 		if (!rc && db_batch_fault && !in_tx && db_batch_fault(c, items, n, 1)) rc = batch_cut(c, n, res, failed);
 	}
+	BOUND_OUT(c);
 	conn_unlock(c);
-	return rc;
+	return timed(c, t0, rc);
 }
 void db_qi(db_conn *c, sb_t *b, const char *name) { c->drv->quote_ident(b, name); }
 

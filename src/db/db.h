@@ -124,6 +124,12 @@ typedef struct db_conn {
 	 * session (db_publish_session: a pool child's shared slot), or NULL. */
 	_Atomic long long *session_out;
 	int created;        /* its open created its schema (MariaDB, PostgreSQL): db_drop_created */
+	/* The longest wait for the server, in seconds, on one round trip
+	 * with no byte moving either way, before the session is given up as
+	 * lost (DJC_ECONN); 0: no bound (db_set_wait_bound). */
+	double wait_bound;
+	double wait_now;    /* the bound of the call at hand, set by db.c around it: wait_bound,
+			     * or less while a run of failures goes on (0: use wait_bound) */
 } db_conn;
 
 /* A fully materialised result. Cells are row-major. A driver returns a cell
@@ -410,6 +416,10 @@ struct db_driver {
 	 * (MariaDB: copied out of Connector/C's row a piece at a time). NULL:
 	 * db_exec_stream is refused (db_can_stream 0). */
 	int (*exec_stream)(db_conn *c, const char *sql, const val_t *params, size_t nparams, const db_stream *s);
+	/* may provide: apply c->wait_bound (just changed) to the session at
+	 * hand and to every later one. NULL: waits are not bounded (SQLite:
+	 * no server to wait for). */
+	void (*wait_bound_changed)(db_conn *c);
 };
 
 extern const db_driver db_sqlite_driver;
@@ -450,6 +460,28 @@ int db_session_end(db_conn *c, int64_t id);
  * each time the driver has a new session (drivers call db_session_changed
  * after every reconnect, before djc's first statement on it). */
 void db_publish_session(db_conn *c, _Atomic long long *out);
+/* Bound each wait for the server on c (seconds; 0: none, the default):
+ * a round trip that hears nothing from the server for that long, nor can
+ * send to it, gives the session up as lost (DJC_ECONN; the next
+ * statement outside a transaction reconnects). A frozen server (its
+ * processes stopped: the kernel still acknowledges TCP, so keepalives and
+ * TCP_USER_TIMEOUT never fire) or a pooler queueing a statement for a
+ * server that crashed would otherwise hold the caller for ever. It bounds
+ * a statement that runs that long on the server without a reply too:
+ * workers set it (lease.c), one-shot commands do not. */
+void db_set_wait_bound(db_conn *c, double seconds);
+/* How long ago the last run of calls on a connection with a wait bound
+ * that failed as a lost session (DJC_ECONN) began (seconds; a run: each
+ * call starting within 5 s of the last one's end), taken once: 0 after it
+ * is read, and when none failed in the last 5 s. A worker's retries count
+ * their window from the start of that run, not from its end (worker.c,
+ * retry_wait): a round trip the bound gave up on had already waited the
+ * bound. One for the process (a worker process has one connection,
+ * shared with its heartbeat thread, whose renewal may be the round trip
+ * that hung while the worker waited for the connection). The db_*
+ * wrappers record it (db_stalled). */
+double db_stalled_take(void);
+void db_stalled(double t0, double t1);
 void db_session_changed(db_conn *c);
 /* 1 if the server saw `port` as this client socket's own port (fd: the
  * socket; port: as the server reports it, e.g. inet_client_port()). */

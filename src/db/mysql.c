@@ -410,6 +410,16 @@ static void client_options(const my_conn *c, MYSQL *m)
 	if (c->ssl_cipher) mysql_optionsv(m, MYSQL_OPT_SSL_CIPHER, c->ssl_cipher);
 	if (c->ssl_crl) mysql_optionsv(m, MYSQL_OPT_SSL_CRL, c->ssl_crl);
 	if (c->ssl_crlpath) mysql_optionsv(m, MYSQL_OPT_SSL_CRLPATH, c->ssl_crlpath);
+	/* the bound on each wait for the server (db_set_wait_bound): each
+	 * read or write that waits longer fails the statement as a lost
+	 * connection (CR_SERVER_LOST), where a frozen server held it for
+	 * ever (keepalives and TCP_USER_TIMEOUT never fire: its kernel still
+	 * acknowledges) */
+	if (c->base.wait_bound > 0) {
+		unsigned wt = (unsigned)c->base.wait_bound + (c->base.wait_bound > (unsigned)c->base.wait_bound);
+		mysql_optionsv(m, MYSQL_OPT_READ_TIMEOUT, &wt);
+		mysql_optionsv(m, MYSQL_OPT_WRITE_TIMEOUT, &wt);
+	}
 }
 
 /* TCP only (a unix socket refuses these): keepalives find a dead peer of
@@ -520,6 +530,16 @@ static int ensure(my_conn *c)
 	}
 	if (c->db && !c->broken && !looks_dead(c)) return DJC_OK;
 	return reconnect(c);
+}
+
+/* db_driver.wait_bound_changed: Connector/C takes its read and write
+ * timeouts at connect only (client_options), so the session at hand is
+ * replaced before the next statement outside a transaction (inside one,
+ * at the reconnect that follows its end, if any). */
+static void my_wait_bound_changed(db_conn *bc)
+{
+	my_conn *c = (my_conn *)bc;
+	if (c->db && !bc->in_tx) c->broken = 1;
 }
 
 static int set_opt(char **dst, const char *v) { free(*dst); *dst = *v ? xstrdup(v) : NULL; return 0; }
@@ -2277,6 +2297,7 @@ const db_driver db_mysql_driver = {
 	.connection_id = my_connection_id,
 	.session_id = my_session_id,
 	.socket = my_sock,
+	.wait_bound_changed = my_wait_bound_changed,
 	.quote_ident = my_qi,
 	.delete_using = my_delete_using,
 	/* single-table UPDATE/DELETE: no semi-join (MariaDB 10.11), so a

@@ -26,7 +26,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <errno.h>
+#include <sys/socket.h>
 #include "dl.h"
+#include "util/clock.h"
 #include "util/redact.h"
 
 /* The library is loaded on first connect (dl.c); every call goes through
@@ -74,6 +78,10 @@ static struct {
 	__typeof__(PQstatus) *PQstatus;
 	__typeof__(PQtransactionStatus) *PQtransactionStatus;
 	__typeof__(PQunescapeBytea) *PQunescapeBytea;
+	__typeof__(PQflush) *PQflush;
+	__typeof__(PQisBusy) *PQisBusy;
+	__typeof__(PQsendQuery) *PQsendQuery;
+	__typeof__(PQsetnonblocking) *PQsetnonblocking;
 } pq;
 static const char *const pq_names[] = {
 	"PQclear",
@@ -118,6 +126,10 @@ static const char *const pq_names[] = {
 	"PQstatus",
 	"PQtransactionStatus",
 	"PQunescapeBytea",
+	"PQflush",
+	"PQisBusy",
+	"PQsendQuery",
+	"PQsetnonblocking",
 };
 static const char *const pq_sonames[] = {"libpq.so.5", "libpq.so", NULL};
 static dl_lib pq_lib = {0, "PostgreSQL", pq_sonames, pq_names, (void **)&pq, sizeof pq_names / sizeof *pq_names};
@@ -194,6 +206,10 @@ static int pq_load(char *err, size_t errlen)
 #define PQstatus (*pq.PQstatus)
 #define PQtransactionStatus (*pq.PQtransactionStatus)
 #define PQunescapeBytea (*pq.PQunescapeBytea)
+#define PQflush (*pq.PQflush)
+#define PQisBusy (*pq.PQisBusy)
+#define PQsendQuery (*pq.PQsendQuery)
+#define PQsetnonblocking (*pq.PQsetnonblocking)
 
 
 #define STMT_CACHE 64
@@ -249,6 +265,8 @@ typedef struct pg_conn {
 	int ended;          /* a FATAL error ended the session while libpq still reports the
 			     * connection good (classify): reconnected before the next statement */
 	char *channel;      /* LISTENed to (again after a reconnect), or NULL */
+	double stalled;     /* the wait bound gave the session up after that many seconds
+			     * (await): what classify says; 0 again at the reconnect */
 } pg_conn;
 
 static void quiet(void *arg, const char *msg) { (void)arg; (void)msg; }
@@ -295,10 +313,21 @@ static int classify(pg_conn *c, const PGresult *res)
 		/* libpq's own message, e.g. "server closed the connection
 		 * unexpectedly" and a hint on further lines: keep the first */
 		const char *m = res && *PQresultErrorMessage(res) ? PQresultErrorMessage(res) : PQerrorMessage(c->pg);
+		/* a pooler's FATAL before it closed the connection (pgbouncer's
+		 * "server login has been failing ...", "query_wait_timeout")
+		 * says more than libpq's "server closed the connection
+		 * unexpectedly" that follows it */
+		const char *fatal = strstr(PQerrorMessage(c->pg), "FATAL:");
+		if (fatal && (fatal == PQerrorMessage(c->pg) || fatal[-1] == '\n')) m = fatal;
 		snprintf(local, sizeof local, "%.*s", (int)strcspn(m, "\n"), m);
 		prim = *local ? local : "unknown error";
 	}
 	one_line(c->base.err, sizeof c->base.err, "postgresql: ", prim);
+	if (c->stalled > 0) {
+		snprintf(c->base.err, sizeof c->base.err,
+			 "postgresql: no reply from the server for %g s; the session is given up", c->stalled);
+		return DJC_ECONN;
+	}
 	if (PQstatus(c->pg) == CONNECTION_BAD) return DJC_ECONN;
 	/* FATAL (or PANIC): the server or a pooler ends the session. pgbouncer
 	 * says "FATAL: server conn crashed?" to the clients of a server that
@@ -334,6 +363,104 @@ static int classify(pg_conn *c, const PGresult *res)
 	return DJC_ERROR;
 }
 
+/* ------------------------------------------------------------ bounded waits
+ * With c->base.wait_bound set (db_set_wait_bound: a worker's connection)
+ * the connection is non-blocking and every wait for the server goes
+ * through await, bounded: libpq's own calls wait in poll() without end,
+ * and a frozen server (SIGSTOP: its kernel still acknowledges TCP, so
+ * neither keepalives nor tcp_user_timeout fire) or pgbouncer queueing a
+ * statement for a crashed server (until its query_wait_timeout, 120 s by
+ * default) held a worker that long, or for ever. Without a bound every
+ * call is libpq's blocking one, as before. */
+
+/* Until libpq has a whole result to hand (PQisBusy false) and has sent
+ * all it holds: send and read as the socket allows, each wait at most
+ * wait_bound seconds with no byte moving. 0, or -1 when a wait ran out:
+ * the session is given up (its socket shut down, so that libpq finds the
+ * connection lost: the next result is an error, classify says
+ * DJC_ECONN, the next statement outside a transaction reconnects). */
+static int await(pg_conn *c)
+{
+	double bound = c->base.wait_now > 0 ? c->base.wait_now : c->base.wait_bound;
+	for (;;) {
+		int f = PQflush(c->pg);
+		if (f < 0 || (!f && !PQisBusy(c->pg))) return 0;   /* a failure: libpq's result says it */
+		int fd = PQsocket(c->pg);
+		if (fd < 0) return 0;
+		struct pollfd pf = {fd, (short)(POLLIN | (f ? POLLOUT : 0)), 0};
+		double until = mono_now() + bound;
+		int n;
+		do {
+			double left = until - mono_now();
+			n = left > 0 ? poll(&pf, 1, (int)(left * 1000) + 1) : 0;
+		} while (n < 0 && errno == EINTR);
+		if (n == 0) {
+			c->stalled = bound;
+			shutdown(fd, SHUT_RDWR);
+			PQconsumeInput(c->pg);   /* reads the end: CONNECTION_BAD */
+			return -1;
+		}
+		if (n > 0 && (pf.revents & (POLLIN | POLLERR | POLLHUP)) && !PQconsumeInput(c->pg)) return 0;
+	}
+}
+
+/* PQgetResult, bounded (await) */
+static PGresult *pq_get(pg_conn *c)
+{
+	if (c->base.wait_bound > 0) await(c);
+	return PQgetResult(c->pg);
+}
+
+/* As PQexec does: the last result of what was sent (sent: the PQsend*
+ * call's return), or NULL when nothing could be sent (libpq's message
+ * says why). */
+static PGresult *pq_last(pg_conn *c, int sent)
+{
+	if (!sent) return NULL;
+	PGresult *last = NULL, *r;
+	while ((r = pq_get(c))) {
+		PQclear(last);
+		last = r;
+		if (PQstatus(c->pg) == CONNECTION_BAD) break;
+	}
+	return last;
+}
+
+/* PQexec, PQexecParams, PQprepare and PQexecPrepared, bounded */
+static PGresult *pq_exec(pg_conn *c, const char *sql)
+{
+	if (c->base.wait_bound <= 0) return PQexec(c->pg, sql);
+	return pq_last(c, PQsendQuery(c->pg, sql));
+}
+
+static PGresult *pq_exec_params(pg_conn *c, const char *sql, int n, const Oid *types, const char *const *vals,
+				const int *lens, const int *fmts, int binary)
+{
+	if (c->base.wait_bound <= 0) return PQexecParams(c->pg, sql, n, types, vals, lens, fmts, binary);
+	return pq_last(c, PQsendQueryParams(c->pg, sql, n, types, vals, lens, fmts, binary));
+}
+
+static PGresult *pq_prepare(pg_conn *c, const char *name, const char *sql, int n, const Oid *types)
+{
+	if (c->base.wait_bound <= 0) return PQprepare(c->pg, name, sql, n, types);
+	return pq_last(c, PQsendPrepare(c->pg, name, sql, n, types));
+}
+
+static PGresult *pq_exec_prepared(pg_conn *c, const char *name, int n, const char *const *vals, const int *lens,
+				  const int *fmts, int binary)
+{
+	if (c->base.wait_bound <= 0) return PQexecPrepared(c->pg, name, n, vals, lens, fmts, binary);
+	return pq_last(c, PQsendQueryPrepared(c->pg, name, n, vals, lens, fmts, binary));
+}
+
+/* db_driver.wait_bound_changed: non-blocking exactly while bounded (so a
+ * send to a server that reads nothing cannot block either) */
+static void pg_wait_bound_changed(db_conn *bc)
+{
+	pg_conn *c = (pg_conn *)bc;
+	if (c->pg) PQsetnonblocking(c->pg, bc->wait_bound > 0);
+}
+
 static int is_ok(const PGresult *res)
 {
 	ExecStatusType st = PQresultStatus(res);
@@ -343,7 +470,7 @@ static int is_ok(const PGresult *res)
 /* Run one parameterless statement; DJC_OK or an error class. */
 static int simple(pg_conn *c, const char *sql)
 {
-	PGresult *res = PQexec(c->pg, sql);
+	PGresult *res = pq_exec(c, sql);
 	int rc = is_ok(res) ? DJC_OK : classify(c, res);
 	PQclear(res);
 	return rc;
@@ -362,7 +489,7 @@ static void cache_clear(pg_conn *c, int deallocate)
 		c->cache[i].runs = 0;
 	}
 	if (any && deallocate) {
-		PGresult *res = PQexec(c->pg, "DEALLOCATE ALL");
+		PGresult *res = pq_exec(c, "DEALLOCATE ALL");
 		PQclear(res);
 	}
 }
@@ -396,14 +523,14 @@ static void pg_qi(sb_t *b, const char *name)
 static int schema_ensure(pg_conn *c, const char *quoted)
 {
 	const char *v[1] = {c->base.schema};
-	PGresult *res = PQexecParams(c->pg, "SELECT 1 FROM pg_namespace WHERE nspname = $1", 1, NULL, v, NULL, NULL, 0);
+	PGresult *res = pq_exec_params(c, "SELECT 1 FROM pg_namespace WHERE nspname = $1", 1, NULL, v, NULL, NULL, 0);
 	int exists = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) > 0;
 	int rc = PQresultStatus(res) == PGRES_TUPLES_OK ? DJC_OK : classify(c, res);
 	PQclear(res);
 	if (rc || exists) return rc;
 	sb_t q = SB_INIT;
 	sb_printf(&q, "CREATE SCHEMA %s", quoted);
-	res = PQexec(c->pg, sb_str(&q));
+	res = pq_exec(c, sb_str(&q));
 	sb_free(&q);
 	if (!is_ok(res)) {
 		const char *st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
@@ -424,7 +551,7 @@ static int pg_drop_created(db_conn *bc)
 	sb_t q = SB_INIT;
 	sb_add(&q, "DROP SCHEMA ");
 	pg_qi(&q, c->base.schema);
-	PGresult *res = PQexec(c->pg, sb_str(&q));
+	PGresult *res = pq_exec(c, sb_str(&q));
 	sb_free(&q);
 	int rc = DJC_OK;
 	if (!is_ok(res)) {
@@ -538,7 +665,7 @@ static int session_setup(pg_conn *c, int create_schema)
 	 * mode) when the server saw our socket's TCP port (the result of the
 	 * last statement is PQexec's) */
 	sb_add(&q, "SELECT pg_backend_pid(), inet_client_port()");
-	PGresult *res = PQexec(c->pg, sb_str(&q));
+	PGresult *res = pq_exec(c, sb_str(&q));
 	sb_free(&q);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
 		rc = classify(c, res);
@@ -775,6 +902,31 @@ static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err
 	PQsetNoticeProcessor(c->pg, quiet, NULL);
 	int no_create = u->flags & DB_OPEN_NO_CREATE;
 	int rc = session_setup(c, !no_create);
+	/* The session ended under the setup statements (DJC_ECONN), which
+	 * change nothing a retry could make twice (SETs; a schema created is
+	 * found there by the next look): new sessions are tried, after 0.1 s
+	 * doubling to 1 s, for 16 s at most. pgbouncer does this after a
+	 * server restart: while its last login to the server failed and it
+	 * holds no server connection, it fails each new client's first
+	 * statement ("server login has been failing, try again later
+	 * (server_login_retry)") and logs in again only server_login_retry
+	 * (15 s by default) after the last failure; every djc command run in
+	 * that time failed once. Only when the connection itself was made: a
+	 * server that refuses it or never answers fails at once, as before. */
+	double t_end = mono_now() + 16, pause = 0.1;
+	while (rc == DJC_ECONN && mono_now() + pause < t_end) {
+		struct timespec ts = {(time_t)pause, (long)((pause - (double)(time_t)pause) * 1e9)};
+		nanosleep(&ts, NULL);
+		pause = pause * 2 > 1 ? 1 : pause * 2;
+		c->ended = 0;
+		cache_clear(c, 0);
+		PQreset(c->pg);
+		if (PQstatus(c->pg) != CONNECTION_OK) {
+			set_conn_err(c, "connection lost, reconnect failed");
+			break;
+		}
+		rc = session_setup(c, !no_create);
+	}
 	if (rc) {
 		snprintf(err, errlen, "%s", c->base.err);
 		redact(err, u->password);
@@ -784,7 +936,7 @@ static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err
 	if (no_create) {
 		/* search_path accepts a schema that does not exist: look */
 		const char *v[1] = {c->base.schema};
-		PGresult *res = PQexecParams(c->pg, "SELECT 1 FROM pg_namespace WHERE nspname = $1", 1, NULL, v, NULL, NULL, 0);
+		PGresult *res = pq_exec_params(c, "SELECT 1 FROM pg_namespace WHERE nspname = $1", 1, NULL, v, NULL, NULL, 0);
 		int ok = PQresultStatus(res) == PGRES_TUPLES_OK, exists = ok && PQntuples(res) > 0;
 		rc = ok ? DJC_OK : classify(c, res);
 		PQclear(res);
@@ -819,12 +971,14 @@ static int ensure(pg_conn *c)
 	}
 	if (PQstatus(c->pg) != CONNECTION_OK || c->ended) {
 		c->ended = 0;
+		c->stalled = 0;
 		cache_clear(c, 0);
 		PQreset(c->pg);
 		if (PQstatus(c->pg) != CONNECTION_OK) {
 			set_conn_err(c, "connection lost, reconnect failed");
 			return DJC_ECONN;
 		}
+		pg_wait_bound_changed(&c->base);
 	}
 	/* until the new session is set up (UTC, search_path, LISTEN, its
 	 * published id), no statement of ours runs on it: a setup that failed
@@ -1019,17 +1173,17 @@ static PGresult *prepare_described(pg_conn *c, const char *name, const char *sql
 	*binary = 0;
 	if (!c->pipeline || !pipe_api.enter(c->pg)) {
 		*binary = -1;
-		return PQprepare(c->pg, name, sql, np, types);
+		return pq_prepare(c, name, sql, np, types);
 	}
 	PGresult *prep = NULL, *desc = NULL, *r;
 	int synced = 0;
 	/* per command its result and a NULL; then the Sync's */
 	if (PQsendPrepare(c->pg, name, sql, np, types) && PQsendDescribePrepared(c->pg, name) && pipe_api.sync(c->pg) &&
-	    (prep = PQgetResult(c->pg))) {
-		while ((r = PQgetResult(c->pg))) PQclear(r);
-		if ((desc = PQgetResult(c->pg))) {
-			while ((r = PQgetResult(c->pg))) PQclear(r);
-			r = PQgetResult(c->pg);
+	    (prep = pq_get(c))) {
+		while ((r = pq_get(c))) PQclear(r);
+		if ((desc = pq_get(c))) {
+			while ((r = pq_get(c))) PQclear(r);
+			r = pq_get(c);
 			synced = r && PQresultStatus(r) == PGRES_PIPELINE_SYNC;
 			PQclear(r);
 		}
@@ -1062,7 +1216,7 @@ static PGresult *prepare_and_run(pg_conn *c, const char *key, const char *sql, i
 				lru = i;
 				break;
 			}
-			PGresult *res = PQexecPrepared(c->pg, c->cache[i].name, np, vals, lens, fmts, c->cache[i].binary);
+			PGresult *res = pq_exec_prepared(c, c->cache[i].name, np, vals, lens, fmts, c->cache[i].binary);
 			if (is_ok(res)) return res;
 			/* "cached plan must not change result type" after a table was
 			 * recreated elsewhere, or the statement was deallocated behind
@@ -1076,7 +1230,7 @@ static PGresult *prepare_and_run(pg_conn *c, const char *key, const char *sql, i
 			if (!strcmp(st, "0A000")) {
 				char dq[48];
 				snprintf(dq, sizeof dq, "DEALLOCATE %s", c->cache[i].name);
-				PQclear(PQexec(c->pg, dq));
+				PQclear(pq_exec(c, dq));
 			}
 			PQclear(res);
 			lru = i;
@@ -1095,7 +1249,7 @@ static PGresult *prepare_and_run(pg_conn *c, const char *key, const char *sql, i
 	if (c->cache[lru].key) {
 		char dq[48];
 		snprintf(dq, sizeof dq, "DEALLOCATE %s", c->cache[lru].name);
-		PQclear(PQexec(c->pg, dq));
+		PQclear(pq_exec(c, dq));
 		free(c->cache[lru].key);
 	}
 	c->cache[lru].key = xstrdup(key);
@@ -1104,7 +1258,7 @@ static PGresult *prepare_and_run(pg_conn *c, const char *key, const char *sql, i
 	c->cache[lru].runs = 1;
 	c->cache[lru].replan = replan;
 	c->cache[lru].binary = binary > 0;
-	res = PQexecPrepared(c->pg, name, np, vals, lens, fmts, binary > 0);
+	res = pq_exec_prepared(c, name, np, vals, lens, fmts, binary > 0);
 	if (binary < 0 && PQresultStatus(res) == PGRES_TUPLES_OK) c->cache[lru].binary = binary_worth(res);
 	return res;
 }
@@ -1303,7 +1457,7 @@ static int pg_exec(db_conn *bc, const char *sql, const val_t *params, size_t np,
 		sb_add(&key, sb_str(&q));
 		res = prepare_and_run(c, sb_str(&key), sb_str(&q), (int)np, &b);
 	} else
-		res = PQexecParams(c->pg, sb_str(&q), (int)np, types, vals, lens, fmts, 0);
+		res = pq_exec_params(c, sb_str(&q), (int)np, types, vals, lens, fmts, 0);
 	b.key = key;
 	bind_free(&b);
 	sb_free(&q);
@@ -1366,7 +1520,7 @@ static int pg_read_pieces(db_conn *bc, const db_pieces *req)
 	PGresult *res;
 	/* every result is read, also after a failure: the connection is
 	 * ready for the next statement only then */
-	while ((res = PQgetResult(c->pg))) {
+	while ((res = pq_get(c))) {
 		ExecStatusType st = PQresultStatus(res);
 		if (st == PGRES_SINGLE_TUPLE && !rc) {
 			/* the piece as libpq holds it, not copied: each copies it */
@@ -1413,7 +1567,7 @@ static int pg_commit(db_conn *bc)
 		bc->in_tx = 0;
 		return DJC_ECONN;
 	}
-	PGresult *res = PQexec(c->pg, "COMMIT");
+	PGresult *res = pq_exec(c, "COMMIT");
 	int rc = DJC_OK;
 	if (!is_ok(res))
 		rc = classify(c, res);
@@ -1663,9 +1817,9 @@ static int pipe_send(pg_conn *c, pg_pipe *pp)
  * and the next claim that went with it stayed reserved by nobody. */
 static PGresult *item_result(pg_conn *c)
 {
-	PGresult *r = PQgetResult(c->pg);
+	PGresult *r = pq_get(c);
 	if (!r || PQresultStatus(r) != PGRES_SINGLE_TUPLE) {
-		for (PGresult *m; r && (m = PQgetResult(c->pg));) PQclear(m);
+		for (PGresult *m; r && (m = pq_get(c));) PQclear(m);
 		return r;
 	}
 	PGresult *all = PQcopyResult(r, PG_COPYRES_ATTRS);
@@ -1680,7 +1834,7 @@ static PGresult *item_result(pg_conn *c)
 			}
 		}
 		PQclear(r);
-		r = PQgetResult(c->pg);
+		r = pq_get(c);
 	}
 	if (!r) return all;   /* no last result: the connection went, and the Sync that does not come tells */
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {   /* an error after some rows: the error */
@@ -1688,7 +1842,7 @@ static PGresult *item_result(pg_conn *c)
 		all = r;
 	} else
 		PQclear(r);
-	for (PGresult *m; (m = PQgetResult(c->pg));) PQclear(m);
+	for (PGresult *m; (m = pq_get(c));) PQclear(m);
 	return all;
 }
 
@@ -1705,23 +1859,23 @@ static int pipe_collect(pg_conn *c, pg_pipe *pp, int sent, int *first_error)
 	for (; sent && i < pp->n; i++) {
 		PGresult *r;
 		if (pp->fresh[i]) {
-			if (!(r = PQgetResult(c->pg))) break;
+			if (!(r = pq_get(c))) break;
 			if (PQresultStatus(r) == PGRES_COMMAND_OK) {
 				cache_add(c, pp->keys[i], pp->names[i], pp->replan[i], evicted);
 				if (*evicted) sb_printf(&dealloc, "DEALLOCATE %s;", evicted);
 			}
 			PQclear(r);
-			while ((r = PQgetResult(c->pg))) PQclear(r);
+			while ((r = pq_get(c))) PQclear(r);
 		}
 		if (!(pp->got[i] = item_result(c))) break;
 		ExecStatusType st = PQresultStatus(pp->got[i]);
 		if (*first_error < 0 && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) *first_error = (int)i;
 	}
-	PGresult *syncr = sent && i == pp->n ? PQgetResult(c->pg) : NULL;
+	PGresult *syncr = sent && i == pp->n ? pq_get(c) : NULL;
 	int synced = syncr && PQresultStatus(syncr) == PGRES_PIPELINE_SYNC;
 	PQclear(syncr);
 	pipe_api.exit(c->pg);
-	if (dealloc.len && PQstatus(c->pg) == CONNECTION_OK) PQclear(PQexec(c->pg, sb_str(&dealloc)));
+	if (dealloc.len && PQstatus(c->pg) == CONNECTION_OK) PQclear(pq_exec(c, sb_str(&dealloc)));
 	sb_free(&dealloc);
 	return synced;
 }
@@ -1764,7 +1918,20 @@ static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 	if (!synced || PQstatus(c->pg) != CONNECTION_OK) {
 		/* the connection went: the Sync (the COMMIT) may have been done */
 		set_conn_err(c, "connection lost during a pipeline");
-		*failed = first_error >= 0 ? (size_t)first_error : n;
+		/* an item the server itself failed (an error with its SQLSTATE)
+		 * aborted the transaction: nothing was committed. One that
+		 * failed only as libpq lost the connection (no SQLSTATE: the
+		 * end read, or the wait bound giving up on a frozen server, which
+		 * holds the whole pipeline, Sync and all, in its socket's buffer
+		 * and runs it when it thaws) leaves the COMMIT's fate unknown,
+		 * as when no item failed (it counted as failed before the COMMIT,
+		 * and a worker said "not committed" of a make that did commit) */
+		const char *st = first_error >= 0 ? PQresultErrorField(pp.got[first_error], PG_DIAG_SQLSTATE) : NULL;
+		/* (a session ended by the server or a pooler, 08xxx and 57P0x,
+		 * may have ended after the COMMIT: not known either) */
+		int server_said = st && strncmp(st, "08", 2) && strncmp(st, "57P0", 4);
+		*failed = server_said ? (size_t)first_error : n;
+		if (c->stalled > 0) classify(c, NULL);
 		rc = DJC_ECONN;
 		goto out;
 	}
@@ -2035,6 +2202,7 @@ const db_driver db_postgres_driver = {
 	.notify = pg_notify,
 	.notified = pg_notified,
 	.socket = pg_socket,
+	.wait_bound_changed = pg_wait_bound_changed,
 };
 
 /* ------------------------------------------------------------ catalog

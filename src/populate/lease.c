@@ -12,6 +12,11 @@ double lease_seconds(void)
 	return s > 0 ? s : 60;
 }
 
+double lease_window(double lease_s)
+{
+	return 4 * lease_s > 60 ? 4 * lease_s : 60;
+}
+
 /* Wait on the condition for at most secs, by the monotonic clock. */
 static void wait_for(lease *l, double secs)
 {
@@ -93,7 +98,15 @@ int lease_start(lease *l, djc_conn *c, table *t)
 	pthread_mutex_init(&l->mu, NULL);
 	pthread_cond_init(&l->cv, &ca);
 	pthread_condattr_destroy(&ca);
+	/* no wait for the server on this connection lasts longer than the
+	 * window of a worker's retries (db_set_wait_bound): a frozen server,
+	 * or a pooler holding a statement for a server that crashed, then
+	 * fails the statement as a lost session, and the worker's retries
+	 * end within their window instead of never. Lifted at lease_stop:
+	 * the connection may serve a one-shot command's long statements. */
+	db_set_wait_bound(c->db, lease_window(l->lease));
 	if (pthread_create(&l->hb, NULL, hb_main, l)) {
+		db_set_wait_bound(c->db, 0);
 		pthread_mutex_destroy(&l->mu);
 		pthread_cond_destroy(&l->cv);
 		return conn_fail(c, DJC_ERROR, "cannot start the heartbeat thread");
@@ -110,6 +123,7 @@ void lease_stop(lease *l)
 	pthread_cond_broadcast(&l->cv);
 	pthread_mutex_unlock(&l->mu);
 	pthread_join(l->hb, NULL);
+	db_set_wait_bound(l->c->db, 0);
 	djc_row_free(l->making);
 	l->making = NULL;
 	pthread_mutex_destroy(&l->mu);

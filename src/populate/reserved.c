@@ -36,14 +36,20 @@ static int table_gone(worker *w)
  * dead server (a group of batched jobs, a window per job), and populate
  * then reported "make call failed; recording the error: ..." for a make
  * that had succeeded. */
-static void database_gone(worker *w, const djc_row *key, const char *msg)
+static void database_gone(worker *w, const djc_row *key, const char *msg, int unknown)
 {
 	if (w->down) return;
 	w->down = 1;
 	char *k = key ? key_to_json(w->t, key, 1) : NULL;
 	sb_t b = SB_INIT;
 	sb_printf(&b, "%s", msg && *msg ? msg : "the database could not be reached");
-	if (k) sb_printf(&b, "; the make of %s %s was not committed (its job goes back to pending when its lease lapses)", w->t->name, k);
+	/* unknown: its COMMIT went out and no reply came (a server frozen
+	 * with the COMMIT in its socket's buffer commits it when it thaws) */
+	if (k && unknown)
+		sb_printf(&b, "; the make of %s %s was sent to commit, with no reply: whether it committed is not known "
+			      "(if not, its job goes back to pending when its lease lapses)", w->t->name, k);
+	else if (k)
+		sb_printf(&b, "; the make of %s %s was not committed (its job goes back to pending when its lease lapses)", w->t->name, k);
 	worker_fatal(w, sb_str(&b));
 	sb_free(&b);
 	free(k);
@@ -96,7 +102,9 @@ static void release_lost_claim(worker *w, next_claim *next)
  * connection went during COMMIT itself, the outcome is looked up before
  * anything is retried: a commit is never reported that did not happen,
  * and never made twice; the next claim that went with it is handed back
- * (release_lost_claim). DJC_OK with *res decided, or the last error. */
+ * (release_lost_claim). DJC_OK with *res decided, or the last error;
+ * *outage 1 when the database outlasted the retries, 2 when it did so
+ * while the outcome of a COMMIT that went out was being asked. */
 static int commit_job(worker *w, djc_job *job, staged *st, double dur, next_claim *next, commit_result *res, int *outage)
 {
 	retry r = {0, 0};
@@ -115,7 +123,7 @@ static int commit_job(worker *w, djc_job *job, staged *st, double dur, next_clai
 			if (!retryable(orc) || !retry_wait(&r, w->lease.lease)) {
 				/* not known: whatever it holds (when the database
 				 * outlasted the retries, its leases hand it back) */
-				*outage = outlasted(orc);
+				*outage = outlasted(orc) ? 2 : 0;
 				if (!*outage) release_lost_claim(w, next);
 				return rc;
 			}
@@ -141,7 +149,7 @@ static void failed(worker *w, djc_job *job, fail_kind kind, const char *msg, con
 	if (outlasted(rc) && !table_gone(w)) {
 		/* the make's failure stands; its record waits for the lease */
 		worker_error(w, job->key, msg);
-		database_gone(w, NULL, w->c->err);
+		database_gone(w, NULL, w->c->err, 0);
 		return;
 	}
 	if (rc == DJC_ELOST) count_gone(w, job);          /* someone else's now, or cancelled */
@@ -167,7 +175,7 @@ static void finish_one(worker *w, djc_job *job, staged *st, double dur, next_cla
 	int rc = commit_job(w, job, st, dur, next, &res, &outage);
 	if (!rc) { count(w, job, res); return; }
 	if (table_gone(w)) { atomic_fetch_add(&w->sh->lost, 1); return; }
-	if (outage) { database_gone(w, job->key, w->c->err); return; }
+	if (outage) { database_gone(w, job->key, w->c->err, outage == 2); return; }
 	char *msg = xstrdup(w->c->err);
 	failed(w, job, FAIL_ERROR, msg, NULL, dur);
 	free(msg);
@@ -183,7 +191,7 @@ static void finish_made(worker *w, djc_job *job)
 	while (retryable(rc = jobs_close_made(w->c, job, &res)) && retry_wait(&r, w->lease.lease)) {}
 	if (!rc) count(w, job, res);
 	else if (table_gone(w)) atomic_fetch_add(&w->sh->lost, 1);
-	else if (outlasted(rc)) database_gone(w, NULL, w->c->err);
+	else if (outlasted(rc)) database_gone(w, NULL, w->c->err, 0);
 	else worker_error(w, job->key, w->c->err);
 }
 
@@ -245,7 +253,7 @@ static void group_flush(worker *w, group *g, next_claim *next)
 				int orc;
 				while (retryable(orc = jobs_commit_outcome(w->c, g->jobs[i], &o)) && retry_wait(&r2, w->lease.lease)) {}
 				if (!orc && o != COMMIT_FAILED) count(w, g->jobs[i], o);
-				else if (outlasted(orc)) database_gone(w, g->jobs[i]->key, w->c->err);
+				else if (outlasted(orc)) database_gone(w, g->jobs[i]->key, w->c->err, 1);
 				else finish_one(w, g->jobs[i], &g->st[i], g->dur[i], NULL);
 			}
 			/* the next claim went with that COMMIT, committed or not */
@@ -254,7 +262,7 @@ static void group_flush(worker *w, group *g, next_claim *next)
 		} else if (outlasted(rc)) {
 			/* the database outlasted the retries: one by one would
 			 * wait as long again for each job */
-			database_gone(w, g->jobs[0]->key, w->c->err);
+			database_gone(w, g->jobs[0]->key, w->c->err, 0);
 			done = 1;
 		}
 	}

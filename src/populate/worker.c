@@ -17,9 +17,11 @@
 
 int retry_wait(retry *r, double lease_s)
 {
-	double now = mono_now(), window = 4 * lease_s;
-	if (window < 60) window = 60;
-	if (r->start == 0) { r->start = now; r->delay = 0.05; }
+	double now = mono_now(), window = lease_window(lease_s);
+	/* the window runs from the start of the fault: when the wait bound
+	 * gave up on the server, from the start of that wait */
+	double stalled = db_stalled_take();
+	if (r->start == 0) { r->start = now - stalled; r->delay = 0.05; }
 	if (now - r->start > window || populate_signal) return 0;
 	struct timespec ts = {(time_t)r->delay, (long)((r->delay - (double)(time_t)r->delay) * 1e9)};
 	nanosleep(&ts, NULL);

@@ -697,6 +697,55 @@ static void test_threads(db_conn *c, db_conn *c2, const char *url, const char *s
 	}
 }
 
+/* db_set_wait_bound: a round trip that hears nothing from the server for
+ * the bound gives the session up as lost (DJC_ECONN), where it waited for
+ * ever on a frozen server (docs/leases.md); the next statement outside a
+ * transaction is served by a new session; inside one the transaction is
+ * lost and ends; with the bound lifted a slow statement is waited for.
+ * A statement the server answers only after 3 s stands for the frozen
+ * server here (the client cannot tell them apart). SQLite has no server
+ * to wait for: skipped. */
+static void test_wait_bound(db_conn *c, db_conn *c2, const char *url, const char *schema)
+{
+	if (!c2->drv->wait_bound_changed) {
+		printf("test_db wait_bound: skipped: %s has no server to wait for\n", c2->drv->name);
+		return;
+	}
+	int my = c2->drv == &db_mysql_driver;
+	const char *slow = my ? "SELECT SLEEP(3)" : "SELECT pg_sleep(3)";
+	db_res *r = NULL;
+	int rc;
+	db_set_wait_bound(c2, 1);
+	CHECK(db_exec(c2, "SELECT 1", NULL, 0, &r) == 0 && r && db_cell_int(r, 0, 0) == 1);
+	db_res_free(r);
+	r = NULL;
+	db_stalled_take();
+	rc = db_exec(c2, slow, NULL, 0, &r);
+	CHECK_MSG(rc == DJC_ECONN, "a statement answered after 3 s with a bound of 1 s -> %d: %s", rc, c2->err);
+	CHECK(!r);
+	if (!my) CHECK_MSG(strstr(c2->err, "no reply from the server for 1 s"), "message: %s", c2->err);
+	double took = db_stalled_take();
+	CHECK_MSG(took >= 1 && took < 3, "the failed call took %g s", took);
+	CHECK_MSG(db_exec(c2, "SELECT 2", NULL, 0, &r) == 0 && r && db_cell_int(r, 0, 0) == 2, "after: %s", c2->err);
+	CHECK(db_stalled_take() == 0);   /* answered: the run of failures ended */
+	db_res_free(r);
+	r = NULL;
+	/* in a transaction: lost with it; the next one is served */
+	CHECK(db_begin(c2) == 0);
+	rc = db_exec(c2, slow, NULL, 0, NULL);
+	CHECK_MSG(rc == DJC_ECONN, "in a transaction -> %d: %s", rc, c2->err);
+	CHECK(db_commit(c2) == DJC_ECONN);
+	CHECK(db_rollback(c2) == 0);
+	CHECK(!c2->in_tx);
+	CHECK_MSG(db_exec(c2, "SELECT 3", NULL, 0, &r) == 0 && r && db_cell_int(r, 0, 0) == 3, "after: %s", c2->err);
+	db_res_free(r);
+	r = NULL;
+	/* lifted: waited for */
+	db_set_wait_bound(c2, 0);
+	rc = db_exec(c2, my ? "SELECT SLEEP(1.5)" : "SELECT pg_sleep(1.5)", NULL, 0, NULL);
+	CHECK_MSG(rc == 0, "no bound -> %d: %s", rc, c2->err);
+}
+
 /* every connection has an id of its own (SQLite's may be equal) */
 static void test_connection_ids(db_conn *c, db_conn *c2, const char *url, const char *schema)
 {
@@ -779,7 +828,7 @@ static void test_collation(db_conn *c, db_conn *c2, const char *url, const char 
 
 int main(int argc, char **argv)
 {
-	t_cases(argc, argv, "test_db", "url_parsing every_type foreign_keys:every_type transactions:foreign_keys insert_ignore:foreign_keys quoting:every_type clock claim batch:claim lock_wait:claim threads connection_ids drop_tables:foreign_keys:claim collation");
+	t_cases(argc, argv, "test_db", "url_parsing every_type foreign_keys:every_type transactions:foreign_keys insert_ignore:foreign_keys quoting:every_type clock claim batch:claim lock_wait:claim threads wait_bound connection_ids drop_tables:foreign_keys:claim collation");
 	char path[64];
 	const char *url = getenv("DJC_TEST_URL");
 	if (!url) {
@@ -806,6 +855,7 @@ int main(int argc, char **argv)
 	if (t_want("batch")) test_batch(c, c2, url, schema);
 	if (t_want("lock_wait")) test_lock_wait(c, c2, url, schema);
 	if (t_want("threads")) test_threads(c, c2, url, schema);
+	if (t_want("wait_bound")) test_wait_bound(c, c2, url, schema);
 	if (t_want("connection_ids")) test_connection_ids(c, c2, url, schema);
 	if (t_want("drop_tables")) test_drop_tables(c, c2, url, schema);
 	if (t_want("collation")) test_collation(c, c2, url, schema);
