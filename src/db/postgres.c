@@ -327,6 +327,9 @@ static int classify(pg_conn *c, const PGresult *res)
 	}
 	if (!strcmp(state, "23503")) return DJC_EFOREIGN;
 	if (!strcmp(state, "42501")) return DB_EACCESS;
+	/* lock_timeout (db_conn.lock_wait, or a schema change's own) ran out:
+	 * another session holds a lock as long; not a deadlock to retry */
+	if (!strcmp(state, "55P03") && strstr(prim, "lock timeout")) return db_locked(&c->base, "postgresql", "lock_timeout");
 	if (!strcmp(state, "40001") || !strcmp(state, "40P01") || !strcmp(state, "55P03")) return DJC_EBUSY;
 	if (!strncmp(state, "08", 2) || !strcmp(state, "57P01") || !strcmp(state, "57P02") ||
 	    !strcmp(state, "57P03")) return DJC_ECONN;
@@ -515,6 +518,9 @@ static int session_setup(pg_conn *c, int create_schema)
 		/* not needed by djc's own statements (db_qtable qualifies every
 		 * table), but raw SQL on a djc connection finds the tables */
 		sb_printf(&q, "SET search_path TO %s; ", quoted);
+	/* the bound on a lock wait (db_conn.lock_wait); through a pooler
+	 * each transaction sets it (begin_as) */
+	if (!c->pooled && c->base.lock_wait > 0) sb_printf(&q, "SET lock_timeout = %.0f; ", c->base.lock_wait * 1000);
 	if (c->channel) {
 		sb_add(&q, "LISTEN ");
 		pg_qi(&q, c->channel);
@@ -761,6 +767,7 @@ static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err
 	pg_conn *c = xcalloc(1, sizeof *c);
 	c->base.schema = xstrdup(schema && *schema ? schema : "public");
 	c->base.qualify = 1;   /* "schema"."table" in every statement (db_qtable) */
+	c->base.lock_wait = u->lock_wait;
 	c->pooled = pooled;
 	c->pipeline = pipe_ready();
 	c->pg = PQconnectdbParams(a.k, a.v, 1);
@@ -1278,10 +1285,34 @@ static void bind_free(pg_bind *b)
 	sb_free(&b->key);
 }
 
+static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, size_t *failed);
+
+/* A statement outside a transaction through a pooler, with the bound on
+ * its lock wait: no session setting stays there, so set_config(...,
+ * true) goes first in the same pipeline (one Sync: one transaction, one
+ * round trip; pg_batch). */
+static int exec_bounded(db_conn *bc, const char *sql, const val_t *params, size_t np, db_res **out)
+{
+	char ms[32];
+	snprintf(ms, sizeof ms, "%.0f", bc->lock_wait * 1000);
+	val_t v = val_text(ms);
+	db_item it[2] = {{.sql = "SELECT set_config('lock_timeout', ?, true)", .params = &v, .np = 1, .expect = -1},
+			 {.sql = sql, .params = params, .np = np, .expect = -1}};
+	db_res *r[2] = {NULL, NULL};
+	size_t failed = 0;
+	int rc = pg_batch(bc, it, 2, r, &failed);
+	val_free(&v);
+	db_res_free(r[0]);
+	if (out && !rc) *out = r[1];
+	else db_res_free(r[1]);
+	return rc;
+}
+
 static int pg_exec(db_conn *bc, const char *sql, const val_t *params, size_t np, db_res **out)
 {
 	pg_conn *c = (pg_conn *)bc;
 	if (out) *out = NULL;
+	if (c->pooled && !bc->in_tx && bc->lock_wait > 0) return exec_bounded(bc, sql, params, np, out);
 	int rc = ensure(c);
 	if (rc) return rc;
 	sb_t q = SB_INIT;
@@ -1396,6 +1427,13 @@ static int begin_as(db_conn *bc, const char *sql)
 {
 	pg_conn *c = (pg_conn *)bc;
 	int rc = ensure(c);
+	char q[128];
+	/* through a pooler no session setting stays: the bound on a lock
+	 * wait goes with each transaction, in the same round trip */
+	if (c->pooled && bc->lock_wait > 0) {
+		snprintf(q, sizeof q, "%s; SET LOCAL lock_timeout = %.0f", sql, bc->lock_wait * 1000);
+		sql = q;
+	}
 	if (!rc) rc = simple(c, sql);
 	if (!rc) bc->in_tx = 1;
 	return rc;

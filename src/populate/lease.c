@@ -98,6 +98,10 @@ int lease_start(lease *l, djc_conn *c, table *t)
 		pthread_cond_destroy(&l->cv);
 		return conn_fail(c, DJC_ERROR, "cannot start the heartbeat thread");
 	}
+	/* a lock wait that reached its bound (jobs.lock_timeout) ends the
+	 * worker's writes: neither it nor this heartbeat waits on the same
+	 * lock a second time (db_lock_final) */
+	db_lock_final(c->db, 1);
 	l->on = 1;
 	return DJC_OK;
 }
@@ -110,6 +114,7 @@ void lease_stop(lease *l)
 	pthread_cond_broadcast(&l->cv);
 	pthread_mutex_unlock(&l->mu);
 	pthread_join(l->hb, NULL);
+	db_lock_final(l->c->db, 0);
 	djc_row_free(l->making);
 	l->making = NULL;
 	pthread_mutex_destroy(&l->mu);
