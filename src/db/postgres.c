@@ -775,7 +775,8 @@ static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err
 		char msg[900];
 		one_line(msg, sizeof msg, "", c->pg ? PQerrorMessage(c->pg) : "out of memory");
 		redact(msg, u->password);
-		snprintf(err, errlen, "postgresql: cannot connect to %s: %s", u->redacted, msg);
+		/* the form of every driver: where, then the server's words */
+		snprintf(err, errlen, "cannot connect to %s: postgresql: %s", u->redacted, msg);
 		pg_close(&c->base);
 		return DJC_ECONN;
 	}

@@ -20,6 +20,7 @@ typedef struct counters {
 	atomic_long cancelled;   /* makes stopped (or commits refused) because their job was cancelled */
 	atomic_llong retry_due;  /* when the last retry scheduled by this populate is due (monotonic us) */
 	atomic_int stop;         /* stop taking work (an error without suppress_errors) */
+	atomic_int noconn;       /* pool children that could not connect (pool.c) */
 	/* why a worker could not go on (worker_failure): the first one only;
 	 * failure_state 0 none, 1 being written, 2 written */
 	atomic_int failure_state;
