@@ -411,4 +411,59 @@ unset DJC_JOBS_LEASE_TIMEOUT DJC_JOBS_LOCK_TIMEOUT DJC_JOBS_RETRY_DELAY
 }
 tcase locked_table
 
+case_child_no_connection() {
+# --------------------------------- populate --processes N, one child refused
+# A refused connection reads the same on every server: "cannot connect to
+# URL: DRIVER: the server's words" (until 2026-12-07 PostgreSQL's began
+# "postgresql: cannot connect to").
+case $DJC_BACKEND in
+postgresql) bad_url=postgresql://djc@127.0.0.1:1/x ;;
+mysql) bad_url=mysql://djc:pw@127.0.0.1:1/x ;;
+*) bad_url= ;;
+esac
+[ -n "$bad_url" ] && expect_fail 1 "a refused connection: where, then the server's words" \
+	"^djc: cannot connect to ${DJC_BACKEND}://[^ ]*: ${DJC_BACKEND}: " djc --db "$bad_url" tables
+# One worker process of --processes 3 cannot connect (a login the server
+# admits 3 times at once: the parent and two children): the two that did
+# make every key, and the populate says in one line that one could not
+# connect, exit 1 (docs/workers.md). Until 2026-12-07 every child stopped
+# when one could not connect: nothing made. SQLite has no connection
+# limit; a pooler (pgbouncer) queues its clients instead of refusing them.
+if [ "$DJC_BACKEND" = sqlite ] || [ "${DJC_POOLER:-}" = pgbouncer ]; then
+	echo "test_faults child_no_connection: skipped on ${DJC_POOLER:-$DJC_BACKEND}: no connection limit to reach" >&2
+	return 0
+fi
+printf 'CnSrc (manual)\n    id : int32\n    ---\n\nCnOut (computed)\n    -> CnSrc\n    ---\n    v : int64\n' > cn.djc
+expect_rc 0 "declare" djc declare cn.djc
+seq 1 30 | sed 's/.*/{"id": &}/' | "$DJC" insert CnSrc >/dev/null
+expect_rc 0 "its jobs table" djc jobs refresh CnOut
+printf '#!/bin/sh\necho "{\\"v\\": $DJC_KEY_id}"\n' > mkcn.sh
+chmod +x mkcn.sh
+lim=lim_$DJC_DATABASE_SCHEMA
+case $DJC_BACKEND in
+postgresql)
+	server_sql_each "DROP ROLE IF EXISTS $lim" "CREATE ROLE $lim LOGIN CONNECTION LIMIT 3" \
+		"GRANT ALL ON SCHEMA \"$DJC_DATABASE_SCHEMA\" TO $lim" "GRANT ALL ON ALL TABLES IN SCHEMA \"$DJC_DATABASE_SCHEMA\" TO $lim" >/dev/null 2>&1
+	lim_url=${DJC_DATABASE_URL/:\/\/djc@/://$lim@} ;;
+mysql)
+	server_sql_each "DROP USER IF EXISTS '$lim'@'%'" "CREATE USER '$lim'@'%' IDENTIFIED BY 'lim' WITH MAX_USER_CONNECTIONS 3" \
+		"GRANT ALL ON \`$DJC_DATABASE_SCHEMA\`.* TO '$lim'@'%'" >/dev/null
+	lim_url=${DJC_DATABASE_URL/:\/\/djc:djc@/://$lim:lim@} ;;
+esac
+check "a login limited to 3 connections ($lim_url)" test "$lim_url" != "$DJC_DATABASE_URL"
+expect_fail 1 "one of 3 worker processes cannot connect: one line saying so, exit 1" \
+	"^djc: 1 of 3 worker processes could not connect \(the others worked on\): cannot connect to ${DJC_BACKEND}://[^ ]*: ${DJC_BACKEND}: .*(too many connections|max_user_connections)" \
+	timeout 120 "$DJC" --db "$lim_url" populate CnOut --reserve-jobs --processes 3 --json --make ./mkcn.sh
+check "...the other two made every key" test "$(jq -r .success_count <<<"$OUT")" = 30
+check "...the failure in --json" sh -c 'printf "%s" "$1" | jq -e ".failure | test(\"could not connect\")" >/dev/null' _ "$OUT"
+expect_out "...30 rows" "30" cnt CnOut
+run djc jobs CnOut
+check "...no job left reserved or failed" sh -c "printf '%s' \"\$1\" | grep -q 'reserved 0, success 0, error 0'" _ "$OUT"
+case $DJC_BACKEND in
+postgresql) server_sql_each "DROP OWNED BY $lim" "DROP ROLE $lim" >/dev/null ;;
+mysql) server_sql "DROP USER '$lim'@'%'" >/dev/null ;;
+esac
+}
+tcase child_no_connection
+
 finish
