@@ -270,8 +270,8 @@ lock_take() {
 	postgresql)
 		psql "${DJC_SERVER_URL:-$DJC_DATABASE_URL}" -qAt -c "BEGIN; LOCK TABLE \"$DJC_DATABASE_SCHEMA\".\"$1\" IN ACCESS EXCLUSIVE MODE;
 			SELECT pg_sleep(900) /* djc-test-locker */" >/dev/null 2>&1 & ;;
-	mysql)
-		mariadb_cli -e "LOCK TABLES \`$DJC_DATABASE_SCHEMA\`.\`$1\` WRITE; SELECT SLEEP(900) /* djc-test-locker $DJC_DATABASE_SCHEMA */" >/dev/null 2>&1 & ;;
+	mysql)   # (a string, not a comment, marks it: the client strips comments)
+		mariadb_cli -e "LOCK TABLES \`$DJC_DATABASE_SCHEMA\`.\`$1\` WRITE; SELECT SLEEP(900), 'djc-test-locker $DJC_DATABASE_SCHEMA'" >/dev/null 2>&1 & ;;
 	sqlite)
 		rm -f locker.out
 		python3 -c 'import sqlite3, sys, time
@@ -287,7 +287,7 @@ time.sleep(900)' "${DJC_DATABASE_URL#sqlite:}" >locker.out 2>&1 & ;;
 			WHERE c.relname = '$1' AND l.mode = 'AccessExclusiveLock' AND l.granted AND l.database =
 			(SELECT oid FROM pg_database WHERE datname = current_database())") ;;
 		mysql) n=$(server_sql "SELECT count(*) FROM information_schema.processlist
-			WHERE info LIKE 'SELECT SLEEP(900) /* djc-test-locker $DJC_DATABASE_SCHEMA */%'") ;;
+			WHERE info LIKE 'SELECT SLEEP(900), _djc-test-locker $DJC_DATABASE_SCHEMA_%'") ;;
 		sqlite) matching '^locked$' locker.out; n=$MATCHED ;;
 		esac
 		[ "$n" = 1 ] && return 0
@@ -306,7 +306,7 @@ lock_drop() {
 	mysql)
 		local id
 		for id in $(server_sql "SELECT id FROM information_schema.processlist
-			WHERE info LIKE 'SELECT SLEEP(900) /* djc-test-locker $DJC_DATABASE_SCHEMA */%'"); do
+			WHERE info LIKE 'SELECT SLEEP(900), _djc-test-locker $DJC_DATABASE_SCHEMA_%'"); do
 			server_sql "KILL CONNECTION $id" 2>/dev/null
 		done ;;
 	esac
@@ -385,7 +385,8 @@ lock_drop
 rest=0 n=0 prc=0
 while [ $n -lt 40 ] && [ "$(cnt LkOut)" != 40 ]; do
 	timeout 120 "$DJC" populate LkOut --reserve-jobs --json --make ./mklk.sh >lk.json 2>lk.err || prc=1
-	rest=$((rest + $(jq -r '.success_count // 0' lk.json 2>/dev/null || echo 0)))
+	v=$(jq -r '.success_count // 0' lk.json 2>/dev/null)
+	rest=$((rest + ${v:-0}))
 	nap 0.2
 	n=$((n + 1))
 done

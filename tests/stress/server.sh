@@ -245,7 +245,7 @@ run_lockever() {
 	started $((N / 4))
 	case $SRV in
 	pg) srv_sql "BEGIN; LOCK TABLE \"$DJC_DATABASE_SCHEMA\".\"~~res\" IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3600) /* lockever */" >/dev/null 2>&1 & ;;
-	my) srv_sql "LOCK TABLES \`$DJC_DATABASE_SCHEMA\`.\`~~res\` WRITE; SELECT SLEEP(3600) /* lockever */" >/dev/null 2>&1 & ;;
+	my) srv_sql "LOCK TABLES \`$DJC_DATABASE_SCHEMA\`.\`~~res\` WRITE; SELECT SLEEP(3600), 'lockever'" >/dev/null 2>&1 & ;;
 	esac
 	local locker=$!
 	log "  $BACKEND $RUN: jobs table locked for good"
@@ -265,7 +265,7 @@ run_lockever() {
 	case $SRV in
 	pg) srv_sql "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query LIKE '%/* lockever */%' AND pid <> pg_backend_pid()" >/dev/null ;;
 	my) local id
-	    for id in $(srv_sql "SELECT id FROM information_schema.processlist WHERE info LIKE '%/* lockever */%' AND id <> CONNECTION_ID()"); do
+	    for id in $(srv_sql "SELECT id FROM information_schema.processlist WHERE info LIKE '%SLEEP(3600), _lockever_%' AND id <> CONNECTION_ID()"); do
 		srv_sql "KILL CONNECTION $id" >/dev/null 2>&1
 	    done ;;
 	esac
