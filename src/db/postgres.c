@@ -243,6 +243,7 @@ typedef struct pg_conn {
 	unsigned long tick, seq;
 	int64_t pid;
 	int pooled;         /* through a transaction pooler: no server-side state */
+	int bounding;       /* batch_bounded is running the batch (its bound is in it) */
 	int pipeline;       /* libpq's pipeline API is there, and not turned off (pipe_ready) */
 	int own;            /* pid is our own server session (session_setup) */
 	int unset;          /* reconnected, session_setup not yet done (ensure) */
@@ -1289,23 +1290,46 @@ static void bind_free(pg_bind *b)
 static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, size_t *failed);
 
 /* A statement outside a transaction through a pooler, with the bound on
- * its lock wait: no session setting stays there, so set_config(...,
- * true) goes first in the same pipeline (one Sync: one transaction, one
- * round trip; pg_batch). */
+ * its lock wait: as a batch of one (pg_batch puts the bound first). */
 static int exec_bounded(db_conn *bc, const char *sql, const val_t *params, size_t np, db_res **out)
 {
+	db_item it = {.sql = sql, .params = params, .np = np, .expect = -1};
+	db_res *r = NULL;
+	size_t failed = 0;
+	int rc = pg_batch(bc, &it, 1, &r, &failed);
+	if (out && !rc) *out = r;
+	else db_res_free(r);
+	return rc;
+}
+
+/* A batch through a pooler with the bound on its lock waits: no session
+ * setting stays there, so set_config(..., true) goes first in the same
+ * pipeline (one Sync: one transaction, one round trip), or in its
+ * transaction where there is no pipeline. *failed and res as pg_batch's
+ * for items. */
+static int batch_bounded(db_conn *bc, const db_item *items, size_t n, db_res **res, size_t *failed)
+{
+	pg_conn *c = (pg_conn *)bc;
 	char ms[32];
 	snprintf(ms, sizeof ms, "%.0f", bc->lock_wait * 1000);
 	val_t v = val_text(ms);
-	db_item it[2] = {{.sql = "SELECT set_config('lock_timeout', ?, true)", .params = &v, .np = 1, .expect = -1},
-			 {.sql = sql, .params = params, .np = np, .expect = -1}};
-	db_res *r[2] = {NULL, NULL};
-	size_t failed = 0;
-	int rc = pg_batch(bc, it, 2, r, &failed);
-	val_free(&v);
+	db_item *all = xcalloc(n + 1, sizeof *all);
+	all[0] = (db_item){.sql = "SELECT set_config('lock_timeout', ?, true)", .params = &v, .np = 1, .expect = -1};
+	memcpy(all + 1, items, n * sizeof *items);
+	db_res **r = xcalloc(n + 1, sizeof *r);
+	size_t f = 0;
+	c->bounding = 1;
+	int rc = pg_batch(bc, all, n + 1, r, &f);
+	c->bounding = 0;
+	*failed = f > 0 ? f - 1 : 0;
 	db_res_free(r[0]);
-	if (out && !rc) *out = r[1];
-	else db_res_free(r[1]);
+	for (size_t k = 0; k < n; k++) {
+		if (res) res[k] = r[k + 1];
+		else db_res_free(r[k + 1]);
+	}
+	free(r);
+	free(all);
+	val_free(&v);
 	return rc;
 }
 
@@ -1788,6 +1812,7 @@ static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 {
 	pg_conn *c = (pg_conn *)bc;
 	*failed = 0;
+	if (c->pooled && bc->lock_wait > 0 && !c->bounding && !bc->in_tx) return batch_bounded(bc, items, n, res, failed);
 	if (!c->pipeline) return db_batch_each(bc, items, n, res, failed);
 	int rc = ensure(c);
 	if (rc) return rc;
