@@ -65,14 +65,16 @@ enum {
 	DJC_ENOTFOUND = -3,   /* no such table / row / job */
 	DJC_EDUPLICATE = -4,  /* a row with that primary key exists */
 	DJC_EFOREIGN = -5,    /* foreign key: missing parent / referenced by a child */
-	DJC_EBUSY = -6,       /* retryable: lock timeout, deadlock, serialization */
+	DJC_EBUSY = -6,       /* retryable: a short lock timeout, deadlock, serialization */
 	DJC_ECONN = -7,       /* connection lost or refused */
 	DJC_ELOST = -8,       /* the reservation was lost before commit */
 	DJC_EMAKE = -9,       /* make() failed (populate) */
 	DJC_ECONFLICT = -10,  /* declared definition differs from the stored one */
 	DJC_EINTR = -11,      /* interrupted by SIGINT/SIGTERM */
 	DJC_ETIMEDOUT = -12,  /* make ran past its timeout (djc_make_cancelled) */
-	DJC_ECANCELED = -13   /* the job was cancelled or ignored (djc_make_cancelled) */
+	DJC_ECANCELED = -13,  /* the job was cancelled or ignored (djc_make_cancelled) */
+	DJC_ELOCKED = -14     /* a statement waited for a lock another session holds as long as
+	                       * jobs.lock_timeout allows, and gave up (not retried by djc) */
 };
 
 /* A static English description of a status code. */

@@ -187,16 +187,18 @@ int db_url_parse(db_url *u, const char *url, char *err, size_t errlen)
 
 int db_open(db_conn **out, const char *url, const char *schema, char *err, size_t errlen)
 {
-	return db_open_ext(out, url, schema, 0, err, errlen);
+	return db_open_ext(out, url, schema, 0, 0, err, errlen);
 }
 
-int db_open_ext(db_conn **out, const char *url, const char *schema, int flags, char *err, size_t errlen)
+int db_open_ext(db_conn **out, const char *url, const char *schema, int flags, double lock_wait, char *err,
+		size_t errlen)
 {
 	*out = NULL;
 	db_url u;
 	int rc = db_url_parse(&u, url, err, errlen);
 	if (rc) return rc;
 	u.flags = flags;
+	u.lock_wait = lock_wait > 0 ? lock_wait : 0;
 	if (schema && !db_ident_ok(schema)) {
 		snprintf(err, errlen, "invalid schema name '%s' (letters, digits and _ only, at most 64)", schema);
 		db_url_free(&u);
@@ -213,6 +215,7 @@ int db_open_ext(db_conn **out, const char *url, const char *schema, int flags, c
 				pthread_mutex_init(&(*out)->mu, &ma);
 				pthread_mutexattr_destroy(&ma);
 				(*out)->drv = drivers[i];
+				(*out)->lock_wait = u.lock_wait;
 				if (!(*out)->table_suffix) (*out)->table_suffix = drivers[i]->table_suffix;
 			}
 			break;
@@ -255,6 +258,7 @@ static void conn_lock(db_conn *c)
 		pthread_mutex_lock(&c->mu);
 		atomic_fetch_sub(&c->urgent, 1);
 		c->depth++;
+		c->stmt_t0 = mono_now();
 		return;
 	}
 	for (;;) {
@@ -264,6 +268,7 @@ static void conn_lock(db_conn *c)
 		 * only way to let it go */
 		if (c->depth > 0 || !atomic_load(&c->urgent)) {
 			c->depth++;
+			c->stmt_t0 = mono_now();
 			return;
 		}
 		pthread_mutex_unlock(&c->mu);
@@ -355,10 +360,38 @@ static int timed(db_conn *c, double t0, int rc)
 #define BOUND_IN(c) ((c)->wait_now = (c)->wait_bound > 0 ? bound_now(c) : 0)
 #define BOUND_OUT(c) ((c)->wait_now = 0)
 
+void db_lock_final(db_conn *c, int on)
+{
+	atomic_store(&c->lock_final, on);
+	if (!on) atomic_store(&c->locked_out, 0);
+}
+
+int db_locked(db_conn *c, const char *driver, const char *setting)
+{
+	atomic_store(&c->locked_out, 1);
+	snprintf(c->err, sizeof c->err, "%s: waited %.0f s for a lock another session holds (%s)", driver,
+		 mono_now() - c->stmt_t0, setting);
+	return DB_ELOCKED;
+}
+
+/* conn_lock, unless c is a worker's connection after a lock wait that
+ * reached the bound (db_lock_final): then its statements fail at once,
+ * c->err unchanged (DB_ELOCKED, not holding the lock). Asked once c is
+ * held: a statement that waited for the heartbeat's renewal, which
+ * waited out the bound, is refused too. */
+static int conn_enter(db_conn *c)
+{
+	conn_lock(c);
+	if (!atomic_load(&c->lock_final) || !atomic_load(&c->locked_out)) return DJC_OK;
+	conn_unlock(c);
+	return DB_ELOCKED;
+}
+
 int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out)
 {
+	if (out) *out = NULL;
 	double t0 = T0(c);
-	conn_lock(c);
+	if (conn_enter(c)) return DB_ELOCKED;
 	BOUND_IN(c);
 	int rc = c->drv->exec(c, sql, p, n, out);
 	BOUND_OUT(c);
@@ -370,7 +403,7 @@ int db_exec_digest(db_conn *c, const char *sql, const val_t *p, size_t n, const 
 {
 	if (!c->drv->exec_digest) return db_exec(c, sql, p, n, out);
 	double t0 = T0(c);
-	conn_lock(c);
+	if (conn_enter(c)) return DB_ELOCKED;
 	BOUND_IN(c);
 	int rc = c->drv->exec_digest(c, sql, p, n, d, out);
 	BOUND_OUT(c);
@@ -385,7 +418,7 @@ int db_exec_stream(db_conn *c, const char *sql, const val_t *p, size_t n, const 
 		return DJC_EINVAL;
 	}
 	double t0 = T0(c);
-	conn_lock(c);
+	if (conn_enter(c)) return DB_ELOCKED;
 	BOUND_IN(c);
 	int rc = c->drv->exec_stream(c, sql, p, n, s);
 	BOUND_OUT(c);
@@ -445,7 +478,7 @@ int db_session_alive(db_conn *c, int64_t id)
 static int begin_with(db_conn *c, int (*begin)(db_conn *))
 {
 	double t0 = T0(c);
-	conn_lock(c);
+	if (conn_enter(c)) return DB_ELOCKED;
 	BOUND_IN(c);
 	int rc = begin(c);
 	BOUND_OUT(c);
@@ -461,7 +494,7 @@ int db_begin_snapshot(db_conn *c) { return begin_with(c, c->drv->begin_snapshot)
 int db_read_pieces(db_conn *c, const db_pieces *req)
 {
 	double t0 = T0(c);
-	conn_lock(c);
+	if (conn_enter(c)) return DB_ELOCKED;
 	BOUND_IN(c);
 	int rc = c->drv->read_pieces(c, req);
 	BOUND_OUT(c);
@@ -502,8 +535,9 @@ int db_rollback(db_conn *c)
 
 int db_claim_run(db_conn *c, const db_claim *cl, db_res **out)
 {
+	if (out) *out = NULL;
 	double t0 = T0(c);
-	conn_lock(c);
+	if (conn_enter(c)) return DB_ELOCKED;
 	BOUND_IN(c);
 	int rc = c->drv->claim(c, cl, out);
 	BOUND_OUT(c);
@@ -560,9 +594,12 @@ static int batch_cut(db_conn *c, size_t n, db_res **res, size_t *failed)
 int db_batch(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed)
 {
 	double t0 = T0(c);
-	conn_lock(c);
-	BOUND_IN(c);
 	if (res) memset(res, 0, n * sizeof *res);
+	if (conn_enter(c)) {
+		*failed = 0;
+		return DB_ELOCKED;
+	}
+	BOUND_IN(c);
 	int rc;
 	if (db_batch_fault && !c->in_tx && db_batch_fault(c, items, n, 0)) rc = batch_cut(c, n, res, failed);
 	else {

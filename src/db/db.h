@@ -57,6 +57,7 @@ typedef struct db_url {
 	char *redacted;  /* the URL with the password replaced by "***" */
 	char *conninfo;  /* postgresql: the URL as libpq gets it (djc_* parameters taken out) */
 	int flags;       /* DB_OPEN_* (set by db_open_ext, not parsed) */
+	double lock_wait;   /* seconds a statement may wait for a lock (set by db_open_ext, not parsed; 0: the driver's own) */
 } db_url;
 
 /* Open flags. DB_OPEN_NO_CREATE: a driver's open creates nothing (no
@@ -130,6 +131,17 @@ typedef struct db_conn {
 	double wait_bound;
 	double wait_now;    /* the bound of the call at hand, set by db.c around it: wait_bound,
 			     * or less while a run of failures goes on (0: use wait_bound) */
+	/* The bound on a statement's wait for a lock (db_url.lock_wait,
+	 * seconds; 0: the server's own). A statement that waited that long
+	 * fails with DB_ELOCKED, and the driver sets locked_out; while
+	 * lock_final is on (db_lock_final: a populate's worker), every later
+	 * statement of the connection then fails at once the same way, so
+	 * that neither the worker nor its heartbeat waits out the bound
+	 * again on the same lock. */
+	double lock_wait;
+	double stmt_t0;     /* when the statement running now began (monotonic seconds, db.c) */
+	atomic_int locked_out;
+	atomic_int lock_final;
 } db_conn;
 
 /* A fully materialised result. Cells are row-major. A driver returns a cell
@@ -207,6 +219,13 @@ typedef struct db_item {
  * insufficient_privilege, MariaDB's "command denied"). Never returned by
  * the public API: conn_fail() reports it as DJC_ERROR. */
 #define DB_EACCESS (-102)
+
+/* A statement waited for a lock as long as the connection's bound
+ * (db_conn.lock_wait: PostgreSQL lock_timeout, MariaDB lock_wait_timeout,
+ * SQLite busy_timeout) and gave up: another session holds a table (or
+ * the database) locked. Not retried by djc (the wait was the retry). The
+ * public API reports it as DJC_ELOCKED (conn_fail). */
+#define DB_ELOCKED (-103)
 
 /* A condition "(cols) [NOT] IN (rows)" whose rows travel as one parameter
  * (db_in_rows), so that its length is not limited by how many parameters
@@ -429,8 +448,19 @@ extern const db_driver db_mysql_driver;
 /* Open by URL (see djc_open for defaults). On failure returns a code and
  * fills err; *out is NULL. */
 int db_open(db_conn **out, const char *url, const char *schema, char *err, size_t errlen);
-/* db_open with DB_OPEN_* flags (db_open is flags 0). */
-int db_open_ext(db_conn **out, const char *url, const char *schema, int flags, char *err, size_t errlen);
+/* db_open with DB_OPEN_* flags (db_open is flags 0) and a bound on each
+ * statement's lock wait (lock_wait seconds, db_conn.lock_wait; 0: the
+ * server's own). */
+int db_open_ext(db_conn **out, const char *url, const char *schema, int flags, double lock_wait, char *err,
+		size_t errlen);
+/* After a lock wait that reached the bound (DB_ELOCKED), every later
+ * statement of c fails at once with DB_ELOCKED and the same message (on),
+ * or waits again (off, which also forgets the lock wait). */
+void db_lock_final(db_conn *c, int on);
+/* The driver's part of DB_ELOCKED: marks c locked out and puts the
+ * message in c->err, "<driver>: waited N s for a lock another session
+ * holds (<setting>)". Returns DB_ELOCKED. */
+int db_locked(db_conn *c, const char *driver, const char *setting);
 void db_close(db_conn *c);
 /* Remove what c's open created (c->created: its MariaDB/MySQL database or
  * PostgreSQL schema) when it still holds no table, so that a command that

@@ -19,6 +19,7 @@
 #include <errmsg.h>
 #include <mysqld_error.h>
 #include <inttypes.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -276,6 +277,11 @@ static int fail(my_conn *c, unsigned e, const char *msg)
 	for (char *p = c->base.err; *p; p++)
 		if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
 	if (is_conn_error(e)) c->broken = 1;
+	/* the same error for a metadata lock's wait (lock_wait_timeout, the
+	 * bound) and a row lock's (innodb_lock_wait_timeout, LOCK_WAIT_S,
+	 * retried): the bound is the one that waited as long as it says */
+	if (e == ER_LOCK_WAIT_TIMEOUT && c->base.lock_wait > 0 && mono_now() - c->base.stmt_t0 >= c->base.lock_wait - 0.5)
+		return db_locked(&c->base, "mysql", "lock_wait_timeout");
 	/* "Duplicate entry 'x' for key 'PRIMARY'" (MySQL 8: 'tbl.PRIMARY'),
 	 * otherwise the unique index's name; only the end of the message is
 	 * looked at, as the value itself may hold anything */
@@ -485,9 +491,16 @@ static int my_connect(my_conn *c, const char *db, char *err, size_t errlen)
 	c->thread_id = mysql_thread_id(m);
 	socket_options(m);
 	server_features(c, m);
-	char set[320];
-	snprintf(set, sizeof set, "SET SESSION sql_mode='" SESSION_SQL_MODE "', time_zone='+00:00', "
-		 "collation_connection='%s', innodb_lock_wait_timeout=%d", c->collation, LOCK_WAIT_S);
+	char set[360];
+	/* the bound on a lock wait (db_conn.lock_wait): a table's metadata
+	 * lock (LOCK TABLES ... WRITE, ALTER TABLE) falls under
+	 * lock_wait_timeout (the server's default is a day); a row lock under
+	 * innodb_lock_wait_timeout, at most LOCK_WAIT_S, retried above */
+	double bound = c->base.lock_wait;
+	int row_wait = bound > 0 && bound < LOCK_WAIT_S ? (int)ceil(bound) : LOCK_WAIT_S;
+	int n = snprintf(set, sizeof set, "SET SESSION sql_mode='" SESSION_SQL_MODE "', time_zone='+00:00', "
+			 "collation_connection='%s', innodb_lock_wait_timeout=%d", c->collation, row_wait);
+	if (bound > 0) snprintf(set + n, sizeof set - (size_t)n, ", lock_wait_timeout=%.0f", ceil(bound));
 	if (simple(c, set) ||
 	    simple(c, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")) {
 		snprintf(err, errlen, "%s", c->base.err);
@@ -631,6 +644,7 @@ static int my_open(db_conn **out, const db_url *u, const char *schema, char *err
 	c->redacted = xstrdup(u->redacted);
 	c->port = (unsigned)u->port;
 	c->timeout = 10;
+	c->base.lock_wait = u->lock_wait;
 	int rc = parse_opts(c, u, err, errlen);
 	if (rc) { my_close(&c->base); return rc; }
 	/* A schema of our own is created on demand; the URL's database must exist. */

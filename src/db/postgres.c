@@ -259,6 +259,7 @@ typedef struct pg_conn {
 	unsigned long tick, seq;
 	int64_t pid;
 	int pooled;         /* through a transaction pooler: no server-side state */
+	int bounding;       /* batch_bounded is running the batch (its bound is in it) */
 	int pipeline;       /* libpq's pipeline API is there, and not turned off (pipe_ready) */
 	int own;            /* pid is our own server session (session_setup) */
 	int unset;          /* reconnected, session_setup not yet done (ensure) */
@@ -356,6 +357,9 @@ static int classify(pg_conn *c, const PGresult *res)
 	}
 	if (!strcmp(state, "23503")) return DJC_EFOREIGN;
 	if (!strcmp(state, "42501")) return DB_EACCESS;
+	/* lock_timeout (db_conn.lock_wait, or a schema change's own) ran out:
+	 * another session holds a lock as long; not a deadlock to retry */
+	if (!strcmp(state, "55P03") && strstr(prim, "lock timeout")) return db_locked(&c->base, "postgresql", "lock_timeout");
 	if (!strcmp(state, "40001") || !strcmp(state, "40P01") || !strcmp(state, "55P03")) return DJC_EBUSY;
 	if (!strncmp(state, "08", 2) || !strcmp(state, "57P01") || !strcmp(state, "57P02") ||
 	    !strcmp(state, "57P03")) return DJC_ECONN;
@@ -642,6 +646,9 @@ static int session_setup(pg_conn *c, int create_schema)
 		/* not needed by djc's own statements (db_qtable qualifies every
 		 * table), but raw SQL on a djc connection finds the tables */
 		sb_printf(&q, "SET search_path TO %s; ", quoted);
+	/* the bound on a lock wait (db_conn.lock_wait); through a pooler
+	 * each transaction sets it (begin_as) */
+	if (!c->pooled && c->base.lock_wait > 0) sb_printf(&q, "SET lock_timeout = %.0f; ", c->base.lock_wait * 1000);
 	if (c->channel) {
 		sb_add(&q, "LISTEN ");
 		pg_qi(&q, c->channel);
@@ -888,6 +895,7 @@ static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err
 	pg_conn *c = xcalloc(1, sizeof *c);
 	c->base.schema = xstrdup(schema && *schema ? schema : "public");
 	c->base.qualify = 1;   /* "schema"."table" in every statement (db_qtable) */
+	c->base.lock_wait = u->lock_wait;
 	c->pooled = pooled;
 	c->pipeline = pipe_ready();
 	c->pg = PQconnectdbParams(a.k, a.v, 1);
@@ -895,7 +903,8 @@ static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err
 		char msg[900];
 		one_line(msg, sizeof msg, "", c->pg ? PQerrorMessage(c->pg) : "out of memory");
 		redact(msg, u->password);
-		snprintf(err, errlen, "postgresql: cannot connect to %s: %s", u->redacted, msg);
+		/* the form of every driver: where, then the server's words */
+		snprintf(err, errlen, "cannot connect to %s: postgresql: %s", u->redacted, msg);
 		pg_close(&c->base);
 		return DJC_ECONN;
 	}
@@ -1432,10 +1441,57 @@ static void bind_free(pg_bind *b)
 	sb_free(&b->key);
 }
 
+static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, size_t *failed);
+
+/* A statement outside a transaction through a pooler, with the bound on
+ * its lock wait: as a batch of one (pg_batch puts the bound first). */
+static int exec_bounded(db_conn *bc, const char *sql, const val_t *params, size_t np, db_res **out)
+{
+	db_item it = {.sql = sql, .params = params, .np = np, .expect = -1};
+	db_res *r = NULL;
+	size_t failed = 0;
+	int rc = pg_batch(bc, &it, 1, &r, &failed);
+	if (out && !rc) *out = r;
+	else db_res_free(r);
+	return rc;
+}
+
+/* A batch through a pooler with the bound on its lock waits: no session
+ * setting stays there, so set_config(..., true) goes first in the same
+ * pipeline (one Sync: one transaction, one round trip), or in its
+ * transaction where there is no pipeline. *failed and res as pg_batch's
+ * for items. */
+static int batch_bounded(db_conn *bc, const db_item *items, size_t n, db_res **res, size_t *failed)
+{
+	pg_conn *c = (pg_conn *)bc;
+	char ms[32];
+	snprintf(ms, sizeof ms, "%.0f", bc->lock_wait * 1000);
+	val_t v = val_text(ms);
+	db_item *all = xcalloc(n + 1, sizeof *all);
+	all[0] = (db_item){.sql = "SELECT set_config('lock_timeout', ?, true)", .params = &v, .np = 1, .expect = -1};
+	memcpy(all + 1, items, n * sizeof *items);
+	db_res **r = xcalloc(n + 1, sizeof *r);
+	size_t f = 0;
+	c->bounding = 1;
+	int rc = pg_batch(bc, all, n + 1, r, &f);
+	c->bounding = 0;
+	*failed = f > 0 ? f - 1 : 0;
+	db_res_free(r[0]);
+	for (size_t k = 0; k < n; k++) {
+		if (res) res[k] = r[k + 1];
+		else db_res_free(r[k + 1]);
+	}
+	free(r);
+	free(all);
+	val_free(&v);
+	return rc;
+}
+
 static int pg_exec(db_conn *bc, const char *sql, const val_t *params, size_t np, db_res **out)
 {
 	pg_conn *c = (pg_conn *)bc;
 	if (out) *out = NULL;
+	if (c->pooled && !bc->in_tx && bc->lock_wait > 0) return exec_bounded(bc, sql, params, np, out);
 	int rc = ensure(c);
 	if (rc) return rc;
 	sb_t q = SB_INIT;
@@ -1550,6 +1606,13 @@ static int begin_as(db_conn *bc, const char *sql)
 {
 	pg_conn *c = (pg_conn *)bc;
 	int rc = ensure(c);
+	char q[128];
+	/* through a pooler no session setting stays: the bound on a lock
+	 * wait goes with each transaction, in the same round trip */
+	if (c->pooled && bc->lock_wait > 0) {
+		snprintf(q, sizeof q, "%s; SET LOCAL lock_timeout = %.0f", sql, bc->lock_wait * 1000);
+		sql = q;
+	}
 	if (!rc) rc = simple(c, sql);
 	if (!rc) bc->in_tx = 1;
 	return rc;
@@ -1903,6 +1966,7 @@ static int pg_batch(db_conn *bc, const db_item *items, size_t n, db_res **res, s
 {
 	pg_conn *c = (pg_conn *)bc;
 	*failed = 0;
+	if (c->pooled && bc->lock_wait > 0 && !c->bounding && !bc->in_tx) return batch_bounded(bc, items, n, res, failed);
 	if (!c->pipeline) return db_batch_each(bc, items, n, res, failed);
 	int rc = ensure(c);
 	if (rc) return rc;

@@ -4,6 +4,7 @@
  * on a lock upgrade, and a small prepared-statement cache. */
 #include "db.h"
 #include "djc.h"
+#include "util/clock.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -152,7 +153,14 @@ static int classify(sq_conn *c, int rc)
 		    (ext == SQLITE_CONSTRAINT_TRIGGER && strstr(sqlite3_errmsg(c->db), "FOREIGN KEY")))
 			return DJC_EFOREIGN;
 		return DJC_EINVAL;
-	case SQLITE_BUSY: case SQLITE_LOCKED: return DJC_EBUSY;
+	case SQLITE_BUSY:
+		/* the busy handler waited the whole bound (db_conn.lock_wait,
+		 * busy_timeout) for another connection's lock: not a momentary
+		 * busy (a WAL snapshot, answered at once) to retry */
+		if (c->base.lock_wait > 0 && mono_now() - c->base.stmt_t0 >= c->base.lock_wait - 0.5)
+			return db_locked(&c->base, "sqlite", "busy_timeout");
+		return DJC_EBUSY;
+	case SQLITE_LOCKED: return DJC_EBUSY;
 	case SQLITE_MISMATCH: case SQLITE_RANGE: case SQLITE_TOOBIG: return DJC_EINVAL;
 	case SQLITE_CANTOPEN: case SQLITE_NOTADB: return DJC_ECONN;
 	default: return DJC_ERROR;
@@ -311,7 +319,10 @@ static int sq_open(db_conn **out, const db_url *u, const char *schema, char *err
 	}
 	sb_free(&path);
 	sqlite3_extended_result_codes(c->db, 1);
-	sqlite3_busy_timeout(c->db, 60000);
+	/* the bound on a lock wait (db_url.lock_wait; db_conn.lock_wait is set
+	 * after the open, so that a busy answer of the open's own steps is
+	 * retried below) */
+	sqlite3_busy_timeout(c->db, u->lock_wait > 0 ? (int)ceil(u->lock_wait * 1000) : 60000);
 	if (sqlite3_create_function_v2(c->db, "djc_now", 1, SQLITE_UTF8, NULL, fn_now, NULL, NULL, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "sqlite: cannot register djc_now: %s", sqlite3_errmsg(c->db));
 		sq_close(&c->base);

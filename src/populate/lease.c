@@ -103,14 +103,23 @@ int lease_start(lease *l, djc_conn *c, table *t)
 	 * or a pooler holding a statement for a server that crashed, then
 	 * fails the statement as a lost session, and the worker's retries
 	 * end within their window instead of never. Lifted at lease_stop:
-	 * the connection may serve a one-shot command's long statements. */
-	db_set_wait_bound(c->db, lease_window(l->lease));
+	 * the connection may serve a one-shot command's long statements. A
+	 * lock wait is a wait with no byte moving too: the bound leaves the
+	 * server's own bound on it (jobs.lock_timeout) 5 s to answer first,
+	 * so that a locked table is reported as such, not as a lost server. */
+	double wait = lease_window(l->lease);
+	if (c->db->lock_wait + 5 > wait) wait = c->db->lock_wait + 5;
+	db_set_wait_bound(c->db, wait);
 	if (pthread_create(&l->hb, NULL, hb_main, l)) {
 		db_set_wait_bound(c->db, 0);
 		pthread_mutex_destroy(&l->mu);
 		pthread_cond_destroy(&l->cv);
 		return conn_fail(c, DJC_ERROR, "cannot start the heartbeat thread");
 	}
+	/* a lock wait that reached its bound (jobs.lock_timeout) ends the
+	 * worker's writes: neither it nor this heartbeat waits on the same
+	 * lock a second time (db_lock_final) */
+	db_lock_final(c->db, 1);
 	l->on = 1;
 	return DJC_OK;
 }
@@ -124,6 +133,7 @@ void lease_stop(lease *l)
 	pthread_mutex_unlock(&l->mu);
 	pthread_join(l->hb, NULL);
 	db_set_wait_bound(l->c->db, 0);
+	db_lock_final(l->c->db, 0);
 	djc_row_free(l->making);
 	l->making = NULL;
 	pthread_mutex_destroy(&l->mu);

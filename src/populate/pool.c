@@ -273,8 +273,17 @@ static void __attribute__((noreturn)) child_main(pool *p, making_slot *slot, int
 	if (!crc && o->reserve_jobs) crc = lease_start(&w.lease, cc, w.t);
 	if (crc) {
 		w.t = p->t;
-		worker_error(&w, NULL, djc_error_last(cc));
-		atomic_store(&p->sh->stop, 1);
+		if (!cc || !cc->db) {
+			/* it could not connect (a server's connection limit, say):
+			 * the children that did work on without it, and the
+			 * populate says so at its end (pool_run) and exits 1.
+			 * Claimed nothing, holds nothing */
+			atomic_fetch_add(&p->sh->noconn, 1);
+			worker_error(&w, NULL, djc_error_last(cc));
+		} else {
+			worker_error(&w, NULL, djc_error_last(cc));
+			atomic_store(&p->sh->stop, 1);
+		}
 		atomic_store(&slot->ended, 1);
 		_exit(3);
 	}
@@ -480,6 +489,18 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, counters *sh,
 		progress_update(po->prog, atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped),
 				atomic_load(&sh->errors), 0);
 	}
+	/* children that could not connect: one line, with how many (the first
+	 * one's message, when it is the failure kept) */
+	int noconn = atomic_load(&sh->noconn);
+	char *first = noconn ? worker_failure_text(sh) : NULL;
+	if (first && strstr(first, "cannot connect")) {
+		if (noconn < p->n)
+			snprintf(sh->failure, sizeof sh->failure, "%d of %d worker processes could not connect (the others worked on): %s",
+				 noconn, p->n, first);
+		else
+			snprintf(sh->failure, sizeof sh->failure, "no worker process could connect: %s", first);
+	}
+	free(first);
 	/* the children are gone: read what they wrote last (the loop above may
 	 * have reaped the last one before reading its pipe to the end) */
 	for (int i = 0; i < p->n; i++) {

@@ -3,6 +3,7 @@
  * pool of worker processes (pool.c), with a progress bar; and
  * djc_progress. The workers' modes are direct.c and reserved.c. */
 #include "worker.h"
+#include "db/db.h"
 #include "util/config.h"
 #include "table/opts.h"
 #include <errno.h>
@@ -366,7 +367,18 @@ int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const
 	}
 	drain_saved ds;
 	drain_catch(&ds);
+	/* with reservations, a lock wait that reached its bound ends the
+	 * populate's statements: the jobs table's setup and refresh wait for a
+	 * lock once, not once for each of their statements (db_lock_final;
+	 * each worker's heartbeat does the same on its connection) */
+	if (o->reserve_jobs && c->db) db_lock_final(c->db, 1);
 	int rc = populate(c, name, o, out);
+	if (o->reserve_jobs && c->db) db_lock_final(c->db, 0);
+	if (rc == DJC_ELOCKED && !strstr(c->err, "locked by another session")) {
+		char msg[sizeof c->err];
+		snprintf(msg, sizeof msg, "%s", c->err);
+		conn_fail(c, rc, "%s is locked by another session: %s", name, msg);
+	}
 	drain_release(&ds);
 	return rc;
 }

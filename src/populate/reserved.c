@@ -42,6 +42,7 @@ static void database_gone(worker *w, const djc_row *key, const char *msg, int un
 	w->down = 1;
 	char *k = key ? key_to_json(w->t, key, 1) : NULL;
 	sb_t b = SB_INIT;
+	if (worker_locked(w)) sb_printf(&b, "%s is locked by another session: ", w->t->name);
 	sb_printf(&b, "%s", msg && *msg ? msg : "the database could not be reached");
 	/* unknown: its COMMIT went out and no reply came (a server frozen
 	 * with the COMMIT in its socket's buffer commits it when it thaws) */
@@ -59,7 +60,7 @@ static void database_gone(worker *w, const djc_row *key, const char *msg, int un
  * the database outlasted the retries (not a signal cutting them short). */
 static int outlasted(int rc)
 {
-	return retryable(rc) && !populate_signal;
+	return (retryable(rc) || rc == DJC_ELOCKED) && !populate_signal;
 }
 
 /* A job found no longer ours (a refused commit, a renewal, a fenced
@@ -129,7 +130,10 @@ static int commit_job(worker *w, djc_job *job, staged *st, double dur, next_clai
 			}
 		}
 		if (!rc) return DJC_OK;
-		if (!retryable(rc)) return rc;
+		if (!retryable(rc)) {
+			*outage = rc == DJC_ELOCKED && outlasted(rc);   /* a lock wait that reached its bound */
+			return rc;
+		}
 		if (!retry_wait(&r, w->lease.lease)) { *outage = outlasted(rc); return rc; }
 	}
 }
@@ -491,6 +495,12 @@ static int claim_own(worker *w, long batch, retry *cr, int *empty_claims, djc_jo
 	if (rc) {
 		if (retryable(rc) && retry_wait(cr, w->lease.lease)) return CLAIM_AGAIN;
 		if (table_gone(w)) return CLAIM_LEAVE;   /* the worker serves the others */
+		if (outlasted(rc)) {
+			/* the database outlasted the retries, or a lock the bound
+			 * (jobs.lock_timeout): nothing more is written */
+			database_gone(w, NULL, w->c->err, 0);
+			return CLAIM_LEAVE;
+		}
 		atomic_store(&w->sh->stop, 1);
 		worker_error(w, NULL, w->c->err);
 		return CLAIM_LEAVE;

@@ -2,6 +2,7 @@
  * report, take make calls under max_calls, run make with a watch that says
  * when to stop (worker.h). */
 #include "worker.h"
+#include "db/db.h"
 #include "make/serve.h"
 #include "util/clock.h"
 #include "util/config.h"
@@ -250,6 +251,11 @@ void worker_fatal(worker *w, const char *msg)
 {
 	atomic_store(&w->sh->stop, 1);
 	worker_failure(w, msg);
+}
+
+int worker_locked(const worker *w)
+{
+	return w->c && w->c->db && atomic_load(&w->c->db->locked_out);
 }
 
 void worker_end(worker *w)

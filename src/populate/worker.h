@@ -20,6 +20,7 @@ typedef struct counters {
 	atomic_long cancelled;   /* makes stopped (or commits refused) because their job was cancelled */
 	atomic_llong retry_due;  /* when the last retry scheduled by this populate is due (monotonic us) */
 	atomic_int stop;         /* stop taking work (an error without suppress_errors) */
+	atomic_int noconn;       /* pool children that could not connect (pool.c) */
 	/* why a worker could not go on (worker_failure): the first one only;
 	 * failure_state 0 none, 1 being written, 2 written */
 	atomic_int failure_state;
@@ -134,6 +135,9 @@ int worker_make(worker *w, const djc_row *key, int attempt, staged *st, make_res
 /* The worker cannot make keys (its serve program cannot be run): keep msg
  * as the failure (worker_failure) and stop every worker of this populate. */
 void worker_fatal(worker *w, const char *msg);
+/* A statement of the worker waited for a lock as long as its bound
+ * (jobs.lock_timeout, DJC_ELOCKED): its connection takes no more. */
+int worker_locked(const worker *w);
 /* Append an error (key_json of table tname: msg) to r, with copies. */
 void result_add_error(djc_populate_result *r, const char *tname, const char *key, const char *msg);
 /* The worker is done: stop what it keeps running (its serve program). */

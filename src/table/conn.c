@@ -26,6 +26,7 @@ const char *djc_strerror(int code)
 	case DJC_EINTR: return "interrupted";
 	case DJC_ETIMEDOUT: return "make timed out";
 	case DJC_ECANCELED: return "job cancelled";
+	case DJC_ELOCKED: return "a lock wait reached its bound (jobs.lock_timeout)";
 	default: return "error";
 	}
 }
@@ -34,6 +35,7 @@ int conn_fail(djc_conn *c, int code, const char *fmt, ...)
 {
 	if (code == DB_EUNIQUE) code = DJC_EDUPLICATE;   /* internal details, public classes */
 	if (code == DB_EACCESS) code = DJC_ERROR;
+	if (code == DB_ELOCKED) code = DJC_ELOCKED;
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(c->err, sizeof c->err, fmt, ap);
@@ -57,6 +59,16 @@ void djc_open_options_init(djc_open_options *o)
 int djc_open(djc_conn **out, const char *url, const char *schema)
 {
 	return djc_open_ext(out, url, schema, NULL);
+}
+
+double conn_lock_wait(void)
+{
+	double s = config_double("jobs.lock_timeout");
+	if (s > 0) return s;
+	/* the window in which a worker retries its writes (populate/worker.c,
+	 * retry_wait): a lock is waited for as long as a server restart */
+	double lease = config_double("jobs.lease_timeout");
+	return 4 * lease > 60 ? 4 * lease : 60;
 }
 
 int djc_open_ext(djc_conn **out, const char *url, const char *schema, const djc_open_options *opts)
@@ -89,7 +101,7 @@ int djc_open_ext(djc_conn **out, const char *url, const char *schema, const djc_
 	int flags = opts->no_create ? DB_OPEN_NO_CREATE : 0;
 	/* database.pooler: the URL's pooler= parameter, when given, decides */
 	if (!strcmp(config_get("database.pooler"), "transaction")) flags |= DB_OPEN_POOLED;
-	int rc = db_open_ext(&c->db, url, schema, flags, err, sizeof err);
+	int rc = db_open_ext(&c->db, url, schema, flags, conn_lock_wait(), err, sizeof err);
 	if (rc) return conn_fail(c, rc, "%s", err);
 	return DJC_OK;
 }

@@ -27,6 +27,9 @@ struct djc_conn {
 int conn_fail(djc_conn *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Message from the database error of the last statement, with context. */
 int conn_dbfail(djc_conn *c, int code, const char *context);
+/* The bound on a statement's lock wait, seconds: jobs.lock_timeout, or
+ * when 0 max(60, 4 x jobs.lease_timeout), the window of a worker's retries. */
+double conn_lock_wait(void);
 /* Run body inside a transaction (begin, body, commit). When the database
  * reports a retryable failure (deadlock, serialization failure, lock wait
  * timeout, SQLite busy) the transaction is rolled back and run again, with

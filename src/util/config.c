@@ -20,6 +20,7 @@ static config_item items[] = {
 	{"jobs.default_priority", "DJC_JOBS_DEFAULT_PRIORITY", "5", "int", NULL, NULL},
 	{"jobs.version_method", "DJC_JOBS_VERSION_METHOD", "none", "choice", NULL, NULL},
 	{"jobs.lease_timeout", "DJC_JOBS_LEASE_TIMEOUT", "60", "float", NULL, NULL},
+	{"jobs.lock_timeout", "DJC_JOBS_LOCK_TIMEOUT", "0", "float", NULL, NULL},
 	{"jobs.reserve_batch", "DJC_JOBS_RESERVE_BATCH", "1", "int", NULL, NULL},
 	{"jobs.max_attempts", "DJC_JOBS_MAX_ATTEMPTS", "1", "int", NULL, NULL},
 	{"jobs.max_lost", "DJC_JOBS_MAX_LOST", "3", "int", NULL, NULL},
@@ -102,6 +103,7 @@ static const struct limit {
 } limits[] = {
 	{"jobs.stale_timeout", 0, 1e9, 0, NULL, "a number of seconds from 0 to 1e9"},
 	{"jobs.lease_timeout", 0, 1e9, 1, NULL, "a number of seconds greater than 0 and at most 1e9"},
+	{"jobs.lock_timeout", 0, 1e6, 0, NULL, "a number of seconds from 0 (max(60, 4 leases)) to 1e6"},
 	{"jobs.default_priority", 0, 2147483647.0, 0, NULL, "an integer from 0 to 2147483647"},
 	{"jobs.reserve_batch", 1, 1000, 0, NULL, "an integer from 1 to 1000"},
 	{"jobs.max_attempts", 1, 1000000, 0, NULL, "an integer from 1 to 1000000"},

@@ -259,4 +259,212 @@ fi
 }
 tcase full_disk lost_connections
 
+# ---------------------------------------------- a table locked for ever
+# lock_take TABLE: another session takes TABLE (SQL name) locked and keeps
+# it until lock_drop (PostgreSQL LOCK TABLE ... ACCESS EXCLUSIVE, MariaDB
+# LOCK TABLES ... WRITE, SQLite BEGIN EXCLUSIVE on the file); returns once
+# the lock is held (1 if it never came)
+lock_take() {
+	local i=0 n=0
+	case $DJC_BACKEND in
+	postgresql)
+		psql "${DJC_SERVER_URL:-$DJC_DATABASE_URL}" -qAt -c "BEGIN; LOCK TABLE \"$DJC_DATABASE_SCHEMA\".\"$1\" IN ACCESS EXCLUSIVE MODE;
+			SELECT pg_sleep(900) /* djc-test-locker */" >/dev/null 2>&1 & ;;
+	mysql)   # (a string, not a comment, marks it: the client strips comments)
+		mariadb_cli -e "LOCK TABLES \`$DJC_DATABASE_SCHEMA\`.\`$1\` WRITE; SELECT SLEEP(900), 'djc-test-locker $DJC_DATABASE_SCHEMA'" >/dev/null 2>&1 & ;;
+	sqlite)
+		rm -f locker.out
+		python3 -c 'import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+time.sleep(900)' "${DJC_DATABASE_URL#sqlite:}" >locker.out 2>&1 & ;;
+	esac
+	LOCKER=$!
+	while [ $i -lt 400 ]; do
+		case $DJC_BACKEND in
+		postgresql) n=$(server_sql "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+			WHERE c.relname = '$1' AND l.mode = 'AccessExclusiveLock' AND l.granted AND l.database =
+			(SELECT oid FROM pg_database WHERE datname = current_database())") ;;
+		mysql) n=$(server_sql "SELECT count(*) FROM information_schema.processlist
+			WHERE info LIKE 'SELECT SLEEP(900), _djc-test-locker $DJC_DATABASE_SCHEMA_%'") ;;
+		sqlite) matching '^locked$' locker.out; n=$MATCHED ;;
+		esac
+		[ "$n" = 1 ] && return 0
+		running "$LOCKER" || return 1
+		nap 0.05
+		i=$((i + 1))
+	done
+	return 1
+}
+# lock_drop: the locking session ends (its server session too: a client
+# gone does not end a server's sleep)
+lock_drop() {
+	case $DJC_BACKEND in
+	postgresql) server_sql "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE query LIKE '%djc-test-locker%' AND pid <> pg_backend_pid() AND datname = current_database()" >/dev/null ;;
+	mysql)
+		local id
+		for id in $(server_sql "SELECT id FROM information_schema.processlist
+			WHERE info LIKE 'SELECT SLEEP(900), _djc-test-locker $DJC_DATABASE_SCHEMA_%'"); do
+			server_sql "KILL CONNECTION $id" 2>/dev/null
+		done ;;
+	esac
+	kill "$LOCKER" 2>/dev/null
+	wait "$LOCKER" 2>/dev/null
+	return 0
+}
+# lock_waiters: how many other sessions wait for a lock now (SQLite: none
+# to be seen)
+lock_waiters() {
+	case $DJC_BACKEND in
+	postgresql) server_sql "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+		AND datname = current_database() AND query NOT LIKE '%djc-test-locker%'" ;;
+	mysql) server_sql "SELECT count(*) FROM information_schema.processlist
+		WHERE state LIKE 'Waiting for table metadata lock%' AND db = '$DJC_DATABASE_SCHEMA'" ;;
+	*) echo 0 ;;
+	esac
+}
+
+case_locked_table() {
+# Another session holds the jobs table locked and never lets go: each
+# statement of a populate waits for it at most jobs.lock_timeout (its
+# setup, its claims, renewals and commits alike; docs/leases.md), then the
+# populate stops with one line naming the table and the lock, exit 1,
+# committing nothing more; the jobs it held go back to pending when their
+# leases lapse, and nothing is made twice. Until 2026-12-07 it waited for
+# ever (MariaDB: a day, lock_wait_timeout); `timeout 120` bounds the old
+# code here. A lock released while djc waits for it is just waited for.
+cat > lk.djc <<'P'
+LkSrc (manual)
+    id : int32
+    ---
+
+LkOut (computed)
+    -> LkSrc
+    ---
+    v : int64
+P
+cat p.djc lk.djc > plk.djc
+expect_rc 0 "declare the locked pipeline" djc declare plk.djc
+seq 1 40 | sed 's/.*/{"id": &}/' | "$DJC" insert LkSrc >/dev/null
+cat > mklk.sh <<'M'
+#!/bin/sh
+echo start >> mklk.log
+sleep 0.2
+echo "{\"v\": $((DJC_KEY_id * 10))}"
+M
+chmod +x mklk.sh
+: > mklk.log
+export DJC_JOBS_LEASE_TIMEOUT=1 DJC_JOBS_LOCK_TIMEOUT=2 DJC_JOBS_RETRY_DELAY=0
+# locked before the populate starts: its jobs table's setup waits, gives up
+check "the jobs table of LkOut is locked by another session" lock_take "~~lk_out"
+expect_fail 1 "a populate of a locked table stops: one line naming the table and the lock" \
+	'LkOut is locked by another session: .*waited [0-9]+ s for a lock another session holds' \
+	timeout 120 "$DJC" populate LkOut --reserve-jobs --make ./mklk.sh
+lock_drop
+matching '^start$' mklk.log
+check "...having made nothing ($MATCHED makes)" test "$MATCHED" = 0
+# locked while the workers run: claims, renewals and commits wait, give up
+timeout 120 "$DJC" populate LkOut --reserve-jobs --processes 2 --json --make ./mklk.sh >lk.json 2>lk.err &
+pid=$!
+check "the workers have started makes" wait_lines '^start$' mklk.log 2 2400
+check "the jobs table is locked under the running workers" lock_take "~~lk_out"
+wait $pid
+RC=$? ERR=$(< lk.err) OUT=$(< lk.json)
+check "the populate stops by itself (exit 1, not 124: a hang)" test "$RC" = 1
+_nonempty_lines "$ERR"
+check "...with one line naming the table and the lock" \
+	eval '[ "$lines" = 1 ] && [[ $_nl_last =~ LkOut\ is\ locked\ by\ another\ session:\ .*waited\ [0-9]+\ s\ for\ a\ lock ]]'
+check "...also in --json's failure" sh -c 'jq -e ".failure | test(\"LkOut is locked by another session\")" lk.json >/dev/null'
+check "...no make reported failed" test "$(jq -r .error_count lk.json 2>/dev/null)" = 0
+made=$(jq -r .success_count lk.json 2>/dev/null)
+lock_drop
+# what it held lapses with its lease (1 s): populates make the rest, each
+# what it finds claimable (a lapsed job is taken by the first look after)
+rest=0 n=0 prc=0
+while [ $n -lt 40 ] && [ "$(cnt LkOut)" != 40 ]; do
+	timeout 120 "$DJC" populate LkOut --reserve-jobs --json --make ./mklk.sh >lk.json 2>lk.err || prc=1
+	v=$(jq -r '.success_count // 0' lk.json 2>/dev/null)
+	rest=$((rest + ${v:-0}))
+	nap 0.2
+	n=$((n + 1))
+done
+check "after the lock: populates make the rest, each exit 0" test "$prc" = 0
+check "every key made and counted once ($made + $rest commits for 40 keys)" test "$((made + rest))" = 40
+expect_out "...40 rows" "40" cnt LkOut
+run djc jobs LkOut
+check "...no job left reserved or failed" sh -c "printf '%s' \"\$1\" | grep -q 'reserved 0, success 0, error 0'" _ "$OUT"
+# a lock let go while djc waits for it: waited for, no failure
+seq 41 50 | sed 's/.*/{"id": &}/' | "$DJC" insert LkSrc >/dev/null
+check "the jobs table locked again" lock_take "~~lk_out"
+timeout 120 "$DJC" populate LkOut --reserve-jobs --make ./mklk.sh >lk.out 2>lk.err &
+pid=$!
+n=0
+if [ "$DJC_BACKEND" = sqlite ]; then nap 0.5
+else while [ $n -lt 400 ] && [ "$(lock_waiters)" = 0 ]; do nap 0.05; n=$((n + 1)); done; fi
+lock_drop
+wait $pid
+RC=$? ERR=$(< lk.err)
+check "a lock released while the populate waits: it goes on (exit 0)" test "$RC" = 0
+expect_out "...and makes the new keys" "50" cnt LkOut
+unset DJC_JOBS_LEASE_TIMEOUT DJC_JOBS_LOCK_TIMEOUT DJC_JOBS_RETRY_DELAY
+}
+tcase locked_table
+
+case_child_no_connection() {
+# --------------------------------- populate --processes N, one child refused
+# A refused connection reads the same on every server: "cannot connect to
+# URL: DRIVER: the server's words" (until 2026-12-07 PostgreSQL's began
+# "postgresql: cannot connect to").
+case $DJC_BACKEND in
+postgresql) bad_url=postgresql://djc@127.0.0.1:1/x ;;
+mysql) bad_url=mysql://djc:pw@127.0.0.1:1/x ;;
+*) bad_url= ;;
+esac
+[ -n "$bad_url" ] && expect_fail 1 "a refused connection: where, then the server's words" \
+	"^djc: cannot connect to ${DJC_BACKEND}://[^ ]*: ${DJC_BACKEND}: " djc --db "$bad_url" tables
+# One worker process of --processes 3 cannot connect (a login the server
+# admits 3 times at once: the parent and two children): the two that did
+# make every key, and the populate says in one line that one could not
+# connect, exit 1 (docs/workers.md). Until 2026-12-07 every child stopped
+# when one could not connect: nothing made. SQLite has no connection
+# limit; a pooler (pgbouncer) queues its clients instead of refusing them.
+if [ "$DJC_BACKEND" = sqlite ] || [ "${DJC_POOLER:-}" = pgbouncer ]; then
+	echo "test_faults child_no_connection: skipped on ${DJC_POOLER:-$DJC_BACKEND}: no connection limit to reach" >&2
+	return 0
+fi
+printf 'CnSrc (manual)\n    id : int32\n    ---\n\nCnOut (computed)\n    -> CnSrc\n    ---\n    v : int64\n' > cn.djc
+expect_rc 0 "declare" djc declare cn.djc
+seq 1 30 | sed 's/.*/{"id": &}/' | "$DJC" insert CnSrc >/dev/null
+expect_rc 0 "its jobs table" djc jobs refresh CnOut
+printf '#!/bin/sh\necho "{\\"v\\": $DJC_KEY_id}"\n' > mkcn.sh
+chmod +x mkcn.sh
+lim=lim_$DJC_DATABASE_SCHEMA
+case $DJC_BACKEND in
+postgresql)
+	server_sql_each "DROP ROLE IF EXISTS $lim" "CREATE ROLE $lim LOGIN CONNECTION LIMIT 3" \
+		"GRANT ALL ON SCHEMA \"$DJC_DATABASE_SCHEMA\" TO $lim" "GRANT ALL ON ALL TABLES IN SCHEMA \"$DJC_DATABASE_SCHEMA\" TO $lim" >/dev/null 2>&1
+	lim_url=${DJC_DATABASE_URL/:\/\/djc@/://$lim@} ;;
+mysql)
+	server_sql_each "DROP USER IF EXISTS '$lim'@'%'" "CREATE USER '$lim'@'%' IDENTIFIED BY 'lim' WITH MAX_USER_CONNECTIONS 3" \
+		"GRANT ALL ON \`$DJC_DATABASE_SCHEMA\`.* TO '$lim'@'%'" >/dev/null
+	lim_url=${DJC_DATABASE_URL/:\/\/djc:djc@/://$lim:lim@} ;;
+esac
+check "a login limited to 3 connections ($lim_url)" test "$lim_url" != "$DJC_DATABASE_URL"
+expect_fail 1 "one of 3 worker processes cannot connect: one line saying so, exit 1" \
+	"^djc: 1 of 3 worker processes could not connect \(the others worked on\): cannot connect to ${DJC_BACKEND}://[^ ]*: ${DJC_BACKEND}: .*(too many connections|max_user_connections)" \
+	timeout 120 "$DJC" --db "$lim_url" populate CnOut --reserve-jobs --processes 3 --json --make ./mkcn.sh
+check "...the other two made every key" test "$(jq -r .success_count <<<"$OUT")" = 30
+check "...the failure in --json" sh -c 'printf "%s" "$1" | jq -e ".failure | test(\"could not connect\")" >/dev/null' _ "$OUT"
+expect_out "...30 rows" "30" cnt CnOut
+run djc jobs CnOut
+check "...no job left reserved or failed" sh -c "printf '%s' \"\$1\" | grep -q 'reserved 0, success 0, error 0'" _ "$OUT"
+case $DJC_BACKEND in
+postgresql) server_sql_each "DROP OWNED BY $lim" "DROP ROLE $lim" >/dev/null ;;
+mysql) server_sql "DROP USER '$lim'@'%'" >/dev/null ;;
+esac
+}
+tcase child_no_connection
+
 finish

@@ -17,6 +17,11 @@
 #            leases while makes longer than a lease run, then thawed
 #   lock     the jobs table is locked by another session for 2 leases
 #            (LOCK TABLE ... ACCESS EXCLUSIVE / LOCK TABLES ... WRITE)
+#   lockever the jobs table is locked by another session for ever: every
+#            populate stops by itself after jobs.lock_timeout (max(60 s, 4
+#            leases)) with a one-line failure saying the table is locked
+#            (no make reported failed); the lock gone, one more populate
+#            makes the rest
 #   gone     the server crashes and stays down: every populate stops by
 #            itself with a one-line failure naming the key it could not
 #            commit (no make reported failed); the server back, one more
@@ -40,7 +45,7 @@
 # in error), and a populate run again makes nothing. No check measures a
 # duration; every wait is bounded by WAIT seconds so that a hang fails.
 #
-#   DJC_BACKENDS="postgresql mysql pgbouncer"  SERVER_RUNS="crash1 crash10 freeze lock gone frozen maxconn"
+#   DJC_BACKENDS="postgresql mysql pgbouncer"  SERVER_RUNS="crash1 crash10 freeze lock lockever gone frozen maxconn"
 #   SERVER_KEEP=1 keeps the runs' directories (logs, outputs)
 #   SERVER_KEYS=300  SERVER_LEASE=4
 set -u
@@ -49,7 +54,7 @@ BUILD=${DJC_BUILD:-build}
 DJC=$ROOT/$BUILD/djc
 MK=$ROOT/$BUILD/tests/lease_make
 BACKENDS=${DJC_BACKENDS:-postgresql mysql pgbouncer}
-RUNS=${SERVER_RUNS:-crash1 crash10 freeze lock gone frozen maxconn}
+RUNS=${SERVER_RUNS:-crash1 crash10 freeze lock lockever gone frozen maxconn}
 N=${SERVER_KEYS:-300}
 LEASE=${SERVER_LEASE:-4}
 W=3
@@ -242,6 +247,50 @@ run_lock() {
 	verify
 }
 
+run_lockever() {
+	setup "$RUN" 0.2 || return
+	workers
+	started $((N / 4))
+	case $SRV in
+	pg) srv_sql "BEGIN; LOCK TABLE \"$DJC_DATABASE_SCHEMA\".\"~~res\" IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3600) /* lockever */" >/dev/null 2>&1 & ;;
+	my) srv_sql "LOCK TABLES \`$DJC_DATABASE_SCHEMA\`.\`~~res\` WRITE; SELECT SLEEP(3600), 'lockever'" >/dev/null 2>&1 & ;;
+	esac
+	local locker=$!
+	log "  $BACKEND $RUN: jobs table locked for good"
+	reap
+	check "$BACKEND $RUN: exit codes" " 1 1 1" "$RCS"
+	check "$BACKEND $RUN: errors reported (no make failed)" "0" "$(sumj error_count)"
+	local i line
+	for i in $(seq 1 $W); do
+		line=$(cat "$D/w$i.err")
+		check "$BACKEND $RUN: worker $i: one line" "1" "$(printf '%s\n' "$line" | grep -c .)"
+		case $line in
+		*"Res is locked by another session: "*"waited "*" for a lock"*) ok "$BACKEND $RUN: worker $i says why" ;;
+		*) bad "$BACKEND $RUN: worker $i: message: $line" ;;
+		esac
+		check "$BACKEND $RUN: worker $i: failure in --json" "true" "$(jq '.failure != null' "$D/w$i.json")"
+	done
+	case $SRV in
+	pg) srv_sql "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query LIKE '%/* lockever */%' AND pid <> pg_backend_pid()" >/dev/null ;;
+	my) local id
+	    for id in $(srv_sql "SELECT id FROM information_schema.processlist WHERE info LIKE '%SLEEP(3600), _lockever_%' AND id <> CONNECTION_ID()"); do
+		srv_sql "KILL CONNECTION $id" >/dev/null 2>&1
+	    done ;;
+	esac
+	kill "$locker" 2>/dev/null
+	wait "$locker" 2>/dev/null
+	log "  $BACKEND $RUN: unlocked; populate the rest"
+	local made rest
+	made=$(sumj success_count)
+	sleep $((LEASE + 1))   # what the stopped workers held lapses
+	(cd "$D" && "$DJC" populate Res --reserve-jobs --processes 4 --json --make "$MK" > "$D/rest.json" 2>"$D/rest.err")
+	rest=$(jq -e .success_count "$D/rest.json" 2>/dev/null) ||
+		{ bad "$BACKEND $RUN: the populate of the rest failed: $(head -c 300 "$D/rest.err")"; rest=0; }
+	check "$BACKEND $RUN: the rest made, each key counted once" "$N" "$((made + rest))"
+	check "$BACKEND $RUN: rows" "$N" "$(cd "$D" && "$DJC" fetch Res --format json | jq -s 'length')"
+	check "$BACKEND $RUN: jobs left" "0" "$(cd "$D" && "$DJC" jobs Res --json | jq '.jobs | length')"
+}
+
 # gone_checks: after the server went away (crashed, or frozen) every
 # populate stopped by itself: exit 1, one line saying why, no make
 # reported failed
@@ -373,6 +422,7 @@ for BACKEND in $BACKENDS; do
 		crash10) run_crash $((LEASE * 5 / 2)) ;;
 		freeze) run_freeze ;;
 		lock) run_lock ;;
+		lockever) run_lockever ;;
 		gone) run_gone ;;
 		frozen) run_frozen ;;
 		maxconn) run_maxconn ;;
