@@ -387,28 +387,39 @@ static int conn_enter(db_conn *c)
 	return DB_ELOCKED;
 }
 
-int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out)
+/* A driver call's start: the connection held (conn_enter) with the call's
+ * bound set, *t0 when it began; DB_ELOCKED: refused, not held. */
+static int call_enter(db_conn *c, double *t0)
 {
-	if (out) *out = NULL;
-	double t0 = T0(c);
+	*t0 = T0(c);
 	if (conn_enter(c)) return DB_ELOCKED;
 	BOUND_IN(c);
-	int rc = c->drv->exec(c, sql, p, n, out);
+	return DJC_OK;
+}
+
+/* Its end: the bound lifted, the connection given back, the call counted
+ * in a run of failures or ending one (timed). */
+static int call_leave(db_conn *c, double t0, int rc)
+{
 	BOUND_OUT(c);
 	conn_unlock(c);
 	return timed(c, t0, rc);
 }
 
+int db_exec(db_conn *c, const char *sql, const val_t *p, size_t n, db_res **out)
+{
+	if (out) *out = NULL;
+	double t0;
+	if (call_enter(c, &t0)) return DB_ELOCKED;
+	return call_leave(c, t0, c->drv->exec(c, sql, p, n, out));
+}
+
 int db_exec_digest(db_conn *c, const char *sql, const val_t *p, size_t n, const db_digest *d, db_res **out)
 {
 	if (!c->drv->exec_digest) return db_exec(c, sql, p, n, out);
-	double t0 = T0(c);
-	if (conn_enter(c)) return DB_ELOCKED;
-	BOUND_IN(c);
-	int rc = c->drv->exec_digest(c, sql, p, n, d, out);
-	BOUND_OUT(c);
-	conn_unlock(c);
-	return timed(c, t0, rc);
+	double t0;
+	if (call_enter(c, &t0)) return DB_ELOCKED;
+	return call_leave(c, t0, c->drv->exec_digest(c, sql, p, n, d, out));
 }
 
 int db_exec_stream(db_conn *c, const char *sql, const val_t *p, size_t n, const db_stream *s)
@@ -417,13 +428,9 @@ int db_exec_stream(db_conn *c, const char *sql, const val_t *p, size_t n, const 
 		snprintf(c->err, sizeof c->err, "%s: rows cannot be streamed", c->drv->name);
 		return DJC_EINVAL;
 	}
-	double t0 = T0(c);
-	if (conn_enter(c)) return DB_ELOCKED;
-	BOUND_IN(c);
-	int rc = c->drv->exec_stream(c, sql, p, n, s);
-	BOUND_OUT(c);
-	conn_unlock(c);
-	return timed(c, t0, rc);
+	double t0;
+	if (call_enter(c, &t0)) return DB_ELOCKED;
+	return call_leave(c, t0, c->drv->exec_stream(c, sql, p, n, s));
 }
 
 int db_can_stream(db_conn *c) { return c->drv->exec_stream != NULL; }
@@ -477,9 +484,8 @@ int db_session_alive(db_conn *c, int64_t id)
 
 static int begin_with(db_conn *c, int (*begin)(db_conn *))
 {
-	double t0 = T0(c);
-	if (conn_enter(c)) return DB_ELOCKED;
-	BOUND_IN(c);
+	double t0;
+	if (call_enter(c, &t0)) return DB_ELOCKED;
 	int rc = begin(c);
 	BOUND_OUT(c);
 	if (rc == DJC_OK && !c->tx_held) c->tx_held = 1;   /* kept until the transaction ends */
@@ -493,13 +499,9 @@ int db_begin_snapshot(db_conn *c) { return begin_with(c, c->drv->begin_snapshot)
 
 int db_read_pieces(db_conn *c, const db_pieces *req)
 {
-	double t0 = T0(c);
-	if (conn_enter(c)) return DB_ELOCKED;
-	BOUND_IN(c);
-	int rc = c->drv->read_pieces(c, req);
-	BOUND_OUT(c);
-	conn_unlock(c);
-	return timed(c, t0, rc);
+	double t0;
+	if (call_enter(c, &t0)) return DB_ELOCKED;
+	return call_leave(c, t0, c->drv->read_pieces(c, req));
 }
 
 /* The transaction ended: give back the hold db_begin kept. */
@@ -536,13 +538,9 @@ int db_rollback(db_conn *c)
 int db_claim_run(db_conn *c, const db_claim *cl, db_res **out)
 {
 	if (out) *out = NULL;
-	double t0 = T0(c);
-	if (conn_enter(c)) return DB_ELOCKED;
-	BOUND_IN(c);
-	int rc = c->drv->claim(c, cl, out);
-	BOUND_OUT(c);
-	conn_unlock(c);
-	return timed(c, t0, rc);
+	double t0;
+	if (call_enter(c, &t0)) return DB_ELOCKED;
+	return call_leave(c, t0, c->drv->claim(c, cl, out));
 }
 
 /* A batch as a plain transaction: BEGIN, the items one by one, COMMIT. */
@@ -593,13 +591,12 @@ static int batch_cut(db_conn *c, size_t n, db_res **res, size_t *failed)
 
 int db_batch(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *failed)
 {
-	double t0 = T0(c);
+	double t0;
 	if (res) memset(res, 0, n * sizeof *res);
-	if (conn_enter(c)) {
+	if (call_enter(c, &t0)) {
 		*failed = 0;
 		return DB_ELOCKED;
 	}
-	BOUND_IN(c);
 	int rc;
 	if (db_batch_fault && !c->in_tx && db_batch_fault(c, items, n, 0)) rc = batch_cut(c, n, res, failed);
 	else {
@@ -607,9 +604,7 @@ int db_batch(db_conn *c, const db_item *items, size_t n, db_res **res, size_t *f
 		rc = c->drv->batch && !in_tx ? c->drv->batch(c, items, n, res, failed) : db_batch_each(c, items, n, res, failed);
 		if (!rc && db_batch_fault && !in_tx && db_batch_fault(c, items, n, 1)) rc = batch_cut(c, n, res, failed);
 	}
-	BOUND_OUT(c);
-	conn_unlock(c);
-	return timed(c, t0, rc);
+	return call_leave(c, t0, rc);
 }
 void db_qi(db_conn *c, sb_t *b, const char *name) { c->drv->quote_ident(b, name); }
 

@@ -258,18 +258,7 @@ run_lockever() {
 	local locker=$!
 	log "  $BACKEND $RUN: jobs table locked for good"
 	reap
-	check "$BACKEND $RUN: exit codes" " 1 1 1" "$RCS"
-	check "$BACKEND $RUN: errors reported (no make failed)" "0" "$(sumj error_count)"
-	local i line
-	for i in $(seq 1 $W); do
-		line=$(cat "$D/w$i.err")
-		check "$BACKEND $RUN: worker $i: one line" "1" "$(printf '%s\n' "$line" | grep -c .)"
-		case $line in
-		*"Res is locked by another session: "*"waited "*" for a lock"*) ok "$BACKEND $RUN: worker $i says why" ;;
-		*) bad "$BACKEND $RUN: worker $i: message: $line" ;;
-		esac
-		check "$BACKEND $RUN: worker $i: failure in --json" "true" "$(jq '.failure != null' "$D/w$i.json")"
-	done
+	stopped_checks 'Res is locked by another session: .*waited .* for a lock'
 	case $SRV in
 	pg) srv_sql "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query LIKE '%/* lockever */%' AND pid <> pg_backend_pid()" >/dev/null ;;
 	my) local id
@@ -291,25 +280,27 @@ run_lockever() {
 	check "$BACKEND $RUN: jobs left" "0" "$(cd "$D" && "$DJC" jobs Res --json | jq '.jobs | length')"
 }
 
-# gone_checks: after the server went away (crashed, or frozen) every
-# populate stopped by itself: exit 1, one line saying why, no make
-# reported failed
-gone_checks() {
-	local t0=$SECONDS
-	reap
-	log "  $BACKEND $RUN: the workers stopped after $((SECONDS - t0)) s (window $((4 * LEASE > 60 ? 4 * LEASE : 60)) s)"
+# stopped_checks ERE: every populate stopped by itself: exit 1, no make
+# reported failed, one line saying why (matching ERE), the failure in --json
+stopped_checks() {
 	check "$BACKEND $RUN: exit codes" " 1 1 1" "$RCS"
 	check "$BACKEND $RUN: errors reported (no make failed)" "0" "$(sumj error_count)"
 	local i line
 	for i in $(seq 1 $W); do
 		line=$(cat "$D/w$i.err")
 		check "$BACKEND $RUN: worker $i: one line" "1" "$(printf '%s\n' "$line" | grep -c .)"
-		case $line in
-		*"was not committed"*|*"whether it committed is not known"*|*"gave up after"*|*"no reply from the server"*) ok "$BACKEND $RUN: worker $i says why" ;;
-		*) bad "$BACKEND $RUN: worker $i: message: $line" ;;
-		esac
+		if printf '%s\n' "$line" | grep -Eq "$1"; then ok "$BACKEND $RUN: worker $i says why"
+		else bad "$BACKEND $RUN: worker $i: message: $line"; fi
 		check "$BACKEND $RUN: worker $i: failure in --json" "true" "$(jq '.failure != null' "$D/w$i.json")"
 	done
+}
+
+# gone_checks: after the server went away (crashed, or frozen)
+gone_checks() {
+	local t0=$SECONDS
+	reap
+	log "  $BACKEND $RUN: the workers stopped after $((SECONDS - t0)) s (window $((4 * LEASE > 60 ? 4 * LEASE : 60)) s)"
+	stopped_checks 'was not committed|whether it committed is not known|gave up after|no reply from the server'
 }
 
 # the rest made by one more populate once the server is back
