@@ -437,11 +437,12 @@ static PGresult *pq_exec(pg_conn *c, const char *sql)
 	return pq_last(c, PQsendQuery(c->pg, sql));
 }
 
+/* (results as text: every caller reads them so) */
 static PGresult *pq_exec_params(pg_conn *c, const char *sql, int n, const Oid *types, const char *const *vals,
-				const int *lens, const int *fmts, int binary)
+				const int *lens, const int *fmts)
 {
-	if (c->base.wait_bound <= 0) return PQexecParams(c->pg, sql, n, types, vals, lens, fmts, binary);
-	return pq_last(c, PQsendQueryParams(c->pg, sql, n, types, vals, lens, fmts, binary));
+	if (c->base.wait_bound <= 0) return PQexecParams(c->pg, sql, n, types, vals, lens, fmts, 0);
+	return pq_last(c, PQsendQueryParams(c->pg, sql, n, types, vals, lens, fmts, 0));
 }
 
 static PGresult *pq_prepare(pg_conn *c, const char *name, const char *sql, int n, const Oid *types)
@@ -527,7 +528,7 @@ static void pg_qi(sb_t *b, const char *name)
 static int schema_ensure(pg_conn *c, const char *quoted)
 {
 	const char *v[1] = {c->base.schema};
-	PGresult *res = pq_exec_params(c, "SELECT 1 FROM pg_namespace WHERE nspname = $1", 1, NULL, v, NULL, NULL, 0);
+	PGresult *res = pq_exec_params(c, "SELECT 1 FROM pg_namespace WHERE nspname = $1", 1, NULL, v, NULL, NULL);
 	int exists = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) > 0;
 	int rc = PQresultStatus(res) == PGRES_TUPLES_OK ? DJC_OK : classify(c, res);
 	PQclear(res);
@@ -945,7 +946,7 @@ static int pg_open(db_conn **out, const db_url *u, const char *schema, char *err
 	if (no_create) {
 		/* search_path accepts a schema that does not exist: look */
 		const char *v[1] = {c->base.schema};
-		PGresult *res = pq_exec_params(c, "SELECT 1 FROM pg_namespace WHERE nspname = $1", 1, NULL, v, NULL, NULL, 0);
+		PGresult *res = pq_exec_params(c, "SELECT 1 FROM pg_namespace WHERE nspname = $1", 1, NULL, v, NULL, NULL);
 		int ok = PQresultStatus(res) == PGRES_TUPLES_OK, exists = ok && PQntuples(res) > 0;
 		rc = ok ? DJC_OK : classify(c, res);
 		PQclear(res);
@@ -1513,7 +1514,7 @@ static int pg_exec(db_conn *bc, const char *sql, const val_t *params, size_t np,
 		sb_add(&key, sb_str(&q));
 		res = prepare_and_run(c, sb_str(&key), sb_str(&q), (int)np, &b);
 	} else
-		res = pq_exec_params(c, sb_str(&q), (int)np, types, vals, lens, fmts, 0);
+		res = pq_exec_params(c, sb_str(&q), (int)np, types, vals, lens, fmts);
 	b.key = key;
 	bind_free(&b);
 	sb_free(&q);
