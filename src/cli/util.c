@@ -9,26 +9,21 @@
 
 /* "djc: " (with prefix), s with each control character as a space (all
  * of them, or only CR and LF) and a newline (with nl), written to f in one
- * piece: on stderr, which is unbuffered, one write instead of one a
- * character, so a message is one line that another process writing to the
- * same stderr (a worker's, a make program's) cannot cut into. */
+ * piece (up to 4 KiB): on stderr, which is unbuffered, one write instead of
+ * one a character, so a message is one line that another process writing
+ * to the same stderr (a worker's, a make program's) cannot cut into. */
 static void put_clean(const char *s, FILE *f, int prefix, int nl, int all_controls)
 {
-	size_t n = strlen(s), k = 0;
-	char *b = malloc(n + 7);
-	if (!b) {   /* no memory for the copy: a character at a time */
-		if (prefix) fputs("djc: ", f);
-		for (const char *p = s; *p; p++)
-			fputc((all_controls ? (unsigned char)*p < 0x20 || *p == 0x7f : *p == '\n' || *p == '\r') ? ' ' : *p, f);
-		if (nl) fputc('\n', f);
-		return;
-	}
+	char b[4096 + 1];   /* + the newline */
+	size_t k = 0;
 	if (prefix) { memcpy(b, "djc: ", 5); k = 5; }
-	for (const char *p = s; *p; p++)
-		b[k++] = (all_controls ? (unsigned char)*p < 0x20 || *p == 0x7f : *p == '\n' || *p == '\r') ? ' ' : *p;
+	for (const char *p = s; *p; p++) {
+		if (k == sizeof b - 1) { fwrite(b, 1, k, f); k = 0; }
+		unsigned char c = (unsigned char)*p;
+		b[k++] = (all_controls ? c < 0x20 || c == 0x7f : c == '\n' || c == '\r') ? ' ' : (char)c;
+	}
 	if (nl) b[k++] = '\n';
-	fwrite(b, 1, k, f);
-	free(b);
+	if (k) fwrite(b, 1, k, f);
 }
 
 void put_line(const char *s, FILE *f)

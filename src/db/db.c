@@ -366,6 +366,11 @@ void db_lock_final(db_conn *c, int on)
 	if (!on) atomic_store(&c->locked_out, 0);
 }
 
+int db_lock_bound_reached(const db_conn *c)
+{
+	return c->lock_wait > 0 && mono_now() - c->stmt_t0 >= c->lock_wait - 0.5;
+}
+
 int db_locked(db_conn *c, const char *driver, const char *setting)
 {
 	atomic_store(&c->locked_out, 1);

@@ -461,6 +461,11 @@ void db_lock_final(db_conn *c, int on);
  * message in c->err, "<driver>: waited N s for a lock another session
  * holds (<setting>)". Returns DB_ELOCKED. */
 int db_locked(db_conn *c, const char *driver, const char *setting);
+/* Whether the statement running on c has waited as long as c's bound on a
+ * lock wait (db_conn.lock_wait): a driver whose lock errors do not say
+ * which bound ran out (MariaDB's row and metadata locks, SQLite's busy)
+ * tells the bound's from a short one's so. */
+int db_lock_bound_reached(const db_conn *c);
 void db_close(db_conn *c);
 /* Remove what c's open created (c->created: its MariaDB/MySQL database or
  * PostgreSQL schema) when it still holds no table, so that a command that

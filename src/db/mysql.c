@@ -280,7 +280,7 @@ static int fail(my_conn *c, unsigned e, const char *msg)
 	/* the same error for a metadata lock's wait (lock_wait_timeout, the
 	 * bound) and a row lock's (innodb_lock_wait_timeout, LOCK_WAIT_S,
 	 * retried): the bound is the one that waited as long as it says */
-	if (e == ER_LOCK_WAIT_TIMEOUT && c->base.lock_wait > 0 && mono_now() - c->base.stmt_t0 >= c->base.lock_wait - 0.5)
+	if (e == ER_LOCK_WAIT_TIMEOUT && db_lock_bound_reached(&c->base))
 		return db_locked(&c->base, "mysql", "lock_wait_timeout");
 	/* "Duplicate entry 'x' for key 'PRIMARY'" (MySQL 8: 'tbl.PRIMARY'),
 	 * otherwise the unique index's name; only the end of the message is

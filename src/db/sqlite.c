@@ -4,7 +4,6 @@
  * on a lock upgrade, and a small prepared-statement cache. */
 #include "db.h"
 #include "djc.h"
-#include "util/clock.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -157,7 +156,7 @@ static int classify(sq_conn *c, int rc)
 		/* the busy handler waited the whole bound (db_conn.lock_wait,
 		 * busy_timeout) for another connection's lock: not a momentary
 		 * busy (a WAL snapshot, answered at once) to retry */
-		if (c->base.lock_wait > 0 && mono_now() - c->base.stmt_t0 >= c->base.lock_wait - 0.5)
+		if (db_lock_bound_reached(&c->base))
 			return db_locked(&c->base, "sqlite", "busy_timeout");
 		return DJC_EBUSY;
 	case SQLITE_LOCKED: return DJC_EBUSY;

@@ -12,11 +12,6 @@ double lease_seconds(void)
 	return s > 0 ? s : 60;
 }
 
-double lease_window(double lease_s)
-{
-	return 4 * lease_s > 60 ? 4 * lease_s : 60;
-}
-
 /* Wait on the condition for at most secs, by the monotonic clock. */
 static void wait_for(lease *l, double secs)
 {

@@ -46,11 +46,7 @@ typedef struct lease {
 int lease_start(lease *l, djc_conn *c, table *t);
 void lease_stop(lease *l);
 double lease_seconds(void);
-/* How long a worker retries a database fault before it gives up, for a
- * lease of lease_s seconds: max(60 s, 4 leases) (worker.h, retry_wait);
- * also the bound on each wait for the server on a worker's connection
- * while its lease runs (lease_start). */
-double lease_window(double lease_s);
+/* (lease_window, the window of a worker's retries: table/table.h) */
 /* The worker now holds the claim `token` of the njobs jobs (just
  * claimed: proved now), or nothing (0, NULL, 0). The array stays the
  * worker's and must live until the next lease_hold: the heartbeat copies

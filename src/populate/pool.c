@@ -273,17 +273,13 @@ static void __attribute__((noreturn)) child_main(pool *p, making_slot *slot, int
 	if (!crc && o->reserve_jobs) crc = lease_start(&w.lease, cc, w.t);
 	if (crc) {
 		w.t = p->t;
-		if (!cc || !cc->db) {
-			/* it could not connect (a server's connection limit, say):
-			 * the children that did work on without it, and the
-			 * populate says so at its end (pool_run) and exits 1.
-			 * Claimed nothing, holds nothing */
-			atomic_fetch_add(&p->sh->noconn, 1);
-			worker_error(&w, NULL, djc_error_last(cc));
-		} else {
-			worker_error(&w, NULL, djc_error_last(cc));
-			atomic_store(&p->sh->stop, 1);
-		}
+		worker_error(&w, NULL, djc_error_last(cc));
+		/* one that could not connect (a server's connection limit, say):
+		 * the children that did work on without it, and the populate
+		 * says so at its end (pool_run) and exits 1. Claimed nothing,
+		 * holds nothing */
+		if (!cc || !cc->db) atomic_fetch_add(&p->sh->noconn, 1);
+		else atomic_store(&p->sh->stop, 1);
 		atomic_store(&slot->ended, 1);
 		_exit(3);
 	}

@@ -494,7 +494,9 @@ static int in_uuid16(const attr *a, const val_t *in, val_t *out, char **msg)
 	return DJC_OK;
 }
 
-static int check_value(const attr *a, const val_t *in, val_t *out, char **msg, int cmp)
+/* move: in itself, writable (value_in_take): a bytes value is moved from
+ * it, not copied; NULL: in is only read. */
+static int check_value(const attr *a, const val_t *in, val_t *out, char **msg, int cmp, val_t *move)
 {
 	memset(out, 0, sizeof *out);
 	*msg = NULL;
@@ -521,7 +523,11 @@ static int check_value(const attr *a, const val_t *in, val_t *out, char **msg, i
 		if (in->t != DJC_BYTES) return bad(msg, a, "expects bytes, got %s", tname(in->t));
 		if (a->dj_blob && !dj_blob_header(in->s, in->n))
 			return bad(msg, a, "%s", "not a DataJoint blob (no mYm/dj0/ZL123 header)");
-		val_copy(out, in);
+		if (move) {
+			*out = *move;
+			*move = val_null();
+		} else
+			val_copy(out, in);
 		return DJC_OK;
 	case T_JSON: return in_json(a, in, out, msg);
 	default:
@@ -531,27 +537,17 @@ static int check_value(const attr *a, const val_t *in, val_t *out, char **msg, i
 
 int value_in(const attr *a, const val_t *in, val_t *out, char **msg)
 {
-	return check_value(a, in, out, msg, 0);
+	return check_value(a, in, out, msg, 0, NULL);
 }
 
 int value_in_take(const attr *a, val_t *in, val_t *out, char **msg)
 {
-	if (a->type.t == T_BYTES && in->t == DJC_BYTES && in->s && !a->raw && !a->bin16) {
-		/* check_value's checks of bytes, and its copy as a move */
-		memset(out, 0, sizeof *out);
-		*msg = NULL;
-		if (a->dj_blob && !dj_blob_header(in->s, in->n))
-			return bad(msg, a, "%s", "not a DataJoint blob (no mYm/dj0/ZL123 header)");
-		*out = *in;
-		*in = val_null();
-		return DJC_OK;
-	}
-	return check_value(a, in, out, msg, 0);
+	return check_value(a, in, out, msg, 0, in);
 }
 
 int value_cmp(const attr *a, const val_t *in, val_t *out, char **msg)
 {
-	return check_value(a, in, out, msg, 1);
+	return check_value(a, in, out, msg, 1, NULL);
 }
 
 void value_stored(const attr *a, const val_t *v, val_t *out)
@@ -699,7 +695,7 @@ static int from_json(const attr *a, json_t *j, val_t *out, char **msg, int cmp)
 	default:
 		return bad(msg, a, "%s", "does not take an object or array");
 	}
-	int rc = check_value(a, &v, out, msg, cmp);
+	int rc = check_value(a, &v, out, msg, cmp, NULL);
 	val_free(&v);
 	return rc;
 }

@@ -61,14 +61,17 @@ int djc_open(djc_conn **out, const char *url, const char *schema)
 	return djc_open_ext(out, url, schema, NULL);
 }
 
+double lease_window(double lease_s)
+{
+	return 4 * lease_s > 60 ? 4 * lease_s : 60;
+}
+
 double conn_lock_wait(void)
 {
 	double s = config_double("jobs.lock_timeout");
-	if (s > 0) return s;
-	/* the window in which a worker retries its writes (populate/worker.c,
-	 * retry_wait): a lock is waited for as long as a server restart */
-	double lease = config_double("jobs.lease_timeout");
-	return 4 * lease > 60 ? 4 * lease : 60;
+	/* else a lock is waited for as long as a worker retries its writes
+	 * through a server restart */
+	return s > 0 ? s : lease_window(config_double("jobs.lease_timeout"));
 }
 
 int djc_open_ext(djc_conn **out, const char *url, const char *schema, const djc_open_options *opts)

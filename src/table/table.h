@@ -27,8 +27,13 @@ struct djc_conn {
 int conn_fail(djc_conn *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Message from the database error of the last statement, with context. */
 int conn_dbfail(djc_conn *c, int code, const char *context);
+/* How long a worker retries a database fault before it gives up, for a
+ * lease of lease_s seconds: max(60 s, 4 leases) (populate/worker.h,
+ * retry_wait); also the bound on each wait for the server on a worker's
+ * connection while its lease runs (populate/lease.c, lease_start). */
+double lease_window(double lease_s);
 /* The bound on a statement's lock wait, seconds: jobs.lock_timeout, or
- * when 0 max(60, 4 x jobs.lease_timeout), the window of a worker's retries. */
+ * when 0 lease_window(jobs.lease_timeout). */
 double conn_lock_wait(void);
 /* Run body inside a transaction (begin, body, commit). When the database
  * reports a retryable failure (deadlock, serialization failure, lock wait
