@@ -13,8 +13,9 @@
 # scripts/mariadb-server.sh), PYSERVE_KEYS (default 20000), PYSERVE_ROUNDS
 # (default 3), PYSERVE_PROCS (default 7), PYSERVE_BATCHES (default "1 50":
 # the jobs.reserve_batch values measured), PYSERVE_KINDS (default "c python
-# c-fetch python-fetch"), PYTHON (default: python3 on PATH,
-# the interpreter itself), BENCH_QUICK=1 (2,000 keys, 1 round).
+# c-fetch python-fetch"), PYTHON (default: Debian's /usr/bin/python3, the
+# interpreter make check installs python3-numpy for, else python3 on PATH;
+# see below), BENCH_QUICK=1 (2,000 keys, 1 round).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -25,7 +26,17 @@ N=${PYSERVE_KEYS:-20000}
 R=${PYSERVE_ROUNDS:-3}
 P=${PYSERVE_PROCS:-7}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then N=2000; R=1; fi
-PY=${PYTHON:-$(python3 -c 'import sys; print(sys.executable)')}
+# Not the python3 on PATH by default: on this workplace's machines that is a
+# pyenv interpreter whose site-packages holds a .pth the sandbox writes (it
+# imports certifi at every start: 68 ms against Debian's 27 ms with
+# djc_make imported), a cost no user's interpreter has; each worker's
+# program pays its start inside the run (bench/results-2026-12-07.md,
+# "The interpreter py-serve.sh runs": 0.65x against 0.72x on PostgreSQL at
+# batch 1, the same quiet machine within minutes).
+if [ -n "${PYTHON:-}" ]; then PY=$PYTHON
+elif [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3
+else PY=$(python3 -c 'import sys; print(sys.executable)')
+fi
 [ -x "$NOOP" ] && [ -x "$RUN" ] || { echo "py-serve.sh: build first (make BUILD=$BUILD all)" >&2; exit 2; }
 . "$ROOT/scripts/throwaway-servers.sh"
 tw_init pyserve
