@@ -1141,10 +1141,11 @@ class BlobCodec(unittest.TestCase):
             raw = b"mYm\0" + bytes(50)
             for v in (bytearray(raw), memoryview(bytearray(raw)), raw):
                 self.assertEqual(self.unpack(v), "u")
-            info = {"types": {"b": "<blob>"}}
-            row = djc_make._decode_row({"b": memoryview(bytearray(raw))}, info["types"])
-            self.assertEqual(row["b"], "u")
-        self.assertEqual(seen, [bytes] * 4)
+            if djc_blob.np is not None:   # without numpy _decode_row leaves every <blob> value as it came
+                info = {"types": {"b": "<blob>"}}
+                row = djc_make._decode_row({"b": memoryview(bytearray(raw))}, info["types"])
+                self.assertEqual(row["b"], "u")
+        self.assertEqual(seen, [bytes] * (4 if djc_blob.np is not None else 3))
 
     @unittest.skipUnless(djc_blob.np is not None, "numpy")
     def test_masked_array_packs_its_fill_value(self):
