@@ -1341,9 +1341,10 @@ int serve_make(serve *s, const make_req *rq, staged *out, make_result *res)
 		keyrun kr = {.s = s, .c = rq->c, .t = rq->t, .key = rq->key, .watch = rq->watch, .out = out};
 		make_clock_start(&kr.clk);
 		make_stop why = MAKE_GO;
-		double t0 = mono_now();
 		line_end end = read_answer(&kr, &why);
-		s->last = mono_now() - t0;
+		/* how long it took counts only for keys ahead (send_ahead) */
+		if (s->ahead > 0)
+			s->last = mono_now() - ((double)kr.clk.mono.tv_sec + kr.clk.mono.tv_nsec / 1e9);
 		if (end == L_DIED && !retried && ended_unseen(s, &kr)) {
 			s->counted = 0;
 			drop_program(s);
