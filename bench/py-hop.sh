@@ -14,7 +14,9 @@
 #
 # Environment: HOP_TREES (default: this tree; checkouts with BUILD built),
 # HOP_RUNS (default "postgresql:1 postgresql:50 mariadb:1 mariadb:50"),
-# HOP_KINDS (default "c python"; c runs in the first tree only),
+# HOP_KINDS (default "c python"; c runs in the first tree only; cserve:
+# bench/prog/noop_serve.c, a minimal C serve program, in every tree, so
+# the hop is measured without Python's cost), HOP_SCHEMA (default pyh),
 # HOP_ROUNDS (default 2), HOP_KEYS (default 20000), BUILD (default build),
 # PYTHON (default /usr/bin/python3), HOP_EVENTS (more perf events, counted
 # per key: e.g. syscalls:sys_enter_writev), PG_DIR / MY_DIR (server
@@ -32,25 +34,32 @@ unset PYTHONDONTWRITEBYTECODE PYTHONUNBUFFERED
 tw_init pyhop
 if [ -z "${PG_DIR:-}" ]; then tw_start postgresql >/dev/null; PG_DIR=$WORK/pg; fi
 if [ -z "${MY_DIR:-}" ]; then tw_start mysql >/dev/null; MY_DIR=$WORK/my; fi
+SCHEMA=${HOP_SCHEMA:-pyh}
+NOOP_SERVE=$(mktemp "${TMPDIR:-/tmp}/pyhop-serve.XXXXXX")
+trap 'rm -f "$NOOP_SERVE"' EXIT
+cc -O2 -o "$NOOP_SERVE" bench/prog/noop_serve.c
 EV=raw_syscalls:sys_enter,context-switches,task-clock${HOP_EVENTS:+,$HOP_EVENTS}
 declare -A SETUP
 run() {   # TREE BACKEND BATCH KIND
 	local tree=$1 be=$2 b=$3 k=$4 U SP D out s0 s1
 	if [ "$be" = postgresql ]; then U=$(cat "$PG_DIR/url"); SP=$(head -1 "$PG_DIR/data/postmaster.pid")
 	else U=$(cat "$MY_DIR/url"); SP=$(cat "$MY_DIR/pid"); fi
-	[ -n "${SETUP[$be]:-}" ] || { "$tree/$BUILD/bench/noop" setup "$U" pyh "$N" >/dev/null; SETUP[$be]=1; }
-	"$tree/$BUILD/bench/noop" reset "$U" pyh >/dev/null
+	[ -n "${SETUP[$be]:-}" ] || { "$tree/$BUILD/bench/noop" setup "$U" "$SCHEMA" "$N" >/dev/null; SETUP[$be]=1; }
+	"$tree/$BUILD/bench/noop" reset "$U" "$SCHEMA" >/dev/null
 	# settled as bench/py-serve.sh settles each run
 	if [ "$be" = postgresql ]; then psql -X -q "$U" -c "VACUUM (ANALYZE)" -c "CHECKPOINT" >/dev/null
 	else "$ROOT/scripts/mariadb-server.sh" client "$MY_DIR" -e "SET GLOBAL innodb_max_purge_lag_wait=0"; fi
-	"$tree/$BUILD/bench/noop" refresh "$U" pyh >/dev/null
+	"$tree/$BUILD/bench/noop" refresh "$U" "$SCHEMA" >/dev/null
 	D=$(mktemp -d "${TMPDIR:-/tmp}/pyhop.XXXXXX")
 	s0=$(awk '{print $14+$15+$16+$17}' "/proc/$SP/stat")
 	case $k in
-	c) out=$(cd "$tree" && DJC_JOBS_RESERVE_BATCH=$b perf stat -x, -e "$EV" -o "$D/tree" "$BUILD/bench/serve_run" run "$U" pyh reserve 7 c) ;;
+	c) out=$(cd "$tree" && DJC_JOBS_RESERVE_BATCH=$b perf stat -x, -e "$EV" -o "$D/tree" "$BUILD/bench/serve_run" run "$U" "$SCHEMA" reserve 7 c) ;;
 	python) out=$(cd "$tree" && PYTHONPATH="$tree/python" DJC_JOBS_RESERVE_BATCH=$b perf stat -x, -e "$EV" -o "$D/tree" \
-		"$BUILD/bench/serve_run" run "$U" pyh reserve 7 serve \
+		"$BUILD/bench/serve_run" run "$U" "$SCHEMA" reserve 7 serve \
 		sh -c "exec /usr/bin/time -o $D/prog.\$\$ -f '%U %S %w %c' $PY bench/prog/noop_make.py") ;;
+	cserve) out=$(cd "$tree" && DJC_JOBS_RESERVE_BATCH=$b perf stat -x, -e "$EV" -o "$D/tree" \
+		"$BUILD/bench/serve_run" run "$U" "$SCHEMA" reserve 7 serve \
+		sh -c "exec /usr/bin/time -o $D/prog.\$\$ -f '%U %S %w %c' $NOOP_SERVE") ;;
 	esac
 	s1=$(awk '{print $14+$15+$16+$17}' "/proc/$SP/stat")
 	python3 - "$out" "$D" "$s0" "$s1" "$be" "$b" "$k" "$tree" "$(getconf CLK_TCK)" <<'PYX'
@@ -83,7 +92,7 @@ for r in $(seq 1 "${HOP_ROUNDS:-2}"); do
 		be=${spec%%:*} b=${spec#*:}
 		for k in ${HOP_KINDS:-c python}; do
 			if [ "$k" = c ]; then run "${TREES%% *}" "$be" "$b" c; continue; fi
-			for tree in $TREES; do run "$tree" "$be" "$b" python; done
+			for tree in $TREES; do run "$tree" "$be" "$b" "$k"; done
 		done
 	done
 done

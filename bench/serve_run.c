@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -81,10 +82,16 @@ static int cmd_run(const char *url, const char *schema, const char *mode, int pr
 		return 1;
 	}
 	long made = made_rows(c) - before;
+	/* the workers' own CPU (user + system): the pool's processes are
+	 * this process's children, waited for; a serve program is not (its
+	 * supervisor is forked twice), so it is not in it */
+	struct rusage ru;
+	getrusage(RUSAGE_CHILDREN, &ru);
+	double wcpu = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 	printf("{\"mode\":\"%s\",\"procs\":%d,\"kind\":\"%s\",\"keys\":%ld,\"secs\":%.4f,\"keys_per_s\":%.1f,"
-	       "\"us_per_key\":%.1f,\"errors\":%ld,\"lost\":%ld}\n",
+	       "\"us_per_key\":%.1f,\"errors\":%ld,\"lost\":%ld,\"worker_cpu_us_per_key\":%.1f,\"worker_faults\":%ld}\n",
 	       mode, procs, kind, made, dt, made / dt, dt * 1e6 / (made ? made : 1), res ? res->error_count : -1,
-	       res ? res->lost_count : -1);
+	       res ? res->lost_count : -1, wcpu * 1e6 / (made ? made : 1), ru.ru_minflt + ru.ru_majflt);
 	if (res && res->n_errors) fprintf(stderr, "serve_run: first error: %s %s\n", res->errors[0].key_json, res->errors[0].message);
 	djc_populate_result_free(res);
 	djc_close(c);

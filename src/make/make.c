@@ -132,16 +132,22 @@ int stage_json_row_bins(djc_conn *c, table *t, const djc_row *key, json_t *obj, 
 		json_object_del(copy, "_part");
 		obj = copy;
 	}
-	djc_row *r = NULL, *prep = NULL;
+	djc_row *r = NULL;
 	int rc = row_from_json_obj(dest, obj, &r, msg);
 	json_decref(copy);
 	if (!rc && (rc = put_bins(dest, r, bins, msg))) djc_row_free(r);
-	if (rc) return rc;
+	return rc ? rc : stage_row_take(c, dest, key, r, out, msg);
+}
+
+int stage_row_take(djc_conn *c, table *t, const djc_row *key, djc_row *r, staged *out, char **msg)
+{
+	djc_row *prep = NULL;
+	*msg = NULL;
 	/* r goes next: its values (a large one the program wrote) move */
-	rc = row_prepare_take(c, dest, r, key, &prep, msg);
+	int rc = row_prepare_take(c, t, r, key, &prep, msg);
 	djc_row_free(r);
 	if (rc) return rc;
-	stage(out, dest, prep);
+	stage(out, t, prep);
 	return DJC_OK;
 }
 

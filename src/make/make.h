@@ -124,6 +124,9 @@ typedef struct row_bins {
 /* stage_json_row with the row's raw values (bins may be NULL: none). */
 int stage_json_row_bins(djc_conn *c, table *t, const djc_row *key, json_t *obj, const row_bins *bins, staged *out,
 			char **msg);
+/* Check row r of t (taken: freed either way), its key attributes filled
+ * from key, and stage it: stage_json_row once its JSON was read. */
+int stage_row_take(djc_conn *c, table *t, const djc_row *key, djc_row *r, staged *out, char **msg);
 
 /* Shared by the two make-program protocols (make.c, serve.c). */
 /* What the watch says now (no watch: the signal flag only). */

@@ -1097,7 +1097,11 @@ int proc_pump(proc *p, int timeout_ms)
 	release_lent(p);
 	wire w;
 	while (sup_take(p, &w)) on_wire(p, &w);   /* what came with the spawn's answer */
-	double now = mono_now();
+	/* the clock is read only for a deadline (a stop's, the drain's after
+	 * the end): a running program's pump, twice a key, reads none (a
+	 * read cost 0.23 us under kvm-clock) */
+	int timed = p->st.stop || p->st.exited;
+	double now = timed ? mono_now() : 0;
 	/* deadlines: a stop's grace, SIGKILL's, the pipes' after the end */
 	if (!p->st.exited && p->st.stop) {
 		if (!p->st.killed && now >= p->term_at + p->grace) {
@@ -1138,7 +1142,7 @@ int proc_pump(proc *p, int timeout_ms)
 	}
 	/* timeout_ms 0 is a look without waiting (a serve loop asks between
 	 * keys); else round up so a deadline is not polled for in a busy loop */
-	int ms = timeout_ms <= 0 ? 0 : (int)((next - now) * 1000) + 1;
+	int ms = timeout_ms <= 0 ? 0 : timed ? (int)((next - now) * 1000) + 1 : timeout_ms;
 	if (ms < 0) ms = 0;
 	int r = np ? poll(pf, (nfds_t)np, ms) : 0;
 	if (!np) { struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L}; nanosleep(&ts, NULL); }

@@ -20,6 +20,7 @@
 #define GO_LINE "{\"_djc\":\"go\"}\n"
 #define SKIP_LINE "{\"_djc\":\"skip\"}\n"
 #define DONE_LINE "{\"_djc\":\"done\"}"   /* without its newline */
+#define NEXT_LINE "{\"_djc\":\"next\"}"   /* without its newline */
 #define AHEAD_QUICK 0.005          /* keys go ahead only after a key that took less (seconds) */
 #define PARENTS_AHEAD_MAX (1 << 20) /* parents go with keys sent ahead only while those of the keys
                                      * in flight hold less (bytes) */
@@ -929,6 +930,17 @@ static line_end on_line(keyrun *kr, const char *l, size_t n)
 	/* the closing line as djc_make.py writes it, every key: what parsing
 	 * it would find, without building its JSON */
 	if (n == sizeof DONE_LINE - 1 && s->hello && !memcmp(l, DONE_LINE, n)) return L_DONE;
+	/* so is an empty row (a make whose row is its key alone, djc filling
+	 * the key in): the row parsing it would give, staged */
+	if (n == 2 && l[0] == '{' && l[1] == '}' && s->hello) {
+		kr->begun = 1;
+		char *m = NULL;
+		if (!kr->bad && stage_row_take(kr->c, kr->t, kr->key, row_new(), kr->out, &m)) {
+			kr->bad = xasprintf("serve program output line %ld: %s", kr->line, m);
+			free(m);
+		}
+		return L_MORE;
+	}
 	if (!utf8_valid(l, n)) return garbage(kr, "not valid UTF-8 (or holds a NUL byte)%s", "");
 	line_end end = L_MORE;
 	json_t *j = parse_line(kr, l, n, &end);
@@ -1242,10 +1254,15 @@ static int asks_next(serve *s)
 		while (b < n && (o[b] == ' ' || o[b] == '\t' || o[b] == '\r' || o[b] == '\n')) b++;
 		char *nl = memchr(o + b, '\n', n - b);
 		if (nl) {
-			json_t *j = json_loadb(o + b, (size_t)(nl - (o + b)), 0, NULL);
-			const char *k = json_string_value(json_object_get(j, "_djc"));
-			int yes = k && !strcmp(k, "next");
-			json_decref(j);
+			/* as djc_make.py writes it, known without parsing */
+			size_t len = (size_t)(nl - (o + b));
+			int yes = len == sizeof NEXT_LINE - 1 && !memcmp(o + b, NEXT_LINE, len);
+			if (!yes) {
+				json_t *j = json_loadb(o + b, len, 0, NULL);
+				const char *k = json_string_value(json_object_get(j, "_djc"));
+				yes = k && !strcmp(k, "next");
+				json_decref(j);
+			}
 			if (yes) proc_out_consume(s->p, (size_t)(nl - o) + 1);
 			return yes;
 		}
@@ -1324,9 +1341,10 @@ int serve_make(serve *s, const make_req *rq, staged *out, make_result *res)
 		keyrun kr = {.s = s, .c = rq->c, .t = rq->t, .key = rq->key, .watch = rq->watch, .out = out};
 		make_clock_start(&kr.clk);
 		make_stop why = MAKE_GO;
-		double t0 = mono_now();
 		line_end end = read_answer(&kr, &why);
-		s->last = mono_now() - t0;
+		/* how long it took counts only for keys ahead (send_ahead) */
+		if (s->ahead > 0)
+			s->last = mono_now() - ((double)kr.clk.mono.tv_sec + kr.clk.mono.tv_nsec / 1e9);
 		if (end == L_DIED && !retried && ended_unseen(s, &kr)) {
 			s->counted = 0;
 			drop_program(s);
