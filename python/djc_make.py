@@ -113,6 +113,8 @@ _SLOW = 0.005           # ... and only after a make quicker than this (djc's AHE
 _LOOK_EVERY = _FRESH / 2    # waiting for djc, the pipe is looked at this often (seconds) ...
 _LOOKS = 8                  # ... this many times at most, then waited on (see _Conn._fill)
 _NEXT = b'{"_djc":"next"}\n'
+_KEY = b'{"_djc":"key",'           # how djc writes a key's line (serve's quick way)
+_EMPTY_DONE = b'{}\n{"_djc":"done"}\n'   # an empty row and its closing line
 _REUSE_MIN = 1 << 16    # binary values this large are read into buffers used again
 _SPARES = 2             # such buffers kept, at most
 
@@ -946,7 +948,7 @@ class _Conn:
             else:
                 for c in self._out:   # large values go as they are, not copied into one
                     self._w.write(c)
-            self._out = []
+            del self._out[:]   # the same list: serve holds it
         self._w.flush()
         self.held = self.held_keys = 0
 
@@ -1063,19 +1065,60 @@ def serve(make, rfile, wfile, ahead=AHEAD, binary=True, parents=True):
     if not version:
         return 0
     keys = _Keys(conn, version)
-    clock = time.perf_counter
+    # The usual key costs few Python calls besides the make's (issue 40):
+    # a key line already in the buffer (or read into it) is scanned here,
+    # not through _Keys.next, _Conn.receive, _message, readline and _loads;
+    # an empty row and its plain closing line are one constant chunk; and
+    # the usual end of a key (the next one waiting, fresh, this one quick:
+    # hold the answer; or nothing waiting, at jobs.reserve_batch 1: write
+    # it) is told here, not by _Keys.after. Anything else (keys stashed, a
+    # word awaited, parents, another message, a line the scanner does not
+    # take whole) goes the general way, which reads that line again.
+    clock = time.monotonic
+    buf, stash, out, tables = conn._buf, conn.stash, conn._out, conn.tables
+    find = buf.find
+    scan = _fast[0] if _fast else None
+    one = None if isinstance(make, dict) else make
+    hold_secs, fresh_secs, v2 = _HOLD_SECS, _FRESH, version >= 2
     while True:
-        msg = keys.next()
+        msg = None
+        if scan is not None and not stash and not keys.ask and conn._pending is None:
+            try:
+                pos = conn._pos
+                i = find(b"\n", pos)
+                while i < 0:
+                    conn._fill()
+                    pos = conn._pos
+                    i = find(b"\n", pos)
+            except EOFError:
+                conn.flush()
+                return 0
+            if buf.startswith(_KEY, pos):
+                try:
+                    text = buf[pos:i].decode("utf-8")
+                    m, end = scan(text, 0)
+                    if end == len(text) and m["_djc"] == "key":
+                        msg = m
+                        conn._pos = i + 1
+                except (ValueError, LookupError, TypeError, StopIteration):
+                    pass   # the general way says what is wrong with it
         if msg is None:
-            conn.flush()
-            return 0
-        fetch.table = msg.get("table")
+            msg = keys.next()
+            if msg is None:
+                conn.flush()
+                return 0
+        table = fetch.table = msg.get("table")
         fetch.attempt = msg.get("attempt", 1)
-        fetch.start(msg)
+        if fetch.parents is not None or fetch.used or "_parents" in msg:
+            fetch.start(msg)
         t0 = clock()
         try:
-            info = conn.table(fetch.table) if conn.types else None
-            lines = _row_lines(_make_of(make, fetch.table)(msg["key"], fetch), info, conn.binary)
+            info = (tables.get(table) or conn.table(table)) if conn.types else None
+            rows = (one or _make_of(make, table))(msg["key"], fetch)
+            if type(rows) is dict and not rows and not fetch.used:
+                lines = None   # an empty row (djc fills in the key), closed by a plain done
+            else:
+                lines = _row_lines(rows, info, conn.binary)
         except (ProtocolError, EOFError):
             raise
         except BaseException as e:
@@ -1091,9 +1134,25 @@ def serve(make, rfile, wfile, ahead=AHEAD, binary=True, parents=True):
                 conn.flush()
                 return 0
         else:
-            lines.append(fetch.closing())
-            conn.send(lines, close=True)
-        keys.after(clock() - t0)
+            if lines is None:
+                out.append(_EMPTY_DONE)
+                conn.held += len(_EMPTY_DONE)
+                conn.held_keys += 1
+            else:
+                lines.append(fetch.closing())
+                conn.send(lines, close=True)
+        t1 = clock()
+        took = t1 - t0
+        if not stash and find(b"\n", conn._pos) >= 0:
+            # a key waiting: hold this answer if it was quick and the key
+            # fresh (_Keys.after, with the clock read once)
+            if (took < hold_secs and t1 - conn._stamp < fresh_secs and conn.held < _HOLD_BYTES
+                    and conn.held_keys < _HOLD_KEYS):
+                continue
+        elif not stash and not conn.sends_ahead:
+            conn.flush()   # nothing can be waiting (_Keys.after: write it)
+            continue
+        keys.after(took)
 
 
 def per_key(make, rfile, wfile):
