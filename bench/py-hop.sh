@@ -15,7 +15,8 @@
 # Environment: HOP_TREES (default: this tree; checkouts with BUILD built),
 # HOP_RUNS (default "postgresql:1 postgresql:50 mariadb:1 mariadb:50"),
 # HOP_KINDS (default "c python"; c runs in the first tree only),
-# HOP_ROUNDS (default 2), HOP_KEYS (default 20000), BUILD (default build),
+# HOP_ROUNDS (default 2), HOP_KEYS (default 20000), HOP_SCHEMA (default pyh:
+# another for each run that shares a server), BUILD (default build),
 # PYTHON (default /usr/bin/python3), HOP_EVENTS (more perf events, counted
 # per key: e.g. syscalls:sys_enter_writev), PG_DIR / MY_DIR (server
 # directories of scripts/pg-server.sh and scripts/mariadb-server.sh to use;
@@ -25,6 +26,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=${BUILD:-build}
 N=${HOP_KEYS:-20000}
+SCHEMA=${HOP_SCHEMA:-pyh}
 PY=${PYTHON:-/usr/bin/python3}
 TREES=${HOP_TREES:-$ROOT}
 unset PYTHONDONTWRITEBYTECODE PYTHONUNBUFFERED
@@ -38,18 +40,18 @@ run() {   # TREE BACKEND BATCH KIND
 	local tree=$1 be=$2 b=$3 k=$4 U SP D out s0 s1
 	if [ "$be" = postgresql ]; then U=$(cat "$PG_DIR/url"); SP=$(head -1 "$PG_DIR/data/postmaster.pid")
 	else U=$(cat "$MY_DIR/url"); SP=$(cat "$MY_DIR/pid"); fi
-	[ -n "${SETUP[$be]:-}" ] || { "$tree/$BUILD/bench/noop" setup "$U" pyh "$N" >/dev/null; SETUP[$be]=1; }
-	"$tree/$BUILD/bench/noop" reset "$U" pyh >/dev/null
+	[ -n "${SETUP[$be]:-}" ] || { "$tree/$BUILD/bench/noop" setup "$U" "$SCHEMA" "$N" >/dev/null; SETUP[$be]=1; }
+	"$tree/$BUILD/bench/noop" reset "$U" "$SCHEMA" >/dev/null
 	# settled as bench/py-serve.sh settles each run
 	if [ "$be" = postgresql ]; then psql -X -q "$U" -c "VACUUM (ANALYZE)" -c "CHECKPOINT" >/dev/null
 	else "$ROOT/scripts/mariadb-server.sh" client "$MY_DIR" -e "SET GLOBAL innodb_max_purge_lag_wait=0"; fi
-	"$tree/$BUILD/bench/noop" refresh "$U" pyh >/dev/null
+	"$tree/$BUILD/bench/noop" refresh "$U" "$SCHEMA" >/dev/null
 	D=$(mktemp -d "${TMPDIR:-/tmp}/pyhop.XXXXXX")
 	s0=$(awk '{print $14+$15+$16+$17}' "/proc/$SP/stat")
 	case $k in
-	c) out=$(cd "$tree" && DJC_JOBS_RESERVE_BATCH=$b perf stat -x, -e "$EV" -o "$D/tree" "$BUILD/bench/serve_run" run "$U" pyh reserve 7 c) ;;
+	c) out=$(cd "$tree" && DJC_JOBS_RESERVE_BATCH=$b perf stat -x, -e "$EV" -o "$D/tree" "$BUILD/bench/serve_run" run "$U" "$SCHEMA" reserve 7 c) ;;
 	python) out=$(cd "$tree" && PYTHONPATH="$tree/python" DJC_JOBS_RESERVE_BATCH=$b perf stat -x, -e "$EV" -o "$D/tree" \
-		"$BUILD/bench/serve_run" run "$U" pyh reserve 7 serve \
+		"$BUILD/bench/serve_run" run "$U" "$SCHEMA" reserve 7 serve \
 		sh -c "exec /usr/bin/time -o $D/prog.\$\$ -f '%U %S %w %c' $PY bench/prog/noop_make.py") ;;
 	esac
 	s1=$(awk '{print $14+$15+$16+$17}' "/proc/$SP/stat")

@@ -31,6 +31,7 @@ def drive(moddir, n, batch):
     env = {k: v for k, v in os.environ.items() if not k.startswith("DJC_")}
     env.update(DJC_SERVE="1", PYTHONPATH=moddir)
     env.pop("NOOP_LOG", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)   # each DIR's module compiled once, as py-hop.sh runs it
     p = subprocess.Popen([PY, os.path.join(HERE, "noop_make.py")], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, env=env, bufsize=0)
     w, r = p.stdin.fileno(), p.stdout.fileno()
