@@ -1099,13 +1099,16 @@ def serve(make, rfile, wfile, ahead=AHEAD, binary=True, parents=True):
     find = buf.find
     scan = _fast[0] if _fast else None
     one = None if isinstance(make, dict) else make
-    hold_secs, fresh_secs, v2 = _HOLD_SECS, _FRESH, version >= 2
+    hold_secs, fresh_secs, hold_bytes, hold_keys = _HOLD_SECS, _FRESH, _HOLD_BYTES, _HOLD_KEYS
+    empty_done, empty_done_len = _EMPTY_DONE, len(_EMPTY_DONE)
+    i = -1   # where the next line ends in the buffer, when the last key's end found it
     while True:
         msg = None
         if scan is not None and not stash and not keys.ask and conn._pending is None:
             try:
                 pos = conn._pos
-                i = find(b"\n", pos)
+                if i < 0:
+                    i = find(b"\n", pos)
                 while i < 0:
                     conn._fill()
                     pos = conn._pos
@@ -1155,23 +1158,25 @@ def serve(make, rfile, wfile, ahead=AHEAD, binary=True, parents=True):
                 return 0
         else:
             if lines is None:
-                out.append(_EMPTY_DONE)
-                conn.held += len(_EMPTY_DONE)
+                out.append(empty_done)
+                conn.held += empty_done_len
                 conn.held_keys += 1
             else:
                 lines.append(fetch.closing())
                 conn.send(lines, close=True)
         t1 = clock()
         took = t1 - t0
-        if not stash and find(b"\n", conn._pos) >= 0:
+        i = -1 if stash else find(b"\n", conn._pos)
+        if i >= 0:
             # a key waiting: hold this answer if it was quick and the key
             # fresh (_Keys.after, with the clock read once)
-            if (took < hold_secs and t1 - conn._stamp < fresh_secs and conn.held < _HOLD_BYTES
-                    and conn.held_keys < _HOLD_KEYS):
+            if (took < hold_secs and t1 - conn._stamp < fresh_secs and conn.held < hold_bytes
+                    and conn.held_keys < hold_keys):
                 continue
         elif not stash and not conn.sends_ahead:
             conn.flush()   # nothing can be waiting (_Keys.after: write it)
             continue
+        i = -1
         keys.after(took)
 
 
