@@ -11,10 +11,14 @@ new), alternating, best of R rounds:
 
     /usr/bin/python3 bench/prog/djc_make_pipe.py [-n KEYS] [-b BATCH ...] [-r ROUNDS] DIR...
 
-DIR: a directory holding djc_make.py (a checkout's python/). The stand-in
+DIR: a directory holding djc_make.py (a checkout's python/), or a program
+to run instead (the floor: bench/prog/noop_serve.c compiled, one read and
+one write a key; keys go ahead only to a program whose hello takes them,
+as djc sends them). The stand-in
 waits CLAIM_MS (environment, default 0) between claims, as djc commits and
 claims; PYTHON (default /usr/bin/python3) runs the program."""
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -32,8 +36,8 @@ def drive(moddir, n, batch):
     env.update(DJC_SERVE="1", PYTHONPATH=moddir)
     env.pop("NOOP_LOG", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)   # each DIR's module compiled once, as py-hop.sh runs it
-    p = subprocess.Popen([PY, os.path.join(HERE, "noop_make.py")], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, env=env, bufsize=0)
+    cmd = [moddir] if os.path.isfile(moddir) else [PY, os.path.join(HERE, "noop_make.py")]
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, bufsize=0)
     w, r = p.stdin.fileno(), p.stdout.fileno()
     key = b'{"_djc":"key","table":"Noop","key":{"id":%d},"attempt":1}\n'
     os.write(w, b'{"_djc":"hello","version":2,"binary":true,"types":true,"parents":true,"ahead":%d}\n'
@@ -42,7 +46,9 @@ def drive(moddir, n, batch):
     sent, done, nexts = 1, 0, 0
     first = True
     t0 = time.perf_counter()
-    in_claim = 1
+    in_claim = 1     # keys of the claim not answered yet
+    unsent = 0       # keys of the claim not sent yet
+    limit = 1        # keys in flight at most: 1 + the keys ahead the program takes (its hello)
     while done < n:
         chunk = os.read(r, 65536)
         if not chunk:
@@ -53,9 +59,13 @@ def drive(moddir, n, batch):
         out = []
         for line in lines:
             if first:
-                assert line.startswith(b'{"_djc":"hello"'), line
+                hello = json.loads(line)
+                assert hello["_djc"] == "hello", line
+                if hello["version"] >= 2:
+                    limit = 1 + min(hello.get("ahead", 0), batch - 1)
                 first = False
-                out.append(b'{"_djc":"table","table":"Noop","types":{"id":"int64","v":"int32"},"parts":{}}\n')
+                if hello.get("types") is True:
+                    out.append(b'{"_djc":"table","table":"Noop","types":{"id":"int64","v":"int32"},"parts":{}}\n')
             elif line == b'{"_djc":"done"}':
                 done += 1
                 in_claim -= 1
@@ -69,10 +79,12 @@ def drive(moddir, n, batch):
         if in_claim == 0 and sent < n:
             if CLAIM:
                 time.sleep(CLAIM)
-            k = min(batch, n - sent)
+            in_claim = unsent = min(batch, n - sent)
+        k = min(unsent, limit - (sent - done))
+        if k > 0:
             os.write(w, b"".join(key % (sent + i) for i in range(k)))
             sent += k
-            in_claim = k
+            unsent -= k
     wall = time.perf_counter() - t0
     p.stdin.close()
     _, status, ru = os.wait4(p.pid, 0)
