@@ -27,6 +27,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=${BUILD:-build}
 N=${HOP_KEYS:-20000}
+SCHEMA=${HOP_SCHEMA:-pyh}
 PY=${PYTHON:-/usr/bin/python3}
 TREES=${HOP_TREES:-$ROOT}
 unset PYTHONDONTWRITEBYTECODE PYTHONUNBUFFERED
@@ -34,7 +35,6 @@ unset PYTHONDONTWRITEBYTECODE PYTHONUNBUFFERED
 tw_init pyhop
 if [ -z "${PG_DIR:-}" ]; then tw_start postgresql >/dev/null; PG_DIR=$WORK/pg; fi
 if [ -z "${MY_DIR:-}" ]; then tw_start mysql >/dev/null; MY_DIR=$WORK/my; fi
-SCHEMA=${HOP_SCHEMA:-pyh}
 NOOP_SERVE=$(mktemp "${TMPDIR:-/tmp}/pyhop-serve.XXXXXX")
 trap 'rm -f "$NOOP_SERVE"' EXIT
 cc -O2 -o "$NOOP_SERVE" bench/prog/noop_serve.c

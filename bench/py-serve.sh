@@ -15,7 +15,8 @@
 # the jobs.reserve_batch values measured), PYSERVE_KINDS (default "c python
 # c-fetch python-fetch"), PYTHON (default: Debian's /usr/bin/python3, the
 # interpreter make check installs python3-numpy for, else python3 on PATH;
-# see below), BENCH_QUICK=1 (2,000 keys, 1 round).
+# see below), PYSERVE_SCHEMA (default pys: another for each run sharing a
+# server), BENCH_QUICK=1 (2,000 keys, 1 round).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -25,6 +26,7 @@ RUN=$ROOT/$BUILD/bench/serve_run
 N=${PYSERVE_KEYS:-20000}
 R=${PYSERVE_ROUNDS:-3}
 P=${PYSERVE_PROCS:-7}
+SCHEMA=${PYSERVE_SCHEMA:-pys}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then N=2000; R=1; fi
 # Not the python3 on PATH by default: on this workplace's machines that is a
 # pyenv interpreter whose site-packages holds a .pth the sandbox writes (it
@@ -75,17 +77,17 @@ PYX
 )
 for be in postgresql mariadb; do
 	U=$PG_URL; [ $be = mariadb ] && U=$MY_URL
-	"$NOOP" setup "$U" pys "$N" >/dev/null
+	"$NOOP" setup "$U" "$SCHEMA" "$N" >/dev/null
 	for b in ${PYSERVE_BATCHES:-1 50}; do
 		for r in $(seq 1 "$R"); do
 			for k in ${PYSERVE_KINDS:-c python c-fetch python-fetch}; do
-				"$NOOP" reset "$U" pys >/dev/null
+				"$NOOP" reset "$U" "$SCHEMA" >/dev/null
 				settle $be
-				"$NOOP" refresh "$U" pys >/dev/null
+				"$NOOP" refresh "$U" "$SCHEMA" >/dev/null
 				case $k in
-				c | c-fetch) out=$(DJC_JOBS_RESERVE_BATCH=$b "$RUN" run "$U" pys reserve "$P" $k) ;;
-				python) out=$(DJC_JOBS_RESERVE_BATCH=$b "$RUN" run "$U" pys reserve "$P" serve "$PY" bench/prog/noop_make.py) ;;
-				python-fetch) out=$(DJC_JOBS_RESERVE_BATCH=$b "$RUN" run "$U" pys reserve "$P" serve "$PY" bench/prog/fetch_make.py) ;;
+				c | c-fetch) out=$(DJC_JOBS_RESERVE_BATCH=$b "$RUN" run "$U" "$SCHEMA" reserve "$P" $k) ;;
+				python) out=$(DJC_JOBS_RESERVE_BATCH=$b "$RUN" run "$U" "$SCHEMA" reserve "$P" serve "$PY" bench/prog/noop_make.py) ;;
+				python-fetch) out=$(DJC_JOBS_RESERVE_BATCH=$b "$RUN" run "$U" "$SCHEMA" reserve "$P" serve "$PY" bench/prog/fetch_make.py) ;;
 				*) echo "py-serve.sh: unknown kind $k (c, python, c-fetch, python-fetch)" >&2; exit 2 ;;
 				esac
 				printf '{"backend":"%s","batch":%d,"round":%d,"kind":"%s","r":%s}\n' "$be" "$b" "$r" "$k" "$out" >>"$LOG"

@@ -113,6 +113,8 @@ _SLOW = 0.005           # ... and only after a make quicker than this (djc's AHE
 _LOOK_EVERY = _FRESH / 2    # waiting for djc, the pipe is looked at this often (seconds) ...
 _LOOKS = 8                  # ... this many times at most, then waited on (see _Conn._fill)
 _NEXT = b'{"_djc":"next"}\n'
+_KEY = b'{"_djc":"key",'           # how djc writes a key's line (serve's quick way)
+_EMPTY_DONE = b'{}\n{"_djc":"done"}\n'   # an empty row and its closing line
 _REUSE_MIN = 1 << 16    # binary values this large are read into buffers used again
 _SPARES = 2             # such buffers kept, at most
 
@@ -743,6 +745,13 @@ class _Conn:
             self._fd = None   # not a pipe (a test's BytesIO)
         self._read1 = getattr(rfile, "read1", None) or rfile.read
         self._w = wfile
+        try:
+            # written with os.write, past wfile's buffer (a copy and a
+            # flush a write: half a microsecond a key at jobs.reserve_batch 1)
+            wfile.flush()
+            self._wfd = wfile.fileno()
+        except (AttributeError, OSError, ValueError):
+            self._wfd = None   # not a pipe (a test's BytesIO)
         self._buf = bytearray()
         self._pos = 0
         self._out = []
@@ -940,15 +949,28 @@ class _Conn:
         out.flush()
         if sys.stderr is not out:
             sys.stderr.flush()
-        if self._out:
-            if self.held < _HOLD_BYTES:
-                self._w.write(b"".join(self._out))
+        chunks = self._out
+        if chunks:
+            write = self._w.write if self._wfd is None else self._write
+            if len(chunks) == 1:
+                write(chunks[0])
+            elif self.held < _HOLD_BYTES:
+                write(b"".join(chunks))
             else:
-                for c in self._out:   # large values go as they are, not copied into one
-                    self._w.write(c)
-            self._out = []
-        self._w.flush()
+                for c in chunks:   # large values go as they are, not copied into one
+                    write(c)
+            del chunks[:]   # the same list: serve holds it
+        if self._wfd is None:
+            self._w.flush()
         self.held = self.held_keys = 0
+
+    def _write(self, data):
+        """All of data (bytes, or a memoryview of bytes) to the pipe."""
+        done = os.write(self._wfd, data)
+        if done < len(data):   # a pipe takes a large write in parts
+            view = memoryview(data)
+            while done < len(data):
+                done += os.write(self._wfd, view[done:])
 
 
 def _take_stdio():
@@ -1063,19 +1085,63 @@ def serve(make, rfile, wfile, ahead=AHEAD, binary=True, parents=True):
     if not version:
         return 0
     keys = _Keys(conn, version)
-    clock = time.perf_counter
+    # The usual key costs few Python calls besides the make's (issue 40):
+    # a key line already in the buffer (or read into it) is scanned here,
+    # not through _Keys.next, _Conn.receive, _message, readline and _loads;
+    # an empty row and its plain closing line are one constant chunk; and
+    # the usual end of a key (the next one waiting, fresh, this one quick:
+    # hold the answer; or nothing waiting, at jobs.reserve_batch 1: write
+    # it) is told here, not by _Keys.after. Anything else (keys stashed, a
+    # word awaited, parents, another message, a line the scanner does not
+    # take whole) goes the general way, which reads that line again.
+    clock = time.monotonic
+    buf, stash, out, tables = conn._buf, conn.stash, conn._out, conn.tables
+    find = buf.find
+    scan = _fast[0] if _fast else None
+    one = None if isinstance(make, dict) else make
+    hold_secs, fresh_secs, hold_bytes, hold_keys = _HOLD_SECS, _FRESH, _HOLD_BYTES, _HOLD_KEYS
+    empty_done, empty_done_len = _EMPTY_DONE, len(_EMPTY_DONE)
+    i = -1   # where the next line ends in the buffer, when the last key's end found it
     while True:
-        msg = keys.next()
+        msg = None
+        if scan is not None and not stash and not keys.ask and conn._pending is None:
+            try:
+                pos = conn._pos
+                if i < 0:
+                    i = find(b"\n", pos)
+                while i < 0:
+                    conn._fill()
+                    pos = conn._pos
+                    i = find(b"\n", pos)
+            except EOFError:
+                conn.flush()
+                return 0
+            if buf.startswith(_KEY, pos):
+                try:
+                    text = buf[pos:i].decode("utf-8")
+                    m, end = scan(text, 0)
+                    if end == len(text) and m["_djc"] == "key":
+                        msg = m
+                        conn._pos = i + 1
+                except (ValueError, LookupError, TypeError, StopIteration):
+                    pass   # the general way says what is wrong with it
         if msg is None:
-            conn.flush()
-            return 0
-        fetch.table = msg.get("table")
+            msg = keys.next()
+            if msg is None:
+                conn.flush()
+                return 0
+        table = fetch.table = msg.get("table")
         fetch.attempt = msg.get("attempt", 1)
-        fetch.start(msg)
+        if fetch.parents is not None or fetch.used or "_parents" in msg:
+            fetch.start(msg)
         t0 = clock()
         try:
-            info = conn.table(fetch.table) if conn.types else None
-            lines = _row_lines(_make_of(make, fetch.table)(msg["key"], fetch), info, conn.binary)
+            info = (tables.get(table) or conn.table(table)) if conn.types else None
+            rows = (one or _make_of(make, table))(msg["key"], fetch)
+            if type(rows) is dict and not rows and not fetch.used:
+                lines = None   # an empty row (djc fills in the key), closed by a plain done
+            else:
+                lines = _row_lines(rows, info, conn.binary)
         except (ProtocolError, EOFError):
             raise
         except BaseException as e:
@@ -1091,9 +1157,27 @@ def serve(make, rfile, wfile, ahead=AHEAD, binary=True, parents=True):
                 conn.flush()
                 return 0
         else:
-            lines.append(fetch.closing())
-            conn.send(lines, close=True)
-        keys.after(clock() - t0)
+            if lines is None:
+                out.append(empty_done)
+                conn.held += empty_done_len
+                conn.held_keys += 1
+            else:
+                lines.append(fetch.closing())
+                conn.send(lines, close=True)
+        t1 = clock()
+        took = t1 - t0
+        i = -1 if stash else find(b"\n", conn._pos)
+        if i >= 0:
+            # a key waiting: hold this answer if it was quick and the key
+            # fresh (_Keys.after, with the clock read once)
+            if (took < hold_secs and t1 - conn._stamp < fresh_secs and conn.held < hold_bytes
+                    and conn.held_keys < hold_keys):
+                continue
+        elif not stash and not conn.sends_ahead:
+            conn.flush()   # nothing can be waiting (_Keys.after: write it)
+            continue
+        i = -1
+        keys.after(took)
 
 
 def per_key(make, rfile, wfile):

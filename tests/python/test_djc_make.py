@@ -1398,5 +1398,59 @@ class DataJointKeys(unittest.TestCase):
                              "u": uuid.UUID(int=1), "s": "a"})
 
 
+class QuickKeys(unittest.TestCase):
+    """The usual key of a serve program (a key line djc wrote, a make
+    that returns an empty row quickly, more keys waiting) runs no Python
+    function of the module beside the make: serve's loop reads it and
+    answers it itself (issue 40: the Python calls a key were most of a
+    no-op make's cost in the program). Lines it does not read so go the
+    general way, answered as before."""
+
+    def test_the_usual_key_calls_no_function_of_the_module(self):
+        # keys never stale, makes never slow here (a loaded machine): the
+        # answers are held 32 keys at a time, as when djc sends keys ahead
+        for name in ("_FRESH", "_SLOW", "_HOLD_SECS"):
+            self.addCleanup(setattr, djc_make, name, getattr(djc_make, name))
+            setattr(djc_make, name, 60.0)
+        n = 1000
+        lines = [b'{"_djc":"hello","version":2,"binary":true,"types":true,"parents":true,"ahead":49}\n',
+                 b'{"_djc":"table","table":"T","types":{"id":"int64"},"parts":{}}\n']
+        lines += [b'{"_djc":"key","table":"T","key":{"id":%d},"attempt":1}\n' % i for i in range(n)]
+        # the general way: white space after the line's object, members in
+        # another order, a key djc sends with its parents' rows
+        lines += [b'{"_djc":"key","table":"T","key":{"id":-1},"attempt":1} \n',
+                  b'{"table":"T","_djc":"key","key":{"id":-2},"attempt":2}\n',
+                  b'{"_djc":"parents","tables":["P"]}\n', b'{"_djc":"rows","count":1}\n', b'{"id":-3,"x":1}\n',
+                  b'{"_djc":"key","table":"T","key":{"id":-3},"attempt":1}\n']
+        made, calls = [], [0]
+
+        def make(key, fetch):
+            made.append((key["id"], fetch.attempt))
+            if key["id"] == -3:
+                return {"x": fetch("P", key)[0]["x"]}
+            return {}
+
+        def count(frame, event, arg):
+            if event == "call" and frame.f_globals is vars(djc_make) and frame.f_code.co_name != "serve":
+                calls[0] += 1
+
+        out = io.BytesIO()
+        sys.setprofile(count)
+        try:
+            djc_make.serve(make, io.BytesIO(b"".join(lines[:2 + n])), out)
+        finally:
+            sys.setprofile(None)
+        hello = b'{"_djc":"hello","version":2,"ahead":64,"binary":true,"types":true,"parents":true}\n'
+        self.assertEqual(out.getvalue(), hello + b'{}\n{"_djc":"done"}\n' * n)
+        self.assertEqual(made, [(i, 1) for i in range(n)])
+        self.assertLess(calls[0], n / 2, "functions of djc_make called for %d keys" % n)
+
+        out, made[:] = io.BytesIO(), []
+        djc_make.serve(make, io.BytesIO(b"".join(lines[:2] + lines[-6:])), out)
+        self.assertEqual(made, [(-1, 1), (-2, 2), (-3, 1)])
+        self.assertEqual(out.getvalue(), hello + b'{}\n{"_djc":"done"}\n' * 2
+                         + b'{"x":1}\n{"_djc":"done","parents":["P"]}\n')
+
+
 if __name__ == "__main__":
     unittest.main()
