@@ -319,6 +319,8 @@ _pycheck_flush() {
 # jq -r prints a string, a number, a boolean or null, one a line, trailing
 # newlines cut as $(...) cuts them (for an array or an object, which jq -r
 # prints indented, use jq itself). A FILTER that fails fails its check.
+# Call it from the file's own shell, not in a subshell ( (...), $(...), a
+# pipeline): the check is kept in the shell's variables.
 _JQQ="$T/.jqcheck"
 _JQQ_DESC=() _JQQ_F=() _JQQ_WANT=() _JQQ_PRE=() _JQQ_SUF=()
 jqcheck() {
