@@ -309,6 +309,62 @@ _pycheck_flush() {
 	rm -f "$_PYQ" "$_PYQ.res"
 }
 
+# jqcheck DESC [-p PREFIX] [-s SUFFIX] FILTER EXPECTED: as
+# `check DESC test "PREFIX$(jq -r FILTER 2>&1 <<<"$OUT")SUFFIX" = EXPECTED`,
+# but FILTER runs when the file ends (finish), with the file's other
+# jqchecks, in one jq: a jq start is 30-40 ms of CPU here, and test_serve
+# and test_serve2 started about 40 a backend, one a check. $OUT is taken
+# when jqcheck is called; it must be one JSON text (populate --json, jobs
+# --json): anything else fails the check. FILTER's outputs are printed as
+# jq -r prints a string, a number, a boolean or null, one a line, trailing
+# newlines cut as $(...) cuts them (for an array or an object, which jq -r
+# prints indented, use jq itself). A FILTER that fails fails its check.
+# Call it from the file's own shell, not in a subshell ( (...), $(...), a
+# pipeline): the check is kept in the shell's variables.
+_JQQ="$T/.jqcheck"
+_JQQ_DESC=() _JQQ_F=() _JQQ_WANT=() _JQQ_PRE=() _JQQ_SUF=()
+jqcheck() {
+	local pre="" suf=""
+	_JQQ_DESC+=("$1")
+	shift
+	while :; do
+		case $1 in
+		-p) pre=$2; shift 2 ;;
+		-s) suf=$2; shift 2 ;;
+		*) break ;;
+		esac
+	done
+	_JQQ_F+=("$1") _JQQ_WANT+=("$2") _JQQ_PRE+=("$pre") _JQQ_SUF+=("$suf")
+	printf '%s\0' "$OUT" >> "$_JQQ"
+}
+_jqcheck_flush() {
+	local i n=${#_JQQ_DESC[@]} prog res=() got
+	[ "$n" -gt 0 ] || return 0
+	prog='def _jqc_r: if type == "string" then . else tojson end;
+($_jqc_all | split("\u0000")) as $_jqc_d'
+	for ((i = 0; i < n; i++)); do
+		[ "$i" = 0 ] && prog+=' | ' || prog+=', '
+		prog+="((\$_jqc_d[$i] | try ([fromjson | (${_JQQ_F[i]}
+) | _jqc_r] | join(\"\\n\")) catch (\"jq: error: \" + tostring)) + \"\\u0000\")"
+	done
+	jq -jn --rawfile _jqc_all "$_JQQ" "$prog" > "$_JQQ.res" 2>&1
+	mapfile -d '' res < "$_JQQ.res"
+	for ((i = 0; i < n; i++)); do
+		if [ "$i" -lt "${#res[@]}" ]; then
+			got=${res[i]}
+			got=${got%"${got##*[!$'\n']}"}   # the trailing newlines $(...) cuts
+			got=${_JQQ_PRE[i]}$got${_JQQ_SUF[i]}
+		else
+			got="(no result: jq ended early: $(< "$_JQQ.res"))"
+		fi
+		if [ "$got" = "${_JQQ_WANT[i]}" ]; then _report ok "${_JQQ_DESC[i]}"
+		else _report fail "${_JQQ_DESC[i]}" "wanted: ${_JQQ_WANT[i]}
+got:    $got"; fi
+	done
+	_JQQ_DESC=() _JQQ_F=() _JQQ_WANT=() _JQQ_PRE=() _JQQ_SUF=()
+	rm -f "$_JQQ" "$_JQQ.res"
+}
+
 # expect_rc N DESC CMD...: the command exits with status N
 expect_rc() {
 	want=$1; desc=$2; shift 2
@@ -383,6 +439,7 @@ command_not_found_handle() {
 finish() {
 	local nf
 	_pycheck_flush
+	_jqcheck_flush
 	if [ -s "$T/.not-found" ]; then
 		while IFS= read -r nf; do _report fail "a command the test ran was not found: $nf"; done < "$T/.not-found"
 	fi

@@ -135,7 +135,7 @@ right() { djc fetch Res --format json | jq -s -c '[.[] | select(.v != .item_id)]
 case_ahead() {
 clean
 run env DJC_JOBS_RESERVE_BATCH=$N "$DJC" populate Res --reserve-jobs --json --make-serve python3 raw.py
-check "ahead: populate made every key" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/$N/0"
+jqcheck "ahead: populate made every key" -p "$RC/" '"\(.success_count)/\(.error_count)"' "0/$N/0"
 check "ahead: each key made once, by one program" test "$(made)/$(distinct)/$(progs)" = "$N/$N/1"
 check "ahead: every row holds its key" test "$(right)" = 0
 check "ahead: djc's hello says version 2, and that it may send jobs.reserve_batch - 1 keys ahead" grep -qx "djc 2 ahead $((N - 1))" "$LOG"
@@ -147,7 +147,7 @@ tcase ahead
 case_v1_compat() {
 clean
 run env DJC_JOBS_RESERVE_BATCH=$N HELLO_VERSION=1 "$DJC" populate Res --reserve-jobs --json --make-serve python3 raw.py
-check "v1_compat: populate made every key" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/$N/0"
+jqcheck "v1_compat: populate made every key" -p "$RC/" '"\(.success_count)/\(.error_count)"' "0/$N/0"
 check "v1_compat: each key made once, by one program" test "$(made)/$(distinct)/$(progs)" = "$N/$N/1"
 check "v1_compat: one key at a time" test "$(maxbuf)" = 0
 }
@@ -156,7 +156,7 @@ tcase v1_compat
 case_ahead_zero() {
 clean
 run env DJC_JOBS_RESERVE_BATCH=$N AHEAD=0 "$DJC" populate Res --reserve-jobs --json --make-serve python3 raw.py
-check "ahead_zero: populate made every key" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/$N/0"
+jqcheck "ahead_zero: populate made every key" -p "$RC/" '"\(.success_count)/\(.error_count)"' "0/$N/0"
 check "ahead_zero: one key at a time" test "$(made)/$(distinct)/$(maxbuf)" = "$N/$N/0"
 clean
 run env AHEAD=64 "$DJC" populate Res --reserve-jobs --json --make-serve python3 raw.py
@@ -181,7 +181,7 @@ djc_make.run(make)
 P
 clean
 run env DJC_JOBS_RESERVE_BATCH=20 "$DJC" populate Res --reserve-jobs --json --make-serve python3 mk.py
-check "pymake: populate made every key" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/$N/0"
+jqcheck "pymake: populate made every key" -p "$RC/" '"\(.success_count)/\(.error_count)"' "0/$N/0"
 check "pymake: each key made once, by one program" test "$(made)/$(distinct)/$(progs)" = "$N/$N/1"
 check "pymake: every row holds the value fetched for its key" test "$(right)" = 0
 }
@@ -241,8 +241,8 @@ P
 chmod +x badhello.sh
 clean
 run "$DJC" populate Res --reserve-jobs --suppress-errors --json --where '{"item_id": 1}' --make-serve ./badhello.sh
-check "bad_hello: the key fails, naming the member" \
-	test "$(jget '"\(.success_count)/\(.error_count)/\(.errors[0].message)"')" = "0/1/serve program output line 1: a hello's \"ahead\" must be a whole number of keys, 0 or more"
+jqcheck "bad_hello: the key fails, naming the member" \
+	'"\(.success_count)/\(.error_count)/\(.errors[0].message)"' "0/1/serve program output line 1: a hello's \"ahead\" must be a whole number of keys, 0 or more"
 }
 tcase bad_hello
 
@@ -374,7 +374,7 @@ bclean() {
 case_binary() {
 bclean
 run "$DJC" populate Bin --reserve-jobs --json --make-serve python3 binraw.py
-check "binary: populate made the 4 keys" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/4/0"
+jqcheck "binary: populate made the 4 keys" -p "$RC/" '"\(.success_count)/\(.error_count)"' "0/4/0"
 check "binary: djc's hello offers binary values and types" grep -qx 'djc hello binary=True types=True' "$LOG"
 check "binary: a table message gave Bin's types" grep -qx 'table Bin copy=bytes out=<blob>' "$LOG"
 check "binary: key 1's values came raw (1 byte, a 6-byte blob), types in the rows header" \
@@ -409,7 +409,7 @@ print(hashlib.sha256(json.dumps(sorted(rows, key=lambda r: r["id"]), sort_keys=T
 case_binary_rows() {
 bclean
 run env MODE=all "$DJC" populate Bin --reserve-jobs --json --make-serve python3 binraw.py
-check "binary_rows: populate made the 4 keys" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/4/0"
+jqcheck "binary_rows: populate made the 4 keys" -p "$RC/" '"\(.success_count)/\(.error_count)"' "0/4/0"
 want=$(src_digest)
 check "binary_rows: each key read all 4 rows of Src, every value in its place" \
 	test "$(grep -c "^all [1-4] $want\$" "$LOG")" = 4
@@ -431,19 +431,19 @@ for i in (5, 6):
     print(json.dumps({"id": i, "raw": base64.b64encode(raw).decode(), "blob": None}))' > src56.jsonl
 expect_out "binary_lent: insert Src 5 and 6 (600 KB each)" "inserted 2 rows into Src" djc insert Src src56.jsonl
 run env MODE=late "$DJC" populate Bin --reserve-jobs --json --where '{"id": 5}' --make-serve python3 binraw.py
-check "binary_lent: populate made key 5" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/1/0"
+jqcheck "binary_lent: populate made key 5" -p "$RC/" '"\(.success_count)/\(.error_count)"' "0/1/0"
 check "binary_lent: it read the whole value, late" grep -qx 'fetched 5 bin=raw:600000 raw=bytes types=<blob>' "$LOG"
 check "binary_lent: ... through a pipe grown to hold all of it" grep -qx 'pipe late 5: 1048576' "$LOG"
 check "binary_lent: the stored copy is the value reversed, byte for byte" test "$(bin_wrong)" = 0
 # DJC_SERVE_LEND=0: the same value copied into the pipe (write, not vmsplice)
 bclean
 run env MODE=late DJC_SERVE_LEND=0 "$DJC" populate Bin --reserve-jobs --json --where '{"id": 5}' --make-serve python3 binraw.py
-check "binary_lent: with DJC_SERVE_LEND=0 too" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')/$(bin_wrong)" = "0/1/0/0"
+jqcheck "binary_lent: with DJC_SERVE_LEND=0 too" -p "$RC/" -s "/$(bin_wrong)" '"\(.success_count)/\(.error_count)"' "0/1/0/0"
 # DJC_READ_PIECE=100000: on PostgreSQL the worker reads the value from the
 # server in six pieces (docs/workers.md, "Large values"); elsewhere whole
 bclean
 run env MODE=late DJC_READ_PIECE=100000 "$DJC" populate Bin --reserve-jobs --json --where '{"id": 5}' --make-serve python3 binraw.py
-check "binary_lent: read from the server in pieces too" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')/$(bin_wrong)" = "0/1/0/0"
+jqcheck "binary_lent: read from the server in pieces too" -p "$RC/" -s "/$(bin_wrong)" '"\(.success_count)/\(.error_count)"' "0/1/0/0"
 djc delete Bin --yes >/dev/null && djc delete Src --where '{"id": [5, 6]}' --yes >/dev/null ||
 	echo "test_serve2: binary_lent: cannot delete Src 5 and 6" >&2
 }
@@ -472,7 +472,7 @@ for i, (r, b) in sizes.items():
 P
 expect_out "binary_stream: insert Src 11-16" "inserted 6 rows into Src" djc insert Src src7.jsonl
 run env MODE=all DJC_READ_PIECE=1000 "$DJC" populate Bin --reserve-jobs --json --where '{"id": {">": 10}}' --make-serve python3 binraw.py
-check "binary_stream: populate made the 6 keys" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/6/0"
+jqcheck "binary_stream: populate made the 6 keys" -p "$RC/" '"\(.success_count)/\(.error_count)"' "0/6/0"
 check "binary_stream: each value came with its length" test "$(grep '^fetched 1[1-6] ' "$LOG" | sort | tr '\n' ' ')" = \
 	"fetched 11 bin=raw:1000 raw=bytes types=<blob> fetched 12 bin=raw:1001 raw=bytes types=<blob> fetched 13 bin=raw:2000,blob:2000 raw=bytes types=<blob> fetched 14 bin=raw:2001,blob:1999 raw=bytes types=<blob> fetched 15 bin=raw:3000,blob:4096 raw=bytes types=<blob> fetched 16 bin=raw:999,blob:5000 raw=bytes types=<blob> "
 check "binary_stream: every stored value is the one sent, byte for byte" test "$(bin_wrong)" = 0
@@ -499,8 +499,8 @@ esac
 touch done15
 wait $pop
 OUT=$(cat change.out)
-check "binary_stream: a row changed after its values were streamed fails its key at commit" \
-	test "$(jget '"\(.success_count)/\(.error_count)/\(.errors[0].message | startswith("upstream changed while make ran: the rows of Src that make of Bin read"))"')" = "0/1/true"
+jqcheck "binary_stream: a row changed after its values were streamed fails its key at commit" \
+	'"\(.success_count)/\(.error_count)/\(.errors[0].message | startswith("upstream changed while make ran: the rows of Src that make of Bin read"))"' "0/1/true"
 check "binary_stream: ... nothing of it committed" test "$(djc fetch Bin --format json | wc -l)" = 0
 djc delete Bin --yes >/dev/null && djc delete Src --where '{"id": {">": 10}}' --yes >/dev/null ||
 	echo "test_serve2: binary_stream: cannot delete Src 11-16" >&2
@@ -511,7 +511,7 @@ tcase binary_stream
 case_binary_not_asked() {
 bclean
 run env BIN=0 "$DJC" populate Bin --reserve-jobs --json --make-serve python3 binraw.py
-check "binary_not_asked: populate made the 4 keys" test "$RC/$(jget '"\(.success_count)/\(.error_count)"')" = "0/4/0"
+jqcheck "binary_not_asked: populate made the 4 keys" -p "$RC/" '"\(.success_count)/\(.error_count)"' "0/4/0"
 check "binary_not_asked: base64 text, no raw values" test "$(grep -c '^fetched [1-4] bin= raw=str types=<blob>$' "$LOG")" = 4
 check "binary_not_asked: every stored value is the one sent" test "$(bin_wrong)" = 0
 }
@@ -520,19 +520,19 @@ tcase binary_not_asked
 case_binary_bad() {
 bclean
 run env BIN=0 MODE=garbage "$DJC" populate Bin --reserve-jobs --suppress-errors --json --where '{"id": 1}' --make-serve python3 binraw.py
-check "binary_bad: \"_bin\" without asking is not the protocol" \
-	test "$(jget '"\(.error_count)/\(.errors[0].message)"')" = '1/serve program output line 2: a row with "_bin", but the program'"'"'s hello did not ask for binary values'
+jqcheck "binary_bad: \"_bin\" without asking is not the protocol" \
+	'"\(.error_count)/\(.errors[0].message)"' '1/serve program output line 2: a row with "_bin", but the program'"'"'s hello did not ask for binary values'
 bclean
 run env MODE=intbin "$DJC" populate Bin --reserve-jobs --suppress-errors --json --make-serve python3 binraw.py
 # (line N counts this key's lines: 2, after its fetch, whether key 1 came
 # first or not: the program's hello is not one of them)
-check "binary_bad: raw bytes for an int64 attribute fail key 1; the program made the others" \
-	test "$(jget '"\(.success_count)/\(.error_count)/\(.errors[0].key.id)/\(.errors[0].message)"')" = "3/1/1/serve program output line 2: attribute 'n' (int64): raw values are for bytes and <blob> attributes only"
+jqcheck "binary_bad: raw bytes for an int64 attribute fail key 1; the program made the others" \
+	'"\(.success_count)/\(.error_count)/\(.errors[0].key.id)/\(.errors[0].message)"' "3/1/1/serve program output line 2: attribute 'n' (int64): raw values are for bytes and <blob> attributes only"
 check "binary_bad: ... one program for the 4 keys" test "$(grep -c '^fetched' "$LOG")/$(grep -c '^djc hello' "$LOG")" = 4/1
 bclean
 run env MODE=notblob "$DJC" populate Bin --reserve-jobs --suppress-errors --json --where '{"id": 1}' --make-serve python3 binraw.py
-check "binary_bad: a raw <blob> value without a blob header fails the key" \
-	test "$(jget '"\(.error_count)/\(.errors[0].message)"')" = "1/serve program output line 2: attribute 'out' (<blob>): not a DataJoint blob (no mYm/dj0/ZL123 header)"
+jqcheck "binary_bad: a raw <blob> value without a blob header fails the key" \
+	'"\(.error_count)/\(.errors[0].message)"' "1/serve program output line 2: attribute 'out' (<blob>): not a DataJoint blob (no mYm/dj0/ZL123 header)"
 }
 tcase binary_bad
 
@@ -551,11 +551,11 @@ for line in sys.stdin:
     print(json.dumps({"_djc": "done", "parents": json.loads(os.environ["USED"])}), flush=True)
 P
 run env USED='"Item"' "$DJC" populate Res --reserve-jobs --suppress-errors --json --where '{"item_id": 901}' --make-serve python3 parbad.py
-check "parents_bad: \"parents\" must be a list" \
-	test "$(jget '"\(.error_count)/\(.errors[0].message)"')" = '1/serve program output line 2: a closing line'"'"'s "parents" must be a list of table names'
+jqcheck "parents_bad: \"parents\" must be a list" \
+	'"\(.error_count)/\(.errors[0].message)"' '1/serve program output line 2: a closing line'"'"'s "parents" must be a list of table names'
 run env USED='["Item"]' "$DJC" populate Res --reserve-jobs --suppress-errors --json --where '{"item_id": 902}' --make-serve python3 parbad.py
-check "parents_bad: naming a parent whose rows were not sent (a program's first key has none)" \
-	test "$(jget '"\(.error_count)/\(.errors[0].message)"')" = '1/serve program output line 2: a closing line'"'"'s "parents" names Item, whose rows were not sent with the key'
+jqcheck "parents_bad: naming a parent whose rows were not sent (a program's first key has none)" \
+	'"\(.error_count)/\(.errors[0].message)"' '1/serve program output line 2: a closing line'"'"'s "parents" names Item, whose rows were not sent with the key'
 }
 tcase parents_bad
 
@@ -567,7 +567,7 @@ bclean
 local raw= r
 python3 -c 'import numpy' >/dev/null 2>&1 && raw=raw
 run env ${raw:+DJC_BLOBS=raw} "$DJC" populate Bin --reserve-jobs --suppress-errors --json "$2" python3 pyblob.py
-check "$1: 3 made, key 4 failed" test "$(jget '"\(.success_count)/\(.error_count)"')" = "3/1"
+jqcheck "$1: 3 made, key 4 failed" '"\(.success_count)/\(.error_count)"' "3/1"
 check "$1: bytes and <blob> values reached the make as memoryviews" \
 	test "$(grep -c '^make [1-3] memoryview memoryview$' "$LOG")/$(grep -c '^make 4 memoryview NoneType$' "$LOG")" = 3/1
 case "$(jget '.errors[0].message')" in
