@@ -268,6 +268,9 @@ static void __attribute__((noreturn)) child_main(pool *p, making_slot *slot, int
 	worker w = {0};
 	djc_populate_result cres = {0};
 	w.c = cc; w.o = o; w.argv = p->po->argv; w.serve = p->po->serve; w.sh = p->sh; w.res = &cres; w.outfd = wfd; w.slot = slot;
+	/* a lock wait that reached its bound ends the child's statements, with
+	 * reservations or without (lease_start says so again) */
+	if (!crc) db_lock_final(cc->db, 1);
 	if (!crc) crc = conn_table(cc, p->t->name, &w.t);
 	if (!crc) w.timeout = worker_timeout(o, w.t);
 	if (!crc && o->reserve_jobs) crc = lease_start(&w.lease, cc, w.t);

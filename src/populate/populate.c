@@ -368,13 +368,14 @@ int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const
 	}
 	drain_saved ds;
 	drain_catch(&ds);
-	/* with reservations, a lock wait that reached its bound ends the
-	 * populate's statements: the jobs table's setup and refresh wait for a
-	 * lock once, not once for each of their statements (db_lock_final;
-	 * each worker's heartbeat does the same on its connection) */
-	if (o->reserve_jobs && c->db) db_lock_final(c->db, 1);
+	/* a lock wait that reached its bound ends the populate's statements:
+	 * its setup (the jobs table's, the refresh, the list of keys) and
+	 * without reservations its commits wait for a lock once, not once for
+	 * each of their statements or keys (db_lock_final; each worker process
+	 * does the same on its connection) */
+	if (c->db) db_lock_final(c->db, 1);
 	int rc = populate(c, name, o, out);
-	if (o->reserve_jobs && c->db) db_lock_final(c->db, 0);
+	if (c->db) db_lock_final(c->db, 0);
 	/* one that stopped the setup (no result yet: the workers' is worded
 	 * by worker_failure) */
 	if (rc == DJC_ELOCKED && !*out) {
