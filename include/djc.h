@@ -543,7 +543,9 @@ typedef struct djc_populate_result {
 	                         (a serve program that cannot be run or restarted, a database
 	                         gone for longer than the retries), or NULL. Not counted in
 	                         error_count nor listed in errors; populate then returns
-	                         DJC_ERROR with this message. */
+	                         DJC_ERROR with this message (DJC_ELOCKED when a statement
+	                         waited jobs.lock_timeout for a lock: "T is locked by
+	                         another session: ..."). */
 } djc_populate_result;
 void djc_populate_result_free(djc_populate_result *res);
 

@@ -102,9 +102,7 @@ int lease_start(lease *l, djc_conn *c, table *t)
 	 * lock wait is a wait with no byte moving too: the bound leaves the
 	 * server's own bound on it (jobs.lock_timeout) 5 s to answer first,
 	 * so that a locked table is reported as such, not as a lost server. */
-	double wait = lease_window(l->lease);
-	if (c->db->lock_wait + 5 > wait) wait = c->db->lock_wait + 5;
-	db_set_wait_bound(c->db, wait);
+	db_set_wait_bound(c->db, lease_wait_bound(c, l->lease));
 	if (pthread_create(&l->hb, NULL, hb_main, l)) {
 		db_set_wait_bound(c->db, 0);
 		pthread_mutex_destroy(&l->mu);
@@ -117,6 +115,12 @@ int lease_start(lease *l, djc_conn *c, table *t)
 	db_lock_final(c->db, 1);
 	l->on = 1;
 	return DJC_OK;
+}
+
+double lease_wait_bound(const djc_conn *c, double lease_s)
+{
+	double wait = lease_window(lease_s);
+	return c->db->lock_wait + 5 > wait ? c->db->lock_wait + 5 : wait;
 }
 
 void lease_stop(lease *l)

@@ -46,6 +46,12 @@ typedef struct lease {
 int lease_start(lease *l, djc_conn *c, table *t);
 void lease_stop(lease *l);
 double lease_seconds(void);
+/* The bound on each wait for the server of a worker's connection c, with
+ * leases of lease_s seconds (db_set_wait_bound): the window of its
+ * retries (lease_window), or the lock bound (db_conn.lock_wait) and 5 s
+ * when longer. lease_start sets it on a worker's connection, pool_run on
+ * the --processes parent's. */
+double lease_wait_bound(const djc_conn *c, double lease_s);
 /* (lease_window, the window of a worker's retries: table/table.h) */
 /* The worker now holds the claim `token` of the njobs jobs (just
  * claimed: proved now), or nothing (0, NULL, 0). The array stays the

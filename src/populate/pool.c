@@ -43,6 +43,10 @@ typedef struct pool {
 	int procs, n, alive, respawns;
 	int forwarded;   /* populate_signal was sent to the children */
 	int drained;     /* populate_drain was */
+	int bounded;     /* the parent's connection has a worker's wait bound (parent_bound), bound0 its own */
+	double bound0;
+	int unreachable; /* the parent's statements on a dead child outlasted their retries: the server is
+			  * gone or frozen, and no worker is started in its place */
 	pid_t pids[DJC_MAX_PROCESSES];
 	int fds[DJC_MAX_PROCESSES];
 	sb_t bufs[DJC_MAX_PROCESSES];
@@ -135,18 +139,40 @@ static void drain(int *fd, sb_t *buf, djc_populate_result *res, const table *t, 
  * statement is idempotent, so a retry after a lost connection is safe.
  * (jobs_fail retries inside its own transaction, conn_tx, and must not be
  * repeated after a lost COMMIT.) */
-static void release_dead(djc_conn *c, table *t, pid_t pid)
+static int release_dead(djc_conn *c, table *t, pid_t pid)
 {
 	retry r = {0, 0};
-	while (retryable(jobs_release_pid(c, t, jobs_host(), (long)pid)) && retry_wait(&r, lease_seconds())) {}
+	int rc;
+	while (retryable(rc = jobs_release_pid(c, t, jobs_host(), (long)pid)) && retry_wait(&r, lease_seconds())) {}
+	return rc;
 }
 
 /* Everything a dead child may hold: pw->tables' jobs for djc worker's
- * children, t's for populate's. */
-static void release_all(djc_conn *c, table *t, pid_t pid, const pool_work *pw)
+ * children, t's for populate's. The last failure's code, or DJC_OK. */
+static int release_all(djc_conn *c, table *t, pid_t pid, const pool_work *pw)
 {
-	for (size_t i = 0; pw && i < pw->ntables; i++) release_dead(c, pw->tables[i], pid);
-	if (!pw) release_dead(c, t, pid);
+	int rc = DJC_OK, r;
+	for (size_t i = 0; pw && i < pw->ntables; i++)
+		if ((r = release_dead(c, pw->tables[i], pid))) rc = r;
+	if (!pw && (r = release_dead(c, t, pid))) rc = r;
+	return rc;
+}
+
+/* Before the parent's own statements while the children work (on a dead
+ * child: the end of its session, its job, what it held): its connection
+ * bounded as a worker's (lease_wait_bound), so a frozen server fails them
+ * as a lost session within the window of their retries. Until 2026-12-07
+ * the parent's connection had no bound: a child that died while the server
+ * was frozen left the parent waiting for a reply for ever, after every
+ * other child had stopped by itself. Set on the first need only (MariaDB
+ * replaces its session at a change of the bound), lifted at pool_run's
+ * end. */
+static void parent_bound(pool *p)
+{
+	if (p->bounded) return;
+	p->bounded = 1;
+	p->bound0 = p->c->db->wait_bound;
+	db_set_wait_bound(p->c->db, lease_wait_bound(p->c, lease_seconds()));
 }
 
 /* Wait until a dead child's server session has ended (sid: the session
@@ -164,7 +190,8 @@ static void release_all(djc_conn *c, table *t, pid_t pid, const pool_work *pw)
  * SQLite, where a transaction ends with its process); 0: not known (no
  * session of its own was published: through a pooler or a proxy, sid 0;
  * an error; a signal; the window), and the caller hands the child's jobs
- * back once more later. */
+ * back once more later; -1: the server did not answer for the window of
+ * the retries (gone, or frozen: the parent_bound). */
 static int session_ended(djc_conn *c, long long sid)
 {
 	if (sid < 0) return 1;
@@ -177,7 +204,7 @@ static int session_ended(djc_conn *c, long long sid)
 			db_session_end(c->db, (int64_t)sid);
 			continue;
 		}
-		if (!retry_wait(&r, lease_seconds())) return 0;
+		if (!retry_wait(&r, lease_seconds())) return retryable(rc) && !populate_signal ? -1 : 0;
 	}
 	return rc == 0;
 }
@@ -209,7 +236,20 @@ static int child_died(pool *p, int i, pid_t pid, jobs_death *d, double *retry_in
 	const pool_work *pw = p->po->pw;
 	long long sid = atomic_load(&p->slots[i].session);
 	int failed = 0;
-	*ended = session_ended(c, sid);
+	parent_bound(p);
+	int se = p->unreachable ? -1 : session_ended(c, sid);
+	if (se < 0) {
+		/* the server is gone or frozen (a window without an answer):
+		 * nothing is written, as a worker stops writing then
+		 * (reserved.c, database_gone); what the child held goes back to
+		 * pending when its lease lapses, and no worker is started in its
+		 * place. Before, the death's record and the hand-back each waited
+		 * a window more */
+		p->unreachable = 1;
+		*ended = 1;
+		return 0;
+	}
+	*ended = se;
 	/* djc worker's children say which table they are making a job of (one
 	 * the parent cannot open: that job goes back to pending with the rest) */
 	int known = !mk->table || !conn_table(c, mk->table, &t);
@@ -223,7 +263,9 @@ static int child_died(pool *p, int i, pid_t pid, jobs_death *d, double *retry_in
 		if (jobs_died(c, &job, d, &fr, &delay) == DJC_OK) failed = fr == FAILED_ERROR ? 1 : 2;
 		if (failed == 2) *retry_in = delay;
 	}
-	release_all(c, root, pid, pw);
+	/* its jobs could not be handed back for the server (gone, frozen):
+	 * a worker started in its place could not connect either */
+	if (retryable(release_all(c, root, pid, pw))) p->unreachable = 1;
 	json_decref(kj);
 	djc_row_free(key);
 	free(err);
@@ -268,6 +310,9 @@ static void __attribute__((noreturn)) child_main(pool *p, making_slot *slot, int
 	worker w = {0};
 	djc_populate_result cres = {0};
 	w.c = cc; w.o = o; w.argv = p->po->argv; w.serve = p->po->serve; w.sh = p->sh; w.res = &cres; w.outfd = wfd; w.slot = slot;
+	/* a lock wait that reached its bound ends the child's statements, with
+	 * reservations or without (lease_start says so again) */
+	if (!crc) db_lock_final(cc->db, 1);
 	if (!crc) crc = conn_table(cc, p->t->name, &w.t);
 	if (!crc) w.timeout = worker_timeout(o, w.t);
 	if (!crc && o->reserve_jobs) crc = lease_start(&w.lease, cc, w.t);
@@ -351,7 +396,7 @@ static void forward_signals(pool *p)
  * make that always crashes ends. */
 static void respawn(pool *p, int i)
 {
-	if (atomic_load(&p->sh->stop) || populate_signal || populate_drain || p->respawns >= 4 * p->procs) return;
+	if (atomic_load(&p->sh->stop) || populate_signal || populate_drain || p->unreachable || p->respawns >= 4 * p->procs) return;
 	int fd;
 	if (p->fds[i] >= 0) close(p->fds[i]);
 	p->fds[i] = -1;
@@ -429,7 +474,8 @@ static void reap(pool *p)
 	}
 	for (size_t z = 0; z < p->nz;) {
 		if (mono_now() < p->zombies[z].due) { z++; continue; }
-		release_all(p->c, p->t, p->zombies[z].pid, p->po->pw);
+		parent_bound(p);
+		if (!p->unreachable && retryable(release_all(p->c, p->t, p->zombies[z].pid, p->po->pw))) p->unreachable = 1;
 		waitpid(p->zombies[z].pid, NULL, 0);
 		p->zombies[z] = p->zombies[--p->nz];
 	}
@@ -485,6 +531,7 @@ int pool_run(djc_conn *c, table *t, const djc_populate_options *o, counters *sh,
 		progress_update(po->prog, atomic_load(&sh->success) + atomic_load(&sh->errors) + atomic_load(&sh->skipped),
 				atomic_load(&sh->errors), 0);
 	}
+	if (p->bounded) db_set_wait_bound(c->db, p->bound0);
 	/* children that could not connect: one line, with how many (the first
 	 * one's message, when it is the failure kept) */
 	int noconn = atomic_load(&sh->noconn);

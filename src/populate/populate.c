@@ -289,8 +289,9 @@ static int populate_end(djc_conn *c, table *t, counters *sh, djc_populate_result
 	if (rc) return rc;
 	if (res->interrupted) return conn_fail(c, DJC_EINTR, "populate of %s interrupted by %s", t->name,
 					       res->interrupted == SIGINT ? "SIGINT" : "SIGTERM");
-	/* the workers' own failure (not a make's) says why populate stopped */
-	if (res->failure) return conn_fail(c, DJC_ERROR, "%s", res->failure);
+	/* the workers' own failure (not a make's) says why populate stopped
+	 * (a stop at a lock: worded by worker_failure, DJC_ELOCKED) */
+	if (res->failure) return conn_fail(c, atomic_load(&sh->failure_locked) ? DJC_ELOCKED : DJC_ERROR, "%s", res->failure);
 	if (res->error_count) {
 		return conn_fail(c, DJC_EMAKE, "%ld make call%s of %s failed%s%s", res->error_count, res->error_count == 1 ? "" : "s",
 				 t->name, res->n_errors ? ": " : "", res->n_errors ? res->errors[0].message : "");
@@ -367,17 +368,21 @@ int djc_populate(djc_populate_result **out, djc_conn *c, const char *name, const
 	}
 	drain_saved ds;
 	drain_catch(&ds);
-	/* with reservations, a lock wait that reached its bound ends the
-	 * populate's statements: the jobs table's setup and refresh wait for a
-	 * lock once, not once for each of their statements (db_lock_final;
-	 * each worker's heartbeat does the same on its connection) */
-	if (o->reserve_jobs && c->db) db_lock_final(c->db, 1);
+	/* a lock wait that reached its bound ends the populate's statements:
+	 * its setup (the jobs table's, the refresh, the list of keys) and
+	 * without reservations its commits wait for a lock once, not once for
+	 * each of their statements or keys (db_lock_final; each worker process
+	 * does the same on its connection) */
+	if (c->db) db_lock_final(c->db, 1);
 	int rc = populate(c, name, o, out);
-	if (o->reserve_jobs && c->db) db_lock_final(c->db, 0);
-	if (rc == DJC_ELOCKED && !strstr(c->err, "locked by another session")) {
-		char msg[sizeof c->err];
-		snprintf(msg, sizeof msg, "%s", c->err);
-		conn_fail(c, rc, "%s is locked by another session: %s", name, msg);
+	if (c->db) db_lock_final(c->db, 0);
+	/* one that stopped the setup (no result yet: the workers' is worded
+	 * by worker_failure) */
+	if (rc == DJC_ELOCKED && !*out) {
+		sb_t b = SB_INIT;
+		locked_words(&b, name, c->err);
+		conn_fail(c, rc, "%s", sb_str(&b));
+		sb_free(&b);
 	}
 	drain_release(&ds);
 	return rc;

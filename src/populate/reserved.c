@@ -42,7 +42,7 @@ static void database_gone(worker *w, const djc_row *key, const char *msg, int un
 	w->down = 1;
 	char *k = key ? key_to_json(w->t, key, 1) : NULL;
 	sb_t b = SB_INIT;
-	if (worker_locked(w)) sb_printf(&b, "%s is locked by another session: ", w->t->name);
+	/* (on a connection a lock wait ended, worker_failure words it so) */
 	sb_printf(&b, "%s", msg && *msg ? msg : "the database could not be reached");
 	/* unknown: its COMMIT went out and no reply came (a server frozen
 	 * with the COMMIT in its socket's buffer commits it when it thaws) */

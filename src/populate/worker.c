@@ -109,12 +109,25 @@ void worker_error(worker *w, const djc_row *key, const char *msg)
 	if (!w->o->suppress_errors) atomic_store(&w->sh->stop, 1);
 }
 
+void locked_words(sb_t *b, const char *tname, const char *msg)
+{
+	sb_printf(b, "%s is locked by another session: %s", tname, msg && *msg ? msg : "a lock wait reached its bound (jobs.lock_timeout)");
+}
+
 void worker_failure(worker *w, const char *msg)
 {
 	counters *sh = w->sh;
 	int none = 0;
 	if (!atomic_compare_exchange_strong(&sh->failure_state, &none, 1)) return;   /* the first one is kept */
-	snprintf(sh->failure, sizeof sh->failure, "%s", msg && *msg ? msg : "a worker process could not go on");
+	if (!msg || !*msg) msg = "a worker process could not go on";
+	if (worker_locked(w) && w->t) {
+		sb_t b = SB_INIT;
+		locked_words(&b, w->t->name, msg);
+		snprintf(sh->failure, sizeof sh->failure, "%s", sb_str(&b));
+		sb_free(&b);
+		atomic_store(&sh->failure_locked, 1);
+	} else
+		snprintf(sh->failure, sizeof sh->failure, "%s", msg);
 	atomic_store(&sh->failure_state, 2);
 }
 

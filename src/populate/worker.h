@@ -24,6 +24,7 @@ typedef struct counters {
 	/* why a worker could not go on (worker_failure): the first one only;
 	 * failure_state 0 none, 1 being written, 2 written */
 	atomic_int failure_state;
+	atomic_int failure_locked;   /* the failure is a stop at a lock (worker_failure, DJC_ELOCKED) */
 	char failure[1024];
 } counters;
 
@@ -106,7 +107,9 @@ void worker_error(worker *w, const djc_row *key, const char *msg);
  * for longer than its retries, a serve program that cannot be run): keep
  * msg as the failure of this populate or djc_worker (the first one of all
  * its processes, in w->sh), counting no error and stopping nobody (the
- * caller decides). */
+ * caller decides). On a connection a lock wait ended (worker_locked) it is
+ * worded as a stop at a lock (locked_words) and marked so
+ * (failure_locked: the call returns DJC_ELOCKED). */
 void worker_failure(worker *w, const char *msg);
 /* The failure of all the processes, or NULL (for the result, once they are
  * done). */
@@ -138,6 +141,14 @@ void worker_fatal(worker *w, const char *msg);
 /* A statement of the worker waited for a lock as long as its bound
  * (jobs.lock_timeout, DJC_ELOCKED): its connection takes no more. */
 int worker_locked(const worker *w);
+/* The one wording of a stop at a lock wait that reached its bound
+ * (DJC_ELOCKED), into b: "T is locked by another session: MSG", MSG the
+ * statement's own ("claim: postgresql: waited 60 s for a lock another
+ * session holds (lock_timeout)"). A worker's failure on a locked
+ * connection (worker_failure: populate's workers, direct or reserved, in
+ * this process or a pool's, and djc worker's) and populate's setup
+ * (djc_populate) say it so. */
+void locked_words(sb_t *b, const char *tname, const char *msg);
 /* Append an error (key_json of table tname: msg) to r, with copies. */
 void result_add_error(djc_populate_result *r, const char *tname, const char *key, const char *msg);
 /* The worker is done: stop what it keeps running (its serve program). */

@@ -146,14 +146,17 @@ static int check_options(djc_conn *c, const djc_worker_options **o, djc_worker_o
 }
 
 /* Each served table can be made (a make given, or its own), takes the
- * restriction, and has its jobs table; ~djc_worker has their rows. */
-static int check_tables(djc_conn *c, const djc_worker_options *o, char *const *argv, table **tabs, size_t n)
+ * restriction, and has its jobs table; ~djc_worker has their rows. *at:
+ * the table whose step failed (n: none of them, ~djc_worker's). */
+static int check_tables(djc_conn *c, const djc_worker_options *o, char *const *argv, table **tabs, size_t n, size_t *at)
 {
+	*at = n;
 	if ((o->make || argv) && n > 1)
 		return conn_fail(c, DJC_EINVAL, "a make given to the worker serves one table, and %zu would be served (%s, %s%s): "
 				 "name the table", n, tabs[0]->name, tabs[1]->name, n > 2 ? ", ..." : "");
 	int rc = DJC_OK;
 	for (size_t i = 0; i < n && !rc; i++) {
+		*at = i;
 		if (!o->make && !argv && !has_own_make(tabs[i]))
 			return conn_fail(c, DJC_EINVAL, "table %s has no make: give --make PROGRAM (or a 'make = ...' or "
 					 "'make_serve = ...' line in its definition)", tabs[i]->name);
@@ -167,7 +170,9 @@ static int check_tables(djc_conn *c, const djc_worker_options *o, char *const *a
 		}
 		rc = jobs_ensure(c, tabs[i]);
 	}
-	return rc ? rc : worker_table_ensure(c, tabs, n);
+	if (rc) return rc;
+	*at = n == 1 ? 0 : n;
+	return worker_table_ensure(c, tabs, n);
 }
 
 /* What work_reserved reads: populate's options, a failed make recorded
@@ -259,14 +264,16 @@ static djc_worker_result *collect(counters *sh, const atomic_long *stops, djc_po
 	return res;
 }
 
-/* The call's outcome: why it stopped, if that is a failure. */
-static int outcome(djc_conn *c, const djc_worker_result *res)
+/* The call's outcome: why it stopped, if that is a failure (locked: the
+ * failure is a stop at a lock, worker_failure). */
+static int outcome(djc_conn *c, const djc_worker_result *res, int locked)
 {
 	if (res->interrupted)
 		return conn_fail(c, DJC_EINTR, "worker interrupted by %s", res->interrupted == SIGINT ? "SIGINT" : "SIGTERM");
 	if (res->stopped[DJC_WORKER_FAILED] > 0 || res->failure)
 		/* the worker's own failure, not a make's */
-		return conn_fail(c, DJC_ERROR, "%s", res->failure ? res->failure : "a worker process could not go on");
+		return conn_fail(c, res->failure && locked ? DJC_ELOCKED : DJC_ERROR, "%s",
+				 res->failure ? res->failure : "a worker process could not go on");
 	if (res->error_count)
 		return conn_fail(c, DJC_EMAKE, "%ld make call%s failed%s%s", res->error_count, res->error_count == 1 ? "" : "s",
 				 res->n_errors ? ": " : "", res->n_errors ? res->errors[0].message : "");
@@ -294,9 +301,10 @@ static int serve_tables(djc_worker_result **out, djc_conn *c, table **tabs, size
 	djc_populate_result pres = {0};
 	int rc = run_workers(c, tabs, &po, sh, &sp, &pres);
 	*out = collect(sh, stops, &pres, tabs, n);
+	int locked = atomic_load(&sh->failure_locked);
 	munmap(mem, shsz);
 	free(sp.names);
-	return rc ? rc : outcome(c, *out);
+	return rc ? rc : outcome(c, *out, locked);
 }
 
 int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, size_t nnames,
@@ -314,9 +322,22 @@ int djc_worker(djc_worker_result **out, djc_conn *c, const char *const *names, s
 	drain_saved ds;
 	drain_catch(&ds);
 	table **tabs = NULL;
-	size_t n = 0;
-	if (!(rc = served_tables(c, names, nnames, o->make || argv, &tabs, &n)) && !(rc = check_tables(c, o, argv, tabs, n)))
+	size_t n = 0, at = 0;
+	/* a lock wait that reached its bound ends the statements of the setup
+	 * and of this process (as populate's: db_lock_final) */
+	if (c->db) db_lock_final(c->db, 1);
+	if (!(rc = served_tables(c, names, nnames, o->make || argv, &tabs, &n)) && !(rc = check_tables(c, o, argv, tabs, n, &at)))
 		rc = serve_tables(out, c, tabs, n, o, argv, serve);
+	if (c->db) db_lock_final(c->db, 0);
+	/* one that stopped the setup, worded as a worker's (worker_failure):
+	 * the table whose step it was (the worker table's: ~djc_worker; before
+	 * the tables were known: the pipeline's) */
+	if (rc == DJC_ELOCKED && !*out) {
+		sb_t b = SB_INIT;
+		locked_words(&b, !n ? "the pipeline" : at < n ? tabs[at]->name : WORKER_TABLE, c->err);
+		conn_fail(c, rc, "%s", sb_str(&b));
+		sb_free(&b);
+	}
 	drain_release(&ds);
 	free(tabs);
 	return rc;

@@ -42,18 +42,21 @@ int make_rows_insert(djc_conn *c, const table *target, const made_rows *r, int *
 		 * worker, a direct insert) made the key first; a unique index
 		 * other than the primary key is make's own error */
 		*taken = rc == DJC_EDUPLICATE && tables[i] == target && !repeats_own(target, tables, rows, i);
+		/* the public code conn_fail gives (a lock wait that reached its
+		 * bound, DB_ELOCKED, is DJC_ELOCKED: a worker stops at it; before,
+		 * the raw code made it a failed make of every key) */
 		if (*taken)
-			conn_fail(c, rc, "%s %s already exists", tables[i]->name, k);
+			rc = conn_fail(c, rc, "%s %s already exists", tables[i]->name, k);
 		else if (rc == DB_EUNIQUE)
-			conn_fail(c, rc, "row %s of %s repeats a value of a unique index: %s", k, tables[i]->name, c->db->err);
+			rc = conn_fail(c, rc, "row %s of %s repeats a value of a unique index: %s", k, tables[i]->name, c->db->err);
 		else if (rc == DJC_EDUPLICATE)
-			conn_fail(c, rc, "make produced a duplicate row %s for %s", k, tables[i]->name);
+			rc = conn_fail(c, rc, "make produced a duplicate row %s for %s", k, tables[i]->name);
 		else if (rc == DJC_EFOREIGN)
-			conn_fail(c, rc, "row %s of %s references a missing parent row", k, tables[i]->name);
+			rc = conn_fail(c, rc, "row %s of %s references a missing parent row", k, tables[i]->name);
 		else
-			conn_fail(c, rc, "inserting %s into %s: %s", k, tables[i]->name, c->db->err);
+			rc = conn_fail(c, rc, "inserting %s into %s: %s", k, tables[i]->name, c->db->err);
 		free(k);
-		return rc == DB_EUNIQUE ? DJC_EDUPLICATE : rc;
+		return rc;
 	}
 	return DJC_OK;
 }

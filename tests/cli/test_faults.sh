@@ -423,6 +423,104 @@ unset DJC_JOBS_LEASE_TIMEOUT DJC_JOBS_LOCK_TIMEOUT DJC_JOBS_RETRY_DELAY
 }
 tcase locked_table
 
+# lock_case NAME: the tables NameSrc (40 keys) and NameOut (computed), a
+# make mk_NAME.sh logging each start to mk_NAME.log, and the short bounds
+# of locked_table
+lock_case() {
+	printf '%sSrc (manual)\n    id : int32\n    ---\n\n%sOut (computed)\n    -> %sSrc\n    ---\n    v : int64\n' "$1" "$1" "$1" > "$1.djc"
+	expect_rc 0 "declare $1Src, $1Out" djc declare "$1.djc"
+	seq 1 40 | sed 's/.*/{"id": &}/' | "$DJC" insert "$1Src" >/dev/null
+	cat > "mk_$1.sh" <<M
+#!/bin/sh
+echo start >> mk_$1.log
+sleep 0.2
+echo "{\\"v\\": \$((DJC_KEY_id * 10))}"
+M
+	chmod +x "mk_$1.sh"
+	: > "mk_$1.log"
+	export DJC_JOBS_LEASE_TIMEOUT=1 DJC_JOBS_LOCK_TIMEOUT=2 DJC_JOBS_RETRY_DELAY=0
+}
+
+case_locked_direct() {
+# populate without --reserve-jobs (direct) under a lock held for ever on
+# its target table: the first statement that waited jobs.lock_timeout
+# stops every worker process, as with reservations: one line naming the
+# table and the lock (and the key whose make was not committed), exit 1,
+# no make counted as failed, no make started after it. Until 2026-12-07
+# each key's commit waited the whole bound and was counted as a failed
+# make ("40 make calls of LdOut failed"), so N keys waited N bounds.
+lock_case Ld
+# locked while its two worker processes make keys
+timeout 120 "$DJC" populate LdOut --processes 2 --suppress-errors --json --make ./mk_Ld.sh >ld.json 2>ld.err &
+local pid=$!
+check "the workers have started makes" wait_lines '^start$' mk_Ld.log 2 2400
+check "the target table is locked under the running workers" lock_take "__ld_out"
+wait $pid
+RC=$? ERR=$(< ld.err)
+check "a direct populate stops by itself (exit 1, not 124: a hang)" test "$RC" = 1
+_nonempty_lines "$ERR"
+check "...with one line naming the table, the lock and the key not committed ($ERR)" \
+	eval '[ "$lines" = 1 ] && [[ $_nl_last =~ ^djc:\ LdOut\ is\ locked\ by\ another\ session:\ .*waited\ [0-9]+\ s\ for\ a\ lock.*\;\ the\ make\ of\ LdOut\ \{.*\}\ was\ not\ committed$ ]]'
+check "...no make reported failed" test "$(jq -r .error_count ld.json 2>/dev/null)" = 0
+check "...the failure in --json" sh -c 'jq -e ".failure | test(\"LdOut is locked by another session\")" ld.json >/dev/null'
+local made starts
+made=$(jq -r .success_count ld.json 2>/dev/null)
+matching '^start$' mk_Ld.log
+starts=$MATCHED
+check "...no make started once the lock was reached ($starts makes, $made committed: at most one in flight per process)" \
+	test "$starts" -le "$((made + 2))"
+lock_drop
+: > mk_Ld.log
+# locked before it starts: its list of keys (PostgreSQL, MariaDB) or its
+# first commit (SQLite, whose readers a writer's lock does not stop) waits
+# once, and nothing more
+check "the target table locked again" lock_take "__ld_out"
+expect_fail 1 "a direct populate of a locked table stops at the first lock: one line" \
+	'^djc: LdOut is locked by another session: .*waited [0-9]+ s for a lock another session holds' \
+	timeout 120 "$DJC" populate LdOut --suppress-errors --make ./mk_Ld.sh
+matching '^start$' mk_Ld.log
+check "...having started at most one make ($MATCHED)" test "$MATCHED" -le 1
+lock_drop
+expect_rc 0 "the lock gone: a direct populate makes the rest" djc populate LdOut --make ./mk_Ld.sh
+expect_out "...40 rows" "40" cnt LdOut
+unset DJC_JOBS_LEASE_TIMEOUT DJC_JOBS_LOCK_TIMEOUT DJC_JOBS_RETRY_DELAY
+}
+tcase locked_direct
+
+case_locked_worker() {
+# djc worker under a lock held for ever says what populate says, with the
+# same one line "T is locked by another session: ..." whichever statement
+# reached the bound (its setup, a claim, a commit, a refresh of its own
+# loop), exit 1. Until 2026-12-07 a lock reached outside a claim or a
+# commit (the setup; the refresh, ~djc_worker's worker.slot) said only
+# "worker.slot: sqlite: waited 2 s for a lock ...".
+lock_case Lw
+expect_rc 0 "its jobs table" djc jobs refresh LwOut
+check "the jobs table of LwOut is locked by another session" lock_take "~~lw_out"
+expect_fail 1 "djc worker on a locked table stops: one line naming the table and the lock" \
+	'^djc: LwOut is locked by another session: .*waited [0-9]+ s for a lock another session holds' \
+	timeout 120 "$DJC" worker LwOut --until-empty --make ./mk_Lw.sh
+lock_drop
+matching '^start$' mk_Lw.log
+check "...having made nothing ($MATCHED makes)" test "$MATCHED" = 0
+# locked while two worker processes run (claims, commits and refreshes
+# each interval of 1 s): they stop by themselves
+timeout 120 "$DJC" worker LwOut --processes 2 --refresh-interval 1 --idle-exit 100 --json --make ./mk_Lw.sh >lw.json 2>lw.err &
+local pid=$!
+check "the workers have started makes" wait_lines '^start$' mk_Lw.log 2 2400
+check "the jobs table is locked under the running workers" lock_take "~~lw_out"
+wait $pid
+RC=$? ERR=$(< lw.err)
+check "djc worker --processes 2 stops by itself (exit 1, not 124: a hang)" test "$RC" = 1
+_nonempty_lines "$ERR"
+check "...with one line naming the table and the lock ($ERR)" \
+	eval '[ "$lines" = 1 ] && [[ $_nl_last =~ ^djc:\ LwOut\ is\ locked\ by\ another\ session:\ .*waited\ [0-9]+\ s\ for\ a\ lock ]]'
+check "...no make reported failed" test "$(jq -r .error_count lw.json 2>/dev/null)" = 0
+lock_drop
+unset DJC_JOBS_LEASE_TIMEOUT DJC_JOBS_LOCK_TIMEOUT DJC_JOBS_RETRY_DELAY
+}
+tcase locked_worker
+
 case_child_no_connection() {
 # --------------------------------- populate --processes N, one child refused
 # A refused connection reads the same on every server: "cannot connect to

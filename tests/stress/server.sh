@@ -32,6 +32,15 @@
 #            wait for the server is bounded by the retry window, max(60 s,
 #            4 leases)) with a one-line failure and no make reported
 #            failed; thawed, one more populate makes the rest
+#   frozenchild  the server is frozen for good, then one worker process
+#            of each populate is killed (SIGKILL): the --processes parent
+#            asks the frozen server about it (its session, its job, what
+#            it held), each wait bounded as a worker's (the retry window),
+#            and after a window without an answer writes nothing more and
+#            starts no worker in its place: every populate stops by itself
+#            as in frozen, its line a worker's. Until 2026-12-07
+#            the parent's connection had no bound and waited for ever
+#            (reap: "a populate still runs after 300 s (hang)")
 #   maxconn  the database admits fewer connections than the workers need
 #            (a role's connection limit): a populate that cannot connect
 #            says so in one line (exit 1) and leaves nothing reserved
@@ -45,7 +54,7 @@
 # in error), and a populate run again makes nothing. No check measures a
 # duration; every wait is bounded by WAIT seconds so that a hang fails.
 #
-#   DJC_BACKENDS="postgresql mysql pgbouncer"  SERVER_RUNS="crash1 crash10 freeze lock lockever gone frozen maxconn"
+#   DJC_BACKENDS="postgresql mysql pgbouncer"  SERVER_RUNS="crash1 crash10 freeze lock lockever gone frozen frozenchild maxconn"
 #   SERVER_KEEP=1 keeps the runs' directories (logs, outputs)
 #   SERVER_KEYS=300  SERVER_LEASE=4
 set -u
@@ -54,7 +63,7 @@ BUILD=${DJC_BUILD:-build}
 DJC=$ROOT/$BUILD/djc
 MK=$ROOT/$BUILD/tests/lease_make
 BACKENDS=${DJC_BACKENDS:-postgresql mysql pgbouncer}
-RUNS=${SERVER_RUNS:-crash1 crash10 freeze lock lockever gone frozen maxconn}
+RUNS=${SERVER_RUNS:-crash1 crash10 freeze lock lockever gone frozen frozenchild maxconn}
 N=${SERVER_KEYS:-300}
 LEASE=${SERVER_LEASE:-4}
 W=3
@@ -348,6 +357,26 @@ run_frozen() {
 	rest_checks
 }
 
+run_frozenchild() {
+	setup "$RUN" 0.3 || return
+	workers
+	started $((N / 10))
+	local pids p kid
+	pids=$(srv_pids)
+	kill -STOP $pids
+	# a worker process of each populate (the parent's child; its make is
+	# a grandchild)
+	for p in $PIDS; do
+		kid=$(ps -o pid= --ppid "$p" | head -n 1)
+		[ -n "$kid" ] && kill -KILL $kid
+	done
+	log "  $BACKEND $RUN: server frozen for good, a worker process of each populate killed"
+	gone_checks
+	kill -CONT $pids
+	log "  $BACKEND $RUN: server thawed; populate the rest"
+	rest_checks
+}
+
 run_maxconn() {
 	setup "$RUN" 0.05 || return
 	# a role the server admits LIMIT times at once: fewer than the
@@ -416,6 +445,7 @@ for BACKEND in $BACKENDS; do
 		lockever) run_lockever ;;
 		gone) run_gone ;;
 		frozen) run_frozen ;;
+		frozenchild) run_frozenchild ;;
 		maxconn) run_maxconn ;;
 		*) log "server.sh: unknown run $RUN"; exit 2 ;;
 		esac
