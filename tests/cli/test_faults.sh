@@ -441,6 +441,26 @@ M
 	export DJC_JOBS_LEASE_TIMEOUT=1 DJC_JOBS_LOCK_TIMEOUT=2 DJC_JOBS_RETRY_DELAY=0
 }
 
+# stops_under_lock NAME LOCK WHAT REGEX CMD...: CMD (a populate or a djc
+# worker of NAME's tables, with --json) runs in the background; once two
+# makes have started, LOCK is taken (lock_take) and held; CMD must stop by
+# itself: exit 1, one line matching REGEX, no make counted as failed.
+# NAME.json and NAME.err hold what it wrote.
+stops_under_lock() {
+	local name=$1 lock=$2 what=$3 re=$4 pid
+	shift 4
+	timeout 120 "$@" >"$name.json" 2>"$name.err" &
+	pid=$!
+	check "the workers have started makes" wait_lines '^start$' "mk_$name.log" 2 2400
+	check "$lock is locked under the running workers" lock_take "$lock"
+	wait $pid
+	RC=$? ERR=$(< "$name.err")
+	check "$what stops by itself (exit 1, not 124: a hang)" test "$RC" = 1
+	_nonempty_lines "$ERR"
+	check "...with one line naming the table and the lock ($ERR)" eval '[ "$lines" = 1 ] && [[ $_nl_last =~ $re ]]'
+	check "...no make reported failed" test "$(jq -r .error_count "$name.json" 2>/dev/null)" = 0
+}
+
 case_locked_direct() {
 # populate without --reserve-jobs (direct) under a lock held for ever on
 # its target table: the first statement that waited jobs.lock_timeout
@@ -450,21 +470,14 @@ case_locked_direct() {
 # each key's commit waited the whole bound and was counted as a failed
 # make ("40 make calls of LdOut failed"), so N keys waited N bounds.
 lock_case Ld
-# locked while its two worker processes make keys
-timeout 120 "$DJC" populate LdOut --processes 2 --suppress-errors --json --make ./mk_Ld.sh >ld.json 2>ld.err &
-local pid=$!
-check "the workers have started makes" wait_lines '^start$' mk_Ld.log 2 2400
-check "the target table is locked under the running workers" lock_take "__ld_out"
-wait $pid
-RC=$? ERR=$(< ld.err)
-check "a direct populate stops by itself (exit 1, not 124: a hang)" test "$RC" = 1
-_nonempty_lines "$ERR"
-check "...with one line naming the table, the lock and the key not committed ($ERR)" \
-	eval '[ "$lines" = 1 ] && [[ $_nl_last =~ ^djc:\ LdOut\ is\ locked\ by\ another\ session:\ .*waited\ [0-9]+\ s\ for\ a\ lock.*\;\ the\ make\ of\ LdOut\ \{.*\}\ was\ not\ committed$ ]]'
-check "...no make reported failed" test "$(jq -r .error_count ld.json 2>/dev/null)" = 0
-check "...the failure in --json" sh -c 'jq -e ".failure | test(\"LdOut is locked by another session\")" ld.json >/dev/null'
+# locked while its two worker processes make keys; the line names the key
+# whose make was not committed too
+stops_under_lock Ld __ld_out "a direct populate" \
+	'^djc: LdOut is locked by another session: .*waited [0-9]+ s for a lock.*; the make of LdOut \{.*\} was not committed$' \
+	"$DJC" populate LdOut --processes 2 --suppress-errors --json --make ./mk_Ld.sh
+check "...the failure in --json" sh -c 'jq -e ".failure | test(\"LdOut is locked by another session\")" Ld.json >/dev/null'
 local made starts
-made=$(jq -r .success_count ld.json 2>/dev/null)
+made=$(jq -r .success_count Ld.json 2>/dev/null)
 matching '^start$' mk_Ld.log
 starts=$MATCHED
 check "...no make started once the lock was reached ($starts makes, $made committed: at most one in flight per process)" \
@@ -505,17 +518,9 @@ matching '^start$' mk_Lw.log
 check "...having made nothing ($MATCHED makes)" test "$MATCHED" = 0
 # locked while two worker processes run (claims, commits and refreshes
 # each interval of 1 s): they stop by themselves
-timeout 120 "$DJC" worker LwOut --processes 2 --refresh-interval 1 --idle-exit 100 --json --make ./mk_Lw.sh >lw.json 2>lw.err &
-local pid=$!
-check "the workers have started makes" wait_lines '^start$' mk_Lw.log 2 2400
-check "the jobs table is locked under the running workers" lock_take "~~lw_out"
-wait $pid
-RC=$? ERR=$(< lw.err)
-check "djc worker --processes 2 stops by itself (exit 1, not 124: a hang)" test "$RC" = 1
-_nonempty_lines "$ERR"
-check "...with one line naming the table and the lock ($ERR)" \
-	eval '[ "$lines" = 1 ] && [[ $_nl_last =~ ^djc:\ LwOut\ is\ locked\ by\ another\ session:\ .*waited\ [0-9]+\ s\ for\ a\ lock ]]'
-check "...no make reported failed" test "$(jq -r .error_count lw.json 2>/dev/null)" = 0
+stops_under_lock Lw "~~lw_out" "djc worker --processes 2" \
+	'^djc: LwOut is locked by another session: .*waited [0-9]+ s for a lock' \
+	"$DJC" worker LwOut --processes 2 --refresh-interval 1 --idle-exit 100 --json --make ./mk_Lw.sh
 lock_drop
 unset DJC_JOBS_LEASE_TIMEOUT DJC_JOBS_LOCK_TIMEOUT DJC_JOBS_RETRY_DELAY
 }
