@@ -337,92 +337,6 @@ lock_waiters() {
 	esac
 }
 
-case_locked_table() {
-# Another session holds the jobs table locked and never lets go: each
-# statement of a populate waits for it at most jobs.lock_timeout (its
-# setup, its claims, renewals and commits alike; docs/leases.md), then the
-# populate stops with one line naming the table and the lock, exit 1,
-# committing nothing more; the jobs it held go back to pending when their
-# leases lapse, and nothing is made twice. Until 2026-12-07 it waited for
-# ever (MariaDB: a day, lock_wait_timeout); `timeout 120` bounds the old
-# code here. A lock released while djc waits for it is just waited for.
-cat > lk.djc <<'P'
-LkSrc (manual)
-    id : int32
-    ---
-
-LkOut (computed)
-    -> LkSrc
-    ---
-    v : int64
-P
-cat p.djc lk.djc > plk.djc
-expect_rc 0 "declare the locked pipeline" djc declare plk.djc
-seq 1 40 | sed 's/.*/{"id": &}/' | "$DJC" insert LkSrc >/dev/null
-cat > mklk.sh <<'M'
-#!/bin/sh
-echo start >> mklk.log
-sleep 0.2
-echo "{\"v\": $((DJC_KEY_id * 10))}"
-M
-chmod +x mklk.sh
-: > mklk.log
-export DJC_JOBS_LEASE_TIMEOUT=1 DJC_JOBS_LOCK_TIMEOUT=2 DJC_JOBS_RETRY_DELAY=0
-# locked before the populate starts: its jobs table's setup waits, gives up
-check "the jobs table of LkOut is locked by another session" lock_take "~~lk_out"
-expect_fail 1 "a populate of a locked table stops: one line naming the table and the lock" \
-	'LkOut is locked by another session: .*waited [0-9]+ s for a lock another session holds' \
-	timeout 120 "$DJC" populate LkOut --reserve-jobs --make ./mklk.sh
-lock_drop
-matching '^start$' mklk.log
-check "...having made nothing ($MATCHED makes)" test "$MATCHED" = 0
-# locked while the workers run: claims, renewals and commits wait, give up
-timeout 120 "$DJC" populate LkOut --reserve-jobs --processes 2 --json --make ./mklk.sh >lk.json 2>lk.err &
-pid=$!
-check "the workers have started makes" wait_lines '^start$' mklk.log 2 2400
-check "the jobs table is locked under the running workers" lock_take "~~lk_out"
-wait $pid
-RC=$? ERR=$(< lk.err) OUT=$(< lk.json)
-check "the populate stops by itself (exit 1, not 124: a hang)" test "$RC" = 1
-_nonempty_lines "$ERR"
-check "...with one line naming the table and the lock" \
-	eval '[ "$lines" = 1 ] && [[ $_nl_last =~ LkOut\ is\ locked\ by\ another\ session:\ .*waited\ [0-9]+\ s\ for\ a\ lock ]]'
-check "...also in --json's failure" sh -c 'jq -e ".failure | test(\"LkOut is locked by another session\")" lk.json >/dev/null'
-check "...no make reported failed" test "$(jq -r .error_count lk.json 2>/dev/null)" = 0
-made=$(jq -r .success_count lk.json 2>/dev/null)
-lock_drop
-# what it held lapses with its lease (1 s): populates make the rest, each
-# what it finds claimable (a lapsed job is taken by the first look after)
-rest=0 n=0 prc=0
-while [ $n -lt 40 ] && [ "$(cnt LkOut)" != 40 ]; do
-	timeout 120 "$DJC" populate LkOut --reserve-jobs --json --make ./mklk.sh >lk.json 2>lk.err || prc=1
-	v=$(jq -r '.success_count // 0' lk.json 2>/dev/null)
-	rest=$((rest + ${v:-0}))
-	nap 0.2
-	n=$((n + 1))
-done
-check "after the lock: populates make the rest, each exit 0" test "$prc" = 0
-check "every key made and counted once ($made + $rest commits for 40 keys)" test "$((made + rest))" = 40
-expect_out "...40 rows" "40" cnt LkOut
-run djc jobs LkOut
-check "...no job left reserved or failed" sh -c "printf '%s' \"\$1\" | grep -q 'reserved 0, success 0, error 0'" _ "$OUT"
-# a lock let go while djc waits for it: waited for, no failure
-seq 41 50 | sed 's/.*/{"id": &}/' | "$DJC" insert LkSrc >/dev/null
-check "the jobs table locked again" lock_take "~~lk_out"
-timeout 120 "$DJC" populate LkOut --reserve-jobs --make ./mklk.sh >lk.out 2>lk.err &
-pid=$!
-n=0
-if [ "$DJC_BACKEND" = sqlite ]; then nap 0.5
-else while [ $n -lt 400 ] && [ "$(lock_waiters)" = 0 ]; do nap 0.05; n=$((n + 1)); done; fi
-lock_drop
-wait $pid
-RC=$? ERR=$(< lk.err)
-check "a lock released while the populate waits: it goes on (exit 0)" test "$RC" = 0
-expect_out "...and makes the new keys" "50" cnt LkOut
-unset DJC_JOBS_LEASE_TIMEOUT DJC_JOBS_LOCK_TIMEOUT DJC_JOBS_RETRY_DELAY
-}
-tcase locked_table
-
 # lock_case NAME: the tables NameSrc (40 keys) and NameOut (computed), a
 # make mk_NAME.sh logging each start to mk_NAME.log, and the short bounds
 # of locked_table
@@ -439,6 +353,19 @@ M
 	chmod +x "mk_$1.sh"
 	: > "mk_$1.log"
 	export DJC_JOBS_LEASE_TIMEOUT=1 DJC_JOBS_LOCK_TIMEOUT=2 DJC_JOBS_RETRY_DELAY=0
+}
+
+# refused_when_locked NAME LOCK WHAT REGEX CMD...: LOCK taken before CMD
+# (a populate or a djc worker of NAME's tables) starts; CMD fails (exit 1)
+# with REGEX's line (expect_fail), having started no make.
+refused_when_locked() {
+	local name=$1 lock=$2 what=$3 re=$4
+	shift 4
+	check "$lock is locked by another session" lock_take "$lock"
+	expect_fail 1 "$what" "$re" timeout 120 "$@"
+	lock_drop
+	matching '^start$' "mk_$name.log"
+	check "...having made nothing ($MATCHED makes)" test "$MATCHED" = 0
 }
 
 # stops_under_lock NAME LOCK WHAT REGEX CMD...: CMD (a populate or a djc
@@ -460,6 +387,58 @@ stops_under_lock() {
 	check "...with one line naming the table and the lock ($ERR)" eval '[ "$lines" = 1 ] && [[ $_nl_last =~ $re ]]'
 	check "...no make reported failed" test "$(jq -r .error_count "$name.json" 2>/dev/null)" = 0
 }
+
+case_locked_table() {
+# Another session holds the jobs table locked and never lets go: each
+# statement of a populate waits for it at most jobs.lock_timeout (its
+# setup, its claims, renewals and commits alike; docs/leases.md), then the
+# populate stops with one line naming the table and the lock, exit 1,
+# committing nothing more; the jobs it held go back to pending when their
+# leases lapse, and nothing is made twice. Until 2026-12-07 it waited for
+# ever (MariaDB: a day, lock_wait_timeout); `timeout 120` bounds the old
+# code here. A lock released while djc waits for it is just waited for.
+lock_case Lk
+# locked before the populate starts: its jobs table's setup waits, gives up
+refused_when_locked Lk "~~lk_out" "a populate of a locked table stops: one line naming the table and the lock" \
+	'LkOut is locked by another session: .*waited [0-9]+ s for a lock another session holds' \
+	"$DJC" populate LkOut --reserve-jobs --make ./mk_Lk.sh
+# locked while the workers run: claims, renewals and commits wait, give up
+stops_under_lock Lk "~~lk_out" "the populate" 'LkOut is locked by another session: .*waited [0-9]+ s for a lock' \
+	"$DJC" populate LkOut --reserve-jobs --processes 2 --json --make ./mk_Lk.sh
+check "...also in --json's failure" sh -c 'jq -e ".failure | test(\"LkOut is locked by another session\")" Lk.json >/dev/null'
+made=$(jq -r .success_count Lk.json 2>/dev/null)
+lock_drop
+# what it held lapses with its lease (1 s): populates make the rest, each
+# what it finds claimable (a lapsed job is taken by the first look after)
+rest=0 n=0 prc=0
+while [ $n -lt 40 ] && [ "$(cnt LkOut)" != 40 ]; do
+	timeout 120 "$DJC" populate LkOut --reserve-jobs --json --make ./mk_Lk.sh >Lk.json 2>lk.err || prc=1
+	v=$(jq -r '.success_count // 0' Lk.json 2>/dev/null)
+	rest=$((rest + ${v:-0}))
+	nap 0.2
+	n=$((n + 1))
+done
+check "after the lock: populates make the rest, each exit 0" test "$prc" = 0
+check "every key made and counted once ($made + $rest commits for 40 keys)" test "$((made + rest))" = 40
+expect_out "...40 rows" "40" cnt LkOut
+run djc jobs LkOut
+check "...no job left reserved or failed" sh -c "printf '%s' \"\$1\" | grep -q 'reserved 0, success 0, error 0'" _ "$OUT"
+# a lock let go while djc waits for it: waited for, no failure
+seq 41 50 | sed 's/.*/{"id": &}/' | "$DJC" insert LkSrc >/dev/null
+check "the jobs table locked again" lock_take "~~lk_out"
+timeout 120 "$DJC" populate LkOut --reserve-jobs --make ./mk_Lk.sh >lk.out 2>lk.err &
+pid=$!
+n=0
+if [ "$DJC_BACKEND" = sqlite ]; then nap 0.5
+else while [ $n -lt 400 ] && [ "$(lock_waiters)" = 0 ]; do nap 0.05; n=$((n + 1)); done; fi
+lock_drop
+wait $pid
+RC=$? ERR=$(< lk.err)
+check "a lock released while the populate waits: it goes on (exit 0)" test "$RC" = 0
+expect_out "...and makes the new keys" "50" cnt LkOut
+unset DJC_JOBS_LEASE_TIMEOUT DJC_JOBS_LOCK_TIMEOUT DJC_JOBS_RETRY_DELAY
+}
+tcase locked_table
 
 case_locked_direct() {
 # populate without --reserve-jobs (direct) under a lock held for ever on
@@ -509,13 +488,9 @@ case_locked_worker() {
 # "worker.slot: sqlite: waited 2 s for a lock ...".
 lock_case Lw
 expect_rc 0 "its jobs table" djc jobs refresh LwOut
-check "the jobs table of LwOut is locked by another session" lock_take "~~lw_out"
-expect_fail 1 "djc worker on a locked table stops: one line naming the table and the lock" \
+refused_when_locked Lw "~~lw_out" "djc worker on a locked table stops: one line naming the table and the lock" \
 	'^djc: LwOut is locked by another session: .*waited [0-9]+ s for a lock another session holds' \
-	timeout 120 "$DJC" worker LwOut --until-empty --make ./mk_Lw.sh
-lock_drop
-matching '^start$' mk_Lw.log
-check "...having made nothing ($MATCHED makes)" test "$MATCHED" = 0
+	"$DJC" worker LwOut --until-empty --make ./mk_Lw.sh
 # locked while two worker processes run (claims, commits and refreshes
 # each interval of 1 s): they stop by themselves
 stops_under_lock Lw "~~lw_out" "djc worker --processes 2" \
