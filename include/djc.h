@@ -464,6 +464,37 @@ int djc_make_cancelled(const djc_make_ctx *ctx);
 int djc_make_attempt(const djc_make_ctx *ctx);
 /* Set the error message recorded if make returns non-zero. */
 void djc_make_error(djc_make_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Set the error stack recorded with it (the jobs table's error_stack; a
+ * make program's is its stderr): text, copied; NULL: none. */
+void djc_make_error_stack(djc_make_ctx *ctx, const char *stack);
+
+/* For a make written in another language that calls this library in the
+ * worker's own process (python/djc_make.py's populate and worker; a C
+ * callback that runs it): the serve protocol's messages
+ * (docs/serve-protocol.md) as calls, answered by the code that answers a
+ * serve program's pipe, so such a make gets what a serve program gets.
+ *
+ * djc_make_request answers one request line req[0..n) into *out (*len
+ * bytes, NUL-terminated, the caller's to free()): {"_djc": "key"} with
+ * the key's line as a serve program reads it ({"_djc":"key","table":...,
+ * "key":{...},"attempt":N}); {"_djc": "table"} with the table message of
+ * the table made (its attributes' types and its parts'); a fetch
+ * ({"_djc": "fetch", "table": ..., "key" or "where"; "types" and
+ * "binary": true for the types and bytes values raw after their row's
+ * line, named in its "_bin") with its rows' lines, as djc_make_fetch
+ * reads them (ancestors only; checked at commit). A failed fetch and a
+ * request that is none of these are answered with an error line
+ * ({"_djc":"rows","error":...}). DJC_OK, or DJC_EINVAL for a NULL
+ * argument. */
+int djc_make_request(char **out, size_t *len, djc_make_ctx *ctx, const char *req, size_t n);
+/* Stage a row given as a serve program writes it: one JSON object
+ * json[0..n) (its "_part" names a part table; values as `djc fetch
+ * --format json` prints them), and, when its "_bin" names them
+ * ([["attribute", length], ...]), the raw values of bytes and <blob>
+ * attributes in raw[0..nraw) in that order, each of its stated length
+ * (copied). Checked as djc_make_insert checks a row; on failure the make's
+ * error message says why (DJC_EINVAL). */
+int djc_make_insert_json(djc_make_ctx *ctx, const char *json, size_t n, const void *const *raw, size_t nraw);
 
 /* The most worker processes djc_populate and djc_worker run (processes). */
 #define DJC_MAX_PROCESSES 256

@@ -460,36 +460,47 @@ def _pack_blobs(r, info):
     return packed or r
 
 
-def _row_lines(rows, info=None, binary=False):
-    """The lines of what make returned (bytes chunks, one row per line;
-    with binary values, a row's bytes values follow its line raw, named in
-    its "_bin"). info: the table message of the table made (its types),
-    else None."""
+def _row_items(rows, info=None, binary=False, keep_heap=True):
+    """The rows make returned, each as (line, values): its JSON line
+    (bytes, with a newline) and, with binary values, its bytes values
+    (byte memoryviews, named with their lengths in the line's "_bin"),
+    else (). info: the table message of the table made (its types), else
+    None. keep_heap: the first large value sets up _keep_heap (a serve
+    program's; not djc_lib's, which lives in the caller's process)."""
     if rows is None:
-        return []
+        return
     if isinstance(rows, dict):
         rows = [rows]
-    out = []
     for r in rows:
         if not isinstance(r, dict):
             raise TypeError("make must return a dict (a row), a list of dicts or None, not %s" % type(r).__name__)
         if not r:
-            out.append(b"{}\n")   # an empty row (djc fills in the key): nothing to encode
+            yield b"{}\n", ()   # an empty row (djc fills in the key): nothing to encode
             continue
         if info:
             r = _pack_blobs(r, info)
         r = _wide_ints(r, _row_types(r, info))
         bins = [(a, v) for a, v in r.items() if isinstance(v, _BYTES)] if binary and r else None
         if not bins:
-            out.append(_dumps(r).encode("utf-8") + b"\n")
+            yield _dumps(r).encode("utf-8") + b"\n", ()
             continue
         rest = {a: v for a, v in r.items() if not isinstance(v, _BYTES)}
         vals = [v if isinstance(v, memoryview) else memoryview(v) for a, v in bins]
-        if any(v.nbytes >= _REUSE_MIN for v in vals):
+        if keep_heap and any(v.nbytes >= _REUSE_MIN for v in vals):
             _keep_heap_once()
         rest["_bin"] = [[a, v.nbytes] for (a, _), v in zip(bins, vals)]
-        out.append(_dumps(rest).encode("utf-8") + b"\n")
-        out.extend(v.cast("B") if v.ndim != 1 or v.itemsize != 1 else v for v in vals)
+        yield _dumps(rest).encode("utf-8") + b"\n", [v.cast("B") if v.ndim != 1 or v.itemsize != 1 else v for v in vals]
+
+
+def _row_lines(rows, info=None, binary=False):
+    """The lines of what make returned (bytes chunks, one row per line;
+    with binary values, a row's bytes values follow its line raw, named in
+    its "_bin"). info: the table message of the table made (its types),
+    else None."""
+    out = []
+    for line, vals in _row_items(rows, info, binary):
+        out.append(line)
+        out.extend(vals)
     return out
 
 

@@ -91,18 +91,6 @@ static void drop(fetchsock *fs, client *k)
 	fs->paused = 0;   /* a descriptor is free again */
 }
 
-static void put_client(void *to, const char *s, size_t n)
-{
-	client *k = to;
-	sb_addn(&k->out, s, n);
-}
-
-static void take_client(void *to, char *buf, size_t n)
-{
-	put_client(to, buf, n);
-	free(buf);
-}
-
 static size_t queued(const client *k) { return k->out.len - k->outpos; }
 
 /* Write what the socket takes; a connection whose peer is gone is dropped. */
@@ -123,29 +111,17 @@ static void flush_client(fetchsock *fs, client *k)
 	k->out.len = k->outpos = 0;
 }
 
-/* One request line. A fetch is answered through the make's context, with
- * types and bytes values raw when it asks ("types", "binary": true, as a
- * serve program's hello does); {"_djc": "table"} with the table message
- * of the table made (its types and its parts'). Any other line gets an
- * error answer (the program's fetch fails, not djc's make of the key). */
+/* One request line, answered by request_answer (serve.h). Any other line
+ * than a fetch or a table request gets an error answer (the program's
+ * fetch fails, not djc's make of the key). */
 static void on_request(fetchsock *fs, client *k, const char *l, size_t n)
 {
 	size_t i = 0;
 	while (i < n && (l[i] == ' ' || l[i] == '\t' || l[i] == '\r')) i++;
 	if (i == n) return;
-	json_error_t je;
-	json_t *j = utf8_valid(l, n) ? json_loadb(l, n, JSON_REJECT_DUPLICATES, &je) : NULL;
-	const char *tag = json_string_value(json_object_get(j, "_djc"));
-	if (j && json_is_object(j) && tag && !strcmp(tag, "table"))
-		table_message(&k->out, fs->ctx.c, fs->ctx.t);
-	else if (!j || !json_is_object(j) || !tag || strcmp(tag, "fetch"))
-		fetch_error_line(&k->out, "the fetch socket takes fetch requests only, one JSON line each: "
-			  "{\"_djc\": \"fetch\", \"table\": \"Name\", \"key\": {...}} (or \"where\")", DJC_EINVAL);
-	else {
-		fetch_out o = {put_client, take_client, k, json_is_true(json_object_get(j, "binary")),
-			       json_is_true(json_object_get(j, "types")), NULL, NULL};
-		fetch_answer(&fs->ctx, j, &o);
-	}
+	json_t *j = request_parse(l, n);
+	request_answer(&fs->ctx, j, &k->out, "the fetch socket takes fetch requests only, one JSON line each: "
+		       "{\"_djc\": \"fetch\", \"table\": \"Name\", \"key\": {...}} (or \"where\")");
 	json_decref(j);
 }
 

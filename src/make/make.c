@@ -341,6 +341,13 @@ void djc_make_error(djc_make_ctx *ctx, const char *fmt, ...)
 	ctx->err = sb_steal(&b);
 }
 
+void djc_make_error_stack(djc_make_ctx *ctx, const char *stack)
+{
+	if (!ctx) return;
+	free(ctx->stack);
+	ctx->stack = stack ? xstrdup(stack) : NULL;
+}
+
 make_stop make_watch_check(const make_watch *w)
 {
 	if (w && w->check) return w->check(w->arg);
@@ -398,14 +405,18 @@ int make_callback(const make_req *rq, djc_make_fn fn, void *payload, staged *out
 			res->stopped = why;
 			res->message = make_stop_message(why);
 			free(ctx.err);
-		} else
+			free(ctx.stack);
+		} else {
 			res->message = ctx.err ? ctx.err : xasprintf("make returned %d", rc);
-		ctx.err = NULL;
+			res->stack = ctx.stack;
+		}
+		ctx.err = ctx.stack = NULL;
 		staged_free(&ctx.out);
 		read_set_free(ctx.reads);
 		return DJC_EMAKE;
 	}
 	free(ctx.err);
+	free(ctx.stack);
 	if (!make_need_target_row(t, &ctx.out, res)) { staged_free(&ctx.out); read_set_free(ctx.reads); return DJC_EMAKE; }
 	make_succeeded(c, t, &ctx.out, &clk, ctx.reads);
 	*out = ctx.out;

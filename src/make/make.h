@@ -48,6 +48,7 @@ struct djc_make_ctx {
 	const djc_row *key;
 	staged out;
 	char *err;
+	char *stack;        /* djc_make_error_stack's, or NULL */
 	const make_watch *watch;
 	int attempt;        /* 1 for a job's first attempt (djc_make_attempt) */
 	read_set *reads;   /* what make read through djc, checked at commit (table.h) */

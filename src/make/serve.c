@@ -631,6 +631,33 @@ int fetch_answer(djc_make_ctx *ctx, json_t *j, const fetch_out *o)
 	return 0;
 }
 
+static void put_sb(void *to, const char *s, size_t n) { sb_addn(to, s, n); }
+static void take_sb(void *to, char *buf, size_t n)
+{
+	sb_addn(to, buf, n);
+	free(buf);
+}
+
+json_t *request_parse(const char *l, size_t n)
+{
+	json_error_t je;
+	return utf8_valid(l, n) ? json_loadb(l, n, JSON_REJECT_DUPLICATES, &je) : NULL;
+}
+
+void request_answer(djc_make_ctx *ctx, json_t *j, sb_t *out, const char *refusal)
+{
+	const char *tag = json_string_value(json_object_get(j, "_djc"));
+	if (j && json_is_object(j) && tag && !strcmp(tag, "table"))
+		table_message(out, ctx->c, ctx->t);
+	else if (!j || !json_is_object(j) || !tag || strcmp(tag, "fetch"))
+		fetch_error_line(out, refusal, DJC_EINVAL);
+	else {
+		fetch_out o = {put_sb, take_sb, out, json_is_true(json_object_get(j, "binary")),
+			       json_is_true(json_object_get(j, "types")), NULL, NULL};
+		fetch_answer(ctx, j, &o);
+	}
+}
+
 /* The parents of t a key of t names one row of: the tables it
  * references (->) in its primary key, by their own attribute names. */
 static size_t key_parents(const table *t, const table **out)
@@ -1062,17 +1089,22 @@ static int between_keys(serve *s, make_result *res)
 	return 0;
 }
 
+void key_line_add(sb_t *b, const table *t, const djc_row *key, int attempt)
+{
+	sb_add(b, "{\"_djc\":\"key\",\"table\":");
+	json_quote(b, t->name, strlen(t->name));
+	sb_add(b, ",\"key\":");
+	row_to_json(b, t, key);
+	sb_add(b, ",\"attempt\":");
+	sb_add_i64(b, attempt);
+	sb_add(b, "}\n");
+}
+
 /* The request line for a key of t (caller frees). */
 static char *key_line(table *t, const djc_row *key, int attempt)
 {
 	sb_t b = SB_INIT;
-	sb_add(&b, "{\"_djc\":\"key\",\"table\":");
-	json_quote(&b, t->name, strlen(t->name));
-	sb_add(&b, ",\"key\":");
-	row_to_json(&b, t, key);
-	sb_add(&b, ",\"attempt\":");
-	sb_add_i64(&b, attempt);
-	sb_add(&b, "}\n");
+	key_line_add(&b, t, key, attempt);
 	return sb_steal(&b);
 }
 

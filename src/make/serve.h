@@ -78,6 +78,20 @@ int fetch_answer(djc_make_ctx *ctx, json_t *j, const fetch_out *o);
  * (docs/serve-protocol.md). */
 void table_message(sb_t *b, djc_conn *c, const table *t);
 
+/* A request line l[0..n) as JSON, or NULL when it is not valid UTF-8 or
+ * not JSON (request_answer refuses NULL). */
+json_t *request_parse(const char *l, size_t n);
+/* Answer request j (NULL: one that could not be read) of a make to out,
+ * as the fetch socket (fetchsock.h) and the library's djc_make_request
+ * answer it: a fetch ({"_djc": "fetch", ...}: fetch_answer, with types
+ * and bytes values raw when it asks: "types", "binary": true, as a serve
+ * program's hello does) or {"_djc": "table"} (the table message of the
+ * table made); anything else an error answer saying `refusal`. */
+void request_answer(djc_make_ctx *ctx, json_t *j, sb_t *out, const char *refusal);
+/* The serve protocol's line for a key of t ({"_djc":"key","table":...,
+ * "key":{...},"attempt":N} and a newline), added to b. */
+void key_line_add(sb_t *b, const table *t, const djc_row *key, int attempt);
+
 /* The answer to a fetch that failed, added to b:
  * {"_djc":"rows","error":"why","code":code} (code: djc's status, DJC_E*)
  * and a newline. */

@@ -1,0 +1,92 @@
+/* inproc.c - a make in another language that runs in the worker's own
+ * process, calling this library (python/djc_make.py's populate and
+ * worker): the serve protocol's messages as function calls (contract in
+ * djc.h, djc_make_request and djc_make_insert_json), answered and staged
+ * by the code that serves a serve program's pipe (serve.c, make.c), so
+ * such a make sees what a serve program sees, without the pipe's hop. */
+#include "make.h"
+#include "serve.h"
+#include <stdlib.h>
+#include <string.h>
+
+int djc_make_request(char **out, size_t *len, djc_make_ctx *ctx, const char *req, size_t n)
+{
+	if (out) *out = NULL;
+	if (len) *len = 0;
+	if (!out || !len || !ctx || !req) return DJC_EINVAL;
+	sb_t b = SB_INIT;
+	json_t *j = request_parse(req, n);
+	const char *tag = json_string_value(json_object_get(j, "_djc"));
+	if (json_is_object(j) && tag && !strcmp(tag, "key"))
+		key_line_add(&b, ctx->t, ctx->key, djc_make_attempt(ctx));
+	else
+		request_answer(ctx, j, &b, "a make's request is one JSON object: {\"_djc\": \"key\"}, "
+			       "{\"_djc\": \"table\"} or {\"_djc\": \"fetch\", \"table\": \"Name\", ...}");
+	json_decref(j);
+	*len = b.len;
+	*out = sb_steal(&b);
+	return DJC_OK;
+}
+
+/* The raw values a row's "_bin" names ([["a", n], ...]) into b, their data
+ * from raw[0..nraw): NULL, or what is wrong (caller frees). */
+static char *bins_of(json_t *bin, const void *const *raw, size_t nraw, row_bins *b)
+{
+	size_t i;
+	json_t *e;
+	if (!json_is_array(bin)) return xstrdup("a row's \"_bin\" must be a list of [\"attribute\", length]");
+	if (json_array_size(bin) != nraw)
+		return xasprintf("the row's \"_bin\" names %zu raw values, %zu given", json_array_size(bin), nraw);
+	b->names = xcalloc(nraw + 1, sizeof(char *));
+	b->lens = xcalloc(nraw + 1, sizeof(size_t));
+	b->data = xcalloc(nraw + 1, sizeof(char *));
+	json_array_foreach(bin, i, e) {
+		json_t *nm = json_array_get(e, 0), *ln = json_array_get(e, 1);
+		if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_string(nm) || !json_is_integer(ln) ||
+		    json_integer_value(ln) < 0 || (!raw[i] && json_integer_value(ln)))
+			return xstrdup("a row's \"_bin\" must be a list of [\"attribute\", length]");
+		b->names[b->n] = xstrdup(json_string_value(nm));
+		b->lens[b->n] = (size_t)json_integer_value(ln);
+		b->data[b->n++] = raw[i];
+	}
+	return NULL;
+}
+
+int djc_make_insert_json(djc_make_ctx *ctx, const char *json, size_t n, const void *const *raw, size_t nraw)
+{
+	if (!ctx) return DJC_EINVAL;
+	if (!json || (nraw && !raw)) {
+		djc_make_error(ctx, "djc_make_insert_json: no row (NULL) for %s", ctx->t->name);
+		return DJC_EINVAL;
+	}
+	json_error_t je;
+	int utf8 = utf8_valid(json, n);
+	json_t *j = utf8 ? json_loadb(json, n, JSON_REJECT_DUPLICATES, &je) : NULL;
+	char *m = NULL;
+	row_bins b = {0};
+	int rc = DJC_EINVAL;
+	if (!j)
+		m = utf8 ? xasprintf("a row must be one JSON object: %s", je.text) : xstrdup("a row must be UTF-8 text");
+	else if (!json_is_object(j))
+		m = xstrdup("expected a JSON object per row");
+	else {
+		json_t *bin = json_object_get(j, "_bin");
+		if (bin) m = bins_of(bin, raw, nraw, &b);
+		else if (nraw) m = xasprintf("%zu raw values given, but the row has no \"_bin\" naming them", nraw);
+		if (!m) {
+			json_object_del(j, "_bin");
+			rc = stage_json_row_bins(ctx->c, ctx->t, ctx->key, j, &b, &ctx->out, &m);
+		}
+	}
+	if (m) {
+		djc_make_error(ctx, "%s", m);
+		rc = rc ? rc : DJC_EINVAL;
+	}
+	for (size_t i = 0; i < b.n; i++) free(b.names[i]);
+	free(b.names);
+	free(b.lens);
+	free((void *)b.data);
+	free(m);
+	json_decref(j);
+	return rc;
+}
