@@ -60,7 +60,8 @@ SOREAL  := libdjc.so.$(VERSION)
 # and bash completion, so a program builds with
 # `cc prog.c $(pkg-config --cflags --libs djc)` (shared) or links libdjc.a
 # with `pkg-config --static --libs djc`; and the Python make module,
-# djc_make.py, in PYDIR (djc puts it first on a make program's PYTHONPATH).
+# djc_make.py, in PYDIR (djc puts it first on a make program's PYTHONPATH),
+# and djc_lib.py (a Python make called in-process by libdjc).
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
@@ -233,6 +234,9 @@ install: $(BUILD)/djc $(BUILD)/libdjc.a $(BUILD)/libdjc.so
 	install -m 644 python/djc_make.py $(DESTDIR)$(PYDIR)/djc_make.py
 	install -m 644 python/djc_blob.py $(DESTDIR)$(PYDIR)/djc_blob.py
 	install -m 644 python/djc_datajoint.py $(DESTDIR)$(PYDIR)/djc_datajoint.py
+	@# djc_lib.py with the path of the library installed beside it
+	sed 's|^_INSTALLED_LIB = None$$|_INSTALLED_LIB = "$(LIBDIR)/$(SONAME)"|' python/djc_lib.py > $(DESTDIR)$(PYDIR)/djc_lib.py
+	chmod 644 $(DESTDIR)$(PYDIR)/djc_lib.py
 	@# byte-compiled here: a user who cannot write PYDIR would otherwise have
 	@# djc_make.py compiled at every start of a Python make (10 ms each);
 	@# next to the modules whatever cache directory the installer's own
@@ -252,7 +256,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/djc $(DESTDIR)$(LIBDIR)/libdjc.a $(DESTDIR)$(LIBDIR)/$(SOREAL) \
 		$(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libdjc.so \
 		$(DESTDIR)$(INCDIR)/djc.h $(DESTDIR)$(PCDIR)/djc.pc $(DESTDIR)$(PYDIR)/djc_make.py $(DESTDIR)$(PYDIR)/djc_blob.py \
-		$(DESTDIR)$(PYDIR)/djc_datajoint.py $(DESTDIR)$(MANDIR)/man1/djc.1 $(DESTDIR)$(MANDIR)/man3/libdjc.3 $(DESTDIR)$(BASHCOMPDIR)/djc
+		$(DESTDIR)$(PYDIR)/djc_datajoint.py $(DESTDIR)$(PYDIR)/djc_lib.py $(DESTDIR)$(MANDIR)/man1/djc.1 $(DESTDIR)$(MANDIR)/man3/libdjc.3 $(DESTDIR)$(BASHCOMPDIR)/djc
 	rm -rf $(DESTDIR)$(PYDIR)/__pycache__
 
 clean:

@@ -13,7 +13,9 @@
 # scripts/mariadb-server.sh), PYSERVE_KEYS (default 20000), PYSERVE_ROUNDS
 # (default 3), PYSERVE_PROCS (default 7), PYSERVE_BATCHES (default "1 50":
 # the jobs.reserve_batch values measured), PYSERVE_KINDS (default "c python
-# c-fetch python-fetch"), PYTHON (default: Debian's /usr/bin/python3, the
+# python-lib c-fetch python-fetch python-lib-fetch"; the python-lib kinds:
+# the same Python makes called in-process by libdjc through
+# python/djc_lib.py, bench/prog/lib_make.py), PYTHON (default: Debian's /usr/bin/python3, the
 # interpreter make check installs python3-numpy for, else python3 on PATH;
 # see below), PYSERVE_SCHEMA (default pys: another for each run sharing a
 # server), BENCH_QUICK=1 (2,000 keys, 1 round).
@@ -80,7 +82,7 @@ for be in postgresql mariadb; do
 	"$NOOP" setup "$U" "$SCHEMA" "$N" >/dev/null
 	for b in ${PYSERVE_BATCHES:-1 50}; do
 		for r in $(seq 1 "$R"); do
-			for k in ${PYSERVE_KINDS:-c python c-fetch python-fetch}; do
+			for k in ${PYSERVE_KINDS:-c python python-lib c-fetch python-fetch python-lib-fetch}; do
 				"$NOOP" reset "$U" "$SCHEMA" >/dev/null
 				settle $be
 				"$NOOP" refresh "$U" "$SCHEMA" >/dev/null
@@ -88,7 +90,9 @@ for be in postgresql mariadb; do
 				c | c-fetch) out=$(DJC_JOBS_RESERVE_BATCH=$b "$RUN" run "$U" "$SCHEMA" reserve "$P" $k) ;;
 				python) out=$(DJC_JOBS_RESERVE_BATCH=$b "$RUN" run "$U" "$SCHEMA" reserve "$P" serve "$PY" bench/prog/noop_make.py) ;;
 				python-fetch) out=$(DJC_JOBS_RESERVE_BATCH=$b "$RUN" run "$U" "$SCHEMA" reserve "$P" serve "$PY" bench/prog/fetch_make.py) ;;
-				*) echo "py-serve.sh: unknown kind $k (c, python, c-fetch, python-fetch)" >&2; exit 2 ;;
+				python-lib) out=$(DJC_JOBS_RESERVE_BATCH=$b DJC_LIBRARY="$ROOT/$BUILD/libdjc.so.0" "$PY" bench/prog/lib_make.py "$U" "$SCHEMA" "$P") ;;
+				python-lib-fetch) out=$(DJC_JOBS_RESERVE_BATCH=$b DJC_LIBRARY="$ROOT/$BUILD/libdjc.so.0" "$PY" bench/prog/lib_make.py "$U" "$SCHEMA" "$P" fetch) ;;
+				*) echo "py-serve.sh: unknown kind $k (c, python, python-lib, c-fetch, python-fetch, python-lib-fetch)" >&2; exit 2 ;;
 				esac
 				printf '{"backend":"%s","batch":%d,"round":%d,"kind":"%s","r":%s}\n' "$be" "$b" "$r" "$k" "$out" >>"$LOG"
 				echo "py-serve.sh: $be batch $b round $r $k: $out" >&2
@@ -107,20 +111,28 @@ print("One run, %s s: %s keys per run, %s processes, C and Python runs alternati
       " with djc_make imported: %s ms (paid once per worker process, inside each Python run). Before each run: PostgreSQL"
       " VACUUM (ANALYZE) and CHECKPOINT, MariaDB's purge waited for (its own server only).\n"
       % (secs, n, p, n, "yes" if ok else "NO", py, start_ms, ))
-print("| backend | jobs.reserve_batch | make | C make | Python serve make | Python / C | target |")
-print("|---|---:|---|---:|---:|---:|---|")
+print("| backend | jobs.reserve_batch | make | C make | Python serve make | / C | Python in-process (djc_lib) | / C | target (0.8x) |")
+print("|---|---:|---|---:|---:|---:|---:|---:|---|")
+f = lambda xs: " ".join("{:,.0f}".format(x) for x in xs)
 for be in ("postgresql", "mariadb"):
     for b in sorted({r["batch"] for r in rows}):
-        for what, ck, pk in (("no-op", "c", "python"), ("reads its Src row", "c-fetch", "python-fetch")):
-            got = {}
-            for k in (ck, pk):
-                got[k] = [r["r"]["keys_per_s"] for r in rows if r["backend"] == be and r["batch"] == b and r["kind"] == k]
-            if not got[ck] or not got[pk]:
+        for what, ck, pk, lk in (("no-op", "c", "python", "python-lib"),
+                                 ("reads its Src row", "c-fetch", "python-fetch", "python-lib-fetch")):
+            got = {k: [r["r"]["keys_per_s"] for r in rows if r["backend"] == be and r["batch"] == b and r["kind"] == k]
+                   for k in (ck, pk, lk)}
+            if not got[ck]:
                 continue
-            c, y = statistics.median(got[ck]), statistics.median(got[pk])
-            f = lambda xs: " ".join("{:,.0f}".format(x) for x in xs)
-            target = ">= 0.8x: %s" % ("met" if y / c >= 0.8 else "NOT met") if ck == "c" else "-"
-            print("| %s | %d | %s | %s (%s) | %s (%s) | %.2fx | %s |" % (be, b, what, "{:,.0f}".format(c), f(got[ck]),
-                  "{:,.0f}".format(y), f(got[pk]), y / c, target))
+            c = statistics.median(got[ck])
+            cells, met = [], []
+            for k in (pk, lk):
+                if not got[k]:
+                    cells += ["-", "-"]
+                    continue
+                y = statistics.median(got[k])
+                cells += ["%s (%s)" % ("{:,.0f}".format(y), f(got[k])), "%.2fx" % (y / c)]
+                if ck == "c":
+                    met.append("%s %s" % ("serve" if k == pk else "in-process", "met" if y / c >= 0.8 else "NOT met"))
+            print("| %s | %d | %s | %s (%s) | %s | %s | %s | %s | %s |" % (be, b, what, "{:,.0f}".format(c), f(got[ck]),
+                  cells[0], cells[1], cells[2], cells[3], ", ".join(met) or "-"))
 print()
 PYX

@@ -23,8 +23,8 @@ processes (or DataJoint's own) share one queue.
 
 The library: $DJC_LIBRARY when set, else libdjc.so.0 where an installed
 tree or a build tree puts it beside this module (PREFIX/lib for
-PREFIX/share/djc/python, build/ for python/), else the dynamic linker's
-search path.
+PREFIX/share/djc/python, build/ for python/), else where `make install`
+put it (LIBDIR), else the dynamic linker's search path.
 """
 
 import ctypes
@@ -98,6 +98,9 @@ class _WorkerResult(_c.Structure):
                           ("failure", _c.c_char_p)]
 
 
+# the library `make install` installed beside this module (LIBDIR/libdjc.so.0;
+# this line is rewritten then), else None
+_INSTALLED_LIB = None
 _POPULATE_VERSION = 3
 _WORKER_VERSION = 2
 _OK, _EMAKE, _EINTR = 0, -9, -11
@@ -109,9 +112,11 @@ def _candidates():
     env = os.environ.get("DJC_LIBRARY")
     if env:
         return [env]
+    # the tree this module is in (a DESTDIR of `make install` too), then
+    # where it was installed for, then the linker's search path
     return [os.path.join(here, "..", "..", "..", "lib", "libdjc.so.0"),   # PREFIX/share/djc/python
             os.path.join(here, "..", "build", "libdjc.so.0"),              # a build tree's python/
-            "libdjc.so.0"]
+            _INSTALLED_LIB or "libdjc.so.0", "libdjc.so.0"]
 
 
 def _load():

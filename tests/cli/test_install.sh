@@ -8,7 +8,8 @@
 # make module (share/djc/python/djc_make.py) serves a populate of the
 # installed djc with PYTHONPATH, and without it (djc, and a program linked
 # with the installed libdjc.so, put it on their make programs' PYTHONPATH
-# and tell them DJC); `make uninstall` removes every file again.
+# and tell them DJC); its djc_lib.py populates in-process with the library
+# installed beside it; `make uninstall` removes every file again.
 . "$ROOT/tests/cli/lib.sh"
 
 D=$T/dest
@@ -18,7 +19,7 @@ VERSION=$(sed -n 's/^#define DJC_VERSION "\(.*\)"/\1/p' "$ROOT/include/djc.h")
 # the build directory relative to ROOT, as the Makefile names it
 B=${BUILD#"$ROOT"/}
 expect_rc 0 "make install into a DESTDIR" make --no-print-directory -C "$ROOT" BUILD="$B" DESTDIR="$D" PREFIX="$PREFIX" install
-for f in bin/djc lib/libdjc.a "lib/libdjc.so.$VERSION" include/djc.h lib/pkgconfig/djc.pc share/djc/python/djc_make.py share/djc/python/djc_blob.py share/djc/python/djc_datajoint.py; do
+for f in bin/djc lib/libdjc.a "lib/libdjc.so.$VERSION" include/djc.h lib/pkgconfig/djc.pc share/djc/python/djc_make.py share/djc/python/djc_blob.py share/djc/python/djc_datajoint.py share/djc/python/djc_lib.py; do
 	check "installed $f" test -f "$D$PREFIX/$f"
 done
 check "the Python modules are byte-compiled at install" sh -c 'ls "$1"/__pycache__/djc_make.*.pyc "$1"/__pycache__/djc_datajoint.*.pyc' _ "$D$PREFIX/share/djc/python"
@@ -77,6 +78,27 @@ run env PYTHONPATH="$D$PREFIX/share/djc/python" "$D$PREFIX/bin/djc" populate Squ
 check "the installed Python module serves a populate of the installed djc" test "$RC/$OUT" = "0/Square: 5 made, 0 errors, 0 skipped"
 expect_rc 0 "the installed Python module imports" env PYTHONPATH="$D$PREFIX/share/djc/python" python3 -c 'import djc_make; djc_make.b64("")'
 check "... from its compiled file, not compiled again" sh -c 'env -u PYTHONDONTWRITEBYTECODE -u PYTHONPYCACHEPREFIX PYTHONPATH="$1" python3 -v -c "import djc_make" 2>&1 | grep -q "code object from .*__pycache__/djc_make\.cpython"' _ "$D$PREFIX/share/djc/python"
+
+# djc_lib.py (a Python make called in-process by libdjc): installed with the
+# path of the library installed beside it, and populating Square from the
+# installed tree, the library found beside the module (this DESTDIR's lib/;
+# under AddressSanitizer its runtime preloaded, as a Python program loading
+# an instrumented library needs)
+check "the installed djc_lib.py names the library installed with it" \
+	grep -qx "_INSTALLED_LIB = \"$PREFIX/lib/libdjc.so.0\"" "$D$PREFIX/share/djc/python/djc_lib.py"
+cat > sqlib.py <<'P'
+import os
+import djc_lib
+def make(key, fetch):
+    return {"y": fetch("Item", key)[0]["x"] ** 2}
+r = djc_lib.populate("Square", make, reserve_jobs=True, processes=2)
+print(r["success_count"], r["error_count"], os.path.realpath(djc_lib._load()[0]._name))
+P
+expect_rc 0 "delete Square's rows again" "$D$PREFIX/bin/djc" delete Square
+run env PYTHONPATH="$D$PREFIX/share/djc/python" LD_PRELOAD="$ASAN_PRELOAD" ASAN_OPTIONS=detect_leaks=0 python3 sqlib.py
+check "the installed djc_lib populates with the library beside it (exit $RC)" \
+	test "$RC/$OUT" = "0/5 0 $(readlink -f "$L/libdjc.so.0")"
+expect_out "... its rows are the installed djc's" "[1,4,9,16,25]" sh -c '"$1" fetch Square --format json | jq -s -c "map(.y) | sort"' _ "$D$PREFIX/bin/djc"
 
 # (issue 36.10) without PYTHONPATH and with no djc on PATH: the installed
 # djc puts its module's directory (share/djc/python beside its bin/) first
