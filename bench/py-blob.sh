@@ -13,6 +13,10 @@
 #              out, decoded and packed by djc_blob.py as datajoint.blob
 #              does, the result compressed at zlib level 1 as DataJoint
 #              does: more work than the C make's): needs DataJoint
+#   py-lib, py-lib-dj   py-raw's and py-dj's makes called in the worker's
+#              own process by libdjc (python/djc_lib.py): no program, no
+#              pipe; the worker is the Python process (its RSS and CPU are
+#              the worker's, no program's)
 #   c-glibc, py-raw-glibc   c and py-raw with the worker on glibc's malloc
 #              defaults (BLOB_MALLOC=glibc): what keeping freed heap for
 #              the next key gains (docs/workers.md, "Large values")
@@ -50,10 +54,10 @@ export BLOB_DATA=${PYBLOB_DATA:-noise}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then N=2; R=1; fi
 [ -x "$RUN" ] || { echo "py-blob.sh: build first (make BUILD=$BUILD all)" >&2; exit 2; }
 . "$ROOT/scripts/datajoint-python.sh"
-KINDS="c py-raw py-base64 py-dj c-glibc py-raw-glibc"
+KINDS="c py-raw py-lib py-base64 py-dj py-lib-dj c-glibc py-raw-glibc"
 if [ -n "${DJPYTHON:-}" ]; then PY=$DJPYTHON
 elif djpy_find; then PY=$DJPY
-else PY=$(command -v python3); KINDS="c py-raw py-base64 c-glibc py-raw-glibc"; echo "py-blob.sh: no py-dj ($DJPY_WHY)" >&2
+else PY=$(command -v python3); KINDS="c py-raw py-lib py-base64 c-glibc py-raw-glibc"; echo "py-blob.sh: no py-dj ($DJPY_WHY)" >&2
 fi
 if [ -n "${PYBLOB_KINDS:-}" ]; then
 	want=c
@@ -103,6 +107,8 @@ for be in $BACKENDS; do
 			py-raw) out=$(BLOB_RSS=$WORK/rss DJC_BLOBS=raw BLOB_MODE=raw "$RUN" run "$U" "$S" serve "$PY" bench/prog/blob_make.py 2>/dev/null) ;;
 			py-base64) out=$(BLOB_RSS=$WORK/rss DJC_BLOBS=raw BLOB_MODE=raw BLOB_BINARY=0 "$RUN" run "$U" "$S" serve "$PY" bench/prog/blob_make.py 2>/dev/null) ;;
 			py-dj) out=$(BLOB_RSS=$WORK/rss BLOB_MODE=dj "$RUN" run "$U" "$S" serve "$PY" bench/prog/blob_make.py 2>/dev/null) ;;
+			py-lib) out=$(DJC_LIBRARY="$ROOT/$BUILD/libdjc.so.0" DJC_BLOBS=raw BLOB_MODE=raw "$PY" bench/prog/blob_make.py lib "$U" "$S") ;;
+			py-lib-dj) out=$(DJC_LIBRARY="$ROOT/$BUILD/libdjc.so.0" BLOB_MODE=dj "$PY" bench/prog/blob_make.py lib "$U" "$S") ;;
 			c-glibc) out=$(BLOB_MALLOC=glibc "$RUN" run "$U" "$S" c) ;;
 			py-raw-glibc) out=$(BLOB_MALLOC=glibc BLOB_RSS=$WORK/rss DJC_BLOBS=raw BLOB_MODE=raw "$RUN" run "$U" "$S" serve "$PY" bench/prog/blob_make.py 2>/dev/null) ;;
 			esac
@@ -134,13 +140,13 @@ print("| backend | make | keys/s | / C | worker RSS above start | program RSS | 
 print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 for be in ("postgresql", "mariadb"):
     c = None
-    for k in ("c", "py-raw", "py-base64", "py-dj", "c-glibc", "py-raw-glibc"):
+    for k in ("c", "py-raw", "py-lib", "py-base64", "py-dj", "py-lib-dj", "c-glibc", "py-raw-glibc"):
         got = [r for r in rows if r["backend"] == be and r["kind"] == k]
         if not got:
             continue
         ks = [r["r"]["keys_per_s"] for r in got]
         med = statistics.median(ks)
-        isc = k in ("c", "c-glibc")
+        isc = k in ("c", "c-glibc", "py-lib", "py-lib-dj")   # no program
         if k == "c":
             c = med
         w = max(r["r"]["worker_rss_kb"] - r["r"]["worker_rss0_kb"] for r in got) / 1024

@@ -475,7 +475,11 @@ void djc_make_error_stack(djc_make_ctx *ctx, const char *stack);
  * serve program's pipe, so such a make gets what a serve program gets.
  *
  * djc_make_request answers one request line req[0..n) into *out (*len
- * bytes, NUL-terminated, the caller's to free()): {"_djc": "key"} with
+ * bytes, NUL-terminated, the caller's to free()); with raw (and nraw)
+ * non-NULL, the raw values of the answer's rows are not in *out but in
+ * (*raw)[0..*nraw), in the order the rows' "_bin" name them with their
+ * lengths, each the buffer it was read into (not copied; the caller
+ * free()s each and the array). {"_djc": "key"} with
  * the key's line as a serve program reads it ({"_djc":"key","table":...,
  * "key":{...},"attempt":N}); {"_djc": "table"} with the table message of
  * the table made (its attributes' types and its parts'); a fetch
@@ -486,7 +490,8 @@ void djc_make_error_stack(djc_make_ctx *ctx, const char *stack);
  * request that is none of these are answered with an error line
  * ({"_djc":"rows","error":...}). DJC_OK, or DJC_EINVAL for a NULL
  * argument. */
-int djc_make_request(char **out, size_t *len, djc_make_ctx *ctx, const char *req, size_t n);
+int djc_make_request(char **out, size_t *len, void ***raw, size_t *nraw, djc_make_ctx *ctx, const char *req,
+		     size_t n);
 /* Stage a row given as a serve program writes it: one JSON object
  * json[0..n) (its "_part" names a part table; values as `djc fetch
  * --format json` prints them), and, when its "_bin" names them

@@ -30,6 +30,7 @@ put it (LIBDIR), else the dynamic linker's search path.
 import ctypes
 import os
 import sys
+import weakref
 
 import djc_make
 from djc_make import FetchError, ProtocolError, _decode_row, _dumps, _error_text, _loads, _row_items, _wide_req
@@ -146,7 +147,8 @@ def _load():
         "djc_worker": (i, [_c.POINTER(_c.POINTER(_WorkerResult)), vp, _c.POINTER(cp), sz,
                            _c.POINTER(_WorkerOptions)]),
         "djc_worker_result_free": (None, [_c.POINTER(_WorkerResult)]),
-        "djc_make_request": (i, [_c.POINTER(vp), _c.POINTER(sz), vp, cp, sz]),
+        "djc_make_request": (i, [_c.POINTER(vp), _c.POINTER(sz), _c.POINTER(_c.POINTER(vp)), _c.POINTER(sz), vp,
+                                 cp, sz]),
         "djc_make_insert_json": (i, [vp, cp, sz, _c.POINTER(vp), sz]),
         "djc_make_error_stack": (None, [vp, cp]),
         "djc_make_cancelled": (i, [vp]),
@@ -184,15 +186,28 @@ class _LibFetch(djc_make._Fetch):
         self.ctx = None
         self._info = {}   # table made -> its table message
 
-    def request(self, req):
+    def request(self, req, parts=None):
+        """The answer's text (bytes); with parts (a list), its raw values
+        are not in the text but appended to parts, each the buffer libdjc
+        read it into, freed when no view of it is left."""
         out, n = _c.c_void_p(), _c.c_size_t()
-        rc = self._lib.djc_make_request(_c.byref(out), _c.byref(n), self.ctx, req, len(req))
+        raw, nraw = _c.POINTER(_c.c_void_p)(), _c.c_size_t()
+        if parts is None:
+            rc = self._lib.djc_make_request(_c.byref(out), _c.byref(n), None, None, self.ctx, req, len(req))
+        else:
+            rc = self._lib.djc_make_request(_c.byref(out), _c.byref(n), _c.byref(raw), _c.byref(nraw), self.ctx,
+                                            req, len(req))
         if rc:
             raise ProtocolError("djc_make_request: %s" % self._lib.djc_strerror(rc).decode())
         try:
             return _c.string_at(out, n.value)
         finally:
             self._free(out)
+            if nraw.value:
+                parts.extend(raw[i] for i in range(nraw.value))
+                self._free(_c.cast(raw, _c.c_void_p))
+            elif raw:
+                self._free(_c.cast(raw, _c.c_void_p))
 
     def _fetch(self, table, key, where):
         req = {"_djc": "fetch", "table": table, "types": True, "binary": True}
@@ -200,8 +215,23 @@ class _LibFetch(djc_make._Fetch):
             req["key"] = _wide_req(key)
         elif where is not None:
             req["where"] = _wide_req(where)
-        data = self.request(_dumps(req).encode("utf-8"))
-        view = memoryview(data)
+        parts = []
+        try:
+            data = self.request(_dumps(req).encode("utf-8"), parts)
+        except BaseException:
+            for p in parts:
+                self._free(p)
+            raise
+        try:
+            return self._rows(data, parts)
+        finally:
+            for p in parts:
+                if p is not None:   # not made a view of (an answer that went wrong)
+                    self._free(p)
+
+    def _rows(self, data, parts):
+        """The rows of a fetch's answer: its text, its raw values apart
+        (parts: their addresses, each set to None once a view owns it)."""
         i = data.index(b"\n")
         head = _loads(data[:i])
         if head.get("_djc") != "rows":
@@ -211,15 +241,31 @@ class _LibFetch(djc_make._Fetch):
         types = head.get("types")
         rows = []
         pos = i + 1
+        k = 0
         for _ in range(head["count"]):
             i = data.index(b"\n", pos)
             row = _loads(data[pos:i])
             pos = i + 1
             for a, n in row.pop("_bin", None) or ():
-                row[a] = view[pos:pos + n]   # read-only, over this answer's bytes
-                pos += n
+                row[a] = self._view(parts, k, n)
+                k += 1
             rows.append(_decode_row(row, types))
         return rows
+
+    def _view(self, parts, k, n):
+        """A read-only memoryview of raw value k (n bytes), over the buffer
+        libdjc read it into: freed when the last view of it goes."""
+        p = parts[k]
+        parts[k] = None
+        if not n:
+            if p:
+                self._free(p)
+            return memoryview(b"")
+        if n >= djc_make._REUSE_MIN:
+            djc_make._keep_heap_once()   # as a serve program does: freed heap kept for the next key
+        buf = (_c.c_char * n).from_address(p)
+        weakref.finalize(buf, self._free, p)
+        return memoryview(buf).cast("B").toreadonly()
 
     def info(self):
         """The table message of the table made (its types and its parts')."""
@@ -263,7 +309,7 @@ class _Run:
             else:
                 rc = 0
                 info = fetch.info()
-                for line, vals in _row_items(rows, info, True, keep_heap=False):
+                for line, vals in _row_items(rows, info, True):
                     held = [_address(v) for v in vals]
                     raw = (_c.c_void_p * len(held))(*[a for a, _ in held]) if held else None
                     rc = lib.djc_make_insert_json(ctx, line, len(line), raw, len(held))

@@ -460,13 +460,12 @@ def _pack_blobs(r, info):
     return packed or r
 
 
-def _row_items(rows, info=None, binary=False, keep_heap=True):
+def _row_items(rows, info=None, binary=False):
     """The rows make returned, each as (line, values): its JSON line
     (bytes, with a newline) and, with binary values, its bytes values
     (byte memoryviews, named with their lengths in the line's "_bin"),
     else (). info: the table message of the table made (its types), else
-    None. keep_heap: the first large value sets up _keep_heap (a serve
-    program's; not djc_lib's, which lives in the caller's process)."""
+    None. The first large value sets up _keep_heap."""
     if rows is None:
         return
     if isinstance(rows, dict):
@@ -486,7 +485,7 @@ def _row_items(rows, info=None, binary=False, keep_heap=True):
             continue
         rest = {a: v for a, v in r.items() if not isinstance(v, _BYTES)}
         vals = [v if isinstance(v, memoryview) else memoryview(v) for a, v in bins]
-        if keep_heap and any(v.nbytes >= _REUSE_MIN for v in vals):
+        if any(v.nbytes >= _REUSE_MIN for v in vals):
             _keep_heap_once()
         rest["_bin"] = [[a, v.nbytes] for (a, _), v in zip(bins, vals)]
         yield _dumps(rest).encode("utf-8") + b"\n", [v.cast("B") if v.ndim != 1 or v.itemsize != 1 else v for v in vals]
@@ -1239,7 +1238,7 @@ def _keep_heap():
     values"): glibc's malloc keeps freed heap for the next key instead of
     mapping every large value afresh and faulting its pages in again (about
     1.2x the keys/s of a make moving 10 MiB arrays). Only in a serve
-    program (one process for many keys), only with glibc, and never over a
+    program or a djc_lib worker (one process for many keys), only with glibc, and never over a
     setting of the user's own (GLIBC_TUNABLES naming malloc, or
     MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_)."""
     env = os.environ

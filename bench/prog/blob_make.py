@@ -9,7 +9,12 @@ djc_make.py (a numpy array in, an array out: djc_blob.py decodes and packs
 numeric arrays as datajoint.blob does, with numpy alone).
 BLOB_BINARY=0: djc_make.run(make, binary=False) (base64 in the JSON).
 BLOB_RSS=FILE: at its end, the program appends its max RSS (KiB) to FILE,
-and its CPU seconds (user + system) to FILE.cpu."""
+and its CPU seconds (user + system) to FILE.cpu.
+
+`blob_make.py lib URL SCHEMA`: the same make called in this process by
+libdjc (python/djc_lib.py), populating Part with reserved jobs and no
+refresh as bench/blob_run.c's run does, printing what it prints (this
+process is the worker: no program)."""
 import atexit
 import os
 import resource
@@ -35,6 +40,37 @@ def make_dj(key, fetch):
     return {"n": a.size, "head": a[:OUT]}
 
 
+def run_lib(url, schema):
+    import json
+    import sys
+    import time
+
+    import djc_lib
+
+    def usage():
+        u = resource.getrusage(resource.RUSAGE_SELF)
+        return u.ru_maxrss, u.ru_utime + u.ru_stime, u.ru_minflt
+
+    if MODE == "dj":
+        # what the serve program's "above its interpreter" leaves out too
+        import djc_blob  # noqa: F401 (numpy with it)
+    rss0, cpu0, flt0 = usage()
+    t0 = time.perf_counter()
+    r = djc_lib.populate("Part", make_dj if MODE == "dj" else make_raw, url=url, schema=schema, reserve_jobs=True,
+                         refresh=False, suppress_errors=True)
+    dt = time.perf_counter() - t0
+    rss, cpu, flt = usage()
+    made = r["success_count"]
+    print(json.dumps({"kind": "py-lib", "keys": made, "secs": round(dt, 4), "keys_per_s": round(made / dt, 2),
+                      "errors": r["error_count"], "worker_rss0_kb": rss0, "worker_rss_kb": rss, "program_rss_kb": 0,
+                      "worker_cpu_s": round(cpu - cpu0, 3), "worker_faults": flt - flt0}))
+    if r["error_list"]:
+        print("blob_make.py: first error: %r" % (r["error_list"][0],), file=sys.stderr)
+
+
+if __name__ == "__main__" and os.sys.argv[1:2] == ["lib"]:
+    run_lib(os.sys.argv[2], os.sys.argv[3])
+    raise SystemExit(0)
 if os.environ.get("BLOB_RSS"):
     def _rss():
         with open(os.environ["BLOB_RSS"], "a") as f:

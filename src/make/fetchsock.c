@@ -120,7 +120,7 @@ static void on_request(fetchsock *fs, client *k, const char *l, size_t n)
 	while (i < n && (l[i] == ' ' || l[i] == '\t' || l[i] == '\r')) i++;
 	if (i == n) return;
 	json_t *j = request_parse(l, n);
-	request_answer(&fs->ctx, j, &k->out, "the fetch socket takes fetch requests only, one JSON line each: "
+	request_answer(&fs->ctx, j, &k->out, NULL, "the fetch socket takes fetch requests only, one JSON line each: "
 		       "{\"_djc\": \"fetch\", \"table\": \"Name\", \"key\": {...}} (or \"where\")");
 	json_decref(j);
 }

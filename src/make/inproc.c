@@ -9,22 +9,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-int djc_make_request(char **out, size_t *len, djc_make_ctx *ctx, const char *req, size_t n)
+int djc_make_request(char **out, size_t *len, void ***raw, size_t *nraw, djc_make_ctx *ctx, const char *req,
+		     size_t n)
 {
 	if (out) *out = NULL;
 	if (len) *len = 0;
-	if (!out || !len || !ctx || !req) return DJC_EINVAL;
+	if (raw) *raw = NULL;
+	if (nraw) *nraw = 0;
+	if (!out || !len || !ctx || !req || !raw != !nraw) return DJC_EINVAL;
 	sb_t b = SB_INIT;
+	raw_parts parts = {0};
 	json_t *j = request_parse(req, n);
 	const char *tag = json_string_value(json_object_get(j, "_djc"));
 	if (json_is_object(j) && tag && !strcmp(tag, "key"))
 		key_line_add(&b, ctx->t, ctx->key, djc_make_attempt(ctx));
 	else
-		request_answer(ctx, j, &b, "a make's request is one JSON object: {\"_djc\": \"key\"}, "
+		request_answer(ctx, j, &b, raw ? &parts : NULL, "a make's request is one JSON object: {\"_djc\": \"key\"}, "
 			       "{\"_djc\": \"table\"} or {\"_djc\": \"fetch\", \"table\": \"Name\", ...}");
 	json_decref(j);
 	*len = b.len;
 	*out = sb_steal(&b);
+	if (raw) {
+		*raw = (void **)parts.bufs;
+		*nraw = parts.n;
+	}
 	return DJC_OK;
 }
 

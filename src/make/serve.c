@@ -631,11 +631,28 @@ int fetch_answer(djc_make_ctx *ctx, json_t *j, const fetch_out *o)
 	return 0;
 }
 
-static void put_sb(void *to, const char *s, size_t n) { sb_addn(to, s, n); }
-static void take_sb(void *to, char *buf, size_t n)
+/* Where request_answer's answer goes: its text, and the raw values taken
+ * apart (parts) or into the text (parts NULL). */
+typedef struct answer_to {
+	sb_t *text;
+	raw_parts *parts;
+} answer_to;
+
+static void put_answer(void *to, const char *s, size_t n) { sb_addn(((answer_to *)to)->text, s, n); }
+static void take_answer(void *to, char *buf, size_t n)
 {
-	sb_addn(to, buf, n);
-	free(buf);
+	answer_to *a = to;
+	if (!a->parts) {
+		sb_addn(a->text, buf, n);
+		free(buf);
+		return;
+	}
+	raw_parts *p = a->parts;
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 4;
+		p->bufs = xrealloc(p->bufs, p->cap * sizeof *p->bufs);
+	}
+	p->bufs[p->n++] = buf;   /* handed over as it is, not copied */
 }
 
 json_t *request_parse(const char *l, size_t n)
@@ -644,7 +661,7 @@ json_t *request_parse(const char *l, size_t n)
 	return utf8_valid(l, n) ? json_loadb(l, n, JSON_REJECT_DUPLICATES, &je) : NULL;
 }
 
-void request_answer(djc_make_ctx *ctx, json_t *j, sb_t *out, const char *refusal)
+void request_answer(djc_make_ctx *ctx, json_t *j, sb_t *out, raw_parts *parts, const char *refusal)
 {
 	const char *tag = json_string_value(json_object_get(j, "_djc"));
 	if (j && json_is_object(j) && tag && !strcmp(tag, "table"))
@@ -652,7 +669,8 @@ void request_answer(djc_make_ctx *ctx, json_t *j, sb_t *out, const char *refusal
 	else if (!j || !json_is_object(j) || !tag || strcmp(tag, "fetch"))
 		fetch_error_line(out, refusal, DJC_EINVAL);
 	else {
-		fetch_out o = {put_sb, take_sb, out, json_is_true(json_object_get(j, "binary")),
+		answer_to to = {out, parts};
+		fetch_out o = {put_answer, take_answer, &to, json_is_true(json_object_get(j, "binary")),
 			       json_is_true(json_object_get(j, "types")), NULL, NULL};
 		fetch_answer(ctx, j, &o);
 	}

@@ -81,13 +81,21 @@ void table_message(sb_t *b, djc_conn *c, const table *t);
 /* A request line l[0..n) as JSON, or NULL when it is not valid UTF-8 or
  * not JSON (request_answer refuses NULL). */
 json_t *request_parse(const char *l, size_t n);
+/* Raw values of an answer, apart from its text: malloc'd buffers, in the
+ * order the answer's lines name them ("_bin"). */
+typedef struct raw_parts {
+	char **bufs;
+	size_t n, cap;
+} raw_parts;
 /* Answer request j (NULL: one that could not be read) of a make to out,
  * as the fetch socket (fetchsock.h) and the library's djc_make_request
  * answer it: a fetch ({"_djc": "fetch", ...}: fetch_answer, with types
  * and bytes values raw when it asks: "types", "binary": true, as a serve
  * program's hello does) or {"_djc": "table"} (the table message of the
- * table made); anything else an error answer saying `refusal`. */
-void request_answer(djc_make_ctx *ctx, json_t *j, sb_t *out, const char *refusal);
+ * table made); anything else an error answer saying `refusal`. Raw values
+ * go into out after their line, or with parts, each into parts as it was
+ * read (not copied). */
+void request_answer(djc_make_ctx *ctx, json_t *j, sb_t *out, raw_parts *parts, const char *refusal);
 /* The serve protocol's line for a key of t ({"_djc":"key","table":...,
  * "key":{...},"attempt":N} and a newline), added to b. */
 void key_line_add(sb_t *b, const table *t, const djc_row *key, int attempt);

@@ -46,7 +46,7 @@ static const char PIPE[] =
 static char *ask(djc_make_ctx *ctx, const char *req, size_t *len)
 {
 	char *out = NULL;
-	int rc = djc_make_request(&out, len, ctx, req, strlen(req));
+	int rc = djc_make_request(&out, len, NULL, NULL, ctx, req, strlen(req));
 	CHECK_MSG(rc == DJC_OK && out && *len && out[*len] == 0, "%s: rc %d", req, rc);
 	return rc ? NULL : out;
 }
@@ -83,6 +83,19 @@ static int make_out(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	CHECK_MSG(nl && !strncmp(rows, "{\"_djc\":\"rows\",\"count\":1,\"types\":{", 34), "%s", rows ? rows : "");
 	CHECK_MSG(nl2 && strstr(nl + 1, "\"_bin\":[[\"b\",3]]") && (size_t)(nl2 + 1 + 3 - rows) == n &&
 		  !memcmp(nl2 + 1, "\0\n", 2) && nl2[3] == (char)id, "%s", nl ? nl + 1 : "");
+	/* the same fetch with the raw values apart: the text ends with the
+	 * row's line, its value is the one buffer */
+	void **raw_parts = NULL;
+	size_t nparts = 0;
+	char *text = NULL;
+	int prc = djc_make_request(&text, &n, &raw_parts, &nparts, ctx, req, strlen(req));
+	CHECK_MSG(prc == DJC_OK && text && nparts == 1 && n == strlen(text) && text[n - 1] == '\n' &&
+		  strstr(text, "\"_bin\":[[\"b\",3]]") && !memcmp(raw_parts[0], "\0\n", 2) &&
+		  ((char *)raw_parts[0])[2] == (char)id, "rc %d, %zu parts: %s", prc, nparts, text ? text : "");
+	for (size_t i = 0; i < nparts; i++) free(raw_parts[i]);
+	free(raw_parts);
+	free(text);
+	CHECK(djc_make_request(&text, &n, &raw_parts, NULL, ctx, req, strlen(req)) == DJC_EINVAL && !text);
 	long x = nl ? num_after(nl + 1, "\"x\":") : -1;
 	char row[96], raw[3] = {'r', 0, (char)id};
 	const void *vals[1] = {raw};
@@ -162,8 +175,8 @@ static int make_bad(djc_make_ctx *ctx, const djc_row *key, void *payload)
 	case 11: rc = djc_make_insert_json(ctx, "{\"y\": 1,", 8, NULL, 0); break;
 	case 12: rc = djc_make_insert_json(ctx, "{\"y\": 1, \"_bin\": [[\"raw\", 2]]}", 30, raw, 0); break;
 	case 13: rc = djc_make_insert_json(ctx, "{\"y\": 1, \"zz\": 2}", 17, NULL, 0); break;
-	case 14: djc_make_request(&a, &n, ctx, "{\"_djc\":\"hello\"}", 16); break;
-	case 15: djc_make_request(&a, &n, ctx, "{\"_djc\":\"fetch\",\"table\":\"Other\"}", 32); break;
+	case 14: djc_make_request(&a, &n, NULL, NULL, ctx, "{\"_djc\":\"hello\"}", 16); break;
+	case 15: djc_make_request(&a, &n, NULL, NULL, ctx, "{\"_djc\":\"fetch\",\"table\":\"Other\"}", 32); break;
 	default: rc = djc_make_insert_json(ctx, "{\"y\": 1}", 8, raw, 1); break;
 	}
 	if (a) {
