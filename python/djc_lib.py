@@ -328,11 +328,19 @@ class _Run:
             return -1
         finally:
             fetch.ctx = None
-            # a worker process ends with _exit: what the make printed goes now
-            if sys.stdout is not None:
-                sys.stdout.flush()
-            if sys.stderr is not None:
-                sys.stderr.flush()
+            _flush()
+
+
+def _flush():
+    """What the make printed, written now: a worker process ends with
+    _exit. Nothing may leave a callback (ctypes would print it and return
+    0: a make that succeeded): a stream that cannot be written is left."""
+    for f in (sys.stdout, sys.stderr):
+        try:
+            if f is not None:
+                f.flush()
+        except Exception:
+            pass
 
 
 def _connect(lib, url, schema):
@@ -401,9 +409,7 @@ def _call(make, url, schema, go):
     conn = _connect(lib, url, schema)
     # worker processes are forks of this one and end with _exit: nothing
     # printed before is left in the buffers they copy
-    for f in (sys.stdout, sys.stderr):
-        if f is not None:
-            f.flush()
+    _flush()
     try:
         rc, out, err = go(run, lib, conn)
     finally:
