@@ -185,6 +185,20 @@ class _LibFetch(djc_make._Fetch):
         self._lib, self._free = lib, free
         self.ctx = None
         self._info = {}   # table made -> its table message
+        # the key's request, its arguments made once (it is every key's)
+        self._kout, self._kn = _c.c_void_p(), _c.c_size_t()
+        self._kargs = (_c.byref(self._kout), _c.byref(self._kn), None, None)
+
+    def key_line(self):
+        """The key's line ({"_djc":"key",...}), as bytes."""
+        kout = self._kout
+        rc = self._lib.djc_make_request(*self._kargs, self.ctx, b'{"_djc":"key"}', 14)
+        if rc:
+            raise ProtocolError("djc_make_request: %s" % self._lib.djc_strerror(rc).decode())
+        try:
+            return _c.string_at(kout, self._kn.value)
+        finally:
+            self._free(kout)
 
     def request(self, req, parts=None):
         """The answer's text (bytes); with parts (a list), its raw values
@@ -294,18 +308,19 @@ class _Run:
         self.fetch = _LibFetch(self.lib, free)
         self.pid = os.getpid()
         self.raised = None   # the first exception a make raised in this process
+        self.insert = self.lib.djc_make_insert_json
         self.callback = _MAKE(self._one)
 
     def _one(self, ctx, _key, _payload):
         lib, fetch = self.lib, self.fetch
         fetch.ctx = ctx
         try:
-            msg = _loads(fetch.request(b'{"_djc":"key"}'))
+            msg = _loads(fetch.key_line())
             fetch.table = msg["table"]
-            fetch.attempt = msg.get("attempt", 1)
+            fetch.attempt = msg["attempt"]
             rows = self.make(msg["key"], fetch)
             if type(rows) is dict and not rows:
-                rc = lib.djc_make_insert_json(ctx, b"{}", 2, None, 0)
+                rc = self.insert(ctx, b"{}", 2, None, 0)
             else:
                 rc = 0
                 info = fetch.info()
@@ -328,7 +343,11 @@ class _Run:
             return -1
         finally:
             fetch.ctx = None
-            _flush()
+            try:   # (_flush, inline: every key's)
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except Exception:
+                _flush()
 
 
 def _flush():
