@@ -11,6 +11,11 @@
 #              BLOB_MODE=dj: arrays decoded and packed in DataJoint's format
 #              by python/djc_make.py and djc_blob.py, numpy only; timed
 #              around the command: its start and the program's are in it)
+#   djc_lib    the same make in-process: `python3 blob_make.py lib` calls
+#              djc_lib.populate("Head", make, reserve_jobs=True) on the
+#              adopted schema (python/djc_lib.py: libdjc in the Python
+#              process, no program; timed around the command: the
+#              interpreter's start and imports are in it)
 # DataJoint checks the rows after each run (dj_blob.py check). Per backend
 # (DJBLOB_BACKENDS, default "postgresql mysql"): DJBLOB_KEYS keys (default
 # 24) of DJBLOB_MB MiB (default 10), DJBLOB_ROUNDS rounds (default 3); the
@@ -36,8 +41,8 @@ export PG_DURABLE=1 MARIADB_DURABLE=1
 tw_init djblob
 now() { date +%s.%N; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-TABLE="| backend | DataJoint keys/s | (its populate call alone) | djc keys/s | djc / DataJoint | checks |
-|---|---|---|---|---|---|"
+TABLE="| backend | DataJoint keys/s | (its populate call alone) | djc keys/s | djc / DataJoint | djc_lib keys/s | djc_lib / DataJoint | checks |
+|---|---|---|---|---|---|---|---|"
 for be in $BACKENDS; do
 	url=$(tw_start "$be") || { echo "dj-blob: $be: no server" >&2; exit 1; }
 	S=djblob
@@ -45,7 +50,7 @@ for be in $BACKENDS; do
 	D=("$DJC" --db "$url" --schema ${S}_djc)
 	printf 'Head\n    make_serve = %s %s/bench/prog/blob_make.py\n' "$DJPY" "$ROOT" > "$WORK/o.djc"
 	"${D[@]}" adopt $S --overlay "$WORK/o.djc" >/dev/null || { echo "dj-blob: $be: djc adopt failed" >&2; exit 1; }
-	: > "$WORK/dj.$be"; : > "$WORK/djcall.$be"; : > "$WORK/djc.$be"
+	: > "$WORK/dj.$be"; : > "$WORK/djcall.$be"; : > "$WORK/djc.$be"; : > "$WORK/lib.$be"
 	checks=passed
 	for r in $(seq 1 "$R"); do
 		t0=$(now)
@@ -61,11 +66,19 @@ for be in $BACKENDS; do
 		awk -v n="$N" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", n / (b - a) }' >> "$WORK/djc.$be"
 		$DB check "$url" $S "$N" >/dev/null || checks=FAILED
 		$DB clear "$url" $S
-		echo "dj-blob: $be round $r: DataJoint $(tail -1 "$WORK/dj.$be") keys/s ($(tail -1 "$WORK/djcall.$be") in the populate call), djc $(tail -1 "$WORK/djc.$be") keys/s" >&2
+		t0=$(now)
+		BLOB_MODE=dj BLOB_TABLE=Head BLOB_REFRESH=1 DJC_LIBRARY="$ROOT/build/libdjc.so.0" PYTHONPATH="$ROOT/python" \
+			$DJPY "$ROOT/bench/prog/blob_make.py" lib "$url" ${S}_djc >"$WORK/lib.out" 2>&1 || { cat "$WORK/lib.out" >&2; checks=FAILED; }
+		t1=$(now)
+		grep -q '"errors": 0' "$WORK/lib.out" && grep -q "\"keys\": $N," "$WORK/lib.out" || { cat "$WORK/lib.out" >&2; checks=FAILED; }
+		awk -v n="$N" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", n / (b - a) }' >> "$WORK/lib.$be"
+		$DB check "$url" $S "$N" >/dev/null || checks=FAILED
+		$DB clear "$url" $S
+		echo "dj-blob: $be round $r: DataJoint $(tail -1 "$WORK/dj.$be") keys/s ($(tail -1 "$WORK/djcall.$be") in the populate call), djc $(tail -1 "$WORK/djc.$be") keys/s, djc_lib $(tail -1 "$WORK/lib.$be") keys/s" >&2
 	done
-	a=$(median < "$WORK/dj.$be"); b=$(median < "$WORK/djc.$be"); c=$(median < "$WORK/djcall.$be")
+	a=$(median < "$WORK/dj.$be"); b=$(median < "$WORK/djc.$be"); c=$(median < "$WORK/djcall.$be"); l=$(median < "$WORK/lib.$be")
 	TABLE="$TABLE
-| $be | $a | $c | $b | $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2fx", b / a }') | $checks |"
+| $be | $a | $c | $b | $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2fx", b / a }') | $l | $(awk -v a="$a" -v b="$l" 'BEGIN { printf "%.2fx", b / a }') | $checks |"
 	tw_stop "$be"
 done
 printf '%s keys of %s MiB, %s rounds, medians:\n\n%s\n' "$N" "$MB" "$R" "$TABLE"

@@ -14,7 +14,9 @@ and its CPU seconds (user + system) to FILE.cpu.
 `blob_make.py lib URL SCHEMA`: the same make called in this process by
 libdjc (python/djc_lib.py), populating Part with reserved jobs and no
 refresh as bench/blob_run.c's run does, printing what it prints (this
-process is the worker: no program)."""
+process is the worker: no program). BLOB_TABLE: another table (the
+adopted Head of bench/dj-blob.sh); BLOB_REFRESH=1: refresh as populate
+does by default (jobs.auto_refresh)."""
 import atexit
 import os
 import resource
@@ -56,8 +58,9 @@ def run_lib(url, schema):
         import djc_blob  # noqa: F401 (numpy with it)
     rss0, cpu0, flt0 = usage()
     t0 = time.perf_counter()
-    r = djc_lib.populate("Part", make_dj if MODE == "dj" else make_raw, url=url, schema=schema, reserve_jobs=True,
-                         refresh=False, suppress_errors=True)
+    r = djc_lib.populate(os.environ.get("BLOB_TABLE", "Part"), make_dj if MODE == "dj" else make_raw, url=url,
+                         schema=schema, reserve_jobs=True, refresh=None if os.environ.get("BLOB_REFRESH") else False,
+                         suppress_errors=True)
     dt = time.perf_counter() - t0
     rss, cpu, flt = usage()
     made = r["success_count"]
