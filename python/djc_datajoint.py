@@ -29,6 +29,14 @@ fails the key naming the attribute. A make that raises (SystemExit and
 KeyboardInterrupt too) fails the key with its traceback in djc's jobs
 table, as DataJoint records it.
 
+Or in the lab's own script, in-process, as DataJoint's populate is
+called (libdjc through djc_lib.py, no program between)::
+
+    import djc_datajoint
+    from mypipeline.analysis import Stats
+    djc_datajoint.populate(Stats, reserve_jobs=True, processes=4,
+                           url="postgresql://...", schema="analysis_djc")
+
 The key reaches the make as DataJoint would pass it: a dict of the
 primary key, dates and datetimes as ``datetime`` objects, decimals as
 ``Decimal``, uuids as ``UUID``. The tripartite make of DataJoint 2.x
@@ -59,7 +67,7 @@ import uuid
 
 import djc_make
 
-__all__ = ["main", "serve_classes", "NotSupported"]
+__all__ = ["main", "serve_classes", "populate", "worker", "NotSupported"]
 
 
 class NotSupported(Exception):
@@ -523,6 +531,55 @@ def serve_classes(classes):
     if len(classes) == 1:
         return djc_make.run(_runner(classes[0]))
     return djc_make.run({c.__name__: _runner(c) for c in classes})
+
+
+def _in_process(cls, run, options):
+    """run(table, make, **options) (djc_lib.populate or worker) with cls's
+    make in this process. With processes > 1 the worker processes are
+    forks of this one: DataJoint's connection is closed first and each
+    process opens its own at its first key (a connection shared by forks
+    is one session spoken to by several processes), and this one's is
+    opened again after, as DataJoint's own populate does."""
+    _install()
+    make = _runner(cls)
+    conn = cls.connection if not isinstance(cls.connection, property) else cls().connection
+    if options.get("processes", 1) <= 1:
+        return run(cls.__name__, make, **options)
+    parent = os.getpid()
+    opened = []
+
+    def own(key, fetch):
+        if not opened and os.getpid() != parent:
+            conn.connect()
+            opened.append(True)
+        return make(key, fetch)
+
+    conn.close()
+    try:
+        return run(cls.__name__, own, **options)
+    finally:
+        conn.connect()
+
+
+def populate(cls, restriction=None, **options):
+    """DataJoint's ``cls.populate(...)`` with djc's job reservation: cls's
+    own make() (as ``make_serve = python3 -m djc_datajoint``, above)
+    called in this process by libdjc (djc_lib.populate, docs/python-lib.md),
+    on cls's table as djc adopted it (its class name): options and return
+    value as djc_lib.populate's (reserve_jobs, processes, max_calls,
+    suppress_errors, display_progress, priority, refresh, timeout, url,
+    schema: djc's database, the adopted schema's companion)."""
+    import djc_lib
+
+    return _in_process(cls, lambda t, m, **o: djc_lib.populate(t, m, restriction, **o), options)
+
+
+def worker(cls, restriction=None, **options):
+    """`djc worker` for cls's table with cls's own make() in this process
+    (djc_lib.worker's options and return value)."""
+    import djc_lib
+
+    return _in_process(cls, lambda t, m, **o: djc_lib.worker(t, m, restriction, **o), options)
 
 
 def main(argv=None):

@@ -173,7 +173,7 @@ def _address(v):
     try:
         return _c.addressof((_c.c_char * v.nbytes).from_buffer(v)), v
     except TypeError:   # read-only
-        b = v.obj if type(v.obj) is bytes and len(v.obj) == v.nbytes else v.tobytes()
+        b = v.obj if type(v.obj) is bytes and v.c_contiguous and len(v.obj) == v.nbytes else v.tobytes()
         return _c.cast(_c.c_char_p(b), _c.c_void_p).value, b
 
 
@@ -184,6 +184,7 @@ class _LibFetch(djc_make._Fetch):
     def __init__(self, lib, free):
         self._lib, self._free = lib, free
         self.ctx = None
+        self.told = False   # what cancelled() last said this key: a make told to stop is not committed
         self._info = {}   # table made -> its table message
         # the key's request, its arguments made once (it is every key's)
         self._kout, self._kn = _c.c_void_p(), _c.c_size_t()
@@ -294,7 +295,10 @@ class _LibFetch(djc_make._Fetch):
         "cancelled"); a long make asks now and then and returns (or
         raises) when told. Nothing it made is committed then."""
         rc = self._lib.djc_make_cancelled(self.ctx)
-        return {0: False, -11: "interrupted", -8: "lost", -12: "timed out", -13: "cancelled"}.get(rc, rc != 0)
+        why = {0: False, -11: "interrupted", -8: "lost", -12: "timed out", -13: "cancelled"}.get(rc, rc != 0)
+        if why:
+            self.told = why
+        return why
 
 
 class _Run:
@@ -318,7 +322,13 @@ class _Run:
             msg = _loads(fetch.key_line())
             fetch.table = msg["table"]
             fetch.attempt = msg["attempt"]
+            fetch.told = False
             rows = self.make(msg["key"], fetch)
+            if fetch.told:
+                # it asked, was told to stop, and returned: stopped, as a
+                # serve program's make is (djc records why), not committed
+                lib.djc_make_error(_c.c_void_p(ctx), b"%s", b"make stopped: " + fetch.told.encode())
+                return -1
             if type(rows) is dict and not rows:
                 rc = self.insert(ctx, b"{}", 2, None, 0)
             else:
