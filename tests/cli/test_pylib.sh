@@ -25,7 +25,8 @@
 #                naming both tables; a row with an unknown attribute, or text
 #                for an int attribute, fails its key naming the attribute
 #   interrupted  a make that sends its own process SIGINT is told
-#                "interrupted" by fetch.cancelled(); it stops; populate
+#                "interrupted" by fetch.cancelled(); it stops (raises, or
+#                returns its row all the same: not committed); populate
 #                raises KeyboardInterrupt; the job is an error "interrupted by
 #                SIGINT" (history: interrupted), nothing of it committed, the
 #                next key not started, Python's SIGINT handler back; SIGTERM:
@@ -139,7 +140,9 @@ def make(key, fetch):
     raw = it[0]["raw"]
     seen[i] = "%s %s %d" % (type(raw).__name__, raw.readonly, raw.nbytes)
     rev = bytes(raw)[::-1] + b"\x00\n"
-    copy = [rev, bytearray(rev), memoryview(b"--" + rev)[2:]][i - 1]
+    # bytes; a view over bytes backwards (strided: its bytes in its own
+    # order); a view into a bytearray past its start (no copy)
+    copy = [rev, memoryview(rev[::-1])[::-1], memoryview(bytearray(b"--" + rev))[2:]][i - 1]
     return [{"y": it[0]["x"] ** 2, "copy": copy, "same": raw}] + \
         [{"_part": "Part", "j": j, "z": 10 * i + j} for j in range(i)]
 r = djc_lib.populate("Sq", make)
@@ -157,7 +160,7 @@ expect_out "basic: target rows" "1 4
 expect_out "basic: part rows" '[[1,0,10],[2,0,20],[2,1,21],[3,0,30],[3,1,31],[3,2,32]]' \
 	sh -c '"$DJC" fetch Sq.Part --format json | jq -s -c "map([.item_id, .j, .z])"'
 "$DJC" fetch Sq --format json > sq.json
-pycheck "basic: bytes values stored byte for byte (bytes, bytearray, memoryview, the fetched view)" '
+pycheck "basic: bytes values stored byte for byte (bytes, a backwards view of bytes, a view into a bytearray, the fetched view)" '
 import base64, json, raws
 rows = [json.loads(l) for l in open("sq.json")]
 assert [r["item_id"] for r in rows] == [1, 2, 3], rows
@@ -359,8 +362,9 @@ def make(key, fetch):
         os.kill(os.getpid(), sig)
         told = fetch.cancelled()
         log.append("told %s" % told)
-        if told:
+        if told and sys.argv[2] == "raise":
             raise RuntimeError("stopped: %s" % told)
+        # "return": it returns its row all the same, which is not committed
     return {"v": key["item_id"]}
 out = {"made": made, "log": log}
 try:
@@ -376,21 +380,24 @@ except KeyboardInterrupt:
     out["after"] = "KeyboardInterrupt"
 print(json.dumps(out))
 P
-for sig in SIGINT SIGTERM; do
+for run in "SIGINT raise" "SIGTERM raise" "SIGINT return"; do
+	set -- $run
+	sig=$1
 	djc delete Intr --yes >/dev/null
 	djc jobs clear Intr --all >/dev/null
-	pyrun intr.py $sig
+	pyrun intr.py $run
+	sig="$sig, make that ${2}s"
 	check "interrupted: $sig: the program ran on (exit $RC)" test "$RC" = 0
 	first=$(jget '.made[0]') second=$(jget '.made[1]')
 	third=$((6 - first - second))
-	[ $sig = SIGINT ] && want="KeyboardInterrupt " || want="SystemExit 143"
+	[ $1 = SIGINT ] && want="KeyboardInterrupt " || want="SystemExit 143"
 	jqcheck "interrupted: $sig: the second make was told, stopped; populate raised $want" \
 		'"\(.made | length) \(.log | join(",")) / \(.raised)"' "2 make,make,told interrupted / $want"
 	jqcheck "interrupted: $sig: Python's own SIGINT handler is back, and works" '"\(.handler) \(.after)"' "true KeyboardInterrupt"
 	expect_out "interrupted: $sig: only the first key made committed" "{\"item_id\":$first,\"v\":$first}" djc fetch Intr --format json
 	run djc jobs Intr --key "{\"item_id\": $second}" --json
 	jqcheck "interrupted: $sig: the second key's job is an error naming the signal, its attempt interrupted" \
-		'"\(.job.status) \(.job.error_message) / \([.history[].outcome])"' "error interrupted by $sig / [\"interrupted\"]"
+		'"\(.job.status) \(.job.error_message) / \([.history[].outcome])"' "error interrupted by $1 / [\"interrupted\"]"
 	run djc jobs Intr --status pending --json
 	jqcheck "interrupted: $sig: the third key was not started: pending" '[.jobs[].item_id] | tojson' "[$third]"
 done
