@@ -15,6 +15,9 @@
 #      progress complete, populate finds nothing, job metadata), Tri's
 #      arrays, Boom's rows, nothing in Stray, ParamSet unchanged, Picky's
 #      rows those of its key_source.
+#   5. in-process (djc_datajoint.populate, python/djc_lib.py): Tri's rows
+#      deleted and made again by the class's make in 2 forked worker
+#      processes of a script; DataJoint reads them (step 4's check again).
 # Usage: tests/datajoint/test_djclass.sh URL (a MariaDB or PostgreSQL server
 # DataJoint can reach). DataJoint: scripts/datajoint-python.sh.
 set -uo pipefail
@@ -75,6 +78,37 @@ check "DataJoint reads Stats (pipeline.py check)" "$DJPY" "$TD/pipeline.py" chec
 check "Picky: keys outside its Python key_source refused, naming it" jobs_has Picky \
 	"^NotSupported: key .* is not in Picky.key_source, which the class overrides in Python" 2
 check "DataJoint reads Tri, Boom, Stray, Picky" "$DJPY" "$TD/djclass_pipeline.py" check
+# the same classes in-process (djc_datajoint.populate: libdjc called from
+# the lab's own script, no serve program): Tri's rows deleted by DataJoint
+# and made again by 2 forked worker processes, each with a DataJoint
+# connection of its own; the script's DataJoint connection works after
+check "in-process: djc_datajoint.populate(Tri, reserve_jobs=True, processes=2) makes its 6 keys" \
+	env PYTHONPATH="$ROOT/python" DJC_LIBRARY="${DJC_LIBRARY:-$(dirname "$DJC")/libdjc.so.0}" "$DJPY" -c '
+import sys
+sys.path.insert(0, sys.argv[3])
+import djclass_pipeline as p, djc_datajoint
+import os
+p.dj.config["safemode"] = False
+p.Tri().delete()
+assert len(p.Tri()) == 0
+ask = "SELECT pg_backend_pid()" if sys.argv[1].startswith("postgres") else "SELECT CONNECTION_ID()"
+session = lambda: p.Tri().connection.query(ask).fetchone()[0]
+mine, log = session(), []
+insert = p.Tri.make_insert
+def make_insert(self, key, *args):   # which process made it, on which DataJoint session
+    with open("sessions.log", "a") as f:
+        f.write("%d %d\n" % (os.getpid(), session()))
+    return insert(self, key, *args)
+p.Tri.make_insert = make_insert
+r = djc_datajoint.populate(p.Tri, reserve_jobs=True, processes=2, url=sys.argv[1], schema=sys.argv[2])
+assert (r["success_count"], r["error_count"], r["lost_count"]) == (6, 0, 0), r
+assert len(p.Tri()) == 6, len(p.Tri())   # DataJoint reads after, on its connection opened again
+pairs = {tuple(map(int, l.split())) for l in open("sessions.log")}
+pids = {a for a, _ in pairs}
+assert len(pairs) == len(pids) and len({b for _, b in pairs}) == len(pids) and mine not in {b for _, b in pairs}, (mine, pairs)
+print("made %d in-process by %d processes, each on a DataJoint session of its own; DataJoint reads %d rows"
+      % (r["success_count"], len(pids), len(p.Tri())))' "$URL" djcl_djc "$TD"
+check "DataJoint reads Tri, Boom, Stray, Picky again" "$DJPY" "$TD/djclass_pipeline.py" check
 "${D[@]}" unadopt djcl_main >/dev/null 2>&1
 "$DJPY" "$TD/pipeline.py" drop "$URL" djcl >/dev/null 2>&1
 echo "test_djclass: $PASS passed, $FAIL failed"
