@@ -78,6 +78,10 @@ class _WorkerOptions(_c.Structure):
                 ("make_argv", _c.c_void_p), ("make_serve_argv", _c.c_void_p), ("timeout", _c.c_double)]
 
 
+class _OpenOptions(_c.Structure):
+    _fields_ = [("version", _c.c_int), ("no_create", _c.c_int)]
+
+
 class _Error(_c.Structure):
     _fields_ = [("key_json", _c.c_char_p), ("message", _c.c_char_p)]
 
@@ -139,7 +143,7 @@ def _load():
                       % ("; " + "; ".join(tried) if tried else ""))
     vp, cp, sz, i = _c.c_void_p, _c.c_char_p, _c.c_size_t, _c.c_int
     sig = {
-        "djc_open": (i, [_c.POINTER(vp), cp, cp]),
+        "djc_open_ext": (i, [_c.POINTER(vp), cp, cp, _c.POINTER(_OpenOptions)]),
         "djc_close": (None, [vp]),
         "djc_error_last": (cp, [vp]),
         "djc_populate": (i, [_c.POINTER(_c.POINTER(_PopulateResult)), vp, cp, _c.POINTER(_PopulateOptions)]),
@@ -154,7 +158,6 @@ def _load():
         "djc_make_cancelled": (i, [vp]),
         "djc_strerror": (cp, [i]),
         "djc_config_load": (i, [_c.POINTER(cp)]),
-        "djc_config_get": (i, [_c.POINTER(cp), cp]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
@@ -279,7 +282,9 @@ class _LibFetch(djc_make._Fetch):
         if n >= djc_make._REUSE_MIN:
             djc_make._keep_heap_once()   # as a serve program does: freed heap kept for the next key
         buf = (_c.c_char * n).from_address(p)
-        weakref.finalize(buf, self._free, p)
+        # freed when the last view goes, and never at the interpreter's
+        # exit, when views may still be read (an atexit handler's)
+        weakref.finalize(buf, self._free, p).atexit = False
         return memoryview(buf).cast("B").toreadonly()
 
     def info(self):
@@ -310,20 +315,43 @@ class _Run:
         self.make = make
         self.lib, free = _load()
         self.fetch = _LibFetch(self.lib, free)
-        self.pid = os.getpid()
+        self.pid = self.parent = os.getpid()   # pid: of the process the last key was made in
         self.raised = None   # the first exception a make raised in this process
         self.insert = self.lib.djc_make_insert_json
-        self.callback = _MAKE(self._one)
+        self.callback = _MAKE(self._call)
+
+    def _call(self, ctx, key, payload):
+        """The callback: _one, from which nothing may escape (ctypes would
+        return whatever its return slot held: maybe 0, a make that
+        succeeded)."""
+        try:
+            return self._one(ctx, key, payload)
+        except BaseException:
+            return -1
+
+    def _forked(self):
+        """In a worker process's first key (libdjc forked it, past Python's
+        fork hooks): what os.fork's hooks would have done that a make may
+        see, the random module reseeded (else every worker process draws
+        the same numbers)."""
+        self.pid = os.getpid()
+        rnd = sys.modules.get("random")
+        if rnd is not None:
+            rnd.seed()
 
     def _one(self, ctx, _key, _payload):
         lib, fetch = self.lib, self.fetch
         fetch.ctx = ctx
         try:
+            if os.getpid() != self.pid:
+                self._forked()
             msg = _loads(fetch.key_line())
             fetch.table = msg["table"]
             fetch.attempt = msg["attempt"]
             fetch.told = False
             rows = self.make(msg["key"], fetch)
+            if rows is not None and not isinstance(rows, (dict, list, tuple)):
+                rows = list(rows)   # a generator runs now: what it asks of fetch counts below
             if fetch.told:
                 # it asked, was told to stop, and returned: stopped, as a
                 # serve program's make is (djc records why), not committed
@@ -346,9 +374,13 @@ class _Run:
             # under djc_make.run
             import traceback
 
-            if self.raised is None and os.getpid() == self.pid:
+            if self.raised is None and os.getpid() == self.parent:
                 self.raised = e
-            lib.djc_make_error(_c.c_void_p(ctx), b"%s", _error_text(e).encode("utf-8", "replace"))
+            try:
+                text = _error_text(e)
+            except BaseException:   # a __str__ that raises
+                text = type(e).__name__
+            lib.djc_make_error(_c.c_void_p(ctx), b"%s", text.encode("utf-8", "replace"))
             lib.djc_make_error_stack(ctx, traceback.format_exc().encode("utf-8", "replace"))
             return -1
         finally:
@@ -379,17 +411,43 @@ def _connect(lib, url, schema):
     msg = _c.c_char_p()
     if lib.djc_config_load(_c.byref(msg)):
         raise PopulateError(msg.value.decode("utf-8", "replace"), -2)
-    if schema is None:
-        got = _c.c_char_p()
-        if lib.djc_config_get(_c.byref(got), b"database.schema") == 0 and got.value:
-            schema = got.value.decode("utf-8")
     conn = _c.c_void_p()
-    rc = lib.djc_open(_c.byref(conn), url.encode() if url else None, schema.encode() if schema else None)
+    # nothing created: a database that is not there is an error, as for djc populate
+    opts = _OpenOptions(version=1, no_create=1)
+    rc = lib.djc_open_ext(_c.byref(conn), url.encode() if url else None, schema.encode() if schema else None,
+                          _c.byref(opts))
     if rc:
         why = lib.djc_error_last(conn).decode("utf-8", "replace")
         lib.djc_close(conn)
         raise PopulateError(why, rc)
     return conn
+
+
+def _whole(name, v, bits):
+    """v for a C integer field of that many bits: a value that does not
+    fit is refused (ctypes would keep its low bits: 2**32 + 1 processes
+    would be 1)."""
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError("%s must be a whole number, not %s" % (name, type(v).__name__))
+    if not -(1 << (bits - 1)) <= v < (1 << (bits - 1)):
+        raise PopulateError("%s: %d is out of range" % (name, v), -2)
+    return v
+
+
+def _check(table, processes):
+    """The table's name, and processes > 1 only where forking is sound."""
+    if not isinstance(table, str) or not table:
+        raise TypeError("table must be a table name (a str), not %r" % (table,))
+    th = sys.modules.get("threading")
+    n = th.active_count() if th is not None else 1
+    if processes > 1 and n > 1:
+        # libdjc forks from C, past Python's fork handling: a thread that
+        # holds the interpreter's lock (or any other) at that moment
+        # holds it in every worker process for ever
+        raise PopulateError("processes=%d forks this process, which runs %d threads: only the calling thread goes on "
+                            "in a fork, and the locks the others hold (the interpreter's own among them) stay held "
+                            "there; start the threads after populate, or use processes=1 (or djc populate "
+                            "--processes)" % (processes, n), -2)
 
 
 def _where(restriction):
@@ -432,7 +490,7 @@ def _finish(run, lib, conn, rc, res, out):
     return PopulateError(lib.djc_error_last(conn).decode("utf-8", "replace") or lib.djc_strerror(rc).decode(), rc)
 
 
-def _call(make, url, schema, go):
+def _invoke(make, url, schema, go):
     run = _Run(make)
     lib = run.lib
     conn = _connect(lib, url, schema)
@@ -476,11 +534,12 @@ def populate(table, make, restriction=None, *, url=None, schema=None, reserve_jo
     (MakeError from a worker process); SIGINT or SIGTERM during populate
     stop it as they stop `djc populate`, then raise KeyboardInterrupt or
     SystemExit; PopulateError when populate cannot run."""
+    _check(table, _whole("processes", processes, 32))
     if timeout == 0:
         timeout = -1.0   # DJC_TIMEOUT_NONE
     opts = _PopulateOptions(version=_POPULATE_VERSION, reserve_jobs=1 if reserve_jobs else 0,
-                            processes=int(processes), max_calls=int(max_calls or 0),
-                            priority=-1 if priority is None else int(priority),
+                            processes=processes, max_calls=_whole("max_calls", max_calls or 0, 64),
+                            priority=-1 if priority is None else _whole("priority", priority, 64),
                             suppress_errors=1 if suppress_errors else 0,
                             display_progress=1 if display_progress else 0,
                             refresh=_tristate(refresh, "refresh"), where_json=_where(restriction),
@@ -497,7 +556,7 @@ def populate(table, make, restriction=None, *, url=None, schema=None, reserve_jo
             lib.djc_populate_result_free(res)
         return rc, out, err
 
-    return _call(make, url, schema, go)
+    return _invoke(make, url, schema, go)
 
 
 def worker(table, make, restriction=None, *, url=None, schema=None, processes=1, max_jobs=None, idle_exit=None,
@@ -509,11 +568,12 @@ def worker(table, make, restriction=None, *, url=None, schema=None, processes=1,
     or a signal (SIGUSR1: drain). A failed make is recorded and the worker
     goes on. Returns the dict populate returns, with "stopped": {reason:
     processes}; PopulateError when the worker cannot start or go on."""
+    _check(table, _whole("processes", processes, 32))
     if timeout == 0:
         timeout = -1.0
-    opts = _WorkerOptions(version=_WORKER_VERSION, processes=int(processes), max_jobs=int(max_jobs or 0),
+    opts = _WorkerOptions(version=_WORKER_VERSION, processes=processes, max_jobs=_whole("max_jobs", max_jobs or 0, 64),
                           idle_exit=float(idle_exit or 0), until_empty=1 if until_empty else 0,
-                          deadline=float(deadline or 0), priority=-1 if priority is None else int(priority),
+                          deadline=float(deadline or 0), priority=-1 if priority is None else _whole("priority", priority, 64),
                           where_json=_where(restriction), refresh=_tristate(refresh, "refresh"),
                           refresh_interval=float(refresh_interval or 0), timeout=float(timeout or 0))
 
@@ -531,4 +591,4 @@ def worker(table, make, restriction=None, *, url=None, schema=None, processes=1,
             lib.djc_worker_result_free(res)
         return rc, out, err
 
-    return _call(make, url, schema, go)
+    return _invoke(make, url, schema, go)

@@ -520,6 +520,12 @@ class _Fetch:
     table = None
     attempt = 1
 
+    def cancelled(self):
+        """Whether the make should stop now: False here, where djc stops a
+        make program itself (a timeout, a cancel, a signal); a make
+        called in-process by djc_lib is told why (docs/python-lib.md)."""
+        return False
+
     def __call__(self, table, key=None, where=None):
         if not isinstance(table, str) or not table:
             raise TypeError("fetch(table, key=None, where=None): table must be a table name")

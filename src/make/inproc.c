@@ -73,7 +73,9 @@ int djc_make_insert_json(djc_make_ctx *ctx, const char *json, size_t n, const vo
 	char *m = NULL;
 	row_bins b = {0};
 	int rc = DJC_EINVAL;
-	if (!j)
+	if (!j && utf8 && (m = make_wide_int_message(json, n, &je, "attribute")))
+		;   /* a number too big for JSON's integers, named as a serve program's row's is */
+	else if (!j)
 		m = utf8 ? xasprintf("a row must be one JSON object: %s", je.text) : xstrdup("a row must be UTF-8 text");
 	else if (!json_is_object(j))
 		m = xstrdup("expected a JSON object per row");

@@ -63,6 +63,7 @@ static const char *const not_settings[] = {
 	"DJC_READ_PIECE",                               /* bytes: large values read in pieces of this size (docs/workers.md) */
 	"DJC_WORKER_LOG",                               /* a worker's event log (tests) */
 	"DJC_BLOBS", "DJC_BLOB_ZLIB",                   /* read by python/djc_make.py's makes (docs/serve-protocol.md) */
+	"DJC_LIBRARY",                                  /* the libdjc python/djc_lib.py loads (docs/python-lib.md) */
 	/* scripts/ and the test suite */
 	"DJC_BACKEND", "DJC_BACKENDS", "DJC_TESTS", "DJC_CASE", "DJC_KINDS", "DJC_PARALLEL", "DJC_TEST_", "DJC_BUILD",
 	"DJC_SAN_BUILD", "DJC_POOLER",

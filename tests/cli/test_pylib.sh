@@ -31,6 +31,16 @@
 #                SIGINT" (history: interrupted), nothing of it committed, the
 #                next key not started, Python's SIGINT handler back; SIGTERM:
 #                SystemExit(143)
+#   guards       what a sceptical review found: options a C field cannot
+#                hold refused (not wrapped), a table name that is not a
+#                str, an exception whose text cannot be had fails its key by
+#                its type (a generator's row not committed), processes > 1
+#                with a thread running refused (it hung), random reseeded in
+#                each worker process, a fetched view kept to the exit reads
+#                its bytes in an atexit handler, a too-big number in a json
+#                attribute named as under serve, fetch.cancelled() under
+#                djc_make.run too, a SQLite file that is not there refused
+#                and not created
 #   blob         <blob> attributes with numpy: the make gets ndarrays, returns
 #                ndarrays, which are stored packed and read back equal
 # The library is the djc under test's libdjc.so.0 (DJC_LIBRARY): under a
@@ -114,6 +124,32 @@ Dbl (computed)
     ---
     d : <blob>
     s : float64
+
+Gd (computed)
+    -> Item
+    ---
+    v : int32
+
+Kp (computed)
+    -> Item
+    ---
+    v : int32
+
+Js (computed)
+    -> Item
+    ---
+    j : json
+
+Cn (computed)
+    -> Item
+    ---
+    v : int32
+
+Rnd (computed)
+    -> Many
+    ---
+    pid : int32
+    f : float64
 P
 expect_rc 0 "declare" djc declare p.djc
 # Item's raw values: 1: NUL, newline and JSON-looking bytes; 2: empty; 3:
@@ -348,6 +384,119 @@ jqcheck "bad_rows: text for an int attribute fails the key, named" '.r.error_lis
 expect_out "bad_rows: only key 1's row" '{"item_id":1,"v":1}' djc fetch Chk --format json
 }
 tcase bad_rows
+
+case_guards() {
+rm -f rnd.pids
+cat > guards.py <<'P'
+import atexit, json, os, random, sys, threading
+kept = []
+# registered before any view over libdjc's buffers exists: it runs after
+# their finalizers would at exit (atexit runs last registered first)
+def at_exit():
+    with open("atexit.txt", "w") as f:
+        f.write(bytes(kept[0]).hex() if kept else "none")
+atexit.register(at_exit)
+import djc_lib
+out = {"range": []}
+for bad in ({"processes": 2 ** 32 + 1}, {"max_calls": 2 ** 64 + 1}):
+    try:
+        djc_lib.populate("Gd", lambda k, f: {}, **bad)
+        out["range"].append("ran")
+    except djc_lib.PopulateError as e:
+        out["range"].append(str(e))
+try:
+    djc_lib.populate(b"Gd", lambda k, f: {})
+    out["table"] = "ran"
+except TypeError as e:
+    out["table"] = str(e)
+class Bad(Exception):
+    def __str__(self):
+        raise RuntimeError("no text")
+def gen(key, fetch):   # yields its row, then raises what cannot be told
+    yield {"v": 1}
+    raise Bad()
+r = djc_lib.populate("Gd", gen, "item_id = 1", suppress_errors=True)
+out["bad"] = [r["success_count"], r["error_list"]]
+stop = threading.Event()
+t = threading.Thread(target=stop.wait)
+t.start()
+try:
+    djc_lib.populate("Gd", lambda k, f: {"v": 2}, processes=2)
+    out["thread"] = "ran"
+except djc_lib.PopulateError as e:
+    out["thread"] = str(e)
+stop.set()
+t.join()
+r = djc_lib.populate("Gd", lambda k, f: {"v": 2}, "item_id = 2")
+out["one"] = r["success_count"]
+import time
+def rnd(key, fetch):
+    # a process's first key waits (20 s at most) for another process to
+    # start: two of them draw, whatever the claims' timing
+    with open("rnd.pids", "a") as f:
+        f.write("%d\n" % os.getpid())
+    for _ in range(200):
+        if len(set(open("rnd.pids").read().split())) > 1:
+            break
+        time.sleep(0.1)
+    return {"pid": os.getpid(), "f": random.random()}
+random.random()   # seeded in this process, before the fork
+r = djc_lib.populate("Rnd", rnd, "n <= 60", processes=3, reserve_jobs=True)
+out["rnd"] = r["success_count"]
+def keep(key, fetch):
+    kept.append(fetch("Item", key)[0]["raw"])
+    return {"v": 3}
+out["kept"] = djc_lib.populate("Kp", keep, "item_id = 1")["success_count"]
+r = djc_lib.populate("Js", lambda k, f: {"j": {"n": 2 ** 70}}, "item_id = 1", suppress_errors=True)
+out["wide"] = r["error_list"]
+print(json.dumps(out))
+P
+pyrun guards.py
+check "guards: the program ran (exit $RC)" test "$RC" = 0
+jqcheck "guards: an option a C field cannot hold is refused, not wrapped" '.range | join(" / ")' \
+	"processes: 4294967297 is out of range / max_calls: 18446744073709551617 is out of range"
+jqcheck "guards: a table name that is not a str" '.table' "table must be a table name (a str), not b'Gd'"
+jqcheck "guards: an exception that cannot be told fails its key by its type; its row is not committed" '.bad | tojson' \
+	'[0,[[{"item_id":1},"Bad"]]]'
+jqcheck "guards: processes > 1 with a thread running is refused (no fork past the interpreter's lock); processes=1 runs" \
+	'"\(.thread | startswith("processes=2 forks this process, which runs 2 threads: only the calling thread goes on in a fork")) \(.one)"' "true 1"
+jqcheck "guards: 60 keys made by 3 processes" '.rnd' 60
+jqcheck "guards: a whole number too big in a json attribute: the serve protocol's message" '.wide[0][1]' \
+	"attribute 'j': its value holds 1180591620717411303424, too big for a JSON number (above 2^63-1)"
+expect_out "guards: Gd holds key 2's row only" '{"item_id":2,"v":2}' djc fetch Gd --format json
+pycheck "guards: each worker process draws its own random numbers (random reseeded after the fork)" '
+import json, subprocess, sys
+rows = [json.loads(l) for l in subprocess.run([sys.argv[1], "fetch", "Rnd", "--format", "json"], capture_output=True, text=True).stdout.split()]
+by = {}
+for r in rows:
+    by.setdefault(r["pid"], set()).add(r["f"])
+assert len(rows) == 60 and len(by) > 1 and len({r["f"] for r in rows}) == 60, (len(by), rows)
+print("%d processes, 60 distinct draws" % len(by))' "$DJC"
+check "guards: a view of a fetched value kept to the interpreter's exit reads its bytes there" \
+	test "$(cat atexit.txt)" = "$(printf '\x00\n\xff{"a":1}\n' | od -An -tx1 | tr -d ' \n')"
+# fetch.cancelled() under djc_make.run too: False (djc stops a program itself)
+cat > cn.py <<'P'
+import djc_make
+djc_make.run(lambda key, fetch: {"v": 1 if fetch.cancelled() is False else 0})
+P
+expect_out "guards: a serve program's make asks fetch.cancelled()" "Cn: 1 made, 0 errors, 0 skipped" djc populate Cn --where '{"item_id": 1}' --make-serve python3 cn.py
+expect_out "guards: a per-key program's too" "Cn: 1 made, 0 errors, 0 skipped" djc populate Cn --where '{"item_id": 2}' --make python3 cn.py
+expect_out "guards: ... told False" '[1,1]' sh -c '"$DJC" fetch Cn --format json | jq -s -c "map(.v)"'
+# no database: refused as djc populate refuses it, nothing created
+mkdir -p nodb
+cd nodb
+pyrun -c 'import djc_lib
+try:
+    djc_lib.populate("Gd", lambda k, f: {}, url="sqlite:nodb.db")
+except djc_lib.PopulateError as e:
+    print(e)'
+cd ..
+# (the file's name holds the schema where the suite sets one: nodb.SCHEMA.db)
+check "guards: a SQLite file that is not there: PopulateError, as djc populate's (exit $RC)" \
+	sh -c 'test "$1" = 0 && printf "%s" "$2" | grep -q "^no SQLite database '"'"'nodb\.\(.*\.\)\{0,1\}db'"'"' (djc declare creates it; or give --db)$"' _ "$RC" "$OUT"
+check "guards: ... and nothing created" test -z "$(ls -A nodb)"
+}
+tcase guards
 
 case_interrupted() {
 # the second key made (in whatever order the claims come) sends the signal
