@@ -31,6 +31,9 @@
 #                SIGINT" (history: interrupted), nothing of it committed, the
 #                next key not started, Python's SIGINT handler back; SIGTERM:
 #                SystemExit(143)
+#   fence        a make's reads are checked at its commit, as every make's:
+#                a row added by another session to what it read fails its
+#                key ("upstream changed while make ran"), nothing committed
 #   guards       what a sceptical review found: options a C field cannot
 #                hold refused (not wrapped), a table name that is not a
 #                str, an exception whose text cannot be had fails its key by
@@ -150,6 +153,16 @@ Rnd (computed)
     ---
     pid : int32
     f : float64
+
+Fs (manual)
+    id : int32
+    ---
+    x : int32
+
+Fd (computed)
+    -> Fs
+    ---
+    y : int32
 P
 expect_rc 0 "declare" djc declare p.djc
 # Item's raw values: 1: NUL, newline and JSON-looking bytes; 2: empty; 3:
@@ -497,6 +510,29 @@ check "guards: a SQLite file that is not there: PopulateError, as djc populate's
 check "guards: ... and nothing created" test -z "$(ls -A nodb)"
 }
 tcase guards
+
+case_fence() {
+printf '{"id": %d, "x": %d}\n' 1 1 2 2 > fs.jsonl
+expect_out "fence: insert" "inserted 2 rows into Fs" djc insert Fs fs.jsonl
+cat > fence.py <<'P'
+import json, subprocess, sys, djc_lib
+def make(key, fetch):
+    if key["id"] == 1:   # (claims come in any order: key 1 reads its own row only)
+        return {"y": len(fetch("Fs", key))}
+    rows = fetch("Fs", where={"id": {">": 0}})
+    if key["id"] == 2:   # another session adds a row to what this make read
+        subprocess.run([sys.argv[1], "insert", "Fs"], input=b'{"id": 9, "x": 9}', check=True, capture_output=True)
+    return {"y": len(rows)}
+r = djc_lib.populate("Fd", make, "id <= 2", reserve_jobs=True, suppress_errors=True)
+print(json.dumps(r))
+P
+pyrun fence.py "$DJC"
+check "fence: populate ran (exit $RC)" test "$RC" = 0
+jqcheck "fence: key 1 made; key 2, whose read changed before its commit, failed at commit" \
+	'"\(.success_count) \(.error_count) \(.error_list[0][0].id) \(.error_list[0][1] | startswith("upstream changed while make ran: the rows of Fs that make of Fd read"))"' "1 1 2 true"
+expect_out "fence: only key 1's row" '{"id":1,"y":1}' djc fetch Fd --format json
+}
+tcase fence
 
 case_interrupted() {
 # the second key made (in whatever order the claims come) sends the signal
