@@ -469,8 +469,8 @@ void djc_make_error(djc_make_ctx *ctx, const char *fmt, ...) __attribute__((form
 void djc_make_error_stack(djc_make_ctx *ctx, const char *stack);
 
 /* For a make written in another language that calls this library in the
- * worker's own process (python/djc_make.py's populate and worker; a C
- * callback that runs it): the serve protocol's messages
+ * worker's own process (python/djc_lib.py's populate and worker, from
+ * the make callback it gives djc_populate): the serve protocol's messages
  * (docs/serve-protocol.md) as calls, answered by the code that answers a
  * serve program's pipe, so such a make gets what a serve program gets.
  *

@@ -1,5 +1,5 @@
 /* inproc.c - a make in another language that runs in the worker's own
- * process, calling this library (python/djc_make.py's populate and
+ * process, calling this library (python/djc_lib.py's populate and
  * worker): the serve protocol's messages as function calls (contract in
  * djc.h, djc_make_request and djc_make_insert_json), answered and staged
  * by the code that serves a serve program's pipe (serve.c, make.c), so

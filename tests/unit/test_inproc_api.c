@@ -185,8 +185,7 @@ static int make_bad(djc_make_ctx *ctx, const djc_row *key, void *payload)
 		djc_make_error(ctx, "told");
 		return -1;
 	}
-	if (rc) return rc;
-	return 0;
+	return rc;
 }
 
 static void test_bad(djc_conn *c)
