@@ -542,7 +542,7 @@ def _in_process(cls, run, options):
     opened again after, as DataJoint's own populate does."""
     _install()
     make = _runner(cls)
-    conn = cls.connection if not isinstance(cls.connection, property) else cls().connection
+    conn = cls().connection
     if options.get("processes", 1) <= 1:
         return run(cls.__name__, make, **options)
     parent = os.getpid()

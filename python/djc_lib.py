@@ -189,30 +189,16 @@ class _LibFetch(djc_make._Fetch):
         self.ctx = None
         self.told = False   # what cancelled() last said this key: a make told to stop is not committed
         self._info = {}   # table made -> its table message
-        # the key's request, its arguments made once (it is every key's)
-        self._kout, self._kn = _c.c_void_p(), _c.c_size_t()
-        self._kargs = (_c.byref(self._kout), _c.byref(self._kn), None, None)
-
-    def key_line(self):
-        """The key's line ({"_djc":"key",...}), as bytes."""
-        kout = self._kout
-        rc = self._lib.djc_make_request(*self._kargs, self.ctx, b'{"_djc":"key"}', 14)
-        if rc:
-            raise ProtocolError("djc_make_request: %s" % self._lib.djc_strerror(rc).decode())
-        try:
-            return _c.string_at(kout, self._kn.value)
-        finally:
-            self._free(kout)
 
     def request(self, req, parts=None):
         """The answer's text (bytes); with parts (a list), its raw values
         are not in the text but appended to parts, each the buffer libdjc
         read it into, freed when no view of it is left."""
         out, n = _c.c_void_p(), _c.c_size_t()
-        raw, nraw = _c.POINTER(_c.c_void_p)(), _c.c_size_t()
         if parts is None:
             rc = self._lib.djc_make_request(_c.byref(out), _c.byref(n), None, None, self.ctx, req, len(req))
         else:
+            raw, nraw = _c.POINTER(_c.c_void_p)(), _c.c_size_t()
             rc = self._lib.djc_make_request(_c.byref(out), _c.byref(n), _c.byref(raw), _c.byref(nraw), self.ctx,
                                             req, len(req))
         if rc:
@@ -221,10 +207,8 @@ class _LibFetch(djc_make._Fetch):
             return _c.string_at(out, n.value)
         finally:
             self._free(out)
-            if nraw.value:
+            if parts is not None and raw:
                 parts.extend(raw[i] for i in range(nraw.value))
-                self._free(_c.cast(raw, _c.c_void_p))
-            elif raw:
                 self._free(_c.cast(raw, _c.c_void_p))
 
     def _fetch(self, table, key, where):
@@ -345,7 +329,7 @@ class _Run:
         try:
             if os.getpid() != self.pid:
                 self._forked()
-            msg = _loads(fetch.key_line())
+            msg = _loads(fetch.request(b'{"_djc":"key"}'))
             fetch.table = msg["table"]
             fetch.attempt = msg["attempt"]
             fetch.told = False
@@ -483,8 +467,9 @@ def _finish(run, lib, conn, rc, res, out):
                    lost_count=r.lost_count, retried_count=r.retried_count, cancelled_count=r.cancelled_count,
                    interrupted=r.interrupted, drained=bool(r.drained),
                    failure=r.failure.decode("utf-8", "replace") if r.failure else None)
-        out["error_list"] = [(k, m) for k, m, _ in _errors(r)]
-        out["error_tables"] = [t for _, _, t in _errors(r)]
+        errors = _errors(r)
+        out["error_list"] = [(k, m) for k, m, _ in errors]
+        out["error_tables"] = [t for _, _, t in errors]
     if rc in (_OK, _EMAKE, _EINTR) and res:
         return None
     return PopulateError(lib.djc_error_last(conn).decode("utf-8", "replace") or lib.djc_strerror(rc).decode(), rc)

@@ -6,6 +6,7 @@
  * such a make sees what a serve program sees, without the pipe's hop. */
 #include "make.h"
 #include "serve.h"
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,26 +37,17 @@ int djc_make_request(char **out, size_t *len, void ***raw, size_t *nraw, djc_mak
 	return DJC_OK;
 }
 
-/* The raw values a row's "_bin" names ([["a", n], ...]) into b, their data
- * from raw[0..nraw): NULL, or what is wrong (caller frees). */
+/* The raw values a row's "_bin" names into b, their data from
+ * raw[0..nraw): NULL, or what is wrong (caller frees). */
 static char *bins_of(json_t *bin, const void *const *raw, size_t nraw, row_bins *b)
 {
-	size_t i;
-	json_t *e;
-	if (!json_is_array(bin)) return xstrdup("a row's \"_bin\" must be a list of [\"attribute\", length]");
-	if (json_array_size(bin) != nraw)
-		return xasprintf("the row's \"_bin\" names %zu raw values, %zu given", json_array_size(bin), nraw);
-	b->names = xcalloc(nraw + 1, sizeof(char *));
-	b->lens = xcalloc(nraw + 1, sizeof(size_t));
-	b->data = xcalloc(nraw + 1, sizeof(char *));
-	json_array_foreach(bin, i, e) {
-		json_t *nm = json_array_get(e, 0), *ln = json_array_get(e, 1);
-		if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_string(nm) || !json_is_integer(ln) ||
-		    json_integer_value(ln) < 0 || (!raw[i] && json_integer_value(ln)))
-			return xstrdup("a row's \"_bin\" must be a list of [\"attribute\", length]");
-		b->names[b->n] = xstrdup(json_string_value(nm));
-		b->lens[b->n] = (size_t)json_integer_value(ln);
-		b->data[b->n++] = raw[i];
+	size_t total;
+	if (row_bins_parse(bin, SIZE_MAX, b, &total))
+		return xstrdup("a row's \"_bin\" must be a list of [\"attribute\", length]");
+	if (b->n != nraw) return xasprintf("the row's \"_bin\" names %zu raw values, %zu given", b->n, nraw);
+	for (size_t i = 0; i < nraw; i++) {
+		if (!raw[i] && b->lens[i]) return xasprintf("raw value %zu (\"%s\") is NULL", i, b->names[i]);
+		b->data[i] = raw[i];
 	}
 	return NULL;
 }
@@ -92,10 +84,7 @@ int djc_make_insert_json(djc_make_ctx *ctx, const char *json, size_t n, const vo
 		djc_make_error(ctx, "%s", m);
 		rc = rc ? rc : DJC_EINVAL;
 	}
-	for (size_t i = 0; i < b.n; i++) free(b.names[i]);
-	free(b.names);
-	free(b.lens);
-	free((void *)b.data);
+	row_bins_free(&b);
 	free(m);
 	json_decref(j);
 	return rc;

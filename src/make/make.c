@@ -110,6 +110,36 @@ static int put_bins(table *dest, djc_row *r, const row_bins *bins, char **msg)
 	return DJC_OK;
 }
 
+int row_bins_parse(json_t *bin, size_t max, row_bins *b, size_t *total)
+{
+	size_t i, n = json_array_size(bin);
+	json_t *e;
+	*total = 0;
+	if (!json_is_array(bin)) return -1;
+	b->names = xcalloc(n + 1, sizeof(char *));
+	b->lens = xcalloc(n + 1, sizeof(size_t));
+	b->data = xcalloc(n + 1, sizeof(char *));
+	json_array_foreach(bin, i, e) {
+		json_t *nm = json_array_get(e, 0), *ln = json_array_get(e, 1);
+		if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_string(nm) || !json_is_integer(ln) ||
+		    json_integer_value(ln) < 0 || (size_t)json_integer_value(ln) > max)
+			return -1;
+		b->names[b->n] = xstrdup(json_string_value(nm));
+		b->lens[b->n++] = (size_t)json_integer_value(ln);
+		*total += (size_t)json_integer_value(ln);
+	}
+	return 0;
+}
+
+void row_bins_free(row_bins *b)
+{
+	for (size_t i = 0; i < b->n; i++) free(b->names[i]);
+	free(b->names);
+	free(b->lens);
+	free(b->data);
+	memset(b, 0, sizeof *b);
+}
+
 int stage_json_row(djc_conn *c, table *t, const djc_row *key, json_t *obj, staged *out, char **msg)
 {
 	return stage_json_row_bins(c, t, key, obj, NULL, out, msg);

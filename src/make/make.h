@@ -122,6 +122,12 @@ typedef struct row_bins {
 	const char **data;
 	size_t *lens;
 } row_bins;
+/* A row's "_bin" ([["attribute", length], ...]) into b's names and
+ * lengths (its data left to the caller), each length at most max, their
+ * sum in *total: 0, or -1 when it is not such a list (b then holds what
+ * was read: row_bins_free). */
+int row_bins_parse(json_t *bin, size_t max, row_bins *b, size_t *total);
+void row_bins_free(row_bins *b);
 /* stage_json_row with the row's raw values (bins may be NULL: none). */
 int stage_json_row_bins(djc_conn *c, table *t, const djc_row *key, json_t *obj, const row_bins *bins, staged *out,
 			char **msg);

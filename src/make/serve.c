@@ -350,12 +350,7 @@ typedef struct keyrun {
 /* Forget a row's raw values (staged, or the key ended first). */
 static void bins_clear(keyrun *kr)
 {
-	row_bins *b = &kr->bins;
-	for (size_t i = 0; i < b->n; i++) free(b->names[i]);
-	free(b->names);
-	free(b->lens);
-	free(b->data);
-	memset(b, 0, sizeof *b);
+	row_bins_free(&kr->bins);
 	json_decref(kr->binrow);
 	kr->binrow = NULL;
 	kr->binlen = 0;
@@ -883,24 +878,11 @@ static line_end on_hello(keyrun *kr, json_t *j)
  * framing is garbage: what follows cannot be read. */
 static line_end on_bin_row(keyrun *kr, json_t *j, json_t *bin)
 {
-	size_t i, total = 0;
-	json_t *e;
+	size_t total = 0;
 	if (!kr->s->binary) return garbage(kr, "a row with \"_bin\", but the program's hello did not ask for binary values%s", "");
-	if (!json_is_array(bin)) return garbage(kr, "a row's \"_bin\" must be a list of [\"attribute\", length]%s", "");
-	row_bins *b = &kr->bins;
-	b->names = xcalloc(json_array_size(bin) + 1, sizeof(char *));
-	b->lens = xcalloc(json_array_size(bin) + 1, sizeof(size_t));
-	b->data = xcalloc(json_array_size(bin) + 1, sizeof(char *));
-	json_array_foreach(bin, i, e) {
-		json_t *nm = json_array_get(e, 0), *ln = json_array_get(e, 1);
-		if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_string(nm) || !json_is_integer(ln) ||
-		    json_integer_value(ln) < 0 || (size_t)json_integer_value(ln) > kr->s->max_out)
-			return garbage(kr, "a row's \"_bin\" must be a list of [\"attribute\", length]%s", "");
-		b->names[b->n] = xstrdup(json_string_value(nm));
-		b->lens[b->n++] = (size_t)json_integer_value(ln);
-		total += (size_t)json_integer_value(ln);
-		if (total > kr->s->max_out) return L_TOO_BIG;
-	}
+	if (row_bins_parse(bin, kr->s->max_out, &kr->bins, &total))
+		return garbage(kr, "a row's \"_bin\" must be a list of [\"attribute\", length]%s", "");
+	if (total > kr->s->max_out) return L_TOO_BIG;
 	kr->bytes += total;
 	if (kr->bytes > kr->s->max_out) return L_TOO_BIG;
 	json_object_del(j, "_bin");
